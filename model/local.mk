@@ -1,0 +1,18 @@
+noinst_LTLIBRARIES += model/libmodel.la
+model_libmodel_la_CFLAGS = $(AM_CFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS) $(CRYPTO_CFLAGS)
+model_libmodel_la_SOURCES = model/model.h model/model_int.h \
+	model/model_policy.c model/model_yaml.c model/model_json.c model/model_schema.c \
+	model/model_validate.c model/model_canon.c model/model_merge.c \
+	model/model_ip.c model/model_glob.c model/model_dfa.c model/model_dfa.h \
+	model/model_path.c model/model_eval.c model/model_cred.c model/model_registry.c
+nodist_model_libmodel_la_SOURCES = model/model_registry_data.c
+BUILT_SOURCES += model/model_registry_data.c
+CLEANFILES += model/model_registry_data.c
+REGISTRY_BINARIES = claude curl gh git nc node npm pip python3 ssh wget
+REGISTRY_APIS = github
+REGISTRY_FILES = $(REGISTRY_BINARIES:%=$(srcdir)/model/registry/binaries/%.yaml) \
+	$(REGISTRY_APIS:%=$(srcdir)/model/registry/apis/%.yaml)
+model/model_registry_data.c: $(srcdir)/model/registry/embed.sh $(REGISTRY_FILES)
+	$(AM_V_GEN)$(MKDIR_P) model && $(SHELL) $(srcdir)/model/registry/embed.sh \
+		$(srcdir)/model/registry > $@.tmp && mv $@.tmp $@
+EXTRA_DIST += model/registry

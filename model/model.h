@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* model.h - the policy object model: public API of libmodel
+ *
+ * libmodel knows what an OpenShell sandbox policy is and what it allows:
+ * parsing (YAML via libyaml, JSON via jansson) with file:line:col errors,
+ * validation, canonical form and hash, proposal merge, the pattern languages
+ * (host, path, binary and value globs compiled to automata; IP literals and
+ * CIDRs), the concrete evaluator used by the proxy, credentials and the
+ * binary/API registries. docs/semantics.md is the definition this code follows.
+ *
+ * Ownership vocabulary: "new" = caller frees with the matching _free;
+ * "borrowed" = valid while the owning object lives; "steals" = takes ownership.
+ */
+#ifndef MODEL_H
+#define MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/pv.h"
+
+struct model_policy;
+struct model_rule;
+struct model_endpoint;
+struct model_diags;
+
+/* ===========================================================================
+ * IP addresses and CIDRs (model_ip.c)
+ * ========================================================================= */
+
+/* All addresses live in one 128-bit space; IPv4 a.b.c.d is ::ffff:a.b.c.d. */
+struct model_ip {
+    uint8_t b[16];
+};
+
+struct model_cidr {
+    struct model_ip net; /* host bits cleared */
+    uint8_t prefix;      /* 0..128 in the 128-bit space (IPv4 /n is 96+n) */
+};
+
+/* Parse an IP literal in any spelling the proxy might meet: IPv4 dotted quad,
+ * inet_aton forms (1-4 parts, decimal, octal with leading 0, hex with 0x),
+ * IPv6 (RFC 4291 text, optional [brackets], embedded IPv4 tail, no zone).
+ * Returns false if 's' is not an IP literal. */
+bool model_ip_parse(const char *s, size_t len, struct model_ip *out);
+/* Parse strictly: IPv4 only as canonical dotted quad (no leading zeros),
+ * IPv6 text. Used for policy values (allowed_ips, host literals). */
+bool model_ip_parse_strict(const char *s, size_t len, struct model_ip *out);
+/* "a.b.c.d" or "a/n" (strict address). Host bits set are an error. */
+bool model_cidr_parse(const char *s, size_t len, struct model_cidr *out, const char **why);
+bool model_cidr_contains(const struct model_cidr *c, const struct model_ip *ip);
+bool model_cidr_overlaps(const struct model_cidr *a, const struct model_cidr *b);
+bool model_ip_is_v4(const struct model_ip *ip); /* ::ffff:0:0/96 */
+/* Canonical text: dotted quad for v4-mapped, RFC 5952 otherwise. buf >= 46. */
+void model_ip_format(const struct model_ip *ip, char *buf, size_t buflen);
+
+/* Classification (docs/semantics.md#destinations). Link-local and loopback
+ * are also recognised inside v4-mapped, v4-compatible (::a.b.c.d), NAT64
+ * (64:ff9b::/96) and 6to4 (2002::/16) forms. */
+bool model_ip_is_link_local(const struct model_ip *ip);
+bool model_ip_is_always_blocked(const struct model_ip *ip); /* loopback, link-local,
+                                                               unspecified, multicast,
+                                                               broadcast, 0/8 */
+bool model_ip_is_private(const struct model_ip *ip); /* internal but not always-blocked */
+bool model_ip_is_public(const struct model_ip *ip);  /* neither of the above */
+bool model_cidr_overlaps_always_blocked(const struct model_cidr *c);
+bool model_cidr_overlaps_private(const struct model_cidr *c);
+bool model_port_is_control_plane(uint16_t port); /* 2379 2380 6443 10250 10255 */
+/* Metadata hostnames (metadata.google.internal, ...): normalised compare. */
+bool model_host_is_metadata_name(const char *host, size_t len);
+/* The fixed list, for the prover (NULL-terminated, borrowed). */
+const char *const *model_metadata_names(void);
+
+/* The fixed range tables (for the prover's bit-vector encoding). */
+enum model_ip_class { MODEL_IPC_BLOCKED, MODEL_IPC_PRIVATE };
+size_t model_ip_class_ranges(enum model_ip_class cls, const struct model_cidr **out);
+
+/* ===========================================================================
+ * Pattern languages (model_glob.c, model_dfa.c)
+ * ========================================================================= */
+
+enum model_glob_kind {
+    MODEL_GLOB_HOST,   /* labels split on '.', '*' within a label, leading '**.' */
+    MODEL_GLOB_PATH,   /* '/' separator: '*' '?' '[..]' in a segment, '**' across */
+    MODEL_GLOB_BINARY, /* same syntax as PATH */
+    MODEL_GLOB_VALUE,  /* no separator: '*' matches anything (query values, names) */
+};
+
+struct model_glob; /* compiled pattern: a minimal DFA over bytes */
+
+/* Compile 'pat'. HOST patterns and inputs are lower-cased by the caller.
+ * On error returns NULL, sets pv_errno = PV_ERR_PATTERN and '*why' to a static
+ * explanation. New reference. */
+struct model_glob *model_glob_compile(enum model_glob_kind kind, const char *pat, size_t len,
+                                      const char **why);
+void model_glob_free(struct model_glob *g);
+bool model_glob_match(const struct model_glob *g, const char *s, size_t len);
+/* True when the pattern has no metacharacters; then it matches exactly
+ * model_glob_text(g). */
+bool model_glob_is_literal(const struct model_glob *g);
+const char *model_glob_text(const struct model_glob *g); /* the source, borrowed */
+enum model_glob_kind model_glob_kind_of(const struct model_glob *g);
+
+/* Automaton algebra for the prover. A "domain" is an extra language that
+ * every witness must belong to (canonical paths, DNS names, absolute paths). */
+enum model_domain {
+    MODEL_DOMAIN_ANY,
+    MODEL_DOMAIN_DNS_NAME,       /* lower-case host name, not an IP literal */
+    MODEL_DOMAIN_CANONICAL_PATH, /* output language of model_path_canonicalize */
+    MODEL_DOMAIN_ABS_PATH,       /* binary paths: "/" then any bytes but NUL */
+    MODEL_DOMAIN_QUERY_VALUE,    /* decoded query values: valid UTF-8, no NUL */
+};
+
+struct model_lang_term {
+    const struct model_glob *g; /* NULL = the extra "contains %2F" language */
+    bool positive;              /* true: s in L(g); false: s not in L(g) */
+};
+
+enum model_lang_result { MODEL_LANG_EMPTY, MODEL_LANG_NONEMPTY, MODEL_LANG_LIMIT };
+
+/* Is the intersection of the terms (within 'domain') non-empty? If so and
+ * 'witness' is not NULL, store a shortest member (new, NUL-terminated,
+ * preferring lower-case letters and digits). 'max_states' bounds the product
+ * exploration; reaching it gives MODEL_LANG_LIMIT. */
+enum model_lang_result model_lang_check(enum model_domain domain,
+                                        const struct model_lang_term *terms, size_t nterms,
+                                        size_t max_states, char **witness, size_t *wlen);
+
+/* ===========================================================================
+ * Diagnostics
+ * ========================================================================= */
+
+struct model_diags *model_diags_new(void);
+void model_diags_free(struct model_diags *d);
+size_t model_diags_count(const struct model_diags *d);
+/* "FILE:LINE:COL: message" (borrowed; valid until the diags are freed). */
+const char *model_diags_line(struct model_diags *d, size_t i);
+/* Just the message text of diagnostic i (borrowed). */
+const char *model_diags_msg(const struct model_diags *d, size_t i);
+
+/* ===========================================================================
+ * Policies: load, validate, emit (model_policy.c, model_schema.c,
+ * model_yaml.c, model_json.c, model_validate.c, model_canon.c)
+ * ========================================================================= */
+
+enum model_format { MODEL_FMT_AUTO, MODEL_FMT_YAML, MODEL_FMT_JSON };
+
+#define MODEL_MAX_POLICY_BYTES (4u * 1024u * 1024u)
+
+/* Parse a policy document. 'file' names it in diagnostics. AUTO picks JSON
+ * when the first non-blank byte is '{'. The policy is parsed, validated and
+ * compiled (ready for model_decide). On failure returns NULL and fills
+ * 'diags' (each with file:line:col). New reference. */
+struct model_policy *model_policy_load(const char *file, const char *buf, size_t len,
+                                       enum model_format fmt, struct model_diags *diags);
+/* Read a file (bounded by MODEL_MAX_POLICY_BYTES) then model_policy_load. */
+struct model_policy *model_policy_load_file(const char *path, enum model_format fmt,
+                                            struct model_diags *diags);
+/* The empty policy "version: 1". New reference. */
+struct model_policy *model_policy_new_empty(void);
+void model_policy_free(struct model_policy *p);
+struct model_policy *model_policy_copy(const struct model_policy *p); /* deep, recompiled */
+
+/* Validate (model_validate.c): the reference's constraints and messages
+ * (docs/semantics.md#validation). Adds one diagnostic per violation; returns
+ * true when there were none. Also folds port/ports, normalises hosts and
+ * methods, parses allowed_ips, sorts rules. */
+bool model_policy_validate(struct model_policy *p, struct model_diags *diags);
+/* Compile patterns and build the evaluator index. Requires a valid policy. */
+pv_result model_policy_compile(struct model_policy *p) PV_WUR;
+
+/* Canonical emitters (model_canon.c): stable key order, empty values omitted,
+ * "port" for one port and "ports" for several. New NUL-terminated string. */
+char *model_policy_to_yaml(const struct model_policy *p, size_t *len);
+char *model_policy_to_json(const struct model_policy *p, size_t *len);
+/* Hex SHA-256 of the canonical JSON (64 chars + NUL into out). */
+pv_result model_policy_sha256(const struct model_policy *p, char out[65]) PV_WUR;
+
+/* Accessors. */
+size_t model_policy_nrules(const struct model_policy *p);
+const struct model_rule *model_policy_rule(const struct model_policy *p, size_t i);
+const struct model_rule *model_policy_find_rule(const struct model_policy *p, const char *key);
+const char *model_rule_key(const struct model_rule *r);
+const char *model_rule_display_name(const struct model_rule *r); /* name or key */
+size_t model_rule_nendpoints(const struct model_rule *r);
+const struct model_endpoint *model_rule_endpoint(const struct model_rule *r, size_t i);
+size_t model_rule_nbinaries(const struct model_rule *r);
+const char *model_rule_binary(const struct model_rule *r, size_t i);
+
+enum model_protocol {
+    MODEL_PROTO_NONE,
+    MODEL_PROTO_TCP,
+    MODEL_PROTO_REST,
+    MODEL_PROTO_WEBSOCKET,
+    MODEL_PROTO_GRAPHQL,
+    MODEL_PROTO_SQL,
+    MODEL_PROTO_JSONRPC,
+    MODEL_PROTO_MCP,
+};
+
+enum model_access {
+    MODEL_ACCESS_NONE,
+    MODEL_ACCESS_READ_ONLY,
+    MODEL_ACCESS_READ_WRITE,
+    MODEL_ACCESS_FULL,
+};
+
+/* ===========================================================================
+ * Proposals and merge (model_merge.c)
+ * ========================================================================= */
+
+struct model_proposal; /* {"intent_summary": ..., "operations": [{"addRule": ...}]} */
+
+/* Parse policy.local proposal JSON. New reference; NULL + diags on error. */
+struct model_proposal *model_proposal_load(const char *file, const char *buf, size_t len,
+                                           struct model_diags *diags);
+void model_proposal_free(struct model_proposal *pr);
+/* Merge the proposal's addRule operations into a copy of 'base' following
+ * the reference merge semantics (docs/semantics.md#merge); endpoints added
+ * by the proposal are marked advisor_proposed when 'mark_advisor' is set.
+ * The result is validated and compiled. New reference; NULL + diags. */
+struct model_policy *model_policy_merge(const struct model_policy *base,
+                                        const struct model_proposal *pr, bool mark_advisor,
+                                        struct model_diags *diags);
+
+/* ===========================================================================
+ * Credentials and registries (model_cred.c, model_registry.c)
+ * ========================================================================= */
+
+struct model_credset;
+struct model_registry;
+
+/* YAML/JSON `credentials: [{name, type, scopes, target_hosts, injected_via}]`
+ * (a bare list is accepted too). New reference. */
+struct model_credset *model_credset_load(const char *file, const char *buf, size_t len,
+                                         struct model_diags *diags);
+struct model_credset *model_credset_load_file(const char *path, struct model_diags *diags);
+struct model_credset *model_credset_new_empty(void);
+void model_credset_free(struct model_credset *c);
+size_t model_credset_count(const struct model_credset *c);
+const char *model_cred_name(const struct model_credset *c, size_t i);
+const char *model_cred_type(const struct model_credset *c, size_t i);
+size_t model_cred_ntargets(const struct model_credset *c, size_t i);
+/* Target host pattern j of credential i: normalised, compiled (borrowed). */
+const struct model_glob *model_cred_target(const struct model_credset *c, size_t i, size_t j);
+/* Does concrete host 'host' (normalised) fall under credential i? */
+bool model_cred_covers_host(const struct model_credset *c, size_t i, const char *host, size_t len);
+/* Reference overlap of two host patterns (compat units 030-036). */
+bool model_host_patterns_overlap(const char *a, const char *b);
+
+/* The embedded registry (compiled in from model/registry/) or a directory
+ * with binaries/NAME.yaml and apis/NAME.yaml. New reference. */
+struct model_registry *model_registry_embedded(struct model_diags *diags);
+struct model_registry *model_registry_load_dir(const char *dir, struct model_diags *diags);
+void model_registry_free(struct model_registry *r);
+size_t model_registry_nbinaries(const struct model_registry *r);
+const struct model_glob *model_registry_binary_glob(const struct model_registry *r, size_t i);
+bool model_registry_binary_bypasses_l7(const struct model_registry *r, size_t i);
+const char *model_registry_binary_description(const struct model_registry *r, size_t i);
+/* API actions: for a concrete (host, method, path) return the action name and
+ * risk ("low|medium|high|critical") of the first matching API descriptor
+ * entry, or false. Borrowed strings. */
+bool model_registry_api_action(const struct model_registry *r, const char *host, uint16_t port,
+                               const char *method, const char *path, const char **api,
+                               const char **action, const char **risk);
+
+/* ===========================================================================
+ * Request canonicalisation (model_path.c)
+ * ========================================================================= */
+
+enum model_target_status {
+    MODEL_TARGET_OK,
+    MODEL_TARGET_BAD,           /* malformed: bad byte, bad %-escape, no leading '/' */
+    MODEL_TARGET_TRAVERSAL,     /* '..' above the root */
+    MODEL_TARGET_ENCODED_SLASH, /* %2F present (allowed only where opted in) */
+    MODEL_TARGET_TOO_LONG,
+};
+
+/* Canonicalise the path part of a request-target (docs/semantics.md#paths).
+ * 'target' may carry "?query"; the query is returned separately, verbatim.
+ * The canonical path is written to 'out' (NUL-terminated, at most outlen-1
+ * bytes). '*has_encoded_slash' reports %2F kept in the output. No allocation. */
+enum model_target_status model_path_canonicalize(const char *target, size_t len, char *out,
+                                                 size_t outlen, size_t *outl,
+                                                 const char **query, size_t *qlen,
+                                                 bool *has_encoded_slash);
+/* Normalise a host: strip one trailing dot, ASCII lower-case; IP literals in
+ * any spelling become their canonical text. Returns false for an invalid host
+ * (empty label, bad byte, over 253 bytes). '*is_ip' set for IP literals. */
+bool model_host_normalize(const char *host, size_t len, char *out, size_t outlen, size_t *outl,
+                          bool *is_ip, struct model_ip *ip);
+
+/* ===========================================================================
+ * The concrete evaluator (model_eval.c)
+ * ========================================================================= */
+
+#define MODEL_MAX_IDENTITY 16
+
+struct model_request {
+    const char *const *binaries; /* exe first, then ancestors; may be empty */
+    size_t nbinaries;
+    const char *host;            /* as received (normalised by the evaluator) */
+    size_t host_len;
+    uint16_t port;
+    const char *method;          /* NULL: connection-level decision (CONNECT) */
+    const char *target;          /* request-target "path?query"; NULL with method NULL */
+    size_t target_len;
+    const struct model_ip *dest; /* NULL: destination not resolved yet */
+};
+
+enum model_route {
+    MODEL_ROUTE_NONE,      /* nothing matched */
+    MODEL_ROUTE_OPAQUE,    /* L4 tunnel: bytes are not inspected */
+    MODEL_ROUTE_INSPECTED, /* HTTP parsed, every request evaluated */
+};
+
+enum model_reason {
+    MODEL_REASON_ALLOWED,
+    MODEL_REASON_AUDIT,           /* allowed only because an endpoint is in audit mode */
+    MODEL_REASON_NO_POLICY,       /* the policy has no network rules */
+    MODEL_REASON_NO_ENDPOINT,     /* no endpoint matches host:port */
+    MODEL_REASON_BINARY,          /* endpoint matches, binary does not */
+    MODEL_REASON_BAD_HOST,
+    MODEL_REASON_BAD_TARGET,      /* request-target not canonicalisable */
+    MODEL_REASON_ENCODED_SLASH,
+    MODEL_REASON_NO_L7_PATH,      /* no endpoint path scope matches */
+    MODEL_REASON_L7_NOT_PERMITTED,
+    MODEL_REASON_L7_DENY_RULE,
+    MODEL_REASON_L7_UNSUPPORTED,  /* enforced protocol proviso does not inspect */
+    MODEL_REASON_BAD_QUERY,
+    MODEL_REASON_DEST_BLOCKED,    /* always-blocked address */
+    MODEL_REASON_DEST_PORT,       /* control-plane port */
+    MODEL_REASON_DEST_INTERNAL,   /* private address without allowed_ips */
+    MODEL_REASON_DEST_ALLOWED_IPS,/* address outside allowed_ips */
+    MODEL_REASON_DEST_UNRESOLVED, /* target_sandbox not resolved */
+};
+
+struct model_decision {
+    bool allow;              /* final answer (grant and destination) */
+    bool grant;              /* policy layer only (destination ignored) */
+    enum model_reason reason;
+    enum model_route route;
+    const struct model_rule *rule;         /* granting (or last matching) rule, borrowed */
+    const struct model_endpoint *endpoint; /* borrowed */
+    const char *binary;      /* identity entry that matched, borrowed from request */
+    char detail[256];        /* human-readable reason, reference wording */
+};
+
+/* Decide 'req' under compiled policy 'p' (docs/semantics.md). Pure: no I/O,
+ * no allocation. Any internal error yields a deny. */
+void model_decide(const struct model_policy *p, const struct model_request *req,
+                  struct model_decision *out);
+const char *model_reason_name(enum model_reason r);
+const char *model_route_name(enum model_route r);
+
+/* Method helpers. */
+bool model_method_valid(const char *m, size_t len);
+
+#endif

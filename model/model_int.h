@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* model_int.h - field layout of the policy object model (model/ internal)
+ *
+ * Only files under model/ include this header. Other folders use the opaque
+ * types and accessors of model.h. Every string is NUL-terminated and owned by
+ * the struct that holds it; every list is an array plus a count. Marks are
+ * 1-based line/column of the value in the source document (0 = unknown, e.g.
+ * for objects built by merge).
+ *
+ * Invariant after model_policy_validate() succeeded: rules are sorted by key,
+ * keys are unique, every endpoint has nports >= 1 (port and ports are folded
+ * into ports[], sorted and de-duplicated, "port" = ports[0]), methods are
+ * upper-case, hosts are lower-case without a trailing dot.
+ */
+#ifndef MODEL_INT_H
+#define MODEL_INT_H
+
+#include <jansson.h>
+
+#include "common/pv.h"
+#include "model/model.h"
+
+struct model_mark {
+    uint32_t line;
+    uint32_t col;
+};
+
+/* A string value with its source location. */
+struct model_sval {
+    char *s; /* NULL = absent */
+    struct model_mark mark;
+};
+
+struct model_strlist {
+    struct model_sval *v;
+    size_t n;
+    struct model_mark mark; /* of the list itself */
+};
+
+/* Query matcher: one key, one or more value globs.
+ *   form STRING: `key: "glob"`; GLOB: `key: {glob: "..."}`; ANY: `key: {any: [...]}` */
+enum model_qform { MODEL_QFORM_STRING, MODEL_QFORM_GLOB, MODEL_QFORM_ANY };
+
+struct model_query {
+    struct model_sval key;
+    enum model_qform form;
+    struct model_strlist globs;
+    struct model_glob **compiled; /* one per glob, filled by model_policy_compile */
+};
+
+/* An L7 allow matcher (`rules[].allow`) or a deny rule (`deny_rules[]`). */
+struct model_l7rule {
+    struct model_sval method;         /* upper-cased; "*" = any */
+    struct model_sval path;           /* glob; "**" = any */
+    struct model_sval command;        /* SQL */
+    struct model_query *query;
+    size_t nquery;
+    struct model_sval operation_type; /* GraphQL */
+    struct model_sval operation_name;
+    struct model_strlist fields;
+    struct model_sval tool;           /* MCP */
+    json_t *params;                   /* MCP, opaque, owned */
+    struct model_mark mark;
+    struct model_glob *path_glob;     /* compiled; NULL = no path (matches any) */
+};
+
+struct model_gql_persisted {
+    struct model_sval id;
+    struct model_sval operation_type;
+    struct model_sval operation_name;
+    struct model_strlist fields;
+};
+
+struct model_endpoint {
+    struct model_sval host;     /* lower-case, no trailing dot; NULL or "" = hostless */
+    uint16_t *ports;            /* sorted, unique */
+    size_t nports;
+    bool port_given, ports_given; /* which spelling the source used */
+    struct model_mark port_mark;
+    struct model_sval path;     /* endpoint path scope glob */
+    struct model_sval protocol; /* as written (validated) */
+    enum model_protocol proto;
+    struct model_sval tls;      /* as written */
+    bool tls_skip;
+    struct model_sval enforcement; /* as written */
+    bool enforce;               /* true only for "enforce" */
+    struct model_sval access;   /* as written */
+    enum model_access access_preset;
+    struct model_l7rule *rules; /* allow rules, as written (presets NOT expanded) */
+    size_t nrules;
+    bool rules_given;
+    struct model_l7rule *deny_rules;
+    size_t ndeny;
+    bool deny_given;
+    struct model_strlist allowed_ips;
+    struct model_cidr *cidrs;   /* parsed allowed_ips, filled by validate */
+    size_t ncidrs;
+    bool allow_encoded_slash;
+    bool websocket_credential_rewrite;
+    bool request_body_credential_rewrite;
+    bool allow_uninspected_credentials;
+    struct model_sval persisted_queries;
+    struct model_gql_persisted *gql_persisted;
+    size_t ngql_persisted;
+    uint32_t graphql_max_body_bytes;
+    struct model_sval credential_signing;
+    struct model_sval signing_service;
+    struct model_sval signing_region;
+    struct model_sval credential_binding_provider;
+    bool has_json_rpc;
+    uint32_t json_rpc_max_body_bytes;
+    bool has_mcp;
+    uint32_t mcp_max_body_bytes;
+    bool mcp_strict_tool_names;
+    bool mcp_allow_all_known_methods;
+    struct model_sval target_sandbox; /* proviso extension */
+    bool advisor_proposed;            /* proviso extension (set by proposal merge) */
+    struct model_mark mark;
+
+    /* Filled by model_policy_compile(). */
+    struct model_glob *host_glob;     /* NULL for hostless endpoints */
+    bool host_is_ip;                  /* host is an IP literal */
+    struct model_ip host_ip;          /* when host_is_ip */
+    struct model_glob *path_glob;     /* endpoint path scope, NULL = any */
+    struct model_l7rule *eff_rules;   /* allow rules with the access preset expanded */
+    size_t neff_rules;
+};
+
+struct model_binary {
+    struct model_sval path;
+    bool harness; /* accepted for compatibility, never emitted */
+    struct model_mark mark;
+    struct model_glob *glob; /* filled by model_policy_compile() */
+};
+
+struct model_rule {
+    char *key;                /* map key */
+    struct model_mark key_mark;
+    struct model_sval name;   /* optional display name */
+    struct model_endpoint *endpoints;
+    size_t nendpoints;
+    struct model_binary *binaries;
+    size_t nbinaries;
+    struct model_mark mark;
+};
+
+struct model_policy {
+    char *file;                /* source name for diagnostics (owned) */
+    bool has_version;
+    uint32_t version;
+    struct model_mark version_mark;
+    bool has_fs;
+    bool include_workdir;
+    struct model_strlist fs_read_only;
+    struct model_strlist fs_read_write;
+    struct model_mark fs_mark;
+    struct model_sval landlock_compat;
+    bool has_landlock;
+    struct model_sval run_as_user;
+    struct model_sval run_as_group;
+    bool has_process;
+    struct model_rule *rules;  /* sorted by key after validate */
+    size_t nrules;
+    json_t *middlewares;       /* network_middlewares, opaque, owned; NULL = absent */
+    struct model_mark middlewares_mark;
+
+    /* Filled by model_policy_compile(). */
+    bool compiled;
+    struct model_index *index; /* evaluator lookup structure (model_eval.c) */
+};
+
+/* ---------------------------------------------------------------------------
+ * Diagnostics
+ * ------------------------------------------------------------------------- */
+
+struct model_diag {
+    char *file;
+    struct model_mark mark;
+    char *msg;
+};
+
+struct model_diags {
+    struct model_diag *v;
+    size_t n;
+};
+
+/* Append "msg" (printf-style) at mark. Returns PV_ERR_NOMEM only. */
+pv_result model_diag_add(struct model_diags *d, const char *file, struct model_mark mark,
+                         const char *fmt, ...) PV_WUR __attribute__((format(printf, 4, 5)));
+
+/* ---------------------------------------------------------------------------
+ * Construction helpers shared by the YAML and JSON readers (model_policy.c)
+ * ------------------------------------------------------------------------- */
+
+void model_sval_clear(struct model_sval *v);
+void model_strlist_clear(struct model_strlist *l);
+void model_l7rule_clear(struct model_l7rule *r);
+void model_endpoint_clear(struct model_endpoint *e);
+void model_rule_clear(struct model_rule *r);
+/* Deep copies (NULL/false on NOMEM); compiled fields are not copied. */
+pv_result model_endpoint_copy(struct model_endpoint *dst, const struct model_endpoint *src) PV_WUR;
+pv_result model_rule_copy(struct model_rule *dst, const struct model_rule *src) PV_WUR;
+
+/* Generic document tree, produced by the YAML and JSON readers, consumed by
+ * one schema walker (model_schema.c) so that both formats share the same
+ * validation of shapes and the same messages. */
+enum model_node_kind { MODEL_NODE_NULL, MODEL_NODE_SCALAR, MODEL_NODE_SEQ, MODEL_NODE_MAP };
+
+struct model_node {
+    enum model_node_kind kind;
+    struct model_mark mark;
+    char *scalar;              /* SCALAR: the text */
+    size_t scalar_len;
+    bool quoted;               /* SCALAR: was quoted (YAML) or a JSON string */
+    bool json_typed;           /* SCALAR from JSON: json_type says what it was */
+    int json_type;             /* JSON_STRING/JSON_INTEGER/JSON_TRUE/... */
+    struct model_node **items; /* SEQ: items; MAP: alternating key, value */
+    size_t nitems;             /* SEQ: count; MAP: 2 * pairs */
+};
+
+void model_node_free(struct model_node *n);
+
+/* Parse a YAML document into a node tree (model_yaml.c). On error returns NULL
+ * and adds a diagnostic. Duplicate map keys, anchors/aliases, multiple
+ * documents and non-scalar keys are errors. 'len' bounded by the caller. */
+struct model_node *model_yaml_read(const char *file, const char *buf, size_t len,
+                                   struct model_diags *diags);
+/* Same for JSON (model_json.c); marks are line/column from jansson. */
+struct model_node *model_json_read(const char *file, const char *buf, size_t len,
+                                   struct model_diags *diags);
+/* Walk a node tree into a policy (model_schema.c). Unknown keys and wrong
+ * types are diagnostics. Returns NULL when any diagnostic was added. */
+struct model_policy *model_schema_policy(const char *file, const struct model_node *root,
+                                         struct model_diags *diags);
+/* Walk a single rule object (used for proposals). */
+pv_result model_schema_rule(const char *file, const struct model_node *n,
+                            struct model_rule *out, struct model_diags *diags) PV_WUR;
+
+#endif

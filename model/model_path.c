@@ -1,0 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* model_path.c - placeholder until implemented */
+#include "config.h"
+#include "model/model_int.h"

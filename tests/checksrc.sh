@@ -1,0 +1,14 @@
+#!/bin/sh
+# checksrc.sh - banned functions and C++ comments in project sources.
+set -u
+top=${1:-.}
+cd "$top" || exit 1
+files=$(find common model prover proxy cli advisor -name '*.[ch]' 2>/dev/null)
+bad=0
+if grep -nE '\b(strcpy|strcat|sprintf|strtok|atoi|sscanf|strtol|strncpy|gets)\s*\(' $files; then
+    echo "checksrc: banned function"; bad=1
+fi
+if grep -nE '^\s*//' $files; then
+    echo "checksrc: use /* */ comments"; bad=1
+fi
+exit $bad

@@ -1,0 +1,18 @@
+# Check unit tests: one tests/check_<folder>_<concept>.c per source file.
+TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS) -DPV_UNIT_TESTS
+TEST_MODEL_LIBS = $(MODEL_LIBS) $(CHECK_LIBS)
+TEST_PROVER_LIBS = $(PROVER_LIBS) $(CHECK_LIBS)
+AM_TESTS_ENVIRONMENT = PV_SRCDIR='$(abs_top_srcdir)'; PV_BUILDDIR='$(abs_top_builddir)'; \
+	export PV_SRCDIR PV_BUILDDIR;
+EXTRA_DIST += tests/check-layering.sh tests/checksrc.sh
+TESTS += tests/check-layering.sh
+include $(srcdir)/tests/model_parse.mk
+include $(srcdir)/tests/model_validate.mk
+include $(srcdir)/tests/model_glob.mk
+include $(srcdir)/tests/model_eval.mk
+include $(srcdir)/tests/model_merge.mk
+include $(srcdir)/tests/prover.mk
+include $(srcdir)/tests/proxy.mk
+include $(srcdir)/tests/server.mk
+include $(srcdir)/tests/fuzz.mk
+include $(srcdir)/tests/bench.mk
