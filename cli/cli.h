@@ -10,6 +10,8 @@
 
 #include <stdio.h>
 
+#include <jansson.h>
+
 int cli_validate(int argc, char **argv);
 int cli_eval(int argc, char **argv);
 int cli_prove(int argc, char **argv);
@@ -19,5 +21,8 @@ int cli_corpus(int argc, char **argv);
 /* Read a whole file (at most 'cap' bytes) into a new NUL-terminated buffer.
  * Returns NULL and prints "proviso: FILE: reason" on error. */
 char *cli_read_file(const char *path, size_t cap, size_t *len);
+
+/* Convert one YAML document to JSON (new reference). NULL + 'err' on error. */
+json_t *cli_yaml_to_json(const char *buf, size_t len, char *err, size_t errlen);
 
 #endif

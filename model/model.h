@@ -357,4 +357,65 @@ const char *model_route_name(enum model_route r);
 /* Method helpers. */
 bool model_method_valid(const char *m, size_t len);
 
+/* ===========================================================================
+ * Read-only views for the prover (model_access.c)
+ *
+ * The prover reasons about every field the evaluator reads; these views
+ * expose them without the struct layout. All pointers are borrowed from the
+ * compiled policy and stay valid while it lives.
+ * ========================================================================= */
+
+struct model_query_view {
+    const char *key;                        /* query key, compared exactly */
+    size_t nglobs;
+    const struct model_glob *const *globs;  /* compiled MODEL_GLOB_VALUE patterns */
+};
+
+struct model_l7rule_view {
+    const char *method;            /* upper-case, "*" = any; NULL = not given */
+    const struct model_glob *path; /* NULL = any path */
+    size_t nquery;
+    bool has_other;                /* command/operation/fields/tool/params present */
+};
+
+struct model_endpoint_view {
+    const char *host;              /* lower-case; NULL = hostless */
+    const struct model_glob *host_glob; /* NULL for hostless endpoints */
+    bool host_is_ip;
+    struct model_ip host_ip;       /* when host_is_ip */
+    const uint16_t *ports;         /* sorted, unique */
+    size_t nports;
+    const struct model_glob *path_scope; /* NULL = any */
+    enum model_protocol proto;
+    bool tls_skip;
+    bool enforce;
+    bool allow_encoded_slash;
+    bool advisor_proposed;
+    const char *target_sandbox;    /* NULL = none */
+    const struct model_cidr *cidrs; /* parsed allowed_ips */
+    size_t ncidrs;
+    size_t nallow;                 /* effective allow rules (presets expanded) */
+    size_t ndeny;
+};
+
+/* Fill 'out' for endpoint 'e' of a compiled policy. */
+void model_endpoint_view(const struct model_endpoint *e, struct model_endpoint_view *out);
+/* Effective allow rule i / deny rule i of 'e'. */
+void model_endpoint_allow_rule(const struct model_endpoint *e, size_t i,
+                               struct model_l7rule_view *out);
+void model_endpoint_deny_rule(const struct model_endpoint *e, size_t i,
+                              struct model_l7rule_view *out);
+/* Query matcher j of allow rule i (deny = false) or deny rule i (deny = true). */
+void model_endpoint_rule_query(const struct model_endpoint *e, bool deny, size_t i, size_t j,
+                               struct model_query_view *out);
+/* Compiled binary pattern i of rule 'r' (borrowed). */
+const struct model_glob *model_rule_binary_glob(const struct model_rule *r, size_t i);
+/* A string that is equal for two endpoints iff they allow the same requests
+ * field by field (host, ports, scope, protocol, flags, allowed_ips, effective
+ * allow rules, deny rules); rule keys and names are not part of it. New
+ * NUL-terminated string (caller frees); NULL on NOMEM. */
+char *model_endpoint_fingerprint(const struct model_endpoint *e, size_t *len);
+/* Hex SHA-256 of 'len' bytes (64 chars + NUL into out). */
+pv_result model_sha256_hex(const void *buf, size_t len, char out[65]) PV_WUR;
+
 #endif

@@ -169,6 +169,9 @@ struct model_policy {
     struct model_index *index; /* evaluator lookup structure (model_eval.c) */
 };
 
+/* Free the evaluator index (model_eval.c); NULL is a no-op. */
+void model_index_free(struct model_index *ix);
+
 /* ---------------------------------------------------------------------------
  * Diagnostics
  * ------------------------------------------------------------------------- */
@@ -177,6 +180,7 @@ struct model_diag {
     char *file;
     struct model_mark mark;
     char *msg;
+    char *line; /* "FILE:LINE:COL: msg", formatted lazily by model_diags_line */
 };
 
 struct model_diags {

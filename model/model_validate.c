@@ -1,4 +1,1163 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* model_validate.c - placeholder until implemented */
+/* model_validate.c - policy normalisation and validation (docs/semantics.md#validation)
+ *
+ * model_policy_validate() first normalises a freshly parsed (or merged)
+ * policy in place: rules sorted by key, `port`/`ports` folded into ports[]
+ * (sorted, unique), hosts lower-cased without one trailing dot, HTTP methods
+ * upper-cased, allowed_ips parsed into cidrs[], and the enum mirrors of the
+ * string fields (proto, tls_skip, enforce, access_preset) set. It then checks
+ * every constraint of the reference's validate_sandbox_policy and L7
+ * validation (policy.md section 2.1, proxy.md section 6.6) plus proviso's
+ * own (glob syntax, methods, allowed_ips, target_sandbox) and adds one
+ * diagnostic per violation at the mark of the offending value. It never
+ * stops at the first violation, never aborts on hostile input, and returns
+ * true only when no diagnostic was added.
+ *
+ * '{name}' below is the rule's `name` when set, otherwise its map key. The
+ * messages, in the order they are checked:
+ *
+ *   unsupported policy version N; expected 1
+ *   missing field `version`
+ *   run_as_user must be 'sandbox' or a numeric UID/GID in range [1, 4294967294], got 'V'
+ *   run_as_group must be 'sandbox' or a numeric UID/GID in range [1, 4294967294], got 'V'
+ *   too many filesystem paths (N > 256)
+ *   path exceeds maximum length (N > 4096): P...
+ *   path must be absolute (start with '/'): P
+ *   path contains '..' traversal component: P
+ *   read-write path is overly broad: P
+ *   duplicate network policy key 'K'                                  (ours)
+ *   network policy '{name}': binary path must not be empty            (ours)
+ *   network policy '{name}': invalid binary pattern 'P': WHY          (ours)
+ *   network policy '{name}': protocol tcp requires a DNS hostname; hostless allowed_ips
+ *       endpoints are supported only by the forward proxy
+ *   network policy '{name}': endpoint host must not be empty unless allowed_ips
+ *       constrains a non-TCP proxy endpoint
+ *   network policy '{name}': protocol tcp endpoint 'H' must use a DNS hostname, not an
+ *       IP literal; direct IP connections bypass policy DNS and are blocked
+ *   network policy '{name}': protocol tcp endpoint has invalid DNS host selector 'H': WHY
+ *   network policy '{name}': endpoint 'H' sets both port and ports    (ours)
+ *   network policy '{name}': endpoint 'H' must declare at least one port
+ *   network policy '{name}': endpoint 'H' has invalid port N; expected 1..=65535
+ *   network policy '{name}': TLD wildcard 'H' is not allowed; use subdomain wildcards
+ *       like '*.example.com' instead
+ *   network policy '{name}': invalid host wildcard 'H'; middle DNS label wildcards must
+ *       be the entire label '*' and recursive '**' is only allowed as the entire first label
+ *   network policy '{name}': endpoint host 'H' is a non-canonical IP literal; write it
+ *       as 'IP'                                                       (ours)
+ *   network policy '{name}': invalid host pattern 'H': WHY            (ours)
+ *   network policy '{name}': endpoint 'H' has unrecognized credential_signing value 'V'
+ *       (expected sigv4, sigv4:body, or sigv4:no_body)
+ *   network policy '{name}': endpoint 'H' has credential_signing set but signing_service
+ *       is empty
+ *   network policy '{name}': endpoint 'H' has both credential_signing and
+ *       request_body_credential_rewrite set; these options are mutually exclusive
+ *   network policy '{name}': endpoint N has invalid L7 configuration: REASON, REASON one of
+ *       unknown tls value 'V' (expected skip, terminate, or passthrough)
+ *       unknown enforcement value 'V' (expected enforce or audit)
+ *       unknown access value 'V' (expected read-only, read-write, or full)
+ *       unknown protocol 'P' (expected tcp, rest, websocket, graphql, sql, json-rpc, or mcp)
+ *       protocol tcp does not support access, rules, or deny_rules; remove those L7 fields
+ *       rules and access are mutually exclusive
+ *       protocol mcp does not support access presets; use rules/deny_rules or set
+ *           mcp.allow_all_known_mcp_methods: true for an allow-all MCP policy
+ *       protocol json-rpc does not support access presets; use explicit rules with
+ *           allow.method such as "*"
+ *       protocol json-rpc requires explicit rules with allow.method
+ *       protocol requires rules or access to define allowed traffic
+ *       protocol mcp requires rules when mcp.allow_all_known_mcp_methods is false
+ *       rules would deny all traffic (no allow clause found). Use `access: full` or add
+ *           allow clauses to rules.
+ *       deny_rules require protocol (L7 inspection must be enabled)
+ *       deny_rules require rules or access to define the base allow set
+ *       rules list cannot be empty (would deny all traffic). Use `access: full` or
+ *           remove rules.
+ *       deny_rules list cannot be empty (would have no effect). Remove it if no denials
+ *           are needed.
+ *       protocol tcp does not support L7-only fields: LIST; remove those fields
+ *       path must start with '/' or be '**'
+ *       persisted_queries must be 'deny' or 'allow_registered', got 'V'
+ *       SQL enforcement requires full SQL parsing; use enforcement: audit
+ *       mcp options are only valid for protocol mcp
+ *       json_rpc options are not valid for protocol mcp; use mcp.max_body_bytes   (ours)
+ *       rules[I].allow.operation_type must be query, mutation, or subscription
+ *       deny_rules[I].operation_type must be query, mutation, or subscription
+ *       graphql_persisted_queries[K].operation_type must be query, mutation, or subscription
+ *       rules[I].allow.query.K.any: list must not be empty
+ *       deny_rules[I].query.K.any: list must not be empty
+ *   network policy '{name}': endpoint 'H' has invalid allowed_ips entry 'E': WHY  (ours)
+ *   network policy '{name}': allowed_ips entry E falls within always-blocked range
+ *       (loopback/link-local/unspecified); remove this entry — SSRF hardening prevents
+ *       traffic to these destinations regardless of policy
+ *   network policy '{name}': endpoint 'H' has invalid target_sandbox 'V'; expected a
+ *       non-empty name of [A-Za-z0-9._-]                              (ours)
+ *   network policy '{name}': endpoint 'H': target_sandbox and allowed_ips are mutually
+ *       exclusive                                                     (ours)
+ *   network policy '{name}': invalid method 'M'                      (ours)
+ *   network policy '{name}': invalid path pattern 'P': WHY           (ours)
+ *   network policy '{name}': invalid query pattern 'P': WHY          (ours)
+ *
+ * Methods of json-rpc and mcp endpoints are JSON-RPC method names
+ * ("tools/call"): they are case-sensitive and not HTTP tokens, so they are
+ * neither upper-cased nor checked. The `_provider_` key prefix is checked by
+ * merge, not here.
+ */
 #include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "model/model_int.h"
+
+#define MAX_FS_PATHS 256
+#define MAX_FS_PATH_LEN 4096
+#define MAX_DNS_LABEL 63
+#define MAX_DNS_NAME 253
+#define MSG_MAX 2048
+
+struct vctx {
+    struct model_diags *diags;
+    const char *file;
+    const char *name; /* display name of the current rule */
+    size_t index;     /* index of the current endpoint within its rule */
+    const char *host; /* host of the current endpoint, for messages */
+    size_t nerr;
+    bool nomem;
+};
+
+/* ===========================================================================
+ * Reporting
+ * ========================================================================= */
+
+static struct model_mark mark_or(struct model_mark m, struct model_mark fallback)
+{
+    return m.line != 0 ? m : fallback;
+}
+
+/* Format 'prefix' + 'fmt' into a bounded buffer (an over-long message is cut
+ * and ends in "...") and add it as one diagnostic. */
+__attribute__((format(printf, 4, 0))) static void vreport(struct vctx *c, struct model_mark m,
+                                                          const char *prefix, const char *fmt,
+                                                          va_list ap)
+{
+    char msg[MSG_MAX];
+    size_t used = 0;
+    int n;
+
+    if (prefix != NULL) {
+        n = snprintf(msg, sizeof(msg), "%s", prefix);
+        used = n < 0 ? 0 : ((size_t)n >= sizeof(msg) ? sizeof(msg) - 1 : (size_t)n);
+    }
+    msg[used] = '\0';
+    n = vsnprintf(msg + used, sizeof(msg) - used, fmt, ap);
+    if (n >= 0 && (size_t)n >= sizeof(msg) - used) {
+        memcpy(msg + sizeof(msg) - 4, "...", 4);
+    }
+    c->nerr++;
+    if (!pv_ok(model_diag_add(c->diags, c->file, m, "%s", msg))) {
+        c->nomem = true;
+    }
+}
+
+__attribute__((format(printf, 3, 4))) static void report(struct vctx *c, struct model_mark m,
+                                                         const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(c, m, NULL, fmt, ap);
+    va_end(ap);
+}
+
+/* "network policy '{name}': endpoint {index} has invalid L7 configuration: ..." */
+__attribute__((format(printf, 3, 4))) static void report_l7(struct vctx *c, struct model_mark m,
+                                                            const char *fmt, ...)
+{
+    char prefix[MSG_MAX];
+    va_list ap;
+    (void)snprintf(prefix, sizeof(prefix),
+                   "network policy '%s': endpoint %zu has invalid L7 configuration: ", c->name,
+                   c->index);
+    va_start(ap, fmt);
+    vreport(c, m, prefix, fmt, ap);
+    va_end(ap);
+}
+
+/* ===========================================================================
+ * Small string helpers (ASCII only: no locale)
+ * ========================================================================= */
+
+static bool str_empty(const char *s)
+{
+    return s == NULL || s[0] == '\0';
+}
+
+static const char *str_or_empty(const char *s)
+{
+    return s == NULL ? "" : s;
+}
+
+static bool is_space(char ch)
+{
+    return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v';
+}
+
+static bool is_alpha(char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+}
+
+static bool is_digit(char ch)
+{
+    return ch >= '0' && ch <= '9';
+}
+
+static bool all_space(const char *s)
+{
+    for (; *s != '\0'; s++) {
+        if (!is_space(*s)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void ascii_lower(char *s)
+{
+    for (; *s != '\0'; s++) {
+        if (*s >= 'A' && *s <= 'Z') {
+            *s = (char)(*s - 'A' + 'a');
+        }
+    }
+}
+
+static void ascii_upper(char *s)
+{
+    for (; *s != '\0'; s++) {
+        if (*s >= 'a' && *s <= 'z') {
+            *s = (char)(*s - 'a' + 'A');
+        }
+    }
+}
+
+static bool ascii_ieq(const char *a, const char *b)
+{
+    for (; *a != '\0' && *b != '\0'; a++, b++) {
+        char x = (*a >= 'A' && *a <= 'Z') ? (char)(*a - 'A' + 'a') : *a;
+        char y = (*b >= 'A' && *b <= 'Z') ? (char)(*b - 'A' + 'a') : *b;
+        if (x != y) {
+            return false;
+        }
+    }
+    return *a == *b;
+}
+
+static bool str_in(const char *s, const char *const *set)
+{
+    for (size_t i = 0; set[i] != NULL; i++) {
+        if (strcmp(s, set[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* RFC 7230 token: 1*tchar. */
+static bool method_token(const char *m)
+{
+    static const char extra[] = "!#$%&'*+-.^_`|~";
+    if (m[0] == '\0') {
+        return false;
+    }
+    for (const char *q = m; *q != '\0'; q++) {
+        if (!is_alpha(*q) && !is_digit(*q) && strchr(extra, *q) == NULL) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ===========================================================================
+ * Top level: version, process, filesystem
+ * ========================================================================= */
+
+static bool identity_valid(const char *s)
+{
+    uint64_t v = 0;
+    if (strcmp(s, "sandbox") == 0) {
+        return true;
+    }
+    if (!pv_ok(pv_parse_u64(s, strlen(s), UINT32_MAX - 1u, &v))) {
+        return false;
+    }
+    return v >= 1;
+}
+
+static void check_identity(struct vctx *c, const char *field, const struct model_sval *v)
+{
+    if (str_empty(v->s) || identity_valid(v->s)) {
+        return;
+    }
+    report(c, v->mark,
+           "%s must be 'sandbox' or a numeric UID/GID in range [1, 4294967294], got '%s'", field,
+           v->s);
+}
+
+static bool has_parent_component(const char *path)
+{
+    const char *q = path;
+    while (*q != '\0') {
+        const char *end = strchr(q, '/');
+        size_t len = end == NULL ? strlen(q) : (size_t)(end - q);
+        if (len == 2 && q[0] == '.' && q[1] == '.') {
+            return true;
+        }
+        if (end == NULL) {
+            break;
+        }
+        q = end + 1;
+    }
+    return false;
+}
+
+static void check_fs_path(struct vctx *c, const struct model_sval *v)
+{
+    const char *path = str_or_empty(v->s);
+    size_t len = strlen(path);
+
+    if (len > MAX_FS_PATH_LEN) {
+        /* The reference shows 77 bytes and "..." once a path exceeds 80
+         * bytes, cutting on a UTF-8 character boundary. */
+        size_t cut = 77;
+        while (cut > 0 && ((unsigned char)path[cut] & 0xC0u) == 0x80u) {
+            cut--;
+        }
+        report(c, v->mark, "path exceeds maximum length (%zu > %d): %.*s...", len,
+               MAX_FS_PATH_LEN, (int)cut, path);
+        return;
+    }
+    if (path[0] != '/') {
+        report(c, v->mark, "path must be absolute (start with '/'): %s", path);
+    }
+    if (has_parent_component(path)) {
+        report(c, v->mark, "path contains '..' traversal component: %s", path);
+    }
+}
+
+static void check_filesystem(struct vctx *c, const struct model_policy *p)
+{
+    size_t total = p->fs_read_only.n + p->fs_read_write.n;
+
+    if (!p->has_fs) {
+        return;
+    }
+    if (total > MAX_FS_PATHS) {
+        report(c, mark_or(p->fs_mark, p->fs_read_write.mark),
+               "too many filesystem paths (%zu > %d)", total, MAX_FS_PATHS);
+    }
+    for (size_t i = 0; i < p->fs_read_only.n; i++) {
+        check_fs_path(c, &p->fs_read_only.v[i]);
+    }
+    for (size_t i = 0; i < p->fs_read_write.n; i++) {
+        check_fs_path(c, &p->fs_read_write.v[i]);
+    }
+    for (size_t i = 0; i < p->fs_read_write.n; i++) {
+        const struct model_sval *v = &p->fs_read_write.v[i];
+        const char *s = str_or_empty(v->s);
+        size_t len = strlen(s);
+        while (len > 0 && s[len - 1] == '/') {
+            len--;
+        }
+        if (len == 0) {
+            report(c, v->mark, "read-write path is overly broad: %s", s);
+        }
+    }
+}
+
+/* ===========================================================================
+ * Patterns
+ * ========================================================================= */
+
+static const char *glob_kind_word(enum model_glob_kind kind)
+{
+    switch (kind) {
+    case MODEL_GLOB_HOST:
+        return "host";
+    case MODEL_GLOB_PATH:
+        return "path";
+    case MODEL_GLOB_BINARY:
+        return "binary";
+    case MODEL_GLOB_VALUE:
+        return "query";
+    }
+    return "unknown";
+}
+
+/* Compile 'pat' only to learn whether it is valid; the compiled form is
+ * built again by model_policy_compile(). */
+static void check_glob(struct vctx *c, enum model_glob_kind kind, const char *pat,
+                       struct model_mark m)
+{
+    const char *why = NULL;
+    struct model_glob *g;
+
+    pv_errno = PV_OK;
+    g = model_glob_compile(kind, pat, strlen(pat), &why);
+    if (g != NULL) {
+        model_glob_free(g);
+        return;
+    }
+    if (pv_errno == PV_ERR_NOMEM) {
+        c->nomem = true;
+        c->nerr++;
+        return;
+    }
+    report(c, m, "network policy '%s': invalid %s pattern '%s': %s", c->name,
+           glob_kind_word(kind), pat, why != NULL ? why : "malformed pattern");
+}
+
+/* ===========================================================================
+ * Endpoint normalisation
+ * ========================================================================= */
+
+static int cmp_port(const void *a, const void *b)
+{
+    uint16_t x = *(const uint16_t *)a;
+    uint16_t y = *(const uint16_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Fold port/ports: port 0 written as `port` means "no port" (as in the
+ * reference, whose u16 default is 0); in a `ports` list it is an error. */
+static void normalise_ports(struct vctx *c, struct model_endpoint *e)
+{
+    struct model_mark m = mark_or(e->port_mark, e->mark);
+    size_t n = 0;
+
+    if (e->port_given && e->ports_given) {
+        report(c, m, "network policy '%s': endpoint '%s' sets both port and ports", c->name,
+               c->host);
+    }
+    for (size_t i = 0; i < e->nports; i++) {
+        if (e->ports[i] == 0) {
+            if (e->ports_given) {
+                report(c, m, "network policy '%s': endpoint '%s' has invalid port %u; "
+                       "expected 1..=65535", c->name, c->host, 0u);
+            }
+            continue;
+        }
+        e->ports[n++] = e->ports[i];
+    }
+    if (n > 1) {
+        size_t u = 1;
+        qsort(e->ports, n, sizeof(e->ports[0]), cmp_port);
+        for (size_t i = 1; i < n; i++) {
+            if (e->ports[i] != e->ports[u - 1]) {
+                e->ports[u++] = e->ports[i];
+            }
+        }
+        n = u;
+    }
+    e->nports = n;
+    if (n == 0) {
+        report(c, m, "network policy '%s': endpoint '%s' must declare at least one port",
+               c->name, c->host);
+    }
+}
+
+static bool parse_protocol(const char *s, enum model_protocol *out)
+{
+    static const struct {
+        const char *name;
+        enum model_protocol proto;
+    } table[] = {
+        {"tcp", MODEL_PROTO_TCP},           {"rest", MODEL_PROTO_REST},
+        {"websocket", MODEL_PROTO_WEBSOCKET}, {"graphql", MODEL_PROTO_GRAPHQL},
+        {"sql", MODEL_PROTO_SQL},           {"json-rpc", MODEL_PROTO_JSONRPC},
+        {"mcp", MODEL_PROTO_MCP},
+    };
+    *out = MODEL_PROTO_NONE;
+    if (str_empty(s)) {
+        return true;
+    }
+    for (size_t i = 0; i < PV_ARRAY_LEN(table); i++) {
+        if (ascii_ieq(s, table[i].name)) {
+            *out = table[i].proto;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool parse_access(const char *s, enum model_access *out)
+{
+    *out = MODEL_ACCESS_NONE;
+    if (str_empty(s)) {
+        return true;
+    }
+    if (strcmp(s, "read-only") == 0) {
+        *out = MODEL_ACCESS_READ_ONLY;
+    } else if (strcmp(s, "read-write") == 0) {
+        *out = MODEL_ACCESS_READ_WRITE;
+    } else if (strcmp(s, "full") == 0) {
+        *out = MODEL_ACCESS_FULL;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+/* ===========================================================================
+ * Hosts
+ * ========================================================================= */
+
+/* The reference's host_wildcard_shape_invalid(). */
+static bool host_wildcard_shape_invalid(const char *host)
+{
+    const char *label = host;
+    bool first = true;
+
+    if (strcmp(host, "*") == 0 || strcmp(host, "**") == 0) {
+        return true;
+    }
+    if (strchr(host, '*') == NULL) {
+        return false;
+    }
+    for (;;) {
+        const char *end = strchr(label, '.');
+        size_t len = end == NULL ? strlen(label) : (size_t)(end - label);
+        const char *star = memchr(label, '*', len);
+        bool has_dstar = false;
+        for (size_t i = 0; i + 1 < len; i++) {
+            if (label[i] == '*' && label[i + 1] == '*') {
+                has_dstar = true;
+            }
+        }
+        if (first) {
+            if (has_dstar && len != 2) {
+                return true;
+            }
+        } else if (has_dstar || (star != NULL && len != 1)) {
+            return true;
+        }
+        if (end == NULL) {
+            return false;
+        }
+        first = false;
+        label = end + 1;
+    }
+}
+
+static size_t label_count(const char *host)
+{
+    size_t n = 1;
+    for (; *host != '\0'; host++) {
+        n += *host == '.';
+    }
+    return n;
+}
+
+/* The reference's validate_tcp_dns_host_selector(), on the host as written.
+ * Returns NULL when valid, else writes the reason into 'buf'. */
+static const char *tcp_selector_error(const char *host, char *buf, size_t buflen)
+{
+    size_t len = strlen(host);
+    size_t total = 0;
+    const char *label = host;
+
+    if (len > 0 && (is_space(host[0]) || is_space(host[len - 1]))) {
+        return "leading or trailing whitespace is not allowed";
+    }
+    if (len > 0 && host[len - 1] == '.') {
+        return "omit the trailing DNS root dot";
+    }
+    /* Every wildcard stands for a representative label "x"; the result must
+     * be a DNS name: non-empty labels of at most 63 bytes, at most 253 bytes. */
+    for (;;) {
+        const char *end = strchr(label, '.');
+        size_t l = end == NULL ? strlen(label) : (size_t)(end - label);
+        size_t rl = 0;
+        for (size_t i = 0; i < l; i++) {
+            char ch = label[i];
+            if (ch == '*') {
+                if (i + 1 < l && label[i + 1] == '*') {
+                    i++;
+                }
+                rl++;
+                continue;
+            }
+            if (!is_alpha(ch) && !is_digit(ch) && ch != '-' && ch != '_') {
+                (void)snprintf(buf, buflen,
+                               "selector cannot represent a valid DNS name: invalid character "
+                               "0x%02x",
+                               (unsigned)(unsigned char)ch);
+                return buf;
+            }
+            rl++;
+        }
+        if (rl == 0) {
+            return "selector cannot represent a valid DNS name: empty label";
+        }
+        if (rl > MAX_DNS_LABEL) {
+            return "selector cannot represent a valid DNS name: label exceeds 63 bytes";
+        }
+        total += rl + (total > 0);
+        if (end == NULL) {
+            break;
+        }
+        label = end + 1;
+    }
+    if (total > MAX_DNS_NAME) {
+        return "selector cannot represent a valid DNS name: name exceeds 253 bytes";
+    }
+    return NULL;
+}
+
+/* Host checks and normalisation. Returns false when the endpoint is
+ * hostless. */
+static void check_host(struct vctx *c, struct model_endpoint *e)
+{
+    struct model_mark hm = mark_or(e->host.mark, e->mark);
+    bool tcp = e->proto == MODEL_PROTO_TCP;
+    bool hostless = e->host.s == NULL || all_space(e->host.s);
+    char *host;
+    size_t len;
+    bool bad_shape = false;
+    struct model_ip ip;
+
+    if (hostless && e->host.s != NULL) {
+        e->host.s[0] = '\0';
+    }
+    c->host = str_or_empty(e->host.s);
+
+    if (hostless && tcp) {
+        report(c, hm, "network policy '%s': protocol tcp requires a DNS hostname; hostless "
+               "allowed_ips endpoints are supported only by the forward proxy", c->name);
+    } else if (hostless && e->allowed_ips.n == 0) {
+        report(c, hm, "network policy '%s': endpoint host must not be empty unless allowed_ips "
+               "constrains a non-TCP proxy endpoint", c->name);
+    } else if (tcp) {
+        char buf[160];
+        const char *why;
+        if (model_ip_parse(e->host.s, strlen(e->host.s), &ip)) {
+            report(c, hm, "network policy '%s': protocol tcp endpoint '%s' must use a DNS "
+                   "hostname, not an IP literal; direct IP connections bypass policy DNS and "
+                   "are blocked", c->name, e->host.s);
+        } else if ((why = tcp_selector_error(e->host.s, buf, sizeof(buf))) != NULL) {
+            report(c, hm, "network policy '%s': protocol tcp endpoint has invalid DNS host "
+                   "selector '%s': %s", c->name, e->host.s, why);
+        }
+    }
+    if (hostless) {
+        return;
+    }
+
+    /*= docs/semantics.md#host-pattern
+     *# Host patterns are lower-cased and lose one trailing dot at load time. */
+    host = e->host.s;
+    ascii_lower(host);
+    len = strlen(host);
+    if (len > 0 && host[len - 1] == '.') {
+        host[--len] = '\0';
+    }
+
+    if (strchr(host, '*') != NULL && (starts_with(host, "*.") || starts_with(host, "**.")) &&
+        label_count(host) <= 2) {
+        report(c, hm, "network policy '%s': TLD wildcard '%s' is not allowed; use subdomain "
+               "wildcards like '*.example.com' instead", c->name, host);
+        bad_shape = true;
+    }
+    if (host_wildcard_shape_invalid(host)) {
+        report(c, hm, "network policy '%s': invalid host wildcard '%s'; middle DNS label "
+               "wildcards must be the entire label '*' and recursive '**' is only allowed as "
+               "the entire first label", c->name, host);
+        bad_shape = true;
+    }
+    if (bad_shape) {
+        return;
+    }
+    if (model_ip_parse_strict(host, len, &ip)) {
+        return;
+    }
+    if (len > 2 && host[0] == '[' && host[len - 1] == ']' &&
+        model_ip_parse_strict(host + 1, len - 2, &ip)) {
+        return;
+    }
+    if (model_ip_parse(host, len, &ip)) {
+        /* 2852039166, 0x7f.1, 010.0.0.1: the proxy reads these as addresses;
+         * a policy must say which one it means. */
+        char canon[64];
+        model_ip_format(&ip, canon, sizeof(canon));
+        report(c, hm, "network policy '%s': endpoint host '%s' is a non-canonical IP literal; "
+               "write it as '%s'", c->name, host, canon);
+        return;
+    }
+    if (len == 0) {
+        report(c, hm, "network policy '%s': invalid host pattern '%s': empty host name",
+               c->name, host);
+        return;
+    }
+    check_glob(c, MODEL_GLOB_HOST, host, hm);
+}
+
+/* ===========================================================================
+ * Endpoint fields
+ * ========================================================================= */
+
+static void check_signing(struct vctx *c, const struct model_endpoint *e)
+{
+    static const char *const modes[] = {"sigv4", "sigv4:body", "sigv4:no_body", NULL};
+    const char *v = e->credential_signing.s;
+    struct model_mark m = mark_or(e->credential_signing.mark, e->mark);
+
+    if (str_empty(v)) {
+        return;
+    }
+    if (!str_in(v, modes)) {
+        report(c, m, "network policy '%s': endpoint '%s' has unrecognized credential_signing "
+               "value '%s' (expected sigv4, sigv4:body, or sigv4:no_body)", c->name, c->host, v);
+    }
+    if (str_empty(e->signing_service.s)) {
+        report(c, m, "network policy '%s': endpoint '%s' has credential_signing set but "
+               "signing_service is empty", c->name, c->host);
+    }
+    if (e->request_body_credential_rewrite) {
+        report(c, m, "network policy '%s': endpoint '%s' has both credential_signing and "
+               "request_body_credential_rewrite set; these options are mutually exclusive",
+               c->name, c->host);
+    }
+}
+
+static bool l7rule_is_empty(const struct model_l7rule *r)
+{
+    return str_empty(r->method.s) && str_empty(r->path.s) && str_empty(r->command.s) &&
+           str_empty(r->operation_type.s) && str_empty(r->operation_name.s) &&
+           r->fields.n == 0 && (r->params == NULL || json_object_size(r->params) == 0);
+}
+
+static bool gql_operation_type_valid(const char *s)
+{
+    static const char *const types[] = {"query", "mutation", "subscription", NULL};
+    return !str_empty(s) && str_in(s, types);
+}
+
+/* Join the names of L7-only fields set on an explicit tcp endpoint. */
+static void tcp_l7_fields(const struct model_endpoint *e, char *buf, size_t buflen)
+{
+    const char *names[10];
+    size_t n = 0;
+    size_t used = 0;
+
+    if (!str_empty(e->enforcement.s)) {
+        names[n++] = "enforcement";
+    }
+    if (!str_empty(e->path.s)) {
+        names[n++] = "path";
+    }
+    if (e->allow_encoded_slash) {
+        names[n++] = "allow_encoded_slash";
+    }
+    if (e->websocket_credential_rewrite) {
+        names[n++] = "websocket_credential_rewrite";
+    }
+    if (e->request_body_credential_rewrite) {
+        names[n++] = "request_body_credential_rewrite";
+    }
+    if (!str_empty(e->persisted_queries.s)) {
+        names[n++] = "persisted_queries";
+    }
+    if (e->ngql_persisted > 0) {
+        names[n++] = "graphql_persisted_queries";
+    }
+    if (e->graphql_max_body_bytes > 0) {
+        names[n++] = "graphql_max_body_bytes";
+    }
+    if (e->json_rpc_max_body_bytes > 0) {
+        names[n++] = "json_rpc_max_body_bytes";
+    }
+    if (e->has_mcp) {
+        names[n++] = "mcp";
+    }
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && used < buflen; i++) {
+        int k = snprintf(buf + used, buflen - used, "%s%s", i > 0 ? ", " : "", names[i]);
+        if (k < 0) {
+            break;
+        }
+        used += (size_t)k;
+    }
+}
+
+static void check_query_shapes(struct vctx *c, const struct model_l7rule *r, size_t ri,
+                               bool deny)
+{
+    for (size_t q = 0; q < r->nquery; q++) {
+        const struct model_query *mq = &r->query[q];
+        if (mq->form == MODEL_QFORM_ANY && mq->globs.n == 0) {
+            report_l7(c, mark_or(mq->globs.mark, mark_or(mq->key.mark, r->mark)),
+                      "%s[%zu]%s.query.%s.any: list must not be empty",
+                      deny ? "deny_rules" : "rules", ri, deny ? "" : ".allow",
+                      str_or_empty(mq->key.s));
+        }
+    }
+}
+
+/* The reference's validate_endpoint_modes, validate_l7_endpoint_semantics
+ * and the L7 checks of validate_sandbox_policy, in its order. */
+static void check_l7(struct vctx *c, const struct model_endpoint *e, bool proto_known,
+                     bool tls_known, bool access_known)
+{
+    static const char *const pq_modes[] = {"deny", "allow_registered", NULL};
+    const char *proto_s = str_or_empty(e->protocol.s);
+    struct model_mark pm = mark_or(e->protocol.mark, e->mark);
+    struct model_mark am = mark_or(e->access.mark, e->mark);
+    bool l7 = proto_known && e->proto != MODEL_PROTO_NONE && e->proto != MODEL_PROTO_TCP;
+    bool tcp = e->proto == MODEL_PROTO_TCP;
+    bool mcp = e->proto == MODEL_PROTO_MCP;
+    bool jsonrpc = e->proto == MODEL_PROTO_JSONRPC;
+    bool has_access = !str_empty(e->access.s);
+    bool has_rules = e->nrules > 0;
+    bool has_deny = e->ndeny > 0;
+    bool deny_all = has_rules;
+
+    for (size_t i = 0; i < e->nrules; i++) {
+        deny_all = deny_all && l7rule_is_empty(&e->rules[i]);
+    }
+
+    if (!tls_known) {
+        report_l7(c, mark_or(e->tls.mark, e->mark),
+                  "unknown tls value '%s' (expected skip, terminate, or passthrough)", e->tls.s);
+    }
+    if (!str_empty(e->enforcement.s) && strcmp(e->enforcement.s, "enforce") != 0 &&
+        strcmp(e->enforcement.s, "audit") != 0) {
+        report_l7(c, mark_or(e->enforcement.mark, e->mark),
+                  "unknown enforcement value '%s' (expected enforce or audit)", e->enforcement.s);
+    }
+    if (!access_known) {
+        report_l7(c, am, "unknown access value '%s' (expected read-only, read-write, or full)",
+                  e->access.s);
+    }
+    if (!proto_known) {
+        report_l7(c, pm,
+                  "unknown protocol '%s' (expected tcp, rest, websocket, graphql, sql, json-rpc, "
+                  "or mcp)", proto_s);
+    }
+    if (tcp && (has_access || has_rules || has_deny)) {
+        report_l7(c, pm, "protocol tcp does not support access, rules, or deny_rules; remove "
+                  "those L7 fields");
+    }
+    if (has_rules && has_access) {
+        report_l7(c, am, "rules and access are mutually exclusive");
+    }
+    if ((mcp || jsonrpc) && has_access) {
+        if (mcp) {
+            report_l7(c, am, "protocol %s does not support access presets; use rules/deny_rules "
+                      "or set mcp.allow_all_known_mcp_methods: true for an allow-all MCP policy",
+                      proto_s);
+        } else {
+            report_l7(c, am, "protocol %s does not support access presets; use explicit rules "
+                      "with allow.method such as \"*\"", proto_s);
+        }
+    }
+    if (jsonrpc && !has_rules && !has_access) {
+        report_l7(c, pm, "protocol %s requires explicit rules with allow.method", proto_s);
+    }
+    if (l7 && !mcp && !jsonrpc && !has_rules && !has_access) {
+        report_l7(c, pm, "protocol requires rules or access to define allowed traffic");
+    }
+    if (mcp && !has_rules && !has_access && !e->mcp_allow_all_known_methods) {
+        report_l7(c, pm, "protocol mcp requires rules when mcp.allow_all_known_mcp_methods is "
+                  "false");
+    }
+    if (deny_all && !(mcp && e->mcp_allow_all_known_methods)) {
+        report_l7(c, mark_or(e->rules[0].mark, e->mark),
+                  "rules would deny all traffic (no allow clause found). Use `access: full` or "
+                  "add allow clauses to rules.");
+    }
+    if (has_deny && !l7) {
+        report_l7(c, mark_or(e->deny_rules[0].mark, e->mark),
+                  "deny_rules require protocol (L7 inspection must be enabled)");
+    }
+    if (has_deny && !mcp && !has_rules && !has_access) {
+        report_l7(c, mark_or(e->deny_rules[0].mark, e->mark),
+                  "deny_rules require rules or access to define the base allow set");
+    }
+    /* proxy.md 6.6: an explicitly empty list is an error (supervisor). */
+    if (e->rules_given && e->nrules == 0) {
+        report_l7(c, e->mark, "rules list cannot be empty (would deny all traffic). Use "
+                  "`access: full` or remove rules.");
+    }
+    if (e->deny_given && e->ndeny == 0) {
+        report_l7(c, e->mark, "deny_rules list cannot be empty (would have no effect). Remove "
+                  "it if no denials are needed.");
+    }
+    if (tcp) {
+        char list[512];
+        tcp_l7_fields(e, list, sizeof(list));
+        if (list[0] != '\0') {
+            report_l7(c, pm, "protocol tcp does not support L7-only fields: %s; remove those "
+                      "fields", list);
+        }
+    }
+    if (!str_empty(e->path.s) && e->path.s[0] != '/' && strcmp(e->path.s, "**") != 0) {
+        report_l7(c, mark_or(e->path.mark, e->mark), "path must start with '/' or be '**'");
+    }
+    if (!str_empty(e->persisted_queries.s) && !str_in(e->persisted_queries.s, pq_modes)) {
+        report_l7(c, mark_or(e->persisted_queries.mark, e->mark),
+                  "persisted_queries must be 'deny' or 'allow_registered', got '%s'",
+                  e->persisted_queries.s);
+    }
+    if (e->proto == MODEL_PROTO_SQL && e->enforce) {
+        report_l7(c, mark_or(e->enforcement.mark, e->mark),
+                  "SQL enforcement requires full SQL parsing; use enforcement: audit");
+    }
+    if (e->has_mcp && !mcp) {
+        report_l7(c, e->mark, "mcp options are only valid for protocol mcp");
+    }
+    if (e->has_json_rpc && mcp) {
+        report_l7(c, e->mark, "json_rpc options are not valid for protocol mcp; use "
+                  "mcp.max_body_bytes");
+    }
+    if (e->proto == MODEL_PROTO_GRAPHQL) {
+        for (size_t i = 0; i < e->nrules; i++) {
+            const struct model_l7rule *r = &e->rules[i];
+            if (!gql_operation_type_valid(r->operation_type.s)) {
+                report_l7(c, mark_or(r->operation_type.mark, r->mark),
+                          "rules[%zu].allow.operation_type must be query, mutation, or "
+                          "subscription", i);
+            }
+        }
+        for (size_t i = 0; i < e->ndeny; i++) {
+            const struct model_l7rule *r = &e->deny_rules[i];
+            if (!gql_operation_type_valid(r->operation_type.s)) {
+                report_l7(c, mark_or(r->operation_type.mark, r->mark),
+                          "deny_rules[%zu].operation_type must be query, mutation, or "
+                          "subscription", i);
+            }
+        }
+        for (size_t i = 0; i < e->ngql_persisted; i++) {
+            const struct model_gql_persisted *g = &e->gql_persisted[i];
+            if (!gql_operation_type_valid(g->operation_type.s)) {
+                report_l7(c, mark_or(g->operation_type.mark, mark_or(g->id.mark, e->mark)),
+                          "graphql_persisted_queries[%s].operation_type must be query, "
+                          "mutation, or subscription", str_or_empty(g->id.s));
+            }
+        }
+    }
+    for (size_t i = 0; i < e->nrules; i++) {
+        check_query_shapes(c, &e->rules[i], i, false);
+    }
+    for (size_t i = 0; i < e->ndeny; i++) {
+        check_query_shapes(c, &e->deny_rules[i], i, true);
+    }
+}
+
+/* Parse allowed_ips into cidrs[] (replacing any earlier result). */
+static void check_allowed_ips(struct vctx *c, struct model_endpoint *e)
+{
+    free(e->cidrs);
+    e->cidrs = NULL;
+    e->ncidrs = 0;
+    if (e->allowed_ips.n == 0) {
+        return;
+    }
+    e->cidrs = pv_calloc(e->allowed_ips.n, sizeof(e->cidrs[0]));
+    if (e->cidrs == NULL) {
+        c->nomem = true;
+        c->nerr++;
+        return;
+    }
+    for (size_t i = 0; i < e->allowed_ips.n; i++) {
+        const struct model_sval *v = &e->allowed_ips.v[i];
+        const char *s = str_or_empty(v->s);
+        struct model_mark m = mark_or(v->mark, mark_or(e->allowed_ips.mark, e->mark));
+        const char *why = NULL;
+        struct model_cidr cidr;
+
+        memset(&cidr, 0, sizeof(cidr));
+        if (!model_cidr_parse(s, strlen(s), &cidr, &why)) {
+            report(c, m, "network policy '%s': endpoint '%s' has invalid allowed_ips entry "
+                   "'%s': %s", c->name, c->host, s, why != NULL ? why : "malformed address");
+            continue;
+        }
+        /*= docs/semantics.md#destinations
+         *# `allowed_ips` entries that overlap always-blocked ranges are load errors. */
+        if (model_cidr_overlaps_always_blocked(&cidr)) {
+            report(c, m, "network policy '%s': allowed_ips entry %s falls within "
+                   "always-blocked range (loopback/link-local/unspecified); remove this entry "
+                   "\u2014 SSRF hardening prevents traffic to these destinations regardless of "
+                   "policy", c->name, s);
+            continue;
+        }
+        e->cidrs[e->ncidrs++] = cidr;
+    }
+}
+
+static void check_target_sandbox(struct vctx *c, const struct model_endpoint *e)
+{
+    const char *v = e->target_sandbox.s;
+    struct model_mark m = mark_or(e->target_sandbox.mark, e->mark);
+    bool ok;
+
+    if (v == NULL) {
+        return;
+    }
+    ok = v[0] != '\0';
+    for (const char *q = v; *q != '\0'; q++) {
+        if (!is_alpha(*q) && !is_digit(*q) && *q != '.' && *q != '_' && *q != '-') {
+            ok = false;
+        }
+    }
+    if (!ok) {
+        report(c, m, "network policy '%s': endpoint '%s' has invalid target_sandbox '%s'; "
+               "expected a non-empty name of [A-Za-z0-9._-]", c->name, c->host, v);
+    }
+    if (e->allowed_ips.n > 0) {
+        report(c, m, "network policy '%s': endpoint '%s': target_sandbox and allowed_ips are "
+               "mutually exclusive", c->name, c->host);
+    }
+}
+
+/* Methods, rule paths and query globs of one allow or deny rule. */
+static void check_l7rule_patterns(struct vctx *c, const struct model_endpoint *e,
+                                  struct model_l7rule *r)
+{
+    bool http = e->proto != MODEL_PROTO_JSONRPC && e->proto != MODEL_PROTO_MCP;
+
+    if (http && r->method.s != NULL) {
+        /*= docs/semantics.md#methods
+         *# Methods compare case-insensitively (both sides upper-cased). */
+        if (strcmp(r->method.s, "*") != 0 && !method_token(r->method.s)) {
+            report(c, mark_or(r->method.mark, r->mark), "network policy '%s': invalid method "
+                   "'%s'", c->name, r->method.s);
+        }
+        ascii_upper(r->method.s);
+    }
+    if (!str_empty(r->path.s)) {
+        check_glob(c, MODEL_GLOB_PATH, r->path.s, mark_or(r->path.mark, r->mark));
+    }
+    for (size_t q = 0; q < r->nquery; q++) {
+        const struct model_query *mq = &r->query[q];
+        for (size_t g = 0; g < mq->globs.n; g++) {
+            const struct model_sval *v = &mq->globs.v[g];
+            check_glob(c, MODEL_GLOB_VALUE, str_or_empty(v->s),
+                       mark_or(v->mark, mark_or(mq->key.mark, r->mark)));
+        }
+    }
+}
+
+static void check_endpoint(struct vctx *c, struct model_endpoint *e)
+{
+    bool proto_known = parse_protocol(e->protocol.s, &e->proto);
+    bool tls_known = true;
+    bool access_known = parse_access(e->access.s, &e->access_preset);
+
+    if (!str_empty(e->tls.s)) {
+        static const char *const modes[] = {"skip", "terminate", "passthrough", NULL};
+        tls_known = str_in(e->tls.s, modes);
+    }
+    e->tls_skip = e->tls.s != NULL && strcmp(e->tls.s, "skip") == 0;
+    /*= docs/semantics.md#audit
+     *# `enforcement` is anything but `enforce`, including absent — (**audit mode**) */
+    e->enforce = e->enforcement.s != NULL && strcmp(e->enforcement.s, "enforce") == 0;
+
+    check_host(c, e);
+    normalise_ports(c, e);
+    check_signing(c, e);
+    check_l7(c, e, proto_known, tls_known, access_known);
+    check_allowed_ips(c, e);
+    check_target_sandbox(c, e);
+    if (!str_empty(e->path.s) && (e->path.s[0] == '/' || strcmp(e->path.s, "**") == 0)) {
+        check_glob(c, MODEL_GLOB_PATH, e->path.s, mark_or(e->path.mark, e->mark));
+    }
+    for (size_t i = 0; i < e->nrules; i++) {
+        check_l7rule_patterns(c, e, &e->rules[i]);
+    }
+    for (size_t i = 0; i < e->ndeny; i++) {
+        check_l7rule_patterns(c, e, &e->deny_rules[i]);
+    }
+    for (size_t i = 0; i < e->ngql_persisted; i++) {
+        (void)0; /* persisted GraphQL entries carry no patterns */
+    }
+}
+
+/* ===========================================================================
+ * Rules and the entry point
+ * ========================================================================= */
+
+static int cmp_rule(const void *a, const void *b)
+{
+    const struct model_rule *x = a;
+    const struct model_rule *y = b;
+    return strcmp(str_or_empty(x->key), str_or_empty(y->key));
+}
+
+static void check_rule(struct vctx *c, struct model_rule *r)
+{
+    c->name = !str_empty(r->name.s) ? r->name.s : str_or_empty(r->key);
+    for (size_t i = 0; i < r->nbinaries; i++) {
+        struct model_binary *b = &r->binaries[i];
+        struct model_mark m = mark_or(b->path.mark, mark_or(b->mark, r->mark));
+        if (str_empty(b->path.s)) {
+            report(c, m, "network policy '%s': binary path must not be empty", c->name);
+            continue;
+        }
+        check_glob(c, MODEL_GLOB_BINARY, b->path.s, m);
+    }
+    for (size_t i = 0; i < r->nendpoints; i++) {
+        c->index = i;
+        c->host = "";
+        check_endpoint(c, &r->endpoints[i]);
+    }
+}
+
+bool model_policy_validate(struct model_policy *p, struct model_diags *diags)
+{
+    struct vctx c;
+    struct model_mark none = {0, 0};
+
+    memset(&c, 0, sizeof(c));
+    c.diags = diags;
+    c.file = p != NULL && p->file != NULL ? p->file : "<policy>";
+    c.name = "";
+    c.host = "";
+    if (p == NULL || diags == NULL) {
+        pv_errno = PV_ERR_NULL;
+        return false;
+    }
+
+    if (!p->has_version) {
+        report(&c, none, "missing field `version`");
+    } else if (p->version != 1) {
+        report(&c, p->version_mark, "unsupported policy version %lu; expected 1",
+               (unsigned long)p->version);
+    }
+    if (p->has_process) {
+        check_identity(&c, "run_as_user", &p->run_as_user);
+        check_identity(&c, "run_as_group", &p->run_as_group);
+    }
+    check_filesystem(&c, p);
+
+    if (p->nrules > 1) {
+        qsort(p->rules, p->nrules, sizeof(p->rules[0]), cmp_rule);
+        for (size_t i = 1; i < p->nrules; i++) {
+            if (cmp_rule(&p->rules[i - 1], &p->rules[i]) == 0) {
+                report(&c, mark_or(p->rules[i].key_mark, p->rules[i].mark),
+                       "duplicate network policy key '%s'", str_or_empty(p->rules[i].key));
+            }
+        }
+    }
+    for (size_t i = 0; i < p->nrules; i++) {
+        check_rule(&c, &p->rules[i]);
+    }
+
+    if (c.nomem) {
+        pv_errno = PV_ERR_NOMEM;
+    }
+    return c.nerr == 0;
+}

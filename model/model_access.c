@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* model_access.c - read-only views of compiled endpoints for the prover
+ *
+ * The prover (prover/) may not include model_int.h, yet it must reason about
+ * every field the evaluator reads. This file exposes those fields as small
+ * view structs of borrowed pointers, a semantic fingerprint of an endpoint
+ * (equal fingerprints = equal authority, rule keys and names excluded) and a
+ * SHA-256 helper. Nothing here allocates except the fingerprint.
+ */
+#include "config.h"
+
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/pv_dynbuf.h"
+#include "model/model_int.h"
+
+void model_endpoint_view(const struct model_endpoint *e, struct model_endpoint_view *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->host = (e->host.s != NULL && e->host.s[0] != '\0') ? e->host.s : NULL;
+    out->host_glob = out->host != NULL ? e->host_glob : NULL;
+    out->host_is_ip = out->host != NULL && e->host_is_ip;
+    out->host_ip = e->host_ip;
+    out->ports = e->ports;
+    out->nports = e->nports;
+    out->path_scope = e->path_glob;
+    out->proto = e->proto;
+    out->tls_skip = e->tls_skip;
+    out->enforce = e->enforce;
+    out->allow_encoded_slash = e->allow_encoded_slash;
+    out->advisor_proposed = e->advisor_proposed;
+    out->target_sandbox = (e->target_sandbox.s != NULL && e->target_sandbox.s[0] != '\0')
+                              ? e->target_sandbox.s
+                              : NULL;
+    out->cidrs = e->cidrs;
+    out->ncidrs = e->ncidrs;
+    out->nallow = e->neff_rules;
+    out->ndeny = e->ndeny;
+}
+
+static void rule_view(const struct model_l7rule *r, struct model_l7rule_view *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->method = r->method.s;
+    out->path = r->path_glob;
+    out->nquery = r->nquery;
+    out->has_other = r->command.s != NULL || r->operation_type.s != NULL ||
+                     r->operation_name.s != NULL || r->fields.n > 0 || r->tool.s != NULL ||
+                     r->params != NULL;
+}
+
+void model_endpoint_allow_rule(const struct model_endpoint *e, size_t i,
+                               struct model_l7rule_view *out)
+{
+    rule_view(&e->eff_rules[i], out);
+}
+
+void model_endpoint_deny_rule(const struct model_endpoint *e, size_t i,
+                              struct model_l7rule_view *out)
+{
+    rule_view(&e->deny_rules[i], out);
+}
+
+void model_endpoint_rule_query(const struct model_endpoint *e, bool deny, size_t i, size_t j,
+                               struct model_query_view *out)
+{
+    const struct model_l7rule *r = deny ? &e->deny_rules[i] : &e->eff_rules[i];
+    const struct model_query *q = &r->query[j];
+
+    out->key = q->key.s != NULL ? q->key.s : "";
+    out->nglobs = q->globs.n;
+    out->globs = (const struct model_glob *const *)q->compiled;
+}
+
+const struct model_glob *model_rule_binary_glob(const struct model_rule *r, size_t i)
+{
+    return r->binaries[i].glob;
+}
+
+/* ---------------------------------------------------------------------------
+ * Fingerprint: a length-prefixed field dump, so no value can forge a
+ * separator.
+ * ------------------------------------------------------------------------- */
+
+static pv_result fp_str(struct pv_dynbuf *b, const char *tag, const char *s) PV_WUR;
+static pv_result fp_str(struct pv_dynbuf *b, const char *tag, const char *s)
+{
+    if (s == NULL) {
+        return pv_dynbuf_printf(b, "%s-;", tag);
+    }
+    return pv_dynbuf_printf(b, "%s%zu:%s;", tag, strlen(s), s);
+}
+
+static pv_result fp_list(struct pv_dynbuf *b, const char *tag, const struct model_strlist *l) PV_WUR;
+static pv_result fp_list(struct pv_dynbuf *b, const char *tag, const struct model_strlist *l)
+{
+    PV_GUARD(pv_dynbuf_printf(b, "%s[%zu", tag, l->n));
+    for (size_t i = 0; i < l->n; i++) {
+        PV_GUARD(fp_str(b, "", l->v[i].s));
+    }
+    return pv_dynbuf_addc(b, ']');
+}
+
+static pv_result fp_rule(struct pv_dynbuf *b, const struct model_l7rule *r) PV_WUR;
+static pv_result fp_rule(struct pv_dynbuf *b, const struct model_l7rule *r)
+{
+    PV_GUARD(fp_str(b, "m", r->method.s));
+    PV_GUARD(fp_str(b, "p", r->path.s));
+    PV_GUARD(fp_str(b, "c", r->command.s));
+    PV_GUARD(fp_str(b, "ot", r->operation_type.s));
+    PV_GUARD(fp_str(b, "on", r->operation_name.s));
+    PV_GUARD(fp_list(b, "f", &r->fields));
+    PV_GUARD(fp_str(b, "t", r->tool.s));
+    if (r->params != NULL) {
+        char *js = json_dumps(r->params, JSON_SORT_KEYS | JSON_COMPACT);
+        pv_result res;
+
+        PV_ENSURE(js != NULL, PV_ERR_NOMEM);
+        res = fp_str(b, "pa", js);
+        free(js);
+        PV_GUARD(res);
+    }
+    PV_GUARD(pv_dynbuf_printf(b, "q%zu", r->nquery));
+    for (size_t i = 0; i < r->nquery; i++) {
+        PV_GUARD(fp_str(b, "k", r->query[i].key.s));
+        PV_GUARD(pv_dynbuf_printf(b, "%d", (int)r->query[i].form));
+        PV_GUARD(fp_list(b, "g", &r->query[i].globs));
+    }
+    return pv_dynbuf_addc(b, '}');
+}
+
+static pv_result fp_endpoint(struct pv_dynbuf *b, const struct model_endpoint *e) PV_WUR;
+static pv_result fp_endpoint(struct pv_dynbuf *b, const struct model_endpoint *e)
+{
+    char ipbuf[64];
+
+    PV_GUARD(fp_str(b, "h", (e->host.s != NULL && e->host.s[0] != '\0') ? e->host.s : NULL));
+    PV_GUARD(pv_dynbuf_printf(b, "P%zu", e->nports));
+    for (size_t i = 0; i < e->nports; i++) {
+        PV_GUARD(pv_dynbuf_printf(b, ",%u", (unsigned)e->ports[i]));
+    }
+    PV_GUARD(fp_str(b, "s", e->path.s));
+    PV_GUARD(pv_dynbuf_printf(b, "pr%d,%d,%d,%d,%d,%d,%d,%d,%d", (int)e->proto, e->tls_skip,
+                              e->enforce, e->allow_encoded_slash, e->advisor_proposed,
+                              e->websocket_credential_rewrite,
+                              e->request_body_credential_rewrite,
+                              e->allow_uninspected_credentials, e->mcp_strict_tool_names));
+    PV_GUARD(fp_str(b, "ts", e->target_sandbox.s));
+    PV_GUARD(pv_dynbuf_printf(b, "ip%zu", e->ncidrs));
+    for (size_t i = 0; i < e->ncidrs; i++) {
+        model_ip_format(&e->cidrs[i].net, ipbuf, sizeof(ipbuf));
+        PV_GUARD(pv_dynbuf_printf(b, ",%s/%u", ipbuf, (unsigned)e->cidrs[i].prefix));
+    }
+    PV_GUARD(pv_dynbuf_printf(b, "A%zu{", e->neff_rules));
+    for (size_t i = 0; i < e->neff_rules; i++) {
+        PV_GUARD(fp_rule(b, &e->eff_rules[i]));
+    }
+    PV_GUARD(pv_dynbuf_printf(b, "D%zu{", e->ndeny));
+    for (size_t i = 0; i < e->ndeny; i++) {
+        PV_GUARD(fp_rule(b, &e->deny_rules[i]));
+    }
+    /* GraphQL persisted queries and body limits change what audit/unsupported
+     * endpoints log, never what they allow; they are left out on purpose. */
+    return PV_RESULT_OK;
+}
+
+char *model_endpoint_fingerprint(const struct model_endpoint *e, size_t *len)
+{
+    struct pv_dynbuf b;
+
+    pv_dynbuf_init(&b, 16u * 1024u * 1024u);
+    if (!pv_ok(fp_endpoint(&b, e))) {
+        pv_dynbuf_free(&b);
+        return NULL;
+    }
+    return pv_dynbuf_take(&b, len);
+}
+
+pv_result model_sha256_hex(const void *buf, size_t len, char out[65])
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    static const char hex[] = "0123456789abcdef";
+
+    PV_GUARD_OSSL(EVP_Digest(buf, len, md, &mdlen, EVP_sha256(), NULL), PV_ERR_INTERNAL);
+    PV_ENSURE(mdlen == 32, PV_ERR_INTERNAL);
+    for (unsigned int i = 0; i < mdlen; i++) {
+        out[2 * i] = hex[md[i] >> 4];
+        out[2 * i + 1] = hex[md[i] & 15];
+    }
+    out[64] = '\0';
+    return PV_RESULT_OK;
+}
