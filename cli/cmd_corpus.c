@@ -1,5 +1,508 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* cmd_corpus.c - `proviso corpus run PATH...`: data-driven prover cases
+ *
+ * Each case is one YAML file (docs/corpus.md): baseline plus candidate,
+ * proposal, single policy or boundary, credentials, and the expected verdict,
+ * exact category set, paths that must be reported and, optionally, the exact
+ * validation_result or an error substring. Folders are walked recursively in
+ * name order. One line per case, then "N passed, N failed"; exit 1 on any
+ * failure, 2 on usage errors.
+ */
 #include "config.h"
-#include <stdio.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
 #include "cli/cli.h"
-int cli_corpus(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "not yet\n"); return 2; }
+#include "common/pv_dynbuf.h"
+#include "model/model.h"
+#include "prover/prover.h"
+
+#define CASE_MAX_BYTES (4u * 1024u * 1024u)
+#define ERR_LEN 1024
+
+struct corpus_ctx {
+    struct prover_session *session;
+    struct model_registry *reg;
+    unsigned timeout_ms;
+    bool verbose;
+    size_t passed;
+    size_t failed;
+};
+
+/* Join every diagnostic into 'err'. */
+static void diags_to_err(struct model_diags *d, char *err, size_t errlen)
+{
+    size_t off = 0;
+    err[0] = '\0';
+    for (size_t i = 0; i < model_diags_count(d) && off + 1 < errlen; i++) {
+        int n = snprintf(err + off, errlen - off, "%s%s", i ? "; " : "", model_diags_line(d, i));
+        if (n < 0) {
+            break;
+        }
+        off += (size_t)n;
+    }
+    if (err[0] == '\0') {
+        snprintf(err, errlen, "invalid input");
+    }
+}
+
+/* Load one policy part of the case ("baseline", "candidate", ...). NULL with
+ * 'err' filled on invalid input. */
+static struct model_policy *load_policy_part(const char *casefile, const char *part,
+                                             const json_t *doc, char *err, size_t errlen)
+{
+    char name[512];
+    char *buf;
+    struct model_diags *d;
+    struct model_policy *p;
+
+    snprintf(name, sizeof(name), "%s#%s", casefile, part);
+    buf = json_dumps(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+    d = model_diags_new();
+    if (buf == NULL || d == NULL) {
+        free(buf);
+        model_diags_free(d);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    p = model_policy_load(name, buf, strlen(buf), MODEL_FMT_JSON, d);
+    if (p == NULL) {
+        diags_to_err(d, err, errlen);
+    }
+    free(buf);
+    model_diags_free(d);
+    return p;
+}
+
+struct case_inputs {
+    struct model_policy *baseline;
+    struct model_policy *candidate;
+    struct model_credset *creds;
+    enum prover_mode mode;
+};
+
+static void case_inputs_clear(struct case_inputs *in)
+{
+    model_policy_free(in->baseline);
+    model_policy_free(in->candidate);
+    model_credset_free(in->creds);
+    memset(in, 0, sizeof(*in));
+}
+
+/* Build the prover inputs; false + err on invalid input. */
+static bool case_load(const char *file, const json_t *root, struct case_inputs *in, char *err,
+                      size_t errlen)
+{
+    const json_t *base = json_object_get(root, "baseline");
+    const json_t *cand = json_object_get(root, "candidate");
+    const json_t *prop = json_object_get(root, "proposal");
+    const json_t *pol = json_object_get(root, "policy");
+    const json_t *bound = json_object_get(root, "boundary");
+    const json_t *creds = json_object_get(root, "credentials");
+
+    memset(in, 0, sizeof(*in));
+    in->mode = PROVER_DELTA;
+    if (bound != NULL) {
+        in->mode = PROVER_CHECK;
+        in->baseline = load_policy_part(file, "boundary", bound, err, errlen);
+    } else if (pol != NULL) {
+        in->mode = PROVER_AUDIT;
+        in->baseline = model_policy_new_empty();
+        cand = pol;
+    } else if (base != NULL) {
+        in->baseline = load_policy_part(file, "baseline", base, err, errlen);
+    } else {
+        in->baseline = model_policy_new_empty();
+    }
+    if (in->baseline == NULL) {
+        if (err[0] == '\0') {
+            snprintf(err, errlen, "out of memory");
+        }
+        return false;
+    }
+    if (prop != NULL && in->mode == PROVER_DELTA) {
+        char *buf = json_dumps(prop, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+        struct model_diags *d = model_diags_new();
+        struct model_proposal *pr = NULL;
+        char name[512];
+        snprintf(name, sizeof(name), "%s#proposal", file);
+        if (buf != NULL && d != NULL) {
+            pr = model_proposal_load(name, buf, strlen(buf), d);
+            if (pr != NULL) {
+                in->candidate = model_policy_merge(in->baseline, pr, true, d);
+            }
+        }
+        if (in->candidate == NULL) {
+            diags_to_err(d, err, errlen);
+        }
+        model_proposal_free(pr);
+        model_diags_free(d);
+        free(buf);
+        if (in->candidate == NULL) {
+            return false;
+        }
+    } else if (cand != NULL) {
+        in->candidate = load_policy_part(file, in->mode == PROVER_AUDIT ? "policy" : "candidate",
+                                         cand, err, errlen);
+        if (in->candidate == NULL) {
+            return false;
+        }
+    } else {
+        snprintf(err, errlen, "case has no candidate, proposal or policy");
+        return false;
+    }
+    if (creds != NULL && !json_is_null(creds)) {
+        json_t *wrap = json_pack("{s:O}", "credentials", creds);
+        char *buf = wrap ? json_dumps(wrap, JSON_INDENT(1)) : NULL;
+        struct model_diags *d = model_diags_new();
+        char name[512];
+        snprintf(name, sizeof(name), "%s#credentials", file);
+        if (buf != NULL && d != NULL) {
+            in->creds = model_credset_load(name, buf, strlen(buf), d);
+        }
+        if (in->creds == NULL) {
+            diags_to_err(d, err, errlen);
+        }
+        model_diags_free(d);
+        free(buf);
+        json_decref(wrap);
+        if (in->creds == NULL) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool path_matches(const struct prover_path *p, const json_t *want)
+{
+    const char *cat = json_string_value(json_object_get(want, "category"));
+    const char *bin = json_string_value(json_object_get(want, "binary"));
+    const char *host = json_string_value(json_object_get(want, "host"));
+    const char *method = json_string_value(json_object_get(want, "method"));
+    json_t *port = json_object_get(want, "port");
+
+    if (cat != NULL && strcmp(cat, prover_category_name(p->cat)) != 0) {
+        return false;
+    }
+    if (bin != NULL && strcmp(bin, p->binary) != 0) {
+        return false;
+    }
+    if (host != NULL && strcmp(host, p->host) != 0) {
+        return false;
+    }
+    if (json_is_integer(port) && json_integer_value(port) != (json_int_t)p->port) {
+        return false;
+    }
+    if (method != NULL && (p->method == NULL || strcmp(method, p->method) != 0)) {
+        return false;
+    }
+    return true;
+}
+
+/* Compare the result with 'expect'; false + why on mismatch. */
+static bool case_compare(const struct prover_result *r, const json_t *expect, char *why,
+                         size_t whylen)
+{
+    const char *verdict = json_string_value(json_object_get(expect, "verdict"));
+    const json_t *cats = json_object_get(expect, "categories");
+    const json_t *paths = json_object_get(expect, "paths");
+    const char *vr = json_string_value(json_object_get(expect, "validation_result"));
+    size_t i;
+    const json_t *v;
+
+    if (verdict != NULL && strcmp(verdict, prover_verdict_name(r->verdict)) != 0) {
+        snprintf(why, whylen, "verdict %s, expected %s%s%s", prover_verdict_name(r->verdict),
+                 verdict, r->reason ? ": " : "", r->reason ? r->reason : "");
+        return false;
+    }
+    if (json_is_array(cats)) {
+        bool seen[PROVER_CAT__COUNT] = {false};
+        bool want[PROVER_CAT__COUNT] = {false};
+        for (i = 0; i < r->npaths; i++) {
+            seen[r->paths[i].cat] = true;
+        }
+        json_array_foreach(cats, i, v) {
+            bool known = false;
+            for (int c = 0; c < PROVER_CAT__COUNT; c++) {
+                if (json_is_string(v) &&
+                    strcmp(json_string_value(v), prover_category_name((enum prover_category)c)) == 0) {
+                    want[c] = true;
+                    known = true;
+                }
+            }
+            if (!known) {
+                snprintf(why, whylen, "unknown category in expect: %s",
+                         json_is_string(v) ? json_string_value(v) : "?");
+                return false;
+            }
+        }
+        for (int c = 0; c < PROVER_CAT__COUNT; c++) {
+            if (c == PROVER_CAT_BOUNDARY) {
+                continue;
+            }
+            if (seen[c] != want[c]) {
+                snprintf(why, whylen, "category %s %s", prover_category_name((enum prover_category)c),
+                         seen[c] ? "reported but not expected" : "expected but not reported");
+                return false;
+            }
+        }
+    }
+    if (json_is_array(paths)) {
+        json_array_foreach(paths, i, v) {
+            bool found = false;
+            for (size_t k = 0; k < r->npaths && !found; k++) {
+                found = path_matches(&r->paths[k], v);
+            }
+            if (!found) {
+                char *s = json_dumps(v, JSON_COMPACT);
+                snprintf(why, whylen, "expected path not reported: %s", s ? s : "?");
+                free(s);
+                return false;
+            }
+        }
+    }
+    if (vr != NULL) {
+        char *got = prover_validation_result(r);
+        bool same = got != NULL && strcmp(got, vr) == 0;
+        if (!same) {
+            snprintf(why, whylen, "validation_result mismatch:\n    got:      %s\n    expected: %s",
+                     got ? got : "(null)", vr);
+        }
+        free(got);
+        if (!same) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void run_case(struct corpus_ctx *ctx, const char *file)
+{
+    size_t len = 0;
+    char err[ERR_LEN] = "";
+    char why[ERR_LEN] = "";
+    char *buf = cli_read_file(file, CASE_MAX_BYTES, &len);
+    json_t *root = NULL;
+    const json_t *expect;
+    const char *name;
+    const char *want_verdict;
+    struct case_inputs in;
+    bool ok = false;
+
+    memset(&in, 0, sizeof(in));
+    if (buf == NULL) {
+        snprintf(why, sizeof(why), "cannot read case");
+        goto out;
+    }
+    root = cli_yaml_to_json(buf, len, err, sizeof(err));
+    if (!json_is_object(root)) {
+        snprintf(why, sizeof(why), "case is not a YAML mapping: %s", err);
+        goto out;
+    }
+    expect = json_object_get(root, "expect");
+    want_verdict = json_string_value(json_object_get(expect, "verdict"));
+    if (!json_is_object(expect) || want_verdict == NULL) {
+        snprintf(why, sizeof(why), "case has no expect.verdict");
+        goto out;
+    }
+    if (!case_load(file, root, &in, err, sizeof(err))) {
+        const char *want_err = json_string_value(json_object_get(expect, "error"));
+        if (strcmp(want_verdict, "invalid") != 0) {
+            snprintf(why, sizeof(why), "invalid input: %s", err);
+        } else if (want_err != NULL && strstr(err, want_err) == NULL) {
+            snprintf(why, sizeof(why), "error '%s' does not contain '%s'", err, want_err);
+        } else {
+            ok = true;
+        }
+        goto out;
+    }
+    if (strcmp(want_verdict, "invalid") == 0) {
+        snprintf(why, sizeof(why), "expected invalid input, but it loaded");
+        goto out;
+    }
+    {
+        struct prover_input pin = {
+            .baseline = in.baseline,
+            .candidate = in.candidate,
+            .creds = in.creds,
+            .reg = ctx->reg,
+            .mode = in.mode,
+            .timeout_ms = ctx->timeout_ms,
+        };
+        struct prover_result *r = prover_run(ctx->session, &pin);
+        if (r == NULL) {
+            snprintf(why, sizeof(why), "prover failed: out of memory");
+            goto out;
+        }
+        ok = case_compare(r, expect, why, sizeof(why));
+        if (ctx->verbose || !ok) {
+            char *vr = prover_validation_result(r);
+            if (vr != NULL && !ok) {
+                size_t used = strlen(why);
+                snprintf(why + used, sizeof(why) - used, "\n    prover said: %s", vr);
+            }
+            free(vr);
+        }
+        prover_result_free(r);
+    }
+out:
+    name = json_string_value(json_object_get(root, "name"));
+    if (ok) {
+        ctx->passed++;
+        printf("PASS %s%s%s\n", file, name ? " " : "", name ? name : "");
+    } else {
+        ctx->failed++;
+        printf("FAIL %s%s%s: %s\n", file, name ? " " : "", name ? name : "", why);
+    }
+    case_inputs_clear(&in);
+    json_decref(root);
+    free(buf);
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool has_yaml_suffix(const char *n)
+{
+    size_t l = strlen(n);
+    return (l > 5 && strcmp(n + l - 5, ".yaml") == 0) || (l > 4 && strcmp(n + l - 4, ".yml") == 0);
+}
+
+static int run_path(struct corpus_ctx *ctx, const char *path, int depth)
+{
+    struct stat st;
+    DIR *dir;
+    struct dirent *de;
+    char **names = NULL;
+    size_t n = 0;
+    size_t cap = 0;
+    int rc = 0;
+
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, "proviso: %s: %s\n", path, strerror(errno));
+        return 2;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        run_case(ctx, path);
+        return 0;
+    }
+    if (depth > 16) {
+        return 0;
+    }
+    dir = opendir(path);
+    if (dir == NULL) {
+        fprintf(stderr, "proviso: %s: %s\n", path, strerror(errno));
+        return 2;
+    }
+    while ((de = readdir(dir)) != NULL) {
+        char *full;
+        struct stat cst;
+        size_t need;
+        if (de->d_name[0] == '.') {
+            continue;
+        }
+        need = strlen(path) + strlen(de->d_name) + 2;
+        full = pv_malloc(need);
+        if (full == NULL) {
+            rc = 2;
+            break;
+        }
+        snprintf(full, need, "%s/%s", path, de->d_name);
+        if (stat(full, &cst) != 0 || (!S_ISDIR(cst.st_mode) && !has_yaml_suffix(de->d_name))) {
+            free(full);
+            continue;
+        }
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 32;
+            char **nn = pv_realloc(names, ncap * sizeof(*names));
+            if (nn == NULL) {
+                free(full);
+                rc = 2;
+                break;
+            }
+            names = nn;
+            cap = ncap;
+        }
+        names[n++] = full;
+    }
+    closedir(dir);
+    if (n > 0) {
+        qsort(names, n, sizeof(*names), name_cmp);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (rc == 0) {
+            int r = run_path(ctx, names[i], depth + 1);
+            if (r != 0) {
+                rc = r;
+            }
+        }
+        free(names[i]);
+    }
+    free(names);
+    return rc;
+}
+
+int cli_corpus(int argc, char **argv)
+{
+    struct corpus_ctx ctx;
+    struct model_diags *d;
+    int rc = 0;
+    int i = 1;
+
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.timeout_ms = 2000;
+    if (argc < 2 || strcmp(argv[1], "run") != 0) {
+        fprintf(stderr, "usage: proviso corpus run [--verbose] [--timeout-ms N] PATH...\n");
+        return 2;
+    }
+    for (i = 2; i < argc && argv[i][0] == '-'; i++) {
+        if (strcmp(argv[i], "--verbose") == 0) {
+            ctx.verbose = true;
+        } else if (strcmp(argv[i], "--timeout-ms") == 0 && i + 1 < argc) {
+            uint64_t v;
+            i++;
+            if (!pv_ok(pv_parse_u64(argv[i], strlen(argv[i]), 600000, &v)) || v == 0) {
+                fprintf(stderr, "proviso: invalid --timeout-ms '%s'\n", argv[i]);
+                return 2;
+            }
+            ctx.timeout_ms = (unsigned)v;
+        } else {
+            fprintf(stderr, "proviso: unknown option '%s'\n", argv[i]);
+            return 2;
+        }
+    }
+    if (i >= argc) {
+        fprintf(stderr, "usage: proviso corpus run [--verbose] [--timeout-ms N] PATH...\n");
+        return 2;
+    }
+    d = model_diags_new();
+    ctx.reg = d ? model_registry_embedded(d) : NULL;
+    model_diags_free(d);
+    ctx.session = prover_session_new();
+    if (ctx.reg == NULL || ctx.session == NULL) {
+        fprintf(stderr, "proviso: cannot initialise the prover or the registry\n");
+        model_registry_free(ctx.reg);
+        prover_session_free(ctx.session);
+        return 2;
+    }
+    for (; i < argc; i++) {
+        int r = run_path(&ctx, argv[i], 0);
+        if (r != 0) {
+            rc = r;
+        }
+    }
+    printf("%zu passed, %zu failed\n", ctx.passed, ctx.failed);
+    prover_session_free(ctx.session);
+    model_registry_free(ctx.reg);
+    prover_finalize();
+    if (rc != 0) {
+        return rc;
+    }
+    return ctx.failed ? 1 : 0;
+}

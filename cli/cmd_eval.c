@@ -1,5 +1,370 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* cmd_eval.c - `proviso eval`: decide one request under a policy
+ *
+ *   proviso eval --policy FILE --binary PATH [--binary ANCESTOR ...]
+ *                (--method M --url URL | --connect HOST:PORT)
+ *                [--ip ADDR] [--format text|json]
+ *
+ * The URL is http://host[:port]/path?query or https://... (default ports 80
+ * and 443); --connect asks for a connection-level (CONNECT) decision instead.
+ * The answer comes from model_decide(), the same function the proxy calls.
+ * Exit status: 0 allow, 1 deny, 2 invalid input (bad policy, URL or flags).
+ */
 #include "config.h"
+
+#include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli/cli.h"
-int cli_eval(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "not yet\n"); return 2; }
+#include "model/model.h"
+
+struct eval_args {
+    const char *policy;
+    const char *binaries[MODEL_MAX_IDENTITY];
+    size_t nbinaries;
+    const char *method;
+    const char *url;
+    const char *connect;
+    const char *ip;
+    bool json;
+};
+
+/* A parsed request: slices of the URL (or --connect) argument. */
+struct eval_target {
+    const char *host;
+    size_t host_len;
+    uint16_t port;
+    char target[8192]; /* "path?query" */
+    size_t target_len;
+};
+
+static void eval_usage(FILE *out)
+{
+    fprintf(out, "usage: proviso eval --policy FILE --binary PATH [--binary ANCESTOR ...]\n"
+                 "                    (--method M --url URL | --connect HOST:PORT)\n"
+                 "                    [--ip ADDR] [--format text|json]\n"
+                 "exit: 0 allow, 1 deny, 2 invalid input\n");
+}
+
+static bool parse_port(const char *s, size_t len, uint16_t *out)
+{
+    uint64_t v;
+
+    if (!pv_ok(pv_parse_u64(s, len, 65535, &v)) || v == 0) {
+        return false;
+    }
+    *out = (uint16_t)v;
+    return true;
+}
+
+/* "host[:port]" or "[v6][:port]"; 'defport' 0 means the port is required. */
+static bool parse_authority(const char *a, size_t len, uint16_t defport, struct eval_target *t)
+{
+    const char *colon = NULL;
+
+    if (len == 0 || memchr(a, '@', len) != NULL) {
+        return false;
+    }
+    if (a[0] == '[') {
+        const char *close = memchr(a, ']', len);
+        if (close == NULL) {
+            return false;
+        }
+        t->host = a;
+        t->host_len = (size_t)(close - a) + 1;
+        if (t->host_len < len) {
+            if (a[t->host_len] != ':') {
+                return false;
+            }
+            colon = a + t->host_len;
+        }
+    } else {
+        colon = memchr(a, ':', len);
+        t->host = a;
+        t->host_len = colon != NULL ? (size_t)(colon - a) : len;
+    }
+    if (t->host_len == 0) {
+        return false;
+    }
+    if (colon != NULL) {
+        return parse_port(colon + 1, len - (size_t)(colon + 1 - a), &t->port);
+    }
+    if (defport == 0) {
+        return false;
+    }
+    t->port = defport;
+    return true;
+}
+
+static bool has_prefix_ci(const char *s, const char *prefix)
+{
+    for (size_t i = 0; prefix[i] != '\0'; i++) {
+        char ch = s[i];
+        if (ch >= 'A' && ch <= 'Z') {
+            ch = (char)(ch - 'A' + 'a');
+        }
+        if (ch != prefix[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool parse_url(const char *url, struct eval_target *t)
+{
+    const char *rest;
+    uint16_t defport;
+    size_t alen;
+    size_t tlen;
+    const char *frag;
+
+    if (has_prefix_ci(url, "http://")) {
+        rest = url + 7;
+        defport = 80;
+    } else if (has_prefix_ci(url, "https://")) {
+        rest = url + 8;
+        defport = 443;
+    } else {
+        return false;
+    }
+    alen = strcspn(rest, "/?#");
+    if (!parse_authority(rest, alen, defport, t)) {
+        return false;
+    }
+    rest += alen;
+    /* A fragment is never sent to the server. */
+    frag = strchr(rest, '#');
+    tlen = frag != NULL ? (size_t)(frag - rest) : strlen(rest);
+    if (tlen + 2 > sizeof(t->target)) {
+        return false;
+    }
+    t->target_len = 0;
+    if (tlen == 0 || rest[0] != '/') {
+        t->target[t->target_len++] = '/';
+    }
+    memcpy(t->target + t->target_len, rest, tlen);
+    t->target_len += tlen;
+    t->target[t->target_len] = '\0';
+    return true;
+}
+
+/* Returns 0 on success, 2 on a usage error (already reported). */
+static int parse_args(int argc, char **argv, struct eval_args *a)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *opt = argv[i];
+        const char *val;
+        if (strcmp(opt, "-h") == 0 || strcmp(opt, "--help") == 0) {
+            eval_usage(stdout);
+            return -1;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "proviso eval: %s needs a value\n", opt);
+            return 2;
+        }
+        val = argv[++i];
+        if (strcmp(opt, "--policy") == 0) {
+            a->policy = val;
+        } else if (strcmp(opt, "--binary") == 0) {
+            if (a->nbinaries == MODEL_MAX_IDENTITY) {
+                fprintf(stderr, "proviso eval: at most %d --binary options\n",
+                        MODEL_MAX_IDENTITY);
+                return 2;
+            }
+            a->binaries[a->nbinaries++] = val;
+        } else if (strcmp(opt, "--method") == 0) {
+            a->method = val;
+        } else if (strcmp(opt, "--url") == 0) {
+            a->url = val;
+        } else if (strcmp(opt, "--connect") == 0) {
+            a->connect = val;
+        } else if (strcmp(opt, "--ip") == 0) {
+            a->ip = val;
+        } else if (strcmp(opt, "--format") == 0) {
+            if (strcmp(val, "json") == 0) {
+                a->json = true;
+            } else if (strcmp(val, "text") == 0) {
+                a->json = false;
+            } else {
+                fprintf(stderr, "proviso eval: --format must be text or json\n");
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "proviso eval: unknown option '%s'\n", opt);
+            return 2;
+        }
+    }
+    if (a->policy == NULL || a->nbinaries == 0) {
+        fprintf(stderr, "proviso eval: --policy and --binary are required\n");
+        return 2;
+    }
+    if (a->connect != NULL ? (a->method != NULL || a->url != NULL)
+                           : (a->method == NULL || a->url == NULL)) {
+        fprintf(stderr, "proviso eval: give --method and --url, or --connect\n");
+        return 2;
+    }
+    return 0;
+}
+
+/* "host:80,443" (or "(hostless):..." for a hostless endpoint) into buf. */
+static void endpoint_text(const struct model_endpoint *e, char *buf, size_t cap)
+{
+    const char *h = model_endpoint_host(e);
+    size_t len;
+    int n;
+
+    n = snprintf(buf, cap, "%s", h[0] != '\0' ? h : "(hostless)");
+    len = n > 0 ? (size_t)n : 0;
+    for (size_t i = 0; i < model_endpoint_nports(e) && len < cap; i++) {
+        n = snprintf(buf + len, cap - len, "%c%u", i == 0 ? ':' : ',',
+                     (unsigned)model_endpoint_port(e, i));
+        if (n < 0) {
+            break;
+        }
+        len += (size_t)n;
+    }
+}
+
+static int print_json(const struct model_decision *d)
+{
+    char ep[512];
+    json_t *o;
+    char *s;
+
+    if (d->endpoint != NULL) {
+        endpoint_text(d->endpoint, ep, sizeof(ep));
+    }
+    o = json_pack("{s:b, s:b, s:s, s:s, s:s}", "allow", d->allow, "grant", d->grant, "reason",
+                  model_reason_name(d->reason), "detail", d->detail, "route",
+                  model_route_name(d->route));
+    if (o == NULL) {
+        fprintf(stderr, "proviso eval: out of memory\n");
+        return 2;
+    }
+    if (json_object_set_new(o, "rule",
+                            d->rule != NULL ? json_string(model_rule_key(d->rule)) : json_null()) != 0 ||
+        json_object_set_new(o, "endpoint",
+                            d->endpoint != NULL ? json_string(ep) : json_null()) != 0 ||
+        json_object_set_new(o, "binary",
+                            d->binary != NULL ? json_string(d->binary) : json_null()) != 0) {
+        json_decref(o);
+        fprintf(stderr, "proviso eval: out of memory\n");
+        return 2;
+    }
+    s = json_dumps(o, JSON_SORT_KEYS);
+    json_decref(o);
+    if (s == NULL) {
+        fprintf(stderr, "proviso eval: out of memory\n");
+        return 2;
+    }
+    printf("%s\n", s);
+    free(s);
+    return d->allow ? 0 : 1;
+}
+
+static int print_text(const struct model_decision *d)
+{
+    char ep[512];
+
+    if (d->allow) {
+        printf("allow%s%s\n", d->reason == MODEL_REASON_AUDIT ? ": audit: " : "",
+               d->reason == MODEL_REASON_AUDIT ? d->detail : "");
+    } else {
+        printf("deny: %s: %s\n", model_reason_name(d->reason), d->detail);
+    }
+    printf("route: %s\n", model_route_name(d->route));
+    printf("grant: %s\n", d->grant ? "true" : "false");
+    if (d->rule != NULL) {
+        printf("rule: %s\n", model_rule_key(d->rule));
+    }
+    if (d->endpoint != NULL) {
+        endpoint_text(d->endpoint, ep, sizeof(ep));
+        printf("endpoint: %s\n", ep);
+    }
+    if (d->binary != NULL) {
+        printf("binary: %s\n", d->binary);
+    }
+    return d->allow ? 0 : 1;
+}
+
+static int load_policy(const char *path, struct model_policy **out)
+{
+    struct model_diags *diags = model_diags_new();
+
+    if (diags == NULL) {
+        fprintf(stderr, "proviso eval: out of memory\n");
+        return 2;
+    }
+    *out = model_policy_load_file(path, MODEL_FMT_AUTO, diags);
+    if (*out == NULL) {
+        size_t n = model_diags_count(diags);
+        for (size_t i = 0; i < n; i++) {
+            fprintf(stderr, "%s\n", model_diags_line(diags, i));
+        }
+        if (n == 0) {
+            fprintf(stderr, "proviso eval: %s: cannot load policy\n", path);
+        }
+        model_diags_free(diags);
+        return 2;
+    }
+    model_diags_free(diags);
+    return 0;
+}
+
+int cli_eval(int argc, char **argv)
+{
+    struct eval_args a;
+    struct eval_target t;
+    struct model_request req;
+    struct model_decision d;
+    struct model_ip ip;
+    struct model_policy *p = NULL;
+    int rc;
+
+    memset(&a, 0, sizeof(a));
+    memset(&t, 0, sizeof(t));
+    rc = parse_args(argc, argv, &a);
+    if (rc != 0) {
+        if (rc == 2) {
+            eval_usage(stderr);
+        }
+        return rc < 0 ? 0 : rc;
+    }
+    if (a.connect != NULL) {
+        if (!parse_authority(a.connect, strlen(a.connect), 0, &t)) {
+            fprintf(stderr, "proviso eval: --connect '%s' is not HOST:PORT\n", a.connect);
+            return 2;
+        }
+    } else if (!parse_url(a.url, &t)) {
+        fprintf(stderr, "proviso eval: '%s' is not an http:// or https:// URL\n", a.url);
+        return 2;
+    }
+    if (a.method != NULL && !model_method_valid(a.method, strlen(a.method))) {
+        fprintf(stderr, "proviso eval: invalid method '%s'\n", a.method);
+        return 2;
+    }
+    if (a.ip != NULL && !model_ip_parse(a.ip, strlen(a.ip), &ip)) {
+        fprintf(stderr, "proviso eval: --ip '%s' is not an IP address\n", a.ip);
+        return 2;
+    }
+    rc = load_policy(a.policy, &p);
+    if (rc != 0) {
+        return rc;
+    }
+    memset(&req, 0, sizeof(req));
+    req.binaries = a.binaries;
+    req.nbinaries = a.nbinaries;
+    req.host = t.host;
+    req.host_len = t.host_len;
+    req.port = t.port;
+    req.method = a.method;
+    req.target = a.method != NULL ? t.target : NULL;
+    req.target_len = a.method != NULL ? t.target_len : 0;
+    req.dest = a.ip != NULL ? &ip : NULL;
+    model_decide(p, &req, &d);
+    rc = a.json ? print_json(&d) : print_text(&d);
+    model_policy_free(p);
+    return rc;
+}

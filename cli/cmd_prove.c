@@ -1,6 +1,374 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* cmd_prove.c - `proviso prove` and `proviso check`
+ *
+ *   proviso prove [--baseline FILE] (--candidate FILE | --proposal FILE |
+ *                 --policy FILE) [--credentials FILE] [--registry DIR]
+ *                 [--format text|json|shorthand] [--timeout-ms N]
+ *   proviso check --candidate FILE --boundary FILE [--format text|json]
+ *                 [--timeout-ms N]
+ *
+ * Exit: prove 0 empty, 1 findings, 3 unknown; check 0 within, 1 exceeds,
+ * 3 unknown; both 2 on invalid input or usage (the JSON invalid object with
+ * --format json, "FILE:LINE:COL: ..." lines on stderr otherwise).
+ */
 #include "config.h"
+
+#include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli/cli.h"
-int cli_prove(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "not yet\n"); return 2; }
-int cli_check(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "not yet\n"); return 2; }
+#include "model/model.h"
+#include "prover/prover.h"
+
+enum out_format { OUT_TEXT, OUT_JSON, OUT_SHORTHAND };
+
+struct prove_opts {
+    const char *baseline, *candidate, *proposal, *policy, *boundary;
+    const char *credentials, *registry;
+    enum out_format fmt;
+    unsigned timeout_ms;
+};
+
+static void usage_prove(FILE *f)
+{
+    fprintf(f, "usage: proviso prove [--baseline FILE] (--candidate FILE | --proposal FILE |"
+               " --policy FILE)\n"
+               "                     [--credentials FILE] [--registry DIR]\n"
+               "                     [--format text|json|shorthand] [--timeout-ms N]\n");
+}
+
+static void usage_check(FILE *f)
+{
+    fprintf(f, "usage: proviso check --candidate FILE --boundary FILE [--format text|json]"
+               " [--timeout-ms N]\n");
+}
+
+static void print_json(json_t *o)
+{
+    char *s = o != NULL ? json_dumps(o, JSON_INDENT(2)) : NULL;
+
+    if (s != NULL) {
+        printf("%s\n", s);
+        free(s);
+    } else {
+        fprintf(stderr, "proviso: out of memory\n");
+    }
+}
+
+/* Report invalid input and return exit status 2. */
+static int invalid(const struct prove_opts *o, const char *code, struct model_diags *d,
+                   const char *fallback)
+{
+    const char *detail = fallback;
+
+    if (d != NULL && model_diags_count(d) > 0) {
+        detail = model_diags_line(d, 0);
+    }
+    if (o->fmt == OUT_JSON) {
+        json_t *j = prover_invalid_json(code, detail);
+
+        print_json(j);
+        json_decref(j);
+    }
+    if (d != NULL && model_diags_count(d) > 0) {
+        for (size_t i = 0; i < model_diags_count(d); i++) {
+            fprintf(stderr, "%s\n", model_diags_line(d, i));
+        }
+    } else {
+        fprintf(stderr, "proviso: %s\n", detail != NULL ? detail : code);
+    }
+    return 2;
+}
+
+static int parse_opts(int argc, char **argv, struct prove_opts *o, bool check)
+{
+    memset(o, 0, sizeof(*o));
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char **slot = NULL;
+
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            if (check) {
+                usage_check(stdout);
+            } else {
+                usage_prove(stdout);
+            }
+            return 0;
+        }
+        if (strcmp(a, "--baseline") == 0 && !check) {
+            slot = &o->baseline;
+        } else if (strcmp(a, "--candidate") == 0) {
+            slot = &o->candidate;
+        } else if (strcmp(a, "--proposal") == 0 && !check) {
+            slot = &o->proposal;
+        } else if (strcmp(a, "--policy") == 0 && !check) {
+            slot = &o->policy;
+        } else if (strcmp(a, "--boundary") == 0 && check) {
+            slot = &o->boundary;
+        } else if (strcmp(a, "--credentials") == 0 && !check) {
+            slot = &o->credentials;
+        } else if (strcmp(a, "--registry") == 0 && !check) {
+            slot = &o->registry;
+        } else if (strcmp(a, "--format") == 0 && v != NULL) {
+            if (strcmp(v, "text") == 0) {
+                o->fmt = OUT_TEXT;
+            } else if (strcmp(v, "json") == 0) {
+                o->fmt = OUT_JSON;
+            } else if (strcmp(v, "shorthand") == 0 && !check) {
+                o->fmt = OUT_SHORTHAND;
+            } else {
+                fprintf(stderr, "proviso: unknown format '%s'\n", v);
+                return -1;
+            }
+            i++;
+            continue;
+        } else if (strcmp(a, "--timeout-ms") == 0 && v != NULL) {
+            uint64_t n;
+
+            if (!pv_ok(pv_parse_u64(v, strlen(v), 3600000u, &n)) || n == 0) {
+                fprintf(stderr, "proviso: --timeout-ms wants 1..3600000\n");
+                return -1;
+            }
+            o->timeout_ms = (unsigned)n;
+            i++;
+            continue;
+        } else {
+            fprintf(stderr, "proviso: unknown or incomplete option '%s'\n", a);
+            return -1;
+        }
+        if (v == NULL) {
+            fprintf(stderr, "proviso: %s needs an argument\n", a);
+            return -1;
+        }
+        *slot = v;
+        i++;
+    }
+    return 1;
+}
+
+static int emit(const struct prove_opts *o, const struct prover_result *r)
+{
+    if (o->fmt == OUT_JSON) {
+        json_t *j = prover_result_to_json(r);
+
+        print_json(j);
+        json_decref(j);
+    } else {
+        char *s = o->fmt == OUT_SHORTHAND ? prover_validation_result(r) : prover_result_text(r);
+
+        if (s == NULL) {
+            fprintf(stderr, "proviso: out of memory\n");
+            return 3;
+        }
+        fputs(s, stdout);
+        if (o->fmt == OUT_SHORTHAND || s[0] == '\0' || s[strlen(s) - 1] != '\n') {
+            fputc('\n', stdout);
+        }
+        free(s);
+    }
+    switch (r->verdict) {
+    case PROVER_VERDICT_EMPTY:
+    case PROVER_VERDICT_WITHIN:
+        return 0;
+    case PROVER_VERDICT_FINDINGS:
+    case PROVER_VERDICT_EXCEEDS:
+        return 1;
+    case PROVER_VERDICT_UNKNOWN:
+        return 3;
+    }
+    return 3;
+}
+
+static int run(const struct prove_opts *o, struct prover_input *in)
+{
+    struct prover_session *s = prover_session_new();
+    struct prover_result *r;
+    int rc;
+
+    if (s == NULL) {
+        fprintf(stderr, "proviso: cannot create a solver context\n");
+        return 3;
+    }
+    in->timeout_ms = o->timeout_ms;
+    r = prover_run(s, in);
+    if (r == NULL) {
+        fprintf(stderr, "proviso: out of memory\n");
+        prover_session_free(s);
+        return 3;
+    }
+    rc = emit(o, r);
+    prover_result_free(r);
+    prover_session_free(s);
+    prover_finalize();
+    return rc;
+}
+
+static struct model_policy *load_policy(const struct prove_opts *o, const char *path,
+                                        int *rc)
+{
+    struct model_diags *d = model_diags_new();
+    struct model_policy *p;
+
+    if (d == NULL) {
+        *rc = invalid(o, "nomem", NULL, "out of memory");
+        return NULL;
+    }
+    p = model_policy_load_file(path, MODEL_FMT_AUTO, d);
+    if (p == NULL) {
+        *rc = invalid(o, "invalid_policy", d, path);
+    }
+    model_diags_free(d);
+    return p;
+}
+
+static struct model_policy *merge_proposal(const struct prove_opts *o,
+                                           const struct model_policy *base, int *rc)
+{
+    struct model_diags *d = model_diags_new();
+    struct model_proposal *pr = NULL;
+    struct model_policy *p = NULL;
+    size_t len = 0;
+    char *buf;
+
+    if (d == NULL) {
+        *rc = invalid(o, "nomem", NULL, "out of memory");
+        return NULL;
+    }
+    buf = cli_read_file(o->proposal, MODEL_MAX_POLICY_BYTES, &len);
+    if (buf == NULL) {
+        *rc = invalid(o, "invalid_proposal", NULL, o->proposal);
+    } else {
+        pr = model_proposal_load(o->proposal, buf, len, d);
+        if (pr == NULL) {
+            *rc = invalid(o, "invalid_proposal", d, o->proposal);
+        } else {
+            p = model_policy_merge(base, pr, true, d);
+            if (p == NULL) {
+                *rc = invalid(o, "invalid_candidate", d, o->proposal);
+            }
+        }
+    }
+    free(buf);
+    model_proposal_free(pr);
+    model_diags_free(d);
+    return p;
+}
+
+int cli_prove(int argc, char **argv)
+{
+    struct prove_opts o;
+    struct model_policy *base = NULL;
+    struct model_policy *cand = NULL;
+    struct model_credset *creds = NULL;
+    struct model_registry *reg = NULL;
+    struct model_diags *d = NULL;
+    struct prover_input in;
+    int nsrc;
+    int rc = 2;
+    int pr = parse_opts(argc, argv, &o, false);
+
+    if (pr <= 0) {
+        if (pr < 0) {
+            usage_prove(stderr);
+            return invalid(&o, "usage", NULL, "invalid usage");
+        }
+        return 0;
+    }
+    nsrc = (o.candidate != NULL) + (o.proposal != NULL) + (o.policy != NULL);
+    if (nsrc != 1 || (o.policy != NULL && o.baseline != NULL)) {
+        usage_prove(stderr);
+        return invalid(&o, "usage",
+                       NULL, "exactly one of --candidate, --proposal, --policy is required"
+                             " (--policy takes no --baseline)");
+    }
+    memset(&in, 0, sizeof(in));
+    d = model_diags_new();
+    if (d == NULL) {
+        return invalid(&o, "nomem", NULL, "out of memory");
+    }
+    reg = o.registry != NULL ? model_registry_load_dir(o.registry, d) : model_registry_embedded(d);
+    if (reg == NULL) {
+        rc = invalid(&o, "invalid_registry", d, o.registry ? o.registry : "embedded registry");
+        goto out;
+    }
+    if (o.credentials != NULL) {
+        creds = model_credset_load_file(o.credentials, d);
+        if (creds == NULL) {
+            rc = invalid(&o, "invalid_credentials", d, o.credentials);
+            goto out;
+        }
+    }
+    if (o.baseline != NULL) {
+        base = load_policy(&o, o.baseline, &rc);
+        if (base == NULL) {
+            goto out;
+        }
+    }
+    if (o.proposal != NULL) {
+        if (base == NULL) {
+            base = model_policy_new_empty();
+            if (base == NULL) {
+                rc = invalid(&o, "nomem", NULL, "out of memory");
+                goto out;
+            }
+        }
+        cand = merge_proposal(&o, base, &rc);
+    } else {
+        cand = load_policy(&o, o.candidate != NULL ? o.candidate : o.policy, &rc);
+    }
+    if (cand == NULL) {
+        goto out;
+    }
+    in.baseline = base;
+    in.candidate = cand;
+    in.creds = creds;
+    in.reg = reg;
+    in.mode = o.policy != NULL ? PROVER_AUDIT : PROVER_DELTA;
+    rc = run(&o, &in);
+out:
+    model_policy_free(base);
+    model_policy_free(cand);
+    model_credset_free(creds);
+    model_registry_free(reg);
+    model_diags_free(d);
+    return rc;
+}
+
+int cli_check(int argc, char **argv)
+{
+    struct prove_opts o;
+    struct model_policy *bound = NULL;
+    struct model_policy *cand = NULL;
+    struct prover_input in;
+    int rc = 2;
+    int pr = parse_opts(argc, argv, &o, true);
+
+    if (pr <= 0) {
+        if (pr < 0) {
+            usage_check(stderr);
+            return invalid(&o, "usage", NULL, "invalid usage");
+        }
+        return 0;
+    }
+    if (o.candidate == NULL || o.boundary == NULL) {
+        usage_check(stderr);
+        return invalid(&o, "usage", NULL, "--candidate and --boundary are required");
+    }
+    bound = load_policy(&o, o.boundary, &rc);
+    if (bound != NULL) {
+        cand = load_policy(&o, o.candidate, &rc);
+    }
+    if (bound != NULL && cand != NULL) {
+        memset(&in, 0, sizeof(in));
+        in.baseline = bound;
+        in.candidate = cand;
+        in.mode = PROVER_CHECK;
+        rc = run(&o, &in);
+    }
+    model_policy_free(bound);
+    model_policy_free(cand);
+    return rc;
+}

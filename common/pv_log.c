@@ -23,6 +23,9 @@ void pv_log_set_prefix(const char *prefix)
 }
 
 static void vlog(enum pv_log_level level, const char *tag, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+
+static void vlog(enum pv_log_level level, const char *tag, const char *fmt, va_list ap)
 {
     char ts[32];
     struct timespec now;

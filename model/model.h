@@ -223,6 +223,13 @@ void model_proposal_free(struct model_proposal *pr);
 struct model_policy *model_policy_merge(const struct model_policy *base,
                                         const struct model_proposal *pr, bool mark_advisor,
                                         struct model_diags *diags);
+/* Proposal accessors (borrowed). The intent summary is NULL when absent; the
+ * rule name of operation i is the resolved target key (trimmed ruleName,
+ * else rule.name); the rule is validated and normalised. */
+const char *model_proposal_intent(const struct model_proposal *pr);
+size_t model_proposal_nops(const struct model_proposal *pr);
+const char *model_proposal_rule_name(const struct model_proposal *pr, size_t i);
+const struct model_rule *model_proposal_rule(const struct model_proposal *pr, size_t i);
 
 /* ===========================================================================
  * Credentials and registries (model_cred.c, model_registry.c)
@@ -248,6 +255,12 @@ const struct model_glob *model_cred_target(const struct model_credset *c, size_t
 bool model_cred_covers_host(const struct model_credset *c, size_t i, const char *host, size_t len);
 /* Reference overlap of two host patterns (compat units 030-036). */
 bool model_host_patterns_overlap(const char *a, const char *b);
+/* Reference credentials_for_host: does some target of credential i overlap
+ * host pattern 'pattern' (model_host_patterns_overlap)? */
+bool model_cred_overlaps(const struct model_credset *c, size_t i, const char *pattern);
+const char *model_cred_injected_via(const struct model_credset *c, size_t i); /* borrowed */
+size_t model_cred_nscopes(const struct model_credset *c, size_t i);
+const char *model_cred_scope(const struct model_credset *c, size_t i, size_t j); /* borrowed */
 
 /* The embedded registry (compiled in from model/registry/) or a directory
  * with binaries/NAME.yaml and apis/NAME.yaml. New reference. */
@@ -264,6 +277,22 @@ const char *model_registry_binary_description(const struct model_registry *r, si
 bool model_registry_api_action(const struct model_registry *r, const char *host, uint16_t port,
                                const char *method, const char *path, const char **api,
                                const char **action, const char **risk);
+/* Binary entry i comes from descriptor NAME.yaml ("git"): one entry per path
+ * (`binary` and each alias), all with the descriptor's flags. Borrowed. */
+const char *model_registry_binary_name(const struct model_registry *r, size_t i);
+bool model_registry_binary_can_exfiltrate(const struct model_registry *r, size_t i);
+bool model_registry_binary_can_construct_http(const struct model_registry *r, size_t i);
+/* First binary entry whose glob matches the concrete path, or SIZE_MAX. */
+size_t model_registry_find_binary(const struct model_registry *r, const char *path);
+/* API descriptors, in load order (borrowed strings). */
+size_t model_registry_napis(const struct model_registry *r);
+const char *model_registry_api_name(const struct model_registry *r, size_t i);
+const char *model_registry_api_host(const struct model_registry *r, size_t i);
+uint16_t model_registry_api_port(const struct model_registry *r, size_t i);
+const char *model_registry_api_credential_type(const struct model_registry *r, size_t i);
+/* Reference api_for_host: the API whose host equals 'host' (normalised), else
+ * the first whose host overlaps it; its index, or SIZE_MAX. */
+size_t model_registry_api_for_host(const struct model_registry *r, const char *host);
 
 /* ===========================================================================
  * Request canonicalisation (model_path.c)
@@ -276,6 +305,10 @@ enum model_target_status {
     MODEL_TARGET_ENCODED_SLASH, /* %2F present (allowed only where opted in) */
     MODEL_TARGET_TOO_LONG,
 };
+
+/* Longest request path and longest canonical path, in bytes (an 'out' of
+ * MODEL_PATH_MAX + 1 bytes is always large enough). */
+#define MODEL_PATH_MAX 4096
 
 /* Canonicalise the path part of a request-target (docs/semantics.md#paths).
  * 'target' may carry "?query"; the query is returned separately, verbatim.
@@ -356,6 +389,12 @@ const char *model_route_name(enum model_route r);
 
 /* Method helpers. */
 bool model_method_valid(const char *m, size_t len);
+
+/* Endpoint accessors (for reporting a decision's endpoint): the host pattern
+ * ("" for hostless endpoints; borrowed) and the sorted port list. */
+const char *model_endpoint_host(const struct model_endpoint *e);
+size_t model_endpoint_nports(const struct model_endpoint *e);
+uint16_t model_endpoint_port(const struct model_endpoint *e, size_t i);
 
 /* ===========================================================================
  * Read-only views for the prover (model_access.c)

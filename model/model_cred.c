@@ -1,4 +1,722 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* model_cred.c - placeholder until implemented */
+/* model_cred.c - credential sets and host-pattern overlap
+ *
+ * A credentials file is YAML or JSON: `credentials: [{name, type, scopes,
+ * injected_via, target_hosts}]`, or the bare list. It is read into a node
+ * tree (model_yaml.c / model_json.c) and walked here; unknown keys and wrong
+ * types are errors at their file:line:col (the reference ignores unknown
+ * keys; proviso does not, so a misspelt `target_host` cannot silently leave a
+ * credential without targets). Every field but `name` is optional.
+ *
+ * Target hosts are normalised at load (trim, one trailing dot stripped,
+ * lower-case, IP literals in canonical text) and compiled as host globs
+ * (docs/semantics.md#credentials). model_host_patterns_overlap() is the
+ * reference's label-wise overlap test (policy.md section 6.3), kept exactly
+ * for compatibility vectors; the prover decides overlap on automata.
+ */
 #include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/pv_dynbuf.h"
 #include "model/model_int.h"
+
+#define MAX_CRED_BYTES (1024u * 1024u)
+#define MAX_TARGET_LEN 253
+#define MAX_LABELS 256
+#define MSG_MAX 1024
+
+struct cred_target {
+    struct model_glob *glob; /* compiled, text is the normalised pattern */
+    bool is_ip;              /* an exact IP literal: compared as an address */
+    struct model_ip ip;
+};
+
+struct cred {
+    char *name;
+    char *type;
+    char *injected_via;
+    char **scopes;
+    size_t nscopes;
+    struct cred_target *targets;
+    size_t ntargets;
+    struct model_mark mark;
+};
+
+struct model_credset {
+    struct cred *v;
+    size_t n;
+};
+
+struct wctx {
+    const char *file;
+    struct model_diags *diags;
+};
+
+/* ===========================================================================
+ * Helpers
+ * ========================================================================= */
+
+__attribute__((format(printf, 3, 4))) static void report(struct wctx *c, struct model_mark m,
+                                                         const char *fmt, ...)
+{
+    char msg[MSG_MAX];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (!pv_ok(model_diag_add(c->diags, c->file, m, "%s", msg))) {
+        pv_errno = PV_ERR_NOMEM;
+    }
+}
+
+static void printable(char *out, size_t outlen, const char *s, size_t n)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n && o + 4 < outlen; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        out[o++] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
+    }
+    if (n > 0 && o + 4 >= outlen) {
+        memcpy(out + o, "...", 3);
+        o += 3;
+    }
+    out[o] = '\0';
+}
+
+static int key_index(const struct model_node *k, const char *const *keys)
+{
+    for (int i = 0; keys[i] != NULL; i++) {
+        size_t n = strlen(keys[i]);
+        if (k->kind == MODEL_NODE_SCALAR && k->scalar_len == n &&
+            memcmp(k->scalar, keys[i], n) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+static void unknown_key(struct wctx *c, const struct model_node *k, const char *where)
+{
+    char buf[96];
+    printable(buf, sizeof(buf), k->scalar != NULL ? k->scalar : "", k->scalar_len);
+    report(c, k->mark, "unknown field `%s` in %s", buf, where);
+}
+
+/* A string value: YAML scalar, or JSON string. Null leaves '*out' NULL. */
+static void get_str(struct wctx *c, const struct model_node *v, const char *what, char **out)
+{
+    if (v->kind == MODEL_NODE_NULL) {
+        return;
+    }
+    if (v->kind != MODEL_NODE_SCALAR || (v->json_typed && v->json_type != JSON_STRING)) {
+        report(c, v->mark, "%s must be a string", what);
+        return;
+    }
+    if (memchr(v->scalar, '\0', v->scalar_len) != NULL) {
+        report(c, v->mark, "%s must not contain NUL", what);
+        return;
+    }
+    free(*out);
+    *out = pv_strndup(v->scalar, v->scalar_len);
+    if (*out == NULL) {
+        report(c, v->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+    }
+}
+
+static void trim(const char **s, size_t *n)
+{
+    while (*n > 0 && ((*s)[0] == ' ' || (*s)[0] == '\t' || (*s)[0] == '\r' || (*s)[0] == '\n')) {
+        (*s)++;
+        (*n)--;
+    }
+    while (*n > 0 && ((*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t' || (*s)[*n - 1] == '\r' ||
+                      (*s)[*n - 1] == '\n')) {
+        (*n)--;
+    }
+}
+
+/* ===========================================================================
+ * Loading
+ * ========================================================================= */
+
+static void cred_clear(struct cred *cr)
+{
+    free(cr->name);
+    free(cr->type);
+    free(cr->injected_via);
+    for (size_t i = 0; i < cr->nscopes; i++) {
+        free(cr->scopes[i]);
+    }
+    free(cr->scopes);
+    for (size_t i = 0; i < cr->ntargets; i++) {
+        model_glob_free(cr->targets[i].glob);
+    }
+    free(cr->targets);
+    memset(cr, 0, sizeof(*cr));
+}
+
+void model_credset_free(struct model_credset *c)
+{
+    if (c == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < c->n; i++) {
+        cred_clear(&c->v[i]);
+    }
+    free(c->v);
+    free(c);
+}
+
+struct model_credset *model_credset_new_empty(void)
+{
+    return pv_calloc(1, sizeof(struct model_credset));
+}
+
+static void walk_scopes(struct wctx *c, const struct model_node *v, struct cred *cr)
+{
+    if (v->kind == MODEL_NODE_NULL) {
+        return;
+    }
+    if (v->kind != MODEL_NODE_SEQ) {
+        report(c, v->mark, "credential scopes must be a list of strings");
+        return;
+    }
+    cr->scopes = pv_calloc(v->nitems, sizeof(cr->scopes[0]));
+    if (cr->scopes == NULL) {
+        report(c, v->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+        return;
+    }
+    for (size_t i = 0; i < v->nitems; i++) {
+        if (v->items[i]->kind == MODEL_NODE_NULL) {
+            report(c, v->items[i]->mark, "credential scope must be a string");
+            continue;
+        }
+        get_str(c, v->items[i], "credential scope", &cr->scopes[cr->nscopes]);
+        if (cr->scopes[cr->nscopes] != NULL) {
+            cr->nscopes++;
+        }
+    }
+}
+
+/*= docs/semantics.md#credentials
+ *# A credential's `target_hosts` are host patterns (same syntax as endpoint
+ *# hosts). */
+static void add_target(struct wctx *c, const struct model_node *v, struct cred *cr)
+{
+    char shown[96];
+    char low[MAX_TARGET_LEN + 2];
+    char canon[MAX_TARGET_LEN + 2];
+    const char *s = v->scalar;
+    size_t n = v->scalar_len;
+    size_t outl = 0;
+    const char *why = NULL;
+    struct cred_target *t = &cr->targets[cr->ntargets];
+
+    if (v->kind != MODEL_NODE_SCALAR || (v->json_typed && v->json_type != JSON_STRING)) {
+        report(c, v->mark, "credential target host must be a string");
+        return;
+    }
+    trim(&s, &n);
+    printable(shown, sizeof(shown), s, n);
+    if (n > 0 && s[n - 1] == '.') {
+        n--;
+    }
+    if (n == 0) {
+        report(c, v->mark, "credential target host must not be empty");
+        return;
+    }
+    if (n > MAX_TARGET_LEN) {
+        report(c, v->mark, "credential target host '%s' is longer than %u bytes", shown,
+               (unsigned)MAX_TARGET_LEN);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        low[i] = (ch >= 'A' && ch <= 'Z') ? (char)(ch - 'A' + 'a') : ch;
+    }
+    low[n] = '\0';
+    if (memchr(low, '*', n) == NULL) {
+        if (!model_host_normalize(low, n, canon, sizeof(canon), &outl, &t->is_ip, &t->ip)) {
+            report(c, v->mark, "invalid credential target host '%s'", shown);
+            return;
+        }
+    } else {
+        memcpy(canon, low, n + 1);
+        outl = n;
+        t->is_ip = false;
+    }
+    t->glob = model_glob_compile(MODEL_GLOB_HOST, canon, outl, &why);
+    if (t->glob == NULL) {
+        report(c, v->mark, "invalid credential target host '%s': %s", shown,
+               why != NULL ? why : pv_strerror(pv_errno));
+        return;
+    }
+    cr->ntargets++;
+}
+
+static void walk_targets(struct wctx *c, const struct model_node *v, struct cred *cr)
+{
+    if (v->kind == MODEL_NODE_NULL) {
+        return;
+    }
+    if (v->kind != MODEL_NODE_SEQ) {
+        report(c, v->mark, "credential target_hosts must be a list of host patterns");
+        return;
+    }
+    cr->targets = pv_calloc(v->nitems, sizeof(cr->targets[0]));
+    if (cr->targets == NULL) {
+        report(c, v->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+        return;
+    }
+    for (size_t i = 0; i < v->nitems; i++) {
+        add_target(c, v->items[i], cr);
+    }
+}
+
+static void walk_cred(struct wctx *c, const struct model_node *n, struct cred *cr)
+{
+    static const char *const keys[] = {"name", "type", "scopes", "injected_via", "target_hosts",
+                                       NULL};
+
+    cr->mark = n->mark;
+    if (n->kind != MODEL_NODE_MAP) {
+        report(c, n->mark, "credential must be a mapping");
+        return;
+    }
+    for (size_t k = 0; k + 1 < n->nitems; k += 2) {
+        const struct model_node *v = n->items[k + 1];
+        switch (key_index(n->items[k], keys)) {
+        case 0:
+            get_str(c, v, "credential name", &cr->name);
+            break;
+        case 1:
+            get_str(c, v, "credential type", &cr->type);
+            break;
+        case 2:
+            walk_scopes(c, v, cr);
+            break;
+        case 3:
+            get_str(c, v, "credential injected_via", &cr->injected_via);
+            break;
+        case 4:
+            walk_targets(c, v, cr);
+            break;
+        default:
+            unknown_key(c, n->items[k], "credential");
+            break;
+        }
+    }
+    if (cr->name == NULL || cr->name[0] == '\0') {
+        report(c, n->mark, "credential name is required");
+    }
+}
+
+static const struct model_node *cred_list(struct wctx *c, const struct model_node *root)
+{
+    const struct model_node *list = NULL;
+
+    if (root->kind == MODEL_NODE_SEQ) {
+        return root;
+    }
+    if (root->kind != MODEL_NODE_MAP) {
+        report(c, root->mark, "credentials file must be a mapping with `credentials` or a list");
+        return NULL;
+    }
+    for (size_t k = 0; k + 1 < root->nitems; k += 2) {
+        static const char *const keys[] = {"credentials", NULL};
+        const struct model_node *v = root->items[k + 1];
+        if (key_index(root->items[k], keys) != 0) {
+            unknown_key(c, root->items[k], "credentials file");
+            continue;
+        }
+        if (v->kind != MODEL_NODE_SEQ && v->kind != MODEL_NODE_NULL) {
+            report(c, v->mark, "credentials must be a list");
+            continue;
+        }
+        list = v;
+    }
+    return list;
+}
+
+static bool blank(const char *buf, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\r' && buf[i] != '\n') {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool starts_json(const char *buf, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\r' && buf[i] != '\n') {
+            return buf[i] == '{';
+        }
+    }
+    return false;
+}
+
+struct model_credset *model_credset_load(const char *file, const char *buf, size_t len,
+                                         struct model_diags *diags)
+{
+    struct wctx c;
+    struct model_node *root;
+    const struct model_node *list;
+    struct model_credset *cs;
+    size_t before;
+
+    if (diags == NULL || (buf == NULL && len > 0)) {
+        pv_errno = PV_ERR_NULL;
+        return NULL;
+    }
+    c.file = file != NULL ? file : "<credentials>";
+    c.diags = diags;
+    before = diags->n;
+    if (len > MAX_CRED_BYTES) {
+        report(&c, (struct model_mark){0, 0}, "credentials file is larger than %u bytes",
+               MAX_CRED_BYTES);
+        pv_errno = PV_ERR_TOOBIG;
+        return NULL;
+    }
+    if (buf == NULL || blank(buf, len)) {
+        report(&c, (struct model_mark){1, 1}, "empty credentials document");
+        pv_errno = PV_ERR_PARSE;
+        return NULL;
+    }
+    root = starts_json(buf, len) ? model_json_read(c.file, buf, len, diags)
+                                 : model_yaml_read(c.file, buf, len, diags);
+    if (root == NULL) {
+        if (diags->n == before) {
+            report(&c, (struct model_mark){0, 0}, "%s", pv_strerror(PV_ERR_PARSE));
+        }
+        pv_errno = PV_ERR_PARSE;
+        return NULL;
+    }
+    cs = model_credset_new_empty();
+    list = cs != NULL ? cred_list(&c, root) : NULL;
+    if (cs == NULL) {
+        report(&c, root->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+    } else if (list != NULL && list->nitems > 0) {
+        cs->v = pv_calloc(list->nitems, sizeof(cs->v[0]));
+        if (cs->v == NULL) {
+            report(&c, list->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+        } else {
+            cs->n = list->nitems;
+            for (size_t i = 0; i < list->nitems; i++) {
+                walk_cred(&c, list->items[i], &cs->v[i]);
+                for (size_t j = 0; j < i && cs->v[i].name != NULL; j++) {
+                    if (cs->v[j].name != NULL && strcmp(cs->v[j].name, cs->v[i].name) == 0) {
+                        char shown[96];
+                        printable(shown, sizeof(shown), cs->v[i].name, strlen(cs->v[i].name));
+                        report(&c, cs->v[i].mark, "duplicate credential name '%s'", shown);
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    model_node_free(root);
+    if (diags->n != before) {
+        model_credset_free(cs);
+        pv_errno = PV_ERR_POLICY;
+        return NULL;
+    }
+    return cs;
+}
+
+struct model_credset *model_credset_load_file(const char *path, struct model_diags *diags)
+{
+    struct model_credset *cs;
+    struct pv_dynbuf b;
+    char chunk[8192];
+    FILE *f;
+    bool toobig = false;
+
+    if (path == NULL || diags == NULL) {
+        pv_errno = PV_ERR_NULL;
+        return NULL;
+    }
+    f = fopen(path, "rbe");
+    if (f == NULL) {
+        if (!pv_ok(model_diag_add(diags, path, (struct model_mark){0, 0},
+                                  "cannot read credentials file"))) {
+            pv_errno = PV_ERR_NOMEM;
+        }
+        pv_errno = PV_ERR_IO;
+        return NULL;
+    }
+    pv_dynbuf_init(&b, MAX_CRED_BYTES);
+    for (;;) {
+        size_t n = fread(chunk, 1, sizeof(chunk), f);
+        if (n > 0 && !pv_ok(pv_dynbuf_add(&b, chunk, n))) {
+            toobig = true;
+            break;
+        }
+        if (n < sizeof(chunk)) {
+            break;
+        }
+    }
+    if (ferror(f) || toobig) {
+        fclose(f);
+        pv_dynbuf_free(&b);
+        if (!pv_ok(model_diag_add(diags, path, (struct model_mark){0, 0}, "%s",
+                                  toobig ? "credentials file is too large"
+                                         : "cannot read credentials file"))) {
+            pv_errno = PV_ERR_NOMEM;
+        }
+        pv_errno = toobig ? PV_ERR_TOOBIG : PV_ERR_IO;
+        return NULL;
+    }
+    fclose(f);
+    cs = model_credset_load(path, b.buf != NULL ? b.buf : "", b.len, diags);
+    pv_dynbuf_free(&b);
+    return cs;
+}
+
+/* ===========================================================================
+ * Accessors and matching
+ * ========================================================================= */
+
+size_t model_credset_count(const struct model_credset *c)
+{
+    return c == NULL ? 0 : c->n;
+}
+
+const char *model_cred_name(const struct model_credset *c, size_t i)
+{
+    return (c == NULL || i >= c->n) ? NULL : c->v[i].name;
+}
+
+const char *model_cred_type(const struct model_credset *c, size_t i)
+{
+    return (c == NULL || i >= c->n) ? NULL : c->v[i].type;
+}
+
+const char *model_cred_injected_via(const struct model_credset *c, size_t i)
+{
+    return (c == NULL || i >= c->n) ? NULL : c->v[i].injected_via;
+}
+
+size_t model_cred_nscopes(const struct model_credset *c, size_t i)
+{
+    return (c == NULL || i >= c->n) ? 0 : c->v[i].nscopes;
+}
+
+const char *model_cred_scope(const struct model_credset *c, size_t i, size_t j)
+{
+    if (c == NULL || i >= c->n || j >= c->v[i].nscopes) {
+        return NULL;
+    }
+    return c->v[i].scopes[j];
+}
+
+size_t model_cred_ntargets(const struct model_credset *c, size_t i)
+{
+    return (c == NULL || i >= c->n) ? 0 : c->v[i].ntargets;
+}
+
+const struct model_glob *model_cred_target(const struct model_credset *c, size_t i, size_t j)
+{
+    if (c == NULL || i >= c->n || j >= c->v[i].ntargets) {
+        return NULL;
+    }
+    return c->v[i].targets[j].glob;
+}
+
+/*= docs/semantics.md#credentials
+ *# A request host *h* is **credentialed** when it matches some target of
+ *# some credential. */
+bool model_cred_covers_host(const struct model_credset *c, size_t i, const char *host, size_t len)
+{
+    char norm[MAX_TARGET_LEN + 2];
+    size_t nl = 0;
+    bool is_ip = false;
+    struct model_ip ip;
+
+    if (c == NULL || i >= c->n || host == NULL) {
+        return false;
+    }
+    if (!model_host_normalize(host, len, norm, sizeof(norm), &nl, &is_ip, &ip)) {
+        return false;
+    }
+    for (size_t j = 0; j < c->v[i].ntargets; j++) {
+        const struct cred_target *t = &c->v[i].targets[j];
+        if (t->is_ip) {
+            if (is_ip && memcmp(t->ip.b, ip.b, sizeof(ip.b)) == 0) {
+                return true;
+            }
+            continue;
+        }
+        /*= docs/semantics.md#host-pattern
+         *# **Wildcard patterns match DNS names only, never IP hosts.** */
+        if (is_ip && !model_glob_is_literal(t->glob)) {
+            continue;
+        }
+        if (model_glob_match(t->glob, norm, nl)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---------------------------------------------------------------------------
+ * The reference's host_patterns_overlap (credentials.rs)
+ * ------------------------------------------------------------------------- */
+
+struct label {
+    const char *s;
+    size_t n;
+};
+
+/* Trim, strip trailing dots, lower-case into 'out'. Returns the length, or
+ * SIZE_MAX when it does not fit. */
+static size_t overlap_norm(const char *s, char *out, size_t outlen)
+{
+    size_t n = strlen(s);
+
+    trim(&s, &n);
+    while (n > 0 && s[n - 1] == '.') {
+        n--;
+    }
+    if (n >= outlen) {
+        return SIZE_MAX;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        out[i] = (ch >= 'A' && ch <= 'Z') ? (char)(ch - 'A' + 'a') : ch;
+    }
+    out[n] = '\0';
+    return n;
+}
+
+static size_t split_labels(const char *s, size_t n, struct label *v, size_t max)
+{
+    size_t count = 0;
+    size_t start = 0;
+
+    for (size_t i = 0; i <= n; i++) {
+        if (i == n || s[i] == '.') {
+            if (count == max) {
+                return SIZE_MAX;
+            }
+            v[count].s = s + start;
+            v[count].n = i - start;
+            count++;
+            start = i + 1;
+        }
+    }
+    return count;
+}
+
+/* One label: `*` alone matches any non-empty label; otherwise each `*`
+ * matches any run of characters within the label. */
+static bool overlap_label_match(struct label p, struct label h)
+{
+    size_t pi = 0;
+    size_t hi = 0;
+    size_t star = SIZE_MAX;
+    size_t mark = 0;
+
+    if (p.n == 1 && p.s[0] == '*') {
+        return h.n > 0;
+    }
+    if (memchr(p.s, '*', p.n) == NULL) {
+        return p.n == h.n && memcmp(p.s, h.s, p.n) == 0;
+    }
+    while (hi < h.n) {
+        if (pi < p.n && p.s[pi] == '*') {
+            star = pi++;
+            mark = hi;
+        } else if (pi < p.n && p.s[pi] == h.s[hi]) {
+            pi++;
+            hi++;
+        } else if (star != SIZE_MAX) {
+            pi = star + 1;
+            hi = ++mark;
+        } else {
+            return false;
+        }
+    }
+    while (pi < p.n && p.s[pi] == '*') {
+        pi++;
+    }
+    return pi == p.n;
+}
+
+static bool overlap_covers(const struct label *p, size_t np, const struct label *h, size_t nh)
+{
+    size_t off;
+
+    if (np > 0 && p[0].n == 2 && p[0].s[0] == '*' && p[0].s[1] == '*') {
+        /* `**` as the first label: one or more leading host labels. */
+        if (nh < np) {
+            return false;
+        }
+        off = nh - (np - 1);
+        for (size_t i = 1; i < np; i++) {
+            if (!overlap_label_match(p[i], h[off + i - 1])) {
+                return false;
+            }
+        }
+        return true;
+    }
+    if (np != nh) {
+        return false;
+    }
+    for (size_t i = 0; i < np; i++) {
+        if (!overlap_label_match(p[i], h[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool model_host_patterns_overlap(const char *a, const char *b)
+{
+    char na[1024];
+    char nb[1024];
+    struct label la[MAX_LABELS];
+    struct label lb[MAX_LABELS];
+    size_t la_n;
+    size_t lb_n;
+    size_t ca;
+    size_t cb;
+
+    if (a == NULL || b == NULL) {
+        return false;
+    }
+    la_n = overlap_norm(a, na, sizeof(na));
+    lb_n = overlap_norm(b, nb, sizeof(nb));
+    if (la_n == SIZE_MAX || lb_n == SIZE_MAX || la_n == 0 || lb_n == 0) {
+        return false;
+    }
+    if (la_n == lb_n && memcmp(na, nb, la_n) == 0) {
+        return true;
+    }
+    ca = split_labels(na, la_n, la, MAX_LABELS);
+    cb = split_labels(nb, lb_n, lb, MAX_LABELS);
+    if (ca == SIZE_MAX || cb == SIZE_MAX) {
+        return false;
+    }
+    return overlap_covers(la, ca, lb, cb) || overlap_covers(lb, cb, la, ca);
+}
+
+bool model_cred_overlaps(const struct model_credset *c, size_t i, const char *pattern)
+{
+    if (c == NULL || i >= c->n || pattern == NULL) {
+        return false;
+    }
+    for (size_t j = 0; j < c->v[i].ntargets; j++) {
+        if (model_host_patterns_overlap(pattern, model_glob_text(c->v[i].targets[j].glob))) {
+            return true;
+        }
+    }
+    return false;
+}

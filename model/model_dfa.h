@@ -22,6 +22,8 @@
 
 /* Bound on DFA states of one compiled glob (before minimisation). */
 #define MODEL_GLOB_MAX_STATES 4096u
+/* Longest literal pattern (its DFA has length + 2 states). */
+#define MODEL_GLOB_MAX_LITERAL 8192u
 /* Default bound of model_lang_check when 'max_states' is 0. */
 #define MODEL_LANG_DEFAULT_MAX_STATES 1000000u
 
@@ -35,9 +37,15 @@ struct model_glob {
     uint32_t start;
     uint32_t dead;      /* non-accepting sink, or nstates if there is none */
     uint32_t universal; /* accepting sink, or nstates if there is none */
+    uint32_t sinks;     /* states >= sinks are sinks (the matcher may stop there) */
     uint8_t cls[256];   /* byte -> class */
     uint16_t *trans;    /* nstates * nclasses (owned unless built-in) */
     uint8_t *accept;    /* nstates, 0/1 (owned unless built-in) */
+    /* The matcher's copy of trans: row stride 1 << shift, entries are the
+     * next state << shift, so a step is one load and one add (owned; NULL
+     * for built-ins). */
+    uint32_t *fast;
+    uint32_t shift;
 };
 
 /* A set of bytes. */
@@ -83,8 +91,9 @@ struct model_nfa_edge {
     int32_t set; /* index into sets[], -1 = epsilon */
 };
 
-/* NFA under construction. Allocation failures are sticky: every builder
- * call after one is a no-op and model_dfa_build() reports PV_ERR_NOMEM. */
+/* NFA under construction. Failures are sticky: every builder call after one
+ * is a no-op and model_dfa_build() reports PV_ERR_NOMEM (allocation) or
+ * PV_ERR_PATTERN (more states than the NFA bound). */
 struct model_nfa {
     uint32_t nstates;
     struct model_nfa_edge *edges;
@@ -93,7 +102,8 @@ struct model_nfa {
     struct model_byteset *sets;
     size_t nsets;
     size_t setcap;
-    bool failed;
+    bool failed; /* an allocation failed */
+    bool toobig; /* more than the NFA state bound */
 };
 
 void model_nfa_init(struct model_nfa *n);
@@ -111,5 +121,14 @@ void model_nfa_set(struct model_nfa *n, uint32_t from, uint32_t to,
  * more than 'max_states' states, PV_ERR_NOMEM. */
 pv_result model_dfa_build(const struct model_nfa *n, uint32_t start, uint32_t final,
                           uint32_t max_states, struct model_glob *g) PV_WUR;
+
+/* The DFA of the literal 'lit' (exactly that string) into the automaton
+ * fields of 'g', without the matcher's fast table (literals are matched with
+ * memcmp). PV_ERR_PATTERN when longer than MODEL_GLOB_MAX_LITERAL. */
+pv_result model_dfa_literal(const uint8_t *lit, size_t len, struct model_glob *g) PV_WUR;
+
+/* The built-in automaton of a domain (static storage, borrowed; NULL for an
+ * unknown value). Thread-safe. */
+const struct model_glob *model_dfa_domain(enum model_domain d);
 
 #endif

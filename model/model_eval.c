@@ -1,4 +1,2212 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* model_eval.c - placeholder until implemented */
+/* model_eval.c - the concrete evaluator: compile a policy, decide one request
+ *
+ * model_policy_compile() compiles every pattern of a validated policy,
+ * expands access presets into eff_rules and builds struct model_index, which
+ * turns a request's (host, port) into the few (rule, endpoint) pairs that can
+ * match it: exact hosts and IP literals sit in one open-addressing hash table,
+ * wildcard hosts are bucketed in the same table under their literal label
+ * suffix ("*.github.com" under "github.com"), and hostless endpoints form a
+ * list. model_decide() applies docs/semantics.md clause by clause to those
+ * candidates only.
+ *
+ * Invariants: model_decide() is pure (no I/O, no allocation, no global
+ * state) and fails closed: its output starts as a deny and becomes an allow
+ * only where every clause held. Candidates live in fixed-size stack arrays;
+ * when a request has more candidates than fit, evaluation switches to a scan
+ * of every endpoint, slower but over exactly the same units. Requests carry
+ * at most MODEL_MAX_IDENTITY binaries, one bit each in a per-candidate mask.
+ */
 #include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
 #include "model/model_int.h"
+
+/* ===========================================================================
+ * Limits
+ * ========================================================================= */
+
+#define EVAL_MAX_CANDS 256u        /* candidate (rule, endpoint) pairs on the stack */
+#define EVAL_HOST_BUF 256u         /* normalised host: at most 253 bytes + NUL */
+#define EVAL_PATH_BUF (3u * 4096u + 1u) /* canonical path (re-encoding may grow it) */
+#define EVAL_QUERY_MAX 16384u      /* raw query bytes; longer is a malformed request */
+#define EVAL_QUERY_BUF (2u * EVAL_QUERY_MAX + 2u) /* decoded "key\0value\0" pairs */
+#define EVAL_METHOD_MAX 32u        /* bytes of an HTTP method */
+#define EVAL_NONE UINT32_MAX
+
+/* ===========================================================================
+ * The index
+ * ========================================================================= */
+
+enum ix_host_kind {
+    IXH_NONE,     /* empty host without allowed_ips: matches nothing */
+    IXH_HOSTLESS, /* docs/semantics.md#hostless */
+    IXH_IP,       /* IP literal host, compared as an address */
+    IXH_EXACT,    /* DNS name without '*', compared as a string */
+    IXH_WILD,     /* host glob, DNS names only */
+};
+
+/* How a unit grants a request (docs/semantics.md#grant). */
+enum ix_grant {
+    IXG_L4,          /* L4 endpoint: every request */
+    IXG_AUDIT,       /* L7, not enforced: every request (audit) */
+    IXG_RULES,       /* enforced rest/websocket: allow rules, deny rules */
+    IXG_UNSUPPORTED, /* enforced graphql/sql/json-rpc/mcp: nothing */
+};
+
+/* One (rule, endpoint) pair; the rule's binaries complete it to units. */
+struct ix_ep {
+    const struct model_rule *rule;
+    const struct model_endpoint *ep;
+    uint32_t rule_idx;
+    uint8_t host_kind;  /* enum ix_host_kind */
+    uint8_t grant;      /* enum ix_grant */
+    bool l7;
+    bool rest_like;     /* protocol rest or websocket (rules are matchable) */
+    bool unresolved;    /* target_sandbox without addresses */
+    uint8_t nports;     /* ports inline when at most IX_INLINE_PORTS, else 0 */
+    uint16_t ports[4];  /* copy of the endpoint's first ports (cache locality) */
+};
+
+/* One binary pattern of a rule. */
+struct ix_bin {
+    const char *s;
+    size_t len;
+    const struct model_glob *g; /* NULL when the pattern is literal */
+};
+
+#define IX_INLINE_PORTS 4u
+
+enum ix_tag { IXT_DNS = 1, IXT_IP = 2, IXT_SUFFIX = 3 };
+
+struct ix_slot {
+    uint64_t h;
+    const char *key; /* borrowed from the policy */
+    uint32_t klen;
+    uint32_t tag;    /* enum ix_tag */
+    uint32_t first;  /* into members[] */
+    uint32_t count;  /* 0: empty slot */
+};
+
+struct model_index {
+    struct ix_ep *eps;
+    size_t neps;
+    struct ix_bin *bins;
+    size_t *rule_bin; /* rule i owns bins[rule_bin[i] .. rule_bin[i + 1]) */
+    size_t nrules;
+    struct ix_slot *slots;
+    size_t nslots;    /* power of two, or 0 */
+    uint32_t *members;
+    uint32_t *hostless;
+    size_t nhostless;
+    uint32_t *wild_any; /* wildcard hosts without a literal suffix */
+    size_t nwild_any;
+    uint64_t suffix_labels; /* bit n: some suffix key has n labels (bit 63: n >= 63) */
+};
+
+void model_index_free(struct model_index *ix)
+{
+    if (ix == NULL) {
+        return;
+    }
+    free(ix->eps);
+    free(ix->bins);
+    free(ix->rule_bin);
+    free(ix->slots);
+    free(ix->members);
+    free(ix->hostless);
+    free(ix->wild_any);
+    free(ix);
+}
+
+static uint64_t fnv1a(uint32_t tag, const char *s, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325u;
+
+    h ^= tag;
+    h *= 0x100000001b3u;
+    for (size_t i = 0; i < len; i++) {
+        h ^= (uint8_t)s[i];
+        h *= 0x100000001b3u;
+    }
+    return h;
+}
+
+static const struct ix_slot *ix_lookup(const struct model_index *ix, uint32_t tag,
+                                       const char *key, size_t klen)
+{
+    uint64_t h;
+    size_t mask;
+    size_t i;
+
+    if (ix->nslots == 0) {
+        return NULL;
+    }
+    h = fnv1a(tag, key, klen);
+    mask = ix->nslots - 1;
+    i = (size_t)h & mask;
+    for (size_t n = 0; n < ix->nslots; n++) {
+        const struct ix_slot *s = &ix->slots[i];
+        if (s->count == 0) {
+            return NULL;
+        }
+        if (s->h == h && s->tag == tag && s->klen == klen && memcmp(s->key, key, klen) == 0) {
+            return s;
+        }
+        i = (i + 1) & mask;
+    }
+    return NULL;
+}
+
+/* ===========================================================================
+ * Compilation
+ * ========================================================================= */
+
+static bool is_host_meta(char ch)
+{
+    return ch == '*' || ch == '?' || ch == '[' || ch == ']' || ch == '{' || ch == '}' ||
+           ch == '\\';
+}
+
+/* The literal label suffix of a wildcard host: the labels after the last
+ * label holding a metacharacter ("github.com" for "*-api.github.com"). */
+static void wild_suffix(const char *s, size_t len, size_t *off, size_t *slen)
+{
+    size_t label = 0;
+    size_t start = len; /* no suffix */
+
+    for (size_t i = 0; i <= len; i++) {
+        if (i == len || s[i] == '.') {
+            bool meta = false;
+            for (size_t j = label; j < i; j++) {
+                if (is_host_meta(s[j])) {
+                    meta = true;
+                    break;
+                }
+            }
+            if (meta) {
+                start = i < len ? i + 1 : len;
+            }
+            label = i + 1;
+        }
+    }
+    *off = start;
+    *slen = len - start;
+}
+
+/* Bit of suffix_labels for a name of 'len' bytes: its label count, capped. */
+static unsigned label_bit(const char *s, size_t len)
+{
+    unsigned n = 1;
+
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '.' && n < 63) {
+            n++;
+        }
+    }
+    return n;
+}
+
+static pv_result compile_glob(enum model_glob_kind kind, const char *s, struct model_glob **out)
+{
+    const char *why = NULL;
+
+    *out = model_glob_compile(kind, s, strlen(s), &why);
+    if (*out == NULL) {
+        pv_debug_str = why;
+        PV_BAIL(pv_errno != PV_OK ? pv_errno : PV_ERR_PATTERN);
+    }
+    return PV_RESULT_OK;
+}
+
+static void l7rule_uncompile(struct model_l7rule *r)
+{
+    model_glob_free(r->path_glob);
+    r->path_glob = NULL;
+    for (size_t i = 0; i < r->nquery; i++) {
+        struct model_query *q = &r->query[i];
+        if (q->compiled != NULL) {
+            for (size_t j = 0; j < q->globs.n; j++) {
+                model_glob_free(q->compiled[j]);
+            }
+            PV_SAFE_FREE(q->compiled);
+        }
+    }
+}
+
+static pv_result l7rule_compile(struct model_l7rule *r)
+{
+    if (r->path.s != NULL && r->path.s[0] != '\0') {
+        PV_GUARD(compile_glob(MODEL_GLOB_PATH, r->path.s, &r->path_glob));
+    }
+    for (size_t i = 0; i < r->nquery; i++) {
+        struct model_query *q = &r->query[i];
+        q->compiled = pv_calloc(q->globs.n > 0 ? q->globs.n : 1, sizeof(*q->compiled));
+        PV_GUARD_PTR(q->compiled);
+        for (size_t j = 0; j < q->globs.n; j++) {
+            const char *g = q->globs.v[j].s != NULL ? q->globs.v[j].s : "";
+            PV_GUARD(compile_glob(MODEL_GLOB_VALUE, g, &q->compiled[j]));
+        }
+    }
+    return PV_RESULT_OK;
+}
+
+static pv_result sval_copy(struct model_sval *dst, const struct model_sval *src)
+{
+    dst->mark = src->mark;
+    dst->s = NULL;
+    if (src->s != NULL) {
+        dst->s = pv_strdup(src->s);
+        PV_GUARD_PTR(dst->s);
+    }
+    return PV_RESULT_OK;
+}
+
+static pv_result strlist_copy(struct model_strlist *dst, const struct model_strlist *src)
+{
+    dst->mark = src->mark;
+    dst->v = NULL;
+    dst->n = 0;
+    if (src->n == 0) {
+        return PV_RESULT_OK;
+    }
+    dst->v = pv_calloc(src->n, sizeof(*dst->v));
+    PV_GUARD_PTR(dst->v);
+    dst->n = src->n;
+    for (size_t i = 0; i < src->n; i++) {
+        PV_GUARD(sval_copy(&dst->v[i], &src->v[i]));
+    }
+    return PV_RESULT_OK;
+}
+
+/* Deep copy of an L7 matcher; compiled fields are left empty. 'dst' must be
+ * zeroed; on failure it holds a partial copy that model_l7rule_clear frees. */
+static pv_result l7rule_copy(struct model_l7rule *dst, const struct model_l7rule *src)
+{
+    dst->mark = src->mark;
+    PV_GUARD(sval_copy(&dst->method, &src->method));
+    PV_GUARD(sval_copy(&dst->path, &src->path));
+    PV_GUARD(sval_copy(&dst->command, &src->command));
+    if (src->nquery > 0) {
+        dst->query = pv_calloc(src->nquery, sizeof(*dst->query));
+        PV_GUARD_PTR(dst->query);
+        dst->nquery = src->nquery;
+        for (size_t i = 0; i < src->nquery; i++) {
+            dst->query[i].form = src->query[i].form;
+            PV_GUARD(sval_copy(&dst->query[i].key, &src->query[i].key));
+            PV_GUARD(strlist_copy(&dst->query[i].globs, &src->query[i].globs));
+        }
+    }
+    PV_GUARD(sval_copy(&dst->operation_type, &src->operation_type));
+    PV_GUARD(sval_copy(&dst->operation_name, &src->operation_name));
+    PV_GUARD(strlist_copy(&dst->fields, &src->fields));
+    PV_GUARD(sval_copy(&dst->tool, &src->tool));
+    if (src->params != NULL) {
+        dst->params = json_deep_copy(src->params);
+        PV_ENSURE(dst->params != NULL, PV_ERR_NOMEM);
+    }
+    return PV_RESULT_OK;
+}
+
+/* A preset rule on path "**": method for rest/websocket, operation type for
+ * GraphQL. */
+static pv_result preset_rule(struct model_l7rule *dst, const char *method, const char *optype,
+                             struct model_mark mark)
+{
+    dst->mark = mark;
+    if (method != NULL) {
+        dst->method.s = pv_strdup(method);
+        PV_GUARD_PTR(dst->method.s);
+        dst->method.mark = mark;
+    }
+    if (optype != NULL) {
+        dst->operation_type.s = pv_strdup(optype);
+        PV_GUARD_PTR(dst->operation_type.s);
+        dst->operation_type.mark = mark;
+    }
+    dst->path.s = pv_strdup("**");
+    PV_GUARD_PTR(dst->path.s);
+    dst->path.mark = mark;
+    return PV_RESULT_OK;
+}
+
+/*= docs/semantics.md#methods
+ *# Access presets expand at load time into rules on path `**`. */
+static const char *const preset_rest_ro[] = {"GET", "HEAD", "OPTIONS"};
+static const char *const preset_rest_rw[] = {"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH"};
+static const char *const preset_full[] = {"*"};
+static const char *const preset_ws_ro[] = {"GET"};
+static const char *const preset_ws_rw[] = {"GET", "WEBSOCKET_TEXT"};
+static const char *const preset_gql_ro[] = {"query"};
+static const char *const preset_gql_rw[] = {"query", "mutation"};
+
+static void preset_list(const struct model_endpoint *e, const char *const **list, size_t *n,
+                        bool *is_optype)
+{
+    *list = NULL;
+    *n = 0;
+    *is_optype = false;
+    switch (e->proto) {
+    case MODEL_PROTO_REST:
+        switch (e->access_preset) {
+        case MODEL_ACCESS_READ_ONLY:
+            *list = preset_rest_ro;
+            *n = PV_ARRAY_LEN(preset_rest_ro);
+            return;
+        case MODEL_ACCESS_READ_WRITE:
+            *list = preset_rest_rw;
+            *n = PV_ARRAY_LEN(preset_rest_rw);
+            return;
+        case MODEL_ACCESS_FULL:
+            *list = preset_full;
+            *n = PV_ARRAY_LEN(preset_full);
+            return;
+        case MODEL_ACCESS_NONE:
+            return;
+        }
+        return;
+    case MODEL_PROTO_WEBSOCKET:
+        switch (e->access_preset) {
+        case MODEL_ACCESS_READ_ONLY:
+            *list = preset_ws_ro;
+            *n = PV_ARRAY_LEN(preset_ws_ro);
+            return;
+        case MODEL_ACCESS_READ_WRITE:
+            *list = preset_ws_rw;
+            *n = PV_ARRAY_LEN(preset_ws_rw);
+            return;
+        case MODEL_ACCESS_FULL:
+            *list = preset_full;
+            *n = PV_ARRAY_LEN(preset_full);
+            return;
+        case MODEL_ACCESS_NONE:
+            return;
+        }
+        return;
+    case MODEL_PROTO_GRAPHQL:
+        *is_optype = true;
+        switch (e->access_preset) {
+        case MODEL_ACCESS_READ_ONLY:
+            *list = preset_gql_ro;
+            *n = PV_ARRAY_LEN(preset_gql_ro);
+            return;
+        case MODEL_ACCESS_READ_WRITE:
+            *list = preset_gql_rw;
+            *n = PV_ARRAY_LEN(preset_gql_rw);
+            return;
+        case MODEL_ACCESS_FULL:
+            *list = preset_full;
+            *n = PV_ARRAY_LEN(preset_full);
+            return;
+        case MODEL_ACCESS_NONE:
+            return;
+        }
+        return;
+    case MODEL_PROTO_NONE:
+    case MODEL_PROTO_TCP:
+    case MODEL_PROTO_SQL:
+    case MODEL_PROTO_JSONRPC:
+    case MODEL_PROTO_MCP:
+        return;
+    }
+}
+
+static pv_result endpoint_eff_rules(struct model_endpoint *e)
+{
+    const char *const *list;
+    size_t n;
+    bool is_optype;
+
+    preset_list(e, &list, &n, &is_optype);
+    if (e->nrules > 0 || n == 0) {
+        if (e->nrules == 0) {
+            return PV_RESULT_OK;
+        }
+        e->eff_rules = pv_calloc(e->nrules, sizeof(*e->eff_rules));
+        PV_GUARD_PTR(e->eff_rules);
+        for (size_t i = 0; i < e->nrules; i++) {
+            e->neff_rules = i + 1;
+            PV_GUARD(l7rule_copy(&e->eff_rules[i], &e->rules[i]));
+        }
+        return PV_RESULT_OK;
+    }
+    e->eff_rules = pv_calloc(n, sizeof(*e->eff_rules));
+    PV_GUARD_PTR(e->eff_rules);
+    for (size_t i = 0; i < n; i++) {
+        e->neff_rules = i + 1;
+        PV_GUARD(preset_rule(&e->eff_rules[i], is_optype ? NULL : list[i],
+                             is_optype ? list[i] : NULL, e->access.mark));
+    }
+    return PV_RESULT_OK;
+}
+
+static void endpoint_uncompile(struct model_endpoint *e)
+{
+    model_glob_free(e->host_glob);
+    e->host_glob = NULL;
+    e->host_is_ip = false;
+    memset(&e->host_ip, 0, sizeof(e->host_ip));
+    model_glob_free(e->path_glob);
+    e->path_glob = NULL;
+    for (size_t i = 0; i < e->nrules; i++) {
+        l7rule_uncompile(&e->rules[i]);
+    }
+    for (size_t i = 0; i < e->ndeny; i++) {
+        l7rule_uncompile(&e->deny_rules[i]);
+    }
+    if (e->eff_rules != NULL) {
+        for (size_t i = 0; i < e->neff_rules; i++) {
+            l7rule_uncompile(&e->eff_rules[i]);
+            model_l7rule_clear(&e->eff_rules[i]);
+        }
+        PV_SAFE_FREE(e->eff_rules);
+    }
+    e->neff_rules = 0;
+}
+
+/* Parse an IP-literal host pattern (optionally in brackets). */
+static bool host_literal_ip(const char *s, struct model_ip *ip)
+{
+    size_t len = strlen(s);
+
+    if (len >= 2 && s[0] == '[' && s[len - 1] == ']') {
+        return model_ip_parse_strict(s + 1, len - 2, ip);
+    }
+    return model_ip_parse_strict(s, len, ip);
+}
+
+static pv_result endpoint_compile(struct model_endpoint *e)
+{
+    if (e->host.s != NULL && e->host.s[0] != '\0') {
+        if (host_literal_ip(e->host.s, &e->host_ip)) {
+            e->host_is_ip = true;
+        } else {
+            PV_GUARD(compile_glob(MODEL_GLOB_HOST, e->host.s, &e->host_glob));
+        }
+    }
+    if (e->path.s != NULL && e->path.s[0] != '\0') {
+        PV_GUARD(compile_glob(MODEL_GLOB_PATH, e->path.s, &e->path_glob));
+    }
+    for (size_t i = 0; i < e->nrules; i++) {
+        PV_GUARD(l7rule_compile(&e->rules[i]));
+    }
+    for (size_t i = 0; i < e->ndeny; i++) {
+        PV_GUARD(l7rule_compile(&e->deny_rules[i]));
+    }
+    PV_GUARD(endpoint_eff_rules(e));
+    for (size_t i = 0; i < e->neff_rules; i++) {
+        PV_GUARD(l7rule_compile(&e->eff_rules[i]));
+    }
+    /* Ports must be sorted for the binary search of port_in(). */
+    for (size_t i = 1; i < e->nports; i++) {
+        PV_ENSURE(e->ports[i - 1] < e->ports[i], PV_ERR_POLICY);
+    }
+    return PV_RESULT_OK;
+}
+
+static void policy_uncompile(struct model_policy *p)
+{
+    model_index_free(p->index);
+    p->index = NULL;
+    p->compiled = false;
+    for (size_t r = 0; r < p->nrules; r++) {
+        struct model_rule *rule = &p->rules[r];
+        for (size_t b = 0; b < rule->nbinaries; b++) {
+            model_glob_free(rule->binaries[b].glob);
+            rule->binaries[b].glob = NULL;
+        }
+        for (size_t i = 0; i < rule->nendpoints; i++) {
+            endpoint_uncompile(&rule->endpoints[i]);
+        }
+    }
+}
+
+/* --- index construction --------------------------------------------------- */
+
+struct ix_rec {
+    uint64_t h;
+    const char *key;
+    uint32_t klen;
+    uint32_t tag;
+    uint32_t ep;
+};
+
+static int rec_cmp(const void *a, const void *b)
+{
+    const struct ix_rec *x = a;
+    const struct ix_rec *y = b;
+    int c;
+
+    if (x->h != y->h) {
+        return x->h < y->h ? -1 : 1;
+    }
+    if (x->tag != y->tag) {
+        return x->tag < y->tag ? -1 : 1;
+    }
+    if (x->klen != y->klen) {
+        return x->klen < y->klen ? -1 : 1;
+    }
+    c = memcmp(x->key, y->key, x->klen);
+    if (c != 0) {
+        return c;
+    }
+    return x->ep < y->ep ? -1 : (x->ep > y->ep ? 1 : 0);
+}
+
+static bool rec_same_key(const struct ix_rec *x, const struct ix_rec *y)
+{
+    return x->h == y->h && x->tag == y->tag && x->klen == y->klen &&
+           memcmp(x->key, y->key, x->klen) == 0;
+}
+
+static enum ix_grant classify_grant(const struct model_endpoint *e, bool l7)
+{
+    if (!l7) {
+        return IXG_L4;
+    }
+    /*= docs/semantics.md#audit
+     *# its endpoint is L7 and not enforced — `enforcement` is anything but
+     *# `enforce`, including absent — (**audit mode**): every request. */
+    if (!e->enforce) {
+        return IXG_AUDIT;
+    }
+    if (e->proto == MODEL_PROTO_REST || e->proto == MODEL_PROTO_WEBSOCKET) {
+        return IXG_RULES;
+    }
+    /*= docs/semantics.md#unsupported
+     *# its endpoint is enforced `graphql`, `sql`, `json-rpc` or `mcp`: **nothing**. */
+    return IXG_UNSUPPORTED;
+}
+
+static bool proto_is_l7(enum model_protocol proto)
+{
+    switch (proto) {
+    case MODEL_PROTO_REST:
+    case MODEL_PROTO_WEBSOCKET:
+    case MODEL_PROTO_GRAPHQL:
+    case MODEL_PROTO_SQL:
+    case MODEL_PROTO_JSONRPC:
+    case MODEL_PROTO_MCP:
+        return true;
+    case MODEL_PROTO_NONE:
+    case MODEL_PROTO_TCP:
+        return false;
+    }
+    return false;
+}
+
+static int bin_cmp(const void *a, const void *b)
+{
+    const struct ix_bin *const *x = a;
+    const struct ix_bin *const *y = b;
+    int c = strcmp((*x)->s, (*y)->s);
+
+    if (c != 0) {
+        return c;
+    }
+    return *x < *y ? -1 : (*x > *y ? 1 : 0);
+}
+
+/* Identical binary patterns (common across rules) share one automaton, so
+ * a decision touches fewer distinct tables. */
+static pv_result index_share_bins(struct model_index *ix, size_t nb)
+{
+    PV_DEFER(struct ix_bin **v, pv_free_p) = NULL;
+
+    if (nb < 2) {
+        return PV_RESULT_OK;
+    }
+    v = pv_calloc(nb, sizeof(*v));
+    PV_GUARD_PTR(v);
+    for (size_t i = 0; i < nb; i++) {
+        v[i] = &ix->bins[i];
+    }
+    qsort(v, nb, sizeof(*v), bin_cmp);
+    for (size_t i = 1; i < nb; i++) {
+        if (strcmp(v[i]->s, v[i - 1]->s) == 0) {
+            v[i]->g = v[i - 1]->g;
+        }
+    }
+    return PV_RESULT_OK;
+}
+
+static pv_result index_fill_eps(struct model_index *ix, const struct model_policy *p)
+{
+    size_t n = 0;
+    size_t nb = 0;
+
+    for (size_t r = 0; r < p->nrules; r++) {
+        n += p->rules[r].nendpoints;
+        nb += p->rules[r].nbinaries;
+    }
+    PV_ENSURE(n < EVAL_NONE && p->nrules < EVAL_NONE, PV_ERR_LIMIT);
+    ix->eps = pv_calloc(n > 0 ? n : 1, sizeof(*ix->eps));
+    PV_GUARD_PTR(ix->eps);
+    ix->bins = pv_calloc(nb > 0 ? nb : 1, sizeof(*ix->bins));
+    PV_GUARD_PTR(ix->bins);
+    ix->rule_bin = pv_calloc(p->nrules + 1, sizeof(*ix->rule_bin));
+    PV_GUARD_PTR(ix->rule_bin);
+    ix->nrules = p->nrules;
+    nb = 0;
+    for (size_t r = 0; r < p->nrules; r++) {
+        const struct model_rule *rule = &p->rules[r];
+        ix->rule_bin[r] = nb;
+        for (size_t b = 0; b < rule->nbinaries; b++) {
+            const struct model_binary *bin = &rule->binaries[b];
+            if (bin->path.s == NULL) {
+                continue;
+            }
+            ix->bins[nb].s = bin->path.s;
+            ix->bins[nb].len = strlen(bin->path.s);
+            ix->bins[nb].g =
+                (bin->glob != NULL && !model_glob_is_literal(bin->glob)) ? bin->glob : NULL;
+            nb++;
+        }
+        for (size_t i = 0; i < rule->nendpoints; i++) {
+            const struct model_endpoint *e = &rule->endpoints[i];
+            struct ix_ep *x = &ix->eps[ix->neps++];
+            bool hostless_like = e->host.s == NULL || e->host.s[0] == '\0';
+            x->rule = rule;
+            x->ep = e;
+            x->rule_idx = (uint32_t)r;
+            x->l7 = proto_is_l7(e->proto) && !e->tls_skip;
+            x->rest_like = e->proto == MODEL_PROTO_REST || e->proto == MODEL_PROTO_WEBSOCKET;
+            x->grant = (uint8_t)classify_grant(e, x->l7);
+            x->unresolved = e->target_sandbox.s != NULL && e->target_sandbox.s[0] != '\0' &&
+                            e->ncidrs == 0;
+            if (e->nports <= IX_INLINE_PORTS) {
+                x->nports = (uint8_t)e->nports;
+                for (size_t k = 0; k < e->nports; k++) {
+                    x->ports[k] = e->ports[k];
+                }
+            }
+            if (hostless_like) {
+                x->host_kind = (e->ncidrs > 0 || x->unresolved) ? IXH_HOSTLESS : IXH_NONE;
+            } else if (e->host_is_ip) {
+                x->host_kind = IXH_IP;
+            } else if (strchr(e->host.s, '*') == NULL) {
+                x->host_kind = IXH_EXACT;
+            } else {
+                x->host_kind = IXH_WILD;
+            }
+        }
+    }
+    ix->rule_bin[p->nrules] = nb;
+    return index_share_bins(ix, nb);
+}
+
+static pv_result index_build_table(struct model_index *ix)
+{
+    PV_DEFER(struct ix_rec *recs, pv_free_p) = NULL;
+    size_t nrec = 0;
+    size_t ngroups = 0;
+    size_t nhostless = 0;
+    size_t nwild_any = 0;
+    size_t cap;
+
+    recs = pv_calloc(ix->neps > 0 ? ix->neps : 1, sizeof(*recs));
+    PV_GUARD_PTR(recs);
+    ix->hostless = pv_calloc(ix->neps > 0 ? ix->neps : 1, sizeof(*ix->hostless));
+    PV_GUARD_PTR(ix->hostless);
+    ix->wild_any = pv_calloc(ix->neps > 0 ? ix->neps : 1, sizeof(*ix->wild_any));
+    PV_GUARD_PTR(ix->wild_any);
+    for (size_t i = 0; i < ix->neps; i++) {
+        const struct ix_ep *x = &ix->eps[i];
+        struct ix_rec *rec = &recs[nrec];
+        switch ((enum ix_host_kind)x->host_kind) {
+        case IXH_NONE:
+            break;
+        case IXH_HOSTLESS:
+            ix->hostless[nhostless++] = (uint32_t)i;
+            break;
+        case IXH_IP:
+            rec->tag = IXT_IP;
+            rec->key = (const char *)x->ep->host_ip.b;
+            rec->klen = (uint32_t)sizeof(x->ep->host_ip.b);
+            rec->ep = (uint32_t)i;
+            nrec++;
+            break;
+        case IXH_EXACT:
+            rec->tag = IXT_DNS;
+            rec->key = x->ep->host.s;
+            rec->klen = (uint32_t)strlen(x->ep->host.s);
+            rec->ep = (uint32_t)i;
+            nrec++;
+            break;
+        case IXH_WILD: {
+            size_t off;
+            size_t slen;
+            wild_suffix(x->ep->host.s, strlen(x->ep->host.s), &off, &slen);
+            if (slen == 0) {
+                ix->wild_any[nwild_any++] = (uint32_t)i;
+                break;
+            }
+            rec->tag = IXT_SUFFIX;
+            rec->key = x->ep->host.s + off;
+            rec->klen = (uint32_t)slen;
+            ix->suffix_labels |= (uint64_t)1 << label_bit(rec->key, slen);
+            rec->ep = (uint32_t)i;
+            nrec++;
+            break;
+        }
+        }
+    }
+    ix->nhostless = nhostless;
+    ix->nwild_any = nwild_any;
+    for (size_t i = 0; i < nrec; i++) {
+        recs[i].h = fnv1a(recs[i].tag, recs[i].key, recs[i].klen);
+    }
+    if (nrec == 0) {
+        return PV_RESULT_OK;
+    }
+    qsort(recs, nrec, sizeof(*recs), rec_cmp);
+    for (size_t i = 0; i < nrec; i++) {
+        if (i == 0 || !rec_same_key(&recs[i - 1], &recs[i])) {
+            ngroups++;
+        }
+    }
+    cap = 8;
+    while (cap < 2 * ngroups) {
+        cap *= 2;
+    }
+    ix->slots = pv_calloc(cap, sizeof(*ix->slots));
+    PV_GUARD_PTR(ix->slots);
+    ix->nslots = cap;
+    ix->members = pv_calloc(nrec, sizeof(*ix->members));
+    PV_GUARD_PTR(ix->members);
+    for (size_t i = 0; i < nrec;) {
+        size_t j = i;
+        size_t pos;
+        while (j < nrec && rec_same_key(&recs[i], &recs[j])) {
+            ix->members[j] = recs[j].ep;
+            j++;
+        }
+        pos = (size_t)recs[i].h & (cap - 1);
+        while (ix->slots[pos].count != 0) {
+            pos = (pos + 1) & (cap - 1);
+        }
+        ix->slots[pos].h = recs[i].h;
+        ix->slots[pos].key = recs[i].key;
+        ix->slots[pos].klen = recs[i].klen;
+        ix->slots[pos].tag = recs[i].tag;
+        ix->slots[pos].first = (uint32_t)i;
+        ix->slots[pos].count = (uint32_t)(j - i);
+        i = j;
+    }
+    return PV_RESULT_OK;
+}
+
+static pv_result index_build(struct model_policy *p)
+{
+    PV_DEFER(struct model_index *ix, pv_free_p) = NULL;
+    pv_result r;
+
+    ix = pv_calloc(1, sizeof(*ix));
+    PV_GUARD_PTR(ix);
+    r = index_fill_eps(ix, p);
+    if (pv_ok(r)) {
+        r = index_build_table(ix);
+    }
+    if (!pv_ok(r)) {
+        model_index_free(ix);
+        ix = NULL;
+        return r;
+    }
+    p->index = ix;
+    PV_DISOWN(ix);
+    return PV_RESULT_OK;
+}
+
+static pv_result policy_compile_parts(struct model_policy *p)
+{
+    for (size_t r = 0; r < p->nrules; r++) {
+        struct model_rule *rule = &p->rules[r];
+        for (size_t b = 0; b < rule->nbinaries; b++) {
+            if (rule->binaries[b].path.s != NULL) {
+                PV_GUARD(compile_glob(MODEL_GLOB_BINARY, rule->binaries[b].path.s,
+                                      &rule->binaries[b].glob));
+            }
+        }
+        for (size_t i = 0; i < rule->nendpoints; i++) {
+            PV_GUARD(endpoint_compile(&rule->endpoints[i]));
+        }
+    }
+    PV_GUARD(index_build(p));
+    return PV_RESULT_OK;
+}
+
+pv_result model_policy_compile(struct model_policy *p)
+{
+    pv_result r;
+
+    PV_ENSURE_REF(p);
+    policy_uncompile(p);
+    r = policy_compile_parts(p);
+    if (!pv_ok(r)) {
+        policy_uncompile(p);
+        return r;
+    }
+    p->compiled = true;
+    return PV_RESULT_OK;
+}
+
+/* ===========================================================================
+ * Decision: request state
+ * ========================================================================= */
+
+enum prep_state { PREP_TODO, PREP_OK, PREP_BAD_METHOD, PREP_BAD_TARGET, PREP_BAD_QUERY };
+
+struct eval_ctx {
+    const struct model_policy *p;
+    const struct model_index *ix;
+    const struct model_request *req;
+    char host[EVAL_HOST_BUF];
+    size_t host_len;
+    bool host_is_ip;
+    struct model_ip host_ip;
+    const struct model_ip *dest; /* req->dest, else the IP host itself, else NULL */
+    size_t nid;
+    size_t idlen[MODEL_MAX_IDENTITY];
+    uint32_t cands[EVAL_MAX_CANDS];
+    uint32_t masks[EVAL_MAX_CANDS];
+    size_t ncands;
+    bool scan; /* too many candidates: visit every endpoint */
+    /* Request-level data, prepared once for all identities. */
+    enum prep_state prep;
+    enum model_target_status target_status;
+    char method[EVAL_METHOD_MAX + 1];
+    size_t method_len;
+    bool method_head;
+    char path[EVAL_PATH_BUF];
+    size_t path_len;
+    bool enc_slash;
+    char *qbuf; /* decoded pairs "key\0value\0..." */
+    size_t qlen;
+    char qstore[EVAL_QUERY_BUF];
+};
+
+/* The verdict for one identity, formatted into a decision at the end. */
+struct verdict {
+    bool allow;
+    bool grant;
+    enum model_reason reason;
+    enum model_route route;
+    uint32_t unit; /* ep index, or EVAL_NONE */
+    size_t id;     /* identity index */
+};
+
+/* --- hosts ---------------------------------------------------------------- */
+
+/*= docs/semantics.md#host-dns
+ *# labels of `[a-z0-9_-]`, separated by single dots, no empty label, at most
+ *# 253 bytes, and its last label starts with a letter */
+static bool dns_name_ok(const char *h, size_t len)
+{
+    size_t label = 0;
+
+    if (len == 0 || len > 253) {
+        return false;
+    }
+    for (size_t i = 0; i < len; i++) {
+        char ch = h[i];
+        if (ch == '.') {
+            if (i == label) {
+                return false;
+            }
+            label = i + 1;
+        } else if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' ||
+                     ch == '-')) {
+            return false;
+        }
+    }
+    return label < len && h[label] >= 'a' && h[label] <= 'z';
+}
+
+static bool port_in(const struct ix_ep *x, uint16_t port)
+{
+    const struct model_endpoint *e = x->ep;
+    size_t lo = 0;
+    size_t hi = e->nports;
+
+    if (x->nports > 0) {
+        for (size_t i = 0; i < x->nports; i++) {
+            if (x->ports[i] == port) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e->ports[mid] == port) {
+            return true;
+        }
+        if (e->ports[mid] < port) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return false;
+}
+
+/* Does endpoint x match the normalised request host (ports aside)? */
+static bool host_matches(const struct eval_ctx *c, const struct ix_ep *x)
+{
+    switch ((enum ix_host_kind)x->host_kind) {
+    case IXH_NONE:
+        return false;
+    case IXH_HOSTLESS:
+        /*= docs/semantics.md#hostless
+         *# An endpoint with an empty host and a non-empty `allowed_ips` is
+         *# *hostless* and matches every host on its ports */
+        return true;
+    case IXH_IP:
+        return c->host_is_ip && memcmp(x->ep->host_ip.b, c->host_ip.b, 16) == 0;
+    case IXH_EXACT:
+        return !c->host_is_ip && strlen(x->ep->host.s) == c->host_len &&
+               memcmp(x->ep->host.s, c->host, c->host_len) == 0;
+    case IXH_WILD:
+        /*= docs/semantics.md#host-pattern
+         *# **Wildcard patterns match DNS names only, never IP hosts.** */
+        return !c->host_is_ip && x->ep->host_glob != NULL &&
+               model_glob_match(x->ep->host_glob, c->host, c->host_len);
+    }
+    return false;
+}
+
+static void add_cand(struct eval_ctx *c, uint32_t epi)
+{
+    if (!port_in(&c->ix->eps[epi], c->req->port)) {
+        return;
+    }
+    if (c->ncands == EVAL_MAX_CANDS) {
+        c->scan = true;
+        return;
+    }
+    c->cands[c->ncands++] = epi;
+}
+
+static void add_slot(struct eval_ctx *c, const struct ix_slot *s, bool glob)
+{
+    if (s == NULL) {
+        return;
+    }
+    for (uint32_t i = 0; i < s->count; i++) {
+        uint32_t epi = c->ix->members[s->first + i];
+        if (glob && !host_matches(c, &c->ix->eps[epi])) {
+            continue;
+        }
+        add_cand(c, epi);
+    }
+}
+
+/* Collect the (rule, endpoint) pairs matching host:port, sorted by rule. */
+static void collect(struct eval_ctx *c)
+{
+    const struct model_index *ix = c->ix;
+
+    c->ncands = 0;
+    c->scan = false;
+    if (c->host_is_ip) {
+        add_slot(c, ix_lookup(ix, IXT_IP, (const char *)c->host_ip.b, 16), false);
+    } else {
+        unsigned labels = label_bit(c->host, c->host_len);
+        add_slot(c, ix_lookup(ix, IXT_DNS, c->host, c->host_len), false);
+        /* Walk the label suffixes; look up only label counts that some
+         * wildcard bucket has (counts of 63 and more share bit 63). */
+        for (size_t off = 0; off < c->host_len;) {
+            const char *dot;
+            if ((ix->suffix_labels >> labels) & 1u) {
+                add_slot(c, ix_lookup(ix, IXT_SUFFIX, c->host + off, c->host_len - off), true);
+            }
+            dot = memchr(c->host + off, '.', c->host_len - off);
+            if (dot == NULL) {
+                break;
+            }
+            off = (size_t)(dot - c->host) + 1;
+            if (labels < 63) {
+                labels--;
+            } else {
+                labels = label_bit(c->host + off, c->host_len - off);
+            }
+        }
+        for (size_t i = 0; i < ix->nwild_any; i++) {
+            if (host_matches(c, &ix->eps[ix->wild_any[i]])) {
+                add_cand(c, ix->wild_any[i]);
+            }
+        }
+    }
+    for (size_t i = 0; i < ix->nhostless; i++) {
+        add_cand(c, ix->hostless[i]);
+    }
+    /* Insertion sort: candidate lists are short, and rule order makes the
+     * reported rule the lexicographically smallest key, as in the reference. */
+    for (size_t i = 1; i < c->ncands; i++) {
+        uint32_t v = c->cands[i];
+        size_t j = i;
+        while (j > 0 && c->cands[j - 1] > v) {
+            c->cands[j] = c->cands[j - 1];
+            j--;
+        }
+        c->cands[j] = v;
+    }
+}
+
+/* --- binaries ------------------------------------------------------------- */
+
+/*= docs/semantics.md#binary-glob
+ *# A binary pattern matches the path *x* exactly, or as a glob with `/` as
+ *# separator */
+static bool bin_match(const struct ix_bin *b, const char *x, size_t xlen)
+{
+    if (b->len == xlen && memcmp(b->s, x, xlen) == 0) {
+        return true;
+    }
+    return b->g != NULL && model_glob_match(b->g, x, xlen);
+}
+
+/* Bit k set when identity entry k matches some binary of rule 'r'.
+ *= docs/semantics.md#binaries-empty
+ *# A rule with an empty or missing `binaries` list matches **no** binary. */
+static uint32_t rule_mask(const struct eval_ctx *c, uint32_t r)
+{
+    const struct model_index *ix = c->ix;
+    uint32_t mask = 0;
+
+    for (size_t b = ix->rule_bin[r]; b < ix->rule_bin[r + 1]; b++) {
+        for (size_t k = 0; k < c->nid; k++) {
+            if ((mask & (1u << k)) == 0 &&
+                bin_match(&ix->bins[b], c->req->binaries[k], c->idlen[k])) {
+                mask |= 1u << k;
+            }
+        }
+    }
+    return mask;
+}
+
+static void compute_masks(struct eval_ctx *c)
+{
+    uint32_t last_rule = EVAL_NONE;
+    uint32_t last_mask = 0;
+
+    for (size_t i = 0; i < c->ncands; i++) {
+        uint32_t r = c->ix->eps[c->cands[i]].rule_idx;
+        if (r != last_rule) {
+            last_mask = rule_mask(c, r);
+            last_rule = r;
+        }
+        c->masks[i] = last_mask;
+    }
+}
+
+/* Number of candidate positions to visit. */
+static size_t cand_count(const struct eval_ctx *c)
+{
+    return c->scan ? c->ix->neps : c->ncands;
+}
+
+/* Candidate position i: its ep index if it is in G0 for identity bit 'bit'. */
+static bool cand_in_g0(const struct eval_ctx *c, size_t i, uint32_t bit, uint32_t *epi)
+{
+    if (!c->scan) {
+        *epi = c->cands[i];
+        return (c->masks[i] & bit) != 0;
+    }
+    *epi = (uint32_t)i;
+    if (!port_in(&c->ix->eps[i], c->req->port) || !host_matches(c, &c->ix->eps[i])) {
+        return false;
+    }
+    return (rule_mask(c, c->ix->eps[i].rule_idx) & bit) != 0;
+}
+
+/* The first (rule, endpoint) pair matching host:port, whatever the binary. */
+static uint32_t first_host_match(const struct eval_ctx *c)
+{
+    if (!c->scan) {
+        return c->ncands > 0 ? c->cands[0] : EVAL_NONE;
+    }
+    for (size_t i = 0; i < c->ix->neps; i++) {
+        if (port_in(&c->ix->eps[i], c->req->port) && host_matches(c, &c->ix->eps[i])) {
+            return (uint32_t)i;
+        }
+    }
+    return EVAL_NONE;
+}
+
+/* --- destinations --------------------------------------------------------- */
+
+static bool cidrs_contain(const struct model_endpoint *e, const struct model_ip *ip)
+{
+    for (size_t i = 0; i < e->ncidrs; i++) {
+        if (model_cidr_contains(&e->cidrs[i], ip)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* MODEL_REASON_ALLOWED when the unit admits the destination, else why not. */
+static enum model_reason dest_check(const struct eval_ctx *c, const struct ix_ep *x)
+{
+    const struct model_endpoint *e = x->ep;
+    const struct model_ip *d = c->dest;
+
+    /*= docs/semantics.md#always-blocked
+     *# *d* is not **always-blocked** */
+    if (d != NULL && model_ip_is_always_blocked(d)) {
+        return MODEL_REASON_DEST_BLOCKED;
+    }
+    /*= docs/semantics.md#control-plane
+     *# *p* is not a control-plane port (2379, 2380, 6443, 10250, 10255) */
+    if (model_port_is_control_plane(c->req->port)) {
+        return MODEL_REASON_DEST_PORT;
+    }
+    /*= docs/semantics.md#dest
+     *# if *e* resolves a `target_sandbox` that is not resolved yet, nothing is admitted */
+    if (x->unresolved) {
+        return MODEL_REASON_DEST_UNRESOLVED;
+    }
+    if (d == NULL) {
+        return MODEL_REASON_ALLOWED;
+    }
+    /*= docs/semantics.md#dest
+     *# if *e* has `allowed_ips` (or a resolved `target_sandbox`), *d* lies in one
+     *# of them */
+    if (e->ncidrs > 0) {
+        return cidrs_contain(e, d) ? MODEL_REASON_ALLOWED : MODEL_REASON_DEST_ALLOWED_IPS;
+    }
+    /*= docs/semantics.md#dest
+     *# otherwise *d* is **public**, or *h* is an IP host equal to the endpoint's
+     *# own literal host and the endpoint is not `advisor_proposed`. */
+    if (model_ip_is_public(d)) {
+        return MODEL_REASON_ALLOWED;
+    }
+    if (c->host_is_ip && e->host_is_ip && !e->advisor_proposed &&
+        memcmp(e->host_ip.b, c->host_ip.b, 16) == 0 && memcmp(d->b, c->host_ip.b, 16) == 0) {
+        return MODEL_REASON_ALLOWED;
+    }
+    return MODEL_REASON_DEST_INTERNAL;
+}
+
+/* --- request preparation: method, path, query ----------------------------- */
+
+static int hexval(char ch)
+{
+    if (ch >= '0' && ch <= '9') {
+        return ch - '0';
+    }
+    if (ch >= 'a' && ch <= 'f') {
+        return ch - 'a' + 10;
+    }
+    if (ch >= 'A' && ch <= 'F') {
+        return ch - 'A' + 10;
+    }
+    return -1;
+}
+
+/* Strict UTF-8: no overlongs, no surrogates, at most U+10FFFF. */
+static bool utf8_ok(const unsigned char *s, size_t len)
+{
+    size_t i = 0;
+
+    while (i < len) {
+        unsigned char b = s[i];
+        size_t n;
+        uint32_t cp;
+        uint32_t min;
+        if (b < 0x80) {
+            i++;
+            continue;
+        }
+        if (b >= 0xC2 && b <= 0xDF) {
+            n = 1;
+            cp = b & 0x1Fu;
+            min = 0x80;
+        } else if (b >= 0xE0 && b <= 0xEF) {
+            n = 2;
+            cp = b & 0x0Fu;
+            min = 0x800;
+        } else if (b >= 0xF0 && b <= 0xF4) {
+            n = 3;
+            cp = b & 0x07u;
+            min = 0x10000;
+        } else {
+            return false;
+        }
+        if (len - i <= n) {
+            return false;
+        }
+        for (size_t k = 1; k <= n; k++) {
+            if ((s[i + k] & 0xC0) != 0x80) {
+                return false;
+            }
+            cp = (cp << 6) | (s[i + k] & 0x3Fu);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+            return false;
+        }
+        i += n + 1;
+    }
+    return true;
+}
+
+/* Decode one key or value ('+' is a space, %HH decoded) to out+*o, NUL
+ * terminated. NUL bytes and invalid UTF-8 are malformed. */
+static bool query_part(const char *s, size_t len, char *out, size_t cap, size_t *o)
+{
+    size_t start = *o;
+
+    for (size_t i = 0; i < len; i++) {
+        char ch = s[i];
+        if (*o + 1 >= cap) {
+            return false;
+        }
+        if (ch == '+') {
+            ch = ' ';
+        } else if (ch == '%') {
+            int hi;
+            int lo;
+            if (len - i < 3) {
+                return false;
+            }
+            hi = hexval(s[i + 1]);
+            lo = hexval(s[i + 2]);
+            if (hi < 0 || lo < 0) {
+                return false;
+            }
+            ch = (char)(hi * 16 + lo);
+            i += 2;
+        }
+        if (ch == '\0') {
+            return false;
+        }
+        out[(*o)++] = ch;
+    }
+    if (*o >= cap) {
+        return false;
+    }
+    out[(*o)++] = '\0';
+    return utf8_ok((const unsigned char *)out + start, *o - start - 1);
+}
+
+/*= docs/semantics.md#query-parse
+ *# The query is split on `&`; empty pairs are skipped; a pair splits at the
+ *# first `=` (no `=`: empty value); `+` is a space; `%HH` is decoded. A
+ *# malformed escape or invalid UTF-8 makes the request invalid */
+static bool query_decode(struct eval_ctx *c, const char *q, size_t qlen)
+{
+    size_t o = 0;
+    size_t i = 0;
+
+    c->qbuf = c->qstore;
+    c->qlen = 0;
+    if (qlen > EVAL_QUERY_MAX) {
+        return false;
+    }
+    while (i < qlen) {
+        const char *amp = memchr(q + i, '&', qlen - i);
+        size_t j = amp != NULL ? (size_t)(amp - q) : qlen;
+        if (j > i) {
+            const char *eq = memchr(q + i, '=', j - i);
+            size_t klen = eq != NULL ? (size_t)(eq - (q + i)) : j - i;
+            if (!query_part(q + i, klen, c->qstore, sizeof(c->qstore), &o)) {
+                return false;
+            }
+            if (eq != NULL) {
+                size_t vstart = i + klen + 1;
+                if (!query_part(q + vstart, j - vstart, c->qstore, sizeof(c->qstore), &o)) {
+                    return false;
+                }
+            } else if (!query_part("", 0, c->qstore, sizeof(c->qstore), &o)) {
+                return false;
+            }
+        }
+        i = j + 1;
+    }
+    c->qlen = o;
+    return true;
+}
+
+/* Method, canonical path and query, computed once per request. */
+static enum prep_state prepare(struct eval_ctx *c)
+{
+    const struct model_request *req = c->req;
+    size_t mlen;
+    const char *query = NULL;
+    size_t qlen = 0;
+    bool enc = false;
+
+    if (c->prep != PREP_TODO) {
+        return c->prep;
+    }
+    c->prep = PREP_BAD_METHOD;
+    c->path[0] = '\0';
+    c->path_len = 0;
+    mlen = strlen(req->method);
+    if (mlen > EVAL_METHOD_MAX || !model_method_valid(req->method, mlen)) {
+        return c->prep;
+    }
+    /*= docs/semantics.md#methods
+     *# Methods compare case-insensitively (both sides upper-cased). */
+    for (size_t i = 0; i < mlen; i++) {
+        char ch = req->method[i];
+        c->method[i] = (ch >= 'a' && ch <= 'z') ? (char)(ch - 'a' + 'A') : ch;
+    }
+    c->method[mlen] = '\0';
+    c->method_len = mlen;
+    c->method_head = mlen == 4 && memcmp(c->method, "HEAD", 4) == 0;
+    c->prep = PREP_BAD_TARGET;
+    if (req->target == NULL) {
+        c->target_status = MODEL_TARGET_BAD;
+        return c->prep;
+    }
+    /*= docs/semantics.md#canonical-path
+     *# The request path is canonicalised before matching */
+    c->target_status = model_path_canonicalize(req->target, req->target_len, c->path,
+                                               sizeof(c->path), &c->path_len, &query, &qlen,
+                                               &enc);
+    if (c->target_status == MODEL_TARGET_ENCODED_SLASH) {
+        /* Some spellings report %2F through the status; the path is valid. */
+        enc = true;
+        c->target_status = MODEL_TARGET_OK;
+    }
+    if (c->target_status != MODEL_TARGET_OK || c->path_len >= sizeof(c->path) ||
+        c->path_len == 0 || c->path[0] != '/') {
+        c->path[0] = '\0';
+        c->path_len = 0;
+        if (c->target_status == MODEL_TARGET_OK) {
+            c->target_status = MODEL_TARGET_BAD;
+        }
+        return c->prep;
+    }
+    c->path[c->path_len] = '\0';
+    c->enc_slash = enc || memmem(c->path, c->path_len, "%2F", 3) != NULL;
+    c->prep = PREP_BAD_QUERY;
+    if (!query_decode(c, query != NULL ? query : "", query != NULL ? qlen : 0)) {
+        return c->prep;
+    }
+    c->prep = PREP_OK;
+    return c->prep;
+}
+
+/* --- L7 matching ---------------------------------------------------------- */
+
+/*= docs/semantics.md#methods
+ *# A rule method `*` matches any method. A `GET` rule (allow or deny) also
+ *# matches `HEAD`. `OPTIONS` is never implied. */
+static bool method_match(const struct eval_ctx *c, const char *m, bool deny)
+{
+    size_t i;
+
+    if (m == NULL || m[0] == '\0') {
+        /* A matcher without a method: allow rules grant nothing, deny rules
+         * fire on every method (both fail closed). */
+        return deny;
+    }
+    if (m[0] == '*' && m[1] == '\0') {
+        return true;
+    }
+    for (i = 0; i < c->method_len && m[i] != '\0'; i++) {
+        char ch = m[i];
+        if (ch >= 'a' && ch <= 'z') {
+            ch = (char)(ch - 'a' + 'A');
+        }
+        if (ch != c->method[i]) {
+            break;
+        }
+    }
+    if (m[i] == '\0' && i == c->method_len) {
+        return true;
+    }
+    return c->method_head && (m[0] == 'G' || m[0] == 'g') && (m[1] == 'E' || m[1] == 'e') &&
+           (m[2] == 'T' || m[2] == 't') && m[3] == '\0';
+}
+
+/* Iterate decoded query pairs: returns the next offset, or 0 at the end. */
+static size_t qnext(const struct eval_ctx *c, size_t off, const char **k, size_t *klen,
+                    const char **v, size_t *vlen)
+{
+    if (off >= c->qlen) {
+        return 0;
+    }
+    *k = c->qbuf + off;
+    *klen = strlen(*k);
+    *v = *k + *klen + 1;
+    *vlen = strlen(*v);
+    return off + *klen + 1 + *vlen + 1;
+}
+
+static bool value_match(const struct model_query *q, const char *v, size_t vlen)
+{
+    for (size_t j = 0; j < q->globs.n; j++) {
+        if (model_glob_match(q->compiled[j], v, vlen)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*= docs/semantics.md#query-allow
+ *# An allow rule's `query` matches when every configured key is present and
+ *# **every** value of that key matches one of its globs. */
+/*= docs/semantics.md#query-deny
+ *# A deny rule's `query` matches when every configured key is present and
+ *# **some** value of that key matches one of its globs. */
+static bool query_match(const struct eval_ctx *c, const struct model_query *q, bool deny)
+{
+    const char *key = q->key.s != NULL ? q->key.s : "";
+    size_t keylen = strlen(key);
+    bool present = false;
+    size_t off = 0;
+    const char *k;
+    const char *v;
+    size_t klen;
+    size_t vlen;
+
+    if (q->compiled == NULL) {
+        return deny; /* not compiled: fail closed */
+    }
+    while ((off = qnext(c, off, &k, &klen, &v, &vlen)) != 0) {
+        bool m;
+        if (klen != keylen || memcmp(k, key, klen) != 0) {
+            continue;
+        }
+        present = true;
+        m = value_match(q, v, vlen);
+        if (deny && m) {
+            return true;
+        }
+        if (!deny && !m) {
+            return false;
+        }
+    }
+    return present && !deny;
+}
+
+static bool l7rule_match(const struct eval_ctx *c, const struct model_l7rule *r, bool deny)
+{
+    if (!method_match(c, r->method.s, deny)) {
+        return false;
+    }
+    if (r->path_glob != NULL) {
+        if (!model_glob_match(r->path_glob, c->path, c->path_len)) {
+            return false;
+        }
+    } else if (r->path.s != NULL && r->path.s[0] != '\0') {
+        return deny; /* not compiled: fail closed */
+    }
+    for (size_t i = 0; i < r->nquery; i++) {
+        if (!query_match(c, &r->query[i], deny)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool deny_rules_match(const struct eval_ctx *c, const struct model_endpoint *e)
+{
+    for (size_t i = 0; i < e->ndeny; i++) {
+        if (l7rule_match(c, &e->deny_rules[i], true)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool allow_rules_match(const struct eval_ctx *c, const struct model_endpoint *e)
+{
+    for (size_t i = 0; i < e->neff_rules; i++) {
+        if (l7rule_match(c, &e->eff_rules[i], false)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Is the unit in G (its endpoint path scope matches the canonical path)? */
+static bool in_scope(const struct eval_ctx *c, const struct ix_ep *x)
+{
+    if (x->ep->path_glob != NULL) {
+        return model_glob_match(x->ep->path_glob, c->path, c->path_len);
+    }
+    return x->ep->path.s == NULL || x->ep->path.s[0] == '\0';
+}
+
+enum unit_grant { UG_STRONG, UG_AUDIT, UG_NONE_SLASH, UG_NONE_RULES, UG_NONE_UNSUPPORTED };
+
+static enum unit_grant unit_grants(const struct eval_ctx *c, const struct ix_ep *x)
+{
+    /*= docs/semantics.md#encoded-slash
+     *# if the canonical path contains an encoded slash `%2F`, only when the
+     *# endpoint sets `allow_encoded_slash`. */
+    if (c->enc_slash && !x->ep->allow_encoded_slash) {
+        return UG_NONE_SLASH;
+    }
+    switch ((enum ix_grant)x->grant) {
+    case IXG_L4:
+        return UG_STRONG;
+    case IXG_RULES:
+        return allow_rules_match(c, x->ep) ? UG_STRONG : UG_NONE_RULES;
+    case IXG_AUDIT:
+        /* Audit grants everything; it is "strong" when the rules alone
+         * would have allowed the request, so the reason says audit only
+         * when audit mode made the difference. */
+        if (x->rest_like && allow_rules_match(c, x->ep) && !deny_rules_match(c, x->ep)) {
+            return UG_STRONG;
+        }
+        return UG_AUDIT;
+    case IXG_UNSUPPORTED:
+        return UG_NONE_UNSUPPORTED;
+    }
+    return UG_NONE_RULES;
+}
+
+/* ===========================================================================
+ * Decision: one identity
+ * ========================================================================= */
+
+static struct verdict verdict_deny(enum model_reason reason, enum model_route route,
+                                   uint32_t unit, size_t id)
+{
+    struct verdict v = {false, false, reason, route, unit, id};
+    return v;
+}
+
+/*= docs/semantics.md#reach
+ *# A connection ... to (h, p) by *x* is allowed iff G₀ is non-empty and some
+ *# unit of G₀ admits the destination */
+static struct verdict eval_reach(const struct eval_ctx *c, uint32_t bit, size_t id,
+                                 enum model_route route)
+{
+    struct verdict v = verdict_deny(MODEL_REASON_ALLOWED, route, EVAL_NONE, id);
+    size_t n = cand_count(c);
+
+    v.grant = true;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t epi;
+        enum model_reason r;
+        if (!cand_in_g0(c, i, bit, &epi)) {
+            continue;
+        }
+        r = dest_check(c, &c->ix->eps[epi]);
+        if (r == MODEL_REASON_ALLOWED) {
+            v.allow = true;
+            v.reason = MODEL_REASON_ALLOWED;
+            v.unit = epi;
+            return v;
+        }
+        if (v.unit == EVAL_NONE) {
+            v.reason = r;
+            v.unit = epi;
+        }
+    }
+    return v;
+}
+
+/*= docs/semantics.md#l7
+ *# Within an inspected route a request (m, u, q) is allowed iff */
+static struct verdict eval_l7(struct eval_ctx *c, uint32_t bit, size_t id, uint32_t first_g0)
+{
+    struct verdict v = verdict_deny(MODEL_REASON_L7_NOT_PERMITTED, MODEL_ROUTE_INSPECTED,
+                                    first_g0, id);
+    size_t n = cand_count(c);
+    uint32_t first_g = EVAL_NONE;
+    uint32_t audit_ok = EVAL_NONE;
+    uint32_t dest_fail = EVAL_NONE;
+    enum model_reason dest_reason = MODEL_REASON_ALLOWED;
+    uint32_t slash = EVAL_NONE;
+    uint32_t unsupported = EVAL_NONE;
+    bool other_none = false;
+
+    switch (prepare(c)) {
+    case PREP_OK:
+        break;
+    case PREP_TODO:
+    case PREP_BAD_METHOD:
+    case PREP_BAD_TARGET:
+        v.reason = MODEL_REASON_BAD_TARGET;
+        return v;
+    case PREP_BAD_QUERY:
+        v.reason = MODEL_REASON_BAD_QUERY;
+        return v;
+    }
+    /*= docs/semantics.md#deny-wins
+     *# no unit in G with an **enforced** L7 endpoint has a **deny rule** that
+     *# matches it ("deny wins", across all rules). */
+    for (size_t i = 0; i < n; i++) {
+        uint32_t epi;
+        const struct ix_ep *x;
+        if (!cand_in_g0(c, i, bit, &epi)) {
+            continue;
+        }
+        x = &c->ix->eps[epi];
+        if (!in_scope(c, x)) {
+            continue;
+        }
+        if (first_g == EVAL_NONE) {
+            first_g = epi;
+        }
+        if (x->grant == IXG_RULES && deny_rules_match(c, x->ep)) {
+            v.reason = MODEL_REASON_L7_DENY_RULE;
+            v.unit = epi;
+            return v;
+        }
+    }
+    if (first_g == EVAL_NONE) {
+        v.reason = MODEL_REASON_NO_L7_PATH;
+        return v;
+    }
+    /*= docs/semantics.md#l7
+     *# some unit *e* in G **grants** it and admits the destination *d* */
+    for (size_t i = 0; i < n; i++) {
+        uint32_t epi;
+        const struct ix_ep *x;
+        enum model_reason r;
+        enum unit_grant g;
+        if (!cand_in_g0(c, i, bit, &epi)) {
+            continue;
+        }
+        x = &c->ix->eps[epi];
+        if (!in_scope(c, x)) {
+            continue;
+        }
+        g = unit_grants(c, x);
+        switch (g) {
+        case UG_STRONG:
+        case UG_AUDIT:
+            v.grant = true;
+            r = dest_check(c, x);
+            if (r == MODEL_REASON_ALLOWED) {
+                if (g == UG_STRONG) {
+                    v.allow = true;
+                    v.reason = MODEL_REASON_ALLOWED;
+                    v.unit = epi;
+                    return v;
+                }
+                if (audit_ok == EVAL_NONE) {
+                    audit_ok = epi;
+                }
+            } else if (dest_fail == EVAL_NONE) {
+                dest_fail = epi;
+                dest_reason = r;
+            }
+            break;
+        case UG_NONE_SLASH:
+            if (slash == EVAL_NONE) {
+                slash = epi;
+            }
+            break;
+        case UG_NONE_UNSUPPORTED:
+            if (unsupported == EVAL_NONE) {
+                unsupported = epi;
+            }
+            break;
+        case UG_NONE_RULES:
+            other_none = true;
+            break;
+        }
+    }
+    if (audit_ok != EVAL_NONE) {
+        v.allow = true;
+        v.reason = MODEL_REASON_AUDIT;
+        v.unit = audit_ok;
+        return v;
+    }
+    if (v.grant) {
+        v.reason = dest_reason;
+        v.unit = dest_fail;
+        return v;
+    }
+    v.unit = first_g;
+    if (slash != EVAL_NONE) {
+        v.reason = MODEL_REASON_ENCODED_SLASH;
+        v.unit = slash;
+    } else if (unsupported != EVAL_NONE && !other_none) {
+        v.reason = MODEL_REASON_L7_UNSUPPORTED;
+        v.unit = unsupported;
+    }
+    return v;
+}
+
+static struct verdict eval_identity(struct eval_ctx *c, size_t id)
+{
+    uint32_t bit = 1u << id;
+    size_t n = cand_count(c);
+    uint32_t first = EVAL_NONE;
+    bool l7 = false;
+    enum model_route route;
+
+    for (size_t i = 0; i < n; i++) {
+        uint32_t epi;
+        if (!cand_in_g0(c, i, bit, &epi)) {
+            continue;
+        }
+        if (first == EVAL_NONE) {
+            first = epi;
+        }
+        if (c->ix->eps[epi].l7) {
+            l7 = true;
+            break;
+        }
+    }
+    /*= docs/semantics.md#route
+     *# *none* when G₀ is empty: every request is denied; */
+    if (first == EVAL_NONE) {
+        return verdict_deny(MODEL_REASON_BINARY, MODEL_ROUTE_NONE, first_host_match(c), id);
+    }
+    /*= docs/semantics.md#route
+     *# *inspected* when some unit of G₀ has an L7 endpoint ... *opaque*
+     *# otherwise ... an opaque route reaches every method, path and query. */
+    route = l7 ? MODEL_ROUTE_INSPECTED : MODEL_ROUTE_OPAQUE;
+    if (c->req->method == NULL || route == MODEL_ROUTE_OPAQUE) {
+        return eval_reach(c, bit, id, route);
+    }
+    return eval_l7(c, bit, id, first);
+}
+
+/* ===========================================================================
+ * Decision: details and the entry point
+ * ========================================================================= */
+
+static const char *const reason_names[] = {
+    [MODEL_REASON_ALLOWED] = "allowed",
+    [MODEL_REASON_AUDIT] = "audit",
+    [MODEL_REASON_NO_POLICY] = "no_policy",
+    [MODEL_REASON_NO_ENDPOINT] = "no_endpoint",
+    [MODEL_REASON_BINARY] = "binary_not_allowed",
+    [MODEL_REASON_BAD_HOST] = "bad_host",
+    [MODEL_REASON_BAD_TARGET] = "bad_target",
+    [MODEL_REASON_ENCODED_SLASH] = "encoded_slash",
+    [MODEL_REASON_NO_L7_PATH] = "no_l7_path",
+    [MODEL_REASON_L7_NOT_PERMITTED] = "l7_not_permitted",
+    [MODEL_REASON_L7_DENY_RULE] = "l7_deny_rule",
+    [MODEL_REASON_L7_UNSUPPORTED] = "l7_unsupported",
+    [MODEL_REASON_BAD_QUERY] = "bad_query",
+    [MODEL_REASON_DEST_BLOCKED] = "dest_blocked",
+    [MODEL_REASON_DEST_PORT] = "dest_control_plane_port",
+    [MODEL_REASON_DEST_INTERNAL] = "dest_internal",
+    [MODEL_REASON_DEST_ALLOWED_IPS] = "dest_not_in_allowed_ips",
+    [MODEL_REASON_DEST_UNRESOLVED] = "dest_unresolved",
+};
+
+const char *model_reason_name(enum model_reason r)
+{
+    if ((size_t)r < PV_ARRAY_LEN(reason_names) && reason_names[r] != NULL) {
+        return reason_names[r];
+    }
+    return "unknown";
+}
+
+const char *model_route_name(enum model_route r)
+{
+    switch (r) {
+    case MODEL_ROUTE_NONE:
+        return "none";
+    case MODEL_ROUTE_OPAQUE:
+        return "opaque";
+    case MODEL_ROUTE_INSPECTED:
+        return "inspected";
+    }
+    return "unknown";
+}
+
+/* RFC 7230 token characters. */
+static bool is_tchar(unsigned char ch)
+{
+    if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')) {
+        return true;
+    }
+    return ch != '\0' && strchr("!#$%&'*+-.^_`|~", ch) != NULL;
+}
+
+bool model_method_valid(const char *m, size_t len)
+{
+    if (m == NULL || len == 0 || len > EVAL_METHOD_MAX) {
+        return false;
+    }
+    for (size_t i = 0; i < len; i++) {
+        if (!is_tchar((unsigned char)m[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+const char *model_endpoint_host(const struct model_endpoint *e)
+{
+    return e != NULL && e->host.s != NULL ? e->host.s : "";
+}
+
+size_t model_endpoint_nports(const struct model_endpoint *e)
+{
+    return e != NULL ? e->nports : 0;
+}
+
+uint16_t model_endpoint_port(const struct model_endpoint *e, size_t i)
+{
+    return e != NULL && i < e->nports ? e->ports[i] : 0;
+}
+
+/* Append 'str' to the detail (truncating; always NUL-terminated). Plain
+ * copies rather than vsnprintf: denials are formatted on the hot path. */
+static void dcat(struct model_decision *out, size_t *len, const char *str)
+{
+    size_t n = strlen(str);
+    size_t room = sizeof(out->detail) - 1 - *len;
+
+    if (n > room) {
+        n = room;
+    }
+    memcpy(out->detail + *len, str, n);
+    *len += n;
+    out->detail[*len] = '\0';
+}
+
+static void dnum(struct model_decision *out, size_t *len, unsigned v)
+{
+    char buf[12];
+    size_t i = sizeof(buf) - 1;
+
+    buf[i] = '\0';
+    do {
+        buf[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0 && i > 0);
+    dcat(out, len, buf + i);
+}
+
+/* Printable copy of untrusted text (bytes outside 0x20..0x7E become '?'). */
+static const char *sanitize(const char *s, size_t len, char *buf, size_t cap)
+{
+    size_t n = len < cap - 1 ? len : cap - 1;
+
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        buf[i] = (ch >= 0x20 && ch < 0x7F) ? (char)ch : '?';
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+static const char *proto_name(const struct model_endpoint *e)
+{
+    switch (e->proto) {
+    case MODEL_PROTO_NONE:
+        return "none";
+    case MODEL_PROTO_TCP:
+        return "tcp";
+    case MODEL_PROTO_REST:
+        return "rest";
+    case MODEL_PROTO_WEBSOCKET:
+        return "websocket";
+    case MODEL_PROTO_GRAPHQL:
+        return "graphql";
+    case MODEL_PROTO_SQL:
+        return "sql";
+    case MODEL_PROTO_JSONRPC:
+        return "json-rpc";
+    case MODEL_PROTO_MCP:
+        return "mcp";
+    }
+    return "unknown";
+}
+
+static const char *target_why(enum model_target_status s)
+{
+    switch (s) {
+    case MODEL_TARGET_OK:
+    case MODEL_TARGET_BAD:
+        return "malformed request target";
+    case MODEL_TARGET_TRAVERSAL:
+        return "path traversal above the root";
+    case MODEL_TARGET_ENCODED_SLASH:
+        return "encoded slash";
+    case MODEL_TARGET_TOO_LONG:
+        return "path too long";
+    }
+    return "malformed request target";
+}
+
+static void format_detail(const struct eval_ctx *c, const struct verdict *v,
+                          struct model_decision *out)
+{
+    const struct ix_ep *x = v->unit != EVAL_NONE ? &c->ix->eps[v->unit] : NULL;
+    const char *name = x != NULL ? model_rule_display_name(x->rule) : "";
+    char ipbuf[64];
+    char exe[160];
+    size_t len = 0;
+
+    out->detail[0] = '\0';
+    switch (v->reason) {
+    case MODEL_REASON_ALLOWED:
+        return;
+    case MODEL_REASON_AUDIT:
+        dcat(out, &len, c->method);
+        dcat(out, &len, " ");
+        dcat(out, &len, c->path);
+        dcat(out, &len, " allowed in audit mode by policy '");
+        dcat(out, &len, name);
+        dcat(out, &len, "'");
+        return;
+    case MODEL_REASON_NO_POLICY:
+        dcat(out, &len, "network connections not allowed by policy");
+        return;
+    case MODEL_REASON_NO_ENDPOINT:
+        /* An IPv6 host is bracketed so that host:port stays readable. */
+        dcat(out, &len, c->host_is_ip && memchr(c->host, ':', c->host_len) != NULL
+                            ? "endpoint ["
+                            : "endpoint ");
+        dcat(out, &len, c->host);
+        dcat(out, &len, c->host_is_ip && memchr(c->host, ':', c->host_len) != NULL ? "]:" : ":");
+        dnum(out, &len, c->req->port);
+        dcat(out, &len, " is not allowed by any policy");
+        return;
+    case MODEL_REASON_BINARY: {
+        /* One clause per rule with a matching endpoint, joined by "; ". */
+        uint32_t last = EVAL_NONE;
+        sanitize(c->nid > 0 ? c->req->binaries[0] : "", c->nid > 0 ? c->idlen[0] : 0, exe,
+                 sizeof(exe));
+        for (size_t i = 0; i < c->ncands; i++) {
+            const struct ix_ep *cx = &c->ix->eps[c->cands[i]];
+            if (cx->rule_idx == last) {
+                continue;
+            }
+            last = cx->rule_idx;
+            dcat(out, &len, len > 0 ? "; binary '" : "binary '");
+            dcat(out, &len, exe);
+            dcat(out, &len, "' not allowed in policy '");
+            dcat(out, &len, model_rule_display_name(cx->rule));
+            dcat(out, &len, "'");
+        }
+        if (len == 0 && x != NULL) {
+            dcat(out, &len, "binary '");
+            dcat(out, &len, exe);
+            dcat(out, &len, "' not allowed in policy '");
+            dcat(out, &len, name);
+            dcat(out, &len, "'");
+        }
+        return;
+    }
+    case MODEL_REASON_BAD_HOST:
+        dcat(out, &len, "invalid host '");
+        if (c->req->host != NULL) {
+            dcat(out, &len, sanitize(c->req->host, c->req->host_len, exe, sizeof(exe)));
+        }
+        dcat(out, &len, "'");
+        return;
+    case MODEL_REASON_BAD_TARGET:
+        if (c->prep == PREP_BAD_METHOD || c->prep == PREP_TODO) {
+            dcat(out, &len, "invalid HTTP method");
+        } else {
+            dcat(out, &len, "request target rejected: ");
+            dcat(out, &len, target_why(c->target_status));
+        }
+        return;
+    case MODEL_REASON_ENCODED_SLASH:
+        dcat(out, &len, c->method);
+        dcat(out, &len, " ");
+        dcat(out, &len, c->path);
+        dcat(out, &len, " contains an encoded slash (%2F); set allow_encoded_slash: true on "
+                        "this endpoint to permit it");
+        return;
+    case MODEL_REASON_NO_L7_PATH:
+    case MODEL_REASON_L7_NOT_PERMITTED:
+        dcat(out, &len, c->method);
+        dcat(out, &len, " ");
+        dcat(out, &len, c->path);
+        dcat(out, &len, " not permitted by policy");
+        return;
+    case MODEL_REASON_L7_DENY_RULE:
+        dcat(out, &len, c->method);
+        dcat(out, &len, " ");
+        dcat(out, &len, c->path);
+        dcat(out, &len, " blocked by deny rule");
+        return;
+    case MODEL_REASON_L7_UNSUPPORTED: {
+        const char *pn = x != NULL ? proto_name(x->ep) : "unknown";
+        dcat(out, &len, "protocol ");
+        dcat(out, &len, pn);
+        dcat(out, &len, " is not inspected by proviso-proxy; enforced ");
+        dcat(out, &len, pn);
+        dcat(out, &len, " endpoints deny all requests");
+        return;
+    }
+    case MODEL_REASON_BAD_QUERY:
+        dcat(out, &len, "malformed query string");
+        return;
+    case MODEL_REASON_DEST_PORT:
+        dcat(out, &len, "port ");
+        dnum(out, &len, c->req->port);
+        dcat(out, &len, " is a blocked control-plane port, connection rejected");
+        return;
+    case MODEL_REASON_DEST_UNRESOLVED:
+        dcat(out, &len, "target_sandbox '");
+        dcat(out, &len,
+             x != NULL && x->ep->target_sandbox.s != NULL ? x->ep->target_sandbox.s : "");
+        dcat(out, &len, "' of policy '");
+        dcat(out, &len, name);
+        dcat(out, &len, "' is not resolved, connection rejected");
+        return;
+    case MODEL_REASON_DEST_BLOCKED:
+    case MODEL_REASON_DEST_INTERNAL:
+    case MODEL_REASON_DEST_ALLOWED_IPS:
+        break;
+    }
+    if (c->dest != NULL) {
+        model_ip_format(c->dest, ipbuf, sizeof(ipbuf));
+    } else {
+        memcpy(ipbuf, "(unresolved)", sizeof("(unresolved)"));
+    }
+    dcat(out, &len, c->host);
+    if (v->reason == MODEL_REASON_DEST_BLOCKED) {
+        dcat(out, &len, " resolves to always-blocked address ");
+        dcat(out, &len, ipbuf);
+    } else if (v->reason == MODEL_REASON_DEST_INTERNAL) {
+        dcat(out, &len, " resolves to internal address ");
+        dcat(out, &len, ipbuf);
+    } else {
+        dcat(out, &len, " resolves to ");
+        dcat(out, &len, ipbuf);
+        dcat(out, &len, " which is not in allowed_ips");
+    }
+    dcat(out, &len, ", connection rejected");
+}
+
+/* Rank of a denial, to report the most informative one among identities. */
+static int deny_rank(const struct verdict *v)
+{
+    if (v->grant) {
+        return 2;
+    }
+    return v->reason != MODEL_REASON_BINARY ? 1 : 0;
+}
+
+static void decide_fill(struct eval_ctx *c, const struct verdict *v, struct model_decision *out)
+{
+    out->allow = v->allow;
+    out->grant = v->grant;
+    out->reason = v->reason;
+    out->route = v->route;
+    if (v->unit != EVAL_NONE) {
+        out->rule = c->ix->eps[v->unit].rule;
+        out->endpoint = c->ix->eps[v->unit].ep;
+    }
+    if (v->unit != EVAL_NONE && v->route != MODEL_ROUTE_NONE && v->id < c->nid) {
+        out->binary = c->req->binaries[v->id];
+    }
+    format_detail(c, v, out);
+}
+
+static void decide_early(struct model_decision *out, enum model_reason reason, const char *msg)
+{
+    size_t len = 0;
+
+    out->reason = reason;
+    dcat(out, &len, msg);
+}
+
+/*= docs/semantics.md#identity-any
+ *# a request by identity *{x₁ … xₙ}* is allowed iff the same request by some
+ *# single *xᵢ* is allowed. */
+void model_decide(const struct model_policy *p, const struct model_request *req,
+                  struct model_decision *out)
+{
+    struct eval_ctx c;
+    struct verdict best;
+    bool have = false;
+
+    if (out == NULL) {
+        return;
+    }
+    out->allow = false;
+    out->grant = false;
+    out->reason = MODEL_REASON_NO_POLICY;
+    out->route = MODEL_ROUTE_NONE;
+    out->rule = NULL;
+    out->endpoint = NULL;
+    out->binary = NULL;
+    out->detail[0] = '\0';
+    if (p == NULL || req == NULL || !p->compiled || p->index == NULL) {
+        decide_early(out, MODEL_REASON_NO_POLICY, "policy not compiled");
+        return;
+    }
+    if (p->nrules == 0) {
+        decide_early(out, MODEL_REASON_NO_POLICY, "network connections not allowed by policy");
+        return;
+    }
+    if (req->nbinaries > MODEL_MAX_IDENTITY || (req->nbinaries > 0 && req->binaries == NULL)) {
+        decide_early(out, MODEL_REASON_BINARY, "binary identity has too many entries");
+        return;
+    }
+    c.p = p;
+    c.ix = p->index;
+    c.req = req;
+    c.prep = PREP_TODO;
+    c.target_status = MODEL_TARGET_OK;
+    c.method[0] = '\0';
+    c.method_len = 0;
+    c.method_head = false;
+    c.path[0] = '\0';
+    c.path_len = 0;
+    c.enc_slash = false;
+    c.qbuf = c.qstore;
+    c.qlen = 0;
+    c.nid = req->nbinaries;
+    for (size_t k = 0; k < c.nid; k++) {
+        if (req->binaries[k] == NULL) {
+            decide_early(out, MODEL_REASON_BINARY, "binary identity has a NULL entry");
+            return;
+        }
+        c.idlen[k] = strlen(req->binaries[k]);
+    }
+    /*= docs/semantics.md#host-normalise
+     *# A request host is normalised before anything else */
+    if (req->host == NULL ||
+        !model_host_normalize(req->host, req->host_len, c.host, sizeof(c.host), &c.host_len,
+                              &c.host_is_ip, &c.host_ip) ||
+        c.host_len >= sizeof(c.host) || (!c.host_is_ip && !dns_name_ok(c.host, c.host_len))) {
+        char hb[160];
+        size_t len = 0;
+        out->reason = MODEL_REASON_BAD_HOST;
+        dcat(out, &len, "invalid host '");
+        if (req->host != NULL) {
+            dcat(out, &len, sanitize(req->host, req->host_len, hb, sizeof(hb)));
+        }
+        dcat(out, &len, "'");
+        return;
+    }
+    c.host[c.host_len] = '\0';
+    c.dest = req->dest != NULL ? req->dest : (c.host_is_ip ? &c.host_ip : NULL);
+    collect(&c);
+    if (c.ncands == 0 && !c.scan) {
+        best = verdict_deny(MODEL_REASON_NO_ENDPOINT, MODEL_ROUTE_NONE, EVAL_NONE, 0);
+        decide_fill(&c, &best, out);
+        return;
+    }
+    if (!c.scan) {
+        compute_masks(&c);
+    }
+    best = verdict_deny(MODEL_REASON_BINARY, MODEL_ROUTE_NONE, first_host_match(&c), 0);
+    for (size_t k = 0; k < c.nid; k++) {
+        struct verdict v = eval_identity(&c, k);
+        if (v.allow) {
+            bool ideal = req->method == NULL ? v.route == MODEL_ROUTE_OPAQUE
+                                             : v.reason == MODEL_REASON_ALLOWED;
+            if (!have || !best.allow || ideal) {
+                best = v;
+                have = true;
+            }
+            if (ideal) {
+                break;
+            }
+        } else if (!have || (!best.allow && deny_rank(&v) > deny_rank(&best))) {
+            best = v;
+            have = true;
+        }
+    }
+    decide_fill(&c, &best, out);
+}

@@ -61,6 +61,13 @@ static pv_result diag_push(struct model_diags *d, const char *file, struct model
     struct model_diag *slot;
 
     PV_ENSURE(msg != NULL, PV_ERR_NOMEM);
+    /* One diagnostic is one line, whatever text (jansson's "near '...'",
+     * an echoed host) it quotes from the input. */
+    for (char *c = msg; *c != '\0'; c++) {
+        if ((unsigned char)*c < 0x20 || *c == 0x7F) {
+            *c = '?';
+        }
+    }
     /* Capacity doubles at every power of two, so no separate cap field. */
     if (d->n == 0 || (d->n & (d->n - 1)) == 0) {
         size_t ncap = d->n == 0 ? 4 : d->n * 2;
@@ -114,6 +121,25 @@ pv_result model_diag_add(struct model_diags *d, const char *file, struct model_m
         return r;
     }
     return diag_push(d, file, mark, pv_dynbuf_take(&b, NULL));
+}
+
+/* For paths where a failure to record the message leaves nothing better to
+ * do: the caller still fails. */
+static void diag(struct model_diags *d, const char *file, struct model_mark mark, const char *fmt,
+                 ...) __attribute__((format(printf, 4, 5)));
+
+static void diag(struct model_diags *d, const char *file, struct model_mark mark, const char *fmt,
+                 ...)
+{
+    char buf[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    (void)vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    if (!pv_ok(model_diag_add(d, file, mark, "%s", buf))) {
+        pv_errno = PV_ERR_NOMEM;
+    }
 }
 
 const char *model_diags_line(struct model_diags *d, size_t i)
@@ -359,7 +385,7 @@ struct model_policy *model_policy_load(const char *file, const char *buf, size_t
     }
     before = diags->n;
     if (len > MODEL_MAX_POLICY_BYTES) {
-        (void)model_diag_add(diags, file, (struct model_mark){0, 0},
+        diag(diags, file, (struct model_mark){0, 0},
                              "policy is larger than %u bytes", MODEL_MAX_POLICY_BYTES);
         pv_errno = PV_ERR_TOOBIG;
         return NULL;
@@ -367,7 +393,7 @@ struct model_policy *model_policy_load(const char *file, const char *buf, size_t
     root = read_document(file, buf != NULL ? buf : "", len, fmt, diags);
     if (root == NULL) {
         if (diags->n == before) {
-            (void)model_diag_add(diags, file, (struct model_mark){0, 0}, "%s",
+            diag(diags, file, (struct model_mark){0, 0}, "%s",
                                  pv_strerror(pv_errno ? pv_errno : PV_ERR_NOMEM));
         }
         return NULL;
@@ -377,7 +403,7 @@ struct model_policy *model_policy_load(const char *file, const char *buf, size_t
     if (p == NULL || diags->n != before) {
         model_policy_free(p);
         if (diags->n == before) {
-            (void)model_diag_add(diags, file, (struct model_mark){0, 0}, "%s",
+            diag(diags, file, (struct model_mark){0, 0}, "%s",
                                  pv_strerror(PV_ERR_NOMEM));
         }
         pv_errno = PV_ERR_POLICY;
@@ -385,7 +411,7 @@ struct model_policy *model_policy_load(const char *file, const char *buf, size_t
     }
     if (!model_policy_validate(p, diags) || diags->n != before) {
         if (diags->n == before) {
-            (void)model_diag_add(diags, file, (struct model_mark){0, 0}, "invalid policy");
+            diag(diags, file, (struct model_mark){0, 0}, "invalid policy");
         }
         model_policy_free(p);
         pv_errno = PV_ERR_POLICY;
@@ -393,7 +419,7 @@ struct model_policy *model_policy_load(const char *file, const char *buf, size_t
     }
     if (!pv_ok(model_policy_compile(p))) {
         int err = pv_errno ? pv_errno : PV_ERR_INTERNAL;
-        (void)model_diag_add(diags, file, (struct model_mark){0, 0}, "cannot compile policy: %s",
+        diag(diags, file, (struct model_mark){0, 0}, "cannot compile policy: %s",
                              pv_strerror(err));
         model_policy_free(p);
         pv_errno = err;
@@ -469,11 +495,11 @@ struct model_policy *model_policy_load_file(const char *path, enum model_format 
     buf = read_bounded(path, &len, &err, &toobig);
     if (buf == NULL) {
         if (toobig) {
-            (void)model_diag_add(diags, path, (struct model_mark){0, 0},
+            diag(diags, path, (struct model_mark){0, 0},
                                  "policy is larger than %u bytes", MODEL_MAX_POLICY_BYTES);
             pv_errno = PV_ERR_TOOBIG;
         } else {
-            (void)model_diag_add(diags, path, (struct model_mark){0, 0}, "%s", strerror(err));
+            diag(diags, path, (struct model_mark){0, 0}, "%s", strerror(err));
             pv_errno = PV_ERR_IO;
         }
         return NULL;

@@ -1,4 +1,1256 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* model_registry.c - placeholder until implemented */
+/* model_registry.c - the binary and API registries (world model)
+ *
+ * Binary descriptors (`binaries/NAME.yaml`) say what a program can do on the
+ * network: its protocols, whether any of them bypasses L7 inspection
+ * (docs/semantics.md#binary-classes), whether it can exfiltrate data or
+ * construct arbitrary HTTP. API descriptors (`apis/NAME.yaml`) name the
+ * actions and risks of an HTTP API's method/path pairs, so that a witness
+ * request can be annotated (`PUT /repos/o/r/contents/x` -> write_file, high).
+ *
+ * The registry is either the embedded copy (model_registry_data.c, generated
+ * from model/registry/ by embed.sh) or a directory override that replaces it
+ * whole. Descriptors are strict: unknown keys, wrong types, bad globs and
+ * duplicate binary paths or API names are errors at file:line:col, and any
+ * error fails the whole load. Each path of a descriptor (`binary` and every
+ * alias) becomes one entry with its own compiled glob and the descriptor's
+ * flags, in file order then path order.
+ */
 #include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/pv_dynbuf.h"
 #include "model/model_int.h"
+
+#define MAX_DESCRIPTOR_BYTES (1024u * 1024u)
+#define MAX_FILES 4096
+#define MSG_MAX 1024
+#define MAX_HOST 253
+
+/* Produced by model/registry/embed.sh (model_registry_data.c). */
+struct model_embedded_file {
+    const char *name;
+    const char *data;
+};
+extern const struct model_embedded_file model_embedded_binaries[];
+extern const struct model_embedded_file model_embedded_apis[];
+
+enum action_type { ACTION_READ, ACTION_WRITE, ACTION_DESTRUCTIVE };
+
+struct reg_action {
+    char *name;
+    enum action_type type;
+    char *description;
+};
+
+struct reg_protocol {
+    char *name;
+    char *transport;
+    char *description;
+    bool bypasses_l7;
+    struct reg_action *actions;
+    size_t nactions;
+};
+
+struct reg_binary {
+    char *name;             /* descriptor file stem ("git") */
+    char **paths;           /* `binary` then the aliases */
+    struct model_mark *path_marks;
+    size_t npaths;
+    char *description;
+    char *exfil_mechanism;
+    struct reg_protocol *protocols;
+    size_t nprotocols;
+    char **spawns;
+    size_t nspawns;
+    bool can_exfiltrate;
+    bool can_construct_http;
+    bool bypasses_l7;       /* OR over the protocols */
+};
+
+struct reg_entry {
+    struct model_glob *glob;
+    size_t binary; /* index into bins */
+};
+
+struct api_action {
+    char *method; /* upper-case */
+    char *path;
+    struct model_glob *path_glob;
+    char *action;
+    char *risk;
+    char *description;
+};
+
+struct reg_api {
+    char *api;
+    char *host;   /* normalised */
+    struct model_glob *host_glob;
+    bool host_is_ip;
+    uint16_t port;
+    char *credential_type;
+    char *description;
+    struct api_action *actions;
+    size_t nactions;
+};
+
+struct model_registry {
+    struct reg_binary *bins;
+    size_t nbins;
+    struct reg_entry *entries;
+    size_t nentries;
+    struct reg_api *apis;
+    size_t napis;
+};
+
+struct wctx {
+    const char *file;
+    struct model_diags *diags;
+};
+
+/* ===========================================================================
+ * Node helpers
+ * ========================================================================= */
+
+__attribute__((format(printf, 3, 4))) static void report(struct wctx *c, struct model_mark m,
+                                                         const char *fmt, ...)
+{
+    char msg[MSG_MAX];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (!pv_ok(model_diag_add(c->diags, c->file, m, "%s", msg))) {
+        pv_errno = PV_ERR_NOMEM;
+    }
+}
+
+static void printable(char *out, size_t outlen, const char *s, size_t n)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n && o + 4 < outlen; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        out[o++] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
+    }
+    if (n > 0 && o + 4 >= outlen) {
+        memcpy(out + o, "...", 3);
+        o += 3;
+    }
+    out[o] = '\0';
+}
+
+static int key_index(const struct model_node *k, const char *const *keys)
+{
+    for (int i = 0; keys[i] != NULL; i++) {
+        size_t n = strlen(keys[i]);
+        if (k->kind == MODEL_NODE_SCALAR && k->scalar_len == n &&
+            memcmp(k->scalar, keys[i], n) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+static void unknown_key(struct wctx *c, const struct model_node *k, const char *where)
+{
+    char buf[96];
+    printable(buf, sizeof(buf), k->scalar != NULL ? k->scalar : "", k->scalar_len);
+    report(c, k->mark, "unknown field `%s` in %s", buf, where);
+}
+
+static bool is_string(const struct model_node *v)
+{
+    return v->kind == MODEL_NODE_SCALAR && (!v->json_typed || v->json_type == JSON_STRING);
+}
+
+static void get_str(struct wctx *c, const struct model_node *v, const char *what, char **out)
+{
+    if (v->kind == MODEL_NODE_NULL) {
+        return;
+    }
+    if (!is_string(v)) {
+        report(c, v->mark, "%s must be a string", what);
+        return;
+    }
+    if (memchr(v->scalar, '\0', v->scalar_len) != NULL) {
+        report(c, v->mark, "%s must not contain NUL", what);
+        return;
+    }
+    free(*out);
+    *out = pv_strndup(v->scalar, v->scalar_len);
+    if (*out == NULL) {
+        report(c, v->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+    }
+}
+
+static void get_bool(struct wctx *c, const struct model_node *v, const char *what, bool *out)
+{
+    if (v->kind == MODEL_NODE_SCALAR && v->json_typed &&
+        (v->json_type == JSON_TRUE || v->json_type == JSON_FALSE)) {
+        *out = v->json_type == JSON_TRUE;
+        return;
+    }
+    if (v->kind == MODEL_NODE_SCALAR && !v->json_typed && !v->quoted) {
+        if (v->scalar_len == 4 && memcmp(v->scalar, "true", 4) == 0) {
+            *out = true;
+            return;
+        }
+        if (v->scalar_len == 5 && memcmp(v->scalar, "false", 5) == 0) {
+            *out = false;
+            return;
+        }
+    }
+    report(c, v->mark, "%s must be true or false", what);
+}
+
+static void get_port(struct wctx *c, const struct model_node *v, uint16_t *out)
+{
+    uint64_t n = 0;
+    bool numeric = v->kind == MODEL_NODE_SCALAR &&
+                   (v->json_typed ? v->json_type == JSON_INTEGER : !v->quoted);
+
+    if (!numeric || !pv_ok(pv_parse_u64(v->scalar, v->scalar_len, 65535, &n)) || n == 0) {
+        report(c, v->mark, "port must be an integer in 1..65535");
+        return;
+    }
+    *out = (uint16_t)n;
+}
+
+/* A list of strings; null = empty. 'marks' (optional) receives each item's mark. */
+static void get_strlist(struct wctx *c, const struct model_node *v, const char *what,
+                        char ***out, size_t *n, struct model_mark **marks)
+{
+    if (v->kind == MODEL_NODE_NULL) {
+        return;
+    }
+    if (v->kind != MODEL_NODE_SEQ) {
+        report(c, v->mark, "%s must be a list of strings", what);
+        return;
+    }
+    if (v->nitems == 0) {
+        return;
+    }
+    *out = pv_calloc(v->nitems, sizeof(**out));
+    if (marks != NULL) {
+        *marks = pv_calloc(v->nitems, sizeof(**marks));
+    }
+    if (*out == NULL || (marks != NULL && *marks == NULL)) {
+        report(c, v->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+        return;
+    }
+    for (size_t i = 0; i < v->nitems; i++) {
+        const struct model_node *it = v->items[i];
+        if (!is_string(it)) {
+            report(c, it->mark, "%s must be a list of strings", what);
+            continue;
+        }
+        get_str(c, it, what, &(*out)[*n]);
+        if ((*out)[*n] != NULL) {
+            if (marks != NULL) {
+                (*marks)[*n] = it->mark;
+            }
+            (*n)++;
+        }
+    }
+}
+
+static void free_strv(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(v[i]);
+    }
+    free(v);
+}
+
+/* ===========================================================================
+ * Freeing
+ * ========================================================================= */
+
+static void binary_clear(struct reg_binary *b)
+{
+    free(b->name);
+    free_strv(b->paths, b->npaths);
+    free(b->path_marks);
+    free(b->description);
+    free(b->exfil_mechanism);
+    for (size_t i = 0; i < b->nprotocols; i++) {
+        struct reg_protocol *p = &b->protocols[i];
+        free(p->name);
+        free(p->transport);
+        free(p->description);
+        for (size_t j = 0; j < p->nactions; j++) {
+            free(p->actions[j].name);
+            free(p->actions[j].description);
+        }
+        free(p->actions);
+    }
+    free(b->protocols);
+    free_strv(b->spawns, b->nspawns);
+    memset(b, 0, sizeof(*b));
+}
+
+static void api_clear(struct reg_api *a)
+{
+    free(a->api);
+    free(a->host);
+    model_glob_free(a->host_glob);
+    free(a->credential_type);
+    free(a->description);
+    for (size_t i = 0; i < a->nactions; i++) {
+        struct api_action *x = &a->actions[i];
+        free(x->method);
+        free(x->path);
+        model_glob_free(x->path_glob);
+        free(x->action);
+        free(x->risk);
+        free(x->description);
+    }
+    free(a->actions);
+    memset(a, 0, sizeof(*a));
+}
+
+void model_registry_free(struct model_registry *r)
+{
+    if (r == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < r->nbins; i++) {
+        binary_clear(&r->bins[i]);
+    }
+    free(r->bins);
+    for (size_t i = 0; i < r->nentries; i++) {
+        model_glob_free(r->entries[i].glob);
+    }
+    free(r->entries);
+    for (size_t i = 0; i < r->napis; i++) {
+        api_clear(&r->apis[i]);
+    }
+    free(r->apis);
+    free(r);
+}
+
+/* ===========================================================================
+ * Binary descriptors
+ * ========================================================================= */
+
+static void walk_action(struct wctx *c, const struct model_node *n, struct reg_action *a)
+{
+    static const char *const keys[] = {"name", "type", "description", NULL};
+    static const char *const types[] = {"read", "write", "destructive", NULL};
+    bool has_name = false;
+
+    if (n->kind != MODEL_NODE_MAP) {
+        report(c, n->mark, "protocol action must be a mapping");
+        return;
+    }
+    a->type = ACTION_READ;
+    for (size_t k = 0; k + 1 < n->nitems; k += 2) {
+        const struct model_node *v = n->items[k + 1];
+        switch (key_index(n->items[k], keys)) {
+        case 0:
+            get_str(c, v, "action name", &a->name);
+            has_name = a->name != NULL && a->name[0] != '\0';
+            break;
+        case 1: {
+            int t = is_string(v) ? key_index(v, types) : -1;
+            if (t < 0) {
+                report(c, v->mark, "action type must be read, write or destructive");
+            } else {
+                a->type = (enum action_type)t;
+            }
+            break;
+        }
+        case 2:
+            get_str(c, v, "action description", &a->description);
+            break;
+        default:
+            unknown_key(c, n->items[k], "protocol action");
+            break;
+        }
+    }
+    if (!has_name) {
+        report(c, n->mark, "action name is required");
+    }
+}
+
+static void walk_protocol(struct wctx *c, const struct model_node *n, struct reg_protocol *p)
+{
+    static const char *const keys[] = {"name", "transport", "description", "bypasses_l7",
+                                       "actions", NULL};
+
+    if (n->kind != MODEL_NODE_MAP) {
+        report(c, n->mark, "protocol must be a mapping");
+        return;
+    }
+    for (size_t k = 0; k + 1 < n->nitems; k += 2) {
+        const struct model_node *v = n->items[k + 1];
+        switch (key_index(n->items[k], keys)) {
+        case 0:
+            get_str(c, v, "protocol name", &p->name);
+            break;
+        case 1:
+            get_str(c, v, "protocol transport", &p->transport);
+            break;
+        case 2:
+            get_str(c, v, "protocol description", &p->description);
+            break;
+        case 3:
+            get_bool(c, v, "bypasses_l7", &p->bypasses_l7);
+            break;
+        case 4:
+            if (v->kind == MODEL_NODE_NULL) {
+                break;
+            }
+            if (v->kind != MODEL_NODE_SEQ) {
+                report(c, v->mark, "protocol actions must be a list");
+                break;
+            }
+            if (v->nitems == 0 || p->actions != NULL) {
+                break;
+            }
+            p->actions = pv_calloc(v->nitems, sizeof(p->actions[0]));
+            if (p->actions == NULL) {
+                report(c, v->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+                break;
+            }
+            p->nactions = v->nitems;
+            for (size_t i = 0; i < v->nitems; i++) {
+                walk_action(c, v->items[i], &p->actions[i]);
+            }
+            break;
+        default:
+            unknown_key(c, n->items[k], "protocol");
+            break;
+        }
+    }
+    if (p->name == NULL || p->name[0] == '\0') {
+        report(c, n->mark, "protocol name is required");
+    }
+}
+
+static void walk_protocols(struct wctx *c, const struct model_node *v, struct reg_binary *b)
+{
+    if (v->kind == MODEL_NODE_NULL) {
+        return;
+    }
+    if (v->kind != MODEL_NODE_SEQ) {
+        report(c, v->mark, "protocols must be a list");
+        return;
+    }
+    if (v->nitems == 0) {
+        return;
+    }
+    b->protocols = pv_calloc(v->nitems, sizeof(b->protocols[0]));
+    if (b->protocols == NULL) {
+        report(c, v->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+        return;
+    }
+    b->nprotocols = v->nitems;
+    for (size_t i = 0; i < v->nitems; i++) {
+        walk_protocol(c, v->items[i], &b->protocols[i]);
+        b->bypasses_l7 = b->bypasses_l7 || b->protocols[i].bypasses_l7;
+    }
+}
+
+static void walk_binary(struct wctx *c, const struct model_node *root, struct reg_binary *b)
+{
+    static const char *const keys[] = {"binary", "aliases", "description", "protocols",
+                                       "can_exfiltrate", "exfil_mechanism", "can_construct_http",
+                                       "spawns", NULL};
+    const struct model_node *binary = NULL;
+    const struct model_node *aliases = NULL;
+
+    if (root->kind != MODEL_NODE_MAP) {
+        report(c, root->mark, "binary descriptor must be a mapping");
+        return;
+    }
+    for (size_t k = 0; k + 1 < root->nitems; k += 2) {
+        const struct model_node *v = root->items[k + 1];
+        switch (key_index(root->items[k], keys)) {
+        case 0:
+            binary = v;
+            break;
+        case 1:
+            aliases = v;
+            break;
+        case 2:
+            get_str(c, v, "description", &b->description);
+            break;
+        case 3:
+            walk_protocols(c, v, b);
+            break;
+        case 4:
+            get_bool(c, v, "can_exfiltrate", &b->can_exfiltrate);
+            break;
+        case 5:
+            get_str(c, v, "exfil_mechanism", &b->exfil_mechanism);
+            break;
+        case 6:
+            get_bool(c, v, "can_construct_http", &b->can_construct_http);
+            break;
+        case 7:
+            get_strlist(c, v, "spawns", &b->spawns, &b->nspawns, NULL);
+            break;
+        default:
+            unknown_key(c, root->items[k], "binary descriptor");
+            break;
+        }
+    }
+    if (binary == NULL || !is_string(binary) || binary->scalar_len == 0) {
+        report(c, binary != NULL ? binary->mark : root->mark,
+               "binary is required (an absolute path or glob)");
+        return;
+    }
+    /* paths[0] is `binary`, then the aliases. */
+    b->paths = pv_calloc(1 + (aliases != NULL ? aliases->nitems : 0), sizeof(b->paths[0]));
+    b->path_marks = pv_calloc(1 + (aliases != NULL ? aliases->nitems : 0),
+                              sizeof(b->path_marks[0]));
+    if (b->paths == NULL || b->path_marks == NULL) {
+        report(c, root->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+        return;
+    }
+    get_str(c, binary, "binary", &b->paths[0]);
+    if (b->paths[0] == NULL) {
+        return;
+    }
+    b->path_marks[0] = binary->mark;
+    b->npaths = 1;
+    if (aliases != NULL && aliases->kind != MODEL_NODE_NULL) {
+        char **av = NULL;
+        struct model_mark *am = NULL;
+        size_t an = 0;
+        get_strlist(c, aliases, "aliases", &av, &an, &am);
+        for (size_t i = 0; i < an; i++) {
+            b->paths[b->npaths] = av[i];
+            b->path_marks[b->npaths] = am[i];
+            b->npaths++;
+        }
+        free(av);
+        free(am);
+    }
+}
+
+/* Compile every path of binary 'bi' into registry entries. */
+static void add_entries(struct wctx *c, struct model_registry *r, size_t bi)
+{
+    struct reg_binary *b = &r->bins[bi];
+    struct reg_entry *nv;
+
+    nv = pv_realloc(r->entries, (r->nentries + b->npaths + 1) * sizeof(nv[0]));
+    if (nv == NULL) {
+        report(c, (struct model_mark){0, 0}, "%s", pv_strerror(PV_ERR_NOMEM));
+        return;
+    }
+    r->entries = nv;
+    for (size_t i = 0; i < b->npaths; i++) {
+        const char *p = b->paths[i];
+        const char *why = NULL;
+        char shown[96];
+        bool dup = false;
+
+        printable(shown, sizeof(shown), p, strlen(p));
+        if (p[0] != '/') {
+            report(c, b->path_marks[i], "binary path '%s' must be absolute", shown);
+            continue;
+        }
+        for (size_t e = 0; e < r->nentries && !dup; e++) {
+            dup = strcmp(model_glob_text(r->entries[e].glob), p) == 0;
+        }
+        if (dup) {
+            report(c, b->path_marks[i], "binary path '%s' is already described", shown);
+            continue;
+        }
+        nv[r->nentries].glob = model_glob_compile(MODEL_GLOB_BINARY, p, strlen(p), &why);
+        if (nv[r->nentries].glob == NULL) {
+            report(c, b->path_marks[i], "invalid binary pattern '%s': %s", shown,
+                   why != NULL ? why : pv_strerror(pv_errno));
+            continue;
+        }
+        nv[r->nentries].binary = bi;
+        r->nentries++;
+    }
+}
+
+/* ===========================================================================
+ * API descriptors
+ * ========================================================================= */
+
+static bool method_token(const char *m)
+{
+    if (m[0] == '\0' || strlen(m) > 32) {
+        return false;
+    }
+    for (; *m != '\0'; m++) {
+        if (!((*m >= 'A' && *m <= 'Z') || *m == '_' || *m == '-')) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void walk_api_action(struct wctx *c, const struct model_node *n, struct api_action *a)
+{
+    static const char *const keys[] = {"method", "path", "action", "risk", "description", NULL};
+    static const char *const risks[] = {"low", "medium", "high", "critical", NULL};
+    struct model_mark pmark = n->mark;
+    unsigned seen = 0;
+    size_t before = c->diags->n;
+
+    if (n->kind != MODEL_NODE_MAP) {
+        report(c, n->mark, "API action must be a mapping");
+        return;
+    }
+    for (size_t k = 0; k + 1 < n->nitems; k += 2) {
+        const struct model_node *v = n->items[k + 1];
+        int key = key_index(n->items[k], keys);
+        seen |= key >= 0 ? 1u << key : 0u;
+        switch (key) {
+        case 0:
+            get_str(c, v, "method", &a->method);
+            if (a->method != NULL) {
+                for (char *p = a->method; *p != '\0'; p++) {
+                    *p = (*p >= 'a' && *p <= 'z') ? (char)(*p - 'a' + 'A') : *p;
+                }
+                if (!method_token(a->method)) {
+                    report(c, v->mark, "invalid method");
+                }
+            }
+            break;
+        case 1:
+            get_str(c, v, "path", &a->path);
+            pmark = v->mark;
+            break;
+        case 2:
+            get_str(c, v, "action", &a->action);
+            break;
+        case 3:
+            if (!is_string(v) || key_index(v, risks) < 0) {
+                report(c, v->mark, "risk must be low, medium, high or critical");
+            } else {
+                get_str(c, v, "risk", &a->risk);
+            }
+            break;
+        case 4:
+            get_str(c, v, "description", &a->description);
+            break;
+        default:
+            unknown_key(c, n->items[k], "API action");
+            break;
+        }
+    }
+    if ((seen & 0xfu) != 0xfu) {
+        report(c, n->mark, "API action requires method, path, action and risk");
+        return;
+    }
+    if (a->method == NULL || a->path == NULL || a->action == NULL || a->action[0] == '\0' ||
+        a->risk == NULL) {
+        /* Present but null or empty; an invalid value was reported already. */
+        if (c->diags->n == before) {
+            report(c, n->mark, "API action method, path, action and risk must not be empty");
+        }
+        return;
+    }
+    if (a->path[0] != '/') {
+        report(c, pmark, "API action path must start with '/'");
+        return;
+    }
+    {
+        const char *why = NULL;
+        a->path_glob = model_glob_compile(MODEL_GLOB_PATH, a->path, strlen(a->path), &why);
+        if (a->path_glob == NULL) {
+            char shown[96];
+            printable(shown, sizeof(shown), a->path, strlen(a->path));
+            report(c, pmark, "invalid path pattern '%s': %s", shown,
+                   why != NULL ? why : pv_strerror(pv_errno));
+        }
+    }
+}
+
+static void api_host(struct wctx *c, const struct model_node *v, struct reg_api *a)
+{
+    char low[MAX_HOST + 2];
+    char canon[MAX_HOST + 2];
+    size_t n;
+    size_t outl = 0;
+    const char *why = NULL;
+    struct model_ip ip;
+
+    get_str(c, v, "host", &a->host);
+    if (a->host == NULL) {
+        if (v->kind == MODEL_NODE_NULL) {
+            report(c, v->mark, "host is required");
+        }
+        return;
+    }
+    n = strlen(a->host);
+    if (n > 0 && a->host[n - 1] == '.') {
+        n--;
+    }
+    if (n == 0 || n > MAX_HOST) {
+        report(c, v->mark, "API host must be a host name or pattern of 1..%u bytes",
+               (unsigned)MAX_HOST);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char ch = a->host[i];
+        low[i] = (ch >= 'A' && ch <= 'Z') ? (char)(ch - 'A' + 'a') : ch;
+    }
+    low[n] = '\0';
+    if (memchr(low, '*', n) == NULL) {
+        if (!model_host_normalize(low, n, canon, sizeof(canon), &outl, &a->host_is_ip, &ip)) {
+            report(c, v->mark, "invalid API host");
+            return;
+        }
+    } else {
+        memcpy(canon, low, n + 1);
+        outl = n;
+    }
+    free(a->host);
+    a->host = pv_strndup(canon, outl);
+    if (a->host == NULL) {
+        report(c, v->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+        return;
+    }
+    a->host_glob = model_glob_compile(MODEL_GLOB_HOST, a->host, outl, &why);
+    if (a->host_glob == NULL) {
+        report(c, v->mark, "invalid API host pattern: %s", why != NULL ? why : "?");
+    }
+}
+
+static void walk_api(struct wctx *c, const struct model_node *root, struct reg_api *a)
+{
+    static const char *const keys[] = {"api", "host", "port", "credential_type", "description",
+                                       "actions", NULL};
+    bool has_host = false;
+    bool has_port = false;
+
+    if (root->kind != MODEL_NODE_MAP) {
+        report(c, root->mark, "API descriptor must be a mapping");
+        return;
+    }
+    for (size_t k = 0; k + 1 < root->nitems; k += 2) {
+        const struct model_node *v = root->items[k + 1];
+        switch (key_index(root->items[k], keys)) {
+        case 0:
+            get_str(c, v, "api", &a->api);
+            break;
+        case 1:
+            api_host(c, v, a);
+            has_host = true;
+            break;
+        case 2:
+            get_port(c, v, &a->port);
+            has_port = true;
+            break;
+        case 3:
+            get_str(c, v, "credential_type", &a->credential_type);
+            break;
+        case 4:
+            get_str(c, v, "description", &a->description);
+            break;
+        case 5:
+            if (v->kind != MODEL_NODE_SEQ) {
+                report(c, v->mark, "actions must be a list");
+                break;
+            }
+            if (v->nitems == 0 || a->actions != NULL) {
+                break;
+            }
+            a->actions = pv_calloc(v->nitems, sizeof(a->actions[0]));
+            if (a->actions == NULL) {
+                report(c, v->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+                break;
+            }
+            a->nactions = v->nitems;
+            for (size_t i = 0; i < v->nitems; i++) {
+                walk_api_action(c, v->items[i], &a->actions[i]);
+            }
+            break;
+        default:
+            unknown_key(c, root->items[k], "API descriptor");
+            break;
+        }
+    }
+    if (a->api == NULL || a->api[0] == '\0') {
+        report(c, root->mark, "api (the API's name) is required");
+    }
+    if (!has_host) {
+        report(c, root->mark, "host is required");
+    }
+    if (!has_port) {
+        report(c, root->mark, "port is required");
+    }
+}
+
+/* ===========================================================================
+ * Loading
+ * ========================================================================= */
+
+enum desc_kind { DESC_BINARY, DESC_API };
+
+/* "binaries/git.yaml" -> "git" */
+static char *file_stem(const char *name)
+{
+    const char *base = strrchr(name, '/');
+    size_t n;
+
+    base = base != NULL ? base + 1 : name;
+    n = strlen(base);
+    if (n > 5 && strcmp(base + n - 5, ".yaml") == 0) {
+        n -= 5;
+    }
+    return pv_strndup(base, n);
+}
+
+static void load_descriptor(struct model_registry *r, enum desc_kind kind, const char *file,
+                            const char *data, size_t len, struct model_diags *diags)
+{
+    struct wctx c = {file, diags};
+    struct model_node *root;
+    size_t before = diags->n;
+
+    if (len > MAX_DESCRIPTOR_BYTES) {
+        report(&c, (struct model_mark){0, 0}, "descriptor is larger than %u bytes",
+               MAX_DESCRIPTOR_BYTES);
+        return;
+    }
+    root = model_yaml_read(file, data, len, diags);
+    if (root == NULL) {
+        if (diags->n == before) {
+            report(&c, (struct model_mark){0, 0}, "%s", pv_strerror(PV_ERR_PARSE));
+        }
+        return;
+    }
+    if (kind == DESC_BINARY) {
+        struct reg_binary *nv = pv_realloc(r->bins, (r->nbins + 1) * sizeof(nv[0]));
+        if (nv == NULL) {
+            report(&c, root->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+        } else {
+            r->bins = nv;
+            memset(&nv[r->nbins], 0, sizeof(nv[0]));
+            r->nbins++;
+            nv[r->nbins - 1].name = file_stem(file);
+            if (nv[r->nbins - 1].name == NULL) {
+                report(&c, root->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+            }
+            walk_binary(&c, root, &nv[r->nbins - 1]);
+            if (diags->n == before) {
+                add_entries(&c, r, r->nbins - 1);
+            }
+        }
+    } else {
+        struct reg_api *nv = pv_realloc(r->apis, (r->napis + 1) * sizeof(nv[0]));
+        if (nv == NULL) {
+            report(&c, root->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+        } else {
+            struct reg_api *a = &nv[r->napis];
+            r->apis = nv;
+            memset(a, 0, sizeof(*a));
+            r->napis++;
+            walk_api(&c, root, a);
+            for (size_t i = 0; i + 1 < r->napis && a->api != NULL; i++) {
+                if (r->apis[i].api != NULL && strcmp(r->apis[i].api, a->api) == 0) {
+                    char shown[96];
+                    printable(shown, sizeof(shown), a->api, strlen(a->api));
+                    report(&c, root->mark, "duplicate API '%s'", shown);
+                    break;
+                }
+            }
+        }
+    }
+    model_node_free(root);
+}
+
+struct model_registry *model_registry_embedded(struct model_diags *diags)
+{
+    struct model_registry *r;
+    size_t before;
+
+    if (diags == NULL) {
+        pv_errno = PV_ERR_NULL;
+        return NULL;
+    }
+    before = diags->n;
+    r = pv_calloc(1, sizeof(*r));
+    if (r == NULL) {
+        return NULL;
+    }
+    for (size_t i = 0; model_embedded_binaries[i].name != NULL; i++) {
+        const struct model_embedded_file *f = &model_embedded_binaries[i];
+        load_descriptor(r, DESC_BINARY, f->name, f->data, strlen(f->data), diags);
+    }
+    for (size_t i = 0; model_embedded_apis[i].name != NULL; i++) {
+        const struct model_embedded_file *f = &model_embedded_apis[i];
+        load_descriptor(r, DESC_API, f->name, f->data, strlen(f->data), diags);
+    }
+    if (diags->n != before) {
+        model_registry_free(r);
+        pv_errno = PV_ERR_POLICY;
+        return NULL;
+    }
+    return r;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Read a whole descriptor file, bounded. NULL + '*err' (errno) on failure. */
+static char *read_file(const char *path, size_t *len, int *err)
+{
+    struct pv_dynbuf b;
+    char chunk[8192];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    *err = 0;
+    if (fd < 0) {
+        *err = errno;
+        return NULL;
+    }
+    pv_dynbuf_init(&b, MAX_DESCRIPTOR_BYTES);
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof(chunk));
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            *err = errno;
+            break;
+        }
+        if (n == 0) {
+            break;
+        }
+        if (!pv_ok(pv_dynbuf_add(&b, chunk, (size_t)n))) {
+            *err = pv_errno == PV_ERR_TOOBIG ? EFBIG : ENOMEM;
+            break;
+        }
+    }
+    close(fd);
+    if (*err != 0) {
+        pv_dynbuf_free(&b);
+        return NULL;
+    }
+    if (b.buf == NULL) {
+        char *empty = pv_strdup("");
+        *len = 0;
+        if (empty == NULL) {
+            *err = ENOMEM;
+        }
+        return empty;
+    }
+    return pv_dynbuf_take(&b, len);
+}
+
+/* Load the .yaml files of DIR/SUB in name order; a missing SUB is empty. */
+static void load_subdir(struct model_registry *r, const char *dir, const char *sub,
+                        enum desc_kind kind, struct model_diags *diags)
+{
+    struct pv_dynbuf path;
+    char **names = NULL;
+    size_t n = 0;
+    DIR *d;
+    struct dirent *de;
+    struct wctx c = {dir, diags};
+
+    pv_dynbuf_init(&path, 8192);
+    if (!pv_ok(pv_dynbuf_printf(&path, "%s/%s", dir, sub))) {
+        report(&c, (struct model_mark){0, 0}, "registry path is too long");
+        pv_dynbuf_free(&path);
+        return;
+    }
+    d = opendir(path.buf);
+    if (d == NULL) {
+        if (errno != ENOENT) {
+            c.file = path.buf;
+            report(&c, (struct model_mark){0, 0}, "cannot open registry directory: %s",
+                   strerror(errno));
+        }
+        pv_dynbuf_free(&path);
+        return;
+    }
+    while ((de = readdir(d)) != NULL) {
+        size_t l = strlen(de->d_name);
+        char **nv;
+        if (l <= 5 || strcmp(de->d_name + l - 5, ".yaml") != 0 || de->d_name[0] == '.') {
+            continue;
+        }
+        if (n == MAX_FILES) {
+            report(&c, (struct model_mark){0, 0}, "more than %u registry files in %s",
+                   (unsigned)MAX_FILES, sub);
+            break;
+        }
+        nv = pv_realloc(names, (n + 1) * sizeof(nv[0]));
+        if (nv == NULL || (nv[n] = pv_strdup(de->d_name)) == NULL) {
+            names = nv != NULL ? nv : names;
+            report(&c, (struct model_mark){0, 0}, "%s", pv_strerror(PV_ERR_NOMEM));
+            break;
+        }
+        names = nv;
+        n++;
+    }
+    closedir(d);
+    if (n > 1) {
+        qsort(names, n, sizeof(names[0]), cmp_str);
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct pv_dynbuf file;
+        size_t len = 0;
+        int err = 0;
+        char *data;
+
+        pv_dynbuf_init(&file, 8192);
+        if (!pv_ok(pv_dynbuf_printf(&file, "%s/%s", path.buf, names[i]))) {
+            report(&c, (struct model_mark){0, 0}, "registry path is too long");
+            pv_dynbuf_free(&file);
+            continue;
+        }
+        data = read_file(file.buf, &len, &err);
+        if (data == NULL) {
+            struct wctx fc = {file.buf, diags};
+            report(&fc, (struct model_mark){0, 0}, "cannot read descriptor: %s", strerror(err));
+        } else {
+            load_descriptor(r, kind, file.buf, data, len, diags);
+            free(data);
+        }
+        pv_dynbuf_free(&file);
+    }
+    free_strv(names, n);
+    pv_dynbuf_free(&path);
+}
+
+struct model_registry *model_registry_load_dir(const char *dir, struct model_diags *diags)
+{
+    struct model_registry *r;
+    struct wctx c = {dir, diags};
+    size_t before;
+    DIR *d;
+
+    if (dir == NULL || diags == NULL) {
+        pv_errno = PV_ERR_NULL;
+        return NULL;
+    }
+    before = diags->n;
+    d = opendir(dir);
+    if (d == NULL) {
+        report(&c, (struct model_mark){0, 0}, "cannot open registry directory: %s",
+               strerror(errno));
+        pv_errno = PV_ERR_IO;
+        return NULL;
+    }
+    closedir(d);
+    r = pv_calloc(1, sizeof(*r));
+    if (r == NULL) {
+        return NULL;
+    }
+    load_subdir(r, dir, "binaries", DESC_BINARY, diags);
+    load_subdir(r, dir, "apis", DESC_API, diags);
+    if (diags->n != before) {
+        model_registry_free(r);
+        pv_errno = PV_ERR_POLICY;
+        return NULL;
+    }
+    return r;
+}
+
+/* ===========================================================================
+ * Accessors
+ * ========================================================================= */
+
+static const struct reg_binary *entry_binary(const struct model_registry *r, size_t i)
+{
+    if (r == NULL || i >= r->nentries) {
+        return NULL;
+    }
+    return &r->bins[r->entries[i].binary];
+}
+
+size_t model_registry_nbinaries(const struct model_registry *r)
+{
+    return r == NULL ? 0 : r->nentries;
+}
+
+const struct model_glob *model_registry_binary_glob(const struct model_registry *r, size_t i)
+{
+    return (r == NULL || i >= r->nentries) ? NULL : r->entries[i].glob;
+}
+
+/*= docs/semantics.md#binary-classes
+ *# an entry with a protocol that `bypasses_l7` (git, ssh, nc, ...) puts
+ *# every matching path in **BypassL7** */
+bool model_registry_binary_bypasses_l7(const struct model_registry *r, size_t i)
+{
+    const struct reg_binary *b = entry_binary(r, i);
+    return b != NULL && b->bypasses_l7;
+}
+
+const char *model_registry_binary_description(const struct model_registry *r, size_t i)
+{
+    const struct reg_binary *b = entry_binary(r, i);
+    return b == NULL ? NULL : b->description;
+}
+
+const char *model_registry_binary_name(const struct model_registry *r, size_t i)
+{
+    const struct reg_binary *b = entry_binary(r, i);
+    return b == NULL ? NULL : b->name;
+}
+
+bool model_registry_binary_can_exfiltrate(const struct model_registry *r, size_t i)
+{
+    const struct reg_binary *b = entry_binary(r, i);
+    return b != NULL && b->can_exfiltrate;
+}
+
+bool model_registry_binary_can_construct_http(const struct model_registry *r, size_t i)
+{
+    const struct reg_binary *b = entry_binary(r, i);
+    return b != NULL && b->can_construct_http;
+}
+
+size_t model_registry_find_binary(const struct model_registry *r, const char *path)
+{
+    if (r == NULL || path == NULL) {
+        return SIZE_MAX;
+    }
+    for (size_t i = 0; i < r->nentries; i++) {
+        if (model_glob_match(r->entries[i].glob, path, strlen(path))) {
+            return i;
+        }
+    }
+    return SIZE_MAX;
+}
+
+size_t model_registry_napis(const struct model_registry *r)
+{
+    return r == NULL ? 0 : r->napis;
+}
+
+const char *model_registry_api_name(const struct model_registry *r, size_t i)
+{
+    return (r == NULL || i >= r->napis) ? NULL : r->apis[i].api;
+}
+
+const char *model_registry_api_host(const struct model_registry *r, size_t i)
+{
+    return (r == NULL || i >= r->napis) ? NULL : r->apis[i].host;
+}
+
+uint16_t model_registry_api_port(const struct model_registry *r, size_t i)
+{
+    return (r == NULL || i >= r->napis) ? 0 : r->apis[i].port;
+}
+
+const char *model_registry_api_credential_type(const struct model_registry *r, size_t i)
+{
+    return (r == NULL || i >= r->napis) ? NULL : r->apis[i].credential_type;
+}
+
+size_t model_registry_api_for_host(const struct model_registry *r, const char *host)
+{
+    char norm[MAX_HOST + 2];
+    size_t n;
+
+    if (r == NULL || host == NULL) {
+        return SIZE_MAX;
+    }
+    n = strlen(host);
+    while (n > 0 && host[n - 1] == '.') {
+        n--;
+    }
+    if (n > MAX_HOST) {
+        return SIZE_MAX;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char ch = host[i];
+        norm[i] = (ch >= 'A' && ch <= 'Z') ? (char)(ch - 'A' + 'a') : ch;
+    }
+    norm[n] = '\0';
+    for (size_t i = 0; i < r->napis; i++) {
+        if (strcmp(r->apis[i].host, norm) == 0) {
+            return i;
+        }
+    }
+    for (size_t i = 0; i < r->napis; i++) {
+        if (model_host_patterns_overlap(r->apis[i].host, norm)) {
+            return i;
+        }
+    }
+    return SIZE_MAX;
+}
+
+static bool api_host_matches(const struct reg_api *a, const char *host, size_t len, bool is_ip)
+{
+    if (a->host_glob == NULL) {
+        return false;
+    }
+    /* Wildcards match DNS names only (docs/semantics.md#host-pattern). */
+    if (is_ip && !model_glob_is_literal(a->host_glob)) {
+        return false;
+    }
+    return model_glob_match(a->host_glob, host, len);
+}
+
+bool model_registry_api_action(const struct model_registry *r, const char *host, uint16_t port,
+                               const char *method, const char *path, const char **api,
+                               const char **action, const char **risk)
+{
+    char norm[MAX_HOST + 2];
+    char m[33];
+    size_t nl = 0;
+    size_t ml;
+    size_t pl;
+    bool is_ip = false;
+    struct model_ip ip;
+
+    if (r == NULL || host == NULL || method == NULL || path == NULL) {
+        return false;
+    }
+    if (!model_host_normalize(host, strlen(host), norm, sizeof(norm), &nl, &is_ip, &ip)) {
+        return false;
+    }
+    ml = strlen(method);
+    if (ml == 0 || ml >= sizeof(m)) {
+        return false;
+    }
+    for (size_t i = 0; i <= ml; i++) {
+        char ch = method[i];
+        m[i] = (ch >= 'a' && ch <= 'z') ? (char)(ch - 'a' + 'A') : ch;
+    }
+    pl = strcspn(path, "?");
+    for (size_t i = 0; i < r->napis; i++) {
+        const struct reg_api *a = &r->apis[i];
+        if (a->port != port || !api_host_matches(a, norm, nl, is_ip)) {
+            continue;
+        }
+        for (size_t j = 0; j < a->nactions; j++) {
+            const struct api_action *x = &a->actions[j];
+            /* A GET entry also names HEAD (docs/semantics.md#methods). */
+            bool mok = strcmp(x->method, m) == 0 ||
+                       (strcmp(x->method, "GET") == 0 && strcmp(m, "HEAD") == 0);
+            if (!mok || x->path_glob == NULL || !model_glob_match(x->path_glob, path, pl)) {
+                continue;
+            }
+            if (api != NULL) {
+                *api = a->api;
+            }
+            if (action != NULL) {
+                *action = x->action;
+            }
+            if (risk != NULL) {
+                *risk = x->risk;
+            }
+            return true;
+        }
+    }
+    return false;
+}

@@ -3,9 +3,10 @@
  *
  * model_policy_validate() first normalises a freshly parsed (or merged)
  * policy in place: rules sorted by key, `port`/`ports` folded into ports[]
- * (sorted, unique), hosts lower-cased without one trailing dot, HTTP methods
- * upper-cased, allowed_ips parsed into cidrs[], and the enum mirrors of the
- * string fields (proto, tls_skip, enforce, access_preset) set. It then checks
+ * (sorted, unique), hosts lower-cased without one trailing dot (IPv6
+ * literals also lose their brackets), HTTP methods upper-cased, allowed_ips
+ * parsed into cidrs[], and the enum mirrors of the string fields (proto,
+ * tls_skip, enforce, access_preset) set. It then checks
  * every constraint of the reference's validate_sandbox_policy and L7
  * validation (policy.md section 2.1, proxy.md section 6.6) plus proviso's
  * own (glob syntax, methods, allowed_ips, target_sandbox) and adds one
@@ -17,7 +18,7 @@
  * messages, in the order they are checked:
  *
  *   unsupported policy version N; expected 1
- *   missing field `version`
+ *   missing required field 'version'
  *   run_as_user must be 'sandbox' or a numeric UID/GID in range [1, 4294967294], got 'V'
  *   run_as_group must be 'sandbox' or a numeric UID/GID in range [1, 4294967294], got 'V'
  *   too many filesystem paths (N > 256)
@@ -35,7 +36,6 @@
  *   network policy '{name}': protocol tcp endpoint 'H' must use a DNS hostname, not an
  *       IP literal; direct IP connections bypass policy DNS and are blocked
  *   network policy '{name}': protocol tcp endpoint has invalid DNS host selector 'H': WHY
- *   network policy '{name}': endpoint 'H' sets both port and ports    (ours)
  *   network policy '{name}': endpoint 'H' must declare at least one port
  *   network policy '{name}': endpoint 'H' has invalid port N; expected 1..=65535
  *   network policy '{name}': TLD wildcard 'H' is not allowed; use subdomain wildcards
@@ -432,17 +432,16 @@ static int cmp_port(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Fold port/ports: port 0 written as `port` means "no port" (as in the
- * reference, whose u16 default is 0); in a `ports` list it is an error. */
+/* Fold port/ports. `ports` takes precedence over `port` (the reference's
+ * to_proto; its canonical output writes both, `port` = ports[0], and the
+ * compat corpus has such policies), so both together are accepted and the
+ * reader keeps the `ports` list. Port 0 written as `port` means "no port"
+ * (the reference's u16 default); in a `ports` list it is an error. */
 static void normalise_ports(struct vctx *c, struct model_endpoint *e)
 {
     struct model_mark m = mark_or(e->port_mark, e->mark);
     size_t n = 0;
 
-    if (e->port_given && e->ports_given) {
-        report(c, m, "network policy '%s': endpoint '%s' sets both port and ports", c->name,
-               c->host);
-    }
     for (size_t i = 0; i < e->nports; i++) {
         if (e->ports[i] == 0) {
             if (e->ports_given) {
@@ -618,8 +617,52 @@ static const char *tcp_selector_error(const char *host, char *buf, size_t buflen
     return NULL;
 }
 
-/* Host checks and normalisation. Returns false when the endpoint is
- * hostless. */
+/*= docs/semantics.md#host-dns
+ *# Any other host must be a **DNS name**: labels of `[a-z0-9_-]`, separated by
+ *# single dots, no empty label, at most 253 bytes, and its last label starts
+ *# with a letter
+ * A pattern that breaks these rules (with '*' allowed in labels) can match
+ * no request host at all, so it is a typo worth reporting. 'host' is
+ * lower-case already. */
+static const char *host_syntax_error(const char *host, size_t len, char *buf, size_t buflen)
+{
+    const char *label = host;
+
+    if (len == 0) {
+        return "empty host name";
+    }
+    if (len > MAX_DNS_NAME) {
+        return "longer than 253 bytes";
+    }
+    for (size_t i = 0; i < len; i++) {
+        char ch = host[i];
+        if (!is_alpha(ch) && !is_digit(ch) && ch != '-' && ch != '_' && ch != '*' && ch != '.') {
+            (void)snprintf(buf, buflen,
+                           "invalid character 0x%02x (a host is letters, digits, '-', '_', "
+                           "'.' and '*')", (unsigned)(unsigned char)ch);
+            return buf;
+        }
+    }
+    for (;;) {
+        const char *end = strchr(label, '.');
+        size_t l = end == NULL ? strlen(label) : (size_t)(end - label);
+        if (l == 0) {
+            return "empty label";
+        }
+        if (l > MAX_DNS_LABEL) {
+            return "label longer than 63 bytes";
+        }
+        if (end == NULL) {
+            if (is_digit(label[0])) {
+                return "the last label of a DNS name must start with a letter";
+            }
+            return NULL;
+        }
+        label = end + 1;
+    }
+}
+
+/* Host checks and normalisation (a whitespace-only host becomes ""). */
 static void check_host(struct vctx *c, struct model_endpoint *e)
 {
     struct model_mark hm = mark_or(e->host.mark, e->mark);
@@ -629,6 +672,8 @@ static void check_host(struct vctx *c, struct model_endpoint *e)
     size_t len;
     bool bad_shape = false;
     struct model_ip ip;
+    char buf[160];
+    const char *why = NULL;
 
     if (hostless && e->host.s != NULL) {
         e->host.s[0] = '\0';
@@ -642,16 +687,20 @@ static void check_host(struct vctx *c, struct model_endpoint *e)
         report(c, hm, "network policy '%s': endpoint host must not be empty unless allowed_ips "
                "constrains a non-TCP proxy endpoint", c->name);
     } else if (tcp) {
-        char buf[160];
-        const char *why;
-        if (model_ip_parse(e->host.s, strlen(e->host.s), &ip)) {
+        bool is_ip = model_ip_parse(e->host.s, strlen(e->host.s), &ip);
+        if (is_ip) {
             report(c, hm, "network policy '%s': protocol tcp endpoint '%s' must use a DNS "
                    "hostname, not an IP literal; direct IP connections bypass policy DNS and "
                    "are blocked", c->name, e->host.s);
-        } else if ((why = tcp_selector_error(e->host.s, buf, sizeof(buf))) != NULL) {
+        } else {
+            why = tcp_selector_error(e->host.s, buf, sizeof(buf));
+        }
+        if (why != NULL) {
             report(c, hm, "network policy '%s': protocol tcp endpoint has invalid DNS host "
                    "selector '%s': %s", c->name, e->host.s, why);
         }
+        /* Already reported: no second message from the pattern checks. */
+        bad_shape = is_ip || why != NULL;
     }
     if (hostless) {
         return;
@@ -686,6 +735,9 @@ static void check_host(struct vctx *c, struct model_endpoint *e)
     }
     if (len > 2 && host[0] == '[' && host[len - 1] == ']' &&
         model_ip_parse_strict(host + 1, len - 2, &ip)) {
+        /* "[2001:db8::1]" is the IPv6 literal without its URI brackets. */
+        memmove(host, host + 1, len - 2);
+        host[len - 2] = '\0';
         return;
     }
     if (model_ip_parse(host, len, &ip)) {
@@ -697,9 +749,9 @@ static void check_host(struct vctx *c, struct model_endpoint *e)
                "write it as '%s'", c->name, host, canon);
         return;
     }
-    if (len == 0) {
-        report(c, hm, "network policy '%s': invalid host pattern '%s': empty host name",
-               c->name, host);
+    why = host_syntax_error(host, len, buf, sizeof(buf));
+    if (why != NULL) {
+        report(c, hm, "network policy '%s': invalid host pattern '%s': %s", c->name, host, why);
         return;
     }
     check_glob(c, MODEL_GLOB_HOST, host, hm);
@@ -990,8 +1042,8 @@ static void check_allowed_ips(struct vctx *c, struct model_endpoint *e)
         if (model_cidr_overlaps_always_blocked(&cidr)) {
             report(c, m, "network policy '%s': allowed_ips entry %s falls within "
                    "always-blocked range (loopback/link-local/unspecified); remove this entry "
-                   "\u2014 SSRF hardening prevents traffic to these destinations regardless of "
-                   "policy", c->name, s);
+                   "\xe2\x80\x94 SSRF hardening prevents traffic to these destinations "
+                   "regardless of policy", c->name, s);
             continue;
         }
         e->cidrs[e->ncidrs++] = cidr;
@@ -1081,9 +1133,6 @@ static void check_endpoint(struct vctx *c, struct model_endpoint *e)
     for (size_t i = 0; i < e->ndeny; i++) {
         check_l7rule_patterns(c, e, &e->deny_rules[i]);
     }
-    for (size_t i = 0; i < e->ngql_persisted; i++) {
-        (void)0; /* persisted GraphQL entries carry no patterns */
-    }
 }
 
 /* ===========================================================================
@@ -1119,7 +1168,7 @@ static void check_rule(struct vctx *c, struct model_rule *r)
 bool model_policy_validate(struct model_policy *p, struct model_diags *diags)
 {
     struct vctx c;
-    struct model_mark none = {0, 0};
+    struct model_mark top = {1, 1};
 
     memset(&c, 0, sizeof(c));
     c.diags = diags;
@@ -1132,7 +1181,7 @@ bool model_policy_validate(struct model_policy *p, struct model_diags *diags)
     }
 
     if (!p->has_version) {
-        report(&c, none, "missing field `version`");
+        report(&c, top, "missing required field 'version'");
     } else if (p->version != 1) {
         report(&c, p->version_mark, "unsupported policy version %lu; expected 1",
                (unsigned long)p->version);

@@ -16,6 +16,8 @@
  */
 #include "config.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
@@ -51,6 +53,22 @@ static struct model_mark ymark(yaml_mark_t m)
     return k;
 }
 
+static void note(struct reader *r, struct model_mark mark, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void note(struct reader *r, struct model_mark mark, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    (void)vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    if (!pv_ok(model_diag_add(r->diags, r->file, mark, "%s", buf))) {
+        pv_errno = PV_ERR_NOMEM;
+    }
+}
+
 /* Record the first error; later ones would only be consequences of it. */
 static void fail(struct reader *r, struct model_mark mark, const char *msg)
 {
@@ -58,7 +76,7 @@ static void fail(struct reader *r, struct model_mark mark, const char *msg)
         return;
     }
     r->failed = true;
-    (void)model_diag_add(r->diags, r->file, mark, "%s", msg);
+    note(r, mark, "%s", msg);
 }
 
 /* Line and column (1-based, columns in characters) of byte 'off'. */
@@ -91,12 +109,12 @@ static void fail_parser(struct reader *r, const yaml_parser_t *p)
     switch (p->error) {
     case YAML_MEMORY_ERROR:
         r->failed = true;
-        (void)model_diag_add(r->diags, r->file, (struct model_mark){0, 0}, "out of memory");
+        note(r, (struct model_mark){0, 0}, "out of memory");
         return;
     case YAML_READER_ERROR:
         mark = offset_mark(r->buf, r->len, p->problem_offset);
         r->failed = true;
-        (void)model_diag_add(r->diags, r->file, mark, "invalid YAML: %s", problem);
+        note(r, mark, "invalid YAML: %s", problem);
         return;
     case YAML_NO_ERROR:
     case YAML_SCANNER_ERROR:
@@ -110,9 +128,9 @@ static void fail_parser(struct reader *r, const yaml_parser_t *p)
     mark = ymark(p->problem_mark);
     r->failed = true;
     if (p->context != NULL) {
-        (void)model_diag_add(r->diags, r->file, mark, "invalid YAML: %s %s", problem, p->context);
+        note(r, mark, "invalid YAML: %s %s", problem, p->context);
     } else {
-        (void)model_diag_add(r->diags, r->file, mark, "invalid YAML: %s", problem);
+        note(r, mark, "invalid YAML: %s", problem);
     }
 }
 
@@ -244,7 +262,8 @@ static void on_collection_start(struct reader *r, const yaml_event_t *ev)
 {
     struct model_mark mark = ymark(ev->start_mark);
     bool map = ev->type == YAML_MAPPING_START_EVENT;
-    const yaml_char_t *anchor = map ? ev->data.mapping_start.anchor : ev->data.sequence_start.anchor;
+    const yaml_char_t *anchor =
+        map ? ev->data.mapping_start.anchor : ev->data.sequence_start.anchor;
     const yaml_char_t *tag = map ? ev->data.mapping_start.tag : ev->data.sequence_start.tag;
     struct model_node *n;
 
@@ -337,7 +356,7 @@ static void check_duplicates(struct reader *r, const struct model_node *map)
             return;
         }
         r->failed = true;
-        (void)model_diag_add(r->diags, r->file, dup->mark, "duplicate key '%.*s'",
+        note(r, dup->mark, "duplicate key '%.*s'",
                              dup->scalar_len > 200 ? 200 : (int)dup->scalar_len, dup->scalar);
     }
     free(keys);
@@ -411,7 +430,7 @@ struct model_node *model_yaml_read(const char *file, const char *buf, size_t len
         return NULL;
     }
     if (!yaml_parser_initialize(&parser)) {
-        (void)model_diag_add(diags, r.file, (struct model_mark){0, 0}, "out of memory");
+        note(&r, (struct model_mark){0, 0}, "out of memory");
         pv_errno = PV_ERR_NOMEM;
         return NULL;
     }

@@ -1,0 +1,18 @@
+# proxy/ - proviso-proxy, the enforcing egress proxy. Links libmodel, OpenSSL,
+# libevent and libhttp-parser; never the prover or Z3 (tests/check-layering.sh).
+# libhttp-parser ships no pkg-config file on Debian: plain -lhttp_parser.
+HTTP_PARSER_LIBS = -lhttp_parser
+PROXY_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS) $(LIBEVENT_CFLAGS) $(JANSSON_CFLAGS)
+PROXY_LIBS = proxy/libproxy.la $(MODEL_LIBS) $(OPENSSL_LIBS) $(LIBEVENT_LIBS) \
+	$(HTTP_PARSER_LIBS)
+
+noinst_LTLIBRARIES += proxy/libproxy.la
+proxy_libproxy_la_CFLAGS = $(PROXY_CFLAGS)
+proxy_libproxy_la_SOURCES = proxy/proxy.h proxy/proxy_int.h \
+	proxy/proxy_http.c proxy/proxy_policy.c proxy/proxy_ident.c proxy/proxy_tls.c \
+	proxy/proxy_log.c proxy/proxy_conn.c proxy/proxy_server.c
+
+bin_PROGRAMS += proxy/proviso-proxy
+proxy_proviso_proxy_SOURCES = proxy/proxy_main.c
+proxy_proviso_proxy_CFLAGS = $(PROXY_CFLAGS)
+proxy_proviso_proxy_LDADD = $(PROXY_LIBS)

@@ -1,1 +1,20 @@
-# bench tests
+# bench: evaluator throughput (built by `make`, run by hand, not by `make check`)
+#   ./tests/bench/bench_eval [seconds-per-measurement]
+noinst_PROGRAMS += tests/bench/bench_eval
+tests_bench_bench_eval_SOURCES = tests/bench/bench_eval.c
+tests_bench_bench_eval_CFLAGS = $(AM_CFLAGS)
+tests_bench_bench_eval_LDADD = $(MODEL_LIBS)
+# proviso-prover over HTTP (owner: server): wrk against 127.0.0.1, run by hand
+#   tests/bench/bench_server.sh [seconds]   (from the build directory)
+noinst_PROGRAMS += tests/bench/bench_server
+tests_bench_bench_server_SOURCES = tests/bench/bench_server.c
+tests_bench_bench_server_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_bench_bench_server_LDADD = $(SERVER_LIBS)
+EXTRA_DIST += tests/bench/bench_server.sh
+# proviso-proxy (owner: proxy): direct vs tinyproxy vs proviso-proxy, run by hand
+#   tests/bench/bench_proxy.sh [seconds]   (from the build directory, after make check)
+noinst_PROGRAMS += tests/bench/bench_proxy_conns
+tests_bench_bench_proxy_conns_SOURCES = tests/bench/bench_proxy_conns.c
+tests_bench_bench_proxy_conns_CFLAGS = $(AM_CFLAGS)
+tests_bench_bench_proxy_conns_LDADD = common/libcommon.la
+EXTRA_DIST += tests/bench/bench_proxy.sh

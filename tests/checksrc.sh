@@ -1,7 +1,7 @@
 #!/bin/sh
 # checksrc.sh - banned functions and C++ comments in project sources.
 set -u
-top=${1:-.}
+top=${1:-${PV_SRCDIR:-.}}
 cd "$top" || exit 1
 files=$(find common model prover proxy cli advisor -name '*.[ch]' 2>/dev/null)
 bad=0

@@ -1,1 +1,6 @@
-# model_eval tests
+# model_eval tests: the concrete evaluator (model/model_eval.c)
+check_PROGRAMS += tests/check_model_eval
+TESTS += tests/check_model_eval
+tests_check_model_eval_SOURCES = tests/check_model_eval.c
+tests_check_model_eval_CFLAGS = $(TEST_CFLAGS)
+tests_check_model_eval_LDADD = $(TEST_MODEL_LIBS)

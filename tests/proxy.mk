@@ -1,0 +1,37 @@
+# proxy tests: Check unit tests of proxy/, the e2e helper programs and the
+# end-to-end scripts (real proxy, upstream, curl and wget on 127.0.0.1).
+PROXY_TEST_CFLAGS = $(TEST_CFLAGS) $(OPENSSL_CFLAGS) $(LIBEVENT_CFLAGS)
+PROXY_TEST_LIBS = $(PROXY_LIBS) $(CHECK_LIBS)
+
+check_PROGRAMS += tests/check_proxy_http
+TESTS += tests/check_proxy_http
+tests_check_proxy_http_SOURCES = tests/check_proxy_http.c
+tests_check_proxy_http_CFLAGS = $(PROXY_TEST_CFLAGS)
+tests_check_proxy_http_LDADD = $(PROXY_TEST_LIBS)
+
+check_PROGRAMS += tests/check_proxy_policy
+TESTS += tests/check_proxy_policy
+tests_check_proxy_policy_SOURCES = tests/check_proxy_policy.c
+tests_check_proxy_policy_CFLAGS = $(PROXY_TEST_CFLAGS)
+tests_check_proxy_policy_LDADD = $(PROXY_TEST_LIBS)
+
+check_PROGRAMS += tests/check_proxy_ident
+TESTS += tests/check_proxy_ident
+tests_check_proxy_ident_SOURCES = tests/check_proxy_ident.c
+tests_check_proxy_ident_CFLAGS = $(PROXY_TEST_CFLAGS)
+tests_check_proxy_ident_LDADD = $(PROXY_TEST_LIBS)
+
+# helpers for the e2e scripts (built by make check, not tests themselves)
+check_PROGRAMS += tests/e2e/proxy_upstream tests/e2e/proxy_diff
+tests_e2e_proxy_upstream_SOURCES = tests/e2e/proxy_upstream.c
+tests_e2e_proxy_upstream_CFLAGS = $(PROXY_TEST_CFLAGS)
+tests_e2e_proxy_upstream_LDADD = common/libcommon.la $(OPENSSL_LIBS) $(LIBEVENT_LIBS)
+tests_e2e_proxy_diff_SOURCES = tests/e2e/proxy_diff.c
+tests_e2e_proxy_diff_CFLAGS = $(PROXY_TEST_CFLAGS)
+tests_e2e_proxy_diff_LDADD = $(MODEL_LIBS)
+
+PROXY_E2E = tests/e2e/proxy_forward.sh tests/e2e/proxy_connect.sh \
+	tests/e2e/proxy_identity.sh tests/e2e/proxy_ssrf.sh tests/e2e/proxy_tls.sh \
+	tests/e2e/proxy_reload.sh tests/e2e/proxy_diff.sh
+TESTS += $(PROXY_E2E)
+EXTRA_DIST += $(PROXY_E2E) tests/e2e/proxy_lib.sh

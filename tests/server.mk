@@ -1,1 +1,29 @@
-# server tests
+# server tests: proviso-prover (server/). Unit tests link the server library;
+# the end-to-end scripts start the real binary on 127.0.0.1 (port 0: the
+# kernel picks a free port) and need curl.
+SERVER_TEST_LIBS = $(SERVER_LIBS) $(CHECK_LIBS)
+SERVER_TEST_CFLAGS = $(TEST_CFLAGS) $(MHD_CFLAGS)
+
+check_PROGRAMS += tests/check_server_body tests/check_server_config tests/check_server_auth \
+	tests/check_server_discover tests/check_server_routes
+TESTS += tests/check_server_body tests/check_server_config tests/check_server_auth \
+	tests/check_server_discover tests/check_server_routes
+tests_check_server_body_SOURCES = tests/check_server_body.c
+tests_check_server_body_CFLAGS = $(SERVER_TEST_CFLAGS)
+tests_check_server_body_LDADD = $(SERVER_TEST_LIBS)
+tests_check_server_config_SOURCES = tests/check_server_config.c
+tests_check_server_config_CFLAGS = $(SERVER_TEST_CFLAGS)
+tests_check_server_config_LDADD = $(SERVER_TEST_LIBS)
+tests_check_server_auth_SOURCES = tests/check_server_auth.c
+tests_check_server_auth_CFLAGS = $(SERVER_TEST_CFLAGS)
+tests_check_server_auth_LDADD = $(SERVER_TEST_LIBS)
+tests_check_server_discover_SOURCES = tests/check_server_discover.c
+tests_check_server_discover_CFLAGS = $(SERVER_TEST_CFLAGS)
+tests_check_server_discover_LDADD = $(SERVER_TEST_LIBS)
+tests_check_server_routes_SOURCES = tests/check_server_routes.c
+tests_check_server_routes_CFLAGS = $(SERVER_TEST_CFLAGS)
+tests_check_server_routes_LDADD = $(SERVER_TEST_LIBS)
+
+SERVER_E2E = tests/e2e/server_routes.sh tests/e2e/server_errors.sh tests/e2e/server_sigterm.sh
+TESTS += $(SERVER_E2E)
+EXTRA_DIST += $(SERVER_E2E) tests/e2e/server_lib.sh tests/e2e/server_gen.sh

@@ -1,0 +1,1080 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* prover_encode.c - Allow_P, Grant_P and reach_P as Z3 terms
+ *
+ * The request r = (x, h, p, m, u, q, d) becomes: an atom index for the
+ * binary x, the host h (DNS atoms, then one atom per IP literal host, then
+ * one "other IP host" atom) and the path u; a 16-bit port p; a method index
+ * m over a finite method universe (every method the slice names plus the
+ * common ones plus one method named nowhere); one Boolean per (query key,
+ * value atom) meaning "some value of the key lies in this atom"; and the
+ * 128-bit destination d (IPv4 as ::ffff:a.b.c.d). An IP host fixes d.
+ *
+ * Every clause below cites docs/semantics.md; the concrete evaluator
+ * (model_eval.c) implements the same sentences and the property test holds
+ * the two together.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "prover/prover_int.h"
+
+/* ---------------------------------------------------------------------------
+ * Z3 helpers
+ * ------------------------------------------------------------------------- */
+
+Z3_ast prover_z(struct prover_proof *pf, Z3_ast a)
+{
+    if (a == NULL || Z3_get_error_code(pf->ctx) != Z3_OK) {
+        pf->zerr = true;
+        return NULL;
+    }
+    return a;
+}
+
+Z3_ast prover_true(struct prover_proof *pf)
+{
+    return prover_z(pf, Z3_mk_true(pf->ctx));
+}
+
+Z3_ast prover_false(struct prover_proof *pf)
+{
+    return prover_z(pf, Z3_mk_false(pf->ctx));
+}
+
+Z3_ast prover_not(struct prover_proof *pf, Z3_ast a)
+{
+    if (a == NULL) {
+        pf->zerr = true;
+        return NULL;
+    }
+    if (Z3_is_eq_ast(pf->ctx, a, Z3_mk_true(pf->ctx))) {
+        return prover_false(pf);
+    }
+    if (Z3_is_eq_ast(pf->ctx, a, Z3_mk_false(pf->ctx))) {
+        return prover_true(pf);
+    }
+    return prover_z(pf, Z3_mk_not(pf->ctx, a));
+}
+
+/* n-ary and/or with constant folding: true/false operands are common (L4
+ * grants, absent scopes) and folding them keeps the terms small. */
+static Z3_ast nary(struct prover_proof *pf, size_t n, const Z3_ast *a, bool is_and)
+{
+    Z3_ast small[16];
+    Z3_ast *keep = small;
+    size_t k = 0;
+    Z3_ast unit = is_and ? Z3_mk_true(pf->ctx) : Z3_mk_false(pf->ctx);
+    Z3_ast zero = is_and ? Z3_mk_false(pf->ctx) : Z3_mk_true(pf->ctx);
+    Z3_ast r;
+
+    if (n > PV_ARRAY_LEN(small)) {
+        keep = pv_calloc(n, sizeof(Z3_ast));
+        if (keep == NULL) {
+            pf->zerr = true;
+            return NULL;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (a[i] == NULL) {
+            pf->zerr = true;
+            if (keep != small) {
+                free(keep);
+            }
+            return NULL;
+        }
+        if (Z3_is_eq_ast(pf->ctx, a[i], unit)) {
+            continue;
+        }
+        if (Z3_is_eq_ast(pf->ctx, a[i], zero)) {
+            if (keep != small) {
+                free(keep);
+            }
+            return zero;
+        }
+        keep[k++] = a[i];
+    }
+    if (k == 0) {
+        r = unit;
+    } else if (k == 1) {
+        r = keep[0];
+    } else if (k > UINT32_MAX) {
+        r = NULL;
+    } else {
+        r = is_and ? Z3_mk_and(pf->ctx, (unsigned)k, keep) : Z3_mk_or(pf->ctx, (unsigned)k, keep);
+    }
+    if (keep != small) {
+        free(keep);
+    }
+    return prover_z(pf, r);
+}
+
+Z3_ast prover_and(struct prover_proof *pf, size_t n, const Z3_ast *a)
+{
+    return nary(pf, n, a, true);
+}
+
+Z3_ast prover_or(struct prover_proof *pf, size_t n, const Z3_ast *a)
+{
+    return nary(pf, n, a, false);
+}
+
+Z3_ast prover_and2(struct prover_proof *pf, Z3_ast a, Z3_ast b)
+{
+    Z3_ast v[2] = {a, b};
+
+    return nary(pf, 2, v, true);
+}
+
+Z3_ast prover_or2(struct prover_proof *pf, Z3_ast a, Z3_ast b)
+{
+    Z3_ast v[2] = {a, b};
+
+    return nary(pf, 2, v, false);
+}
+
+Z3_ast prover_eqn(struct prover_proof *pf, Z3_ast var, uint64_t v)
+{
+    Z3_sort s;
+
+    if (var == NULL) {
+        pf->zerr = true;
+        return NULL;
+    }
+    s = Z3_get_sort(pf->ctx, var);
+    return prover_z(pf, Z3_mk_eq(pf->ctx, var, Z3_mk_unsigned_int64(pf->ctx, v, s)));
+}
+
+/* A growable vector of terms. */
+struct zvec {
+    Z3_ast *v;
+    size_t n, cap;
+};
+
+static void zpush(struct prover_proof *pf, struct zvec *z, Z3_ast a)
+{
+    void *g = prover_grow(z->v, &z->cap, z->n, sizeof(*z->v));
+
+    if (g == NULL || a == NULL) {
+        pf->zerr = true;
+        return;
+    }
+    z->v = g;
+    z->v[z->n++] = a;
+}
+
+static Z3_ast zor(struct prover_proof *pf, struct zvec *z)
+{
+    Z3_ast r = prover_or(pf, z->n, z->v);
+
+    free(z->v);
+    memset(z, 0, sizeof(*z));
+    return r;
+}
+
+static Z3_ast zand(struct prover_proof *pf, struct zvec *z)
+{
+    Z3_ast r = prover_and(pf, z->n, z->v);
+
+    free(z->v);
+    memset(z, 0, sizeof(*z));
+    return r;
+}
+
+static unsigned width_for(size_t n)
+{
+    unsigned w = 1;
+
+    while (w < 32 && ((size_t)1 << w) < n) {
+        w++;
+    }
+    return w;
+}
+
+static Z3_ast mk_var(struct prover_proof *pf, const char *name, unsigned width)
+{
+    char buf[64];
+    Z3_sort s = Z3_mk_bv_sort(pf->ctx, width);
+
+    (void)snprintf(buf, sizeof(buf), "%s%u", name, width);
+    return prover_z(pf, Z3_mk_const(pf->ctx, Z3_mk_string_symbol(pf->ctx, buf), s));
+}
+
+/* var in {atoms with 'has'}; 'closed' when var ranges exactly over the atoms
+ * (then a complement is shorter when most atoms qualify). */
+static Z3_ast in_set(struct prover_proof *pf, Z3_ast var, size_t natoms, const bool *has,
+                     size_t offset, bool closed)
+{
+    size_t cnt = 0;
+    struct zvec z = {0};
+
+    for (size_t i = 0; i < natoms; i++) {
+        cnt += has[i];
+    }
+    if (closed && cnt * 2 > natoms) {
+        for (size_t i = 0; i < natoms; i++) {
+            if (!has[i]) {
+                zpush(pf, &z, prover_eqn(pf, var, offset + i));
+            }
+        }
+        return prover_not(pf, zor(pf, &z));
+    }
+    for (size_t i = 0; i < natoms; i++) {
+        if (has[i]) {
+            zpush(pf, &z, prover_eqn(pf, var, offset + i));
+        }
+    }
+    return zor(pf, &z);
+}
+
+Z3_ast prover_memb(struct prover_proof *pf, struct prover_dim *d, size_t pat)
+{
+    bool *has;
+    Z3_ast r;
+
+    if (pat >= d->npats) {
+        pf->zerr = true;
+        return NULL;
+    }
+    if (d->memb == NULL) {
+        d->memb = pv_calloc(d->npats ? d->npats : 1, sizeof(Z3_ast));
+        if (d->memb == NULL) {
+            pf->zerr = true;
+            return NULL;
+        }
+    }
+    if (d->memb[pat] != NULL) {
+        return d->memb[pat];
+    }
+    has = pv_calloc(d->natoms ? d->natoms : 1, sizeof(bool));
+    if (has == NULL) {
+        pf->zerr = true;
+        return NULL;
+    }
+    for (size_t a = 0; a < d->natoms; a++) {
+        has[a] = prover_atom_has(d, a, pat);
+    }
+    r = in_set(pf, d->var, d->natoms, has, 0, d != &pf->dns);
+    free(has);
+    d->memb[pat] = r;
+    return r;
+}
+
+/* ---------------------------------------------------------------------------
+ * Collecting the dimensions of the slice
+ * ------------------------------------------------------------------------- */
+
+static const char *const base_methods[] = {
+    "GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE", "WEBSOCKET_TEXT",
+};
+static const char *const other_methods[] = {"PROPFIND", "X-PROVISO-OTHER", "X-PROVISO-OTHER-2"};
+
+static size_t method_index(const struct prover_proof *pf, const char *m)
+{
+    for (size_t i = 0; i < pf->nmethods; i++) {
+        if (strcmp(pf->methods[i], m) == 0) {
+            return i;
+        }
+    }
+    return SIZE_MAX;
+}
+
+static pv_result method_add(struct prover_proof *pf, const char *m) PV_WUR;
+static pv_result method_add(struct prover_proof *pf, const char *m)
+{
+    if (m == NULL || m[0] == '\0' || strcmp(m, "*") == 0 || method_index(pf, m) != SIZE_MAX) {
+        return PV_RESULT_OK;
+    }
+    PV_ENSURE(pf->nmethods < PROVER_MAX_METHODS - 1, PV_ERR_LIMIT);
+    pf->methods[pf->nmethods++] = m;
+    return PV_RESULT_OK;
+}
+
+static pv_result ip_atom(struct prover_proof *pf, const struct model_ip *ip, size_t *idx) PV_WUR;
+static pv_result ip_atom(struct prover_proof *pf, const struct model_ip *ip, size_t *idx)
+{
+    for (size_t i = 0; i < pf->nips; i++) {
+        if (memcmp(&pf->ips[i].ip, ip, sizeof(*ip)) == 0) {
+            *idx = i;
+            return PV_RESULT_OK;
+        }
+    }
+    PV_ENSURE(pf->nips < PROVER_MAX_ATOMS, PV_ERR_LIMIT);
+    PROVER_GROW(pf->ips, pf->capips, pf->nips);
+    pf->ips[pf->nips].ip = *ip;
+    pf->ips[pf->nips].link_local = model_ip_is_link_local(ip);
+    *idx = pf->nips++;
+    return PV_RESULT_OK;
+}
+
+static pv_result qkey_of(struct prover_proof *pf, const char *key, size_t *idx) PV_WUR;
+static pv_result qkey_of(struct prover_proof *pf, const char *key, size_t *idx)
+{
+    for (size_t i = 0; i < pf->nqkeys; i++) {
+        if (strcmp(pf->qkeys[i].key, key) == 0) {
+            *idx = i;
+            return PV_RESULT_OK;
+        }
+    }
+    PROVER_GROW(pf->qkeys, pf->capqkeys, pf->nqkeys);
+    memset(&pf->qkeys[pf->nqkeys], 0, sizeof(pf->qkeys[0]));
+    pf->qkeys[pf->nqkeys].key = key;
+    prover_dim_init(&pf->qkeys[pf->nqkeys].dim, MODEL_DOMAIN_QUERY_VALUE);
+    *idx = pf->nqkeys++;
+    return PV_RESULT_OK;
+}
+
+static pv_result collect_rule(struct prover_proof *pf, const struct model_endpoint *e, bool deny,
+                              size_t i) PV_WUR;
+static pv_result collect_rule(struct prover_proof *pf, const struct model_endpoint *e, bool deny,
+                              size_t i)
+{
+    struct model_l7rule_view rv;
+    size_t idx;
+
+    if (deny) {
+        model_endpoint_deny_rule(e, i, &rv);
+    } else {
+        model_endpoint_allow_rule(e, i, &rv);
+    }
+    PV_GUARD(method_add(pf, rv.method));
+    if (rv.path != NULL) {
+        PV_GUARD(prover_dim_add(&pf->path, rv.path, &idx));
+    }
+    for (size_t j = 0; j < rv.nquery; j++) {
+        struct model_query_view qv;
+        size_t k;
+
+        model_endpoint_rule_query(e, deny, i, j, &qv);
+        PV_GUARD(qkey_of(pf, qv.key, &k));
+        for (size_t g = 0; g < qv.nglobs; g++) {
+            PV_ENSURE_REF(qv.globs[g]);
+            PV_GUARD(prover_dim_add(&pf->qkeys[k].dim, qv.globs[g], &idx));
+        }
+    }
+    return PV_RESULT_OK;
+}
+
+static pv_result collect(struct prover_proof *pf) PV_WUR;
+static pv_result collect(struct prover_proof *pf)
+{
+    const struct model_credset *cs = pf->in->creds;
+    const struct model_registry *reg = pf->in->reg;
+    const char *const *meta = model_metadata_names();
+    size_t idx;
+
+    for (size_t i = 0; i < PV_ARRAY_LEN(base_methods); i++) {
+        PV_GUARD(method_add(pf, base_methods[i]));
+    }
+    PV_GUARD(prover_dim_add_special(&pf->path, &pf->path_2f));
+    for (size_t i = 0; i < pf->units.n; i++) {
+        struct prover_unit *u = &pf->units.u[i];
+
+        if (!u->rel) {
+            continue;
+        }
+        PV_GUARD(prover_dim_add(&pf->bin, u->bglob, &u->bpat));
+        if (u->v.host != NULL && u->v.host_is_ip) {
+            PV_GUARD(ip_atom(pf, &u->v.host_ip, &u->hip));
+        } else if (u->v.host != NULL) {
+            PV_GUARD(prover_dim_add(&pf->dns, u->v.host_glob, &u->hpat));
+        }
+        if (u->v.path_scope != NULL) {
+            PV_GUARD(prover_dim_add(&pf->path, u->v.path_scope, &u->spat));
+        }
+        for (size_t k = 0; k < u->v.nallow; k++) {
+            PV_GUARD(collect_rule(pf, u->ep, false, k));
+        }
+        for (size_t k = 0; k < u->v.ndeny; k++) {
+            PV_GUARD(collect_rule(pf, u->ep, true, k));
+        }
+    }
+    for (size_t i = 0; i < PV_ARRAY_LEN(other_methods); i++) {
+        if (method_index(pf, other_methods[i]) == SIZE_MAX) {
+            PV_GUARD(method_add(pf, other_methods[i]));
+            break;
+        }
+    }
+    /*= docs/semantics.md#binary-classes
+     *# an entry with a protocol that `bypasses_l7` (git, ssh, nc, ...) puts
+     *# every matching path in **BypassL7**. */
+    for (size_t i = 0; reg != NULL && i < model_registry_nbinaries(reg); i++) {
+        if (model_registry_binary_bypasses_l7(reg, i)) {
+            PV_GUARD(prover_dim_add(&pf->bin, model_registry_binary_glob(reg, i), &idx));
+            PROVER_GROW(pf->bypass_pats, pf->capbypass, pf->nbypass);
+            pf->bypass_pats[pf->nbypass++] = idx;
+        }
+    }
+    /*= docs/semantics.md#credentials
+     *# A request host *h* is **credentialed** when it matches some target of
+     *# some credential. */
+    pf->ncredt = 0;
+    for (size_t i = 0; cs != NULL && i < model_credset_count(cs); i++) {
+        pf->ncredt += model_cred_ntargets(cs, i);
+    }
+    pf->cred_pats = pv_calloc(pf->ncredt + 1, sizeof(size_t));
+    pf->cred_ips = pv_calloc(pf->ncredt + 1, sizeof(size_t));
+    pf->cred_of = pv_calloc(pf->ncredt + 1, sizeof(size_t));
+    PV_ENSURE(pf->cred_pats != NULL && pf->cred_ips != NULL && pf->cred_of != NULL,
+              PV_ERR_NOMEM);
+    idx = 0;
+    for (size_t i = 0; cs != NULL && i < model_credset_count(cs); i++) {
+        for (size_t j = 0; j < model_cred_ntargets(cs, i); j++, idx++) {
+            const struct model_glob *g = model_cred_target(cs, i, j);
+            const char *t = g != NULL ? model_glob_text(g) : NULL;
+            struct model_ip ip;
+
+            pf->cred_pats[idx] = SIZE_MAX;
+            pf->cred_ips[idx] = SIZE_MAX;
+            pf->cred_of[idx] = i;
+            if (t == NULL || t[0] == '\0') {
+                continue;
+            }
+            if (model_ip_parse_strict(t, strlen(t), &ip)) {
+                /* IP hosts are credentialed by exact literal targets only. */
+                PV_GUARD(ip_atom(pf, &ip, &pf->cred_ips[idx]));
+            } else {
+                PV_GUARD(prover_dim_add(&pf->dns, g, &pf->cred_pats[idx]));
+            }
+        }
+    }
+    /*= docs/semantics.md#link-local
+     *# A host is **link-local** when it is an IP host in a link-local range
+     *# (any of the forms above) or a known metadata host name */
+    for (size_t i = 0; meta[i] != NULL && pf->nmeta < PV_ARRAY_LEN(pf->meta); i++) {
+        bool covered = false;
+
+        for (size_t k = 0; k < pf->dns.npats && !covered; k++) {
+            covered = prover_pat_match(&pf->dns.pats[k], meta[i], strlen(meta[i]));
+        }
+        if (covered) {
+            const char *why = NULL;
+            struct model_glob *g =
+                model_glob_compile(MODEL_GLOB_HOST, meta[i], strlen(meta[i]), &why);
+
+            PV_GUARD_PTR(g);
+            pf->meta[pf->nmeta++] = g;
+            PV_GUARD(prover_dim_add(&pf->dns, g, &idx));
+        }
+    }
+    return PV_RESULT_OK;
+}
+
+/* ---------------------------------------------------------------------------
+ * Destinations
+ * ------------------------------------------------------------------------- */
+
+static Z3_ast ip_const(struct prover_proof *pf, const struct model_ip *ip)
+{
+    uint64_t hi = 0;
+    uint64_t lo = 0;
+    Z3_sort s64 = Z3_mk_bv_sort(pf->ctx, 64);
+
+    for (int i = 0; i < 8; i++) {
+        hi = (hi << 8) | ip->b[i];
+        lo = (lo << 8) | ip->b[8 + i];
+    }
+    return prover_z(pf, Z3_mk_concat(pf->ctx, Z3_mk_unsigned_int64(pf->ctx, hi, s64),
+                                     Z3_mk_unsigned_int64(pf->ctx, lo, s64)));
+}
+
+static Z3_ast in_cidr(struct prover_proof *pf, const struct model_cidr *c)
+{
+    Z3_ast net;
+
+    if (c->prefix == 0) {
+        return prover_true(pf);
+    }
+    net = ip_const(pf, &c->net);
+    if (net == NULL) {
+        return NULL;
+    }
+    return prover_z(pf, Z3_mk_eq(pf->ctx, Z3_mk_extract(pf->ctx, 127, 128u - c->prefix, pf->d),
+                                 Z3_mk_extract(pf->ctx, 127, 128u - c->prefix, net)));
+}
+
+static Z3_ast in_table(struct prover_proof *pf, enum model_ip_class cls)
+{
+    const struct model_cidr *t = NULL;
+    size_t n = model_ip_class_ranges(cls, &t);
+    struct zvec z = {0};
+
+    for (size_t i = 0; i < n; i++) {
+        zpush(pf, &z, in_cidr(pf, &t[i]));
+    }
+    return zor(pf, &z);
+}
+
+/* ---------------------------------------------------------------------------
+ * Units
+ * ------------------------------------------------------------------------- */
+
+Z3_ast prover_host_memb(struct prover_proof *pf, const struct prover_unit *u)
+{
+    if (u->v.host == NULL) {
+        /*= docs/semantics.md#hostless
+         *# An endpoint with an empty host and a non-empty `allowed_ips` is *hostless*
+         *# and matches every host on its ports */
+        return prover_true(pf);
+    }
+    if (u->v.host_is_ip) {
+        /*= docs/semantics.md#host-pattern
+         *# If it is an IP literal it matches the IP host with the same address */
+        return prover_eqn(pf, pf->h, pf->dns.natoms + u->hip);
+    }
+    /*= docs/semantics.md#host-pattern
+     *# **Wildcard patterns match DNS names only, never IP hosts.** */
+    return prover_memb(pf, &pf->dns, u->hpat);
+}
+
+static Z3_ast method_match(struct prover_proof *pf, const char *m, bool deny)
+{
+    size_t i;
+
+    if (m == NULL || m[0] == '\0') {
+        /* As the evaluator: a matcher without a method grants nothing as an
+         * allow rule and fires on every method as a deny rule. */
+        return deny ? prover_true(pf) : prover_false(pf);
+    }
+    /*= docs/semantics.md#methods
+     *# A rule method `*` matches any method. A `GET` rule (allow or deny) also
+     *# matches `HEAD`. `OPTIONS` is never implied. */
+    if (strcmp(m, "*") == 0) {
+        return prover_true(pf);
+    }
+    i = method_index(pf, m);
+    if (i == SIZE_MAX) {
+        return prover_false(pf);
+    }
+    if (strcmp(m, "GET") == 0) {
+        return prover_or2(pf, prover_eqn(pf, pf->m, i),
+                          prover_eqn(pf, pf->m, method_index(pf, "HEAD")));
+    }
+    return prover_eqn(pf, pf->m, i);
+}
+
+static Z3_ast query_match(struct prover_proof *pf, const struct model_endpoint *e, bool deny,
+                          size_t ri, size_t nq)
+{
+    struct zvec all = {0};
+
+    for (size_t j = 0; j < nq; j++) {
+        struct model_query_view qv;
+        size_t k;
+        struct prover_qkey *qk;
+        struct zvec z = {0};
+
+        model_endpoint_rule_query(e, deny, ri, j, &qv);
+        if (!pv_ok(qkey_of(pf, qv.key, &k))) {
+            pf->zerr = true;
+            return NULL;
+        }
+        qk = &pf->qkeys[k];
+        for (size_t a = 0; a < qk->dim.natoms; a++) {
+            bool inside = false;
+
+            for (size_t g = 0; g < qv.nglobs && !inside; g++) {
+                size_t pi;
+
+                if (prover_map_get(&qk->dim.index, model_glob_text(qv.globs[g]),
+                                   strlen(model_glob_text(qv.globs[g])), &pi)) {
+                    inside = prover_atom_has(&qk->dim, a, pi);
+                }
+            }
+            if (deny && inside) {
+                zpush(pf, &z, qk->present[a]);
+            } else if (!deny && !inside) {
+                zpush(pf, &z, prover_not(pf, qk->present[a]));
+            }
+        }
+        if (deny) {
+            /*= docs/semantics.md#query-deny
+             *# A deny rule's `query` matches when every configured key is present and
+             *# **some** value of that key matches one of its globs. */
+            zpush(pf, &all, zor(pf, &z));
+        } else {
+            /*= docs/semantics.md#query-allow
+             *# An allow rule's `query` matches when every configured key is present and
+             *# **every** value of that key matches one of its globs. */
+            zpush(pf, &z, qk->has);
+            zpush(pf, &all, zand(pf, &z));
+        }
+    }
+    return zand(pf, &all);
+}
+
+static Z3_ast rule_match(struct prover_proof *pf, const struct model_endpoint *e, bool deny,
+                         size_t ri)
+{
+    struct model_l7rule_view rv;
+    Z3_ast parts[3];
+
+    if (deny) {
+        model_endpoint_deny_rule(e, ri, &rv);
+    } else {
+        model_endpoint_allow_rule(e, ri, &rv);
+    }
+    parts[0] = method_match(pf, rv.method, deny);
+    if (rv.path != NULL) {
+        size_t pi;
+        const char *t = model_glob_text(rv.path);
+
+        if (!prover_map_get(&pf->path.index, t, strlen(t), &pi)) {
+            pf->zerr = true;
+            return NULL;
+        }
+        parts[1] = prover_memb(pf, &pf->path, pi);
+    } else {
+        parts[1] = prover_true(pf);
+    }
+    parts[2] = query_match(pf, e, deny, ri, rv.nquery);
+    return prover_and(pf, 3, parts);
+}
+
+static Z3_ast unit_grants(struct prover_proof *pf, const struct prover_unit *u)
+{
+    struct zvec z = {0};
+    Z3_ast g;
+
+    /*= docs/semantics.md#grant
+     *# its endpoint is L4: every request; */
+    if (!u->l7) {
+        g = prover_true(pf);
+    } else if (!u->v.enforce) {
+        /*= docs/semantics.md#audit
+         *# its endpoint is L7 and not enforced [...] (**audit mode**): every request. */
+        g = prover_true(pf);
+    } else if (u->v.proto == MODEL_PROTO_REST || u->v.proto == MODEL_PROTO_WEBSOCKET) {
+        /*= docs/semantics.md#grant
+         *# its endpoint is enforced `rest` or `websocket`: some allow rule matches
+         *# (method, path and query, below); */
+        for (size_t i = 0; i < u->v.nallow; i++) {
+            zpush(pf, &z, rule_match(pf, u->ep, false, i));
+        }
+        g = zor(pf, &z);
+    } else {
+        /*= docs/semantics.md#unsupported
+         *# its endpoint is enforced `graphql`, `sql`, `json-rpc` or `mcp`: **nothing**. */
+        g = prover_false(pf);
+    }
+    if (!u->v.allow_encoded_slash) {
+        /*= docs/semantics.md#encoded-slash
+         *# if the canonical path contains an encoded slash `%2F`, only when the
+         *# endpoint sets `allow_encoded_slash`. */
+        g = prover_and2(pf, g, prover_not(pf, pf->has2f));
+    }
+    return g;
+}
+
+static Z3_ast unit_denies(struct prover_proof *pf, const struct prover_unit *u)
+{
+    struct zvec z = {0};
+
+    /*= docs/semantics.md#deny-wins
+     *# no unit in G with an **enforced** L7 endpoint has a **deny rule** that
+     *# matches it ("deny wins", across all rules). */
+    /* Deny rules are matched on method, path and query, which exist only for
+     * the protocols proviso inspects: as the evaluator, only enforced `rest`
+     * and `websocket` units deny (a GraphQL deny rule names operations, not
+     * methods, and must not fire on every request). */
+    if (!u->l7 || !u->v.enforce ||
+        (u->v.proto != MODEL_PROTO_REST && u->v.proto != MODEL_PROTO_WEBSOCKET)) {
+        return prover_false(pf);
+    }
+    for (size_t i = 0; i < u->v.ndeny; i++) {
+        zpush(pf, &z, rule_match(pf, u->ep, true, i));
+    }
+    return zor(pf, &z);
+}
+
+static Z3_ast unit_admits(struct prover_proof *pf, const struct prover_unit *u)
+{
+    Z3_ast parts[4];
+
+    /*= docs/semantics.md#always-blocked
+     *# *d* is not **always-blocked** */
+    parts[0] = prover_not(pf, pf->blocked);
+    /*= docs/semantics.md#control-plane
+     *# *p* is not a control-plane port (2379, 2380, 6443, 10250, 10255); */
+    parts[1] = prover_not(pf, pf->cp);
+    /*= docs/semantics.md#dest
+     *# if *e* resolves a `target_sandbox` that is not resolved yet, nothing is admitted; */
+    parts[2] = u->v.target_sandbox != NULL && u->v.ncidrs == 0 ? prover_false(pf)
+                                                               : prover_true(pf);
+    if (u->v.ncidrs > 0) {
+        /*= docs/semantics.md#dest
+         *# if *e* has `allowed_ips` (or a resolved `target_sandbox`), *d* lies in one
+         *# of them; */
+        struct zvec z = {0};
+
+        for (size_t i = 0; i < u->v.ncidrs; i++) {
+            zpush(pf, &z, in_cidr(pf, &u->v.cidrs[i]));
+        }
+        parts[3] = zor(pf, &z);
+    } else {
+        /*= docs/semantics.md#dest
+         *# otherwise *d* is **public**, or *h* is an IP host equal to the endpoint's
+         *# own literal host and the endpoint is not `advisor_proposed`. */
+        Z3_ast pub = prover_and2(pf, prover_not(pf, pf->blocked), prover_not(pf, pf->private_));
+        Z3_ast own = prover_false(pf);
+
+        if (u->v.host != NULL && u->v.host_is_ip && !u->v.advisor_proposed) {
+            own = prover_eqn(pf, pf->h, pf->dns.natoms + u->hip);
+        }
+        parts[3] = prover_or2(pf, pub, own);
+    }
+    return prover_and(pf, 4, parts);
+}
+
+Z3_ast prover_unit_ok(struct prover_proof *pf, size_t ui)
+{
+    const struct prover_unit *u = &pf->units.u[ui];
+    int s = u->side;
+    Z3_ast insp = prover_and(pf, 3, (Z3_ast[]){pf->scope[ui], pf->grants[ui], pf->admits[ui]});
+
+    return prover_and2(pf, pf->g0[ui],
+                       prover_z(pf, Z3_mk_ite(pf->ctx, pf->insp[s], insp, pf->admits[ui])));
+}
+
+Z3_ast prover_unit_grant(struct prover_proof *pf, size_t ui)
+{
+    const struct prover_unit *u = &pf->units.u[ui];
+    int s = u->side;
+    Z3_ast insp = prover_and2(pf, pf->scope[ui], pf->grants[ui]);
+
+    return prover_and2(pf, pf->g0[ui], prover_or2(pf, prover_not(pf, pf->insp[s]), insp));
+}
+
+/* ---------------------------------------------------------------------------
+ * The encoding
+ * ------------------------------------------------------------------------- */
+
+static pv_result atoms_all(struct prover_proof *pf) PV_WUR;
+static pv_result atoms_all(struct prover_proof *pf)
+{
+    PV_GUARD(prover_dim_atoms(&pf->bin, &pf->lang_budget));
+    PV_GUARD(prover_dim_atoms(&pf->dns, &pf->lang_budget));
+    PV_GUARD(prover_dim_atoms(&pf->path, &pf->lang_budget));
+    for (size_t k = 0; k < pf->nqkeys; k++) {
+        PV_GUARD(prover_dim_atoms(&pf->qkeys[k].dim, &pf->lang_budget));
+    }
+    /* Put the atom holding "/" first: unconstrained paths then read as "/". */
+    for (size_t a = 0; a < pf->path.natoms; a++) {
+        if (pf->path.atoms[a].wlen == 1 && pf->path.atoms[a].w[0] == '/') {
+            struct prover_atom t = pf->path.atoms[0];
+
+            pf->path.atoms[0] = pf->path.atoms[a];
+            pf->path.atoms[a] = t;
+            break;
+        }
+    }
+    pf->root_atom = 0;
+    pf->nhost = pf->dns.natoms + pf->nips + 1;
+    PV_ENSURE(pf->nhost <= PROVER_MAX_ATOMS * 2, PV_ERR_LIMIT);
+    return PV_RESULT_OK;
+}
+
+static pv_result classify(struct prover_proof *pf) PV_WUR;
+static pv_result classify(struct prover_proof *pf)
+{
+    pf->host_cred = pv_calloc(pf->nhost, sizeof(bool));
+    pf->host_ll = pv_calloc(pf->nhost, sizeof(bool));
+    pf->bin_bypass = pv_calloc(pf->bin.natoms ? pf->bin.natoms : 1, sizeof(bool));
+    PV_ENSURE(pf->host_cred != NULL && pf->host_ll != NULL && pf->bin_bypass != NULL,
+              PV_ERR_NOMEM);
+    for (size_t a = 0; a < pf->dns.natoms; a++) {
+        const struct prover_atom *at = &pf->dns.atoms[a];
+
+        for (size_t t = 0; t < pf->ncredt && !pf->host_cred[a]; t++) {
+            if (pf->cred_pats[t] != SIZE_MAX) {
+                pf->host_cred[a] = prover_atom_has(&pf->dns, a, pf->cred_pats[t]);
+            }
+        }
+        pf->host_ll[a] = model_host_is_metadata_name(at->w, at->wlen);
+    }
+    for (size_t i = 0; i < pf->nips; i++) {
+        size_t a = pf->dns.natoms + i;
+
+        for (size_t t = 0; t < pf->ncredt && !pf->host_cred[a]; t++) {
+            pf->host_cred[a] = pf->cred_ips[t] == i;
+        }
+        pf->host_ll[a] = pf->ips[i].link_local;
+    }
+    for (size_t a = 0; a < pf->bin.natoms; a++) {
+        for (size_t k = 0; k < pf->nbypass && !pf->bin_bypass[a]; k++) {
+            pf->bin_bypass[a] = prover_atom_has(&pf->bin, a, pf->bypass_pats[k]);
+        }
+    }
+    return PV_RESULT_OK;
+}
+
+static void assert_z(struct prover_proof *pf, Z3_ast a)
+{
+    if (a == NULL || pf->zerr) {
+        pf->zerr = true;
+        return;
+    }
+    Z3_solver_assert(pf->ctx, pf->solver, a);
+    (void)prover_z(pf, a);
+}
+
+static void bound(struct prover_proof *pf, Z3_ast var, size_t n, unsigned width)
+{
+    if (((size_t)1 << width) > n) {
+        Z3_sort s = Z3_mk_bv_sort(pf->ctx, width);
+
+        assert_z(pf, prover_z(pf, Z3_mk_bvult(pf->ctx, var,
+                                              Z3_mk_unsigned_int64(pf->ctx, n, s))));
+    }
+}
+
+static void variables(struct prover_proof *pf)
+{
+    Z3_context c = pf->ctx;
+    struct zvec others = {0};
+
+    pf->bin.width = width_for(pf->bin.natoms);
+    pf->bin.var = mk_var(pf, "x", pf->bin.width);
+    pf->hwidth = width_for(pf->nhost);
+    pf->h = mk_var(pf, "h", pf->hwidth);
+    pf->dns.var = pf->h;
+    pf->path.width = width_for(pf->path.natoms);
+    pf->path.var = mk_var(pf, "u", pf->path.width);
+    pf->mwidth = width_for(pf->nmethods);
+    pf->m = mk_var(pf, "m", pf->mwidth);
+    pf->p = mk_var(pf, "p", 16);
+    pf->d = mk_var(pf, "d", 128);
+    bound(pf, pf->bin.var, pf->bin.natoms, pf->bin.width);
+    bound(pf, pf->h, pf->nhost, pf->hwidth);
+    bound(pf, pf->path.var, pf->path.natoms, pf->path.width);
+    bound(pf, pf->m, pf->nmethods, pf->mwidth);
+    /*= docs/semantics.md#requests
+     *# *p* — the destination port, 1..65535. */
+    assert_z(pf, prover_not(pf, prover_eqn(pf, pf->p, 0)));
+    /* An IP host is its own destination. */
+    for (size_t i = 0; i < pf->nips; i++) {
+        Z3_ast addr = ip_const(pf, &pf->ips[i].ip);
+        Z3_ast deq = addr != NULL ? prover_z(pf, Z3_mk_eq(c, pf->d, addr)) : NULL;
+
+        assert_z(pf, prover_z(pf, Z3_mk_implies(c, prover_eqn(pf, pf->h, pf->dns.natoms + i),
+                                                deq)));
+        zpush(pf, &others, deq);
+    }
+    assert_z(pf, prover_z(pf, Z3_mk_implies(c, prover_eqn(pf, pf->h, pf->nhost - 1),
+                                            prover_not(pf, zor(pf, &others)))));
+    for (size_t k = 0; k < pf->nqkeys; k++) {
+        struct prover_qkey *qk = &pf->qkeys[k];
+        struct zvec z = {0};
+
+        qk->present = pv_calloc(qk->dim.natoms ? qk->dim.natoms : 1, sizeof(Z3_ast));
+        if (qk->present == NULL) {
+            pf->zerr = true;
+            return;
+        }
+        for (size_t a = 0; a < qk->dim.natoms; a++) {
+            char buf[64];
+
+            (void)snprintf(buf, sizeof(buf), "q%zu_%zu", k, a);
+            qk->present[a] = prover_z(
+                pf, Z3_mk_const(c, Z3_mk_string_symbol(c, buf), Z3_mk_bool_sort(c)));
+            zpush(pf, &z, qk->present[a]);
+        }
+        qk->has = zor(pf, &z);
+    }
+}
+
+static void globals(struct prover_proof *pf)
+{
+    static const uint16_t cp_ports[] = {2379, 2380, 6443, 10250, 10255};
+    struct zvec z = {0};
+
+    pf->blocked = in_table(pf, MODEL_IPC_BLOCKED);
+    /*= docs/semantics.md#private
+     *# **Private** addresses are the internal ranges that are not always-blocked */
+    pf->private_ = prover_and2(pf, prover_not(pf, pf->blocked), in_table(pf, MODEL_IPC_PRIVATE));
+    for (size_t i = 0; i < PV_ARRAY_LEN(cp_ports); i++) {
+        zpush(pf, &z, prover_eqn(pf, pf->p, cp_ports[i]));
+    }
+    pf->cp = zor(pf, &z);
+    pf->hostdns = pf->dns.natoms == 0
+                      ? prover_false(pf)
+                      : prover_z(pf, Z3_mk_bvult(pf->ctx, pf->h,
+                                                 Z3_mk_unsigned_int64(pf->ctx, pf->dns.natoms,
+                                                                      Z3_mk_bv_sort(pf->ctx,
+                                                                                    pf->hwidth))));
+    pf->cred = in_set(pf, pf->h, pf->nhost, pf->host_cred, 0, true);
+    pf->ll = in_set(pf, pf->h, pf->nhost, pf->host_ll, 0, true);
+    pf->bypass = in_set(pf, pf->bin.var, pf->bin.natoms, pf->bin_bypass, 0, true);
+    pf->has2f = prover_memb(pf, &pf->path, pf->path_2f);
+}
+
+static Z3_ast port_match(struct prover_proof *pf, const struct prover_unit *u)
+{
+    struct zvec z = {0};
+
+    for (size_t i = 0; i < u->v.nports; i++) {
+        zpush(pf, &z, prover_eqn(pf, pf->p, u->v.ports[i]));
+    }
+    return zor(pf, &z);
+}
+
+/* A Boolean constant asserted equal to 't' (constants stay as they are). */
+static Z3_ast define(struct prover_proof *pf, const char *name, Z3_ast t)
+{
+    Z3_context c = pf->ctx;
+    Z3_ast k;
+
+    if (t == NULL) {
+        pf->zerr = true;
+        return NULL;
+    }
+    if (Z3_is_eq_ast(c, t, Z3_mk_true(c)) || Z3_is_eq_ast(c, t, Z3_mk_false(c))) {
+        return t;
+    }
+    k = prover_z(pf, Z3_mk_const(c, Z3_mk_string_symbol(c, name), Z3_mk_bool_sort(c)));
+    if (k != NULL) {
+        assert_z(pf, prover_z(pf, Z3_mk_eq(c, k, t)));
+    }
+    return k;
+}
+
+static pv_result per_unit(struct prover_proof *pf) PV_WUR;
+static pv_result per_unit(struct prover_proof *pf)
+{
+    size_t n = pf->units.n ? pf->units.n : 1;
+    struct zvec ins[2] = {{0}, {0}};
+    struct zvec any[2] = {{0}, {0}};
+    struct zvec gr[2] = {{0}, {0}};
+    struct zvec okv[2] = {{0}, {0}};
+    struct zvec den[2] = {{0}, {0}};
+    struct zvec gany[2] = {{0}, {0}};
+    struct zvec rch[2] = {{0}, {0}};
+    struct zvec reg = {0};
+
+    pf->g0 = pv_calloc(n, sizeof(Z3_ast));
+    pf->scope = pv_calloc(n, sizeof(Z3_ast));
+    pf->grants = pv_calloc(n, sizeof(Z3_ast));
+    pf->admits = pv_calloc(n, sizeof(Z3_ast));
+    pf->denies = pv_calloc(n, sizeof(Z3_ast));
+    PV_ENSURE(pf->g0 != NULL && pf->scope != NULL && pf->grants != NULL && pf->admits != NULL &&
+                  pf->denies != NULL,
+              PV_ERR_NOMEM);
+    for (size_t i = 0; i < pf->units.n; i++) {
+        struct prover_unit *u = &pf->units.u[i];
+        int s = u->side;
+        Z3_ast g, sc;
+
+        if (!u->rel) {
+            continue;
+        }
+        /*= docs/semantics.md#routes
+         *# **G₀** is the set of units whose binary pattern matches *x*,
+         *# whose host pattern matches *h* (or is hostless) and whose ports contain *p*. */
+        pf->g0[i] = prover_and(pf, 3,
+                               (Z3_ast[]){prover_memb(pf, &pf->bin, u->bpat),
+                                          prover_host_memb(pf, u), port_match(pf, u)});
+        /*= docs/semantics.md#routes
+         *# **G** ⊆ G₀ keeps the units whose endpoint `path` scope (if any) matches the
+         *# canonical path *u*. */
+        pf->scope[i] = u->spat == SIZE_MAX ? prover_true(pf) : prover_memb(pf, &pf->path, u->spat);
+        pf->grants[i] = unit_grants(pf, u);
+        pf->admits[i] = unit_admits(pf, u);
+        pf->denies[i] = unit_denies(pf, u);
+        g = pf->g0[i];
+        sc = prover_and2(pf, g, pf->scope[i]);
+        if (u->l7) {
+            zpush(pf, &ins[s], g);
+        }
+        zpush(pf, &any[s], prover_and2(pf, g, pf->admits[i]));
+        zpush(pf, &gany[s], g);
+        zpush(pf, &okv[s], prover_and(pf, 3, (Z3_ast[]){sc, pf->grants[i], pf->admits[i]}));
+        zpush(pf, &gr[s], prover_and2(pf, sc, pf->grants[i]));
+        zpush(pf, &den[s], prover_and2(pf, sc, pf->denies[i]));
+        /*= docs/semantics.md#reach
+         *# A connection (CONNECT, or the first hop of a forward request) to (h, p) by *x*
+         *# is allowed iff G₀ is non-empty and some unit of G₀ admits the destination */
+        zpush(pf, &rch[s],
+              prover_and(pf, 4,
+                         (Z3_ast[]){g, prover_not(pf, pf->cp),
+                                    (u->v.target_sandbox != NULL && u->v.ncidrs == 0)
+                                        ? prover_false(pf)
+                                        : prover_true(pf),
+                                    prover_or2(pf, pf->hostdns, pf->admits[i])}));
+        if (u->delta) {
+            zpush(pf, &reg, g);
+        }
+    }
+    for (int s = 0; s < 2; s++) {
+        Z3_ast opaque, inspected, deny, gopq, ginsp;
+
+        /*= docs/semantics.md#route
+         *# *inspected* when some unit of G₀ has an L7 endpoint */
+        pf->insp[s] = zor(pf, &ins[s]);
+        /*= docs/semantics.md#route
+         *# *opaque* otherwise: the connection is allowed as a whole and its bytes are
+         *# not inspected — an opaque route reaches every method, path and query. */
+        opaque = prover_and2(pf, prover_not(pf, pf->insp[s]), zor(pf, &any[s]));
+        deny = zor(pf, &den[s]);
+        /*= docs/semantics.md#l7
+         *# some unit *e* in G **grants** it and admits the destination *d*, and */
+        inspected = prover_and(pf, 3,
+                               (Z3_ast[]){pf->insp[s], zor(pf, &okv[s]), prover_not(pf, deny)});
+        pf->allow[s] = prover_or2(pf, opaque, inspected);
+        gopq = prover_and2(pf, prover_not(pf, pf->insp[s]), zor(pf, &gany[s]));
+        ginsp = prover_and(pf, 3, (Z3_ast[]){pf->insp[s], zor(pf, &gr[s]), prover_not(pf, deny)});
+        pf->grant[s] = prover_or2(pf, gopq, ginsp);
+        pf->reach[s] = zor(pf, &rch[s]);
+    }
+    pf->region = zor(pf, &reg);
+    /* Name the big shared terms once at the base level: every question
+     * refers to the names, so Z3 internalises each definition once per
+     * proof instead of once per push/pop. */
+    pf->region = define(pf, "region", pf->region);
+    for (int s = 0; s < 2; s++) {
+        static const char *const sn[2] = {"B", "C"};
+        char nm[32];
+
+        (void)snprintf(nm, sizeof(nm), "insp%s", sn[s]);
+        pf->insp[s] = define(pf, nm, pf->insp[s]);
+        (void)snprintf(nm, sizeof(nm), "allow%s", sn[s]);
+        pf->allow[s] = define(pf, nm, pf->allow[s]);
+        (void)snprintf(nm, sizeof(nm), "grant%s", sn[s]);
+        pf->grant[s] = define(pf, nm, pf->grant[s]);
+        (void)snprintf(nm, sizeof(nm), "reach%s", sn[s]);
+        pf->reach[s] = define(pf, nm, pf->reach[s]);
+    }
+    PV_ENSURE(!pf->zerr, PV_ERR_SOLVER);
+    return PV_RESULT_OK;
+}
+
+pv_result prover_encode(struct prover_proof *pf)
+{
+    prover_dim_init(&pf->bin, MODEL_DOMAIN_ABS_PATH);
+    prover_dim_init(&pf->dns, MODEL_DOMAIN_DNS_NAME);
+    prover_dim_init(&pf->path, MODEL_DOMAIN_CANONICAL_PATH);
+    PV_GUARD(collect(pf));
+    PV_GUARD(atoms_all(pf));
+    PV_GUARD(classify(pf));
+    pf->solver = Z3_mk_simple_solver(pf->ctx);
+    PV_ENSURE(pf->solver != NULL && Z3_get_error_code(pf->ctx) == Z3_OK, PV_ERR_SOLVER);
+    Z3_solver_inc_ref(pf->ctx, pf->solver);
+    {
+        /* Z3 honours the timeout to about 10 ms; the deadline check before
+         * every query bounds the whole proof. */
+        double left = pf->deadline - prover_now_ms();
+        Z3_params prm = Z3_mk_params(pf->ctx);
+
+        Z3_params_inc_ref(pf->ctx, prm);
+        Z3_params_set_uint(pf->ctx, prm, Z3_mk_string_symbol(pf->ctx, "timeout"),
+                           left < 1.0 ? 1u : (unsigned)left);
+        Z3_solver_set_params(pf->ctx, pf->solver, prm);
+        Z3_params_dec_ref(pf->ctx, prm);
+        PV_GUARD(prover_z3_ok(pf->ctx));
+    }
+    variables(pf);
+    globals(pf);
+    PV_ENSURE(!pf->zerr, PV_ERR_SOLVER);
+    return per_unit(pf);
+}

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* prover_int.h - internal structures of libprover (prover/ only)
+ *
+ * One proof goes through four stages, one file each:
+ *   prover_units.c   units of B and C, delta (set difference), slice
+ *   prover_atoms.c   string dimensions -> atoms (Venn regions with witnesses)
+ *   prover_encode.c  Z3 terms: Allow_P, Grant_P, reach_P over atom indexes
+ *   prover_query.c   categories, witnesses, re-check with model_decide
+ * prover_session.c owns the Z3 context; prover_report.c renders results.
+ *
+ * Strings never enter Z3: each string dimension (binary, host, path, query
+ * value per key) is cut into atoms such that every pattern of the slice is
+ * constant on each atom; Z3 sees one bit-vector index per dimension.
+ */
+#ifndef PROVER_INT_H
+#define PROVER_INT_H
+
+#include <z3.h>
+
+#include "common/pv.h"
+#include "model/model.h"
+#include "prover/prover.h"
+
+#define PROVER_DEFAULT_TIMEOUT_MS 2000u
+#define PROVER_MAX_ATOMS 4096u
+#define PROVER_MAX_LANG_STATES 200000u
+#define PROVER_MAX_LANG_CHECKS 20000u
+#define PROVER_MAX_METHODS 64u
+#define PROVER_RECYCLE_PROOFS 512u
+
+/* ---------------------------------------------------------------------------
+ * Small string map (prover_util.c): keys borrowed, open addressing.
+ * ------------------------------------------------------------------------- */
+
+struct prover_map_slot {
+    const char *key; /* NULL = empty slot */
+    size_t len;
+    uint64_t hash;
+    size_t val;
+};
+
+struct prover_map {
+    struct prover_map_slot *slots;
+    size_t cap; /* power of two */
+    size_t n;
+};
+
+void prover_map_free(struct prover_map *m);
+/* Insert key -> val unless present; '*found' gets the existing value
+ * (or 'val' when inserted) and '*inserted' tells which. */
+pv_result prover_map_put(struct prover_map *m, const char *key, size_t len, size_t val,
+                         size_t *found, bool *inserted) PV_WUR;
+bool prover_map_get(const struct prover_map *m, const char *key, size_t len, size_t *val);
+uint64_t prover_hash(const char *s, size_t len);
+
+/* Growable array helper: room for element n. Returns the (maybe moved)
+ * array, or NULL on NOMEM with the old array and *cap untouched. */
+void *prover_grow(void *arr, size_t *cap, size_t n, size_t elsize);
+#define PROVER_GROW(arr, cap, n)                                               \
+    do {                                                                       \
+        void *prover_g_ = prover_grow((arr), &(cap), (n), sizeof(*(arr)));    \
+        PV_GUARD_PTR(prover_g_);                                               \
+        (arr) = prover_g_;                                                     \
+    } while (0)
+
+/* ---------------------------------------------------------------------------
+ * String dimensions and atoms (prover_atoms.c)
+ * ------------------------------------------------------------------------- */
+
+struct prover_pat {
+    const struct model_glob *g; /* NULL: the "contains %2F" language */
+    const char *text;           /* borrowed (pattern source) */
+    size_t len;
+    bool literal;
+};
+
+struct prover_atom {
+    char *w;        /* witness (new), a member of the atom */
+    size_t wlen;
+    uint64_t *bits; /* membership of each pattern of the dimension */
+};
+
+struct prover_dim {
+    enum model_domain domain;
+    struct prover_pat *pats;
+    size_t npats, cappats;
+    struct prover_map index; /* pattern text -> index */
+    struct prover_atom *atoms;
+    size_t natoms, capatoms;
+    size_t words;            /* bitset words per atom */
+    /* Z3 */
+    Z3_ast var;              /* the atom index variable */
+    unsigned width;
+    Z3_ast *memb;            /* per pattern, lazily built membership term */
+};
+
+void prover_dim_init(struct prover_dim *d, enum model_domain domain);
+void prover_dim_free(struct prover_dim *d);
+/* Add a pattern (deduplicated by text); '*idx' gets its index. */
+pv_result prover_dim_add(struct prover_dim *d, const struct model_glob *g, size_t *idx) PV_WUR;
+pv_result prover_dim_add_special(struct prover_dim *d, size_t *idx) PV_WUR;
+/* Compute the atoms. 'budget' counts model_lang_check calls left; LIMIT
+ * (PV_ERR_LIMIT) when exhausted or when an automaton product is too big. */
+pv_result prover_dim_atoms(struct prover_dim *d, size_t *budget) PV_WUR;
+bool prover_atom_has(const struct prover_dim *d, size_t atom, size_t pat);
+/* Does a pattern match a concrete string (the special pattern: contains %2F)? */
+bool prover_pat_match(const struct prover_pat *p, const char *s, size_t len);
+
+/* ---------------------------------------------------------------------------
+ * Units and slice (prover_units.c)
+ * ------------------------------------------------------------------------- */
+
+enum prover_side { PROVER_SIDE_B, PROVER_SIDE_C };
+
+struct prover_unit {
+    enum prover_side side;
+    const struct model_rule *rule;
+    const struct model_endpoint *ep;
+    struct model_endpoint_view v;
+    const char *bin;                 /* binary pattern text */
+    const struct model_glob *bglob;
+    char *key;                       /* binary + endpoint fingerprint (new) */
+    size_t keylen;
+    bool delta;                      /* key absent from the other side */
+    bool rel;                        /* in the slice */
+    bool l7;                         /* L7 endpoint (docs/semantics.md#routes) */
+    /* dimension indexes, filled by the encoder */
+    size_t bpat, hpat, hip, spat;
+};
+
+struct prover_units {
+    struct prover_unit *u;
+    size_t n, cap;
+    size_t ndelta, nrel;
+};
+
+pv_result prover_units_collect(struct prover_units *us, const struct model_policy *p,
+                               enum prover_side side) PV_WUR;
+/* Mark delta units (key present on one side only). */
+pv_result prover_units_delta(struct prover_units *us) PV_WUR;
+/* Mark units that overlap some delta unit (binary, host, port). */
+pv_result prover_units_slice(struct prover_units *us, size_t *budget) PV_WUR;
+void prover_units_free(struct prover_units *us);
+/* Do two units' (binary, host, port) regions intersect? */
+pv_result prover_units_overlap(const struct prover_unit *a, const struct prover_unit *b,
+                               size_t *budget, bool *out) PV_WUR;
+
+/* ---------------------------------------------------------------------------
+ * Session (prover_session.c)
+ * ------------------------------------------------------------------------- */
+
+struct prover_session {
+    Z3_context ctx;
+    size_t proofs; /* since the context was created */
+};
+
+/* Recreate the context when it has served PROVER_RECYCLE_PROOFS proofs. */
+pv_result prover_session_ready(struct prover_session *s) PV_WUR;
+/* PV_ERR_SOLVER when the context holds an error. */
+pv_result prover_z3_ok(Z3_context ctx) PV_WUR;
+double prover_now_ms(void);
+
+/* ---------------------------------------------------------------------------
+ * The proof state (prover_encode.c, prover_query.c)
+ * ------------------------------------------------------------------------- */
+
+struct prover_qkey {
+    const char *key;
+    struct prover_dim dim;
+    Z3_ast *present; /* per atom: some value of the key lies in the atom */
+    Z3_ast has;      /* key present */
+};
+
+struct prover_ipatom {
+    struct model_ip ip;
+    bool link_local;
+};
+
+struct prover_proof {
+    struct prover_session *s;
+    Z3_context ctx;
+    const struct prover_input *in;
+    const struct model_policy *B, *C;
+    struct prover_units units;
+    size_t lang_budget;
+    double deadline;           /* absolute ms */
+    /* dimensions */
+    struct prover_dim bin, dns, path;
+    struct prover_ipatom *ips; /* host atoms ndns .. ndns+nips-1; then "other IP" */
+    size_t nips, capips;
+    size_t nhost;              /* ndns + nips + 1 */
+    bool *host_cred;           /* per host atom */
+    bool *host_ll;             /* per host atom: link-local */
+    bool *bin_bypass;          /* per binary atom */
+    size_t path_2f;            /* index of the %2F pattern in path */
+    size_t root_atom;          /* path atom holding "/" */
+    struct prover_qkey *qkeys;
+    size_t nqkeys, capqkeys;
+    const char *methods[PROVER_MAX_METHODS];
+    size_t nmethods;
+    /* Z3 */
+    Z3_sort bv16, bv128;
+    Z3_ast h, p, m, d;
+    unsigned hwidth, mwidth;
+    Z3_ast blocked, private_, cp, hostdns, cred, ll, bypass, has2f;
+    Z3_ast region;             /* (x,h,p) in some delta unit */
+    Z3_ast allow[2], grant[2], reach[2], insp[2];
+    Z3_ast *g0, *scope, *grants, *admits, *denies; /* per unit */
+    Z3_solver solver;
+    bool zerr;                 /* sticky: some Z3 call failed */
+    size_t nqueries;
+    struct model_glob *meta[16]; /* compiled metadata host names (owned) */
+    size_t nmeta;
+    size_t *bypass_pats;       /* binary patterns of bypassing registry entries */
+    size_t nbypass, capbypass;
+    size_t *cred_pats;         /* flattened: per credential target, DNS pattern or SIZE_MAX */
+    size_t *cred_ips;          /* per credential target, IP atom or SIZE_MAX */
+    size_t ncredt;
+    size_t *cred_of;           /* per credential target, the credential index */
+    /* output */
+    struct prover_result *res;
+};
+
+pv_result prover_encode(struct prover_proof *pf) PV_WUR;
+pv_result prover_queries(struct prover_proof *pf) PV_WUR;
+/* Z3 helpers: NULL in, NULL out; a failing call sets pf->zerr. */
+Z3_ast prover_z(struct prover_proof *pf, Z3_ast a);
+Z3_ast prover_true(struct prover_proof *pf);
+Z3_ast prover_false(struct prover_proof *pf);
+Z3_ast prover_not(struct prover_proof *pf, Z3_ast a);
+Z3_ast prover_and(struct prover_proof *pf, size_t n, const Z3_ast *a);
+Z3_ast prover_or(struct prover_proof *pf, size_t n, const Z3_ast *a);
+Z3_ast prover_and2(struct prover_proof *pf, Z3_ast a, Z3_ast b);
+Z3_ast prover_or2(struct prover_proof *pf, Z3_ast a, Z3_ast b);
+Z3_ast prover_eqn(struct prover_proof *pf, Z3_ast var, uint64_t v);
+/* Membership term of pattern 'pat' of dimension 'd'. */
+Z3_ast prover_memb(struct prover_proof *pf, struct prover_dim *d, size_t pat);
+/* unitok_P(u): u is the unit that admits/grants r under its policy's route. */
+Z3_ast prover_unit_ok(struct prover_proof *pf, size_t ui);
+Z3_ast prover_unit_grant(struct prover_proof *pf, size_t ui);
+Z3_ast prover_host_memb(struct prover_proof *pf, const struct prover_unit *u);
+
+#endif

@@ -1,0 +1,734 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* prover_query.c - one proof: slice, encode, ask the category questions
+ *
+ * prover_run() is the coordinator: units and delta (prover_units.c), an
+ * empty delta answers EMPTY without a solver; otherwise the slice is encoded
+ * (prover_encode.c) and each candidate unit of the slice is asked, per port,
+ * the question of each category (DESIGN.md "The prover"). Each SAT answer
+ * yields a witness request, which is re-checked with the concrete evaluator
+ * (model_decide) before it is reported: a failed re-check is an internal
+ * error and makes the verdict UNKNOWN, never a silent drop. UNSAT for every
+ * question is a proof of EMPTY; any UNDEF (timeout) is UNKNOWN.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/pv_dynbuf.h"
+#include "common/pv_log.h"
+#include "prover/prover_int.h"
+
+static const char example_public_ip[] = "93.184.216.34";
+
+/* ---------------------------------------------------------------------------
+ * Witnesses
+ * ------------------------------------------------------------------------- */
+
+struct wit {
+    size_t xa, ha, ua, mi;
+    uint16_t port;
+    struct model_ip d;
+    bool host_is_ip;
+    char ipbuf[64];
+    const char *bin;
+    const char *host;
+    const char *method;
+    const char *path;
+    char *query;  /* new */
+    char *target; /* new: path?query */
+};
+
+static void wit_clear(struct wit *w)
+{
+    free(w->query);
+    free(w->target);
+    memset(w, 0, sizeof(*w));
+}
+
+static bool eval_u64(struct prover_proof *pf, Z3_model mdl, Z3_ast t, uint64_t *out)
+{
+    Z3_ast v = NULL;
+
+    if (t == NULL || !Z3_model_eval(pf->ctx, mdl, t, true, &v) || v == NULL) {
+        return false;
+    }
+    return Z3_get_numeral_uint64(pf->ctx, v, out) && Z3_get_error_code(pf->ctx) == Z3_OK;
+}
+
+static bool eval_bool(struct prover_proof *pf, Z3_model mdl, Z3_ast t)
+{
+    Z3_ast v = NULL;
+
+    if (t == NULL || !Z3_model_eval(pf->ctx, mdl, t, true, &v) || v == NULL) {
+        return false;
+    }
+    return Z3_get_bool_value(pf->ctx, v) == Z3_L_TRUE;
+}
+
+static pv_result pct(struct pv_dynbuf *b, const char *s, size_t len) PV_WUR;
+static pv_result pct(struct pv_dynbuf *b, const char *s, size_t len)
+{
+    static const char hex[] = "0123456789ABCDEF";
+
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            c == '-' || c == '.' || c == '_' || c == '~') {
+            PV_GUARD(pv_dynbuf_addc(b, (char)c));
+        } else {
+            char e[3] = {'%', hex[c >> 4], hex[c & 15]};
+
+            PV_GUARD(pv_dynbuf_add(b, e, 3));
+        }
+    }
+    return PV_RESULT_OK;
+}
+
+static pv_result wit_read(struct prover_proof *pf, Z3_model mdl, struct wit *w) PV_WUR;
+static pv_result wit_read(struct prover_proof *pf, Z3_model mdl, struct wit *w)
+{
+    uint64_t v, hi, lo;
+    struct pv_dynbuf q;
+    pv_result r = PV_RESULT_OK;
+
+    memset(w, 0, sizeof(*w));
+    PV_ENSURE(eval_u64(pf, mdl, pf->bin.var, &v) && v < pf->bin.natoms, PV_ERR_SOLVER);
+    w->xa = (size_t)v;
+    PV_ENSURE(eval_u64(pf, mdl, pf->h, &v) && v < pf->nhost, PV_ERR_SOLVER);
+    w->ha = (size_t)v;
+    PV_ENSURE(eval_u64(pf, mdl, pf->path.var, &v) && v < pf->path.natoms, PV_ERR_SOLVER);
+    w->ua = (size_t)v;
+    PV_ENSURE(eval_u64(pf, mdl, pf->m, &v) && v < pf->nmethods, PV_ERR_SOLVER);
+    w->mi = (size_t)v;
+    PV_ENSURE(eval_u64(pf, mdl, pf->p, &v) && v > 0 && v <= 65535, PV_ERR_SOLVER);
+    w->port = (uint16_t)v;
+    PV_ENSURE(eval_u64(pf, mdl, prover_z(pf, Z3_mk_extract(pf->ctx, 127, 64, pf->d)), &hi),
+              PV_ERR_SOLVER);
+    PV_ENSURE(eval_u64(pf, mdl, prover_z(pf, Z3_mk_extract(pf->ctx, 63, 0, pf->d)), &lo),
+              PV_ERR_SOLVER);
+    for (int i = 0; i < 8; i++) {
+        w->d.b[i] = (uint8_t)(hi >> (56 - 8 * i));
+        w->d.b[8 + i] = (uint8_t)(lo >> (56 - 8 * i));
+    }
+    w->bin = pf->bin.atoms[w->xa].w;
+    if (w->ha < pf->dns.natoms) {
+        w->host = pf->dns.atoms[w->ha].w;
+    } else {
+        w->host_is_ip = true;
+        model_ip_format(&w->d, w->ipbuf, sizeof(w->ipbuf));
+        w->host = w->ipbuf;
+    }
+    w->method = pf->methods[w->mi];
+    w->path = pf->path.atoms[w->ua].w;
+    pv_dynbuf_init(&q, 1u << 20);
+    for (size_t k = 0; k < pf->nqkeys && pv_ok(r); k++) {
+        const struct prover_qkey *qk = &pf->qkeys[k];
+
+        for (size_t a = 0; a < qk->dim.natoms && pv_ok(r); a++) {
+            if (!eval_bool(pf, mdl, qk->present[a])) {
+                continue;
+            }
+            if (q.len > 0) {
+                r = pv_dynbuf_addc(&q, '&');
+            }
+            if (pv_ok(r)) {
+                r = pct(&q, qk->key, strlen(qk->key));
+            }
+            if (pv_ok(r)) {
+                r = pv_dynbuf_addc(&q, '=');
+            }
+            if (pv_ok(r)) {
+                r = pct(&q, qk->dim.atoms[a].w, qk->dim.atoms[a].wlen);
+            }
+        }
+    }
+    if (pv_ok(r)) {
+        r = pv_dynbuf_addstr(&q, "");
+    }
+    if (!pv_ok(r)) {
+        pv_dynbuf_free(&q);
+        return r;
+    }
+    w->query = pv_dynbuf_take(&q, NULL);
+    PV_GUARD_PTR(w->query);
+    {
+        size_t pl = strlen(w->path);
+        size_t ql = strlen(w->query);
+
+        w->target = pv_malloc(pl + ql + 2);
+        PV_GUARD_PTR(w->target);
+        memcpy(w->target, w->path, pl);
+        if (ql > 0) {
+            w->target[pl] = '?';
+            memcpy(w->target + pl + 1, w->query, ql + 1);
+        } else {
+            w->target[pl] = '\0';
+        }
+    }
+    return PV_RESULT_OK;
+}
+
+/* ---------------------------------------------------------------------------
+ * Re-check with the concrete evaluator
+ * ------------------------------------------------------------------------- */
+
+static void decide(const struct model_policy *p, const struct wit *w, const struct model_ip *d,
+                   bool conn, struct model_decision *out)
+{
+    struct model_request rq;
+    const char *bins[1] = {w->bin};
+
+    memset(&rq, 0, sizeof(rq));
+    rq.binaries = bins;
+    rq.nbinaries = 1;
+    rq.host = w->host;
+    rq.host_len = strlen(w->host);
+    rq.port = w->port;
+    if (!conn) {
+        rq.method = w->method;
+        rq.target = w->target;
+        rq.target_len = strlen(w->target);
+    }
+    rq.dest = d;
+    model_decide(p, &rq, out);
+}
+
+/* reach_B(x, h, p) on concrete values: a connection-level decision. For an
+ * IP host the destination is the host; for a DNS name the evaluator checks
+ * everything but the (unresolved) address, which is exactly "some
+ * destination is admitted" because allowed_ips never lie wholly inside the
+ * always-blocked ranges. */
+static bool reach_concrete(const struct model_policy *p, const struct wit *w)
+{
+    struct model_decision dc;
+
+    decide(p, w, w->host_is_ip ? &w->d : NULL, true, &dc);
+    return dc.allow;
+}
+
+static bool cred_concrete(const struct prover_proof *pf, const char *host)
+{
+    const struct model_credset *cs = pf->in->creds;
+
+    for (size_t i = 0; cs != NULL && i < model_credset_count(cs); i++) {
+        if (model_cred_covers_host(cs, i, host, strlen(host))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool bypass_concrete(const struct prover_proof *pf, const char *bin)
+{
+    const struct model_registry *reg = pf->in->reg;
+
+    for (size_t i = 0; reg != NULL && i < model_registry_nbinaries(reg); i++) {
+        if (model_registry_binary_bypasses_l7(reg, i) &&
+            model_glob_match(model_registry_binary_glob(reg, i), bin, strlen(bin))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool ll_concrete(const struct wit *w)
+{
+    if (w->host_is_ip) {
+        return model_ip_is_link_local(&w->d);
+    }
+    return model_host_is_metadata_name(w->host, strlen(w->host));
+}
+
+/* Does the witness show category 'cat'? 'dc' gets the candidate's decision. */
+static bool recheck(struct prover_proof *pf, enum prover_category cat, const struct wit *w,
+                    struct model_decision *dc)
+{
+    struct model_decision db;
+    bool priv = model_ip_is_private(&w->d);
+    bool audit = pf->in->mode == PROVER_AUDIT;
+
+    decide(pf->C, w, &w->d, false, dc);
+    decide(pf->B, w, &w->d, false, &db);
+    switch (cat) {
+    case PROVER_CAT_LINK_LOCAL:
+        return dc->grant && !db.grant && ll_concrete(w);
+    case PROVER_CAT_L7_BYPASS:
+    case PROVER_CAT_CRED_REACH:
+        return dc->allow && !priv && cred_concrete(pf, w->host) &&
+               !reach_concrete(pf->B, w) &&
+               bypass_concrete(pf, w->bin) == (cat == PROVER_CAT_L7_BYPASS);
+    case PROVER_CAT_CAPABILITY:
+        if (audit) {
+            return dc->allow && !priv && cred_concrete(pf, w->host) &&
+                   !bypass_concrete(pf, w->bin) && dc->route == MODEL_ROUTE_INSPECTED;
+        }
+        return dc->allow && !db.allow && !priv && cred_concrete(pf, w->host) &&
+               reach_concrete(pf->B, w);
+    case PROVER_CAT_PRIVATE_REACH:
+        return dc->allow && !db.allow && priv;
+    case PROVER_CAT_BOUNDARY:
+        return dc->allow && !db.allow;
+    }
+    return false;
+}
+
+/* ---------------------------------------------------------------------------
+ * Paths
+ * ------------------------------------------------------------------------- */
+
+static const char *host_text(const struct prover_unit *u)
+{
+    return u->v.host != NULL ? u->v.host : "*";
+}
+
+static struct prover_path *path_find(struct prover_result *res, enum prover_category cat,
+                                     const char *bin, const char *host, uint16_t port,
+                                     const char *method)
+{
+    for (size_t i = 0; i < res->npaths; i++) {
+        struct prover_path *p = &res->paths[i];
+
+        if (p->cat == cat && p->port == port && strcmp(p->binary, bin) == 0 &&
+            strcmp(p->host, host) == 0 &&
+            ((method == NULL && p->method == NULL) ||
+             (method != NULL && p->method != NULL && strcmp(method, p->method) == 0))) {
+            return p;
+        }
+    }
+    return NULL;
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s != NULL ? pv_strdup(s) : NULL;
+}
+
+static pv_result path_add(struct prover_proof *pf, enum prover_category cat, size_t ui,
+                          const struct wit *w, const struct model_decision *dc) PV_WUR;
+static pv_result path_add(struct prover_proof *pf, enum prover_category cat, size_t ui,
+                          const struct wit *w, const struct model_decision *dc)
+{
+    struct prover_result *res = pf->res;
+    const struct prover_unit *u = &pf->units.u[ui];
+    const struct model_credset *cs = pf->in->creds;
+    size_t cap = res->npaths;
+    struct prover_path *p;
+    char ipbuf[64];
+    const char *api = NULL;
+    const char *action = NULL;
+    const char *risk = NULL;
+
+    /* capacity: grow by one each time (paths are few) */
+    {
+        void *g = pv_realloc(res->paths, (res->npaths + 1) * sizeof(*res->paths));
+
+        PV_GUARD_PTR(g);
+        res->paths = g;
+    }
+    (void)cap;
+    p = &res->paths[res->npaths];
+    memset(p, 0, sizeof(*p));
+    res->npaths++;
+    p->cat = cat;
+    p->binary = pv_strdup(u->bin);
+    p->host = pv_strdup(host_text(u));
+    p->port = w->port;
+    p->method = cat == PROVER_CAT_CAPABILITY ? pv_strdup(w->method) : NULL;
+    p->rule = pv_strdup(model_rule_key(u->rule));
+    p->route = dc->route;
+    p->w.binary = pv_strdup(w->bin);
+    p->w.host = pv_strdup(w->host);
+    p->w.port = w->port;
+    p->w.method = pv_strdup(w->method);
+    p->w.path = pv_strdup(w->path);
+    p->w.query = pv_strdup(w->query);
+    model_ip_format(&w->d, ipbuf, sizeof(ipbuf));
+    p->w.ip = pv_strdup(ipbuf);
+    PV_ENSURE(p->binary && p->host && p->rule && p->w.binary && p->w.host && p->w.method &&
+                  p->w.path && p->w.query && p->w.ip &&
+                  (cat != PROVER_CAT_CAPABILITY || p->method),
+              PV_ERR_NOMEM);
+    if (pf->in->reg != NULL &&
+        model_registry_api_action(pf->in->reg, w->host, w->port, w->method, w->path, &api,
+                                  &action, &risk)) {
+        p->w.api = dup_or_null(api);
+        p->w.action = dup_or_null(action);
+        p->w.risk = dup_or_null(risk);
+    }
+    for (size_t i = 0; cs != NULL && i < model_credset_count(cs); i++) {
+        if (model_cred_covers_host(cs, i, w->host, strlen(w->host))) {
+            void *g = pv_realloc(p->creds, (p->ncreds + 1) * sizeof(char *));
+
+            PV_GUARD_PTR(g);
+            p->creds = g;
+            p->creds[p->ncreds] = pv_strdup(model_cred_name(cs, i));
+            PV_GUARD_PTR(p->creds[p->ncreds]);
+            p->ncreds++;
+        }
+    }
+    return PV_RESULT_OK;
+}
+
+/* ---------------------------------------------------------------------------
+ * Solving
+ * ------------------------------------------------------------------------- */
+
+static pv_result check(struct prover_proof *pf, Z3_lbool *out) PV_WUR;
+static pv_result check(struct prover_proof *pf, Z3_lbool *out)
+{
+    double left = pf->deadline - prover_now_ms();
+
+    PV_ENSURE(!pf->zerr, PV_ERR_SOLVER);
+    PV_ENSURE(left > 0, PV_ERR_TIMEOUT);
+    pf->nqueries++;
+    *out = Z3_solver_check(pf->ctx, pf->solver);
+    PV_GUARD(prover_z3_ok(pf->ctx));
+    if (*out == Z3_L_UNDEF) {
+        const char *why = Z3_solver_get_reason_unknown(pf->ctx, pf->solver);
+
+        pv_log_debug("prover: solver unknown: %s", why != NULL ? why : "?");
+        PV_BAIL(prover_now_ms() >= pf->deadline || (why != NULL && strstr(why, "timeout"))
+                    ? PV_ERR_TIMEOUT
+                    : PV_ERR_SOLVER);
+    }
+    return PV_RESULT_OK;
+}
+
+/* Solve 'q' (already asserted in a pushed scope); on SAT read and re-check
+ * the witness and record the path. '*sat' tells whether it was SAT. */
+static pv_result solve_one(struct prover_proof *pf, enum prover_category cat, size_t ui,
+                           bool *sat, size_t *method_out) PV_WUR;
+static pv_result solve_one(struct prover_proof *pf, enum prover_category cat, size_t ui,
+                           bool *sat, size_t *method_out)
+{
+    Z3_lbool lb;
+    Z3_model mdl;
+    struct wit w;
+    struct model_decision dc;
+    pv_result r;
+    bool ok;
+
+    *sat = false;
+    PV_GUARD(check(pf, &lb));
+    if (lb == Z3_L_FALSE) {
+        return PV_RESULT_OK;
+    }
+    *sat = true;
+    mdl = Z3_solver_get_model(pf->ctx, pf->solver);
+    PV_ENSURE(mdl != NULL, PV_ERR_SOLVER);
+    Z3_model_inc_ref(pf->ctx, mdl);
+    r = wit_read(pf, mdl, &w);
+    if (pv_ok(r) && cat == PROVER_CAT_BOUNDARY) {
+        /* Attribute the counterexample to a candidate unit that allows it. */
+        ui = SIZE_MAX;
+        for (size_t i = 0; i < pf->units.n && ui == SIZE_MAX; i++) {
+            if (pf->units.u[i].rel && pf->units.u[i].side == PROVER_SIDE_C &&
+                eval_bool(pf, mdl, prover_unit_ok(pf, i))) {
+                ui = i;
+            }
+        }
+        if (ui == SIZE_MAX) {
+            r = pv_fail(PV_ERR_INTERNAL, "boundary witness without unit");
+        }
+    }
+    Z3_model_dec_ref(pf->ctx, mdl);
+    if (!pv_ok(r)) {
+        wit_clear(&w);
+        return r;
+    }
+    *method_out = w.mi;
+    ok = recheck(pf, cat, &w, &dc);
+    if (ok && !w.host_is_ip && !model_ip_is_private(&w.d)) {
+        /* Prefer a readable public address when it shows the same. */
+        struct wit w2 = w;
+        struct model_decision dc2;
+
+        if (model_ip_parse_strict(example_public_ip, strlen(example_public_ip), &w2.d) &&
+            recheck(pf, cat, &w2, &dc2)) {
+            w.d = w2.d;
+            dc = dc2;
+        }
+    }
+    if (!ok) {
+        char ipbuf[64];
+
+        model_ip_format(&w.d, ipbuf, sizeof(ipbuf));
+        pv_log_warnx("prover: witness re-check failed: %s %s via %s %s:%u %s %s ip %s",
+                     prover_category_name(cat), model_rule_key(pf->units.u[ui].rule), w.bin,
+                     w.host, (unsigned)w.port, w.method, w.target, ipbuf);
+        wit_clear(&w);
+        free(pf->res->reason);
+        pf->res->reason = pv_strdup("internal: witness re-check failed");
+        PV_BAIL(PV_ERR_INTERNAL);
+    }
+    if (path_find(pf->res, cat, pf->units.u[ui].bin, host_text(&pf->units.u[ui]), w.port,
+                  cat == PROVER_CAT_CAPABILITY ? w.method : NULL) == NULL) {
+        r = path_add(pf, cat, ui, &w, &dc);
+    }
+    wit_clear(&w);
+    return r;
+}
+
+static pv_result ask(struct prover_proof *pf, enum prover_category cat, size_t ui, Z3_ast q)
+    PV_WUR;
+static pv_result ask(struct prover_proof *pf, enum prover_category cat, size_t ui, Z3_ast q)
+{
+    bool sat;
+    size_t mi;
+    pv_result r;
+
+    PV_ENSURE(q != NULL && !pf->zerr, PV_ERR_SOLVER);
+    Z3_solver_push(pf->ctx, pf->solver);
+    Z3_solver_assert(pf->ctx, pf->solver, q);
+    r = solve_one(pf, cat, ui, &sat, &mi);
+    Z3_solver_pop(pf->ctx, pf->solver, 1);
+    return r;
+}
+
+/* capability_expansion: one path per distinct method. */
+static pv_result ask_methods(struct prover_proof *pf, size_t ui, uint16_t port, Z3_ast q) PV_WUR;
+static pv_result ask_methods(struct prover_proof *pf, size_t ui, uint16_t port, Z3_ast q)
+{
+    const struct prover_unit *u = &pf->units.u[ui];
+    pv_result r = PV_RESULT_OK;
+    bool sat = true;
+    size_t mi;
+
+    PV_ENSURE(q != NULL && !pf->zerr, PV_ERR_SOLVER);
+    Z3_solver_push(pf->ctx, pf->solver);
+    Z3_solver_assert(pf->ctx, pf->solver, q);
+    /* Methods already reported for this (binary, host, port). */
+    for (size_t i = 0; i < pf->nmethods; i++) {
+        if (path_find(pf->res, PROVER_CAT_CAPABILITY, u->bin, host_text(u), port,
+                      pf->methods[i]) != NULL) {
+            Z3_solver_assert(pf->ctx, pf->solver, prover_not(pf, prover_eqn(pf, pf->m, i)));
+        }
+    }
+    for (size_t n = 0; n <= pf->nmethods && sat && pv_ok(r); n++) {
+        r = solve_one(pf, PROVER_CAT_CAPABILITY, ui, &sat, &mi);
+        if (pv_ok(r) && sat) {
+            Z3_ast ne = prover_not(pf, prover_eqn(pf, pf->m, mi));
+
+            if (ne == NULL) {
+                r = pv_fail(PV_ERR_SOLVER, "method exclusion");
+            } else {
+                Z3_solver_assert(pf->ctx, pf->solver, ne);
+            }
+        }
+    }
+    Z3_solver_pop(pf->ctx, pf->solver, 1);
+    return r;
+}
+
+/* Static filters: can unit 'u' meet a host/binary class at all? */
+static bool host_any(struct prover_proof *pf, const struct prover_unit *u, const bool *cls)
+{
+    if (u->v.host == NULL) {
+        for (size_t a = 0; a < pf->nhost; a++) {
+            if (cls[a]) {
+                return true;
+            }
+        }
+        return false;
+    }
+    if (u->v.host_is_ip) {
+        return cls[pf->dns.natoms + u->hip];
+    }
+    for (size_t a = 0; a < pf->dns.natoms; a++) {
+        if (cls[a] && prover_atom_has(&pf->dns, a, u->hpat)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool bin_any(struct prover_proof *pf, const struct prover_unit *u, bool bypass)
+{
+    for (size_t a = 0; a < pf->bin.natoms; a++) {
+        if (pf->bin_bypass[a] == bypass && prover_atom_has(&pf->bin, a, u->bpat)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool private_capable(const struct prover_unit *u)
+{
+    if (u->v.ncidrs > 0) {
+        for (size_t i = 0; i < u->v.ncidrs; i++) {
+            if (model_cidr_overlaps_private(&u->v.cidrs[i])) {
+                return true;
+            }
+        }
+        return false;
+    }
+    return u->v.host != NULL && u->v.host_is_ip && !u->v.advisor_proposed &&
+           model_ip_is_private(&u->v.host_ip);
+}
+
+static bool reach_key_found(struct prover_result *res, const struct prover_unit *u,
+                            uint16_t port)
+{
+    return path_find(res, PROVER_CAT_CRED_REACH, u->bin, host_text(u), port, NULL) != NULL ||
+           path_find(res, PROVER_CAT_L7_BYPASS, u->bin, host_text(u), port, NULL) != NULL;
+}
+
+static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port) PV_WUR;
+static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port)
+{
+    const struct prover_unit *u = &pf->units.u[ui];
+    enum prover_side B = PROVER_SIDE_B;
+    enum prover_side C = PROVER_SIDE_C;
+    bool audit = pf->in->mode == PROVER_AUDIT;
+    Z3_ast base = prover_and(pf, 3,
+                             (Z3_ast[]){pf->g0[ui], prover_eqn(pf, pf->p, port), pf->region});
+    Z3_ast allowc = prover_and(pf, 3, (Z3_ast[]){base, pf->allow[C], prover_unit_ok(pf, ui)});
+    Z3_ast newallow = prover_and2(pf, allowc, prover_not(pf, pf->allow[B]));
+    bool cred = host_any(pf, u, pf->host_cred);
+    const char *h = host_text(u);
+
+    /*= DESIGN.md link_local_reach: the grant layer, explicit hosts only */
+    if (u->v.host != NULL && host_any(pf, u, pf->host_ll) &&
+        path_find(pf->res, PROVER_CAT_LINK_LOCAL, u->bin, h, port, NULL) == NULL) {
+        PV_GUARD(ask(pf, PROVER_CAT_LINK_LOCAL, ui,
+                     prover_and(pf, 5,
+                                (Z3_ast[]){base, pf->grant[C], prover_not(pf, pf->grant[B]),
+                                           pf->ll, prover_unit_grant(pf, ui)})));
+    }
+    if (!cred && !private_capable(u)) {
+        return PV_RESULT_OK;
+    }
+    {
+        /* Every remaining category implies new allowed requests through u
+         * (Allow_C and not reach_B imply not Allow_B): one question rules
+         * them all out for the units that did not change anything. */
+        Z3_ast any = prover_and2(
+            pf, newallow,
+            prover_or2(pf, prover_and2(pf, pf->cred, prover_not(pf, pf->private_)),
+                       pf->private_));
+        Z3_lbool lb;
+
+        PV_ENSURE(any != NULL, PV_ERR_SOLVER);
+        Z3_solver_push(pf->ctx, pf->solver);
+        Z3_solver_assert(pf->ctx, pf->solver, any);
+        {
+            pv_result r = check(pf, &lb);
+
+            Z3_solver_pop(pf->ctx, pf->solver, 1);
+            PV_GUARD(r);
+        }
+        if (lb == Z3_L_FALSE) {
+            return PV_RESULT_OK;
+        }
+    }
+    if (cred) {
+        Z3_ast reachq = prover_and(pf, 4,
+                                   (Z3_ast[]){allowc, prover_not(pf, pf->private_), pf->cred,
+                                              prover_not(pf, pf->reach[B])});
+
+        if (bin_any(pf, u, true) &&
+            path_find(pf->res, PROVER_CAT_L7_BYPASS, u->bin, h, port, NULL) == NULL) {
+            PV_GUARD(ask(pf, PROVER_CAT_L7_BYPASS, ui, prover_and2(pf, reachq, pf->bypass)));
+        }
+        if (bin_any(pf, u, false) &&
+            path_find(pf->res, PROVER_CAT_CRED_REACH, u->bin, h, port, NULL) == NULL) {
+            PV_GUARD(ask(pf, PROVER_CAT_CRED_REACH, ui,
+                         prover_and2(pf, reachq, prover_not(pf, pf->bypass))));
+        }
+        if (audit) {
+            if (bin_any(pf, u, false)) {
+                PV_GUARD(ask_methods(
+                    pf, ui, port,
+                    prover_and(pf, 5,
+                               (Z3_ast[]){allowc, prover_not(pf, pf->private_), pf->cred,
+                                          prover_not(pf, pf->bypass), pf->insp[C]})));
+            }
+        } else if (!reach_key_found(pf->res, u, port)) {
+            PV_GUARD(ask_methods(pf, ui, port,
+                                 prover_and(pf, 4,
+                                            (Z3_ast[]){newallow, prover_not(pf, pf->private_),
+                                                       pf->cred, pf->reach[B]})));
+        }
+    }
+    if (private_capable(u) &&
+        path_find(pf->res, PROVER_CAT_PRIVATE_REACH, u->bin, h, port, NULL) == NULL) {
+        PV_GUARD(ask(pf, PROVER_CAT_PRIVATE_REACH, ui, prover_and2(pf, newallow, pf->private_)));
+    }
+    return PV_RESULT_OK;
+}
+
+static void suppress(struct prover_result *res)
+{
+    size_t k = 0;
+
+    /* As the reference's finding_delta: a capability path whose (binary,
+     * host, port) has new reach is not reported twice. */
+    for (size_t i = 0; i < res->npaths; i++) {
+        struct prover_path *p = &res->paths[i];
+        bool drop = false;
+
+        if (p->cat == PROVER_CAT_CAPABILITY) {
+            drop = path_find(res, PROVER_CAT_CRED_REACH, p->binary, p->host, p->port, NULL) !=
+                       NULL ||
+                   path_find(res, PROVER_CAT_L7_BYPASS, p->binary, p->host, p->port, NULL) !=
+                       NULL;
+        }
+        if (drop) {
+            free(p->binary);
+            free(p->host);
+            free(p->method);
+            free(p->rule);
+            for (size_t c = 0; c < p->ncreds; c++) {
+                free(p->creds[c]);
+            }
+            free(p->creds);
+            free(p->w.binary);
+            free(p->w.host);
+            free(p->w.method);
+            free(p->w.path);
+            free(p->w.query);
+            free(p->w.ip);
+            free(p->w.api);
+            free(p->w.action);
+            free(p->w.risk);
+            continue;
+        }
+        res->paths[k++] = *p;
+    }
+    res->npaths = k;
+}
+
+pv_result prover_queries(struct prover_proof *pf)
+{
+    Z3_lbool lb;
+
+    /* One check at the base level makes Z3 internalise (bit-blast) the
+     * shared definitions outside any push scope, so the questions below
+     * reuse them instead of rebuilding them after every pop. */
+    PV_GUARD(check(pf, &lb));
+
+    if (pf->in->mode == PROVER_CHECK) {
+        Z3_ast q = prover_and(pf, 3,
+                              (Z3_ast[]){pf->region, pf->allow[PROVER_SIDE_C],
+                                         prover_not(pf, pf->allow[PROVER_SIDE_B])});
+
+        return ask(pf, PROVER_CAT_BOUNDARY, SIZE_MAX, q);
+    }
+    for (size_t i = 0; i < pf->units.n; i++) {
+        const struct prover_unit *u = &pf->units.u[i];
+
+        if (!u->rel || u->side != PROVER_SIDE_C) {
+            continue;
+        }
+        for (size_t k = 0; k < u->v.nports; k++) {
+            PV_GUARD(unit_port(pf, i, u->v.ports[k]));
+        }
+    }
+    if (pf->in->mode == PROVER_DELTA) {
+        suppress(pf->res);
+    }
+    return PV_RESULT_OK;
+}

@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* prover_report.c - render a prover result: reference text, JSON, text
+ *
+ * validation_result keeps the reference's exact strings (advisor.md 1.8,
+ * policy.md 6.2) so a gateway can swap provers: "prover: no new findings" or
+ * "prover: N new finding(s)" (N = categories with paths) followed by one
+ * "\n  <path>" line per path, categories in report order. The JSON schema is
+ * documented in docs/internals/prover.md.
+ */
+#include "config.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <z3.h>
+
+#include "common/pv_dynbuf.h"
+#include "prover/prover_int.h"
+
+#define REPORT_MAX (64u << 20)
+
+static pv_result shorthand(struct pv_dynbuf *b, const struct prover_path *p) PV_WUR;
+static pv_result shorthand(struct pv_dynbuf *b, const struct prover_path *p)
+{
+    if (p->cat == PROVER_CAT_CAPABILITY) {
+        return pv_dynbuf_printf(b, "%s: %s on %s:%u via %s", prover_category_name(p->cat),
+                                p->method != NULL ? p->method : "", p->host,
+                                (unsigned)p->port, p->binary);
+    }
+    return pv_dynbuf_printf(b, "%s: %s:%u via %s", prover_category_name(p->cat), p->host,
+                            (unsigned)p->port, p->binary);
+}
+
+char *prover_path_shorthand(const struct prover_path *p)
+{
+    struct pv_dynbuf b;
+
+    pv_dynbuf_init(&b, REPORT_MAX);
+    if (!pv_ok(shorthand(&b, p))) {
+        pv_dynbuf_free(&b);
+        return NULL;
+    }
+    return pv_dynbuf_take(&b, NULL);
+}
+
+static pv_result validation(struct pv_dynbuf *b, const struct prover_result *r) PV_WUR;
+static pv_result validation(struct pv_dynbuf *b, const struct prover_result *r)
+{
+    size_t n;
+
+    switch (r->verdict) {
+    case PROVER_VERDICT_UNKNOWN:
+        return pv_dynbuf_printf(b, "prover: unknown (%s)",
+                                r->reason != NULL ? r->reason : "unknown");
+    case PROVER_VERDICT_WITHIN:
+        return pv_dynbuf_addstr(b, "check: within boundary");
+    case PROVER_VERDICT_EXCEEDS:
+        PV_GUARD(pv_dynbuf_addstr(b, "check: exceeds boundary"));
+        break;
+    case PROVER_VERDICT_EMPTY:
+    case PROVER_VERDICT_FINDINGS:
+        n = prover_result_ncategories(r);
+        if (n == 0) {
+            return pv_dynbuf_addstr(b, "prover: no new findings");
+        }
+        PV_GUARD(pv_dynbuf_printf(b, "prover: %zu new finding%s", n, n == 1 ? "" : "s"));
+        break;
+    }
+    for (size_t i = 0; i < r->npaths; i++) {
+        PV_GUARD(pv_dynbuf_addstr(b, "\n  "));
+        PV_GUARD(shorthand(b, &r->paths[i]));
+    }
+    return PV_RESULT_OK;
+}
+
+char *prover_validation_result(const struct prover_result *r)
+{
+    struct pv_dynbuf b;
+
+    pv_dynbuf_init(&b, REPORT_MAX);
+    if (!pv_ok(validation(&b, r)) || !pv_ok(pv_dynbuf_addstr(&b, ""))) {
+        pv_dynbuf_free(&b);
+        return NULL;
+    }
+    return pv_dynbuf_take(&b, NULL);
+}
+
+/* ---------------------------------------------------------------------------
+ * JSON
+ * ------------------------------------------------------------------------- */
+
+static json_t *str_or_null(const char *s)
+{
+    return s != NULL ? json_string(s) : json_null();
+}
+
+static json_t *witness_json(const struct prover_witness *w)
+{
+    json_t *o = json_object();
+
+    if (o == NULL) {
+        return NULL;
+    }
+    if (json_object_set_new(o, "binary", str_or_null(w->binary)) != 0 ||
+        json_object_set_new(o, "host", str_or_null(w->host)) != 0 ||
+        json_object_set_new(o, "port", json_integer(w->port)) != 0 ||
+        json_object_set_new(o, "method", str_or_null(w->method)) != 0 ||
+        json_object_set_new(o, "path", str_or_null(w->path)) != 0 ||
+        json_object_set_new(o, "query", str_or_null(w->query)) != 0 ||
+        json_object_set_new(o, "ip", str_or_null(w->ip)) != 0 ||
+        json_object_set_new(o, "api", str_or_null(w->api)) != 0 ||
+        json_object_set_new(o, "action", str_or_null(w->action)) != 0 ||
+        json_object_set_new(o, "risk", str_or_null(w->risk)) != 0) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static json_t *path_json(const struct prover_path *p)
+{
+    json_t *o = json_object();
+    json_t *creds = json_array();
+    bool ok = o != NULL && creds != NULL;
+
+    for (size_t i = 0; ok && i < p->ncreds; i++) {
+        ok = json_array_append_new(creds, json_string(p->creds[i])) == 0;
+    }
+    ok = ok && json_object_set_new(o, "binary", json_string(p->binary)) == 0 &&
+         json_object_set_new(o, "host", json_string(p->host)) == 0 &&
+         json_object_set_new(o, "port", json_integer(p->port)) == 0;
+    if (ok && p->method != NULL) {
+        ok = json_object_set_new(o, "method", json_string(p->method)) == 0;
+    }
+    ok = ok && json_object_set_new(o, "rule", str_or_null(p->rule)) == 0 &&
+         json_object_set_new(o, "route", json_string(p->route == MODEL_ROUTE_OPAQUE
+                                                         ? "opaque"
+                                                         : "inspected")) == 0;
+    if (ok) {
+        ok = json_object_set(o, "credentials", creds) == 0;
+    }
+    json_decref(creds);
+    ok = ok && json_object_set_new(o, "witness", witness_json(&p->w)) == 0;
+    if (!ok) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static json_t *result_json(const struct prover_result *r)
+{
+    json_t *o = json_object();
+    json_t *cats = json_array();
+    json_t *finds = json_array();
+    char *vr = prover_validation_result(r);
+    char ver[128];
+    bool ok = o != NULL && cats != NULL && finds != NULL && vr != NULL;
+    unsigned maj = 0, min = 0, bld = 0, rev = 0;
+
+    for (int c = 0; ok && c < PROVER_CAT__COUNT; c++) {
+        json_t *f = NULL;
+        json_t *paths = NULL;
+
+        for (size_t i = 0; ok && i < r->npaths; i++) {
+            if ((int)r->paths[i].cat != c) {
+                continue;
+            }
+            if (f == NULL) {
+                f = json_object();
+                paths = json_array();
+                ok = f != NULL && paths != NULL &&
+                     json_object_set_new(f, "category",
+                                         json_string(prover_category_name(
+                                             (enum prover_category)c))) == 0 &&
+                     json_array_append_new(cats, json_string(prover_category_name(
+                                                     (enum prover_category)c))) == 0;
+            }
+            ok = ok && json_array_append_new(paths, path_json(&r->paths[i])) == 0;
+        }
+        if (f != NULL) {
+            ok = ok && json_object_set(f, "paths", paths) == 0 &&
+                 json_array_append(finds, f) == 0;
+        }
+        json_decref(f);
+        json_decref(paths);
+    }
+    Z3_get_version(&maj, &min, &bld, &rev);
+    (void)snprintf(ver, sizeof(ver), "proviso-prover %s (z3 %u.%u.%u)", PACKAGE_VERSION, maj,
+                   min, bld);
+    ok = ok && json_object_set_new(o, "verdict", json_string(prover_verdict_name(r->verdict))) == 0;
+    if (ok && r->verdict == PROVER_VERDICT_UNKNOWN) {
+        ok = json_object_set_new(o, "reason", json_string(r->reason ? r->reason : "unknown")) == 0;
+    }
+    ok = ok && json_object_set(o, "categories", cats) == 0 &&
+         json_object_set(o, "findings", finds) == 0 &&
+         json_object_set_new(o, "validation_result", json_string(vr)) == 0 &&
+         json_object_set_new(o, "prover_version", json_string(ver)) == 0 &&
+         json_object_set_new(o, "inputs_sha256", json_string(r->inputs_sha256)) == 0 &&
+         json_object_set_new(o, "elapsed_ms", json_integer((json_int_t)(r->elapsed_ms + 0.5))) ==
+             0;
+    json_decref(cats);
+    json_decref(finds);
+    free(vr);
+    if (!ok) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+struct json_t *prover_result_to_json(const struct prover_result *r)
+{
+    return result_json(r);
+}
+
+struct json_t *prover_invalid_json(const char *error, const char *detail)
+{
+    json_t *o = json_object();
+
+    if (o == NULL) {
+        return NULL;
+    }
+    if (json_object_set_new(o, "verdict", json_string("invalid")) != 0 ||
+        json_object_set_new(o, "error", json_string(error != NULL ? error : "invalid")) != 0 ||
+        json_object_set_new(o, "detail", json_string(detail != NULL ? detail : "")) != 0) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* ---------------------------------------------------------------------------
+ * Text
+ * ------------------------------------------------------------------------- */
+
+static pv_result text(struct pv_dynbuf *b, const struct prover_result *r) PV_WUR;
+static pv_result text(struct pv_dynbuf *b, const struct prover_result *r)
+{
+    int last = -1;
+
+    PV_GUARD(pv_dynbuf_printf(b, "verdict: %s", prover_verdict_name(r->verdict)));
+    if (r->verdict == PROVER_VERDICT_UNKNOWN) {
+        PV_GUARD(pv_dynbuf_printf(b, " (%s)", r->reason ? r->reason : "unknown"));
+    }
+    PV_GUARD(pv_dynbuf_printf(b, "\n%zu path(s) in %zu categor%s\n", r->npaths,
+                              prover_result_ncategories(r),
+                              prover_result_ncategories(r) == 1 ? "y" : "ies"));
+    for (size_t i = 0; i < r->npaths; i++) {
+        const struct prover_path *p = &r->paths[i];
+        const struct prover_witness *w = &p->w;
+
+        if ((int)p->cat != last) {
+            PV_GUARD(pv_dynbuf_printf(b, "\n%s\n", prover_category_name(p->cat)));
+            last = (int)p->cat;
+        }
+        PV_GUARD(pv_dynbuf_addstr(b, "  "));
+        PV_GUARD(shorthand(b, p));
+        PV_GUARD(pv_dynbuf_printf(b, "\n    rule %s, route %s", p->rule ? p->rule : "-",
+                                  p->route == MODEL_ROUTE_OPAQUE ? "opaque" : "inspected"));
+        if (p->ncreds > 0) {
+            PV_GUARD(pv_dynbuf_addstr(b, ", credentials"));
+            for (size_t c = 0; c < p->ncreds; c++) {
+                PV_GUARD(pv_dynbuf_printf(b, "%s %s", c ? "," : "", p->creds[c]));
+            }
+        }
+        PV_GUARD(pv_dynbuf_printf(b, "\n    witness: %s %s:%u %s%s%s by %s to %s\n",
+                                  w->method, w->host, (unsigned)w->port, w->path,
+                                  w->query[0] ? "?" : "", w->query, w->binary, w->ip));
+        if (w->action != NULL) {
+            PV_GUARD(pv_dynbuf_printf(b, "    api %s action %s risk %s\n",
+                                      w->api ? w->api : "-", w->action,
+                                      w->risk ? w->risk : "-"));
+        }
+    }
+    PV_GUARD(pv_dynbuf_printf(b, "\ninputs %s, %.1f ms, %zu solver queries, %zu delta units\n",
+                              r->inputs_sha256, r->elapsed_ms, r->nqueries, r->ndelta));
+    return PV_RESULT_OK;
+}
+
+char *prover_result_text(const struct prover_result *r)
+{
+    struct pv_dynbuf b;
+
+    pv_dynbuf_init(&b, REPORT_MAX);
+    if (!pv_ok(text(&b, r))) {
+        pv_dynbuf_free(&b);
+        return NULL;
+    }
+    return pv_dynbuf_take(&b, NULL);
+}

@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* prover_run.c - the proof coordinator and the result object
+ *
+ * prover_run() reads as the sequence of stages: inputs hash, units, delta,
+ * slice, encoding, questions, ordering. Any failing stage ends the proof
+ * with verdict UNKNOWN and a reason; nothing but an empty delta or an UNSAT
+ * answer to every question yields EMPTY.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/pv_dynbuf.h"
+#include "common/pv_log.h"
+#include "prover/prover_int.h"
+
+static const char *const cat_names[PROVER_CAT__COUNT] = {
+    "link_local_reach",           "l7_bypass_credentialed", "credential_reach_expansion",
+    "capability_expansion",       "private_reach_expansion", "boundary_exceeded",
+};
+
+const char *prover_category_name(enum prover_category c)
+{
+    if ((unsigned)c < PROVER_CAT__COUNT) {
+        return cat_names[c];
+    }
+    return "unknown";
+}
+
+const char *prover_verdict_name(enum prover_verdict v)
+{
+    switch (v) {
+    case PROVER_VERDICT_EMPTY:
+        return "empty";
+    case PROVER_VERDICT_FINDINGS:
+        return "findings";
+    case PROVER_VERDICT_UNKNOWN:
+        return "unknown";
+    case PROVER_VERDICT_WITHIN:
+        return "within";
+    case PROVER_VERDICT_EXCEEDS:
+        return "exceeds";
+    }
+    return "unknown";
+}
+
+size_t prover_result_ncategories(const struct prover_result *r)
+{
+    bool seen[PROVER_CAT__COUNT] = {false};
+    size_t n = 0;
+
+    for (size_t i = 0; i < r->npaths; i++) {
+        if ((unsigned)r->paths[i].cat < PROVER_CAT__COUNT && !seen[r->paths[i].cat]) {
+            seen[r->paths[i].cat] = true;
+            n++;
+        }
+    }
+    return n;
+}
+
+static void path_free(struct prover_path *p)
+{
+    free(p->binary);
+    free(p->host);
+    free(p->method);
+    free(p->rule);
+    for (size_t c = 0; c < p->ncreds; c++) {
+        free(p->creds[c]);
+    }
+    free(p->creds);
+    free(p->w.binary);
+    free(p->w.host);
+    free(p->w.method);
+    free(p->w.path);
+    free(p->w.query);
+    free(p->w.ip);
+    free(p->w.api);
+    free(p->w.action);
+    free(p->w.risk);
+}
+
+void prover_result_free(struct prover_result *r)
+{
+    if (r == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < r->npaths; i++) {
+        path_free(&r->paths[i]);
+    }
+    free(r->paths);
+    free(r->reason);
+    free(r);
+}
+
+static int strcmp0(const char *a, const char *b)
+{
+    return strcmp(a != NULL ? a : "", b != NULL ? b : "");
+}
+
+static int path_cmp(const void *pa, const void *pb)
+{
+    const struct prover_path *a = pa;
+    const struct prover_path *b = pb;
+    int c;
+
+    if (a->cat != b->cat) {
+        return a->cat < b->cat ? -1 : 1;
+    }
+    c = strcmp(a->binary, b->binary);
+    if (c != 0) {
+        return c;
+    }
+    c = strcmp(a->host, b->host);
+    if (c != 0) {
+        return c;
+    }
+    if (a->port != b->port) {
+        return a->port < b->port ? -1 : 1;
+    }
+    return strcmp0(a->method, b->method);
+}
+
+/* ---------------------------------------------------------------------------
+ * Inputs hash: canonical policy hashes, credentials, registry identity, mode.
+ * ------------------------------------------------------------------------- */
+
+static pv_result inputs_sha(const struct prover_input *in, char out[65]) PV_WUR;
+static pv_result inputs_sha(const struct prover_input *in, char out[65])
+{
+    struct pv_dynbuf b;
+    char h[65];
+    pv_result r = PV_RESULT_OK;
+    const struct model_credset *cs = in->creds;
+    const struct model_registry *reg = in->reg;
+
+    pv_dynbuf_init(&b, 64u << 20);
+    r = pv_dynbuf_printf(&b, "proviso-prover-inputs-v1\nmode %d\n", (int)in->mode);
+    if (pv_ok(r) && in->baseline != NULL && in->mode != PROVER_AUDIT) {
+        r = model_policy_sha256(in->baseline, h);
+        if (pv_ok(r)) {
+            r = pv_dynbuf_printf(&b, "baseline %s\n", h);
+        }
+    }
+    if (pv_ok(r) && in->candidate != NULL) {
+        r = model_policy_sha256(in->candidate, h);
+        if (pv_ok(r)) {
+            r = pv_dynbuf_printf(&b, "candidate %s\n", h);
+        }
+    }
+    for (size_t i = 0; pv_ok(r) && cs != NULL && i < model_credset_count(cs); i++) {
+        const char *n = model_cred_name(cs, i);
+        const char *t = model_cred_type(cs, i);
+
+        r = pv_dynbuf_printf(&b, "cred %zu:%s %zu:%s", strlen(n ? n : ""), n ? n : "",
+                             strlen(t ? t : ""), t ? t : "");
+        for (size_t j = 0; pv_ok(r) && j < model_cred_ntargets(cs, i); j++) {
+            const struct model_glob *g = model_cred_target(cs, i, j);
+            const char *gt = g != NULL ? model_glob_text(g) : "";
+
+            r = pv_dynbuf_printf(&b, " %zu:%s", strlen(gt), gt);
+        }
+        if (pv_ok(r)) {
+            r = pv_dynbuf_addc(&b, '\n');
+        }
+    }
+    for (size_t i = 0; pv_ok(r) && reg != NULL && i < model_registry_nbinaries(reg); i++) {
+        const char *gt = model_glob_text(model_registry_binary_glob(reg, i));
+
+        r = pv_dynbuf_printf(&b, "bin %zu:%s %d\n", strlen(gt), gt,
+                             model_registry_binary_bypasses_l7(reg, i));
+    }
+    if (pv_ok(r)) {
+        r = model_sha256_hex(b.buf != NULL ? b.buf : "", b.len, out);
+    }
+    pv_dynbuf_free(&b);
+    return r;
+}
+
+/* ---------------------------------------------------------------------------
+ * The proof
+ * ------------------------------------------------------------------------- */
+
+static void proof_free(struct prover_proof *pf)
+{
+    if (pf->solver != NULL) {
+        Z3_solver_dec_ref(pf->ctx, pf->solver);
+    }
+    prover_units_free(&pf->units);
+    prover_dim_free(&pf->bin);
+    prover_dim_free(&pf->dns);
+    prover_dim_free(&pf->path);
+    for (size_t k = 0; k < pf->nqkeys; k++) {
+        prover_dim_free(&pf->qkeys[k].dim);
+        free(pf->qkeys[k].present);
+    }
+    free(pf->qkeys);
+    free(pf->ips);
+    free(pf->host_cred);
+    free(pf->host_ll);
+    free(pf->bin_bypass);
+    free(pf->g0);
+    free(pf->scope);
+    free(pf->grants);
+    free(pf->admits);
+    free(pf->denies);
+    for (size_t i = 0; i < pf->nmeta; i++) {
+        model_glob_free(pf->meta[i]);
+    }
+    free(pf->bypass_pats);
+    free(pf->cred_pats);
+    free(pf->cred_ips);
+    free(pf->cred_of);
+}
+
+static pv_result prove(struct prover_proof *pf) PV_WUR;
+static pv_result prove(struct prover_proof *pf)
+{
+    PV_GUARD(prover_units_collect(&pf->units, pf->B, PROVER_SIDE_B));
+    PV_GUARD(prover_units_collect(&pf->units, pf->C, PROVER_SIDE_C));
+    PV_GUARD(prover_units_delta(&pf->units));
+    pf->res->ndelta = pf->units.ndelta;
+    if (pf->units.ndelta == 0) {
+        /* Same units, same requests allowed: no solver needed. */
+        return PV_RESULT_OK;
+    }
+    PV_GUARD(prover_units_slice(&pf->units, &pf->lang_budget));
+    pf->res->nunits = pf->units.nrel;
+    PV_GUARD(prover_encode(pf));
+    return prover_queries(pf);
+}
+
+static const char *reason_for(int err)
+{
+    switch (err) {
+    case PV_ERR_TIMEOUT:
+        return "timeout";
+    case PV_ERR_LIMIT:
+        return "limit: automaton or solver limit reached";
+    case PV_ERR_SOLVER:
+        return "solver failure";
+    case PV_ERR_UNSUPPORTED:
+        return "unsupported construct";
+    case PV_ERR_NOMEM:
+        return "internal: out of memory";
+    default:
+        return "internal error";
+    }
+}
+
+struct prover_result *prover_run(struct prover_session *s, const struct prover_input *in)
+{
+    struct prover_result *res;
+    struct prover_proof pf;
+    struct model_policy *empty = NULL;
+    double t0 = prover_now_ms();
+    unsigned tmo;
+    pv_result r;
+
+    res = pv_calloc(1, sizeof(*res));
+    if (res == NULL) {
+        return NULL;
+    }
+    memset(&pf, 0, sizeof(pf));
+    r = (s != NULL && in != NULL && in->candidate != NULL) ? PV_RESULT_OK
+                                                           : pv_fail(PV_ERR_NULL, "prover_run");
+    if (pv_ok(r)) {
+        r = inputs_sha(in, res->inputs_sha256);
+    }
+    if (pv_ok(r)) {
+        r = prover_session_ready(s);
+    }
+    if (pv_ok(r) && (in->baseline == NULL || in->mode == PROVER_AUDIT)) {
+        empty = model_policy_new_empty();
+        r = empty != NULL ? PV_RESULT_OK : pv_fail(PV_ERR_NOMEM, "empty policy");
+    }
+    if (pv_ok(r)) {
+        tmo = in->timeout_ms ? in->timeout_ms : PROVER_DEFAULT_TIMEOUT_MS;
+        pf.s = s;
+        pf.ctx = s->ctx;
+        pf.in = in;
+        pf.B = empty != NULL ? empty : in->baseline;
+        pf.C = in->candidate;
+        pf.res = res;
+        pf.lang_budget = PROVER_MAX_LANG_CHECKS;
+        pf.deadline = t0 + (double)tmo;
+        r = prove(&pf);
+    }
+    if (pv_ok(r)) {
+        if (in->mode == PROVER_CHECK) {
+            res->verdict = res->npaths > 0 ? PROVER_VERDICT_EXCEEDS : PROVER_VERDICT_WITHIN;
+        } else {
+            res->verdict = res->npaths > 0 ? PROVER_VERDICT_FINDINGS : PROVER_VERDICT_EMPTY;
+        }
+        qsort(res->paths, res->npaths, sizeof(*res->paths), path_cmp);
+    } else {
+        /* Fail closed: whatever was found so far is kept as evidence. */
+        res->verdict = PROVER_VERDICT_UNKNOWN;
+        if (res->reason == NULL) {
+            res->reason = pv_strdup(reason_for(r.err));
+        }
+        qsort(res->paths, res->npaths, sizeof(*res->paths), path_cmp);
+    }
+    res->nqueries = pf.nqueries;
+    proof_free(&pf);
+    model_policy_free(empty);
+    res->elapsed_ms = prover_now_ms() - t0;
+    return res;
+}

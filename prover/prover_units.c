@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* prover_units.c - units of a policy, the delta between two, and the slice
+ *
+ * A unit is one (binary pattern, endpoint) pair of a rule
+ * (docs/semantics.md#routes). Two units are equal when the binary text and
+ * the endpoint fingerprint (model_endpoint_fingerprint: everything that
+ * carries authority, nothing that does not) are equal; rule keys and names do
+ * not matter. Units are a set: a duplicate allows nothing more.
+ *
+ * Delta units are the units present on one side only. A request whose
+ * (binary, host, port) lies in no delta unit's region meets exactly the same
+ * units in B and C, so B and C decide it alike: every question is asked
+ * inside the delta region, and only units that overlap a delta unit (binary
+ * languages intersect, host languages intersect or one is hostless, ports
+ * intersect) can influence the answer. That is the slice.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "prover/prover_int.h"
+
+void prover_units_free(struct prover_units *us)
+{
+    for (size_t i = 0; i < us->n; i++) {
+        free(us->u[i].key);
+    }
+    free(us->u);
+    memset(us, 0, sizeof(*us));
+}
+
+static bool proto_is_l7(enum model_protocol p)
+{
+    switch (p) {
+    case MODEL_PROTO_NONE:
+    case MODEL_PROTO_TCP:
+        return false;
+    case MODEL_PROTO_REST:
+    case MODEL_PROTO_WEBSOCKET:
+    case MODEL_PROTO_GRAPHQL:
+    case MODEL_PROTO_SQL:
+    case MODEL_PROTO_JSONRPC:
+    case MODEL_PROTO_MCP:
+        return true;
+    }
+    return false;
+}
+
+pv_result prover_units_collect(struct prover_units *us, const struct model_policy *p,
+                               enum prover_side side)
+{
+    size_t nr;
+
+    if (p == NULL) {
+        return PV_RESULT_OK;
+    }
+    nr = model_policy_nrules(p);
+    for (size_t i = 0; i < nr; i++) {
+        const struct model_rule *r = model_policy_rule(p, i);
+        size_t ne = model_rule_nendpoints(r);
+        size_t nb = model_rule_nbinaries(r);
+
+        for (size_t j = 0; j < ne; j++) {
+            const struct model_endpoint *e = model_rule_endpoint(r, j);
+            struct model_endpoint_view v;
+            size_t fplen = 0;
+            char *fp;
+
+            if (nb == 0) {
+                /*= docs/semantics.md#binaries-empty
+                 *# A rule with an empty or missing `binaries` list matches **no** binary. */
+                continue;
+            }
+            model_endpoint_view(e, &v);
+            if (v.host == NULL && v.ncidrs == 0 && v.target_sandbox == NULL) {
+                /*= docs/semantics.md#hostless
+                 *# An endpoint with an empty host and a non-empty `allowed_ips` is *hostless* */
+                /* An empty host without allowed_ips or target_sandbox matches nothing. */
+                continue;
+            }
+            fp = model_endpoint_fingerprint(e, &fplen);
+            PV_GUARD_PTR(fp);
+            for (size_t k = 0; k < nb; k++) {
+                const char *b = model_rule_binary(r, k);
+                const struct model_glob *bg = model_rule_binary_glob(r, k);
+                size_t blen;
+                struct prover_unit *u;
+                char *key;
+
+                if (b == NULL || bg == NULL) {
+                    continue;
+                }
+                blen = strlen(b);
+                key = pv_malloc(blen + 1 + fplen + 1);
+                if (key == NULL) {
+                    free(fp);
+                    PV_BAIL(PV_ERR_NOMEM);
+                }
+                memcpy(key, b, blen);
+                key[blen] = '\n';
+                memcpy(key + blen + 1, fp, fplen + 1);
+                {
+                    void *g = prover_grow(us->u, &us->cap, us->n, sizeof(*us->u));
+
+                    if (g == NULL) {
+                        free(key);
+                        free(fp);
+                        PV_BAIL(PV_ERR_NOMEM);
+                    }
+                    us->u = g;
+                }
+                u = &us->u[us->n++];
+                memset(u, 0, sizeof(*u));
+                u->side = side;
+                u->rule = r;
+                u->ep = e;
+                u->v = v;
+                u->bin = b;
+                u->bglob = bg;
+                u->key = key;
+                u->keylen = blen + 1 + fplen;
+                u->l7 = proto_is_l7(v.proto) && !v.tls_skip;
+                u->bpat = u->hpat = u->hip = u->spat = SIZE_MAX;
+            }
+            free(fp);
+        }
+    }
+    return PV_RESULT_OK;
+}
+
+pv_result prover_units_delta(struct prover_units *us)
+{
+    struct prover_map m[2];
+    pv_result r = PV_RESULT_OK;
+
+    memset(m, 0, sizeof(m));
+    for (size_t i = 0; i < us->n && pv_ok(r); i++) {
+        size_t found;
+        bool ins;
+
+        r = prover_map_put(&m[us->u[i].side], us->u[i].key, us->u[i].keylen, i, &found, &ins);
+    }
+    us->ndelta = 0;
+    for (size_t i = 0; i < us->n && pv_ok(r); i++) {
+        struct prover_unit *u = &us->u[i];
+        size_t v;
+
+        u->delta = !prover_map_get(&m[1 - u->side], u->key, u->keylen, &v);
+        us->ndelta += u->delta;
+    }
+    prover_map_free(&m[0]);
+    prover_map_free(&m[1]);
+    return r;
+}
+
+static bool ports_overlap(const struct model_endpoint_view *a, const struct model_endpoint_view *b)
+{
+    size_t i = 0;
+    size_t j = 0;
+
+    while (i < a->nports && j < b->nports) {
+        if (a->ports[i] == b->ports[j]) {
+            return true;
+        }
+        if (a->ports[i] < b->ports[j]) {
+            i++;
+        } else {
+            j++;
+        }
+    }
+    return false;
+}
+
+static pv_result glob_overlap(const struct model_glob *a, const struct model_glob *b,
+                              enum model_domain dom, size_t *budget, bool *out) PV_WUR;
+static pv_result glob_overlap(const struct model_glob *a, const struct model_glob *b,
+                              enum model_domain dom, size_t *budget, bool *out)
+{
+    bool la = model_glob_is_literal(a);
+    bool lb = model_glob_is_literal(b);
+    struct model_lang_term t[2];
+
+    if (la && lb) {
+        *out = strcmp(model_glob_text(a), model_glob_text(b)) == 0;
+        return PV_RESULT_OK;
+    }
+    if (la || lb) {
+        const char *s = model_glob_text(la ? a : b);
+
+        *out = model_glob_match(la ? b : a, s, strlen(s));
+        return PV_RESULT_OK;
+    }
+    if (strcmp(model_glob_text(a), model_glob_text(b)) == 0) {
+        *out = true;
+        return PV_RESULT_OK;
+    }
+    PV_ENSURE(*budget > 0, PV_ERR_LIMIT);
+    (*budget)--;
+    t[0].g = a;
+    t[0].positive = true;
+    t[1].g = b;
+    t[1].positive = true;
+    switch (model_lang_check(dom, t, 2, PROVER_MAX_LANG_STATES, NULL, NULL)) {
+    case MODEL_LANG_EMPTY:
+        *out = false;
+        return PV_RESULT_OK;
+    case MODEL_LANG_NONEMPTY:
+        *out = true;
+        return PV_RESULT_OK;
+    case MODEL_LANG_LIMIT:
+        PV_BAIL(PV_ERR_LIMIT);
+    }
+    PV_BAIL(PV_ERR_INTERNAL);
+}
+
+pv_result prover_units_overlap(const struct prover_unit *a, const struct prover_unit *b,
+                               size_t *budget, bool *out)
+{
+    const struct model_endpoint_view *va = &a->v;
+    const struct model_endpoint_view *vb = &b->v;
+
+    *out = false;
+    if (!ports_overlap(va, vb)) {
+        return PV_RESULT_OK;
+    }
+    if (va->host != NULL && vb->host != NULL) {
+        if (va->host_is_ip || vb->host_is_ip) {
+            if (!(va->host_is_ip && vb->host_is_ip) ||
+                memcmp(&va->host_ip, &vb->host_ip, sizeof(va->host_ip)) != 0) {
+                return PV_RESULT_OK;
+            }
+        } else {
+            bool ho;
+
+            PV_GUARD(glob_overlap(va->host_glob, vb->host_glob, MODEL_DOMAIN_DNS_NAME, budget, &ho));
+            if (!ho) {
+                return PV_RESULT_OK;
+            }
+        }
+    }
+    return glob_overlap(a->bglob, b->bglob, MODEL_DOMAIN_ABS_PATH, budget, out);
+}
+
+pv_result prover_units_slice(struct prover_units *us, size_t *budget)
+{
+    size_t *delta;
+    size_t nd = 0;
+    pv_result r = PV_RESULT_OK;
+
+    delta = pv_calloc(us->ndelta ? us->ndelta : 1, sizeof(size_t));
+    PV_GUARD_PTR(delta);
+    for (size_t i = 0; i < us->n; i++) {
+        if (us->u[i].delta) {
+            delta[nd++] = i;
+        }
+    }
+    us->nrel = 0;
+    for (size_t i = 0; i < us->n && pv_ok(r); i++) {
+        struct prover_unit *u = &us->u[i];
+
+        u->rel = u->delta;
+        for (size_t k = 0; k < nd && !u->rel && pv_ok(r); k++) {
+            r = prover_units_overlap(u, &us->u[delta[k]], budget, &u->rel);
+        }
+        us->nrel += u->rel;
+    }
+    free(delta);
+    return r;
+}

@@ -1,0 +1,643 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* proxy_ident.c - which binary is asking: socket owner, ancestors, TOFU pins
+ *
+ * The identity of a connection is the executable of the process that owns
+ * the client end of the TCP socket, then the executables of its ancestors
+ * (docs/semantics.md#identity). Steps: the client socket's inode (netlink
+ * sock_diag exact lookup, falling back to /proc/net/tcp and tcp6), the
+ * processes holding "socket:[inode]" in /proc/PID/fd (several owners with
+ * different identities deny: ambiguous), /proc/PID/exe and the PPid chain.
+ * Command-line paths are never read: they never grant.
+ *
+ * Every executable in the chain is pinned on first use (SHA-256 of
+ * /proc/PID/exe, i.e. the image actually running); a later image with the
+ * same path and another hash denies the connection. Hashes are recomputed
+ * only when the file's (dev, ino, size, mtime, ctime) fingerprint changes.
+ * Pins live in memory for the life of the process.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "proxy/proxy.h"
+
+#define MAX_OWNERS 8
+#define MAX_HOPS 64
+
+struct pin {
+    char *path;
+    unsigned char sha[32];
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+    struct timespec ctime;
+};
+
+struct proxy_ident_cache {
+    struct pin *pins;
+    size_t npins;
+    size_t cap;
+    int nl; /* netlink sock_diag socket, -1 when unavailable */
+    pid_t self;
+};
+
+struct proxy_ident_cache *proxy_ident_cache_new(void)
+{
+    struct proxy_ident_cache *c = pv_calloc(1, sizeof(*c));
+
+    if (c == NULL) {
+        return NULL;
+    }
+    c->nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    c->self = getpid();
+    return c;
+}
+
+void proxy_ident_cache_free(struct proxy_ident_cache *c)
+{
+    if (c == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < c->npins; i++) {
+        free(c->pins[i].path);
+    }
+    free(c->pins);
+    if (c->nl >= 0) {
+        close(c->nl);
+    }
+    free(c);
+}
+
+struct proxy_identity *proxy_identity_ref(struct proxy_identity *id)
+{
+    if (id != NULL) {
+        id->refs++;
+    }
+    return id;
+}
+
+void proxy_identity_unref(struct proxy_identity *id)
+{
+    if (id == NULL || --id->refs > 0) {
+        return;
+    }
+    for (size_t i = 0; i < id->n; i++) {
+        free(id->path[i]);
+    }
+    free(id);
+}
+
+/* ---------------------------------------------------------------------------
+ * Socket inode
+ * ------------------------------------------------------------------------- */
+
+/* Exact sock_diag lookup of the socket whose local end is 'peer' and remote
+ * end is 'local'. Returns 0 when not found. */
+static unsigned long inode_netlink(struct proxy_ident_cache *c, const struct sockaddr *peer,
+                                   const struct sockaddr *local)
+{
+    struct {
+        struct nlmsghdr nlh;
+        struct inet_diag_req_v2 r;
+    } req;
+    union {
+        struct nlmsghdr nlh;
+        char buf[8192];
+    } resp;
+    struct sockaddr_nl sa;
+    ssize_t n;
+
+    if (c->nl < 0 || peer->sa_family != local->sa_family) {
+        return 0;
+    }
+    memset(&req, 0, sizeof(req));
+    req.nlh.nlmsg_len = sizeof(req);
+    req.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+    req.nlh.nlmsg_flags = NLM_F_REQUEST;
+    req.r.sdiag_family = (uint8_t)peer->sa_family;
+    req.r.sdiag_protocol = IPPROTO_TCP;
+    req.r.idiag_states = ~0u;
+    req.r.id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
+    req.r.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+    if (peer->sa_family == AF_INET) {
+        const struct sockaddr_in *p4 = (const struct sockaddr_in *)(const void *)peer;
+        const struct sockaddr_in *l4 = (const struct sockaddr_in *)(const void *)local;
+        req.r.id.idiag_sport = p4->sin_port;
+        req.r.id.idiag_dport = l4->sin_port;
+        memcpy(req.r.id.idiag_src, &p4->sin_addr, 4);
+        memcpy(req.r.id.idiag_dst, &l4->sin_addr, 4);
+    } else if (peer->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *p6 = (const struct sockaddr_in6 *)(const void *)peer;
+        const struct sockaddr_in6 *l6 = (const struct sockaddr_in6 *)(const void *)local;
+        req.r.id.idiag_sport = p6->sin6_port;
+        req.r.id.idiag_dport = l6->sin6_port;
+        memcpy(req.r.id.idiag_src, &p6->sin6_addr, 16);
+        memcpy(req.r.id.idiag_dst, &l6->sin6_addr, 16);
+    } else {
+        return 0;
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.nl_family = AF_NETLINK;
+    if (sendto(c->nl, &req, sizeof(req), 0, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        return 0;
+    }
+    n = recv(c->nl, &resp, sizeof(resp), 0);
+    if (n < (ssize_t)sizeof(struct nlmsghdr)) {
+        return 0;
+    }
+    for (struct nlmsghdr *h = &resp.nlh; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+        const struct inet_diag_msg *m;
+        if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+            h->nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg))) {
+            return 0;
+        }
+        m = NLMSG_DATA(h);
+        if (m->id.idiag_sport == req.r.id.idiag_sport &&
+            m->id.idiag_dport == req.r.id.idiag_dport) {
+            return m->idiag_inode;
+        }
+    }
+    return 0;
+}
+
+/* The /proc/net/tcp text form of an address: 32-bit words in host order. */
+static void proc_addr(const struct sockaddr *sa, char *out, size_t outlen)
+{
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *s4 = (const struct sockaddr_in *)(const void *)sa;
+        uint32_t w;
+        memcpy(&w, &s4->sin_addr, 4);
+        snprintf(out, outlen, "%08X:%04X", w, (unsigned)ntohs(s4->sin_port));
+    } else {
+        const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)(const void *)sa;
+        uint32_t w[4];
+        memcpy(w, &s6->sin6_addr, 16);
+        snprintf(out, outlen, "%08X%08X%08X%08X:%04X", w[0], w[1], w[2], w[3],
+                 (unsigned)ntohs(s6->sin6_port));
+    }
+}
+
+/* Field 'k' (0-based, whitespace separated) of 'line'. */
+static bool field(const char *line, unsigned k, const char **f, size_t *flen)
+{
+    const char *p = line;
+
+    for (unsigned i = 0;; i++) {
+        while (*p == ' ' || *p == '\t') {
+            p++;
+        }
+        if (*p == '\0' || *p == '\n') {
+            return false;
+        }
+        const char *s = p;
+        while (*p != '\0' && *p != ' ' && *p != '\t' && *p != '\n') {
+            p++;
+        }
+        if (i == k) {
+            *f = s;
+            *flen = (size_t)(p - s);
+            return true;
+        }
+    }
+}
+
+static unsigned long inode_procfs(const char *file, const struct sockaddr *peer,
+                                  const struct sockaddr *local)
+{
+    char want_l[64];
+    char want_r[64];
+    FILE *f;
+    char *line = NULL;
+    size_t cap = 0;
+    unsigned long inode = 0;
+
+    proc_addr(peer, want_l, sizeof(want_l));
+    proc_addr(local, want_r, sizeof(want_r));
+    f = fopen(file, "re");
+    if (f == NULL) {
+        return 0;
+    }
+    while (getline(&line, &cap, f) > 0) {
+        const char *a;
+        const char *b;
+        const char *ino;
+        size_t al;
+        size_t bl;
+        size_t il;
+        uint64_t v;
+
+        if (!field(line, 1, &a, &al) || !field(line, 2, &b, &bl) ||
+            al != strlen(want_l) || bl != strlen(want_r) || memcmp(a, want_l, al) != 0 ||
+            memcmp(b, want_r, bl) != 0 || !field(line, 9, &ino, &il)) {
+            continue;
+        }
+        if (pv_ok(pv_parse_u64(ino, il, UINT64_MAX, &v)) && v != 0) {
+            inode = (unsigned long)v;
+            break;
+        }
+    }
+    free(line);
+    fclose(f);
+    return inode;
+}
+
+/* ---------------------------------------------------------------------------
+ * Processes
+ * ------------------------------------------------------------------------- */
+
+static bool parse_pid(const char *s, pid_t *pid)
+{
+    uint64_t v;
+
+    if (!pv_ok(pv_parse_u64(s, strlen(s), 0x7FFFFFFF, &v)) || v == 0) {
+        return false;
+    }
+    *pid = (pid_t)v;
+    return true;
+}
+
+static bool holds_inode(pid_t pid, const char *want, size_t wlen)
+{
+    char dir[64];
+    DIR *d;
+    struct dirent *e;
+    bool found = false;
+
+    snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+    d = opendir(dir);
+    if (d == NULL) {
+        return false;
+    }
+    while (!found && (e = readdir(d)) != NULL) {
+        char p[320];
+        char target[64];
+        ssize_t n;
+
+        if (e->d_name[0] == '.') {
+            continue;
+        }
+        snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+        n = readlink(p, target, sizeof(target));
+        found = n == (ssize_t)wlen && memcmp(target, want, wlen) == 0;
+    }
+    closedir(d);
+    return found;
+}
+
+static size_t find_owners(pid_t self, unsigned long inode, pid_t *owners, size_t max)
+{
+    char want[48];
+    size_t wlen;
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    size_t n = 0;
+
+    if (d == NULL) {
+        return 0;
+    }
+    snprintf(want, sizeof(want), "socket:[%lu]", inode);
+    wlen = strlen(want);
+    while ((e = readdir(d)) != NULL) {
+        pid_t pid;
+        if (!parse_pid(e->d_name, &pid) || pid == self) {
+            continue;
+        }
+        if (holds_inode(pid, want, wlen)) {
+            if (n < max) {
+                owners[n] = pid;
+            }
+            n++;
+        }
+    }
+    closedir(d);
+    return n < max ? n : max;
+}
+
+/* The parent of 'pid' from /proc/PID/stat (field 4, after the comm). */
+static bool parent_of(pid_t pid, pid_t *ppid)
+{
+    char p[64];
+    char buf[1024];
+    ssize_t n;
+    int fd;
+    char *rp;
+    char *s;
+    char *e;
+    uint64_t v;
+
+    snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+    fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return false;
+    }
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0) {
+        return false;
+    }
+    buf[n] = '\0';
+    rp = strrchr(buf, ')');
+    if (rp == NULL || rp[1] != ' ' || rp[2] == '\0' || rp[3] != ' ') {
+        return false;
+    }
+    s = rp + 4;
+    e = strchr(s, ' ');
+    if (e == NULL || !pv_ok(pv_parse_u64(s, (size_t)(e - s), 0x7FFFFFFF, &v))) {
+        return false;
+    }
+    *ppid = (pid_t)v;
+    return true;
+}
+
+/* readlink /proc/PID/exe; a " (deleted)" suffix is dropped only when no file
+ * of the longer name exists. New string or NULL. */
+static char *exe_of(pid_t pid)
+{
+    char p[64];
+    char buf[4096];
+    ssize_t n;
+    static const char del[] = " (deleted)";
+    size_t dl = sizeof(del) - 1;
+
+    snprintf(p, sizeof(p), "/proc/%d/exe", (int)pid);
+    n = readlink(p, buf, sizeof(buf) - 1);
+    if (n <= 0) {
+        return NULL;
+    }
+    buf[n] = '\0';
+    if ((size_t)n > dl && memcmp(buf + n - dl, del, dl) == 0 && access(buf, F_OK) != 0) {
+        buf[n - (ssize_t)dl] = '\0';
+    }
+    return pv_strdup(buf);
+}
+
+/* ---------------------------------------------------------------------------
+ * TOFU pins
+ * ------------------------------------------------------------------------- */
+
+static bool sha256_fd(int fd, unsigned char out[32])
+{
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    unsigned char buf[65536];
+    unsigned int olen = 0;
+    bool ok;
+    ssize_t n;
+
+    if (ctx == NULL || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
+        EVP_MD_CTX_free(ctx);
+        return false;
+    }
+    for (;;) {
+        n = read(fd, buf, sizeof(buf));
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            break;
+        }
+        if (EVP_DigestUpdate(ctx, buf, (size_t)n) != 1) {
+            n = -1;
+            break;
+        }
+    }
+    ok = n == 0 && EVP_DigestFinal_ex(ctx, out, &olen) == 1 && olen == 32;
+    EVP_MD_CTX_free(ctx);
+    return ok;
+}
+
+static bool same_print(const struct pin *p, const struct stat *st)
+{
+    return p->dev == st->st_dev && p->ino == st->st_ino && p->size == st->st_size &&
+           p->mtime.tv_sec == st->st_mtim.tv_sec && p->mtime.tv_nsec == st->st_mtim.tv_nsec &&
+           p->ctime.tv_sec == st->st_ctim.tv_sec && p->ctime.tv_nsec == st->st_ctim.tv_nsec;
+}
+
+static void set_print(struct pin *p, const struct stat *st)
+{
+    p->dev = st->st_dev;
+    p->ino = st->st_ino;
+    p->size = st->st_size;
+    p->mtime = st->st_mtim;
+    p->ctime = st->st_ctim;
+}
+
+/* Verify (or pin) the image of 'pid' known as 'path'. On failure writes the
+ * deny reason. */
+static bool verify_pin(struct proxy_ident_cache *c, pid_t pid, const char *path, char *deny,
+                       size_t dlen)
+{
+    char p[64];
+    struct stat st;
+    unsigned char sha[32];
+    struct pin *pin = NULL;
+    int fd;
+
+    for (size_t i = 0; i < c->npins; i++) {
+        if (strcmp(c->pins[i].path, path) == 0) {
+            pin = &c->pins[i];
+            break;
+        }
+    }
+    snprintf(p, sizeof(p), "/proc/%d/exe", (int)pid);
+    fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        if (fd >= 0) {
+            close(fd);
+        }
+        snprintf(deny, dlen, "binary integrity check failed: cannot read %s", path);
+        return false;
+    }
+    if (pin != NULL && same_print(pin, &st)) {
+        close(fd);
+        return true;
+    }
+    if (!sha256_fd(fd, sha)) {
+        close(fd);
+        snprintf(deny, dlen, "binary integrity check failed: cannot hash %s", path);
+        return false;
+    }
+    close(fd);
+    if (pin != NULL) {
+        if (memcmp(pin->sha, sha, 32) != 0) {
+            snprintf(deny, dlen,
+                     "binary integrity check failed: Binary integrity violation: %s changed "
+                     "since it was first seen (SHA-256 pin mismatch)",
+                     path);
+            return false;
+        }
+        set_print(pin, &st);
+        return true;
+    }
+    if (c->npins == c->cap) {
+        size_t ncap = c->cap ? c->cap * 2 : 16;
+        struct pin *n = pv_realloc(c->pins, ncap * sizeof(*n));
+        if (n == NULL) {
+            snprintf(deny, dlen, "binary integrity check failed: out of memory");
+            return false;
+        }
+        c->pins = n;
+        c->cap = ncap;
+    }
+    pin = &c->pins[c->npins];
+    pin->path = pv_strdup(path);
+    if (pin->path == NULL) {
+        snprintf(deny, dlen, "binary integrity check failed: out of memory");
+        return false;
+    }
+    memcpy(pin->sha, sha, 32);
+    set_print(pin, &st);
+    c->npins++;
+    return true;
+}
+
+/* ---------------------------------------------------------------------------
+ * Lookup
+ * ------------------------------------------------------------------------- */
+
+static bool add_path(struct proxy_identity *id, char *path)
+{
+    for (size_t i = 0; i < id->n; i++) {
+        if (strcmp(id->path[i], path) == 0) {
+            free(path);
+            return true;
+        }
+    }
+    if (id->n == MODEL_MAX_IDENTITY) {
+        free(path);
+        return false;
+    }
+    id->path[id->n++] = path;
+    return true;
+}
+
+/* Fill 'id' from process 'pid': its exe (verified) then its ancestors. */
+static void identify_pid(struct proxy_ident_cache *c, pid_t pid, struct proxy_identity *id)
+{
+    char *exe = exe_of(pid);
+    pid_t cur = pid;
+
+    id->pid = pid;
+    if (exe == NULL) {
+        return; /* unknown: no binary can match */
+    }
+    if (!verify_pin(c, pid, exe, id->deny, sizeof(id->deny))) {
+        free(exe);
+        return;
+    }
+    id->known = true;
+    (void)add_path(id, exe);
+    for (int hop = 0; hop < MAX_HOPS; hop++) {
+        pid_t parent;
+        char *pexe;
+
+        if (!parent_of(cur, &parent) || parent <= 0 || parent == cur) {
+            break;
+        }
+        cur = parent;
+        pexe = exe_of(cur);
+        if (pexe == NULL) {
+            continue; /* unreadable ancestor: it simply grants nothing */
+        }
+        if (!verify_pin(c, cur, pexe, id->deny, sizeof(id->deny))) {
+            free(pexe);
+            return;
+        }
+        if (!add_path(id, pexe)) {
+            break;
+        }
+        if (cur == 1) {
+            break;
+        }
+    }
+}
+
+static bool same_identity(const struct proxy_identity *a, const struct proxy_identity *b)
+{
+    if (a->n != b->n || a->known != b->known || strcmp(a->deny, b->deny) != 0) {
+        return false;
+    }
+    for (size_t i = 0; i < a->n; i++) {
+        if (strcmp(a->path[i], b->path[i]) != 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static struct proxy_identity *identity_new(void)
+{
+    struct proxy_identity *id = pv_calloc(1, sizeof(*id));
+
+    if (id != NULL) {
+        id->refs = 1;
+    }
+    return id;
+}
+
+struct proxy_identity *proxy_ident_lookup(struct proxy_ident_cache *c,
+                                          const struct sockaddr *peer,
+                                          const struct sockaddr *local)
+{
+    struct proxy_identity *id = identity_new();
+    unsigned long inode;
+    pid_t owners[MAX_OWNERS];
+    size_t n;
+
+    if (id == NULL) {
+        return NULL;
+    }
+    inode = inode_netlink(c, peer, local);
+    if (inode == 0) {
+        inode = inode_procfs(peer->sa_family == AF_INET6 ? "/proc/net/tcp6" : "/proc/net/tcp",
+                             peer, local);
+    }
+    if (inode == 0) {
+        return id; /* not a local process (or gone): unknown */
+    }
+    n = find_owners(c->self, inode, owners, MAX_OWNERS);
+    if (n == 0) {
+        return id;
+    }
+    /* lowest pid first, as the reference */
+    for (size_t i = 1; i < n; i++) {
+        for (size_t j = i; j > 0 && owners[j] < owners[j - 1]; j--) {
+            pid_t t = owners[j];
+            owners[j] = owners[j - 1];
+            owners[j - 1] = t;
+        }
+    }
+    identify_pid(c, owners[0], id);
+    for (size_t i = 1; i < n && id->deny[0] == '\0'; i++) {
+        struct proxy_identity *other = identity_new();
+        bool same;
+        if (other == NULL) {
+            proxy_identity_unref(id);
+            return NULL;
+        }
+        identify_pid(c, owners[i], other);
+        same = same_identity(id, other);
+        proxy_identity_unref(other);
+        if (!same) {
+            snprintf(id->deny, sizeof(id->deny),
+                     "ambiguous shared socket ownership: inode %lu is held by PIDs [%d, %d] "
+                     "with different policy identities",
+                     inode, (int)owners[0], (int)owners[i]);
+        }
+    }
+    return id;
+}

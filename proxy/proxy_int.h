@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* proxy_int.h - server and connection state shared by proxy_server.c and
+ * proxy_conn.c (proxy/ internal; other folders use proxy.h)
+ *
+ * One event loop (libevent) runs every connection. A connection is a client
+ * socket plus at most one upstream; it pins one policy version and one
+ * identity for its life. The server keeps every connection on a list so that
+ * a reload can close tunnels the new policy no longer reaches and idle
+ * keep-alive connections at their request boundary.
+ */
+#ifndef PROXY_INT_H
+#define PROXY_INT_H
+
+#include <event2/event.h>
+#include <http_parser.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include "proxy/proxy.h"
+
+struct bufferevent;
+struct evconnlistener;
+struct evdns_base;
+struct evdns_getaddrinfo_request;
+struct evhttp;
+
+#define PROXY_MAX_ADDRS 16
+
+struct proxy_conn;
+
+struct proxy_server {
+    struct event_base *base;
+    struct evdns_base *dns;
+    struct evconnlistener *listener;
+    struct evhttp *admin;
+    const struct proxy_config *cfg;
+    struct proxy_decide_opts opts;
+    struct proxy_policy *policy; /* current version (one reference) */
+    uint64_t generation;
+    struct proxy_ident_cache *ident;
+    struct proxy_tls *tls;
+    struct proxy_log *log;
+    struct proxy_conn *conns; /* doubly linked list of live connections */
+    size_t nconns;
+    bool draining;
+    struct event *ev_term;
+    struct event *ev_int;
+    struct event *ev_hup;
+    struct event *ev_stat;    /* periodic policy file check */
+    struct event *ev_flush;   /* log flush when the loop goes idle */
+    struct event *ev_drain;   /* drain grace period */
+    struct event *ev_reap;    /* frees connections closed during callbacks */
+    struct proxy_conn *graveyard;
+    struct stat policy_st;    /* last seen (dev, ino, size, mtime) */
+    bool policy_st_valid;
+    uint16_t port;            /* bound ports */
+    uint16_t admin_port;
+};
+
+enum proxy_conn_mode {
+    PROXY_MODE_FORWARD, /* plain proxy requests (absolute-form) */
+    PROXY_MODE_RAW,     /* opaque CONNECT tunnel */
+    PROXY_MODE_L7,      /* inspected CONNECT tunnel */
+};
+
+enum proxy_conn_state {
+    PROXY_ST_HEAD,    /* waiting for a request head */
+    PROXY_ST_RESOLVE, /* DNS in flight */
+    PROXY_ST_CONNECT, /* upstream connect in flight */
+    PROXY_ST_SNIFF,   /* inspected tunnel: peeking the first bytes */
+    PROXY_ST_RELAY,   /* request body and response flowing */
+    PROXY_ST_TUNNEL,  /* opaque bytes flowing */
+    PROXY_ST_CLOSING, /* flushing a last response */
+    PROXY_ST_LINGER,  /* response sent, write side shut: discarding input */
+};
+
+/* The request being served (head copied out of the input buffer). */
+struct proxy_cur {
+    char *head;               /* owned copy of the head bytes */
+    size_t head_len;
+    struct proxy_request *req; /* owned */
+    char *method;             /* owned, NUL-terminated */
+    char *target;             /* request-target as received (path?query), owned */
+    size_t target_len;
+    char *out_target;         /* canonical path + raw query, owned */
+    size_t canon_len;         /* length of the canonical path inside out_target */
+    bool has_query;
+    bool is_head;
+    bool keep_alive;          /* the client allows another request */
+};
+
+struct proxy_conn {
+    struct proxy_server *srv;
+    struct proxy_conn *prev, *next;
+    int cfd;                  /* client socket; -1 once a bufferevent owns it */
+    struct bufferevent *c;    /* client side (socket or TLS) */
+    struct bufferevent *u;    /* upstream side (socket or TLS), NULL when none */
+    struct sockaddr_storage peer;
+    struct sockaddr_storage local;
+    struct proxy_identity *id;
+    struct proxy_policy *pol; /* pinned version */
+    enum proxy_conn_mode mode;
+    enum proxy_conn_state state;
+
+    /* destination of the current upstream (or of the tunnel) */
+    char host[256];           /* as received, lower-cased, brackets stripped */
+    char nhost[256];          /* normalised (model_host_normalize) */
+    bool host_is_ip;
+    uint16_t port;
+    bool u_tls;               /* upstream speaks TLS */
+    bool c_tls;               /* client side TLS terminated here */
+    struct model_ip u_ip;     /* the address the upstream socket is connected to */
+    char u_host_key[256];     /* forward mode: normalised host the upstream serves */
+    uint16_t u_port;
+    bool dead;                /* closed; freed by the reaper */
+    bool linger;              /* CLOSING ends with a lingering close */
+    unsigned nreq;            /* requests served on this connection */
+    char u_err[160];          /* upstream TLS failure, reported on the next request */
+    enum model_route route;
+    char policy_key[128];     /* rule that granted the connection (logs) */
+
+    /* resolution and connect */
+    struct evdns_getaddrinfo_request *dnsreq;
+    struct event *ev_kick;    /* continue after DNS, or with pipelined bytes */
+    struct event *ev_io;      /* connect completion or sniff readiness */
+    struct model_ip addrs[PROXY_MAX_ADDRS];
+    size_t naddrs;
+    size_t next_addr;
+    int ufd;                  /* connecting socket */
+    int dns_err;
+    bool dns_done;
+    unsigned sniff_ms;
+
+    /* the request being relayed */
+    struct proxy_cur cur;
+    http_parser reqp;
+    http_parser resp;
+    bool req_done;
+    bool resp_done;
+    bool resp_eof_framed;     /* the response ended at upstream EOF */
+    unsigned resp_status;
+    struct evbuffer *early;   /* client bytes that arrived with the CONNECT head */
+};
+
+/* proxy_conn.c */
+void proxy_conn_accept(struct proxy_server *srv, int fd, const struct sockaddr *sa, int salen);
+void proxy_conn_free(struct proxy_conn *c);
+/* After a reload: close what the new policy no longer allows. */
+void proxy_conn_policy_changed(struct proxy_conn *c);
+/* On SIGTERM: close idle connections, let busy ones finish. */
+void proxy_conn_drain(struct proxy_conn *c);
+/* Arm the log flush for the end of this loop iteration. */
+void proxy_server_log_touch(struct proxy_server *srv);
+/* The connection list became empty while draining. */
+void proxy_server_conn_gone(struct proxy_server *srv);
+
+#endif

@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* proxy_log.c - one shorthand line per decision, JSON lines per denial
+ *
+ * The decision log uses the reference's OCSF shorthand (docs/proxy.md "Log
+ * lines"): "{ISO8601 ms}Z OCSF NET:OPEN [INFO] ALLOWED /usr/bin/curl(42) ->
+ * host:443 [policy:p engine:opa]". Unlike the reference, an audit-mode pass
+ * is written as AUDIT with its reason, never as ALLOWED. Query strings are
+ * never logged: a request with a query shows "?[redacted]".
+ *
+ * Denials also go to a JSON-lines stream (data dir, denials.jsonl) with the
+ * fields a mapper needs. Lines are buffered in memory and written when the
+ * event loop is idle (proxy_log_flush), or when the buffer passes 64 KiB.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/pv_dynbuf.h"
+#include "proxy/proxy.h"
+
+#define LOG_FLUSH_AT 65536
+#define LOG_CAP (16u * 1024u * 1024u)
+
+struct proxy_log {
+    int fd;        /* decision log, 2 for stderr */
+    int dfd;       /* denials.jsonl, -1 when off */
+    struct pv_dynbuf buf;
+    struct pv_dynbuf dbuf;
+};
+
+struct proxy_log *proxy_log_new(const char *path, const char *denials_path)
+{
+    struct proxy_log *l = pv_calloc(1, sizeof(*l));
+
+    if (l == NULL) {
+        return NULL;
+    }
+    l->fd = 2;
+    l->dfd = -1;
+    pv_dynbuf_init(&l->buf, LOG_CAP);
+    pv_dynbuf_init(&l->dbuf, LOG_CAP);
+    if (path != NULL) {
+        l->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (l->fd < 0) {
+            free(l);
+            return NULL;
+        }
+    }
+    if (denials_path != NULL) {
+        l->dfd = open(denials_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        if (l->dfd < 0) {
+            if (l->fd != 2) {
+                close(l->fd);
+            }
+            free(l);
+            return NULL;
+        }
+    }
+    return l;
+}
+
+static void write_all(int fd, struct pv_dynbuf *b)
+{
+    size_t off = 0;
+
+    while (off < b->len) {
+        ssize_t n = write(fd, b->buf + off, b->len - off);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            break; /* the log is best effort: never block the proxy on it */
+        }
+        off += (size_t)n;
+    }
+    pv_dynbuf_reset(b);
+}
+
+void proxy_log_flush(struct proxy_log *l)
+{
+    if (l == NULL) {
+        return;
+    }
+    if (l->buf.len > 0) {
+        write_all(l->fd, &l->buf);
+    }
+    if (l->dbuf.len > 0 && l->dfd >= 0) {
+        write_all(l->dfd, &l->dbuf);
+    }
+}
+
+bool proxy_log_pending(const struct proxy_log *l)
+{
+    return l != NULL && (l->buf.len > 0 || l->dbuf.len > 0);
+}
+
+void proxy_log_free(struct proxy_log *l)
+{
+    if (l == NULL) {
+        return;
+    }
+    proxy_log_flush(l);
+    if (l->fd != 2) {
+        close(l->fd);
+    }
+    if (l->dfd >= 0) {
+        close(l->dfd);
+    }
+    pv_dynbuf_free(&l->buf);
+    pv_dynbuf_free(&l->dbuf);
+    free(l);
+}
+
+static void timestamp(char *out, size_t len)
+{
+    struct timeval tv;
+    struct tm tm;
+
+    gettimeofday(&tv, NULL);
+    gmtime_r(&tv.tv_sec, &tm);
+    snprintf(out, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(tv.tv_usec / 1000));
+}
+
+/* Reason text: at most 256 bytes, CR/LF/TAB become spaces. */
+static void clean_reason(const char *in, char *out, size_t outlen)
+{
+    size_t i = 0;
+
+    for (; in != NULL && in[i] != '\0' && i < 256 && i + 1 < outlen; i++) {
+        char c = in[i];
+        out[i] = (c == '\r' || c == '\n' || c == '\t') ? ' ' : c;
+    }
+    out[i] = '\0';
+}
+
+static const char *action_name(enum proxy_log_action a)
+{
+    switch (a) {
+    case PROXY_LOG_ALLOWED:
+        return "ALLOWED";
+    case PROXY_LOG_DENIED:
+        return "DENIED";
+    case PROXY_LOG_AUDIT:
+        return "AUDIT";
+    }
+    return "DENIED";
+}
+
+static const char *severity(enum proxy_log_action a)
+{
+    switch (a) {
+    case PROXY_LOG_ALLOWED:
+        return "[INFO]";
+    case PROXY_LOG_DENIED:
+        return "[MED]";
+    case PROXY_LOG_AUDIT:
+        return "[LOW]";
+    }
+    return "[MED]";
+}
+
+static void deny_json(struct proxy_log *l, const struct proxy_log_event *e, const char *ts)
+{
+    json_t *o = json_object();
+    json_t *anc = json_array();
+    char *s;
+
+    if (o == NULL || anc == NULL) {
+        json_decref(o);
+        json_decref(anc);
+        return;
+    }
+    json_object_set_new(o, "time", json_string(ts));
+    json_object_set_new(o, "host", json_string(e->host != NULL ? e->host : ""));
+    json_object_set_new(o, "port", json_integer(e->port));
+    json_object_set_new(o, "binary", json_string(e->binary != NULL ? e->binary : "-"));
+    for (size_t i = 1; e->id != NULL && i < e->id->n; i++) {
+        json_array_append_new(anc, json_string(e->id->path[i]));
+    }
+    json_object_set_new(o, "ancestors", anc);
+    json_object_set_new(o, "pid", json_integer(e->id != NULL ? e->id->pid : 0));
+    json_object_set_new(o, "method", e->method != NULL ? json_string(e->method) : json_null());
+    json_object_set_new(o, "path", e->path != NULL ? json_string(e->path) : json_null());
+    json_object_set_new(o, "query_redacted", json_boolean(e->has_query));
+    json_object_set_new(o, "reason", json_string(e->reason != NULL ? e->reason : ""));
+    json_object_set_new(o, "stage", json_string(e->stage != NULL ? e->stage : ""));
+    json_object_set_new(o, "engine", json_string(e->engine != NULL ? e->engine : ""));
+    json_object_set_new(o, "policy", json_string(e->policy != NULL ? e->policy : "-"));
+    /* jansson drops values with invalid UTF-8 (NULL from json_string): fine */
+    s = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    if (s != NULL) {
+        if (!pv_ok(pv_dynbuf_addstr(&l->dbuf, s)) || !pv_ok(pv_dynbuf_addc(&l->dbuf, '\n'))) {
+            write_all(l->dfd, &l->dbuf);
+        }
+        free(s);
+    }
+}
+
+void proxy_log_event(struct proxy_log *l, const struct proxy_log_event *e)
+{
+    char ts[64];
+    char reason[260];
+    const char *exe = (e->id != NULL && e->id->n > 0) ? e->id->path[0] : "-";
+    int pid = (e->id != NULL && e->id->n > 0) ? (int)e->id->pid : 0;
+    const char *q = e->has_query ? "?[redacted]" : "";
+    pv_result r;
+
+    if (l == NULL) {
+        return;
+    }
+    timestamp(ts, sizeof(ts));
+    clean_reason(e->reason, reason, sizeof(reason));
+    if (e->method == NULL) {
+        r = pv_dynbuf_printf(&l->buf, "%s OCSF NET:OPEN %s %s %s(%d) -> %s:%u [policy:%s engine:%s]",
+                             ts, severity(e->action), action_name(e->action), exe, pid, e->host,
+                             (unsigned)e->port, e->policy != NULL ? e->policy : "-", e->engine);
+    } else {
+        char port[8] = "";
+        if (e->port != 80) {
+            snprintf(port, sizeof(port), ":%u", (unsigned)e->port);
+        }
+        r = pv_dynbuf_printf(&l->buf,
+                             "%s OCSF HTTP:%s %s %s %s(%d) -> %s http://%s%s%s%s [policy:%s "
+                             "engine:%s]",
+                             ts, e->method, severity(e->action), action_name(e->action), exe, pid,
+                             e->method, e->host, port, e->path != NULL ? e->path : "/", q,
+                             e->policy != NULL ? e->policy : "-", e->engine);
+    }
+    if (pv_ok(r) && e->action != PROXY_LOG_ALLOWED) {
+        r = pv_dynbuf_printf(&l->buf, " [reason:%s]", reason);
+    }
+    if (pv_ok(r)) {
+        r = pv_dynbuf_addc(&l->buf, '\n');
+    }
+    if (!pv_ok(r) || l->buf.len >= LOG_FLUSH_AT) {
+        write_all(l->fd, &l->buf);
+    }
+    if (e->action == PROXY_LOG_DENIED && l->dfd >= 0) {
+        deny_json(l, e, ts);
+        if (l->dbuf.len >= LOG_FLUSH_AT) {
+            write_all(l->dfd, &l->dbuf);
+        }
+    }
+}
+
+void proxy_log_note(struct proxy_log *l, const char *fmt, ...)
+{
+    char ts[64];
+    va_list ap;
+    pv_result r;
+
+    if (l == NULL) {
+        return;
+    }
+    timestamp(ts, sizeof(ts));
+    r = pv_dynbuf_printf(&l->buf, "%s PROXY ", ts);
+    if (pv_ok(r)) {
+        va_start(ap, fmt);
+        r = pv_dynbuf_vprintf(&l->buf, fmt, ap);
+        va_end(ap);
+    }
+    if (pv_ok(r)) {
+        r = pv_dynbuf_addc(&l->buf, '\n');
+    }
+    (void)r;
+    write_all(l->fd, &l->buf);
+}

@@ -1,0 +1,456 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* proxy_policy.c - policy versions, decision wrappers and deny bodies
+ *
+ * A struct proxy_policy is one immutable, compiled policy (or a fail-closed
+ * quarantine that denies everything with a reason). Versions are
+ * refcounted: a reload swaps the server's pointer and every connection keeps
+ * the version it pinned until its next request boundary.
+ *
+ * The decision wrappers only translate between the proxy's view (identity,
+ * host, port, method, target, address) and model_decide(); they never match
+ * anything themselves. They are pure: no I/O, no allocation.
+ */
+#include "config.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proxy/proxy.h"
+
+struct proxy_policy {
+    unsigned refs;
+    uint64_t generation;
+    struct model_policy *model; /* NULL: quarantine, every decision denies */
+    char quarantine[256];
+};
+
+/* ---------------------------------------------------------------------------
+ * Versions
+ * ------------------------------------------------------------------------- */
+
+struct proxy_policy *proxy_policy_load(const char *path, uint64_t generation, char *err,
+                                       size_t errlen)
+{
+    struct model_diags *d = model_diags_new();
+    struct proxy_policy *p;
+
+    err[0] = '\0';
+    if (d == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    p = pv_calloc(1, sizeof(*p));
+    if (p == NULL) {
+        model_diags_free(d);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    p->refs = 1;
+    p->generation = generation;
+    p->model = model_policy_load_file(path, MODEL_FMT_AUTO, d);
+    if (p->model == NULL) {
+        size_t n = model_diags_count(d);
+        size_t off = 0;
+
+        snprintf(err, errlen, "%s: cannot load policy", path);
+        for (size_t i = 0; i < n && i < 5; i++) {
+            int w = snprintf(err + off, errlen - off, "%s%s", i ? "; " : "",
+                             model_diags_line(d, i));
+            if (w < 0 || (size_t)w >= errlen - off) {
+                break;
+            }
+            off += (size_t)w;
+        }
+        model_diags_free(d);
+        free(p);
+        return NULL;
+    }
+    model_diags_free(d);
+    return p;
+}
+
+struct proxy_policy *proxy_policy_quarantine(uint64_t generation, const char *reason)
+{
+    struct proxy_policy *p = pv_calloc(1, sizeof(*p));
+
+    if (p == NULL) {
+        return NULL;
+    }
+    p->refs = 1;
+    p->generation = generation;
+    snprintf(p->quarantine, sizeof(p->quarantine), "%s", reason);
+    return p;
+}
+
+struct proxy_policy *proxy_policy_ref(struct proxy_policy *p)
+{
+    if (p != NULL) {
+        p->refs++;
+    }
+    return p;
+}
+
+void proxy_policy_unref(struct proxy_policy *p)
+{
+    if (p == NULL || --p->refs > 0) {
+        return;
+    }
+    model_policy_free(p->model);
+    free(p);
+}
+
+uint64_t proxy_policy_generation(const struct proxy_policy *p)
+{
+    return p->generation;
+}
+
+const struct model_policy *proxy_policy_model(const struct proxy_policy *p)
+{
+    return p->model;
+}
+
+/* ---------------------------------------------------------------------------
+ * Decisions
+ * ------------------------------------------------------------------------- */
+
+static void verdict_from(const struct model_decision *d, const struct proxy_identity *id,
+                         struct proxy_verdict *v)
+{
+    v->allow = d->allow;
+    v->grant = d->grant;
+    v->audit = d->allow && d->reason == MODEL_REASON_AUDIT;
+    v->loopback_exception = false;
+    v->reason = d->reason;
+    v->route = d->route;
+    v->policy = d->rule != NULL ? model_rule_key(d->rule) : "-";
+    v->binary = d->binary != NULL ? d->binary : (id != NULL && id->n > 0 ? id->path[0] : "-");
+    snprintf(v->detail, sizeof(v->detail), "%s", d->detail);
+}
+
+/* Identity failures and quarantine deny before the model is asked. */
+static bool predeny(const struct proxy_policy *p, const struct proxy_identity *id,
+                    struct proxy_verdict *v)
+{
+    memset(v, 0, sizeof(*v));
+    v->policy = "-";
+    v->binary = (id != NULL && id->n > 0) ? id->path[0] : "-";
+    v->route = MODEL_ROUTE_NONE;
+    if (p->model == NULL) {
+        v->reason = MODEL_REASON_NO_POLICY;
+        snprintf(v->detail, sizeof(v->detail), "%s", p->quarantine);
+        return true;
+    }
+    if (id != NULL && id->deny[0] != '\0') {
+        v->reason = MODEL_REASON_BINARY;
+        snprintf(v->detail, sizeof(v->detail), "%s", id->deny);
+        return true;
+    }
+    return false;
+}
+
+static void run(const struct proxy_policy *p, const struct proxy_identity *id, const char *host,
+                size_t hlen, uint16_t port, const char *method, const char *target, size_t tlen,
+                const struct model_ip *ip, struct proxy_verdict *v)
+{
+    struct model_decision d;
+    struct model_request r;
+
+    memset(&r, 0, sizeof(r));
+    r.binaries = (const char *const *)(id != NULL ? id->path : NULL);
+    r.nbinaries = id != NULL ? id->n : 0;
+    r.host = host;
+    r.host_len = hlen;
+    r.port = port;
+    r.method = method;
+    r.target = target;
+    r.target_len = tlen;
+    r.dest = ip;
+    memset(&d, 0, sizeof(d));
+    model_decide(p->model, &r, &d);
+    verdict_from(&d, id, v);
+}
+
+void proxy_decide_connect(const struct proxy_policy *p, const struct proxy_identity *id,
+                          const char *host, size_t hlen, uint16_t port, struct proxy_verdict *v)
+{
+    if (predeny(p, id, v)) {
+        return;
+    }
+    run(p, id, host, hlen, port, NULL, NULL, 0, NULL, v);
+}
+
+void proxy_decide_request(const struct proxy_policy *p, const struct proxy_identity *id,
+                          const char *host, size_t hlen, uint16_t port, const char *method,
+                          const char *target, size_t tlen, struct proxy_verdict *v)
+{
+    if (predeny(p, id, v)) {
+        return;
+    }
+    run(p, id, host, hlen, port, method, target, tlen, NULL, v);
+}
+
+static bool ip_is_loopback(const struct model_ip *ip)
+{
+    static const uint8_t v6lo[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+
+    if (model_ip_is_v4(ip)) {
+        return ip->b[12] == 127;
+    }
+    return memcmp(ip->b, v6lo, 16) == 0;
+}
+
+/* --test-allow-loopback: the only failure is an always-blocked loopback
+ * address, the granting endpoint names exactly that address as its host, the
+ * request host is that address, and the port is not a control-plane port. */
+static bool loopback_exception(const struct model_decision *d, const char *host, size_t hlen,
+                               uint16_t port, const struct model_ip *ip)
+{
+    struct model_ip hip;
+    struct model_ip eip;
+    char norm[256];
+    size_t nl;
+    bool is_ip = false;
+    const char *eh;
+
+    if (!d->grant || d->reason != MODEL_REASON_DEST_BLOCKED || d->endpoint == NULL ||
+        !ip_is_loopback(ip) || model_port_is_control_plane(port)) {
+        return false;
+    }
+    if (!model_host_normalize(host, hlen, norm, sizeof(norm), &nl, &is_ip, &hip) || !is_ip ||
+        memcmp(hip.b, ip->b, 16) != 0) {
+        return false;
+    }
+    eh = model_endpoint_host(d->endpoint);
+    return eh != NULL && model_ip_parse_strict(eh, strlen(eh), &eip) &&
+           memcmp(eip.b, ip->b, 16) == 0;
+}
+
+void proxy_decide_dest(const struct proxy_policy *p, const struct proxy_identity *id,
+                       const char *host, size_t hlen, uint16_t port, const char *method,
+                       const char *target, size_t tlen, const struct model_ip *ip,
+                       const struct proxy_decide_opts *o, struct proxy_verdict *v)
+{
+    struct model_decision d;
+    struct model_request r;
+
+    if (predeny(p, id, v)) {
+        return;
+    }
+    memset(&r, 0, sizeof(r));
+    r.binaries = (const char *const *)(id != NULL ? id->path : NULL);
+    r.nbinaries = id != NULL ? id->n : 0;
+    r.host = host;
+    r.host_len = hlen;
+    r.port = port;
+    r.method = method;
+    r.target = target;
+    r.target_len = tlen;
+    r.dest = ip;
+    memset(&d, 0, sizeof(d));
+    model_decide(p->model, &r, &d);
+    verdict_from(&d, id, v);
+    if (!d.allow && o != NULL && o->test_allow_loopback &&
+        loopback_exception(&d, host, hlen, port, ip)) {
+        /* decide again as if the literal loopback address were a public one,
+         * to learn how the request is granted (enforced or audit) */
+        struct model_ip stand_in;
+        struct model_decision d2;
+        memset(&stand_in, 0, sizeof(stand_in));
+        stand_in.b[10] = 0xff;
+        stand_in.b[11] = 0xff;
+        stand_in.b[12] = 93; /* 93.184.216.34: a public address, never dialled */
+        stand_in.b[13] = 184;
+        stand_in.b[14] = 216;
+        stand_in.b[15] = 34;
+        r.dest = &stand_in;
+        memset(&d2, 0, sizeof(d2));
+        model_decide(p->model, &r, &d2);
+        if (d2.allow) {
+            verdict_from(&d2, id, v);
+            v->loopback_exception = true;
+        }
+    }
+}
+
+const char *proxy_ssrf_kind(enum model_reason r)
+{
+    switch (r) {
+    case MODEL_REASON_DEST_BLOCKED:
+    case MODEL_REASON_DEST_INTERNAL:
+        return "internal address";
+    case MODEL_REASON_DEST_ALLOWED_IPS:
+    case MODEL_REASON_DEST_PORT:
+        return "allowed_ips check failed";
+    case MODEL_REASON_DEST_UNRESOLVED:
+        return "target sandbox not resolved";
+    case MODEL_REASON_ALLOWED:
+    case MODEL_REASON_AUDIT:
+    case MODEL_REASON_NO_POLICY:
+    case MODEL_REASON_NO_ENDPOINT:
+    case MODEL_REASON_BINARY:
+    case MODEL_REASON_BAD_HOST:
+    case MODEL_REASON_BAD_TARGET:
+    case MODEL_REASON_ENCODED_SLASH:
+    case MODEL_REASON_NO_L7_PATH:
+    case MODEL_REASON_L7_NOT_PERMITTED:
+    case MODEL_REASON_L7_DENY_RULE:
+    case MODEL_REASON_L7_UNSUPPORTED:
+    case MODEL_REASON_BAD_QUERY:
+        break;
+    }
+    return "destination check failed";
+}
+
+/* ---------------------------------------------------------------------------
+ * Response bodies
+ * ------------------------------------------------------------------------- */
+
+static const char *status_text(unsigned status)
+{
+    static const struct {
+        unsigned code;
+        const char *text;
+    } texts[] = {
+        {200, "OK"},
+        {400, "Bad Request"},
+        {403, "Forbidden"},
+        {404, "Not Found"},
+        {431, "Request Header Fields Too Large"},
+        {500, "Internal Server Error"},
+        {502, "Bad Gateway"},
+        {503, "Service Unavailable"},
+        {504, "Gateway Timeout"},
+    };
+
+    for (size_t i = 0; i < PV_ARRAY_LEN(texts); i++) {
+        if (texts[i].code == status) {
+            return texts[i].text;
+        }
+    }
+    return "Error";
+}
+
+const char *proxy_reply_bare(unsigned status)
+{
+    switch (status) {
+    case 400:
+        return "HTTP/1.1 400 Bad Request\r\n\r\n";
+    case 431:
+        return "HTTP/1.1 431 Request Header Fields Too Large\r\n\r\n";
+    default:
+        return "HTTP/1.1 500 Internal Server Error\r\n\r\n";
+    }
+}
+
+/* Serialise 'body' (stolen) behind a head; 'extra' is added as-is. */
+static char *reply(unsigned status, json_t *body, const char *extra, size_t *len)
+{
+    char *js;
+    char *out;
+    size_t jl;
+    size_t cap;
+    int n;
+
+    if (body == NULL) {
+        return NULL;
+    }
+    js = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    if (js == NULL) {
+        return NULL;
+    }
+    jl = strlen(js);
+    cap = jl + 512 + (extra != NULL ? strlen(extra) : 0);
+    out = pv_malloc(cap);
+    if (out == NULL) {
+        free(js);
+        return NULL;
+    }
+    n = snprintf(out, cap,
+                 "HTTP/1.1 %u %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
+                 "%sConnection: close\r\n\r\n%s",
+                 status, status_text(status), jl, extra != NULL ? extra : "", js);
+    free(js);
+    if (n < 0 || (size_t)n >= cap) {
+        free(out);
+        return NULL;
+    }
+    *len = (size_t)n;
+    return out;
+}
+
+char *proxy_reply_json(unsigned status, const char *error, const char *detail,
+                       const char *reason, size_t *len)
+{
+    json_t *o = json_object();
+
+    /* keys in alphabetical order, as the reference's serde output */
+    json_object_set_new(o, "detail", json_string(detail != NULL ? detail : ""));
+    json_object_set_new(o, "error", json_string(error));
+    if (reason != NULL && reason[0] != '\0') {
+        json_object_set_new(o, "reason", json_string(reason));
+    }
+    return reply(status, o, NULL, len);
+}
+
+/* jansson refuses invalid UTF-8: replace such strings rather than fail. */
+static json_t *jstr(const char *s)
+{
+    json_t *j = json_string(s != NULL ? s : "");
+    return j != NULL ? j : json_string("?");
+}
+
+char *proxy_reply_l7(const struct proxy_l7_deny *d, size_t *len)
+{
+    json_t *o = json_object();
+    json_t *miss = json_object();
+    char rule[600];
+    char hdr[320];
+    bool has_bin = d->binary != NULL && d->binary[0] != '\0' && strcmp(d->binary, "-") != 0;
+    bool has_host = d->host != NULL && d->host[0] != '\0';
+
+    snprintf(rule, sizeof(rule), "%s %s", d->method, d->path);
+    json_object_set_new(o, "error", jstr(d->error));
+    json_object_set_new(o, "policy", jstr(d->policy));
+    json_object_set_new(o, "rule", jstr(rule));
+    json_object_set_new(o, "detail", jstr(d->detail));
+    json_object_set_new(o, "layer", json_string("l7"));
+    json_object_set_new(o, "protocol", json_string("rest"));
+    json_object_set_new(o, "method", jstr(d->method));
+    json_object_set_new(o, "path", jstr(d->path));
+    if (has_host) {
+        json_object_set_new(o, "host", jstr(d->host));
+    }
+    if (d->port != 0) {
+        json_object_set_new(o, "port", json_integer(d->port));
+    }
+    if (has_bin) {
+        json_object_set_new(o, "binary", jstr(d->binary));
+    }
+    json_object_set_new(miss, "type", json_string("rest_allow"));
+    json_object_set_new(miss, "layer", json_string("l7"));
+    json_object_set_new(miss, "method", jstr(d->method));
+    json_object_set_new(miss, "path", jstr(d->path));
+    if (has_host) {
+        json_object_set_new(miss, "host", jstr(d->host));
+    }
+    if (d->port != 0) {
+        json_object_set_new(miss, "port", json_integer(d->port));
+    }
+    if (has_bin) {
+        json_object_set_new(miss, "binary", jstr(d->binary));
+    }
+    json_object_set_new(o, "rule_missing", miss);
+    json_object_set_new(o, "next_steps", json_array());
+    /* rule keys come from the policy file: keep control bytes out of the head */
+    snprintf(hdr, sizeof(hdr), "X-OpenShell-Policy: %.256s\r\n", d->policy);
+    for (size_t i = 20; hdr[i] != '\0' && hdr[i + 1] != '\0' && hdr[i + 2] != '\0'; i++) {
+        unsigned char c = (unsigned char)hdr[i];
+        if (c < 0x20 || c == 0x7F) {
+            hdr[i] = '?';
+        }
+    }
+    return reply(403, o, hdr, len);
+}

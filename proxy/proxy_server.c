@@ -1,0 +1,456 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* proxy_server.c - listeners, admin port, DNS, signals, reload, drain
+ *
+ * One libevent loop owns everything: the proxy listener, the admin listener
+ * (GET /healthz), the asynchronous resolver (evdns, hosts file first), the
+ * signal events and two timers (policy file check, drain grace). A reload
+ * compiles the new version off to the side and swaps one pointer: requests
+ * already decided keep their version, and proxy_conn_policy_changed() closes
+ * what the new version no longer allows. A reload that fails to load puts
+ * the proxy in fail-closed quarantine (every decision denies) until a valid
+ * policy appears. SIGTERM stops accepting, closes idle connections, lets busy
+ * ones finish for a grace period and exits 0.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/dns.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/listener.h>
+#include <event2/util.h>
+#include <openssl/ssl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/pv_log.h"
+#include "proxy/proxy_int.h"
+
+#define DRAIN_GRACE_S 5
+
+/* ---------------------------------------------------------------------------
+ * Hooks used by proxy_conn.c
+ * ------------------------------------------------------------------------- */
+
+void proxy_server_log_touch(struct proxy_server *srv)
+{
+    if (srv->ev_flush != NULL && !event_pending(srv->ev_flush, EV_TIMEOUT, NULL)) {
+        event_active(srv->ev_flush, EV_TIMEOUT, 0);
+    }
+}
+
+void proxy_server_conn_gone(struct proxy_server *srv)
+{
+    if (srv->draining && srv->nconns == 0) {
+        event_base_loopexit(srv->base, NULL);
+    }
+}
+
+static void flush_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct proxy_server *srv = arg;
+
+    (void)fd;
+    (void)what;
+    proxy_log_flush(srv->log);
+}
+
+static void reap_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct proxy_server *srv = arg;
+
+    (void)fd;
+    (void)what;
+    while (srv->graveyard != NULL) {
+        struct proxy_conn *c = srv->graveyard;
+        srv->graveyard = c->next;
+        proxy_conn_free(c);
+    }
+}
+
+/* ---------------------------------------------------------------------------
+ * Reload
+ * ------------------------------------------------------------------------- */
+
+static void remember_stat(struct proxy_server *srv)
+{
+    srv->policy_st_valid = stat(srv->cfg->policy_path, &srv->policy_st) == 0;
+}
+
+static void reload(struct proxy_server *srv, const char *why)
+{
+    char err[1024];
+    struct proxy_policy *np;
+    uint64_t gen = srv->generation + 1;
+
+    remember_stat(srv);
+    np = proxy_policy_load(srv->cfg->policy_path, gen, err, sizeof(err));
+    if (np == NULL) {
+        char reason[1200];
+        snprintf(reason, sizeof(reason),
+                 "policy validation failed; fail-closed quarantine is active; candidate "
+                 "version %llu rejected: %s",
+                 (unsigned long long)gen, err);
+        np = proxy_policy_quarantine(gen, reason);
+        if (np == NULL) {
+            return;
+        }
+        proxy_log_note(srv->log, "policy reload (%s) failed, fail-closed: %s", why, err);
+        pv_log_warnx("policy reload failed, fail-closed: %s", err);
+    } else {
+        proxy_log_note(srv->log, "policy reloaded (%s): generation %llu", why,
+                       (unsigned long long)gen);
+    }
+    proxy_policy_unref(srv->policy);
+    srv->policy = np;
+    srv->generation = gen;
+    for (struct proxy_conn *c = srv->conns, *next; c != NULL; c = next) {
+        next = c->next;
+        proxy_conn_policy_changed(c);
+    }
+}
+
+static void stat_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct proxy_server *srv = arg;
+    struct stat st;
+    const struct stat *o = &srv->policy_st;
+
+    (void)fd;
+    (void)what;
+    if (stat(srv->cfg->policy_path, &st) != 0) {
+        return; /* being replaced: keep the current version */
+    }
+    if (!srv->policy_st_valid || st.st_dev != o->st_dev || st.st_ino != o->st_ino ||
+        st.st_size != o->st_size || st.st_mtim.tv_sec != o->st_mtim.tv_sec ||
+        st.st_mtim.tv_nsec != o->st_mtim.tv_nsec) {
+        reload(srv, "file changed");
+    }
+}
+
+/* ---------------------------------------------------------------------------
+ * Signals and drain
+ * ------------------------------------------------------------------------- */
+
+static void drain_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct proxy_server *srv = arg;
+
+    (void)fd;
+    (void)what;
+    event_base_loopexit(srv->base, NULL);
+}
+
+static void term_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct proxy_server *srv = arg;
+    struct timeval tv = {DRAIN_GRACE_S, 0};
+
+    (void)fd;
+    (void)what;
+    if (srv->draining) {
+        event_base_loopexit(srv->base, NULL);
+        return;
+    }
+    srv->draining = true;
+    proxy_log_note(srv->log, "draining: %zu connection(s)", srv->nconns);
+    evconnlistener_disable(srv->listener);
+    for (struct proxy_conn *c = srv->conns, *next; c != NULL; c = next) {
+        next = c->next;
+        proxy_conn_drain(c);
+    }
+    if (srv->nconns == 0) {
+        event_base_loopexit(srv->base, NULL);
+        return;
+    }
+    event_add(srv->ev_drain, &tv);
+}
+
+static void hup_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    reload(arg, "SIGHUP");
+}
+
+/* ---------------------------------------------------------------------------
+ * Listeners
+ * ------------------------------------------------------------------------- */
+
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
+                      int salen, void *arg)
+{
+    (void)l;
+    proxy_conn_accept(arg, fd, sa, salen);
+}
+
+static void accept_error_cb(struct evconnlistener *l, void *arg)
+{
+    struct proxy_server *srv = arg;
+    int e = EVUTIL_SOCKET_ERROR();
+
+    (void)l;
+    /* EMFILE and friends: keep serving the connections we have */
+    proxy_log_note(srv->log, "accept failed: %s", evutil_socket_error_to_string(e));
+}
+
+static void admin_cb(struct evhttp_request *req, void *arg)
+{
+    struct evbuffer *b = evbuffer_new();
+    const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
+
+    (void)arg;
+    if (b == NULL) {
+        evhttp_send_error(req, 500, NULL);
+        return;
+    }
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+                      "application/json");
+    if (path != NULL && strcmp(path, "/healthz") == 0 &&
+        evhttp_request_get_command(req) == EVHTTP_REQ_GET) {
+        evbuffer_add_printf(b, "{\"status\":\"ok\"}");
+        evhttp_send_reply(req, 200, "OK", b);
+    } else {
+        evbuffer_add_printf(b, "{\"detail\":\"no such route\",\"error\":\"not_found\"}");
+        evhttp_send_reply(req, 404, "Not Found", b);
+    }
+    evbuffer_free(b);
+}
+
+static uint16_t fd_port(evutil_socket_t fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0) {
+        return 0;
+    }
+    if (ss.ss_family == AF_INET) {
+        return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    }
+    return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+}
+
+static bool listen_all(struct proxy_server *srv)
+{
+    const struct proxy_config *cfg = srv->cfg;
+    struct sockaddr_storage ss;
+    int sl = sizeof(ss);
+    char spec[300];
+    struct evhttp_bound_socket *h;
+    uint16_t admin_port;
+
+    memset(&ss, 0, sizeof(ss));
+    snprintf(spec, sizeof(spec), "%s:%u", cfg->bind_addr, (unsigned)cfg->port);
+    if (evutil_inet_pton(AF_INET, cfg->bind_addr, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
+        ((struct sockaddr_in *)&ss)->sin_family = AF_INET;
+        ((struct sockaddr_in *)&ss)->sin_port = htons(cfg->port);
+        sl = (int)sizeof(struct sockaddr_in);
+    } else if (evutil_inet_pton(AF_INET6, cfg->bind_addr,
+                                &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
+        ((struct sockaddr_in6 *)&ss)->sin6_family = AF_INET6;
+        ((struct sockaddr_in6 *)&ss)->sin6_port = htons(cfg->port);
+        sl = (int)sizeof(struct sockaddr_in6);
+    } else {
+        pv_log_errorx("invalid --bind address '%s' (an IP address is needed)", cfg->bind_addr);
+        return false;
+    }
+    srv->listener = evconnlistener_new_bind(
+        srv->base, accept_cb, srv,
+        LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC, 4096,
+        (struct sockaddr *)&ss, sl);
+    if (srv->listener == NULL) {
+        pv_log_errorx("cannot listen on %s: %s", spec, strerror(errno));
+        return false;
+    }
+    evconnlistener_set_error_cb(srv->listener, accept_error_cb);
+    srv->port = fd_port(evconnlistener_get_fd(srv->listener));
+    admin_port = cfg->admin_given ? cfg->admin_port : (cfg->port != 0 ? cfg->port + 1 : 0);
+    srv->admin = evhttp_new(srv->base);
+    if (srv->admin == NULL) {
+        return false;
+    }
+    evhttp_set_gencb(srv->admin, admin_cb, srv);
+    evhttp_set_allowed_methods(srv->admin, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
+    h = evhttp_bind_socket_with_handle(srv->admin, cfg->bind_addr, admin_port);
+    if (h == NULL) {
+        pv_log_errorx("cannot listen on admin port %u: %s", (unsigned)admin_port,
+                      strerror(errno));
+        return false;
+    }
+    srv->admin_port = fd_port(evhttp_bound_socket_get_fd(h));
+    return true;
+}
+
+/* ---------------------------------------------------------------------------
+ * Run
+ * ------------------------------------------------------------------------- */
+
+static bool setup_dns(struct proxy_server *srv)
+{
+    srv->dns = evdns_base_new(srv->base, 0);
+    if (srv->dns == NULL) {
+        return false;
+    }
+    /* nameservers and /etc/hosts; a missing resolv.conf leaves DNS empty */
+    (void)evdns_base_resolv_conf_parse(srv->dns, DNS_OPTIONS_ALL, "/etc/resolv.conf");
+    (void)evdns_base_load_hosts(srv->dns, NULL);
+    (void)evdns_base_set_option(srv->dns, "timeout:", "3");
+    (void)evdns_base_set_option(srv->dns, "attempts:", "2");
+    if (srv->cfg->hosts_file != NULL && evdns_base_load_hosts(srv->dns, srv->cfg->hosts_file) != 0) {
+        pv_log_errorx("cannot read hosts file %s", srv->cfg->hosts_file);
+        return false;
+    }
+    return true;
+}
+
+static bool write_port_file(const struct proxy_server *srv)
+{
+    char tmp[4200];
+    FILE *f;
+
+    if (srv->cfg->port_file == NULL) {
+        return true;
+    }
+    snprintf(tmp, sizeof(tmp), "%s.tmp", srv->cfg->port_file);
+    f = fopen(tmp, "we");
+    if (f == NULL) {
+        return false;
+    }
+    fprintf(f, "%u %u\n", (unsigned)srv->port, (unsigned)srv->admin_port);
+    if (fclose(f) != 0) {
+        return false;
+    }
+    return rename(tmp, srv->cfg->port_file) == 0;
+}
+
+static struct event *timer_event(struct proxy_server *srv, event_callback_fn fn, bool persist,
+                                 unsigned ms)
+{
+    struct event *e = event_new(srv->base, -1, persist ? EV_PERSIST : 0, fn, srv);
+    struct timeval tv;
+
+    if (e != NULL && ms > 0) {
+        tv.tv_sec = ms / 1000;
+        tv.tv_usec = (long)(ms % 1000) * 1000;
+        event_add(e, &tv);
+    }
+    return e;
+}
+
+static void server_free(struct proxy_server *srv)
+{
+    while (srv->conns != NULL) {
+        proxy_conn_free(srv->conns);
+    }
+    while (srv->graveyard != NULL) {
+        struct proxy_conn *c = srv->graveyard;
+        srv->graveyard = c->next;
+        proxy_conn_free(c);
+    }
+    struct event *evs[] = {srv->ev_term, srv->ev_int, srv->ev_hup, srv->ev_stat,
+                           srv->ev_flush, srv->ev_drain, srv->ev_reap};
+    for (size_t i = 0; i < PV_ARRAY_LEN(evs); i++) {
+        if (evs[i] != NULL) {
+            event_free(evs[i]);
+        }
+    }
+    if (srv->listener != NULL) {
+        evconnlistener_free(srv->listener);
+    }
+    if (srv->admin != NULL) {
+        evhttp_free(srv->admin);
+    }
+    if (srv->dns != NULL) {
+        evdns_base_free(srv->dns, 0);
+    }
+    proxy_policy_unref(srv->policy);
+    proxy_ident_cache_free(srv->ident);
+    proxy_tls_free(srv->tls);
+    proxy_log_free(srv->log);
+    if (srv->base != NULL) {
+        event_base_free(srv->base);
+    }
+}
+
+int proxy_server_run(const struct proxy_config *cfg)
+{
+    struct proxy_server srv;
+    char err[1024];
+    char dpath[4200];
+    int rc = 1;
+
+    memset(&srv, 0, sizeof(srv));
+    srv.cfg = cfg;
+    srv.opts.test_allow_loopback = cfg->test_allow_loopback;
+    signal(SIGPIPE, SIG_IGN);
+    srv.policy = proxy_policy_load(cfg->policy_path, 1, err, sizeof(err));
+    if (srv.policy == NULL) {
+        pv_log_errorx("%s", err);
+        return 2;
+    }
+    srv.generation = 1;
+    remember_stat(&srv);
+    srv.tls = proxy_tls_new(cfg->data_dir, cfg->upstream_ca, err, sizeof(err));
+    if (srv.tls == NULL) {
+        pv_log_errorx("TLS: %s", err);
+        server_free(&srv);
+        return 2;
+    }
+    snprintf(dpath, sizeof(dpath), "%s/denials.jsonl", cfg->data_dir);
+    srv.log = proxy_log_new(cfg->log_path, dpath);
+    srv.ident = proxy_ident_cache_new();
+    srv.base = event_base_new();
+    if (srv.log == NULL || srv.ident == NULL || srv.base == NULL ||
+        event_base_priority_init(srv.base, 3) != 0) {
+        pv_log_errorx("cannot initialise the proxy (log file, memory or event loop)");
+        server_free(&srv);
+        return 2;
+    }
+    if (!setup_dns(&srv) || !listen_all(&srv)) {
+        server_free(&srv);
+        return 2;
+    }
+    srv.ev_term = evsignal_new(srv.base, SIGTERM, term_cb, &srv);
+    srv.ev_int = evsignal_new(srv.base, SIGINT, term_cb, &srv);
+    srv.ev_hup = evsignal_new(srv.base, SIGHUP, hup_cb, &srv);
+    srv.ev_stat = timer_event(&srv, stat_cb, true, cfg->reload_check_ms);
+    srv.ev_flush = timer_event(&srv, flush_cb, false, 0);
+    srv.ev_drain = timer_event(&srv, drain_timeout_cb, false, 0);
+    srv.ev_reap = timer_event(&srv, reap_cb, false, 0);
+    if (srv.ev_term == NULL || srv.ev_int == NULL || srv.ev_hup == NULL || srv.ev_stat == NULL ||
+        srv.ev_flush == NULL || srv.ev_drain == NULL || srv.ev_reap == NULL) {
+        server_free(&srv);
+        return 2;
+    }
+    /* the log flush runs after every other ready event of an iteration */
+    event_priority_set(srv.ev_flush, 2);
+    event_add(srv.ev_term, NULL);
+    event_add(srv.ev_int, NULL);
+    event_add(srv.ev_hup, NULL);
+    if (cfg->test_allow_loopback) {
+        proxy_log_note(srv.log, "WARNING: --test-allow-loopback is on: loopback destinations "
+                                "named literally by an endpoint are reachable (tests only)");
+        pv_log_warnx("--test-allow-loopback is on: for tests only");
+    }
+    proxy_log_note(srv.log, "listening on %s:%u (admin %u), policy %s generation 1",
+                   cfg->bind_addr, (unsigned)srv.port, (unsigned)srv.admin_port,
+                   cfg->policy_path);
+    if (!write_port_file(&srv)) {
+        pv_log_errorx("cannot write %s", cfg->port_file);
+        server_free(&srv);
+        return 2;
+    }
+    if (event_base_dispatch(srv.base) == 0 || srv.draining) {
+        rc = 0;
+    }
+    proxy_log_note(srv.log, "exiting");
+    server_free(&srv);
+    return rc;
+}

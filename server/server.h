@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* server.h - proviso-prover, the prover HTTP service: internal API of server/
+ *
+ * The service is split by concept: configuration (server_config.c), the
+ * bearer token (server_auth.c), request body decoding (server_body.c), the
+ * metrics registry (server_metrics.c), the worker pool (server_pool.c), the
+ * HTTP layer and route table (server_http.c), the route handlers
+ * (server_routes.c), OpenAPI-driven tool discovery (server_discover.c), this
+ * service's own API description (server_api.c) and the process (server_main.c).
+ *
+ * Invariants: untrusted bytes (request bodies, headers, OpenAPI documents)
+ * only ever produce an error value with a location; the token is held in one
+ * place (server_auth.c), compared in constant time and wiped on exit; no log
+ * line carries a token or policy contents.
+ */
+#ifndef SERVER_H
+#define SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "common/pv.h"
+
+/* ===========================================================================
+ * Configuration (server_config.c)
+ * ========================================================================= */
+
+#define SERVER_DEFAULT_PORT 8787
+#define SERVER_DEFAULT_BODY_LIMIT (1024u * 1024u)
+#define SERVER_MAX_BODY_LIMIT (64u * 1024u * 1024u)
+#define SERVER_DEFAULT_TIMEOUT_MS 2000u
+#define SERVER_DEFAULT_MAX_TIMEOUT_MS 30000u
+#define SERVER_MAX_WORKERS 256u
+
+struct server_config {
+    uint16_t port;             /* 0: pick a free port and log it */
+    char bind[64];             /* IPv4 or IPv6 literal */
+    size_t body_limit;         /* bytes; larger bodies get 413 */
+    unsigned workers;          /* prover threads; 0 = number of online cores */
+    unsigned io_threads;       /* MHD polling threads */
+    unsigned max_concurrent;   /* queued + running jobs before 503 */
+    unsigned timeout_ms;       /* default per-request solver timeout */
+    unsigned max_timeout_ms;   /* largest options.timeout_ms accepted */
+    unsigned grace_ms;         /* SIGTERM drain bound */
+    unsigned conn_timeout_s;   /* idle connection timeout */
+    unsigned max_connections;  /* MHD connection limit */
+};
+
+/* Fill 'c' with the embedded defaults (the service runs with no config). */
+void server_config_defaults(struct server_config *c);
+/* Apply a YAML or JSON flat mapping (keys as in docs/operations.md) on top of
+ * 'c'. 'file' names the document in errors. On error returns PV_ERR_PARSE or
+ * PV_ERR_USAGE and writes "FILE:LINE:COL: message" into 'err'. */
+pv_result server_config_load(struct server_config *c, const char *file, const char *buf,
+                             size_t len, char *err, size_t errlen) PV_WUR;
+/* Check cross-field constraints (timeout <= max, ...); message into 'err'. */
+pv_result server_config_check(const struct server_config *c, char *err, size_t errlen) PV_WUR;
+
+/* ===========================================================================
+ * The bearer token (server_auth.c)
+ * ========================================================================= */
+
+struct server_token {
+    unsigned char *buf; /* secret bytes, wiped on free */
+    size_t len;
+    char *generated_path; /* the 0600 file of a generated token (unlinked on free) */
+};
+
+#define SERVER_TOKEN_MIN 16u
+#define SERVER_TOKEN_MAX 4096u
+
+/* Read the token from a file or an inherited descriptor (which is closed).
+ * Surrounding whitespace is dropped; the result must be SERVER_TOKEN_MIN..MAX
+ * printable bytes. PV_ERR_IO / PV_ERR_PARSE with a message in 'err'. */
+pv_result server_token_from_file(struct server_token *t, const char *path, char *err,
+                                 size_t errlen) PV_WUR;
+pv_result server_token_from_fd(struct server_token *t, int fd, char *err, size_t errlen) PV_WUR;
+/* Generate 32 random bytes (hex), write them to a new mode-0600 file in
+ * 'dir' (NULL: $XDG_RUNTIME_DIR or /tmp) and remember its path. */
+pv_result server_token_generate(struct server_token *t, const char *dir, char *err,
+                                size_t errlen) PV_WUR;
+/* Constant-time check of an Authorization header value ("Bearer <token>");
+ * NULL header is false. */
+bool server_token_check(const struct server_token *t, const char *authorization);
+/* Wipe and free; unlink the generated file. */
+void server_token_free(struct server_token *t);
+
+/* ===========================================================================
+ * Request bodies (server_body.c)
+ * ========================================================================= */
+
+enum server_field {
+    SERVER_F_BASELINE,
+    SERVER_F_CANDIDATE,
+    SERVER_F_PROPOSAL,
+    SERVER_F_POLICY,
+    SERVER_F_BOUNDARY,
+    SERVER_F_CREDENTIALS,
+    SERVER_F_OPTIONS,
+    SERVER_F_OPENAPI,
+    SERVER_F_BINARY,
+    SERVER_F__COUNT
+};
+
+enum server_body_kind { SERVER_BODY_PROVE, SERVER_BODY_CHECK, SERVER_BODY_DISCOVER };
+
+/* One top-level member: the bytes a loader should parse. For a JSON string
+ * value (a YAML or JSON document, or the binary path) 'text' is the decoded
+ * string (borrowed from 'root', NUL-free); for an object or array it is the
+ * raw span of the body (borrowed from the body buffer), so a loader's
+ * LINE:COL counts from the value's first byte. */
+struct server_doc {
+    bool present;
+    bool is_string; /* the value was a JSON string */
+    const char *text;
+    size_t len;
+    const json_t *value; /* the parsed value, borrowed from 'root' */
+};
+
+struct server_body {
+    struct server_doc f[SERVER_F__COUNT];
+    uint64_t timeout_ms; /* 0: not given */
+    json_t *root;        /* the parsed body (owned) */
+};
+
+/* The field's name as it appears in the body and in error locations. */
+const char *server_field_name(enum server_field f);
+
+/* Decode and type-check a request body for route kind 'kind'. 'max_timeout_ms'
+ * bounds options.timeout_ms. On error returns PV_ERR_PARSE (malformed JSON,
+ * detail "body:LINE:COL: ...") or PV_ERR_USAGE (wrong shape: unknown, missing,
+ * conflicting or mistyped fields), writes the message into 'err' and leaves
+ * 'out' empty. Success leaves 'out' owning what it holds: release with
+ * server_body_free. */
+pv_result server_body_decode(enum server_body_kind kind, const char *buf, size_t len,
+                             uint64_t max_timeout_ms, struct server_body *out, char *err,
+                             size_t errlen) PV_WUR;
+void server_body_free(struct server_body *b);
+/* Invariant check used by tests and the fuzz target. */
+bool server_body_validate(const struct server_body *b, const char *buf, size_t len);
+
+/* ===========================================================================
+ * Metrics (server_metrics.c) - lock-free counters, Prometheus text
+ * ========================================================================= */
+
+enum server_route_id {
+    SERVER_R_HEALTHZ,
+    SERVER_R_METRICS,
+    SERVER_R_OPENAPI,
+    SERVER_R_TOOLS,
+    SERVER_R_PROVE,
+    SERVER_R_CHECK,
+    SERVER_R_DISCOVER,
+    SERVER_R_UNKNOWN,
+    SERVER_R__COUNT
+};
+
+enum server_verdict {
+    SERVER_V_NONE,
+    SERVER_V_EMPTY,
+    SERVER_V_FINDINGS,
+    SERVER_V_UNKNOWN,
+    SERVER_V_WITHIN,
+    SERVER_V_EXCEEDS,
+    SERVER_V_INVALID,
+    SERVER_V__COUNT
+};
+
+const char *server_route_path(enum server_route_id r);
+const char *server_verdict_name(enum server_verdict v);
+enum server_verdict server_verdict_parse(const char *s);
+
+void server_metrics_request(enum server_route_id route, unsigned status, uint64_t ns);
+void server_metrics_verdict(enum server_verdict v);
+void server_metrics_solver_timeout(void);
+void server_metrics_rejected(void);
+void server_metrics_cache(bool hit); /* compiled-policy cache lookups */
+/* New NUL-terminated Prometheus exposition text (caller frees); NULL on OOM. */
+char *server_metrics_render(unsigned inflight, unsigned workers, size_t *len);
+
+/* ===========================================================================
+ * Route handlers (server_routes.c, server_discover.c)
+ * ========================================================================= */
+
+struct server_ctx; /* shared read-only state (registry, config) */
+struct server_worker; /* one per worker thread: its prover session */
+
+/* What a handler produces. 'body' is a new reference the HTTP layer sends. */
+struct server_reply {
+    unsigned status;
+    json_t *body;
+    enum server_verdict verdict;
+    bool solver_timeout;
+};
+
+/* Fill 'r' with {"error": code, "detail": detail} (detail may be NULL). */
+void server_reply_error(struct server_reply *r, unsigned status, const char *code,
+                        const char *detail);
+
+pv_result server_ctx_new(const struct server_config *cfg, struct server_ctx **out) PV_WUR;
+void server_ctx_free(struct server_ctx *ctx);
+const struct server_config *server_ctx_config(const struct server_ctx *ctx);
+/* The serialised GET /openapi.json and GET /tools.json replies (borrowed). */
+const char *server_ctx_openapi_text(const struct server_ctx *ctx, size_t *len);
+const char *server_ctx_tools_text(const struct server_ctx *ctx, size_t *len);
+
+/* Per-thread state: created on the worker thread that uses it. */
+struct server_worker *server_worker_new(struct server_ctx *ctx);
+void server_worker_free(struct server_worker *w);
+
+/* Run a POST route on a worker: decode 'body', do the work, fill 'r'. */
+void server_route_run(struct server_worker *w, enum server_route_id route, const char *body,
+                      size_t len, struct server_reply *r);
+
+/* The discovery core, usable without HTTP (tests): 'openapi' borrowed,
+ * 'policy' compiled (borrowed). Returns a new {"openapi":..., "tools":...,
+ * "operations":[...]} object or NULL with a message in 'err'. */
+struct model_policy;
+json_t *server_discover(const json_t *openapi, const struct model_policy *policy,
+                        const char *binary, char *err, size_t errlen);
+/* tools.json entries for every operation of 'openapi' (no policy filter).
+ * New reference or NULL. */
+json_t *server_openapi_tools(const json_t *openapi);
+
+/* ===========================================================================
+ * This service's API description (server_api.c)
+ * ========================================================================= */
+
+/* The OpenAPI 3 document of this service. New reference; NULL on NOMEM. */
+json_t *server_api_openapi(void);
+
+/* ===========================================================================
+ * Worker pool (server_pool.c)
+ * ========================================================================= */
+
+struct server_pool;
+struct server_job {
+    struct server_job *next;
+    /* Runs on a worker thread with its own server_worker. 'cancelled' is true
+     * when the pool is shutting down before the job started. */
+    void (*run)(struct server_job *job, struct server_worker *w, bool cancelled);
+};
+
+/* Start 'n' threads, each creating its own server_worker from 'ctx'. */
+struct server_pool *server_pool_new(struct server_ctx *ctx, unsigned n);
+/* Enqueue unless 'limit' jobs are queued or running: then false (503). */
+bool server_pool_submit(struct server_pool *p, struct server_job *job, unsigned limit);
+unsigned server_pool_load(struct server_pool *p); /* queued + running */
+/* Cancel jobs that have not started (they run with cancelled = true). */
+void server_pool_cancel_queued(struct server_pool *p);
+/* Stop after the queue drains, join the threads, free the workers. */
+void server_pool_free(struct server_pool *p);
+
+/* ===========================================================================
+ * HTTP layer (server_http.c)
+ * ========================================================================= */
+
+struct server_http;
+
+/* Start listening on cfg->bind:cfg->port. 'token' and 'ctx' are borrowed for
+ * the server's lifetime. NULL with a message in 'err'. */
+struct server_http *server_http_start(struct server_ctx *ctx, const struct server_token *token,
+                                      char *err, size_t errlen);
+uint16_t server_http_port(const struct server_http *h);
+unsigned server_http_workers(const struct server_http *h);
+/* SIGTERM path: stop accepting, let in-flight requests finish (at most
+ * 'grace_ms', then cancel queued jobs), stop. Returns true when every
+ * in-flight request completed. */
+bool server_http_drain(struct server_http *h, unsigned grace_ms);
+/* Stop the daemon and the pool and free 'h'. Returns false (and frees
+ * nothing) when a job still runs: the caller must then exit without cleanup. */
+bool server_http_free(struct server_http *h) PV_WUR;
+
+/* ===========================================================================
+ * Small helpers shared by the files above (server_http.c)
+ * ========================================================================= */
+
+uint64_t server_now_ns(void);
+/* Append 's' JSON-escaped (without quotes) to 'out' of size 'outlen',
+ * truncating at 'max' input bytes. Returns bytes written. */
+size_t server_json_escape(char *out, size_t outlen, const char *s, size_t max);
+
+#endif

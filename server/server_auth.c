@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* server_auth.c - the bearer token: read, generate, compare, wipe
+ *
+ * The only file that touches the token bytes. The token comes from a file or
+ * an inherited descriptor (never argv or the environment), or is generated
+ * per run with RAND_bytes and written to a fresh mode-0600 file whose path is
+ * logged. Comparison uses CRYPTO_memcmp over equal lengths, so the time taken
+ * depends only on the presented token's length, not on where it differs.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
+#include "server/server.h"
+
+static bool is_space(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* Take ownership of 'raw' (len bytes, wiped on every path), trim, validate. */
+static pv_result token_take(struct server_token *t, unsigned char *raw, size_t len, char *err,
+                            size_t errlen, const char *what)
+{
+    size_t a = 0;
+    size_t b = len;
+
+    while (a < b && is_space(raw[a])) {
+        a++;
+    }
+    while (b > a && is_space(raw[b - 1])) {
+        b--;
+    }
+    if (b - a < SERVER_TOKEN_MIN || b - a > SERVER_TOKEN_MAX) {
+        OPENSSL_cleanse(raw, len);
+        free(raw);
+        snprintf(err, errlen, "%s: token must be %u..%u bytes", what, SERVER_TOKEN_MIN,
+                 SERVER_TOKEN_MAX);
+        PV_BAIL(PV_ERR_PARSE);
+    }
+    for (size_t i = a; i < b; i++) {
+        if (raw[i] < 0x21 || raw[i] > 0x7e) {
+            OPENSSL_cleanse(raw, len);
+            free(raw);
+            snprintf(err, errlen, "%s: token must be printable ASCII without spaces", what);
+            PV_BAIL(PV_ERR_PARSE);
+        }
+    }
+    memmove(raw, raw + a, b - a);
+    OPENSSL_cleanse(raw + (b - a), len - (b - a));
+    t->buf = raw;
+    t->len = b - a;
+    return PV_RESULT_OK;
+}
+
+static pv_result read_all(int fd, unsigned char **out, size_t *outlen, char *err, size_t errlen,
+                          const char *what)
+{
+    size_t cap = SERVER_TOKEN_MAX + 64;
+    unsigned char *buf = pv_malloc(cap);
+    size_t len = 0;
+
+    if (buf == NULL) {
+        snprintf(err, errlen, "%s: out of memory", what);
+        PV_BAIL(PV_ERR_NOMEM);
+    }
+    for (;;) {
+        ssize_t n = read(fd, buf + len, cap - len);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            snprintf(err, errlen, "%s: %s", what, strerror(errno));
+            OPENSSL_cleanse(buf, cap);
+            free(buf);
+            PV_BAIL(PV_ERR_IO);
+        }
+        if (n == 0) {
+            break;
+        }
+        len += (size_t)n;
+        if (len == cap) {
+            snprintf(err, errlen, "%s: token longer than %u bytes", what, SERVER_TOKEN_MAX);
+            OPENSSL_cleanse(buf, cap);
+            free(buf);
+            PV_BAIL(PV_ERR_PARSE);
+        }
+    }
+    *out = buf;
+    *outlen = len;
+    return PV_RESULT_OK;
+}
+
+pv_result server_token_from_file(struct server_token *t, const char *path, char *err,
+                                 size_t errlen)
+{
+    unsigned char *raw = NULL;
+    size_t len = 0;
+    struct stat st;
+    pv_result r;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+    memset(t, 0, sizeof(*t));
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        PV_BAIL(PV_ERR_IO);
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        snprintf(err, errlen, "%s: not a regular file", path);
+        PV_BAIL(PV_ERR_IO);
+    }
+    r = read_all(fd, &raw, &len, err, errlen, path);
+    close(fd);
+    PV_GUARD(r);
+    return token_take(t, raw, len, err, errlen, path);
+}
+
+pv_result server_token_from_fd(struct server_token *t, int fd, char *err, size_t errlen)
+{
+    unsigned char *raw = NULL;
+    size_t len = 0;
+    pv_result r;
+
+    memset(t, 0, sizeof(*t));
+    r = read_all(fd, &raw, &len, err, errlen, "--token-fd");
+    close(fd);
+    PV_GUARD(r);
+    return token_take(t, raw, len, err, errlen, "--token-fd");
+}
+
+pv_result server_token_generate(struct server_token *t, const char *dir, char *err,
+                                size_t errlen)
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned char rnd[32];
+    char path[4096];
+    unsigned char *tok;
+    int fd;
+    size_t off = 0;
+
+    memset(t, 0, sizeof(*t));
+    if (dir == NULL) {
+        dir = getenv("XDG_RUNTIME_DIR");
+        if (dir == NULL || dir[0] != '/') {
+            dir = "/tmp";
+        }
+    }
+    if (RAND_bytes(rnd, (int)sizeof(rnd)) != 1) {
+        snprintf(err, errlen, "RAND_bytes failed");
+        PV_BAIL(PV_ERR_INTERNAL);
+    }
+    tok = pv_malloc(2 * sizeof(rnd) + 1);
+    if (tok == NULL) {
+        OPENSSL_cleanse(rnd, sizeof(rnd));
+        snprintf(err, errlen, "out of memory");
+        PV_BAIL(PV_ERR_NOMEM);
+    }
+    for (size_t i = 0; i < sizeof(rnd); i++) {
+        tok[2 * i] = (unsigned char)hex[rnd[i] >> 4];
+        tok[2 * i + 1] = (unsigned char)hex[rnd[i] & 15];
+    }
+    tok[2 * sizeof(rnd)] = '\n';
+    OPENSSL_cleanse(rnd, sizeof(rnd));
+    if ((size_t)snprintf(path, sizeof(path), "%s/proviso-prover-token.XXXXXX", dir) >=
+        sizeof(path)) {
+        OPENSSL_cleanse(tok, 2 * sizeof(rnd) + 1);
+        free(tok);
+        snprintf(err, errlen, "token directory path too long");
+        PV_BAIL(PV_ERR_USAGE);
+    }
+    /* mkstemp creates the file 0600 and O_EXCL; fchmod guards odd umasks. */
+    fd = mkstemp(path);
+    if (fd < 0 || fchmod(fd, S_IRUSR | S_IWUSR) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(path);
+        }
+        OPENSSL_cleanse(tok, 2 * sizeof(rnd) + 1);
+        free(tok);
+        PV_BAIL(PV_ERR_IO);
+    }
+    while (off < 2 * sizeof(rnd) + 1) {
+        ssize_t n = write(fd, tok + off, 2 * sizeof(rnd) + 1 - off);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            snprintf(err, errlen, "%s: %s", path, strerror(errno));
+            close(fd);
+            unlink(path);
+            OPENSSL_cleanse(tok, 2 * sizeof(rnd) + 1);
+            free(tok);
+            PV_BAIL(PV_ERR_IO);
+        }
+        off += (size_t)n;
+    }
+    if (close(fd) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        unlink(path);
+        OPENSSL_cleanse(tok, 2 * sizeof(rnd) + 1);
+        free(tok);
+        PV_BAIL(PV_ERR_IO);
+    }
+    t->generated_path = pv_strdup(path);
+    if (t->generated_path == NULL) {
+        unlink(path);
+        OPENSSL_cleanse(tok, 2 * sizeof(rnd) + 1);
+        free(tok);
+        snprintf(err, errlen, "out of memory");
+        PV_BAIL(PV_ERR_NOMEM);
+    }
+    t->buf = tok;
+    t->len = 2 * sizeof(rnd);
+    return PV_RESULT_OK;
+}
+
+bool server_token_check(const struct server_token *t, const char *authorization)
+{
+    const char *p;
+    size_t len;
+
+    if (authorization == NULL || t == NULL || t->buf == NULL) {
+        return false;
+    }
+    /* RFC 7235: the scheme is case-insensitive. */
+    if (strncasecmp(authorization, "Bearer ", 7) != 0) {
+        return false;
+    }
+    p = authorization + 7;
+    while (*p == ' ') {
+        p++;
+    }
+    len = strlen(p);
+    while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t')) {
+        len--;
+    }
+    if (len != t->len) {
+        return false;
+    }
+    return CRYPTO_memcmp(p, t->buf, len) == 0;
+}
+
+void server_token_free(struct server_token *t)
+{
+    if (t == NULL) {
+        return;
+    }
+    if (t->buf != NULL) {
+        OPENSSL_cleanse(t->buf, t->len);
+        free(t->buf);
+    }
+    if (t->generated_path != NULL) {
+        unlink(t->generated_path);
+        free(t->generated_path);
+    }
+    memset(t, 0, sizeof(*t));
+}

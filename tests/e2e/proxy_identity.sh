@@ -1,0 +1,68 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# proxy_identity.sh - the requesting binary: the socket owner's executable and
+# its ancestors (found through /proc), binary globs ('*' stays in a segment,
+# '**' crosses), SHA-256 trust-on-first-use pins (a changed binary is denied)
+# and command-line paths that never grant.
+. "$(dirname "$0")/proxy_lib.sh"
+
+start_upstream A
+mkdir -p "$T/launch" "$T/g/sub" "$T/h/sub" "$T/pin"
+cp "$(readlink -f /bin/sh)" "$T/launch/launcher"
+cp "$CURL" "$T/g/tool"
+cp "$CURL" "$T/g/sub/tool"
+cp "$CURL" "$T/h/sub/tool"
+cp "$CURL" "$T/pin/tool"
+
+cat >"$T/policy.yaml" <<EOF
+version: 1
+network_policies:
+  curl_only:
+    endpoints:
+      - host: 127.0.0.1
+        port: $A_HTTP
+    binaries:
+      - path: /usr/bin/curl
+      - path: $T/launch/launcher
+      - path: $T/g/*
+      - path: $T/h/**
+      - path: $T/pin/tool
+      - path: $T/bin/notgranted
+EOF
+start_proxy
+U=http://127.0.0.1:$A_HTTP
+
+out=$(pcurl "$U/a")
+expect_has "curl (exe) allowed" "|200" "$out"
+out=$(pwget "$U/b")
+expect_has "wget (exe) denied" '"error":"policy_denied"' "$out"
+
+# an allowed ancestor grants: the launcher forks wget (no exec shortcut)
+out=$("$T/launch/launcher" -c "$WGET -q -T 5 -t 1 -O - -e use_proxy=yes -e http_proxy=http://127.0.0.1:$PX $U/via-parent; exit \$?")
+expect_has "wget allowed through an allowed ancestor" "request: GET /via-parent" "$out"
+expect_log "ancestor: the log names the actual exe" "HTTP:GET [INFO] ALLOWED /usr/bin/wget("
+
+# globs: '*' stays within one path segment, '**' crosses
+out=$("$T/g/tool" -s --max-time 5 -x "http://127.0.0.1:$PX" -w '|%{http_code}' "$U/glob1")
+expect_has "glob dir/* matches a direct child" "|200" "$out"
+out=$("$T/g/sub/tool" -s --max-time 5 -x "http://127.0.0.1:$PX" -w '|%{http_code}' "$U/glob2")
+expect_has "glob dir/* does not cross segments" "|403" "$out"
+out=$("$T/h/sub/tool" -s --max-time 5 -x "http://127.0.0.1:$PX" -w '|%{http_code}' "$U/glob3")
+expect_has "glob dir/** crosses segments" "|200" "$out"
+
+# command-line paths never grant
+out=$(pwget "$U/cmdline" -o "$T/bin/notgranted")
+expect_has "a policy path on the command line does not grant" '"error":"policy_denied"' "$out"
+
+# trust on first use: the pinned image may not change
+out=$("$T/pin/tool" -s --max-time 5 -x "http://127.0.0.1:$PX" -w '|%{http_code}' "$U/pin1")
+expect_has "pin: first use allowed (pinned)" "|200" "$out"
+out=$("$T/pin/tool" -s --max-time 5 -x "http://127.0.0.1:$PX" -w '|%{http_code}' "$U/pin2")
+expect_has "pin: same image allowed again" "|200" "$out"
+cp "$WGET" "$T/pin/tool"
+out=$("$T/pin/tool" -q -T 5 -t 1 --content-on-error -O - -e use_proxy=yes \
+    -e "http_proxy=http://127.0.0.1:$PX" "$U/pin3")
+expect_has "pin: changed binary denied" "binary integrity check failed" "$out"
+expect_log "pin: log reason" "Binary integrity violation: $T/pin/tool changed since it was first seen"
+
+finish
