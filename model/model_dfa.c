@@ -4,10 +4,11 @@
  * model_dfa_build() turns the Thompson-style NFA written by model_glob.c into
  * a minimal complete DFA over byte classes: the byte alphabet is first split
  * into the coarsest classes that every NFA edge respects, the subset
- * construction runs over classes (not 256 bytes), Moore's partition
- * refinement minimises, equal class columns are merged, and the sinks are
- * numbered last (universal, then dead) so that the matcher can stop at the
- * first sink with a single compare.
+ * construction runs over classes (not 256 bytes) within a work budget,
+ * Hopcroft's partition refinement minimises, equal class columns are merged,
+ * and the sinks are numbered last (universal, then dead) so that the matcher
+ * can stop at the first sink with a single compare. Literals skip the NFA:
+ * model_dfa_literal() writes their (already minimal) chain directly.
  *
  * model_lang_check() decides whether the intersection of glob languages (and
  * complements) within a domain language is empty, by breadth-first search
@@ -184,8 +185,8 @@ static uint32_t byte_classes(const struct model_nfa *n, uint8_t cls[256])
         }
         uint32_t kk = k;
         for (uint32_t c = 0; c < kk; c++) {
-            struct model_byteset in;
-            struct model_byteset out;
+            struct model_byteset in = {{0, 0, 0, 0}};
+            struct model_byteset out = {{0, 0, 0, 0}};
             bool any_in = false;
             bool any_out = false;
             for (size_t w = 0; w < 4; w++) {

@@ -466,45 +466,196 @@ static pv_result collect(struct prover_proof *pf)
  * Destinations
  * ------------------------------------------------------------------------- */
 
-static Z3_ast ip_const(struct prover_proof *pf, const struct model_ip *ip)
+static int ip_cmp(const void *a, const void *b)
 {
-    uint64_t hi = 0;
-    uint64_t lo = 0;
-    Z3_sort s64 = Z3_mk_bv_sort(pf->ctx, 64);
-
-    for (int i = 0; i < 8; i++) {
-        hi = (hi << 8) | ip->b[i];
-        lo = (lo << 8) | ip->b[8 + i];
-    }
-    return prover_z(pf, Z3_mk_concat(pf->ctx, Z3_mk_unsigned_int64(pf->ctx, hi, s64),
-                                     Z3_mk_unsigned_int64(pf->ctx, lo, s64)));
+    return memcmp(((const struct model_ip *)a)->b, ((const struct model_ip *)b)->b, 16);
 }
 
+/* last address of a CIDR */
+static struct model_ip cidr_end(const struct model_cidr *c)
+{
+    struct model_ip e = c->net;
+
+    for (unsigned bit = c->prefix; bit < 128; bit++) {
+        e.b[bit / 8] |= (uint8_t)(0x80u >> (bit % 8));
+    }
+    return e;
+}
+
+/* a + 1; false on overflow */
+static bool ip_inc(struct model_ip *a)
+{
+    for (int i = 15; i >= 0; i--) {
+        if (++a->b[i] != 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool in_cidr_c(const struct model_cidr *c, const struct model_ip *a)
+{
+    struct model_ip e = cidr_end(c);
+
+    return memcmp(a->b, c->net.b, 16) >= 0 && memcmp(a->b, e.b, 16) <= 0;
+}
+
+struct bounds {
+    struct model_ip *v;
+    size_t n, cap;
+};
+
+static pv_result bound_add(struct bounds *b, const struct model_ip *a) PV_WUR;
+static pv_result bound_add(struct bounds *b, const struct model_ip *a)
+{
+    PROVER_GROW(b->v, b->cap, b->n);
+    b->v[b->n++] = *a;
+    return PV_RESULT_OK;
+}
+
+static pv_result bound_cidr(struct bounds *b, const struct model_cidr *c) PV_WUR;
+static pv_result bound_cidr(struct bounds *b, const struct model_cidr *c)
+{
+    struct model_ip e = cidr_end(c);
+
+    PV_GUARD(bound_add(b, &c->net));
+    if (ip_inc(&e)) {
+        PV_GUARD(bound_add(b, &e));
+    }
+    return PV_RESULT_OK;
+}
+
+static pv_result dest_atoms(struct prover_proof *pf) PV_WUR;
+static pv_result dest_atoms(struct prover_proof *pf)
+{
+    const struct model_cidr *tb = NULL;
+    const struct model_cidr *tp = NULL;
+    size_t nb = model_ip_class_ranges(MODEL_IPC_BLOCKED, &tb);
+    size_t np = model_ip_class_ranges(MODEL_IPC_PRIVATE, &tp);
+    struct bounds b = {0};
+    struct model_ip zero;
+    pv_result r = PV_RESULT_OK;
+    size_t k = 0;
+
+    memset(&zero, 0, sizeof(zero));
+    r = bound_add(&b, &zero);
+    for (size_t i = 0; i < nb && pv_ok(r); i++) {
+        r = bound_cidr(&b, &tb[i]);
+    }
+    for (size_t i = 0; i < np && pv_ok(r); i++) {
+        r = bound_cidr(&b, &tp[i]);
+    }
+    for (size_t i = 0; i < pf->units.n && pv_ok(r); i++) {
+        const struct prover_unit *u = &pf->units.u[i];
+
+        for (size_t c = 0; u->rel && c < u->v.ncidrs && pv_ok(r); c++) {
+            r = bound_cidr(&b, &u->v.cidrs[c]);
+        }
+    }
+    for (size_t i = 0; i < pf->nips && pv_ok(r); i++) {
+        struct model_cidr pt;
+
+        pt.net = pf->ips[i].ip;
+        pt.prefix = 128;
+        r = bound_cidr(&b, &pt);
+    }
+    if (!pv_ok(r)) {
+        free(b.v);
+        return r;
+    }
+    qsort(b.v, b.n, sizeof(b.v[0]), ip_cmp);
+    for (size_t i = 0; i < b.n; i++) {
+        if (k == 0 || memcmp(b.v[k - 1].b, b.v[i].b, 16) != 0) {
+            b.v[k++] = b.v[i];
+        }
+    }
+    pf->datoms = pv_calloc(k, sizeof(*pf->datoms));
+    if (pf->datoms == NULL) {
+        free(b.v);
+        PV_BAIL(PV_ERR_NOMEM);
+    }
+    pf->ndatoms = k;
+    for (size_t i = 0; i < k; i++) {
+        struct prover_datom *a = &pf->datoms[i];
+        struct model_ip w = b.v[i];
+
+        a->start = b.v[i];
+        /* A readable member: start + 1 when the interval has more than one
+         * address (10.0.0.1 rather than the network address 10.0.0.0). */
+        if (ip_inc(&w) && (i + 1 == k || memcmp(w.b, b.v[i + 1].b, 16) < 0)) {
+            a->w = w;
+        } else {
+            a->w = a->start;
+        }
+        for (size_t t = 0; t < nb && !a->blocked; t++) {
+            a->blocked = in_cidr_c(&tb[t], &a->start);
+        }
+        for (size_t t = 0; t < np && !a->blocked && !a->priv; t++) {
+            a->priv = in_cidr_c(&tp[t], &a->start);
+        }
+    }
+    free(b.v);
+    for (size_t i = 0; i < pf->nips; i++) {
+        for (size_t a = 0; a < pf->ndatoms; a++) {
+            if (memcmp(pf->datoms[a].start.b, pf->ips[i].ip.b, 16) == 0) {
+                pf->ips[i].datom = a;
+                pf->datoms[a].w = pf->ips[i].ip;
+            }
+        }
+    }
+    return PV_RESULT_OK;
+}
+
+static pv_result port_atoms(struct prover_proof *pf) PV_WUR;
+static pv_result port_atoms(struct prover_proof *pf)
+{
+    size_t cap = 0;
+
+    for (size_t i = 0; i < pf->units.n; i++) {
+        const struct prover_unit *u = &pf->units.u[i];
+
+        for (size_t k = 0; u->rel && k < u->v.nports; k++) {
+            bool seen = false;
+
+            for (size_t j = 0; j < pf->nports && !seen; j++) {
+                seen = pf->ports[j] == u->v.ports[k];
+            }
+            if (!seen) {
+                PROVER_GROW(pf->ports, cap, pf->nports);
+                pf->ports[pf->nports++] = u->v.ports[k];
+            }
+        }
+    }
+    PV_ENSURE(pf->nports > 0, PV_ERR_INTERNAL);
+    return PV_RESULT_OK;
+}
+
+Z3_ast prover_port_eq(struct prover_proof *pf, uint16_t port)
+{
+    for (size_t i = 0; i < pf->nports; i++) {
+        if (pf->ports[i] == port) {
+            return prover_eqn(pf, pf->p, i);
+        }
+    }
+    return prover_false(pf);
+}
+
+/* d in CIDR 'c': the atoms whose interval lies inside it. */
 static Z3_ast in_cidr(struct prover_proof *pf, const struct model_cidr *c)
 {
-    Z3_ast net;
+    bool *has = pv_calloc(pf->ndatoms, sizeof(bool));
+    Z3_ast r;
 
-    if (c->prefix == 0) {
-        return prover_true(pf);
-    }
-    net = ip_const(pf, &c->net);
-    if (net == NULL) {
+    if (has == NULL) {
+        pf->zerr = true;
         return NULL;
     }
-    return prover_z(pf, Z3_mk_eq(pf->ctx, Z3_mk_extract(pf->ctx, 127, 128u - c->prefix, pf->d),
-                                 Z3_mk_extract(pf->ctx, 127, 128u - c->prefix, net)));
-}
-
-static Z3_ast in_table(struct prover_proof *pf, enum model_ip_class cls)
-{
-    const struct model_cidr *t = NULL;
-    size_t n = model_ip_class_ranges(cls, &t);
-    struct zvec z = {0};
-
-    for (size_t i = 0; i < n; i++) {
-        zpush(pf, &z, in_cidr(pf, &t[i]));
+    for (size_t a = 0; a < pf->ndatoms; a++) {
+        has[a] = in_cidr_c(c, &pf->datoms[a].start);
     }
-    return zor(pf, &z);
+    r = in_set(pf, pf->d, pf->ndatoms, has, 0, true);
+    free(has);
+    return r;
 }
 
 /* ---------------------------------------------------------------------------
@@ -844,19 +995,19 @@ static void variables(struct prover_proof *pf)
     pf->path.var = mk_var(pf, "u", pf->path.width);
     pf->mwidth = width_for(pf->nmethods);
     pf->m = mk_var(pf, "m", pf->mwidth);
-    pf->p = mk_var(pf, "p", 16);
-    pf->d = mk_var(pf, "d", 128);
+    pf->pwidth = width_for(pf->nports);
+    pf->p = mk_var(pf, "p", pf->pwidth);
+    pf->dwidth = width_for(pf->ndatoms);
+    pf->d = mk_var(pf, "d", pf->dwidth);
     bound(pf, pf->bin.var, pf->bin.natoms, pf->bin.width);
     bound(pf, pf->h, pf->nhost, pf->hwidth);
     bound(pf, pf->path.var, pf->path.natoms, pf->path.width);
     bound(pf, pf->m, pf->nmethods, pf->mwidth);
-    /*= docs/semantics.md#requests
-     *# *p* — the destination port, 1..65535. */
-    assert_z(pf, prover_not(pf, prover_eqn(pf, pf->p, 0)));
+    bound(pf, pf->p, pf->nports, pf->pwidth);
+    bound(pf, pf->d, pf->ndatoms, pf->dwidth);
     /* An IP host is its own destination. */
     for (size_t i = 0; i < pf->nips; i++) {
-        Z3_ast addr = ip_const(pf, &pf->ips[i].ip);
-        Z3_ast deq = addr != NULL ? prover_z(pf, Z3_mk_eq(c, pf->d, addr)) : NULL;
+        Z3_ast deq = prover_eqn(pf, pf->d, pf->ips[i].datom);
 
         assert_z(pf, prover_z(pf, Z3_mk_implies(c, prover_eqn(pf, pf->h, pf->dns.natoms + i),
                                                 deq)));
@@ -885,17 +1036,37 @@ static void variables(struct prover_proof *pf)
     }
 }
 
+static Z3_ast d_class(struct prover_proof *pf, bool priv)
+{
+    bool *has = pv_calloc(pf->ndatoms, sizeof(bool));
+    Z3_ast r;
+
+    if (has == NULL) {
+        pf->zerr = true;
+        return NULL;
+    }
+    for (size_t a = 0; a < pf->ndatoms; a++) {
+        has[a] = priv ? pf->datoms[a].priv : pf->datoms[a].blocked;
+    }
+    r = in_set(pf, pf->d, pf->ndatoms, has, 0, true);
+    free(has);
+    return r;
+}
+
 static void globals(struct prover_proof *pf)
 {
-    static const uint16_t cp_ports[] = {2379, 2380, 6443, 10250, 10255};
     struct zvec z = {0};
 
-    pf->blocked = in_table(pf, MODEL_IPC_BLOCKED);
+    /*= docs/semantics.md#always-blocked
+     *# *d* is not **always-blocked**: loopback (127/8, ::1), link-local */
+    pf->blocked = d_class(pf, false);
     /*= docs/semantics.md#private
      *# **Private** addresses are the internal ranges that are not always-blocked */
-    pf->private_ = prover_and2(pf, prover_not(pf, pf->blocked), in_table(pf, MODEL_IPC_PRIVATE));
-    for (size_t i = 0; i < PV_ARRAY_LEN(cp_ports); i++) {
-        zpush(pf, &z, prover_eqn(pf, pf->p, cp_ports[i]));
+    pf->private_ = d_class(pf, true);
+    for (size_t i = 0; i < pf->nports; i++) {
+        if (model_port_is_control_plane(pf->ports[i])) {
+            zpush(pf, &z, prover_eqn(pf, pf->p, i));
+        }
     }
     pf->cp = zor(pf, &z);
     pf->hostdns = pf->dns.natoms == 0
@@ -915,7 +1086,7 @@ static Z3_ast port_match(struct prover_proof *pf, const struct prover_unit *u)
     struct zvec z = {0};
 
     for (size_t i = 0; i < u->v.nports; i++) {
-        zpush(pf, &z, prover_eqn(pf, pf->p, u->v.ports[i]));
+        zpush(pf, &z, prover_port_eq(pf, u->v.ports[i]));
     }
     return zor(pf, &z);
 }
@@ -1057,6 +1228,8 @@ pv_result prover_encode(struct prover_proof *pf)
     PV_GUARD(collect(pf));
     PV_GUARD(atoms_all(pf));
     PV_GUARD(classify(pf));
+    PV_GUARD(dest_atoms(pf));
+    PV_GUARD(port_atoms(pf));
     pf->solver = Z3_mk_simple_solver(pf->ctx);
     PV_ENSURE(pf->solver != NULL && Z3_get_error_code(pf->ctx) == Z3_OK, PV_ERR_SOLVER);
     Z3_solver_inc_ref(pf->ctx, pf->solver);

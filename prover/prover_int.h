@@ -174,6 +174,16 @@ struct prover_qkey {
 struct prover_ipatom {
     struct model_ip ip;
     bool link_local;
+    size_t datom; /* its destination atom */
+};
+
+/* Destination atoms: the 128-bit address line cut at every boundary of the
+ * blocked and private tables, of every allowed_ips CIDR and around every IP
+ * literal host, so each CIDR and class is a union of atoms. */
+struct prover_datom {
+    struct model_ip start; /* first address of the interval */
+    struct model_ip w;     /* witness address */
+    bool blocked, priv;
 };
 
 struct prover_proof {
@@ -199,9 +209,12 @@ struct prover_proof {
     const char *methods[PROVER_MAX_METHODS];
     size_t nmethods;
     /* Z3 */
-    Z3_sort bv16, bv128;
-    Z3_ast h, p, m, d;
-    unsigned hwidth, mwidth;
+    struct prover_datom *datoms;
+    size_t ndatoms;
+    uint16_t *ports;           /* port atoms: every port of the slice */
+    size_t nports;
+    Z3_ast h, p, m, d;         /* p and d are atom indexes too */
+    unsigned hwidth, mwidth, pwidth, dwidth;
     Z3_ast blocked, private_, cp, hostdns, cred, ll, bypass, has2f;
     Z3_ast region;             /* (x,h,p) in some delta unit */
     Z3_ast allow[2], grant[2], reach[2], insp[2];
@@ -239,5 +252,6 @@ Z3_ast prover_memb(struct prover_proof *pf, struct prover_dim *d, size_t pat);
 Z3_ast prover_unit_ok(struct prover_proof *pf, size_t ui);
 Z3_ast prover_unit_grant(struct prover_proof *pf, size_t ui);
 Z3_ast prover_host_memb(struct prover_proof *pf, const struct prover_unit *u);
+Z3_ast prover_port_eq(struct prover_proof *pf, uint16_t port);
 
 #endif

@@ -90,7 +90,7 @@ static pv_result pct(struct pv_dynbuf *b, const char *s, size_t len)
 static pv_result wit_read(struct prover_proof *pf, Z3_model mdl, struct wit *w) PV_WUR;
 static pv_result wit_read(struct prover_proof *pf, Z3_model mdl, struct wit *w)
 {
-    uint64_t v, hi, lo;
+    uint64_t v;
     struct pv_dynbuf q;
     pv_result r = PV_RESULT_OK;
 
@@ -103,16 +103,10 @@ static pv_result wit_read(struct prover_proof *pf, Z3_model mdl, struct wit *w)
     w->ua = (size_t)v;
     PV_ENSURE(eval_u64(pf, mdl, pf->m, &v) && v < pf->nmethods, PV_ERR_SOLVER);
     w->mi = (size_t)v;
-    PV_ENSURE(eval_u64(pf, mdl, pf->p, &v) && v > 0 && v <= 65535, PV_ERR_SOLVER);
-    w->port = (uint16_t)v;
-    PV_ENSURE(eval_u64(pf, mdl, prover_z(pf, Z3_mk_extract(pf->ctx, 127, 64, pf->d)), &hi),
-              PV_ERR_SOLVER);
-    PV_ENSURE(eval_u64(pf, mdl, prover_z(pf, Z3_mk_extract(pf->ctx, 63, 0, pf->d)), &lo),
-              PV_ERR_SOLVER);
-    for (int i = 0; i < 8; i++) {
-        w->d.b[i] = (uint8_t)(hi >> (56 - 8 * i));
-        w->d.b[8 + i] = (uint8_t)(lo >> (56 - 8 * i));
-    }
+    PV_ENSURE(eval_u64(pf, mdl, pf->p, &v) && v < pf->nports, PV_ERR_SOLVER);
+    w->port = pf->ports[v];
+    PV_ENSURE(eval_u64(pf, mdl, pf->d, &v) && v < pf->ndatoms, PV_ERR_SOLVER);
+    w->d = pf->datoms[v].w;
     w->bin = pf->bin.atoms[w->xa].w;
     if (w->ha < pf->dns.natoms) {
         w->host = pf->dns.atoms[w->ha].w;
@@ -584,7 +578,7 @@ static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port)
     enum prover_side C = PROVER_SIDE_C;
     bool audit = pf->in->mode == PROVER_AUDIT;
     Z3_ast base = prover_and(pf, 3,
-                             (Z3_ast[]){pf->g0[ui], prover_eqn(pf, pf->p, port), pf->region});
+                             (Z3_ast[]){pf->g0[ui], prover_port_eq(pf, port), pf->region});
     Z3_ast allowc = prover_and(pf, 3, (Z3_ast[]){base, pf->allow[C], prover_unit_ok(pf, ui)});
     Z3_ast newallow = prover_and2(pf, allowc, prover_not(pf, pf->allow[B]));
     bool cred = host_any(pf, u, pf->host_cred);

@@ -196,6 +196,8 @@ static void proof_free(struct prover_proof *pf)
     }
     free(pf->qkeys);
     free(pf->ips);
+    free(pf->datoms);
+    free(pf->ports);
     free(pf->host_cred);
     free(pf->host_ll);
     free(pf->bin_bypass);

@@ -11,6 +11,7 @@
  *                   (connection, request, destination), deny bodies
  *   proxy_ident.c   requesting-binary identity from /proc, SHA-256 TOFU pins
  *   proxy_tls.c     local CA, leaf certificates, upstream verification
+ *   proxy_splice.c  zero-copy relay of opaque tunnels (splice(2))
  *   proxy_log.c     shorthand decision log and JSON-lines denial stream
  *   proxy_conn.c    the per-connection state machine (libevent)
  *   proxy_server.c  listeners, admin port, DNS, signals, reload
@@ -256,6 +257,22 @@ struct ssl_st *proxy_tls_server(struct proxy_tls *t, const char *host);
 /* A client-side SSL to the upstream 'host' (SNI unless an IP; verification
  * of the name or address against the trust store). New. */
 struct ssl_st *proxy_tls_client(struct proxy_tls *t, const char *host, bool is_ip);
+
+/* ===========================================================================
+ * Opaque tunnels (proxy_splice.c)
+ * ========================================================================= */
+
+struct proxy_splice;
+struct event_base;
+
+/* Relay bytes both ways between connected non-blocking sockets 'a' and 'b'
+ * with splice(2) (no copy through user space), propagating half-closes.
+ * 'done' runs once, when both directions have ended ('error' false) or on
+ * the first error; the relay does nothing after calling it. The sockets stay
+ * owned by the caller. New; NULL on failure. */
+struct proxy_splice *proxy_splice_new(struct event_base *base, int a, int b,
+                                      void (*done)(void *arg, bool error), void *arg);
+void proxy_splice_free(struct proxy_splice *s);
 
 /* ===========================================================================
  * Logs (proxy_log.c)

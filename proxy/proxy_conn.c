@@ -109,6 +109,7 @@ void proxy_conn_free(struct proxy_conn *c)
     if (c->ev_io != NULL) {
         event_free(c->ev_io);
     }
+    proxy_splice_free(c->spl);
     if (c->c != NULL) {
         bufferevent_free(c->c);
     }
@@ -160,6 +161,8 @@ static void conn_kill(struct proxy_conn *c)
     if (c->ev_kick != NULL) {
         event_del(c->ev_kick);
     }
+    proxy_splice_free(c->spl); /* may be inside its 'done' callback: it ends there */
+    c->spl = NULL;
     /* unlink from the live list, push on the graveyard */
     if (c->prev != NULL) {
         c->prev->next = c->next;
@@ -709,6 +712,14 @@ static void start_connect(struct proxy_conn *c)
     event_add(c->ev_io, &tv);
 }
 
+/* Bulk relays: read and write up to 256 KiB per syscall (libevent's default
+ * is 16 KiB), which is what keeps a tunnel close to direct throughput. */
+static void bulk_sizes(struct bufferevent *bev)
+{
+    (void)bufferevent_set_max_single_read(bev, RELAY_HWM);
+    (void)bufferevent_set_max_single_write(bev, RELAY_HWM);
+}
+
 /* Wrap the connected upstream socket in a plain bufferevent. */
 static bool wrap_upstream_plain(struct proxy_conn *c)
 {
@@ -717,6 +728,7 @@ static bool wrap_upstream_plain(struct proxy_conn *c)
         return false;
     }
     c->ufd = -1;
+    bulk_sizes(c->u);
     bufferevent_setcb(c->u, up_read, up_write, up_event, c);
     bufferevent_enable(c->u, EV_READ | EV_WRITE);
     return true;
@@ -834,6 +846,7 @@ static void send_request(struct proxy_conn *c)
     http_parser_init(&c->resp, HTTP_RESPONSE);
     c->resp.data = c;
     c->resp_done = false;
+    c->resp_started = false;
     c->resp_eof_framed = false;
     c->resp_status = 0;
     c->state = PROXY_ST_RELAY;
@@ -948,6 +961,7 @@ static void pump_resp(struct proxy_conn *c)
         if (n == 0) {
             break;
         }
+        c->resp_started = true;
         evbuffer_remove_buffer(in, out, (size_t)n);
     }
     if (c->resp_done) {
@@ -976,7 +990,7 @@ static void resp_eof(struct proxy_conn *c)
             return;
         }
     }
-    if (!c->resp_done && c->resp_status == 0 && c->cur.method != NULL) {
+    if (!c->resp_done && !c->resp_started && c->cur.method != NULL) {
         char detail[600];
         if (c->u_err[0] != '\0') {
             snprintf(detail, sizeof(detail), "connection to %s:%u failed: %s", c->host,
@@ -1041,13 +1055,23 @@ static void forward_request(struct proxy_conn *c)
         rest = "/";
         rl = 1;
     }
-    free(c->cur.target);
-    c->cur.target = pv_strndup(rest, rl);
-    if (c->cur.target == NULL) {
-        reply_bare(c, 500);
-        return;
+    {
+        /* 'rest' points into the old target: copy before freeing; an empty
+         * path before a query ("http://h?q") is "/" */
+        bool slash = rest[0] == '?';
+        char *nt = pv_malloc(rl + 2);
+        if (nt == NULL) {
+            reply_bare(c, 500);
+            return;
+        }
+        nt[0] = '/';
+        memcpy(nt + (slash ? 1 : 0), rest, rl);
+        rl += slash ? 1 : 0;
+        nt[rl] = '\0';
+        free(c->cur.target);
+        c->cur.target = nt;
+        c->cur.target_len = rl;
     }
-    c->cur.target_len = rl;
     proxy_decide_request(c->pol, c->id, c->host, strlen(c->host), c->port, c->cur.method,
                          c->cur.target, rl, &v);
     /* a grant whose only failure is the destination goes on to the address
@@ -1286,6 +1310,7 @@ static void start_raw_tunnel(struct proxy_conn *c)
         reply_bare(c, 500);
         return;
     }
+    bulk_sizes(c->c);
     c->mode = PROXY_MODE_RAW;
     c->state = PROXY_ST_TUNNEL;
     bufferevent_setwatermark(c->u, EV_WRITE, RELAY_HWM / 2, 0);
@@ -1298,6 +1323,29 @@ static void start_raw_tunnel(struct proxy_conn *c)
     /* bytes may already wait in the client buffer */
     if (evbuffer_get_length(bufferevent_get_input(c->c)) > 0) {
         evbuffer_add_buffer(bufferevent_get_output(c->u), bufferevent_get_input(c->c));
+    }
+}
+
+static void splice_done(void *arg, bool error)
+{
+    (void)error;
+    conn_kill(arg);
+}
+
+/* The 200 is out and no byte is buffered on either side: hand both sockets
+ * to the splice relay; the bufferevent is no longer needed. */
+static void start_splice(struct proxy_conn *c)
+{
+    c->splice_pending = false;
+    if (evbuffer_get_length(bufferevent_get_input(c->c)) > 0) {
+        start_raw_tunnel(c);
+        return;
+    }
+    bufferevent_free(c->c);
+    c->c = NULL;
+    c->spl = proxy_splice_new(c->srv->base, c->cfd, c->ufd, splice_done, c);
+    if (c->spl == NULL) {
+        conn_kill(c);
     }
 }
 
@@ -1361,6 +1409,8 @@ static void start_l7(struct proxy_conn *c, bool tls)
         bufferevent_openssl_set_allow_dirty_shutdown(c->u, 1);
         bufferevent_setcb(c->u, up_read, up_write, up_event, c);
         bufferevent_enable(c->u, EV_READ | EV_WRITE);
+        bulk_sizes(c->c);
+        bulk_sizes(c->u);
         c->c_tls = true;
         c->u_tls = true;
     } else if (!wrap_upstream_plain(c)) {
@@ -1464,6 +1514,15 @@ static void upstream_connected(struct proxy_conn *c)
             /* sniff once the 200 is flushed (client_write) */
             c->state = PROXY_ST_SNIFF;
             c->sniff_ms = 0;
+            bufferevent_setwatermark(c->c, EV_WRITE, 0, 0);
+            bufferevent_enable(c->c, EV_WRITE);
+            return;
+        }
+        if (c->early == NULL) {
+            /* splice once the 200 is flushed (client_write) */
+            c->mode = PROXY_MODE_RAW;
+            c->state = PROXY_ST_TUNNEL;
+            c->splice_pending = true;
             bufferevent_setwatermark(c->c, EV_WRITE, 0, 0);
             bufferevent_enable(c->c, EV_WRITE);
             return;
@@ -1620,8 +1679,18 @@ static void client_write(struct bufferevent *bev, void *arg)
             sniff_try(c);
         }
         return;
-    case PROXY_ST_RELAY:
     case PROXY_ST_TUNNEL:
+        if (c->splice_pending) {
+            if (evbuffer_get_length(bufferevent_get_output(c->c)) == 0) {
+                start_splice(c);
+            }
+            return;
+        }
+        if (c->u != NULL) {
+            bufferevent_enable(c->u, EV_READ); /* backpressure released */
+        }
+        return;
+    case PROXY_ST_RELAY:
         if (c->u != NULL) {
             bufferevent_enable(c->u, EV_READ); /* backpressure released */
         }
@@ -1666,6 +1735,17 @@ static void client_event(struct bufferevent *bev, short what, void *arg)
     if (c->state == PROXY_ST_TUNNEL && (what & BEV_EVENT_EOF) != 0) {
         tunnel_side_closed(c, true);
         return;
+    }
+    if (c->c_tls && (what & BEV_EVENT_ERROR) != 0) {
+        unsigned long e = bufferevent_get_openssl_error(c->c);
+        if (e != 0) {
+            char b[160];
+            ERR_error_string_n(e, b, sizeof(b));
+            proxy_log_note(c->srv->log, "TLS with the client for %s:%u failed: %s (does it trust "
+                                        "the proxy CA?)",
+                           c->host, (unsigned)c->port, b);
+        }
+        ERR_clear_error();
     }
     conn_kill(c);
 }
@@ -1826,6 +1906,7 @@ void proxy_conn_accept(struct proxy_server *srv, int fd, const struct sockaddr *
     }
     c->mode = PROXY_MODE_FORWARD;
     c->state = PROXY_ST_HEAD;
+    bulk_sizes(c->c);
     bufferevent_setcb(c->c, client_read, client_write, client_event, c);
     tv.tv_sec = ms / 1000;
     tv.tv_usec = (long)(ms % 1000) * 1000;

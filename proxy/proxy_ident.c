@@ -160,17 +160,22 @@ static unsigned long inode_netlink(struct proxy_ident_cache *c, const struct soc
     if (n < (ssize_t)sizeof(struct nlmsghdr)) {
         return 0;
     }
-    for (struct nlmsghdr *h = &resp.nlh; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
-        const struct inet_diag_msg *m;
-        if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
-            h->nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg))) {
+    for (size_t off = 0; off + sizeof(struct nlmsghdr) <= (size_t)n;) {
+        struct nlmsghdr h;
+        struct inet_diag_msg m;
+
+        memcpy(&h, resp.buf + off, sizeof(h));
+        if (h.nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+            h.nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg)) ||
+            h.nlmsg_len > (size_t)n - off) {
             return 0;
         }
-        m = NLMSG_DATA(h);
-        if (m->id.idiag_sport == req.r.id.idiag_sport &&
-            m->id.idiag_dport == req.r.id.idiag_dport) {
-            return m->idiag_inode;
+        memcpy(&m, resp.buf + off + NLMSG_HDRLEN, sizeof(m));
+        if (m.id.idiag_sport == req.r.id.idiag_sport &&
+            m.id.idiag_dport == req.r.id.idiag_dport) {
+            return m.idiag_inode;
         }
+        off += NLMSG_ALIGN(h.nlmsg_len);
     }
     return 0;
 }

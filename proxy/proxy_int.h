@@ -139,8 +139,11 @@ struct proxy_conn {
     bool req_done;
     bool resp_done;
     bool resp_eof_framed;     /* the response ended at upstream EOF */
+    bool resp_started;        /* response bytes reached the client */
     unsigned resp_status;
     struct evbuffer *early;   /* client bytes that arrived with the CONNECT head */
+    struct proxy_splice *spl; /* opaque tunnel relayed with splice(2) */
+    bool splice_pending;      /* start splicing once the 200 is flushed */
 };
 
 /* proxy_conn.c */

@@ -406,8 +406,8 @@ static enum MHD_Result first_call(struct server_http *h, struct request *rq, con
 
     rq->route = find_route(url);
     if (atomic_load(&h->draining)) {
-        struct MHD_Response *resp =
-            error_response(MHD_HTTP_SERVICE_UNAVAILABLE, "shutting_down", "the service is stopping");
+        struct MHD_Response *resp = error_response(MHD_HTTP_SERVICE_UNAVAILABLE,
+                                                   "shutting_down", "the service is stopping");
         server_metrics_rejected();
         if (resp != NULL) {
             (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");

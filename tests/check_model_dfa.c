@@ -735,6 +735,54 @@ START_TEST(test_domains)
 }
 END_TEST
 
+START_TEST(test_literal_equivalence)
+{
+    /* A literal compiled directly and the same language through the NFA
+     * (an escaped, hence non-literal, spelling) are equal: both
+     * differences are empty, and a one-byte change is not. */
+    rng_state = 4711;
+    for (int iter = 0; iter < 300; iter++) {
+        char lit[16];
+        char esc[40];
+        size_t n = rnd(12) + 1;
+        size_t o = 0;
+        for (size_t i = 0; i < n; i++) {
+            lit[i] = "ab/.%xyz"[rnd(8)];
+            if (i == 0 || rnd(3) == 0) {
+                esc[o++] = '\\';
+            }
+            esc[o++] = lit[i];
+        }
+        enum model_glob_kind kind = rnd(2) ? MODEL_GLOB_PATH : MODEL_GLOB_VALUE;
+        struct model_glob *a = model_glob_compile(kind, lit, n, NULL);
+        struct model_glob *b = model_glob_compile(kind, esc, o, NULL);
+        ck_assert_ptr_nonnull(a);
+        ck_assert_ptr_nonnull(b);
+        ck_assert(model_glob_is_literal(a));
+        ck_assert(!model_glob_is_literal(b));
+        struct model_lang_term t1[2] = {{a, true}, {b, false}};
+        struct model_lang_term t2[2] = {{a, false}, {b, true}};
+        ck_assert_int_eq(model_lang_check(MODEL_DOMAIN_ANY, t1, 2, 0, NULL, NULL),
+                         MODEL_LANG_EMPTY);
+        ck_assert_int_eq(model_lang_check(MODEL_DOMAIN_ANY, t2, 2, 0, NULL, NULL),
+                         MODEL_LANG_EMPTY);
+        char *w = NULL;
+        size_t wlen = 0;
+        struct model_lang_term t3[1] = {{b, true}};
+        ck_assert_int_eq(model_lang_check(MODEL_DOMAIN_ANY, t3, 1, 0, &w, &wlen),
+                         MODEL_LANG_NONEMPTY);
+        ck_assert_uint_eq(wlen, n);
+        ck_assert(memcmp(w, lit, n) == 0);
+        free(w);
+        lit[rnd((unsigned)n)] = 'q';
+        ck_assert(!model_glob_match(a, lit, n)); /* 'q' is not in the alphabet */
+        ck_assert(!model_glob_match(b, lit, n));
+        model_glob_free(a);
+        model_glob_free(b);
+    }
+}
+END_TEST
+
 static void *thread_main(void *arg)
 {
     (void)arg;
@@ -770,6 +818,7 @@ static Suite *dfa_suite(void)
     tcase_add_loop_test(tc, test_cross_random, 0, (int)PV_ARRAY_LEN(cross_kinds));
     tcase_add_loop_test(tc, test_lang_table, 0, (int)PV_ARRAY_LEN(lang_cases));
     tcase_add_test(tc, test_lang_limit);
+    tcase_add_test(tc, test_literal_equivalence);
     tcase_add_test(tc, test_lang_random);
     tcase_add_loop_test(tc, test_domains, 0, (int)PV_ARRAY_LEN(dom_cases));
     suite_add_tcase(s, tc);

@@ -31,7 +31,8 @@ static const struct row rows[] = {
     /* --- accepted bodies, spans exact ------------------------------------- */
     {SERVER_BODY_PROVE, "{\"candidate\": {\"version\": 1}}", OK, "candidate={\"version\": 1}", 0},
     {SERVER_BODY_PROVE, "  {\"candidate\":{}}  \n", OK, "candidate={}", 0},
-    {SERVER_BODY_PROVE, "{\"baseline\": {\"a\": \"}\\\"{\"}, \"candidate\": {\"b\": [1, {\"c\": \"]\"}]}}",
+    {SERVER_BODY_PROVE,
+     "{\"baseline\": {\"a\": \"}\\\"{\"}, \"candidate\": {\"b\": [1, {\"c\": \"]\"}]}}",
      OK, "baseline={\"a\": \"}\\\"{\"}|candidate={\"b\": [1, {\"c\": \"]\"}]}", 0},
     {SERVER_BODY_PROVE, "{\"candidate\": \"version: 1\\nnetwork_policies: {}\\n\"}", OK,
      "candidate=version: 1\nnetwork_policies: {}\n", 0},

@@ -90,6 +90,15 @@ expect_has "wget denied: reason names wget" "binary '/usr/bin/wget' not allowed 
 expect_log "wget denied: log line" "HTTP:GET [MED] DENIED /usr/bin/wget("
 expect_log "wget denied: log reason" "[reason:binary '/usr/bin/wget' not allowed in policy 'plain-l4'; binary '/usr/bin/wget' not allowed in policy 'raw']"
 
+out=$(raw_send "GET http://127.0.0.1:$A_HTTP?only=query HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+expect_has "empty path before a query becomes /" "request: GET /?only=query" "$out"
+
+# the way agents use it: the proxy environment variables
+out=$(http_proxy="http://127.0.0.1:$PX" HTTP_PROXY="http://127.0.0.1:$PX" "$CURL" -s --max-time 5 "http://127.0.0.1:$A_HTTP/env")
+expect_has "curl through http_proxy" "request: GET /env" "$out"
+out=$(http_proxy="http://127.0.0.1:$PX" "$WGET" -q -T 5 -t 1 --content-on-error -O - "http://127.0.0.1:$A_HTTP/env")
+expect_has "wget through http_proxy: denied" '"error":"policy_denied"' "$out"
+
 # --- L7 over forward proxying -------------------------------------------------
 B=http://127.0.0.1:$B_HTTP
 out=$(pcurl "$B/api/repos/1")

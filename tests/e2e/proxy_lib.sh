@@ -79,7 +79,7 @@ finish() {
 
 wait_file() {
     i=0
-    while [ ! -s "$1" ] && [ $i -lt 100 ]; do
+    while [ ! -s "$1" ] && [ $i -lt 400 ]; do
         sleep 0.05
         i=$((i + 1))
     done
@@ -113,7 +113,8 @@ start_upstream() {
 # start_proxy [ARGS...]: policy in $T/policy.yaml; sets PX, ADM, PX_PID
 start_proxy() {
     rm -f "$T/px.port"
-    "$PROXY_BIN" --policy "$T/policy.yaml" --port 0 --admin-port 0 --port-file "$T/px.port" \
+    # PROXY_WRAPPER runs the proxy under a tool, e.g. "valgrind --error-exitcode=9"
+    ${PROXY_WRAPPER:-} "$PROXY_BIN" --policy "$T/policy.yaml" --port 0 --admin-port 0 --port-file "$T/px.port" \
         --data-dir "$T/data" --log "$T/proxy.log" --upstream-ca "$T/ca.pem" \
         --test-allow-loopback --reload-interval 100 "$@" 2>>"$T/proxy.err" &
     PX_PID=$!

@@ -56,6 +56,8 @@ expect_eq "keep-alive inside the TLS tunnel" "200:1 200:0 " "$out"
 out=$("$CURL" -s --max-time 5 -x "http://127.0.0.1:$PX" -w '%{http_code}' -o /dev/null "$U/v1/a")
 expect_eq "clients that do not trust the CA fail" "000" "$out"
 
+out=$(HTTPS_PROXY="http://127.0.0.1:$PX" https_proxy="http://127.0.0.1:$PX" "$CURL" -s --max-time 5 --cacert "$CA" "$U/v1/env")
+expect_has "curl through HTTPS_PROXY" "request: GET /v1/env" "$out"
 out=$(pwget "$U/v1/wget" --ca-certificate="$CA")
 expect_has "wget through HTTPS_PROXY" "request: GET /v1/wget" "$out"
 pcurl --cacert "$CA" "$U/bulk?n=2000000" -o "$T/bulk.bin" >/dev/null

@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* bench_prove.c - prover latency on realistic policies of 100, 1,000, 10,000 rules
+ *
+ *   ./tests/bench/bench_prove [iterations-at-100-rules] [timeout-ms]
+ *
+ * Generates a baseline policy (hosts with wildcards, several binaries with
+ * globs, REST rules with path globs, credentials on some hosts) and, per
+ * iteration, a one-rule proposal (a credentialed write, a new public host,
+ * a widened path, a private range, ...), merged into the baseline as the
+ * candidate. Times prover_run in-process (one session, reused) and reports
+ * p50/p99, the time to parse and validate the two policies, the ratio of
+ * the two, and the number of UNKNOWN answers. Prints one line per size.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/pv_dynbuf.h"
+#include "model/model.h"
+#include "prover/prover.h"
+
+static const char *const BINS[] = {
+    "/usr/bin/curl",       "/usr/bin/git",          "/usr/local/bin/node",
+    "/usr/bin/python3*",   "/opt/tools/**",         "/usr/local/bin/claude",
+    "/usr/bin/gh",         "/sandbox/.venv/bin/*",
+};
+#define NBINS (sizeof(BINS) / sizeof(BINS[0]))
+
+static double now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
+static uint64_t rs = 88172645463325252ull;
+
+static unsigned rn(unsigned n)
+{
+    rs ^= rs << 13;
+    rs ^= rs >> 7;
+    rs ^= rs << 17;
+    return (unsigned)(rs % n);
+}
+
+static void host_of(unsigned i, char *buf, size_t n)
+{
+    switch (i % 7) {
+    case 0:
+        (void)snprintf(buf, n, "*.svc%u.example.com", i);
+        break;
+    case 1:
+        (void)snprintf(buf, n, "api%u.example.net", i);
+        break;
+    case 2:
+        (void)snprintf(buf, n, "**.cdn%u.example.org", i);
+        break;
+    default:
+        (void)snprintf(buf, n, "svc%u.internal.example.com", i);
+        break;
+    }
+}
+
+static void add(struct pv_dynbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(struct pv_dynbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    if (!pv_ok(pv_dynbuf_vprintf(b, fmt, ap))) {
+        fprintf(stderr, "bench: out of memory\n");
+        exit(1);
+    }
+    va_end(ap);
+}
+
+static void rule(struct pv_dynbuf *b, const char *key, unsigned i, unsigned variant)
+{
+    char host[128];
+
+    host_of(i, host, sizeof(host));
+    add(b, "  %s:\n    name: %s\n    endpoints:\n", key, key);
+    add(b, "      - host: \"%s\"\n        port: %u\n", host, i % 11 == 0 ? 8443u : 443u);
+    if (variant % 3 != 0) {
+        add(b, "        protocol: rest\n        enforcement: enforce\n        rules:\n");
+        add(b, "          - allow: {method: GET, path: \"/v1/items%u/**\"}\n", i % 50);
+        if (variant % 3 == 2) {
+            add(b, "          - allow: {method: POST, path: \"/v1/*/upload\"}\n");
+        }
+        if (variant % 5 == 0) {
+            add(b, "        deny_rules:\n          - {method: GET, path: \"/v1/items%u/secret\"}\n",
+                i % 50);
+        }
+    }
+    if (variant % 13 == 0) {
+        add(b, "      - host: \"svc%u.corp.example.com\"\n        port: 443\n"
+               "        allowed_ips: [\"10.%u.0.0/16\"]\n", i, i % 250);
+    }
+    add(b, "    binaries:\n      - path: \"%s\"\n", BINS[i % NBINS]);
+    if (variant % 4 == 0) {
+        add(b, "      - path: \"%s\"\n", BINS[(i + 3) % NBINS]);
+    }
+}
+
+static char *policy(unsigned n, int extra, unsigned kind)
+{
+    struct pv_dynbuf b;
+
+    pv_dynbuf_init(&b, 256u << 20);
+    add(&b, "version: 1\nnetwork_policies:\n");
+    for (unsigned i = 0; i < n; i++) {
+        char key[32];
+
+        (void)snprintf(key, sizeof(key), "rule_%05u", i);
+        rule(&b, key, i, i);
+    }
+    if (extra >= 0) {
+        unsigned t = (unsigned)extra;
+        char host[128];
+
+        host_of(t, host, sizeof(host));
+        add(&b, "  proposal_%u:\n    name: proposal_%u\n    endpoints:\n", t, t);
+        switch (kind % 5) {
+        case 0: /* a write on an existing (maybe credentialed) host */
+            add(&b, "      - host: \"%s\"\n        port: 443\n        protocol: rest\n"
+                    "        enforcement: enforce\n        rules:\n"
+                    "          - allow: {method: PUT, path: \"/v1/items%u/*\"}\n",
+                host, t % 50);
+            break;
+        case 1: /* a new public host, L4 */
+            add(&b, "      - host: \"new%u.example.io\"\n        port: 443\n", t);
+            break;
+        case 2: /* widen a path on an existing host */
+            add(&b, "      - host: \"%s\"\n        port: 443\n        protocol: rest\n"
+                    "        enforcement: enforce\n        rules:\n"
+                    "          - allow: {method: GET, path: \"/v1/**\"}\n", host);
+            break;
+        case 3: /* a private range */
+            add(&b, "      - host: \"db%u.corp.example.com\"\n        port: 5432\n"
+                    "        allowed_ips: [\"10.99.0.0/16\"]\n", t);
+            break;
+        default: /* an existing host for another binary */
+            add(&b, "      - host: \"%s\"\n        port: 443\n", host);
+            break;
+        }
+        add(&b, "    binaries:\n      - path: \"%s\"\n", BINS[(t + kind) % NBINS]);
+    }
+    return pv_dynbuf_take(&b, NULL);
+}
+
+static char *creds(unsigned n)
+{
+    struct pv_dynbuf b;
+
+    pv_dynbuf_init(&b, 64u << 20);
+    add(&b, "credentials:\n  - name: gh\n    type: github\n    target_hosts: [\"api.github.com\"]\n");
+    add(&b, "  - name: svc\n    type: token\n    target_hosts:\n");
+    for (unsigned i = 0; i < n; i += 10) {
+        char host[128];
+
+        host_of(i, host, sizeof(host));
+        if (host[0] == '*') {
+            (void)snprintf(host, sizeof(host), "x.svc%u.example.com", i);
+        }
+        add(&b, "      - \"%s\"\n", host);
+    }
+    return pv_dynbuf_take(&b, NULL);
+}
+
+static struct model_policy *load(const char *name, const char *text)
+{
+    struct model_diags *d = model_diags_new();
+    struct model_policy *p = model_policy_load(name, text, strlen(text), MODEL_FMT_YAML, d);
+
+    if (p == NULL) {
+        fprintf(stderr, "bench: %s: %s\n", name,
+                model_diags_count(d) ? model_diags_line(d, 0) : "load failed");
+        exit(1);
+    }
+    model_diags_free(d);
+    return p;
+}
+
+static int dcmp(const void *a, const void *b)
+{
+    double x = *(const double *)a;
+    double y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static void run(struct prover_session *s, const struct model_registry *reg, unsigned n,
+                unsigned iters, unsigned timeout_ms)
+{
+    char *bt = policy(n, -1, 0);
+    char *ct = creds(n);
+    struct model_diags *d = model_diags_new();
+    struct model_credset *cs = model_credset_load("creds", ct, strlen(ct), d);
+    struct model_policy *base;
+    double *prove = calloc(iters, sizeof(double));
+    double *parse = calloc(iters, sizeof(double));
+    unsigned unknown = 0;
+    unsigned findings = 0;
+    size_t queries = 0;
+
+    if (cs == NULL || prove == NULL || parse == NULL) {
+        fprintf(stderr, "bench: setup failed\n");
+        exit(1);
+    }
+    base = load("baseline", bt);
+    for (unsigned it = 0; it < iters; it++) {
+        unsigned target = rn(n);
+        char *cand_t = policy(n, (int)target, it);
+        double t0 = now_ms();
+        struct model_policy *b2 = load("baseline", bt);
+        struct model_policy *c = load("candidate", cand_t);
+        double t1 = now_ms();
+        struct prover_input in;
+        struct prover_result *r;
+
+        parse[it] = t1 - t0;
+        memset(&in, 0, sizeof(in));
+        in.baseline = base;
+        in.candidate = c;
+        in.creds = cs;
+        in.reg = reg;
+        in.mode = PROVER_DELTA;
+        in.timeout_ms = timeout_ms;
+        t0 = now_ms();
+        r = prover_run(s, &in);
+        prove[it] = now_ms() - t0;
+        if (r == NULL) {
+            fprintf(stderr, "bench: out of memory\n");
+            exit(1);
+        }
+        unknown += r->verdict == PROVER_VERDICT_UNKNOWN;
+        findings += r->verdict == PROVER_VERDICT_FINDINGS;
+        queries += r->nqueries;
+        if (r->verdict == PROVER_VERDICT_UNKNOWN) {
+            fprintf(stderr, "bench: unknown (%s) at %u rules, iteration %u\n",
+                    r->reason ? r->reason : "?", n, it);
+        }
+        prover_result_free(r);
+        model_policy_free(b2);
+        model_policy_free(c);
+        free(cand_t);
+    }
+    qsort(prove, iters, sizeof(double), dcmp);
+    qsort(parse, iters, sizeof(double), dcmp);
+    {
+        double p50 = prove[iters / 2];
+        double p99 = prove[(iters * 99) / 100 < iters ? (iters * 99) / 100 : iters - 1];
+        double q50 = parse[iters / 2];
+
+        printf("%6u rules  %4u runs  prove p50 %8.2f ms  p99 %8.2f ms  max %8.2f ms  "
+               "parse+validate(2) p50 %8.2f ms  prove/parse %5.2fx  unknown %u  findings %u  "
+               "queries/run %.1f\n",
+               n, iters, p50, p99, prove[iters - 1], q50, q50 > 0 ? p50 / q50 : 0.0, unknown,
+               findings, (double)queries / iters);
+    }
+    fflush(stdout);
+    free(prove);
+    free(parse);
+    model_policy_free(base);
+    model_credset_free(cs);
+    model_diags_free(d);
+    free(bt);
+    free(ct);
+}
+
+int main(int argc, char **argv)
+{
+    unsigned iters = 200;
+    unsigned timeout_ms = 2000;
+    struct model_diags *d = model_diags_new();
+    struct model_registry *reg = model_registry_embedded(d);
+    struct prover_session *s = prover_session_new();
+    uint64_t v;
+
+    if (argc > 1 && pv_ok(pv_parse_u64(argv[1], strlen(argv[1]), 1000000, &v)) && v > 0) {
+        iters = (unsigned)v;
+    }
+    if (argc > 2 && pv_ok(pv_parse_u64(argv[2], strlen(argv[2]), 3600000, &v)) && v > 0) {
+        timeout_ms = (unsigned)v;
+    }
+    if (reg == NULL || s == NULL) {
+        fprintf(stderr, "bench: setup failed\n");
+        return 1;
+    }
+    printf("bench_prove: one-rule proposals, timeout %u ms\n", timeout_ms);
+    run(s, reg, 100, iters, timeout_ms);
+    run(s, reg, 1000, iters / 4 > 10 ? iters / 4 : 10, timeout_ms);
+    run(s, reg, 10000, iters / 20 > 5 ? iters / 20 : 5, timeout_ms);
+    prover_session_free(s);
+    model_registry_free(reg);
+    model_diags_free(d);
+    prover_finalize();
+    return 0;
+}
