@@ -1,7 +1,5 @@
 # proxy/ - proviso-proxy, the enforcing egress proxy. Links libmodel, OpenSSL,
 # libevent and libhttp-parser; never the prover or Z3 (tests/check-layering.sh).
-# libhttp-parser ships no pkg-config file on Debian: plain -lhttp_parser.
-HTTP_PARSER_LIBS = -lhttp_parser
 PROXY_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS) $(LIBEVENT_CFLAGS) $(JANSSON_CFLAGS)
 PROXY_LIBS = proxy/libproxy.la $(MODEL_LIBS) $(OPENSSL_LIBS) $(LIBEVENT_LIBS) \
 	$(HTTP_PARSER_LIBS)

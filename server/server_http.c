@@ -84,6 +84,7 @@ struct request {
     enum server_verdict verdict;
     bool replied;   /* a response was queued */
     bool too_big;   /* body grew past the cap: discarding */
+    bool oom;       /* ... or could not be stored */
     bool submitted; /* handed to the pool; the reply arrives on resume */
     bool admitted;  /* holds one of the max_concurrent slots */
     struct MHD_Response *resp; /* built by the worker */
@@ -495,10 +496,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             *upload_data_size = 0;
             return rq->discarded > DISCARD_MAX ? MHD_NO : MHD_YES;
         }
-        if (!pv_ok(pv_dynbuf_add(&rq->body, upload_data, *upload_data_size))) {
+        pv_result r = pv_dynbuf_add(&rq->body, upload_data, *upload_data_size);
+        if (!pv_ok(r)) {
             /* Past the cap (a chunked body declares no length): never buffer
-             * more. */
+             * more. Out of memory drops the body the same way. */
             rq->too_big = true;
+            rq->oom = r.err != PV_ERR_TOOBIG;
             pv_dynbuf_free(&rq->body);
         }
         *upload_data_size = 0;
@@ -514,6 +517,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     if (rq->route->kind != ROUTE_JOB) {
         return reply_static(rq);
+    }
+    if (rq->oom) {
+        return reply_error(rq, 500, "internal", "out of memory");
     }
     if (rq->too_big) {
         return reply_too_big(rq);

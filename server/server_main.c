@@ -53,7 +53,7 @@ static void usage(FILE *out)
             "\n"
             "Without a token option a random token is written to a new 0600 file\n"
             "whose path is logged. SIGTERM drains in-flight requests and exits 0.\n",
-            SERVER_DEFAULT_PORT);
+            (unsigned)SERVER_DEFAULT_PORT);
 }
 
 /* "--name VALUE" or "--name=VALUE". */
@@ -87,10 +87,20 @@ static uint64_t parse_num(const char *s, uint64_t max, const char *what)
 
 static void parse_args(int argc, char **argv, struct options *o)
 {
+    enum opt_id { OPT_PORT, OPT_BIND, OPT_TOKEN_FILE, OPT_TOKEN_FD, OPT_CONFIG };
+    static const struct {
+        const char *name;
+        enum opt_id id;
+    } value_opts[] = {
+        {"--port", OPT_PORT},         {"--bind", OPT_BIND},     {"--token-file", OPT_TOKEN_FILE},
+        {"--token-fd", OPT_TOKEN_FD}, {"--config", OPT_CONFIG},
+    };
+
     memset(o, 0, sizeof(*o));
     o->token_fd = -1;
     for (int i = 1; i < argc; i++) {
         const char *v;
+        size_t k;
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(stdout);
             exit(0);
@@ -103,26 +113,59 @@ static void parse_args(int argc, char **argv, struct options *o)
             pv_fatal("--token is not accepted: a token on the command line leaks through "
                      "/proc; use --token-file or --token-fd");
         }
-        if ((v = opt_value(argc, argv, &i, "--port")) != NULL) {
-            o->have_port = true;
-            o->port = (uint16_t)parse_num(v, 65535, "--port");
-        } else if ((v = opt_value(argc, argv, &i, "--bind")) != NULL) {
-            o->bind = v;
-        } else if ((v = opt_value(argc, argv, &i, "--token-file")) != NULL) {
-            o->token_file = v;
-        } else if ((v = opt_value(argc, argv, &i, "--token-fd")) != NULL) {
-            o->have_fd = true;
-            o->token_fd = (int)parse_num(v, 1u << 20, "--token-fd");
-        } else if ((v = opt_value(argc, argv, &i, "--config")) != NULL) {
-            o->config = v;
-        } else {
+        v = NULL;
+        k = 0;
+        while (v == NULL && k < PV_ARRAY_LEN(value_opts)) {
+            v = opt_value(argc, argv, &i, value_opts[k++].name);
+        }
+        if (v == NULL) {
             usage(stderr);
             pv_fatal("unknown argument '%s'", argv[i]);
+        }
+        switch (value_opts[k - 1].id) {
+        case OPT_PORT:
+            o->have_port = true;
+            o->port = (uint16_t)parse_num(v, 65535, "--port");
+            break;
+        case OPT_BIND:
+            o->bind = v;
+            break;
+        case OPT_TOKEN_FILE:
+            o->token_file = v;
+            break;
+        case OPT_TOKEN_FD:
+            o->have_fd = true;
+            o->token_fd = (int)parse_num(v, 1u << 20, "--token-fd");
+            break;
+        case OPT_CONFIG:
+            o->config = v;
+            break;
         }
     }
     if (o->token_file != NULL && o->have_fd) {
         pv_fatal("use one of --token-file and --token-fd");
     }
+}
+
+/* Read 'path' (at most CONFIG_MAX_BYTES) into 'b'; a message on failure. */
+static const char *read_config(const char *path, struct pv_dynbuf *b)
+{
+    char chunk[4096];
+    size_t n;
+    bool big = false;
+    FILE *f = fopen(path, "rb");
+
+    pv_dynbuf_init(b, CONFIG_MAX_BYTES);
+    if (f == NULL) {
+        return "cannot open";
+    }
+    n = fread(chunk, 1, sizeof(chunk), f);
+    while (!big && n > 0) {
+        big = !pv_ok(pv_dynbuf_add(b, chunk, n));
+        n = fread(chunk, 1, sizeof(chunk), f);
+    }
+    fclose(f);
+    return big ? "larger than 64 KiB" : NULL;
 }
 
 static void load_config(const struct options *o, struct server_config *cfg)
@@ -132,21 +175,11 @@ static void load_config(const struct options *o, struct server_config *cfg)
     server_config_defaults(cfg);
     if (o->config != NULL) {
         struct pv_dynbuf b;
-        char chunk[4096];
-        size_t n;
-        FILE *f = fopen(o->config, "rb");
+        const char *why = read_config(o->config, &b);
         pv_result r;
-        if (f == NULL) {
-            pv_fatal("%s: cannot open", o->config);
+        if (why != NULL) {
+            pv_fatal("%s: %s", o->config, why);
         }
-        pv_dynbuf_init(&b, CONFIG_MAX_BYTES);
-        while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-            if (!pv_ok(pv_dynbuf_add(&b, chunk, n))) {
-                fclose(f);
-                pv_fatal("%s: larger than %u bytes", o->config, CONFIG_MAX_BYTES);
-            }
-        }
-        fclose(f);
         r = server_config_load(cfg, o->config, b.buf != NULL ? b.buf : "", b.len, err,
                                sizeof(err));
         pv_dynbuf_free(&b);

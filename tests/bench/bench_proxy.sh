@@ -1,0 +1,207 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# bench_proxy.sh - proviso-proxy against direct access and tinyproxy
+#
+#   tests/bench/bench_proxy.sh [seconds]      (from the build directory)
+#
+# One upstream (tests/e2e/proxy_upstream) on 127.0.0.1; three paths to it:
+# direct, tinyproxy (Debian, no policy) and proviso-proxy with a 100-rule
+# policy whose matching rule is an enforced REST endpoint (L7 rules applied
+# to every request). Measures, in one run:
+#   1. plain HTTP keep-alive request rate (wrk, 4 threads x 64 connections);
+#   2. p50 latency of one client doing sequential keep-alive requests
+#      (wrk -c1 --latency): the added latency per L7 request;
+#   3. CONNECT tunnel bulk throughput (curl -p, BENCH_BULK bytes, best of 3);
+#   4. 1,000 idle keep-alive connections: resident memory per connection,
+#      errors, and file descriptors left after they close.
+# Needs wrk, tinyproxy and curl. Prints a table; exits 1 if a goal is missed.
+set -u
+SECS=${1:-10}
+BULK=${BENCH_BULK:-1073741824}
+NCONN=${BENCH_CONNS:-1000}
+BUILD=${PV_BUILDDIR:-$(pwd)}
+PROXY_BIN=$BUILD/proxy/proviso-proxy
+UPSTREAM_BIN=$BUILD/tests/e2e/proxy_upstream
+CONNS_BIN=$BUILD/tests/bench/bench_proxy_conns
+for b in wrk tinyproxy curl; do
+    command -v "$b" >/dev/null || { echo "bench_proxy: $b is needed"; exit 2; }
+done
+for b in "$PROXY_BIN" "$UPSTREAM_BIN" "$CONNS_BIN"; do
+    [ -x "$b" ] || { echo "bench_proxy: build $b first (make; make check builds the upstream)"; exit 2; }
+done
+ulimit -n 65536 2>/dev/null || ulimit -n 20000
+T=$(mktemp -d /tmp/pv-proxy-bench.XXXXXX)
+PIDS=""
+cleanup() {
+    for p in $PIDS; do kill "$p" 2>/dev/null; done
+    for p in $PIDS; do wait "$p" 2>/dev/null; done
+    rm -rf "$T"
+}
+trap cleanup EXIT
+wait_file() {
+    for _ in $(seq 1 100); do [ -s "$1" ] && return 0; sleep 0.05; done
+    return 1
+}
+free_port() {
+    "$UPSTREAM_BIN" --port-file "$T/fp.$1" & local p=$!
+    wait_file "$T/fp.$1"; kill $p; wait $p 2>/dev/null
+    cut -d' ' -f1 "$T/fp.$1"
+}
+
+"$UPSTREAM_BIN" --port-file "$T/up.port" 2>/dev/null &
+PIDS="$PIDS $!"
+wait_file "$T/up.port" || { echo "upstream failed"; exit 1; }
+read -r UP _ <"$T/up.port"
+
+# 100 rules: 99 that never match this traffic, then the REST endpoint
+{
+    echo "version: 1"
+    echo "network_policies:"
+    for i in $(seq 1 99); do
+        cat <<EOF
+  filler_$i:
+    endpoints:
+      - host: api$i.example.com
+        port: 443
+        protocol: rest
+        enforcement: enforce
+        rules:
+          - allow: {method: GET, path: /v$i/**}
+          - allow: {method: POST, path: /v$i/items}
+      - host: "*.svc$i.example.net"
+        ports: [443, 8443]
+    binaries:
+      - path: /usr/bin/curl
+      - path: /usr/bin/wrk
+EOF
+    done
+    cat <<EOF
+  upstream:
+    endpoints:
+      - host: 127.0.0.1
+        port: $UP
+        protocol: rest
+        enforcement: enforce
+        rules:
+          - allow: {method: GET, path: /api/**}
+          - allow: {method: GET, path: /bulk}
+        deny_rules:
+          - {method: GET, path: /api/admin/**}
+    binaries:
+      - path: /usr/bin/wrk
+      - path: /usr/bin/curl
+      - path: $CONNS_BIN
+EOF
+} >"$T/policy.yaml"
+# the tunnel measurement needs an opaque route: a second policy file
+sed '/^  upstream:/,$d' "$T/policy.yaml" >"$T/policy-tunnel.yaml"
+cat >>"$T/policy-tunnel.yaml" <<EOF
+  upstream:
+    endpoints:
+      - host: 127.0.0.1
+        port: $UP
+    binaries:
+      - path: /usr/bin/curl
+EOF
+
+"$PROXY_BIN" --policy "$T/policy.yaml" --port 0 --admin-port 0 --port-file "$T/px.port" \
+    --data-dir "$T/data" --log "$T/proxy.log" --test-allow-loopback 2>"$T/proxy.err" &
+PX_PID=$!
+PIDS="$PIDS $PX_PID"
+"$PROXY_BIN" --policy "$T/policy-tunnel.yaml" --port 0 --admin-port 0 --port-file "$T/pxt.port" \
+    --data-dir "$T/data2" --log "$T/proxy2.log" --test-allow-loopback 2>>"$T/proxy.err" &
+PIDS="$PIDS $!"
+wait_file "$T/px.port" && wait_file "$T/pxt.port" || { echo "proxy failed"; cat "$T/proxy.err"; exit 1; }
+read -r PX _ <"$T/px.port"
+read -r PXT _ <"$T/pxt.port"
+TP=$(free_port c)
+cat >"$T/tinyproxy.conf" <<EOF
+Port $TP
+Listen 127.0.0.1
+Timeout 600
+MaxClients 2048
+Allow 127.0.0.1
+ConnectPort $UP
+LogLevel Critical
+DisableViaHeader No
+EOF
+tinyproxy -d -c "$T/tinyproxy.conf" >"$T/tinyproxy.log" 2>&1 &
+PIDS="$PIDS $!"
+sleep 0.5
+
+cat >"$T/proxied.lua" <<EOF
+wrk.path = "http://127.0.0.1:$UP/api/items"
+EOF
+
+rate() { # LABEL ARGS...: prints requests/s
+    wrk "$@" >"$T/wrk.out" 2>&1
+    awk '/Requests\/sec/ {print $2}' "$T/wrk.out"
+}
+p50() {
+    wrk -t1 -c1 -d"$SECS"s --latency "$@" >"$T/wrk.out" 2>&1
+    awk '/^ +50%/ {print $2}' "$T/wrk.out"
+}
+to_ms() { # 123.45us / 1.2ms / 1s -> ms
+    case "$1" in
+    *us) awk -v v="${1%us}" 'BEGIN {printf "%.3f", v / 1000}' ;;
+    *ms) awk -v v="${1%ms}" 'BEGIN {printf "%.3f", v}' ;;
+    *s) awk -v v="${1%s}" 'BEGIN {printf "%.3f", v * 1000}' ;;
+    *) echo nan ;;
+    esac
+}
+errors_of() { awk '/Non-2xx|Socket errors/ {print}' "$T/wrk.out" | tr '\n' ' '; }
+
+echo "== HTTP keep-alive request rate (wrk -t4 -c64 -d${SECS}s)"
+R_DIRECT=$(rate -t4 -c64 -d"$SECS"s "http://127.0.0.1:$UP/api/items")
+R_TINY=$(rate -t4 -c64 -d"$SECS"s -s "$T/proxied.lua" "http://127.0.0.1:$TP")
+E_TINY=$(errors_of)
+R_PROV=$(rate -t4 -c64 -d"$SECS"s -s "$T/proxied.lua" "http://127.0.0.1:$PX")
+E_PROV=$(errors_of)
+printf '  direct        %10s req/s\n  tinyproxy     %10s req/s  %s\n  proviso-proxy %10s req/s  %s\n' \
+    "$R_DIRECT" "$R_TINY" "$E_TINY" "$R_PROV" "$E_PROV"
+
+echo "== p50 latency, one sequential keep-alive client (wrk -t1 -c1 --latency)"
+L_DIRECT=$(to_ms "$(p50 "http://127.0.0.1:$UP/api/items")")
+L_TINY=$(to_ms "$(p50 -s "$T/proxied.lua" "http://127.0.0.1:$TP")")
+L_PROV=$(to_ms "$(p50 -s "$T/proxied.lua" "http://127.0.0.1:$PX")")
+ADDED=$(awk -v a="$L_PROV" -v b="$L_DIRECT" 'BEGIN {printf "%.3f", a - b}')
+printf '  direct        %8s ms\n  tinyproxy     %8s ms\n  proviso-proxy %8s ms  (added %s ms per L7 request)\n' \
+    "$L_DIRECT" "$L_TINY" "$L_PROV" "$ADDED"
+
+echo "== CONNECT tunnel bulk throughput ($BULK bytes, curl -p, best of 3)"
+bulk() { # best of three transfers (the machine may be shared)
+    local best=0 v
+    for _ in 1 2 3; do
+        v=$(curl -s -o /dev/null -w '%{speed_download}' "$@" "http://127.0.0.1:$UP/bulk?n=$BULK")
+        best=$(awk -v a="$v" -v b="$best" 'BEGIN {print (a > b) ? a : b}')
+    done
+    echo "$best"
+}
+B_DIRECT=$(bulk)
+B_TINY=$(bulk -p -x "http://127.0.0.1:$TP")
+B_PROV=$(bulk -p -x "http://127.0.0.1:$PXT")
+mbs() { awk -v v="$1" 'BEGIN {printf "%.0f", v / 1048576}'; }
+PCT=$(awk -v a="$B_PROV" -v b="$B_DIRECT" 'BEGIN {printf "%.0f", 100 * a / b}')
+printf '  direct        %6s MiB/s\n  tinyproxy     %6s MiB/s\n  proviso-proxy %6s MiB/s  (%s%% of direct)\n' \
+    "$(mbs "$B_DIRECT")" "$(mbs "$B_TINY")" "$(mbs "$B_PROV")" "$PCT"
+
+echo "== $NCONN idle keep-alive connections through proviso-proxy"
+"$CONNS_BIN" "$PX" "http://127.0.0.1:$UP/api/items" "$NCONN" "$PX_PID" >"$T/conns.out"
+CONNS_RC=$?
+sed 's/^/  /' "$T/conns.out"
+PER=$(awk '/bytes_per_idle_conn/ {print $2}' "$T/conns.out")
+LEAK=$(awk '/fd_leak/ {print $2}' "$T/conns.out")
+ERRS=$(awk '/^errors/ {print $2}' "$T/conns.out")
+
+echo "== goals"
+ok=0
+goal() { # TEXT CONDITION
+    if awk "BEGIN {exit !($2)}"; then echo "  PASS  $1"; else echo "  MISS  $1"; ok=1; fi
+}
+goal "keep-alive rate >= tinyproxy ($R_PROV vs $R_TINY req/s)" "$R_PROV >= $R_TINY"
+goal "tunnel throughput >= 90% of direct ($PCT%)" "$PCT >= 90"
+goal "added p50 per L7 request <= 0.2 ms ($ADDED ms)" "$ADDED <= 0.2"
+goal "memory per idle connection <= 16 KiB ($PER bytes)" "$PER <= 16384"
+goal "$NCONN connections without errors or fd leaks (errors $ERRS, leak $LEAK)" \
+    "$ERRS == 0 && $LEAK <= 0 && $CONNS_RC == 0"
+exit $ok
