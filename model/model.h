@@ -454,6 +454,10 @@ const struct model_glob *model_rule_binary_glob(const struct model_rule *r, size
  * allow rules, deny rules); rule keys and names are not part of it. New
  * NUL-terminated string (caller frees); NULL on NOMEM. */
 char *model_endpoint_fingerprint(const struct model_endpoint *e, size_t *len);
+/* The same fingerprint appended to 'b' (a struct pv_dynbuf, common/pv_dynbuf.h). */
+struct pv_dynbuf;
+pv_result model_endpoint_fingerprint_append(const struct model_endpoint *e,
+                                            struct pv_dynbuf *b) PV_WUR;
 /* Hex SHA-256 of 'len' bytes (64 chars + NUL into out). */
 pv_result model_sha256_hex(const void *buf, size_t len, char out[65]) PV_WUR;
 

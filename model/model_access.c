@@ -10,7 +10,6 @@
 #include "config.h"
 
 #include <openssl/evp.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,52 +81,77 @@ const struct model_glob *model_rule_binary_glob(const struct model_rule *r, size
 
 /* ---------------------------------------------------------------------------
  * Fingerprint: a length-prefixed field dump, so no value can forge a
- * separator.
+ * separator. Built with plain appends (no printf): the prover fingerprints
+ * every endpoint of both policies on each proof.
  * ------------------------------------------------------------------------- */
 
-static pv_result fp_str(struct pv_dynbuf *b, const char *tag, const char *s) PV_WUR;
-static pv_result fp_str(struct pv_dynbuf *b, const char *tag, const char *s)
+static pv_result fp_num(struct pv_dynbuf *b, char tag, uint64_t v) PV_WUR;
+static pv_result fp_num(struct pv_dynbuf *b, char tag, uint64_t v)
 {
-    if (s == NULL) {
-        return pv_dynbuf_printf(b, "%s-;", tag);
-    }
-    return pv_dynbuf_printf(b, "%s%zu:%s;", tag, strlen(s), s);
+    char tmp[24];
+    size_t n = sizeof(tmp);
+
+    tmp[--n] = ';';
+    do {
+        tmp[--n] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v > 0);
+    tmp[--n] = tag;
+    return pv_dynbuf_add(b, tmp + n, sizeof(tmp) - n);
 }
 
-static pv_result fp_list(struct pv_dynbuf *b, const char *tag, const struct model_strlist *l) PV_WUR;
-static pv_result fp_list(struct pv_dynbuf *b, const char *tag, const struct model_strlist *l)
+static pv_result fp_str(struct pv_dynbuf *b, char tag, const char *s) PV_WUR;
+static pv_result fp_str(struct pv_dynbuf *b, char tag, const char *s)
 {
-    PV_GUARD(pv_dynbuf_printf(b, "%s[%zu", tag, l->n));
-    for (size_t i = 0; i < l->n; i++) {
-        PV_GUARD(fp_str(b, "", l->v[i].s));
+    size_t len;
+
+    if (s == NULL) {
+        char t[2] = {tag, '-'};
+
+        return pv_dynbuf_add(b, t, 2);
     }
-    return pv_dynbuf_addc(b, ']');
+    len = strlen(s);
+    PV_GUARD(fp_num(b, tag, len));
+    return pv_dynbuf_add(b, s, len);
+}
+
+static pv_result fp_list(struct pv_dynbuf *b, char tag, const struct model_strlist *l) PV_WUR;
+static pv_result fp_list(struct pv_dynbuf *b, char tag, const struct model_strlist *l)
+{
+    PV_GUARD(fp_num(b, tag, l->n));
+    for (size_t i = 0; i < l->n; i++) {
+        PV_GUARD(fp_str(b, 's', l->v[i].s));
+    }
+    return PV_RESULT_OK;
 }
 
 static pv_result fp_rule(struct pv_dynbuf *b, const struct model_l7rule *r) PV_WUR;
 static pv_result fp_rule(struct pv_dynbuf *b, const struct model_l7rule *r)
 {
-    PV_GUARD(fp_str(b, "m", r->method.s));
-    PV_GUARD(fp_str(b, "p", r->path.s));
-    PV_GUARD(fp_str(b, "c", r->command.s));
-    PV_GUARD(fp_str(b, "ot", r->operation_type.s));
-    PV_GUARD(fp_str(b, "on", r->operation_name.s));
-    PV_GUARD(fp_list(b, "f", &r->fields));
-    PV_GUARD(fp_str(b, "t", r->tool.s));
+    PV_GUARD(fp_str(b, 'm', r->method.s));
+    PV_GUARD(fp_str(b, 'p', r->path.s));
+    if (r->command.s != NULL || r->operation_type.s != NULL || r->operation_name.s != NULL ||
+        r->fields.n > 0 || r->tool.s != NULL) {
+        PV_GUARD(fp_str(b, 'c', r->command.s));
+        PV_GUARD(fp_str(b, 'o', r->operation_type.s));
+        PV_GUARD(fp_str(b, 'n', r->operation_name.s));
+        PV_GUARD(fp_list(b, 'f', &r->fields));
+        PV_GUARD(fp_str(b, 't', r->tool.s));
+    }
     if (r->params != NULL) {
         char *js = json_dumps(r->params, JSON_SORT_KEYS | JSON_COMPACT);
         pv_result res;
 
         PV_ENSURE(js != NULL, PV_ERR_NOMEM);
-        res = fp_str(b, "pa", js);
+        res = fp_str(b, 'a', js);
         free(js);
         PV_GUARD(res);
     }
-    PV_GUARD(pv_dynbuf_printf(b, "q%zu", r->nquery));
+    PV_GUARD(fp_num(b, 'q', r->nquery));
     for (size_t i = 0; i < r->nquery; i++) {
-        PV_GUARD(fp_str(b, "k", r->query[i].key.s));
-        PV_GUARD(pv_dynbuf_printf(b, "%d", (int)r->query[i].form));
-        PV_GUARD(fp_list(b, "g", &r->query[i].globs));
+        PV_GUARD(fp_str(b, 'k', r->query[i].key.s));
+        PV_GUARD(fp_num(b, 'F', (uint64_t)r->query[i].form));
+        PV_GUARD(fp_list(b, 'g', &r->query[i].globs));
     }
     return pv_dynbuf_addc(b, '}');
 }
@@ -135,36 +159,50 @@ static pv_result fp_rule(struct pv_dynbuf *b, const struct model_l7rule *r)
 static pv_result fp_endpoint(struct pv_dynbuf *b, const struct model_endpoint *e) PV_WUR;
 static pv_result fp_endpoint(struct pv_dynbuf *b, const struct model_endpoint *e)
 {
-    char ipbuf[64];
+    uint64_t flags = (uint64_t)e->tls_skip | (uint64_t)e->enforce << 1 |
+                     (uint64_t)e->allow_encoded_slash << 2 | (uint64_t)e->advisor_proposed << 3 |
+                     (uint64_t)e->websocket_credential_rewrite << 4 |
+                     (uint64_t)e->request_body_credential_rewrite << 5 |
+                     (uint64_t)e->allow_uninspected_credentials << 6 |
+                     (uint64_t)e->mcp_strict_tool_names << 7;
 
-    PV_GUARD(fp_str(b, "h", (e->host.s != NULL && e->host.s[0] != '\0') ? e->host.s : NULL));
-    PV_GUARD(pv_dynbuf_printf(b, "P%zu", e->nports));
+    PV_GUARD(fp_str(b, 'h', (e->host.s != NULL && e->host.s[0] != '\0') ? e->host.s : NULL));
+    PV_GUARD(fp_num(b, 'P', e->nports));
     for (size_t i = 0; i < e->nports; i++) {
-        PV_GUARD(pv_dynbuf_printf(b, ",%u", (unsigned)e->ports[i]));
+        PV_GUARD(fp_num(b, ',', e->ports[i]));
     }
-    PV_GUARD(fp_str(b, "s", e->path.s));
-    PV_GUARD(pv_dynbuf_printf(b, "pr%d,%d,%d,%d,%d,%d,%d,%d,%d", (int)e->proto, e->tls_skip,
-                              e->enforce, e->allow_encoded_slash, e->advisor_proposed,
-                              e->websocket_credential_rewrite,
-                              e->request_body_credential_rewrite,
-                              e->allow_uninspected_credentials, e->mcp_strict_tool_names));
-    PV_GUARD(fp_str(b, "ts", e->target_sandbox.s));
-    PV_GUARD(pv_dynbuf_printf(b, "ip%zu", e->ncidrs));
+    PV_GUARD(fp_str(b, 's', e->path.s));
+    PV_GUARD(fp_num(b, 'r', (uint64_t)e->proto));
+    PV_GUARD(fp_num(b, 'b', flags));
+    PV_GUARD(fp_str(b, 'T', e->target_sandbox.s));
+    PV_GUARD(fp_num(b, 'i', e->ncidrs));
     for (size_t i = 0; i < e->ncidrs; i++) {
-        model_ip_format(&e->cidrs[i].net, ipbuf, sizeof(ipbuf));
-        PV_GUARD(pv_dynbuf_printf(b, ",%s/%u", ipbuf, (unsigned)e->cidrs[i].prefix));
+        static const char hex[] = "0123456789abcdef";
+        char h[32];
+
+        for (size_t k = 0; k < 16; k++) {
+            h[2 * k] = hex[e->cidrs[i].net.b[k] >> 4];
+            h[2 * k + 1] = hex[e->cidrs[i].net.b[k] & 15];
+        }
+        PV_GUARD(pv_dynbuf_add(b, h, sizeof(h)));
+        PV_GUARD(fp_num(b, '/', e->cidrs[i].prefix));
     }
-    PV_GUARD(pv_dynbuf_printf(b, "A%zu{", e->neff_rules));
+    PV_GUARD(fp_num(b, 'A', e->neff_rules));
     for (size_t i = 0; i < e->neff_rules; i++) {
         PV_GUARD(fp_rule(b, &e->eff_rules[i]));
     }
-    PV_GUARD(pv_dynbuf_printf(b, "D%zu{", e->ndeny));
+    PV_GUARD(fp_num(b, 'D', e->ndeny));
     for (size_t i = 0; i < e->ndeny; i++) {
         PV_GUARD(fp_rule(b, &e->deny_rules[i]));
     }
     /* GraphQL persisted queries and body limits change what audit/unsupported
      * endpoints log, never what they allow; they are left out on purpose. */
     return PV_RESULT_OK;
+}
+
+pv_result model_endpoint_fingerprint_append(const struct model_endpoint *e, struct pv_dynbuf *b)
+{
+    return fp_endpoint(b, e);
 }
 
 char *model_endpoint_fingerprint(const struct model_endpoint *e, size_t *len)

@@ -16,7 +16,6 @@
  */
 #include "config.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +26,6 @@
 #define MAX_CRED_BYTES (1024u * 1024u)
 #define MAX_TARGET_LEN 253
 #define MAX_LABELS 256
-#define MSG_MAX 1024
 
 struct cred_target {
     struct model_glob *glob; /* compiled, text is the normalised pattern */
@@ -51,82 +49,9 @@ struct model_credset {
     size_t n;
 };
 
-struct wctx {
-    const char *file;
-    struct model_diags *diags;
-};
-
 /* ===========================================================================
  * Helpers
  * ========================================================================= */
-
-__attribute__((format(printf, 3, 4))) static void report(struct wctx *c, struct model_mark m,
-                                                         const char *fmt, ...)
-{
-    char msg[MSG_MAX];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    if (!pv_ok(model_diag_add(c->diags, c->file, m, "%s", msg))) {
-        pv_errno = PV_ERR_NOMEM;
-    }
-}
-
-static void printable(char *out, size_t outlen, const char *s, size_t n)
-{
-    size_t o = 0;
-    for (size_t i = 0; i < n && o + 4 < outlen; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        out[o++] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
-    }
-    if (n > 0 && o + 4 >= outlen) {
-        memcpy(out + o, "...", 3);
-        o += 3;
-    }
-    out[o] = '\0';
-}
-
-static int key_index(const struct model_node *k, const char *const *keys)
-{
-    for (int i = 0; keys[i] != NULL; i++) {
-        size_t n = strlen(keys[i]);
-        if (k->kind == MODEL_NODE_SCALAR && k->scalar_len == n &&
-            memcmp(k->scalar, keys[i], n) == 0) {
-            return i;
-        }
-    }
-    return -1;
-}
-
-static void unknown_key(struct wctx *c, const struct model_node *k, const char *where)
-{
-    char buf[96];
-    printable(buf, sizeof(buf), k->scalar != NULL ? k->scalar : "", k->scalar_len);
-    report(c, k->mark, "unknown field `%s` in %s", buf, where);
-}
-
-/* A string value: YAML scalar, or JSON string. Null leaves '*out' NULL. */
-static void get_str(struct wctx *c, const struct model_node *v, const char *what, char **out)
-{
-    if (v->kind == MODEL_NODE_NULL) {
-        return;
-    }
-    if (v->kind != MODEL_NODE_SCALAR || (v->json_typed && v->json_type != JSON_STRING)) {
-        report(c, v->mark, "%s must be a string", what);
-        return;
-    }
-    if (memchr(v->scalar, '\0', v->scalar_len) != NULL) {
-        report(c, v->mark, "%s must not contain NUL", what);
-        return;
-    }
-    free(*out);
-    *out = pv_strndup(v->scalar, v->scalar_len);
-    if (*out == NULL) {
-        report(c, v->mark, "%s", pv_strerror(PV_ERR_NOMEM));
-    }
-}
 
 static void trim(const char **s, size_t *n)
 {
@@ -177,36 +102,10 @@ struct model_credset *model_credset_new_empty(void)
     return pv_calloc(1, sizeof(struct model_credset));
 }
 
-static void walk_scopes(struct wctx *c, const struct model_node *v, struct cred *cr)
-{
-    if (v->kind == MODEL_NODE_NULL) {
-        return;
-    }
-    if (v->kind != MODEL_NODE_SEQ) {
-        report(c, v->mark, "credential scopes must be a list of strings");
-        return;
-    }
-    cr->scopes = pv_calloc(v->nitems, sizeof(cr->scopes[0]));
-    if (cr->scopes == NULL) {
-        report(c, v->mark, "%s", pv_strerror(PV_ERR_NOMEM));
-        return;
-    }
-    for (size_t i = 0; i < v->nitems; i++) {
-        if (v->items[i]->kind == MODEL_NODE_NULL) {
-            report(c, v->items[i]->mark, "credential scope must be a string");
-            continue;
-        }
-        get_str(c, v->items[i], "credential scope", &cr->scopes[cr->nscopes]);
-        if (cr->scopes[cr->nscopes] != NULL) {
-            cr->nscopes++;
-        }
-    }
-}
-
 /*= docs/semantics.md#credentials
  *# A credential's `target_hosts` are host patterns (same syntax as endpoint
  *# hosts). */
-static void add_target(struct wctx *c, const struct model_node *v, struct cred *cr)
+static void add_target(struct model_node_ctx *c, const struct model_node *v, struct cred *cr)
 {
     char shown[96];
     char low[MAX_TARGET_LEN + 2];
@@ -217,22 +116,22 @@ static void add_target(struct wctx *c, const struct model_node *v, struct cred *
     const char *why = NULL;
     struct cred_target *t = &cr->targets[cr->ntargets];
 
-    if (v->kind != MODEL_NODE_SCALAR || (v->json_typed && v->json_type != JSON_STRING)) {
-        report(c, v->mark, "credential target host must be a string");
+    if (!model_node_is_string(v)) {
+        model_node_report(c, v->mark, "credential target host must be a string");
         return;
     }
     trim(&s, &n);
-    printable(shown, sizeof(shown), s, n);
+    model_node_printable(shown, sizeof(shown), s, n);
     if (n > 0 && s[n - 1] == '.') {
         n--;
     }
     if (n == 0) {
-        report(c, v->mark, "credential target host must not be empty");
+        model_node_report(c, v->mark, "credential target host must not be empty");
         return;
     }
     if (n > MAX_TARGET_LEN) {
-        report(c, v->mark, "credential target host '%s' is longer than %u bytes", shown,
-               (unsigned)MAX_TARGET_LEN);
+        model_node_report(c, v->mark, "credential target host '%s' is longer than %u bytes", shown,
+                          (unsigned)MAX_TARGET_LEN);
         return;
     }
     for (size_t i = 0; i < n; i++) {
@@ -242,7 +141,7 @@ static void add_target(struct wctx *c, const struct model_node *v, struct cred *
     low[n] = '\0';
     if (memchr(low, '*', n) == NULL) {
         if (!model_host_normalize(low, n, canon, sizeof(canon), &outl, &t->is_ip, &t->ip)) {
-            report(c, v->mark, "invalid credential target host '%s'", shown);
+            model_node_report(c, v->mark, "invalid credential target host '%s'", shown);
             return;
         }
     } else {
@@ -252,25 +151,25 @@ static void add_target(struct wctx *c, const struct model_node *v, struct cred *
     }
     t->glob = model_glob_compile(MODEL_GLOB_HOST, canon, outl, &why);
     if (t->glob == NULL) {
-        report(c, v->mark, "invalid credential target host '%s': %s", shown,
-               why != NULL ? why : pv_strerror(pv_errno));
+        model_node_report(c, v->mark, "invalid credential target host '%s': %s", shown,
+                          why != NULL ? why : pv_strerror(pv_errno));
         return;
     }
     cr->ntargets++;
 }
 
-static void walk_targets(struct wctx *c, const struct model_node *v, struct cred *cr)
+static void walk_targets(struct model_node_ctx *c, const struct model_node *v, struct cred *cr)
 {
     if (v->kind == MODEL_NODE_NULL) {
         return;
     }
     if (v->kind != MODEL_NODE_SEQ) {
-        report(c, v->mark, "credential target_hosts must be a list of host patterns");
+        model_node_report(c, v->mark, "credential target_hosts must be a list of host patterns");
         return;
     }
     cr->targets = pv_calloc(v->nitems, sizeof(cr->targets[0]));
     if (cr->targets == NULL) {
-        report(c, v->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+        model_node_report(c, v->mark, "%s", pv_strerror(PV_ERR_NOMEM));
         return;
     }
     for (size_t i = 0; i < v->nitems; i++) {
@@ -278,45 +177,46 @@ static void walk_targets(struct wctx *c, const struct model_node *v, struct cred
     }
 }
 
-static void walk_cred(struct wctx *c, const struct model_node *n, struct cred *cr)
+static void walk_cred(struct model_node_ctx *c, const struct model_node *n, struct cred *cr)
 {
     static const char *const keys[] = {"name", "type", "scopes", "injected_via", "target_hosts",
                                        NULL};
 
     cr->mark = n->mark;
     if (n->kind != MODEL_NODE_MAP) {
-        report(c, n->mark, "credential must be a mapping");
+        model_node_report(c, n->mark, "credential must be a mapping");
         return;
     }
     for (size_t k = 0; k + 1 < n->nitems; k += 2) {
         const struct model_node *v = n->items[k + 1];
-        switch (key_index(n->items[k], keys)) {
+        switch (model_node_key_index(n->items[k], keys)) {
         case 0:
-            get_str(c, v, "credential name", &cr->name);
+            model_node_get_string(c, v, "credential name", &cr->name);
             break;
         case 1:
-            get_str(c, v, "credential type", &cr->type);
+            model_node_get_string(c, v, "credential type", &cr->type);
             break;
         case 2:
-            walk_scopes(c, v, cr);
+            model_node_get_strlist(c, v, "credential scopes", "credential scope", &cr->scopes,
+                                   &cr->nscopes, NULL);
             break;
         case 3:
-            get_str(c, v, "credential injected_via", &cr->injected_via);
+            model_node_get_string(c, v, "credential injected_via", &cr->injected_via);
             break;
         case 4:
             walk_targets(c, v, cr);
             break;
         default:
-            unknown_key(c, n->items[k], "credential");
+            model_node_unknown_key(c, n->items[k], "credential");
             break;
         }
     }
     if (cr->name == NULL || cr->name[0] == '\0') {
-        report(c, n->mark, "credential name is required");
+        model_node_report(c, n->mark, "credential name is required");
     }
 }
 
-static const struct model_node *cred_list(struct wctx *c, const struct model_node *root)
+static const struct model_node *cred_list(struct model_node_ctx *c, const struct model_node *root)
 {
     const struct model_node *list = NULL;
 
@@ -324,18 +224,19 @@ static const struct model_node *cred_list(struct wctx *c, const struct model_nod
         return root;
     }
     if (root->kind != MODEL_NODE_MAP) {
-        report(c, root->mark, "credentials file must be a mapping with `credentials` or a list");
+        model_node_report(c, root->mark,
+                          "credentials file must be a mapping with `credentials` or a list");
         return NULL;
     }
     for (size_t k = 0; k + 1 < root->nitems; k += 2) {
         static const char *const keys[] = {"credentials", NULL};
         const struct model_node *v = root->items[k + 1];
-        if (key_index(root->items[k], keys) != 0) {
-            unknown_key(c, root->items[k], "credentials file");
+        if (model_node_key_index(root->items[k], keys) != 0) {
+            model_node_unknown_key(c, root->items[k], "credentials file");
             continue;
         }
         if (v->kind != MODEL_NODE_SEQ && v->kind != MODEL_NODE_NULL) {
-            report(c, v->mark, "credentials must be a list");
+            model_node_report(c, v->mark, "credentials must be a list");
             continue;
         }
         list = v;
@@ -366,7 +267,7 @@ static bool starts_json(const char *buf, size_t len)
 struct model_credset *model_credset_load(const char *file, const char *buf, size_t len,
                                          struct model_diags *diags)
 {
-    struct wctx c;
+    struct model_node_ctx c;
     struct model_node *root;
     const struct model_node *list;
     struct model_credset *cs;
@@ -380,13 +281,13 @@ struct model_credset *model_credset_load(const char *file, const char *buf, size
     c.diags = diags;
     before = diags->n;
     if (len > MAX_CRED_BYTES) {
-        report(&c, (struct model_mark){0, 0}, "credentials file is larger than %u bytes",
-               MAX_CRED_BYTES);
+        model_node_report(&c, (struct model_mark){0, 0}, "credentials file is larger than %u bytes",
+                          MAX_CRED_BYTES);
         pv_errno = PV_ERR_TOOBIG;
         return NULL;
     }
     if (buf == NULL || blank(buf, len)) {
-        report(&c, (struct model_mark){1, 1}, "empty credentials document");
+        model_node_report(&c, (struct model_mark){1, 1}, "empty credentials document");
         pv_errno = PV_ERR_PARSE;
         return NULL;
     }
@@ -394,7 +295,7 @@ struct model_credset *model_credset_load(const char *file, const char *buf, size
                                  : model_yaml_read(c.file, buf, len, diags);
     if (root == NULL) {
         if (diags->n == before) {
-            report(&c, (struct model_mark){0, 0}, "%s", pv_strerror(PV_ERR_PARSE));
+            model_node_report(&c, (struct model_mark){0, 0}, "%s", pv_strerror(PV_ERR_PARSE));
         }
         pv_errno = PV_ERR_PARSE;
         return NULL;
@@ -402,11 +303,11 @@ struct model_credset *model_credset_load(const char *file, const char *buf, size
     cs = model_credset_new_empty();
     list = cs != NULL ? cred_list(&c, root) : NULL;
     if (cs == NULL) {
-        report(&c, root->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+        model_node_report(&c, root->mark, "%s", pv_strerror(PV_ERR_NOMEM));
     } else if (list != NULL && list->nitems > 0) {
         cs->v = pv_calloc(list->nitems, sizeof(cs->v[0]));
         if (cs->v == NULL) {
-            report(&c, list->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+            model_node_report(&c, list->mark, "%s", pv_strerror(PV_ERR_NOMEM));
         } else {
             cs->n = list->nitems;
             for (size_t i = 0; i < list->nitems; i++) {
@@ -414,8 +315,10 @@ struct model_credset *model_credset_load(const char *file, const char *buf, size
                 for (size_t j = 0; j < i && cs->v[i].name != NULL; j++) {
                     if (cs->v[j].name != NULL && strcmp(cs->v[j].name, cs->v[i].name) == 0) {
                         char shown[96];
-                        printable(shown, sizeof(shown), cs->v[i].name, strlen(cs->v[i].name));
-                        report(&c, cs->v[i].mark, "duplicate credential name '%s'", shown);
+                        model_node_printable(shown, sizeof(shown), cs->v[i].name,
+                                             strlen(cs->v[i].name));
+                        model_node_report(&c, cs->v[i].mark, "duplicate credential name '%s'",
+                                          shown);
                         break;
                     }
                 }

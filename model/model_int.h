@@ -240,4 +240,55 @@ struct model_policy *model_schema_policy(const char *file, const struct model_no
 pv_result model_schema_rule(const char *file, const struct model_node *n,
                             struct model_rule *out, struct model_diags *diags) PV_WUR;
 
+/* ---------------------------------------------------------------------------
+ * Node-tree walking helpers (model_node.c), shared by the strict readers of
+ * credentials, registry descriptors, proposals and the policy schema. All
+ * pointers are borrowed; the getters' outputs are owned by the caller.
+ * ------------------------------------------------------------------------- */
+
+/* Where a walker reports: diagnostics go to 'diags' (NULL drops them) under
+ * the name 'file'. */
+struct model_node_ctx {
+    const char *file;
+    struct model_diags *diags;
+};
+
+/* Add a printf-style message (cut at 1 KiB) at 'm'; NULL 'd' is a no-op; on
+ * NOMEM sets pv_errno (the walk goes on and the caller fails the load). */
+void model_node_diag(struct model_diags *d, const char *file, struct model_mark m,
+                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void model_node_report(const struct model_node_ctx *c, struct model_mark m, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Copy 'n' bytes of untrusted text into 'out' (NUL-terminated) for a message:
+ * bytes outside printable ASCII become '?', and text that does not fit in
+ * 'outlen' is cut and ends in "...". 'outlen' must be at least 8. */
+void model_node_printable(char *out, size_t outlen, const char *s, size_t n);
+/* True when 'k' is a scalar whose text is exactly 's'. */
+bool model_node_key_is(const struct model_node *k, const char *s);
+/* Index of 'k' in the NULL-terminated 'keys', or -1. */
+int model_node_key_index(const struct model_node *k, const char *const *keys);
+/* A string value: a YAML scalar (quoted or not) or a JSON string. */
+bool model_node_is_string(const struct model_node *v);
+/* 1 / 0 for a JSON true/false or a plain YAML true/false, otherwise -1. */
+int model_node_bool(const struct model_node *v);
+/* "unknown field 'k' in <where>" at the key. */
+void model_node_unknown_key(const struct model_node_ctx *c, const struct model_node *k,
+                            const char *where);
+/* String value into '*out' (caller frees; a previous value is freed). Null
+ * leaves '*out' as it is; a non-string or a NUL byte is reported as '<what>
+ * must be a string' / '... must not contain NUL'. */
+void model_node_get_string(const struct model_node_ctx *c, const struct model_node *v,
+                           const char *what, char **out);
+/* Boolean value into '*out'; anything else is '<what> must be true or false'. */
+void model_node_get_bool(const struct model_node_ctx *c, const struct model_node *v,
+                         const char *what, bool *out);
+/* List of strings into '*out' / '*n', which start empty (caller frees each
+ * string and the array); null or [] leaves them empty. 'marks' (optional)
+ * receives each kept item's mark (caller frees). A non-list is '<what> must be a list of
+ * strings'; a non-string item is '<item_what> must be a string', or with
+ * 'item_what' NULL again '<what> must be a list of strings'. */
+void model_node_get_strlist(const struct model_node_ctx *c, const struct model_node *v,
+                            const char *what, const char *item_what, char ***out, size_t *n,
+                            struct model_mark **marks);
+
 #endif

@@ -32,7 +32,6 @@
 
 #define MAX_OPERATIONS 256
 #define PROVIDER_PREFIX "_provider_"
-#define MSG_MAX 1024
 
 struct proposal_op {
     char *rule_name;         /* resolved target key */
@@ -53,23 +52,6 @@ struct model_proposal {
 
 static const struct model_mark no_mark = {0, 0};
 
-__attribute__((format(printf, 4, 5))) static void diag(struct model_diags *d, const char *file,
-                                                       struct model_mark m, const char *fmt, ...)
-{
-    char msg[MSG_MAX];
-    va_list ap;
-
-    if (d == NULL) {
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    if (!pv_ok(model_diag_add(d, file, m, "%s", msg))) {
-        pv_errno = PV_ERR_NOMEM;
-    }
-}
-
 static bool str_empty(const char *s)
 {
     return s == NULL || s[0] == '\0';
@@ -83,21 +65,6 @@ static bool str_eq(const char *a, const char *b)
 static bool str_ieq(const char *a, const char *b)
 {
     return strcasecmp(a != NULL ? a : "", b != NULL ? b : "") == 0;
-}
-
-/* Copy 'n' bytes of untrusted text for a message: printable ASCII only. */
-static void printable(char *out, size_t outlen, const char *s, size_t n)
-{
-    size_t o = 0;
-    for (size_t i = 0; i < n && o + 4 < outlen; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        out[o++] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
-    }
-    if (n > 0 && o + 4 >= outlen) {
-        memcpy(out + o, "...", 3);
-        o += 3;
-    }
-    out[o] = '\0';
 }
 
 /* ===========================================================================
@@ -471,36 +438,25 @@ static bool is_provider_key(const char *key)
  * Proposal loading
  * ========================================================================= */
 
-static bool key_is(const struct model_node *k, const char *s)
-{
-    size_t n = strlen(s);
-    return k->kind == MODEL_NODE_SCALAR && k->scalar_len == n && memcmp(k->scalar, s, n) == 0;
-}
-
-static bool node_is_string(const struct model_node *n)
-{
-    return n->kind == MODEL_NODE_SCALAR && (!n->json_typed || n->json_type == JSON_STRING);
-}
-
 static const struct model_node *map_get(const struct model_node *map, const char *key)
 {
     if (map == NULL || map->kind != MODEL_NODE_MAP) {
         return NULL;
     }
     for (size_t i = 0; i + 1 < map->nitems; i += 2) {
-        if (key_is(map->items[i], key)) {
+        if (model_node_key_is(map->items[i], key)) {
             return map->items[i + 1];
         }
     }
     return NULL;
 }
 
+/* "unknown field 'k' in <where>", the wording every reader uses. */
 static void unknown_key(struct model_diags *d, const char *file, const struct model_node *k,
                         const char *where)
 {
-    char buf[96];
-    printable(buf, sizeof(buf), k->scalar != NULL ? k->scalar : "", k->scalar_len);
-    diag(d, file, k->mark, "unknown field `%s` in %s", buf, where);
+    const struct model_node_ctx c = {file, d};
+    model_node_unknown_key(&c, k, where);
 }
 
 /* Endpoint keys that the policy schema knows but an agent may not set: they
@@ -541,9 +497,10 @@ static size_t refuse_endpoint_keys(struct model_diags *d, const char *file,
         }
         for (size_t k = 0; k + 1 < ep->nitems; k += 2) {
             for (size_t j = 0; refused_endpoint_keys[j] != NULL; j++) {
-                if (key_is(ep->items[k], refused_endpoint_keys[j])) {
-                    diag(d, file, ep->items[k]->mark,
-                         "endpoint.%s is not accepted in proposals", refused_endpoint_keys[j]);
+                if (model_node_key_is(ep->items[k], refused_endpoint_keys[j])) {
+                    model_node_diag(d, file, ep->items[k]->mark,
+                                    "endpoint.%s is not accepted in proposals",
+                                    refused_endpoint_keys[j]);
                     bad++;
                 }
             }
@@ -673,14 +630,14 @@ static bool rule_validate_alone(const char *file, struct model_rule *rule,
     bool ok;
 
     if (tmp == NULL) {
-        diag(diags, file, no_mark, "%s", pv_strerror(PV_ERR_NOMEM));
+        model_node_diag(diags, file, no_mark, "%s", pv_strerror(PV_ERR_NOMEM));
         return false;
     }
     tmp->rules = pv_calloc(1, sizeof(tmp->rules[0]));
     tmp->file = pv_strdup(file);
     if (tmp->rules == NULL || tmp->file == NULL) {
         model_policy_free(tmp);
-        diag(diags, file, no_mark, "%s", pv_strerror(PV_ERR_NOMEM));
+        model_node_diag(diags, file, no_mark, "%s", pv_strerror(PV_ERR_NOMEM));
         return false;
     }
     tmp->has_version = true;
@@ -702,7 +659,7 @@ static size_t check_rule_shape(struct model_diags *d, const char *file, const st
     size_t bad = 0;
 
     if (r->nendpoints == 0) {
-        diag(d, file, rule_mark, "rule.endpoints must contain at least one endpoint");
+        model_node_diag(d, file, rule_mark, "rule.endpoints must contain at least one endpoint");
         return 1;
     }
     for (size_t i = 0; i < r->nendpoints; i++) {
@@ -711,21 +668,21 @@ static size_t check_rule_shape(struct model_diags *d, const char *file, const st
         struct model_mark em = e->mark.line != 0 ? e->mark : rule_mark;
 
         if (str_empty(e->host.s)) {
-            diag(d, file, em, "endpoint.host is required");
+            model_node_diag(d, file, em, "endpoint.host is required");
             bad++;
         }
         for (size_t j = 0; j < e->nports; j++) {
             has_port = has_port || e->ports[j] != 0;
         }
         if (!has_port) {
-            diag(d, file, em, "endpoint.port or endpoint.ports is required");
+            model_node_diag(d, file, em, "endpoint.port or endpoint.ports is required");
             bad++;
         }
         for (size_t j = 0; j < e->nrules; j++) {
             const struct model_l7rule *l = &e->rules[j];
             if (l->path.s != NULL && strchr(l->path.s, '?') != NULL) {
-                diag(d, file, l->path.mark.line != 0 ? l->path.mark : em,
-                     "L7 allow paths must not include query strings");
+                model_node_diag(d, file, l->path.mark.line != 0 ? l->path.mark : em,
+                                "L7 allow paths must not include query strings");
                 bad++;
             }
         }
@@ -746,7 +703,7 @@ static void load_op(struct model_proposal *pr, struct proposal_op *op,
     op->mark = opn->mark;
     if (opn->kind == MODEL_NODE_MAP) {
         for (size_t k = 0; k + 1 < opn->nitems; k += 2) {
-            if (key_is(opn->items[k], "addRule") && add == NULL) {
+            if (model_node_key_is(opn->items[k], "addRule") && add == NULL) {
                 add = opn->items[k + 1];
             } else {
                 add = NULL;
@@ -755,29 +712,30 @@ static void load_op(struct model_proposal *pr, struct proposal_op *op,
         }
     }
     if (add == NULL || add->kind != MODEL_NODE_MAP) {
-        diag(d, file, opn->mark,
-             "this MVP accepts `addRule` operations; submit a full narrow NetworkPolicyRule");
+        model_node_diag(
+            d, file, opn->mark,
+            "this MVP accepts `addRule` operations; submit a full narrow NetworkPolicyRule");
         return;
     }
     op->mark = add->mark;
     for (size_t k = 0; k + 1 < add->nitems; k += 2) {
         const struct model_node *key = add->items[k];
         const struct model_node *val = add->items[k + 1];
-        if (key_is(key, "ruleName")) {
-            if (val->kind != MODEL_NODE_NULL && !node_is_string(val)) {
-                diag(d, file, val->mark, "addRule.ruleName must be a string");
+        if (model_node_key_is(key, "ruleName")) {
+            if (val->kind != MODEL_NODE_NULL && !model_node_is_string(val)) {
+                model_node_diag(d, file, val->mark, "addRule.ruleName must be a string");
                 continue;
             }
             name_node = val->kind == MODEL_NODE_NULL ? NULL : val;
-        } else if (key_is(key, "rule")) {
+        } else if (model_node_key_is(key, "rule")) {
             rule_node = val;
         } else {
             unknown_key(d, file, key, "addRule");
         }
     }
     if (rule_node == NULL || rule_node->kind != MODEL_NODE_MAP) {
-        diag(d, file, rule_node != NULL ? rule_node->mark : add->mark,
-             "addRule.rule must be a NetworkPolicyRule object");
+        model_node_diag(d, file, rule_node != NULL ? rule_node->mark : add->mark,
+                        "addRule.rule must be a NetworkPolicyRule object");
         return;
     }
     if (d->n != before || refuse_endpoint_keys(d, file, rule_node) > 0) {
@@ -785,7 +743,7 @@ static void load_op(struct model_proposal *pr, struct proposal_op *op,
     }
     if (!pv_ok(model_schema_rule(file, rule_node, &op->rule, d)) || d->n != before) {
         if (d->n == before) {
-            diag(d, file, rule_node->mark, "%s", pv_strerror(pv_errno));
+            model_node_diag(d, file, rule_node->mark, "%s", pv_strerror(pv_errno));
         }
         return;
     }
@@ -795,13 +753,13 @@ static void load_op(struct model_proposal *pr, struct proposal_op *op,
 
     /* The rule name: trimmed ruleName, else rule.name. */
     if (name_node != NULL && memchr(name_node->scalar, '\0', name_node->scalar_len) != NULL) {
-        diag(d, file, name_node->mark, "rule name must not contain control characters");
+        model_node_diag(d, file, name_node->mark, "rule name must not contain control characters");
         return;
     }
     if (name_node != NULL) {
         name = trimmed(name_node->scalar, name_node->scalar_len);
         if (name == NULL) {
-            diag(d, file, add->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+            model_node_diag(d, file, add->mark, "%s", pv_strerror(PV_ERR_NOMEM));
             return;
         }
         if (name[0] == '\0') {
@@ -811,7 +769,7 @@ static void load_op(struct model_proposal *pr, struct proposal_op *op,
     if (name == NULL && op->rule.name.s != NULL) {
         name = trimmed(op->rule.name.s, strlen(op->rule.name.s));
         if (name == NULL) {
-            diag(d, file, add->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+            model_node_diag(d, file, add->mark, "%s", pv_strerror(PV_ERR_NOMEM));
             return;
         }
         if (name[0] == '\0') {
@@ -819,27 +777,27 @@ static void load_op(struct model_proposal *pr, struct proposal_op *op,
         }
     }
     if (name == NULL) {
-        diag(d, file, add->mark, "addRule.ruleName or rule.name is required");
+        model_node_diag(d, file, add->mark, "addRule.ruleName or rule.name is required");
         return;
     }
     if (has_control(name)) {
         free(name);
-        diag(d, file, name_node != NULL ? name_node->mark : add->mark,
-             "rule name must not contain control characters");
+        model_node_diag(d, file, name_node != NULL ? name_node->mark : add->mark,
+                        "rule name must not contain control characters");
         return;
     }
     if (is_provider_key(name)) {
         char buf[96];
-        printable(buf, sizeof(buf), name, strlen(name));
+        model_node_printable(buf, sizeof(buf), name, strlen(name));
         free(name);
-        diag(d, file, name_node != NULL ? name_node->mark : add->mark,
-             "chunk '%s' uses reserved '_provider_' rule-name prefix", buf);
+        model_node_diag(d, file, name_node != NULL ? name_node->mark : add->mark,
+                        "chunk '%s' uses reserved '_provider_' rule-name prefix", buf);
         return;
     }
     op->rule_name = name;
     op->rule.key = pv_strdup(name);
     if (op->rule.key == NULL) {
-        diag(d, file, add->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+        model_node_diag(d, file, add->mark, "%s", pv_strerror(PV_ERR_NOMEM));
         return;
     }
     /* An empty rule.name is filled in from the resolved name. */
@@ -847,13 +805,13 @@ static void load_op(struct model_proposal *pr, struct proposal_op *op,
         free(op->rule.name.s);
         op->rule.name.s = pv_strdup(name);
         if (op->rule.name.s == NULL) {
-            diag(d, file, add->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+            model_node_diag(d, file, add->mark, "%s", pv_strerror(PV_ERR_NOMEM));
             return;
         }
     }
     if (!rule_validate_alone(file, &op->rule, d)) {
         if (d->n == before) {
-            diag(d, file, add->mark, "invalid rule");
+            model_node_diag(d, file, add->mark, "invalid rule");
         }
         return;
     }
@@ -868,27 +826,27 @@ static bool load_top(struct model_proposal *pr, const struct model_node *root,
 
     *ops = NULL;
     if (root->kind != MODEL_NODE_MAP) {
-        diag(d, file, root->mark, "proposal must be a JSON object");
+        model_node_diag(d, file, root->mark, "proposal must be a JSON object");
         return false;
     }
     for (size_t k = 0; k + 1 < root->nitems; k += 2) {
         const struct model_node *key = root->items[k];
         const struct model_node *val = root->items[k + 1];
-        if (key_is(key, "intent_summary")) {
+        if (model_node_key_is(key, "intent_summary")) {
             if (val->kind == MODEL_NODE_NULL) {
                 continue;
             }
-            if (!node_is_string(val)) {
-                diag(d, file, val->mark, "intent_summary must be a string");
+            if (!model_node_is_string(val)) {
+                model_node_diag(d, file, val->mark, "intent_summary must be a string");
                 continue;
             }
             pr->intent_summary = pv_strndup(val->scalar, val->scalar_len);
             if (pr->intent_summary == NULL) {
-                diag(d, file, val->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+                model_node_diag(d, file, val->mark, "%s", pv_strerror(PV_ERR_NOMEM));
             }
-        } else if (key_is(key, "operations")) {
+        } else if (model_node_key_is(key, "operations")) {
             if (val->kind != MODEL_NODE_SEQ && val->kind != MODEL_NODE_NULL) {
-                diag(d, file, val->mark, "operations must be a list");
+                model_node_diag(d, file, val->mark, "operations must be a list");
                 continue;
             }
             *ops = val;
@@ -900,13 +858,14 @@ static bool load_top(struct model_proposal *pr, const struct model_node *root,
         return false;
     }
     if (*ops == NULL || (*ops)->nitems == 0) {
-        diag(d, file, *ops != NULL ? (*ops)->mark : root->mark,
-             "proposal requires at least one operation");
+        model_node_diag(d, file, *ops != NULL ? (*ops)->mark : root->mark,
+                        "proposal requires at least one operation");
         return false;
     }
     if ((*ops)->nitems > MAX_OPERATIONS) {
-        diag(d, file, (*ops)->mark, "proposal has %zu operations; at most %u are accepted",
-             (*ops)->nitems, (unsigned)MAX_OPERATIONS);
+        model_node_diag(d, file, (*ops)->mark,
+                        "proposal has %zu operations; at most %u are accepted", (*ops)->nitems,
+                        (unsigned)MAX_OPERATIONS);
         return false;
     }
     return true;
@@ -929,14 +888,16 @@ struct model_proposal *model_proposal_load(const char *file, const char *buf, si
     }
     before = diags->n;
     if (len > MODEL_MAX_POLICY_BYTES) {
-        diag(diags, file, no_mark, "proposal is larger than %u bytes", MODEL_MAX_POLICY_BYTES);
+        model_node_diag(diags, file, no_mark, "proposal is larger than %u bytes",
+                        MODEL_MAX_POLICY_BYTES);
         pv_errno = PV_ERR_TOOBIG;
         return NULL;
     }
     root = model_json_read(file, buf != NULL ? buf : "", len, diags);
     if (root == NULL) {
         if (diags->n == before) {
-            diag(diags, file, no_mark, "%s", pv_strerror(pv_errno ? pv_errno : PV_ERR_PARSE));
+            model_node_diag(diags, file, no_mark, "%s",
+                            pv_strerror(pv_errno ? pv_errno : PV_ERR_PARSE));
         }
         pv_errno = PV_ERR_PARSE;
         return NULL;
@@ -945,14 +906,14 @@ struct model_proposal *model_proposal_load(const char *file, const char *buf, si
     if (pr == NULL || (pr->file = pv_strdup(file)) == NULL) {
         model_node_free(root);
         free(pr);
-        diag(diags, file, no_mark, "%s", pv_strerror(PV_ERR_NOMEM));
+        model_node_diag(diags, file, no_mark, "%s", pv_strerror(PV_ERR_NOMEM));
         pv_errno = PV_ERR_NOMEM;
         return NULL;
     }
     if (load_top(pr, root, &ops, diags)) {
         pr->ops = pv_calloc(ops->nitems, sizeof(pr->ops[0]));
         if (pr->ops == NULL) {
-            diag(diags, file, no_mark, "%s", pv_strerror(PV_ERR_NOMEM));
+            model_node_diag(diags, file, no_mark, "%s", pv_strerror(PV_ERR_NOMEM));
         } else {
             pr->nops = ops->nitems;
             for (size_t i = 0; i < ops->nitems; i++) {
@@ -1292,9 +1253,9 @@ static void check_inheritance(const struct model_rule *r, size_t norig, size_t n
             const struct model_endpoint *ep = &r->endpoints[e];
             for (size_t p = 0; p < ep->nports; p++) {
                 if (!declared(in, ep, ep->ports[p])) {
-                    printable(b, sizeof(b), bin, strlen(bin));
-                    printable(h, sizeof(h), ep->host.s != NULL ? ep->host.s : "",
-                              ep->host.s != NULL ? strlen(ep->host.s) : 0);
+                    model_node_printable(b, sizeof(b), bin, strlen(bin));
+                    model_node_printable(h, sizeof(h), ep->host.s != NULL ? ep->host.s : "",
+                                         ep->host.s != NULL ? strlen(ep->host.s) : 0);
                     conflict(out, MERGE_NEW_BINARY,
                              "new binary '%s' would inherit undeclared endpoint %s:%u", b, h,
                              (unsigned)ep->ports[p]);
@@ -1311,8 +1272,8 @@ static void check_inheritance(const struct model_rule *r, size_t norig, size_t n
         }
         for (size_t p = 0; p < ep->nports; p++) {
             if (!declared(in, ep, ep->ports[p])) {
-                printable(h, sizeof(h), ep->host.s != NULL ? ep->host.s : "",
-                          ep->host.s != NULL ? strlen(ep->host.s) : 0);
+                model_node_printable(h, sizeof(h), ep->host.s != NULL ? ep->host.s : "",
+                                     ep->host.s != NULL ? strlen(ep->host.s) : 0);
                 conflict(out, MERGE_UNDECLARED_PORT,
                          "the change to endpoint %s would also apply to undeclared port %u", h,
                          (unsigned)ep->ports[p]);
@@ -1326,7 +1287,8 @@ static void check_inheritance(const struct model_rule *r, size_t norig, size_t n
     for (size_t i = 0; i < nbin; i++) {
         const char *bin = r->binaries[i].path.s;
         if (!rule_has_binary(in, in->nbinaries, bin)) {
-            printable(b, sizeof(b), bin != NULL ? bin : "", bin != NULL ? strlen(bin) : 0);
+            model_node_printable(b, sizeof(b), bin != NULL ? bin : "",
+                                 bin != NULL ? strlen(bin) : 0);
             conflict(out, MERGE_EXISTING_BINARIES,
                      "existing binary '%s' would inherit the new authorization; the proposal "
                      "must list it",
@@ -1501,8 +1463,8 @@ static pv_result add_rule(struct model_policy *p, const struct model_proposal *p
         res = fold_into(p, idx, &in, &out, &folded);
         if (pv_ok(res) && !folded) {
             char name[96];
-            printable(name, sizeof(name), op->rule_name, strlen(op->rule_name));
-            diag(diags, pr->file, op->mark, "rule '%s': %s", name, out.detail);
+            model_node_printable(name, sizeof(name), op->rule_name, strlen(op->rule_name));
+            model_node_diag(diags, pr->file, op->mark, "rule '%s': %s", name, out.detail);
             *failed = true;
         }
         model_rule_clear(&in);
@@ -1601,13 +1563,13 @@ struct model_policy *model_policy_merge(const struct model_policy *base,
     file = base->file != NULL ? base->file : "<policy>";
     p = policy_copy_source(base);
     if (p == NULL) {
-        diag(diags, file, no_mark, "%s", pv_strerror(PV_ERR_NOMEM));
+        model_node_diag(diags, file, no_mark, "%s", pv_strerror(PV_ERR_NOMEM));
         return NULL;
     }
     for (size_t i = 0; i < pr->nops; i++) {
         bool failed = false;
         if (!pv_ok(add_rule(p, pr, &pr->ops[i], mark_advisor, diags, &failed))) {
-            diag(diags, pr->file, pr->ops[i].mark, "%s", pv_strerror(pv_errno));
+            model_node_diag(diags, pr->file, pr->ops[i].mark, "%s", pv_strerror(pv_errno));
             failed = true;
         }
         if (failed) {
@@ -1618,7 +1580,7 @@ struct model_policy *model_policy_merge(const struct model_policy *base,
     }
     if (!model_policy_validate(p, diags) || diags->n != before) {
         if (diags->n == before) {
-            diag(diags, file, no_mark, "merged policy is invalid");
+            model_node_diag(diags, file, no_mark, "merged policy is invalid");
         }
         model_policy_free(p);
         pv_errno = PV_ERR_POLICY;
@@ -1626,7 +1588,7 @@ struct model_policy *model_policy_merge(const struct model_policy *base,
     }
     if (!pv_ok(model_policy_compile(p))) {
         int err = pv_errno ? pv_errno : PV_ERR_INTERNAL;
-        diag(diags, file, no_mark, "cannot compile merged policy: %s", pv_strerror(err));
+        model_node_diag(diags, file, no_mark, "cannot compile merged policy: %s", pv_strerror(err));
         model_policy_free(p);
         pv_errno = err;
         return NULL;

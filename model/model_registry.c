@@ -21,7 +21,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +31,6 @@
 
 #define MAX_DESCRIPTOR_BYTES (1024u * 1024u)
 #define MAX_FILES 4096
-#define MSG_MAX 1024
 #define MAX_HOST 253
 
 /* Produced by model/registry/embed.sh (model_registry_data.c). */
@@ -111,156 +109,21 @@ struct model_registry {
     size_t napis;
 };
 
-struct wctx {
-    const char *file;
-    struct model_diags *diags;
-};
-
 /* ===========================================================================
  * Node helpers
  * ========================================================================= */
 
-__attribute__((format(printf, 3, 4))) static void report(struct wctx *c, struct model_mark m,
-                                                         const char *fmt, ...)
-{
-    char msg[MSG_MAX];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    if (!pv_ok(model_diag_add(c->diags, c->file, m, "%s", msg))) {
-        pv_errno = PV_ERR_NOMEM;
-    }
-}
-
-static void printable(char *out, size_t outlen, const char *s, size_t n)
-{
-    size_t o = 0;
-    for (size_t i = 0; i < n && o + 4 < outlen; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        out[o++] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
-    }
-    if (n > 0 && o + 4 >= outlen) {
-        memcpy(out + o, "...", 3);
-        o += 3;
-    }
-    out[o] = '\0';
-}
-
-static int key_index(const struct model_node *k, const char *const *keys)
-{
-    for (int i = 0; keys[i] != NULL; i++) {
-        size_t n = strlen(keys[i]);
-        if (k->kind == MODEL_NODE_SCALAR && k->scalar_len == n &&
-            memcmp(k->scalar, keys[i], n) == 0) {
-            return i;
-        }
-    }
-    return -1;
-}
-
-static void unknown_key(struct wctx *c, const struct model_node *k, const char *where)
-{
-    char buf[96];
-    printable(buf, sizeof(buf), k->scalar != NULL ? k->scalar : "", k->scalar_len);
-    report(c, k->mark, "unknown field `%s` in %s", buf, where);
-}
-
-static bool is_string(const struct model_node *v)
-{
-    return v->kind == MODEL_NODE_SCALAR && (!v->json_typed || v->json_type == JSON_STRING);
-}
-
-static void get_str(struct wctx *c, const struct model_node *v, const char *what, char **out)
-{
-    if (v->kind == MODEL_NODE_NULL) {
-        return;
-    }
-    if (!is_string(v)) {
-        report(c, v->mark, "%s must be a string", what);
-        return;
-    }
-    if (memchr(v->scalar, '\0', v->scalar_len) != NULL) {
-        report(c, v->mark, "%s must not contain NUL", what);
-        return;
-    }
-    free(*out);
-    *out = pv_strndup(v->scalar, v->scalar_len);
-    if (*out == NULL) {
-        report(c, v->mark, "%s", pv_strerror(PV_ERR_NOMEM));
-    }
-}
-
-static void get_bool(struct wctx *c, const struct model_node *v, const char *what, bool *out)
-{
-    if (v->kind == MODEL_NODE_SCALAR && v->json_typed &&
-        (v->json_type == JSON_TRUE || v->json_type == JSON_FALSE)) {
-        *out = v->json_type == JSON_TRUE;
-        return;
-    }
-    if (v->kind == MODEL_NODE_SCALAR && !v->json_typed && !v->quoted) {
-        if (v->scalar_len == 4 && memcmp(v->scalar, "true", 4) == 0) {
-            *out = true;
-            return;
-        }
-        if (v->scalar_len == 5 && memcmp(v->scalar, "false", 5) == 0) {
-            *out = false;
-            return;
-        }
-    }
-    report(c, v->mark, "%s must be true or false", what);
-}
-
-static void get_port(struct wctx *c, const struct model_node *v, uint16_t *out)
+static void get_port(struct model_node_ctx *c, const struct model_node *v, uint16_t *out)
 {
     uint64_t n = 0;
     bool numeric = v->kind == MODEL_NODE_SCALAR &&
                    (v->json_typed ? v->json_type == JSON_INTEGER : !v->quoted);
 
     if (!numeric || !pv_ok(pv_parse_u64(v->scalar, v->scalar_len, 65535, &n)) || n == 0) {
-        report(c, v->mark, "port must be an integer in 1..65535");
+        model_node_report(c, v->mark, "port must be an integer in 1..65535");
         return;
     }
     *out = (uint16_t)n;
-}
-
-/* A list of strings; null = empty. 'marks' (optional) receives each item's mark. */
-static void get_strlist(struct wctx *c, const struct model_node *v, const char *what,
-                        char ***out, size_t *n, struct model_mark **marks)
-{
-    if (v->kind == MODEL_NODE_NULL) {
-        return;
-    }
-    if (v->kind != MODEL_NODE_SEQ) {
-        report(c, v->mark, "%s must be a list of strings", what);
-        return;
-    }
-    if (v->nitems == 0) {
-        return;
-    }
-    *out = pv_calloc(v->nitems, sizeof(**out));
-    if (marks != NULL) {
-        *marks = pv_calloc(v->nitems, sizeof(**marks));
-    }
-    if (*out == NULL || (marks != NULL && *marks == NULL)) {
-        report(c, v->mark, "%s", pv_strerror(PV_ERR_NOMEM));
-        return;
-    }
-    for (size_t i = 0; i < v->nitems; i++) {
-        const struct model_node *it = v->items[i];
-        if (!is_string(it)) {
-            report(c, it->mark, "%s must be a list of strings", what);
-            continue;
-        }
-        get_str(c, it, what, &(*out)[*n]);
-        if ((*out)[*n] != NULL) {
-            if (marks != NULL) {
-                (*marks)[*n] = it->mark;
-            }
-            (*n)++;
-        }
-    }
 }
 
 static void free_strv(char **v, size_t n)
@@ -342,76 +205,77 @@ void model_registry_free(struct model_registry *r)
  * Binary descriptors
  * ========================================================================= */
 
-static void walk_action(struct wctx *c, const struct model_node *n, struct reg_action *a)
+static void walk_action(struct model_node_ctx *c, const struct model_node *n, struct reg_action *a)
 {
     static const char *const keys[] = {"name", "type", "description", NULL};
     static const char *const types[] = {"read", "write", "destructive", NULL};
     bool has_name = false;
 
     if (n->kind != MODEL_NODE_MAP) {
-        report(c, n->mark, "protocol action must be a mapping");
+        model_node_report(c, n->mark, "protocol action must be a mapping");
         return;
     }
     a->type = ACTION_READ;
     for (size_t k = 0; k + 1 < n->nitems; k += 2) {
         const struct model_node *v = n->items[k + 1];
-        switch (key_index(n->items[k], keys)) {
+        switch (model_node_key_index(n->items[k], keys)) {
         case 0:
-            get_str(c, v, "action name", &a->name);
+            model_node_get_string(c, v, "action name", &a->name);
             has_name = a->name != NULL && a->name[0] != '\0';
             break;
         case 1: {
-            int t = is_string(v) ? key_index(v, types) : -1;
+            int t = model_node_is_string(v) ? model_node_key_index(v, types) : -1;
             if (t < 0) {
-                report(c, v->mark, "action type must be read, write or destructive");
+                model_node_report(c, v->mark, "action type must be read, write or destructive");
             } else {
                 a->type = (enum action_type)t;
             }
             break;
         }
         case 2:
-            get_str(c, v, "action description", &a->description);
+            model_node_get_string(c, v, "action description", &a->description);
             break;
         default:
-            unknown_key(c, n->items[k], "protocol action");
+            model_node_unknown_key(c, n->items[k], "protocol action");
             break;
         }
     }
     if (!has_name) {
-        report(c, n->mark, "action name is required");
+        model_node_report(c, n->mark, "action name is required");
     }
 }
 
-static void walk_protocol(struct wctx *c, const struct model_node *n, struct reg_protocol *p)
+static void walk_protocol(struct model_node_ctx *c, const struct model_node *n,
+                          struct reg_protocol *p)
 {
     static const char *const keys[] = {"name", "transport", "description", "bypasses_l7",
                                        "actions", NULL};
 
     if (n->kind != MODEL_NODE_MAP) {
-        report(c, n->mark, "protocol must be a mapping");
+        model_node_report(c, n->mark, "protocol must be a mapping");
         return;
     }
     for (size_t k = 0; k + 1 < n->nitems; k += 2) {
         const struct model_node *v = n->items[k + 1];
-        switch (key_index(n->items[k], keys)) {
+        switch (model_node_key_index(n->items[k], keys)) {
         case 0:
-            get_str(c, v, "protocol name", &p->name);
+            model_node_get_string(c, v, "protocol name", &p->name);
             break;
         case 1:
-            get_str(c, v, "protocol transport", &p->transport);
+            model_node_get_string(c, v, "protocol transport", &p->transport);
             break;
         case 2:
-            get_str(c, v, "protocol description", &p->description);
+            model_node_get_string(c, v, "protocol description", &p->description);
             break;
         case 3:
-            get_bool(c, v, "bypasses_l7", &p->bypasses_l7);
+            model_node_get_bool(c, v, "bypasses_l7", &p->bypasses_l7);
             break;
         case 4:
             if (v->kind == MODEL_NODE_NULL) {
                 break;
             }
             if (v->kind != MODEL_NODE_SEQ) {
-                report(c, v->mark, "protocol actions must be a list");
+                model_node_report(c, v->mark, "protocol actions must be a list");
                 break;
             }
             if (v->nitems == 0 || p->actions != NULL) {
@@ -419,7 +283,7 @@ static void walk_protocol(struct wctx *c, const struct model_node *n, struct reg
             }
             p->actions = pv_calloc(v->nitems, sizeof(p->actions[0]));
             if (p->actions == NULL) {
-                report(c, v->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+                model_node_report(c, v->mark, "%s", pv_strerror(PV_ERR_NOMEM));
                 break;
             }
             p->nactions = v->nitems;
@@ -428,22 +292,23 @@ static void walk_protocol(struct wctx *c, const struct model_node *n, struct reg
             }
             break;
         default:
-            unknown_key(c, n->items[k], "protocol");
+            model_node_unknown_key(c, n->items[k], "protocol");
             break;
         }
     }
     if (p->name == NULL || p->name[0] == '\0') {
-        report(c, n->mark, "protocol name is required");
+        model_node_report(c, n->mark, "protocol name is required");
     }
 }
 
-static void walk_protocols(struct wctx *c, const struct model_node *v, struct reg_binary *b)
+static void walk_protocols(struct model_node_ctx *c, const struct model_node *v,
+                           struct reg_binary *b)
 {
     if (v->kind == MODEL_NODE_NULL) {
         return;
     }
     if (v->kind != MODEL_NODE_SEQ) {
-        report(c, v->mark, "protocols must be a list");
+        model_node_report(c, v->mark, "protocols must be a list");
         return;
     }
     if (v->nitems == 0) {
@@ -451,7 +316,7 @@ static void walk_protocols(struct wctx *c, const struct model_node *v, struct re
     }
     b->protocols = pv_calloc(v->nitems, sizeof(b->protocols[0]));
     if (b->protocols == NULL) {
-        report(c, v->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+        model_node_report(c, v->mark, "%s", pv_strerror(PV_ERR_NOMEM));
         return;
     }
     b->nprotocols = v->nitems;
@@ -461,7 +326,8 @@ static void walk_protocols(struct wctx *c, const struct model_node *v, struct re
     }
 }
 
-static void walk_binary(struct wctx *c, const struct model_node *root, struct reg_binary *b)
+static void walk_binary(struct model_node_ctx *c, const struct model_node *root,
+                        struct reg_binary *b)
 {
     static const char *const keys[] = {"binary", "aliases", "description", "protocols",
                                        "can_exfiltrate", "exfil_mechanism", "can_construct_http",
@@ -470,12 +336,12 @@ static void walk_binary(struct wctx *c, const struct model_node *root, struct re
     const struct model_node *aliases = NULL;
 
     if (root->kind != MODEL_NODE_MAP) {
-        report(c, root->mark, "binary descriptor must be a mapping");
+        model_node_report(c, root->mark, "binary descriptor must be a mapping");
         return;
     }
     for (size_t k = 0; k + 1 < root->nitems; k += 2) {
         const struct model_node *v = root->items[k + 1];
-        switch (key_index(root->items[k], keys)) {
+        switch (model_node_key_index(root->items[k], keys)) {
         case 0:
             binary = v;
             break;
@@ -483,31 +349,31 @@ static void walk_binary(struct wctx *c, const struct model_node *root, struct re
             aliases = v;
             break;
         case 2:
-            get_str(c, v, "description", &b->description);
+            model_node_get_string(c, v, "description", &b->description);
             break;
         case 3:
             walk_protocols(c, v, b);
             break;
         case 4:
-            get_bool(c, v, "can_exfiltrate", &b->can_exfiltrate);
+            model_node_get_bool(c, v, "can_exfiltrate", &b->can_exfiltrate);
             break;
         case 5:
-            get_str(c, v, "exfil_mechanism", &b->exfil_mechanism);
+            model_node_get_string(c, v, "exfil_mechanism", &b->exfil_mechanism);
             break;
         case 6:
-            get_bool(c, v, "can_construct_http", &b->can_construct_http);
+            model_node_get_bool(c, v, "can_construct_http", &b->can_construct_http);
             break;
         case 7:
-            get_strlist(c, v, "spawns", &b->spawns, &b->nspawns, NULL);
+            model_node_get_strlist(c, v, "spawns", NULL, &b->spawns, &b->nspawns, NULL);
             break;
         default:
-            unknown_key(c, root->items[k], "binary descriptor");
+            model_node_unknown_key(c, root->items[k], "binary descriptor");
             break;
         }
     }
-    if (binary == NULL || !is_string(binary) || binary->scalar_len == 0) {
-        report(c, binary != NULL ? binary->mark : root->mark,
-               "binary is required (an absolute path or glob)");
+    if (binary == NULL || !model_node_is_string(binary) || binary->scalar_len == 0) {
+        model_node_report(c, binary != NULL ? binary->mark : root->mark,
+                          "binary is required (an absolute path or glob)");
         return;
     }
     /* paths[0] is `binary`, then the aliases. */
@@ -515,10 +381,10 @@ static void walk_binary(struct wctx *c, const struct model_node *root, struct re
     b->path_marks = pv_calloc(1 + (aliases != NULL ? aliases->nitems : 0),
                               sizeof(b->path_marks[0]));
     if (b->paths == NULL || b->path_marks == NULL) {
-        report(c, root->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+        model_node_report(c, root->mark, "%s", pv_strerror(PV_ERR_NOMEM));
         return;
     }
-    get_str(c, binary, "binary", &b->paths[0]);
+    model_node_get_string(c, binary, "binary", &b->paths[0]);
     if (b->paths[0] == NULL) {
         return;
     }
@@ -528,7 +394,7 @@ static void walk_binary(struct wctx *c, const struct model_node *root, struct re
         char **av = NULL;
         struct model_mark *am = NULL;
         size_t an = 0;
-        get_strlist(c, aliases, "aliases", &av, &an, &am);
+        model_node_get_strlist(c, aliases, "aliases", NULL, &av, &an, &am);
         for (size_t i = 0; i < an; i++) {
             b->paths[b->npaths] = av[i];
             b->path_marks[b->npaths] = am[i];
@@ -540,14 +406,14 @@ static void walk_binary(struct wctx *c, const struct model_node *root, struct re
 }
 
 /* Compile every path of binary 'bi' into registry entries. */
-static void add_entries(struct wctx *c, struct model_registry *r, size_t bi)
+static void add_entries(struct model_node_ctx *c, struct model_registry *r, size_t bi)
 {
     struct reg_binary *b = &r->bins[bi];
     struct reg_entry *nv;
 
     nv = pv_realloc(r->entries, (r->nentries + b->npaths + 1) * sizeof(nv[0]));
     if (nv == NULL) {
-        report(c, (struct model_mark){0, 0}, "%s", pv_strerror(PV_ERR_NOMEM));
+        model_node_report(c, (struct model_mark){0, 0}, "%s", pv_strerror(PV_ERR_NOMEM));
         return;
     }
     r->entries = nv;
@@ -557,22 +423,22 @@ static void add_entries(struct wctx *c, struct model_registry *r, size_t bi)
         char shown[96];
         bool dup = false;
 
-        printable(shown, sizeof(shown), p, strlen(p));
+        model_node_printable(shown, sizeof(shown), p, strlen(p));
         if (p[0] != '/') {
-            report(c, b->path_marks[i], "binary path '%s' must be absolute", shown);
+            model_node_report(c, b->path_marks[i], "binary path '%s' must be absolute", shown);
             continue;
         }
         for (size_t e = 0; e < r->nentries && !dup; e++) {
             dup = strcmp(model_glob_text(r->entries[e].glob), p) == 0;
         }
         if (dup) {
-            report(c, b->path_marks[i], "binary path '%s' is already described", shown);
+            model_node_report(c, b->path_marks[i], "binary path '%s' is already described", shown);
             continue;
         }
         nv[r->nentries].glob = model_glob_compile(MODEL_GLOB_BINARY, p, strlen(p), &why);
         if (nv[r->nentries].glob == NULL) {
-            report(c, b->path_marks[i], "invalid binary pattern '%s': %s", shown,
-                   why != NULL ? why : pv_strerror(pv_errno));
+            model_node_report(c, b->path_marks[i], "invalid binary pattern '%s': %s", shown,
+                              why != NULL ? why : pv_strerror(pv_errno));
             continue;
         }
         nv[r->nentries].binary = bi;
@@ -597,7 +463,8 @@ static bool method_token(const char *m)
     return true;
 }
 
-static void walk_api_action(struct wctx *c, const struct model_node *n, struct api_action *a)
+static void walk_api_action(struct model_node_ctx *c, const struct model_node *n,
+                            struct api_action *a)
 {
     static const char *const keys[] = {"method", "path", "action", "risk", "description", NULL};
     static const char *const risks[] = {"low", "medium", "high", "critical", NULL};
@@ -606,61 +473,62 @@ static void walk_api_action(struct wctx *c, const struct model_node *n, struct a
     size_t before = c->diags->n;
 
     if (n->kind != MODEL_NODE_MAP) {
-        report(c, n->mark, "API action must be a mapping");
+        model_node_report(c, n->mark, "API action must be a mapping");
         return;
     }
     for (size_t k = 0; k + 1 < n->nitems; k += 2) {
         const struct model_node *v = n->items[k + 1];
-        int key = key_index(n->items[k], keys);
+        int key = model_node_key_index(n->items[k], keys);
         seen |= key >= 0 ? 1u << key : 0u;
         switch (key) {
         case 0:
-            get_str(c, v, "method", &a->method);
+            model_node_get_string(c, v, "method", &a->method);
             if (a->method != NULL) {
                 for (char *p = a->method; *p != '\0'; p++) {
                     *p = (*p >= 'a' && *p <= 'z') ? (char)(*p - 'a' + 'A') : *p;
                 }
                 if (!method_token(a->method)) {
-                    report(c, v->mark, "invalid method");
+                    model_node_report(c, v->mark, "invalid method");
                 }
             }
             break;
         case 1:
-            get_str(c, v, "path", &a->path);
+            model_node_get_string(c, v, "path", &a->path);
             pmark = v->mark;
             break;
         case 2:
-            get_str(c, v, "action", &a->action);
+            model_node_get_string(c, v, "action", &a->action);
             break;
         case 3:
-            if (!is_string(v) || key_index(v, risks) < 0) {
-                report(c, v->mark, "risk must be low, medium, high or critical");
+            if (!model_node_is_string(v) || model_node_key_index(v, risks) < 0) {
+                model_node_report(c, v->mark, "risk must be low, medium, high or critical");
             } else {
-                get_str(c, v, "risk", &a->risk);
+                model_node_get_string(c, v, "risk", &a->risk);
             }
             break;
         case 4:
-            get_str(c, v, "description", &a->description);
+            model_node_get_string(c, v, "description", &a->description);
             break;
         default:
-            unknown_key(c, n->items[k], "API action");
+            model_node_unknown_key(c, n->items[k], "API action");
             break;
         }
     }
     if ((seen & 0xfu) != 0xfu) {
-        report(c, n->mark, "API action requires method, path, action and risk");
+        model_node_report(c, n->mark, "API action requires method, path, action and risk");
         return;
     }
     if (a->method == NULL || a->path == NULL || a->action == NULL || a->action[0] == '\0' ||
         a->risk == NULL) {
         /* Present but null or empty; an invalid value was reported already. */
         if (c->diags->n == before) {
-            report(c, n->mark, "API action method, path, action and risk must not be empty");
+            model_node_report(c, n->mark,
+                              "API action method, path, action and risk must not be empty");
         }
         return;
     }
     if (a->path[0] != '/') {
-        report(c, pmark, "API action path must start with '/'");
+        model_node_report(c, pmark, "API action path must start with '/'");
         return;
     }
     {
@@ -668,14 +536,14 @@ static void walk_api_action(struct wctx *c, const struct model_node *n, struct a
         a->path_glob = model_glob_compile(MODEL_GLOB_PATH, a->path, strlen(a->path), &why);
         if (a->path_glob == NULL) {
             char shown[96];
-            printable(shown, sizeof(shown), a->path, strlen(a->path));
-            report(c, pmark, "invalid path pattern '%s': %s", shown,
-                   why != NULL ? why : pv_strerror(pv_errno));
+            model_node_printable(shown, sizeof(shown), a->path, strlen(a->path));
+            model_node_report(c, pmark, "invalid path pattern '%s': %s", shown,
+                              why != NULL ? why : pv_strerror(pv_errno));
         }
     }
 }
 
-static void api_host(struct wctx *c, const struct model_node *v, struct reg_api *a)
+static void api_host(struct model_node_ctx *c, const struct model_node *v, struct reg_api *a)
 {
     char low[MAX_HOST + 2];
     char canon[MAX_HOST + 2];
@@ -684,10 +552,10 @@ static void api_host(struct wctx *c, const struct model_node *v, struct reg_api 
     const char *why = NULL;
     struct model_ip ip;
 
-    get_str(c, v, "host", &a->host);
+    model_node_get_string(c, v, "host", &a->host);
     if (a->host == NULL) {
         if (v->kind == MODEL_NODE_NULL) {
-            report(c, v->mark, "host is required");
+            model_node_report(c, v->mark, "host is required");
         }
         return;
     }
@@ -696,8 +564,8 @@ static void api_host(struct wctx *c, const struct model_node *v, struct reg_api 
         n--;
     }
     if (n == 0 || n > MAX_HOST) {
-        report(c, v->mark, "API host must be a host name or pattern of 1..%u bytes",
-               (unsigned)MAX_HOST);
+        model_node_report(c, v->mark, "API host must be a host name or pattern of 1..%u bytes",
+                          (unsigned)MAX_HOST);
         return;
     }
     for (size_t i = 0; i < n; i++) {
@@ -707,7 +575,7 @@ static void api_host(struct wctx *c, const struct model_node *v, struct reg_api 
     low[n] = '\0';
     if (memchr(low, '*', n) == NULL) {
         if (!model_host_normalize(low, n, canon, sizeof(canon), &outl, &a->host_is_ip, &ip)) {
-            report(c, v->mark, "invalid API host");
+            model_node_report(c, v->mark, "invalid API host");
             return;
         }
     } else {
@@ -717,16 +585,16 @@ static void api_host(struct wctx *c, const struct model_node *v, struct reg_api 
     free(a->host);
     a->host = pv_strndup(canon, outl);
     if (a->host == NULL) {
-        report(c, v->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+        model_node_report(c, v->mark, "%s", pv_strerror(PV_ERR_NOMEM));
         return;
     }
     a->host_glob = model_glob_compile(MODEL_GLOB_HOST, a->host, outl, &why);
     if (a->host_glob == NULL) {
-        report(c, v->mark, "invalid API host pattern: %s", why != NULL ? why : "?");
+        model_node_report(c, v->mark, "invalid API host pattern: %s", why != NULL ? why : "?");
     }
 }
 
-static void walk_api(struct wctx *c, const struct model_node *root, struct reg_api *a)
+static void walk_api(struct model_node_ctx *c, const struct model_node *root, struct reg_api *a)
 {
     static const char *const keys[] = {"api", "host", "port", "credential_type", "description",
                                        "actions", NULL};
@@ -734,14 +602,14 @@ static void walk_api(struct wctx *c, const struct model_node *root, struct reg_a
     bool has_port = false;
 
     if (root->kind != MODEL_NODE_MAP) {
-        report(c, root->mark, "API descriptor must be a mapping");
+        model_node_report(c, root->mark, "API descriptor must be a mapping");
         return;
     }
     for (size_t k = 0; k + 1 < root->nitems; k += 2) {
         const struct model_node *v = root->items[k + 1];
-        switch (key_index(root->items[k], keys)) {
+        switch (model_node_key_index(root->items[k], keys)) {
         case 0:
-            get_str(c, v, "api", &a->api);
+            model_node_get_string(c, v, "api", &a->api);
             break;
         case 1:
             api_host(c, v, a);
@@ -752,14 +620,14 @@ static void walk_api(struct wctx *c, const struct model_node *root, struct reg_a
             has_port = true;
             break;
         case 3:
-            get_str(c, v, "credential_type", &a->credential_type);
+            model_node_get_string(c, v, "credential_type", &a->credential_type);
             break;
         case 4:
-            get_str(c, v, "description", &a->description);
+            model_node_get_string(c, v, "description", &a->description);
             break;
         case 5:
             if (v->kind != MODEL_NODE_SEQ) {
-                report(c, v->mark, "actions must be a list");
+                model_node_report(c, v->mark, "actions must be a list");
                 break;
             }
             if (v->nitems == 0 || a->actions != NULL) {
@@ -767,7 +635,7 @@ static void walk_api(struct wctx *c, const struct model_node *root, struct reg_a
             }
             a->actions = pv_calloc(v->nitems, sizeof(a->actions[0]));
             if (a->actions == NULL) {
-                report(c, v->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+                model_node_report(c, v->mark, "%s", pv_strerror(PV_ERR_NOMEM));
                 break;
             }
             a->nactions = v->nitems;
@@ -776,18 +644,18 @@ static void walk_api(struct wctx *c, const struct model_node *root, struct reg_a
             }
             break;
         default:
-            unknown_key(c, root->items[k], "API descriptor");
+            model_node_unknown_key(c, root->items[k], "API descriptor");
             break;
         }
     }
     if (a->api == NULL || a->api[0] == '\0') {
-        report(c, root->mark, "api (the API's name) is required");
+        model_node_report(c, root->mark, "api (the API's name) is required");
     }
     if (!has_host) {
-        report(c, root->mark, "host is required");
+        model_node_report(c, root->mark, "host is required");
     }
     if (!has_port) {
-        report(c, root->mark, "port is required");
+        model_node_report(c, root->mark, "port is required");
     }
 }
 
@@ -814,33 +682,33 @@ static char *file_stem(const char *name)
 static void load_descriptor(struct model_registry *r, enum desc_kind kind, const char *file,
                             const char *data, size_t len, struct model_diags *diags)
 {
-    struct wctx c = {file, diags};
+    struct model_node_ctx c = {file, diags};
     struct model_node *root;
     size_t before = diags->n;
 
     if (len > MAX_DESCRIPTOR_BYTES) {
-        report(&c, (struct model_mark){0, 0}, "descriptor is larger than %u bytes",
-               MAX_DESCRIPTOR_BYTES);
+        model_node_report(&c, (struct model_mark){0, 0}, "descriptor is larger than %u bytes",
+                          MAX_DESCRIPTOR_BYTES);
         return;
     }
     root = model_yaml_read(file, data, len, diags);
     if (root == NULL) {
         if (diags->n == before) {
-            report(&c, (struct model_mark){0, 0}, "%s", pv_strerror(PV_ERR_PARSE));
+            model_node_report(&c, (struct model_mark){0, 0}, "%s", pv_strerror(PV_ERR_PARSE));
         }
         return;
     }
     if (kind == DESC_BINARY) {
         struct reg_binary *nv = pv_realloc(r->bins, (r->nbins + 1) * sizeof(nv[0]));
         if (nv == NULL) {
-            report(&c, root->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+            model_node_report(&c, root->mark, "%s", pv_strerror(PV_ERR_NOMEM));
         } else {
             r->bins = nv;
             memset(&nv[r->nbins], 0, sizeof(nv[0]));
             r->nbins++;
             nv[r->nbins - 1].name = file_stem(file);
             if (nv[r->nbins - 1].name == NULL) {
-                report(&c, root->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+                model_node_report(&c, root->mark, "%s", pv_strerror(PV_ERR_NOMEM));
             }
             walk_binary(&c, root, &nv[r->nbins - 1]);
             if (diags->n == before) {
@@ -850,7 +718,7 @@ static void load_descriptor(struct model_registry *r, enum desc_kind kind, const
     } else {
         struct reg_api *nv = pv_realloc(r->apis, (r->napis + 1) * sizeof(nv[0]));
         if (nv == NULL) {
-            report(&c, root->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+            model_node_report(&c, root->mark, "%s", pv_strerror(PV_ERR_NOMEM));
         } else {
             struct reg_api *a = &nv[r->napis];
             r->apis = nv;
@@ -860,8 +728,8 @@ static void load_descriptor(struct model_registry *r, enum desc_kind kind, const
             for (size_t i = 0; i + 1 < r->napis && a->api != NULL; i++) {
                 if (r->apis[i].api != NULL && strcmp(r->apis[i].api, a->api) == 0) {
                     char shown[96];
-                    printable(shown, sizeof(shown), a->api, strlen(a->api));
-                    report(&c, root->mark, "duplicate API '%s'", shown);
+                    model_node_printable(shown, sizeof(shown), a->api, strlen(a->api));
+                    model_node_report(&c, root->mark, "duplicate API '%s'", shown);
                     break;
                 }
             }
@@ -960,11 +828,11 @@ static void load_subdir(struct model_registry *r, const char *dir, const char *s
     size_t n = 0;
     DIR *d;
     struct dirent *de;
-    struct wctx c = {dir, diags};
+    struct model_node_ctx c = {dir, diags};
 
     pv_dynbuf_init(&path, 8192);
     if (!pv_ok(pv_dynbuf_printf(&path, "%s/%s", dir, sub))) {
-        report(&c, (struct model_mark){0, 0}, "registry path is too long");
+        model_node_report(&c, (struct model_mark){0, 0}, "registry path is too long");
         pv_dynbuf_free(&path);
         return;
     }
@@ -972,8 +840,8 @@ static void load_subdir(struct model_registry *r, const char *dir, const char *s
     if (d == NULL) {
         if (errno != ENOENT) {
             c.file = path.buf;
-            report(&c, (struct model_mark){0, 0}, "cannot open registry directory: %s",
-                   strerror(errno));
+            model_node_report(&c, (struct model_mark){0, 0}, "cannot open registry directory: %s",
+                              strerror(errno));
         }
         pv_dynbuf_free(&path);
         return;
@@ -985,14 +853,14 @@ static void load_subdir(struct model_registry *r, const char *dir, const char *s
             continue;
         }
         if (n == MAX_FILES) {
-            report(&c, (struct model_mark){0, 0}, "more than %u registry files in %s",
-                   (unsigned)MAX_FILES, sub);
+            model_node_report(&c, (struct model_mark){0, 0}, "more than %u registry files in %s",
+                              (unsigned)MAX_FILES, sub);
             break;
         }
         nv = pv_realloc(names, (n + 1) * sizeof(nv[0]));
         if (nv == NULL || (nv[n] = pv_strdup(de->d_name)) == NULL) {
             names = nv != NULL ? nv : names;
-            report(&c, (struct model_mark){0, 0}, "%s", pv_strerror(PV_ERR_NOMEM));
+            model_node_report(&c, (struct model_mark){0, 0}, "%s", pv_strerror(PV_ERR_NOMEM));
             break;
         }
         names = nv;
@@ -1010,14 +878,15 @@ static void load_subdir(struct model_registry *r, const char *dir, const char *s
 
         pv_dynbuf_init(&file, 8192);
         if (!pv_ok(pv_dynbuf_printf(&file, "%s/%s", path.buf, names[i]))) {
-            report(&c, (struct model_mark){0, 0}, "registry path is too long");
+            model_node_report(&c, (struct model_mark){0, 0}, "registry path is too long");
             pv_dynbuf_free(&file);
             continue;
         }
         data = read_file(file.buf, &len, &err);
         if (data == NULL) {
-            struct wctx fc = {file.buf, diags};
-            report(&fc, (struct model_mark){0, 0}, "cannot read descriptor: %s", strerror(err));
+            struct model_node_ctx fc = {file.buf, diags};
+            model_node_report(&fc, (struct model_mark){0, 0}, "cannot read descriptor: %s",
+                              strerror(err));
         } else {
             load_descriptor(r, kind, file.buf, data, len, diags);
             free(data);
@@ -1031,7 +900,7 @@ static void load_subdir(struct model_registry *r, const char *dir, const char *s
 struct model_registry *model_registry_load_dir(const char *dir, struct model_diags *diags)
 {
     struct model_registry *r;
-    struct wctx c = {dir, diags};
+    struct model_node_ctx c = {dir, diags};
     size_t before;
     DIR *d;
 
@@ -1042,8 +911,8 @@ struct model_registry *model_registry_load_dir(const char *dir, struct model_dia
     before = diags->n;
     d = opendir(dir);
     if (d == NULL) {
-        report(&c, (struct model_mark){0, 0}, "cannot open registry directory: %s",
-               strerror(errno));
+        model_node_report(&c, (struct model_mark){0, 0}, "cannot open registry directory: %s",
+                          strerror(errno));
         pv_errno = PV_ERR_IO;
         return NULL;
     }

@@ -99,14 +99,6 @@ static const char *shown(char out[SHOWN_MAX + 4], const char *s, size_t len)
  * Scalar typing
  * ------------------------------------------------------------------------- */
 
-static bool node_is_string(const struct model_node *v)
-{
-    if (v->kind != MODEL_NODE_SCALAR) {
-        return false;
-    }
-    return !v->json_typed || v->json_type == JSON_STRING;
-}
-
 /* Plain YAML decimal integer: -?(0|[1-9][0-9]*). */
 static bool yaml_int_text(const char *s, size_t len)
 {
@@ -137,33 +129,6 @@ static bool node_is_int(const struct model_node *v)
         return v->json_type == JSON_INTEGER;
     }
     return !v->quoted && yaml_int_text(v->scalar, v->scalar_len);
-}
-
-/* 0 = false, 1 = true, -1 = not a boolean. */
-static int node_bool(const struct model_node *v)
-{
-    if (v->json_typed) {
-        if (v->json_type == JSON_TRUE) {
-            return 1;
-        }
-        return v->json_type == JSON_FALSE ? 0 : -1;
-    }
-    if (v->kind != MODEL_NODE_SCALAR || v->quoted) {
-        return -1;
-    }
-    if (v->scalar_len == 4 && memcmp(v->scalar, "true", 4) == 0) {
-        return 1;
-    }
-    if (v->scalar_len == 5 && memcmp(v->scalar, "false", 5) == 0) {
-        return 0;
-    }
-    return -1;
-}
-
-static bool key_is(const struct model_node *k, const char *s)
-{
-    size_t n = strlen(s);
-    return k->scalar_len == n && memcmp(k->scalar, s, n) == 0;
 }
 
 static char *dup_scalar(struct walk *w, const struct model_node *v)
@@ -235,7 +200,7 @@ static uint64_t walk_map(struct walk *w, const struct model_node *map, const cha
             continue;
         }
         for (j = 0; j < nfields; j++) {
-            if (key_is(k, fields[j].key)) {
+            if (model_node_key_is(k, fields[j].key)) {
                 break;
             }
         }
@@ -285,7 +250,7 @@ static void f_str(struct walk *w, const struct field *f, const struct model_node
     if (v->kind == MODEL_NODE_NULL) {
         return;
     }
-    if (!node_is_string(v)) {
+    if (!model_node_is_string(v)) {
         err(w, v->mark, "field '%s' must be a string", f->key);
         return;
     }
@@ -300,7 +265,7 @@ static void f_bool(struct walk *w, const struct field *f, const struct model_nod
     if (v->kind == MODEL_NODE_NULL) {
         return;
     }
-    b = node_bool(v);
+    b = model_node_bool(v);
     if (b < 0) {
         err(w, v->mark, "field '%s' must be a boolean (true or false)", f->key);
         return;
@@ -339,7 +304,7 @@ static void read_strlist(struct walk *w, const char *what, const struct model_no
     }
     for (size_t i = 0; i < v->nitems; i++) {
         const struct model_node *it = v->items[i];
-        if (!node_is_string(it)) {
+        if (!model_node_is_string(it)) {
             err(w, it->mark, "field '%s' must be a list of strings", what);
             continue;
         }
@@ -445,7 +410,7 @@ static json_t *scalar_json(const struct model_node *v)
         }
     }
     if (!v->quoted) {
-        int b = node_bool(v);
+        int b = model_node_bool(v);
         if (b >= 0) {
             return json_boolean(b);
         }
@@ -510,7 +475,7 @@ static void f_q_glob(struct walk *w, const struct field *f, const struct model_n
 {
     struct qwalk *qw = obj;
     (void)key;
-    if (!node_is_string(v)) {
+    if (!model_node_is_string(v)) {
         err(w, v->mark, "field '%s' must be a string", f->key);
         return;
     }
@@ -557,7 +522,7 @@ static void read_query_value(struct walk *w, const struct model_node *k,
 {
     char buf[SHOWN_MAX + 4];
 
-    if (node_is_string(v)) {
+    if (model_node_is_string(v)) {
         q->form = MODEL_QFORM_STRING;
         q->globs.v = pv_calloc(1, sizeof(struct model_sval));
         if (q->globs.v == NULL) {

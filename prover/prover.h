@@ -105,6 +105,9 @@ struct prover_result {
     size_t nqueries;       /* solver checks */
     size_t nunits;         /* units in the slice */
     size_t ndelta;         /* delta units */
+    double ms_units;       /* units, fingerprints, inputs hash, delta, slice */
+    double ms_encode;      /* atoms and Z3 terms */
+    double ms_solve;       /* questions, witnesses, re-checks */
 };
 
 /* Run one proof. Never fails on policy content: limits, timeouts and

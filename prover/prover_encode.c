@@ -364,6 +364,10 @@ static pv_result collect(struct prover_proof *pf)
     const struct model_registry *reg = pf->in->reg;
     const char *const *meta = model_metadata_names();
     size_t idx;
+    bool hostless = false;
+    size_t *rel;
+    size_t nrel = 0;
+    pv_result r = PV_RESULT_OK;
 
     for (size_t i = 0; i < PV_ARRAY_LEN(base_methods); i++) {
         PV_GUARD(method_add(pf, base_methods[i]));
@@ -420,11 +424,21 @@ static pv_result collect(struct prover_proof *pf)
     PV_ENSURE(pf->cred_pats != NULL && pf->cred_ips != NULL && pf->cred_of != NULL,
               PV_ERR_NOMEM);
     idx = 0;
+    rel = pv_calloc(pf->units.nrel + 1, sizeof(size_t));
+    PV_GUARD_PTR(rel);
+    for (size_t i = 0; i < pf->units.n; i++) {
+        if (pf->units.u[i].rel && nrel < pf->units.nrel) {
+            rel[nrel++] = i;
+            hostless = hostless || pf->units.u[i].v.host == NULL;
+        }
+    }
     for (size_t i = 0; cs != NULL && i < model_credset_count(cs); i++) {
         for (size_t j = 0; j < model_cred_ntargets(cs, i); j++, idx++) {
             const struct model_glob *g = model_cred_target(cs, i, j);
             const char *t = g != NULL ? model_glob_text(g) : NULL;
             struct model_ip ip;
+            bool is_ip;
+            bool relevant = hostless;
 
             pf->cred_pats[idx] = SIZE_MAX;
             pf->cred_ips[idx] = SIZE_MAX;
@@ -432,14 +446,34 @@ static pv_result collect(struct prover_proof *pf)
             if (t == NULL || t[0] == '\0') {
                 continue;
             }
-            if (model_ip_parse_strict(t, strlen(t), &ip)) {
+            is_ip = model_ip_parse_strict(t, strlen(t), &ip);
+            /* Only targets that meet a host of the slice can make a host
+             * atom credentialed; the others would only add atoms. */
+            for (size_t k = 0; k < nrel && !relevant && pv_ok(r); k++) {
+                const struct prover_unit *u = &pf->units.u[rel[k]];
+
+                if (u->v.host == NULL || u->v.host_is_ip != is_ip) {
+                    continue;
+                }
+                if (is_ip) {
+                    relevant = memcmp(&ip, &u->v.host_ip, sizeof(ip)) == 0;
+                } else {
+                    r = prover_glob_overlap(g, u->v.host_glob, MODEL_DOMAIN_DNS_NAME,
+                                            &pf->lang_budget, &relevant);
+                }
+            }
+            if (pv_ok(r) && relevant) {
                 /* IP hosts are credentialed by exact literal targets only. */
-                PV_GUARD(ip_atom(pf, &ip, &pf->cred_ips[idx]));
-            } else {
-                PV_GUARD(prover_dim_add(&pf->dns, g, &pf->cred_pats[idx]));
+                r = is_ip ? ip_atom(pf, &ip, &pf->cred_ips[idx])
+                          : prover_dim_add(&pf->dns, g, &pf->cred_pats[idx]);
+            }
+            if (!pv_ok(r)) {
+                free(rel);
+                return r;
             }
         }
     }
+    free(rel);
     /*= docs/semantics.md#link-local
      *# A host is **link-local** when it is an IP host in a link-local range
      *# (any of the forms above) or a known metadata host name */
@@ -525,6 +559,24 @@ static pv_result bound_cidr(struct bounds *b, const struct model_cidr *c)
     return PV_RESULT_OK;
 }
 
+static size_t cidr_index(const struct prover_proof *pf, const struct model_cidr *c)
+{
+    for (size_t i = 0; i < pf->ncidrs; i++) {
+        if (pf->cidrs[i].prefix == c->prefix && memcmp(pf->cidrs[i].net.b, c->net.b, 16) == 0) {
+            return i;
+        }
+    }
+    return SIZE_MAX;
+}
+
+/* Is 'a' inside ::ffff:0:0/96 (an IPv4 address, readable as a witness)? */
+static bool ip_v4(const struct model_ip *a)
+{
+    static const uint8_t pre[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+    return memcmp(a->b, pre, 12) == 0;
+}
+
 static pv_result dest_atoms(struct prover_proof *pf) PV_WUR;
 static pv_result dest_atoms(struct prover_proof *pf)
 {
@@ -536,8 +588,21 @@ static pv_result dest_atoms(struct prover_proof *pf)
     struct model_ip zero;
     pv_result r = PV_RESULT_OK;
     size_t k = 0;
+    size_t cap = 0;
+    uint64_t *bits = NULL;
 
     memset(&zero, 0, sizeof(zero));
+    for (size_t i = 0; i < pf->units.n && pv_ok(r); i++) {
+        const struct prover_unit *u = &pf->units.u[i];
+
+        for (size_t c = 0; u->rel && c < u->v.ncidrs; c++) {
+            if (cidr_index(pf, &u->v.cidrs[c]) == SIZE_MAX) {
+                PROVER_GROW(pf->cidrs, pf->capcidrs, pf->ncidrs);
+                pf->cidrs[pf->ncidrs++] = u->v.cidrs[c];
+            }
+        }
+    }
+    pf->cwords = pf->ncidrs / 64 + 1;
     r = bound_add(&b, &zero);
     for (size_t i = 0; i < nb && pv_ok(r); i++) {
         r = bound_cidr(&b, &tb[i]);
@@ -545,12 +610,8 @@ static pv_result dest_atoms(struct prover_proof *pf)
     for (size_t i = 0; i < np && pv_ok(r); i++) {
         r = bound_cidr(&b, &tp[i]);
     }
-    for (size_t i = 0; i < pf->units.n && pv_ok(r); i++) {
-        const struct prover_unit *u = &pf->units.u[i];
-
-        for (size_t c = 0; u->rel && c < u->v.ncidrs && pv_ok(r); c++) {
-            r = bound_cidr(&b, &u->v.cidrs[c]);
-        }
+    for (size_t i = 0; i < pf->ncidrs && pv_ok(r); i++) {
+        r = bound_cidr(&b, &pf->cidrs[i]);
     }
     for (size_t i = 0; i < pf->nips && pv_ok(r); i++) {
         struct model_cidr pt;
@@ -559,9 +620,11 @@ static pv_result dest_atoms(struct prover_proof *pf)
         pt.prefix = 128;
         r = bound_cidr(&b, &pt);
     }
-    if (!pv_ok(r)) {
+    bits = pv_calloc(pf->cwords, sizeof(uint64_t));
+    if (!pv_ok(r) || bits == NULL) {
         free(b.v);
-        return r;
+        free(bits);
+        PV_BAIL(pv_ok(r) ? PV_ERR_NOMEM : r.err);
     }
     qsort(b.v, b.n, sizeof(b.v[0]), ip_cmp);
     for (size_t i = 0; i < b.n; i++) {
@@ -569,38 +632,75 @@ static pv_result dest_atoms(struct prover_proof *pf)
             b.v[k++] = b.v[i];
         }
     }
-    pf->datoms = pv_calloc(k, sizeof(*pf->datoms));
-    if (pf->datoms == NULL) {
-        free(b.v);
-        PV_BAIL(PV_ERR_NOMEM);
-    }
-    pf->ndatoms = k;
-    for (size_t i = 0; i < k; i++) {
-        struct prover_datom *a = &pf->datoms[i];
-        struct model_ip w = b.v[i];
+    for (size_t i = 0; i < k && pv_ok(r); i++) {
+        const struct model_ip *st = &b.v[i];
+        struct model_ip w = *st;
+        bool blocked = false;
+        bool priv = false;
+        size_t lit = SIZE_MAX;
+        size_t g;
 
-        a->start = b.v[i];
+        memset(bits, 0, pf->cwords * sizeof(uint64_t));
+        for (size_t t = 0; t < nb && !blocked; t++) {
+            blocked = in_cidr_c(&tb[t], st);
+        }
+        for (size_t t = 0; t < np && !blocked && !priv; t++) {
+            priv = in_cidr_c(&tp[t], st);
+        }
+        for (size_t c = 0; c < pf->ncidrs; c++) {
+            if (in_cidr_c(&pf->cidrs[c], st)) {
+                bits[c / 64] |= (uint64_t)1 << (c % 64);
+            }
+        }
+        for (size_t l = 0; l < pf->nips && lit == SIZE_MAX; l++) {
+            if (memcmp(pf->ips[l].ip.b, st->b, 16) == 0) {
+                lit = l;
+            }
+        }
         /* A readable member: start + 1 when the interval has more than one
          * address (10.0.0.1 rather than the network address 10.0.0.0). */
-        if (ip_inc(&w) && (i + 1 == k || memcmp(w.b, b.v[i + 1].b, 16) < 0)) {
+        if (lit != SIZE_MAX || !ip_inc(&w) || (i + 1 < k && memcmp(w.b, b.v[i + 1].b, 16) >= 0)) {
+            w = *st;
+        }
+        for (g = 0; g < pf->ndatoms; g++) {
+            const struct prover_datom *a = &pf->datoms[g];
+
+            if (a->blocked == blocked && a->priv == priv && a->lit == lit &&
+                memcmp(a->cidrs, bits, pf->cwords * sizeof(uint64_t)) == 0) {
+                break;
+            }
+        }
+        if (g == pf->ndatoms) {
+            void *ng = prover_grow(pf->datoms, &cap, pf->ndatoms, sizeof(*pf->datoms));
+            struct prover_datom *a;
+
+            if (ng == NULL) {
+                r = pv_fail(PV_ERR_NOMEM, "datoms");
+                break;
+            }
+            pf->datoms = ng;
+            a = &pf->datoms[pf->ndatoms++];
             a->w = w;
-        } else {
-            a->w = a->start;
-        }
-        for (size_t t = 0; t < nb && !a->blocked; t++) {
-            a->blocked = in_cidr_c(&tb[t], &a->start);
-        }
-        for (size_t t = 0; t < np && !a->blocked && !a->priv; t++) {
-            a->priv = in_cidr_c(&tp[t], &a->start);
+            a->blocked = blocked;
+            a->priv = priv;
+            a->lit = lit;
+            a->cidrs = pv_malloc(pf->cwords * sizeof(uint64_t));
+            if (a->cidrs == NULL) {
+                pf->ndatoms--;
+                r = pv_fail(PV_ERR_NOMEM, "datoms");
+                break;
+            }
+            memcpy(a->cidrs, bits, pf->cwords * sizeof(uint64_t));
+        } else if (!ip_v4(&pf->datoms[g].w) && ip_v4(&w)) {
+            pf->datoms[g].w = w;
         }
     }
     free(b.v);
-    for (size_t i = 0; i < pf->nips; i++) {
-        for (size_t a = 0; a < pf->ndatoms; a++) {
-            if (memcmp(pf->datoms[a].start.b, pf->ips[i].ip.b, 16) == 0) {
-                pf->ips[i].datom = a;
-                pf->datoms[a].w = pf->ips[i].ip;
-            }
+    free(bits);
+    PV_GUARD(r);
+    for (size_t a = 0; a < pf->ndatoms; a++) {
+        if (pf->datoms[a].lit != SIZE_MAX) {
+            pf->ips[pf->datoms[a].lit].datom = a;
         }
     }
     return PV_RESULT_OK;
@@ -640,18 +740,24 @@ Z3_ast prover_port_eq(struct prover_proof *pf, uint16_t port)
     return prover_false(pf);
 }
 
-/* d in CIDR 'c': the atoms whose interval lies inside it. */
+/* d in CIDR 'c': the atoms inside it. */
 static Z3_ast in_cidr(struct prover_proof *pf, const struct model_cidr *c)
 {
-    bool *has = pv_calloc(pf->ndatoms, sizeof(bool));
+    size_t ci = cidr_index(pf, c);
+    bool *has;
     Z3_ast r;
 
+    if (ci == SIZE_MAX) {
+        pf->zerr = true;
+        return NULL;
+    }
+    has = pv_calloc(pf->ndatoms, sizeof(bool));
     if (has == NULL) {
         pf->zerr = true;
         return NULL;
     }
     for (size_t a = 0; a < pf->ndatoms; a++) {
-        has[a] = in_cidr_c(c, &pf->datoms[a].start);
+        has[a] = (pf->datoms[a].cidrs[ci / 64] >> (ci % 64)) & 1u;
     }
     r = in_set(pf, pf->d, pf->ndatoms, has, 0, true);
     free(has);
@@ -1230,9 +1336,10 @@ pv_result prover_encode(struct prover_proof *pf)
     PV_GUARD(classify(pf));
     PV_GUARD(dest_atoms(pf));
     PV_GUARD(port_atoms(pf));
-    pf->solver = Z3_mk_simple_solver(pf->ctx);
-    PV_ENSURE(pf->solver != NULL && Z3_get_error_code(pf->ctx) == Z3_OK, PV_ERR_SOLVER);
-    Z3_solver_inc_ref(pf->ctx, pf->solver);
+    pf->solver = pf->s->solver;
+    PV_ENSURE(pf->solver != NULL, PV_ERR_SOLVER);
+    Z3_solver_push(pf->ctx, pf->solver);
+    PV_GUARD(prover_z3_ok(pf->ctx));
     {
         /* Z3 honours the timeout to about 10 ms; the deadline check before
          * every query bounds the whole proof. */

@@ -18,6 +18,7 @@
 #include <z3.h>
 
 #include "common/pv.h"
+#include "common/pv_dynbuf.h"
 #include "model/model.h"
 #include "prover/prover.h"
 
@@ -52,6 +53,8 @@ pv_result prover_map_put(struct prover_map *m, const char *key, size_t len, size
                          size_t *found, bool *inserted) PV_WUR;
 bool prover_map_get(const struct prover_map *m, const char *key, size_t len, size_t *val);
 uint64_t prover_hash(const char *s, size_t len);
+/* A fast 64-bit hash (8 bytes per step), seeded. */
+uint64_t prover_hash64(const void *p, size_t len, uint64_t seed);
 
 /* Growable array helper: room for element n. Returns the (maybe moved)
  * array, or NULL on NOMEM with the old array and *cap untouched. */
@@ -119,8 +122,9 @@ struct prover_unit {
     struct model_endpoint_view v;
     const char *bin;                 /* binary pattern text */
     const struct model_glob *bglob;
-    char *key;                       /* binary + endpoint fingerprint (new) */
-    size_t keylen;
+    size_t fpoff, fplen;             /* endpoint fingerprint in units.arena */
+    const char *fp;                  /* = arena + fpoff once collected */
+    uint64_t hash;                   /* of (binary, fingerprint) */
     bool delta;                      /* key absent from the other side */
     bool rel;                        /* in the slice */
     bool l7;                         /* L7 endpoint (docs/semantics.md#routes) */
@@ -132,15 +136,21 @@ struct prover_units {
     struct prover_unit *u;
     size_t n, cap;
     size_t ndelta, nrel;
+    struct pv_dynbuf arena;          /* every endpoint fingerprint, back to back */
 };
 
 pv_result prover_units_collect(struct prover_units *us, const struct model_policy *p,
                                enum prover_side side) PV_WUR;
-/* Mark delta units (key present on one side only). */
+/* Resolve the fingerprint pointers (after the last collect). */
+void prover_units_seal(struct prover_units *us);
+/* Mark delta units ((binary, fingerprint) present on one side only). */
 pv_result prover_units_delta(struct prover_units *us) PV_WUR;
 /* Mark units that overlap some delta unit (binary, host, port). */
 pv_result prover_units_slice(struct prover_units *us, size_t *budget) PV_WUR;
 void prover_units_free(struct prover_units *us);
+/* Do two glob languages intersect within 'dom'? (cheap filters first) */
+pv_result prover_glob_overlap(const struct model_glob *a, const struct model_glob *b,
+                              enum model_domain dom, size_t *budget, bool *out) PV_WUR;
 /* Do two units' (binary, host, port) regions intersect? */
 pv_result prover_units_overlap(const struct prover_unit *a, const struct prover_unit *b,
                                size_t *budget, bool *out) PV_WUR;
@@ -151,10 +161,12 @@ pv_result prover_units_overlap(const struct prover_unit *a, const struct prover_
 
 struct prover_session {
     Z3_context ctx;
-    size_t proofs; /* since the context was created */
+    Z3_solver solver; /* reused across proofs: each proof runs in a push scope */
+    size_t proofs;    /* since the context was created */
 };
 
-/* Recreate the context when it has served PROVER_RECYCLE_PROOFS proofs. */
+/* Recreate the context when it has served PROVER_RECYCLE_PROOFS proofs;
+ * make sure the session solver exists (at scope 0). */
 pv_result prover_session_ready(struct prover_session *s) PV_WUR;
 /* PV_ERR_SOLVER when the context holds an error. */
 pv_result prover_z3_ok(Z3_context ctx) PV_WUR;
@@ -177,13 +189,16 @@ struct prover_ipatom {
     size_t datom; /* its destination atom */
 };
 
-/* Destination atoms: the 128-bit address line cut at every boundary of the
- * blocked and private tables, of every allowed_ips CIDR and around every IP
- * literal host, so each CIDR and class is a union of atoms. */
+/* Destination atoms: the 128-bit address line is cut at every boundary of
+ * the blocked and private tables, of every allowed_ips CIDR of the slice and
+ * around every IP literal host; the intervals are then grouped by signature
+ * (blocked, private, which CIDRs contain it, which literal it is), so an
+ * atom is a union of intervals and there are only a handful of them. */
 struct prover_datom {
-    struct model_ip start; /* first address of the interval */
     struct model_ip w;     /* witness address */
     bool blocked, priv;
+    size_t lit;            /* IP literal atom index, or SIZE_MAX */
+    uint64_t *cidrs;       /* bitset over pf->cidrs */
 };
 
 struct prover_proof {
@@ -211,6 +226,8 @@ struct prover_proof {
     /* Z3 */
     struct prover_datom *datoms;
     size_t ndatoms;
+    struct model_cidr *cidrs;  /* distinct allowed_ips CIDRs of the slice */
+    size_t ncidrs, capcidrs, cwords;
     uint16_t *ports;           /* port atoms: every port of the slice */
     size_t nports;
     Z3_ast h, p, m, d;         /* p and d are atom indexes too */

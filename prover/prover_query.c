@@ -370,15 +370,47 @@ static pv_result path_add(struct prover_proof *pf, enum prover_category cat, siz
  * Solving
  * ------------------------------------------------------------------------- */
 
-static pv_result check(struct prover_proof *pf, Z3_lbool *out) PV_WUR;
-static pv_result check(struct prover_proof *pf, Z3_lbool *out)
+/* Each question is asserted once as "guard -> question" and checked under
+ * the assumption "guard": nothing is popped, so Z3 internalises the shared
+ * definitions once per proof and every question reuses them. */
+static Z3_ast guard_new(struct prover_proof *pf, Z3_ast q)
+{
+    char nm[32];
+    Z3_ast g;
+
+    if (q == NULL) {
+        pf->zerr = true;
+        return NULL;
+    }
+    (void)snprintf(nm, sizeof(nm), "guard%zu", pf->nqueries);
+    g = prover_z(pf, Z3_mk_const(pf->ctx, Z3_mk_string_symbol(pf->ctx, nm),
+                                 Z3_mk_bool_sort(pf->ctx)));
+    if (g != NULL) {
+        Z3_solver_assert(pf->ctx, pf->solver, prover_z(pf, Z3_mk_implies(pf->ctx, g, q)));
+        (void)prover_z(pf, g);
+    }
+    return g;
+}
+
+static void guard_add(struct prover_proof *pf, Z3_ast g, Z3_ast q)
+{
+    if (g == NULL || q == NULL) {
+        pf->zerr = true;
+        return;
+    }
+    Z3_solver_assert(pf->ctx, pf->solver, prover_z(pf, Z3_mk_implies(pf->ctx, g, q)));
+    (void)prover_z(pf, g);
+}
+
+static pv_result check(struct prover_proof *pf, Z3_ast g, Z3_lbool *out) PV_WUR;
+static pv_result check(struct prover_proof *pf, Z3_ast g, Z3_lbool *out)
 {
     double left = pf->deadline - prover_now_ms();
 
-    PV_ENSURE(!pf->zerr, PV_ERR_SOLVER);
+    PV_ENSURE(!pf->zerr && g != NULL, PV_ERR_SOLVER);
     PV_ENSURE(left > 0, PV_ERR_TIMEOUT);
     pf->nqueries++;
-    *out = Z3_solver_check(pf->ctx, pf->solver);
+    *out = Z3_solver_check_assumptions(pf->ctx, pf->solver, 1, &g);
     PV_GUARD(prover_z3_ok(pf->ctx));
     if (*out == Z3_L_UNDEF) {
         const char *why = Z3_solver_get_reason_unknown(pf->ctx, pf->solver);
@@ -391,12 +423,12 @@ static pv_result check(struct prover_proof *pf, Z3_lbool *out)
     return PV_RESULT_OK;
 }
 
-/* Solve 'q' (already asserted in a pushed scope); on SAT read and re-check
- * the witness and record the path. '*sat' tells whether it was SAT. */
-static pv_result solve_one(struct prover_proof *pf, enum prover_category cat, size_t ui,
-                           bool *sat, size_t *method_out) PV_WUR;
-static pv_result solve_one(struct prover_proof *pf, enum prover_category cat, size_t ui,
-                           bool *sat, size_t *method_out)
+/* Solve under guard 'g'; on SAT read and re-check the witness and record
+ * the path. '*sat' tells whether it was SAT. */
+static pv_result solve_one(struct prover_proof *pf, Z3_ast g, enum prover_category cat,
+                           size_t ui, bool *sat, size_t *method_out) PV_WUR;
+static pv_result solve_one(struct prover_proof *pf, Z3_ast g, enum prover_category cat,
+                           size_t ui, bool *sat, size_t *method_out)
 {
     Z3_lbool lb;
     Z3_model mdl;
@@ -406,7 +438,7 @@ static pv_result solve_one(struct prover_proof *pf, enum prover_category cat, si
     bool ok;
 
     *sat = false;
-    PV_GUARD(check(pf, &lb));
+    PV_GUARD(check(pf, g, &lb));
     if (lb == Z3_L_FALSE) {
         return PV_RESULT_OK;
     }
@@ -472,14 +504,8 @@ static pv_result ask(struct prover_proof *pf, enum prover_category cat, size_t u
 {
     bool sat;
     size_t mi;
-    pv_result r;
 
-    PV_ENSURE(q != NULL && !pf->zerr, PV_ERR_SOLVER);
-    Z3_solver_push(pf->ctx, pf->solver);
-    Z3_solver_assert(pf->ctx, pf->solver, q);
-    r = solve_one(pf, cat, ui, &sat, &mi);
-    Z3_solver_pop(pf->ctx, pf->solver, 1);
-    return r;
+    return solve_one(pf, guard_new(pf, q), cat, ui, &sat, &mi);
 }
 
 /* capability_expansion: one path per distinct method. */
@@ -487,34 +513,24 @@ static pv_result ask_methods(struct prover_proof *pf, size_t ui, uint16_t port, 
 static pv_result ask_methods(struct prover_proof *pf, size_t ui, uint16_t port, Z3_ast q)
 {
     const struct prover_unit *u = &pf->units.u[ui];
-    pv_result r = PV_RESULT_OK;
+    Z3_ast g = guard_new(pf, q);
     bool sat = true;
     size_t mi;
 
-    PV_ENSURE(q != NULL && !pf->zerr, PV_ERR_SOLVER);
-    Z3_solver_push(pf->ctx, pf->solver);
-    Z3_solver_assert(pf->ctx, pf->solver, q);
     /* Methods already reported for this (binary, host, port). */
     for (size_t i = 0; i < pf->nmethods; i++) {
         if (path_find(pf->res, PROVER_CAT_CAPABILITY, u->bin, host_text(u), port,
                       pf->methods[i]) != NULL) {
-            Z3_solver_assert(pf->ctx, pf->solver, prover_not(pf, prover_eqn(pf, pf->m, i)));
+            guard_add(pf, g, prover_not(pf, prover_eqn(pf, pf->m, i)));
         }
     }
-    for (size_t n = 0; n <= pf->nmethods && sat && pv_ok(r); n++) {
-        r = solve_one(pf, PROVER_CAT_CAPABILITY, ui, &sat, &mi);
-        if (pv_ok(r) && sat) {
-            Z3_ast ne = prover_not(pf, prover_eqn(pf, pf->m, mi));
-
-            if (ne == NULL) {
-                r = pv_fail(PV_ERR_SOLVER, "method exclusion");
-            } else {
-                Z3_solver_assert(pf->ctx, pf->solver, ne);
-            }
+    for (size_t n = 0; n <= pf->nmethods && sat; n++) {
+        PV_GUARD(solve_one(pf, g, PROVER_CAT_CAPABILITY, ui, &sat, &mi));
+        if (sat) {
+            guard_add(pf, g, prover_not(pf, prover_eqn(pf, pf->m, mi)));
         }
     }
-    Z3_solver_pop(pf->ctx, pf->solver, 1);
-    return r;
+    return PV_RESULT_OK;
 }
 
 /* Static filters: can unit 'u' meet a host/binary class at all? */
@@ -605,15 +621,7 @@ static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port)
                        pf->private_));
         Z3_lbool lb;
 
-        PV_ENSURE(any != NULL, PV_ERR_SOLVER);
-        Z3_solver_push(pf->ctx, pf->solver);
-        Z3_solver_assert(pf->ctx, pf->solver, any);
-        {
-            pv_result r = check(pf, &lb);
-
-            Z3_solver_pop(pf->ctx, pf->solver, 1);
-            PV_GUARD(r);
-        }
+        PV_GUARD(check(pf, guard_new(pf, any), &lb));
         if (lb == Z3_L_FALSE) {
             return PV_RESULT_OK;
         }
@@ -697,12 +705,6 @@ static void suppress(struct prover_result *res)
 
 pv_result prover_queries(struct prover_proof *pf)
 {
-    Z3_lbool lb;
-
-    /* One check at the base level makes Z3 internalise (bit-blast) the
-     * shared definitions outside any push scope, so the questions below
-     * reuse them instead of rebuilding them after every pop. */
-    PV_GUARD(check(pf, &lb));
 
     if (pf->in->mode == PROVER_CHECK) {
         Z3_ast q = prover_and(pf, 3,

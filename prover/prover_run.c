@@ -122,30 +122,51 @@ static int path_cmp(const void *pa, const void *pb)
 }
 
 /* ---------------------------------------------------------------------------
- * Inputs hash: canonical policy hashes, credentials, registry identity, mode.
+ * Inputs hash: everything the prover reads. Per side, every unit with its
+ * rule key (binary pattern + endpoint fingerprint); the credentials; the
+ * registry's binary classes; the mode. Parts of a policy that carry no
+ * network authority (filesystem, process, names) do not change a proof and
+ * are not part of it; this also keeps the hash cheap (the fingerprints are
+ * computed for the delta anyway).
  * ------------------------------------------------------------------------- */
 
-static pv_result inputs_sha(const struct prover_input *in, char out[65]) PV_WUR;
-static pv_result inputs_sha(const struct prover_input *in, char out[65])
+static pv_result inputs_sha(const struct prover_input *in, const struct prover_units *us,
+                            char out[65]) PV_WUR;
+static pv_result inputs_sha(const struct prover_input *in, const struct prover_units *us,
+                            char out[65])
 {
     struct pv_dynbuf b;
-    char h[65];
     pv_result r = PV_RESULT_OK;
     const struct model_credset *cs = in->creds;
     const struct model_registry *reg = in->reg;
+    char fph[65];
+    const struct model_rule *last = NULL;
 
-    pv_dynbuf_init(&b, 64u << 20);
-    r = pv_dynbuf_printf(&b, "proviso-prover-inputs-v1\nmode %d\n", (int)in->mode);
-    if (pv_ok(r) && in->baseline != NULL && in->mode != PROVER_AUDIT) {
-        r = model_policy_sha256(in->baseline, h);
-        if (pv_ok(r)) {
-            r = pv_dynbuf_printf(&b, "baseline %s\n", h);
+    /* The fingerprints are hashed in one go; the units then name their
+     * side, rule key, binary and fingerprint extent. */
+    PV_GUARD(model_sha256_hex(us->arena.buf != NULL ? us->arena.buf : "", us->arena.len, fph));
+    pv_dynbuf_init(&b, (size_t)1 << 31);
+    r = pv_dynbuf_printf(&b, "proviso-prover-inputs-v1\nmode %d\nfp %s\n", (int)in->mode, fph);
+    for (size_t i = 0; pv_ok(r) && i < us->n; i++) {
+        const struct prover_unit *u = &us->u[i];
+        char num[64];
+        int n;
+
+        if (u->rule != last) {
+            const char *k = model_rule_key(u->rule);
+
+            last = u->rule;
+            r = pv_dynbuf_addstr(&b, u->side == PROVER_SIDE_B ? "\nB " : "\nC ");
+            if (pv_ok(r)) {
+                r = pv_dynbuf_add(&b, k, strlen(k) + 1);
+            }
         }
-    }
-    if (pv_ok(r) && in->candidate != NULL) {
-        r = model_policy_sha256(in->candidate, h);
+        n = snprintf(num, sizeof(num), " %zu+%zu ", u->fpoff, u->fplen);
         if (pv_ok(r)) {
-            r = pv_dynbuf_printf(&b, "candidate %s\n", h);
+            r = pv_dynbuf_add(&b, num, (size_t)n);
+        }
+        if (pv_ok(r)) {
+            r = pv_dynbuf_add(&b, u->bin, strlen(u->bin) + 1);
         }
     }
     for (size_t i = 0; pv_ok(r) && cs != NULL && i < model_credset_count(cs); i++) {
@@ -183,8 +204,9 @@ static pv_result inputs_sha(const struct prover_input *in, char out[65])
 
 static void proof_free(struct prover_proof *pf)
 {
-    if (pf->solver != NULL) {
-        Z3_solver_dec_ref(pf->ctx, pf->solver);
+    if (pf->solver != NULL && Z3_solver_get_num_scopes(pf->ctx, pf->solver) != 0) {
+        /* Back to scope 0: the session solver forgets this proof. */
+        Z3_solver_pop(pf->ctx, pf->solver, Z3_solver_get_num_scopes(pf->ctx, pf->solver));
     }
     prover_units_free(&pf->units);
     prover_dim_free(&pf->bin);
@@ -196,7 +218,11 @@ static void proof_free(struct prover_proof *pf)
     }
     free(pf->qkeys);
     free(pf->ips);
+    for (size_t i = 0; i < pf->ndatoms; i++) {
+        free(pf->datoms[i].cidrs);
+    }
     free(pf->datoms);
+    free(pf->cidrs);
     free(pf->ports);
     free(pf->host_cred);
     free(pf->host_ll);
@@ -218,18 +244,30 @@ static void proof_free(struct prover_proof *pf)
 static pv_result prove(struct prover_proof *pf) PV_WUR;
 static pv_result prove(struct prover_proof *pf)
 {
+    double t0 = prover_now_ms();
+    double t1;
+
     PV_GUARD(prover_units_collect(&pf->units, pf->B, PROVER_SIDE_B));
     PV_GUARD(prover_units_collect(&pf->units, pf->C, PROVER_SIDE_C));
+    prover_units_seal(&pf->units);
+    PV_GUARD(inputs_sha(pf->in, &pf->units, pf->res->inputs_sha256));
     PV_GUARD(prover_units_delta(&pf->units));
     pf->res->ndelta = pf->units.ndelta;
     if (pf->units.ndelta == 0) {
         /* Same units, same requests allowed: no solver needed. */
+        pf->res->ms_units = prover_now_ms() - t0;
         return PV_RESULT_OK;
     }
     PV_GUARD(prover_units_slice(&pf->units, &pf->lang_budget));
     pf->res->nunits = pf->units.nrel;
+    t1 = prover_now_ms();
+    pf->res->ms_units = t1 - t0;
     PV_GUARD(prover_encode(pf));
-    return prover_queries(pf);
+    t0 = prover_now_ms();
+    pf->res->ms_encode = t0 - t1;
+    PV_GUARD(prover_queries(pf));
+    pf->res->ms_solve = prover_now_ms() - t0;
+    return PV_RESULT_OK;
 }
 
 static const char *reason_for(int err)
@@ -267,9 +305,6 @@ struct prover_result *prover_run(struct prover_session *s, const struct prover_i
     r = (s != NULL && in != NULL && in->candidate != NULL) ? PV_RESULT_OK
                                                            : pv_fail(PV_ERR_NULL, "prover_run");
     if (pv_ok(r)) {
-        r = inputs_sha(in, res->inputs_sha256);
-    }
-    if (pv_ok(r)) {
         r = prover_session_ready(s);
     }
     if (pv_ok(r) && (in->baseline == NULL || in->mode == PROVER_AUDIT)) {
@@ -294,14 +329,18 @@ struct prover_result *prover_run(struct prover_session *s, const struct prover_i
         } else {
             res->verdict = res->npaths > 0 ? PROVER_VERDICT_FINDINGS : PROVER_VERDICT_EMPTY;
         }
-        qsort(res->paths, res->npaths, sizeof(*res->paths), path_cmp);
+        if (res->npaths > 1) {
+            qsort(res->paths, res->npaths, sizeof(*res->paths), path_cmp);
+        }
     } else {
         /* Fail closed: whatever was found so far is kept as evidence. */
         res->verdict = PROVER_VERDICT_UNKNOWN;
         if (res->reason == NULL) {
             res->reason = pv_strdup(reason_for(r.err));
         }
-        qsort(res->paths, res->npaths, sizeof(*res->paths), path_cmp);
+        if (res->npaths > 1) {
+            qsort(res->paths, res->npaths, sizeof(*res->paths), path_cmp);
+        }
     }
     res->nqueries = pf.nqueries;
     proof_free(&pf);

@@ -55,6 +55,9 @@ void prover_session_free(struct prover_session *s)
         return;
     }
     if (s->ctx != NULL) {
+        if (s->solver != NULL) {
+            Z3_solver_dec_ref(s->ctx, s->solver);
+        }
         Z3_del_context(s->ctx);
     }
     free(s);
@@ -68,16 +71,29 @@ void prover_finalize(void)
 pv_result prover_session_ready(struct prover_session *s)
 {
     PV_ENSURE_REF(s);
-    if (s->ctx != NULL && s->proofs < PROVER_RECYCLE_PROOFS) {
-        s->proofs++;
-        return PV_RESULT_OK;
+    if (s->ctx == NULL || s->proofs >= PROVER_RECYCLE_PROOFS) {
+        if (s->ctx != NULL) {
+            if (s->solver != NULL) {
+                Z3_solver_dec_ref(s->ctx, s->solver);
+            }
+            Z3_del_context(s->ctx);
+        }
+        s->solver = NULL;
+        s->proofs = 0;
+        s->ctx = ctx_new();
+        PV_ENSURE(s->ctx != NULL, PV_ERR_SOLVER);
     }
-    if (s->ctx != NULL) {
-        Z3_del_context(s->ctx);
+    if (s->solver == NULL) {
+        /* The solver keeps its kernel between proofs: its setup is paid
+         * once, and each proof pushes a scope that it pops at the end. */
+        s->solver = Z3_mk_simple_solver(s->ctx);
+        PV_ENSURE(s->solver != NULL && Z3_get_error_code(s->ctx) == Z3_OK, PV_ERR_SOLVER);
+        Z3_solver_inc_ref(s->ctx, s->solver);
     }
-    s->ctx = ctx_new();
-    s->proofs = 1;
-    PV_ENSURE(s->ctx != NULL, PV_ERR_SOLVER);
+    if (Z3_solver_get_num_scopes(s->ctx, s->solver) != 0) {
+        Z3_solver_pop(s->ctx, s->solver, Z3_solver_get_num_scopes(s->ctx, s->solver));
+    }
+    s->proofs++;
     return PV_RESULT_OK;
 }
 

@@ -23,10 +23,8 @@
 
 void prover_units_free(struct prover_units *us)
 {
-    for (size_t i = 0; i < us->n; i++) {
-        free(us->u[i].key);
-    }
     free(us->u);
+    pv_dynbuf_free(&us->arena);
     memset(us, 0, sizeof(*us));
 }
 
@@ -52,6 +50,9 @@ pv_result prover_units_collect(struct prover_units *us, const struct model_polic
 {
     size_t nr;
 
+    if (us->arena.toobig == 0) {
+        pv_dynbuf_init(&us->arena, (size_t)1 << 31);
+    }
     if (p == NULL) {
         return PV_RESULT_OK;
     }
@@ -64,8 +65,8 @@ pv_result prover_units_collect(struct prover_units *us, const struct model_polic
         for (size_t j = 0; j < ne; j++) {
             const struct model_endpoint *e = model_rule_endpoint(r, j);
             struct model_endpoint_view v;
-            size_t fplen = 0;
-            char *fp;
+            size_t off = us->arena.len;
+            uint64_t fph;
 
             if (nb == 0) {
                 /*= docs/semantics.md#binaries-empty
@@ -79,37 +80,17 @@ pv_result prover_units_collect(struct prover_units *us, const struct model_polic
                 /* An empty host without allowed_ips or target_sandbox matches nothing. */
                 continue;
             }
-            fp = model_endpoint_fingerprint(e, &fplen);
-            PV_GUARD_PTR(fp);
+            PV_GUARD(model_endpoint_fingerprint_append(e, &us->arena));
+            fph = prover_hash64(us->arena.buf + off, us->arena.len - off, 0x5eed);
             for (size_t k = 0; k < nb; k++) {
                 const char *b = model_rule_binary(r, k);
                 const struct model_glob *bg = model_rule_binary_glob(r, k);
-                size_t blen;
                 struct prover_unit *u;
-                char *key;
 
                 if (b == NULL || bg == NULL) {
                     continue;
                 }
-                blen = strlen(b);
-                key = pv_malloc(blen + 1 + fplen + 1);
-                if (key == NULL) {
-                    free(fp);
-                    PV_BAIL(PV_ERR_NOMEM);
-                }
-                memcpy(key, b, blen);
-                key[blen] = '\n';
-                memcpy(key + blen + 1, fp, fplen + 1);
-                {
-                    void *g = prover_grow(us->u, &us->cap, us->n, sizeof(*us->u));
-
-                    if (g == NULL) {
-                        free(key);
-                        free(fp);
-                        PV_BAIL(PV_ERR_NOMEM);
-                    }
-                    us->u = g;
-                }
+                PROVER_GROW(us->u, us->cap, us->n);
                 u = &us->u[us->n++];
                 memset(u, 0, sizeof(*u));
                 u->side = side;
@@ -118,39 +99,74 @@ pv_result prover_units_collect(struct prover_units *us, const struct model_polic
                 u->v = v;
                 u->bin = b;
                 u->bglob = bg;
-                u->key = key;
-                u->keylen = blen + 1 + fplen;
+                u->fpoff = off;
+                u->fplen = us->arena.len - off;
+                u->hash = prover_hash64(b, strlen(b), fph);
                 u->l7 = proto_is_l7(v.proto) && !v.tls_skip;
                 u->bpat = u->hpat = u->hip = u->spat = SIZE_MAX;
             }
-            free(fp);
         }
     }
     return PV_RESULT_OK;
 }
 
+void prover_units_seal(struct prover_units *us)
+{
+    for (size_t i = 0; i < us->n; i++) {
+        us->u[i].fp = us->arena.buf + us->u[i].fpoff;
+    }
+}
+
+static bool unit_eq(const struct prover_unit *a, const struct prover_unit *b)
+{
+    return a->hash == b->hash && a->fplen == b->fplen && strcmp(a->bin, b->bin) == 0 &&
+           memcmp(a->fp, b->fp, a->fplen) == 0;
+}
+
+/* Open addressing over unit indexes, one table per side. */
 pv_result prover_units_delta(struct prover_units *us)
 {
-    struct prover_map m[2];
+    size_t cap = 16;
+    size_t *tab[2];
     pv_result r = PV_RESULT_OK;
 
-    memset(m, 0, sizeof(m));
-    for (size_t i = 0; i < us->n && pv_ok(r); i++) {
-        size_t found;
-        bool ins;
+    while (cap < us->n * 2 + 2) {
+        cap *= 2;
+    }
+    tab[0] = pv_malloc(cap * sizeof(size_t));
+    tab[1] = pv_malloc(cap * sizeof(size_t));
+    if (tab[0] == NULL || tab[1] == NULL) {
+        free(tab[0]);
+        free(tab[1]);
+        PV_BAIL(PV_ERR_NOMEM);
+    }
+    memset(tab[0], 0xff, cap * sizeof(size_t));
+    memset(tab[1], 0xff, cap * sizeof(size_t));
+    for (size_t i = 0; i < us->n; i++) {
+        size_t *t = tab[us->u[i].side];
+        size_t j = (size_t)us->u[i].hash & (cap - 1);
 
-        r = prover_map_put(&m[us->u[i].side], us->u[i].key, us->u[i].keylen, i, &found, &ins);
+        while (t[j] != SIZE_MAX && !unit_eq(&us->u[t[j]], &us->u[i])) {
+            j = (j + 1) & (cap - 1);
+        }
+        if (t[j] == SIZE_MAX) {
+            t[j] = i;
+        }
     }
     us->ndelta = 0;
-    for (size_t i = 0; i < us->n && pv_ok(r); i++) {
+    for (size_t i = 0; i < us->n; i++) {
         struct prover_unit *u = &us->u[i];
-        size_t v;
+        size_t *t = tab[1 - u->side];
+        size_t j = (size_t)u->hash & (cap - 1);
 
-        u->delta = !prover_map_get(&m[1 - u->side], u->key, u->keylen, &v);
+        while (t[j] != SIZE_MAX && !unit_eq(&us->u[t[j]], u)) {
+            j = (j + 1) & (cap - 1);
+        }
+        u->delta = t[j] == SIZE_MAX;
         us->ndelta += u->delta;
     }
-    prover_map_free(&m[0]);
-    prover_map_free(&m[1]);
+    free(tab[0]);
+    free(tab[1]);
     return r;
 }
 
@@ -172,9 +188,40 @@ static bool ports_overlap(const struct model_endpoint_view *a, const struct mode
     return false;
 }
 
-static pv_result glob_overlap(const struct model_glob *a, const struct model_glob *b,
-                              enum model_domain dom, size_t *budget, bool *out) PV_WUR;
-static pv_result glob_overlap(const struct model_glob *a, const struct model_glob *b,
+/* Cheap necessary conditions for two glob languages to intersect. Every
+ * host a wildcard matches ends with the labels after its last wildcard
+ * label; every binary a glob matches starts with its literal prefix. */
+static bool host_suffix_compatible(const char *a, const char *b)
+{
+    const char *sa = strrchr(a, '*');
+    const char *sb = strrchr(b, '*');
+    size_t la, lb;
+
+    sa = sa != NULL ? strchr(sa, '.') : NULL;
+    sb = sb != NULL ? strchr(sb, '.') : NULL;
+    if (sa == NULL || sb == NULL) {
+        return true;
+    }
+    la = strlen(sa);
+    lb = strlen(sb);
+    /* both start with '.', so a plain suffix compare is label aligned */
+    return la <= lb ? strcmp(sb + (lb - la), sa) == 0 : strcmp(sa + (la - lb), sb) == 0;
+}
+
+static size_t literal_prefix(const char *s)
+{
+    return strcspn(s, "*?[\\");
+}
+
+static bool prefix_compatible(const char *a, const char *b)
+{
+    size_t la = literal_prefix(a);
+    size_t lb = literal_prefix(b);
+
+    return strncmp(a, b, la < lb ? la : lb) == 0;
+}
+
+pv_result prover_glob_overlap(const struct model_glob *a, const struct model_glob *b,
                               enum model_domain dom, size_t *budget, bool *out)
 {
     bool la = model_glob_is_literal(a);
@@ -193,6 +240,13 @@ static pv_result glob_overlap(const struct model_glob *a, const struct model_glo
     }
     if (strcmp(model_glob_text(a), model_glob_text(b)) == 0) {
         *out = true;
+        return PV_RESULT_OK;
+    }
+    if ((dom == MODEL_DOMAIN_DNS_NAME &&
+         !host_suffix_compatible(model_glob_text(a), model_glob_text(b))) ||
+        (dom == MODEL_DOMAIN_ABS_PATH && !prefix_compatible(model_glob_text(a),
+                                                            model_glob_text(b)))) {
+        *out = false;
         return PV_RESULT_OK;
     }
     PV_ENSURE(*budget > 0, PV_ERR_LIMIT);
@@ -233,13 +287,13 @@ pv_result prover_units_overlap(const struct prover_unit *a, const struct prover_
         } else {
             bool ho;
 
-            PV_GUARD(glob_overlap(va->host_glob, vb->host_glob, MODEL_DOMAIN_DNS_NAME, budget, &ho));
+            PV_GUARD(prover_glob_overlap(va->host_glob, vb->host_glob, MODEL_DOMAIN_DNS_NAME, budget, &ho));
             if (!ho) {
                 return PV_RESULT_OK;
             }
         }
     }
-    return glob_overlap(a->bglob, b->bglob, MODEL_DOMAIN_ABS_PATH, budget, out);
+    return prover_glob_overlap(a->bglob, b->bglob, MODEL_DOMAIN_ABS_PATH, budget, out);
 }
 
 pv_result prover_units_slice(struct prover_units *us, size_t *budget)

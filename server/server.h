@@ -279,6 +279,9 @@ bool server_http_free(struct server_http *h) PV_WUR;
  * ========================================================================= */
 
 uint64_t server_now_ns(void);
+/* 'j' as compact JSON plus a newline, not NUL-terminated: *len bytes, new
+ * (caller frees); NULL on NOMEM. */
+char *server_json_line(const json_t *j, size_t *len);
 /* Append 's' JSON-escaped (without quotes) to 'out' of size 'outlen',
  * truncating at 'max' input bytes. Returns bytes written. */
 size_t server_json_escape(char *out, size_t outlen, const char *s, size_t max);

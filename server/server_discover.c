@@ -47,6 +47,16 @@ struct op {
 
 typedef int (*op_fn)(const struct op *o, void *arg);
 
+/* The operation's method as HTTP spells it ("get" -> "GET"). */
+static void upper_method(const struct op *o, char out[16])
+{
+    size_t i;
+    for (i = 0; o->method[i] != '\0' && i + 1 < 16; i++) {
+        out[i] = (char)toupper((unsigned char)o->method[i]);
+    }
+    out[i] = '\0';
+}
+
 /* Call 'fn' for every operation, in document order. Returns -1 on a malformed
  * document (message in 'err'), else the first non-zero 'fn' result or 0. */
 static int walk_ops(const json_t *doc, op_fn fn, void *arg, char *err, size_t errlen)
@@ -420,11 +430,7 @@ static json_t *make_tool(const json_t *root, const struct op *o, json_t *names)
         snprintf(desc, sizeof(desc), "%s", json_string_value(description));
     } else {
         char upper[16];
-        size_t i;
-        for (i = 0; o->method[i] != '\0' && i + 1 < sizeof(upper); i++) {
-            upper[i] = (char)toupper((unsigned char)o->method[i]);
-        }
-        upper[i] = '\0';
+        upper_method(o, upper);
         snprintf(desc, sizeof(desc), "%s %s", upper, o->path);
     }
     schema = input_schema(root, o);
@@ -671,7 +677,6 @@ static int check_server(struct disc_arg *a, const struct op *o, const json_t *se
     struct target t;
     const char *why = NULL;
     json_t *c;
-    size_t i;
 
     if (!expand_url(server, url, sizeof(url), &why) || !parse_url(url, &t, &why)) {
         const json_t *u = json_object_get(server, "url");
@@ -683,10 +688,7 @@ static int check_server(struct disc_arg *a, const struct op *o, const json_t *se
         c = json_pack("{s:s,s:b,s:s}", "server", url, "allow", 0, "reason", "path too long");
         return c != NULL && json_array_append_new(checks, c) == 0 ? 0 : -2;
     }
-    for (i = 0; o->method[i] != '\0' && i + 1 < sizeof(method); i++) {
-        method[i] = (char)toupper((unsigned char)o->method[i]);
-    }
-    method[i] = '\0';
+    upper_method(o, method);
     {
         const char *bins[1] = {a->binary};
         struct model_request req;
@@ -749,10 +751,7 @@ static int disc_cb(const struct op *o, void *arg)
                               json_pack("{s:s,s:b,s:s}", "server", "/", "allow", 0, "reason",
                                         "no servers: relative server url (no host to check)"));
     }
-    for (i = 0; o->method[i] != '\0' && i + 1 < sizeof(upper); i++) {
-        upper[i] = (char)toupper((unsigned char)o->method[i]);
-    }
-    upper[i] = '\0';
+    upper_method(o, upper);
     entry = json_pack("{s:s,s:s,s:b,s:o}", "method", upper, "path", o->path, "reachable",
                       nok > 0, "checks", checks);
     if (entry == NULL) {

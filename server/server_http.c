@@ -147,6 +147,20 @@ size_t server_json_escape(char *out, size_t outlen, const char *s, size_t max)
     return o;
 }
 
+char *server_json_line(const json_t *j, size_t *len)
+{
+    char *text = json_dumps(j, JSON_COMPACT);
+    size_t n;
+
+    if (text == NULL) {
+        return NULL;
+    }
+    n = strlen(text);
+    text[n] = '\n'; /* json_dumps allocated n + 1 bytes: reuse the NUL's slot */
+    *len = n + 1;
+    return text;
+}
+
 static struct MHD_Response *json_response(json_t *body /* steals */)
 {
     size_t len;
@@ -156,14 +170,12 @@ static struct MHD_Response *json_response(json_t *body /* steals */)
     if (body == NULL) {
         return NULL;
     }
-    text = json_dumps(body, JSON_COMPACT);
+    text = server_json_line(body, &len);
     json_decref(body);
     if (text == NULL) {
         return NULL;
     }
-    len = strlen(text);
-    text[len] = '\n'; /* json_dumps allocated len + 1 bytes: reuse the NUL's slot */
-    resp = MHD_create_response_from_buffer_with_free_callback(len + 1, text, free);
+    resp = MHD_create_response_from_buffer_with_free_callback(len, text, free);
     if (resp == NULL) {
         free(text);
         return NULL;

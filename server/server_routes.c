@@ -59,20 +59,6 @@ struct server_worker {
  * Context and workers
  * ========================================================================= */
 
-static char *dump_line(const json_t *j, size_t *len)
-{
-    char *text = json_dumps(j, JSON_COMPACT);
-    size_t n;
-
-    if (text == NULL) {
-        return NULL;
-    }
-    n = strlen(text);
-    text[n] = '\n'; /* json_dumps allocated n + 1 bytes */
-    *len = n + 1;
-    return text;
-}
-
 pv_result server_ctx_new(const struct server_config *cfg, struct server_ctx **out)
 {
     struct server_ctx *ctx = pv_calloc(1, sizeof(*ctx));
@@ -96,8 +82,8 @@ pv_result server_ctx_new(const struct server_config *cfg, struct server_ctx **ou
     api = server_api_openapi();
     tools = api != NULL ? server_openapi_tools(api) : NULL;
     if (tools != NULL) {
-        ctx->openapi_text = dump_line(api, &ctx->openapi_len);
-        ctx->tools_text = dump_line(tools, &ctx->tools_len);
+        ctx->openapi_text = server_json_line(api, &ctx->openapi_len);
+        ctx->tools_text = server_json_line(tools, &ctx->tools_len);
     }
     json_decref(api);
     json_decref(tools);

@@ -144,10 +144,10 @@ static const struct prop_case prop_cases[] = {
      "rule name must not contain control characters"},
     {"unknown_top_key", "{\"rationale\":\"r\",\"operations\":[{\"addRule\":{\"ruleName\":\"r\","
                         "\"rule\":{\"endpoints\":[" EP_OK "]," BIN_CURL "}}}]}",
-     "p.json:1:2: unknown field `rationale` in proposal"},
+     "p.json:1:2: unknown field 'rationale' in proposal"},
     {"unknown_addrule_key", "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"why\":1,"
                             "\"rule\":{\"endpoints\":[" EP_OK "]," BIN_CURL "}}}]}",
-     "unknown field `why` in addRule"},
+     "unknown field 'why' in addRule"},
     {"rule_not_object", "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"rule\":[]}}]}",
      "addRule.rule must be a NetworkPolicyRule object"},
     {"intent_not_string", "{\"intent_summary\":5,\"operations\":[{\"addRule\":{\"ruleName\":"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* bench_prove.c - prover latency on realistic policies of 100, 1,000, 10,000 rules
  *
- *   ./tests/bench/bench_prove [iterations-at-100-rules] [timeout-ms]
+ *   ./tests/bench/bench_prove [iterations-at-100-rules] [timeout-ms] [only-this-many-rules]
  *
  * Generates a baseline policy (hosts with wildcards, several binaries with
  * globs, REST rules with path globs, credentials on some hosts) and, per
@@ -35,6 +35,14 @@ static double now_ms(void)
     struct timespec ts;
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
+static double cpu_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
 }
 
@@ -159,6 +167,7 @@ static char *creds(unsigned n)
 
     pv_dynbuf_init(&b, 64u << 20);
     add(&b, "credentials:\n  - name: gh\n    type: github\n    target_hosts: [\"api.github.com\"]\n");
+    add(&b, "  - name: internal\n    type: token\n    target_hosts: [\"**.internal.example.com\"]\n");
     add(&b, "  - name: svc\n    type: token\n    target_hosts:\n");
     for (unsigned i = 0; i < n; i += 10) {
         char host[128];
@@ -204,11 +213,14 @@ static void run(struct prover_session *s, const struct model_registry *reg, unsi
     struct model_policy *base;
     double *prove = calloc(iters, sizeof(double));
     double *parse = calloc(iters, sizeof(double));
+    double *cpu = calloc(iters, sizeof(double));
     unsigned unknown = 0;
     unsigned findings = 0;
     size_t queries = 0;
+    double su = 0, se = 0, ss = 0;
+    size_t slice = 0;
 
-    if (cs == NULL || prove == NULL || parse == NULL) {
+    if (cs == NULL || prove == NULL || parse == NULL || cpu == NULL) {
         fprintf(stderr, "bench: setup failed\n");
         exit(1);
     }
@@ -232,8 +244,10 @@ static void run(struct prover_session *s, const struct model_registry *reg, unsi
         in.mode = PROVER_DELTA;
         in.timeout_ms = timeout_ms;
         t0 = now_ms();
+        t1 = cpu_ms();
         r = prover_run(s, &in);
         prove[it] = now_ms() - t0;
+        cpu[it] = cpu_ms() - t1;
         if (r == NULL) {
             fprintf(stderr, "bench: out of memory\n");
             exit(1);
@@ -241,6 +255,10 @@ static void run(struct prover_session *s, const struct model_registry *reg, unsi
         unknown += r->verdict == PROVER_VERDICT_UNKNOWN;
         findings += r->verdict == PROVER_VERDICT_FINDINGS;
         queries += r->nqueries;
+        slice += r->nunits;
+        su += r->ms_units;
+        se += r->ms_encode;
+        ss += r->ms_solve;
         if (r->verdict == PROVER_VERDICT_UNKNOWN) {
             fprintf(stderr, "bench: unknown (%s) at %u rules, iteration %u\n",
                     r->reason ? r->reason : "?", n, it);
@@ -252,6 +270,7 @@ static void run(struct prover_session *s, const struct model_registry *reg, unsi
     }
     qsort(prove, iters, sizeof(double), dcmp);
     qsort(parse, iters, sizeof(double), dcmp);
+    qsort(cpu, iters, sizeof(double), dcmp);
     {
         double p50 = prove[iters / 2];
         double p99 = prove[(iters * 99) / 100 < iters ? (iters * 99) / 100 : iters - 1];
@@ -262,10 +281,16 @@ static void run(struct prover_session *s, const struct model_registry *reg, unsi
                "queries/run %.1f\n",
                n, iters, p50, p99, prove[iters - 1], q50, q50 > 0 ? p50 / q50 : 0.0, unknown,
                findings, (double)queries / iters);
+        printf("              cpu time: prove p50 %.2f ms p99 %.2f ms\n", cpu[iters / 2],
+               cpu[(iters * 99) / 100 < iters ? (iters * 99) / 100 : iters - 1]);
+        printf("              mean phases: units+delta+slice %.2f ms, atoms+encode %.2f ms, "
+               "solve+witness %.2f ms; slice %.1f units\n",
+               su / iters, se / iters, ss / iters, (double)slice / iters);
     }
     fflush(stdout);
     free(prove);
     free(parse);
+    free(cpu);
     model_policy_free(base);
     model_credset_free(cs);
     model_diags_free(d);
@@ -293,9 +318,14 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("bench_prove: one-rule proposals, timeout %u ms\n", timeout_ms);
-    run(s, reg, 100, iters, timeout_ms);
-    run(s, reg, 1000, iters / 4 > 10 ? iters / 4 : 10, timeout_ms);
-    run(s, reg, 10000, iters / 20 > 5 ? iters / 20 : 5, timeout_ms);
+    if (argc > 3 && pv_ok(pv_parse_u64(argv[3], strlen(argv[3]), 1000000, &v)) && v > 0) {
+        /* one size only: bench_prove ITERS TIMEOUT RULES */
+        run(s, reg, (unsigned)v, iters, timeout_ms);
+    } else {
+        run(s, reg, 100, iters, timeout_ms);
+        run(s, reg, 1000, iters / 4 > 10 ? iters / 4 : 10, timeout_ms);
+        run(s, reg, 10000, iters / 20 > 5 ? iters / 20 : 5, timeout_ms);
+    }
     prover_session_free(s);
     model_registry_free(reg);
     model_diags_free(d);

@@ -35,7 +35,12 @@ cleanup() {
         kill -KILL "$SRV_PID" 2>/dev/null
         wait "$SRV_PID" 2>/dev/null
     fi
-    [ -n "${KEEP:-}" ] || rm -rf "$WORK"; [ -n "${KEEP:-}" ] && echo "kept $WORK"
+    # KEEP=1 keeps the scratch directory (server logs) for a look after a failure.
+    if [ -n "${KEEP:-}" ]; then
+        echo "kept $WORK"
+    else
+        rm -rf "$WORK"
+    fi
 }
 trap cleanup EXIT INT TERM
 
