@@ -239,6 +239,7 @@ struct prover_proof {
     Z3_solver solver;
     bool zerr;                 /* sticky: some Z3 call failed */
     size_t nqueries;
+    size_t nguards;            /* guard constants created (unique names) */
     struct model_glob *meta[16]; /* compiled metadata host names (owned) */
     size_t nmeta;
     size_t *bypass_pats;       /* binary patterns of bypassing registry entries */

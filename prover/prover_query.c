@@ -382,7 +382,7 @@ static Z3_ast guard_new(struct prover_proof *pf, Z3_ast q)
         pf->zerr = true;
         return NULL;
     }
-    (void)snprintf(nm, sizeof(nm), "guard%zu", pf->nqueries);
+    (void)snprintf(nm, sizeof(nm), "guard%zu", pf->nguards++);
     g = prover_z(pf, Z3_mk_const(pf->ctx, Z3_mk_string_symbol(pf->ctx, nm),
                                  Z3_mk_bool_sort(pf->ctx)));
     if (g != NULL) {
@@ -600,7 +600,7 @@ static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port)
     bool cred = host_any(pf, u, pf->host_cred);
     const char *h = host_text(u);
 
-    /*= DESIGN.md link_local_reach: the grant layer, explicit hosts only */
+    /* link_local_reach (DESIGN.md): the grant layer, for units naming a host */
     if (u->v.host != NULL && host_any(pf, u, pf->host_ll) &&
         path_find(pf->res, PROVER_CAT_LINK_LOCAL, u->bin, h, port, NULL) == NULL) {
         PV_GUARD(ask(pf, PROVER_CAT_LINK_LOCAL, ui,

@@ -776,6 +776,7 @@ static struct model_registry *registry;
 static size_t stat_pairs, stat_findings, stat_empty, stat_unknown, stat_paths, stat_check_ex;
 static double stat_prover_ms, stat_max_ms;
 static size_t stat_decisions, stat_queries;
+static size_t stat_cat[PROVER_CAT__COUNT];
 
 static char *gen_creds(void)
 {
@@ -917,6 +918,7 @@ static void one_pair(void)
         const struct prover_path *p = &r->paths[i];
 
         recheck_witness(&o, p);
+        stat_cat[p->cat]++;
         if (mode == PROVER_CHECK) {
             ks_add(&got, "exceeds");
             continue;
@@ -1044,6 +1046,10 @@ START_TEST(test_property)
                 stat_pairs, stat_findings, stat_empty, stat_check_ex, stat_paths, stat_unknown,
                 stat_pairs ? stat_prover_ms / (double)stat_pairs : 0.0, stat_max_ms, stat_queries,
                 stat_decisions);
+        for (int c = 0; c < PROVER_CAT__COUNT; c++) {
+            fprintf(stderr, "  %-28s %zu paths\n", prover_category_name((enum prover_category)c),
+                    stat_cat[c]);
+        }
     }
     ck_assert_uint_eq(stat_pairs, n);
     /* The generator must exercise both outcomes. */
