@@ -46,6 +46,16 @@ struct model_glob {
      * for built-ins). */
     uint32_t *fast;
     uint32_t shift;
+    /* Interning cache (model_glob.c), guarded by its mutex: compiled globs
+     * are shared by (kind, text); model_glob_free drops a reference and an
+     * unreferenced glob stays idle in the cache until evicted. */
+    bool cached;
+    size_t refs;
+    uint64_t hash;
+    size_t bytes;                 /* approximate heap footprint */
+    struct model_glob *hnext;     /* hash chain */
+    struct model_glob *idle_prev; /* idle list, least recently freed first */
+    struct model_glob *idle_next;
 };
 
 /* A set of bytes. */
@@ -126,6 +136,27 @@ pv_result model_dfa_build(const struct model_nfa *n, uint32_t start, uint32_t fi
  * fields of 'g', without the matcher's fast table (literals are matched with
  * memcmp). PV_ERR_PATTERN when longer than MODEL_GLOB_MAX_LITERAL. */
 pv_result model_dfa_literal(const uint8_t *lit, size_t len, struct model_glob *g) PV_WUR;
+
+/* Interning cache of compiled globs: at most this many idle (unreferenced)
+ * entries and this many bytes of idle tables are kept. */
+#define MODEL_GLOB_CACHE_IDLE_MAX 4096u
+#define MODEL_GLOB_CACHE_IDLE_BYTES ((size_t)32 << 20)
+
+struct model_glob_cache_stats {
+    size_t entries; /* globs in the cache (referenced or idle) */
+    size_t idle;    /* of which unreferenced */
+    size_t hits;    /* compiles answered from the cache */
+    size_t misses;  /* compiles that built a new automaton */
+};
+
+/* Counters of the interning cache (thread-safe snapshot). */
+void model_glob_cache_stats(struct model_glob_cache_stats *st);
+/* Free every idle entry (referenced globs stay valid). Thread-safe. */
+void model_glob_cache_flush(void);
+/* Compile without the cache (the caller owns the result; free it with
+ * model_glob_free). For tests that compare against the cached path. */
+struct model_glob *model_glob_compile_uncached(enum model_glob_kind kind, const char *pat,
+                                               size_t len, const char **why);
 
 /* The built-in automaton of a domain (static storage, borrowed; NULL for an
  * unknown value). Thread-safe. */

@@ -17,9 +17,19 @@
  *           the middle = "/" or "/.../", trailing "/" "**" = "/" then
  *           anything; any other "**" is '*'.
  *   VALUE   as PATH without a separator: '*' = anything, '?' = one byte.
+ *
+ * Compiled globs are immutable and interned process-wide by (kind, text):
+ * model_glob_compile returns a shared, reference-counted object, so equal
+ * patterns across rules and policies (and validation followed by
+ * compilation) build their automaton once. model_glob_free drops one
+ * reference; an unreferenced glob stays idle in the cache (bounded by
+ * MODEL_GLOB_CACHE_IDLE_MAX entries and MODEL_GLOB_CACHE_IDLE_BYTES) and is
+ * evicted least recently freed first. One mutex guards the table, the idle
+ * list and every reference count; matching takes no lock.
  */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -315,8 +325,17 @@ static bool text_is_literal(enum model_glob_kind kind, const char *pat, size_t l
     return true;
 }
 
-struct model_glob *model_glob_compile(enum model_glob_kind kind, const char *pat, size_t len,
-                                      const char **why)
+static void glob_destroy(struct model_glob *g)
+{
+    free(g->text);
+    free(g->trans);
+    free(g->accept);
+    free(g->fast);
+    free(g);
+}
+
+struct model_glob *model_glob_compile_uncached(enum model_glob_kind kind, const char *pat,
+                                               size_t len, const char **why)
 {
     const char *why_dummy = NULL;
     if (why == NULL) {
@@ -383,7 +402,7 @@ struct model_glob *model_glob_compile(enum model_glob_kind kind, const char *pat
     if (g->literal) {
         pv_result r = model_dfa_literal(gp.p, len, g);
         if (!pv_ok(r)) {
-            model_glob_free(g);
+            glob_destroy(g);
             *why = r.err == PV_ERR_PATTERN ? "pattern too long" : "out of memory";
             pv_errno = r.err;
             return NULL;
@@ -397,7 +416,7 @@ struct model_glob *model_glob_compile(enum model_glob_kind kind, const char *pat
     bool ok = kind == MODEL_GLOB_HOST ? parse_host(&gp, &cur) : parse_seq(&gp, &cur, false);
     if (!ok) {
         model_nfa_clear(&gp.nfa);
-        model_glob_free(g);
+        glob_destroy(g);
         *why = gp.why;
         pv_errno = PV_ERR_PATTERN;
         return NULL;
@@ -405,10 +424,212 @@ struct model_glob *model_glob_compile(enum model_glob_kind kind, const char *pat
     pv_result r = model_dfa_build(&gp.nfa, start, cur, MODEL_GLOB_MAX_STATES, g);
     model_nfa_clear(&gp.nfa);
     if (!pv_ok(r)) {
-        model_glob_free(g);
+        glob_destroy(g);
         *why = r.err == PV_ERR_PATTERN ? "pattern too complex" : "out of memory";
         pv_errno = r.err;
         return NULL;
+    }
+    return g;
+}
+
+/* ===========================================================================
+ * Interning cache
+ * ========================================================================= */
+
+static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct model_glob **cache_tab; /* hash buckets, cache_cap of them */
+static size_t cache_cap;
+static size_t cache_count;
+static struct model_glob *idle_head; /* least recently freed */
+static struct model_glob *idle_tail;
+static size_t idle_count;
+static size_t idle_bytes;
+static size_t cache_hits;
+static size_t cache_misses;
+
+static uint64_t key_hash(enum model_glob_kind kind, const char *pat, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325u ^ (uint64_t)kind;
+    for (size_t i = 0; i < len; i++) {
+        h = (h ^ (uint8_t)pat[i]) * 0x100000001b3u;
+    }
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9u;
+    h ^= h >> 32;
+    return h;
+}
+
+static size_t glob_bytes(const struct model_glob *g)
+{
+    size_t n = sizeof(*g) + g->textlen + 1;
+    n += (size_t)g->nstates * g->nclasses * sizeof(uint16_t) + g->nstates;
+    if (g->fast != NULL) {
+        n += ((size_t)g->nstates << g->shift) * sizeof(uint32_t);
+    }
+    return n;
+}
+
+static bool key_eq(const struct model_glob *g, uint64_t h, enum model_glob_kind kind,
+                   const char *pat, size_t len)
+{
+    return g->hash == h && g->kind == kind && g->textlen == len &&
+           (len == 0 || memcmp(g->text, pat, len) == 0);
+}
+
+/* Caller holds cache_mu. */
+static struct model_glob *cache_find(uint64_t h, enum model_glob_kind kind, const char *pat,
+                                     size_t len)
+{
+    if (cache_cap == 0) {
+        return NULL;
+    }
+    for (struct model_glob *g = cache_tab[h & (cache_cap - 1)]; g != NULL; g = g->hnext) {
+        if (key_eq(g, h, kind, pat, len)) {
+            return g;
+        }
+    }
+    return NULL;
+}
+
+static void idle_unlink(struct model_glob *g)
+{
+    if (g->idle_prev != NULL) {
+        g->idle_prev->idle_next = g->idle_next;
+    } else {
+        idle_head = g->idle_next;
+    }
+    if (g->idle_next != NULL) {
+        g->idle_next->idle_prev = g->idle_prev;
+    } else {
+        idle_tail = g->idle_prev;
+    }
+    g->idle_prev = g->idle_next = NULL;
+    idle_count--;
+    idle_bytes -= g->bytes;
+}
+
+/* Take a reference (caller holds cache_mu). */
+static void cache_ref(struct model_glob *g)
+{
+    if (g->refs == 0) {
+        idle_unlink(g);
+    }
+    g->refs++;
+}
+
+static void cache_unlink(struct model_glob *g)
+{
+    struct model_glob **pp = &cache_tab[g->hash & (cache_cap - 1)];
+    while (*pp != g) {
+        pp = &(*pp)->hnext;
+    }
+    *pp = g->hnext;
+    g->hnext = NULL;
+    cache_count--;
+}
+
+/* Insert 'g' (fresh, refs 0, not cached); false when the table cannot grow
+ * (the caller then hands 'g' out uncached). Caller holds cache_mu. */
+static bool cache_insert(struct model_glob *g)
+{
+    if (cache_count >= cache_cap) {
+        size_t ncap = cache_cap ? cache_cap * 2 : 256;
+        struct model_glob **nt = pv_calloc(ncap, sizeof(*nt));
+        if (nt == NULL) {
+            if (cache_cap == 0) {
+                return false;
+            }
+        } else {
+            for (size_t i = 0; i < cache_cap; i++) {
+                struct model_glob *e = cache_tab[i];
+                while (e != NULL) {
+                    struct model_glob *next = e->hnext;
+                    size_t j = e->hash & (ncap - 1);
+                    e->hnext = nt[j];
+                    nt[j] = e;
+                    e = next;
+                }
+            }
+            free(cache_tab);
+            cache_tab = nt;
+            cache_cap = ncap;
+        }
+    }
+    size_t j = g->hash & (cache_cap - 1);
+    g->hnext = cache_tab[j];
+    cache_tab[j] = g;
+    g->cached = true;
+    g->refs = 1;
+    cache_count++;
+    return true;
+}
+
+/* Evict idle entries beyond the bounds; returns them chained by idle_next
+ * for the caller to destroy outside the lock. Caller holds cache_mu. */
+static struct model_glob *cache_trim(size_t max_count, size_t max_bytes)
+{
+    struct model_glob *victims = NULL;
+    while (idle_head != NULL && (idle_count > max_count || idle_bytes > max_bytes)) {
+        struct model_glob *g = idle_head;
+        idle_unlink(g);
+        cache_unlink(g);
+        g->idle_next = victims;
+        victims = g;
+    }
+    return victims;
+}
+
+static void destroy_chain(struct model_glob *g)
+{
+    while (g != NULL) {
+        struct model_glob *next = g->idle_next;
+        glob_destroy(g);
+        g = next;
+    }
+}
+
+struct model_glob *model_glob_compile(enum model_glob_kind kind, const char *pat, size_t len,
+                                      const char **why)
+{
+    if (why != NULL) {
+        *why = NULL;
+    }
+    if (pat == NULL && len > 0) {
+        return model_glob_compile_uncached(kind, pat, len, why);
+    }
+    uint64_t h = key_hash(kind, pat, len);
+    pthread_mutex_lock(&cache_mu);
+    struct model_glob *g = cache_find(h, kind, pat, len);
+    if (g != NULL) {
+        cache_ref(g);
+        cache_hits++;
+        pthread_mutex_unlock(&cache_mu);
+        return g;
+    }
+    cache_misses++;
+    pthread_mutex_unlock(&cache_mu);
+
+    /* Build outside the lock; another thread may race us to the same key. */
+    struct model_glob *fresh = model_glob_compile_uncached(kind, pat, len, why);
+    if (fresh == NULL) {
+        return NULL;
+    }
+    fresh->hash = h;
+    fresh->bytes = glob_bytes(fresh);
+    pthread_mutex_lock(&cache_mu);
+    g = cache_find(h, kind, pat, len);
+    if (g != NULL) {
+        cache_ref(g);
+    } else {
+        /* When the table cannot grow, 'fresh' is handed out uncached and
+         * model_glob_free destroys it. */
+        (void)cache_insert(fresh);
+        g = fresh;
+        fresh = NULL;
+    }
+    pthread_mutex_unlock(&cache_mu);
+    if (fresh != NULL) {
+        glob_destroy(fresh);
     }
     return g;
 }
@@ -418,11 +639,56 @@ void model_glob_free(struct model_glob *g)
     if (g == NULL) {
         return;
     }
-    free(g->text);
-    free(g->trans);
-    free(g->accept);
-    free(g->fast);
-    free(g);
+    if (!g->cached) {
+        glob_destroy(g);
+        return;
+    }
+    pthread_mutex_lock(&cache_mu);
+    struct model_glob *victims = NULL;
+    if (g->refs > 0) {
+        g->refs--;
+        if (g->refs == 0) {
+            g->idle_prev = idle_tail;
+            g->idle_next = NULL;
+            if (idle_tail != NULL) {
+                idle_tail->idle_next = g;
+            } else {
+                idle_head = g;
+            }
+            idle_tail = g;
+            idle_count++;
+            idle_bytes += g->bytes;
+            victims = cache_trim(MODEL_GLOB_CACHE_IDLE_MAX, MODEL_GLOB_CACHE_IDLE_BYTES);
+        }
+    }
+    pthread_mutex_unlock(&cache_mu);
+    destroy_chain(victims);
+}
+
+void model_glob_cache_flush(void)
+{
+    pthread_mutex_lock(&cache_mu);
+    struct model_glob *victims = cache_trim(0, 0);
+    if (cache_count == 0) {
+        free(cache_tab);
+        cache_tab = NULL;
+        cache_cap = 0;
+    }
+    pthread_mutex_unlock(&cache_mu);
+    destroy_chain(victims);
+}
+
+void model_glob_cache_stats(struct model_glob_cache_stats *st)
+{
+    if (st == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&cache_mu);
+    st->entries = cache_count;
+    st->idle = idle_count;
+    st->hits = cache_hits;
+    st->misses = cache_misses;
+    pthread_mutex_unlock(&cache_mu);
 }
 
 bool model_glob_match(const struct model_glob *g, const char *s, size_t len)

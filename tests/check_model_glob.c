@@ -3,16 +3,21 @@
  *
  * Table-driven: matches per kind (docs/semantics.md#host-pattern,
  * #binary-glob, #path-glob, #query), syntax errors with their 'why',
- * literal detection and the accessors. Randomised cross-checks against an
- * independent matcher live in check_model_dfa.c.
+ * literal detection and the accessors, and the interning cache (sharing,
+ * reference counts, eviction, concurrent compiles from several threads, and
+ * cached versus uncached automata on many strings). Randomised cross-checks
+ * against an independent matcher live in check_model_dfa.c.
  */
 #include "config.h"
 
 #include <check.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/model.h"
+#include "model/model_dfa.h"
 
 #define H MODEL_GLOB_HOST
 #define P MODEL_GLOB_PATH
@@ -380,6 +385,223 @@ START_TEST(test_garbage)
 }
 END_TEST
 
+/* ---- Interning cache ---------------------------------------------------- */
+
+struct cache_case {
+    enum model_glob_kind kind;
+    const char *pat;
+};
+
+static const struct cache_case cache_cases[] = {
+    {H, "api.github.com"},  {H, "*.example.com"},   {H, "**.example.com"},
+    {H, "*"},               {H, ""},                {P, "/repos/**"},
+    {P, "**/x/*.txt"},      {P, "/a/{b,c}/[!x]?"},  {P, "/api/v1/users"},
+    {B, "/usr/bin/python3*"}, {B, "/opt/tools/**"}, {B, "/usr/bin/curl"},
+    {V, "*"},               {V, "a?c*"},            {V, "lit\\*eral"},
+    {V, ""},
+};
+
+static const char *const cache_inputs[] = {
+    "", "api.github.com", "x.example.com", "a.b.example.com", "example.com", "com",
+    "/repos/a/b", "/repos", "x/y/x/a.txt", "/x/a.txt", "/a/b/yz", "/a/c/x1", "/a/d/yz",
+    "/api/v1/users", "/usr/bin/python3", "/usr/bin/python3.11", "/usr/bin/python3/x",
+    "/opt/tools/a/b", "/usr/bin/curl", "abc", "a?cdef", "lit*eral", "literal", "*",
+    ".", "/", "//", "a.b", "\xff\x00",
+};
+
+/* Every input on which the cached and the uncached automaton agree; the
+ * number of matches is returned so the callers can assert non-vacuity. */
+static size_t same_language(const struct model_glob *a, const struct model_glob *b)
+{
+    size_t hits = 0;
+    for (size_t i = 0; i < PV_ARRAY_LEN(cache_inputs); i++) {
+        const char *in = cache_inputs[i];
+        size_t n = strlen(in);
+        bool ma = model_glob_match(a, in, n);
+        ck_assert_msg(ma == model_glob_match(b, in, n), "'%s' vs '%s' on '%s'",
+                      model_glob_text(a), model_glob_text(b), in);
+        hits += ma ? 1u : 0u;
+    }
+    return hits;
+}
+
+START_TEST(test_cache_share)
+{
+    const struct cache_case *c = &cache_cases[_i];
+    size_t len = strlen(c->pat);
+    struct model_glob_cache_stats before;
+    struct model_glob_cache_stats after;
+    model_glob_cache_stats(&before);
+    struct model_glob *a = model_glob_compile(c->kind, c->pat, len, NULL);
+    struct model_glob *b = model_glob_compile(c->kind, c->pat, len, NULL);
+    struct model_glob *u = model_glob_compile_uncached(c->kind, c->pat, len, NULL);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(u);
+    ck_assert_ptr_eq(a, b); /* one shared automaton */
+    ck_assert_ptr_ne(a, u);
+    model_glob_cache_stats(&after);
+    ck_assert_uint_ge(after.hits, before.hits + 1);
+    (void)same_language(a, u);
+    /* Freeing one reference keeps the other valid. */
+    model_glob_free(a);
+    ck_assert_str_eq(model_glob_text(b), c->pat);
+    (void)same_language(b, u);
+    /* Negative: another kind with the same text is another object. */
+    enum model_glob_kind other = c->kind == V ? P : V;
+    struct model_glob *o = model_glob_compile(other, c->pat, len, NULL);
+    if (o != NULL) {
+        ck_assert_ptr_ne(o, b);
+        ck_assert_int_eq(model_glob_kind_of(o), other);
+        model_glob_free(o);
+    }
+    /* Negative: a different text is another object. */
+    struct model_glob *d = model_glob_compile(c->kind, "zz", 2, NULL);
+    ck_assert_ptr_nonnull(d);
+    ck_assert_ptr_ne(d, b);
+    ck_assert(!model_glob_match(d, c->pat, len) || strcmp(c->pat, "zz") == 0);
+    model_glob_free(d);
+    model_glob_free(b);
+    model_glob_free(u);
+    /* Idle now: compiling again is a hit on the same language. */
+    model_glob_cache_stats(&before);
+    a = model_glob_compile(c->kind, c->pat, len, NULL);
+    model_glob_cache_stats(&after);
+    ck_assert_uint_eq(after.hits, before.hits + 1);
+    ck_assert_uint_eq(after.misses, before.misses);
+    model_glob_free(a);
+    model_glob_cache_flush();
+    model_glob_cache_stats(&after);
+    ck_assert_uint_eq(after.entries, 0);
+    ck_assert_uint_eq(after.idle, 0);
+}
+END_TEST
+
+START_TEST(test_cache_errors)
+{
+    /* Bad patterns are not cached and report their reason every time. */
+    for (int round = 0; round < 3; round++) {
+        const char *why = NULL;
+        struct model_glob *g = model_glob_compile(P, "/a/{b", 5, &why);
+        ck_assert_ptr_null(g);
+        ck_assert_ptr_nonnull(why);
+        ck_assert_str_eq(why, "unclosed '{' in pattern");
+    }
+    const char *why = "stale";
+    struct model_glob *g = model_glob_compile(P, "/ok", 3, &why);
+    ck_assert_ptr_nonnull(g);
+    ck_assert_ptr_null(why);
+    struct model_glob *h = model_glob_compile(P, "/ok", 3, &why);
+    ck_assert_ptr_eq(g, h);
+    ck_assert_ptr_null(why);
+    model_glob_free(g);
+    model_glob_free(h);
+    model_glob_cache_flush();
+    struct model_glob_cache_stats st;
+    model_glob_cache_stats(&st);
+    ck_assert_uint_eq(st.entries, 0);
+}
+END_TEST
+
+START_TEST(test_cache_evict)
+{
+    /* More idle globs than the bound: the oldest are evicted, live ones stay. */
+    size_t n = MODEL_GLOB_CACHE_IDLE_MAX + 64;
+    struct model_glob *keep = model_glob_compile(V, "keep*", 5, NULL);
+    ck_assert_ptr_nonnull(keep);
+    for (size_t i = 0; i < n; i++) {
+        char pat[32];
+        int len = snprintf(pat, sizeof(pat), "p%zu*", i);
+        struct model_glob *g = model_glob_compile(V, pat, (size_t)len, NULL);
+        ck_assert_ptr_nonnull(g);
+        ck_assert(model_glob_match(g, pat, (size_t)len - 1));
+        model_glob_free(g);
+    }
+    struct model_glob_cache_stats st;
+    model_glob_cache_stats(&st);
+    ck_assert_uint_le(st.idle, MODEL_GLOB_CACHE_IDLE_MAX);
+    ck_assert_uint_ge(st.entries, 1);
+    ck_assert(model_glob_match(keep, "keeper", 6));
+    ck_assert(!model_glob_match(keep, "kee", 3));
+    model_glob_cache_flush();
+    model_glob_cache_stats(&st);
+    ck_assert_uint_eq(st.entries, 1); /* 'keep' is still referenced */
+    ck_assert(model_glob_match(keep, "keep", 4));
+    model_glob_free(keep);
+    model_glob_cache_flush();
+    model_glob_cache_stats(&st);
+    ck_assert_uint_eq(st.entries, 0);
+}
+END_TEST
+
+#define CACHE_THREADS 4
+#define CACHE_ROUNDS 300
+
+struct cache_worker {
+    unsigned seed;
+    size_t failures;
+};
+
+static void *cache_thread(void *arg)
+{
+    struct cache_worker *w = arg;
+    struct model_glob *held[PV_ARRAY_LEN(cache_cases)] = {NULL};
+    for (int round = 0; round < CACHE_ROUNDS; round++) {
+        w->seed = w->seed * 1103515245u + 12345u;
+        size_t i = (w->seed >> 16) % PV_ARRAY_LEN(cache_cases);
+        const struct cache_case *c = &cache_cases[i];
+        struct model_glob *g = model_glob_compile(c->kind, c->pat, strlen(c->pat), NULL);
+        if (g == NULL || strcmp(model_glob_text(g), c->pat) != 0 || model_glob_kind_of(g) != c->kind) {
+            w->failures++;
+        }
+        /* The shared automaton answers like a fresh uncached one. */
+        struct model_glob *u =
+            model_glob_compile_uncached(c->kind, c->pat, strlen(c->pat), NULL);
+        for (size_t k = 0; g != NULL && u != NULL && k < PV_ARRAY_LEN(cache_inputs); k++) {
+            size_t n = strlen(cache_inputs[k]);
+            if (model_glob_match(g, cache_inputs[k], n) != model_glob_match(u, cache_inputs[k], n)) {
+                w->failures++;
+            }
+        }
+        model_glob_free(u);
+        /* Keep some references across rounds, drop others at once. */
+        if ((w->seed >> 8) & 1u) {
+            model_glob_free(held[i]);
+            held[i] = g;
+        } else {
+            model_glob_free(g);
+        }
+        if (round % 97 == 0) {
+            model_glob_cache_flush();
+        }
+    }
+    for (size_t i = 0; i < PV_ARRAY_LEN(held); i++) {
+        model_glob_free(held[i]);
+    }
+    return NULL;
+}
+
+START_TEST(test_cache_threads)
+{
+    pthread_t th[CACHE_THREADS];
+    struct cache_worker w[CACHE_THREADS];
+    for (unsigned t = 0; t < CACHE_THREADS; t++) {
+        w[t].seed = 7u + t * 7919u;
+        w[t].failures = 0;
+        ck_assert_int_eq(pthread_create(&th[t], NULL, cache_thread, &w[t]), 0);
+    }
+    for (unsigned t = 0; t < CACHE_THREADS; t++) {
+        ck_assert_int_eq(pthread_join(th[t], NULL), 0);
+        ck_assert_uint_eq(w[t].failures, 0);
+    }
+    /* Every reference was dropped: a flush empties the cache. */
+    model_glob_cache_flush();
+    struct model_glob_cache_stats st;
+    model_glob_cache_stats(&st);
+    ck_assert_uint_eq(st.entries, 0);
+    ck_assert_uint_gt(st.hits, 0);
+}
+END_TEST
+
 static Suite *glob_suite(void)
 {
     Suite *s = suite_create("model_glob");
@@ -391,6 +613,13 @@ static Suite *glob_suite(void)
     tcase_add_test(tc, test_long);
     tcase_add_test(tc, test_garbage);
     suite_add_tcase(s, tc);
+    TCase *tcc = tcase_create("cache");
+    tcase_set_timeout(tcc, 60);
+    tcase_add_loop_test(tcc, test_cache_share, 0, (int)PV_ARRAY_LEN(cache_cases));
+    tcase_add_test(tcc, test_cache_errors);
+    tcase_add_test(tcc, test_cache_evict);
+    tcase_add_test(tcc, test_cache_threads);
+    suite_add_tcase(s, tcc);
     return s;
 }
 
