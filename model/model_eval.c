@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/pv_text.h"
 #include "model/model_int.h"
 
 /* ===========================================================================
@@ -1208,52 +1209,6 @@ static int hexval(char ch)
     return -1;
 }
 
-/* Strict UTF-8: no overlongs, no surrogates, at most U+10FFFF. */
-static bool utf8_ok(const unsigned char *s, size_t len)
-{
-    size_t i = 0;
-
-    while (i < len) {
-        unsigned char b = s[i];
-        size_t n;
-        uint32_t cp;
-        uint32_t min;
-        if (b < 0x80) {
-            i++;
-            continue;
-        }
-        if (b >= 0xC2 && b <= 0xDF) {
-            n = 1;
-            cp = b & 0x1Fu;
-            min = 0x80;
-        } else if (b >= 0xE0 && b <= 0xEF) {
-            n = 2;
-            cp = b & 0x0Fu;
-            min = 0x800;
-        } else if (b >= 0xF0 && b <= 0xF4) {
-            n = 3;
-            cp = b & 0x07u;
-            min = 0x10000;
-        } else {
-            return false;
-        }
-        if (len - i <= n) {
-            return false;
-        }
-        for (size_t k = 1; k <= n; k++) {
-            if ((s[i + k] & 0xC0) != 0x80) {
-                return false;
-            }
-            cp = (cp << 6) | (s[i + k] & 0x3Fu);
-        }
-        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-            return false;
-        }
-        i += n + 1;
-    }
-    return true;
-}
-
 /* Decode one key or value ('+' is a space, %HH decoded) to out+*o, NUL
  * terminated. NUL bytes and invalid UTF-8 are malformed. */
 static bool query_part(const char *s, size_t len, char *out, size_t cap, size_t *o)
@@ -1290,7 +1245,7 @@ static bool query_part(const char *s, size_t len, char *out, size_t cap, size_t 
         return false;
     }
     out[(*o)++] = '\0';
-    return utf8_ok((const unsigned char *)out + start, *o - start - 1);
+    return pv_utf8_valid((const unsigned char *)out + start, *o - start - 1);
 }
 
 /*= docs/semantics.md#query-parse

@@ -272,4 +272,7 @@ Z3_ast prover_unit_grant(struct prover_proof *pf, size_t ui);
 Z3_ast prover_host_memb(struct prover_proof *pf, const struct prover_unit *u);
 Z3_ast prover_port_eq(struct prover_proof *pf, uint16_t port);
 
+/* Free every string a path owns (prover_run.c); the struct itself is not freed. */
+void prover_path_clear(struct prover_path *p);
+
 #endif

@@ -679,23 +679,7 @@ static void suppress(struct prover_result *res)
                        NULL;
         }
         if (drop) {
-            free(p->binary);
-            free(p->host);
-            free(p->method);
-            free(p->rule);
-            for (size_t c = 0; c < p->ncreds; c++) {
-                free(p->creds[c]);
-            }
-            free(p->creds);
-            free(p->w.binary);
-            free(p->w.host);
-            free(p->w.method);
-            free(p->w.path);
-            free(p->w.query);
-            free(p->w.ip);
-            free(p->w.api);
-            free(p->w.action);
-            free(p->w.risk);
+            prover_path_clear(p);
             continue;
         }
         res->paths[k++] = *p;

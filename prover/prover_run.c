@@ -59,7 +59,7 @@ size_t prover_result_ncategories(const struct prover_result *r)
     return n;
 }
 
-static void path_free(struct prover_path *p)
+void prover_path_clear(struct prover_path *p)
 {
     free(p->binary);
     free(p->host);
@@ -86,7 +86,7 @@ void prover_result_free(struct prover_result *r)
         return;
     }
     for (size_t i = 0; i < r->npaths; i++) {
-        path_free(&r->paths[i]);
+        prover_path_clear(&r->paths[i]);
     }
     free(r->paths);
     free(r->reason);

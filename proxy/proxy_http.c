@@ -18,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/pv_text.h"
 #include "proxy/proxy.h"
 
 /* ---------------------------------------------------------------------------
@@ -61,53 +62,6 @@ bool proxy_http_name_is(const char *name, size_t len, const char *lit)
         if (lower((unsigned char)name[i]) != (unsigned char)lit[i]) {
             return false;
         }
-    }
-    return true;
-}
-
-/* Strict UTF-8 (RFC 3629): no overlongs, no surrogates, at most U+10FFFF. */
-static bool utf8_valid(const unsigned char *s, size_t len)
-{
-    size_t i = 0;
-
-    while (i < len) {
-        unsigned char c = s[i];
-        size_t n;
-        uint32_t cp;
-        uint32_t min;
-
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        if ((c & 0xE0) == 0xC0) {
-            n = 1;
-            cp = c & 0x1Fu;
-            min = 0x80;
-        } else if ((c & 0xF0) == 0xE0) {
-            n = 2;
-            cp = c & 0x0Fu;
-            min = 0x800;
-        } else if ((c & 0xF8) == 0xF0) {
-            n = 3;
-            cp = c & 0x07u;
-            min = 0x10000;
-        } else {
-            return false;
-        }
-        if (len - i <= n) {
-            return false;
-        }
-        for (size_t k = 1; k <= n; k++) {
-            if ((s[i + k] & 0xC0) != 0x80) {
-                return false;
-            }
-            cp = (cp << 6) | (s[i + k] & 0x3Fu);
-        }
-        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-            return false;
-        }
-        i += n + 1;
     }
     return true;
 }
@@ -441,7 +395,7 @@ enum proxy_head_status proxy_http_parse(const char *buf, size_t len, struct prox
     if (len < 4 || memcmp(buf + len - 4, "\r\n\r\n", 4) != 0) {
         return bad(why, "incomplete request head");
     }
-    if (!utf8_valid((const unsigned char *)buf, len)) {
+    if (!pv_utf8_valid((const unsigned char *)buf, len)) {
         return bad(why, "request head is not valid UTF-8");
     }
     if (!next_line(&c, &off, &llen) || llen == 0) {

@@ -16,3 +16,8 @@ include $(srcdir)/tests/proxy.mk
 include $(srcdir)/tests/server.mk
 include $(srcdir)/tests/fuzz.mk
 include $(srcdir)/tests/bench.mk
+check_PROGRAMS += tests/check_common
+TESTS += tests/check_common
+tests_check_common_SOURCES = tests/check_common.c
+tests_check_common_CFLAGS = $(TEST_CFLAGS)
+tests_check_common_LDADD = common/libcommon.la $(CHECK_LIBS)
