@@ -125,27 +125,146 @@ static void regions_free(struct regions *rs)
 
 static pv_result lang(const struct prover_dim *d, const struct model_lang_term *t, size_t n,
                       size_t *budget, bool *nonempty, char **w, size_t *wlen) PV_WUR;
+void prover_lang_memo_free(struct prover_lang_memo *m)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        free(m->e[i].key);
+        free(m->e[i].w);
+    }
+    free(m->e);
+    prover_map_free(&m->index);
+    memset(m, 0, sizeof(*m));
+}
+
+/* The memo key of a question: domain, then per term its sign, kind and
+ * text. NULL when out of memory. */
+static char *memo_key(enum model_domain domain, const struct model_lang_term *t, size_t n,
+                      size_t *klen)
+{
+    size_t len = 1;
+    char *k;
+    char *o;
+
+    for (size_t i = 0; i < n; i++) {
+        len += 2 + sizeof(size_t) + (t[i].g != NULL ? strlen(model_glob_text(t[i].g)) : 0);
+    }
+    k = pv_malloc(len);
+    if (k == NULL) {
+        return NULL;
+    }
+    o = k;
+    *o++ = (char)domain;
+    for (size_t i = 0; i < n; i++) {
+        const char *txt = t[i].g != NULL ? model_glob_text(t[i].g) : "";
+        size_t tl = strlen(txt);
+
+        *o++ = t[i].positive ? '+' : '-';
+        *o++ = t[i].g != NULL ? (char)('0' + (int)model_glob_kind_of(t[i].g)) : 'S';
+        memcpy(o, &tl, sizeof(tl));
+        o += sizeof(tl);
+        memcpy(o, txt, tl);
+        o += tl;
+    }
+    *klen = len;
+    return k;
+}
+
+/* Remember a definite answer; failures only cost the memo. */
+static void memo_put(struct prover_lang_memo *m, char *key, size_t klen, bool nonempty,
+                     const char *w, size_t wlen)
+{
+    struct prover_lang_entry *e;
+    size_t found;
+    bool inserted;
+
+    if (m->n >= PROVER_LANG_MEMO_MAX) {
+        prover_lang_memo_free(m);
+    }
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        void *ne = pv_realloc(m->e, cap * sizeof(*m->e));
+
+        if (ne == NULL) {
+            free(key);
+            return;
+        }
+        m->e = ne;
+        m->cap = cap;
+    }
+    e = &m->e[m->n];
+    e->key = key;
+    e->klen = klen;
+    e->nonempty = nonempty;
+    e->w = NULL;
+    e->wlen = wlen;
+    if (w != NULL) {
+        e->w = pv_malloc(wlen + 1);
+        if (e->w == NULL) {
+            free(key);
+            return;
+        }
+        memcpy(e->w, w, wlen);
+        e->w[wlen] = '\0';
+    }
+    if (!pv_ok(prover_map_put(&m->index, key, klen, m->n, &found, &inserted)) || !inserted) {
+        free(e->w);
+        free(key);
+        return;
+    }
+    m->n++;
+}
+
 static pv_result lang(const struct prover_dim *d, const struct model_lang_term *t, size_t n,
                       size_t *budget, bool *nonempty, char **w, size_t *wlen)
 {
     enum model_lang_result lr;
+    char *key = NULL;
+    size_t klen = 0;
+    size_t at;
 
     PV_ENSURE(*budget > 0, PV_ERR_LIMIT);
     (*budget)--;
     *w = NULL;
     *wlen = 0;
+    if (d->memo != NULL) {
+        key = memo_key(d->domain, t, n, &klen);
+        if (key != NULL && prover_map_get(&d->memo->index, key, klen, &at)) {
+            const struct prover_lang_entry *e = &d->memo->e[at];
+
+            free(key);
+            *nonempty = e->nonempty;
+            if (e->w != NULL) {
+                *w = pv_malloc(e->wlen + 1);
+                PV_ENSURE(*w != NULL, PV_ERR_NOMEM);
+                memcpy(*w, e->w, e->wlen + 1);
+                *wlen = e->wlen;
+            }
+            return PV_RESULT_OK;
+        }
+    }
     lr = model_lang_check(d->domain, t, n, PROVER_MAX_LANG_STATES, w, wlen);
     switch (lr) {
     case MODEL_LANG_EMPTY:
         *nonempty = false;
+        if (key != NULL) {
+            memo_put(d->memo, key, klen, false, NULL, 0);
+        }
         return PV_RESULT_OK;
     case MODEL_LANG_NONEMPTY:
         *nonempty = true;
-        PV_ENSURE(w == NULL || *w != NULL, PV_ERR_NOMEM);
+        if (w != NULL && *w == NULL) {
+            free(key);
+            PV_BAIL(PV_ERR_NOMEM);
+        }
+        if (key != NULL) {
+            memo_put(d->memo, key, klen, true, w != NULL ? *w : NULL, *wlen);
+        }
         return PV_RESULT_OK;
     case MODEL_LANG_LIMIT:
+        free(key);
         PV_BAIL(PV_ERR_LIMIT);
     }
+    free(key);
     PV_BAIL(PV_ERR_INTERNAL);
 }
 

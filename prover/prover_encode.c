@@ -509,9 +509,14 @@ static int ip_cmp(const void *a, const void *b)
 static struct model_ip cidr_end(const struct model_cidr *c)
 {
     struct model_ip e = c->net;
+    unsigned bit = c->prefix;
 
-    for (unsigned bit = c->prefix; bit < 128; bit++) {
-        e.b[bit / 8] |= (uint8_t)(0x80u >> (bit % 8));
+    if (bit < 128 && bit % 8 != 0) {
+        e.b[bit / 8] |= (uint8_t)(0xffu >> (bit % 8));
+        bit += 8 - bit % 8;
+    }
+    if (bit < 128) {
+        memset(e.b + bit / 8, 0xff, 16 - bit / 8);
     }
     return e;
 }
@@ -527,11 +532,28 @@ static bool ip_inc(struct model_ip *a)
     return false;
 }
 
-static bool in_cidr_c(const struct model_cidr *c, const struct model_ip *a)
+/* The big-endian 64-bit word at 'p'. */
+static uint64_t be64(const uint8_t *p)
 {
-    struct model_ip e = cidr_end(c);
+    return ((uint64_t)p[0] << 56) | ((uint64_t)p[1] << 48) | ((uint64_t)p[2] << 40) |
+           ((uint64_t)p[3] << 32) | ((uint64_t)p[4] << 24) | ((uint64_t)p[5] << 16) |
+           ((uint64_t)p[6] << 8) | (uint64_t)p[7];
+}
 
-    return memcmp(a->b, c->net.b, 16) >= 0 && memcmp(a->b, e.b, 16) <= 0;
+/* a <= b as 128-bit big-endian numbers (memcmp(a, b, 16) <= 0). */
+static bool ip_le(const struct model_ip *a, const struct model_ip *b)
+{
+    uint64_t a0 = be64(a->b);
+    uint64_t b0 = be64(b->b);
+
+    return a0 != b0 ? a0 < b0 : be64(a->b + 8) <= be64(b->b + 8);
+}
+
+/* Is 'a' in [c->net, end], 'end' being cidr_end(c) computed once by the caller? */
+static bool in_cidr_c(const struct model_cidr *c, const struct model_ip *end,
+                      const struct model_ip *a)
+{
+    return ip_le(&c->net, a) && ip_le(a, end);
 }
 
 struct bounds {
@@ -590,6 +612,7 @@ static pv_result dest_atoms(struct prover_proof *pf)
     size_t k = 0;
     size_t cap = 0;
     uint64_t *bits = NULL;
+    struct model_ip *ends = NULL;
 
     memset(&zero, 0, sizeof(zero));
     for (size_t i = 0; i < pf->units.n && pv_ok(r); i++) {
@@ -621,10 +644,21 @@ static pv_result dest_atoms(struct prover_proof *pf)
         r = bound_cidr(&b, &pt);
     }
     bits = pv_calloc(pf->cwords, sizeof(uint64_t));
-    if (!pv_ok(r) || bits == NULL) {
+    ends = pv_calloc(nb + np + pf->ncidrs + 1, sizeof(*ends));
+    if (!pv_ok(r) || bits == NULL || ends == NULL) {
         free(b.v);
         free(bits);
+        free(ends);
         PV_BAIL(pv_ok(r) ? PV_ERR_NOMEM : r.err);
+    }
+    for (size_t i = 0; i < nb; i++) {
+        ends[i] = cidr_end(&tb[i]);
+    }
+    for (size_t i = 0; i < np; i++) {
+        ends[nb + i] = cidr_end(&tp[i]);
+    }
+    for (size_t i = 0; i < pf->ncidrs; i++) {
+        ends[nb + np + i] = cidr_end(&pf->cidrs[i]);
     }
     qsort(b.v, b.n, sizeof(b.v[0]), ip_cmp);
     for (size_t i = 0; i < b.n; i++) {
@@ -642,13 +676,13 @@ static pv_result dest_atoms(struct prover_proof *pf)
 
         memset(bits, 0, pf->cwords * sizeof(uint64_t));
         for (size_t t = 0; t < nb && !blocked; t++) {
-            blocked = in_cidr_c(&tb[t], st);
+            blocked = in_cidr_c(&tb[t], &ends[t], st);
         }
         for (size_t t = 0; t < np && !blocked && !priv; t++) {
-            priv = in_cidr_c(&tp[t], st);
+            priv = in_cidr_c(&tp[t], &ends[nb + t], st);
         }
         for (size_t c = 0; c < pf->ncidrs; c++) {
-            if (in_cidr_c(&pf->cidrs[c], st)) {
+            if (in_cidr_c(&pf->cidrs[c], &ends[nb + np + c], st)) {
                 bits[c / 64] |= (uint64_t)1 << (c % 64);
             }
         }
@@ -697,6 +731,7 @@ static pv_result dest_atoms(struct prover_proof *pf)
     }
     free(b.v);
     free(bits);
+    free(ends);
     PV_GUARD(r);
     for (size_t a = 0; a < pf->ndatoms; a++) {
         if (pf->datoms[a].lit != SIZE_MAX) {
@@ -1011,6 +1046,14 @@ Z3_ast prover_unit_grant(struct prover_proof *pf, size_t ui)
 static pv_result atoms_all(struct prover_proof *pf) PV_WUR;
 static pv_result atoms_all(struct prover_proof *pf)
 {
+    struct prover_lang_memo *memo = pf->s != NULL ? &pf->s->lang : NULL;
+
+    pf->bin.memo = memo;
+    pf->dns.memo = memo;
+    pf->path.memo = memo;
+    for (size_t k = 0; k < pf->nqkeys; k++) {
+        pf->qkeys[k].dim.memo = memo;
+    }
     PV_GUARD(prover_dim_atoms(&pf->bin, &pf->lang_budget));
     PV_GUARD(prover_dim_atoms(&pf->dns, &pf->lang_budget));
     PV_GUARD(prover_dim_atoms(&pf->path, &pf->lang_budget));

@@ -25,6 +25,8 @@
 #define PROVER_DEFAULT_TIMEOUT_MS 2000u
 #define PROVER_MAX_ATOMS 4096u
 #define PROVER_MAX_LANG_STATES 200000u
+/* Entries of a session's model_lang_check memo before it is cleared. */
+#define PROVER_LANG_MEMO_MAX 4096u
 #define PROVER_MAX_LANG_CHECKS 20000u
 #define PROVER_MAX_METHODS 64u
 #define PROVER_RECYCLE_PROOFS 512u
@@ -83,8 +85,29 @@ struct prover_atom {
     uint64_t *bits; /* membership of each pattern of the dimension */
 };
 
+/* A bounded memo of model_lang_check answers (EMPTY/NONEMPTY and the
+ * witness), keyed by the domain and the terms' (kind, text, sign): a glob's
+ * language is a function of its kind and text, so an answer is reused
+ * exactly. One per session (a worker thread); cleared when full. */
+struct prover_lang_entry {
+    char *key; /* owned */
+    size_t klen;
+    bool nonempty;
+    char *w; /* owned witness, NULL when empty */
+    size_t wlen;
+};
+
+struct prover_lang_memo {
+    struct prover_map index; /* key -> entry index */
+    struct prover_lang_entry *e;
+    size_t n, cap;
+};
+
+void prover_lang_memo_free(struct prover_lang_memo *m);
+
 struct prover_dim {
     enum model_domain domain;
+    struct prover_lang_memo *memo; /* borrowed, NULL = no memo */
     struct prover_pat *pats;
     size_t npats, cappats;
     struct prover_map index; /* pattern text -> index */
@@ -163,6 +186,7 @@ struct prover_session {
     Z3_context ctx;
     Z3_solver solver; /* reused across proofs: each proof runs in a push scope */
     size_t proofs;    /* since the context was created */
+    struct prover_lang_memo lang; /* model_lang_check answers */
 };
 
 /* Recreate the context when it has served PROVER_RECYCLE_PROOFS proofs;

@@ -130,6 +130,35 @@ static int path_cmp(const void *pa, const void *pb)
  * computed for the delta anyway).
  * ------------------------------------------------------------------------- */
 
+/* Decimal digits of 'v' at 'o'; returns the count. */
+static size_t fmt_u(char *o, size_t v)
+{
+    char t[24];
+    size_t n = 0;
+
+    do {
+        t[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    for (size_t i = 0; i < n; i++) {
+        o[i] = t[n - 1 - i];
+    }
+    return n;
+}
+
+/* " OFF+LEN " (as snprintf " %zu+%zu "), unterminated; returns the length. */
+static size_t fmt_span(char *o, size_t off, size_t len)
+{
+    size_t n = 0;
+
+    o[n++] = ' ';
+    n += fmt_u(o + n, off);
+    o[n++] = '+';
+    n += fmt_u(o + n, len);
+    o[n++] = ' ';
+    return n;
+}
+
 static pv_result inputs_sha(const struct prover_input *in, const struct prover_units *us,
                             char out[65]) PV_WUR;
 static pv_result inputs_sha(const struct prover_input *in, const struct prover_units *us,
@@ -150,7 +179,7 @@ static pv_result inputs_sha(const struct prover_input *in, const struct prover_u
     for (size_t i = 0; pv_ok(r) && i < us->n; i++) {
         const struct prover_unit *u = &us->u[i];
         char num[64];
-        int n;
+        size_t n;
 
         if (u->rule != last) {
             const char *k = model_rule_key(u->rule);
@@ -161,9 +190,9 @@ static pv_result inputs_sha(const struct prover_input *in, const struct prover_u
                 r = pv_dynbuf_add(&b, k, strlen(k) + 1);
             }
         }
-        n = snprintf(num, sizeof(num), " %zu+%zu ", u->fpoff, u->fplen);
+        n = fmt_span(num, u->fpoff, u->fplen);
         if (pv_ok(r)) {
-            r = pv_dynbuf_add(&b, num, (size_t)n);
+            r = pv_dynbuf_add(&b, num, n);
         }
         if (pv_ok(r)) {
             r = pv_dynbuf_add(&b, u->bin, strlen(u->bin) + 1);

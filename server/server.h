@@ -141,6 +141,12 @@ pv_result server_body_decode(enum server_body_kind kind, const char *buf, size_t
 void server_body_free(struct server_body *b);
 /* Invariant check used by tests and the fuzz target. */
 bool server_body_validate(const struct server_body *b, const char *buf, size_t len);
+/* The offset of the value of top-level member 'f' when that value starts
+ * with '{', found by a bounded scan of 'buf' that neither parses nor
+ * validates it (the body must still go through server_body_decode). False
+ * when the member is absent, not an object, or the scan meets anything
+ * unexpected. */
+bool server_body_object_at(const char *buf, size_t len, enum server_field f, size_t *off);
 
 /* ===========================================================================
  * Metrics (server_metrics.c) - lock-free counters, Prometheus text

@@ -383,6 +383,52 @@ void server_body_free(struct server_body *b)
     memset(b, 0, sizeof(*b));
 }
 
+bool server_body_object_at(const char *buf, size_t len, enum server_field f, size_t *off)
+{
+    const char *want = server_field_name(f);
+    size_t wlen = strlen(want);
+    size_t i;
+
+    if (buf == NULL) {
+        return false;
+    }
+    i = skip_ws(buf, 0, len);
+    if (i >= len || buf[i] != '{') {
+        return false;
+    }
+    i = skip_ws(buf, i + 1, len);
+    while (i < len && buf[i] == '"') {
+        size_t kstart = i + 1;
+        size_t kend;
+
+        if (!skip_string(buf, &i, len)) {
+            return false;
+        }
+        kend = i - 1;
+        i = skip_ws(buf, i, len);
+        if (i >= len || buf[i] != ':') {
+            return false;
+        }
+        i = skip_ws(buf, i + 1, len);
+        if (kend - kstart == wlen && memcmp(buf + kstart, want, wlen) == 0) {
+            if (i >= len || buf[i] != '{') {
+                return false;
+            }
+            *off = i;
+            return true;
+        }
+        if (!skip_value(buf, &i, len)) {
+            return false;
+        }
+        i = skip_ws(buf, i, len);
+        if (i >= len || buf[i] != ',') {
+            return false;
+        }
+        i = skip_ws(buf, i + 1, len);
+    }
+    return false;
+}
+
 bool server_body_validate(const struct server_body *b, const char *buf, size_t len)
 {
     if (b->root == NULL) {

@@ -45,6 +45,10 @@ struct cache_entry {
     unsigned char key[SHA256_DIGEST_LENGTH];
     struct model_policy *p; /* owned */
     uint64_t used;
+    char *span; /* owned: the raw object span the key hashes, of a body the
+                 * decoder accepted; NULL for a string field */
+    size_t nspan;
+    const char *name; /* the field name the key hashes (static storage) */
 };
 
 struct server_worker {
@@ -149,6 +153,7 @@ void server_worker_free(struct server_worker *w)
     model_policy_free(w->empty);
     for (size_t i = 0; i < CACHE_SLOTS; i++) {
         model_policy_free(w->cache[i].p);
+        free(w->cache[i].span);
     }
     free(w);
 }
@@ -249,6 +254,7 @@ struct loaded {
     struct model_policy *uncached; /* a baseline or boundary the cache could not take */
     struct model_proposal *proposal;
     struct model_credset *creds;
+    const unsigned char *prekey; /* the cached field's key, when already computed */
 };
 
 static void loaded_free(struct loaded *l)
@@ -277,24 +283,56 @@ static struct model_policy *load_policy(const struct server_body *b, enum server
     return p;
 }
 
-/* Load policy field 'f' through the worker's cache. Borrowed (valid until
- * the next cached load on this worker); NULL with 'r' filled on error. */
+/* The cache key of field 'name' holding the bytes 'text': SHA-256 of the
+ * name, a NUL and the bytes. False when hashing failed. */
+static bool cache_key(const char *name, const char *text, size_t len,
+                      unsigned char key[SHA256_DIGEST_LENGTH])
+{
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    bool hashed = md != NULL && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1 &&
+                  EVP_DigestUpdate(md, name, strlen(name) + 1) == 1 &&
+                  EVP_DigestUpdate(md, text, len) == 1 &&
+                  EVP_DigestFinal_ex(md, key, NULL) == 1;
+
+    EVP_MD_CTX_free(md);
+    return hashed;
+}
+
+/* The cache entry of field 'name' whose raw object span is the bytes at
+ * 'at' (up to 'avail' of them), or NULL. */
+static const struct cache_entry *cache_span_at(const struct server_worker *w, const char *name,
+                                               const char *at, size_t avail)
+{
+    for (size_t i = 0; i < CACHE_SLOTS; i++) {
+        const struct cache_entry *e = &w->cache[i];
+        if (e->p != NULL && e->span != NULL && e->name == name && e->nspan <= avail &&
+            memcmp(e->span, at, e->nspan) == 0) {
+            return e;
+        }
+    }
+    return NULL;
+}
+
+/* Load policy field 'f' through the worker's cache. 'prekey', when not NULL,
+ * is the field's cache key already computed over the same bytes. Borrowed
+ * (valid until the next cached load on this worker); NULL with 'r' filled on
+ * error. */
 static const struct model_policy *load_cached(struct server_worker *w, const struct server_body *b,
-                                              enum server_field f, struct loaded *l,
-                                              struct server_reply *r)
+                                              enum server_field f, const unsigned char *prekey,
+                                              struct loaded *l, struct server_reply *r)
 {
     const struct server_doc *d = &b->f[f];
     const char *name = server_field_name(f);
     unsigned char key[SHA256_DIGEST_LENGTH];
     struct cache_entry *slot = &w->cache[0];
     struct model_policy *p;
-    EVP_MD_CTX *md = EVP_MD_CTX_new();
-    bool hashed = md != NULL && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1 &&
-                  EVP_DigestUpdate(md, name, strlen(name) + 1) == 1 &&
-                  EVP_DigestUpdate(md, d->text, d->len) == 1 &&
-                  EVP_DigestFinal_ex(md, key, NULL) == 1;
+    bool hashed = true;
 
-    EVP_MD_CTX_free(md);
+    if (prekey != NULL) {
+        memcpy(key, prekey, sizeof(key));
+    } else {
+        hashed = cache_key(name, d->text, d->len, key);
+    }
     if (!hashed) {
         /* No key, no cache: an owned load the request frees. */
         l->uncached = load_policy(b, f, l, r);
@@ -318,7 +356,19 @@ static const struct model_policy *load_cached(struct server_worker *w, const str
         return NULL;
     }
     model_policy_free(slot->p);
+    free(slot->span);
+    slot->span = NULL;
+    slot->nspan = 0;
+    if (!d->is_string) {
+        /* Failing to keep the span only costs the fast body decode. */
+        slot->span = pv_malloc(d->len);
+        if (slot->span != NULL) {
+            memcpy(slot->span, d->text, d->len);
+            slot->nspan = d->len;
+        }
+    }
     memcpy(slot->key, key, sizeof(key));
+    slot->name = name;
     slot->p = p;
     slot->used = w->tick;
     return p;
@@ -439,7 +489,7 @@ static void route_prove(struct server_worker *w, const struct server_body *b, st
 
     memset(&in, 0, sizeof(in));
     if (b->f[SERVER_F_BASELINE].present) {
-        l->baseline = load_cached(w, b, SERVER_F_BASELINE, l, r);
+        l->baseline = load_cached(w, b, SERVER_F_BASELINE, l->prekey, l, r);
         if (l->baseline == NULL) {
             return;
         }
@@ -462,7 +512,7 @@ static void route_check(struct server_worker *w, const struct server_body *b, st
 
     memset(&in, 0, sizeof(in));
     /* As `proviso check`: boundary first, no credentials, no registry. */
-    l->boundary = load_cached(w, b, SERVER_F_BOUNDARY, l, r);
+    l->boundary = load_cached(w, b, SERVER_F_BOUNDARY, l->prekey, l, r);
     if (l->boundary == NULL) {
         return;
     }
@@ -539,7 +589,14 @@ void server_route_run(struct server_worker *w, enum server_route_id route, const
     struct server_body b;
     struct loaded l;
     char err[512];
-    pv_result res;
+    pv_result res = PV_RESULT_OK;
+    enum server_field cached;
+    unsigned char key[SHA256_DIGEST_LENGTH];
+    bool haskey = false;
+    char *copy = NULL;
+    bool fast = false;
+    size_t off = 0;
+    size_t n = 0;
 
     memset(r, 0, sizeof(*r));
     if (w == NULL) {
@@ -550,8 +607,58 @@ void server_route_run(struct server_worker *w, enum server_route_id route, const
         server_reply_error(r, 500, "internal", "not a work route");
         return;
     }
-    res = server_body_decode(kinds[route], body, len, w->ctx->cfg.max_timeout_ms, &b, err,
-                             sizeof(err));
+    cached = route == SERVER_R_PROVE ? SERVER_F_BASELINE : SERVER_F_BOUNDARY;
+    if (route != SERVER_R_DISCOVER && server_body_object_at(body, len, cached, &off)) {
+        const struct cache_entry *e =
+            cache_span_at(w, server_field_name(cached), body + off, len - off);
+        if (e != NULL) {
+            memcpy(key, e->key, sizeof(key));
+            n = e->nspan;
+            haskey = true;
+            copy = malloc(len - n + 2);
+        }
+    }
+    if (copy != NULL) {
+        /* The member's value starts with the bytes of a policy an earlier
+         * body carried as the same top-level member and the decoder
+         * accepted: a complete JSON object, so the value is exactly those
+         * bytes (the decoder's span scan stops where it stopped then), and
+         * JSON validity of a member value does not depend on its
+         * surroundings: only the rest of the body needs parsing. Decode a
+         * copy whose span is "{}", then point every raw span back at the
+         * original bytes. Any failure decodes the original body, so errors
+         * read exactly as before. */
+        memcpy(copy, body, off);
+        memcpy(copy + off, "{}", 2);
+        memcpy(copy + off + 2, body + off + n, len - off - n);
+        res = server_body_decode(kinds[route], copy, len - n + 2, w->ctx->cfg.max_timeout_ms,
+                                 &b, err, sizeof(err));
+        if (pv_ok(res) && (!b.f[cached].present || b.f[cached].is_string ||
+                           b.f[cached].text != copy + off || b.f[cached].len != 2)) {
+            server_body_free(&b);
+            res = pv_fail(PV_ERR_INTERNAL, "span");
+        }
+        if (pv_ok(res)) {
+            for (size_t i = 0; i < SERVER_F__COUNT; i++) {
+                struct server_doc *d = &b.f[i];
+                size_t at;
+
+                if (!d->present || d->is_string) {
+                    continue;
+                }
+                at = (size_t)(d->text - copy);
+                d->text = body + (at <= off ? at : at + n - 2);
+            }
+            b.f[cached].len = n;
+            fast = true;
+        }
+        free(copy);
+        copy = NULL;
+    }
+    if (!fast) {
+        res = server_body_decode(kinds[route], body, len, w->ctx->cfg.max_timeout_ms, &b, err,
+                                 sizeof(err));
+    }
     if (!pv_ok(res)) {
         reply_body_error(r, res, err);
         mark_invalid(route, r);
@@ -563,6 +670,10 @@ void server_route_run(struct server_worker *w, enum server_route_id route, const
         server_body_free(&b);
         server_reply_error(r, 500, "internal", "out of memory");
         return;
+    }
+    if (haskey && b.f[cached].present && !b.f[cached].is_string &&
+        b.f[cached].text == body + off && b.f[cached].len == n) {
+        l.prekey = key;
     }
     switch (route) {
     case SERVER_R_PROVE:
