@@ -7,7 +7,7 @@ FUZZ_FLAGS = -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer -g
 FUZZ_LIBS = common/libcommon.la $(YAML_LIBS) $(JANSSON_LIBS) $(CRYPTO_LIBS)
 noinst_PROGRAMS += tests/fuzz/fuzz_policy_yaml tests/fuzz/fuzz_policy_json
 
-tests_fuzz_fuzz_policy_yaml_SOURCES = tests/fuzz/fuzz_policy_yaml.c \
+tests_fuzz_fuzz_policy_yaml_SOURCES = tests/fuzz/fuzz_policy.h tests/fuzz/fuzz_policy_yaml.c \
 	$(model_libmodel_la_SOURCES)
 nodist_tests_fuzz_fuzz_policy_yaml_SOURCES = model/model_registry_data.c
 tests_fuzz_fuzz_policy_yaml_CFLAGS = $(AM_CFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS) \
@@ -15,7 +15,7 @@ tests_fuzz_fuzz_policy_yaml_CFLAGS = $(AM_CFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAG
 tests_fuzz_fuzz_policy_yaml_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_policy_yaml_LDADD = $(FUZZ_LIBS)
 
-tests_fuzz_fuzz_policy_json_SOURCES = tests/fuzz/fuzz_policy_json.c \
+tests_fuzz_fuzz_policy_json_SOURCES = tests/fuzz/fuzz_policy.h tests/fuzz/fuzz_policy_json.c \
 	$(model_libmodel_la_SOURCES)
 nodist_tests_fuzz_fuzz_policy_json_SOURCES = model/model_registry_data.c
 tests_fuzz_fuzz_policy_json_CFLAGS = $(tests_fuzz_fuzz_policy_yaml_CFLAGS)
