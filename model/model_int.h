@@ -77,6 +77,8 @@ struct model_endpoint {
     size_t nports;
     bool port_given, ports_given; /* which spelling the source used */
     struct model_mark port_mark;
+    uint16_t port_written;        /* the `port` value as written (0 = absent) */
+    struct model_mark port_written_mark;
     struct model_sval path;     /* endpoint path scope glob */
     struct model_sval protocol; /* as written (validated) */
     enum model_protocol proto;

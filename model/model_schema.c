@@ -712,8 +712,10 @@ static void f_port(struct walk *w, const struct field *f, const struct model_nod
         return;
     }
     e->port_given = true;
+    e->port_written = (uint16_t)x;
+    e->port_written_mark = v->mark;
     if (e->ports_given) {
-        return; /* 'ports' takes precedence; the validator reports both together */
+        return; /* 'ports' takes precedence; the validator checks that they agree */
     }
     free(e->ports);
     e->ports = pv_malloc(sizeof(*e->ports));

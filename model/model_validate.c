@@ -434,14 +434,29 @@ static int cmp_port(const void *a, const void *b)
 
 /* Fold port/ports. `ports` takes precedence over `port` (the reference's
  * to_proto; its canonical output writes both, `port` = ports[0], and the
- * compat corpus has such policies), so both together are accepted and the
- * reader keeps the `ports` list. Port 0 written as `port` means "no port"
+ * compat corpus has such policies), so both together are accepted when
+ * `port` is one of `ports`, and the reader keeps the `ports` list. Port 0 written as `port` means "no port"
  * (the reference's u16 default); in a `ports` list it is an error. */
 static void normalise_ports(struct vctx *c, struct model_endpoint *e)
 {
     struct model_mark m = mark_or(e->port_mark, e->mark);
     size_t n = 0;
 
+    /* Both spellings are accepted only when they agree, as the reference's
+     * own output writes them (port = one of ports); a `port` outside the
+     * `ports` list is a contradiction, not something to resolve silently. */
+    if (e->port_given && e->ports_given && e->port_written != 0) {
+        bool found = false;
+        for (size_t i = 0; i < e->nports; i++) {
+            found = found || e->ports[i] == e->port_written;
+        }
+        if (!found) {
+            report(c, mark_or(e->port_written_mark, m),
+                   "network policy '%s': endpoint '%s' sets port %u, which is not in ports; "
+                   "write the port in the ports list or drop one of the two fields",
+                   c->name, c->host, (unsigned)e->port_written);
+        }
+    }
     for (size_t i = 0; i < e->nports; i++) {
         if (e->ports[i] == 0) {
             if (e->ports_given) {

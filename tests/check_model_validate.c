@@ -136,6 +136,10 @@ static const struct neg_row neg_rows[] = {
      15},
     {EP("host: a.example.com"),
      "network policy 'r': endpoint 'a.example.com' must declare at least one port", 6, 9},
+    {EP("host: a.example.com") KV("port: 80") KV("ports: [443, 8443]"),
+     "network policy 'r': endpoint 'a.example.com' sets port 80, which is not in ports", 7, 15},
+    {EP("host: a.example.com") KV("ports: [443, 8443]") KV("port: 80"),
+     "network policy 'r': endpoint 'a.example.com' sets port 80, which is not in ports", 8, 15},
     {EP("host: a.example.com") KV("ports: [0, 443]"),
      "network policy 'r': endpoint 'a.example.com' has invalid port 0; expected 1..=65535", 7,
      16},
@@ -323,6 +327,9 @@ END_TEST
 
 static const char *const pos_rows[] = {
     "version: 1\n",
+    /* the reference's canonical output writes both, port = ports[0] */
+    EP("host: a.example.com") KV("port: 443") KV("ports: [443, 8443]"),
+    EP("host: a.example.com") KV("ports: [80, 443]") KV("port: 443"),
     "version: 1\nprocess:\n  run_as_user: sandbox\n  run_as_group: '1000'\n",
     "version: 1\nprocess:\n  run_as_user: '4294967294'\n  run_as_group: '1'\n",
     "version: 1\nfilesystem_policy:\n  include_workdir: true\n  read_only: [/usr, /lib, /etc]\n"
