@@ -1619,6 +1619,19 @@ static void process_head(struct proxy_conn *c)
  * Bufferevent callbacks
  * ------------------------------------------------------------------------- */
 
+/* Tunnel relay in user space: move what 'from' read to 'to', and stop
+ * reading 'from' while 'to' holds RELAY_HWM bytes (backpressure; the write
+ * callback re-enables it). */
+static void relay_chunk(struct bufferevent *from, struct bufferevent *to)
+{
+    struct evbuffer *out = bufferevent_get_output(to);
+
+    evbuffer_add_buffer(out, bufferevent_get_input(from));
+    if (evbuffer_get_length(out) >= RELAY_HWM) {
+        bufferevent_disable(from, EV_READ);
+    }
+}
+
 static void client_read(struct bufferevent *bev, void *arg)
 {
     struct proxy_conn *c = arg;
@@ -1634,14 +1647,9 @@ static void client_read(struct bufferevent *bev, void *arg)
     case PROXY_ST_RELAY:
         pump_req_body(c);
         return;
-    case PROXY_ST_TUNNEL: {
-        struct evbuffer *out = bufferevent_get_output(c->u);
-        evbuffer_add_buffer(out, bufferevent_get_input(c->c));
-        if (evbuffer_get_length(out) >= RELAY_HWM) {
-            bufferevent_disable(c->c, EV_READ);
-        }
+    case PROXY_ST_TUNNEL:
+        relay_chunk(c->c, c->u);
         return;
-    }
     case PROXY_ST_LINGER: {
         struct evbuffer *in = bufferevent_get_input(c->c);
         evbuffer_drain(in, evbuffer_get_length(in));
@@ -1762,14 +1770,9 @@ static void up_read(struct bufferevent *bev, void *arg)
     case PROXY_ST_RELAY:
         pump_resp(c);
         return;
-    case PROXY_ST_TUNNEL: {
-        struct evbuffer *out = bufferevent_get_output(c->c);
-        evbuffer_add_buffer(out, bufferevent_get_input(c->u));
-        if (evbuffer_get_length(out) >= RELAY_HWM) {
-            bufferevent_disable(c->u, EV_READ);
-        }
+    case PROXY_ST_TUNNEL:
+        relay_chunk(c->u, c->c);
         return;
-    }
     case PROXY_ST_HEAD:
         /* an idle upstream spoke out of turn: it cannot be reused */
         if (c->mode == PROXY_MODE_FORWARD) {
