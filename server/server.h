@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* server.h - proviso-prover, the prover HTTP service: internal API of server/
  *
- * The service is split by concept: configuration (server_config.c), the
- * bearer token (server_auth.c), request body decoding (server_body.c), the
- * metrics registry (server_metrics.c), the worker pool (server_pool.c), the
- * HTTP layer and route table (server_http.c), the route handlers
+ * The service is split by concept: configuration (server_config.c),
+ * request body decoding (server_body.c), the metrics registry
+ * (server_metrics.c), the route table on the shared HTTP layer of httpd/
+ * (server_http.c; the token, the worker pool and the daemon live there), the
+ * route handlers
  * (server_routes.c), OpenAPI-driven tool discovery (server_discover.c), this
  * service's own API description (server_api.c) and the process (server_main.c).
  *
  * Invariants: untrusted bytes (request bodies, headers, OpenAPI documents)
  * only ever produce an error value with a location; the token is held in one
- * place (server_auth.c), compared in constant time and wiped on exit; no log
+ * place (httpd/httpd_token.c), compared in constant time and wiped on exit; no log
  * line carries a token or policy contents.
  */
 #ifndef SERVER_H
@@ -23,6 +24,7 @@
 #include <jansson.h>
 
 #include "common/pv.h"
+#include "httpd/httpd.h"
 
 /* ===========================================================================
  * Configuration (server_config.c)
@@ -34,6 +36,7 @@
 #define SERVER_DEFAULT_TIMEOUT_MS 2000u
 #define SERVER_DEFAULT_MAX_TIMEOUT_MS 30000u
 #define SERVER_MAX_WORKERS 256u
+#define SERVER_DEFAULT_MAX_CONNECTIONS 16384u
 
 struct server_config {
     uint16_t port;             /* 0: pick a free port and log it */
@@ -47,6 +50,7 @@ struct server_config {
     unsigned grace_ms;         /* SIGTERM drain bound */
     unsigned conn_timeout_s;   /* idle connection timeout */
     unsigned max_connections;  /* MHD connection limit */
+    unsigned per_ip_limit;     /* connections per client address; 0: none */
 };
 
 /* Fill 'c' with the embedded defaults (the service runs with no config). */
@@ -58,35 +62,6 @@ pv_result server_config_load(struct server_config *c, const char *file, const ch
                              size_t len, char *err, size_t errlen) PV_WUR;
 /* Check cross-field constraints (timeout <= max, ...); message into 'err'. */
 pv_result server_config_check(const struct server_config *c, char *err, size_t errlen) PV_WUR;
-
-/* ===========================================================================
- * The bearer token (server_auth.c)
- * ========================================================================= */
-
-struct server_token {
-    unsigned char *buf; /* secret bytes, wiped on free */
-    size_t len;
-    char *generated_path; /* the 0600 file of a generated token (unlinked on free) */
-};
-
-#define SERVER_TOKEN_MIN 16u
-#define SERVER_TOKEN_MAX 4096u
-
-/* Read the token from a file or an inherited descriptor (which is closed).
- * Surrounding whitespace is dropped; the result must be SERVER_TOKEN_MIN..MAX
- * printable bytes. PV_ERR_IO / PV_ERR_PARSE with a message in 'err'. */
-pv_result server_token_from_file(struct server_token *t, const char *path, char *err,
-                                 size_t errlen) PV_WUR;
-pv_result server_token_from_fd(struct server_token *t, int fd, char *err, size_t errlen) PV_WUR;
-/* Generate 32 random bytes (hex), write them to a new mode-0600 file in
- * 'dir' (NULL: $XDG_RUNTIME_DIR or /tmp) and remember its path. */
-pv_result server_token_generate(struct server_token *t, const char *dir, char *err,
-                                size_t errlen) PV_WUR;
-/* Constant-time check of an Authorization header value ("Bearer <token>");
- * NULL header is false. */
-bool server_token_check(const struct server_token *t, const char *authorization);
-/* Wipe and free; unlink the generated file. */
-void server_token_free(struct server_token *t);
 
 /* ===========================================================================
  * Request bodies (server_body.c)
@@ -239,57 +214,23 @@ json_t *server_openapi_tools(const json_t *openapi);
 json_t *server_api_openapi(void);
 
 /* ===========================================================================
- * Worker pool (server_pool.c)
- * ========================================================================= */
-
-struct server_pool;
-struct server_job {
-    struct server_job *next;
-    /* Runs on a worker thread with its own server_worker. 'cancelled' is true
-     * when the pool is shutting down before the job started. */
-    void (*run)(struct server_job *job, struct server_worker *w, bool cancelled);
-};
-
-/* Start 'n' threads, each creating its own server_worker from 'ctx'. */
-struct server_pool *server_pool_new(struct server_ctx *ctx, unsigned n);
-/* Enqueue unless 'limit' jobs are queued or running: then false (503). */
-bool server_pool_submit(struct server_pool *p, struct server_job *job, unsigned limit);
-unsigned server_pool_load(struct server_pool *p); /* queued + running */
-/* Cancel jobs that have not started (they run with cancelled = true). */
-void server_pool_cancel_queued(struct server_pool *p);
-/* Stop after the queue drains, join the threads, free the workers. */
-void server_pool_free(struct server_pool *p);
-
-/* ===========================================================================
- * HTTP layer (server_http.c)
+ * The service (server_http.c): this service's routes on libhttpd
  * ========================================================================= */
 
 struct server_http;
 
 /* Start listening on cfg->bind:cfg->port. 'token' and 'ctx' are borrowed for
  * the server's lifetime. NULL with a message in 'err'. */
-struct server_http *server_http_start(struct server_ctx *ctx, const struct server_token *token,
+struct server_http *server_http_start(struct server_ctx *ctx, const struct httpd_token *token,
                                       char *err, size_t errlen);
 uint16_t server_http_port(const struct server_http *h);
 unsigned server_http_workers(const struct server_http *h);
 /* SIGTERM path: stop accepting, let in-flight requests finish (at most
- * 'grace_ms', then cancel queued jobs), stop. Returns true when every
- * in-flight request completed. */
+ * 'grace_ms', then cancel queued jobs). Returns true when every in-flight
+ * request completed. */
 bool server_http_drain(struct server_http *h, unsigned grace_ms);
 /* Stop the daemon and the pool and free 'h'. Returns false (and frees
  * nothing) when a job still runs: the caller must then exit without cleanup. */
 bool server_http_free(struct server_http *h) PV_WUR;
-
-/* ===========================================================================
- * Small helpers shared by the files above (server_http.c)
- * ========================================================================= */
-
-uint64_t server_now_ns(void);
-/* 'j' as compact JSON plus a newline, not NUL-terminated: *len bytes, new
- * (caller frees); NULL on NOMEM. */
-char *server_json_line(const json_t *j, size_t *len);
-/* Append 's' JSON-escaped (without quotes) to 'out' of size 'outlen',
- * truncating at 'max' input bytes. Returns bytes written. */
-size_t server_json_escape(char *out, size_t outlen, const char *s, size_t max);
 
 #endif

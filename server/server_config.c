@@ -29,8 +29,9 @@ void server_config_defaults(struct server_config *c)
     c->timeout_ms = SERVER_DEFAULT_TIMEOUT_MS;
     c->max_timeout_ms = SERVER_DEFAULT_MAX_TIMEOUT_MS;
     c->grace_ms = 10000;
-    c->conn_timeout_s = 30;
-    c->max_connections = 1024;
+    c->conn_timeout_s = 10;
+    c->max_connections = SERVER_DEFAULT_MAX_CONNECTIONS;
+    c->per_ip_limit = 0;
 }
 
 /* ---------------------------------------------------------------------------
@@ -60,6 +61,7 @@ static const struct {
     U("grace_ms", 0, 3600000, grace_ms),
     U("connection_timeout_s", 1, 3600, conn_timeout_s),
     U("max_connections", 1, 100000, max_connections),
+    U("per_ip_connection_limit", 0, 100000, per_ip_limit),
 #undef U
 };
 

@@ -201,17 +201,17 @@ static void load_config(const struct options *o, struct server_config *cfg)
     }
 }
 
-static void load_token(const struct options *o, struct server_token *tok)
+static void load_token(const struct options *o, struct httpd_token *tok)
 {
     char err[512];
     pv_result r;
 
     if (o->token_file != NULL) {
-        r = server_token_from_file(tok, o->token_file, err, sizeof(err));
+        r = httpd_token_from_file(tok, o->token_file, err, sizeof(err));
     } else if (o->have_fd) {
-        r = server_token_from_fd(tok, o->token_fd, err, sizeof(err));
+        r = httpd_token_from_fd(tok, o->token_fd, err, sizeof(err));
     } else {
-        r = server_token_generate(tok, NULL, err, sizeof(err));
+        r = httpd_token_generate(tok, NULL, err, sizeof(err));
     }
     if (!pv_ok(r)) {
         pv_fatal("token: %s", err);
@@ -222,7 +222,7 @@ int main(int argc, char **argv)
 {
     struct options o;
     struct server_config cfg;
-    struct server_token tok;
+    struct httpd_token tok;
     struct server_ctx *ctx = NULL;
     struct server_http *http;
     sigset_t sigs;
@@ -244,13 +244,13 @@ int main(int argc, char **argv)
 
     load_token(&o, &tok);
     if (!pv_ok(server_ctx_new(&cfg, &ctx))) {
-        server_token_free(&tok);
+        httpd_token_free(&tok);
         pv_fatal("cannot load the binary registry or build the API description");
     }
     http = server_http_start(ctx, &tok, err, sizeof(err));
     if (http == NULL) {
         server_ctx_free(ctx);
-        server_token_free(&tok);
+        httpd_token_free(&tok);
         pv_fatal("%s", err);
     }
     snprintf(host, sizeof(host), strchr(cfg.bind, ':') != NULL ? "[%s]" : "%s", cfg.bind);
@@ -281,7 +281,7 @@ int main(int argc, char **argv)
         _exit(0);
     }
     server_ctx_free(ctx);
-    server_token_free(&tok);
+    httpd_token_free(&tok);
     prover_finalize();
     pv_log_info("stopped%s", clean ? "" : " (some requests did not finish in the grace period)");
     return 0;

@@ -86,8 +86,8 @@ pv_result server_ctx_new(const struct server_config *cfg, struct server_ctx **ou
     api = server_api_openapi();
     tools = api != NULL ? server_openapi_tools(api) : NULL;
     if (tools != NULL) {
-        ctx->openapi_text = server_json_line(api, &ctx->openapi_len);
-        ctx->tools_text = server_json_line(tools, &ctx->tools_len);
+        ctx->openapi_text = httpd_json_line(api, &ctx->openapi_len);
+        ctx->tools_text = httpd_json_line(tools, &ctx->tools_len);
     }
     json_decref(api);
     json_decref(tools);

@@ -1,30 +1,73 @@
 #!/bin/sh
-# check-layering.sh - only <folder>/<folder>.h may be included across folders,
-# and the proxy never includes the prover or Z3.
+# check-layering.sh - the folders and which way they may depend.
+#
+# Every folder the build includes (the "include $(srcdir)/X/local.mk" lines
+# of Makefile.am) is checked; a folder missing from the table below fails,
+# so a new folder cannot slip past. Rules:
+#  - only <folder>/<folder>.h may be included from another folder;
+#  - a folder may include only the folders its row names (dependencies
+#    point down: common <- model <- prover <- server/cli; common <- httpd);
+#  - the proxy and the advisor never include Z3 or the prover, and the
+#    built advisor and proxy binaries never link libz3.
 set -u
 top=${1:-${PV_SRCDIR:-.}}
+build=${PV_BUILDDIR:-$top}
 cd "$top" || exit 1
+
+allowed() {
+    case "$1" in
+    common) echo "" ;;
+    model) echo "common" ;;
+    prover) echo "common model" ;;
+    httpd) echo "common" ;;
+    server) echo "common model prover httpd" ;;
+    proxy) echo "common model" ;;
+    advisor) echo "common model httpd" ;;
+    cli) echo "common model prover" ;;
+    tests) echo "*" ;;
+    *) echo "?" ;;
+    esac
+}
+
 fail=0
-for dir in model prover proxy advisor cli tests common; do
-    [ -d "$dir" ] || continue
+folders=$(sed -n 's/^include \$(srcdir)\/\([a-z]*\)\/local.mk$/\1/p' Makefile.am)
+[ -n "$folders" ] || { echo "no folders found in Makefile.am"; exit 1; }
+for dir in $folders; do
+    deps=$(allowed "$dir")
+    if [ "$deps" = "?" ]; then
+        echo "$dir/: not in tests/check-layering.sh's table"
+        fail=1
+        continue
+    fi
+    [ "$deps" = "*" ] && continue
     for f in $(find "$dir" -name '*.[ch]'); do
-        grep -o '#include "[a-z]*/[a-z_0-9]*\.h"' "$f" | sed 's/#include "//; s/"$//' |
-        while read -r inc; do
+        for inc in $(grep -o '#include "[a-z]*/[a-z_0-9]*\.h"' "$f" | sed 's/#include "//; s/"$//'); do
             folder=${inc%%/*}
             base=${inc#*/}
             [ "$folder" = "$dir" ] && continue
-            [ "$folder" = common ] && continue
-            [ "$dir" = tests ] && continue
-            if [ "$base" != "$folder.h" ]; then
+            if [ "$base" != "$folder.h" ] && [ "$folder" != common ]; then
                 echo "$f: includes internal header $inc"
-                echo x >> /tmp/pv-layering.$$
+                fail=1
             fi
+            case " $deps " in
+            *" $folder "*) ;;
+            *) echo "$f: $dir/ may not depend on $folder/ ($inc)"; fail=1 ;;
+            esac
         done
     done
 done
-if grep -rl 'z3.h\|prover/prover.h' proxy 2>/dev/null; then
-    echo "proxy/ must not include Z3 or the prover"
-    fail=1
-fi
-if [ -e /tmp/pv-layering.$$ ]; then rm -f /tmp/pv-layering.$$; fail=1; fi
+for dir in proxy advisor; do
+    [ -d "$dir" ] || continue
+    if grep -rl 'z3.h\|prover/prover.h' "$dir" 2>/dev/null; then
+        echo "$dir/ must not include Z3 or the prover"
+        fail=1
+    fi
+done
+for bin in proxy/proviso-proxy proviso-advisor; do
+    [ -x "$build/$bin" ] || continue
+    if ldd "$build/$bin" 2>/dev/null | grep -q libz3; then
+        echo "$bin links libz3: it must reach the prover over HTTP only"
+        fail=1
+    fi
+done
 exit $fail

@@ -4,9 +4,9 @@
 SERVER_TEST_LIBS = $(SERVER_LIBS) $(CHECK_LIBS)
 SERVER_TEST_CFLAGS = $(TEST_CFLAGS) $(MHD_CFLAGS)
 
-check_PROGRAMS += tests/check_server_body tests/check_server_config tests/check_server_auth \
+check_PROGRAMS += tests/check_server_body tests/check_server_config tests/check_httpd_token \
 	tests/check_server_discover tests/check_server_routes
-TESTS += tests/check_server_body tests/check_server_config tests/check_server_auth \
+TESTS += tests/check_server_body tests/check_server_config tests/check_httpd_token \
 	tests/check_server_discover tests/check_server_routes
 tests_check_server_body_SOURCES = tests/check_server_body.c
 tests_check_server_body_CFLAGS = $(SERVER_TEST_CFLAGS)
@@ -14,9 +14,9 @@ tests_check_server_body_LDADD = $(SERVER_TEST_LIBS)
 tests_check_server_config_SOURCES = tests/check_server_config.c
 tests_check_server_config_CFLAGS = $(SERVER_TEST_CFLAGS)
 tests_check_server_config_LDADD = $(SERVER_TEST_LIBS)
-tests_check_server_auth_SOURCES = tests/check_server_auth.c
-tests_check_server_auth_CFLAGS = $(SERVER_TEST_CFLAGS)
-tests_check_server_auth_LDADD = $(SERVER_TEST_LIBS)
+tests_check_httpd_token_SOURCES = tests/check_httpd_token.c
+tests_check_httpd_token_CFLAGS = $(SERVER_TEST_CFLAGS)
+tests_check_httpd_token_LDADD = $(SERVER_TEST_LIBS)
 tests_check_server_discover_SOURCES = tests/check_server_discover.c
 tests_check_server_discover_CFLAGS = $(SERVER_TEST_CFLAGS)
 tests_check_server_discover_LDADD = $(SERVER_TEST_LIBS)

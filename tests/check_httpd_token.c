@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* check_server_auth.c - the bearer token: loading, generation, comparison
+/* check_httpd_token.c - the bearer token: loading, generation, comparison
  *
  * The comparison table holds the near misses a sloppy check would accept
  * (prefixes, extensions, other schemes, one flipped byte). Loading checks
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "server/server.h"
+#include "httpd/httpd.h"
 
 #define TOK "0123456789abcdef0123456789abcdef"
 
@@ -45,9 +45,9 @@ static const struct {
     {"Bearer" TOK, false},
 };
 
-static struct server_token fixed_token(void)
+static struct httpd_token fixed_token(void)
 {
-    struct server_token t;
+    struct httpd_token t;
     memset(&t, 0, sizeof(t));
     t.buf = (unsigned char *)strdup(TOK);
     t.len = strlen(TOK);
@@ -57,11 +57,11 @@ static struct server_token fixed_token(void)
 
 START_TEST(test_auth_check)
 {
-    struct server_token t = fixed_token();
+    struct httpd_token t = fixed_token();
 
-    ck_assert_msg(server_token_check(&t, headers[_i].header) == headers[_i].ok, "row %d: '%s'",
+    ck_assert_msg(httpd_token_check(&t, headers[_i].header) == headers[_i].ok, "row %d: '%s'",
                   _i, headers[_i].header != NULL ? headers[_i].header : "(null)");
-    server_token_free(&t);
+    httpd_token_free(&t);
     ck_assert_ptr_null(t.buf);
 }
 END_TEST
@@ -88,7 +88,7 @@ START_TEST(test_auth_file)
 {
     char path[] = "/tmp/check-server-auth.XXXXXX";
     int fd = mkstemp(path);
-    struct server_token t;
+    struct httpd_token t;
     char err[256];
     pv_result r;
 
@@ -96,7 +96,7 @@ START_TEST(test_auth_file)
     ck_assert_int_eq(write(fd, files[_i].content, strlen(files[_i].content)),
                      (ssize_t)strlen(files[_i].content));
     close(fd);
-    r = server_token_from_file(&t, path, err, sizeof(err));
+    r = httpd_token_from_file(&t, path, err, sizeof(err));
     unlink(path);
     if (!files[_i].ok) {
         ck_assert_msg(!pv_ok(r), "row %d accepted", _i);
@@ -107,45 +107,45 @@ START_TEST(test_auth_file)
     ck_assert_uint_eq(t.len, strlen(files[_i].want));
     ck_assert(memcmp(t.buf, files[_i].want, t.len) == 0);
     ck_assert_ptr_null(t.generated_path);
-    server_token_free(&t);
+    httpd_token_free(&t);
 }
 END_TEST
 
 START_TEST(test_auth_fd)
 {
     int p[2];
-    struct server_token t;
+    struct httpd_token t;
     char err[256];
     char hdr[128];
 
     ck_assert_int_eq(pipe(p), 0);
     ck_assert_int_eq(write(p[1], TOK "\n", strlen(TOK) + 1), (ssize_t)strlen(TOK) + 1);
     close(p[1]);
-    ck_assert(pv_ok(server_token_from_fd(&t, p[0], err, sizeof(err))));
+    ck_assert(pv_ok(httpd_token_from_fd(&t, p[0], err, sizeof(err))));
     /* The descriptor is closed after reading. */
     ck_assert_int_eq(fcntl(p[0], F_GETFD), -1);
     snprintf(hdr, sizeof(hdr), "Bearer %s", TOK);
-    ck_assert(server_token_check(&t, hdr));
-    server_token_free(&t);
-    ck_assert(!pv_ok(server_token_from_fd(&t, 12345, err, sizeof(err))));
+    ck_assert(httpd_token_check(&t, hdr));
+    httpd_token_free(&t);
+    ck_assert(!pv_ok(httpd_token_from_fd(&t, 12345, err, sizeof(err))));
 }
 END_TEST
 
 START_TEST(test_auth_missing_file)
 {
-    struct server_token t;
+    struct httpd_token t;
     char err[256];
 
-    ck_assert(!pv_ok(server_token_from_file(&t, "/nonexistent/token", err, sizeof(err))));
+    ck_assert(!pv_ok(httpd_token_from_file(&t, "/nonexistent/token", err, sizeof(err))));
     ck_assert(strstr(err, "/nonexistent/token") != NULL);
-    ck_assert(!pv_ok(server_token_from_file(&t, "/tmp", err, sizeof(err))));
+    ck_assert(!pv_ok(httpd_token_from_file(&t, "/tmp", err, sizeof(err))));
 }
 END_TEST
 
 START_TEST(test_auth_generate)
 {
-    struct server_token a;
-    struct server_token b;
+    struct httpd_token a;
+    struct httpd_token b;
     char err[256];
     char hdr[128];
     char text[80] = "";
@@ -153,8 +153,8 @@ START_TEST(test_auth_generate)
     char *path;
     FILE *f;
 
-    ck_assert(pv_ok(server_token_generate(&a, "/tmp", err, sizeof(err))));
-    ck_assert(pv_ok(server_token_generate(&b, "/tmp", err, sizeof(err))));
+    ck_assert(pv_ok(httpd_token_generate(&a, "/tmp", err, sizeof(err))));
+    ck_assert(pv_ok(httpd_token_generate(&b, "/tmp", err, sizeof(err))));
     ck_assert_ptr_nonnull(a.generated_path);
     ck_assert_uint_eq(a.len, 64);
     for (size_t i = 0; i < a.len; i++) {
@@ -170,14 +170,14 @@ START_TEST(test_auth_generate)
     fclose(f);
     ck_assert(strncmp(text, (const char *)a.buf, 64) == 0);
     snprintf(hdr, sizeof(hdr), "Bearer %.64s", text);
-    ck_assert(server_token_check(&a, hdr));
-    ck_assert(!server_token_check(&b, hdr));
+    ck_assert(httpd_token_check(&a, hdr));
+    ck_assert(!httpd_token_check(&b, hdr));
     path = strdup(a.generated_path);
-    server_token_free(&a);
+    httpd_token_free(&a);
     ck_assert_int_ne(access(path, F_OK), 0);
     free(path);
-    server_token_free(&b);
-    ck_assert(!pv_ok(server_token_generate(&a, "/nonexistent-dir", err, sizeof(err))));
+    httpd_token_free(&b);
+    ck_assert(!pv_ok(httpd_token_generate(&a, "/nonexistent-dir", err, sizeof(err))));
 }
 END_TEST
 

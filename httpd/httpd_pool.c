@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* server_pool.c - the prover worker pool: N threads, one prover session each
+/* httpd_pool.c - the worker pool: N threads, one per-thread state each
  *
- * A FIFO of jobs under one mutex. Each thread creates its own server_worker
- * (and so its own Z3 context) on start and frees it on exit, so a context
- * never crosses threads. Admission is bounded: submit refuses a job once
+ * A FIFO of jobs under one mutex. Each thread creates its own state on start
+ * (the prover's Z3 session, the advisor's store handle) and frees it on exit,
+ * so such a state never crosses threads. Admission is bounded: submit refuses a job once
  * 'limit' jobs are queued or running, which the HTTP layer turns into 503.
  * Shutdown runs every job still queued (cancelled ones with cancelled = true)
  * so every suspended connection is resumed before the threads are joined.
@@ -14,31 +14,30 @@
 #include <stdlib.h>
 
 #include "common/pv_log.h"
-#include "server/server.h"
+#include "httpd/httpd.h"
 
-struct server_pool {
+struct httpd_pool {
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    struct server_job *head;
-    struct server_job *tail;
+    struct httpd_job *head;
+    struct httpd_job *tail;
     unsigned load; /* queued + running */
     bool stopping;
     bool cancel;
-    struct server_ctx *ctx;
+    void *(*worker_new)(void *arg);
+    void (*worker_free)(void *worker);
+    void *arg;
     pthread_t *threads;
     unsigned nthreads;
 };
 
 static void *worker_main(void *arg)
 {
-    struct server_pool *p = arg;
-    struct server_worker *w = server_worker_new(p->ctx);
+    struct httpd_pool *p = arg;
+    void *w = p->worker_new != NULL ? p->worker_new(p->arg) : NULL;
 
-    if (w == NULL) {
-        pv_log_warnx("%s: cannot create a prover session; this worker answers 500", __func__);
-    }
     for (;;) {
-        struct server_job *job;
+        struct httpd_job *job;
         bool cancelled;
 
         pthread_mutex_lock(&p->mu);
@@ -64,13 +63,16 @@ static void *worker_main(void *arg)
         p->load--;
         pthread_mutex_unlock(&p->mu);
     }
-    server_worker_free(w);
+    if (p->worker_free != NULL) {
+        p->worker_free(w);
+    }
     return NULL;
 }
 
-struct server_pool *server_pool_new(struct server_ctx *ctx, unsigned n)
+struct httpd_pool *httpd_pool_new(unsigned n, void *(*worker_new)(void *arg),
+                                  void (*worker_free)(void *worker), void *arg)
 {
-    struct server_pool *p = pv_calloc(1, sizeof(*p));
+    struct httpd_pool *p = pv_calloc(1, sizeof(*p));
 
     if (p == NULL) {
         return NULL;
@@ -82,7 +84,9 @@ struct server_pool *server_pool_new(struct server_ctx *ctx, unsigned n)
     }
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
-    p->ctx = ctx;
+    p->worker_new = worker_new;
+    p->worker_free = worker_free;
+    p->arg = arg;
     for (unsigned i = 0; i < n; i++) {
         if (pthread_create(&p->threads[i], NULL, worker_main, p) != 0) {
             pv_log_errorx("%s: pthread_create failed", __func__);
@@ -91,13 +95,13 @@ struct server_pool *server_pool_new(struct server_ctx *ctx, unsigned n)
         p->nthreads++;
     }
     if (p->nthreads == 0) {
-        server_pool_free(p);
+        httpd_pool_free(p);
         return NULL;
     }
     return p;
 }
 
-bool server_pool_submit(struct server_pool *p, struct server_job *job, unsigned limit)
+bool httpd_pool_submit(struct httpd_pool *p, struct httpd_job *job, unsigned limit)
 {
     pthread_mutex_lock(&p->mu);
     if (p->stopping || p->load >= limit) {
@@ -117,7 +121,7 @@ bool server_pool_submit(struct server_pool *p, struct server_job *job, unsigned 
     return true;
 }
 
-unsigned server_pool_load(struct server_pool *p)
+unsigned httpd_pool_load(struct httpd_pool *p)
 {
     unsigned n;
     pthread_mutex_lock(&p->mu);
@@ -126,14 +130,14 @@ unsigned server_pool_load(struct server_pool *p)
     return n;
 }
 
-void server_pool_cancel_queued(struct server_pool *p)
+void httpd_pool_cancel_queued(struct httpd_pool *p)
 {
     pthread_mutex_lock(&p->mu);
     p->cancel = true;
     pthread_mutex_unlock(&p->mu);
 }
 
-void server_pool_free(struct server_pool *p)
+void httpd_pool_free(struct httpd_pool *p)
 {
     if (p == NULL) {
         return;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* server_auth.c - the bearer token: read, generate, compare, wipe
+/* httpd_token.c - the bearer token: read, generate, compare, wipe
  *
  * The only file that touches the token bytes. The token comes from a file or
  * an inherited descriptor (never argv or the environment), or is generated
@@ -21,7 +21,7 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
-#include "server/server.h"
+#include "httpd/httpd.h"
 
 static bool is_space(unsigned char c)
 {
@@ -29,7 +29,7 @@ static bool is_space(unsigned char c)
 }
 
 /* Take ownership of 'raw' (len bytes, wiped on every path), trim, validate. */
-static pv_result token_take(struct server_token *t, unsigned char *raw, size_t len, char *err,
+static pv_result token_take(struct httpd_token *t, unsigned char *raw, size_t len, char *err,
                             size_t errlen, const char *what)
 {
     size_t a = 0;
@@ -41,11 +41,11 @@ static pv_result token_take(struct server_token *t, unsigned char *raw, size_t l
     while (b > a && is_space(raw[b - 1])) {
         b--;
     }
-    if (b - a < SERVER_TOKEN_MIN || b - a > SERVER_TOKEN_MAX) {
+    if (b - a < HTTPD_TOKEN_MIN || b - a > HTTPD_TOKEN_MAX) {
         OPENSSL_cleanse(raw, len);
         free(raw);
-        snprintf(err, errlen, "%s: token must be %u..%u bytes", what, SERVER_TOKEN_MIN,
-                 SERVER_TOKEN_MAX);
+        snprintf(err, errlen, "%s: token must be %u..%u bytes", what, HTTPD_TOKEN_MIN,
+                 HTTPD_TOKEN_MAX);
         PV_BAIL(PV_ERR_PARSE);
     }
     for (size_t i = a; i < b; i++) {
@@ -66,7 +66,7 @@ static pv_result token_take(struct server_token *t, unsigned char *raw, size_t l
 static pv_result read_all(int fd, unsigned char **out, size_t *outlen, char *err, size_t errlen,
                           const char *what)
 {
-    size_t cap = SERVER_TOKEN_MAX + 64;
+    size_t cap = HTTPD_TOKEN_MAX + 64;
     unsigned char *buf = pv_malloc(cap);
     size_t len = 0;
 
@@ -90,7 +90,7 @@ static pv_result read_all(int fd, unsigned char **out, size_t *outlen, char *err
         }
         len += (size_t)n;
         if (len == cap) {
-            snprintf(err, errlen, "%s: token longer than %u bytes", what, SERVER_TOKEN_MAX);
+            snprintf(err, errlen, "%s: token longer than %u bytes", what, HTTPD_TOKEN_MAX);
             OPENSSL_cleanse(buf, cap);
             free(buf);
             PV_BAIL(PV_ERR_PARSE);
@@ -101,7 +101,7 @@ static pv_result read_all(int fd, unsigned char **out, size_t *outlen, char *err
     return PV_RESULT_OK;
 }
 
-pv_result server_token_from_file(struct server_token *t, const char *path, char *err,
+pv_result httpd_token_from_file(struct httpd_token *t, const char *path, char *err,
                                  size_t errlen)
 {
     unsigned char *raw = NULL;
@@ -126,7 +126,7 @@ pv_result server_token_from_file(struct server_token *t, const char *path, char 
     return token_take(t, raw, len, err, errlen, path);
 }
 
-pv_result server_token_from_fd(struct server_token *t, int fd, char *err, size_t errlen)
+pv_result httpd_token_from_fd(struct httpd_token *t, int fd, char *err, size_t errlen)
 {
     unsigned char *raw = NULL;
     size_t len = 0;
@@ -139,11 +139,48 @@ pv_result server_token_from_fd(struct server_token *t, int fd, char *err, size_t
     return token_take(t, raw, len, err, errlen, "--token-fd");
 }
 
-pv_result server_token_generate(struct server_token *t, const char *dir, char *err,
-                                size_t errlen)
+/* 32 random bytes as 64 hex digits plus '\n' in a new buffer (wiped by
+ * the caller); NULL on failure. */
+#define TOKEN_HEX_LEN 64u
+static unsigned char *random_hex(void)
 {
     static const char hex[] = "0123456789abcdef";
-    unsigned char rnd[32];
+    unsigned char rnd[TOKEN_HEX_LEN / 2];
+    unsigned char *tok;
+
+    if (RAND_bytes(rnd, (int)sizeof(rnd)) != 1) {
+        return NULL;
+    }
+    tok = pv_malloc(TOKEN_HEX_LEN + 1);
+    if (tok != NULL) {
+        for (size_t i = 0; i < sizeof(rnd); i++) {
+            tok[2 * i] = (unsigned char)hex[rnd[i] >> 4];
+            tok[2 * i + 1] = (unsigned char)hex[rnd[i] & 15];
+        }
+        tok[TOKEN_HEX_LEN] = '\n';
+    }
+    OPENSSL_cleanse(rnd, sizeof(rnd));
+    return tok;
+}
+
+static void wipe_free(unsigned char *tok)
+{
+    OPENSSL_cleanse(tok, TOKEN_HEX_LEN + 1);
+    free(tok);
+}
+
+pv_result httpd_token_random(struct httpd_token *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->buf = random_hex();
+    PV_ENSURE(t->buf != NULL, PV_ERR_INTERNAL);
+    t->len = TOKEN_HEX_LEN;
+    return PV_RESULT_OK;
+}
+
+pv_result httpd_token_generate(struct httpd_token *t, const char *dir, char *err,
+                               size_t errlen)
+{
     char path[4096];
     unsigned char *tok;
     int fd;
@@ -156,28 +193,14 @@ pv_result server_token_generate(struct server_token *t, const char *dir, char *e
             dir = "/tmp";
         }
     }
-    if (RAND_bytes(rnd, (int)sizeof(rnd)) != 1) {
-        snprintf(err, errlen, "RAND_bytes failed");
-        PV_BAIL(PV_ERR_INTERNAL);
-    }
-    tok = pv_malloc(2 * sizeof(rnd) + 1);
-    if (tok == NULL) {
-        OPENSSL_cleanse(rnd, sizeof(rnd));
-        snprintf(err, errlen, "out of memory");
-        PV_BAIL(PV_ERR_NOMEM);
-    }
-    for (size_t i = 0; i < sizeof(rnd); i++) {
-        tok[2 * i] = (unsigned char)hex[rnd[i] >> 4];
-        tok[2 * i + 1] = (unsigned char)hex[rnd[i] & 15];
-    }
-    tok[2 * sizeof(rnd)] = '\n';
-    OPENSSL_cleanse(rnd, sizeof(rnd));
-    if ((size_t)snprintf(path, sizeof(path), "%s/proviso-prover-token.XXXXXX", dir) >=
-        sizeof(path)) {
-        OPENSSL_cleanse(tok, 2 * sizeof(rnd) + 1);
-        free(tok);
+    if ((size_t)snprintf(path, sizeof(path), "%s/proviso-token.XXXXXX", dir) >= sizeof(path)) {
         snprintf(err, errlen, "token directory path too long");
         PV_BAIL(PV_ERR_USAGE);
+    }
+    tok = random_hex();
+    if (tok == NULL) {
+        snprintf(err, errlen, "cannot generate a random token");
+        PV_BAIL(PV_ERR_INTERNAL);
     }
     /* mkstemp creates the file 0600 and O_EXCL; fchmod guards odd umasks. */
     fd = mkstemp(path);
@@ -187,72 +210,70 @@ pv_result server_token_generate(struct server_token *t, const char *dir, char *e
             close(fd);
             unlink(path);
         }
-        OPENSSL_cleanse(tok, 2 * sizeof(rnd) + 1);
-        free(tok);
+        wipe_free(tok);
         PV_BAIL(PV_ERR_IO);
     }
-    while (off < 2 * sizeof(rnd) + 1) {
-        ssize_t n = write(fd, tok + off, 2 * sizeof(rnd) + 1 - off);
+    while (off < TOKEN_HEX_LEN + 1) {
+        ssize_t n = write(fd, tok + off, TOKEN_HEX_LEN + 1 - off);
         if (n < 0 && errno == EINTR) {
             continue;
         }
         if (n <= 0) {
-            snprintf(err, errlen, "%s: %s", path, strerror(errno));
-            close(fd);
-            unlink(path);
-            OPENSSL_cleanse(tok, 2 * sizeof(rnd) + 1);
-            free(tok);
-            PV_BAIL(PV_ERR_IO);
+            break;
         }
         off += (size_t)n;
     }
-    if (close(fd) != 0) {
+    if (close(fd) != 0 || off < TOKEN_HEX_LEN + 1) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         unlink(path);
-        OPENSSL_cleanse(tok, 2 * sizeof(rnd) + 1);
-        free(tok);
+        wipe_free(tok);
         PV_BAIL(PV_ERR_IO);
     }
     t->generated_path = pv_strdup(path);
     if (t->generated_path == NULL) {
         unlink(path);
-        OPENSSL_cleanse(tok, 2 * sizeof(rnd) + 1);
-        free(tok);
+        wipe_free(tok);
         snprintf(err, errlen, "out of memory");
         PV_BAIL(PV_ERR_NOMEM);
     }
     t->buf = tok;
-    t->len = 2 * sizeof(rnd);
+    t->len = TOKEN_HEX_LEN;
     return PV_RESULT_OK;
 }
 
-bool server_token_check(const struct server_token *t, const char *authorization)
+const char *httpd_bearer(const char *authorization, size_t *len)
 {
     const char *p;
-    size_t len;
+    size_t n;
 
-    if (authorization == NULL || t == NULL || t->buf == NULL) {
-        return false;
-    }
     /* RFC 7235: the scheme is case-insensitive. */
-    if (strncasecmp(authorization, "Bearer ", 7) != 0) {
-        return false;
+    if (authorization == NULL || strncasecmp(authorization, "Bearer ", 7) != 0) {
+        return NULL;
     }
     p = authorization + 7;
     while (*p == ' ') {
         p++;
     }
-    len = strlen(p);
-    while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t')) {
-        len--;
+    n = strlen(p);
+    while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t')) {
+        n--;
     }
-    if (len != t->len) {
+    *len = n;
+    return p;
+}
+
+bool httpd_token_check(const struct httpd_token *t, const char *authorization)
+{
+    size_t len = 0;
+    const char *p = httpd_bearer(authorization, &len);
+
+    if (p == NULL || t == NULL || t->buf == NULL || len != t->len) {
         return false;
     }
     return CRYPTO_memcmp(p, t->buf, len) == 0;
 }
 
-void server_token_free(struct server_token *t)
+void httpd_token_free(struct httpd_token *t)
 {
     if (t == NULL) {
         return;
