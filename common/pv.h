@@ -41,7 +41,10 @@ enum pv_category {
     X(PV_ERR_TIMEOUT, PV_CAT_SOLVER, "solver timeout")                         \
     X(PV_ERR_UNSUPPORTED, PV_CAT_SOLVER, "unsupported construct")              \
     X(PV_ERR_IO, PV_CAT_IO, "I/O error")                                       \
-    X(PV_ERR_PROTO, PV_CAT_PROTO, "protocol error")
+    X(PV_ERR_PROTO, PV_CAT_PROTO, "protocol error")                            \
+    X(PV_ERR_NOTFOUND, PV_CAT_USAGE, "not found")                              \
+    X(PV_ERR_EXISTS, PV_CAT_USAGE, "already exists")                           \
+    X(PV_ERR_CONFLICT, PV_CAT_USAGE, "changed concurrently")
 
 enum pv_error {
 #define PV_X_ENUM(name, cat, msg) name,

@@ -14,6 +14,7 @@ void pv_dynbuf_init(struct pv_dynbuf *b, size_t toobig)
     b->len = 0;
     b->cap = 0;
     b->toobig = toobig;
+    b->failed = false;
 }
 
 void pv_dynbuf_free(struct pv_dynbuf *b)
@@ -119,6 +120,47 @@ char *pv_dynbuf_take(struct pv_dynbuf *b, size_t *len)
     b->len = 0;
     b->cap = 0;
     return p;
+}
+
+void pv_dynbuf_put(struct pv_dynbuf *b, const void *data, size_t len)
+{
+    if (!b->failed && !pv_ok(pv_dynbuf_add(b, data, len))) {
+        b->failed = true;
+    }
+}
+
+void pv_dynbuf_puts(struct pv_dynbuf *b, const char *s)
+{
+    pv_dynbuf_put(b, s, strlen(s));
+}
+
+void pv_dynbuf_putc(struct pv_dynbuf *b, char c)
+{
+    pv_dynbuf_put(b, &c, 1);
+}
+
+void pv_dynbuf_putf(struct pv_dynbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (b->failed) {
+        return;
+    }
+    va_start(ap, fmt);
+    if (!pv_ok(pv_dynbuf_vprintf(b, fmt, ap))) {
+        b->failed = true;
+    }
+    va_end(ap);
+}
+
+char *pv_dynbuf_finish(struct pv_dynbuf *b)
+{
+    if (b->failed) {
+        pv_dynbuf_free(b);
+        b->failed = false;
+        return NULL;
+    }
+    return pv_dynbuf_take(b, NULL);
 }
 
 bool pv_dynbuf_validate(const struct pv_dynbuf *b)

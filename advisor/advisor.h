@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* advisor.h - proviso-advisor, the gateway: internal API of advisor/
+ *
+ * The advisor turns proposals into decisions and decisions into the policy a
+ * sandbox's proxy enforces (docs/advisor.md). Files, one concept each:
+ *
+ *   store.h, store_sqlite.c  durable state behind a narrow interface
+ *   advisor_util.c           ids, clocks, digests, small JSON helpers
+ *   advisor_settings.c       the settings keys, their validation and scopes
+ *   advisor_rule.c           reading a proposed rule: summary, security
+ *                            notes, always-blocked destinations, event text
+ *   advisor_prover.c         the prover client (libcurl, kept-alive)
+ *   advisor_eval.c           evaluating a chunk: merge, validate, prove, token
+ *   advisor_chunk.c          the lifecycle: submit, approve, reject, undo, ...
+ *   advisor_events.c         the decision events (OCSF shorthand + JSON)
+ *   advisor_routes.c         the HTTP API on libhttpd
+ *   advisor_api.c            /openapi.json
+ *   advisor_child.c          running proviso-prover as a child process
+ *   advisor_main.c           the process
+ *
+ * Invariants: the advisor never links Z3 (proofs go over HTTP); every state
+ * change commits together with the event that records it; a chunk is only
+ * ever approved automatically on a prover verdict of `empty` computed
+ * against exactly the effective policy it is merged into; every status
+ * write is compare-and-set.
+ */
+#ifndef ADVISOR_H
+#define ADVISOR_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "common/pv.h"
+#include "httpd/httpd.h"
+
+struct store;
+struct store_chunk;
+struct model_policy;
+
+/* ===========================================================================
+ * Process-wide state
+ * ========================================================================= */
+
+#define ADVISOR_DEFAULT_PORT 8788
+#define ADVISOR_LOCK_STRIPES 64u
+
+struct advisor_config {
+    char data_dir[1024];
+    struct httpd_config http;
+    bool test_allow_loopback;
+    unsigned prover_timeout_ms; /* per HTTP call to the prover */
+    unsigned grace_ms;          /* SIGTERM drain bound */
+};
+
+/* Where the prover is: set at start and whenever the child restarts. */
+struct advisor_prover_addr {
+    char url[256];
+    char token[HTTPD_TOKEN_MAX + 1];
+    uint64_t generation;
+};
+
+struct advisor_tokens; /* sandbox token digests -> sandbox id */
+
+struct advisor {
+    struct advisor_config cfg;
+    struct httpd_token admin;
+    struct advisor_tokens *tokens;
+    /* The prover's address, guarded by prover_mu. */
+    pthread_mutex_t prover_mu;
+    struct advisor_prover_addr prover;
+    /* Decisions on one sandbox are serialised by its stripe. */
+    pthread_mutex_t stripes[ADVISOR_LOCK_STRIPES];
+    /* Long-polls wait here for any committed change. */
+    pthread_mutex_t change_mu;
+    pthread_cond_t change_cv;
+    uint64_t changes;
+    bool stopping;
+};
+
+/* Per worker thread: its store connection and prover client. */
+struct advisor_prover;
+struct advisor_worker {
+    struct advisor *a;
+    struct store *st;
+    struct advisor_prover *pc;
+};
+
+struct advisor_worker *advisor_worker_new(struct advisor *a);
+void advisor_worker_free(struct advisor_worker *w);
+
+/* Wake every long-poll (after a commit). */
+void advisor_changed(struct advisor *a);
+/* Wait until advisor_changed() moves past 'seen' or 'deadline_ms' (wall
+ * clock) passes; returns the new counter. */
+uint64_t advisor_wait_change(struct advisor *a, uint64_t seen, int64_t deadline_ms);
+uint64_t advisor_change_count(struct advisor *a);
+pthread_mutex_t *advisor_stripe(struct advisor *a, int64_t sandbox);
+
+/* Sandbox tokens (advisor_util.c). */
+struct advisor_tokens *advisor_tokens_new(void);
+void advisor_tokens_free(struct advisor_tokens *t);
+pv_result advisor_tokens_put(struct advisor_tokens *t, const char *sha256hex, int64_t id) PV_WUR;
+void advisor_tokens_drop(struct advisor_tokens *t, int64_t id);
+/* The sandbox id whose token matches the bearer value, or -1. */
+int64_t advisor_tokens_find(struct advisor_tokens *t, const char *bearer, size_t len);
+
+/* ===========================================================================
+ * Small helpers (advisor_util.c)
+ * ========================================================================= */
+
+int64_t advisor_now_ms(void);
+/* A random lower-case hyphenated UUID v4 (37 bytes with the NUL). */
+pv_result advisor_uuid(char out[37]) PV_WUR;
+/* Hex SHA-256 of 'len' bytes. */
+void advisor_sha256_hex(const void *data, size_t len, char out[65]);
+/* The reference's one_line: split on '\n', trim, drop empties, join "; ".
+ * New string. */
+char *advisor_one_line(const char *s);
+/* Valid sandbox name: 1..63 of [a-z0-9._-], starting alphanumeric. */
+bool advisor_name_valid(const char *s);
+/* Compact JSON with sorted keys (new string). */
+char *advisor_json_canonical(const json_t *j);
+
+/* ===========================================================================
+ * Settings (advisor_settings.c)
+ * ========================================================================= */
+
+#define ADVISOR_SET_PROPOSALS "agent_policy_proposals_enabled"
+#define ADVISOR_SET_MODE "proposal_approval_mode"
+
+/* Validate a write of 'key' = 'value'. NULL when acceptable, else the
+ * reference's message (static or in 'buf'). */
+const char *advisor_setting_check(const char *key, const json_t *value, char *buf, size_t len);
+/* The effective value of 'key' for 'sandbox' (NULL: global only): a new
+ * reference (JSON null when unset) and where it came from ("global",
+ * "sandbox" or "default"). */
+json_t *advisor_setting_resolve(struct store *st, const char *sandbox, const char *key,
+                                const char **from);
+/* Auto mode? 'resolved_from' is "gateway", "sandbox" or "default" (the
+ * reference's words for the audit suffix). Unknown stored values are manual. */
+bool advisor_mode_auto(struct store *st, const char *sandbox, const char **resolved_from);
+bool advisor_proposals_enabled(struct store *st, const char *sandbox);
+/* {"key": {"value": v, "resolved_from": s}, ...} for every key. */
+json_t *advisor_settings_json(struct store *st, const char *sandbox);
+/* The registered keys, comma-separated (for messages). */
+const char *advisor_setting_keys(void);
+
+/* ===========================================================================
+ * Proposed rules (advisor_rule.c)
+ * ========================================================================= */
+
+/* The reference's security notes for a rule (JSON), joined with spaces; ""
+ * when none. New string. */
+char *advisor_rule_security_notes(const json_t *rule);
+/* An always-blocked destination named by the rule (loopback, link-local,
+ * metadata host, unspecified; 127.0.0.1 is allowed when 'allow_loopback'):
+ * the offending host or allowed_ips entry, or NULL. */
+const char *advisor_rule_blocked_host(const json_t *rule, bool allow_loopback);
+/* First endpoint's lower-cased host and port, first binary ("" when none). */
+void advisor_rule_key(const json_t *rule, char *host, size_t hostlen, int64_t *port,
+                      char *binary, size_t binlen);
+/* The reference's event description of a rule: endpoints=[...] binaries=[...].
+ * New string. */
+char *advisor_rule_describe(const json_t *rule);
+/* The agent-facing summary: "on h:p[ METHOD path][ by bin]". New string. */
+char *advisor_rule_summary(const json_t *rule, const char *rule_name);
+
+/* ===========================================================================
+ * The prover client (advisor_prover.c)
+ * ========================================================================= */
+
+struct advisor_prover *advisor_prover_new(struct advisor *a);
+void advisor_prover_free(struct advisor_prover *pc);
+/* POST 'body' to the prover's 'path'. On a transport failure returns
+ * PV_ERR_IO with a message in 'err'; otherwise *status and *answer (new
+ * reference; NULL when the answer is not JSON). */
+pv_result advisor_prover_post(struct advisor_prover *pc, const char *path, const char *body,
+                              size_t len, long *status, json_t **answer, char *err,
+                              size_t errlen) PV_WUR;
+/* GET /healthz at 'url' with a short timeout: true when 200. */
+bool advisor_prover_healthy(const char *url);
+
+/* ===========================================================================
+ * Evaluation (advisor_eval.c)
+ * ========================================================================= */
+
+/* What evaluation reads: the current effective policy and the sandbox's
+ * inputs, captured once per operation. */
+struct advisor_snapshot {
+    int64_t sandbox;
+    char *name;
+    int64_t rev;            /* current effective revision (0: none yet) */
+    char *yaml;             /* its canonical YAML */
+    char hash[65];          /* its policy hash */
+    char blob[65];          /* its blob digest */
+    struct model_policy *policy;
+    char *credentials;      /* credentials document; "" none */
+    char *boundary;         /* auto-approval boundary (sandbox, else global); "" none */
+};
+pv_result advisor_snapshot_take(struct advisor_worker *w, const char *sandbox,
+                                struct advisor_snapshot *out) PV_WUR;
+void advisor_snapshot_clear(struct advisor_snapshot *s);
+
+struct advisor_eval {
+    struct model_policy *candidate;
+    char *candidate_yaml;
+    char candidate_hash[65];
+    char *validation_result;
+    char *application_error; /* "" when none */
+    char *security_notes;
+    char *review_token;
+    char *diff;
+    json_t *evidence;        /* {"prover": answer, "boundary": check answer, "diff": ...} */
+    bool empty;              /* verdict empty and nothing else stands in the way */
+    bool within_boundary;    /* true when no boundary or the check said within */
+    const char *prover_version;
+};
+/* Evaluate adding rule 'name' = 'rule' (JSON) to the snapshot. Never fails
+ * for a bad proposal or an unreachable prover (that goes into
+ * application_error); fails only for out-of-memory. */
+pv_result advisor_evaluate(struct advisor_worker *w, const struct advisor_snapshot *snap,
+                           const char *name, const json_t *rule, struct advisor_eval *out) PV_WUR;
+void advisor_eval_clear(struct advisor_eval *e);
+/* The proposal document {"operations":[{"addRule":{...}}]} for one rule. */
+char *advisor_proposal_text(const char *name, const json_t *rule, size_t *len);
+/* Recompute a sandbox's effective policy from its latest base revision and
+ * its approved chunks (approval order), skipping chunk 'skip' (may be
+ * NULL). New policy, or NULL with a message in 'err'. */
+struct model_policy *advisor_compose(struct advisor_worker *w, int64_t sandbox, const char *skip,
+                                     char *err, size_t errlen);
+
+/* ===========================================================================
+ * Events (advisor_events.c)
+ * ========================================================================= */
+
+/* Append an event in the current transaction: 'line' is the shorthand
+ * without the CONFIG: label prefix handling (given whole); 'extra' (stolen,
+ * may be NULL) is merged into the JSON form. */
+pv_result advisor_event(struct store *st, const char *sandbox, const char *kind,
+                        const char *line, json_t *extra) PV_WUR;
+/* "[version:vN hash:sha256:H]" style suffix pieces. */
+void advisor_event_suffix(char *buf, size_t len, int64_t rev, const char *hash);
+
+/* ===========================================================================
+ * The lifecycle (advisor_chunk.c) - each returns an HTTP reply
+ * ========================================================================= */
+
+/* principal: 0 admin, > 0 the sandbox's id. */
+void advisor_submit(struct advisor_worker *w, const char *sandbox, const char *body, size_t len,
+                    struct httpd_reply *r);
+void advisor_chunk_show(struct advisor_worker *w, const char *sandbox, const char *id,
+                        bool reviewer, struct httpd_reply *r);
+void advisor_chunk_wait(struct advisor_worker *w, const char *sandbox, const char *id,
+                        unsigned timeout_s, struct httpd_reply *r);
+void advisor_chunk_list(struct advisor_worker *w, const char *sandbox, const char *status,
+                        struct httpd_reply *r);
+void advisor_approve(struct advisor_worker *w, const char *sandbox, const char *id,
+                     const char *body, size_t len, struct httpd_reply *r);
+void advisor_reject(struct advisor_worker *w, const char *sandbox, const char *id,
+                    const char *body, size_t len, struct httpd_reply *r);
+void advisor_undo(struct advisor_worker *w, const char *sandbox, const char *id,
+                  struct httpd_reply *r);
+void advisor_edit(struct advisor_worker *w, const char *sandbox, const char *id,
+                  const char *body, size_t len, struct httpd_reply *r);
+void advisor_approve_all(struct advisor_worker *w, const char *sandbox, const char *body,
+                         size_t len, struct httpd_reply *r);
+void advisor_clear(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r);
+void advisor_history(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r);
+/* A new base policy (operator): recompose, reconcile pending chunks. */
+void advisor_base_set(struct advisor_worker *w, const char *sandbox, const char *text,
+                      size_t len, const char *cause, struct httpd_reply *r);
+/* Recompose the effective policy after a base change or a removal; writes a
+ * revision when it changed. Inside a transaction. */
+pv_result advisor_recompose(struct advisor_worker *w, int64_t sandbox, const char *name,
+                            const char *skip, const char *cause, int64_t *rev, char hash[65],
+                            char *err, size_t errlen) PV_WUR;
+
+/* ===========================================================================
+ * HTTP (advisor_routes.c, advisor_api.c)
+ * ========================================================================= */
+
+/* The route table for libhttpd and its handler (ctx is the struct advisor). */
+const struct httpd_route *advisor_routes(size_t *n);
+void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct httpd_reply *r);
+/* The embedded OpenAPI document. */
+const char *advisor_api_text(size_t *len);
+
+/* ===========================================================================
+ * The prover child (advisor_child.c)
+ * ========================================================================= */
+
+struct advisor_child;
+/* Start proviso-prover ('exe') on a free loopback port with a fresh token
+ * passed through an inherited descriptor, wait for /healthz and publish its
+ * address in a->prover; a supervisor thread restarts it with back-off when
+ * it dies. NULL with a message in 'err'. */
+struct advisor_child *advisor_child_start(struct advisor *a, const char *exe, char *err,
+                                          size_t errlen);
+/* SIGTERM, then SIGKILL after 'grace_ms'; joins the supervisor. */
+void advisor_child_stop(struct advisor_child *c, unsigned grace_ms);
+
+#endif

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* advisor_api.c - GET /openapi.json: the advisor's API description
+ *
+ * The document is advisor/data/openapi.json, compiled in by common/embed.sh
+ * (advisor_data_openapi_json). tests/e2e/advisor_api.sh checks that every
+ * route of advisor_routes.c's table appears in it and nothing else does.
+ */
+#include "config.h"
+
+#include <stddef.h>
+
+#include "advisor/advisor.h"
+
+extern const char advisor_data_openapi_json[];
+extern const size_t advisor_data_openapi_json_len;
+
+const char *advisor_api_text(size_t *len)
+{
+    *len = advisor_data_openapi_json_len;
+    return advisor_data_openapi_json;
+}

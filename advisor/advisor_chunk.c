@@ -1,0 +1,1715 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* advisor_chunk.c - the proposal lifecycle (docs/advisor.md#lifecycle)
+ *
+ *   new -> pending           submit (agent_authored or mechanistic)
+ *   pending -> approved      reviewer approve, auto-approval, approve-all
+ *   rejected -> approved     reviewer approve
+ *   pending -> rejected      reviewer reject, supersede, reconcile
+ *   approved -> rejected     reviewer reject (the chunk's grant is removed)
+ *   approved -> pending      undo (the chunk's grant is removed)
+ *   pending -> (deleted)     clear
+ *
+ * How a decision is made safe:
+ *  - Every operation that can change a sandbox's effective policy holds the
+ *    sandbox's stripe lock from its snapshot to its commit, and re-checks
+ *    inside the transaction that the effective revision is still the one it
+ *    evaluated against. So a chunk is approved (automatically or not) only
+ *    with the verdict computed for exactly the policy it is merged into.
+ *  - Every status write is compare-and-set on the status it read; a lost
+ *    race is a 409, never a ledger that disagrees with the policy.
+ *  - Removing a chunk (reject after approve, undo) recomposes the effective
+ *    policy from the base revision and the remaining approved chunks, so it
+ *    removes exactly what the chunk granted and nothing else.
+ *  - The state change and its event commit in one transaction.
+ *
+ * Submissions evaluate outside the lock (the prover call is the slow part)
+ * and take the lock only to commit; a submission whose snapshot went stale
+ * meanwhile is evaluated again.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "advisor/advisor.h"
+#include "advisor/store.h"
+#include "common/pv_dynbuf.h"
+#include "common/pv_log.h"
+#include "model/model.h"
+
+#define MAX_RETRIES 8
+#define REASON_MAX 1000u
+
+/* ===========================================================================
+ * Replies and payloads
+ * ========================================================================= */
+
+static void reply_pv(struct httpd_reply *r, pv_result res, const char *what)
+{
+    char detail[256];
+
+    switch (res.err) {
+    case PV_ERR_NOTFOUND:
+        snprintf(detail, sizeof(detail), "%s not found", what);
+        httpd_reply_error(r, 404, "not_found", detail);
+        return;
+    case PV_ERR_CONFLICT:
+        httpd_reply_error(r, 409, "conflict",
+                          "the chunk changed concurrently; refetch and try again");
+        return;
+    case PV_ERR_NOMEM:
+        httpd_reply_error(r, 500, "internal", "out of memory");
+        return;
+    default:
+        break;
+    }
+    pv_log_warnx("%s: %s failed: %s (%s)", what, pv_strerror(res.err),
+                 pv_debug_str != NULL ? pv_debug_str : "?", "see the store's state");
+    httpd_reply_error(r, 500, "internal", "the store failed; see the advisor's log");
+}
+
+static json_t *load_json(const char *text)
+{
+    json_t *j = text != NULL && text[0] != '\0' ? json_loads(text, 0, NULL) : NULL;
+    return j != NULL ? j : json_null();
+}
+
+/* The chunk as agents (policy.local) and reviewers read it. */
+static json_t *chunk_json(struct advisor_worker *w, const struct store_chunk *c, bool reviewer)
+{
+    json_t *j = json_pack(
+        "{s:s,s:s,s:s,s:s,s:s,s:I,s:s,s:s,s:s,s:s,s:s,s:s,s:I}", "chunk_id", c->id, "status",
+        c->status, "rule_name", c->rule_name, "binary", c->binary, "host", c->host, "port",
+        (json_int_t)c->port, "rejection_reason", c->rejection_reason, "validation_result",
+        c->validation_result, "application_error", c->application_error, "review_token",
+        c->review_token, "current_effective_policy_hash", c->current_hash,
+        "candidate_effective_policy_hash", c->candidate_hash, "approved_revision",
+        (json_int_t)c->approved_rev);
+
+    if (j == NULL) {
+        return NULL;
+    }
+    if (strcmp(c->status, "approved") == 0) {
+        json_object_set_new(j, "policy_reloaded",
+                            json_boolean(c->approved_rev > 0 &&
+                                         store_loaded_latest(w->st, c->sandbox) >= c->approved_rev));
+    }
+    if (reviewer) {
+        json_t *ev = json_null();
+        if (c->evidence[0] != '\0') {
+            char *text = store_blob_get(w->st, c->evidence, NULL);
+            json_decref(ev);
+            ev = load_json(text);
+            free(text);
+        }
+        json_object_update_new(
+            j, json_pack("{s:o,s:s,s:s,s:f,s:I,s:I,s:s,s:s,s:I,s:I,s:I,s:b,s:s,s:I,s:I,s:o}",
+                         "proposed_rule", load_json(c->proposed_rule), "rationale", c->rationale,
+                         "security_notes", c->security_notes, "confidence", c->confidence,
+                         "hit_count", (json_int_t)c->hit_count, "draft_version",
+                         (json_int_t)c->draft_version, "analysis_mode", c->analysis_mode, "stage",
+                         c->stage, "created_ms", (json_int_t)c->created_ms, "decided_ms",
+                         (json_int_t)c->decided_ms, "approved_seq", (json_int_t)c->approved_seq,
+                         "auto_approved", c->auto_approved, "decided_by", c->decided_by,
+                         "first_seen_ms", (json_int_t)c->first_seen_ms, "last_seen_ms",
+                         (json_int_t)c->last_seen_ms, "evidence", ev));
+    }
+    return j;
+}
+
+/* ===========================================================================
+ * Writing: revisions, chunk evaluations, events
+ * ========================================================================= */
+
+/* Store 'p' as the sandbox's next effective revision. */
+static pv_result write_revision(struct advisor_worker *w, int64_t sandbox,
+                                const struct model_policy *p, const char *yaml_or_null,
+                                const char *cause, int64_t *rev, char hash[65])
+{
+    struct store_revision r;
+    struct store_revision base;
+    char *yaml = yaml_or_null != NULL ? NULL : model_policy_to_yaml(p, NULL);
+    const char *text = yaml_or_null != NULL ? yaml_or_null : yaml;
+    char blob[65];
+    pv_result res;
+
+    PV_ENSURE(text != NULL, PV_ERR_NOMEM);
+    res = model_policy_sha256(p, hash);
+    if (pv_ok(res)) {
+        res = store_blob_put(w->st, text, strlen(text), blob);
+    }
+    free(yaml);
+    PV_GUARD(res);
+    PV_GUARD(store_base_latest(w->st, sandbox, &base));
+    memset(&r, 0, sizeof(r));
+    r.base_rev = base.rev;
+    store_revision_clear(&base);
+    r.blob = blob;
+    r.hash = hash;
+    r.cause = (char *)cause;
+    PV_GUARD(store_rev_put(w->st, sandbox, &r));
+    *rev = r.rev;
+    return PV_RESULT_OK;
+}
+
+/* Copy an evaluation into a chunk record (strings borrowed from 'e'). */
+static void apply_eval(struct store_chunk *c, const struct advisor_eval *e, const char *current,
+                       char evidence[65])
+{
+    c->validation_result = e->validation_result;
+    c->application_error = e->application_error;
+    c->security_notes = e->security_notes;
+    c->review_token = e->review_token;
+    c->current_hash = (char *)current;
+    c->candidate_hash = (char *)e->candidate_hash;
+    c->evidence = evidence;
+}
+
+static pv_result store_evidence(struct advisor_worker *w, const struct advisor_eval *e,
+                                char out[65])
+{
+    char *text;
+    pv_result r;
+
+    out[0] = '\0';
+    if (e->evidence == NULL || json_object_size(e->evidence) == 0) {
+        return PV_RESULT_OK;
+    }
+    text = json_dumps(e->evidence, JSON_COMPACT | JSON_SORT_KEYS);
+    PV_ENSURE(text != NULL, PV_ERR_NOMEM);
+    r = store_blob_put(w->st, text, strlen(text), out);
+    free(text);
+    return r;
+}
+
+static void log_line(const char *line)
+{
+    pv_log_info("OCSF %s", line);
+}
+
+/* The inputs a replay of an approval needs (docs/advisor.md#events). */
+static json_t *approval_inputs(struct advisor_worker *w, const struct advisor_snapshot *snap,
+                               const struct store_chunk *c, const char *candidate_blob)
+{
+    char creds[65] = "";
+    char boundary[65] = "";
+    char *ev = c->evidence[0] != '\0' ? store_blob_get(w->st, c->evidence, NULL) : NULL;
+    json_t *evidence = load_json(ev);
+    const char *pv = json_string_value(
+        json_object_get(json_object_get(evidence, "prover"), "prover_version"));
+    json_t *j;
+
+    free(ev);
+    if (snap->credentials[0] != '\0' &&
+        !pv_ok(store_blob_put(w->st, snap->credentials, strlen(snap->credentials), creds))) {
+        creds[0] = '\0';
+    }
+    if (snap->boundary[0] != '\0' &&
+        !pv_ok(store_blob_put(w->st, snap->boundary, strlen(snap->boundary), boundary))) {
+        boundary[0] = '\0';
+    }
+    j = json_pack("{s:s,s:s,s:s,s:o,s:s,s:s,s:s,s:s,s:s,s:s}", "baseline_blob", snap->blob,
+                  "baseline_hash", snap->hash, "candidate_blob", candidate_blob, "rule",
+                  load_json(c->proposed_rule), "rule_name", c->rule_name, "credentials_blob",
+                  creds, "boundary_blob", boundary, "evidence_blob", c->evidence,
+                  "validation_result", c->validation_result, "prover_version",
+                  pv != NULL ? pv : "");
+    json_decref(evidence);
+    return j;
+}
+
+/* Reject every other pending chunk the new effective policy already covers
+ * (merging it changes nothing). Inside the transaction. */
+struct reconcile_ctx {
+    struct advisor_worker *w;
+    const struct model_policy *policy;
+    const char *hash;
+    const char *except;
+    char **ids;
+    char **names;
+    char **rules;
+    size_t n;
+};
+
+static void reconcile_collect(void *arg, const struct store_chunk *c)
+{
+    struct reconcile_ctx *x = arg;
+    char **ids;
+    char **names;
+    char **rules;
+
+    if (x->except != NULL && strcmp(c->id, x->except) == 0) {
+        return;
+    }
+    ids = realloc(x->ids, (x->n + 1) * sizeof(*ids));
+    if (ids == NULL) {
+        return;
+    }
+    x->ids = ids;
+    names = realloc(x->names, (x->n + 1) * sizeof(*names));
+    if (names == NULL) {
+        return;
+    }
+    x->names = names;
+    rules = realloc(x->rules, (x->n + 1) * sizeof(*rules));
+    if (rules == NULL) {
+        return;
+    }
+    x->rules = rules;
+    x->ids[x->n] = pv_strdup(c->id);
+    x->names[x->n] = pv_strdup(c->rule_name);
+    x->rules[x->n] = pv_strdup(c->proposed_rule);
+    x->n++;
+}
+
+static bool covered(const struct model_policy *p, const char *hash, const char *name,
+                    const char *rule_text)
+{
+    json_t *rule = rule_text != NULL ? json_loads(rule_text, 0, NULL) : NULL;
+    size_t len = 0;
+    char *text = rule != NULL ? advisor_proposal_text(name, rule, &len) : NULL;
+    struct model_diags *d = model_diags_new();
+    struct model_proposal *pr = text != NULL && d != NULL
+                                    ? model_proposal_load("proposal", text, len, d)
+                                    : NULL;
+    struct model_policy *m = pr != NULL ? model_policy_merge(p, pr, true, d) : NULL;
+    char h[65];
+    bool same = m != NULL && pv_ok(model_policy_sha256(m, h)) && strcmp(h, hash) == 0;
+
+    model_policy_free(m);
+    model_proposal_free(pr);
+    model_diags_free(d);
+    free(text);
+    json_decref(rule);
+    return same;
+}
+
+static pv_result reconcile(struct advisor_worker *w, const char *sandbox_name, int64_t sandbox,
+                           const struct model_policy *p, const char *hash, int64_t rev,
+                           const char *except, int64_t now)
+{
+    struct reconcile_ctx x = {.w = w, .policy = p, .hash = hash, .except = except};
+    pv_result res = store_chunk_each(w->st, sandbox, "pending", reconcile_collect, &x);
+
+    for (size_t i = 0; i < x.n && pv_ok(res); i++) {
+        struct store_chunk c;
+        char reason[128];
+        char line[512];
+        if (x.ids[i] == NULL || !covered(p, hash, x.names[i], x.rules[i])) {
+            continue;
+        }
+        res = store_chunk_get(w->st, sandbox, x.ids[i], &c);
+        if (!pv_ok(res)) {
+            break;
+        }
+        snprintf(reason, sizeof(reason), "covered by active policy revision %lld", (long long)rev);
+        free(c.status);
+        free(c.rejection_reason);
+        free(c.decided_by);
+        c.status = pv_strdup("rejected");
+        c.rejection_reason = pv_strdup(reason);
+        c.decided_by = pv_strdup("reconcile");
+        c.decided_ms = now;
+        if (c.status == NULL || c.rejection_reason == NULL || c.decided_by == NULL) {
+            store_chunk_clear(&c);
+            res = pv_fail(PV_ERR_NOMEM, __func__);
+            break;
+        }
+        res = store_chunk_update(w->st, &c, "pending");
+        snprintf(line, sizeof(line), "CONFIG:REJECTED [LOW] chunk:%s rejected reason:\"%s\"", c.id,
+                 reason);
+        if (pv_ok(res)) {
+            res = advisor_event(w->st, sandbox_name, "CONFIG:REJECTED", line,
+                                json_pack("{s:s,s:s,s:s}", "chunk_id", c.id, "rejection_reason",
+                                          reason, "decided_by", "reconcile"));
+        }
+        store_chunk_clear(&c);
+    }
+    for (size_t i = 0; i < x.n; i++) {
+        free(x.ids[i]);
+        free(x.names[i]);
+        free(x.rules[i]);
+    }
+    free(x.ids);
+    free(x.names);
+    free(x.rules);
+    return res;
+}
+
+/* Approve 'c' (status 'expect') into revision: write the candidate as the
+ * next revision, mark the chunk, record the event, reconcile. Inside the
+ * transaction, under the stripe lock, with 'snap' current. */
+static pv_result approve_in_tx(struct advisor_worker *w, const struct advisor_snapshot *snap,
+                               struct store_chunk *c, const struct advisor_eval *e,
+                               const char *expect, bool is_auto, const char *resolved_from,
+                               char *line, size_t linelen)
+{
+    int64_t rev = 0;
+    char hash[65];
+    char cause[128];
+    char blob[65];
+    char suffix[160];
+    char *desc;
+    json_t *rule;
+    int64_t now = advisor_now_ms();
+
+    snprintf(cause, sizeof(cause), "approve %s", c->id);
+    PV_GUARD(write_revision(w, snap->sandbox, e->candidate, e->candidate_yaml, cause, &rev, hash));
+    PV_GUARD(store_blob_put(w->st, e->candidate_yaml, strlen(e->candidate_yaml), blob));
+    free(c->status);
+    free(c->decided_by);
+    c->status = pv_strdup("approved");
+    c->decided_by = pv_strdup(is_auto ? "auto" : "reviewer");
+    PV_ENSURE(c->status != NULL && c->decided_by != NULL, PV_ERR_NOMEM);
+    c->decided_ms = now;
+    c->approved_seq = store_chunk_max_seq(w->st, snap->sandbox) + 1;
+    c->approved_rev = rev;
+    c->auto_approved = is_auto;
+    if (strcmp(expect, "rejected") == 0) {
+        /* No stale reason survives an approval (unlike the reference). */
+        free(c->rejection_reason);
+        c->rejection_reason = pv_strdup("");
+        PV_ENSURE(c->rejection_reason != NULL, PV_ERR_NOMEM);
+    }
+    PV_GUARD(store_chunk_update(w->st, c, expect));
+    rule = json_loads(c->proposed_rule, 0, NULL);
+    desc = rule != NULL ? advisor_rule_describe(rule) : NULL;
+    json_decref(rule);
+    PV_ENSURE(desc != NULL, PV_ERR_NOMEM);
+    advisor_event_suffix(suffix, sizeof(suffix), rev, hash);
+    if (is_auto) {
+        /* The dash is U+2014, as in the reference. */
+        snprintf(line, linelen,
+                 "CONFIG:APPROVED [INFO] auto-approved: no new prover findings (source=%s) "
+                 "\xe2\x80\x94 chunk %s: add-rule %s %s [auto:true source:%s prover_delta:empty "
+                 "resolved_from:%s %s]",
+                 c->analysis_mode, c->id, c->rule_name, desc, c->analysis_mode, resolved_from,
+                 suffix);
+    } else {
+        snprintf(line, linelen,
+                 "CONFIG:APPROVED [INFO] gateway approved draft chunk %s: add-rule %s %s [%s]",
+                 c->id, c->rule_name, desc, suffix);
+    }
+    free(desc);
+    {
+        json_t *extra = json_pack("{s:s,s:b,s:s,s:s,s:s,s:I,s:s,s:o}", "chunk_id", c->id, "auto",
+                                  is_auto, "source", c->analysis_mode, "prover_delta",
+                                  e->empty ? "empty" : "findings", "resolved_from",
+                                  resolved_from != NULL ? resolved_from : "", "version",
+                                  (json_int_t)rev, "hash", hash, "inputs",
+                                  approval_inputs(w, snap, c, blob));
+        PV_GUARD(advisor_event(w->st, snap->name, "CONFIG:APPROVED", line, extra));
+    }
+    return reconcile(w, snap->name, snap->sandbox, e->candidate, hash, rev, c->id, now);
+}
+
+/* ===========================================================================
+ * Submit
+ * ========================================================================= */
+
+struct submit_out {
+    json_t *ids;
+    json_t *reasons;
+    int accepted;
+    int rejected;
+};
+
+static void reject_early(struct submit_out *o, const char *reason)
+{
+    o->rejected++;
+    json_array_append_new(o->reasons, json_string(reason));
+}
+
+/* Supersede the other pending chunks of the same key. An agent's
+ * submission supersedes pending chunks of any mode; a mechanistic one never
+ * supersedes an agent's own proposal. */
+struct supersede_ctx {
+    const struct store_chunk *by;
+    char **ids;
+    size_t n;
+};
+
+static void supersede_collect(void *arg, const struct store_chunk *c)
+{
+    struct supersede_ctx *x = arg;
+    char **ids;
+
+    if (strcmp(c->id, x->by->id) == 0 || strcmp(c->host, x->by->host) != 0 ||
+        c->port != x->by->port || strcmp(c->binary, x->by->binary) != 0) {
+        return;
+    }
+    if (strcmp(x->by->analysis_mode, "mechanistic") == 0 &&
+        strcmp(c->analysis_mode, "mechanistic") != 0) {
+        return;
+    }
+    ids = realloc(x->ids, (x->n + 1) * sizeof(*ids));
+    if (ids != NULL) {
+        x->ids = ids;
+        x->ids[x->n] = pv_strdup(c->id);
+        if (x->ids[x->n] != NULL) {
+            x->n++;
+        }
+    }
+}
+
+static pv_result supersede(struct advisor_worker *w, const char *sandbox_name,
+                           const struct store_chunk *by)
+{
+    struct supersede_ctx x = {.by = by};
+    pv_result res;
+
+    if (by->host[0] == '\0' || by->port == 0 || by->binary[0] == '\0') {
+        return PV_RESULT_OK;
+    }
+    res = store_chunk_each(w->st, by->sandbox, "pending", supersede_collect, &x);
+    for (size_t i = 0; i < x.n && pv_ok(res); i++) {
+        struct store_chunk c;
+        char reason[128];
+        char line[512];
+        res = store_chunk_get(w->st, by->sandbox, x.ids[i], &c);
+        if (!pv_ok(res)) {
+            break;
+        }
+        snprintf(reason, sizeof(reason), "superseded by chunk %s", by->id);
+        free(c.status);
+        free(c.rejection_reason);
+        free(c.decided_by);
+        c.status = pv_strdup("rejected");
+        c.rejection_reason = pv_strdup(reason);
+        c.decided_by = pv_strdup("supersede");
+        c.decided_ms = by->created_ms;
+        if (c.status == NULL || c.rejection_reason == NULL || c.decided_by == NULL) {
+            store_chunk_clear(&c);
+            res = pv_fail(PV_ERR_NOMEM, __func__);
+            break;
+        }
+        res = store_chunk_update(w->st, &c, "pending");
+        if (pv_ok(res)) {
+            snprintf(line, sizeof(line), "CONFIG:REJECTED [LOW] chunk:%s rejected reason:\"%s\"",
+                     c.id, reason);
+            res = advisor_event(w->st, sandbox_name, "CONFIG:REJECTED", line,
+                                json_pack("{s:s,s:s,s:s}", "chunk_id", c.id, "rejection_reason",
+                                          reason, "decided_by", "supersede"));
+        }
+        store_chunk_clear(&c);
+    }
+    for (size_t i = 0; i < x.n; i++) {
+        free(x.ids[i]);
+    }
+    free(x.ids);
+    return res;
+}
+
+/* The mechanistic dedup: bump the hit count of the newest chunk of the same
+ * key, unless it was rejected (a re-observed denial then makes a new
+ * chunk). True when it was deduplicated (its id appended to o->ids). */
+static bool dedup(struct advisor_worker *w, int64_t sandbox, const char *key,
+                  struct submit_out *o, pv_result *res)
+{
+    struct store_chunk c;
+    bool done = false;
+
+    *res = PV_RESULT_OK;
+    if (!pv_ok(store_chunk_by_dedup(w->st, sandbox, key, &c))) {
+        return false;
+    }
+    if (strcmp(c.status, "rejected") != 0) {
+        char *status = pv_strdup(c.status);
+        c.hit_count++;
+        c.last_seen_ms = advisor_now_ms();
+        *res = status != NULL ? store_chunk_update(w->st, &c, status)
+                              : pv_fail(PV_ERR_NOMEM, __func__);
+        free(status);
+        if (pv_ok(*res)) {
+            json_array_append_new(o->ids, json_string(c.id));
+            o->accepted++;
+            done = true;
+        }
+    }
+    store_chunk_clear(&c);
+    return done;
+}
+
+/* One operation of a submission: evaluate, then commit under the lock. */
+static pv_result submit_one(struct advisor_worker *w, const char *sandbox, const char *mode,
+                            const char *intent, const char *name, const json_t *rule,
+                            struct submit_out *o)
+{
+    struct advisor *a = w->a;
+    char host[256];
+    char binary[1024];
+    char key[1400];
+    char id[37];
+    int64_t port = 0;
+    bool mechanistic = strcmp(mode, "mechanistic") == 0;
+    char *rule_text = advisor_json_canonical(rule);
+    pv_result res = PV_RESULT_OK;
+
+    PV_ENSURE(rule_text != NULL, PV_ERR_NOMEM);
+    advisor_rule_key(rule, host, sizeof(host), &port, binary, sizeof(binary));
+    snprintf(key, sizeof(key), "%s|%lld|%s", host, (long long)port, binary);
+    res = advisor_uuid(id);
+    for (int attempt = 0; pv_ok(res) && attempt < MAX_RETRIES; attempt++) {
+        struct advisor_snapshot snap;
+        struct advisor_eval e;
+        struct store_revision cur;
+        struct store_chunk c;
+        pthread_mutex_t *mu;
+        char evidence[65];
+        char line[8192];
+        char approved_line[8192] = "";
+        const char *resolved_from = "default";
+        bool is_auto;
+        bool stale;
+        char *summary;
+        int64_t now = advisor_now_ms();
+
+        res = advisor_snapshot_take(w, sandbox, &snap);
+        if (!pv_ok(res)) {
+            break;
+        }
+        res = advisor_evaluate(w, &snap, name, rule, &e);
+        if (!pv_ok(res)) {
+            advisor_snapshot_clear(&snap);
+            break;
+        }
+        if (!mechanistic && e.candidate == NULL) {
+            /* The rule does not merge or validate: the agent redrafts. */
+            char reason[2300];
+            snprintf(reason, sizeof(reason), "chunk '%s': %s", name, e.application_error);
+            reject_early(o, reason);
+            advisor_eval_clear(&e);
+            advisor_snapshot_clear(&snap);
+            break;
+        }
+        mu = advisor_stripe(a, snap.sandbox);
+        pthread_mutex_lock(mu);
+        res = store_begin(w->st);
+        stale = false;
+        if (pv_ok(res)) {
+            res = store_rev_latest(w->st, snap.sandbox, &cur);
+            stale = pv_ok(res) && strcmp(cur.hash, snap.hash) != 0;
+            if (pv_ok(res)) {
+                store_revision_clear(&cur);
+            }
+        }
+        if (pv_ok(res) && !stale && mechanistic && dedup(w, snap.sandbox, key, o, &res)) {
+            res = pv_ok(res) ? store_commit(w->st) : res;
+            if (!pv_ok(res)) {
+                store_rollback(w->st);
+            }
+            pthread_mutex_unlock(mu);
+            advisor_eval_clear(&e);
+            advisor_snapshot_clear(&snap);
+            advisor_changed(a);
+            free(rule_text);
+            return res;
+        }
+        if (!pv_ok(res) || stale) {
+            store_rollback(w->st);
+            pthread_mutex_unlock(mu);
+            advisor_eval_clear(&e);
+            advisor_snapshot_clear(&snap);
+            if (!pv_ok(res)) {
+                break;
+            }
+            continue; /* the effective policy moved: evaluate again */
+        }
+        res = store_evidence(w, &e, evidence);
+        memset(&c, 0, sizeof(c));
+        c.id = id;
+        c.sandbox = snap.sandbox;
+        c.draft_version = store_chunk_max_draft(w->st, snap.sandbox) + 1;
+        c.status = (char *)"pending";
+        c.rule_name = (char *)name;
+        c.proposed_rule = rule_text;
+        c.rationale = (char *)(intent != NULL ? intent : "");
+        c.confidence = mechanistic ? 0.5 : 0.75;
+        c.created_ms = now;
+        c.host = host;
+        c.port = port;
+        c.binary = binary;
+        c.hit_count = 1;
+        c.first_seen_ms = now;
+        c.last_seen_ms = now;
+        c.rejection_reason = (char *)"";
+        c.analysis_mode = (char *)mode;
+        c.dedup_key = mechanistic ? key : (char *)"";
+        c.stage = (char *)(mechanistic ? "mechanistic" : "agent");
+        c.decided_by = (char *)"";
+        apply_eval(&c, &e, snap.hash, evidence);
+        if (pv_ok(res)) {
+            res = store_chunk_insert(w->st, &c);
+        }
+        summary = advisor_rule_summary(rule, name);
+        snprintf(line, sizeof(line), "CONFIG:PROPOSED [INFO] %s proposal chunk:%s %s", mode, id,
+                 summary != NULL ? summary : "");
+        free(summary);
+        if (pv_ok(res)) {
+            res = advisor_event(
+                w->st, snap.name, "CONFIG:PROPOSED", line,
+                json_pack("{s:s,s:s,s:s,s:s,s:s}", "chunk_id", id, "analysis_mode", mode,
+                          "rule_name", name, "validation_result", e.validation_result,
+                          "rule", rule_text));
+        }
+        if (pv_ok(res)) {
+            res = supersede(w, snap.name, &c);
+        }
+        is_auto = advisor_mode_auto(w->st, snap.name, &resolved_from);
+        if (pv_ok(res) && is_auto && e.empty && e.within_boundary &&
+            e.security_notes[0] == '\0' && e.application_error[0] == '\0') {
+            struct store_chunk copy;
+            res = store_chunk_get(w->st, snap.sandbox, id, &copy);
+            if (pv_ok(res)) {
+                res = approve_in_tx(w, &snap, &copy, &e, "pending", true, resolved_from,
+                                    approved_line, sizeof(approved_line));
+                store_chunk_clear(&copy);
+            }
+        }
+        res = pv_ok(res) ? store_commit(w->st) : res;
+        if (!pv_ok(res)) {
+            store_rollback(w->st);
+        }
+        pthread_mutex_unlock(mu);
+        if (pv_ok(res)) {
+            json_array_append_new(o->ids, json_string(id));
+            o->accepted++;
+            log_line(line);
+            if (approved_line[0] != '\0') {
+                log_line(approved_line);
+            }
+            advisor_changed(a);
+        }
+        advisor_eval_clear(&e);
+        advisor_snapshot_clear(&snap);
+        free(rule_text);
+        return res;
+    }
+    free(rule_text);
+    if (pv_ok(res)) {
+        /* Only a constantly moving policy gets here. */
+        reject_early(o, "the sandbox's policy changed during evaluation too often; resubmit");
+    }
+    return res;
+}
+
+void advisor_submit(struct advisor_worker *w, const char *sandbox, const char *body, size_t len,
+                    struct httpd_reply *r)
+{
+    struct model_diags *d = model_diags_new();
+    struct model_proposal *pr;
+    struct submit_out o = {.ids = json_array(), .reasons = json_array()};
+    json_t *root;
+    json_t *ops;
+    const char *mode = "agent_authored";
+    pv_result res = PV_RESULT_OK;
+    struct store_sandbox sb;
+
+    if (d == NULL || o.ids == NULL || o.reasons == NULL) {
+        httpd_reply_error(r, 500, "internal", "out of memory");
+        goto out;
+    }
+    if (!pv_ok(store_sandbox_get(w->st, sandbox, &sb))) {
+        httpd_reply_error(r, 404, "not_found", "sandbox not found");
+        goto out;
+    }
+    store_sandbox_clear(&sb);
+    if (!advisor_proposals_enabled(w->st, sandbox)) {
+        httpd_reply_error(r, 404, "feature_disabled",
+                          "agent-driven policy proposals are not enabled in this sandbox; set the "
+                          "`agent_policy_proposals_enabled` setting to true to enable");
+        goto out;
+    }
+    pr = model_proposal_load("proposal", body, len, d);
+    if (pr == NULL) {
+        json_t *diags = json_array();
+        for (size_t i = 0; i < model_diags_count(d) && i < 50; i++) {
+            json_array_append_new(diags, json_string(model_diags_line(d, i)));
+        }
+        httpd_reply_error(r, 400, "invalid_proposal",
+                          model_diags_count(d) > 0 ? model_diags_msg(d, 0) : "invalid proposal");
+        json_object_set_new(r->body, "diagnostics", diags);
+        goto out;
+    }
+    root = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL);
+    ops = json_object_get(root, "operations");
+    if (json_array_size(ops) != model_proposal_nops(pr)) {
+        /* The model accepts YAML too; the HTTP API takes JSON. */
+        httpd_reply_error(r, 400, "invalid_proposal", "the proposal must be a JSON object");
+        json_decref(root);
+        model_proposal_free(pr);
+        goto out;
+    }
+    for (size_t i = 0; i < model_proposal_nops(pr) && pv_ok(res); i++) {
+        const char *name = model_proposal_rule_name(pr, i);
+        const json_t *rule = json_object_get(json_object_get(json_array_get(ops, i), "addRule"),
+                                             "rule");
+        const char *blocked;
+        char reason[1024];
+
+        if (name == NULL || name[0] == '\0') {
+            reject_early(&o, "chunk missing rule_name");
+            continue;
+        }
+        if (strncmp(name, "_provider_", 10) == 0) {
+            snprintf(reason, sizeof(reason),
+                     "chunk '%s' uses reserved '_provider_' rule-name prefix", name);
+            reject_early(&o, reason);
+            continue;
+        }
+        if (!json_is_object(rule)) {
+            snprintf(reason, sizeof(reason), "chunk '%s' missing proposed_rule", name);
+            reject_early(&o, reason);
+            continue;
+        }
+        blocked = advisor_rule_blocked_host(rule, w->a->cfg.test_allow_loopback);
+        if (blocked != NULL) {
+            snprintf(reason, sizeof(reason),
+                     "chunk '%s': proposed rule endpoint host '%s' is an always-blocked "
+                     "destination (loopback, link-local, cloud metadata or unspecified)",
+                     name, blocked);
+            reject_early(&o, reason);
+            continue;
+        }
+        res = submit_one(w, sandbox, mode, model_proposal_intent(pr), name, rule, &o);
+    }
+    json_decref(root);
+    model_proposal_free(pr);
+    if (!pv_ok(res)) {
+        reply_pv(r, res, "sandbox");
+        goto out;
+    }
+    httpd_reply_json(r, 202,
+                     json_pack("{s:s,s:i,s:i,s:O,s:O}", "status", "submitted", "accepted_chunks",
+                               o.accepted, "rejected_chunks", o.rejected, "rejection_reasons",
+                               o.reasons, "accepted_chunk_ids", o.ids));
+out:
+    json_decref(o.ids);
+    json_decref(o.reasons);
+    model_diags_free(d);
+}
+
+/* ===========================================================================
+ * Reading
+ * ========================================================================= */
+
+static pv_result sandbox_id(struct advisor_worker *w, const char *sandbox, int64_t *id)
+{
+    struct store_sandbox sb;
+
+    PV_GUARD(store_sandbox_get(w->st, sandbox, &sb));
+    *id = sb.id;
+    store_sandbox_clear(&sb);
+    return PV_RESULT_OK;
+}
+
+static void reply_chunk_missing(struct httpd_reply *r, const char *id)
+{
+    char detail[256];
+
+    snprintf(detail, sizeof(detail), "chunk '%.64s' is not present in this sandbox's draft policy",
+             id);
+    httpd_reply_error(r, 404, "chunk_not_found", detail);
+}
+
+void advisor_chunk_show(struct advisor_worker *w, const char *sandbox, const char *id,
+                        bool reviewer, struct httpd_reply *r)
+{
+    struct store_chunk c;
+    int64_t sid;
+    pv_result res = sandbox_id(w, sandbox, &sid);
+
+    if (!pv_ok(res)) {
+        reply_pv(r, res, "sandbox");
+        return;
+    }
+    res = store_chunk_get(w->st, sid, id, &c);
+    if (!pv_ok(res)) {
+        if (res.err == PV_ERR_NOTFOUND) {
+            reply_chunk_missing(r, id);
+        } else {
+            reply_pv(r, res, "chunk");
+        }
+        return;
+    }
+    httpd_reply_json(r, 200, chunk_json(w, &c, reviewer));
+    store_chunk_clear(&c);
+}
+
+void advisor_chunk_wait(struct advisor_worker *w, const char *sandbox, const char *id,
+                        unsigned timeout_s, struct httpd_reply *r)
+{
+    int64_t deadline = advisor_now_ms() + (int64_t)timeout_s * 1000;
+    int64_t sid;
+    pv_result res = sandbox_id(w, sandbox, &sid);
+
+    if (!pv_ok(res)) {
+        reply_pv(r, res, "sandbox");
+        return;
+    }
+    for (;;) {
+        uint64_t seen = advisor_change_count(w->a);
+        struct store_chunk c;
+        res = store_chunk_get(w->st, sid, id, &c);
+        if (!pv_ok(res)) {
+            if (res.err == PV_ERR_NOTFOUND) {
+                reply_chunk_missing(r, id);
+            } else {
+                reply_pv(r, res, "chunk");
+            }
+            return;
+        }
+        if (strcmp(c.status, "pending") != 0 || advisor_now_ms() >= deadline) {
+            json_t *j = chunk_json(w, &c, false);
+            if (j != NULL && strcmp(c.status, "pending") == 0) {
+                json_object_set_new(j, "timed_out", json_true());
+            }
+            httpd_reply_json(r, 200, j);
+            store_chunk_clear(&c);
+            return;
+        }
+        store_chunk_clear(&c);
+        (void)advisor_wait_change(w->a, seen, deadline);
+    }
+}
+
+struct list_ctx {
+    struct advisor_worker *w;
+    json_t *arr;
+};
+
+static void list_one(void *arg, const struct store_chunk *c)
+{
+    struct list_ctx *x = arg;
+    json_array_append_new(x->arr, chunk_json(x->w, c, true));
+}
+
+void advisor_chunk_list(struct advisor_worker *w, const char *sandbox, const char *status,
+                        struct httpd_reply *r)
+{
+    struct list_ctx x = {.w = w, .arr = json_array()};
+    int64_t sid;
+    pv_result res = sandbox_id(w, sandbox, &sid);
+
+    if (pv_ok(res) && status != NULL && strcmp(status, "pending") != 0 &&
+        strcmp(status, "approved") != 0 && strcmp(status, "rejected") != 0) {
+        json_decref(x.arr);
+        httpd_reply_error(r, 400, "invalid_request",
+                          "status must be one of pending, approved, rejected");
+        return;
+    }
+    if (pv_ok(res)) {
+        res = store_chunk_each(w->st, sid, status, list_one, &x);
+    }
+    if (!pv_ok(res)) {
+        json_decref(x.arr);
+        reply_pv(r, res, "sandbox");
+        return;
+    }
+    httpd_reply_json(r, 200, json_pack("{s:s,s:o}", "sandbox", sandbox, "chunks", x.arr));
+}
+
+struct history_ctx {
+    json_t *arr;
+};
+
+static void history_one(void *arg, const struct store_chunk *c)
+{
+    struct history_ctx *x = arg;
+    char msg[512];
+
+    snprintf(msg, sizeof(msg), "Rule '%s' proposed (confidence: %d%%)", c->rule_name,
+             (int)(c->confidence * 100.0 + 0.5));
+    json_array_append_new(x->arr, json_pack("{s:I,s:s,s:s,s:s}", "timestamp_ms",
+                                            (json_int_t)c->created_ms, "event", "proposed",
+                                            "chunk_id", c->id, "message", msg));
+    if (c->decided_ms > 0 && strcmp(c->status, "pending") != 0) {
+        snprintf(msg, sizeof(msg), "Rule '%s' %s%s%s", c->rule_name, c->status,
+                 c->rejection_reason[0] != '\0' ? ": " : "", c->rejection_reason);
+        json_array_append_new(x->arr, json_pack("{s:I,s:s,s:s,s:s}", "timestamp_ms",
+                                                (json_int_t)c->decided_ms, "event", c->status,
+                                                "chunk_id", c->id, "message", msg));
+    }
+}
+
+static int by_time(const void *a, const void *b)
+{
+    json_int_t x = json_integer_value(json_object_get(*(json_t *const *)a, "timestamp_ms"));
+    json_int_t y = json_integer_value(json_object_get(*(json_t *const *)b, "timestamp_ms"));
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
+void advisor_history(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r)
+{
+    struct history_ctx x = {.arr = json_array()};
+    int64_t sid;
+    pv_result res = sandbox_id(w, sandbox, &sid);
+    size_t n;
+    json_t **v;
+    json_t *sorted = json_array();
+
+    if (pv_ok(res)) {
+        res = store_chunk_each(w->st, sid, NULL, history_one, &x);
+    }
+    if (!pv_ok(res) || sorted == NULL) {
+        json_decref(x.arr);
+        json_decref(sorted);
+        reply_pv(r, res, "sandbox");
+        return;
+    }
+    n = json_array_size(x.arr);
+    v = pv_calloc(n + 1, sizeof(*v));
+    for (size_t i = 0; v != NULL && i < n; i++) {
+        v[i] = json_array_get(x.arr, i);
+    }
+    if (v != NULL) {
+        /* Stable enough: entries of one chunk have increasing times. */
+        qsort(v, n, sizeof(*v), by_time);
+        for (size_t i = 0; i < n; i++) {
+            json_array_append(sorted, v[i]);
+        }
+    }
+    free(v);
+    json_decref(x.arr);
+    httpd_reply_json(r, 200, json_pack("{s:s,s:o}", "sandbox", sandbox, "history", sorted));
+}
+
+/* ===========================================================================
+ * Reviewer decisions
+ * ========================================================================= */
+
+/* Parse an optional JSON object body ("" is {}). */
+static json_t *body_object(const char *body, size_t len, struct httpd_reply *r)
+{
+    json_error_t je;
+    json_t *j;
+
+    if (len == 0) {
+        return json_object();
+    }
+    j = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+    if (!json_is_object(j)) {
+        char detail[256];
+        json_decref(j);
+        snprintf(detail, sizeof(detail), "body:%d:%d: %s", je.line, je.column,
+                 j == NULL ? je.text : "expected a JSON object");
+        httpd_reply_error(r, 400, "invalid_json", detail);
+        return NULL;
+    }
+    return j;
+}
+
+/* Everything a reviewer decision on one chunk holds: the lock, the
+ * snapshot, the chunk. */
+struct decision {
+    struct advisor_worker *w;
+    pthread_mutex_t *mu;
+    struct advisor_snapshot snap;
+    struct store_chunk c;
+    bool have_chunk;
+};
+
+static bool decision_open(struct decision *x, struct advisor_worker *w, const char *sandbox,
+                          const char *id, struct httpd_reply *r)
+{
+    struct store_sandbox sb;
+    pv_result res;
+
+    memset(x, 0, sizeof(*x));
+    x->w = w;
+    res = store_sandbox_get(w->st, sandbox, &sb);
+    if (!pv_ok(res)) {
+        reply_pv(r, res, "sandbox");
+        return false;
+    }
+    x->mu = advisor_stripe(w->a, sb.id);
+    store_sandbox_clear(&sb);
+    pthread_mutex_lock(x->mu);
+    res = advisor_snapshot_take(w, sandbox, &x->snap);
+    if (pv_ok(res) && id != NULL) {
+        res = store_chunk_get(w->st, x->snap.sandbox, id, &x->c);
+        x->have_chunk = pv_ok(res);
+        if (res.err == PV_ERR_NOTFOUND) {
+            reply_chunk_missing(r, id);
+            pthread_mutex_unlock(x->mu);
+            advisor_snapshot_clear(&x->snap);
+            return false;
+        }
+    }
+    if (!pv_ok(res)) {
+        reply_pv(r, res, "sandbox");
+        pthread_mutex_unlock(x->mu);
+        advisor_snapshot_clear(&x->snap);
+        return false;
+    }
+    return true;
+}
+
+static void decision_close(struct decision *x)
+{
+    pthread_mutex_unlock(x->mu);
+    if (x->have_chunk) {
+        store_chunk_clear(&x->c);
+    }
+    advisor_snapshot_clear(&x->snap);
+}
+
+/* Persist a refreshed evaluation of a pending or rejected chunk. */
+static pv_result persist_eval(struct advisor_worker *w, struct store_chunk *c,
+                              const struct advisor_eval *e, const char *current)
+{
+    char evidence[65];
+    struct store_chunk copy = *c;
+
+    PV_GUARD(store_begin(w->st));
+    if (!pv_ok(store_evidence(w, e, evidence))) {
+        store_rollback(w->st);
+        PV_BAIL(PV_ERR_IO);
+    }
+    apply_eval(&copy, e, current, evidence);
+    if (!pv_ok(store_chunk_update(w->st, &copy, c->status))) {
+        store_rollback(w->st);
+        PV_BAIL(PV_ERR_CONFLICT);
+    }
+    return store_commit(w->st);
+}
+
+static json_t *rule_of(const struct store_chunk *c)
+{
+    return json_loads(c->proposed_rule, 0, NULL);
+}
+
+void advisor_approve(struct advisor_worker *w, const char *sandbox, const char *id,
+                     const char *body, size_t len, struct httpd_reply *r)
+{
+    struct decision x;
+    struct advisor_eval e;
+    json_t *args = body_object(body, len, r);
+    json_t *rule = NULL;
+    const char *token;
+    const char *blocked;
+    char detail[2300];
+    char line[8192];
+    pv_result res;
+
+    if (args == NULL) {
+        return;
+    }
+    token = json_string_value(json_object_get(args, "review_token"));
+    if (!decision_open(&x, w, sandbox, id, r)) {
+        json_decref(args);
+        return;
+    }
+    if (strcmp(x.c.status, "pending") != 0 && strcmp(x.c.status, "rejected") != 0) {
+        snprintf(detail, sizeof(detail), "chunk status is '%s', expected 'pending' or 'rejected'",
+                 x.c.status);
+        httpd_reply_error(r, 409, "failed_precondition", detail);
+        goto out;
+    }
+    if (strncmp(x.c.rule_name, "_provider_", 10) == 0) {
+        httpd_reply_error(r, 400, "invalid_argument",
+                          "chunk rule name uses the reserved '_provider_' prefix");
+        goto out;
+    }
+    if (token == NULL || strcmp(token, x.c.review_token) != 0) {
+        httpd_reply_error(r, 412, "failed_precondition",
+                          "review token does not match the fetched proposal; refetch and review "
+                          "again");
+        goto out;
+    }
+    rule = rule_of(&x.c);
+    if (rule == NULL) {
+        httpd_reply_error(r, 500, "internal", "stored rule unreadable");
+        goto out;
+    }
+    blocked = advisor_rule_blocked_host(rule, w->a->cfg.test_allow_loopback);
+    if (blocked != NULL) {
+        snprintf(detail, sizeof(detail),
+                 "proposed rule endpoint host '%s' is an always-blocked destination", blocked);
+        httpd_reply_error(r, 400, "invalid_argument", detail);
+        goto out;
+    }
+    res = advisor_evaluate(w, &x.snap, x.c.rule_name, rule, &e);
+    if (!pv_ok(res)) {
+        reply_pv(r, res, "chunk");
+        goto out;
+    }
+    if (e.application_error[0] != '\0') {
+        (void)persist_eval(w, &x.c, &e, x.snap.hash);
+        snprintf(detail, sizeof(detail), "proposal is not applicable: %s", e.application_error);
+        httpd_reply_error(r, 409, "failed_precondition", detail);
+        advisor_eval_clear(&e);
+        goto out;
+    }
+    if (strcmp(e.review_token, x.c.review_token) != 0) {
+        (void)persist_eval(w, &x.c, &e, x.snap.hash);
+        advisor_changed(w->a);
+        httpd_reply_error(r, 412, "failed_precondition",
+                          "proposal inputs changed; evaluation refreshed, refetch and review again");
+        advisor_eval_clear(&e);
+        goto out;
+    }
+    {
+        char *expect = pv_strdup(x.c.status);
+        res = expect != NULL ? store_begin(w->st) : pv_fail(PV_ERR_NOMEM, __func__);
+        if (pv_ok(res)) {
+            res = approve_in_tx(w, &x.snap, &x.c, &e, expect, false, NULL, line, sizeof(line));
+            res = pv_ok(res) ? store_commit(w->st) : res;
+            if (!pv_ok(res)) {
+                store_rollback(w->st);
+            }
+        }
+        free(expect);
+    }
+    if (!pv_ok(res)) {
+        reply_pv(r, res, "chunk");
+    } else {
+        log_line(line);
+        advisor_changed(w->a);
+        httpd_reply_json(r, 200,
+                         json_pack("{s:s,s:s,s:I,s:s}", "chunk_id", x.c.id, "status", "approved",
+                                   "policy_version", (json_int_t)x.c.approved_rev, "policy_hash",
+                                   e.candidate_hash));
+    }
+    advisor_eval_clear(&e);
+out:
+    json_decref(rule);
+    json_decref(args);
+    decision_close(&x);
+}
+
+/* Remove an approved chunk's grant: recompose without it and write the
+ * revision. Inside the transaction. */
+pv_result advisor_recompose(struct advisor_worker *w, int64_t sandbox, const char *name,
+                            const char *skip, const char *cause, int64_t *rev, char hash[65],
+                            char *err, size_t errlen)
+{
+    struct model_policy *p = advisor_compose(w, sandbox, skip, err, errlen);
+    struct store_revision cur;
+    pv_result res;
+
+    (void)name;
+    if (p == NULL) {
+        PV_BAIL(PV_ERR_POLICY);
+    }
+    res = model_policy_sha256(p, hash);
+    if (pv_ok(res)) {
+        res = store_rev_latest(w->st, sandbox, &cur);
+    }
+    if (pv_ok(res)) {
+        bool same = strcmp(cur.hash, hash) == 0;
+        *rev = cur.rev;
+        store_revision_clear(&cur);
+        if (!same) {
+            res = write_revision(w, sandbox, p, NULL, cause, rev, hash);
+        }
+    }
+    model_policy_free(p);
+    return res;
+}
+
+/* Sanitised reason: control characters dropped, at most REASON_MAX bytes. */
+static char *clean_reason(const char *s)
+{
+    size_t n = s != NULL ? strlen(s) : 0;
+    char *out = pv_malloc(n + 1);
+    size_t o = 0;
+
+    if (out == NULL) {
+        return NULL;
+    }
+    for (size_t i = 0; i < n && o < REASON_MAX; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch >= 0x20 && ch != 0x7f) {
+            out[o++] = (char)ch;
+        }
+    }
+    /* Do not cut a UTF-8 sequence in half. */
+    while (o > 0 && o == REASON_MAX && ((unsigned char)out[o - 1] & 0xc0) == 0x80) {
+        o--;
+    }
+    if (o > 0 && o == REASON_MAX && ((unsigned char)out[o - 1] & 0xc0) == 0xc0) {
+        o--;
+    }
+    out[o] = '\0';
+    return out;
+}
+
+/* Reject (from pending or approved) or undo (approved -> pending). */
+static void remove_or_reject(struct advisor_worker *w, const char *sandbox, const char *id,
+                             const char *body, size_t len, bool undo, struct httpd_reply *r)
+{
+    struct decision x;
+    json_t *args = undo ? json_object() : body_object(body, len, r);
+    char *reason = NULL;
+    char detail[2300];
+    char line[4096];
+    char removed[4096] = "";
+    char hash[65] = "";
+    int64_t rev = 0;
+    bool was_approved;
+    pv_result res;
+    char *expect = NULL;
+
+    if (args == NULL) {
+        return;
+    }
+    reason = clean_reason(json_string_value(json_object_get(args, "reason")));
+    if (reason == NULL || !decision_open(&x, w, sandbox, id, r)) {
+        if (reason == NULL) {
+            httpd_reply_error(r, 500, "internal", "out of memory");
+        }
+        free(reason);
+        json_decref(args);
+        return;
+    }
+    was_approved = strcmp(x.c.status, "approved") == 0;
+    if (undo ? !was_approved : (!was_approved && strcmp(x.c.status, "pending") != 0)) {
+        snprintf(detail, sizeof(detail), "chunk status is '%s', expected %s", x.c.status,
+                 undo ? "'approved'" : "'pending' or 'approved'");
+        httpd_reply_error(r, 409, "failed_precondition", detail);
+        goto out;
+    }
+    expect = pv_strdup(x.c.status);
+    res = expect != NULL ? store_begin(w->st) : pv_fail(PV_ERR_NOMEM, __func__);
+    if (!pv_ok(res)) {
+        reply_pv(r, res, "chunk");
+        goto out;
+    }
+    if (was_approved) {
+        char cause[128];
+        char err[1024] = "";
+        char suffix[160];
+        snprintf(cause, sizeof(cause), "%s %s", undo ? "undo" : "reject", x.c.id);
+        res = advisor_recompose(w, x.snap.sandbox, x.snap.name, x.c.id, cause, &rev, hash, err,
+                                sizeof(err));
+        if (!pv_ok(res)) {
+            store_rollback(w->st);
+            if (err[0] != '\0') {
+                snprintf(detail, sizeof(detail), "cannot remove the chunk's grant: %s", err);
+                httpd_reply_error(r, 409, "failed_precondition", detail);
+            } else {
+                reply_pv(r, res, "chunk");
+            }
+            goto out;
+        }
+        advisor_event_suffix(suffix, sizeof(suffix), rev, hash);
+        snprintf(removed, sizeof(removed),
+                 "CONFIG:REMOVED [INFO] gateway %s approved draft chunk %s: remove-rule %s [%s]",
+                 undo ? "reverted" : "removed previously", x.c.id, x.c.rule_name, suffix);
+        res = advisor_event(w->st, x.snap.name, "CONFIG:REMOVED", removed,
+                            json_pack("{s:s,s:I,s:s}", "chunk_id", x.c.id, "version",
+                                      (json_int_t)rev, "hash", hash));
+    }
+    if (pv_ok(res)) {
+        free(x.c.status);
+        free(x.c.decided_by);
+        x.c.status = pv_strdup(undo ? "pending" : "rejected");
+        x.c.decided_by = pv_strdup(undo ? "" : "reviewer");
+        x.c.decided_ms = undo ? 0 : advisor_now_ms();
+        x.c.approved_seq = 0;
+        x.c.approved_rev = 0;
+        x.c.auto_approved = false;
+        if (undo || reason[0] != '\0') {
+            free(x.c.rejection_reason);
+            x.c.rejection_reason = pv_strdup(undo ? "" : reason);
+        }
+        res = x.c.status != NULL && x.c.decided_by != NULL && x.c.rejection_reason != NULL
+                  ? store_chunk_update(w->st, &x.c, expect)
+                  : pv_fail(PV_ERR_NOMEM, __func__);
+    }
+    if (pv_ok(res) && !undo) {
+        snprintf(line, sizeof(line), "CONFIG:REJECTED [LOW] chunk:%s rejected reason:\"%s\"",
+                 x.c.id, reason[0] != '\0' ? reason : "(no guidance)");
+        res = advisor_event(w->st, x.snap.name, "CONFIG:REJECTED", line,
+                            json_pack("{s:s,s:s,s:s}", "chunk_id", x.c.id, "rejection_reason",
+                                      x.c.rejection_reason, "decided_by", "reviewer"));
+    }
+    res = pv_ok(res) ? store_commit(w->st) : res;
+    if (!pv_ok(res)) {
+        store_rollback(w->st);
+        reply_pv(r, res, "chunk");
+        goto out;
+    }
+    if (removed[0] != '\0') {
+        log_line(removed);
+    }
+    if (!undo) {
+        log_line(line);
+    }
+    advisor_changed(w->a);
+    {
+        json_t *out = json_pack("{s:s,s:s}", "chunk_id", x.c.id, "status", x.c.status);
+        if (out != NULL && rev > 0) {
+            json_object_set_new(out, "policy_version", json_integer(rev));
+            json_object_set_new(out, "policy_hash", json_string(hash));
+        }
+        httpd_reply_json(r, 200, out);
+    }
+out:
+    free(expect);
+    free(reason);
+    json_decref(args);
+    decision_close(&x);
+}
+
+void advisor_reject(struct advisor_worker *w, const char *sandbox, const char *id,
+                    const char *body, size_t len, struct httpd_reply *r)
+{
+    remove_or_reject(w, sandbox, id, body, len, false, r);
+}
+
+void advisor_undo(struct advisor_worker *w, const char *sandbox, const char *id,
+                  struct httpd_reply *r)
+{
+    remove_or_reject(w, sandbox, id, NULL, 0, true, r);
+}
+
+void advisor_edit(struct advisor_worker *w, const char *sandbox, const char *id,
+                  const char *body, size_t len, struct httpd_reply *r)
+{
+    struct decision x;
+    struct advisor_eval e;
+    json_t *args = body_object(body, len, r);
+    json_t *rule;
+    char *text = NULL;
+    char *rule_text = NULL;
+    struct model_diags *d = NULL;
+    struct model_proposal *pr = NULL;
+    size_t tlen = 0;
+    pv_result res;
+
+    if (args == NULL) {
+        return;
+    }
+    rule = json_object_get(args, "rule");
+    if (!json_is_object(rule)) {
+        httpd_reply_error(r, 400, "invalid_request", "body needs \"rule\": a NetworkPolicyRule");
+        json_decref(args);
+        return;
+    }
+    if (!decision_open(&x, w, sandbox, id, r)) {
+        json_decref(args);
+        return;
+    }
+    if (strcmp(x.c.status, "pending") != 0) {
+        char detail[128];
+        snprintf(detail, sizeof(detail), "chunk status is '%s', expected 'pending'", x.c.status);
+        httpd_reply_error(r, 409, "failed_precondition", detail);
+        goto out;
+    }
+    text = advisor_proposal_text(x.c.rule_name, rule, &tlen);
+    d = model_diags_new();
+    pr = text != NULL && d != NULL ? model_proposal_load("rule", text, tlen, d) : NULL;
+    if (pr == NULL) {
+        httpd_reply_error(r, 400, "invalid_proposal",
+                          d != NULL && model_diags_count(d) > 0 ? model_diags_msg(d, 0)
+                                                                : "invalid rule");
+        goto out;
+    }
+    if (advisor_rule_blocked_host(rule, w->a->cfg.test_allow_loopback) != NULL) {
+        httpd_reply_error(r, 400, "invalid_argument",
+                          "the edited rule names an always-blocked destination");
+        goto out;
+    }
+    res = advisor_evaluate(w, &x.snap, x.c.rule_name, rule, &e);
+    if (!pv_ok(res)) {
+        reply_pv(r, res, "chunk");
+        goto out;
+    }
+    rule_text = advisor_json_canonical(rule);
+    free(x.c.proposed_rule);
+    x.c.proposed_rule = rule_text;
+    res = rule_text != NULL ? persist_eval(w, &x.c, &e, x.snap.hash)
+                            : pv_fail(PV_ERR_NOMEM, __func__);
+    advisor_eval_clear(&e);
+    if (!pv_ok(res)) {
+        reply_pv(r, res, "chunk");
+        goto out;
+    }
+    {
+        struct store_chunk fresh;
+        advisor_changed(w->a);
+        if (pv_ok(store_chunk_get(w->st, x.snap.sandbox, id, &fresh))) {
+            httpd_reply_json(r, 200, chunk_json(w, &fresh, true));
+            store_chunk_clear(&fresh);
+        } else {
+            httpd_reply_error(r, 500, "internal", "cannot read the edited chunk");
+        }
+    }
+out:
+    model_proposal_free(pr);
+    model_diags_free(d);
+    free(text);
+    json_decref(args);
+    decision_close(&x);
+}
+
+/* ===========================================================================
+ * Approve-all and clear
+ * ========================================================================= */
+
+struct ids_ctx {
+    char **ids;
+    size_t n;
+};
+
+static void ids_collect(void *arg, const struct store_chunk *c)
+{
+    struct ids_ctx *x = arg;
+    char **ids = realloc(x->ids, (x->n + 1) * sizeof(*ids));
+
+    if (ids != NULL) {
+        x->ids = ids;
+        x->ids[x->n] = pv_strdup(c->id);
+        if (x->ids[x->n] != NULL) {
+            x->n++;
+        }
+    }
+}
+
+void advisor_approve_all(struct advisor_worker *w, const char *sandbox, const char *body,
+                         size_t len, struct httpd_reply *r)
+{
+    json_t *args = body_object(body, len, r);
+    const json_t *approvals;
+    bool flagged;
+    struct ids_ctx ids = {0};
+    json_t *done = json_array();
+    json_t *skipped = json_array();
+    int64_t sid;
+    pv_result res;
+
+    if (args == NULL) {
+        json_decref(done);
+        json_decref(skipped);
+        return;
+    }
+    approvals = json_object_get(args, "approvals");
+    flagged = json_is_true(json_object_get(args, "include_security_flagged"));
+    res = sandbox_id(w, sandbox, &sid);
+    if (pv_ok(res) && approvals == NULL) {
+        res = store_chunk_each(w->st, sid, "pending", ids_collect, &ids);
+    }
+    if (!pv_ok(res)) {
+        reply_pv(r, res, "sandbox");
+        goto out;
+    }
+    if (approvals != NULL && !json_is_array(approvals)) {
+        httpd_reply_error(r, 400, "invalid_request",
+                          "approvals must be a list of {chunk_id, review_token}");
+        goto out;
+    }
+    {
+        size_t n = approvals != NULL ? json_array_size(approvals) : ids.n;
+        for (size_t i = 0; i < n; i++) {
+            const json_t *a = approvals != NULL ? json_array_get(approvals, i) : NULL;
+            const char *id = a != NULL ? json_string_value(json_object_get(a, "chunk_id"))
+                                       : ids.ids[i];
+            const char *tok = a != NULL ? json_string_value(json_object_get(a, "review_token"))
+                                        : NULL;
+            struct store_chunk c;
+            struct httpd_reply one;
+            json_t *b;
+            char *btext;
+
+            if (id == NULL) {
+                json_array_append_new(skipped, json_pack("{s:s,s:s}", "chunk_id", "",
+                                                         "reason", "missing chunk_id"));
+                continue;
+            }
+            if (!pv_ok(store_chunk_get(w->st, sid, id, &c))) {
+                json_array_append_new(skipped, json_pack("{s:s,s:s}", "chunk_id", id, "reason",
+                                                         "chunk not found"));
+                continue;
+            }
+            if (strcmp(c.status, "pending") != 0) {
+                json_array_append_new(skipped, json_pack("{s:s,s:s}", "chunk_id", id, "reason",
+                                                         "not pending"));
+                store_chunk_clear(&c);
+                continue;
+            }
+            if (!flagged && c.security_notes[0] != '\0') {
+                json_array_append_new(skipped, json_pack("{s:s,s:s}", "chunk_id", id, "reason",
+                                                         "security notes (include_security_flagged "
+                                                         "to approve)"));
+                store_chunk_clear(&c);
+                continue;
+            }
+            /* Without an explicit token the stored evaluation must still be
+             * current: approve checks the live token against it. */
+            b = json_pack("{s:s}", "review_token", tok != NULL ? tok : c.review_token);
+            btext = b != NULL ? json_dumps(b, JSON_COMPACT) : NULL;
+            json_decref(b);
+            store_chunk_clear(&c);
+            memset(&one, 0, sizeof(one));
+            advisor_approve(w, sandbox, id, btext != NULL ? btext : "{}",
+                            btext != NULL ? strlen(btext) : 2, &one);
+            free(btext);
+            if (one.status == 200) {
+                json_array_append(done, one.body);
+            } else {
+                const char *detail = json_string_value(json_object_get(one.body, "detail"));
+                json_array_append_new(skipped, json_pack("{s:s,s:s}", "chunk_id", id, "reason",
+                                                         detail != NULL ? detail : "refused"));
+            }
+            json_decref(one.body);
+        }
+    }
+    if (json_array_size(done) > 0) {
+        char line[256];
+        res = store_begin(w->st);
+        snprintf(line, sizeof(line),
+                 "CONFIG:MERGED [INFO] gateway bulk-approved %zu draft chunk(s) and skipped %zu",
+                 json_array_size(done), json_array_size(skipped));
+        if (pv_ok(res)) {
+            res = advisor_event(w->st, sandbox, "CONFIG:MERGED", line, NULL);
+            res = pv_ok(res) ? store_commit(w->st) : res;
+            if (!pv_ok(res)) {
+                store_rollback(w->st);
+            } else {
+                log_line(line);
+            }
+        }
+    }
+    httpd_reply_json(r, 200,
+                     json_pack("{s:O,s:O,s:I,s:I}", "approved", done, "skipped", skipped,
+                               "approved_chunks", (json_int_t)json_array_size(done),
+                               "skipped_chunks", (json_int_t)json_array_size(skipped)));
+out:
+    for (size_t i = 0; i < ids.n; i++) {
+        free(ids.ids[i]);
+    }
+    free(ids.ids);
+    json_decref(done);
+    json_decref(skipped);
+    json_decref(args);
+}
+
+void advisor_clear(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r)
+{
+    struct decision x;
+    int64_t n = 0;
+    char line[256];
+    pv_result res;
+
+    if (!decision_open(&x, w, sandbox, NULL, r)) {
+        return;
+    }
+    res = store_begin(w->st);
+    if (pv_ok(res)) {
+        res = store_chunk_clear_pending(w->st, x.snap.sandbox, &n);
+    }
+    snprintf(line, sizeof(line), "CONFIG:REMOVED [INFO] gateway cleared %lld pending draft chunk(s)",
+             (long long)n);
+    if (pv_ok(res) && n > 0) {
+        res = advisor_event(w->st, sandbox, "CONFIG:REMOVED", line,
+                            json_pack("{s:I}", "cleared", (json_int_t)n));
+    }
+    res = pv_ok(res) ? store_commit(w->st) : res;
+    if (!pv_ok(res)) {
+        store_rollback(w->st);
+        reply_pv(r, res, "sandbox");
+    } else {
+        if (n > 0) {
+            log_line(line);
+        }
+        advisor_changed(w->a);
+        httpd_reply_json(r, 200, json_pack("{s:I}", "cleared", (json_int_t)n));
+    }
+    decision_close(&x);
+}
+
+/* ===========================================================================
+ * Base policy
+ * ========================================================================= */
+
+void advisor_base_set(struct advisor_worker *w, const char *sandbox, const char *text,
+                      size_t len, const char *cause, struct httpd_reply *r)
+{
+    struct decision x;
+    struct model_diags *d = model_diags_new();
+    struct model_policy *p = d != NULL ? model_policy_load("policy", text, len, MODEL_FMT_AUTO, d)
+                                       : NULL;
+    char *yaml = p != NULL ? model_policy_to_yaml(p, NULL) : NULL;
+    struct store_revision base;
+    char blob[65];
+    char hash[65];
+    char err[1024] = "";
+    char line[512];
+    char suffix[160];
+    int64_t rev = 0;
+    pv_result res;
+
+    if (p == NULL || yaml == NULL) {
+        json_t *diags = json_array();
+        for (size_t i = 0; d != NULL && i < model_diags_count(d) && i < 50; i++) {
+            json_array_append_new(diags, json_string(model_diags_line(d, i)));
+        }
+        httpd_reply_error(r, 400, "invalid_policy",
+                          d != NULL && model_diags_count(d) > 0 ? model_diags_line(d, 0)
+                                                                : "out of memory");
+        json_object_set_new(r->body, "diagnostics", diags);
+        goto done;
+    }
+    if (!decision_open(&x, w, sandbox, NULL, r)) {
+        goto done;
+    }
+    memset(&base, 0, sizeof(base));
+    res = store_begin(w->st);
+    if (pv_ok(res)) {
+        res = model_policy_sha256(p, hash);
+    }
+    if (pv_ok(res)) {
+        res = store_blob_put(w->st, yaml, strlen(yaml), blob);
+    }
+    if (pv_ok(res)) {
+        base.blob = blob;
+        base.hash = hash;
+        base.cause = (char *)cause;
+        res = store_base_put(w->st, x.snap.sandbox, &base);
+    }
+    if (pv_ok(res)) {
+        res = advisor_recompose(w, x.snap.sandbox, sandbox, NULL, "base", &rev, hash, err,
+                                sizeof(err));
+    }
+    advisor_event_suffix(suffix, sizeof(suffix), rev, hash);
+    snprintf(line, sizeof(line), "CONFIG:MERGED [INFO] gateway set base policy revision %lld [%s]",
+             (long long)base.rev, suffix);
+    if (pv_ok(res)) {
+        res = advisor_event(w->st, sandbox, "CONFIG:MERGED", line,
+                            json_pack("{s:I,s:s,s:I,s:s}", "base_revision", (json_int_t)base.rev,
+                                      "base_blob", blob, "version", (json_int_t)rev, "hash", hash));
+    }
+    if (pv_ok(res)) {
+        struct model_policy *eff = advisor_compose(w, x.snap.sandbox, NULL, err, sizeof(err));
+        res = eff != NULL ? reconcile(w, sandbox, x.snap.sandbox, eff, hash, rev, NULL,
+                                      advisor_now_ms())
+                          : pv_fail(PV_ERR_POLICY, __func__);
+        model_policy_free(eff);
+    }
+    res = pv_ok(res) ? store_commit(w->st) : res;
+    if (!pv_ok(res)) {
+        store_rollback(w->st);
+        if (err[0] != '\0') {
+            char detail[1200];
+            snprintf(detail, sizeof(detail), "the approved chunks do not merge into it: %s", err);
+            httpd_reply_error(r, 409, "failed_precondition", detail);
+        } else {
+            reply_pv(r, res, "sandbox");
+        }
+    } else {
+        log_line(line);
+        advisor_changed(w->a);
+        httpd_reply_json(r, 200,
+                         json_pack("{s:I,s:I,s:s}", "base_revision", (json_int_t)base.rev,
+                                   "policy_version", (json_int_t)rev, "policy_hash", hash));
+    }
+    decision_close(&x);
+done:
+    free(yaml);
+    model_policy_free(p);
+    model_diags_free(d);
+}

@@ -1,0 +1,500 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* advisor_eval.c - evaluating a chunk: merge, validate, prove, token, diff
+ *
+ * Evaluation is a pure function of its inputs - the current effective
+ * policy (by hash), the rule, the credentials and the boundary - captured
+ * once in a snapshot. The candidate is the model's merge of the rule into
+ * that policy (validated and compiled by the merge); the prover is asked,
+ * over HTTP, what the candidate grants beyond the current policy. The
+ * review token digests every input, so a reviewer's approval names exactly
+ * the evaluation they read; if any input changes, the token changes.
+ *
+ * Failures of the inputs (a rule that does not merge or validate) and of
+ * the prover (unreachable, an error status, `unknown`) never fail the
+ * evaluation: they become application_error, which keeps the chunk out of
+ * auto-approval.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "advisor/advisor.h"
+#include "advisor/store.h"
+#include "common/pv_dynbuf.h"
+#include "model/model.h"
+
+#define BOUNDARY_KEY "@auto_approval_boundary"
+
+/* ===========================================================================
+ * Snapshot
+ * ========================================================================= */
+
+void advisor_snapshot_clear(struct advisor_snapshot *s)
+{
+    free(s->name);
+    free(s->yaml);
+    free(s->credentials);
+    free(s->boundary);
+    model_policy_free(s->policy);
+    memset(s, 0, sizeof(*s));
+}
+
+pv_result advisor_snapshot_take(struct advisor_worker *w, const char *sandbox,
+                                struct advisor_snapshot *out)
+{
+    struct store_sandbox sb;
+    struct store_revision rev;
+    struct model_diags *d;
+    size_t len = 0;
+
+    memset(out, 0, sizeof(*out));
+    PV_GUARD(store_sandbox_get(w->st, sandbox, &sb));
+    out->sandbox = sb.id;
+    out->name = sb.name;
+    out->credentials = sb.credentials;
+    sb.name = NULL;
+    sb.credentials = NULL;
+    if (sb.boundary[0] != '\0') {
+        out->boundary = sb.boundary;
+        sb.boundary = NULL;
+    } else {
+        out->boundary = store_setting_get(w->st, "", BOUNDARY_KEY);
+        if (out->boundary == NULL) {
+            out->boundary = pv_strdup("");
+        }
+    }
+    store_sandbox_clear(&sb);
+    if (!pv_ok(store_rev_latest(w->st, out->sandbox, &rev))) {
+        advisor_snapshot_clear(out);
+        PV_BAIL(PV_ERR_IO);
+    }
+    out->rev = rev.rev;
+    snprintf(out->hash, sizeof(out->hash), "%s", rev.hash);
+    snprintf(out->blob, sizeof(out->blob), "%s", rev.blob);
+    out->yaml = store_blob_get(w->st, rev.blob, &len);
+    store_revision_clear(&rev);
+    d = model_diags_new();
+    if (out->yaml == NULL || out->boundary == NULL || d == NULL) {
+        model_diags_free(d);
+        advisor_snapshot_clear(out);
+        PV_BAIL(PV_ERR_NOMEM);
+    }
+    out->policy = model_policy_load("effective", out->yaml, len, MODEL_FMT_YAML, d);
+    model_diags_free(d);
+    if (out->policy == NULL) {
+        advisor_snapshot_clear(out);
+        PV_BAIL(PV_ERR_POLICY);
+    }
+    return PV_RESULT_OK;
+}
+
+/* ===========================================================================
+ * Helpers
+ * ========================================================================= */
+
+char *advisor_proposal_text(const char *name, const json_t *rule, size_t *len)
+{
+    json_t *doc = json_pack("{s:[{s:{s:s,s:O}}]}", "operations", "addRule", "ruleName", name,
+                            "rule", rule);
+    char *text;
+
+    if (doc == NULL) {
+        return NULL;
+    }
+    text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(doc);
+    if (text != NULL && len != NULL) {
+        *len = strlen(text);
+    }
+    return text;
+}
+
+/* Every diagnostic message, one line each (for one_line). */
+static char *diag_text(struct model_diags *d)
+{
+    struct pv_dynbuf b;
+
+    char *text;
+    char *one;
+
+    for (size_t i = 0; i < model_diags_count(d); i++) {
+        pv_dynbuf_putf(&b, "%s\n", model_diags_msg(d, i));
+    }
+    text = pv_dynbuf_finish(&b);
+    one = text != NULL ? advisor_one_line(text) : NULL;
+    free(text);
+    return one;
+}
+
+/* The canonical policy diff: canonical YAML is sorted, so a change is one
+ * region; the lines before and after it are common. */
+static char *policy_diff(const char *a, const char *b)
+{
+    size_t la = strlen(a);
+    size_t lb = strlen(b);
+    size_t pre = 0;
+    size_t suf = 0;
+    struct pv_dynbuf out;
+
+    while (pre < la && pre < lb && a[pre] == b[pre]) {
+        pre++;
+    }
+    while (pre > 0 && a[pre - 1] != '\n') {
+        pre--; /* back to a line start */
+    }
+    while (suf < la - pre && suf < lb - pre && a[la - 1 - suf] == b[lb - 1 - suf]) {
+        suf++;
+    }
+    while (suf > 0 && a[la - suf] != '\n' && !(la - suf > 0 && a[la - suf - 1] == '\n')) {
+        suf--; /* forward to a line end */
+    }
+    pv_dynbuf_init(&out, 16u * 1024u * 1024u);
+    for (int side = 0; side < 2; side++) {
+        const char *s = side == 0 ? a : b;
+        size_t end = (side == 0 ? la : lb) - suf;
+        size_t i = pre;
+        while (i < end) {
+            const char *nl = memchr(s + i, '\n', end - i);
+            size_t e = nl != NULL ? (size_t)(nl - s) : end;
+            pv_dynbuf_putc(&out, side == 0 ? '-' : '+');
+            pv_dynbuf_put(&out, s + i, e - i);
+            pv_dynbuf_putc(&out, '\n');
+            i = e + 1;
+        }
+    }
+    return pv_dynbuf_finish(&out);
+}
+
+static void token_of(struct advisor_eval *e, const char *name, const char *rule_text,
+                     const struct advisor_snapshot *snap)
+{
+    struct pv_dynbuf b;
+    char creds[65];
+    char bound[65];
+
+    advisor_sha256_hex(snap->credentials, strlen(snap->credentials), creds);
+    advisor_sha256_hex(snap->boundary, strlen(snap->boundary), bound);
+    pv_dynbuf_init(&b, 64u * 1024u * 1024u);
+    if (e->application_error[0] == '\0') {
+        pv_dynbuf_puts(&b, "proviso-proposal-evaluator-v1");
+        pv_dynbuf_putc(&b, '\0');
+        pv_dynbuf_putf(&b, "%s%c%s%c%s%c%s%c%s%c%s", name, 0, rule_text, 0, snap->hash, 0,
+                               e->candidate_hash, 0, creds, 0, bound);
+    } else {
+        pv_dynbuf_puts(&b, "proviso-proposal-evaluator-v1-failed");
+        pv_dynbuf_putc(&b, '\0');
+        pv_dynbuf_putf(&b, "%s%c%s%c%s%c%s", name, 0, rule_text, 0, snap->hash, 0,
+                               e->application_error);
+    }
+    e->review_token = b.failed ? NULL : pv_malloc(65);
+    if (e->review_token != NULL) {
+        advisor_sha256_hex(b.buf != NULL ? b.buf : "", b.len, e->review_token);
+    }
+    pv_dynbuf_free(&b);
+}
+
+/* application_error = prefix + detail. */
+static void set_error(struct advisor_eval *e, const char *prefix, const char *detail,
+                      const char *suffix)
+{
+    char buf[2048];
+
+    snprintf(buf, sizeof(buf), "%s%s%s", prefix, detail, suffix);
+    free(e->application_error);
+    e->application_error = pv_strdup(buf);
+}
+
+/* POST a JSON body to the prover; the answer or NULL with 'err' set. */
+static json_t *ask(struct advisor_worker *w, const char *path, json_t *body /* steals */,
+                   char *err, size_t errlen)
+{
+    char *text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
+    json_t *answer = NULL;
+    long status = 0;
+    pv_result r;
+
+    json_decref(body);
+    if (text == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    r = advisor_prover_post(w->pc, path, text, strlen(text), &status, &answer, err, errlen);
+    free(text);
+    if (!pv_ok(r)) {
+        return NULL;
+    }
+    if (status != 200 || !json_is_object(answer)) {
+        const char *detail = json_string_value(json_object_get(answer, "detail"));
+        snprintf(err, errlen, "prover answered %ld%s%s", status, detail != NULL ? ": " : "",
+                 detail != NULL ? detail : "");
+        json_decref(answer);
+        return NULL;
+    }
+    return answer;
+}
+
+/* ===========================================================================
+ * Evaluate
+ * ========================================================================= */
+
+void advisor_eval_clear(struct advisor_eval *e)
+{
+    model_policy_free(e->candidate);
+    free(e->candidate_yaml);
+    free(e->validation_result);
+    free(e->application_error);
+    free(e->security_notes);
+    free(e->review_token);
+    free(e->diff);
+    json_decref(e->evidence);
+    memset(e, 0, sizeof(*e));
+}
+
+static void prove(struct advisor_worker *w, const struct advisor_snapshot *snap,
+                  struct advisor_eval *e)
+{
+    char err[1024];
+    json_t *body = json_pack("{s:s,s:s}", "baseline", snap->yaml, "candidate", e->candidate_yaml);
+    json_t *answer;
+    const char *verdict;
+    const char *vr;
+
+    if (body != NULL && snap->credentials[0] != '\0') {
+        json_object_set_new(body, "credentials", json_string(snap->credentials));
+    }
+    answer = ask(w, "/v1/prove", body, err, sizeof(err));
+    if (answer == NULL) {
+        free(e->validation_result);
+        e->validation_result = pv_strdup("validation unavailable");
+        set_error(e, "prover validation unavailable; proposal cannot be reviewed (", err, ")");
+        return;
+    }
+    verdict = json_string_value(json_object_get(answer, "verdict"));
+    vr = json_string_value(json_object_get(answer, "validation_result"));
+    e->prover_version = NULL;
+    json_object_set(e->evidence, "prover", answer);
+    free(e->validation_result);
+    e->validation_result = pv_strdup(vr != NULL ? vr : "validation unavailable");
+    if (verdict == NULL || vr == NULL) {
+        set_error(e, "prover answer without a verdict", "", "");
+    } else if (strcmp(verdict, "unknown") == 0) {
+        const char *why = json_string_value(json_object_get(answer, "reason"));
+        set_error(e, "prover could not decide (", why != NULL ? why : "unknown",
+                  "); a reviewer must decide");
+    } else {
+        e->empty = strcmp(verdict, "empty") == 0;
+    }
+    json_decref(answer);
+}
+
+static void check_boundary(struct advisor_worker *w, const struct advisor_snapshot *snap,
+                           struct advisor_eval *e)
+{
+    char err[1024];
+    json_t *answer;
+    const char *verdict;
+
+    if (snap->boundary[0] == '\0') {
+        e->within_boundary = true;
+        return;
+    }
+    answer = ask(w, "/v1/check",
+                 json_pack("{s:s,s:s}", "candidate", e->candidate_yaml, "boundary", snap->boundary),
+                 err, sizeof(err));
+    if (answer == NULL) {
+        json_object_set_new(e->evidence, "boundary", json_pack("{s:s}", "error", err));
+        return;
+    }
+    verdict = json_string_value(json_object_get(answer, "verdict"));
+    e->within_boundary = verdict != NULL && strcmp(verdict, "within") == 0;
+    json_object_set_new(e->evidence, "boundary", answer);
+}
+
+pv_result advisor_evaluate(struct advisor_worker *w, const struct advisor_snapshot *snap,
+                           const char *name, const json_t *rule, struct advisor_eval *out)
+{
+    struct model_diags *d = model_diags_new();
+    struct model_proposal *pr = NULL;
+    char *text = NULL;
+    char *rule_text = advisor_json_canonical(rule);
+    size_t len = 0;
+
+    memset(out, 0, sizeof(*out));
+    out->validation_result = pv_strdup("");
+    out->application_error = pv_strdup("");
+    out->security_notes = advisor_rule_security_notes(rule);
+    out->evidence = json_object();
+    if (d == NULL || rule_text == NULL || out->validation_result == NULL ||
+        out->application_error == NULL || out->security_notes == NULL || out->evidence == NULL) {
+        goto nomem;
+    }
+    text = advisor_proposal_text(name, rule, &len);
+    if (text == NULL) {
+        goto nomem;
+    }
+    pr = model_proposal_load("proposal", text, len, d);
+    if (pr != NULL) {
+        out->candidate = model_policy_merge(snap->policy, pr, true, d);
+    }
+    if (out->candidate == NULL) {
+        char *why = diag_text(d);
+        set_error(out, pr == NULL ? "candidate invalid: " : "merge failed: ",
+                  why != NULL ? why : "out of memory", "");
+        free(why);
+    } else {
+        out->candidate_yaml = model_policy_to_yaml(out->candidate, NULL);
+        if (out->candidate_yaml == NULL ||
+            !pv_ok(model_policy_sha256(out->candidate, out->candidate_hash))) {
+            goto nomem;
+        }
+        out->diff = policy_diff(snap->yaml, out->candidate_yaml);
+        json_object_set_new(out->evidence, "diff", json_string(out->diff != NULL ? out->diff : ""));
+        prove(w, snap, out);
+        check_boundary(w, snap, out);
+    }
+    if (out->application_error == NULL) {
+        goto nomem;
+    }
+    if (out->application_error[0] != '\0') {
+        out->empty = false;
+    }
+    token_of(out, name, rule_text, snap);
+    if (out->review_token == NULL) {
+        goto nomem;
+    }
+    model_proposal_free(pr);
+    model_diags_free(d);
+    free(text);
+    free(rule_text);
+    return PV_RESULT_OK;
+nomem:
+    model_proposal_free(pr);
+    model_diags_free(d);
+    free(text);
+    free(rule_text);
+    advisor_eval_clear(out);
+    PV_BAIL(PV_ERR_NOMEM);
+}
+
+/* ===========================================================================
+ * Composition: base + approved chunks in approval order
+ * ========================================================================= */
+
+struct approved_list {
+    char **ids;
+    char **names;
+    char **rules;
+    size_t n;
+    size_t cap;
+    bool oom;
+};
+
+static void collect(void *arg, const struct store_chunk *c)
+{
+    struct approved_list *l = arg;
+
+    if (l->oom) {
+        return;
+    }
+    if (l->n == l->cap) {
+        size_t cap = l->cap == 0 ? 16 : 2 * l->cap;
+        char **a = realloc(l->ids, cap * sizeof(*a));
+        char **b = a != NULL ? realloc(l->names, cap * sizeof(*b)) : NULL;
+        char **r = b != NULL ? realloc(l->rules, cap * sizeof(*r)) : NULL;
+        if (a != NULL) {
+            l->ids = a;
+        }
+        if (b != NULL) {
+            l->names = b;
+        }
+        if (r == NULL) {
+            l->oom = true;
+            return;
+        }
+        l->rules = r;
+        l->cap = cap;
+    }
+    l->ids[l->n] = pv_strdup(c->id);
+    l->names[l->n] = pv_strdup(c->rule_name);
+    l->rules[l->n] = pv_strdup(c->proposed_rule);
+    l->n++;
+    if (l->ids[l->n - 1] == NULL || l->names[l->n - 1] == NULL || l->rules[l->n - 1] == NULL) {
+        l->oom = true;
+    }
+}
+
+static void approved_free(struct approved_list *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->ids[i]);
+        free(l->names[i]);
+        free(l->rules[i]);
+    }
+    free(l->ids);
+    free(l->names);
+    free(l->rules);
+}
+
+struct model_policy *advisor_compose(struct advisor_worker *w, int64_t sandbox, const char *skip,
+                                     char *err, size_t errlen)
+{
+    struct store_revision base;
+    struct approved_list l;
+    struct model_policy *p = NULL;
+    struct model_diags *d = model_diags_new();
+    char *yaml = NULL;
+    size_t len = 0;
+
+    memset(&l, 0, sizeof(l));
+    if (d == NULL || !pv_ok(store_base_latest(w->st, sandbox, &base))) {
+        snprintf(err, errlen, "the sandbox has no base policy");
+        model_diags_free(d);
+        return NULL;
+    }
+    yaml = store_blob_get(w->st, base.blob, &len);
+    store_revision_clear(&base);
+    if (yaml != NULL) {
+        p = model_policy_load("base", yaml, len, MODEL_FMT_YAML, d);
+    }
+    free(yaml);
+    if (p == NULL || !pv_ok(store_chunk_each_approved(w->st, sandbox, collect, &l)) || l.oom) {
+        snprintf(err, errlen, "cannot read the base policy or the approved chunks");
+        goto fail;
+    }
+    for (size_t i = 0; i < l.n; i++) {
+        json_t *rule;
+        char *text;
+        struct model_proposal *pr;
+        struct model_policy *next;
+
+        if (skip != NULL && strcmp(l.ids[i], skip) == 0) {
+            continue;
+        }
+        rule = json_loads(l.rules[i], 0, NULL);
+        text = rule != NULL ? advisor_proposal_text(l.names[i], rule, &len) : NULL;
+        json_decref(rule);
+        pr = text != NULL ? model_proposal_load("proposal", text, len, d) : NULL;
+        free(text);
+        next = pr != NULL ? model_policy_merge(p, pr, true, d) : NULL;
+        model_proposal_free(pr);
+        if (next == NULL) {
+            char *why = diag_text(d);
+            snprintf(err, errlen, "approved chunk %s no longer merges: %s", l.ids[i],
+                     why != NULL ? why : "out of memory");
+            free(why);
+            goto fail;
+        }
+        model_policy_free(p);
+        p = next;
+    }
+    approved_free(&l);
+    model_diags_free(d);
+    return p;
+fail:
+    approved_free(&l);
+    model_diags_free(d);
+    model_policy_free(p);
+    return NULL;
+}

@@ -1,0 +1,624 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* advisor_main.c - the proviso-advisor process: options, start-up, signals
+ *
+ *   proviso-advisor --data-dir DIR [--port N] [--bind ADDR]
+ *                   [--token-file F | --token-fd N] [--config F]
+ *                   [--prover URL --prover-token-file F] [--prover-exe PATH]
+ *                   [--test-allow-loopback]
+ *
+ * The process contract of every proviso server (docs/operations.md): the
+ * admin token never comes from argv or the environment (without a token
+ * option one is generated per run into a 0600 file in the data directory,
+ * whose path is logged); /healthz answers once the listener is up; SIGTERM
+ * drains and exits 0. Without --prover the advisor runs proviso-prover as
+ * its child (advisor_child.c), so one command runs the whole gateway.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <openssl/crypto.h>
+
+#include "advisor/advisor.h"
+#include "advisor/store.h"
+#include "common/pv_log.h"
+
+#define CONFIG_MAX_BYTES (64u * 1024u)
+
+struct options {
+    const char *data_dir;
+    const char *config;
+    const char *token_file;
+    const char *bind;
+    const char *prover_url;
+    const char *prover_token_file;
+    const char *prover_exe;
+    bool have_port;
+    uint16_t port;
+    bool have_fd;
+    int token_fd;
+    bool allow_loopback;
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: proviso-advisor --data-dir DIR [--port N] [--bind ADDR]\n"
+            "                       [--token-file FILE | --token-fd N] [--config FILE]\n"
+            "                       [--prover URL --prover-token-file FILE] [--prover-exe PATH]\n"
+            "                       [--test-allow-loopback]\n"
+            "\n"
+            "  --data-dir DIR          where the store (advisor.db) lives; created if missing\n"
+            "  --port N                listen port (default %u; 0 picks a free port)\n"
+            "  --bind ADDR             listen address (default 127.0.0.1)\n"
+            "  --token-file FILE       read the admin bearer token from FILE\n"
+            "  --token-fd N            read the admin bearer token from descriptor N\n"
+            "  --config FILE           YAML or JSON settings (docs/operations.md#advisor)\n"
+            "  --prover URL            use a running proviso-prover instead of a child\n"
+            "  --prover-token-file F   its bearer token\n"
+            "  --prover-exe PATH       the proviso-prover binary to run as the child\n"
+            "                          (default: next to this binary, else PATH)\n"
+            "  --test-allow-loopback   tests only: proposals may name 127.0.0.1 literally\n"
+            "\n"
+            "Example:\n"
+            "  proviso-advisor --data-dir /var/lib/proviso --token-file /etc/proviso/admin.token\n",
+            (unsigned)ADVISOR_DEFAULT_PORT);
+}
+
+static const char *opt_value(int argc, char **argv, int *i, const char *name)
+{
+    size_t n = strlen(name);
+
+    if (strncmp(argv[*i], name, n) != 0) {
+        return NULL;
+    }
+    if (argv[*i][n] == '=') {
+        return argv[*i] + n + 1;
+    }
+    if (argv[*i][n] != '\0') {
+        return NULL;
+    }
+    if (*i + 1 >= argc) {
+        pv_fatal("%s needs a value", name);
+    }
+    (*i)++;
+    return argv[*i];
+}
+
+static uint64_t parse_num(const char *s, uint64_t max, const char *what)
+{
+    uint64_t v = 0;
+
+    if (!pv_ok(pv_parse_u64(s, strlen(s), max, &v))) {
+        pv_fatal("%s: not a number in 0..%llu: '%s'", what, (unsigned long long)max, s);
+    }
+    return v;
+}
+
+static void parse_args(int argc, char **argv, struct options *o)
+{
+    enum opt_id {
+        OPT_DATA,
+        OPT_PORT,
+        OPT_BIND,
+        OPT_TOKEN_FILE,
+        OPT_TOKEN_FD,
+        OPT_CONFIG,
+        OPT_PROVER,
+        OPT_PROVER_TOKEN,
+        OPT_PROVER_EXE
+    };
+    static const struct {
+        const char *name;
+        enum opt_id id;
+    } value_opts[] = {
+        {"--data-dir", OPT_DATA},         {"--port", OPT_PORT},
+        {"--bind", OPT_BIND},             {"--token-file", OPT_TOKEN_FILE},
+        {"--token-fd", OPT_TOKEN_FD},     {"--config", OPT_CONFIG},
+        {"--prover-token-file", OPT_PROVER_TOKEN}, {"--prover-exe", OPT_PROVER_EXE},
+        {"--prover", OPT_PROVER},
+    };
+
+    memset(o, 0, sizeof(*o));
+    o->token_fd = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        size_t k = 0;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            exit(0);
+        }
+        if (strcmp(argv[i], "--version") == 0) {
+            printf("proviso-advisor %s\n", PACKAGE_VERSION);
+            exit(0);
+        }
+        if (strcmp(argv[i], "--test-allow-loopback") == 0) {
+            o->allow_loopback = true;
+            continue;
+        }
+        if ((strncmp(argv[i], "--token", 7) == 0 && (argv[i][7] == '\0' || argv[i][7] == '=')) ||
+            (strncmp(argv[i], "--prover-token", 14) == 0 &&
+             (argv[i][14] == '\0' || argv[i][14] == '='))) {
+            pv_fatal("a token on the command line leaks through /proc; use a token file or "
+                     "--token-fd");
+        }
+        while (v == NULL && k < PV_ARRAY_LEN(value_opts)) {
+            v = opt_value(argc, argv, &i, value_opts[k++].name);
+        }
+        if (v == NULL) {
+            usage(stderr);
+            pv_fatal("unknown argument '%s'", argv[i]);
+        }
+        switch (value_opts[k - 1].id) {
+        case OPT_DATA:
+            o->data_dir = v;
+            break;
+        case OPT_PORT:
+            o->have_port = true;
+            o->port = (uint16_t)parse_num(v, 65535, "--port");
+            break;
+        case OPT_BIND:
+            o->bind = v;
+            break;
+        case OPT_TOKEN_FILE:
+            o->token_file = v;
+            break;
+        case OPT_TOKEN_FD:
+            o->have_fd = true;
+            o->token_fd = (int)parse_num(v, 1u << 20, "--token-fd");
+            break;
+        case OPT_CONFIG:
+            o->config = v;
+            break;
+        case OPT_PROVER:
+            o->prover_url = v;
+            break;
+        case OPT_PROVER_TOKEN:
+            o->prover_token_file = v;
+            break;
+        case OPT_PROVER_EXE:
+            o->prover_exe = v;
+            break;
+        }
+    }
+    if (o->data_dir == NULL) {
+        usage(stderr);
+        pv_fatal("--data-dir is required");
+    }
+    if (o->token_file != NULL && o->have_fd) {
+        pv_fatal("use one of --token-file and --token-fd");
+    }
+    if ((o->prover_url != NULL) != (o->prover_token_file != NULL)) {
+        pv_fatal("--prover and --prover-token-file go together");
+    }
+    if (o->prover_url != NULL && strncmp(o->prover_url, "http://", 7) != 0 &&
+        strncmp(o->prover_url, "https://", 8) != 0) {
+        pv_fatal("--prover: not an http(s) URL: '%s'", o->prover_url);
+    }
+}
+
+/* ===========================================================================
+ * Configuration: a flat mapping, "key: value" lines (YAML) or a JSON object
+ * ========================================================================= */
+
+static void config_defaults(struct advisor_config *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->http.port = ADVISOR_DEFAULT_PORT;
+    snprintf(c->http.bind, sizeof(c->http.bind), "127.0.0.1");
+    c->http.body_limit = 1024u * 1024u;
+    c->http.workers = 64;
+    c->http.io_threads = 1;
+    c->http.max_concurrent = 1024;
+    c->http.conn_timeout_s = 330; /* a long-poll may take 300 s */
+    c->http.max_connections = 16384;
+    c->prover_timeout_ms = 30000;
+    c->grace_ms = 10000;
+}
+
+static const struct {
+    const char *key;
+    uint64_t min, max;
+    int which;
+} config_keys[] = {
+    {"port", 0, 65535, 0},
+    {"body_limit", 1024, 64u * 1024u * 1024u, 1},
+    {"workers", 2, 512, 2},
+    {"max_concurrent", 1, 100000, 3},
+    {"connection_timeout_s", 1, 3600, 4},
+    {"max_connections", 16, 100000, 5},
+    {"per_ip_connection_limit", 0, 100000, 6},
+    {"prover_timeout_ms", 100, 600000, 7},
+    {"grace_ms", 0, 3600000, 8},
+};
+
+static void config_set(struct advisor_config *c, const char *file, int line, const char *key,
+                       const char *val)
+{
+    uint64_t v = 0;
+
+    if (strcmp(key, "bind") == 0) {
+        if (strlen(val) >= sizeof(c->http.bind)) {
+            pv_fatal("%s:%d:1: bind: address too long", file, line);
+        }
+        snprintf(c->http.bind, sizeof(c->http.bind), "%s", val);
+        return;
+    }
+    for (size_t i = 0; i < PV_ARRAY_LEN(config_keys); i++) {
+        if (strcmp(config_keys[i].key, key) != 0) {
+            continue;
+        }
+        if (!pv_ok(pv_parse_u64(val, strlen(val), config_keys[i].max, &v)) ||
+            v < config_keys[i].min) {
+            pv_fatal("%s:%d:1: %s: expected a number in %llu..%llu, got '%s'", file, line, key,
+                     (unsigned long long)config_keys[i].min,
+                     (unsigned long long)config_keys[i].max, val);
+        }
+        switch (config_keys[i].which) {
+        case 0:
+            c->http.port = (uint16_t)v;
+            break;
+        case 1:
+            c->http.body_limit = (size_t)v;
+            break;
+        case 2:
+            c->http.workers = (unsigned)v;
+            break;
+        case 3:
+            c->http.max_concurrent = (unsigned)v;
+            break;
+        case 4:
+            c->http.conn_timeout_s = (unsigned)v;
+            break;
+        case 5:
+            c->http.max_connections = (unsigned)v;
+            break;
+        case 6:
+            c->http.per_ip_limit = (unsigned)v;
+            break;
+        case 7:
+            c->prover_timeout_ms = (unsigned)v;
+            break;
+        default:
+            c->grace_ms = (unsigned)v;
+            break;
+        }
+        return;
+    }
+    pv_fatal("%s:%d:1: unknown key '%s' (known: bind, port, body_limit, workers, max_concurrent, "
+             "connection_timeout_s, max_connections, per_ip_connection_limit, "
+             "prover_timeout_ms, grace_ms)",
+             file, line, key);
+}
+
+static void config_load(struct advisor_config *c, const char *file)
+{
+    char buf[CONFIG_MAX_BYTES + 1];
+    size_t n;
+    struct stat st;
+    FILE *f;
+    json_t *j;
+    int line = 0;
+    char *save = NULL;
+
+    if (stat(file, &st) != 0) {
+        pv_fatal("%s: %s", file, strerror(errno));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        pv_fatal("%s: not a regular file", file);
+    }
+    f = fopen(file, "rb");
+    if (f == NULL) {
+        pv_fatal("%s: %s", file, strerror(errno));
+    }
+    n = fread(buf, 1, sizeof(buf), f);
+    fclose(f);
+    if (n > CONFIG_MAX_BYTES) {
+        pv_fatal("%s: larger than 64 KiB", file);
+    }
+    buf[n] = '\0';
+    j = json_loadb(buf, n, JSON_REJECT_DUPLICATES, NULL);
+    if (json_is_object(j)) {
+        const char *key;
+        json_t *v;
+        json_object_foreach(j, key, v)
+        {
+            char text[128];
+            if (json_is_integer(v)) {
+                snprintf(text, sizeof(text), "%lld", (long long)json_integer_value(v));
+            } else if (json_is_string(v)) {
+                snprintf(text, sizeof(text), "%s", json_string_value(v));
+            } else {
+                pv_fatal("%s:1:1: %s: expected a number or a string", file, key);
+            }
+            config_set(c, file, 1, key, text);
+        }
+        json_decref(j);
+        return;
+    }
+    json_decref(j);
+    for (char *l = strtok_r(buf, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {
+        char *colon;
+        char *val;
+        char *end;
+        line++;
+        while (*l == ' ' || *l == '\t') {
+            l++;
+        }
+        if (*l == '#' || *l == '\0' || strcmp(l, "---") == 0) {
+            continue;
+        }
+        colon = strchr(l, ':');
+        if (colon == NULL) {
+            pv_fatal("%s:%d:1: expected 'key: value'", file, line);
+        }
+        *colon = '\0';
+        val = colon + 1;
+        while (*val == ' ' || *val == '\t') {
+            val++;
+        }
+        end = val + strlen(val);
+        while (end > val && (isspace((unsigned char)end[-1]))) {
+            *--end = '\0';
+        }
+        if (end - val >= 2 && (val[0] == '"' || val[0] == '\'') && end[-1] == val[0]) {
+            end[-1] = '\0';
+            val++;
+        }
+        for (char *k = colon; k > l && isspace((unsigned char)k[-1]); k--) {
+            k[-1] = '\0';
+        }
+        config_set(c, file, line, l, val);
+    }
+}
+
+/* ===========================================================================
+ * Start-up
+ * ========================================================================= */
+
+static void load_sandbox_token(void *arg, const struct store_sandbox *sb)
+{
+    struct advisor *a = arg;
+
+    if (!pv_ok(advisor_tokens_put(a->tokens, sb->token_sha256, sb->id))) {
+        pv_log_warnx("sandbox %s: unreadable token digest; its token will not work", sb->name);
+    }
+}
+
+static void *worker_new(void *ctx)
+{
+    return advisor_worker_new(ctx);
+}
+
+static void worker_free(void *w)
+{
+    advisor_worker_free(w);
+}
+
+struct advisor_worker *advisor_worker_new(struct advisor *a)
+{
+    struct advisor_worker *w = pv_calloc(1, sizeof(*w));
+    char err[512];
+
+    if (w == NULL) {
+        return NULL;
+    }
+    w->a = a;
+    if (!pv_ok(store_open(a->cfg.data_dir, &w->st, err, sizeof(err)))) {
+        pv_log_errorx("worker: %s", err);
+    }
+    w->pc = advisor_prover_new(a);
+    return w;
+}
+
+void advisor_worker_free(struct advisor_worker *w)
+{
+    if (w == NULL) {
+        return;
+    }
+    store_close(w->st);
+    advisor_prover_free(w->pc);
+    free(w);
+}
+
+static int authorize(void *ctx, const struct httpd_route *route, const char *authorization)
+{
+    struct advisor *a = ctx;
+    size_t len = 0;
+    const char *bearer;
+    int64_t id;
+
+    (void)route;
+    if (httpd_token_check(&a->admin, authorization)) {
+        return 0;
+    }
+    bearer = httpd_bearer(authorization, &len);
+    if (bearer == NULL) {
+        return -1;
+    }
+    id = advisor_tokens_find(a->tokens, bearer, len);
+    return id > 0 && id <= INT_MAX ? (int)id : -1;
+}
+
+static void prover_exe(const struct options *o, char *out, size_t len)
+{
+    char self[PATH_MAX];
+    ssize_t n;
+
+    if (o->prover_exe != NULL) {
+        snprintf(out, len, "%s", o->prover_exe);
+        return;
+    }
+    n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n > 0) {
+        char *slash;
+        self[n] = '\0';
+        slash = strrchr(self, '/');
+        if (slash != NULL && (size_t)(slash - self) + sizeof("/proviso-prover") <= len) {
+            memcpy(out, self, (size_t)(slash - self));
+            memcpy(out + (slash - self), "/proviso-prover", sizeof("/proviso-prover"));
+            if (access(out, X_OK) == 0) {
+                return;
+            }
+        }
+    }
+    /* Installed side by side is the normal case; else the usual place. */
+    snprintf(out, len, "%s/proviso-prover", BINDIR);
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    struct advisor a;
+    struct store *st = NULL;
+    struct advisor_child *child = NULL;
+    struct httpd_service svc;
+    struct httpd *http;
+    sigset_t sigs;
+    int sig = 0;
+    char err[1024];
+    bool clean;
+
+    pv_log_set_prefix("proviso-advisor");
+    parse_args(argc, argv, &o);
+    memset(&a, 0, sizeof(a));
+    config_defaults(&a.cfg);
+    if (o.config != NULL) {
+        config_load(&a.cfg, o.config);
+    }
+    if (o.have_port) {
+        a.cfg.http.port = o.port;
+    }
+    if (o.bind != NULL) {
+        if (strlen(o.bind) >= sizeof(a.cfg.http.bind)) {
+            pv_fatal("--bind: address too long");
+        }
+        snprintf(a.cfg.http.bind, sizeof(a.cfg.http.bind), "%s", o.bind);
+    }
+    a.cfg.test_allow_loopback = o.allow_loopback;
+    if (strlen(o.data_dir) >= sizeof(a.cfg.data_dir)) {
+        pv_fatal("--data-dir: path too long");
+    }
+    snprintf(a.cfg.data_dir, sizeof(a.cfg.data_dir), "%s", o.data_dir);
+    if (mkdir(o.data_dir, 0700) != 0 && errno != EEXIST) {
+        pv_fatal("%s: %s", o.data_dir, strerror(errno));
+    }
+    if (o.allow_loopback) {
+        pv_log_warnx("--test-allow-loopback: proposals may name 127.0.0.1; never use this in "
+                     "production");
+    }
+
+    signal(SIGPIPE, SIG_IGN);
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        pv_fatal("cannot initialise libcurl");
+    }
+
+    /* Open once on the main thread: migrations run here, before any worker. */
+    if (!pv_ok(store_open(o.data_dir, &st, err, sizeof(err)))) {
+        pv_fatal("store: %s", err);
+    }
+    a.tokens = advisor_tokens_new();
+    pthread_mutex_init(&a.prover_mu, NULL);
+    pthread_mutex_init(&a.change_mu, NULL);
+    pthread_cond_init(&a.change_cv, NULL);
+    for (size_t i = 0; i < ADVISOR_LOCK_STRIPES; i++) {
+        pthread_mutex_init(&a.stripes[i], NULL);
+    }
+    if (a.tokens == NULL || !pv_ok(store_sandbox_each(st, load_sandbox_token, &a))) {
+        pv_fatal("store: cannot read the sandboxes: %s", store_errmsg(st));
+    }
+    store_close(st);
+
+    if (o.token_file != NULL) {
+        if (!pv_ok(httpd_token_from_file(&a.admin, o.token_file, err, sizeof(err)))) {
+            pv_fatal("token: %s", err);
+        }
+    } else if (o.have_fd) {
+        if (!pv_ok(httpd_token_from_fd(&a.admin, o.token_fd, err, sizeof(err)))) {
+            pv_fatal("token: %s", err);
+        }
+    } else if (!pv_ok(httpd_token_generate(&a.admin, o.data_dir, err, sizeof(err)))) {
+        pv_fatal("token: %s", err);
+    }
+
+    if (o.prover_url != NULL) {
+        struct httpd_token pt;
+        if (!pv_ok(httpd_token_from_file(&pt, o.prover_token_file, err, sizeof(err)))) {
+            pv_fatal("prover token: %s", err);
+        }
+        snprintf(a.prover.url, sizeof(a.prover.url), "%s", o.prover_url);
+        while (strlen(a.prover.url) > 0 && a.prover.url[strlen(a.prover.url) - 1] == '/') {
+            a.prover.url[strlen(a.prover.url) - 1] = '\0';
+        }
+        memcpy(a.prover.token, pt.buf, pt.len);
+        a.prover.token[pt.len] = '\0';
+        a.prover.generation = 1;
+        httpd_token_free(&pt);
+        if (!advisor_prover_healthy(a.prover.url)) {
+            pv_log_warnx("prover %s does not answer /healthz yet; proposals stay pending until "
+                         "it does",
+                         a.prover.url);
+        }
+    } else {
+        char exe[PATH_MAX];
+        prover_exe(&o, exe, sizeof(exe));
+        child = advisor_child_start(&a, exe, err, sizeof(err));
+        if (child == NULL) {
+            pv_fatal("prover: %s", err);
+        }
+    }
+
+    memset(&svc, 0, sizeof(svc));
+    svc.name = "advisor";
+    svc.routes = advisor_routes(&svc.nroutes);
+    svc.ctx = &a;
+    svc.worker_new = worker_new;
+    svc.worker_free = worker_free;
+    svc.handle = advisor_handle;
+    svc.authorize = authorize;
+    http = httpd_start(&svc, &a.cfg.http, &a.admin, err, sizeof(err));
+    if (http == NULL) {
+        advisor_child_stop(child, a.cfg.grace_ms);
+        pv_fatal("%s", err);
+    }
+    if (a.admin.generated_path != NULL) {
+        pv_log_info("admin token file: %s (mode 0600, removed on exit)", a.admin.generated_path);
+    }
+    pv_log_info("store: %s/advisor.db", o.data_dir);
+    /* Scripts wait for this line. */
+    pv_log_info("listening on %s port %u", a.cfg.http.bind, (unsigned)httpd_port(http));
+
+    while (sigwait(&sigs, &sig) != 0) {
+    }
+    pv_log_info("signal %d: draining", sig);
+    pthread_mutex_lock(&a.change_mu);
+    a.stopping = true;
+    pthread_cond_broadcast(&a.change_cv);
+    pthread_mutex_unlock(&a.change_mu);
+    clean = httpd_drain(http, a.cfg.grace_ms, a.cfg.prover_timeout_ms + 2000u);
+    if (!httpd_free(http)) {
+        pv_log_warnx("a request is still running; exiting without cleanup");
+        advisor_child_stop(child, 2000);
+        _exit(0);
+    }
+    advisor_child_stop(child, a.cfg.grace_ms);
+    httpd_token_free(&a.admin);
+    advisor_tokens_free(a.tokens);
+    OPENSSL_cleanse(a.prover.token, sizeof(a.prover.token));
+    curl_global_cleanup();
+    pv_log_info("stopped%s", clean ? "" : " (some requests were cut short)");
+    return 0;
+}

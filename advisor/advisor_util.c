@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* advisor_util.c - ids, clocks, digests, the sandbox token table, wake-ups
+ *
+ * Sandbox tokens are never stored: the store keeps their SHA-256, and this
+ * table maps digests to sandbox ids for the authorize callback, which runs
+ * on the HTTP polling thread and so must not touch the database. Lookups
+ * hash the presented token and compare digests in constant time.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+
+#include "advisor/advisor.h"
+
+int64_t advisor_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+pv_result advisor_uuid(char out[37])
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned char b[16];
+    size_t o = 0;
+
+    PV_GUARD_OSSL(RAND_bytes(b, (int)sizeof(b)), PV_ERR_INTERNAL);
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40); /* version 4 */
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* RFC 4122 variant */
+    for (size_t i = 0; i < sizeof(b); i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) {
+            out[o++] = '-';
+        }
+        out[o++] = hex[b[i] >> 4];
+        out[o++] = hex[b[i] & 15];
+    }
+    out[o] = '\0';
+    return PV_RESULT_OK;
+}
+
+void advisor_sha256_hex(const void *data, size_t len, char out[65])
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned char md[SHA256_DIGEST_LENGTH];
+
+    SHA256(data, len, md);
+    for (size_t i = 0; i < sizeof(md); i++) {
+        out[2 * i] = hex[md[i] >> 4];
+        out[2 * i + 1] = hex[md[i] & 15];
+    }
+    out[64] = '\0';
+}
+
+char *advisor_one_line(const char *s)
+{
+    size_t n = strlen(s);
+    char *out = pv_malloc(n + 1);
+    size_t o = 0;
+    const char *p = s;
+
+    if (out == NULL) {
+        return NULL;
+    }
+    while (*p != '\0') {
+        const char *e = strchr(p, '\n');
+        const char *a = p;
+        const char *b;
+        if (e == NULL) {
+            e = p + strlen(p);
+        }
+        b = e;
+        while (a < b && (*a == ' ' || *a == '\t' || *a == '\r')) {
+            a++;
+        }
+        while (b > a && (b[-1] == ' ' || b[-1] == '\t' || b[-1] == '\r')) {
+            b--;
+        }
+        if (b > a) {
+            if (o > 0) {
+                /* "; " replaces at least one '\n' and the trimmed blanks, so
+                 * the output never outgrows the input. */
+                out[o++] = ';';
+                out[o++] = ' ';
+            }
+            memcpy(out + o, a, (size_t)(b - a));
+            o += (size_t)(b - a);
+        }
+        p = *e == '\n' ? e + 1 : e;
+    }
+    out[o] = '\0';
+    return out;
+}
+
+bool advisor_name_valid(const char *s)
+{
+    size_t n = strlen(s);
+
+    if (n == 0 || n > 63) {
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+        if (!alnum && (i == 0 || (c != '-' && c != '_' && c != '.'))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+char *advisor_json_canonical(const json_t *j)
+{
+    return json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+}
+
+/* ===========================================================================
+ * Sandbox tokens
+ * ========================================================================= */
+
+struct token_entry {
+    unsigned char md[SHA256_DIGEST_LENGTH];
+    int64_t id;
+};
+
+struct advisor_tokens {
+    pthread_rwlock_t lock;
+    struct token_entry *v;
+    size_t n;
+    size_t cap;
+};
+
+struct advisor_tokens *advisor_tokens_new(void)
+{
+    struct advisor_tokens *t = pv_calloc(1, sizeof(*t));
+
+    if (t != NULL) {
+        pthread_rwlock_init(&t->lock, NULL);
+    }
+    return t;
+}
+
+void advisor_tokens_free(struct advisor_tokens *t)
+{
+    if (t == NULL) {
+        return;
+    }
+    pthread_rwlock_destroy(&t->lock);
+    free(t->v);
+    free(t);
+}
+
+static bool unhex(const char *s, unsigned char *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned v = 0;
+        for (size_t k = 0; k < 2; k++) {
+            char c = s[2 * i + k];
+            v <<= 4;
+            if (c >= '0' && c <= '9') {
+                v |= (unsigned)(c - '0');
+            } else if (c >= 'a' && c <= 'f') {
+                v |= (unsigned)(c - 'a' + 10);
+            } else {
+                return false;
+            }
+        }
+        out[i] = (unsigned char)v;
+    }
+    return s[2 * n] == '\0';
+}
+
+pv_result advisor_tokens_put(struct advisor_tokens *t, const char *sha256hex, int64_t id)
+{
+    struct token_entry e;
+
+    PV_ENSURE(unhex(sha256hex, e.md, sizeof(e.md)), PV_ERR_PARSE);
+    e.id = id;
+    pthread_rwlock_wrlock(&t->lock);
+    for (size_t i = 0; i < t->n; i++) {
+        if (t->v[i].id == id) {
+            t->v[i] = e;
+            pthread_rwlock_unlock(&t->lock);
+            return PV_RESULT_OK;
+        }
+    }
+    if (t->n == t->cap) {
+        size_t cap = t->cap == 0 ? 16 : t->cap * 2;
+        struct token_entry *v = realloc(t->v, cap * sizeof(*v));
+        if (v == NULL) {
+            pthread_rwlock_unlock(&t->lock);
+            PV_BAIL(PV_ERR_NOMEM);
+        }
+        t->v = v;
+        t->cap = cap;
+    }
+    t->v[t->n++] = e;
+    pthread_rwlock_unlock(&t->lock);
+    return PV_RESULT_OK;
+}
+
+void advisor_tokens_drop(struct advisor_tokens *t, int64_t id)
+{
+    pthread_rwlock_wrlock(&t->lock);
+    for (size_t i = 0; i < t->n; i++) {
+        if (t->v[i].id == id) {
+            t->v[i] = t->v[--t->n];
+            break;
+        }
+    }
+    pthread_rwlock_unlock(&t->lock);
+}
+
+int64_t advisor_tokens_find(struct advisor_tokens *t, const char *bearer, size_t len)
+{
+    unsigned char md[SHA256_DIGEST_LENGTH];
+    int64_t id = -1;
+
+    if (len < HTTPD_TOKEN_MIN || len > HTTPD_TOKEN_MAX) {
+        return -1;
+    }
+    SHA256((const unsigned char *)bearer, len, md);
+    pthread_rwlock_rdlock(&t->lock);
+    /* Every entry is compared, so the time does not say which one matched. */
+    for (size_t i = 0; i < t->n; i++) {
+        if (CRYPTO_memcmp(md, t->v[i].md, sizeof(md)) == 0) {
+            id = t->v[i].id;
+        }
+    }
+    pthread_rwlock_unlock(&t->lock);
+    return id;
+}
+
+/* ===========================================================================
+ * Wake-ups and stripes
+ * ========================================================================= */
+
+void advisor_changed(struct advisor *a)
+{
+    pthread_mutex_lock(&a->change_mu);
+    a->changes++;
+    pthread_cond_broadcast(&a->change_cv);
+    pthread_mutex_unlock(&a->change_mu);
+}
+
+uint64_t advisor_change_count(struct advisor *a)
+{
+    uint64_t n;
+
+    pthread_mutex_lock(&a->change_mu);
+    n = a->changes;
+    pthread_mutex_unlock(&a->change_mu);
+    return n;
+}
+
+uint64_t advisor_wait_change(struct advisor *a, uint64_t seen, int64_t deadline_ms)
+{
+    struct timespec ts = {.tv_sec = deadline_ms / 1000,
+                          .tv_nsec = (long)(deadline_ms % 1000) * 1000000L};
+    uint64_t n;
+
+    pthread_mutex_lock(&a->change_mu);
+    while (a->changes == seen && !a->stopping) {
+        if (pthread_cond_timedwait(&a->change_cv, &a->change_mu, &ts) == ETIMEDOUT) {
+            break;
+        }
+    }
+    n = a->changes;
+    pthread_mutex_unlock(&a->change_mu);
+    return n;
+}
+
+pthread_mutex_t *advisor_stripe(struct advisor *a, int64_t sandbox)
+{
+    return &a->stripes[(uint64_t)sandbox % ADVISOR_LOCK_STRIPES];
+}

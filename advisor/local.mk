@@ -1,0 +1,28 @@
+# advisor/ - proviso-advisor, the gateway. Links libmodel, libhttpd, SQLite,
+# libcurl and OpenSSL; never the prover or Z3 (it proves over HTTP;
+# tests/check-layering.sh checks the sources and the linked binary).
+ADVISOR_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(MHD_CFLAGS) $(SQLITE_CFLAGS) $(CURL_CFLAGS) \
+	$(CRYPTO_CFLAGS) -DBINDIR='"$(bindir)"'
+ADVISOR_LIBS = advisor/libadvisor.la $(HTTPD_LIBS) $(MODEL_LIBS) $(SQLITE_LIBS) $(CURL_LIBS) \
+	$(PTHREAD_LIBS)
+
+noinst_LTLIBRARIES += advisor/libadvisor.la
+advisor_libadvisor_la_CFLAGS = $(ADVISOR_CFLAGS)
+advisor_libadvisor_la_SOURCES = advisor/advisor.h advisor/store.h advisor/store_sqlite.c \
+	advisor/advisor_util.c advisor/advisor_settings.c advisor/advisor_rule.c \
+	advisor/advisor_prover.c advisor/advisor_eval.c advisor/advisor_events.c \
+	advisor/advisor_chunk.c advisor/advisor_routes.c advisor/advisor_api.c \
+	advisor/advisor_child.c
+nodist_advisor_libadvisor_la_SOURCES = advisor/advisor_data.c
+BUILT_SOURCES += advisor/advisor_data.c
+CLEANFILES += advisor/advisor_data.c
+ADVISOR_DATA_FILES = $(srcdir)/advisor/data/openapi.json
+advisor/advisor_data.c: $(srcdir)/common/embed.sh $(ADVISOR_DATA_FILES)
+	$(AM_V_GEN)$(MKDIR_P) advisor && $(SHELL) $(srcdir)/common/embed.sh advisor_data_ \
+		$(ADVISOR_DATA_FILES) > $@.tmp && mv $@.tmp $@
+EXTRA_DIST += advisor/data common/embed.sh
+
+bin_PROGRAMS += proviso-advisor
+proviso_advisor_SOURCES = advisor/advisor_main.c
+proviso_advisor_CFLAGS = $(ADVISOR_CFLAGS)
+proviso_advisor_LDADD = $(ADVISOR_LIBS)
