@@ -250,8 +250,9 @@ void advisor_event_suffix(char *buf, size_t len, int64_t rev, const char *hash);
  * ========================================================================= */
 
 /* principal: 0 admin, > 0 the sandbox's id. */
-void advisor_submit(struct advisor_worker *w, const char *sandbox, const char *body, size_t len,
-                    struct httpd_reply *r);
+/* 'mode' is "mechanistic" or anything else (agent_authored). */
+void advisor_submit(struct advisor_worker *w, const char *sandbox, const char *mode,
+                    const char *body, size_t len, struct httpd_reply *r);
 void advisor_chunk_show(struct advisor_worker *w, const char *sandbox, const char *id,
                         bool reviewer, struct httpd_reply *r);
 void advisor_chunk_wait(struct advisor_worker *w, const char *sandbox, const char *id,

@@ -695,15 +695,17 @@ static pv_result submit_one(struct advisor_worker *w, const char *sandbox, const
     return res;
 }
 
-void advisor_submit(struct advisor_worker *w, const char *sandbox, const char *body, size_t len,
-                    struct httpd_reply *r)
+void advisor_submit(struct advisor_worker *w, const char *sandbox, const char *mode_arg,
+                    const char *body, size_t len, struct httpd_reply *r)
 {
     struct model_diags *d = model_diags_new();
     struct model_proposal *pr;
     struct submit_out o = {.ids = json_array(), .reasons = json_array()};
     json_t *root;
     json_t *ops;
-    const char *mode = "agent_authored";
+    const char *mode = mode_arg != NULL && strcmp(mode_arg, "mechanistic") == 0
+                           ? "mechanistic"
+                           : "agent_authored";
     pv_result res = PV_RESULT_OK;
     struct store_sandbox sb;
 
@@ -1081,25 +1083,23 @@ static json_t *rule_of(const struct store_chunk *c)
     return json_loads(c->proposed_rule, 0, NULL);
 }
 
-void advisor_approve(struct advisor_worker *w, const char *sandbox, const char *id,
-                     const char *body, size_t len, struct httpd_reply *r)
+/* Approve one chunk. In a batch (approve-all), an earlier approval of the
+ * same batch moves the policy, so the live token cannot match the stored
+ * one; the chunk is then approved only when its re-evaluation against the
+ * moved policy reads exactly as the evaluation the reviewer saw (same
+ * validation_result, same security notes, no error). */
+static void approve_chunk(struct advisor_worker *w, const char *sandbox, const char *id,
+                          const char *token, bool batch, struct httpd_reply *r)
 {
     struct decision x;
     struct advisor_eval e;
-    json_t *args = body_object(body, len, r);
     json_t *rule = NULL;
-    const char *token;
     const char *blocked;
     char detail[2300];
     char line[8192];
     pv_result res;
 
-    if (args == NULL) {
-        return;
-    }
-    token = json_string_value(json_object_get(args, "review_token"));
     if (!decision_open(&x, w, sandbox, id, r)) {
-        json_decref(args);
         return;
     }
     if (strcmp(x.c.status, "pending") != 0 && strcmp(x.c.status, "rejected") != 0) {
@@ -1143,7 +1143,9 @@ void advisor_approve(struct advisor_worker *w, const char *sandbox, const char *
         advisor_eval_clear(&e);
         goto out;
     }
-    if (strcmp(e.review_token, x.c.review_token) != 0) {
+    if (strcmp(e.review_token, x.c.review_token) != 0 &&
+        !(batch && strcmp(e.validation_result, x.c.validation_result) == 0 &&
+          strcmp(e.security_notes, x.c.security_notes) == 0)) {
         (void)persist_eval(w, &x.c, &e, x.snap.hash);
         advisor_changed(w->a);
         httpd_reply_error(r, 412, "failed_precondition",
@@ -1176,8 +1178,20 @@ void advisor_approve(struct advisor_worker *w, const char *sandbox, const char *
     advisor_eval_clear(&e);
 out:
     json_decref(rule);
-    json_decref(args);
     decision_close(&x);
+}
+
+void advisor_approve(struct advisor_worker *w, const char *sandbox, const char *id,
+                     const char *body, size_t len, struct httpd_reply *r)
+{
+    json_t *args = body_object(body, len, r);
+
+    if (args == NULL) {
+        return;
+    }
+    approve_chunk(w, sandbox, id, json_string_value(json_object_get(args, "review_token")), false,
+                  r);
+    json_decref(args);
 }
 
 /* Remove an approved chunk's grant: recompose without it and write the
@@ -1512,8 +1526,6 @@ void advisor_approve_all(struct advisor_worker *w, const char *sandbox, const ch
                                         : NULL;
             struct store_chunk c;
             struct httpd_reply one;
-            json_t *b;
-            char *btext;
 
             if (id == NULL) {
                 json_array_append_new(skipped, json_pack("{s:s,s:s}", "chunk_id", "",
@@ -1538,16 +1550,11 @@ void advisor_approve_all(struct advisor_worker *w, const char *sandbox, const ch
                 store_chunk_clear(&c);
                 continue;
             }
-            /* Without an explicit token the stored evaluation must still be
-             * current: approve checks the live token against it. */
-            b = json_pack("{s:s}", "review_token", tok != NULL ? tok : c.review_token);
-            btext = b != NULL ? json_dumps(b, JSON_COMPACT) : NULL;
-            json_decref(b);
-            store_chunk_clear(&c);
+            /* Without an explicit token the stored evaluation is what the
+             * reviewer saw; approve_chunk checks it is still what holds. */
             memset(&one, 0, sizeof(one));
-            advisor_approve(w, sandbox, id, btext != NULL ? btext : "{}",
-                            btext != NULL ? strlen(btext) : 2, &one);
-            free(btext);
+            approve_chunk(w, sandbox, id, tok != NULL ? tok : c.review_token, true, &one);
+            store_chunk_clear(&c);
             if (one.status == 200) {
                 json_array_append(done, one.body);
             } else {

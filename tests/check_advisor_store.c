@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* check_advisor_store.c - the SQLite store: schema, records, compare-and-set
+ *
+ * Each test opens a fresh store in a temporary directory. What a wrong store
+ * would break: migrations refusing a newer schema, a duplicate sandbox name,
+ * a status write that does not check the status it read, revision and event
+ * numbering, content addressing, a rolled-back transaction leaving traces,
+ * and a committed one not surviving a reopen.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "advisor/store.h"
+
+static char dir[64];
+
+static struct store *fresh(void)
+{
+    struct store *s = NULL;
+    char err[256];
+
+    snprintf(dir, sizeof(dir), "/tmp/pv-store.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    ck_assert(pv_ok(store_open(dir, &s, err, sizeof(err))));
+    return s;
+}
+
+static void wipe(struct store *s)
+{
+    char path[128];
+
+    store_close(s);
+    snprintf(path, sizeof(path), "%s/advisor.db", dir);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/advisor.db-wal", dir);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/advisor.db-shm", dir);
+    unlink(path);
+    rmdir(dir);
+}
+
+static int64_t make_sandbox(struct store *s, const char *name)
+{
+    struct store_sandbox sb;
+
+    memset(&sb, 0, sizeof(sb));
+    sb.name = (char *)name;
+    sb.token_sha256 = (char *)"00";
+    sb.credentials = (char *)"";
+    sb.boundary = (char *)"";
+    ck_assert(pv_ok(store_sandbox_create(s, &sb)));
+    ck_assert_int_gt(sb.id, 0);
+    return sb.id;
+}
+
+static struct store_chunk chunk(const char *id, int64_t sandbox)
+{
+    struct store_chunk c;
+
+    memset(&c, 0, sizeof(c));
+    c.id = (char *)id;
+    c.sandbox = sandbox;
+    c.status = (char *)"pending";
+    c.rule_name = (char *)"r";
+    c.proposed_rule = (char *)"{}";
+    c.host = (char *)"example.com";
+    c.port = 443;
+    c.binary = (char *)"/usr/bin/curl";
+    c.analysis_mode = (char *)"agent_authored";
+    c.confidence = 0.75;
+    c.hit_count = 1;
+    return c;
+}
+
+START_TEST(test_sandbox_unique)
+{
+    struct store *s = fresh();
+    struct store_sandbox sb;
+    struct store_sandbox got;
+
+    make_sandbox(s, "a");
+    memset(&sb, 0, sizeof(sb));
+    sb.name = (char *)"a";
+    sb.token_sha256 = (char *)"11";
+    ck_assert_int_eq(store_sandbox_create(s, &sb).err, PV_ERR_EXISTS);
+    ck_assert_int_eq(store_sandbox_get(s, "b", &got).err, PV_ERR_NOTFOUND);
+    ck_assert(pv_ok(store_sandbox_get(s, "a", &got)));
+    ck_assert_str_eq(got.token_sha256, "00");
+    ck_assert_str_eq(got.addresses, "[]");
+    store_sandbox_clear(&got);
+    wipe(s);
+}
+END_TEST
+
+START_TEST(test_chunk_cas)
+{
+    struct store *s = fresh();
+    int64_t sb = make_sandbox(s, "a");
+    struct store_chunk c = chunk("c1", sb);
+    struct store_chunk got;
+
+    ck_assert(pv_ok(store_chunk_insert(s, &c)));
+    ck_assert_int_eq(store_chunk_insert(s, &c).err, PV_ERR_EXISTS);
+    c.status = (char *)"approved";
+    c.approved_seq = 1;
+    /* The write names the status it read: "rejected" is not what is stored. */
+    ck_assert_int_eq(store_chunk_update(s, &c, "rejected").err, PV_ERR_CONFLICT);
+    ck_assert(pv_ok(store_chunk_update(s, &c, "pending")));
+    /* A second writer that read "pending" loses. */
+    c.status = (char *)"rejected";
+    ck_assert_int_eq(store_chunk_update(s, &c, "pending").err, PV_ERR_CONFLICT);
+    ck_assert(pv_ok(store_chunk_get(s, sb, "c1", &got)));
+    ck_assert_str_eq(got.status, "approved");
+    ck_assert_int_eq(got.approved_seq, 1);
+    ck_assert(got.confidence > 0.74 && got.confidence < 0.76);
+    store_chunk_clear(&got);
+    /* Another sandbox's chunk does not exist for this one. */
+    ck_assert_int_eq(store_chunk_get(s, sb + 1, "c1", &got).err, PV_ERR_NOTFOUND);
+    ck_assert_int_eq(store_chunk_max_seq(s, sb), 1);
+    wipe(s);
+}
+END_TEST
+
+START_TEST(test_revisions_and_blobs)
+{
+    struct store *s = fresh();
+    int64_t sb = make_sandbox(s, "a");
+    struct store_revision r;
+    struct store_revision got;
+    char sha[65];
+    char sha2[65];
+    size_t len = 0;
+    char *b;
+
+    ck_assert(pv_ok(store_blob_put(s, "hello", 5, sha)));
+    ck_assert_str_eq(sha, "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
+    ck_assert(pv_ok(store_blob_put(s, "hello", 5, sha2)));
+    ck_assert_str_eq(sha, sha2);
+    b = store_blob_get(s, sha, &len);
+    ck_assert_uint_eq(len, 5);
+    ck_assert_str_eq(b, "hello");
+    free(b);
+    ck_assert_ptr_null(store_blob_get(s, "00", NULL));
+    ck_assert_int_eq(store_rev_latest(s, sb, &got).err, PV_ERR_NOTFOUND);
+    memset(&r, 0, sizeof(r));
+    r.blob = sha;
+    r.hash = (char *)"h1";
+    r.cause = (char *)"create";
+    ck_assert(pv_ok(store_rev_put(s, sb, &r)));
+    ck_assert_int_eq(r.rev, 1);
+    r.hash = (char *)"h2";
+    ck_assert(pv_ok(store_rev_put(s, sb, &r)));
+    ck_assert_int_eq(r.rev, 2);
+    ck_assert(pv_ok(store_rev_latest(s, sb, &got)));
+    ck_assert_int_eq(got.rev, 2);
+    ck_assert_str_eq(got.hash, "h2");
+    store_revision_clear(&got);
+    ck_assert(pv_ok(store_rev_get(s, sb, 1, &got)));
+    ck_assert_str_eq(got.hash, "h1");
+    store_revision_clear(&got);
+    ck_assert_int_eq(store_loaded_latest(s, sb), 0);
+    ck_assert(pv_ok(store_loaded_put(s, sb, 2, "h2", 1)));
+    ck_assert_int_eq(store_loaded_latest(s, sb), 2);
+    wipe(s);
+}
+END_TEST
+
+static void count_events(void *arg, const struct store_event *e)
+{
+    int64_t *last = arg;
+    ck_assert_int_eq(e->seq, *last + 1);
+    *last = e->seq;
+}
+
+START_TEST(test_transactions_and_events)
+{
+    struct store *s = fresh();
+    struct store *again = NULL;
+    struct store_event e;
+    int64_t last = 0;
+    char err[256];
+    char *v;
+
+    memset(&e, 0, sizeof(e));
+    e.sandbox = (char *)"a";
+    e.kind = (char *)"CONFIG:PROPOSED";
+    e.line = (char *)"x";
+    e.json = (char *)"{}";
+    ck_assert(pv_ok(store_begin(s)));
+    ck_assert(pv_ok(store_event_append(s, &e)));
+    ck_assert(pv_ok(store_setting_put(s, "", "k", "true")));
+    store_rollback(s);
+    v = store_setting_get(s, "", "k");
+    ck_assert_ptr_null(v);
+    ck_assert(pv_ok(store_begin(s)));
+    for (int i = 0; i < 3; i++) {
+        ck_assert(pv_ok(store_event_append(s, &e)));
+    }
+    ck_assert(pv_ok(store_setting_put(s, "", "k", "true")));
+    ck_assert(pv_ok(store_setting_put(s, "", "k", "false")));
+    ck_assert(pv_ok(store_commit(s)));
+    ck_assert_int_eq(e.seq, 3); /* the rolled-back event left no gap */
+    /* A second connection sees the committed state. */
+    ck_assert(pv_ok(store_open(dir, &again, err, sizeof(err))));
+    ck_assert(pv_ok(store_event_each(again, 0, 100, count_events, &last)));
+    ck_assert_int_eq(last, 3);
+    v = store_setting_get(again, "", "k");
+    ck_assert_str_eq(v, "false");
+    free(v);
+    ck_assert_int_eq(store_setting_delete(again, "", "nope").err, PV_ERR_NOTFOUND);
+    ck_assert(pv_ok(store_setting_delete(again, "", "k")));
+    store_close(again);
+    wipe(s);
+}
+END_TEST
+
+START_TEST(test_newer_schema_refused)
+{
+    struct store *s = fresh();
+    struct store *again = NULL;
+    sqlite3 *db;
+    char path[128];
+    char err[256];
+
+    store_close(s);
+    snprintf(path, sizeof(path), "%s/advisor.db", dir);
+    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    ck_assert(!pv_ok(store_open(dir, &again, err, sizeof(err))));
+    ck_assert_ptr_nonnull(strstr(err, "newer than this build"));
+    ck_assert(!pv_ok(store_open("/nonexistent/dir", &again, err, sizeof(err))));
+    ck_assert(pv_ok(store_open(dir, &s, err, sizeof(err))) == false);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/advisor.db-wal", dir);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/advisor.db-shm", dir);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_delete_cascades)
+{
+    struct store *s = fresh();
+    int64_t sb = make_sandbox(s, "a");
+    struct store_chunk c = chunk("c1", sb);
+    struct store_chunk got;
+    int64_t n = 0;
+
+    ck_assert(pv_ok(store_chunk_insert(s, &c)));
+    ck_assert(pv_ok(store_setting_put(s, "a", "proposal_approval_mode", "\"auto\"")));
+    ck_assert(pv_ok(store_sandbox_delete(s, sb)));
+    ck_assert_int_eq(store_chunk_get(s, sb, "c1", &got).err, PV_ERR_NOTFOUND);
+    ck_assert_ptr_null(store_setting_get(s, "a", "proposal_approval_mode"));
+    ck_assert_int_eq(store_sandbox_delete(s, sb).err, PV_ERR_NOTFOUND);
+    ck_assert(pv_ok(store_chunk_clear_pending(s, sb, &n)));
+    ck_assert_int_eq(n, 0);
+    wipe(s);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("advisor_store");
+    TCase *t = tcase_create("store");
+
+    tcase_add_test(t, test_sandbox_unique);
+    tcase_add_test(t, test_chunk_cas);
+    tcase_add_test(t, test_revisions_and_blobs);
+    tcase_add_test(t, test_transactions_and_events);
+    tcase_add_test(t, test_newer_schema_refused);
+    tcase_add_test(t, test_delete_cascades);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *r = srunner_create(suite());
+    int failed;
+
+    srunner_run_all(r, CK_NORMAL);
+    failed = srunner_ntests_failed(r);
+    srunner_free(r);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
