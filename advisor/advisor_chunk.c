@@ -39,7 +39,6 @@
 #include "common/pv_log.h"
 #include "model/model.h"
 
-#define MAX_RETRIES 8
 #define REASON_MAX 1000u
 
 /* ===========================================================================
@@ -532,6 +531,16 @@ static bool dedup(struct advisor_worker *w, int64_t sandbox, const char *key,
     return done;
 }
 
+static pv_result sandbox_id(struct advisor_worker *w, const char *sandbox, int64_t *id)
+{
+    struct store_sandbox sb;
+
+    PV_GUARD(store_sandbox_get(w->st, sandbox, &sb));
+    *id = sb.id;
+    store_sandbox_clear(&sb);
+    return PV_RESULT_OK;
+}
+
 /* One operation of a submission: evaluate, then commit under the lock. */
 static pv_result submit_one(struct advisor_worker *w, const char *sandbox, const char *mode,
                             const char *intent, const char *name, const json_t *rule,
@@ -551,7 +560,11 @@ static pv_result submit_one(struct advisor_worker *w, const char *sandbox, const
     advisor_rule_key(rule, host, sizeof(host), &port, binary, sizeof(binary));
     snprintf(key, sizeof(key), "%s|%lld|%s", host, (long long)port, binary);
     res = advisor_uuid(id);
-    for (int attempt = 0; pv_ok(res) && attempt < MAX_RETRIES; attempt++) {
+    /* The first attempt evaluates without the lock; if the policy moved
+     * meanwhile, the second holds the lock from snapshot to commit, so it
+     * cannot be overtaken (a busy sandbox costs waiting, never a refusal). */
+    for (int attempt = 0; pv_ok(res) && attempt < 2; attempt++) {
+        pthread_mutex_t *held = NULL;
         struct advisor_snapshot snap;
         struct advisor_eval e;
         struct store_revision cur;
@@ -566,12 +579,27 @@ static pv_result submit_one(struct advisor_worker *w, const char *sandbox, const
         char *summary;
         int64_t now = advisor_now_ms();
 
+        if (attempt > 0) {
+            int64_t sid = 0;
+            res = sandbox_id(w, sandbox, &sid);
+            if (!pv_ok(res)) {
+                break;
+            }
+            held = advisor_stripe(a, sid);
+            pthread_mutex_lock(held);
+        }
         res = advisor_snapshot_take(w, sandbox, &snap);
         if (!pv_ok(res)) {
+            if (held != NULL) {
+                pthread_mutex_unlock(held);
+            }
             break;
         }
         res = advisor_evaluate(w, &snap, name, rule, &e);
         if (!pv_ok(res)) {
+            if (held != NULL) {
+                pthread_mutex_unlock(held);
+            }
             advisor_snapshot_clear(&snap);
             break;
         }
@@ -580,12 +608,17 @@ static pv_result submit_one(struct advisor_worker *w, const char *sandbox, const
             char reason[2300];
             snprintf(reason, sizeof(reason), "chunk '%s': %s", name, e.application_error);
             reject_early(o, reason);
+            if (held != NULL) {
+                pthread_mutex_unlock(held);
+            }
             advisor_eval_clear(&e);
             advisor_snapshot_clear(&snap);
             break;
         }
         mu = advisor_stripe(a, snap.sandbox);
-        pthread_mutex_lock(mu);
+        if (held == NULL) {
+            pthread_mutex_lock(mu);
+        }
         res = store_begin(w->st);
         stale = false;
         if (pv_ok(res)) {
@@ -689,8 +722,8 @@ static pv_result submit_one(struct advisor_worker *w, const char *sandbox, const
     }
     free(rule_text);
     if (pv_ok(res)) {
-        /* Only a constantly moving policy gets here. */
-        reject_early(o, "the sandbox's policy changed during evaluation too often; resubmit");
+        /* Unreachable: the locked attempt cannot go stale. */
+        reject_early(o, "the sandbox's policy changed during evaluation; resubmit");
     }
     return res;
 }
@@ -796,16 +829,6 @@ out:
 /* ===========================================================================
  * Reading
  * ========================================================================= */
-
-static pv_result sandbox_id(struct advisor_worker *w, const char *sandbox, int64_t *id)
-{
-    struct store_sandbox sb;
-
-    PV_GUARD(store_sandbox_get(w->st, sandbox, &sb));
-    *id = sb.id;
-    store_sandbox_clear(&sb);
-    return PV_RESULT_OK;
-}
 
 static void reply_chunk_missing(struct httpd_reply *r, const char *id)
 {

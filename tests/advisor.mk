@@ -13,6 +13,6 @@ tests_check_advisor_rule_SOURCES = tests/check_advisor_rule.c
 tests_check_advisor_rule_CFLAGS = $(ADVISOR_TEST_CFLAGS)
 tests_check_advisor_rule_LDADD = $(ADVISOR_TEST_LIBS)
 
-ADVISOR_E2E = tests/e2e/advisor_lifecycle.sh
+ADVISOR_E2E = tests/e2e/advisor_lifecycle.sh tests/e2e/advisor_stress.sh
 TESTS += $(ADVISOR_E2E)
 EXTRA_DIST += $(ADVISOR_E2E) tests/e2e/advisor_lib.sh
