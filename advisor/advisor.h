@@ -168,6 +168,9 @@ void advisor_rule_key(const json_t *rule, char *host, size_t hostlen, int64_t *p
 char *advisor_rule_describe(const json_t *rule);
 /* The agent-facing summary: "on h:p[ METHOD path][ by bin]". New string. */
 char *advisor_rule_summary(const json_t *rule, const char *rule_name);
+/* The proposal document {"operations":[{"addRule":{...}}]} for one rule
+ * (canonical JSON, new string; *len its length). */
+char *advisor_proposal_text(const char *name, const json_t *rule, size_t *len);
 
 /* ===========================================================================
  * The prover client (advisor_prover.c)
@@ -225,8 +228,6 @@ struct advisor_eval {
 pv_result advisor_evaluate(struct advisor_worker *w, const struct advisor_snapshot *snap,
                            const char *name, const json_t *rule, struct advisor_eval *out) PV_WUR;
 void advisor_eval_clear(struct advisor_eval *e);
-/* The proposal document {"operations":[{"addRule":{...}}]} for one rule. */
-char *advisor_proposal_text(const char *name, const json_t *rule, size_t *len);
 /* Recompute a sandbox's effective policy from its latest base revision and
  * its approved chunks (approval order), skipping chunk 'skip' (may be
  * NULL). New policy, or NULL with a message in 'err'. */

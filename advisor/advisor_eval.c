@@ -94,23 +94,6 @@ pv_result advisor_snapshot_take(struct advisor_worker *w, const char *sandbox,
  * Helpers
  * ========================================================================= */
 
-char *advisor_proposal_text(const char *name, const json_t *rule, size_t *len)
-{
-    json_t *doc = json_pack("{s:[{s:{s:s,s:O}}]}", "operations", "addRule", "ruleName", name,
-                            "rule", rule);
-    char *text;
-
-    if (doc == NULL) {
-        return NULL;
-    }
-    text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
-    json_decref(doc);
-    if (text != NULL && len != NULL) {
-        *len = strlen(text);
-    }
-    return text;
-}
-
 /* Every diagnostic message, one line each (for one_line). */
 static char *diag_text(struct model_diags *d)
 {

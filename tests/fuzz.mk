@@ -46,3 +46,15 @@ tests_fuzz_fuzz_proxy_request_CFLAGS = $(AM_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_proxy_request_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_proxy_request_LDADD = common/libcommon.la
 endif
+
+# proviso-advisor's readers of proposal bodies (owner: advisor). advisor_rule.c
+# and advisor_util.c are compiled into the target with the fuzzer's flags.
+#   ./tests/fuzz/fuzz_advisor_body -max_total_time=120 CORPUS_DIR
+if ENABLE_FUZZ
+noinst_PROGRAMS += tests/fuzz/fuzz_advisor_body
+tests_fuzz_fuzz_advisor_body_SOURCES = tests/fuzz/fuzz_advisor_body.c advisor/advisor.h \
+	advisor/advisor_rule.c advisor/advisor_util.c advisor/advisor_settings.c
+tests_fuzz_fuzz_advisor_body_CFLAGS = $(ADVISOR_CFLAGS) $(YAML_CFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_advisor_body_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_advisor_body_LDADD = $(ADVISOR_LIBS)
+endif

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* fuzz_advisor_body.c - libFuzzer target: what the advisor reads from a
+ * proposal body an agent (or anyone holding a sandbox token) sends
+ *
+ * The input is loaded as the model loads a submission. For every accepted
+ * body, each operation's rule goes through the advisor's readers (key,
+ * security notes, always-blocked check, event text, summary) and the
+ * advisor's own re-serialisation of the rule must load again as a proposal
+ * with the same rule name - the advisor stores that text and evaluates it
+ * later, so a body it accepted must never become one it cannot read back.
+ * The settings validator gets the whole input as a JSON value too.
+ *   ./tests/fuzz/fuzz_advisor_body -max_total_time=120 CORPUS_DIR
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "advisor/advisor.h"
+#include "model/model.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void read_rule(const char *name, const json_t *rule)
+{
+    char host[256];
+    char bin[1024];
+    char *text;
+    char *s;
+    int64_t port = 0;
+    size_t len = 0;
+    struct model_diags *d = model_diags_new();
+    struct model_proposal *pr;
+
+    advisor_rule_key(rule, host, sizeof(host), &port, bin, sizeof(bin));
+    (void)advisor_rule_blocked_host(rule, false);
+    (void)advisor_rule_blocked_host(rule, true);
+    free(advisor_rule_security_notes(rule));
+    free(advisor_rule_describe(rule));
+    s = advisor_rule_summary(rule, name);
+    free(s);
+    text = advisor_proposal_text(name, rule, &len);
+    if (text == NULL || d == NULL) {
+        free(text);
+        model_diags_free(d);
+        return;
+    }
+    pr = model_proposal_load("stored", text, len, d);
+    if (pr == NULL || model_proposal_nops(pr) != 1 ||
+        strcmp(model_proposal_rule_name(pr, 0), name) != 0) {
+        fprintf(stderr, "fuzz_advisor_body: accepted rule does not read back: %s\n%s\n", text,
+                model_diags_count(d) > 0 ? model_diags_line(d, 0) : "");
+        abort();
+    }
+    model_proposal_free(pr);
+    model_diags_free(d);
+    free(text);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *buf = malloc(size == 0 ? 1 : size);
+    struct model_diags *d = model_diags_new();
+    struct model_proposal *pr;
+    json_t *root;
+    char msg[512];
+
+    if (buf == NULL || d == NULL) {
+        free(buf);
+        model_diags_free(d);
+        return 0;
+    }
+    if (size > 0) {
+        memcpy(buf, data, size);
+    }
+    root = json_loadb(buf, size, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, NULL);
+    if (root != NULL) {
+        (void)advisor_setting_check("proposal_approval_mode", root, msg, sizeof(msg));
+        (void)advisor_setting_check("agent_policy_proposals_enabled", root, msg, sizeof(msg));
+    }
+    pr = model_proposal_load("proposal", buf, size, d);
+    if (pr != NULL && json_is_object(root)) {
+        const json_t *ops = json_object_get(root, "operations");
+        for (size_t i = 0; i < model_proposal_nops(pr) && i < json_array_size(ops); i++) {
+            const json_t *rule = json_object_get(
+                json_object_get(json_array_get(ops, i), "addRule"), "rule");
+            const char *name = model_proposal_rule_name(pr, i);
+            if (json_is_object(rule) && name != NULL && name[0] != '\0') {
+                read_rule(name, rule);
+            }
+        }
+    }
+    model_proposal_free(pr);
+    model_diags_free(d);
+    json_decref(root);
+    free(buf);
+    return 0;
+}
