@@ -435,8 +435,7 @@ static void supersede_collect(void *arg, const struct store_chunk *c)
     struct supersede_ctx *x = arg;
     char **ids;
 
-    if (strcmp(c->id, x->by->id) == 0 || strcmp(c->host, x->by->host) != 0 ||
-        c->port != x->by->port || strcmp(c->binary, x->by->binary) != 0) {
+    if (strcmp(c->id, x->by->id) == 0) {
         return;
     }
     if (strcmp(x->by->analysis_mode, "mechanistic") == 0 &&
@@ -462,7 +461,8 @@ static pv_result supersede(struct advisor_worker *w, const char *sandbox_name,
     if (by->host[0] == '\0' || by->port == 0 || by->binary[0] == '\0') {
         return PV_RESULT_OK;
     }
-    res = store_chunk_each(w->st, by->sandbox, "pending", supersede_collect, &x);
+    res = store_chunk_each_key(w->st, by->sandbox, "pending", by->host, by->port, by->binary,
+                               supersede_collect, &x);
     for (size_t i = 0; i < x.n && pv_ok(res); i++) {
         struct store_chunk c;
         char reason[128];

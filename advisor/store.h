@@ -182,6 +182,11 @@ pv_result store_chunk_each(struct store *s, int64_t sandbox, const char *status,
 pv_result store_chunk_each_approved(struct store *s, int64_t sandbox,
                                     void (*fn)(void *arg, const struct store_chunk *c),
                                     void *arg) PV_WUR;
+/* Chunks of a sandbox with this status, host, port and binary (indexed). */
+pv_result store_chunk_each_key(struct store *s, int64_t sandbox, const char *status,
+                               const char *host, int64_t port, const char *binary,
+                               void (*fn)(void *arg, const struct store_chunk *c),
+                               void *arg) PV_WUR;
 /* The newest chunk with this dedup key (any status); PV_ERR_NOTFOUND. */
 pv_result store_chunk_by_dedup(struct store *s, int64_t sandbox, const char *key,
                                struct store_chunk *out) PV_WUR;

@@ -81,6 +81,7 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
     "  auto_approved INTEGER NOT NULL, decided_by TEXT NOT NULL);"
     "CREATE INDEX chunks_by_sandbox ON chunks (sandbox, created_ms);"
     "CREATE INDEX chunks_by_dedup ON chunks (sandbox, dedup_key) WHERE dedup_key <> '';"
+    "CREATE INDEX chunks_by_key ON chunks (sandbox, status, host, port, binary);"
     "CREATE TABLE events ("
     "  seq INTEGER PRIMARY KEY, ts_ms INTEGER NOT NULL, sandbox TEXT NOT NULL,"
     "  kind TEXT NOT NULL, line TEXT NOT NULL, json TEXT NOT NULL);",
@@ -844,6 +845,22 @@ pv_result store_chunk_each(struct store *s, int64_t sandbox, const char *status,
 
     PV_ENSURE(st != NULL, PV_ERR_IO);
     if (!bind(st, "iss", sandbox, status != NULL ? status : "", status != NULL ? status : "")) {
+        sqlite3_finalize(st);
+        PV_BAIL(PV_ERR_IO);
+    }
+    return chunk_each(st, fn, arg);
+}
+
+pv_result store_chunk_each_key(struct store *s, int64_t sandbox, const char *status,
+                               const char *host, int64_t port, const char *binary,
+                               void (*fn)(void *arg, const struct store_chunk *c), void *arg)
+{
+    sqlite3_stmt *st = prep(s, "SELECT " CHUNK_COLS " FROM chunks WHERE sandbox = ? AND "
+                               "status = ? AND host = ? AND port = ? AND binary = ? "
+                               "ORDER BY created_ms, rowid");
+
+    PV_ENSURE(st != NULL, PV_ERR_IO);
+    if (!bind(st, "issis", sandbox, status, host, port, binary)) {
         sqlite3_finalize(st);
         PV_BAIL(PV_ERR_IO);
     }

@@ -1,0 +1,137 @@
+#!/bin/sh
+# bench_advisor.sh - proposals evaluated per second through proviso-advisor
+#
+#   tests/bench/bench_advisor.sh [SECONDS]        (from the build directory)
+#
+# Against 127.0.0.1 only, with wrk. One proviso-prover serves both phases,
+# so the advisor's figure is read against the prover's own in the same run:
+#   1. baseline: POST /v1/prove straight to the prover - a typical 100-rule
+#      baseline and a one-rule credentialed proposal (tests/e2e/server_gen.sh);
+#   2. the advisor (pointed at that prover with --prover) with a sandbox whose
+#      base policy is the same 100 rules, manual mode: POST one-rule
+#      proposals, each for a new host, so every request is a full
+#      submission - validate, snapshot, merge, prove over HTTP, store the
+#      chunk and its event with synchronous=FULL, answer 202.
+# Prints both rates and their ratio. Goal (issue 8): >= 300 proposals/s on
+# two cores. Not part of make check.
+set -u
+DUR=${1:-10}
+BUILD=${PV_BUILDDIR:-$(pwd)}
+PROVER=$BUILD/proviso-prover
+ADVISOR=$BUILD/proviso-advisor
+CONNS=${BENCH_CONNECTIONS:-8}
+
+command -v wrk >/dev/null 2>&1 || { echo "bench_advisor: wrk is not installed"; exit 77; }
+command -v jq >/dev/null 2>&1 || { echo "bench_advisor: jq is not installed"; exit 77; }
+for f in "$PROVER" "$ADVISOR"; do
+    [ -x "$f" ] || { echo "bench_advisor: $f is not built"; exit 2; }
+done
+
+W=$(mktemp -d "${TMPDIR:-/tmp}/pv-bench-advisor.XXXXXX") || exit 1
+PIDS=
+cleanup() {
+    for p in $PIDS; do kill -KILL "$p" 2>/dev/null; done
+    rm -rf "$W"
+}
+trap cleanup EXIT INT TERM
+
+TOKEN=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
+(umask 077 && printf '%s\n' "$TOKEN" >"$W/token")
+
+wait_port() { # LOG PATTERN -> port
+    i=0
+    while [ $i -lt 400 ]; do
+        p=$(sed -n "$2" "$1" | head -n 1)
+        [ -n "$p" ] && { echo "$p"; return 0; }
+        sleep 0.05
+        i=$((i + 1))
+    done
+    cat "$1" >&2
+    return 1
+}
+
+"$PROVER" --port 0 --token-file "$W/token" 2>"$W/prover.log" &
+PIDS="$PIDS $!"
+PPORT=$(wait_port "$W/prover.log" 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p') || exit 1
+PURL=http://127.0.0.1:$PPORT
+
+sh "$(dirname "$0")/../e2e/server_gen.sh" 100 >"$W/prove.json" || exit 1
+
+cat >"$W/prove.lua" <<'EOF'
+local f = assert(io.open(os.getenv("BENCH_BODY"), "rb"))
+wrk.method = "POST"
+wrk.body = f:read("*a")
+f:close()
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer " .. os.getenv("BENCH_TOKEN")
+local bad = 0
+function response(status, headers, body)
+    if status ~= 200 then bad = bad + 1 end
+end
+function done(summary, latency, requests)
+    io.write(string.format("RESULT %.1f %.2f %.2f %d\n", summary.requests / (summary.duration / 1e6),
+        latency:percentile(50) / 1000, latency:percentile(99) / 1000, summary.errors.status))
+end
+EOF
+
+cat >"$W/submit.lua" <<'EOF'
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer " .. os.getenv("BENCH_SBTOKEN")
+local counter = 0
+local id = 0
+function setup(thread)
+    id = id + 1
+    thread:set("tid", id)
+end
+function request()
+    counter = counter + 1
+    local body = string.format('{"intent_summary":"bench","operations":[{"addRule":{"ruleName":"b%d_%d",' ..
+        '"rule":{"endpoints":[{"host":"api%d-%d.newsvc.example.com","port":443,"protocol":"rest",' ..
+        '"enforcement":"enforce","rules":[{"allow":{"method":"GET","path":"/v1/**"}}]}],' ..
+        '"binaries":[{"path":"/usr/bin/curl"}]}}}]}', tid, counter, tid, counter)
+    return wrk.format(nil, nil, nil, body)
+end
+function done(summary, latency, requests)
+    io.write(string.format("RESULT %.1f %.2f %.2f %d\n", summary.requests / (summary.duration / 1e6),
+        latency:percentile(50) / 1000, latency:percentile(99) / 1000, summary.errors.status))
+end
+EOF
+
+run_wrk() { # URL LUA -> "rate p50 p99 errors"
+    wrk -t2 -c"$CONNS" -d"${DUR}s" --latency -s "$2" "$1" 2>&1 | sed -n 's/^RESULT //p'
+}
+
+echo "== 1. prover alone: POST /v1/prove, 100-rule baseline, one-rule proposal ($CONNS connections)"
+P=$(BENCH_BODY=$W/prove.json BENCH_TOKEN=$TOKEN run_wrk "$PURL/v1/prove" "$W/prove.lua")
+echo "   rate/s p50_ms p99_ms non2xx: $P"
+
+"$ADVISOR" --data-dir "$W/data" --port 0 --token-file "$W/token" --prover "$PURL" \
+    --prover-token-file "$W/token" 2>"$W/advisor.log" &
+PIDS="$PIDS $!"
+APORT=$(wait_port "$W/advisor.log" 's/.*listening on 127.0.0.1 port \([0-9]*\).*/\1/p') || exit 1
+A=http://127.0.0.1:$APORT
+jq -c '{name: "bench", policy: (.baseline | tojson), credentials: (.credentials | tojson)}' \
+    "$W/prove.json" >"$W/create.json"
+SBT=$(curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+    --data-binary @"$W/create.json" "$A/v1/sandboxes" | jq -r .token)
+[ -n "$SBT" ] && [ "$SBT" != null ] || { echo "cannot create the sandbox"; cat "$W/advisor.log"; exit 1; }
+curl -s -o /dev/null -X PUT -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+    -d '{"value":true}' "$A/v1/settings/agent_policy_proposals_enabled"
+
+echo "== 2. advisor: POST /v1/sandboxes/bench/proposals, manual mode ($CONNS connections)"
+V=$(BENCH_SBTOKEN=$SBT run_wrk "$A/v1/sandboxes/bench/proposals" "$W/submit.lua")
+echo "   rate/s p50_ms p99_ms non2xx: $V"
+N=$(curl -s -H "Authorization: Bearer $TOKEN" "$A/v1/sandboxes/bench/proposals?status=pending" |
+    jq '[.chunks[] | select(.validation_result | startswith("prover: "))] | length')
+echo "   chunks stored with a prover verdict: $N"
+
+pr=$(echo "$P" | cut -d' ' -f1)
+ar=$(echo "$V" | cut -d' ' -f1)
+echo "== advisor / prover: $(echo "$ar $pr" | awk '{printf "%.2f", $1 / $2}')x  (advisor $ar/s, prover $pr/s)"
+if awk -v a="$ar" 'BEGIN { exit !(a >= 300) }'; then
+    echo "PASS: >= 300 proposals/s"
+else
+    echo "MISS: < 300 proposals/s"
+    exit 1
+fi
