@@ -87,6 +87,10 @@ struct advisor_worker {
     struct advisor *a;
     struct store *st;
     struct advisor_prover *pc;
+    /* The last effective policy this thread parsed, by hash: a snapshot
+     * takes it (parsing only on a miss) and gives it back when cleared. */
+    struct model_policy *pol_cache;
+    char pol_hash[65];
 };
 
 struct advisor_worker *advisor_worker_new(struct advisor *a);
@@ -194,6 +198,7 @@ bool advisor_prover_healthy(const char *url);
 /* What evaluation reads: the current effective policy and the sandbox's
  * inputs, captured once per operation. */
 struct advisor_snapshot {
+    struct advisor_worker *w;
     int64_t sandbox;
     char *name;
     int64_t rev;            /* current effective revision (0: none yet) */

@@ -201,13 +201,14 @@ static json_t *approval_inputs(struct advisor_worker *w, const struct advisor_sn
     json_t *j;
 
     free(ev);
-    if (snap->credentials[0] != '\0' &&
-        !pv_ok(store_blob_put(w->st, snap->credentials, strlen(snap->credentials), creds))) {
-        creds[0] = '\0';
-    }
-    if (snap->boundary[0] != '\0' &&
-        !pv_ok(store_blob_put(w->st, snap->boundary, strlen(snap->boundary), boundary))) {
-        boundary[0] = '\0';
+    /* An input that cannot be stored fails the approval: a decision is
+     * never recorded without what it rested on. */
+    if ((snap->credentials[0] != '\0' &&
+         !pv_ok(store_blob_put(w->st, snap->credentials, strlen(snap->credentials), creds))) ||
+        (snap->boundary[0] != '\0' &&
+         !pv_ok(store_blob_put(w->st, snap->boundary, strlen(snap->boundary), boundary)))) {
+        json_decref(evidence);
+        return NULL;
     }
     j = json_pack("{s:s,s:s,s:s,s:o,s:s,s:s,s:s,s:s,s:s,s:s}", "baseline_blob", snap->blob,
                   "baseline_hash", snap->hash, "candidate_blob", candidate_blob, "rule",
@@ -393,12 +394,15 @@ static pv_result approve_in_tx(struct advisor_worker *w, const struct advisor_sn
     }
     free(desc);
     {
-        json_t *extra = json_pack("{s:s,s:b,s:s,s:s,s:s,s:I,s:s,s:o}", "chunk_id", c->id, "auto",
-                                  is_auto, "source", c->analysis_mode, "prover_delta",
-                                  e->empty ? "empty" : "findings", "resolved_from",
-                                  resolved_from != NULL ? resolved_from : "", "version",
-                                  (json_int_t)rev, "hash", hash, "inputs",
-                                  approval_inputs(w, snap, c, blob));
+        json_t *inputs = approval_inputs(w, snap, c, blob);
+        json_t *extra = inputs != NULL
+                            ? json_pack("{s:s,s:b,s:s,s:s,s:s,s:I,s:s,s:o}", "chunk_id", c->id,
+                                        "auto", is_auto, "source", c->analysis_mode,
+                                        "prover_delta", e->empty ? "empty" : "findings",
+                                        "resolved_from", resolved_from != NULL ? resolved_from : "",
+                                        "version", (json_int_t)rev, "hash", hash, "inputs", inputs)
+                            : NULL;
+        PV_ENSURE(extra != NULL, PV_ERR_IO);
         PV_GUARD(advisor_event(w->st, snap->name, "CONFIG:APPROVED", line, extra));
     }
     return reconcile(w, snap->name, snap->sandbox, e->candidate, hash, rev, c->id, now);

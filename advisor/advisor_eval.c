@@ -37,7 +37,12 @@ void advisor_snapshot_clear(struct advisor_snapshot *s)
     free(s->yaml);
     free(s->credentials);
     free(s->boundary);
-    model_policy_free(s->policy);
+    if (s->w != NULL && s->w->pol_cache == NULL && s->policy != NULL) {
+        s->w->pol_cache = s->policy;
+        memcpy(s->w->pol_hash, s->hash, sizeof(s->hash));
+    } else {
+        model_policy_free(s->policy);
+    }
     memset(s, 0, sizeof(*s));
 }
 
@@ -75,9 +80,18 @@ pv_result advisor_snapshot_take(struct advisor_worker *w, const char *sandbox,
     snprintf(out->blob, sizeof(out->blob), "%s", rev.blob);
     out->yaml = store_blob_get(w->st, rev.blob, &len);
     store_revision_clear(&rev);
+    out->w = w;
+    if (out->yaml == NULL || out->boundary == NULL) {
+        advisor_snapshot_clear(out);
+        PV_BAIL(PV_ERR_NOMEM);
+    }
+    if (w->pol_cache != NULL && strcmp(w->pol_hash, out->hash) == 0) {
+        out->policy = w->pol_cache;
+        w->pol_cache = NULL;
+        return PV_RESULT_OK;
+    }
     d = model_diags_new();
-    if (out->yaml == NULL || out->boundary == NULL || d == NULL) {
-        model_diags_free(d);
+    if (d == NULL) {
         advisor_snapshot_clear(out);
         PV_BAIL(PV_ERR_NOMEM);
     }

@@ -31,6 +31,7 @@
 #include "advisor/advisor.h"
 #include "advisor/store.h"
 #include "common/pv_log.h"
+#include "model/model.h"
 
 #define CONFIG_MAX_BYTES (64u * 1024u)
 
@@ -427,6 +428,7 @@ void advisor_worker_free(struct advisor_worker *w)
     }
     store_close(w->st);
     advisor_prover_free(w->pc);
+    model_policy_free(w->pol_cache);
     free(w);
 }
 
