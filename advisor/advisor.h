@@ -39,6 +39,7 @@
 
 struct store;
 struct store_chunk;
+struct store_group;
 struct model_policy;
 
 /* ===========================================================================
@@ -69,6 +70,8 @@ struct advisor {
     struct advisor_config cfg;
     struct httpd_token admin;
     struct advisor_tokens *tokens;
+    /* Submissions commit through one writer (one fsync per group). */
+    struct store_group *group;
     /* The prover's address, guarded by prover_mu. */
     pthread_mutex_t prover_mu;
     struct advisor_prover_addr prover;

@@ -505,36 +505,6 @@ static pv_result supersede(struct advisor_worker *w, const char *sandbox_name,
     return res;
 }
 
-/* The mechanistic dedup: bump the hit count of the newest chunk of the same
- * key, unless it was rejected (a re-observed denial then makes a new
- * chunk). True when it was deduplicated (its id appended to o->ids). */
-static bool dedup(struct advisor_worker *w, int64_t sandbox, const char *key,
-                  struct submit_out *o, pv_result *res)
-{
-    struct store_chunk c;
-    bool done = false;
-
-    *res = PV_RESULT_OK;
-    if (!pv_ok(store_chunk_by_dedup(w->st, sandbox, key, &c))) {
-        return false;
-    }
-    if (strcmp(c.status, "rejected") != 0) {
-        char *status = pv_strdup(c.status);
-        c.hit_count++;
-        c.last_seen_ms = advisor_now_ms();
-        *res = status != NULL ? store_chunk_update(w->st, &c, status)
-                              : pv_fail(PV_ERR_NOMEM, __func__);
-        free(status);
-        if (pv_ok(*res)) {
-            json_array_append_new(o->ids, json_string(c.id));
-            o->accepted++;
-            done = true;
-        }
-    }
-    store_chunk_clear(&c);
-    return done;
-}
-
 static pv_result sandbox_id(struct advisor_worker *w, const char *sandbox, int64_t *id)
 {
     struct store_sandbox sb;
@@ -545,7 +515,152 @@ static pv_result sandbox_id(struct advisor_worker *w, const char *sandbox, int64
     return PV_RESULT_OK;
 }
 
-/* One operation of a submission: evaluate, then commit under the lock. */
+/* The commit of one submission, run by the store's group writer. 'w' is
+ * the submitting worker; every write goes through the writer's connection
+ * ('view' below), inside the group's transaction. */
+struct submit_tx {
+    struct advisor_worker *w;
+    const struct advisor_snapshot *snap;
+    const struct advisor_eval *e;
+    const json_t *rule;
+    const char *id;
+    const char *name;
+    const char *rule_text;
+    const char *intent;
+    const char *mode;
+    const char *key;
+    const char *host;
+    int64_t port;
+    const char *binary;
+    bool may_approve; /* the caller holds the sandbox's stripe */
+    /* out */
+    bool stale;       /* the policy moved, or an approval needs the stripe */
+    char chunk_id[37];
+    char line[8192];
+    char approved_line[8192];
+};
+
+static bool auto_gate(const struct advisor_eval *e)
+{
+    return e->empty && e->within_boundary && e->security_notes[0] == '\0' &&
+           e->application_error[0] == '\0';
+}
+
+/* The mechanistic dedup: bump the hit count of the newest chunk of the same
+ * key, unless it was rejected (a re-observed denial then makes a new
+ * chunk). True when it was deduplicated (its id into x->chunk_id). */
+static bool dedup(struct advisor_worker *w, struct submit_tx *x, pv_result *res)
+{
+    struct store_chunk c;
+    bool done = false;
+
+    *res = PV_RESULT_OK;
+    if (!pv_ok(store_chunk_by_dedup(w->st, x->snap->sandbox, x->key, &c))) {
+        return false;
+    }
+    if (strcmp(c.status, "rejected") != 0) {
+        char *status = pv_strdup(c.status);
+        c.hit_count++;
+        c.last_seen_ms = advisor_now_ms();
+        *res = status != NULL ? store_chunk_update(w->st, &c, status)
+                              : pv_fail(PV_ERR_NOMEM, __func__);
+        free(status);
+        if (pv_ok(*res)) {
+            snprintf(x->chunk_id, sizeof(x->chunk_id), "%s", c.id);
+            done = true;
+        }
+    }
+    store_chunk_clear(&c);
+    return done;
+}
+
+static pv_result submit_tx(struct store *st, void *arg)
+{
+    struct submit_tx *x = arg;
+    struct advisor_worker view = *x->w;
+    struct advisor_worker *w = &view;
+    const struct advisor_snapshot *snap = x->snap;
+    const struct advisor_eval *e = x->e;
+    struct store_revision cur;
+    struct store_chunk c;
+    char evidence[65];
+    const char *resolved_from = "default";
+    bool mechanistic = strcmp(x->mode, "mechanistic") == 0;
+    int64_t now = advisor_now_ms();
+    char *summary;
+    pv_result res = PV_RESULT_OK;
+
+    view.st = st;
+    view.pol_cache = NULL;
+    x->stale = false;
+    x->line[0] = '\0';
+    x->approved_line[0] = '\0';
+    PV_GUARD(store_rev_latest(st, snap->sandbox, &cur));
+    x->stale = strcmp(cur.hash, snap->hash) != 0;
+    store_revision_clear(&cur);
+    if (x->stale) {
+        PV_BAIL(PV_ERR_CONFLICT); /* evaluated against an old policy */
+    }
+    if (mechanistic && dedup(w, x, &res)) {
+        return res;
+    }
+    PV_GUARD(res);
+    if (advisor_mode_auto(st, snap->name, &resolved_from) && auto_gate(e) && !x->may_approve) {
+        /* An approval moves the policy: only under the sandbox's stripe. */
+        x->stale = true;
+        PV_BAIL(PV_ERR_CONFLICT);
+    }
+    PV_GUARD(store_evidence(w, e, evidence));
+    memset(&c, 0, sizeof(c));
+    c.id = (char *)x->id;
+    c.sandbox = snap->sandbox;
+    c.draft_version = store_chunk_max_draft(st, snap->sandbox) + 1;
+    c.status = (char *)"pending";
+    c.rule_name = (char *)x->name;
+    c.proposed_rule = (char *)x->rule_text;
+    c.rationale = (char *)(x->intent != NULL ? x->intent : "");
+    c.confidence = mechanistic ? 0.5 : 0.75;
+    c.created_ms = now;
+    c.host = (char *)x->host;
+    c.port = x->port;
+    c.binary = (char *)x->binary;
+    c.hit_count = 1;
+    c.first_seen_ms = now;
+    c.last_seen_ms = now;
+    c.rejection_reason = (char *)"";
+    c.analysis_mode = (char *)x->mode;
+    c.dedup_key = mechanistic ? (char *)x->key : (char *)"";
+    c.stage = (char *)(mechanistic ? "mechanistic" : "agent");
+    c.decided_by = (char *)"";
+    apply_eval(&c, e, snap->hash, evidence);
+    PV_GUARD(store_chunk_insert(st, &c));
+    summary = advisor_rule_summary(x->rule, x->name);
+    snprintf(x->line, sizeof(x->line), "CONFIG:PROPOSED [INFO] %s proposal chunk:%s %s", x->mode,
+             x->id, summary != NULL ? summary : "");
+    free(summary);
+    PV_GUARD(advisor_event(st, snap->name, "CONFIG:PROPOSED", x->line,
+                           json_pack("{s:s,s:s,s:s,s:s,s:s}", "chunk_id", x->id, "analysis_mode",
+                                     x->mode, "rule_name", x->name, "validation_result",
+                                     e->validation_result, "rule", x->rule_text)));
+    PV_GUARD(supersede(w, snap->name, &c));
+    snprintf(x->chunk_id, sizeof(x->chunk_id), "%s", x->id);
+    if (x->may_approve && advisor_mode_auto(st, snap->name, &resolved_from) && auto_gate(e)) {
+        struct store_chunk copy;
+        PV_GUARD(store_chunk_get(st, snap->sandbox, x->id, &copy));
+        res = approve_in_tx(w, snap, &copy, e, "pending", true, resolved_from, x->approved_line,
+                            sizeof(x->approved_line));
+        store_chunk_clear(&copy);
+        PV_GUARD(res);
+    }
+    return PV_RESULT_OK;
+}
+
+/* One operation of a submission: evaluate without any lock, commit through
+ * the group writer. The commit re-checks that the policy is the one that was
+ * evaluated; if it moved, the operation is evaluated again holding the
+ * sandbox's stripe, so it cannot be overtaken twice (a busy sandbox costs
+ * waiting, never a refusal). An approval (auto mode, empty delta) always
+ * commits under the stripe: revisions move one at a time per sandbox. */
 static pv_result submit_one(struct advisor_worker *w, const char *sandbox, const char *mode,
                             const char *intent, const char *name, const json_t *rule,
                             struct submit_out *o)
@@ -556,32 +671,20 @@ static pv_result submit_one(struct advisor_worker *w, const char *sandbox, const
     char key[1400];
     char id[37];
     int64_t port = 0;
-    bool mechanistic = strcmp(mode, "mechanistic") == 0;
     char *rule_text = advisor_json_canonical(rule);
-    pv_result res = PV_RESULT_OK;
+    pv_result res;
 
     PV_ENSURE(rule_text != NULL, PV_ERR_NOMEM);
     advisor_rule_key(rule, host, sizeof(host), &port, binary, sizeof(binary));
     snprintf(key, sizeof(key), "%s|%lld|%s", host, (long long)port, binary);
     res = advisor_uuid(id);
-    /* The first attempt evaluates without the lock; if the policy moved
-     * meanwhile, the second holds the lock from snapshot to commit, so it
-     * cannot be overtaken (a busy sandbox costs waiting, never a refusal). */
-    for (int attempt = 0; pv_ok(res) && attempt < 2; attempt++) {
-        pthread_mutex_t *held = NULL;
+    for (int attempt = 0; pv_ok(res) && attempt < 3; attempt++) {
         struct advisor_snapshot snap;
         struct advisor_eval e;
-        struct store_revision cur;
-        struct store_chunk c;
-        pthread_mutex_t *mu;
-        char evidence[65];
-        char line[8192];
-        char approved_line[8192] = "";
-        const char *resolved_from = "default";
-        bool is_auto;
-        bool stale;
-        char *summary;
-        int64_t now = advisor_now_ms();
+        struct submit_tx x;
+        pthread_mutex_t *held = NULL;
+        const char *from;
+        bool retry = false;
 
         if (attempt > 0) {
             int64_t sid = 0;
@@ -593,140 +696,72 @@ static pv_result submit_one(struct advisor_worker *w, const char *sandbox, const
             pthread_mutex_lock(held);
         }
         res = advisor_snapshot_take(w, sandbox, &snap);
+        if (pv_ok(res)) {
+            res = advisor_evaluate(w, &snap, name, rule, &e);
+            if (!pv_ok(res)) {
+                advisor_snapshot_clear(&snap);
+            }
+        }
         if (!pv_ok(res)) {
             if (held != NULL) {
                 pthread_mutex_unlock(held);
             }
             break;
         }
-        res = advisor_evaluate(w, &snap, name, rule, &e);
-        if (!pv_ok(res)) {
-            if (held != NULL) {
-                pthread_mutex_unlock(held);
-            }
-            advisor_snapshot_clear(&snap);
-            break;
-        }
-        if (!mechanistic && e.candidate == NULL) {
+        if (strcmp(mode, "mechanistic") != 0 && e.candidate == NULL) {
             /* The rule does not merge or validate: the agent redrafts. */
             char reason[2300];
             snprintf(reason, sizeof(reason), "chunk '%s': %s", name, e.application_error);
             reject_early(o, reason);
-            if (held != NULL) {
-                pthread_mutex_unlock(held);
+        } else {
+            if (held == NULL && auto_gate(&e) && advisor_mode_auto(w->st, snap.name, &from)) {
+                held = advisor_stripe(a, snap.sandbox);
+                pthread_mutex_lock(held);
             }
-            advisor_eval_clear(&e);
-            advisor_snapshot_clear(&snap);
-            break;
-        }
-        mu = advisor_stripe(a, snap.sandbox);
-        if (held == NULL) {
-            pthread_mutex_lock(mu);
-        }
-        res = store_begin(w->st);
-        stale = false;
-        if (pv_ok(res)) {
-            res = store_rev_latest(w->st, snap.sandbox, &cur);
-            stale = pv_ok(res) && strcmp(cur.hash, snap.hash) != 0;
-            if (pv_ok(res)) {
-                store_revision_clear(&cur);
-            }
-        }
-        if (pv_ok(res) && !stale && mechanistic && dedup(w, snap.sandbox, key, o, &res)) {
-            res = pv_ok(res) ? store_commit(w->st) : res;
-            if (!pv_ok(res)) {
-                store_rollback(w->st);
-            }
-            pthread_mutex_unlock(mu);
-            advisor_eval_clear(&e);
-            advisor_snapshot_clear(&snap);
-            advisor_changed(a);
-            free(rule_text);
-            return res;
-        }
-        if (!pv_ok(res) || stale) {
-            store_rollback(w->st);
-            pthread_mutex_unlock(mu);
-            advisor_eval_clear(&e);
-            advisor_snapshot_clear(&snap);
-            if (!pv_ok(res)) {
-                break;
-            }
-            continue; /* the effective policy moved: evaluate again */
-        }
-        res = store_evidence(w, &e, evidence);
-        memset(&c, 0, sizeof(c));
-        c.id = id;
-        c.sandbox = snap.sandbox;
-        c.draft_version = store_chunk_max_draft(w->st, snap.sandbox) + 1;
-        c.status = (char *)"pending";
-        c.rule_name = (char *)name;
-        c.proposed_rule = rule_text;
-        c.rationale = (char *)(intent != NULL ? intent : "");
-        c.confidence = mechanistic ? 0.5 : 0.75;
-        c.created_ms = now;
-        c.host = host;
-        c.port = port;
-        c.binary = binary;
-        c.hit_count = 1;
-        c.first_seen_ms = now;
-        c.last_seen_ms = now;
-        c.rejection_reason = (char *)"";
-        c.analysis_mode = (char *)mode;
-        c.dedup_key = mechanistic ? key : (char *)"";
-        c.stage = (char *)(mechanistic ? "mechanistic" : "agent");
-        c.decided_by = (char *)"";
-        apply_eval(&c, &e, snap.hash, evidence);
-        if (pv_ok(res)) {
-            res = store_chunk_insert(w->st, &c);
-        }
-        summary = advisor_rule_summary(rule, name);
-        snprintf(line, sizeof(line), "CONFIG:PROPOSED [INFO] %s proposal chunk:%s %s", mode, id,
-                 summary != NULL ? summary : "");
-        free(summary);
-        if (pv_ok(res)) {
-            res = advisor_event(
-                w->st, snap.name, "CONFIG:PROPOSED", line,
-                json_pack("{s:s,s:s,s:s,s:s,s:s}", "chunk_id", id, "analysis_mode", mode,
-                          "rule_name", name, "validation_result", e.validation_result,
-                          "rule", rule_text));
-        }
-        if (pv_ok(res)) {
-            res = supersede(w, snap.name, &c);
-        }
-        is_auto = advisor_mode_auto(w->st, snap.name, &resolved_from);
-        if (pv_ok(res) && is_auto && e.empty && e.within_boundary &&
-            e.security_notes[0] == '\0' && e.application_error[0] == '\0') {
-            struct store_chunk copy;
-            res = store_chunk_get(w->st, snap.sandbox, id, &copy);
-            if (pv_ok(res)) {
-                res = approve_in_tx(w, &snap, &copy, &e, "pending", true, resolved_from,
-                                    approved_line, sizeof(approved_line));
-                store_chunk_clear(&copy);
+            memset(&x, 0, sizeof(x));
+            x.w = w;
+            x.snap = &snap;
+            x.e = &e;
+            x.rule = rule;
+            x.id = id;
+            x.name = name;
+            x.rule_text = rule_text;
+            x.intent = intent;
+            x.mode = mode;
+            x.key = key;
+            x.host = host;
+            x.port = port;
+            x.binary = binary;
+            x.may_approve = held != NULL;
+            res = store_group_write(a->group, submit_tx, &x);
+            if (!pv_ok(res) && x.stale) {
+                res = PV_RESULT_OK;
+                retry = true;
+            } else if (pv_ok(res)) {
+                json_array_append_new(o->ids, json_string(x.chunk_id));
+                o->accepted++;
+                if (x.line[0] != '\0') {
+                    log_line(x.line);
+                }
+                if (x.approved_line[0] != '\0') {
+                    log_line(x.approved_line);
+                }
+                advisor_changed(a);
             }
         }
-        res = pv_ok(res) ? store_commit(w->st) : res;
-        if (!pv_ok(res)) {
-            store_rollback(w->st);
-        }
-        pthread_mutex_unlock(mu);
-        if (pv_ok(res)) {
-            json_array_append_new(o->ids, json_string(id));
-            o->accepted++;
-            log_line(line);
-            if (approved_line[0] != '\0') {
-                log_line(approved_line);
-            }
-            advisor_changed(a);
+        if (held != NULL) {
+            pthread_mutex_unlock(held);
         }
         advisor_eval_clear(&e);
         advisor_snapshot_clear(&snap);
-        free(rule_text);
-        return res;
+        if (!retry) {
+            free(rule_text);
+            return res;
+        }
     }
     free(rule_text);
     if (pv_ok(res)) {
-        /* Unreachable: the locked attempt cannot go stale. */
+        /* Unreachable: an attempt under the stripe cannot go stale. */
         reject_early(o, "the sandbox's policy changed during evaluation; resubmit");
     }
     return res;

@@ -543,6 +543,10 @@ int main(int argc, char **argv)
         pv_fatal("store: cannot read the sandboxes: %s", store_errmsg(st));
     }
     store_close(st);
+    a.group = store_group_open(o.data_dir, err, sizeof(err));
+    if (a.group == NULL) {
+        pv_fatal("store: %s", err);
+    }
 
     if (o.token_file != NULL) {
         if (!pv_ok(httpd_token_from_file(&a.admin, o.token_file, err, sizeof(err)))) {
@@ -617,6 +621,7 @@ int main(int argc, char **argv)
         _exit(0);
     }
     advisor_child_stop(child, a.cfg.grace_ms);
+    store_group_close(a.group);
     httpd_token_free(&a.admin);
     advisor_tokens_free(a.tokens);
     OPENSSL_cleanse(a.prover.token, sizeof(a.prover.token));

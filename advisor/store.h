@@ -48,6 +48,24 @@ pv_result store_commit(struct store *s) PV_WUR;
 void store_rollback(struct store *s);
 
 /* ---------------------------------------------------------------------------
+ * Group commit
+ *
+ * With synchronous=FULL each commit waits for the disk; writes that arrive
+ * together share one. store_group_write runs fn(st, arg) on the group's
+ * writer thread, inside the group's next transaction and inside a
+ * savepoint of its own: when fn fails its writes are undone and the others'
+ * kept; when it succeeds its writes are durable once the call returns (the
+ * group committed). fn must not begin or commit transactions itself. The
+ * result is fn's, or the commit's failure.
+ * ------------------------------------------------------------------------- */
+
+struct store_group;
+struct store_group *store_group_open(const char *dir, char *err, size_t errlen);
+void store_group_close(struct store_group *g);
+pv_result store_group_write(struct store_group *g, pv_result (*fn)(struct store *st, void *arg),
+                            void *arg) PV_WUR;
+
+/* ---------------------------------------------------------------------------
  * Blobs: content-addressed by the hex SHA-256 of their bytes
  * ------------------------------------------------------------------------- */
 
