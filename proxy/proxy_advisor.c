@@ -522,9 +522,15 @@ static void *sync_main(void *arg)
                 note(a, "advisor unreachable (%s): keeping the current policy, retrying",
                      r.err);
             } else {
-                note(a, "advisor answered %ld to the policy sync (%.200s): keeping the current "
+                char said[201];
+                size_t k = 0;
+                for (; r.body != NULL && r.body[k] != '\0' && k < sizeof(said) - 1; k++) {
+                    said[k] = (unsigned char)r.body[k] < 0x20 ? ' ' : r.body[k];
+                }
+                said[k] = '\0';
+                note(a, "advisor answered %ld to the policy sync (%s): keeping the current "
                         "policy, retrying",
-                     r.status, r.body != NULL ? r.body : "");
+                     r.status, said);
             }
             down = true;
         }
