@@ -328,6 +328,42 @@ out=$("$CURL" -s -H "Authorization: Bearer $(cat "$T/one.token")" -w '|%{http_co
 expect_eq "(e) own token: chunk" 200 "$(code "$out")"
 
 # ---------------------------------------------------------------------------
+# a revision this proxy cannot load: fail closed, not reported, not reloaded
+# ---------------------------------------------------------------------------
+
+# (the mode is still manual) the revision file cannot be written: the reload
+# finds no file and the proxy quarantines
+mkdir -p "$T/P1.data/advisor-policy.yaml.tmp"
+approve_rule() { # NAME PATH: submit through policy.local, approve as reviewer; prints the id
+    o=$(via P1 -d "$(rule "$1" 127.0.0.1 "$UP" GET "$2")" http://policy.local/v1/proposals)
+    i=$(jget "$o" '.accepted_chunk_ids[0]')
+    o=$(via P1 "http://policy.local/v1/proposals/$i")
+    adm ADV POST "/v1/sandboxes/one/proposals/$i/approve" \
+        "{\"review_token\":\"$(jget "$o" .review_token)\"}" >/dev/null
+    printf '%s' "$i"
+}
+QID=$(approve_rule quarantined_read /q)
+wait_log "$T/P1.log" "policy reload (advisor revision 4) failed, fail-closed" ||
+    fail "revision 4 did not fail to load: $(tail -5 "$T/P1.log")"
+out=$(via P1 "http://127.0.0.1:$UP/allowed")
+expect_eq "quarantine denies" 403 "$(code "$out")"
+expect_has "quarantine reason" "fail-closed quarantine is active" "$out"
+out=$(via P1 "http://policy.local/v1/proposals/$QID/wait?timeout=1")
+expect_eq "unloaded approval: policy_reloaded false" "approved false" \
+    "$(jget "$out" .status) $(jget "$out" .policy_reloaded)"
+out=$(via P1 http://policy.local/v1/policy/current)
+expect_eq "quarantine: no current policy" "404 policy_unavailable" "$(code "$out") $(jget "$out" .error)"
+ev=$(adm ADV GET /v1/events)
+expect_eq "revision 4 never reported loaded" 0 "$(body "$ev" | "$JQ" \
+    '[.events[] | select(.kind == "CONFIG:LOADED" and (.line | contains("version:v4")))] | length')"
+rmdir "$T/P1.data/advisor-policy.yaml.tmp"
+RID=$(approve_rule recovered_read /r)
+wait_log "$T/P1.log" "advisor revision 5 loaded" || fail "revision 5 did not load"
+out=$(via P1 "http://127.0.0.1:$UP/q")
+expect_eq "recovered: the quarantined rule now works" 200 "$(code "$out")"
+wait_log "$T/P1.log" "advisor recorded revision 5 as loaded" || fail "revision 5 not recorded"
+
+# ---------------------------------------------------------------------------
 # (g) the setting off closes policy.local and empties next_steps
 # ---------------------------------------------------------------------------
 
