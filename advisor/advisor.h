@@ -105,6 +105,8 @@ void advisor_changed(struct advisor *a);
  * clock) passes; returns the new counter. */
 uint64_t advisor_wait_change(struct advisor *a, uint64_t seen, int64_t deadline_ms);
 uint64_t advisor_change_count(struct advisor *a);
+/* True once SIGTERM arrived: long-polls answer now instead of waiting. */
+bool advisor_stopping(struct advisor *a);
 pthread_mutex_t *advisor_stripe(struct advisor *a, int64_t sandbox);
 
 /* Sandbox tokens (advisor_util.c). */

@@ -925,7 +925,8 @@ void advisor_chunk_wait(struct advisor_worker *w, const char *sandbox, const cha
             }
             return;
         }
-        if (strcmp(c.status, "pending") != 0 || advisor_now_ms() >= deadline) {
+        if (strcmp(c.status, "pending") != 0 || advisor_now_ms() >= deadline ||
+            advisor_stopping(w->a)) {
             json_t *j = chunk_json(w, &c, false);
             if (j != NULL && strcmp(c.status, "pending") == 0) {
                 json_object_set_new(j, "timed_out", json_true());

@@ -455,7 +455,8 @@ static void policy_get(struct advisor_worker *w, const struct httpd_req *rq, con
             reply_store_error(r, res, "policy");
             break;
         }
-        if (after < 0 || rev.rev > after || flag_moved || advisor_now_ms() >= deadline) {
+        if (after < 0 || rev.rev > after || flag_moved || advisor_now_ms() >= deadline ||
+            advisor_stopping(w->a)) {
             char *yaml = store_blob_get(w->st, rev.blob, NULL);
             httpd_reply_json(
                 r, 200,

@@ -260,6 +260,16 @@ uint64_t advisor_change_count(struct advisor *a)
     return n;
 }
 
+bool advisor_stopping(struct advisor *a)
+{
+    bool s;
+
+    pthread_mutex_lock(&a->change_mu);
+    s = a->stopping;
+    pthread_mutex_unlock(&a->change_mu);
+    return s;
+}
+
 uint64_t advisor_wait_change(struct advisor *a, uint64_t seen, int64_t deadline_ms)
 {
     struct timespec ts = {.tv_sec = deadline_ms / 1000,

@@ -1,14 +1,17 @@
 # proxy/ - proviso-proxy, the enforcing egress proxy. Links libmodel, OpenSSL,
 # libevent and libhttp-parser; never the prover or Z3 (tests/check-layering.sh).
-PROXY_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS) $(LIBEVENT_CFLAGS) $(JANSSON_CFLAGS)
+PROXY_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS) $(LIBEVENT_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS)
 PROXY_LIBS = proxy/libproxy.la $(MODEL_LIBS) $(OPENSSL_LIBS) $(LIBEVENT_LIBS) \
-	$(HTTP_PARSER_LIBS)
+	$(HTTP_PARSER_LIBS) $(CURL_LIBS) $(PTHREAD_LIBS)
 
 noinst_LTLIBRARIES += proxy/libproxy.la
 proxy_libproxy_la_CFLAGS = $(PROXY_CFLAGS)
 proxy_libproxy_la_SOURCES = proxy/proxy.h proxy/proxy_int.h \
 	proxy/proxy_http.c proxy/proxy_policy.c proxy/proxy_ident.c proxy/proxy_tls.c \
 	proxy/proxy_log.c proxy/proxy_splice.c proxy/proxy_conn.c proxy/proxy_server.c
+# advisor mode: policy sync, policy.local, the agent skill (talks HTTP to the advisor)
+proxy_libproxy_la_SOURCES += proxy/proxy_advisor.h proxy/proxy_advisor.c proxy/proxy_local.c \
+	proxy/proxy_skill.c
 
 bin_PROGRAMS += proxy/proviso-proxy
 proxy_proviso_proxy_SOURCES = proxy/proxy_main.c

@@ -214,6 +214,7 @@ struct proxy_l7_deny {
     const char *host;
     uint16_t port;
     const char *binary;  /* NULL or "" when unknown */
+    const char *skill;   /* advisor mode with proposals on: the skill's path, else NULL */
 };
 char *proxy_reply_l7(const struct proxy_l7_deny *d, size_t *len);
 /* Bare status line with an empty body ("HTTP/1.1 400 Bad Request\r\n\r\n"). */
@@ -309,6 +310,8 @@ struct proxy_log_event {
     bool tunnel;         /* CONNECT_L7 / in-tunnel */
 };
 void proxy_log_event(struct proxy_log *l, const struct proxy_log_event *e);
+/* Advisor mode: 'fn' sees every DENIED line (without its newline). */
+void proxy_log_set_tap(struct proxy_log *l, void (*fn)(void *, const char *, size_t), void *arg);
 /* A free-form operational line ("{time} PROXY {message}"). */
 void proxy_log_note(struct proxy_log *l, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -332,6 +335,11 @@ struct proxy_config {
     unsigned connect_timeout_ms;
     unsigned idle_timeout_ms;
     unsigned reload_check_ms;  /* policy file stat period */
+    /* advisor mode (proxy_advisor.c): the policy comes from proviso-advisor */
+    const char *advisor_url;   /* NULL: --policy file mode */
+    const char *sandbox;
+    const char *token_file;    /* the sandbox's bearer token */
+    const char *skill_dir;     /* NULL: DATA_DIR/skills */
 };
 
 /* Run the proxy until SIGTERM/SIGINT; returns the process exit status. */

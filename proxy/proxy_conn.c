@@ -42,6 +42,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "proxy/proxy_advisor.h"
 #include "proxy/proxy_int.h"
 
 #define RELAY_HWM (256u * 1024u)
@@ -442,6 +443,7 @@ static void deny_l7(struct proxy_conn *c, const struct proxy_verdict *v, const c
     d.host = c->nhost;
     d.port = c->port;
     d.binary = v->binary;
+    d.skill = proxy_local_skill(c->srv); /* advisor mode: next_steps, agent_guidance */
     r = proxy_reply_l7(&d, &len);
     if (r == NULL) {
         reply_bare(c, 500);
@@ -1041,6 +1043,8 @@ static void forward_request(struct proxy_conn *c)
         if (u.port != 80) {
             reply_json(c, 400, "invalid_policy_local_scheme", "Use http://policy.local only",
                        NULL);
+        } else if (proxy_local_serve(c, t + u.rest.off, u.rest.len)) {
+            reply_close(c, NULL, 0); /* advisor mode: proxy_local.c took the client */
         } else {
             reply_json(c, 404, "feature_disabled",
                        "agent-driven policy proposals are not enabled in this sandbox; set the "

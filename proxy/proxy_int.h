@@ -56,6 +56,7 @@ struct proxy_server {
     bool policy_st_valid;
     uint16_t port;            /* bound ports */
     uint16_t admin_port;
+    struct proxy_advisor *adv; /* advisor mode (proxy_advisor.c), else NULL */
 };
 
 enum proxy_conn_mode {

@@ -35,7 +35,15 @@ struct proxy_log {
     int dfd;       /* denials.jsonl, -1 when off */
     struct pv_dynbuf buf;
     struct pv_dynbuf dbuf;
+    void (*tap)(void *arg, const char *line, size_t len); /* DENIED lines (advisor mode) */
+    void *tap_arg;
 };
+
+void proxy_log_set_tap(struct proxy_log *l, void (*fn)(void *, const char *, size_t), void *arg)
+{
+    l->tap = fn;
+    l->tap_arg = arg;
+}
 
 struct proxy_log *proxy_log_new(const char *path, const char *denials_path)
 {
@@ -215,10 +223,12 @@ void proxy_log_event(struct proxy_log *l, const struct proxy_log_event *e)
     int pid = (e->id != NULL && e->id->n > 0) ? (int)e->id->pid : 0;
     const char *q = e->has_query ? "?[redacted]" : "";
     pv_result r;
+    size_t start;
 
     if (l == NULL) {
         return;
     }
+    start = l->buf.len;
     timestamp(ts, sizeof(ts));
     clean_reason(e->reason, reason, sizeof(reason));
     if (e->method == NULL) {
@@ -239,6 +249,9 @@ void proxy_log_event(struct proxy_log *l, const struct proxy_log_event *e)
     }
     if (pv_ok(r) && e->action != PROXY_LOG_ALLOWED) {
         r = pv_dynbuf_printf(&l->buf, " [reason:%s]", reason);
+    }
+    if (pv_ok(r) && e->action == PROXY_LOG_DENIED && l->tap != NULL) {
+        l->tap(l->tap_arg, l->buf.buf + start, l->buf.len - start); /* proxy_local.c */
     }
     if (pv_ok(r)) {
         r = pv_dynbuf_addc(&l->buf, '\n');

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* proxy_main.c - command line of proviso-proxy
  *
- *   proviso-proxy --policy FILE [--port N] [--bind ADDR] [--admin-port N]
+ *   proviso-proxy (--policy FILE | --advisor URL --sandbox NAME --token-file F
+ *                  [--skill-dir DIR]) [--port N] [--bind ADDR] [--admin-port N]
  *                 [--data-dir DIR] [--log FILE] [--upstream-ca FILE]
  *                 [--test-allow-loopback] [--test-hosts-file FILE]
  *                 [--port-file FILE] [--connect-timeout MS] [--idle-timeout MS]
@@ -18,12 +19,13 @@
 #include <string.h>
 
 #include "common/pv_log.h"
-#include "proxy/proxy.h"
+#include "proxy/proxy_advisor.h"
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: proviso-proxy --policy FILE [--port N] [--bind ADDR] [--admin-port N]\n"
+            "usage: proviso-proxy (--policy FILE | --advisor URL --sandbox NAME --token-file FILE\n"
+            "                      [--skill-dir DIR]) [--port N] [--bind ADDR] [--admin-port N]\n"
             "                     [--data-dir DIR] [--log FILE] [--upstream-ca FILE]\n"
             "                     [--test-allow-loopback] [--test-hosts-file FILE]\n"
             "                     [--port-file FILE] [--connect-timeout MS]\n"
@@ -32,7 +34,9 @@ static void usage(FILE *out)
             "Enforcing egress proxy: HTTP_PROXY/HTTPS_PROXY=http://ADDR:PORT.\n"
             "Defaults: --bind 127.0.0.1 --port 3128, admin port = port + 1 (GET /healthz),\n"
             "--data-dir ./proviso-proxy-data (CA: ca.crt, denials.jsonl), log on stderr.\n"
-            "SIGHUP or a change of the policy file reloads; SIGTERM drains and exits 0.\n");
+            "SIGHUP or a change of the policy file reloads; SIGTERM drains and exits 0.\n"
+            "With --advisor the policy comes from proviso-advisor (long-poll) and agents\n"
+            "reach it at http://policy.local; the skill is DATA_DIR/skills/policy_advisor.md.\n");
 }
 
 static int number(const char *opt, const char *s, uint64_t max, uint64_t *out)
@@ -60,11 +64,16 @@ int main(int argc, char **argv)
         {"connect-timeout", required_argument, NULL, 'c'},
         {"idle-timeout", required_argument, NULL, 'i'},
         {"reload-interval", required_argument, NULL, 'r'},
+        {"advisor", required_argument, NULL, 'A'},
+        {"sandbox", required_argument, NULL, 'S'},
+        {"token-file", required_argument, NULL, 'T'},
+        {"skill-dir", required_argument, NULL, 'K'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
     struct proxy_config cfg;
+    char advisor_policy[4200];
     uint64_t v;
     int ch;
 
@@ -133,6 +142,18 @@ int main(int argc, char **argv)
             }
             cfg.reload_check_ms = (unsigned)v;
             break;
+        case 'A':
+            cfg.advisor_url = optarg;
+            break;
+        case 'S':
+            cfg.sandbox = optarg;
+            break;
+        case 'T':
+            cfg.token_file = optarg;
+            break;
+        case 'K':
+            cfg.skill_dir = optarg;
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -144,7 +165,11 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (optind != argc || cfg.policy_path == NULL) {
+    if (optind != argc) {
+        usage(stderr);
+        return 2;
+    }
+    if (proxy_advisor_args(&cfg, advisor_policy, sizeof(advisor_policy)) != 0) {
         usage(stderr);
         return 2;
     }

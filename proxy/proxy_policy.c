@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy/proxy.h"
+#include "proxy/proxy_advisor.h"
 
 struct proxy_policy {
     unsigned refs;
@@ -443,7 +443,7 @@ char *proxy_reply_l7(const struct proxy_l7_deny *d, size_t *len)
         json_object_set_new(miss, "binary", jstr(d->binary));
     }
     json_object_set_new(o, "rule_missing", miss);
-    json_object_set_new(o, "next_steps", json_array());
+    proxy_local_advice(o, d->skill); /* next_steps, agent_guidance (proxy_local.c) */
     /* rule keys come from the policy file: keep control bytes out of the head */
     snprintf(hdr, sizeof(hdr), "X-OpenShell-Policy: %.256s\r\n", d->policy);
     for (size_t i = 20; hdr[i] != '\0' && hdr[i + 1] != '\0' && hdr[i + 2] != '\0'; i++) {

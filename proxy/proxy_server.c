@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "common/pv_log.h"
+#include "proxy/proxy_advisor.h"
 #include "proxy/proxy_int.h"
 
 #define DRAIN_GRACE_S 5
@@ -114,6 +115,12 @@ static void reload(struct proxy_server *srv, const char *why)
         next = c->next;
         proxy_conn_policy_changed(c);
     }
+}
+
+/* advisor mode: proxy_advisor.c wrote a revision to cfg->policy_path */
+void proxy_server_reload(struct proxy_server *srv, const char *why)
+{
+    reload(srv, why);
 }
 
 static void stat_cb(evutil_socket_t fd, short what, void *arg)
@@ -346,6 +353,7 @@ static struct event *timer_event(struct proxy_server *srv, event_callback_fn fn,
 
 static void server_free(struct proxy_server *srv)
 {
+    proxy_advisor_free(srv->adv); /* advisor mode: threads, policy.local clients */
     while (srv->conns != NULL) {
         proxy_conn_free(srv->conns);
     }
@@ -390,7 +398,11 @@ int proxy_server_run(const struct proxy_config *cfg)
     srv.cfg = cfg;
     srv.opts.test_allow_loopback = cfg->test_allow_loopback;
     signal(SIGPIPE, SIG_IGN);
-    srv.policy = proxy_policy_load(cfg->policy_path, 1, err, sizeof(err));
+    /* advisor mode: fail closed until the first revision loads (proxy_advisor.c) */
+    srv.policy = cfg->advisor_url != NULL
+                     ? proxy_policy_quarantine(1, "fail-closed: no policy revision has loaded "
+                                                  "from the advisor yet")
+                     : proxy_policy_load(cfg->policy_path, 1, err, sizeof(err));
     if (srv.policy == NULL) {
         pv_log_errorx("%s", err);
         return 2;
@@ -410,6 +422,10 @@ int proxy_server_run(const struct proxy_config *cfg)
     if (srv.log == NULL || srv.ident == NULL || srv.base == NULL ||
         event_base_priority_init(srv.base, 3) != 0) {
         pv_log_errorx("cannot initialise the proxy (log file, memory or event loop)");
+        server_free(&srv);
+        return 2;
+    }
+    if (cfg->advisor_url != NULL && (srv.adv = proxy_advisor_new(&srv)) == NULL) {
         server_free(&srv);
         return 2;
     }

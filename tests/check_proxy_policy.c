@@ -315,7 +315,7 @@ START_TEST(test_reply_l7)
 {
     struct proxy_l7_deny d = {"policy_denied", "api\r\nX-Evil: 1", "DELETE", "/repos/x",
                               "DELETE /repos/x not permitted by policy", "api.example.com", 443,
-                              "/usr/bin/curl"};
+                              "/usr/bin/curl", NULL /* skill: proposals off */};
     size_t len = 0;
     char *r = proxy_reply_l7(&d, &len);
     const char *body;

@@ -13,6 +13,7 @@ include $(srcdir)/tests/model_eval.mk
 include $(srcdir)/tests/model_merge.mk
 include $(srcdir)/tests/prover.mk
 include $(srcdir)/tests/proxy.mk
+include $(srcdir)/tests/proxy_advisor.mk
 include $(srcdir)/tests/server.mk
 include $(srcdir)/tests/advisor.mk
 include $(srcdir)/tests/fuzz.mk

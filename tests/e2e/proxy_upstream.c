@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* proxy_upstream.c - the origin server behind proviso-proxy in e2e tests
  *
- *   proxy_upstream --port-file FILE [--cert CRT --key KEY]
+ *   proxy_upstream --port-file FILE [--cert CRT --key KEY] [--log FILE]
  *
  * Listens on 127.0.0.1 (free ports) with plain HTTP and, given a certificate,
  * HTTPS; writes "HTTP_PORT HTTPS_PORT\n" to FILE when ready. Every request
@@ -12,6 +12,9 @@
  *   request: METHOD URI
  *   header: Name: value          (one line per field, in order)
  *   body-bytes: N
+ *
+ * With --log every request also appends "METHOD URI\n" to FILE (what the
+ * upstream received, for tests that must prove a request never arrived).
  *
  * Special paths: /bulk?n=N streams N bytes (Content-Length), /close answers
  * with Connection: close, /status/NNN answers with that status.
@@ -98,6 +101,8 @@ static void bulk_next(struct evhttp_connection *conn, void *arg)
     evbuffer_free(out);
 }
 
+static FILE *req_log;
+
 static void handle(struct evhttp_request *req, void *arg)
 {
     const char *kind = arg;
@@ -108,6 +113,10 @@ static void handle(struct evhttp_request *req, void *arg)
     const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
     const char *query = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
 
+    if (req_log != NULL) {
+        fprintf(req_log, "%s %s\n", method_name(evhttp_request_get_command(req)), uri);
+        fflush(req_log);
+    }
     if (path != NULL && strcmp(path, "/bulk") == 0) {
         struct bulk *bk = calloc(1, sizeof(*bk));
         char cl[32];
@@ -212,6 +221,7 @@ int main(int argc, char **argv)
         {"port-file", required_argument, NULL, 'f'},
         {"cert", required_argument, NULL, 'c'},
         {"key", required_argument, NULL, 'k'},
+        {"log", required_argument, NULL, 'l'},
         {NULL, 0, NULL, 0},
     };
     const char *port_file = NULL;
@@ -238,6 +248,12 @@ int main(int argc, char **argv)
             break;
         case 'k':
             key = optarg;
+            break;
+        case 'l':
+            req_log = fopen(optarg, "ae");
+            if (req_log == NULL) {
+                return 2;
+            }
             break;
         default:
             return 2;

@@ -1,0 +1,971 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* proxy_advisor.c - advisor mode: the policy comes from proviso-advisor
+ *
+ * proviso-proxy --advisor URL --sandbox NAME --token-file F takes its policy
+ * from the advisor instead of a file. Three kinds of threads:
+ *
+ *   - the event loop owns everything the proxy enforces. It applies a
+ *     revision by writing its YAML to DATA_DIR/advisor-policy.yaml and
+ *     reloading that file through proxy_server_reload(), the path SIGHUP
+ *     takes: the new version is compiled beside the old one and swapped; a
+ *     revision that does not load puts the proxy in fail-closed quarantine
+ *     and is not reported loaded;
+ *   - the sync thread long-polls GET .../policy?after=REV&enabled=B, so a
+ *     new revision (or a change of agent_policy_proposals_enabled) arrives
+ *     as soon as the advisor has it. It hands the answer over through a
+ *     mutex-protected slot (latest wins) and one byte on a pipe; while the
+ *     advisor is unreachable the last good policy stays, the thread retries
+ *     with back-off and the outage is logged once;
+ *   - a bounded pool of workers makes every other advisor call (the loaded
+ *     report, policy.local's proposals and waits). A job runs on a worker
+ *     and completes on the loop.
+ *
+ * Until the first revision has loaded the proxy listens but denies every
+ * request (quarantine "no policy revision from the advisor yet"): agents get
+ * a reason instead of a refused connection, and /healthz answers.
+ *
+ * Shared state is small: the slot and the job queues (under 'mu'), and the
+ * revision this proxy has loaded (under 'mu', broadcast on 'cond' so that a
+ * policy.local wait can tell when this proxy enforces an approval). The
+ * bearer token lives only here and is wiped on free.
+ */
+#include "config.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/pv_dynbuf.h"
+#include "common/pv_log.h"
+#include "proxy/proxy_advisor.h"
+#include "proxy/proxy_int.h"
+
+#define WORKERS 4
+#define QUEUE_MAX 64
+#define NOTES_MAX 8
+#define LONGPOLL_S 30
+#define BACKOFF_MIN_MS 100
+#define BACKOFF_MAX_MS 5000
+#define RESP_MAX (8u * 1024u * 1024u)
+#define TOKEN_MAX 1024
+
+struct proxy_advisor {
+    struct proxy_server *srv;
+    char base[1200];        /* URL/v1/sandboxes/NAME */
+    char auth[TOKEN_MAX + 32]; /* "Authorization: Bearer ..." (secret) */
+    char skill_path[4200];
+    struct proxy_local *local;
+
+    pthread_mutex_t mu;
+    pthread_cond_t cond;    /* loaded_rev changed, or stop */
+    pthread_cond_t qcond;   /* a job was queued, or stop */
+    atomic_bool stop;
+
+    /* sync thread -> loop (under mu) */
+    bool slot_policy;
+    int64_t slot_rev;
+    char slot_hash[80];
+    char *slot_yaml;
+    bool slot_enabled_set;
+    bool slot_enabled;
+    char *notes[NOTES_MAX];
+    size_t nnotes;
+
+    /* worker queues (under mu) */
+    struct proxy_advisor_job *q_head, *q_tail;
+    size_t qlen;
+    struct proxy_advisor_job *d_head, *d_tail;
+
+    int64_t loaded_rev;     /* under mu; 0 = nothing enforced */
+
+    /* loop only */
+    int wake_r, wake_w;
+    struct event *ev_wake;
+    bool enabled;
+    char *yaml;             /* YAML of the enforced revision */
+    int64_t applied_rev;
+    bool curl_ready;
+
+    CURLM *multis[WORKERS + 1]; /* under mu: woken on stop */
+    pthread_t sync_tid;
+    bool sync_started;
+    pthread_t workers[WORKERS];
+    size_t nworkers;
+};
+
+/* Each thread has its own handle (kept-alive connection) and multi handle:
+ * a transfer waits in curl_multi_poll(), which curl_multi_wakeup() ends at
+ * once on stop, so a 30 s long-poll never delays the exit. */
+static _Thread_local CURL *tl_curl;
+static _Thread_local CURLM *tl_multi;
+
+/* ---------------------------------------------------------------------------
+ * Options
+ * ------------------------------------------------------------------------- */
+
+static bool name_ok(const char *s)
+{
+    size_t n = strlen(s);
+
+    if (n == 0 || n > 128) {
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_' || c == '.')) {
+            return false;
+        }
+    }
+    return true;
+}
+
+int proxy_advisor_args(struct proxy_config *cfg, char *buf, size_t len)
+{
+    const char *u = cfg->advisor_url;
+
+    if (u == NULL) {
+        if (cfg->sandbox != NULL || cfg->token_file != NULL || cfg->skill_dir != NULL) {
+            fprintf(stderr, "proviso-proxy: --sandbox, --token-file and --skill-dir need "
+                            "--advisor\n");
+            return -1;
+        }
+        if (cfg->policy_path == NULL) {
+            fprintf(stderr, "proviso-proxy: --policy FILE or --advisor URL is required\n");
+            return -1;
+        }
+        return 0;
+    }
+    if (cfg->policy_path != NULL) {
+        fprintf(stderr, "proviso-proxy: --policy and --advisor are exclusive\n");
+        return -1;
+    }
+    if (strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0) {
+        fprintf(stderr, "proviso-proxy: --advisor: an http:// or https:// URL is needed\n");
+        return -1;
+    }
+    if (strlen(u) > 1024) {
+        fprintf(stderr, "proviso-proxy: --advisor: URL too long\n");
+        return -1;
+    }
+    if (cfg->sandbox == NULL || !name_ok(cfg->sandbox)) {
+        fprintf(stderr, "proviso-proxy: --advisor needs --sandbox NAME (letters, digits, '.', "
+                        "'_', '-')\n");
+        return -1;
+    }
+    if (cfg->token_file == NULL) {
+        fprintf(stderr, "proviso-proxy: --advisor needs --token-file FILE (the sandbox's "
+                        "token)\n");
+        return -1;
+    }
+    if ((size_t)snprintf(buf, len, "%s/advisor-policy.yaml", cfg->data_dir) >= len) {
+        fprintf(stderr, "proviso-proxy: --data-dir too long\n");
+        return -1;
+    }
+    /* a file left by an earlier run is not a revision this run has seen */
+    (void)unlink(buf);
+    cfg->policy_path = buf;
+    cfg->reload_check_ms = 0;
+    return 0;
+}
+
+/* Read the token: printable, no spaces, trailing newline dropped. */
+static bool read_token(struct proxy_advisor *a, const char *path)
+{
+    char tok[TOKEN_MAX + 2];
+    size_t n = 0;
+    ssize_t r;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    bool ok = true;
+
+    if (fd < 0) {
+        pv_log_errorx("cannot read the token file %s: %s", path, strerror(errno));
+        return false;
+    }
+    while (n < sizeof(tok) - 1 && (r = read(fd, tok + n, sizeof(tok) - 1 - n)) > 0) {
+        n += (size_t)r;
+    }
+    close(fd);
+    while (n > 0 && (tok[n - 1] == '\n' || tok[n - 1] == '\r' || tok[n - 1] == ' ')) {
+        n--;
+    }
+    tok[n] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        if (tok[i] <= ' ' || tok[i] == 0x7F) {
+            ok = false;
+        }
+    }
+    if (!ok || n == 0 || n > TOKEN_MAX) {
+        pv_log_errorx("the token file %s must hold one token (printable, no spaces)", path);
+        OPENSSL_cleanse(tok, sizeof(tok));
+        return false;
+    }
+    snprintf(a->auth, sizeof(a->auth), "Authorization: Bearer %s", tok);
+    OPENSSL_cleanse(tok, sizeof(tok));
+    return true;
+}
+
+/* ---------------------------------------------------------------------------
+ * Time and waits
+ * ------------------------------------------------------------------------- */
+
+int64_t proxy_advisor_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static struct timespec abs_time(int64_t deadline_ms)
+{
+    struct timespec ts;
+
+    ts.tv_sec = (time_t)(deadline_ms / 1000);
+    ts.tv_nsec = (long)(deadline_ms % 1000) * 1000000;
+    return ts;
+}
+
+bool proxy_advisor_wait_loaded(struct proxy_advisor *a, int64_t rev, int64_t deadline_ms)
+{
+    bool ok;
+
+    pthread_mutex_lock(&a->mu);
+    while (a->loaded_rev < rev && !atomic_load(&a->stop) &&
+           proxy_advisor_now_ms() < deadline_ms) {
+        struct timespec ts = abs_time(deadline_ms);
+        (void)pthread_cond_timedwait(&a->cond, &a->mu, &ts);
+    }
+    ok = a->loaded_rev >= rev && rev > 0;
+    pthread_mutex_unlock(&a->mu);
+    return ok;
+}
+
+/* Sleep on 'cond' until 'ms' passed or stop; false when stopping. */
+static bool nap(struct proxy_advisor *a, unsigned ms)
+{
+    int64_t deadline = proxy_advisor_now_ms() + ms;
+
+    pthread_mutex_lock(&a->mu);
+    while (!atomic_load(&a->stop) && proxy_advisor_now_ms() < deadline) {
+        struct timespec ts = abs_time(deadline);
+        (void)pthread_cond_timedwait(&a->cond, &a->mu, &ts);
+    }
+    pthread_mutex_unlock(&a->mu);
+    return !atomic_load(&a->stop);
+}
+
+static void wake_loop(struct proxy_advisor *a)
+{
+    char b = 1;
+
+    /* a full pipe already wakes the loop */
+    (void)!write(a->wake_w, &b, 1);
+}
+
+/* Sync thread: a line for the proxy log, written by the loop. */
+static void note(struct proxy_advisor *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void note(struct proxy_advisor *a, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    char *s;
+
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    pv_log_warnx("%s", buf);
+    s = pv_strdup(buf);
+    pthread_mutex_lock(&a->mu);
+    if (s != NULL && a->nnotes < NOTES_MAX) {
+        a->notes[a->nnotes++] = s;
+        s = NULL;
+    }
+    pthread_mutex_unlock(&a->mu);
+    free(s);
+    wake_loop(a);
+}
+
+/* ---------------------------------------------------------------------------
+ * HTTP (libcurl, blocking, worker and sync threads only)
+ * ------------------------------------------------------------------------- */
+
+static size_t write_cb(char *p, size_t size, size_t n, void *arg)
+{
+    struct pv_dynbuf *b = arg;
+
+    if (!pv_ok(pv_dynbuf_add(b, p, size * n))) {
+        return 0; /* too big: abort the transfer */
+    }
+    return size * n;
+}
+
+static bool thread_begin(struct proxy_advisor *a)
+{
+    tl_curl = curl_easy_init();
+    tl_multi = curl_multi_init();
+    if (tl_curl == NULL || tl_multi == NULL) {
+        return false;
+    }
+    pthread_mutex_lock(&a->mu);
+    for (size_t i = 0; i < PV_ARRAY_LEN(a->multis); i++) {
+        if (a->multis[i] == NULL) {
+            a->multis[i] = tl_multi;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&a->mu);
+    return true;
+}
+
+static void thread_end(struct proxy_advisor *a)
+{
+    pthread_mutex_lock(&a->mu);
+    for (size_t i = 0; i < PV_ARRAY_LEN(a->multis); i++) {
+        if (a->multis[i] == tl_multi) {
+            a->multis[i] = NULL;
+        }
+    }
+    pthread_mutex_unlock(&a->mu);
+    if (tl_multi != NULL) {
+        curl_multi_cleanup(tl_multi);
+        tl_multi = NULL;
+    }
+    if (tl_curl != NULL) {
+        curl_easy_cleanup(tl_curl);
+        tl_curl = NULL;
+    }
+}
+
+/* Run the prepared transfer of tl_curl; stops early on stop. */
+static CURLcode perform(struct proxy_advisor *a)
+{
+    CURLcode rc = CURLE_ABORTED_BY_CALLBACK;
+    int running = 1;
+    CURLMsg *m;
+    int left = 0;
+
+    if (curl_multi_add_handle(tl_multi, tl_curl) != CURLM_OK) {
+        return CURLE_FAILED_INIT;
+    }
+    while (running > 0 && !atomic_load(&a->stop)) {
+        if (curl_multi_perform(tl_multi, &running) != CURLM_OK) {
+            break;
+        }
+        if (running > 0 && curl_multi_poll(tl_multi, NULL, 0, 1000, NULL) != CURLM_OK) {
+            break;
+        }
+    }
+    while ((m = curl_multi_info_read(tl_multi, &left)) != NULL) {
+        if (m->msg == CURLMSG_DONE && m->easy_handle == tl_curl) {
+            rc = m->data.result;
+        }
+    }
+    (void)curl_multi_remove_handle(tl_multi, tl_curl);
+    return rc;
+}
+
+bool proxy_advisor_call(struct proxy_advisor *a, const char *method, const char *path,
+                        const char *body, size_t blen, long timeout_s,
+                        struct proxy_advisor_resp *r)
+{
+    struct curl_slist *hdrs = NULL;
+    struct pv_dynbuf b;
+    char url[1600];
+    CURLcode rc;
+
+    memset(r, 0, sizeof(*r));
+    if (tl_curl == NULL || tl_multi == NULL) {
+        snprintf(r->err, sizeof(r->err), "cannot initialise libcurl");
+        return false;
+    }
+    curl_easy_reset(tl_curl);
+    snprintf(url, sizeof(url), "%s%s", a->base, path);
+    pv_dynbuf_init(&b, RESP_MAX);
+    hdrs = curl_slist_append(hdrs, a->auth);
+    if (body != NULL) {
+        hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+    }
+    hdrs = curl_slist_append(hdrs, "Expect:");
+    (void)curl_easy_setopt(tl_curl, CURLOPT_URL, url);
+    (void)curl_easy_setopt(tl_curl, CURLOPT_CUSTOMREQUEST, method);
+    (void)curl_easy_setopt(tl_curl, CURLOPT_HTTPHEADER, hdrs);
+    (void)curl_easy_setopt(tl_curl, CURLOPT_PROXY, ""); /* never through a proxy */
+    (void)curl_easy_setopt(tl_curl, CURLOPT_NOSIGNAL, 1L);
+    (void)curl_easy_setopt(tl_curl, CURLOPT_CONNECTTIMEOUT_MS, 3000L);
+    (void)curl_easy_setopt(tl_curl, CURLOPT_TIMEOUT, timeout_s);
+    (void)curl_easy_setopt(tl_curl, CURLOPT_WRITEFUNCTION, write_cb);
+    (void)curl_easy_setopt(tl_curl, CURLOPT_WRITEDATA, &b);
+    (void)curl_easy_setopt(tl_curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    if (body != NULL) {
+        (void)curl_easy_setopt(tl_curl, CURLOPT_POSTFIELDS, body);
+        (void)curl_easy_setopt(tl_curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)blen);
+    }
+    rc = perform(a);
+    curl_slist_free_all(hdrs);
+    if (rc != CURLE_OK) {
+        snprintf(r->err, sizeof(r->err), "%s", curl_easy_strerror(rc));
+        pv_dynbuf_free(&b);
+        return false;
+    }
+    (void)curl_easy_getinfo(tl_curl, CURLINFO_RESPONSE_CODE, &r->status);
+    r->body = pv_dynbuf_take(&b, &r->len);
+    if (r->body == NULL) {
+        snprintf(r->err, sizeof(r->err), "out of memory");
+        return false;
+    }
+    return true;
+}
+
+/* ---------------------------------------------------------------------------
+ * The sync thread
+ * ------------------------------------------------------------------------- */
+
+/* One answer of the policy route; false when it is not one. */
+static bool take_policy(struct proxy_advisor *a, const struct proxy_advisor_resp *r,
+                        int64_t *after, char *hash, size_t hashlen, int *enabled)
+{
+    json_error_t e;
+    json_t *j = json_loadb(r->body, r->len, 0, &e);
+    json_t *rev = json_object_get(j, "revision");
+    const char *h = json_string_value(json_object_get(j, "hash"));
+    const char *y = json_string_value(json_object_get(j, "policy_yaml"));
+    json_t *en = json_object_get(json_object_get(j, "settings"), "agent_policy_proposals_enabled");
+    bool ok = json_is_integer(rev) && h != NULL && y != NULL && json_is_boolean(en) &&
+              strlen(h) < hashlen && json_integer_value(rev) > 0;
+    bool wake = false;
+
+    if (!ok) {
+        json_decref(j);
+        return false;
+    }
+    pthread_mutex_lock(&a->mu);
+    if (json_integer_value(rev) != *after || strcmp(h, hash) != 0) {
+        char *copy = pv_strdup(y);
+        if (copy != NULL) {
+            free(a->slot_yaml);
+            a->slot_yaml = copy;
+            a->slot_policy = true;
+            a->slot_rev = json_integer_value(rev);
+            snprintf(a->slot_hash, sizeof(a->slot_hash), "%s", h);
+            *after = json_integer_value(rev);
+            snprintf(hash, hashlen, "%s", h);
+            wake = true;
+        }
+    }
+    if ((json_is_true(en) ? 1 : 0) != *enabled) {
+        *enabled = json_is_true(en) ? 1 : 0;
+        a->slot_enabled_set = true;
+        a->slot_enabled = *enabled == 1;
+        wake = true;
+    }
+    pthread_mutex_unlock(&a->mu);
+    json_decref(j);
+    if (wake) {
+        wake_loop(a);
+    }
+    return true;
+}
+
+static void *sync_main(void *arg)
+{
+    struct proxy_advisor *a = arg;
+    int64_t after = -1;
+    char hash[80] = "";
+    int enabled = -1;
+    unsigned backoff = 0;
+    bool down = false;
+
+    if (!thread_begin(a)) {
+        note(a, "cannot initialise libcurl: no policy sync");
+    }
+
+    while (!atomic_load(&a->stop)) {
+        struct proxy_advisor_resp r;
+        char path[160];
+        bool ok;
+
+        if (after < 0) {
+            snprintf(path, sizeof(path), "/policy");
+        } else {
+            snprintf(path, sizeof(path), "/policy?after=%lld&timeout=%d&enabled=%d",
+                     (long long)after, LONGPOLL_S, enabled == 1 ? 1 : 0);
+        }
+        ok = proxy_advisor_call(a, "GET", path, NULL, 0, LONGPOLL_S + 15, &r);
+        if (atomic_load(&a->stop)) {
+            free(r.body);
+            break;
+        }
+        if (ok && r.status == 200 && take_policy(a, &r, &after, hash, sizeof(hash), &enabled)) {
+            if (down) {
+                note(a, "advisor reachable again: policy sync resumed at revision %lld",
+                     (long long)after);
+                down = false;
+            }
+            backoff = 0;
+            free(r.body);
+            continue;
+        }
+        if (!down) {
+            if (!ok) {
+                note(a, "advisor unreachable (%s): keeping the current policy, retrying",
+                     r.err);
+            } else {
+                char said[201];
+                size_t k = 0;
+                for (; r.body != NULL && r.body[k] != '\0' && k < sizeof(said) - 1; k++) {
+                    said[k] = (unsigned char)r.body[k] < 0x20 ? ' ' : r.body[k];
+                }
+                said[k] = '\0';
+                note(a, "advisor answered %ld to the policy sync (%s): keeping the current "
+                        "policy, retrying",
+                     r.status, said);
+            }
+            down = true;
+        }
+        free(r.body);
+        backoff = backoff == 0 ? BACKOFF_MIN_MS : backoff * 2;
+        if (backoff > BACKOFF_MAX_MS) {
+            backoff = BACKOFF_MAX_MS;
+        }
+        if (!nap(a, backoff)) {
+            break;
+        }
+    }
+    thread_end(a);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------
+ * Workers
+ * ------------------------------------------------------------------------- */
+
+bool proxy_advisor_submit(struct proxy_advisor *a, struct proxy_advisor_job *j)
+{
+    bool ok;
+
+    j->next = NULL;
+    pthread_mutex_lock(&a->mu);
+    ok = a->qlen < QUEUE_MAX && !atomic_load(&a->stop);
+    if (ok) {
+        if (a->q_tail != NULL) {
+            a->q_tail->next = j;
+        } else {
+            a->q_head = j;
+        }
+        a->q_tail = j;
+        a->qlen++;
+        pthread_cond_signal(&a->qcond);
+    }
+    pthread_mutex_unlock(&a->mu);
+    return ok;
+}
+
+static void *worker_main(void *arg)
+{
+    struct proxy_advisor *a = arg;
+
+    (void)thread_begin(a); /* without it every call fails cleanly */
+
+    pthread_mutex_lock(&a->mu);
+    for (;;) {
+        struct proxy_advisor_job *j;
+        while (a->q_head == NULL && !atomic_load(&a->stop)) {
+            pthread_cond_wait(&a->qcond, &a->mu);
+        }
+        if (atomic_load(&a->stop)) {
+            break;
+        }
+        j = a->q_head;
+        a->q_head = j->next;
+        if (a->q_head == NULL) {
+            a->q_tail = NULL;
+        }
+        a->qlen--;
+        pthread_mutex_unlock(&a->mu);
+        j->run(a, j);
+        pthread_mutex_lock(&a->mu);
+        j->next = NULL;
+        if (a->d_tail != NULL) {
+            a->d_tail->next = j;
+        } else {
+            a->d_head = j;
+        }
+        a->d_tail = j;
+        wake_loop(a);
+    }
+    pthread_mutex_unlock(&a->mu);
+    thread_end(a);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------
+ * The loaded report (a job)
+ * ------------------------------------------------------------------------- */
+
+struct report_job {
+    struct proxy_advisor_job j;
+    int64_t rev;
+    char hash[80];
+    long status;
+    char err[300];
+};
+
+static void report_run(struct proxy_advisor *a, struct proxy_advisor_job *j)
+{
+    struct report_job *rj = (struct report_job *)j;
+    char body[200];
+    unsigned ms = 200;
+
+    snprintf(body, sizeof(body), "{\"revision\":%lld,\"hash\":\"%s\"}", (long long)rj->rev,
+             rj->hash);
+    for (int attempt = 0; attempt < 5; attempt++) {
+        struct proxy_advisor_resp r;
+        bool ok = proxy_advisor_call(a, "POST", "/loaded", body, strlen(body), 10, &r);
+        rj->status = ok ? r.status : 0;
+        snprintf(rj->err, sizeof(rj->err), "%.200s", ok ? (r.body != NULL ? r.body : "") : r.err);
+        free(r.body);
+        if (ok && r.status < 500) {
+            return; /* recorded, or refused for a reason a retry cannot fix */
+        }
+        if (!nap(a, ms)) {
+            return;
+        }
+        ms *= 2;
+    }
+}
+
+static void report_done(struct proxy_advisor *a, struct proxy_advisor_job *j)
+{
+    struct report_job *rj = (struct report_job *)j;
+
+    if (rj->status == 200) {
+        proxy_log_note(a->srv->log, "advisor recorded revision %lld as loaded",
+                       (long long)rj->rev);
+    } else {
+        proxy_log_note(a->srv->log, "advisor did not record revision %lld as loaded (%ld): %s",
+                       (long long)rj->rev, rj->status, rj->err);
+    }
+    free(rj);
+}
+
+/* ---------------------------------------------------------------------------
+ * The loop side
+ * ------------------------------------------------------------------------- */
+
+static bool write_policy_file(const char *path, const char *yaml)
+{
+    char tmp[4300];
+    size_t n = strlen(yaml);
+    FILE *f;
+    bool ok;
+
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    f = fopen(tmp, "we");
+    if (f == NULL) {
+        return false;
+    }
+    ok = fwrite(yaml, 1, n, f) == n;
+    ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        (void)unlink(tmp);
+        return false;
+    }
+    return true;
+}
+
+static void set_loaded(struct proxy_advisor *a, int64_t rev)
+{
+    pthread_mutex_lock(&a->mu);
+    a->loaded_rev = rev;
+    pthread_cond_broadcast(&a->cond);
+    pthread_mutex_unlock(&a->mu);
+}
+
+/* Enforce revision 'rev' (YAML stolen). */
+static void apply(struct proxy_advisor *a, int64_t rev, const char *hash, char *yaml)
+{
+    struct proxy_server *srv = a->srv;
+    const char *path = srv->cfg->policy_path;
+    const struct model_policy *m;
+    char why[96];
+    char local[65] = "";
+    struct report_job *rj;
+
+    snprintf(why, sizeof(why), "advisor revision %lld", (long long)rev);
+    if (!write_policy_file(path, yaml)) {
+        /* reloading a missing file fails closed: never the previous file */
+        proxy_log_note(srv->log, "cannot write %s: %s", path, strerror(errno));
+        (void)unlink(path);
+    }
+    proxy_server_reload(srv, why);
+    m = proxy_policy_model(srv->policy);
+    if (m == NULL) {
+        /* quarantine: nothing is enforced, nothing is reported */
+        free(yaml);
+        PV_SAFE_FREE(a->yaml);
+        a->applied_rev = 0;
+        set_loaded(a, 0);
+        return;
+    }
+    free(a->yaml);
+    a->yaml = yaml;
+    a->applied_rev = rev;
+    set_loaded(a, rev);
+    if (!pv_ok(model_policy_sha256(m, local))) {
+        snprintf(local, sizeof(local), "%.64s", hash);
+    }
+    if (strcmp(local, hash) != 0) {
+        proxy_log_note(srv->log, "advisor revision %lld: the advisor's hash %s differs from the "
+                                 "loaded policy's %s (reported as loaded)",
+                       (long long)rev, hash, local);
+    }
+    proxy_log_note(srv->log, "advisor revision %lld loaded (hash %s)", (long long)rev, local);
+    rj = pv_calloc(1, sizeof(*rj));
+    if (rj == NULL) {
+        return;
+    }
+    rj->j.run = report_run;
+    rj->j.done = report_done;
+    rj->rev = rev;
+    snprintf(rj->hash, sizeof(rj->hash), "%s", local);
+    if (!proxy_advisor_submit(a, &rj->j)) {
+        proxy_log_note(srv->log, "advisor revision %lld: the loaded report was not queued",
+                       (long long)rev);
+        free(rj);
+    }
+}
+
+static void set_enabled(struct proxy_advisor *a, bool on)
+{
+    char err[512];
+
+    a->enabled = on;
+    proxy_log_note(a->srv->log, "agent_policy_proposals_enabled is %s", on ? "on" : "off");
+    if (on && proxy_skill_write(a->skill_path, err, sizeof(err)) != 0) {
+        proxy_log_note(a->srv->log, "cannot write the agent skill: %s", err);
+    }
+}
+
+static void run_done(struct proxy_advisor *a, struct proxy_advisor_job *d)
+{
+    while (d != NULL) {
+        struct proxy_advisor_job *next = d->next;
+        d->done(a, d);
+        d = next;
+    }
+}
+
+static void wake_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct proxy_advisor *a = arg;
+    char drain[256];
+    char *notes[NOTES_MAX];
+    size_t nnotes;
+    bool pol;
+    int64_t rev;
+    char hash[80];
+    char *yaml;
+    bool en_set;
+    bool en;
+    struct proxy_advisor_job *done;
+
+    (void)what;
+    while (read(fd, drain, sizeof(drain)) > 0) {
+    }
+    pthread_mutex_lock(&a->mu);
+    nnotes = a->nnotes;
+    memcpy(notes, a->notes, sizeof(notes));
+    a->nnotes = 0;
+    pol = a->slot_policy;
+    rev = a->slot_rev;
+    snprintf(hash, sizeof(hash), "%s", a->slot_hash);
+    yaml = a->slot_yaml;
+    a->slot_yaml = NULL;
+    a->slot_policy = false;
+    en_set = a->slot_enabled_set;
+    en = a->slot_enabled;
+    a->slot_enabled_set = false;
+    done = a->d_head;
+    a->d_head = a->d_tail = NULL;
+    pthread_mutex_unlock(&a->mu);
+
+    for (size_t i = 0; i < nnotes; i++) {
+        proxy_log_note(a->srv->log, "%s", notes[i]);
+        free(notes[i]);
+    }
+    if (en_set) {
+        set_enabled(a, en);
+    }
+    if (pol && yaml != NULL) {
+        apply(a, rev, hash, yaml);
+    } else {
+        free(yaml);
+    }
+    run_done(a, done);
+    proxy_server_log_touch(a->srv);
+}
+
+/* ---------------------------------------------------------------------------
+ * Life cycle
+ * ------------------------------------------------------------------------- */
+
+struct proxy_local *proxy_advisor_local(const struct proxy_advisor *a)
+{
+    return a != NULL ? a->local : NULL;
+}
+
+bool proxy_advisor_enabled(const struct proxy_advisor *a)
+{
+    return a != NULL && a->enabled;
+}
+
+const char *proxy_advisor_skill_path(const struct proxy_advisor *a)
+{
+    return a->skill_path;
+}
+
+const char *proxy_advisor_policy_yaml(const struct proxy_advisor *a)
+{
+    if (a == NULL || a->yaml == NULL || proxy_policy_model(a->srv->policy) == NULL) {
+        return NULL;
+    }
+    return a->yaml;
+}
+
+struct proxy_advisor *proxy_advisor_new(struct proxy_server *srv)
+{
+    const struct proxy_config *cfg = srv->cfg;
+    struct proxy_advisor *a = pv_calloc(1, sizeof(*a));
+    pthread_condattr_t ca;
+    int p[2];
+    size_t ul;
+
+    if (a == NULL) {
+        pv_log_errorx("out of memory");
+        return NULL;
+    }
+    a->srv = srv;
+    a->wake_r = a->wake_w = -1;
+    atomic_init(&a->stop, false);
+    pthread_mutex_init(&a->mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&a->cond, &ca);
+    pthread_cond_init(&a->qcond, &ca);
+    pthread_condattr_destroy(&ca);
+    ul = strlen(cfg->advisor_url);
+    while (ul > 0 && cfg->advisor_url[ul - 1] == '/') {
+        ul--;
+    }
+    snprintf(a->base, sizeof(a->base), "%.*s/v1/sandboxes/%s", (int)ul, cfg->advisor_url,
+             cfg->sandbox);
+    if (cfg->skill_dir != NULL) {
+        snprintf(a->skill_path, sizeof(a->skill_path), "%s/policy_advisor.md", cfg->skill_dir);
+    } else {
+        snprintf(a->skill_path, sizeof(a->skill_path), "%s/skills/policy_advisor.md",
+                 cfg->data_dir);
+    }
+    if (!read_token(a, cfg->token_file)) {
+        proxy_advisor_free(a);
+        return NULL;
+    }
+    if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) {
+        pv_log_errorx("pipe: %s", strerror(errno));
+        proxy_advisor_free(a);
+        return NULL;
+    }
+    a->wake_r = p[0];
+    a->wake_w = p[1];
+    a->ev_wake = event_new(srv->base, a->wake_r, EV_READ | EV_PERSIST, wake_cb, a);
+    a->local = proxy_local_new(srv, a);
+    a->curl_ready = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
+    if (a->ev_wake == NULL || a->local == NULL || event_add(a->ev_wake, NULL) != 0 ||
+        !a->curl_ready) {
+        pv_log_errorx("cannot initialise advisor mode");
+        proxy_advisor_free(a);
+        return NULL;
+    }
+    /* jansson seeds its hash function once; do it before any thread runs */
+    json_object_seed(0);
+    for (size_t i = 0; i < WORKERS; i++) {
+        if (pthread_create(&a->workers[i], NULL, worker_main, a) != 0) {
+            break;
+        }
+        a->nworkers++;
+    }
+    a->sync_started = pthread_create(&a->sync_tid, NULL, sync_main, a) == 0;
+    if (a->nworkers == 0 || !a->sync_started) {
+        pv_log_errorx("cannot start the advisor threads");
+        proxy_advisor_free(a);
+        return NULL;
+    }
+    proxy_log_note(srv->log, "advisor mode: %.*s sandbox %s; fail-closed until the first "
+                             "revision loads; skill %s",
+                   (int)ul, cfg->advisor_url, cfg->sandbox, a->skill_path);
+    return a;
+}
+
+void proxy_advisor_free(struct proxy_advisor *a)
+{
+    struct proxy_advisor_job *done;
+    struct proxy_advisor_job *left;
+
+    if (a == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&a->mu);
+    atomic_store(&a->stop, true);
+    pthread_cond_broadcast(&a->cond);
+    pthread_cond_broadcast(&a->qcond);
+    for (size_t i = 0; i < PV_ARRAY_LEN(a->multis); i++) {
+        if (a->multis[i] != NULL) {
+            (void)curl_multi_wakeup(a->multis[i]);
+        }
+    }
+    pthread_mutex_unlock(&a->mu);
+    if (a->sync_started) {
+        pthread_join(a->sync_tid, NULL);
+    }
+    for (size_t i = 0; i < a->nworkers; i++) {
+        pthread_join(a->workers[i], NULL);
+    }
+    /* completed and never-run jobs end on the loop thread (this one) */
+    done = a->d_head;
+    left = a->q_head;
+    a->d_head = a->d_tail = a->q_head = a->q_tail = NULL;
+    run_done(a, done);
+    run_done(a, left);
+    proxy_local_free(a->local);
+    if (a->ev_wake != NULL) {
+        event_free(a->ev_wake);
+    }
+    if (a->wake_r >= 0) {
+        close(a->wake_r);
+        close(a->wake_w);
+    }
+    for (size_t i = 0; i < a->nnotes; i++) {
+        free(a->notes[i]);
+    }
+    free(a->slot_yaml);
+    free(a->yaml);
+    if (a->curl_ready) {
+        curl_global_cleanup();
+    }
+    pthread_cond_destroy(&a->cond);
+    pthread_cond_destroy(&a->qcond);
+    pthread_mutex_destroy(&a->mu);
+    OPENSSL_cleanse(a->auth, sizeof(a->auth));
+    free(a);
+}

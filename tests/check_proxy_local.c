@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* check_proxy_local.c - unit tests of proxy_local.c and proxy_skill.c
+ *
+ * What policy.local hands to agents must not leak what the proxy never logs:
+ * GET /v1/denials redacts every query and fragment (table, with negative
+ * rows that must pass unchanged), its numeric query parameters clamp like
+ * the reference's, the decision log hands exactly its DENIED lines to the
+ * ring, and the L7 deny body carries the four next_steps and the guidance
+ * only while proposals are on. The skill file is written read-only.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "proxy/proxy_advisor.h"
+
+/* ---------------------------------------------------------------------------
+ * Redaction
+ * ------------------------------------------------------------------------- */
+
+static const struct {
+    const char *in;
+    const char *out;
+} redact_cases[] = {
+    {"GET http://h/p?token=abc [policy:x]", "GET http://h/p?[redacted] [policy:x]"},
+    {"GET http://h/p?a=1&b=2", "GET http://h/p?[redacted]"},
+    {"[reason:GET /x?k=v] tail", "[reason:GET /x?[redacted]] tail"},
+    {"GET http://h/p#frag more", "GET http://h/p#[redacted] more"},
+    {"GET http://h/p?q=1#frag", "GET http://h/p?[redacted]"},
+    {"two ?a=1 and ?b=2", "two ?[redacted] and ?[redacted]"},
+    {"already http://h/p?[redacted] [policy:x]", "already http://h/p?[redacted] [policy:x]"},
+    {"trailing ?", "trailing ?[redacted]"},
+    {"tab?x=1\tnext", "tab?[redacted]\tnext"},
+    /* negative rows: nothing to redact */
+    {"GET http://h/plain [policy:x engine:l7]", "GET http://h/plain [policy:x engine:l7]"},
+    {"", ""},
+    {"no marks at all", "no marks at all"},
+};
+
+START_TEST(test_redact)
+{
+    char out[256];
+    const char *in = redact_cases[_i].in;
+
+    proxy_local_redact(in, strlen(in), out, sizeof(out));
+    ck_assert_str_eq(out, redact_cases[_i].out);
+}
+END_TEST
+
+START_TEST(test_redact_bounds)
+{
+    char small[8];
+    char out[64];
+    const char *in = "abc?secretsecretsecret";
+
+    /* never overflows, never emits a partial marker */
+    proxy_local_redact(in, strlen(in), small, sizeof(small));
+    ck_assert_str_eq(small, "abc");
+    ck_assert(strstr(small, "secret") == NULL);
+    proxy_local_redact(in, strlen(in), out, sizeof(out));
+    ck_assert_str_eq(out, "abc?[redacted]");
+    /* the length bounds the input, not a NUL */
+    proxy_local_redact("ab?x cd", 2, out, sizeof(out));
+    ck_assert_str_eq(out, "ab");
+}
+END_TEST
+
+/* ---------------------------------------------------------------------------
+ * Query numbers
+ * ------------------------------------------------------------------------- */
+
+static const struct {
+    const char *query;
+    unsigned want;
+} last_cases[] = {
+    {NULL, 10},         {"", 10},          {"last=5", 5},          {"last=999", 100},
+    {"last=0", 1},      {"last=100", 100}, {"other=1", 10},        {"x=1&last=7", 7},
+    {"last=abc", 10},   {"last=", 10},     {"last=-3", 10},        {"last=5x", 10},
+    {"lastx=3", 10},    {"last=3&last=9", 3}, {"last=99999999999999999999999", 10},
+};
+
+START_TEST(test_last)
+{
+    ck_assert_uint_eq(proxy_local_query_uint(last_cases[_i].query, "last", 10, 1, 100),
+                      last_cases[_i].want);
+}
+END_TEST
+
+START_TEST(test_timeout)
+{
+    ck_assert_uint_eq(proxy_local_query_uint(NULL, "timeout", 60, 1, 300), 60);
+    ck_assert_uint_eq(proxy_local_query_uint("timeout=0", "timeout", 60, 1, 300), 1);
+    ck_assert_uint_eq(proxy_local_query_uint("timeout=301", "timeout", 60, 1, 300), 300);
+    ck_assert_uint_eq(proxy_local_query_uint("timeout=2.5", "timeout", 60, 1, 300), 60);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------------
+ * The decision log's tap feeds only DENIED lines
+ * ------------------------------------------------------------------------- */
+
+static char tapped[8][512];
+static size_t ntapped;
+
+static void tap(void *arg, const char *line, size_t len)
+{
+    (void)arg;
+    if (ntapped < 8) {
+        snprintf(tapped[ntapped++], sizeof(tapped[0]), "%.*s", (int)len, line);
+    }
+}
+
+START_TEST(test_tap)
+{
+    struct proxy_log *l = proxy_log_new("/dev/null", NULL);
+    struct proxy_log_event e;
+    char red[600];
+
+    ck_assert_ptr_nonnull(l);
+    ntapped = 0;
+    proxy_log_set_tap(l, tap, NULL);
+    memset(&e, 0, sizeof(e));
+    e.engine = "l7";
+    e.host = "api.example.com";
+    e.port = 443;
+    e.method = "GET";
+    e.path = "/repos/x";
+    e.has_query = true;
+    e.policy = "api";
+    e.reason = "GET /repos/x not permitted by policy";
+    e.action = PROXY_LOG_ALLOWED;
+    proxy_log_event(l, &e);
+    e.action = PROXY_LOG_AUDIT;
+    proxy_log_event(l, &e);
+    ck_assert_uint_eq(ntapped, 0);
+    e.action = PROXY_LOG_DENIED;
+    proxy_log_event(l, &e);
+    ck_assert_uint_eq(ntapped, 1);
+    ck_assert(strstr(tapped[0], " DENIED ") != NULL);
+    ck_assert(strstr(tapped[0], "/repos/x?[redacted] [policy:api engine:l7]") != NULL);
+    ck_assert(strchr(tapped[0], '\n') == NULL);
+    proxy_local_redact(tapped[0], strlen(tapped[0]), red, sizeof(red));
+    ck_assert_str_eq(red, tapped[0]); /* already redacted: unchanged */
+    proxy_log_set_tap(l, NULL, NULL);
+    proxy_log_event(l, &e);
+    ck_assert_uint_eq(ntapped, 1);
+    proxy_log_free(l);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------------
+ * The deny body's advice
+ * ------------------------------------------------------------------------- */
+
+START_TEST(test_advice)
+{
+    json_t *on = json_object();
+    json_t *off = json_object();
+    json_t *s;
+
+    proxy_local_advice(on, "/data/skills/policy_advisor.md");
+    s = json_object_get(on, "next_steps");
+    ck_assert_uint_eq(json_array_size(s), 4);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(s, 0), "action")),
+                     "read_skill");
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(s, 0), "path")),
+                     "/data/skills/policy_advisor.md");
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(s, 1), "url")),
+                     "http://policy.local/v1/policy/current");
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(s, 2), "url")),
+                     "http://policy.local/v1/denials?last=5");
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(s, 3), "body_type")),
+                     "PolicyMergeOperation");
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(s, 3), "method")), "POST");
+    ck_assert(strstr(json_string_value(json_object_get(on, "agent_guidance")),
+                     "/data/skills/policy_advisor.md") != NULL);
+    proxy_local_advice(off, NULL);
+    ck_assert_uint_eq(json_array_size(json_object_get(off, "next_steps")), 0);
+    ck_assert_ptr_null(json_object_get(off, "agent_guidance"));
+    json_decref(on);
+    json_decref(off);
+}
+END_TEST
+
+START_TEST(test_reply_l7_advice)
+{
+    struct proxy_l7_deny d = {"policy_denied", "api", "PUT", "/x", "PUT /x not permitted",
+                              "h.example", 443, "/usr/bin/curl", "/s/policy_advisor.md"};
+    size_t len = 0;
+    char *r = proxy_reply_l7(&d, &len);
+    const char *b;
+
+    ck_assert_ptr_nonnull(r);
+    b = strstr(r, "\r\n\r\n");
+    ck_assert_ptr_nonnull(b);
+    /* the reference's key order: next_steps, then agent_guidance, last */
+    ck_assert(strstr(b, "},\"next_steps\":[{\"action\":\"read_skill\",\"path\":"
+                        "\"/s/policy_advisor.md\"},") != NULL);
+    ck_assert(strstr(b, "\"agent_guidance\":\"") > strstr(b, "\"next_steps\""));
+    free(r);
+    d.skill = NULL;
+    r = proxy_reply_l7(&d, &len);
+    ck_assert_ptr_nonnull(r);
+    ck_assert(strstr(r, "\"next_steps\":[]}") != NULL);
+    ck_assert(strstr(r, "agent_guidance") == NULL);
+    free(r);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------------
+ * The skill file
+ * ------------------------------------------------------------------------- */
+
+START_TEST(test_skill)
+{
+    char dir[] = "/tmp/pv-skill.XXXXXX";
+    char path[128];
+    char err[256];
+    struct stat st;
+    const char *t = proxy_skill_text();
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/sub/policy_advisor.md", dir);
+    ck_assert_int_eq(proxy_skill_write(path, err, sizeof(err)), 0);
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_uint_eq(st.st_mode & 0777, 0444);
+    ck_assert_uint_eq((size_t)st.st_size, strlen(t));
+    /* a second write replaces the read-only file */
+    ck_assert_int_eq(proxy_skill_write(path, err, sizeof(err)), 0);
+    ck_assert(strstr(t, "http://policy.local") != NULL);
+    ck_assert(strstr(t, "/wait?timeout=300") != NULL);
+    ck_assert(strstr(t, "policy_reloaded: true") != NULL);
+    ck_assert(strstr(t, "accepted_chunk_ids") != NULL);
+    ck_assert(strstr(t, "rejection_reason") != NULL);
+    ck_assert(strstr(t, "`access: full`") != NULL);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/sub", dir);
+    rmdir(path);
+    rmdir(dir);
+    /* an unwritable place fails with a message */
+    ck_assert_int_eq(proxy_skill_write("/proc/pv-no/such/skill.md", err, sizeof(err)), -1);
+    ck_assert(err[0] != '\0');
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("proxy_local");
+    TCase *tc = tcase_create("core");
+
+    tcase_add_loop_test(tc, test_redact, 0, (int)PV_ARRAY_LEN(redact_cases));
+    tcase_add_test(tc, test_redact_bounds);
+    tcase_add_loop_test(tc, test_last, 0, (int)PV_ARRAY_LEN(last_cases));
+    tcase_add_test(tc, test_timeout);
+    tcase_add_test(tc, test_tap);
+    tcase_add_test(tc, test_advice);
+    tcase_add_test(tc, test_reply_l7_advice);
+    tcase_add_test(tc, test_skill);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,13 @@
+# proxy advisor-mode tests: the Check unit test of policy.local's pure parts
+# (redaction, query numbers, the log tap, deny-body advice, the skill) and the
+# end-to-end loop with real processes (advisor + prover + proxy + upstream +
+# curl on 127.0.0.1; needs jq).
+check_PROGRAMS += tests/check_proxy_local
+TESTS += tests/check_proxy_local
+tests_check_proxy_local_SOURCES = tests/check_proxy_local.c
+tests_check_proxy_local_CFLAGS = $(PROXY_TEST_CFLAGS)
+tests_check_proxy_local_LDADD = $(PROXY_TEST_LIBS)
+
+PROXY_ADVISOR_E2E = tests/e2e/advisor_loop.sh
+TESTS += $(PROXY_ADVISOR_E2E)
+EXTRA_DIST += $(PROXY_ADVISOR_E2E)
