@@ -657,7 +657,7 @@ out:
 
 static void sandbox_line(const json_t *sb)
 {
-    printf("%-24s %7lld  %-12.12s %7lld  %-5s %-5s\n", cli_str(sb, "name"),
+    printf("%-24s %7lld  %-12.12s %7lld  %-5s %s\n", cli_str(sb, "name"),
            (long long)json_integer_value(json_object_get(sb, "policy_version")),
            cli_str(sb, "policy_hash"),
            (long long)json_integer_value(json_object_get(sb, "loaded_revision")),
@@ -676,7 +676,7 @@ static void list_text(struct cli_adv *a, json_t *ans)
         printf("no sandboxes\n");
         return;
     }
-    printf("%-24s %7s  %-12s %7s  %-5s %-5s\n", "NAME", "VERSION", "HASH", "LOADED", "CREDS",
+    printf("%-24s %7s  %-12s %7s  %-5s %s\n", "NAME", "VERSION", "HASH", "LOADED", "CREDS",
            "BOUND");
     json_array_foreach(arr, i, sb)
     {
@@ -793,9 +793,11 @@ static int policy_set(struct cli_adv *a)
 
 static void setting_line(const char *key, const json_t *s)
 {
-    char *v = json_dumps(json_object_get(s, "value"), JSON_ENCODE_ANY | JSON_COMPACT);
+    const json_t *value = json_object_get(s, "value");
+    char *v = json_is_null(value) ? NULL : json_dumps(value, JSON_ENCODE_ANY | JSON_COMPACT);
 
-    printf("%-32s %-10s (%s)\n", key, v != NULL ? v : "?", cli_str(s, "resolved_from"));
+    printf("%-32s %-10s (%s)\n", key,
+           v != NULL ? v : (json_is_null(value) ? "(unset)" : "?"), cli_str(s, "resolved_from"));
     free(v);
 }
 

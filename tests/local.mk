@@ -14,6 +14,7 @@ include $(srcdir)/tests/model_merge.mk
 include $(srcdir)/tests/prover.mk
 include $(srcdir)/tests/proxy.mk
 include $(srcdir)/tests/server.mk
+include $(srcdir)/tests/advisor.mk
 include $(srcdir)/tests/fuzz.mk
 include $(srcdir)/tests/bench.mk
 check_PROGRAMS += tests/check_common
