@@ -509,9 +509,9 @@ const char *cli_str(const json_t *o, const char *key)
  * sandbox
  * ========================================================================= */
 
-/* The token file: created 0600 (or an existing regular file truncated and
- * set to 0600) before the sandbox exists, so a token is never lost to an
- * unwritable path. */
+/* The token file: created 0600 (or an existing regular file set to 0600,
+ * truncated only once there is a token to write) before the sandbox
+ * exists, so a token is never lost to an unwritable path. */
 static int token_out_open(const char *path, bool *created)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -525,7 +525,7 @@ static int token_out_open(const char *path, bool *created)
             fprintf(stderr, "proviso: --token-out %s: not a regular file\n", path);
             return -1;
         }
-        if (fd >= 0 && (fchmod(fd, 0600) != 0 || ftruncate(fd, 0) != 0)) {
+        if (fd >= 0 && fchmod(fd, 0600) != 0) {
             fprintf(stderr, "proviso: --token-out %s: %s\n", path, strerror(errno));
             close(fd);
             return -1;
@@ -616,7 +616,8 @@ static int sandbox_create(struct cli_adv *a)
             fprintf(stderr, "proviso: the advisor's answer has no token\n");
             rc = 3;
         } else if (fd >= 0) {
-            if (!write_all(fd, tok, tlen) || !write_all(fd, "\n", 1) || fsync(fd) != 0) {
+            if (ftruncate(fd, 0) != 0 || !write_all(fd, tok, tlen) || !write_all(fd, "\n", 1) ||
+                fsync(fd) != 0) {
                 fprintf(stderr,
                         "proviso: sandbox %s was created but its token could not be written to "
                         "%s (%s); delete and create it again\n",

@@ -200,6 +200,14 @@ err_has "shown only now" "... with a warning"
 cli 1 sandbox create sb3 --policy "$WORK/base.yaml" --token-out "$WORK/sb3.token"
 err_has "already_exists: sandbox already exists" "creating an existing sandbox (409)"
 check "a refused create leaves no token file" [ ! -e "$WORK/sb3.token" ]
+printf 'keep\n' >"$WORK/keep.token"
+cli 1 sandbox create sb3 --policy "$WORK/base.yaml" --token-out "$WORK/keep.token"
+check "a refused create leaves an existing token file as it was" \
+    [ "$(cat "$WORK/keep.token")" = keep ]
+ln -s "$WORK/keep.token" "$WORK/link.token"
+cli 2 sandbox create sb5 --policy "$WORK/base.yaml" --token-out "$WORK/link.token"
+err_has "link.token" "--token-out refuses a symlink"
+cli 1 sandbox show sb5
 cli 1 sandbox create sb4 --policy "$WORK/bad.yaml"
 err_has "invalid_policy:" "an invalid policy is refused (400)"
 cli 2 sandbox create sb4 --policy "$WORK/nonexistent.yaml"
