@@ -282,75 +282,81 @@ static bool is_space(char ch)
     return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
 }
 
-/* The admin token from 'path': trimmed, 16..4096 printable bytes. New
- * string (wiped and freed by the caller) or NULL after a message. */
-static char *read_token(const char *path, size_t *len)
+/* Read at most 'cap' bytes of 'fd' into 'buf'. Returns the length, or
+ * -1 on a read error (errno set); 'cap' means the file may be longer. */
+static ssize_t read_upto(int fd, char *buf, size_t cap)
 {
-    char buf[TOKEN_MAX + 64];
     size_t n = 0;
-    size_t b;
-    size_t e;
-    struct stat st;
-    char *tok = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 
-    if (fd < 0) {
-        fprintf(stderr, "proviso: token file %s: %s\n", path, strerror(errno));
-        return NULL;
-    }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        fprintf(stderr, "proviso: token file %s: not a regular file\n", path);
-        close(fd);
-        return NULL;
-    }
-    if ((st.st_mode & 077) != 0) {
-        fprintf(stderr, "proviso: warning: token file %s is readable by other users "
-                        "(chmod 600 it)\n",
-                path);
-    }
-    while (n < sizeof(buf)) {
-        ssize_t r = read(fd, buf + n, sizeof(buf) - n);
+    while (n < cap) {
+        ssize_t r = read(fd, buf + n, cap - n);
         if (r < 0 && errno == EINTR) {
             continue;
         }
-        if (r <= 0) {
-            if (r < 0) {
-                fprintf(stderr, "proviso: token file %s: %s\n", path, strerror(errno));
-                n = sizeof(buf) + 1;
-            }
+        if (r < 0) {
+            return -1;
+        }
+        if (r == 0) {
             break;
         }
         n += (size_t)r;
     }
-    close(fd);
-    b = 0;
-    e = n <= sizeof(buf) ? n : 0;
-    while (b < e && is_space(buf[b])) {
-        b++;
-    }
-    while (e > b && is_space(buf[e - 1])) {
-        e--;
-    }
-    if (n <= sizeof(buf) && (e - b < TOKEN_MIN || e - b > TOKEN_MAX)) {
-        fprintf(stderr, "proviso: token file %s: a token is %u..%u bytes\n", path, TOKEN_MIN,
-                TOKEN_MAX);
-        e = b;
-    }
-    for (size_t i = b; i < e; i++) {
-        if (buf[i] < 0x21 || buf[i] > 0x7e) {
-            fprintf(stderr, "proviso: token file %s: a token is printable ASCII without "
-                            "spaces\n",
+    return (ssize_t)n;
+}
+
+/* The admin token from 'path': trimmed, 16..4096 printable bytes. New
+ * string (the caller wipes and frees it) or NULL after a message. */
+static char *read_token(const char *path, size_t *len)
+{
+    char buf[TOKEN_MAX + 64];
+    struct stat st;
+    const char *why = NULL;
+    char *tok = NULL;
+    size_t b = 0;
+    size_t e = 0;
+    ssize_t n = -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+    if (fd < 0) {
+        why = strerror(errno);
+    } else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        why = "not a regular file";
+    } else {
+        if ((st.st_mode & 077) != 0) {
+            fprintf(stderr, "proviso: warning: token file %s is readable by other users "
+                            "(chmod 600 it)\n",
                     path);
-            e = b;
-            break;
+        }
+        n = read_upto(fd, buf, sizeof(buf));
+        why = n < 0 ? strerror(errno) : NULL;
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    if (why == NULL) {
+        e = (size_t)n;
+        while (b < e && is_space(buf[b])) {
+            b++;
+        }
+        while (e > b && is_space(buf[e - 1])) {
+            e--;
+        }
+        if ((size_t)n == sizeof(buf) || e - b < TOKEN_MIN || e - b > TOKEN_MAX) {
+            why = "a token is 16..4096 bytes";
+        }
+        for (size_t i = b; why == NULL && i < e; i++) {
+            if (buf[i] < 0x21 || buf[i] > 0x7e) {
+                why = "a token is printable ASCII without spaces";
+            }
         }
     }
-    if (e > b) {
+    if (why == NULL) {
         tok = pv_strndup(buf + b, e - b);
         *len = e - b;
-        if (tok == NULL) {
-            fprintf(stderr, "proviso: out of memory\n");
-        }
+        why = tok == NULL ? "out of memory" : NULL;
+    }
+    if (why != NULL) {
+        fprintf(stderr, "proviso: token file %s: %s\n", path, why);
     }
     explicit_bzero(buf, sizeof(buf));
     return tok;

@@ -164,6 +164,12 @@ err_has "No such file or directory" "a missing token file"
 (umask 077 && printf 'short\n' >"$WORK/short.token")
 cli 2 sandbox list --advisor "$URL" --token-file "$WORK/short.token"
 err_has "a token is 16..4096 bytes" "a token file with a too short token"
+(umask 077 && printf 'two words-0123456789abcdef\n' >"$WORK/space.token")
+cli 2 sandbox list --advisor "$URL" --token-file "$WORK/space.token"
+err_has "printable ASCII without spaces" "a token with a space inside"
+(umask 077 && head -c 5000 /dev/zero | tr '\0' a >"$WORK/long.token")
+cli 2 sandbox list --advisor "$URL" --token-file "$WORK/long.token"
+err_has "a token is 16..4096 bytes" "a token file over 4096 bytes"
 cli 2 sandbox list --advisor "$URL" --token-file "$WORK"
 err_has "not a regular file" "a directory as token file"
 (umask 077 && printf 'not-the-admin-token-0123456789\n' >"$WORK/wrong.token")
