@@ -69,11 +69,13 @@ start_advisor() {
     URL=http://127.0.0.1:$PORT
 }
 
-# submit SANDBOX-TOKEN-FILE BODY-FILE: the agent's proposal (curl, as
-# policy.local forwards it); sets CHUNK to the first accepted id.
+# submit SANDBOX-TOKEN-FILE BODY-FILE [SANDBOX]: the agent's proposal (curl,
+# as policy.local forwards it; sandbox sb1 by default); sets CHUNK to the
+# first accepted id.
 submit() {
     BODY=$(curl -s -X POST -H "Authorization: Bearer $(cat "$1")" \
-        -H 'Content-Type: application/json' --data-binary "@$2" "$URL/v1/sandboxes/sb1/proposals")
+        -H 'Content-Type: application/json' --data-binary "@$2" \
+        "$URL/v1/sandboxes/${3:-sb1}/proposals")
     CHUNK=$(printf '%s' "$BODY" | sed -n 's/.*"accepted_chunk_ids":\["\([0-9a-f-]*\)".*/\1/p')
     if [ -n "$CHUNK" ]; then ok "submitted $2"; else bad "submit $2: $BODY"; fi
 }
@@ -194,7 +196,8 @@ check "the token file holds a 64-hex token" sh -c "printf '%s' '$SBTOK' | grep -
 out_lacks "$SBTOK" "with --token-out the token is not printed"
 check "... nor on stderr" sh -c "! grep -qF '$SBTOK' '$ERR'"
 (umask 022 && printf 'old\n' >"$WORK/sb2.token")
-cli 0 sandbox create sb2 --policy "$WORK/base.yaml" --token-out "$WORK/sb2.token" --format json
+cli 0 sandbox create sb2 --policy "$WORK/base.yaml" --boundary "$WORK/base.yaml" \
+    --token-out "$WORK/sb2.token" --format json
 out_has '"token_file":' "json create with --token-out names the file"
 out_lacks '"token":' "json create with --token-out has no token"
 check "an existing token file is rewritten with mode 0600" \
@@ -283,6 +286,23 @@ cli 0 settings delete proposal_approval_mode --sandbox sb1
 out_has "proposal_approval_mode           (unset)    (default)" "settings delete"
 cli 1 settings get --sandbox nosuch
 err_has "not_found" "settings of an unknown sandbox"
+
+# --- auto mode within an auto-approval boundary ---------------------------------------------------
+cli 0 sandbox show sb2
+out_has "boundary:         yes" "a sandbox created with --boundary"
+cli 0 settings set proposal_approval_mode auto --sandbox sb2
+proposal "$WORK/p_b_in.json" docs_lib docs.python.org 443 GET /3/library
+submit "$WORK/sb2.token" "$WORK/p_b_in.json" sb2
+cli 0 rule get sb2 --chunk-id "$CHUNK"
+out_has "status:           approved (automatically, revision 2" "auto mode approves a change within the boundary"
+out_has "validation:       prover: no new findings" "... that the prover finds nothing new in"
+proposal "$WORK/p_b_out.json" pypi_get pypi.org 443 GET /simple/x
+submit "$WORK/sb2.token" "$WORK/p_b_out.json" sb2
+cli 0 rule get sb2 --chunk-id "$CHUNK"
+out_has "status:           pending" "a change beyond the boundary waits for a reviewer"
+out_has "boundary:         exceeds" "rule get: the boundary verdict"
+out_has "  - boundary_exceeded: /usr/bin/curl -> pypi.org:443 (rule pypi_get)" "rule get: the boundary counterexample"
+out_has "witness: GET pypi.org:443/simple/x" "... with its witness request"
 
 # --- proposals: list and get -------------------------------------------------------------------
 proposal "$WORK/p_write.json" gh_write api.github.com 443 PUT '/repos/o/r/contents/**'
