@@ -761,15 +761,19 @@ static void events_list(struct advisor_worker *w, const struct httpd_req *rq,
 static bool owner_ok(struct advisor_worker *w, const struct httpd_req *rq, struct httpd_reply *r)
 {
     struct store_sandbox sb;
+    pv_result res;
     bool ok;
 
     if (rq->principal == 0) {
         return true;
     }
-    ok = pv_ok(store_sandbox_get(w->st, rq->params[0], &sb)) && sb.id == rq->principal;
-    if (ok) {
+    res = store_sandbox_get(w->st, rq->params[0], &sb);
+    ok = pv_ok(res) && sb.id == rq->principal;
+    if (pv_ok(res)) {
+        /* Found, whoever owns it: its strings are ours to free. */
         store_sandbox_clear(&sb);
-    } else {
+    }
+    if (!ok) {
         /* Another sandbox's resources do not exist for this caller. */
         httpd_reply_error(r, 404, "not_found", "sandbox not found");
     }

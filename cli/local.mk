@@ -1,5 +1,9 @@
+# cli/ - the proviso command. The reviewer commands (sandbox, policy,
+# settings, rule) reach proviso-advisor over HTTP only (libcurl): the command
+# links neither libhttpd nor libadvisor.
 bin_PROGRAMS += proviso
 proviso_SOURCES = cli/cli.h cli/proviso.c cli/cmd_validate.c cli/cmd_eval.c \
-	cli/cmd_prove.c cli/cmd_corpus.c cli/cli_yamljson.c
-proviso_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS)
-proviso_LDADD = $(PROVER_LIBS) $(YAML_LIBS) $(JANSSON_LIBS)
+	cli/cmd_prove.c cli/cmd_corpus.c cli/cli_yamljson.c \
+	cli/cli_http.c cli/cli_chunk.c cli/cmd_advisor.c cli/cmd_rule.c
+proviso_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS) $(CURL_CFLAGS)
+proviso_LDADD = $(PROVER_LIBS) $(YAML_LIBS) $(JANSSON_LIBS) $(CURL_LIBS)

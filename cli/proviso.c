@@ -6,6 +6,7 @@
  *   proviso prove [--baseline FILE] (--candidate F | --proposal F | --policy F) ...
  *   proviso check --candidate FILE --boundary FILE ...
  *   proviso corpus run PATH...
+ *   proviso sandbox|policy|settings|rule ...   (the advisor's reviewer CLI)
  */
 #include "config.h"
 
@@ -26,6 +27,10 @@ static const struct {
     {"prove", cli_prove, "prove what new authority a change grants"},
     {"check", cli_check, "check that a policy stays within a boundary"},
     {"corpus", cli_corpus, "run corpus cases (corpus run PATH...)"},
+    {"sandbox", cli_sandbox, "advisor: create, list, show, delete sandboxes"},
+    {"policy", cli_policy, "advisor: get or set a sandbox's policy"},
+    {"settings", cli_settings, "advisor: get, set, delete settings"},
+    {"rule", cli_rule, "advisor: review proposals (list, get, approve, reject, ...)"},
 };
 
 static void usage(FILE *out)
@@ -35,7 +40,9 @@ static void usage(FILE *out)
         fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
     }
     fprintf(out, "\nexit: 0 ok/allow/empty/within, 1 deny/findings/exceeds, "
-                 "2 invalid input, 3 unknown\n");
+                 "2 invalid input, 3 unknown\n"
+                 "advisor commands: 0 ok, 1 the advisor refused, 2 usage or unreadable input, "
+                 "3 advisor unreachable or failed\n");
 }
 
 char *cli_read_file(const char *path, size_t cap, size_t *len)

@@ -1,18 +1,22 @@
-# advisor tests: proviso-advisor (advisor/). Unit tests link libadvisor; the
-# end-to-end scripts start the real binary (which runs its own prover child)
-# on 127.0.0.1 and need curl and jq.
+# advisor tests: proviso-advisor (advisor/) and the reviewer CLI that talks to
+# it. Unit tests link libadvisor (check_cli_text: only the CLI's pure parts);
+# the end-to-end scripts start the real advisor (which runs its own prover
+# child) on 127.0.0.1 and need curl and jq.
 ADVISOR_TEST_CFLAGS = $(TEST_CFLAGS) $(ADVISOR_CFLAGS)
 ADVISOR_TEST_LIBS = $(ADVISOR_LIBS) $(CHECK_LIBS)
 
-check_PROGRAMS += tests/check_advisor_store tests/check_advisor_rule
-TESTS += tests/check_advisor_store tests/check_advisor_rule
+check_PROGRAMS += tests/check_advisor_store tests/check_advisor_rule tests/check_cli_text
+TESTS += tests/check_advisor_store tests/check_advisor_rule tests/check_cli_text
 tests_check_advisor_store_SOURCES = tests/check_advisor_store.c
 tests_check_advisor_store_CFLAGS = $(ADVISOR_TEST_CFLAGS)
 tests_check_advisor_store_LDADD = $(ADVISOR_TEST_LIBS)
 tests_check_advisor_rule_SOURCES = tests/check_advisor_rule.c
 tests_check_advisor_rule_CFLAGS = $(ADVISOR_TEST_CFLAGS)
 tests_check_advisor_rule_LDADD = $(ADVISOR_TEST_LIBS)
+tests_check_cli_text_SOURCES = tests/check_cli_text.c cli/cli_http.c cli/cli_chunk.c
+tests_check_cli_text_CFLAGS = $(TEST_CFLAGS) $(CURL_CFLAGS)
+tests_check_cli_text_LDADD = common/libcommon.la $(JANSSON_LIBS) $(CURL_LIBS) $(CHECK_LIBS)
 
-ADVISOR_E2E = tests/e2e/advisor_lifecycle.sh tests/e2e/advisor_stress.sh
+ADVISOR_E2E = tests/e2e/advisor_lifecycle.sh tests/e2e/advisor_stress.sh tests/e2e/cli_advisor.sh
 TESTS += $(ADVISOR_E2E)
 EXTRA_DIST += $(ADVISOR_E2E) tests/e2e/advisor_lib.sh

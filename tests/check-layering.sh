@@ -8,7 +8,9 @@
 #  - a folder may include only the folders its row names (dependencies
 #    point down: common <- model <- prover <- server/cli; common <- httpd);
 #  - the proxy and the advisor never include Z3 or the prover, and the
-#    built advisor and proxy binaries never link libz3.
+#    built advisor and proxy binaries never link libz3;
+#  - the proviso command (cli/) links neither the HTTP server library nor
+#    the advisor's store: it is an HTTP client of the advisor.
 set -u
 top=${1:-${PV_SRCDIR:-.}}
 build=${PV_BUILDDIR:-$top}
@@ -70,4 +72,10 @@ for bin in proxy/proviso-proxy proviso-advisor; do
         fail=1
     fi
 done
+# The reviewer CLI reaches the advisor over HTTP only: no server library,
+# no store.
+if [ -x "$build/proviso" ] && ldd "$build/proviso" 2>/dev/null | grep -q 'libmicrohttpd\|libsqlite3'; then
+    echo "proviso links libmicrohttpd or libsqlite3: it must reach the advisor over HTTP only"
+    fail=1
+fi
 exit $fail

@@ -1,0 +1,968 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* cmd_advisor.c - the reviewer and operator commands: options, the table
+ *
+ *   proviso sandbox create|list|show|delete ...
+ *   proviso policy get|set SANDBOX ...
+ *   proviso settings get|set|delete [KEY [VALUE]] (--global | --sandbox NAME)
+ *   proviso rule list|get|approve|reject|approve-all|undo|edit|clear|history
+ *
+ * Every subcommand is one row of 'subcmds': the options it takes, the ones
+ * it needs, how many operands, its help and example, and the function that
+ * runs it. One parser reads every command line against its row
+ * ("--opt value" and "--opt=value"; an unknown option is a usage error), so
+ * the commands themselves only talk to the advisor and print.
+ *
+ * The admin token comes from --token-file FILE or $PROVISO_TOKEN_FILE (a
+ * file, never a value on the command line or in the environment); it is
+ * wiped once the client is gone. --format json prints the advisor's answer
+ * object as it came, indented; text is for a reviewer's eyes.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "common/pv_dynbuf.h"
+#include "model/model.h"
+
+#define DEFAULT_ADVISOR "http://127.0.0.1:8788"
+#define TOKEN_MIN 16u
+#define TOKEN_MAX 4096u
+
+/* ===========================================================================
+ * Options and the subcommand table
+ * ========================================================================= */
+
+static const struct {
+    const char *name;
+    bool value;
+    const char *arg;
+} optdefs[CLI_O__COUNT] = {
+    [CLI_O_ADVISOR] = {"advisor", true, "URL"},
+    [CLI_O_TOKEN_FILE] = {"token-file", true, "FILE"},
+    [CLI_O_FORMAT] = {"format", true, "text|json"},
+    [CLI_O_POLICY] = {"policy", true, "FILE"},
+    [CLI_O_CREDENTIALS] = {"credentials", true, "FILE"},
+    [CLI_O_BOUNDARY] = {"boundary", true, "FILE"},
+    [CLI_O_TOKEN_OUT] = {"token-out", true, "FILE"},
+    [CLI_O_GLOBAL] = {"global", false, NULL},
+    [CLI_O_SANDBOX] = {"sandbox", true, "NAME"},
+    [CLI_O_STATUS] = {"status", true, "pending|approved|rejected"},
+    [CLI_O_CHUNK_ID] = {"chunk-id", true, "ID"},
+    [CLI_O_REVIEW_TOKEN] = {"review-token", true, "TOKEN"},
+    [CLI_O_REASON] = {"reason", true, "TEXT"},
+    [CLI_O_FLAGGED] = {"include-security-flagged", false, NULL},
+    [CLI_O_RULE] = {"rule", true, "FILE"},
+};
+
+#define O(x) (1u << CLI_O_##x)
+#define COMMON (O(ADVISOR) | O(TOKEN_FILE) | O(FORMAT))
+#define SCOPE (O(GLOBAL) | O(SANDBOX))
+
+static int sandbox_create(struct cli_adv *a);
+static int sandbox_list(struct cli_adv *a);
+static int sandbox_show(struct cli_adv *a);
+static int sandbox_delete(struct cli_adv *a);
+static int policy_get(struct cli_adv *a);
+static int policy_set(struct cli_adv *a);
+static int settings_get(struct cli_adv *a);
+static int settings_set(struct cli_adv *a);
+static int settings_delete(struct cli_adv *a);
+
+struct subcmd {
+    const char *group;
+    const char *name;
+    unsigned opts;     /* besides COMMON */
+    unsigned required; /* of opts */
+    unsigned min_pos, max_pos;
+    const char *synopsis; /* operands and options after "proviso GROUP NAME" */
+    const char *help;
+    const char *example;
+    int (*run)(struct cli_adv *a);
+};
+
+static const struct subcmd subcmds[] = {
+    {"sandbox", "create", O(POLICY) | O(CREDENTIALS) | O(BOUNDARY) | O(TOKEN_OUT), O(POLICY), 1, 1,
+     "NAME --policy FILE [--credentials FILE] [--boundary FILE] [--token-out FILE]",
+     "Create a sandbox with its base policy. Its own token is written to --token-out\n"
+     "(mode 0600) or, without it, printed once.",
+     "proviso sandbox create demo --policy base.yaml --token-out demo.token", sandbox_create},
+    {"sandbox", "list", 0, 0, 0, 0, "", "List the sandboxes.", "proviso sandbox list",
+     sandbox_list},
+    {"sandbox", "show", 0, 0, 1, 1, "NAME", "Show one sandbox.", "proviso sandbox show demo",
+     sandbox_show},
+    {"sandbox", "delete", 0, 0, 1, 1, "NAME", "Delete a sandbox and all its state.",
+     "proviso sandbox delete demo", sandbox_delete},
+    {"policy", "get", 0, 0, 1, 1, "SANDBOX",
+     "Print the sandbox's effective policy (YAML; --format json: the whole answer).",
+     "proviso policy get demo > effective.yaml", policy_get},
+    {"policy", "set", O(POLICY), O(POLICY), 1, 1, "SANDBOX --policy FILE",
+     "Set the operator's base policy; approved rules are merged into it again.",
+     "proviso policy set demo --policy base.yaml", policy_set},
+    {"settings", "get", SCOPE, 0, 0, 1, "[KEY] (--global | --sandbox NAME)",
+     "Show the settings (or one KEY) and where each value comes from.",
+     "proviso settings get --sandbox demo", settings_get},
+    {"settings", "set", SCOPE, 0, 2, 2, "KEY VALUE (--global | --sandbox NAME)",
+     "Set a setting. VALUE is JSON when it is true, false, a number or a quoted\n"
+     "string, else a string (auto is \"auto\").",
+     "proviso settings set proposal_approval_mode auto --global", settings_set},
+    {"settings", "delete", SCOPE, 0, 1, 1, "KEY (--global | --sandbox NAME)", "Delete a setting.",
+     "proviso settings delete proposal_approval_mode --sandbox demo", settings_delete},
+    {"rule", "list", O(STATUS), 0, 1, 1, "SANDBOX [--status pending|approved|rejected]",
+     "One line per proposal chunk: id, status, rule, endpoint, validation result.",
+     "proviso rule list demo --status pending", cli_rule_list},
+    {"rule", "get", O(CHUNK_ID), O(CHUNK_ID), 1, 1, "SANDBOX --chunk-id ID",
+     "Show a chunk with its evidence: findings and witnesses, security notes, diff.\n"
+     "ID may be a unique prefix of the chunk id (as 'rule list' shows it).",
+     "proviso rule get demo --chunk-id 3f2a9c1d", cli_rule_get},
+    {"rule", "approve", O(CHUNK_ID) | O(REVIEW_TOKEN), O(CHUNK_ID), 1, 1,
+     "SANDBOX --chunk-id ID [--review-token TOKEN]",
+     "Approve a chunk with the review token of the evaluation you reviewed (default:\n"
+     "the one fetched now). If the evaluation changed, nothing is approved (exit 1)\n"
+     "and the refreshed chunk is shown.",
+     "proviso rule approve demo --chunk-id 3f2a9c1d", cli_rule_approve},
+    {"rule", "reject", O(CHUNK_ID) | O(REASON), O(CHUNK_ID), 1, 1,
+     "SANDBOX --chunk-id ID [--reason TEXT]",
+     "Reject a chunk; rejecting an approved chunk removes what it granted.",
+     "proviso rule reject demo --chunk-id 3f2a9c1d --reason 'use the read-only API'",
+     cli_rule_reject},
+    {"rule", "approve-all", O(FLAGGED), 0, 1, 1, "SANDBOX [--include-security-flagged]",
+     "Approve every pending chunk whose evaluation is current; chunks with security\n"
+     "notes are skipped unless --include-security-flagged.",
+     "proviso rule approve-all demo", cli_rule_approve_all},
+    {"rule", "undo", O(CHUNK_ID), O(CHUNK_ID), 1, 1, "SANDBOX --chunk-id ID",
+     "Undo an approval: the grant is removed and the chunk is pending again.",
+     "proviso rule undo demo --chunk-id 3f2a9c1d", cli_rule_undo},
+    {"rule", "edit", O(CHUNK_ID) | O(RULE), O(CHUNK_ID) | O(RULE), 1, 1,
+     "SANDBOX --chunk-id ID --rule FILE",
+     "Replace a pending chunk's rule (a NetworkPolicyRule, JSON or YAML); it is\n"
+     "evaluated again.",
+     "proviso rule edit demo --chunk-id 3f2a9c1d --rule narrower.yaml", cli_rule_edit},
+    {"rule", "clear", 0, 0, 1, 1, "SANDBOX", "Delete every pending chunk of a sandbox.",
+     "proviso rule clear demo", cli_rule_clear},
+    {"rule", "history", 0, 0, 1, 1, "SANDBOX", "The proposals and decisions, oldest first.",
+     "proviso rule history demo", cli_rule_history},
+};
+
+static void print_common(FILE *f)
+{
+    fprintf(f, "common options:\n"
+               "  --advisor URL      the advisor (default $PROVISO_ADVISOR, else %s)\n"
+               "  --token-file FILE  the admin token (default $PROVISO_TOKEN_FILE)\n"
+               "  --format text|json json prints the advisor's answer as it came\n"
+               "exit: 0 ok, 1 the advisor refused, 2 usage or unreadable input, "
+               "3 advisor unreachable or failed\n",
+               DEFAULT_ADVISOR);
+}
+
+static void usage_group(FILE *f, const char *group)
+{
+    fprintf(f, "usage:\n");
+    for (size_t i = 0; i < PV_ARRAY_LEN(subcmds); i++) {
+        if (strcmp(subcmds[i].group, group) == 0) {
+            fprintf(f, "  proviso %s %s %s\n", group, subcmds[i].name, subcmds[i].synopsis);
+        }
+    }
+    fprintf(f, "'proviso %s COMMAND --help' describes one command.\n", group);
+    print_common(f);
+}
+
+static void usage_cmd(FILE *f, const struct subcmd *c, bool full)
+{
+    fprintf(f, "usage: proviso %s %s %s [common options]\n", c->group, c->name, c->synopsis);
+    if (full) {
+        fprintf(f, "\n%s\n\nexample:\n  %s\n\n", c->help, c->example);
+        print_common(f);
+    } else {
+        fprintf(f, "try 'proviso %s %s --help'\n", c->group, c->name);
+    }
+}
+
+static int usage_error(const struct subcmd *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int usage_error(const struct subcmd *c, const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "proviso: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    usage_cmd(stderr, c, false);
+    return 2;
+}
+
+/* Returns -1 to go on, else the exit status (help: 0, usage error: 2). */
+static int parse(const struct subcmd *c, int argc, char **argv, struct cli_adv *a)
+{
+    unsigned allowed = c->opts | COMMON;
+    bool operands_only = false;
+
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *eq;
+        size_t nlen;
+        int id = -1;
+
+        if (!operands_only && (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0)) {
+            usage_cmd(stdout, c, true);
+            return 0;
+        }
+        if (!operands_only && strcmp(arg, "--") == 0) {
+            operands_only = true;
+            continue;
+        }
+        if (operands_only || strncmp(arg, "--", 2) != 0) {
+            if (a->npos >= c->max_pos) {
+                return usage_error(c, "unexpected argument '%s'", arg);
+            }
+            a->pos[a->npos++] = arg;
+            continue;
+        }
+        eq = strchr(arg + 2, '=');
+        nlen = eq != NULL ? (size_t)(eq - (arg + 2)) : strlen(arg + 2);
+        for (int k = 0; k < CLI_O__COUNT; k++) {
+            if (strlen(optdefs[k].name) == nlen && strncmp(optdefs[k].name, arg + 2, nlen) == 0) {
+                id = k;
+            }
+        }
+        if (id < 0 || (allowed & (1u << id)) == 0) {
+            return usage_error(c, "unknown option '%s'", arg);
+        }
+        if (a->opt[id] != NULL) {
+            return usage_error(c, "option --%s given twice", optdefs[id].name);
+        }
+        if (!optdefs[id].value) {
+            if (eq != NULL) {
+                return usage_error(c, "option --%s takes no value", optdefs[id].name);
+            }
+            a->opt[id] = "";
+        } else if (eq != NULL) {
+            a->opt[id] = eq + 1;
+        } else if (i + 1 < argc) {
+            a->opt[id] = argv[++i];
+        } else {
+            return usage_error(c, "option --%s needs a value", optdefs[id].name);
+        }
+    }
+    for (int k = 0; k < CLI_O__COUNT; k++) {
+        if ((c->required & (1u << k)) != 0 && a->opt[k] == NULL) {
+            return usage_error(c, "--%s is required", optdefs[k].name);
+        }
+    }
+    if (a->npos < c->min_pos) {
+        return usage_error(c, "%s", "missing operand");
+    }
+    if ((c->opts & SCOPE) == SCOPE &&
+        (a->opt[CLI_O_GLOBAL] != NULL) == (a->opt[CLI_O_SANDBOX] != NULL)) {
+        return usage_error(c, "%s", "give exactly one of --global and --sandbox NAME");
+    }
+    if (a->opt[CLI_O_FORMAT] != NULL && strcmp(a->opt[CLI_O_FORMAT], "text") != 0 &&
+        strcmp(a->opt[CLI_O_FORMAT], "json") != 0) {
+        return usage_error(c, "unknown format '%s' (text or json)", a->opt[CLI_O_FORMAT]);
+    }
+    a->json = a->opt[CLI_O_FORMAT] != NULL && strcmp(a->opt[CLI_O_FORMAT], "json") == 0;
+    return -1;
+}
+
+/* ===========================================================================
+ * The token and the client
+ * ========================================================================= */
+
+static bool is_space(char ch)
+{
+    return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
+}
+
+/* Read at most 'cap' bytes of 'fd' into 'buf'. Returns the length, or
+ * -1 on a read error (errno set); 'cap' means the file may be longer. */
+static ssize_t read_upto(int fd, char *buf, size_t cap)
+{
+    size_t n = 0;
+
+    while (n < cap) {
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r < 0) {
+            return -1;
+        }
+        if (r == 0) {
+            break;
+        }
+        n += (size_t)r;
+    }
+    return (ssize_t)n;
+}
+
+/* The admin token from 'path': trimmed, 16..4096 printable bytes. New
+ * string (the caller wipes and frees it) or NULL after a message. */
+static char *read_token(const char *path, size_t *len)
+{
+    char buf[TOKEN_MAX + 64];
+    struct stat st;
+    const char *why = NULL;
+    char *tok = NULL;
+    size_t b = 0;
+    size_t e = 0;
+    ssize_t n = -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+    if (fd < 0) {
+        why = strerror(errno);
+    } else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        why = "not a regular file";
+    } else {
+        if ((st.st_mode & 077) != 0) {
+            fprintf(stderr, "proviso: warning: token file %s is readable by other users "
+                            "(chmod 600 it)\n",
+                    path);
+        }
+        n = read_upto(fd, buf, sizeof(buf));
+        why = n < 0 ? strerror(errno) : NULL;
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    if (why == NULL) {
+        e = (size_t)n;
+        while (b < e && is_space(buf[b])) {
+            b++;
+        }
+        while (e > b && is_space(buf[e - 1])) {
+            e--;
+        }
+        if ((size_t)n == sizeof(buf) || e - b < TOKEN_MIN || e - b > TOKEN_MAX) {
+            why = "a token is 16..4096 bytes";
+        }
+        for (size_t i = b; why == NULL && i < e; i++) {
+            if (buf[i] < 0x21 || buf[i] > 0x7e) {
+                why = "a token is printable ASCII without spaces";
+            }
+        }
+    }
+    if (why == NULL) {
+        tok = pv_strndup(buf + b, e - b);
+        *len = e - b;
+        why = tok == NULL ? "out of memory" : NULL;
+    }
+    if (why != NULL) {
+        fprintf(stderr, "proviso: token file %s: %s\n", path, why);
+    }
+    explicit_bzero(buf, sizeof(buf));
+    return tok;
+}
+
+/* Connect 'a' to the advisor: 0 or the exit status 2. */
+static int connect_advisor(struct cli_adv *a)
+{
+    const char *url = a->opt[CLI_O_ADVISOR];
+    const char *tf = a->opt[CLI_O_TOKEN_FILE];
+    char *tok;
+    size_t tlen = 0;
+
+    if (url == NULL) {
+        url = getenv("PROVISO_ADVISOR");
+    }
+    if (url == NULL || url[0] == '\0') {
+        url = DEFAULT_ADVISOR;
+    }
+    if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) {
+        fprintf(stderr, "proviso: --advisor wants an http:// or https:// URL, not '%s'\n", url);
+        return 2;
+    }
+    if (tf == NULL) {
+        tf = getenv("PROVISO_TOKEN_FILE");
+    }
+    if (tf == NULL || tf[0] == '\0') {
+        fprintf(stderr, "proviso: the admin token is needed: --token-file FILE or "
+                        "PROVISO_TOKEN_FILE=FILE\n");
+        return 2;
+    }
+    tok = read_token(tf, &tlen);
+    if (tok == NULL) {
+        return 2;
+    }
+    a->http = cli_http_new(url, tok);
+    explicit_bzero(tok, tlen);
+    free(tok);
+    if (a->http == NULL) {
+        fprintf(stderr, "proviso: cannot set up the HTTP client\n");
+        return 2;
+    }
+    return 0;
+}
+
+/* ===========================================================================
+ * Calls and output (shared with cmd_rule.c)
+ * ========================================================================= */
+
+void cli_print_json(const json_t *j)
+{
+    char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+
+    if (s != NULL) {
+        printf("%s\n", s);
+        free(s);
+    } else {
+        fprintf(stderr, "proviso: out of memory\n");
+    }
+}
+
+int cli_adv_call(struct cli_adv *a, const char *method, const char *path, const json_t *body,
+                 struct cli_answer *ans)
+{
+    int rc;
+
+    if (path == NULL) {
+        memset(ans, 0, sizeof(*ans));
+        fprintf(stderr, "proviso: out of memory\n");
+        return 3;
+    }
+    rc = cli_http_call(a->http, method, path, body, ans);
+    if (rc == 0) {
+        return 0;
+    }
+    if (ans->body == NULL) {
+        if (ans->status == 0) {
+            fprintf(stderr, "proviso: cannot reach the advisor at %s: %s\n",
+                    cli_http_base(a->http), ans->error);
+        } else {
+            fprintf(stderr, "proviso: the advisor at %s: %s\n", cli_http_base(a->http),
+                    ans->error);
+        }
+        return rc;
+    }
+    {
+        const char *err = json_string_value(json_object_get(ans->body, "error"));
+        const char *detail = json_string_value(json_object_get(ans->body, "detail"));
+        const json_t *diags = json_object_get(ans->body, "diagnostics");
+        size_t i;
+        const json_t *d;
+
+        fprintf(stderr, "proviso: %s: %s\n", err != NULL ? err : "error",
+                detail != NULL ? detail : "(no detail)");
+        json_array_foreach(diags, i, d)
+        {
+            if (i > 0 && json_is_string(d)) {
+                fprintf(stderr, "  %s\n", json_string_value(d));
+            }
+        }
+    }
+    return rc;
+}
+
+int cli_adv_finish(struct cli_adv *a, int rc, struct cli_answer *ans,
+                   void (*text)(struct cli_adv *, json_t *))
+{
+    if (ans->body != NULL && (a->json || rc != 0)) {
+        if (a->json) {
+            cli_print_json(ans->body);
+        }
+    } else if (rc == 0 && text != NULL) {
+        text(a, ans->body);
+    }
+    cli_answer_clear(ans);
+    if (fflush(stdout) != 0 && rc == 0) {
+        fprintf(stderr, "proviso: cannot write the output\n");
+        rc = 2;
+    }
+    return rc;
+}
+
+int cli_adv_simple(struct cli_adv *a, const char *method, const char *const *segs,
+                   const json_t *body, void (*text)(struct cli_adv *, json_t *))
+{
+    struct cli_answer ans;
+    char *path = cli_http_path(segs, NULL, NULL);
+    int rc = cli_adv_call(a, method, path, body, &ans);
+
+    free(path);
+    return cli_adv_finish(a, rc, &ans, text);
+}
+
+/* A document file's text (policy, credentials, boundary): new string or
+ * NULL after a message. */
+static char *read_doc(const char *path)
+{
+    size_t len = 0;
+    char *buf = cli_read_file(path, MODEL_MAX_POLICY_BYTES, &len);
+
+    if (buf != NULL && strlen(buf) != len) {
+        fprintf(stderr, "proviso: %s: the file holds a NUL byte\n", path);
+        free(buf);
+        buf = NULL;
+    }
+    return buf;
+}
+
+const char *cli_str(const json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s != NULL ? s : "";
+}
+
+/* ===========================================================================
+ * sandbox
+ * ========================================================================= */
+
+/* The token file: created 0600 (or an existing regular file set to 0600,
+ * truncated only once there is a token to write) before the sandbox
+ * exists, so a token is never lost to an unwritable path. */
+static int token_out_open(const char *path, bool *created)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    struct stat st;
+
+    *created = fd >= 0;
+    if (fd < 0 && errno == EEXIST) {
+        fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+            close(fd);
+            fprintf(stderr, "proviso: --token-out %s: not a regular file\n", path);
+            return -1;
+        }
+        if (fd >= 0 && fchmod(fd, 0600) != 0) {
+            fprintf(stderr, "proviso: --token-out %s: %s\n", path, strerror(errno));
+            close(fd);
+            return -1;
+        }
+    }
+    if (fd < 0) {
+        fprintf(stderr, "proviso: --token-out %s: %s\n", path, strerror(errno));
+    }
+    return fd;
+}
+
+static bool write_all(int fd, const char *s, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, s, n);
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            return false;
+        }
+        s += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
+static int sandbox_create(struct cli_adv *a)
+{
+    const char *out = a->opt[CLI_O_TOKEN_OUT];
+    json_t *body = json_pack("{s:s}", "name", a->pos[0]);
+    static const char *const segs[] = {"v1", "sandboxes", NULL};
+    struct cli_answer ans;
+    char *path = NULL;
+    bool created = false;
+    int fd = -1;
+    int rc = 2;
+    const struct {
+        enum cli_opt opt;
+        const char *field;
+    } docs[] = {
+        {CLI_O_POLICY, "policy"},
+        {CLI_O_CREDENTIALS, "credentials"},
+        {CLI_O_BOUNDARY, "boundary"},
+    };
+
+    memset(&ans, 0, sizeof(ans));
+    if (body == NULL) {
+        fprintf(stderr, "proviso: out of memory\n");
+        return 2;
+    }
+    for (size_t i = 0; i < PV_ARRAY_LEN(docs); i++) {
+        char *text;
+        if (a->opt[docs[i].opt] == NULL) {
+            continue;
+        }
+        text = read_doc(a->opt[docs[i].opt]);
+        if (text == NULL || json_object_set_new(body, docs[i].field, json_string(text)) != 0) {
+            if (text != NULL) {
+                fprintf(stderr, "proviso: %s: not UTF-8 text\n", a->opt[docs[i].opt]);
+            }
+            free(text);
+            goto out;
+        }
+        free(text);
+    }
+    if (out != NULL) {
+        fd = token_out_open(out, &created);
+        if (fd < 0) {
+            goto out;
+        }
+    }
+    path = cli_http_path(segs, NULL, NULL);
+    rc = cli_adv_call(a, "POST", path, body, &ans);
+    if (rc != 0) {
+        if (created) {
+            (void)unlink(out);
+        }
+        rc = cli_adv_finish(a, rc, &ans, NULL);
+        goto out;
+    }
+    {
+        json_t *tokj = json_object_get(ans.body, "token");
+        const char *tok = json_string_value(tokj);
+        size_t tlen = json_string_length(tokj);
+
+        if (tok == NULL) {
+            fprintf(stderr, "proviso: the advisor's answer has no token\n");
+            rc = 3;
+        } else if (fd >= 0) {
+            if (ftruncate(fd, 0) != 0 || !write_all(fd, tok, tlen) || !write_all(fd, "\n", 1) ||
+                fsync(fd) != 0) {
+                fprintf(stderr,
+                        "proviso: sandbox %s was created but its token could not be written to "
+                        "%s (%s); delete and create it again\n",
+                        a->pos[0], out, strerror(errno));
+                rc = 3;
+            }
+            /* The token is in the file; it is not printed. */
+            json_object_del(ans.body, "token");
+            json_object_set_new(ans.body, "token_file", json_string(out));
+        } else {
+            fprintf(stderr, "proviso: warning: this is sandbox %s's own token and it is shown "
+                            "only now; store it (next time use --token-out FILE)\n",
+                    a->pos[0]);
+        }
+    }
+    if (a->json) {
+        cli_print_json(ans.body);
+    } else if (rc == 0) {
+        printf("sandbox %s created: policy version %lld sha256:%s\n", a->pos[0],
+               (long long)json_integer_value(json_object_get(ans.body, "policy_version")),
+               cli_str(ans.body, "policy_hash"));
+        if (out != NULL) {
+            printf("token written to %s (mode 0600)\n", out);
+        } else {
+            printf("token: %s\n", cli_str(ans.body, "token"));
+        }
+    }
+    cli_answer_clear(&ans);
+out:
+    if (fd >= 0 && close(fd) != 0 && rc == 0) {
+        fprintf(stderr, "proviso: --token-out %s: %s\n", out, strerror(errno));
+        rc = 3;
+    }
+    free(path);
+    json_decref(body);
+    return rc;
+}
+
+static void sandbox_line(const json_t *sb)
+{
+    printf("%-24s %7lld  %-12.12s %7lld  %-5s %s\n", cli_str(sb, "name"),
+           (long long)json_integer_value(json_object_get(sb, "policy_version")),
+           cli_str(sb, "policy_hash"),
+           (long long)json_integer_value(json_object_get(sb, "loaded_revision")),
+           json_is_true(json_object_get(sb, "has_credentials")) ? "yes" : "no",
+           json_is_true(json_object_get(sb, "has_boundary")) ? "yes" : "no");
+}
+
+static void list_text(struct cli_adv *a, json_t *ans)
+{
+    const json_t *arr = json_object_get(ans, "sandboxes");
+    size_t i;
+    const json_t *sb;
+
+    (void)a;
+    if (json_array_size(arr) == 0) {
+        printf("no sandboxes\n");
+        return;
+    }
+    printf("%-24s %7s  %-12s %7s  %-5s %s\n", "NAME", "VERSION", "HASH", "LOADED", "CREDS",
+           "BOUND");
+    json_array_foreach(arr, i, sb)
+    {
+        sandbox_line(sb);
+    }
+}
+
+static int sandbox_list(struct cli_adv *a)
+{
+    static const char *const segs[] = {"v1", "sandboxes", NULL};
+    return cli_adv_simple(a, "GET", segs, NULL, list_text);
+}
+
+static void show_text(struct cli_adv *a, json_t *sb)
+{
+    const json_t *addrs = json_object_get(sb, "addresses");
+
+    (void)a;
+    printf("sandbox:          %s\n", cli_str(sb, "name"));
+    printf("policy version:   %lld\n",
+           (long long)json_integer_value(json_object_get(sb, "policy_version")));
+    printf("policy hash:      sha256:%s\n", cli_str(sb, "policy_hash"));
+    printf("loaded revision:  %lld\n",
+           (long long)json_integer_value(json_object_get(sb, "loaded_revision")));
+    printf("credentials:      %s\n",
+           json_is_true(json_object_get(sb, "has_credentials")) ? "yes" : "none");
+    printf("boundary:         %s\n",
+           json_is_true(json_object_get(sb, "has_boundary")) ? "yes" : "none");
+    if (json_array_size(addrs) > 0) {
+        size_t i;
+        const json_t *ad;
+        printf("addresses:       ");
+        json_array_foreach(addrs, i, ad)
+        {
+            printf(" %s", json_is_string(ad) ? json_string_value(ad) : "?");
+        }
+        printf("\n");
+    }
+}
+
+static int sandbox_show(struct cli_adv *a)
+{
+    const char *segs[] = {"v1", "sandboxes", a->pos[0], NULL};
+    return cli_adv_simple(a, "GET", segs, NULL, show_text);
+}
+
+static void deleted_text(struct cli_adv *a, json_t *ans)
+{
+    (void)a;
+    printf("sandbox %s deleted\n", cli_str(ans, "name"));
+}
+
+static int sandbox_delete(struct cli_adv *a)
+{
+    const char *segs[] = {"v1", "sandboxes", a->pos[0], NULL};
+    return cli_adv_simple(a, "DELETE", segs, NULL, deleted_text);
+}
+
+/* ===========================================================================
+ * policy
+ * ========================================================================= */
+
+static void policy_text(struct cli_adv *a, json_t *ans)
+{
+    const char *yaml = cli_str(ans, "policy_yaml");
+    size_t n = strlen(yaml);
+
+    (void)a;
+    printf("# sandbox %s, effective policy revision %lld, sha256:%s\n", cli_str(ans, "sandbox"),
+           (long long)json_integer_value(json_object_get(ans, "revision")),
+           cli_str(ans, "hash"));
+    fputs(yaml, stdout);
+    if (n > 0 && yaml[n - 1] != '\n') {
+        fputc('\n', stdout);
+    }
+}
+
+static int policy_get(struct cli_adv *a)
+{
+    const char *segs[] = {"v1", "sandboxes", a->pos[0], "policy", NULL};
+    return cli_adv_simple(a, "GET", segs, NULL, policy_text);
+}
+
+static void policy_set_text(struct cli_adv *a, json_t *ans)
+{
+    printf("sandbox %s: base revision %lld; effective policy version %lld sha256:%s\n", a->pos[0],
+           (long long)json_integer_value(json_object_get(ans, "base_revision")),
+           (long long)json_integer_value(json_object_get(ans, "policy_version")),
+           cli_str(ans, "policy_hash"));
+}
+
+static int policy_set(struct cli_adv *a)
+{
+    const char *segs[] = {"v1", "sandboxes", a->pos[0], "policy", NULL};
+    char *text = read_doc(a->opt[CLI_O_POLICY]);
+    json_t *body = text != NULL ? json_pack("{s:s}", "policy", text) : NULL;
+    int rc;
+
+    free(text);
+    if (body == NULL) {
+        if (text != NULL) {
+            fprintf(stderr, "proviso: %s: not UTF-8 text\n", a->opt[CLI_O_POLICY]);
+        }
+        return 2;
+    }
+    rc = cli_adv_simple(a, "PUT", segs, body, policy_set_text);
+    json_decref(body);
+    return rc;
+}
+
+/* ===========================================================================
+ * settings
+ * ========================================================================= */
+
+static void setting_line(const char *key, const json_t *s)
+{
+    const json_t *value = json_object_get(s, "value");
+    char *v = json_is_null(value) ? NULL : json_dumps(value, JSON_ENCODE_ANY | JSON_COMPACT);
+
+    printf("%-32s %-10s (%s)\n", key,
+           v != NULL ? v : (json_is_null(value) ? "(unset)" : "?"), cli_str(s, "resolved_from"));
+    free(v);
+}
+
+static void settings_text(struct cli_adv *a, json_t *ans)
+{
+    const char *key;
+    const json_t *s;
+
+    (void)a;
+    json_object_foreach(ans, key, s)
+    {
+        setting_line(key, s);
+    }
+}
+
+/* ["v1", "settings"] or ["v1", "sandboxes", NAME, "settings"], plus 'key'. */
+static void scope_segs(const struct cli_adv *a, const char *key, const char *segs[6])
+{
+    size_t n = 0;
+
+    segs[n++] = "v1";
+    if (a->opt[CLI_O_SANDBOX] != NULL) {
+        segs[n++] = "sandboxes";
+        segs[n++] = a->opt[CLI_O_SANDBOX];
+    }
+    segs[n++] = "settings";
+    segs[n++] = key;
+    segs[n] = NULL;
+}
+
+static int settings_get(struct cli_adv *a)
+{
+    const char *segs[6];
+    const char *key = a->npos > 0 ? a->pos[0] : NULL;
+    struct cli_answer ans;
+    char *path;
+    int rc;
+
+    scope_segs(a, NULL, segs);
+    path = cli_http_path(segs, NULL, NULL);
+    rc = cli_adv_call(a, "GET", path, NULL, &ans);
+    free(path);
+    if (rc == 0 && key != NULL) {
+        json_t *one = json_object_get(ans.body, key);
+        if (one == NULL) {
+            const char *k;
+            const json_t *v;
+            fprintf(stderr, "proviso: unknown setting key '%s'. Allowed keys:", key);
+            json_object_foreach(ans.body, k, v)
+            {
+                fprintf(stderr, " %s", k);
+            }
+            fputc('\n', stderr);
+            cli_answer_clear(&ans);
+            return 1;
+        }
+        if (a->json) {
+            cli_print_json(one);
+        } else {
+            setting_line(key, one);
+        }
+        cli_answer_clear(&ans);
+        return 0;
+    }
+    return cli_adv_finish(a, rc, &ans, settings_text);
+}
+
+/* The value of 'settings set': JSON when it is a boolean, a number or a
+ * quoted string; anything else is the string as typed. New reference. */
+static json_t *setting_value(const char *text)
+{
+    json_t *v = json_loads(text, JSON_DECODE_ANY, NULL);
+
+    if (json_is_boolean(v) || json_is_number(v) || json_is_string(v)) {
+        return v;
+    }
+    json_decref(v);
+    return json_string(text);
+}
+
+static int settings_set(struct cli_adv *a)
+{
+    const char *segs[6];
+    json_t *value = setting_value(a->pos[1]);
+    json_t *body = value != NULL ? json_pack("{s:o}", "value", value) : NULL;
+    int rc;
+
+    if (body == NULL) {
+        fprintf(stderr, "proviso: VALUE is not UTF-8 text\n");
+        return 2;
+    }
+    scope_segs(a, a->pos[0], segs);
+    rc = cli_adv_simple(a, "PUT", segs, body, settings_text);
+    json_decref(body);
+    return rc;
+}
+
+static int settings_delete(struct cli_adv *a)
+{
+    const char *segs[6];
+
+    scope_segs(a, a->pos[0], segs);
+    return cli_adv_simple(a, "DELETE", segs, NULL, settings_text);
+}
+
+/* ===========================================================================
+ * Dispatch
+ * ========================================================================= */
+
+static int run_group(const char *group, int argc, char **argv)
+{
+    const struct subcmd *c = NULL;
+    struct cli_adv a;
+    int rc;
+
+    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+        usage_group(argc < 2 ? stderr : stdout, group);
+        return argc < 2 ? 2 : 0;
+    }
+    for (size_t i = 0; i < PV_ARRAY_LEN(subcmds); i++) {
+        if (strcmp(subcmds[i].group, group) == 0 && strcmp(subcmds[i].name, argv[1]) == 0) {
+            c = &subcmds[i];
+        }
+    }
+    if (c == NULL) {
+        fprintf(stderr, "proviso: unknown command '%s %s'\n", group, argv[1]);
+        usage_group(stderr, group);
+        return 2;
+    }
+    memset(&a, 0, sizeof(a));
+    rc = parse(c, argc - 1, argv + 1, &a);
+    if (rc >= 0) {
+        return rc;
+    }
+    rc = connect_advisor(&a);
+    if (rc == 0) {
+        rc = c->run(&a);
+    }
+    cli_http_free(a.http);
+    return rc;
+}
+
+int cli_sandbox(int argc, char **argv)
+{
+    return run_group("sandbox", argc, argv);
+}
+
+int cli_policy(int argc, char **argv)
+{
+    return run_group("policy", argc, argv);
+}
+
+int cli_settings(int argc, char **argv)
+{
+    return run_group("settings", argc, argv);
+}
+
+int cli_rule(int argc, char **argv)
+{
+    return run_group("rule", argc, argv);
+}

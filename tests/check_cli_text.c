@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* check_cli_text.c - unit tests for the reviewer CLI's pure parts: request
+ * paths (cli_http.c) and a chunk as text (cli_chunk.c), including answers
+ * with missing or mistyped members (an older or newer advisor). */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "common/pv_dynbuf.h"
+
+static const struct {
+    const char *segs[4];
+    const char *qkey, *qval;
+    const char *want;
+} path_rows[] = {
+    {{"v1", "sandboxes", NULL}, NULL, NULL, "/v1/sandboxes"},
+    {{"v1", "sandboxes", "sb-1.a_b~", NULL}, NULL, NULL, "/v1/sandboxes/sb-1.a_b~"},
+    {{"v1", "sandboxes", "a/b", NULL}, NULL, NULL, "/v1/sandboxes/a%2Fb"},
+    {{"v1", "sandboxes", "..", NULL}, NULL, NULL, "/v1/sandboxes/.."},
+    {{"v1", "x y?#%", NULL}, NULL, NULL, "/v1/x%20y%3F%23%25"},
+    {{"v1", "\xc3\xa9", NULL}, NULL, NULL, "/v1/%C3%A9"},
+    {{"v1", "p", NULL}, "status", "pending", "/v1/p?status=pending"},
+    {{"v1", "p", NULL}, "status", "a&b=c", "/v1/p?status=a%26b%3Dc"},
+    {{"v1", "p", NULL}, "status", NULL, "/v1/p"},
+    {{NULL}, NULL, NULL, ""},
+};
+
+START_TEST(path_table)
+{
+    char *p = cli_http_path(path_rows[_i].segs, path_rows[_i].qkey, path_rows[_i].qval);
+
+    ck_assert_ptr_nonnull(p);
+    ck_assert_str_eq(p, path_rows[_i].want);
+    free(p);
+}
+END_TEST
+
+static const struct {
+    const char *endpoint; /* JSON */
+    const char *want;
+} ep_rows[] = {
+    {"{\"host\":\"api.github.com\",\"port\":443,\"protocol\":\"rest\",\"enforcement\":\"enforce\","
+     "\"rules\":[{\"allow\":{\"method\":\"PUT\",\"path\":\"/repos/o/r/contents/**\"}}]}",
+     "api.github.com:443 [L7 rest enforce, allow PUT /repos/o/r/contents/**]"},
+    {"{\"host\":\"h\",\"ports\":[80,443]}", "h:80,443 [L4]"},
+    {"{\"host\":\"h\",\"port\":443,\"protocol\":\"rest\",\"access\":\"read-only\"}",
+     "h:443 [L7 rest, access read-only]"},
+    {"{\"host\":\"h\",\"port\":443,\"protocol\":\"rest\",\"rules\":[{\"allow\":{}}],"
+     "\"deny_rules\":[{\"method\":\"DELETE\",\"path\":\"/x\"}]}",
+     "h:443 [L7 rest, allow *, deny DELETE /x]"},
+    {"{\"host\":\"h\",\"port\":22,\"tls\":\"skip\",\"allowed_ips\":[\"10.0.0.0/8\"],"
+     "\"allow_uninspected_credentials\":true}",
+     "h:22 [L4, tls skip, allowed_ips 10.0.0.0/8, allow_uninspected_credentials]"},
+    {"{\"port\":443,\"allowed_ips\":[\"10.1.2.3\"]}", "*:443 [L4, allowed_ips 10.1.2.3]"},
+    /* Mistyped members print as absent. */
+    {"{\"host\":7,\"port\":\"x\",\"rules\":{\"allow\":1},\"allowed_ips\":[1]}", ":0 [L4, allowed_ips ?]"},
+    {"{}", "*:0 [L4]"},
+};
+
+START_TEST(endpoint_table)
+{
+    json_t *ep = json_loads(ep_rows[_i].endpoint, 0, NULL);
+    struct pv_dynbuf b;
+    char *s;
+
+    ck_assert_ptr_nonnull(ep);
+    pv_dynbuf_init(&b, 4096);
+    cli_endpoint_summary(&b, ep);
+    s = pv_dynbuf_finish(&b);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_str_eq(s, ep_rows[_i].want);
+    free(s);
+    json_decref(ep);
+}
+END_TEST
+
+/* Render with 'fn' into a string (caller frees). */
+static char *render(void (*fn)(FILE *, const json_t *), const char *json)
+{
+    json_t *c = json_loads(json, 0, NULL);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+
+    ck_assert_ptr_nonnull(c);
+    ck_assert_ptr_nonnull(f);
+    fn(f, c);
+    fclose(f);
+    json_decref(c);
+    return buf;
+}
+
+static const char chunk[] =
+    "{\"chunk_id\":\"25b6e9bf-c314-4953-a45c-d8b801a6b1f8\",\"status\":\"pending\","
+    "\"rule_name\":\"gh_write\",\"host\":\"api.github.com\",\"port\":443,"
+    "\"validation_result\":\"prover: 1 new finding\\n  credential_reach_expansion: "
+    "api.github.com:443 via /usr/bin/curl\",\"application_error\":\"\",\"security_notes\":\"\","
+    "\"review_token\":\"83fa\",\"proposed_rule\":{\"endpoints\":[{\"host\":\"api.github.com\","
+    "\"port\":443}],\"binaries\":[{\"path\":\"/usr/bin/curl\"},{\"path\":\"/usr/bin/git\"}]},"
+    "\"evidence\":{\"diff\":\"+  gh_write:\\n-  old:\",\"prover\":{\"verdict\":\"findings\","
+    "\"findings\":[{\"category\":\"capability_expansion\",\"paths\":[{\"binary\":\"/usr/bin/curl\","
+    "\"host\":\"api.github.com\",\"port\":443,\"method\":\"PUT\",\"rule\":\"gh_write\","
+    "\"credentials\":[\"gh\"],\"witness\":{\"method\":\"PUT\",\"host\":\"api.github.com\","
+    "\"port\":443,\"path\":\"/repos/o/r/contents/\",\"query\":\"a=1\",\"binary\":\"/usr/bin/curl\","
+    "\"ip\":\"93.184.216.34\"}}]}]}}}";
+
+static const struct {
+    const char *needle;
+    bool present;
+} print_rows[] = {
+    {"chunk 25b6e9bf-c314-4953-a45c-d8b801a6b1f8\n", true},
+    {"status:           pending\n", true},
+    {"endpoint:         api.github.com:443 [L4]\n", true},
+    {"binaries:         /usr/bin/curl, /usr/bin/git\n", true},
+    {"validation:       prover: 1 new finding\n"
+     "                    credential_reach_expansion: api.github.com:443 via /usr/bin/curl\n",
+     true},
+    {"  - capability_expansion: /usr/bin/curl -> api.github.com:443 PUT (rule gh_write, "
+     "credentials gh)\n",
+     true},
+    {"      witness: PUT api.github.com:443/repos/o/r/contents/?a=1 by /usr/bin/curl to "
+     "93.184.216.34\n",
+     true},
+    {"security notes:   none\n", true},
+    {"policy diff:\n  +  gh_write:\n  -  old:\n", true},
+    {"application error:", false}, /* empty fields are not printed */
+    {"rejection reason:", false},
+    {"boundary:", false},
+};
+
+START_TEST(print_table)
+{
+    char *s = render(cli_chunk_print, chunk);
+
+    ck_assert_msg((strstr(s, print_rows[_i].needle) != NULL) == print_rows[_i].present,
+                  "row %d: '%s' in:\n%s", _i, print_rows[_i].needle, s);
+    free(s);
+}
+END_TEST
+
+static const struct {
+    const char *json;
+    const char *want;
+} line_rows[] = {
+    {chunk, "25b6e9bf  pending   gh_write                  api.github.com:443            "
+            "prover: 1 new finding\n"},
+    {"{\"chunk_id\":\"abc\",\"status\":\"pending\",\"rule_name\":\"r\",\"host\":\"h\",\"port\":1,"
+     "\"validation_result\":\"\",\"application_error\":\"merge failed: x\\ny\","
+     "\"security_notes\":\"Port 5432 is a well-known database/service port.\"}",
+     "abc       pending   r                         h:1                           "
+     "error: merge failed: x  (security notes)\n"},
+    /* Missing or mistyped members: empty columns (want NULL: only ":0"). */
+    {"{}", NULL},
+    {"{\"chunk_id\":1,\"port\":\"x\",\"status\":[]}", NULL},
+};
+
+START_TEST(line_table)
+{
+    char *s = render(cli_chunk_line, line_rows[_i].json);
+    char empty[128];
+
+    snprintf(empty, sizeof(empty), "%46s:0%28s\n", "", "");
+    ck_assert_str_eq(s, line_rows[_i].want != NULL ? line_rows[_i].want : empty);
+    free(s);
+}
+END_TEST
+
+START_TEST(print_empty)
+{
+    /* Nothing but an id: no crash, no invented content. */
+    char *s = render(cli_chunk_print, "{\"chunk_id\":\"x\",\"evidence\":null,\"proposed_rule\":[]}");
+
+    ck_assert_ptr_nonnull(strstr(s, "chunk x\n"));
+    ck_assert_ptr_nonnull(strstr(s, "(the prover did not run)"));
+    ck_assert_ptr_null(strstr(s, "endpoint:"));
+    ck_assert_ptr_null(strstr(s, "policy diff:"));
+    free(s);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("cli_text");
+    TCase *tc = tcase_create("cli_text");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_loop_test(tc, path_table, 0, (int)PV_ARRAY_LEN(path_rows));
+    tcase_add_loop_test(tc, endpoint_table, 0, (int)PV_ARRAY_LEN(ep_rows));
+    tcase_add_loop_test(tc, print_table, 0, (int)PV_ARRAY_LEN(print_rows));
+    tcase_add_loop_test(tc, line_table, 0, (int)PV_ARRAY_LEN(line_rows));
+    tcase_add_test(tc, print_empty);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}
