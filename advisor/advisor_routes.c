@@ -561,7 +561,7 @@ static void sandbox_put_doc(struct advisor_worker *w, const struct httpd_req *rq
     } else {
         pv_log_info("OCSF %s", line);
         advisor_changed(w->a);
-        httpd_reply_json(r, 200, json_pack("{s:s,s:b}", field, "updated", true));
+        httpd_reply_json(r, 200, json_pack("{s:s,s:b}", "document", field, "updated", true));
     }
 out:
     free(text);

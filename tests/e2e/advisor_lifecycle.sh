@@ -227,9 +227,30 @@ eq "approve-all approved the two current chunks" "$(jf .approved_chunks)" 2
 [ "$(jf .approved_chunks)" = 2 ] || echo "# $BODY"
 api GET "/v1/sandboxes/sb1/proposals?status=pending"
 eq "no pending chunk left" "$(jf '.chunks | length')" 0
+# A batch re-checks each chunk against the policy the earlier approvals
+# made: X (GET) gives curl credentialed reach to a new host; after it, Y
+# (POST, same host) is no longer reach but capability - not what the
+# reviewer read, so it is skipped and its refreshed evaluation stored.
+api POST /v1/sandboxes/sb1/credentials "" >/dev/null 2>&1
+api PUT /v1/sandboxes/sb1/credentials "$(jq -cn --arg c "$CREDS  - {name: gl, type: gitlab, target_hosts: [gitlab.example.com]}
+" '{credentials: $c}')"
+api POST /v1/sandboxes/sb1/proposals "$(proposal gx gitlab.example.com 443 GET /a)" "$T1"
+X=$(jf '.accepted_chunk_ids[0]')
+# Y names python3 first (another key: X is not superseded) and curl too.
+api POST /v1/sandboxes/sb1/proposals "$(proposal gy gitlab.example.com 443 POST /b /usr/bin/python3 |
+    jq -c '.operations[0].addRule.rule.binaries += [{path: "/usr/bin/curl"}]')" "$T1"
+Y=$(jf '.accepted_chunk_ids[0]')
+api GET "/v1/sandboxes/sb1/proposals/$Y"
+has "Y alone is reach for curl" "$(jf .validation_result)" "credential_reach_expansion: gitlab.example.com:443 via /usr/bin/curl"
+api POST /v1/sandboxes/sb1/proposals/approve-all "{\"approvals\":[{\"chunk_id\":\"$X\"},{\"chunk_id\":\"$Y\"}]}"
+eq "batch approved X only" "$(jf '[.approved[].chunk_id] | join(",")')" "$X"
+has "batch skipped Y as changed" "$(jf '.skipped[0].reason')" "proposal inputs changed"
+api GET "/v1/sandboxes/sb1/proposals/$Y"
+has "Y's refreshed evaluation is capability" "$(jf .validation_result)" "capability_expansion: POST on gitlab.example.com:443"
+eq "Y still pending" "$(jf .status)" pending
 api POST /v1/sandboxes/sb1/proposals "$(proposal e5 example.org 443 GET /c)" "$T1"
 api DELETE /v1/sandboxes/sb1/proposals
-eq "clear: 1 cleared" "$(jf .cleared)" 1
+eq "clear: 2 cleared (Y and e5)" "$(jf .cleared)" 2
 
 # --- supersede and mechanistic dedup ------------------------------------------
 MECH=$(proposal allow_host_443 api.github.com 443 GET /user)
