@@ -73,7 +73,7 @@ bool model_host_is_metadata_name(const char *host, size_t len);
 const char *const *model_metadata_names(void);
 
 /* The fixed range tables (for the prover's bit-vector encoding). */
-enum model_ip_class { MODEL_IPC_BLOCKED, MODEL_IPC_PRIVATE };
+enum model_ip_class { MODEL_IPC_BLOCKED, MODEL_IPC_PRIVATE, MODEL_IPC_LINK_LOCAL };
 size_t model_ip_class_ranges(enum model_ip_class cls, const struct model_cidr **out);
 
 /* ===========================================================================

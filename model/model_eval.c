@@ -866,6 +866,7 @@ struct eval_ctx {
     char host[EVAL_HOST_BUF];
     size_t host_len;
     bool host_is_ip;
+    bool host_ll; /* link-local host (docs/semantics.md#link-local) */
     struct model_ip host_ip;
     const struct model_ip *dest; /* req->dest, else the IP host itself, else NULL */
     size_t nid;
@@ -963,8 +964,9 @@ static bool host_matches(const struct eval_ctx *c, const struct ix_ep *x)
     case IXH_HOSTLESS:
         /*= docs/semantics.md#hostless
          *# An endpoint with an empty host and a non-empty `allowed_ips` is
-         *# *hostless* and matches every host on its ports */
-        return true;
+         *# *hostless* and matches every host on its ports except the
+         *# link-local hosts (#link-local). */
+        return !c->host_ll;
     case IXH_IP:
         return c->host_is_ip && memcmp(x->ep->host_ip.b, c->host_ip.b, 16) == 0;
     case IXH_EXACT:
@@ -1041,7 +1043,7 @@ static void collect(struct eval_ctx *c)
             }
         }
     }
-    for (size_t i = 0; i < ix->nhostless; i++) {
+    for (size_t i = 0; i < ix->nhostless && !c->host_ll; i++) {
         add_cand(c, ix->hostless[i]);
     }
     /* Insertion sort: candidate lists are short, and rule order makes the
@@ -2135,6 +2137,11 @@ void model_decide(const struct model_policy *p, const struct model_request *req,
         return;
     }
     c.host[c.host_len] = '\0';
+    /*= docs/semantics.md#link-local
+     *# A host is **link-local** when it is an IP host in a link-local range
+     *# (any of the forms above) or a known metadata host name */
+    c.host_ll = c.host_is_ip ? model_ip_is_link_local(&c.host_ip)
+                             : model_host_is_metadata_name(c.host, c.host_len);
     c.dest = req->dest != NULL ? req->dest : (c.host_is_ip ? &c.host_ip : NULL);
     collect(&c);
     if (c.ncands == 0 && !c.scan) {

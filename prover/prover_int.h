@@ -221,6 +221,7 @@ struct prover_ipatom {
 struct prover_datom {
     struct model_ip w;     /* witness address */
     bool blocked, priv;
+    bool ll;               /* link-local (a subset of blocked) */
     size_t lit;            /* IP literal atom index, or SIZE_MAX */
     uint64_t *cidrs;       /* bitset over pf->cidrs */
 };
@@ -256,7 +257,9 @@ struct prover_proof {
     size_t nports;
     Z3_ast h, p, m, d;         /* p and d are atom indexes too */
     unsigned hwidth, mwidth, pwidth, dwidth;
-    Z3_ast blocked, private_, cp, hostdns, cred, ll, bypass, has2f;
+    Z3_ast blocked, private_, cp, hostdns, cred, bypass, has2f;
+    Z3_ast ll;                 /* h is link-local: a link-local atom, or an IP host in a
+                                * link-local range (docs/semantics.md#link-local) */
     Z3_ast region;             /* (x,h,p) in some delta unit */
     Z3_ast allow[2], grant[2], reach[2], insp[2];
     Z3_ast *g0, *scope, *grants, *admits, *denies; /* per unit */
