@@ -108,7 +108,8 @@ enum model_domain {
     MODEL_DOMAIN_ANY,
     MODEL_DOMAIN_DNS_NAME,       /* lower-case host name, not an IP literal */
     MODEL_DOMAIN_CANONICAL_PATH, /* output language of model_path_canonicalize */
-    MODEL_DOMAIN_ABS_PATH,       /* binary paths: "/" then any bytes but NUL */
+    MODEL_DOMAIN_ABS_PATH,       /* binary paths: canonical absolute paths (no empty, "."
+                                  * or ".." segment, no trailing "/", no NUL) */
     MODEL_DOMAIN_QUERY_VALUE,    /* decoded query values: valid UTF-8, no NUL */
 };
 

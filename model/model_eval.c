@@ -871,6 +871,7 @@ struct eval_ctx {
     const struct model_ip *dest; /* req->dest, else the IP host itself, else NULL */
     size_t nid;
     size_t idlen[MODEL_MAX_IDENTITY];
+    uint32_t idok; /* bit k: identity entry k is a canonical path */
     uint32_t cands[EVAL_MAX_CANDS];
     uint32_t masks[EVAL_MAX_CANDS];
     size_t ncands;
@@ -1072,6 +1073,29 @@ static bool bin_match(const struct ix_bin *b, const char *x, size_t xlen)
     return b->g != NULL && model_glob_match(b->g, x, xlen);
 }
 
+/*= docs/semantics.md#identity
+ *# *x* is a canonical absolute path: it starts with `/` and has no empty,
+ *# `.` or `..` segment and no trailing `/` */
+static bool exe_path_canonical(const char *x, size_t len)
+{
+    if (len < 2 || x[0] != '/' || x[len - 1] == '/') {
+        return false;
+    }
+    for (size_t i = 0; i < len;) {
+        size_t j = i + 1;
+        while (j < len && x[j] != '/') {
+            j++;
+        }
+        /* segment x[i+1 .. j) */
+        if (j == i + 1 || (j == i + 2 && x[i + 1] == '.') ||
+            (j == i + 3 && x[i + 1] == '.' && x[i + 2] == '.')) {
+            return false;
+        }
+        i = j;
+    }
+    return true;
+}
+
 /* Bit k set when identity entry k matches some binary of rule 'r'.
  *= docs/semantics.md#binaries-empty
  *# A rule with an empty or missing `binaries` list matches **no** binary. */
@@ -1082,7 +1106,7 @@ static uint32_t rule_mask(const struct eval_ctx *c, uint32_t r)
 
     for (size_t b = ix->rule_bin[r]; b < ix->rule_bin[r + 1]; b++) {
         for (size_t k = 0; k < c->nid; k++) {
-            if ((mask & (1u << k)) == 0 &&
+            if ((mask & (1u << k)) == 0 && (c->idok & (1u << k)) != 0 &&
                 bin_match(&ix->bins[b], c->req->binaries[k], c->idlen[k])) {
                 mask |= 1u << k;
             }
@@ -2113,12 +2137,17 @@ void model_decide(const struct model_policy *p, const struct model_request *req,
     c.qbuf = c.qstore;
     c.qlen = 0;
     c.nid = req->nbinaries;
+    c.idok = 0;
     for (size_t k = 0; k < c.nid; k++) {
         if (req->binaries[k] == NULL) {
             decide_early(out, MODEL_REASON_BINARY, "binary identity has a NULL entry");
             return;
         }
         c.idlen[k] = strlen(req->binaries[k]);
+        /* An entry that is not a canonical path matches no binary pattern. */
+        if (exe_path_canonical(req->binaries[k], c.idlen[k])) {
+            c.idok |= 1u << k;
+        }
     }
     /*= docs/semantics.md#host-normalise
      *# A request host is normalised before anything else */

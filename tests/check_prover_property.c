@@ -163,7 +163,8 @@ static void gen_ep(struct g_ep *e, bool queries)
         return;
     }
     e->enforce = chance(75);
-    e->tls_skip = chance(8);
+    /* tls: skip on an enforced L7 endpoint is a load error */
+    e->tls_skip = !e->enforce && chance(30);
     if (chance(30)) {
         e->access = 1 + rn(3);
     } else {
@@ -249,6 +250,7 @@ static void mutate(struct g_pol *p, bool queries)
             break;
         case 7:
             e->enforce = !e->enforce;
+            e->tls_skip = e->tls_skip && !e->enforce;
             break;
         case 8:
             e->cidrs = chance(50) ? (unsigned)(1 + rn(7)) : (e->host < 0 ? e->cidrs : 0);
@@ -442,6 +444,9 @@ static bool pol_valid(const struct g_pol *p)
                 return false;
             }
             if (e->rest && e->access == 0 && e->nallow == 0) {
+                return false;
+            }
+            if (e->rest && e->enforce && e->tls_skip) {
                 return false;
             }
         }
