@@ -436,6 +436,9 @@ struct model_endpoint_view {
     size_t ncidrs;
     size_t nallow;                 /* effective allow rules (presets expanded) */
     size_t ndeny;
+    const char *fp;                /* the fingerprint, computed once at compile time
+                                    * (borrowed); NULL when not compiled */
+    size_t fplen;
 };
 
 /* Fill 'out' for endpoint 'e' of a compiled policy. */
@@ -459,6 +462,12 @@ char *model_endpoint_fingerprint(const struct model_endpoint *e, size_t *len);
 struct pv_dynbuf;
 pv_result model_endpoint_fingerprint_append(const struct model_endpoint *e,
                                             struct pv_dynbuf *b) PV_WUR;
+/* Hex SHA-256 (borrowed, 64 chars) of the network part of a compiled policy:
+ * per rule with binaries, its key, each endpoint's fingerprint and each
+ * binary pattern, in rule order. Equal for two policies with the same rules,
+ * endpoints and binaries whatever their filesystem, process or names; ""
+ * when not compiled. Computed once by model_policy_compile. */
+const char *model_policy_network_digest(const struct model_policy *p);
 /* Hex SHA-256 of 'len' bytes (64 chars + NUL into out). */
 pv_result model_sha256_hex(const void *buf, size_t len, char out[65]) PV_WUR;
 

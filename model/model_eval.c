@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/pv_dynbuf.h"
 #include "common/pv_text.h"
 #include "model/model_int.h"
 
@@ -451,6 +452,8 @@ static void endpoint_uncompile(struct model_endpoint *e)
     memset(&e->host_ip, 0, sizeof(e->host_ip));
     model_glob_free(e->path_glob);
     e->path_glob = NULL;
+    PV_SAFE_FREE(e->fp);
+    e->fplen = 0;
     for (size_t i = 0; i < e->nrules; i++) {
         l7rule_uncompile(&e->rules[i]);
     }
@@ -504,6 +507,9 @@ static pv_result endpoint_compile(struct model_endpoint *e)
     for (size_t i = 1; i < e->nports; i++) {
         PV_ENSURE(e->ports[i - 1] < e->ports[i], PV_ERR_POLICY);
     }
+    /* The fingerprint is read by every proof that meets this policy: once. */
+    e->fp = model_endpoint_fingerprint(e, &e->fplen);
+    PV_GUARD_PTR(e->fp);
     return PV_RESULT_OK;
 }
 
@@ -820,6 +826,50 @@ static pv_result index_build(struct model_policy *p)
     return PV_RESULT_OK;
 }
 
+/* Length-prefixed fields, so that no two policies share a digest input. */
+static pv_result digest_field(struct pv_dynbuf *b, char tag, const char *s, size_t len) PV_WUR;
+static pv_result digest_field(struct pv_dynbuf *b, char tag, const char *s, size_t len)
+{
+    PV_GUARD(pv_dynbuf_printf(b, "%c%zu:", tag, len));
+    return pv_dynbuf_add(b, s, len);
+}
+
+static pv_result network_digest(struct model_policy *p) PV_WUR;
+static pv_result network_digest(struct model_policy *p)
+{
+    struct pv_dynbuf b;
+    pv_result r = PV_RESULT_OK;
+
+    pv_dynbuf_init(&b, (size_t)1 << 31);
+    for (size_t i = 0; i < p->nrules && pv_ok(r); i++) {
+        const struct model_rule *rule = &p->rules[i];
+        const char *k = rule->key != NULL ? rule->key : "";
+
+        if (rule->nbinaries == 0) {
+            continue; /* docs/semantics.md#binaries-empty: no authority */
+        }
+        r = digest_field(&b, 'R', k, strlen(k));
+        for (size_t e = 0; e < rule->nendpoints && pv_ok(r); e++) {
+            r = digest_field(&b, 'E', rule->endpoints[e].fp, rule->endpoints[e].fplen);
+        }
+        for (size_t j = 0; j < rule->nbinaries && pv_ok(r); j++) {
+            const char *bp = rule->binaries[j].path.s != NULL ? rule->binaries[j].path.s : "";
+
+            r = digest_field(&b, 'B', bp, strlen(bp));
+        }
+    }
+    if (pv_ok(r)) {
+        r = model_sha256_hex(b.buf != NULL ? b.buf : "", b.len, p->net_sha);
+    }
+    pv_dynbuf_free(&b);
+    return r;
+}
+
+const char *model_policy_network_digest(const struct model_policy *p)
+{
+    return p != NULL && p->compiled ? p->net_sha : "";
+}
+
 static pv_result policy_compile_parts(struct model_policy *p)
 {
     for (size_t r = 0; r < p->nrules; r++) {
@@ -835,6 +885,7 @@ static pv_result policy_compile_parts(struct model_policy *p)
         }
     }
     PV_GUARD(index_build(p));
+    PV_GUARD(network_digest(p));
     return PV_RESULT_OK;
 }
 

@@ -145,8 +145,9 @@ struct prover_unit {
     struct model_endpoint_view v;
     const char *bin;                 /* binary pattern text */
     const struct model_glob *bglob;
-    size_t fpoff, fplen;             /* endpoint fingerprint in units.arena */
-    const char *fp;                  /* = arena + fpoff once collected */
+    size_t fpoff, fplen;             /* endpoint fingerprint: in units.arena at fpoff, or
+                                      * borrowed from the compiled endpoint (SIZE_MAX) */
+    const char *fp;                  /* the fingerprint (once sealed) */
     uint64_t hash;                   /* of (binary, fingerprint) */
     bool delta;                      /* key absent from the other side */
     bool rel;                        /* in the slice */
@@ -159,7 +160,9 @@ struct prover_units {
     struct prover_unit *u;
     size_t n, cap;
     size_t ndelta, nrel;
-    struct pv_dynbuf arena;          /* every endpoint fingerprint, back to back */
+    struct pv_dynbuf arena;          /* fingerprints of endpoints that were not compiled */
+    size_t *tab;                     /* delta: two open-addressing tables of tabcap slots */
+    size_t tabcap;
 };
 
 pv_result prover_units_collect(struct prover_units *us, const struct model_policy *p,
@@ -171,6 +174,9 @@ pv_result prover_units_delta(struct prover_units *us) PV_WUR;
 /* Mark units that overlap some delta unit (binary, host, port). */
 pv_result prover_units_slice(struct prover_units *us, size_t *budget) PV_WUR;
 void prover_units_free(struct prover_units *us);
+/* Keep the buffers of 'us' in 'spare' (emptied) for the next proof, so that
+ * a session does not fault in fresh pages for every proof; 'us' is reset. */
+void prover_units_recycle(struct prover_units *spare, struct prover_units *us);
 /* Do two glob languages intersect within 'dom'? (cheap filters first) */
 pv_result prover_glob_overlap(const struct model_glob *a, const struct model_glob *b,
                               enum model_domain dom, size_t *budget, bool *out) PV_WUR;
@@ -187,6 +193,7 @@ struct prover_session {
     Z3_solver solver; /* reused across proofs: each proof runs in a push scope */
     size_t proofs;    /* since the context was created */
     struct prover_lang_memo lang; /* model_lang_check answers */
+    struct prover_units spare;    /* unit buffers of the last proof, reused */
 };
 
 /* Recreate the context when it has served PROVER_RECYCLE_PROOFS proofs;

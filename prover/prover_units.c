@@ -24,7 +24,17 @@
 void prover_units_free(struct prover_units *us)
 {
     free(us->u);
+    free(us->tab);
     pv_dynbuf_free(&us->arena);
+    memset(us, 0, sizeof(*us));
+}
+
+void prover_units_recycle(struct prover_units *spare, struct prover_units *us)
+{
+    prover_units_free(spare);
+    *spare = *us;
+    spare->n = spare->ndelta = spare->nrel = 0;
+    pv_dynbuf_reset(&spare->arena);
     memset(us, 0, sizeof(*us));
 }
 
@@ -80,8 +90,12 @@ pv_result prover_units_collect(struct prover_units *us, const struct model_polic
                 /* An empty host without allowed_ips or target_sandbox matches nothing. */
                 continue;
             }
-            PV_GUARD(model_endpoint_fingerprint_append(e, &us->arena));
-            fph = prover_hash64(us->arena.buf + off, us->arena.len - off, 0x5eed);
+            if (v.fp == NULL) {
+                /* not compiled: compute it here */
+                PV_GUARD(model_endpoint_fingerprint_append(e, &us->arena));
+            }
+            fph = v.fp != NULL ? prover_hash64(v.fp, v.fplen, 0x5eed)
+                               : prover_hash64(us->arena.buf + off, us->arena.len - off, 0x5eed);
             for (size_t k = 0; k < nb; k++) {
                 const char *b = model_rule_binary(r, k);
                 const struct model_glob *bg = model_rule_binary_glob(r, k);
@@ -99,8 +113,9 @@ pv_result prover_units_collect(struct prover_units *us, const struct model_polic
                 u->v = v;
                 u->bin = b;
                 u->bglob = bg;
-                u->fpoff = off;
-                u->fplen = us->arena.len - off;
+                u->fpoff = v.fp != NULL ? SIZE_MAX : off;
+                u->fplen = v.fp != NULL ? v.fplen : us->arena.len - off;
+                u->fp = v.fp;
                 u->hash = prover_hash64(b, strlen(b), fph);
                 u->l7 = proto_is_l7(v.proto) && !v.tls_skip;
                 u->bpat = u->hpat = u->hip = u->spat = SIZE_MAX;
@@ -113,7 +128,9 @@ pv_result prover_units_collect(struct prover_units *us, const struct model_polic
 void prover_units_seal(struct prover_units *us)
 {
     for (size_t i = 0; i < us->n; i++) {
-        us->u[i].fp = us->arena.buf + us->u[i].fpoff;
+        if (us->u[i].fpoff != SIZE_MAX) {
+            us->u[i].fp = us->arena.buf + us->u[i].fpoff;
+        }
     }
 }
 
@@ -133,13 +150,16 @@ pv_result prover_units_delta(struct prover_units *us)
     while (cap < us->n * 2 + 2) {
         cap *= 2;
     }
-    tab[0] = pv_malloc(cap * sizeof(size_t));
-    tab[1] = pv_malloc(cap * sizeof(size_t));
-    if (tab[0] == NULL || tab[1] == NULL) {
-        free(tab[0]);
-        free(tab[1]);
-        PV_BAIL(PV_ERR_NOMEM);
+    if (us->tabcap < cap) {
+        free(us->tab);
+        us->tabcap = 0;
+        us->tab = pv_malloc(2 * cap * sizeof(size_t));
+        PV_GUARD_PTR(us->tab);
+        us->tabcap = cap;
     }
+    /* The tables use the first 'cap' slots of each half of the buffer. */
+    tab[0] = us->tab;
+    tab[1] = us->tab + us->tabcap;
     memset(tab[0], 0xff, cap * sizeof(size_t));
     memset(tab[1], 0xff, cap * sizeof(size_t));
     for (size_t i = 0; i < us->n; i++) {
@@ -165,8 +185,6 @@ pv_result prover_units_delta(struct prover_units *us)
         u->delta = t[j] == SIZE_MAX;
         us->ndelta += u->delta;
     }
-    free(tab[0]);
-    free(tab[1]);
     return r;
 }
 
