@@ -446,6 +446,11 @@ static pv_result collect(struct prover_proof *pf)
             if (t == NULL || t[0] == '\0') {
                 continue;
             }
+            if (prover_now_ms() > pf->deadline) {
+                /* targets x slice units: bound it by the proof's deadline */
+                free(rel);
+                PV_BAIL(PV_ERR_TIMEOUT);
+            }
             is_ip = model_ip_parse_strict(t, strlen(t), &ip);
             /* Only targets that meet a host of the slice can make a host
              * atom credentialed; the others would only add atoms. */
@@ -1067,8 +1072,10 @@ static pv_result atoms_all(struct prover_proof *pf)
     pf->bin.memo = memo;
     pf->dns.memo = memo;
     pf->path.memo = memo;
+    pf->bin.deadline = pf->dns.deadline = pf->path.deadline = pf->deadline;
     for (size_t k = 0; k < pf->nqkeys; k++) {
         pf->qkeys[k].dim.memo = memo;
+        pf->qkeys[k].dim.deadline = pf->deadline;
     }
     PV_GUARD(prover_dim_atoms(&pf->bin, &pf->lang_budget));
     PV_GUARD(prover_dim_atoms(&pf->dns, &pf->lang_budget));

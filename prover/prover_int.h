@@ -108,6 +108,7 @@ void prover_lang_memo_free(struct prover_lang_memo *m);
 struct prover_dim {
     enum model_domain domain;
     struct prover_lang_memo *memo; /* borrowed, NULL = no memo */
+    double deadline;               /* absolute ms (prover_now_ms); 0 = none */
     struct prover_pat *pats;
     size_t npats, cappats;
     struct prover_map index; /* pattern text -> index */
@@ -171,8 +172,10 @@ pv_result prover_units_collect(struct prover_units *us, const struct model_polic
 void prover_units_seal(struct prover_units *us);
 /* Mark delta units ((binary, fingerprint) present on one side only). */
 pv_result prover_units_delta(struct prover_units *us) PV_WUR;
-/* Mark units that overlap some delta unit (binary, host, port). */
-pv_result prover_units_slice(struct prover_units *us, size_t *budget) PV_WUR;
+/* Mark units that overlap some delta unit (binary, host, port), through an
+ * index of the delta units by host key; TIMEOUT past 'deadline' (absolute
+ * ms, prover_now_ms). */
+pv_result prover_units_slice(struct prover_units *us, size_t *budget, double deadline) PV_WUR;
 void prover_units_free(struct prover_units *us);
 /* Keep the buffers of 'us' in 'spare' (emptied) for the next proof, so that
  * a session does not fault in fresh pages for every proof; 'us' is reset. */

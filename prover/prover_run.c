@@ -322,7 +322,7 @@ static pv_result prove(struct prover_proof *pf)
         pf->res->ms_units = prover_now_ms() - t0;
         return PV_RESULT_OK;
     }
-    PV_GUARD(prover_units_slice(&pf->units, &pf->lang_budget));
+    PV_GUARD(prover_units_slice(&pf->units, &pf->lang_budget, pf->deadline));
     pf->res->nunits = pf->units.nrel;
     t1 = prover_now_ms();
     pf->res->ms_units = t1 - t0;
