@@ -424,7 +424,9 @@ static pv_result sindex_build(struct sindex *ix, const struct prover_units *us)
             PV_GUARD(sindex_add_subs(ix, h, i));
         }
     }
-    qsort(ix->e, ix->n, sizeof(ix->e[0]), sentry_cmp);
+    if (ix->n > 1) {
+        qsort(ix->e, ix->n, sizeof(ix->e[0]), sentry_cmp);
+    }
     return PV_RESULT_OK;
 }
 
