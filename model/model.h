@@ -73,7 +73,7 @@ bool model_host_is_metadata_name(const char *host, size_t len);
 const char *const *model_metadata_names(void);
 
 /* The fixed range tables (for the prover's bit-vector encoding). */
-enum model_ip_class { MODEL_IPC_BLOCKED, MODEL_IPC_PRIVATE };
+enum model_ip_class { MODEL_IPC_BLOCKED, MODEL_IPC_PRIVATE, MODEL_IPC_LINK_LOCAL };
 size_t model_ip_class_ranges(enum model_ip_class cls, const struct model_cidr **out);
 
 /* ===========================================================================
@@ -108,7 +108,8 @@ enum model_domain {
     MODEL_DOMAIN_ANY,
     MODEL_DOMAIN_DNS_NAME,       /* lower-case host name, not an IP literal */
     MODEL_DOMAIN_CANONICAL_PATH, /* output language of model_path_canonicalize */
-    MODEL_DOMAIN_ABS_PATH,       /* binary paths: "/" then any bytes but NUL */
+    MODEL_DOMAIN_ABS_PATH,       /* binary paths: canonical absolute paths (no empty, "."
+                                  * or ".." segment, no trailing "/", no NUL) */
     MODEL_DOMAIN_QUERY_VALUE,    /* decoded query values: valid UTF-8, no NUL */
 };
 
@@ -435,6 +436,9 @@ struct model_endpoint_view {
     size_t ncidrs;
     size_t nallow;                 /* effective allow rules (presets expanded) */
     size_t ndeny;
+    const char *fp;                /* the fingerprint, computed once at compile time
+                                    * (borrowed); NULL when not compiled */
+    size_t fplen;
 };
 
 /* Fill 'out' for endpoint 'e' of a compiled policy. */
@@ -458,6 +462,12 @@ char *model_endpoint_fingerprint(const struct model_endpoint *e, size_t *len);
 struct pv_dynbuf;
 pv_result model_endpoint_fingerprint_append(const struct model_endpoint *e,
                                             struct pv_dynbuf *b) PV_WUR;
+/* Hex SHA-256 (borrowed, 64 chars) of the network part of a compiled policy:
+ * per rule with binaries, its key, each endpoint's fingerprint and each
+ * binary pattern, in rule order. Equal for two policies with the same rules,
+ * endpoints and binaries whatever their filesystem, process or names; ""
+ * when not compiled. Computed once by model_policy_compile. */
+const char *model_policy_network_digest(const struct model_policy *p);
 /* Hex SHA-256 of 'len' bytes (64 chars + NUL into out). */
 pv_result model_sha256_hex(const void *buf, size_t len, char out[65]) PV_WUR;
 

@@ -36,6 +36,8 @@ void model_endpoint_view(const struct model_endpoint *e, struct model_endpoint_v
                               : NULL;
     out->cidrs = e->cidrs;
     out->ncidrs = e->ncidrs;
+    out->fp = e->fp;
+    out->fplen = e->fplen;
     out->nallow = e->neff_rules;
     out->ndeny = e->ndeny;
 }

@@ -979,15 +979,26 @@ static bool canon_acc(uint32_t s)
     return s == CP_SEG0 || s == CP_SEG;
 }
 
-enum { AP_DEAD, AP_START, AP_IN };
+/* Canonical absolute paths (docs/semantics.md#identity): "/" then one or
+ * more segments separated by single "/", none empty, "." or "..", no NUL. */
+enum { AP_DEAD, AP_START, AP_SEG0, AP_DOT1, AP_DOT2, AP_IN };
 
 static uint32_t abs_next(uint32_t s, uint8_t b)
 {
+    if (b == 0) {
+        return AP_DEAD;
+    }
     switch (s) {
     case AP_START:
-        return b == '/' ? AP_IN : AP_DEAD;
+        return b == '/' ? AP_SEG0 : AP_DEAD;
+    case AP_SEG0:
+        return b == '/' ? AP_DEAD : b == '.' ? AP_DOT1 : AP_IN;
+    case AP_DOT1:
+        return b == '/' ? AP_DEAD : b == '.' ? AP_DOT2 : AP_IN;
+    case AP_DOT2:
+        return b == '/' ? AP_DEAD : AP_IN;
     case AP_IN:
-        return b != 0 ? AP_IN : AP_DEAD;
+        return b == '/' ? AP_SEG0 : AP_IN;
     default:
         return AP_DEAD;
     }
@@ -1136,7 +1147,7 @@ static void builtins_init(void)
     builtin_make(&builtins[BI_ANY], 1, 0, any_next, any_acc);
     builtin_make(&builtins[BI_DNS], 4, DNS_START, dns_next, dns_acc);
     builtin_make(&builtins[BI_CANON], CP_PCTH + 14, CP_START, canon_next, canon_acc);
-    builtin_make(&builtins[BI_ABS], 3, AP_START, abs_next, abs_acc);
+    builtin_make(&builtins[BI_ABS], AP_IN + 1, AP_START, abs_next, abs_acc);
     builtin_make(&builtins[BI_QUERY], U8_F4 + 1, U8_OK, utf8_next, utf8_acc);
     builtin_make(&builtins[BI_PCT2F], 4, 0, pct_next, pct_acc);
 

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/pv_dynbuf.h"
 #include "common/pv_text.h"
 #include "model/model_int.h"
 
@@ -451,6 +452,8 @@ static void endpoint_uncompile(struct model_endpoint *e)
     memset(&e->host_ip, 0, sizeof(e->host_ip));
     model_glob_free(e->path_glob);
     e->path_glob = NULL;
+    PV_SAFE_FREE(e->fp);
+    e->fplen = 0;
     for (size_t i = 0; i < e->nrules; i++) {
         l7rule_uncompile(&e->rules[i]);
     }
@@ -504,6 +507,9 @@ static pv_result endpoint_compile(struct model_endpoint *e)
     for (size_t i = 1; i < e->nports; i++) {
         PV_ENSURE(e->ports[i - 1] < e->ports[i], PV_ERR_POLICY);
     }
+    /* The fingerprint is read by every proof that meets this policy: once. */
+    e->fp = model_endpoint_fingerprint(e, &e->fplen);
+    PV_GUARD_PTR(e->fp);
     return PV_RESULT_OK;
 }
 
@@ -820,6 +826,50 @@ static pv_result index_build(struct model_policy *p)
     return PV_RESULT_OK;
 }
 
+/* Length-prefixed fields, so that no two policies share a digest input. */
+static pv_result digest_field(struct pv_dynbuf *b, char tag, const char *s, size_t len) PV_WUR;
+static pv_result digest_field(struct pv_dynbuf *b, char tag, const char *s, size_t len)
+{
+    PV_GUARD(pv_dynbuf_printf(b, "%c%zu:", tag, len));
+    return pv_dynbuf_add(b, s, len);
+}
+
+static pv_result network_digest(struct model_policy *p) PV_WUR;
+static pv_result network_digest(struct model_policy *p)
+{
+    struct pv_dynbuf b;
+    pv_result r = PV_RESULT_OK;
+
+    pv_dynbuf_init(&b, (size_t)1 << 31);
+    for (size_t i = 0; i < p->nrules && pv_ok(r); i++) {
+        const struct model_rule *rule = &p->rules[i];
+        const char *k = rule->key != NULL ? rule->key : "";
+
+        if (rule->nbinaries == 0) {
+            continue; /* docs/semantics.md#binaries-empty: no authority */
+        }
+        r = digest_field(&b, 'R', k, strlen(k));
+        for (size_t e = 0; e < rule->nendpoints && pv_ok(r); e++) {
+            r = digest_field(&b, 'E', rule->endpoints[e].fp, rule->endpoints[e].fplen);
+        }
+        for (size_t j = 0; j < rule->nbinaries && pv_ok(r); j++) {
+            const char *bp = rule->binaries[j].path.s != NULL ? rule->binaries[j].path.s : "";
+
+            r = digest_field(&b, 'B', bp, strlen(bp));
+        }
+    }
+    if (pv_ok(r)) {
+        r = model_sha256_hex(b.buf != NULL ? b.buf : "", b.len, p->net_sha);
+    }
+    pv_dynbuf_free(&b);
+    return r;
+}
+
+const char *model_policy_network_digest(const struct model_policy *p)
+{
+    return p != NULL && p->compiled ? p->net_sha : "";
+}
+
 static pv_result policy_compile_parts(struct model_policy *p)
 {
     for (size_t r = 0; r < p->nrules; r++) {
@@ -835,6 +885,7 @@ static pv_result policy_compile_parts(struct model_policy *p)
         }
     }
     PV_GUARD(index_build(p));
+    PV_GUARD(network_digest(p));
     return PV_RESULT_OK;
 }
 
@@ -866,10 +917,12 @@ struct eval_ctx {
     char host[EVAL_HOST_BUF];
     size_t host_len;
     bool host_is_ip;
+    bool host_ll; /* link-local host (docs/semantics.md#link-local) */
     struct model_ip host_ip;
     const struct model_ip *dest; /* req->dest, else the IP host itself, else NULL */
     size_t nid;
     size_t idlen[MODEL_MAX_IDENTITY];
+    uint32_t idok; /* bit k: identity entry k is a canonical path */
     uint32_t cands[EVAL_MAX_CANDS];
     uint32_t masks[EVAL_MAX_CANDS];
     size_t ncands;
@@ -963,8 +1016,9 @@ static bool host_matches(const struct eval_ctx *c, const struct ix_ep *x)
     case IXH_HOSTLESS:
         /*= docs/semantics.md#hostless
          *# An endpoint with an empty host and a non-empty `allowed_ips` is
-         *# *hostless* and matches every host on its ports */
-        return true;
+         *# *hostless* and matches every host on its ports except the
+         *# link-local hosts (#link-local). */
+        return !c->host_ll;
     case IXH_IP:
         return c->host_is_ip && memcmp(x->ep->host_ip.b, c->host_ip.b, 16) == 0;
     case IXH_EXACT:
@@ -1041,7 +1095,7 @@ static void collect(struct eval_ctx *c)
             }
         }
     }
-    for (size_t i = 0; i < ix->nhostless; i++) {
+    for (size_t i = 0; i < ix->nhostless && !c->host_ll; i++) {
         add_cand(c, ix->hostless[i]);
     }
     /* Insertion sort: candidate lists are short, and rule order makes the
@@ -1070,6 +1124,29 @@ static bool bin_match(const struct ix_bin *b, const char *x, size_t xlen)
     return b->g != NULL && model_glob_match(b->g, x, xlen);
 }
 
+/*= docs/semantics.md#identity
+ *# *x* is a canonical absolute path: it starts with `/` and has no empty,
+ *# `.` or `..` segment and no trailing `/` */
+static bool exe_path_canonical(const char *x, size_t len)
+{
+    if (len < 2 || x[0] != '/' || x[len - 1] == '/') {
+        return false;
+    }
+    for (size_t i = 0; i < len;) {
+        size_t j = i + 1;
+        while (j < len && x[j] != '/') {
+            j++;
+        }
+        /* segment x[i+1 .. j) */
+        if (j == i + 1 || (j == i + 2 && x[i + 1] == '.') ||
+            (j == i + 3 && x[i + 1] == '.' && x[i + 2] == '.')) {
+            return false;
+        }
+        i = j;
+    }
+    return true;
+}
+
 /* Bit k set when identity entry k matches some binary of rule 'r'.
  *= docs/semantics.md#binaries-empty
  *# A rule with an empty or missing `binaries` list matches **no** binary. */
@@ -1080,7 +1157,7 @@ static uint32_t rule_mask(const struct eval_ctx *c, uint32_t r)
 
     for (size_t b = ix->rule_bin[r]; b < ix->rule_bin[r + 1]; b++) {
         for (size_t k = 0; k < c->nid; k++) {
-            if ((mask & (1u << k)) == 0 &&
+            if ((mask & (1u << k)) == 0 && (c->idok & (1u << k)) != 0 &&
                 bin_match(&ix->bins[b], c->req->binaries[k], c->idlen[k])) {
                 mask |= 1u << k;
             }
@@ -2111,12 +2188,17 @@ void model_decide(const struct model_policy *p, const struct model_request *req,
     c.qbuf = c.qstore;
     c.qlen = 0;
     c.nid = req->nbinaries;
+    c.idok = 0;
     for (size_t k = 0; k < c.nid; k++) {
         if (req->binaries[k] == NULL) {
             decide_early(out, MODEL_REASON_BINARY, "binary identity has a NULL entry");
             return;
         }
         c.idlen[k] = strlen(req->binaries[k]);
+        /* An entry that is not a canonical path matches no binary pattern. */
+        if (exe_path_canonical(req->binaries[k], c.idlen[k])) {
+            c.idok |= 1u << k;
+        }
     }
     /*= docs/semantics.md#host-normalise
      *# A request host is normalised before anything else */
@@ -2135,6 +2217,11 @@ void model_decide(const struct model_policy *p, const struct model_request *req,
         return;
     }
     c.host[c.host_len] = '\0';
+    /*= docs/semantics.md#link-local
+     *# A host is **link-local** when it is an IP host in a link-local range
+     *# (any of the forms above) or a known metadata host name */
+    c.host_ll = c.host_is_ip ? model_ip_is_link_local(&c.host_ip)
+                             : model_host_is_metadata_name(c.host, c.host_len);
     c.dest = req->dest != NULL ? req->dest : (c.host_is_ip ? &c.host_ip : NULL);
     collect(&c);
     if (c.ncands == 0 && !c.scan) {

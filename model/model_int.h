@@ -121,6 +121,8 @@ struct model_endpoint {
 
     /* Filled by model_policy_compile(). */
     struct model_glob *host_glob;     /* NULL for hostless endpoints */
+    char *fp;                         /* compiled: the fingerprint (owned), NUL-terminated */
+    size_t fplen;
     bool host_is_ip;                  /* host is an IP literal */
     struct model_ip host_ip;          /* when host_is_ip */
     struct model_glob *path_glob;     /* endpoint path scope, NULL = any */
@@ -169,6 +171,7 @@ struct model_policy {
     /* Filled by model_policy_compile(). */
     bool compiled;
     struct model_index *index; /* evaluator lookup structure (model_eval.c) */
+    char net_sha[65];          /* compiled: model_policy_network_digest() */
 };
 
 /* Free the evaluator index (model_eval.c); NULL is a no-op. */

@@ -526,6 +526,9 @@ size_t model_ip_class_ranges(enum model_ip_class cls, const struct model_cidr **
     case MODEL_IPC_PRIVATE:
         *out = private_ranges;
         return PV_ARRAY_LEN(private_ranges);
+    case MODEL_IPC_LINK_LOCAL:
+        *out = link_local_ranges;
+        return PV_ARRAY_LEN(link_local_ranges);
     }
     *out = NULL;
     return 0;

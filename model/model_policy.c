@@ -294,6 +294,7 @@ void model_endpoint_clear(struct model_endpoint *e)
     model_sval_clear(&e->target_sandbox);
     model_glob_free(e->host_glob);
     model_glob_free(e->path_glob);
+    free(e->fp);
     l7rules_free(e->eff_rules, e->neff_rules);
     memset(e, 0, sizeof(*e));
 }

@@ -77,6 +77,8 @@
  *       path must start with '/' or be '**'
  *       persisted_queries must be 'deny' or 'allow_registered', got 'V'
  *       SQL enforcement requires full SQL parsing; use enforcement: audit
+ *       tls: skip cannot be enforced (the proxy does not inspect skipped TLS, so the
+ *           rules would never apply); use enforcement: audit or remove tls: skip  (ours)
  *       mcp options are only valid for protocol mcp
  *       json_rpc options are not valid for protocol mcp; use mcp.max_body_bytes   (ours)
  *       rules[I].allow.operation_type must be query, mutation, or subscription
@@ -982,6 +984,14 @@ static void check_l7(struct vctx *c, const struct model_endpoint *e, bool proto_
     if (e->proto == MODEL_PROTO_SQL && e->enforce) {
         report_l7(c, mark_or(e->enforcement.mark, e->mark),
                   "SQL enforcement requires full SQL parsing; use enforcement: audit");
+    }
+    /*= docs/semantics.md#validation
+     *# an endpoint with an L7 `protocol`, `tls: skip` and `enforcement: enforce` */
+    if (e->tls_skip && e->enforce && e->proto != MODEL_PROTO_NONE &&
+        e->proto != MODEL_PROTO_TCP) {
+        report_l7(c, mark_or(e->tls.mark, e->mark),
+                  "tls: skip cannot be enforced (the proxy does not inspect skipped TLS, so the "
+                  "rules would never apply); use enforcement: audit or remove tls: skip");
     }
     if (e->has_mcp && !mcp) {
         report_l7(c, e->mark, "mcp options are only valid for protocol mcp");

@@ -423,6 +423,11 @@ static pv_result dim_atoms(struct prover_dim *d, struct regions *rs, size_t *bud
             if (!lp->literal) {
                 continue;
             }
+            /* regions x literals x globs: bound it by the proof's deadline */
+            if ((i & 63u) == 63u && d->deadline > 0 && prover_now_ms() > d->deadline) {
+                r = pv_fail(PV_ERR_TIMEOUT, "atoms");
+                break;
+            }
             for (size_t j = 0; j < d->npats && inside; j++) {
                 if (d->pats[j].literal) {
                     continue;

@@ -446,6 +446,11 @@ static pv_result collect(struct prover_proof *pf)
             if (t == NULL || t[0] == '\0') {
                 continue;
             }
+            if (prover_now_ms() > pf->deadline) {
+                /* targets x slice units: bound it by the proof's deadline */
+                free(rel);
+                PV_BAIL(PV_ERR_TIMEOUT);
+            }
             is_ip = model_ip_parse_strict(t, strlen(t), &ip);
             /* Only targets that meet a host of the slice can make a host
              * atom credentialed; the others would only add atoms. */
@@ -477,8 +482,12 @@ static pv_result collect(struct prover_proof *pf)
     /*= docs/semantics.md#link-local
      *# A host is **link-local** when it is an IP host in a link-local range
      *# (any of the forms above) or a known metadata host name */
+    /* A metadata name gets an atom of its own when some host pattern of the
+     * slice covers it, or when the slice has a hostless unit (which matches
+     * every host but the link-local ones): every host atom is then either
+     * wholly link-local or not at all. */
     for (size_t i = 0; meta[i] != NULL && pf->nmeta < PV_ARRAY_LEN(pf->meta); i++) {
-        bool covered = false;
+        bool covered = hostless;
 
         for (size_t k = 0; k < pf->dns.npats && !covered; k++) {
             covered = prover_pat_match(&pf->dns.pats[k], meta[i], strlen(meta[i]));
@@ -604,8 +613,10 @@ static pv_result dest_atoms(struct prover_proof *pf)
 {
     const struct model_cidr *tb = NULL;
     const struct model_cidr *tp = NULL;
+    const struct model_cidr *tl = NULL;
     size_t nb = model_ip_class_ranges(MODEL_IPC_BLOCKED, &tb);
     size_t np = model_ip_class_ranges(MODEL_IPC_PRIVATE, &tp);
+    size_t nl = model_ip_class_ranges(MODEL_IPC_LINK_LOCAL, &tl);
     struct bounds b = {0};
     struct model_ip zero;
     pv_result r = PV_RESULT_OK;
@@ -632,6 +643,9 @@ static pv_result dest_atoms(struct prover_proof *pf)
     }
     for (size_t i = 0; i < np && pv_ok(r); i++) {
         r = bound_cidr(&b, &tp[i]);
+    }
+    for (size_t i = 0; i < nl && pv_ok(r); i++) {
+        r = bound_cidr(&b, &tl[i]);
     }
     for (size_t i = 0; i < pf->ncidrs && pv_ok(r); i++) {
         r = bound_cidr(&b, &pf->cidrs[i]);
@@ -671,6 +685,7 @@ static pv_result dest_atoms(struct prover_proof *pf)
         struct model_ip w = *st;
         bool blocked = false;
         bool priv = false;
+        bool ll = false;
         size_t lit = SIZE_MAX;
         size_t g;
 
@@ -680,6 +695,11 @@ static pv_result dest_atoms(struct prover_proof *pf)
         }
         for (size_t t = 0; t < np && !blocked && !priv; t++) {
             priv = in_cidr_c(&tp[t], &ends[nb + t], st);
+        }
+        for (size_t t = 0; t < nl && !ll; t++) {
+            struct model_ip e = cidr_end(&tl[t]);
+
+            ll = in_cidr_c(&tl[t], &e, st);
         }
         for (size_t c = 0; c < pf->ncidrs; c++) {
             if (in_cidr_c(&pf->cidrs[c], &ends[nb + np + c], st)) {
@@ -699,7 +719,7 @@ static pv_result dest_atoms(struct prover_proof *pf)
         for (g = 0; g < pf->ndatoms; g++) {
             const struct prover_datom *a = &pf->datoms[g];
 
-            if (a->blocked == blocked && a->priv == priv && a->lit == lit &&
+            if (a->blocked == blocked && a->priv == priv && a->ll == ll && a->lit == lit &&
                 memcmp(a->cidrs, bits, pf->cwords * sizeof(uint64_t)) == 0) {
                 break;
             }
@@ -717,6 +737,7 @@ static pv_result dest_atoms(struct prover_proof *pf)
             a->w = w;
             a->blocked = blocked;
             a->priv = priv;
+            a->ll = ll;
             a->lit = lit;
             a->cidrs = pv_malloc(pf->cwords * sizeof(uint64_t));
             if (a->cidrs == NULL) {
@@ -808,8 +829,8 @@ Z3_ast prover_host_memb(struct prover_proof *pf, const struct prover_unit *u)
     if (u->v.host == NULL) {
         /*= docs/semantics.md#hostless
          *# An endpoint with an empty host and a non-empty `allowed_ips` is *hostless*
-         *# and matches every host on its ports */
-        return prover_true(pf);
+         *# and matches every host on its ports except the link-local hosts (#link-local). */
+        return prover_not(pf, pf->ll);
     }
     if (u->v.host_is_ip) {
         /*= docs/semantics.md#host-pattern
@@ -1051,8 +1072,10 @@ static pv_result atoms_all(struct prover_proof *pf)
     pf->bin.memo = memo;
     pf->dns.memo = memo;
     pf->path.memo = memo;
+    pf->bin.deadline = pf->dns.deadline = pf->path.deadline = pf->deadline;
     for (size_t k = 0; k < pf->nqkeys; k++) {
         pf->qkeys[k].dim.memo = memo;
+        pf->qkeys[k].dim.deadline = pf->deadline;
     }
     PV_GUARD(prover_dim_atoms(&pf->bin, &pf->lang_budget));
     PV_GUARD(prover_dim_atoms(&pf->dns, &pf->lang_budget));
@@ -1185,7 +1208,7 @@ static void variables(struct prover_proof *pf)
     }
 }
 
-static Z3_ast d_class(struct prover_proof *pf, bool priv)
+static Z3_ast d_class(struct prover_proof *pf, enum model_ip_class cls)
 {
     bool *has = pv_calloc(pf->ndatoms, sizeof(bool));
     Z3_ast r;
@@ -1195,7 +1218,17 @@ static Z3_ast d_class(struct prover_proof *pf, bool priv)
         return NULL;
     }
     for (size_t a = 0; a < pf->ndatoms; a++) {
-        has[a] = priv ? pf->datoms[a].priv : pf->datoms[a].blocked;
+        switch (cls) {
+        case MODEL_IPC_BLOCKED:
+            has[a] = pf->datoms[a].blocked;
+            break;
+        case MODEL_IPC_PRIVATE:
+            has[a] = pf->datoms[a].priv;
+            break;
+        case MODEL_IPC_LINK_LOCAL:
+            has[a] = pf->datoms[a].ll;
+            break;
+        }
     }
     r = in_set(pf, pf->d, pf->ndatoms, has, 0, true);
     free(has);
@@ -1208,10 +1241,10 @@ static void globals(struct prover_proof *pf)
 
     /*= docs/semantics.md#always-blocked
      *# *d* is not **always-blocked**: loopback (127/8, ::1), link-local */
-    pf->blocked = d_class(pf, false);
+    pf->blocked = d_class(pf, MODEL_IPC_BLOCKED);
     /*= docs/semantics.md#private
      *# **Private** addresses are the internal ranges that are not always-blocked */
-    pf->private_ = d_class(pf, true);
+    pf->private_ = d_class(pf, MODEL_IPC_PRIVATE);
     for (size_t i = 0; i < pf->nports; i++) {
         if (model_port_is_control_plane(pf->ports[i])) {
             zpush(pf, &z, prover_eqn(pf, pf->p, i));
@@ -1225,7 +1258,15 @@ static void globals(struct prover_proof *pf)
                                                                       Z3_mk_bv_sort(pf->ctx,
                                                                                     pf->hwidth))));
     pf->cred = in_set(pf, pf->h, pf->nhost, pf->host_cred, 0, true);
-    pf->ll = in_set(pf, pf->h, pf->nhost, pf->host_ll, 0, true);
+    /*= docs/semantics.md#link-local
+     *# A host is **link-local** when it is an IP host in a link-local range
+     *# (any of the forms above) or a known metadata host name */
+    /* The "other IP host" atom stands for every IP host that is no literal of
+     * the slice; its address is its destination, so it is link-local exactly
+     * when the destination atom is. */
+    pf->ll = prover_or2(pf, in_set(pf, pf->h, pf->nhost, pf->host_ll, 0, true),
+                        prover_and2(pf, prover_eqn(pf, pf->h, pf->nhost - 1),
+                                    d_class(pf, MODEL_IPC_LINK_LOCAL)));
     pf->bypass = in_set(pf, pf->bin.var, pf->bin.natoms, pf->bin_bypass, 0, true);
     pf->has2f = prover_memb(pf, &pf->path, pf->path_2f);
 }

@@ -108,6 +108,7 @@ void prover_lang_memo_free(struct prover_lang_memo *m);
 struct prover_dim {
     enum model_domain domain;
     struct prover_lang_memo *memo; /* borrowed, NULL = no memo */
+    double deadline;               /* absolute ms (prover_now_ms); 0 = none */
     struct prover_pat *pats;
     size_t npats, cappats;
     struct prover_map index; /* pattern text -> index */
@@ -145,8 +146,9 @@ struct prover_unit {
     struct model_endpoint_view v;
     const char *bin;                 /* binary pattern text */
     const struct model_glob *bglob;
-    size_t fpoff, fplen;             /* endpoint fingerprint in units.arena */
-    const char *fp;                  /* = arena + fpoff once collected */
+    size_t fpoff, fplen;             /* endpoint fingerprint: in units.arena at fpoff, or
+                                      * borrowed from the compiled endpoint (SIZE_MAX) */
+    const char *fp;                  /* the fingerprint (once sealed) */
     uint64_t hash;                   /* of (binary, fingerprint) */
     bool delta;                      /* key absent from the other side */
     bool rel;                        /* in the slice */
@@ -159,7 +161,9 @@ struct prover_units {
     struct prover_unit *u;
     size_t n, cap;
     size_t ndelta, nrel;
-    struct pv_dynbuf arena;          /* every endpoint fingerprint, back to back */
+    struct pv_dynbuf arena;          /* fingerprints of endpoints that were not compiled */
+    size_t *tab;                     /* delta: two open-addressing tables of tabcap slots */
+    size_t tabcap;
 };
 
 pv_result prover_units_collect(struct prover_units *us, const struct model_policy *p,
@@ -168,9 +172,14 @@ pv_result prover_units_collect(struct prover_units *us, const struct model_polic
 void prover_units_seal(struct prover_units *us);
 /* Mark delta units ((binary, fingerprint) present on one side only). */
 pv_result prover_units_delta(struct prover_units *us) PV_WUR;
-/* Mark units that overlap some delta unit (binary, host, port). */
-pv_result prover_units_slice(struct prover_units *us, size_t *budget) PV_WUR;
+/* Mark units that overlap some delta unit (binary, host, port), through an
+ * index of the delta units by host key; TIMEOUT past 'deadline' (absolute
+ * ms, prover_now_ms). */
+pv_result prover_units_slice(struct prover_units *us, size_t *budget, double deadline) PV_WUR;
 void prover_units_free(struct prover_units *us);
+/* Keep the buffers of 'us' in 'spare' (emptied) for the next proof, so that
+ * a session does not fault in fresh pages for every proof; 'us' is reset. */
+void prover_units_recycle(struct prover_units *spare, struct prover_units *us);
 /* Do two glob languages intersect within 'dom'? (cheap filters first) */
 pv_result prover_glob_overlap(const struct model_glob *a, const struct model_glob *b,
                               enum model_domain dom, size_t *budget, bool *out) PV_WUR;
@@ -187,6 +196,7 @@ struct prover_session {
     Z3_solver solver; /* reused across proofs: each proof runs in a push scope */
     size_t proofs;    /* since the context was created */
     struct prover_lang_memo lang; /* model_lang_check answers */
+    struct prover_units spare;    /* unit buffers of the last proof, reused */
 };
 
 /* Recreate the context when it has served PROVER_RECYCLE_PROOFS proofs;
@@ -221,6 +231,7 @@ struct prover_ipatom {
 struct prover_datom {
     struct model_ip w;     /* witness address */
     bool blocked, priv;
+    bool ll;               /* link-local (a subset of blocked) */
     size_t lit;            /* IP literal atom index, or SIZE_MAX */
     uint64_t *cidrs;       /* bitset over pf->cidrs */
 };
@@ -256,7 +267,9 @@ struct prover_proof {
     size_t nports;
     Z3_ast h, p, m, d;         /* p and d are atom indexes too */
     unsigned hwidth, mwidth, pwidth, dwidth;
-    Z3_ast blocked, private_, cp, hostdns, cred, ll, bypass, has2f;
+    Z3_ast blocked, private_, cp, hostdns, cred, bypass, has2f;
+    Z3_ast ll;                 /* h is link-local: a link-local atom, or an IP host in a
+                                * link-local range (docs/semantics.md#link-local) */
     Z3_ast region;             /* (x,h,p) in some delta unit */
     Z3_ast allow[2], grant[2], reach[2], insp[2];
     Z3_ast *g0, *scope, *grants, *admits, *denies; /* per unit */

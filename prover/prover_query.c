@@ -536,6 +536,11 @@ static pv_result ask_methods(struct prover_proof *pf, size_t ui, uint16_t port, 
 /* Static filters: can unit 'u' meet a host/binary class at all? */
 static bool host_any(struct prover_proof *pf, const struct prover_unit *u, const bool *cls)
 {
+    if (u->v.host == NULL && cls == pf->host_ll) {
+        /*= docs/semantics.md#hostless
+         *# matches every host on its ports except the link-local hosts */
+        return false;
+    }
     if (u->v.host == NULL) {
         for (size_t a = 0; a < pf->nhost; a++) {
             if (cls[a]) {
@@ -600,8 +605,10 @@ static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port)
     bool cred = host_any(pf, u, pf->host_cred);
     const char *h = host_text(u);
 
-    /* link_local_reach (DESIGN.md): the grant layer, for units naming a host */
-    if (u->v.host != NULL && host_any(pf, u, pf->host_ll) &&
+    /* link_local_reach (docs/semantics.md#findings): the grant layer. A
+     * hostless unit matches no link-local host (#hostless), on either side,
+     * so the question could only be UNSAT for it: host_any() skips it. */
+    if (host_any(pf, u, pf->host_ll) &&
         path_find(pf->res, PROVER_CAT_LINK_LOCAL, u->bin, h, port, NULL) == NULL) {
         PV_GUARD(ask(pf, PROVER_CAT_LINK_LOCAL, ui,
                      prover_and(pf, 5,

@@ -159,6 +159,19 @@ static size_t fmt_span(char *o, size_t off, size_t len)
     return n;
 }
 
+/* The digest of one side: its compiled network digest, or "-" for the
+ * empty policy; NULL when the policy is not compiled. */
+static const char *side_digest(const struct model_policy *p)
+{
+    const char *d;
+
+    if (p == NULL) {
+        return "-";
+    }
+    d = model_policy_network_digest(p);
+    return d[0] != '\0' ? d : NULL;
+}
+
 static pv_result inputs_sha(const struct prover_input *in, const struct prover_units *us,
                             char out[65]) PV_WUR;
 static pv_result inputs_sha(const struct prover_input *in, const struct prover_units *us,
@@ -171,12 +184,26 @@ static pv_result inputs_sha(const struct prover_input *in, const struct prover_u
     char fph[65];
     const struct model_rule *last = NULL;
 
-    /* The fingerprints are hashed in one go; the units then name their
-     * side, rule key, binary and fingerprint extent. */
-    PV_GUARD(model_sha256_hex(us->arena.buf != NULL ? us->arena.buf : "", us->arena.len, fph));
+    const char *db = side_digest(in->mode == PROVER_AUDIT ? NULL : in->baseline);
+    const char *dc = side_digest(in->candidate);
+
     pv_dynbuf_init(&b, (size_t)1 << 31);
-    r = pv_dynbuf_printf(&b, "proviso-prover-inputs-v1\nmode %d\nfp %s\n", (int)in->mode, fph);
-    for (size_t i = 0; pv_ok(r) && i < us->n; i++) {
+    if (db != NULL && dc != NULL) {
+        /* Compiled policies carry the digest of their rule keys, endpoint
+         * fingerprints and binaries (model_policy_network_digest), computed
+         * once: the proof does not rehash them. */
+        r = pv_dynbuf_printf(&b, "proviso-prover-inputs-v2\nmode %d\nB %s\nC %s\n",
+                             (int)in->mode, db, dc);
+    } else {
+        /* The fingerprints are hashed in one go; the units then name their
+         * side, rule key, binary and fingerprint extent. */
+        r = model_sha256_hex(us->arena.buf != NULL ? us->arena.buf : "", us->arena.len, fph);
+        if (pv_ok(r)) {
+            r = pv_dynbuf_printf(&b, "proviso-prover-inputs-v1\nmode %d\nfp %s\n",
+                                 (int)in->mode, fph);
+        }
+    }
+    for (size_t i = 0; pv_ok(r) && (db == NULL || dc == NULL) && i < us->n; i++) {
         const struct prover_unit *u = &us->u[i];
         char num[64];
         size_t n;
@@ -190,9 +217,13 @@ static pv_result inputs_sha(const struct prover_input *in, const struct prover_u
                 r = pv_dynbuf_add(&b, k, strlen(k) + 1);
             }
         }
-        n = fmt_span(num, u->fpoff, u->fplen);
-        if (pv_ok(r)) {
-            r = pv_dynbuf_add(&b, num, n);
+        if (u->fpoff != SIZE_MAX) {
+            n = fmt_span(num, u->fpoff, u->fplen);
+            if (pv_ok(r)) {
+                r = pv_dynbuf_add(&b, num, n);
+            }
+        } else if (pv_ok(r)) {
+            r = pv_dynbuf_add(&b, u->fp, u->fplen);
         }
         if (pv_ok(r)) {
             r = pv_dynbuf_add(&b, u->bin, strlen(u->bin) + 1);
@@ -237,7 +268,11 @@ static void proof_free(struct prover_proof *pf)
         /* Back to scope 0: the session solver forgets this proof. */
         Z3_solver_pop(pf->ctx, pf->solver, Z3_solver_get_num_scopes(pf->ctx, pf->solver));
     }
-    prover_units_free(&pf->units);
+    if (pf->s != NULL) {
+        prover_units_recycle(&pf->s->spare, &pf->units);
+    } else {
+        prover_units_free(&pf->units);
+    }
     prover_dim_free(&pf->bin);
     prover_dim_free(&pf->dns);
     prover_dim_free(&pf->path);
@@ -287,7 +322,7 @@ static pv_result prove(struct prover_proof *pf)
         pf->res->ms_units = prover_now_ms() - t0;
         return PV_RESULT_OK;
     }
-    PV_GUARD(prover_units_slice(&pf->units, &pf->lang_budget));
+    PV_GUARD(prover_units_slice(&pf->units, &pf->lang_budget, pf->deadline));
     pf->res->nunits = pf->units.nrel;
     t1 = prover_now_ms();
     pf->res->ms_units = t1 - t0;
@@ -344,6 +379,9 @@ struct prover_result *prover_run(struct prover_session *s, const struct prover_i
         tmo = in->timeout_ms ? in->timeout_ms : PROVER_DEFAULT_TIMEOUT_MS;
         pf.s = s;
         pf.ctx = s->ctx;
+        /* Take the session's unit buffers (given back by proof_free). */
+        pf.units = s->spare;
+        memset(&s->spare, 0, sizeof(s->spare));
         pf.in = in;
         pf.B = empty != NULL ? empty : in->baseline;
         pf.C = in->candidate;

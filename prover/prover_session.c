@@ -61,6 +61,7 @@ void prover_session_free(struct prover_session *s)
         Z3_del_context(s->ctx);
     }
     prover_lang_memo_free(&s->lang);
+    prover_units_free(&s->spare);
     free(s);
 }
 

@@ -24,7 +24,17 @@
 void prover_units_free(struct prover_units *us)
 {
     free(us->u);
+    free(us->tab);
     pv_dynbuf_free(&us->arena);
+    memset(us, 0, sizeof(*us));
+}
+
+void prover_units_recycle(struct prover_units *spare, struct prover_units *us)
+{
+    prover_units_free(spare);
+    *spare = *us;
+    spare->n = spare->ndelta = spare->nrel = 0;
+    pv_dynbuf_reset(&spare->arena);
     memset(us, 0, sizeof(*us));
 }
 
@@ -80,8 +90,12 @@ pv_result prover_units_collect(struct prover_units *us, const struct model_polic
                 /* An empty host without allowed_ips or target_sandbox matches nothing. */
                 continue;
             }
-            PV_GUARD(model_endpoint_fingerprint_append(e, &us->arena));
-            fph = prover_hash64(us->arena.buf + off, us->arena.len - off, 0x5eed);
+            if (v.fp == NULL) {
+                /* not compiled: compute it here */
+                PV_GUARD(model_endpoint_fingerprint_append(e, &us->arena));
+            }
+            fph = v.fp != NULL ? prover_hash64(v.fp, v.fplen, 0x5eed)
+                               : prover_hash64(us->arena.buf + off, us->arena.len - off, 0x5eed);
             for (size_t k = 0; k < nb; k++) {
                 const char *b = model_rule_binary(r, k);
                 const struct model_glob *bg = model_rule_binary_glob(r, k);
@@ -99,8 +113,9 @@ pv_result prover_units_collect(struct prover_units *us, const struct model_polic
                 u->v = v;
                 u->bin = b;
                 u->bglob = bg;
-                u->fpoff = off;
-                u->fplen = us->arena.len - off;
+                u->fpoff = v.fp != NULL ? SIZE_MAX : off;
+                u->fplen = v.fp != NULL ? v.fplen : us->arena.len - off;
+                u->fp = v.fp;
                 u->hash = prover_hash64(b, strlen(b), fph);
                 u->l7 = proto_is_l7(v.proto) && !v.tls_skip;
                 u->bpat = u->hpat = u->hip = u->spat = SIZE_MAX;
@@ -113,7 +128,9 @@ pv_result prover_units_collect(struct prover_units *us, const struct model_polic
 void prover_units_seal(struct prover_units *us)
 {
     for (size_t i = 0; i < us->n; i++) {
-        us->u[i].fp = us->arena.buf + us->u[i].fpoff;
+        if (us->u[i].fpoff != SIZE_MAX) {
+            us->u[i].fp = us->arena.buf + us->u[i].fpoff;
+        }
     }
 }
 
@@ -133,13 +150,16 @@ pv_result prover_units_delta(struct prover_units *us)
     while (cap < us->n * 2 + 2) {
         cap *= 2;
     }
-    tab[0] = pv_malloc(cap * sizeof(size_t));
-    tab[1] = pv_malloc(cap * sizeof(size_t));
-    if (tab[0] == NULL || tab[1] == NULL) {
-        free(tab[0]);
-        free(tab[1]);
-        PV_BAIL(PV_ERR_NOMEM);
+    if (us->tabcap < cap) {
+        free(us->tab);
+        us->tabcap = 0;
+        us->tab = pv_malloc(2 * cap * sizeof(size_t));
+        PV_GUARD_PTR(us->tab);
+        us->tabcap = cap;
     }
+    /* The tables use the first 'cap' slots of each half of the buffer. */
+    tab[0] = us->tab;
+    tab[1] = us->tab + us->tabcap;
     memset(tab[0], 0xff, cap * sizeof(size_t));
     memset(tab[1], 0xff, cap * sizeof(size_t));
     for (size_t i = 0; i < us->n; i++) {
@@ -165,8 +185,6 @@ pv_result prover_units_delta(struct prover_units *us)
         u->delta = t[j] == SIZE_MAX;
         us->ndelta += u->delta;
     }
-    free(tab[0]);
-    free(tab[1]);
     return r;
 }
 
@@ -296,10 +314,203 @@ pv_result prover_units_overlap(const struct prover_unit *a, const struct prover_
     return prover_glob_overlap(a->bglob, b->bglob, MODEL_DOMAIN_ABS_PATH, budget, out);
 }
 
-pv_result prover_units_slice(struct prover_units *us, size_t *budget)
+/* ---------------------------------------------------------------------------
+ * The slice index: delta units by host key
+ *
+ * A host pattern can only overlap another whose key it shares: an IP host
+ * its address; a literal DNS name itself and every label suffix (".b.c",
+ * ".c" of "a.b.c"); a wildcard the literal suffix after its last wildcard
+ * label (every name it matches ends with it). So the delta units that can
+ * overlap a unit u are the hostless ones, and those found under u's keys:
+ *   u literal h:   literal deltas under h, wildcard deltas under each label
+ *                  suffix of h;
+ *   u wildcard S:  wildcard deltas under each label suffix of S, and
+ *                  literal or wildcard deltas under S as one of their own
+ *                  label suffixes;
+ *   u IP:          IP deltas under the address;
+ *   u hostless:    every delta unit.
+ * Each candidate is then checked exactly (prover_units_overlap); the index
+ * only skips pairs whose host languages cannot meet.
+ * ------------------------------------------------------------------------- */
+
+enum skind { SK_IP, SK_LIT, SK_WILD, SK_SUB };
+
+struct sentry {
+    uint64_t h;
+    const char *k;
+    size_t len;
+    size_t d; /* delta unit index */
+};
+
+struct sindex {
+    struct sentry *e;
+    size_t n, cap;
+    size_t *hostless;
+    size_t nhostless;
+};
+
+static uint64_t skey_hash(enum skind kind, const char *k, size_t len)
+{
+    return prover_hash64(k, len, 0x51ce + (uint64_t)kind);
+}
+
+static pv_result sindex_add(struct sindex *ix, enum skind kind, const char *k, size_t len,
+                            size_t d) PV_WUR;
+static pv_result sindex_add(struct sindex *ix, enum skind kind, const char *k, size_t len,
+                            size_t d)
+{
+    PROVER_GROW(ix->e, ix->cap, ix->n);
+    ix->e[ix->n].h = skey_hash(kind, k, len);
+    ix->e[ix->n].k = k;
+    ix->e[ix->n].len = len;
+    ix->e[ix->n].d = d;
+    ix->n++;
+    return PV_RESULT_OK;
+}
+
+static int sentry_cmp(const void *a, const void *b)
+{
+    uint64_t x = ((const struct sentry *)a)->h;
+    uint64_t y = ((const struct sentry *)b)->h;
+
+    return x < y ? -1 : x > y;
+}
+
+/* The literal suffix of a wildcard host after its last wildcard label. */
+static const char *wild_suffix(const char *h)
+{
+    const char *st = strrchr(h, '*');
+
+    return st != NULL ? strchr(st, '.') : NULL;
+}
+
+/* Every label suffix ".x.y" of 's' (from its first dot on), 'sub' included. */
+static pv_result sindex_add_subs(struct sindex *ix, const char *s, size_t d) PV_WUR;
+static pv_result sindex_add_subs(struct sindex *ix, const char *s, size_t d)
+{
+    for (const char *p = strchr(s, '.'); p != NULL; p = strchr(p + 1, '.')) {
+        PV_GUARD(sindex_add(ix, SK_SUB, p, strlen(p), d));
+    }
+    return PV_RESULT_OK;
+}
+
+static pv_result sindex_build(struct sindex *ix, const struct prover_units *us) PV_WUR;
+static pv_result sindex_build(struct sindex *ix, const struct prover_units *us)
+{
+    ix->hostless = pv_calloc(us->ndelta + 1, sizeof(size_t));
+    PV_GUARD_PTR(ix->hostless);
+    for (size_t i = 0; i < us->n; i++) {
+        const struct prover_unit *u = &us->u[i];
+        const char *h = u->v.host;
+
+        if (!u->delta) {
+            continue;
+        }
+        if (h == NULL) {
+            ix->hostless[ix->nhostless++] = i;
+        } else if (u->v.host_is_ip) {
+            PV_GUARD(sindex_add(ix, SK_IP, (const char *)u->v.host_ip.b, 16, i));
+        } else if (wild_suffix(h) != NULL) {
+            const char *sfx = wild_suffix(h);
+
+            PV_GUARD(sindex_add(ix, SK_WILD, sfx, strlen(sfx), i));
+            PV_GUARD(sindex_add_subs(ix, sfx, i));
+        } else if (strchr(h, '*') != NULL) {
+            /* a wildcard in the last label: no literal suffix (rejected by
+             * the validator); treat it like a hostless unit, exactly */
+            ix->hostless[ix->nhostless++] = i;
+        } else {
+            PV_GUARD(sindex_add(ix, SK_LIT, h, strlen(h), i));
+            PV_GUARD(sindex_add_subs(ix, h, i));
+        }
+    }
+    if (ix->n > 1) {
+        qsort(ix->e, ix->n, sizeof(ix->e[0]), sentry_cmp);
+    }
+    return PV_RESULT_OK;
+}
+
+static void sindex_free(struct sindex *ix)
+{
+    free(ix->e);
+    free(ix->hostless);
+    memset(ix, 0, sizeof(*ix));
+}
+
+/* Check u against the delta units under one key; '*hit' on overlap. */
+static pv_result probe(const struct sindex *ix, const struct prover_units *us,
+                       const struct prover_unit *u, enum skind kind, const char *k, size_t len,
+                       size_t *budget, bool *hit) PV_WUR;
+static pv_result probe(const struct sindex *ix, const struct prover_units *us,
+                       const struct prover_unit *u, enum skind kind, const char *k, size_t len,
+                       size_t *budget, bool *hit)
+{
+    uint64_t h = skey_hash(kind, k, len);
+    size_t lo = 0;
+    size_t hi = ix->n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (ix->e[mid].h < h) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    for (size_t i = lo; i < ix->n && ix->e[i].h == h && !*hit; i++) {
+        if (ix->e[i].len == len && memcmp(ix->e[i].k, k, len) == 0) {
+            PV_GUARD(prover_units_overlap(u, &us->u[ix->e[i].d], budget, hit));
+        }
+    }
+    return PV_RESULT_OK;
+}
+
+static pv_result unit_rel(const struct sindex *ix, const struct prover_units *us,
+                          const size_t *delta, size_t nd, const struct prover_unit *u,
+                          size_t *budget, bool *hit) PV_WUR;
+static pv_result unit_rel(const struct sindex *ix, const struct prover_units *us,
+                          const size_t *delta, size_t nd, const struct prover_unit *u,
+                          size_t *budget, bool *hit)
+{
+    const char *h = u->v.host;
+    const char *sfx = h != NULL && !u->v.host_is_ip ? wild_suffix(h) : NULL;
+
+    *hit = false;
+    for (size_t k = 0; k < ix->nhostless && !*hit; k++) {
+        PV_GUARD(prover_units_overlap(u, &us->u[ix->hostless[k]], budget, hit));
+    }
+    if (h == NULL || (sfx == NULL && !u->v.host_is_ip && strchr(h, '*') != NULL)) {
+        /* hostless (or a wildcard without a literal suffix): every delta */
+        for (size_t k = 0; k < nd && !*hit; k++) {
+            PV_GUARD(prover_units_overlap(u, &us->u[delta[k]], budget, hit));
+        }
+        return PV_RESULT_OK;
+    }
+    if (u->v.host_is_ip) {
+        return probe(ix, us, u, SK_IP, (const char *)u->v.host_ip.b, 16, budget, hit);
+    }
+    if (sfx == NULL) {
+        PV_GUARD(probe(ix, us, u, SK_LIT, h, strlen(h), budget, hit));
+        for (const char *p = strchr(h, '.'); p != NULL && !*hit; p = strchr(p + 1, '.')) {
+            PV_GUARD(probe(ix, us, u, SK_WILD, p, strlen(p), budget, hit));
+        }
+        return PV_RESULT_OK;
+    }
+    for (const char *p = sfx; p != NULL && !*hit; p = strchr(p + 1, '.')) {
+        PV_GUARD(probe(ix, us, u, SK_WILD, p, strlen(p), budget, hit));
+    }
+    if (!*hit) {
+        PV_GUARD(probe(ix, us, u, SK_SUB, sfx, strlen(sfx), budget, hit));
+    }
+    return PV_RESULT_OK;
+}
+
+pv_result prover_units_slice(struct prover_units *us, size_t *budget, double deadline)
 {
     size_t *delta;
     size_t nd = 0;
+    struct sindex ix = {0};
     pv_result r = PV_RESULT_OK;
 
     delta = pv_calloc(us->ndelta ? us->ndelta : 1, sizeof(size_t));
@@ -309,16 +520,22 @@ pv_result prover_units_slice(struct prover_units *us, size_t *budget)
             delta[nd++] = i;
         }
     }
+    r = sindex_build(&ix, us);
     us->nrel = 0;
     for (size_t i = 0; i < us->n && pv_ok(r); i++) {
         struct prover_unit *u = &us->u[i];
 
+        if ((i & 1023u) == 1023u && prover_now_ms() > deadline) {
+            r = pv_fail(PV_ERR_TIMEOUT, "slice");
+            break;
+        }
         u->rel = u->delta;
-        for (size_t k = 0; k < nd && !u->rel && pv_ok(r); k++) {
-            r = prover_units_overlap(u, &us->u[delta[k]], budget, &u->rel);
+        if (!u->rel) {
+            r = unit_rel(&ix, us, delta, nd, u, budget, &u->rel);
         }
         us->nrel += u->rel;
     }
+    sindex_free(&ix);
     free(delta);
     return r;
 }

@@ -330,8 +330,9 @@ static const char P_TLS_SKIP[] = HDR "  skip:\n"
                                      "        port: 443\n"
                                      "        protocol: rest\n"
                                      "        tls: skip\n"
-                                     "        enforcement: enforce\n"
-                                     "        access: read-only\n" CURL;
+                                     "        enforcement: audit\n"
+                                     "        access: read-only\n"
+                                     "        deny_rules: [{method: DELETE, path: \"**\"}]\n" CURL;
 
 static const char P_WS[] = HDR "  ws:\n"
                                "    endpoints:\n"
@@ -516,6 +517,15 @@ static const struct erow rows[] = {
      "api.example.com", 443, NULL, NULL, NULL, ALLOW, R(ALLOWED), RT(OPAQUE), "curl_l4", NULL},
 
     /* --- routes and opaque requests --------------------------------------- */
+    /* docs/semantics.md#identity: non-canonical paths match no pattern */
+    {"identity with an empty segment", P_API, {"/usr/bin//curl"}, "api.example.com", 443, NULL,
+     NULL, NULL, DENY, R(BINARY), RT(NONE), NULL, NULL},
+    {"identity with a dot segment", P_API, {"/usr/./bin/curl"}, "api.example.com", 443, NULL,
+     NULL, NULL, DENY, R(BINARY), RT(NONE), NULL, NULL},
+    {"identity with a trailing slash", P_API, {"/usr/bin/curl/"}, "api.example.com", 443, NULL,
+     NULL, NULL, DENY, R(BINARY), RT(NONE), NULL, NULL},
+    {"non-canonical entry beside a canonical one", P_API, {"/usr//bin/curl", C_},
+     "api.example.com", 443, NULL, NULL, NULL, ALLOW, R(ALLOWED), RT(OPAQUE), "api", NULL},
     {"opaque route reaches any method", P_API, {C_}, "api.example.com", 443, "DELETE",
      "/anything", NULL, ALLOW, R(ALLOWED), RT(OPAQUE), "api", NULL},
     {"opaque route ignores the query", P_API, {C_}, "api.example.com", 443, "GET", "/x?a=%zz",
@@ -582,6 +592,19 @@ static const struct erow rows[] = {
      "10.0.6.1", DENY_GRANTED, R(DEST_ALLOWED_IPS), RT(INSPECTED), "lan", NULL},
     {"hostless other port", P_HOSTLESS, {C_}, "anything.lan", 8081, NULL, NULL, "10.0.5.7", DENY,
      R(NO_ENDPOINT), RT(NONE), "", NULL},
+    /* docs/semantics.md#hostless: every host but the link-local ones, even
+     * when the name resolves into allowed_ips. */
+    {"hostless never matches a metadata name", P_HOSTLESS, {C_}, "metadata.google.internal", 8080,
+     "GET", "/", "10.0.5.7", DENY, R(NO_ENDPOINT), RT(NONE), "", NULL},
+    {"hostless never matches a metadata name (case, dot)", P_HOSTLESS, {C_}, "Metadata.", 8080,
+     NULL, NULL, "10.0.5.7", DENY, R(NO_ENDPOINT), RT(NONE), "", NULL},
+    {"hostless never matches a link-local IP host", P_HOSTLESS, {C_}, "169.254.169.254", 8080,
+     NULL, NULL, NULL, DENY, R(NO_ENDPOINT), RT(NONE), "", NULL},
+    {"hostless never matches a NAT64 link-local IP host", P_HOSTLESS, {C_}, "64:ff9b::a9fe:101",
+     8080, NULL, NULL, NULL, DENY, R(NO_ENDPOINT), RT(NONE), "", NULL},
+    {"hostless matches a non-metadata name under google.internal", P_HOSTLESS, {C_},
+     "x.google.internal", 8080, NULL, NULL, "10.0.5.7", ALLOW, R(ALLOWED), RT(INSPECTED), "lan",
+     NULL},
     {"V29 metadata IP: granted, not allowed", P_METADATA_IP, {C_}, "169.254.169.254", 80, NULL,
      NULL, NULL, DENY_GRANTED, R(DEST_BLOCKED), RT(OPAQUE), "meta", NULL},
     {"V29 metadata IP forward GET", P_METADATA_IP, {C_}, "169.254.169.254", 80, "GET",
@@ -798,6 +821,20 @@ static const struct erow rows[] = {
      "/download?tag=foo-%c3%a9", NULL, ALLOW, R(ALLOWED), RT(INSPECTED), "dl", NULL},
     {"NUL in query", P_QUERY, {C_}, "dl.example.com", 443, "GET", "/download?tag=foo-%00", NULL,
      DENY, R(BAD_QUERY), RT(INSPECTED), "dl", NULL},
+    /* docs/semantics.md#query-parse: %00 is invalid in keys too; other
+     * control bytes are well formed; a malformed query denies on every
+     * inspected route, with or without query matchers; opaque routes never
+     * parse it. */
+    {"NUL in a query key", P_QUERY, {C_}, "dl.example.com", 443, "GET",
+     "/download?tag=foo-a&x%00=1", NULL, DENY, R(BAD_QUERY), RT(INSPECTED), "dl", NULL},
+    {"control byte in query is well formed", P_QUERY, {C_}, "dl.example.com", 443, "GET",
+     "/download?tag=foo-%01", NULL, ALLOW, R(ALLOWED), RT(INSPECTED), "dl", NULL},
+    {"malformed query without query matchers", P_REST, {C_}, "api.example.com", 8080, "GET",
+     "/repos/x?a=%zz", NULL, DENY, R(BAD_QUERY), RT(INSPECTED), "repos", NULL},
+    {"NUL in query without query matchers", P_REST, {C_}, "api.example.com", 8080, "GET",
+     "/repos/x?a=%00", NULL, DENY, R(BAD_QUERY), RT(INSPECTED), "repos", NULL},
+    {"opaque route ignores a NUL in the query", P_API, {C_}, "api.example.com", 443, "GET",
+     "/x?a=%00", NULL, ALLOW, R(ALLOWED), RT(OPAQUE), "api", NULL},
 
     /* --- encoded slash (V55) ---------------------------------------------- */
     {"V55 encoded slash without opt-in", P_SLASH, {C_}, "plain.example.com", 443, "GET",

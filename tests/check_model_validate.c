@@ -233,6 +233,12 @@ static const struct neg_row neg_rows[] = {
      L7 "persisted_queries must be 'deny' or 'allow_registered', got 'allow'", 10, 28},
     {EPH KV("protocol: sql") KV("access: full") KV("enforcement: enforce"),
      L7 "SQL enforcement requires full SQL parsing; use enforcement: audit", 10, 22},
+    {EPH KV("protocol: rest") KV("access: full") KV("enforcement: enforce") KV("tls: skip"),
+     L7 "tls: skip cannot be enforced (the proxy does not inspect skipped TLS, so the rules "
+        "would never apply); use enforcement: audit or remove tls: skip", 11, 14},
+    {EPH KV("protocol: websocket") KV("access: full") KV("tls: skip") KV("enforcement: enforce"),
+     L7 "tls: skip cannot be enforced (the proxy does not inspect skipped TLS, so the rules "
+        "would never apply); use enforcement: audit or remove tls: skip", 10, 14},
     {EPH KV("protocol: rest") KV("access: full") KV("mcp: {strict_tool_names: true}"),
      L7 "mcp options are only valid for protocol mcp", 6, 9},
     {EPH KV("protocol: mcp") KV("mcp: {allow_all_known_mcp_methods: true}")

@@ -114,9 +114,10 @@ static const struct {
     {"dns-not-private", NULL,
      HDR "  r:\n    endpoints:\n      - host: db.example.com\n        port: 5432\n" CURL, NULL,
      PROVER_DELTA, "empty", "", NULL},
-    /* routes: tls skip makes an L7 endpoint L4 (opaque: every method) */
+    /* routes: tls skip makes an (audit-mode) L7 endpoint L4 (opaque: every method) */
     {"tls-skip", HDR "  r:\n" EP_API REST_ENF "        access: read-only\n" CURL,
-     HDR "  r:\n" EP_API REST_ENF "        tls: skip\n        access: read-only\n" CURL, CREDS,
+     HDR "  r:\n" EP_API "        protocol: rest\n        enforcement: audit\n"
+         "        tls: skip\n        access: read-only\n" CURL, CREDS,
      PROVER_DELTA, "findings", "capability_expansion", "capability_expansion: DELETE on"},
     /* binary-glob: a glob covers git, which bypasses L7 */
     {"binary-glob", NULL,

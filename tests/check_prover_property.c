@@ -4,7 +4,8 @@
  * Random small policy pairs (baseline, candidate = a mutation of it or an
  * independent policy) and credential sets over a fixed pattern universe:
  * binaries (curl, git, a glob over /usr/bin), hosts (a.example.com,
- * b.example.com, a first-label wildcard, 10.0.0.5, 169.254.169.254, hostless),
+ * b.example.com, a first-label wildcard, 10.0.0.5, 169.254.169.254,
+ * metadata.google.internal, **.google.internal, hostless),
  * ports 443 and 8080, rule methods GET POST PUT DELETE and any, six path
  * globs (U_PATH), one query key, L4/L7/audit/deny rules, tls skip,
  * allow_encoded_slash, path scopes and allowed_ips. The oracle enumerates the
@@ -31,9 +32,11 @@
 
 static const char *const U_BIN[] = {"/usr/bin/curl", "/usr/bin/git", "/usr/bin/*"};
 #define NBIN 3
-static const char *const U_HOST[] = {"a.example.com", "b.example.com", "*.example.com",
-                                     "10.0.0.5", "169.254.169.254"};
-#define NHOST 5
+static const char *const U_HOST[] = {"a.example.com",   "b.example.com",
+                                     "*.example.com",   "10.0.0.5",
+                                     "169.254.169.254", "metadata.google.internal",
+                                     "**.google.internal"};
+#define NHOST 7
 static const uint16_t U_PORT[] = {443, 8080};
 #define NPORT 2
 static const char *const U_METH[] = {"GET", "POST", "PUT", "DELETE", "*"};
@@ -53,9 +56,25 @@ static const char *const C_BIN_BASE[] = {"/usr/bin/curl", "/usr/bin/git", "/usr/
                                          "/opt/y"};
 static const char *C_BIN[64];
 static size_t NCBIN;
-static const char *const C_HOST[] = {"a.example.com", "b.example.com", "c.example.com",
-                                     "other.org",     "10.0.0.5",      "169.254.169.254",
-                                     "10.0.0.6",      "8.8.4.4",       "192.168.1.1"};
+/* Link-local hosts: a literal of the universe (also spelled v4-mapped), a
+ * link-local IP host that is no literal (and one in NAT64 form), metadata
+ * names inside and outside the universe's patterns (case and trailing dot
+ * normalised away), and a non-metadata name under the metadata wildcard. */
+static const char *const C_HOST[] = {"a.example.com",
+                                     "b.example.com",
+                                     "c.example.com",
+                                     "other.org",
+                                     "10.0.0.5",
+                                     "169.254.169.254",
+                                     "10.0.0.6",
+                                     "8.8.4.4",
+                                     "192.168.1.1",
+                                     "::ffff:169.254.169.254",
+                                     "169.254.1.1",
+                                     "64:ff9b::a9fe:101",
+                                     "METADATA.google.internal.",
+                                     "x.google.internal",
+                                     "metadata"};
 static const char *const C_METH[] = {"GET", "HEAD",   "OPTIONS",        "POST",    "PUT",
                                      "PATCH", "DELETE", "WEBSOCKET_TEXT", "PROPFIND"};
 static const char *const C_PATH[] = {"/",      "/x",     "/x/y",   "/x/",    "/x/y/z", "/z",
@@ -144,7 +163,8 @@ static void gen_ep(struct g_ep *e, bool queries)
         return;
     }
     e->enforce = chance(75);
-    e->tls_skip = chance(8);
+    /* tls: skip on an enforced L7 endpoint is a load error */
+    e->tls_skip = !e->enforce && chance(30);
     if (chance(30)) {
         e->access = 1 + rn(3);
     } else {
@@ -230,6 +250,7 @@ static void mutate(struct g_pol *p, bool queries)
             break;
         case 7:
             e->enforce = !e->enforce;
+            e->tls_skip = e->tls_skip && !e->enforce;
             break;
         case 8:
             e->cidrs = chance(50) ? (unsigned)(1 + rn(7)) : (e->host < 0 ? e->cidrs : 0);
@@ -425,6 +446,9 @@ static bool pol_valid(const struct g_pol *p)
             if (e->rest && e->access == 0 && e->nallow == 0) {
                 return false;
             }
+            if (e->rest && e->enforce && e->tls_skip) {
+                return false;
+            }
         }
     }
     return true;
@@ -484,6 +508,7 @@ struct o_unit {
     int bin;
     const struct g_ep *e;
     struct model_glob *bg, *hg; /* hg NULL for hostless and IP hosts */
+    struct model_ip hip;        /* the IP host */
     struct model_policy *pu, *pud; /* single unit; with inspected-forcing dummy */
 };
 
@@ -520,7 +545,8 @@ static void o_units(struct oracle *o, const struct g_pol *c)
                 u->e = e;
                 u->bg = model_glob_compile(MODEL_GLOB_BINARY, U_BIN[k], strlen(U_BIN[k]), &why);
                 ck_assert_ptr_nonnull(u->bg);
-                if (e->host >= 0 && e->host < 3) {
+                if (e->host >= 0 &&
+                    !model_ip_parse_strict(U_HOST[e->host], strlen(U_HOST[e->host]), &u->hip)) {
                     u->hg = model_glob_compile(MODEL_GLOB_HOST, U_HOST[e->host],
                                                strlen(U_HOST[e->host]), &why);
                     ck_assert_ptr_nonnull(u->hg);
@@ -549,7 +575,10 @@ static void o_units_free(struct oracle *o)
     o->nu = 0;
 }
 
-static bool unit_matches(const struct o_unit *u, const char *x, const char *h, uint16_t p)
+/* 'h' normalised (lower case, no trailing dot), 'is_ip'/'hip' its address,
+ * 'll' whether it is link-local. */
+static bool unit_matches(const struct o_unit *u, const char *x, const char *h, bool is_ip,
+                         const struct model_ip *hip, bool ll, uint16_t p)
 {
     bool port = false;
 
@@ -560,12 +589,28 @@ static bool unit_matches(const struct o_unit *u, const char *x, const char *h, u
         return false;
     }
     if (u->e->host < 0) {
-        return true;
+        /* docs/semantics.md#hostless: every host but the link-local ones */
+        return !ll;
     }
     if (u->hg != NULL) {
-        return model_glob_match(u->hg, h, strlen(h));
+        return !is_ip && model_glob_match(u->hg, h, strlen(h));
     }
-    return strcmp(U_HOST[u->e->host], h) == 0;
+    return is_ip && memcmp(u->hip.b, hip->b, 16) == 0;
+}
+
+/* The host as the evaluator sees it (docs/semantics.md#host-normalise). */
+static void norm_host(const char *h, char *out, size_t cap)
+{
+    size_t n = strlen(h);
+
+    ck_assert(n < cap);
+    if (n > 0 && h[n - 1] == '.') {
+        n--;
+    }
+    for (size_t i = 0; i < n; i++) {
+        out[i] = (h[i] >= 'A' && h[i] <= 'Z') ? (char)(h[i] - 'A' + 'a') : h[i];
+    }
+    out[n] = '\0';
 }
 
 static void dec(struct oracle *o, const struct model_policy *p, const char *x, const char *h,
@@ -630,11 +675,14 @@ static void oracle_run(struct oracle *o, struct keyset *out)
 
         for (size_t hi = 0; hi < PV_ARRAY_LEN(C_HOST); hi++) {
             const char *h = C_HOST[hi];
+            char hn[128];
             struct model_ip hip;
             bool is_ip = model_ip_parse_strict(h, strlen(h), &hip);
-            bool ll = is_ip ? model_ip_is_link_local(&hip)
-                            : model_host_is_metadata_name(h, strlen(h));
-            bool cred = covers(o, h);
+            bool ll;
+
+            norm_host(h, hn, sizeof(hn));
+            ll = is_ip ? model_ip_is_link_local(&hip) : model_host_is_metadata_name(hn, strlen(hn));
+            bool cred = covers(o, hn);
 
             for (int pi = 0; pi < NPORT; pi++) {
                 uint16_t p = U_PORT[pi];
@@ -689,7 +737,7 @@ static void oracle_run(struct oracle *o, struct keyset *out)
                                     struct model_decision du;
                                     bool uok, ugr;
 
-                                    if (!unit_matches(u, x, h, p)) {
+                                    if (!unit_matches(u, x, hn, is_ip, &hip, ll, p)) {
                                         continue;
                                     }
                                     if ((!u->e->rest || u->e->tls_skip) && dc.route == MODEL_ROUTE_INSPECTED) {
@@ -699,7 +747,7 @@ static void oracle_run(struct oracle *o, struct keyset *out)
                                     uok = du.allow;
                                     ugr = du.grant;
                                     (void)has2f;
-                                    if (u->e->host >= 0 && ll && dc.grant && !db.grant && ugr) {
+                                    if (ll && dc.grant && !db.grant && ugr) {
                                         key(kb, sizeof(kb), PROVER_CAT_LINK_LOCAL, u, p, NULL);
                                         ks_add(out, kb);
                                     }

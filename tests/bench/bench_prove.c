@@ -7,7 +7,10 @@
  * globs, REST rules with path globs, credentials on some hosts) and, per
  * iteration, a one-rule proposal (a credentialed write, a new public host,
  * a widened path, a private range, ...), merged into the baseline as the
- * candidate. Times prover_run in-process (one session, reused) and reports
+ * candidate; then the same with wide proposals that overlap hundreds of
+ * existing rules (a "**.example.com" host, a "/usr/bin/" "*" binary glob, a
+ * "/" "**" path on "**.internal.example.com"), printed as "wide". Times
+ * prover_run in-process (one session, reused) and reports
  * p50/p99, the time to parse and validate the two policies, the ratio of
  * the two, and the number of UNKNOWN answers. Prints one line per size.
  */
@@ -133,7 +136,7 @@ static char *policy(unsigned n, int extra, unsigned kind)
 
         host_of(t, host, sizeof(host));
         add(&b, "  proposal_%u:\n    name: proposal_%u\n    endpoints:\n", t, t);
-        switch (kind % 5) {
+        switch (kind % 8) {
         case 0: /* a write on an existing (maybe credentialed) host */
             add(&b, "      - host: \"%s\"\n        port: 443\n        protocol: rest\n"
                     "        enforcement: enforce\n        rules:\n"
@@ -152,9 +155,25 @@ static char *policy(unsigned n, int extra, unsigned kind)
             add(&b, "      - host: \"db%u.corp.example.com\"\n        port: 5432\n"
                     "        allowed_ips: [\"10.99.0.0/16\"]\n", t);
             break;
-        default: /* an existing host for another binary */
+        case 4: /* an existing host for another binary */
             add(&b, "      - host: \"%s\"\n        port: 443\n", host);
             break;
+        /* Wide proposals: each overlaps hundreds of existing rules. */
+        case 5: /* every name under example.com */
+            add(&b, "      - host: \"**.example.com\"\n        port: 443\n");
+            break;
+        case 6: /* every /usr/bin binary on an existing host (below) */
+            add(&b, "      - host: \"%s\"\n        port: 443\n", host);
+            break;
+        default: /* every path on every internal name */
+            add(&b, "      - host: \"**.internal.example.com\"\n        port: 443\n"
+                    "        protocol: rest\n        enforcement: enforce\n        rules:\n"
+                    "          - allow: {method: GET, path: \"/**\"}\n");
+            break;
+        }
+        if (kind % 8 == 6) {
+            add(&b, "    binaries:\n      - path: \"/usr/bin/*\"\n");
+            return pv_dynbuf_take(&b, NULL);
         }
         add(&b, "    binaries:\n      - path: \"%s\"\n", BINS[(t + kind) % NBINS]);
     }
@@ -203,8 +222,10 @@ static int dcmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* 'wide': the proposals are the wide kinds 5-7 (a "**." host, a /usr/bin
+ * glob binary, a "/" "**" path), else the one-rule kinds 0-4. */
 static void run(struct prover_session *s, const struct model_registry *reg, unsigned n,
-                unsigned iters, unsigned timeout_ms)
+                unsigned iters, unsigned timeout_ms, bool wide)
 {
     char *bt = policy(n, -1, 0);
     char *ct = creds(n);
@@ -227,7 +248,7 @@ static void run(struct prover_session *s, const struct model_registry *reg, unsi
     base = load("baseline", bt);
     for (unsigned it = 0; it < iters; it++) {
         unsigned target = rn(n);
-        char *cand_t = policy(n, (int)target, it);
+        char *cand_t = policy(n, (int)target, wide ? 5 + it % 3 : it % 5);
         double t0 = now_ms();
         struct model_policy *b2 = load("baseline", bt);
         struct model_policy *c = load("candidate", cand_t);
@@ -276,10 +297,10 @@ static void run(struct prover_session *s, const struct model_registry *reg, unsi
         double p99 = prove[(iters * 99) / 100 < iters ? (iters * 99) / 100 : iters - 1];
         double q50 = parse[iters / 2];
 
-        printf("%6u rules  %4u runs  prove p50 %8.2f ms  p99 %8.2f ms  max %8.2f ms  "
+        printf("%s%6u rules  %4u runs  prove p50 %8.2f ms  p99 %8.2f ms  max %8.2f ms  "
                "parse+validate(2) p50 %8.2f ms  prove/parse %5.2fx  unknown %u  findings %u  "
                "queries/run %.1f\n",
-               n, iters, p50, p99, prove[iters - 1], q50, q50 > 0 ? p50 / q50 : 0.0, unknown,
+               wide ? "wide " : "", n, iters, p50, p99, prove[iters - 1], q50, q50 > 0 ? p50 / q50 : 0.0, unknown,
                findings, (double)queries / iters);
         printf("              cpu time: prove p50 %.2f ms p99 %.2f ms\n", cpu[iters / 2],
                cpu[(iters * 99) / 100 < iters ? (iters * 99) / 100 : iters - 1]);
@@ -320,11 +341,15 @@ int main(int argc, char **argv)
     printf("bench_prove: one-rule proposals, timeout %u ms\n", timeout_ms);
     if (argc > 3 && pv_ok(pv_parse_u64(argv[3], strlen(argv[3]), 1000000, &v)) && v > 0) {
         /* one size only: bench_prove ITERS TIMEOUT RULES */
-        run(s, reg, (unsigned)v, iters, timeout_ms);
+        run(s, reg, (unsigned)v, iters, timeout_ms, false);
+        run(s, reg, (unsigned)v, iters, timeout_ms, true);
     } else {
-        run(s, reg, 100, iters, timeout_ms);
-        run(s, reg, 1000, iters / 4 > 10 ? iters / 4 : 10, timeout_ms);
-        run(s, reg, 10000, iters / 20 > 5 ? iters / 20 : 5, timeout_ms);
+        run(s, reg, 100, iters, timeout_ms, false);
+        run(s, reg, 1000, iters / 4 > 10 ? iters / 4 : 10, timeout_ms, false);
+        run(s, reg, 10000, iters / 20 > 5 ? iters / 20 : 5, timeout_ms, false);
+        run(s, reg, 100, iters, timeout_ms, true);
+        run(s, reg, 1000, iters / 4 > 10 ? iters / 4 : 10, timeout_ms, true);
+        run(s, reg, 10000, iters / 20 > 5 ? iters / 20 : 5, timeout_ms, true);
     }
     prover_session_free(s);
     model_registry_free(reg);

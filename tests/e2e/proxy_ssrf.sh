@@ -79,7 +79,9 @@ expect_has "metadata literal" "GET 169.254.169.254:80 blocked: internal address"
 out=$(raw_tunnel "169.254.169.254:80" "")
 expect_has "metadata via CONNECT" '{"detail":"CONNECT 169.254.169.254:80 blocked: internal address","error":"ssrf_denied"}' "$out"
 
-# a hostless allowed_ips endpoint grants every host: the address decides
+# a hostless allowed_ips endpoint grants every host but the link-local ones
+# (docs/semantics.md#hostless): the address refuses loopback spellings, the
+# policy refuses link-local hosts in every spelling
 out=$(raw_send "GET http://[::ffff:127.0.0.1]:$B_HTTP/ HTTP/1.1\r\nHost: x\r\n\r\n")
 expect_has "v4-mapped loopback" "ssrf_denied" "$out"
 out=$(raw_send "GET http://2130706433:$B_HTTP/ HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -87,11 +89,14 @@ expect_has "decimal loopback" "ssrf_denied" "$out"
 out=$(raw_send "GET http://0x7f.1:$B_HTTP/ HTTP/1.1\r\nHost: x\r\n\r\n")
 expect_has "hex/short loopback" "ssrf_denied" "$out"
 out=$(raw_send "GET http://0251.0376.0251.0376:$B_HTTP/ HTTP/1.1\r\nHost: x\r\n\r\n")
-expect_has "octal link-local" "ssrf_denied" "$out"
+expect_has "octal link-local" '"error":"policy_denied","reason":"endpoint ' "$out"
+expect_has "octal link-local: no endpoint" "is not allowed by any policy" "$out"
 out=$(raw_send "GET http://[::ffff:169.254.169.254]:$B_HTTP/ HTTP/1.1\r\nHost: x\r\n\r\n")
-expect_has "v4-mapped link-local" "ssrf_denied" "$out"
+expect_has "v4-mapped link-local" '"error":"policy_denied","reason":"endpoint ' "$out"
+expect_has "v4-mapped link-local: no endpoint" "is not allowed by any policy" "$out"
 out=$(raw_send "GET http://[64:ff9b::a9fe:a9fe]:$B_HTTP/ HTTP/1.1\r\nHost: x\r\n\r\n")
-expect_has "NAT64 link-local" "ssrf_denied" "$out"
+expect_has "NAT64 link-local" '"error":"policy_denied","reason":"endpoint ' "$out"
+expect_has "NAT64 link-local: no endpoint" "is not allowed by any policy" "$out"
 out=$(raw_send "GET http://10.1.2.3:6443/ HTTP/1.1\r\nHost: x\r\n\r\n")
 expect_has "control-plane port" "GET 10.1.2.3:6443 blocked: allowed_ips check failed" "$out"
 out=$(raw_tunnel "[::1]:$B_HTTP" "")

@@ -73,7 +73,7 @@ network_policies:
         port: $A_HTTPS
         protocol: rest
         tls: skip
-        enforcement: enforce
+        enforcement: audit
         rules:
           - allow:
               method: GET
