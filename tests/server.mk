@@ -24,6 +24,7 @@ tests_check_server_routes_SOURCES = tests/check_server_routes.c
 tests_check_server_routes_CFLAGS = $(SERVER_TEST_CFLAGS)
 tests_check_server_routes_LDADD = $(SERVER_TEST_LIBS)
 
-SERVER_E2E = tests/e2e/server_routes.sh tests/e2e/server_errors.sh tests/e2e/server_sigterm.sh
+SERVER_E2E = tests/e2e/server_routes.sh tests/e2e/server_errors.sh tests/e2e/server_sigterm.sh \
+	tests/e2e/server_flood.sh
 TESTS += $(SERVER_E2E)
 EXTRA_DIST += $(SERVER_E2E) tests/e2e/server_lib.sh tests/e2e/server_gen.sh
