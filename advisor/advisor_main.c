@@ -405,33 +405,6 @@ static void worker_free(void *w)
     advisor_worker_free(w);
 }
 
-struct advisor_worker *advisor_worker_new(struct advisor *a)
-{
-    struct advisor_worker *w = pv_calloc(1, sizeof(*w));
-    char err[512];
-
-    if (w == NULL) {
-        return NULL;
-    }
-    w->a = a;
-    if (!pv_ok(store_open(a->cfg.data_dir, &w->st, err, sizeof(err)))) {
-        pv_log_errorx("worker: %s", err);
-    }
-    w->pc = advisor_prover_new(a);
-    return w;
-}
-
-void advisor_worker_free(struct advisor_worker *w)
-{
-    if (w == NULL) {
-        return;
-    }
-    store_close(w->st);
-    advisor_prover_free(w->pc);
-    model_policy_free(w->pol_cache);
-    free(w);
-}
-
 static int authorize(void *ctx, const struct httpd_route *route, const char *authorization)
 {
     struct advisor *a = ctx;

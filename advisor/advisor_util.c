@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* advisor_util.c - ids, clocks, digests, the sandbox token table, wake-ups
  *
+ * Each worker thread owns its store connection and prover client.
  * Sandbox tokens are never stored: the store keeps their SHA-256, and this
  * table maps digests to sandbox ids for the authorize callback, which runs
  * on the HTTP polling thread and so must not touch the database. Lookups
@@ -18,6 +19,9 @@
 #include <openssl/sha.h>
 
 #include "advisor/advisor.h"
+#include "advisor/store.h"
+#include "common/pv_log.h"
+#include "model/model.h"
 
 int64_t advisor_now_ms(void)
 {
@@ -119,6 +123,37 @@ bool advisor_name_valid(const char *s)
 char *advisor_json_canonical(const json_t *j)
 {
     return json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+}
+
+/* ===========================================================================
+ * Worker threads: a store connection, a prover client, a policy cache
+ * ========================================================================= */
+
+struct advisor_worker *advisor_worker_new(struct advisor *a)
+{
+    struct advisor_worker *w = pv_calloc(1, sizeof(*w));
+    char err[512];
+
+    if (w == NULL) {
+        return NULL;
+    }
+    w->a = a;
+    if (!pv_ok(store_open(a->cfg.data_dir, &w->st, err, sizeof(err)))) {
+        pv_log_errorx("worker: %s", err);
+    }
+    w->pc = advisor_prover_new(a);
+    return w;
+}
+
+void advisor_worker_free(struct advisor_worker *w)
+{
+    if (w == NULL) {
+        return;
+    }
+    store_close(w->st);
+    advisor_prover_free(w->pc);
+    model_policy_free(w->pol_cache);
+    free(w);
 }
 
 /* ===========================================================================

@@ -5,14 +5,18 @@
 ADVISOR_TEST_CFLAGS = $(TEST_CFLAGS) $(ADVISOR_CFLAGS)
 ADVISOR_TEST_LIBS = $(ADVISOR_LIBS) $(CHECK_LIBS)
 
-check_PROGRAMS += tests/check_advisor_store tests/check_advisor_rule tests/check_cli_text
-TESTS += tests/check_advisor_store tests/check_advisor_rule tests/check_cli_text
+check_PROGRAMS += tests/check_advisor_store tests/check_advisor_rule tests/check_advisor_chunk \
+	tests/check_cli_text
+TESTS += tests/check_advisor_store tests/check_advisor_rule tests/check_advisor_chunk tests/check_cli_text
 tests_check_advisor_store_SOURCES = tests/check_advisor_store.c
 tests_check_advisor_store_CFLAGS = $(ADVISOR_TEST_CFLAGS)
 tests_check_advisor_store_LDADD = $(ADVISOR_TEST_LIBS)
 tests_check_advisor_rule_SOURCES = tests/check_advisor_rule.c
 tests_check_advisor_rule_CFLAGS = $(ADVISOR_TEST_CFLAGS)
 tests_check_advisor_rule_LDADD = $(ADVISOR_TEST_LIBS)
+tests_check_advisor_chunk_SOURCES = tests/check_advisor_chunk.c
+tests_check_advisor_chunk_CFLAGS = $(ADVISOR_TEST_CFLAGS)
+tests_check_advisor_chunk_LDADD = $(ADVISOR_TEST_LIBS)
 tests_check_cli_text_SOURCES = tests/check_cli_text.c cli/cli_http.c cli/cli_chunk.c
 tests_check_cli_text_CFLAGS = $(TEST_CFLAGS) $(CURL_CFLAGS)
 tests_check_cli_text_LDADD = common/libcommon.la $(JANSSON_LIBS) $(CURL_LIBS) $(CHECK_LIBS)
