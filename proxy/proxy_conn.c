@@ -60,6 +60,7 @@ static void up_event(struct bufferevent *bev, short what, void *arg);
 static void process_head(struct proxy_conn *c);
 static void pump_req_body(struct proxy_conn *c);
 static void pump_resp(struct proxy_conn *c);
+static void deny_upgrade(struct proxy_conn *c, struct proxy_verdict *v, enum proxy_outcome o);
 static void start_connect(struct proxy_conn *c);
 static bool reason_is_l4(enum model_reason r);
 
@@ -304,6 +305,88 @@ static void log_verdict(struct proxy_conn *c, const struct proxy_verdict *v, con
 }
 
 /* ---------------------------------------------------------------------------
+ * The one exit for refused and failed outcomes
+ * ------------------------------------------------------------------------- */
+
+static void deny_l7(struct proxy_conn *c, const char *error, const struct proxy_verdict *v,
+                    const char *detail);
+static const char *cur_path(struct proxy_conn *c, char *buf, size_t len);
+
+static const char authority_body[] =
+    "{\"error\":\"request_authority_mismatch\",\"message\":\"HTTP request authority does "
+    "not match the authorized tunnel endpoint\"}";
+
+/* Every refused or failed outcome: the decision line (or, after an ALLOWED
+ * line, a note) first, then the reply the table prescribes. 'v' is the
+ * verdict behind a policy outcome (NULL otherwise); 'detail' goes into the
+ * body and, without 'v', into the log; 'reason' is the body's reason field. */
+static void conn_outcome(struct proxy_conn *c, enum proxy_outcome o, const struct proxy_verdict *v,
+                         const char *detail, const char *reason)
+{
+    const struct proxy_outcome_row *row = proxy_outcome_row(o);
+    const char *m = c->cur.method;
+    char path[CANON_MAX];
+    const char *why = detail != NULL ? detail : "";
+
+    if (row == NULL) {
+        conn_kill(c); /* a missing row is our bug: close, deny */
+        return;
+    }
+    if (m != NULL && strcmp(m, "CONNECT") == 0) {
+        m = NULL;
+    }
+    if (!row->log) {
+        proxy_log_note(c->srv->log, "%s %s:%u: %s", row->name, c->host[0] ? c->host : "-",
+                       (unsigned)c->port, why);
+        proxy_server_log_touch(c->srv);
+    } else if (v != NULL) {
+        log_verdict(c, v, row->engine, m, m != NULL ? cur_path(c, path, sizeof(path)) : NULL,
+                    row->stage);
+    } else {
+        log_decision(c, PROXY_LOG_DENIED, row->engine, m,
+                     m != NULL ? cur_path(c, path, sizeof(path)) : NULL, "-", NULL,
+                     reason != NULL && reason[0] != '\0' ? reason : why, row->stage);
+    }
+    switch (row->kind) {
+    case PROXY_REPLY_NONE:
+        conn_kill(c);
+        return;
+    case PROXY_REPLY_BARE:
+        reply_bare(c, row->status);
+        return;
+    case PROXY_REPLY_JSON:
+        reply_json(c, row->status, row->error, why, reason);
+        return;
+    case PROXY_REPLY_L7:
+        if (v == NULL) {
+            reply_bare(c, 500);
+            return;
+        }
+        deny_l7(c, row->error, v, why);
+        return;
+    case PROXY_REPLY_TEXT: {
+        char buf[512];
+        int n = snprintf(buf, sizeof(buf),
+                         "HTTP/1.1 %u Bad Request\r\nContent-Length: %zu\r\n"
+                         "Connection: close\r\n\r\n%s\n",
+                         row->status, strlen(why) + 1, why);
+        reply_close(c, buf, n > 0 && (size_t)n < sizeof(buf) ? (size_t)n : 0);
+        return;
+    }
+    case PROXY_REPLY_AUTHORITY: {
+        char buf[512];
+        int n = snprintf(buf, sizeof(buf),
+                         "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\n"
+                         "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+                         sizeof(authority_body) - 1, authority_body);
+        reply_close(c, buf, (size_t)n);
+        return;
+    }
+    }
+    conn_kill(c);
+}
+
+/* ---------------------------------------------------------------------------
  * Host bookkeeping
  * ------------------------------------------------------------------------- */
 
@@ -425,7 +508,8 @@ static bool reason_is_target(enum model_reason r)
     return r == MODEL_REASON_BAD_TARGET || r == MODEL_REASON_ENCODED_SLASH;
 }
 
-static void deny_l7(struct proxy_conn *c, const struct proxy_verdict *v, const char *detail)
+static void deny_l7(struct proxy_conn *c, const char *error, const struct proxy_verdict *v,
+                    const char *detail)
 {
     char path[CANON_MAX];
     struct proxy_l7_deny d;
@@ -433,8 +517,7 @@ static void deny_l7(struct proxy_conn *c, const struct proxy_verdict *v, const c
     char *r;
 
     memset(&d, 0, sizeof(d));
-    d.error = v->reason == MODEL_REASON_L7_UNSUPPORTED ? "unsupported_l7_protocol"
-                                                       : "policy_denied";
+    d.error = error;
     d.policy = v->policy;
     d.method = c->cur.method;
     d.path = cur_path(c, path, sizeof(path));
@@ -449,11 +532,6 @@ static void deny_l7(struct proxy_conn *c, const struct proxy_verdict *v, const c
     }
     reply_close(c, r, len);
     free(r);
-}
-
-static void deny_target(struct proxy_conn *c)
-{
-    reply_json(c, 400, "invalid_request_target", "request-target must be canonical", NULL);
 }
 
 /* ---------------------------------------------------------------------------
@@ -492,12 +570,11 @@ static void check_addrs(struct proxy_conn *c)
         }
     }
     if (nok == 0) {
-        log_verdict(c, &first, "ssrf", connect ? NULL : c->cur.method,
-                    connect ? NULL : cur_path(c, path, sizeof(path)), "ssrf");
         snprintf(detail, sizeof(detail), "%s %s:%u blocked: %s",
                  connect ? "CONNECT" : c->cur.method, c->host, (unsigned)c->port,
                  proxy_ssrf_kind(first.reason));
-        reply_json(c, 403, "ssrf_denied", detail, NULL);
+        /* the body carries no reason field: the precise one is in the log */
+        conn_outcome(c, PROXY_OUT_SSRF, &first, detail, NULL);
         return;
     }
     memcpy(c->addrs, ok, nok * sizeof(ok[0]));
@@ -561,15 +638,12 @@ static void dns_cb(int result, struct evutil_addrinfo *res, void *arg)
 static void after_resolve(struct proxy_conn *c)
 {
     char detail[400];
-    bool connect = c->cur.method == NULL || strcmp(c->cur.method, "CONNECT") == 0;
 
     if (c->dns_err != 0 || c->naddrs == 0) {
         snprintf(detail, sizeof(detail), "DNS resolution failed for %s:%u: %s", c->host,
                  (unsigned)c->port,
                  c->dns_err != 0 ? evutil_gai_strerror(c->dns_err) : "no addresses");
-        log_decision(c, PROXY_LOG_DENIED, "ssrf", connect ? NULL : c->cur.method,
-                     connect ? NULL : "/", "-", NULL, detail, "ssrf");
-        reply_json(c, 502, "upstream_unreachable", detail, NULL);
+        conn_outcome(c, PROXY_OUT_DNS, NULL, detail, NULL);
         return;
     }
     check_addrs(c);
@@ -654,7 +728,7 @@ static void connect_failed(struct proxy_conn *c)
         return;
     }
     snprintf(detail, sizeof(detail), "connection to %s:%u failed", c->host, (unsigned)c->port);
-    reply_json(c, 502, "upstream_unreachable", detail, NULL);
+    conn_outcome(c, PROXY_OUT_UPSTREAM_FAILED, NULL, detail, NULL);
 }
 
 static void connect_cb(evutil_socket_t fd, short what, void *arg)
@@ -738,14 +812,6 @@ static bool wrap_upstream_plain(struct proxy_conn *c)
  * Forwarding one request
  * ------------------------------------------------------------------------- */
 
-static int req_msg_complete(http_parser *p)
-{
-    struct proxy_conn *c = p->data;
-    c->req_done = true;
-    http_parser_pause(p, 1);
-    return 0;
-}
-
 static int resp_headers_complete(http_parser *p)
 {
     struct proxy_conn *c = p->data;
@@ -765,58 +831,48 @@ static int resp_msg_complete(http_parser *p)
     return 0;
 }
 
-static const http_parser_settings req_settings = {
-    .on_message_complete = req_msg_complete,
-};
 static const http_parser_settings resp_settings = {
     .on_headers_complete = resp_headers_complete,
     .on_message_complete = resp_msg_complete,
 };
 
-/* Body framing: a synthetic head with the same framing drives the parser. */
-static bool start_req_parser(struct proxy_conn *c)
+/* Body framing: Content-Length bodies are counted, chunked ones go through
+ * the strict decoder, which re-chunks them (proxy_chunk.c). */
+static void start_req_body(struct proxy_conn *c)
 {
-    char head[96];
-    int n;
     const struct proxy_request *r = c->cur.req;
 
     c->req_done = r->framing == PROXY_BODY_NONE ||
                   (r->framing == PROXY_BODY_LENGTH && r->content_length == 0);
-    if (c->req_done) {
-        return true;
-    }
-    http_parser_init(&c->reqp, HTTP_REQUEST);
-    c->reqp.data = c;
-    if (r->framing == PROXY_BODY_LENGTH) {
-        n = snprintf(head, sizeof(head), "POST / HTTP/1.1\r\nContent-Length: %llu\r\n\r\n",
-                     (unsigned long long)r->content_length);
-    } else {
-        n = snprintf(head, sizeof(head), "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n");
-    }
-    return http_parser_execute(&c->reqp, &req_settings, head, (size_t)n) == (size_t)n &&
-           HTTP_PARSER_ERRNO(&c->reqp) == HPE_OK;
+    c->body_left = r->framing == PROXY_BODY_LENGTH ? r->content_length : 0;
+    proxy_chunk_init(&c->chunk);
 }
 
-static void write_head(struct proxy_conn *c, struct evbuffer *out, bool forward)
+/* The head that goes upstream: the method as sent, the decided target, the
+ * decided Host (never the client's spelling), the client's end-to-end fields,
+ * and framing fields written by the proxy for the body it will forward
+ * (never the client's Content-Length or Transfer-Encoding lines). */
+static void write_head(struct proxy_conn *c, struct evbuffer *out)
 {
     const struct proxy_request *r = c->cur.req;
     const char *h = c->cur.head;
+    bool forward = c->mode == PROXY_MODE_FORWARD;
     bool via = false;
+    bool v6 = strchr(c->nhost, ':') != NULL;
+    uint16_t dport = c->c_tls ? 443 : 80;
 
     evbuffer_add_printf(out, "%s %s HTTP/1.%u\r\n", c->cur.method, c->cur.out_target,
                         (unsigned)r->version_minor);
-    if (forward) {
-        bool v6 = strchr(c->host, ':') != NULL;
-        evbuffer_add_printf(out, "Host: %s%s%s", v6 ? "[" : "", c->host, v6 ? "]" : "");
-        if (c->port != 80) {
-            evbuffer_add_printf(out, ":%u", (unsigned)c->port);
-        }
-        evbuffer_add(out, "\r\n", 2);
+    evbuffer_add_printf(out, "Host: %s%s%s", v6 ? "[" : "", c->nhost, v6 ? "]" : "");
+    if (c->port != dport) {
+        evbuffer_add_printf(out, ":%u", (unsigned)c->port);
     }
+    evbuffer_add(out, "\r\n", 2);
     for (size_t i = 0; i < r->nhdr; i++) {
         const struct proxy_header *f = &r->hdr[i];
         const char *n = h + f->name.off;
-        if (f->hop || (forward && (int)i == r->host)) {
+        if (f->hop || (int)i == r->host || proxy_http_name_is(n, f->name.len, "content-length") ||
+            proxy_http_name_is(n, f->name.len, "transfer-encoding")) {
             continue;
         }
         if (proxy_http_name_is(n, f->name.len, "via")) {
@@ -826,6 +882,17 @@ static void write_head(struct proxy_conn *c, struct evbuffer *out, bool forward)
         evbuffer_add(out, ": ", 2);
         evbuffer_add(out, h + f->value.off, f->value.len);
         evbuffer_add(out, "\r\n", 2);
+    }
+    switch (r->framing) {
+    case PROXY_BODY_NONE:
+        break;
+    case PROXY_BODY_LENGTH:
+        evbuffer_add_printf(out, "Content-Length: %llu\r\n",
+                            (unsigned long long)r->content_length);
+        break;
+    case PROXY_BODY_CHUNKED:
+        evbuffer_add_printf(out, "Transfer-Encoding: chunked\r\n");
+        break;
     }
     if (forward && !via) {
         evbuffer_add_printf(out, "Via: 1.1 proviso-proxy\r\n");
@@ -838,11 +905,8 @@ static void write_head(struct proxy_conn *c, struct evbuffer *out, bool forward)
 
 static void send_request(struct proxy_conn *c)
 {
-    if (!start_req_parser(c)) {
-        reply_bare(c, 400);
-        return;
-    }
-    write_head(c, bufferevent_get_output(c->u), c->mode == PROXY_MODE_FORWARD);
+    start_req_body(c);
+    write_head(c, bufferevent_get_output(c->u));
     http_parser_init(&c->resp, HTTP_RESPONSE);
     c->resp.data = c;
     c->resp_done = false;
@@ -918,11 +982,19 @@ static ssize_t parse_chunks(http_parser *p, const http_parser_settings *s, struc
     return (ssize_t)total;
 }
 
+static void emit_out(void *arg, const char *p, size_t n)
+{
+    evbuffer_add(arg, p, n);
+}
+
+/* A request body whose framing is broken: the upstream has at most a valid
+ * prefix of the body and is dropped with the connection. */
+static void body_error(struct proxy_conn *c, const char *why);
+
 static void pump_req_body(struct proxy_conn *c)
 {
     struct evbuffer *in = bufferevent_get_input(c->c);
     struct evbuffer *out;
-    ssize_t n;
 
     if (c->req_done) {
         /* pipelined bytes wait for the response to finish */
@@ -930,20 +1002,52 @@ static void pump_req_body(struct proxy_conn *c)
         return;
     }
     out = bufferevent_get_output(c->u);
-    while (!c->req_done && evbuffer_get_length(in) > 0) {
-        n = parse_chunks(&c->reqp, &req_settings, in, &c->req_done);
-        if (n < 0) {
-            conn_kill(c); /* malformed body framing: the stream is unusable */
-            return;
-        }
-        if (n == 0) {
+    if (c->cur.req->framing == PROXY_BODY_LENGTH) {
+        size_t avail = evbuffer_get_length(in);
+        size_t n = (uint64_t)avail < c->body_left ? avail : (size_t)c->body_left;
+        evbuffer_remove_buffer(in, out, n);
+        c->body_left -= n;
+        c->req_done = c->body_left == 0;
+    }
+    while (!c->req_done && c->cur.req->framing == PROXY_BODY_CHUNKED &&
+           evbuffer_get_length(in) > 0 && evbuffer_get_length(out) < RELAY_HWM) {
+        struct evbuffer_iovec vec;
+        size_t used = 0;
+        enum proxy_chunk_status st;
+        if (evbuffer_peek(in, -1, NULL, &vec, 1) < 1) {
             break;
         }
-        evbuffer_remove_buffer(in, out, (size_t)n);
+        st = proxy_chunk_feed(&c->chunk, vec.iov_base, vec.iov_len, &used, emit_out, out);
+        if (st == PROXY_CHUNK_BAD) {
+            body_error(c, c->chunk.why);
+            return;
+        }
+        evbuffer_drain(in, used);
+        c->req_done = st == PROXY_CHUNK_DONE;
+    }
+    if (!c->req_done && c->c_eof && evbuffer_get_length(in) == 0) {
+        body_error(c, "the client closed before the end of the body");
+        return;
     }
     if (c->req_done || evbuffer_get_length(out) >= RELAY_HWM) {
         bufferevent_disable(c->c, EV_READ);
     }
+}
+
+static void body_error(struct proxy_conn *c, const char *why)
+{
+    char detail[160];
+
+    snprintf(detail, sizeof(detail), "malformed chunked request body: %s", why);
+    if (c->resp_started) {
+        /* the response is already flowing: no reply can be framed any more */
+        proxy_log_note(c->srv->log, "%s:%u: %s, connection closed", c->host, (unsigned)c->port,
+                       detail);
+        proxy_server_log_touch(c->srv);
+        conn_kill(c);
+        return;
+    }
+    conn_outcome(c, PROXY_OUT_BODY_BAD, NULL, detail, NULL);
 }
 
 static void pump_resp(struct proxy_conn *c)
@@ -999,7 +1103,7 @@ static void resp_eof(struct proxy_conn *c)
             snprintf(detail, sizeof(detail), "connection to %s:%u closed before a response",
                      c->host, (unsigned)c->port);
         }
-        reply_json(c, 502, "upstream_unreachable", detail, NULL);
+        conn_outcome(c, PROXY_OUT_UPSTREAM_FAILED, NULL, detail, NULL);
         return;
     }
     reply_close(c, NULL, 0);
@@ -1020,32 +1124,31 @@ static void forward_request(struct proxy_conn *c)
     char detail[CANON_MAX + 600];
 
     if (!pv_ok(proxy_http_parse_uri(t, c->cur.target_len, &u))) {
-        log_decision(c, PROXY_LOG_DENIED, "http-parser", c->cur.method, "/", "-", NULL,
-                     "malformed absolute-form request-target", "forward-parse-rejection");
-        reply_bare(c, 400);
+        conn_outcome(c, PROXY_OUT_FORWARD_URI, NULL, "malformed absolute-form request-target",
+                     NULL);
         return;
     }
     if (u.scheme.len == 5 && strncasecmp(t, "https", 5) == 0) {
-        static const char r[] = "HTTP/1.1 400 Bad Request\r\nContent-Length: 27\r\n"
-                                "Connection: close\r\n\r\nUse CONNECT for HTTPS URLs\n";
-        reply_close(c, r, sizeof(r) - 1);
+        conn_outcome(c, PROXY_OUT_FORWARD_HTTPS, NULL, "Use CONNECT for HTTPS URLs", NULL);
         return;
     }
     if (!(u.scheme.len == 4 && strncasecmp(t, "http", 4) == 0)) {
-        reply_json(c, 400, "unsupported_proxy_scheme", "Forward proxy requests must use http",
-                   NULL);
+        conn_outcome(c, PROXY_OUT_FORWARD_SCHEME, NULL, "Forward proxy requests must use http",
+                     NULL);
         return;
     }
     set_host(c, t + u.host.off, u.host.len, u.port);
+    /* the client's Host is ignored and replaced by the decided authority
+     * (RFC 9112 §3.2.2): write_head() writes only the normalised host */
     if (strcmp(c->nhost, "policy.local") == 0) {
         if (u.port != 80) {
-            reply_json(c, 400, "invalid_policy_local_scheme", "Use http://policy.local only",
-                       NULL);
+            conn_outcome(c, PROXY_OUT_POLICY_LOCAL_PORT, NULL, "Use http://policy.local only",
+                         NULL);
         } else {
-            reply_json(c, 404, "feature_disabled",
-                       "agent-driven policy proposals are not enabled in this sandbox; set the "
-                       "`agent_policy_proposals_enabled` setting to true to enable",
-                       NULL);
+            conn_outcome(c, PROXY_OUT_POLICY_LOCAL, NULL,
+                         "agent-driven policy proposals are not enabled in this sandbox; set the "
+                         "`agent_policy_proposals_enabled` setting to true to enable",
+                         NULL);
         }
         return;
     }
@@ -1061,7 +1164,7 @@ static void forward_request(struct proxy_conn *c)
         bool slash = rest[0] == '?';
         char *nt = pv_malloc(rl + 2);
         if (nt == NULL) {
-            reply_bare(c, 500);
+            conn_outcome(c, PROXY_OUT_INTERNAL, NULL, "out of memory", NULL);
             return;
         }
         nt[0] = '/';
@@ -1078,10 +1181,9 @@ static void forward_request(struct proxy_conn *c)
      * checks (IP hosts are their own destination in model_decide) */
     if (!v.allow && !v.grant && reason_is_l4(v.reason)) {
         (void)canonicalise(c, c->cur.target, rl);
-        log_verdict(c, &v, "opa", c->cur.method, cur_path(c, path, sizeof(path)), "forward");
         snprintf(detail, sizeof(detail), "%s %s:%u%s not permitted by policy", c->cur.method,
                  c->host, (unsigned)c->port, cur_path(c, path, sizeof(path)));
-        reply_json(c, 403, "policy_denied", detail, v.detail);
+        conn_outcome(c, PROXY_OUT_FORWARD_DENIED, &v, detail, v.detail);
         return;
     }
     if (v.route == MODEL_ROUTE_OPAQUE) {
@@ -1089,36 +1191,32 @@ static void forward_request(struct proxy_conn *c)
         const char *q = memchr(c->cur.target, '?', rl);
         c->cur.out_target = pv_strndup(c->cur.target, rl);
         if (c->cur.out_target == NULL) {
-            reply_bare(c, 500);
+            conn_outcome(c, PROXY_OUT_INTERNAL, NULL, "out of memory", NULL);
             return;
         }
         c->cur.canon_len = q != NULL ? (size_t)(q - c->cur.target) : rl;
         c->cur.has_query = q != NULL;
     } else if (!canonicalise(c, c->cur.target, rl) ||
                (!v.allow && reason_is_target(v.reason))) {
-        log_decision(c, PROXY_LOG_DENIED, "l7", c->cur.method, cur_path(c, path, sizeof(path)),
-                     v.policy, v.binary, v.detail[0] ? v.detail : "request-target must be canonical",
-                     "forward-l7-parse-rejection");
-        deny_target(c);
+        if (v.detail[0] == '\0' || v.allow) {
+            v.allow = false;
+            snprintf(v.detail, sizeof(v.detail), "request-target must be canonical");
+        }
+        conn_outcome(c, PROXY_OUT_FORWARD_TARGET, &v, "request-target must be canonical", NULL);
         return;
     }
     c->route = v.route;
     if (!v.allow && !v.grant) {
-        log_verdict(c, &v, "l7", c->cur.method, cur_path(c, path, sizeof(path)),
-                    "forward-l7-deny");
         snprintf(detail, sizeof(detail), "%s %s:%u%s denied by L7 policy: %s", c->cur.method,
                  c->host, (unsigned)c->port, cur_path(c, path, sizeof(path)), v.detail);
-        deny_l7(c, &v, detail);
+        conn_outcome(c,
+                     v.reason == MODEL_REASON_L7_UNSUPPORTED ? PROXY_OUT_FORWARD_UNSUPPORTED
+                                                             : PROXY_OUT_FORWARD_L7_DENIED,
+                     &v, detail, NULL);
         return;
     }
     if (c->cur.req->upgrade && v.route == MODEL_ROUTE_INSPECTED) {
-        v.allow = false;
-        v.reason = MODEL_REASON_L7_UNSUPPORTED;
-        snprintf(v.detail, sizeof(v.detail),
-                 "protocol upgrades (WebSocket) are not supported on L7-inspected endpoints");
-        log_verdict(c, &v, "l7", c->cur.method, cur_path(c, path, sizeof(path)),
-                    "forward-l7-deny");
-        deny_l7(c, &v, v.detail);
+        deny_upgrade(c, &v, PROXY_OUT_FORWARD_UNSUPPORTED);
         return;
     }
     /* reuse the upstream when it serves the same host:port */
@@ -1138,90 +1236,149 @@ static void forward_request(struct proxy_conn *c)
     resolve(c);
 }
 
+/* Does the authority 'a' (port 'ap', 0 = the scheme's default) name the
+ * decided host and port after normalisation? */
+static bool authority_is(const struct proxy_conn *c, const char *a, size_t alen, uint16_t ap,
+                         uint16_t dport)
+{
+    char nh[256];
+    size_t nl = 0;
+    bool is_ip = false;
+    struct model_ip ip;
+
+    if (!model_host_normalize(a, alen, nh, sizeof(nh), &nl, &is_ip, &ip) ||
+        nl != strlen(c->nhost) || memcmp(nh, c->nhost, nl) != 0) {
+        return false;
+    }
+    return (ap != 0 ? ap : dport) == c->port;
+}
+
+/* The Host field of the current request agrees with the decided authority
+ * (or is absent). 'ok' false on a malformed field. */
+static bool host_field_agrees(const struct proxy_conn *c, uint16_t dport, bool *ok)
+{
+    const struct proxy_request *r = c->cur.req;
+    const struct proxy_header *hh;
+    struct proxy_span ah;
+    bool br = false;
+    uint16_t ap = 0;
+
+    *ok = true;
+    if (r->host < 0) {
+        return true;
+    }
+    hh = &r->hdr[r->host];
+    if (!pv_ok(proxy_http_parse_authority(c->cur.head + hh->value.off, hh->value.len, true, &ah,
+                                          &br, &ap))) {
+        *ok = false;
+        return false;
+    }
+    return authority_is(c, c->cur.head + hh->value.off + ah.off, ah.len, ap, dport);
+}
+
+/* Protocol upgrades are not inspected: a documented denial that names the
+ * protocol asked for. */
+static void deny_upgrade(struct proxy_conn *c, struct proxy_verdict *v, enum proxy_outcome o)
+{
+    const struct proxy_request *r = c->cur.req;
+    const char *what = "protocol upgrades are not supported on L7-inspected endpoints";
+
+    for (size_t i = 0; i < r->nhdr; i++) {
+        const struct proxy_header *f = &r->hdr[i];
+        const char *val = c->cur.head + f->value.off;
+        if (!proxy_http_name_is(c->cur.head + f->name.off, f->name.len, "upgrade")) {
+            continue;
+        }
+        for (size_t k = 0; k + 3 <= f->value.len; k++) {
+            if (strncasecmp(val + k, "h2c", 3) == 0) {
+                what = "HTTP/2 cleartext upgrades (h2c) are not supported on L7-inspected "
+                       "endpoints";
+            }
+        }
+        for (size_t k = 0; k + 9 <= f->value.len; k++) {
+            if (strncasecmp(val + k, "websocket", 9) == 0) {
+                what = "protocol upgrades (WebSocket) are not supported on L7-inspected "
+                       "endpoints";
+            }
+        }
+    }
+    v->allow = false;
+    v->reason = MODEL_REASON_L7_UNSUPPORTED;
+    snprintf(v->detail, sizeof(v->detail), "%s", what);
+    conn_outcome(c, o, v, v->detail, NULL);
+}
+
+/* A request inside an inspected tunnel: the request's authority (absolute
+ * form and Host field alike) must be the tunnel's, then the request is
+ * decided against the pinned version with the connected address. */
 static void tunnel_request(struct proxy_conn *c)
 {
     const struct proxy_request *r = c->cur.req;
     const char *t = c->cur.target;
     const char *rest = t;
     size_t rl = c->cur.target_len;
-    struct proxy_span ah;
-    bool br = false;
-    uint16_t ap = 0;
-    const char *auth = NULL;
-    size_t alen = 0;
+    uint16_t dport = c->c_tls ? 443 : 80;
+    bool agree = true;
+    bool ok = true;
     struct proxy_verdict v;
-    char path[CANON_MAX];
-    static const char mismatch[] =
-        "{\"error\":\"request_authority_mismatch\",\"message\":\"HTTP request authority does "
-        "not match the authorized tunnel endpoint\"}";
 
     if (c->u_err[0] != '\0' || c->u == NULL) {
         char detail[600];
         snprintf(detail, sizeof(detail), "connection to %s:%u failed%s%s", c->host,
                  (unsigned)c->port, c->u_err[0] ? ": " : "", c->u_err);
-        reply_json(c, 502, "upstream_unreachable", detail, NULL);
+        conn_outcome(c, PROXY_OUT_TUNNEL_UPSTREAM, NULL, detail, NULL);
         return;
     }
     if (t[0] != '/') {
         struct proxy_uri u;
         if (!pv_ok(proxy_http_parse_uri(t, rl, &u))) {
-            reply_bare(c, 400);
+            conn_outcome(c, PROXY_OUT_TUNNEL_HEAD_BAD, NULL, "malformed request-target", NULL);
             return;
         }
-        auth = t + u.host.off;
-        alen = u.host.len;
-        ap = u.port_given ? u.port : (c->c_tls ? 443 : 80);
+        agree = authority_is(c, t + u.host.off, u.host.len, u.port_given ? u.port : 0, dport);
         rest = u.rest.len ? t + u.rest.off : "/";
         rl = u.rest.len ? u.rest.len : 1;
-    } else if (r->host >= 0) {
-        const struct proxy_header *hh = &r->hdr[r->host];
-        if (!pv_ok(proxy_http_parse_authority(c->cur.head + hh->value.off, hh->value.len, true,
-                                              &ah, &br, &ap))) {
-            reply_bare(c, 400);
-            return;
-        }
-        auth = c->cur.head + hh->value.off + ah.off;
-        alen = ah.len;
-        if (ap == 0) {
-            ap = c->c_tls ? 443 : 80;
-        }
-    } else if (r->version_minor == 1) {
-        reply_bare(c, 400); /* HTTP/1.1 requires Host */
+    } else if (r->host < 0 && r->version_minor == 1) {
+        conn_outcome(c, PROXY_OUT_TUNNEL_HEAD_BAD, NULL, "HTTP/1.1 request without Host", NULL);
         return;
     }
-    if (auth != NULL) {
-        char nh[256];
-        size_t nl = 0;
-        bool is_ip = false;
-        struct model_ip ip;
-        if (!model_host_normalize(auth, alen, nh, sizeof(nh), &nl, &is_ip, &ip) ||
-            nl != strlen(c->nhost) || memcmp(nh, c->nhost, nl) != 0 || ap != c->port) {
-            char buf[512];
-            int n = snprintf(buf, sizeof(buf),
-                             "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\n"
-                             "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
-                             sizeof(mismatch) - 1, mismatch);
-            log_decision(c, PROXY_LOG_DENIED, "l7", c->cur.method, "/", "-", NULL,
-                         "HTTP request authority does not match the authorized tunnel endpoint",
-                         "l7");
-            reply_close(c, buf, (size_t)n);
-            return;
-        }
+    agree = host_field_agrees(c, dport, &ok) && agree;
+    if (!ok) {
+        conn_outcome(c, PROXY_OUT_TUNNEL_HEAD_BAD, NULL, "malformed Host field", NULL);
+        return;
+    }
+    if (!agree) {
+        conn_outcome(c, PROXY_OUT_TUNNEL_AUTHORITY, NULL,
+                     "HTTP request authority does not match the authorized tunnel endpoint",
+                     NULL);
+        return;
     }
     if (rest != t) {
-        char *nt = pv_strndup(rest, rl);
+        char *nt = pv_strndup(rest[0] == '?' ? "/" : rest, rest[0] == '?' ? 1 : rl);
         if (nt == NULL) {
-            reply_bare(c, 500);
+            conn_outcome(c, PROXY_OUT_INTERNAL, NULL, "out of memory", NULL);
             return;
+        }
+        if (rest[0] == '?') {
+            char *q = pv_malloc(rl + 2);
+            if (q == NULL) {
+                free(nt);
+                conn_outcome(c, PROXY_OUT_INTERNAL, NULL, "out of memory", NULL);
+                return;
+            }
+            q[0] = '/';
+            memcpy(q + 1, rest, rl);
+            q[rl + 1] = '\0';
+            free(nt);
+            nt = q;
+            rl++;
         }
         free(c->cur.target);
         c->cur.target = nt;
         c->cur.target_len = rl;
     }
     if (!canonicalise(c, c->cur.target, c->cur.target_len)) {
-        log_decision(c, PROXY_LOG_DENIED, "l7", c->cur.method, cur_path(c, path, sizeof(path)),
-                     "-", NULL, "request-target must be canonical", "connect-l7-parse-rejection");
-        deny_target(c);
+        conn_outcome(c, PROXY_OUT_TUNNEL_TARGET, NULL, "request-target must be canonical", NULL);
         return;
     }
     proxy_decide_dest(c->pol, c->id, c->host, strlen(c->host), c->port, c->cur.method,
@@ -1230,30 +1387,28 @@ static void tunnel_request(struct proxy_conn *c)
         if (v.grant) {
             /* granted by a unit that does not admit the tunnel's address */
             char detail[600];
-            log_verdict(c, &v, "ssrf", c->cur.method, cur_path(c, path, sizeof(path)), "ssrf");
             snprintf(detail, sizeof(detail), "%s %s:%u blocked: %s", c->cur.method, c->host,
                      (unsigned)c->port, proxy_ssrf_kind(v.reason));
-            reply_json(c, 403, "ssrf_denied", detail, NULL);
-            return;
-        }
-        log_verdict(c, &v, "l7", c->cur.method, cur_path(c, path, sizeof(path)), "l7");
-        if (reason_is_target(v.reason)) {
-            deny_target(c);
+            conn_outcome(c, PROXY_OUT_TUNNEL_SSRF, &v, detail, NULL);
+        } else if (reason_is_target(v.reason)) {
+            conn_outcome(c, PROXY_OUT_TUNNEL_TARGET, &v, "request-target must be canonical",
+                         NULL);
         } else {
-            deny_l7(c, &v, v.detail);
+            conn_outcome(c,
+                         v.reason == MODEL_REASON_L7_UNSUPPORTED ? PROXY_OUT_TUNNEL_UNSUPPORTED
+                                                                 : PROXY_OUT_TUNNEL_L7_DENIED,
+                         &v, v.detail, NULL);
         }
         return;
     }
     if (r->upgrade) {
-        v.allow = false;
-        v.reason = MODEL_REASON_L7_UNSUPPORTED;
-        snprintf(v.detail, sizeof(v.detail),
-                 "protocol upgrades (WebSocket) are not supported on L7-inspected endpoints");
-        log_verdict(c, &v, "l7", c->cur.method, cur_path(c, path, sizeof(path)), "l7");
-        deny_l7(c, &v, v.detail);
+        deny_upgrade(c, &v, PROXY_OUT_TUNNEL_UNSUPPORTED);
         return;
     }
-    log_verdict(c, &v, "l7", c->cur.method, cur_path(c, path, sizeof(path)), "l7");
+    {
+        char path[CANON_MAX];
+        log_verdict(c, &v, "l7", c->cur.method, cur_path(c, path, sizeof(path)), "l7");
+    }
     send_request(c);
 }
 
@@ -1269,19 +1424,16 @@ static void connect_request(struct proxy_conn *c)
     if (c->mode != PROXY_MODE_FORWARD ||
         !pv_ok(proxy_http_parse_authority(c->cur.target, c->cur.target_len, false, &h, &br,
                                           &port))) {
-        log_decision(c, PROXY_LOG_DENIED, "http-parser", NULL, NULL, "-", NULL,
-                     "malformed CONNECT target", "connect");
-        reply_bare(c, 400);
+        conn_outcome(c, PROXY_OUT_CONNECT_TARGET, NULL, "malformed CONNECT target", NULL);
         return;
     }
     drop_upstream(c);
     set_host(c, c->cur.target + h.off, h.len, port);
     proxy_decide_connect(c->pol, c->id, c->host, strlen(c->host), port, &v);
     if (!v.allow && !v.grant) {
-        log_verdict(c, &v, "opa", NULL, NULL, "connect");
         snprintf(detail, sizeof(detail), "CONNECT %s:%u not permitted by policy", c->host,
                  (unsigned)port);
-        reply_json(c, 403, "policy_denied", detail, v.detail);
+        conn_outcome(c, PROXY_OUT_CONNECT_DENIED, &v, detail, v.detail);
         return;
     }
     c->route = v.route;
@@ -1292,7 +1444,7 @@ static void connect_request(struct proxy_conn *c)
     if (evbuffer_get_length(in) > 0) {
         c->early = evbuffer_new();
         if (c->early == NULL) {
-            reply_bare(c, 500);
+            conn_outcome(c, PROXY_OUT_INTERNAL, NULL, "out of memory", NULL);
             return;
         }
         evbuffer_add_buffer(c->early, in);
@@ -1307,7 +1459,7 @@ static void connect_request(struct proxy_conn *c)
 static void start_raw_tunnel(struct proxy_conn *c)
 {
     if (!wrap_upstream_plain(c)) {
-        reply_bare(c, 500);
+        conn_outcome(c, PROXY_OUT_INTERNAL, NULL, "out of memory", NULL);
         return;
     }
     bulk_sizes(c->c);
@@ -1438,9 +1590,7 @@ static void start_l7(struct proxy_conn *c, bool tls)
 
 static void sniff_deny(struct proxy_conn *c, const char *detail)
 {
-    log_decision(c, PROXY_LOG_DENIED, "l7", NULL, NULL, c->policy_key, NULL, detail,
-                 "connect-l7-parse-rejection");
-    reply_json(c, 403, "unsupported_l7_protocol", detail, NULL);
+    conn_outcome(c, PROXY_OUT_TUNNEL_PROTOCOL, NULL, detail, NULL);
 }
 
 static void sniff_try(struct proxy_conn *c)
@@ -1501,6 +1651,28 @@ static void sniff_cb(evutil_socket_t fd, short what, void *arg)
     }
 }
 
+/* After a reload: does the tunnel still reach its destination by the same
+ * route under the current version (docs/semantics.md#route)? If so it is
+ * re-pinned to that version; if not it is closed with its log line. */
+static bool tunnel_still_routed(struct proxy_conn *c)
+{
+    struct proxy_verdict v;
+    const char *why;
+
+    proxy_decide_dest(c->srv->policy, c->id, c->host, strlen(c->host), c->port, NULL, NULL, 0,
+                      &c->u_ip, &c->srv->opts, &v);
+    if (v.allow && v.route == c->route) {
+        proxy_policy_unref(c->pol);
+        c->pol = proxy_policy_ref(c->srv->policy);
+        return true;
+    }
+    why = v.allow ? "route changed" : "no longer allowed";
+    v.allow = false;
+    snprintf(v.detail, sizeof(v.detail), "tunnel closed after policy reload (%s)", why);
+    conn_outcome(c, PROXY_OUT_RELOAD_CLOSED, &v, v.detail, NULL);
+    return false;
+}
+
 static void upstream_connected(struct proxy_conn *c)
 {
     if (c->ev_io != NULL) {
@@ -1508,6 +1680,9 @@ static void upstream_connected(struct proxy_conn *c)
         c->ev_io = NULL;
     }
     if (c->cur.method != NULL && strcmp(c->cur.method, "CONNECT") == 0) {
+        if (stale(c) && !tunnel_still_routed(c)) {
+            return; /* a reload during resolve/connect changed the route */
+        }
         bufferevent_write(c->c, established, sizeof(established) - 1);
         cur_clear(&c->cur);
         if (c->route == MODEL_ROUTE_INSPECTED) {
@@ -1531,7 +1706,7 @@ static void upstream_connected(struct proxy_conn *c)
         return;
     }
     if (!wrap_upstream_plain(c)) {
-        reply_bare(c, 500);
+        conn_outcome(c, PROXY_OUT_INTERNAL, NULL, "out of memory", NULL);
         return;
     }
     snprintf(c->u_host_key, sizeof(c->u_host_key), "%s", c->nhost);
@@ -1573,9 +1748,10 @@ static void process_head(struct proxy_conn *c)
         return;
     }
     if (st != PROXY_HEAD_OK) {
-        log_decision(c, PROXY_LOG_DENIED, "http-parser", NULL, NULL, "-", NULL,
-                     "request header block too large", "http-parser");
-        reply_bare(c, 431);
+        conn_outcome(c, st == PROXY_HEAD_TOOBIG ? PROXY_OUT_HEAD_TOOBIG : PROXY_OUT_HEAD_BAD, NULL,
+                     st == PROXY_HEAD_TOOBIG ? "request header block too large"
+                                             : "malformed request head",
+                     NULL);
         return;
     }
     cur_clear(&c->cur);
@@ -1583,7 +1759,7 @@ static void process_head(struct proxy_conn *c)
     req = pv_malloc(sizeof(*req));
     if (c->cur.head == NULL || req == NULL) {
         free(req);
-        reply_bare(c, 500);
+        conn_outcome(c, PROXY_OUT_INTERNAL, NULL, "out of memory", NULL);
         return;
     }
     c->cur.req = req;
@@ -1591,15 +1767,14 @@ static void process_head(struct proxy_conn *c)
     c->cur.head_len = hl;
     st = proxy_http_parse(c->cur.head, hl, req, &why);
     if (st != PROXY_HEAD_OK) {
-        log_decision(c, PROXY_LOG_DENIED, "http-parser", NULL, NULL, "-", NULL, why,
-                     "http-parser");
-        reply_bare(c, st == PROXY_HEAD_TOOBIG ? 431 : 400);
+        conn_outcome(c, st == PROXY_HEAD_TOOBIG ? PROXY_OUT_HEAD_TOOBIG : PROXY_OUT_HEAD_BAD, NULL,
+                     why, NULL);
         return;
     }
     c->cur.method = pv_strndup(c->cur.head + req->method.off, req->method.len);
     c->cur.target = pv_strndup(c->cur.head + req->target.off, req->target.len);
     if (c->cur.method == NULL || c->cur.target == NULL) {
-        reply_bare(c, 500);
+        conn_outcome(c, PROXY_OUT_INTERNAL, NULL, "out of memory", NULL);
         return;
     }
     c->cur.target_len = req->target.len;
@@ -1732,6 +1907,55 @@ static void tunnel_side_closed(struct proxy_conn *c, bool client_side)
     bufferevent_enable(to, EV_WRITE);
 }
 
+/* The client shut its write side (shutdown(SHUT_WR)): a request whose
+ * head and body are complete is still served and answered, then the
+ * connection closes; anything else ends here. True when the connection
+ * goes on. */
+static bool client_half_closed(struct proxy_conn *c)
+{
+    bool complete;
+
+    c->c_eof = true;
+    c->cur.keep_alive = false;
+    switch (c->state) {
+    case PROXY_ST_RESOLVE:
+    case PROXY_ST_CONNECT:
+        complete = c->cur.req != NULL &&
+                   (c->cur.req->framing == PROXY_BODY_NONE ||
+                    (c->cur.req->framing == PROXY_BODY_LENGTH &&
+                     evbuffer_get_length(bufferevent_get_input(c->c)) >=
+                         c->cur.req->content_length));
+        /* a chunked body is validated as it is relayed: let it run */
+        complete = complete || (c->cur.req != NULL && c->cur.req->framing == PROXY_BODY_CHUNKED);
+        break;
+    case PROXY_ST_RELAY:
+        complete = c->req_done || evbuffer_get_length(bufferevent_get_input(c->c)) > 0;
+        break;
+    case PROXY_ST_CLOSING:
+    case PROXY_ST_LINGER:
+        complete = true;
+        break;
+    case PROXY_ST_HEAD:
+    case PROXY_ST_SNIFF:
+    case PROXY_ST_TUNNEL:
+        complete = false;
+        break;
+    }
+    if (!complete) {
+        return false;
+    }
+    if (c->state == PROXY_ST_RELAY && !c->req_done) {
+        pump_req_body(c);
+        if (c->dead) {
+            return true;
+        }
+        if (!c->req_done) {
+            return false; /* the body ended early: the request is incomplete */
+        }
+    }
+    return true;
+}
+
 static void client_event(struct bufferevent *bev, short what, void *arg)
 {
     struct proxy_conn *c = arg;
@@ -1742,6 +1966,9 @@ static void client_event(struct bufferevent *bev, short what, void *arg)
     }
     if (c->state == PROXY_ST_TUNNEL && (what & BEV_EVENT_EOF) != 0) {
         tunnel_side_closed(c, true);
+        return;
+    }
+    if ((what & BEV_EVENT_EOF) != 0 && client_half_closed(c)) {
         return;
     }
     if (c->c_tls && (what & BEV_EVENT_ERROR) != 0) {
@@ -1919,23 +2146,14 @@ void proxy_conn_accept(struct proxy_server *srv, int fd, const struct sockaddr *
 
 void proxy_conn_policy_changed(struct proxy_conn *c)
 {
-    struct proxy_verdict v;
-
     if (c->dead) {
         return;
     }
     if (c->mode == PROXY_MODE_RAW && c->state == PROXY_ST_TUNNEL) {
-        /* an opaque tunnel lives on only if the new version still reaches it */
-        proxy_decide_dest(c->srv->policy, c->id, c->host, strlen(c->host), c->port, NULL, NULL,
-                          0, &c->u_ip, &c->srv->opts, &v);
-        if (!v.allow) {
-            log_decision(c, PROXY_LOG_DENIED, "opa", NULL, NULL, v.policy, v.binary,
-                         "tunnel closed after policy reload", "policy_stale");
-            conn_kill(c);
-            return;
-        }
-        proxy_policy_unref(c->pol);
-        c->pol = proxy_policy_ref(c->srv->policy);
+        /* an opaque tunnel lives on only if the new version still reaches it
+         * by the same route: one that became inspected must not keep
+         * carrying uninspected requests */
+        (void)tunnel_still_routed(c);
         return;
     }
     if (c->state == PROXY_ST_HEAD && evbuffer_get_length(bufferevent_get_input(c->c)) == 0) {

@@ -560,15 +560,13 @@ pv_result proxy_http_parse_uri(const char *t, size_t len, struct proxy_uri *u)
  * Tunnel sniffing
  * ------------------------------------------------------------------------- */
 
-static const char *const http_starts[] = {
-    "GET ", "HEAD ", "POST ", "PUT ", "DELETE ", "PATCH ", "OPTIONS ", "CONNECT ", "TRACE ",
-};
+/* The longest method the sniffer waits for before deciding it is no HTTP. */
+#define SNIFF_MAX_METHOD 20
+
 static const char h2_preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 enum proxy_sniff proxy_http_sniff(const unsigned char *buf, size_t len)
 {
-    bool prefix = false;
-
     if (len == 0) {
         return PROXY_SNIFF_MORE;
     }
@@ -582,21 +580,19 @@ enum proxy_sniff proxy_http_sniff(const unsigned char *buf, size_t len)
         size_t n = sizeof(h2_preface) - 1;
         size_t m = len < n ? len : n;
         if (memcmp(buf, h2_preface, m) == 0) {
-            if (len >= 8) {
-                return PROXY_SNIFF_H2C;
-            }
-            prefix = true;
+            return len >= 8 ? PROXY_SNIFF_H2C : PROXY_SNIFF_MORE;
         }
     }
-    for (size_t i = 0; i < PV_ARRAY_LEN(http_starts); i++) {
-        size_t n = strlen(http_starts[i]);
-        size_t m = len < n ? len : n;
-        if (memcmp(buf, http_starts[i], m) == 0) {
-            if (len >= n) {
-                return PROXY_SNIFF_HTTP;
-            }
-            prefix = true;
+    /* any method token (methods are case-sensitive tokens, RFC 9110 §9.1:
+     * "get" is a method the proxy decides like the forward path does), then
+     * SP; the head validator judges the rest */
+    for (size_t i = 0; i < len; i++) {
+        if (buf[i] == ' ' && i > 0) {
+            return PROXY_SNIFF_HTTP;
+        }
+        if (!is_tchar(buf[i]) || i >= SNIFF_MAX_METHOD) {
+            return PROXY_SNIFF_OTHER;
         }
     }
-    return prefix ? PROXY_SNIFF_MORE : PROXY_SNIFF_OTHER;
+    return PROXY_SNIFF_MORE;
 }

@@ -35,7 +35,9 @@
 
 #include "proxy/proxy.h"
 
-#define MAX_OWNERS 8
+/* Owners compared per socket. Every owner is compared; a socket held by more
+ * processes than this is denied as ambiguous rather than partly checked. */
+#define MAX_OWNERS 4096
 #define MAX_HOPS 64
 
 struct pin {
@@ -304,33 +306,46 @@ static bool holds_inode(pid_t pid, const char *want, size_t wlen)
     return found;
 }
 
-static size_t find_owners(pid_t self, unsigned long inode, pid_t *owners, size_t max)
+/* Every process holding the socket, in '*owners' (new array, caller frees).
+ * Returns the count, or SIZE_MAX when the list could not be completed (more
+ * than MAX_OWNERS holders, no memory, /proc unreadable): never a subset. */
+static size_t find_owners(pid_t self, unsigned long inode, pid_t **owners)
 {
     char want[48];
     size_t wlen;
     DIR *d = opendir("/proc");
     struct dirent *e;
     size_t n = 0;
+    size_t cap = 0;
+    pid_t *v = NULL;
 
+    *owners = NULL;
     if (d == NULL) {
-        return 0;
+        return SIZE_MAX;
     }
     snprintf(want, sizeof(want), "socket:[%lu]", inode);
     wlen = strlen(want);
     while ((e = readdir(d)) != NULL) {
         pid_t pid;
-        if (!parse_pid(e->d_name, &pid) || pid == self) {
+        if (!parse_pid(e->d_name, &pid) || pid == self || !holds_inode(pid, want, wlen)) {
             continue;
         }
-        if (holds_inode(pid, want, wlen)) {
-            if (n < max) {
-                owners[n] = pid;
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 8;
+            pid_t *nv = ncap <= MAX_OWNERS ? pv_realloc(v, ncap * sizeof(*nv)) : NULL;
+            if (nv == NULL) {
+                free(v);
+                closedir(d);
+                return SIZE_MAX;
             }
-            n++;
+            v = nv;
+            cap = ncap;
         }
+        v[n++] = pid;
     }
     closedir(d);
-    return n < max ? n : max;
+    *owners = v;
+    return n;
 }
 
 /* The parent of 'pid' from /proc/PID/stat (field 4, after the comm). */
@@ -600,7 +615,7 @@ struct proxy_identity *proxy_ident_lookup(struct proxy_ident_cache *c,
 {
     struct proxy_identity *id = identity_new();
     unsigned long inode;
-    pid_t owners[MAX_OWNERS];
+    pid_t *owners = NULL;
     size_t n;
 
     if (id == NULL) {
@@ -614,8 +629,16 @@ struct proxy_identity *proxy_ident_lookup(struct proxy_ident_cache *c,
     if (inode == 0) {
         return id; /* not a local process (or gone): unknown */
     }
-    n = find_owners(c->self, inode, owners, MAX_OWNERS);
+    n = find_owners(c->self, inode, &owners);
+    if (n == SIZE_MAX) {
+        snprintf(id->deny, sizeof(id->deny),
+                 "ambiguous shared socket ownership: the holders of inode %lu could not all be "
+                 "compared",
+                 inode);
+        return id;
+    }
     if (n == 0) {
+        free(owners);
         return id;
     }
     /* lowest pid first, as the reference */
@@ -631,6 +654,7 @@ struct proxy_identity *proxy_ident_lookup(struct proxy_ident_cache *c,
         struct proxy_identity *other = identity_new();
         bool same;
         if (other == NULL) {
+            free(owners);
             proxy_identity_unref(id);
             return NULL;
         }
@@ -644,5 +668,6 @@ struct proxy_identity *proxy_ident_lookup(struct proxy_ident_cache *c,
                      inode, (int)owners[0], (int)owners[i]);
         }
     }
+    free(owners);
     return id;
 }

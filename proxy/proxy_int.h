@@ -27,7 +27,103 @@ struct evhttp;
 
 #define PROXY_MAX_ADDRS 16
 
+/* ===========================================================================
+ * Chunked bodies (proxy_chunk.c)
+ * ========================================================================= */
+
+#define PROXY_CHUNK_MAX_LINE 4096    /* one size line, extensions included */
+#define PROXY_CHUNK_MAX_TRAILER 8192 /* the whole trailer section */
+#define PROXY_CHUNK_MAX_DIGITS 15    /* chunk sizes below 2^60 */
+
+enum proxy_chunk_status {
+    PROXY_CHUNK_MORE, /* every byte consumed, the body goes on */
+    PROXY_CHUNK_DONE, /* the body ended; '*used' stops right after it */
+    PROXY_CHUNK_BAD,  /* framing error: 'why' says which; the stream is unusable */
+};
+
+/* Decoder state; plain data, initialised by proxy_chunk_init(). */
+struct proxy_chunk {
+    int st;
+    uint64_t left;      /* size being read, then data bytes left in the chunk */
+    unsigned ndigits;
+    size_t line;        /* bytes of the current size line */
+    size_t trailer;     /* bytes of the trailer section */
+    const char *why;    /* static; "" unless BAD */
+};
+
+/* Receives canonical output bytes (borrowed for the call). */
+typedef void (*proxy_chunk_emit)(void *arg, const char *p, size_t n);
+
+void proxy_chunk_init(struct proxy_chunk *d);
+/* Decode 'len' bytes of a chunked body strictly (RFC 9112 §7.1) and emit the
+ * canonical re-chunked equivalent through 'emit': no extensions, no
+ * trailers, lower-case hex sizes. '*used' is the number of input bytes that
+ * belong to the body (all of them unless DONE). Pure. */
+enum proxy_chunk_status proxy_chunk_feed(struct proxy_chunk *d, const char *buf, size_t len,
+                                         size_t *used, proxy_chunk_emit emit, void *arg);
+
 struct proxy_conn;
+
+/* ===========================================================================
+ * Outcomes (proxy_outcome.c): one row per refused or failed outcome
+ * ========================================================================= */
+
+enum proxy_outcome {
+    PROXY_OUT_HEAD_TOOBIG,       /* request head over the limits */
+    PROXY_OUT_HEAD_BAD,          /* request head failed validation */
+    PROXY_OUT_HEAD_TIMEOUT,      /* no complete head within the header timeout */
+    PROXY_OUT_BODY_BAD,          /* chunked body framing failed validation */
+    PROXY_OUT_INTERNAL,          /* allocation failure */
+    PROXY_OUT_CONN_LIMIT,        /* too many connections from one client address */
+    PROXY_OUT_CONNECT_TARGET,    /* malformed CONNECT authority */
+    PROXY_OUT_CONNECT_DENIED,    /* CONNECT denied at the policy layer */
+    PROXY_OUT_FORWARD_URI,       /* malformed absolute-form target */
+    PROXY_OUT_FORWARD_HTTPS,     /* https:// URI on the forward path */
+    PROXY_OUT_FORWARD_SCHEME,    /* another scheme */
+    PROXY_OUT_POLICY_LOCAL_PORT, /* policy.local off port 80 */
+    PROXY_OUT_POLICY_LOCAL,      /* policy.local (advisor not connected) */
+    PROXY_OUT_FORWARD_DENIED,    /* forward request denied at the policy layer */
+    PROXY_OUT_FORWARD_TARGET,    /* non-canonical target on an inspected route */
+    PROXY_OUT_FORWARD_L7_DENIED, /* forward request denied by L7 rules */
+    PROXY_OUT_FORWARD_UNSUPPORTED, /* upgrade or uninspectable protocol on an inspected route */
+    PROXY_OUT_SSRF,              /* no resolved address admitted */
+    PROXY_OUT_DNS,               /* resolution failed */
+    PROXY_OUT_UPSTREAM_FAILED,   /* connect failed or closed after an allowed decision */
+    PROXY_OUT_TUNNEL_PROTOCOL,   /* inspected tunnel carries neither TLS nor HTTP/1 */
+    PROXY_OUT_TUNNEL_HEAD_BAD,   /* malformed target or Host inside a tunnel */
+    PROXY_OUT_TUNNEL_AUTHORITY,  /* request names another authority than the tunnel */
+    PROXY_OUT_TUNNEL_TARGET,     /* non-canonical target inside a tunnel */
+    PROXY_OUT_TUNNEL_SSRF,       /* granted by a unit that does not admit the address */
+    PROXY_OUT_TUNNEL_L7_DENIED,  /* request denied by L7 rules */
+    PROXY_OUT_TUNNEL_UNSUPPORTED, /* upgrade or uninspectable protocol inside a tunnel */
+    PROXY_OUT_TUNNEL_UPSTREAM,   /* the tunnel's upstream failed (TLS verification, ...) */
+    PROXY_OUT_RELOAD_CLOSED,     /* a reload changed or removed the tunnel's route */
+};
+
+enum proxy_reply_kind {
+    PROXY_REPLY_NONE,      /* close without a reply */
+    PROXY_REPLY_BARE,      /* status line, empty body */
+    PROXY_REPLY_JSON,      /* {"detail","error"[,"reason"]} */
+    PROXY_REPLY_L7,        /* the structured L7 denial */
+    PROXY_REPLY_TEXT,      /* text/plain detail */
+    PROXY_REPLY_AUTHORITY, /* the request_authority_mismatch body */
+};
+
+struct proxy_outcome_row {
+    enum proxy_outcome outcome;
+    const char *name;       /* the enumerator's name (tests) */
+    unsigned status;        /* 0 for PROXY_REPLY_NONE */
+    const char *error;      /* body error code; NULL for bare replies */
+    enum proxy_reply_kind kind;
+    const char *engine;     /* log engine tag */
+    const char *stage;      /* denials.jsonl stage */
+    bool log;               /* a decision line (false: a note after an ALLOWED line) */
+};
+
+/* The row of 'o' (static), NULL if the table lacks it (a bug the tests catch). */
+const struct proxy_outcome_row *proxy_outcome_row(enum proxy_outcome o);
+size_t proxy_outcome_count(void);
+const struct proxy_outcome_row *proxy_outcome_at(size_t i);
 
 struct proxy_server {
     struct event_base *base;
@@ -114,6 +210,7 @@ struct proxy_conn {
     char u_host_key[256];     /* forward mode: normalised host the upstream serves */
     uint16_t u_port;
     bool dead;                /* closed; freed by the reaper */
+    bool c_eof;               /* the client shut its write side */
     bool linger;              /* CLOSING ends with a lingering close */
     unsigned nreq;            /* requests served on this connection */
     char u_err[160];          /* upstream TLS failure, reported on the next request */
@@ -134,7 +231,8 @@ struct proxy_conn {
 
     /* the request being relayed */
     struct proxy_cur cur;
-    http_parser reqp;
+    uint64_t body_left;       /* Content-Length body bytes still to forward */
+    struct proxy_chunk chunk; /* chunked body decoder */
     http_parser resp;
     bool req_done;
     bool resp_done;
