@@ -463,7 +463,14 @@ static const char *cur_path(struct proxy_conn *c, char *buf, size_t len)
         snprintf(buf, len, "%.*s", (int)c->cur.canon_len, c->cur.out_target);
     } else {
         const char *t = c->cur.target != NULL ? c->cur.target : "/";
-        const char *q = strchr(t, '?');
+        const char *q;
+        if (t[0] != '/') {
+            /* absolute form not decided yet: log its path only */
+            const char *sep = strstr(t, "://");
+            const char *p = sep != NULL ? strpbrk(sep + 3, "/?") : NULL;
+            t = p != NULL ? p : "/";
+        }
+        q = strchr(t, '?');
         snprintf(buf, len, "%.*s", (int)(q != NULL ? (size_t)(q - t) : strlen(t)), t);
         if (buf[0] == '\0') {
             snprintf(buf, len, "/");
@@ -1303,6 +1310,7 @@ static void deny_upgrade(struct proxy_conn *c, struct proxy_verdict *v, enum pro
         }
     }
     v->allow = false;
+    v->loopback_exception = false;
     v->reason = MODEL_REASON_L7_UNSUPPORTED;
     snprintf(v->detail, sizeof(v->detail), "%s", what);
     conn_outcome(c, o, v, v->detail, NULL);

@@ -363,6 +363,10 @@ static enum proxy_head_status check_fields(const char *buf, struct proxy_request
     if (have_te && have_cl) {
         return bad(why, "both Content-Length and Transfer-Encoding");
     }
+    if (have_te && req->version_minor == 0) {
+        /* RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing */
+        return bad(why, "Transfer-Encoding in an HTTP/1.0 request");
+    }
     if (have_te && (te.count != 1 || !te.chunked)) {
         return bad(why, "Transfer-Encoding must be exactly chunked");
     }

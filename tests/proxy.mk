@@ -22,7 +22,8 @@ tests_check_proxy_ident_CFLAGS = $(PROXY_TEST_CFLAGS)
 tests_check_proxy_ident_LDADD = $(PROXY_TEST_LIBS)
 
 # helpers for the e2e scripts (built by make check, not tests themselves)
-check_PROGRAMS += tests/e2e/proxy_upstream tests/e2e/proxy_diff
+check_PROGRAMS += tests/e2e/proxy_upstream tests/e2e/proxy_diff tests/e2e/proxy_rawc
+tests_e2e_proxy_rawc_SOURCES = tests/e2e/proxy_rawc.c
 tests_e2e_proxy_upstream_SOURCES = tests/e2e/proxy_upstream.c
 tests_e2e_proxy_upstream_CFLAGS = $(PROXY_TEST_CFLAGS)
 tests_e2e_proxy_upstream_LDADD = common/libcommon.la $(OPENSSL_LIBS) $(LIBEVENT_LIBS)
@@ -32,6 +33,6 @@ tests_e2e_proxy_diff_LDADD = $(MODEL_LIBS)
 
 PROXY_E2E = tests/e2e/proxy_forward.sh tests/e2e/proxy_connect.sh \
 	tests/e2e/proxy_identity.sh tests/e2e/proxy_ssrf.sh tests/e2e/proxy_tls.sh \
-	tests/e2e/proxy_reload.sh tests/e2e/proxy_diff.sh
+	tests/e2e/proxy_reload.sh tests/e2e/proxy_diff.sh tests/e2e/proxy_smuggle.sh
 TESTS += $(PROXY_E2E)
 EXTRA_DIST += $(PROXY_E2E) tests/e2e/proxy_lib.sh
