@@ -396,8 +396,8 @@ static char *exe_of(pid_t pid)
 
     snprintf(p, sizeof(p), "/proc/%d/exe", (int)pid);
     n = readlink(p, buf, sizeof(buf) - 1);
-    if (n <= 0) {
-        return NULL;
+    if (n <= 0 || (size_t)n == sizeof(buf) - 1) {
+        return NULL; /* unreadable, or possibly truncated: a prefix never grants */
     }
     buf[n] = '\0';
     if ((size_t)n > dl && memcmp(buf + n - dl, del, dl) == 0 && access(buf, F_OK) != 0) {

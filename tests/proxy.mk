@@ -15,6 +15,12 @@ tests_check_proxy_policy_SOURCES = tests/check_proxy_policy.c
 tests_check_proxy_policy_CFLAGS = $(PROXY_TEST_CFLAGS)
 tests_check_proxy_policy_LDADD = $(PROXY_TEST_LIBS)
 
+check_PROGRAMS += tests/check_proxy_outcome
+TESTS += tests/check_proxy_outcome
+tests_check_proxy_outcome_SOURCES = tests/check_proxy_outcome.c
+tests_check_proxy_outcome_CFLAGS = $(PROXY_TEST_CFLAGS)
+tests_check_proxy_outcome_LDADD = $(PROXY_TEST_LIBS)
+
 check_PROGRAMS += tests/check_proxy_ident
 TESTS += tests/check_proxy_ident
 tests_check_proxy_ident_SOURCES = tests/check_proxy_ident.c
