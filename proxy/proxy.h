@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include "common/pv.h"
@@ -236,6 +237,16 @@ void proxy_ident_cache_free(struct proxy_ident_cache *c);
 struct proxy_identity *proxy_ident_lookup(struct proxy_ident_cache *c,
                                           const struct sockaddr *peer,
                                           const struct sockaddr *local);
+/* One identity request: the client's and the proxy's address of a socket. */
+struct proxy_ident_query {
+    struct sockaddr_storage peer;
+    struct sockaddr_storage local;
+    struct proxy_identity *id; /* out: new reference; NULL on allocation failure */
+};
+/* proxy_ident_lookup() for 'n' sockets at once: one /proc scan finds every
+ * holder of every socket (never a subset: a list that cannot be completed
+ * denies as ambiguous), so a burst of connections costs one scan. */
+void proxy_ident_lookup_batch(struct proxy_ident_cache *c, struct proxy_ident_query *q, size_t n);
 struct proxy_identity *proxy_identity_ref(struct proxy_identity *id);
 void proxy_identity_unref(struct proxy_identity *id);
 
@@ -331,6 +342,8 @@ struct proxy_config {
     bool test_allow_loopback;
     unsigned connect_timeout_ms;
     unsigned idle_timeout_ms;
+    unsigned header_timeout_ms; /* a complete request head within this (0 = off) */
+    unsigned max_client_conns;  /* per client address; above it the oldest idle one goes */
     unsigned reload_check_ms;  /* policy file stat period */
 };
 

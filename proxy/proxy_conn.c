@@ -58,6 +58,8 @@ static void up_read(struct bufferevent *bev, void *arg);
 static void up_write(struct bufferevent *bev, void *arg);
 static void up_event(struct bufferevent *bev, short what, void *arg);
 static void process_head(struct proxy_conn *c);
+static void client_cap(struct proxy_conn *c);
+static void arm_header_timer(struct proxy_conn *c);
 static void pump_req_body(struct proxy_conn *c);
 static void pump_resp(struct proxy_conn *c);
 static void deny_upgrade(struct proxy_conn *c, struct proxy_verdict *v, enum proxy_outcome o);
@@ -110,6 +112,10 @@ void proxy_conn_free(struct proxy_conn *c)
     if (c->ev_io != NULL) {
         event_free(c->ev_io);
     }
+    if (c->ev_hdr != NULL) {
+        event_free(c->ev_hdr);
+    }
+    proxy_idq_cancel(c->idjob);
     proxy_splice_free(c->spl);
     if (c->c != NULL) {
         bufferevent_free(c->c);
@@ -162,6 +168,11 @@ static void conn_kill(struct proxy_conn *c)
     if (c->ev_kick != NULL) {
         event_del(c->ev_kick);
     }
+    if (c->ev_hdr != NULL) {
+        event_del(c->ev_hdr);
+    }
+    proxy_idq_cancel(c->idjob);
+    c->idjob = NULL;
     proxy_splice_free(c->spl); /* may be inside its 'done' callback: it ends there */
     c->spl = NULL;
     /* unlink from the live list, push on the graveyard */
@@ -936,7 +947,7 @@ static void finish_request(struct proxy_conn *c)
 {
     bool up_ok = http_should_keep_alive(&c->resp) && !c->resp_eof_framed && c->req_done &&
                  c->u != NULL && evbuffer_get_length(bufferevent_get_input(c->u)) == 0;
-    bool keep = c->cur.keep_alive && up_ok && !c->srv->draining && !stale(c);
+    bool keep = c->cur.keep_alive && up_ok && !c->srv->draining && !stale(c) && !c->c_eof;
     struct timeval tv;
     unsigned ms = c->srv->cfg->idle_timeout_ms;
 
@@ -1755,6 +1766,20 @@ static void process_head(struct proxy_conn *c)
     if (st == PROXY_HEAD_INCOMPLETE) {
         return;
     }
+    if (c->ev_hdr != NULL) {
+        event_del(c->ev_hdr);
+    }
+    if (c->id == NULL) {
+        /* the head is complete: who sent it? (off the loop, see proxy_idq.c);
+         * process_head runs again once the identity is known */
+        if (c->idjob == NULL) {
+            c->idjob = proxy_idq_submit(c->srv->idq, c, &c->peer, &c->local);
+            if (c->idjob == NULL) {
+                conn_outcome(c, PROXY_OUT_INTERNAL, NULL, "out of memory", NULL);
+            }
+        }
+        return;
+    }
     if (st != PROXY_HEAD_OK) {
         conn_outcome(c, st == PROXY_HEAD_TOOBIG ? PROXY_OUT_HEAD_TOOBIG : PROXY_OUT_HEAD_BAD, NULL,
                      st == PROXY_HEAD_TOOBIG ? "request header block too large"
@@ -1787,7 +1812,7 @@ static void process_head(struct proxy_conn *c)
     }
     c->cur.target_len = req->target.len;
     c->cur.is_head = strcmp(c->cur.method, "HEAD") == 0;
-    c->cur.keep_alive = req->version_minor == 1 && !req->conn_close;
+    c->cur.keep_alive = req->version_minor == 1 && !req->conn_close && !c->c_eof;
     bufferevent_set_timeouts(c->c, NULL, NULL);
     if (strcmp(c->cur.method, "CONNECT") == 0) {
         connect_request(c);
@@ -1815,6 +1840,50 @@ static void relay_chunk(struct bufferevent *from, struct bufferevent *to)
     }
 }
 
+/* A request head must be complete within --header-timeout of its first
+ * byte (of the connection, for the first request): slow or stalled heads
+ * are answered 408 and logged, whatever else the loop is doing. */
+static void header_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct proxy_conn *c = arg;
+
+    (void)fd;
+    (void)what;
+    if (c->dead || c->state != PROXY_ST_HEAD || c->idjob != NULL) {
+        return;
+    }
+    conn_outcome(c, PROXY_OUT_HEAD_TIMEOUT, NULL, "request head not complete in time", NULL);
+}
+
+static void arm_header_timer(struct proxy_conn *c)
+{
+    unsigned ms = c->srv->cfg->header_timeout_ms;
+    struct timeval tv;
+
+    if (ms == 0 || c->ev_hdr == NULL || evtimer_pending(c->ev_hdr, NULL) ||
+        c->idjob != NULL) {
+        return;
+    }
+    tv.tv_sec = ms / 1000;
+    tv.tv_usec = (long)(ms % 1000) * 1000;
+    evtimer_add(c->ev_hdr, &tv);
+}
+
+void proxy_conn_identified(struct proxy_conn *c, struct proxy_identity *id)
+{
+    c->idjob = NULL;
+    if (c->dead) {
+        proxy_identity_unref(id);
+        return;
+    }
+    if (id == NULL) {
+        conn_outcome(c, PROXY_OUT_INTERNAL, NULL, "out of memory (identity)", NULL);
+        return;
+    }
+    c->id = id;
+    process_head(c);
+}
+
 static void client_read(struct bufferevent *bev, void *arg)
 {
     struct proxy_conn *c = arg;
@@ -1825,6 +1894,7 @@ static void client_read(struct bufferevent *bev, void *arg)
     }
     switch (c->state) {
     case PROXY_ST_HEAD:
+        arm_header_timer(c);
         process_head(c);
         return;
     case PROXY_ST_RELAY:
@@ -1921,7 +1991,7 @@ static void tunnel_side_closed(struct proxy_conn *c, bool client_side)
  * goes on. */
 static bool client_half_closed(struct proxy_conn *c)
 {
-    bool complete;
+    bool complete = false;
 
     c->c_eof = true;
     c->cur.keep_alive = false;
@@ -1944,6 +2014,9 @@ static bool client_half_closed(struct proxy_conn *c)
         complete = true;
         break;
     case PROXY_ST_HEAD:
+        /* a complete head waiting for its identity goes on */
+        complete = c->idjob != NULL;
+        break;
     case PROXY_ST_SNIFF:
     case PROXY_ST_TUNNEL:
         complete = false;
@@ -2105,6 +2178,52 @@ static void up_event(struct bufferevent *bev, short what, void *arg)
  * Server hooks
  * ------------------------------------------------------------------------- */
 
+static bool same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+    if (a->ss_family != b->ss_family) {
+        return false;
+    }
+    if (a->ss_family == AF_INET) {
+        return memcmp(&((const struct sockaddr_in *)(const void *)a)->sin_addr,
+                      &((const struct sockaddr_in *)(const void *)b)->sin_addr,
+                      sizeof(struct in_addr)) == 0;
+    }
+    return memcmp(&((const struct sockaddr_in6 *)(const void *)a)->sin6_addr,
+                  &((const struct sockaddr_in6 *)(const void *)b)->sin6_addr,
+                  sizeof(struct in6_addr)) == 0;
+}
+
+/* Per client address at most --max-client-conns connections: above it, the
+ * oldest connection of that address that is waiting for a request head
+ * (stalled or idle) is closed with 503, so a flood of stalled connections
+ * evicts itself instead of starving the requests that follow it; when none
+ * waits, the new connection is refused. */
+static void client_cap(struct proxy_conn *c)
+{
+    struct proxy_server *srv = c->srv;
+    struct proxy_conn *victim = NULL;
+    size_t same = 0;
+
+    if (srv->nconns <= srv->cfg->max_client_conns) {
+        return; /* no address can be over the cap */
+    }
+    /* the list is newest first: the last waiting match is the oldest */
+    for (struct proxy_conn *o = srv->conns; o != NULL; o = o->next) {
+        if (!same_addr(&o->peer, &c->peer)) {
+            continue;
+        }
+        same++;
+        if (o != c && o->state == PROXY_ST_HEAD && o->idjob == NULL) {
+            victim = o;
+        }
+    }
+    if (same <= srv->cfg->max_client_conns) {
+        return;
+    }
+    conn_outcome(victim != NULL ? victim : c, PROXY_OUT_CONN_LIMIT, NULL,
+                 "too many connections from this client address", NULL);
+}
+
 void proxy_conn_accept(struct proxy_server *srv, int fd, const struct sockaddr *sa, int salen)
 {
     struct proxy_conn *c = pv_calloc(1, sizeof(*c));
@@ -2127,10 +2246,10 @@ void proxy_conn_accept(struct proxy_server *srv, int fd, const struct sockaddr *
     }
     set_nodelay(fd);
     c->pol = proxy_policy_ref(srv->policy);
-    c->id = proxy_ident_lookup(srv->ident, (const struct sockaddr *)&c->peer,
-                               (const struct sockaddr *)&c->local);
+    /* the identity is looked up once the first head is complete */
     c->c = bufferevent_socket_new(srv->base, fd, 0);
     c->ev_kick = event_new(srv->base, -1, 0, kick_cb, c);
+    c->ev_hdr = evtimer_new(srv->base, header_timeout_cb, c);
     /* link first so that every failure below goes through one path */
     c->next = srv->conns;
     if (srv->conns != NULL) {
@@ -2138,7 +2257,7 @@ void proxy_conn_accept(struct proxy_server *srv, int fd, const struct sockaddr *
     }
     srv->conns = c;
     srv->nconns++;
-    if (c->id == NULL || c->c == NULL || c->ev_kick == NULL) {
+    if (c->c == NULL || c->ev_kick == NULL || c->ev_hdr == NULL) {
         proxy_conn_free(c);
         return;
     }
@@ -2150,6 +2269,8 @@ void proxy_conn_accept(struct proxy_server *srv, int fd, const struct sockaddr *
     tv.tv_usec = (long)(ms % 1000) * 1000;
     bufferevent_set_timeouts(c->c, &tv, NULL);
     bufferevent_enable(c->c, EV_READ | EV_WRITE);
+    arm_header_timer(c);
+    client_cap(c);
 }
 
 void proxy_conn_policy_changed(struct proxy_conn *c)

@@ -278,76 +278,6 @@ static bool parse_pid(const char *s, pid_t *pid)
     return true;
 }
 
-static bool holds_inode(pid_t pid, const char *want, size_t wlen)
-{
-    char dir[64];
-    DIR *d;
-    struct dirent *e;
-    bool found = false;
-
-    snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
-    d = opendir(dir);
-    if (d == NULL) {
-        return false;
-    }
-    while (!found && (e = readdir(d)) != NULL) {
-        char p[320];
-        char target[64];
-        ssize_t n;
-
-        if (e->d_name[0] == '.') {
-            continue;
-        }
-        snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-        n = readlink(p, target, sizeof(target));
-        found = n == (ssize_t)wlen && memcmp(target, want, wlen) == 0;
-    }
-    closedir(d);
-    return found;
-}
-
-/* Every process holding the socket, in '*owners' (new array, caller frees).
- * Returns the count, or SIZE_MAX when the list could not be completed (more
- * than MAX_OWNERS holders, no memory, /proc unreadable): never a subset. */
-static size_t find_owners(pid_t self, unsigned long inode, pid_t **owners)
-{
-    char want[48];
-    size_t wlen;
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    size_t n = 0;
-    size_t cap = 0;
-    pid_t *v = NULL;
-
-    *owners = NULL;
-    if (d == NULL) {
-        return SIZE_MAX;
-    }
-    snprintf(want, sizeof(want), "socket:[%lu]", inode);
-    wlen = strlen(want);
-    while ((e = readdir(d)) != NULL) {
-        pid_t pid;
-        if (!parse_pid(e->d_name, &pid) || pid == self || !holds_inode(pid, want, wlen)) {
-            continue;
-        }
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 8;
-            pid_t *nv = ncap <= MAX_OWNERS ? pv_realloc(v, ncap * sizeof(*nv)) : NULL;
-            if (nv == NULL) {
-                free(v);
-                closedir(d);
-                return SIZE_MAX;
-            }
-            v = nv;
-            cap = ncap;
-        }
-        v[n++] = pid;
-    }
-    closedir(d);
-    *owners = v;
-    return n;
-}
-
 /* The parent of 'pid' from /proc/PID/stat (field 4, after the comm). */
 static bool parent_of(pid_t pid, pid_t *ppid)
 {
@@ -609,65 +539,208 @@ static struct proxy_identity *identity_new(void)
     return id;
 }
 
-struct proxy_identity *proxy_ident_lookup(struct proxy_ident_cache *c,
-                                          const struct sockaddr *peer,
-                                          const struct sockaddr *local)
+/* The socket inode of a query, 0 when the peer is no local TCP socket. */
+static unsigned long query_inode(struct proxy_ident_cache *c, const struct proxy_ident_query *q)
 {
-    struct proxy_identity *id = identity_new();
-    unsigned long inode;
-    pid_t *owners = NULL;
-    size_t n;
+    const struct sockaddr *peer = (const struct sockaddr *)&q->peer;
+    const struct sockaddr *local = (const struct sockaddr *)&q->local;
+    unsigned long inode = inode_netlink(c, peer, local);
 
-    if (id == NULL) {
-        return NULL;
-    }
-    inode = inode_netlink(c, peer, local);
     if (inode == 0) {
         inode = inode_procfs(peer->sa_family == AF_INET6 ? "/proc/net/tcp6" : "/proc/net/tcp",
                              peer, local);
     }
-    if (inode == 0) {
-        return id; /* not a local process (or gone): unknown */
+    return inode;
+}
+
+struct holders {
+    unsigned long inode;
+    size_t idx;   /* query index */
+    pid_t *pids;  /* new array */
+    size_t n;
+    size_t cap;
+    bool overflow; /* more than MAX_OWNERS, or no memory: never a subset */
+};
+
+static int cmp_holders(const void *a, const void *b)
+{
+    const struct holders *x = a;
+    const struct holders *y = b;
+
+    return x->inode < y->inode ? -1 : x->inode > y->inode ? 1 : 0;
+}
+
+static void holders_add(struct holders *h, pid_t pid)
+{
+    if (h->overflow) {
+        return;
     }
-    n = find_owners(c->self, inode, &owners);
-    if (n == SIZE_MAX) {
+    if (h->n == h->cap) {
+        size_t ncap = h->cap ? h->cap * 2 : 8;
+        pid_t *nv = ncap <= MAX_OWNERS ? pv_realloc(h->pids, ncap * sizeof(*nv)) : NULL;
+        if (nv == NULL) {
+            h->overflow = true;
+            return;
+        }
+        h->pids = nv;
+        h->cap = ncap;
+    }
+    h->pids[h->n++] = pid;
+}
+
+/* One pass over /proc/PID/fd for every wanted inode ('hs' sorted by inode):
+ * each process is read once however many connections wait. False when /proc
+ * cannot be read. */
+static bool scan_holders(pid_t self, struct holders *hs, size_t n)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+
+    if (d == NULL) {
+        return false;
+    }
+    while ((e = readdir(d)) != NULL) {
+        char dir[64];
+        DIR *fd_dir;
+        struct dirent *f;
+        pid_t pid;
+
+        if (!parse_pid(e->d_name, &pid) || pid == self) {
+            continue;
+        }
+        snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+        fd_dir = opendir(dir);
+        if (fd_dir == NULL) {
+            continue;
+        }
+        while ((f = readdir(fd_dir)) != NULL) {
+            char p[320];
+            char target[64];
+            ssize_t tl;
+            uint64_t ino;
+            struct holders key;
+            struct holders *h;
+
+            if (f->d_name[0] == '.') {
+                continue;
+            }
+            snprintf(p, sizeof(p), "%s/%s", dir, f->d_name);
+            tl = readlink(p, target, sizeof(target));
+            if (tl < 10 || tl >= (ssize_t)sizeof(target) || memcmp(target, "socket:[", 8) != 0 ||
+                target[tl - 1] != ']' ||
+                !pv_ok(pv_parse_u64(target + 8, (size_t)tl - 9, UINT64_MAX, &ino))) {
+                continue;
+            }
+            key.inode = (unsigned long)ino;
+            h = bsearch(&key, hs, n, sizeof(*hs), cmp_holders);
+            if (h == NULL) {
+                continue;
+            }
+            /* several queries may name one inode: add to each */
+            while (h > hs && h[-1].inode == key.inode) {
+                h--;
+            }
+            for (; h < hs + n && h->inode == key.inode; h++) {
+                holders_add(h, pid);
+            }
+        }
+        closedir(fd_dir);
+    }
+    closedir(d);
+    return true;
+}
+
+/* The identity of one socket from its complete holder list. */
+static struct proxy_identity *identity_of_holders(struct proxy_ident_cache *c, struct holders *h)
+{
+    struct proxy_identity *id = identity_new();
+
+    if (id == NULL) {
+        return NULL;
+    }
+    if (h->overflow) {
         snprintf(id->deny, sizeof(id->deny),
                  "ambiguous shared socket ownership: the holders of inode %lu could not all be "
                  "compared",
-                 inode);
+                 h->inode);
         return id;
     }
-    if (n == 0) {
-        free(owners);
-        return id;
+    if (h->n == 0) {
+        return id; /* gone, or not a local process: unknown */
     }
     /* lowest pid first, as the reference */
-    for (size_t i = 1; i < n; i++) {
-        for (size_t j = i; j > 0 && owners[j] < owners[j - 1]; j--) {
-            pid_t t = owners[j];
-            owners[j] = owners[j - 1];
-            owners[j - 1] = t;
+    for (size_t i = 1; i < h->n; i++) {
+        for (size_t j = i; j > 0 && h->pids[j] < h->pids[j - 1]; j--) {
+            pid_t t = h->pids[j];
+            h->pids[j] = h->pids[j - 1];
+            h->pids[j - 1] = t;
         }
     }
-    identify_pid(c, owners[0], id);
-    for (size_t i = 1; i < n && id->deny[0] == '\0'; i++) {
+    identify_pid(c, h->pids[0], id);
+    for (size_t i = 1; i < h->n && id->deny[0] == '\0'; i++) {
         struct proxy_identity *other = identity_new();
         bool same;
         if (other == NULL) {
-            free(owners);
             proxy_identity_unref(id);
             return NULL;
         }
-        identify_pid(c, owners[i], other);
+        identify_pid(c, h->pids[i], other);
         same = same_identity(id, other);
         proxy_identity_unref(other);
         if (!same) {
             snprintf(id->deny, sizeof(id->deny),
                      "ambiguous shared socket ownership: inode %lu is held by PIDs [%d, %d] "
                      "with different policy identities",
-                     inode, (int)owners[0], (int)owners[i]);
+                     h->inode, (int)h->pids[0], (int)h->pids[i]);
         }
     }
-    free(owners);
     return id;
+}
+
+void proxy_ident_lookup_batch(struct proxy_ident_cache *c, struct proxy_ident_query *q, size_t n)
+{
+    struct holders *hs = pv_calloc(n ? n : 1, sizeof(*hs));
+    size_t nh = 0;
+    bool scanned;
+
+    for (size_t i = 0; i < n; i++) {
+        q[i].id = NULL;
+    }
+    if (hs == NULL) {
+        return; /* every id NULL: the caller refuses the connections */
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned long inode = query_inode(c, &q[i]);
+        if (inode == 0) {
+            q[i].id = identity_new(); /* not a local process (or gone): unknown */
+            continue;
+        }
+        hs[nh].inode = inode;
+        hs[nh].idx = i;
+        nh++;
+    }
+    qsort(hs, nh, sizeof(*hs), cmp_holders);
+    scanned = nh == 0 || scan_holders(c->self, hs, nh);
+    for (size_t k = 0; k < nh; k++) {
+        hs[k].overflow = hs[k].overflow || !scanned;
+        q[hs[k].idx].id = identity_of_holders(c, &hs[k]);
+        free(hs[k].pids);
+    }
+    free(hs);
+}
+
+struct proxy_identity *proxy_ident_lookup(struct proxy_ident_cache *c,
+                                          const struct sockaddr *peer,
+                                          const struct sockaddr *local)
+{
+    struct proxy_ident_query q;
+
+    memset(&q, 0, sizeof(q));
+    memcpy(&q.peer, peer,
+           peer->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+    memcpy(&q.local, local,
+           local->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                        : sizeof(struct sockaddr_in));
+    proxy_ident_lookup_batch(c, &q, 1);
+    return q.id;
 }

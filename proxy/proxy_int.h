@@ -134,7 +134,7 @@ struct proxy_server {
     struct proxy_decide_opts opts;
     struct proxy_policy *policy; /* current version (one reference) */
     uint64_t generation;
-    struct proxy_ident_cache *ident;
+    struct proxy_idq *idq;    /* identity lookups (worker thread) */
     struct proxy_tls *tls;
     struct proxy_log *log;
     struct proxy_conn *conns; /* doubly linked list of live connections */
@@ -211,6 +211,8 @@ struct proxy_conn {
     uint16_t u_port;
     bool dead;                /* closed; freed by the reaper */
     bool c_eof;               /* the client shut its write side */
+    struct proxy_idq_job *idjob; /* identity lookup in flight */
+    struct event *ev_hdr;     /* header timeout: a complete head within the limit */
     bool linger;              /* CLOSING ends with a lingering close */
     unsigned nreq;            /* requests served on this connection */
     char u_err[160];          /* upstream TLS failure, reported on the next request */
@@ -244,7 +246,30 @@ struct proxy_conn {
     bool splice_pending;      /* start splicing once the 200 is flushed */
 };
 
+/* ===========================================================================
+ * Identity off the loop (proxy_idq.c)
+ * ========================================================================= */
+
+struct proxy_idq;
+struct proxy_idq_job;
+
+/* Start the worker; it owns 'cache' (steals, also on failure). New; NULL on
+ * failure. */
+struct proxy_idq *proxy_idq_new(struct event_base *base, struct proxy_ident_cache *cache);
+/* Stop and join the worker; pending jobs are dropped. NULL is a no-op. */
+void proxy_idq_free(struct proxy_idq *q);
+/* Identify the socket (peer, local) of 'c' (borrowed): proxy_conn_identified
+ * runs later on the loop, unless proxy_idq_cancel() ran first. The job is
+ * owned by the queue. NULL on allocation failure. */
+struct proxy_idq_job *proxy_idq_submit(struct proxy_idq *q, struct proxy_conn *c,
+                                       const struct sockaddr_storage *peer,
+                                       const struct sockaddr_storage *local);
+/* The connection is going away: its result will be dropped. */
+void proxy_idq_cancel(struct proxy_idq_job *j);
+
 /* proxy_conn.c */
+/* The identity of 'c' is known ('id' stolen; NULL = no memory: refused). */
+void proxy_conn_identified(struct proxy_conn *c, struct proxy_identity *id);
 void proxy_conn_accept(struct proxy_server *srv, int fd, const struct sockaddr *sa, int salen);
 void proxy_conn_free(struct proxy_conn *c);
 /* After a reload: close what the new policy no longer allows. */
