@@ -2010,8 +2010,10 @@ static bool client_half_closed(struct proxy_conn *c)
         complete = c->req_done || evbuffer_get_length(bufferevent_get_input(c->c)) > 0;
         break;
     case PROXY_ST_CLOSING:
+        complete = true; /* the last response is being flushed */
+        break;
     case PROXY_ST_LINGER:
-        complete = true;
+        complete = false; /* the peer saw our close: done */
         break;
     case PROXY_ST_HEAD:
         /* a complete head waiting for its identity goes on */
@@ -2209,8 +2211,9 @@ static void client_cap(struct proxy_conn *c)
     }
     /* the list is newest first: the last waiting match is the oldest */
     for (struct proxy_conn *o = srv->conns; o != NULL; o = o->next) {
-        if (!same_addr(&o->peer, &c->peer)) {
-            continue;
+        if (o->state == PROXY_ST_LINGER || o->state == PROXY_ST_CLOSING ||
+            !same_addr(&o->peer, &c->peer)) {
+            continue; /* closing connections do not count */
         }
         same++;
         if (o != c && o->state == PROXY_ST_HEAD && o->idjob == NULL) {

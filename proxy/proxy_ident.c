@@ -604,17 +604,21 @@ static bool scan_holders(pid_t self, struct holders *hs, size_t n)
         DIR *fd_dir;
         struct dirent *f;
         pid_t pid;
+        int dfd;
 
         if (!parse_pid(e->d_name, &pid) || pid == self) {
             continue;
         }
-        snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
-        fd_dir = opendir(dir);
+        snprintf(dir, sizeof(dir), "%d/fd", (int)pid);
+        dfd = openat(dirfd(d), dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        fd_dir = dfd >= 0 ? fdopendir(dfd) : NULL;
         if (fd_dir == NULL) {
+            if (dfd >= 0) {
+                close(dfd);
+            }
             continue;
         }
         while ((f = readdir(fd_dir)) != NULL) {
-            char p[320];
             char target[64];
             ssize_t tl;
             uint64_t ino;
@@ -624,8 +628,8 @@ static bool scan_holders(pid_t self, struct holders *hs, size_t n)
             if (f->d_name[0] == '.') {
                 continue;
             }
-            snprintf(p, sizeof(p), "%s/%s", dir, f->d_name);
-            tl = readlink(p, target, sizeof(target));
+            /* relative to the open fd directory: no path walk per entry */
+            tl = readlinkat(dfd, f->d_name, target, sizeof(target));
             if (tl < 10 || tl >= (ssize_t)sizeof(target) || memcmp(target, "socket:[", 8) != 0 ||
                 target[tl - 1] != ']' ||
                 !pv_ok(pv_parse_u64(target + 8, (size_t)tl - 9, UINT64_MAX, &ino))) {
@@ -650,23 +654,82 @@ static bool scan_holders(pid_t self, struct holders *hs, size_t n)
     return true;
 }
 
-/* The identity of one socket from its complete holder list. */
-static struct proxy_identity *identity_of_holders(struct proxy_ident_cache *c, struct holders *h)
+/* Identities computed during one batch, by pid (one instant: a process seen
+ * twice in a batch is the same process). */
+struct memo {
+    pid_t pid[64];
+    struct proxy_identity *id[64];
+    size_t n;
+};
+
+/* The identity of 'pid' (new reference), from the memo when already known. */
+static struct proxy_identity *identity_for_pid(struct proxy_ident_cache *c, struct memo *m,
+                                               pid_t pid)
+{
+    struct proxy_identity *id;
+
+    for (size_t i = 0; i < m->n; i++) {
+        if (m->pid[i] == pid) {
+            return proxy_identity_ref(m->id[i]);
+        }
+    }
+    id = identity_new();
+    if (id == NULL) {
+        return NULL;
+    }
+    identify_pid(c, pid, id);
+    if (m->n < PV_ARRAY_LEN(m->pid)) {
+        m->pid[m->n] = pid;
+        m->id[m->n++] = proxy_identity_ref(id);
+    }
+    return id;
+}
+
+static void memo_clear(struct memo *m)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        proxy_identity_unref(m->id[i]);
+    }
+    m->n = 0;
+}
+
+/* A copy of 'a' that can be changed (new reference). */
+static struct proxy_identity *identity_dup(const struct proxy_identity *a)
 {
     struct proxy_identity *id = identity_new();
 
     if (id == NULL) {
         return NULL;
     }
-    if (h->overflow) {
-        snprintf(id->deny, sizeof(id->deny),
-                 "ambiguous shared socket ownership: the holders of inode %lu could not all be "
-                 "compared",
-                 h->inode);
-        return id;
+    id->pid = a->pid;
+    id->known = a->known;
+    memcpy(id->deny, a->deny, sizeof(id->deny));
+    for (size_t i = 0; i < a->n; i++) {
+        id->path[i] = pv_strdup(a->path[i]);
+        if (id->path[i] == NULL) {
+            proxy_identity_unref(id);
+            return NULL;
+        }
+        id->n = i + 1;
     }
-    if (h->n == 0) {
-        return id; /* gone, or not a local process: unknown */
+    return id;
+}
+
+/* The identity of one socket from its complete holder list. */
+static struct proxy_identity *identity_of_holders(struct proxy_ident_cache *c, struct memo *m,
+                                                  struct holders *h)
+{
+    struct proxy_identity *id;
+
+    if (h->overflow || h->n == 0) {
+        id = identity_new();
+        if (id != NULL && h->overflow) {
+            snprintf(id->deny, sizeof(id->deny),
+                     "ambiguous shared socket ownership: the holders of inode %lu could not "
+                     "all be compared",
+                     h->inode);
+        }
+        return id; /* n == 0: gone, or not a local process: unknown */
     }
     /* lowest pid first, as the reference */
     for (size_t i = 1; i < h->n; i++) {
@@ -676,23 +739,31 @@ static struct proxy_identity *identity_of_holders(struct proxy_ident_cache *c, s
             h->pids[j - 1] = t;
         }
     }
-    identify_pid(c, h->pids[0], id);
-    for (size_t i = 1; i < h->n && id->deny[0] == '\0'; i++) {
-        struct proxy_identity *other = identity_new();
+    id = identity_for_pid(c, m, h->pids[0]);
+    for (size_t i = 1; id != NULL && i < h->n && id->deny[0] == '\0'; i++) {
+        struct proxy_identity *other = identity_for_pid(c, m, h->pids[i]);
+        struct proxy_identity *amb;
         bool same;
         if (other == NULL) {
             proxy_identity_unref(id);
             return NULL;
         }
-        identify_pid(c, h->pids[i], other);
         same = same_identity(id, other);
         proxy_identity_unref(other);
-        if (!same) {
-            snprintf(id->deny, sizeof(id->deny),
-                     "ambiguous shared socket ownership: inode %lu is held by PIDs [%d, %d] "
-                     "with different policy identities",
-                     h->inode, (int)h->pids[0], (int)h->pids[i]);
+        if (same) {
+            continue;
         }
+        /* the memo's identity is shared: the denial goes on a copy */
+        amb = identity_dup(id);
+        proxy_identity_unref(id);
+        if (amb == NULL) {
+            return NULL;
+        }
+        snprintf(amb->deny, sizeof(amb->deny),
+                 "ambiguous shared socket ownership: inode %lu is held by PIDs [%d, %d] "
+                 "with different policy identities",
+                 h->inode, (int)h->pids[0], (int)h->pids[i]);
+        id = amb;
     }
     return id;
 }
@@ -702,6 +773,9 @@ void proxy_ident_lookup_batch(struct proxy_ident_cache *c, struct proxy_ident_qu
     struct holders *hs = pv_calloc(n ? n : 1, sizeof(*hs));
     size_t nh = 0;
     bool scanned;
+    struct memo m;
+
+    m.n = 0;
 
     for (size_t i = 0; i < n; i++) {
         q[i].id = NULL;
@@ -723,9 +797,10 @@ void proxy_ident_lookup_batch(struct proxy_ident_cache *c, struct proxy_ident_qu
     scanned = nh == 0 || scan_holders(c->self, hs, nh);
     for (size_t k = 0; k < nh; k++) {
         hs[k].overflow = hs[k].overflow || !scanned;
-        q[hs[k].idx].id = identity_of_holders(c, &hs[k]);
+        q[hs[k].idx].id = identity_of_holders(c, &m, &hs[k]);
         free(hs[k].pids);
     }
+    memo_clear(&m);
     free(hs);
 }
 
