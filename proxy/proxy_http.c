@@ -19,7 +19,7 @@
 #include <strings.h>
 
 #include "common/pv_text.h"
-#include "proxy/proxy.h"
+#include "proxy/proxy_int.h"
 
 /* ---------------------------------------------------------------------------
  * Character classes

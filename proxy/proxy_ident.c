@@ -33,7 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "proxy/proxy.h"
+#include "proxy/proxy_int.h"
 
 /* Owners compared per socket. Every owner is compared; a socket held by more
  * processes than this is denied as ambiguous rather than partly checked. */

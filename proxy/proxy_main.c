@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/pv.h"
 #include "common/pv_log.h"
 #include "proxy/proxy.h"
 

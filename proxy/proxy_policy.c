@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy/proxy.h"
+#include "proxy/proxy_int.h"
 
 struct proxy_policy {
     unsigned refs;

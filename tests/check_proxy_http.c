@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy/proxy.h"
+#include "proxy/proxy_int.h"
 
 #define OK PROXY_HEAD_OK
 #define BAD PROXY_HEAD_BAD
