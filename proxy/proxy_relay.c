@@ -609,7 +609,7 @@ static void body_error(struct proxy_conn *c, const char *why)
 {
     char detail[160];
 
-    snprintf(detail, sizeof(detail), "malformed chunked request body: %s", why);
+    snprintf(detail, sizeof(detail), "malformed request body: %s", why);
     if (c->resp_started) {
         /* the response is already flowing: no reply can be framed any more */
         proxy_log_note(c->srv->log, "%s:%u: %s, connection closed", c->host, (unsigned)c->port,

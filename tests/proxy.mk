@@ -28,8 +28,10 @@ tests_check_proxy_ident_CFLAGS = $(PROXY_TEST_CFLAGS)
 tests_check_proxy_ident_LDADD = $(PROXY_TEST_LIBS)
 
 # helpers for the e2e scripts (built by make check, not tests themselves)
-check_PROGRAMS += tests/e2e/proxy_upstream tests/e2e/proxy_diff tests/e2e/proxy_rawc
+check_PROGRAMS += tests/e2e/proxy_upstream tests/e2e/proxy_diff tests/e2e/proxy_rawc \
+	tests/e2e/proxy_framing
 tests_e2e_proxy_rawc_SOURCES = tests/e2e/proxy_rawc.c
+tests_e2e_proxy_framing_SOURCES = tests/e2e/proxy_framing.c
 tests_e2e_proxy_upstream_SOURCES = tests/e2e/proxy_upstream.c
 tests_e2e_proxy_upstream_CFLAGS = $(PROXY_TEST_CFLAGS)
 tests_e2e_proxy_upstream_LDADD = common/libcommon.la $(OPENSSL_LIBS) $(LIBEVENT_LIBS)
@@ -40,6 +42,6 @@ tests_e2e_proxy_diff_LDADD = $(MODEL_LIBS)
 PROXY_E2E = tests/e2e/proxy_forward.sh tests/e2e/proxy_connect.sh \
 	tests/e2e/proxy_identity.sh tests/e2e/proxy_ssrf.sh tests/e2e/proxy_tls.sh \
 	tests/e2e/proxy_reload.sh tests/e2e/proxy_diff.sh tests/e2e/proxy_smuggle.sh \
-	tests/e2e/proxy_flood.sh
+	tests/e2e/proxy_flood.sh tests/e2e/proxy_framing.sh
 TESTS += $(PROXY_E2E)
 EXTRA_DIST += $(PROXY_E2E) tests/e2e/proxy_lib.sh
