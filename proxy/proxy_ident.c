@@ -55,6 +55,7 @@ struct proxy_ident_cache {
     size_t npins;
     size_t cap;
     int nl; /* netlink sock_diag socket, -1 when unavailable */
+    uint32_t nl_seq;
     pid_t self;
 };
 
@@ -131,6 +132,7 @@ static unsigned long inode_netlink(struct proxy_ident_cache *c, const struct soc
     req.nlh.nlmsg_len = sizeof(req);
     req.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
     req.nlh.nlmsg_flags = NLM_F_REQUEST;
+    req.nlh.nlmsg_seq = ++c->nl_seq;
     req.r.sdiag_family = (uint8_t)peer->sa_family;
     req.r.sdiag_protocol = IPPROTO_TCP;
     req.r.idiag_states = ~0u;
@@ -167,14 +169,16 @@ static unsigned long inode_netlink(struct proxy_ident_cache *c, const struct soc
         struct inet_diag_msg m;
 
         memcpy(&h, resp.buf + off, sizeof(h));
-        if (h.nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+        if (h.nlmsg_type != SOCK_DIAG_BY_FAMILY || h.nlmsg_seq != req.nlh.nlmsg_seq ||
             h.nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg)) ||
             h.nlmsg_len > (size_t)n - off) {
-            return 0;
+            return 0; /* an error, or an answer to another question: use /proc */
         }
         memcpy(&m, resp.buf + off + NLMSG_HDRLEN, sizeof(m));
         if (m.id.idiag_sport == req.r.id.idiag_sport &&
-            m.id.idiag_dport == req.r.id.idiag_dport) {
+            m.id.idiag_dport == req.r.id.idiag_dport &&
+            memcmp(m.id.idiag_src, req.r.id.idiag_src, sizeof(m.id.idiag_src)) == 0 &&
+            memcmp(m.id.idiag_dst, req.r.id.idiag_dst, sizeof(m.id.idiag_dst)) == 0) {
             return m.idiag_inode;
         }
         off += NLMSG_ALIGN(h.nlmsg_len);
