@@ -523,7 +523,10 @@ static void process_head(struct proxy_conn *c)
             c->idjob = proxy_idq_submit(c->srv->idq, c, &c->peer, &c->local);
             if (c->idjob == NULL) {
                 proxy_conn_outcome(c, PROXY_OUT_INTERNAL, NULL, "out of memory", NULL);
+                return;
             }
+            /* nothing more is read until the request is decided */
+            bufferevent_disable(c->c, EV_READ);
         }
         return;
     }
@@ -611,6 +614,7 @@ void proxy_conn_identified(struct proxy_conn *c, struct proxy_identity *id)
         return;
     }
     c->id = id;
+    bufferevent_enable(c->c, EV_READ);
     process_head(c);
 }
 
