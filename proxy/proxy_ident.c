@@ -592,24 +592,46 @@ static void holders_add(struct holders *h, pid_t pid)
     h->pids[h->n++] = pid;
 }
 
+/* A read of a process's fd table failed with 'err'. Gone processes hold
+ * nothing; processes the proxy may not inspect (EACCES/EPERM: outside its
+ * ptrace authority, such as a parent namespace's init) are not holders it
+ * can see, a documented deployment requirement (docs/security.md); any
+ * other failure on a live process leaves the holder lists incomplete. */
+static bool read_failed(DIR *proc, const char *pid_name, int err)
+{
+    if (err == ENOENT || err == ESRCH || err == EACCES || err == EPERM) {
+        return false;
+    }
+    return faccessat(dirfd(proc), pid_name, F_OK, 0) == 0;
+}
+
 /* One pass over /proc/PID/fd for every wanted inode ('hs' sorted by inode):
- * each process is read once however many connections wait. False when /proc
- * cannot be read. */
+ * each process is read once however many connections wait. False when the
+ * pass is incomplete (/proc unreadable, or a read error on a live process,
+ * see read_failed): a holder may be missing, so every list of the batch is
+ * treated as incomplete (deny). */
 static bool scan_holders(pid_t self, struct holders *hs, size_t n)
 {
     DIR *d = opendir("/proc");
     struct dirent *e;
+    bool complete = true;
 
     if (d == NULL) {
         return false;
     }
-    while ((e = readdir(d)) != NULL) {
+    for (;;) {
         char dir[64];
         DIR *fd_dir;
         struct dirent *f;
         pid_t pid;
         int dfd;
 
+        errno = 0;
+        e = readdir(d);
+        if (e == NULL) {
+            complete = complete && errno == 0;
+            break;
+        }
         if (!parse_pid(e->d_name, &pid) || pid == self) {
             continue;
         }
@@ -617,23 +639,38 @@ static bool scan_holders(pid_t self, struct holders *hs, size_t n)
         dfd = openat(dirfd(d), dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         fd_dir = dfd >= 0 ? fdopendir(dfd) : NULL;
         if (fd_dir == NULL) {
+            int err = errno;
             if (dfd >= 0) {
                 close(dfd);
             }
+            if (read_failed(d, e->d_name, err)) {
+                complete = false;
+            }
             continue;
         }
-        while ((f = readdir(fd_dir)) != NULL) {
+        for (;;) {
             char target[64];
             ssize_t tl;
             uint64_t ino;
             struct holders key;
             struct holders *h;
 
+            errno = 0;
+            f = readdir(fd_dir);
+            if (f == NULL) {
+                if (errno != 0 && read_failed(d, e->d_name, errno)) {
+                    complete = false;
+                }
+                break;
+            }
             if (f->d_name[0] == '.') {
                 continue;
             }
             /* relative to the open fd directory: no path walk per entry */
             tl = readlinkat(dfd, f->d_name, target, sizeof(target));
+            if (tl < 0 && read_failed(d, e->d_name, errno)) {
+                complete = false;
+            }
             if (tl < 10 || tl >= (ssize_t)sizeof(target) || memcmp(target, "socket:[", 8) != 0 ||
                 target[tl - 1] != ']' ||
                 !pv_ok(pv_parse_u64(target + 8, (size_t)tl - 9, UINT64_MAX, &ino))) {
@@ -655,7 +692,7 @@ static bool scan_holders(pid_t self, struct holders *hs, size_t n)
         closedir(fd_dir);
     }
     closedir(d);
-    return true;
+    return complete;
 }
 
 /* Identities computed during one batch, by pid (one instant: a process seen
