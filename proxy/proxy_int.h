@@ -89,6 +89,25 @@ enum proxy_head_status proxy_http_head_end(const char *buf, size_t len, size_t *
 enum proxy_head_status proxy_http_parse(const char *buf, size_t len, struct proxy_request *req,
                                         const char **why);
 
+#define PROXY_MAX_RESP_HEAD 65536 /* one response head, status line to CRLF CRLF */
+
+/* What the proxy needs from a response head. */
+struct proxy_response {
+    unsigned status;         /* 100-599 */
+    enum proxy_framing framing;
+    uint64_t content_length; /* PROXY_BODY_LENGTH */
+};
+
+/* Validate the response head at the start of 'buf' (the bytes received so
+ * far) as strictly as request heads: status line "HTTP/1.x NNN[ reason]",
+ * CRLF line ends only (no bare CR or LF), no obs-fold, token field names,
+ * no control bytes in values, Transfer-Encoding exactly "chunked" and not
+ * with Content-Length, equal Content-Length values. OK sets '*head_len'
+ * (CRLF CRLF included); INCOMPLETE below PROXY_MAX_RESP_HEAD bytes without
+ * the end; TOOBIG above; BAD with '*why' (static). Pure. */
+enum proxy_head_status proxy_http_response_head(const char *buf, size_t len, size_t *head_len,
+                                                struct proxy_response *r, const char **why);
+
 /* Invariants of a successfully parsed head of 'len' bytes: every span lies
  * inside the head, the method is a token, at most PROXY_MAX_HEADERS fields,
  * the Host index is valid, framing is consistent. For tests and fuzzing. */
@@ -536,6 +555,10 @@ struct proxy_conn {
     bool resp_eof_framed;     /* the response ended at upstream EOF */
     bool resp_started;        /* response bytes reached the client */
     unsigned resp_status;
+    bool resp_head_ok;        /* the final response head passed proxy_http_response_head */
+    bool resp_chunked;        /* its body is chunked: validated by resp_chunk */
+    size_t resp_body_off;     /* where the body starts in the upstream input */
+    struct proxy_chunk resp_chunk;
     struct evbuffer *early;   /* client bytes that arrived with the CONNECT head */
     struct proxy_splice *spl; /* opaque tunnel relayed with splice(2) */
     bool splice_pending;      /* start splicing once the 200 is flushed */

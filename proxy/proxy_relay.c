@@ -482,6 +482,7 @@ void proxy_relay_send_request(struct proxy_conn *c)
     http_parser_init(&c->resp, HTTP_RESPONSE);
     c->resp.data = c;
     c->resp_done = false;
+    c->resp_head_ok = false;
     c->resp_started = false;
     c->resp_eof_framed = false;
     c->resp_status = 0;
@@ -621,6 +622,105 @@ static void body_error(struct proxy_conn *c, const char *why)
     proxy_conn_outcome(c, PROXY_OUT_BODY_BAD, NULL, detail, NULL);
 }
 
+static void null_emit(void *arg, const char *p, size_t n)
+{
+    (void)arg;
+    (void)p;
+    (void)n;
+}
+
+/* A response the proxy cannot frame strictly: it is not relayed further. */
+static void response_error(struct proxy_conn *c, const char *why)
+{
+    char detail[300];
+
+    snprintf(detail, sizeof(detail), "malformed response from %s:%u: %s", c->host,
+             (unsigned)c->port, why);
+    if (c->resp_started) {
+        proxy_log_note(c->srv->log, "%s, connection closed", detail);
+        proxy_server_log_touch(c->srv);
+        proxy_conn_kill(c);
+        return;
+    }
+    proxy_conn_outcome(c, PROXY_OUT_UPSTREAM_FAILED, NULL, detail, NULL);
+}
+
+/* Validate the response heads waiting in 'in' before any of their bytes is
+ * relayed: interim (1xx) heads are relayed as they complete, the final one
+ * fixes how the body is checked. False when the caller must wait or the
+ * connection ended. */
+static bool check_response_head(struct proxy_conn *c, struct evbuffer *in, struct evbuffer *out)
+{
+    while (!c->resp_head_ok) {
+        size_t avail = evbuffer_get_length(in);
+        size_t n = avail < PROXY_MAX_RESP_HEAD ? avail : PROXY_MAX_RESP_HEAD;
+        const char *p = (const char *)evbuffer_pullup(in, (ssize_t)n);
+        size_t hl = 0;
+        const char *why = "";
+        struct proxy_response r;
+        enum proxy_head_status st;
+
+        if (n == 0) {
+            return false;
+        }
+        st = proxy_http_response_head(p, n, &hl, &r, &why);
+        if (st == PROXY_HEAD_INCOMPLETE) {
+            return false;
+        }
+        if (st != PROXY_HEAD_OK) {
+            response_error(c, why);
+            return false;
+        }
+        if (r.status >= 100 && r.status < 200 && r.status != 101) {
+            /* an interim response: relay it now (a client may wait for its 100) */
+            if (http_parser_execute(&c->resp, &resp_settings, p, hl) != hl ||
+                HTTP_PARSER_ERRNO(&c->resp) != HPE_OK) {
+                response_error(c, "interim response");
+                return false;
+            }
+            c->resp_started = true;
+            evbuffer_remove_buffer(in, out, hl);
+            continue;
+        }
+        c->resp_head_ok = true;
+        c->resp_body_off = hl;
+        c->resp_chunked = r.framing == PROXY_BODY_CHUNKED && !c->cur.is_head &&
+                          r.status != 204 && r.status != 304;
+        proxy_chunk_init(&c->resp_chunk);
+    }
+    return true;
+}
+
+/* The chunked body bytes among the 'n' the framer gave this message must
+ * pass the strict decoder too, and both must end at the same byte. */
+static bool check_response_body(struct proxy_conn *c, struct evbuffer *in, size_t n)
+{
+    const char *p;
+    size_t start = c->resp_body_off;
+    size_t used = 0;
+    enum proxy_chunk_status st;
+
+    if (!c->resp_chunked) {
+        return true;
+    }
+    c->resp_body_off = 0; /* the head is relayed with this first batch */
+    if (start >= n) {
+        c->resp_body_off = start - n;
+        return true;
+    }
+    p = (const char *)evbuffer_pullup(in, (ssize_t)n);
+    st = proxy_chunk_feed(&c->resp_chunk, p + start, n - start, &used, null_emit, NULL);
+    if (st == PROXY_CHUNK_BAD) {
+        response_error(c, c->resp_chunk.why);
+        return false;
+    }
+    if ((st == PROXY_CHUNK_DONE) != c->resp_done || used != n - start) {
+        response_error(c, "chunked framing is ambiguous");
+        return false;
+    }
+    return true;
+}
+
 void proxy_relay_pump_resp(struct proxy_conn *c)
 {
     struct evbuffer *in = bufferevent_get_input(c->u);
@@ -628,13 +728,19 @@ void proxy_relay_pump_resp(struct proxy_conn *c)
     ssize_t n;
 
     while (!c->resp_done && evbuffer_get_length(in) > 0) {
+        if (!check_response_head(c, in, out)) {
+            return;
+        }
         n = parse_chunks(&c->resp, &resp_settings, in, &c->resp_done);
         if (n < 0) {
-            proxy_conn_kill(c); /* upstream broke HTTP framing */
+            response_error(c, "framing");
             return;
         }
         if (n == 0) {
             break;
+        }
+        if (!check_response_body(c, in, (size_t)n)) {
+            return;
         }
         c->resp_started = true;
         evbuffer_remove_buffer(in, out, (size_t)n);

@@ -39,6 +39,7 @@ network_policies:
         rules:
           - allow: {method: GET, path: /ok}
           - allow: {method: POST, path: /ok}
+          - allow: {method: GET, path: /resp/*}
     binaries:
       - path: $RAWC
       - path: /usr/bin/openssl
@@ -182,6 +183,22 @@ before=$(slog_count "REQ")
 out=$(send "POST $FW/ok HTTP/1.0\r\n$H\r\n$CH\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
 expect_has "chunked HTTP/1.0: 400" "HTTP/1.1 400" "$out"
 expect_eq "chunked HTTP/1.0: nothing upstream" "$before" "$(slog_count "REQ")"
+
+# --- responses: relayed only when framed unambiguously ------------------------
+# (/resp/NAME answers a canned response; a lenient relay would let the
+# "inject" body pose as the answer to the next request)
+for name in ext-bare-lf head-bare-lf obs-fold te-and-cl data-lf inject; do
+    out=$(send "GET $FW/resp/$name HTTP/1.1\r\n$H\r\n\r\nGET $FW/ok HTTP/1.1\r\n$H\r\nConnection: close\r\n\r\n")
+    expect_has "response $name: not relayed (502)" "HTTP/1.1 502" "$out"
+    expect_not "response $name: no injected response reaches the client" "INJECTED" "$out"
+    expect_not "response $name: no second answer on that connection" "strict: GET /ok" "$out"
+done
+out=$(send "GET $FW/resp/ok-chunked HTTP/1.1\r\n$H\r\n\r\nGET $FW/ok HTTP/1.1\r\n$H\r\nConnection: close\r\n\r\n")
+expect_has "response ok-chunked: relayed" "hello" "$out"
+expect_has "response ok-chunked: keep-alive goes on" "strict: GET /ok" "$out"
+out=$(send "GET $FW/resp/interim HTTP/1.1\r\n$H\r\nConnection: close\r\n\r\n")
+expect_has "interim 100 relayed" "HTTP/1.1 100 Continue" "$out"
+expect_has "final response after an interim one" "interim" "$out"
 
 # --- 2. Host and authority ------------------------------------------------------
 out=$(tunnel_send "$SP" "GET $FW/ok HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n")

@@ -25,6 +25,8 @@
  *   REQ METHOD TARGET host=HOST body=N sha=XXXXXXXX
  *
  * (sha: FNV-1a of the decoded body). FILE gets "PLAIN_PORT TLS_PORT".
+ * Targets /resp/NAME answer a canned response instead (strict_canned): odd
+ * or malformed framing, to check what the proxy relays back.
  * SIGTERM exits 0.
  */
 #include "config.h"
@@ -200,6 +202,26 @@ static char *strict_line(struct evbuffer *in)
     return l;
 }
 
+/* Canned responses: name, bytes. */
+static const char *const strict_canned[][2] = {
+    {"/resp/ext-bare-lf", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                          "5;a\nhello\r\n0\r\n\r\n"},
+    {"/resp/head-bare-lf", "HTTP/1.1 200 OK\nContent-Length: 2\n\nok"},
+    {"/resp/obs-fold", "HTTP/1.1 200 OK\r\nX: a\r\n b\r\nContent-Length: 2\r\n\r\nok"},
+    {"/resp/te-and-cl", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n"
+                        "\r\n0\r\n\r\n"},
+    {"/resp/data-lf", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                      "2\r\nok\n0\r\n\r\n"},
+    /* a lenient client would read a second response out of this body */
+    {"/resp/inject", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                     "2;\n0\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nINJECTED"
+                     "\r\n0\r\n\r\n"},
+    {"/resp/ok-chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                         "5;a=\"b\"\r\nhello\r\n0\r\nX-T: v\r\n\r\n"},
+    {"/resp/interim", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 7\r\n"
+                      "\r\ninterim"},
+};
+
 static void strict_done(struct bufferevent *bev, struct strict_conn *sc)
 {
     struct evbuffer *out = bufferevent_get_output(bev);
@@ -209,6 +231,15 @@ static void strict_done(struct bufferevent *bev, struct strict_conn *sc)
     fprintf(strict_log, "REQ %s %s host=%s body=%llu sha=%08x\n", sc->method, sc->target,
             sc->host, (unsigned long long)sc->body, sc->sha);
     fflush(strict_log);
+    for (size_t i = 0; i < sizeof(strict_canned) / sizeof(strict_canned[0]); i++) {
+        if (strcmp(sc->target, strict_canned[i][0]) == 0) {
+            evbuffer_add(out, strict_canned[i][1], strlen(strict_canned[i][1]));
+            memset(sc, 0, sizeof(*sc));
+            sc->first_line = true;
+            sc->sha = 2166136261u;
+            return;
+        }
+    }
     n = snprintf(body, sizeof(body), "strict: %s %s host=%s body=%llu\n", sc->method,
                  sc->target, sc->host, (unsigned long long)sc->body);
     evbuffer_add_printf(out, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
