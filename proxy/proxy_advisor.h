@@ -20,7 +20,7 @@
 
 #include <jansson.h>
 
-#include "proxy/proxy.h"
+#include "proxy/proxy_int.h"
 
 struct proxy_advisor;
 struct proxy_server;
@@ -30,12 +30,7 @@ struct proxy_conn;
  * Sync and workers (proxy_advisor.c)
  * ========================================================================= */
 
-/* Check the advisor options of 'cfg' (--advisor with --sandbox and
- * --token-file, exclusive with --policy). In advisor mode point
- * cfg->policy_path at 'buf' (DATA_DIR/advisor-policy.yaml, the file each
- * revision is written to before it is loaded; a stale one is removed) and
- * turn the periodic file check off. Returns 0, or -1 after a message. */
-int proxy_advisor_args(struct proxy_config *cfg, char *buf, size_t len);
+/* proxy_advisor_args() is declared in proxy.h (proxy_main.c needs it). */
 
 /* Start advisor mode for 'srv' (reads the token file, starts the threads).
  * New; NULL after a logged message. proxy_advisor_free(NULL) is a no-op. */
@@ -93,7 +88,7 @@ struct proxy_local *proxy_local_new(struct proxy_server *srv, struct proxy_advis
 /* Closes every policy.local client still being served. */
 void proxy_local_free(struct proxy_local *l);
 
-/* proxy_conn.c hands over a forward request to http://policy.local:80 with
+/* proxy_relay.c hands over a forward request to http://policy.local:80 with
  * 'rest' (path and query, as received). In advisor mode the client's
  * bufferevent and socket move to policy.local (c->c and c->cfd become empty)
  * and true is returned: the caller retires 'c'. False in --policy mode. */

@@ -19,7 +19,7 @@
 #include <strings.h>
 
 #include "common/pv_text.h"
-#include "proxy/proxy.h"
+#include "proxy/proxy_int.h"
 
 /* ---------------------------------------------------------------------------
  * Character classes
@@ -363,6 +363,10 @@ static enum proxy_head_status check_fields(const char *buf, struct proxy_request
     if (have_te && have_cl) {
         return bad(why, "both Content-Length and Transfer-Encoding");
     }
+    if (have_te && req->version_minor == 0) {
+        /* RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing */
+        return bad(why, "Transfer-Encoding in an HTTP/1.0 request");
+    }
     if (have_te && (te.count != 1 || !te.chunked)) {
         return bad(why, "Transfer-Encoding must be exactly chunked");
     }
@@ -426,6 +430,112 @@ enum proxy_head_status proxy_http_parse(const char *buf, size_t len, struct prox
         return bad(why, "bytes after the request head");
     }
     return check_fields(buf, req, why);
+}
+
+/* ---------------------------------------------------------------------------
+ * Response heads
+ * ------------------------------------------------------------------------- */
+
+struct resp_scan {
+    struct proxy_response *r;
+    bool cl;
+    bool te;
+    unsigned te_count;
+    bool te_chunked;
+};
+
+enum proxy_head_status proxy_http_response_head(const char *buf, size_t len, size_t *head_len,
+                                                struct proxy_response *r, const char **why)
+{
+    size_t end = 0;
+    struct cursor c;
+    size_t off;
+    size_t llen;
+    struct resp_scan rs;
+
+    memset(r, 0, sizeof(*r));
+    *why = "";
+    /* the end of the head, refusing a bare CR or LF before it */
+    for (size_t i = 0; i < len && end == 0; i++) {
+        if (buf[i] == '\n' && (i == 0 || buf[i - 1] != '\r')) {
+            return bad(why, "bare LF in response head");
+        }
+        if (buf[i] == '\r' && i + 1 < len && buf[i + 1] != '\n') {
+            return bad(why, "bare CR in response head");
+        }
+        if (i >= 3 && memcmp(buf + i - 3, "\r\n\r\n", 4) == 0) {
+            end = i + 1;
+        }
+    }
+    if (end == 0) {
+        if (len >= PROXY_MAX_RESP_HEAD) {
+            *why = "response head too large";
+            return PROXY_HEAD_TOOBIG;
+        }
+        return PROXY_HEAD_INCOMPLETE;
+    }
+    c.buf = buf;
+    c.len = end;
+    c.pos = 0;
+    if (!next_line(&c, &off, &llen) || llen < 12 || memcmp(buf, "HTTP/1.", 7) != 0 ||
+        (buf[7] != '0' && buf[7] != '1') || buf[8] != ' ' || buf[9] < '1' || buf[9] > '5' ||
+        buf[10] < '0' || buf[10] > '9' || buf[11] < '0' || buf[11] > '9' ||
+        (llen > 12 && buf[12] != ' ')) {
+        return bad(why, "malformed status line");
+    }
+    for (size_t i = 13; i < llen; i++) {
+        unsigned char ch = (unsigned char)buf[i];
+        if (ch != '\t' && (ch < 0x20 || ch == 0x7F)) {
+            return bad(why, "control byte in reason phrase");
+        }
+    }
+    r->status = (unsigned)((buf[9] - '0') * 100 + (buf[10] - '0') * 10 + (buf[11] - '0'));
+    memset(&rs, 0, sizeof(rs));
+    rs.r = r;
+    for (;;) {
+        struct proxy_header h;
+        enum proxy_head_status st;
+        const char *n;
+        const char *v;
+
+        if (!next_line(&c, &off, &llen)) {
+            return bad(why, "bare CR or LF in response head");
+        }
+        if (llen == 0) {
+            break;
+        }
+        st = parse_field(buf, off, llen, &h, why);
+        if (st != PROXY_HEAD_OK) {
+            return st;
+        }
+        n = buf + h.name.off;
+        v = buf + h.value.off;
+        if (proxy_http_name_is(n, h.name.len, "content-length")) {
+            uint64_t cl;
+            if (!pv_ok(pv_parse_u64(v, h.value.len, UINT64_C(1) << 62, &cl)) ||
+                (rs.cl && cl != r->content_length)) {
+                return bad(why, "invalid or conflicting Content-Length in response");
+            }
+            rs.cl = true;
+            r->content_length = cl;
+        } else if (proxy_http_name_is(n, h.name.len, "transfer-encoding")) {
+            struct te_scan te = {0, false};
+            rs.te = true;
+            if (h.value.len == 0) {
+                te.count++;
+            }
+            (void)for_each_element(v, h.value.len, te_coding, &te);
+            rs.te_count += te.count;
+            rs.te_chunked = te.chunked;
+        }
+    }
+    if (rs.te && (rs.cl || rs.te_count != 1 || !rs.te_chunked)) {
+        return bad(why, "response Transfer-Encoding must be exactly chunked, without "
+                        "Content-Length");
+    }
+    r->framing = rs.te ? PROXY_BODY_CHUNKED : rs.cl ? PROXY_BODY_LENGTH : PROXY_BODY_NONE;
+    *head_len = end;
+    return PROXY_HEAD_OK;
 }
 
 static bool span_ok(struct proxy_span s, size_t len)
@@ -560,15 +670,13 @@ pv_result proxy_http_parse_uri(const char *t, size_t len, struct proxy_uri *u)
  * Tunnel sniffing
  * ------------------------------------------------------------------------- */
 
-static const char *const http_starts[] = {
-    "GET ", "HEAD ", "POST ", "PUT ", "DELETE ", "PATCH ", "OPTIONS ", "CONNECT ", "TRACE ",
-};
+/* The longest method the sniffer waits for before deciding it is no HTTP. */
+#define SNIFF_MAX_METHOD 20
+
 static const char h2_preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 enum proxy_sniff proxy_http_sniff(const unsigned char *buf, size_t len)
 {
-    bool prefix = false;
-
     if (len == 0) {
         return PROXY_SNIFF_MORE;
     }
@@ -582,21 +690,19 @@ enum proxy_sniff proxy_http_sniff(const unsigned char *buf, size_t len)
         size_t n = sizeof(h2_preface) - 1;
         size_t m = len < n ? len : n;
         if (memcmp(buf, h2_preface, m) == 0) {
-            if (len >= 8) {
-                return PROXY_SNIFF_H2C;
-            }
-            prefix = true;
+            return len >= 8 ? PROXY_SNIFF_H2C : PROXY_SNIFF_MORE;
         }
     }
-    for (size_t i = 0; i < PV_ARRAY_LEN(http_starts); i++) {
-        size_t n = strlen(http_starts[i]);
-        size_t m = len < n ? len : n;
-        if (memcmp(buf, http_starts[i], m) == 0) {
-            if (len >= n) {
-                return PROXY_SNIFF_HTTP;
-            }
-            prefix = true;
+    /* any method token (methods are case-sensitive tokens, RFC 9110 §9.1:
+     * "get" is a method the proxy decides like the forward path does), then
+     * SP; the head validator judges the rest */
+    for (size_t i = 0; i < len; i++) {
+        if (buf[i] == ' ' && i > 0) {
+            return PROXY_SNIFF_HTTP;
+        }
+        if (!is_tchar(buf[i]) || i >= SNIFF_MAX_METHOD) {
+            return PROXY_SNIFF_OTHER;
         }
     }
-    return prefix ? PROXY_SNIFF_MORE : PROXY_SNIFF_OTHER;
+    return PROXY_SNIFF_MORE;
 }

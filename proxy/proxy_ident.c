@@ -33,9 +33,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "proxy/proxy.h"
+#include "proxy/proxy_int.h"
 
-#define MAX_OWNERS 8
+/* Owners compared per socket. Every owner is compared; a socket held by more
+ * processes than this is denied as ambiguous rather than partly checked. */
+#define MAX_OWNERS 4096
 #define MAX_HOPS 64
 
 struct pin {
@@ -53,6 +55,7 @@ struct proxy_ident_cache {
     size_t npins;
     size_t cap;
     int nl; /* netlink sock_diag socket, -1 when unavailable */
+    uint32_t nl_seq;
     pid_t self;
 };
 
@@ -129,6 +132,7 @@ static unsigned long inode_netlink(struct proxy_ident_cache *c, const struct soc
     req.nlh.nlmsg_len = sizeof(req);
     req.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
     req.nlh.nlmsg_flags = NLM_F_REQUEST;
+    req.nlh.nlmsg_seq = ++c->nl_seq;
     req.r.sdiag_family = (uint8_t)peer->sa_family;
     req.r.sdiag_protocol = IPPROTO_TCP;
     req.r.idiag_states = ~0u;
@@ -165,14 +169,16 @@ static unsigned long inode_netlink(struct proxy_ident_cache *c, const struct soc
         struct inet_diag_msg m;
 
         memcpy(&h, resp.buf + off, sizeof(h));
-        if (h.nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+        if (h.nlmsg_type != SOCK_DIAG_BY_FAMILY || h.nlmsg_seq != req.nlh.nlmsg_seq ||
             h.nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg)) ||
             h.nlmsg_len > (size_t)n - off) {
-            return 0;
+            return 0; /* an error, or an answer to another question: use /proc */
         }
         memcpy(&m, resp.buf + off + NLMSG_HDRLEN, sizeof(m));
         if (m.id.idiag_sport == req.r.id.idiag_sport &&
-            m.id.idiag_dport == req.r.id.idiag_dport) {
+            m.id.idiag_dport == req.r.id.idiag_dport &&
+            memcmp(m.id.idiag_src, req.r.id.idiag_src, sizeof(m.id.idiag_src)) == 0 &&
+            memcmp(m.id.idiag_dst, req.r.id.idiag_dst, sizeof(m.id.idiag_dst)) == 0) {
             return m.idiag_inode;
         }
         off += NLMSG_ALIGN(h.nlmsg_len);
@@ -276,63 +282,6 @@ static bool parse_pid(const char *s, pid_t *pid)
     return true;
 }
 
-static bool holds_inode(pid_t pid, const char *want, size_t wlen)
-{
-    char dir[64];
-    DIR *d;
-    struct dirent *e;
-    bool found = false;
-
-    snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
-    d = opendir(dir);
-    if (d == NULL) {
-        return false;
-    }
-    while (!found && (e = readdir(d)) != NULL) {
-        char p[320];
-        char target[64];
-        ssize_t n;
-
-        if (e->d_name[0] == '.') {
-            continue;
-        }
-        snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-        n = readlink(p, target, sizeof(target));
-        found = n == (ssize_t)wlen && memcmp(target, want, wlen) == 0;
-    }
-    closedir(d);
-    return found;
-}
-
-static size_t find_owners(pid_t self, unsigned long inode, pid_t *owners, size_t max)
-{
-    char want[48];
-    size_t wlen;
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    size_t n = 0;
-
-    if (d == NULL) {
-        return 0;
-    }
-    snprintf(want, sizeof(want), "socket:[%lu]", inode);
-    wlen = strlen(want);
-    while ((e = readdir(d)) != NULL) {
-        pid_t pid;
-        if (!parse_pid(e->d_name, &pid) || pid == self) {
-            continue;
-        }
-        if (holds_inode(pid, want, wlen)) {
-            if (n < max) {
-                owners[n] = pid;
-            }
-            n++;
-        }
-    }
-    closedir(d);
-    return n < max ? n : max;
-}
-
 /* The parent of 'pid' from /proc/PID/stat (field 4, after the comm). */
 static bool parent_of(pid_t pid, pid_t *ppid)
 {
@@ -381,8 +330,8 @@ static char *exe_of(pid_t pid)
 
     snprintf(p, sizeof(p), "/proc/%d/exe", (int)pid);
     n = readlink(p, buf, sizeof(buf) - 1);
-    if (n <= 0) {
-        return NULL;
+    if (n <= 0 || (size_t)n == sizeof(buf) - 1) {
+        return NULL; /* unreadable, or possibly truncated: a prefix never grants */
     }
     buf[n] = '\0';
     if ((size_t)n > dl && memcmp(buf + n - dl, del, dl) == 0 && access(buf, F_OK) != 0) {
@@ -594,55 +543,320 @@ static struct proxy_identity *identity_new(void)
     return id;
 }
 
-struct proxy_identity *proxy_ident_lookup(struct proxy_ident_cache *c,
-                                          const struct sockaddr *peer,
-                                          const struct sockaddr *local)
+/* The socket inode of a query, 0 when the peer is no local TCP socket. */
+static unsigned long query_inode(struct proxy_ident_cache *c, const struct proxy_ident_query *q)
 {
-    struct proxy_identity *id = identity_new();
-    unsigned long inode;
-    pid_t owners[MAX_OWNERS];
-    size_t n;
+    const struct sockaddr *peer = (const struct sockaddr *)&q->peer;
+    const struct sockaddr *local = (const struct sockaddr *)&q->local;
+    unsigned long inode = inode_netlink(c, peer, local);
 
-    if (id == NULL) {
-        return NULL;
-    }
-    inode = inode_netlink(c, peer, local);
     if (inode == 0) {
         inode = inode_procfs(peer->sa_family == AF_INET6 ? "/proc/net/tcp6" : "/proc/net/tcp",
                              peer, local);
     }
-    if (inode == 0) {
-        return id; /* not a local process (or gone): unknown */
+    return inode;
+}
+
+struct holders {
+    unsigned long inode;
+    size_t idx;   /* query index */
+    pid_t *pids;  /* new array */
+    size_t n;
+    size_t cap;
+    bool overflow; /* more than MAX_OWNERS, or no memory: never a subset */
+};
+
+static int cmp_holders(const void *a, const void *b)
+{
+    const struct holders *x = a;
+    const struct holders *y = b;
+
+    return x->inode < y->inode ? -1 : x->inode > y->inode ? 1 : 0;
+}
+
+static void holders_add(struct holders *h, pid_t pid)
+{
+    if (h->overflow) {
+        return;
     }
-    n = find_owners(c->self, inode, owners, MAX_OWNERS);
-    if (n == 0) {
-        return id;
+    if (h->n == h->cap) {
+        size_t ncap = h->cap ? h->cap * 2 : 8;
+        pid_t *nv = ncap <= MAX_OWNERS ? pv_realloc(h->pids, ncap * sizeof(*nv)) : NULL;
+        if (nv == NULL) {
+            h->overflow = true;
+            return;
+        }
+        h->pids = nv;
+        h->cap = ncap;
     }
-    /* lowest pid first, as the reference */
-    for (size_t i = 1; i < n; i++) {
-        for (size_t j = i; j > 0 && owners[j] < owners[j - 1]; j--) {
-            pid_t t = owners[j];
-            owners[j] = owners[j - 1];
-            owners[j - 1] = t;
+    h->pids[h->n++] = pid;
+}
+
+/* A read of a process's fd table failed with 'err'. Gone processes hold
+ * nothing; processes the proxy may not inspect (EACCES/EPERM: outside its
+ * ptrace authority, such as a parent namespace's init) are not holders it
+ * can see, a documented deployment requirement (docs/security.md); any
+ * other failure on a live process leaves the holder lists incomplete. */
+static bool read_failed(DIR *proc, const char *pid_name, int err)
+{
+    if (err == ENOENT || err == ESRCH || err == EACCES || err == EPERM) {
+        return false;
+    }
+    return faccessat(dirfd(proc), pid_name, F_OK, 0) == 0;
+}
+
+/* One pass over /proc/PID/fd for every wanted inode ('hs' sorted by inode):
+ * each process is read once however many connections wait. False when the
+ * pass is incomplete (/proc unreadable, or a read error on a live process,
+ * see read_failed): a holder may be missing, so every list of the batch is
+ * treated as incomplete (deny). */
+static bool scan_holders(pid_t self, struct holders *hs, size_t n)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    bool complete = true;
+
+    if (d == NULL) {
+        return false;
+    }
+    for (;;) {
+        char dir[64];
+        DIR *fd_dir;
+        struct dirent *f;
+        pid_t pid;
+        int dfd;
+
+        errno = 0;
+        e = readdir(d);
+        if (e == NULL) {
+            complete = complete && errno == 0;
+            break;
+        }
+        if (!parse_pid(e->d_name, &pid) || pid == self) {
+            continue;
+        }
+        snprintf(dir, sizeof(dir), "%d/fd", (int)pid);
+        dfd = openat(dirfd(d), dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        fd_dir = dfd >= 0 ? fdopendir(dfd) : NULL;
+        if (fd_dir == NULL) {
+            int err = errno;
+            if (dfd >= 0) {
+                close(dfd);
+            }
+            if (read_failed(d, e->d_name, err)) {
+                complete = false;
+            }
+            continue;
+        }
+        for (;;) {
+            char target[64];
+            ssize_t tl;
+            uint64_t ino;
+            struct holders key;
+            struct holders *h;
+
+            errno = 0;
+            f = readdir(fd_dir);
+            if (f == NULL) {
+                if (errno != 0 && read_failed(d, e->d_name, errno)) {
+                    complete = false;
+                }
+                break;
+            }
+            if (f->d_name[0] == '.') {
+                continue;
+            }
+            /* relative to the open fd directory: no path walk per entry */
+            tl = readlinkat(dfd, f->d_name, target, sizeof(target));
+            if (tl < 0 && read_failed(d, e->d_name, errno)) {
+                complete = false;
+            }
+            if (tl < 10 || tl >= (ssize_t)sizeof(target) || memcmp(target, "socket:[", 8) != 0 ||
+                target[tl - 1] != ']' ||
+                !pv_ok(pv_parse_u64(target + 8, (size_t)tl - 9, UINT64_MAX, &ino))) {
+                continue;
+            }
+            key.inode = (unsigned long)ino;
+            h = bsearch(&key, hs, n, sizeof(*hs), cmp_holders);
+            if (h == NULL) {
+                continue;
+            }
+            /* several queries may name one inode: add to each */
+            while (h > hs && h[-1].inode == key.inode) {
+                h--;
+            }
+            for (; h < hs + n && h->inode == key.inode; h++) {
+                holders_add(h, pid);
+            }
+        }
+        closedir(fd_dir);
+    }
+    closedir(d);
+    return complete;
+}
+
+/* Identities computed during one batch, by pid (one instant: a process seen
+ * twice in a batch is the same process). */
+struct memo {
+    pid_t pid[64];
+    struct proxy_identity *id[64];
+    size_t n;
+};
+
+/* The identity of 'pid' (new reference), from the memo when already known. */
+static struct proxy_identity *identity_for_pid(struct proxy_ident_cache *c, struct memo *m,
+                                               pid_t pid)
+{
+    struct proxy_identity *id;
+
+    for (size_t i = 0; i < m->n; i++) {
+        if (m->pid[i] == pid) {
+            return proxy_identity_ref(m->id[i]);
         }
     }
-    identify_pid(c, owners[0], id);
-    for (size_t i = 1; i < n && id->deny[0] == '\0'; i++) {
-        struct proxy_identity *other = identity_new();
+    id = identity_new();
+    if (id == NULL) {
+        return NULL;
+    }
+    identify_pid(c, pid, id);
+    if (m->n < PV_ARRAY_LEN(m->pid)) {
+        m->pid[m->n] = pid;
+        m->id[m->n++] = proxy_identity_ref(id);
+    }
+    return id;
+}
+
+static void memo_clear(struct memo *m)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        proxy_identity_unref(m->id[i]);
+    }
+    m->n = 0;
+}
+
+/* A copy of 'a' that can be changed (new reference). */
+static struct proxy_identity *identity_dup(const struct proxy_identity *a)
+{
+    struct proxy_identity *id = identity_new();
+
+    if (id == NULL) {
+        return NULL;
+    }
+    id->pid = a->pid;
+    id->known = a->known;
+    memcpy(id->deny, a->deny, sizeof(id->deny));
+    for (size_t i = 0; i < a->n; i++) {
+        id->path[i] = pv_strdup(a->path[i]);
+        if (id->path[i] == NULL) {
+            proxy_identity_unref(id);
+            return NULL;
+        }
+        id->n = i + 1;
+    }
+    return id;
+}
+
+/* The identity of one socket from its complete holder list. */
+static struct proxy_identity *identity_of_holders(struct proxy_ident_cache *c, struct memo *m,
+                                                  struct holders *h)
+{
+    struct proxy_identity *id;
+
+    if (h->overflow || h->n == 0) {
+        id = identity_new();
+        if (id != NULL && h->overflow) {
+            snprintf(id->deny, sizeof(id->deny),
+                     "ambiguous shared socket ownership: the holders of inode %lu could not "
+                     "all be compared",
+                     h->inode);
+        }
+        return id; /* n == 0: gone, or not a local process: unknown */
+    }
+    /* lowest pid first, as the reference */
+    for (size_t i = 1; i < h->n; i++) {
+        for (size_t j = i; j > 0 && h->pids[j] < h->pids[j - 1]; j--) {
+            pid_t t = h->pids[j];
+            h->pids[j] = h->pids[j - 1];
+            h->pids[j - 1] = t;
+        }
+    }
+    id = identity_for_pid(c, m, h->pids[0]);
+    for (size_t i = 1; id != NULL && i < h->n && id->deny[0] == '\0'; i++) {
+        struct proxy_identity *other = identity_for_pid(c, m, h->pids[i]);
+        struct proxy_identity *amb;
         bool same;
         if (other == NULL) {
             proxy_identity_unref(id);
             return NULL;
         }
-        identify_pid(c, owners[i], other);
         same = same_identity(id, other);
         proxy_identity_unref(other);
-        if (!same) {
-            snprintf(id->deny, sizeof(id->deny),
-                     "ambiguous shared socket ownership: inode %lu is held by PIDs [%d, %d] "
-                     "with different policy identities",
-                     inode, (int)owners[0], (int)owners[i]);
+        if (same) {
+            continue;
         }
+        /* the memo's identity is shared: the denial goes on a copy */
+        amb = identity_dup(id);
+        proxy_identity_unref(id);
+        if (amb == NULL) {
+            return NULL;
+        }
+        snprintf(amb->deny, sizeof(amb->deny),
+                 "ambiguous shared socket ownership: inode %lu is held by PIDs [%d, %d] "
+                 "with different policy identities",
+                 h->inode, (int)h->pids[0], (int)h->pids[i]);
+        id = amb;
     }
     return id;
+}
+
+void proxy_ident_lookup_batch(struct proxy_ident_cache *c, struct proxy_ident_query *q, size_t n)
+{
+    struct holders *hs = pv_calloc(n ? n : 1, sizeof(*hs));
+    size_t nh = 0;
+    bool scanned;
+    struct memo m;
+
+    m.n = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        q[i].id = NULL;
+    }
+    if (hs == NULL) {
+        return; /* every id NULL: the caller refuses the connections */
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned long inode = query_inode(c, &q[i]);
+        if (inode == 0) {
+            q[i].id = identity_new(); /* not a local process (or gone): unknown */
+            continue;
+        }
+        hs[nh].inode = inode;
+        hs[nh].idx = i;
+        nh++;
+    }
+    qsort(hs, nh, sizeof(*hs), cmp_holders);
+    scanned = nh == 0 || scan_holders(c->self, hs, nh);
+    for (size_t k = 0; k < nh; k++) {
+        hs[k].overflow = hs[k].overflow || !scanned;
+        q[hs[k].idx].id = identity_of_holders(c, &m, &hs[k]);
+        free(hs[k].pids);
+    }
+    memo_clear(&m);
+    free(hs);
+}
+
+struct proxy_identity *proxy_ident_lookup(struct proxy_ident_cache *c,
+                                          const struct sockaddr *peer,
+                                          const struct sockaddr *local)
+{
+    struct proxy_ident_query q;
+
+    memset(&q, 0, sizeof(q));
+    memcpy(&q.peer, peer,
+           peer->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+    memcpy(&q.local, local,
+           local->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                        : sizeof(struct sockaddr_in));
+    proxy_ident_lookup_batch(c, &q, 1);
+    return q.id;
 }

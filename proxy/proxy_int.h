@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* proxy_int.h - server and connection state shared by proxy_server.c and
- * proxy_conn.c (proxy/ internal; other folders use proxy.h)
+/* proxy_int.h - the modules of proxy/ and the server and connection state
+ * they share (proxy/ internal; other folders use proxy.h)
  *
  * One event loop (libevent) runs every connection. A connection is a client
  * socket plus at most one upstream; it pins one policy version and one
@@ -14,9 +14,13 @@
 #include <event2/event.h>
 #include <http_parser.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
+#include "common/pv.h"
+#include "model/model.h"
 #include "proxy/proxy.h"
 
 struct bufferevent;
@@ -25,9 +29,418 @@ struct evdns_base;
 struct evdns_getaddrinfo_request;
 struct evhttp;
 
+/* ===========================================================================
+ * Request heads (proxy_http.c)
+ * ========================================================================= */
+
+#define PROXY_MAX_HEAD 8192    /* request line + headers + final CRLF CRLF */
+#define PROXY_MAX_HEADERS 128  /* more fields -> 431 */
+
+/* A byte range inside the head buffer the request was parsed from. */
+struct proxy_span {
+    uint32_t off;
+    uint32_t len;
+};
+
+struct proxy_header {
+    struct proxy_span name;
+    struct proxy_span value; /* optional whitespace trimmed */
+    bool hop;                /* hop-by-hop or Connection-nominated: never forwarded */
+};
+
+enum proxy_framing {
+    PROXY_BODY_NONE,    /* no Content-Length, no Transfer-Encoding */
+    PROXY_BODY_LENGTH,  /* Content-Length: N */
+    PROXY_BODY_CHUNKED, /* Transfer-Encoding: chunked */
+};
+
+struct proxy_request {
+    struct proxy_span method;
+    struct proxy_span target;
+    uint8_t version_minor;   /* HTTP/1.0 or HTTP/1.1 */
+    struct proxy_header hdr[PROXY_MAX_HEADERS];
+    size_t nhdr;
+    int host;                /* index of the Host field, -1 when absent */
+    enum proxy_framing framing;
+    uint64_t content_length; /* PROXY_BODY_LENGTH */
+    bool conn_close;         /* Connection: close */
+    bool conn_keep_alive;    /* Connection: keep-alive */
+    bool upgrade;            /* an Upgrade field is present */
+};
+
+enum proxy_head_status {
+    PROXY_HEAD_OK,
+    PROXY_HEAD_INCOMPLETE, /* no CRLF CRLF yet and fewer than PROXY_MAX_HEAD bytes */
+    PROXY_HEAD_TOOBIG,     /* 431 */
+    PROXY_HEAD_BAD,        /* 400 */
+};
+
+/* Find the end of a request head in 'buf' (the bytes received so far).
+ * On PROXY_HEAD_OK '*head_len' is the length including the final CRLF CRLF.
+ * Leading empty lines are not skipped (a request starts with its method). */
+enum proxy_head_status proxy_http_head_end(const char *buf, size_t len, size_t *head_len);
+
+/* Parse and validate a complete head of 'len' bytes (ending in CRLF CRLF),
+ * as strictly as the reference (docs/proxy.md "Request validation"): UTF-8,
+ * request line shape, RFC token method, target bytes, header syntax, no
+ * obs-fold, bare CR/LF, Connection tokens, Content-Length and
+ * Transfer-Encoding framing, at most one Host. '*why' (static) explains a
+ * failure. No allocation; 'req' refers to 'buf' by offsets. */
+enum proxy_head_status proxy_http_parse(const char *buf, size_t len, struct proxy_request *req,
+                                        const char **why);
+
+#define PROXY_MAX_RESP_HEAD 65536 /* one response head, status line to CRLF CRLF */
+
+/* What the proxy needs from a response head. */
+struct proxy_response {
+    unsigned status;         /* 100-599 */
+    enum proxy_framing framing;
+    uint64_t content_length; /* PROXY_BODY_LENGTH */
+};
+
+/* Validate the response head at the start of 'buf' (the bytes received so
+ * far) as strictly as request heads: status line "HTTP/1.x NNN[ reason]",
+ * CRLF line ends only (no bare CR or LF), no obs-fold, token field names,
+ * no control bytes in values, Transfer-Encoding exactly "chunked" and not
+ * with Content-Length, equal Content-Length values. OK sets '*head_len'
+ * (CRLF CRLF included); INCOMPLETE below PROXY_MAX_RESP_HEAD bytes without
+ * the end; TOOBIG above; BAD with '*why' (static). Pure. */
+enum proxy_head_status proxy_http_response_head(const char *buf, size_t len, size_t *head_len,
+                                                struct proxy_response *r, const char **why);
+
+/* Invariants of a successfully parsed head of 'len' bytes: every span lies
+ * inside the head, the method is a token, at most PROXY_MAX_HEADERS fields,
+ * the Host index is valid, framing is consistent. For tests and fuzzing. */
+bool proxy_request_validate(const struct proxy_request *req, const char *buf, size_t len);
+
+/* Is 'name' (of 'len' bytes) the header name 'lit' (case-insensitive)? */
+bool proxy_http_name_is(const char *name, size_t len, const char *lit);
+
+/* An absolute-form request-target "scheme://authority[/path][?query]". */
+struct proxy_uri {
+    struct proxy_span scheme;
+    struct proxy_span host;  /* without [brackets] */
+    bool host_bracketed;
+    uint16_t port;           /* explicit, else 80 for http and 443 for https */
+    bool port_given;
+    struct proxy_span rest;  /* path and query ("" when absent) */
+};
+
+/* Parse an absolute-form target (offsets relative to 't'). Rejects a missing
+ * scheme, '#', userinfo, an empty host, a bad port. */
+pv_result proxy_http_parse_uri(const char *t, size_t len, struct proxy_uri *u) PV_WUR;
+
+/* Parse an authority "host:port" or "[v6]:port" (CONNECT target, or a Host
+ * field when 'port_optional'; then '*port' is 0 when absent). */
+pv_result proxy_http_parse_authority(const char *t, size_t len, bool port_optional,
+                                     struct proxy_span *host, bool *bracketed,
+                                     uint16_t *port) PV_WUR;
+
+/* Classify the first bytes of a tunnel (docs/proxy.md "Tunnels"). */
+enum proxy_sniff {
+    PROXY_SNIFF_MORE, /* a strict prefix of a known form: wait for more bytes */
+    PROXY_SNIFF_TLS,  /* a TLS handshake record */
+    PROXY_SNIFF_HTTP, /* an HTTP/1.x request line */
+    PROXY_SNIFF_H2C,  /* the HTTP/2 prior-knowledge preface */
+    PROXY_SNIFF_OTHER,
+};
+enum proxy_sniff proxy_http_sniff(const unsigned char *buf, size_t len);
+
+/* ===========================================================================
+ * Policy versions and decisions (proxy_policy.c)
+ * ========================================================================= */
+
+/* One loaded policy. Refcounted: the server holds one reference to the
+ * current version, every connection holds one to the version it pinned. */
+struct proxy_policy;
+
+/* Load and compile 'path'. On failure returns NULL and writes the first
+ * diagnostics (FILE:LINE:COL: message) into 'err'. New reference. */
+struct proxy_policy *proxy_policy_load(const char *path, uint64_t generation, char *err,
+                                       size_t errlen);
+/* A policy that denies everything with 'reason' (fail-closed quarantine after
+ * a failed reload). New reference. */
+struct proxy_policy *proxy_policy_quarantine(uint64_t generation, const char *reason);
+struct proxy_policy *proxy_policy_ref(struct proxy_policy *p);
+void proxy_policy_unref(struct proxy_policy *p);
+uint64_t proxy_policy_generation(const struct proxy_policy *p);
+const struct model_policy *proxy_policy_model(const struct proxy_policy *p); /* borrowed */
+
+/* The identity of a requesting binary (exe first, then ancestors). */
+struct proxy_identity {
+    unsigned refs;
+    pid_t pid;
+    size_t n;                          /* entries in path[] */
+    char *path[MODEL_MAX_IDENTITY];    /* owned */
+    bool known;                        /* the socket owner was found */
+    char deny[256];                    /* non-empty: identity check failed, deny with this */
+};
+
+/* What the proxy needs from one decision. */
+struct proxy_verdict {
+    bool allow;
+    bool grant;              /* policy layer only */
+    bool audit;              /* allowed only through an audit-mode endpoint */
+    bool loopback_exception; /* allowed by --test-allow-loopback */
+    enum model_reason reason;
+    enum model_route route;
+    const char *policy;      /* rule key that granted (or last matched), "-" if none; borrowed */
+    const char *binary;      /* identity entry that matched, or the exe; borrowed */
+    char detail[256];        /* reason text, reference wording */
+};
+
+struct proxy_decide_opts {
+    bool test_allow_loopback;
+};
+
+/* Connection-level decision for (identity, host, port), destination not yet
+ * known: does the binary reach (h, p) at the policy layer, and by which route.
+ * Pure. */
+void proxy_decide_connect(const struct proxy_policy *p, const struct proxy_identity *id,
+                          const char *host, size_t hlen, uint16_t port, struct proxy_verdict *v);
+/* Request-level decision on an inspected route (method, target). Pure. */
+void proxy_decide_request(const struct proxy_policy *p, const struct proxy_identity *id,
+                          const char *host, size_t hlen, uint16_t port, const char *method,
+                          const char *target, size_t tlen, struct proxy_verdict *v);
+/* Destination decision: is 'ip' admitted for the request? 'method' NULL for a
+ * connection. Applies the --test-allow-loopback exception (only loopback
+ * addresses an endpoint names literally). Pure. */
+void proxy_decide_dest(const struct proxy_policy *p, const struct proxy_identity *id,
+                       const char *host, size_t hlen, uint16_t port, const char *method,
+                       const char *target, size_t tlen, const struct model_ip *ip,
+                       const struct proxy_decide_opts *o, struct proxy_verdict *v);
+/* The reference's short SSRF kind for a destination reason ("internal
+ * address", "allowed_ips check failed", ...). Static string. */
+const char *proxy_ssrf_kind(enum model_reason r);
+
+/* ===========================================================================
+ * Response bodies (proxy_policy.c)
+ * ========================================================================= */
+
+/* A complete HTTP response (head and body): new, caller frees. */
+char *proxy_reply_json(unsigned status, const char *error, const char *detail,
+                       const char *reason, size_t *len);
+/* The structured L7 deny (docs/proxy.md "Deny bodies"). */
+struct proxy_l7_deny {
+    const char *error;   /* "policy_denied" or "unsupported_l7_protocol" */
+    const char *policy;  /* "-" when none */
+    const char *method;
+    const char *path;    /* canonical, no query */
+    const char *detail;
+    const char *host;
+    uint16_t port;
+    const char *binary;  /* NULL or "" when unknown */
+    const char *skill;   /* advisor mode with proposals on: the skill's path, else NULL */
+};
+char *proxy_reply_l7(const struct proxy_l7_deny *d, size_t *len);
+/* Bare status line with an empty body ("HTTP/1.1 400 Bad Request\r\n\r\n"). */
+const char *proxy_reply_bare(unsigned status);
+
+/* ===========================================================================
+ * Binary identity (proxy_ident.c)
+ * ========================================================================= */
+
+struct proxy_ident_cache;
+struct sockaddr;
+
+struct proxy_ident_cache *proxy_ident_cache_new(void);
+void proxy_ident_cache_free(struct proxy_ident_cache *c);
+/* Identify the process owning the client end of the TCP connection from
+ * 'peer' to 'local' (the proxy's address): socket inode from /proc/net/tcp{,6},
+ * owning pid from /proc/PID/fd, exe and ancestors, SHA-256 TOFU pins.
+ * Always returns an identity (new reference): unknown owners give an empty
+ * one, integrity failures set 'deny'. NULL only on allocation failure. */
+struct proxy_identity *proxy_ident_lookup(struct proxy_ident_cache *c,
+                                          const struct sockaddr *peer,
+                                          const struct sockaddr *local);
+/* One identity request: the client's and the proxy's address of a socket. */
+struct proxy_ident_query {
+    struct sockaddr_storage peer;
+    struct sockaddr_storage local;
+    struct proxy_identity *id; /* out: new reference; NULL on allocation failure */
+};
+/* proxy_ident_lookup() for 'n' sockets at once: one /proc scan finds every
+ * holder of every socket (never a subset: a list that cannot be completed
+ * denies as ambiguous), so a burst of connections costs one scan. */
+void proxy_ident_lookup_batch(struct proxy_ident_cache *c, struct proxy_ident_query *q, size_t n);
+struct proxy_identity *proxy_identity_ref(struct proxy_identity *id);
+void proxy_identity_unref(struct proxy_identity *id);
+
+/* ===========================================================================
+ * TLS (proxy_tls.c)
+ * ========================================================================= */
+
+struct proxy_tls;
+struct ssl_st;
+
+/* Load the CA from 'data_dir'/ca.crt and ca.key, creating it on first start;
+ * build the upstream verification context (system store, or 'upstream_ca'
+ * when not NULL). New; NULL and a message in 'err' on failure. */
+struct proxy_tls *proxy_tls_new(const char *data_dir, const char *upstream_ca, char *err,
+                                size_t errlen);
+void proxy_tls_free(struct proxy_tls *t);
+/* A server-side SSL for 'host' (leaf certificate cached per host). New. */
+struct ssl_st *proxy_tls_server(struct proxy_tls *t, const char *host);
+/* A client-side SSL to the upstream 'host' (SNI unless an IP; verification
+ * of the name or address against the trust store). New. */
+struct ssl_st *proxy_tls_client(struct proxy_tls *t, const char *host, bool is_ip);
+
+/* ===========================================================================
+ * Opaque tunnels (proxy_splice.c)
+ * ========================================================================= */
+
+struct proxy_splice;
+struct event_base;
+
+/* Relay bytes both ways between connected non-blocking sockets 'a' and 'b'
+ * with splice(2) (no copy through user space), propagating half-closes.
+ * 'done' runs once, when both directions have ended ('error' false) or on
+ * the first error; the relay does nothing after calling it. The sockets stay
+ * owned by the caller. New; NULL on failure. */
+struct proxy_splice *proxy_splice_new(struct event_base *base, int a, int b,
+                                      void (*done)(void *arg, bool error), void *arg);
+void proxy_splice_free(struct proxy_splice *s);
+
+/* ===========================================================================
+ * Logs (proxy_log.c)
+ * ========================================================================= */
+
+struct proxy_log;
+
+/* 'path' NULL = stderr. 'denials_path' NULL = no JSON-lines stream. New. */
+struct proxy_log *proxy_log_new(const char *path, const char *denials_path);
+void proxy_log_free(struct proxy_log *l);
+void proxy_log_flush(struct proxy_log *l);
+/* True when lines are buffered (the caller schedules a flush). */
+bool proxy_log_pending(const struct proxy_log *l);
+
+enum proxy_log_action { PROXY_LOG_ALLOWED, PROXY_LOG_DENIED, PROXY_LOG_AUDIT };
+
+/* One decision. 'method' NULL = a connection (NET:OPEN line), else an HTTP
+ * line. 'engine' is the reference engine tag (opa, ssrf, l7, http-parser,
+ * tls). 'path' is the canonical path with the query redacted. Denials also go
+ * to the JSON-lines stream with 'stage'. */
+struct proxy_log_event {
+    enum proxy_log_action action;
+    const char *engine;
+    const struct proxy_identity *id;
+    const char *binary;  /* matched entry, else the exe */
+    const char *host;
+    uint16_t port;
+    const char *method;  /* NULL for NET:OPEN */
+    const char *path;    /* canonical path, no query */
+    bool has_query;      /* the request had a query (logged as ?[redacted]) */
+    const char *policy;  /* "-" when none */
+    const char *reason;  /* detail for DENIED/AUDIT */
+    const char *stage;   /* connect, ssrf, forward, forward-l7-deny, l7, ... */
+    bool tunnel;         /* CONNECT_L7 / in-tunnel */
+};
+void proxy_log_event(struct proxy_log *l, const struct proxy_log_event *e);
+/* Advisor mode: 'fn' sees every DENIED line (without its newline). */
+void proxy_log_set_tap(struct proxy_log *l, void (*fn)(void *, const char *, size_t), void *arg);
+/* A free-form operational line ("{time} PROXY {message}"). */
+void proxy_log_note(struct proxy_log *l, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 #define PROXY_MAX_ADDRS 16
 
+/* ===========================================================================
+ * Chunked bodies (proxy_chunk.c)
+ * ========================================================================= */
+
+#define PROXY_CHUNK_MAX_LINE 4096    /* one size line, extensions included */
+#define PROXY_CHUNK_MAX_TRAILER 8192 /* the whole trailer section */
+#define PROXY_CHUNK_MAX_DIGITS 15    /* chunk sizes below 2^60 */
+
+enum proxy_chunk_status {
+    PROXY_CHUNK_MORE, /* every byte consumed, the body goes on */
+    PROXY_CHUNK_DONE, /* the body ended; '*used' stops right after it */
+    PROXY_CHUNK_BAD,  /* framing error: 'why' says which; the stream is unusable */
+};
+
+/* Decoder state; plain data, initialised by proxy_chunk_init(). */
+struct proxy_chunk {
+    int st;
+    uint64_t left;      /* size being read, then data bytes left in the chunk */
+    unsigned ndigits;
+    size_t line;        /* bytes of the current size line */
+    size_t trailer;     /* bytes of the trailer section */
+    const char *why;    /* static; "" unless BAD */
+};
+
+/* Receives canonical output bytes (borrowed for the call). */
+typedef void (*proxy_chunk_emit)(void *arg, const char *p, size_t n);
+
+void proxy_chunk_init(struct proxy_chunk *d);
+/* Decode 'len' bytes of a chunked body strictly (RFC 9112 §7.1) and emit the
+ * canonical re-chunked equivalent through 'emit': no extensions, no
+ * trailers, lower-case hex sizes. '*used' is the number of input bytes that
+ * belong to the body (all of them unless DONE). Pure. */
+enum proxy_chunk_status proxy_chunk_feed(struct proxy_chunk *d, const char *buf, size_t len,
+                                         size_t *used, proxy_chunk_emit emit, void *arg);
+
 struct proxy_conn;
+
+/* ===========================================================================
+ * Outcomes (proxy_outcome.c): one row per refused or failed outcome
+ * ========================================================================= */
+
+enum proxy_outcome {
+    PROXY_OUT_HEAD_TOOBIG,       /* request head over the limits */
+    PROXY_OUT_HEAD_BAD,          /* request head failed validation */
+    PROXY_OUT_HEAD_TIMEOUT,      /* no complete head within the header timeout */
+    PROXY_OUT_BODY_BAD,          /* chunked body framing failed validation */
+    PROXY_OUT_INTERNAL,          /* allocation failure */
+    PROXY_OUT_CONN_LIMIT,        /* too many connections from one client address */
+    PROXY_OUT_CONNECT_TARGET,    /* malformed CONNECT authority */
+    PROXY_OUT_CONNECT_DENIED,    /* CONNECT denied at the policy layer */
+    PROXY_OUT_FORWARD_URI,       /* malformed absolute-form target */
+    PROXY_OUT_FORWARD_HTTPS,     /* https:// URI on the forward path */
+    PROXY_OUT_FORWARD_SCHEME,    /* another scheme */
+    PROXY_OUT_POLICY_LOCAL_PORT, /* policy.local off port 80 */
+    PROXY_OUT_POLICY_LOCAL,      /* policy.local (advisor not connected) */
+    PROXY_OUT_FORWARD_DENIED,    /* forward request denied at the policy layer */
+    PROXY_OUT_FORWARD_TARGET,    /* non-canonical target on an inspected route */
+    PROXY_OUT_FORWARD_L7_DENIED, /* forward request denied by L7 rules */
+    PROXY_OUT_FORWARD_UNSUPPORTED, /* upgrade or uninspectable protocol on an inspected route */
+    PROXY_OUT_SSRF,              /* no resolved address admitted */
+    PROXY_OUT_DNS,               /* resolution failed */
+    PROXY_OUT_UPSTREAM_FAILED,   /* connect failed or closed after an allowed decision */
+    PROXY_OUT_TUNNEL_PROTOCOL,   /* inspected tunnel carries neither TLS nor HTTP/1 */
+    PROXY_OUT_TUNNEL_HEAD_BAD,   /* malformed target or Host inside a tunnel */
+    PROXY_OUT_TUNNEL_AUTHORITY,  /* request names another authority than the tunnel */
+    PROXY_OUT_TUNNEL_TARGET,     /* non-canonical target inside a tunnel */
+    PROXY_OUT_TUNNEL_SSRF,       /* granted by a unit that does not admit the address */
+    PROXY_OUT_TUNNEL_L7_DENIED,  /* request denied by L7 rules */
+    PROXY_OUT_TUNNEL_UNSUPPORTED, /* upgrade or uninspectable protocol inside a tunnel */
+    PROXY_OUT_TUNNEL_UPSTREAM,   /* the tunnel's upstream failed (TLS verification, ...) */
+    PROXY_OUT_RELOAD_CLOSED,     /* a reload changed or removed the tunnel's route */
+};
+
+enum proxy_reply_kind {
+    PROXY_REPLY_NONE,      /* close without a reply */
+    PROXY_REPLY_BARE,      /* status line, empty body */
+    PROXY_REPLY_JSON,      /* {"detail","error"[,"reason"]} */
+    PROXY_REPLY_L7,        /* the structured L7 denial */
+    PROXY_REPLY_TEXT,      /* text/plain detail */
+    PROXY_REPLY_AUTHORITY, /* the request_authority_mismatch body */
+};
+
+struct proxy_outcome_row {
+    enum proxy_outcome outcome;
+    const char *name;       /* the enumerator's name (tests) */
+    unsigned status;        /* 0 for PROXY_REPLY_NONE */
+    const char *error;      /* body error code; NULL for bare replies */
+    enum proxy_reply_kind kind;
+    const char *engine;     /* log engine tag */
+    const char *stage;      /* denials.jsonl stage */
+    bool log;               /* a decision line (false: a note after an ALLOWED line) */
+};
+
+/* The row of 'o' (static), NULL if the table lacks it (a bug the tests catch). */
+const struct proxy_outcome_row *proxy_outcome_row(enum proxy_outcome o);
+size_t proxy_outcome_count(void);
+const struct proxy_outcome_row *proxy_outcome_at(size_t i);
 
 struct proxy_server {
     struct event_base *base;
@@ -38,7 +451,7 @@ struct proxy_server {
     struct proxy_decide_opts opts;
     struct proxy_policy *policy; /* current version (one reference) */
     uint64_t generation;
-    struct proxy_ident_cache *ident;
+    struct proxy_idq *idq;    /* identity lookups (worker thread) */
     struct proxy_tls *tls;
     struct proxy_log *log;
     struct proxy_conn *conns; /* doubly linked list of live connections */
@@ -115,6 +528,9 @@ struct proxy_conn {
     char u_host_key[256];     /* forward mode: normalised host the upstream serves */
     uint16_t u_port;
     bool dead;                /* closed; freed by the reaper */
+    bool c_eof;               /* the client shut its write side */
+    struct proxy_idq_job *idjob; /* identity lookup in flight */
+    struct event *ev_hdr;     /* header timeout: a complete head within the limit */
     bool linger;              /* CLOSING ends with a lingering close */
     unsigned nreq;            /* requests served on this connection */
     char u_err[160];          /* upstream TLS failure, reported on the next request */
@@ -135,17 +551,51 @@ struct proxy_conn {
 
     /* the request being relayed */
     struct proxy_cur cur;
-    http_parser reqp;
+    uint64_t body_left;       /* Content-Length body bytes still to forward */
+    struct proxy_chunk chunk; /* chunked body decoder */
     http_parser resp;
     bool req_done;
     bool resp_done;
     bool resp_eof_framed;     /* the response ended at upstream EOF */
     bool resp_started;        /* response bytes reached the client */
     unsigned resp_status;
+    bool resp_head_ok;        /* the final response head passed proxy_http_response_head */
+    bool resp_chunked;        /* its body is chunked: validated by resp_chunk */
+    size_t resp_body_off;     /* where the body starts in the upstream input */
+    struct proxy_chunk resp_chunk;
     struct evbuffer *early;   /* client bytes that arrived with the CONNECT head */
     struct proxy_splice *spl; /* opaque tunnel relayed with splice(2) */
     bool splice_pending;      /* start splicing once the 200 is flushed */
 };
+
+/* ===========================================================================
+ * Identity off the loop (proxy_idq.c)
+ * ========================================================================= */
+
+struct proxy_idq;
+struct proxy_idq_job;
+
+/* Start the worker; it owns 'cache' (steals, also on failure). New; NULL on
+ * failure. */
+struct proxy_idq *proxy_idq_new(struct event_base *base, struct proxy_ident_cache *cache);
+/* Stop and join the worker; pending jobs are dropped. NULL is a no-op. */
+void proxy_idq_free(struct proxy_idq *q);
+/* Identify the socket (peer, local) of 'c' (borrowed): proxy_conn_identified
+ * runs later on the loop, unless proxy_idq_cancel() ran first. The job is
+ * owned by the queue. NULL on allocation failure. */
+struct proxy_idq_job *proxy_idq_submit(struct proxy_idq *q, struct proxy_conn *c,
+                                       const struct sockaddr_storage *peer,
+                                       const struct sockaddr_storage *local);
+/* The connection is going away: its result will be dropped. */
+void proxy_idq_cancel(struct proxy_idq_job *j);
+
+/* ===========================================================================
+ * Connections: proxy_conn.c (lifecycle, callbacks, the one exit),
+ * proxy_relay.c (forward requests), proxy_tunnel.c (CONNECT tunnels)
+ * ========================================================================= */
+
+#define RELAY_HWM (256u * 1024u)
+#define CANON_MAX (3u * 4096u + 64u)
 
 /* proxy_conn.c */
 void proxy_conn_accept(struct proxy_server *srv, int fd, const struct sockaddr *sa, int salen);
@@ -154,6 +604,65 @@ void proxy_conn_free(struct proxy_conn *c);
 void proxy_conn_policy_changed(struct proxy_conn *c);
 /* On SIGTERM: close idle connections, let busy ones finish. */
 void proxy_conn_drain(struct proxy_conn *c);
+/* The identity of 'c' is known ('id' stolen; NULL = no memory: refused). */
+void proxy_conn_identified(struct proxy_conn *c, struct proxy_identity *id);
+/* Every refused or failed outcome: its log line, then its reply (table of
+ * proxy_outcome.c). 'v' the verdict behind it or NULL; 'detail' the body's
+ * detail (and the log reason without 'v'); 'reason' the body's reason. */
+void proxy_conn_outcome(struct proxy_conn *c, enum proxy_outcome o,
+                        const struct proxy_verdict *v, const char *detail, const char *reason);
+void proxy_conn_cur_clear(struct proxy_cur *cur);
+void proxy_conn_drop_upstream(struct proxy_conn *c);
+/* Close now as far as the peers can tell; freed later by the reaper. */
+void proxy_conn_kill(struct proxy_conn *c);
+/* The connection pinned an older policy version than the current one. */
+bool proxy_conn_stale(const struct proxy_conn *c);
+/* Queue 'buf' (copied) to the client and close once it is flushed. */
+void proxy_conn_reply_close(struct proxy_conn *c, const char *buf, size_t len);
+void proxy_conn_reply_bare(struct proxy_conn *c, unsigned status);
+/* The decision line of an allowed (or audited) request or connection. */
+void proxy_conn_log_verdict(struct proxy_conn *c, const struct proxy_verdict *v,
+                            const char *engine, const char *method, const char *path,
+                            const char *stage);
+/* The current request's canonical path without query, in 'buf'. */
+const char *proxy_conn_cur_path(struct proxy_conn *c, char *buf, size_t len);
+bool proxy_conn_reason_is_l4(enum model_reason r);
+/* bufferevent callbacks of the client and upstream sides ('arg': the connection) */
+void proxy_conn_client_read(struct bufferevent *bev, void *arg);
+void proxy_conn_client_write(struct bufferevent *bev, void *arg);
+void proxy_conn_client_event(struct bufferevent *bev, short what, void *arg);
+void proxy_conn_up_read(struct bufferevent *bev, void *arg);
+void proxy_conn_up_write(struct bufferevent *bev, void *arg);
+void proxy_conn_up_event(struct bufferevent *bev, short what, void *arg);
+
+/* proxy_relay.c */
+void proxy_relay_set_host(struct proxy_conn *c, const char *h, size_t hl, uint16_t port);
+bool proxy_relay_canonicalise(struct proxy_conn *c, const char *t, size_t tl);
+bool proxy_relay_reason_is_target(enum model_reason r);
+void proxy_relay_after_resolve(struct proxy_conn *c);
+void proxy_relay_resolve(struct proxy_conn *c);
+void proxy_relay_set_nodelay(int fd);
+void proxy_relay_bulk_sizes(struct bufferevent *bev);
+bool proxy_relay_wrap_upstream(struct proxy_conn *c);
+void proxy_relay_send_request(struct proxy_conn *c);
+void proxy_relay_pump_req_body(struct proxy_conn *c);
+void proxy_relay_pump_resp(struct proxy_conn *c);
+void proxy_relay_resp_eof(struct proxy_conn *c);
+void proxy_relay_forward(struct proxy_conn *c);
+
+/* proxy_tunnel.c */
+void proxy_tunnel_deny_upgrade(struct proxy_conn *c, struct proxy_verdict *v, enum proxy_outcome o);
+void proxy_tunnel_request(struct proxy_conn *c);
+void proxy_tunnel_connect(struct proxy_conn *c);
+void proxy_tunnel_start_splice(struct proxy_conn *c);
+void proxy_tunnel_sniff(struct proxy_conn *c);
+/* After a reload: re-pin the tunnel if the current version reaches it by
+ * the same route; otherwise close it (logged). True when it lives on. */
+bool proxy_tunnel_still_routed(struct proxy_conn *c);
+void proxy_tunnel_upstream_connected(struct proxy_conn *c);
+void proxy_tunnel_relay_chunk(struct bufferevent *from, struct bufferevent *to);
+void proxy_tunnel_side_closed(struct proxy_conn *c, bool client_side);
+
 /* Arm the log flush for the end of this loop iteration. */
 void proxy_server_log_touch(struct proxy_server *srv);
 /* The connection list became empty while draining. */

@@ -3,9 +3,10 @@
  *
  * In advisor mode an agent reaches the advisor through its own proxy with
  * plain forward-proxy requests to http://policy.local (docs/proxy.md
- * "Advisor mode and policy.local"). proxy_conn.c hands such a request over
- * once its head is parsed: the client's bufferevent moves here, the
- * connection object is retired, and this module reads the body
+ * "Advisor mode and policy.local"). proxy_relay.c hands such a request over
+ * once its head is parsed and its sender identified: the client's
+ * bufferevent and socket move here, the connection object is retired
+ * (proxy_conn_kill, no line of its own), and this module reads the body
  * (Content-Length only, 64 KiB), answers one request and closes
  * (Connection: close, lingering close).
  *
@@ -20,8 +21,10 @@
  * waits for HTTP. policy_reloaded is this proxy's own answer: true only when
  * it has loaded a revision at or after the chunk's approved_revision. When
  * agent_policy_proposals_enabled is off every route answers 404
- * feature_disabled. Every outcome leaves one decision line (engine
- * policy-local, stage policy-local; non-2xx answers are DENIED).
+ * feature_disabled. Every outcome leaves exactly one decision line, written
+ * before the reply (engine policy-local, stage policy-local; non-2xx answers
+ * are DENIED): answer_text() is this module's one exit, the counterpart of
+ * proxy_conn_outcome() for requests whose status is the advisor's.
  */
 #include "config.h"
 
@@ -710,7 +713,7 @@ static void req_event(struct bufferevent *bev, short what, void *arg)
 }
 
 /* ---------------------------------------------------------------------------
- * Hand-over from proxy_conn.c
+ * Hand-over from proxy_relay.c
  * ------------------------------------------------------------------------- */
 
 bool proxy_local_serve(struct proxy_conn *c, const char *rest, size_t len)
@@ -791,8 +794,14 @@ void proxy_local_free(struct proxy_local *l)
     }
     proxy_log_set_tap(l->srv->log, NULL, NULL);
     while (l->reqs != NULL) {
-        l->reqs->in_job = false;
-        req_free(l->reqs);
+        struct local_req *r = l->reqs;
+        if (r->st == LS_BODY) {
+            /* its outcome had no line yet (jobs were answered by their done) */
+            log_outcome(r, 503, "{\"error\":\"advisor_unavailable\",\"detail\":\"the proxy "
+                                "is shutting down\"}");
+        }
+        r->in_job = false;
+        req_free(r);
     }
     for (size_t i = 0; i < l->n; i++) {
         free(l->ring[(l->head + i) % RING_MAX]);

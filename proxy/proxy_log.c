@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "common/pv_dynbuf.h"
-#include "proxy/proxy.h"
+#include "proxy/proxy_int.h"
 
 #define LOG_FLUSH_AT 65536
 #define LOG_CAP (16u * 1024u * 1024u)

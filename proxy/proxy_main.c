@@ -6,7 +6,7 @@
  *                 [--data-dir DIR] [--log FILE] [--upstream-ca FILE]
  *                 [--test-allow-loopback] [--test-hosts-file FILE]
  *                 [--port-file FILE] [--connect-timeout MS] [--idle-timeout MS]
- *                 [--reload-interval MS]
+ *                 [--reload-interval MS] [--header-timeout MS] [--max-client-conns N]
  *
  * Exit status: 0 after SIGTERM/SIGINT (drained), 2 on a usage or startup
  * error (unreadable or invalid policy, CA, ports).
@@ -18,8 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/pv.h"
 #include "common/pv_log.h"
-#include "proxy/proxy_advisor.h"
+#include "proxy/proxy.h"
 
 static void usage(FILE *out)
 {
@@ -30,6 +31,7 @@ static void usage(FILE *out)
             "                     [--test-allow-loopback] [--test-hosts-file FILE]\n"
             "                     [--port-file FILE] [--connect-timeout MS]\n"
             "                     [--idle-timeout MS] [--reload-interval MS]\n"
+            "                     [--header-timeout MS] [--max-client-conns N]\n"
             "\n"
             "Enforcing egress proxy: HTTP_PROXY/HTTPS_PROXY=http://ADDR:PORT.\n"
             "Defaults: --bind 127.0.0.1 --port 3128, admin port = port + 1 (GET /healthz),\n"
@@ -63,10 +65,12 @@ int main(int argc, char **argv)
         {"port-file", required_argument, NULL, 'f'},
         {"connect-timeout", required_argument, NULL, 'c'},
         {"idle-timeout", required_argument, NULL, 'i'},
+        {"header-timeout", required_argument, NULL, 'T'},
+        {"max-client-conns", required_argument, NULL, 'M'},
         {"reload-interval", required_argument, NULL, 'r'},
         {"advisor", required_argument, NULL, 'A'},
         {"sandbox", required_argument, NULL, 'S'},
-        {"token-file", required_argument, NULL, 'T'},
+        {"token-file", required_argument, NULL, 'k'},
         {"skill-dir", required_argument, NULL, 'K'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -83,6 +87,8 @@ int main(int argc, char **argv)
     cfg.data_dir = "proviso-proxy-data";
     cfg.connect_timeout_ms = 10000;
     cfg.idle_timeout_ms = 60000;
+    cfg.header_timeout_ms = 10000;
+    cfg.max_client_conns = 1024;
     cfg.reload_check_ms = 1000;
     pv_log_set_prefix("proviso-proxy");
     while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -136,6 +142,18 @@ int main(int argc, char **argv)
             }
             cfg.idle_timeout_ms = (unsigned)v;
             break;
+        case 'T':
+            if (number("--header-timeout", optarg, 86400000, &v) != 0) {
+                return 2;
+            }
+            cfg.header_timeout_ms = (unsigned)v;
+            break;
+        case 'M':
+            if (number("--max-client-conns", optarg, 1000000, &v) != 0 || v == 0) {
+                return 2;
+            }
+            cfg.max_client_conns = (unsigned)v;
+            break;
         case 'r':
             if (number("--reload-interval", optarg, 3600000, &v) != 0) {
                 return 2;
@@ -148,7 +166,7 @@ int main(int argc, char **argv)
         case 'S':
             cfg.sandbox = optarg;
             break;
-        case 'T':
+        case 'k': /* 'T' is --header-timeout */
             cfg.token_file = optarg;
             break;
         case 'K':

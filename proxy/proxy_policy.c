@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "proxy/proxy_advisor.h"
+#include "proxy/proxy_int.h"
 
 struct proxy_policy {
     unsigned refs;
@@ -337,8 +338,12 @@ const char *proxy_reply_bare(unsigned status)
     switch (status) {
     case 400:
         return "HTTP/1.1 400 Bad Request\r\n\r\n";
+    case 408:
+        return "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n";
     case 431:
         return "HTTP/1.1 431 Request Header Fields Too Large\r\n\r\n";
+    case 503:
+        return "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\r\n";
     default:
         return "HTTP/1.1 500 Internal Server Error\r\n\r\n";
     }

@@ -379,7 +379,7 @@ static void server_free(struct proxy_server *srv)
         evdns_base_free(srv->dns, 0);
     }
     proxy_policy_unref(srv->policy);
-    proxy_ident_cache_free(srv->ident);
+    proxy_idq_free(srv->idq);
     proxy_tls_free(srv->tls);
     proxy_log_free(srv->log);
     if (srv->base != NULL) {
@@ -417,10 +417,11 @@ int proxy_server_run(const struct proxy_config *cfg)
     }
     snprintf(dpath, sizeof(dpath), "%s/denials.jsonl", cfg->data_dir);
     srv.log = proxy_log_new(cfg->log_path, dpath);
-    srv.ident = proxy_ident_cache_new();
     srv.base = event_base_new();
-    if (srv.log == NULL || srv.ident == NULL || srv.base == NULL ||
-        event_base_priority_init(srv.base, 3) != 0) {
+    if (srv.base != NULL && event_base_priority_init(srv.base, 3) == 0) {
+        srv.idq = proxy_idq_new(srv.base, proxy_ident_cache_new());
+    }
+    if (srv.log == NULL || srv.idq == NULL || srv.base == NULL) {
         pv_log_errorx("cannot initialise the proxy (log file, memory or event loop)");
         server_free(&srv);
         return 2;

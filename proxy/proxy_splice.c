@@ -19,7 +19,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "proxy/proxy.h"
+#include "proxy/proxy_int.h"
 
 #define SPLICE_CHUNK (1u << 20)
 #define PIPE_SIZE (1 << 20)

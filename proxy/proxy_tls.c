@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "proxy/proxy.h"
+#include "proxy/proxy_int.h"
 
 #define LEAF_CACHE_MAX 1024
 #define LEAF_DAYS 30

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy/proxy.h"
+#include "proxy/proxy_int.h"
 
 #define OK PROXY_HEAD_OK
 #define BAD PROXY_HEAD_BAD
@@ -375,11 +375,76 @@ static const struct sniff_case sniff_cases[] = {
     {"PRI", 3, PROXY_SNIFF_MORE},
     {"P", 1, PROXY_SNIFF_MORE},
     {"POST ", 5, PROXY_SNIFF_HTTP},
-    {"get / HTTP/1.1", 14, PROXY_SNIFF_OTHER},
-    {"SSH-2.0-x", 9, PROXY_SNIFF_OTHER},
+    {"get / HTTP/1.1", 14, PROXY_SNIFF_HTTP},
+    {"M-SEARCH * HTTP/1.1", 19, PROXY_SNIFF_HTTP},
+    {"PRI / HTTP/1.1", 14, PROXY_SNIFF_HTTP},
+    {"PRI ", 4, PROXY_SNIFF_MORE},
+    {"ge", 2, PROXY_SNIFF_MORE},
+    {" GET", 4, PROXY_SNIFF_OTHER},
+    {"G\x01T ", 4, PROXY_SNIFF_OTHER},
+    {"GET(", 4, PROXY_SNIFF_OTHER},
+    {"ABCDEFGHIJKLMNOPQRSTUVWXYZ ", 27, PROXY_SNIFF_OTHER},
+    {"SSH-2.0-x\r\n", 11, PROXY_SNIFF_OTHER},
     {"", 0, PROXY_SNIFF_MORE},
     {"\x00\x01", 2, PROXY_SNIFF_OTHER},
 };
+
+struct resp_case {
+    const char *in;
+    enum proxy_head_status st;
+    unsigned status;
+    enum proxy_framing framing;
+    size_t head_len; /* OK rows */
+};
+
+#define R(x) x "\r\n\r\n"
+
+static const struct resp_case resp_cases[] = {
+    {R("HTTP/1.1 200 OK\r\nContent-Length: 2"), OK, 200, LEN, 38},
+    {R("HTTP/1.1 200 OK\r\nContent-Length: 2") "ok", OK, 200, LEN, 38},
+    {R("HTTP/1.0 204"), OK, 204, NONE, 16},
+    {R("HTTP/1.1 100 Continue"), OK, 100, NONE, 25},
+    {R("HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked"), OK, 200, CHK, 47},
+    {R("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2"), OK, 200, LEN, 57},
+    {"HTTP/1.1 200 OK\r\nContent-Le", PROXY_HEAD_INCOMPLETE, 0, NONE, 0},
+    /* rejected */
+    {R("HTTP/1.1 200 OK\nContent-Length: 2"), BAD, 0, NONE, 0},
+    {"HTTP/1.1 200 OK\nContent-Length: 2\n\nok", BAD, 0, NONE, 0},
+    {R("HTTP/1.1 200 OK\r\nX: a\rb"), BAD, 0, NONE, 0},
+    {R("HTTP/1.1 200 OK\r\nX: a\r\n b"), BAD, 0, NONE, 0},
+    {R("HTTP/1.1 200 OK\r\nX : a"), BAD, 0, NONE, 0},
+    {R("HTTP/1.1 200 OK\r\nX: a\x01"), BAD, 0, NONE, 0},
+    {R("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5"), BAD, 0, NONE, 0},
+    {R("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked"), BAD, 0, NONE, 0},
+    {R("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked"), BAD, 0,
+     NONE, 0},
+    {R("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3"), BAD, 0, NONE, 0},
+    {R("HTTP/1.1 200 OK\r\nContent-Length: 2, 2"), BAD, 0, NONE, 0},
+    {R("HTTP/2.0 200 OK"), BAD, 0, NONE, 0},
+    {R("HTTP/1.1 20 OK"), BAD, 0, NONE, 0},
+    {R("HTTP/1.1 600 X"), BAD, 0, NONE, 0},
+    {R("HTTP/1.1 200OK"), BAD, 0, NONE, 0},
+    {R("HTTP/1.1 200 O\x01K"), BAD, 0, NONE, 0},
+};
+
+START_TEST(test_response_head)
+{
+    const struct resp_case *tc = &resp_cases[_i];
+    struct proxy_response r;
+    size_t hl = 0;
+    const char *why = NULL;
+    enum proxy_head_status st = proxy_http_response_head(tc->in, strlen(tc->in), &hl, &r, &why);
+
+    ck_assert_msg(st == tc->st, "row %d: status %d (%s)", _i, (int)st, why);
+    if (st == OK) {
+        ck_assert_uint_eq(r.status, tc->status);
+        ck_assert_int_eq(r.framing, tc->framing);
+        ck_assert_uint_eq(hl, tc->head_len);
+    } else if (st == BAD) {
+        ck_assert_str_ne(why, "");
+    }
+}
+END_TEST
 
 START_TEST(test_sniff)
 {
@@ -412,6 +477,7 @@ static Suite *http_suite(void)
     tcase_add_loop_test(tc, test_uri, 0, (int)PV_ARRAY_LEN(uri_cases));
     tcase_add_loop_test(tc, test_authority, 0, (int)PV_ARRAY_LEN(auth_cases));
     tcase_add_loop_test(tc, test_sniff, 0, (int)PV_ARRAY_LEN(sniff_cases));
+    tcase_add_loop_test(tc, test_response_head, 0, (int)PV_ARRAY_LEN(resp_cases));
     tcase_add_test(tc, test_name_is);
     suite_add_tcase(s, tc);
     return s;

@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "proxy/proxy.h"
+#include "proxy/proxy_int.h"
 
 struct fam_case {
     int family;

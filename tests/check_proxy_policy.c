@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "proxy/proxy.h"
+#include "proxy/proxy_int.h"
 
 static char policy_path[64];
 static struct proxy_policy *pol;

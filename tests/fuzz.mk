@@ -41,10 +41,17 @@ endif
 if ENABLE_FUZZ
 noinst_PROGRAMS += tests/fuzz/fuzz_proxy_request
 tests_fuzz_fuzz_proxy_request_SOURCES = tests/fuzz/fuzz_proxy_request.c proxy/proxy.h \
-	proxy/proxy_http.c
+	proxy/proxy_int.h proxy/proxy_http.c proxy/proxy_chunk.c
 tests_fuzz_fuzz_proxy_request_CFLAGS = $(AM_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_proxy_request_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_proxy_request_LDADD = common/libcommon.la
+# the chunked-body decoder (proxy_chunk.c), same convention
+noinst_PROGRAMS += tests/fuzz/fuzz_proxy_chunked
+tests_fuzz_fuzz_proxy_chunked_SOURCES = tests/fuzz/fuzz_proxy_chunked.c proxy/proxy_int.h \
+	proxy/proxy_chunk.c
+tests_fuzz_fuzz_proxy_chunked_CFLAGS = $(AM_CFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_proxy_chunked_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_proxy_chunked_LDADD = common/libcommon.la
 endif
 
 # proviso-advisor's readers of proposal bodies (owner: advisor). advisor_rule.c

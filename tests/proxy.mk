@@ -15,6 +15,12 @@ tests_check_proxy_policy_SOURCES = tests/check_proxy_policy.c
 tests_check_proxy_policy_CFLAGS = $(PROXY_TEST_CFLAGS)
 tests_check_proxy_policy_LDADD = $(PROXY_TEST_LIBS)
 
+check_PROGRAMS += tests/check_proxy_outcome
+TESTS += tests/check_proxy_outcome
+tests_check_proxy_outcome_SOURCES = tests/check_proxy_outcome.c
+tests_check_proxy_outcome_CFLAGS = $(PROXY_TEST_CFLAGS)
+tests_check_proxy_outcome_LDADD = $(PROXY_TEST_LIBS)
+
 check_PROGRAMS += tests/check_proxy_ident
 TESTS += tests/check_proxy_ident
 tests_check_proxy_ident_SOURCES = tests/check_proxy_ident.c
@@ -22,7 +28,10 @@ tests_check_proxy_ident_CFLAGS = $(PROXY_TEST_CFLAGS)
 tests_check_proxy_ident_LDADD = $(PROXY_TEST_LIBS)
 
 # helpers for the e2e scripts (built by make check, not tests themselves)
-check_PROGRAMS += tests/e2e/proxy_upstream tests/e2e/proxy_diff
+check_PROGRAMS += tests/e2e/proxy_upstream tests/e2e/proxy_diff tests/e2e/proxy_rawc \
+	tests/e2e/proxy_framing
+tests_e2e_proxy_rawc_SOURCES = tests/e2e/proxy_rawc.c
+tests_e2e_proxy_framing_SOURCES = tests/e2e/proxy_framing.c
 tests_e2e_proxy_upstream_SOURCES = tests/e2e/proxy_upstream.c
 tests_e2e_proxy_upstream_CFLAGS = $(PROXY_TEST_CFLAGS)
 tests_e2e_proxy_upstream_LDADD = common/libcommon.la $(OPENSSL_LIBS) $(LIBEVENT_LIBS)
@@ -32,6 +41,7 @@ tests_e2e_proxy_diff_LDADD = $(MODEL_LIBS)
 
 PROXY_E2E = tests/e2e/proxy_forward.sh tests/e2e/proxy_connect.sh \
 	tests/e2e/proxy_identity.sh tests/e2e/proxy_ssrf.sh tests/e2e/proxy_tls.sh \
-	tests/e2e/proxy_reload.sh tests/e2e/proxy_diff.sh
+	tests/e2e/proxy_reload.sh tests/e2e/proxy_diff.sh tests/e2e/proxy_smuggle.sh \
+	tests/e2e/proxy_flood.sh tests/e2e/proxy_framing.sh
 TESTS += $(PROXY_E2E)
 EXTRA_DIST += $(PROXY_E2E) tests/e2e/proxy_lib.sh

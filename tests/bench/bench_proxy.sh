@@ -13,8 +13,16 @@
 #      (wrk -c1 --latency): the added latency per L7 request;
 #   3. CONNECT tunnel bulk throughput (curl -p, BENCH_BULK bytes, best of 3);
 #   4. 1,000 idle keep-alive connections: resident memory per connection,
-#      errors, and file descriptors left after they close.
-# Needs wrk, tinyproxy and curl. Prints a table; exits 1 if a goal is missed.
+#      errors, and file descriptors left after they close;
+#   5. new-connection rate: wrk -t2 -c16 -H "Connection: close" (every
+#      request a new connection, as curl, git and pip make them), reported
+#      as proviso-proxy / tinyproxy in the same run;
+#   6. flood: BENCH_FLOOD (3,000) connections that each sent half a request
+#      head stay open; the latency of GET /healthz (admin port) and of an
+#      allowed request through the proxy (curl's time_total, best of 5).
+# BENCH_MODES selects sections (default "keepalive latency bulk idle newconn
+# flood"). Needs wrk, tinyproxy and curl. Prints a table; exits 1 if a goal
+# is missed.
 set -u
 SECS=${1:-10}
 BULK=${BENCH_BULK:-1073741824}
@@ -23,10 +31,14 @@ BUILD=${PV_BUILDDIR:-$(pwd)}
 PROXY_BIN=$BUILD/proxy/proviso-proxy
 UPSTREAM_BIN=$BUILD/tests/e2e/proxy_upstream
 CONNS_BIN=$BUILD/tests/bench/bench_proxy_conns
+RAWC_BIN=$BUILD/tests/e2e/proxy_rawc
+MODES=${BENCH_MODES:-keepalive latency bulk idle newconn flood}
+NFLOOD=${BENCH_FLOOD:-3000}
+on() { case " $MODES " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 for b in wrk tinyproxy curl; do
     command -v "$b" >/dev/null || { echo "bench_proxy: $b is needed"; exit 2; }
 done
-for b in "$PROXY_BIN" "$UPSTREAM_BIN" "$CONNS_BIN"; do
+for b in "$PROXY_BIN" "$UPSTREAM_BIN" "$CONNS_BIN" "$RAWC_BIN"; do
     [ -x "$b" ] || { echo "bench_proxy: build $b first (make; make check builds the upstream)"; exit 2; }
 done
 ulimit -n 65536 2>/dev/null || ulimit -n 20000
@@ -35,7 +47,7 @@ PIDS=""
 cleanup() {
     for p in $PIDS; do kill "$p" 2>/dev/null; done
     for p in $PIDS; do wait "$p" 2>/dev/null; done
-    rm -rf "$T"
+    [ -n "${BENCH_KEEP:-}" ] && echo "kept $T" || rm -rf "$T"
 }
 trap cleanup EXIT
 wait_file() {
@@ -151,6 +163,8 @@ to_ms() { # 123.45us / 1.2ms / 1s -> ms
 }
 errors_of() { awk '/Non-2xx|Socket errors/ {print}' "$T/wrk.out" | tr '\n' ' '; }
 
+R_DIRECT=0 R_TINY=0 R_PROV=0 L_DIRECT=0 L_PROV=0 ADDED=0 PCT=100 PER=0 LEAK=0 ERRS=0 CONNS_RC=0
+if on keepalive; then
 echo "== HTTP keep-alive request rate (wrk -t4 -c64 -d${SECS}s)"
 R_DIRECT=$(rate -t4 -c64 -d"$SECS"s "http://127.0.0.1:$UP/api/items")
 R_TINY=$(rate -t4 -c64 -d"$SECS"s -s "$T/proxied.lua" "http://127.0.0.1:$TP")
@@ -159,7 +173,9 @@ R_PROV=$(rate -t4 -c64 -d"$SECS"s -s "$T/proxied.lua" "http://127.0.0.1:$PX")
 E_PROV=$(errors_of)
 printf '  direct        %10s req/s\n  tinyproxy     %10s req/s  %s\n  proviso-proxy %10s req/s  %s\n' \
     "$R_DIRECT" "$R_TINY" "$E_TINY" "$R_PROV" "$E_PROV"
+fi
 
+if on latency; then
 echo "== p50 latency, one sequential keep-alive client (wrk -t1 -c1 --latency)"
 L_DIRECT=$(to_ms "$(p50 "http://127.0.0.1:$UP/api/items")")
 L_TINY=$(to_ms "$(p50 -s "$T/proxied.lua" "http://127.0.0.1:$TP")")
@@ -167,7 +183,9 @@ L_PROV=$(to_ms "$(p50 -s "$T/proxied.lua" "http://127.0.0.1:$PX")")
 ADDED=$(awk -v a="$L_PROV" -v b="$L_DIRECT" 'BEGIN {printf "%.3f", a - b}')
 printf '  direct        %8s ms\n  tinyproxy     %8s ms\n  proviso-proxy %8s ms  (added %s ms per L7 request)\n' \
     "$L_DIRECT" "$L_TINY" "$L_PROV" "$ADDED"
+fi
 
+if on bulk; then
 echo "== CONNECT tunnel bulk throughput ($BULK bytes, curl -p, best of 3)"
 bulk() { # best of three transfers (the machine may be shared)
     local best=0 v
@@ -184,7 +202,9 @@ mbs() { awk -v v="$1" 'BEGIN {printf "%.0f", v / 1048576}'; }
 PCT=$(awk -v a="$B_PROV" -v b="$B_DIRECT" 'BEGIN {printf "%.0f", 100 * a / b}')
 printf '  direct        %6s MiB/s\n  tinyproxy     %6s MiB/s\n  proviso-proxy %6s MiB/s  (%s%% of direct)\n' \
     "$(mbs "$B_DIRECT")" "$(mbs "$B_TINY")" "$(mbs "$B_PROV")" "$PCT"
+fi
 
+if on idle; then
 echo "== $NCONN idle keep-alive connections through proviso-proxy"
 "$CONNS_BIN" "$PX" "http://127.0.0.1:$UP/api/items" "$NCONN" "$PX_PID" >"$T/conns.out"
 CONNS_RC=$?
@@ -192,12 +212,77 @@ sed 's/^/  /' "$T/conns.out"
 PER=$(awk '/bytes_per_idle_conn/ {print $2}' "$T/conns.out")
 LEAK=$(awk '/fd_leak/ {print $2}' "$T/conns.out")
 ERRS=$(awk '/^errors/ {print $2}' "$T/conns.out")
+fi
+
+N_DIRECT=0 N_TINY=0 N_PROV=0 N_RATIO=1
+if on newconn; then
+    echo "== new-connection request rate (wrk -t2 -c16 -H 'Connection: close' -d${SECS}s)"
+    N_DIRECT=$(rate -t2 -c16 -d"$SECS"s -H "Connection: close" "http://127.0.0.1:$UP/api/items")
+    N_TINY=$(rate -t2 -c16 -d"$SECS"s -H "Connection: close" -s "$T/proxied.lua" \
+        "http://127.0.0.1:$TP")
+    E_TINY=$(errors_of)
+    N_PROV=$(rate -t2 -c16 -d"$SECS"s -H "Connection: close" -s "$T/proxied.lua" \
+        "http://127.0.0.1:$PX")
+    E_PROV=$(errors_of)
+    N_RATIO=$(awk -v a="$N_PROV" -v b="$N_TINY" 'BEGIN {printf "%.2f", (b > 0) ? a / b : 0}')
+    printf '  direct        %10s req/s\n  tinyproxy     %10s req/s  %s\n  proviso-proxy %10s req/s  %s\n  ratio proviso/tinyproxy %s\n' \
+        "$N_DIRECT" "$N_TINY" "$E_TINY" "$N_PROV" "$E_PROV" "$N_RATIO"
+fi
+
+F_HEALTH=0 F_REQ=0
+if on flood; then
+    echo "== $NFLOOD stalled connections (half a request head each), then /healthz and a request"
+    read -r _ ADM <"$T/px.port"
+    "$RAWC_BIN" "$PX" --stall "$NFLOOD" --hold-ms 8000 >"$T/flood.out" &
+    FL=$!
+    for _ in $(seq 1 200); do
+        [ "$(ls /proc/$FL/fd 2>/dev/null | wc -l)" -ge "$NFLOOD" ] && break
+        sleep 0.05
+    done
+    # and until the proxy accepted them (the kernel completes handshakes from
+    # the backlog first): everything over the per-address cap (1024) evicted
+    for _ in $(seq 1 200); do
+        [ "$(grep -c 'too many connections' "$T/proxy.log")" -ge $((NFLOOD - 1024)) ] && break
+        sleep 0.05
+    done
+    best() { # best of five curl time_total, in ms
+        local b=999999 v
+        for _ in 1 2 3 4 5; do
+            v=$(curl -s -o /dev/null --max-time 10 -w '%{time_total}' "$@")
+            v=$(awk -v v="$v" 'BEGIN {printf "%.1f", v * 1000}')
+            b=$(awk -v a="$v" -v b="$b" 'BEGIN {print (a < b) ? a : b}')
+        done
+        echo "$b"
+    }
+    worst() { # worst of five, in ms
+        local w=0 v
+        for _ in 1 2 3 4 5; do
+            v=$(curl -s -o /dev/null --max-time 10 -w '%{time_total}' "$@")
+            v=$(awk -v v="$v" 'BEGIN {printf "%.1f", v * 1000}')
+            w=$(awk -v a="$v" -v b="$w" 'BEGIN {print (a > b) ? a : b}')
+        done
+        echo "$w"
+    }
+    F_HEALTH=$(worst "http://127.0.0.1:$ADM/healthz")
+    F_REQ=$(worst -x "http://127.0.0.1:$PX" "http://127.0.0.1:$UP/api/items")
+    F_HB=$(best "http://127.0.0.1:$ADM/healthz")
+    F_RB=$(best -x "http://127.0.0.1:$PX" "http://127.0.0.1:$UP/api/items")
+    printf '  /healthz          worst %8s ms  best %8s ms (of 5)\n  allowed request   worst %8s ms  best %8s ms (of 5)\n' \
+        "$F_HEALTH" "$F_HB" "$F_REQ" "$F_RB"
+    wait $FL
+    sed 's/^/  flood: /' "$T/flood.out"
+fi
 
 echo "== goals"
 ok=0
 goal() { # TEXT CONDITION
     if awk "BEGIN {exit !($2)}"; then echo "  PASS  $1"; else echo "  MISS  $1"; ok=1; fi
 }
+on newconn && goal "new-connection rate >= 1.0x tinyproxy ($N_PROV vs $N_TINY req/s, ${N_RATIO}x)" \
+    "$N_RATIO >= 1.0"
+on flood && goal "with $NFLOOD stalled connections /healthz and a request within 100 ms ($F_HEALTH, $F_REQ ms)" \
+    "$F_HEALTH <= 100 && $F_REQ <= 100"
+on keepalive || exit $ok
 goal "keep-alive rate >= tinyproxy ($R_PROV vs $R_TINY req/s)" "$R_PROV >= $R_TINY"
 goal "tunnel throughput >= 90% of direct ($PCT%)" "$PCT >= 90"
 goal "added p50 per L7 request <= 0.2 ms ($ADDED ms)" "$ADDED <= 0.2"

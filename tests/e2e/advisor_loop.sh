@@ -213,6 +213,19 @@ expect_eq "policy.local off port 80" 400 "$(code "$out")"
 out=$(via P1 http://policy.local/v1/proposals/no-such-chunk)
 expect_eq "unknown chunk" "404 chunk_not_found" "$(code "$out") $(jget "$out" .error)"
 expect_log_in() { if wait_log "$1" "$2" 50; then pass; else fail "$3: no [$2] in $1"; fi; }
+# every policy.local outcome leaves exactly one decision line (docs/proxy.md
+# "One exit"): served answers, local refusals, relayed advisor errors and the
+# table's own off-port row alike
+sleep 0.3
+n0=$(grep -c "OCSF" "$T/P1.log")
+via P1 http://policy.local/v1/policy/current >/dev/null
+via P1 http://policy.local/v1/nope >/dev/null
+via P1 -H 'Transfer-Encoding: chunked' -d '{}' http://policy.local/v1/proposals >/dev/null
+via P1 -d '{"operations":[]}' http://policy.local/v1/proposals >/dev/null
+via P1 http://policy.local:8080/v1/policy/current >/dev/null
+sleep 0.3
+expect_eq "one decision line per policy.local outcome (5 outcomes)" "$((n0 + 5))" \
+    "$(grep -c "OCSF" "$T/P1.log")"
 expect_log_in "$T/P1.log" "DENIED /usr/bin/curl(" "policy.local outcome logged"
 expect_log_in "$T/P1.log" "GET http://policy.local/v1/nope [policy:- engine:policy-local] [reason:policy.local 404 not_found" \
     "policy.local 404 logged"

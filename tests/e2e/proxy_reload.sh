@@ -91,7 +91,7 @@ expect_has "keep-alive: closed at the request boundary" "second: closed" "$ka"
 expect_has "tunnel A: opened" "connect: HTTP/1.1 200 Connection Established" "$(cat "$T/tunA.out")"
 expect_has "tunnel A: no longer reached, closed" "after: closed" "$(cat "$T/tunA.out")"
 expect_has "tunnel B: still reached, alive" "after: HTTP/1.1 200 OK" "$(cat "$T/tunB.out")"
-expect_log "tunnel close logged" "[reason:tunnel closed after policy reload]"
+expect_log "tunnel close logged" "[reason:tunnel closed after policy reload (no longer allowed)]"
 
 out=$(raw_send "GET http://127.0.0.1:$A_HTTP/new HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
 expect_has "new connections use the new version" "\"error\":\"policy_denied\"" "$out"
