@@ -286,6 +286,39 @@ static bool covered(const struct model_policy *p, const char *hash, const char *
     return same;
 }
 
+/* A system decision (reconcile, supersede): reject pending chunk 'id' with
+ * 'reason', compare-and-set on "pending", and record the event. Inside the
+ * transaction. */
+static pv_result system_reject(struct advisor_worker *w, const char *sandbox_name,
+                               int64_t sandbox, const char *id, const char *reason,
+                               const char *decided_by, int64_t when)
+{
+    struct store_chunk c;
+    char line[512];
+    pv_result res;
+
+    PV_GUARD(store_chunk_get(w->st, sandbox, id, &c));
+    free(c.status);
+    free(c.rejection_reason);
+    free(c.decided_by);
+    c.status = pv_strdup("rejected");
+    c.rejection_reason = pv_strdup(reason);
+    c.decided_by = pv_strdup(decided_by);
+    c.decided_ms = when;
+    res = c.status != NULL && c.rejection_reason != NULL && c.decided_by != NULL
+              ? store_chunk_update(w->st, &c, "pending")
+              : pv_fail(PV_ERR_NOMEM, __func__);
+    if (pv_ok(res)) {
+        snprintf(line, sizeof(line), "CONFIG:REJECTED [LOW] chunk:%s rejected reason:\"%s\"", c.id,
+                 reason);
+        res = advisor_event(w->st, sandbox_name, "CONFIG:REJECTED", line,
+                            json_pack("{s:s,s:s,s:s}", "chunk_id", c.id, "rejection_reason",
+                                      reason, "decided_by", decided_by));
+    }
+    store_chunk_clear(&c);
+    return res;
+}
+
 static pv_result reconcile(struct advisor_worker *w, const char *sandbox_name, int64_t sandbox,
                            const struct model_policy *p, const char *hash, int64_t rev,
                            const char *except, int64_t now)
@@ -294,38 +327,12 @@ static pv_result reconcile(struct advisor_worker *w, const char *sandbox_name, i
     pv_result res = store_chunk_each(w->st, sandbox, "pending", reconcile_collect, &x);
 
     for (size_t i = 0; i < x.n && pv_ok(res); i++) {
-        struct store_chunk c;
         char reason[128];
-        char line[512];
         if (x.ids[i] == NULL || !covered(p, hash, x.names[i], x.rules[i])) {
             continue;
         }
-        res = store_chunk_get(w->st, sandbox, x.ids[i], &c);
-        if (!pv_ok(res)) {
-            break;
-        }
         snprintf(reason, sizeof(reason), "covered by active policy revision %lld", (long long)rev);
-        free(c.status);
-        free(c.rejection_reason);
-        free(c.decided_by);
-        c.status = pv_strdup("rejected");
-        c.rejection_reason = pv_strdup(reason);
-        c.decided_by = pv_strdup("reconcile");
-        c.decided_ms = now;
-        if (c.status == NULL || c.rejection_reason == NULL || c.decided_by == NULL) {
-            store_chunk_clear(&c);
-            res = pv_fail(PV_ERR_NOMEM, __func__);
-            break;
-        }
-        res = store_chunk_update(w->st, &c, "pending");
-        snprintf(line, sizeof(line), "CONFIG:REJECTED [LOW] chunk:%s rejected reason:\"%s\"", c.id,
-                 reason);
-        if (pv_ok(res)) {
-            res = advisor_event(w->st, sandbox_name, "CONFIG:REJECTED", line,
-                                json_pack("{s:s,s:s,s:s}", "chunk_id", c.id, "rejection_reason",
-                                          reason, "decided_by", "reconcile"));
-        }
-        store_chunk_clear(&c);
+        res = system_reject(w, sandbox_name, sandbox, x.ids[i], reason, "reconcile", now);
     }
     for (size_t i = 0; i < x.n; i++) {
         free(x.ids[i]);
@@ -460,6 +467,7 @@ static pv_result supersede(struct advisor_worker *w, const char *sandbox_name,
                            const struct store_chunk *by)
 {
     struct supersede_ctx x = {.by = by};
+    char reason[128];
     pv_result res;
 
     if (by->host[0] == '\0' || by->port == 0 || by->binary[0] == '\0') {
@@ -467,36 +475,10 @@ static pv_result supersede(struct advisor_worker *w, const char *sandbox_name,
     }
     res = store_chunk_each_key(w->st, by->sandbox, "pending", by->host, by->port, by->binary,
                                supersede_collect, &x);
+    snprintf(reason, sizeof(reason), "superseded by chunk %s", by->id);
     for (size_t i = 0; i < x.n && pv_ok(res); i++) {
-        struct store_chunk c;
-        char reason[128];
-        char line[512];
-        res = store_chunk_get(w->st, by->sandbox, x.ids[i], &c);
-        if (!pv_ok(res)) {
-            break;
-        }
-        snprintf(reason, sizeof(reason), "superseded by chunk %s", by->id);
-        free(c.status);
-        free(c.rejection_reason);
-        free(c.decided_by);
-        c.status = pv_strdup("rejected");
-        c.rejection_reason = pv_strdup(reason);
-        c.decided_by = pv_strdup("supersede");
-        c.decided_ms = by->created_ms;
-        if (c.status == NULL || c.rejection_reason == NULL || c.decided_by == NULL) {
-            store_chunk_clear(&c);
-            res = pv_fail(PV_ERR_NOMEM, __func__);
-            break;
-        }
-        res = store_chunk_update(w->st, &c, "pending");
-        if (pv_ok(res)) {
-            snprintf(line, sizeof(line), "CONFIG:REJECTED [LOW] chunk:%s rejected reason:\"%s\"",
-                     c.id, reason);
-            res = advisor_event(w->st, sandbox_name, "CONFIG:REJECTED", line,
-                                json_pack("{s:s,s:s,s:s}", "chunk_id", c.id, "rejection_reason",
-                                          reason, "decided_by", "supersede"));
-        }
-        store_chunk_clear(&c);
+        res = system_reject(w, sandbox_name, by->sandbox, x.ids[i], reason, "supersede",
+                            by->created_ms);
     }
     for (size_t i = 0; i < x.n; i++) {
         free(x.ids[i]);

@@ -923,16 +923,17 @@ pv_result store_chunk_insert(struct store *s, const struct store_chunk *c)
     return run(st);
 }
 
-pv_result store_chunk_get(struct store *s, int64_t sandbox, const char *id,
-                          struct store_chunk *out)
+/* The one chunk a query keyed by (sandbox, text) selects. */
+static pv_result chunk_one(struct store *s, const char *sql, int64_t sandbox, const char *text,
+                           struct store_chunk *out)
 {
-    sqlite3_stmt *st = prep(s, "SELECT " CHUNK_COLS " FROM chunks WHERE sandbox = ? AND id = ?");
+    sqlite3_stmt *st = prep(s, sql);
     pv_result r;
     int rc;
 
     memset(out, 0, sizeof(*out));
     PV_ENSURE(st != NULL, PV_ERR_IO);
-    if (!bind(st, "is", sandbox, id)) {
+    if (!bind(st, "is", sandbox, text)) {
         sqlite3_finalize(st);
         PV_BAIL(PV_ERR_IO);
     }
@@ -941,6 +942,13 @@ pv_result store_chunk_get(struct store *s, int64_t sandbox, const char *id,
                          : pv_fail(rc == SQLITE_DONE ? PV_ERR_NOTFOUND : PV_ERR_IO, __func__);
     sqlite3_finalize(st);
     return r;
+}
+
+pv_result store_chunk_get(struct store *s, int64_t sandbox, const char *id,
+                          struct store_chunk *out)
+{
+    return chunk_one(s, "SELECT " CHUNK_COLS " FROM chunks WHERE sandbox = ? AND id = ?", sandbox,
+                     id, out);
 }
 
 pv_result store_chunk_update(struct store *s, const struct store_chunk *c,
@@ -1035,22 +1043,10 @@ pv_result store_chunk_each_approved(struct store *s, int64_t sandbox,
 pv_result store_chunk_by_dedup(struct store *s, int64_t sandbox, const char *key,
                                struct store_chunk *out)
 {
-    sqlite3_stmt *st = prep(s, "SELECT " CHUNK_COLS " FROM chunks WHERE sandbox = ? AND "
-                               "dedup_key = ? ORDER BY created_ms DESC, rowid DESC LIMIT 1");
-    pv_result r;
-    int rc;
-
-    memset(out, 0, sizeof(*out));
-    PV_ENSURE(st != NULL, PV_ERR_IO);
-    if (!bind(st, "is", sandbox, key)) {
-        sqlite3_finalize(st);
-        PV_BAIL(PV_ERR_IO);
-    }
-    rc = sqlite3_step(st);
-    r = rc == SQLITE_ROW ? chunk_row(st, out)
-                         : pv_fail(rc == SQLITE_DONE ? PV_ERR_NOTFOUND : PV_ERR_IO, __func__);
-    sqlite3_finalize(st);
-    return r;
+    return chunk_one(s,
+                     "SELECT " CHUNK_COLS " FROM chunks WHERE sandbox = ? AND dedup_key = ? "
+                     "ORDER BY created_ms DESC, rowid DESC LIMIT 1",
+                     sandbox, key, out);
 }
 
 int64_t store_chunk_max_draft(struct store *s, int64_t sandbox)
