@@ -19,7 +19,7 @@ DUR=${1:-10}
 BUILD=${PV_BUILDDIR:-$(pwd)}
 PROVER=$BUILD/proviso-prover
 ADVISOR=$BUILD/proviso-advisor
-CONNS=${BENCH_CONNECTIONS:-8}
+CONNS=${BENCH_CONNECTIONS:-16}
 
 command -v wrk >/dev/null 2>&1 || { echo "bench_advisor: wrk is not installed"; exit 77; }
 command -v jq >/dev/null 2>&1 || { echo "bench_advisor: jq is not installed"; exit 77; }
