@@ -30,6 +30,7 @@
 
 #include "advisor/advisor.h"
 #include "advisor/store.h"
+#include "common/pv_args.h"
 #include "common/pv_log.h"
 #include "model/model.h"
 
@@ -73,36 +74,6 @@ static void usage(FILE *out)
             "Example:\n"
             "  proviso-advisor --data-dir /var/lib/proviso --token-file /etc/proviso/admin.token\n",
             (unsigned)ADVISOR_DEFAULT_PORT);
-}
-
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
-{
-    size_t n = strlen(name);
-
-    if (strncmp(argv[*i], name, n) != 0) {
-        return NULL;
-    }
-    if (argv[*i][n] == '=') {
-        return argv[*i] + n + 1;
-    }
-    if (argv[*i][n] != '\0') {
-        return NULL;
-    }
-    if (*i + 1 >= argc) {
-        pv_fatal("%s needs a value", name);
-    }
-    (*i)++;
-    return argv[*i];
-}
-
-static uint64_t parse_num(const char *s, uint64_t max, const char *what)
-{
-    uint64_t v = 0;
-
-    if (!pv_ok(pv_parse_u64(s, strlen(s), max, &v))) {
-        pv_fatal("%s: not a number in 0..%llu: '%s'", what, (unsigned long long)max, s);
-    }
-    return v;
 }
 
 static void parse_args(int argc, char **argv, struct options *o)
@@ -153,7 +124,7 @@ static void parse_args(int argc, char **argv, struct options *o)
                      "--token-fd");
         }
         while (v == NULL && k < PV_ARRAY_LEN(value_opts)) {
-            v = opt_value(argc, argv, &i, value_opts[k++].name);
+            v = pv_opt_value(argc, argv, &i, value_opts[k++].name);
         }
         if (v == NULL) {
             usage(stderr);
@@ -165,7 +136,7 @@ static void parse_args(int argc, char **argv, struct options *o)
             break;
         case OPT_PORT:
             o->have_port = true;
-            o->port = (uint16_t)parse_num(v, 65535, "--port");
+            o->port = (uint16_t)pv_opt_number(v, 65535, "--port");
             break;
         case OPT_BIND:
             o->bind = v;
@@ -175,7 +146,7 @@ static void parse_args(int argc, char **argv, struct options *o)
             break;
         case OPT_TOKEN_FD:
             o->have_fd = true;
-            o->token_fd = (int)parse_num(v, 1u << 20, "--token-fd");
+            o->token_fd = (int)pv_opt_number(v, 1u << 20, "--token-fd");
             break;
         case OPT_CONFIG:
             o->config = v;

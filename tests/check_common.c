@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/pv.h"
+#include "common/pv_args.h"
 #include "common/pv_dynbuf.h"
 #include "common/pv_text.h"
 
@@ -110,6 +111,27 @@ START_TEST(error_table)
 }
 END_TEST
 
+START_TEST(long_options)
+{
+    char *argv[] = {(char *)"x", (char *)"--port=5", (char *)"--port", (char *)"6",
+                    (char *)"--portx", (char *)"7", (char *)"--port="};
+    int argc = (int)PV_ARRAY_LEN(argv);
+    int i = 1;
+
+    ck_assert_str_eq(pv_opt_value(argc, argv, &i, "--port"), "5");
+    ck_assert_int_eq(i, 1);
+    i = 2;
+    ck_assert_str_eq(pv_opt_value(argc, argv, &i, "--port"), "6");
+    ck_assert_int_eq(i, 3); /* the separate value is consumed */
+    i = 4;
+    ck_assert_ptr_null(pv_opt_value(argc, argv, &i, "--port")); /* a longer name */
+    ck_assert_int_eq(i, 4);
+    i = 6;
+    ck_assert_str_eq(pv_opt_value(argc, argv, &i, "--port"), "");
+    ck_assert_uint_eq(pv_opt_number("65535", 65535, "--port"), 65535);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("common");
@@ -121,6 +143,7 @@ int main(void)
     tcase_add_loop_test(tc, parse_u64_table, 0, (int)PV_ARRAY_LEN(num_rows));
     tcase_add_test(tc, dynbuf_cap);
     tcase_add_test(tc, error_table);
+    tcase_add_test(tc, long_options);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
