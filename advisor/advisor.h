@@ -287,9 +287,9 @@ void advisor_base_set(struct advisor_worker *w, const char *sandbox, const char 
                       size_t len, const char *cause, struct httpd_reply *r);
 /* Recompose the effective policy after a base change or a removal; writes a
  * revision when it changed. Inside a transaction. */
-pv_result advisor_recompose(struct advisor_worker *w, int64_t sandbox, const char *name,
-                            const char *skip, const char *cause, int64_t *rev, char hash[65],
-                            char *err, size_t errlen) PV_WUR;
+pv_result advisor_recompose(struct advisor_worker *w, int64_t sandbox, const char *skip,
+                            const char *cause, int64_t *rev, char hash[65], char *err,
+                            size_t errlen) PV_WUR;
 
 /* ===========================================================================
  * HTTP (advisor_routes.c, advisor_api.c)

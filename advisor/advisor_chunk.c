@@ -223,9 +223,6 @@ static json_t *approval_inputs(struct advisor_worker *w, const struct advisor_sn
 /* Reject every other pending chunk the new effective policy already covers
  * (merging it changes nothing). Inside the transaction. */
 struct reconcile_ctx {
-    struct advisor_worker *w;
-    const struct model_policy *policy;
-    const char *hash;
     const char *except;
     char **ids;
     char **names;
@@ -323,7 +320,7 @@ static pv_result reconcile(struct advisor_worker *w, const char *sandbox_name, i
                            const struct model_policy *p, const char *hash, int64_t rev,
                            const char *except, int64_t now)
 {
-    struct reconcile_ctx x = {.w = w, .policy = p, .hash = hash, .except = except};
+    struct reconcile_ctx x = {.except = except};
     pv_result res = store_chunk_each(w->st, sandbox, "pending", reconcile_collect, &x);
 
     for (size_t i = 0; i < x.n && pv_ok(res); i++) {
@@ -1241,15 +1238,14 @@ void advisor_approve(struct advisor_worker *w, const char *sandbox, const char *
 
 /* Remove an approved chunk's grant: recompose without it and write the
  * revision. Inside the transaction. */
-pv_result advisor_recompose(struct advisor_worker *w, int64_t sandbox, const char *name,
-                            const char *skip, const char *cause, int64_t *rev, char hash[65],
-                            char *err, size_t errlen)
+pv_result advisor_recompose(struct advisor_worker *w, int64_t sandbox, const char *skip,
+                            const char *cause, int64_t *rev, char hash[65], char *err,
+                            size_t errlen)
 {
     struct model_policy *p = advisor_compose(w, sandbox, skip, err, errlen);
     struct store_revision cur;
     pv_result res;
 
-    (void)name;
     if (p == NULL) {
         PV_BAIL(PV_ERR_POLICY);
     }
@@ -1342,7 +1338,7 @@ static void remove_or_reject(struct advisor_worker *w, const char *sandbox, cons
         char err[1024] = "";
         char suffix[160];
         snprintf(cause, sizeof(cause), "%s %s", undo ? "undo" : "reject", x.c.id);
-        res = advisor_recompose(w, x.snap.sandbox, x.snap.name, x.c.id, cause, &rev, hash, err,
+        res = advisor_recompose(w, x.snap.sandbox, x.c.id, cause, &rev, hash, err,
                                 sizeof(err));
         if (!pv_ok(res)) {
             store_rollback(w->st);
@@ -1724,7 +1720,7 @@ void advisor_base_set(struct advisor_worker *w, const char *sandbox, const char 
         res = store_base_put(w->st, x.snap.sandbox, &base);
     }
     if (pv_ok(res)) {
-        res = advisor_recompose(w, x.snap.sandbox, sandbox, NULL, "base", &rev, hash, err,
+        res = advisor_recompose(w, x.snap.sandbox, NULL, "base", &rev, hash, err,
                                 sizeof(err));
     }
     advisor_event_suffix(suffix, sizeof(suffix), rev, hash);
