@@ -72,26 +72,55 @@ static const char *str(const json_t *j, const char *k)
     return s;
 }
 
-/* Submit one rule; the new chunk id into 'id'. */
+/* Submit 'body' in 'mode' (NULL: agent_authored); the reply body. */
+static json_t *submit_body(const char *sandbox, const char *mode, const char *body, unsigned want)
+{
+    struct httpd_reply r;
+
+    memset(&r, 0, sizeof(r));
+    advisor_submit(w, sandbox, mode, body, strlen(body), &r);
+    ck_assert_msg(r.status == want, "submit: status %u, want %u: %s", r.status, want,
+                  r.body != NULL ? json_dumps(r.body, 0) : "");
+    return r.body;
+}
+
+/* The JSON body of a one-rule proposal: 'endpoint' is the endpoint object's
+ * members, 'binary' the one binary. */
+static void rule_body(char *buf, size_t len, const char *name, const char *endpoint,
+                      const char *binary)
+{
+    snprintf(buf, len,
+             "{\"operations\":[{\"addRule\":{\"ruleName\":\"%s\",\"rule\":{\"endpoints\":[{"
+             "%s}],\"binaries\":[{\"path\":\"%s\"}]}}}]}",
+             name, endpoint, binary);
+}
+
+/* Submit one rule in 'mode'; the accepted chunk id into 'id'. */
+static void submit_rule(const char *mode, const char *name, const char *endpoint,
+                        const char *binary, char id[64])
+{
+    char body[2048];
+    json_t *j;
+
+    rule_body(body, sizeof(body), name, endpoint, binary);
+    j = submit_body("sb", mode, body, 202);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "accepted_chunks")), 1);
+    snprintf(id, 64, "%s",
+             json_string_value(json_array_get(json_object_get(j, "accepted_chunk_ids"), 0)));
+    json_decref(j);
+}
+
+/* Submit one L7 rule on port 443 (curl); the new chunk id into 'id'. */
 static void submit(const char *name, const char *host, const char *method, const char *path,
                    char id[64])
 {
-    char body[1024];
-    struct httpd_reply r;
+    char ep[512];
 
-    snprintf(body, sizeof(body),
-             "{\"operations\":[{\"addRule\":{\"ruleName\":\"%s\",\"rule\":{\"endpoints\":[{"
+    snprintf(ep, sizeof(ep),
              "\"host\":\"%s\",\"port\":443,\"protocol\":\"rest\",\"enforcement\":\"enforce\","
-             "\"rules\":[{\"allow\":{\"method\":\"%s\",\"path\":\"%s\"}}]}],\"binaries\":[{"
-             "\"path\":\"/usr/bin/curl\"}]}}}]}",
-             name, host, method, path);
-    memset(&r, 0, sizeof(r));
-    advisor_submit(w, "sb", NULL, body, strlen(body), &r);
-    ck_assert_uint_eq(r.status, 202);
-    ck_assert_int_eq(json_integer_value(json_object_get(r.body, "accepted_chunks")), 1);
-    snprintf(id, 64, "%s", json_string_value(json_array_get(
-                               json_object_get(r.body, "accepted_chunk_ids"), 0)));
-    json_decref(r.body);
+             "\"rules\":[{\"allow\":{\"method\":\"%s\",\"path\":\"%s\"}}]",
+             host, method, path);
+    submit_rule(NULL, name, ep, "/usr/bin/curl", id);
 }
 
 static char *policy_hash(void)
@@ -113,17 +142,49 @@ static void set_setting(const char *scope, const char *key, const char *json)
     ck_assert(pv_ok(store_setting_put(w->st, scope, key, json)));
 }
 
-static void setup(void)
+/* Create sandbox 'name' with 'policy' as its base revision 1 and effective
+ * revision 1, and a github credential on api.github.com. */
+static void make_sandbox(const char *name, const char *policy)
 {
-    char err[512];
-    char exe[1024];
-    const char *build = getenv("PV_BUILDDIR");
     struct store_sandbox sb;
     struct store_revision rev;
     char blob[65];
     char hash[65];
     struct model_diags *d = model_diags_new();
     struct model_policy *p;
+    char *yaml;
+
+    p = model_policy_load("base", policy, strlen(policy), MODEL_FMT_YAML, d);
+    ck_assert_ptr_nonnull(p);
+    yaml = model_policy_to_yaml(p, NULL);
+    ck_assert(pv_ok(model_policy_sha256(p, hash)));
+    ck_assert(pv_ok(store_begin(w->st)));
+    memset(&sb, 0, sizeof(sb));
+    sb.name = (char *)name;
+    sb.token_sha256 = (char *)"00";
+    sb.credentials = (char *)"credentials:\n  - {name: gh, type: github, target_hosts: "
+                             "[api.github.com]}\n";
+    sb.boundary = (char *)"";
+    ck_assert(pv_ok(store_sandbox_create(w->st, &sb)));
+    ck_assert(pv_ok(store_blob_put(w->st, yaml, strlen(yaml), blob)));
+    memset(&rev, 0, sizeof(rev));
+    rev.blob = blob;
+    rev.hash = hash;
+    rev.cause = (char *)"create";
+    ck_assert(pv_ok(store_base_put(w->st, sb.id, &rev)));
+    rev.base_rev = rev.rev;
+    ck_assert(pv_ok(store_rev_put(w->st, sb.id, &rev)));
+    ck_assert(pv_ok(store_commit(w->st)));
+    free(yaml);
+    model_policy_free(p);
+    model_diags_free(d);
+}
+
+static void setup(void)
+{
+    char err[512];
+    char exe[1024];
+    const char *build = getenv("PV_BUILDDIR");
 
     snprintf(dir, sizeof(dir), "/tmp/pv-chunk.XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -144,33 +205,7 @@ static void setup(void)
     ck_assert_msg(child != NULL, "%s", err);
     w = advisor_worker_new(&a);
     ck_assert_ptr_nonnull(w->st);
-    /* A sandbox "sb" with the base policy as revision 1. */
-    p = model_policy_load("base", base_policy, strlen(base_policy), MODEL_FMT_YAML, d);
-    ck_assert_ptr_nonnull(p);
-    {
-        char *yaml = model_policy_to_yaml(p, NULL);
-        ck_assert(pv_ok(model_policy_sha256(p, hash)));
-        ck_assert(pv_ok(store_begin(w->st)));
-        memset(&sb, 0, sizeof(sb));
-        sb.name = (char *)"sb";
-        sb.token_sha256 = (char *)"00";
-        sb.credentials = (char *)"credentials:\n  - {name: gh, type: github, target_hosts: "
-                                 "[api.github.com]}\n";
-        sb.boundary = (char *)"";
-        ck_assert(pv_ok(store_sandbox_create(w->st, &sb)));
-        ck_assert(pv_ok(store_blob_put(w->st, yaml, strlen(yaml), blob)));
-        memset(&rev, 0, sizeof(rev));
-        rev.blob = blob;
-        rev.hash = hash;
-        rev.cause = (char *)"create";
-        ck_assert(pv_ok(store_base_put(w->st, sb.id, &rev)));
-        rev.base_rev = rev.rev;
-        ck_assert(pv_ok(store_rev_put(w->st, sb.id, &rev)));
-        ck_assert(pv_ok(store_commit(w->st)));
-        free(yaml);
-    }
-    model_policy_free(p);
-    model_diags_free(d);
+    make_sandbox("sb", base_policy);
     set_setting("", ADVISOR_SET_PROPOSALS, "true");
 }
 
@@ -394,6 +429,692 @@ START_TEST(test_auto_mode_precedence)
 }
 END_TEST
 
+/* call()-shaped wrappers for the decisions that take no body or no id. */
+static void advisor_undo_call(struct advisor_worker *wk, const char *sb, const char *id,
+                              const char *body, size_t len, struct httpd_reply *r)
+{
+    (void)body;
+    (void)len;
+    advisor_undo(wk, sb, id, r);
+}
+
+static void approve_all_call(struct advisor_worker *wk, const char *sb, const char *id,
+                             const char *body, size_t len, struct httpd_reply *r)
+{
+    (void)id;
+    advisor_approve_all(wk, sb, body, len, r);
+}
+
+/* ---------------------------------------------------------------------------
+ * The reference gateway's acceptance vectors (docs/advisor.md#vectors), one
+ * test each. Where proviso deliberately differs, the test pins proviso's
+ * behaviour and says so.
+ * ------------------------------------------------------------------------- */
+
+static const char ep_gh_l4[] = "\"host\":\"api.github.com\",\"port\":443";
+
+/* The approve body carrying the chunk's current review token. */
+static void token_body(const char *id, char *body, size_t len)
+{
+    json_t *j = show(id);
+
+    snprintf(body, len, "{\"review_token\":\"%s\"}", str(j, "review_token"));
+    json_decref(j);
+}
+
+static void approve_ok(const char *id)
+{
+    char body[256];
+
+    token_body(id, body, sizeof(body));
+    json_decref(call(advisor_approve, id, body, 200));
+}
+
+static void status_is(const char *id, const char *want)
+{
+    json_t *j = show(id);
+
+    ck_assert_msg(strcmp(str(j, "status"), want) == 0, "chunk %s is %s, want %s", id,
+                  str(j, "status"), want);
+    json_decref(j);
+}
+
+static int64_t rev_now(void)
+{
+    struct store_revision rev;
+    struct store_sandbox sb;
+    int64_t n;
+
+    ck_assert(pv_ok(store_sandbox_get(w->st, "sb", &sb)));
+    ck_assert(pv_ok(store_rev_latest(w->st, sb.id, &rev)));
+    n = rev.rev;
+    store_revision_clear(&rev);
+    store_sandbox_clear(&sb);
+    return n;
+}
+
+static json_t *history(void)
+{
+    struct httpd_reply r;
+    json_t *h;
+
+    memset(&r, 0, sizeof(r));
+    advisor_history(w, "sb", &r);
+    ck_assert_uint_eq(r.status, 200);
+    h = json_incref(json_object_get(r.body, "history"));
+    json_decref(r.body);
+    return h;
+}
+
+static void history_is(const char *e0, const char *e1)
+{
+    json_t *h = history();
+    size_t n = (e0 != NULL) + (e1 != NULL);
+
+    ck_assert_uint_eq(json_array_size(h), n);
+    if (e0 != NULL) {
+        ck_assert_str_eq(str(json_array_get(h, 0), "event"), e0);
+    }
+    if (e1 != NULL) {
+        ck_assert_str_eq(str(json_array_get(h, 1), "event"), e1);
+    }
+    json_decref(h);
+}
+
+struct last_event {
+    const char *kind;
+    char line[2048];
+};
+
+static void last_event_cb(void *arg, const struct store_event *e)
+{
+    struct last_event *x = arg;
+
+    if (strcmp(e->kind, x->kind) == 0) {
+        snprintf(x->line, sizeof(x->line), "%s", e->line);
+    }
+}
+
+/* The newest event line of 'kind' ("" when none). */
+static void last_line(const char *kind, struct last_event *x)
+{
+    x->kind = kind;
+    x->line[0] = '\0';
+    ck_assert(pv_ok(store_event_each(w->st, 0, 100000, last_event_cb, x)));
+}
+
+/* Lifecycle round trip: submit -> pending v1; approve -> history
+ * [proposed, approved]; undo -> pending, [proposed]; clear -> all gone. */
+START_TEST(test_vec_lifecycle_round_trip)
+{
+    char id[64];
+    char ep[256];
+    int64_t r0 = rev_now();
+    json_t *j;
+
+    /* proviso takes allow_uninspected_credentials from operators only */
+    snprintf(ep, sizeof(ep), "%s,\"allow_uninspected_credentials\":true", ep_gh_l4);
+    {
+        char body[1024];
+        rule_body(body, sizeof(body), "gh_l4", ep, "/usr/bin/curl");
+        json_decref(submit_body("sb", NULL, body, 400));
+    }
+    /* (an L4 rule for curl on api.github.com:443 would fold into the L7
+     * endpoint of 'gh' and change nothing: use a host of its own) */
+    submit_rule(NULL, "org_l4", "\"host\":\"example.org\",\"port\":443", "/usr/bin/curl", id);
+    j = show(id);
+    ck_assert_str_eq(str(j, "status"), "pending");
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "draft_version")), 1);
+    json_decref(j);
+    approve_ok(id);
+    ck_assert_int_eq(rev_now(), r0 + 1);
+    history_is("proposed", "approved");
+    json_decref(call(advisor_undo_call, id, "", 200));
+    status_is(id, "pending");
+    ck_assert_int_eq(rev_now(), r0 + 2);
+    history_is("proposed", NULL);
+    {
+        struct httpd_reply r;
+        memset(&r, 0, sizeof(r));
+        advisor_clear(w, "sb", &r);
+        ck_assert_int_eq(json_integer_value(json_object_get(r.body, "cleared")), 1);
+        json_decref(r.body);
+        memset(&r, 0, sizeof(r));
+        advisor_chunk_list(w, "sb", NULL, &r);
+        ck_assert_uint_eq(json_array_size(json_object_get(r.body, "chunks")), 0);
+        json_decref(r.body);
+    }
+    history_is(NULL, NULL);
+}
+END_TEST
+
+/* A reviewer's reason round-trips; an uncredentialed rule has no findings. */
+START_TEST(test_vec_reject_reason_round_trips)
+{
+    char id[64];
+    json_t *j;
+
+    submit("ex", "example.com", "GET", "/x", id);
+    json_decref(call(advisor_reject, id, "{\"reason\":\"use the internal mirror\"}", 200));
+    j = show(id);
+    ck_assert_str_eq(str(j, "status"), "rejected");
+    ck_assert_str_eq(str(j, "rejection_reason"), "use the internal mirror");
+    ck_assert_str_eq(str(j, "validation_result"), "prover: no new findings");
+    json_decref(j);
+}
+END_TEST
+
+/* reject(reason) -> approve -> undo leaves no stale reason. (proviso clears
+ * the reason already at approval; the reference only at undo.) */
+START_TEST(test_vec_undo_after_reject_clears_reason)
+{
+    char id[64];
+    json_t *j;
+
+    submit("ex", "example.com", "GET", "/x", id);
+    json_decref(call(advisor_reject, id, "{\"reason\":\"no\"}", 200));
+    approve_ok(id);
+    json_decref(call(advisor_undo_call, id, "", 200));
+    j = show(id);
+    ck_assert_str_eq(str(j, "status"), "pending");
+    ck_assert_str_eq(str(j, "rejection_reason"), "");
+    json_decref(j);
+}
+END_TEST
+
+/* A system reject (supersede) moves pending chunks only: an approved chunk
+ * of the same key survives a resubmission of the same rule. */
+START_TEST(test_vec_conditional_reject_spares_approved)
+{
+    char c1[64];
+    char c2[64];
+    int64_t r1;
+
+    submit("ex", "example.com", "GET", "/x", c1);
+    approve_ok(c1);
+    r1 = rev_now();
+    submit("ex", "example.com", "GET", "/x", c2);
+    status_is(c1, "approved");
+    ck_assert_int_eq(rev_now(), r1);
+}
+END_TEST
+
+/* Chunk ids of another sandbox are not found, for every decision. */
+START_TEST(test_vec_cross_sandbox_not_found)
+{
+    char id[64];
+    struct httpd_reply r;
+
+    make_sandbox("other", base_policy);
+    submit("ex", "example.com", "GET", "/x", id);
+    memset(&r, 0, sizeof(r));
+    advisor_chunk_show(w, "other", id, true, &r);
+    ck_assert_uint_eq(r.status, 404);
+    json_decref(r.body);
+    memset(&r, 0, sizeof(r));
+    advisor_approve(w, "other", id, "{}", 2, &r);
+    ck_assert_uint_eq(r.status, 404);
+    json_decref(r.body);
+    memset(&r, 0, sizeof(r));
+    advisor_reject(w, "other", id, "{}", 2, &r);
+    ck_assert_uint_eq(r.status, 404);
+    json_decref(r.body);
+    memset(&r, 0, sizeof(r));
+    advisor_undo(w, "other", id, &r);
+    ck_assert_uint_eq(r.status, 404);
+    json_decref(r.body);
+    status_is(id, "pending");
+}
+END_TEST
+
+/* Auto mode, an exact L7 rule with no credential in scope: approved. */
+START_TEST(test_vec_exact_l7_auto_approved)
+{
+    char id[64];
+    json_t *j;
+
+    set_setting("sb", ADVISOR_SET_MODE, "\"auto\"");
+    submit("put", "example.com", "PUT", "/items/1", id);
+    j = show(id);
+    ck_assert_str_eq(str(j, "status"), "approved");
+    ck_assert_str_eq(str(j, "validation_result"), "prover: no new findings");
+    json_decref(j);
+}
+END_TEST
+
+/* An agent's proposal supersedes a pending mechanistic chunk of the same
+ * host|port|binary; both carry credential findings and stay pending in auto. */
+START_TEST(test_vec_agent_supersedes_mechanistic)
+{
+    char m[64];
+    char ag[64];
+    char ep[512];
+    json_t *j;
+
+    set_setting("sb", ADVISOR_SET_MODE, "\"auto\"");
+    submit_rule("mechanistic", "allow_api_github_com_443", ep_gh_l4, "/usr/bin/python3", m);
+    j = show(m);
+    ck_assert_str_eq(str(j, "status"), "pending");
+    ck_assert(strstr(str(j, "validation_result"), "credential_reach_expansion") != NULL);
+    json_decref(j);
+    snprintf(ep, sizeof(ep),
+             "%s,\"protocol\":\"rest\",\"enforcement\":\"enforce\",\"rules\":[{\"allow\":"
+             "{\"method\":\"PUT\",\"path\":\"/repos/o/r\"}}]",
+             ep_gh_l4);
+    submit_rule(NULL, "gh_put", ep, "/usr/bin/python3", ag);
+    j = show(ag);
+    ck_assert_str_eq(str(j, "status"), "pending");
+    ck_assert(strstr(str(j, "validation_result"), "credential_reach_expansion") != NULL);
+    json_decref(j);
+    j = show(m);
+    ck_assert_str_eq(str(j, "status"), "rejected");
+    ck_assert(strstr(str(j, "rejection_reason"), "superseded") != NULL);
+    ck_assert(strstr(str(j, "rejection_reason"), ag) != NULL);
+    json_decref(j);
+}
+END_TEST
+
+/* The gate is proposer-agnostic: a mechanistic empty delta auto-approves. */
+START_TEST(test_vec_mechanistic_empty_delta_auto)
+{
+    char id[64];
+    json_t *j;
+
+    set_setting("sb", ADVISOR_SET_MODE, "\"auto\"");
+    submit_rule("mechanistic", "allow_example_com_443",
+                "\"host\":\"example.com\",\"port\":443,\"protocol\":\"rest\",\"enforcement\":"
+                "\"enforce\",\"rules\":[{\"allow\":{\"method\":\"GET\",\"path\":\"/j/*\"}}]",
+                "/usr/bin/curl", id);
+    j = show(id);
+    ck_assert_str_eq(str(j, "status"), "approved");
+    ck_assert_str_eq(str(j, "analysis_mode"), "mechanistic");
+    json_decref(j);
+}
+END_TEST
+
+/* access: full with a credential in scope: a reach finding, pending in auto. */
+START_TEST(test_vec_l7_full_credential_reach)
+{
+    char id[64];
+    char ep[256];
+    json_t *j;
+    const char *v;
+
+    set_setting("sb", ADVISOR_SET_MODE, "\"auto\"");
+    snprintf(ep, sizeof(ep), "%s,\"protocol\":\"rest\",\"enforcement\":\"enforce\",\"access\":"
+                             "\"full\"", ep_gh_l4);
+    submit_rule(NULL, "gh_full", ep, "/usr/bin/python3", id);
+    j = show(id);
+    v = str(j, "validation_result");
+    ck_assert_str_eq(str(j, "status"), "pending");
+    ck_assert_msg(strstr(v, "credential_reach_expansion: api.github.com:443 via /usr/bin/python3")
+                      != NULL, "%s", v);
+    ck_assert_msg(strstr(v, "capability_expansion") == NULL, "%s", v);
+    json_decref(j);
+}
+END_TEST
+
+/* An empty delta waits unless the mode resolves to auto: unset, an unknown
+ * stored string and an explicit manual all leave it pending. */
+START_TEST(test_vec_empty_delta_needs_auto)
+{
+    static const char *const modes[] = {NULL, "\"autom\"", "\"manual\""};
+    char id[64];
+    char name[16];
+
+    for (size_t i = 0; i < PV_ARRAY_LEN(modes); i++) {
+        if (modes[i] != NULL) {
+            set_setting("sb", ADVISOR_SET_MODE, modes[i]);
+        }
+        snprintf(name, sizeof(name), "m%zu", i);
+        {
+            char host[64];
+            snprintf(host, sizeof(host), "h%zu.example.com", i);
+            submit(name, host, "GET", "/x", id);
+        }
+        status_is(id, "pending");
+    }
+}
+END_TEST
+
+/* A global auto applies to every sandbox; the event says where it came from. */
+START_TEST(test_vec_gateway_scope_auto)
+{
+    char id[64];
+    struct last_event ev;
+
+    set_setting("", ADVISOR_SET_MODE, "\"auto\"");
+    submit("g", "example.com", "GET", "/x", id);
+    status_is(id, "approved");
+    last_line("CONFIG:APPROVED", &ev);
+    ck_assert_msg(strstr(ev.line, "[auto:true source:agent_authored prover_delta:empty "
+                                  "resolved_from:gateway version:v") != NULL,
+                  "%s", ev.line);
+}
+END_TEST
+
+/* An L4 rule to a credentialed host: a finding naming the host and binary;
+ * the same rule to a host without a credential: none. */
+START_TEST(test_vec_l4_credential_finding)
+{
+    char c1[64];
+    char c2[64];
+    json_t *j;
+    const char *v;
+
+    submit_rule(NULL, "gh_l4", ep_gh_l4, "/usr/bin/python3", c1);
+    j = show(c1);
+    v = str(j, "validation_result");
+    ck_assert_msg(strncmp(v, "prover: ", 8) == 0 && strstr(v, " new finding") != NULL, "%s", v);
+    ck_assert(strstr(v, "credential_reach_expansion") != NULL);
+    ck_assert(strstr(v, "api.github.com:443") != NULL);
+    json_decref(j);
+    submit_rule(NULL, "plain_l4", "\"host\":\"example.org\",\"port\":443", "/usr/bin/python3",
+                c2);
+    j = show(c2);
+    ck_assert_str_eq(str(j, "validation_result"), "prover: no new findings");
+    json_decref(j);
+}
+END_TEST
+
+/* Link-local and metadata destinations: the reference records a
+ * link_local_reach finding; proviso refuses them at submission, stores
+ * nothing, and says why. */
+START_TEST(test_vec_link_local_refused)
+{
+    static const char *const eps[] = {
+        "\"host\":\"169.254.169.254\",\"port\":80",
+        "\"host\":\"metadata.google.internal\",\"port\":80",
+        "\"host\":\"**.google.internal\",\"port\":443",
+    };
+    char body[1024];
+    struct httpd_reply r;
+
+    for (size_t i = 0; i < PV_ARRAY_LEN(eps); i++) {
+        json_t *j;
+        rule_body(body, sizeof(body), "md", eps[i], "/usr/bin/curl");
+        j = submit_body("sb", NULL, body, 202);
+        ck_assert_int_eq(json_integer_value(json_object_get(j, "accepted_chunks")), 0);
+        ck_assert_int_eq(json_integer_value(json_object_get(j, "rejected_chunks")), 1);
+        ck_assert_msg(strstr(json_string_value(json_array_get(
+                                 json_object_get(j, "rejection_reasons"), 0)),
+                             "link-local") != NULL,
+                      "%s", json_dumps(j, 0));
+        json_decref(j);
+    }
+    /* an always-blocked allowed_ips range fails the proposal's validation */
+    {
+        json_t *j;
+        rule_body(body, sizeof(body), "md",
+                  "\"host\":\"example.com\",\"port\":443,\"allowed_ips\":[\"169.254.0.0/16\"]",
+                  "/usr/bin/curl");
+        j = submit_body("sb", NULL, body, 400);
+        ck_assert(strstr(str(j, "detail"), "always-blocked range") != NULL);
+        json_decref(j);
+    }
+    memset(&r, 0, sizeof(r));
+    advisor_chunk_list(w, "sb", NULL, &r);
+    ck_assert_uint_eq(json_array_size(json_object_get(r.body, "chunks")), 0);
+    json_decref(r.body);
+}
+END_TEST
+
+/* Security notes block auto-approval even when the delta is empty. */
+START_TEST(test_vec_security_flagged_not_auto)
+{
+    char id[64];
+    json_t *j;
+
+    set_setting("sb", ADVISOR_SET_MODE, "\"auto\"");
+    submit_rule(NULL, "db", "\"host\":\"db.example.com\",\"port\":5432", "/usr/bin/psql", id);
+    j = show(id);
+    ck_assert_str_eq(str(j, "status"), "pending");
+    ck_assert_str_eq(str(j, "validation_result"), "prover: no new findings");
+    ck_assert(strstr(str(j, "security_notes"), "well-known database/service port") != NULL);
+    json_decref(j);
+}
+END_TEST
+
+/* A clean mechanistic duplicate, submitted under auto, does not approve the
+ * reviewer-edited (credentialed) rule stored under the same key, and writes
+ * no revision. */
+START_TEST(test_vec_mechanistic_dedup_rechecks_edited_rule)
+{
+    char m[64];
+    char again[64];
+    int64_t r0;
+    json_t *j;
+    const char *plain = "\"host\":\"example.org\",\"port\":443";
+    const char *edit = "{\"rule\":{\"endpoints\":[{\"host\":\"api.github.com\",\"port\":443}],"
+                       "\"binaries\":[{\"path\":\"/usr/bin/python3\"}]}}";
+
+    submit_rule("mechanistic", "allow_example_org_443", plain, "/usr/bin/python3", m);
+    json_decref(call(advisor_edit, m, edit, 200));
+    set_setting("sb", ADVISOR_SET_MODE, "\"auto\"");
+    r0 = rev_now();
+    submit_rule("mechanistic", "allow_example_org_443", plain, "/usr/bin/python3", again);
+    ck_assert_str_eq(again, m);
+    j = show(m);
+    ck_assert_str_eq(str(j, "status"), "pending");
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "hit_count")), 2);
+    ck_assert(strstr(str(j, "validation_result"), "credential_reach_expansion") != NULL);
+    json_decref(j);
+    ck_assert_int_eq(rev_now(), r0);
+}
+END_TEST
+
+/* An invalid candidate is rejected before it reaches the inbox. */
+START_TEST(test_vec_invalid_candidate_rejected)
+{
+    char body[1024];
+    json_t *j;
+    struct httpd_reply r;
+    const char *reason;
+
+    /* Valid alone, but it folds into the enforced REST endpoint of 'gh' and
+     * the merged candidate is invalid (tls: skip under enforcement). */
+    rule_body(body, sizeof(body), "bad", "\"host\":\"api.github.com\",\"port\":443,\"tls\":\"skip\"",
+              "/usr/bin/curl");
+    j = submit_body("sb", NULL, body, 202);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "rejected_chunks")), 1);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "accepted_chunks")), 0);
+    reason = json_string_value(json_array_get(json_object_get(j, "rejection_reasons"), 0));
+    ck_assert_msg(strncmp(reason, "chunk 'bad': ", 13) == 0 &&
+                      strstr(reason, "tls: skip cannot be enforced") != NULL,
+                  "%s", reason);
+    json_decref(j);
+    memset(&r, 0, sizeof(r));
+    advisor_chunk_list(w, "sb", NULL, &r);
+    ck_assert_uint_eq(json_array_size(json_object_get(r.body, "chunks")), 0);
+    json_decref(r.body);
+}
+END_TEST
+
+/* A new base revision changes the inputs: the old token is refused with
+ * "inputs changed", the evaluation is refreshed, the new token works. */
+START_TEST(test_vec_changed_inputs_refresh_token)
+{
+    char id[64];
+    char old[256];
+    char fresh[256];
+    struct httpd_reply r;
+    static const char base2[] = "version: 1\n"
+                                "network_policies:\n"
+                                "  gh:\n"
+                                "    name: gh\n"
+                                "    endpoints:\n"
+                                "      - host: api.github.com\n"
+                                "        port: 443\n"
+                                "        protocol: rest\n"
+                                "        enforcement: enforce\n"
+                                "        access: read-write\n"
+                                "    binaries:\n"
+                                "      - path: /usr/bin/curl\n";
+
+    submit("ex", "example.com", "GET", "/x", id);
+    token_body(id, old, sizeof(old));
+    memset(&r, 0, sizeof(r));
+    advisor_base_set(w, "sb", base2, strlen(base2), "operator", &r);
+    ck_assert_uint_eq(r.status, 200);
+    json_decref(r.body);
+    memset(&r, 0, sizeof(r));
+    advisor_approve(w, "sb", id, old, strlen(old), &r);
+    ck_assert_uint_eq(r.status, 412);
+    ck_assert(strstr(json_string_value(json_object_get(r.body, "detail")), "inputs changed") !=
+              NULL);
+    json_decref(r.body);
+    token_body(id, fresh, sizeof(fresh));
+    ck_assert_str_ne(old, fresh);
+    json_decref(call(advisor_approve, id, fresh, 200));
+}
+END_TEST
+
+/* The reserved '_provider_' prefix: refused at submission (proviso: the
+ * whole proposal, 400; the reference: the chunk, 202), and a stored
+ * chunk that carries it (however it got there) is never approved. */
+START_TEST(test_vec_reserved_provider_prefix)
+{
+    char body[1024];
+    char id[64];
+    struct store_chunk c;
+    struct store_sandbox sb;
+    json_t *j;
+
+    rule_body(body, sizeof(body), "_provider_github", "\"host\":\"example.com\",\"port\":443",
+              "/usr/bin/curl");
+    /* The model refuses the whole proposal (400, the reference's words). */
+    j = submit_body("sb", NULL, body, 400);
+    ck_assert_str_eq(str(j, "detail"),
+                     "chunk '_provider_github' uses reserved '_provider_' rule-name prefix");
+    json_decref(j);
+    submit("ex", "example.com", "GET", "/x", id);
+    ck_assert(pv_ok(store_sandbox_get(w->st, "sb", &sb)));
+    ck_assert(pv_ok(store_chunk_get(w->st, sb.id, id, &c)));
+    free(c.rule_name);
+    c.rule_name = strdup("_provider_sneaky");
+    ck_assert(pv_ok(store_chunk_update(w->st, &c, "pending")));
+    store_chunk_clear(&c);
+    store_sandbox_clear(&sb);
+    token_body(id, body, sizeof(body));
+    j = call(advisor_approve, id, body, 400);
+    ck_assert(strstr(json_string_value(json_object_get(j, "detail")), "'_provider_'") != NULL);
+    json_decref(j);
+    status_is(id, "pending");
+}
+END_TEST
+
+/* Agent-authored proposals never dedup (a new id each, the older pending
+ * one superseded); mechanistic ones dedup into one chunk, which keeps its
+ * approval when the same endpoint is seen again. */
+START_TEST(test_vec_dedup)
+{
+    char a1[64];
+    char a2[64];
+    char m1[64];
+    char m2[64];
+    char m3[64];
+    const char *ep = "\"host\":\"example.org\",\"port\":443";
+    json_t *j;
+
+    submit_rule(NULL, "ag", ep, "/usr/bin/curl", a1);
+    submit_rule(NULL, "ag", ep, "/usr/bin/curl", a2);
+    ck_assert_str_ne(a1, a2);
+    submit_rule("mechanistic", "allow_example_org_443", ep, "/usr/bin/wget", m1);
+    submit_rule("mechanistic", "allow_example_org_443", ep, "/usr/bin/wget", m2);
+    ck_assert_str_eq(m1, m2);
+    approve_ok(m1);
+    submit_rule("mechanistic", "allow_example_org_443", ep, "/usr/bin/wget", m3);
+    ck_assert_str_eq(m1, m3);
+    j = show(m1);
+    ck_assert_str_eq(str(j, "status"), "approved");
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "hit_count")), 3);
+    json_decref(j);
+}
+END_TEST
+
+/* approve-all: every pending chunk is approved in order, flagged ones only
+ * when included; an explicit stale token applies nothing. proviso writes
+ * one revision per approved chunk (each the candidate that was proved, see
+ * docs/advisor.md#approve-all); the reference writes the batch once. */
+START_TEST(test_vec_approve_all)
+{
+    char c1[64];
+    char c2[64];
+    char c3[64];
+    char body[512];
+    int64_t r0 = rev_now();
+    json_t *j;
+
+    submit("one", "one.example.com", "GET", "/x", c1);
+    submit("two", "two.example.com", "GET", "/x", c2);
+    submit_rule(NULL, "db", "\"host\":\"db.example.com\",\"port\":5432", "/usr/bin/psql", c3);
+    snprintf(body, sizeof(body),
+             "{\"approvals\":[{\"chunk_id\":\"%s\",\"review_token\":\"stale\"}]}", c1);
+    j = call(approve_all_call, NULL, body, 200);
+    json_decref(j);
+    status_is(c1, "pending");
+    ck_assert_int_eq(rev_now(), r0);
+    json_decref(call(approve_all_call, NULL, "{}", 200));
+    status_is(c1, "approved");
+    status_is(c2, "approved");
+    status_is(c3, "pending");
+    ck_assert_int_eq(rev_now(), r0 + 2);
+    json_decref(call(approve_all_call, NULL, "{\"include_security_flagged\":true}", 200));
+    status_is(c3, "approved");
+    ck_assert_int_eq(rev_now(), r0 + 3);
+}
+END_TEST
+
+/* Editing a pending chunk recomputes its security notes before any read. */
+START_TEST(test_vec_edit_recomputes_notes)
+{
+    char id[64];
+    json_t *j;
+    const char *edit = "{\"rule\":{\"endpoints\":[{\"host\":\"db.example.com\",\"port\":6379}],"
+                       "\"binaries\":[{\"path\":\"/usr/bin/redis-cli\"}]}}";
+
+    submit("ex", "example.com", "GET", "/x", id);
+    j = show(id);
+    ck_assert_str_eq(str(j, "security_notes"), "");
+    json_decref(j);
+    json_decref(call(advisor_edit, id, edit, 200));
+    j = show(id);
+    ck_assert_str_eq(str(j, "security_notes"), "Port 6379 is a well-known database/service port.");
+    json_decref(j);
+}
+END_TEST
+
+/* The event lines a human and an automatic approval leave. */
+START_TEST(test_vec_audit_lines)
+{
+    char c1[64];
+    char c2[64];
+    char prefix[256];
+    struct last_event ev;
+
+    submit("ex", "example.com", "GET", "/x", c1);
+    approve_ok(c1);
+    last_line("CONFIG:APPROVED", &ev);
+    snprintf(prefix, sizeof(prefix), "CONFIG:APPROVED [INFO] gateway approved draft chunk %s: "
+                                     "add-rule ex endpoints=[example.com:443 protocol=rest "
+                                     "enforcement=enforce allow=[GET /x]] binaries=[/usr/bin/curl] "
+                                     "[version:v",
+             c1);
+    ck_assert_msg(strncmp(ev.line, prefix, strlen(prefix)) == 0, "%s", ev.line);
+    ck_assert(strstr(ev.line, " hash:sha256:") != NULL);
+    set_setting("sb", ADVISOR_SET_MODE, "\"auto\"");
+    submit("ey", "example.net", "GET", "/y", c2);
+    last_line("CONFIG:APPROVED", &ev);
+    snprintf(prefix, sizeof(prefix),
+             "CONFIG:APPROVED [INFO] auto-approved: no new prover findings "
+             "(source=agent_authored) \xe2\x80\x94 chunk %s: add-rule ey ",
+             c2);
+    ck_assert_msg(strncmp(ev.line, prefix, strlen(prefix)) == 0, "%s", ev.line);
+    ck_assert(strstr(ev.line, "[auto:true source:agent_authored prover_delta:empty "
+                              "resolved_from:sandbox version:v") != NULL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("advisor_chunk");
@@ -404,6 +1125,32 @@ static Suite *suite(void)
     tcase_add_test(t, test_manual_transitions);
     tcase_add_test(t, test_folded_undo_and_reconcile);
     tcase_add_test(t, test_auto_mode_precedence);
+    suite_add_tcase(s, t);
+    t = tcase_create("vectors");
+    tcase_add_checked_fixture(t, setup, teardown);
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, test_vec_lifecycle_round_trip);
+    tcase_add_test(t, test_vec_reject_reason_round_trips);
+    tcase_add_test(t, test_vec_undo_after_reject_clears_reason);
+    tcase_add_test(t, test_vec_conditional_reject_spares_approved);
+    tcase_add_test(t, test_vec_cross_sandbox_not_found);
+    tcase_add_test(t, test_vec_exact_l7_auto_approved);
+    tcase_add_test(t, test_vec_agent_supersedes_mechanistic);
+    tcase_add_test(t, test_vec_mechanistic_empty_delta_auto);
+    tcase_add_test(t, test_vec_l7_full_credential_reach);
+    tcase_add_test(t, test_vec_empty_delta_needs_auto);
+    tcase_add_test(t, test_vec_gateway_scope_auto);
+    tcase_add_test(t, test_vec_l4_credential_finding);
+    tcase_add_test(t, test_vec_link_local_refused);
+    tcase_add_test(t, test_vec_security_flagged_not_auto);
+    tcase_add_test(t, test_vec_mechanistic_dedup_rechecks_edited_rule);
+    tcase_add_test(t, test_vec_invalid_candidate_rejected);
+    tcase_add_test(t, test_vec_changed_inputs_refresh_token);
+    tcase_add_test(t, test_vec_reserved_provider_prefix);
+    tcase_add_test(t, test_vec_dedup);
+    tcase_add_test(t, test_vec_approve_all);
+    tcase_add_test(t, test_vec_edit_recomputes_notes);
+    tcase_add_test(t, test_vec_audit_lines);
     suite_add_tcase(s, t);
     return s;
 }
