@@ -24,3 +24,7 @@ noinst_PROGRAMS += tests/bench/bench_prove
 tests_bench_bench_prove_SOURCES = tests/bench/bench_prove.c
 tests_bench_bench_prove_CFLAGS = $(AM_CFLAGS)
 tests_bench_bench_prove_LDADD = $(PROVER_LIBS)
+# the whole advisor loop (owner: advisor): denied request -> proposal ->
+# prove -> auto-approve -> proxy reload -> retried request, per phase; by hand
+#   tests/bench/bench_loop.sh [iterations]   (from the build directory)
+EXTRA_DIST += tests/bench/bench_loop.sh tests/bench/bench_loop.py
