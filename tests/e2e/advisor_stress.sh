@@ -5,7 +5,9 @@
 #    sandbox in auto mode. Afterwards (checked, not assumed): every accepted
 #    id exists; the effective policy holds exactly the approved chunks'
 #    hosts; revisions are numbered without gaps; every APPROVED or REMOVED
-#    event names a revision that exists and holds what it says.
+#    event names a revision that exists and holds what it says; the
+#    sandbox's proxy (advisor mode) has loaded the last revision, its hash is
+#    the advisor's, and its policy file is the advisor's policy byte for byte.
 # 2. Durability: a stream of submissions, kill -9 mid-stream; after a
 #    restart every acknowledged (202) chunk is there and the store opens.
 . "$(dirname "$0")/advisor_lib.sh"
@@ -25,6 +27,18 @@ create_sandbox sb "$POLICY" "$CREDS"
 T=$SB_TOKEN
 api PUT /v1/settings/agent_policy_proposals_enabled '{"value":true}'
 api PUT /v1/sandboxes/sb/settings/proposal_approval_mode '{"value":"auto"}'
+
+# The sandbox's proxy follows the advisor through the whole race.
+PROXY_BIN=$PV_BUILDDIR/proxy/proviso-proxy
+[ -x "$PROXY_BIN" ] || PROXY_BIN=$PV_BUILDDIR/proviso-proxy
+printf '%s\n' "$T" >"$WORK/sb.token"
+"$PROXY_BIN" --advisor "$ADV" --sandbox sb --token-file "$WORK/sb.token" \
+    --skill-dir "$WORK/skills" --port 0 --admin-port 0 --port-file "$WORK/px.port" \
+    --data-dir "$WORK/px" --log "$WORK/px.log" 2>"$WORK/px.err" &
+PX_PID=$!
+i=0
+while [ ! -s "$WORK/px.port" ] && [ $i -lt 300 ]; do sleep 0.02; i=$((i + 1)); done
+[ -s "$WORK/px.port" ] && ok "the sandbox's proxy started" || { bad "proxy did not start"; cat "$WORK/px.err"; }
 
 submit() { # N: empty-delta (auto) when N is even, credentialed (pending) when odd
     if [ $(($1 % 2)) -eq 0 ]; then host="h$1.example.com"; else host="h$1.cred.example"; fi
@@ -102,6 +116,32 @@ eq "revisions are numbered without gaps" "$REV" $((changes + 1))
 api GET '/v1/sandboxes/sb/proposals?status=approved'
 eq "approved count = approvals - removals" "$(jf '.chunks | length')" \
     "$(jq '([.events[] | select(.kind == "CONFIG:APPROVED")] | length) - ([.events[] | select(.kind == "CONFIG:REMOVED")] | length)' "$WORK/events.json")"
+
+# The proxy's loaded policy, checked after the race: the advisor's record
+# of what it loaded, the proxy's own log line and its policy file.
+i=0
+while [ $i -lt 250 ]; do
+    api GET /v1/sandboxes/sb
+    [ "$(jf .loaded_revision)" = "$REV" ] && break
+    sleep 0.04
+    i=$((i + 1))
+done
+eq "the proxy loaded the last revision" "$(jf .loaded_revision)" "$REV"
+api GET /v1/sandboxes/sb/policy
+HASH=$(jf .hash)
+grep -q "advisor revision $REV loaded (hash $HASH)" "$WORK/px.log" &&
+    ok "the proxy's own hash of revision $REV is the advisor's" ||
+    bad "no 'advisor revision $REV loaded (hash $HASH)' in the proxy's log"
+printf "%s" "$BODY" | jq -j .policy_yaml >"$WORK/adv-policy.yaml"
+cmp -s "$WORK/adv-policy.yaml" "$WORK/px/advisor-policy.yaml" &&
+    ok "the proxy enforces the advisor's policy byte for byte" ||
+    bad "the proxy's policy file differs from revision $REV"
+api GET "/v1/events?limit=10000"
+eq "CONFIG:LOADED recorded for revision $REV with its hash" \
+    "$(printf '%s' "$BODY" | jq -r --argjson r "$REV" '[.events[] | select(.kind == "CONFIG:LOADED" and .record.version == $r)][-1].record.hash')" \
+    "$HASH"
+kill "$PX_PID" 2>/dev/null
+wait "$PX_PID" 2>/dev/null
 
 # --- durability: kill -9 mid-stream ---------------------------------------------
 : >"$WORK/acked"
