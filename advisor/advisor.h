@@ -13,6 +13,8 @@
  *   advisor_eval.c           evaluating a chunk: merge, validate, prove, token
  *   advisor_chunk.c          the lifecycle: submit, approve, reject, undo, ...
  *   advisor_events.c         the decision events (OCSF shorthand + JSON)
+ *   advisor_mapper.c         the mechanistic mapper: proxies' denials in,
+ *                            narrow mechanistic proposals out
  *   advisor_routes.c         the HTTP API on libhttpd
  *   advisor_api.c            /openapi.json
  *   advisor_child.c          running proviso-prover as a child process
@@ -55,6 +57,7 @@ struct advisor_config {
     bool test_allow_loopback;
     unsigned prover_timeout_ms; /* per HTTP call to the prover */
     unsigned grace_ms;          /* SIGTERM drain bound */
+    unsigned mapper_flush_ms;   /* how often the mapper proposes */
 };
 
 /* Where the prover is: set at start and whenever the child restarts. */
@@ -65,6 +68,7 @@ struct advisor_prover_addr {
 };
 
 struct advisor_tokens; /* sandbox token digests -> sandbox id */
+struct advisor_mapper; /* advisor_mapper.c */
 
 struct advisor {
     struct advisor_config cfg;
@@ -82,6 +86,7 @@ struct advisor {
     pthread_cond_t change_cv;
     uint64_t changes;
     bool stopping;
+    struct advisor_mapper *mapper; /* NULL: denials are refused */
 };
 
 /* Per worker thread: its store connection and prover client. */
@@ -264,6 +269,18 @@ void advisor_event_suffix(char *buf, size_t len, int64_t rev, const char *hash);
 /* 'mode' is "mechanistic" or anything else (agent_authored). */
 void advisor_submit(struct advisor_worker *w, const char *sandbox, const char *mode,
                     const char *body, size_t len, struct httpd_reply *r);
+/* What the mapper knows of a mechanistic chunk (advisor_submit takes the
+ * defaults: confidence 0.5/0.75, one hit, now, stage mechanistic/agent). */
+struct advisor_submit_meta {
+    double confidence;
+    int64_t hits;
+    int64_t first_seen_ms;
+    int64_t last_seen_ms;
+    const char *stage;
+};
+void advisor_submit_meta(struct advisor_worker *w, const char *sandbox, const char *mode,
+                         const struct advisor_submit_meta *meta, const char *body, size_t len,
+                         struct httpd_reply *r);
 void advisor_chunk_show(struct advisor_worker *w, const char *sandbox, const char *id,
                         bool reviewer, struct httpd_reply *r);
 void advisor_chunk_wait(struct advisor_worker *w, const char *sandbox, const char *id,
@@ -290,6 +307,32 @@ void advisor_base_set(struct advisor_worker *w, const char *sandbox, const char 
 pv_result advisor_recompose(struct advisor_worker *w, int64_t sandbox, const char *skip,
                             const char *cause, int64_t *rev, char hash[65], char *err,
                             size_t errlen) PV_WUR;
+
+/* ===========================================================================
+ * The mechanistic mapper (advisor_mapper.c)
+ * ========================================================================= */
+
+#define ADVISOR_MAPPER_SAMPLES 20
+#define ADVISOR_MAPPER_FLUSH_MS 5000u
+
+/* 'start': run the flusher thread (every flush_ms; 0 takes the default). */
+struct advisor_mapper *advisor_mapper_new(struct advisor *a, unsigned flush_ms, bool start);
+void advisor_mapper_free(struct advisor_mapper *m);
+/* POST /v1/sandboxes/{name}/denials: {"events": [...], "dropped": n}. */
+void advisor_mapper_ingest(struct advisor_mapper *m, const char *sandbox, const char *body,
+                           size_t len, struct httpd_reply *r);
+/* Drain the table now: one mechanistic submission per group. */
+void advisor_mapper_flush(struct advisor_mapper *m, struct advisor_worker *w);
+/* The pieces, for tests: the generalised path (false: no safe form), the
+ * rule name allow_<host>_<port>, the confidence, and the whole proposal
+ * (NULL when the group proposes nothing: no binary, always-blocked). */
+bool advisor_mapper_generalise(const char *path, char *out, size_t outlen);
+void advisor_mapper_rule_name(const char *host, int64_t port, char *out, size_t len);
+double advisor_mapper_confidence(int64_t count, int64_t port, bool ssrf);
+json_t *advisor_mapper_proposal(const char *host, int64_t port, const char *binary,
+                                int64_t count, bool ssrf, const char *const *methods,
+                                const char *const *paths, size_t nsamples, const json_t *prior,
+                                bool allow_loopback, double *confidence);
 
 /* ===========================================================================
  * HTTP (advisor_routes.c, advisor_api.c)

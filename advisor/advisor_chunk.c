@@ -511,9 +511,11 @@ struct submit_tx {
     const char *host;
     int64_t port;
     const char *binary;
+    const struct advisor_submit_meta *meta; /* the mapper's; NULL otherwise */
     bool may_approve; /* the caller holds the sandbox's stripe */
     /* out */
     bool stale;       /* the policy moved, or an approval needs the stripe */
+    bool updated;     /* dedup gave a pending chunk the wider rule */
     char chunk_id[37];
     char line[8192];
     char approved_line[8192];
@@ -528,9 +530,15 @@ static bool auto_gate(const struct advisor_eval *e)
 /* The mechanistic dedup: bump the hit count of the newest chunk of the same
  * key, unless it was rejected (a re-observed denial then makes a new
  * chunk). True when it was deduplicated (its id into x->chunk_id). */
+/* A mechanistic submission whose key has a live chunk adds its hits to it.
+ * When the mapper brings a wider rule for a pending chunk (samples a later
+ * flush saw; advisor_mapper.c folds the chunk's own rules in), the chunk
+ * takes that rule and its evaluation, and x->updated is set so the caller
+ * applies the auto-approval gate to it. */
 static bool dedup(struct advisor_worker *w, struct submit_tx *x, pv_result *res)
 {
     struct store_chunk c;
+    char evidence[65];
     bool done = false;
 
     *res = PV_RESULT_OK;
@@ -539,10 +547,36 @@ static bool dedup(struct advisor_worker *w, struct submit_tx *x, pv_result *res)
     }
     if (strcmp(c.status, "rejected") != 0) {
         char *status = pv_strdup(c.status);
-        c.hit_count++;
-        c.last_seen_ms = advisor_now_ms();
-        *res = status != NULL ? store_chunk_update(w->st, &c, status)
-                              : pv_fail(PV_ERR_NOMEM, __func__);
+        bool widen = x->meta != NULL && strcmp(c.status, "pending") == 0 &&
+                     strcmp(c.proposed_rule, x->rule_text) != 0 && x->e->candidate != NULL;
+        struct store_chunk upd = c; /* c keeps its own strings; upd borrows */
+        upd.hit_count += x->meta != NULL ? x->meta->hits : 1;
+        upd.last_seen_ms = x->meta != NULL ? x->meta->last_seen_ms : advisor_now_ms();
+        if (widen) {
+            *res = store_evidence(w, x->e, evidence);
+            upd.proposed_rule = (char *)x->rule_text;
+            upd.rationale = (char *)(x->intent != NULL ? x->intent : "");
+            upd.confidence = x->meta->confidence;
+            apply_eval(&upd, x->e, x->snap->hash, evidence);
+        }
+        if (pv_ok(*res)) {
+            *res = status != NULL ? store_chunk_update(w->st, &upd, status)
+                                  : pv_fail(PV_ERR_NOMEM, __func__);
+        }
+        if (pv_ok(*res) && widen) {
+            char *summary = advisor_rule_summary(x->rule, c.rule_name);
+            snprintf(x->line, sizeof(x->line),
+                     "CONFIG:PROPOSED [INFO] mechanistic proposal chunk:%s %s (rule widened by "
+                     "new denials)",
+                     c.id, summary != NULL ? summary : "");
+            free(summary);
+            *res = advisor_event(w->st, x->snap->name, "CONFIG:PROPOSED", x->line,
+                                 json_pack("{s:s,s:s,s:s,s:s,s:s,s:b}", "chunk_id", c.id,
+                                           "analysis_mode", x->mode, "rule_name", c.rule_name,
+                                           "validation_result", x->e->validation_result, "rule",
+                                           x->rule_text, "updated", 1));
+            x->updated = pv_ok(*res);
+        }
         free(status);
         if (pv_ok(*res)) {
             snprintf(x->chunk_id, sizeof(x->chunk_id), "%s", c.id);
@@ -580,7 +614,17 @@ static pv_result submit_tx(struct store *st, void *arg)
     if (x->stale) {
         PV_BAIL(PV_ERR_CONFLICT); /* evaluated against an old policy */
     }
+    x->updated = false;
     if (mechanistic && dedup(w, x, &res)) {
+        PV_GUARD(res);
+        if (x->updated && x->may_approve && advisor_mode_auto(st, snap->name, &resolved_from) &&
+            auto_gate(e)) {
+            struct store_chunk copy;
+            PV_GUARD(store_chunk_get(st, snap->sandbox, x->chunk_id, &copy));
+            res = approve_in_tx(w, snap, &copy, e, "pending", true, resolved_from,
+                                x->approved_line, sizeof(x->approved_line));
+            store_chunk_clear(&copy);
+        }
         return res;
     }
     PV_GUARD(res);
@@ -598,18 +642,18 @@ static pv_result submit_tx(struct store *st, void *arg)
     c.rule_name = (char *)x->name;
     c.proposed_rule = (char *)x->rule_text;
     c.rationale = (char *)(x->intent != NULL ? x->intent : "");
-    c.confidence = mechanistic ? 0.5 : 0.75;
+    c.confidence = x->meta != NULL ? x->meta->confidence : mechanistic ? 0.5 : 0.75;
     c.created_ms = now;
     c.host = (char *)x->host;
     c.port = x->port;
     c.binary = (char *)x->binary;
-    c.hit_count = 1;
-    c.first_seen_ms = now;
-    c.last_seen_ms = now;
+    c.hit_count = x->meta != NULL ? x->meta->hits : 1;
+    c.first_seen_ms = x->meta != NULL ? x->meta->first_seen_ms : now;
+    c.last_seen_ms = x->meta != NULL ? x->meta->last_seen_ms : now;
     c.rejection_reason = (char *)"";
     c.analysis_mode = (char *)x->mode;
     c.dedup_key = mechanistic ? (char *)x->key : (char *)"";
-    c.stage = (char *)(mechanistic ? "mechanistic" : "agent");
+    c.stage = (char *)(x->meta != NULL ? x->meta->stage : mechanistic ? "mechanistic" : "agent");
     c.decided_by = (char *)"";
     apply_eval(&c, e, snap->hash, evidence);
     PV_GUARD(store_chunk_insert(st, &c));
@@ -641,8 +685,8 @@ static pv_result submit_tx(struct store *st, void *arg)
  * waiting, never a refusal). An approval (auto mode, empty delta) always
  * commits under the stripe: revisions move one at a time per sandbox. */
 static pv_result submit_one(struct advisor_worker *w, const char *sandbox, const char *mode,
-                            const char *intent, const char *name, const json_t *rule,
-                            struct submit_out *o)
+                            const struct advisor_submit_meta *meta, const char *intent,
+                            const char *name, const json_t *rule, struct submit_out *o)
 {
     struct advisor *a = w->a;
     char host[256];
@@ -711,6 +755,7 @@ static pv_result submit_one(struct advisor_worker *w, const char *sandbox, const
             x.host = host;
             x.port = port;
             x.binary = binary;
+            x.meta = meta;
             x.may_approve = held != NULL;
             res = store_group_write(a->group, submit_tx, &x);
             if (!pv_ok(res) && x.stale) {
@@ -748,6 +793,13 @@ static pv_result submit_one(struct advisor_worker *w, const char *sandbox, const
 
 void advisor_submit(struct advisor_worker *w, const char *sandbox, const char *mode_arg,
                     const char *body, size_t len, struct httpd_reply *r)
+{
+    advisor_submit_meta(w, sandbox, mode_arg, NULL, body, len, r);
+}
+
+void advisor_submit_meta(struct advisor_worker *w, const char *sandbox, const char *mode_arg,
+                         const struct advisor_submit_meta *meta, const char *body, size_t len,
+                         struct httpd_reply *r)
 {
     struct model_diags *d = model_diags_new();
     struct model_proposal *pr;
@@ -826,7 +878,7 @@ void advisor_submit(struct advisor_worker *w, const char *sandbox, const char *m
             reject_early(&o, reason);
             continue;
         }
-        res = submit_one(w, sandbox, mode, model_proposal_intent(pr), name, rule, &o);
+        res = submit_one(w, sandbox, mode, meta, model_proposal_intent(pr), name, rule, &o);
     }
     json_decref(root);
     model_proposal_free(pr);

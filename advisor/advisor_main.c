@@ -195,6 +195,7 @@ static void config_defaults(struct advisor_config *c)
     c->http.max_connections = 16384;
     c->prover_timeout_ms = 30000;
     c->grace_ms = 10000;
+    c->mapper_flush_ms = ADVISOR_MAPPER_FLUSH_MS;
 }
 
 static const struct {
@@ -211,6 +212,7 @@ static const struct {
     {"per_ip_connection_limit", 0, 100000, 6},
     {"prover_timeout_ms", 100, 600000, 7},
     {"grace_ms", 0, 3600000, 8},
+    {"mapper_flush_interval_ms", 10, 3600000, 9},
 };
 
 static void config_set(struct advisor_config *c, const char *file, int line, const char *key,
@@ -260,6 +262,9 @@ static void config_set(struct advisor_config *c, const char *file, int line, con
         case 7:
             c->prover_timeout_ms = (unsigned)v;
             break;
+        case 9:
+            c->mapper_flush_ms = (unsigned)v;
+            break;
         default:
             c->grace_ms = (unsigned)v;
             break;
@@ -268,7 +273,7 @@ static void config_set(struct advisor_config *c, const char *file, int line, con
     }
     pv_fatal("%s:%d:1: unknown key '%s' (known: bind, port, body_limit, workers, max_concurrent, "
              "connection_timeout_s, max_connections, per_ip_connection_limit, "
-             "prover_timeout_ms, grace_ms)",
+             "prover_timeout_ms, grace_ms, mapper_flush_interval_ms)",
              file, line, key);
 }
 
@@ -531,6 +536,11 @@ int main(int argc, char **argv)
         }
     }
 
+    a.mapper = advisor_mapper_new(&a, a.cfg.mapper_flush_ms, true);
+    if (a.mapper == NULL) {
+        advisor_child_stop(child, a.cfg.grace_ms);
+        pv_fatal("cannot start the mapper");
+    }
     memset(&svc, 0, sizeof(svc));
     svc.name = "advisor";
     svc.routes = advisor_routes(&svc.nroutes);
@@ -564,6 +574,7 @@ int main(int argc, char **argv)
         advisor_child_stop(child, 2000);
         _exit(0);
     }
+    advisor_mapper_free(a.mapper);
     advisor_child_stop(child, a.cfg.grace_ms);
     store_group_close(a.group);
     httpd_token_free(&a.admin);

@@ -52,6 +52,7 @@ enum route_id {
     R_UNDO,
     R_HISTORY,
     R_EVENTS,
+    R_DENIALS,
 };
 
 enum who { ADMIN, OWNER };
@@ -90,6 +91,7 @@ static const struct {
     {{"POST", "/v1/sandboxes/*/proposals/*/undo", R_UNDO, 0}, ADMIN},
     {{"GET", "/v1/sandboxes/*/history", R_HISTORY, 0}, OWNER},
     {{"GET", "/v1/events", R_EVENTS, 0}, ADMIN},
+    {{"POST", "/v1/sandboxes/*/denials", R_DENIALS, HTTPD_BODY}, OWNER},
 };
 
 #define BOUNDARY_KEY "@auto_approval_boundary"
@@ -913,6 +915,18 @@ void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct 
     case R_LIST:
         advisor_chunk_list(w, p0, httpd_req_arg(rq, "status"), r);
         return;
+    case R_DENIALS: {
+        struct store_sandbox sb;
+        if (w->a->mapper == NULL) {
+            httpd_reply_error(r, 503, "unavailable", "the mapper is not running");
+        } else if (!pv_ok(store_sandbox_get(w->st, p0, &sb))) {
+            httpd_reply_error(r, 404, "not_found", "sandbox not found");
+        } else {
+            store_sandbox_clear(&sb);
+            advisor_mapper_ingest(w->a->mapper, p0, rq->body, rq->body_len, r);
+        }
+        return;
+    }
     case R_APPROVE_ALL:
         advisor_approve_all(w, p0, rq->body, rq->body_len, r);
         return;

@@ -13,7 +13,7 @@ proxy_libproxy_la_SOURCES = proxy/proxy.h proxy/proxy_int.h \
 	proxy/proxy_tunnel.c proxy/proxy_server.c
 # advisor mode: policy sync, policy.local, the agent skill (talks HTTP to the advisor)
 proxy_libproxy_la_SOURCES += proxy/proxy_advisor.h proxy/proxy_advisor.c proxy/proxy_local.c \
-	proxy/proxy_skill.c
+	proxy/proxy_denials.c proxy/proxy_skill.c
 
 bin_PROGRAMS += proxy/proviso-proxy
 proxy_proviso_proxy_SOURCES = proxy/proxy_main.c

@@ -65,6 +65,7 @@ struct proxy_advisor {
     char auth[TOKEN_MAX + 32]; /* "Authorization: Bearer ..." (secret) */
     char skill_path[4200];
     struct proxy_local *local;
+    struct proxy_denials *denials;
 
     pthread_mutex_t mu;
     pthread_cond_t cond;    /* loaded_rev changed, or stop */
@@ -890,8 +891,10 @@ struct proxy_advisor *proxy_advisor_new(struct proxy_server *srv)
     a->wake_w = p[1];
     a->ev_wake = event_new(srv->base, a->wake_r, EV_READ | EV_PERSIST, wake_cb, a);
     a->local = proxy_local_new(srv, a);
+    a->denials = proxy_denials_new(srv, a);
     a->curl_ready = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
-    if (a->ev_wake == NULL || a->local == NULL || event_add(a->ev_wake, NULL) != 0 ||
+    if (a->ev_wake == NULL || a->local == NULL || a->denials == NULL ||
+        event_add(a->ev_wake, NULL) != 0 ||
         !a->curl_ready) {
         pv_log_errorx("cannot initialise advisor mode");
         proxy_advisor_free(a);
@@ -948,6 +951,7 @@ void proxy_advisor_free(struct proxy_advisor *a)
     run_done(a, done);
     run_done(a, left);
     proxy_local_free(a->local);
+    proxy_denials_free(a->denials);
     if (a->ev_wake != NULL) {
         event_free(a->ev_wake);
     }

@@ -106,6 +106,17 @@ void proxy_local_advice(json_t *o, const char *skill_path);
  * GET /v1/denials. */
 void proxy_local_denial(void *arg, const char *line, size_t len);
 
+/* ---------------------------------------------------------------------------
+ * The denial stream to the advisor's mapper (proxy_denials.c)
+ * ------------------------------------------------------------------------- */
+
+struct proxy_denials;
+
+/* Starts streaming this proxy's denials (loop thread); NULL on failure. */
+struct proxy_denials *proxy_denials_new(struct proxy_server *srv, struct proxy_advisor *a);
+/* After the advisor's jobs have completed (proxy_advisor_free). */
+void proxy_denials_free(struct proxy_denials *d);
+
 /* Pure helpers (tested by tests/check_proxy_local.c). */
 /* Copy 'in' to 'out' (always NUL-terminated) with each query ('?' up to
  * whitespace or ']') and fragment ('#' likewise) replaced by "?[redacted]"

@@ -338,6 +338,10 @@ struct proxy_log_event {
 void proxy_log_event(struct proxy_log *l, const struct proxy_log_event *e);
 /* Advisor mode: 'fn' sees every DENIED line (without its newline). */
 void proxy_log_set_tap(struct proxy_log *l, void (*fn)(void *, const char *, size_t), void *arg);
+/* Advisor mode: 'fn' sees every DENIED outcome as a record (the mapper's
+ * denial stream, proxy_denials.c). */
+void proxy_log_set_sink(struct proxy_log *l, void (*fn)(void *, const struct proxy_log_event *),
+                        void *arg);
 /* A free-form operational line ("{time} PROXY {message}"). */
 void proxy_log_note(struct proxy_log *l, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -37,7 +37,16 @@ struct proxy_log {
     struct pv_dynbuf dbuf;
     void (*tap)(void *arg, const char *line, size_t len); /* DENIED lines (advisor mode) */
     void *tap_arg;
+    void (*sink)(void *arg, const struct proxy_log_event *e); /* DENIED records */
+    void *sink_arg;
 };
+
+void proxy_log_set_sink(struct proxy_log *l, void (*fn)(void *, const struct proxy_log_event *),
+                        void *arg)
+{
+    l->sink = fn;
+    l->sink_arg = arg;
+}
 
 void proxy_log_set_tap(struct proxy_log *l, void (*fn)(void *, const char *, size_t), void *arg)
 {
@@ -252,6 +261,9 @@ void proxy_log_event(struct proxy_log *l, const struct proxy_log_event *e)
     }
     if (pv_ok(r) && e->action == PROXY_LOG_DENIED && l->tap != NULL) {
         l->tap(l->tap_arg, l->buf.buf + start, l->buf.len - start); /* proxy_local.c */
+    }
+    if (e->action == PROXY_LOG_DENIED && l->sink != NULL) {
+        l->sink(l->sink_arg, e); /* proxy_denials.c */
     }
     if (pv_ok(r)) {
         r = pv_dynbuf_addc(&l->buf, '\n');

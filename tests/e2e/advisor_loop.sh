@@ -12,101 +12,7 @@
 # CONFIG:LOADED; an unreachable advisor keeps the last good policy.
 . "$(dirname "$0")/proxy_lib.sh"
 
-ADVISOR_BIN=$BUILD/proviso-advisor
-JQ=$(command -v jq) || { echo "SKIP: jq is not installed"; exit 77; }
-[ -x "$ADVISOR_BIN" ] || { echo "SKIP: build proviso-advisor first"; exit 77; }
-
-# ---------------------------------------------------------------------------
-# helpers
-# ---------------------------------------------------------------------------
-
-# start_advisor NAME [ARGS...]: sets ${NAME}_PORT, ${NAME}_PID
-start_advisor() {
-    n=$1
-    shift
-    head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/$n.admin"
-    "$ADVISOR_BIN" --data-dir "$T/$n.d" --port 0 --token-file "$T/$n.admin" \
-        --test-allow-loopback "$@" >"$T/$n.log" 2>&1 &
-    eval "${n}_PID=$!"
-    PIDS="$PIDS $!"
-    i=0
-    while ! grep -q 'listening on 127.0.0.1 port' "$T/$n.log" && [ $i -lt 200 ]; do
-        sleep 0.05
-        i=$((i + 1))
-    done
-    p=$(sed -n 's/.*listening on 127.0.0.1 port \([0-9]*\).*/\1/p' "$T/$n.log" | head -n 1)
-    [ -n "$p" ] || { echo "advisor $n did not start"; cat "$T/$n.log"; exit 1; }
-    eval "${n}_PORT=$p"
-}
-
-# adm ADVISOR METHOD PATH [JSON]: admin call, prints body then "|CODE"
-adm() {
-    port=$(eval echo "\$${1}_PORT")
-    if [ $# -ge 4 ]; then
-        "$CURL" -s --max-time 30 -X "$2" -H "Authorization: Bearer $(cat "$T/$1.admin")" \
-            -H 'Content-Type: application/json' -d "$4" -w '|%{http_code}' \
-            "http://127.0.0.1:$port$3"
-    else
-        "$CURL" -s --max-time 30 -X "$2" -H "Authorization: Bearer $(cat "$T/$1.admin")" \
-            -w '|%{http_code}' "http://127.0.0.1:$port$3"
-    fi
-}
-
-# sandbox ADVISOR NAME POLICY-FILE: creates it, token in $T/NAME.token
-sandbox() {
-    body=$("$JQ" -n --arg n "$2" --rawfile p "$3" '{name:$n,policy:$p}')
-    out=$(adm "$1" POST /v1/sandboxes "$body")
-    printf '%s' "${out%|*}" | "$JQ" -r .token >"$T/$2.token"
-    expect_eq "create sandbox $2" 201 "${out##*|}"
-}
-
-# start_aproxy NAME ADVISOR SANDBOX: proxy in advisor mode; sets ${NAME}_PX
-start_aproxy() {
-    port=$(eval echo "\$${2}_PORT")
-    rm -f "$T/$1.port"
-    ${PROXY_WRAPPER:-} "$PROXY_BIN" --advisor "http://127.0.0.1:$port" --sandbox "$3" \
-        --token-file "$T/$3.token" --skill-dir "$T/$1.skills" --port 0 --admin-port 0 \
-        --port-file "$T/$1.port" --data-dir "$T/$1.data" --log "$T/$1.log" \
-        --test-allow-loopback 2>>"$T/$1.err" &
-    eval "${1}_PID=$!"
-    PIDS="$PIDS $!"
-    wait_file "$T/$1.port" || { echo "proxy $1 did not start"; cat "$T/$1.err"; exit 1; }
-    read -r p _ <"$T/$1.port"
-    eval "${1}_PX=$p"
-}
-
-# wait_log FILE NEEDLE [TRIES]: poll (20 ms) for a line
-wait_log() {
-    i=0
-    while [ $i -lt "${3:-250}" ]; do
-        grep -qF -- "$2" "$1" 2>/dev/null && return 0
-        sleep 0.02
-        i=$((i + 1))
-    done
-    return 1
-}
-
-# via PROXY ARGS...: curl through that proxy; body then "|CODE"
-via() {
-    px=$(eval echo "\$${1}_PX")
-    shift
-    "$CURL" -s --max-time 40 -x "http://127.0.0.1:$px" -w '|%{http_code}' "$@"
-}
-body() { printf '%s' "${1%|*}"; }
-code() { printf '%s' "${1##*|}"; }
-jget() { body "$1" | "$JQ" -r "$2" 2>/dev/null; }
-
-# rule NAME HOST PORT METHOD PATH: an addRule proposal for /usr/bin/curl
-rule() {
-    "$JQ" -cn --arg n "$1" --arg h "$2" --argjson p "$3" --arg m "$4" --arg path "$5" '{
-        intent_summary: ("let curl " + $m + " " + $path),
-        operations: [{addRule: {ruleName: $n, rule: {
-            endpoints: [{host: $h, port: $p, protocol: "rest", enforcement: "enforce",
-                         rules: [{allow: {method: $m, path: $path}}]}],
-            binaries: [{path: "/usr/bin/curl"}]}}}]}'
-}
-
-up_got() { grep -qxF -- "$1" "$T/up.log" 2>/dev/null; }
+. "$(dirname "$0")/advisor_proxy_lib.sh"
 
 # ---------------------------------------------------------------------------
 # setup: upstream, advisor, two sandboxes, the proxy of sandbox one
@@ -133,7 +39,10 @@ network_policies:
       - path: /usr/bin/curl
 EOF
 
-start_advisor ADV
+# The mapper would turn this script's denials into proposals of its own
+# (tests/e2e/advisor_mapper.sh tests it): keep it quiet here.
+printf 'mapper_flush_interval_ms: 3600000\n' >"$T/quiet.yaml"
+start_advisor ADV --config "$T/quiet.yaml"
 sandbox ADV one "$T/base.yaml"
 sandbox ADV two "$T/base.yaml"
 out=$(adm ADV PUT /v1/settings/agent_policy_proposals_enabled '{"value":true}')
@@ -399,7 +308,7 @@ expect_eq "(g) deny body without advice" "403 0 null" \
 # ---------------------------------------------------------------------------
 
 printf "0123456789abcdef0123" >"$T/dead.token"
-start_advisor DEAD_ADV --prover "http://127.0.0.1:1" --prover-token-file "$T/dead.token"
+start_advisor DEAD_ADV --config "$T/quiet.yaml" --prover "http://127.0.0.1:1" --prover-token-file "$T/dead.token"
 sandbox DEAD_ADV three "$T/base.yaml"
 adm DEAD_ADV PUT /v1/settings/agent_policy_proposals_enabled '{"value":true}' >/dev/null
 out=$(adm DEAD_ADV PUT /v1/sandboxes/three/settings/proposal_approval_mode '{"value":"auto"}')

@@ -1,0 +1,640 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* advisor_mapper.c - the mechanistic mapper: denials in, narrow proposals out
+ *
+ * A sandbox's proxy streams its denials (POST /v1/sandboxes/{name}/denials,
+ * proxy_denials.c): host, port, binary, ancestors, stage and, for requests
+ * it inspected, the method and canonical path. The mapper aggregates them
+ * per (sandbox, host, port, binary) - a count, first and last seen, the
+ * first stage, at most MAPPER_SAMPLES distinct (method, path) samples - and
+ * every flush interval drains the table into one mechanistic proposal per
+ * group, submitted like any other (advisor_submit_meta): evaluated by the
+ * prover, deduplicated on host|port|binary, approved automatically only on
+ * an empty delta in auto mode. docs/advisor.md#mapper.
+ *
+ * The proposal is the narrowest rule that would have allowed what was seen:
+ * L7 (protocol rest, enforcement enforce) with one allow rule per distinct
+ * (method, generalised path) when the proxy inspected the requests, L4 only
+ * when it saw none; never `access`, never a `**` glob. Generalising replaces an
+ * ID-like segment (digits, long hex, UUID-like) by `*`, which matches one
+ * segment. Groups that name an always-blocked destination, or no binary,
+ * propose nothing.
+ *
+ * The table lives in memory: denials are observations, not acknowledged
+ * writes; what a crash loses the proxy reports again on the next denial.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "advisor/advisor.h"
+#include "advisor/store.h"
+#include "common/pv_log.h"
+
+#define MAPPER_BUCKETS 1024u
+#define MAPPER_GROUPS_MAX 4096u
+#define MAPPER_EVENTS_MAX 4096u /* per request */
+#define MAPPER_FIELD_MAX 2048u
+
+struct mapper_sample {
+    char *method;
+    char *path;
+};
+
+struct mapper_group {
+    struct mapper_group *next;
+    char *sandbox;
+    char *host;
+    char *binary;
+    char *stage;
+    int64_t port;
+    int64_t count;
+    int64_t first_ms;
+    int64_t last_ms;
+    bool ssrf;
+    size_t nsamples;
+    struct mapper_sample samples[ADVISOR_MAPPER_SAMPLES];
+};
+
+struct advisor_mapper {
+    struct advisor *a;
+    unsigned flush_ms;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool stop;
+    bool started;
+    pthread_t tid;
+    struct mapper_group *buckets[MAPPER_BUCKETS];
+    size_t ngroups;
+    int64_t dropped;
+};
+
+/* ===========================================================================
+ * Rules (pure)
+ * ========================================================================= */
+
+static bool all_of(const char *s, size_t n, int (*pred)(int))
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!pred((unsigned char)s[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static int is_hex_or_dash(int c)
+{
+    return isxdigit(c) || c == '-';
+}
+
+/* An ID-like segment: all digits (two or more), sixteen or more hex digits,
+ * or twenty-four or more hex digits and dashes with a dash (a UUID). */
+static bool id_like(const char *s, size_t n)
+{
+    if (n >= 2 && all_of(s, n, isdigit)) {
+        return true;
+    }
+    if (n >= 16 && all_of(s, n, isxdigit)) {
+        return true;
+    }
+    return n >= 24 && memchr(s, '-', n) != NULL && all_of(s, n, is_hex_or_dash);
+}
+
+bool advisor_mapper_generalise(const char *path, char *out, size_t outlen)
+{
+    size_t o = 0;
+    const char *p = path;
+    const char *end = path + strcspn(path, "?#");
+
+    if (outlen == 0 || p[0] != '/') {
+        return false;
+    }
+    /* A glob metacharacter in an observed path would widen the rule. */
+    if (strcspn(path, "*?[]{}\\") < (size_t)(end - path)) {
+        return false;
+    }
+    while (p < end) {
+        const char *seg = ++p; /* past the '/' */
+        size_t n = strcspn(seg, "/?#");
+        const char *put = id_like(seg, n) ? "*" : seg;
+        size_t plen = put == seg ? n : 1;
+
+        if (seg + n > end) {
+            n = (size_t)(end - seg);
+            plen = put == seg ? n : 1;
+        }
+        if (o + 1 + plen >= outlen) {
+            return false;
+        }
+        out[o++] = '/';
+        memcpy(out + o, put, plen);
+        o += plen;
+        p = seg + n;
+    }
+    if (o == 0) {
+        out[o++] = '/';
+    }
+    out[o] = '\0';
+    return true;
+}
+
+void advisor_mapper_rule_name(const char *host, int64_t port, char *out, size_t len)
+{
+    size_t o = 0;
+
+    o += (size_t)snprintf(out, len, "allow_");
+    for (const char *h = host; *h != '\0' && o + 1 < len; h++) {
+        unsigned char c = (unsigned char)*h;
+        if (c == '.' || c == '-') {
+            out[o++] = '_';
+        } else if (isalnum(c)) {
+            out[o++] = (char)tolower(c);
+        }
+    }
+    out[o < len ? o : len - 1] = '\0';
+    if (o < len) {
+        snprintf(out + o, len - o, "_%lld", (long long)port);
+    }
+}
+
+double advisor_mapper_confidence(int64_t count, int64_t port, bool ssrf)
+{
+    static const int64_t known[] = {80,   443,  8080, 8443, 5432, 3306,  6379, 27017, 9200,
+                                    9092, 2181, 11211, 5672, 6443, 53,  587,  993,   995};
+    double c = 0.5;
+
+    if (count >= 10) {
+        c += 0.2;
+    } else if (count >= 3) {
+        c += 0.1;
+    }
+    for (size_t i = 0; i < PV_ARRAY_LEN(known); i++) {
+        if (known[i] == port) {
+            c += 0.15;
+            break;
+        }
+    }
+    if (ssrf) {
+        c -= 0.2;
+    }
+    return c < 0.1 ? 0.1 : c > 0.95 ? 0.95 : c;
+}
+
+static int cmp_rule(const void *a, const void *b)
+{
+    const json_t *x = json_object_get(*(json_t *const *)a, "allow");
+    const json_t *y = json_object_get(*(json_t *const *)b, "allow");
+    int c = strcmp(json_string_value(json_object_get(x, "method")),
+                   json_string_value(json_object_get(y, "method")));
+
+    return c != 0 ? c : strcmp(json_string_value(json_object_get(x, "path")),
+                               json_string_value(json_object_get(y, "path")));
+}
+
+/* The sorted, de-duplicated allow rules of a group's samples, together
+ * with 'prior' (the allow rules of the pending chunk this group adds to). */
+static json_t *group_rules(const struct mapper_group *g, const json_t *prior)
+{
+    json_t *tmp[2 * ADVISOR_MAPPER_SAMPLES];
+    json_t *rules = json_array();
+    size_t n = 0;
+
+    for (size_t i = 0; i < json_array_size(prior) && n < ADVISOR_MAPPER_SAMPLES; i++) {
+        const json_t *al = json_object_get(json_array_get(prior, i), "allow");
+        const char *m = json_string_value(json_object_get(al, "method"));
+        const char *p = json_string_value(json_object_get(al, "path"));
+        if (m == NULL || p == NULL || p[0] != '/' || strstr(p, "**") != NULL ||
+            json_object_size(al) != 2) {
+            continue;
+        }
+        tmp[n] = json_pack("{s:{s:s,s:s}}", "allow", "method", m, "path", p);
+        if (tmp[n] != NULL) {
+            n++;
+        }
+    }
+
+    for (size_t i = 0; i < g->nsamples; i++) {
+        char path[MAPPER_FIELD_MAX];
+        if (!advisor_mapper_generalise(g->samples[i].path, path, sizeof(path))) {
+            continue;
+        }
+        tmp[n] = json_pack("{s:{s:s,s:s}}", "allow", "method", g->samples[i].method, "path", path);
+        if (tmp[n] != NULL) {
+            n++;
+        }
+    }
+    qsort(tmp, n, sizeof(tmp[0]), cmp_rule);
+    for (size_t i = 0; i < n; i++) {
+        if (rules != NULL && (i == 0 || cmp_rule(&tmp[i - 1], &tmp[i]) != 0)) {
+            json_array_append(rules, tmp[i]);
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_decref(tmp[i]);
+    }
+    return rules;
+}
+
+json_t *advisor_mapper_proposal(const char *host, int64_t port, const char *binary,
+                                int64_t count, bool ssrf, const char *const *methods,
+                                const char *const *paths, size_t nsamples, const json_t *prior,
+                                bool allow_loopback, double *confidence)
+{
+    struct mapper_group g;
+    char name[320];
+    char why[2048];
+    json_t *ep;
+    json_t *rule;
+    json_t *rules;
+    const char *blocked;
+    size_t wl;
+
+    memset(&g, 0, sizeof(g));
+    g.nsamples = nsamples < ADVISOR_MAPPER_SAMPLES ? nsamples : ADVISOR_MAPPER_SAMPLES;
+    for (size_t i = 0; i < g.nsamples; i++) {
+        g.samples[i].method = (char *)methods[i];
+        g.samples[i].path = (char *)paths[i];
+    }
+    if (binary == NULL || binary[0] != '/' || host == NULL || host[0] == '\0' || port < 1 ||
+        port > 65535) {
+        return NULL;
+    }
+    ep = json_pack("{s:s,s:I}", "host", host, "port", (json_int_t)port);
+    rules = group_rules(&g, prior);
+    if (ep == NULL || rules == NULL) {
+        json_decref(ep);
+        json_decref(rules);
+        return NULL;
+    }
+    if (json_array_size(rules) > 0) {
+        json_object_set_new(ep, "protocol", json_string("rest"));
+        json_object_set_new(ep, "enforcement", json_string("enforce"));
+        json_object_set(ep, "rules", rules);
+    }
+    rule = json_pack("{s:[o],s:[{s:s}]}", "endpoints", ep, "binaries", "path", binary);
+    if (rule == NULL) {
+        json_decref(rules);
+        return NULL;
+    }
+    blocked = advisor_rule_blocked_host(rule, allow_loopback);
+    if (blocked != NULL) {
+        json_decref(rule);
+        json_decref(rules);
+        return NULL;
+    }
+    advisor_mapper_rule_name(host, port, name, sizeof(name));
+    wl = (size_t)snprintf(why, sizeof(why), "Allow %s to connect to %s:%lld", binary, host,
+                          (long long)port);
+    if (json_array_size(rules) > 0 && wl < sizeof(why)) {
+        wl += (size_t)snprintf(why + wl, sizeof(why) - wl,
+                               " with L7 inspection. Allowed paths:");
+        for (size_t i = 0; i < json_array_size(rules) && wl < sizeof(why); i++) {
+            const json_t *al = json_object_get(json_array_get(rules, i), "allow");
+            wl += (size_t)snprintf(why + wl, sizeof(why) - wl, "%s %s %s", i > 0 ? "," : "",
+                                   json_string_value(json_object_get(al, "method")),
+                                   json_string_value(json_object_get(al, "path")));
+        }
+    }
+    if (wl < sizeof(why)) {
+        snprintf(why + wl, sizeof(why) - wl, ". Seen %lld time%s.", (long long)count,
+                 count == 1 ? "" : "s");
+    }
+    json_decref(rules);
+    *confidence = advisor_mapper_confidence(count, port, ssrf);
+    return json_pack("{s:s,s:[{s:{s:s,s:o}}]}", "intent_summary", why, "operations", "addRule",
+                     "ruleName", name, "rule", rule);
+}
+
+/* ===========================================================================
+ * The table
+ * ========================================================================= */
+
+static uint32_t key_hash(const char *sb, const char *host, int64_t port, const char *bin)
+{
+    uint32_t h = 2166136261u;
+    const char *parts[] = {sb, host, bin};
+
+    for (size_t i = 0; i < PV_ARRAY_LEN(parts); i++) {
+        for (const unsigned char *p = (const unsigned char *)parts[i]; *p != '\0'; p++) {
+            h = (h ^ *p) * 16777619u;
+        }
+        h = (h ^ 0xffu) * 16777619u;
+    }
+    return (h ^ (uint32_t)port) * 16777619u;
+}
+
+static void group_free(struct mapper_group *g)
+{
+    free(g->sandbox);
+    free(g->host);
+    free(g->binary);
+    free(g->stage);
+    for (size_t i = 0; i < g->nsamples; i++) {
+        free(g->samples[i].method);
+        free(g->samples[i].path);
+    }
+    free(g);
+}
+
+static bool field_ok(const char *s)
+{
+    return s != NULL && s[0] != '\0' && strlen(s) < MAPPER_FIELD_MAX;
+}
+
+/* One event into the table (under mu). False when it was dropped. */
+static bool add_event(struct advisor_mapper *m, const char *sandbox, const json_t *ev,
+                      int64_t now)
+{
+    const char *host = json_string_value(json_object_get(ev, "host"));
+    const char *bin = json_string_value(json_object_get(ev, "binary"));
+    const char *stage = json_string_value(json_object_get(ev, "stage"));
+    const char *method = json_string_value(json_object_get(ev, "method"));
+    const char *path = json_string_value(json_object_get(ev, "path"));
+    json_int_t port = json_integer_value(json_object_get(ev, "port"));
+    char lower[256];
+    struct mapper_group *g;
+    uint32_t b;
+
+    if (!field_ok(host) || strlen(host) >= sizeof(lower) || port < 1 || port > 65535) {
+        return false;
+    }
+    for (size_t i = 0; host[i] != '\0'; i++) {
+        lower[i] = (char)tolower((unsigned char)host[i]);
+        lower[i + 1] = '\0';
+    }
+    if (!field_ok(bin)) {
+        bin = "-";
+    }
+    b = key_hash(sandbox, lower, port, bin) % MAPPER_BUCKETS;
+    for (g = m->buckets[b]; g != NULL; g = g->next) {
+        if (g->port == port && strcmp(g->host, lower) == 0 && strcmp(g->binary, bin) == 0 &&
+            strcmp(g->sandbox, sandbox) == 0) {
+            break;
+        }
+    }
+    if (g == NULL) {
+        if (m->ngroups >= MAPPER_GROUPS_MAX) {
+            return false;
+        }
+        g = pv_calloc(1, sizeof(*g));
+        if (g == NULL) {
+            return false;
+        }
+        g->sandbox = pv_strdup(sandbox);
+        g->host = pv_strdup(lower);
+        g->binary = pv_strdup(bin);
+        g->stage = pv_strdup(stage != NULL && strlen(stage) < 64 ? stage : "");
+        g->port = port;
+        g->first_ms = now;
+        if (g->sandbox == NULL || g->host == NULL || g->binary == NULL || g->stage == NULL) {
+            group_free(g);
+            return false;
+        }
+        g->next = m->buckets[b];
+        m->buckets[b] = g;
+        m->ngroups++;
+    }
+    g->count++;
+    g->last_ms = now;
+    if (stage != NULL && strcmp(stage, "ssrf") == 0) {
+        g->ssrf = true;
+    }
+    if (field_ok(method) && field_ok(path) && path[0] == '/' && strlen(method) < 16 &&
+        g->nsamples < ADVISOR_MAPPER_SAMPLES) {
+        size_t i = 0;
+        while (i < g->nsamples &&
+               (strcmp(g->samples[i].method, method) != 0 || strcmp(g->samples[i].path, path) != 0)) {
+            i++;
+        }
+        if (i == g->nsamples) {
+            char *mm = pv_strdup(method);
+            char *pp = pv_strdup(path);
+            if (mm == NULL || pp == NULL) {
+                free(mm);
+                free(pp);
+            } else {
+                g->samples[g->nsamples].method = mm;
+                g->samples[g->nsamples].path = pp;
+                g->nsamples++;
+            }
+        }
+    }
+    return true;
+}
+
+void advisor_mapper_ingest(struct advisor_mapper *m, const char *sandbox, const char *body,
+                           size_t len, struct httpd_reply *r)
+{
+    json_error_t jerr;
+    json_t *doc = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+    const json_t *events = json_object_get(doc, "events");
+    json_int_t reported = json_integer_value(json_object_get(doc, "dropped"));
+    int64_t now = advisor_now_ms();
+    size_t accepted = 0;
+    size_t dropped = 0;
+
+    if (!json_is_array(events) || json_array_size(events) > MAPPER_EVENTS_MAX) {
+        char detail[300];
+        if (doc == NULL) {
+            snprintf(detail, sizeof(detail), "invalid JSON: %s", jerr.text);
+        } else {
+            snprintf(detail, sizeof(detail), "body needs \"events\": a list of at most %u denials",
+                     MAPPER_EVENTS_MAX);
+        }
+        httpd_reply_error(r, 400, "invalid_request", detail);
+        json_decref(doc);
+        return;
+    }
+    pthread_mutex_lock(&m->mu);
+    for (size_t i = 0; i < json_array_size(events); i++) {
+        if (add_event(m, sandbox, json_array_get(events, i), now)) {
+            accepted++;
+        } else {
+            dropped++;
+        }
+    }
+    m->dropped += (int64_t)dropped + (reported > 0 ? reported : 0);
+    pthread_mutex_unlock(&m->mu);
+    json_decref(doc);
+    httpd_reply_json(r, 202, json_pack("{s:I,s:I}", "accepted", (json_int_t)accepted, "dropped",
+                                       (json_int_t)dropped));
+}
+
+/* ===========================================================================
+ * Flushing
+ * ========================================================================= */
+
+/* The allow rules of the pending mechanistic chunk with this group's key
+ * (what earlier flushes saw), or NULL. */
+static json_t *prior_rules(struct advisor_worker *w, const struct mapper_group *g)
+{
+    struct store_sandbox sb;
+    struct store_chunk c;
+    char key[2400];
+    json_t *rules = NULL;
+
+    if (!pv_ok(store_sandbox_get(w->st, g->sandbox, &sb))) {
+        return NULL;
+    }
+    snprintf(key, sizeof(key), "%s|%lld|%s", g->host, (long long)g->port, g->binary);
+    if (pv_ok(store_chunk_by_dedup(w->st, sb.id, key, &c))) {
+        if (strcmp(c.status, "pending") == 0) {
+            json_t *rule = json_loads(c.proposed_rule, 0, NULL);
+            rules = json_incref(json_object_get(
+                json_array_get(json_object_get(rule, "endpoints"), 0), "rules"));
+            json_decref(rule);
+        }
+        store_chunk_clear(&c);
+    }
+    store_sandbox_clear(&sb);
+    return rules;
+}
+
+static void submit_group(struct advisor_mapper *m, struct advisor_worker *w,
+                         const struct mapper_group *g)
+{
+    const char *methods[ADVISOR_MAPPER_SAMPLES];
+    const char *paths[ADVISOR_MAPPER_SAMPLES];
+    struct advisor_submit_meta meta;
+    struct httpd_reply r;
+    json_t *prior = prior_rules(w, g);
+    json_t *prop;
+    char *body;
+
+    for (size_t i = 0; i < g->nsamples; i++) {
+        methods[i] = g->samples[i].method;
+        paths[i] = g->samples[i].path;
+    }
+    prop = advisor_mapper_proposal(g->host, g->port, g->binary, g->count, g->ssrf, methods, paths,
+                                   g->nsamples, prior, m->a->cfg.test_allow_loopback,
+                                   &meta.confidence);
+    json_decref(prior);
+    if (prop == NULL) {
+        return; /* always-blocked, or nothing to name */
+    }
+    body = json_dumps(prop, JSON_COMPACT);
+    json_decref(prop);
+    if (body == NULL) {
+        return;
+    }
+    meta.hits = g->count;
+    meta.first_seen_ms = g->first_ms;
+    meta.last_seen_ms = g->last_ms;
+    meta.stage = g->stage[0] != '\0' ? g->stage : "mechanistic";
+    memset(&r, 0, sizeof(r));
+    advisor_submit_meta(w, g->sandbox, "mechanistic", &meta, body, strlen(body), &r);
+    if (r.status != 202) {
+        const char *detail = json_string_value(json_object_get(r.body, "detail"));
+        pv_log_warnx("mapper: %s: %s:%lld %s: %u %s", g->sandbox, g->host, (long long)g->port,
+                     g->binary, r.status, detail != NULL ? detail : "");
+    }
+    json_decref(r.body);
+    free(body);
+}
+
+void advisor_mapper_flush(struct advisor_mapper *m, struct advisor_worker *w)
+{
+    struct mapper_group *list = NULL;
+    int64_t dropped;
+
+    pthread_mutex_lock(&m->mu);
+    for (size_t b = 0; b < MAPPER_BUCKETS; b++) {
+        while (m->buckets[b] != NULL) {
+            struct mapper_group *g = m->buckets[b];
+            m->buckets[b] = g->next;
+            g->next = list;
+            list = g;
+        }
+    }
+    m->ngroups = 0;
+    dropped = m->dropped;
+    m->dropped = 0;
+    pthread_mutex_unlock(&m->mu);
+    if (dropped > 0) {
+        pv_log_warnx("mapper: %lld denial(s) dropped since the last flush (bounded queues)",
+                     (long long)dropped);
+    }
+    while (list != NULL) {
+        struct mapper_group *g = list;
+        list = g->next;
+        submit_group(m, w, g);
+        group_free(g);
+    }
+}
+
+static void *flusher(void *arg)
+{
+    struct advisor_mapper *m = arg;
+    struct advisor_worker *w = advisor_worker_new(m->a);
+
+    pthread_mutex_lock(&m->mu);
+    while (!m->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += (time_t)(m->flush_ms / 1000u);
+        ts.tv_nsec += (long)(m->flush_ms % 1000u) * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        (void)pthread_cond_timedwait(&m->cv, &m->mu, &ts);
+        if (m->stop || m->ngroups == 0 || w == NULL || w->st == NULL) {
+            continue;
+        }
+        pthread_mutex_unlock(&m->mu);
+        advisor_mapper_flush(m, w);
+        pthread_mutex_lock(&m->mu);
+    }
+    pthread_mutex_unlock(&m->mu);
+    advisor_worker_free(w);
+    return NULL;
+}
+
+struct advisor_mapper *advisor_mapper_new(struct advisor *a, unsigned flush_ms, bool start)
+{
+    struct advisor_mapper *m = pv_calloc(1, sizeof(*m));
+
+    if (m == NULL) {
+        return NULL;
+    }
+    m->a = a;
+    m->flush_ms = flush_ms > 0 ? flush_ms : ADVISOR_MAPPER_FLUSH_MS;
+    pthread_mutex_init(&m->mu, NULL);
+    pthread_cond_init(&m->cv, NULL);
+    if (start) {
+        if (pthread_create(&m->tid, NULL, flusher, m) != 0) {
+            advisor_mapper_free(m);
+            return NULL;
+        }
+        m->started = true;
+    }
+    return m;
+}
+
+void advisor_mapper_free(struct advisor_mapper *m)
+{
+    if (m == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&m->mu);
+    m->stop = true;
+    pthread_cond_broadcast(&m->cv);
+    pthread_mutex_unlock(&m->mu);
+    if (m->started) {
+        pthread_join(m->tid, NULL);
+    }
+    for (size_t b = 0; b < MAPPER_BUCKETS; b++) {
+        while (m->buckets[b] != NULL) {
+            struct mapper_group *g = m->buckets[b];
+            m->buckets[b] = g->next;
+            group_free(g);
+        }
+    }
+    pthread_cond_destroy(&m->cv);
+    pthread_mutex_destroy(&m->mu);
+    free(m);
+}

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* check_advisor_mapper.c - the mechanistic mapper's rules (advisor_mapper.c)
+ *
+ * What a wrong mapper would break: a proposal broader than what was seen
+ * (a `**` glob, `access`, an ID segment kept as a literal or a literal
+ * segment turned into `*`, a sample with glob characters passed through),
+ * a proposal for an always-blocked destination, a wrong rule name or
+ * confidence, duplicate or unsorted rules, L7 without samples.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "advisor/advisor.h"
+
+static void gen_is(const char *in, const char *want)
+{
+    char out[512];
+    bool ok = advisor_mapper_generalise(in, out, sizeof(out));
+
+    if (want == NULL) {
+        ck_assert_msg(!ok, "'%s' generalised to '%s', want no form", in, out);
+    } else {
+        ck_assert_msg(ok, "'%s' has no generalised form", in);
+        ck_assert_msg(strcmp(out, want) == 0, "'%s' -> '%s', want '%s'", in, out, want);
+    }
+}
+
+START_TEST(test_generalise)
+{
+    gen_is("/", "/");
+    gen_is("/j/abc123def456abcd0099", "/j/*");
+    gen_is("/json/?fields=a,b", "/json/");
+    gen_is("/items/42", "/items/*");
+    gen_is("/items/42/details", "/items/*/details");
+    gen_is("/v1/users/7", "/v1/users/7"); /* one digit is not an id */
+    gen_is("/v2", "/v2");
+    gen_is("/repos/o/r/commits/0123456789abcdef0123", "/repos/o/r/commits/*");
+    gen_is("/x/123e4567-e89b-12d3-a456-426614174000/y", "/x/*/y");
+    gen_is("/x/deadbeef", "/x/deadbeef"); /* short hex stays */
+    gen_is("/a//b", "/a//b");
+    gen_is("/files/a*b", NULL);
+    gen_is("/files/[ab]", NULL);
+    gen_is("/files/a?b", "/files/a"); /* the query starts at '?' */
+    gen_is("relative", NULL);
+    gen_is("", NULL);
+}
+END_TEST
+
+START_TEST(test_name_and_confidence)
+{
+    char name[128];
+
+    advisor_mapper_rule_name("api.github.com", 443, name, sizeof(name));
+    ck_assert_str_eq(name, "allow_api_github_com_443");
+    advisor_mapper_rule_name("My-Host.Example", 8080, name, sizeof(name));
+    ck_assert_str_eq(name, "allow_my_host_example_8080");
+    ck_assert(advisor_mapper_confidence(10, 443, false) > 0.8);
+    ck_assert(advisor_mapper_confidence(5, 80, true) < 0.6);
+    ck_assert(advisor_mapper_confidence(1, 12345, true) >= 0.1);
+    ck_assert(advisor_mapper_confidence(1000, 443, false) <= 0.95);
+}
+END_TEST
+
+static json_t *rule_of(json_t *prop)
+{
+    return json_object_get(
+        json_object_get(json_array_get(json_object_get(prop, "operations"), 0), "addRule"), "rule");
+}
+
+START_TEST(test_l7_from_samples)
+{
+    const char *methods[] = {"GET", "GET", "POST", "GET", "GET"};
+    const char *paths[] = {"/items/123", "/items/456", "/items", "/items/123", "/bad/*"};
+    double conf = 0;
+    json_t *p = advisor_mapper_proposal("API.example.com", 443, "/usr/bin/curl", 12, false,
+                                        methods, paths, 5, NULL, false, &conf);
+    json_t *ep;
+    json_t *rules;
+    char *s;
+
+    ck_assert_ptr_nonnull(p);
+    ck_assert(conf > 0.8);
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_object_get(json_array_get(json_object_get(p, "operations"), 0),
+                                         "addRule"),
+                         "ruleName")),
+                     "allow_api_example_com_443");
+    ep = json_array_get(json_object_get(rule_of(p), "endpoints"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(ep, "protocol")), "rest");
+    ck_assert_str_eq(json_string_value(json_object_get(ep, "enforcement")), "enforce");
+    ck_assert_ptr_null(json_object_get(ep, "access"));
+    rules = json_object_get(ep, "rules");
+    s = json_dumps(rules, JSON_COMPACT);
+    ck_assert_str_eq(s, "[{\"allow\":{\"method\":\"GET\",\"path\":\"/items/*\"}},"
+                        "{\"allow\":{\"method\":\"POST\",\"path\":\"/items\"}}]");
+    free(s);
+    ck_assert(strstr(json_string_value(json_object_get(p, "intent_summary")),
+                     "with L7 inspection. Allowed paths: GET /items/*, POST /items") != NULL);
+    json_decref(p);
+}
+END_TEST
+
+/* A later flush adds to the pending chunk's rules; a broad prior rule is
+ * never carried over. */
+START_TEST(test_union_with_prior)
+{
+    const char *methods[] = {"DELETE"};
+    const char *paths[] = {"/items/77"};
+    double conf = 0;
+    json_t *prior = json_loads("[{\"allow\":{\"method\":\"GET\",\"path\":\"/items/*\"}},"
+                               "{\"allow\":{\"method\":\"GET\",\"path\":\"/**\"}},"
+                               "{\"allow\":{\"method\":\"DELETE\",\"path\":\"/items/*\"}}]",
+                               0, NULL);
+    json_t *p = advisor_mapper_proposal("api.example.com", 443, "/usr/bin/curl", 1, false, methods,
+                                        paths, 1, prior, false, &conf);
+    char *s;
+
+    ck_assert_ptr_nonnull(p);
+    s = json_dumps(json_object_get(json_array_get(json_object_get(rule_of(p), "endpoints"), 0),
+                                   "rules"),
+                   JSON_COMPACT);
+    ck_assert_str_eq(s, "[{\"allow\":{\"method\":\"DELETE\",\"path\":\"/items/*\"}},"
+                        "{\"allow\":{\"method\":\"GET\",\"path\":\"/items/*\"}}]");
+    free(s);
+    json_decref(p);
+    json_decref(prior);
+}
+END_TEST
+
+START_TEST(test_l4_without_samples)
+{
+    double conf = 0;
+    json_t *p = advisor_mapper_proposal("pypi.org", 443, "/usr/bin/pip", 1, false, NULL, NULL, 0,
+                                        NULL, false, &conf);
+    json_t *ep;
+
+    ck_assert_ptr_nonnull(p);
+    ep = json_array_get(json_object_get(rule_of(p), "endpoints"), 0);
+    ck_assert_ptr_null(json_object_get(ep, "protocol"));
+    ck_assert_ptr_null(json_object_get(ep, "rules"));
+    ck_assert_int_eq(json_integer_value(json_object_get(ep, "port")), 443);
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_array_get(json_object_get(rule_of(p), "binaries"), 0), "path")),
+                     "/usr/bin/pip");
+    json_decref(p);
+}
+END_TEST
+
+START_TEST(test_never_blocked_or_binaryless)
+{
+    static const char *const hosts[] = {"127.0.0.1",   "169.254.169.254", "metadata.google.internal",
+                                        "localhost",   "0.0.0.0",         "[::1]",
+                                        "localhost."};
+    double conf;
+
+    for (size_t i = 0; i < sizeof(hosts) / sizeof(hosts[0]); i++) {
+        json_t *p = advisor_mapper_proposal(hosts[i], 80, "/usr/bin/curl", 3, false, NULL, NULL, 0,
+                                            NULL, false, &conf);
+        ck_assert_msg(p == NULL, "a proposal for %s", hosts[i]);
+    }
+    /* only the test switch admits 127.0.0.1, and nothing else */
+    {
+        json_t *p = advisor_mapper_proposal("127.0.0.1", 80, "/usr/bin/curl", 3, false, NULL, NULL,
+                                            0, NULL, true, &conf);
+        ck_assert_ptr_nonnull(p);
+        json_decref(p);
+        p = advisor_mapper_proposal("169.254.169.254", 80, "/usr/bin/curl", 3, false, NULL, NULL,
+                                    0, NULL, true, &conf);
+        ck_assert_ptr_null(p);
+    }
+    ck_assert_ptr_null(advisor_mapper_proposal("example.com", 443, "-", 3, false, NULL, NULL, 0,
+                                               NULL, false, &conf));
+    ck_assert_ptr_null(advisor_mapper_proposal("example.com", 0, "/usr/bin/curl", 3, false, NULL,
+                                               NULL, 0, NULL, false, &conf));
+}
+END_TEST
+
+START_TEST(test_ingest_aggregates)
+{
+    struct advisor a;
+    struct advisor_mapper *m;
+    struct httpd_reply r;
+    const char *body =
+        "{\"events\":[{\"host\":\"A.example.com\",\"port\":443,\"binary\":\"/usr/bin/curl\","
+        "\"stage\":\"forward-l7-deny\",\"method\":\"GET\",\"path\":\"/x/1\"},"
+        "{\"host\":\"a.example.com\",\"port\":443,\"binary\":\"/usr/bin/curl\","
+        "\"method\":\"GET\",\"path\":\"/x/1\"},"
+        "{\"host\":\"\",\"port\":443},{\"port\":99999,\"host\":\"b\"}],\"dropped\":3}";
+
+    memset(&a, 0, sizeof(a));
+    m = advisor_mapper_new(&a, 1000, false);
+    ck_assert_ptr_nonnull(m);
+    memset(&r, 0, sizeof(r));
+    advisor_mapper_ingest(m, "sb", body, strlen(body), &r);
+    ck_assert_uint_eq(r.status, 202);
+    ck_assert_int_eq(json_integer_value(json_object_get(r.body, "accepted")), 2);
+    ck_assert_int_eq(json_integer_value(json_object_get(r.body, "dropped")), 2);
+    json_decref(r.body);
+    memset(&r, 0, sizeof(r));
+    advisor_mapper_ingest(m, "sb", "{\"events\":{}}", 13, &r);
+    ck_assert_uint_eq(r.status, 400);
+    json_decref(r.body);
+    memset(&r, 0, sizeof(r));
+    advisor_mapper_ingest(m, "sb", "[", 1, &r);
+    ck_assert_uint_eq(r.status, 400);
+    json_decref(r.body);
+    advisor_mapper_free(m);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("advisor_mapper");
+    TCase *t = tcase_create("mapper");
+    SRunner *r;
+    int failed;
+
+    tcase_add_test(t, test_generalise);
+    tcase_add_test(t, test_name_and_confidence);
+    tcase_add_test(t, test_l7_from_samples);
+    tcase_add_test(t, test_union_with_prior);
+    tcase_add_test(t, test_l4_without_samples);
+    tcase_add_test(t, test_never_blocked_or_binaryless);
+    tcase_add_test(t, test_ingest_aggregates);
+    suite_add_tcase(s, t);
+    r = srunner_create(s);
+    srunner_run_all(r, CK_NORMAL);
+    failed = srunner_ntests_failed(r);
+    srunner_free(r);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
