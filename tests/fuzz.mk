@@ -60,7 +60,8 @@ endif
 if ENABLE_FUZZ
 noinst_PROGRAMS += tests/fuzz/fuzz_advisor_body
 tests_fuzz_fuzz_advisor_body_SOURCES = tests/fuzz/fuzz_advisor_body.c advisor/advisor.h \
-	advisor/advisor_rule.c advisor/advisor_util.c advisor/advisor_settings.c
+	advisor/advisor_rule.c advisor/advisor_util.c advisor/advisor_settings.c \
+	advisor/advisor_mapper.c
 tests_fuzz_fuzz_advisor_body_CFLAGS = $(ADVISOR_CFLAGS) $(YAML_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_advisor_body_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_advisor_body_LDADD = $(ADVISOR_LIBS)

@@ -8,7 +8,9 @@
  * advisor's own re-serialisation of the rule must load again as a proposal
  * with the same rule name - the advisor stores that text and evaluates it
  * later, so a body it accepted must never become one it cannot read back.
- * The settings validator gets the whole input as a JSON value too.
+ * The settings validator gets the whole input as a JSON value too, and the
+ * mapper gets it as a proxy's denial batch: every proposal it makes from an
+ * event must load as a proposal and never hold a `**` glob.
  *   ./tests/fuzz/fuzz_advisor_body -max_total_time=120 CORPUS_DIR
  */
 #include "config.h"
@@ -59,6 +61,50 @@ static void read_rule(const char *name, const json_t *rule)
     free(text);
 }
 
+/* The mapper's view of the input: a denial batch from a proxy. */
+static void read_denials(const char *buf, size_t size, const json_t *root)
+{
+    struct advisor a;
+    struct advisor_mapper *m;
+    struct httpd_reply r;
+    const json_t *events = json_object_get(root, "events");
+
+    memset(&a, 0, sizeof(a));
+    m = advisor_mapper_new(&a, 1000, false);
+    if (m == NULL) {
+        return;
+    }
+    memset(&r, 0, sizeof(r));
+    advisor_mapper_ingest(m, "fuzz", buf, size, &r);
+    json_decref(r.body);
+    advisor_mapper_free(m);
+    for (size_t i = 0; i < json_array_size(events) && i < 64; i++) {
+        const json_t *ev = json_array_get(events, i);
+        const char *method = json_string_value(json_object_get(ev, "method"));
+        const char *path = json_string_value(json_object_get(ev, "path"));
+        double conf;
+        json_t *prop = advisor_mapper_proposal(
+            json_string_value(json_object_get(ev, "host")),
+            json_integer_value(json_object_get(ev, "port")),
+            json_string_value(json_object_get(ev, "binary")), 1, false, &method, &path,
+            method != NULL && path != NULL ? 1 : 0, json_object_get(ev, "prior"), false, &conf);
+        char *text = prop != NULL ? json_dumps(prop, JSON_COMPACT) : NULL;
+        if (text != NULL) {
+            struct model_diags *d = model_diags_new();
+            struct model_proposal *pr = model_proposal_load("mapper", text, strlen(text), d);
+            if (pr == NULL || strstr(text, "**") != NULL) {
+                fprintf(stderr, "fuzz_advisor_body: the mapper proposed %s\n%s\n", text,
+                        d != NULL && model_diags_count(d) > 0 ? model_diags_line(d, 0) : "");
+                abort();
+            }
+            model_proposal_free(pr);
+            model_diags_free(d);
+        }
+        free(text);
+        json_decref(prop);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *buf = malloc(size == 0 ? 1 : size);
@@ -79,6 +125,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (root != NULL) {
         (void)advisor_setting_check("proposal_approval_mode", root, msg, sizeof(msg));
         (void)advisor_setting_check("agent_policy_proposals_enabled", root, msg, sizeof(msg));
+        read_denials(buf, size, root);
     }
     pr = model_proposal_load("proposal", buf, size, d);
     if (pr != NULL && json_is_object(root)) {
