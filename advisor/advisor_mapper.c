@@ -33,6 +33,7 @@
 #include "advisor/advisor.h"
 #include "advisor/store.h"
 #include "common/pv_log.h"
+#include "model/model.h"
 
 #define MAPPER_BUCKETS 1024u
 #define MAPPER_GROUPS_MAX 4096u
@@ -184,6 +185,14 @@ double advisor_mapper_confidence(int64_t count, int64_t port, bool ssrf)
     return c < 0.1 ? 0.1 : c > 0.95 ? 0.95 : c;
 }
 
+/* A method the proxy saw: an upper-case token, never a glob. */
+static bool method_ok(const char *m)
+{
+    size_t n = m != NULL ? strlen(m) : 0;
+
+    return n > 0 && n <= 16 && all_of(m, n, isupper);
+}
+
 static int cmp_rule(const void *a, const void *b)
 {
     const json_t *x = json_object_get(*(json_t *const *)a, "allow");
@@ -207,7 +216,7 @@ static json_t *group_rules(const struct mapper_group *g, const json_t *prior)
         const json_t *al = json_object_get(json_array_get(prior, i), "allow");
         const char *m = json_string_value(json_object_get(al, "method"));
         const char *p = json_string_value(json_object_get(al, "path"));
-        if (m == NULL || p == NULL || p[0] != '/' || strstr(p, "**") != NULL ||
+        if (!method_ok(m) || p == NULL || p[0] != '/' || strstr(p, "**") != NULL ||
             json_object_size(al) != 2) {
             continue;
         }
@@ -219,7 +228,8 @@ static json_t *group_rules(const struct mapper_group *g, const json_t *prior)
 
     for (size_t i = 0; i < g->nsamples; i++) {
         char path[MAPPER_FIELD_MAX];
-        if (!advisor_mapper_generalise(g->samples[i].path, path, sizeof(path))) {
+        if (!method_ok(g->samples[i].method) ||
+            !advisor_mapper_generalise(g->samples[i].path, path, sizeof(path))) {
             continue;
         }
         tmp[n] = json_pack("{s:{s:s,s:s}}", "allow", "method", g->samples[i].method, "path", path);
@@ -252,6 +262,10 @@ json_t *advisor_mapper_proposal(const char *host, int64_t port, const char *bina
     json_t *rules;
     const char *blocked;
     size_t wl;
+    json_t *prop;
+    char *text;
+    struct model_diags *d;
+    struct model_proposal *pr;
 
     memset(&g, 0, sizeof(g));
     g.nsamples = nsamples < ADVISOR_MAPPER_SAMPLES ? nsamples : ADVISOR_MAPPER_SAMPLES;
@@ -259,8 +273,9 @@ json_t *advisor_mapper_proposal(const char *host, int64_t port, const char *bina
         g.samples[i].method = (char *)methods[i];
         g.samples[i].path = (char *)paths[i];
     }
-    if (binary == NULL || binary[0] != '/' || host == NULL || host[0] == '\0' || port < 1 ||
-        port > 65535) {
+    /* A denial names one concrete host and one binary: never a glob. */
+    if (binary == NULL || binary[0] != '/' || strpbrk(binary, "*?[") != NULL || host == NULL ||
+        host[0] == '\0' || strchr(host, '*') != NULL || port < 1 || port > 65535) {
         return NULL;
     }
     ep = json_pack("{s:s,s:I}", "host", host, "port", (json_int_t)port);
@@ -305,8 +320,22 @@ json_t *advisor_mapper_proposal(const char *host, int64_t port, const char *bina
     }
     json_decref(rules);
     *confidence = advisor_mapper_confidence(count, port, ssrf);
-    return json_pack("{s:s,s:[{s:{s:s,s:o}}]}", "intent_summary", why, "operations", "addRule",
+    prop = json_pack("{s:s,s:[{s:{s:s,s:o}}]}", "intent_summary", why, "operations", "addRule",
                      "ruleName", name, "rule", rule);
+    /* Denials come from a proxy, its fields from traffic: propose only what
+     * the model reads as a valid proposal (a host or method it refuses
+     * proposes nothing). */
+    text = prop != NULL ? json_dumps(prop, JSON_COMPACT) : NULL;
+    d = model_diags_new();
+    pr = text != NULL && d != NULL ? model_proposal_load("mapper", text, strlen(text), d) : NULL;
+    if (pr == NULL) {
+        json_decref(prop);
+        prop = NULL;
+    }
+    model_proposal_free(pr);
+    model_diags_free(d);
+    free(text);
+    return prop;
 }
 
 /* ===========================================================================
