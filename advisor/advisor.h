@@ -15,6 +15,7 @@
  *   advisor_events.c         the decision events (OCSF shorthand + JSON)
  *   advisor_routes.c         the HTTP API on libhttpd
  *   advisor_api.c            /openapi.json
+ *   advisor_ui.c             /ui/: the reviewer inbox's static files
  *   advisor_child.c          running proviso-prover as a child process
  *   advisor_main.c           the process
  *
@@ -292,7 +293,7 @@ pv_result advisor_recompose(struct advisor_worker *w, int64_t sandbox, const cha
                             size_t errlen) PV_WUR;
 
 /* ===========================================================================
- * HTTP (advisor_routes.c, advisor_api.c)
+ * HTTP (advisor_routes.c, advisor_api.c, advisor_ui.c)
  * ========================================================================= */
 
 /* The route table for libhttpd and its handler (ctx is the struct advisor). */
@@ -300,6 +301,11 @@ const struct httpd_route *advisor_routes(size_t *n);
 void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct httpd_reply *r);
 /* The embedded OpenAPI document. */
 const char *advisor_api_text(size_t *len);
+/* GET /ui, /ui/, /ui/app.js, /ui/app.css: the reviewer inbox's embedded
+ * files with their content types and Content-Security-Policy; /ui redirects
+ * to /ui/ (advisor_ui.c). 'path' is borrowed; the reply points at static
+ * data. */
+void advisor_ui_reply(const char *path, struct httpd_reply *r);
 
 /* ===========================================================================
  * The prover child (advisor_child.c)

@@ -52,6 +52,10 @@ enum route_id {
     R_UNDO,
     R_HISTORY,
     R_EVENTS,
+    R_UI,
+    R_UI_INDEX,
+    R_UI_JS,
+    R_UI_CSS,
 };
 
 enum who { ADMIN, OWNER };
@@ -90,6 +94,11 @@ static const struct {
     {{"POST", "/v1/sandboxes/*/proposals/*/undo", R_UNDO, 0}, ADMIN},
     {{"GET", "/v1/sandboxes/*/history", R_HISTORY, 0}, OWNER},
     {{"GET", "/v1/events", R_EVENTS, 0}, ADMIN},
+    /* The reviewer inbox's static files: public, they hold no data. */
+    {{"GET", "/ui", R_UI, HTTPD_PUBLIC | HTTPD_INLINE}, ADMIN},
+    {{"GET", "/ui/", R_UI_INDEX, HTTPD_PUBLIC | HTTPD_INLINE}, ADMIN},
+    {{"GET", "/ui/app.js", R_UI_JS, HTTPD_PUBLIC | HTTPD_INLINE}, ADMIN},
+    {{"GET", "/ui/app.css", R_UI_CSS, HTTPD_PUBLIC | HTTPD_INLINE}, ADMIN},
 };
 
 #define BOUNDARY_KEY "@auto_approval_boundary"
@@ -834,6 +843,10 @@ void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct 
         r->content_type = "application/json";
         return;
     }
+    if (rq->route->id >= R_UI && rq->route->id <= R_UI_CSS) {
+        advisor_ui_reply(rq->path, r);
+        return;
+    }
     if (rq->route->id == R_OPENAPI) {
         r->status = 200;
         r->raw = (char *)advisor_api_text(&r->raw_len);
@@ -855,6 +868,10 @@ void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct 
     switch ((enum route_id)rq->route->id) {
     case R_HEALTHZ:
     case R_OPENAPI:
+    case R_UI:
+    case R_UI_INDEX:
+    case R_UI_JS:
+    case R_UI_CSS:
         return;
     case R_SANDBOXES:
         sandboxes_list(w, r);
