@@ -3,8 +3,10 @@
 # chromium, headless, driven by tests/ui/inbox.mjs through playwright-core.
 # The advisor and its prover child run for real on 127.0.0.1; this script
 # creates a sandbox with credentials and submits one proposal with findings
-# (manual mode), the browser reviews and approves it, watches a second
-# proposal arrive live (its rationale carries markup: it must stay text) and
+# (manual mode), the browser reviews it, is refused with 412 when the
+# credentials change under it (stale review token), approves it, watches a second
+# proposal arrive live (its rule name and rationale carry markup: they must
+# stay text) and
 # rejects that one with a reason. Screenshots of every step are kept in
 # $PV_BUILDDIR/tests/ui-artifacts/. Afterwards the API confirms what the
 # browser did.
@@ -81,8 +83,8 @@ PASS=$((PASS + $(grep -c '^ok - ' "$WORK/browser.out")))
 XSS_CHUNK=$(sed -n 's/^XSS_CHUNK=//p' "$WORK/browser.out")
 
 # Every step left a non-empty PNG.
-for n in 01-token-prompt 02-token-refused 03-sandboxes 04-proposal-evidence 05-approved \
-    06-xss-as-text 07-rejected; do
+for n in 01-token-prompt 02-token-refused 03-sandboxes 04-proposal-evidence \
+    05-stale-review-token 06-approved 07-xss-as-text 08-rejected; do
     f=$ART/$n.png
     if [ -s "$f" ] && [ "$(od -An -tx1 -N4 "$f" | tr -d ' ')" = 89504e47 ]; then
         ok "screenshot $n.png is a non-empty PNG ($(wc -c <"$f") bytes)"

@@ -12,9 +12,11 @@
 //
 // Steps, each with a screenshot: the token prompt; a wrong token refused;
 // the sandbox list; the proposal's evidence (findings with curl witnesses,
-// credentials, notes, diff, revision); approve, and the revision moves; a new
-// proposal whose rationale carries markup arrives live and renders as text;
-// reject with a reason. Prints "ok - ..." lines; exits 1 on the first failure.
+// credentials, notes, diff, revision); the credentials change under the
+// reviewer and approving the stale evaluation is refused (412) with advice;
+// approve, and the revision moves; a new proposal whose rule name and
+// rationale carry markup arrives live and renders as text; reject with a
+// reason. Prints "ok - ..." lines; exits 1 on the first failure.
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -40,6 +42,7 @@ const require = createRequire(path.join(NODE, 'package.json'));
 const { chromium } = require('playwright-core');
 
 const XSS = '<img src=x onerror="window.__pwned=1;document.title=\'pwned\'">';
+const XSS_RULE = 'gh_release<svg onload=window.__pwned=2>';
 let step = 0;
 let failed = false;
 const cspViolations = [];
@@ -88,6 +91,15 @@ async function waitText(page, selector, re, what, timeout = 15000) {
     const text = await page.textContent(selector);
     ok(what);
     return text;
+}
+
+async function adminApi(method, p, body) {
+    const resp = await fetch(`${BASE}${p}`, {
+        method,
+        headers: { Authorization: `Bearer ${ADMIN}`, 'Content-Type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: resp.status, body: await resp.json() };
 }
 
 async function submitProposal(ruleName, rationale) {
@@ -184,7 +196,26 @@ async function main() {
         await waitText(page, '#detail .chunk-status', /^pending$/, 'status pending');
         await shot(page, 'proposal-evidence');
 
-        // 5. Approve (keyboard: focus the button, press Enter).
+        // 5. The inputs move under the reviewer (an operator changes the
+        // credentials): approving what was read is refused with 412, the page
+        // says so and reloads the refreshed evaluation.
+        const seen = await page.getAttribute('body', 'data-events');
+        const put = await adminApi('PUT', `/v1/sandboxes/${SB}/credentials`, {
+            credentials: 'credentials:\n  - {name: gh, type: github, target_hosts: [api.github.com, uploads.github.com]}\n'
+                + '  - {name: gh2, type: github, target_hosts: [api.github.com]}\n',
+        });
+        check(put.status === 200, `operator changed the credentials (${put.status})`);
+        await page.waitForFunction((s) => document.body.getAttribute('data-events') !== s, seen,
+            { timeout: 20000 });
+        ok('live: the credentials event reached the page');
+        await page.click('#approve');
+        await waitText(page, '#message', /changed since you read it.*review it again/,
+            'a stale review token: the page tells the reviewer to review again');
+        await waitText(page, '#detail .chunk-status', /^pending$/, 'still pending after the 412');
+        await waitText(page, '#credentials', /\bgh2\b/, 'the refreshed evidence names the new credential');
+        await shot(page, 'stale-review-token');
+
+        // 6. Approve (keyboard: focus the button, press Enter).
         await page.focus('#approve');
         await page.keyboard.press('Enter');
         await waitText(page, '#message', /^Approved rule ghw; the effective policy is now revision 2\.$/,
@@ -197,10 +228,10 @@ async function main() {
         await waitText(page, '#detail .chunk-status', /^approved$/, 'detail: status approved');
         await shot(page, 'approved');
 
-        // 6. A proposal arrives while the page is open: the long-poll shows it
+        // 7. A proposal arrives while the page is open: the long-poll shows it
         // without a reload; its markup-laden rationale stays text.
         const marker = await page.evaluate(() => { window.__marker = 42; return window.__marker; });
-        const xssChunk = await submitProposal('gh_release', `upload ${XSS} please`);
+        const xssChunk = await submitProposal(XSS_RULE, `upload ${XSS} please`);
         await waitText(page, `[data-sandbox="${SB}"] .pending`, /^1 pending$/, 'live: the new proposal is counted',
             20000);
         await page.waitForSelector(`[data-chunk="${xssChunk}"] button`, { timeout: 20000 });
@@ -208,6 +239,9 @@ async function main() {
         await page.click(`[data-chunk="${xssChunk}"] button`);
         const rationale = await waitText(page, '#detail .rationale', /<img src=x onerror=/, 'the rationale renders as text');
         check(rationale.includes(XSS), 'the rationale is shown verbatim');
+        await waitText(page, '#detail h2 .rule', /^gh_release<svg onload=window\.__pwned=2>$/,
+            'the rule name renders as text');
+        check(await page.evaluate(() => document.querySelectorAll('svg').length) === 0, 'no <svg> element exists');
         check(await page.evaluate(() => document.querySelectorAll('img').length) === 0, 'no <img> element exists');
         check(await page.evaluate(() => document.querySelectorAll('[onerror]').length) === 0,
             'no element carries an onerror attribute');
@@ -215,7 +249,7 @@ async function main() {
             'the injected handler never ran');
         await shot(page, 'xss-as-text');
 
-        // 7. Reject: a reason is required, then the chunk is rejected.
+        // 8. Reject: a reason is required, then the chunk is rejected.
         await page.click('#reject');
         await page.waitForSelector('#reason');
         await page.click('#reject-confirm');
@@ -223,7 +257,8 @@ async function main() {
         check(await page.isVisible(`#detail[data-status="pending"]`), 'still pending');
         await page.fill('#reason', 'too broad: <b>releases</b> are not needed');
         await page.click('#reject-confirm');
-        await waitText(page, '#message', /^Rejected rule gh_release\.$/, 'reject reported');
+        await waitText(page, '#message', /^Rejected rule gh_release<svg onload=window\.__pwned=2>\.$/,
+            'reject reported');
         await page.waitForSelector(`#detail[data-chunk="${xssChunk}"][data-status="rejected"]`);
         await waitText(page, '#detail .rejection-reason', /^too broad: <b>releases<\/b> are not needed$/,
             'the rejection reason is shown as text');
@@ -232,7 +267,7 @@ async function main() {
         await waitText(page, `[data-sandbox="${SB}"] .rev`, /^v2$/, 'reject of a pending chunk keeps revision v2');
         await shot(page, 'rejected');
 
-        // 8. Forget the token.
+        // 9. Forget the token.
         await page.click('#forget');
         await page.waitForSelector('#login:not([hidden])');
         check(await page.evaluate(() => sessionStorage.length) === 0, 'forget clears sessionStorage');
