@@ -773,7 +773,7 @@ static void events_list(struct advisor_worker *w, const struct httpd_req *rq,
         uint64_t seen = advisor_change_count(w->a);
         arr = json_array();
         res = arr != NULL ? store_event_each(w->st, (int64_t)since, limit, event_one, arr)
-                          : (pv_result){PV_ERR_NOMEM};
+                          : pv_fail(PV_ERR_NOMEM, __func__);
         if (!pv_ok(res)) {
             json_decref(arr);
             reply_store_error(r, res, "events");
