@@ -17,6 +17,7 @@
  *                            narrow mechanistic proposals out
  *   advisor_routes.c         the HTTP API on libhttpd
  *   advisor_api.c            /openapi.json
+ *   advisor_ui.c             /ui/: the reviewer inbox's static files
  *   advisor_child.c          running proviso-prover as a child process
  *   advisor_main.c           the process
  *
@@ -335,7 +336,7 @@ json_t *advisor_mapper_proposal(const char *host, int64_t port, const char *bina
                                 bool allow_loopback, double *confidence);
 
 /* ===========================================================================
- * HTTP (advisor_routes.c, advisor_api.c)
+ * HTTP (advisor_routes.c, advisor_api.c, advisor_ui.c)
  * ========================================================================= */
 
 /* The route table for libhttpd and its handler (ctx is the struct advisor). */
@@ -343,6 +344,11 @@ const struct httpd_route *advisor_routes(size_t *n);
 void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct httpd_reply *r);
 /* The embedded OpenAPI document. */
 const char *advisor_api_text(size_t *len);
+/* GET /ui, /ui/, /ui/app.js, /ui/app.css: the reviewer inbox's embedded
+ * files with their content types and Content-Security-Policy; /ui redirects
+ * to /ui/ (advisor_ui.c). 'path' is borrowed; the reply points at static
+ * data. */
+void advisor_ui_reply(const char *path, struct httpd_reply *r);
 
 /* ===========================================================================
  * The prover child (advisor_child.c)

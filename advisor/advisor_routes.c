@@ -53,6 +53,10 @@ enum route_id {
     R_HISTORY,
     R_EVENTS,
     R_DENIALS,
+    R_UI,
+    R_UI_INDEX,
+    R_UI_JS,
+    R_UI_CSS,
 };
 
 enum who { ADMIN, OWNER };
@@ -92,10 +96,16 @@ static const struct {
     {{"GET", "/v1/sandboxes/*/history", R_HISTORY, 0}, OWNER},
     {{"GET", "/v1/events", R_EVENTS, 0}, ADMIN},
     {{"POST", "/v1/sandboxes/*/denials", R_DENIALS, HTTPD_BODY}, OWNER},
+    /* The reviewer inbox's static files: public, they hold no data. */
+    {{"GET", "/ui", R_UI, HTTPD_PUBLIC | HTTPD_INLINE}, ADMIN},
+    {{"GET", "/ui/", R_UI_INDEX, HTTPD_PUBLIC | HTTPD_INLINE}, ADMIN},
+    {{"GET", "/ui/app.js", R_UI_JS, HTTPD_PUBLIC | HTTPD_INLINE}, ADMIN},
+    {{"GET", "/ui/app.css", R_UI_CSS, HTTPD_PUBLIC | HTTPD_INLINE}, ADMIN},
 };
 
 #define BOUNDARY_KEY "@auto_approval_boundary"
 #define LONGPOLL_MAX_S 300u
+#define EVENTS_WAIT_MAX_S 60u
 
 static struct httpd_route routes[PV_ARRAY_LEN(table)];
 
@@ -370,6 +380,7 @@ static void sandbox_create(struct advisor_worker *w, const struct httpd_req *rq,
     if (!pv_ok(advisor_tokens_put(w->a->tokens, tokhash, sb.id))) {
         pv_log_warnx("sandbox %s: cannot index its token (out of memory)", name);
     }
+    advisor_changed(w->a);
     pv_log_info("OCSF %s", line);
     httpd_reply_json(r, 201,
                      json_pack("{s:s,s:s#,s:I,s:s}", "name", name, "token", (const char *)tok.buf,
@@ -732,27 +743,56 @@ static void event_one(void *arg, const struct store_event *e)
                                          j != NULL ? j : json_null()));
 }
 
+/* GET /v1/events?since=SEQ[&limit=N][&wait=S]: the events after SEQ. With
+ * 'wait' (seconds, at most EVENTS_WAIT_MAX_S) and nothing newer yet, it
+ * holds until an event commits (every committing writer calls
+ * advisor_changed) or the wait ends, then answers what there is - possibly
+ * nothing. 'next_since' is the SEQ to ask with next time. */
 static void events_list(struct advisor_worker *w, const struct httpd_req *rq,
                         struct httpd_reply *r)
 {
     const char *since_s = httpd_req_arg(rq, "since");
+    const char *wait_s = httpd_req_arg(rq, "wait");
     uint64_t since = 0;
+    uint64_t wait = 0;
     unsigned limit = arg_uint(rq, "limit", 1000, 1, 10000);
-    json_t *arr = json_array();
+    int64_t deadline;
+    json_t *arr = NULL;
+    json_t *last;
     pv_result res;
 
     if (since_s != NULL && !pv_ok(pv_parse_u64(since_s, strlen(since_s), INT64_MAX, &since))) {
-        json_decref(arr);
         httpd_reply_error(r, 400, "invalid_request", "since must be a sequence number");
         return;
     }
-    res = store_event_each(w->st, (int64_t)since, limit, event_one, arr);
-    if (!pv_ok(res)) {
-        json_decref(arr);
-        reply_store_error(r, res, "events");
+    if (wait_s != NULL &&
+        !pv_ok(pv_parse_u64(wait_s, strlen(wait_s), EVENTS_WAIT_MAX_S, &wait))) {
+        httpd_reply_error(r, 400, "invalid_request", "wait must be 0..60 (seconds)");
         return;
     }
-    httpd_reply_json(r, 200, json_pack("{s:o}", "events", arr));
+    deadline = advisor_now_ms() + (int64_t)wait * 1000;
+    for (;;) {
+        uint64_t seen = advisor_change_count(w->a);
+        arr = json_array();
+        res = arr != NULL ? store_event_each(w->st, (int64_t)since, limit, event_one, arr)
+                          : pv_fail(PV_ERR_NOMEM, __func__);
+        if (!pv_ok(res)) {
+            json_decref(arr);
+            reply_store_error(r, res, "events");
+            return;
+        }
+        if (json_array_size(arr) > 0 || advisor_now_ms() >= deadline ||
+            advisor_stopping(w->a)) {
+            break;
+        }
+        json_decref(arr);
+        (void)advisor_wait_change(w->a, seen, deadline);
+    }
+    last = json_array_get(arr, json_array_size(arr) - 1);
+    httpd_reply_json(r, 200,
+                     json_pack("{s:o,s:I}", "events", arr, "next_since",
+                               last != NULL ? json_integer_value(json_object_get(last, "seq"))
+                                            : (json_int_t)since));
 }
 
 /* ===========================================================================
@@ -805,6 +845,10 @@ void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct 
         r->content_type = "application/json";
         return;
     }
+    if (rq->route->id >= R_UI && rq->route->id <= R_UI_CSS) {
+        advisor_ui_reply(rq->path, r);
+        return;
+    }
     if (rq->route->id == R_OPENAPI) {
         r->status = 200;
         r->raw = (char *)advisor_api_text(&r->raw_len);
@@ -826,6 +870,10 @@ void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct 
     switch ((enum route_id)rq->route->id) {
     case R_HEALTHZ:
     case R_OPENAPI:
+    case R_UI:
+    case R_UI_INDEX:
+    case R_UI_JS:
+    case R_UI_CSS:
         return;
     case R_SANDBOXES:
         sandboxes_list(w, r);
@@ -962,9 +1010,21 @@ void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct 
     case R_HISTORY:
         advisor_history(w, p0, r);
         return;
-    case R_EVENTS:
+    case R_EVENTS: {
+        unsigned cap = a->cfg.http.workers / 2;
+        bool holds = httpd_req_arg(rq, "wait") != NULL;
+        if (holds && atomic_fetch_add(&longpolls, 1) >= cap) {
+            atomic_fetch_sub(&longpolls, 1);
+            httpd_reply_error(r, 503, "overloaded", "too many long-polls; retry later");
+            r->retry_after_s = 1;
+            return;
+        }
         events_list(w, rq, r);
+        if (holds) {
+            atomic_fetch_sub(&longpolls, 1);
+        }
         return;
+    }
     }
     httpd_reply_error(r, 500, "internal", "unhandled route");
 }

@@ -13,15 +13,16 @@ advisor_libadvisor_la_SOURCES = advisor/advisor.h advisor/store.h advisor/store_
 	advisor/advisor_prover.c advisor/advisor_eval.c advisor/advisor_events.c \
 	advisor/advisor_mapper.c \
 	advisor/advisor_chunk.c advisor/advisor_routes.c advisor/advisor_api.c \
-	advisor/advisor_child.c
+	advisor/advisor_child.c advisor/advisor_ui.c
 nodist_advisor_libadvisor_la_SOURCES = advisor/advisor_data.c
 BUILT_SOURCES += advisor/advisor_data.c
 CLEANFILES += advisor/advisor_data.c
-ADVISOR_DATA_FILES = $(srcdir)/advisor/data/openapi.json
+ADVISOR_DATA_FILES = $(srcdir)/advisor/data/openapi.json $(srcdir)/advisor/ui/index.html \
+	$(srcdir)/advisor/ui/app.js $(srcdir)/advisor/ui/app.css
 advisor/advisor_data.c: $(srcdir)/common/embed.sh $(ADVISOR_DATA_FILES)
 	$(AM_V_GEN)$(MKDIR_P) advisor && $(SHELL) $(srcdir)/common/embed.sh advisor_data_ \
 		$(ADVISOR_DATA_FILES) > $@.tmp && mv $@.tmp $@
-EXTRA_DIST += advisor/data common/embed.sh
+EXTRA_DIST += advisor/data advisor/ui common/embed.sh
 
 bin_PROGRAMS += proviso-advisor
 proviso_advisor_SOURCES = advisor/advisor_main.c

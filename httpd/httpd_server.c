@@ -249,8 +249,11 @@ static struct MHD_Response *make_response(struct httpd_reply *r)
     if (r->status == MHD_HTTP_UNAUTHORIZED) {
         (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
     }
+    /* Every answer: no sniffing, no caching, and no URL (which may name a
+     * sandbox or a chunk) leaks to another site through a Referer. */
     (void)MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
     (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    (void)MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
     return resp;
 }
 

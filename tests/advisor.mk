@@ -26,6 +26,18 @@ tests_check_cli_text_SOURCES = tests/check_cli_text.c cli/cli_http.c cli/cli_chu
 tests_check_cli_text_CFLAGS = $(TEST_CFLAGS) $(CURL_CFLAGS)
 tests_check_cli_text_LDADD = common/libcommon.la $(JANSSON_LIBS) $(CURL_LIBS) $(CHECK_LIBS)
 
-ADVISOR_E2E = tests/e2e/advisor_lifecycle.sh tests/e2e/advisor_stress.sh tests/e2e/cli_advisor.sh
+ADVISOR_E2E = tests/e2e/advisor_lifecycle.sh tests/e2e/advisor_stress.sh tests/e2e/cli_advisor.sh \
+	tests/e2e/advisor_inbox_http.sh tests/e2e/advisor_ui.sh
 TESTS += $(ADVISOR_E2E)
-EXTRA_DIST += $(ADVISOR_E2E) tests/e2e/advisor_lib.sh
+EXTRA_DIST += $(ADVISOR_E2E) tests/e2e/advisor_lib.sh tests/ui/inbox.mjs
+
+# advisor_ui.sh installs playwright-core into tests/ui-node (a cache kept
+# across runs; never committed) and leaves its screenshots in
+# tests/ui-artifacts: both are in the build tree.
+clean-local: clean-local-ui
+clean-local-ui:
+	-rm -rf tests/ui-artifacts
+distclean-local: distclean-local-ui
+distclean-local-ui:
+	-rm -rf tests/ui-node
+.PHONY: clean-local-ui distclean-local-ui

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: Apache-2.0
+// inbox.mjs - drive the reviewer inbox (/ui/) in a real headless Chromium
+// with playwright-core (run by tests/e2e/advisor_ui.sh, which starts the
+// advisor, creates the sandbox and the first proposal, and installs
+// playwright-core into the build tree).
+//
+// Environment: PV_UI_NODE (the npm prefix holding playwright-core),
+// PV_UI_CHROMIUM, PV_UI_URL (the advisor's base URL), PV_UI_ADMIN (admin
+// token), PV_UI_SANDBOX, PV_UI_SANDBOX_TOKEN, PV_UI_CHUNK (a pending chunk
+// with findings), PV_UI_ARTIFACTS (screenshot directory), PV_UI_PROFILE (a
+// fresh browser profile directory).
+//
+// Steps, each with a screenshot: the token prompt; a wrong token refused;
+// the sandbox list; the proposal's evidence (findings with curl witnesses,
+// credentials, notes, diff, revision); the credentials change under the
+// reviewer and approving the stale evaluation is refused (412) with advice;
+// approve, and the revision moves; a new proposal whose rule name and
+// rationale carry markup arrives live and renders as text; reject with a
+// reason. Prints "ok - ..." lines; exits 1 on the first failure.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+const env = (k) => {
+    const v = process.env[k];
+    if (!v) {
+        console.error(`inbox.mjs: ${k} is not set`);
+        process.exit(2);
+    }
+    return v;
+};
+const NODE = env('PV_UI_NODE');
+const CHROMIUM = env('PV_UI_CHROMIUM');
+const BASE = env('PV_UI_URL');
+const ADMIN = env('PV_UI_ADMIN');
+const SB = env('PV_UI_SANDBOX');
+const SB_TOKEN = env('PV_UI_SANDBOX_TOKEN');
+const CHUNK = env('PV_UI_CHUNK');
+const ART = env('PV_UI_ARTIFACTS');
+const PROFILE = env('PV_UI_PROFILE');
+
+const require = createRequire(path.join(NODE, 'package.json'));
+const { chromium } = require('playwright-core');
+
+const XSS = '<img src=x onerror="window.__pwned=1;document.title=\'pwned\'">';
+const XSS_RULE = 'gh_release<svg onload=window.__pwned=2>';
+let step = 0;
+let failed = false;
+const cspViolations = [];
+
+function ok(what) {
+    console.log(`ok - ${what}`);
+}
+function fail(what) {
+    console.log(`not ok - ${what}`);
+    failed = true;
+    throw new Error(what);
+}
+function check(cond, what) {
+    if (cond) {
+        ok(what);
+    } else {
+        fail(what);
+    }
+}
+
+async function shot(page, name) {
+    step++;
+    const file = path.join(ART, `${String(step).padStart(2, '0')}-${name}.png`);
+    await page.screenshot({ path: file, fullPage: true });
+    ok(`screenshot ${path.basename(file)}`);
+}
+
+// Wait until the text of 'selector' matches 're'; returns the text.
+async function waitText(page, selector, re, what, timeout = 15000) {
+    try {
+        await page.waitForFunction(
+            ([sel, src, flags]) => {
+                const e = document.querySelector(sel);
+                return e !== null && new RegExp(src, flags).test(e.textContent);
+            },
+            [selector, re.source, re.flags],
+            { timeout },
+        );
+    } catch (e) {
+        const got = await page.evaluate((sel) => {
+            const el = document.querySelector(sel);
+            return el === null ? '(no element)' : el.textContent;
+        }, selector);
+        fail(`${what}: ${selector} never matched ${re} (got ${JSON.stringify(got)})`);
+    }
+    const text = await page.textContent(selector);
+    ok(what);
+    return text;
+}
+
+async function adminApi(method, p, body) {
+    const resp = await fetch(`${BASE}${p}`, {
+        method,
+        headers: { Authorization: `Bearer ${ADMIN}`, 'Content-Type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: resp.status, body: await resp.json() };
+}
+
+async function submitProposal(ruleName, rationale) {
+    const body = {
+        intent_summary: rationale,
+        operations: [{
+            addRule: {
+                ruleName,
+                rule: {
+                    endpoints: [{
+                        host: 'uploads.github.com', port: 443, protocol: 'rest', enforcement: 'enforce',
+                        rules: [{ allow: { method: 'POST', path: '/repos/o/r/releases/**' } }],
+                    }],
+                    binaries: [{ path: '/usr/bin/curl' }],
+                },
+            },
+        }],
+    };
+    const resp = await fetch(`${BASE}/v1/sandboxes/${SB}/proposals`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${SB_TOKEN}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+    });
+    const j = await resp.json();
+    check(resp.status === 202 && j.accepted_chunks === 1, `submitted ${ruleName} (${resp.status})`);
+    return j.accepted_chunk_ids[0];
+}
+
+async function main() {
+    const ctx = await chromium.launchPersistentContext(PROFILE, {
+        executablePath: CHROMIUM,
+        headless: true,
+        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+            '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+        viewport: { width: 1400, height: 1000 },
+    });
+    try {
+        const page = ctx.pages()[0] || await ctx.newPage();
+        page.on('console', (m) => {
+            if (/Content.Security.Policy|Refused to/i.test(m.text())) {
+                cspViolations.push(m.text());
+            }
+        });
+        page.on('pageerror', (e) => cspViolations.push(`page error: ${e.message}`));
+
+        // 1. The prompt; /ui redirects to /ui/.
+        const resp = await page.goto(`${BASE}/ui`);
+        check(page.url() === `${BASE}/ui/`, `/ui redirects to /ui/ (${page.url()})`);
+        check(resp.headers()['content-security-policy'].includes("script-src 'self'"),
+            'the page carries its CSP');
+        await page.waitForSelector('#login:not([hidden])');
+        check(await page.isVisible('#token'), 'the token prompt is shown');
+        await shot(page, 'token-prompt');
+
+        // 2. A wrong token is refused and not kept.
+        await page.fill('#token', 'not-the-admin-token-0123456789');
+        await page.click('#token-use');
+        await waitText(page, '#message', /401/, 'a wrong token: the 401 is shown');
+        check(await page.evaluate(() => sessionStorage.length) === 0, 'a refused token is not kept');
+        await shot(page, 'token-refused');
+
+        // 3. The right token (typed, Enter): the sandbox list.
+        await page.fill('#token', ADMIN);
+        await page.press('#token', 'Enter');
+        await waitText(page, `[data-sandbox="${SB}"] .pending`, /^1 pending$/, 'sandbox listed with 1 pending');
+        await waitText(page, `[data-sandbox="${SB}"] .rev`, /^v1$/, 'effective revision v1 listed');
+        check(await page.evaluate(() => document.cookie) === '', 'no cookie is set');
+        check(await page.evaluate((t) => Object.keys(sessionStorage).length === 1 &&
+            Object.values(sessionStorage)[0] === t, ADMIN), 'the token is in sessionStorage');
+        check(await page.evaluate(() => localStorage.length) === 0, 'nothing in localStorage');
+        await shot(page, 'sandboxes');
+
+        // 4. The proposal's evidence.
+        await page.click(`[data-sandbox="${SB}"] button`);
+        await page.waitForSelector(`[data-chunk="${CHUNK}"] button`);
+        await page.click(`[data-chunk="${CHUNK}"] button`);
+        await page.waitForSelector('#findings tbody tr');
+        const rows = await page.$$eval('#findings tbody tr', (trs) => trs.map((tr) =>
+            [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+        check(rows.length >= 1, `findings table has ${rows.length} path(s)`);
+        const cats = rows.map((r) => r[0]);
+        check(cats.some((c) => /expansion|bypass/.test(c)), `finding categories: ${cats.join(', ')}`);
+        const witnesses = rows.map((r) => r[7]);
+        check(witnesses.every((w) => w.startsWith('curl ')), 'every witness is a curl line');
+        check(witnesses.some((w) => /^curl -X PUT (--resolve \S+ )?'?https:\/\/api\.github\.com:443\/repos\/o\/r\/contents\//.test(w)),
+            `a witness is the PUT the rule opens: ${witnesses.join(' | ')}`);
+        check(rows.some((r) => r[2] === 'api.github.com:443'), 'host:port column');
+        await waitText(page, '#credentials', /\bgh\b/, 'credentials in scope name gh');
+        await waitText(page, '#security-notes', /./, 'security notes shown');
+        await waitText(page, '#detail .validation-result', /^prover: \d+ new finding/, 'validation_result shown');
+        await waitText(page, '#detail pre.diff', /\+\s+method: PUT\n\+\s+path: \/repos\/o\/r\/contents\/\*\*/,
+            'policy diff shown (the PUT rule added)');
+        await waitText(page, '#detail .effective-revision', /^revision 1 /, 'current effective revision 1 shown');
+        await waitText(page, '#detail .chunk-status', /^pending$/, 'status pending');
+        await shot(page, 'proposal-evidence');
+
+        // 5. The inputs move under the reviewer (an operator changes the
+        // credentials): approving what was read is refused with 412, the page
+        // says so and reloads the refreshed evaluation.
+        const seen = await page.getAttribute('body', 'data-events');
+        const put = await adminApi('PUT', `/v1/sandboxes/${SB}/credentials`, {
+            credentials: 'credentials:\n  - {name: gh, type: github, target_hosts: [api.github.com, uploads.github.com]}\n'
+                + '  - {name: gh2, type: github, target_hosts: [api.github.com]}\n',
+        });
+        check(put.status === 200, `operator changed the credentials (${put.status})`);
+        await page.waitForFunction((s) => document.body.getAttribute('data-events') !== s, seen,
+            { timeout: 20000 });
+        ok('live: the credentials event reached the page');
+        await page.click('#approve');
+        await waitText(page, '#message', /changed since you read it.*review it again/,
+            'a stale review token: the page tells the reviewer to review again');
+        await waitText(page, '#detail .chunk-status', /^pending$/, 'still pending after the 412');
+        await waitText(page, '#credentials', /\bgh2\b/, 'the refreshed evidence names the new credential');
+        await shot(page, 'stale-review-token');
+
+        // 6. Approve (keyboard: focus the button, press Enter).
+        await page.focus('#approve');
+        await page.keyboard.press('Enter');
+        await waitText(page, '#message', /^Approved rule ghw; the effective policy is now revision 2\.$/,
+            'approve: the new revision is reported');
+        await waitText(page, `[data-sandbox="${SB}"] .rev`, /^v2$/, 'sandbox list: revision v2');
+        await waitText(page, `[data-sandbox="${SB}"] .pending`, /^0 pending$/, 'sandbox list: 0 pending');
+        await page.check('#show-decided');
+        await page.waitForSelector(`#detail[data-chunk="${CHUNK}"][data-status="approved"]`);
+        await waitText(page, '#detail .effective-revision', /^revision 2 /, 'detail: effective revision 2');
+        await waitText(page, '#detail .chunk-status', /^approved$/, 'detail: status approved');
+        await shot(page, 'approved');
+
+        // 7. A proposal arrives while the page is open: the long-poll shows it
+        // without a reload; its markup-laden rationale stays text.
+        const marker = await page.evaluate(() => { window.__marker = 42; return window.__marker; });
+        const xssChunk = await submitProposal(XSS_RULE, `upload ${XSS} please`);
+        await waitText(page, `[data-sandbox="${SB}"] .pending`, /^1 pending$/, 'live: the new proposal is counted',
+            20000);
+        await page.waitForSelector(`[data-chunk="${xssChunk}"] button`, { timeout: 20000 });
+        check(await page.evaluate(() => window.__marker) === marker, 'live: no page reload happened');
+        await page.click(`[data-chunk="${xssChunk}"] button`);
+        const rationale = await waitText(page, '#detail .rationale', /<img src=x onerror=/, 'the rationale renders as text');
+        check(rationale.includes(XSS), 'the rationale is shown verbatim');
+        await waitText(page, '#detail h2 .rule', /^gh_release<svg onload=window\.__pwned=2>$/,
+            'the rule name renders as text');
+        check(await page.evaluate(() => document.querySelectorAll('svg').length) === 0, 'no <svg> element exists');
+        check(await page.evaluate(() => document.querySelectorAll('img').length) === 0, 'no <img> element exists');
+        check(await page.evaluate(() => document.querySelectorAll('[onerror]').length) === 0,
+            'no element carries an onerror attribute');
+        check(await page.evaluate(() => window.__pwned === undefined && document.title !== 'pwned'),
+            'the injected handler never ran');
+        await shot(page, 'xss-as-text');
+
+        // 8. Reject: a reason is required, then the chunk is rejected.
+        await page.click('#reject');
+        await page.waitForSelector('#reason');
+        await page.click('#reject-confirm');
+        await waitText(page, '#message', /Give a reason/, 'reject without a reason is refused by the page');
+        check(await page.isVisible(`#detail[data-status="pending"]`), 'still pending');
+        await page.fill('#reason', 'too broad: <b>releases</b> are not needed');
+        await page.click('#reject-confirm');
+        await waitText(page, '#message', /^Rejected rule gh_release<svg onload=window\.__pwned=2>\.$/,
+            'reject reported');
+        await page.waitForSelector(`#detail[data-chunk="${xssChunk}"][data-status="rejected"]`);
+        await waitText(page, '#detail .rejection-reason', /^too broad: <b>releases<\/b> are not needed$/,
+            'the rejection reason is shown as text');
+        check(await page.evaluate(() => document.querySelectorAll('#detail b').length) === 0,
+            'no <b> element from the reason');
+        await waitText(page, `[data-sandbox="${SB}"] .rev`, /^v2$/, 'reject of a pending chunk keeps revision v2');
+        await shot(page, 'rejected');
+
+        // 9. Forget the token.
+        await page.click('#forget');
+        await page.waitForSelector('#login:not([hidden])');
+        check(await page.evaluate(() => sessionStorage.length) === 0, 'forget clears sessionStorage');
+
+        check(cspViolations.length === 0, `no CSP violation or page error (${cspViolations.join('; ')})`);
+        console.log(`XSS_CHUNK=${xssChunk}`);
+    } finally {
+        await ctx.close();
+    }
+}
+
+main().then(() => process.exit(failed ? 1 : 0), (e) => {
+    if (!failed) {
+        console.log(`not ok - ${e.message}`);
+    }
+    process.exit(1);
+});
