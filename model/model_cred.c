@@ -11,7 +11,7 @@
  * Target hosts are normalised at load (trim, one trailing dot stripped,
  * lower-case, IP literals in canonical text) and compiled as host globs
  * (docs/semantics.md#credentials). model_host_patterns_overlap() is the
- * reference's label-wise overlap test (policy.md section 6.3), kept exactly
+ * reference's label-wise overlap test (docs/reference-compat.md#prover), kept exactly
  * for compatibility vectors; the prover decides overlap on automata.
  */
 #include "config.h"

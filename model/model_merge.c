@@ -8,7 +8,7 @@
  * walker and validated on its own, so problems carry the proposal's
  * file:line:col. model_policy_merge() applies the addRule operations to an
  * uncompiled deep copy of the base policy following the reference merge
- * (docs/semantics.md#merge, policy.md section 3.3), then validates and
+ * (docs/semantics.md#merge, docs/reference-compat.md#merge), then validates and
  * compiles the result. The base is never modified, and a failed merge leaves
  * nothing behind.
  *

@@ -3,7 +3,7 @@
  *
  * One walker serves both document formats, so YAML and JSON policies get the
  * same shape checks and the same messages. Each object of the schema
- * (docs/semantics.md, /work/shared/reference/policy.md section 1) is a table
+ * (docs/semantics.md, docs/reference-compat.md#policy) is a table
  * of fields; a key not in the table is "unknown field 'k' in <context>" at the
  * key, a value of the wrong shape is "field 'k' must be ..." at the value.
  * Every error is collected (a bad value is reported once and skipped, so

@@ -8,7 +8,7 @@
  * parsed into cidrs[], and the enum mirrors of the string fields (proto,
  * tls_skip, enforce, access_preset) set. It then checks
  * every constraint of the reference's validate_sandbox_policy and L7
- * validation (policy.md section 2.1, proxy.md section 6.6) plus proviso's
+ * validation (docs/reference-compat.md#policy) plus proviso's
  * own (glob syntax, methods, allowed_ips, target_sandbox) and adds one
  * diagnostic per violation at the mark of the offending value. It never
  * stops at the first violation, never aborts on hostile input, and returns
@@ -956,7 +956,7 @@ static void check_l7(struct vctx *c, const struct model_endpoint *e, bool proto_
         report_l7(c, mark_or(e->deny_rules[0].mark, e->mark),
                   "deny_rules require rules or access to define the base allow set");
     }
-    /* proxy.md 6.6: an explicitly empty list is an error (supervisor). */
+    /* As the reference's supervisor: an explicitly empty list is an error (supervisor). */
     if (e->rules_given && e->nrules == 0) {
         report_l7(c, e->mark, "rules list cannot be empty (would deny all traffic). Use "
                   "`access: full` or remove rules.");

@@ -2,7 +2,7 @@
 /* check_model_cred.c - credential files, host coverage and reference overlap
  *
  * The overlap rows are the compat unit vectors 030-035
- * (../shared/compat/units, the reference's credentials.rs tests) embedded as
+ * (the reference's credential tests, docs/reference-compat.md) embedded as
  * a table and checked in both argument orders, plus negative rows of our
  * own. Coverage rows check normalisation (case, trailing dot, IP spellings)
  * and that wildcards never match IP hosts. File rows check the strict

@@ -4,7 +4,7 @@
  * One table of requests against policies written as YAML and loaded through
  * model_policy_load(): every clause of docs/semantics.md with rows that must
  * allow and rows that must deny, and the matching acceptance vectors of
- * proxy.md section 11 (numbered "V<n>" in the row names; where proviso
+ * the reference's proxy acceptance table (numbered "V<n>" in the row names; where proviso
  * diverges the row says "ours"). Separate tests cover load-time errors, the
  * compile step (preset expansion, recompilation), resolved target_sandbox
  * endpoints, the scan fallback for requests with many candidates, and the
@@ -39,7 +39,7 @@ static const char P_WILD[] = HDR "  wild:\n"
                                  "      - host: '*.EXAMPLE.COM'\n"
                                  "        port: 443\n" CURL;
 
-/* Accepted by the validator; proxy.md 12.3 is why it must never match IPs. */
+/* Accepted by the validator; docs/reference-compat.md#semantics says why it must never match IPs. */
 static const char P_TENSTAR[] = HDR "  tenstar:\n"
                                     "    endpoints:\n"
                                     "      - host: '10.*.*.*'\n"

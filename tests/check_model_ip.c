@@ -4,8 +4,8 @@
  * Tables for parsing (every inet_aton spelling, IPv6 text), canonical
  * formatting (RFC 5952), CIDRs, the destination classes of
  * docs/semantics.md#destinations, metadata names and control-plane ports.
- * The link-local classifier vectors of /work/shared/compat/units/040-045 and
- * the IP vectors of proxy.md section 5.4 / section 11 row 35 are embedded. A
+ * The link-local classifier vectors of the reference's unit tests and
+ * its proxy's IP vectors are embedded. A
  * randomised test checks the range tables against an independent classifier
  * that unwraps the embedded IPv4 forms by hand.
  */

@@ -344,7 +344,7 @@ START_TEST(test_json_key_order)
 END_TEST
 
 /* ---------------------------------------------------------------------------
- * Compat parse vectors (/work/shared/compat/units/010-015)
+ * Compat parse vectors (the reference's parser unit tests)
  * ------------------------------------------------------------------------- */
 
 #define TESTDATA_POLICY                                                                           \

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* check_prover_compat.c - the acceptance cases of /work/shared/compat as prover tests
+/* check_prover_compat.c - the acceptance cases of corpus/compat as prover tests
  *
  * Each row is one compat case (baseline/candidate/proposal/credentials and
  * its `expect`), embedded as JSON: the verdict, the exact category set, the
@@ -27,7 +27,7 @@ struct compat_case {
     const char *error;      /* substring for invalid */
 };
 
-/* Generated from the YAML files of /work/shared/compat (port+ports folded to ports). */
+/* Generated from the YAML files of corpus/compat (port+ports folded to ports). */
 static const struct compat_case compat_cases[] = {
     {"001", "prover-testdata-github-policy", PROVER_AUDIT,
      NULL,

@@ -2,7 +2,7 @@
 /* check_prover_report.c - reference strings and the JSON schema of prover results
  *
  * The shorthand rows are compat/units/020-023 verbatim; validation_result
- * follows advisor.md 1.8 (N counts categories, "finding" for one); the JSON
+ * follows the reference's wording (N counts categories, "finding" for one); the JSON
  * rows check the schema other tools read (docs/internals/prover.md).
  */
 #include "config.h"
