@@ -263,6 +263,26 @@ struct proxy_ident_query {
  * holder of every socket (never a subset: a list that cannot be completed
  * denies as ambiguous), so a burst of connections costs one scan. */
 void proxy_ident_lookup_batch(struct proxy_ident_cache *c, struct proxy_ident_query *q, size_t n);
+/* Executables pinned (worker thread only). */
+size_t proxy_ident_pins(const struct proxy_ident_cache *c);
+/* Tests: is 'pid' skipped as a live kernel thread? */
+bool proxy_ident_skips(const struct proxy_ident_cache *c, pid_t pid);
+/* Tests: the last pid the open lap read (0: no lap open, or none read yet). */
+pid_t proxy_ident_roll_cursor(const struct proxy_ident_cache *c);
+/* Tests only: skip 'pid' as if it were a kernel thread seen alive, so that a
+ * test can check that its exit drops it before the next scan. */
+void proxy_ident_test_kthread(struct proxy_ident_cache *c, pid_t pid);
+/* A socket of proxy_ident_roll_add() is resolved: 'id' as for
+ * proxy_ident_lookup() (new reference, NULL on allocation failure). */
+typedef void (*proxy_ident_done)(void *tag, struct proxy_identity *id, void *arg);
+/* Resolve the socket of 'q' with the rolling scan (proxy_ident.c): 'done'
+ * runs with 'tag' from a later proxy_ident_roll_step(), or at once when the
+ * socket is no local TCP socket (or no memory). */
+void proxy_ident_roll_add(struct proxy_ident_cache *c, const struct proxy_ident_query *q,
+                          void *tag, proxy_ident_done done, void *arg);
+/* Read the next few processes; resolved sockets go to 'done'. True while
+ * sockets remain in flight. */
+bool proxy_ident_roll_step(struct proxy_ident_cache *c, proxy_ident_done done, void *arg);
 struct proxy_identity *proxy_identity_ref(struct proxy_identity *id);
 void proxy_identity_unref(struct proxy_identity *id);
 
@@ -588,6 +608,8 @@ struct proxy_idq_job *proxy_idq_submit(struct proxy_idq *q, struct proxy_conn *c
                                        const struct sockaddr_storage *local);
 /* The connection is going away: its result will be dropped. */
 void proxy_idq_cancel(struct proxy_idq_job *j);
+/* Executables pinned so far (published by the worker; any thread). */
+size_t proxy_idq_pins(struct proxy_idq *q);
 
 /* ===========================================================================
  * Connections: proxy_conn.c (lifecycle, callbacks, the one exit),
