@@ -817,6 +817,60 @@ static bool kt_prune(struct kthreads *k)
     return true;
 }
 
+/* ---------------------------------------------------------------------------
+ * Start-up self-check
+ * ------------------------------------------------------------------------- */
+
+#define CAP_SYS_PTRACE_BIT 19
+
+bool proxy_ident_privileged(char *why, size_t len)
+{
+    FILE *f = fopen("/proc/self/status", "re");
+    char line[256];
+    uint64_t eff = 0;
+    bool seen = false;
+
+    if (f == NULL) {
+        snprintf(why, len, "cannot read /proc/self/status: %s", strerror(errno));
+        return false;
+    }
+    while (fgets(line, sizeof(line), f) != NULL) {
+        const char *p = line + 7;
+        if (strncmp(line, "CapEff:", 7) != 0) {
+            continue;
+        }
+        while (*p == ' ' || *p == '\t') {
+            p++;
+        }
+        for (; *p != '\0' && *p != '\n'; p++) {
+            int d = *p >= '0' && *p <= '9'   ? *p - '0'
+                    : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
+                    : *p >= 'A' && *p <= 'F' ? *p - 'A' + 10
+                                             : -1;
+            if (d < 0 || eff >> 60 != 0) {
+                break;
+            }
+            eff = eff << 4 | (uint64_t)d;
+            seen = true;
+        }
+    }
+    fclose(f);
+    if (!seen) {
+        snprintf(why, len, "no CapEff line in /proc/self/status");
+        return false;
+    }
+    if ((eff >> CAP_SYS_PTRACE_BIT & 1) == 0) {
+        snprintf(why, len,
+                 "CAP_SYS_PTRACE is not in the effective set (uid %d): the proxy cannot read "
+                 "other users' /proc/PID/fd and /proc/PID/exe, so their requests would be "
+                 "denied as binary ''",
+                 (int)geteuid());
+        return false;
+    }
+    why[0] = '\0';
+    return true;
+}
+
 size_t proxy_ident_pins(const struct proxy_ident_cache *c)
 {
     return c->npins;

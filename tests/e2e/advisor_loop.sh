@@ -227,7 +227,7 @@ sleep 0.3
 expect_eq "one decision line per policy.local outcome (5 outcomes)" "$((n0 + 5))" \
     "$(grep -c "OCSF" "$T/P1.log")"
 expect_log_in "$T/P1.log" "DENIED /usr/bin/curl(" "policy.local outcome logged"
-expect_log_in "$T/P1.log" "GET http://policy.local/v1/nope [policy:- engine:policy-local] [reason:policy.local 404 not_found" \
+expect_log_in "$T/P1.log" "GET http://policy.local/v1/nope [policy:-] [reason:policy.local 404 not_found" \
     "policy.local 404 logged"
 
 # ---------------------------------------------------------------------------
