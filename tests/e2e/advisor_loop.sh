@@ -60,14 +60,17 @@ sandbox() {
     expect_eq "create sandbox $2" 201 "${out##*|}"
 }
 
-# start_aproxy NAME ADVISOR SANDBOX: proxy in advisor mode; sets ${NAME}_PX
+# start_aproxy NAME ADVISOR SANDBOX [ARGS...]: proxy in advisor mode; sets ${NAME}_PX
 start_aproxy() {
     port=$(eval echo "\$${2}_PORT")
+    name=$1 sb=$3
+    shift 3
+    set -- "$name" "$port" "$sb" "$@"
     rm -f "$T/$1.port"
-    ${PROXY_WRAPPER:-} "$PROXY_BIN" --advisor "http://127.0.0.1:$port" --sandbox "$3" \
+    ${PROXY_WRAPPER:-} "$PROXY_BIN" --advisor "http://127.0.0.1:$2" --sandbox "$3" \
         --token-file "$T/$3.token" --skill-dir "$T/$1.skills" --port 0 --admin-port 0 \
         --port-file "$T/$1.port" --data-dir "$T/$1.data" --log "$T/$1.log" \
-        --test-allow-loopback 2>>"$T/$1.err" &
+        --test-allow-loopback "${@:4}" 2>>"$T/$1.err" &
     eval "${1}_PID=$!"
     PIDS="$PIDS $!"
     wait_file "$T/$1.port" || { echo "proxy $1 did not start"; cat "$T/$1.err"; exit 1; }
@@ -417,6 +420,21 @@ if [ -n "$ae" ] && [ "$ae" != null ]; then pass; else fail "(f) no application_e
 out=$(via P2 "http://127.0.0.1:$UP/dead")
 expect_eq "(f) still denied" 403 "$(code "$out")"
 if up_got "GET /dead"; then fail "(f) the upstream received GET /dead"; else pass; fi
+
+# policy.local clients count toward the per-address connection cap like
+# every other connection: with a cap of 1, a long-poll in flight leaves no
+# room for a second connection from the same address
+start_aproxy P3 DEAD_ADV three --max-client-conns 1
+wait_log "$T/P3.log" "advisor revision 1 loaded" || fail "(f) proxy three never loaded"
+via P3 "http://policy.local/v1/proposals/$FID/wait?timeout=4" >"$T/cap.wait" &
+CAPW=$!
+sleep 1 # the long-poll is identified and handed to policy.local by now
+out=$(via P3 "http://127.0.0.1:$UP/allowed")
+expect_eq "(f) a policy.local client counts toward the cap" 503 "$(code "$out")"
+wait "$CAPW"
+expect_eq "(f) the long-poll itself was served" 200 "$(code "$(cat "$T/cap.wait")")"
+out=$(via P3 "http://127.0.0.1:$UP/allowed")
+expect_eq "(f) room again once it is answered" 200 "$(code "$out")"
 
 # an unreachable advisor (killed): the last good policy stays, one log line
 kill -9 "$DEAD_ADV_PID" 2>/dev/null
