@@ -11,6 +11,13 @@
 . "$(dirname "$0")/proxy_lib.sh"
 
 start_upstream A
+# a port nothing listens on (the upstream's own port file, then it exits)
+"$UPSTREAM_BIN" --port-file "$T/closed.port" 2>/dev/null &
+cp=$!
+wait_file "$T/closed.port"
+kill "$cp"
+wait "$cp" 2>/dev/null
+read -r CLOSED _ <"$T/closed.port"
 
 policy() {
     cat >"$1" <<EOF
@@ -22,8 +29,16 @@ network_policies:
         port: $A_HTTP
       - host: nosuch.invalid
         port: 80
+      - host: 127.0.0.1
+        port: $CLOSED
     binaries:
       - path: /usr/bin/curl
+  raw:
+    endpoints:
+      - host: 127.0.0.1
+        port: $A_HTTP
+    binaries:
+      - path: $RAW
 EOF
 }
 policy "$T/policy.yaml"
@@ -69,6 +84,30 @@ expect_eq "dns: no DENIED line" 0 "$(grep -c 'DENIED.*nosuch.invalid' "$T/proxy.
 expect_eq "dns: not in denials.jsonl" 0 "$(cat "$T/data/denials.jsonl" 2>/dev/null | grep -c nosuch.invalid)"
 expect_eq "metrics: 1 dns failure" 1 "$(metric proviso_proxy_dns_failures_total)"
 expect_eq "metrics: decisions unchanged" 2 "$(metric 'proviso_proxy_decisions_total{outcome="denied",stage="forward"}')"
+
+# an allowed destination whose connect fails: an upstream error
+expect_eq "upstream down: 502" "|502" "$(pcurl -o /dev/null "http://127.0.0.1:$CLOSED/x")"
+expect_eq "metrics: 1 upstream error" 1 "$(metric proviso_proxy_upstream_errors_total)"
+
+# an open CONNECT tunnel is counted while it lives
+"$RAW" -c '
+    exec 3<>/dev/tcp/127.0.0.1/'"$PX"' || exit 1
+    printf "CONNECT 127.0.0.1:'"$A_HTTP"' HTTP/1.1\r\nHost: 127.0.0.1:'"$A_HTTP"'\r\n\r\n" >&3
+    IFS= read -r -t 5 st <&3
+    echo "$st" >'"$T"'/tunnel.status
+    while [ ! -e '"$T"'/tunnel.done ]; do sleep 0.05; done' 2>/dev/null &
+TUN=$!
+wait_file "$T/tunnel.status"
+expect_has "tunnel: 200" " 200 " "$(cat "$T/tunnel.status")"
+expect_eq "metrics: 1 tunnel open" 1 "$(metric proviso_proxy_tunnels_open)"
+touch "$T/tunnel.done"
+wait "$TUN"
+i=0
+while [ "$(metric proviso_proxy_tunnels_open)" != 0 ] && [ $i -lt 100 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+expect_eq "metrics: tunnel closed" 0 "$(metric proviso_proxy_tunnels_open)"
 
 # quarantine: /healthz 503 with the reason, then healthy again
 expect_eq "healthz ok" '{"status":"ok"}|200' \
