@@ -55,6 +55,7 @@ struct proxy_config {
     const char *hosts_file;    /* extra hosts entries (tests) */
     const char *port_file;     /* write "PORT ADMIN_PORT\n" here when ready */
     bool test_allow_loopback;
+    bool unprivileged_identity; /* run without CAP_SYS_PTRACE (start-up self-check) */
     unsigned connect_timeout_ms;
     unsigned idle_timeout_ms;
     unsigned header_timeout_ms; /* a complete request head within this (0 = off) */

@@ -93,6 +93,10 @@ void proxy_local_free(struct proxy_local *l);
  * bufferevent and socket move to policy.local (c->c and c->cfd become empty)
  * and true is returned: the caller retires 'c'. False in --policy mode. */
 bool proxy_local_serve(struct proxy_conn *c, const char *rest, size_t len);
+/* policy.local clients being served from address 'peer' (NULL: from any
+ * address): they count toward the per-address connection cap like every
+ * other connection (proxy_conn.c client_cap). */
+size_t proxy_local_clients(const struct proxy_server *srv, const struct sockaddr_storage *peer);
 
 /* The skill path for deny bodies when proposals are on, else NULL
  * (borrowed). */

@@ -54,7 +54,6 @@ static void process_head(struct proxy_conn *c);
 static void header_timeout_cb(evutil_socket_t fd, short what, void *arg);
 static void arm_header_timer(struct proxy_conn *c);
 static bool client_half_closed(struct proxy_conn *c);
-static bool same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b);
 static void client_cap(struct proxy_conn *c);
 
 /* ---------------------------------------------------------------------------
@@ -285,6 +284,8 @@ static void log_decision(struct proxy_conn *c, enum proxy_log_action action, con
     e.tunnel = c->mode != PROXY_MODE_FORWARD;
     proxy_log_event(c->srv->log, &e);
     proxy_server_log_touch(c->srv);
+    proxy_metrics_decision(&c->srv->metrics, action, stage, c->t_head);
+    c->t_head = 0; /* one latency sample per request */
 }
 
 void proxy_conn_log_verdict(struct proxy_conn *c, const struct proxy_verdict *v, const char *engine,
@@ -333,9 +334,16 @@ void proxy_conn_outcome(struct proxy_conn *c, enum proxy_outcome o, const struct
     if (m != NULL && strcmp(m, "CONNECT") == 0) {
         m = NULL;
     }
+    if (o == PROXY_OUT_DNS) {
+        c->srv->metrics.dns_failures++;
+    } else if (o == PROXY_OUT_UPSTREAM_FAILED || o == PROXY_OUT_TUNNEL_UPSTREAM) {
+        c->srv->metrics.upstream_errors++;
+    }
     if (!row->log) {
-        proxy_log_note(c->srv->log, "%s %s:%u: %s", row->name, c->host[0] ? c->host : "-",
-                       (unsigned)c->port, why);
+        proxy_log_note(c->srv->log, "%s %s:%u: %s (stage %s, %s(%d))", row->name,
+                       c->host[0] ? c->host : "-", (unsigned)c->port, why, row->stage,
+                       c->id != NULL && c->id->n > 0 ? c->id->path[0] : "-",
+                       c->id != NULL ? (int)c->id->pid : 0);
         proxy_server_log_touch(c->srv);
     } else if (v != NULL) {
         proxy_conn_log_verdict(c, v, row->engine, m, m != NULL ? proxy_conn_cur_path(c, path, sizeof(path)) : NULL,
@@ -517,6 +525,9 @@ static void process_head(struct proxy_conn *c)
     }
     if (c->ev_hdr != NULL) {
         event_del(c->ev_hdr);
+    }
+    if (c->t_head == 0) {
+        c->t_head = proxy_metrics_now_us(); /* decision latency (metrics) */
     }
     if (c->id == NULL) {
         /* the head is complete: who sent it? (off the loop, see proxy_idq.c);
@@ -773,9 +784,13 @@ void proxy_conn_client_event(struct bufferevent *bev, short what, void *arg)
         if (e != 0) {
             char b[160];
             ERR_error_string_n(e, b, sizeof(b));
-            proxy_log_note(c->srv->log, "TLS with the client for %s:%u failed: %s (does it trust "
-                                        "the proxy CA?)",
-                           c->host, (unsigned)c->port, b);
+            /* the hint once: later failures are one short line each */
+            proxy_log_note(c->srv->log, "TLS with the client for %s:%u failed: %s%s%s%s",
+                           c->host, (unsigned)c->port, b,
+                           c->srv->warned_ca ? "" : " (does the client trust the proxy CA, ",
+                           c->srv->warned_ca ? "" : c->srv->cfg->data_dir,
+                           c->srv->warned_ca ? "" : "/ca.crt?)");
+            c->srv->warned_ca = true;
         }
         ERR_clear_error();
     }
@@ -894,7 +909,7 @@ void proxy_conn_up_event(struct bufferevent *bev, short what, void *arg)
  * Server hooks
  * ------------------------------------------------------------------------- */
 
-static bool same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+bool proxy_conn_same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
 {
     if (a->ss_family != b->ss_family) {
         return false;
@@ -920,13 +935,15 @@ static void client_cap(struct proxy_conn *c)
     struct proxy_conn *victim = NULL;
     size_t same = 0;
 
-    if (srv->nconns <= srv->cfg->max_client_conns) {
+    /* policy.local clients left the list but still count (proxy_local.c) */
+    if (srv->nconns + proxy_local_clients(srv, NULL) <= srv->cfg->max_client_conns) {
         return; /* no address can be over the cap */
     }
+    same = proxy_local_clients(srv, &c->peer);
     /* the list is newest first: the last waiting match is the oldest */
     for (struct proxy_conn *o = srv->conns; o != NULL; o = o->next) {
         if (o->state == PROXY_ST_LINGER || o->state == PROXY_ST_CLOSING ||
-            !same_addr(&o->peer, &c->peer)) {
+            !proxy_conn_same_addr(&o->peer, &c->peer)) {
             continue; /* closing connections do not count */
         }
         same++;

@@ -26,11 +26,13 @@
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <openssl/evp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "proxy/proxy_int.h"
@@ -50,14 +52,47 @@ struct pin {
     struct timespec ctime;
 };
 
+/* Kernel threads seen by earlier scans, each with a pidfd (see skip_prune). */
+struct kthreads {
+    pid_t *pid;   /* sorted */
+    int *pidfd;
+    size_t n;
+    size_t cap;
+};
+
+struct holders;
+struct dents;
+
+/* The rolling scan (see "Rolling scan" below). */
+struct roll {
+    bool open;          /* a lap is in progress */
+    bool resnap;        /* a socket joined the open lap: list /proc again */
+    uint64_t lap;
+    pid_t cursor;       /* last pid visited in the lap, 0 before the first */
+    pid_t *pids;        /* the lap's listing of /proc, ascending */
+    size_t npids;
+    size_t pcap;
+    size_t pos;         /* next index into pids */
+    bool skip_ok;       /* kernel threads were confirmed alive after the listing */
+    struct holders *act; /* sockets being resolved, sorted by inode */
+    size_t nact;
+    size_t acap;
+    struct dents *fdd;
+    int procfd;         /* /proc, -1 until the first lap */
+};
+
 struct proxy_ident_cache {
     struct pin *pins;
     size_t npins;
     size_t cap;
+    struct kthreads kt;
+    struct roll roll;
     int nl; /* netlink sock_diag socket, -1 when unavailable */
     uint32_t nl_seq;
     pid_t self;
 };
+
+static void roll_free(struct roll *r);
 
 struct proxy_ident_cache *proxy_ident_cache_new(void)
 {
@@ -67,6 +102,7 @@ struct proxy_ident_cache *proxy_ident_cache_new(void)
         return NULL;
     }
     c->nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    c->roll.procfd = -1;
     c->self = getpid();
     return c;
 }
@@ -80,6 +116,12 @@ void proxy_ident_cache_free(struct proxy_ident_cache *c)
         free(c->pins[i].path);
     }
     free(c->pins);
+    for (size_t i = 0; i < c->kt.n; i++) {
+        close(c->kt.pidfd[i]);
+    }
+    free(c->kt.pid);
+    free(c->kt.pidfd);
+    roll_free(&c->roll);
     if (c->nl >= 0) {
         close(c->nl);
     }
@@ -282,8 +324,8 @@ static bool parse_pid(const char *s, pid_t *pid)
     return true;
 }
 
-/* The parent of 'pid' from /proc/PID/stat (field 4, after the comm). */
-static bool parent_of(pid_t pid, pid_t *ppid)
+/* Field 'k' (4 = ppid, 9 = flags; k >= 3) of /proc/PID/stat, after the comm. */
+static bool stat_field(pid_t pid, unsigned k, uint64_t *out)
 {
     char p[64];
     char buf[1024];
@@ -292,7 +334,6 @@ static bool parent_of(pid_t pid, pid_t *ppid)
     char *rp;
     char *s;
     char *e;
-    uint64_t v;
 
     snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
     fd = open(p, O_RDONLY | O_CLOEXEC);
@@ -306,12 +347,30 @@ static bool parent_of(pid_t pid, pid_t *ppid)
     }
     buf[n] = '\0';
     rp = strrchr(buf, ')');
-    if (rp == NULL || rp[1] != ' ' || rp[2] == '\0' || rp[3] != ' ') {
+    if (rp == NULL || rp[1] != ' ') {
         return false;
     }
-    s = rp + 4;
+    s = rp + 2; /* field 3, the state */
+    for (unsigned i = 3; i < k; i++) {
+        s = strchr(s, ' ');
+        if (s == NULL) {
+            return false;
+        }
+        s++;
+    }
     e = strchr(s, ' ');
-    if (e == NULL || !pv_ok(pv_parse_u64(s, (size_t)(e - s), 0x7FFFFFFF, &v))) {
+    if (e == NULL) {
+        e = s + strlen(s);
+    }
+    return pv_ok(pv_parse_u64(s, (size_t)(e - s), UINT64_MAX, out));
+}
+
+/* The parent of 'pid' from /proc/PID/stat. */
+static bool parent_of(pid_t pid, pid_t *ppid)
+{
+    uint64_t v;
+
+    if (!stat_field(pid, 4, &v) || v > 0x7FFFFFFF) {
         return false;
     }
     *ppid = (pid_t)v;
@@ -557,10 +616,13 @@ static unsigned long query_inode(struct proxy_ident_cache *c, const struct proxy
     return inode;
 }
 
+/* One socket being resolved by the rolling scan. */
 struct holders {
     unsigned long inode;
-    size_t idx;   /* query index */
-    pid_t *pids;  /* new array */
+    void *tag;     /* the caller's, handed back on completion */
+    uint64_t lap;  /* joined during this lap ... */
+    pid_t start;   /* ... after visiting this pid (0: before the lap's first) */
+    pid_t *pids;   /* new array */
     size_t n;
     size_t cap;
     bool overflow; /* more than MAX_OWNERS, or no memory: never a subset */
@@ -595,103 +657,307 @@ static void holders_add(struct holders *h, pid_t pid)
 /* A read of a process's fd table failed with 'err'. Gone processes hold
  * nothing; processes the proxy may not inspect (EACCES/EPERM: outside its
  * ptrace authority, such as a parent namespace's init) are not holders it
- * can see, a documented deployment requirement (docs/security.md); any
- * other failure on a live process leaves the holder lists incomplete. */
-static bool read_failed(DIR *proc, const char *pid_name, int err)
+ * can see, a documented deployment requirement (docs/security.md and the
+ * start-up self-check); any other failure on a live process leaves the
+ * holder lists incomplete. */
+static bool read_failed(int proc, const char *pid_name, int err)
 {
     if (err == ENOENT || err == ESRCH || err == EACCES || err == EPERM) {
         return false;
     }
-    return faccessat(dirfd(proc), pid_name, F_OK, 0) == 0;
+    return faccessat(proc, pid_name, F_OK, 0) == 0;
 }
 
-/* One pass over /proc/PID/fd for every wanted inode ('hs' sorted by inode):
- * each process is read once however many connections wait. False when the
- * pass is incomplete (/proc unreadable, or a read error on a live process,
- * see read_failed): a holder may be missing, so every list of the batch is
- * treated as incomplete (deny). */
-static bool scan_holders(pid_t self, struct holders *hs, size_t n)
-{
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    bool complete = true;
+/* ---------------------------------------------------------------------------
+ * Directory listing with getdents64: no DIR (no fcntl, fstat, malloc per
+ * process), one buffer refilled in place.
+ * ------------------------------------------------------------------------- */
 
-    if (d == NULL) {
+struct dents {
+    int fd;
+    size_t len;
+    size_t off;
+    union {
+        struct dirent64 align;
+        char b[16384];
+    } buf;
+};
+
+/* The next entry's name, NULL at the end ('*err' 0) or on error ('*err'). */
+static const char *dents_next(struct dents *d, int *err)
+{
+    for (;;) {
+        if (d->off < d->len) {
+            struct dirent64 *e = (struct dirent64 *)(void *)(d->buf.b + d->off);
+            d->off += e->d_reclen;
+            if (e->d_name[0] == '.') {
+                continue;
+            }
+            return e->d_name;
+        }
+        ssize_t n = getdents64(d->fd, d->buf.b, sizeof(d->buf.b));
+        if (n <= 0) {
+            *err = n < 0 ? errno : 0;
+            return NULL;
+        }
+        d->len = (size_t)n;
+        d->off = 0;
+    }
+}
+
+/* ---------------------------------------------------------------------------
+ * Kernel threads: no file table, ever. A scan skips the ones an earlier scan
+ * identified (PF_KTHREAD in /proc/PID/stat), exactly: each is held by a
+ * pidfd opened before the flag was read, and every scan first drops the
+ * entries whose pidfd reports an exit (one poll for all of them), so a pid
+ * is only skipped while the very kernel thread that was checked still holds
+ * it - a reused pid is scanned like any other.
+ * ------------------------------------------------------------------------- */
+
+#define PF_KTHREAD_FLAG 0x00200000u
+
+static bool kt_find(const struct kthreads *k, pid_t pid, size_t *at)
+{
+    size_t lo = 0;
+    size_t hi = k->n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (k->pid[mid] < pid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    *at = lo;
+    return lo < k->n && k->pid[lo] == pid;
+}
+
+/* Insert 'pid' held by 'pidfd' (steals it). */
+static void kt_insert(struct kthreads *k, pid_t pid, int pidfd)
+{
+    size_t at;
+
+    if (kt_find(k, pid, &at)) {
+        close(pidfd);
+        return;
+    }
+    if (k->n == k->cap) {
+        size_t ncap = k->cap ? k->cap * 2 : 64;
+        pid_t *np = pv_realloc(k->pid, ncap * sizeof(*np));
+        if (np == NULL) {
+            close(pidfd);
+            return;
+        }
+        k->pid = np;
+        int *nf = pv_realloc(k->pidfd, ncap * sizeof(*nf));
+        if (nf == NULL) {
+            close(pidfd);
+            return;
+        }
+        k->pidfd = nf;
+        k->cap = ncap;
+    }
+    memmove(k->pid + at + 1, k->pid + at, (k->n - at) * sizeof(*k->pid));
+    memmove(k->pidfd + at + 1, k->pidfd + at, (k->n - at) * sizeof(*k->pidfd));
+    k->pid[at] = pid;
+    k->pidfd[at] = pidfd;
+    k->n++;
+}
+
+/* Remember 'pid' when it is a kernel thread: pidfd first, then the flag. */
+static void kt_learn(struct kthreads *k, pid_t pid)
+{
+    uint64_t flags;
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+    if (pidfd < 0) {
+        return;
+    }
+    if (!stat_field(pid, 9, &flags) || (flags & PF_KTHREAD_FLAG) == 0) {
+        close(pidfd);
+        return;
+    }
+    kt_insert(k, pid, pidfd);
+}
+
+/* Drop every entry whose process exited (or cannot be polled). False when
+ * the poll itself failed: then nothing may be skipped. */
+static bool kt_prune(struct kthreads *k)
+{
+    struct pollfd *pf;
+    size_t w = 0;
+
+    if (k->n == 0) {
+        return true;
+    }
+    pf = pv_calloc(k->n, sizeof(*pf));
+    if (pf == NULL) {
         return false;
     }
-    for (;;) {
-        char dir[64];
-        DIR *fd_dir;
-        struct dirent *f;
-        pid_t pid;
-        int dfd;
-
-        errno = 0;
-        e = readdir(d);
-        if (e == NULL) {
-            complete = complete && errno == 0;
-            break;
-        }
-        if (!parse_pid(e->d_name, &pid) || pid == self) {
+    for (size_t i = 0; i < k->n; i++) {
+        pf[i].fd = k->pidfd[i];
+        pf[i].events = POLLIN;
+    }
+    if (poll(pf, k->n, 0) < 0) {
+        free(pf);
+        return false;
+    }
+    for (size_t i = 0; i < k->n; i++) {
+        if (pf[i].revents != 0) {
+            close(k->pidfd[i]);
             continue;
         }
-        snprintf(dir, sizeof(dir), "%d/fd", (int)pid);
-        dfd = openat(dirfd(d), dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        fd_dir = dfd >= 0 ? fdopendir(dfd) : NULL;
-        if (fd_dir == NULL) {
-            int err = errno;
-            if (dfd >= 0) {
-                close(dfd);
-            }
-            if (read_failed(d, e->d_name, err)) {
-                complete = false;
-            }
+        k->pid[w] = k->pid[i];
+        k->pidfd[w] = k->pidfd[i];
+        w++;
+    }
+    k->n = w;
+    free(pf);
+    return true;
+}
+
+/* ---------------------------------------------------------------------------
+ * Start-up self-check
+ * ------------------------------------------------------------------------- */
+
+#define CAP_SYS_PTRACE_BIT 19
+
+bool proxy_ident_privileged(char *why, size_t len)
+{
+    FILE *f = fopen("/proc/self/status", "re");
+    char line[256];
+    uint64_t eff = 0;
+    bool seen = false;
+
+    if (f == NULL) {
+        snprintf(why, len, "cannot read /proc/self/status: %s", strerror(errno));
+        return false;
+    }
+    while (fgets(line, sizeof(line), f) != NULL) {
+        const char *p = line + 7;
+        if (strncmp(line, "CapEff:", 7) != 0) {
             continue;
         }
-        for (;;) {
-            char target[64];
-            ssize_t tl;
-            uint64_t ino;
-            struct holders key;
-            struct holders *h;
-
-            errno = 0;
-            f = readdir(fd_dir);
-            if (f == NULL) {
-                if (errno != 0 && read_failed(d, e->d_name, errno)) {
-                    complete = false;
-                }
+        while (*p == ' ' || *p == '\t') {
+            p++;
+        }
+        for (; *p != '\0' && *p != '\n'; p++) {
+            int d = *p >= '0' && *p <= '9'   ? *p - '0'
+                    : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
+                    : *p >= 'A' && *p <= 'F' ? *p - 'A' + 10
+                                             : -1;
+            if (d < 0 || eff >> 60 != 0) {
                 break;
             }
-            if (f->d_name[0] == '.') {
-                continue;
-            }
-            /* relative to the open fd directory: no path walk per entry */
-            tl = readlinkat(dfd, f->d_name, target, sizeof(target));
-            if (tl < 0 && read_failed(d, e->d_name, errno)) {
-                complete = false;
-            }
-            if (tl < 10 || tl >= (ssize_t)sizeof(target) || memcmp(target, "socket:[", 8) != 0 ||
-                target[tl - 1] != ']' ||
-                !pv_ok(pv_parse_u64(target + 8, (size_t)tl - 9, UINT64_MAX, &ino))) {
-                continue;
-            }
-            key.inode = (unsigned long)ino;
-            h = bsearch(&key, hs, n, sizeof(*hs), cmp_holders);
-            if (h == NULL) {
-                continue;
-            }
-            /* several queries may name one inode: add to each */
-            while (h > hs && h[-1].inode == key.inode) {
-                h--;
-            }
-            for (; h < hs + n && h->inode == key.inode; h++) {
-                holders_add(h, pid);
-            }
+            eff = eff << 4 | (uint64_t)d;
+            seen = true;
         }
-        closedir(fd_dir);
     }
-    closedir(d);
+    fclose(f);
+    if (!seen) {
+        snprintf(why, len, "no CapEff line in /proc/self/status");
+        return false;
+    }
+    if ((eff >> CAP_SYS_PTRACE_BIT & 1) == 0) {
+        snprintf(why, len,
+                 "CAP_SYS_PTRACE is not in the effective set (uid %d): the proxy cannot read "
+                 "other users' /proc/PID/fd and /proc/PID/exe, so their requests would be "
+                 "denied as binary ''",
+                 (int)geteuid());
+        return false;
+    }
+    why[0] = '\0';
+    return true;
+}
+
+size_t proxy_ident_pins(const struct proxy_ident_cache *c)
+{
+    return c->npins;
+}
+
+bool proxy_ident_skips(const struct proxy_ident_cache *c, pid_t pid)
+{
+    size_t at;
+
+    return kt_find(&c->kt, pid, &at);
+}
+
+void proxy_ident_test_kthread(struct proxy_ident_cache *c, pid_t pid)
+{
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+    if (pidfd >= 0) {
+        kt_insert(&c->kt, pid, pidfd);
+    }
+}
+
+/* Add 'pid' to every holder list of 'ino' ('hs' sorted by inode). */
+static void note_holder(struct holders *hs, size_t n, unsigned long ino, pid_t pid)
+{
+    struct holders key;
+    struct holders *h;
+
+    key.inode = ino;
+    h = bsearch(&key, hs, n, sizeof(*hs), cmp_holders);
+    if (h == NULL) {
+        return;
+    }
+    /* several queries may name one inode: add to each */
+    while (h > hs && h[-1].inode == ino) {
+        h--;
+    }
+    for (; h < hs + n && h->inode == ino; h++) {
+        holders_add(h, pid);
+    }
+}
+
+/* Read one process's fd table. False when the read is incomplete on a live
+ * process (read_failed). '*empty' tells whether it had no entry at all. */
+static bool scan_pid(int proc, const char *pid_name, pid_t pid, struct holders *hs, size_t n,
+                     struct dents *fdd, bool *empty)
+{
+    char dir[64];
+    const char *name;
+    int err = 0;
+    bool complete = true;
+
+    *empty = true;
+    snprintf(dir, sizeof(dir), "%s/fd", pid_name);
+    fdd->fd = openat(proc, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    fdd->len = fdd->off = 0;
+    if (fdd->fd < 0) {
+        *empty = false;
+        return !read_failed(proc, pid_name, errno);
+    }
+    while ((name = dents_next(fdd, &err)) != NULL) {
+        char target[64];
+        ssize_t tl;
+        uint64_t ino;
+
+        *empty = false;
+        /* relative to the open fd directory: no path walk per entry */
+        tl = readlinkat(fdd->fd, name, target, sizeof(target));
+        if (tl < 0 && (errno == EACCES || errno == EPERM)) {
+            /* the access check is the process's, not the descriptor's: every
+             * other entry would fail alike (an init the proxy may not
+             * inspect has hundreds), so stop reading it */
+            break;
+        }
+        if (tl < 0 && read_failed(proc, pid_name, errno)) {
+            complete = false;
+        }
+        if (tl < 10 || tl >= (ssize_t)sizeof(target) || memcmp(target, "socket:[", 8) != 0 ||
+            target[tl - 1] != ']' ||
+            !pv_ok(pv_parse_u64(target + 8, (size_t)tl - 9, UINT64_MAX, &ino))) {
+            continue;
+        }
+        note_holder(hs, n, (unsigned long)ino, pid);
+    }
+    if (err != 0 && read_failed(proc, pid_name, err)) {
+        complete = false;
+    }
+    close(fdd->fd);
     return complete;
 }
 
@@ -809,40 +1075,264 @@ static struct proxy_identity *identity_of_holders(struct proxy_ident_cache *c, s
     return id;
 }
 
-void proxy_ident_lookup_batch(struct proxy_ident_cache *c, struct proxy_ident_query *q, size_t n)
+/* ---------------------------------------------------------------------------
+ * Rolling scan
+ *
+ * Every process is read in laps over /proc (ascending pids). A socket joins
+ * the lap in progress at the current position instead of waiting for the
+ * next lap, and is resolved once every process has been read after it
+ * joined: the rest of the lap it joined (from a fresh listing of /proc, so
+ * that processes started before it joined are in it) and the start of the
+ * next lap up to where it joined. Each socket waits one lap, not up to two,
+ * and one lap serves every socket waiting: a process is read once per lap
+ * whatever their number. Holder lists stay complete; a read failure on a
+ * live process marks every socket in flight incomplete (deny).
+ * ------------------------------------------------------------------------- */
+
+#define ROLL_STEP 16 /* processes read between two looks at new sockets */
+
+static void roll_free(struct roll *r)
 {
-    struct holders *hs = pv_calloc(n ? n : 1, sizeof(*hs));
-    size_t nh = 0;
-    bool scanned;
-    struct memo m;
-
-    m.n = 0;
-
-    for (size_t i = 0; i < n; i++) {
-        q[i].id = NULL;
+    if (r->procfd >= 0) {
+        close(r->procfd);
     }
-    if (hs == NULL) {
-        return; /* every id NULL: the caller refuses the connections */
+    for (size_t i = 0; i < r->nact; i++) {
+        free(r->act[i].pids);
     }
-    for (size_t i = 0; i < n; i++) {
-        unsigned long inode = query_inode(c, &q[i]);
-        if (inode == 0) {
-            q[i].id = identity_new(); /* not a local process (or gone): unknown */
+    free(r->act);
+    free(r->pids);
+    free(r->fdd);
+    memset(r, 0, sizeof(*r));
+}
+
+/* A fresh listing of /proc; the kernel threads still alive after it may be
+ * skipped (kt_prune). False on failure. */
+static bool roll_list(struct proxy_ident_cache *c)
+{
+    struct roll *r = &c->roll;
+    struct dents *pd = pv_malloc(sizeof(*pd));
+    const char *name;
+    int err = 0;
+    bool ok = true;
+
+    if (pd == NULL) {
+        return false;
+    }
+    r->npids = 0;
+    pd->fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    pd->len = pd->off = 0;
+    if (pd->fd < 0) {
+        free(pd);
+        return false;
+    }
+    while ((name = dents_next(pd, &err)) != NULL) {
+        pid_t pid;
+        if (!parse_pid(name, &pid) || pid == c->self) {
             continue;
         }
-        hs[nh].inode = inode;
-        hs[nh].idx = i;
-        nh++;
+        if (r->npids == r->pcap) {
+            size_t ncap = r->pcap ? r->pcap * 2 : 512;
+            pid_t *np = pv_realloc(r->pids, ncap * sizeof(*np));
+            if (np == NULL) {
+                ok = false;
+                break;
+            }
+            r->pids = np;
+            r->pcap = ncap;
+        }
+        r->pids[r->npids++] = pid;
     }
-    qsort(hs, nh, sizeof(*hs), cmp_holders);
-    scanned = nh == 0 || scan_holders(c->self, hs, nh);
-    for (size_t k = 0; k < nh; k++) {
-        hs[k].overflow = hs[k].overflow || !scanned;
-        q[hs[k].idx].id = identity_of_holders(c, &m, &hs[k]);
-        free(hs[k].pids);
+    close(pd->fd);
+    free(pd);
+    /* ascending already (procfs lists pids in order); make sure */
+    for (size_t i = 1; ok && i < r->npids; i++) {
+        if (r->pids[i] <= r->pids[i - 1]) {
+            ok = false;
+        }
+    }
+    r->skip_ok = kt_prune(&c->kt);
+    return ok && err == 0;
+}
+
+static void roll_sort(struct roll *r)
+{
+    qsort(r->act, r->nact, sizeof(*r->act), cmp_holders);
+}
+
+/* Resolve act[i] and remove it (the array stays sorted). */
+static void roll_finish(struct proxy_ident_cache *c, struct memo *m, size_t i,
+                        proxy_ident_done done, void *arg)
+{
+    struct roll *r = &c->roll;
+    struct holders h = r->act[i];
+
+    memmove(r->act + i, r->act + i + 1, (r->nact - i - 1) * sizeof(*r->act));
+    r->nact--;
+    done(h.tag, identity_of_holders(c, m, &h), arg);
+    free(h.pids);
+}
+
+/* Every socket in flight is incomplete (a read failed). */
+static void roll_taint(struct roll *r)
+{
+    for (size_t i = 0; i < r->nact; i++) {
+        r->act[i].overflow = true;
+    }
+}
+
+void proxy_ident_roll_add(struct proxy_ident_cache *c, const struct proxy_ident_query *q,
+                          void *tag, proxy_ident_done done, void *arg)
+{
+    struct roll *r = &c->roll;
+    unsigned long inode = query_inode(c, q);
+    struct holders *h;
+
+    if (inode == 0) {
+        done(tag, identity_new(), arg); /* not a local process (or gone): unknown */
+        return;
+    }
+    if (r->nact == r->acap) {
+        size_t ncap = r->acap ? r->acap * 2 : 64;
+        struct holders *na = pv_realloc(r->act, ncap * sizeof(*na));
+        if (na == NULL) {
+            done(tag, NULL, arg);
+            return;
+        }
+        r->act = na;
+        r->acap = ncap;
+    }
+    h = &r->act[r->nact++];
+    memset(h, 0, sizeof(*h));
+    h->inode = inode;
+    h->tag = tag;
+    if (r->open) {
+        h->lap = r->lap;
+        h->start = r->cursor;
+        r->resnap = true;
+    } else {
+        h->lap = r->lap + 1; /* the next lap, from its start */
+        h->start = 0;
+    }
+    roll_sort(r);
+}
+
+/* Before visiting 'next' (0 = the lap ended): resolve the sockets that have
+ * now seen every process once. */
+static void roll_complete(struct proxy_ident_cache *c, struct memo *m, pid_t next,
+                          proxy_ident_done done, void *arg)
+{
+    struct roll *r = &c->roll;
+
+    for (size_t i = 0; i < r->nact;) {
+        const struct holders *h = &r->act[i];
+        bool whole = h->lap == r->lap && h->start == 0 && next == 0;
+        bool wrapped = h->lap + 1 == r->lap && h->start != 0 && (next == 0 || next > h->start);
+        if (whole || wrapped) {
+            roll_finish(c, m, i, done, arg);
+        } else {
+            i++;
+        }
+    }
+}
+
+pid_t proxy_ident_roll_cursor(const struct proxy_ident_cache *c)
+{
+    return c->roll.open ? c->roll.cursor : 0;
+}
+
+bool proxy_ident_roll_step(struct proxy_ident_cache *c, proxy_ident_done done, void *arg)
+{
+    struct roll *r = &c->roll;
+    struct memo m;
+    unsigned visited = 0;
+
+    m.n = 0;
+    if (r->nact == 0) {
+        return false;
+    }
+    if (r->procfd < 0) {
+        r->procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    }
+    if (r->fdd == NULL) {
+        r->fdd = pv_malloc(sizeof(*r->fdd));
+    }
+    {
+        if (r->fdd == NULL || r->procfd < 0) {
+            roll_taint(r);
+            r->open = false;
+            r->lap++;
+            roll_complete(c, &m, 0, done, arg);
+            memo_clear(&m);
+            return r->nact > 0;
+        }
+    }
+    if (!r->open || r->resnap) {
+        bool ok;
+        if (!r->open) {
+            r->open = true;
+            r->lap++;
+            r->cursor = 0;
+        }
+        r->resnap = false;
+        ok = roll_list(c);
+        if (!ok) {
+            roll_taint(r);
+            r->npids = 0;
+        }
+        /* continue after the cursor in the fresh listing */
+        r->pos = 0;
+        while (r->pos < r->npids && r->pids[r->pos] <= r->cursor) {
+            r->pos++;
+        }
+    }
+    while (r->pos < r->npids && visited < ROLL_STEP) {
+        pid_t pid = r->pids[r->pos];
+        char name[16];
+        size_t at;
+        bool empty;
+
+        roll_complete(c, &m, pid, done, arg);
+        if (r->nact == 0) {
+            break; /* nobody waits: the lap stops here and resumes on demand */
+        }
+        r->pos++;
+        r->cursor = pid;
+        if (r->skip_ok && kt_find(&c->kt, pid, &at)) {
+            continue;
+        }
+        visited++;
+        snprintf(name, sizeof(name), "%d", (int)pid);
+        if (!scan_pid(r->procfd, name, pid, r->act, r->nact, r->fdd, &empty)) {
+            roll_taint(r);
+        }
+        if (empty) {
+            kt_learn(&c->kt, pid); /* no fd at all: perhaps a kernel thread */
+        }
+    }
+    if (r->pos >= r->npids) {
+        roll_complete(c, &m, 0, done, arg);
+        r->open = false; /* the next lap lists /proc again */
     }
     memo_clear(&m);
-    free(hs);
+    return r->nact > 0;
+}
+
+static void batch_done(void *tag, struct proxy_identity *id, void *arg)
+{
+    struct proxy_ident_query *q = tag;
+
+    (void)arg;
+    q->id = id;
+}
+
+void proxy_ident_lookup_batch(struct proxy_ident_cache *c, struct proxy_ident_query *q, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        q[i].id = NULL;
+        proxy_ident_roll_add(c, &q[i], &q[i], batch_done, NULL);
+    }
+    while (proxy_ident_roll_step(c, batch_done, NULL)) {
+    }
 }
 
 struct proxy_identity *proxy_ident_lookup(struct proxy_ident_cache *c,

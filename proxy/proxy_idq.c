@@ -5,11 +5,12 @@
  * ancestor chain, hashes of new executables): milliseconds that must never
  * stall the event loop, which also serves /healthz and every other client.
  * One worker thread owns the identity cache (proxy_ident.c is used by no
- * other thread) and serves jobs in batches: all the jobs queued when it
- * wakes share one /proc scan (proxy_ident_lookup_batch), so a burst of new
- * connections costs one scan, and nothing is weakened: each socket's holder
- * list is still complete, and a job is only submitted once its connection
- * sent a complete request head (stalled connections cost nothing).
+ * other thread) and feeds jobs into its rolling scan: a job joins the lap
+ * in progress and is resolved once every process has been read after it
+ * joined (proxy_ident_roll_add/step), so a burst of new connections costs
+ * one lap, and nothing is weakened: each socket's holder list is still
+ * complete, and a job is only submitted once its connection sent a complete
+ * request head (stalled connections cost nothing).
  *
  * Completed jobs go back to the loop through an eventfd; the loop hands each
  * identity to its connection (proxy_conn_identified) or drops it when the
@@ -21,14 +22,13 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "proxy/proxy_int.h"
-
-#define IDQ_MAX_BATCH 1024
 
 struct proxy_idq_job {
     struct proxy_ident_query q;
@@ -48,51 +48,71 @@ struct proxy_idq {
     struct proxy_idq_job *done;
     int efd;
     struct event *ev;
+    atomic_size_t pins; /* published by the worker after each step */
 };
+
+/* Worker side of a resolved job: onto the done list (caller holds no lock). */
+struct finished {
+    struct proxy_idq_job *head;
+    size_t n;
+};
+
+static void job_done(void *tag, struct proxy_identity *id, void *arg)
+{
+    struct proxy_idq_job *j = tag;
+    struct finished *f = arg;
+
+    j->q.id = id;
+    j->next = f->head;
+    f->head = j;
+    f->n++;
+}
 
 static void *worker(void *arg)
 {
     struct proxy_idq *q = arg;
-    struct proxy_idq_job *batch[IDQ_MAX_BATCH];
-    struct proxy_ident_query *qs = pv_calloc(IDQ_MAX_BATCH, sizeof(*qs));
+    bool busy = false; /* sockets in flight in the rolling scan */
 
     for (;;) {
-        size_t n = 0;
+        struct proxy_idq_job *take;
+        struct finished f = {NULL, 0};
         uint64_t one = 1;
 
         pthread_mutex_lock(&q->mu);
-        while (!q->stop && q->pending == NULL) {
+        while (!q->stop && q->pending == NULL && !busy) {
             pthread_cond_wait(&q->cv, &q->mu);
         }
         if (q->stop) {
             pthread_mutex_unlock(&q->mu);
             break;
         }
-        while (q->pending != NULL && n < IDQ_MAX_BATCH) {
-            batch[n++] = q->pending;
-            q->pending = q->pending->next;
-        }
-        if (q->pending == NULL) {
-            q->pending_tail = NULL;
-        }
+        take = q->pending;
+        q->pending = NULL;
+        q->pending_tail = NULL;
         pthread_mutex_unlock(&q->mu);
 
-        if (qs != NULL) {
-            for (size_t i = 0; i < n; i++) {
-                qs[i] = batch[i]->q;
-            }
-            proxy_ident_lookup_batch(q->cache, qs, n);
+        /* new sockets join the lap in progress (proxy_ident.c) */
+        while (take != NULL) {
+            struct proxy_idq_job *j = take;
+            take = j->next;
+            j->next = NULL;
+            proxy_ident_roll_add(q->cache, &j->q, j, job_done, &f);
+        }
+        busy = proxy_ident_roll_step(q->cache, job_done, &f);
+        atomic_store(&q->pins, proxy_ident_pins(q->cache));
+        if (f.n == 0) {
+            continue;
         }
         pthread_mutex_lock(&q->mu);
-        for (size_t i = 0; i < n; i++) {
-            batch[i]->q.id = qs != NULL ? qs[i].id : NULL;
-            batch[i]->next = q->done;
-            q->done = batch[i];
+        while (f.head != NULL) {
+            struct proxy_idq_job *j = f.head;
+            f.head = j->next;
+            j->next = q->done;
+            q->done = j;
         }
         pthread_mutex_unlock(&q->mu);
         (void)!write(q->efd, &one, sizeof(one));
     }
-    free(qs);
     return NULL;
 }
 
@@ -212,6 +232,11 @@ struct proxy_idq_job *proxy_idq_submit(struct proxy_idq *q, struct proxy_conn *c
     pthread_cond_signal(&q->cv);
     pthread_mutex_unlock(&q->mu);
     return j;
+}
+
+size_t proxy_idq_pins(struct proxy_idq *q)
+{
+    return atomic_load(&q->pins);
 }
 
 void proxy_idq_cancel(struct proxy_idq_job *j)

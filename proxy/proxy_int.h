@@ -24,6 +24,7 @@
 #include "proxy/proxy.h"
 
 struct bufferevent;
+struct evbuffer;
 struct evconnlistener;
 struct evdns_base;
 struct evdns_getaddrinfo_request;
@@ -164,6 +165,8 @@ struct proxy_policy *proxy_policy_quarantine(uint64_t generation, const char *re
 struct proxy_policy *proxy_policy_ref(struct proxy_policy *p);
 void proxy_policy_unref(struct proxy_policy *p);
 uint64_t proxy_policy_generation(const struct proxy_policy *p);
+/* The quarantine reason (borrowed) of a fail-closed version, NULL otherwise. */
+const char *proxy_policy_quarantine_reason(const struct proxy_policy *p);
 const struct model_policy *proxy_policy_model(const struct proxy_policy *p); /* borrowed */
 
 /* The identity of a requesting binary (exe first, then ancestors). */
@@ -263,6 +266,30 @@ struct proxy_ident_query {
  * holder of every socket (never a subset: a list that cannot be completed
  * denies as ambiguous), so a burst of connections costs one scan. */
 void proxy_ident_lookup_batch(struct proxy_ident_cache *c, struct proxy_ident_query *q, size_t n);
+/* The start-up self-check: does the process hold what identifying other
+ * processes' binaries needs (CAP_SYS_PTRACE in its effective set; root has
+ * it unless dropped)? False with the reason in 'why'. */
+bool proxy_ident_privileged(char *why, size_t len);
+/* Executables pinned (worker thread only). */
+size_t proxy_ident_pins(const struct proxy_ident_cache *c);
+/* Tests: is 'pid' skipped as a live kernel thread? */
+bool proxy_ident_skips(const struct proxy_ident_cache *c, pid_t pid);
+/* Tests: the last pid the open lap read (0: no lap open, or none read yet). */
+pid_t proxy_ident_roll_cursor(const struct proxy_ident_cache *c);
+/* Tests only: skip 'pid' as if it were a kernel thread seen alive, so that a
+ * test can check that its exit drops it before the next scan. */
+void proxy_ident_test_kthread(struct proxy_ident_cache *c, pid_t pid);
+/* A socket of proxy_ident_roll_add() is resolved: 'id' as for
+ * proxy_ident_lookup() (new reference, NULL on allocation failure). */
+typedef void (*proxy_ident_done)(void *tag, struct proxy_identity *id, void *arg);
+/* Resolve the socket of 'q' with the rolling scan (proxy_ident.c): 'done'
+ * runs with 'tag' from a later proxy_ident_roll_step(), or at once when the
+ * socket is no local TCP socket (or no memory). */
+void proxy_ident_roll_add(struct proxy_ident_cache *c, const struct proxy_ident_query *q,
+                          void *tag, proxy_ident_done done, void *arg);
+/* Read the next few processes; resolved sockets go to 'done'. True while
+ * sockets remain in flight. */
+bool proxy_ident_roll_step(struct proxy_ident_cache *c, proxy_ident_done done, void *arg);
 struct proxy_identity *proxy_identity_ref(struct proxy_identity *id);
 void proxy_identity_unref(struct proxy_identity *id);
 
@@ -318,7 +345,8 @@ enum proxy_log_action { PROXY_LOG_ALLOWED, PROXY_LOG_DENIED, PROXY_LOG_AUDIT };
 
 /* One decision. 'method' NULL = a connection (NET:OPEN line), else an HTTP
  * line. 'engine' is the reference engine tag (opa, ssrf, l7, http-parser,
- * tls). 'path' is the canonical path with the query redacted. Denials also go
+ * tls), NULL where the reference's field has no meaning (connection cap,
+ * internal errors, policy.local): the line then has no engine. 'path' is the canonical path with the query redacted. Denials also go
  * to the JSON-lines stream with 'stage'. */
 struct proxy_log_event {
     enum proxy_log_action action;
@@ -345,6 +373,51 @@ void proxy_log_set_sink(struct proxy_log *l, void (*fn)(void *, const struct pro
 /* A free-form operational line ("{time} PROXY {message}"). */
 void proxy_log_note(struct proxy_log *l, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* ===========================================================================
+ * Metrics (proxy_metrics.c): GET /metrics on the admin port
+ * ========================================================================= */
+
+#define PROXY_METRICS_BUCKETS 12
+
+struct proxy_metrics_row {
+    enum proxy_log_action action;
+    const char *stage; /* static */
+    uint64_t n;
+};
+
+/* Loop-only counters (plain data, zeroed with the server). */
+struct proxy_metrics {
+    struct proxy_metrics_row rows[64]; /* decisions by (outcome, stage) */
+    size_t nrows;
+    uint64_t overflow;                 /* decisions beyond 64 distinct rows */
+    uint64_t reloads_ok;
+    uint64_t reloads_failed;
+    uint64_t upstream_errors;
+    uint64_t dns_failures;
+    uint64_t lat[PROXY_METRICS_BUCKETS + 1]; /* last: +Inf */
+    uint64_t lat_sum_us;
+    uint64_t lat_n;
+};
+
+/* Values read when the page is rendered. */
+struct proxy_metrics_gauges {
+    bool quarantined;
+    uint64_t generation;
+    uint64_t pins;
+    uint64_t conns;
+    uint64_t tunnels;
+};
+
+/* CLOCK_MONOTONIC in microseconds (never 0 in practice). */
+uint64_t proxy_metrics_now_us(void);
+/* Count one decision line; 'stage' static (NULL = "-"); 'since_us' the
+ * head's completion time, 0 = no latency sample. */
+void proxy_metrics_decision(struct proxy_metrics *m, enum proxy_log_action a, const char *stage,
+                            uint64_t since_us);
+/* The Prometheus text exposition (version 0.0.4) into 'b'. */
+void proxy_metrics_render(const struct proxy_metrics *m, const struct proxy_metrics_gauges *g,
+                          struct evbuffer *b);
 
 #define PROXY_MAX_ADDRS 16
 
@@ -436,7 +509,7 @@ struct proxy_outcome_row {
     unsigned status;        /* 0 for PROXY_REPLY_NONE */
     const char *error;      /* body error code; NULL for bare replies */
     enum proxy_reply_kind kind;
-    const char *engine;     /* log engine tag */
+    const char *engine;     /* log engine tag; NULL: none applies */
     const char *stage;      /* denials.jsonl stage */
     bool log;               /* a decision line (false: a note after an ALLOWED line) */
 };
@@ -474,6 +547,9 @@ struct proxy_server {
     uint16_t port;            /* bound ports */
     uint16_t admin_port;
     struct proxy_advisor *adv; /* advisor mode (proxy_advisor.c), else NULL */
+    struct proxy_metrics metrics; /* GET /metrics (proxy_metrics.c) */
+    bool warned_accept;       /* an accept failure was logged (once until one succeeds) */
+    bool warned_ca;           /* the "does the client trust the CA" hint was logged */
 };
 
 enum proxy_conn_mode {
@@ -534,6 +610,7 @@ struct proxy_conn {
     bool dead;                /* closed; freed by the reaper */
     bool c_eof;               /* the client shut its write side */
     struct proxy_idq_job *idjob; /* identity lookup in flight */
+    uint64_t t_head;          /* the current head completed (metrics), 0 = none */
     struct event *ev_hdr;     /* header timeout: a complete head within the limit */
     bool linger;              /* CLOSING ends with a lingering close */
     unsigned nreq;            /* requests served on this connection */
@@ -592,6 +669,8 @@ struct proxy_idq_job *proxy_idq_submit(struct proxy_idq *q, struct proxy_conn *c
                                        const struct sockaddr_storage *local);
 /* The connection is going away: its result will be dropped. */
 void proxy_idq_cancel(struct proxy_idq_job *j);
+/* Executables pinned so far (published by the worker; any thread). */
+size_t proxy_idq_pins(struct proxy_idq *q);
 
 /* ===========================================================================
  * Connections: proxy_conn.c (lifecycle, callbacks, the one exit),
@@ -631,6 +710,8 @@ void proxy_conn_log_verdict(struct proxy_conn *c, const struct proxy_verdict *v,
 /* The current request's canonical path without query, in 'buf'. */
 const char *proxy_conn_cur_path(struct proxy_conn *c, char *buf, size_t len);
 bool proxy_conn_reason_is_l4(enum model_reason r);
+/* Same client address (ports ignored)? */
+bool proxy_conn_same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b);
 /* bufferevent callbacks of the client and upstream sides ('arg': the connection) */
 void proxy_conn_client_read(struct bufferevent *bev, void *arg);
 void proxy_conn_client_write(struct bufferevent *bev, void *arg);

@@ -49,9 +49,10 @@
 #define WAIT_DEFAULT_S 60
 #define WAIT_MAX_S 300
 
-static const char feature_disabled[] =
-    "agent-driven policy proposals are not enabled in this sandbox; set the "
-    "`agent_policy_proposals_enabled` setting to true to enable";
+/* proviso's own way to turn proposals on (docs/cli.md "settings") */
+#define FEATURE_DISABLED                                                                    \
+    "agent-driven policy proposals are not enabled in this sandbox; enable them with "     \
+    "`proviso settings set agent_policy_proposals_enabled true --sandbox %s`"
 
 enum local_route {
     ROUTE_NONE,
@@ -73,6 +74,7 @@ enum local_state {
 struct local_req {
     struct proxy_local *l;
     struct local_req *prev, *next;
+    struct sockaddr_storage peer; /* counts toward its address's connection cap */
     struct bufferevent *bev; /* NULL once the client is gone */
     int fd;
     struct proxy_identity *id;
@@ -91,6 +93,7 @@ struct proxy_local {
     struct proxy_server *srv;
     struct proxy_advisor *a;
     struct local_req *reqs;
+    size_t nreqs;            /* clients being served (the connection cap counts them) */
     char *ring[RING_MAX];    /* newest at (head + n - 1) % RING_MAX */
     size_t head;
     size_t n;
@@ -363,6 +366,7 @@ static void req_free(struct local_req *r)
     if (r->next != NULL) {
         r->next->prev = r->prev;
     }
+    l->nreqs--;
     proxy_identity_unref(r->id);
     pv_dynbuf_free(&r->body);
     free(r->query);
@@ -399,7 +403,7 @@ static void log_outcome(struct local_req *r, unsigned status, const char *js)
     json_decref(j);
     memset(&e, 0, sizeof(e));
     e.action = status < 300 ? PROXY_LOG_ALLOWED : PROXY_LOG_DENIED;
-    e.engine = "policy-local";
+    e.engine = NULL; /* no reference engine decides policy.local */
     e.id = r->id;
     e.binary = r->id != NULL && r->id->n > 0 ? r->id->path[0] : "-";
     e.host = "policy.local";
@@ -412,6 +416,7 @@ static void log_outcome(struct local_req *r, unsigned status, const char *js)
     e.stage = "policy-local";
     proxy_log_event(r->l->srv->log, &e);
     proxy_server_log_touch(r->l->srv);
+    proxy_metrics_decision(&r->l->srv->metrics, e.action, e.stage, 0);
 }
 
 /* Answer with 'js' (JSON text) and close. */
@@ -615,7 +620,9 @@ static void dispatch(struct local_req *r)
     char d[1200];
 
     if (!proxy_advisor_enabled(l->a)) {
-        answer_error(r, 404, "feature_disabled", feature_disabled);
+        snprintf(d, sizeof(d), FEATURE_DISABLED,
+                 l->srv->cfg->sandbox != NULL ? l->srv->cfg->sandbox : "NAME");
+        answer_error(r, 404, "feature_disabled", d);
         return;
     }
     r->route = route_of(r->method, r->path, r->chunk, sizeof(r->chunk));
@@ -746,11 +753,13 @@ bool proxy_local_serve(struct proxy_conn *c, const char *rest, size_t len)
     if (q != NULL) {
         r->query = pv_strndup(q + 1, len - pl - 1);
     }
+    r->peer = c->peer;
     r->next = l->reqs;
     if (l->reqs != NULL) {
         l->reqs->prev = r;
     }
     l->reqs = r;
+    l->nreqs++;
     bufferevent_setcb(r->bev, req_read, req_write, req_event, r);
     bufferevent_set_timeouts(r->bev, &tv, NULL);
     bufferevent_enable(r->bev, EV_READ | EV_WRITE);
@@ -768,6 +777,25 @@ bool proxy_local_serve(struct proxy_conn *c, const char *rest, size_t len)
     r->want = hq->framing == PROXY_BODY_LENGTH ? hq->content_length : 0;
     dispatch(r);
     return true;
+}
+
+size_t proxy_local_clients(const struct proxy_server *srv, const struct sockaddr_storage *peer)
+{
+    const struct proxy_local *l = srv->adv != NULL ? proxy_advisor_local(srv->adv) : NULL;
+    size_t n = 0;
+
+    if (l == NULL) {
+        return 0;
+    }
+    if (peer == NULL) {
+        return l->nreqs;
+    }
+    for (const struct local_req *r = l->reqs; r != NULL; r = r->next) {
+        if (r->fd >= 0 && proxy_conn_same_addr(&r->peer, peer)) {
+            n++;
+        }
+    }
+    return n;
 }
 
 /* ---------------------------------------------------------------------------

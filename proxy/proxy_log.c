@@ -241,20 +241,23 @@ void proxy_log_event(struct proxy_log *l, const struct proxy_log_event *e)
     timestamp(ts, sizeof(ts));
     clean_reason(e->reason, reason, sizeof(reason));
     if (e->method == NULL) {
-        r = pv_dynbuf_printf(&l->buf, "%s OCSF NET:OPEN %s %s %s(%d) -> %s:%u [policy:%s engine:%s]",
+        r = pv_dynbuf_printf(&l->buf, "%s OCSF NET:OPEN %s %s %s(%d) -> %s:%u [policy:%s%s%s]",
                              ts, severity(e->action), action_name(e->action), exe, pid, e->host,
-                             (unsigned)e->port, e->policy != NULL ? e->policy : "-", e->engine);
+                             (unsigned)e->port, e->policy != NULL ? e->policy : "-",
+                             e->engine != NULL ? " engine:" : "",
+                             e->engine != NULL ? e->engine : "");
     } else {
         char port[8] = "";
         if (e->port != 80) {
             snprintf(port, sizeof(port), ":%u", (unsigned)e->port);
         }
         r = pv_dynbuf_printf(&l->buf,
-                             "%s OCSF HTTP:%s %s %s %s(%d) -> %s http://%s%s%s%s [policy:%s "
-                             "engine:%s]",
+                             "%s OCSF HTTP:%s %s %s %s(%d) -> %s http://%s%s%s%s [policy:%s%s%s]",
                              ts, e->method, severity(e->action), action_name(e->action), exe, pid,
                              e->method, e->host, port, e->path != NULL ? e->path : "/", q,
-                             e->policy != NULL ? e->policy : "-", e->engine);
+                             e->policy != NULL ? e->policy : "-",
+                             e->engine != NULL ? " engine:" : "",
+                             e->engine != NULL ? e->engine : "");
     }
     if (pv_ok(r) && e->action != PROXY_LOG_ALLOWED) {
         r = pv_dynbuf_printf(&l->buf, " [reason:%s]", reason);

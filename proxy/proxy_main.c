@@ -7,6 +7,7 @@
  *                 [--test-allow-loopback] [--test-hosts-file FILE]
  *                 [--port-file FILE] [--connect-timeout MS] [--idle-timeout MS]
  *                 [--reload-interval MS] [--header-timeout MS] [--max-client-conns N]
+ *                 [--unprivileged-identity]
  *
  * Exit status: 0 after SIGTERM/SIGINT (drained), 2 on a usage or startup
  * error (unreadable or invalid policy, CA, ports).
@@ -32,13 +33,17 @@ static void usage(FILE *out)
             "                     [--port-file FILE] [--connect-timeout MS]\n"
             "                     [--idle-timeout MS] [--reload-interval MS]\n"
             "                     [--header-timeout MS] [--max-client-conns N]\n"
+            "                     [--unprivileged-identity]\n"
             "\n"
             "Enforcing egress proxy: HTTP_PROXY/HTTPS_PROXY=http://ADDR:PORT.\n"
             "Defaults: --bind 127.0.0.1 --port 3128, admin port = port + 1 (GET /healthz),\n"
             "--data-dir ./proviso-proxy-data (CA: ca.crt, denials.jsonl), log on stderr.\n"
             "SIGHUP or a change of the policy file reloads; SIGTERM drains and exits 0.\n"
             "With --advisor the policy comes from proviso-advisor (long-poll) and agents\n"
-            "reach it at http://policy.local; the skill is DATA_DIR/skills/policy_advisor.md.\n");
+            "reach it at http://policy.local; the skill is DATA_DIR/skills/policy_advisor.md.\n"
+            "Identifying client binaries needs root or CAP_SYS_PTRACE: without it the proxy\n"
+            "refuses to start unless --unprivileged-identity (only processes it may inspect\n"
+            "are identified; the others are denied as unknown).\n");
 }
 
 static int number(const char *opt, const char *s, uint64_t max, uint64_t *out)
@@ -72,6 +77,7 @@ int main(int argc, char **argv)
         {"sandbox", required_argument, NULL, 'S'},
         {"token-file", required_argument, NULL, 'k'},
         {"skill-dir", required_argument, NULL, 'K'},
+        {"unprivileged-identity", no_argument, NULL, 'U'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -171,6 +177,9 @@ int main(int argc, char **argv)
             break;
         case 'K':
             cfg.skill_dir = optarg;
+            break;
+        case 'U':
+            cfg.unprivileged_identity = true;
             break;
         case 'h':
             usage(stdout);

@@ -7,9 +7,11 @@
  * goes through conn_outcome() (proxy_conn.c), which reads this table, writes
  * the log line first and then the reply, so no outcome can skip its line.
  *
- * Rows whose 'log' is false follow an ALLOWED line for the same request
- * (the upstream failed after the decision): they write an operational note
- * instead of a second decision line.
+ * Rows whose 'log' is false are failures, not decisions: the upstream
+ * failed after an ALLOWED line for the same request, or the destination
+ * did not resolve (stage "dns"); they write an operational note instead of
+ * a decision line and count in /metrics as failures. A NULL engine marks
+ * rows the reference's engine field has no value for.
  */
 #include "config.h"
 
@@ -23,8 +25,8 @@ static const struct proxy_outcome_row rows[] = {
     ROW(PROXY_OUT_HEAD_BAD, 400, NULL, PROXY_REPLY_BARE, "http-parser", "http-parser", true),
     ROW(PROXY_OUT_HEAD_TIMEOUT, 408, NULL, PROXY_REPLY_BARE, "http-parser", "http-parser", true),
     ROW(PROXY_OUT_BODY_BAD, 400, NULL, PROXY_REPLY_BARE, "http-parser", "http-parser", true),
-    ROW(PROXY_OUT_INTERNAL, 500, NULL, PROXY_REPLY_BARE, "proxy", "internal", true),
-    ROW(PROXY_OUT_CONN_LIMIT, 503, NULL, PROXY_REPLY_BARE, "proxy", "connection-limit", true),
+    ROW(PROXY_OUT_INTERNAL, 500, NULL, PROXY_REPLY_BARE, NULL, "internal", true),
+    ROW(PROXY_OUT_CONN_LIMIT, 503, NULL, PROXY_REPLY_BARE, NULL, "connection-limit", true),
     /* CONNECT */
     ROW(PROXY_OUT_CONNECT_TARGET, 400, NULL, PROXY_REPLY_BARE, "http-parser", "connect", true),
     ROW(PROXY_OUT_CONNECT_DENIED, 403, "policy_denied", PROXY_REPLY_JSON, "opa", "connect", true),
@@ -47,7 +49,8 @@ static const struct proxy_outcome_row rows[] = {
         "forward-l7-deny", true),
     /* destinations and upstreams */
     ROW(PROXY_OUT_SSRF, 403, "ssrf_denied", PROXY_REPLY_JSON, "ssrf", "ssrf", true),
-    ROW(PROXY_OUT_DNS, 502, "upstream_unreachable", PROXY_REPLY_JSON, "ssrf", "ssrf", true),
+    /* not a policy decision: its own error and stage, a note (no DENIED line) */
+    ROW(PROXY_OUT_DNS, 502, "dns_resolution_failed", PROXY_REPLY_JSON, NULL, "dns", false),
     ROW(PROXY_OUT_UPSTREAM_FAILED, 502, "upstream_unreachable", PROXY_REPLY_JSON, "opa",
         "upstream", false),
     /* inspected tunnels */

@@ -85,6 +85,11 @@ struct proxy_policy *proxy_policy_quarantine(uint64_t generation, const char *re
     return p;
 }
 
+const char *proxy_policy_quarantine_reason(const struct proxy_policy *p)
+{
+    return p == NULL ? "no policy" : p->model == NULL ? p->quarantine : NULL;
+}
+
 struct proxy_policy *proxy_policy_ref(struct proxy_policy *p)
 {
     if (p != NULL) {

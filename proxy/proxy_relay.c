@@ -637,6 +637,7 @@ static void response_error(struct proxy_conn *c, const char *why)
 
     snprintf(detail, sizeof(detail), "malformed response from %s:%u: %s", c->host,
              (unsigned)c->port, why);
+    c->srv->metrics.upstream_errors++;
     if (c->resp_started) {
         proxy_log_note(c->srv->log, "%s, connection closed", detail);
         proxy_server_log_touch(c->srv);
@@ -827,9 +828,12 @@ void proxy_relay_forward(struct proxy_conn *c)
              * it (one decision line per outcome, engine policy-local) */
             proxy_conn_kill(c);
         } else {
+            /* proviso's own switches, not the reference's */
             proxy_conn_outcome(c, PROXY_OUT_POLICY_LOCAL, NULL,
-                         "agent-driven policy proposals are not enabled in this sandbox; set the "
-                         "`agent_policy_proposals_enabled` setting to true to enable",
+                         "agent-driven policy proposals are not enabled in this sandbox: "
+                         "policy.local is served only when proviso-proxy runs with --advisor "
+                         "URL --sandbox NAME, and proposals are enabled with `proviso settings "
+                         "set agent_policy_proposals_enabled true --sandbox NAME`",
                          NULL);
         }
         return;

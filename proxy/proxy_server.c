@@ -21,6 +21,7 @@
 #include <event2/http.h>
 #include <event2/listener.h>
 #include <event2/util.h>
+#include <jansson.h>
 #include <openssl/ssl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -102,9 +103,11 @@ static void reload(struct proxy_server *srv, const char *why)
         if (np == NULL) {
             return;
         }
+        srv->metrics.reloads_failed++;
         proxy_log_note(srv->log, "policy reload (%s) failed, fail-closed: %s", why, err);
         pv_log_warnx("policy reload failed, fail-closed: %s", err);
     } else {
+        srv->metrics.reloads_ok++;
         proxy_log_note(srv->log, "policy reloaded (%s): generation %llu", why,
                        (unsigned long long)gen);
     }
@@ -193,8 +196,14 @@ static void hup_cb(evutil_socket_t fd, short what, void *arg)
 static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
                       int salen, void *arg)
 {
+    struct proxy_server *srv = arg;
+
     (void)l;
-    proxy_conn_accept(arg, fd, sa, salen);
+    if (srv->warned_accept) {
+        srv->warned_accept = false;
+        proxy_log_note(srv->log, "accepting connections again");
+    }
+    proxy_conn_accept(srv, fd, sa, salen);
 }
 
 static void accept_error_cb(struct evconnlistener *l, void *arg)
@@ -203,27 +212,80 @@ static void accept_error_cb(struct evconnlistener *l, void *arg)
     int e = EVUTIL_SOCKET_ERROR();
 
     (void)l;
-    /* EMFILE and friends: keep serving the connections we have */
-    proxy_log_note(srv->log, "accept failed: %s", evutil_socket_error_to_string(e));
+    /* EMFILE and friends: keep serving the connections we have; one line
+     * until an accept succeeds again, not one per attempt */
+    if (!srv->warned_accept) {
+        srv->warned_accept = true;
+        proxy_log_note(srv->log, "accept failed: %s (logged once until accepts succeed again)",
+                       evutil_socket_error_to_string(e));
+    }
+}
+
+/* GET /healthz: 200 while policy decisions can allow, 503 with the reason
+ * while the proxy is in fail-closed quarantine (every decision denies). */
+static void admin_healthz(struct proxy_server *srv, struct evhttp_request *req,
+                          struct evbuffer *b)
+{
+    const char *q = proxy_policy_quarantine_reason(srv->policy);
+    json_t *o;
+    char *s;
+
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+                      "application/json");
+    if (q == NULL) {
+        evbuffer_add_printf(b, "{\"status\":\"ok\"}");
+        evhttp_send_reply(req, 200, "OK", b);
+        return;
+    }
+    o = json_pack("{s:s,s:s,s:I}", "status", "quarantined", "reason", q, "generation",
+                  (json_int_t)srv->generation);
+    s = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    evbuffer_add_printf(b, "%s", s != NULL ? s : "{\"status\":\"quarantined\"}");
+    free(s);
+    evhttp_send_reply(req, 503, "Service Unavailable", b);
+}
+
+/* GET /metrics: Prometheus text format (proxy_metrics.c). */
+static void admin_metrics(struct proxy_server *srv, struct evhttp_request *req,
+                          struct evbuffer *b)
+{
+    struct proxy_metrics_gauges g;
+
+    memset(&g, 0, sizeof(g));
+    g.quarantined = proxy_policy_quarantine_reason(srv->policy) != NULL;
+    g.generation = srv->generation;
+    g.pins = proxy_idq_pins(srv->idq);
+    g.conns = srv->nconns;
+    for (const struct proxy_conn *c = srv->conns; c != NULL; c = c->next) {
+        if (!c->dead && (c->state == PROXY_ST_TUNNEL || c->mode != PROXY_MODE_FORWARD)) {
+            g.tunnels++;
+        }
+    }
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+                      "text/plain; version=0.0.4; charset=utf-8");
+    proxy_metrics_render(&srv->metrics, &g, b);
+    evhttp_send_reply(req, 200, "OK", b);
 }
 
 static void admin_cb(struct evhttp_request *req, void *arg)
 {
+    struct proxy_server *srv = arg;
     struct evbuffer *b = evbuffer_new();
     const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
+    bool get = evhttp_request_get_command(req) == EVHTTP_REQ_GET;
 
-    (void)arg;
     if (b == NULL) {
         evhttp_send_error(req, 500, NULL);
         return;
     }
-    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-                      "application/json");
-    if (path != NULL && strcmp(path, "/healthz") == 0 &&
-        evhttp_request_get_command(req) == EVHTTP_REQ_GET) {
-        evbuffer_add_printf(b, "{\"status\":\"ok\"}");
-        evhttp_send_reply(req, 200, "OK", b);
+    if (path != NULL && strcmp(path, "/healthz") == 0 && get) {
+        admin_healthz(srv, req, b);
+    } else if (path != NULL && strcmp(path, "/metrics") == 0 && get) {
+        admin_metrics(srv, req, b);
     } else {
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+                          "application/json");
         evbuffer_add_printf(b, "{\"detail\":\"no such route\",\"error\":\"not_found\"}");
         evhttp_send_reply(req, 404, "Not Found", b);
     }
@@ -392,12 +454,24 @@ int proxy_server_run(const struct proxy_config *cfg)
     struct proxy_server srv;
     char err[1024];
     char dpath[4200];
+    char why[300];
+    bool unprivileged;
     int rc = 1;
 
     memset(&srv, 0, sizeof(srv));
     srv.cfg = cfg;
     srv.opts.test_allow_loopback = cfg->test_allow_loopback;
     signal(SIGPIPE, SIG_IGN);
+    /* start-up self-check: without the privilege every request of another
+     * user's process would be denied as binary '' - say so now */
+    unprivileged = !proxy_ident_privileged(why, sizeof(why));
+    if (unprivileged && !cfg->unprivileged_identity) {
+        pv_log_errorx("cannot identify client binaries: %s. Run as root or with "
+                      "CAP_SYS_PTRACE (e.g. systemd AmbientCapabilities=CAP_SYS_PTRACE), or "
+                      "pass --unprivileged-identity to run anyway",
+                      why);
+        return 2;
+    }
     /* advisor mode: fail closed until the first revision loads (proxy_advisor.c) */
     srv.policy = cfg->advisor_url != NULL
                      ? proxy_policy_quarantine(1, "fail-closed: no policy revision has loaded "
@@ -456,9 +530,16 @@ int proxy_server_run(const struct proxy_config *cfg)
                                 "named literally by an endpoint are reachable (tests only)");
         pv_log_warnx("--test-allow-loopback is on: for tests only");
     }
+    if (unprivileged) {
+        proxy_log_note(srv.log, "WARNING: --unprivileged-identity: %s", why);
+        pv_log_warnx("--unprivileged-identity: %s", why);
+    }
     proxy_log_note(srv.log, "listening on %s:%u (admin %u), policy %s generation 1",
                    cfg->bind_addr, (unsigned)srv.port, (unsigned)srv.admin_port,
                    cfg->policy_path);
+    /* clients must trust it for inspected HTTPS */
+    proxy_log_note(srv.log, "CA certificate (clients must trust it): %s/ca.crt", cfg->data_dir);
+    pv_log_info("CA certificate (clients must trust it): %s/ca.crt", cfg->data_dir);
     if (!write_port_file(&srv)) {
         pv_log_errorx("cannot write %s", cfg->port_file);
         server_free(&srv);

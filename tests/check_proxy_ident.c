@@ -5,7 +5,11 @@
  * find the child (its pid and the image /proc shows for it), for IPv4
  * and IPv6. A peer address no process owns gives an unknown identity, which
  * no binary pattern can match. The pin of an executable survives repeated
- * lookups (no false integrity failure).
+ * lookups (no false integrity failure). The scan's shortcuts are exact:
+ * a process skipped as a kernel thread stops being skipped once it exits
+ * (its pid may be reused), kernel threads are learned, and a socket that
+ * joins a lap in progress is resolved to its holder whether that holder's
+ * pid lies after the lap's position or before it (read in the next lap).
  */
 #include "config.h"
 
@@ -16,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -146,6 +151,251 @@ START_TEST(test_unknown)
 }
 END_TEST
 
+
+/* A child that connects to 'ls' when told (a byte on 'go'), then holds the
+ * socket until 'quit' closes. */
+struct holder {
+    pid_t pid;
+    int go[2];
+    int quit[2];
+    struct sockaddr_storage peer; /* the child's end, seen by the listener */
+    struct sockaddr_storage local;
+    int afd;
+};
+
+static void holder_start(struct holder *h, const struct sockaddr_storage *ls, socklen_t sl)
+{
+    ck_assert_int_eq(pipe(h->go), 0);
+    ck_assert_int_eq(pipe(h->quit), 0);
+    h->afd = -1;
+    h->pid = fork();
+    ck_assert_int_ge(h->pid, 0);
+    if (h->pid == 0) {
+        char b;
+        int fd;
+        close(h->go[1]);
+        close(h->quit[1]);
+        if (read(h->go[0], &b, 1) != 1) {
+            _exit(1);
+        }
+        fd = socket(ls->ss_family, SOCK_STREAM, 0);
+        if (fd < 0 || connect(fd, (const struct sockaddr *)ls, sl) != 0) {
+            _exit(1);
+        }
+        (void)read(h->quit[0], &b, 1);
+        _exit(0);
+    }
+}
+
+static void holder_connect(struct holder *h, int lfd)
+{
+    socklen_t pl = sizeof(h->peer);
+    socklen_t ll = sizeof(h->local);
+    char b = 'g';
+
+    ck_assert_int_eq(write(h->go[1], &b, 1), 1);
+    h->afd = accept(lfd, (struct sockaddr *)&h->peer, &pl);
+    ck_assert_int_ge(h->afd, 0);
+    ck_assert_int_eq(getsockname(h->afd, (struct sockaddr *)&h->local, &ll), 0);
+}
+
+static void holder_stop(struct holder *h)
+{
+    char b = 'q';
+
+    /* a byte, not EOF: later children inherited the write end too */
+    ck_assert_int_eq(write(h->quit[1], &b, 1), 1);
+    close(h->quit[1]);
+    close(h->go[1]);
+    waitpid(h->pid, NULL, 0);
+    close(h->quit[0]);
+    close(h->go[0]);
+    if (h->afd >= 0) {
+        close(h->afd);
+    }
+}
+
+static int listener(struct sockaddr_storage *ls, socklen_t *sl)
+{
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+
+    *sl = make_addr(AF_INET, "127.0.0.1", 0, ls);
+    ck_assert_int_ge(lfd, 0);
+    ck_assert_int_eq(bind(lfd, (struct sockaddr *)ls, *sl), 0);
+    ck_assert_int_eq(listen(lfd, 8), 0);
+    ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)ls, sl), 0);
+    return lfd;
+}
+
+static struct proxy_identity *lookup(struct proxy_ident_cache *c, const struct holder *h)
+{
+    return proxy_ident_lookup(c, (const struct sockaddr *)&h->peer,
+                              (const struct sockaddr *)&h->local);
+}
+
+/* A pid skipped as a kernel thread (forced here with the test hook) is
+ * really skipped - its socket has no visible holder - and stops being
+ * skipped as soon as that process exits: the next lap drops it, so a new
+ * process reusing the pid would be read. */
+START_TEST(test_kthread_exit)
+{
+    struct proxy_ident_cache *c = proxy_ident_cache_new();
+    struct sockaddr_storage ls;
+    socklen_t sl;
+    int lfd = listener(&ls, &sl);
+    struct holder a;
+    struct holder b;
+    struct proxy_identity *id;
+
+    holder_start(&a, &ls, sl);
+    holder_start(&b, &ls, sl);
+    holder_connect(&a, lfd);
+    holder_connect(&b, lfd);
+    proxy_ident_test_kthread(c, a.pid);
+    ck_assert(proxy_ident_skips(c, a.pid));
+    /* skipped: a's socket has no holder the scan reads (unknown, denies) */
+    id = lookup(c, &a);
+    ck_assert_ptr_nonnull(id);
+    ck_assert(!id->known);
+    proxy_identity_unref(id);
+    ck_assert(proxy_ident_skips(c, a.pid)); /* still alive: still skipped */
+    holder_stop(&a);
+    /* a exited: any later lap reads whatever holds that pid now */
+    id = lookup(c, &b);
+    ck_assert_ptr_nonnull(id);
+    ck_assert(id->known);
+    ck_assert_int_eq(id->pid, b.pid);
+    proxy_identity_unref(id);
+    ck_assert(!proxy_ident_skips(c, a.pid));
+    holder_stop(&b);
+    close(lfd);
+    proxy_ident_cache_free(c);
+}
+END_TEST
+
+/* Real kernel threads are learned by a lap; processes never are. */
+START_TEST(test_kthread_learned)
+{
+    struct proxy_ident_cache *c = proxy_ident_cache_new();
+    struct sockaddr_storage ls;
+    socklen_t sl;
+    int lfd = listener(&ls, &sl);
+    struct holder a;
+    struct proxy_identity *id;
+    char buf[512];
+    int fd = open("/proc/2/stat", O_RDONLY);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+    if (fd >= 0) {
+        close(fd);
+    }
+    holder_start(&a, &ls, sl);
+    holder_connect(&a, lfd);
+    id = lookup(c, &a);
+    ck_assert_ptr_nonnull(id);
+    ck_assert_int_eq(id->pid, a.pid);
+    proxy_identity_unref(id);
+    ck_assert(!proxy_ident_skips(c, a.pid));
+    ck_assert(!proxy_ident_skips(c, getpid()));
+    if (n > 0) {
+        buf[n] = '\0';
+        if (strstr(buf, "(kthreadd)") != NULL) {
+            ck_assert(proxy_ident_skips(c, 2)); /* this pid namespace shows kthreadd */
+        }
+    }
+    holder_stop(&a);
+    close(lfd);
+    proxy_ident_cache_free(c);
+}
+END_TEST
+
+struct done_slot {
+    struct proxy_identity *id;
+    bool done;
+};
+
+static void slot_done(void *tag, struct proxy_identity *id, void *arg)
+{
+    struct done_slot *s = tag;
+
+    (void)arg;
+    s->id = id;
+    s->done = true;
+}
+
+static struct proxy_ident_query query_of(const struct holder *h)
+{
+    struct proxy_ident_query q;
+
+    memset(&q, 0, sizeof(q));
+    q.peer = h->peer;
+    q.local = h->local;
+    return q;
+}
+
+/* Sockets joining a lap in progress: one whose holder's pid comes after the
+ * lap's position (a process started during the lap) and one whose holder's
+ * pid the lap had already passed when the socket appeared (read at the start
+ * of the next lap). Both resolve to their holder. */
+START_TEST(test_roll_join)
+{
+    struct proxy_ident_cache *c = proxy_ident_cache_new();
+    struct sockaddr_storage ls;
+    socklen_t sl;
+    int lfd = listener(&ls, &sl);
+    struct holder first;
+    struct holder early; /* started before the lap, connects after it passed */
+    struct holder late;  /* started during the lap */
+    struct done_slot s1 = {NULL, false};
+    struct done_slot s2 = {NULL, false};
+    struct done_slot s3 = {NULL, false};
+    struct proxy_ident_query q;
+    int steps = 0;
+
+    holder_start(&early, &ls, sl);
+    holder_start(&first, &ls, sl);
+    holder_connect(&first, lfd);
+    q = query_of(&first);
+    proxy_ident_roll_add(c, &q, &s1, slot_done, NULL);
+    /* read until the lap has passed the early holder's pid */
+    while (!s1.done && proxy_ident_roll_cursor(c) <= early.pid && steps++ < 100000) {
+        (void)proxy_ident_roll_step(c, slot_done, NULL);
+    }
+    if (!s1.done) {
+        ck_assert_int_gt(proxy_ident_roll_cursor(c), early.pid);
+        holder_connect(&early, lfd);
+        q = query_of(&early);
+        proxy_ident_roll_add(c, &q, &s2, slot_done, NULL);
+        holder_start(&late, &ls, sl);
+        holder_connect(&late, lfd);
+        q = query_of(&late);
+        proxy_ident_roll_add(c, &q, &s3, slot_done, NULL);
+        while (proxy_ident_roll_step(c, slot_done, NULL)) {
+        }
+        ck_assert(s2.done && s3.done);
+        ck_assert_ptr_nonnull(s2.id);
+        ck_assert_ptr_nonnull(s3.id);
+        ck_assert_msg(s2.id->known, "early holder found: %s", s2.id->deny);
+        ck_assert_int_eq(s2.id->pid, early.pid);
+        ck_assert_msg(s3.id->known, "late holder found: %s", s3.id->deny);
+        ck_assert_int_eq(s3.id->pid, late.pid);
+        proxy_identity_unref(s2.id);
+        proxy_identity_unref(s3.id);
+        holder_stop(&late);
+    } else {
+        holder_connect(&early, lfd); /* the lap ended first (few processes) */
+    }
+    ck_assert(s1.done);
+    ck_assert_ptr_nonnull(s1.id);
+    ck_assert_int_eq(s1.id->pid, first.pid);
+    proxy_identity_unref(s1.id);
+    holder_stop(&early);
+    holder_stop(&first);
+    close(lfd);
+    proxy_ident_cache_free(c);
+}
+END_TEST
+
 static Suite *ident_suite(void)
 {
     Suite *s = suite_create("proxy_ident");
@@ -153,6 +403,9 @@ static Suite *ident_suite(void)
 
     tcase_add_loop_test(tc, test_owner, 0, (int)PV_ARRAY_LEN(fam_cases));
     tcase_add_test(tc, test_unknown);
+    tcase_add_test(tc, test_kthread_exit);
+    tcase_add_test(tc, test_kthread_learned);
+    tcase_add_test(tc, test_roll_join);
     suite_add_tcase(s, tc);
     return s;
 }

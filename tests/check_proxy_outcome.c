@@ -51,7 +51,7 @@ static const struct out_case out_cases[] = {
     {PROXY_OUT_FORWARD_L7_DENIED, 403, "policy_denied", L, "forward-l7-deny", true},
     {PROXY_OUT_FORWARD_UNSUPPORTED, 403, "unsupported_l7_protocol", L, "forward-l7-deny", true},
     {PROXY_OUT_SSRF, 403, "ssrf_denied", J, "ssrf", true},
-    {PROXY_OUT_DNS, 502, "upstream_unreachable", J, "ssrf", true},
+    {PROXY_OUT_DNS, 502, "dns_resolution_failed", J, "dns", false},
     {PROXY_OUT_UPSTREAM_FAILED, 502, "upstream_unreachable", J, "upstream", false},
     {PROXY_OUT_TUNNEL_PROTOCOL, 403, "unsupported_l7_protocol", J, "connect-l7-parse-rejection",
      true},
@@ -84,7 +84,15 @@ START_TEST(test_outcome_row)
     ck_assert_msg(r->kind == tc->kind, "%s: kind", r->name);
     ck_assert_msg(same(r->stage, tc->stage), "%s: stage %s", r->name, r->stage);
     ck_assert_msg(r->log == tc->log, "%s: log", r->name);
-    ck_assert_ptr_nonnull(r->engine);
+    /* only the reference's engine names, or none where its field means nothing */
+    ck_assert_msg(r->engine == NULL || strcmp(r->engine, "opa") == 0 ||
+                      strcmp(r->engine, "ssrf") == 0 || strcmp(r->engine, "l7") == 0 ||
+                      strcmp(r->engine, "http-parser") == 0 || strcmp(r->engine, "tls") == 0,
+                  "%s: engine %s", r->name, r->engine);
+    /* failures that are no policy decision name no policy engine */
+    if (tc->o == PROXY_OUT_DNS || tc->o == PROXY_OUT_CONN_LIMIT || tc->o == PROXY_OUT_INTERNAL) {
+        ck_assert_msg(r->engine == NULL, "%s: engine %s", r->name, r->engine);
+    }
 }
 END_TEST
 

@@ -136,7 +136,7 @@ sleep 0.3
 expect_eq "one decision line per policy.local outcome (5 outcomes)" "$((n0 + 5))" \
     "$(grep -c "OCSF" "$T/P1.log")"
 expect_log_in "$T/P1.log" "DENIED /usr/bin/curl(" "policy.local outcome logged"
-expect_log_in "$T/P1.log" "GET http://policy.local/v1/nope [policy:- engine:policy-local] [reason:policy.local 404 not_found" \
+expect_log_in "$T/P1.log" "GET http://policy.local/v1/nope [policy:-] [reason:policy.local 404 not_found" \
     "policy.local 404 logged"
 
 # ---------------------------------------------------------------------------
@@ -326,6 +326,21 @@ if [ -n "$ae" ] && [ "$ae" != null ]; then pass; else fail "(f) no application_e
 out=$(via P2 "http://127.0.0.1:$UP/dead")
 expect_eq "(f) still denied" 403 "$(code "$out")"
 if up_got "GET /dead"; then fail "(f) the upstream received GET /dead"; else pass; fi
+
+# policy.local clients count toward the per-address connection cap like
+# every other connection: with a cap of 1, a long-poll in flight leaves no
+# room for a second connection from the same address
+start_aproxy P3 DEAD_ADV three --max-client-conns 1
+wait_log "$T/P3.log" "advisor revision 1 loaded" || fail "(f) proxy three never loaded"
+via P3 "http://policy.local/v1/proposals/$FID/wait?timeout=4" >"$T/cap.wait" &
+CAPW=$!
+sleep 1 # the long-poll is identified and handed to policy.local by now
+out=$(via P3 "http://127.0.0.1:$UP/allowed")
+expect_eq "(f) a policy.local client counts toward the cap" 503 "$(code "$out")"
+wait "$CAPW"
+expect_eq "(f) the long-poll itself was served" 200 "$(code "$(cat "$T/cap.wait")")"
+out=$(via P3 "http://127.0.0.1:$UP/allowed")
+expect_eq "(f) room again once it is answered" 200 "$(code "$out")"
 
 # an unreachable advisor (killed): the last good policy stays, one log line
 kill -9 "$DEAD_ADV_PID" 2>/dev/null

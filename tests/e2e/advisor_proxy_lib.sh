@@ -51,14 +51,17 @@ sandbox() {
     expect_eq "create sandbox $2" 201 "${out##*|}"
 }
 
-# start_aproxy NAME ADVISOR SANDBOX: proxy in advisor mode; sets ${NAME}_PX
+# start_aproxy NAME ADVISOR SANDBOX [ARGS...]: proxy in advisor mode; sets ${NAME}_PX
 start_aproxy() {
     port=$(eval echo "\$${2}_PORT")
+    name=$1 sb=$3
+    shift 3
+    set -- "$name" "$port" "$sb" "$@"
     rm -f "$T/$1.port"
-    ${PROXY_WRAPPER:-} "$PROXY_BIN" --advisor "http://127.0.0.1:$port" --sandbox "$3" \
+    ${PROXY_WRAPPER:-} "$PROXY_BIN" --advisor "http://127.0.0.1:$2" --sandbox "$3" \
         --token-file "$T/$3.token" --skill-dir "$T/$1.skills" --port 0 --admin-port 0 \
         --port-file "$T/$1.port" --data-dir "$T/$1.data" --log "$T/$1.log" \
-        --test-allow-loopback 2>>"$T/$1.err" &
+        --test-allow-loopback "${@:4}" 2>>"$T/$1.err" &
     eval "${1}_PID=$!"
     PIDS="$PIDS $!"
     wait_file "$T/$1.port" || { echo "proxy $1 did not start"; cat "$T/$1.err"; exit 1; }
