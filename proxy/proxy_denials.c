@@ -115,6 +115,25 @@ static void flush_cb(evutil_socket_t fd, short what, void *arg)
     }
 }
 
+/* Policy decisions only: what a rule could have allowed. Malformed
+ * requests, policy.local's own answers, connection caps and the
+ * quarantine (no policy loaded yet) are not the mapper's business. */
+static bool policy_denial(const struct proxy_server *srv, const struct proxy_log_event *e)
+{
+    static const char *const stages[] = {"connect", "forward", "forward-l7-deny", "l7", "ssrf"};
+    bool known = false;
+
+    if (e->host == NULL || e->host[0] == '\0' || e->stage == NULL ||
+        strcmp(e->host, "policy.local") == 0 ||
+        proxy_policy_quarantine_reason(srv->policy) != NULL) {
+        return false;
+    }
+    for (size_t i = 0; i < sizeof(stages) / sizeof(stages[0]); i++) {
+        known = known || strcmp(e->stage, stages[i]) == 0;
+    }
+    return known;
+}
+
 /* proxy_log's sink: one DENIED outcome (loop thread). */
 static void on_denial(void *arg, const struct proxy_log_event *e)
 {
@@ -122,7 +141,7 @@ static void on_denial(void *arg, const struct proxy_log_event *e)
     json_t *o;
     json_t *anc;
 
-    if (!proxy_advisor_enabled(d->a) || e->host == NULL || e->host[0] == '\0') {
+    if (!proxy_advisor_enabled(d->a) || !policy_denial(d->srv, e)) {
         return;
     }
     if (json_array_size(d->batch) >= DENIALS_BATCH_MAX) {

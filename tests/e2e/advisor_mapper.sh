@@ -60,6 +60,8 @@ r=$(via PX -X POST -d 'x=1' "http://127.0.0.1:$UP/items")
 expect_eq "POST /items is denied" 403 "$(code "$r")"
 r=$(via PX "http://169.254.169.254/latest/meta-data")
 expect_eq "the metadata address is denied" 403 "$(code "$r")"
+r=$(via PX "http://policy.local/v1/nope")
+expect_eq "policy.local's own 404" 404 "$(code "$r")"
 wait_chunk "$UP" 4 || fail "no pending chunk with 4 hits for 127.0.0.1:$UP: $(pending_for "$UP")"
 C=$(pending_for "$UP")
 expect_eq "exactly one pending chunk for the burst" 1 "$(printf '%s' "$C" | "$JQ" length)"
@@ -80,6 +82,8 @@ expect_eq "the generalised rules, sorted, deduplicated" \
 expect_not "the query never reaches the rule" "secret" "$CH"
 expect_has "rationale names the paths" "Allowed paths: GET /items/*, POST /items" \
     "$(printf '%s' "$CH" | "$JQ" -r .rationale)"
+expect_eq "no chunk for policy.local's answers" 0 \
+    "$(body "$(adm ADV GET /v1/sandboxes/one/proposals)" | "$JQ" '[.chunks[] | select(.host == "policy.local")] | length')"
 expect_eq "no chunk for the metadata address" 0 \
     "$(body "$(adm ADV GET /v1/sandboxes/one/proposals)" | "$JQ" '[.chunks[] | select(.host | startswith("169.254"))] | length')"
 
