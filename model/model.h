@@ -216,6 +216,10 @@ struct model_proposal; /* {"intent_summary": ..., "operations": [{"addRule": ...
 /* Parse policy.local proposal JSON. New reference; NULL + diags on error. */
 struct model_proposal *model_proposal_load(const char *file, const char *buf, size_t len,
                                            struct model_diags *diags);
+/* Read file 'path' (bounded by MODEL_MAX_POLICY_BYTES) and parse it as
+ * model_proposal_load does; an unreadable file is a diagnostic at 'path'
+ * (pv_errno PV_ERR_IO or PV_ERR_TOOBIG). New reference; NULL + diags. */
+struct model_proposal *model_proposal_load_file(const char *path, struct model_diags *diags);
 void model_proposal_free(struct model_proposal *pr);
 /* Merge the proposal's addRule operations into a copy of 'base' following
  * the reference merge semantics (docs/semantics.md#merge); endpoints added

@@ -51,8 +51,7 @@ static pv_result validation(struct pv_dynbuf *b, const struct prover_result *r)
 
     switch (r->verdict) {
     case PROVER_VERDICT_UNKNOWN:
-        return pv_dynbuf_printf(b, "prover: unknown (%s)",
-                                r->reason != NULL ? r->reason : "unknown");
+        return pv_dynbuf_printf(b, "prover: unknown (%s)", prover_unknown_text(r->unknown));
     case PROVER_VERDICT_WITHIN:
         return pv_dynbuf_addstr(b, "check: within boundary");
     case PROVER_VERDICT_EXCEEDS:
@@ -191,7 +190,10 @@ static json_t *result_json(const struct prover_result *r)
                    min, bld);
     ok = ok && json_object_set_new(o, "verdict", json_string(prover_verdict_name(r->verdict))) == 0;
     if (ok && r->verdict == PROVER_VERDICT_UNKNOWN) {
-        ok = json_object_set_new(o, "reason", json_string(r->reason ? r->reason : "unknown")) == 0;
+        ok = json_object_set_new(o, "reason", json_string(prover_unknown_text(r->unknown))) == 0 &&
+             json_object_set_new(o, "reason_code", json_string(prover_unknown_code(r->unknown))) ==
+                 0 &&
+             json_object_set_new(o, "hint", json_string(prover_unknown_hint(r->unknown))) == 0;
     }
     ok = ok && json_object_set(o, "categories", cats) == 0 &&
          json_object_set(o, "findings", finds) == 0 &&
@@ -242,7 +244,8 @@ static pv_result text(struct pv_dynbuf *b, const struct prover_result *r)
 
     PV_GUARD(pv_dynbuf_printf(b, "verdict: %s", prover_verdict_name(r->verdict)));
     if (r->verdict == PROVER_VERDICT_UNKNOWN) {
-        PV_GUARD(pv_dynbuf_printf(b, " (%s)", r->reason ? r->reason : "unknown"));
+        PV_GUARD(pv_dynbuf_printf(b, " (%s)\n  what to do: %s", prover_unknown_text(r->unknown),
+                                  prover_unknown_hint(r->unknown)));
     }
     PV_GUARD(pv_dynbuf_printf(b, "\n%zu path(s) in %zu categor%s\n", r->npaths,
                               prover_result_ncategories(r),
