@@ -193,6 +193,17 @@ static int emit(const struct prove_opts *o, const struct prover_answer *a)
         print_json(a->body);
         return verdict_exit(r->verdict);
     }
+    if (o->fmt == OUT_TEXT && r->verdict != PROVER_VERDICT_WITHIN &&
+        r->verdict != PROVER_VERDICT_EXCEEDS) {
+        /* The reviewer's view first, always: what the change grants. */
+        s = prover_grants_text(&a->grants);
+        if (s == NULL) {
+            fprintf(stderr, "proviso: out of memory\n");
+            return 3;
+        }
+        printf("%s\n", s);
+        free(s);
+    }
     s = o->fmt == OUT_SHORTHAND ? prover_validation_result(r) : prover_result_text(r);
     if (s == NULL) {
         fprintf(stderr, "proviso: out of memory\n");

@@ -161,6 +161,49 @@ struct json_t *prover_invalid_json(const char *error, const char *detail);
 char *prover_result_text(const struct prover_result *r);
 
 /* ===========================================================================
+ * Grants (prover_grants.c): what a change grants, for the reviewer
+ *
+ * One grant per candidate unit - (binary pattern, endpoint) of a rule -
+ * whose (binary, endpoint fingerprint) pair no baseline unit has
+ * (docs/semantics.md#grants). Descriptive only: no solver, no verdict.
+ * ========================================================================= */
+
+struct prover_grant {
+    bool changed;        /* false: "new" (no baseline unit with this binary and host
+                          * pattern); true: "changed" (the endpoint differs) */
+    char *rule;          /* candidate rule key */
+    char *binary;        /* binary pattern as written */
+    char *host;          /* host pattern, "*" for hostless */
+    uint16_t *ports;     /* sorted */
+    size_t nports;
+    const char *route;   /* "opaque", "inspected" or "audit" (static) */
+    char **access;       /* "GET /repos/...", ..., or "all traffic" (opaque) */
+    size_t naccess;
+    char **creds;        /* credentials whose targets overlap the host */
+    size_t ncreds;
+    char **private_ips;  /* allowed_ips ranges that reach private addresses */
+    size_t nprivate;
+};
+
+struct prover_grants {
+    struct prover_grant *g; /* sorted by binary, host, port, rule */
+    size_t n;
+};
+
+/* List the grants of 'candidate' over 'baseline' (NULL = empty; both
+ * borrowed); 'creds' borrowed, may be NULL. Fills 'out' (caller frees with
+ * prover_grants_free). PV_ERR_NOMEM only. */
+pv_result prover_grants_list(const struct model_policy *baseline,
+                             const struct model_policy *candidate,
+                             const struct model_credset *creds, struct prover_grants *out) PV_WUR;
+void prover_grants_free(struct prover_grants *gs);
+/* The "grants" array of the answer. New reference; NULL on NOMEM. */
+struct json_t *prover_grants_json(const struct prover_grants *gs);
+/* The reviewer's text ("grants: N new or changed units", grouped by binary).
+ * New string (caller frees); NULL on NOMEM. */
+char *prover_grants_text(const struct prover_grants *gs);
+
+/* ===========================================================================
  * Request bodies (prover_body.c): the JSON bodies of /v1/prove, /v1/check
  * and /v1/discover, decoded for the job below and for proviso-prover
  * ========================================================================= */
@@ -274,6 +317,7 @@ struct prover_answer {
     struct prover_result *result;  /* 200: the proof (owned); else NULL */
     struct model_diags *diags;     /* 400: the loaders' diagnostics (owned) or NULL */
     const char *error;             /* 400/500: the error code (static); 200: NULL */
+    struct prover_grants grants;   /* 200 of a prove job: what the change grants */
 };
 
 /* Run job 'job' on session 's' (borrowed; one per thread) and fill 'out'

@@ -83,6 +83,7 @@ void prover_answer_free(struct prover_answer *a)
     json_decref(a->body);
     prover_result_free(a->result);
     model_diags_free(a->diags);
+    prover_grants_free(&a->grants);
     memset(a, 0, sizeof(*a));
 }
 
@@ -336,6 +337,19 @@ static bool load_job(const struct prover_job *job, struct loaded *l, struct prov
  * The job
  * ========================================================================= */
 
+/* List what the change grants into 'out' and its body ("grants"). */
+static bool add_grants(const struct prover_input *in, struct prover_answer *out)
+{
+    json_t *j;
+
+    if (!pv_ok(prover_grants_list(in->mode == PROVER_AUDIT ? NULL : in->baseline, in->candidate,
+                                  in->creds, &out->grants))) {
+        return false;
+    }
+    j = prover_grants_json(&out->grants);
+    return out->body != NULL && j != NULL && json_object_set_new(out->body, "grants", j) == 0;
+}
+
 void prover_job_run(struct prover_session *s, const struct prover_job *job,
                     struct prover_answer *out)
 {
@@ -358,6 +372,10 @@ void prover_job_run(struct prover_session *s, const struct prover_job *job,
         } else {
             out->status = 200;
             out->body = prover_result_to_json(out->result);
+            if (job->kind == PROVER_JOB_PROVE && !add_grants(&in, out)) {
+                json_decref(out->body);
+                out->body = NULL;
+            }
         }
     }
     if (out->status == 400) {

@@ -10,6 +10,8 @@
 #include "config.h"
 
 #include <check.h>
+#include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
