@@ -81,7 +81,8 @@ START_TEST(test_grant_details)
 {
     struct model_policy *b = tp_policy("base", GH_GET);
     struct model_policy *c = tp_policy(
-        "cand", GH_GET "          - allow:\n              method: POST\n              path: /orgs/**\n"
+        "cand", GH_GET "          - allow:\n              method: POST\n"
+                "              path: /orgs/**\n"
                 "  lan:\n    binaries:\n      - path: /usr/bin/curl\n    endpoints:\n"
                 "      - host: db.internal\n        port: 5432\n"
                 "        allowed_ips: ['10.0.0.0/8']\n");
