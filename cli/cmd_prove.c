@@ -32,6 +32,7 @@ struct prove_opts {
     const char *credentials, *registry;
     enum out_format fmt;
     unsigned timeout_ms;
+    bool strict; /* warnings are errors (exit 2) */
 };
 
 static void usage_prove(FILE *f)
@@ -39,13 +40,13 @@ static void usage_prove(FILE *f)
     fprintf(f, "usage: proviso prove [--baseline FILE] (--candidate FILE | --proposal FILE |"
                " --policy FILE)\n"
                "                     [--credentials FILE] [--registry DIR]\n"
-               "                     [--format text|json|shorthand] [--timeout-ms N]\n");
+               "                     [--format text|json|shorthand] [--timeout-ms N] [--strict]\n");
 }
 
 static void usage_check(FILE *f)
 {
     fprintf(f, "usage: proviso check --candidate FILE --boundary FILE [--format text|json]"
-               " [--timeout-ms N]\n");
+               " [--timeout-ms N] [--strict]\n");
 }
 
 static void print_json(json_t *o)
@@ -100,6 +101,10 @@ static int parse_opts(int argc, char **argv, struct prove_opts *o, bool check)
                 usage_prove(stdout);
             }
             return 0;
+        }
+        if (strcmp(a, "--strict") == 0) {
+            o->strict = true;
+            continue;
         }
         if (strcmp(a, "--baseline") == 0 && !check) {
             slot = &o->baseline;
@@ -168,6 +173,30 @@ static int verdict_exit(enum prover_verdict v)
     return 3;
 }
 
+/* Print the warnings of 'a' once each on stderr ("LOCATION: warning: MESSAGE
+ * [code]"); with --strict any warning turns exit status 'rc' into 2. */
+static int warned(const struct prove_opts *o, const struct prover_answer *a, int rc)
+{
+    size_t n = json_array_size(a->warnings);
+    size_t i;
+    json_t *w;
+
+    json_array_foreach(a->warnings, i, w) {
+        const char *loc = json_string_value(json_object_get(w, "location"));
+
+        fprintf(stderr, "%s%swarning: %s [%s]\n", loc != NULL && loc[0] != '\0' ? loc : "",
+                loc != NULL && loc[0] != '\0' ? ": " : "",
+                json_string_value(json_object_get(w, "message")),
+                json_string_value(json_object_get(w, "code")));
+    }
+    if (o->strict && n > 0) {
+        fprintf(stderr, "proviso: --strict: %zu warning%s treated as error%s\n", n,
+                n == 1 ? "" : "s", n == 1 ? "" : "s");
+        return 2;
+    }
+    return rc;
+}
+
 /* Print the job's answer 'a' in the chosen format; return the exit status. */
 static int emit(const struct prove_opts *o, const struct prover_answer *a)
 {
@@ -191,7 +220,7 @@ static int emit(const struct prove_opts *o, const struct prover_answer *a)
     }
     if (o->fmt == OUT_JSON) {
         print_json(a->body);
-        return verdict_exit(r->verdict);
+        return warned(o, a, verdict_exit(r->verdict));
     }
     if (o->fmt == OUT_TEXT && r->verdict != PROVER_VERDICT_WITHIN &&
         r->verdict != PROVER_VERDICT_EXCEEDS) {
@@ -214,7 +243,7 @@ static int emit(const struct prove_opts *o, const struct prover_answer *a)
         fputc('\n', stdout);
     }
     free(s);
-    return verdict_exit(r->verdict);
+    return warned(o, a, verdict_exit(r->verdict));
 }
 
 /* Run 'job' (the prover's one prove/check pipeline) and print its answer. */
@@ -229,6 +258,7 @@ static int run(const struct prove_opts *o, struct prover_job *job)
         return 3;
     }
     job->timeout_ms = o->timeout_ms;
+    job->warn_flags = MODEL_WARN_FS;
     prover_job_run(s, job, &a);
     rc = emit(o, &a);
     prover_answer_free(&a);

@@ -208,6 +208,31 @@ enum model_access {
 };
 
 /* ===========================================================================
+ * Warnings (model_warn.c): valid, but probably not meant
+ * ========================================================================= */
+
+enum model_warning {
+    MODEL_WARN_L7_AUDIT,        /* L7 endpoint without enforcement: enforce */
+    MODEL_WARN_WILDCARD_HOST,   /* host pattern with '*' */
+    MODEL_WARN_PATH_ON_L4,      /* endpoint path: on an L4 (uninspected) endpoint */
+    MODEL_WARN_NO_BINARIES,     /* rule with endpoints and no binaries */
+    MODEL_WARN_BINARY_RELATIVE, /* binary path not starting with '/' */
+    MODEL_WARN_BINARY_MISSING,  /* literal binary path absent here (MODEL_WARN_FS) */
+};
+#define MODEL_WARN__COUNT 6
+#define MODEL_WARN_FS 1u /* flag: also look binaries up on this host's filesystem */
+
+/* The stable code ("l7-audit", ...). Static string. */
+const char *model_warning_code(enum model_warning w);
+/* One warning: 'file' (borrowed, may be NULL), 'line'/'col' (0 = no
+ * location), 'msg' (borrowed for the call). */
+typedef void (*model_warn_fn)(void *arg, enum model_warning w, const char *file, uint32_t line,
+                              uint32_t col, const char *msg);
+/* Call 'fn' for every warning of 'p' (borrowed), in rule order. */
+void model_policy_warnings(const struct model_policy *p, unsigned flags, model_warn_fn fn,
+                           void *arg);
+
+/* ===========================================================================
  * Proposals and merge (model_merge.c)
  * ========================================================================= */
 

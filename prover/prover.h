@@ -308,6 +308,7 @@ struct prover_job {
     unsigned timeout_ms;              /* 0 = the prover's default */
     prover_job_cache_fn cache;        /* optional */
     void *cache_arg;
+    unsigned warn_flags;              /* model_policy_warnings flags (MODEL_WARN_FS) */
 };
 
 /* What a job produced. Release with prover_answer_free. */
@@ -318,6 +319,8 @@ struct prover_answer {
     struct model_diags *diags;     /* 400: the loaders' diagnostics (owned) or NULL */
     const char *error;             /* 400/500: the error code (static); 200: NULL */
     struct prover_grants grants;   /* 200 of a prove job: what the change grants */
+    struct json_t *warnings;       /* 200: the "warnings" array of 'body' (borrowed from it):
+                                    * {"code","location","message"} each, once */
 };
 
 /* Run job 'job' on session 's' (borrowed; one per thread) and fill 'out'
@@ -332,6 +335,7 @@ struct prover_job_env {
     unsigned max_timeout_ms;          /* bound of options.timeout_ms */
     prover_job_cache_fn cache;        /* optional, as in struct prover_job */
     void *cache_arg;
+    unsigned warn_flags;              /* as in struct prover_job */
 };
 
 /* Run the job of a decoded body 'b' of kind PROVER_BODY_PROVE or

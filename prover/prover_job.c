@@ -84,7 +84,7 @@ void prover_answer_free(struct prover_answer *a)
     prover_result_free(a->result);
     model_diags_free(a->diags);
     prover_grants_free(&a->grants);
-    memset(a, 0, sizeof(*a));
+    memset(a, 0, sizeof(*a)); /* 'warnings' was borrowed from 'body' */
 }
 
 /* A 400 of a job also says "verdict": "invalid" (the CLI's invalid object). */
@@ -337,6 +337,88 @@ static bool load_job(const struct prover_job *job, struct loaded *l, struct prov
  * The job
  * ========================================================================= */
 
+/* ===========================================================================
+ * Warnings
+ * ========================================================================= */
+
+struct warn_ctx {
+    json_t *list;
+    bool boundary; /* the policy is a check boundary */
+    bool failed;
+};
+
+/* Append one warning unless the same one is already listed. */
+static void warn_add(struct warn_ctx *c, const char *code, const char *loc, const char *msg)
+{
+    size_t i;
+    json_t *w;
+
+    json_array_foreach(c->list, i, w) {
+        if (strcmp(json_string_value(json_object_get(w, "code")), code) == 0 &&
+            strcmp(json_string_value(json_object_get(w, "location")), loc) == 0 &&
+            strcmp(json_string_value(json_object_get(w, "message")), msg) == 0) {
+            return;
+        }
+    }
+    w = json_pack("{s:s,s:s,s:s}", "code", code, "location", loc, "message", msg);
+    if (w == NULL || json_array_append_new(c->list, w) != 0) {
+        c->failed = true;
+    }
+}
+
+/* model_warn_fn: a policy warning, located "FILE:LINE:COL". */
+static void on_warning(void *arg, enum model_warning w, const char *file, uint32_t line,
+                       uint32_t col, const char *msg)
+{
+    struct warn_ctx *c = arg;
+    char loc[512];
+    char text[512];
+
+    if (line > 0) {
+        (void)snprintf(loc, sizeof(loc), "%s:%u:%u", file != NULL ? file : "-", (unsigned)line,
+                       (unsigned)col);
+    } else {
+        (void)snprintf(loc, sizeof(loc), "%s", file != NULL ? file : "");
+    }
+    if (c->boundary) {
+        if (w != MODEL_WARN_L7_AUDIT) {
+            return; /* the boundary's other oddities are the operator's business */
+        }
+        (void)snprintf(text, sizeof(text), "boundary: %s; the check cannot bound methods or "
+                       "paths there", msg);
+        warn_add(c, "boundary-audit", loc, text);
+        return;
+    }
+    warn_add(c, model_warning_code(w), loc, msg);
+}
+
+/* The warnings of a loaded job into 'out' and its body ("warnings"). */
+static bool add_warnings(const struct prover_job *job, const struct prover_input *in,
+                         struct prover_answer *out)
+{
+    struct warn_ctx c = {json_array(), false, false};
+
+    if (c.list == NULL || out->body == NULL) {
+        json_decref(c.list);
+        return false;
+    }
+    if (job->kind == PROVER_JOB_CHECK) {
+        c.boundary = true;
+        model_policy_warnings(in->baseline, 0, on_warning, &c);
+        c.boundary = false;
+    } else if (in->creds == NULL) {
+        warn_add(&c, "no-credentials", "",
+                 "prove ran without credentials: credential_reach_expansion, "
+                 "l7_bypass_credentialed and capability_expansion can never fire");
+    }
+    model_policy_warnings(in->candidate, job->warn_flags, on_warning, &c);
+    if (c.failed || json_object_set_new(out->body, "warnings", c.list) != 0) {
+        return false;
+    }
+    out->warnings = c.list;
+    return true;
+}
+
 /* List what the change grants into 'out' and its body ("grants"). */
 static bool add_grants(const struct prover_input *in, struct prover_answer *out)
 {
@@ -372,7 +454,8 @@ void prover_job_run(struct prover_session *s, const struct prover_job *job,
         } else {
             out->status = 200;
             out->body = prover_result_to_json(out->result);
-            if (job->kind == PROVER_JOB_PROVE && !add_grants(&in, out)) {
+            if ((job->kind == PROVER_JOB_PROVE && !add_grants(&in, out)) ||
+                !add_warnings(job, &in, out)) {
                 json_decref(out->body);
                 out->body = NULL;
             }
@@ -433,6 +516,7 @@ void prover_job_run_body(struct prover_session *s, enum prover_body_kind kind,
         job.timeout_ms = env->timeout_ms;
         job.cache = env->cache;
         job.cache_arg = env->cache_arg;
+        job.warn_flags = env->warn_flags;
     }
     if (b->timeout_ms != 0) {
         job.timeout_ms = (unsigned)b->timeout_ms;
