@@ -20,7 +20,7 @@
 #include "common/pv_log.h"
 #include "prover/prover_int.h"
 
-static const char example_public_ip[] = "93.184.216.34";
+static const char example_public_ip[] = PROVER_PLACEHOLDER_IP;
 
 /* ---------------------------------------------------------------------------
  * Witnesses
