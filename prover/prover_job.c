@@ -481,18 +481,15 @@ void prover_job_run_body(struct prover_session *s, enum prover_body_kind kind,
                          const struct prover_body *b, const struct prover_job_env *env,
                          struct prover_answer *out)
 {
-    static const struct {
-        enum prover_field f;
-        size_t off;
-    } docs[] = {
-        {PROVER_F_BASELINE, offsetof(struct prover_job, baseline)},
-        {PROVER_F_CANDIDATE, offsetof(struct prover_job, candidate)},
-        {PROVER_F_PROPOSAL, offsetof(struct prover_job, proposal)},
-        {PROVER_F_POLICY, offsetof(struct prover_job, policy)},
-        {PROVER_F_BOUNDARY, offsetof(struct prover_job, boundary)},
-        {PROVER_F_CREDENTIALS, offsetof(struct prover_job, credentials)},
-    };
     struct prover_job job;
+    const struct {
+        enum prover_field f;
+        struct prover_job_doc *slot;
+    } docs[] = {
+        {PROVER_F_BASELINE, &job.baseline}, {PROVER_F_CANDIDATE, &job.candidate},
+        {PROVER_F_PROPOSAL, &job.proposal}, {PROVER_F_POLICY, &job.policy},
+        {PROVER_F_BOUNDARY, &job.boundary}, {PROVER_F_CREDENTIALS, &job.credentials},
+    };
 
     memset(&job, 0, sizeof(job));
     if (kind != PROVER_BODY_PROVE && kind != PROVER_BODY_CHECK) {
@@ -503,12 +500,11 @@ void prover_job_run_body(struct prover_session *s, enum prover_body_kind kind,
     job.kind = kind == PROVER_BODY_CHECK ? PROVER_JOB_CHECK : PROVER_JOB_PROVE;
     for (size_t i = 0; i < PV_ARRAY_LEN(docs); i++) {
         const struct prover_doc *d = &b->f[docs[i].f];
-        struct prover_job_doc *jd = (struct prover_job_doc *)((char *)&job + docs[i].off);
 
         if (d->present) {
-            jd->name = prover_field_name(docs[i].f);
-            jd->text = d->text;
-            jd->len = d->len;
+            docs[i].slot->name = prover_field_name(docs[i].f);
+            docs[i].slot->text = d->text;
+            docs[i].slot->len = d->len;
         }
     }
     if (env != NULL) {
