@@ -170,19 +170,28 @@ static int grant_cmp(const void *pa, const void *pb)
     return c;
 }
 
-/* Does some baseline unit have the binary pattern and host pattern of 'u'? */
-static bool has_same_place(const struct prover_units *us, const struct prover_unit *u)
+/* Order units by (binary pattern, host pattern); hostless sorts first. */
+static int place_cmp(const void *pa, const void *pb)
 {
-    for (size_t i = 0; i < us->n; i++) {
-        const struct prover_unit *b = &us->u[i];
+    const struct prover_unit *a = *(const struct prover_unit *const *)pa;
+    const struct prover_unit *b = *(const struct prover_unit *const *)pb;
+    int c = strcmp(a->bin, b->bin);
 
-        if (b->side == PROVER_SIDE_B && strcmp(b->bin, u->bin) == 0 &&
-            ((b->v.host == NULL && u->v.host == NULL) ||
-             (b->v.host != NULL && u->v.host != NULL && strcmp(b->v.host, u->v.host) == 0))) {
-            return true;
-        }
+    if (c != 0) {
+        return c;
     }
-    return false;
+    if (a->v.host == NULL || b->v.host == NULL) {
+        return (a->v.host != NULL) - (b->v.host != NULL);
+    }
+    return strcmp(a->v.host, b->v.host);
+}
+
+/* Does some baseline unit (in 'base', sorted by place_cmp) have the binary
+ * pattern and host pattern of 'u'? */
+static bool has_same_place(const struct prover_unit *const *base, size_t nbase,
+                           const struct prover_unit *u)
+{
+    return nbase > 0 && bsearch(&u, base, nbase, sizeof(*base), place_cmp) != NULL;
 }
 
 pv_result prover_grants_list(const struct model_policy *baseline,
@@ -190,6 +199,8 @@ pv_result prover_grants_list(const struct model_policy *baseline,
                              const struct model_credset *creds, struct prover_grants *out)
 {
     struct prover_units us;
+    const struct prover_unit **base = NULL;
+    size_t nbase = 0;
     pv_result r;
 
     memset(out, 0, sizeof(*out));
@@ -202,6 +213,19 @@ pv_result prover_grants_list(const struct model_policy *baseline,
     if (pv_ok(r)) {
         prover_units_seal(&us);
         r = prover_units_delta(&us);
+    }
+    if (pv_ok(r) && us.n > 0) {
+        /* The baseline's units by place, for "new" versus "changed". */
+        base = pv_calloc(us.n, sizeof(*base));
+        r = base != NULL ? PV_RESULT_OK : pv_fail(PV_ERR_NOMEM, "grants");
+        for (size_t i = 0; pv_ok(r) && i < us.n; i++) {
+            if (us.u[i].side == PROVER_SIDE_B) {
+                base[nbase++] = &us.u[i];
+            }
+        }
+        if (nbase > 1) {
+            qsort(base, nbase, sizeof(*base), place_cmp);
+        }
     }
     for (size_t i = 0; pv_ok(r) && i < us.n; i++) {
         const struct prover_unit *u = &us.u[i];
@@ -216,9 +240,10 @@ pv_result prover_grants_list(const struct model_policy *baseline,
             break;
         }
         out->g = g;
-        r = fill_grant(&out->g[out->n], u, has_same_place(&us, u), creds);
+        r = fill_grant(&out->g[out->n], u, has_same_place(base, nbase, u), creds);
         out->n++;
     }
+    free(base);
     prover_units_free(&us);
     if (!pv_ok(r)) {
         prover_grants_free(out);

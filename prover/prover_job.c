@@ -429,7 +429,8 @@ static bool add_grants(const struct prover_input *in, struct prover_answer *out)
         return false;
     }
     j = prover_grants_json(&out->grants);
-    return out->body != NULL && j != NULL && json_object_set_new(out->body, "grants", j) == 0;
+    /* json_object_set_new steals 'j' even when it fails. */
+    return j != NULL && json_object_set_new(out->body, "grants", j) == 0;
 }
 
 void prover_job_run(struct prover_session *s, const struct prover_job *job,
@@ -469,10 +470,7 @@ void prover_job_run(struct prover_session *s, const struct prover_job *job,
     model_diags_free(l.diags);
     loaded_free(&l);
     if (out->body == NULL) {
-        json_decref(out->body);
-        prover_result_free(out->result);
-        model_diags_free(out->diags);
-        memset(out, 0, sizeof(*out));
+        prover_answer_free(out);
         answer_error(out, 500, "internal", "out of memory");
     }
 }
