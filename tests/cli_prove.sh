@@ -107,6 +107,17 @@ has "$tmp/out" "(placeholder: any public address" "the placeholder address is ex
     --credentials "$tmp/creds.yaml" --format shorthand >"$tmp/out" 2>/dev/null
 has "$tmp/out" "prover: 1 new finding" "shorthand: one finding (category)"
 
+# unknown: which limit, what to do (text), and the stable code (JSON).
+"$pv" prove --baseline "$tmp/base.yaml" --candidate "$tmp/wide.yaml" \
+    --credentials "$tmp/creds.yaml" --timeout-ms 1 >"$tmp/out" 2>/dev/null
+rc_is $? 3 "1 ms budget: exit 3 (unknown)"
+has "$tmp/out" "verdict: unknown (timeout)" "unknown says which limit"
+has "$tmp/out" "what to do: the proof ran out of time" "unknown says what to do"
+has "$tmp/out" "~ api.github.com:443 inspected" "unknown still lists the grants"
+"$pv" prove --baseline "$tmp/base.yaml" --candidate "$tmp/wide.yaml" \
+    --credentials "$tmp/creds.yaml" --timeout-ms 1 --format json >"$tmp/out" 2>/dev/null
+has "$tmp/out" '"reason_code": "timeout"' "json: unknown carries reason_code"
+
 # check: no grants; a boundary in audit mode warns.
 sed 's/enforcement: enforce/enforcement: audit/' "$tmp/base.yaml" >"$tmp/audit.yaml"
 "$pv" check --boundary "$tmp/audit.yaml" --candidate "$tmp/base.yaml" >"$tmp/out" 2>"$tmp/err"
