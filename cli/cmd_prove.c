@@ -174,14 +174,15 @@ static int verdict_exit(enum prover_verdict v)
 }
 
 /* Print the warnings of 'a' once each on stderr ("LOCATION: warning: MESSAGE
- * [code]"); with --strict any warning turns exit status 'rc' into 2. */
+ * [code]"; --format json has them in the answer instead); with --strict any
+ * warning turns exit status 'rc' into 2. */
 static int warned(const struct prove_opts *o, const struct prover_answer *a, int rc)
 {
     size_t n = json_array_size(a->warnings);
     size_t i;
     json_t *w;
 
-    json_array_foreach(a->warnings, i, w) {
+    json_array_foreach(o->fmt == OUT_JSON ? NULL : a->warnings, i, w) {
         const char *loc = json_string_value(json_object_get(w, "location"));
 
         fprintf(stderr, "%s%swarning: %s [%s]\n", loc != NULL && loc[0] != '\0' ? loc : "",

@@ -79,6 +79,10 @@ has "$tmp/out" '"verdict": "empty"' "json: verdict empty"
 has "$tmp/out" '"host": "**.pastebin.com"' "json: the grant"
 has "$tmp/out" '"route": "opaque"' "json: the grant's route"
 has "$tmp/out" '"code": "no-credentials"' "json: prove without credentials warns"
+"$pv" prove --baseline "$tmp/base.yaml" --candidate "$tmp/paste.yaml" --format json \
+    --strict >"$tmp/out" 2>"$tmp/err"
+rc_is $? 2 "json --strict: exit 2"
+hasnt "$tmp/err" "warning:" "json: warnings are in the answer, not repeated on stderr"
 
 # --strict: the same warnings are errors.
 "$pv" prove --baseline "$tmp/base.yaml" --candidate "$tmp/paste.yaml" \
