@@ -216,7 +216,8 @@ static bool case_compare(const struct prover_result *r, const json_t *expect, ch
 
     if (verdict != NULL && strcmp(verdict, prover_verdict_name(r->verdict)) != 0) {
         snprintf(why, whylen, "verdict %s, expected %s%s%s", prover_verdict_name(r->verdict),
-                 verdict, r->reason ? ": " : "", r->reason ? r->reason : "");
+                 verdict, r->unknown != PROVER_UNKNOWN_NONE ? ": " : "",
+                 prover_unknown_text(r->unknown));
         return false;
     }
     if (json_is_array(cats)) {

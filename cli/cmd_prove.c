@@ -10,6 +10,9 @@
  * Exit: prove 0 empty, 1 findings, 3 unknown; check 0 within, 1 exceeds,
  * 3 unknown; both 2 on invalid input or usage (the JSON invalid object with
  * --format json, "FILE:LINE:COL: ..." lines on stderr otherwise).
+ *
+ * The work is the prover's job (prover_job_run, the pipeline proviso-prover
+ * runs too): this file parses options, loads the registry and prints.
  */
 #include "config.h"
 
@@ -29,6 +32,7 @@ struct prove_opts {
     const char *credentials, *registry;
     enum out_format fmt;
     unsigned timeout_ms;
+    bool strict; /* warnings are errors (exit 2) */
 };
 
 static void usage_prove(FILE *f)
@@ -36,13 +40,13 @@ static void usage_prove(FILE *f)
     fprintf(f, "usage: proviso prove [--baseline FILE] (--candidate FILE | --proposal FILE |"
                " --policy FILE)\n"
                "                     [--credentials FILE] [--registry DIR]\n"
-               "                     [--format text|json|shorthand] [--timeout-ms N]\n");
+               "                     [--format text|json|shorthand] [--timeout-ms N] [--strict]\n");
 }
 
 static void usage_check(FILE *f)
 {
     fprintf(f, "usage: proviso check --candidate FILE --boundary FILE [--format text|json]"
-               " [--timeout-ms N]\n");
+               " [--timeout-ms N] [--strict]\n");
 }
 
 static void print_json(json_t *o)
@@ -98,6 +102,10 @@ static int parse_opts(int argc, char **argv, struct prove_opts *o, bool check)
             }
             return 0;
         }
+        if (strcmp(a, "--strict") == 0) {
+            o->strict = true;
+            continue;
+        }
         if (strcmp(a, "--baseline") == 0 && !check) {
             slot = &o->baseline;
         } else if (strcmp(a, "--candidate") == 0) {
@@ -149,27 +157,10 @@ static int parse_opts(int argc, char **argv, struct prove_opts *o, bool check)
     return 1;
 }
 
-static int emit(const struct prove_opts *o, const struct prover_result *r)
+/* Exit status of a verdict. */
+static int verdict_exit(enum prover_verdict v)
 {
-    if (o->fmt == OUT_JSON) {
-        json_t *j = prover_result_to_json(r);
-
-        print_json(j);
-        json_decref(j);
-    } else {
-        char *s = o->fmt == OUT_SHORTHAND ? prover_validation_result(r) : prover_result_text(r);
-
-        if (s == NULL) {
-            fprintf(stderr, "proviso: out of memory\n");
-            return 3;
-        }
-        fputs(s, stdout);
-        if (o->fmt == OUT_SHORTHAND || s[0] == '\0' || s[strlen(s) - 1] != '\n') {
-            fputc('\n', stdout);
-        }
-        free(s);
-    }
-    switch (r->verdict) {
+    switch (v) {
     case PROVER_VERDICT_EMPTY:
     case PROVER_VERDICT_WITHIN:
         return 0;
@@ -182,92 +173,117 @@ static int emit(const struct prove_opts *o, const struct prover_result *r)
     return 3;
 }
 
-static int run(const struct prove_opts *o, struct prover_input *in)
+/* Print the warnings of 'a' once each on stderr ("LOCATION: warning: MESSAGE
+ * [code]"; --format json has them in the answer instead); with --strict any
+ * warning turns exit status 'rc' into 2. */
+static int warned(const struct prove_opts *o, const struct prover_answer *a, int rc)
+{
+    size_t n = json_array_size(a->warnings);
+    size_t i;
+    json_t *w;
+
+    json_array_foreach(o->fmt == OUT_JSON ? NULL : a->warnings, i, w) {
+        const char *loc = json_string_value(json_object_get(w, "location"));
+
+        fprintf(stderr, "%s%swarning: %s [%s]\n", loc != NULL && loc[0] != '\0' ? loc : "",
+                loc != NULL && loc[0] != '\0' ? ": " : "",
+                json_string_value(json_object_get(w, "message")),
+                json_string_value(json_object_get(w, "code")));
+    }
+    if (o->strict && n > 0) {
+        fprintf(stderr, "proviso: --strict: %zu warning%s treated as error%s\n", n,
+                n == 1 ? "" : "s", n == 1 ? "" : "s");
+        return 2;
+    }
+    return rc;
+}
+
+/* Print the job's answer 'a' in the chosen format; return the exit status. */
+static int emit(const struct prove_opts *o, const struct prover_answer *a)
+{
+    const struct prover_result *r = a->result;
+    char *s;
+
+    if (a->status != 200 || r == NULL) {
+        if (o->fmt == OUT_JSON) {
+            print_json(a->body);
+        }
+        if (a->diags != NULL && model_diags_count(a->diags) > 0) {
+            for (size_t i = 0; i < model_diags_count(a->diags); i++) {
+                fprintf(stderr, "%s\n", model_diags_line(a->diags, i));
+            }
+        } else {
+            const char *detail = json_string_value(json_object_get(a->body, "detail"));
+
+            fprintf(stderr, "proviso: %s\n", detail != NULL ? detail : "internal error");
+        }
+        return a->status == 400 ? 2 : 3;
+    }
+    if (o->fmt == OUT_JSON) {
+        print_json(a->body);
+        return warned(o, a, verdict_exit(r->verdict));
+    }
+    if (o->fmt == OUT_TEXT && r->verdict != PROVER_VERDICT_WITHIN &&
+        r->verdict != PROVER_VERDICT_EXCEEDS) {
+        /* The reviewer's view first, always: what the change grants. */
+        s = prover_grants_text(&a->grants);
+        if (s == NULL) {
+            fprintf(stderr, "proviso: out of memory\n");
+            return 3;
+        }
+        printf("%s\n", s);
+        free(s);
+    }
+    s = o->fmt == OUT_SHORTHAND ? prover_validation_result(r) : prover_result_text(r);
+    if (s == NULL) {
+        fprintf(stderr, "proviso: out of memory\n");
+        return 3;
+    }
+    fputs(s, stdout);
+    if (o->fmt == OUT_SHORTHAND || s[0] == '\0' || s[strlen(s) - 1] != '\n') {
+        fputc('\n', stdout);
+    }
+    free(s);
+    return warned(o, a, verdict_exit(r->verdict));
+}
+
+/* Run 'job' (the prover's one prove/check pipeline) and print its answer. */
+static int run(const struct prove_opts *o, struct prover_job *job)
 {
     struct prover_session *s = prover_session_new();
-    struct prover_result *r;
+    struct prover_answer a;
     int rc;
 
     if (s == NULL) {
         fprintf(stderr, "proviso: cannot create a solver context\n");
         return 3;
     }
-    in->timeout_ms = o->timeout_ms;
-    r = prover_run(s, in);
-    if (r == NULL) {
-        fprintf(stderr, "proviso: out of memory\n");
-        prover_session_free(s);
-        return 3;
-    }
-    rc = emit(o, r);
-    prover_result_free(r);
+    job->timeout_ms = o->timeout_ms;
+    job->warn_flags = MODEL_WARN_FS;
+    prover_job_run(s, job, &a);
+    rc = emit(o, &a);
+    prover_answer_free(&a);
     prover_session_free(s);
     prover_finalize();
     return rc;
 }
 
-static struct model_policy *load_policy(const struct prove_opts *o, const char *path,
-                                        int *rc)
+/* A document of the job read from file 'path' (NULL: absent). */
+static struct prover_job_doc file_doc(const char *path)
 {
-    struct model_diags *d = model_diags_new();
-    struct model_policy *p;
+    struct prover_job_doc d = {path, NULL, 0};
 
-    if (d == NULL) {
-        *rc = invalid(o, "nomem", NULL, "out of memory");
-        return NULL;
-    }
-    p = model_policy_load_file(path, MODEL_FMT_AUTO, d);
-    if (p == NULL) {
-        *rc = invalid(o, "invalid_policy", d, path);
-    }
-    model_diags_free(d);
-    return p;
-}
-
-static struct model_policy *merge_proposal(const struct prove_opts *o,
-                                           const struct model_policy *base, int *rc)
-{
-    struct model_diags *d = model_diags_new();
-    struct model_proposal *pr = NULL;
-    struct model_policy *p = NULL;
-    size_t len = 0;
-    char *buf;
-
-    if (d == NULL) {
-        *rc = invalid(o, "nomem", NULL, "out of memory");
-        return NULL;
-    }
-    buf = cli_read_file(o->proposal, MODEL_MAX_POLICY_BYTES, &len);
-    if (buf == NULL) {
-        *rc = invalid(o, "invalid_proposal", NULL, o->proposal);
-    } else {
-        pr = model_proposal_load(o->proposal, buf, len, d);
-        if (pr == NULL) {
-            *rc = invalid(o, "invalid_proposal", d, o->proposal);
-        } else {
-            p = model_policy_merge(base, pr, true, d);
-            if (p == NULL) {
-                *rc = invalid(o, "invalid_candidate", d, o->proposal);
-            }
-        }
-    }
-    free(buf);
-    model_proposal_free(pr);
-    model_diags_free(d);
-    return p;
+    return d;
 }
 
 int cli_prove(int argc, char **argv)
 {
     struct prove_opts o;
-    struct model_policy *base = NULL;
-    struct model_policy *cand = NULL;
-    struct model_credset *creds = NULL;
     struct model_registry *reg = NULL;
     struct model_diags *d = NULL;
-    struct prover_input in;
+    struct prover_job job;
     int nsrc;
-    int rc = 2;
+    int rc;
     int pr = parse_opts(argc, argv, &o, false);
 
     if (pr <= 0) {
@@ -284,7 +300,6 @@ int cli_prove(int argc, char **argv)
                        NULL, "exactly one of --candidate, --proposal, --policy is required"
                              " (--policy takes no --baseline)");
     }
-    memset(&in, 0, sizeof(in));
     d = model_diags_new();
     if (d == NULL) {
         return invalid(&o, "nomem", NULL, "out of memory");
@@ -292,46 +307,18 @@ int cli_prove(int argc, char **argv)
     reg = o.registry != NULL ? model_registry_load_dir(o.registry, d) : model_registry_embedded(d);
     if (reg == NULL) {
         rc = invalid(&o, "invalid_registry", d, o.registry ? o.registry : "embedded registry");
-        goto out;
+        model_diags_free(d);
+        return rc;
     }
-    if (o.credentials != NULL) {
-        creds = model_credset_load_file(o.credentials, d);
-        if (creds == NULL) {
-            rc = invalid(&o, "invalid_credentials", d, o.credentials);
-            goto out;
-        }
-    }
-    if (o.baseline != NULL) {
-        base = load_policy(&o, o.baseline, &rc);
-        if (base == NULL) {
-            goto out;
-        }
-    }
-    if (o.proposal != NULL) {
-        if (base == NULL) {
-            base = model_policy_new_empty();
-            if (base == NULL) {
-                rc = invalid(&o, "nomem", NULL, "out of memory");
-                goto out;
-            }
-        }
-        cand = merge_proposal(&o, base, &rc);
-    } else {
-        cand = load_policy(&o, o.candidate != NULL ? o.candidate : o.policy, &rc);
-    }
-    if (cand == NULL) {
-        goto out;
-    }
-    in.baseline = base;
-    in.candidate = cand;
-    in.creds = creds;
-    in.reg = reg;
-    in.mode = o.policy != NULL ? PROVER_AUDIT : PROVER_DELTA;
-    rc = run(&o, &in);
-out:
-    model_policy_free(base);
-    model_policy_free(cand);
-    model_credset_free(creds);
+    memset(&job, 0, sizeof(job));
+    job.kind = PROVER_JOB_PROVE;
+    job.baseline = file_doc(o.baseline);
+    job.candidate = file_doc(o.candidate);
+    job.proposal = file_doc(o.proposal);
+    job.policy = file_doc(o.policy);
+    job.credentials = file_doc(o.credentials);
+    job.reg = reg;
+    rc = run(&o, &job);
     model_registry_free(reg);
     model_diags_free(d);
     return rc;
@@ -340,10 +327,7 @@ out:
 int cli_check(int argc, char **argv)
 {
     struct prove_opts o;
-    struct model_policy *bound = NULL;
-    struct model_policy *cand = NULL;
-    struct prover_input in;
-    int rc = 2;
+    struct prover_job job;
     int pr = parse_opts(argc, argv, &o, true);
 
     if (pr <= 0) {
@@ -357,18 +341,9 @@ int cli_check(int argc, char **argv)
         usage_check(stderr);
         return invalid(&o, "usage", NULL, "--candidate and --boundary are required");
     }
-    bound = load_policy(&o, o.boundary, &rc);
-    if (bound != NULL) {
-        cand = load_policy(&o, o.candidate, &rc);
-    }
-    if (bound != NULL && cand != NULL) {
-        memset(&in, 0, sizeof(in));
-        in.baseline = bound;
-        in.candidate = cand;
-        in.mode = PROVER_CHECK;
-        rc = run(&o, &in);
-    }
-    model_policy_free(bound);
-    model_policy_free(cand);
-    return rc;
+    memset(&job, 0, sizeof(job));
+    job.kind = PROVER_JOB_CHECK;
+    job.boundary = file_doc(o.boundary);
+    job.candidate = file_doc(o.candidate);
+    return run(&o, &job);
 }

@@ -208,6 +208,31 @@ enum model_access {
 };
 
 /* ===========================================================================
+ * Warnings (model_warn.c): valid, but probably not meant
+ * ========================================================================= */
+
+enum model_warning {
+    MODEL_WARN_L7_AUDIT,        /* L7 endpoint without enforcement: enforce */
+    MODEL_WARN_WILDCARD_HOST,   /* host pattern with '*' */
+    MODEL_WARN_PATH_ON_L4,      /* endpoint path: on an L4 (uninspected) endpoint */
+    MODEL_WARN_NO_BINARIES,     /* rule with endpoints and no binaries */
+    MODEL_WARN_BINARY_RELATIVE, /* binary path not starting with '/' */
+    MODEL_WARN_BINARY_MISSING,  /* literal binary path absent here (MODEL_WARN_FS) */
+};
+#define MODEL_WARN__COUNT 6
+#define MODEL_WARN_FS 1u /* flag: also look binaries up on this host's filesystem */
+
+/* The stable code ("l7-audit", ...). Static string. */
+const char *model_warning_code(enum model_warning w);
+/* One warning: 'file' (borrowed, may be NULL), 'line'/'col' (0 = no
+ * location), 'msg' (borrowed for the call). */
+typedef void (*model_warn_fn)(void *arg, enum model_warning w, const char *file, uint32_t line,
+                              uint32_t col, const char *msg);
+/* Call 'fn' for every warning of 'p' (borrowed), in rule order. */
+void model_policy_warnings(const struct model_policy *p, unsigned flags, model_warn_fn fn,
+                           void *arg);
+
+/* ===========================================================================
  * Proposals and merge (model_merge.c)
  * ========================================================================= */
 
@@ -216,6 +241,10 @@ struct model_proposal; /* {"intent_summary": ..., "operations": [{"addRule": ...
 /* Parse policy.local proposal JSON. New reference; NULL + diags on error. */
 struct model_proposal *model_proposal_load(const char *file, const char *buf, size_t len,
                                            struct model_diags *diags);
+/* Read file 'path' (bounded by MODEL_MAX_POLICY_BYTES) and parse it as
+ * model_proposal_load does; an unreadable file is a diagnostic at 'path'
+ * (pv_errno PV_ERR_IO or PV_ERR_TOOBIG). New reference; NULL + diags. */
+struct model_proposal *model_proposal_load_file(const char *path, struct model_diags *diags);
 void model_proposal_free(struct model_proposal *pr);
 /* Merge the proposal's addRule operations into a copy of 'base' following
  * the reference merge semantics (docs/semantics.md#merge); endpoints added

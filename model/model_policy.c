@@ -510,6 +510,35 @@ struct model_policy *model_policy_load_file(const char *path, enum model_format 
     return p;
 }
 
+struct model_proposal *model_proposal_load_file(const char *path, struct model_diags *diags)
+{
+    struct model_proposal *pr;
+    size_t len = 0;
+    bool toobig;
+    int err;
+    char *buf;
+
+    if (path == NULL || diags == NULL) {
+        pv_errno = PV_ERR_NULL;
+        return NULL;
+    }
+    buf = read_bounded(path, &len, &err, &toobig);
+    if (buf == NULL) {
+        if (toobig) {
+            diag(diags, path, (struct model_mark){0, 0}, "proposal is larger than %u bytes",
+                 MODEL_MAX_POLICY_BYTES);
+            pv_errno = PV_ERR_TOOBIG;
+        } else {
+            diag(diags, path, (struct model_mark){0, 0}, "%s", strerror(err));
+            pv_errno = PV_ERR_IO;
+        }
+        return NULL;
+    }
+    pr = model_proposal_load(path, buf, len, diags);
+    free(buf);
+    return pr;
+}
+
 struct model_policy *model_policy_new_empty(void)
 {
     static const char doc[] = "{\"version\": 1}";

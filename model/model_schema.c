@@ -183,6 +183,62 @@ static bool get_uint(struct walk *w, const char *what, const struct model_node *
  * Objects
  * ------------------------------------------------------------------------- */
 
+/* Edit distance (insert, delete, substitute, swap of neighbours) between the
+ * key 'k' ('klen' bytes, at most 32 considered) and 'name', capped at 3. */
+static size_t key_distance(const char *k, size_t klen, const char *name)
+{
+    size_t nlen = strlen(name);
+    size_t d[33][33];
+
+    if (klen > 32 || nlen > 32) {
+        return 3;
+    }
+    for (size_t i = 0; i <= klen; i++) {
+        d[i][0] = i;
+    }
+    for (size_t j = 0; j <= nlen; j++) {
+        d[0][j] = j;
+    }
+    for (size_t i = 1; i <= klen; i++) {
+        for (size_t j = 1; j <= nlen; j++) {
+            char a = k[i - 1];
+            char b = name[j - 1];
+            size_t best = d[i - 1][j - 1] + (a == b || (a ^ 0x20) == b ? 0 : 1);
+
+            if (d[i - 1][j] + 1 < best) {
+                best = d[i - 1][j] + 1;
+            }
+            if (d[i][j - 1] + 1 < best) {
+                best = d[i][j - 1] + 1;
+            }
+            if (i > 1 && j > 1 && a == name[j - 2] && k[i - 2] == b && d[i - 2][j - 2] + 1 < best) {
+                best = d[i - 2][j - 2] + 1;
+            }
+            d[i][j] = best;
+        }
+    }
+    return d[klen][nlen] < 3 ? d[klen][nlen] : 3;
+}
+
+/* The field of 'fields' closest to the unknown key 'k' (distance 1, or 2 for
+ * keys of 6 bytes and more), or NULL: "did you mean 'enforcement'?". */
+static const char *suggest(const struct model_node *k, const struct field *fields,
+                           size_t nfields)
+{
+    const char *best = NULL;
+    size_t bestd = k->scalar_len >= 6 ? 3 : 2;
+
+    for (size_t j = 0; j < nfields; j++) {
+        size_t dist = key_distance(k->scalar, k->scalar_len, fields[j].key);
+
+        if (dist < bestd) {
+            bestd = dist;
+            best = fields[j].key;
+        }
+    }
+    return best;
+}
+
 /* Walk the pairs of 'map' through 'fields'. Bit i of the result is set when
  * fields[i] was present. */
 static uint64_t walk_map(struct walk *w, const struct model_node *map, const char *ctx,
@@ -206,8 +262,15 @@ static uint64_t walk_map(struct walk *w, const struct model_node *map, const cha
         }
         if (j == nfields) {
             char buf[SHOWN_MAX + 4];
-            err(w, k->mark, "unknown field '%s' in %s", shown(buf, k->scalar, k->scalar_len),
-                ctx);
+            const char *near = suggest(k, fields, nfields);
+
+            if (near != NULL) {
+                err(w, k->mark, "unknown field '%s' in %s (did you mean '%s'?)",
+                    shown(buf, k->scalar, k->scalar_len), ctx, near);
+            } else {
+                err(w, k->mark, "unknown field '%s' in %s", shown(buf, k->scalar, k->scalar_len),
+                    ctx);
+            }
             continue;
         }
         seen |= (uint64_t)1 << j;

@@ -139,6 +139,10 @@ bool prover_pat_match(const struct prover_pat *p, const char *s, size_t len);
 
 enum prover_side { PROVER_SIDE_B, PROVER_SIDE_C };
 
+/* The address a witness to a DNS host shows when any public address shows the
+ * same (the policy does not fix one): reports say it is a placeholder. */
+#define PROVER_PLACEHOLDER_IP "93.184.216.34"
+
 struct prover_unit {
     enum prover_side side;
     const struct model_rule *rule;

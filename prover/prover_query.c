@@ -20,7 +20,7 @@
 #include "common/pv_log.h"
 #include "prover/prover_int.h"
 
-static const char example_public_ip[] = "93.184.216.34";
+static const char example_public_ip[] = PROVER_PLACEHOLDER_IP;
 
 /* ---------------------------------------------------------------------------
  * Witnesses
@@ -486,8 +486,7 @@ static pv_result solve_one(struct prover_proof *pf, Z3_ast g, enum prover_catego
                      prover_category_name(cat), model_rule_key(pf->units.u[ui].rule), w.bin,
                      w.host, (unsigned)w.port, w.method, w.target, ipbuf);
         wit_clear(&w);
-        free(pf->res->reason);
-        pf->res->reason = pv_strdup("internal: witness re-check failed");
+        pf->res->unknown = PROVER_UNKNOWN_RECHECK;
         PV_BAIL(PV_ERR_INTERNAL);
     }
     if (path_find(pf->res, cat, pf->units.u[ui].bin, host_text(&pf->units.u[ui]), w.port,

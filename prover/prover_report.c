@@ -51,8 +51,7 @@ static pv_result validation(struct pv_dynbuf *b, const struct prover_result *r)
 
     switch (r->verdict) {
     case PROVER_VERDICT_UNKNOWN:
-        return pv_dynbuf_printf(b, "prover: unknown (%s)",
-                                r->reason != NULL ? r->reason : "unknown");
+        return pv_dynbuf_printf(b, "prover: unknown (%s)", prover_unknown_text(r->unknown));
     case PROVER_VERDICT_WITHIN:
         return pv_dynbuf_addstr(b, "check: within boundary");
     case PROVER_VERDICT_EXCEEDS:
@@ -191,7 +190,10 @@ static json_t *result_json(const struct prover_result *r)
                    min, bld);
     ok = ok && json_object_set_new(o, "verdict", json_string(prover_verdict_name(r->verdict))) == 0;
     if (ok && r->verdict == PROVER_VERDICT_UNKNOWN) {
-        ok = json_object_set_new(o, "reason", json_string(r->reason ? r->reason : "unknown")) == 0;
+        ok = json_object_set_new(o, "reason", json_string(prover_unknown_text(r->unknown))) == 0 &&
+             json_object_set_new(o, "reason_code", json_string(prover_unknown_code(r->unknown))) ==
+                 0 &&
+             json_object_set_new(o, "hint", json_string(prover_unknown_hint(r->unknown))) == 0;
     }
     ok = ok && json_object_set(o, "categories", cats) == 0 &&
          json_object_set(o, "findings", finds) == 0 &&
@@ -235,6 +237,32 @@ struct json_t *prover_invalid_json(const char *error, const char *detail)
  * Text
  * ------------------------------------------------------------------------- */
 
+/* Do two paths share (category, binary, host, port)? */
+static bool same_place(const struct prover_path *a, const struct prover_path *b)
+{
+    return a->cat == b->cat && a->port == b->port && strcmp(a->binary, b->binary) == 0 &&
+           strcmp(a->host, b->host) == 0;
+}
+
+/* "capability_expansion: GET, HEAD on h:443 via /b" for the run of paths
+ * from 'i' that share a place; other categories as prover_path_shorthand. */
+static pv_result place(struct pv_dynbuf *b, const struct prover_result *r, size_t i) PV_WUR;
+static pv_result place(struct pv_dynbuf *b, const struct prover_result *r, size_t i)
+{
+    const struct prover_path *p = &r->paths[i];
+
+    if (p->method == NULL) {
+        return shorthand(b, p);
+    }
+    PV_GUARD(pv_dynbuf_printf(b, "%s: ", prover_category_name(p->cat)));
+    for (size_t j = i; j < r->npaths && same_place(p, &r->paths[j]); j++) {
+        if (r->paths[j].method != NULL) {
+            PV_GUARD(pv_dynbuf_printf(b, "%s%s", j > i ? ", " : "", r->paths[j].method));
+        }
+    }
+    return pv_dynbuf_printf(b, " on %s:%u via %s", p->host, (unsigned)p->port, p->binary);
+}
+
 static pv_result text(struct pv_dynbuf *b, const struct prover_result *r) PV_WUR;
 static pv_result text(struct pv_dynbuf *b, const struct prover_result *r)
 {
@@ -242,11 +270,15 @@ static pv_result text(struct pv_dynbuf *b, const struct prover_result *r)
 
     PV_GUARD(pv_dynbuf_printf(b, "verdict: %s", prover_verdict_name(r->verdict)));
     if (r->verdict == PROVER_VERDICT_UNKNOWN) {
-        PV_GUARD(pv_dynbuf_printf(b, " (%s)", r->reason ? r->reason : "unknown"));
+        PV_GUARD(pv_dynbuf_printf(b, " (%s)\n  what to do: %s", prover_unknown_text(r->unknown),
+                                  prover_unknown_hint(r->unknown)));
     }
-    PV_GUARD(pv_dynbuf_printf(b, "\n%zu path(s) in %zu categor%s\n", r->npaths,
+    /* "finding" counts categories, as validation_result and the JSON
+     * "findings" array do; each has one or more paths. */
+    PV_GUARD(pv_dynbuf_printf(b, "\n%zu finding%s (categories), %zu path%s\n",
                               prover_result_ncategories(r),
-                              prover_result_ncategories(r) == 1 ? "y" : "ies"));
+                              prover_result_ncategories(r) == 1 ? "" : "s", r->npaths,
+                              r->npaths == 1 ? "" : "s"));
     for (size_t i = 0; i < r->npaths; i++) {
         const struct prover_path *p = &r->paths[i];
         const struct prover_witness *w = &p->w;
@@ -255,19 +287,28 @@ static pv_result text(struct pv_dynbuf *b, const struct prover_result *r)
             PV_GUARD(pv_dynbuf_printf(b, "\n%s\n", prover_category_name(p->cat)));
             last = (int)p->cat;
         }
-        PV_GUARD(pv_dynbuf_addstr(b, "  "));
-        PV_GUARD(shorthand(b, p));
-        PV_GUARD(pv_dynbuf_printf(b, "\n    rule %s, route %s", p->rule ? p->rule : "-",
-                                  p->route == MODEL_ROUTE_OPAQUE ? "opaque" : "inspected"));
-        if (p->ncreds > 0) {
-            PV_GUARD(pv_dynbuf_addstr(b, ", credentials"));
-            for (size_t c = 0; c < p->ncreds; c++) {
-                PV_GUARD(pv_dynbuf_printf(b, "%s %s", c ? "," : "", p->creds[c]));
+        if (i == 0 || !same_place(&r->paths[i - 1], p)) {
+            /* One header per (category, binary, host, port): its methods. */
+            PV_GUARD(pv_dynbuf_addstr(b, "  "));
+            PV_GUARD(place(b, r, i));
+            PV_GUARD(pv_dynbuf_printf(b, "\n    rule %s, route %s", p->rule ? p->rule : "-",
+                                      p->route == MODEL_ROUTE_OPAQUE ? "opaque" : "inspected"));
+            if (p->ncreds > 0) {
+                PV_GUARD(pv_dynbuf_addstr(b, ", credentials"));
+                for (size_t c = 0; c < p->ncreds; c++) {
+                    PV_GUARD(pv_dynbuf_printf(b, "%s %s", c ? "," : "", p->creds[c]));
+                }
             }
+            PV_GUARD(pv_dynbuf_addstr(b, "\n"));
         }
-        PV_GUARD(pv_dynbuf_printf(b, "\n    witness: %s %s:%u %s%s%s by %s to %s\n",
-                                  w->method, w->host, (unsigned)w->port, w->path,
-                                  w->query[0] ? "?" : "", w->query, w->binary, w->ip));
+        PV_GUARD(pv_dynbuf_printf(b, "    witness: %s %s:%u %s%s%s by %s to %s%s\n", w->method,
+                                  w->host, (unsigned)w->port, w->path, w->query[0] ? "?" : "",
+                                  w->query, w->binary, w->ip,
+                                  strcmp(w->ip, PROVER_PLACEHOLDER_IP) == 0 &&
+                                          strcmp(w->ip, w->host) != 0
+                                      ? " (placeholder: any public address of the host "
+                                        "shows the same)"
+                                      : ""));
         if (w->action != NULL) {
             PV_GUARD(pv_dynbuf_printf(b, "    api %s action %s risk %s\n",
                                       w->api ? w->api : "-", w->action,

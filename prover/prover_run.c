@@ -28,6 +28,47 @@ const char *prover_category_name(enum prover_category c)
     return "unknown";
 }
 
+/* Why a proof is UNKNOWN: code, text and advice, one row per reason. */
+static const struct {
+    const char *code, *text, *hint;
+} unknowns[PROVER_UNKNOWN__COUNT] = {
+    [PROVER_UNKNOWN_NONE] = {"", "", ""},
+    [PROVER_UNKNOWN_TIMEOUT] = {"timeout", "timeout",
+                                "the proof ran out of time: retry with a larger --timeout-ms "
+                                "(options.timeout_ms), or split the change"},
+    [PROVER_UNKNOWN_LIMIT] = {"limit", "limit: automaton or solver limit reached",
+                              "the patterns are too many or too complex to encode: use fewer "
+                              "or simpler host, path and binary globs, or split the change"},
+    [PROVER_UNKNOWN_SOLVER] = {"solver", "solver failure",
+                               "Z3 could not decide: retry with a larger --timeout-ms, or "
+                               "simplify the patterns"},
+    [PROVER_UNKNOWN_UNSUPPORTED] = {"unsupported", "unsupported construct",
+                                    "the change uses a construct the prover cannot encode: a "
+                                    "reviewer must decide"},
+    [PROVER_UNKNOWN_MEMORY] = {"memory", "internal: out of memory",
+                               "the prover ran out of memory: retry, or split the change"},
+    [PROVER_UNKNOWN_RECHECK] = {"recheck", "internal: witness re-check failed",
+                                "a prover bug (the log has the witness): report it; a reviewer "
+                                "must decide"},
+    [PROVER_UNKNOWN_INTERNAL] = {"internal", "internal error",
+                                 "a prover bug: report it; a reviewer must decide"},
+};
+
+const char *prover_unknown_code(enum prover_unknown u)
+{
+    return (unsigned)u < PROVER_UNKNOWN__COUNT ? unknowns[u].code : "internal";
+}
+
+const char *prover_unknown_text(enum prover_unknown u)
+{
+    return (unsigned)u < PROVER_UNKNOWN__COUNT ? unknowns[u].text : "internal error";
+}
+
+const char *prover_unknown_hint(enum prover_unknown u)
+{
+    return (unsigned)u < PROVER_UNKNOWN__COUNT ? unknowns[u].hint : "";
+}
+
 const char *prover_verdict_name(enum prover_verdict v)
 {
     switch (v) {
@@ -89,7 +130,6 @@ void prover_result_free(struct prover_result *r)
         prover_path_clear(&r->paths[i]);
     }
     free(r->paths);
-    free(r->reason);
     free(r);
 }
 
@@ -334,21 +374,21 @@ static pv_result prove(struct prover_proof *pf)
     return PV_RESULT_OK;
 }
 
-static const char *reason_for(int err)
+static enum prover_unknown unknown_for(int err)
 {
     switch (err) {
     case PV_ERR_TIMEOUT:
-        return "timeout";
+        return PROVER_UNKNOWN_TIMEOUT;
     case PV_ERR_LIMIT:
-        return "limit: automaton or solver limit reached";
+        return PROVER_UNKNOWN_LIMIT;
     case PV_ERR_SOLVER:
-        return "solver failure";
+        return PROVER_UNKNOWN_SOLVER;
     case PV_ERR_UNSUPPORTED:
-        return "unsupported construct";
+        return PROVER_UNKNOWN_UNSUPPORTED;
     case PV_ERR_NOMEM:
-        return "internal: out of memory";
+        return PROVER_UNKNOWN_MEMORY;
     default:
-        return "internal error";
+        return PROVER_UNKNOWN_INTERNAL;
     }
 }
 
@@ -402,8 +442,8 @@ struct prover_result *prover_run(struct prover_session *s, const struct prover_i
     } else {
         /* Fail closed: whatever was found so far is kept as evidence. */
         res->verdict = PROVER_VERDICT_UNKNOWN;
-        if (res->reason == NULL) {
-            res->reason = pv_strdup(reason_for(r.err));
+        if (res->unknown == PROVER_UNKNOWN_NONE) {
+            res->unknown = unknown_for(r.err);
         }
         if (res->npaths > 1) {
             qsort(res->paths, res->npaths, sizeof(*res->paths), path_cmp);

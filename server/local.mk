@@ -3,7 +3,7 @@ noinst_LTLIBRARIES += server/libserver.la
 server_libserver_la_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS) $(MHD_CFLAGS) \
 	$(CRYPTO_CFLAGS)
 server_libserver_la_SOURCES = server/server.h server/server_config.c \
-	server/server_body.c server/server_metrics.c server/server_http.c \
+	server/server_metrics.c server/server_http.c \
 	server/server_routes.c server/server_discover.c server/server_api.c
 SERVER_LIBS = server/libserver.la $(HTTPD_LIBS) $(PROVER_LIBS) $(MHD_LIBS) $(CRYPTO_LIBS)
 

@@ -64,66 +64,6 @@ pv_result server_config_load(struct server_config *c, const char *file, const ch
 pv_result server_config_check(const struct server_config *c, char *err, size_t errlen) PV_WUR;
 
 /* ===========================================================================
- * Request bodies (server_body.c)
- * ========================================================================= */
-
-enum server_field {
-    SERVER_F_BASELINE,
-    SERVER_F_CANDIDATE,
-    SERVER_F_PROPOSAL,
-    SERVER_F_POLICY,
-    SERVER_F_BOUNDARY,
-    SERVER_F_CREDENTIALS,
-    SERVER_F_OPTIONS,
-    SERVER_F_OPENAPI,
-    SERVER_F_BINARY,
-    SERVER_F__COUNT
-};
-
-enum server_body_kind { SERVER_BODY_PROVE, SERVER_BODY_CHECK, SERVER_BODY_DISCOVER };
-
-/* One top-level member: the bytes a loader should parse. For a JSON string
- * value (a YAML or JSON document, or the binary path) 'text' is the decoded
- * string (borrowed from 'root', NUL-free); for an object or array it is the
- * raw span of the body (borrowed from the body buffer), so a loader's
- * LINE:COL counts from the value's first byte. */
-struct server_doc {
-    bool present;
-    bool is_string; /* the value was a JSON string */
-    const char *text;
-    size_t len;
-    const json_t *value; /* the parsed value, borrowed from 'root' */
-};
-
-struct server_body {
-    struct server_doc f[SERVER_F__COUNT];
-    uint64_t timeout_ms; /* 0: not given */
-    json_t *root;        /* the parsed body (owned) */
-};
-
-/* The field's name as it appears in the body and in error locations. */
-const char *server_field_name(enum server_field f);
-
-/* Decode and type-check a request body for route kind 'kind'. 'max_timeout_ms'
- * bounds options.timeout_ms. On error returns PV_ERR_PARSE (malformed JSON,
- * detail "body:LINE:COL: ...") or PV_ERR_USAGE (wrong shape: unknown, missing,
- * conflicting or mistyped fields), writes the message into 'err' and leaves
- * 'out' empty. Success leaves 'out' owning what it holds: release with
- * server_body_free. */
-pv_result server_body_decode(enum server_body_kind kind, const char *buf, size_t len,
-                             uint64_t max_timeout_ms, struct server_body *out, char *err,
-                             size_t errlen) PV_WUR;
-void server_body_free(struct server_body *b);
-/* Invariant check used by tests and the fuzz target. */
-bool server_body_validate(const struct server_body *b, const char *buf, size_t len);
-/* The offset of the value of top-level member 'f' when that value starts
- * with '{', found by a bounded scan of 'buf' that neither parses nor
- * validates it (the body must still go through server_body_decode). False
- * when the member is absent, not an object, or the scan meets anything
- * unexpected. */
-bool server_body_object_at(const char *buf, size_t len, enum server_field f, size_t *off);
-
-/* ===========================================================================
  * Metrics (server_metrics.c) - lock-free counters, Prometheus text
  * ========================================================================= */
 

@@ -533,7 +533,7 @@ static const struct parse_case parse_cases[] = {
      0, 6, 9, "unknown field 'sha' in binary"},
     {J, "{\"version\": 1,\n \"network_policies\": {\"k\": {\"endpoints\": [{\"host\": \"a\", "
         "\"prot\": 1}]}}}",
-     0, 2, 57, "unknown field 'prot' in endpoint"},
+     0, 2, 57, "unknown field 'prot' in endpoint (did you mean 'port'?)"},
     {Y, "version: 1\n\"bad\\tkey\": 1\n", 0, 2, 1, "unknown field 'bad?key' in policy"},
 
     /* wrong types */
@@ -543,7 +543,8 @@ static const struct parse_case parse_cases[] = {
     {Y, EP_HEAD "        ports: 443\n", 0, 6, 16, "field 'ports' must be a list"},
     {Y, EP_HEAD "        ports: [443, https]\n", 0, 6, 22,
      "field 'ports' must be a list of integers"},
-    {Y, EP_HEAD "        host2: 1\n", 0, 6, 9, "unknown field 'host2' in endpoint"},
+    {Y, EP_HEAD "        host2: 1\n", 0, 6, 9,
+     "unknown field 'host2' in endpoint (did you mean 'host'?)"},
     {Y, "version: 1\nnetwork_policies:\n  k:\n    endpoints:\n      - host: [a]\n", 0, 5, 15,
      "field 'host' must be a string"},
     {Y, EP_HEAD "        allow_encoded_slash: yes\n", 0, 6, 30,

@@ -722,7 +722,7 @@ START_TEST(test_compat_case)
     vr = prover_validation_result(r);
     ck_assert_msg(strcmp(prover_verdict_name(r->verdict), c->verdict) == 0,
                   "%s %s: verdict %s (%s), want %s\n%s", c->id, c->name,
-                  prover_verdict_name(r->verdict), r->reason ? r->reason : "", c->verdict, vr);
+                  prover_verdict_name(r->verdict), prover_unknown_text(r->unknown), c->verdict, vr);
     ck_assert_msg(same_set(c->categories, cats), "%s: categories '%s', want '%s'", c->id, cats,
                   c->categories);
     for (const char *s = c->paths; *s != '\0';) {

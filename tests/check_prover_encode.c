@@ -195,7 +195,7 @@ START_TEST(test_clause)
     vr = prover_validation_result(r);
     ck_assert_msg(strcmp(prover_verdict_name(r->verdict), rows[_i].verdict) == 0,
                   "%s: verdict %s (%s), want %s\n%s", rows[_i].clause,
-                  prover_verdict_name(r->verdict), r->reason ? r->reason : "", rows[_i].verdict,
+                  prover_verdict_name(r->verdict), prover_unknown_text(r->unknown), rows[_i].verdict,
                   vr);
     ck_assert_msg(strcmp(cats, rows[_i].categories) == 0, "%s: categories '%s', want '%s'\n%s",
                   rows[_i].clause, cats, rows[_i].categories, vr);
@@ -269,7 +269,8 @@ START_TEST(test_timeout_unknown)
     r = prover_run(session, &in);
     ck_assert_ptr_nonnull(r);
     ck_assert_int_eq(r->verdict, PROVER_VERDICT_UNKNOWN);
-    ck_assert_str_eq(r->reason, "timeout");
+    ck_assert_int_eq(r->unknown, PROVER_UNKNOWN_TIMEOUT);
+    ck_assert_str_eq(prover_unknown_code(r->unknown), "timeout");
     prover_result_free(r);
     /* the same proof with time to spare finds the 300 reach paths */
     in.timeout_ms = 60000;

@@ -896,7 +896,7 @@ static void dump_sets(const char *yb, const char *yc, const char *ycr, enum prov
         fprintf(stderr, "  %s\n", want->k[i]);
     }
     fprintf(stderr, "-- prover (%s %s):\n%s\n", prover_verdict_name(r->verdict),
-            r->reason ? r->reason : "", vr);
+            prover_unknown_text(r->unknown), vr);
     for (size_t i = 0; i < r->npaths; i++) {
         fprintf(stderr, "  witness %s %s %s:%u %s?%s ip %s\n",
                 prover_category_name(r->paths[i].cat), r->paths[i].w.binary, r->paths[i].w.host,

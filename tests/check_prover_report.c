@@ -35,13 +35,13 @@ static struct prover_path mkpath(enum prover_category cat, const char *bin, cons
 }
 
 static struct prover_result *mkresult(enum prover_verdict v, const struct prover_path *paths,
-                                      size_t n, const char *reason)
+                                      size_t n, enum prover_unknown why)
 {
     struct prover_result *r = calloc(1, sizeof(*r));
 
     ck_assert_ptr_nonnull(r);
     r->verdict = v;
-    r->reason = reason != NULL ? strdup(reason) : NULL;
+    r->unknown = why;
     r->paths = calloc(n + 1, sizeof(*r->paths));
     ck_assert_ptr_nonnull(r->paths);
     if (n > 0) {
@@ -87,7 +87,7 @@ START_TEST(test_shorthand)
     struct prover_path p = mkpath(shorthand_rows[_i].cat, shorthand_rows[_i].bin,
                                   shorthand_rows[_i].host, shorthand_rows[_i].port,
                                   shorthand_rows[_i].method);
-    struct prover_result *r = mkresult(PROVER_VERDICT_FINDINGS, &p, 1, NULL);
+    struct prover_result *r = mkresult(PROVER_VERDICT_FINDINGS, &p, 1, PROVER_UNKNOWN_NONE);
     char *s = prover_path_shorthand(&r->paths[0]);
 
     ck_assert_ptr_nonnull(s);
@@ -107,7 +107,7 @@ END_TEST
 
 START_TEST(test_validation_none)
 {
-    struct prover_result *r = mkresult(PROVER_VERDICT_EMPTY, NULL, 0, NULL);
+    struct prover_result *r = mkresult(PROVER_VERDICT_EMPTY, NULL, 0, PROVER_UNKNOWN_NONE);
     char *s = prover_validation_result(r);
 
     ck_assert_str_eq(s, "prover: no new findings");
@@ -120,7 +120,7 @@ START_TEST(test_validation_one)
 {
     struct prover_path p = mkpath(PROVER_CAT_CRED_REACH, "/usr/bin/curl", "api.github.com",
                                   443, NULL);
-    struct prover_result *r = mkresult(PROVER_VERDICT_FINDINGS, &p, 1, NULL);
+    struct prover_result *r = mkresult(PROVER_VERDICT_FINDINGS, &p, 1, PROVER_UNKNOWN_NONE);
     char *s = prover_validation_result(r);
 
     /* advisor.md V3 */
@@ -138,7 +138,7 @@ START_TEST(test_validation_counts_categories)
         mkpath(PROVER_CAT_CAPABILITY, "/usr/bin/curl", "api.github.com", 443, "DELETE"),
         mkpath(PROVER_CAT_CAPABILITY, "/usr/bin/curl", "api.github.com", 443, "PUT"),
     };
-    struct prover_result *r = mkresult(PROVER_VERDICT_FINDINGS, p, 3, NULL);
+    struct prover_result *r = mkresult(PROVER_VERDICT_FINDINGS, p, 3, PROVER_UNKNOWN_NONE);
     char *s = prover_validation_result(r);
 
     /* N counts categories (2), not paths (3); plural "findings". */
@@ -157,7 +157,7 @@ START_TEST(test_validation_unknown)
 {
     struct prover_path p = mkpath(PROVER_CAT_CRED_REACH, "/usr/bin/curl", "api.github.com",
                                   443, NULL);
-    struct prover_result *r = mkresult(PROVER_VERDICT_UNKNOWN, &p, 1, "timeout");
+    struct prover_result *r = mkresult(PROVER_VERDICT_UNKNOWN, &p, 1, PROVER_UNKNOWN_TIMEOUT);
     char *s = prover_validation_result(r);
 
     /* unknown never reads as "no new findings", even with partial evidence */
@@ -171,8 +171,8 @@ START_TEST(test_validation_check)
 {
     struct prover_path p = mkpath(PROVER_CAT_BOUNDARY, "/usr/bin/curl", "a.example.com", 443,
                                   NULL);
-    struct prover_result *r = mkresult(PROVER_VERDICT_EXCEEDS, &p, 1, NULL);
-    struct prover_result *w = mkresult(PROVER_VERDICT_WITHIN, NULL, 0, NULL);
+    struct prover_result *r = mkresult(PROVER_VERDICT_EXCEEDS, &p, 1, PROVER_UNKNOWN_NONE);
+    struct prover_result *w = mkresult(PROVER_VERDICT_WITHIN, NULL, 0, PROVER_UNKNOWN_NONE);
     char *s = prover_validation_result(r);
     char *t = prover_validation_result(w);
 
@@ -208,7 +208,7 @@ START_TEST(test_json_shape)
     p[0].creds = calloc(1, sizeof(char *));
     p[0].creds[0] = strdup("github-pat");
     p[0].ncreds = 1;
-    r = mkresult(PROVER_VERDICT_FINDINGS, p, 2, NULL);
+    r = mkresult(PROVER_VERDICT_FINDINGS, p, 2, PROVER_UNKNOWN_NONE);
     j = prover_result_to_json(r);
     ck_assert_ptr_nonnull(j);
     ck_assert_str_eq(json_string_value(json_object_get(j, "verdict")), "findings");
@@ -248,7 +248,7 @@ END_TEST
 
 START_TEST(test_json_unknown_and_invalid)
 {
-    struct prover_result *r = mkresult(PROVER_VERDICT_UNKNOWN, NULL, 0, "timeout");
+    struct prover_result *r = mkresult(PROVER_VERDICT_UNKNOWN, NULL, 0, PROVER_UNKNOWN_TIMEOUT);
     json_t *j = prover_result_to_json(r);
     json_t *inv = prover_invalid_json("invalid_policy", "p.yaml:3:5: bad");
 
@@ -268,7 +268,7 @@ START_TEST(test_text_has_evidence)
 {
     struct prover_path p = mkpath(PROVER_CAT_CAPABILITY, "/usr/bin/curl", "api.github.com", 443,
                                   "DELETE");
-    struct prover_result *r = mkresult(PROVER_VERDICT_FINDINGS, &p, 1, NULL);
+    struct prover_result *r = mkresult(PROVER_VERDICT_FINDINGS, &p, 1, PROVER_UNKNOWN_NONE);
     char *t = prover_result_text(r);
 
     ck_assert_ptr_nonnull(strstr(t, "verdict: findings"));

@@ -160,6 +160,37 @@ static json_t *request_body(const struct row *r)
     return b;
 }
 
+/* Warnings are located in the document the way diagnostics are: the
+ * service names the field ("candidate:13:15"), the CLI the file
+ * (".../candidate.yaml:13:15"). Keep LINE:COL only, so the rest must match.
+ * Only the CLI looks binaries up on this machine: drop binary-missing. */
+static void unlocate_warnings(json_t *answer)
+{
+    json_t *list = json_object_get(answer, "warnings");
+    size_t i;
+    json_t *w;
+
+    for (i = json_array_size(list); i > 0; i--) {
+        const char *code = json_string_value(json_object_get(json_array_get(list, i - 1), "code"));
+        if (code != NULL && strcmp(code, "binary-missing") == 0) {
+            json_array_remove(list, i - 1);
+        }
+    }
+    json_array_foreach(list, i, w) {
+        const char *loc = json_string_value(json_object_get(w, "location"));
+        const char *colon = loc != NULL ? strrchr(loc, ':') : NULL;
+        const char *at = loc;
+
+        if (colon != NULL) {
+            for (at = colon; at > loc && at[-1] != ':'; at--) {
+            }
+        }
+        if (at != NULL) {
+            json_object_set_new(w, "location", json_string(at));
+        }
+    }
+}
+
 START_TEST(test_routes_match_cli)
 {
     const struct row *r = &rows[_i];
@@ -185,6 +216,8 @@ START_TEST(test_routes_match_cli)
     if (r->status == 200) {
         json_object_del(rep.body, "elapsed_ms");
         json_object_del(cli, "elapsed_ms");
+        unlocate_warnings(rep.body);
+        unlocate_warnings(cli);
         if (!json_equal(rep.body, cli)) {
             char *a = json_dumps(rep.body, JSON_COMPACT);
             char *b = json_dumps(cli, JSON_COMPACT);

@@ -23,16 +23,16 @@ tests_fuzz_fuzz_policy_json_LDFLAGS = $(tests_fuzz_fuzz_policy_yaml_LDFLAGS)
 tests_fuzz_fuzz_policy_json_LDADD = $(FUZZ_LIBS)
 endif
 
-# proviso-prover's request body decoder (owner: server). Same convention: the
+# proviso-prover's request body decoder (owner: prover). Same convention: the
 # decoder's source is compiled into the target with the fuzzer's flags.
-#   ./tests/fuzz/fuzz_server_body -max_total_time=120 CORPUS_DIR
+#   ./tests/fuzz/fuzz_prover_body -max_total_time=120 CORPUS_DIR
 if ENABLE_FUZZ
-noinst_PROGRAMS += tests/fuzz/fuzz_server_body
-tests_fuzz_fuzz_server_body_SOURCES = tests/fuzz/fuzz_server_body.c server/server.h \
-	server/server_body.c
-tests_fuzz_fuzz_server_body_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(FUZZ_FLAGS)
-tests_fuzz_fuzz_server_body_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
-tests_fuzz_fuzz_server_body_LDADD = common/libcommon.la $(JANSSON_LIBS)
+noinst_PROGRAMS += tests/fuzz/fuzz_prover_body
+tests_fuzz_fuzz_prover_body_SOURCES = tests/fuzz/fuzz_prover_body.c prover/prover.h \
+	prover/prover_body.c
+tests_fuzz_fuzz_prover_body_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_prover_body_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_prover_body_LDADD = common/libcommon.la $(JANSSON_LIBS)
 endif
 
 # proviso-proxy's request-head parser and validator (owner: proxy). Same

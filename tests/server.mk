@@ -4,13 +4,13 @@
 SERVER_TEST_LIBS = $(SERVER_LIBS) $(CHECK_LIBS)
 SERVER_TEST_CFLAGS = $(TEST_CFLAGS) $(MHD_CFLAGS)
 
-check_PROGRAMS += tests/check_server_body tests/check_server_config tests/check_httpd_token \
+check_PROGRAMS += tests/check_prover_body tests/check_server_config tests/check_httpd_token \
 	tests/check_server_discover tests/check_server_routes
-TESTS += tests/check_server_body tests/check_server_config tests/check_httpd_token \
+TESTS += tests/check_prover_body tests/check_server_config tests/check_httpd_token \
 	tests/check_server_discover tests/check_server_routes
-tests_check_server_body_SOURCES = tests/check_server_body.c
-tests_check_server_body_CFLAGS = $(SERVER_TEST_CFLAGS)
-tests_check_server_body_LDADD = $(SERVER_TEST_LIBS)
+tests_check_prover_body_SOURCES = tests/check_prover_body.c
+tests_check_prover_body_CFLAGS = $(SERVER_TEST_CFLAGS)
+tests_check_prover_body_LDADD = $(SERVER_TEST_LIBS)
 tests_check_server_config_SOURCES = tests/check_server_config.c
 tests_check_server_config_CFLAGS = $(SERVER_TEST_CFLAGS)
 tests_check_server_config_LDADD = $(SERVER_TEST_LIBS)

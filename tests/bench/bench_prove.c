@@ -282,7 +282,7 @@ static void run(struct prover_session *s, const struct model_registry *reg, unsi
         ss += r->ms_solve;
         if (r->verdict == PROVER_VERDICT_UNKNOWN) {
             fprintf(stderr, "bench: unknown (%s) at %u rules, iteration %u\n",
-                    r->reason ? r->reason : "?", n, it);
+                    prover_unknown_text(r->unknown), n, it);
         }
         prover_result_free(r);
         model_policy_free(b2);

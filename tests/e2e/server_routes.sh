@@ -67,12 +67,17 @@ expect_status 200 "prove a candidate"
 expect_body '"verdict":"findings"' "a new credentialed host is a finding"
 expect_body '"credential_reach_expansion"' "... in credential_reach_expansion"
 expect_body '"validation_result":"prover: 1 new finding' "validation_result in the reference's words"
+expect_body '"grants":[{"change":"new","rule":"gh","binary":"/usr/bin/curl","host":"api.github.com","ports":[443],"route":"opaque","access":["all traffic"],"credentials":["gh"],"private_destinations":[]}]' \
+    "the answer lists the grant (additive field)"
+expect_body '"warnings":[' "the answer carries warnings (additive field)"
 
 printf '{"baseline": %s, "candidate": %s}\n' "$(cat "$WORK/baseline.json")" \
     "$(cat "$WORK/baseline.json")" >"$WORK/same.json"
 post /v1/prove "$WORK/same.json"
 expect_status 200 "prove an unchanged policy"
 expect_body '"verdict":"empty"' "no change proves empty"
+expect_body '"grants":[]' "no change grants nothing"
+expect_body '"code":"no-credentials"' "prove without credentials warns"
 
 # A YAML string for the baseline, a proposal for the change.
 cat >"$WORK/proposal.json" <<'EOF'

@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* server_body.c - request body decoder for /v1/prove, /v1/check, /v1/discover
+/* prover_body.c - decoder of the JSON request bodies of /v1/prove, /v1/check, /v1/discover
+ *
+ * It lives in libprover so that the one prove/check job (prover_job.c) can be
+ * run in process from a request body by any command, not only by the HTTP
+ * service (server/); the discover kind is decoded here too, by the same
+ * tables, and handled by the service.
  *
  * A body is one JSON object. jansson checks the syntax (errors carry
  * "body:LINE:COL"), rejects duplicate keys and embedded NULs; a table per
@@ -10,28 +15,29 @@
  * value's first byte) without a re-serialisation. Strings are handed over
  * decoded: they hold YAML or JSON documents.
  *
- * Invariant (server_body_validate): every present object/array field's span
+ * Invariant (prover_body_validate): every present object/array field's span
  * lies inside the body and starts with '{' or '['; every string field is the
  * jansson string of the same key.
  */
 #include "config.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "server/server.h"
+#include "prover/prover.h"
 
-static const char *const field_names[SERVER_F__COUNT] = {
-    [SERVER_F_BASELINE] = "baseline",       [SERVER_F_CANDIDATE] = "candidate",
-    [SERVER_F_PROPOSAL] = "proposal",       [SERVER_F_POLICY] = "policy",
-    [SERVER_F_BOUNDARY] = "boundary",       [SERVER_F_CREDENTIALS] = "credentials",
-    [SERVER_F_OPTIONS] = "options",         [SERVER_F_OPENAPI] = "openapi",
-    [SERVER_F_BINARY] = "binary",
+static const char *const field_names[PROVER_F__COUNT] = {
+    [PROVER_F_BASELINE] = "baseline",       [PROVER_F_CANDIDATE] = "candidate",
+    [PROVER_F_PROPOSAL] = "proposal",       [PROVER_F_POLICY] = "policy",
+    [PROVER_F_BOUNDARY] = "boundary",       [PROVER_F_CREDENTIALS] = "credentials",
+    [PROVER_F_OPTIONS] = "options",         [PROVER_F_OPENAPI] = "openapi",
+    [PROVER_F_BINARY] = "binary",
 };
 
-const char *server_field_name(enum server_field f)
+const char *prover_field_name(enum prover_field f)
 {
-    if ((unsigned)f >= SERVER_F__COUNT) {
+    if ((unsigned)f >= PROVER_F__COUNT) {
         return "?";
     }
     return field_names[f];
@@ -48,41 +54,41 @@ const char *server_field_name(enum server_field f)
 enum need { OPTIONAL, REQUIRED, ONE_OF };
 
 struct field_rule {
-    enum server_field f;
+    enum prover_field f;
     unsigned types;
     enum need need;
     const char *expect; /* for the type error message */
 };
 
 static const struct field_rule prove_rules[] = {
-    {SERVER_F_BASELINE, T_OBJ | T_STR, OPTIONAL, "a policy object or a YAML/JSON string"},
-    {SERVER_F_CANDIDATE, T_OBJ | T_STR, ONE_OF, "a policy object or a YAML/JSON string"},
-    {SERVER_F_PROPOSAL, T_OBJ | T_STR, ONE_OF, "a proposal object or a JSON string"},
-    {SERVER_F_POLICY, T_OBJ | T_STR, ONE_OF, "a policy object or a YAML/JSON string"},
-    {SERVER_F_CREDENTIALS, T_ARR | T_OBJ | T_STR, OPTIONAL,
+    {PROVER_F_BASELINE, T_OBJ | T_STR, OPTIONAL, "a policy object or a YAML/JSON string"},
+    {PROVER_F_CANDIDATE, T_OBJ | T_STR, ONE_OF, "a policy object or a YAML/JSON string"},
+    {PROVER_F_PROPOSAL, T_OBJ | T_STR, ONE_OF, "a proposal object or a JSON string"},
+    {PROVER_F_POLICY, T_OBJ | T_STR, ONE_OF, "a policy object or a YAML/JSON string"},
+    {PROVER_F_CREDENTIALS, T_ARR | T_OBJ | T_STR, OPTIONAL,
      "a credentials list, object or YAML/JSON string"},
-    {SERVER_F_OPTIONS, T_OBJ, OPTIONAL, "an object"},
+    {PROVER_F_OPTIONS, T_OBJ, OPTIONAL, "an object"},
 };
 
 static const struct field_rule check_rules[] = {
-    {SERVER_F_CANDIDATE, T_OBJ | T_STR, REQUIRED, "a policy object or a YAML/JSON string"},
-    {SERVER_F_BOUNDARY, T_OBJ | T_STR, REQUIRED, "a policy object or a YAML/JSON string"},
-    {SERVER_F_OPTIONS, T_OBJ, OPTIONAL, "an object"},
+    {PROVER_F_CANDIDATE, T_OBJ | T_STR, REQUIRED, "a policy object or a YAML/JSON string"},
+    {PROVER_F_BOUNDARY, T_OBJ | T_STR, REQUIRED, "a policy object or a YAML/JSON string"},
+    {PROVER_F_OPTIONS, T_OBJ, OPTIONAL, "an object"},
 };
 
 static const struct field_rule discover_rules[] = {
-    {SERVER_F_OPENAPI, T_OBJ | T_STR, REQUIRED, "an OpenAPI 3 object or a JSON string"},
-    {SERVER_F_POLICY, T_OBJ | T_STR, REQUIRED, "a policy object or a YAML/JSON string"},
-    {SERVER_F_BINARY, T_STR, REQUIRED, "an absolute path string"},
+    {PROVER_F_OPENAPI, T_OBJ | T_STR, REQUIRED, "an OpenAPI 3 object or a JSON string"},
+    {PROVER_F_POLICY, T_OBJ | T_STR, REQUIRED, "a policy object or a YAML/JSON string"},
+    {PROVER_F_BINARY, T_STR, REQUIRED, "an absolute path string"},
 };
 
 static const struct {
     const struct field_rule *rules;
     size_t n;
 } kinds[] = {
-    [SERVER_BODY_PROVE] = {prove_rules, PV_ARRAY_LEN(prove_rules)},
-    [SERVER_BODY_CHECK] = {check_rules, PV_ARRAY_LEN(check_rules)},
-    [SERVER_BODY_DISCOVER] = {discover_rules, PV_ARRAY_LEN(discover_rules)},
+    [PROVER_BODY_PROVE] = {prove_rules, PV_ARRAY_LEN(prove_rules)},
+    [PROVER_BODY_CHECK] = {check_rules, PV_ARRAY_LEN(check_rules)},
+    [PROVER_BODY_DISCOVER] = {discover_rules, PV_ARRAY_LEN(discover_rules)},
 };
 
 /* ---------------------------------------------------------------------------
@@ -179,7 +185,7 @@ static unsigned type_of(const json_t *v)
     return 0;
 }
 
-static const struct field_rule *find_rule(enum server_body_kind kind, const char *k, size_t klen)
+static const struct field_rule *find_rule(enum prover_body_kind kind, const char *k, size_t klen)
 {
     for (size_t i = 0; i < kinds[kind].n; i++) {
         const char *name = field_names[kinds[kind].rules[i].f];
@@ -202,7 +208,7 @@ static void printable(char *out, size_t outlen, const char *s, size_t len)
 }
 
 static pv_result decode_options(const json_t *opts, uint64_t max_timeout_ms,
-                                struct server_body *out, char *err, size_t errlen)
+                                struct prover_body *out, char *err, size_t errlen)
 {
     const char *k;
     const json_t *v;
@@ -228,8 +234,8 @@ static pv_result decode_options(const json_t *opts, uint64_t max_timeout_ms,
 
 /* Walk the top-level members in body order, match them against the rules and
  * record their spans. */
-static pv_result scan_members(enum server_body_kind kind, const char *buf, size_t len,
-                              struct server_body *out, char *err, size_t errlen)
+static pv_result scan_members(enum prover_body_kind kind, const char *buf, size_t len,
+                              struct prover_body *out, char *err, size_t errlen)
 {
     size_t i = skip_ws(buf, 0, len);
 
@@ -247,7 +253,7 @@ static pv_result scan_members(enum server_body_kind kind, const char *buf, size_
         size_t vstart;
         const struct field_rule *rule;
         const json_t *v;
-        struct server_doc *d;
+        struct prover_doc *d;
 
         if (buf[i] != '"') {
             break;
@@ -304,7 +310,7 @@ static pv_result scan_members(enum server_body_kind kind, const char *buf, size_
     PV_BAIL(PV_ERR_PARSE);
 }
 
-static pv_result check_required(enum server_body_kind kind, const struct server_body *out,
+static pv_result check_required(enum prover_body_kind kind, const struct prover_body *out,
                                 char *err, size_t errlen)
 {
     size_t one_of = 0;
@@ -329,16 +335,16 @@ static pv_result check_required(enum server_body_kind kind, const struct server_
         snprintf(err, errlen, "body: exactly one of %s is required", names);
         PV_BAIL(PV_ERR_USAGE);
     }
-    if (out->f[SERVER_F_BINARY].present &&
-        (out->f[SERVER_F_BINARY].len == 0 || out->f[SERVER_F_BINARY].text[0] != '/')) {
+    if (out->f[PROVER_F_BINARY].present &&
+        (out->f[PROVER_F_BINARY].len == 0 || out->f[PROVER_F_BINARY].text[0] != '/')) {
         snprintf(err, errlen, "binary: must be an absolute path");
         PV_BAIL(PV_ERR_USAGE);
     }
     return PV_RESULT_OK;
 }
 
-pv_result server_body_decode(enum server_body_kind kind, const char *buf, size_t len,
-                             uint64_t max_timeout_ms, struct server_body *out, char *err,
+pv_result prover_body_decode(enum prover_body_kind kind, const char *buf, size_t len,
+                             uint64_t max_timeout_ms, struct prover_body *out, char *err,
                              size_t errlen)
 {
     json_error_t jerr;
@@ -356,7 +362,7 @@ pv_result server_body_decode(enum server_body_kind kind, const char *buf, size_t
         PV_BAIL(PV_ERR_PARSE);
     }
     if (!json_is_object(out->root)) {
-        server_body_free(out);
+        prover_body_free(out);
         snprintf(err, errlen, "body: must be a JSON object");
         PV_BAIL(PV_ERR_USAGE);
     }
@@ -364,17 +370,17 @@ pv_result server_body_decode(enum server_body_kind kind, const char *buf, size_t
     if (pv_ok(r)) {
         r = check_required(kind, out, err, errlen);
     }
-    if (pv_ok(r) && out->f[SERVER_F_OPTIONS].present) {
-        r = decode_options(out->f[SERVER_F_OPTIONS].value, max_timeout_ms, out, err, errlen);
+    if (pv_ok(r) && out->f[PROVER_F_OPTIONS].present) {
+        r = decode_options(out->f[PROVER_F_OPTIONS].value, max_timeout_ms, out, err, errlen);
     }
     if (!pv_ok(r)) {
-        server_body_free(out);
+        prover_body_free(out);
         return r;
     }
     return PV_RESULT_OK;
 }
 
-void server_body_free(struct server_body *b)
+void prover_body_free(struct prover_body *b)
 {
     if (b == NULL) {
         return;
@@ -383,9 +389,9 @@ void server_body_free(struct server_body *b)
     memset(b, 0, sizeof(*b));
 }
 
-bool server_body_object_at(const char *buf, size_t len, enum server_field f, size_t *off)
+bool prover_body_object_at(const char *buf, size_t len, enum prover_field f, size_t *off)
 {
-    const char *want = server_field_name(f);
+    const char *want = prover_field_name(f);
     size_t wlen = strlen(want);
     size_t i;
 
@@ -429,18 +435,18 @@ bool server_body_object_at(const char *buf, size_t len, enum server_field f, siz
     return false;
 }
 
-bool server_body_validate(const struct server_body *b, const char *buf, size_t len)
+bool prover_body_validate(const struct prover_body *b, const char *buf, size_t len)
 {
     if (b->root == NULL) {
-        for (size_t i = 0; i < SERVER_F__COUNT; i++) {
+        for (size_t i = 0; i < PROVER_F__COUNT; i++) {
             if (b->f[i].present) {
                 return false;
             }
         }
         return true;
     }
-    for (size_t i = 0; i < SERVER_F__COUNT; i++) {
-        const struct server_doc *d = &b->f[i];
+    for (size_t i = 0; i < PROVER_F__COUNT; i++) {
+        const struct prover_doc *d = &b->f[i];
         if (!d->present) {
             continue;
         }

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* model_warn.c - the warnings tier: valid policies that are likely mistakes
+ *
+ * A warning never makes a policy invalid and never changes a verdict; it
+ * points (FILE:LINE:COL, from the marks the loader kept) at something that
+ * is allowed but probably not meant: an L7 endpoint in audit mode (every
+ * method passes), a wildcard host, a `path:` on an L4 endpoint (ignored: the
+ * bytes are not inspected), a rule without binaries (it matches nothing), a
+ * relative binary path (it matches nothing: binaries are absolute), a
+ * literal binary path that does not exist here. Each has a stable code
+ * (warn[] below, docs/semantics.md#warnings).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model/model_int.h"
+
+static const char *const warn_codes[MODEL_WARN__COUNT] = {
+    [MODEL_WARN_L7_AUDIT] = "l7-audit",
+    [MODEL_WARN_WILDCARD_HOST] = "wildcard-host",
+    [MODEL_WARN_PATH_ON_L4] = "path-on-l4",
+    [MODEL_WARN_NO_BINARIES] = "rule-without-binaries",
+    [MODEL_WARN_BINARY_RELATIVE] = "binary-relative",
+    [MODEL_WARN_BINARY_MISSING] = "binary-missing",
+};
+
+const char *model_warning_code(enum model_warning w)
+{
+    return (unsigned)w < MODEL_WARN__COUNT ? warn_codes[w] : "unknown";
+}
+
+static bool is_l7(enum model_protocol p)
+{
+    switch (p) {
+    case MODEL_PROTO_NONE:
+    case MODEL_PROTO_TCP:
+        return false;
+    case MODEL_PROTO_REST:
+    case MODEL_PROTO_WEBSOCKET:
+    case MODEL_PROTO_GRAPHQL:
+    case MODEL_PROTO_SQL:
+    case MODEL_PROTO_JSONRPC:
+    case MODEL_PROTO_MCP:
+        return true;
+    }
+    return false;
+}
+
+static void endpoint_warnings(const struct model_policy *p, const struct model_rule *r,
+                              const struct model_endpoint *e, model_warn_fn fn, void *arg)
+{
+    const char *key = r->key != NULL ? r->key : "?";
+    char msg[256];
+
+    if (is_l7(e->proto) && !e->tls_skip && !e->enforce) {
+        struct model_mark m = e->enforcement.s != NULL ? e->enforcement.mark : e->mark;
+
+        (void)snprintf(msg, sizeof(msg),
+                       "rule '%s': L7 endpoint %s without 'enforcement: enforce' is in audit "
+                       "mode: every method and path passes",
+                       key, e->host.s != NULL ? e->host.s : "(hostless)");
+        fn(arg, MODEL_WARN_L7_AUDIT, p->file, m.line, m.col, msg);
+    }
+    if (e->host.s != NULL && strchr(e->host.s, '*') != NULL) {
+        (void)snprintf(msg, sizeof(msg), "rule '%s': wildcard host '%s' matches every name it "
+                       "covers, now and later", key, e->host.s);
+        fn(arg, MODEL_WARN_WILDCARD_HOST, p->file, e->host.mark.line, e->host.mark.col, msg);
+    }
+    if (e->path.s != NULL && (!is_l7(e->proto) || e->tls_skip)) {
+        (void)snprintf(msg, sizeof(msg), "rule '%s': 'path: %s' on an L4 endpoint is not "
+                       "enforced: the bytes are not inspected", key, e->path.s);
+        fn(arg, MODEL_WARN_PATH_ON_L4, p->file, e->path.mark.line, e->path.mark.col, msg);
+    }
+}
+
+static bool has_glob(const char *s)
+{
+    return strpbrk(s, "*?[{") != NULL;
+}
+
+void model_policy_warnings(const struct model_policy *p, unsigned flags, model_warn_fn fn,
+                           void *arg)
+{
+    char msg[256];
+
+    if (p == NULL || fn == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < p->nrules; i++) {
+        const struct model_rule *r = &p->rules[i];
+        const char *key = r->key != NULL ? r->key : "?";
+
+        if (r->nbinaries == 0 && r->nendpoints > 0) {
+            (void)snprintf(msg, sizeof(msg), "rule '%s' has no binaries: it matches nothing",
+                           key);
+            fn(arg, MODEL_WARN_NO_BINARIES, p->file, r->key_mark.line, r->key_mark.col, msg);
+        }
+        for (size_t j = 0; j < r->nbinaries; j++) {
+            const struct model_binary *b = &r->binaries[j];
+            const char *path = b->path.s;
+
+            if (path == NULL) {
+                continue;
+            }
+            if (path[0] != '/') {
+                (void)snprintf(msg, sizeof(msg), "rule '%s': binary '%s' is relative: binaries "
+                               "are absolute paths, it matches nothing", key, path);
+                fn(arg, MODEL_WARN_BINARY_RELATIVE, p->file, b->path.mark.line,
+                   b->path.mark.col, msg);
+            } else if ((flags & MODEL_WARN_FS) != 0 && !has_glob(path) &&
+                       access(path, F_OK) != 0) {
+                (void)snprintf(msg, sizeof(msg), "rule '%s': binary '%s' does not exist on "
+                               "this host", key, path);
+                fn(arg, MODEL_WARN_BINARY_MISSING, p->file, b->path.mark.line,
+                   b->path.mark.col, msg);
+            }
+        }
+        for (size_t j = 0; j < r->nendpoints; j++) {
+            endpoint_warnings(p, r, &r->endpoints[j], fn, arg);
+        }
+    }
+}

@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* prover_grants.c - the reviewer's view of a change: what the candidate grants
+ *
+ * A grant is a unit of the candidate - one (binary pattern, endpoint) pair of
+ * a rule, prover_units.c - whose (binary text, endpoint fingerprint) pair no
+ * baseline unit has (docs/semantics.md#grants). It is "new" when no baseline
+ * unit has the same binary pattern and host pattern, else "changed" (the
+ * endpoint differs in ports, route, methods, paths, allowed_ips, ...). The
+ * list is descriptive and needs no solver: units, fingerprints and the delta
+ * are the same cheap steps the proof starts with; the verdict still comes
+ * from the categories only.
+ *
+ * Invariant: grants are sorted by (binary, host, first port, rule) and every
+ * string is owned by its grant.
+ */
+#include "config.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "prover/prover_int.h"
+
+#define GRANTS_TEXT_MAX ((size_t)1 << 24)
+
+static void grant_clear(struct prover_grant *g)
+{
+    free(g->rule);
+    free(g->binary);
+    free(g->host);
+    free(g->ports);
+    for (size_t i = 0; i < g->naccess; i++) {
+        free(g->access[i]);
+    }
+    free(g->access);
+    for (size_t i = 0; i < g->ncreds; i++) {
+        free(g->creds[i]);
+    }
+    free(g->creds);
+    for (size_t i = 0; i < g->nprivate; i++) {
+        free(g->private_ips[i]);
+    }
+    free(g->private_ips);
+    memset(g, 0, sizeof(*g));
+}
+
+void prover_grants_free(struct prover_grants *gs)
+{
+    if (gs == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < gs->n; i++) {
+        grant_clear(&gs->g[i]);
+    }
+    free(gs->g);
+    memset(gs, 0, sizeof(*gs));
+}
+
+static pv_result push_str(char ***v, size_t *n, const char *s) PV_WUR;
+static pv_result push_str(char ***v, size_t *n, const char *s)
+{
+    char **g = pv_realloc(*v, (*n + 1) * sizeof(char *));
+
+    PV_GUARD_PTR(g);
+    *v = g;
+    g[*n] = pv_strdup(s);
+    PV_GUARD_PTR(g[*n]);
+    (*n)++;
+    return PV_RESULT_OK;
+}
+
+static const char *route_of(const struct prover_unit *u)
+{
+    if (!u->l7) {
+        return "opaque";
+    }
+    return u->v.enforce ? "inspected" : "audit";
+}
+
+/* "GET /repos/..." per effective allow rule of an inspected endpoint; an
+ * opaque endpoint passes every byte ("all traffic"). */
+static pv_result fill_access(struct prover_grant *g, const struct prover_unit *u) PV_WUR;
+static pv_result fill_access(struct prover_grant *g, const struct prover_unit *u)
+{
+    char line[512];
+
+    if (!u->l7) {
+        return push_str(&g->access, &g->naccess, "all traffic");
+    }
+    for (size_t i = 0; i < u->v.nallow; i++) {
+        struct model_l7rule_view r;
+        const char *path;
+
+        model_endpoint_allow_rule(u->ep, i, &r);
+        path = r.path != NULL ? model_glob_text(r.path) : NULL;
+        if (path == NULL) {
+            path = u->v.path_scope != NULL ? model_glob_text(u->v.path_scope) : "/**";
+        }
+        (void)snprintf(line, sizeof(line), "%s %s%s", r.method != NULL ? r.method : "*", path,
+                       r.nquery > 0 || r.has_other ? " (with conditions)" : "");
+        PV_GUARD(push_str(&g->access, &g->naccess, line));
+    }
+    if (u->v.nallow == 0) {
+        PV_GUARD(push_str(&g->access, &g->naccess, "no request (no allow rule)"));
+    }
+    return PV_RESULT_OK;
+}
+
+static pv_result fill_grant(struct prover_grant *g, const struct prover_unit *u, bool changed,
+                            const struct model_credset *cs) PV_WUR;
+static pv_result fill_grant(struct prover_grant *g, const struct prover_unit *u, bool changed,
+                            const struct model_credset *cs)
+{
+    memset(g, 0, sizeof(*g));
+    g->changed = changed;
+    g->route = route_of(u);
+    g->rule = pv_strdup(model_rule_key(u->rule));
+    g->binary = pv_strdup(u->bin);
+    g->host = pv_strdup(u->v.host != NULL ? u->v.host : "*");
+    PV_GUARD_PTR(g->rule);
+    PV_GUARD_PTR(g->binary);
+    PV_GUARD_PTR(g->host);
+    if (u->v.nports > 0) {
+        g->ports = pv_calloc(u->v.nports, sizeof(*g->ports));
+        PV_GUARD_PTR(g->ports);
+        memcpy(g->ports, u->v.ports, u->v.nports * sizeof(*g->ports));
+        g->nports = u->v.nports;
+    }
+    PV_GUARD(fill_access(g, u));
+    for (size_t i = 0; cs != NULL && u->v.host != NULL && i < model_credset_count(cs); i++) {
+        if (model_cred_overlaps(cs, i, u->v.host)) {
+            PV_GUARD(push_str(&g->creds, &g->ncreds, model_cred_name(cs, i)));
+        }
+    }
+    for (size_t i = 0; i < u->v.ncidrs; i++) {
+        char ip[64];
+        char text[80];
+        const struct model_cidr *c = &u->v.cidrs[i];
+        bool v4 = model_ip_is_v4(&c->net);
+
+        if (!model_cidr_overlaps_private(c)) {
+            continue;
+        }
+        model_ip_format(&c->net, ip, sizeof(ip));
+        (void)snprintf(text, sizeof(text), "%s/%u", ip,
+                       (unsigned)(v4 ? c->prefix - 96 : c->prefix));
+        PV_GUARD(push_str(&g->private_ips, &g->nprivate, text));
+    }
+    return PV_RESULT_OK;
+}
+
+static int grant_cmp(const void *pa, const void *pb)
+{
+    const struct prover_grant *a = pa;
+    const struct prover_grant *b = pb;
+    int c = strcmp(a->binary, b->binary);
+
+    if (c == 0) {
+        c = strcmp(a->host, b->host);
+    }
+    if (c == 0) {
+        unsigned pa0 = a->nports > 0 ? a->ports[0] : 0;
+        unsigned pb0 = b->nports > 0 ? b->ports[0] : 0;
+        c = pa0 < pb0 ? -1 : pa0 > pb0;
+    }
+    if (c == 0) {
+        c = strcmp(a->rule, b->rule);
+    }
+    return c;
+}
+
+/* Order units by (binary pattern, host pattern); hostless sorts first. */
+static int place_cmp(const void *pa, const void *pb)
+{
+    const struct prover_unit *a = *(const struct prover_unit *const *)pa;
+    const struct prover_unit *b = *(const struct prover_unit *const *)pb;
+    int c = strcmp(a->bin, b->bin);
+
+    if (c != 0) {
+        return c;
+    }
+    if (a->v.host == NULL || b->v.host == NULL) {
+        return (a->v.host != NULL) - (b->v.host != NULL);
+    }
+    return strcmp(a->v.host, b->v.host);
+}
+
+/* Does some baseline unit (in 'base', sorted by place_cmp) have the binary
+ * pattern and host pattern of 'u'? */
+static bool has_same_place(const struct prover_unit *const *base, size_t nbase,
+                           const struct prover_unit *u)
+{
+    return nbase > 0 && bsearch(&u, base, nbase, sizeof(*base), place_cmp) != NULL;
+}
+
+pv_result prover_grants_list(const struct model_policy *baseline,
+                             const struct model_policy *candidate,
+                             const struct model_credset *creds, struct prover_grants *out)
+{
+    struct prover_units us;
+    const struct prover_unit **base = NULL;
+    size_t nbase = 0;
+    pv_result r;
+
+    memset(out, 0, sizeof(*out));
+    memset(&us, 0, sizeof(us));
+    PV_ENSURE_REF(candidate);
+    r = prover_units_collect(&us, baseline, PROVER_SIDE_B);
+    if (pv_ok(r)) {
+        r = prover_units_collect(&us, candidate, PROVER_SIDE_C);
+    }
+    if (pv_ok(r)) {
+        prover_units_seal(&us);
+        r = prover_units_delta(&us);
+    }
+    if (pv_ok(r) && us.n > 0) {
+        /* The baseline's units by place, for "new" versus "changed". */
+        base = pv_calloc(us.n, sizeof(*base));
+        r = base != NULL ? PV_RESULT_OK : pv_fail(PV_ERR_NOMEM, "grants");
+        for (size_t i = 0; pv_ok(r) && i < us.n; i++) {
+            if (us.u[i].side == PROVER_SIDE_B) {
+                base[nbase++] = &us.u[i];
+            }
+        }
+        if (nbase > 1) {
+            qsort(base, nbase, sizeof(*base), place_cmp);
+        }
+    }
+    for (size_t i = 0; pv_ok(r) && i < us.n; i++) {
+        const struct prover_unit *u = &us.u[i];
+        struct prover_grant *g;
+
+        if (u->side != PROVER_SIDE_C || !u->delta) {
+            continue;
+        }
+        g = pv_realloc(out->g, (out->n + 1) * sizeof(*out->g));
+        if (g == NULL) {
+            r = pv_fail(PV_ERR_NOMEM, "grants");
+            break;
+        }
+        out->g = g;
+        r = fill_grant(&out->g[out->n], u, has_same_place(base, nbase, u), creds);
+        out->n++;
+    }
+    free(base);
+    prover_units_free(&us);
+    if (!pv_ok(r)) {
+        prover_grants_free(out);
+        return r;
+    }
+    if (out->n > 1) {
+        qsort(out->g, out->n, sizeof(*out->g), grant_cmp);
+    }
+    return PV_RESULT_OK;
+}
+
+/* ---------------------------------------------------------------------------
+ * Output
+ * ------------------------------------------------------------------------- */
+
+static json_t *str_array(char *const *v, size_t n)
+{
+    json_t *a = json_array();
+
+    for (size_t i = 0; a != NULL && i < n; i++) {
+        if (json_array_append_new(a, json_string(v[i])) != 0) {
+            json_decref(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
+struct json_t *prover_grants_json(const struct prover_grants *gs)
+{
+    json_t *a = json_array();
+
+    for (size_t i = 0; a != NULL && i < gs->n; i++) {
+        const struct prover_grant *g = &gs->g[i];
+        json_t *ports = json_array();
+        json_t *o;
+
+        for (size_t k = 0; ports != NULL && k < g->nports; k++) {
+            if (json_array_append_new(ports, json_integer(g->ports[k])) != 0) {
+                json_decref(ports);
+                ports = NULL;
+            }
+        }
+        o = ports == NULL ? NULL
+                          : json_pack("{s:s,s:s,s:s,s:s,s:o,s:s,s:o*,s:o*,s:o*}", "change",
+                                      g->changed ? "changed" : "new", "rule", g->rule, "binary",
+                                      g->binary, "host", g->host, "ports", ports, "route",
+                                      g->route, "access", str_array(g->access, g->naccess),
+                                      "credentials", str_array(g->creds, g->ncreds),
+                                      "private_destinations",
+                                      str_array(g->private_ips, g->nprivate));
+        if (o == NULL || json_array_append_new(a, o) != 0) {
+            json_decref(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
+static pv_result list(struct pv_dynbuf *b, const char *label, char *const *v, size_t n) PV_WUR;
+static pv_result list(struct pv_dynbuf *b, const char *label, char *const *v, size_t n)
+{
+    if (n == 0) {
+        return PV_RESULT_OK;
+    }
+    PV_GUARD(pv_dynbuf_printf(b, "\n        %s: ", label));
+    for (size_t i = 0; i < n; i++) {
+        PV_GUARD(pv_dynbuf_printf(b, "%s%s", i > 0 ? ", " : "", v[i]));
+    }
+    return PV_RESULT_OK;
+}
+
+static pv_result text(struct pv_dynbuf *b, const struct prover_grants *gs) PV_WUR;
+static pv_result text(struct pv_dynbuf *b, const struct prover_grants *gs)
+{
+    const char *last = NULL;
+
+    PV_GUARD(pv_dynbuf_printf(b, "grants: %zu new or changed unit%s\n", gs->n,
+                              gs->n == 1 ? "" : "s"));
+    for (size_t i = 0; i < gs->n; i++) {
+        const struct prover_grant *g = &gs->g[i];
+
+        if (last == NULL || strcmp(last, g->binary) != 0) {
+            PV_GUARD(pv_dynbuf_printf(b, "  %s\n", g->binary));
+            last = g->binary;
+        }
+        PV_GUARD(pv_dynbuf_printf(b, "    %s %s:", g->changed ? "~" : "+", g->host));
+        for (size_t k = 0; k < g->nports; k++) {
+            PV_GUARD(pv_dynbuf_printf(b, "%s%u", k > 0 ? "," : "", (unsigned)g->ports[k]));
+        }
+        if (g->nports == 0) {
+            PV_GUARD(pv_dynbuf_addstr(b, "*"));
+        }
+        PV_GUARD(pv_dynbuf_printf(b, " %s (rule %s)", g->route, g->rule));
+        PV_GUARD(list(b, "access", g->access, g->naccess));
+        PV_GUARD(list(b, "credentials in scope", g->creds, g->ncreds));
+        PV_GUARD(list(b, "private destinations", g->private_ips, g->nprivate));
+        PV_GUARD(pv_dynbuf_addstr(b, "\n"));
+    }
+    return PV_RESULT_OK;
+}
+
+char *prover_grants_text(const struct prover_grants *gs)
+{
+    struct pv_dynbuf b;
+
+    pv_dynbuf_init(&b, GRANTS_TEXT_MAX);
+    if (!pv_ok(text(&b, gs))) {
+        pv_dynbuf_free(&b);
+        return NULL;
+    }
+    return pv_dynbuf_take(&b, NULL);
+}

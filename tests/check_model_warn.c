@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* check_model_warn.c - the warnings tier (model_warn.c) and "did you mean"
+ *
+ * One row per warning with the exact "code@LINE:COL" list it must give, and
+ * for each a twin that must NOT warn (the same policy written the way it was
+ * meant). The "did you mean" rows check the unknown-field error of the
+ * schema walker, with a far-off key that must get no suggestion.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model.h"
+
+#define HEAD "version: 1\nnetwork_policies:\n  r:\n"
+#define BIN "    binaries:\n      - path: /usr/bin/git\n"
+#define EP "    endpoints:\n      - host: api.github.com\n        port: 443\n"
+
+static const struct {
+    const char *name;
+    const char *yaml;
+    unsigned flags;
+    const char *want; /* "code@line:col;" per warning, in order */
+} rows[] = {
+    {"l7 audit warns", HEAD BIN EP "        protocol: rest\n        enforcement: audit\n"
+                       "        access: read-only\n",
+     0, "l7-audit@10:22;"},
+    {"l7 without enforcement warns at the endpoint", HEAD BIN EP "        protocol: rest\n"
+                                                     "        access: read-only\n",
+     0, "l7-audit@7:9;"},
+    {"l7 enforce does not warn", HEAD BIN EP "        protocol: rest\n"
+                                 "        enforcement: enforce\n        access: read-only\n",
+     0, ""},
+    {"l4 endpoint does not warn l7-audit", HEAD BIN EP, 0, ""},
+    {"wildcard host warns", HEAD BIN "    endpoints:\n      - host: '*.github.com'\n"
+                            "        port: 443\n",
+     0, "wildcard-host@7:15;"},
+    {"path on l4 warns", HEAD BIN EP "        path: /api/**\n", 0, "path-on-l4@9:15;"},
+    {"path on l7 does not warn", HEAD BIN EP "        path: /api/**\n        protocol: rest\n"
+                                 "        enforcement: enforce\n        access: read-only\n",
+     0, ""},
+    {"rule without binaries warns", HEAD EP, 0, "rule-without-binaries@3:3;"},
+    {"relative binary warns", HEAD "    binaries:\n      - path: git\n" EP, 0,
+     "binary-relative@5:15;"},
+    {"missing literal binary warns with the fs flag",
+     HEAD "    binaries:\n      - path: /nonexistent/proviso-test-bin\n" EP, MODEL_WARN_FS,
+     "binary-missing@5:15;"},
+    {"missing binary does not warn without the fs flag",
+     HEAD "    binaries:\n      - path: /nonexistent/proviso-test-bin\n" EP, 0, ""},
+    {"glob binary is not looked up", HEAD "    binaries:\n      - path: /nonexistent/**\n" EP,
+     MODEL_WARN_FS, ""},
+    {"existing binary does not warn", HEAD "    binaries:\n      - path: /bin/sh\n" EP,
+     MODEL_WARN_FS, ""},
+};
+
+static void collect(void *arg, enum model_warning w, const char *file, uint32_t line,
+                    uint32_t col, const char *msg)
+{
+    char *out = arg;
+    size_t l = strlen(out);
+
+    ck_assert_ptr_nonnull(file);
+    ck_assert_ptr_nonnull(msg);
+    snprintf(out + l, 1024 - l, "%s@%u:%u;", model_warning_code(w), (unsigned)line,
+             (unsigned)col);
+}
+
+START_TEST(test_warn)
+{
+    struct model_diags *d = model_diags_new();
+    struct model_policy *p =
+        model_policy_load("p.yaml", rows[_i].yaml, strlen(rows[_i].yaml), MODEL_FMT_AUTO, d);
+    char got[1024] = "";
+
+    ck_assert_msg(p != NULL, "%s: does not load: %s", rows[_i].name,
+                  model_diags_count(d) ? model_diags_line(d, 0) : "?");
+    model_policy_warnings(p, rows[_i].flags, collect, got);
+    ck_assert_msg(strcmp(got, rows[_i].want) == 0, "%s: got '%s', want '%s'", rows[_i].name, got,
+                  rows[_i].want);
+    model_policy_free(p);
+    model_diags_free(d);
+}
+END_TEST
+
+static const struct {
+    const char *yaml;
+    const char *want; /* substring of the first diagnostic; NULL: must have no suggestion */
+} typos[] = {
+    {HEAD BIN EP "        enforcment: enforce\n", "(did you mean 'enforcement'?)"},
+    {HEAD BIN EP "        protocl: rest\n", "(did you mean 'protocol'?)"},
+    {HEAD "    binaires:\n      - path: /usr/bin/git\n" EP, "(did you mean 'binaries'?)"},
+    {HEAD BIN EP "        xyzzy: 1\n", NULL},
+    {HEAD BIN EP "        ab: 1\n", NULL},
+};
+
+START_TEST(test_did_you_mean)
+{
+    struct model_diags *d = model_diags_new();
+    struct model_policy *p =
+        model_policy_load("p.yaml", typos[_i].yaml, strlen(typos[_i].yaml), MODEL_FMT_AUTO, d);
+    const char *line;
+
+    ck_assert_ptr_null(p);
+    ck_assert_uint_ge(model_diags_count(d), 1);
+    line = model_diags_line(d, 0);
+    ck_assert_ptr_nonnull(strstr(line, "unknown field"));
+    if (typos[_i].want != NULL) {
+        ck_assert_msg(strstr(line, typos[_i].want) != NULL, "row %d: '%s'", _i, line);
+    } else {
+        ck_assert_msg(strstr(line, "did you mean") == NULL, "row %d: '%s'", _i, line);
+    }
+    model_diags_free(d);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("model_warn");
+    TCase *tc = tcase_create("warn");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_loop_test(tc, test_warn, 0, (int)(sizeof(rows) / sizeof(rows[0])));
+    tcase_add_loop_test(tc, test_did_you_mean, 0, (int)(sizeof(typos) / sizeof(typos[0])));
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

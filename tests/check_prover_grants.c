@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* check_prover_grants.c - the reviewer's view: prover_grants_list and the job
+ *
+ * Table rows: a baseline, a candidate, and the grant lines the change must
+ * list ("+"/"~" binary host:ports route) - including rows that must list
+ * nothing (a no-op change, a renamed rule, a narrowing that removes a unit).
+ * The job rows go through prover_job_answer, the in-process /v1/prove entry
+ * point, and check that the answer carries "grants" under verdict empty.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_prover_util.h"
+
+#define GH_GET                                                                                 \
+    "version: 1\nnetwork_policies:\n  gh:\n    binaries:\n      - path: /usr/bin/git\n"        \
+    "    endpoints:\n      - host: api.github.com\n        port: 443\n"                        \
+    "        protocol: rest\n        enforcement: enforce\n        rules:\n"                   \
+    "          - allow:\n              method: GET\n              path: /repos/**\n"
+
+#define PASTE                                                                                  \
+    "  paste:\n    binaries:\n      - path: /usr/bin/**\n    endpoints:\n"                     \
+    "      - host: '**.pastebin.com'\n        port: 443\n"
+
+static const struct {
+    const char *name;
+    const char *base; /* NULL: empty baseline */
+    const char *cand;
+    const char *want; /* the grants, one "C binary host:port route rule;" each */
+} rows[] = {
+    {"pastebin opaque reach is listed", GH_GET, GH_GET PASTE,
+     "+ /usr/bin/** **.pastebin.com:443 opaque paste;"},
+    {"no-op change lists nothing", GH_GET, GH_GET, ""},
+    {"renamed rule lists nothing", GH_GET,
+     "version: 1\nnetwork_policies:\n  github:\n    binaries:\n      - path: /usr/bin/git\n"
+     "    endpoints:\n      - host: api.github.com\n        port: 443\n"
+     "        protocol: rest\n        enforcement: enforce\n        rules:\n"
+     "          - allow:\n              method: GET\n              path: /repos/**\n",
+     ""},
+    {"removed rule lists nothing", GH_GET PASTE, GH_GET, ""},
+    {"widened path is a changed unit", GH_GET,
+     GH_GET "          - allow:\n              method: GET\n              path: /orgs/**\n",
+     "~ /usr/bin/git api.github.com:443 inspected gh;"},
+    {"audit mode is its own route", GH_GET,
+     "version: 1\nnetwork_policies:\n  gh:\n    binaries:\n      - path: /usr/bin/git\n"
+     "    endpoints:\n      - host: api.github.com\n        port: 443\n"
+     "        protocol: rest\n        enforcement: audit\n        rules:\n"
+     "          - allow:\n              method: GET\n              path: /repos/**\n",
+     "~ /usr/bin/git api.github.com:443 audit gh;"},
+    {"empty baseline: every unit is new", NULL, GH_GET,
+     "+ /usr/bin/git api.github.com:443 inspected gh;"},
+};
+
+START_TEST(test_grants)
+{
+    struct model_policy *b = rows[_i].base != NULL ? tp_policy("base", rows[_i].base) : NULL;
+    struct model_policy *c = tp_policy("cand", rows[_i].cand);
+    struct prover_grants gs;
+    char got[1024] = "";
+
+    ck_assert(pv_ok(prover_grants_list(b, c, NULL, &gs)));
+    for (size_t i = 0; i < gs.n; i++) {
+        size_t l = strlen(got);
+        snprintf(got + l, sizeof(got) - l, "%s %s %s:%u %s %s;", gs.g[i].changed ? "~" : "+",
+                 gs.g[i].binary, gs.g[i].host, gs.g[i].nports ? gs.g[i].ports[0] : 0,
+                 gs.g[i].route, gs.g[i].rule);
+    }
+    ck_assert_msg(strcmp(got, rows[_i].want) == 0, "%s: got '%s', want '%s'", rows[_i].name, got,
+                  rows[_i].want);
+    prover_grants_free(&gs);
+    model_policy_free(b);
+    model_policy_free(c);
+}
+END_TEST
+
+START_TEST(test_grant_details)
+{
+    struct model_policy *b = tp_policy("base", GH_GET);
+    struct model_policy *c = tp_policy(
+        "cand", GH_GET "          - allow:\n              method: POST\n"
+                "              path: /orgs/**\n"
+                "  lan:\n    binaries:\n      - path: /usr/bin/curl\n    endpoints:\n"
+                "      - host: db.internal\n        port: 5432\n"
+                "        allowed_ips: ['10.0.0.0/8']\n");
+    struct model_credset *cs = tp_creds("- name: github-pat\n  type: github-pat\n"
+                                        "  target_hosts: [api.github.com]\n");
+    struct prover_grants gs;
+    char *text;
+
+    ck_assert(pv_ok(prover_grants_list(b, c, cs, &gs)));
+    ck_assert_uint_eq(gs.n, 2);
+    /* sorted by binary: curl first */
+    ck_assert_str_eq(gs.g[0].binary, "/usr/bin/curl");
+    ck_assert_uint_eq(gs.g[0].nprivate, 1);
+    ck_assert_str_eq(gs.g[0].private_ips[0], "10.0.0.0/8");
+    ck_assert_uint_eq(gs.g[0].ncreds, 0);
+    ck_assert_str_eq(gs.g[1].binary, "/usr/bin/git");
+    ck_assert_uint_eq(gs.g[1].naccess, 2);
+    ck_assert_str_eq(gs.g[1].access[1], "POST /orgs/**");
+    ck_assert_uint_eq(gs.g[1].ncreds, 1);
+    ck_assert_str_eq(gs.g[1].creds[0], "github-pat");
+    ck_assert_uint_eq(gs.g[1].nprivate, 0);
+    text = prover_grants_text(&gs);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_ptr_nonnull(strstr(text, "grants: 2 new or changed units\n"));
+    ck_assert_ptr_nonnull(strstr(text, "private destinations: 10.0.0.0/8"));
+    ck_assert_ptr_nonnull(strstr(text, "credentials in scope: github-pat"));
+    free(text);
+    prover_grants_free(&gs);
+    model_credset_free(cs);
+    model_policy_free(b);
+    model_policy_free(c);
+}
+END_TEST
+
+/* The in-process /v1/prove entry point: verdict empty, and still the grant. */
+START_TEST(test_job_answer_grants)
+{
+    struct prover_session *s = prover_session_new();
+    json_t *body = json_pack("{s:s,s:s}", "baseline", GH_GET, "candidate", GH_GET PASTE);
+    char *text = json_dumps(body, 0);
+    struct prover_answer a;
+    json_t *g;
+
+    ck_assert_ptr_nonnull(s);
+    ck_assert_ptr_nonnull(text);
+    prover_job_answer(s, PROVER_JOB_PROVE, text, strlen(text), NULL, &a);
+    ck_assert_uint_eq(a.status, 200);
+    ck_assert_str_eq(json_string_value(json_object_get(a.body, "verdict")), "empty");
+    g = json_object_get(a.body, "grants");
+    ck_assert_uint_eq(json_array_size(g), 1);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(g, 0), "host")),
+                     "**.pastebin.com");
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(g, 0), "route")), "opaque");
+    prover_answer_free(&a);
+    /* negative: a body that does not decode is the service's 400, no grants */
+    prover_job_answer(s, PROVER_JOB_PROVE, "{\"candidate\":", 13, NULL, &a);
+    ck_assert_uint_eq(a.status, 400);
+    ck_assert_str_eq(json_string_value(json_object_get(a.body, "error")), "invalid_json");
+    ck_assert_str_eq(json_string_value(json_object_get(a.body, "verdict")), "invalid");
+    ck_assert_ptr_null(json_object_get(a.body, "grants"));
+    prover_answer_free(&a);
+    /* negative: an invalid candidate is a 400 with its location */
+    prover_job_answer(s, PROVER_JOB_PROVE, "{\"candidate\":\"version: [\"}", 26, NULL, &a);
+    ck_assert_uint_eq(a.status, 400);
+    ck_assert_str_eq(json_string_value(json_object_get(a.body, "error")), "invalid_policy");
+    ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(a.body, "detail")),
+                                 "candidate:"));
+    prover_answer_free(&a);
+    /* check answers carry no grants */
+    free(text);
+    json_decref(body);
+    body = json_pack("{s:s,s:s}", "boundary", GH_GET, "candidate", GH_GET);
+    text = json_dumps(body, 0);
+    prover_job_answer(s, PROVER_JOB_CHECK, text, strlen(text), NULL, &a);
+    ck_assert_uint_eq(a.status, 200);
+    ck_assert_str_eq(json_string_value(json_object_get(a.body, "verdict")), "within");
+    ck_assert_ptr_null(json_object_get(a.body, "grants"));
+    prover_answer_free(&a);
+    free(text);
+    json_decref(body);
+    prover_session_free(s);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("prover_grants");
+    TCase *tc = tcase_create("grants");
+    SRunner *sr;
+    int failed;
+
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, test_grants, 0, (int)(sizeof(rows) / sizeof(rows[0])));
+    tcase_add_test(tc, test_grant_details);
+    tcase_add_test(tc, test_job_answer_grants);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    prover_finalize();
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

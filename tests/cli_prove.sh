@@ -1,0 +1,159 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# cli_prove.sh - make check: `proviso prove/check/validate`, the reviewer's view
+# (grants under every verdict, text and JSON), warnings and --strict, and the
+# invalid-input answers of the one prove/check job.
+set -u
+bld=${PV_BUILDDIR:-.}
+pv="$bld/proviso"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+ok() { printf 'ok   %s\n' "$1"; }
+bad() { printf 'FAIL %s\n' "$1"; fails=$((fails + 1)); }
+# has FILE TEXT NAME: FILE contains the fixed string TEXT
+has() { if grep -qF -- "$2" "$1"; then ok "$3"; else bad "$3"; sed 's/^/     | /' "$1"; fi; }
+hasnt() { if grep -qF -- "$2" "$1"; then bad "$3"; sed 's/^/     | /' "$1"; else ok "$3"; fi; }
+rc_is() { if [ "$1" -eq "$2" ]; then ok "$3"; else bad "$3 (exit $1, want $2)"; fi; }
+
+cat >"$tmp/base.yaml" <<'Y'
+version: 1
+network_policies:
+  gh:
+    binaries:
+      - path: /bin/sh
+    endpoints:
+      - host: api.github.com
+        port: 443
+        protocol: rest
+        enforcement: enforce
+        rules:
+          - allow:
+              method: GET
+              path: /repos/**
+Y
+cp "$tmp/base.yaml" "$tmp/paste.yaml"
+cat >>"$tmp/paste.yaml" <<'Y'
+  paste:
+    binaries:
+      - path: /usr/bin/**
+    endpoints:
+      - host: '**.pastebin.com'
+        port: 443
+Y
+cp "$tmp/base.yaml" "$tmp/wide.yaml"
+cat >>"$tmp/wide.yaml" <<'Y'
+          - allow:
+              method: GET
+              path: /orgs/**
+Y
+cat >"$tmp/creds.yaml" <<'Y'
+- name: github-pat
+  type: github-pat
+  target_hosts: [api.github.com]
+Y
+
+# The pastebin example: verdict empty, and still the grant, first.
+"$pv" prove --baseline "$tmp/base.yaml" --candidate "$tmp/paste.yaml" \
+    --credentials "$tmp/creds.yaml" >"$tmp/out" 2>"$tmp/err"
+rc_is $? 0 "pastebin: exit 0 (empty)"
+has "$tmp/out" "verdict: empty" "pastebin: verdict empty"
+has "$tmp/out" "grants: 1 new or changed unit" "pastebin: one grant"
+has "$tmp/out" "+ **.pastebin.com:443 opaque (rule paste)" "pastebin: the grant line"
+has "$tmp/out" "access: all traffic" "pastebin: opaque means all traffic"
+if [ "$(head -n 1 "$tmp/out")" = "grants: 1 new or changed unit" ]; then
+    ok "grants come first"
+else
+    bad "grants come first"
+fi
+has "$tmp/err" "warning: rule 'paste': wildcard host" "pastebin: wildcard-host warning"
+has "$tmp/err" "[wildcard-host]" "warnings carry their code"
+n=$(grep -c "wildcard-host" "$tmp/err")
+[ "$n" -eq 1 ] && ok "a warning is printed once" || bad "a warning is printed once ($n)"
+hasnt "$tmp/err" "no-credentials" "with --credentials: no no-credentials warning"
+
+"$pv" prove --baseline "$tmp/base.yaml" --candidate "$tmp/paste.yaml" --format json \
+    >"$tmp/out" 2>/dev/null
+rc_is $? 0 "json: exit 0"
+has "$tmp/out" '"verdict": "empty"' "json: verdict empty"
+has "$tmp/out" '"host": "**.pastebin.com"' "json: the grant"
+has "$tmp/out" '"route": "opaque"' "json: the grant's route"
+has "$tmp/out" '"code": "no-credentials"' "json: prove without credentials warns"
+"$pv" prove --baseline "$tmp/base.yaml" --candidate "$tmp/paste.yaml" --format json \
+    --strict >"$tmp/out" 2>"$tmp/err"
+rc_is $? 2 "json --strict: exit 2"
+hasnt "$tmp/err" "warning:" "json: warnings are in the answer, not repeated on stderr"
+
+# --strict: the same warnings are errors.
+"$pv" prove --baseline "$tmp/base.yaml" --candidate "$tmp/paste.yaml" \
+    --credentials "$tmp/creds.yaml" --strict >"$tmp/out" 2>"$tmp/err"
+rc_is $? 2 "--strict: a warning exits 2"
+has "$tmp/err" "--strict: 1 warning treated as error" "--strict says so"
+
+# No-op change: no grants, no findings.
+"$pv" prove --baseline "$tmp/base.yaml" --candidate "$tmp/base.yaml" \
+    --credentials "$tmp/creds.yaml" --strict >"$tmp/out" 2>"$tmp/err"
+rc_is $? 0 "no-op: exit 0 even with --strict (no warnings)"
+has "$tmp/out" "grants: 0 new or changed units" "no-op: no grants"
+hasnt "$tmp/err" "warning" "no-op: no warnings"
+
+# A widened path: a changed unit, and the findings grouped per place.
+"$pv" prove --baseline "$tmp/base.yaml" --candidate "$tmp/wide.yaml" \
+    --credentials "$tmp/creds.yaml" >"$tmp/out" 2>"$tmp/err"
+rc_is $? 1 "widened: exit 1 (findings)"
+has "$tmp/out" "~ api.github.com:443 inspected (rule gh)" "widened: a changed unit"
+has "$tmp/out" "access: GET /repos/**, GET /orgs/**" "widened: the new path is listed"
+has "$tmp/out" "capability_expansion: GET, HEAD on api.github.com:443 via /bin/sh" \
+    "methods grouped per (binary, host, port)"
+has "$tmp/out" "1 finding (categories), 2 paths" "text counts agree with validation_result"
+has "$tmp/out" "(placeholder: any public address" "the placeholder address is explained"
+"$pv" prove --baseline "$tmp/base.yaml" --candidate "$tmp/wide.yaml" \
+    --credentials "$tmp/creds.yaml" --format shorthand >"$tmp/out" 2>/dev/null
+has "$tmp/out" "prover: 1 new finding" "shorthand: one finding (category)"
+
+# unknown: which limit, what to do (text), and the stable code (JSON).
+"$pv" prove --baseline "$tmp/base.yaml" --candidate "$tmp/wide.yaml" \
+    --credentials "$tmp/creds.yaml" --timeout-ms 1 >"$tmp/out" 2>/dev/null
+rc_is $? 3 "1 ms budget: exit 3 (unknown)"
+has "$tmp/out" "verdict: unknown (timeout)" "unknown says which limit"
+has "$tmp/out" "what to do: the proof ran out of time" "unknown says what to do"
+has "$tmp/out" "~ api.github.com:443 inspected" "unknown still lists the grants"
+"$pv" prove --baseline "$tmp/base.yaml" --candidate "$tmp/wide.yaml" \
+    --credentials "$tmp/creds.yaml" --timeout-ms 1 --format json >"$tmp/out" 2>/dev/null
+has "$tmp/out" '"reason_code": "timeout"' "json: unknown carries reason_code"
+
+# check: no grants; a boundary in audit mode warns.
+sed 's/enforcement: enforce/enforcement: audit/' "$tmp/base.yaml" >"$tmp/audit.yaml"
+"$pv" check --boundary "$tmp/audit.yaml" --candidate "$tmp/base.yaml" >"$tmp/out" 2>"$tmp/err"
+rc_is $? 0 "check: within"
+hasnt "$tmp/out" "grants:" "check lists no grants"
+has "$tmp/err" "[boundary-audit]" "check: an audit-mode boundary warns"
+"$pv" check --boundary "$tmp/base.yaml" --candidate "$tmp/base.yaml" >"$tmp/out" 2>"$tmp/err"
+hasnt "$tmp/err" "boundary-audit" "check: an enforcing boundary does not warn"
+
+# validate: warnings and --strict; did you mean.
+"$pv" validate "$tmp/paste.yaml" >"$tmp/out" 2>&1
+rc_is $? 0 "validate: a warning is not an error"
+has "$tmp/out" "paste.yaml:19:15: warning: rule 'paste': wildcard host" "validate: located warning"
+"$pv" validate --strict "$tmp/paste.yaml" >"$tmp/out" 2>&1
+rc_is $? 2 "validate --strict: exit 2"
+"$pv" validate --strict "$tmp/base.yaml" >"$tmp/out" 2>&1
+rc_is $? 0 "validate --strict: a clean policy passes"
+sed 's/enforcement:/enforcment:/' "$tmp/base.yaml" >"$tmp/typo.yaml"
+"$pv" validate "$tmp/typo.yaml" >"$tmp/out" 2>&1
+rc_is $? 2 "validate: a misspelt field is invalid"
+has "$tmp/out" "(did you mean 'enforcement'?)" "validate: did you mean"
+
+# Invalid input through the job: located diagnostics, the JSON invalid object.
+"$pv" prove --baseline "$tmp/base.yaml" --candidate "$tmp/typo.yaml" --format json \
+    >"$tmp/out" 2>"$tmp/err"
+rc_is $? 2 "invalid candidate: exit 2"
+has "$tmp/out" '"error": "invalid_policy"' "invalid candidate: invalid_policy"
+has "$tmp/out" '"diagnostics": [' "invalid candidate: diagnostics list"
+has "$tmp/err" "typo.yaml:10:9: unknown field 'enforcment'" "invalid candidate: located on stderr"
+"$pv" prove --proposal "$tmp/nonexistent.json" >"$tmp/out" 2>"$tmp/err"
+rc_is $? 2 "missing proposal file: exit 2"
+has "$tmp/err" "nonexistent.json: No such file or directory" "missing proposal file: named"
+
+[ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
+exit 0
