@@ -4,7 +4,7 @@
  * Given a baseline policy B, a candidate C, a credential set and the binary
  * registry, prover_run() decides with Z3 which requests C allows that B does
  * not, and sorts them into categories (docs/semantics.md is the definition of
- * "allows"; DESIGN.md "The prover" the definition of the categories). Every
+ * "allows"; docs/semantics.md#findings the definition of the categories). Every
  * reported path carries a concrete witness request that was re-checked with
  * the concrete evaluator (model_decide). Results are three-valued: EMPTY
  * (provably nothing new), FINDINGS, or UNKNOWN (timeout, limit, internal
@@ -145,7 +145,7 @@ const char *prover_verdict_name(enum prover_verdict v);
 /* Number of categories with at least one path. */
 size_t prover_result_ncategories(const struct prover_result *r);
 
-/* The reference's validation_result text (advisor.md 1.8): "prover: no new
+/* The reference's validation_result text (docs/reference-compat.md#prover): "prover: no new
  * findings", "prover: N new finding(s)\n  <path>...", or "prover: unknown
  * (<reason>)". New string (caller frees); NULL on NOMEM. */
 char *prover_validation_result(const struct prover_result *r);

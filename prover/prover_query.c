@@ -4,7 +4,7 @@
  * prover_run() is the coordinator: units and delta (prover_units.c), an
  * empty delta answers EMPTY without a solver; otherwise the slice is encoded
  * (prover_encode.c) and each candidate unit of the slice is asked, per port,
- * the question of each category (DESIGN.md "The prover"). Each SAT answer
+ * the question of each category (docs/semantics.md#findings). Each SAT answer
  * yields a witness request, which is re-checked with the concrete evaluator
  * (model_decide) before it is reported: a failed re-check is an internal
  * error and makes the verdict UNKNOWN, never a silent drop. UNSAT for every

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* prover_report.c - render a prover result: reference text, JSON, text
  *
- * validation_result keeps the reference's exact strings (advisor.md 1.8,
- * policy.md 6.2) so a gateway can swap provers: "prover: no new findings" or
+ * validation_result keeps the reference's exact strings
+ * (docs/reference-compat.md#prover) so a gateway can swap provers:
+ * "prover: no new findings" or
  * "prover: N new finding(s)" (N = categories with paths) followed by one
  * "\n  <path>" line per path, categories in report order. The JSON schema is
  * documented in docs/internals/prover.md.
