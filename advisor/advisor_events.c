@@ -132,7 +132,12 @@ pv_result advisor_event(struct store *st, const char *sandbox, const char *kind,
         r = seal_event(&e, data, prev);
     }
     if (pv_ok(r)) {
+        int64_t sealed = e.seq;
         r = store_event_append(st, &e);
+        /* Same transaction, so the store's next seq is the one sealed. */
+        if (pv_ok(r) && e.seq != sealed) {
+            r = pv_fail(PV_ERR_INTERNAL, __func__);
+        }
     }
     json_decref(data);
     free(e.json);

@@ -232,8 +232,7 @@ struct store_event {
 };
 void store_event_clear(struct store_event *e);
 
-/* Appends; e->seq is set (a non-zero e->seq is used as given: it must be
- * the next one, see store_event_head). */
+/* Appends as the next seq (MAX + 1 in this transaction); e->seq is set. */
 pv_result store_event_append(struct store *s, struct store_event *e) PV_WUR;
 /* The newest event's seq (0 when none) and seal into 'seal' (AUDIT_GENESIS
  * digits when none). Read inside the writing transaction, so a rolled-back

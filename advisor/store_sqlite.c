@@ -1108,15 +1108,13 @@ pv_result store_event_append(struct store *s, struct store_event *e)
     if (e->ts_ms == 0) {
         e->ts_ms = now_ms();
     }
-    if (e->seq == 0) {
-        st = prep(s, "SELECT COALESCE(MAX(seq), 0) + 1 FROM events");
-        if (st == NULL || sqlite3_step(st) != SQLITE_ROW) {
-            sqlite3_finalize(st);
-            PV_BAIL(PV_ERR_IO);
-        }
-        e->seq = sqlite3_column_int64(st, 0);
+    st = prep(s, "SELECT COALESCE(MAX(seq), 0) + 1 FROM events");
+    if (st == NULL || sqlite3_step(st) != SQLITE_ROW) {
         sqlite3_finalize(st);
+        PV_BAIL(PV_ERR_IO);
     }
+    e->seq = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
     st = prep(s, "INSERT INTO events (seq, ts_ms, sandbox, kind, line, json, record, seal) "
                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
     if (st == NULL || !bind(st, "iissssss", e->seq, e->ts_ms, e->sandbox, e->kind, e->line,
