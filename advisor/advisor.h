@@ -258,6 +258,9 @@ pv_result advisor_event(struct store *st, const char *sandbox, const char *kind,
  * before any event is written; advisor_event fails without it. */
 pv_result advisor_audit_open(const char *data_dir, char *err, size_t errlen) PV_WUR;
 void advisor_audit_close(void);
+/* Tests only (--test-no-audit-chain): write events without sealing them,
+ * to measure what the chain costs. Such a store cannot be exported. */
+void advisor_audit_test_unsealed(void);
 /* The loaded key (borrowed), NULL before advisor_audit_open. */
 struct audit_key;
 const struct audit_key *advisor_audit_key(void);

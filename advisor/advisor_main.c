@@ -52,6 +52,7 @@ struct options {
     int token_fd;
     bool allow_loopback;
     bool export_audit;
+    bool no_chain;
     uint64_t since;
 };
 
@@ -123,6 +124,10 @@ static void parse_args(int argc, char **argv, struct options *o)
         }
         if (strcmp(argv[i], "--test-allow-loopback") == 0) {
             o->allow_loopback = true;
+            continue;
+        }
+        if (strcmp(argv[i], "--test-no-audit-chain") == 0) {
+            o->no_chain = true;
             continue;
         }
         if (strcmp(argv[i], "--export-audit") == 0) {
@@ -532,6 +537,11 @@ int main(int argc, char **argv)
     }
     if (!pv_ok(advisor_audit_open(o.data_dir, err, sizeof(err)))) {
         pv_fatal("audit key: %s", err);
+    }
+    if (o.no_chain) {
+        pv_log_warnx("--test-no-audit-chain: events are not sealed and cannot be exported; "
+                     "for measurements only, never in production");
+        advisor_audit_test_unsealed();
     }
     a.tokens = advisor_tokens_new();
     pthread_mutex_init(&a.prover_mu, NULL);

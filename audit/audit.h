@@ -105,12 +105,15 @@ struct audit_report {
 };
 
 /* Verify the export in 'buf' ('len' bytes, borrowed) against the key the
- * auditor trusts: header, every record's sequence, prev link, hash and
- * signature, every referenced blob's presence and digest. Signatures are
- * checked on up to 'threads' threads. Never fails: the outcome is in
+ * auditor trusts: header, every record's sequence, prev link and hash,
+ * every referenced blob's presence and digest, and the signatures: the
+ * header's and the last record's (which, through the prev links, cover
+ * every earlier record and signature), or every record's with 'every_sig'
+ * and whenever anything failed (to name the first bad record). Signatures
+ * are checked on up to 'threads' threads. Never fails: the outcome is in
  * 'out'. */
 void audit_verify(const char *buf, size_t len, const struct audit_key *trusted, unsigned threads,
-                  struct audit_report *out);
+                  bool every_sig, struct audit_report *out);
 
 /* Read an export for replay, without verifying it: the record objects in
  * file order into 'records' and the blobs (sha256 -> decoded text, as JSON

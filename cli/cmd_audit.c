@@ -52,6 +52,7 @@ struct aargs {
     const char *opt[A__COUNT];
     const char *file;
     bool json;
+    bool all_sigs;
 };
 
 static void usage(FILE *out)
@@ -60,7 +61,7 @@ static void usage(FILE *out)
             "usage: proviso audit pubkey [--advisor URL] [--token-file F] [--format json]\n"
             "       proviso audit export [--advisor URL] [--token-file F] [--since SEQ]\n"
             "       proviso audit export --data-dir DIR [--since SEQ]\n"
-            "       proviso audit verify FILE --pubkey KEY [--format json]\n"
+            "       proviso audit verify FILE --pubkey KEY [--all-signatures] [--format json]\n"
             "       proviso audit replay FILE [--prover URL --prover-token-file F] [--threads N]\n"
             "                                 [--format json]\n"
             "\n"
@@ -80,6 +81,10 @@ static int parse(int argc, char **argv, unsigned allowed, bool want_file, struct
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(stdout);
             return 0;
+        }
+        if (strcmp(argv[1], "verify") == 0 && strcmp(argv[i], "--all-signatures") == 0) {
+            a->all_sigs = true;
+            continue;
         }
         while (v == NULL && k < A__COUNT) {
             v = (allowed & (1u << k)) != 0 ? pv_opt_value(argc, argv, &i, opt_names[k]) : NULL;
@@ -307,7 +312,7 @@ static int cmd_verify(struct aargs *x)
         snprintf(r.reason, sizeof(r.reason), "%s: cannot read the file (missing, unreadable or "
                  "larger than 1 GiB)", x->file);
     } else {
-        audit_verify(buf, len, k, threads_of(x), &r);
+        audit_verify(buf, len, k, threads_of(x), x->all_sigs, &r);
     }
     free(buf);
     audit_key_free(k);

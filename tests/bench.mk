@@ -24,3 +24,9 @@ noinst_PROGRAMS += tests/bench/bench_prove
 tests_bench_bench_prove_SOURCES = tests/bench/bench_prove.c
 tests_bench_bench_prove_CFLAGS = $(AM_CFLAGS)
 tests_bench_bench_prove_LDADD = $(PROVER_LIBS)
+# the audit chain (owner: audit), run by hand: seal cost and verify rate
+#   ./tests/bench/bench_audit [records]
+noinst_PROGRAMS += tests/bench/bench_audit
+tests_bench_bench_audit_SOURCES = tests/bench/bench_audit.c
+tests_bench_bench_audit_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_bench_bench_audit_LDADD = $(AUDIT_LIBS)

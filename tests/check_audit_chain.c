@@ -199,7 +199,7 @@ END_TEST
  * An export, and what verify makes of its mutations
  * ========================================================================= */
 
-#define NREC 6
+#define NREC 100
 
 static struct audit_key *key;
 static struct audit_key *other;
@@ -331,11 +331,13 @@ static const struct {
      "records are missing at the end"},
     {"another key", -1, -1, -1, NULL, NULL, true, AUDIT_TAMPERED, 1,
      "signature does not verify"},
+    {"the header's signature edited", -1, -1, -1, "\"sig\":\"", "\"sig\":\"A", false,
+     AUDIT_TAMPERED, 0, "header: signature does not verify"},
     {"a duplicate key", -1, -1, -1, "\"seq\":2,", "\"seq\":2,\"seq\":2,", false,
      AUDIT_TAMPERED, 0, "not valid JSON"},
     {"a seq renumbered", -1, -1, -1, "\"seq\":4,", "\"seq\":5,", false, AUDIT_TAMPERED, 5,
      "sequence gap"},
-    {"the header's count", -1, -1, -1, "\"records\":6", "\"records\":7", false,
+    {"the header's count", -1, -1, -1, "\"records\":100", "\"records\":101", false,
      AUDIT_TAMPERED, 0, "header: content does not match"},
     {"the header replaced", -1, -1, -1, "\"type\":\"header\"", "\"type\":\"heade\"", false,
      AUDIT_UNREADABLE, 0, "not a proviso-audit/1 export header"},
@@ -353,10 +355,12 @@ START_TEST(test_mutations)
     if (mut_rows[_i].from != NULL) {
         text = edit(text, mut_rows[_i].from, mut_rows[_i].to);
     }
-    for (unsigned threads = 1; threads <= 2; threads++) {
-        audit_verify(text, strlen(text), mut_rows[_i].other_key ? other : key, threads, &r);
-        ck_assert_msg(r.status == mut_rows[_i].want, "%s: status %d (%s)", mut_rows[_i].name,
-                      (int)r.status, r.reason);
+    for (unsigned mode = 0; mode < 4; mode++) {
+        unsigned threads = 1 + mode % 2;
+        bool every = mode >= 2;
+        audit_verify(text, strlen(text), mut_rows[_i].other_key ? other : key, threads, every, &r);
+        ck_assert_msg(r.status == mut_rows[_i].want, "%s (mode %u): status %d (%s)",
+                      mut_rows[_i].name, mode, (int)r.status, r.reason);
         if (mut_rows[_i].reason != NULL) {
             ck_assert_msg(strstr(r.reason, mut_rows[_i].reason) != NULL, "%s: reason '%s'",
                           mut_rows[_i].name, r.reason);

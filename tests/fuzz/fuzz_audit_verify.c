@@ -51,8 +51,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < size; i++) {
         nlines += buf[i] == '\n';
     }
-    audit_verify(buf, size, key, 1, &r1);
-    audit_verify(buf, size, key, 2, &r2);
+    audit_verify(buf, size, key, 1, false, &r1);
+    audit_verify(buf, size, key, 2, false, &r2);
     if (r1.status != r2.status || r1.bad_line != r2.bad_line || r1.bad_seq != r2.bad_seq) {
         abort();
     }
@@ -60,6 +60,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     }
     if (r1.status == AUDIT_TAMPERED && (r1.bad_line == 0 || r1.bad_line > nlines)) {
+        abort();
+    }
+    audit_verify(buf, size, key, 2, true, &r2);
+    if (r2.status != AUDIT_INTACT && r2.reason[0] == '\0') {
         abort();
     }
     if (pv_ok(audit_load(buf, size, &recs, &blobs, err, sizeof(err)))) {
