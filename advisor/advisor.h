@@ -258,6 +258,11 @@ pv_result advisor_event(struct store *st, const char *sandbox, const char *kind,
  * before any event is written; advisor_event fails without it. */
 pv_result advisor_audit_open(const char *data_dir, char *err, size_t errlen) PV_WUR;
 void advisor_audit_close(void);
+/* Seal, in one transaction and in order, the events at the start of the
+ * log that have no record (written before schema 2, or with
+ * --test-no-audit-chain): each becomes a record marked "legacy": true,
+ * sealed now. The count into 'sealed'. Needs advisor_audit_open. */
+pv_result advisor_audit_seal_legacy(struct store *st, size_t *sealed) PV_WUR;
 /* Tests only (--test-no-audit-chain): write events without sealing them,
  * to measure what the chain costs. Such a store cannot be exported. */
 void advisor_audit_test_unsealed(void);

@@ -85,7 +85,8 @@ const struct audit_key *advisor_audit_key(void)
 /* The sealed record of event 'e' (seq, ts, names set) with 'data'
  * (borrowed): its canonical text into e->record, its seal into e->seal.
  * 'prev' is the seal of the event before. */
-static pv_result seal_event(struct store_event *e, const json_t *data, const char *prev)
+static pv_result seal_event(struct store_event *e, const json_t *data, const char *prev,
+                            bool legacy)
 {
     char seal[65];
     json_t *rec;
@@ -97,6 +98,9 @@ static pv_result seal_event(struct store_event *e, const json_t *data, const cha
                     "sandbox", e->sandbox, "line", e->line, "data", data, "blobs",
                     audit_blob_refs(data), "prev", prev);
     PV_ENSURE(rec != NULL, PV_ERR_NOMEM);
+    if (legacy) {
+        json_object_set_new(rec, "legacy", json_true());
+    }
     r = audit_seal(audit_key, "record", rec, seal);
     if (pv_ok(r)) {
         e->record = audit_canonical(rec);
@@ -141,7 +145,7 @@ pv_result advisor_event(struct store *st, const char *sandbox, const char *kind,
     if (pv_ok(r)) {
         e.seq++;
         e.ts_ms = advisor_now_ms();
-        r = seal_event(&e, data, prev);
+        r = seal_event(&e, data, prev, false);
     }
     if (pv_ok(r)) {
         int64_t sealed = e.seq;
@@ -156,6 +160,98 @@ pv_result advisor_event(struct store *st, const char *sandbox, const char *kind,
     free(e.record);
     free(e.seal);
     return r;
+}
+
+/* ===========================================================================
+ * Events written before the chain (docs/audit.md#legacy)
+ * ========================================================================= */
+
+struct legacy_ctx {
+    struct store_event *v;
+    size_t n;
+    size_t cap;
+    bool sealed_seen; /* collect only the unsealed prefix */
+    bool oom;
+};
+
+static void legacy_collect(void *arg, const struct store_event *e)
+{
+    struct legacy_ctx *x = arg;
+    struct store_event *c;
+
+    if (x->oom || x->sealed_seen || e->record[0] != '\0') {
+        x->sealed_seen = true;
+        return;
+    }
+    if (x->n == x->cap) {
+        size_t cap = x->cap == 0 ? 64 : 2 * x->cap;
+        struct store_event *v = pv_realloc(x->v, cap * sizeof(*v));
+        if (v == NULL) {
+            x->oom = true;
+            return;
+        }
+        x->v = v;
+        x->cap = cap;
+    }
+    c = &x->v[x->n++];
+    memset(c, 0, sizeof(*c));
+    c->seq = e->seq;
+    c->ts_ms = e->ts_ms;
+    c->sandbox = pv_strdup(e->sandbox);
+    c->kind = pv_strdup(e->kind);
+    c->line = pv_strdup(e->line);
+    c->json = pv_strdup(e->json);
+    x->oom = c->sandbox == NULL || c->kind == NULL || c->line == NULL || c->json == NULL;
+}
+
+pv_result advisor_audit_seal_legacy(struct store *st, size_t *sealed)
+{
+    struct legacy_ctx x;
+    char prev[65];
+    pv_result r;
+
+    *sealed = 0;
+    memset(&x, 0, sizeof(x));
+    PV_ENSURE(audit_key != NULL, PV_ERR_INTERNAL);
+    PV_GUARD(store_begin(st));
+    r = store_event_each(st, 0, SIZE_MAX, legacy_collect, &x);
+    if (pv_ok(r) && x.oom) {
+        r = pv_fail(PV_ERR_NOMEM, __func__);
+    }
+    memset(prev, '0', 64);
+    prev[64] = '\0';
+    for (size_t i = 0; i < x.n && pv_ok(r); i++) {
+        struct store_event *e = &x.v[i];
+        json_t *data = json_loads(e->json, 0, NULL);
+        if (!json_is_object(data)) {
+            json_decref(data);
+            data = json_object();
+        }
+        /* The shorthand fields are the record's own; data is the rest. */
+        json_object_del(data, "kind");
+        json_object_del(data, "sandbox");
+        json_object_del(data, "line");
+        r = data != NULL && e->seq == (int64_t)i + 1 ? seal_event(e, data, prev, true)
+                                                     : pv_fail(PV_ERR_INTERNAL, __func__);
+        json_decref(data);
+        if (pv_ok(r)) {
+            r = store_event_set_record(st, e->seq, e->record, e->seal);
+        }
+        if (pv_ok(r)) {
+            memcpy(prev, e->seal, sizeof(prev));
+        }
+    }
+    for (size_t i = 0; i < x.n; i++) {
+        store_event_clear(&x.v[i]);
+    }
+    free(x.v);
+    r = pv_ok(r) ? store_commit(st) : r;
+    if (!pv_ok(r)) {
+        store_rollback(st);
+        return r;
+    }
+    *sealed = x.n;
+    return PV_RESULT_OK;
 }
 
 /* ===========================================================================

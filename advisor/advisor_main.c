@@ -459,6 +459,13 @@ static int export_audit(const struct options *o)
     if (!pv_ok(store_open(o->data_dir, &st, err, sizeof(err)))) {
         pv_fatal("store: %s", err);
     }
+    {
+        size_t n = 0;
+        if (!pv_ok(advisor_audit_seal_legacy(st, &n))) {
+            pv_fatal("audit: cannot seal the events written before the chain: %s",
+                     store_errmsg(st));
+        }
+    }
     pv_dynbuf_init(&b, AUDIT_FILE_MAX);
     r = advisor_audit_export(st, (int64_t)o->since, &b, err, sizeof(err));
     store_close(st);
@@ -542,6 +549,15 @@ int main(int argc, char **argv)
         pv_log_warnx("--test-no-audit-chain: events are not sealed and cannot be exported; "
                      "for measurements only, never in production");
         advisor_audit_test_unsealed();
+    } else {
+        size_t n = 0;
+        if (!pv_ok(advisor_audit_seal_legacy(st, &n))) {
+            pv_fatal("audit: cannot seal the events written before the chain: %s",
+                     store_errmsg(st));
+        }
+        if (n > 0) {
+            pv_log_info("audit: sealed %zu events written before the chain (marked legacy)", n);
+        }
     }
     a.tokens = advisor_tokens_new();
     pthread_mutex_init(&a.prover_mu, NULL);

@@ -238,6 +238,10 @@ pv_result store_event_append(struct store *s, struct store_event *e) PV_WUR;
  * digits when none). Read inside the writing transaction, so a rolled-back
  * savepoint never leaves a stale head behind. */
 pv_result store_event_head(struct store *s, int64_t *seq, char seal[65]) PV_WUR;
+/* Seal event 'seq' written without a record (before schema 2): sets its
+ * record and seal when it has none; PV_ERR_CONFLICT when it has one. */
+pv_result store_event_set_record(struct store *s, int64_t seq, const char *record,
+                                 const char *seal) PV_WUR;
 /* The seal of event 'seq'; PV_ERR_NOTFOUND when absent. */
 pv_result store_event_seal(struct store *s, int64_t seq, char seal[65]) PV_WUR;
 /* Events with seq > 'after', oldest first, at most 'limit'. */

@@ -1158,6 +1158,20 @@ pv_result store_event_head(struct store *s, int64_t *seq, char seal[65])
     return r;
 }
 
+pv_result store_event_set_record(struct store *s, int64_t seq, const char *record,
+                                 const char *seal)
+{
+    sqlite3_stmt *st = prep(s, "UPDATE events SET record = ?, seal = ? WHERE seq = ? AND record = ''");
+
+    if (st == NULL || !bind(st, "ssi", record, seal, seq)) {
+        sqlite3_finalize(st);
+        PV_BAIL(PV_ERR_IO);
+    }
+    PV_GUARD(run(st));
+    PV_ENSURE(sqlite3_changes(s->db) == 1, PV_ERR_CONFLICT);
+    return PV_RESULT_OK;
+}
+
 pv_result store_event_seal(struct store *s, int64_t seq, char seal[65])
 {
     sqlite3_stmt *st = prep(s, "SELECT seq, seal FROM events WHERE seq = ?");

@@ -226,6 +226,7 @@ struct line {
     json_t *obj;      /* NULL when the line does not parse */
     size_t no;
     bool digested;    /* a record: hash and seal recomputed below */
+    int blob_state;   /* a blob: 1 digest matches, -1 it does not, -2 not base64 */
     char hash[65];
     char seal[65];
     char error[256];
@@ -246,6 +247,7 @@ static void lines_free(struct lines *l)
 }
 
 static bool digests(const json_t *cobj, char hash[65], char seal[65]);
+static int blob_digest(const json_t *obj);
 
 struct parse_job {
     struct lines *l;
@@ -279,6 +281,8 @@ static void *parse_main(void *arg)
         type = json_string_value(json_object_get(ln->obj, "type"));
         if (j->digest && type != NULL && strcmp(type, "record") == 0) {
             ln->digested = digests(ln->obj, ln->hash, ln->seal);
+        } else if (j->digest && type != NULL && strcmp(type, "blob") == 0) {
+            ln->blob_state = blob_digest(ln->obj);
         }
     }
     return NULL;
@@ -486,35 +490,50 @@ static size_t check_sigs(const struct audit_key *k, const struct vrec *recs, siz
     return first;
 }
 
-/* Blob lines: digest of the decoded data must be its name. Into 'blobs':
- * sha256 -> line number (positive: intact, negative: altered). */
-static void check_blob_line(const struct line *ln, json_t *blobs, struct audit_report *r)
+/* A blob line's content against its name: 1 it matches, -1 it does not,
+ * -2 not base64 (0: no name or data; check_blob_line reports it). */
+static int blob_digest(const json_t *obj)
 {
-    const char *sha = str_of(ln->obj, "sha256");
-    const char *data = str_of(ln->obj, "data_b64");
+    const char *sha = str_of(obj, "sha256");
+    const char *data = str_of(obj, "data_b64");
     unsigned char *raw;
     size_t n = 0;
     char got[65];
 
     if (!is_hex64(sha) || data == NULL) {
-        fail(r, ln->no, 0, "blob line without a sha256 and data_b64");
-        return;
+        return 0;
     }
     raw = audit_unb64(data, &n);
     if (raw == NULL) {
-        fail(r, ln->no, 0, "blob %s: data_b64 is not base64", sha);
-        json_object_set_new(blobs, sha, json_integer(-(json_int_t)ln->no));
-        return;
+        return -2;
     }
     audit_sha256_hex(raw, n, got);
     free(raw);
+    return strcmp(got, sha) == 0 ? 1 : -1;
+}
+
+/* Blob lines (digests computed by lines_parse). Into 'blobs': sha256 ->
+ * line number (positive: intact, negative: altered). */
+static void check_blob_line(const struct line *ln, json_t *blobs, struct audit_report *r)
+{
+    const char *sha = str_of(ln->obj, "sha256");
+
+    if (ln->blob_state == 0) {
+        fail(r, ln->no, 0, "blob line without a sha256 and data_b64");
+        return;
+    }
     if (json_object_get(blobs, sha) != NULL) {
         fail(r, ln->no, 0, "blob %s appears twice", sha);
         return;
     }
-    json_object_set_new(blobs, sha, json_integer(strcmp(got, sha) == 0 ? (json_int_t)ln->no
-                                                                       : -(json_int_t)ln->no));
-    r->blobs++;
+    if (ln->blob_state == -2) {
+        fail(r, ln->no, 0, "blob %s: data_b64 is not base64", sha);
+    }
+    json_object_set_new(blobs, sha, json_integer(ln->blob_state == 1 ? (json_int_t)ln->no
+                                                                     : -(json_int_t)ln->no));
+    if (ln->blob_state == 1) {
+        r->blobs++;
+    }
 }
 
 /* One record line against its predecessor. False stops the walk. */

@@ -30,3 +30,4 @@ noinst_PROGRAMS += tests/bench/bench_audit
 tests_bench_bench_audit_SOURCES = tests/bench/bench_audit.c
 tests_bench_bench_audit_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 tests_bench_bench_audit_LDADD = $(AUDIT_LIBS)
+EXTRA_DIST += tests/bench/bench_audit.sh

@@ -162,7 +162,16 @@ awk -v id="$C2" 'index($0, "\"kind\":\"CONFIG:APPROVED\"") && index($0, id) {
      { print }' "$WORK/a.jsonl" >"$WORK/vr.jsonl"
 OUT=$("$PROVISO" audit replay "$WORK/vr.jsonl")
 eq "edited validation_result: exit 1" "$?" 1
-has "edited validation_result: mismatch" "$OUT" "1 differ"
+has "edited validation_result: counted" "$OUT" "1 differ"
+has "edited validation_result: a mismatch" "$OUT" ": mismatch"
+# The same difference recorded under another prover build: a version change.
+awk -v id="$C2" 'index($0, "\"kind\":\"CONFIG:APPROVED\"") && index($0, id) {
+     sub(/"prover_version":"[^"]*"/, "\"prover_version\":\"proviso-prover 0.0.1 (z3 4.8.1)\"") }
+     { print }' "$WORK/vr.jsonl" >"$WORK/ver.jsonl"
+OUT=$("$PROVISO" audit replay "$WORK/ver.jsonl")
+eq "another prover version: exit 1" "$?" 1
+has "another prover version: a version change" "$OUT" "version change"
+has "another prover version: names both" "$OUT" "recorded under proviso-prover 0.0.1"
 "$PROVISO" audit replay "$WORK/g.jsonl" >/dev/null 2>&1
 eq "replay of garbage: exit 2" "$?" 2
 
@@ -181,5 +190,22 @@ api PUT /v1/settings/agent_policy_proposals_enabled '{"value":false}'
 "$PROVISO" audit export --advisor "$ADV" --token-file "$ADMIN_FILE" >"$WORK/b.jsonl"
 "$PROVISO" audit verify "$WORK/b.jsonl" --pubkey "$PUB" >/dev/null
 eq "the chain continues across a restart" "$?" 0
+
+# --- events written before the chain (a v1 store, or the test switch) ---------
+stop_advisor
+start_advisor "$WORK/old" --test-no-audit-chain || exit 1
+api PUT /v1/settings/proposal_approval_mode '{"value":"auto"}'
+api PUT /v1/settings/proposal_approval_mode '{"value":"manual"}'
+"$PROVISO" audit export --advisor "$ADV" --token-file "$ADMIN_FILE" >/dev/null 2>&1
+eq "unsealed events cannot be exported" "$?" 3
+stop_advisor
+start_advisor "$WORK/old" || exit 1
+has "the restart seals them" "$(cat "$ADV_LOG")" "sealed 2 events written before the chain"
+api PUT /v1/settings/proposal_approval_mode '{"value":"auto"}'
+P2=$("$PROVISO" audit pubkey --advisor "$ADV" --token-file "$ADMIN_FILE")
+"$PROVISO" audit export --advisor "$ADV" --token-file "$ADMIN_FILE" >"$WORK/old.jsonl"
+"$PROVISO" audit verify "$WORK/old.jsonl" --pubkey "$P2" >/dev/null
+eq "legacy records and new ones verify as one chain" "$?" 0
+eq "legacy records are marked" "$(grep -c '"legacy":true' "$WORK/old.jsonl")" 2
 
 finish
