@@ -73,8 +73,12 @@ static bool create_key(const char *path, char *err, size_t errlen)
     n = BIO_get_mem_data(mem, &pem);
     fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        goto out;
+        int e = errno; /* EEXIST tells the caller to load the file */
+        snprintf(err, errlen, "%s: %s", path, strerror(e));
+        BIO_free(mem);
+        EVP_PKEY_free(pkey);
+        errno = e;
+        return false;
     }
     ok = n > 0 && write(fd, pem, (size_t)n) == (ssize_t)n && fsync(fd) == 0;
     if (close(fd) != 0) {

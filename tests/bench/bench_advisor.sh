@@ -53,7 +53,11 @@ wait_port() { # LOG PATTERN -> port
 }
 
 "$PROVER" --port 0 --token-file "$W/token" 2>"$W/prover.log" &
+PPID_PROVER=$!
 PIDS="$PIDS $!"
+TICKS=$(getconf CLK_TCK)
+# utime + stime of PID, in clock ticks (all its threads).
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 PPORT=$(wait_port "$W/prover.log" 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p') || exit 1
 PURL=http://127.0.0.1:$PPORT
 
@@ -129,11 +133,19 @@ advisor_phase() {
         -d '{"value":true}' "$A/v1/settings/agent_policy_proposals_enabled"
 
     echo "== $label: POST /v1/sandboxes/bench/proposals, manual mode ($CONNS connections)"
+    c0=$(cpu_ticks "$APID")
+    p0=$(cpu_ticks "$PPID_PROVER")
     V=$(BENCH_SBTOKEN=$SBT run_wrk "$A/v1/sandboxes/bench/proposals" "$W/submit.lua")
+    c1=$(cpu_ticks "$APID")
+    p1=$(cpu_ticks "$PPID_PROVER")
     echo "   rate/s p50_ms p99_ms non2xx: $V"
     N=$(curl -s -H "Authorization: Bearer $TOKEN" "$A/v1/sandboxes/bench/proposals?status=pending" |
         jq '[.chunks[] | select(.validation_result | startswith("prover: "))] | length')
     echo "   chunks stored with a prover verdict: $N"
+    # CPU per submission does not depend on what else the machine runs.
+    ACPU=$(echo "$c0 $c1 $N $TICKS" | awk '{printf "%.3f", ($2 - $1) * 1000 / $4 / $3}')
+    PCPU=$(echo "$p0 $p1 $N $TICKS" | awk '{printf "%.3f", ($2 - $1) * 1000 / $4 / $3}')
+    echo "   CPU ms per submission: advisor $ACPU, prover $PCPU"
     kill -TERM "$APID" 2>/dev/null
     wait "$APID" 2>/dev/null
 }
@@ -144,10 +156,13 @@ mkdir -p "$W/nochain" "$W/data"
 advisor_phase "2a. advisor without the audit chain (--test-no-audit-chain)" "$W/nochain" \
     --test-no-audit-chain
 V0=$V
+A0=$ACPU
+P0=$PCPU
 advisor_phase "2. advisor" "$W/data"
 r0=$(echo "$V0" | cut -d' ' -f1)
 r1=$(echo "$V" | cut -d' ' -f1)
 echo "== audit chain: $(echo "$r1 $r0" | awk '{printf "%.1f", 100 * (1 - $1 / $2)}')% fewer submissions/s with it ($r1/s vs $r0/s without; goal <= 20%)"
+echo "== audit chain CPU: advisor $A0 -> $ACPU ms per submission; of the CPU a submission costs (advisor + prover) the chain adds $(echo "$A0 $P0 $ACPU $PCPU" | awk '{printf "%.1f", 100 * (($3 + $4) - ($1 + $2)) / ($1 + $2)}')% (this is what bounds the rate on two busy cores)"
 
 pr=$(echo "$P" | cut -d' ' -f1)
 ar=$(echo "$V" | cut -d' ' -f1)
