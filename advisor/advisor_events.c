@@ -101,9 +101,8 @@ static pv_result seal_event(struct store_event *e, const json_t *data, const cha
     if (legacy) {
         json_object_set_new(rec, "legacy", json_true());
     }
-    r = audit_seal(audit_key, "record", rec, seal);
+    r = audit_seal(audit_key, "record", rec, seal, &e->record);
     if (pv_ok(r)) {
-        e->record = audit_canonical(rec);
         e->seal = pv_strdup(seal);
         r = e->record != NULL && e->seal != NULL ? PV_RESULT_OK : pv_fail(PV_ERR_NOMEM, __func__);
     }
@@ -362,8 +361,8 @@ pv_result advisor_audit_export(struct store *st, int64_t since, struct pv_dynbuf
                                "records", (json_int_t)x.count, "head", x.head, "exported_ms",
                                (json_int_t)advisor_now_ms())
                    : NULL;
-    r = hdr != NULL ? audit_seal(audit_key, "header", hdr, seal) : pv_fail(PV_ERR_NOMEM, __func__);
-    text = pv_ok(r) ? audit_canonical(hdr) : NULL;
+    r = hdr != NULL ? audit_seal(audit_key, "header", hdr, seal, &text)
+                    : pv_fail(PV_ERR_NOMEM, __func__);
     if (text == NULL || body.failed) {
         snprintf(err, errlen, "out of memory");
         r = pv_fail(PV_ERR_NOMEM, __func__);

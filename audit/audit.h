@@ -68,10 +68,11 @@ void audit_sha256_hex(const void *data, size_t len, char out[65]);
 /* Seal 'obj' (borrowed, modified): remove any "hash"/"sig", set "hash" to
  * the digest of its canonical form and "sig" to the signature of
  * "proviso-audit/1 <what> <hash>"; the digest of the sealed object's
- * canonical form into 'seal' (the next record's "prev"). 'what' is
- * "record" or "header". PV_ERR_NOMEM, PV_ERR_INTERNAL (signing). */
-pv_result audit_seal(const struct audit_key *k, const char *what, json_t *obj,
-                     char seal[65]) PV_WUR;
+ * canonical form into 'seal' (the next record's "prev") and, when 'sealed'
+ * is not NULL, that canonical form itself (new string, caller frees).
+ * 'what' is "record" or "header". PV_ERR_NOMEM, PV_ERR_INTERNAL (signing). */
+pv_result audit_seal(const struct audit_key *k, const char *what, json_t *obj, char seal[65],
+                     char **sealed) PV_WUR;
 
 /* The blob digests 'data' (borrowed) references: every string member
  * whose key ends in "_blob" and holds 64 hex digits, anywhere in it. New

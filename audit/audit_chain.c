@@ -123,7 +123,8 @@ static size_t message(char *buf, size_t len, const char *what, const char *hash)
     return n > 0 && (size_t)n < len ? (size_t)n : 0;
 }
 
-pv_result audit_seal(const struct audit_key *k, const char *what, json_t *obj, char seal[65])
+pv_result audit_seal(const struct audit_key *k, const char *what, json_t *obj, char seal[65],
+                     char **sealed)
 {
     unsigned char sig[AUDIT_SIG_LEN];
     char msg[128];
@@ -149,7 +150,11 @@ pv_result audit_seal(const struct audit_key *k, const char *what, json_t *obj, c
     text = audit_canonical(obj);
     PV_ENSURE(text != NULL, PV_ERR_NOMEM);
     audit_sha256_hex(text, strlen(text), seal);
-    free(text);
+    if (sealed != NULL) {
+        *sealed = text;
+    } else {
+        free(text);
+    }
     return PV_RESULT_OK;
 }
 

@@ -215,7 +215,7 @@ static char *record(int64_t seq, const char *prev, const char *blob, char seal[6
                           "data", data, "blobs", audit_blob_refs(data), "prev", prev);
     char *text;
 
-    ck_assert(pv_ok(audit_seal(key, "record", r, seal)));
+    ck_assert(pv_ok(audit_seal(key, "record", r, seal, NULL)));
     text = audit_canonical(r);
     json_decref(r);
     json_decref(data);
@@ -252,7 +252,7 @@ static void export_setup(void)
     h = json_pack("{s:s,s:s,s:s,s:i,s:s,s:i,s:i,s:s}", "type", "header", "format", AUDIT_FORMAT,
                   "pubkey", pub, "since", 0, "first_prev", AUDIT_GENESIS, "last_seq", NREC,
                   "records", NREC, "head", prev);
-    ck_assert(pv_ok(audit_seal(key, "header", h, seal)));
+    ck_assert(pv_ok(audit_seal(key, "header", h, seal, NULL)));
     lines[0] = audit_canonical(h);
     json_decref(h);
 }

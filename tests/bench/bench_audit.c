@@ -90,7 +90,7 @@ int main(int argc, char **argv)
                                 "CONFIG:PROPOSED [INFO] agent proposal chunk:0b8f1f7e on "
                                 "api.example.com:443 GET /v1/** by /usr/bin/curl",
                                 "data", data, "blobs", audit_blob_refs(data), "prev", prev);
-        if (rec == NULL || !pv_ok(audit_seal(k, "record", rec, seal))) {
+        if (rec == NULL || !pv_ok(audit_seal(k, "record", rec, seal, NULL))) {
             return 1;
         }
         text = audit_canonical(rec);
@@ -108,7 +108,7 @@ int main(int argc, char **argv)
     h = json_pack("{s:s,s:s,s:s,s:i,s:s,s:I,s:I,s:s}", "type", "header", "format", AUDIT_FORMAT,
                   "pubkey", pub, "since", 0, "first_prev", AUDIT_GENESIS, "last_seq",
                   (json_int_t)n, "records", (json_int_t)n, "head", prev);
-    if (h == NULL || !pv_ok(audit_seal(k, "header", h, seal))) {
+    if (h == NULL || !pv_ok(audit_seal(k, "header", h, seal, NULL))) {
         return 1;
     }
     text = audit_canonical(h);
