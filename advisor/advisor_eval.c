@@ -112,10 +112,10 @@ pv_result advisor_snapshot_take(struct advisor_worker *w, const char *sandbox,
 static char *diag_text(struct model_diags *d)
 {
     struct pv_dynbuf b;
-
     char *text;
     char *one;
 
+    pv_dynbuf_init(&b, 1024u * 1024u);
     for (size_t i = 0; i < model_diags_count(d); i++) {
         pv_dynbuf_putf(&b, "%s\n", model_diags_msg(d, i));
     }
