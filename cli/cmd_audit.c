@@ -131,7 +131,7 @@ static int since_of(const struct aargs *a, uint64_t *since)
  * pubkey, export (the advisor)
  * ========================================================================= */
 
-static int connect(const struct aargs *x, struct cli_adv *a)
+static int open_advisor(const struct aargs *x, struct cli_adv *a)
 {
     memset(a, 0, sizeof(*a));
     a->opt[CLI_O_ADVISOR] = x->opt[A_ADVISOR];
@@ -144,7 +144,7 @@ static int cmd_pubkey(struct aargs *x)
 {
     struct cli_adv a;
     struct cli_answer ans;
-    int rc = connect(x, &a);
+    int rc = open_advisor(x, &a);
 
     if (rc != 0) {
         return rc;
@@ -222,7 +222,7 @@ static int cmd_export(struct aargs *x)
         }
         return export_offline(x);
     }
-    rc = connect(x, &a);
+    rc = open_advisor(x, &a);
     if (rc != 0) {
         return rc;
     }
