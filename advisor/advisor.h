@@ -259,6 +259,29 @@ struct model_policy *advisor_compose(struct advisor_worker *w, int64_t sandbox, 
  * may be NULL) is merged into the JSON form. */
 pv_result advisor_event(struct store *st, const char *sandbox, const char *kind,
                         const char *line, json_t *extra) PV_WUR;
+/* The audit key (docs/audit.md#key): DATA_DIR/audit.key, created 0600 on
+ * first start; refused when group or others may access it. Call once
+ * before any event is written; advisor_event fails without it. */
+pv_result advisor_audit_open(const char *data_dir, char *err, size_t errlen) PV_WUR;
+void advisor_audit_close(void);
+/* Seal, in one transaction and in order, the events at the start of the
+ * log that have no record (written before schema 2, or with
+ * --test-no-audit-chain): each becomes a record marked "legacy": true,
+ * sealed now. The count into 'sealed'. Needs advisor_audit_open. */
+pv_result advisor_audit_seal_legacy(struct store *st, size_t *sealed) PV_WUR;
+/* Tests only (--test-no-audit-chain): write events without sealing them,
+ * to measure what the chain costs. Such a store cannot be exported. */
+void advisor_audit_test_unsealed(void);
+/* The loaded key (borrowed), NULL before advisor_audit_open. */
+struct audit_key;
+const struct audit_key *advisor_audit_key(void);
+/* The export of every record after 'since' plus the blobs they reference
+ * (docs/audit.md#format), appended to 'out'. One read transaction, so the
+ * export is a consistent prefix of the chain. PV_ERR_NOTFOUND when record
+ * 'since' does not exist; message in 'err'. */
+struct pv_dynbuf;
+pv_result advisor_audit_export(struct store *st, int64_t since, struct pv_dynbuf *out, char *err,
+                               size_t errlen) PV_WUR;
 /* "[version:vN hash:sha256:H]" style suffix pieces. */
 void advisor_event_suffix(char *buf, size_t len, int64_t rev, const char *hash);
 

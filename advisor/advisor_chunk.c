@@ -662,9 +662,10 @@ static pv_result submit_tx(struct store *st, void *arg)
              x->id, summary != NULL ? summary : "");
     free(summary);
     PV_GUARD(advisor_event(st, snap->name, "CONFIG:PROPOSED", x->line,
-                           json_pack("{s:s,s:s,s:s,s:s,s:s}", "chunk_id", x->id, "analysis_mode",
-                                     x->mode, "rule_name", x->name, "validation_result",
-                                     e->validation_result, "rule", x->rule_text)));
+                           json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "chunk_id", x->id,
+                                     "analysis_mode", x->mode, "rule_name", x->name,
+                                     "validation_result", e->validation_result, "rule",
+                                     x->rule_text, "evidence_blob", c.evidence)));
     PV_GUARD(supersede(w, snap->name, &c));
     snprintf(x->chunk_id, sizeof(x->chunk_id), "%s", x->id);
     if (x->may_approve && advisor_mode_auto(st, snap->name, &resolved_from) && auto_gate(e)) {

@@ -7,6 +7,11 @@
  * reference's words ("CONFIG:APPROVED [INFO] ..."); the JSON form carries
  * the same facts plus what a replay needs (docs/advisor.md#events). After
  * the commit the caller echoes the line to the log as "OCSF <line>".
+ *
+ * Each event is also sealed into the audit chain (docs/audit.md): a record
+ * with its seq, time, the seal of the record before it (read inside the
+ * same transaction), its own hash and the advisor's Ed25519 signature. The
+ * export writes those records plus every blob they reference.
  */
 #include "config.h"
 
@@ -16,6 +21,8 @@
 
 #include "advisor/advisor.h"
 #include "advisor/store.h"
+#include "audit/audit.h"
+#include "common/pv_dynbuf.h"
 
 void advisor_event_suffix(char *buf, size_t len, int64_t rev, const char *hash)
 {
@@ -30,30 +37,348 @@ void advisor_event_suffix(char *buf, size_t len, int64_t rev, const char *hash)
     }
 }
 
+/* ===========================================================================
+ * The audit key (docs/audit.md#key)
+ *
+ * One per process, loaded before any worker starts and read-only after:
+ * every worker seals with it (OpenSSL signs with a shared EVP_PKEY from
+ * several threads; each call has its own context).
+ * ========================================================================= */
+
+static struct audit_key *audit_key;
+static bool unsealed; /* --test-no-audit-chain: measurement only */
+
+void advisor_audit_test_unsealed(void)
+{
+    unsealed = true;
+}
+
+pv_result advisor_audit_open(const char *data_dir, char *err, size_t errlen)
+{
+    char path[1100];
+
+    PV_ENSURE(audit_key == NULL, PV_ERR_INTERNAL);
+    if ((size_t)snprintf(path, sizeof(path), "%s/audit.key", data_dir) >= sizeof(path)) {
+        snprintf(err, errlen, "%s: path too long", data_dir);
+        PV_BAIL(PV_ERR_USAGE);
+    }
+    audit_key = audit_key_open(path, err, errlen);
+    PV_ENSURE(audit_key != NULL, PV_ERR_IO);
+    return PV_RESULT_OK;
+}
+
+void advisor_audit_close(void)
+{
+    audit_key_free(audit_key);
+    audit_key = NULL;
+}
+
+const struct audit_key *advisor_audit_key(void)
+{
+    return audit_key;
+}
+
+/* ===========================================================================
+ * Events
+ * ========================================================================= */
+
+/* The sealed record of event 'e' (seq, ts, names set) with 'data'
+ * (borrowed): its canonical text into e->record, its seal into e->seal.
+ * 'prev' is the seal of the event before. */
+static pv_result seal_event(struct store_event *e, const json_t *data, const char *prev,
+                            bool legacy)
+{
+    char seal[65];
+    json_t *rec;
+    pv_result r;
+
+    PV_ENSURE(audit_key != NULL, PV_ERR_INTERNAL); /* events are never written unsealed */
+    rec = json_pack("{s:s,s:I,s:I,s:s,s:s,s:s,s:O,s:o,s:s}", "type", "record", "seq",
+                    (json_int_t)e->seq, "ts_ms", (json_int_t)e->ts_ms, "kind", e->kind,
+                    "sandbox", e->sandbox, "line", e->line, "data", data, "blobs",
+                    audit_blob_refs(data), "prev", prev);
+    PV_ENSURE(rec != NULL, PV_ERR_NOMEM);
+    if (legacy) {
+        json_object_set_new(rec, "legacy", json_true());
+    }
+    r = audit_seal(audit_key, "record", rec, seal, &e->record);
+    if (pv_ok(r)) {
+        e->seal = pv_strdup(seal);
+        r = e->record != NULL && e->seal != NULL ? PV_RESULT_OK : pv_fail(PV_ERR_NOMEM, __func__);
+    }
+    json_decref(rec);
+    return r;
+}
+
 pv_result advisor_event(struct store *st, const char *sandbox, const char *kind,
                         const char *line, json_t *extra)
 {
     struct store_event e;
+    char prev[65];
+    json_t *data = extra != NULL ? extra : json_object();
     json_t *j = json_pack("{s:s,s:s,s:s}", "kind", kind, "sandbox", sandbox != NULL ? sandbox : "",
                           "line", line);
     pv_result r;
 
-    if (j == NULL) {
-        json_decref(extra);
+    if (j == NULL || data == NULL) {
+        json_decref(j);
+        json_decref(data);
         PV_BAIL(PV_ERR_NOMEM);
     }
-    if (extra != NULL) {
-        json_object_update(j, extra);
-        json_decref(extra);
-    }
+    json_object_update(j, data);
     memset(&e, 0, sizeof(e));
     e.sandbox = (char *)(sandbox != NULL ? sandbox : "");
     e.kind = (char *)kind;
     e.line = (char *)line;
     e.json = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(j);
-    PV_ENSURE(e.json != NULL, PV_ERR_NOMEM);
-    r = store_event_append(st, &e);
+    /* The head is read inside this transaction (and savepoint), never
+     * cached: a rolled-back neighbour in the group commit leaves no trace. */
+    r = e.json != NULL ? store_event_head(st, &e.seq, prev) : pv_fail(PV_ERR_NOMEM, __func__);
+    if (pv_ok(r) && unsealed) {
+        r = store_event_append(st, &e);
+        json_decref(data);
+        free(e.json);
+        return r;
+    }
+    if (pv_ok(r)) {
+        e.seq++;
+        e.ts_ms = advisor_now_ms();
+        r = seal_event(&e, data, prev, false);
+    }
+    if (pv_ok(r)) {
+        int64_t sealed = e.seq;
+        r = store_event_append(st, &e);
+        /* Same transaction, so the store's next seq is the one sealed. */
+        if (pv_ok(r) && e.seq != sealed) {
+            r = pv_fail(PV_ERR_INTERNAL, __func__);
+        }
+    }
+    json_decref(data);
     free(e.json);
+    free(e.record);
+    free(e.seal);
+    return r;
+}
+
+/* ===========================================================================
+ * Events written before the chain (docs/audit.md#legacy)
+ * ========================================================================= */
+
+struct legacy_ctx {
+    struct store_event *v;
+    size_t n;
+    size_t cap;
+    bool sealed_seen; /* collect only the unsealed prefix */
+    bool oom;
+};
+
+static void legacy_collect(void *arg, const struct store_event *e)
+{
+    struct legacy_ctx *x = arg;
+    struct store_event *c;
+
+    if (x->oom || x->sealed_seen || e->record[0] != '\0') {
+        x->sealed_seen = true;
+        return;
+    }
+    if (x->n == x->cap) {
+        size_t cap = x->cap == 0 ? 64 : 2 * x->cap;
+        struct store_event *v = pv_realloc(x->v, cap * sizeof(*v));
+        if (v == NULL) {
+            x->oom = true;
+            return;
+        }
+        x->v = v;
+        x->cap = cap;
+    }
+    c = &x->v[x->n++];
+    memset(c, 0, sizeof(*c));
+    c->seq = e->seq;
+    c->ts_ms = e->ts_ms;
+    c->sandbox = pv_strdup(e->sandbox);
+    c->kind = pv_strdup(e->kind);
+    c->line = pv_strdup(e->line);
+    c->json = pv_strdup(e->json);
+    x->oom = c->sandbox == NULL || c->kind == NULL || c->line == NULL || c->json == NULL;
+}
+
+pv_result advisor_audit_seal_legacy(struct store *st, size_t *sealed)
+{
+    struct legacy_ctx x;
+    char prev[65];
+    pv_result r;
+
+    *sealed = 0;
+    memset(&x, 0, sizeof(x));
+    PV_ENSURE(audit_key != NULL, PV_ERR_INTERNAL);
+    PV_GUARD(store_begin(st));
+    r = store_event_each(st, 0, SIZE_MAX, legacy_collect, &x);
+    if (pv_ok(r) && x.oom) {
+        r = pv_fail(PV_ERR_NOMEM, __func__);
+    }
+    memset(prev, '0', 64);
+    prev[64] = '\0';
+    for (size_t i = 0; i < x.n && pv_ok(r); i++) {
+        struct store_event *e = &x.v[i];
+        json_t *data = json_loads(e->json, 0, NULL);
+        if (!json_is_object(data)) {
+            json_decref(data);
+            data = json_object();
+        }
+        /* The shorthand fields are the record's own; data is the rest. */
+        json_object_del(data, "kind");
+        json_object_del(data, "sandbox");
+        json_object_del(data, "line");
+        r = data != NULL && e->seq == (int64_t)i + 1 ? seal_event(e, data, prev, true)
+                                                     : pv_fail(PV_ERR_INTERNAL, __func__);
+        json_decref(data);
+        if (pv_ok(r)) {
+            r = store_event_set_record(st, e->seq, e->record, e->seal);
+        }
+        if (pv_ok(r)) {
+            memcpy(prev, e->seal, sizeof(prev));
+        }
+    }
+    for (size_t i = 0; i < x.n; i++) {
+        store_event_clear(&x.v[i]);
+    }
+    free(x.v);
+    r = pv_ok(r) ? store_commit(st) : r;
+    if (!pv_ok(r)) {
+        store_rollback(st);
+        return r;
+    }
+    *sealed = x.n;
+    return PV_RESULT_OK;
+}
+
+/* ===========================================================================
+ * Export (docs/audit.md#format)
+ * ========================================================================= */
+
+struct export_ctx {
+    struct pv_dynbuf *out;
+    json_t *blobs; /* referenced digests */
+    int64_t last_seq;
+    int64_t count;
+    char head[65];
+    bool bad;
+};
+
+static void export_one(void *arg, const struct store_event *e)
+{
+    struct export_ctx *x = arg;
+    json_t *rec = json_loads(e->record, JSON_REJECT_DUPLICATES, NULL);
+    json_t *refs = json_object_get(rec, "blobs");
+    json_t *v;
+    size_t i;
+
+    if (rec == NULL || e->record[0] == '\0') {
+        x->bad = true; /* an unsealed row cannot be exported as intact */
+        json_decref(rec);
+        return;
+    }
+    json_array_foreach(refs, i, v) {
+        if (json_is_string(v)) {
+            json_object_set_new(x->blobs, json_string_value(v), json_true());
+        }
+    }
+    json_decref(rec);
+    pv_dynbuf_puts(x->out, e->record);
+    pv_dynbuf_putc(x->out, '\n');
+    x->last_seq = e->seq;
+    x->count++;
+    snprintf(x->head, sizeof(x->head), "%s", e->seal);
+}
+
+pv_result advisor_audit_export(struct store *st, int64_t since, struct pv_dynbuf *out, char *err,
+                               size_t errlen)
+{
+    struct pv_dynbuf body;
+    struct export_ctx x;
+    char first_prev[65];
+    char seal[65];
+    char pub[AUDIT_PUB_B64_LEN];
+    const char *sha;
+    json_t *v;
+    json_t *hdr = NULL;
+    char *text = NULL;
+    pv_result r;
+
+    err[0] = '\0';
+    memset(&x, 0, sizeof(x));
+    pv_dynbuf_init(&body, AUDIT_FILE_MAX);
+    x.out = &body;
+    x.blobs = json_object();
+    r = x.blobs != NULL && audit_key != NULL ? store_begin_read(st)
+                                              : pv_fail(PV_ERR_INTERNAL, __func__);
+    if (!pv_ok(r)) {
+        snprintf(err, errlen, "no audit key or out of memory");
+        goto out;
+    }
+    if (since == 0) {
+        memset(first_prev, '0', 64);
+        first_prev[64] = '\0';
+    } else if (!pv_ok(store_event_seal(st, since, first_prev))) {
+        snprintf(err, errlen, "there is no record %lld", (long long)since);
+        r = pv_fail(PV_ERR_NOTFOUND, __func__);
+        goto out;
+    }
+    memcpy(x.head, first_prev, sizeof(x.head));
+    x.last_seq = since;
+    r = store_event_each(st, since, SIZE_MAX, export_one, &x);
+    if (pv_ok(r) && x.bad) {
+        snprintf(err, errlen, "the store holds an event without a sealed record");
+        r = pv_fail(PV_ERR_IO, __func__);
+    }
+    json_object_foreach(x.blobs, sha, v) {
+        size_t len = 0;
+        char *data = pv_ok(r) ? store_blob_get(st, sha, &len) : NULL;
+        char *b64 = data != NULL ? audit_b64(data, len) : NULL;
+        if (pv_ok(r) && b64 == NULL) {
+            snprintf(err, errlen, "blob %s is missing from the store", sha);
+            r = pv_fail(PV_ERR_IO, __func__);
+        }
+        if (b64 != NULL) {
+            pv_dynbuf_putf(&body, "{\"data_b64\":\"%s\",\"sha256\":\"%s\",\"type\":\"blob\"}\n",
+                           b64, sha);
+        }
+        free(data);
+        free(b64);
+    }
+    store_rollback(st);
+    if (!pv_ok(r)) {
+        if (err[0] == '\0') {
+            snprintf(err, errlen, "cannot read the store: %s", store_errmsg(st));
+        }
+        goto out;
+    }
+    r = audit_key_pub_b64(audit_key, pub);
+    hdr = pv_ok(r) ? json_pack("{s:s,s:s,s:s,s:I,s:s,s:I,s:I,s:s,s:I}", "type", "header",
+                               "format", AUDIT_FORMAT, "pubkey", pub, "since", (json_int_t)since,
+                               "first_prev", first_prev, "last_seq", (json_int_t)x.last_seq,
+                               "records", (json_int_t)x.count, "head", x.head, "exported_ms",
+                               (json_int_t)advisor_now_ms())
+                   : NULL;
+    r = hdr != NULL ? audit_seal(audit_key, "header", hdr, seal, &text)
+                    : pv_fail(PV_ERR_NOMEM, __func__);
+    if (text == NULL || body.failed) {
+        snprintf(err, errlen, "out of memory");
+        r = pv_fail(PV_ERR_NOMEM, __func__);
+        goto out;
+    }
+    pv_dynbuf_puts(out, text);
+    pv_dynbuf_putc(out, '\n');
+    if (body.len > 0) {
+        pv_dynbuf_put(out, body.buf, body.len);
+    }
+    r = out->failed ? pv_fail(PV_ERR_NOMEM, __func__) : PV_RESULT_OK;
+out:
+    store_rollback(st);
+    free(text);
+    json_decref(hdr);
+    json_decref(x.blobs);
+    pv_dynbuf_free(&body);
     return r;
 }

@@ -30,7 +30,9 @@
 
 #include "advisor/advisor.h"
 #include "advisor/store.h"
+#include "audit/audit.h"
 #include "common/pv_args.h"
+#include "common/pv_dynbuf.h"
 #include "common/pv_log.h"
 #include "model/model.h"
 
@@ -49,6 +51,9 @@ struct options {
     bool have_fd;
     int token_fd;
     bool allow_loopback;
+    bool export_audit;
+    bool no_chain;
+    uint64_t since;
 };
 
 static void usage(FILE *out)
@@ -58,6 +63,7 @@ static void usage(FILE *out)
             "                       [--token-file FILE | --token-fd N] [--config FILE]\n"
             "                       [--prover URL --prover-token-file FILE] [--prover-exe PATH]\n"
             "                       [--test-allow-loopback]\n"
+            "       proviso-advisor --data-dir DIR --export-audit [--since SEQ]\n"
             "\n"
             "  --data-dir DIR          where the store (advisor.db) lives; created if missing\n"
             "  --port N                listen port (default %u; 0 picks a free port)\n"
@@ -70,6 +76,8 @@ static void usage(FILE *out)
             "  --prover-exe PATH       the proviso-prover binary to run as the child\n"
             "                          (default: next to this binary, else PATH)\n"
             "  --test-allow-loopback   tests only: proposals may name 127.0.0.1 literally\n"
+            "  --export-audit          write the audit export (docs/audit.md) to stdout and exit\n"
+            "  --since SEQ             with --export-audit: only records after SEQ\n"
             "\n"
             "Example:\n"
             "  proviso-advisor --data-dir /var/lib/proviso --token-file /etc/proviso/admin.token\n",
@@ -87,7 +95,8 @@ static void parse_args(int argc, char **argv, struct options *o)
         OPT_CONFIG,
         OPT_PROVER,
         OPT_PROVER_TOKEN,
-        OPT_PROVER_EXE
+        OPT_PROVER_EXE,
+        OPT_SINCE
     };
     static const struct {
         const char *name;
@@ -97,7 +106,7 @@ static void parse_args(int argc, char **argv, struct options *o)
         {"--bind", OPT_BIND},             {"--token-file", OPT_TOKEN_FILE},
         {"--token-fd", OPT_TOKEN_FD},     {"--config", OPT_CONFIG},
         {"--prover-token-file", OPT_PROVER_TOKEN}, {"--prover-exe", OPT_PROVER_EXE},
-        {"--prover", OPT_PROVER},
+        {"--prover", OPT_PROVER},         {"--since", OPT_SINCE},
     };
 
     memset(o, 0, sizeof(*o));
@@ -115,6 +124,14 @@ static void parse_args(int argc, char **argv, struct options *o)
         }
         if (strcmp(argv[i], "--test-allow-loopback") == 0) {
             o->allow_loopback = true;
+            continue;
+        }
+        if (strcmp(argv[i], "--test-no-audit-chain") == 0) {
+            o->no_chain = true;
+            continue;
+        }
+        if (strcmp(argv[i], "--export-audit") == 0) {
+            o->export_audit = true;
             continue;
         }
         if ((strncmp(argv[i], "--token", 7) == 0 && (argv[i][7] == '\0' || argv[i][7] == '=')) ||
@@ -160,11 +177,17 @@ static void parse_args(int argc, char **argv, struct options *o)
         case OPT_PROVER_EXE:
             o->prover_exe = v;
             break;
+        case OPT_SINCE:
+            o->since = pv_opt_number(v, INT64_MAX, "--since");
+            break;
         }
     }
     if (o->data_dir == NULL) {
         usage(stderr);
         pv_fatal("--data-dir is required");
+    }
+    if (o->since > 0 && !o->export_audit) {
+        pv_fatal("--since goes with --export-audit");
     }
     if (o->token_file != NULL && o->have_fd) {
         pv_fatal("use one of --token-file and --token-fd");
@@ -426,6 +449,46 @@ static void prover_exe(const struct options *o, char *out, size_t len)
     snprintf(out, len, "%s/proviso-prover", BINDIR);
 }
 
+/* --export-audit: the records after 'since' and their blobs to stdout,
+ * straight from the data directory (the advisor may be running). */
+static int export_audit(const struct options *o)
+{
+    struct store *st = NULL;
+    struct pv_dynbuf b;
+    char err[1024];
+    pv_result r;
+
+    if (!pv_ok(advisor_audit_open(o->data_dir, err, sizeof(err)))) {
+        pv_fatal("audit key: %s", err);
+    }
+    if (!pv_ok(store_open(o->data_dir, &st, err, sizeof(err)))) {
+        pv_fatal("store: %s", err);
+    }
+    {
+        size_t n = 0;
+        if (!pv_ok(advisor_audit_seal_legacy(st, &n))) {
+            pv_fatal("audit: cannot seal the events written before the chain: %s",
+                     store_errmsg(st));
+        }
+    }
+    pv_dynbuf_init(&b, AUDIT_FILE_MAX);
+    r = advisor_audit_export(st, (int64_t)o->since, &b, err, sizeof(err));
+    store_close(st);
+    advisor_audit_close();
+    if (!pv_ok(r)) {
+        pv_dynbuf_free(&b);
+        pv_log_warnx("export: %s", err);
+        return r.err == PV_ERR_NOTFOUND ? 2 : 1;
+    }
+    if (fwrite(b.buf, 1, b.len, stdout) != b.len || fflush(stdout) != 0) {
+        pv_dynbuf_free(&b);
+        pv_log_warnx("export: cannot write to stdout");
+        return 1;
+    }
+    pv_dynbuf_free(&b);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct options o;
@@ -441,6 +504,9 @@ int main(int argc, char **argv)
 
     pv_log_set_prefix("proviso-advisor");
     parse_args(argc, argv, &o);
+    if (o.export_audit) {
+        return export_audit(&o);
+    }
     memset(&a, 0, sizeof(a));
     config_defaults(&a.cfg);
     if (o.config != NULL) {
@@ -480,6 +546,23 @@ int main(int argc, char **argv)
     /* Open once on the main thread: migrations run here, before any worker. */
     if (!pv_ok(store_open(o.data_dir, &st, err, sizeof(err)))) {
         pv_fatal("store: %s", err);
+    }
+    if (!pv_ok(advisor_audit_open(o.data_dir, err, sizeof(err)))) {
+        pv_fatal("audit key: %s", err);
+    }
+    if (o.no_chain) {
+        pv_log_warnx("--test-no-audit-chain: events are not sealed and cannot be exported; "
+                     "for measurements only, never in production");
+        advisor_audit_test_unsealed();
+    } else {
+        size_t n = 0;
+        if (!pv_ok(advisor_audit_seal_legacy(st, &n))) {
+            pv_fatal("audit: cannot seal the events written before the chain: %s",
+                     store_errmsg(st));
+        }
+        if (n > 0) {
+            pv_log_info("audit: sealed %zu events written before the chain (marked legacy)", n);
+        }
     }
     a.tokens = advisor_tokens_new();
     pthread_mutex_init(&a.prover_mu, NULL);
@@ -577,6 +660,7 @@ int main(int argc, char **argv)
     advisor_mapper_free(a.mapper);
     advisor_child_stop(child, a.cfg.grace_ms);
     store_group_close(a.group);
+    advisor_audit_close();
     httpd_token_free(&a.admin);
     advisor_tokens_free(a.tokens);
     OPENSSL_cleanse(a.prover.token, sizeof(a.prover.token));

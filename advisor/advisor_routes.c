@@ -18,6 +18,8 @@
 
 #include "advisor/advisor.h"
 #include "advisor/store.h"
+#include "audit/audit.h"
+#include "common/pv_dynbuf.h"
 #include "common/pv_log.h"
 #include "model/model.h"
 
@@ -57,6 +59,8 @@ enum route_id {
     R_UI_INDEX,
     R_UI_JS,
     R_UI_CSS,
+    R_AUDIT_PUBKEY,
+    R_AUDIT_EXPORT,
 };
 
 enum who { ADMIN, OWNER };
@@ -101,6 +105,8 @@ static const struct {
     {{"GET", "/ui/", R_UI_INDEX, HTTPD_PUBLIC | HTTPD_INLINE}, ADMIN},
     {{"GET", "/ui/app.js", R_UI_JS, HTTPD_PUBLIC | HTTPD_INLINE}, ADMIN},
     {{"GET", "/ui/app.css", R_UI_CSS, HTTPD_PUBLIC | HTTPD_INLINE}, ADMIN},
+    {{"GET", "/v1/audit/pubkey", R_AUDIT_PUBKEY, 0}, ADMIN},
+    {{"GET", "/v1/audit/export", R_AUDIT_EXPORT, 0}, ADMIN},
 };
 
 #define BOUNDARY_KEY "@auto_approval_boundary"
@@ -795,6 +801,53 @@ static void events_list(struct advisor_worker *w, const struct httpd_req *rq,
                                             : (json_int_t)since));
 }
 
+/* The audit key's public half (docs/audit.md#key). */
+static void audit_pubkey(struct httpd_reply *r)
+{
+    char b64[AUDIT_PUB_B64_LEN];
+    const struct audit_key *k = advisor_audit_key();
+    char *pem = k != NULL ? audit_key_pub_pem(k) : NULL;
+
+    if (pem == NULL || !pv_ok(audit_key_pub_b64(k, b64))) {
+        free(pem);
+        httpd_reply_error(r, 500, "internal", "the audit key is not available");
+        return;
+    }
+    httpd_reply_json(r, 200, json_pack("{s:s,s:s,s:s}", "algorithm", "ed25519", "public_key", b64,
+                                       "pem", pem));
+    free(pem);
+}
+
+/* The export (docs/audit.md#format) as application/x-ndjson. */
+static void audit_export(struct advisor_worker *w, const struct httpd_req *rq,
+                         struct httpd_reply *r)
+{
+    const char *since_s = httpd_req_arg(rq, "since");
+    uint64_t since = 0;
+    struct pv_dynbuf b;
+    char err[256];
+    pv_result res;
+
+    if (since_s != NULL && !pv_ok(pv_parse_u64(since_s, strlen(since_s), INT64_MAX, &since))) {
+        httpd_reply_error(r, 400, "invalid_request", "since must be a sequence number");
+        return;
+    }
+    pv_dynbuf_init(&b, AUDIT_FILE_MAX);
+    res = advisor_audit_export(w->st, (int64_t)since, &b, err, sizeof(err));
+    if (!pv_ok(res)) {
+        pv_dynbuf_free(&b);
+        httpd_reply_error(r, res.err == PV_ERR_NOTFOUND ? 404 : 500,
+                          res.err == PV_ERR_NOTFOUND ? "not_found" : "internal", err);
+        return;
+    }
+    r->status = 200;
+    r->raw = pv_dynbuf_take(&b, &r->raw_len);
+    r->content_type = "application/x-ndjson";
+    if (r->raw == NULL) {
+        httpd_reply_error(r, 500, "internal", "out of memory");
+    }
+}
+
 /* ===========================================================================
  * Dispatch
  * ========================================================================= */
@@ -1025,6 +1078,12 @@ void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct 
         }
         return;
     }
+    case R_AUDIT_PUBKEY:
+        audit_pubkey(r);
+        return;
+    case R_AUDIT_EXPORT:
+        audit_export(w, rq, r);
+        return;
     }
     httpd_reply_error(r, 500, "internal", "unhandled route");
 }

@@ -3,8 +3,8 @@
 # tests/check-layering.sh checks the sources and the linked binary).
 ADVISOR_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(MHD_CFLAGS) $(SQLITE_CFLAGS) $(CURL_CFLAGS) \
 	$(CRYPTO_CFLAGS) -DBINDIR='"$(bindir)"'
-ADVISOR_LIBS = advisor/libadvisor.la $(HTTPD_LIBS) $(MODEL_LIBS) $(SQLITE_LIBS) $(CURL_LIBS) \
-	$(PTHREAD_LIBS)
+ADVISOR_LIBS = advisor/libadvisor.la $(HTTPD_LIBS) $(MODEL_LIBS) audit/libaudit.la $(SQLITE_LIBS) \
+	$(CURL_LIBS) $(CRYPTO_LIBS) $(PTHREAD_LIBS)
 
 noinst_LTLIBRARIES += advisor/libadvisor.la
 advisor_libadvisor_la_CFLAGS = $(ADVISOR_CFLAGS)

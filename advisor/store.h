@@ -32,7 +32,7 @@
 struct store;
 
 /* The schema version this build writes (migrations run on open). */
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 /* Open (creating when missing) the store in directory 'dir'. A newer schema
  * than STORE_SCHEMA_VERSION is refused. Message in 'err' on failure. */
@@ -46,6 +46,9 @@ const char *store_errmsg(const struct store *s);
 pv_result store_begin(struct store *s) PV_WUR;
 pv_result store_commit(struct store *s) PV_WUR;
 void store_rollback(struct store *s);
+/* A read transaction: one consistent snapshot until store_commit or
+ * store_rollback, without holding the write lock. */
+pv_result store_begin_read(struct store *s) PV_WUR;
 
 /* ---------------------------------------------------------------------------
  * Group commit
@@ -224,11 +227,23 @@ struct store_event {
     char *kind;    /* CONFIG:PROPOSED, CONFIG:APPROVED, ... */
     char *line;    /* the OCSF shorthand line */
     char *json;    /* the JSON form (with the inputs a replay needs) */
+    char *record;  /* the sealed audit record (canonical JSON, docs/audit.md) */
+    char *seal;    /* hex SHA-256 of 'record' (the next record's prev) */
 };
 void store_event_clear(struct store_event *e);
 
-/* Appends; e->seq is set. */
+/* Appends as the next seq (MAX + 1 in this transaction); e->seq is set. */
 pv_result store_event_append(struct store *s, struct store_event *e) PV_WUR;
+/* The newest event's seq (0 when none) and seal into 'seal' (AUDIT_GENESIS
+ * digits when none). Read inside the writing transaction, so a rolled-back
+ * savepoint never leaves a stale head behind. */
+pv_result store_event_head(struct store *s, int64_t *seq, char seal[65]) PV_WUR;
+/* Seal event 'seq' written without a record (before schema 2): sets its
+ * record and seal when it has none; PV_ERR_CONFLICT when it has one. */
+pv_result store_event_set_record(struct store *s, int64_t seq, const char *record,
+                                 const char *seal) PV_WUR;
+/* The seal of event 'seq'; PV_ERR_NOTFOUND when absent. */
+pv_result store_event_seal(struct store *s, int64_t seq, char seal[65]) PV_WUR;
 /* Events with seq > 'after', oldest first, at most 'limit'. */
 pv_result store_event_each(struct store *s, int64_t after, size_t limit,
                            void (*fn)(void *arg, const struct store_event *e), void *arg) PV_WUR;

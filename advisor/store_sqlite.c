@@ -86,6 +86,10 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
     "CREATE TABLE events ("
     "  seq INTEGER PRIMARY KEY, ts_ms INTEGER NOT NULL, sandbox TEXT NOT NULL,"
     "  kind TEXT NOT NULL, line TEXT NOT NULL, json TEXT NOT NULL);",
+    /* 1 -> 2: the audit chain (docs/audit.md): each event's sealed record
+     * and its digest. */
+    "ALTER TABLE events ADD COLUMN record TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE events ADD COLUMN seal TEXT NOT NULL DEFAULT '';",
 };
 
 /* ===========================================================================
@@ -283,6 +287,14 @@ pv_result store_commit(struct store *s)
         PV_BAIL(PV_ERR_IO);
     }
     s->in_tx = false;
+    return PV_RESULT_OK;
+}
+
+pv_result store_begin_read(struct store *s)
+{
+    PV_ENSURE(!s->in_tx, PV_ERR_INTERNAL);
+    PV_GUARD(exec(s, "BEGIN DEFERRED"));
+    s->in_tx = true;
     return PV_RESULT_OK;
 }
 
@@ -1084,6 +1096,8 @@ void store_event_clear(struct store_event *e)
     free(e->kind);
     free(e->line);
     free(e->json);
+    free(e->record);
+    free(e->seal);
     memset(e, 0, sizeof(*e));
 }
 
@@ -1101,19 +1115,79 @@ pv_result store_event_append(struct store *s, struct store_event *e)
     }
     e->seq = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
-    st = prep(s, "INSERT INTO events (seq, ts_ms, sandbox, kind, line, json) "
-                 "VALUES (?, ?, ?, ?, ?, ?)");
-    if (st == NULL || !bind(st, "iissss", e->seq, e->ts_ms, e->sandbox, e->kind, e->line, e->json)) {
+    st = prep(s, "INSERT INTO events (seq, ts_ms, sandbox, kind, line, json, record, seal) "
+                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    if (st == NULL || !bind(st, "iissssss", e->seq, e->ts_ms, e->sandbox, e->kind, e->line,
+                            e->json, e->record, e->seal)) {
         sqlite3_finalize(st);
         PV_BAIL(PV_ERR_IO);
     }
     return run(st);
 }
 
+static pv_result seal_row(sqlite3_stmt *st, int64_t *seq, char seal[65])
+{
+    int rc;
+
+    PV_ENSURE(st != NULL, PV_ERR_IO);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        const unsigned char *t = sqlite3_column_text(st, 1);
+        if (seq != NULL) {
+            *seq = sqlite3_column_int64(st, 0);
+        }
+        snprintf(seal, 65, "%s", t != NULL ? (const char *)t : "");
+    }
+    sqlite3_finalize(st);
+    PV_ENSURE(rc == SQLITE_ROW || rc == SQLITE_DONE, PV_ERR_IO);
+    PV_ENSURE(rc == SQLITE_ROW, PV_ERR_NOTFOUND);
+    return PV_RESULT_OK;
+}
+
+pv_result store_event_head(struct store *s, int64_t *seq, char seal[65])
+{
+    pv_result r = seal_row(prep(s, "SELECT seq, seal FROM events ORDER BY seq DESC LIMIT 1"),
+                           seq, seal);
+
+    if (r.err == PV_ERR_NOTFOUND) {
+        *seq = 0;
+        memset(seal, '0', 64);
+        seal[64] = '\0';
+        return PV_RESULT_OK;
+    }
+    return r;
+}
+
+pv_result store_event_set_record(struct store *s, int64_t seq, const char *record,
+                                 const char *seal)
+{
+    sqlite3_stmt *st = prep(s, "UPDATE events SET record = ?, seal = ? WHERE seq = ? AND record = ''");
+
+    if (st == NULL || !bind(st, "ssi", record, seal, seq)) {
+        sqlite3_finalize(st);
+        PV_BAIL(PV_ERR_IO);
+    }
+    PV_GUARD(run(st));
+    PV_ENSURE(sqlite3_changes(s->db) == 1, PV_ERR_CONFLICT);
+    return PV_RESULT_OK;
+}
+
+pv_result store_event_seal(struct store *s, int64_t seq, char seal[65])
+{
+    sqlite3_stmt *st = prep(s, "SELECT seq, seal FROM events WHERE seq = ?");
+
+    if (st != NULL && !bind(st, "i", seq)) {
+        sqlite3_finalize(st);
+        PV_BAIL(PV_ERR_IO);
+    }
+    return seal_row(st, NULL, seal);
+}
+
 pv_result store_event_each(struct store *s, int64_t after, size_t limit,
                            void (*fn)(void *arg, const struct store_event *e), void *arg)
 {
-    sqlite3_stmt *st = prep(s, "SELECT seq, ts_ms, sandbox, kind, line, json FROM events "
+    sqlite3_stmt *st = prep(s, "SELECT seq, ts_ms, sandbox, kind, line, json, record, seal "
+                               "FROM events "
                                "WHERE seq > ? ORDER BY seq LIMIT ?");
     int rc;
 
@@ -1130,7 +1204,10 @@ pv_result store_event_each(struct store *s, int64_t after, size_t limit,
         e.kind = col_text(st, 3);
         e.line = col_text(st, 4);
         e.json = col_text(st, 5);
-        if (e.sandbox == NULL || e.kind == NULL || e.line == NULL || e.json == NULL) {
+        e.record = col_text(st, 6);
+        e.seal = col_text(st, 7);
+        if (e.sandbox == NULL || e.kind == NULL || e.line == NULL || e.json == NULL ||
+            e.record == NULL || e.seal == NULL) {
             store_event_clear(&e);
             sqlite3_finalize(st);
             PV_BAIL(PV_ERR_NOMEM);

@@ -22,6 +22,7 @@ int cli_sandbox(int argc, char **argv);
 int cli_policy(int argc, char **argv);
 int cli_settings(int argc, char **argv);
 int cli_rule(int argc, char **argv);
+int cli_audit(int argc, char **argv);
 
 /* Read a whole file (at most 'cap' bytes) into a new NUL-terminated buffer.
  * Returns NULL and prints "proviso: FILE: reason" on error. */
@@ -40,6 +41,8 @@ struct cli_answer {
     long status;      /* HTTP status; 0 when no answer was read */
     json_t *body;     /* the answer object (owned), NULL when there is none */
     char error[256];  /* why there is no usable answer */
+    char *raw;        /* cli_http_get_raw: the 2xx answer's bytes (owned) */
+    size_t raw_len;
 };
 
 /* A client for the advisor at 'base' (http[s]://host:port) sending 'token'
@@ -57,6 +60,9 @@ const char *cli_http_base(const struct cli_http *h);
 int cli_http_call(struct cli_http *h, const char *method, const char *path, const json_t *body,
                   struct cli_answer *a);
 void cli_answer_clear(struct cli_answer *a);
+/* GET 'path' and keep a 2xx answer's bytes unparsed in a->raw (an error
+ * answer is parsed as by cli_http_call). Same exit statuses. */
+int cli_http_get_raw(struct cli_http *h, const char *path, struct cli_answer *a);
 
 /* "/seg/seg...[?qkey=qval]" from the NULL-terminated 'segs', each segment
  * and the query percent-encoded. New string (caller frees) or NULL. */
@@ -93,6 +99,10 @@ struct cli_adv {
     bool json;                     /* --format json */
     struct cli_http *http;         /* owned by the dispatcher */
 };
+
+/* Connect 'a' to the advisor named by its --advisor/--token-file options
+ * (or $PROVISO_ADVISOR, $PROVISO_TOKEN_FILE): 0, or 2 with a message. */
+int cli_adv_connect(struct cli_adv *a);
 
 /* Call the advisor (cli_http_call). Anything but success is reported on
  * stderr ("proviso: error: detail", or why it was not reached). 'path'

@@ -28,6 +28,8 @@
  * chunk's evidence. */
 #define TOTAL_TIMEOUT_MS 300000L
 #define CLI_HTTP_MAX_ANSWER (64u * 1024u * 1024u)
+/* An audit export (AUDIT_FILE_MAX). */
+#define CLI_HTTP_MAX_RAW (1024u * 1024u * 1024u)
 
 struct cli_http {
     CURL *curl;
@@ -98,6 +100,9 @@ void cli_answer_clear(struct cli_answer *a)
 {
     json_decref(a->body);
     a->body = NULL;
+    free(a->raw);
+    a->raw = NULL;
+    a->raw_len = 0;
 }
 
 /* ===========================================================================
@@ -164,8 +169,9 @@ static int classify(long status)
     return 3;
 }
 
-int cli_http_call(struct cli_http *h, const char *method, const char *path, const json_t *body,
-                  struct cli_answer *a)
+/* One request; with 'raw' a 2xx answer's bytes go to a->raw unparsed. */
+static int perform(struct cli_http *h, const char *method, const char *path, const json_t *body,
+                   struct cli_answer *a, bool raw)
 {
     struct curl_slist *hdrs = NULL;
     struct curl_slist *more;
@@ -178,7 +184,7 @@ int cli_http_call(struct cli_http *h, const char *method, const char *path, cons
     int rc = 3;
 
     memset(a, 0, sizeof(*a));
-    pv_dynbuf_init(&in, CLI_HTTP_MAX_ANSWER);
+    pv_dynbuf_init(&in, raw ? CLI_HTTP_MAX_RAW : CLI_HTTP_MAX_ANSWER);
     url = pv_malloc(urllen);
     if (body != NULL) {
         text = json_dumps(body, JSON_COMPACT);
@@ -222,6 +228,14 @@ int cli_http_call(struct cli_http *h, const char *method, const char *path, cons
         goto out;
     }
     (void)curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &a->status);
+    if (raw && classify(a->status) == 0) {
+        a->raw = pv_dynbuf_take(&in, &a->raw_len);
+        if (a->raw == NULL) {
+            a->raw = pv_strdup("");
+        }
+        rc = a->raw != NULL ? 0 : 3;
+        goto out;
+    }
     a->body = json_loadb(in.buf != NULL ? in.buf : "", in.len, JSON_REJECT_DUPLICATES, &je);
     if (!json_is_object(a->body)) {
         cli_answer_clear(a);
@@ -239,4 +253,15 @@ out:
     free(url);
     pv_dynbuf_free(&in);
     return rc;
+}
+
+int cli_http_call(struct cli_http *h, const char *method, const char *path, const json_t *body,
+                  struct cli_answer *a)
+{
+    return perform(h, method, path, body, a, false);
+}
+
+int cli_http_get_raw(struct cli_http *h, const char *path, struct cli_answer *a)
+{
+    return perform(h, "GET", path, NULL, a, true);
 }

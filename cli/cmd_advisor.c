@@ -363,7 +363,7 @@ static char *read_token(const char *path, size_t *len)
 }
 
 /* Connect 'a' to the advisor: 0 or the exit status 2. */
-static int connect_advisor(struct cli_adv *a)
+int cli_adv_connect(struct cli_adv *a)
 {
     const char *url = a->opt[CLI_O_ADVISOR];
     const char *tf = a->opt[CLI_O_TOKEN_FILE];
@@ -939,7 +939,7 @@ static int run_group(const char *group, int argc, char **argv)
     if (rc >= 0) {
         return rc;
     }
-    rc = connect_advisor(&a);
+    rc = cli_adv_connect(&a);
     if (rc == 0) {
         rc = c->run(&a);
     }

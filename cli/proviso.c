@@ -31,6 +31,7 @@ static const struct {
     {"policy", cli_policy, "advisor: get or set a sandbox's policy"},
     {"settings", cli_settings, "advisor: get, set, delete settings"},
     {"rule", cli_rule, "advisor: review proposals (list, get, approve, reject, ...)"},
+    {"audit", cli_audit, "advisor: export, verify and replay the decision record"},
 };
 
 static void usage(FILE *out)

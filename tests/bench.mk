@@ -28,3 +28,10 @@ tests_bench_bench_prove_LDADD = $(PROVER_LIBS)
 # prove -> auto-approve -> proxy reload -> retried request, per phase; by hand
 #   tests/bench/bench_loop.sh [iterations]   (from the build directory)
 EXTRA_DIST += tests/bench/bench_loop.sh tests/bench/bench_loop.py
+# the audit chain (owner: audit), run by hand: seal cost and verify rate
+#   ./tests/bench/bench_audit [records]
+noinst_PROGRAMS += tests/bench/bench_audit
+tests_bench_bench_audit_SOURCES = tests/bench/bench_audit.c
+tests_bench_bench_audit_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_bench_bench_audit_LDADD = $(AUDIT_LIBS)
+EXTRA_DIST += tests/bench/bench_audit.sh

@@ -22,10 +22,11 @@ allowed() {
     model) echo "common" ;;
     prover) echo "common model" ;;
     httpd) echo "common" ;;
+    audit) echo "common" ;;
     server) echo "common model prover httpd" ;;
     proxy) echo "common model" ;;
-    advisor) echo "common model httpd" ;;
-    cli) echo "common model prover" ;;
+    advisor) echo "common model httpd audit" ;;
+    cli) echo "common model prover audit" ;;
     tests) echo "*" ;;
     *) echo "?" ;;
     esac

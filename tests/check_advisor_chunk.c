@@ -198,6 +198,7 @@ static void setup(void)
         pthread_mutex_init(&a.stripes[i], NULL);
     }
     a.tokens = advisor_tokens_new();
+    ck_assert_msg(pv_ok(advisor_audit_open(dir, err, sizeof(err))), "%s", err);
     a.group = store_group_open(dir, err, sizeof(err));
     ck_assert_msg(a.group != NULL, "%s", err);
     snprintf(exe, sizeof(exe), "%s/proviso-prover", build != NULL ? build : ".");
@@ -216,6 +217,7 @@ static void teardown(void)
     advisor_worker_free(w);
     advisor_child_stop(child, 5000);
     store_group_close(a.group);
+    advisor_audit_close();
     advisor_tokens_free(a.tokens);
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     ck_assert_int_eq(system(cmd), 0);

@@ -3,7 +3,7 @@
 set -u
 top=${1:-${PV_SRCDIR:-.}}
 cd "$top" || exit 1
-files=$(find common model prover proxy cli advisor -name '*.[ch]' 2>/dev/null)
+files=$(find common model audit prover proxy cli advisor -name '*.[ch]' 2>/dev/null)
 bad=0
 if grep -nE '\b(strcpy|strcat|sprintf|strtok|atoi|sscanf|strtol|strncpy|gets)\s*\(' $files; then
     echo "checksrc: banned function"; bad=1

@@ -66,3 +66,16 @@ tests_fuzz_fuzz_advisor_body_CFLAGS = $(ADVISOR_CFLAGS) $(YAML_CFLAGS) $(FUZZ_FL
 tests_fuzz_fuzz_advisor_body_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_advisor_body_LDADD = $(ADVISOR_LIBS)
 endif
+
+# `proviso audit verify`'s reader of export files (owner: audit). The audit
+# sources are compiled into the target with the fuzzer's flags.
+#   ./tests/fuzz/fuzz_audit_verify -max_total_time=120 CORPUS_DIR
+if ENABLE_FUZZ
+noinst_PROGRAMS += tests/fuzz/fuzz_audit_verify
+tests_fuzz_fuzz_audit_verify_SOURCES = tests/fuzz/fuzz_audit_verify.c audit/audit.h \
+	audit/audit_int.h audit/audit_key.c audit/audit_chain.c
+tests_fuzz_fuzz_audit_verify_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CRYPTO_CFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_audit_verify_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_audit_verify_LDADD = common/libcommon.la $(JANSSON_LIBS) $(CRYPTO_LIBS) \
+	$(PTHREAD_LIBS)
+endif

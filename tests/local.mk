@@ -18,6 +18,7 @@ include $(srcdir)/tests/proxy.mk
 include $(srcdir)/tests/proxy_advisor.mk
 include $(srcdir)/tests/server.mk
 include $(srcdir)/tests/advisor.mk
+include $(srcdir)/tests/audit.mk
 include $(srcdir)/tests/fuzz.mk
 include $(srcdir)/tests/bench.mk
 check_PROGRAMS += tests/check_common

@@ -12,8 +12,10 @@
 #      proposals, each for a new host, so every request is a full
 #      submission - validate, snapshot, merge, prove over HTTP, store the
 #      chunk and its event with synchronous=FULL, answer 202.
-# Prints both rates and their ratio. Goal (issue 8): >= 300 proposals/s on
-# two cores. Not part of make check.
+# Phase 2 runs first without the audit chain (--test-no-audit-chain), then
+# with it, and prints the chain's cost. Prints both rates and their ratio.
+# Goals: >= 300 proposals/s on two cores (issue 8); the chain costs <= 20 %
+# of the submission rate (issue 9). Not part of make check.
 set -u
 DUR=${1:-10}
 BUILD=${PV_BUILDDIR:-$(pwd)}
@@ -51,7 +53,11 @@ wait_port() { # LOG PATTERN -> port
 }
 
 "$PROVER" --port 0 --token-file "$W/token" 2>"$W/prover.log" &
+PPID_PROVER=$!
 PIDS="$PIDS $!"
+TICKS=$(getconf CLK_TCK)
+# utime + stime of PID, in clock ticks (all its threads).
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 PPORT=$(wait_port "$W/prover.log" 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p') || exit 1
 PURL=http://127.0.0.1:$PPORT
 
@@ -106,25 +112,57 @@ echo "== 1. prover alone: POST /v1/prove, 100-rule baseline, one-rule proposal (
 P=$(BENCH_BODY=$W/prove.json BENCH_TOKEN=$TOKEN run_wrk "$PURL/v1/prove" "$W/prove.lua")
 echo "   rate/s p50_ms p99_ms non2xx: $P"
 
-"$ADVISOR" --data-dir "$W/data" --port 0 --token-file "$W/token" --prover "$PURL" \
-    --prover-token-file "$W/token" 2>"$W/advisor.log" &
-PIDS="$PIDS $!"
-APORT=$(wait_port "$W/advisor.log" 's/.*listening on 127.0.0.1 port \([0-9]*\).*/\1/p') || exit 1
-A=http://127.0.0.1:$APORT
-jq -c '{name: "bench", policy: (.baseline | tojson), credentials: (.credentials | tojson)}' \
-    "$W/prove.json" >"$W/create.json"
-SBT=$(curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
-    --data-binary @"$W/create.json" "$A/v1/sandboxes" | jq -r .token)
-[ -n "$SBT" ] && [ "$SBT" != null ] || { echo "cannot create the sandbox"; cat "$W/advisor.log"; exit 1; }
-curl -s -o /dev/null -X PUT -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
-    -d '{"value":true}' "$A/v1/settings/agent_policy_proposals_enabled"
+# advisor_phase LABEL DATADIR [ARGS...]: a fresh advisor, one sandbox, the
+# submission rate into V.
+advisor_phase() {
+    label=$1
+    dir=$2
+    shift 2
+    "$ADVISOR" --data-dir "$dir" --port 0 --token-file "$W/token" --prover "$PURL" \
+        --prover-token-file "$W/token" "$@" 2>"$dir.log" &
+    APID=$!
+    PIDS="$PIDS $APID"
+    APORT=$(wait_port "$dir.log" 's/.*listening on 127.0.0.1 port \([0-9]*\).*/\1/p') || exit 1
+    A=http://127.0.0.1:$APORT
+    jq -c '{name: "bench", policy: (.baseline | tojson), credentials: (.credentials | tojson)}' \
+        "$W/prove.json" >"$W/create.json"
+    SBT=$(curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+        --data-binary @"$W/create.json" "$A/v1/sandboxes" | jq -r .token)
+    [ -n "$SBT" ] && [ "$SBT" != null ] || { echo "cannot create the sandbox"; cat "$dir.log"; exit 1; }
+    curl -s -o /dev/null -X PUT -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+        -d '{"value":true}' "$A/v1/settings/agent_policy_proposals_enabled"
 
-echo "== 2. advisor: POST /v1/sandboxes/bench/proposals, manual mode ($CONNS connections)"
-V=$(BENCH_SBTOKEN=$SBT run_wrk "$A/v1/sandboxes/bench/proposals" "$W/submit.lua")
-echo "   rate/s p50_ms p99_ms non2xx: $V"
-N=$(curl -s -H "Authorization: Bearer $TOKEN" "$A/v1/sandboxes/bench/proposals?status=pending" |
-    jq '[.chunks[] | select(.validation_result | startswith("prover: "))] | length')
-echo "   chunks stored with a prover verdict: $N"
+    echo "== $label: POST /v1/sandboxes/bench/proposals, manual mode ($CONNS connections)"
+    c0=$(cpu_ticks "$APID")
+    p0=$(cpu_ticks "$PPID_PROVER")
+    V=$(BENCH_SBTOKEN=$SBT run_wrk "$A/v1/sandboxes/bench/proposals" "$W/submit.lua")
+    c1=$(cpu_ticks "$APID")
+    p1=$(cpu_ticks "$PPID_PROVER")
+    echo "   rate/s p50_ms p99_ms non2xx: $V"
+    N=$(curl -s -H "Authorization: Bearer $TOKEN" "$A/v1/sandboxes/bench/proposals?status=pending" |
+        jq '[.chunks[] | select(.validation_result | startswith("prover: "))] | length')
+    echo "   chunks stored with a prover verdict: $N"
+    # CPU per submission does not depend on what else the machine runs.
+    ACPU=$(echo "$c0 $c1 $N $TICKS" | awk '{printf "%.3f", ($2 - $1) * 1000 / $4 / $3}')
+    PCPU=$(echo "$p0 $p1 $N $TICKS" | awk '{printf "%.3f", ($2 - $1) * 1000 / $4 / $3}')
+    echo "   CPU ms per submission: advisor $ACPU, prover $PCPU"
+    kill -TERM "$APID" 2>/dev/null
+    wait "$APID" 2>/dev/null
+}
+
+# The audit chain's cost (issue 9): the same run without sealing (a test-only
+# switch; records are then not exportable), then with it.
+mkdir -p "$W/nochain" "$W/data"
+advisor_phase "2a. advisor without the audit chain (--test-no-audit-chain)" "$W/nochain" \
+    --test-no-audit-chain
+V0=$V
+A0=$ACPU
+P0=$PCPU
+advisor_phase "2. advisor" "$W/data"
+r0=$(echo "$V0" | cut -d' ' -f1)
+r1=$(echo "$V" | cut -d' ' -f1)
+echo "== audit chain: $(echo "$r1 $r0" | awk '{printf "%.1f", 100 * (1 - $1 / $2)}')% fewer submissions/s with it ($r1/s vs $r0/s without; goal <= 20%)"
+echo "== audit chain CPU: advisor $A0 -> $ACPU ms per submission; of the CPU a submission costs (advisor + prover) the chain adds $(echo "$A0 $P0 $ACPU $PCPU" | awk '{printf "%.1f", 100 * (($3 + $4) - ($1 + $2)) / ($1 + $2)}')% (this is what bounds the rate on two busy cores)"
 
 pr=$(echo "$P" | cut -d' ' -f1)
 ar=$(echo "$V" | cut -d' ' -f1)

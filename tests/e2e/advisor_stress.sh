@@ -175,5 +175,12 @@ done <"$WORK/acked"
 eq "no acknowledged chunk lost" "$missing" 0
 api POST /v1/sandboxes/sb/proposals "$(proposal after after.example.com 443 GET /x)" "$T"
 eq "the advisor works after the crash" "$(jf .accepted_chunks)" 1
+# The audit chain over the races (group commits, savepoints) and the crash.
+PUB=$("$PV_BUILDDIR/proviso" audit pubkey --advisor "$ADV" --token-file "$ADMIN_FILE")
+"$PV_BUILDDIR/proviso" audit export --advisor "$ADV" --token-file "$ADMIN_FILE" >"$WORK/audit.jsonl"
+OUT=$("$PV_BUILDDIR/proviso" audit verify "$WORK/audit.jsonl" --pubkey "$PUB" --all-signatures)
+eq "the audit chain over the races and the crash verifies" "$?" 0
+api GET /v1/events?limit=10000
+eq "one record per event" "$(grep -c '"type":"record"' "$WORK/audit.jsonl")" "$(jf '.events | length')"
 stop_advisor
 finish

@@ -1,0 +1,623 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* cli_replay.c - `proviso audit replay`: decide every approval again
+ *
+ * For each CONFIG:APPROVED record of an export the recorded inputs (the
+ * baseline and candidate policies, the credentials, the boundary: blobs
+ * named in data.inputs) rebuild the request the advisor sent the prover;
+ * the prover answers again and the answer is compared with the recorded
+ * one (the evidence blob) on what does not depend on witness choice:
+ * verdict, categories, each finding's category and paths without their
+ * witnesses, validation_result, and the boundary verdict. An approval
+ * recorded as automatic whose replay has findings, or leaves the boundary,
+ * is a violation: the gate should never have let it through. A difference
+ * under another prover version is reported as a version change, under the
+ * same version as a mismatch.
+ *
+ * The replay does not check signatures (that is `audit verify`); it reads
+ * whatever the file says, so it also judges a forged record on its merits.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/rand.h>
+
+#include "audit/audit.h"
+#include "cli/cli.h"
+#include "cli/cli_replay.h"
+
+#define START_TIMEOUT_MS 15000
+#define MAX_THREADS 16
+
+/* ===========================================================================
+ * The prover: one function, request in, answer out
+ * ========================================================================= */
+
+struct cli_prover {
+    struct cli_http *http;
+    char url[64];
+    char token[65];
+    pid_t child; /* 0: none (or not ours) */
+};
+
+struct cli_prover *cli_prover_http(const char *url, const char *token)
+{
+    struct cli_prover *p = pv_calloc(1, sizeof(*p));
+
+    if (p == NULL) {
+        return NULL;
+    }
+    p->http = cli_http_new(url, token);
+    if (p->http == NULL) {
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+struct cli_prover *cli_prover_clone(const struct cli_prover *p)
+{
+    return cli_prover_http(cli_http_base(p->http), p->token[0] != '\0' ? p->token : "");
+}
+
+void cli_prover_free(struct cli_prover *p)
+{
+    if (p == NULL) {
+        return;
+    }
+    cli_http_free(p->http);
+    if (p->child > 0) {
+        int st;
+        kill(p->child, SIGTERM);
+        (void)waitpid(p->child, &st, 0);
+    }
+    explicit_bzero(p->token, sizeof(p->token));
+    free(p);
+}
+
+json_t *cli_prover_ask(struct cli_prover *p, const char *path, const json_t *request, char *err,
+                       size_t errlen)
+{
+    struct cli_answer a;
+    int rc = cli_http_call(p->http, "POST", path, request, &a);
+    json_t *out;
+
+    if (rc != 0) {
+        const char *detail = a.body != NULL ? cli_str(a.body, "detail") : a.error;
+        snprintf(err, errlen, "prover %s: HTTP %ld %s", path, a.status, detail);
+        cli_answer_clear(&a);
+        return NULL;
+    }
+    out = a.body;
+    a.body = NULL;
+    cli_answer_clear(&a);
+    return out;
+}
+
+static uint16_t free_port(void)
+{
+    struct sockaddr_in sa;
+    socklen_t len = sizeof(sa);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    uint16_t port = 0;
+
+    if (fd < 0) {
+        return 0;
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&sa, &len) == 0) {
+        port = ntohs(sa.sin_port);
+    }
+    close(fd);
+    return port;
+}
+
+/* proviso-prover next to this executable, else from PATH. */
+static void prover_exe(char *out, size_t len)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+    if (n > 0) {
+        char *slash;
+        self[n] = '\0';
+        slash = strrchr(self, '/');
+        if (slash != NULL) {
+            *slash = '\0';
+            if ((size_t)snprintf(out, len, "%s/proviso-prover", self) < len &&
+                access(out, X_OK) == 0) {
+                return;
+            }
+        }
+    }
+    snprintf(out, len, "proviso-prover");
+}
+
+static void sleep_ms(unsigned ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+struct cli_prover *cli_prover_child(char *err, size_t errlen)
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned char rnd[32];
+    char exe[PATH_MAX + 32];
+    char portbuf[16];
+    char url[64];
+    struct cli_prover *p;
+    int fds[2];
+    uint16_t port = free_port();
+    pid_t pid;
+
+    if (port == 0 || RAND_bytes(rnd, sizeof(rnd)) != 1) {
+        snprintf(err, errlen, "no free loopback port or no randomness");
+        return NULL;
+    }
+    p = pv_calloc(1, sizeof(*p));
+    if (p == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < sizeof(rnd); i++) {
+        p->token[2 * i] = hex[rnd[i] >> 4];
+        p->token[2 * i + 1] = hex[rnd[i] & 15];
+    }
+    explicit_bzero(rnd, sizeof(rnd));
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        snprintf(err, errlen, "pipe: %s", strerror(errno));
+        cli_prover_free(p);
+        return NULL;
+    }
+    /* The token fits the pipe buffer: written before the child starts. */
+    if (write(fds[1], p->token, 64) != 64) {
+        close(fds[0]);
+        close(fds[1]);
+        snprintf(err, errlen, "cannot hand over the token");
+        cli_prover_free(p);
+        return NULL;
+    }
+    close(fds[1]);
+    prover_exe(exe, sizeof(exe));
+    snprintf(portbuf, sizeof(portbuf), "%u", (unsigned)port);
+    pid = fork();
+    if (pid == 0) {
+        char *argv[] = {exe, (char *)"--port", portbuf, (char *)"--bind", (char *)"127.0.0.1",
+                        (char *)"--token-fd", (char *)"3", NULL};
+        (void)prctl(PR_SET_PDEATHSIG, SIGTERM);
+        /* dup2 onto itself would keep close-on-exec. */
+        if (fds[0] == 3 ? fcntl(3, F_SETFD, 0) != 0 : dup2(fds[0], 3) < 0) {
+            _exit(127);
+        }
+        /* Its access log is not the replay's output. */
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0) {
+            (void)dup2(null, 1);
+            (void)dup2(null, 2);
+        }
+        execvp(exe, argv);
+        _exit(127);
+    }
+    close(fds[0]);
+    if (pid < 0) {
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+        cli_prover_free(p);
+        return NULL;
+    }
+    p->child = pid;
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u", (unsigned)port);
+    p->http = cli_http_new(url, p->token);
+    for (unsigned waited = 0; p->http != NULL && waited < START_TIMEOUT_MS; waited += 50) {
+        struct cli_answer a;
+        int st;
+        int rc = cli_http_call(p->http, "GET", "/healthz", NULL, &a);
+        cli_answer_clear(&a);
+        if (rc == 0) {
+            return p;
+        }
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            p->child = 0;
+            snprintf(err, errlen, "%s exited at start (status %d)", exe,
+                     WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+            cli_prover_free(p);
+            return NULL;
+        }
+        sleep_ms(50);
+    }
+    snprintf(err, errlen, "%s did not become healthy within %d ms", exe, START_TIMEOUT_MS);
+    cli_prover_free(p);
+    return NULL;
+}
+
+/* ===========================================================================
+ * Comparing answers
+ * ========================================================================= */
+
+/* The witness-independent part of a prove answer (new reference). */
+static json_t *essence(const json_t *answer)
+{
+    json_t *findings = json_array();
+    json_t *f;
+    size_t i;
+
+    json_array_foreach(json_object_get(answer, "findings"), i, f) {
+        json_t *paths = json_deep_copy(json_object_get(f, "paths"));
+        json_t *pth;
+        size_t k;
+        json_array_foreach(paths, k, pth) {
+            json_object_del(pth, "witness");
+        }
+        json_array_append_new(findings,
+                              json_pack("{s:O?,s:o?}", "category", json_object_get(f, "category"),
+                                        "paths", paths));
+    }
+    return json_pack("{s:O?,s:O?,s:o,s:O?}", "verdict", json_object_get(answer, "verdict"),
+                     "categories", json_object_get(answer, "categories"), "findings", findings,
+                     "validation_result", json_object_get(answer, "validation_result"));
+}
+
+/* Append to 'diffs' each top-level field of the essences that differs. */
+static void compare(const json_t *recorded, const json_t *replayed, const char *prefix,
+                    json_t *diffs)
+{
+    json_t *a = essence(recorded);
+    json_t *b = essence(replayed);
+    const char *key;
+    json_t *v;
+
+    json_object_foreach(a, key, v) {
+        if (!json_equal(v, json_object_get(b, key))) {
+            char name[64];
+            snprintf(name, sizeof(name), "%s%s", prefix, key);
+            json_array_append_new(diffs, json_string(name));
+        }
+    }
+    json_decref(a);
+    json_decref(b);
+}
+
+/* ===========================================================================
+ * One approval
+ * ========================================================================= */
+
+struct job {
+    const json_t *rec;
+    json_t *result; /* set by the worker */
+};
+
+struct shared {
+    struct job *jobs;
+    size_t n;
+    const json_t *blobs;
+};
+
+static const char *blob_text(const json_t *blobs, const json_t *inputs, const char *key)
+{
+    const char *sha = json_string_value(json_object_get(inputs, key));
+
+    if (sha == NULL || sha[0] == '\0') {
+        return "";
+    }
+    return json_string_value(json_object_get(blobs, sha));
+}
+
+static json_t *replay_one(struct cli_prover *p, const json_t *blobs, const json_t *rec)
+{
+    const json_t *data = json_object_get(rec, "data");
+    const json_t *inputs = json_object_get(data, "inputs");
+    const char *baseline = blob_text(blobs, inputs, "baseline_blob");
+    const char *candidate = blob_text(blobs, inputs, "candidate_blob");
+    const char *creds = blob_text(blobs, inputs, "credentials_blob");
+    const char *boundary = blob_text(blobs, inputs, "boundary_blob");
+    const char *ev_text = blob_text(blobs, inputs, "evidence_blob");
+    const char *rec_vr = json_string_value(json_object_get(inputs, "validation_result"));
+    const char *rec_pv = json_string_value(json_object_get(inputs, "prover_version"));
+    bool is_auto = json_is_true(json_object_get(data, "auto"));
+    json_t *evidence = ev_text != NULL ? json_loads(ev_text, 0, NULL) : NULL;
+    json_t *recorded = json_object_get(evidence, "prover");
+    json_t *diffs = json_array();
+    json_t *violations = json_array();
+    json_t *req = NULL;
+    json_t *ans = NULL;
+    json_t *out;
+    char err[512] = "";
+    const char *status;
+    const char *now_pv = "";
+
+    if (baseline == NULL || candidate == NULL || creds == NULL || boundary == NULL ||
+        !json_is_object(recorded) || candidate[0] == '\0') {
+        snprintf(err, sizeof(err), "the recorded inputs are incomplete (a blob is missing or the "
+                 "evidence has no prover answer)");
+        goto done;
+    }
+    req = json_pack("{s:s,s:s}", "baseline", baseline, "candidate", candidate);
+    if (req != NULL && creds[0] != '\0') {
+        json_object_set_new(req, "credentials", json_string(creds));
+    }
+    ans = req != NULL ? cli_prover_ask(p, "/v1/prove", req, err, sizeof(err)) : NULL;
+    if (ans == NULL) {
+        goto done;
+    }
+    now_pv = json_string_value(json_object_get(ans, "prover_version"));
+    now_pv = now_pv != NULL ? now_pv : "";
+    compare(recorded, ans, "", diffs);
+    if (rec_vr != NULL &&
+        !json_equal(json_object_get(ans, "validation_result"), json_object_get(inputs,
+                                                                              "validation_result")) &&
+        !json_equal(json_object_get(recorded, "validation_result"),
+                    json_object_get(inputs, "validation_result"))) {
+        json_array_append_new(diffs, json_string("recorded validation_result"));
+    }
+    if (is_auto) {
+        const char *v = json_string_value(json_object_get(ans, "verdict"));
+        if (v == NULL || strcmp(v, "empty") != 0) {
+            json_array_append_new(violations,
+                                  json_pack("{s:s,s:s}", "what",
+                                            "auto-approved, but the replayed proof has findings",
+                                            "verdict", v != NULL ? v : ""));
+        }
+        if (!json_equal(json_object_get(data, "prover_delta"), json_string("empty"))) {
+            json_array_append_new(violations,
+                                  json_pack("{s:s}", "what",
+                                            "auto-approved with a recorded prover delta that is "
+                                            "not empty"));
+        }
+    }
+    if (boundary[0] != '\0') {
+        json_t *breq = json_pack("{s:s,s:s}", "candidate", candidate, "boundary", boundary);
+        json_t *bans = breq != NULL ? cli_prover_ask(p, "/v1/check", breq, err, sizeof(err))
+                                    : NULL;
+        const json_t *brec = json_object_get(evidence, "boundary");
+        json_decref(breq);
+        if (bans == NULL) {
+            goto done;
+        }
+        if (!json_equal(json_object_get(bans, "verdict"), json_object_get(brec, "verdict"))) {
+            json_array_append_new(diffs, json_string("boundary.verdict"));
+        }
+        if (is_auto && !json_equal(json_object_get(bans, "verdict"), json_string("within"))) {
+            json_array_append_new(violations,
+                                  json_pack("{s:s}", "what",
+                                            "auto-approved, but the candidate leaves the boundary"));
+        }
+        json_decref(bans);
+    }
+    err[0] = '\0';
+done:
+    if (err[0] != '\0') {
+        status = "unavailable";
+    } else if (json_array_size(diffs) == 0) {
+        status = "same";
+    } else if (strcmp(rec_pv != NULL ? rec_pv : "", now_pv) != 0) {
+        status = "version change";
+    } else {
+        status = "mismatch";
+    }
+    out = json_pack("{s:O?,s:s,s:b,s:s,s:o,s:o,s:s,s:s}", "seq", json_object_get(rec, "seq"),
+                    "chunk_id", json_string_value(json_object_get(data, "chunk_id")) != NULL
+                                    ? json_string_value(json_object_get(data, "chunk_id"))
+                                    : "",
+                    "auto", is_auto, "status", status, "differences", diffs, "violations",
+                    violations, "recorded_prover_version", rec_pv != NULL ? rec_pv : "",
+                    "prover_version", now_pv);
+    if (out != NULL && err[0] != '\0') {
+        json_object_set_new(out, "error", json_string(err));
+    }
+    json_decref(req);
+    json_decref(ans);
+    json_decref(evidence);
+    return out;
+}
+
+struct worker {
+    struct shared *sh;
+    struct cli_prover *p;
+    size_t start;
+    size_t step;
+};
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+
+    for (size_t i = w->start; i < w->sh->n; i += w->step) {
+        w->sh->jobs[i].result = replay_one(w->p, w->sh->blobs, w->sh->jobs[i].rec);
+    }
+    return NULL;
+}
+
+/* ===========================================================================
+ * The command
+ * ========================================================================= */
+
+static char *read_token(const char *path)
+{
+    size_t len = 0;
+    char *t = cli_read_file(path, 8192, &len);
+
+    while (t != NULL && len > 0 && (t[len - 1] == '\n' || t[len - 1] == '\r' ||
+                                    t[len - 1] == ' ')) {
+        t[--len] = '\0';
+    }
+    return t;
+}
+
+static void print_text(const json_t *results, size_t same, size_t differ, size_t violations)
+{
+    const json_t *r;
+    size_t i;
+
+    json_array_foreach(results, i, r) {
+        const json_t *v;
+        size_t k;
+        if (strcmp(cli_str(r, "status"), "same") != 0) {
+            char *d = json_dumps(json_object_get(r, "differences"), JSON_COMPACT);
+            printf("seq %lld chunk %s: %s%s%s%s%s\n",
+                   (long long)json_integer_value(json_object_get(r, "seq")),
+                   cli_str(r, "chunk_id"), cli_str(r, "status"),
+                   d != NULL && json_array_size(json_object_get(r, "differences")) > 0 ? " " : "",
+                   d != NULL && json_array_size(json_object_get(r, "differences")) > 0 ? d : "",
+                   json_object_get(r, "error") != NULL ? ": " : "", cli_str(r, "error"));
+            if (strcmp(cli_str(r, "status"), "version change") == 0) {
+                printf("  recorded under %s, replayed under %s\n",
+                       cli_str(r, "recorded_prover_version"), cli_str(r, "prover_version"));
+            }
+            free(d);
+        }
+        json_array_foreach(json_object_get(r, "violations"), k, v) {
+            printf("VIOLATION seq %lld chunk %s: %s\n",
+                   (long long)json_integer_value(json_object_get(r, "seq")),
+                   cli_str(r, "chunk_id"), cli_str(v, "what"));
+        }
+    }
+    printf("%zu replayed, %zu same, %zu differ, %zu violations\n", json_array_size(results), same,
+           differ, violations);
+}
+
+int cli_replay(const struct cli_replay_opts *o)
+{
+    struct cli_prover *provers[MAX_THREADS] = {NULL};
+    struct worker workers[MAX_THREADS];
+    pthread_t tid[MAX_THREADS];
+    bool started[MAX_THREADS] = {false};
+    struct shared sh;
+    json_t *records = NULL;
+    json_t *blobs = NULL;
+    json_t *results = json_array();
+    const json_t *rec;
+    char err[512];
+    size_t len = 0;
+    size_t i;
+    size_t same = 0;
+    size_t differ = 0;
+    size_t nviol = 0;
+    unsigned threads = o->threads == 0 ? 1 : o->threads > MAX_THREADS ? MAX_THREADS : o->threads;
+    char *buf = cli_read_file(o->file, AUDIT_FILE_MAX, &len);
+    int rc = 2;
+
+    memset(&sh, 0, sizeof(sh));
+    if (buf == NULL) {
+        fprintf(stderr, "proviso audit replay: %s: cannot read the file\n", o->file);
+        goto out;
+    }
+    if (results == NULL || !pv_ok(audit_load(buf, len, &records, &blobs, err, sizeof(err)))) {
+        fprintf(stderr, "proviso audit replay: %s: %s\n", o->file, err);
+        goto out;
+    }
+    sh.jobs = pv_calloc(json_array_size(records) + 1, sizeof(*sh.jobs));
+    if (sh.jobs == NULL) {
+        goto out;
+    }
+    json_array_foreach(records, i, rec) {
+        if (json_equal(json_object_get(rec, "kind"), json_string("CONFIG:APPROVED"))) {
+            sh.jobs[sh.n++].rec = rec;
+        }
+    }
+    sh.blobs = blobs;
+    rc = 3;
+    if (o->prover_url != NULL) {
+        char *tok = read_token(o->prover_token_file);
+        if (tok == NULL) {
+            fprintf(stderr, "proviso audit replay: cannot read %s\n", o->prover_token_file);
+            rc = 2;
+            goto out;
+        }
+        provers[0] = cli_prover_http(o->prover_url, tok);
+        if (provers[0] != NULL) {
+            snprintf(provers[0]->token, sizeof(provers[0]->token), "%s", tok);
+        }
+        explicit_bzero(tok, strlen(tok));
+        free(tok);
+    } else if (sh.n > 0) {
+        provers[0] = cli_prover_child(err, sizeof(err));
+        if (provers[0] == NULL) {
+            fprintf(stderr, "proviso audit replay: %s\n", err);
+            goto out;
+        }
+    }
+    if (sh.n > 0 && provers[0] == NULL) {
+        fprintf(stderr, "proviso audit replay: cannot set up the prover client\n");
+        goto out;
+    }
+    if (threads > sh.n) {
+        threads = sh.n > 0 ? (unsigned)sh.n : 1;
+    }
+    for (unsigned t = 0; t < threads && sh.n > 0; t++) {
+        if (t > 0) {
+            provers[t] = cli_prover_clone(provers[0]);
+        }
+        workers[t] = (struct worker){.sh = &sh, .p = provers[t] != NULL ? provers[t] : provers[0],
+                                     .start = t, .step = threads};
+    }
+    /* A clone that failed shares nothing: its slots run on the main thread. */
+    for (unsigned t = 1; t < threads && sh.n > 0; t++) {
+        started[t] = provers[t] != NULL &&
+                     pthread_create(&tid[t], NULL, worker_main, &workers[t]) == 0;
+    }
+    if (sh.n > 0) {
+        worker_main(&workers[0]);
+    }
+    for (unsigned t = 1; t < threads && sh.n > 0; t++) {
+        if (started[t]) {
+            pthread_join(tid[t], NULL);
+        } else {
+            workers[t].p = provers[0];
+            worker_main(&workers[t]);
+        }
+    }
+    for (i = 0; i < sh.n; i++) {
+        json_t *r = sh.jobs[i].result;
+        if (r == NULL) {
+            r = json_pack("{s:s,s:s}", "status", "unavailable", "error", "out of memory");
+        }
+        if (r != NULL && strcmp(cli_str(r, "status"), "same") == 0) {
+            same++;
+        } else {
+            differ++;
+        }
+        nviol += r != NULL && json_array_size(json_object_get(r, "violations")) > 0;
+        json_array_append_new(results, r);
+        sh.jobs[i].result = NULL;
+    }
+    if (o->json) {
+        json_t *j = json_pack("{s:I,s:I,s:I,s:I,s:O}", "replayed", (json_int_t)sh.n, "same",
+                              (json_int_t)same, "differ", (json_int_t)differ, "violations",
+                              (json_int_t)nviol, "results", results);
+        if (j != NULL) {
+            cli_print_json(j);
+        }
+        json_decref(j);
+    } else {
+        print_text(results, same, differ, nviol);
+    }
+    rc = differ == 0 && nviol == 0 ? 0 : 1;
+out:
+    for (unsigned t = 0; t < MAX_THREADS; t++) {
+        cli_prover_free(provers[t]);
+    }
+    free(sh.jobs);
+    json_decref(records);
+    json_decref(blobs);
+    json_decref(results);
+    free(buf);
+    return rc;
+}

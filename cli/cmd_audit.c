@@ -1,0 +1,402 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* cmd_audit.c - proviso audit pubkey|export|verify|replay (docs/audit.md)
+ *
+ * pubkey and export ask the advisor over HTTP (admin token); export
+ * --data-dir runs `proviso-advisor --data-dir DIR --export-audit` instead,
+ * so this command never links the store. verify and replay read an export
+ * file an attacker may have touched: verify never trusts the file's own
+ * key, only the one given with --pubkey.
+ *
+ * Exit statuses: verify 0 intact, 1 tampered, 2 unreadable (or usage);
+ * replay 0 when every approval replays the same, 1 when any differs or is
+ * a violation, 2 unreadable input, 3 no prover; pubkey/export as the other
+ * advisor commands (0 ok, 1 refused, 2 usage, 3 unreachable).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "audit/audit.h"
+#include "cli/cli.h"
+#include "cli/cli_replay.h"
+#include "common/pv_args.h"
+
+enum aopt {
+    A_ADVISOR,
+    A_TOKEN_FILE,
+    A_SINCE,
+    A_DATA_DIR,
+    A_PUBKEY,
+    A_PROVER,
+    A_PROVER_TOKEN,
+    A_FORMAT,
+    A_THREADS,
+    A__COUNT
+};
+
+static const char *const opt_names[A__COUNT] = {
+    [A_ADVISOR] = "--advisor",       [A_TOKEN_FILE] = "--token-file",
+    [A_SINCE] = "--since",           [A_DATA_DIR] = "--data-dir",
+    [A_PUBKEY] = "--pubkey",         [A_PROVER] = "--prover",
+    [A_PROVER_TOKEN] = "--prover-token-file", [A_FORMAT] = "--format",
+    [A_THREADS] = "--threads",
+};
+
+struct aargs {
+    const char *opt[A__COUNT];
+    const char *file;
+    bool json;
+    bool all_sigs;
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: proviso audit pubkey [--advisor URL] [--token-file F] [--format json]\n"
+            "       proviso audit export [--advisor URL] [--token-file F] [--since SEQ]\n"
+            "       proviso audit export --data-dir DIR [--since SEQ]\n"
+            "       proviso audit verify FILE --pubkey KEY [--all-signatures] [--format json]\n"
+            "       proviso audit replay FILE [--prover URL --prover-token-file F] [--threads N]\n"
+            "                                 [--format json]\n"
+            "\n"
+            "KEY is a file holding the public key (PEM or base64) or the base64 itself, as\n"
+            "`proviso audit pubkey` prints it. verify exits 0 intact, 1 tampered, 2 unreadable;\n"
+            "replay exits 0 only when every approval replays the same (docs/audit.md).\n");
+}
+
+/* Options of one subcommand; 'allowed' is a bit set of enum aopt. */
+static int parse(int argc, char **argv, unsigned allowed, bool want_file, struct aargs *a)
+{
+    memset(a, 0, sizeof(*a));
+    for (int i = 2; i < argc; i++) {
+        const char *v = NULL;
+        size_t k = 0;
+
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return 0;
+        }
+        if (strcmp(argv[1], "verify") == 0 && strcmp(argv[i], "--all-signatures") == 0) {
+            a->all_sigs = true;
+            continue;
+        }
+        while (v == NULL && k < A__COUNT) {
+            v = (allowed & (1u << k)) != 0 ? pv_opt_value(argc, argv, &i, opt_names[k]) : NULL;
+            k++;
+        }
+        if (v != NULL) {
+            a->opt[k - 1] = v;
+            continue;
+        }
+        if (argv[i][0] == '-' || !want_file || a->file != NULL) {
+            fprintf(stderr, "proviso audit %s: unexpected argument '%s'\n", argv[1], argv[i]);
+            usage(stderr);
+            return 2;
+        }
+        a->file = argv[i];
+    }
+    if (want_file && a->file == NULL) {
+        fprintf(stderr, "proviso audit %s: the export file is required\n", argv[1]);
+        return 2;
+    }
+    if (a->opt[A_FORMAT] != NULL) {
+        if (strcmp(a->opt[A_FORMAT], "json") != 0 && strcmp(a->opt[A_FORMAT], "text") != 0) {
+            fprintf(stderr, "proviso audit: --format is text or json\n");
+            return 2;
+        }
+        a->json = strcmp(a->opt[A_FORMAT], "json") == 0;
+    }
+    return -1;
+}
+
+static int since_of(const struct aargs *a, uint64_t *since)
+{
+    const char *s = a->opt[A_SINCE];
+
+    *since = 0;
+    if (s != NULL && !pv_ok(pv_parse_u64(s, strlen(s), INT64_MAX, since))) {
+        fprintf(stderr, "proviso audit: --since wants a sequence number, not '%s'\n", s);
+        return 2;
+    }
+    return 0;
+}
+
+/* ===========================================================================
+ * pubkey, export (the advisor)
+ * ========================================================================= */
+
+static int open_advisor(const struct aargs *x, struct cli_adv *a)
+{
+    memset(a, 0, sizeof(*a));
+    a->opt[CLI_O_ADVISOR] = x->opt[A_ADVISOR];
+    a->opt[CLI_O_TOKEN_FILE] = x->opt[A_TOKEN_FILE];
+    a->json = x->json;
+    return cli_adv_connect(a);
+}
+
+static int cmd_pubkey(struct aargs *x)
+{
+    struct cli_adv a;
+    struct cli_answer ans;
+    int rc = open_advisor(x, &a);
+
+    if (rc != 0) {
+        return rc;
+    }
+    rc = cli_adv_call(&a, "GET", "/v1/audit/pubkey", NULL, &ans);
+    if (rc == 0 && x->json) {
+        cli_print_json(ans.body);
+    } else if (rc == 0) {
+        printf("%s\n", cli_str(ans.body, "public_key"));
+    }
+    cli_answer_clear(&ans);
+    cli_http_free(a.http);
+    return rc;
+}
+
+/* proviso-advisor next to this executable, else on PATH. */
+static void advisor_exe(char *out, size_t len)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+    if (n > 0) {
+        char *slash;
+        self[n] = '\0';
+        slash = strrchr(self, '/');
+        if (slash != NULL) {
+            *slash = '\0';
+            if ((size_t)snprintf(out, len, "%s/proviso-advisor", self) < len &&
+                access(out, X_OK) == 0) {
+                return;
+            }
+        }
+    }
+    snprintf(out, len, "proviso-advisor");
+}
+
+static int export_offline(const struct aargs *x)
+{
+    char exe[PATH_MAX + 32];
+    char *argv[7];
+    int n = 0;
+
+    advisor_exe(exe, sizeof(exe));
+    argv[n++] = exe;
+    argv[n++] = (char *)"--data-dir";
+    argv[n++] = (char *)x->opt[A_DATA_DIR];
+    argv[n++] = (char *)"--export-audit";
+    if (x->opt[A_SINCE] != NULL) {
+        argv[n++] = (char *)"--since";
+        argv[n++] = (char *)x->opt[A_SINCE];
+    }
+    argv[n] = NULL;
+    fflush(stdout);
+    execvp(exe, argv);
+    fprintf(stderr, "proviso audit export: cannot run %s: %s\n", exe, strerror(errno));
+    return 3;
+}
+
+static int cmd_export(struct aargs *x)
+{
+    struct cli_adv a;
+    struct cli_answer ans;
+    uint64_t since;
+    char q[32];
+    char *path;
+    int rc = since_of(x, &since);
+
+    if (rc != 0) {
+        return rc;
+    }
+    if (x->opt[A_DATA_DIR] != NULL) {
+        if (x->opt[A_ADVISOR] != NULL) {
+            fprintf(stderr, "proviso audit export: use one of --advisor and --data-dir\n");
+            return 2;
+        }
+        return export_offline(x);
+    }
+    rc = open_advisor(x, &a);
+    if (rc != 0) {
+        return rc;
+    }
+    snprintf(q, sizeof(q), "%llu", (unsigned long long)since);
+    path = cli_http_path((const char *const[]){"v1", "audit", "export", NULL}, "since", q);
+    rc = path != NULL ? cli_http_get_raw(a.http, path, &ans) : 3;
+    free(path);
+    if (rc == 0) {
+        if (fwrite(ans.raw, 1, ans.raw_len, stdout) != ans.raw_len || fflush(stdout) != 0) {
+            fprintf(stderr, "proviso audit export: cannot write to stdout\n");
+            rc = 3;
+        }
+    } else if (ans.body != NULL) {
+        fprintf(stderr, "proviso: %s: %s\n", cli_str(ans.body, "error"),
+                cli_str(ans.body, "detail"));
+    } else {
+        fprintf(stderr, "proviso: %s\n", ans.error);
+    }
+    cli_answer_clear(&ans);
+    cli_http_free(a.http);
+    return rc;
+}
+
+/* ===========================================================================
+ * verify
+ * ========================================================================= */
+
+/* --pubkey: a readable file's content, else the text itself. */
+static struct audit_key *trusted_key(const char *arg)
+{
+    struct stat st;
+    char err[256];
+    struct audit_key *k;
+    size_t len = 0;
+
+    if (stat(arg, &st) == 0) {
+        char *text = cli_read_file(arg, 65536, &len);
+        if (text == NULL) {
+            fprintf(stderr, "proviso audit: --pubkey %s: cannot read it\n", arg);
+            return NULL;
+        }
+        k = audit_key_public(text, len, err, sizeof(err));
+        free(text);
+    } else {
+        k = audit_key_public(arg, strlen(arg), err, sizeof(err));
+    }
+    if (k == NULL) {
+        fprintf(stderr, "proviso audit: --pubkey: %s\n", err);
+    }
+    return k;
+}
+
+static unsigned threads_of(const struct aargs *x)
+{
+    const char *s = x->opt[A_THREADS];
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    uint64_t v = 0;
+
+    if (s != NULL && pv_ok(pv_parse_u64(s, strlen(s), 16, &v)) && v > 0) {
+        return (unsigned)v;
+    }
+    return n > 0 ? (unsigned)(n > 16 ? 16 : n) : 1;
+}
+
+static int cmd_verify(struct aargs *x)
+{
+    static const char *const names[] = {"intact", "tampered", "unreadable"};
+    struct audit_report r;
+    struct audit_key *k;
+    size_t len = 0;
+    char *buf;
+    int rc;
+
+    if (x->opt[A_PUBKEY] == NULL) {
+        fprintf(stderr, "proviso audit verify: --pubkey KEY is required (the key you trust, "
+                        "from `proviso audit pubkey`)\n");
+        return 2;
+    }
+    k = trusted_key(x->opt[A_PUBKEY]);
+    if (k == NULL) {
+        return 2;
+    }
+    buf = cli_read_file(x->file, AUDIT_FILE_MAX, &len);
+    if (buf == NULL) {
+        memset(&r, 0, sizeof(r));
+        r.status = AUDIT_UNREADABLE;
+        snprintf(r.reason, sizeof(r.reason), "%s: cannot read the file (missing, unreadable or "
+                 "larger than 1 GiB)", x->file);
+    } else {
+        audit_verify(buf, len, k, threads_of(x), x->all_sigs, &r);
+    }
+    free(buf);
+    audit_key_free(k);
+    rc = r.status == AUDIT_INTACT ? 0 : r.status == AUDIT_TAMPERED ? 1 : 2;
+    if (x->json) {
+        json_t *j = json_pack("{s:s,s:I,s:I,s:I,s:I,s:s}", "status", names[r.status], "records",
+                              (json_int_t)r.records, "blobs", (json_int_t)r.blobs, "first_seq",
+                              (json_int_t)r.first_seq, "last_seq", (json_int_t)r.last_seq, "head",
+                              r.head);
+        if (j != NULL && r.status != AUDIT_INTACT) {
+            json_object_set_new(j, "bad", json_pack("{s:I,s:I,s:s}", "seq", (json_int_t)r.bad_seq,
+                                                    "line", (json_int_t)r.bad_line, "reason",
+                                                    r.reason));
+        }
+        if (j == NULL) {
+            fprintf(stderr, "proviso: out of memory\n");
+            return 2;
+        }
+        cli_print_json(j);
+        json_decref(j);
+    } else if (r.status == AUDIT_INTACT) {
+        printf("intact: %zu records (seq %lld..%lld), %zu blobs, head %s\n", r.records,
+               (long long)r.first_seq, (long long)r.last_seq, r.blobs, r.head);
+    } else if (r.status == AUDIT_TAMPERED) {
+        if (r.bad_seq > 0) {
+            printf("tampered: record seq %lld (line %zu): %s\n", (long long)r.bad_seq, r.bad_line,
+                   r.reason);
+        } else {
+            printf("tampered: line %zu: %s\n", r.bad_line, r.reason);
+        }
+    } else {
+        printf("unreadable: %s\n", r.reason);
+    }
+    return rc;
+}
+
+/* ===========================================================================
+ * Dispatch
+ * ========================================================================= */
+
+#define BIT(o) (1u << (o))
+
+int cli_audit(int argc, char **argv)
+{
+    struct aargs x;
+    int rc;
+
+    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "pubkey") == 0) {
+        rc = parse(argc, argv, BIT(A_ADVISOR) | BIT(A_TOKEN_FILE) | BIT(A_FORMAT), false, &x);
+        return rc >= 0 ? rc : cmd_pubkey(&x);
+    }
+    if (strcmp(argv[1], "export") == 0) {
+        rc = parse(argc, argv, BIT(A_ADVISOR) | BIT(A_TOKEN_FILE) | BIT(A_SINCE) | BIT(A_DATA_DIR),
+                   false, &x);
+        return rc >= 0 ? rc : cmd_export(&x);
+    }
+    if (strcmp(argv[1], "verify") == 0) {
+        rc = parse(argc, argv, BIT(A_PUBKEY) | BIT(A_FORMAT) | BIT(A_THREADS), true, &x);
+        return rc >= 0 ? rc : cmd_verify(&x);
+    }
+    if (strcmp(argv[1], "replay") == 0) {
+        struct cli_replay_opts o;
+        rc = parse(argc, argv, BIT(A_PROVER) | BIT(A_PROVER_TOKEN) | BIT(A_FORMAT) | BIT(A_THREADS),
+                   true, &x);
+        if (rc >= 0) {
+            return rc;
+        }
+        if ((x.opt[A_PROVER] == NULL) != (x.opt[A_PROVER_TOKEN] == NULL)) {
+            fprintf(stderr, "proviso audit replay: --prover and --prover-token-file go together\n");
+            return 2;
+        }
+        memset(&o, 0, sizeof(o));
+        o.file = x.file;
+        o.prover_url = x.opt[A_PROVER];
+        o.prover_token_file = x.opt[A_PROVER_TOKEN];
+        o.json = x.json;
+        o.threads = threads_of(&x);
+        return cli_replay(&o);
+    }
+    fprintf(stderr, "proviso: unknown command 'audit %s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,13 @@
+# audit tests: the decision record's chain (audit/) and `proviso audit`.
+# The unit test builds and mutates exports in process; the end-to-end
+# scripts start the real advisor (and its prover child) on 127.0.0.1 and
+# need curl, jq and openssl.
+check_PROGRAMS += tests/check_audit_chain
+TESTS += tests/check_audit_chain
+tests_check_audit_chain_SOURCES = tests/check_audit_chain.c
+tests_check_audit_chain_CFLAGS = $(TEST_CFLAGS) $(CRYPTO_CFLAGS)
+tests_check_audit_chain_LDADD = $(AUDIT_LIBS) $(CHECK_LIBS)
+
+AUDIT_E2E = tests/e2e/audit_chain.sh tests/e2e/audit_durability.sh
+TESTS += $(AUDIT_E2E)
+EXTRA_DIST += $(AUDIT_E2E)
