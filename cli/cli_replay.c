@@ -18,29 +18,20 @@
  */
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <netinet/in.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <openssl/rand.h>
 
 #include "audit/audit.h"
 #include "cli/cli.h"
 #include "cli/cli_replay.h"
+#include "prover/prover.h"
 
-#define START_TIMEOUT_MS 15000
 #define MAX_THREADS 16
 
 /* ===========================================================================
@@ -48,10 +39,9 @@
  * ========================================================================= */
 
 struct cli_prover {
-    struct cli_http *http;
-    char url[64];
+    struct cli_http *http;           /* --prover URL; NULL in process */
+    struct prover_session *session;  /* in process (one per thread) */
     char token[65];
-    pid_t child; /* 0: none (or not ours) */
 };
 
 struct cli_prover *cli_prover_http(const char *url, const char *token)
@@ -69,8 +59,26 @@ struct cli_prover *cli_prover_http(const char *url, const char *token)
     return p;
 }
 
+struct cli_prover *cli_prover_inprocess(void)
+{
+    struct cli_prover *p = pv_calloc(1, sizeof(*p));
+
+    if (p == NULL) {
+        return NULL;
+    }
+    p->session = prover_session_new();
+    if (p->session == NULL) {
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
 struct cli_prover *cli_prover_clone(const struct cli_prover *p)
 {
+    if (p->session != NULL) {
+        return cli_prover_inprocess();
+    }
     return cli_prover_http(cli_http_base(p->http), p->token[0] != '\0' ? p->token : "");
 }
 
@@ -80,22 +88,49 @@ void cli_prover_free(struct cli_prover *p)
         return;
     }
     cli_http_free(p->http);
-    if (p->child > 0) {
-        int st;
-        kill(p->child, SIGTERM);
-        (void)waitpid(p->child, &st, 0);
-    }
+    prover_session_free(p->session);
     explicit_bzero(p->token, sizeof(p->token));
     free(p);
+}
+
+/* The prover's own pipeline, linked in: the answer proviso-prover gives. */
+static json_t *ask_inprocess(struct cli_prover *p, const char *path, const json_t *request,
+                             char *err, size_t errlen)
+{
+    enum prover_job_kind kind = strcmp(path, "/v1/check") == 0 ? PROVER_JOB_CHECK
+                                                               : PROVER_JOB_PROVE;
+    char *text = json_dumps(request, JSON_COMPACT);
+    struct prover_answer a;
+    json_t *out = NULL;
+
+    memset(&a, 0, sizeof(a));
+    if (text == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    prover_job_answer(p->session, kind, text, strlen(text), NULL, &a);
+    free(text);
+    if (a.status == 200 && a.body != NULL) {
+        out = json_incref(a.body);
+    } else {
+        const char *detail = json_string_value(json_object_get(a.body, "detail"));
+        snprintf(err, errlen, "prover %s: %u %s", path, a.status, detail != NULL ? detail : "");
+    }
+    prover_answer_free(&a);
+    return out;
 }
 
 json_t *cli_prover_ask(struct cli_prover *p, const char *path, const json_t *request, char *err,
                        size_t errlen)
 {
     struct cli_answer a;
-    int rc = cli_http_call(p->http, "POST", path, request, &a);
+    int rc;
     json_t *out;
 
+    if (p->session != NULL) {
+        return ask_inprocess(p, path, request, err, errlen);
+    }
+    rc = cli_http_call(p->http, "POST", path, request, &a);
     if (rc != 0) {
         const char *detail = a.body != NULL ? cli_str(a.body, "detail") : a.error;
         snprintf(err, errlen, "prover %s: HTTP %ld %s", path, a.status, detail);
@@ -106,146 +141,6 @@ json_t *cli_prover_ask(struct cli_prover *p, const char *path, const json_t *req
     a.body = NULL;
     cli_answer_clear(&a);
     return out;
-}
-
-static uint16_t free_port(void)
-{
-    struct sockaddr_in sa;
-    socklen_t len = sizeof(sa);
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    uint16_t port = 0;
-
-    if (fd < 0) {
-        return 0;
-    }
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&sa, &len) == 0) {
-        port = ntohs(sa.sin_port);
-    }
-    close(fd);
-    return port;
-}
-
-/* proviso-prover next to this executable, else from PATH. */
-static void prover_exe(char *out, size_t len)
-{
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-    if (n > 0) {
-        char *slash;
-        self[n] = '\0';
-        slash = strrchr(self, '/');
-        if (slash != NULL) {
-            *slash = '\0';
-            if ((size_t)snprintf(out, len, "%s/proviso-prover", self) < len &&
-                access(out, X_OK) == 0) {
-                return;
-            }
-        }
-    }
-    snprintf(out, len, "proviso-prover");
-}
-
-static void sleep_ms(unsigned ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
-
-struct cli_prover *cli_prover_child(char *err, size_t errlen)
-{
-    static const char hex[] = "0123456789abcdef";
-    unsigned char rnd[32];
-    char exe[PATH_MAX + 32];
-    char portbuf[16];
-    char url[64];
-    struct cli_prover *p;
-    int fds[2];
-    uint16_t port = free_port();
-    pid_t pid;
-
-    if (port == 0 || RAND_bytes(rnd, sizeof(rnd)) != 1) {
-        snprintf(err, errlen, "no free loopback port or no randomness");
-        return NULL;
-    }
-    p = pv_calloc(1, sizeof(*p));
-    if (p == NULL) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    for (size_t i = 0; i < sizeof(rnd); i++) {
-        p->token[2 * i] = hex[rnd[i] >> 4];
-        p->token[2 * i + 1] = hex[rnd[i] & 15];
-    }
-    explicit_bzero(rnd, sizeof(rnd));
-    if (pipe2(fds, O_CLOEXEC) != 0) {
-        snprintf(err, errlen, "pipe: %s", strerror(errno));
-        cli_prover_free(p);
-        return NULL;
-    }
-    /* The token fits the pipe buffer: written before the child starts. */
-    if (write(fds[1], p->token, 64) != 64) {
-        close(fds[0]);
-        close(fds[1]);
-        snprintf(err, errlen, "cannot hand over the token");
-        cli_prover_free(p);
-        return NULL;
-    }
-    close(fds[1]);
-    prover_exe(exe, sizeof(exe));
-    snprintf(portbuf, sizeof(portbuf), "%u", (unsigned)port);
-    pid = fork();
-    if (pid == 0) {
-        char *argv[] = {exe, (char *)"--port", portbuf, (char *)"--bind", (char *)"127.0.0.1",
-                        (char *)"--token-fd", (char *)"3", NULL};
-        (void)prctl(PR_SET_PDEATHSIG, SIGTERM);
-        /* dup2 onto itself would keep close-on-exec. */
-        if (fds[0] == 3 ? fcntl(3, F_SETFD, 0) != 0 : dup2(fds[0], 3) < 0) {
-            _exit(127);
-        }
-        /* Its access log is not the replay's output. */
-        int null = open("/dev/null", O_WRONLY);
-        if (null >= 0) {
-            (void)dup2(null, 1);
-            (void)dup2(null, 2);
-        }
-        execvp(exe, argv);
-        _exit(127);
-    }
-    close(fds[0]);
-    if (pid < 0) {
-        snprintf(err, errlen, "fork: %s", strerror(errno));
-        cli_prover_free(p);
-        return NULL;
-    }
-    p->child = pid;
-    snprintf(url, sizeof(url), "http://127.0.0.1:%u", (unsigned)port);
-    p->http = cli_http_new(url, p->token);
-    for (unsigned waited = 0; p->http != NULL && waited < START_TIMEOUT_MS; waited += 50) {
-        struct cli_answer a;
-        int st;
-        int rc = cli_http_call(p->http, "GET", "/healthz", NULL, &a);
-        cli_answer_clear(&a);
-        if (rc == 0) {
-            return p;
-        }
-        if (waitpid(pid, &st, WNOHANG) == pid) {
-            p->child = 0;
-            snprintf(err, errlen, "%s exited at start (status %d)", exe,
-                     WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-            cli_prover_free(p);
-            return NULL;
-        }
-        sleep_ms(50);
-    }
-    snprintf(err, errlen, "%s did not become healthy within %d ms", exe, START_TIMEOUT_MS);
-    cli_prover_free(p);
-    return NULL;
 }
 
 /* ===========================================================================
@@ -548,9 +443,9 @@ int cli_replay(const struct cli_replay_opts *o)
         explicit_bzero(tok, strlen(tok));
         free(tok);
     } else if (sh.n > 0) {
-        provers[0] = cli_prover_child(err, sizeof(err));
+        provers[0] = cli_prover_inprocess();
         if (provers[0] == NULL) {
-            fprintf(stderr, "proviso audit replay: %s\n", err);
+            fprintf(stderr, "proviso audit replay: cannot start the prover\n");
             goto out;
         }
     }

@@ -7,7 +7,7 @@
 # APPROVALS (default 1000) automatically approved proposals over sandboxes
 # of 50 each (so the policies stay the size a sandbox really has), exports
 # the record, then times `proviso audit verify` and `proviso audit replay`
-# (which starts its own prover). Goal (issue 9): the replay of 1,000
+# (the prover in process). Goal (issue 9): the replay of 1,000
 # approvals in <= 10 s on two cores. Not part of make check.
 set -u
 N=${1:-1000}
