@@ -34,8 +34,11 @@ wait_for "$T/up.port" || { echo "upstream did not start"; exit 2; }
 read -r UP _ <"$T/up.port"
 
 head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/admin"
+# The mapper would generalise the denied /item/N into /item/* on its own
+# (and auto mode approve it): this bench times the agent's path only.
+printf 'mapper_flush_interval_ms: 3600000\n' >"$T/adv.yaml"
 "$ADV" --data-dir "$T/adv" --port 0 --token-file "$T/admin" --test-allow-loopback \
-    >"$T/adv.log" 2>&1 &
+    --config "$T/adv.yaml" >"$T/adv.log" 2>&1 &
 PIDS="$PIDS $!"
 i=0
 while ! grep -q 'listening on 127.0.0.1 port' "$T/adv.log" && [ $i -lt 300 ]; do
