@@ -14,11 +14,14 @@
 #include "config.h"
 
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/pv_args.h"
+#include "common/pv_file.h"
 #include "model/model.h"
 #include "prover/prover.h"
 
@@ -31,19 +34,46 @@ struct prove_opts {
     unsigned timeout_ms;
 };
 
-static void usage_prove(FILE *f)
-{
-    fprintf(f, "usage: proviso prove [--baseline FILE] (--candidate FILE | --proposal FILE |"
-               " --policy FILE)\n"
-               "                     [--credentials FILE] [--registry DIR]\n"
-               "                     [--format text|json|shorthand] [--timeout-ms N]\n");
-}
+static const struct pv_opt prove_opts_table[] = {
+    {"baseline", "FILE", "the policy in force (default: none)", 0},
+    {"candidate", "FILE", "the changed policy", 0},
+    {"proposal", "FILE", "a proposal, merged into the baseline", 0},
+    {"policy", "FILE", "audit one policy on its own (no --baseline)", 0},
+    {"credentials", "FILE", "the credentials the sandbox holds", 0},
+    {"registry", "DIR", "binary descriptors (default: the built-in registry)", 0},
+    {"format", "text|json|shorthand", "output format (default text)", 0},
+    {"timeout-ms", "N", "solver time limit, 1..3600000", 0},
+};
 
-static void usage_check(FILE *f)
-{
-    fprintf(f, "usage: proviso check --candidate FILE --boundary FILE [--format text|json]"
-               " [--timeout-ms N]\n");
-}
+static const struct pv_cmd prove_cmd = {
+    .prog = "proviso prove",
+    .synopsis = "[--baseline FILE] (--candidate FILE | --proposal FILE | --policy FILE)\n"
+                "                     [--credentials FILE] [--registry DIR]\n"
+                "                     [--format text|json|shorthand] [--timeout-ms N]",
+    .summary = "Prove what new authority a change grants (or, with --policy, what a policy\n"
+               "grants at all).",
+    .opts = prove_opts_table,
+    .nopts = PV_ARRAY_LEN(prove_opts_table),
+    .example = "proviso prove --baseline policy.yaml --proposal proposal.json",
+    .epilog = "exit: 0 empty, 1 findings, 2 invalid input or usage, 3 unknown",
+};
+
+static const struct pv_opt check_opts_table[] = {
+    {"candidate", "FILE", "the policy to check", 0},
+    {"boundary", "FILE", "the most it may allow", 0},
+    {"format", "text|json", "output format (default text)", 0},
+    {"timeout-ms", "N", "solver time limit, 1..3600000", 0},
+};
+
+static const struct pv_cmd check_cmd = {
+    .prog = "proviso check",
+    .synopsis = "--candidate FILE --boundary FILE [--format text|json] [--timeout-ms N]",
+    .summary = "Check that a policy stays within a boundary policy.",
+    .opts = check_opts_table,
+    .nopts = PV_ARRAY_LEN(check_opts_table),
+    .example = "proviso check --candidate policy.yaml --boundary boundary.yaml",
+    .epilog = "exit: 0 within, 1 exceeds, 2 invalid input or usage, 3 unknown",
+};
 
 static void print_json(json_t *o)
 {
@@ -57,95 +87,94 @@ static void print_json(json_t *o)
     }
 }
 
-/* Report invalid input and return exit status 2. */
+/* Report invalid input once and return exit status 2: with --format json
+ * the invalid object on stdout ("diagnostics" as in the HTTP API), and each
+ * diagnostic (or 'fallback', a whole message) and 'hint' once on stderr. */
 static int invalid(const struct prove_opts *o, const char *code, struct model_diags *d,
-                   const char *fallback)
+                   const char *fallback, const char *hint)
 {
-    const char *detail = fallback;
+    size_t n = d != NULL ? model_diags_count(d) : 0;
+    const char *detail = n > 0 ? model_diags_line(d, 0) : fallback;
 
-    if (d != NULL && model_diags_count(d) > 0) {
-        detail = model_diags_line(d, 0);
-    }
     if (o->fmt == OUT_JSON) {
         json_t *j = prover_invalid_json(code, detail);
+        json_t *list = json_array();
 
+        for (size_t i = 0; i < n && list != NULL; i++) {
+            json_array_append_new(list, json_string(model_diags_line(d, i)));
+        }
+        if (n == 0 && list != NULL && fallback != NULL) {
+            json_array_append_new(list, json_string(fallback));
+        }
+        if (j != NULL && list != NULL) {
+            json_object_set_new(j, "diagnostics", list);
+            list = NULL;
+        }
+        if (j != NULL && hint != NULL) {
+            json_object_set_new(j, "hint", json_string(hint));
+        }
         print_json(j);
+        json_decref(list);
         json_decref(j);
     }
-    if (d != NULL && model_diags_count(d) > 0) {
-        for (size_t i = 0; i < model_diags_count(d); i++) {
-            fprintf(stderr, "%s\n", model_diags_line(d, i));
-        }
-    } else {
+    for (size_t i = 0; i < n; i++) {
+        fprintf(stderr, "%s\n", model_diags_line(d, i));
+    }
+    if (n == 0) {
         fprintf(stderr, "proviso: %s\n", detail != NULL ? detail : code);
+    }
+    if (hint != NULL) {
+        fprintf(stderr, "%s\n", hint);
     }
     return 2;
 }
 
+/* 1 to go on, 0 after --help, -1 after a usage error (reported). */
 static int parse_opts(int argc, char **argv, struct prove_opts *o, bool check)
 {
+    const struct pv_cmd *cmd = check ? &check_cmd : &prove_cmd;
+    struct pv_args a;
+    const char *fmt;
+    uint64_t t = 0;
+
     memset(o, 0, sizeof(*o));
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        const char **slot = NULL;
-
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            if (check) {
-                usage_check(stdout);
-            } else {
-                usage_prove(stdout);
-            }
-            return 0;
-        }
-        if (strcmp(a, "--baseline") == 0 && !check) {
-            slot = &o->baseline;
-        } else if (strcmp(a, "--candidate") == 0) {
-            slot = &o->candidate;
-        } else if (strcmp(a, "--proposal") == 0 && !check) {
-            slot = &o->proposal;
-        } else if (strcmp(a, "--policy") == 0 && !check) {
-            slot = &o->policy;
-        } else if (strcmp(a, "--boundary") == 0 && check) {
-            slot = &o->boundary;
-        } else if (strcmp(a, "--credentials") == 0 && !check) {
-            slot = &o->credentials;
-        } else if (strcmp(a, "--registry") == 0 && !check) {
-            slot = &o->registry;
-        } else if (strcmp(a, "--format") == 0 && v != NULL) {
-            if (strcmp(v, "text") == 0) {
-                o->fmt = OUT_TEXT;
-            } else if (strcmp(v, "json") == 0) {
-                o->fmt = OUT_JSON;
-            } else if (strcmp(v, "shorthand") == 0 && !check) {
-                o->fmt = OUT_SHORTHAND;
-            } else {
-                fprintf(stderr, "proviso: unknown format '%s'\n", v);
-                return -1;
-            }
-            i++;
-            continue;
-        } else if (strcmp(a, "--timeout-ms") == 0 && v != NULL) {
-            uint64_t n;
-
-            if (!pv_ok(pv_parse_u64(v, strlen(v), 3600000u, &n)) || n == 0) {
-                fprintf(stderr, "proviso: --timeout-ms wants 1..3600000\n");
-                return -1;
-            }
-            o->timeout_ms = (unsigned)n;
-            i++;
-            continue;
-        } else {
-            fprintf(stderr, "proviso: unknown or incomplete option '%s'\n", a);
-            return -1;
-        }
-        if (v == NULL) {
-            fprintf(stderr, "proviso: %s needs an argument\n", a);
-            return -1;
-        }
-        *slot = v;
-        i++;
+    switch (pv_args_parse(cmd, argc, argv, &a)) {
+    case PV_ARGS_OK:
+        break;
+    case PV_ARGS_EXIT0:
+        return 0;
+    case PV_ARGS_USAGE:
+        return -1;
     }
+    if (a.npos > 0) {
+        pv_args_usage(cmd, "unexpected operand '%s'", a.pos[0]);
+        return -1;
+    }
+    if (!check) {
+        o->baseline = pv_args_get(&a, "baseline");
+        o->proposal = pv_args_get(&a, "proposal");
+        o->policy = pv_args_get(&a, "policy");
+        o->credentials = pv_args_get(&a, "credentials");
+        o->registry = pv_args_get(&a, "registry");
+    } else {
+        o->boundary = pv_args_get(&a, "boundary");
+    }
+    o->candidate = pv_args_get(&a, "candidate");
+    fmt = pv_args_get(&a, "format");
+    if (fmt == NULL || strcmp(fmt, "text") == 0) {
+        o->fmt = OUT_TEXT;
+    } else if (strcmp(fmt, "json") == 0) {
+        o->fmt = OUT_JSON;
+    } else if (strcmp(fmt, "shorthand") == 0 && !check) {
+        o->fmt = OUT_SHORTHAND;
+    } else {
+        pv_args_usage(cmd, "unknown format '%s'", fmt);
+        return -1;
+    }
+    if (!pv_args_number(&a, "timeout-ms", 1, 3600000u, &t)) {
+        return -1;
+    }
+    o->timeout_ms = (unsigned)t;
     return 1;
 }
 
@@ -210,16 +239,25 @@ static struct model_policy *load_policy(const struct prove_opts *o, const char *
                                         int *rc)
 {
     struct model_diags *d = model_diags_new();
-    struct model_policy *p;
+    struct model_policy *p = NULL;
+    char err[PATH_MAX + 64];
+    size_t len = 0;
+    char *buf = NULL;
 
     if (d == NULL) {
-        *rc = invalid(o, "nomem", NULL, "out of memory");
+        *rc = invalid(o, "nomem", NULL, "out of memory", NULL);
         return NULL;
     }
-    p = model_policy_load_file(path, MODEL_FMT_AUTO, d);
-    if (p == NULL) {
-        *rc = invalid(o, "invalid_policy", d, path);
+    if (!pv_ok(pv_file_read(path, MODEL_MAX_POLICY_BYTES, true, &buf, &len, err, sizeof(err)))) {
+        *rc = invalid(o, "invalid_policy", NULL, err, NULL);
+    } else {
+        p = model_policy_load(path, buf, len, MODEL_FMT_AUTO, d);
+        if (p == NULL) {
+            *rc = invalid(o, "invalid_policy", d, path,
+                          cli_doc_hint(path, buf, len, CLI_DOC_POLICY));
+        }
     }
+    free(buf);
     model_diags_free(d);
     return p;
 }
@@ -230,24 +268,26 @@ static struct model_policy *merge_proposal(const struct prove_opts *o,
     struct model_diags *d = model_diags_new();
     struct model_proposal *pr = NULL;
     struct model_policy *p = NULL;
+    char err[PATH_MAX + 64];
     size_t len = 0;
-    char *buf;
+    char *buf = NULL;
 
     if (d == NULL) {
-        *rc = invalid(o, "nomem", NULL, "out of memory");
+        *rc = invalid(o, "nomem", NULL, "out of memory", NULL);
         return NULL;
     }
-    buf = cli_read_file(o->proposal, MODEL_MAX_POLICY_BYTES, &len);
-    if (buf == NULL) {
-        *rc = invalid(o, "invalid_proposal", NULL, o->proposal);
+    if (!pv_ok(pv_file_read(o->proposal, MODEL_MAX_POLICY_BYTES, true, &buf, &len, err,
+                            sizeof(err)))) {
+        *rc = invalid(o, "invalid_proposal", NULL, err, NULL);
     } else {
         pr = model_proposal_load(o->proposal, buf, len, d);
         if (pr == NULL) {
-            *rc = invalid(o, "invalid_proposal", d, o->proposal);
+            *rc = invalid(o, "invalid_proposal", d, o->proposal,
+                          cli_doc_hint(o->proposal, buf, len, CLI_DOC_PROPOSAL));
         } else {
             p = model_policy_merge(base, pr, true, d);
             if (p == NULL) {
-                *rc = invalid(o, "invalid_candidate", d, o->proposal);
+                *rc = invalid(o, "invalid_candidate", d, o->proposal, NULL);
             }
         }
     }
@@ -271,33 +311,28 @@ int cli_prove(int argc, char **argv)
     int pr = parse_opts(argc, argv, &o, false);
 
     if (pr <= 0) {
-        if (pr < 0) {
-            usage_prove(stderr);
-            return invalid(&o, "usage", NULL, "invalid usage");
-        }
-        return 0;
+        return pr < 0 ? 2 : 0;
     }
     nsrc = (o.candidate != NULL) + (o.proposal != NULL) + (o.policy != NULL);
     if (nsrc != 1 || (o.policy != NULL && o.baseline != NULL)) {
-        usage_prove(stderr);
-        return invalid(&o, "usage",
-                       NULL, "exactly one of --candidate, --proposal, --policy is required"
-                             " (--policy takes no --baseline)");
+        return pv_args_usage(&prove_cmd, "exactly one of --candidate, --proposal, --policy is "
+                                         "required (--policy takes no --baseline)");
     }
     memset(&in, 0, sizeof(in));
     d = model_diags_new();
     if (d == NULL) {
-        return invalid(&o, "nomem", NULL, "out of memory");
+        return invalid(&o, "nomem", NULL, "out of memory", NULL);
     }
     reg = o.registry != NULL ? model_registry_load_dir(o.registry, d) : model_registry_embedded(d);
     if (reg == NULL) {
-        rc = invalid(&o, "invalid_registry", d, o.registry ? o.registry : "embedded registry");
+        rc = invalid(&o, "invalid_registry", d, o.registry ? o.registry : "embedded registry",
+                     NULL);
         goto out;
     }
     if (o.credentials != NULL) {
         creds = model_credset_load_file(o.credentials, d);
         if (creds == NULL) {
-            rc = invalid(&o, "invalid_credentials", d, o.credentials);
+            rc = invalid(&o, "invalid_credentials", d, o.credentials, NULL);
             goto out;
         }
     }
@@ -311,7 +346,7 @@ int cli_prove(int argc, char **argv)
         if (base == NULL) {
             base = model_policy_new_empty();
             if (base == NULL) {
-                rc = invalid(&o, "nomem", NULL, "out of memory");
+                rc = invalid(&o, "nomem", NULL, "out of memory", NULL);
                 goto out;
             }
         }
@@ -347,15 +382,10 @@ int cli_check(int argc, char **argv)
     int pr = parse_opts(argc, argv, &o, true);
 
     if (pr <= 0) {
-        if (pr < 0) {
-            usage_check(stderr);
-            return invalid(&o, "usage", NULL, "invalid usage");
-        }
-        return 0;
+        return pr < 0 ? 2 : 0;
     }
     if (o.candidate == NULL || o.boundary == NULL) {
-        usage_check(stderr);
-        return invalid(&o, "usage", NULL, "--candidate and --boundary are required");
+        return pv_args_usage(&check_cmd, "--candidate and --boundary are required");
     }
     bound = load_policy(&o, o.boundary, &rc);
     if (bound != NULL) {
