@@ -62,8 +62,8 @@ static const struct pv_opt advisor_opts[] = {
     {"config", "FILE", "YAML or JSON settings (docs/operations.md#advisor)", 0},
     {"prover", "URL", "use a running proviso-prover instead of a child", 0},
     {"prover-token-file", "FILE", "the running prover's bearer token", 0},
-    {"prover-exe", "PATH", "the proviso-prover binary to run as the child (default: next to "
-                           "this binary, else PATH)", 0},
+    {"prover-exe", "PATH", "the prover binary to run as the child (default: beside this one)",
+     0},
     {"test-allow-loopback", NULL, "tests only: proposals may name 127.0.0.1 literally", 0},
     {"token", "TOKEN", "a token on the command line leaks through /proc; use a token file or "
                        "--token-fd", PV_OPT_REFUSE},

@@ -194,7 +194,7 @@ static int parse(const struct subcmd *c, int argc, char **argv, struct cli_adv *
         }
     }
     snprintf(prog, sizeof(prog), "proviso %s %s", c->group, c->name);
-    snprintf(synopsis, sizeof(synopsis), "%s [--advisor URL] [--token-file FILE]\n%*s"
+    snprintf(synopsis, sizeof(synopsis), "%s\n%*s[--advisor URL] [--token-file FILE] "
              "[--format text|json]", c->synopsis, (int)strlen(prog) + 8, "");
     memset(&cmd, 0, sizeof(cmd));
     cmd.prog = prog;

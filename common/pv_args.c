@@ -52,6 +52,9 @@ int pv_args_usage(const struct pv_cmd *cmd, const char *fmt, ...)
     return 2;
 }
 
+/* Options longer than this get their description on the next line. */
+#define HELP_COLUMN 24
+
 void pv_args_help(const struct pv_cmd *cmd, FILE *out)
 {
     int width = (int)strlen("-h, --help");
@@ -60,7 +63,7 @@ void pv_args_help(const struct pv_cmd *cmd, FILE *out)
     for (size_t k = 0; k < cmd->nopts; k++) {
         const struct pv_opt *o = &cmd->opts[k];
         int w = 2 + (int)strlen(o->name) + (o->arg != NULL ? 1 + (int)strlen(o->arg) : 0);
-        if ((o->flags & (PV_OPT_REFUSE | PV_OPT_HIDDEN)) == 0 && w > width) {
+        if ((o->flags & (PV_OPT_REFUSE | PV_OPT_HIDDEN)) == 0 && w > width && w <= HELP_COLUMN) {
             width = w;
         }
     }
@@ -70,8 +73,13 @@ void pv_args_help(const struct pv_cmd *cmd, FILE *out)
         if ((o->flags & (PV_OPT_REFUSE | PV_OPT_HIDDEN)) != 0) {
             continue;
         }
-        fprintf(out, "  --%s%s%s%*s  %s\n", o->name, o->arg != NULL ? " " : "",
-                o->arg != NULL ? o->arg : "", width - w, "", o->help);
+        fprintf(out, "  --%s%s%s", o->name, o->arg != NULL ? " " : "",
+                o->arg != NULL ? o->arg : "");
+        if (w > width) {
+            fprintf(out, "\n  %*s  %s\n", width, "", o->help);
+        } else {
+            fprintf(out, "%*s  %s\n", width - w, "", o->help);
+        }
     }
     fprintf(out, "  %-*s  %s\n", width, "-h, --help", "show this help and exit");
     if (cmd->version != NULL) {
