@@ -293,14 +293,22 @@ static int print_text(const struct model_decision *d)
 
 static int load_policy(const char *path, struct model_policy **out)
 {
-    struct model_diags *diags = model_diags_new();
+    struct model_diags *diags;
+    size_t len = 0;
+    char *buf = cli_read_file(path, MODEL_MAX_POLICY_BYTES, &len);
 
-    if (diags == NULL) {
-        fprintf(stderr, "proviso eval: out of memory\n");
+    if (buf == NULL) {
         return 2;
     }
-    *out = model_policy_load_file(path, MODEL_FMT_AUTO, diags);
+    diags = model_diags_new();
+    if (diags == NULL) {
+        fprintf(stderr, "proviso eval: out of memory\n");
+        free(buf);
+        return 2;
+    }
+    *out = model_policy_load(path, buf, len, MODEL_FMT_AUTO, diags);
     if (*out == NULL) {
+        const char *hint = cli_doc_hint(path, buf, len, CLI_DOC_POLICY);
         size_t n = model_diags_count(diags);
         for (size_t i = 0; i < n; i++) {
             fprintf(stderr, "%s\n", model_diags_line(diags, i));
@@ -308,10 +316,15 @@ static int load_policy(const char *path, struct model_policy **out)
         if (n == 0) {
             fprintf(stderr, "proviso eval: %s: cannot load policy\n", path);
         }
+        if (hint != NULL) {
+            fprintf(stderr, "%s\n", hint);
+        }
         model_diags_free(diags);
+        free(buf);
         return 2;
     }
     model_diags_free(diags);
+    free(buf);
     return 0;
 }
 

@@ -330,7 +330,17 @@ int cli_prove(int argc, char **argv)
         goto out;
     }
     if (o.credentials != NULL) {
-        creds = model_credset_load_file(o.credentials, d);
+        char err[PATH_MAX + 64];
+        size_t len = 0;
+        char *buf = NULL;
+
+        if (!pv_ok(pv_file_read(o.credentials, MODEL_MAX_POLICY_BYTES, true, &buf, &len, err,
+                                sizeof(err)))) {
+            rc = invalid(&o, "invalid_credentials", NULL, err, NULL);
+            goto out;
+        }
+        creds = model_credset_load(o.credentials, buf, len, d);
+        free(buf);
         if (creds == NULL) {
             rc = invalid(&o, "invalid_credentials", d, o.credentials, NULL);
             goto out;
