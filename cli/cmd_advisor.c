@@ -287,8 +287,11 @@ static char *read_token(const char *path, size_t *len)
 
     if (fd < 0) {
         why = strerror(errno);
-    } else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        why = "not a regular file";
+    } else if (fstat(fd, &st) != 0) {
+        why = strerror(errno);
+    } else if (!S_ISREG(st.st_mode)) {
+        /* the words of common/pv_file.h, as for every other file */
+        why = S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file";
     } else {
         if ((st.st_mode & 077) != 0) {
             fprintf(stderr, "proviso: warning: token file %s is readable by other users "
@@ -324,7 +327,7 @@ static char *read_token(const char *path, size_t *len)
         why = tok == NULL ? "out of memory" : NULL;
     }
     if (why != NULL) {
-        fprintf(stderr, "proviso: token file %s: %s\n", path, why);
+        fprintf(stderr, "proviso: %s: %s\n", path, why);
     }
     explicit_bzero(buf, sizeof(buf));
     return tok;

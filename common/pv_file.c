@@ -108,3 +108,30 @@ const char *pv_file_reason(const char *path, const char *err)
     }
     return err;
 }
+
+pv_result pv_file_readable(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    int e = 0;
+
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        PV_BAIL(PV_ERR_IO);
+    }
+    if (fstat(fd, &st) != 0) {
+        e = errno;
+    } else if (S_ISDIR(st.st_mode)) {
+        e = EISDIR;
+    }
+    close(fd);
+    if (e != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(e));
+        PV_BAIL(PV_ERR_IO);
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file", path);
+        PV_BAIL(PV_ERR_IO);
+    }
+    return PV_RESULT_OK;
+}

@@ -28,6 +28,12 @@
 pv_result pv_file_read(const char *path, size_t cap, bool allow_stdin, char **out, size_t *len,
                        char *err, size_t errlen) PV_WUR;
 
+/* Check, before start-up goes further, that 'path' names a regular file this
+ * process can open for reading (for files a library opens itself later,
+ * e.g. a CA bundle). On failure 'err' holds the same "PATH: reason" as
+ * pv_file_read and the result is PV_ERR_IO. */
+pv_result pv_file_readable(const char *path, char *err, size_t errlen) PV_WUR;
+
 /* The reason part of a pv_file_read message for 'path' ("No such file or
  * directory"), for callers that print the file name themselves (borrowed
  * from 'err'). */

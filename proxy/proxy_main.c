@@ -13,12 +13,17 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/pv.h"
 #include "common/pv_args.h"
+#include "common/pv_file.h"
 #include "common/pv_log.h"
 #include "proxy/proxy.h"
 
@@ -78,6 +83,31 @@ static bool number(const struct pv_args *a, const char *name, uint64_t min, uint
     return true;
 }
 
+/* Start-up file errors name the file, in the common words (pv_file.h):
+ * the files OpenSSL, libevent and the advisor client open later would
+ * otherwise fail with their own, vaguer messages. */
+static bool files_ok(const struct proxy_config *cfg)
+{
+    const char *const readable[] = {cfg->upstream_ca, cfg->hosts_file, cfg->token_file};
+    char err[PATH_MAX + 64];
+
+    for (size_t i = 0; i < PV_ARRAY_LEN(readable); i++) {
+        if (readable[i] != NULL && !pv_ok(pv_file_readable(readable[i], err, sizeof(err)))) {
+            pv_log_errorx("%s", err);
+            return false;
+        }
+    }
+    if (cfg->log_path != NULL) {
+        int fd = open(cfg->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+        if (fd < 0) {
+            pv_log_errorx("%s: %s", cfg->log_path, strerror(errno));
+            return false;
+        }
+        close(fd);
+    }
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     struct proxy_config cfg;
@@ -133,7 +163,7 @@ int main(int argc, char **argv)
     cfg.sandbox = pv_args_get(&a, "sandbox");
     cfg.token_file = pv_args_get(&a, "token-file");
     cfg.skill_dir = pv_args_get(&a, "skill-dir");
-    if (proxy_advisor_args(&cfg, advisor_policy, sizeof(advisor_policy)) != 0) {
+    if (!files_ok(&cfg) || proxy_advisor_args(&cfg, advisor_policy, sizeof(advisor_policy)) != 0) {
         return 2;
     }
     return proxy_server_run(&cfg);

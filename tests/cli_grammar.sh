@@ -225,14 +225,16 @@ mkdir "$tmp/dir"
 file_err() {
     f=$1
     want=$2
+    runas=${3:-}
     for c in "validate $f" \
         "eval --policy $f --binary /usr/bin/curl --method GET --url http://a/" \
         "prove --candidate $f" "prove --policy $f" "prove --proposal $f" \
         "prove --baseline $f --candidate $policy" \
         "prove --policy $policy --credentials $f" \
-        "check --candidate $f --boundary $boundary" "check --candidate $policy --boundary $f"; do
+        "check --candidate $f --boundary $boundary" "check --candidate $policy --boundary $f" \
+        "sandbox list --advisor http://127.0.0.1:1 --token-file $f"; do
         # shellcheck disable=SC2086
-        "$pv" $c >"$tmp/out" 2>"$tmp/err" </dev/null
+        $runas "$pv" $c >"$tmp/out" 2>"$tmp/err" </dev/null
         rc=$?
         if [ "$rc" = 2 ] && [ "$(cat "$tmp/err")" = "proviso: $f: $want" ] && [ ! -s "$tmp/out" ]
         then
@@ -242,19 +244,29 @@ file_err() {
         fi
     done
     # With --format json the message is in the invalid object, and on stderr once.
-    "$pv" prove --candidate "$f" --format json >"$tmp/out" 2>"$tmp/err"
+    $runas "$pv" prove --candidate "$f" --format json >"$tmp/out" 2>"$tmp/err"
     if [ "$(cat "$tmp/err")" = "proviso: $f: $want" ] && grep -qF "\"$f: $want\"" "$tmp/out" &&
         grep -q '"diagnostics"' "$tmp/out"; then
         ok "prove --format json: '$want' in the invalid object's diagnostics"
     else
         bad "prove --format json on $f: $(cat "$tmp/err") / $(head -c 300 "$tmp/out")"
     fi
-    # The servers: their log prefix, then the same words; exit 2.
-    for s in "proviso-prover --port 0 --config $f" \
-        "proviso-advisor --data-dir $tmp/data --port 0 --config $f" \
-        "proviso-proxy --port 0 --data-dir $tmp/proxy --policy $f"; do
+    # The servers: their log prefix, then the same words; exit 2. (A missing
+    # --log file is created, so only the other cases apply to it.)
+    {
+        [ "$want" = "No such file or directory" ] ||
+            echo "proviso-proxy --port 0 --data-dir $tmp/proxy --policy $policy --log $f"
+        echo "proviso-prover --port 0 --config $f"
+        echo "proviso-advisor --data-dir $tmp/data --port 0 --config $f"
+        echo "proviso-prover --port 0 --token-file $f"
+        echo "proviso-proxy --port 0 --data-dir $tmp/proxy --policy $f"
+        echo "proviso-proxy --port 0 --data-dir $tmp/proxy --policy $policy --upstream-ca $f"
+        echo "proviso-proxy --port 0 --data-dir $tmp/proxy --advisor http://127.0.0.1:1" \
+            "--sandbox s --token-file $f"
+    } >"$tmp/servers"
+    while read -r s; do
         # shellcheck disable=SC2086
-        timeout 20 "$bld"/$s >"$tmp/out" 2>"$tmp/err" </dev/null
+        timeout 20 $runas "$bld"/$s >"$tmp/out" 2>"$tmp/err" </dev/null
         rc=$?
         if [ "$rc" = 2 ] && [ "$(grep -c ": $f: $want\$" "$tmp/err")" = 1 ] &&
             [ "$(grep -c . "$tmp/err")" = 1 ]; then
@@ -262,16 +274,22 @@ file_err() {
         else
             bad "$s: exit $rc: $(head -c 300 "$tmp/err")"
         fi
-    done
+    done <"$tmp/servers"
 }
 file_err "$tmp/dir" "Is a directory"
 file_err "$tmp/missing" "No such file or directory"
 cp "$policy" "$tmp/unreadable"
 chmod 000 "$tmp/unreadable"
-if cat "$tmp/unreadable" >/dev/null 2>&1; then
-    echo "# running as root: an unreadable file cannot be made; that case is skipped"
-else
+if ! cat "$tmp/unreadable" >/dev/null 2>&1; then
     file_err "$tmp/unreadable" "Permission denied"
+elif command -v setpriv >/dev/null 2>&1 &&
+    setpriv --reuid=65534 --regid=65534 --clear-groups "$pv" version >/dev/null 2>&1; then
+    # root reads any file: run the commands as nobody instead.
+    chmod 711 "$tmp"
+    file_err "$tmp/unreadable" "Permission denied" \
+        "setpriv --reuid=65534 --regid=65534 --clear-groups"
+else
+    echo "# running as root without setpriv: the unreadable-file case is skipped"
 fi
 
 # --- each diagnostic once; the JSON invalid object carries them ----------------------

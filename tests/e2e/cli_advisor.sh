@@ -173,7 +173,7 @@ err_has "printable ASCII without spaces" "a token with a space inside"
 cli 2 sandbox list --advisor "$URL" --token-file "$WORK/long.token"
 err_has "a token is 16..4096 bytes" "a token file over 4096 bytes"
 cli 2 sandbox list --advisor "$URL" --token-file "$WORK"
-err_has "not a regular file" "a directory as token file"
+err_has ": Is a directory" "a directory as token file"
 (umask 077 && printf 'not-the-admin-token-0123456789\n' >"$WORK/wrong.token")
 cli 1 sandbox list --advisor "$URL" --token-file "$WORK/wrong.token"
 err_has "unauthorized: invalid bearer token" "a wrong token is refused (401)"
