@@ -27,6 +27,7 @@ allowed() {
     advisor) echo "common model httpd" ;;
     cli) echo "common model prover" ;;
     tests) echo "*" ;;
+    contrib) echo "" ;; # data only: man pages, units, completion (no C)
     *) echo "?" ;;
     esac
 }
