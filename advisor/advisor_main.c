@@ -87,6 +87,7 @@ static const struct pv_cmd advisor_cmd = {
     .example = "proviso-advisor --data-dir /var/lib/proviso --token-file /etc/proviso/admin.token",
     .epilog = "exit: 0 after SIGTERM, 2 on a usage or start-up error",
     .version = "proviso-advisor " PACKAGE_VERSION,
+    .last_wins = true,
 };
 
 static void parse_args(int argc, char **argv, struct options *o)

@@ -105,7 +105,7 @@ static bool record(const struct pv_cmd *cmd, struct pv_args *a, int k, const cha
 {
     const struct pv_opt *o = &cmd->opts[k];
 
-    if (a->count[k] > 0 && (o->flags & PV_OPT_REPEAT) == 0) {
+    if (a->count[k] > 0 && (o->flags & PV_OPT_REPEAT) == 0 && !cmd->last_wins) {
         pv_args_usage(cmd, "option '--%s' given twice", o->name);
         return false;
     }

@@ -44,7 +44,11 @@ struct pv_opt {
 /* One command: 'prog' as the user types it ("proviso validate"), 'synopsis'
  * what follows it in the usage line, 'summary' and 'epilog' free text
  * (epilog may be NULL), 'example' one or more lines, 'version' the
- * --version line (NULL: no --version). Strings are static. */
+ * --version line (NULL: no --version). 'last_wins': an option given twice
+ * takes the last value (the servers, as getopt does, so a script or unit
+ * can override a default argument); otherwise it is a usage error (the
+ * proviso subcommands, where a second --policy is a mistake). Strings are
+ * static. */
 struct pv_cmd {
     const char *prog;
     const char *synopsis;
@@ -54,6 +58,7 @@ struct pv_cmd {
     const char *example;
     const char *epilog;
     const char *version;
+    bool last_wins;
 };
 
 /* A parsed command line. Strings are borrowed from argv. */

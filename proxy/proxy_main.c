@@ -67,6 +67,7 @@ static const struct pv_cmd proxy_cmd = {
     .epilog = "exit: 0 after SIGTERM/SIGINT (drained), 2 on a usage or start-up error\n"
               "(unreadable or invalid policy, CA, ports)",
     .version = "proviso-proxy " PACKAGE_VERSION,
+    .last_wins = true,
 };
 
 /* The number option 'name' in min..max into '*out' (left alone when

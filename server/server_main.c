@@ -64,6 +64,7 @@ static const struct pv_cmd prover_cmd = {
     .example = "proviso-prover --port 8787 --token-file /etc/proviso/prover.token",
     .epilog = "exit: 0 after SIGTERM, 2 on a usage or start-up error",
     .version = "proviso-prover " PACKAGE_VERSION,
+    .last_wins = true,
 };
 
 static void parse_args(int argc, char **argv, struct options *o)

@@ -191,6 +191,20 @@ START_TEST(args_table)
 }
 END_TEST
 
+/* The servers' tables: a repeated option takes the last value. */
+START_TEST(args_last_wins)
+{
+    struct pv_cmd cmd = args_cmd;
+    char *argv[] = {(char *)"t", (char *)"--port", (char *)"1", (char *)"--port=2"};
+    struct pv_args a;
+
+    cmd.last_wins = true;
+    ck_assert_int_eq(pv_args_parse(&cmd, 4, argv, &a), PV_ARGS_OK);
+    ck_assert_str_eq(pv_args_get(&a, "port"), "2");
+    ck_assert_uint_eq(pv_args_count(&a, "port"), 2);
+}
+END_TEST
+
 START_TEST(args_number)
 {
     char *argv[] = {(char *)"t", (char *)"--port=70000"};
@@ -254,6 +268,7 @@ int main(void)
     tcase_add_test(tc, dynbuf_cap);
     tcase_add_test(tc, error_table);
     tcase_add_loop_test(tc, args_table, 0, (int)PV_ARRAY_LEN(args_rows));
+    tcase_add_test(tc, args_last_wins);
     tcase_add_test(tc, args_number);
     tcase_add_test(tc, file_read);
     suite_add_tcase(s, tc);
