@@ -33,6 +33,7 @@
 #include "audit/audit.h"
 #include "common/pv_args.h"
 #include "common/pv_dynbuf.h"
+#include "common/pv_file.h"
 #include "common/pv_log.h"
 #include "model/model.h"
 
@@ -56,148 +57,110 @@ struct options {
     uint64_t since;
 };
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: proviso-advisor --data-dir DIR [--port N] [--bind ADDR]\n"
-            "                       [--token-file FILE | --token-fd N] [--config FILE]\n"
-            "                       [--prover URL --prover-token-file FILE] [--prover-exe PATH]\n"
-            "                       [--test-allow-loopback]\n"
-            "       proviso-advisor --data-dir DIR --export-audit [--since SEQ]\n"
-            "\n"
-            "  --data-dir DIR          where the store (advisor.db) lives; created if missing\n"
-            "  --port N                listen port (default %u; 0 picks a free port)\n"
-            "  --bind ADDR             listen address (default 127.0.0.1)\n"
-            "  --token-file FILE       read the admin bearer token from FILE\n"
-            "  --token-fd N            read the admin bearer token from descriptor N\n"
-            "  --config FILE           YAML or JSON settings (docs/operations.md#advisor)\n"
-            "  --prover URL            use a running proviso-prover instead of a child\n"
-            "  --prover-token-file F   its bearer token\n"
-            "  --prover-exe PATH       the proviso-prover binary to run as the child\n"
-            "                          (default: next to this binary, else PATH)\n"
-            "  --test-allow-loopback   tests only: proposals may name 127.0.0.1 literally\n"
-            "  --export-audit          write the audit export (docs/audit.md) to stdout and exit\n"
-            "  --since SEQ             with --export-audit: only records after SEQ\n"
-            "\n"
-            "Example:\n"
-            "  proviso-advisor --data-dir /var/lib/proviso --token-file /etc/proviso/admin.token\n",
-            (unsigned)ADVISOR_DEFAULT_PORT);
-}
+static const struct pv_opt advisor_opts[] = {
+    {"data-dir", "DIR", "where the store (advisor.db) lives; created if missing", 0},
+    {"port", "N", "listen port (default " PV_STR(ADVISOR_DEFAULT_PORT) "; 0 picks a free port)",
+     0},
+    {"bind", "ADDR", "listen address (default 127.0.0.1)", 0},
+    {"token-file", "FILE", "read the admin bearer token from FILE", 0},
+    {"token-fd", "N", "read the admin bearer token from descriptor N", 0},
+    {"config", "FILE", "YAML or JSON settings (docs/operations.md#advisor)", 0},
+    {"prover", "URL", "use a running proviso-prover instead of a child", 0},
+    {"prover-token-file", "FILE", "the running prover's bearer token", 0},
+    {"prover-exe", "PATH", "the prover binary to run as the child (default: beside this one)",
+     0},
+    {"test-allow-loopback", NULL, "tests only: proposals may name 127.0.0.1 literally", 0},
+    {"export-audit", NULL, "write the audit export (docs/audit.md) to stdout and exit", 0},
+    {"since", "SEQ", "with --export-audit: only the records after SEQ", 0},
+    {"test-no-audit-chain", NULL, "benchmarks only: write events unsealed", PV_OPT_HIDDEN},
+    {"token", "TOKEN", "a token on the command line leaks through /proc; use a token file or "
+                       "--token-fd", PV_OPT_REFUSE},
+    {"prover-token", "TOKEN", "a token on the command line leaks through /proc; use "
+                              "--prover-token-file", PV_OPT_REFUSE},
+};
+
+static const struct pv_cmd advisor_cmd = {
+    .prog = "proviso-advisor",
+    .synopsis = "--data-dir DIR [--port N] [--bind ADDR]\n"
+                "                       [--token-file FILE | --token-fd N] [--config FILE]\n"
+                "                       [--prover URL --prover-token-file FILE] "
+                "[--prover-exe PATH]\n"
+                "                       [--test-allow-loopback]\n"
+                "       proviso-advisor --data-dir DIR --export-audit [--since SEQ]",
+    .summary = "The policy advisor gateway: sandboxes, proposals, review (docs/advisor.md).\n"
+               "Without --prover it runs proviso-prover as its child. Without a token\n"
+               "option a random admin token is written to a 0600 file in the data\n"
+               "directory, whose path is logged. SIGTERM drains and exits 0.",
+    .opts = advisor_opts,
+    .nopts = PV_ARRAY_LEN(advisor_opts),
+    .example = "proviso-advisor --data-dir /var/lib/proviso --token-file /etc/proviso/admin.token",
+    .epilog = "exit: 0 after SIGTERM, 2 on a usage or start-up error",
+    .version = "proviso-advisor " PACKAGE_VERSION,
+    .last_wins = true,
+};
 
 static void parse_args(int argc, char **argv, struct options *o)
 {
-    enum opt_id {
-        OPT_DATA,
-        OPT_PORT,
-        OPT_BIND,
-        OPT_TOKEN_FILE,
-        OPT_TOKEN_FD,
-        OPT_CONFIG,
-        OPT_PROVER,
-        OPT_PROVER_TOKEN,
-        OPT_PROVER_EXE,
-        OPT_SINCE
-    };
-    static const struct {
-        const char *name;
-        enum opt_id id;
-    } value_opts[] = {
-        {"--data-dir", OPT_DATA},         {"--port", OPT_PORT},
-        {"--bind", OPT_BIND},             {"--token-file", OPT_TOKEN_FILE},
-        {"--token-fd", OPT_TOKEN_FD},     {"--config", OPT_CONFIG},
-        {"--prover-token-file", OPT_PROVER_TOKEN}, {"--prover-exe", OPT_PROVER_EXE},
-        {"--prover", OPT_PROVER},         {"--since", OPT_SINCE},
-    };
+    struct pv_args a;
+    uint64_t v = 0;
 
     memset(o, 0, sizeof(*o));
     o->token_fd = -1;
-    for (int i = 1; i < argc; i++) {
-        const char *v = NULL;
-        size_t k = 0;
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            usage(stdout);
-            exit(0);
-        }
-        if (strcmp(argv[i], "--version") == 0) {
-            printf("proviso-advisor %s\n", PACKAGE_VERSION);
-            exit(0);
-        }
-        if (strcmp(argv[i], "--test-allow-loopback") == 0) {
-            o->allow_loopback = true;
-            continue;
-        }
-        if (strcmp(argv[i], "--test-no-audit-chain") == 0) {
-            o->no_chain = true;
-            continue;
-        }
-        if (strcmp(argv[i], "--export-audit") == 0) {
-            o->export_audit = true;
-            continue;
-        }
-        if ((strncmp(argv[i], "--token", 7) == 0 && (argv[i][7] == '\0' || argv[i][7] == '=')) ||
-            (strncmp(argv[i], "--prover-token", 14) == 0 &&
-             (argv[i][14] == '\0' || argv[i][14] == '='))) {
-            pv_fatal("a token on the command line leaks through /proc; use a token file or "
-                     "--token-fd");
-        }
-        while (v == NULL && k < PV_ARRAY_LEN(value_opts)) {
-            v = pv_opt_value(argc, argv, &i, value_opts[k++].name);
-        }
-        if (v == NULL) {
-            usage(stderr);
-            pv_fatal("unknown argument '%s'", argv[i]);
-        }
-        switch (value_opts[k - 1].id) {
-        case OPT_DATA:
-            o->data_dir = v;
-            break;
-        case OPT_PORT:
-            o->have_port = true;
-            o->port = (uint16_t)pv_opt_number(v, 65535, "--port");
-            break;
-        case OPT_BIND:
-            o->bind = v;
-            break;
-        case OPT_TOKEN_FILE:
-            o->token_file = v;
-            break;
-        case OPT_TOKEN_FD:
-            o->have_fd = true;
-            o->token_fd = (int)pv_opt_number(v, 1u << 20, "--token-fd");
-            break;
-        case OPT_CONFIG:
-            o->config = v;
-            break;
-        case OPT_PROVER:
-            o->prover_url = v;
-            break;
-        case OPT_PROVER_TOKEN:
-            o->prover_token_file = v;
-            break;
-        case OPT_PROVER_EXE:
-            o->prover_exe = v;
-            break;
-        case OPT_SINCE:
-            o->since = pv_opt_number(v, INT64_MAX, "--since");
-            break;
-        }
+    switch (pv_args_parse(&advisor_cmd, argc, argv, &a)) {
+    case PV_ARGS_OK:
+        break;
+    case PV_ARGS_EXIT0:
+        exit(0);
+    case PV_ARGS_USAGE:
+        exit(2);
+    }
+    if (a.npos > 0) {
+        exit(pv_args_usage(&advisor_cmd, "unexpected operand '%s'", a.pos[0]));
+    }
+    if (!pv_args_number(&a, "port", 0, 65535, &v)) {
+        exit(2);
+    }
+    o->have_port = pv_args_has(&a, "port");
+    o->port = (uint16_t)v;
+    v = 0;
+    if (!pv_args_number(&a, "token-fd", 0, 1u << 20, &v)) {
+        exit(2);
+    }
+    o->have_fd = pv_args_has(&a, "token-fd");
+    o->token_fd = o->have_fd ? (int)v : -1;
+    o->data_dir = pv_args_get(&a, "data-dir");
+    o->bind = pv_args_get(&a, "bind");
+    o->token_file = pv_args_get(&a, "token-file");
+    o->config = pv_args_get(&a, "config");
+    o->prover_url = pv_args_get(&a, "prover");
+    o->prover_token_file = pv_args_get(&a, "prover-token-file");
+    o->prover_exe = pv_args_get(&a, "prover-exe");
+    o->allow_loopback = pv_args_has(&a, "test-allow-loopback");
+    o->export_audit = pv_args_has(&a, "export-audit");
+    o->no_chain = pv_args_has(&a, "test-no-audit-chain");
+    v = 0;
+    if (!pv_args_number(&a, "since", 0, INT64_MAX, &v)) {
+        exit(2);
+    }
+    o->since = v;
+    if (pv_args_has(&a, "since") && !o->export_audit) {
+        exit(pv_args_usage(&advisor_cmd, "--since goes with --export-audit"));
     }
     if (o->data_dir == NULL) {
-        usage(stderr);
-        pv_fatal("--data-dir is required");
+        exit(pv_args_usage(&advisor_cmd, "--data-dir is required"));
     }
     if (o->since > 0 && !o->export_audit) {
         pv_fatal("--since goes with --export-audit");
     }
     if (o->token_file != NULL && o->have_fd) {
-        pv_fatal("use one of --token-file and --token-fd");
+        exit(pv_args_usage(&advisor_cmd, "use one of --token-file and --token-fd"));
     }
     if ((o->prover_url != NULL) != (o->prover_token_file != NULL)) {
-        pv_fatal("--prover and --prover-token-file go together");
+        exit(pv_args_usage(&advisor_cmd, "--prover and --prover-token-file go together"));
     }
     if (o->prover_url != NULL && strncmp(o->prover_url, "http://", 7) != 0 &&
         strncmp(o->prover_url, "https://", 8) != 0) {
-        pv_fatal("--prover: not an http(s) URL: '%s'", o->prover_url);
+        exit(pv_args_usage(&advisor_cmd, "--prover: not an http(s) URL: '%s'", o->prover_url));
     }
 }
 
@@ -302,30 +265,16 @@ static void config_set(struct advisor_config *c, const char *file, int line, con
 
 static void config_load(struct advisor_config *c, const char *file)
 {
-    char buf[CONFIG_MAX_BYTES + 1];
-    size_t n;
-    struct stat st;
-    FILE *f;
+    PV_DEFER(char *buf, pv_free_p) = NULL;
+    char err[PATH_MAX + 64];
+    size_t n = 0;
     json_t *j;
     int line = 0;
     char *save = NULL;
 
-    if (stat(file, &st) != 0) {
-        pv_fatal("%s: %s", file, strerror(errno));
+    if (!pv_ok(pv_file_read(file, CONFIG_MAX_BYTES, false, &buf, &n, err, sizeof(err)))) {
+        pv_fatal("%s", err);
     }
-    if (!S_ISREG(st.st_mode)) {
-        pv_fatal("%s: not a regular file", file);
-    }
-    f = fopen(file, "rb");
-    if (f == NULL) {
-        pv_fatal("%s: %s", file, strerror(errno));
-    }
-    n = fread(buf, 1, sizeof(buf), f);
-    fclose(f);
-    if (n > CONFIG_MAX_BYTES) {
-        pv_fatal("%s: larger than 64 KiB", file);
-    }
-    buf[n] = '\0';
     j = json_loadb(buf, n, JSON_REJECT_DUPLICATES, NULL);
     if (json_is_object(j)) {
         const char *key;

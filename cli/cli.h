@@ -24,12 +24,19 @@ int cli_settings(int argc, char **argv);
 int cli_rule(int argc, char **argv);
 int cli_audit(int argc, char **argv);
 
-/* Read a whole file (at most 'cap' bytes) into a new NUL-terminated buffer.
- * Returns NULL and prints "proviso: FILE: reason" on error. */
+/* Read a whole file (at most 'cap' bytes; "-" is stdin) into a new
+ * NUL-terminated buffer (caller frees). Returns NULL and prints
+ * "proviso: FILE: reason" once on error (pv_file_read's messages). */
 char *cli_read_file(const char *path, size_t cap, size_t *len);
 
 /* Convert one YAML document to JSON (new reference). NULL + 'err' on error. */
 json_t *cli_yaml_to_json(const char *buf, size_t len, char *err, size_t errlen);
+
+enum cli_doc { CLI_DOC_POLICY, CLI_DOC_PROPOSAL };
+/* When the document in 'buf' (file 'path') failed to load as 'want' and
+ * looks like the other kind, a one-line hint ("PATH: hint: ..."), else
+ * NULL. The string is static (per thread), valid until the next call. */
+const char *cli_doc_hint(const char *path, const char *buf, size_t len, enum cli_doc want);
 
 /* ===========================================================================
  * The advisor client (cli_http.c)

@@ -174,3 +174,35 @@ json_t *cli_yaml_to_json(const char *buf, size_t len, char *err, size_t errlen)
     }
     return root;
 }
+
+/* ===========================================================================
+ * Which kind of document a file holds (for hints)
+ * ========================================================================= */
+
+const char *cli_doc_hint(const char *path, const char *buf, size_t len, enum cli_doc want)
+{
+    static _Thread_local char hint[512];
+    char err[128];
+    json_t *j = cli_yaml_to_json(buf, len, err, sizeof(err));
+    bool proposal = json_is_object(j) && (json_object_get(j, "operations") != NULL ||
+                                          json_object_get(j, "intent_summary") != NULL);
+    bool policy = json_is_object(j) && (json_object_get(j, "network_policies") != NULL ||
+                                        json_object_get(j, "filesystem_policy") != NULL);
+
+    json_decref(j);
+    if (want == CLI_DOC_POLICY && proposal && !policy) {
+        snprintf(hint, sizeof(hint),
+                 "%s: hint: this looks like a proposal (intent_summary/operations), not a "
+                 "policy; give it with 'proviso prove --proposal %s'",
+                 path, path);
+        return hint;
+    }
+    if (want == CLI_DOC_PROPOSAL && policy && !proposal) {
+        snprintf(hint, sizeof(hint),
+                 "%s: hint: this looks like a policy (network_policies), not a proposal; "
+                 "give it with --candidate or --policy",
+                 path);
+        return hint;
+    }
+    return NULL;
+}

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "common/pv_args.h"
 #include "common/pv_dynbuf.h"
 #include "model/model.h"
 
@@ -40,26 +41,25 @@
  * Options and the subcommand table
  * ========================================================================= */
 
-static const struct {
-    const char *name;
-    bool value;
-    const char *arg;
-} optdefs[CLI_O__COUNT] = {
-    [CLI_O_ADVISOR] = {"advisor", true, "URL"},
-    [CLI_O_TOKEN_FILE] = {"token-file", true, "FILE"},
-    [CLI_O_FORMAT] = {"format", true, "text|json"},
-    [CLI_O_POLICY] = {"policy", true, "FILE"},
-    [CLI_O_CREDENTIALS] = {"credentials", true, "FILE"},
-    [CLI_O_BOUNDARY] = {"boundary", true, "FILE"},
-    [CLI_O_TOKEN_OUT] = {"token-out", true, "FILE"},
-    [CLI_O_GLOBAL] = {"global", false, NULL},
-    [CLI_O_SANDBOX] = {"sandbox", true, "NAME"},
-    [CLI_O_STATUS] = {"status", true, "pending|approved|rejected"},
-    [CLI_O_CHUNK_ID] = {"chunk-id", true, "ID"},
-    [CLI_O_REVIEW_TOKEN] = {"review-token", true, "TOKEN"},
-    [CLI_O_REASON] = {"reason", true, "TEXT"},
-    [CLI_O_FLAGGED] = {"include-security-flagged", false, NULL},
-    [CLI_O_RULE] = {"rule", true, "FILE"},
+static const struct pv_opt optdefs[CLI_O__COUNT] = {
+    [CLI_O_ADVISOR] = {"advisor", "URL", "the advisor (default $PROVISO_ADVISOR, else "
+                                         DEFAULT_ADVISOR ")", 0},
+    [CLI_O_TOKEN_FILE] = {"token-file", "FILE", "the admin token (default $PROVISO_TOKEN_FILE)",
+                          0},
+    [CLI_O_FORMAT] = {"format", "text|json", "json prints the advisor's answer as it came", 0},
+    [CLI_O_POLICY] = {"policy", "FILE", "the base policy (YAML or JSON)", 0},
+    [CLI_O_CREDENTIALS] = {"credentials", "FILE", "the sandbox's credentials", 0},
+    [CLI_O_BOUNDARY] = {"boundary", "FILE", "the most its policy may ever allow", 0},
+    [CLI_O_TOKEN_OUT] = {"token-out", "FILE", "write the sandbox token there (mode 0600)", 0},
+    [CLI_O_GLOBAL] = {"global", NULL, "the global scope", 0},
+    [CLI_O_SANDBOX] = {"sandbox", "NAME", "one sandbox's scope", 0},
+    [CLI_O_STATUS] = {"status", "pending|approved|rejected", "only chunks in this state", 0},
+    [CLI_O_CHUNK_ID] = {"chunk-id", "ID", "the chunk (a unique prefix is enough)", 0},
+    [CLI_O_REVIEW_TOKEN] = {"review-token", "TOKEN", "the review token of what you reviewed",
+                            0},
+    [CLI_O_REASON] = {"reason", "TEXT", "why, for the history", 0},
+    [CLI_O_FLAGGED] = {"include-security-flagged", NULL, "also chunks with security notes", 0},
+    [CLI_O_RULE] = {"rule", "FILE", "the new rule (JSON or YAML)", 0},
 };
 
 #define O(x) (1u << CLI_O_##x)
@@ -151,16 +151,9 @@ static const struct subcmd subcmds[] = {
      "proviso rule history demo", cli_rule_history},
 };
 
-static void print_common(FILE *f)
-{
-    fprintf(f, "common options:\n"
-               "  --advisor URL      the advisor (default $PROVISO_ADVISOR, else %s)\n"
-               "  --token-file FILE  the admin token (default $PROVISO_TOKEN_FILE)\n"
-               "  --format text|json json prints the advisor's answer as it came\n"
-               "exit: 0 ok, 1 the advisor refused, 2 usage or unreadable input, "
-               "3 advisor unreachable or failed\n",
-               DEFAULT_ADVISOR);
-}
+#define ADV_EXIT                                                                           \
+    "exit: 0 ok, 1 the advisor refused, 2 usage or unreadable input, 3 advisor unreachable " \
+    "or failed"
 
 static void usage_group(FILE *f, const char *group)
 {
@@ -170,104 +163,79 @@ static void usage_group(FILE *f, const char *group)
             fprintf(f, "  proviso %s %s %s\n", group, subcmds[i].name, subcmds[i].synopsis);
         }
     }
-    fprintf(f, "'proviso %s COMMAND --help' describes one command.\n", group);
-    print_common(f);
-}
-
-static void usage_cmd(FILE *f, const struct subcmd *c, bool full)
-{
-    fprintf(f, "usage: proviso %s %s %s [common options]\n", c->group, c->name, c->synopsis);
-    if (full) {
-        fprintf(f, "\n%s\n\nexample:\n  %s\n\n", c->help, c->example);
-        print_common(f);
-    } else {
-        fprintf(f, "try 'proviso %s %s --help'\n", c->group, c->name);
+    fprintf(f, "\n'proviso %s COMMAND --help' describes one command and its options.\n", group);
+    for (size_t i = 0; i < PV_ARRAY_LEN(subcmds); i++) {
+        if (strcmp(subcmds[i].group, group) == 0) {
+            fprintf(f, "\nExample:\n  %s\n", subcmds[i].example);
+            break;
+        }
     }
+    fprintf(f, "\n%s\n", ADV_EXIT);
 }
 
-static int usage_error(const struct subcmd *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int usage_error(const struct subcmd *c, const char *fmt, ...)
-{
-    va_list ap;
-
-    fprintf(stderr, "proviso: ");
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    usage_cmd(stderr, c, false);
-    return 2;
-}
-
-/* Returns -1 to go on, else the exit status (help: 0, usage error: 2). */
+/* Read the command line of 'c' with the common grammar (common/pv_args.h):
+ * its option table is the common options plus the row's own. Returns -1 to
+ * go on, else the exit status (help: 0, usage error: 2). */
 static int parse(const struct subcmd *c, int argc, char **argv, struct cli_adv *a)
 {
     unsigned allowed = c->opts | COMMON;
-    bool operands_only = false;
+    struct pv_opt table[CLI_O__COUNT];
+    int ids[CLI_O__COUNT];
+    char prog[64];
+    char synopsis[256];
+    struct pv_cmd cmd;
+    struct pv_args pa;
+    size_t n = 0;
 
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        const char *eq;
-        size_t nlen;
-        int id = -1;
-
-        if (!operands_only && (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0)) {
-            usage_cmd(stdout, c, true);
-            return 0;
+    for (int k = 0; k < CLI_O__COUNT; k++) {
+        if ((allowed & (1u << k)) != 0) {
+            ids[n] = k;
+            table[n++] = optdefs[k];
         }
-        if (!operands_only && strcmp(arg, "--") == 0) {
-            operands_only = true;
-            continue;
-        }
-        if (operands_only || strncmp(arg, "--", 2) != 0) {
-            if (a->npos >= c->max_pos) {
-                return usage_error(c, "unexpected argument '%s'", arg);
-            }
-            a->pos[a->npos++] = arg;
-            continue;
-        }
-        eq = strchr(arg + 2, '=');
-        nlen = eq != NULL ? (size_t)(eq - (arg + 2)) : strlen(arg + 2);
-        for (int k = 0; k < CLI_O__COUNT; k++) {
-            if (strlen(optdefs[k].name) == nlen && strncmp(optdefs[k].name, arg + 2, nlen) == 0) {
-                id = k;
-            }
-        }
-        if (id < 0 || (allowed & (1u << id)) == 0) {
-            return usage_error(c, "unknown option '%s'", arg);
-        }
-        if (a->opt[id] != NULL) {
-            return usage_error(c, "option --%s given twice", optdefs[id].name);
-        }
-        if (!optdefs[id].value) {
-            if (eq != NULL) {
-                return usage_error(c, "option --%s takes no value", optdefs[id].name);
-            }
-            a->opt[id] = "";
-        } else if (eq != NULL) {
-            a->opt[id] = eq + 1;
-        } else if (i + 1 < argc) {
-            a->opt[id] = argv[++i];
-        } else {
-            return usage_error(c, "option --%s needs a value", optdefs[id].name);
-        }
+    }
+    snprintf(prog, sizeof(prog), "proviso %s %s", c->group, c->name);
+    snprintf(synopsis, sizeof(synopsis), "%s\n%*s[--advisor URL] [--token-file FILE] "
+             "[--format text|json]", c->synopsis, (int)strlen(prog) + 8, "");
+    memset(&cmd, 0, sizeof(cmd));
+    cmd.prog = prog;
+    cmd.synopsis = synopsis;
+    cmd.summary = c->help;
+    cmd.opts = table;
+    cmd.nopts = n;
+    cmd.example = c->example;
+    cmd.epilog = ADV_EXIT;
+    switch (pv_args_parse(&cmd, argc, argv, &pa)) {
+    case PV_ARGS_OK:
+        break;
+    case PV_ARGS_EXIT0:
+        return 0;
+    case PV_ARGS_USAGE:
+        return 2;
+    }
+    for (size_t i = 0; i < n; i++) {
+        a->opt[ids[i]] = pa.value[i];
+    }
+    if (pa.npos > (int)c->max_pos) {
+        return pv_args_usage(&cmd, "unexpected operand '%s'", pa.pos[c->max_pos]);
+    }
+    for (int i = 0; i < pa.npos; i++) {
+        a->pos[a->npos++] = pa.pos[i];
     }
     for (int k = 0; k < CLI_O__COUNT; k++) {
         if ((c->required & (1u << k)) != 0 && a->opt[k] == NULL) {
-            return usage_error(c, "--%s is required", optdefs[k].name);
+            return pv_args_usage(&cmd, "--%s is required", optdefs[k].name);
         }
     }
     if (a->npos < c->min_pos) {
-        return usage_error(c, "%s", "missing operand");
+        return pv_args_usage(&cmd, "%s", "missing operand");
     }
     if ((c->opts & SCOPE) == SCOPE &&
         (a->opt[CLI_O_GLOBAL] != NULL) == (a->opt[CLI_O_SANDBOX] != NULL)) {
-        return usage_error(c, "%s", "give exactly one of --global and --sandbox NAME");
+        return pv_args_usage(&cmd, "%s", "give exactly one of --global and --sandbox NAME");
     }
     if (a->opt[CLI_O_FORMAT] != NULL && strcmp(a->opt[CLI_O_FORMAT], "text") != 0 &&
         strcmp(a->opt[CLI_O_FORMAT], "json") != 0) {
-        return usage_error(c, "unknown format '%s' (text or json)", a->opt[CLI_O_FORMAT]);
+        return pv_args_usage(&cmd, "unknown format '%s' (text or json)", a->opt[CLI_O_FORMAT]);
     }
     a->json = a->opt[CLI_O_FORMAT] != NULL && strcmp(a->opt[CLI_O_FORMAT], "json") == 0;
     return -1;
@@ -319,8 +287,11 @@ static char *read_token(const char *path, size_t *len)
 
     if (fd < 0) {
         why = strerror(errno);
-    } else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        why = "not a regular file";
+    } else if (fstat(fd, &st) != 0) {
+        why = strerror(errno);
+    } else if (!S_ISREG(st.st_mode)) {
+        /* the words of common/pv_file.h, as for every other file */
+        why = S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file";
     } else {
         if ((st.st_mode & 077) != 0) {
             fprintf(stderr, "proviso: warning: token file %s is readable by other users "
@@ -356,7 +327,7 @@ static char *read_token(const char *path, size_t *len)
         why = tok == NULL ? "out of memory" : NULL;
     }
     if (why != NULL) {
-        fprintf(stderr, "proviso: token file %s: %s\n", path, why);
+        fprintf(stderr, "proviso: %s: %s\n", path, why);
     }
     explicit_bzero(buf, sizeof(buf));
     return tok;
@@ -920,9 +891,13 @@ static int run_group(const char *group, int argc, char **argv)
     struct cli_adv a;
     int rc;
 
-    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-        usage_group(argc < 2 ? stderr : stdout, group);
-        return argc < 2 ? 2 : 0;
+    if (argc < 2) {
+        fprintf(stderr, "proviso %s: missing command (see 'proviso %s --help')\n", group, group);
+        return 2;
+    }
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+        usage_group(stdout, group);
+        return 0;
     }
     for (size_t i = 0; i < PV_ARRAY_LEN(subcmds); i++) {
         if (strcmp(subcmds[i].group, group) == 0 && strcmp(subcmds[i].name, argv[1]) == 0) {
@@ -930,8 +905,8 @@ static int run_group(const char *group, int argc, char **argv)
         }
     }
     if (c == NULL) {
-        fprintf(stderr, "proviso: unknown command '%s %s'\n", group, argv[1]);
-        usage_group(stderr, group);
+        fprintf(stderr, "proviso %s: unknown command '%s' (see 'proviso %s --help')\n", group,
+                argv[1], group);
         return 2;
     }
     memset(&a, 0, sizeof(a));

@@ -40,12 +40,13 @@ enum aopt {
     A__COUNT
 };
 
+/* Option names as the tables spell them (no dashes). */
 static const char *const opt_names[A__COUNT] = {
-    [A_ADVISOR] = "--advisor",       [A_TOKEN_FILE] = "--token-file",
-    [A_SINCE] = "--since",           [A_DATA_DIR] = "--data-dir",
-    [A_PUBKEY] = "--pubkey",         [A_PROVER] = "--prover",
-    [A_PROVER_TOKEN] = "--prover-token-file", [A_FORMAT] = "--format",
-    [A_THREADS] = "--threads",
+    [A_ADVISOR] = "advisor",       [A_TOKEN_FILE] = "token-file",
+    [A_SINCE] = "since",           [A_DATA_DIR] = "data-dir",
+    [A_PUBKEY] = "pubkey",         [A_PROVER] = "prover",
+    [A_PROVER_TOKEN] = "prover-token-file", [A_FORMAT] = "format",
+    [A_THREADS] = "threads",
 };
 
 struct aargs {
@@ -55,63 +56,126 @@ struct aargs {
     bool all_sigs;
 };
 
+#define OPT_ADVISOR {"advisor", "URL", "the advisor (default $PROVISO_ADVISOR, else " \
+                                       "http://127.0.0.1:8788)", 0}
+#define OPT_TOKEN {"token-file", "FILE", "the admin token (default $PROVISO_TOKEN_FILE)", 0}
+#define OPT_FORMAT {"format", "text|json", "output format (default text)", 0}
+#define OPT_THREADS {"threads", "N", "work on N threads (default: the number of cores)", 0}
+
+static const struct pv_opt pubkey_opts[] = {OPT_ADVISOR, OPT_TOKEN, OPT_FORMAT};
+static const struct pv_opt export_opts[] = {
+    OPT_ADVISOR,
+    OPT_TOKEN,
+    {"since", "SEQ", "only the records after SEQ", 0},
+    {"data-dir", "DIR", "export from the advisor's data directory, offline", 0},
+};
+static const struct pv_opt verify_opts[] = {
+    {"pubkey", "KEY", "the advisor's public key: a file (PEM or base64) or the base64", 0},
+    {"all-signatures", NULL, "check every record's signature, not only the last", 0},
+    OPT_FORMAT,
+    OPT_THREADS,
+};
+static const struct pv_opt replay_opts[] = {
+    {"prover", "URL", "ask this proviso-prover (default: the prover in process)", 0},
+    {"prover-token-file", "FILE", "its bearer token", 0},
+    OPT_FORMAT,
+    OPT_THREADS,
+};
+
+#define AUDIT_EPILOG "docs/audit.md says what each answer lets an auditor conclude."
+
+static const struct pv_cmd audit_cmds[] = {
+    {.prog = "proviso audit pubkey",
+     .synopsis = "[--advisor URL] [--token-file FILE] [--format json]",
+     .summary = "Print the advisor's audit public key (as `audit verify --pubkey` takes it).",
+     .opts = pubkey_opts,
+     .nopts = PV_ARRAY_LEN(pubkey_opts),
+     .example = "proviso audit pubkey --advisor http://127.0.0.1:8788 > advisor.pub",
+     .epilog = "exit: 0 ok, 1 the advisor refused, 2 usage, 3 the advisor unreachable"},
+    {.prog = "proviso audit export",
+     .synopsis = "[--advisor URL] [--token-file FILE] [--since SEQ] | --data-dir DIR [--since "
+                 "SEQ]",
+     .summary = "Write the signed decision record and the blobs it references (JSON lines)\n"
+                "to stdout, from the advisor over HTTP or from its data directory.",
+     .opts = export_opts,
+     .nopts = PV_ARRAY_LEN(export_opts),
+     .example = "proviso audit export --advisor http://127.0.0.1:8788 > audit.jsonl",
+     .epilog = "exit: 0 ok, 1 the advisor refused, 2 usage, 3 the advisor unreachable"},
+    {.prog = "proviso audit verify",
+     .synopsis = "FILE --pubkey KEY [--all-signatures] [--format json]",
+     .summary = "Check an export's chain, hashes, signatures, blob digests and sequence; name\n"
+                "the first bad record and why.",
+     .opts = verify_opts,
+     .nopts = PV_ARRAY_LEN(verify_opts),
+     .example = "proviso audit verify audit.jsonl --pubkey advisor.pub",
+     .epilog = "exit: 0 intact, 1 tampered, 2 unreadable or usage. " AUDIT_EPILOG},
+    {.prog = "proviso audit replay",
+     .synopsis = "FILE [--prover URL --prover-token-file FILE] [--threads N] [--format json]",
+     .summary = "Decide every approval of an export again from its recorded inputs and compare.",
+     .opts = replay_opts,
+     .nopts = PV_ARRAY_LEN(replay_opts),
+     .example = "proviso audit replay audit.jsonl",
+     .epilog = "exit: 0 nothing differs, 1 a difference or a violation, 2 unreadable input,\n"
+               "3 no prover. " AUDIT_EPILOG},
+};
+
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: proviso audit pubkey [--advisor URL] [--token-file F] [--format json]\n"
-            "       proviso audit export [--advisor URL] [--token-file F] [--since SEQ]\n"
-            "       proviso audit export --data-dir DIR [--since SEQ]\n"
-            "       proviso audit verify FILE --pubkey KEY [--all-signatures] [--format json]\n"
-            "       proviso audit replay FILE [--prover URL --prover-token-file F] [--threads N]\n"
-            "                                 [--format json]\n"
-            "\n"
-            "KEY is a file holding the public key (PEM or base64) or the base64 itself, as\n"
-            "`proviso audit pubkey` prints it. verify exits 0 intact, 1 tampered, 2 unreadable;\n"
-            "replay exits 0 only when every approval replays the same (docs/audit.md).\n");
+    fprintf(out, "usage: proviso audit pubkey|export|verify|replay [OPTIONS] (see 'proviso audit "
+                 "CMD --help')\n"
+                 "  pubkey  print the advisor's audit public key\n"
+                 "  export  write the signed decision record (JSON lines)\n"
+                 "  verify  check an export's chain, hashes and signatures\n"
+                 "  replay  decide every approval of an export again\n");
 }
 
-/* Options of one subcommand; 'allowed' is a bit set of enum aopt. */
-static int parse(int argc, char **argv, unsigned allowed, bool want_file, struct aargs *a)
+/* Options of subcommand argv[1]; 'want_file': it takes the export file as
+ * its operand. -1 to go on, else the exit status. */
+static int parse(int argc, char **argv, bool want_file, struct aargs *x)
 {
-    memset(a, 0, sizeof(*a));
-    for (int i = 2; i < argc; i++) {
-        const char *v = NULL;
-        size_t k = 0;
+    const struct pv_cmd *cmd = NULL;
+    struct pv_args a;
+    const char *fmt;
 
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            usage(stdout);
-            return 0;
+    memset(x, 0, sizeof(*x));
+    for (size_t i = 0; i < PV_ARRAY_LEN(audit_cmds); i++) {
+        if (strcmp(audit_cmds[i].prog + strlen("proviso audit "), argv[1]) == 0) {
+            cmd = &audit_cmds[i];
         }
-        if (strcmp(argv[1], "verify") == 0 && strcmp(argv[i], "--all-signatures") == 0) {
-            a->all_sigs = true;
-            continue;
-        }
-        while (v == NULL && k < A__COUNT) {
-            v = (allowed & (1u << k)) != 0 ? pv_opt_value(argc, argv, &i, opt_names[k]) : NULL;
-            k++;
-        }
-        if (v != NULL) {
-            a->opt[k - 1] = v;
-            continue;
-        }
-        if (argv[i][0] == '-' || !want_file || a->file != NULL) {
-            fprintf(stderr, "proviso audit %s: unexpected argument '%s'\n", argv[1], argv[i]);
-            usage(stderr);
-            return 2;
-        }
-        a->file = argv[i];
     }
-    if (want_file && a->file == NULL) {
-        fprintf(stderr, "proviso audit %s: the export file is required\n", argv[1]);
+    if (cmd == NULL) {
         return 2;
     }
-    if (a->opt[A_FORMAT] != NULL) {
-        if (strcmp(a->opt[A_FORMAT], "json") != 0 && strcmp(a->opt[A_FORMAT], "text") != 0) {
-            fprintf(stderr, "proviso audit: --format is text or json\n");
-            return 2;
-        }
-        a->json = strcmp(a->opt[A_FORMAT], "json") == 0;
+    switch (pv_args_parse(cmd, argc - 1, argv + 1, &a)) {
+    case PV_ARGS_OK:
+        break;
+    case PV_ARGS_EXIT0:
+        return 0;
+    case PV_ARGS_USAGE:
+        return 2;
     }
+    for (size_t k = 0; k < A__COUNT; k++) {
+        for (size_t i = 0; i < cmd->nopts; i++) {
+            if (strcmp(cmd->opts[i].name, opt_names[k]) == 0) {
+                x->opt[k] = pv_args_get(&a, opt_names[k]);
+            }
+        }
+    }
+    if (strcmp(argv[1], "verify") == 0) {
+        x->all_sigs = pv_args_has(&a, "all-signatures");
+    }
+    if (a.npos > (want_file ? 1 : 0)) {
+        return pv_args_usage(cmd, "unexpected operand '%s'", a.pos[want_file ? 1 : 0]);
+    }
+    if (want_file && a.npos == 0) {
+        return pv_args_usage(cmd, "the export file is required");
+    }
+    x->file = want_file ? a.pos[0] : NULL;
+    fmt = x->opt[A_FORMAT];
+    if (fmt != NULL && strcmp(fmt, "json") != 0 && strcmp(fmt, "text") != 0) {
+        return pv_args_usage(cmd, "unknown format '%s' (text or json)", fmt);
+    }
+    x->json = fmt != NULL && strcmp(fmt, "json") == 0;
     return -1;
 }
 
@@ -353,8 +417,6 @@ static int cmd_verify(struct aargs *x)
  * Dispatch
  * ========================================================================= */
 
-#define BIT(o) (1u << (o))
-
 int cli_audit(int argc, char **argv)
 {
     struct aargs x;
@@ -365,22 +427,20 @@ int cli_audit(int argc, char **argv)
         return argc < 2 ? 2 : 0;
     }
     if (strcmp(argv[1], "pubkey") == 0) {
-        rc = parse(argc, argv, BIT(A_ADVISOR) | BIT(A_TOKEN_FILE) | BIT(A_FORMAT), false, &x);
+        rc = parse(argc, argv, false, &x);
         return rc >= 0 ? rc : cmd_pubkey(&x);
     }
     if (strcmp(argv[1], "export") == 0) {
-        rc = parse(argc, argv, BIT(A_ADVISOR) | BIT(A_TOKEN_FILE) | BIT(A_SINCE) | BIT(A_DATA_DIR),
-                   false, &x);
+        rc = parse(argc, argv, false, &x);
         return rc >= 0 ? rc : cmd_export(&x);
     }
     if (strcmp(argv[1], "verify") == 0) {
-        rc = parse(argc, argv, BIT(A_PUBKEY) | BIT(A_FORMAT) | BIT(A_THREADS), true, &x);
+        rc = parse(argc, argv, true, &x);
         return rc >= 0 ? rc : cmd_verify(&x);
     }
     if (strcmp(argv[1], "replay") == 0) {
         struct cli_replay_opts o;
-        rc = parse(argc, argv, BIT(A_PROVER) | BIT(A_PROVER_TOKEN) | BIT(A_FORMAT) | BIT(A_THREADS),
-                   true, &x);
+        rc = parse(argc, argv, true, &x);
         if (rc >= 0) {
             return rc;
         }
@@ -396,7 +456,7 @@ int cli_audit(int argc, char **argv)
         o.threads = threads_of(&x);
         return cli_replay(&o);
     }
-    fprintf(stderr, "proviso: unknown command 'audit %s'\n", argv[1]);
-    usage(stderr);
+    fprintf(stderr, "proviso audit: unknown command '%s' (see 'proviso audit --help')\n",
+            argv[1]);
     return 2;
 }

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "common/pv_args.h"
 #include "common/pv_dynbuf.h"
 #include "model/model.h"
 #include "prover/prover.h"
@@ -449,39 +450,51 @@ static int run_path(struct corpus_ctx *ctx, const char *path, int depth)
     return rc;
 }
 
+static const struct pv_opt corpus_opts[] = {
+    {"verbose", NULL, "print every case, not only failures", 0},
+    {"timeout-ms", "N", "solver time limit per case, 1..600000 (default 2000)", 0},
+};
+
+static const struct pv_cmd corpus_cmd = {
+    .prog = "proviso corpus",
+    .synopsis = "run [--verbose] [--timeout-ms N] PATH...",
+    .summary = "Run corpus cases: each PATH is a case file or a directory of them\n"
+               "(docs/corpus.md).",
+    .opts = corpus_opts,
+    .nopts = PV_ARRAY_LEN(corpus_opts),
+    .example = "proviso corpus run corpus/",
+    .epilog = "exit: 0 all passed, 1 a case failed, 2 invalid input or usage",
+};
+
 int cli_corpus(int argc, char **argv)
 {
     struct corpus_ctx ctx;
     struct model_diags *d;
+    struct pv_args a;
+    uint64_t t = 2000;
     int rc = 0;
-    int i = 1;
+    int i;
 
     memset(&ctx, 0, sizeof(ctx));
-    ctx.timeout_ms = 2000;
-    if (argc < 2 || strcmp(argv[1], "run") != 0) {
-        fprintf(stderr, "usage: proviso corpus run [--verbose] [--timeout-ms N] PATH...\n");
+    switch (pv_args_parse(&corpus_cmd, argc, argv, &a)) {
+    case PV_ARGS_OK:
+        break;
+    case PV_ARGS_EXIT0:
+        return 0;
+    case PV_ARGS_USAGE:
         return 2;
     }
-    for (i = 2; i < argc && argv[i][0] == '-'; i++) {
-        if (strcmp(argv[i], "--verbose") == 0) {
-            ctx.verbose = true;
-        } else if (strcmp(argv[i], "--timeout-ms") == 0 && i + 1 < argc) {
-            uint64_t v;
-            i++;
-            if (!pv_ok(pv_parse_u64(argv[i], strlen(argv[i]), 600000, &v)) || v == 0) {
-                fprintf(stderr, "proviso: invalid --timeout-ms '%s'\n", argv[i]);
-                return 2;
-            }
-            ctx.timeout_ms = (unsigned)v;
-        } else {
-            fprintf(stderr, "proviso: unknown option '%s'\n", argv[i]);
-            return 2;
-        }
+    if (a.npos < 1 || strcmp(a.pos[0], "run") != 0) {
+        return pv_args_usage(&corpus_cmd, "the only subcommand is 'run'");
     }
-    if (i >= argc) {
-        fprintf(stderr, "usage: proviso corpus run [--verbose] [--timeout-ms N] PATH...\n");
+    if (a.npos < 2) {
+        return pv_args_usage(&corpus_cmd, "no PATH given");
+    }
+    if (!pv_args_number(&a, "timeout-ms", 1, 600000, &t)) {
         return 2;
     }
+    ctx.timeout_ms = (unsigned)t;
+    ctx.verbose = pv_args_has(&a, "verbose");
     d = model_diags_new();
     ctx.reg = d ? model_registry_embedded(d) : NULL;
     model_diags_free(d);
@@ -492,8 +505,8 @@ int cli_corpus(int argc, char **argv)
         prover_session_free(ctx.session);
         return 2;
     }
-    for (; i < argc; i++) {
-        int r = run_path(&ctx, argv[i], 0);
+    for (i = 1; i < a.npos; i++) {
+        int r = run_path(&ctx, a.pos[i], 0);
         if (r != 0) {
             rc = r;
         }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/pv_args.h"
 #include "model/model.h"
 
 struct eval_args {
@@ -40,13 +41,28 @@ struct eval_target {
     size_t target_len;
 };
 
-static void eval_usage(FILE *out)
-{
-    fprintf(out, "usage: proviso eval --policy FILE --binary PATH [--binary ANCESTOR ...]\n"
-                 "                    (--method M --url URL | --connect HOST:PORT)\n"
-                 "                    [--ip ADDR] [--format text|json]\n"
-                 "exit: 0 allow, 1 deny, 2 invalid input\n");
-}
+static const struct pv_opt eval_opts[] = {
+    {"policy", "FILE", "the policy (YAML or JSON)", 0},
+    {"binary", "PATH", "the calling binary; repeat for its ancestors", PV_OPT_REPEAT},
+    {"method", "M", "the HTTP method (with --url)", 0},
+    {"url", "URL", "http://host[:port]/path?query or https://...", 0},
+    {"connect", "HOST:PORT", "a connection-level (CONNECT) decision instead", 0},
+    {"ip", "ADDR", "the resolved destination address", 0},
+    {"format", "text|json", "output format (default text)", 0},
+};
+
+static const struct pv_cmd eval_cmd = {
+    .prog = "proviso eval",
+    .synopsis = "--policy FILE --binary PATH [--binary ANCESTOR ...]\n"
+                "                    (--method M --url URL | --connect HOST:PORT)\n"
+                "                    [--ip ADDR] [--format text|json]",
+    .summary = "Decide one request under a policy with the proxy's own decision function.",
+    .opts = eval_opts,
+    .nopts = PV_ARRAY_LEN(eval_opts),
+    .example = "proviso eval --policy policy.yaml --binary /usr/bin/curl \\\n"
+               "    --method GET --url https://api.github.com/repos/o/r",
+    .epilog = "exit: 0 allow, 1 deny, 2 invalid input or usage",
+};
 
 static bool parse_port(const char *s, size_t len, uint16_t *out)
 {
@@ -150,60 +166,46 @@ static bool parse_url(const char *url, struct eval_target *t)
     return true;
 }
 
-/* Returns 0 on success, 2 on a usage error (already reported). */
+/* Returns 0 to go on, -1 after --help, 2 on a usage error (reported). */
 static int parse_args(int argc, char **argv, struct eval_args *a)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *opt = argv[i];
-        const char *val;
-        if (strcmp(opt, "-h") == 0 || strcmp(opt, "--help") == 0) {
-            eval_usage(stdout);
-            return -1;
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "proviso eval: %s needs a value\n", opt);
-            return 2;
-        }
-        val = argv[++i];
-        if (strcmp(opt, "--policy") == 0) {
-            a->policy = val;
-        } else if (strcmp(opt, "--binary") == 0) {
-            if (a->nbinaries == MODEL_MAX_IDENTITY) {
-                fprintf(stderr, "proviso eval: at most %d --binary options\n",
-                        MODEL_MAX_IDENTITY);
-                return 2;
-            }
-            a->binaries[a->nbinaries++] = val;
-        } else if (strcmp(opt, "--method") == 0) {
-            a->method = val;
-        } else if (strcmp(opt, "--url") == 0) {
-            a->url = val;
-        } else if (strcmp(opt, "--connect") == 0) {
-            a->connect = val;
-        } else if (strcmp(opt, "--ip") == 0) {
-            a->ip = val;
-        } else if (strcmp(opt, "--format") == 0) {
-            if (strcmp(val, "json") == 0) {
-                a->json = true;
-            } else if (strcmp(val, "text") == 0) {
-                a->json = false;
-            } else {
-                fprintf(stderr, "proviso eval: --format must be text or json\n");
-                return 2;
-            }
-        } else {
-            fprintf(stderr, "proviso eval: unknown option '%s'\n", opt);
-            return 2;
-        }
-    }
-    if (a->policy == NULL || a->nbinaries == 0) {
-        fprintf(stderr, "proviso eval: --policy and --binary are required\n");
+    struct pv_args pa;
+    const char *fmt;
+
+    switch (pv_args_parse(&eval_cmd, argc, argv, &pa)) {
+    case PV_ARGS_OK:
+        break;
+    case PV_ARGS_EXIT0:
+        return -1;
+    case PV_ARGS_USAGE:
         return 2;
+    }
+    if (pa.npos > 0) {
+        return pv_args_usage(&eval_cmd, "unexpected operand '%s'", pa.pos[0]);
+    }
+    a->policy = pv_args_get(&pa, "policy");
+    if (pv_args_count(&pa, "binary") > MODEL_MAX_IDENTITY) {
+        return pv_args_usage(&eval_cmd, "at most %d --binary options", MODEL_MAX_IDENTITY);
+    }
+    while (a->nbinaries < pv_args_count(&pa, "binary")) {
+        a->binaries[a->nbinaries] = pv_args_nth(&pa, "binary", (unsigned)a->nbinaries);
+        a->nbinaries++;
+    }
+    a->method = pv_args_get(&pa, "method");
+    a->url = pv_args_get(&pa, "url");
+    a->connect = pv_args_get(&pa, "connect");
+    a->ip = pv_args_get(&pa, "ip");
+    fmt = pv_args_get(&pa, "format");
+    if (fmt != NULL && strcmp(fmt, "json") != 0 && strcmp(fmt, "text") != 0) {
+        return pv_args_usage(&eval_cmd, "--format must be text or json");
+    }
+    a->json = fmt != NULL && strcmp(fmt, "json") == 0;
+    if (a->policy == NULL || a->nbinaries == 0) {
+        return pv_args_usage(&eval_cmd, "--policy and --binary are required");
     }
     if (a->connect != NULL ? (a->method != NULL || a->url != NULL)
                            : (a->method == NULL || a->url == NULL)) {
-        fprintf(stderr, "proviso eval: give --method and --url, or --connect\n");
-        return 2;
+        return pv_args_usage(&eval_cmd, "give --method and --url, or --connect");
     }
     return 0;
 }
@@ -291,14 +293,22 @@ static int print_text(const struct model_decision *d)
 
 static int load_policy(const char *path, struct model_policy **out)
 {
-    struct model_diags *diags = model_diags_new();
+    struct model_diags *diags;
+    size_t len = 0;
+    char *buf = cli_read_file(path, MODEL_MAX_POLICY_BYTES, &len);
 
-    if (diags == NULL) {
-        fprintf(stderr, "proviso eval: out of memory\n");
+    if (buf == NULL) {
         return 2;
     }
-    *out = model_policy_load_file(path, MODEL_FMT_AUTO, diags);
+    diags = model_diags_new();
+    if (diags == NULL) {
+        fprintf(stderr, "proviso eval: out of memory\n");
+        free(buf);
+        return 2;
+    }
+    *out = model_policy_load(path, buf, len, MODEL_FMT_AUTO, diags);
     if (*out == NULL) {
+        const char *hint = cli_doc_hint(path, buf, len, CLI_DOC_POLICY);
         size_t n = model_diags_count(diags);
         for (size_t i = 0; i < n; i++) {
             fprintf(stderr, "%s\n", model_diags_line(diags, i));
@@ -306,10 +316,15 @@ static int load_policy(const char *path, struct model_policy **out)
         if (n == 0) {
             fprintf(stderr, "proviso eval: %s: cannot load policy\n", path);
         }
+        if (hint != NULL) {
+            fprintf(stderr, "%s\n", hint);
+        }
         model_diags_free(diags);
+        free(buf);
         return 2;
     }
     model_diags_free(diags);
+    free(buf);
     return 0;
 }
 
@@ -327,9 +342,6 @@ int cli_eval(int argc, char **argv)
     memset(&t, 0, sizeof(t));
     rc = parse_args(argc, argv, &a);
     if (rc != 0) {
-        if (rc == 2) {
-            eval_usage(stderr);
-        }
         return rc < 0 ? 0 : rc;
     }
     if (a.connect != NULL) {

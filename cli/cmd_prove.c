@@ -17,11 +17,14 @@
 #include "config.h"
 
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/pv_args.h"
+#include "common/pv_file.h"
 #include "model/model.h"
 #include "prover/prover.h"
 
@@ -35,19 +38,49 @@ struct prove_opts {
     bool strict; /* warnings are errors (exit 2) */
 };
 
-static void usage_prove(FILE *f)
-{
-    fprintf(f, "usage: proviso prove [--baseline FILE] (--candidate FILE | --proposal FILE |"
-               " --policy FILE)\n"
-               "                     [--credentials FILE] [--registry DIR]\n"
-               "                     [--format text|json|shorthand] [--timeout-ms N] [--strict]\n");
-}
+static const struct pv_opt prove_opts_table[] = {
+    {"baseline", "FILE", "the policy in force (default: none)", 0},
+    {"candidate", "FILE", "the changed policy", 0},
+    {"proposal", "FILE", "a proposal, merged into the baseline", 0},
+    {"policy", "FILE", "audit one policy on its own (no --baseline)", 0},
+    {"credentials", "FILE", "the credentials the sandbox holds", 0},
+    {"registry", "DIR", "binary descriptors (default: the built-in registry)", 0},
+    {"format", "text|json|shorthand", "output format (default text)", 0},
+    {"timeout-ms", "N", "solver time limit, 1..3600000", 0},
+    {"strict", NULL, "treat any warning as an error (exit 2)", 0},
+};
 
-static void usage_check(FILE *f)
-{
-    fprintf(f, "usage: proviso check --candidate FILE --boundary FILE [--format text|json]"
-               " [--timeout-ms N] [--strict]\n");
-}
+static const struct pv_cmd prove_cmd = {
+    .prog = "proviso prove",
+    .synopsis = "[--baseline FILE] (--candidate FILE | --proposal FILE | --policy FILE)\n"
+                "                     [--credentials FILE] [--registry DIR]\n"
+                "                     [--format text|json|shorthand] [--timeout-ms N] [--strict]",
+    .summary = "Prove what new authority a change grants (or, with --policy, what a policy\n"
+               "grants at all).",
+    .opts = prove_opts_table,
+    .nopts = PV_ARRAY_LEN(prove_opts_table),
+    .example = "proviso prove --baseline policy.yaml --proposal proposal.json",
+    .epilog = "exit: 0 empty, 1 findings, 2 invalid input or usage, 3 unknown",
+};
+
+static const struct pv_opt check_opts_table[] = {
+    {"candidate", "FILE", "the policy to check", 0},
+    {"boundary", "FILE", "the most it may allow", 0},
+    {"format", "text|json", "output format (default text)", 0},
+    {"timeout-ms", "N", "solver time limit, 1..3600000", 0},
+    {"strict", NULL, "treat any warning as an error (exit 2)", 0},
+};
+
+static const struct pv_cmd check_cmd = {
+    .prog = "proviso check",
+    .synopsis = "--candidate FILE --boundary FILE [--format text|json] [--timeout-ms N]\n"
+                "                     [--strict]",
+    .summary = "Check that a policy stays within a boundary policy.",
+    .opts = check_opts_table,
+    .nopts = PV_ARRAY_LEN(check_opts_table),
+    .example = "proviso check --candidate policy.yaml --boundary boundary.yaml",
+    .epilog = "exit: 0 within, 1 exceeds, 2 invalid input or usage, 3 unknown",
+};
 
 static void print_json(json_t *o)
 {
@@ -61,99 +94,95 @@ static void print_json(json_t *o)
     }
 }
 
-/* Report invalid input and return exit status 2. */
+/* Report invalid input once and return exit status 2: with --format json
+ * the invalid object on stdout ("diagnostics" as in the HTTP API), and each
+ * diagnostic (or 'fallback', a whole message) and 'hint' once on stderr. */
 static int invalid(const struct prove_opts *o, const char *code, struct model_diags *d,
-                   const char *fallback)
+                   const char *fallback, const char *hint)
 {
-    const char *detail = fallback;
+    size_t n = d != NULL ? model_diags_count(d) : 0;
+    const char *detail = n > 0 ? model_diags_line(d, 0) : fallback;
 
-    if (d != NULL && model_diags_count(d) > 0) {
-        detail = model_diags_line(d, 0);
-    }
     if (o->fmt == OUT_JSON) {
         json_t *j = prover_invalid_json(code, detail);
+        json_t *list = json_array();
 
+        for (size_t i = 0; i < n && list != NULL; i++) {
+            json_array_append_new(list, json_string(model_diags_line(d, i)));
+        }
+        if (n == 0 && list != NULL && fallback != NULL) {
+            json_array_append_new(list, json_string(fallback));
+        }
+        if (j != NULL && list != NULL) {
+            json_object_set_new(j, "diagnostics", list);
+            list = NULL;
+        }
+        if (j != NULL && hint != NULL) {
+            json_object_set_new(j, "hint", json_string(hint));
+        }
         print_json(j);
+        json_decref(list);
         json_decref(j);
     }
-    if (d != NULL && model_diags_count(d) > 0) {
-        for (size_t i = 0; i < model_diags_count(d); i++) {
-            fprintf(stderr, "%s\n", model_diags_line(d, i));
-        }
-    } else {
+    for (size_t i = 0; i < n; i++) {
+        fprintf(stderr, "%s\n", model_diags_line(d, i));
+    }
+    if (n == 0) {
         fprintf(stderr, "proviso: %s\n", detail != NULL ? detail : code);
+    }
+    if (hint != NULL) {
+        fprintf(stderr, "%s\n", hint);
     }
     return 2;
 }
 
+/* 1 to go on, 0 after --help, -1 after a usage error (reported). */
 static int parse_opts(int argc, char **argv, struct prove_opts *o, bool check)
 {
+    const struct pv_cmd *cmd = check ? &check_cmd : &prove_cmd;
+    struct pv_args a;
+    const char *fmt;
+    uint64_t t = 0;
+
     memset(o, 0, sizeof(*o));
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        const char **slot = NULL;
-
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            if (check) {
-                usage_check(stdout);
-            } else {
-                usage_prove(stdout);
-            }
-            return 0;
-        }
-        if (strcmp(a, "--strict") == 0) {
-            o->strict = true;
-            continue;
-        }
-        if (strcmp(a, "--baseline") == 0 && !check) {
-            slot = &o->baseline;
-        } else if (strcmp(a, "--candidate") == 0) {
-            slot = &o->candidate;
-        } else if (strcmp(a, "--proposal") == 0 && !check) {
-            slot = &o->proposal;
-        } else if (strcmp(a, "--policy") == 0 && !check) {
-            slot = &o->policy;
-        } else if (strcmp(a, "--boundary") == 0 && check) {
-            slot = &o->boundary;
-        } else if (strcmp(a, "--credentials") == 0 && !check) {
-            slot = &o->credentials;
-        } else if (strcmp(a, "--registry") == 0 && !check) {
-            slot = &o->registry;
-        } else if (strcmp(a, "--format") == 0 && v != NULL) {
-            if (strcmp(v, "text") == 0) {
-                o->fmt = OUT_TEXT;
-            } else if (strcmp(v, "json") == 0) {
-                o->fmt = OUT_JSON;
-            } else if (strcmp(v, "shorthand") == 0 && !check) {
-                o->fmt = OUT_SHORTHAND;
-            } else {
-                fprintf(stderr, "proviso: unknown format '%s'\n", v);
-                return -1;
-            }
-            i++;
-            continue;
-        } else if (strcmp(a, "--timeout-ms") == 0 && v != NULL) {
-            uint64_t n;
-
-            if (!pv_ok(pv_parse_u64(v, strlen(v), 3600000u, &n)) || n == 0) {
-                fprintf(stderr, "proviso: --timeout-ms wants 1..3600000\n");
-                return -1;
-            }
-            o->timeout_ms = (unsigned)n;
-            i++;
-            continue;
-        } else {
-            fprintf(stderr, "proviso: unknown or incomplete option '%s'\n", a);
-            return -1;
-        }
-        if (v == NULL) {
-            fprintf(stderr, "proviso: %s needs an argument\n", a);
-            return -1;
-        }
-        *slot = v;
-        i++;
+    switch (pv_args_parse(cmd, argc, argv, &a)) {
+    case PV_ARGS_OK:
+        break;
+    case PV_ARGS_EXIT0:
+        return 0;
+    case PV_ARGS_USAGE:
+        return -1;
     }
+    if (a.npos > 0) {
+        pv_args_usage(cmd, "unexpected operand '%s'", a.pos[0]);
+        return -1;
+    }
+    if (!check) {
+        o->baseline = pv_args_get(&a, "baseline");
+        o->proposal = pv_args_get(&a, "proposal");
+        o->policy = pv_args_get(&a, "policy");
+        o->credentials = pv_args_get(&a, "credentials");
+        o->registry = pv_args_get(&a, "registry");
+    } else {
+        o->boundary = pv_args_get(&a, "boundary");
+    }
+    o->candidate = pv_args_get(&a, "candidate");
+    fmt = pv_args_get(&a, "format");
+    if (fmt == NULL || strcmp(fmt, "text") == 0) {
+        o->fmt = OUT_TEXT;
+    } else if (strcmp(fmt, "json") == 0) {
+        o->fmt = OUT_JSON;
+    } else if (strcmp(fmt, "shorthand") == 0 && !check) {
+        o->fmt = OUT_SHORTHAND;
+    } else {
+        pv_args_usage(cmd, "unknown format '%s'", fmt);
+        return -1;
+    }
+    if (!pv_args_number(&a, "timeout-ms", 1, 3600000u, &t)) {
+        return -1;
+    }
+    o->timeout_ms = (unsigned)t;
+    o->strict = pv_args_has(&a, "strict");
     return 1;
 }
 
@@ -198,6 +227,36 @@ static int warned(const struct prove_opts *o, const struct prover_answer *a, int
     return rc;
 }
 
+/* A document given as the wrong kind (a proposal as --candidate, a policy
+ * as --proposal): the hint for the first such file, else NULL. */
+static const char *doc_hint(const struct prove_opts *o)
+{
+    const struct {
+        const char *path;
+        enum cli_doc want;
+    } docs[] = {{o->candidate, CLI_DOC_POLICY},
+                {o->baseline, CLI_DOC_POLICY},
+                {o->policy, CLI_DOC_POLICY},
+                {o->boundary, CLI_DOC_POLICY},
+                {o->proposal, CLI_DOC_PROPOSAL}};
+    const char *hint = NULL;
+
+    for (size_t i = 0; i < PV_ARRAY_LEN(docs) && hint == NULL; i++) {
+        char err[256];
+        char *buf = NULL;
+        size_t len = 0;
+
+        if (docs[i].path == NULL ||
+            !pv_ok(pv_file_read(docs[i].path, MODEL_MAX_POLICY_BYTES, true, &buf, &len, err,
+                                sizeof(err)))) {
+            continue;
+        }
+        hint = cli_doc_hint(docs[i].path, buf, len, docs[i].want);
+        free(buf);
+    }
+    return hint;
+}
+
 /* Print the job's answer 'a' in the chosen format; return the exit status. */
 static int emit(const struct prove_opts *o, const struct prover_answer *a)
 {
@@ -216,6 +275,12 @@ static int emit(const struct prove_opts *o, const struct prover_answer *a)
             const char *detail = json_string_value(json_object_get(a->body, "detail"));
 
             fprintf(stderr, "proviso: %s\n", detail != NULL ? detail : "internal error");
+        }
+        if (a->status == 400) {
+            const char *hint = doc_hint(o);
+            if (hint != NULL) {
+                fprintf(stderr, "%s\n", hint);
+            }
         }
         return a->status == 400 ? 2 : 3;
     }
@@ -268,12 +333,43 @@ static int run(const struct prove_opts *o, struct prover_job *job)
     return rc;
 }
 
-/* A document of the job read from file 'path' (NULL: absent). */
-static struct prover_job_doc file_doc(const char *path)
-{
-    struct prover_job_doc d = {path, NULL, 0};
+/* The documents of one run, read with the one reader of user-named files
+ * (common/pv_file.h) so that a missing, unreadable or oversized file, or a
+ * directory, reads "proviso: FILE: reason" as in every other command. */
+struct docs {
+    char *buf[6];
+    size_t n;
+};
 
-    return d;
+static void docs_free(struct docs *ds)
+{
+    for (size_t i = 0; i < ds->n; i++) {
+        free(ds->buf[i]);
+    }
+}
+
+/* Read 'path' (NULL: absent) into a job document; false after reporting
+ * the error (exit status in '*rc'). */
+static bool read_doc(const struct prove_opts *o, struct docs *ds, const char *path,
+                     const char *code, struct prover_job_doc *out, int *rc)
+{
+    char err[PATH_MAX + 64];
+    char *buf = NULL;
+    size_t len = 0;
+
+    memset(out, 0, sizeof(*out));
+    if (path == NULL) {
+        return true;
+    }
+    if (!pv_ok(pv_file_read(path, MODEL_MAX_POLICY_BYTES, true, &buf, &len, err, sizeof(err)))) {
+        *rc = invalid(o, code, NULL, err, NULL);
+        return false;
+    }
+    ds->buf[ds->n++] = buf;
+    out->name = path;
+    out->text = buf;
+    out->len = len;
+    return true;
 }
 
 int cli_prove(int argc, char **argv)
@@ -282,43 +378,41 @@ int cli_prove(int argc, char **argv)
     struct model_registry *reg = NULL;
     struct model_diags *d = NULL;
     struct prover_job job;
+    struct docs ds = {{NULL}, 0};
     int nsrc;
-    int rc;
+    int rc = 2;
     int pr = parse_opts(argc, argv, &o, false);
 
     if (pr <= 0) {
-        if (pr < 0) {
-            usage_prove(stderr);
-            return invalid(&o, "usage", NULL, "invalid usage");
-        }
-        return 0;
+        return pr < 0 ? 2 : 0;
     }
     nsrc = (o.candidate != NULL) + (o.proposal != NULL) + (o.policy != NULL);
     if (nsrc != 1 || (o.policy != NULL && o.baseline != NULL)) {
-        usage_prove(stderr);
-        return invalid(&o, "usage",
-                       NULL, "exactly one of --candidate, --proposal, --policy is required"
-                             " (--policy takes no --baseline)");
+        return pv_args_usage(&prove_cmd, "exactly one of --candidate, --proposal, --policy is "
+                                         "required (--policy takes no --baseline)");
     }
     d = model_diags_new();
     if (d == NULL) {
-        return invalid(&o, "nomem", NULL, "out of memory");
+        return invalid(&o, "nomem", NULL, "out of memory", NULL);
     }
     reg = o.registry != NULL ? model_registry_load_dir(o.registry, d) : model_registry_embedded(d);
     if (reg == NULL) {
-        rc = invalid(&o, "invalid_registry", d, o.registry ? o.registry : "embedded registry");
+        rc = invalid(&o, "invalid_registry", d, o.registry ? o.registry : "embedded registry",
+                     NULL);
         model_diags_free(d);
         return rc;
     }
     memset(&job, 0, sizeof(job));
     job.kind = PROVER_JOB_PROVE;
-    job.baseline = file_doc(o.baseline);
-    job.candidate = file_doc(o.candidate);
-    job.proposal = file_doc(o.proposal);
-    job.policy = file_doc(o.policy);
-    job.credentials = file_doc(o.credentials);
-    job.reg = reg;
-    rc = run(&o, &job);
+    if (read_doc(&o, &ds, o.baseline, "invalid_policy", &job.baseline, &rc) &&
+        read_doc(&o, &ds, o.candidate, "invalid_policy", &job.candidate, &rc) &&
+        read_doc(&o, &ds, o.proposal, "invalid_proposal", &job.proposal, &rc) &&
+        read_doc(&o, &ds, o.policy, "invalid_policy", &job.policy, &rc) &&
+        read_doc(&o, &ds, o.credentials, "invalid_credentials", &job.credentials, &rc)) {
+        job.reg = reg;
+        rc = run(&o, &job);
+    }
+    docs_free(&ds);
     model_registry_free(reg);
     model_diags_free(d);
     return rc;
@@ -328,22 +422,22 @@ int cli_check(int argc, char **argv)
 {
     struct prove_opts o;
     struct prover_job job;
+    struct docs ds = {{NULL}, 0};
+    int rc = 2;
     int pr = parse_opts(argc, argv, &o, true);
 
     if (pr <= 0) {
-        if (pr < 0) {
-            usage_check(stderr);
-            return invalid(&o, "usage", NULL, "invalid usage");
-        }
-        return 0;
+        return pr < 0 ? 2 : 0;
     }
     if (o.candidate == NULL || o.boundary == NULL) {
-        usage_check(stderr);
-        return invalid(&o, "usage", NULL, "--candidate and --boundary are required");
+        return pv_args_usage(&check_cmd, "--candidate and --boundary are required");
     }
     memset(&job, 0, sizeof(job));
     job.kind = PROVER_JOB_CHECK;
-    job.boundary = file_doc(o.boundary);
-    job.candidate = file_doc(o.candidate);
-    return run(&o, &job);
+    if (read_doc(&o, &ds, o.boundary, "invalid_policy", &job.boundary, &rc) &&
+        read_doc(&o, &ds, o.candidate, "invalid_policy", &job.candidate, &rc)) {
+        rc = run(&o, &job);
+    }
+    docs_free(&ds);
+    return rc;
 }

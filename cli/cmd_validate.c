@@ -5,55 +5,108 @@
  * parsed, validated and compiled exactly as the proxy and the prover would
  * load it. A good file prints "FILE: ok"; a bad one prints one line per
  * diagnostic, "FILE:LINE:COL: message". Warnings (model_policy_warnings)
- * follow as "FILE:LINE:COL: warning: message [code]". Exit 0 when every file
- * is ok, 2 when any file is missing, unreadable or invalid (or on usage
- * errors), or, with --strict, has a warning.
+ * follow as "FILE:LINE:COL: warning: message [code]" (--format json: one
+ * object with each file's "valid", "diagnostics" and "warnings", like the
+ * HTTP API). Exit 0 when every file is ok, 2 when any file is missing,
+ * unreadable or invalid (or on usage errors), or, with --strict, has a
+ * warning.
  */
 #include "config.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/pv_args.h"
+#include "common/pv_file.h"
 #include "model/model.h"
 
-static void validate_usage(FILE *out)
+static const struct pv_opt validate_opts[] = {
+    {"format", "text|json", "text (default): one line per problem; json: one object", 0},
+    {"strict", NULL, "treat any warning as an error (exit 2)", 0},
+};
+
+static const struct pv_cmd validate_cmd = {
+    .prog = "proviso validate",
+    .synopsis = "[--format text|json] [--strict] FILE...",
+    .summary = "Parse and validate each policy file (YAML or JSON; - reads stdin), exactly as\n"
+               "the proxy and the prover load it. Prints 'FILE: ok' or one\n"
+               "'FILE:LINE:COL: message' per problem, each once; warnings follow as\n"
+               "'FILE:LINE:COL: warning: message [code]'.",
+    .opts = validate_opts,
+    .nopts = PV_ARRAY_LEN(validate_opts),
+    .example = "proviso validate policy.yaml\n"
+               "proviso validate --format json policy.yaml other.yaml",
+    .epilog = "exit: 0 when every file is valid, 2 otherwise (or on a usage error; with\n"
+              "--strict, also on a warning).",
+};
+
+/* The result of one file for --format json: {"file", "valid",
+ * "diagnostics": [...]} (new reference) or NULL when out of memory. */
+static json_t *file_json(const char *path, bool valid, struct model_diags *d, const char *extra)
 {
-    fprintf(out, "usage: proviso validate [--strict] FILE...\n"
-                 "  Parse and validate each policy file (YAML or JSON; - reads stdin).\n"
-                 "  Prints 'FILE: ok' or one 'FILE:LINE:COL: message' per problem.\n"
-                 "  Warnings follow as 'FILE:LINE:COL: warning: message [code]'.\n"
-                 "  Exit 0 when all files are valid, 2 otherwise (--strict: also on a warning).\n");
+    json_t *o = json_pack("{s:s, s:b, s:[]}", "file", path, "valid", valid, "diagnostics");
+    json_t *list = o != NULL ? json_object_get(o, "diagnostics") : NULL;
+
+    for (size_t i = 0; list != NULL && d != NULL && i < model_diags_count(d); i++) {
+        const char *line = model_diags_line(d, i);
+        json_array_append_new(list, json_string(line != NULL ? line : "(out of memory)"));
+    }
+    if (list != NULL && extra != NULL) {
+        json_array_append_new(list, json_string(extra));
+    }
+    return o;
 }
 
-/* model_warn_fn: print one warning; count it in '*arg' (a size_t). */
-static void print_warning(void *arg, enum model_warning w, const char *file, uint32_t line,
-                          uint32_t col, const char *msg)
+/* model_warn_fn: one warning, printed (text) or collected in 'list'. */
+struct warn_sink {
+    json_t *list; /* JSON output; NULL: print */
+    size_t n;
+};
+
+static void on_warning(void *arg, enum model_warning w, const char *file, uint32_t line,
+                       uint32_t col, const char *msg)
 {
-    size_t *n = arg;
+    struct warn_sink *ws = arg;
+    char where[PATH_MAX + 32];
 
     if (line > 0) {
-        printf("%s:%u:%u: warning: %s [%s]\n", file != NULL ? file : "-", (unsigned)line,
-               (unsigned)col, msg, model_warning_code(w));
+        snprintf(where, sizeof(where), "%s:%u:%u", file != NULL ? file : "-", (unsigned)line,
+                 (unsigned)col);
     } else {
-        printf("%s: warning: %s [%s]\n", file != NULL ? file : "-", msg, model_warning_code(w));
+        snprintf(where, sizeof(where), "%s", file != NULL ? file : "-");
     }
-    (*n)++;
+    if (ws->list != NULL) {
+        json_array_append_new(ws->list, json_pack("{s:s,s:s,s:s}", "code", model_warning_code(w),
+                                                  "location", where, "message", msg));
+    } else {
+        printf("%s: warning: %s [%s]\n", where, msg, model_warning_code(w));
+    }
+    ws->n++;
 }
 
-/* 0 when 'path' holds a valid policy, 2 otherwise (or, 'strict', with
- * warnings). */
-static int validate_one(const char *path, bool strict)
+/* 0 when 'path' holds a valid policy, 2 otherwise (or, 'strict', with a
+ * warning). With 'files' (JSON output) the result is appended there; else
+ * it is printed. */
+static int validate_one(const char *path, json_t *files, bool strict)
 {
+    struct warn_sink ws = {NULL, 0};
     struct model_diags *diags;
     struct model_policy *p;
+    const char *hint = NULL;
+    char err[PATH_MAX + 64];
     size_t len = 0;
-    char *buf;
+    char *buf = NULL;
     int rc = 0;
 
-    buf = cli_read_file(path, MODEL_MAX_POLICY_BYTES, &len);
-    if (buf == NULL) {
+    if (!pv_ok(pv_file_read(path, MODEL_MAX_POLICY_BYTES, true, &buf, &len, err, sizeof(err)))) {
+        if (files != NULL) {
+            json_array_append_new(files, file_json(path, false, NULL, err));
+        } else {
+            fprintf(stderr, "proviso: %s\n", err);
+        }
         return 2;
     }
     diags = model_diags_new();
@@ -63,25 +116,45 @@ static int validate_one(const char *path, bool strict)
         return 2;
     }
     p = model_policy_load(path, buf, len, MODEL_FMT_AUTO, diags);
-    if (p != NULL && model_diags_count(diags) == 0) {
-        size_t nwarn = 0;
-
+    if (p == NULL || model_diags_count(diags) > 0) {
+        rc = 2;
+        hint = cli_doc_hint(path, buf, len, CLI_DOC_POLICY);
+    }
+    if (files != NULL) {
+        json_t *o = file_json(path, rc == 0, diags,
+                              rc != 0 && model_diags_count(diags) == 0 ? "invalid policy" : hint);
+        ws.list = json_array();
+        if (rc == 0 && ws.list != NULL) {
+            model_policy_warnings(p, MODEL_WARN_FS, on_warning, &ws);
+        }
+        if (o != NULL && ws.list != NULL) {
+            json_object_set(o, "warnings", ws.list);
+        }
+        json_decref(ws.list);
+        if (strict && ws.n > 0 && o != NULL) {
+            json_object_set_new(o, "valid", json_false());
+            rc = 2;
+        }
+        json_array_append_new(files, o);
+    } else if (rc == 0) {
         printf("%s: ok\n", path);
-        model_policy_warnings(p, MODEL_WARN_FS, print_warning, &nwarn);
-        if (strict && nwarn > 0) {
-            printf("%s: --strict: %zu warning%s treated as error%s\n", path, nwarn,
-                   nwarn == 1 ? "" : "s", nwarn == 1 ? "" : "s");
+        model_policy_warnings(p, MODEL_WARN_FS, on_warning, &ws);
+        if (strict && ws.n > 0) {
+            printf("%s: --strict: %zu warning%s treated as error%s\n", path, ws.n,
+                   ws.n == 1 ? "" : "s", ws.n == 1 ? "" : "s");
             rc = 2;
         }
     } else {
         size_t n = model_diags_count(diags);
-        rc = 2;
         if (n == 0) {
             printf("%s: invalid policy\n", path);
         }
         for (size_t i = 0; i < n; i++) {
             const char *line = model_diags_line(diags, i);
             printf("%s\n", line != NULL ? line : "(out of memory)");
+        }
+        if (hint != NULL) {
+            printf("%s\n", hint);
         }
     }
     model_policy_free(p);
@@ -92,29 +165,49 @@ static int validate_one(const char *path, bool strict)
 
 int cli_validate(int argc, char **argv)
 {
-    int first = 1;
+    struct pv_args a;
+    const char *fmt;
+    json_t *files = NULL;
     int rc = 0;
-    bool strict = false;
 
-    if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-        validate_usage(stdout);
+    switch (pv_args_parse(&validate_cmd, argc, argv, &a)) {
+    case PV_ARGS_OK:
+        break;
+    case PV_ARGS_EXIT0:
         return 0;
-    }
-    if (argc >= 2 && strcmp(argv[1], "--strict") == 0) {
-        strict = true;
-        first = 2;
-    }
-    if (argc > first && strcmp(argv[first], "--") == 0) {
-        first++;
-    }
-    if (argc <= first) {
-        validate_usage(stderr);
+    case PV_ARGS_USAGE:
         return 2;
     }
-    for (int i = first; i < argc; i++) {
-        if (validate_one(argv[i], strict) != 0) {
+    fmt = pv_args_get(&a, "format");
+    if (fmt != NULL && strcmp(fmt, "text") != 0 && strcmp(fmt, "json") != 0) {
+        return pv_args_usage(&validate_cmd, "unknown format '%s' (text or json)", fmt);
+    }
+    if (a.npos == 0) {
+        return pv_args_usage(&validate_cmd, "no FILE given");
+    }
+    if (fmt != NULL && strcmp(fmt, "json") == 0) {
+        files = json_array();
+        if (files == NULL) {
+            fprintf(stderr, "proviso: out of memory\n");
+            return 2;
+        }
+    }
+    for (int i = 0; i < a.npos; i++) {
+        if (validate_one(a.pos[i], files, pv_args_has(&a, "strict")) != 0) {
             rc = 2;
         }
+    }
+    if (files != NULL) {
+        json_t *o = json_pack("{s:b, s:o}", "valid", rc == 0, "files", files);
+        char *s = o != NULL ? json_dumps(o, JSON_INDENT(2)) : NULL;
+        if (s == NULL) {
+            fprintf(stderr, "proviso: out of memory\n");
+            rc = 2;
+        } else {
+            printf("%s\n", s);
+        }
+        free(s);
+        json_decref(o);
     }
     if (fflush(stdout) != 0) {
         fprintf(stderr, "proviso: validate: cannot write output\n");

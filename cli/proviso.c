@@ -7,15 +7,23 @@
  *   proviso check --candidate FILE --boundary FILE ...
  *   proviso corpus run PATH...
  *   proviso sandbox|policy|settings|rule ...   (the advisor's reviewer CLI)
+ *   proviso help [CMD], proviso version
+ *
+ * Every subcommand reads its command line with pv_args_parse against its own
+ * option table (common/pv_args.h), so all share one grammar.
  */
 #include "config.h"
 
-#include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
-#include "common/pv_dynbuf.h"
+#include "common/pv_args.h"
+#include "common/pv_file.h"
+
+static int cli_help(int argc, char **argv);
+static int cli_version(int argc, char **argv);
 
 static const struct {
     const char *name;
@@ -32,6 +40,8 @@ static const struct {
     {"settings", cli_settings, "advisor: get, set, delete settings"},
     {"rule", cli_rule, "advisor: review proposals (list, get, approve, reject, ...)"},
     {"audit", cli_audit, "advisor: export, verify and replay the decision record"},
+    {"help", cli_help, "describe the commands, or one command (help CMD)"},
+    {"version", cli_version, "print the version"},
 };
 
 static void usage(FILE *out)
@@ -40,65 +50,111 @@ static void usage(FILE *out)
     for (size_t i = 0; i < PV_ARRAY_LEN(commands); i++) {
         fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
     }
-    fprintf(out, "\nexit: 0 ok/allow/empty/within, 1 deny/findings/exceeds, "
-                 "2 invalid input, 3 unknown\n"
+    fprintf(out, "\n'proviso help CMD' or 'proviso CMD --help' describes one command.\n"
+                 "\nExample:\n  proviso validate examples/policy.yaml\n"
+                 "\nexit: 0 ok/allow/empty/within, 1 deny/findings/exceeds, "
+                 "2 invalid input or usage, 3 unknown\n"
                  "advisor commands: 0 ok, 1 the advisor refused, 2 usage or unreadable input, "
                  "3 advisor unreachable or failed\n");
 }
 
 char *cli_read_file(const char *path, size_t cap, size_t *len)
 {
-    struct pv_dynbuf b;
-    FILE *f;
-    char chunk[65536];
-    size_t n;
+    char err[PATH_MAX + 64];
+    char *buf = NULL;
 
-    f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (f == NULL) {
-        fprintf(stderr, "proviso: %s: %s\n", path, strerror(errno));
+    if (!pv_ok(pv_file_read(path, cap, true, &buf, len, err, sizeof(err)))) {
+        fprintf(stderr, "proviso: %s\n", err);
         return NULL;
     }
-    pv_dynbuf_init(&b, cap);
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-        if (!pv_ok(pv_dynbuf_add(&b, chunk, n))) {
-            fprintf(stderr, "proviso: %s: file larger than %zu bytes\n", path, cap);
-            pv_dynbuf_free(&b);
-            if (f != stdin) {
-                fclose(f);
-            }
-            return NULL;
+    return buf;
+}
+
+static int find_command(const char *name)
+{
+    for (size_t i = 0; i < PV_ARRAY_LEN(commands); i++) {
+        if (strcmp(name, commands[i].name) == 0) {
+            return (int)i;
         }
     }
-    if (ferror(f)) {
-        fprintf(stderr, "proviso: %s: read error\n", path);
-        pv_dynbuf_free(&b);
-        if (f != stdin) {
-            fclose(f);
-        }
-        return NULL;
+    return -1;
+}
+
+static int unknown_command(const char *name)
+{
+    fprintf(stderr, "proviso: unknown command '%s' (see 'proviso help')\n", name);
+    return 2;
+}
+
+/* proviso help [CMD [SUBCMD]]: CMD's own --help. */
+static int cli_help(int argc, char **argv)
+{
+    char *args[4];
+    int k;
+
+    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+        usage(stdout);
+        return 0;
     }
-    if (f != stdin) {
-        fclose(f);
+    if (argc > 3) {
+        fprintf(stderr, "proviso help: too many operands (see 'proviso help')\n");
+        return 2;
     }
-    return pv_dynbuf_take(&b, len);
+    k = find_command(argv[1]);
+    if (k < 0) {
+        return unknown_command(argv[1]);
+    }
+    args[0] = argv[1];
+    args[1] = argc > 2 ? argv[2] : (char *)"--help";
+    args[2] = argc > 2 ? (char *)"--help" : NULL;
+    args[3] = NULL;
+    return commands[k].fn(argc > 2 ? 3 : 2, args);
+}
+
+static int cli_version(int argc, char **argv)
+{
+    static const struct pv_cmd cmd = {
+        .prog = "proviso version",
+        .synopsis = "",
+        .summary = "Print the version of proviso.",
+        .example = "proviso version",
+    };
+    struct pv_args a;
+
+    switch (pv_args_parse(&cmd, argc, argv, &a)) {
+    case PV_ARGS_OK:
+        break;
+    case PV_ARGS_EXIT0:
+        return 0;
+    case PV_ARGS_USAGE:
+        return 2;
+    }
+    if (a.npos > 0) {
+        return pv_args_usage(&cmd, "unexpected operand '%s'", a.pos[0]);
+    }
+    printf("proviso %s\n", PACKAGE_VERSION);
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-        usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+    int k;
+
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+        usage(stdout);
+        return 0;
     }
     if (strcmp(argv[1], "--version") == 0) {
         printf("proviso %s\n", PACKAGE_VERSION);
         return 0;
     }
-    for (size_t i = 0; i < PV_ARRAY_LEN(commands); i++) {
-        if (strcmp(argv[1], commands[i].name) == 0) {
-            return commands[i].fn(argc - 1, argv + 1);
-        }
+    k = find_command(argv[1]);
+    if (k < 0) {
+        return unknown_command(argv[1]);
     }
-    fprintf(stderr, "proviso: unknown command '%s'\n", argv[1]);
-    usage(stderr);
-    return 2;
+    return commands[k].fn(argc - 1, argv + 1);
 }

@@ -116,8 +116,10 @@ pv_result httpd_token_from_file(struct httpd_token *t, const char *path, char *e
         PV_BAIL(PV_ERR_IO);
     }
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        /* the words of common/pv_file.h for a directory, as everywhere */
+        bool dir = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
         close(fd);
-        snprintf(err, errlen, "%s: not a regular file", path);
+        snprintf(err, errlen, "%s: %s", path, dir ? strerror(EISDIR) : "not a regular file");
         PV_BAIL(PV_ERR_IO);
     }
     r = read_all(fd, &raw, &len, err, errlen, path);

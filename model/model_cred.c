@@ -16,11 +16,13 @@
  */
 #include "config.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/pv_dynbuf.h"
+#include "common/pv_file.h"
 #include "model/model_int.h"
 
 #define MAX_CRED_BYTES (1024u * 1024u)
@@ -337,49 +339,27 @@ struct model_credset *model_credset_load(const char *file, const char *buf, size
 struct model_credset *model_credset_load_file(const char *path, struct model_diags *diags)
 {
     struct model_credset *cs;
-    struct pv_dynbuf b;
-    char chunk[8192];
-    FILE *f;
-    bool toobig = false;
+    char err[PATH_MAX + 64];
+    size_t len = 0;
+    char *buf = NULL;
+    pv_result r;
 
     if (path == NULL || diags == NULL) {
         pv_errno = PV_ERR_NULL;
         return NULL;
     }
-    f = fopen(path, "rbe");
-    if (f == NULL) {
-        if (!pv_ok(model_diag_add(diags, path, (struct model_mark){0, 0},
-                                  "cannot read credentials file"))) {
-            pv_errno = PV_ERR_NOMEM;
-        }
-        pv_errno = PV_ERR_IO;
-        return NULL;
-    }
-    pv_dynbuf_init(&b, MAX_CRED_BYTES);
-    for (;;) {
-        size_t n = fread(chunk, 1, sizeof(chunk), f);
-        if (n > 0 && !pv_ok(pv_dynbuf_add(&b, chunk, n))) {
-            toobig = true;
-            break;
-        }
-        if (n < sizeof(chunk)) {
-            break;
-        }
-    }
-    if (ferror(f) || toobig) {
-        fclose(f);
-        pv_dynbuf_free(&b);
+    /* The common reader: "FILE: reason" as for every other file. */
+    r = pv_file_read(path, MAX_CRED_BYTES, false, &buf, &len, err, sizeof(err));
+    if (!pv_ok(r)) {
         if (!pv_ok(model_diag_add(diags, path, (struct model_mark){0, 0}, "%s",
-                                  toobig ? "credentials file is too large"
-                                         : "cannot read credentials file"))) {
-            pv_errno = PV_ERR_NOMEM;
+                                  pv_file_reason(path, err)))) {
+            r.err = PV_ERR_NOMEM;
         }
-        pv_errno = toobig ? PV_ERR_TOOBIG : PV_ERR_IO;
+        pv_errno = r.err;
         return NULL;
     }
-    fclose(f);
-    cs = model_credset_load(path, b.buf != NULL ? b.buf : "", b.len, diags);
-    pv_dynbuf_free(&b);
+    cs = model_credset_load(path, buf, len, diags);
+    free(buf);
     return cs;
 }
 

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "common/pv_dynbuf.h"
+#include "common/pv_file.h"
 #include "model/model_int.h"
 
 /* A policy with thousands of problems is reported by its first ones. */
@@ -429,80 +431,25 @@ struct model_policy *model_policy_load(const char *file, const char *buf, size_t
     return p;
 }
 
-/* Read at most MODEL_MAX_POLICY_BYTES + 1 bytes so that an over-long file is
- * detected without reading all of it. */
-static char *read_bounded(const char *path, size_t *len, int *err, bool *toobig)
-{
-    struct pv_dynbuf b;
-    char chunk[16384];
-    int fd;
-
-    *toobig = false;
-    *err = 0;
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        *err = errno;
-        return NULL;
-    }
-    pv_dynbuf_init(&b, MODEL_MAX_POLICY_BYTES);
-    for (;;) {
-        ssize_t n = read(fd, chunk, sizeof(chunk));
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            *err = errno;
-            break;
-        }
-        if (n == 0) {
-            break;
-        }
-        if (!pv_ok(pv_dynbuf_add(&b, chunk, (size_t)n))) {
-            if (pv_errno == PV_ERR_TOOBIG) {
-                *toobig = true;
-            } else {
-                *err = ENOMEM;
-            }
-            break;
-        }
-    }
-    close(fd);
-    if (*err != 0 || *toobig) {
-        pv_dynbuf_free(&b);
-        return NULL;
-    }
-    {
-        char *buf = pv_dynbuf_take(&b, len);
-        if (buf == NULL) {
-            *err = ENOMEM;
-        }
-        return buf;
-    }
-}
-
 struct model_policy *model_policy_load_file(const char *path, enum model_format fmt,
                                             struct model_diags *diags)
 {
     struct model_policy *p;
+    char err[PATH_MAX + 64];
     size_t len = 0;
-    bool toobig;
-    int err;
-    char *buf;
+    char *buf = NULL;
+    pv_result r;
 
     if (path == NULL || diags == NULL) {
         pv_errno = PV_ERR_NULL;
         return NULL;
     }
-    buf = read_bounded(path, &len, &err, &toobig);
-    if (buf == NULL) {
-        if (toobig) {
-            diag(diags, path, (struct model_mark){0, 0},
-                                 "policy is larger than %u bytes", MODEL_MAX_POLICY_BYTES);
-            pv_errno = PV_ERR_TOOBIG;
-        } else {
-            diag(diags, path, (struct model_mark){0, 0}, "%s", strerror(err));
-            pv_errno = PV_ERR_IO;
-        }
+    /* The one reader of user-named files (common/pv_file.h): the same
+     * "FILE: reason" in every command and server. */
+    r = pv_file_read(path, MODEL_MAX_POLICY_BYTES, false, &buf, &len, err, sizeof(err));
+    if (!pv_ok(r)) {
+        diag(diags, path, (struct model_mark){0, 0}, "%s", pv_file_reason(path, err));
+        pv_errno = r.err;
         return NULL;
     }
     p = model_policy_load(path, buf, len, fmt, diags);
@@ -513,25 +460,19 @@ struct model_policy *model_policy_load_file(const char *path, enum model_format 
 struct model_proposal *model_proposal_load_file(const char *path, struct model_diags *diags)
 {
     struct model_proposal *pr;
+    char err[PATH_MAX + 64];
     size_t len = 0;
-    bool toobig;
-    int err;
-    char *buf;
+    char *buf = NULL;
+    pv_result r;
 
     if (path == NULL || diags == NULL) {
         pv_errno = PV_ERR_NULL;
         return NULL;
     }
-    buf = read_bounded(path, &len, &err, &toobig);
-    if (buf == NULL) {
-        if (toobig) {
-            diag(diags, path, (struct model_mark){0, 0}, "proposal is larger than %u bytes",
-                 MODEL_MAX_POLICY_BYTES);
-            pv_errno = PV_ERR_TOOBIG;
-        } else {
-            diag(diags, path, (struct model_mark){0, 0}, "%s", strerror(err));
-            pv_errno = PV_ERR_IO;
-        }
+    r = pv_file_read(path, MODEL_MAX_POLICY_BYTES, false, &buf, &len, err, sizeof(err));
+    if (!pv_ok(r)) {
+        diag(diags, path, (struct model_mark){0, 0}, "%s", pv_file_reason(path, err));
+        pv_errno = r.err;
         return NULL;
     }
     pr = model_proposal_load(path, buf, len, diags);

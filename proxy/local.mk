@@ -15,7 +15,8 @@ proxy_libproxy_la_SOURCES = proxy/proxy.h proxy/proxy_int.h \
 proxy_libproxy_la_SOURCES += proxy/proxy_advisor.h proxy/proxy_advisor.c proxy/proxy_local.c \
 	proxy/proxy_denials.c proxy/proxy_skill.c
 
-bin_PROGRAMS += proxy/proviso-proxy
-proxy_proviso_proxy_SOURCES = proxy/proxy_main.c
-proxy_proviso_proxy_CFLAGS = $(PROXY_CFLAGS)
-proxy_proviso_proxy_LDADD = $(PROXY_LIBS)
+# At the top of the build tree, like the other executables.
+bin_PROGRAMS += proviso-proxy
+proviso_proxy_SOURCES = proxy/proxy_main.c
+proviso_proxy_CFLAGS = $(PROXY_CFLAGS)
+proviso_proxy_LDADD = $(PROXY_LIBS)

@@ -14,82 +14,116 @@
  */
 #include "config.h"
 
-#include <getopt.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/pv.h"
+#include "common/pv_args.h"
+#include "common/pv_file.h"
 #include "common/pv_log.h"
 #include "proxy/proxy.h"
 
-static void usage(FILE *out)
+static const struct pv_opt proxy_opts[] = {
+    {"policy", "FILE", "the policy to enforce (reloaded when it changes)", 0},
+    {"advisor", "URL", "take the policy from proviso-advisor instead", 0},
+    {"sandbox", "NAME", "the sandbox's name at the advisor", 0},
+    {"token-file", "FILE", "the sandbox's token for the advisor", 0},
+    {"skill-dir", "DIR", "where to write the agent skill (default DATA_DIR/skills)", 0},
+    {"port", "N", "listen port (default 3128)", 0},
+    {"bind", "ADDR", "listen address (default 127.0.0.1)", 0},
+    {"admin-port", "N", "the admin listener, GET /healthz (default port + 1)", 0},
+    {"data-dir", "DIR", "CA (ca.crt) and denials.jsonl (default ./proviso-proxy-data)", 0},
+    {"log", "FILE", "the audit log (default stderr)", 0},
+    {"upstream-ca", "FILE", "trust these CAs for upstream TLS instead of the system's", 0},
+    {"port-file", "FILE", "write the listen port there once listening", 0},
+    {"connect-timeout", "MS", "upstream connect time limit, 1..600000 (default 10000)", 0},
+    {"idle-timeout", "MS", "idle connection limit, 1..86400000 (default 60000)", 0},
+    {"header-timeout", "MS", "request head limit, 0..86400000 (default 10000)", 0},
+    {"max-client-conns", "N", "client connections at once, 1..1000000 (default 1024)", 0},
+    {"reload-interval", "MS", "policy file check interval, 0..3600000 (default 1000)", 0},
+    {"unprivileged-identity", NULL, "run without CAP_SYS_PTRACE: processes the proxy may not "
+                                    "inspect are denied as unknown", 0},
+    {"test-allow-loopback", NULL, "tests only: allow loopback destinations", 0},
+    {"test-hosts-file", "FILE", "tests only: resolve names from this hosts file", 0},
+};
+
+static const struct pv_cmd proxy_cmd = {
+    .prog = "proviso-proxy",
+    .synopsis = "(--policy FILE | --advisor URL --sandbox NAME --token-file FILE\n"
+                "                      [--skill-dir DIR]) [--port N] [--bind ADDR] "
+                "[--admin-port N]\n"
+                "                     [--data-dir DIR] [--log FILE] [--upstream-ca FILE] ...",
+    .summary = "The enforcing egress proxy. Point the sandbox at it with http_proxy and\n"
+               "https_proxy (and HTTP_PROXY/HTTPS_PROXY) = http://ADDR:PORT, and make it\n"
+               "trust DATA_DIR/ca.crt. SIGHUP or a change of the policy file reloads;\n"
+               "SIGTERM drains and exits 0. With --advisor the policy comes from\n"
+               "proviso-advisor (long-poll) and agents reach it at http://policy.local;\n"
+               "the skill is DATA_DIR/skills/policy_advisor.md. Identifying client binaries\n"
+               "needs root or CAP_SYS_PTRACE: without it the proxy refuses to start unless\n"
+               "--unprivileged-identity.",
+    .opts = proxy_opts,
+    .nopts = PV_ARRAY_LEN(proxy_opts),
+    .example = "proviso-proxy --policy /etc/proviso/policy.yaml --data-dir /var/lib/proviso/proxy",
+    .epilog = "exit: 0 after SIGTERM/SIGINT (drained), 2 on a usage or start-up error\n"
+              "(unreadable or invalid policy, CA, ports)",
+    .version = "proviso-proxy " PACKAGE_VERSION,
+    .last_wins = true,
+};
+
+/* The number option 'name' in min..max into '*out' (left alone when
+ * absent); false after a usage error. */
+static bool number(const struct pv_args *a, const char *name, uint64_t min, uint64_t max,
+                   unsigned *out)
 {
-    fprintf(out,
-            "usage: proviso-proxy (--policy FILE | --advisor URL --sandbox NAME --token-file FILE\n"
-            "                      [--skill-dir DIR]) [--port N] [--bind ADDR] [--admin-port N]\n"
-            "                     [--data-dir DIR] [--log FILE] [--upstream-ca FILE]\n"
-            "                     [--test-allow-loopback] [--test-hosts-file FILE]\n"
-            "                     [--port-file FILE] [--connect-timeout MS]\n"
-            "                     [--idle-timeout MS] [--reload-interval MS]\n"
-            "                     [--header-timeout MS] [--max-client-conns N]\n"
-            "                     [--unprivileged-identity]\n"
-            "\n"
-            "Enforcing egress proxy: HTTP_PROXY/HTTPS_PROXY=http://ADDR:PORT.\n"
-            "Defaults: --bind 127.0.0.1 --port 3128, admin port = port + 1 (GET /healthz),\n"
-            "--data-dir ./proviso-proxy-data (CA: ca.crt, denials.jsonl), log on stderr.\n"
-            "SIGHUP or a change of the policy file reloads; SIGTERM drains and exits 0.\n"
-            "With --advisor the policy comes from proviso-advisor (long-poll) and agents\n"
-            "reach it at http://policy.local; the skill is DATA_DIR/skills/policy_advisor.md.\n"
-            "Identifying client binaries needs root or CAP_SYS_PTRACE: without it the proxy\n"
-            "refuses to start unless --unprivileged-identity (only processes it may inspect\n"
-            "are identified; the others are denied as unknown).\n");
+    uint64_t v = *out;
+
+    if (!pv_args_number(a, name, min, max, &v)) {
+        return false;
+    }
+    *out = (unsigned)v;
+    return true;
 }
 
-static int number(const char *opt, const char *s, uint64_t max, uint64_t *out)
+/* Start-up file errors name the file, in the common words (pv_file.h):
+ * the files OpenSSL, libevent and the advisor client open later would
+ * otherwise fail with their own, vaguer messages. */
+static bool files_ok(const struct proxy_config *cfg)
 {
-    if (!pv_ok(pv_parse_u64(s, strlen(s), max, out))) {
-        fprintf(stderr, "proviso-proxy: %s: invalid number '%s'\n", opt, s);
-        return -1;
+    const char *const readable[] = {cfg->upstream_ca, cfg->hosts_file, cfg->token_file};
+    char err[PATH_MAX + 64];
+
+    for (size_t i = 0; i < PV_ARRAY_LEN(readable); i++) {
+        if (readable[i] != NULL && !pv_ok(pv_file_readable(readable[i], err, sizeof(err)))) {
+            pv_log_errorx("%s", err);
+            return false;
+        }
     }
-    return 0;
+    if (cfg->log_path != NULL) {
+        int fd = open(cfg->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+        if (fd < 0) {
+            pv_log_errorx("%s: %s", cfg->log_path, strerror(errno));
+            return false;
+        }
+        close(fd);
+    }
+    return true;
 }
 
 int main(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"policy", required_argument, NULL, 'p'},
-        {"port", required_argument, NULL, 'P'},
-        {"bind", required_argument, NULL, 'b'},
-        {"admin-port", required_argument, NULL, 'a'},
-        {"data-dir", required_argument, NULL, 'd'},
-        {"log", required_argument, NULL, 'l'},
-        {"upstream-ca", required_argument, NULL, 'u'},
-        {"test-allow-loopback", no_argument, NULL, 'L'},
-        {"test-hosts-file", required_argument, NULL, 'H'},
-        {"port-file", required_argument, NULL, 'f'},
-        {"connect-timeout", required_argument, NULL, 'c'},
-        {"idle-timeout", required_argument, NULL, 'i'},
-        {"header-timeout", required_argument, NULL, 'T'},
-        {"max-client-conns", required_argument, NULL, 'M'},
-        {"reload-interval", required_argument, NULL, 'r'},
-        {"advisor", required_argument, NULL, 'A'},
-        {"sandbox", required_argument, NULL, 'S'},
-        {"token-file", required_argument, NULL, 'k'},
-        {"skill-dir", required_argument, NULL, 'K'},
-        {"unprivileged-identity", no_argument, NULL, 'U'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0},
-    };
     struct proxy_config cfg;
     char advisor_policy[4200];
-    uint64_t v;
-    int ch;
+    struct pv_args a;
+    unsigned port = 3128;
+    unsigned admin_port = 0;
 
     memset(&cfg, 0, sizeof(cfg));
     cfg.bind_addr = "127.0.0.1";
-    cfg.port = 3128;
     cfg.data_dir = "proviso-proxy-data";
     cfg.connect_timeout_ms = 10000;
     cfg.idle_timeout_ms = 60000;
@@ -97,107 +131,46 @@ int main(int argc, char **argv)
     cfg.max_client_conns = 1024;
     cfg.reload_check_ms = 1000;
     pv_log_set_prefix("proviso-proxy");
-    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (ch) {
-        case 'p':
-            cfg.policy_path = optarg;
-            break;
-        case 'P':
-            if (number("--port", optarg, 65535, &v) != 0) {
-                return 2;
-            }
-            cfg.port = (uint16_t)v;
-            break;
-        case 'b':
-            cfg.bind_addr = optarg;
-            break;
-        case 'a':
-            if (number("--admin-port", optarg, 65535, &v) != 0) {
-                return 2;
-            }
-            cfg.admin_port = (uint16_t)v;
-            cfg.admin_given = true;
-            break;
-        case 'd':
-            cfg.data_dir = optarg;
-            break;
-        case 'l':
-            cfg.log_path = optarg;
-            break;
-        case 'u':
-            cfg.upstream_ca = optarg;
-            break;
-        case 'L':
-            cfg.test_allow_loopback = true;
-            break;
-        case 'H':
-            cfg.hosts_file = optarg;
-            break;
-        case 'f':
-            cfg.port_file = optarg;
-            break;
-        case 'c':
-            if (number("--connect-timeout", optarg, 600000, &v) != 0 || v == 0) {
-                return 2;
-            }
-            cfg.connect_timeout_ms = (unsigned)v;
-            break;
-        case 'i':
-            if (number("--idle-timeout", optarg, 86400000, &v) != 0 || v == 0) {
-                return 2;
-            }
-            cfg.idle_timeout_ms = (unsigned)v;
-            break;
-        case 'T':
-            if (number("--header-timeout", optarg, 86400000, &v) != 0) {
-                return 2;
-            }
-            cfg.header_timeout_ms = (unsigned)v;
-            break;
-        case 'M':
-            if (number("--max-client-conns", optarg, 1000000, &v) != 0 || v == 0) {
-                return 2;
-            }
-            cfg.max_client_conns = (unsigned)v;
-            break;
-        case 'r':
-            if (number("--reload-interval", optarg, 3600000, &v) != 0) {
-                return 2;
-            }
-            cfg.reload_check_ms = (unsigned)v;
-            break;
-        case 'A':
-            cfg.advisor_url = optarg;
-            break;
-        case 'S':
-            cfg.sandbox = optarg;
-            break;
-        case 'k': /* 'T' is --header-timeout */
-            cfg.token_file = optarg;
-            break;
-        case 'K':
-            cfg.skill_dir = optarg;
-            break;
-        case 'U':
-            cfg.unprivileged_identity = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        case 'V':
-            printf("proviso-proxy %s\n", PACKAGE_VERSION);
-            return 0;
-        default:
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (optind != argc) {
-        usage(stderr);
+    switch (pv_args_parse(&proxy_cmd, argc, argv, &a)) {
+    case PV_ARGS_OK:
+        break;
+    case PV_ARGS_EXIT0:
+        return 0;
+    case PV_ARGS_USAGE:
         return 2;
     }
-    if (proxy_advisor_args(&cfg, advisor_policy, sizeof(advisor_policy)) != 0) {
-        usage(stderr);
+    if (a.npos > 0) {
+        return pv_args_usage(&proxy_cmd, "unexpected operand '%s'", a.pos[0]);
+    }
+    if (!number(&a, "port", 0, 65535, &port) || !number(&a, "admin-port", 0, 65535, &admin_port) ||
+        !number(&a, "connect-timeout", 1, 600000, &cfg.connect_timeout_ms) ||
+        !number(&a, "idle-timeout", 1, 86400000, &cfg.idle_timeout_ms) ||
+        !number(&a, "header-timeout", 0, 86400000, &cfg.header_timeout_ms) ||
+        !number(&a, "max-client-conns", 1, 1000000, &cfg.max_client_conns) ||
+        !number(&a, "reload-interval", 0, 3600000, &cfg.reload_check_ms)) {
+        return 2;
+    }
+    cfg.port = (uint16_t)port;
+    cfg.admin_port = (uint16_t)admin_port;
+    cfg.admin_given = pv_args_has(&a, "admin-port");
+    cfg.policy_path = pv_args_get(&a, "policy");
+    if (pv_args_has(&a, "bind")) {
+        cfg.bind_addr = pv_args_get(&a, "bind");
+    }
+    if (pv_args_has(&a, "data-dir")) {
+        cfg.data_dir = pv_args_get(&a, "data-dir");
+    }
+    cfg.log_path = pv_args_get(&a, "log");
+    cfg.upstream_ca = pv_args_get(&a, "upstream-ca");
+    cfg.test_allow_loopback = pv_args_has(&a, "test-allow-loopback");
+    cfg.unprivileged_identity = pv_args_has(&a, "unprivileged-identity");
+    cfg.hosts_file = pv_args_get(&a, "test-hosts-file");
+    cfg.port_file = pv_args_get(&a, "port-file");
+    cfg.advisor_url = pv_args_get(&a, "advisor");
+    cfg.sandbox = pv_args_get(&a, "sandbox");
+    cfg.token_file = pv_args_get(&a, "token-file");
+    cfg.skill_dir = pv_args_get(&a, "skill-dir");
+    if (!files_ok(&cfg) || proxy_advisor_args(&cfg, advisor_policy, sizeof(advisor_policy)) != 0) {
         return 2;
     }
     return proxy_server_run(&cfg);

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "common/pv_args.h"
-#include "common/pv_dynbuf.h"
+#include "common/pv_file.h"
 #include "common/pv_log.h"
 #include "prover/prover.h"
 #include "server/server.h"
@@ -40,105 +40,68 @@ struct options {
     int token_fd;
 };
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: proviso-prover [--port N] [--bind ADDR] [--token-file FILE | --token-fd N]\n"
-            "                      [--config FILE]\n"
-            "\n"
-            "  --port N          listen port (default %u; 0 picks a free port)\n"
-            "  --bind ADDR       listen address (default 127.0.0.1)\n"
-            "  --token-file FILE read the bearer token from FILE\n"
-            "  --token-fd N      read the bearer token from inherited descriptor N\n"
-            "  --config FILE     YAML or JSON settings (docs/operations.md)\n"
-            "\n"
-            "Without a token option a random token is written to a new 0600 file\n"
-            "whose path is logged. SIGTERM drains in-flight requests and exits 0.\n",
-            (unsigned)SERVER_DEFAULT_PORT);
-}
+static const struct pv_opt prover_opts[] = {
+    {"port", "N", "listen port (default " PV_STR(SERVER_DEFAULT_PORT) "; 0 picks a free port)",
+     0},
+    {"bind", "ADDR", "listen address (default 127.0.0.1)", 0},
+    {"token-file", "FILE", "read the bearer token from FILE", 0},
+    {"token-fd", "N", "read the bearer token from inherited descriptor N", 0},
+    {"config", "FILE", "YAML or JSON settings (docs/operations.md)", 0},
+    {"token", "TOKEN",
+     "a token on the command line leaks through /proc; use --token-file or --token-fd",
+     PV_OPT_REFUSE},
+};
 
-/* "--name VALUE" or "--name=VALUE". */
+static const struct pv_cmd prover_cmd = {
+    .prog = "proviso-prover",
+    .synopsis = "[--port N] [--bind ADDR] [--token-file FILE | --token-fd N]\n"
+                "                      [--config FILE]",
+    .summary = "The prover HTTP service: proves what a policy change grants (docs/api.md).\n"
+               "Without a token option a random token is written to a new 0600 file\n"
+               "whose path is logged. SIGTERM drains in-flight requests and exits 0.",
+    .opts = prover_opts,
+    .nopts = PV_ARRAY_LEN(prover_opts),
+    .example = "proviso-prover --port 8787 --token-file /etc/proviso/prover.token",
+    .epilog = "exit: 0 after SIGTERM, 2 on a usage or start-up error",
+    .version = "proviso-prover " PACKAGE_VERSION,
+    .last_wins = true,
+};
+
 static void parse_args(int argc, char **argv, struct options *o)
 {
-    enum opt_id { OPT_PORT, OPT_BIND, OPT_TOKEN_FILE, OPT_TOKEN_FD, OPT_CONFIG };
-    static const struct {
-        const char *name;
-        enum opt_id id;
-    } value_opts[] = {
-        {"--port", OPT_PORT},         {"--bind", OPT_BIND},     {"--token-file", OPT_TOKEN_FILE},
-        {"--token-fd", OPT_TOKEN_FD}, {"--config", OPT_CONFIG},
-    };
+    struct pv_args a;
+    uint64_t v = 0;
 
     memset(o, 0, sizeof(*o));
     o->token_fd = -1;
-    for (int i = 1; i < argc; i++) {
-        const char *v;
-        size_t k;
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            usage(stdout);
-            exit(0);
-        }
-        if (strcmp(argv[i], "--version") == 0) {
-            printf("proviso-prover %s\n", PACKAGE_VERSION);
-            exit(0);
-        }
-        if (strncmp(argv[i], "--token", 7) == 0 && (argv[i][7] == '\0' || argv[i][7] == '=')) {
-            pv_fatal("--token is not accepted: a token on the command line leaks through "
-                     "/proc; use --token-file or --token-fd");
-        }
-        v = NULL;
-        k = 0;
-        while (v == NULL && k < PV_ARRAY_LEN(value_opts)) {
-            v = pv_opt_value(argc, argv, &i, value_opts[k++].name);
-        }
-        if (v == NULL) {
-            usage(stderr);
-            pv_fatal("unknown argument '%s'", argv[i]);
-        }
-        switch (value_opts[k - 1].id) {
-        case OPT_PORT:
-            o->have_port = true;
-            o->port = (uint16_t)pv_opt_number(v, 65535, "--port");
-            break;
-        case OPT_BIND:
-            o->bind = v;
-            break;
-        case OPT_TOKEN_FILE:
-            o->token_file = v;
-            break;
-        case OPT_TOKEN_FD:
-            o->have_fd = true;
-            o->token_fd = (int)pv_opt_number(v, 1u << 20, "--token-fd");
-            break;
-        case OPT_CONFIG:
-            o->config = v;
-            break;
-        }
+    switch (pv_args_parse(&prover_cmd, argc, argv, &a)) {
+    case PV_ARGS_OK:
+        break;
+    case PV_ARGS_EXIT0:
+        exit(0);
+    case PV_ARGS_USAGE:
+        exit(2);
     }
+    if (a.npos > 0) {
+        exit(pv_args_usage(&prover_cmd, "unexpected operand '%s'", a.pos[0]));
+    }
+    if (!pv_args_number(&a, "port", 0, 65535, &v)) {
+        exit(2);
+    }
+    o->have_port = pv_args_has(&a, "port");
+    o->port = (uint16_t)v;
+    v = 0;
+    if (!pv_args_number(&a, "token-fd", 0, 1u << 20, &v)) {
+        exit(2);
+    }
+    o->have_fd = pv_args_has(&a, "token-fd");
+    o->token_fd = o->have_fd ? (int)v : -1;
+    o->bind = pv_args_get(&a, "bind");
+    o->token_file = pv_args_get(&a, "token-file");
+    o->config = pv_args_get(&a, "config");
     if (o->token_file != NULL && o->have_fd) {
-        pv_fatal("use one of --token-file and --token-fd");
+        exit(pv_args_usage(&prover_cmd, "use one of --token-file and --token-fd"));
     }
-}
-
-/* Read 'path' (at most CONFIG_MAX_BYTES) into 'b'; a message on failure. */
-static const char *read_config(const char *path, struct pv_dynbuf *b)
-{
-    char chunk[4096];
-    size_t n;
-    bool big = false;
-    FILE *f = fopen(path, "rb");
-
-    pv_dynbuf_init(b, CONFIG_MAX_BYTES);
-    if (f == NULL) {
-        return "cannot open";
-    }
-    n = fread(chunk, 1, sizeof(chunk), f);
-    while (!big && n > 0) {
-        big = !pv_ok(pv_dynbuf_add(b, chunk, n));
-        n = fread(chunk, 1, sizeof(chunk), f);
-    }
-    fclose(f);
-    return big ? "larger than 64 KiB" : NULL;
 }
 
 static void load_config(const struct options *o, struct server_config *cfg)
@@ -147,15 +110,15 @@ static void load_config(const struct options *o, struct server_config *cfg)
 
     server_config_defaults(cfg);
     if (o->config != NULL) {
-        struct pv_dynbuf b;
-        const char *why = read_config(o->config, &b);
+        char *buf = NULL;
+        size_t len = 0;
         pv_result r;
-        if (why != NULL) {
-            pv_fatal("%s: %s", o->config, why);
+        if (!pv_ok(pv_file_read(o->config, CONFIG_MAX_BYTES, false, &buf, &len, err,
+                                sizeof(err)))) {
+            pv_fatal("%s", err);
         }
-        r = server_config_load(cfg, o->config, b.buf != NULL ? b.buf : "", b.len, err,
-                               sizeof(err));
-        pv_dynbuf_free(&b);
+        r = server_config_load(cfg, o->config, buf, len, err, sizeof(err));
+        free(buf);
         if (!pv_ok(r)) {
             pv_fatal("%s", err);
         }

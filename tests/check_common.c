@@ -4,10 +4,13 @@
 
 #include <check.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/pv.h"
 #include "common/pv_args.h"
+#include "common/pv_file.h"
 #include "common/pv_dynbuf.h"
 #include "common/pv_text.h"
 
@@ -111,24 +114,145 @@ START_TEST(error_table)
 }
 END_TEST
 
-START_TEST(long_options)
-{
-    char *argv[] = {(char *)"x", (char *)"--port=5", (char *)"--port", (char *)"6",
-                    (char *)"--portx", (char *)"7", (char *)"--port="};
-    int argc = (int)PV_ARRAY_LEN(argv);
-    int i = 1;
+/* One command line per row: the status pv_args_parse returns and, when it
+ * goes on, --port's value, how often --tag was given and the operands. */
+static const struct pv_opt args_opts[] = {
+    {"port", "N", "a number", 0},
+    {"tag", "T", "may repeat", PV_OPT_REPEAT},
+    {"quiet", NULL, "a flag", 0},
+    {"token", "TOKEN", "never on the command line", PV_OPT_REFUSE},
+};
+static const struct pv_cmd args_cmd = {
+    .prog = "t", .synopsis = "[options] FILE...", .summary = "test", .opts = args_opts,
+    .nopts = PV_ARRAY_LEN(args_opts), .example = "t --port 1 f", .version = "t 1",
+};
+static const struct {
+    const char *line[6];
+    enum pv_args_status st;
+    const char *port;
+    unsigned tags;
+    bool quiet;
+    const char *pos0, *pos1;
+} args_rows[] = {
+    {{"--port", "5", "f"}, PV_ARGS_OK, "5", 0, false, "f", NULL},
+    {{"--port=6", "f", "g"}, PV_ARGS_OK, "6", 0, false, "f", "g"},
+    {{"f", "--port=", "g"}, PV_ARGS_OK, "", 0, false, "f", "g"},
+    {{"a", "--tag", "x", "--tag=y", "--quiet", "b"}, PV_ARGS_OK, NULL, 2, true, "a", "b"},
+    {{"--", "--port", "-"}, PV_ARGS_OK, NULL, 0, false, "--port", "-"},
+    {{"-", "--port", "-1"}, PV_ARGS_OK, "-1", 0, false, "-", NULL},
+    {{"--help", "--bogus"}, PV_ARGS_EXIT0, NULL, 0, false, NULL, NULL},
+    {{"-h"}, PV_ARGS_EXIT0, NULL, 0, false, NULL, NULL},
+    {{"--version"}, PV_ARGS_EXIT0, NULL, 0, false, NULL, NULL},
+    /* negative rows */
+    {{"--portx", "7"}, PV_ARGS_USAGE, NULL, 0, false, NULL, NULL},
+    {{"--por", "7"}, PV_ARGS_USAGE, NULL, 0, false, NULL, NULL},
+    {{"--port"}, PV_ARGS_USAGE, NULL, 0, false, NULL, NULL},
+    {{"--port", "1", "--port", "2"}, PV_ARGS_USAGE, NULL, 0, false, NULL, NULL},
+    {{"--quiet=yes"}, PV_ARGS_USAGE, NULL, 0, false, NULL, NULL},
+    {{"--token", "secret"}, PV_ARGS_USAGE, NULL, 0, false, NULL, NULL},
+    {{"--token=secret"}, PV_ARGS_USAGE, NULL, 0, false, NULL, NULL},
+    {{"-x"}, PV_ARGS_USAGE, NULL, 0, false, NULL, NULL},
+    {{"f", "-p", "1"}, PV_ARGS_USAGE, NULL, 0, false, NULL, NULL},
+};
 
-    ck_assert_str_eq(pv_opt_value(argc, argv, &i, "--port"), "5");
-    ck_assert_int_eq(i, 1);
-    i = 2;
-    ck_assert_str_eq(pv_opt_value(argc, argv, &i, "--port"), "6");
-    ck_assert_int_eq(i, 3); /* the separate value is consumed */
-    i = 4;
-    ck_assert_ptr_null(pv_opt_value(argc, argv, &i, "--port")); /* a longer name */
-    ck_assert_int_eq(i, 4);
-    i = 6;
-    ck_assert_str_eq(pv_opt_value(argc, argv, &i, "--port"), "");
+START_TEST(args_table)
+{
+    char *argv[8] = {(char *)"t"};
+    int argc = 1;
+    struct pv_args a;
+
+    while (argc < 7 && args_rows[_i].line[argc - 1] != NULL) {
+        argv[argc] = (char *)args_rows[_i].line[argc - 1];
+        argc++;
+    }
+    ck_assert_int_eq(pv_args_parse(&args_cmd, argc, argv, &a), args_rows[_i].st);
+    if (args_rows[_i].st != PV_ARGS_OK) {
+        return;
+    }
+    if (args_rows[_i].port == NULL) {
+        ck_assert_ptr_null(pv_args_get(&a, "port"));
+    } else {
+        ck_assert_str_eq(pv_args_get(&a, "port"), args_rows[_i].port);
+    }
+    ck_assert_uint_eq(pv_args_count(&a, "tag"), args_rows[_i].tags);
+    ck_assert(pv_args_has(&a, "quiet") == args_rows[_i].quiet);
+    ck_assert_int_eq(a.npos, (args_rows[_i].pos0 != NULL) + (args_rows[_i].pos1 != NULL));
+    if (args_rows[_i].pos0 != NULL) {
+        ck_assert_str_eq(a.pos[0], args_rows[_i].pos0);
+    }
+    if (args_rows[_i].pos1 != NULL) {
+        ck_assert_str_eq(a.pos[1], args_rows[_i].pos1);
+    }
+    if (args_rows[_i].tags == 2) {
+        ck_assert_str_eq(pv_args_nth(&a, "tag", 0), "x");
+        ck_assert_str_eq(pv_args_nth(&a, "tag", 1), "y");
+        ck_assert_ptr_null(pv_args_nth(&a, "tag", 2));
+    }
+}
+END_TEST
+
+/* The servers' tables: a repeated option takes the last value. */
+START_TEST(args_last_wins)
+{
+    struct pv_cmd cmd = args_cmd;
+    char *argv[] = {(char *)"t", (char *)"--port", (char *)"1", (char *)"--port=2"};
+    struct pv_args a;
+
+    cmd.last_wins = true;
+    ck_assert_int_eq(pv_args_parse(&cmd, 4, argv, &a), PV_ARGS_OK);
+    ck_assert_str_eq(pv_args_get(&a, "port"), "2");
+    ck_assert_uint_eq(pv_args_count(&a, "port"), 2);
+}
+END_TEST
+
+START_TEST(args_number)
+{
+    char *argv[] = {(char *)"t", (char *)"--port=70000"};
+    struct pv_args a;
+    uint64_t v = 9;
+
+    ck_assert_int_eq(pv_args_parse(&args_cmd, 2, argv, &a), PV_ARGS_OK);
+    ck_assert(!pv_args_number(&a, "port", 0, 65535, &v));
+    ck_assert(pv_args_number(&a, "port", 0, 100000, &v));
+    ck_assert_uint_eq(v, 70000);
+    ck_assert(!pv_args_number(&a, "port", 80000, 100000, &v));
     ck_assert_uint_eq(pv_opt_number("65535", 65535, "--port"), 65535);
+}
+END_TEST
+
+/* pv_file_read: the messages every command and server prints. */
+START_TEST(file_read)
+{
+    char dir[] = "/tmp/check_common_XXXXXX";
+    char path[256];
+    char err[512];
+    char *buf = (char *)"x";
+    size_t len = 7;
+    FILE *f;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    ck_assert(!pv_ok(pv_file_read(dir, 100, false, &buf, &len, err, sizeof(err))));
+    ck_assert_ptr_null(buf);
+    snprintf(path, sizeof(path), "%s: Is a directory", dir);
+    ck_assert_str_eq(err, path);
+    snprintf(path, sizeof(path), "%s/none", dir);
+    ck_assert(!pv_ok(pv_file_read(path, 100, false, &buf, &len, err, sizeof(err))));
+    ck_assert_str_eq(pv_file_reason(path, err), "No such file or directory");
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("0123456789", f);
+    fclose(f);
+    ck_assert(pv_ok(pv_file_read(path, 10, false, &buf, &len, err, sizeof(err))));
+    ck_assert_uint_eq(len, 10);
+    ck_assert_str_eq(buf, "0123456789");
+    free(buf);
+    ck_assert_int_eq(pv_file_read(path, 9, false, &buf, &len, err, sizeof(err)).err,
+                     PV_ERR_TOOBIG);
+    ck_assert_str_eq(pv_file_reason(path, err), "larger than 9 bytes");
+    ck_assert(!pv_ok(pv_file_read("/dev/null", 10, false, &buf, &len, err, sizeof(err))));
+    ck_assert_str_eq(err, "/dev/null: not a regular file");
+    unlink(path);
+    rmdir(dir);
 }
 END_TEST
 
@@ -143,7 +267,10 @@ int main(void)
     tcase_add_loop_test(tc, parse_u64_table, 0, (int)PV_ARRAY_LEN(num_rows));
     tcase_add_test(tc, dynbuf_cap);
     tcase_add_test(tc, error_table);
-    tcase_add_test(tc, long_options);
+    tcase_add_loop_test(tc, args_table, 0, (int)PV_ARRAY_LEN(args_rows));
+    tcase_add_test(tc, args_last_wins);
+    tcase_add_test(tc, args_number);
+    tcase_add_test(tc, file_read);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

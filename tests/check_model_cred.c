@@ -320,7 +320,10 @@ START_TEST(test_load_file)
     unlink(path);
     /* Now missing. */
     ck_assert_ptr_null(model_credset_load_file(path, d));
-    ck_assert(diags_have(d, "cannot read credentials file"));
+    ck_assert(diags_have(d, "No such file or directory"));
+    /* A directory is refused with the common message, not read as empty. */
+    ck_assert_ptr_null(model_credset_load_file("/", d));
+    ck_assert(diags_have(d, "Is a directory"));
     ck_assert_ptr_null(model_credset_load_file(NULL, d));
     ck_assert_ptr_null(model_credset_load("c", NULL, 4, d));
     model_diags_free(d);

@@ -875,7 +875,8 @@ START_TEST(test_load_file)
     free(big);
     ck_assert_ptr_null(model_policy_load_file(path, MODEL_FMT_AUTO, d));
     ck_assert_uint_eq(model_diags_count(d), 1);
-    ck_assert_str_eq(model_diags_msg(d, 0), "policy is larger than 4194304 bytes");
+    /* the common reader's message (common/pv_file.h) */
+    ck_assert_str_eq(model_diags_msg(d, 0), "larger than 4194304 bytes");
     unlink(path);
 
     /* missing */
@@ -883,6 +884,11 @@ START_TEST(test_load_file)
     ck_assert_uint_eq(model_diags_count(d), 2);
     ck_assert_str_eq(model_diags_msg(d, 1), "No such file or directory");
     ck_assert_ptr_eq(strstr(model_diags_line(d, 1), path), model_diags_line(d, 1));
+
+    /* a directory */
+    ck_assert_ptr_null(model_policy_load_file("/", MODEL_FMT_AUTO, d));
+    ck_assert_uint_eq(model_diags_count(d), 3);
+    ck_assert_str_eq(model_diags_line(d, 2), "/: Is a directory");
     model_diags_free(d);
 
     /* in-memory over-size */

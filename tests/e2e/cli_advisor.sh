@@ -127,13 +127,13 @@ start_advisor || exit 1
 # --- usage: exit 2 before any request ----------------------------------------------------
 cli 0 rule approve --help
 out_has "usage: proviso rule approve SANDBOX --chunk-id ID" "approve --help has the synopsis"
-out_has "example:" "approve --help has an example"
+out_has "Example:" "approve --help has an example"
 cli 0 sandbox -h
 out_has "proviso sandbox create NAME --policy FILE" "sandbox -h lists create"
 cli 2 sandbox
-err_has "usage:" "a group without a command prints usage"
+err_has "missing command (see 'proviso sandbox --help')" "a group without a command points to its help"
 cli 2 rule frob sb1
-err_has "unknown command 'rule frob'" "an unknown rule command"
+err_has "proviso rule: unknown command 'frob'" "an unknown rule command"
 cli 2 rule list sb1 --bogus
 err_has "unknown option '--bogus'" "an unknown option"
 cli 2 rule list sb1 --chunk-id x
@@ -143,7 +143,7 @@ err_has "--chunk-id is required" "rule get without --chunk-id"
 cli 2 rule list
 err_has "missing operand" "rule list without SANDBOX"
 cli 2 rule list sb1 sb2
-err_has "unexpected argument 'sb2'" "one operand too many"
+err_has "unexpected operand 'sb2'" "one operand too many"
 cli 2 settings get --global --sandbox sb1
 err_has "exactly one of --global and --sandbox" "both scopes"
 cli 2 settings set proposal_approval_mode auto
@@ -173,7 +173,7 @@ err_has "printable ASCII without spaces" "a token with a space inside"
 cli 2 sandbox list --advisor "$URL" --token-file "$WORK/long.token"
 err_has "a token is 16..4096 bytes" "a token file over 4096 bytes"
 cli 2 sandbox list --advisor "$URL" --token-file "$WORK"
-err_has "not a regular file" "a directory as token file"
+err_has ": Is a directory" "a directory as token file"
 (umask 077 && printf 'not-the-admin-token-0123456789\n' >"$WORK/wrong.token")
 cli 1 sandbox list --advisor "$URL" --token-file "$WORK/wrong.token"
 err_has "unauthorized: invalid bearer token" "a wrong token is refused (401)"

@@ -10,7 +10,7 @@
 set -u
 BUILD=${PV_BUILDDIR:-$(pwd)}
 SRC=${PV_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-PROXY_BIN=$BUILD/proxy/proviso-proxy
+PROXY_BIN=$BUILD/proviso-proxy
 UPSTREAM_BIN=$BUILD/tests/e2e/proxy_upstream
 CURL=/usr/bin/curl
 WGET=/usr/bin/wget
@@ -22,7 +22,7 @@ for tool in "$CURL" "$WGET" openssl; do
     fi
 done
 if [ ! -x "$PROXY_BIN" ] || [ ! -x "$UPSTREAM_BIN" ]; then
-    echo "SKIP: build proxy/proviso-proxy and tests/e2e/proxy_upstream first"
+    echo "SKIP: build proviso-proxy and tests/e2e/proxy_upstream first"
     exit 77
 fi
 
