@@ -16,8 +16,7 @@ N=${1:-200}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${PV_BUILDDIR:-$(pwd)}
 ADV=$BUILD/proviso-advisor
-PROXY=${PV_PROXY_BIN:-$BUILD/proxy/proviso-proxy}
-[ -x "$PROXY" ] || PROXY=$BUILD/proviso-proxy
+PROXY=${PV_PROXY_BIN:-$BUILD/proviso-proxy}
 UPSTREAM=$BUILD/tests/e2e/proxy_upstream
 PY=$(command -v python3) || { echo "needs python3"; exit 2; }
 for b in "$ADV" "$PROXY" "$UPSTREAM"; do

@@ -29,8 +29,7 @@ api PUT /v1/settings/agent_policy_proposals_enabled '{"value":true}'
 api PUT /v1/sandboxes/sb/settings/proposal_approval_mode '{"value":"auto"}'
 
 # The sandbox's proxy follows the advisor through the whole race.
-PROXY_BIN=$PV_BUILDDIR/proxy/proviso-proxy
-[ -x "$PROXY_BIN" ] || PROXY_BIN=$PV_BUILDDIR/proviso-proxy
+PROXY_BIN=$PV_BUILDDIR/proviso-proxy
 printf '%s\n' "$T" >"$WORK/sb.token"
 "$PROXY_BIN" --advisor "$ADV" --sandbox sb --token-file "$WORK/sb.token" \
     --skill-dir "$WORK/skills" --port 0 --admin-port 0 --port-file "$WORK/px.port" \
