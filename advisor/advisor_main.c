@@ -47,10 +47,7 @@ struct options {
     const char *prover_url;
     const char *prover_token_file;
     const char *prover_exe;
-    bool have_port;
-    uint16_t port;
-    bool have_fd;
-    int token_fd;
+    struct pv_server_opts srv; /* --port, --token-fd */
     bool allow_loopback;
     bool export_audit;
     bool no_chain;
@@ -105,29 +102,7 @@ static void parse_args(int argc, char **argv, struct options *o)
     uint64_t v = 0;
 
     memset(o, 0, sizeof(*o));
-    o->token_fd = -1;
-    switch (pv_args_parse(&advisor_cmd, argc, argv, &a)) {
-    case PV_ARGS_OK:
-        break;
-    case PV_ARGS_EXIT0:
-        exit(0);
-    case PV_ARGS_USAGE:
-        exit(2);
-    }
-    if (a.npos > 0) {
-        exit(pv_args_usage(&advisor_cmd, "unexpected operand '%s'", a.pos[0]));
-    }
-    if (!pv_args_number(&a, "port", 0, 65535, &v)) {
-        exit(2);
-    }
-    o->have_port = pv_args_has(&a, "port");
-    o->port = (uint16_t)v;
-    v = 0;
-    if (!pv_args_number(&a, "token-fd", 0, 1u << 20, &v)) {
-        exit(2);
-    }
-    o->have_fd = pv_args_has(&a, "token-fd");
-    o->token_fd = o->have_fd ? (int)v : -1;
+    pv_args_server(&advisor_cmd, argc, argv, &a, &o->srv);
     o->data_dir = pv_args_get(&a, "data-dir");
     o->bind = pv_args_get(&a, "bind");
     o->token_file = pv_args_get(&a, "token-file");
@@ -152,7 +127,7 @@ static void parse_args(int argc, char **argv, struct options *o)
     if (o->since > 0 && !o->export_audit) {
         pv_fatal("--since goes with --export-audit");
     }
-    if (o->token_file != NULL && o->have_fd) {
+    if (o->token_file != NULL && o->srv.have_fd) {
         exit(pv_args_usage(&advisor_cmd, "use one of --token-file and --token-fd"));
     }
     if ((o->prover_url != NULL) != (o->prover_token_file != NULL)) {
@@ -461,8 +436,8 @@ int main(int argc, char **argv)
     if (o.config != NULL) {
         config_load(&a.cfg, o.config);
     }
-    if (o.have_port) {
-        a.cfg.http.port = o.port;
+    if (o.srv.have_port) {
+        a.cfg.http.port = o.srv.port;
     }
     if (o.bind != NULL) {
         if (strlen(o.bind) >= sizeof(a.cfg.http.bind)) {
@@ -533,8 +508,8 @@ int main(int argc, char **argv)
         if (!pv_ok(httpd_token_from_file(&a.admin, o.token_file, err, sizeof(err)))) {
             pv_fatal("token: %s", err);
         }
-    } else if (o.have_fd) {
-        if (!pv_ok(httpd_token_from_fd(&a.admin, o.token_fd, err, sizeof(err)))) {
+    } else if (o.srv.have_fd) {
+        if (!pv_ok(httpd_token_from_fd(&a.admin, o.srv.token_fd, err, sizeof(err)))) {
             pv_fatal("token: %s", err);
         }
     } else if (!pv_ok(httpd_token_generate(&a.admin, o.data_dir, err, sizeof(err)))) {

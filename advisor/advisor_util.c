@@ -19,6 +19,7 @@
 #include <openssl/sha.h>
 
 #include "advisor/advisor.h"
+#include "audit/audit.h"
 #include "advisor/store.h"
 #include "common/pv_log.h"
 #include "model/model.h"
@@ -52,15 +53,7 @@ pv_result advisor_uuid(char out[37])
 
 void advisor_sha256_hex(const void *data, size_t len, char out[65])
 {
-    static const char hex[] = "0123456789abcdef";
-    unsigned char md[SHA256_DIGEST_LENGTH];
-
-    SHA256(data, len, md);
-    for (size_t i = 0; i < sizeof(md); i++) {
-        out[2 * i] = hex[md[i] >> 4];
-        out[2 * i + 1] = hex[md[i] & 15];
-    }
-    out[64] = '\0';
+    audit_sha256_hex(data, len, out);
 }
 
 char *advisor_one_line(const char *s)

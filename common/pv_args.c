@@ -254,3 +254,34 @@ uint64_t pv_opt_number(const char *s, uint64_t max, const char *what)
     }
     return v;
 }
+
+void pv_args_server(const struct pv_cmd *cmd, int argc, char **argv, struct pv_args *a,
+                    struct pv_server_opts *out)
+{
+    uint64_t v = 0;
+
+    memset(out, 0, sizeof(*out));
+    out->token_fd = -1;
+    switch (pv_args_parse(cmd, argc, argv, a)) {
+    case PV_ARGS_OK:
+        break;
+    case PV_ARGS_EXIT0:
+        exit(0);
+    case PV_ARGS_USAGE:
+        exit(2);
+    }
+    if (a->npos > 0) {
+        exit(pv_args_usage(cmd, "unexpected operand '%s'", a->pos[0]));
+    }
+    if (!pv_args_number(a, "port", 0, 65535, &v)) {
+        exit(2);
+    }
+    out->have_port = pv_args_has(a, "port");
+    out->port = (uint16_t)v;
+    v = 0;
+    if (!pv_args_number(a, "token-fd", 0, 1u << 20, &v)) {
+        exit(2);
+    }
+    out->have_fd = pv_args_has(a, "token-fd");
+    out->token_fd = out->have_fd ? (int)v : -1;
+}

@@ -111,6 +111,19 @@ void pv_args_help(const struct pv_cmd *cmd, FILE *out);
 bool pv_args_number(const struct pv_args *a, const char *name, uint64_t min, uint64_t max,
                     uint64_t *out);
 
+/* What both HTTP servers read the same way: --port and --token-fd. */
+struct pv_server_opts {
+    bool have_port;
+    uint16_t port;
+    bool have_fd;
+    int token_fd; /* -1 when absent */
+};
+/* A server's command line: parse 'cmd' into 'a' (exit 0 after --help or
+ * --version; exit 2 on a usage error or an operand) and read --port and
+ * --token-fd (both must be in the table) into 'out'. */
+void pv_args_server(const struct pv_cmd *cmd, int argc, char **argv, struct pv_args *a,
+                    struct pv_server_opts *out);
+
 /* 's' as a number in 0..max, or fatal naming 'what' (start-up only). */
 uint64_t pv_opt_number(const char *s, uint64_t max, const char *what);
 

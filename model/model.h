@@ -200,6 +200,9 @@ enum model_protocol {
     MODEL_PROTO_MCP,
 };
 
+/* True for the protocols the proxy inspects at L7 (every one but none/tcp). */
+bool model_protocol_is_l7(enum model_protocol p);
+
 enum model_access {
     MODEL_ACCESS_NONE,
     MODEL_ACCESS_READ_ONLY,

@@ -587,7 +587,7 @@ static enum ix_grant classify_grant(const struct model_endpoint *e, bool l7)
     return IXG_UNSUPPORTED;
 }
 
-static bool proto_is_l7(enum model_protocol proto)
+bool model_protocol_is_l7(enum model_protocol proto)
 {
     switch (proto) {
     case MODEL_PROTO_REST:
@@ -678,7 +678,7 @@ static pv_result index_fill_eps(struct model_index *ix, const struct model_polic
             x->rule = rule;
             x->ep = e;
             x->rule_idx = (uint32_t)r;
-            x->l7 = proto_is_l7(e->proto) && !e->tls_skip;
+            x->l7 = model_protocol_is_l7(e->proto) && !e->tls_skip;
             x->rest_like = e->proto == MODEL_PROTO_REST || e->proto == MODEL_PROTO_WEBSOCKET;
             x->grant = (uint8_t)classify_grant(e, x->l7);
             x->unresolved = e->target_sandbox.s != NULL && e->target_sandbox.s[0] != '\0' &&

@@ -32,30 +32,13 @@ const char *model_warning_code(enum model_warning w)
     return (unsigned)w < MODEL_WARN__COUNT ? warn_codes[w] : "unknown";
 }
 
-static bool is_l7(enum model_protocol p)
-{
-    switch (p) {
-    case MODEL_PROTO_NONE:
-    case MODEL_PROTO_TCP:
-        return false;
-    case MODEL_PROTO_REST:
-    case MODEL_PROTO_WEBSOCKET:
-    case MODEL_PROTO_GRAPHQL:
-    case MODEL_PROTO_SQL:
-    case MODEL_PROTO_JSONRPC:
-    case MODEL_PROTO_MCP:
-        return true;
-    }
-    return false;
-}
-
 static void endpoint_warnings(const struct model_policy *p, const struct model_rule *r,
                               const struct model_endpoint *e, model_warn_fn fn, void *arg)
 {
     const char *key = r->key != NULL ? r->key : "?";
     char msg[256];
 
-    if (is_l7(e->proto) && !e->tls_skip && !e->enforce) {
+    if (model_protocol_is_l7(e->proto) && !e->tls_skip && !e->enforce) {
         struct model_mark m = e->enforcement.s != NULL ? e->enforcement.mark : e->mark;
 
         (void)snprintf(msg, sizeof(msg),
@@ -69,7 +52,7 @@ static void endpoint_warnings(const struct model_policy *p, const struct model_r
                        "covers, now and later", key, e->host.s);
         fn(arg, MODEL_WARN_WILDCARD_HOST, p->file, e->host.mark.line, e->host.mark.col, msg);
     }
-    if (e->path.s != NULL && (!is_l7(e->proto) || e->tls_skip)) {
+    if (e->path.s != NULL && (!model_protocol_is_l7(e->proto) || e->tls_skip)) {
         (void)snprintf(msg, sizeof(msg), "rule '%s': 'path: %s' on an L4 endpoint is not "
                        "enforced: the bytes are not inspected", key, e->path.s);
         fn(arg, MODEL_WARN_PATH_ON_L4, p->file, e->path.mark.line, e->path.mark.col, msg);

@@ -38,23 +38,6 @@ void prover_units_recycle(struct prover_units *spare, struct prover_units *us)
     memset(us, 0, sizeof(*us));
 }
 
-static bool proto_is_l7(enum model_protocol p)
-{
-    switch (p) {
-    case MODEL_PROTO_NONE:
-    case MODEL_PROTO_TCP:
-        return false;
-    case MODEL_PROTO_REST:
-    case MODEL_PROTO_WEBSOCKET:
-    case MODEL_PROTO_GRAPHQL:
-    case MODEL_PROTO_SQL:
-    case MODEL_PROTO_JSONRPC:
-    case MODEL_PROTO_MCP:
-        return true;
-    }
-    return false;
-}
-
 pv_result prover_units_collect(struct prover_units *us, const struct model_policy *p,
                                enum prover_side side)
 {
@@ -117,7 +100,7 @@ pv_result prover_units_collect(struct prover_units *us, const struct model_polic
                 u->fplen = v.fp != NULL ? v.fplen : us->arena.len - off;
                 u->fp = v.fp;
                 u->hash = prover_hash64(b, strlen(b), fph);
-                u->l7 = proto_is_l7(v.proto) && !v.tls_skip;
+                u->l7 = model_protocol_is_l7(v.proto) && !v.tls_skip;
                 u->bpat = u->hpat = u->hip = u->spat = SIZE_MAX;
             }
         }

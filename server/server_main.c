@@ -34,10 +34,7 @@ struct options {
     const char *config;
     const char *token_file;
     const char *bind;
-    bool have_port;
-    uint16_t port;
-    bool have_fd;
-    int token_fd;
+    struct pv_server_opts srv; /* --port, --token-fd */
 };
 
 static const struct pv_opt prover_opts[] = {
@@ -70,36 +67,13 @@ static const struct pv_cmd prover_cmd = {
 static void parse_args(int argc, char **argv, struct options *o)
 {
     struct pv_args a;
-    uint64_t v = 0;
 
     memset(o, 0, sizeof(*o));
-    o->token_fd = -1;
-    switch (pv_args_parse(&prover_cmd, argc, argv, &a)) {
-    case PV_ARGS_OK:
-        break;
-    case PV_ARGS_EXIT0:
-        exit(0);
-    case PV_ARGS_USAGE:
-        exit(2);
-    }
-    if (a.npos > 0) {
-        exit(pv_args_usage(&prover_cmd, "unexpected operand '%s'", a.pos[0]));
-    }
-    if (!pv_args_number(&a, "port", 0, 65535, &v)) {
-        exit(2);
-    }
-    o->have_port = pv_args_has(&a, "port");
-    o->port = (uint16_t)v;
-    v = 0;
-    if (!pv_args_number(&a, "token-fd", 0, 1u << 20, &v)) {
-        exit(2);
-    }
-    o->have_fd = pv_args_has(&a, "token-fd");
-    o->token_fd = o->have_fd ? (int)v : -1;
+    pv_args_server(&prover_cmd, argc, argv, &a, &o->srv);
     o->bind = pv_args_get(&a, "bind");
     o->token_file = pv_args_get(&a, "token-file");
     o->config = pv_args_get(&a, "config");
-    if (o->token_file != NULL && o->have_fd) {
+    if (o->token_file != NULL && o->srv.have_fd) {
         exit(pv_args_usage(&prover_cmd, "use one of --token-file and --token-fd"));
     }
 }
@@ -123,8 +97,8 @@ static void load_config(const struct options *o, struct server_config *cfg)
             pv_fatal("%s", err);
         }
     }
-    if (o->have_port) {
-        cfg->port = o->port;
+    if (o->srv.have_port) {
+        cfg->port = o->srv.port;
     }
     if (o->bind != NULL) {
         if (strlen(o->bind) >= sizeof(cfg->bind)) {
@@ -144,8 +118,8 @@ static void load_token(const struct options *o, struct httpd_token *tok)
 
     if (o->token_file != NULL) {
         r = httpd_token_from_file(tok, o->token_file, err, sizeof(err));
-    } else if (o->have_fd) {
-        r = httpd_token_from_fd(tok, o->token_fd, err, sizeof(err));
+    } else if (o->srv.have_fd) {
+        r = httpd_token_from_fd(tok, o->srv.token_fd, err, sizeof(err));
     } else {
         r = httpd_token_generate(tok, NULL, err, sizeof(err));
     }
