@@ -749,6 +749,14 @@ static bool client_half_closed(struct proxy_conn *c)
         complete = false;
         break;
     }
+    if (!complete && c->state == PROXY_ST_HEAD && c->c != NULL &&
+        evbuffer_get_length(bufferevent_get_output(c->c)) > 0) {
+        /* between requests, the last response still queued: the half-close
+         * came after the request was answered, so flush the answer and close
+         * (killing here would drop a response already decided and logged) */
+        proxy_conn_reply_close(c, NULL, 0);
+        return true;
+    }
     if (!complete) {
         return false;
     }
