@@ -32,7 +32,7 @@
 struct store;
 
 /* The schema version this build writes (migrations run on open). */
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 
 /* Open (creating when missing) the store in directory 'dir'. A newer schema
  * than STORE_SCHEMA_VERSION is refused. Message in 'err' on failure. */

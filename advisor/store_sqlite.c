@@ -30,9 +30,24 @@
 
 #include "advisor/store.h"
 
+/* Prepared statements are kept per connection and reused (preparing one
+ * cost as much as the rest of a submission's store work): prep() hands out
+ * the cached statement for the same SQL text when it is not in use, and
+ * done() resets it for the next caller. A statement in use (a nested query
+ * of the same text) or a full cache gets a fresh one, finalised by done(). */
+#define STMT_CACHE 64
+
+struct stmt_slot {
+    char *sql;
+    sqlite3_stmt *st;
+    bool busy;
+};
+
 struct store {
     sqlite3 *db;
     bool in_tx;
+    size_t nstmts;
+    struct stmt_slot stmts[STMT_CACHE];
 };
 
 #define BUSY_TIMEOUT_MS 30000
@@ -90,6 +105,19 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
      * and its digest. */
     "ALTER TABLE events ADD COLUMN record TEXT NOT NULL DEFAULT '';"
     "ALTER TABLE events ADD COLUMN seal TEXT NOT NULL DEFAULT '';",
+    /* 2 -> 3: what every submission reads comes from an index, not from a
+     * scan of the sandbox's chunks: the next draft version, the approval
+     * sequence, the pending chunks of a key in creation order (supersede;
+     * without created_ms the planner preferred chunks_by_sandbox) and the
+     * approved chunks in approval order (composition). */
+    "CREATE INDEX chunks_by_draft ON chunks (sandbox, draft_version);"
+    "CREATE INDEX chunks_by_seq ON chunks (sandbox, approved_seq);"
+    "DROP INDEX chunks_by_key;"
+    "CREATE INDEX chunks_by_key ON chunks (sandbox, status, host, port, binary, created_ms);"
+    "CREATE INDEX chunks_by_status ON chunks (sandbox, status, approved_seq);"
+    "DROP INDEX chunks_by_dedup;"
+    "CREATE INDEX chunks_by_dedup ON chunks (sandbox, dedup_key, created_ms) "
+    "WHERE dedup_key <> '';",
 };
 
 /* ===========================================================================
@@ -105,11 +133,59 @@ static pv_result exec(struct store *s, const char *sql)
 static sqlite3_stmt *prep(struct store *s, const char *sql)
 {
     sqlite3_stmt *st = NULL;
+    struct stmt_slot *free_slot = NULL;
 
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+    for (size_t i = 0; i < s->nstmts; i++) {
+        struct stmt_slot *k = &s->stmts[i];
+        if (strcmp(k->sql, sql) == 0) {
+            if (!k->busy) {
+                k->busy = true;
+                return k->st;
+            }
+            break; /* in use: a fresh, uncached one */
+        }
+    }
+    if (s->nstmts < STMT_CACHE) {
+        free_slot = &s->stmts[s->nstmts];
+    }
+    if (sqlite3_prepare_v3(s->db, sql, -1, free_slot != NULL ? SQLITE_PREPARE_PERSISTENT : 0,
+                           &st, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
         return NULL;
     }
+    if (free_slot != NULL && (free_slot->sql = pv_strdup(sql)) != NULL) {
+        free_slot->st = st;
+        free_slot->busy = true;
+        s->nstmts++;
+    }
     return st;
+}
+
+/* Give a statement back: a cached one is reset (ending any read it holds)
+ * and its bindings cleared; any other is finalised. */
+static void done(struct store *s, sqlite3_stmt *st)
+{
+    if (st == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < s->nstmts; i++) {
+        if (s->stmts[i].st == st && s->stmts[i].busy) {
+            (void)sqlite3_reset(st);
+            (void)sqlite3_clear_bindings(st);
+            s->stmts[i].busy = false;
+            return;
+        }
+    }
+    sqlite3_finalize(st);
+}
+
+static void stmt_cache_free(struct store *s)
+{
+    for (size_t i = 0; i < s->nstmts; i++) {
+        sqlite3_finalize(s->stmts[i].st);
+        free(s->stmts[i].sql);
+    }
+    s->nstmts = 0;
 }
 
 /* Bind a list of values: 's' text (NULL binds ""), 'i' int64, 'd' double. */
@@ -148,13 +224,13 @@ static bool bind(sqlite3_stmt *st, const char *types, ...)
 }
 
 /* Run a statement that returns no rows; finalises it. */
-static pv_result run(sqlite3_stmt *st)
+static pv_result run(struct store *s, sqlite3_stmt *st)
 {
     int rc;
 
     PV_ENSURE(st != NULL, PV_ERR_IO);
     rc = sqlite3_step(st);
-    sqlite3_finalize(st);
+    done(s, st);
     if (rc == SQLITE_CONSTRAINT) {
         PV_BAIL(PV_ERR_EXISTS);
     }
@@ -186,7 +262,7 @@ static pv_result migrate(struct store *s, char *err, size_t errlen)
 
     PV_ENSURE(st != NULL && sqlite3_step(st) == SQLITE_ROW, PV_ERR_IO);
     version = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
+    done(s, st);
     if (version > STORE_SCHEMA_VERSION) {
         snprintf(err, errlen, "database schema version %d is newer than this build's (%d)",
                  version, STORE_SCHEMA_VERSION);
@@ -262,6 +338,7 @@ void store_close(struct store *s)
     if (s->in_tx) {
         store_rollback(s);
     }
+    stmt_cache_free(s);
     sqlite3_close(s->db);
     free(s);
 }
@@ -476,10 +553,10 @@ pv_result store_blob_put(struct store *s, const void *data, size_t len, char sha
     PV_ENSURE(st != NULL, PV_ERR_IO);
     if (sqlite3_bind_text(st, 1, sha, 64, SQLITE_TRANSIENT) != SQLITE_OK ||
         sqlite3_bind_blob(st, 2, len > 0 ? data : "", (int)len, SQLITE_TRANSIENT) != SQLITE_OK) {
-        sqlite3_finalize(st);
+        done(s, st);
         PV_BAIL(PV_ERR_IO);
     }
-    return run(st);
+    return run(s, st);
 }
 
 char *store_blob_get(struct store *s, const char *sha, size_t *len)
@@ -488,7 +565,7 @@ char *store_blob_get(struct store *s, const char *sha, size_t *len)
     char *out = NULL;
 
     if (st == NULL || !bind(st, "s", sha)) {
-        sqlite3_finalize(st);
+        done(s, st);
         return NULL;
     }
     if (sqlite3_step(st) == SQLITE_ROW) {
@@ -505,7 +582,7 @@ char *store_blob_get(struct store *s, const char *sha, size_t *len)
             }
         }
     }
-    sqlite3_finalize(st);
+    done(s, st);
     return out;
 }
 
@@ -554,10 +631,10 @@ pv_result store_sandbox_create(struct store *s, struct store_sandbox *sb)
     if (st == NULL || !bind(st, "sssssi", sb->name, sb->token_sha256, sb->credentials,
                             sb->boundary, sb->addresses != NULL ? sb->addresses : "[]",
                             sb->created_ms)) {
-        sqlite3_finalize(st);
+        done(s, st);
         PV_BAIL(PV_ERR_IO);
     }
-    PV_GUARD(run(st));
+    PV_GUARD(run(s, st));
     sb->id = sqlite3_last_insert_rowid(s->db);
     return PV_RESULT_OK;
 }
@@ -572,7 +649,7 @@ static pv_result sandbox_get_by(struct store *s, const char *sql, const char *ty
     memset(out, 0, sizeof(*out));
     PV_ENSURE(st != NULL, PV_ERR_IO);
     if (!(types[0] == 's' ? bind(st, "s", name) : bind(st, "i", id))) {
-        sqlite3_finalize(st);
+        done(s, st);
         PV_BAIL(PV_ERR_IO);
     }
     rc = sqlite3_step(st);
@@ -581,7 +658,7 @@ static pv_result sandbox_get_by(struct store *s, const char *sql, const char *ty
     } else {
         r = pv_fail(rc == SQLITE_DONE ? PV_ERR_NOTFOUND : PV_ERR_IO, __func__);
     }
-    sqlite3_finalize(st);
+    done(s, st);
     return r;
 }
 
@@ -604,10 +681,10 @@ pv_result store_sandbox_update(struct store *s, const struct store_sandbox *sb)
 
     if (st == NULL || !bind(st, "ssssi", sb->token_sha256, sb->credentials, sb->boundary,
                             sb->addresses != NULL ? sb->addresses : "[]", sb->id)) {
-        sqlite3_finalize(st);
+        done(s, st);
         PV_BAIL(PV_ERR_IO);
     }
-    PV_GUARD(run(st));
+    PV_GUARD(run(s, st));
     PV_ENSURE(sqlite3_changes(s->db) == 1, PV_ERR_NOTFOUND);
     return PV_RESULT_OK;
 }
@@ -624,10 +701,10 @@ pv_result store_sandbox_delete(struct store *s, int64_t id)
     for (size_t i = 0; i < PV_ARRAY_LEN(sql); i++) {
         sqlite3_stmt *st = prep(s, sql[i]);
         if (st == NULL || !bind(st, "i", id)) {
-            sqlite3_finalize(st);
+            done(s, st);
             PV_BAIL(PV_ERR_IO);
         }
-        PV_GUARD(run(st));
+        PV_GUARD(run(s, st));
     }
     PV_ENSURE(sqlite3_changes(s->db) == 1, PV_ERR_NOTFOUND);
     return PV_RESULT_OK;
@@ -643,13 +720,13 @@ pv_result store_sandbox_each(struct store *s,
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         struct store_sandbox sb;
         if (!pv_ok(sandbox_row(st, &sb))) {
-            sqlite3_finalize(st);
+            done(s, st);
             PV_BAIL(PV_ERR_NOMEM);
         }
         fn(arg, &sb);
         store_sandbox_clear(&sb);
     }
-    sqlite3_finalize(st);
+    done(s, st);
     PV_ENSURE(rc == SQLITE_DONE, PV_ERR_IO);
     return PV_RESULT_OK;
 }
@@ -666,7 +743,7 @@ char *store_setting_get(struct store *s, const char *scope, const char *key)
     if (st != NULL && bind(st, "ss", scope, key) && sqlite3_step(st) == SQLITE_ROW) {
         out = col_text(st, 0);
     }
-    sqlite3_finalize(st);
+    done(s, st);
     return out;
 }
 
@@ -677,10 +754,10 @@ pv_result store_setting_put(struct store *s, const char *scope, const char *key,
                                "ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value");
 
     if (st == NULL || !bind(st, "sss", scope, key, json)) {
-        sqlite3_finalize(st);
+        done(s, st);
         PV_BAIL(PV_ERR_IO);
     }
-    return run(st);
+    return run(s, st);
 }
 
 pv_result store_setting_delete(struct store *s, const char *scope, const char *key)
@@ -688,10 +765,10 @@ pv_result store_setting_delete(struct store *s, const char *scope, const char *k
     sqlite3_stmt *st = prep(s, "DELETE FROM settings WHERE scope = ? AND key = ?");
 
     if (st == NULL || !bind(st, "ss", scope, key)) {
-        sqlite3_finalize(st);
+        done(s, st);
         PV_BAIL(PV_ERR_IO);
     }
-    PV_GUARD(run(st));
+    PV_GUARD(run(s, st));
     PV_ENSURE(sqlite3_changes(s->db) == 1, PV_ERR_NOTFOUND);
     return PV_RESULT_OK;
 }
@@ -717,12 +794,12 @@ static pv_result revision_one(struct store *s, const char *sql, int64_t sandbox,
     memset(out, 0, sizeof(*out));
     PV_ENSURE(st != NULL, PV_ERR_IO);
     if (!(with_rev ? bind(st, "ii", sandbox, rev) : bind(st, "i", sandbox))) {
-        sqlite3_finalize(st);
+        done(s, st);
         PV_BAIL(PV_ERR_IO);
     }
     rc = sqlite3_step(st);
     if (rc != SQLITE_ROW) {
-        sqlite3_finalize(st);
+        done(s, st);
         PV_BAIL(rc == SQLITE_DONE ? PV_ERR_NOTFOUND : PV_ERR_IO);
     }
     out->rev = sqlite3_column_int64(st, 0);
@@ -731,7 +808,7 @@ static pv_result revision_one(struct store *s, const char *sql, int64_t sandbox,
     out->hash = col_text(st, 3);
     out->cause = col_text(st, 4);
     out->created_ms = sqlite3_column_int64(st, 5);
-    sqlite3_finalize(st);
+    done(s, st);
     if (out->blob == NULL || out->hash == NULL || out->cause == NULL) {
         store_revision_clear(out);
         PV_BAIL(PV_ERR_NOMEM);
@@ -752,17 +829,17 @@ static pv_result revision_put(struct store *s, const char *table, int64_t sandbo
     snprintf(sql, sizeof(sql), "SELECT COALESCE(MAX(rev), 0) FROM %s WHERE sandbox = ?", table);
     st = prep(s, sql);
     if (st == NULL || !bind(st, "i", sandbox) || sqlite3_step(st) != SQLITE_ROW) {
-        sqlite3_finalize(st);
+        done(s, st);
         PV_BAIL(PV_ERR_IO);
     }
     r->rev = sqlite3_column_int64(st, 0) + 1;
-    sqlite3_finalize(st);
+    done(s, st);
     if (base) {
         st = prep(s, "INSERT INTO base_revisions (sandbox, rev, blob, hash, cause, created_ms) "
                      "VALUES (?, ?, ?, ?, ?, ?)");
         if (st == NULL ||
             !bind(st, "iisssi", sandbox, r->rev, r->blob, r->hash, r->cause, r->created_ms)) {
-            sqlite3_finalize(st);
+            done(s, st);
             PV_BAIL(PV_ERR_IO);
         }
     } else {
@@ -770,11 +847,11 @@ static pv_result revision_put(struct store *s, const char *table, int64_t sandbo
                      "created_ms) VALUES (?, ?, ?, ?, ?, ?, ?)");
         if (st == NULL || !bind(st, "iiisssi", sandbox, r->rev, r->base_rev, r->blob, r->hash,
                                 r->cause, r->created_ms)) {
-            sqlite3_finalize(st);
+            done(s, st);
             PV_BAIL(PV_ERR_IO);
         }
     }
-    return run(st);
+    return run(s, st);
 }
 
 pv_result store_base_put(struct store *s, int64_t sandbox, struct store_revision *r)
@@ -817,10 +894,10 @@ pv_result store_loaded_put(struct store *s, int64_t sandbox, int64_t rev, const 
     sqlite3_stmt *st = prep(s, "INSERT INTO loaded (sandbox, rev, hash, at_ms) VALUES (?, ?, ?, ?)");
 
     if (st == NULL || !bind(st, "iisi", sandbox, rev, hash, at_ms)) {
-        sqlite3_finalize(st);
+        done(s, st);
         PV_BAIL(PV_ERR_IO);
     }
-    return run(st);
+    return run(s, st);
 }
 
 static int64_t one_int(struct store *s, const char *sql, int64_t sandbox)
@@ -831,7 +908,7 @@ static int64_t one_int(struct store *s, const char *sql, int64_t sandbox)
     if (st != NULL && bind(st, "i", sandbox) && sqlite3_step(st) == SQLITE_ROW) {
         v = sqlite3_column_int64(st, 0);
     }
-    sqlite3_finalize(st);
+    done(s, st);
     return v;
 }
 
@@ -929,10 +1006,10 @@ pv_result store_chunk_insert(struct store *s, const struct store_chunk *c)
               c->rejection_reason, c->application_error, c->review_token, c->current_hash,
               c->candidate_hash, c->analysis_mode, c->dedup_key, c->stage, c->evidence,
               c->approved_seq, c->approved_rev, (int64_t)c->auto_approved, c->decided_by)) {
-        sqlite3_finalize(st);
+        done(s, st);
         PV_BAIL(PV_ERR_IO);
     }
-    return run(st);
+    return run(s, st);
 }
 
 /* The one chunk a query keyed by (sandbox, text) selects. */
@@ -946,13 +1023,13 @@ static pv_result chunk_one(struct store *s, const char *sql, int64_t sandbox, co
     memset(out, 0, sizeof(*out));
     PV_ENSURE(st != NULL, PV_ERR_IO);
     if (!bind(st, "is", sandbox, text)) {
-        sqlite3_finalize(st);
+        done(s, st);
         PV_BAIL(PV_ERR_IO);
     }
     rc = sqlite3_step(st);
     r = rc == SQLITE_ROW ? chunk_row(st, out)
                          : pv_fail(rc == SQLITE_DONE ? PV_ERR_NOTFOUND : PV_ERR_IO, __func__);
-    sqlite3_finalize(st);
+    done(s, st);
     return r;
 }
 
@@ -981,15 +1058,15 @@ pv_result store_chunk_update(struct store *s, const struct store_chunk *c,
               c->review_token, c->current_hash, c->candidate_hash, c->evidence, c->approved_seq,
               c->approved_rev, (int64_t)c->auto_approved, c->decided_by, c->id, c->sandbox,
               expect_status)) {
-        sqlite3_finalize(st);
+        done(s, st);
         PV_BAIL(PV_ERR_IO);
     }
-    PV_GUARD(run(st));
+    PV_GUARD(run(s, st));
     PV_ENSURE(sqlite3_changes(s->db) == 1, PV_ERR_CONFLICT);
     return PV_RESULT_OK;
 }
 
-static pv_result chunk_each(sqlite3_stmt *st,
+static pv_result chunk_each(struct store *s, sqlite3_stmt *st,
                             void (*fn)(void *arg, const struct store_chunk *c), void *arg)
 {
     int rc;
@@ -997,13 +1074,13 @@ static pv_result chunk_each(sqlite3_stmt *st,
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         struct store_chunk c;
         if (!pv_ok(chunk_row(st, &c))) {
-            sqlite3_finalize(st);
+            done(s, st);
             PV_BAIL(PV_ERR_NOMEM);
         }
         fn(arg, &c);
         store_chunk_clear(&c);
     }
-    sqlite3_finalize(st);
+    done(s, st);
     PV_ENSURE(rc == SQLITE_DONE, PV_ERR_IO);
     return PV_RESULT_OK;
 }
@@ -1016,10 +1093,10 @@ pv_result store_chunk_each(struct store *s, int64_t sandbox, const char *status,
 
     PV_ENSURE(st != NULL, PV_ERR_IO);
     if (!bind(st, "iss", sandbox, status != NULL ? status : "", status != NULL ? status : "")) {
-        sqlite3_finalize(st);
+        done(s, st);
         PV_BAIL(PV_ERR_IO);
     }
-    return chunk_each(st, fn, arg);
+    return chunk_each(s, st, fn, arg);
 }
 
 pv_result store_chunk_each_key(struct store *s, int64_t sandbox, const char *status,
@@ -1032,10 +1109,10 @@ pv_result store_chunk_each_key(struct store *s, int64_t sandbox, const char *sta
 
     PV_ENSURE(st != NULL, PV_ERR_IO);
     if (!bind(st, "issis", sandbox, status, host, port, binary)) {
-        sqlite3_finalize(st);
+        done(s, st);
         PV_BAIL(PV_ERR_IO);
     }
-    return chunk_each(st, fn, arg);
+    return chunk_each(s, st, fn, arg);
 }
 
 pv_result store_chunk_each_approved(struct store *s, int64_t sandbox,
@@ -1046,10 +1123,10 @@ pv_result store_chunk_each_approved(struct store *s, int64_t sandbox,
 
     PV_ENSURE(st != NULL, PV_ERR_IO);
     if (!bind(st, "i", sandbox)) {
-        sqlite3_finalize(st);
+        done(s, st);
         PV_BAIL(PV_ERR_IO);
     }
-    return chunk_each(st, fn, arg);
+    return chunk_each(s, st, fn, arg);
 }
 
 pv_result store_chunk_by_dedup(struct store *s, int64_t sandbox, const char *key,
@@ -1057,7 +1134,7 @@ pv_result store_chunk_by_dedup(struct store *s, int64_t sandbox, const char *key
 {
     return chunk_one(s,
                      "SELECT " CHUNK_COLS " FROM chunks WHERE sandbox = ? AND dedup_key = ? "
-                     "ORDER BY created_ms DESC, rowid DESC LIMIT 1",
+                     "AND dedup_key <> '' ORDER BY created_ms DESC, rowid DESC LIMIT 1",
                      sandbox, key, out);
 }
 
@@ -1078,10 +1155,10 @@ pv_result store_chunk_clear_pending(struct store *s, int64_t sandbox, int64_t *n
     sqlite3_stmt *st = prep(s, "DELETE FROM chunks WHERE sandbox = ? AND status = 'pending'");
 
     if (st == NULL || !bind(st, "i", sandbox)) {
-        sqlite3_finalize(st);
+        done(s, st);
         PV_BAIL(PV_ERR_IO);
     }
-    PV_GUARD(run(st));
+    PV_GUARD(run(s, st));
     *n = sqlite3_changes(s->db);
     return PV_RESULT_OK;
 }
@@ -1110,22 +1187,22 @@ pv_result store_event_append(struct store *s, struct store_event *e)
     }
     st = prep(s, "SELECT COALESCE(MAX(seq), 0) + 1 FROM events");
     if (st == NULL || sqlite3_step(st) != SQLITE_ROW) {
-        sqlite3_finalize(st);
+        done(s, st);
         PV_BAIL(PV_ERR_IO);
     }
     e->seq = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
+    done(s, st);
     st = prep(s, "INSERT INTO events (seq, ts_ms, sandbox, kind, line, json, record, seal) "
                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
     if (st == NULL || !bind(st, "iissssss", e->seq, e->ts_ms, e->sandbox, e->kind, e->line,
                             e->json, e->record, e->seal)) {
-        sqlite3_finalize(st);
+        done(s, st);
         PV_BAIL(PV_ERR_IO);
     }
-    return run(st);
+    return run(s, st);
 }
 
-static pv_result seal_row(sqlite3_stmt *st, int64_t *seq, char seal[65])
+static pv_result seal_row(struct store *s, sqlite3_stmt *st, int64_t *seq, char seal[65])
 {
     int rc;
 
@@ -1138,7 +1215,7 @@ static pv_result seal_row(sqlite3_stmt *st, int64_t *seq, char seal[65])
         }
         snprintf(seal, 65, "%s", t != NULL ? (const char *)t : "");
     }
-    sqlite3_finalize(st);
+    done(s, st);
     PV_ENSURE(rc == SQLITE_ROW || rc == SQLITE_DONE, PV_ERR_IO);
     PV_ENSURE(rc == SQLITE_ROW, PV_ERR_NOTFOUND);
     return PV_RESULT_OK;
@@ -1146,7 +1223,7 @@ static pv_result seal_row(sqlite3_stmt *st, int64_t *seq, char seal[65])
 
 pv_result store_event_head(struct store *s, int64_t *seq, char seal[65])
 {
-    pv_result r = seal_row(prep(s, "SELECT seq, seal FROM events ORDER BY seq DESC LIMIT 1"),
+    pv_result r = seal_row(s, prep(s, "SELECT seq, seal FROM events ORDER BY seq DESC LIMIT 1"),
                            seq, seal);
 
     if (r.err == PV_ERR_NOTFOUND) {
@@ -1164,10 +1241,10 @@ pv_result store_event_set_record(struct store *s, int64_t seq, const char *recor
     sqlite3_stmt *st = prep(s, "UPDATE events SET record = ?, seal = ? WHERE seq = ? AND record = ''");
 
     if (st == NULL || !bind(st, "ssi", record, seal, seq)) {
-        sqlite3_finalize(st);
+        done(s, st);
         PV_BAIL(PV_ERR_IO);
     }
-    PV_GUARD(run(st));
+    PV_GUARD(run(s, st));
     PV_ENSURE(sqlite3_changes(s->db) == 1, PV_ERR_CONFLICT);
     return PV_RESULT_OK;
 }
@@ -1177,10 +1254,10 @@ pv_result store_event_seal(struct store *s, int64_t seq, char seal[65])
     sqlite3_stmt *st = prep(s, "SELECT seq, seal FROM events WHERE seq = ?");
 
     if (st != NULL && !bind(st, "i", seq)) {
-        sqlite3_finalize(st);
+        done(s, st);
         PV_BAIL(PV_ERR_IO);
     }
-    return seal_row(st, NULL, seal);
+    return seal_row(s, st, NULL, seal);
 }
 
 pv_result store_event_each(struct store *s, int64_t after, size_t limit,
@@ -1193,7 +1270,7 @@ pv_result store_event_each(struct store *s, int64_t after, size_t limit,
 
     PV_ENSURE(st != NULL, PV_ERR_IO);
     if (!bind(st, "ii", after, (int64_t)limit)) {
-        sqlite3_finalize(st);
+        done(s, st);
         PV_BAIL(PV_ERR_IO);
     }
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1209,13 +1286,13 @@ pv_result store_event_each(struct store *s, int64_t after, size_t limit,
         if (e.sandbox == NULL || e.kind == NULL || e.line == NULL || e.json == NULL ||
             e.record == NULL || e.seal == NULL) {
             store_event_clear(&e);
-            sqlite3_finalize(st);
+            done(s, st);
             PV_BAIL(PV_ERR_NOMEM);
         }
         fn(arg, &e);
         store_event_clear(&e);
     }
-    sqlite3_finalize(st);
+    done(s, st);
     PV_ENSURE(rc == SQLITE_DONE, PV_ERR_IO);
     return PV_RESULT_OK;
 }
