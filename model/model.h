@@ -174,6 +174,9 @@ pv_result model_policy_compile(struct model_policy *p) PV_WUR;
 /* Canonical emitters (model_canon.c): stable key order, empty values omitted,
  * "port" for one port and "ports" for several. New NUL-terminated string. */
 char *model_policy_to_yaml(const struct model_policy *p, size_t *len);
+/* Both at once, from one canonical tree: the YAML (as model_policy_to_yaml)
+ * and 'hash' set to model_policy_sha256's value. */
+char *model_policy_to_yaml_sha256(const struct model_policy *p, size_t *len, char hash[65]);
 char *model_policy_to_json(const struct model_policy *p, size_t *len);
 /* Hex SHA-256 of the canonical JSON (64 chars + NUL into out). */
 pv_result model_policy_sha256(const struct model_policy *p, char out[65]) PV_WUR;

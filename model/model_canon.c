@@ -517,21 +517,16 @@ char *model_policy_to_json(const struct model_policy *p, size_t *len)
     return out;
 }
 
-pv_result model_policy_sha256(const struct model_policy *p, char out[65])
+/* The SHA-256 (hex) of a canonical tree's compact, key-sorted JSON. */
+static pv_result tree_sha256(const json_t *t, char out[65])
 {
     static const char hex[] = "0123456789abcdef";
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int mdlen = 0;
-    json_t *t;
     char *s;
     int ok;
 
-    PV_ENSURE_REF(p);
-    PV_ENSURE_REF(out);
-    t = policy_tree(p);
-    PV_GUARD_PTR(t);
     s = json_dumps(t, JSON_COMPACT | JSON_SORT_KEYS);
-    json_decref(t);
     PV_ENSURE(s != NULL, PV_ERR_NOMEM);
     ok = EVP_Digest(s, strlen(s), md, &mdlen, EVP_sha256(), NULL);
     free(s);
@@ -543,6 +538,20 @@ pv_result model_policy_sha256(const struct model_policy *p, char out[65])
     }
     out[64] = '\0';
     return PV_RESULT_OK;
+}
+
+pv_result model_policy_sha256(const struct model_policy *p, char out[65])
+{
+    json_t *t;
+    pv_result r;
+
+    PV_ENSURE_REF(p);
+    PV_ENSURE_REF(out);
+    t = policy_tree(p);
+    PV_GUARD_PTR(t);
+    r = tree_sha256(t, out);
+    json_decref(t);
+    return r;
 }
 
 /* ---------------------------------------------------------------------------
@@ -695,7 +704,9 @@ static bool emit_document(yaml_emitter_t *em, json_t *t)
            emit(em, &ev, yaml_stream_end_event_initialize(&ev));
 }
 
-char *model_policy_to_yaml(const struct model_policy *p, size_t *len)
+/* The canonical YAML of 'p' and, when 'hash' is not NULL, its SHA-256 from
+ * the same canonical tree (one tree for both). */
+static char *to_yaml(const struct model_policy *p, size_t *len, char *hash)
 {
     yaml_emitter_t em;
     struct pv_dynbuf out;
@@ -708,6 +719,11 @@ char *model_policy_to_yaml(const struct model_policy *p, size_t *len)
     }
     t = policy_tree(p);
     if (t == NULL) {
+        return NULL;
+    }
+    if (hash != NULL && !pv_ok(tree_sha256(t, hash))) {
+        json_decref(t);
+        pv_errno = PV_ERR_NOMEM;
         return NULL;
     }
     if (!yaml_emitter_initialize(&em)) {
@@ -729,4 +745,18 @@ char *model_policy_to_yaml(const struct model_policy *p, size_t *len)
         return NULL;
     }
     return pv_dynbuf_take(&out, len);
+}
+
+char *model_policy_to_yaml(const struct model_policy *p, size_t *len)
+{
+    return to_yaml(p, len, NULL);
+}
+
+char *model_policy_to_yaml_sha256(const struct model_policy *p, size_t *len, char hash[65])
+{
+    if (hash == NULL) {
+        pv_errno = PV_ERR_NULL;
+        return NULL;
+    }
+    return to_yaml(p, len, hash);
 }
