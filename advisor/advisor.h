@@ -99,6 +99,7 @@ struct advisor_worker {
     /* The last effective policy this thread parsed, by hash: a snapshot
      * takes it (parsing only on a miss) and gives it back when cleared. */
     struct model_policy *pol_cache;
+    char *pol_json; /* its YAML as a JSON string literal, handed over alike */
     char pol_hash[65];
 };
 
@@ -217,6 +218,7 @@ struct advisor_snapshot {
     char hash[65];          /* its policy hash */
     char blob[65];          /* its blob digest */
     struct model_policy *policy;
+    char *yaml_json;        /* 'yaml' as a JSON string literal (the prover's body) */
     char *credentials;      /* credentials document; "" none */
     char *boundary;         /* auto-approval boundary (sandbox, else global); "" none */
 };

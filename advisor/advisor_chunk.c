@@ -129,13 +129,13 @@ static pv_result write_revision(struct advisor_worker *w, int64_t sandbox,
 {
     struct store_revision r;
     struct store_revision base;
-    char *yaml = yaml_or_null != NULL ? NULL : model_policy_to_yaml(p, NULL);
+    char *yaml = yaml_or_null != NULL ? NULL : model_policy_to_yaml_sha256(p, NULL, hash);
     const char *text = yaml_or_null != NULL ? yaml_or_null : yaml;
     char blob[65];
     pv_result res;
 
     PV_ENSURE(text != NULL, PV_ERR_NOMEM);
-    res = model_policy_sha256(p, hash);
+    res = yaml_or_null != NULL ? model_policy_sha256(p, hash) : PV_RESULT_OK;
     if (pv_ok(res)) {
         res = store_blob_put(w->st, text, strlen(text), blob);
     }
@@ -605,6 +605,7 @@ static pv_result submit_tx(struct store *st, void *arg)
 
     view.st = st;
     view.pol_cache = NULL;
+    view.pol_json = NULL;
     x->stale = false;
     x->line[0] = '\0';
     x->approved_line[0] = '\0';

@@ -37,13 +37,25 @@ void advisor_snapshot_clear(struct advisor_snapshot *s)
     free(s->yaml);
     free(s->credentials);
     free(s->boundary);
-    if (s->w != NULL && s->w->pol_cache == NULL && s->policy != NULL) {
+    if (s->w != NULL && s->w->pol_cache == NULL && s->policy != NULL && s->yaml_json != NULL) {
         s->w->pol_cache = s->policy;
+        s->w->pol_json = s->yaml_json;
         memcpy(s->w->pol_hash, s->hash, sizeof(s->hash));
     } else {
         model_policy_free(s->policy);
+        free(s->yaml_json);
     }
     memset(s, 0, sizeof(*s));
+}
+
+/* 'text' as a JSON string literal (quotes and escapes), or NULL. */
+static char *json_string_literal(const char *text)
+{
+    json_t *j = json_string(text);
+    char *s = j != NULL ? json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+
+    json_decref(j);
+    return s;
 }
 
 pv_result advisor_snapshot_take(struct advisor_worker *w, const char *sandbox,
@@ -87,8 +99,19 @@ pv_result advisor_snapshot_take(struct advisor_worker *w, const char *sandbox,
     }
     if (w->pol_cache != NULL && strcmp(w->pol_hash, out->hash) == 0) {
         out->policy = w->pol_cache;
+        out->yaml_json = w->pol_json;
         w->pol_cache = NULL;
+        w->pol_json = NULL;
         return PV_RESULT_OK;
+    }
+    model_policy_free(w->pol_cache); /* another revision: parse this one */
+    free(w->pol_json);
+    w->pol_cache = NULL;
+    w->pol_json = NULL;
+    out->yaml_json = json_string_literal(out->yaml);
+    if (out->yaml_json == NULL) {
+        advisor_snapshot_clear(out);
+        PV_BAIL(PV_ERR_NOMEM);
     }
     d = model_diags_new();
     if (d == NULL) {
@@ -204,21 +227,14 @@ static void set_error(struct advisor_eval *e, const char *prefix, const char *de
 }
 
 /* POST a JSON body to the prover; the answer or NULL with 'err' set. */
-static json_t *ask(struct advisor_worker *w, const char *path, json_t *body /* steals */,
-                   char *err, size_t errlen)
+static json_t *ask_text(struct advisor_worker *w, const char *path, const char *text,
+                        char *err, size_t errlen)
 {
-    char *text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
     json_t *answer = NULL;
     long status = 0;
     pv_result r;
 
-    json_decref(body);
-    if (text == NULL) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
     r = advisor_prover_post(w->pc, path, text, strlen(text), &status, &answer, err, errlen);
-    free(text);
     if (!pv_ok(r)) {
         return NULL;
     }
@@ -229,6 +245,22 @@ static json_t *ask(struct advisor_worker *w, const char *path, json_t *body /* s
         json_decref(answer);
         return NULL;
     }
+    return answer;
+}
+
+static json_t *ask(struct advisor_worker *w, const char *path, json_t *body /* steals */,
+                   char *err, size_t errlen)
+{
+    char *text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
+    json_t *answer;
+
+    json_decref(body);
+    if (text == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    answer = ask_text(w, path, text, err, errlen);
+    free(text);
     return answer;
 }
 
@@ -250,18 +282,47 @@ void advisor_eval_clear(struct advisor_eval *e)
 }
 
 static void prove(struct advisor_worker *w, const struct advisor_snapshot *snap,
-                  struct advisor_eval *e)
+                  const char *proposal, struct advisor_eval *e)
 {
     char err[1024];
-    json_t *body = json_pack("{s:s,s:s}", "baseline", snap->yaml, "candidate", e->candidate_yaml);
+    /* The prover is sent the baseline and the proposal, and merges them
+     * itself with the same model merge (its compiled baseline is cached, so
+     * it parses only the one-rule proposal); the candidate the advisor
+     * merged is what the audit record keeps, and a replay proves it against
+     * the baseline, so the two merges are checked against each other. The
+     * baseline's escaped text comes with the snapshot (the same for every
+     * proposal against a revision) and the body is put together around it. */
+    char *cand = json_string_literal(proposal);
+    char *creds = snap->credentials[0] != '\0' ? json_string_literal(snap->credentials) : NULL;
+    struct pv_dynbuf b;
+    char *body = NULL;
     json_t *answer;
     const char *verdict;
     const char *vr;
 
-    if (body != NULL && snap->credentials[0] != '\0') {
-        json_object_set_new(body, "credentials", json_string(snap->credentials));
+    pv_dynbuf_init(&b, SIZE_MAX / 2);
+    if (cand != NULL && snap->yaml_json != NULL &&
+        (snap->credentials[0] == '\0' || creds != NULL)) {
+        pv_dynbuf_puts(&b, "{\"baseline\":");
+        pv_dynbuf_puts(&b, snap->yaml_json);
+        pv_dynbuf_puts(&b, ",\"proposal\":");
+        pv_dynbuf_puts(&b, cand);
+        if (creds != NULL) {
+            pv_dynbuf_puts(&b, ",\"credentials\":");
+            pv_dynbuf_puts(&b, creds);
+        }
+        pv_dynbuf_putc(&b, '}');
+        body = pv_dynbuf_finish(&b);
+    } else {
+        pv_dynbuf_free(&b);
     }
-    answer = ask(w, "/v1/prove", body, err, sizeof(err));
+    free(cand);
+    free(creds);
+    answer = body != NULL ? ask_text(w, "/v1/prove", body, err, sizeof(err)) : NULL;
+    if (body == NULL) {
+        snprintf(err, sizeof(err), "out of memory");
+    }
+    free(body);
     if (answer == NULL) {
         free(e->validation_result);
         e->validation_result = pv_strdup("validation unavailable");
@@ -341,14 +402,14 @@ pv_result advisor_evaluate(struct advisor_worker *w, const struct advisor_snapsh
                   why != NULL ? why : "out of memory", "");
         free(why);
     } else {
-        out->candidate_yaml = model_policy_to_yaml(out->candidate, NULL);
-        if (out->candidate_yaml == NULL ||
-            !pv_ok(model_policy_sha256(out->candidate, out->candidate_hash))) {
+        out->candidate_yaml =
+            model_policy_to_yaml_sha256(out->candidate, NULL, out->candidate_hash);
+        if (out->candidate_yaml == NULL) {
             goto nomem;
         }
         out->diff = policy_diff(snap->yaml, out->candidate_yaml);
         json_object_set_new(out->evidence, "diff", json_string(out->diff != NULL ? out->diff : ""));
-        prove(w, snap, out);
+        prove(w, snap, text, out);
         check_boundary(w, snap, out);
     }
     if (out->application_error == NULL) {

@@ -146,6 +146,7 @@ void advisor_worker_free(struct advisor_worker *w)
     store_close(w->st);
     advisor_prover_free(w->pc);
     model_policy_free(w->pol_cache);
+    free(w->pol_json);
     free(w);
 }
 
