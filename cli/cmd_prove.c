@@ -320,7 +320,8 @@ static int run(const struct prove_opts *o, struct prover_job *job)
     int rc;
 
     if (s == NULL) {
-        fprintf(stderr, "proviso: cannot create a solver context\n");
+        fprintf(stderr, "proviso: cannot create a solver context: %s\n",
+                pv_strerror(pv_errno ? pv_errno : PV_ERR_NOMEM));
         return 3;
     }
     job->timeout_ms = o->timeout_ms;
@@ -397,8 +398,11 @@ int cli_prove(int argc, char **argv)
     }
     reg = o.registry != NULL ? model_registry_load_dir(o.registry, d) : model_registry_embedded(d);
     if (reg == NULL) {
-        rc = invalid(&o, "invalid_registry", d, o.registry ? o.registry : "embedded registry",
-                     NULL);
+        /* without a diagnostic the registry could only fail to allocate */
+        char what[1200];
+        snprintf(what, sizeof(what), "%s: out of memory",
+                 o.registry != NULL ? o.registry : "embedded registry");
+        rc = invalid(&o, "invalid_registry", d, what, NULL);
         model_diags_free(d);
         return rc;
     }

@@ -118,7 +118,12 @@ struct model_lang_term {
     bool positive;              /* true: s in L(g); false: s not in L(g) */
 };
 
-enum model_lang_result { MODEL_LANG_EMPTY, MODEL_LANG_NONEMPTY, MODEL_LANG_LIMIT };
+enum model_lang_result {
+    MODEL_LANG_EMPTY,
+    MODEL_LANG_NONEMPTY,
+    MODEL_LANG_LIMIT, /* the state bound was reached (or a usage error) */
+    MODEL_LANG_NOMEM, /* an allocation failed: undecided, and not for a limit */
+};
 
 /* Is the intersection of the terms (within 'domain') non-empty? If so and
  * 'witness' is not NULL, store a shortest member (new, NUL-terminated,

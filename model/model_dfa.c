@@ -1508,12 +1508,13 @@ enum model_lang_result model_lang_check(enum model_domain domain,
     }
     product_free(&p);
     if (!pv_ok(r)) {
-        /* Out of memory: the answer is unknown, which callers treat as a limit. */
+        /* Out of memory: undecided, said as such (not as a limit). */
         if (witness != NULL) {
             free(*witness);
             *witness = NULL;
         }
-        return MODEL_LANG_LIMIT;
+        pv_errno = PV_ERR_NOMEM;
+        return MODEL_LANG_NOMEM;
     }
     return res;
 }

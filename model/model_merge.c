@@ -811,7 +811,8 @@ static void load_op(struct model_proposal *pr, struct proposal_op *op,
     }
     if (!rule_validate_alone(file, &op->rule, d)) {
         if (d->n == before) {
-            model_node_diag(d, file, add->mark, "invalid rule");
+            /* every rejection has its diagnostic: this is an allocation failure */
+            model_node_diag(d, file, add->mark, "%s", pv_strerror(PV_ERR_NOMEM));
         }
         return;
     }
@@ -1580,7 +1581,8 @@ struct model_policy *model_policy_merge(const struct model_policy *base,
     }
     if (!model_policy_validate(p, diags) || diags->n != before) {
         if (diags->n == before) {
-            model_node_diag(diags, file, no_mark, "merged policy is invalid");
+            /* every rejection has its diagnostic: this is an allocation failure */
+            model_node_diag(diags, file, no_mark, "%s", pv_strerror(PV_ERR_NOMEM));
         }
         model_policy_free(p);
         pv_errno = PV_ERR_POLICY;

@@ -414,7 +414,9 @@ struct model_policy *model_policy_load(const char *file, const char *buf, size_t
     }
     if (!model_policy_validate(p, diags) || diags->n != before) {
         if (diags->n == before) {
-            diag(diags, file, (struct model_mark){0, 0}, "invalid policy");
+            /* the validator reports every rejection: failing without a
+             * diagnostic means an allocation failed */
+            diag(diags, file, (struct model_mark){0, 0}, "%s", pv_strerror(PV_ERR_NOMEM));
         }
         model_policy_free(p);
         pv_errno = PV_ERR_POLICY;

@@ -604,7 +604,8 @@ static void read_query_value(struct walk *w, const struct model_node *k,
         if (qw.has_glob && qw.has_any) {
             err(w, v->mark, "query matcher for '%s' cannot have both 'glob' and 'any'",
                 shown(buf, k->scalar, k->scalar_len));
-        } else if (!qw.has_glob && !qw.has_any && model_diags_count(w->diags) == before) {
+        } else if (!qw.has_glob && !qw.has_any && model_diags_count(w->diags) == before &&
+                   !w->nomem) {
             err(w, v->mark, "query matcher for '%s' requires 'glob' or 'any'",
                 shown(buf, k->scalar, k->scalar_len));
         }
@@ -722,7 +723,7 @@ static void f_rules(struct walk *w, const struct field *f, const struct model_no
         size_t before = model_diags_count(w->diags);
         uint64_t seen = walk_map(w, it, "rule", rule_item_fields, PV_ARRAY_LEN(rule_item_fields),
                                  &e->rules[i]);
-        if ((seen & 1) == 0 && model_diags_count(w->diags) == before) {
+        if ((seen & 1) == 0 && model_diags_count(w->diags) == before && !w->nomem) {
             err(w, it->mark, "rule item requires 'allow'");
         }
     }
@@ -1076,7 +1077,7 @@ static void f_binaries(struct walk *w, const struct field *f, const struct model
             continue;
         }
         (void)walk_map(w, it, "binary", binary_fields, PV_ARRAY_LEN(binary_fields), b);
-        if (b->path.s == NULL && model_diags_count(w->diags) == before) {
+        if (b->path.s == NULL && model_diags_count(w->diags) == before && !w->nomem) {
             err(w, it->mark, "binary item requires 'path'");
         }
     }

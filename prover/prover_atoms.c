@@ -263,6 +263,9 @@ static pv_result lang(const struct prover_dim *d, const struct model_lang_term *
     case MODEL_LANG_LIMIT:
         free(key);
         PV_BAIL(PV_ERR_LIMIT);
+    case MODEL_LANG_NOMEM:
+        free(key);
+        PV_BAIL(PV_ERR_NOMEM);
     }
     free(key);
     PV_BAIL(PV_ERR_INTERNAL);

@@ -73,7 +73,7 @@ static Z3_ast nary(struct prover_proof *pf, size_t n, const Z3_ast *a, bool is_a
     if (n > PV_ARRAY_LEN(small)) {
         keep = pv_calloc(n, sizeof(Z3_ast));
         if (keep == NULL) {
-            pf->zerr = true;
+            pf->zerr = pf->znomem = true;
             return NULL;
         }
     }
@@ -157,11 +157,16 @@ static void zpush(struct prover_proof *pf, struct zvec *z, Z3_ast a)
 {
     void *g = prover_grow(z->v, &z->cap, z->n, sizeof(*z->v));
 
+    /* A successful grow may have moved the vector: keep the new block
+     * even when the term is missing, or the old pointer dangles. */
+    if (g != NULL) {
+        z->v = g;
+    }
     if (g == NULL || a == NULL) {
         pf->zerr = true;
+        pf->znomem = pf->znomem || g == NULL;
         return;
     }
-    z->v = g;
     z->v[z->n++] = a;
 }
 
@@ -241,7 +246,7 @@ Z3_ast prover_memb(struct prover_proof *pf, struct prover_dim *d, size_t pat)
     if (d->memb == NULL) {
         d->memb = pv_calloc(d->npats ? d->npats : 1, sizeof(Z3_ast));
         if (d->memb == NULL) {
-            pf->zerr = true;
+            pf->zerr = pf->znomem = true;
             return NULL;
         }
     }
@@ -250,7 +255,7 @@ Z3_ast prover_memb(struct prover_proof *pf, struct prover_dim *d, size_t pat)
     }
     has = pv_calloc(d->natoms ? d->natoms : 1, sizeof(bool));
     if (has == NULL) {
-        pf->zerr = true;
+        pf->zerr = pf->znomem = true;
         return NULL;
     }
     for (size_t a = 0; a < d->natoms; a++) {
@@ -809,7 +814,7 @@ static Z3_ast in_cidr(struct prover_proof *pf, const struct model_cidr *c)
     }
     has = pv_calloc(pf->ndatoms, sizeof(bool));
     if (has == NULL) {
-        pf->zerr = true;
+        pf->zerr = pf->znomem = true;
         return NULL;
     }
     for (size_t a = 0; a < pf->ndatoms; a++) {
@@ -1193,7 +1198,7 @@ static void variables(struct prover_proof *pf)
 
         qk->present = pv_calloc(qk->dim.natoms ? qk->dim.natoms : 1, sizeof(Z3_ast));
         if (qk->present == NULL) {
-            pf->zerr = true;
+            pf->zerr = pf->znomem = true;
             return;
         }
         for (size_t a = 0; a < qk->dim.natoms; a++) {
@@ -1214,7 +1219,7 @@ static Z3_ast d_class(struct prover_proof *pf, enum model_ip_class cls)
     Z3_ast r;
 
     if (has == NULL) {
-        pf->zerr = true;
+        pf->zerr = pf->znomem = true;
         return NULL;
     }
     for (size_t a = 0; a < pf->ndatoms; a++) {
@@ -1406,7 +1411,7 @@ static pv_result per_unit(struct prover_proof *pf)
         (void)snprintf(nm, sizeof(nm), "reach%s", sn[s]);
         pf->reach[s] = define(pf, nm, pf->reach[s]);
     }
-    PV_ENSURE(!pf->zerr, PV_ERR_SOLVER);
+    PV_ENSURE(!pf->zerr, pf->znomem ? PV_ERR_NOMEM : PV_ERR_SOLVER);
     return PV_RESULT_OK;
 }
 
@@ -1439,6 +1444,6 @@ pv_result prover_encode(struct prover_proof *pf)
     }
     variables(pf);
     globals(pf);
-    PV_ENSURE(!pf->zerr, PV_ERR_SOLVER);
+    PV_ENSURE(!pf->zerr, pf->znomem ? PV_ERR_NOMEM : PV_ERR_SOLVER);
     return per_unit(pf);
 }

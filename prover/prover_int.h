@@ -279,6 +279,7 @@ struct prover_proof {
     Z3_ast *g0, *scope, *grants, *admits, *denies; /* per unit */
     Z3_solver solver;
     bool zerr;                 /* sticky: some Z3 call failed */
+    bool znomem;               /* sticky: ... because an allocation failed */
     size_t nqueries;
     size_t nguards;            /* guard constants created (unique names) */
     struct model_glob *meta[16]; /* compiled metadata host names (owned) */

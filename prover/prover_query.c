@@ -407,7 +407,7 @@ static pv_result check(struct prover_proof *pf, Z3_ast g, Z3_lbool *out)
 {
     double left = pf->deadline - prover_now_ms();
 
-    PV_ENSURE(!pf->zerr && g != NULL, PV_ERR_SOLVER);
+    PV_ENSURE(!pf->zerr && g != NULL, pf->znomem ? PV_ERR_NOMEM : PV_ERR_SOLVER);
     PV_ENSURE(left > 0, PV_ERR_TIMEOUT);
     pf->nqueries++;
     *out = Z3_solver_check_assumptions(pf->ctx, pf->solver, 1, &g);

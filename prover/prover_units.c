@@ -265,6 +265,8 @@ pv_result prover_glob_overlap(const struct model_glob *a, const struct model_glo
         return PV_RESULT_OK;
     case MODEL_LANG_LIMIT:
         PV_BAIL(PV_ERR_LIMIT);
+    case MODEL_LANG_NOMEM:
+        PV_BAIL(PV_ERR_NOMEM);
     }
     PV_BAIL(PV_ERR_INTERNAL);
 }
