@@ -34,13 +34,23 @@ struct corpus_ctx {
     size_t failed;
 };
 
-/* Join every diagnostic into 'err'. */
-static void diags_to_err(struct model_diags *d, char *err, size_t errlen)
+/* Join every diagnostic into 'err', one a line, each without the leading
+ * "CASEFILE:" so that what remains ("LINE:COL: text") does not depend on
+ * the directory the corpus is run from. */
+static void diags_to_err(struct model_diags *d, const char *casefile, char *err, size_t errlen)
 {
     size_t off = 0;
+    size_t flen = strlen(casefile);
+
     err[0] = '\0';
     for (size_t i = 0; i < model_diags_count(d) && off + 1 < errlen; i++) {
-        int n = snprintf(err + off, errlen - off, "%s%s", i ? "; " : "", model_diags_line(d, i));
+        const char *line = model_diags_line(d, i);
+        int n;
+
+        if (strncmp(line, casefile, flen) == 0 && line[flen] == ':') {
+            line += flen + 1;
+        }
+        n = snprintf(err + off, errlen - off, "%s%s", i ? "\n" : "", line);
         if (n < 0) {
             break;
         }
@@ -51,30 +61,23 @@ static void diags_to_err(struct model_diags *d, char *err, size_t errlen)
     }
 }
 
-/* Load one policy part of the case ("baseline", "candidate", ...). NULL with
- * 'err' filled on invalid input. */
-static struct model_policy *load_policy_part(const char *casefile, const char *part,
-                                             const json_t *doc, char *err, size_t errlen)
+/* Load the policy under top-level key 'part' of the case file: diagnostics
+ * are located in the case file itself. NULL with 'err' filled on invalid
+ * input. */
+static struct model_policy *load_policy_part(const char *casefile, const char *buf, size_t len,
+                                             const char *part, char *err, size_t errlen)
 {
-    char name[512];
-    char *buf;
-    struct model_diags *d;
+    struct model_diags *d = model_diags_new();
     struct model_policy *p;
 
-    snprintf(name, sizeof(name), "%s#%s", casefile, part);
-    buf = json_dumps(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
-    d = model_diags_new();
-    if (buf == NULL || d == NULL) {
-        free(buf);
-        model_diags_free(d);
+    if (d == NULL) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    p = model_policy_load(name, buf, strlen(buf), MODEL_FMT_JSON, d);
+    p = model_policy_load_member(casefile, buf, len, part, d);
     if (p == NULL) {
-        diags_to_err(d, err, errlen);
+        diags_to_err(d, casefile, err, errlen);
     }
-    free(buf);
     model_diags_free(d);
     return p;
 }
@@ -94,9 +97,10 @@ static void case_inputs_clear(struct case_inputs *in)
     memset(in, 0, sizeof(*in));
 }
 
-/* Build the prover inputs; false + err on invalid input. */
-static bool case_load(const char *file, const json_t *root, struct case_inputs *in, char *err,
-                      size_t errlen)
+/* Build the prover inputs from the case (its text 'buf' and its tree
+ * 'root'); false + err on invalid input. */
+static bool case_load(const char *file, const char *buf, size_t len, const json_t *root,
+                      struct case_inputs *in, char *err, size_t errlen)
 {
     const json_t *base = json_object_get(root, "baseline");
     const json_t *cand = json_object_get(root, "candidate");
@@ -104,18 +108,20 @@ static bool case_load(const char *file, const json_t *root, struct case_inputs *
     const json_t *pol = json_object_get(root, "policy");
     const json_t *bound = json_object_get(root, "boundary");
     const json_t *creds = json_object_get(root, "credentials");
+    const char *cand_key = "candidate";
 
     memset(in, 0, sizeof(*in));
     in->mode = PROVER_DELTA;
     if (bound != NULL) {
         in->mode = PROVER_CHECK;
-        in->baseline = load_policy_part(file, "boundary", bound, err, errlen);
+        in->baseline = load_policy_part(file, buf, len, "boundary", err, errlen);
     } else if (pol != NULL) {
         in->mode = PROVER_AUDIT;
         in->baseline = model_policy_new_empty();
         cand = pol;
+        cand_key = "policy";
     } else if (base != NULL) {
-        in->baseline = load_policy_part(file, "baseline", base, err, errlen);
+        in->baseline = load_policy_part(file, buf, len, "baseline", err, errlen);
     } else {
         in->baseline = model_policy_new_empty();
     }
@@ -126,29 +132,29 @@ static bool case_load(const char *file, const json_t *root, struct case_inputs *
         return false;
     }
     if (prop != NULL && in->mode == PROVER_DELTA) {
-        char *buf = json_dumps(prop, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
         struct model_diags *d = model_diags_new();
         struct model_proposal *pr = NULL;
-        char name[512];
-        snprintf(name, sizeof(name), "%s#proposal", file);
-        if (buf != NULL && d != NULL) {
-            pr = model_proposal_load(name, buf, strlen(buf), d);
+
+        if (d != NULL) {
+            pr = model_proposal_load_member(file, buf, len, "proposal", d);
             if (pr != NULL) {
                 in->candidate = model_policy_merge(in->baseline, pr, true, d);
             }
         }
         if (in->candidate == NULL) {
-            diags_to_err(d, err, errlen);
+            if (d != NULL) {
+                diags_to_err(d, file, err, errlen);
+            } else {
+                snprintf(err, errlen, "out of memory");
+            }
         }
         model_proposal_free(pr);
         model_diags_free(d);
-        free(buf);
         if (in->candidate == NULL) {
             return false;
         }
     } else if (cand != NULL) {
-        in->candidate = load_policy_part(file, in->mode == PROVER_AUDIT ? "policy" : "candidate",
-                                         cand, err, errlen);
+        in->candidate = load_policy_part(file, buf, len, cand_key, err, errlen);
         if (in->candidate == NULL) {
             return false;
         }
@@ -158,18 +164,22 @@ static bool case_load(const char *file, const json_t *root, struct case_inputs *
     }
     if (creds != NULL && !json_is_null(creds)) {
         json_t *wrap = json_pack("{s:O}", "credentials", creds);
-        char *buf = wrap ? json_dumps(wrap, JSON_INDENT(1)) : NULL;
+        char *cbuf = wrap ? json_dumps(wrap, JSON_INDENT(1)) : NULL;
         struct model_diags *d = model_diags_new();
         char name[512];
         snprintf(name, sizeof(name), "%s#credentials", file);
-        if (buf != NULL && d != NULL) {
-            in->creds = model_credset_load(name, buf, strlen(buf), d);
+        if (cbuf != NULL && d != NULL) {
+            in->creds = model_credset_load(name, cbuf, strlen(cbuf), d);
         }
         if (in->creds == NULL) {
-            diags_to_err(d, err, errlen);
+            if (d != NULL) {
+                diags_to_err(d, name, err, errlen);
+            } else {
+                snprintf(err, errlen, "out of memory");
+            }
         }
         model_diags_free(d);
-        free(buf);
+        free(cbuf);
         json_decref(wrap);
         if (in->creds == NULL) {
             return false;
@@ -282,6 +292,22 @@ static bool case_compare(const struct prover_result *r, const json_t *expect, ch
     return true;
 }
 
+/* Whether one of the newline-separated lines of 'text' is exactly 'line'. */
+static bool has_line(const char *text, const char *line)
+{
+    size_t n = strlen(line);
+
+    for (const char *p = text; p != NULL; p = strchr(p, '\n')) {
+        if (*p == '\n') {
+            p++;
+        }
+        if (strncmp(p, line, n) == 0 && (p[n] == '\n' || p[n] == '\0')) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static void run_case(struct corpus_ctx *ctx, const char *file)
 {
     size_t len = 0;
@@ -311,12 +337,16 @@ static void run_case(struct corpus_ctx *ctx, const char *file)
         snprintf(why, sizeof(why), "case has no expect.verdict");
         goto out;
     }
-    if (!case_load(file, root, &in, err, sizeof(err))) {
+    if (!case_load(file, buf, len, root, &in, err, sizeof(err))) {
         const char *want_err = json_string_value(json_object_get(expect, "error"));
+        const char *want_msg = json_string_value(json_object_get(expect, "message"));
         if (strcmp(want_verdict, "invalid") != 0) {
             snprintf(why, sizeof(why), "invalid input: %s", err);
         } else if (want_err != NULL && strstr(err, want_err) == NULL) {
             snprintf(why, sizeof(why), "error '%s' does not contain '%s'", err, want_err);
+        } else if (want_msg != NULL && !has_line(err, want_msg)) {
+            snprintf(why, sizeof(why), "no diagnostic reads exactly '%s'; they were:\n%s",
+                     want_msg, err);
         } else {
             ok = true;
         }

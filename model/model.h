@@ -160,6 +160,11 @@ enum model_format { MODEL_FMT_AUTO, MODEL_FMT_YAML, MODEL_FMT_JSON };
  * 'diags' (each with file:line:col). New reference. */
 struct model_policy *model_policy_load(const char *file, const char *buf, size_t len,
                                        enum model_format fmt, struct model_diags *diags);
+/* The policy held under the top-level key 'key' of a YAML or JSON mapping
+ * (a corpus case holds several policies): loaded as model_policy_load does,
+ * with every diagnostic located in the whole document 'file'. */
+struct model_policy *model_policy_load_member(const char *file, const char *buf, size_t len,
+                                              const char *key, struct model_diags *diags);
 /* Read a file (bounded by MODEL_MAX_POLICY_BYTES) then model_policy_load. */
 struct model_policy *model_policy_load_file(const char *path, enum model_format fmt,
                                             struct model_diags *diags);
@@ -252,6 +257,10 @@ struct model_proposal; /* {"intent_summary": ..., "operations": [{"addRule": ...
 /* Parse policy.local proposal JSON. New reference; NULL + diags on error. */
 struct model_proposal *model_proposal_load(const char *file, const char *buf, size_t len,
                                            struct model_diags *diags);
+/* The proposal under the top-level key 'key' of a YAML or JSON mapping,
+ * located in the whole document 'file' (model_policy_load_member). */
+struct model_proposal *model_proposal_load_member(const char *file, const char *buf, size_t len,
+                                                  const char *key, struct model_diags *diags);
 /* Read file 'path' (bounded by MODEL_MAX_POLICY_BYTES) and parse it as
  * model_proposal_load does; an unreadable file is a diagnostic at 'path'
  * (pv_errno PV_ERR_IO or PV_ERR_TOOBIG). New reference; NULL + diags. */

@@ -228,6 +228,8 @@ struct model_node {
 };
 
 void model_node_free(struct model_node *n);
+/* The value of mapping key 'key' of 'map', or NULL (model_node.c). */
+const struct model_node *model_node_member(const struct model_node *map, const char *key);
 
 /* Parse a YAML document into a node tree (model_yaml.c). On error returns NULL
  * and adds a diagnostic. Duplicate map keys, anchors/aliases, multiple

@@ -872,40 +872,15 @@ static bool load_top(struct model_proposal *pr, const struct model_node *root,
     return true;
 }
 
-struct model_proposal *model_proposal_load(const char *file, const char *buf, size_t len,
-                                           struct model_diags *diags)
+/* A proposal from its document tree: NULL with diagnostics on failure. */
+static struct model_proposal *proposal_from_tree(const char *file, const struct model_node *root,
+                                                 struct model_diags *diags, size_t before)
 {
     struct model_proposal *pr;
-    struct model_node *root;
     const struct model_node *ops = NULL;
-    size_t before;
 
-    if (diags == NULL || (buf == NULL && len > 0)) {
-        pv_errno = PV_ERR_NULL;
-        return NULL;
-    }
-    if (file == NULL) {
-        file = "<proposal>";
-    }
-    before = diags->n;
-    if (len > MODEL_MAX_POLICY_BYTES) {
-        model_node_diag(diags, file, no_mark, "proposal is larger than %u bytes",
-                        MODEL_MAX_POLICY_BYTES);
-        pv_errno = PV_ERR_TOOBIG;
-        return NULL;
-    }
-    root = model_json_read(file, buf != NULL ? buf : "", len, diags);
-    if (root == NULL) {
-        if (diags->n == before) {
-            model_node_diag(diags, file, no_mark, "%s",
-                            pv_strerror(pv_errno ? pv_errno : PV_ERR_PARSE));
-        }
-        pv_errno = PV_ERR_PARSE;
-        return NULL;
-    }
     pr = pv_calloc(1, sizeof(*pr));
     if (pr == NULL || (pr->file = pv_strdup(file)) == NULL) {
-        model_node_free(root);
         free(pr);
         model_node_diag(diags, file, no_mark, "%s", pv_strerror(PV_ERR_NOMEM));
         pv_errno = PV_ERR_NOMEM;
@@ -922,12 +897,92 @@ struct model_proposal *model_proposal_load(const char *file, const char *buf, si
             }
         }
     }
-    model_node_free(root);
     if (diags->n != before) {
         model_proposal_free(pr);
         pv_errno = PV_ERR_POLICY;
         return NULL;
     }
+    return pr;
+}
+
+/* Read a bounded document (JSON, or YAML when 'yaml'): NULL + diagnostic. */
+static struct model_node *proposal_read(const char *file, const char *buf, size_t len, bool yaml,
+                                        struct model_diags *diags)
+{
+    struct model_node *root;
+    size_t before = diags->n;
+
+    if (len > MODEL_MAX_POLICY_BYTES) {
+        model_node_diag(diags, file, no_mark, "proposal is larger than %u bytes",
+                        MODEL_MAX_POLICY_BYTES);
+        pv_errno = PV_ERR_TOOBIG;
+        return NULL;
+    }
+    root = yaml ? model_yaml_read(file, buf != NULL ? buf : "", len, diags)
+                : model_json_read(file, buf != NULL ? buf : "", len, diags);
+    if (root == NULL) {
+        if (diags->n == before) {
+            model_node_diag(diags, file, no_mark, "%s",
+                            pv_strerror(pv_errno ? pv_errno : PV_ERR_PARSE));
+        }
+        pv_errno = PV_ERR_PARSE;
+    }
+    return root;
+}
+
+struct model_proposal *model_proposal_load(const char *file, const char *buf, size_t len,
+                                           struct model_diags *diags)
+{
+    struct model_node *root;
+    struct model_proposal *pr;
+    size_t before;
+
+    if (diags == NULL || (buf == NULL && len > 0)) {
+        pv_errno = PV_ERR_NULL;
+        return NULL;
+    }
+    if (file == NULL) {
+        file = "<proposal>";
+    }
+    before = diags->n;
+    root = proposal_read(file, buf, len, false, diags);
+    if (root == NULL) {
+        return NULL;
+    }
+    pr = proposal_from_tree(file, root, diags, before);
+    model_node_free(root);
+    return pr;
+}
+
+struct model_proposal *model_proposal_load_member(const char *file, const char *buf, size_t len,
+                                                  const char *key, struct model_diags *diags)
+{
+    struct model_node *root;
+    const struct model_node *part;
+    struct model_proposal *pr = NULL;
+    size_t before;
+
+    if (diags == NULL || key == NULL || (buf == NULL && len > 0)) {
+        pv_errno = PV_ERR_NULL;
+        return NULL;
+    }
+    if (file == NULL) {
+        file = "<proposal>";
+    }
+    before = diags->n;
+    /* YAML is a superset of the JSON a case file could be written in */
+    root = proposal_read(file, buf, len, true, diags);
+    if (root == NULL) {
+        return NULL;
+    }
+    part = model_node_member(root, key);
+    if (part == NULL) {
+        model_node_diag(diags, file, root->mark, "document has no mapping key '%s'", key);
+        pv_errno = PV_ERR_POLICY;
+    } else {
+        pr = proposal_from_tree(file, part, diags, before);
+    }
+    model_node_free(root);
     return pr;
 }
 

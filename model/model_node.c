@@ -202,3 +202,16 @@ void model_node_get_strlist(const struct model_node_ctx *c, const struct model_n
         }
     }
 }
+
+const struct model_node *model_node_member(const struct model_node *map, const char *key)
+{
+    if (map == NULL || map->kind != MODEL_NODE_MAP) {
+        return NULL;
+    }
+    for (size_t i = 0; i + 1 < map->nitems; i += 2) {
+        if (model_node_key_is(map->items[i], key)) {
+            return map->items[i + 1];
+        }
+    }
+    return NULL;
+}

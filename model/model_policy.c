@@ -372,37 +372,13 @@ static struct model_node *read_document(const char *file, const char *buf, size_
     return NULL;
 }
 
-struct model_policy *model_policy_load(const char *file, const char *buf, size_t len,
-                                       enum model_format fmt, struct model_diags *diags)
+/* Schema, validation and compilation of a document tree: NULL with at least
+ * one diagnostic added after 'before' on failure. */
+static struct model_policy *policy_from_tree(const char *file, const struct model_node *root,
+                                             struct model_diags *diags, size_t before)
 {
-    struct model_node *root;
-    struct model_policy *p;
-    size_t before;
+    struct model_policy *p = model_schema_policy(file, root, diags);
 
-    if (diags == NULL || (buf == NULL && len > 0)) {
-        pv_errno = PV_ERR_NULL;
-        return NULL;
-    }
-    if (file == NULL) {
-        file = "<input>";
-    }
-    before = diags->n;
-    if (len > MODEL_MAX_POLICY_BYTES) {
-        diag(diags, file, (struct model_mark){0, 0},
-                             "policy is larger than %u bytes", MODEL_MAX_POLICY_BYTES);
-        pv_errno = PV_ERR_TOOBIG;
-        return NULL;
-    }
-    root = read_document(file, buf != NULL ? buf : "", len, fmt, diags);
-    if (root == NULL) {
-        if (diags->n == before) {
-            diag(diags, file, (struct model_mark){0, 0}, "%s",
-                                 pv_strerror(pv_errno ? pv_errno : PV_ERR_NOMEM));
-        }
-        return NULL;
-    }
-    p = model_schema_policy(file, root, diags);
-    model_node_free(root);
     if (p == NULL || diags->n != before) {
         model_policy_free(p);
         if (diags->n == before) {
@@ -430,6 +406,82 @@ struct model_policy *model_policy_load(const char *file, const char *buf, size_t
         pv_errno = err;
         return NULL;
     }
+    return p;
+}
+
+/* Read a bounded document into a tree: NULL with a diagnostic on failure. */
+static struct model_node *read_bounded(const char *file, const char *buf, size_t len,
+                                       enum model_format fmt, struct model_diags *diags)
+{
+    struct model_node *root;
+    size_t before = diags->n;
+
+    if (len > MODEL_MAX_POLICY_BYTES) {
+        diag(diags, file, (struct model_mark){0, 0},
+                             "policy is larger than %u bytes", MODEL_MAX_POLICY_BYTES);
+        pv_errno = PV_ERR_TOOBIG;
+        return NULL;
+    }
+    root = read_document(file, buf != NULL ? buf : "", len, fmt, diags);
+    if (root == NULL && diags->n == before) {
+        diag(diags, file, (struct model_mark){0, 0}, "%s",
+                             pv_strerror(pv_errno ? pv_errno : PV_ERR_NOMEM));
+    }
+    return root;
+}
+
+struct model_policy *model_policy_load(const char *file, const char *buf, size_t len,
+                                       enum model_format fmt, struct model_diags *diags)
+{
+    struct model_node *root;
+    struct model_policy *p;
+    size_t before;
+
+    if (diags == NULL || (buf == NULL && len > 0)) {
+        pv_errno = PV_ERR_NULL;
+        return NULL;
+    }
+    if (file == NULL) {
+        file = "<input>";
+    }
+    before = diags->n;
+    root = read_bounded(file, buf, len, fmt, diags);
+    if (root == NULL) {
+        return NULL;
+    }
+    p = policy_from_tree(file, root, diags, before);
+    model_node_free(root);
+    return p;
+}
+
+struct model_policy *model_policy_load_member(const char *file, const char *buf, size_t len,
+                                              const char *key, struct model_diags *diags)
+{
+    struct model_node *root;
+    const struct model_node *part;
+    struct model_policy *p = NULL;
+    size_t before;
+
+    if (diags == NULL || key == NULL || (buf == NULL && len > 0)) {
+        pv_errno = PV_ERR_NULL;
+        return NULL;
+    }
+    if (file == NULL) {
+        file = "<input>";
+    }
+    before = diags->n;
+    root = read_bounded(file, buf, len, MODEL_FMT_AUTO, diags);
+    if (root == NULL) {
+        return NULL;
+    }
+    part = model_node_member(root, key);
+    if (part == NULL) {
+        diag(diags, file, root->mark, "document has no mapping key '%s'", key);
+        pv_errno = PV_ERR_POLICY;
+    } else {
+        p = policy_from_tree(file, part, diags, before);
+    }
+    model_node_free(root);
     return p;
 }
 

@@ -844,6 +844,56 @@ START_TEST(test_load)
 }
 END_TEST
 
+/* A policy (or proposal) under one key of a bigger document: diagnostics
+ * point into the whole document; a missing key, a non-mapping document and
+ * the other keys' content are handled. */
+START_TEST(test_load_member)
+{
+    static const char doc[] = "name: c\n"
+                              "baseline: {version: 1}\n"
+                              "candidate:\n"
+                              "  version: 1\n"
+                              "  network_policies:\n"
+                              "    r: {endpoints: [{host: a.example.com, port: 99999}],"
+                              " binaries: [{path: /usr/bin/curl}]}\n"
+                              "proposal:\n"
+                              "  operations:\n"
+                              "  - addRule: {ruleName: x, rule: {endpoints: [{host: a.example.com,"
+                              " port: 443, bogus: 1}], binaries: [{path: /usr/bin/curl}]}}\n";
+    struct model_diags *d = model_diags_new();
+    struct model_policy *p;
+    struct model_proposal *pr;
+
+    p = model_policy_load_member("case.yaml", doc, strlen(doc), "baseline", d);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_uint_eq(model_diags_count(d), 0);
+    ck_assert_uint_eq(p->version_mark.line, 2);
+    ck_assert_uint_eq(p->version_mark.col, 21);
+    model_policy_free(p);
+
+    p = model_policy_load_member("case.yaml", doc, strlen(doc), "candidate", d);
+    ck_assert_ptr_null(p);
+    ck_assert_uint_eq(model_diags_count(d), 1);
+    ck_assert_str_eq(model_diags_line(d, 0), "case.yaml:6:49: port 99999 is out of range (0..65535)");
+
+    p = model_policy_load_member("case.yaml", doc, strlen(doc), "policy", d);
+    ck_assert_ptr_null(p);
+    ck_assert_uint_eq(model_diags_count(d), 2);
+    ck_assert_str_eq(model_diags_line(d, 1), "case.yaml:1:1: document has no mapping key 'policy'");
+
+    pr = model_proposal_load_member("case.yaml", doc, strlen(doc), "proposal", d);
+    ck_assert_ptr_null(pr);
+    ck_assert_uint_eq(model_diags_count(d), 3);
+    ck_assert_str_eq(model_diags_line(d, 2), "case.yaml:9:80: unknown field 'bogus' in endpoint");
+
+    pr = model_proposal_load_member("list.yaml", "- 1\n", 4, "proposal", d);
+    ck_assert_ptr_null(pr);
+    ck_assert_uint_eq(model_diags_count(d), 4);
+    ck_assert_str_eq(model_diags_line(d, 3), "list.yaml:1:1: document has no mapping key 'proposal'");
+    model_diags_free(d);
+}
+END_TEST
+
 START_TEST(test_load_file)
 {
     char path[] = "/tmp/check_model_parse_XXXXXX";
@@ -949,6 +999,7 @@ static Suite *parse_suite(void)
 
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_full_fixture);
+    tcase_add_test(tc, test_load_member);
     tcase_add_test(tc, test_json_types_and_marks);
     tcase_add_test(tc, test_json_key_order);
     tcase_add_loop_test(tc, test_compat_parse, 0, (int)PV_ARRAY_LEN(compat_cases));

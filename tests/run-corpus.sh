@@ -34,4 +34,12 @@ mutate verdict compat/003-prover-metadata-hostname-link-local.yaml \
 # a different validation_result text
 mutate validation compat/102-gw-mechanistic-clean-observation-with-github-provider.yaml \
     "s/'prover: no new findings'/'prover: no findings'/"
+# an invalid case whose exact message points one column off
+mutate message invalid/i001-unknown-endpoint-key.yaml 's/"7:55: /"7:56: /'
+# every invalid case pins its exact "LINE:COL: text" (docs/corpus.md)
+for f in "$src"/corpus/invalid/*.yaml; do
+    if ! grep -q '^  message: "[0-9]*:[0-9]*: ' "$f"; then
+        echo "FAIL $f has no exact expect.message"; status=1
+    fi
+done
 exit $status
