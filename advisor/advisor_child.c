@@ -93,6 +93,7 @@ static pv_result spawn(struct advisor_child *c, char *err, size_t errlen)
         snprintf(err, errlen, "no free loopback port");
         PV_BAIL(PV_ERR_IO);
     }
+    /* cppcheck-suppress uninitvar ; cppcheck misreads the returned pv_result */
     if (!pv_ok(httpd_token_random(&tok))) {
         snprintf(err, errlen, "cannot generate a token");
         PV_BAIL(PV_ERR_INTERNAL);

@@ -285,7 +285,9 @@ static void config_load(struct advisor_config *c, const char *file)
         if (colon == NULL) {
             pv_fatal("%s:%d:1: expected 'key: value'", file, line);
         }
+        /* cppcheck-suppress nullPointerRedundantCheck ; pv_fatal does not return */
         *colon = '\0';
+        /* cppcheck-suppress nullPointerArithmeticRedundantCheck ; as above */
         val = colon + 1;
         while (*val == ' ' || *val == '\t') {
             val++;

@@ -300,7 +300,7 @@ static void *parse_main(void *arg)
 static pv_result lines_parse(const char *buf, size_t len, unsigned threads, bool digest,
                              struct lines *out)
 {
-    struct parse_job jobs[MAX_THREADS];
+    struct parse_job jobs[MAX_THREADS] = {{0}};
     pthread_t tid[MAX_THREADS];
     bool started[MAX_THREADS];
     size_t cap = 0;
@@ -467,7 +467,7 @@ static void *sig_main(void *arg)
 static size_t check_sigs(const struct audit_key *k, const struct vrec *recs, size_t n,
                          unsigned threads)
 {
-    struct sigjob jobs[MAX_THREADS];
+    struct sigjob jobs[MAX_THREADS] = {{0}};
     pthread_t tid[MAX_THREADS];
     bool started[MAX_THREADS];
     size_t first = n;

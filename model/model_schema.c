@@ -890,6 +890,10 @@ static void walk_sub(struct walk *w, const struct model_node *v, const char *ctx
                      const struct field *fields, const char *const *keys, size_t n, void *obj)
 {
     struct field local[4];
+
+    if (n > PV_ARRAY_LEN(local)) {
+        n = PV_ARRAY_LEN(local); /* unreachable: the key tables above are shorter */
+    }
     for (size_t i = 0; i < n; i++) {
         local[i] = fields[i];
         local[i].key = keys[i];

@@ -895,7 +895,7 @@ void proxy_ident_test_kthread(struct proxy_ident_cache *c, pid_t pid)
 /* Add 'pid' to every holder list of 'ino' ('hs' sorted by inode). */
 static void note_holder(struct holders *hs, size_t n, unsigned long ino, pid_t pid)
 {
-    struct holders key;
+    struct holders key = {0};
     struct holders *h;
 
     key.inode = ino;

@@ -66,7 +66,7 @@ START_TEST(test_grants)
     for (size_t i = 0; i < gs.n; i++) {
         size_t l = strlen(got);
         snprintf(got + l, sizeof(got) - l, "%s %s %s:%u %s %s;", gs.g[i].changed ? "~" : "+",
-                 gs.g[i].binary, gs.g[i].host, gs.g[i].nports ? gs.g[i].ports[0] : 0,
+                 gs.g[i].binary, gs.g[i].host, gs.g[i].nports ? (unsigned)gs.g[i].ports[0] : 0u,
                  gs.g[i].route, gs.g[i].rule);
     }
     ck_assert_msg(strcmp(got, rows[_i].want) == 0, "%s: got '%s', want '%s'", rows[_i].name, got,
