@@ -177,8 +177,8 @@ char *advisor_rule_security_notes(const json_t *rule);
  * the offending host or allowed_ips entry, or NULL. */
 const char *advisor_rule_blocked_host(const json_t *rule, bool allow_loopback);
 /* First endpoint's lower-cased host and port, first binary ("" when none). */
-void advisor_rule_key(const json_t *rule, char *host, size_t hostlen, int64_t *port,
-                      char *binary, size_t binlen);
+void advisor_rule_key(const json_t *rule, char *host, size_t hostlen, int64_t *port, char *binary,
+                      size_t binlen);
 /* The reference's event description of a rule: endpoints=[...] binaries=[...].
  * New string. */
 char *advisor_rule_describe(const json_t *rule);
@@ -213,14 +213,14 @@ struct advisor_snapshot {
     struct advisor_worker *w;
     int64_t sandbox;
     char *name;
-    int64_t rev;            /* current effective revision (0: none yet) */
-    char *yaml;             /* its canonical YAML */
-    char hash[65];          /* its policy hash */
-    char blob[65];          /* its blob digest */
+    int64_t rev;   /* current effective revision (0: none yet) */
+    char *yaml;    /* its canonical YAML */
+    char hash[65]; /* its policy hash */
+    char blob[65]; /* its blob digest */
     struct model_policy *policy;
-    char *yaml_json;        /* 'yaml' as a JSON string literal (the prover's body) */
-    char *credentials;      /* credentials document; "" none */
-    char *boundary;         /* auto-approval boundary (sandbox, else global); "" none */
+    char *yaml_json;   /* 'yaml' as a JSON string literal (the prover's body) */
+    char *credentials; /* credentials document; "" none */
+    char *boundary;    /* auto-approval boundary (sandbox, else global); "" none */
 };
 pv_result advisor_snapshot_take(struct advisor_worker *w, const char *sandbox,
                                 struct advisor_snapshot *out) PV_WUR;
@@ -235,9 +235,9 @@ struct advisor_eval {
     char *security_notes;
     char *review_token;
     char *diff;
-    json_t *evidence;        /* {"prover": answer, "boundary": check answer, "diff": ...} */
-    bool empty;              /* verdict empty and nothing else stands in the way */
-    bool within_boundary;    /* true when no boundary or the check said within */
+    json_t *evidence;     /* {"prover": answer, "boundary": check answer, "diff": ...} */
+    bool empty;           /* verdict empty and nothing else stands in the way */
+    bool within_boundary; /* true when no boundary or the check said within */
     const char *prover_version;
 };
 /* Evaluate adding rule 'name' = 'rule' (JSON) to the snapshot. Never fails
@@ -259,8 +259,8 @@ struct model_policy *advisor_compose(struct advisor_worker *w, int64_t sandbox, 
 /* Append an event in the current transaction: 'line' is the shorthand
  * without the CONFIG: label prefix handling (given whole); 'extra' (stolen,
  * may be NULL) is merged into the JSON form. */
-pv_result advisor_event(struct store *st, const char *sandbox, const char *kind,
-                        const char *line, json_t *extra) PV_WUR;
+pv_result advisor_event(struct store *st, const char *sandbox, const char *kind, const char *line,
+                        json_t *extra) PV_WUR;
 /* The audit key (docs/audit.md#key): DATA_DIR/audit.key, created 0600 on
  * first start; refused when group or others may access it. Call once
  * before any event is written; advisor_event fails without it. */
@@ -315,19 +315,19 @@ void advisor_chunk_list(struct advisor_worker *w, const char *sandbox, const cha
                         struct httpd_reply *r);
 void advisor_approve(struct advisor_worker *w, const char *sandbox, const char *id,
                      const char *body, size_t len, struct httpd_reply *r);
-void advisor_reject(struct advisor_worker *w, const char *sandbox, const char *id,
-                    const char *body, size_t len, struct httpd_reply *r);
+void advisor_reject(struct advisor_worker *w, const char *sandbox, const char *id, const char *body,
+                    size_t len, struct httpd_reply *r);
 void advisor_undo(struct advisor_worker *w, const char *sandbox, const char *id,
                   struct httpd_reply *r);
-void advisor_edit(struct advisor_worker *w, const char *sandbox, const char *id,
-                  const char *body, size_t len, struct httpd_reply *r);
+void advisor_edit(struct advisor_worker *w, const char *sandbox, const char *id, const char *body,
+                  size_t len, struct httpd_reply *r);
 void advisor_approve_all(struct advisor_worker *w, const char *sandbox, const char *body,
                          size_t len, struct httpd_reply *r);
 void advisor_clear(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r);
 void advisor_history(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r);
 /* A new base policy (operator): recompose, reconcile pending chunks. */
-void advisor_base_set(struct advisor_worker *w, const char *sandbox, const char *text,
-                      size_t len, const char *cause, struct httpd_reply *r);
+void advisor_base_set(struct advisor_worker *w, const char *sandbox, const char *text, size_t len,
+                      const char *cause, struct httpd_reply *r);
 /* Recompose the effective policy after a base change or a removal; writes a
  * revision when it changed. Inside a transaction. */
 pv_result advisor_recompose(struct advisor_worker *w, int64_t sandbox, const char *skip,
@@ -355,10 +355,10 @@ void advisor_mapper_flush(struct advisor_mapper *m, struct advisor_worker *w);
 bool advisor_mapper_generalise(const char *path, char *out, size_t outlen);
 void advisor_mapper_rule_name(const char *host, int64_t port, char *out, size_t len);
 double advisor_mapper_confidence(int64_t count, int64_t port, bool ssrf);
-json_t *advisor_mapper_proposal(const char *host, int64_t port, const char *binary,
-                                int64_t count, bool ssrf, const char *const *methods,
-                                const char *const *paths, size_t nsamples, const json_t *prior,
-                                bool allow_loopback, double *confidence);
+json_t *advisor_mapper_proposal(const char *host, int64_t port, const char *binary, int64_t count,
+                                bool ssrf, const char *const *methods, const char *const *paths,
+                                size_t nsamples, const json_t *prior, bool allow_loopback,
+                                double *confidence);
 
 /* ===========================================================================
  * HTTP (advisor_routes.c, advisor_api.c, advisor_ui.c)

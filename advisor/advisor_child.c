@@ -43,7 +43,7 @@ struct advisor_child {
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    pid_t pid;    /* 0 when none runs */
+    pid_t pid; /* 0 when none runs */
     bool stop;
     bool joined;
     bool thread_started;
@@ -116,8 +116,9 @@ static pv_result spawn(struct advisor_child *c, char *err, size_t errlen)
     pid = fork();
     if (pid == 0) {
         /* Only async-signal-safe calls from here to exec. */
-        char *argv[] = {(char *)"proviso-prover", (char *)"--port", portbuf, (char *)"--bind",
-                        (char *)"127.0.0.1", (char *)"--token-fd", (char *)"3", NULL};
+        char *argv[] = {
+            (char *)"proviso-prover", (char *)"--port",     portbuf,     (char *)"--bind",
+            (char *)"127.0.0.1",      (char *)"--token-fd", (char *)"3", NULL};
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);

@@ -78,22 +78,23 @@ static json_t *load_json(const char *text)
 /* The chunk as agents (policy.local) and reviewers read it. */
 static json_t *chunk_json(struct advisor_worker *w, const struct store_chunk *c, bool reviewer)
 {
-    json_t *j = json_pack(
-        "{s:s,s:s,s:s,s:s,s:s,s:I,s:s,s:s,s:s,s:s,s:s,s:s,s:I}", "chunk_id", c->id, "status",
-        c->status, "rule_name", c->rule_name, "binary", c->binary, "host", c->host, "port",
-        (json_int_t)c->port, "rejection_reason", c->rejection_reason, "validation_result",
-        c->validation_result, "application_error", c->application_error, "review_token",
-        c->review_token, "current_effective_policy_hash", c->current_hash,
-        "candidate_effective_policy_hash", c->candidate_hash, "approved_revision",
-        (json_int_t)c->approved_rev);
+    json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:s,s:s,s:s,s:s,s:s,s:s,s:I}", "chunk_id",
+                          c->id, "status", c->status, "rule_name", c->rule_name, "binary",
+                          c->binary, "host", c->host, "port", (json_int_t)c->port,
+                          "rejection_reason", c->rejection_reason, "validation_result",
+                          c->validation_result, "application_error", c->application_error,
+                          "review_token", c->review_token, "current_effective_policy_hash",
+                          c->current_hash, "candidate_effective_policy_hash", c->candidate_hash,
+                          "approved_revision", (json_int_t)c->approved_rev);
 
     if (j == NULL) {
         return NULL;
     }
     if (strcmp(c->status, "approved") == 0) {
-        json_object_set_new(j, "policy_reloaded",
-                            json_boolean(c->approved_rev > 0 &&
-                                         store_loaded_latest(w->st, c->sandbox) >= c->approved_rev));
+        json_object_set_new(
+            j, "policy_reloaded",
+            json_boolean(c->approved_rev > 0 &&
+                         store_loaded_latest(w->st, c->sandbox) >= c->approved_rev));
     }
     if (reviewer) {
         json_t *ev = json_null();
@@ -196,8 +197,8 @@ static json_t *approval_inputs(struct advisor_worker *w, const struct advisor_sn
     char boundary[65] = "";
     char *ev = c->evidence[0] != '\0' ? store_blob_get(w->st, c->evidence, NULL) : NULL;
     json_t *evidence = load_json(ev);
-    const char *pv = json_string_value(
-        json_object_get(json_object_get(evidence, "prover"), "prover_version"));
+    const char *pv =
+        json_string_value(json_object_get(json_object_get(evidence, "prover"), "prover_version"));
     json_t *j;
 
     free(ev);
@@ -212,10 +213,9 @@ static json_t *approval_inputs(struct advisor_worker *w, const struct advisor_sn
     }
     j = json_pack("{s:s,s:s,s:s,s:o,s:s,s:s,s:s,s:s,s:s,s:s}", "baseline_blob", snap->blob,
                   "baseline_hash", snap->hash, "candidate_blob", candidate_blob, "rule",
-                  load_json(c->proposed_rule), "rule_name", c->rule_name, "credentials_blob",
-                  creds, "boundary_blob", boundary, "evidence_blob", c->evidence,
-                  "validation_result", c->validation_result, "prover_version",
-                  pv != NULL ? pv : "");
+                  load_json(c->proposed_rule), "rule_name", c->rule_name, "credentials_blob", creds,
+                  "boundary_blob", boundary, "evidence_blob", c->evidence, "validation_result",
+                  c->validation_result, "prover_version", pv != NULL ? pv : "");
     json_decref(evidence);
     return j;
 }
@@ -268,9 +268,8 @@ static bool covered(const struct model_policy *p, const char *hash, const char *
     size_t len = 0;
     char *text = rule != NULL ? advisor_proposal_text(name, rule, &len) : NULL;
     struct model_diags *d = model_diags_new();
-    struct model_proposal *pr = text != NULL && d != NULL
-                                    ? model_proposal_load("proposal", text, len, d)
-                                    : NULL;
+    struct model_proposal *pr =
+        text != NULL && d != NULL ? model_proposal_load("proposal", text, len, d) : NULL;
     struct model_policy *m = pr != NULL ? model_policy_merge(p, pr, true, d) : NULL;
     char h[65];
     bool same = m != NULL && pv_ok(model_policy_sha256(m, h)) && strcmp(h, hash) == 0;
@@ -286,9 +285,9 @@ static bool covered(const struct model_policy *p, const char *hash, const char *
 /* A system decision (reconcile, supersede): reject pending chunk 'id' with
  * 'reason', compare-and-set on "pending", and record the event. Inside the
  * transaction. */
-static pv_result system_reject(struct advisor_worker *w, const char *sandbox_name,
-                               int64_t sandbox, const char *id, const char *reason,
-                               const char *decided_by, int64_t when)
+static pv_result system_reject(struct advisor_worker *w, const char *sandbox_name, int64_t sandbox,
+                               const char *id, const char *reason, const char *decided_by,
+                               int64_t when)
 {
     struct store_chunk c;
     char line[512];
@@ -309,8 +308,8 @@ static pv_result system_reject(struct advisor_worker *w, const char *sandbox_nam
         snprintf(line, sizeof(line), "CONFIG:REJECTED [LOW] chunk:%s rejected reason:\"%s\"", c.id,
                  reason);
         res = advisor_event(w->st, sandbox_name, "CONFIG:REJECTED", line,
-                            json_pack("{s:s,s:s,s:s}", "chunk_id", c.id, "rejection_reason",
-                                      reason, "decided_by", decided_by));
+                            json_pack("{s:s,s:s,s:s}", "chunk_id", c.id, "rejection_reason", reason,
+                                      "decided_by", decided_by));
     }
     store_chunk_clear(&c);
     return res;
@@ -401,10 +400,10 @@ static pv_result approve_in_tx(struct advisor_worker *w, const struct advisor_sn
         json_t *inputs = approval_inputs(w, snap, c, blob);
         json_t *extra = inputs != NULL
                             ? json_pack("{s:s,s:b,s:s,s:s,s:s,s:I,s:s,s:o}", "chunk_id", c->id,
-                                        "auto", is_auto, "source", c->analysis_mode,
-                                        "prover_delta", e->empty ? "empty" : "findings",
-                                        "resolved_from", resolved_from != NULL ? resolved_from : "",
-                                        "version", (json_int_t)rev, "hash", hash, "inputs", inputs)
+                                        "auto", is_auto, "source", c->analysis_mode, "prover_delta",
+                                        e->empty ? "empty" : "findings", "resolved_from",
+                                        resolved_from != NULL ? resolved_from : "", "version",
+                                        (json_int_t)rev, "hash", hash, "inputs", inputs)
                             : NULL;
         PV_ENSURE(extra != NULL, PV_ERR_IO);
         PV_GUARD(advisor_event(w->st, snap->name, "CONFIG:APPROVED", line, extra));
@@ -512,10 +511,10 @@ struct submit_tx {
     int64_t port;
     const char *binary;
     const struct advisor_submit_meta *meta; /* the mapper's; NULL otherwise */
-    bool may_approve; /* the caller holds the sandbox's stripe */
+    bool may_approve;                       /* the caller holds the sandbox's stripe */
     /* out */
-    bool stale;       /* the policy moved, or an approval needs the stripe */
-    bool updated;     /* dedup gave a pending chunk the wider rule */
+    bool stale;   /* the policy moved, or an approval needs the stripe */
+    bool updated; /* dedup gave a pending chunk the wider rule */
     char chunk_id[37];
     char line[8192];
     char approved_line[8192];
@@ -622,8 +621,8 @@ static pv_result submit_tx(struct store *st, void *arg)
             auto_gate(e)) {
             struct store_chunk copy;
             PV_GUARD(store_chunk_get(st, snap->sandbox, x->chunk_id, &copy));
-            res = approve_in_tx(w, snap, &copy, e, "pending", true, resolved_from,
-                                x->approved_line, sizeof(x->approved_line));
+            res = approve_in_tx(w, snap, &copy, e, "pending", true, resolved_from, x->approved_line,
+                                sizeof(x->approved_line));
             store_chunk_clear(&copy);
         }
         return res;
@@ -808,9 +807,8 @@ void advisor_submit_meta(struct advisor_worker *w, const char *sandbox, const ch
     struct submit_out o = {.ids = json_array(), .reasons = json_array()};
     json_t *root;
     json_t *ops;
-    const char *mode = mode_arg != NULL && strcmp(mode_arg, "mechanistic") == 0
-                           ? "mechanistic"
-                           : "agent_authored";
+    const char *mode =
+        mode_arg != NULL && strcmp(mode_arg, "mechanistic") == 0 ? "mechanistic" : "agent_authored";
     pv_result res = PV_RESULT_OK;
     struct store_sandbox sb;
 
@@ -851,8 +849,8 @@ void advisor_submit_meta(struct advisor_worker *w, const char *sandbox, const ch
     }
     for (size_t i = 0; i < model_proposal_nops(pr) && pv_ok(res); i++) {
         const char *name = model_proposal_rule_name(pr, i);
-        const json_t *rule = json_object_get(json_object_get(json_array_get(ops, i), "addRule"),
-                                             "rule");
+        const json_t *rule =
+            json_object_get(json_object_get(json_array_get(ops, i), "addRule"), "rule");
         const char *blocked;
         char reason[1024];
 
@@ -1020,9 +1018,9 @@ static void history_one(void *arg, const struct store_chunk *c)
 
     snprintf(msg, sizeof(msg), "Rule '%s' proposed (confidence: %d%%)", c->rule_name,
              (int)(c->confidence * 100.0 + 0.5));
-    json_array_append_new(x->arr, json_pack("{s:I,s:s,s:s,s:s}", "timestamp_ms",
-                                            (json_int_t)c->created_ms, "event", "proposed",
-                                            "chunk_id", c->id, "message", msg));
+    json_array_append_new(x->arr,
+                          json_pack("{s:I,s:s,s:s,s:s}", "timestamp_ms", (json_int_t)c->created_ms,
+                                    "event", "proposed", "chunk_id", c->id, "message", msg));
     if (c->decided_ms > 0 && strcmp(c->status, "pending") != 0) {
         snprintf(msg, sizeof(msg), "Rule '%s' %s%s%s", c->rule_name, c->status,
                  c->rejection_reason[0] != '\0' ? ": " : "", c->rejection_reason);
@@ -1244,8 +1242,9 @@ static void approve_chunk(struct advisor_worker *w, const char *sandbox, const c
           strcmp(e.security_notes, x.c.security_notes) == 0)) {
         (void)persist_eval(w, &x.c, &e, x.snap.hash);
         advisor_changed(w->a);
-        httpd_reply_error(r, 412, "failed_precondition",
-                          "proposal inputs changed; evaluation refreshed, refetch and review again");
+        httpd_reply_error(
+            r, 412, "failed_precondition",
+            "proposal inputs changed; evaluation refreshed, refetch and review again");
         advisor_eval_clear(&e);
         goto out;
     }
@@ -1392,8 +1391,7 @@ static void remove_or_reject(struct advisor_worker *w, const char *sandbox, cons
         char err[1024] = "";
         char suffix[160];
         snprintf(cause, sizeof(cause), "%s %s", undo ? "undo" : "reject", x.c.id);
-        res = advisor_recompose(w, x.snap.sandbox, x.c.id, cause, &rev, hash, err,
-                                sizeof(err));
+        res = advisor_recompose(w, x.snap.sandbox, x.c.id, cause, &rev, hash, err, sizeof(err));
         if (!pv_ok(res)) {
             store_rollback(w->st);
             if (err[0] != '\0') {
@@ -1464,8 +1462,8 @@ out:
     decision_close(&x);
 }
 
-void advisor_reject(struct advisor_worker *w, const char *sandbox, const char *id,
-                    const char *body, size_t len, struct httpd_reply *r)
+void advisor_reject(struct advisor_worker *w, const char *sandbox, const char *id, const char *body,
+                    size_t len, struct httpd_reply *r)
 {
     remove_or_reject(w, sandbox, id, body, len, false, r);
 }
@@ -1476,8 +1474,8 @@ void advisor_undo(struct advisor_worker *w, const char *sandbox, const char *id,
     remove_or_reject(w, sandbox, id, NULL, 0, true, r);
 }
 
-void advisor_edit(struct advisor_worker *w, const char *sandbox, const char *id,
-                  const char *body, size_t len, struct httpd_reply *r)
+void advisor_edit(struct advisor_worker *w, const char *sandbox, const char *id, const char *body,
+                  size_t len, struct httpd_reply *r)
 {
     struct decision x;
     struct advisor_eval e;
@@ -1615,26 +1613,26 @@ void advisor_approve_all(struct advisor_worker *w, const char *sandbox, const ch
         size_t n = approvals != NULL ? json_array_size(approvals) : ids.n;
         for (size_t i = 0; i < n; i++) {
             const json_t *a = approvals != NULL ? json_array_get(approvals, i) : NULL;
-            const char *id = a != NULL ? json_string_value(json_object_get(a, "chunk_id"))
-                                       : ids.ids[i];
-            const char *tok = a != NULL ? json_string_value(json_object_get(a, "review_token"))
-                                        : NULL;
+            const char *id =
+                a != NULL ? json_string_value(json_object_get(a, "chunk_id")) : ids.ids[i];
+            const char *tok =
+                a != NULL ? json_string_value(json_object_get(a, "review_token")) : NULL;
             struct store_chunk c;
             struct httpd_reply one;
 
             if (id == NULL) {
-                json_array_append_new(skipped, json_pack("{s:s,s:s}", "chunk_id", "",
-                                                         "reason", "missing chunk_id"));
+                json_array_append_new(
+                    skipped, json_pack("{s:s,s:s}", "chunk_id", "", "reason", "missing chunk_id"));
                 continue;
             }
             if (!pv_ok(store_chunk_get(w->st, sid, id, &c))) {
-                json_array_append_new(skipped, json_pack("{s:s,s:s}", "chunk_id", id, "reason",
-                                                         "chunk not found"));
+                json_array_append_new(
+                    skipped, json_pack("{s:s,s:s}", "chunk_id", id, "reason", "chunk not found"));
                 continue;
             }
             if (strcmp(c.status, "pending") != 0) {
-                json_array_append_new(skipped, json_pack("{s:s,s:s}", "chunk_id", id, "reason",
-                                                         "not pending"));
+                json_array_append_new(
+                    skipped, json_pack("{s:s,s:s}", "chunk_id", id, "reason", "not pending"));
                 store_chunk_clear(&c);
                 continue;
             }
@@ -1704,8 +1702,8 @@ void advisor_clear(struct advisor_worker *w, const char *sandbox, struct httpd_r
     if (pv_ok(res)) {
         res = store_chunk_clear_pending(w->st, x.snap.sandbox, &n);
     }
-    snprintf(line, sizeof(line), "CONFIG:REMOVED [INFO] gateway cleared %lld pending draft chunk(s)",
-             (long long)n);
+    snprintf(line, sizeof(line),
+             "CONFIG:REMOVED [INFO] gateway cleared %lld pending draft chunk(s)", (long long)n);
     if (pv_ok(res) && n > 0) {
         res = advisor_event(w->st, sandbox, "CONFIG:REMOVED", line,
                             json_pack("{s:I}", "cleared", (json_int_t)n));
@@ -1728,13 +1726,13 @@ void advisor_clear(struct advisor_worker *w, const char *sandbox, struct httpd_r
  * Base policy
  * ========================================================================= */
 
-void advisor_base_set(struct advisor_worker *w, const char *sandbox, const char *text,
-                      size_t len, const char *cause, struct httpd_reply *r)
+void advisor_base_set(struct advisor_worker *w, const char *sandbox, const char *text, size_t len,
+                      const char *cause, struct httpd_reply *r)
 {
     struct decision x;
     struct model_diags *d = model_diags_new();
-    struct model_policy *p = d != NULL ? model_policy_load("policy", text, len, MODEL_FMT_AUTO, d)
-                                       : NULL;
+    struct model_policy *p =
+        d != NULL ? model_policy_load("policy", text, len, MODEL_FMT_AUTO, d) : NULL;
     char *yaml = p != NULL ? model_policy_to_yaml(p, NULL) : NULL;
     struct store_revision base;
     char blob[65];
@@ -1774,8 +1772,7 @@ void advisor_base_set(struct advisor_worker *w, const char *sandbox, const char 
         res = store_base_put(w->st, x.snap.sandbox, &base);
     }
     if (pv_ok(res)) {
-        res = advisor_recompose(w, x.snap.sandbox, NULL, "base", &rev, hash, err,
-                                sizeof(err));
+        res = advisor_recompose(w, x.snap.sandbox, NULL, "base", &rev, hash, err, sizeof(err));
     }
     advisor_event_suffix(suffix, sizeof(suffix), rev, hash);
     snprintf(line, sizeof(line), "CONFIG:MERGED [INFO] gateway set base policy revision %lld [%s]",
@@ -1787,9 +1784,9 @@ void advisor_base_set(struct advisor_worker *w, const char *sandbox, const char 
     }
     if (pv_ok(res)) {
         struct model_policy *eff = advisor_compose(w, x.snap.sandbox, NULL, err, sizeof(err));
-        res = eff != NULL ? reconcile(w, sandbox, x.snap.sandbox, eff, hash, rev, NULL,
-                                      advisor_now_ms())
-                          : pv_fail(PV_ERR_POLICY, __func__);
+        res = eff != NULL
+                  ? reconcile(w, sandbox, x.snap.sandbox, eff, hash, rev, NULL, advisor_now_ms())
+                  : pv_fail(PV_ERR_POLICY, __func__);
         model_policy_free(eff);
     }
     res = pv_ok(res) ? store_commit(w->st) : res;

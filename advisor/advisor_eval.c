@@ -201,12 +201,12 @@ static void token_of(struct advisor_eval *e, const char *name, const char *rule_
         pv_dynbuf_puts(&b, "proviso-proposal-evaluator-v1");
         pv_dynbuf_putc(&b, '\0');
         pv_dynbuf_putf(&b, "%s%c%s%c%s%c%s%c%s%c%s", name, 0, rule_text, 0, snap->hash, 0,
-                               e->candidate_hash, 0, creds, 0, bound);
+                       e->candidate_hash, 0, creds, 0, bound);
     } else {
         pv_dynbuf_puts(&b, "proviso-proposal-evaluator-v1-failed");
         pv_dynbuf_putc(&b, '\0');
         pv_dynbuf_putf(&b, "%s%c%s%c%s%c%s", name, 0, rule_text, 0, snap->hash, 0,
-                               e->application_error);
+                       e->application_error);
     }
     e->review_token = b.failed ? NULL : pv_malloc(65);
     if (e->review_token != NULL) {
@@ -227,8 +227,8 @@ static void set_error(struct advisor_eval *e, const char *prefix, const char *de
 }
 
 /* POST a JSON body to the prover; the answer or NULL with 'err' set. */
-static json_t *ask_text(struct advisor_worker *w, const char *path, const char *text,
-                        char *err, size_t errlen)
+static json_t *ask_text(struct advisor_worker *w, const char *path, const char *text, char *err,
+                        size_t errlen)
 {
     json_t *answer = NULL;
     long status = 0;
@@ -248,8 +248,8 @@ static json_t *ask_text(struct advisor_worker *w, const char *path, const char *
     return answer;
 }
 
-static json_t *ask(struct advisor_worker *w, const char *path, json_t *body /* steals */,
-                   char *err, size_t errlen)
+static json_t *ask(struct advisor_worker *w, const char *path, json_t *body /* steals */, char *err,
+                   size_t errlen)
 {
     char *text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
     json_t *answer;

@@ -94,9 +94,9 @@ static pv_result seal_event(struct store_event *e, const json_t *data, const cha
 
     PV_ENSURE(audit_key != NULL, PV_ERR_INTERNAL); /* events are never written unsealed */
     rec = json_pack("{s:s,s:I,s:I,s:s,s:s,s:s,s:O,s:o,s:s}", "type", "record", "seq",
-                    (json_int_t)e->seq, "ts_ms", (json_int_t)e->ts_ms, "kind", e->kind,
-                    "sandbox", e->sandbox, "line", e->line, "data", data, "blobs",
-                    audit_blob_refs(data), "prev", prev);
+                    (json_int_t)e->seq, "ts_ms", (json_int_t)e->ts_ms, "kind", e->kind, "sandbox",
+                    e->sandbox, "line", e->line, "data", data, "blobs", audit_blob_refs(data),
+                    "prev", prev);
     PV_ENSURE(rec != NULL, PV_ERR_NOMEM);
     if (legacy) {
         json_object_set_new(rec, "legacy", json_true());
@@ -110,8 +110,8 @@ static pv_result seal_event(struct store_event *e, const json_t *data, const cha
     return r;
 }
 
-pv_result advisor_event(struct store *st, const char *sandbox, const char *kind,
-                        const char *line, json_t *extra)
+pv_result advisor_event(struct store *st, const char *sandbox, const char *kind, const char *line,
+                        json_t *extra)
 {
     struct store_event e;
     char prev[65];
@@ -279,7 +279,8 @@ static void export_one(void *arg, const struct store_event *e)
         json_decref(rec);
         return;
     }
-    json_array_foreach(refs, i, v) {
+    json_array_foreach(refs, i, v)
+    {
         if (json_is_string(v)) {
             json_object_set_new(x->blobs, json_string_value(v), json_true());
         }
@@ -312,7 +313,7 @@ pv_result advisor_audit_export(struct store *st, int64_t since, struct pv_dynbuf
     x.out = &body;
     x.blobs = json_object();
     r = x.blobs != NULL && audit_key != NULL ? store_begin_read(st)
-                                              : pv_fail(PV_ERR_INTERNAL, __func__);
+                                             : pv_fail(PV_ERR_INTERNAL, __func__);
     if (!pv_ok(r)) {
         snprintf(err, errlen, "no audit key or out of memory");
         goto out;
@@ -332,7 +333,8 @@ pv_result advisor_audit_export(struct store *st, int64_t since, struct pv_dynbuf
         snprintf(err, errlen, "the store holds an event without a sealed record");
         r = pv_fail(PV_ERR_IO, __func__);
     }
-    json_object_foreach(x.blobs, sha, v) {
+    json_object_foreach(x.blobs, sha, v)
+    {
         size_t len = 0;
         char *data = pv_ok(r) ? store_blob_get(st, sha, &len) : NULL;
         char *b64 = data != NULL ? audit_b64(data, len) : NULL;
@@ -355,8 +357,8 @@ pv_result advisor_audit_export(struct store *st, int64_t since, struct pv_dynbuf
         goto out;
     }
     r = audit_key_pub_b64(audit_key, pub);
-    hdr = pv_ok(r) ? json_pack("{s:s,s:s,s:s,s:I,s:s,s:I,s:I,s:s,s:I}", "type", "header",
-                               "format", AUDIT_FORMAT, "pubkey", pub, "since", (json_int_t)since,
+    hdr = pv_ok(r) ? json_pack("{s:s,s:s,s:s,s:I,s:s,s:I,s:I,s:s,s:I}", "type", "header", "format",
+                               AUDIT_FORMAT, "pubkey", pub, "since", (json_int_t)since,
                                "first_prev", first_prev, "last_seq", (json_int_t)x.last_seq,
                                "records", (json_int_t)x.count, "head", x.head, "exported_ms",
                                (json_int_t)advisor_now_ms())

@@ -56,24 +56,26 @@ struct options {
 
 static const struct pv_opt advisor_opts[] = {
     {"data-dir", "DIR", "where the store (advisor.db) lives; created if missing", 0},
-    {"port", "N", "listen port (default " PV_STR(ADVISOR_DEFAULT_PORT) "; 0 picks a free port)",
-     0},
+    {"port", "N", "listen port (default " PV_STR(ADVISOR_DEFAULT_PORT) "; 0 picks a free port)", 0},
     {"bind", "ADDR", "listen address (default 127.0.0.1)", 0},
     {"token-file", "FILE", "read the admin bearer token from FILE", 0},
     {"token-fd", "N", "read the admin bearer token from descriptor N", 0},
     {"config", "FILE", "YAML or JSON settings (docs/operations.md#advisor)", 0},
     {"prover", "URL", "use a running proviso-prover instead of a child", 0},
     {"prover-token-file", "FILE", "the running prover's bearer token", 0},
-    {"prover-exe", "PATH", "the prover binary to run as the child (default: beside this one)",
-     0},
+    {"prover-exe", "PATH", "the prover binary to run as the child (default: beside this one)", 0},
     {"test-allow-loopback", NULL, "tests only: proposals may name 127.0.0.1 literally", 0},
     {"export-audit", NULL, "write the audit export (docs/audit.md) to stdout and exit", 0},
     {"since", "SEQ", "with --export-audit: only the records after SEQ", 0},
     {"test-no-audit-chain", NULL, "benchmarks only: write events unsealed", PV_OPT_HIDDEN},
-    {"token", "TOKEN", "a token on the command line leaks through /proc; use a token file or "
-                       "--token-fd", PV_OPT_REFUSE},
-    {"prover-token", "TOKEN", "a token on the command line leaks through /proc; use "
-                              "--prover-token-file", PV_OPT_REFUSE},
+    {"token", "TOKEN",
+     "a token on the command line leaks through /proc; use a token file or "
+     "--token-fd",
+     PV_OPT_REFUSE},
+    {"prover-token", "TOKEN",
+     "a token on the command line leaks through /proc; use "
+     "--prover-token-file",
+     PV_OPT_REFUSE},
 };
 
 static const struct pv_cmd advisor_cmd = {
@@ -195,8 +197,8 @@ static void config_set(struct advisor_config *c, const char *file, int line, con
         if (!pv_ok(pv_parse_u64(val, strlen(val), config_keys[i].max, &v)) ||
             v < config_keys[i].min) {
             pv_fatal("%s:%d:1: %s: expected a number in %llu..%llu, got '%s'", file, line, key,
-                     (unsigned long long)config_keys[i].min,
-                     (unsigned long long)config_keys[i].max, val);
+                     (unsigned long long)config_keys[i].min, (unsigned long long)config_keys[i].max,
+                     val);
         }
         switch (config_keys[i].which) {
         case 0:

@@ -164,8 +164,8 @@ void advisor_mapper_rule_name(const char *host, int64_t port, char *out, size_t 
 
 double advisor_mapper_confidence(int64_t count, int64_t port, bool ssrf)
 {
-    static const int64_t known[] = {80,   443,  8080, 8443, 5432, 3306,  6379, 27017, 9200,
-                                    9092, 2181, 11211, 5672, 6443, 53,  587,  993,   995};
+    static const int64_t known[] = {80,   443,  8080,  8443, 5432, 3306, 6379, 27017, 9200,
+                                    9092, 2181, 11211, 5672, 6443, 53,   587,  993,   995};
     double c = 0.5;
 
     if (count >= 10) {
@@ -200,8 +200,9 @@ static int cmp_rule(const void *a, const void *b)
     int c = strcmp(json_string_value(json_object_get(x, "method")),
                    json_string_value(json_object_get(y, "method")));
 
-    return c != 0 ? c : strcmp(json_string_value(json_object_get(x, "path")),
-                               json_string_value(json_object_get(y, "path")));
+    return c != 0 ? c
+                  : strcmp(json_string_value(json_object_get(x, "path")),
+                           json_string_value(json_object_get(y, "path")));
 }
 
 /* The sorted, de-duplicated allow rules of a group's samples, together
@@ -249,10 +250,10 @@ static json_t *group_rules(const struct mapper_group *g, const json_t *prior)
     return rules;
 }
 
-json_t *advisor_mapper_proposal(const char *host, int64_t port, const char *binary,
-                                int64_t count, bool ssrf, const char *const *methods,
-                                const char *const *paths, size_t nsamples, const json_t *prior,
-                                bool allow_loopback, double *confidence)
+json_t *advisor_mapper_proposal(const char *host, int64_t port, const char *binary, int64_t count,
+                                bool ssrf, const char *const *methods, const char *const *paths,
+                                size_t nsamples, const json_t *prior, bool allow_loopback,
+                                double *confidence)
 {
     struct mapper_group g;
     char name[320];
@@ -305,8 +306,7 @@ json_t *advisor_mapper_proposal(const char *host, int64_t port, const char *bina
     wl = (size_t)snprintf(why, sizeof(why), "Allow %s to connect to %s:%lld", binary, host,
                           (long long)port);
     if (json_array_size(rules) > 0 && wl < sizeof(why)) {
-        wl += (size_t)snprintf(why + wl, sizeof(why) - wl,
-                               " with L7 inspection. Allowed paths:");
+        wl += (size_t)snprintf(why + wl, sizeof(why) - wl, " with L7 inspection. Allowed paths:");
         for (size_t i = 0; i < json_array_size(rules) && wl < sizeof(why); i++) {
             const json_t *al = json_object_get(json_array_get(rules, i), "allow");
             wl += (size_t)snprintf(why + wl, sizeof(why) - wl, "%s %s %s", i > 0 ? "," : "",
@@ -375,8 +375,7 @@ static bool field_ok(const char *s)
 }
 
 /* One event into the table (under mu). False when it was dropped. */
-static bool add_event(struct advisor_mapper *m, const char *sandbox, const json_t *ev,
-                      int64_t now)
+static bool add_event(struct advisor_mapper *m, const char *sandbox, const json_t *ev, int64_t now)
 {
     const char *host = json_string_value(json_object_get(ev, "host"));
     const char *bin = json_string_value(json_object_get(ev, "binary"));
@@ -435,8 +434,8 @@ static bool add_event(struct advisor_mapper *m, const char *sandbox, const json_
     if (field_ok(method) && field_ok(path) && path[0] == '/' && strlen(method) < 16 &&
         g->nsamples < ADVISOR_MAPPER_SAMPLES) {
         size_t i = 0;
-        while (i < g->nsamples &&
-               (strcmp(g->samples[i].method, method) != 0 || strcmp(g->samples[i].path, path) != 0)) {
+        while (i < g->nsamples && (strcmp(g->samples[i].method, method) != 0 ||
+                                   strcmp(g->samples[i].path, path) != 0)) {
             i++;
         }
         if (i == g->nsamples) {
@@ -489,8 +488,9 @@ void advisor_mapper_ingest(struct advisor_mapper *m, const char *sandbox, const 
     m->dropped += (int64_t)dropped + (reported > 0 ? reported : 0);
     pthread_mutex_unlock(&m->mu);
     json_decref(doc);
-    httpd_reply_json(r, 202, json_pack("{s:I,s:I}", "accepted", (json_int_t)accepted, "dropped",
-                                       (json_int_t)dropped));
+    httpd_reply_json(
+        r, 202,
+        json_pack("{s:I,s:I}", "accepted", (json_int_t)accepted, "dropped", (json_int_t)dropped));
 }
 
 /* ===========================================================================
@@ -513,8 +513,8 @@ static json_t *prior_rules(struct advisor_worker *w, const struct mapper_group *
     if (pv_ok(store_chunk_by_dedup(w->st, sb.id, key, &c))) {
         if (strcmp(c.status, "pending") == 0) {
             json_t *rule = json_loads(c.proposed_rule, 0, NULL);
-            rules = json_incref(json_object_get(
-                json_array_get(json_object_get(rule, "endpoints"), 0), "rules"));
+            rules = json_incref(
+                json_object_get(json_array_get(json_object_get(rule, "endpoints"), 0), "rules"));
             json_decref(rule);
         }
         store_chunk_clear(&c);

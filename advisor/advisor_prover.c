@@ -86,8 +86,7 @@ static bool refresh(struct advisor_prover *pc)
 }
 
 pv_result advisor_prover_post(struct advisor_prover *pc, const char *path, const char *body,
-                              size_t len, long *status, json_t **answer, char *err,
-                              size_t errlen)
+                              size_t len, long *status, json_t **answer, char *err, size_t errlen)
 {
     char url[512];
     struct curl_slist *hdrs = NULL;

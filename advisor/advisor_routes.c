@@ -128,8 +128,8 @@ const struct httpd_route *advisor_routes(size_t *n)
  * Helpers
  * ========================================================================= */
 
-static unsigned arg_uint(const struct httpd_req *rq, const char *name, unsigned dflt,
-                         unsigned lo, unsigned hi)
+static unsigned arg_uint(const struct httpd_req *rq, const char *name, unsigned dflt, unsigned lo,
+                         unsigned hi)
 {
     const char *v = httpd_req_arg(rq, name);
     uint64_t n = 0;
@@ -185,9 +185,8 @@ static void reply_diags(struct httpd_reply *r, const char *code, struct model_di
 static char *policy_yaml(const char *field, const char *text, struct httpd_reply *r)
 {
     struct model_diags *d = model_diags_new();
-    struct model_policy *p = d != NULL ? model_policy_load(field, text, strlen(text),
-                                                           MODEL_FMT_AUTO, d)
-                                       : NULL;
+    struct model_policy *p =
+        d != NULL ? model_policy_load(field, text, strlen(text), MODEL_FMT_AUTO, d) : NULL;
     char *yaml = p != NULL ? model_policy_to_yaml(p, NULL) : NULL;
 
     if (p == NULL) {
@@ -207,8 +206,8 @@ static char *policy_yaml(const char *field, const char *text, struct httpd_reply
 static bool creds_ok(const char *text, struct httpd_reply *r)
 {
     struct model_diags *d = model_diags_new();
-    struct model_credset *c = d != NULL ? model_credset_load("credentials", text, strlen(text), d)
-                                        : NULL;
+    struct model_credset *c =
+        d != NULL ? model_credset_load("credentials", text, strlen(text), d) : NULL;
     bool ok = c != NULL;
 
     if (!ok) {
@@ -371,8 +370,8 @@ static void sandbox_create(struct advisor_worker *w, const struct httpd_req *rq,
         res = store_rev_put(w->st, sb.id, &rev);
     }
     snprintf(line, sizeof(line),
-             "CONFIG:CREATED [INFO] gateway created sandbox %s [version:v%lld hash:sha256:%s]", name,
-             (long long)rev.rev, hash);
+             "CONFIG:CREATED [INFO] gateway created sandbox %s [version:v%lld hash:sha256:%s]",
+             name, (long long)rev.rev, hash);
     if (pv_ok(res)) {
         res = advisor_event(w->st, name, "CONFIG:CREATED", line,
                             json_pack("{s:s,s:I,s:s}", "base_blob", blob, "version",
@@ -477,12 +476,11 @@ static void policy_get(struct advisor_worker *w, const struct httpd_req *rq, con
         if (after < 0 || rev.rev > after || flag_moved || advisor_now_ms() >= deadline ||
             advisor_stopping(w->a)) {
             char *yaml = store_blob_get(w->st, rev.blob, NULL);
-            httpd_reply_json(
-                r, 200,
-                json_pack("{s:s,s:I,s:s,s:s,s:s?,s:b,s:{s:b}}", "sandbox", name, "revision",
-                          (json_int_t)rev.rev, "hash", rev.hash, "format", "yaml", "policy_yaml",
-                          yaml, "changed", rev.rev > after, "settings", ADVISOR_SET_PROPOSALS,
-                          enabled));
+            httpd_reply_json(r, 200,
+                             json_pack("{s:s,s:I,s:s,s:s,s:s?,s:b,s:{s:b}}", "sandbox", name,
+                                       "revision", (json_int_t)rev.rev, "hash", rev.hash, "format",
+                                       "yaml", "policy_yaml", yaml, "changed", rev.rev > after,
+                                       "settings", ADVISOR_SET_PROPOSALS, enabled));
             free(yaml);
             store_revision_clear(&rev);
             break;
@@ -493,8 +491,8 @@ static void policy_get(struct advisor_worker *w, const struct httpd_req *rq, con
     store_sandbox_clear(&sb);
 }
 
-static void sandbox_put_doc(struct advisor_worker *w, const struct httpd_req *rq,
-                            const char *name, int which, struct httpd_reply *r)
+static void sandbox_put_doc(struct advisor_worker *w, const struct httpd_req *rq, const char *name,
+                            int which, struct httpd_reply *r)
 {
     json_t *body = parse_body(rq, r);
     const char *field = which == R_CREDENTIALS ? "credentials" : "boundary";
@@ -540,8 +538,9 @@ static void sandbox_put_doc(struct advisor_worker *w, const struct httpd_req *rq
                 res = PV_RESULT_OK;
             }
         }
-        snprintf(line, sizeof(line), "CONFIG:SETTING [INFO] gateway %s the global auto-approval "
-                                     "boundary",
+        snprintf(line, sizeof(line),
+                 "CONFIG:SETTING [INFO] gateway %s the global auto-approval "
+                 "boundary",
                  stored[0] != '\0' ? "set" : "cleared");
         if (pv_ok(res)) {
             res = advisor_event(w->st, "", "CONFIG:SETTING", line, NULL);
@@ -653,8 +652,8 @@ static void loaded_put(struct advisor_worker *w, const struct httpd_req *rq, con
  * Settings
  * ========================================================================= */
 
-static void setting_write(struct advisor_worker *w, const struct httpd_req *rq,
-                          const char *sandbox, const char *key, bool del, struct httpd_reply *r)
+static void setting_write(struct advisor_worker *w, const struct httpd_req *rq, const char *sandbox,
+                          const char *key, bool del, struct httpd_reply *r)
 {
     json_t *body = del ? NULL : parse_body(rq, r);
     const json_t *value = body != NULL ? json_object_get(body, "value") : NULL;
@@ -714,8 +713,8 @@ static void setting_write(struct advisor_worker *w, const struct httpd_req *rq,
                   : store_setting_put(w->st, sandbox != NULL ? sandbox : "", key, text);
     }
     snprintf(line, sizeof(line), "CONFIG:SETTING [INFO] gateway %s %s setting %s%s%s",
-             del ? "deleted" : "set", sandbox != NULL ? "sandbox" : "global", key,
-             del ? "" : " = ", del ? "" : (text != NULL ? text : ""));
+             del ? "deleted" : "set", sandbox != NULL ? "sandbox" : "global", key, del ? "" : " = ",
+             del ? "" : (text != NULL ? text : ""));
     if (pv_ok(res)) {
         res = advisor_event(w->st, sandbox != NULL ? sandbox : "", "CONFIG:SETTING", line,
                             json_pack("{s:s,s:s,s:s?}", "scope", sandbox != NULL ? sandbox : "",
@@ -743,10 +742,10 @@ static void event_one(void *arg, const struct store_event *e)
     json_t *arr = arg;
     json_t *j = json_loads(e->json, 0, NULL);
 
-    json_array_append_new(arr, json_pack("{s:I,s:I,s:s,s:s,s:s,s:o}", "seq", (json_int_t)e->seq,
-                                         "ts_ms", (json_int_t)e->ts_ms, "sandbox", e->sandbox,
-                                         "kind", e->kind, "line", e->line, "record",
-                                         j != NULL ? j : json_null()));
+    json_array_append_new(arr,
+                          json_pack("{s:I,s:I,s:s,s:s,s:s,s:o}", "seq", (json_int_t)e->seq, "ts_ms",
+                                    (json_int_t)e->ts_ms, "sandbox", e->sandbox, "kind", e->kind,
+                                    "line", e->line, "record", j != NULL ? j : json_null()));
 }
 
 /* GET /v1/events?since=SEQ[&limit=N][&wait=S]: the events after SEQ. With
@@ -754,8 +753,7 @@ static void event_one(void *arg, const struct store_event *e)
  * holds until an event commits (every committing writer calls
  * advisor_changed) or the wait ends, then answers what there is - possibly
  * nothing. 'next_since' is the SEQ to ask with next time. */
-static void events_list(struct advisor_worker *w, const struct httpd_req *rq,
-                        struct httpd_reply *r)
+static void events_list(struct advisor_worker *w, const struct httpd_req *rq, struct httpd_reply *r)
 {
     const char *since_s = httpd_req_arg(rq, "since");
     const char *wait_s = httpd_req_arg(rq, "wait");
@@ -771,8 +769,7 @@ static void events_list(struct advisor_worker *w, const struct httpd_req *rq,
         httpd_reply_error(r, 400, "invalid_request", "since must be a sequence number");
         return;
     }
-    if (wait_s != NULL &&
-        !pv_ok(pv_parse_u64(wait_s, strlen(wait_s), EVENTS_WAIT_MAX_S, &wait))) {
+    if (wait_s != NULL && !pv_ok(pv_parse_u64(wait_s, strlen(wait_s), EVENTS_WAIT_MAX_S, &wait))) {
         httpd_reply_error(r, 400, "invalid_request", "wait must be 0..60 (seconds)");
         return;
     }
@@ -787,8 +784,7 @@ static void events_list(struct advisor_worker *w, const struct httpd_req *rq,
             reply_store_error(r, res, "events");
             return;
         }
-        if (json_array_size(arr) > 0 || advisor_now_ms() >= deadline ||
-            advisor_stopping(w->a)) {
+        if (json_array_size(arr) > 0 || advisor_now_ms() >= deadline || advisor_stopping(w->a)) {
             break;
         }
         json_decref(arr);
@@ -813,8 +809,8 @@ static void audit_pubkey(struct httpd_reply *r)
         httpd_reply_error(r, 500, "internal", "the audit key is not available");
         return;
     }
-    httpd_reply_json(r, 200, json_pack("{s:s,s:s,s:s}", "algorithm", "ed25519", "public_key", b64,
-                                       "pem", pem));
+    httpd_reply_json(
+        r, 200, json_pack("{s:s,s:s,s:s}", "algorithm", "ed25519", "public_key", b64, "pem", pem));
     free(pem);
 }
 

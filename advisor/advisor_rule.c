@@ -52,8 +52,8 @@ static size_t ports_of(const json_t *ep, json_int_t *out, size_t max)
     return n;
 }
 
-void advisor_rule_key(const json_t *rule, char *host, size_t hostlen, int64_t *port,
-                      char *binary, size_t binlen)
+void advisor_rule_key(const json_t *rule, char *host, size_t hostlen, int64_t *port, char *binary,
+                      size_t binlen)
 {
     const json_t *eps = json_object_get(rule, "endpoints");
     const json_t *bins = json_object_get(rule, "binaries");
@@ -277,8 +277,7 @@ static void add_l7(struct pv_dynbuf *b, const char *label, const json_t *list, b
         const char *p = str_of(a, "path");
         const char *cmd = str_of(a, "command");
         const json_t *q = json_object_get(a, "query");
-        pv_dynbuf_putf(b, "%s%s %s", first ? "" : ", ", m != NULL ? m : "*",
-                               p != NULL ? p : "**");
+        pv_dynbuf_putf(b, "%s%s %s", first ? "" : ", ", m != NULL ? m : "*", p != NULL ? p : "**");
         if (cmd != NULL) {
             pv_dynbuf_putf(b, " command=%s", cmd);
         }
@@ -311,7 +310,7 @@ char *advisor_rule_describe(const json_t *rule)
         const json_t *ips = json_object_get(v, "allowed_ips");
 
         pv_dynbuf_putf(&b, "%s%s:%lld", i > 0 ? ", " : "", host != NULL ? host : "",
-                               np > 0 ? (long long)ports[0] : 0ll);
+                       np > 0 ? (long long)ports[0] : 0ll);
         for (size_t k = 0; k < PV_ARRAY_LEN(strs); k++) {
             const char *s = str_of(v, strs[k]);
             if (s != NULL && s[0] != '\0') {
@@ -357,7 +356,7 @@ char *advisor_rule_summary(const json_t *rule, const char *rule_name)
     }
     (void)ports_of(ep, &port, 1);
     pv_dynbuf_putf(&b, "on %s:%lld", str_of(ep, "host") != NULL ? str_of(ep, "host") : "",
-                           (long long)port);
+                   (long long)port);
     if (allow != NULL) {
         const char *m = str_of(allow, "method");
         const char *p = str_of(allow, "path");
@@ -371,8 +370,8 @@ char *advisor_rule_summary(const json_t *rule, const char *rule_name)
 
 char *advisor_proposal_text(const char *name, const json_t *rule, size_t *len)
 {
-    json_t *doc = json_pack("{s:[{s:{s:s,s:O}}]}", "operations", "addRule", "ruleName", name,
-                            "rule", rule);
+    json_t *doc =
+        json_pack("{s:[{s:{s:s,s:O}}]}", "operations", "addRule", "ruleName", name, "rule", rule);
     char *text;
 
     if (doc == NULL) {

@@ -27,8 +27,8 @@ extern const size_t advisor_data_app_js_len;
 extern const char advisor_data_app_css[];
 extern const size_t advisor_data_app_css_len;
 
-#define UI_CSP                                                                                 \
-    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "          \
+#define UI_CSP                                                                      \
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; " \
     "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 static const struct {
@@ -38,8 +38,7 @@ static const struct {
     const char *content_type;
 } assets[] = {
     {"/ui/", advisor_data_index_html, &advisor_data_index_html_len, "text/html; charset=utf-8"},
-    {"/ui/app.js", advisor_data_app_js, &advisor_data_app_js_len,
-     "text/javascript; charset=utf-8"},
+    {"/ui/app.js", advisor_data_app_js, &advisor_data_app_js_len, "text/javascript; charset=utf-8"},
     {"/ui/app.css", advisor_data_app_css, &advisor_data_app_css_len, "text/css; charset=utf-8"},
 };
 

@@ -84,10 +84,10 @@ char *store_blob_get(struct store *s, const char *sha, size_t *len);
 struct store_sandbox {
     int64_t id;
     char *name;
-    char *token_sha256;  /* hex SHA-256 of the sandbox's bearer token */
-    char *credentials;   /* the credentials document (YAML/JSON text); "" none */
-    char *boundary;      /* the auto-approval boundary policy; "" none */
-    char *addresses;     /* JSON array of the proxy's registered addresses */
+    char *token_sha256; /* hex SHA-256 of the sandbox's bearer token */
+    char *credentials;  /* the credentials document (YAML/JSON text); "" none */
+    char *boundary;     /* the auto-approval boundary policy; "" none */
+    char *addresses;    /* JSON array of the proxy's registered addresses */
     int64_t created_ms;
 };
 void store_sandbox_clear(struct store_sandbox *sb);
@@ -101,8 +101,7 @@ pv_result store_sandbox_update(struct store *s, const struct store_sandbox *sb) 
 /* Removes the sandbox and everything it owns (its events stay). */
 pv_result store_sandbox_delete(struct store *s, int64_t id) PV_WUR;
 /* Calls 'fn' for each sandbox in name order. */
-pv_result store_sandbox_each(struct store *s,
-                             void (*fn)(void *arg, const struct store_sandbox *sb),
+pv_result store_sandbox_each(struct store *s, void (*fn)(void *arg, const struct store_sandbox *sb),
                              void *arg) PV_WUR;
 
 /* ---------------------------------------------------------------------------
@@ -126,10 +125,10 @@ pv_result store_setting_delete(struct store *s, const char *scope, const char *k
 
 struct store_revision {
     int64_t rev;
-    int64_t base_rev;  /* effective revisions: the base revision they build on */
-    char *blob;        /* digest of the canonical YAML */
-    char *hash;        /* model_policy_sha256 of the policy */
-    char *cause;       /* what made it ("base", "approve <chunk>", ...) */
+    int64_t base_rev; /* effective revisions: the base revision they build on */
+    char *blob;       /* digest of the canonical YAML */
+    char *hash;       /* model_policy_sha256 of the policy */
+    char *cause;      /* what made it ("base", "approve <chunk>", ...) */
     int64_t created_ms;
 };
 void store_revision_clear(struct store_revision *r);
@@ -157,14 +156,14 @@ struct store_chunk {
     char *id;
     int64_t sandbox;
     int64_t draft_version;
-    char *status;        /* pending | approved | rejected */
+    char *status; /* pending | approved | rejected */
     char *rule_name;
     char *proposed_rule; /* canonical JSON of the rule */
     char *rationale;
     char *security_notes;
     double confidence;
     int64_t created_ms;
-    int64_t decided_ms;  /* 0: undecided */
+    int64_t decided_ms; /* 0: undecided */
     char *host;
     int64_t port;
     char *binary;
@@ -180,11 +179,11 @@ struct store_chunk {
     char *analysis_mode; /* agent_authored | mechanistic */
     char *dedup_key;     /* mechanistic only: host|port|binary; "" otherwise */
     char *stage;
-    char *evidence;      /* blob digest of the evidence document; "" none */
-    int64_t approved_seq;  /* approval order (0 when not approved) */
-    int64_t approved_rev;  /* the effective revision that first held it */
+    char *evidence;       /* blob digest of the evidence document; "" none */
+    int64_t approved_seq; /* approval order (0 when not approved) */
+    int64_t approved_rev; /* the effective revision that first held it */
     bool auto_approved;
-    char *decided_by;    /* "" | reviewer | auto | supersede | reconcile | ... */
+    char *decided_by; /* "" | reviewer | auto | supersede | reconcile | ... */
 };
 void store_chunk_clear(struct store_chunk *c);
 

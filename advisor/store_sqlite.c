@@ -148,8 +148,8 @@ static sqlite3_stmt *prep(struct store *s, const char *sql)
     if (s->nstmts < STMT_CACHE) {
         free_slot = &s->stmts[s->nstmts];
     }
-    if (sqlite3_prepare_v3(s->db, sql, -1, free_slot != NULL ? SQLITE_PREPARE_PERSISTENT : 0,
-                           &st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v3(s->db, sql, -1, free_slot != NULL ? SQLITE_PREPARE_PERSISTENT : 0, &st,
+                           NULL) != SQLITE_OK) {
         sqlite3_finalize(st);
         return NULL;
     }
@@ -264,8 +264,8 @@ static pv_result migrate(struct store *s, char *err, size_t errlen)
     version = sqlite3_column_int(st, 0);
     done(s, st);
     if (version > STORE_SCHEMA_VERSION) {
-        snprintf(err, errlen, "database schema version %d is newer than this build's (%d)",
-                 version, STORE_SCHEMA_VERSION);
+        snprintf(err, errlen, "database schema version %d is newer than this build's (%d)", version,
+                 STORE_SCHEMA_VERSION);
         PV_BAIL(PV_ERR_USAGE);
     }
     while (version < STORE_SCHEMA_VERSION) {
@@ -291,8 +291,8 @@ pv_result store_open(const char *dir, struct store **out, char *err, size_t errl
 
     *out = NULL;
     if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        snprintf(err, errlen, "%s: %s", dir, errno != 0 && stat(dir, &sb) != 0 ? strerror(errno)
-                                                                             : "not a directory");
+        snprintf(err, errlen, "%s: %s", dir,
+                 errno != 0 && stat(dir, &sb) != 0 ? strerror(errno) : "not a directory");
         PV_BAIL(PV_ERR_IO);
     }
     if ((size_t)snprintf(path, sizeof(path), "%s/advisor.db", dir) >= sizeof(path)) {
@@ -314,8 +314,7 @@ pv_result store_open(const char *dir, struct store **out, char *err, size_t errl
     }
     sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
     /* WAL + FULL: each commit is fsync'd to the log before it returns. */
-    if (!pv_ok(exec(s, "PRAGMA journal_mode=WAL")) ||
-        !pv_ok(exec(s, "PRAGMA synchronous=FULL")) ||
+    if (!pv_ok(exec(s, "PRAGMA journal_mode=WAL")) || !pv_ok(exec(s, "PRAGMA synchronous=FULL")) ||
         !pv_ok(exec(s, "PRAGMA foreign_keys=ON"))) {
         snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(s->db));
         store_close(s);
@@ -632,9 +631,8 @@ pv_result store_sandbox_create(struct store *s, struct store_sandbox *sb)
     if (sb->created_ms == 0) {
         sb->created_ms = now_ms();
     }
-    if (st == NULL || !bind(st, "sssssi", sb->name, sb->token_sha256, sb->credentials,
-                            sb->boundary, sb->addresses != NULL ? sb->addresses : "[]",
-                            sb->created_ms)) {
+    if (st == NULL || !bind(st, "sssssi", sb->name, sb->token_sha256, sb->credentials, sb->boundary,
+                            sb->addresses != NULL ? sb->addresses : "[]", sb->created_ms)) {
         done(s, st);
         PV_BAIL(PV_ERR_IO);
     }
@@ -668,8 +666,8 @@ static pv_result sandbox_get_by(struct store *s, const char *sql, const char *ty
 
 pv_result store_sandbox_get(struct store *s, const char *name, struct store_sandbox *out)
 {
-    return sandbox_get_by(s, "SELECT " SANDBOX_COLS " FROM sandboxes WHERE name = ?", "s", name,
-                          0, out);
+    return sandbox_get_by(s, "SELECT " SANDBOX_COLS " FROM sandboxes WHERE name = ?", "s", name, 0,
+                          out);
 }
 
 pv_result store_sandbox_get_id(struct store *s, int64_t id, struct store_sandbox *out)
@@ -696,8 +694,10 @@ pv_result store_sandbox_update(struct store *s, const struct store_sandbox *sb)
 pv_result store_sandbox_delete(struct store *s, int64_t id)
 {
     static const char *const sql[] = {
-        "DELETE FROM chunks WHERE sandbox = ?",   "DELETE FROM revisions WHERE sandbox = ?",
-        "DELETE FROM base_revisions WHERE sandbox = ?", "DELETE FROM loaded WHERE sandbox = ?",
+        "DELETE FROM chunks WHERE sandbox = ?",
+        "DELETE FROM revisions WHERE sandbox = ?",
+        "DELETE FROM base_revisions WHERE sandbox = ?",
+        "DELETE FROM loaded WHERE sandbox = ?",
         "DELETE FROM settings WHERE scope = (SELECT name FROM sandboxes WHERE id = ?)",
         "DELETE FROM sandboxes WHERE id = ?",
     };
@@ -714,8 +714,8 @@ pv_result store_sandbox_delete(struct store *s, int64_t id)
     return PV_RESULT_OK;
 }
 
-pv_result store_sandbox_each(struct store *s,
-                             void (*fn)(void *arg, const struct store_sandbox *sb), void *arg)
+pv_result store_sandbox_each(struct store *s, void (*fn)(void *arg, const struct store_sandbox *sb),
+                             void *arg)
 {
     sqlite3_stmt *st = prep(s, "SELECT " SANDBOX_COLS " FROM sandboxes ORDER BY name");
     int rc;
@@ -751,8 +751,7 @@ char *store_setting_get(struct store *s, const char *scope, const char *key)
     return out;
 }
 
-pv_result store_setting_put(struct store *s, const char *scope, const char *key,
-                            const char *json)
+pv_result store_setting_put(struct store *s, const char *scope, const char *key, const char *json)
 {
     sqlite3_stmt *st = prep(s, "INSERT INTO settings (scope, key, value) VALUES (?, ?, ?) "
                                "ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value");
@@ -895,7 +894,8 @@ pv_result store_rev_get(struct store *s, int64_t sandbox, int64_t rev, struct st
 pv_result store_loaded_put(struct store *s, int64_t sandbox, int64_t rev, const char *hash,
                            int64_t at_ms)
 {
-    sqlite3_stmt *st = prep(s, "INSERT INTO loaded (sandbox, rev, hash, at_ms) VALUES (?, ?, ?, ?)");
+    sqlite3_stmt *st =
+        prep(s, "INSERT INTO loaded (sandbox, rev, hash, at_ms) VALUES (?, ?, ?, ?)");
 
     if (st == NULL || !bind(st, "iisi", sandbox, rev, hash, at_ms)) {
         done(s, st);
@@ -927,12 +927,24 @@ int64_t store_loaded_latest(struct store *s, int64_t sandbox)
 
 void store_chunk_clear(struct store_chunk *c)
 {
-    char **strs[] = {&c->id,           &c->status,         &c->rule_name,
-                     &c->proposed_rule, &c->rationale,     &c->security_notes,
-                     &c->host,         &c->binary,         &c->validation_result,
-                     &c->rejection_reason, &c->application_error, &c->review_token,
-                     &c->current_hash, &c->candidate_hash, &c->analysis_mode,
-                     &c->dedup_key,    &c->stage,          &c->evidence,
+    char **strs[] = {&c->id,
+                     &c->status,
+                     &c->rule_name,
+                     &c->proposed_rule,
+                     &c->rationale,
+                     &c->security_notes,
+                     &c->host,
+                     &c->binary,
+                     &c->validation_result,
+                     &c->rejection_reason,
+                     &c->application_error,
+                     &c->review_token,
+                     &c->current_hash,
+                     &c->candidate_hash,
+                     &c->analysis_mode,
+                     &c->dedup_key,
+                     &c->stage,
+                     &c->evidence,
                      &c->decided_by};
 
     for (size_t i = 0; i < PV_ARRAY_LEN(strs); i++) {
@@ -941,11 +953,11 @@ void store_chunk_clear(struct store_chunk *c)
     memset(c, 0, sizeof(*c));
 }
 
-#define CHUNK_COLS                                                                               \
-    "id, sandbox, draft_version, status, rule_name, proposed_rule, rationale, security_notes, "  \
-    "confidence, created_ms, decided_ms, host, port, binary, hit_count, first_seen_ms, "         \
+#define CHUNK_COLS                                                                              \
+    "id, sandbox, draft_version, status, rule_name, proposed_rule, rationale, security_notes, " \
+    "confidence, created_ms, decided_ms, host, port, binary, hit_count, first_seen_ms, "        \
     "last_seen_ms, validation_result, rejection_reason, application_error, review_token, "      \
-    "current_hash, candidate_hash, analysis_mode, dedup_key, stage, evidence, approved_seq, "    \
+    "current_hash, candidate_hash, analysis_mode, dedup_key, stage, evidence, approved_seq, "   \
     "approved_rev, auto_approved, decided_by"
 
 static pv_result chunk_row(sqlite3_stmt *st, struct store_chunk *c)
@@ -1003,13 +1015,13 @@ pv_result store_chunk_insert(struct store *s, const struct store_chunk *c)
                                "?, ?)");
 
     if (st == NULL ||
-        !bind(st, "siisssssdiisisiiissssssssssiiis", c->id, c->sandbox, c->draft_version,
-              c->status, c->rule_name, c->proposed_rule, c->rationale, c->security_notes,
-              c->confidence, c->created_ms, c->decided_ms, c->host, c->port, c->binary,
-              c->hit_count, c->first_seen_ms, c->last_seen_ms, c->validation_result,
-              c->rejection_reason, c->application_error, c->review_token, c->current_hash,
-              c->candidate_hash, c->analysis_mode, c->dedup_key, c->stage, c->evidence,
-              c->approved_seq, c->approved_rev, (int64_t)c->auto_approved, c->decided_by)) {
+        !bind(st, "siisssssdiisisiiissssssssssiiis", c->id, c->sandbox, c->draft_version, c->status,
+              c->rule_name, c->proposed_rule, c->rationale, c->security_notes, c->confidence,
+              c->created_ms, c->decided_ms, c->host, c->port, c->binary, c->hit_count,
+              c->first_seen_ms, c->last_seen_ms, c->validation_result, c->rejection_reason,
+              c->application_error, c->review_token, c->current_hash, c->candidate_hash,
+              c->analysis_mode, c->dedup_key, c->stage, c->evidence, c->approved_seq,
+              c->approved_rev, (int64_t)c->auto_approved, c->decided_by)) {
         done(s, st);
         PV_BAIL(PV_ERR_IO);
     }
@@ -1037,8 +1049,7 @@ static pv_result chunk_one(struct store *s, const char *sql, int64_t sandbox, co
     return r;
 }
 
-pv_result store_chunk_get(struct store *s, int64_t sandbox, const char *id,
-                          struct store_chunk *out)
+pv_result store_chunk_get(struct store *s, int64_t sandbox, const char *id, struct store_chunk *out)
 {
     return chunk_one(s, "SELECT " CHUNK_COLS " FROM chunks WHERE sandbox = ? AND id = ?", sandbox,
                      id, out);
@@ -1198,8 +1209,8 @@ pv_result store_event_append(struct store *s, struct store_event *e)
     done(s, st);
     st = prep(s, "INSERT INTO events (seq, ts_ms, sandbox, kind, line, json, record, seal) "
                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
-    if (st == NULL || !bind(st, "iissssss", e->seq, e->ts_ms, e->sandbox, e->kind, e->line,
-                            e->json, e->record, e->seal)) {
+    if (st == NULL || !bind(st, "iissssss", e->seq, e->ts_ms, e->sandbox, e->kind, e->line, e->json,
+                            e->record, e->seal)) {
         done(s, st);
         PV_BAIL(PV_ERR_IO);
     }
@@ -1227,8 +1238,8 @@ static pv_result seal_row(struct store *s, sqlite3_stmt *st, int64_t *seq, char 
 
 pv_result store_event_head(struct store *s, int64_t *seq, char seal[65])
 {
-    pv_result r = seal_row(s, prep(s, "SELECT seq, seal FROM events ORDER BY seq DESC LIMIT 1"),
-                           seq, seal);
+    pv_result r =
+        seal_row(s, prep(s, "SELECT seq, seal FROM events ORDER BY seq DESC LIMIT 1"), seq, seal);
 
     if (r.err == PV_ERR_NOTFOUND) {
         *seq = 0;
@@ -1239,10 +1250,10 @@ pv_result store_event_head(struct store *s, int64_t *seq, char seal[65])
     return r;
 }
 
-pv_result store_event_set_record(struct store *s, int64_t seq, const char *record,
-                                 const char *seal)
+pv_result store_event_set_record(struct store *s, int64_t seq, const char *record, const char *seal)
 {
-    sqlite3_stmt *st = prep(s, "UPDATE events SET record = ?, seal = ? WHERE seq = ? AND record = ''");
+    sqlite3_stmt *st =
+        prep(s, "UPDATE events SET record = ?, seal = ? WHERE seq = ? AND record = ''");
 
     if (st == NULL || !bind(st, "ssi", record, seal, seq)) {
         done(s, st);

@@ -97,7 +97,7 @@ struct audit_report {
     size_t blobs;
     int64_t first_seq; /* 0 when there are no records */
     int64_t last_seq;
-    char head[65];     /* seal of the last record */
+    char head[65]; /* seal of the last record */
     /* The first bad record (status TAMPERED): its seq (0 for the header or
      * a line that is not a record), its line number and why. */
     int64_t bad_seq;

@@ -165,7 +165,8 @@ static void collect_refs(const json_t *j, json_t *set)
     size_t i;
 
     if (json_is_object(j)) {
-        json_object_foreach((json_t *)j, key, v) {
+        json_object_foreach((json_t *)j, key, v)
+        {
             size_t kl = strlen(key);
             if (json_is_string(v) && kl >= 5 && strcmp(key + kl - 5, "_blob") == 0 &&
                 is_hex64(json_string_value(v))) {
@@ -175,7 +176,8 @@ static void collect_refs(const json_t *j, json_t *set)
             }
         }
     } else if (json_is_array(j)) {
-        json_array_foreach(j, i, v) {
+        json_array_foreach(j, i, v)
+        {
             collect_refs(v, set);
         }
     }
@@ -202,7 +204,8 @@ json_t *audit_blob_refs(const json_t *data)
         json_decref(out);
         return NULL;
     }
-    json_object_foreach(set, key, v) {
+    json_object_foreach(set, key, v)
+    {
         keys[n++] = key;
     }
     /* Sorted, so the record does not depend on hash-table order. */
@@ -228,10 +231,10 @@ json_t *audit_blob_refs(const json_t *data)
 struct line {
     const char *text; /* the line in the caller's buffer (no newline) */
     size_t len;
-    json_t *obj;      /* NULL when the line does not parse */
+    json_t *obj; /* NULL when the line does not parse */
     size_t no;
-    bool digested;    /* a record: hash and seal recomputed below */
-    int blob_state;   /* a blob: 1 digest matches, -1 it does not, -2 not base64 */
+    bool digested;  /* a record: hash and seal recomputed below */
+    int blob_state; /* a blob: 1 digest matches, -1 it does not, -2 not base64 */
     char hash[65];
     char seal[65];
     char error[256];
@@ -273,8 +276,8 @@ static void *parse_main(void *arg)
 
         ln->obj = json_loadb(ln->text, ln->len, JSON_REJECT_DUPLICATES, &je);
         if (ln->obj == NULL) {
-            snprintf(ln->error, sizeof(ln->error), "not valid JSON (column %d: %.160s)",
-                     je.column, je.text);
+            snprintf(ln->error, sizeof(ln->error), "not valid JSON (column %d: %.160s)", je.column,
+                     je.text);
             continue;
         }
         if (!json_is_object(ln->obj)) {
@@ -534,8 +537,8 @@ static void check_blob_line(const struct line *ln, json_t *blobs, struct audit_r
     if (ln->blob_state == -2) {
         fail(r, ln->no, 0, "blob %s: data_b64 is not base64", sha);
     }
-    json_object_set_new(blobs, sha, json_integer(ln->blob_state == 1 ? (json_int_t)ln->no
-                                                                     : -(json_int_t)ln->no));
+    json_object_set_new(
+        blobs, sha, json_integer(ln->blob_state == 1 ? (json_int_t)ln->no : -(json_int_t)ln->no));
     if (ln->blob_state == 1) {
         r->blobs++;
     }
@@ -557,8 +560,8 @@ static bool check_record(const struct line *ln, const json_t *blobs, int64_t exp
 
     if (!int_of(o, "seq", &seq) || !int_of(o, "ts_ms", &ts) || str_of(o, "kind") == NULL ||
         str_of(o, "sandbox") == NULL || str_of(o, "line") == NULL ||
-        !json_is_object(json_object_get(o, "data")) || !json_is_array(refs) ||
-        !is_hex64(prev) || !is_hex64(hash) || str_of(o, "sig") == NULL) {
+        !json_is_object(json_object_get(o, "data")) || !json_is_array(refs) || !is_hex64(prev) ||
+        !is_hex64(hash) || str_of(o, "sig") == NULL) {
         fail(r, ln->no, seq, "record is missing a field or has one of the wrong type");
         return false;
     }
@@ -585,7 +588,8 @@ static bool check_record(const struct line *ln, const json_t *blobs, int64_t exp
         fail(r, ln->no, seq, "content does not match its hash (the record was edited)");
         return false;
     }
-    json_array_foreach(refs, i, v) {
+    json_array_foreach(refs, i, v)
+    {
         const char *sha = json_string_value(v);
         json_t *at = sha != NULL ? json_object_get(blobs, sha) : NULL;
         if (!is_hex64(sha)) {
@@ -614,9 +618,10 @@ static bool header_valid(const json_t *h)
 {
     int64_t v;
 
-    return json_is_object(h) && str_of(h, "type") != NULL && strcmp(str_of(h, "type"), "header") ==
-           0 && str_of(h, "format") != NULL && strcmp(str_of(h, "format"), AUDIT_FORMAT) == 0 &&
-           int_of(h, "since", &v) && int_of(h, "last_seq", &v) && int_of(h, "records", &v) &&
+    return json_is_object(h) && str_of(h, "type") != NULL &&
+           strcmp(str_of(h, "type"), "header") == 0 && str_of(h, "format") != NULL &&
+           strcmp(str_of(h, "format"), AUDIT_FORMAT) == 0 && int_of(h, "since", &v) &&
+           int_of(h, "last_seq", &v) && int_of(h, "records", &v) &&
            is_hex64(str_of(h, "first_prev")) && is_hex64(str_of(h, "head")) &&
            is_hex64(str_of(h, "hash")) && str_of(h, "sig") != NULL;
 }

@@ -65,8 +65,8 @@ static bool create_key(const char *path, char *err, size_t errlen)
     int fd;
     bool ok = false;
 
-    if (pkey == NULL || mem == NULL || PEM_write_bio_PrivateKey(mem, pkey, NULL, NULL, 0, NULL,
-                                                                NULL) != 1) {
+    if (pkey == NULL || mem == NULL ||
+        PEM_write_bio_PrivateKey(mem, pkey, NULL, NULL, 0, NULL, NULL) != 1) {
         snprintf(err, errlen, "cannot generate an Ed25519 key");
         goto out;
     }
@@ -118,8 +118,10 @@ struct audit_key *audit_key_open(const char *path, char *err, size_t errlen)
         return NULL;
     }
     if ((st.st_mode & 077) != 0) {
-        snprintf(err, errlen, "%s: mode %03o; the audit key must not be accessible to group or "
-                 "others (chmod 600)", path, (unsigned)(st.st_mode & 0777));
+        snprintf(err, errlen,
+                 "%s: mode %03o; the audit key must not be accessible to group or "
+                 "others (chmod 600)",
+                 path, (unsigned)(st.st_mode & 0777));
         close(fd);
         return NULL;
     }

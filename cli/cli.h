@@ -45,10 +45,10 @@ const char *cli_doc_hint(const char *path, const char *buf, size_t len, enum cli
 struct cli_http;
 
 struct cli_answer {
-    long status;      /* HTTP status; 0 when no answer was read */
-    json_t *body;     /* the answer object (owned), NULL when there is none */
-    char error[256];  /* why there is no usable answer */
-    char *raw;        /* cli_http_get_raw: the 2xx answer's bytes (owned) */
+    long status;     /* HTTP status; 0 when no answer was read */
+    json_t *body;    /* the answer object (owned), NULL when there is none */
+    char error[256]; /* why there is no usable answer */
+    char *raw;       /* cli_http_get_raw: the 2xx answer's bytes (owned) */
     size_t raw_len;
 };
 
@@ -103,8 +103,8 @@ struct cli_adv {
     const char *opt[CLI_O__COUNT]; /* the value; "" for a flag; NULL when absent */
     const char *pos[2];            /* operands */
     size_t npos;
-    bool json;                     /* --format json */
-    struct cli_http *http;         /* owned by the dispatcher */
+    bool json;             /* --format json */
+    struct cli_http *http; /* owned by the dispatcher */
 };
 
 /* Connect 'a' to the advisor named by its --advisor/--token-file options

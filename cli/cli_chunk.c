@@ -59,8 +59,8 @@ static void field(FILE *out, const char *label, const char *text)
 /* "METHOD PATH" (or the command, tool or operation) of one L7 rule. */
 static void l7_rule(struct pv_dynbuf *b, const json_t *r)
 {
-    static const char *const keys[] = {"method",         "path", "command", "tool",
-                                       "operation_type", "operation_name"};
+    static const char *const keys[] = {"method", "path",           "command",
+                                       "tool",   "operation_type", "operation_name"};
     bool first = true;
 
     for (size_t i = 0; i < PV_ARRAY_LEN(keys); i++) {
@@ -186,9 +186,8 @@ static void witness(FILE *out, const json_t *w)
     }
     fputc('\n', out);
     if (jstr(w, "action")[0] != '\0') {
-        fprintf(out, "      api %s, action %s, risk %s\n",
-                jstr(w, "api")[0] ? jstr(w, "api") : "-", jstr(w, "action"),
-                jstr(w, "risk")[0] ? jstr(w, "risk") : "-");
+        fprintf(out, "      api %s, action %s, risk %s\n", jstr(w, "api")[0] ? jstr(w, "api") : "-",
+                jstr(w, "action"), jstr(w, "risk")[0] ? jstr(w, "risk") : "-");
     }
 }
 
@@ -289,17 +288,18 @@ void cli_chunk_print(FILE *out, const json_t *c)
     endpoints(out, rule);
     binaries(out, rule);
     if (json_object_get(c, "analysis_mode") != NULL) {
-        fprintf(out, LABEL "%s, confidence %.0f%%, seen %lld time(s)\n", "proposed by:",
-                jstr(c, "analysis_mode"),
+        fprintf(out, LABEL "%s, confidence %.0f%%, seen %lld time(s)\n",
+                "proposed by:", jstr(c, "analysis_mode"),
                 json_number_value(json_object_get(c, "confidence")) * 100.0, jint(c, "hit_count"));
     }
     field(out, "rationale:", jstr(c, "rationale"));
-    field(out, "validation:", jstr(c, "validation_result")[0] ? jstr(c, "validation_result")
-                                                              : "(the prover did not run)");
+    field(out, "validation:",
+          jstr(c, "validation_result")[0] ? jstr(c, "validation_result")
+                                          : "(the prover did not run)");
     findings(out, "prover:", json_object_get(ev, "prover"));
     findings(out, "boundary:", json_object_get(ev, "boundary"));
-    field(out, "security notes:", jstr(c, "security_notes")[0] ? jstr(c, "security_notes")
-                                                               : "none");
+    field(out,
+          "security notes:", jstr(c, "security_notes")[0] ? jstr(c, "security_notes") : "none");
     field(out, "application error:", jstr(c, "application_error"));
     field(out, "review token:", jstr(c, "review_token"));
     diff(out, jstr(ev, "diff"));

@@ -33,8 +33,8 @@
 
 struct cli_http {
     CURL *curl;
-    char *base;   /* "http://host:port", no trailing slash */
-    char *auth;   /* "Authorization: Bearer <token>" (secret) */
+    char *base; /* "http://host:port", no trailing slash */
+    char *auth; /* "Authorization: Bearer <token>" (secret) */
     size_t authlen;
 };
 

@@ -39,8 +39,8 @@
  * ========================================================================= */
 
 struct cli_prover {
-    struct cli_http *http;           /* --prover URL; NULL in process */
-    struct prover_session *session;  /* in process (one per thread) */
+    struct cli_http *http;          /* --prover URL; NULL in process */
+    struct prover_session *session; /* in process (one per thread) */
     char token[65];
 };
 
@@ -97,8 +97,8 @@ void cli_prover_free(struct cli_prover *p)
 static json_t *ask_inprocess(struct cli_prover *p, const char *path, const json_t *request,
                              char *err, size_t errlen)
 {
-    enum prover_job_kind kind = strcmp(path, "/v1/check") == 0 ? PROVER_JOB_CHECK
-                                                               : PROVER_JOB_PROVE;
+    enum prover_job_kind kind =
+        strcmp(path, "/v1/check") == 0 ? PROVER_JOB_CHECK : PROVER_JOB_PROVE;
     char *text = json_dumps(request, JSON_COMPACT);
     struct prover_answer a;
     json_t *out = NULL;
@@ -162,16 +162,17 @@ static json_t *essence(const json_t *answer)
     json_t *f;
     size_t i;
 
-    json_array_foreach(json_object_get(answer, "findings"), i, f) {
+    json_array_foreach(json_object_get(answer, "findings"), i, f)
+    {
         json_t *paths = json_deep_copy(json_object_get(f, "paths"));
         json_t *pth;
         size_t k;
-        json_array_foreach(paths, k, pth) {
+        json_array_foreach(paths, k, pth)
+        {
             json_object_del(pth, "witness");
         }
-        json_array_append_new(findings,
-                              json_pack("{s:O?,s:o?}", "category", json_object_get(f, "category"),
-                                        "paths", paths));
+        json_array_append_new(findings, json_pack("{s:O?,s:o?}", "category",
+                                                  json_object_get(f, "category"), "paths", paths));
     }
     return json_pack("{s:O?,s:O?,s:o,s:O?}", "verdict", json_object_get(answer, "verdict"),
                      "categories", json_object_get(answer, "categories"), "findings", findings,
@@ -187,7 +188,8 @@ static void compare(const json_t *recorded, const json_t *replayed, const char *
     const char *key;
     json_t *v;
 
-    json_object_foreach(a, key, v) {
+    json_object_foreach(a, key, v)
+    {
         if (!json_equal(v, json_object_get(b, key))) {
             char name[64];
             snprintf(name, sizeof(name), "%s%s", prefix, key);
@@ -248,7 +250,8 @@ static json_t *replay_one(struct cli_prover *p, const json_t *blobs, const json_
 
     if (baseline == NULL || candidate == NULL || creds == NULL || boundary == NULL ||
         !json_is_object(recorded) || candidate[0] == '\0') {
-        snprintf(err, sizeof(err), "the recorded inputs are incomplete (a blob is missing or the "
+        snprintf(err, sizeof(err),
+                 "the recorded inputs are incomplete (a blob is missing or the "
                  "evidence has no prover answer)");
         goto done;
     }
@@ -264,8 +267,8 @@ static json_t *replay_one(struct cli_prover *p, const json_t *blobs, const json_
     now_pv = now_pv != NULL ? now_pv : "";
     compare(recorded, ans, "", diffs);
     if (rec_vr != NULL &&
-        !json_equal(json_object_get(ans, "validation_result"), json_object_get(inputs,
-                                                                              "validation_result")) &&
+        !json_equal(json_object_get(ans, "validation_result"),
+                    json_object_get(inputs, "validation_result")) &&
         !json_equal(json_object_get(recorded, "validation_result"),
                     json_object_get(inputs, "validation_result"))) {
         json_array_append_new(diffs, json_string("recorded validation_result"));
@@ -287,8 +290,7 @@ static json_t *replay_one(struct cli_prover *p, const json_t *blobs, const json_
     }
     if (boundary[0] != '\0') {
         json_t *breq = json_pack("{s:s,s:s}", "candidate", candidate, "boundary", boundary);
-        json_t *bans = breq != NULL ? cli_prover_ask(p, "/v1/check", breq, err, sizeof(err))
-                                    : NULL;
+        json_t *bans = breq != NULL ? cli_prover_ask(p, "/v1/check", breq, err, sizeof(err)) : NULL;
         const json_t *brec = json_object_get(evidence, "boundary");
         json_decref(breq);
         if (bans == NULL) {
@@ -298,9 +300,9 @@ static json_t *replay_one(struct cli_prover *p, const json_t *blobs, const json_
             json_array_append_new(diffs, json_string("boundary.verdict"));
         }
         if (is_auto && !str_is(json_object_get(bans, "verdict"), "within")) {
-            json_array_append_new(violations,
-                                  json_pack("{s:s}", "what",
-                                            "auto-approved, but the candidate leaves the boundary"));
+            json_array_append_new(
+                violations,
+                json_pack("{s:s}", "what", "auto-approved, but the candidate leaves the boundary"));
         }
         json_decref(bans);
     }
@@ -315,13 +317,13 @@ done:
     } else {
         status = "mismatch";
     }
-    out = json_pack("{s:O?,s:s,s:b,s:s,s:o,s:o,s:s,s:s}", "seq", json_object_get(rec, "seq"),
-                    "chunk_id", json_string_value(json_object_get(data, "chunk_id")) != NULL
-                                    ? json_string_value(json_object_get(data, "chunk_id"))
-                                    : "",
-                    "auto", is_auto, "status", status, "differences", diffs, "violations",
-                    violations, "recorded_prover_version", rec_pv != NULL ? rec_pv : "",
-                    "prover_version", now_pv);
+    out = json_pack(
+        "{s:O?,s:s,s:b,s:s,s:o,s:o,s:s,s:s}", "seq", json_object_get(rec, "seq"), "chunk_id",
+        json_string_value(json_object_get(data, "chunk_id")) != NULL
+            ? json_string_value(json_object_get(data, "chunk_id"))
+            : "",
+        "auto", is_auto, "status", status, "differences", diffs, "violations", violations,
+        "recorded_prover_version", rec_pv != NULL ? rec_pv : "", "prover_version", now_pv);
     if (out != NULL && err[0] != '\0') {
         json_object_set_new(out, "error", json_string(err));
     }
@@ -357,8 +359,8 @@ static char *read_token(const char *path)
     size_t len = 0;
     char *t = cli_read_file(path, 8192, &len);
 
-    while (t != NULL && len > 0 && (t[len - 1] == '\n' || t[len - 1] == '\r' ||
-                                    t[len - 1] == ' ')) {
+    while (t != NULL && len > 0 &&
+           (t[len - 1] == '\n' || t[len - 1] == '\r' || t[len - 1] == ' ')) {
         t[--len] = '\0';
     }
     return t;
@@ -369,14 +371,15 @@ static void print_text(const json_t *results, size_t same, size_t differ, size_t
     const json_t *r;
     size_t i;
 
-    json_array_foreach(results, i, r) {
+    json_array_foreach(results, i, r)
+    {
         const json_t *v;
         size_t k;
         if (strcmp(cli_str(r, "status"), "same") != 0) {
             char *d = json_dumps(json_object_get(r, "differences"), JSON_COMPACT);
             printf("seq %lld chunk %s: %s%s%s%s%s\n",
-                   (long long)json_integer_value(json_object_get(r, "seq")),
-                   cli_str(r, "chunk_id"), cli_str(r, "status"),
+                   (long long)json_integer_value(json_object_get(r, "seq")), cli_str(r, "chunk_id"),
+                   cli_str(r, "status"),
                    d != NULL && json_array_size(json_object_get(r, "differences")) > 0 ? " " : "",
                    d != NULL && json_array_size(json_object_get(r, "differences")) > 0 ? d : "",
                    json_object_get(r, "error") != NULL ? ": " : "", cli_str(r, "error"));
@@ -386,10 +389,11 @@ static void print_text(const json_t *results, size_t same, size_t differ, size_t
             }
             free(d);
         }
-        json_array_foreach(json_object_get(r, "violations"), k, v) {
+        json_array_foreach(json_object_get(r, "violations"), k, v)
+        {
             printf("VIOLATION seq %lld chunk %s: %s\n",
-                   (long long)json_integer_value(json_object_get(r, "seq")),
-                   cli_str(r, "chunk_id"), cli_str(v, "what"));
+                   (long long)json_integer_value(json_object_get(r, "seq")), cli_str(r, "chunk_id"),
+                   cli_str(v, "what"));
         }
     }
     printf("%zu replayed, %zu same, %zu differ, %zu violations\n", json_array_size(results), same,
@@ -430,7 +434,8 @@ int cli_replay(const struct cli_replay_opts *o)
     if (sh.jobs == NULL) {
         goto out;
     }
-    json_array_foreach(records, i, rec) {
+    json_array_foreach(records, i, rec)
+    {
         if (str_is(json_object_get(rec, "kind"), "CONFIG:APPROVED")) {
             sh.jobs[sh.n++].rec = rec;
         }
@@ -468,13 +473,15 @@ int cli_replay(const struct cli_replay_opts *o)
         if (t > 0) {
             provers[t] = cli_prover_clone(provers[0]);
         }
-        workers[t] = (struct worker){.sh = &sh, .p = provers[t] != NULL ? provers[t] : provers[0],
-                                     .start = t, .step = threads};
+        workers[t] = (struct worker){.sh = &sh,
+                                     .p = provers[t] != NULL ? provers[t] : provers[0],
+                                     .start = t,
+                                     .step = threads};
     }
     /* A clone that failed shares nothing: its slots run on the main thread. */
     for (unsigned t = 1; t < threads && sh.n > 0; t++) {
-        started[t] = provers[t] != NULL &&
-                     pthread_create(&tid[t], NULL, worker_main, &workers[t]) == 0;
+        started[t] =
+            provers[t] != NULL && pthread_create(&tid[t], NULL, worker_main, &workers[t]) == 0;
     }
     if (sh.n > 0) {
         worker_main(&workers[0]);

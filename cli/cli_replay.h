@@ -22,7 +22,7 @@ struct cli_replay_opts {
     const char *prover_url;        /* NULL: the prover in process */
     const char *prover_token_file; /* with prover_url */
     bool json;
-    unsigned threads;              /* parallel questions, >= 1 */
+    unsigned threads; /* parallel questions, >= 1 */
 };
 
 /* Run the replay; the exit status (0 all same, 1 differ or violation,

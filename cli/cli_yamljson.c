@@ -94,8 +94,7 @@ static json_t *parse_node(yaml_parser_t *p, yaml_event_t *ev, int depth, char *e
                 return out;
             }
             if (child.type != YAML_SCALAR_EVENT) {
-                snprintf(err, errlen, "line %zu: keys must be scalars",
-                         child.start_mark.line + 1);
+                snprintf(err, errlen, "line %zu: keys must be scalars", child.start_mark.line + 1);
                 yaml_event_delete(&child);
                 json_decref(out);
                 return NULL;

@@ -42,10 +42,9 @@
  * ========================================================================= */
 
 static const struct pv_opt optdefs[CLI_O__COUNT] = {
-    [CLI_O_ADVISOR] = {"advisor", "URL", "the advisor (default $PROVISO_ADVISOR, else "
-                                         DEFAULT_ADVISOR ")", 0},
-    [CLI_O_TOKEN_FILE] = {"token-file", "FILE", "the admin token (default $PROVISO_TOKEN_FILE)",
-                          0},
+    [CLI_O_ADVISOR] = {"advisor", "URL",
+                       "the advisor (default $PROVISO_ADVISOR, else " DEFAULT_ADVISOR ")", 0},
+    [CLI_O_TOKEN_FILE] = {"token-file", "FILE", "the admin token (default $PROVISO_TOKEN_FILE)", 0},
     [CLI_O_FORMAT] = {"format", "text|json", "json prints the advisor's answer as it came", 0},
     [CLI_O_POLICY] = {"policy", "FILE", "the base policy (YAML or JSON)", 0},
     [CLI_O_CREDENTIALS] = {"credentials", "FILE", "the sandbox's credentials", 0},
@@ -55,8 +54,7 @@ static const struct pv_opt optdefs[CLI_O__COUNT] = {
     [CLI_O_SANDBOX] = {"sandbox", "NAME", "one sandbox's scope", 0},
     [CLI_O_STATUS] = {"status", "pending|approved|rejected", "only chunks in this state", 0},
     [CLI_O_CHUNK_ID] = {"chunk-id", "ID", "the chunk (a unique prefix is enough)", 0},
-    [CLI_O_REVIEW_TOKEN] = {"review-token", "TOKEN", "the review token of what you reviewed",
-                            0},
+    [CLI_O_REVIEW_TOKEN] = {"review-token", "TOKEN", "the review token of what you reviewed", 0},
     [CLI_O_REASON] = {"reason", "TEXT", "why, for the history", 0},
     [CLI_O_FLAGGED] = {"include-security-flagged", NULL, "also chunks with security notes", 0},
     [CLI_O_RULE] = {"rule", "FILE", "the new rule (JSON or YAML)", 0},
@@ -151,7 +149,7 @@ static const struct subcmd subcmds[] = {
      "proviso rule history demo", cli_rule_history},
 };
 
-#define ADV_EXIT                                                                           \
+#define ADV_EXIT                                                                             \
     "exit: 0 ok, 1 the advisor refused, 2 usage or unreadable input, 3 advisor unreachable " \
     "or failed"
 
@@ -194,8 +192,10 @@ static int parse(const struct subcmd *c, int argc, char **argv, struct cli_adv *
         }
     }
     snprintf(prog, sizeof(prog), "proviso %s %s", c->group, c->name);
-    snprintf(synopsis, sizeof(synopsis), "%s\n%*s[--advisor URL] [--token-file FILE] "
-             "[--format text|json]", c->synopsis, (int)strlen(prog) + 8, "");
+    snprintf(synopsis, sizeof(synopsis),
+             "%s\n%*s[--advisor URL] [--token-file FILE] "
+             "[--format text|json]",
+             c->synopsis, (int)strlen(prog) + 8, "");
     memset(&cmd, 0, sizeof(cmd));
     cmd.prog = prog;
     cmd.synopsis = synopsis;
@@ -294,8 +294,9 @@ static char *read_token(const char *path, size_t *len)
         why = S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file";
     } else {
         if ((st.st_mode & 077) != 0) {
-            fprintf(stderr, "proviso: warning: token file %s is readable by other users "
-                            "(chmod 600 it)\n",
+            fprintf(stderr,
+                    "proviso: warning: token file %s is readable by other users "
+                    "(chmod 600 it)\n",
                     path);
         }
         n = read_upto(fd, buf, sizeof(buf));
@@ -405,11 +406,10 @@ int cli_adv_call(struct cli_adv *a, const char *method, const char *path, const 
     }
     if (ans->body == NULL) {
         if (ans->status == 0) {
-            fprintf(stderr, "proviso: cannot reach the advisor at %s: %s\n",
-                    cli_http_base(a->http), ans->error);
-        } else {
-            fprintf(stderr, "proviso: the advisor at %s: %s\n", cli_http_base(a->http),
+            fprintf(stderr, "proviso: cannot reach the advisor at %s: %s\n", cli_http_base(a->http),
                     ans->error);
+        } else {
+            fprintf(stderr, "proviso: the advisor at %s: %s\n", cli_http_base(a->http), ans->error);
         }
         return rc;
     }
@@ -605,8 +605,9 @@ static int sandbox_create(struct cli_adv *a)
             json_object_del(ans.body, "token");
             json_object_set_new(ans.body, "token_file", json_string(out));
         } else {
-            fprintf(stderr, "proviso: warning: this is sandbox %s's own token and it is shown "
-                            "only now; store it (next time use --token-out FILE)\n",
+            fprintf(stderr,
+                    "proviso: warning: this is sandbox %s's own token and it is shown "
+                    "only now; store it (next time use --token-out FILE)\n",
                     a->pos[0]);
         }
     }
@@ -724,8 +725,7 @@ static void policy_text(struct cli_adv *a, json_t *ans)
 
     (void)a;
     printf("# sandbox %s, effective policy revision %lld, sha256:%s\n", cli_str(ans, "sandbox"),
-           (long long)json_integer_value(json_object_get(ans, "revision")),
-           cli_str(ans, "hash"));
+           (long long)json_integer_value(json_object_get(ans, "revision")), cli_str(ans, "hash"));
     fputs(yaml, stdout);
     if (n > 0 && yaml[n - 1] != '\n') {
         fputc('\n', stdout);
@@ -774,8 +774,8 @@ static void setting_line(const char *key, const json_t *s)
     const json_t *value = json_object_get(s, "value");
     char *v = json_is_null(value) ? NULL : json_dumps(value, JSON_ENCODE_ANY | JSON_COMPACT);
 
-    printf("%-32s %-10s (%s)\n", key,
-           v != NULL ? v : (json_is_null(value) ? "(unset)" : "?"), cli_str(s, "resolved_from"));
+    printf("%-32s %-10s (%s)\n", key, v != NULL ? v : (json_is_null(value) ? "(unset)" : "?"),
+           cli_str(s, "resolved_from"));
     free(v);
 }
 

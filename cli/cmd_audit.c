@@ -42,10 +42,14 @@ enum aopt {
 
 /* Option names as the tables spell them (no dashes). */
 static const char *const opt_names[A__COUNT] = {
-    [A_ADVISOR] = "advisor",       [A_TOKEN_FILE] = "token-file",
-    [A_SINCE] = "since",           [A_DATA_DIR] = "data-dir",
-    [A_PUBKEY] = "pubkey",         [A_PROVER] = "prover",
-    [A_PROVER_TOKEN] = "prover-token-file", [A_FORMAT] = "format",
+    [A_ADVISOR] = "advisor",
+    [A_TOKEN_FILE] = "token-file",
+    [A_SINCE] = "since",
+    [A_DATA_DIR] = "data-dir",
+    [A_PUBKEY] = "pubkey",
+    [A_PROVER] = "prover",
+    [A_PROVER_TOKEN] = "prover-token-file",
+    [A_FORMAT] = "format",
     [A_THREADS] = "threads",
 };
 
@@ -56,11 +60,25 @@ struct aargs {
     bool all_sigs;
 };
 
-#define OPT_ADVISOR {"advisor", "URL", "the advisor (default $PROVISO_ADVISOR, else " \
-                                       "http://127.0.0.1:8788)", 0}
-#define OPT_TOKEN {"token-file", "FILE", "the admin token (default $PROVISO_TOKEN_FILE)", 0}
-#define OPT_FORMAT {"format", "text|json", "output format (default text)", 0}
-#define OPT_THREADS {"threads", "N", "work on N threads (default: the number of cores)", 0}
+#define OPT_ADVISOR                                        \
+    {                                                      \
+        "advisor", "URL",                                  \
+            "the advisor (default $PROVISO_ADVISOR, else " \
+            "http://127.0.0.1:8788)",                      \
+            0                                              \
+    }
+#define OPT_TOKEN                                                                \
+    {                                                                            \
+        "token-file", "FILE", "the admin token (default $PROVISO_TOKEN_FILE)", 0 \
+    }
+#define OPT_FORMAT                                               \
+    {                                                            \
+        "format", "text|json", "output format (default text)", 0 \
+    }
+#define OPT_THREADS                                                           \
+    {                                                                         \
+        "threads", "N", "work on N threads (default: the number of cores)", 0 \
+    }
 
 static const struct pv_opt pubkey_opts[] = {OPT_ADVISOR, OPT_TOKEN, OPT_FORMAT};
 static const struct pv_opt export_opts[] = {
@@ -373,8 +391,10 @@ static int cmd_verify(struct aargs *x)
     if (buf == NULL) {
         memset(&r, 0, sizeof(r));
         r.status = AUDIT_UNREADABLE;
-        snprintf(r.reason, sizeof(r.reason), "%s: cannot read the file (missing, unreadable or "
-                 "larger than 1 GiB)", x->file);
+        snprintf(r.reason, sizeof(r.reason),
+                 "%s: cannot read the file (missing, unreadable or "
+                 "larger than 1 GiB)",
+                 x->file);
     } else {
         audit_verify(buf, len, k, threads_of(x), x->all_sigs, &r);
     }
@@ -382,14 +402,14 @@ static int cmd_verify(struct aargs *x)
     audit_key_free(k);
     rc = r.status == AUDIT_INTACT ? 0 : r.status == AUDIT_TAMPERED ? 1 : 2;
     if (x->json) {
-        json_t *j = json_pack("{s:s,s:I,s:I,s:I,s:I,s:s}", "status", names[r.status], "records",
-                              (json_int_t)r.records, "blobs", (json_int_t)r.blobs, "first_seq",
-                              (json_int_t)r.first_seq, "last_seq", (json_int_t)r.last_seq, "head",
-                              r.head);
+        json_t *j =
+            json_pack("{s:s,s:I,s:I,s:I,s:I,s:s}", "status", names[r.status], "records",
+                      (json_int_t)r.records, "blobs", (json_int_t)r.blobs, "first_seq",
+                      (json_int_t)r.first_seq, "last_seq", (json_int_t)r.last_seq, "head", r.head);
         if (j != NULL && r.status != AUDIT_INTACT) {
-            json_object_set_new(j, "bad", json_pack("{s:I,s:I,s:s}", "seq", (json_int_t)r.bad_seq,
-                                                    "line", (json_int_t)r.bad_line, "reason",
-                                                    r.reason));
+            json_object_set_new(j, "bad",
+                                json_pack("{s:I,s:I,s:s}", "seq", (json_int_t)r.bad_seq, "line",
+                                          (json_int_t)r.bad_line, "reason", r.reason));
         }
         if (j == NULL) {
             fprintf(stderr, "proviso: out of memory\n");
@@ -456,7 +476,6 @@ int cli_audit(int argc, char **argv)
         o.threads = threads_of(&x);
         return cli_replay(&o);
     }
-    fprintf(stderr, "proviso audit: unknown command '%s' (see 'proviso audit --help')\n",
-            argv[1]);
+    fprintf(stderr, "proviso audit: unknown command '%s' (see 'proviso audit --help')\n", argv[1]);
     return 2;
 }

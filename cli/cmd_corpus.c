@@ -237,11 +237,13 @@ static bool case_compare(const struct prover_result *r, const json_t *expect, ch
         for (i = 0; i < r->npaths; i++) {
             seen[r->paths[i].cat] = true;
         }
-        json_array_foreach(cats, i, v) {
+        json_array_foreach(cats, i, v)
+        {
             bool known = false;
             for (int c = 0; c < PROVER_CAT__COUNT; c++) {
                 if (json_is_string(v) &&
-                    strcmp(json_string_value(v), prover_category_name((enum prover_category)c)) == 0) {
+                    strcmp(json_string_value(v), prover_category_name((enum prover_category)c)) ==
+                        0) {
                     want[c] = true;
                     known = true;
                 }
@@ -257,14 +259,16 @@ static bool case_compare(const struct prover_result *r, const json_t *expect, ch
                 continue;
             }
             if (seen[c] != want[c]) {
-                snprintf(why, whylen, "category %s %s", prover_category_name((enum prover_category)c),
+                snprintf(why, whylen, "category %s %s",
+                         prover_category_name((enum prover_category)c),
                          seen[c] ? "reported but not expected" : "expected but not reported");
                 return false;
             }
         }
     }
     if (json_is_array(paths)) {
-        json_array_foreach(paths, i, v) {
+        json_array_foreach(paths, i, v)
+        {
             bool found = false;
             for (size_t k = 0; k < r->npaths && !found; k++) {
                 found = path_matches(&r->paths[k], v);
@@ -345,8 +349,8 @@ static void run_case(struct corpus_ctx *ctx, const char *file)
         } else if (want_err != NULL && strstr(err, want_err) == NULL) {
             snprintf(why, sizeof(why), "error '%s' does not contain '%s'", err, want_err);
         } else if (want_msg != NULL && !has_line(err, want_msg)) {
-            snprintf(why, sizeof(why), "no diagnostic reads exactly '%s'; they were:\n%s",
-                     want_msg, err);
+            snprintf(why, sizeof(why), "no diagnostic reads exactly '%s'; they were:\n%s", want_msg,
+                     err);
         } else {
             ok = true;
         }

@@ -245,10 +245,10 @@ static int print_json(const struct model_decision *d)
         fprintf(stderr, "proviso eval: out of memory\n");
         return 2;
     }
-    if (json_object_set_new(o, "rule",
-                            d->rule != NULL ? json_string(model_rule_key(d->rule)) : json_null()) != 0 ||
-        json_object_set_new(o, "endpoint",
-                            d->endpoint != NULL ? json_string(ep) : json_null()) != 0 ||
+    if (json_object_set_new(
+            o, "rule", d->rule != NULL ? json_string(model_rule_key(d->rule)) : json_null()) != 0 ||
+        json_object_set_new(o, "endpoint", d->endpoint != NULL ? json_string(ep) : json_null()) !=
+            0 ||
         json_object_set_new(o, "binary",
                             d->binary != NULL ? json_string(d->binary) : json_null()) != 0) {
         json_decref(o);

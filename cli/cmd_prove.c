@@ -211,7 +211,8 @@ static int warned(const struct prove_opts *o, const struct prover_answer *a, int
     size_t i;
     json_t *w;
 
-    json_array_foreach(o->fmt == OUT_JSON ? NULL : a->warnings, i, w) {
+    json_array_foreach(o->fmt == OUT_JSON ? NULL : a->warnings, i, w)
+    {
         const char *loc = json_string_value(json_object_get(w, "location"));
 
         fprintf(stderr, "%s%swarning: %s [%s]\n", loc != NULL && loc[0] != '\0' ? loc : "",
@@ -246,9 +247,8 @@ static const char *doc_hint(const struct prove_opts *o)
         char *buf = NULL;
         size_t len = 0;
 
-        if (docs[i].path == NULL ||
-            !pv_ok(pv_file_read(docs[i].path, MODEL_MAX_POLICY_BYTES, true, &buf, &len, err,
-                                sizeof(err)))) {
+        if (docs[i].path == NULL || !pv_ok(pv_file_read(docs[i].path, MODEL_MAX_POLICY_BYTES, true,
+                                                        &buf, &len, err, sizeof(err)))) {
             continue;
         }
         hint = cli_doc_hint(docs[i].path, buf, len, docs[i].want);

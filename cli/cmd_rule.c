@@ -71,8 +71,8 @@ static int resolve_chunk(struct cli_adv *a, const char *id, char **out)
         rc = *out != NULL ? 0 : 3;
     } else {
         fprintf(stderr, "proviso: %s: %s chunk of sandbox %s has an id starting with '%s'\n",
-                matches == 0 ? "chunk_not_found" : "ambiguous", matches == 0 ? "no" : "more than one",
-                a->pos[0], id);
+                matches == 0 ? "chunk_not_found" : "ambiguous",
+                matches == 0 ? "no" : "more than one", a->pos[0], id);
         rc = 1;
     }
     cli_answer_clear(&ans);
@@ -80,8 +80,8 @@ static int resolve_chunk(struct cli_adv *a, const char *id, char **out)
 }
 
 /* POST/PUT/GET on the chunk (plus an action segment) with the id resolved. */
-static int chunk_call(struct cli_adv *a, const char *method, const char *action,
-                      const json_t *body, void (*text)(struct cli_adv *, json_t *))
+static int chunk_call(struct cli_adv *a, const char *method, const char *action, const json_t *body,
+                      void (*text)(struct cli_adv *, json_t *))
 {
     char *id = NULL;
     int rc = resolve_chunk(a, a->opt[CLI_O_CHUNK_ID], &id);
@@ -127,8 +127,8 @@ int cli_rule_list(struct cli_adv *a)
 {
     const char *segs[] = {"v1", "sandboxes", a->pos[0], "proposals", NULL};
     struct cli_answer ans;
-    char *path = cli_http_path(segs, a->opt[CLI_O_STATUS] != NULL ? "status" : NULL,
-                               a->opt[CLI_O_STATUS]);
+    char *path =
+        cli_http_path(segs, a->opt[CLI_O_STATUS] != NULL ? "status" : NULL, a->opt[CLI_O_STATUS]);
     int rc = cli_adv_call(a, "GET", path, NULL, &ans);
 
     free(path);
@@ -194,8 +194,9 @@ static int show_refreshed(struct cli_adv *a, const char *segs[], struct cli_answ
     int rc = cli_adv_call(a, "GET", path, NULL, &ans);
 
     free(path);
-    fprintf(stderr, "proviso: the evaluation changed since it was reviewed; nothing was "
-                    "approved. Review the refreshed chunk%s and approve again.\n",
+    fprintf(stderr,
+            "proviso: the evaluation changed since it was reviewed; nothing was "
+            "approved. Review the refreshed chunk%s and approve again.\n",
             a->json ? " (\"chunk\")" : " below");
     if (a->json) {
         if (rc == 0) {
@@ -261,9 +262,8 @@ out:
 
 int cli_rule_reject(struct cli_adv *a)
 {
-    json_t *body = a->opt[CLI_O_REASON] != NULL
-                       ? json_pack("{s:s}", "reason", a->opt[CLI_O_REASON])
-                       : json_object();
+    json_t *body = a->opt[CLI_O_REASON] != NULL ? json_pack("{s:s}", "reason", a->opt[CLI_O_REASON])
+                                                : json_object();
     int rc;
 
     if (body == NULL) {

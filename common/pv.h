@@ -25,25 +25,25 @@ enum pv_category {
 };
 
 /* X-macro: name, category, message. */
-#define PV_ERROR_TABLE(X)                                                      \
-    X(PV_OK, PV_CAT_OK, "success")                                             \
-    X(PV_ERR_NOMEM, PV_CAT_INTERNAL, "out of memory")                          \
-    X(PV_ERR_NULL, PV_CAT_INTERNAL, "unexpected NULL pointer")                 \
-    X(PV_ERR_INTERNAL, PV_CAT_INTERNAL, "internal error")                      \
-    X(PV_ERR_USAGE, PV_CAT_USAGE, "invalid usage")                             \
-    X(PV_ERR_TOOBIG, PV_CAT_PARSE, "input exceeds size limit")                 \
-    X(PV_ERR_PARSE, PV_CAT_PARSE, "malformed input")                           \
-    X(PV_ERR_NUMBER, PV_CAT_PARSE, "invalid number")                           \
-    X(PV_ERR_POLICY, PV_CAT_POLICY, "invalid policy")                          \
-    X(PV_ERR_PATTERN, PV_CAT_POLICY, "invalid pattern")                        \
-    X(PV_ERR_LIMIT, PV_CAT_SOLVER, "automaton or solver limit reached")        \
-    X(PV_ERR_SOLVER, PV_CAT_SOLVER, "solver failure")                          \
-    X(PV_ERR_TIMEOUT, PV_CAT_SOLVER, "solver timeout")                         \
-    X(PV_ERR_UNSUPPORTED, PV_CAT_SOLVER, "unsupported construct")              \
-    X(PV_ERR_IO, PV_CAT_IO, "I/O error")                                       \
-    X(PV_ERR_PROTO, PV_CAT_PROTO, "protocol error")                            \
-    X(PV_ERR_NOTFOUND, PV_CAT_USAGE, "not found")                              \
-    X(PV_ERR_EXISTS, PV_CAT_USAGE, "already exists")                           \
+#define PV_ERROR_TABLE(X)                                               \
+    X(PV_OK, PV_CAT_OK, "success")                                      \
+    X(PV_ERR_NOMEM, PV_CAT_INTERNAL, "out of memory")                   \
+    X(PV_ERR_NULL, PV_CAT_INTERNAL, "unexpected NULL pointer")          \
+    X(PV_ERR_INTERNAL, PV_CAT_INTERNAL, "internal error")               \
+    X(PV_ERR_USAGE, PV_CAT_USAGE, "invalid usage")                      \
+    X(PV_ERR_TOOBIG, PV_CAT_PARSE, "input exceeds size limit")          \
+    X(PV_ERR_PARSE, PV_CAT_PARSE, "malformed input")                    \
+    X(PV_ERR_NUMBER, PV_CAT_PARSE, "invalid number")                    \
+    X(PV_ERR_POLICY, PV_CAT_POLICY, "invalid policy")                   \
+    X(PV_ERR_PATTERN, PV_CAT_POLICY, "invalid pattern")                 \
+    X(PV_ERR_LIMIT, PV_CAT_SOLVER, "automaton or solver limit reached") \
+    X(PV_ERR_SOLVER, PV_CAT_SOLVER, "solver failure")                   \
+    X(PV_ERR_TIMEOUT, PV_CAT_SOLVER, "solver timeout")                  \
+    X(PV_ERR_UNSUPPORTED, PV_CAT_SOLVER, "unsupported construct")       \
+    X(PV_ERR_IO, PV_CAT_IO, "I/O error")                                \
+    X(PV_ERR_PROTO, PV_CAT_PROTO, "protocol error")                     \
+    X(PV_ERR_NOTFOUND, PV_CAT_USAGE, "not found")                       \
+    X(PV_ERR_EXISTS, PV_CAT_USAGE, "already exists")                    \
     X(PV_ERR_CONFLICT, PV_CAT_USAGE, "changed concurrently")
 
 enum pv_error {
@@ -78,25 +78,25 @@ static inline pv_result pv_fail(int err, const char *where)
 }
 
 #define PV_BAIL(e) return pv_fail((e), __FILE__ ":" PV_STR(__LINE__))
-#define PV_GUARD(x)                                                            \
-    do {                                                                       \
-        pv_result pv_guard_r_ = (x);                                           \
-        if (!pv_ok(pv_guard_r_)) {                                             \
-            return pv_guard_r_;                                                \
-        }                                                                      \
+#define PV_GUARD(x)                  \
+    do {                             \
+        pv_result pv_guard_r_ = (x); \
+        if (!pv_ok(pv_guard_r_)) {   \
+            return pv_guard_r_;      \
+        }                            \
     } while (0)
-#define PV_ENSURE(cond, e)                                                     \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            PV_BAIL(e);                                                        \
-        }                                                                      \
+#define PV_ENSURE(cond, e) \
+    do {                   \
+        if (!(cond)) {     \
+            PV_BAIL(e);    \
+        }                  \
     } while (0)
 #define PV_ENSURE_REF(p) PV_ENSURE((p) != NULL, PV_ERR_NULL)
-#define PV_GUARD_PTR(p)                                                        \
-    do {                                                                       \
-        if ((p) == NULL) {                                                     \
-            PV_BAIL(pv_errno ? pv_errno : PV_ERR_NOMEM);                       \
-        }                                                                      \
+#define PV_GUARD_PTR(p)                                  \
+    do {                                                 \
+        if ((p) == NULL) {                               \
+            PV_BAIL(pv_errno ? pv_errno : PV_ERR_NOMEM); \
+        }                                                \
     } while (0)
 /* libyaml returns 1 on success, jansson 0 on success, OpenSSL 1. */
 #define PV_GUARD_YAML(x, e) PV_ENSURE((x) == 1, e)
@@ -106,13 +106,13 @@ static inline pv_result pv_fail(int err, const char *where)
 /* Scope-bound cleanup (gcc and clang). */
 #define PV_DEFER(decl, fn) decl __attribute__((cleanup(fn)))
 #define PV_DISOWN(p) ((p) = NULL)
-#define PV_SAFE_FREE(p)                                                        \
-    do {                                                                       \
-        free(p);                                                               \
-        (p) = NULL;                                                            \
+#define PV_SAFE_FREE(p) \
+    do {                \
+        free(p);        \
+        (p) = NULL;     \
     } while (0)
 
-void pv_free_p(void *pp);   /* cleanup helper: free(*(void **)pp) */
+void pv_free_p(void *pp); /* cleanup helper: free(*(void **)pp) */
 
 #ifdef PV_UNIT_TESTS
 #define PV_STATIC

@@ -33,8 +33,7 @@ static int lookup(const struct pv_args *a, const char *name)
 
     if (k < 0) {
         /* Asking for an option the table does not declare is our bug. */
-        pv_log_errorx("%s: option --%s is not in the table of '%s'", __func__, name,
-                      a->cmd->prog);
+        pv_log_errorx("%s: option --%s is not in the table of '%s'", __func__, name, a->cmd->prog);
         abort();
     }
     return k;

@@ -23,13 +23,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define PV_ARGS_MAX_OPTS 32   /* options in one table */
-#define PV_ARGS_MAX_SEEN 64   /* option occurrences in one command line */
+#define PV_ARGS_MAX_OPTS 32 /* options in one table */
+#define PV_ARGS_MAX_SEEN 64 /* option occurrences in one command line */
 
 enum pv_opt_flags {
-    PV_OPT_REPEAT = 1u << 0,  /* may be given more than once (pv_args_nth) */
-    PV_OPT_REFUSE = 1u << 1,  /* never accepted: 'help' is the reason (hidden) */
-    PV_OPT_HIDDEN = 1u << 2,  /* accepted, not listed in --help */
+    PV_OPT_REPEAT = 1u << 0, /* may be given more than once (pv_args_nth) */
+    PV_OPT_REFUSE = 1u << 1, /* never accepted: 'help' is the reason (hidden) */
+    PV_OPT_HIDDEN = 1u << 2, /* accepted, not listed in --help */
 };
 
 /* One option: 'name' without the dashes; 'arg' the value placeholder
@@ -71,7 +71,7 @@ struct pv_args {
         const char *value;
     } seen[PV_ARGS_MAX_SEEN];
     unsigned nseen;
-    char **pos;   /* the operands, in order (argv reordered in place) */
+    char **pos; /* the operands, in order (argv reordered in place) */
     int npos;
 };
 

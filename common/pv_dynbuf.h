@@ -41,7 +41,8 @@ bool pv_dynbuf_validate(const struct pv_dynbuf *b);
 void pv_dynbuf_put(struct pv_dynbuf *b, const void *data, size_t len);
 void pv_dynbuf_puts(struct pv_dynbuf *b, const char *s);
 void pv_dynbuf_putc(struct pv_dynbuf *b, char c);
-void pv_dynbuf_putf(struct pv_dynbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void pv_dynbuf_putf(struct pv_dynbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 char *pv_dynbuf_finish(struct pv_dynbuf *b);
 
 #endif

@@ -42,13 +42,13 @@ static void vlog(enum pv_log_level level, const char *tag, const char *fmt, va_l
     fputc('\n', stderr);
 }
 
-#define PV_LOG_FN(name, level, tag)                                            \
-    void name(const char *fmt, ...)                                            \
-    {                                                                          \
-        va_list ap;                                                            \
-        va_start(ap, fmt);                                                     \
-        vlog(level, tag, fmt, ap);                                             \
-        va_end(ap);                                                            \
+#define PV_LOG_FN(name, level, tag) \
+    void name(const char *fmt, ...) \
+    {                               \
+        va_list ap;                 \
+        va_start(ap, fmt);          \
+        vlog(level, tag, fmt, ap);  \
+        va_end(ap);                 \
     }
 
 PV_LOG_FN(pv_log_debug, PV_LOG_DEBUG, "debug")

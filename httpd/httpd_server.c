@@ -73,7 +73,7 @@ struct request {
     char *path; /* the URL path (owned) */
     const char *params[HTTPD_MAX_PARAMS];
     size_t nparams;
-    char *param_buf; /* backing store of params (owned) */
+    char *param_buf;  /* backing store of params (owned) */
     size_t discarded; /* bytes dropped after the cap */
     struct pv_dynbuf body;
 };
@@ -146,8 +146,7 @@ char *httpd_json_line(const json_t *j, size_t *len)
     return text;
 }
 
-void httpd_reply_error(struct httpd_reply *r, unsigned status, const char *code,
-                       const char *detail)
+void httpd_reply_error(struct httpd_reply *r, unsigned status, const char *code, const char *detail)
 {
     json_t *body = json_object();
 
@@ -257,8 +256,7 @@ static struct MHD_Response *make_response(struct httpd_reply *r)
     return resp;
 }
 
-static struct MHD_Response *error_response(unsigned status, const char *code,
-                                           const char *detail)
+static struct MHD_Response *error_response(unsigned status, const char *code, const char *detail)
 {
     struct httpd_reply r;
 
@@ -380,8 +378,7 @@ static void allowed_methods(const struct httpd *h, const char *path, char *out, 
  * wrong method on a public path is a 405 without a token). Captures go into
  * rq. */
 static const struct httpd_route *find_route(const struct httpd *h, struct request *rq,
-                                            const char *method, bool *path_known,
-                                            bool *path_public)
+                                            const char *method, bool *path_known, bool *path_public)
 {
     *path_known = false;
     *path_public = false;
@@ -446,10 +443,10 @@ static void access_log(const struct request *rq, uint64_t ns, bool aborted)
     n = snprintf(line, sizeof(line),
                  "{\"ts\":\"%s.%03ldZ\",\"log\":\"access\",\"method\":\"%s\",\"route\":\"%s\","
                  "\"status\":%u,\"verdict\":\"%s\",\"ms\":%llu.%03llu%s}\n",
-                 ts, now.tv_nsec / 1000000, method,
-                 rq->route != NULL ? rq->route->path : "unknown", rq->status,
-                 rq->label != NULL ? rq->label : "none", (unsigned long long)(ns / 1000000),
-                 (unsigned long long)(ns / 1000 % 1000), aborted ? ",\"aborted\":true" : "");
+                 ts, now.tv_nsec / 1000000, method, rq->route != NULL ? rq->route->path : "unknown",
+                 rq->status, rq->label != NULL ? rq->label : "none",
+                 (unsigned long long)(ns / 1000000), (unsigned long long)(ns / 1000 % 1000),
+                 aborted ? ",\"aborted\":true" : "");
     if (n > 0) {
         /* One write(2) per line keeps lines whole across threads. */
         ssize_t w = write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line));
@@ -574,8 +571,8 @@ static enum MHD_Result first_call(struct httpd *h, struct request *rq, const cha
 
     rq->route = find_route(h, rq, method, &path_known, &path_public);
     if (atomic_load(&h->draining)) {
-        struct MHD_Response *resp = error_response(MHD_HTTP_SERVICE_UNAVAILABLE,
-                                                   "shutting_down", "the service is stopping");
+        struct MHD_Response *resp = error_response(MHD_HTTP_SERVICE_UNAVAILABLE, "shutting_down",
+                                                   "the service is stopping");
         note_rejected(h);
         if (resp != NULL) {
             (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
@@ -609,16 +606,15 @@ static enum MHD_Result first_call(struct httpd *h, struct request *rq, const cha
          * still being read makes MHD close the connection. */
         return MHD_YES;
     }
-    if (!content_type_ok(MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
-                                                     MHD_HTTP_HEADER_CONTENT_TYPE))) {
+    if (!content_type_ok(
+            MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE))) {
         return reply_error(rq, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type",
                            "Content-Type must be application/json");
     }
-    len_hdr = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
-                                          MHD_HTTP_HEADER_CONTENT_LENGTH);
-    if (len_hdr != NULL &&
-        (!pv_ok(pv_parse_u64(len_hdr, strlen(len_hdr), UINT64_MAX, &declared)) ||
-         declared > h->cfg->body_limit)) {
+    len_hdr =
+        MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (len_hdr != NULL && (!pv_ok(pv_parse_u64(len_hdr, strlen(len_hdr), UINT64_MAX, &declared)) ||
+                            declared > h->cfg->body_limit)) {
         return reply_too_big(rq);
     }
     /* A slot is held from here (body upload included) to completion. */
@@ -633,8 +629,8 @@ static enum MHD_Result first_call(struct httpd *h, struct request *rq, const cha
     return MHD_YES;
 }
 
-static struct request *request_new(struct httpd *h, struct MHD_Connection *conn,
-                                   const char *url, const char *method)
+static struct request *request_new(struct httpd *h, struct MHD_Connection *conn, const char *url,
+                                   const char *method)
 {
     struct request *rq = pv_calloc(1, sizeof(*rq));
     size_t ulen;
@@ -690,9 +686,8 @@ refused:
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
 {
     struct httpd *h = cls;
     struct request *rq = *con_cls;
@@ -756,8 +751,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
  * Daemon
  * ========================================================================= */
 
-static void mhd_log(void *cls, const char *fmt, va_list ap)
-    __attribute__((format(printf, 2, 0)));
+static void mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {

@@ -101,8 +101,7 @@ static pv_result read_all(int fd, unsigned char **out, size_t *outlen, char *err
     return PV_RESULT_OK;
 }
 
-pv_result httpd_token_from_file(struct httpd_token *t, const char *path, char *err,
-                                 size_t errlen)
+pv_result httpd_token_from_file(struct httpd_token *t, const char *path, char *err, size_t errlen)
 {
     unsigned char *raw = NULL;
     size_t len = 0;
@@ -180,8 +179,7 @@ pv_result httpd_token_random(struct httpd_token *t)
     return PV_RESULT_OK;
 }
 
-pv_result httpd_token_generate(struct httpd_token *t, const char *dir, char *err,
-                               size_t errlen)
+pv_result httpd_token_generate(struct httpd_token *t, const char *dir, char *err, size_t errlen)
 {
     char path[4096];
     unsigned char *tok;

@@ -62,8 +62,8 @@ bool model_ip_is_link_local(const struct model_ip *ip);
 bool model_ip_is_always_blocked(const struct model_ip *ip); /* loopback, link-local,
                                                                unspecified, multicast,
                                                                broadcast, 0/8 */
-bool model_ip_is_private(const struct model_ip *ip); /* internal but not always-blocked */
-bool model_ip_is_public(const struct model_ip *ip);  /* neither of the above */
+bool model_ip_is_private(const struct model_ip *ip);        /* internal but not always-blocked */
+bool model_ip_is_public(const struct model_ip *ip);         /* neither of the above */
 bool model_cidr_overlaps_always_blocked(const struct model_cidr *c);
 bool model_cidr_overlaps_private(const struct model_cidr *c);
 bool model_port_is_control_plane(uint16_t port); /* 2379 2380 6443 10250 10255 */
@@ -365,9 +365,8 @@ enum model_target_status {
  * The canonical path is written to 'out' (NUL-terminated, at most outlen-1
  * bytes). '*has_encoded_slash' reports %2F kept in the output. No allocation. */
 enum model_target_status model_path_canonicalize(const char *target, size_t len, char *out,
-                                                 size_t outlen, size_t *outl,
-                                                 const char **query, size_t *qlen,
-                                                 bool *has_encoded_slash);
+                                                 size_t outlen, size_t *outl, const char **query,
+                                                 size_t *qlen, bool *has_encoded_slash);
 /* Normalise a host: strip one trailing dot, ASCII lower-case; IP literals in
  * any spelling become their canonical text. Returns false for an invalid host
  * (empty label, bad byte, over 253 bytes). '*is_ip' set for IP literals. */
@@ -383,11 +382,11 @@ bool model_host_normalize(const char *host, size_t len, char *out, size_t outlen
 struct model_request {
     const char *const *binaries; /* exe first, then ancestors; may be empty */
     size_t nbinaries;
-    const char *host;            /* as received (normalised by the evaluator) */
+    const char *host; /* as received (normalised by the evaluator) */
     size_t host_len;
     uint16_t port;
-    const char *method;          /* NULL: connection-level decision (CONNECT) */
-    const char *target;          /* request-target "path?query"; NULL with method NULL */
+    const char *method; /* NULL: connection-level decision (CONNECT) */
+    const char *target; /* request-target "path?query"; NULL with method NULL */
     size_t target_len;
     const struct model_ip *dest; /* NULL: destination not resolved yet */
 };
@@ -400,34 +399,34 @@ enum model_route {
 
 enum model_reason {
     MODEL_REASON_ALLOWED,
-    MODEL_REASON_AUDIT,           /* allowed only because an endpoint is in audit mode */
-    MODEL_REASON_NO_POLICY,       /* the policy has no network rules */
-    MODEL_REASON_NO_ENDPOINT,     /* no endpoint matches host:port */
-    MODEL_REASON_BINARY,          /* endpoint matches, binary does not */
+    MODEL_REASON_AUDIT,       /* allowed only because an endpoint is in audit mode */
+    MODEL_REASON_NO_POLICY,   /* the policy has no network rules */
+    MODEL_REASON_NO_ENDPOINT, /* no endpoint matches host:port */
+    MODEL_REASON_BINARY,      /* endpoint matches, binary does not */
     MODEL_REASON_BAD_HOST,
-    MODEL_REASON_BAD_TARGET,      /* request-target not canonicalisable */
+    MODEL_REASON_BAD_TARGET, /* request-target not canonicalisable */
     MODEL_REASON_ENCODED_SLASH,
-    MODEL_REASON_NO_L7_PATH,      /* no endpoint path scope matches */
+    MODEL_REASON_NO_L7_PATH, /* no endpoint path scope matches */
     MODEL_REASON_L7_NOT_PERMITTED,
     MODEL_REASON_L7_DENY_RULE,
-    MODEL_REASON_L7_UNSUPPORTED,  /* enforced protocol proviso does not inspect */
+    MODEL_REASON_L7_UNSUPPORTED, /* enforced protocol proviso does not inspect */
     MODEL_REASON_BAD_QUERY,
-    MODEL_REASON_DEST_BLOCKED,    /* always-blocked address */
-    MODEL_REASON_DEST_PORT,       /* control-plane port */
-    MODEL_REASON_DEST_INTERNAL,   /* private address without allowed_ips */
-    MODEL_REASON_DEST_ALLOWED_IPS,/* address outside allowed_ips */
-    MODEL_REASON_DEST_UNRESOLVED, /* target_sandbox not resolved */
+    MODEL_REASON_DEST_BLOCKED,     /* always-blocked address */
+    MODEL_REASON_DEST_PORT,        /* control-plane port */
+    MODEL_REASON_DEST_INTERNAL,    /* private address without allowed_ips */
+    MODEL_REASON_DEST_ALLOWED_IPS, /* address outside allowed_ips */
+    MODEL_REASON_DEST_UNRESOLVED,  /* target_sandbox not resolved */
 };
 
 struct model_decision {
-    bool allow;              /* final answer (grant and destination) */
-    bool grant;              /* policy layer only (destination ignored) */
+    bool allow; /* final answer (grant and destination) */
+    bool grant; /* policy layer only (destination ignored) */
     enum model_reason reason;
     enum model_route route;
     const struct model_rule *rule;         /* granting (or last matching) rule, borrowed */
     const struct model_endpoint *endpoint; /* borrowed */
-    const char *binary;      /* identity entry that matched, borrowed from request */
-    char detail[256];        /* human-readable reason, reference wording */
+    const char *binary;                    /* identity entry that matched, borrowed from request */
+    char detail[256];                      /* human-readable reason, reference wording */
 };
 
 /* Decide 'req' under compiled policy 'p' (docs/semantics.md). Pure: no I/O,
@@ -455,24 +454,24 @@ uint16_t model_endpoint_port(const struct model_endpoint *e, size_t i);
  * ========================================================================= */
 
 struct model_query_view {
-    const char *key;                        /* query key, compared exactly */
+    const char *key; /* query key, compared exactly */
     size_t nglobs;
-    const struct model_glob *const *globs;  /* compiled MODEL_GLOB_VALUE patterns */
+    const struct model_glob *const *globs; /* compiled MODEL_GLOB_VALUE patterns */
 };
 
 struct model_l7rule_view {
     const char *method;            /* upper-case, "*" = any; NULL = not given */
     const struct model_glob *path; /* NULL = any path */
     size_t nquery;
-    bool has_other;                /* command/operation/fields/tool/params present */
+    bool has_other; /* command/operation/fields/tool/params present */
 };
 
 struct model_endpoint_view {
-    const char *host;              /* lower-case; NULL = hostless */
+    const char *host;                   /* lower-case; NULL = hostless */
     const struct model_glob *host_glob; /* NULL for hostless endpoints */
     bool host_is_ip;
-    struct model_ip host_ip;       /* when host_is_ip */
-    const uint16_t *ports;         /* sorted, unique */
+    struct model_ip host_ip; /* when host_is_ip */
+    const uint16_t *ports;   /* sorted, unique */
     size_t nports;
     const struct model_glob *path_scope; /* NULL = any */
     enum model_protocol proto;
@@ -480,12 +479,12 @@ struct model_endpoint_view {
     bool enforce;
     bool allow_encoded_slash;
     bool advisor_proposed;
-    const char *target_sandbox;    /* NULL = none */
+    const char *target_sandbox;     /* NULL = none */
     const struct model_cidr *cidrs; /* parsed allowed_ips */
     size_t ncidrs;
-    size_t nallow;                 /* effective allow rules (presets expanded) */
+    size_t nallow; /* effective allow rules (presets expanded) */
     size_t ndeny;
-    const char *fp;                /* the fingerprint, computed once at compile time
+    const char *fp; /* the fingerprint, computed once at compile time
                                     * (borrowed); NULL when not compiled */
     size_t fplen;
 };

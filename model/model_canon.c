@@ -92,7 +92,8 @@ static json_t *sorted_copy(json_t *j)
         if (keys == NULL) {
             return NULL;
         }
-        json_object_foreach(j, k, v) {
+        json_object_foreach(j, k, v)
+        {
             keys[i++] = k;
         }
         for (size_t a = 1; a < n; a++) {
@@ -118,7 +119,8 @@ static json_t *sorted_copy(json_t *j)
         size_t i;
         json_t *v;
         c = json_array();
-        json_array_foreach(j, i, v) {
+        json_array_foreach(j, i, v)
+        {
             if (c != NULL && json_array_append_new(c, sorted_copy(v)) != 0) {
                 json_decref(c);
                 c = NULL;
@@ -197,8 +199,8 @@ static const void **sorted_by_name(const void *base, size_t n, size_t size, size
 
 static json_t *query_json(struct build *b, const struct model_l7rule *r)
 {
-    const void **order = sorted_by_name(r->query, r->nquery, sizeof(*r->query),
-                                        offsetof(struct model_query, key.s));
+    const void **order =
+        sorted_by_name(r->query, r->nquery, sizeof(*r->query), offsetof(struct model_query, key.s));
     json_t *o = json_object();
 
     if (order == NULL || o == NULL) {
@@ -392,9 +394,8 @@ static json_t *rule_json(struct build *b, const struct model_rule *r)
         for (size_t i = 0; a != NULL && i < r->nbinaries; i++) {
             json_t *bin = json_object();
             if (bin != NULL) {
-                put(b, bin, "path", json_string(r->binaries[i].path.s != NULL
-                                                    ? r->binaries[i].path.s
-                                                    : ""));
+                put(b, bin, "path",
+                    json_string(r->binaries[i].path.s != NULL ? r->binaries[i].path.s : ""));
             }
             if (json_array_append_new(a, bin) != 0) {
                 b->ok = false;
@@ -407,8 +408,8 @@ static json_t *rule_json(struct build *b, const struct model_rule *r)
 
 static json_t *policies_json(struct build *b, const struct model_policy *p)
 {
-    const void **order = sorted_by_name(p->rules, p->nrules, sizeof(*p->rules),
-                                        offsetof(struct model_rule, key));
+    const void **order =
+        sorted_by_name(p->rules, p->nrules, sizeof(*p->rules), offsetof(struct model_rule, key));
     json_t *o = json_object();
 
     if (order == NULL || o == NULL) {
@@ -568,10 +569,9 @@ static int yaml_out(void *data, unsigned char *buffer, size_t size)
 static bool needs_quotes(const char *s, size_t len)
 {
     static const char *const words[] = {
-        "~",    "null", "Null", "NULL", "y",    "Y",    "yes",  "Yes",   "YES",
-        "n",    "N",    "no",   "No",   "NO",   "true", "True", "TRUE",  "false",
-        "False", "FALSE", "on",  "On",   "ON",   "off",  "Off",  "OFF",   "<<",
-        "=",
+        "~",  "null", "Null", "NULL", "y",    "Y",    "yes",  "Yes",   "YES",   "n",
+        "N",  "no",   "No",   "NO",   "true", "True", "TRUE", "false", "False", "FALSE",
+        "on", "On",   "ON",   "off",  "Off",  "OFF",  "<<",   "=",
     };
     char c0;
 
@@ -612,8 +612,8 @@ static bool emit_scalar(yaml_emitter_t *em, const char *s, size_t len, bool is_s
         style = needs_quotes(s, len) ? YAML_SINGLE_QUOTED_SCALAR_STYLE : YAML_ANY_SCALAR_STYLE;
     }
     return emit(em, &ev,
-                yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)(uintptr_t)s,
-                                             (int)len, 1, 1, style));
+                yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)(uintptr_t)s, (int)len,
+                                             1, 1, style));
 }
 
 static bool emit_value(yaml_emitter_t *em, json_t *j);
@@ -630,7 +630,8 @@ static bool emit_object(yaml_emitter_t *em, json_t *j)
     if (!emit(em, &ev, yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, style))) {
         return false;
     }
-    json_object_foreach(j, k, v) {
+    json_object_foreach(j, k, v)
+    {
         if (!emit_scalar(em, k, strlen(k), true) || !emit_value(em, v)) {
             return false;
         }
@@ -651,7 +652,8 @@ static bool emit_array(yaml_emitter_t *em, json_t *j)
                                                          : YAML_BLOCK_SEQUENCE_STYLE))) {
         return false;
     }
-    json_array_foreach(j, i, v) {
+    json_array_foreach(j, i, v)
+    {
         if (!emit_value(em, v)) {
             return false;
         }

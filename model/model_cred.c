@@ -181,8 +181,8 @@ static void walk_targets(struct model_node_ctx *c, const struct model_node *v, s
 
 static void walk_cred(struct model_node_ctx *c, const struct model_node *n, struct cred *cr)
 {
-    static const char *const keys[] = {"name", "type", "scopes", "injected_via", "target_hosts",
-                                       NULL};
+    static const char *const keys[] = {"name",         "type",         "scopes",
+                                       "injected_via", "target_hosts", NULL};
 
     cr->mark = n->mark;
     if (n->kind != MODEL_NODE_MAP) {

@@ -84,8 +84,7 @@ void model_nfa_eps(struct model_nfa *n, uint32_t from, uint32_t to)
     nfa_edge(n, from, to, -1);
 }
 
-void model_nfa_set(struct model_nfa *n, uint32_t from, uint32_t to,
-                   const struct model_byteset *set)
+void model_nfa_set(struct model_nfa *n, uint32_t from, uint32_t to, const struct model_byteset *set)
 {
     if (n->failed || n->toobig) {
         return;
@@ -110,23 +109,23 @@ void model_nfa_set(struct model_nfa *n, uint32_t from, uint32_t to,
  * ========================================================================= */
 
 struct subset {
-    uint32_t nn;      /* NFA states */
-    size_t W;         /* 64-bit words per state set */
-    uint32_t k;       /* byte classes */
+    uint32_t nn; /* NFA states */
+    size_t W;    /* 64-bit words per state set */
+    uint32_t k;  /* byte classes */
     uint8_t cls[256];
     uint32_t *eps_off; /* CSR of epsilon edges, nn + 1 */
     uint32_t *eps_to;
     uint32_t *sed_off; /* CSR of set edges, nn + 1 */
     uint32_t *sed_to;
     struct model_byteset *sed_cls; /* classes each set edge admits */
-    uint32_t *stack;   /* nn */
-    uint64_t *sets;    /* count * W */
-    uint32_t *trans;   /* count * k */
+    uint32_t *stack;               /* nn */
+    uint64_t *sets;                /* count * W */
+    uint32_t *trans;               /* count * k */
     size_t count;
     size_t cap;
-    uint32_t *ht;      /* slot = state + 1, 0 = empty */
+    uint32_t *ht; /* slot = state + 1, 0 = empty */
     size_t htcap;
-    size_t work;       /* edges followed and set words closed so far */
+    size_t work; /* edges followed and set words closed so far */
 };
 
 static void subset_free(struct subset *ss)
@@ -317,8 +316,7 @@ static pv_result subset_prepare(struct subset *ss, const struct model_nfa *n)
     ss->htcap = 64;
     ss->ht = pv_calloc(ss->htcap, sizeof(uint32_t));
     PV_ENSURE(ss->eps_off != NULL && ss->sed_off != NULL && ss->eps_to != NULL &&
-                  ss->sed_to != NULL && ss->sed_cls != NULL && ss->stack != NULL &&
-                  ss->ht != NULL,
+                  ss->sed_to != NULL && ss->sed_cls != NULL && ss->stack != NULL && ss->ht != NULL,
               PV_ERR_NOMEM);
 
     /* Representative byte of each class, to read class membership of sets. */
@@ -450,19 +448,19 @@ static pv_result subset_run(struct subset *ss, uint32_t start, uint32_t max_stat
  * state is reachable (subset construction only makes reachable states), so
  * the blocks are the states of the minimal DFA. O(k n log n). */
 struct hopcroft {
-    uint32_t *elems;    /* states grouped by block */
-    uint32_t *loc;      /* position of each state in elems */
-    uint32_t *first;    /* block ranges [first, end) in elems */
+    uint32_t *elems; /* states grouped by block */
+    uint32_t *loc;   /* position of each state in elems */
+    uint32_t *first; /* block ranges [first, end) in elems */
     uint32_t *end;
-    uint32_t *marked;   /* per block, states moved to its front */
-    uint32_t *work;     /* stack of splitter blocks */
+    uint32_t *marked; /* per block, states moved to its front */
+    uint32_t *work;   /* stack of splitter blocks */
     uint8_t *inwork;
     uint32_t *pred_off; /* predecessors of (class c, state t): k * n + 1 */
     uint32_t *pred;
-    uint32_t *xlist;    /* predecessor set of the current splitter */
+    uint32_t *xlist; /* predecessor set of the current splitter */
     uint32_t *xstamp;
     uint32_t *touched;
-    uint32_t *snap;     /* the splitter's states when it was popped */
+    uint32_t *snap; /* the splitter's states when it was popped */
 };
 
 static void hopcroft_free(struct hopcroft *h)
@@ -500,8 +498,8 @@ static pv_result hopcroft_alloc(struct hopcroft *h, uint32_t n, uint32_t k)
     h->snap = pv_malloc(nn * sizeof(uint32_t));
     PV_ENSURE(h->elems != NULL && h->loc != NULL && h->first != NULL && h->end != NULL &&
                   h->marked != NULL && h->work != NULL && h->inwork != NULL &&
-                  h->pred_off != NULL && h->pred != NULL && h->xlist != NULL &&
-                  h->xstamp != NULL && h->touched != NULL && h->snap != NULL,
+                  h->pred_off != NULL && h->pred != NULL && h->xlist != NULL && h->xstamp != NULL &&
+                  h->touched != NULL && h->snap != NULL,
               PV_ERR_NOMEM);
     return PV_RESULT_OK;
 }
@@ -1206,18 +1204,18 @@ const struct model_glob *model_dfa_domain(enum model_domain d)
  * ========================================================================= */
 
 struct product {
-    size_t m;                      /* automata: domain, then the terms */
+    size_t m; /* automata: domain, then the terms */
     const struct model_glob **a;
     bool *pos;
-    uint32_t nj;                   /* joint byte classes */
-    uint8_t rep[256];              /* representative byte, preference order */
-    uint16_t *col;                 /* m * nj: class of automaton i for joint class j */
-    uint16_t *tuples;              /* count * m */
+    uint32_t nj;      /* joint byte classes */
+    uint8_t rep[256]; /* representative byte, preference order */
+    uint16_t *col;    /* m * nj: class of automaton i for joint class j */
+    uint16_t *tuples; /* count * m */
     uint32_t *parent;
     uint8_t *via;
     size_t count;
     size_t cap;
-    uint32_t *ht;                  /* slot = index + 1 */
+    uint32_t *ht; /* slot = index + 1 */
     size_t htcap;
 };
 
@@ -1414,8 +1412,8 @@ static pv_result product_witness(const struct product *p, uint32_t idx, char **w
     return PV_RESULT_OK;
 }
 
-static pv_result product_search(struct product *p, size_t max_states, char **witness,
-                                size_t *wlen, enum model_lang_result *res)
+static pv_result product_search(struct product *p, size_t max_states, char **witness, size_t *wlen,
+                                enum model_lang_result *res)
 {
     uint16_t *cur = pv_malloc(p->m * 2 * sizeof(uint16_t));
     PV_ENSURE(cur != NULL, PV_ERR_NOMEM);

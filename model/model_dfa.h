@@ -29,8 +29,8 @@
 
 struct model_glob {
     enum model_glob_kind kind;
-    bool literal;       /* no metacharacters: matches exactly text[0..textlen) */
-    char *text;         /* NUL-terminated copy of the source (owned; NULL for built-ins) */
+    bool literal; /* no metacharacters: matches exactly text[0..textlen) */
+    char *text;   /* NUL-terminated copy of the source (owned; NULL for built-ins) */
     size_t textlen;
     uint32_t nstates;
     uint32_t nclasses;

@@ -30,12 +30,12 @@
  * Limits
  * ========================================================================= */
 
-#define EVAL_MAX_CANDS 256u        /* candidate (rule, endpoint) pairs on the stack */
-#define EVAL_HOST_BUF 256u         /* normalised host: at most 253 bytes + NUL */
+#define EVAL_MAX_CANDS 256u             /* candidate (rule, endpoint) pairs on the stack */
+#define EVAL_HOST_BUF 256u              /* normalised host: at most 253 bytes + NUL */
 #define EVAL_PATH_BUF (3u * 4096u + 1u) /* canonical path (re-encoding may grow it) */
-#define EVAL_QUERY_MAX 16384u      /* raw query bytes; longer is a malformed request */
+#define EVAL_QUERY_MAX 16384u           /* raw query bytes; longer is a malformed request */
 #define EVAL_QUERY_BUF (2u * EVAL_QUERY_MAX + 2u) /* decoded "key\0value\0" pairs */
-#define EVAL_METHOD_MAX 32u        /* bytes of an HTTP method */
+#define EVAL_METHOD_MAX 32u                       /* bytes of an HTTP method */
 #define EVAL_NONE UINT32_MAX
 
 /* ===========================================================================
@@ -63,13 +63,13 @@ struct ix_ep {
     const struct model_rule *rule;
     const struct model_endpoint *ep;
     uint32_t rule_idx;
-    uint8_t host_kind;  /* enum ix_host_kind */
-    uint8_t grant;      /* enum ix_grant */
+    uint8_t host_kind; /* enum ix_host_kind */
+    uint8_t grant;     /* enum ix_grant */
     bool l7;
-    bool rest_like;     /* protocol rest or websocket (rules are matchable) */
-    bool unresolved;    /* target_sandbox without addresses */
-    uint8_t nports;     /* ports inline when at most IX_INLINE_PORTS, else 0 */
-    uint16_t ports[4];  /* copy of the endpoint's first ports (cache locality) */
+    bool rest_like;    /* protocol rest or websocket (rules are matchable) */
+    bool unresolved;   /* target_sandbox without addresses */
+    uint8_t nports;    /* ports inline when at most IX_INLINE_PORTS, else 0 */
+    uint16_t ports[4]; /* copy of the endpoint's first ports (cache locality) */
 };
 
 /* One binary pattern of a rule. */
@@ -87,9 +87,9 @@ struct ix_slot {
     uint64_t h;
     const char *key; /* borrowed from the policy */
     uint32_t klen;
-    uint32_t tag;    /* enum ix_tag */
-    uint32_t first;  /* into members[] */
-    uint32_t count;  /* 0: empty slot */
+    uint32_t tag;   /* enum ix_tag */
+    uint32_t first; /* into members[] */
+    uint32_t count; /* 0: empty slot */
 };
 
 struct model_index {
@@ -99,7 +99,7 @@ struct model_index {
     size_t *rule_bin; /* rule i owns bins[rule_bin[i] .. rule_bin[i + 1]) */
     size_t nrules;
     struct ix_slot *slots;
-    size_t nslots;    /* power of two, or 0 */
+    size_t nslots; /* power of two, or 0 */
     uint32_t *members;
     uint32_t *hostless;
     size_t nhostless;
@@ -136,8 +136,8 @@ static uint64_t fnv1a(uint32_t tag, const char *s, size_t len)
     return h;
 }
 
-static const struct ix_slot *ix_lookup(const struct model_index *ix, uint32_t tag,
-                                       const char *key, size_t klen)
+static const struct ix_slot *ix_lookup(const struct model_index *ix, uint32_t tag, const char *key,
+                                       size_t klen)
 {
     uint64_t h;
     size_t mask;
@@ -168,8 +168,7 @@ static const struct ix_slot *ix_lookup(const struct model_index *ix, uint32_t ta
 
 static bool is_host_meta(char ch)
 {
-    return ch == '*' || ch == '?' || ch == '[' || ch == ']' || ch == '{' || ch == '}' ||
-           ch == '\\';
+    return ch == '*' || ch == '?' || ch == '[' || ch == ']' || ch == '{' || ch == '}' || ch == '\\';
 }
 
 /* The literal label suffix of a wildcard host: the labels after the last
@@ -620,7 +619,7 @@ static int bin_cmp(const void *a, const void *b)
  * a decision touches fewer distinct tables. */
 static pv_result index_share_bins(struct model_index *ix, size_t nb)
 {
-    PV_DEFER(struct ix_bin **v, pv_free_p) = NULL;
+    PV_DEFER(struct ix_bin * *v, pv_free_p) = NULL;
 
     if (nb < 2) {
         return PV_RESULT_OK;
@@ -681,8 +680,8 @@ static pv_result index_fill_eps(struct model_index *ix, const struct model_polic
             x->l7 = model_protocol_is_l7(e->proto) && !e->tls_skip;
             x->rest_like = e->proto == MODEL_PROTO_REST || e->proto == MODEL_PROTO_WEBSOCKET;
             x->grant = (uint8_t)classify_grant(e, x->l7);
-            x->unresolved = e->target_sandbox.s != NULL && e->target_sandbox.s[0] != '\0' &&
-                            e->ncidrs == 0;
+            x->unresolved =
+                e->target_sandbox.s != NULL && e->target_sandbox.s[0] != '\0' && e->ncidrs == 0;
             if (e->nports <= IX_INLINE_PORTS) {
                 x->nports = (uint8_t)e->nports;
                 for (size_t k = 0; k < e->nports; k++) {
@@ -706,7 +705,7 @@ static pv_result index_fill_eps(struct model_index *ix, const struct model_polic
 
 static pv_result index_build_table(struct model_index *ix)
 {
-    PV_DEFER(struct ix_rec *recs, pv_free_p) = NULL;
+    PV_DEFER(struct ix_rec * recs, pv_free_p) = NULL;
     size_t nrec = 0;
     size_t ngroups = 0;
     size_t nhostless = 0;
@@ -807,7 +806,7 @@ static pv_result index_build_table(struct model_index *ix)
 
 static pv_result index_build(struct model_policy *p)
 {
-    PV_DEFER(struct model_index *ix, pv_free_p) = NULL;
+    PV_DEFER(struct model_index * ix, pv_free_p) = NULL;
     pv_result r;
 
     ix = pv_calloc(1, sizeof(*ix));
@@ -1399,15 +1398,14 @@ static enum prep_state prepare(struct eval_ctx *c)
     /*= docs/semantics.md#canonical-path
      *# The request path is canonicalised before matching */
     c->target_status = model_path_canonicalize(req->target, req->target_len, c->path,
-                                               sizeof(c->path), &c->path_len, &query, &qlen,
-                                               &enc);
+                                               sizeof(c->path), &c->path_len, &query, &qlen, &enc);
     if (c->target_status == MODEL_TARGET_ENCODED_SLASH) {
         /* Some spellings report %2F through the status; the path is valid. */
         enc = true;
         c->target_status = MODEL_TARGET_OK;
     }
-    if (c->target_status != MODEL_TARGET_OK || c->path_len >= sizeof(c->path) ||
-        c->path_len == 0 || c->path[0] != '/') {
+    if (c->target_status != MODEL_TARGET_OK || c->path_len >= sizeof(c->path) || c->path_len == 0 ||
+        c->path[0] != '/') {
         c->path[0] = '\0';
         c->path_len = 0;
         if (c->target_status == MODEL_TARGET_OK) {
@@ -1601,8 +1599,8 @@ static enum unit_grant unit_grants(const struct eval_ctx *c, const struct ix_ep 
  * Decision: one identity
  * ========================================================================= */
 
-static struct verdict verdict_deny(enum model_reason reason, enum model_route route,
-                                   uint32_t unit, size_t id)
+static struct verdict verdict_deny(enum model_reason reason, enum model_route route, uint32_t unit,
+                                   size_t id)
 {
     struct verdict v = {false, false, reason, route, unit, id};
     return v;
@@ -1643,8 +1641,8 @@ static struct verdict eval_reach(const struct eval_ctx *c, uint32_t bit, size_t 
  *# Within an inspected route a request (m, u, q) is allowed iff */
 static struct verdict eval_l7(struct eval_ctx *c, uint32_t bit, size_t id, uint32_t first_g0)
 {
-    struct verdict v = verdict_deny(MODEL_REASON_L7_NOT_PERMITTED, MODEL_ROUTE_INSPECTED,
-                                    first_g0, id);
+    struct verdict v =
+        verdict_deny(MODEL_REASON_L7_NOT_PERMITTED, MODEL_ROUTE_INSPECTED, first_g0, id);
     size_t n = cand_count(c);
     uint32_t first_g = EVAL_NONE;
     uint32_t audit_ok = EVAL_NONE;
@@ -1989,9 +1987,9 @@ static void format_detail(const struct eval_ctx *c, const struct verdict *v,
         return;
     case MODEL_REASON_NO_ENDPOINT:
         /* An IPv6 host is bracketed so that host:port stays readable. */
-        dcat(out, &len, c->host_is_ip && memchr(c->host, ':', c->host_len) != NULL
-                            ? "endpoint ["
-                            : "endpoint ");
+        dcat(out, &len,
+             c->host_is_ip && memchr(c->host, ':', c->host_len) != NULL ? "endpoint ["
+                                                                        : "endpoint ");
         dcat(out, &len, c->host);
         dcat(out, &len, c->host_is_ip && memchr(c->host, ':', c->host_len) != NULL ? "]:" : ":");
         dnum(out, &len, c->req->port);
@@ -2042,8 +2040,9 @@ static void format_detail(const struct eval_ctx *c, const struct verdict *v,
         dcat(out, &len, c->method);
         dcat(out, &len, " ");
         dcat(out, &len, c->path);
-        dcat(out, &len, " contains an encoded slash (%2F); set allow_encoded_slash: true on "
-                        "this endpoint to permit it");
+        dcat(out, &len,
+             " contains an encoded slash (%2F); set allow_encoded_slash: true on "
+             "this endpoint to permit it");
         return;
     case MODEL_REASON_NO_L7_PATH:
     case MODEL_REASON_L7_NOT_PERMITTED:

@@ -50,18 +50,18 @@ struct model_query {
 
 /* An L7 allow matcher (`rules[].allow`) or a deny rule (`deny_rules[]`). */
 struct model_l7rule {
-    struct model_sval method;         /* upper-cased; "*" = any */
-    struct model_sval path;           /* glob; "**" = any */
-    struct model_sval command;        /* SQL */
+    struct model_sval method;  /* upper-cased; "*" = any */
+    struct model_sval path;    /* glob; "**" = any */
+    struct model_sval command; /* SQL */
     struct model_query *query;
     size_t nquery;
     struct model_sval operation_type; /* GraphQL */
     struct model_sval operation_name;
     struct model_strlist fields;
-    struct model_sval tool;           /* MCP */
-    json_t *params;                   /* MCP, opaque, owned */
+    struct model_sval tool; /* MCP */
+    json_t *params;         /* MCP, opaque, owned */
     struct model_mark mark;
-    struct model_glob *path_glob;     /* compiled; NULL = no path (matches any) */
+    struct model_glob *path_glob; /* compiled; NULL = no path (matches any) */
 };
 
 struct model_gql_persisted {
@@ -72,21 +72,21 @@ struct model_gql_persisted {
 };
 
 struct model_endpoint {
-    struct model_sval host;     /* lower-case, no trailing dot; NULL or "" = hostless */
-    uint16_t *ports;            /* sorted, unique */
+    struct model_sval host; /* lower-case, no trailing dot; NULL or "" = hostless */
+    uint16_t *ports;        /* sorted, unique */
     size_t nports;
     bool port_given, ports_given; /* which spelling the source used */
     struct model_mark port_mark;
-    uint16_t port_written;        /* the `port` value as written (0 = absent) */
+    uint16_t port_written; /* the `port` value as written (0 = absent) */
     struct model_mark port_written_mark;
     struct model_sval path;     /* endpoint path scope glob */
     struct model_sval protocol; /* as written (validated) */
     enum model_protocol proto;
-    struct model_sval tls;      /* as written */
+    struct model_sval tls; /* as written */
     bool tls_skip;
     struct model_sval enforcement; /* as written */
-    bool enforce;               /* true only for "enforce" */
-    struct model_sval access;   /* as written */
+    bool enforce;                  /* true only for "enforce" */
+    struct model_sval access;      /* as written */
     enum model_access access_preset;
     struct model_l7rule *rules; /* allow rules, as written (presets NOT expanded) */
     size_t nrules;
@@ -95,7 +95,7 @@ struct model_endpoint {
     size_t ndeny;
     bool deny_given;
     struct model_strlist allowed_ips;
-    struct model_cidr *cidrs;   /* parsed allowed_ips, filled by validate */
+    struct model_cidr *cidrs; /* parsed allowed_ips, filled by validate */
     size_t ncidrs;
     bool allow_encoded_slash;
     bool websocket_credential_rewrite;
@@ -120,13 +120,13 @@ struct model_endpoint {
     struct model_mark mark;
 
     /* Filled by model_policy_compile(). */
-    struct model_glob *host_glob;     /* NULL for hostless endpoints */
-    char *fp;                         /* compiled: the fingerprint (owned), NUL-terminated */
+    struct model_glob *host_glob; /* NULL for hostless endpoints */
+    char *fp;                     /* compiled: the fingerprint (owned), NUL-terminated */
     size_t fplen;
-    bool host_is_ip;                  /* host is an IP literal */
-    struct model_ip host_ip;          /* when host_is_ip */
-    struct model_glob *path_glob;     /* endpoint path scope, NULL = any */
-    struct model_l7rule *eff_rules;   /* allow rules with the access preset expanded */
+    bool host_is_ip;                /* host is an IP literal */
+    struct model_ip host_ip;        /* when host_is_ip */
+    struct model_glob *path_glob;   /* endpoint path scope, NULL = any */
+    struct model_l7rule *eff_rules; /* allow rules with the access preset expanded */
     size_t neff_rules;
 };
 
@@ -138,9 +138,9 @@ struct model_binary {
 };
 
 struct model_rule {
-    char *key;                /* map key */
+    char *key; /* map key */
     struct model_mark key_mark;
-    struct model_sval name;   /* optional display name */
+    struct model_sval name; /* optional display name */
     struct model_endpoint *endpoints;
     size_t nendpoints;
     struct model_binary *binaries;
@@ -149,7 +149,7 @@ struct model_rule {
 };
 
 struct model_policy {
-    char *file;                /* source name for diagnostics (owned) */
+    char *file; /* source name for diagnostics (owned) */
     bool has_version;
     uint32_t version;
     struct model_mark version_mark;
@@ -163,9 +163,9 @@ struct model_policy {
     struct model_sval run_as_user;
     struct model_sval run_as_group;
     bool has_process;
-    struct model_rule *rules;  /* sorted by key after validate */
+    struct model_rule *rules; /* sorted by key after validate */
     size_t nrules;
-    json_t *middlewares;       /* network_middlewares, opaque, owned; NULL = absent */
+    json_t *middlewares; /* network_middlewares, opaque, owned; NULL = absent */
     struct model_mark middlewares_mark;
 
     /* Filled by model_policy_compile(). */
@@ -218,7 +218,7 @@ enum model_node_kind { MODEL_NODE_NULL, MODEL_NODE_SCALAR, MODEL_NODE_SEQ, MODEL
 struct model_node {
     enum model_node_kind kind;
     struct model_mark mark;
-    char *scalar;              /* SCALAR: the text */
+    char *scalar; /* SCALAR: the text */
     size_t scalar_len;
     bool quoted;               /* SCALAR: was quoted (YAML) or a JSON string */
     bool json_typed;           /* SCALAR from JSON: json_type says what it was */
@@ -244,8 +244,8 @@ struct model_node *model_json_read(const char *file, const char *buf, size_t len
 struct model_policy *model_schema_policy(const char *file, const struct model_node *root,
                                          struct model_diags *diags);
 /* Walk a single rule object (used for proposals). */
-pv_result model_schema_rule(const char *file, const struct model_node *n,
-                            struct model_rule *out, struct model_diags *diags) PV_WUR;
+pv_result model_schema_rule(const char *file, const struct model_node *n, struct model_rule *out,
+                            struct model_diags *diags) PV_WUR;
 
 /* ---------------------------------------------------------------------------
  * Node-tree walking helpers (model_node.c), shared by the strict readers of
@@ -262,8 +262,8 @@ struct model_node_ctx {
 
 /* Add a printf-style message (cut at 1 KiB) at 'm'; NULL 'd' is a no-op; on
  * NOMEM sets pv_errno (the walk goes on and the caller fails the load). */
-void model_node_diag(struct model_diags *d, const char *file, struct model_mark m,
-                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void model_node_diag(struct model_diags *d, const char *file, struct model_mark m, const char *fmt,
+                     ...) __attribute__((format(printf, 4, 5)));
 void model_node_report(const struct model_node_ctx *c, struct model_mark m, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Copy 'n' bytes of untrusted text into 'out' (NUL-terminated) for a message:

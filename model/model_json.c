@@ -231,7 +231,8 @@ static bool build_object(struct jreader *r, json_t *j, struct model_node *n, siz
     json_t *v;
     size_t cap = 0;
 
-    json_object_foreach(j, k, v) {
+    json_object_foreach(j, k, v)
+    {
         struct model_node *kn;
         struct model_node *vn;
         /* Keys are strings; their token precedes the value's. */
@@ -267,7 +268,8 @@ static bool build_array(struct jreader *r, json_t *j, struct model_node *n, size
     size_t i;
     json_t *v;
 
-    json_array_foreach(j, i, v) {
+    json_array_foreach(j, i, v)
+    {
         struct model_node *vn = build(r, v, depth + 1);
         if (vn == NULL || !append(r, n, &cap, vn)) {
             return false;

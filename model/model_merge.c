@@ -34,9 +34,9 @@
 #define PROVIDER_PREFIX "_provider_"
 
 struct proposal_op {
-    char *rule_name;         /* resolved target key */
-    struct model_rule rule;  /* validated; key = rule_name */
-    struct model_mark mark;  /* of the addRule object */
+    char *rule_name;        /* resolved target key */
+    struct model_rule rule; /* validated; key = rule_name */
+    struct model_mark mark; /* of the addRule object */
 };
 
 struct model_proposal {
@@ -373,8 +373,7 @@ static bool l7rule_eq(const struct model_l7rule *a, const struct model_l7rule *b
         return false;
     }
     for (size_t i = 0; i < a->nquery; i++) {
-        if (!str_eq(a->query[i].key.s, b->query[i].key.s) ||
-            a->query[i].form != b->query[i].form ||
+        if (!str_eq(a->query[i].key.s, b->query[i].key.s) || a->query[i].form != b->query[i].form ||
             !strlist_eq(&a->query[i].globs, &b->query[i].globs)) {
             return false;
         }
@@ -516,8 +515,7 @@ static char *trimmed(const char *s, size_t n)
         s++;
         n--;
     }
-    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' ||
-                     s[n - 1] == '\n')) {
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n')) {
         n--;
     }
     return pv_strndup(s, n);
@@ -690,8 +688,8 @@ static size_t check_rule_shape(struct model_diags *d, const char *file, const st
     return bad;
 }
 
-static void load_op(struct model_proposal *pr, struct proposal_op *op,
-                    const struct model_node *opn, struct model_diags *d)
+static void load_op(struct model_proposal *pr, struct proposal_op *op, const struct model_node *opn,
+                    struct model_diags *d)
 {
     const char *file = pr->file;
     const struct model_node *add = NULL;
@@ -1045,8 +1043,7 @@ static int cmp_u16(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static pv_result ports_union(struct model_endpoint *e, const struct model_endpoint *in,
-                             bool *added)
+static pv_result ports_union(struct model_endpoint *e, const struct model_endpoint *in, bool *added)
 {
     size_t extra = 0;
     uint16_t *v;

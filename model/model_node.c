@@ -43,8 +43,8 @@ static void vdiag(struct model_diags *d, const char *file, struct model_mark m, 
     }
 }
 
-void model_node_diag(struct model_diags *d, const char *file, struct model_mark m,
-                     const char *fmt, ...)
+void model_node_diag(struct model_diags *d, const char *file, struct model_mark m, const char *fmt,
+                     ...)
 {
     va_list ap;
 

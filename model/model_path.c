@@ -109,9 +109,8 @@ static bool scan_escapes(const uint8_t *p, size_t a, size_t b, size_t *ndec, int
 }
 
 enum model_target_status model_path_canonicalize(const char *target, size_t len, char *out,
-                                                 size_t outlen, size_t *outl,
-                                                 const char **query, size_t *qlen,
-                                                 bool *has_encoded_slash)
+                                                 size_t outlen, size_t *outl, const char **query,
+                                                 size_t *qlen, bool *has_encoded_slash)
 {
     const uint8_t *p = (const uint8_t *)target;
     size_t dummy_outl = 0;

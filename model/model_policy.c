@@ -382,8 +382,7 @@ static struct model_policy *policy_from_tree(const char *file, const struct mode
     if (p == NULL || diags->n != before) {
         model_policy_free(p);
         if (diags->n == before) {
-            diag(diags, file, (struct model_mark){0, 0}, "%s",
-                                 pv_strerror(PV_ERR_NOMEM));
+            diag(diags, file, (struct model_mark){0, 0}, "%s", pv_strerror(PV_ERR_NOMEM));
         }
         pv_errno = PV_ERR_POLICY;
         return NULL;
@@ -400,8 +399,7 @@ static struct model_policy *policy_from_tree(const char *file, const struct mode
     }
     if (!pv_ok(model_policy_compile(p))) {
         int err = pv_errno ? pv_errno : PV_ERR_INTERNAL;
-        diag(diags, file, (struct model_mark){0, 0}, "cannot compile policy: %s",
-                             pv_strerror(err));
+        diag(diags, file, (struct model_mark){0, 0}, "cannot compile policy: %s", pv_strerror(err));
         model_policy_free(p);
         pv_errno = err;
         return NULL;
@@ -417,15 +415,15 @@ static struct model_node *read_bounded(const char *file, const char *buf, size_t
     size_t before = diags->n;
 
     if (len > MODEL_MAX_POLICY_BYTES) {
-        diag(diags, file, (struct model_mark){0, 0},
-                             "policy is larger than %u bytes", MODEL_MAX_POLICY_BYTES);
+        diag(diags, file, (struct model_mark){0, 0}, "policy is larger than %u bytes",
+             MODEL_MAX_POLICY_BYTES);
         pv_errno = PV_ERR_TOOBIG;
         return NULL;
     }
     root = read_document(file, buf != NULL ? buf : "", len, fmt, diags);
     if (root == NULL && diags->n == before) {
         diag(diags, file, (struct model_mark){0, 0}, "%s",
-                             pv_strerror(pv_errno ? pv_errno : PV_ERR_NOMEM));
+             pv_strerror(pv_errno ? pv_errno : PV_ERR_NOMEM));
     }
     return root;
 }

@@ -59,8 +59,8 @@ struct reg_protocol {
 };
 
 struct reg_binary {
-    char *name;             /* descriptor file stem ("git") */
-    char **paths;           /* `binary` then the aliases */
+    char *name;   /* descriptor file stem ("git") */
+    char **paths; /* `binary` then the aliases */
     struct model_mark *path_marks;
     size_t npaths;
     char *description;
@@ -71,7 +71,7 @@ struct reg_binary {
     size_t nspawns;
     bool can_exfiltrate;
     bool can_construct_http;
-    bool bypasses_l7;       /* OR over the protocols */
+    bool bypasses_l7; /* OR over the protocols */
 };
 
 struct reg_entry {
@@ -90,7 +90,7 @@ struct api_action {
 
 struct reg_api {
     char *api;
-    char *host;   /* normalised */
+    char *host; /* normalised */
     struct model_glob *host_glob;
     bool host_is_ip;
     uint16_t port;
@@ -116,8 +116,8 @@ struct model_registry {
 static void get_port(struct model_node_ctx *c, const struct model_node *v, uint16_t *out)
 {
     uint64_t n = 0;
-    bool numeric = v->kind == MODEL_NODE_SCALAR &&
-                   (v->json_typed ? v->json_type == JSON_INTEGER : !v->quoted);
+    bool numeric =
+        v->kind == MODEL_NODE_SCALAR && (v->json_typed ? v->json_type == JSON_INTEGER : !v->quoted);
 
     if (!numeric || !pv_ok(pv_parse_u64(v->scalar, v->scalar_len, 65535, &n)) || n == 0) {
         model_node_report(c, v->mark, "port must be an integer in 1..65535");
@@ -248,8 +248,8 @@ static void walk_action(struct model_node_ctx *c, const struct model_node *n, st
 static void walk_protocol(struct model_node_ctx *c, const struct model_node *n,
                           struct reg_protocol *p)
 {
-    static const char *const keys[] = {"name", "transport", "description", "bypasses_l7",
-                                       "actions", NULL};
+    static const char *const keys[] = {"name",        "transport", "description",
+                                       "bypasses_l7", "actions",   NULL};
 
     if (n->kind != MODEL_NODE_MAP) {
         model_node_report(c, n->mark, "protocol must be a mapping");
@@ -329,9 +329,15 @@ static void walk_protocols(struct model_node_ctx *c, const struct model_node *v,
 static void walk_binary(struct model_node_ctx *c, const struct model_node *root,
                         struct reg_binary *b)
 {
-    static const char *const keys[] = {"binary", "aliases", "description", "protocols",
-                                       "can_exfiltrate", "exfil_mechanism", "can_construct_http",
-                                       "spawns", NULL};
+    static const char *const keys[] = {"binary",
+                                       "aliases",
+                                       "description",
+                                       "protocols",
+                                       "can_exfiltrate",
+                                       "exfil_mechanism",
+                                       "can_construct_http",
+                                       "spawns",
+                                       NULL};
     const struct model_node *binary = NULL;
     const struct model_node *aliases = NULL;
 
@@ -378,8 +384,8 @@ static void walk_binary(struct model_node_ctx *c, const struct model_node *root,
     }
     /* paths[0] is `binary`, then the aliases. */
     b->paths = pv_calloc(1 + (aliases != NULL ? aliases->nitems : 0), sizeof(b->paths[0]));
-    b->path_marks = pv_calloc(1 + (aliases != NULL ? aliases->nitems : 0),
-                              sizeof(b->path_marks[0]));
+    b->path_marks =
+        pv_calloc(1 + (aliases != NULL ? aliases->nitems : 0), sizeof(b->path_marks[0]));
     if (b->paths == NULL || b->path_marks == NULL) {
         model_node_report(c, root->mark, "%s", pv_strerror(PV_ERR_NOMEM));
         return;
@@ -596,8 +602,8 @@ static void api_host(struct model_node_ctx *c, const struct model_node *v, struc
 
 static void walk_api(struct model_node_ctx *c, const struct model_node *root, struct reg_api *a)
 {
-    static const char *const keys[] = {"api", "host", "port", "credential_type", "description",
-                                       "actions", NULL};
+    static const char *const keys[] = {"api",         "host",    "port", "credential_type",
+                                       "description", "actions", NULL};
     bool has_host = false;
     bool has_port = false;
 

@@ -56,8 +56,8 @@ static void err(struct walk *w, struct model_mark mark, const char *fmt, ...)
     va_start(ap, fmt);
     r = pv_dynbuf_vprintf(&b, fmt, ap);
     va_end(ap);
-    if (!pv_ok(r) || !pv_ok(model_diag_add(w->diags, w->file, mark, "%s",
-                                           b.buf != NULL ? b.buf : ""))) {
+    if (!pv_ok(r) ||
+        !pv_ok(model_diag_add(w->diags, w->file, mark, "%s", b.buf != NULL ? b.buf : ""))) {
         w->nomem = true;
     }
     pv_dynbuf_free(&b);
@@ -222,8 +222,7 @@ static size_t key_distance(const char *k, size_t klen, const char *name)
 
 /* The field of 'fields' closest to the unknown key 'k' (distance 1, or 2 for
  * keys of 6 bytes and more), or NULL: "did you mean 'enforcement'?". */
-static const char *suggest(const struct model_node *k, const struct field *fields,
-                           size_t nfields)
+static const char *suggest(const struct model_node *k, const struct field *fields, size_t nfields)
 {
     const char *best = NULL;
     size_t bestd = k->scalar_len >= 6 ? 3 : 2;
@@ -580,8 +579,8 @@ static const struct field query_fields[] = {
     {"any", f_q_any, 0},
 };
 
-static void read_query_value(struct walk *w, const struct model_node *k,
-                             const struct model_node *v, struct model_query *q)
+static void read_query_value(struct walk *w, const struct model_node *k, const struct model_node *v,
+                             struct model_query *q)
 {
     char buf[SHOWN_MAX + 4];
 
@@ -659,17 +658,14 @@ static void f_params(struct walk *w, const struct field *f, const struct model_n
     }
 }
 
-#define L7(name, fn) {#name, fn, offsetof(struct model_l7rule, name)}
+#define L7(name, fn)                                   \
+    {                                                  \
+#name, fn, offsetof(struct model_l7rule, name) \
+    }
 static const struct field l7_fields[] = {
-    L7(method, f_str),
-    L7(path, f_str),
-    L7(command, f_str),
-    {"query", f_query, 0},
-    L7(operation_type, f_str),
-    L7(operation_name, f_str),
-    L7(fields, f_strlist),
-    L7(tool, f_str),
-    {"params", f_params, 0},
+    L7(method, f_str),     L7(path, f_str),           L7(command, f_str),
+    {"query", f_query, 0}, L7(operation_type, f_str), L7(operation_name, f_str),
+    L7(fields, f_strlist), L7(tool, f_str),           {"params", f_params, 0},
 };
 #undef L7
 
@@ -721,8 +717,8 @@ static void f_rules(struct walk *w, const struct field *f, const struct model_no
             continue;
         }
         size_t before = model_diags_count(w->diags);
-        uint64_t seen = walk_map(w, it, "rule", rule_item_fields, PV_ARRAY_LEN(rule_item_fields),
-                                 &e->rules[i]);
+        uint64_t seen =
+            walk_map(w, it, "rule", rule_item_fields, PV_ARRAY_LEN(rule_item_fields), &e->rules[i]);
         if ((seen & 1) == 0 && model_diags_count(w->diags) == before && !w->nomem) {
             err(w, it->mark, "rule item requires 'allow'");
         }
@@ -837,7 +833,10 @@ static void f_mcp(struct walk *w, const struct field *f, const struct model_node
 static void f_gql_persisted(struct walk *w, const struct field *f, const struct model_node *key,
                             const struct model_node *v, void *obj);
 
-#define EP(name, fn) {#name, fn, offsetof(struct model_endpoint, name)}
+#define EP(name, fn)                                     \
+    {                                                    \
+#name, fn, offsetof(struct model_endpoint, name) \
+    }
 static const struct field endpoint_fields[] = {
     EP(host, f_str),
     EP(path, f_str),
@@ -908,8 +907,8 @@ static void f_binding(struct walk *w, const struct field *f, const struct model_
     if (v->kind == MODEL_NODE_NULL || !expect_map(w, f->key, v)) {
         return;
     }
-    walk_sub(w, v, "credential_binding", binding_fields, binding_keys,
-             PV_ARRAY_LEN(binding_keys), obj);
+    walk_sub(w, v, "credential_binding", binding_fields, binding_keys, PV_ARRAY_LEN(binding_keys),
+             obj);
 }
 
 static void f_json_rpc(struct walk *w, const struct field *f, const struct model_node *key,
@@ -921,8 +920,7 @@ static void f_json_rpc(struct walk *w, const struct field *f, const struct model
         return;
     }
     e->has_json_rpc = true;
-    walk_sub(w, v, "json_rpc", json_rpc_fields, json_rpc_keys, PV_ARRAY_LEN(json_rpc_keys),
-             obj);
+    walk_sub(w, v, "json_rpc", json_rpc_fields, json_rpc_keys, PV_ARRAY_LEN(json_rpc_keys), obj);
 }
 
 static void f_mcp(struct walk *w, const struct field *f, const struct model_node *key,
@@ -937,7 +935,10 @@ static void f_mcp(struct walk *w, const struct field *f, const struct model_node
     walk_sub(w, v, "mcp", mcp_fields, mcp_keys, PV_ARRAY_LEN(mcp_keys), obj);
 }
 
-#define GQ(name, fn) {#name, fn, offsetof(struct model_gql_persisted, name)}
+#define GQ(name, fn)                                          \
+    {                                                         \
+#name, fn, offsetof(struct model_gql_persisted, name) \
+    }
 static const struct field gql_fields[] = {
     GQ(operation_type, f_str),
     GQ(operation_name, f_str),
@@ -989,9 +990,12 @@ static void derive_endpoint(struct model_endpoint *e)
         const char *name;
         enum model_protocol proto;
     } protos[] = {
-        {"tcp", MODEL_PROTO_TCP},         {"rest", MODEL_PROTO_REST},
-        {"websocket", MODEL_PROTO_WEBSOCKET}, {"graphql", MODEL_PROTO_GRAPHQL},
-        {"sql", MODEL_PROTO_SQL},         {"json-rpc", MODEL_PROTO_JSONRPC},
+        {"tcp", MODEL_PROTO_TCP},
+        {"rest", MODEL_PROTO_REST},
+        {"websocket", MODEL_PROTO_WEBSOCKET},
+        {"graphql", MODEL_PROTO_GRAPHQL},
+        {"sql", MODEL_PROTO_SQL},
+        {"json-rpc", MODEL_PROTO_JSONRPC},
         {"mcp", MODEL_PROTO_MCP},
     };
     static const struct {
@@ -1050,7 +1054,10 @@ static void f_endpoints(struct walk *w, const struct field *f, const struct mode
     }
 }
 
-#define BIN(name, fn) {#name, fn, offsetof(struct model_binary, name)}
+#define BIN(name, fn)                                  \
+    {                                                  \
+#name, fn, offsetof(struct model_binary, name) \
+    }
 static const struct field binary_fields[] = {
     BIN(path, f_str),
     BIN(harness, f_bool),
@@ -1087,7 +1094,10 @@ static void f_binaries(struct walk *w, const struct field *f, const struct model
     }
 }
 
-#define RULE(name, fn) {#name, fn, offsetof(struct model_rule, name)}
+#define RULE(name, fn)                               \
+    {                                                \
+#name, fn, offsetof(struct model_rule, name) \
+    }
 static const struct field rule_fields[] = {
     RULE(name, f_str),
     {"endpoints", f_endpoints, 0},
@@ -1119,7 +1129,10 @@ static void f_version(struct walk *w, const struct field *f, const struct model_
     }
 }
 
-#define POL(name, fn) {#name, fn, offsetof(struct model_policy, name)}
+#define POL(name, fn)                                  \
+    {                                                  \
+#name, fn, offsetof(struct model_policy, name) \
+    }
 static const struct field fs_fields[] = {
     POL(include_workdir, f_bool),
     {"read_only", f_strlist, offsetof(struct model_policy, fs_read_only)},
@@ -1171,9 +1184,8 @@ static void f_process(struct walk *w, const struct field *f, const struct model_
     (void)walk_map(w, v, "process", process_fields, PV_ARRAY_LEN(process_fields), p);
 }
 
-static void f_network_policies(struct walk *w, const struct field *f,
-                               const struct model_node *key, const struct model_node *v,
-                               void *obj)
+static void f_network_policies(struct walk *w, const struct field *f, const struct model_node *key,
+                               const struct model_node *v, void *obj)
 {
     struct model_policy *p = obj;
     size_t npairs;

@@ -139,9 +139,8 @@ static struct model_mark mark_or(struct model_mark m, struct model_mark fallback
 
 /* Format 'prefix' + 'fmt' into a bounded buffer (an over-long message is cut
  * and ends in "...") and add it as one diagnostic. */
-__attribute__((format(printf, 4, 0))) static void vreport(struct vctx *c, struct model_mark m,
-                                                          const char *prefix, const char *fmt,
-                                                          va_list ap)
+__attribute__((format(printf, 4, 0))) static void
+vreport(struct vctx *c, struct model_mark m, const char *prefix, const char *fmt, va_list ap)
 {
     char msg[MSG_MAX];
     size_t used = 0;
@@ -339,8 +338,8 @@ static void check_fs_path(struct vctx *c, const struct model_sval *v)
         while (cut > 0 && ((unsigned char)path[cut] & 0xC0u) == 0x80u) {
             cut--;
         }
-        report(c, v->mark, "path exceeds maximum length (%zu > %d): %.*s...", len,
-               MAX_FS_PATH_LEN, (int)cut, path);
+        report(c, v->mark, "path exceeds maximum length (%zu > %d): %.*s...", len, MAX_FS_PATH_LEN,
+               (int)cut, path);
         return;
     }
     if (path[0] != '/') {
@@ -419,8 +418,8 @@ static void check_glob(struct vctx *c, enum model_glob_kind kind, const char *pa
         c->nerr++;
         return;
     }
-    report(c, m, "network policy '%s': invalid %s pattern '%s': %s", c->name,
-           glob_kind_word(kind), pat, why != NULL ? why : "malformed pattern");
+    report(c, m, "network policy '%s': invalid %s pattern '%s': %s", c->name, glob_kind_word(kind),
+           pat, why != NULL ? why : "malformed pattern");
 }
 
 /* ===========================================================================
@@ -462,8 +461,10 @@ static void normalise_ports(struct vctx *c, struct model_endpoint *e)
     for (size_t i = 0; i < e->nports; i++) {
         if (e->ports[i] == 0) {
             if (e->ports_given) {
-                report(c, m, "network policy '%s': endpoint '%s' has invalid port %u; "
-                       "expected 1..=65535", c->name, c->host, 0u);
+                report(c, m,
+                       "network policy '%s': endpoint '%s' has invalid port %u; "
+                       "expected 1..=65535",
+                       c->name, c->host, 0u);
             }
             continue;
         }
@@ -481,8 +482,8 @@ static void normalise_ports(struct vctx *c, struct model_endpoint *e)
     }
     e->nports = n;
     if (n == 0) {
-        report(c, m, "network policy '%s': endpoint '%s' must declare at least one port",
-               c->name, c->host);
+        report(c, m, "network policy '%s': endpoint '%s' must declare at least one port", c->name,
+               c->host);
     }
 }
 
@@ -492,9 +493,12 @@ static bool parse_protocol(const char *s, enum model_protocol *out)
         const char *name;
         enum model_protocol proto;
     } table[] = {
-        {"tcp", MODEL_PROTO_TCP},           {"rest", MODEL_PROTO_REST},
-        {"websocket", MODEL_PROTO_WEBSOCKET}, {"graphql", MODEL_PROTO_GRAPHQL},
-        {"sql", MODEL_PROTO_SQL},           {"json-rpc", MODEL_PROTO_JSONRPC},
+        {"tcp", MODEL_PROTO_TCP},
+        {"rest", MODEL_PROTO_REST},
+        {"websocket", MODEL_PROTO_WEBSOCKET},
+        {"graphql", MODEL_PROTO_GRAPHQL},
+        {"sql", MODEL_PROTO_SQL},
+        {"json-rpc", MODEL_PROTO_JSONRPC},
         {"mcp", MODEL_PROTO_MCP},
     };
     *out = MODEL_PROTO_NONE;
@@ -656,7 +660,8 @@ static const char *host_syntax_error(const char *host, size_t len, char *buf, si
         if (!is_alpha(ch) && !is_digit(ch) && ch != '-' && ch != '_' && ch != '*' && ch != '.') {
             (void)snprintf(buf, buflen,
                            "invalid character 0x%02x (a host is letters, digits, '-', '_', "
-                           "'.' and '*')", (unsigned)(unsigned char)ch);
+                           "'.' and '*')",
+                           (unsigned)(unsigned char)ch);
             return buf;
         }
     }
@@ -698,23 +703,31 @@ static void check_host(struct vctx *c, struct model_endpoint *e)
     c->host = str_or_empty(e->host.s);
 
     if (hostless && tcp) {
-        report(c, hm, "network policy '%s': protocol tcp requires a DNS hostname; hostless "
-               "allowed_ips endpoints are supported only by the forward proxy", c->name);
+        report(c, hm,
+               "network policy '%s': protocol tcp requires a DNS hostname; hostless "
+               "allowed_ips endpoints are supported only by the forward proxy",
+               c->name);
     } else if (hostless && e->allowed_ips.n == 0) {
-        report(c, hm, "network policy '%s': endpoint host must not be empty unless allowed_ips "
-               "constrains a non-TCP proxy endpoint", c->name);
+        report(c, hm,
+               "network policy '%s': endpoint host must not be empty unless allowed_ips "
+               "constrains a non-TCP proxy endpoint",
+               c->name);
     } else if (tcp) {
         bool is_ip = model_ip_parse(e->host.s, strlen(e->host.s), &ip);
         if (is_ip) {
-            report(c, hm, "network policy '%s': protocol tcp endpoint '%s' must use a DNS "
+            report(c, hm,
+                   "network policy '%s': protocol tcp endpoint '%s' must use a DNS "
                    "hostname, not an IP literal; direct IP connections bypass policy DNS and "
-                   "are blocked", c->name, e->host.s);
+                   "are blocked",
+                   c->name, e->host.s);
         } else {
             why = tcp_selector_error(e->host.s, buf, sizeof(buf));
         }
         if (why != NULL) {
-            report(c, hm, "network policy '%s': protocol tcp endpoint has invalid DNS host "
-                   "selector '%s': %s", c->name, e->host.s, why);
+            report(c, hm,
+                   "network policy '%s': protocol tcp endpoint has invalid DNS host "
+                   "selector '%s': %s",
+                   c->name, e->host.s, why);
         }
         /* Already reported: no second message from the pattern checks. */
         bad_shape = is_ip || why != NULL;
@@ -734,14 +747,18 @@ static void check_host(struct vctx *c, struct model_endpoint *e)
 
     if (strchr(host, '*') != NULL && (starts_with(host, "*.") || starts_with(host, "**.")) &&
         label_count(host) <= 2) {
-        report(c, hm, "network policy '%s': TLD wildcard '%s' is not allowed; use subdomain "
-               "wildcards like '*.example.com' instead", c->name, host);
+        report(c, hm,
+               "network policy '%s': TLD wildcard '%s' is not allowed; use subdomain "
+               "wildcards like '*.example.com' instead",
+               c->name, host);
         bad_shape = true;
     }
     if (host_wildcard_shape_invalid(host)) {
-        report(c, hm, "network policy '%s': invalid host wildcard '%s'; middle DNS label "
+        report(c, hm,
+               "network policy '%s': invalid host wildcard '%s'; middle DNS label "
                "wildcards must be the entire label '*' and recursive '**' is only allowed as "
-               "the entire first label", c->name, host);
+               "the entire first label",
+               c->name, host);
         bad_shape = true;
     }
     if (bad_shape) {
@@ -762,8 +779,10 @@ static void check_host(struct vctx *c, struct model_endpoint *e)
          * a policy must say which one it means. */
         char canon[64];
         model_ip_format(&ip, canon, sizeof(canon));
-        report(c, hm, "network policy '%s': endpoint host '%s' is a non-canonical IP literal; "
-               "write it as '%s'", c->name, host, canon);
+        report(c, hm,
+               "network policy '%s': endpoint host '%s' is a non-canonical IP literal; "
+               "write it as '%s'",
+               c->name, host, canon);
         return;
     }
     why = host_syntax_error(host, len, buf, sizeof(buf));
@@ -788,15 +807,20 @@ static void check_signing(struct vctx *c, const struct model_endpoint *e)
         return;
     }
     if (!str_in(v, modes)) {
-        report(c, m, "network policy '%s': endpoint '%s' has unrecognized credential_signing "
-               "value '%s' (expected sigv4, sigv4:body, or sigv4:no_body)", c->name, c->host, v);
+        report(c, m,
+               "network policy '%s': endpoint '%s' has unrecognized credential_signing "
+               "value '%s' (expected sigv4, sigv4:body, or sigv4:no_body)",
+               c->name, c->host, v);
     }
     if (str_empty(e->signing_service.s)) {
-        report(c, m, "network policy '%s': endpoint '%s' has credential_signing set but "
-               "signing_service is empty", c->name, c->host);
+        report(c, m,
+               "network policy '%s': endpoint '%s' has credential_signing set but "
+               "signing_service is empty",
+               c->name, c->host);
     }
     if (e->request_body_credential_rewrite) {
-        report(c, m, "network policy '%s': endpoint '%s' has both credential_signing and "
+        report(c, m,
+               "network policy '%s': endpoint '%s' has both credential_signing and "
                "request_body_credential_rewrite set; these options are mutually exclusive",
                c->name, c->host);
     }
@@ -805,8 +829,8 @@ static void check_signing(struct vctx *c, const struct model_endpoint *e)
 static bool l7rule_is_empty(const struct model_l7rule *r)
 {
     return str_empty(r->method.s) && str_empty(r->path.s) && str_empty(r->command.s) &&
-           str_empty(r->operation_type.s) && str_empty(r->operation_name.s) &&
-           r->fields.n == 0 && (r->params == NULL || json_object_size(r->params) == 0);
+           str_empty(r->operation_type.s) && str_empty(r->operation_name.s) && r->fields.n == 0 &&
+           (r->params == NULL || json_object_size(r->params) == 0);
 }
 
 static bool gql_operation_type_valid(const char *s)
@@ -862,8 +886,7 @@ static void tcp_l7_fields(const struct model_endpoint *e, char *buf, size_t bufl
     }
 }
 
-static void check_query_shapes(struct vctx *c, const struct model_l7rule *r, size_t ri,
-                               bool deny)
+static void check_query_shapes(struct vctx *c, const struct model_l7rule *r, size_t ri, bool deny)
 {
     for (size_t q = 0; q < r->nquery; q++) {
         const struct model_query *mq = &r->query[q];
@@ -914,10 +937,12 @@ static void check_l7(struct vctx *c, const struct model_endpoint *e, bool proto_
     if (!proto_known) {
         report_l7(c, pm,
                   "unknown protocol '%s' (expected tcp, rest, websocket, graphql, sql, json-rpc, "
-                  "or mcp)", proto_s);
+                  "or mcp)",
+                  proto_s);
     }
     if (tcp && (has_access || has_rules || has_deny)) {
-        report_l7(c, pm, "protocol tcp does not support access, rules, or deny_rules; remove "
+        report_l7(c, pm,
+                  "protocol tcp does not support access, rules, or deny_rules; remove "
                   "those L7 fields");
     }
     if (has_rules && has_access) {
@@ -925,12 +950,15 @@ static void check_l7(struct vctx *c, const struct model_endpoint *e, bool proto_
     }
     if ((mcp || jsonrpc) && has_access) {
         if (mcp) {
-            report_l7(c, am, "protocol %s does not support access presets; use rules/deny_rules "
+            report_l7(c, am,
+                      "protocol %s does not support access presets; use rules/deny_rules "
                       "or set mcp.allow_all_known_mcp_methods: true for an allow-all MCP policy",
                       proto_s);
         } else {
-            report_l7(c, am, "protocol %s does not support access presets; use explicit rules "
-                      "with allow.method such as \"*\"", proto_s);
+            report_l7(c, am,
+                      "protocol %s does not support access presets; use explicit rules "
+                      "with allow.method such as \"*\"",
+                      proto_s);
         }
     }
     if (jsonrpc && !has_rules && !has_access) {
@@ -940,7 +968,8 @@ static void check_l7(struct vctx *c, const struct model_endpoint *e, bool proto_
         report_l7(c, pm, "protocol requires rules or access to define allowed traffic");
     }
     if (mcp && !has_rules && !has_access && !e->mcp_allow_all_known_methods) {
-        report_l7(c, pm, "protocol mcp requires rules when mcp.allow_all_known_mcp_methods is "
+        report_l7(c, pm,
+                  "protocol mcp requires rules when mcp.allow_all_known_mcp_methods is "
                   "false");
     }
     if (deny_all && !(mcp && e->mcp_allow_all_known_methods)) {
@@ -958,19 +987,23 @@ static void check_l7(struct vctx *c, const struct model_endpoint *e, bool proto_
     }
     /* As the reference's supervisor: an explicitly empty list is an error (supervisor). */
     if (e->rules_given && e->nrules == 0) {
-        report_l7(c, e->mark, "rules list cannot be empty (would deny all traffic). Use "
+        report_l7(c, e->mark,
+                  "rules list cannot be empty (would deny all traffic). Use "
                   "`access: full` or remove rules.");
     }
     if (e->deny_given && e->ndeny == 0) {
-        report_l7(c, e->mark, "deny_rules list cannot be empty (would have no effect). Remove "
+        report_l7(c, e->mark,
+                  "deny_rules list cannot be empty (would have no effect). Remove "
                   "it if no denials are needed.");
     }
     if (tcp) {
         char list[512];
         tcp_l7_fields(e, list, sizeof(list));
         if (list[0] != '\0') {
-            report_l7(c, pm, "protocol tcp does not support L7-only fields: %s; remove those "
-                      "fields", list);
+            report_l7(c, pm,
+                      "protocol tcp does not support L7-only fields: %s; remove those "
+                      "fields",
+                      list);
         }
     }
     if (!str_empty(e->path.s) && e->path.s[0] != '/' && strcmp(e->path.s, "**") != 0) {
@@ -987,8 +1020,7 @@ static void check_l7(struct vctx *c, const struct model_endpoint *e, bool proto_
     }
     /*= docs/semantics.md#validation
      *# an endpoint with an L7 `protocol`, `tls: skip` and `enforcement: enforce` */
-    if (e->tls_skip && e->enforce && e->proto != MODEL_PROTO_NONE &&
-        e->proto != MODEL_PROTO_TCP) {
+    if (e->tls_skip && e->enforce && e->proto != MODEL_PROTO_NONE && e->proto != MODEL_PROTO_TCP) {
         report_l7(c, mark_or(e->tls.mark, e->mark),
                   "tls: skip cannot be enforced (the proxy does not inspect skipped TLS, so the "
                   "rules would never apply); use enforcement: audit or remove tls: skip");
@@ -997,7 +1029,8 @@ static void check_l7(struct vctx *c, const struct model_endpoint *e, bool proto_
         report_l7(c, e->mark, "mcp options are only valid for protocol mcp");
     }
     if (e->has_json_rpc && mcp) {
-        report_l7(c, e->mark, "json_rpc options are not valid for protocol mcp; use "
+        report_l7(c, e->mark,
+                  "json_rpc options are not valid for protocol mcp; use "
                   "mcp.max_body_bytes");
     }
     if (e->proto == MODEL_PROTO_GRAPHQL) {
@@ -1006,7 +1039,8 @@ static void check_l7(struct vctx *c, const struct model_endpoint *e, bool proto_
             if (!gql_operation_type_valid(r->operation_type.s)) {
                 report_l7(c, mark_or(r->operation_type.mark, r->mark),
                           "rules[%zu].allow.operation_type must be query, mutation, or "
-                          "subscription", i);
+                          "subscription",
+                          i);
             }
         }
         for (size_t i = 0; i < e->ndeny; i++) {
@@ -1014,7 +1048,8 @@ static void check_l7(struct vctx *c, const struct model_endpoint *e, bool proto_
             if (!gql_operation_type_valid(r->operation_type.s)) {
                 report_l7(c, mark_or(r->operation_type.mark, r->mark),
                           "deny_rules[%zu].operation_type must be query, mutation, or "
-                          "subscription", i);
+                          "subscription",
+                          i);
             }
         }
         for (size_t i = 0; i < e->ngql_persisted; i++) {
@@ -1022,7 +1057,8 @@ static void check_l7(struct vctx *c, const struct model_endpoint *e, bool proto_
             if (!gql_operation_type_valid(g->operation_type.s)) {
                 report_l7(c, mark_or(g->operation_type.mark, mark_or(g->id.mark, e->mark)),
                           "graphql_persisted_queries[%s].operation_type must be query, "
-                          "mutation, or subscription", str_or_empty(g->id.s));
+                          "mutation, or subscription",
+                          str_or_empty(g->id.s));
             }
         }
     }
@@ -1058,17 +1094,21 @@ static void check_allowed_ips(struct vctx *c, struct model_endpoint *e)
 
         memset(&cidr, 0, sizeof(cidr));
         if (!model_cidr_parse(s, strlen(s), &cidr, &why)) {
-            report(c, m, "network policy '%s': endpoint '%s' has invalid allowed_ips entry "
-                   "'%s': %s", c->name, c->host, s, why != NULL ? why : "malformed address");
+            report(c, m,
+                   "network policy '%s': endpoint '%s' has invalid allowed_ips entry "
+                   "'%s': %s",
+                   c->name, c->host, s, why != NULL ? why : "malformed address");
             continue;
         }
         /*= docs/semantics.md#destinations
          *# `allowed_ips` entries that overlap always-blocked ranges are load errors. */
         if (model_cidr_overlaps_always_blocked(&cidr)) {
-            report(c, m, "network policy '%s': allowed_ips entry %s falls within "
+            report(c, m,
+                   "network policy '%s': allowed_ips entry %s falls within "
                    "always-blocked range (loopback/link-local/unspecified); remove this entry "
                    "\xe2\x80\x94 SSRF hardening prevents traffic to these destinations "
-                   "regardless of policy", c->name, s);
+                   "regardless of policy",
+                   c->name, s);
             continue;
         }
         e->cidrs[e->ncidrs++] = cidr;
@@ -1091,12 +1131,16 @@ static void check_target_sandbox(struct vctx *c, const struct model_endpoint *e)
         }
     }
     if (!ok) {
-        report(c, m, "network policy '%s': endpoint '%s' has invalid target_sandbox '%s'; "
-               "expected a non-empty name of [A-Za-z0-9._-]", c->name, c->host, v);
+        report(c, m,
+               "network policy '%s': endpoint '%s' has invalid target_sandbox '%s'; "
+               "expected a non-empty name of [A-Za-z0-9._-]",
+               c->name, c->host, v);
     }
     if (e->allowed_ips.n > 0) {
-        report(c, m, "network policy '%s': endpoint '%s': target_sandbox and allowed_ips are "
-               "mutually exclusive", c->name, c->host);
+        report(c, m,
+               "network policy '%s': endpoint '%s': target_sandbox and allowed_ips are "
+               "mutually exclusive",
+               c->name, c->host);
     }
 }
 
@@ -1110,8 +1154,10 @@ static void check_l7rule_patterns(struct vctx *c, const struct model_endpoint *e
         /*= docs/semantics.md#methods
          *# Methods compare case-insensitively (both sides upper-cased). */
         if (strcmp(r->method.s, "*") != 0 && !method_token(r->method.s)) {
-            report(c, mark_or(r->method.mark, r->mark), "network policy '%s': invalid method "
-                   "'%s'", c->name, r->method.s);
+            report(c, mark_or(r->method.mark, r->mark),
+                   "network policy '%s': invalid method "
+                   "'%s'",
+                   c->name, r->method.s);
         }
         ascii_upper(r->method.s);
     }

@@ -48,13 +48,17 @@ static void endpoint_warnings(const struct model_policy *p, const struct model_r
         fn(arg, MODEL_WARN_L7_AUDIT, p->file, m.line, m.col, msg);
     }
     if (e->host.s != NULL && strchr(e->host.s, '*') != NULL) {
-        (void)snprintf(msg, sizeof(msg), "rule '%s': wildcard host '%s' matches every name it "
-                       "covers, now and later", key, e->host.s);
+        (void)snprintf(msg, sizeof(msg),
+                       "rule '%s': wildcard host '%s' matches every name it "
+                       "covers, now and later",
+                       key, e->host.s);
         fn(arg, MODEL_WARN_WILDCARD_HOST, p->file, e->host.mark.line, e->host.mark.col, msg);
     }
     if (e->path.s != NULL && (!model_protocol_is_l7(e->proto) || e->tls_skip)) {
-        (void)snprintf(msg, sizeof(msg), "rule '%s': 'path: %s' on an L4 endpoint is not "
-                       "enforced: the bytes are not inspected", key, e->path.s);
+        (void)snprintf(msg, sizeof(msg),
+                       "rule '%s': 'path: %s' on an L4 endpoint is not "
+                       "enforced: the bytes are not inspected",
+                       key, e->path.s);
         fn(arg, MODEL_WARN_PATH_ON_L4, p->file, e->path.mark.line, e->path.mark.col, msg);
     }
 }
@@ -77,8 +81,7 @@ void model_policy_warnings(const struct model_policy *p, unsigned flags, model_w
         const char *key = r->key != NULL ? r->key : "?";
 
         if (r->nbinaries == 0 && r->nendpoints > 0) {
-            (void)snprintf(msg, sizeof(msg), "rule '%s' has no binaries: it matches nothing",
-                           key);
+            (void)snprintf(msg, sizeof(msg), "rule '%s' has no binaries: it matches nothing", key);
             fn(arg, MODEL_WARN_NO_BINARIES, p->file, r->key_mark.line, r->key_mark.col, msg);
         }
         for (size_t j = 0; j < r->nbinaries; j++) {
@@ -89,16 +92,19 @@ void model_policy_warnings(const struct model_policy *p, unsigned flags, model_w
                 continue;
             }
             if (path[0] != '/') {
-                (void)snprintf(msg, sizeof(msg), "rule '%s': binary '%s' is relative: binaries "
-                               "are absolute paths, it matches nothing", key, path);
-                fn(arg, MODEL_WARN_BINARY_RELATIVE, p->file, b->path.mark.line,
-                   b->path.mark.col, msg);
-            } else if ((flags & MODEL_WARN_FS) != 0 && !has_glob(path) &&
-                       access(path, F_OK) != 0) {
-                (void)snprintf(msg, sizeof(msg), "rule '%s': binary '%s' does not exist on "
-                               "this host", key, path);
-                fn(arg, MODEL_WARN_BINARY_MISSING, p->file, b->path.mark.line,
-                   b->path.mark.col, msg);
+                (void)snprintf(msg, sizeof(msg),
+                               "rule '%s': binary '%s' is relative: binaries "
+                               "are absolute paths, it matches nothing",
+                               key, path);
+                fn(arg, MODEL_WARN_BINARY_RELATIVE, p->file, b->path.mark.line, b->path.mark.col,
+                   msg);
+            } else if ((flags & MODEL_WARN_FS) != 0 && !has_glob(path) && access(path, F_OK) != 0) {
+                (void)snprintf(msg, sizeof(msg),
+                               "rule '%s': binary '%s' does not exist on "
+                               "this host",
+                               key, path);
+                fn(arg, MODEL_WARN_BINARY_MISSING, p->file, b->path.mark.line, b->path.mark.col,
+                   msg);
             }
         }
         for (size_t j = 0; j < r->nendpoints; j++) {

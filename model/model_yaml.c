@@ -357,7 +357,7 @@ static void check_duplicates(struct reader *r, const struct model_node *map)
         }
         r->failed = true;
         note(r, dup->mark, "duplicate key '%.*s'",
-                             dup->scalar_len > 200 ? 200 : (int)dup->scalar_len, dup->scalar);
+             dup->scalar_len > 200 ? 200 : (int)dup->scalar_len, dup->scalar);
     }
     free(keys);
 }

@@ -47,7 +47,7 @@ struct prover_input {
     const struct model_credset *creds;    /* borrowed; NULL = no credentials */
     const struct model_registry *reg;     /* borrowed; NULL = empty registry */
     enum prover_mode mode;
-    unsigned timeout_ms;                  /* whole-proof budget; 0 = default 2000 */
+    unsigned timeout_ms; /* whole-proof budget; 0 = default 2000 */
 };
 
 enum prover_verdict {
@@ -72,24 +72,24 @@ enum prover_category {
 /* A concrete request that the candidate allows and the baseline does not. */
 struct prover_witness {
     char *binary;
-    char *host;      /* normalised host text (DNS name or canonical IP) */
+    char *host; /* normalised host text (DNS name or canonical IP) */
     uint16_t port;
     char *method;
-    char *path;      /* canonical path */
-    char *query;     /* raw query string (percent-encoded), "" when none */
-    char *ip;        /* destination address text */
+    char *path;                /* canonical path */
+    char *query;               /* raw query string (percent-encoded), "" when none */
+    char *ip;                  /* destination address text */
     char *api, *action, *risk; /* API registry annotation, NULL when unknown */
 };
 
 struct prover_path {
     enum prover_category cat;
-    char *binary;    /* binary pattern as written */
-    char *host;      /* endpoint host pattern as written ("*" for hostless) */
+    char *binary; /* binary pattern as written */
+    char *host;   /* endpoint host pattern as written ("*" for hostless) */
     uint16_t port;
-    char *method;    /* capability paths only, else NULL */
-    char *rule;      /* candidate rule key */
+    char *method;           /* capability paths only, else NULL */
+    char *rule;             /* candidate rule key */
     enum model_route route; /* route of the witness under the candidate */
-    char **creds;    /* names of credentials covering the witness host */
+    char **creds;           /* names of credentials covering the witness host */
     size_t ncreds;
     struct prover_witness w;
 };
@@ -121,17 +121,17 @@ const char *prover_unknown_hint(enum prover_unknown u);
 struct prover_result {
     enum prover_verdict verdict;
     enum prover_unknown unknown; /* UNKNOWN: why; else PROVER_UNKNOWN_NONE */
-    struct prover_path *paths; /* sorted by category, binary, host, port, method */
+    struct prover_path *paths;   /* sorted by category, binary, host, port, method */
     size_t npaths;
     double elapsed_ms;
     char inputs_sha256[65];
     /* statistics */
-    size_t nqueries;       /* solver checks */
-    size_t nunits;         /* units in the slice */
-    size_t ndelta;         /* delta units */
-    double ms_units;       /* units, fingerprints, inputs hash, delta, slice */
-    double ms_encode;      /* atoms and Z3 terms */
-    double ms_solve;       /* questions, witnesses, re-checks */
+    size_t nqueries;  /* solver checks */
+    size_t nunits;    /* units in the slice */
+    size_t ndelta;    /* delta units */
+    double ms_units;  /* units, fingerprints, inputs hash, delta, slice */
+    double ms_encode; /* atoms and Z3 terms */
+    double ms_solve;  /* questions, witnesses, re-checks */
 };
 
 /* Run one proof. Never fails on policy content: limits, timeouts and
@@ -169,19 +169,19 @@ char *prover_result_text(const struct prover_result *r);
  * ========================================================================= */
 
 struct prover_grant {
-    bool changed;        /* false: "new" (no baseline unit with this binary and host
+    bool changed;    /* false: "new" (no baseline unit with this binary and host
                           * pattern); true: "changed" (the endpoint differs) */
-    char *rule;          /* candidate rule key */
-    char *binary;        /* binary pattern as written */
-    char *host;          /* host pattern, "*" for hostless */
-    uint16_t *ports;     /* sorted */
+    char *rule;      /* candidate rule key */
+    char *binary;    /* binary pattern as written */
+    char *host;      /* host pattern, "*" for hostless */
+    uint16_t *ports; /* sorted */
     size_t nports;
-    const char *route;   /* "opaque", "inspected" or "audit" (static) */
-    char **access;       /* "GET /repos/...", ..., or "all traffic" (opaque) */
+    const char *route; /* "opaque", "inspected" or "audit" (static) */
+    char **access;     /* "GET /repos/...", ..., or "all traffic" (opaque) */
     size_t naccess;
-    char **creds;        /* credentials whose targets overlap the host */
+    char **creds; /* credentials whose targets overlap the host */
     size_t ncreds;
-    char **private_ips;  /* allowed_ips ranges that reach private addresses */
+    char **private_ips; /* allowed_ips ranges that reach private addresses */
     size_t nprivate;
 };
 
@@ -239,7 +239,7 @@ struct prover_doc {
 struct prover_body {
     struct prover_doc f[PROVER_F__COUNT];
     uint64_t timeout_ms; /* 0: not given */
-    struct json_t *root;       /* the parsed body (owned) */
+    struct json_t *root; /* the parsed body (owned) */
 };
 
 /* The field's name as it appears in the body and in error locations. */
@@ -293,8 +293,7 @@ struct prover_job_doc {
  * or - when the cache cannot keep it - sets '*owned' (the job frees it) and
  * returns it. On invalid input returns NULL with 'diags' filled and pv_errno
  * set, exactly as model_policy_load would. */
-typedef const struct model_policy *(*prover_job_cache_fn)(void *arg,
-                                                          const struct prover_job_doc *d,
+typedef const struct model_policy *(*prover_job_cache_fn)(void *arg, const struct prover_job_doc *d,
                                                           struct model_diags *diags,
                                                           struct model_policy **owned);
 
@@ -308,18 +307,18 @@ struct prover_job {
     unsigned timeout_ms;              /* 0 = the prover's default */
     prover_job_cache_fn cache;        /* optional */
     void *cache_arg;
-    unsigned warn_flags;              /* model_policy_warnings flags (MODEL_WARN_FS) */
+    unsigned warn_flags; /* model_policy_warnings flags (MODEL_WARN_FS) */
 };
 
 /* What a job produced. Release with prover_answer_free. */
 struct prover_answer {
-    unsigned status;               /* 200, 400 (invalid input) or 500 */
-    struct json_t *body;           /* the service's answer object (owned); NULL only on NOMEM */
-    struct prover_result *result;  /* 200: the proof (owned); else NULL */
-    struct model_diags *diags;     /* 400: the loaders' diagnostics (owned) or NULL */
-    const char *error;             /* 400/500: the error code (static); 200: NULL */
-    struct prover_grants grants;   /* 200 of a prove job: what the change grants */
-    struct json_t *warnings;       /* 200: the "warnings" array of 'body' (borrowed from it):
+    unsigned status;              /* 200, 400 (invalid input) or 500 */
+    struct json_t *body;          /* the service's answer object (owned); NULL only on NOMEM */
+    struct prover_result *result; /* 200: the proof (owned); else NULL */
+    struct model_diags *diags;    /* 400: the loaders' diagnostics (owned) or NULL */
+    const char *error;            /* 400/500: the error code (static); 200: NULL */
+    struct prover_grants grants;  /* 200 of a prove job: what the change grants */
+    struct json_t *warnings;      /* 200: the "warnings" array of 'body' (borrowed from it):
                                     * {"code","location","message"} each, once */
 };
 
@@ -335,7 +334,7 @@ struct prover_job_env {
     unsigned max_timeout_ms;          /* bound of options.timeout_ms */
     prover_job_cache_fn cache;        /* optional, as in struct prover_job */
     void *cache_arg;
-    unsigned warn_flags;              /* as in struct prover_job */
+    unsigned warn_flags; /* as in struct prover_job */
 };
 
 /* Run the job of a decoded body 'b' of kind PROVER_BODY_PROVE or

@@ -282,8 +282,8 @@ static pv_result term_push(struct region *r, const struct model_glob *g, bool po
 }
 
 /* Split every region by glob pattern 'pi'. */
-static pv_result split(const struct prover_dim *d, struct regions *rs, size_t pi, size_t *budget)
-    PV_WUR;
+static pv_result split(const struct prover_dim *d, struct regions *rs, size_t pi,
+                       size_t *budget) PV_WUR;
 static pv_result split(const struct prover_dim *d, struct regions *rs, size_t pi, size_t *budget)
 {
     const struct prover_pat *p = &d->pats[pi];

@@ -28,10 +28,10 @@
 #include "prover/prover.h"
 
 static const char *const field_names[PROVER_F__COUNT] = {
-    [PROVER_F_BASELINE] = "baseline",       [PROVER_F_CANDIDATE] = "candidate",
-    [PROVER_F_PROPOSAL] = "proposal",       [PROVER_F_POLICY] = "policy",
-    [PROVER_F_BOUNDARY] = "boundary",       [PROVER_F_CREDENTIALS] = "credentials",
-    [PROVER_F_OPTIONS] = "options",         [PROVER_F_OPENAPI] = "openapi",
+    [PROVER_F_BASELINE] = "baseline", [PROVER_F_CANDIDATE] = "candidate",
+    [PROVER_F_PROPOSAL] = "proposal", [PROVER_F_POLICY] = "policy",
+    [PROVER_F_BOUNDARY] = "boundary", [PROVER_F_CREDENTIALS] = "credentials",
+    [PROVER_F_OPTIONS] = "options",   [PROVER_F_OPENAPI] = "openapi",
     [PROVER_F_BINARY] = "binary",
 };
 
@@ -135,8 +135,8 @@ static bool skip_value(const char *b, size_t *pi, size_t n)
     }
     if (b[i] != '{' && b[i] != '[') {
         size_t start = i;
-        while (i < n && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' &&
-               b[i] != '\t' && b[i] != '\n' && b[i] != '\r') {
+        while (i < n && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' &&
+               b[i] != '\n' && b[i] != '\r') {
             i++;
         }
         *pi = i;
@@ -213,7 +213,8 @@ static pv_result decode_options(const json_t *opts, uint64_t max_timeout_ms,
     const char *k;
     const json_t *v;
 
-    json_object_foreach((json_t *)opts, k, v) {
+    json_object_foreach((json_t *)opts, k, v)
+    {
         json_int_t n;
         if (strcmp(k, "timeout_ms") != 0) {
             char name[48];

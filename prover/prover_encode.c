@@ -426,8 +426,7 @@ static pv_result collect(struct prover_proof *pf)
     pf->cred_pats = pv_calloc(pf->ncredt + 1, sizeof(size_t));
     pf->cred_ips = pv_calloc(pf->ncredt + 1, sizeof(size_t));
     pf->cred_of = pv_calloc(pf->ncredt + 1, sizeof(size_t));
-    PV_ENSURE(pf->cred_pats != NULL && pf->cred_ips != NULL && pf->cred_of != NULL,
-              PV_ERR_NOMEM);
+    PV_ENSURE(pf->cred_pats != NULL && pf->cred_ips != NULL && pf->cred_of != NULL, PV_ERR_NOMEM);
     idx = 0;
     rel = pv_calloc(pf->units.nrel + 1, sizeof(size_t));
     PV_GUARD_PTR(rel);
@@ -1019,8 +1018,7 @@ static Z3_ast unit_admits(struct prover_proof *pf, const struct prover_unit *u)
     parts[1] = prover_not(pf, pf->cp);
     /*= docs/semantics.md#dest
      *# if *e* resolves a `target_sandbox` that is not resolved yet, nothing is admitted; */
-    parts[2] = u->v.target_sandbox != NULL && u->v.ncidrs == 0 ? prover_false(pf)
-                                                               : prover_true(pf);
+    parts[2] = u->v.target_sandbox != NULL && u->v.ncidrs == 0 ? prover_false(pf) : prover_true(pf);
     if (u->v.ncidrs > 0) {
         /*= docs/semantics.md#dest
          *# if *e* has `allowed_ips` (or a resolved `target_sandbox`), *d* lies in one
@@ -1110,8 +1108,7 @@ static pv_result classify(struct prover_proof *pf)
     pf->host_cred = pv_calloc(pf->nhost, sizeof(bool));
     pf->host_ll = pv_calloc(pf->nhost, sizeof(bool));
     pf->bin_bypass = pv_calloc(pf->bin.natoms ? pf->bin.natoms : 1, sizeof(bool));
-    PV_ENSURE(pf->host_cred != NULL && pf->host_ll != NULL && pf->bin_bypass != NULL,
-              PV_ERR_NOMEM);
+    PV_ENSURE(pf->host_cred != NULL && pf->host_ll != NULL && pf->bin_bypass != NULL, PV_ERR_NOMEM);
     for (size_t a = 0; a < pf->dns.natoms; a++) {
         const struct prover_atom *at = &pf->dns.atoms[a];
 
@@ -1153,8 +1150,7 @@ static void bound(struct prover_proof *pf, Z3_ast var, size_t n, unsigned width)
     if (((size_t)1 << width) > n) {
         Z3_sort s = Z3_mk_bv_sort(pf->ctx, width);
 
-        assert_z(pf, prover_z(pf, Z3_mk_bvult(pf->ctx, var,
-                                              Z3_mk_unsigned_int64(pf->ctx, n, s))));
+        assert_z(pf, prover_z(pf, Z3_mk_bvult(pf->ctx, var, Z3_mk_unsigned_int64(pf->ctx, n, s))));
     }
 }
 
@@ -1186,8 +1182,8 @@ static void variables(struct prover_proof *pf)
     for (size_t i = 0; i < pf->nips; i++) {
         Z3_ast deq = prover_eqn(pf, pf->d, pf->ips[i].datom);
 
-        assert_z(pf, prover_z(pf, Z3_mk_implies(c, prover_eqn(pf, pf->h, pf->dns.natoms + i),
-                                                deq)));
+        assert_z(pf,
+                 prover_z(pf, Z3_mk_implies(c, prover_eqn(pf, pf->h, pf->dns.natoms + i), deq)));
         zpush(pf, &others, deq);
     }
     assert_z(pf, prover_z(pf, Z3_mk_implies(c, prover_eqn(pf, pf->h, pf->nhost - 1),
@@ -1205,8 +1201,8 @@ static void variables(struct prover_proof *pf)
             char buf[64];
 
             (void)snprintf(buf, sizeof(buf), "q%zu_%zu", k, a);
-            qk->present[a] = prover_z(
-                pf, Z3_mk_const(c, Z3_mk_string_symbol(c, buf), Z3_mk_bool_sort(c)));
+            qk->present[a] =
+                prover_z(pf, Z3_mk_const(c, Z3_mk_string_symbol(c, buf), Z3_mk_bool_sort(c)));
             zpush(pf, &z, qk->present[a]);
         }
         qk->has = zor(pf, &z);
@@ -1256,12 +1252,12 @@ static void globals(struct prover_proof *pf)
         }
     }
     pf->cp = zor(pf, &z);
-    pf->hostdns = pf->dns.natoms == 0
-                      ? prover_false(pf)
-                      : prover_z(pf, Z3_mk_bvult(pf->ctx, pf->h,
-                                                 Z3_mk_unsigned_int64(pf->ctx, pf->dns.natoms,
-                                                                      Z3_mk_bv_sort(pf->ctx,
-                                                                                    pf->hwidth))));
+    pf->hostdns =
+        pf->dns.natoms == 0
+            ? prover_false(pf)
+            : prover_z(pf, Z3_mk_bvult(pf->ctx, pf->h,
+                                       Z3_mk_unsigned_int64(pf->ctx, pf->dns.natoms,
+                                                            Z3_mk_bv_sort(pf->ctx, pf->hwidth))));
     pf->cred = in_set(pf, pf->h, pf->nhost, pf->host_cred, 0, true);
     /*= docs/semantics.md#link-local
      *# A host is **link-local** when it is an IP host in a link-local range
@@ -1269,9 +1265,9 @@ static void globals(struct prover_proof *pf)
     /* The "other IP host" atom stands for every IP host that is no literal of
      * the slice; its address is its destination, so it is link-local exactly
      * when the destination atom is. */
-    pf->ll = prover_or2(pf, in_set(pf, pf->h, pf->nhost, pf->host_ll, 0, true),
-                        prover_and2(pf, prover_eqn(pf, pf->h, pf->nhost - 1),
-                                    d_class(pf, MODEL_IPC_LINK_LOCAL)));
+    pf->ll = prover_or2(
+        pf, in_set(pf, pf->h, pf->nhost, pf->host_ll, 0, true),
+        prover_and2(pf, prover_eqn(pf, pf->h, pf->nhost - 1), d_class(pf, MODEL_IPC_LINK_LOCAL)));
     pf->bypass = in_set(pf, pf->bin.var, pf->bin.natoms, pf->bin_bypass, 0, true);
     pf->has2f = prover_memb(pf, &pf->path, pf->path_2f);
 }
@@ -1385,8 +1381,8 @@ static pv_result per_unit(struct prover_proof *pf)
         deny = zor(pf, &den[s]);
         /*= docs/semantics.md#l7
          *# some unit *e* in G **grants** it and admits the destination *d*, and */
-        inspected = prover_and(pf, 3,
-                               (Z3_ast[]){pf->insp[s], zor(pf, &okv[s]), prover_not(pf, deny)});
+        inspected =
+            prover_and(pf, 3, (Z3_ast[]){pf->insp[s], zor(pf, &okv[s]), prover_not(pf, deny)});
         pf->allow[s] = prover_or2(pf, opaque, inspected);
         gopq = prover_and2(pf, prover_not(pf, pf->insp[s]), zor(pf, &gany[s]));
         ginsp = prover_and(pf, 3, (Z3_ast[]){pf->insp[s], zor(pf, &gr[s]), prover_not(pf, deny)});

@@ -290,10 +290,9 @@ struct json_t *prover_grants_json(const struct prover_grants *gs)
         o = ports == NULL ? NULL
                           : json_pack("{s:s,s:s,s:s,s:s,s:o,s:s,s:o*,s:o*,s:o*}", "change",
                                       g->changed ? "changed" : "new", "rule", g->rule, "binary",
-                                      g->binary, "host", g->host, "ports", ports, "route",
-                                      g->route, "access", str_array(g->access, g->naccess),
-                                      "credentials", str_array(g->creds, g->ncreds),
-                                      "private_destinations",
+                                      g->binary, "host", g->host, "ports", ports, "route", g->route,
+                                      "access", str_array(g->access, g->naccess), "credentials",
+                                      str_array(g->creds, g->ncreds), "private_destinations",
                                       str_array(g->private_ips, g->nprivate));
         if (o == NULL || json_array_append_new(a, o) != 0) {
             json_decref(a);
@@ -321,8 +320,8 @@ static pv_result text(struct pv_dynbuf *b, const struct prover_grants *gs)
 {
     const char *last = NULL;
 
-    PV_GUARD(pv_dynbuf_printf(b, "grants: %zu new or changed unit%s\n", gs->n,
-                              gs->n == 1 ? "" : "s"));
+    PV_GUARD(
+        pv_dynbuf_printf(b, "grants: %zu new or changed unit%s\n", gs->n, gs->n == 1 ? "" : "s"));
     for (size_t i = 0; i < gs->n; i++) {
         const struct prover_grant *g = &gs->g[i];
 

@@ -61,11 +61,11 @@ uint64_t prover_hash64(const void *p, size_t len, uint64_t seed);
 /* Growable array helper: room for element n. Returns the (maybe moved)
  * array, or NULL on NOMEM with the old array and *cap untouched. */
 void *prover_grow(void *arr, size_t *cap, size_t n, size_t elsize);
-#define PROVER_GROW(arr, cap, n)                                               \
-    do {                                                                       \
-        void *prover_g_ = prover_grow((arr), &(cap), (n), sizeof(*(arr)));    \
-        PV_GUARD_PTR(prover_g_);                                               \
-        (arr) = prover_g_;                                                     \
+#define PROVER_GROW(arr, cap, n)                                           \
+    do {                                                                   \
+        void *prover_g_ = prover_grow((arr), &(cap), (n), sizeof(*(arr))); \
+        PV_GUARD_PTR(prover_g_);                                           \
+        (arr) = prover_g_;                                                 \
     } while (0)
 
 /* ---------------------------------------------------------------------------
@@ -80,7 +80,7 @@ struct prover_pat {
 };
 
 struct prover_atom {
-    char *w;        /* witness (new), a member of the atom */
+    char *w; /* witness (new), a member of the atom */
     size_t wlen;
     uint64_t *bits; /* membership of each pattern of the dimension */
 };
@@ -114,11 +114,11 @@ struct prover_dim {
     struct prover_map index; /* pattern text -> index */
     struct prover_atom *atoms;
     size_t natoms, capatoms;
-    size_t words;            /* bitset words per atom */
+    size_t words; /* bitset words per atom */
     /* Z3 */
-    Z3_ast var;              /* the atom index variable */
+    Z3_ast var; /* the atom index variable */
     unsigned width;
-    Z3_ast *memb;            /* per pattern, lazily built membership term */
+    Z3_ast *memb; /* per pattern, lazily built membership term */
 };
 
 void prover_dim_init(struct prover_dim *d, enum model_domain domain);
@@ -148,15 +148,15 @@ struct prover_unit {
     const struct model_rule *rule;
     const struct model_endpoint *ep;
     struct model_endpoint_view v;
-    const char *bin;                 /* binary pattern text */
+    const char *bin; /* binary pattern text */
     const struct model_glob *bglob;
-    size_t fpoff, fplen;             /* endpoint fingerprint: in units.arena at fpoff, or
+    size_t fpoff, fplen; /* endpoint fingerprint: in units.arena at fpoff, or
                                       * borrowed from the compiled endpoint (SIZE_MAX) */
-    const char *fp;                  /* the fingerprint (once sealed) */
-    uint64_t hash;                   /* of (binary, fingerprint) */
-    bool delta;                      /* key absent from the other side */
-    bool rel;                        /* in the slice */
-    bool l7;                         /* L7 endpoint (docs/semantics.md#routes) */
+    const char *fp;      /* the fingerprint (once sealed) */
+    uint64_t hash;       /* of (binary, fingerprint) */
+    bool delta;          /* key absent from the other side */
+    bool rel;            /* in the slice */
+    bool l7;             /* L7 endpoint (docs/semantics.md#routes) */
     /* dimension indexes, filled by the encoder */
     size_t bpat, hpat, hip, spat;
 };
@@ -165,8 +165,8 @@ struct prover_units {
     struct prover_unit *u;
     size_t n, cap;
     size_t ndelta, nrel;
-    struct pv_dynbuf arena;          /* fingerprints of endpoints that were not compiled */
-    size_t *tab;                     /* delta: two open-addressing tables of tabcap slots */
+    struct pv_dynbuf arena; /* fingerprints of endpoints that were not compiled */
+    size_t *tab;            /* delta: two open-addressing tables of tabcap slots */
     size_t tabcap;
 };
 
@@ -197,8 +197,8 @@ pv_result prover_units_overlap(const struct prover_unit *a, const struct prover_
 
 struct prover_session {
     Z3_context ctx;
-    Z3_solver solver; /* reused across proofs: each proof runs in a push scope */
-    size_t proofs;    /* since the context was created */
+    Z3_solver solver;             /* reused across proofs: each proof runs in a push scope */
+    size_t proofs;                /* since the context was created */
     struct prover_lang_memo lang; /* model_lang_check answers */
     struct prover_units spare;    /* unit buffers of the last proof, reused */
 };
@@ -233,11 +233,11 @@ struct prover_ipatom {
  * (blocked, private, which CIDRs contain it, which literal it is), so an
  * atom is a union of intervals and there are only a handful of them. */
 struct prover_datom {
-    struct model_ip w;     /* witness address */
+    struct model_ip w; /* witness address */
     bool blocked, priv;
-    bool ll;               /* link-local (a subset of blocked) */
-    size_t lit;            /* IP literal atom index, or SIZE_MAX */
-    uint64_t *cidrs;       /* bitset over pf->cidrs */
+    bool ll;         /* link-local (a subset of blocked) */
+    size_t lit;      /* IP literal atom index, or SIZE_MAX */
+    uint64_t *cidrs; /* bitset over pf->cidrs */
 };
 
 struct prover_proof {
@@ -247,17 +247,17 @@ struct prover_proof {
     const struct model_policy *B, *C;
     struct prover_units units;
     size_t lang_budget;
-    double deadline;           /* absolute ms */
+    double deadline; /* absolute ms */
     /* dimensions */
     struct prover_dim bin, dns, path;
     struct prover_ipatom *ips; /* host atoms ndns .. ndns+nips-1; then "other IP" */
     size_t nips, capips;
-    size_t nhost;              /* ndns + nips + 1 */
-    bool *host_cred;           /* per host atom */
-    bool *host_ll;             /* per host atom: link-local */
-    bool *bin_bypass;          /* per binary atom */
-    size_t path_2f;            /* index of the %2F pattern in path */
-    size_t root_atom;          /* path atom holding "/" */
+    size_t nhost;     /* ndns + nips + 1 */
+    bool *host_cred;  /* per host atom */
+    bool *host_ll;    /* per host atom: link-local */
+    bool *bin_bypass; /* per binary atom */
+    size_t path_2f;   /* index of the %2F pattern in path */
+    size_t root_atom; /* path atom holding "/" */
     struct prover_qkey *qkeys;
     size_t nqkeys, capqkeys;
     const char *methods[PROVER_MAX_METHODS];
@@ -265,31 +265,31 @@ struct prover_proof {
     /* Z3 */
     struct prover_datom *datoms;
     size_t ndatoms;
-    struct model_cidr *cidrs;  /* distinct allowed_ips CIDRs of the slice */
+    struct model_cidr *cidrs; /* distinct allowed_ips CIDRs of the slice */
     size_t ncidrs, capcidrs, cwords;
-    uint16_t *ports;           /* port atoms: every port of the slice */
+    uint16_t *ports; /* port atoms: every port of the slice */
     size_t nports;
-    Z3_ast h, p, m, d;         /* p and d are atom indexes too */
+    Z3_ast h, p, m, d; /* p and d are atom indexes too */
     unsigned hwidth, mwidth, pwidth, dwidth;
     Z3_ast blocked, private_, cp, hostdns, cred, bypass, has2f;
-    Z3_ast ll;                 /* h is link-local: a link-local atom, or an IP host in a
+    Z3_ast ll;     /* h is link-local: a link-local atom, or an IP host in a
                                 * link-local range (docs/semantics.md#link-local) */
-    Z3_ast region;             /* (x,h,p) in some delta unit */
+    Z3_ast region; /* (x,h,p) in some delta unit */
     Z3_ast allow[2], grant[2], reach[2], insp[2];
     Z3_ast *g0, *scope, *grants, *admits, *denies; /* per unit */
     Z3_solver solver;
-    bool zerr;                 /* sticky: some Z3 call failed */
-    bool znomem;               /* sticky: ... because an allocation failed */
+    bool zerr;   /* sticky: some Z3 call failed */
+    bool znomem; /* sticky: ... because an allocation failed */
     size_t nqueries;
-    size_t nguards;            /* guard constants created (unique names) */
+    size_t nguards;              /* guard constants created (unique names) */
     struct model_glob *meta[16]; /* compiled metadata host names (owned) */
     size_t nmeta;
-    size_t *bypass_pats;       /* binary patterns of bypassing registry entries */
+    size_t *bypass_pats; /* binary patterns of bypassing registry entries */
     size_t nbypass, capbypass;
-    size_t *cred_pats;         /* flattened: per credential target, DNS pattern or SIZE_MAX */
-    size_t *cred_ips;          /* per credential target, IP atom or SIZE_MAX */
+    size_t *cred_pats; /* flattened: per credential target, DNS pattern or SIZE_MAX */
+    size_t *cred_ips;  /* per credential target, IP atom or SIZE_MAX */
     size_t ncredt;
-    size_t *cred_of;           /* per credential target, the credential index */
+    size_t *cred_of; /* per credential target, the credential index */
     /* output */
     struct prover_result *res;
 };

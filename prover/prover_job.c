@@ -39,18 +39,15 @@ enum step {
 };
 
 static const char *const codes[] = {
-    [STEP_POLICY] = "invalid_policy",
-    [STEP_PROPOSAL] = "invalid_proposal",
-    [STEP_MERGE] = "invalid_candidate",
-    [STEP_CREDENTIALS] = "invalid_credentials",
+    [STEP_POLICY] = "invalid_policy",   [STEP_PROPOSAL] = "invalid_proposal",
+    [STEP_MERGE] = "invalid_candidate", [STEP_CREDENTIALS] = "invalid_credentials",
     [STEP_REQUEST] = "invalid_request",
 };
 
 /* The fallback error of each step when the loader set no pv_errno. */
 static const int step_err[] = {
-    [STEP_POLICY] = PV_ERR_POLICY,     [STEP_PROPOSAL] = PV_ERR_PARSE,
-    [STEP_MERGE] = PV_ERR_POLICY,      [STEP_CREDENTIALS] = PV_ERR_PARSE,
-    [STEP_REQUEST] = PV_ERR_USAGE,
+    [STEP_POLICY] = PV_ERR_POLICY,     [STEP_PROPOSAL] = PV_ERR_PARSE, [STEP_MERGE] = PV_ERR_POLICY,
+    [STEP_CREDENTIALS] = PV_ERR_PARSE, [STEP_REQUEST] = PV_ERR_USAGE,
 };
 
 /* pv_error category -> HTTP status of a failure without diagnostics: input
@@ -59,8 +56,8 @@ static const struct {
     enum pv_category cat;
     unsigned status;
 } cat_status[] = {
-    {PV_CAT_OK, 500},     {PV_CAT_USAGE, 400}, {PV_CAT_PARSE, 400},    {PV_CAT_POLICY, 400},
-    {PV_CAT_SOLVER, 500}, {PV_CAT_IO, 500},    {PV_CAT_PROTO, 400},    {PV_CAT_INTERNAL, 500},
+    {PV_CAT_OK, 500},     {PV_CAT_USAGE, 400}, {PV_CAT_PARSE, 400}, {PV_CAT_POLICY, 400},
+    {PV_CAT_SOLVER, 500}, {PV_CAT_IO, 500},    {PV_CAT_PROTO, 400}, {PV_CAT_INTERNAL, 500},
 };
 
 /* ===========================================================================
@@ -212,8 +209,7 @@ static bool load_first(const struct prover_job *job, const struct prover_job_doc
     return true;
 }
 
-static bool load_proposal(const struct prover_job *job, struct loaded *l,
-                          struct prover_answer *a)
+static bool load_proposal(const struct prover_job *job, struct loaded *l, struct prover_answer *a)
 {
     const struct prover_job_doc *d = &job->proposal;
 
@@ -232,8 +228,8 @@ static bool load_proposal(const struct prover_job *job, struct loaded *l,
         }
     }
     pv_errno = PV_OK;
-    l->candidate = model_policy_merge(l->first != NULL ? l->first : l->empty, l->proposal, true,
-                                      l->diags);
+    l->candidate =
+        model_policy_merge(l->first != NULL ? l->first : l->empty, l->proposal, true, l->diags);
     if (l->candidate == NULL) {
         answer_step(a, STEP_MERGE, d->name, l->diags, pv_errno);
         return false;
@@ -313,8 +309,7 @@ static bool load_job(const struct prover_job *job, struct loaded *l, struct prov
         in->candidate = l->candidate;
         return true;
     }
-    if ((job->candidate.name != NULL) + (job->policy.name != NULL) +
-            (job->proposal.name != NULL) !=
+    if ((job->candidate.name != NULL) + (job->policy.name != NULL) + (job->proposal.name != NULL) !=
         1) {
         answer_error(a, 400, codes[STEP_REQUEST],
                      "prove: exactly one of candidate, proposal, policy is required");
@@ -353,7 +348,8 @@ static void warn_add(struct warn_ctx *c, const char *code, const char *loc, cons
     size_t i;
     json_t *w;
 
-    json_array_foreach(c->list, i, w) {
+    json_array_foreach(c->list, i, w)
+    {
         if (strcmp(json_string_value(json_object_get(w, "code")), code) == 0 &&
             strcmp(json_string_value(json_object_get(w, "location")), loc) == 0 &&
             strcmp(json_string_value(json_object_get(w, "message")), msg) == 0) {
@@ -384,8 +380,10 @@ static void on_warning(void *arg, enum model_warning w, const char *file, uint32
         if (w != MODEL_WARN_L7_AUDIT) {
             return; /* the boundary's other oddities are the operator's business */
         }
-        (void)snprintf(text, sizeof(text), "boundary: %s; the check cannot bound methods or "
-                       "paths there", msg);
+        (void)snprintf(text, sizeof(text),
+                       "boundary: %s; the check cannot bound methods or "
+                       "paths there",
+                       msg);
         warn_add(c, "boundary-audit", loc, text);
         return;
     }
@@ -444,8 +442,8 @@ void prover_job_run(struct prover_session *s, const struct prover_job *job,
     l.diags = model_diags_new();
     if (s == NULL || job == NULL || l.diags == NULL) {
         model_diags_free(l.diags);
-        answer_error(out, 500, "internal", s == NULL ? "prover session unavailable"
-                                                     : "out of memory");
+        answer_error(out, 500, "internal",
+                     s == NULL ? "prover session unavailable" : "out of memory");
         return;
     }
     if (load_job(job, &l, &in, out)) {
@@ -524,9 +522,8 @@ void prover_job_answer(struct prover_session *s, enum prover_job_kind kind, cons
     enum prover_body_kind bk = kind == PROVER_JOB_CHECK ? PROVER_BODY_CHECK : PROVER_BODY_PROVE;
     struct prover_body b;
     char err[512];
-    pv_result res = prover_body_decode(bk, json, len,
-                                       env != NULL ? env->max_timeout_ms : 30000u, &b, err,
-                                       sizeof(err));
+    pv_result res = prover_body_decode(bk, json, len, env != NULL ? env->max_timeout_ms : 30000u,
+                                       &b, err, sizeof(err));
 
     if (!pv_ok(res)) {
         prover_answer_body_error(out, res, err, true);

@@ -251,8 +251,7 @@ static bool recheck(struct prover_proof *pf, enum prover_category cat, const str
         return dc->grant && !db.grant && ll_concrete(w);
     case PROVER_CAT_L7_BYPASS:
     case PROVER_CAT_CRED_REACH:
-        return dc->allow && !priv && cred_concrete(pf, w->host) &&
-               !reach_concrete(pf->B, w) &&
+        return dc->allow && !priv && cred_concrete(pf, w->host) && !reach_concrete(pf->B, w) &&
                bypass_concrete(pf, w->bin) == (cat == PROVER_CAT_L7_BYPASS);
     case PROVER_CAT_CAPABILITY:
         if (audit) {
@@ -342,12 +341,10 @@ static pv_result path_add(struct prover_proof *pf, enum prover_category cat, siz
     model_ip_format(&w->d, ipbuf, sizeof(ipbuf));
     p->w.ip = pv_strdup(ipbuf);
     PV_ENSURE(p->binary && p->host && p->rule && p->w.binary && p->w.host && p->w.method &&
-                  p->w.path && p->w.query && p->w.ip &&
-                  (cat != PROVER_CAT_CAPABILITY || p->method),
+                  p->w.path && p->w.query && p->w.ip && (cat != PROVER_CAT_CAPABILITY || p->method),
               PV_ERR_NOMEM);
-    if (pf->in->reg != NULL &&
-        model_registry_api_action(pf->in->reg, w->host, w->port, w->method, w->path, &api,
-                                  &action, &risk)) {
+    if (pf->in->reg != NULL && model_registry_api_action(pf->in->reg, w->host, w->port, w->method,
+                                                         w->path, &api, &action, &risk)) {
         p->w.api = dup_or_null(api);
         p->w.action = dup_or_null(action);
         p->w.risk = dup_or_null(risk);
@@ -383,8 +380,8 @@ static Z3_ast guard_new(struct prover_proof *pf, Z3_ast q)
         return NULL;
     }
     (void)snprintf(nm, sizeof(nm), "guard%zu", pf->nguards++);
-    g = prover_z(pf, Z3_mk_const(pf->ctx, Z3_mk_string_symbol(pf->ctx, nm),
-                                 Z3_mk_bool_sort(pf->ctx)));
+    g = prover_z(pf,
+                 Z3_mk_const(pf->ctx, Z3_mk_string_symbol(pf->ctx, nm), Z3_mk_bool_sort(pf->ctx)));
     if (g != NULL) {
         Z3_solver_assert(pf->ctx, pf->solver, prover_z(pf, Z3_mk_implies(pf->ctx, g, q)));
         (void)prover_z(pf, g);
@@ -425,10 +422,10 @@ static pv_result check(struct prover_proof *pf, Z3_ast g, Z3_lbool *out)
 
 /* Solve under guard 'g'; on SAT read and re-check the witness and record
  * the path. '*sat' tells whether it was SAT. */
-static pv_result solve_one(struct prover_proof *pf, Z3_ast g, enum prover_category cat,
-                           size_t ui, bool *sat, size_t *method_out) PV_WUR;
-static pv_result solve_one(struct prover_proof *pf, Z3_ast g, enum prover_category cat,
-                           size_t ui, bool *sat, size_t *method_out)
+static pv_result solve_one(struct prover_proof *pf, Z3_ast g, enum prover_category cat, size_t ui,
+                           bool *sat, size_t *method_out) PV_WUR;
+static pv_result solve_one(struct prover_proof *pf, Z3_ast g, enum prover_category cat, size_t ui,
+                           bool *sat, size_t *method_out)
 {
     Z3_lbool lb;
     Z3_model mdl;
@@ -483,8 +480,8 @@ static pv_result solve_one(struct prover_proof *pf, Z3_ast g, enum prover_catego
 
         model_ip_format(&w.d, ipbuf, sizeof(ipbuf));
         pv_log_warnx("prover: witness re-check failed: %s %s via %s %s:%u %s %s ip %s",
-                     prover_category_name(cat), model_rule_key(pf->units.u[ui].rule), w.bin,
-                     w.host, (unsigned)w.port, w.method, w.target, ipbuf);
+                     prover_category_name(cat), model_rule_key(pf->units.u[ui].rule), w.bin, w.host,
+                     (unsigned)w.port, w.method, w.target, ipbuf);
         wit_clear(&w);
         pf->res->unknown = PROVER_UNKNOWN_RECHECK;
         PV_BAIL(PV_ERR_INTERNAL);
@@ -497,8 +494,7 @@ static pv_result solve_one(struct prover_proof *pf, Z3_ast g, enum prover_catego
     return r;
 }
 
-static pv_result ask(struct prover_proof *pf, enum prover_category cat, size_t ui, Z3_ast q)
-    PV_WUR;
+static pv_result ask(struct prover_proof *pf, enum prover_category cat, size_t ui, Z3_ast q) PV_WUR;
 static pv_result ask(struct prover_proof *pf, enum prover_category cat, size_t ui, Z3_ast q)
 {
     bool sat;
@@ -518,8 +514,8 @@ static pv_result ask_methods(struct prover_proof *pf, size_t ui, uint16_t port, 
 
     /* Methods already reported for this (binary, host, port). */
     for (size_t i = 0; i < pf->nmethods; i++) {
-        if (path_find(pf->res, PROVER_CAT_CAPABILITY, u->bin, host_text(u), port,
-                      pf->methods[i]) != NULL) {
+        if (path_find(pf->res, PROVER_CAT_CAPABILITY, u->bin, host_text(u), port, pf->methods[i]) !=
+            NULL) {
             guard_add(pf, g, prover_not(pf, prover_eqn(pf, pf->m, i)));
         }
     }
@@ -583,8 +579,7 @@ static bool private_capable(const struct prover_unit *u)
            model_ip_is_private(&u->v.host_ip);
 }
 
-static bool reach_key_found(struct prover_result *res, const struct prover_unit *u,
-                            uint16_t port)
+static bool reach_key_found(struct prover_result *res, const struct prover_unit *u, uint16_t port)
 {
     return path_find(res, PROVER_CAT_CRED_REACH, u->bin, host_text(u), port, NULL) != NULL ||
            path_find(res, PROVER_CAT_L7_BYPASS, u->bin, host_text(u), port, NULL) != NULL;
@@ -597,8 +592,7 @@ static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port)
     enum prover_side B = PROVER_SIDE_B;
     enum prover_side C = PROVER_SIDE_C;
     bool audit = pf->in->mode == PROVER_AUDIT;
-    Z3_ast base = prover_and(pf, 3,
-                             (Z3_ast[]){pf->g0[ui], prover_port_eq(pf, port), pf->region});
+    Z3_ast base = prover_and(pf, 3, (Z3_ast[]){pf->g0[ui], prover_port_eq(pf, port), pf->region});
     Z3_ast allowc = prover_and(pf, 3, (Z3_ast[]){base, pf->allow[C], prover_unit_ok(pf, ui)});
     Z3_ast newallow = prover_and2(pf, allowc, prover_not(pf, pf->allow[B]));
     bool cred = host_any(pf, u, pf->host_cred);
@@ -611,8 +605,8 @@ static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port)
         path_find(pf->res, PROVER_CAT_LINK_LOCAL, u->bin, h, port, NULL) == NULL) {
         PV_GUARD(ask(pf, PROVER_CAT_LINK_LOCAL, ui,
                      prover_and(pf, 5,
-                                (Z3_ast[]){base, pf->grant[C], prover_not(pf, pf->grant[B]),
-                                           pf->ll, prover_unit_grant(pf, ui)})));
+                                (Z3_ast[]){base, pf->grant[C], prover_not(pf, pf->grant[B]), pf->ll,
+                                           prover_unit_grant(pf, ui)})));
     }
     if (!cred && !private_capable(u)) {
         return PV_RESULT_OK;
@@ -623,8 +617,7 @@ static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port)
          * them all out for the units that did not change anything. */
         Z3_ast any = prover_and2(
             pf, newallow,
-            prover_or2(pf, prover_and2(pf, pf->cred, prover_not(pf, pf->private_)),
-                       pf->private_));
+            prover_or2(pf, prover_and2(pf, pf->cred, prover_not(pf, pf->private_)), pf->private_));
         Z3_lbool lb;
 
         PV_GUARD(check(pf, guard_new(pf, any), &lb));
@@ -679,10 +672,9 @@ static void suppress(struct prover_result *res)
         bool drop = false;
 
         if (p->cat == PROVER_CAT_CAPABILITY) {
-            drop = path_find(res, PROVER_CAT_CRED_REACH, p->binary, p->host, p->port, NULL) !=
-                       NULL ||
-                   path_find(res, PROVER_CAT_L7_BYPASS, p->binary, p->host, p->port, NULL) !=
-                       NULL;
+            drop =
+                path_find(res, PROVER_CAT_CRED_REACH, p->binary, p->host, p->port, NULL) != NULL ||
+                path_find(res, PROVER_CAT_L7_BYPASS, p->binary, p->host, p->port, NULL) != NULL;
         }
         if (drop) {
             prover_path_clear(p);
@@ -695,7 +687,6 @@ static void suppress(struct prover_result *res)
 
 pv_result prover_queries(struct prover_proof *pf)
 {
-
     if (pf->in->mode == PROVER_CHECK) {
         Z3_ast q = prover_and(pf, 3,
                               (Z3_ast[]){pf->region, pf->allow[PROVER_SIDE_C],

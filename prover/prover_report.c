@@ -26,8 +26,8 @@ static pv_result shorthand(struct pv_dynbuf *b, const struct prover_path *p)
 {
     if (p->cat == PROVER_CAT_CAPABILITY) {
         return pv_dynbuf_printf(b, "%s: %s on %s:%u via %s", prover_category_name(p->cat),
-                                p->method != NULL ? p->method : "", p->host,
-                                (unsigned)p->port, p->binary);
+                                p->method != NULL ? p->method : "", p->host, (unsigned)p->port,
+                                p->binary);
     }
     return pv_dynbuf_printf(b, "%s: %s:%u via %s", prover_category_name(p->cat), p->host,
                             (unsigned)p->port, p->binary);
@@ -134,9 +134,8 @@ static json_t *path_json(const struct prover_path *p)
         ok = json_object_set_new(o, "method", json_string(p->method)) == 0;
     }
     ok = ok && json_object_set_new(o, "rule", str_or_null(p->rule)) == 0 &&
-         json_object_set_new(o, "route", json_string(p->route == MODEL_ROUTE_OPAQUE
-                                                         ? "opaque"
-                                                         : "inspected")) == 0;
+         json_object_set_new(
+             o, "route", json_string(p->route == MODEL_ROUTE_OPAQUE ? "opaque" : "inspected")) == 0;
     if (ok) {
         ok = json_object_set(o, "credentials", creds) == 0;
     }
@@ -171,24 +170,23 @@ static json_t *result_json(const struct prover_result *r)
                 f = json_object();
                 paths = json_array();
                 ok = f != NULL && paths != NULL &&
-                     json_object_set_new(f, "category",
-                                         json_string(prover_category_name(
-                                             (enum prover_category)c))) == 0 &&
-                     json_array_append_new(cats, json_string(prover_category_name(
-                                                     (enum prover_category)c))) == 0;
+                     json_object_set_new(
+                         f, "category",
+                         json_string(prover_category_name((enum prover_category)c))) == 0 &&
+                     json_array_append_new(
+                         cats, json_string(prover_category_name((enum prover_category)c))) == 0;
             }
             ok = ok && json_array_append_new(paths, path_json(&r->paths[i])) == 0;
         }
         if (f != NULL) {
-            ok = ok && json_object_set(f, "paths", paths) == 0 &&
-                 json_array_append(finds, f) == 0;
+            ok = ok && json_object_set(f, "paths", paths) == 0 && json_array_append(finds, f) == 0;
         }
         json_decref(f);
         json_decref(paths);
     }
     Z3_get_version(&maj, &min, &bld, &rev);
-    (void)snprintf(ver, sizeof(ver), "proviso-prover %s (z3 %u.%u.%u)", PACKAGE_VERSION, maj,
-                   min, bld);
+    (void)snprintf(ver, sizeof(ver), "proviso-prover %s (z3 %u.%u.%u)", PACKAGE_VERSION, maj, min,
+                   bld);
     ok = ok && json_object_set_new(o, "verdict", json_string(prover_verdict_name(r->verdict))) == 0;
     if (ok && r->verdict == PROVER_VERDICT_UNKNOWN) {
         ok = json_object_set_new(o, "reason", json_string(prover_unknown_text(r->unknown))) == 0 &&
@@ -201,8 +199,7 @@ static json_t *result_json(const struct prover_result *r)
          json_object_set_new(o, "validation_result", json_string(vr)) == 0 &&
          json_object_set_new(o, "prover_version", json_string(ver)) == 0 &&
          json_object_set_new(o, "inputs_sha256", json_string(r->inputs_sha256)) == 0 &&
-         json_object_set_new(o, "elapsed_ms", json_integer((json_int_t)(r->elapsed_ms + 0.5))) ==
-             0;
+         json_object_set_new(o, "elapsed_ms", json_integer((json_int_t)(r->elapsed_ms + 0.5))) == 0;
     json_decref(cats);
     json_decref(finds);
     free(vr);
@@ -276,10 +273,9 @@ static pv_result text(struct pv_dynbuf *b, const struct prover_result *r)
     }
     /* "finding" counts categories, as validation_result and the JSON
      * "findings" array do; each has one or more paths. */
-    PV_GUARD(pv_dynbuf_printf(b, "\n%zu finding%s (categories), %zu path%s\n",
-                              prover_result_ncategories(r),
-                              prover_result_ncategories(r) == 1 ? "" : "s", r->npaths,
-                              r->npaths == 1 ? "" : "s"));
+    PV_GUARD(pv_dynbuf_printf(
+        b, "\n%zu finding%s (categories), %zu path%s\n", prover_result_ncategories(r),
+        prover_result_ncategories(r) == 1 ? "" : "s", r->npaths, r->npaths == 1 ? "" : "s"));
     for (size_t i = 0; i < r->npaths; i++) {
         const struct prover_path *p = &r->paths[i];
         const struct prover_witness *w = &p->w;
@@ -302,18 +298,16 @@ static pv_result text(struct pv_dynbuf *b, const struct prover_result *r)
             }
             PV_GUARD(pv_dynbuf_addstr(b, "\n"));
         }
-        PV_GUARD(pv_dynbuf_printf(b, "    witness: %s %s:%u %s%s%s by %s to %s%s\n", w->method,
-                                  w->host, (unsigned)w->port, w->path, w->query[0] ? "?" : "",
-                                  w->query, w->binary, w->ip,
-                                  strcmp(w->ip, PROVER_PLACEHOLDER_IP) == 0 &&
-                                          strcmp(w->ip, w->host) != 0
-                                      ? " (placeholder: any public address of the host "
-                                        "shows the same)"
-                                      : ""));
+        PV_GUARD(pv_dynbuf_printf(
+            b, "    witness: %s %s:%u %s%s%s by %s to %s%s\n", w->method, w->host,
+            (unsigned)w->port, w->path, w->query[0] ? "?" : "", w->query, w->binary, w->ip,
+            strcmp(w->ip, PROVER_PLACEHOLDER_IP) == 0 && strcmp(w->ip, w->host) != 0
+                ? " (placeholder: any public address of the host "
+                  "shows the same)"
+                : ""));
         if (w->action != NULL) {
-            PV_GUARD(pv_dynbuf_printf(b, "    api %s action %s risk %s\n",
-                                      w->api ? w->api : "-", w->action,
-                                      w->risk ? w->risk : "-"));
+            PV_GUARD(pv_dynbuf_printf(b, "    api %s action %s risk %s\n", w->api ? w->api : "-",
+                                      w->action, w->risk ? w->risk : "-"));
         }
     }
     PV_GUARD(pv_dynbuf_printf(b, "\ninputs %s, %.1f ms, %zu solver queries, %zu delta units\n",

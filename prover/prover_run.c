@@ -16,8 +16,8 @@
 #include "prover/prover_int.h"
 
 static const char *const cat_names[PROVER_CAT__COUNT] = {
-    "link_local_reach",           "l7_bypass_credentialed", "credential_reach_expansion",
-    "capability_expansion",       "private_reach_expansion", "boundary_exceeded",
+    "link_local_reach",     "l7_bypass_credentialed",  "credential_reach_expansion",
+    "capability_expansion", "private_reach_expansion", "boundary_exceeded",
 };
 
 const char *prover_category_name(enum prover_category c)
@@ -232,15 +232,15 @@ static pv_result inputs_sha(const struct prover_input *in, const struct prover_u
         /* Compiled policies carry the digest of their rule keys, endpoint
          * fingerprints and binaries (model_policy_network_digest), computed
          * once: the proof does not rehash them. */
-        r = pv_dynbuf_printf(&b, "proviso-prover-inputs-v2\nmode %d\nB %s\nC %s\n",
-                             (int)in->mode, db, dc);
+        r = pv_dynbuf_printf(&b, "proviso-prover-inputs-v2\nmode %d\nB %s\nC %s\n", (int)in->mode,
+                             db, dc);
     } else {
         /* The fingerprints are hashed in one go; the units then name their
          * side, rule key, binary and fingerprint extent. */
         r = model_sha256_hex(us->arena.buf != NULL ? us->arena.buf : "", us->arena.len, fph);
         if (pv_ok(r)) {
-            r = pv_dynbuf_printf(&b, "proviso-prover-inputs-v1\nmode %d\nfp %s\n",
-                                 (int)in->mode, fph);
+            r = pv_dynbuf_printf(&b, "proviso-prover-inputs-v1\nmode %d\nfp %s\n", (int)in->mode,
+                                 fph);
         }
     }
     for (size_t i = 0; pv_ok(r) && (db == NULL || dc == NULL) && i < us->n; i++) {

@@ -245,8 +245,8 @@ pv_result prover_glob_overlap(const struct model_glob *a, const struct model_glo
     }
     if ((dom == MODEL_DOMAIN_DNS_NAME &&
          !host_suffix_compatible(model_glob_text(a), model_glob_text(b))) ||
-        (dom == MODEL_DOMAIN_ABS_PATH && !prefix_compatible(model_glob_text(a),
-                                                            model_glob_text(b)))) {
+        (dom == MODEL_DOMAIN_ABS_PATH &&
+         !prefix_compatible(model_glob_text(a), model_glob_text(b)))) {
         *out = false;
         return PV_RESULT_OK;
     }
@@ -290,7 +290,8 @@ pv_result prover_units_overlap(const struct prover_unit *a, const struct prover_
         } else {
             bool ho;
 
-            PV_GUARD(prover_glob_overlap(va->host_glob, vb->host_glob, MODEL_DOMAIN_DNS_NAME, budget, &ho));
+            PV_GUARD(prover_glob_overlap(va->host_glob, vb->host_glob, MODEL_DOMAIN_DNS_NAME,
+                                         budget, &ho));
             if (!ho) {
                 return PV_RESULT_OK;
             }
@@ -341,8 +342,7 @@ static uint64_t skey_hash(enum skind kind, const char *k, size_t len)
 
 static pv_result sindex_add(struct sindex *ix, enum skind kind, const char *k, size_t len,
                             size_t d) PV_WUR;
-static pv_result sindex_add(struct sindex *ix, enum skind kind, const char *k, size_t len,
-                            size_t d)
+static pv_result sindex_add(struct sindex *ix, enum skind kind, const char *k, size_t len, size_t d)
 {
     PROVER_GROW(ix->e, ix->cap, ix->n);
     ix->e[ix->n].h = skey_hash(kind, k, len);

@@ -45,27 +45,27 @@
 
 struct proxy_config {
     const char *policy_path;
-    const char *bind_addr;     /* default 127.0.0.1 */
-    uint16_t port;             /* default 3128; 0 = any free port */
-    uint16_t admin_port;       /* default 0 = port + 1 when port != 0 */
+    const char *bind_addr; /* default 127.0.0.1 */
+    uint16_t port;         /* default 3128; 0 = any free port */
+    uint16_t admin_port;   /* default 0 = port + 1 when port != 0 */
     bool admin_given;
-    const char *data_dir;      /* default ./proviso-proxy-data */
-    const char *log_path;      /* NULL = stderr */
+    const char *data_dir; /* default ./proviso-proxy-data */
+    const char *log_path; /* NULL = stderr */
     const char *upstream_ca;
-    const char *hosts_file;    /* extra hosts entries (tests) */
-    const char *port_file;     /* write "PORT ADMIN_PORT\n" here when ready */
+    const char *hosts_file; /* extra hosts entries (tests) */
+    const char *port_file;  /* write "PORT ADMIN_PORT\n" here when ready */
     bool test_allow_loopback;
     bool unprivileged_identity; /* run without CAP_SYS_PTRACE (start-up self-check) */
     unsigned connect_timeout_ms;
     unsigned idle_timeout_ms;
     unsigned header_timeout_ms; /* a complete request head within this (0 = off) */
     unsigned max_client_conns;  /* per client address; above it the oldest idle one goes */
-    unsigned reload_check_ms;  /* policy file stat period */
+    unsigned reload_check_ms;   /* policy file stat period */
     /* advisor mode (proxy_advisor.c): the policy comes from proviso-advisor */
-    const char *advisor_url;   /* NULL: --policy file mode */
+    const char *advisor_url; /* NULL: --policy file mode */
     const char *sandbox;
-    const char *token_file;    /* the sandbox's bearer token */
-    const char *skill_dir;     /* NULL: DATA_DIR/skills */
+    const char *token_file; /* the sandbox's bearer token */
+    const char *skill_dir;  /* NULL: DATA_DIR/skills */
 };
 
 /* Check the advisor options of 'cfg' (--advisor with --sandbox and

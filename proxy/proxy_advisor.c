@@ -61,15 +61,15 @@
 
 struct proxy_advisor {
     struct proxy_server *srv;
-    char base[1200];        /* URL/v1/sandboxes/NAME */
+    char base[1200];           /* URL/v1/sandboxes/NAME */
     char auth[TOKEN_MAX + 32]; /* "Authorization: Bearer ..." (secret) */
     char skill_path[4200];
     struct proxy_local *local;
     struct proxy_denials *denials;
 
     pthread_mutex_t mu;
-    pthread_cond_t cond;    /* loaded_rev changed, or stop */
-    pthread_cond_t qcond;   /* a job was queued, or stop */
+    pthread_cond_t cond;  /* loaded_rev changed, or stop */
+    pthread_cond_t qcond; /* a job was queued, or stop */
     atomic_bool stop;
 
     /* sync thread -> loop (under mu) */
@@ -87,13 +87,13 @@ struct proxy_advisor {
     size_t qlen;
     struct proxy_advisor_job *d_head, *d_tail;
 
-    int64_t loaded_rev;     /* under mu; 0 = nothing enforced */
+    int64_t loaded_rev; /* under mu; 0 = nothing enforced */
 
     /* loop only */
     int wake_r, wake_w;
     struct event *ev_wake;
     bool enabled;
-    char *yaml;             /* YAML of the enforced revision */
+    char *yaml; /* YAML of the enforced revision */
     int64_t applied_rev;
     bool curl_ready;
 
@@ -242,8 +242,7 @@ bool proxy_advisor_wait_loaded(struct proxy_advisor *a, int64_t rev, int64_t dea
     bool ok;
 
     pthread_mutex_lock(&a->mu);
-    while (a->loaded_rev < rev && !atomic_load(&a->stop) &&
-           proxy_advisor_now_ms() < deadline_ms) {
+    while (a->loaded_rev < rev && !atomic_load(&a->stop) && proxy_advisor_now_ms() < deadline_ms) {
         struct timespec ts = abs_time(deadline_ms);
         (void)pthread_cond_timedwait(&a->cond, &a->mu, &ts);
     }
@@ -378,8 +377,7 @@ static CURLcode perform(struct proxy_advisor *a)
 }
 
 bool proxy_advisor_call(struct proxy_advisor *a, const char *method, const char *path,
-                        const char *body, size_t blen, long timeout_s,
-                        struct proxy_advisor_resp *r)
+                        const char *body, size_t blen, long timeout_s, struct proxy_advisor_resp *r)
 {
     struct curl_slist *hdrs = NULL;
     struct pv_dynbuf b;
@@ -434,8 +432,8 @@ bool proxy_advisor_call(struct proxy_advisor *a, const char *method, const char 
  * ------------------------------------------------------------------------- */
 
 /* One answer of the policy route; false when it is not one. */
-static bool take_policy(struct proxy_advisor *a, const struct proxy_advisor_resp *r,
-                        int64_t *after, char *hash, size_t hashlen, int *enabled)
+static bool take_policy(struct proxy_advisor *a, const struct proxy_advisor_resp *r, int64_t *after,
+                        char *hash, size_t hashlen, int *enabled)
 {
     json_error_t e;
     json_t *j = json_loadb(r->body, r->len, 0, &e);
@@ -520,8 +518,7 @@ static void *sync_main(void *arg)
         }
         if (!down) {
             if (!ok) {
-                note(a, "advisor unreachable (%s): keeping the current policy, retrying",
-                     r.err);
+                note(a, "advisor unreachable (%s): keeping the current policy, retrying", r.err);
             } else {
                 char said[201];
                 size_t k = 0;
@@ -529,8 +526,9 @@ static void *sync_main(void *arg)
                     said[k] = (unsigned char)r.body[k] < 0x20 ? ' ' : r.body[k];
                 }
                 said[k] = '\0';
-                note(a, "advisor answered %ld to the policy sync (%s): keeping the current "
-                        "policy, retrying",
+                note(a,
+                     "advisor answered %ld to the policy sync (%s): keeping the current "
+                     "policy, retrying",
                      r.status, said);
             }
             down = true;
@@ -652,8 +650,7 @@ static void report_done(struct proxy_advisor *a, struct proxy_advisor_job *j)
     struct report_job *rj = (struct report_job *)j;
 
     if (rj->status == 200) {
-        proxy_log_note(a->srv->log, "advisor recorded revision %lld as loaded",
-                       (long long)rj->rev);
+        proxy_log_note(a->srv->log, "advisor recorded revision %lld as loaded", (long long)rj->rev);
     } else {
         proxy_log_note(a->srv->log, "advisor did not record revision %lld as loaded (%ld): %s",
                        (long long)rj->rev, rj->status, rj->err);
@@ -728,8 +725,9 @@ static void apply(struct proxy_advisor *a, int64_t rev, const char *hash, char *
         snprintf(local, sizeof(local), "%.64s", hash);
     }
     if (strcmp(local, hash) != 0) {
-        proxy_log_note(srv->log, "advisor revision %lld: the advisor's hash %s differs from the "
-                                 "loaded policy's %s (reported as loaded)",
+        proxy_log_note(srv->log,
+                       "advisor revision %lld: the advisor's hash %s differs from the "
+                       "loaded policy's %s (reported as loaded)",
                        (long long)rev, hash, local);
     }
     proxy_log_note(srv->log, "advisor revision %lld loaded (hash %s)", (long long)rev, local);
@@ -894,8 +892,7 @@ struct proxy_advisor *proxy_advisor_new(struct proxy_server *srv)
     a->denials = proxy_denials_new(srv, a);
     a->curl_ready = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
     if (a->ev_wake == NULL || a->local == NULL || a->denials == NULL ||
-        event_add(a->ev_wake, NULL) != 0 ||
-        !a->curl_ready) {
+        event_add(a->ev_wake, NULL) != 0 || !a->curl_ready) {
         pv_log_errorx("cannot initialise advisor mode");
         proxy_advisor_free(a);
         return NULL;
@@ -914,8 +911,9 @@ struct proxy_advisor *proxy_advisor_new(struct proxy_server *srv)
         proxy_advisor_free(a);
         return NULL;
     }
-    proxy_log_note(srv->log, "advisor mode: %.*s sandbox %s; fail-closed until the first "
-                             "revision loads; skill %s",
+    proxy_log_note(srv->log,
+                   "advisor mode: %.*s sandbox %s; fail-closed until the first "
+                   "revision loads; skill %s",
                    (int)ul, cfg->advisor_url, cfg->sandbox, a->skill_path);
     return a;
 }

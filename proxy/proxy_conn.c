@@ -42,8 +42,8 @@
 #include "proxy/proxy_int.h"
 
 static void conn_linger(struct proxy_conn *c);
-static void reply_json(struct proxy_conn *c, unsigned status, const char *error,
-                       const char *detail, const char *reason);
+static void reply_json(struct proxy_conn *c, unsigned status, const char *error, const char *detail,
+                       const char *reason);
 static void log_decision(struct proxy_conn *c, enum proxy_log_action action, const char *engine,
                          const char *method, const char *path, const char *policy,
                          const char *binary, const char *reason, const char *stage);
@@ -244,8 +244,8 @@ void proxy_conn_reply_bare(struct proxy_conn *c, unsigned status)
     proxy_conn_reply_close(c, r, strlen(r));
 }
 
-static void reply_json(struct proxy_conn *c, unsigned status, const char *error,
-                       const char *detail, const char *reason)
+static void reply_json(struct proxy_conn *c, unsigned status, const char *error, const char *detail,
+                       const char *reason)
 {
     size_t len = 0;
     char *r = proxy_reply_json(status, error, detail, reason, &len);
@@ -289,9 +289,9 @@ static void log_decision(struct proxy_conn *c, enum proxy_log_action action, con
 }
 
 void proxy_conn_log_verdict(struct proxy_conn *c, const struct proxy_verdict *v, const char *engine,
-                        const char *method, const char *path, const char *stage)
+                            const char *method, const char *path, const char *stage)
 {
-    enum proxy_log_action a = !v->allow ? PROXY_LOG_DENIED
+    enum proxy_log_action a = !v->allow  ? PROXY_LOG_DENIED
                               : v->audit ? PROXY_LOG_AUDIT
                                          : PROXY_LOG_ALLOWED;
     const char *reason = v->detail;
@@ -320,7 +320,7 @@ static const char authority_body[] =
  * verdict behind a policy outcome (NULL otherwise); 'detail' goes into the
  * body and, without 'v', into the log; 'reason' is the body's reason field. */
 void proxy_conn_outcome(struct proxy_conn *c, enum proxy_outcome o, const struct proxy_verdict *v,
-                         const char *detail, const char *reason)
+                        const char *detail, const char *reason)
 {
     const struct proxy_outcome_row *row = proxy_outcome_row(o);
     const char *m = c->cur.method;
@@ -346,8 +346,9 @@ void proxy_conn_outcome(struct proxy_conn *c, enum proxy_outcome o, const struct
                        c->id != NULL ? (int)c->id->pid : 0);
         proxy_server_log_touch(c->srv);
     } else if (v != NULL) {
-        proxy_conn_log_verdict(c, v, row->engine, m, m != NULL ? proxy_conn_cur_path(c, path, sizeof(path)) : NULL,
-                    row->stage);
+        proxy_conn_log_verdict(c, v, row->engine, m,
+                               m != NULL ? proxy_conn_cur_path(c, path, sizeof(path)) : NULL,
+                               row->stage);
     } else {
         log_decision(c, PROXY_LOG_DENIED, row->engine, m,
                      m != NULL ? proxy_conn_cur_path(c, path, sizeof(path)) : NULL, "-", NULL,
@@ -544,10 +545,10 @@ static void process_head(struct proxy_conn *c)
         return;
     }
     if (st != PROXY_HEAD_OK) {
-        proxy_conn_outcome(c, st == PROXY_HEAD_TOOBIG ? PROXY_OUT_HEAD_TOOBIG : PROXY_OUT_HEAD_BAD, NULL,
-                     st == PROXY_HEAD_TOOBIG ? "request header block too large"
-                                             : "malformed request head",
-                     NULL);
+        proxy_conn_outcome(
+            c, st == PROXY_HEAD_TOOBIG ? PROXY_OUT_HEAD_TOOBIG : PROXY_OUT_HEAD_BAD, NULL,
+            st == PROXY_HEAD_TOOBIG ? "request header block too large" : "malformed request head",
+            NULL);
         return;
     }
     proxy_conn_cur_clear(&c->cur);
@@ -563,8 +564,8 @@ static void process_head(struct proxy_conn *c)
     c->cur.head_len = hl;
     st = proxy_http_parse(c->cur.head, hl, req, &why);
     if (st != PROXY_HEAD_OK) {
-        proxy_conn_outcome(c, st == PROXY_HEAD_TOOBIG ? PROXY_OUT_HEAD_TOOBIG : PROXY_OUT_HEAD_BAD, NULL,
-                     why, NULL);
+        proxy_conn_outcome(c, st == PROXY_HEAD_TOOBIG ? PROXY_OUT_HEAD_TOOBIG : PROXY_OUT_HEAD_BAD,
+                           NULL, why, NULL);
         return;
     }
     c->cur.method = pv_strndup(c->cur.head + req->method.off, req->method.len);
@@ -606,8 +607,7 @@ static void arm_header_timer(struct proxy_conn *c)
     unsigned ms = c->srv->cfg->header_timeout_ms;
     struct timeval tv;
 
-    if (ms == 0 || c->ev_hdr == NULL || evtimer_pending(c->ev_hdr, NULL) ||
-        c->idjob != NULL) {
+    if (ms == 0 || c->ev_hdr == NULL || evtimer_pending(c->ev_hdr, NULL) || c->idjob != NULL) {
         return;
     }
     tv.tv_sec = ms / 1000;
@@ -723,11 +723,11 @@ static bool client_half_closed(struct proxy_conn *c)
     switch (c->state) {
     case PROXY_ST_RESOLVE:
     case PROXY_ST_CONNECT:
-        complete = c->cur.req != NULL &&
-                   (c->cur.req->framing == PROXY_BODY_NONE ||
-                    (c->cur.req->framing == PROXY_BODY_LENGTH &&
-                     evbuffer_get_length(bufferevent_get_input(c->c)) >=
-                         c->cur.req->content_length));
+        complete =
+            c->cur.req != NULL &&
+            (c->cur.req->framing == PROXY_BODY_NONE ||
+             (c->cur.req->framing == PROXY_BODY_LENGTH &&
+              evbuffer_get_length(bufferevent_get_input(c->c)) >= c->cur.req->content_length));
         /* a chunked body is validated as it is relayed: let it run */
         complete = complete || (c->cur.req != NULL && c->cur.req->framing == PROXY_BODY_CHUNKED);
         break;
@@ -793,8 +793,8 @@ void proxy_conn_client_event(struct bufferevent *bev, short what, void *arg)
             char b[160];
             ERR_error_string_n(e, b, sizeof(b));
             /* the hint once: later failures are one short line each */
-            proxy_log_note(c->srv->log, "TLS with the client for %s:%u failed: %s%s%s%s",
-                           c->host, (unsigned)c->port, b,
+            proxy_log_note(c->srv->log, "TLS with the client for %s:%u failed: %s%s%s%s", c->host,
+                           (unsigned)c->port, b,
                            c->srv->warned_ca ? "" : " (does the client trust the proxy CA, ",
                            c->srv->warned_ca ? "" : c->srv->cfg->data_dir,
                            c->srv->warned_ca ? "" : "/ca.crt?)");
@@ -963,7 +963,7 @@ static void client_cap(struct proxy_conn *c)
         return;
     }
     proxy_conn_outcome(victim != NULL ? victim : c, PROXY_OUT_CONN_LIMIT, NULL,
-                 "too many connections from this client address", NULL);
+                       "too many connections from this client address", NULL);
 }
 
 void proxy_conn_accept(struct proxy_server *srv, int fd, const struct sockaddr *sa, int salen)
@@ -1006,7 +1006,8 @@ void proxy_conn_accept(struct proxy_server *srv, int fd, const struct sockaddr *
     c->mode = PROXY_MODE_FORWARD;
     c->state = PROXY_ST_HEAD;
     proxy_relay_bulk_sizes(c->c);
-    bufferevent_setcb(c->c, proxy_conn_client_read, proxy_conn_client_write, proxy_conn_client_event, c);
+    bufferevent_setcb(c->c, proxy_conn_client_read, proxy_conn_client_write,
+                      proxy_conn_client_event, c);
     tv.tv_sec = ms / 1000;
     tv.tv_usec = (long)(ms % 1000) * 1000;
     bufferevent_set_timeouts(c->c, &tv, NULL);

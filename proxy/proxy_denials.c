@@ -30,10 +30,10 @@ struct proxy_denials {
     struct proxy_server *srv;
     struct proxy_advisor *a;
     struct event *timer;
-    json_t *batch;     /* events not yet handed over (loop thread only) */
+    json_t *batch;      /* events not yet handed over (loop thread only) */
     json_int_t dropped; /* denials not queued since the last hand-over */
     bool in_flight;
-    bool outage;       /* the last hand-over failed (logged once) */
+    bool outage; /* the last hand-over failed (logged once) */
 };
 
 struct denials_job {
@@ -68,8 +68,9 @@ static void job_done(struct proxy_advisor *a, struct proxy_advisor_job *j)
     (void)a;
     d->in_flight = false;
     if (!ok && !d->outage) {
-        proxy_log_note(d->srv->log, "denials not delivered to the advisor (%ld): %s; dropping "
-                                    "them until it answers",
+        proxy_log_note(d->srv->log,
+                       "denials not delivered to the advisor (%ld): %s; dropping "
+                       "them until it answers",
                        dj->status, dj->err);
     } else if (ok && d->outage) {
         proxy_log_note(d->srv->log, "denials delivered to the advisor again");

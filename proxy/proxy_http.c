@@ -168,8 +168,7 @@ static enum proxy_head_status parse_request_line(const char *buf, size_t off, si
         }
     }
     vlen = len - (size_t)(sp2 + 1 - l);
-    if (vlen != 8 || memcmp(sp2 + 1, "HTTP/1.", 7) != 0 ||
-        (sp2[8] != '0' && sp2[8] != '1')) {
+    if (vlen != 8 || memcmp(sp2 + 1, "HTTP/1.", 7) != 0 || (sp2[8] != '0' && sp2[8] != '1')) {
         return bad(why, "unsupported HTTP version");
     }
     req->method = span(off, (size_t)(sp1 - l));
@@ -306,8 +305,8 @@ static bool nominate_token(const char *e, size_t elen, void *arg)
 }
 
 static const char *const hop_names[] = {
-    "connection",          "proxy-connection", "keep-alive", "proxy-authorization",
-    "proxy-authenticate",  "te",               "upgrade",
+    "connection", "proxy-connection", "keep-alive", "proxy-authorization", "proxy-authenticate",
+    "te",         "upgrade",
 };
 
 /* Framing and routing fields: Content-Length, Transfer-Encoding, Host. */
@@ -570,9 +569,8 @@ bool proxy_request_validate(const struct proxy_request *req, const char *buf, si
             }
         }
     }
-    if (req->host >= 0 &&
-        !proxy_http_name_is(buf + req->hdr[req->host].name.off, req->hdr[req->host].name.len,
-                            "host")) {
+    if (req->host >= 0 && !proxy_http_name_is(buf + req->hdr[req->host].name.off,
+                                              req->hdr[req->host].name.len, "host")) {
         return false;
     }
     return req->framing == PROXY_BODY_LENGTH || req->content_length == 0;
@@ -654,8 +652,8 @@ pv_result proxy_http_parse_uri(const char *t, size_t len, struct proxy_uri *u)
         aend++;
     }
     PV_ENSURE(memchr(t + astart, '@', aend - astart) == NULL, PV_ERR_PARSE);
-    PV_GUARD(proxy_http_parse_authority(t + astart, aend - astart, true, &h,
-                                        &u->host_bracketed, &u->port));
+    PV_GUARD(proxy_http_parse_authority(t + astart, aend - astart, true, &h, &u->host_bracketed,
+                                        &u->port));
     PV_ENSURE(h.len > 0, PV_ERR_PARSE);
     u->host = span(astart + h.off, h.len);
     u->port_given = u->port != 0;

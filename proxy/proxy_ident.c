@@ -54,7 +54,7 @@ struct pin {
 
 /* Kernel threads seen by earlier scans, each with a pidfd (see skip_prune). */
 struct kthreads {
-    pid_t *pid;   /* sorted */
+    pid_t *pid; /* sorted */
     int *pidfd;
     size_t n;
     size_t cap;
@@ -65,20 +65,20 @@ struct dents;
 
 /* The rolling scan (see "Rolling scan" below). */
 struct roll {
-    bool open;          /* a lap is in progress */
-    bool resnap;        /* a socket joined the open lap: list /proc again */
+    bool open;   /* a lap is in progress */
+    bool resnap; /* a socket joined the open lap: list /proc again */
     uint64_t lap;
-    pid_t cursor;       /* last pid visited in the lap, 0 before the first */
-    pid_t *pids;        /* the lap's listing of /proc, ascending */
+    pid_t cursor; /* last pid visited in the lap, 0 before the first */
+    pid_t *pids;  /* the lap's listing of /proc, ascending */
     size_t npids;
     size_t pcap;
-    size_t pos;         /* next index into pids */
-    bool skip_ok;       /* kernel threads were confirmed alive after the listing */
+    size_t pos;          /* next index into pids */
+    bool skip_ok;        /* kernel threads were confirmed alive after the listing */
     struct holders *act; /* sockets being resolved, sorted by inode */
     size_t nact;
     size_t acap;
     struct dents *fdd;
-    int procfd;         /* /proc, -1 until the first lap */
+    int procfd; /* /proc, -1 until the first lap */
 };
 
 struct proxy_ident_cache {
@@ -217,8 +217,7 @@ static unsigned long inode_netlink(struct proxy_ident_cache *c, const struct soc
             return 0; /* an error, or an answer to another question: use /proc */
         }
         memcpy(&m, resp.buf + off + NLMSG_HDRLEN, sizeof(m));
-        if (m.id.idiag_sport == req.r.id.idiag_sport &&
-            m.id.idiag_dport == req.r.id.idiag_dport &&
+        if (m.id.idiag_sport == req.r.id.idiag_sport && m.id.idiag_dport == req.r.id.idiag_dport &&
             memcmp(m.id.idiag_src, req.r.id.idiag_src, sizeof(m.id.idiag_src)) == 0 &&
             memcmp(m.id.idiag_dst, req.r.id.idiag_dst, sizeof(m.id.idiag_dst)) == 0) {
             return m.idiag_inode;
@@ -294,9 +293,9 @@ static unsigned long inode_procfs(const char *file, const struct sockaddr *peer,
         size_t il;
         uint64_t v;
 
-        if (!field(line, 1, &a, &al) || !field(line, 2, &b, &bl) ||
-            al != strlen(want_l) || bl != strlen(want_r) || memcmp(a, want_l, al) != 0 ||
-            memcmp(b, want_r, bl) != 0 || !field(line, 9, &ino, &il)) {
+        if (!field(line, 1, &a, &al) || !field(line, 2, &b, &bl) || al != strlen(want_l) ||
+            bl != strlen(want_r) || memcmp(a, want_l, al) != 0 || memcmp(b, want_r, bl) != 0 ||
+            !field(line, 9, &ino, &il)) {
             continue;
         }
         if (pv_ok(pv_parse_u64(ino, il, UINT64_MAX, &v)) && v != 0) {
@@ -610,8 +609,8 @@ static unsigned long query_inode(struct proxy_ident_cache *c, const struct proxy
     unsigned long inode = inode_netlink(c, peer, local);
 
     if (inode == 0) {
-        inode = inode_procfs(peer->sa_family == AF_INET6 ? "/proc/net/tcp6" : "/proc/net/tcp",
-                             peer, local);
+        inode = inode_procfs(peer->sa_family == AF_INET6 ? "/proc/net/tcp6" : "/proc/net/tcp", peer,
+                             local);
     }
     return inode;
 }
@@ -619,10 +618,10 @@ static unsigned long query_inode(struct proxy_ident_cache *c, const struct proxy
 /* One socket being resolved by the rolling scan. */
 struct holders {
     unsigned long inode;
-    void *tag;     /* the caller's, handed back on completion */
-    uint64_t lap;  /* joined during this lap ... */
-    pid_t start;   /* ... after visiting this pid (0: before the lap's first) */
-    pid_t *pids;   /* new array */
+    void *tag;    /* the caller's, handed back on completion */
+    uint64_t lap; /* joined during this lap ... */
+    pid_t start;  /* ... after visiting this pid (0: before the lap's first) */
+    pid_t *pids;  /* new array */
     size_t n;
     size_t cap;
     bool overflow; /* more than MAX_OWNERS, or no memory: never a subset */
@@ -1180,8 +1179,8 @@ static void roll_taint(struct roll *r)
     }
 }
 
-void proxy_ident_roll_add(struct proxy_ident_cache *c, const struct proxy_ident_query *q,
-                          void *tag, proxy_ident_done done, void *arg)
+void proxy_ident_roll_add(struct proxy_ident_cache *c, const struct proxy_ident_query *q, void *tag,
+                          proxy_ident_done done, void *arg)
 {
     struct roll *r = &c->roll;
     unsigned long inode = query_inode(c, q);
@@ -1335,8 +1334,7 @@ void proxy_ident_lookup_batch(struct proxy_ident_cache *c, struct proxy_ident_qu
     }
 }
 
-struct proxy_identity *proxy_ident_lookup(struct proxy_ident_cache *c,
-                                          const struct sockaddr *peer,
+struct proxy_identity *proxy_ident_lookup(struct proxy_ident_cache *c, const struct sockaddr *peer,
                                           const struct sockaddr *local)
 {
     struct proxy_ident_query q;
@@ -1345,8 +1343,7 @@ struct proxy_identity *proxy_ident_lookup(struct proxy_ident_cache *c,
     memcpy(&q.peer, peer,
            peer->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
     memcpy(&q.local, local,
-           local->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-                                        : sizeof(struct sockaddr_in));
+           local->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
     proxy_ident_lookup_batch(c, &q, 1);
     return q.id;
 }

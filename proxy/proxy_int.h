@@ -34,8 +34,8 @@ struct evhttp;
  * Request heads (proxy_http.c)
  * ========================================================================= */
 
-#define PROXY_MAX_HEAD 8192    /* request line + headers + final CRLF CRLF */
-#define PROXY_MAX_HEADERS 128  /* more fields -> 431 */
+#define PROXY_MAX_HEAD 8192   /* request line + headers + final CRLF CRLF */
+#define PROXY_MAX_HEADERS 128 /* more fields -> 431 */
 
 /* A byte range inside the head buffer the request was parsed from. */
 struct proxy_span {
@@ -58,10 +58,10 @@ enum proxy_framing {
 struct proxy_request {
     struct proxy_span method;
     struct proxy_span target;
-    uint8_t version_minor;   /* HTTP/1.0 or HTTP/1.1 */
+    uint8_t version_minor; /* HTTP/1.0 or HTTP/1.1 */
     struct proxy_header hdr[PROXY_MAX_HEADERS];
     size_t nhdr;
-    int host;                /* index of the Host field, -1 when absent */
+    int host; /* index of the Host field, -1 when absent */
     enum proxy_framing framing;
     uint64_t content_length; /* PROXY_BODY_LENGTH */
     bool conn_close;         /* Connection: close */
@@ -94,7 +94,7 @@ enum proxy_head_status proxy_http_parse(const char *buf, size_t len, struct prox
 
 /* What the proxy needs from a response head. */
 struct proxy_response {
-    unsigned status;         /* 100-599 */
+    unsigned status; /* 100-599 */
     enum proxy_framing framing;
     uint64_t content_length; /* PROXY_BODY_LENGTH */
 };
@@ -120,11 +120,11 @@ bool proxy_http_name_is(const char *name, size_t len, const char *lit);
 /* An absolute-form request-target "scheme://authority[/path][?query]". */
 struct proxy_uri {
     struct proxy_span scheme;
-    struct proxy_span host;  /* without [brackets] */
+    struct proxy_span host; /* without [brackets] */
     bool host_bracketed;
-    uint16_t port;           /* explicit, else 80 for http and 443 for https */
+    uint16_t port; /* explicit, else 80 for http and 443 for https */
     bool port_given;
-    struct proxy_span rest;  /* path and query ("" when absent) */
+    struct proxy_span rest; /* path and query ("" when absent) */
 };
 
 /* Parse an absolute-form target (offsets relative to 't'). Rejects a missing
@@ -173,10 +173,10 @@ const struct model_policy *proxy_policy_model(const struct proxy_policy *p); /* 
 struct proxy_identity {
     unsigned refs;
     pid_t pid;
-    size_t n;                          /* entries in path[] */
-    char *path[MODEL_MAX_IDENTITY];    /* owned */
-    bool known;                        /* the socket owner was found */
-    char deny[256];                    /* non-empty: identity check failed, deny with this */
+    size_t n;                       /* entries in path[] */
+    char *path[MODEL_MAX_IDENTITY]; /* owned */
+    bool known;                     /* the socket owner was found */
+    char deny[256];                 /* non-empty: identity check failed, deny with this */
 };
 
 /* What the proxy needs from one decision. */
@@ -187,9 +187,9 @@ struct proxy_verdict {
     bool loopback_exception; /* allowed by --test-allow-loopback */
     enum model_reason reason;
     enum model_route route;
-    const char *policy;      /* rule key that granted (or last matched), "-" if none; borrowed */
-    const char *binary;      /* identity entry that matched, or the exe; borrowed */
-    char detail[256];        /* reason text, reference wording */
+    const char *policy; /* rule key that granted (or last matched), "-" if none; borrowed */
+    const char *binary; /* identity entry that matched, or the exe; borrowed */
+    char detail[256];   /* reason text, reference wording */
 };
 
 struct proxy_decide_opts {
@@ -221,19 +221,19 @@ const char *proxy_ssrf_kind(enum model_reason r);
  * ========================================================================= */
 
 /* A complete HTTP response (head and body): new, caller frees. */
-char *proxy_reply_json(unsigned status, const char *error, const char *detail,
-                       const char *reason, size_t *len);
+char *proxy_reply_json(unsigned status, const char *error, const char *detail, const char *reason,
+                       size_t *len);
 /* The structured L7 deny (docs/proxy.md "Deny bodies"). */
 struct proxy_l7_deny {
-    const char *error;   /* "policy_denied" or "unsupported_l7_protocol" */
-    const char *policy;  /* "-" when none */
+    const char *error;  /* "policy_denied" or "unsupported_l7_protocol" */
+    const char *policy; /* "-" when none */
     const char *method;
-    const char *path;    /* canonical, no query */
+    const char *path; /* canonical, no query */
     const char *detail;
     const char *host;
     uint16_t port;
-    const char *binary;  /* NULL or "" when unknown */
-    const char *skill;   /* advisor mode with proposals on: the skill's path, else NULL */
+    const char *binary; /* NULL or "" when unknown */
+    const char *skill;  /* advisor mode with proposals on: the skill's path, else NULL */
 };
 char *proxy_reply_l7(const struct proxy_l7_deny *d, size_t *len);
 /* Bare status line with an empty body ("HTTP/1.1 400 Bad Request\r\n\r\n"). */
@@ -253,8 +253,7 @@ void proxy_ident_cache_free(struct proxy_ident_cache *c);
  * owning pid from /proc/PID/fd, exe and ancestors, SHA-256 TOFU pins.
  * Always returns an identity (new reference): unknown owners give an empty
  * one, integrity failures set 'deny'. NULL only on allocation failure. */
-struct proxy_identity *proxy_ident_lookup(struct proxy_ident_cache *c,
-                                          const struct sockaddr *peer,
+struct proxy_identity *proxy_ident_lookup(struct proxy_ident_cache *c, const struct sockaddr *peer,
                                           const struct sockaddr *local);
 /* One identity request: the client's and the proxy's address of a socket. */
 struct proxy_ident_query {
@@ -285,8 +284,8 @@ typedef void (*proxy_ident_done)(void *tag, struct proxy_identity *id, void *arg
 /* Resolve the socket of 'q' with the rolling scan (proxy_ident.c): 'done'
  * runs with 'tag' from a later proxy_ident_roll_step(), or at once when the
  * socket is no local TCP socket (or no memory). */
-void proxy_ident_roll_add(struct proxy_ident_cache *c, const struct proxy_ident_query *q,
-                          void *tag, proxy_ident_done done, void *arg);
+void proxy_ident_roll_add(struct proxy_ident_cache *c, const struct proxy_ident_query *q, void *tag,
+                          proxy_ident_done done, void *arg);
 /* Read the next few processes; resolved sockets go to 'done'. True while
  * sockets remain in flight. */
 bool proxy_ident_roll_step(struct proxy_ident_cache *c, proxy_ident_done done, void *arg);
@@ -352,16 +351,16 @@ struct proxy_log_event {
     enum proxy_log_action action;
     const char *engine;
     const struct proxy_identity *id;
-    const char *binary;  /* matched entry, else the exe */
+    const char *binary; /* matched entry, else the exe */
     const char *host;
     uint16_t port;
-    const char *method;  /* NULL for NET:OPEN */
-    const char *path;    /* canonical path, no query */
-    bool has_query;      /* the request had a query (logged as ?[redacted]) */
-    const char *policy;  /* "-" when none */
-    const char *reason;  /* detail for DENIED/AUDIT */
-    const char *stage;   /* connect, ssrf, forward, forward-l7-deny, l7, ... */
-    bool tunnel;         /* CONNECT_L7 / in-tunnel */
+    const char *method; /* NULL for NET:OPEN */
+    const char *path;   /* canonical path, no query */
+    bool has_query;     /* the request had a query (logged as ?[redacted]) */
+    const char *policy; /* "-" when none */
+    const char *reason; /* detail for DENIED/AUDIT */
+    const char *stage;  /* connect, ssrf, forward, forward-l7-deny, l7, ... */
+    bool tunnel;        /* CONNECT_L7 / in-tunnel */
 };
 void proxy_log_event(struct proxy_log *l, const struct proxy_log_event *e);
 /* Advisor mode: 'fn' sees every DENIED line (without its newline). */
@@ -390,7 +389,7 @@ struct proxy_metrics_row {
 struct proxy_metrics {
     struct proxy_metrics_row rows[64]; /* decisions by (outcome, stage) */
     size_t nrows;
-    uint64_t overflow;                 /* decisions beyond 64 distinct rows */
+    uint64_t overflow; /* decisions beyond 64 distinct rows */
     uint64_t reloads_ok;
     uint64_t reloads_failed;
     uint64_t upstream_errors;
@@ -438,11 +437,11 @@ enum proxy_chunk_status {
 /* Decoder state; plain data, initialised by proxy_chunk_init(). */
 struct proxy_chunk {
     int st;
-    uint64_t left;      /* size being read, then data bytes left in the chunk */
+    uint64_t left; /* size being read, then data bytes left in the chunk */
     unsigned ndigits;
-    size_t line;        /* bytes of the current size line */
-    size_t trailer;     /* bytes of the trailer section */
-    const char *why;    /* static; "" unless BAD */
+    size_t line;     /* bytes of the current size line */
+    size_t trailer;  /* bytes of the trailer section */
+    const char *why; /* static; "" unless BAD */
 };
 
 /* Receives canonical output bytes (borrowed for the call). */
@@ -463,35 +462,35 @@ struct proxy_conn;
  * ========================================================================= */
 
 enum proxy_outcome {
-    PROXY_OUT_HEAD_TOOBIG,       /* request head over the limits */
-    PROXY_OUT_HEAD_BAD,          /* request head failed validation */
-    PROXY_OUT_HEAD_TIMEOUT,      /* no complete head within the header timeout */
-    PROXY_OUT_BODY_BAD,          /* chunked body framing failed validation */
-    PROXY_OUT_INTERNAL,          /* allocation failure */
-    PROXY_OUT_CONN_LIMIT,        /* too many connections from one client address */
-    PROXY_OUT_CONNECT_TARGET,    /* malformed CONNECT authority */
-    PROXY_OUT_CONNECT_DENIED,    /* CONNECT denied at the policy layer */
-    PROXY_OUT_FORWARD_URI,       /* malformed absolute-form target */
-    PROXY_OUT_FORWARD_HTTPS,     /* https:// URI on the forward path */
-    PROXY_OUT_FORWARD_SCHEME,    /* another scheme */
-    PROXY_OUT_POLICY_LOCAL_PORT, /* policy.local off port 80 */
-    PROXY_OUT_POLICY_LOCAL,      /* policy.local (advisor not connected) */
-    PROXY_OUT_FORWARD_DENIED,    /* forward request denied at the policy layer */
-    PROXY_OUT_FORWARD_TARGET,    /* non-canonical target on an inspected route */
-    PROXY_OUT_FORWARD_L7_DENIED, /* forward request denied by L7 rules */
+    PROXY_OUT_HEAD_TOOBIG,         /* request head over the limits */
+    PROXY_OUT_HEAD_BAD,            /* request head failed validation */
+    PROXY_OUT_HEAD_TIMEOUT,        /* no complete head within the header timeout */
+    PROXY_OUT_BODY_BAD,            /* chunked body framing failed validation */
+    PROXY_OUT_INTERNAL,            /* allocation failure */
+    PROXY_OUT_CONN_LIMIT,          /* too many connections from one client address */
+    PROXY_OUT_CONNECT_TARGET,      /* malformed CONNECT authority */
+    PROXY_OUT_CONNECT_DENIED,      /* CONNECT denied at the policy layer */
+    PROXY_OUT_FORWARD_URI,         /* malformed absolute-form target */
+    PROXY_OUT_FORWARD_HTTPS,       /* https:// URI on the forward path */
+    PROXY_OUT_FORWARD_SCHEME,      /* another scheme */
+    PROXY_OUT_POLICY_LOCAL_PORT,   /* policy.local off port 80 */
+    PROXY_OUT_POLICY_LOCAL,        /* policy.local (advisor not connected) */
+    PROXY_OUT_FORWARD_DENIED,      /* forward request denied at the policy layer */
+    PROXY_OUT_FORWARD_TARGET,      /* non-canonical target on an inspected route */
+    PROXY_OUT_FORWARD_L7_DENIED,   /* forward request denied by L7 rules */
     PROXY_OUT_FORWARD_UNSUPPORTED, /* upgrade or uninspectable protocol on an inspected route */
-    PROXY_OUT_SSRF,              /* no resolved address admitted */
-    PROXY_OUT_DNS,               /* resolution failed */
-    PROXY_OUT_UPSTREAM_FAILED,   /* connect failed or closed after an allowed decision */
-    PROXY_OUT_TUNNEL_PROTOCOL,   /* inspected tunnel carries neither TLS nor HTTP/1 */
-    PROXY_OUT_TUNNEL_HEAD_BAD,   /* malformed target or Host inside a tunnel */
-    PROXY_OUT_TUNNEL_AUTHORITY,  /* request names another authority than the tunnel */
-    PROXY_OUT_TUNNEL_TARGET,     /* non-canonical target inside a tunnel */
-    PROXY_OUT_TUNNEL_SSRF,       /* granted by a unit that does not admit the address */
-    PROXY_OUT_TUNNEL_L7_DENIED,  /* request denied by L7 rules */
-    PROXY_OUT_TUNNEL_UNSUPPORTED, /* upgrade or uninspectable protocol inside a tunnel */
-    PROXY_OUT_TUNNEL_UPSTREAM,   /* the tunnel's upstream failed (TLS verification, ...) */
-    PROXY_OUT_RELOAD_CLOSED,     /* a reload changed or removed the tunnel's route */
+    PROXY_OUT_SSRF,                /* no resolved address admitted */
+    PROXY_OUT_DNS,                 /* resolution failed */
+    PROXY_OUT_UPSTREAM_FAILED,     /* connect failed or closed after an allowed decision */
+    PROXY_OUT_TUNNEL_PROTOCOL,     /* inspected tunnel carries neither TLS nor HTTP/1 */
+    PROXY_OUT_TUNNEL_HEAD_BAD,     /* malformed target or Host inside a tunnel */
+    PROXY_OUT_TUNNEL_AUTHORITY,    /* request names another authority than the tunnel */
+    PROXY_OUT_TUNNEL_TARGET,       /* non-canonical target inside a tunnel */
+    PROXY_OUT_TUNNEL_SSRF,         /* granted by a unit that does not admit the address */
+    PROXY_OUT_TUNNEL_L7_DENIED,    /* request denied by L7 rules */
+    PROXY_OUT_TUNNEL_UNSUPPORTED,  /* upgrade or uninspectable protocol inside a tunnel */
+    PROXY_OUT_TUNNEL_UPSTREAM,     /* the tunnel's upstream failed (TLS verification, ...) */
+    PROXY_OUT_RELOAD_CLOSED,       /* a reload changed or removed the tunnel's route */
 };
 
 enum proxy_reply_kind {
@@ -505,13 +504,13 @@ enum proxy_reply_kind {
 
 struct proxy_outcome_row {
     enum proxy_outcome outcome;
-    const char *name;       /* the enumerator's name (tests) */
-    unsigned status;        /* 0 for PROXY_REPLY_NONE */
-    const char *error;      /* body error code; NULL for bare replies */
+    const char *name;  /* the enumerator's name (tests) */
+    unsigned status;   /* 0 for PROXY_REPLY_NONE */
+    const char *error; /* body error code; NULL for bare replies */
     enum proxy_reply_kind kind;
-    const char *engine;     /* log engine tag; NULL: none applies */
-    const char *stage;      /* denials.jsonl stage */
-    bool log;               /* a decision line (false: a note after an ALLOWED line) */
+    const char *engine; /* log engine tag; NULL: none applies */
+    const char *stage;  /* denials.jsonl stage */
+    bool log;           /* a decision line (false: a note after an ALLOWED line) */
 };
 
 /* The row of 'o' (static), NULL if the table lacks it (a bug the tests catch). */
@@ -528,7 +527,7 @@ struct proxy_server {
     struct proxy_decide_opts opts;
     struct proxy_policy *policy; /* current version (one reference) */
     uint64_t generation;
-    struct proxy_idq *idq;    /* identity lookups (worker thread) */
+    struct proxy_idq *idq; /* identity lookups (worker thread) */
     struct proxy_tls *tls;
     struct proxy_log *log;
     struct proxy_conn *conns; /* doubly linked list of live connections */
@@ -537,19 +536,19 @@ struct proxy_server {
     struct event *ev_term;
     struct event *ev_int;
     struct event *ev_hup;
-    struct event *ev_stat;    /* periodic policy file check */
-    struct event *ev_flush;   /* log flush when the loop goes idle */
-    struct event *ev_drain;   /* drain grace period */
-    struct event *ev_reap;    /* frees connections closed during callbacks */
+    struct event *ev_stat;  /* periodic policy file check */
+    struct event *ev_flush; /* log flush when the loop goes idle */
+    struct event *ev_drain; /* drain grace period */
+    struct event *ev_reap;  /* frees connections closed during callbacks */
     struct proxy_conn *graveyard;
-    struct stat policy_st;    /* last seen (dev, ino, size, mtime) */
+    struct stat policy_st; /* last seen (dev, ino, size, mtime) */
     bool policy_st_valid;
-    uint16_t port;            /* bound ports */
+    uint16_t port; /* bound ports */
     uint16_t admin_port;
-    struct proxy_advisor *adv; /* advisor mode (proxy_advisor.c), else NULL */
+    struct proxy_advisor *adv;    /* advisor mode (proxy_advisor.c), else NULL */
     struct proxy_metrics metrics; /* GET /metrics (proxy_metrics.c) */
-    bool warned_accept;       /* an accept failure was logged (once until one succeeds) */
-    bool warned_ca;           /* the "does the client trust the CA" hint was logged */
+    bool warned_accept;           /* an accept failure was logged (once until one succeeds) */
+    bool warned_ca;               /* the "does the client trust the CA" hint was logged */
 };
 
 enum proxy_conn_mode {
@@ -571,25 +570,25 @@ enum proxy_conn_state {
 
 /* The request being served (head copied out of the input buffer). */
 struct proxy_cur {
-    char *head;               /* owned copy of the head bytes */
+    char *head; /* owned copy of the head bytes */
     size_t head_len;
     struct proxy_request *req; /* owned */
-    char *method;             /* owned, NUL-terminated */
-    char *target;             /* request-target as received (path?query), owned */
+    char *method;              /* owned, NUL-terminated */
+    char *target;              /* request-target as received (path?query), owned */
     size_t target_len;
-    char *out_target;         /* canonical path + raw query, owned */
-    size_t canon_len;         /* length of the canonical path inside out_target */
+    char *out_target; /* canonical path + raw query, owned */
+    size_t canon_len; /* length of the canonical path inside out_target */
     bool has_query;
     bool is_head;
-    bool keep_alive;          /* the client allows another request */
+    bool keep_alive; /* the client allows another request */
 };
 
 struct proxy_conn {
     struct proxy_server *srv;
     struct proxy_conn *prev, *next;
-    int cfd;                  /* client socket; -1 once a bufferevent owns it */
-    struct bufferevent *c;    /* client side (socket or TLS) */
-    struct bufferevent *u;    /* upstream side (socket or TLS), NULL when none */
+    int cfd;               /* client socket; -1 once a bufferevent owns it */
+    struct bufferevent *c; /* client side (socket or TLS) */
+    struct bufferevent *u; /* upstream side (socket or TLS), NULL when none */
     struct sockaddr_storage peer;
     struct sockaddr_storage local;
     struct proxy_identity *id;
@@ -598,34 +597,34 @@ struct proxy_conn {
     enum proxy_conn_state state;
 
     /* destination of the current upstream (or of the tunnel) */
-    char host[256];           /* as received, lower-cased, brackets stripped */
-    char nhost[256];          /* normalised (model_host_normalize) */
+    char host[256];  /* as received, lower-cased, brackets stripped */
+    char nhost[256]; /* normalised (model_host_normalize) */
     bool host_is_ip;
     uint16_t port;
-    bool u_tls;               /* upstream speaks TLS */
-    bool c_tls;               /* client side TLS terminated here */
-    struct model_ip u_ip;     /* the address the upstream socket is connected to */
-    char u_host_key[256];     /* forward mode: normalised host the upstream serves */
+    bool u_tls;           /* upstream speaks TLS */
+    bool c_tls;           /* client side TLS terminated here */
+    struct model_ip u_ip; /* the address the upstream socket is connected to */
+    char u_host_key[256]; /* forward mode: normalised host the upstream serves */
     uint16_t u_port;
-    bool dead;                /* closed; freed by the reaper */
-    bool c_eof;               /* the client shut its write side */
+    bool dead;                   /* closed; freed by the reaper */
+    bool c_eof;                  /* the client shut its write side */
     struct proxy_idq_job *idjob; /* identity lookup in flight */
-    uint64_t t_head;          /* the current head completed (metrics), 0 = none */
-    struct event *ev_hdr;     /* header timeout: a complete head within the limit */
-    bool linger;              /* CLOSING ends with a lingering close */
-    unsigned nreq;            /* requests served on this connection */
-    char u_err[160];          /* upstream TLS failure, reported on the next request */
+    uint64_t t_head;             /* the current head completed (metrics), 0 = none */
+    struct event *ev_hdr;        /* header timeout: a complete head within the limit */
+    bool linger;                 /* CLOSING ends with a lingering close */
+    unsigned nreq;               /* requests served on this connection */
+    char u_err[160];             /* upstream TLS failure, reported on the next request */
     enum model_route route;
-    char policy_key[128];     /* rule that granted the connection (logs) */
+    char policy_key[128]; /* rule that granted the connection (logs) */
 
     /* resolution and connect */
     struct evdns_getaddrinfo_request *dnsreq;
-    struct event *ev_kick;    /* continue after DNS, or with pipelined bytes */
-    struct event *ev_io;      /* connect completion or sniff readiness */
+    struct event *ev_kick; /* continue after DNS, or with pipelined bytes */
+    struct event *ev_io;   /* connect completion or sniff readiness */
     struct model_ip addrs[PROXY_MAX_ADDRS];
     size_t naddrs;
     size_t next_addr;
-    int ufd;                  /* connecting socket */
+    int ufd; /* connecting socket */
     int dns_err;
     bool dns_done;
     unsigned sniff_ms;
@@ -637,12 +636,12 @@ struct proxy_conn {
     http_parser resp;
     bool req_done;
     bool resp_done;
-    bool resp_eof_framed;     /* the response ended at upstream EOF */
-    bool resp_started;        /* response bytes reached the client */
+    bool resp_eof_framed; /* the response ended at upstream EOF */
+    bool resp_started;    /* response bytes reached the client */
     unsigned resp_status;
-    bool resp_head_ok;        /* the final response head passed proxy_http_response_head */
-    bool resp_chunked;        /* its body is chunked: validated by resp_chunk */
-    size_t resp_body_off;     /* where the body starts in the upstream input */
+    bool resp_head_ok;    /* the final response head passed proxy_http_response_head */
+    bool resp_chunked;    /* its body is chunked: validated by resp_chunk */
+    size_t resp_body_off; /* where the body starts in the upstream input */
     struct proxy_chunk resp_chunk;
     struct evbuffer *early;   /* client bytes that arrived with the CONNECT head */
     struct proxy_splice *spl; /* opaque tunnel relayed with splice(2) */
@@ -692,8 +691,8 @@ void proxy_conn_identified(struct proxy_conn *c, struct proxy_identity *id);
 /* Every refused or failed outcome: its log line, then its reply (table of
  * proxy_outcome.c). 'v' the verdict behind it or NULL; 'detail' the body's
  * detail (and the log reason without 'v'); 'reason' the body's reason. */
-void proxy_conn_outcome(struct proxy_conn *c, enum proxy_outcome o,
-                        const struct proxy_verdict *v, const char *detail, const char *reason);
+void proxy_conn_outcome(struct proxy_conn *c, enum proxy_outcome o, const struct proxy_verdict *v,
+                        const char *detail, const char *reason);
 void proxy_conn_cur_clear(struct proxy_cur *cur);
 void proxy_conn_drop_upstream(struct proxy_conn *c);
 /* Close now as far as the peers can tell; freed later by the reaper. */
@@ -704,9 +703,8 @@ bool proxy_conn_stale(const struct proxy_conn *c);
 void proxy_conn_reply_close(struct proxy_conn *c, const char *buf, size_t len);
 void proxy_conn_reply_bare(struct proxy_conn *c, unsigned status);
 /* The decision line of an allowed (or audited) request or connection. */
-void proxy_conn_log_verdict(struct proxy_conn *c, const struct proxy_verdict *v,
-                            const char *engine, const char *method, const char *path,
-                            const char *stage);
+void proxy_conn_log_verdict(struct proxy_conn *c, const struct proxy_verdict *v, const char *engine,
+                            const char *method, const char *path, const char *stage);
 /* The current request's canonical path without query, in 'buf'. */
 const char *proxy_conn_cur_path(struct proxy_conn *c, char *buf, size_t len);
 bool proxy_conn_reason_is_l4(enum model_reason r);

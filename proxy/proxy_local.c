@@ -50,8 +50,8 @@
 #define WAIT_MAX_S 300
 
 /* proviso's own way to turn proposals on (docs/cli.md "settings") */
-#define FEATURE_DISABLED                                                                    \
-    "agent-driven policy proposals are not enabled in this sandbox; enable them with "     \
+#define FEATURE_DISABLED                                                               \
+    "agent-driven policy proposals are not enabled in this sandbox; enable them with " \
     "`proviso settings set agent_policy_proposals_enabled true --sandbox %s`"
 
 enum local_route {
@@ -65,27 +65,27 @@ enum local_route {
 };
 
 enum local_state {
-    LS_BODY,    /* reading the request body */
-    LS_JOB,     /* an advisor call is running */
-    LS_WRITE,   /* the answer is being written */
-    LS_LINGER,  /* answered, write side shut: discarding input */
+    LS_BODY,   /* reading the request body */
+    LS_JOB,    /* an advisor call is running */
+    LS_WRITE,  /* the answer is being written */
+    LS_LINGER, /* answered, write side shut: discarding input */
 };
 
 struct local_req {
     struct proxy_local *l;
     struct local_req *prev, *next;
     struct sockaddr_storage peer; /* counts toward its address's connection cap */
-    struct bufferevent *bev; /* NULL once the client is gone */
+    struct bufferevent *bev;      /* NULL once the client is gone */
     int fd;
     struct proxy_identity *id;
     enum local_state st;
     enum local_route route;
     bool in_job;
     char method[16];
-    char path[1024];         /* the route, without the query */
-    char *query;             /* owned, NULL when none */
+    char path[1024]; /* the route, without the query */
+    char *query;     /* owned, NULL when none */
     char chunk[ID_MAX + 1];
-    uint64_t want;           /* Content-Length */
+    uint64_t want; /* Content-Length */
     struct pv_dynbuf body;
 };
 
@@ -93,8 +93,8 @@ struct proxy_local {
     struct proxy_server *srv;
     struct proxy_advisor *a;
     struct local_req *reqs;
-    size_t nreqs;            /* clients being served (the connection cap counts them) */
-    char *ring[RING_MAX];    /* newest at (head + n - 1) % RING_MAX */
+    size_t nreqs;         /* clients being served (the connection cap counts them) */
+    char *ring[RING_MAX]; /* newest at (head + n - 1) % RING_MAX */
     size_t head;
     size_t n;
 };
@@ -105,10 +105,10 @@ struct local_job {
     enum local_route route;
     char chunk[ID_MAX + 1];
     unsigned timeout;
-    char *body;              /* request body (submit) */
+    char *body; /* request body (submit) */
     size_t blen;
-    unsigned status;         /* answer */
-    char *out;               /* JSON text */
+    unsigned status; /* answer */
+    char *out;       /* JSON text */
 };
 
 static void req_read(struct bufferevent *bev, void *arg);
@@ -228,18 +228,17 @@ void proxy_local_advice(json_t *o, const char *skill)
 
     if (skill != NULL) {
         char g[1200];
-        json_array_append_new(steps, json_pack("{s:s,s:s}", "action", "read_skill", "path",
-                                               skill));
-        json_array_append_new(steps, json_pack("{s:s,s:s,s:s}", "action", "inspect_policy",
+        json_array_append_new(steps, json_pack("{s:s,s:s}", "action", "read_skill", "path", skill));
+        json_array_append_new(steps,
+                              json_pack("{s:s,s:s,s:s}", "action", "inspect_policy", "method",
+                                        "GET", "url", "http://policy.local/v1/policy/current"));
+        json_array_append_new(steps, json_pack("{s:s,s:s,s:s}", "action", "inspect_recent_denials",
                                                "method", "GET", "url",
-                                               "http://policy.local/v1/policy/current"));
-        json_array_append_new(steps, json_pack("{s:s,s:s,s:s}", "action",
-                                               "inspect_recent_denials", "method", "GET", "url",
                                                "http://policy.local/v1/denials?last=5"));
-        json_array_append_new(steps, json_pack("{s:s,s:s,s:s,s:s}", "action", "submit_proposal",
-                                               "method", "POST", "url",
-                                               "http://policy.local/v1/proposals", "body_type",
-                                               "PolicyMergeOperation"));
+        json_array_append_new(steps,
+                              json_pack("{s:s,s:s,s:s,s:s}", "action", "submit_proposal", "method",
+                                        "POST", "url", "http://policy.local/v1/proposals",
+                                        "body_type", "PolicyMergeOperation"));
         snprintf(g, sizeof(g),
                  "The sandbox's network policy (enforced by proviso) refused this request. If "
                  "the task really needs it, do not give up: follow %s, propose the narrowest "
@@ -398,8 +397,8 @@ static void log_outcome(struct local_req *r, unsigned status, const char *js)
     const char *err = json_string_value(json_object_get(j, "error"));
     const char *det = json_string_value(json_object_get(j, "detail"));
 
-    snprintf(reason, sizeof(reason), "policy.local %u %s: %s", status,
-             err != NULL ? err : "error", det != NULL ? det : "");
+    snprintf(reason, sizeof(reason), "policy.local %u %s: %s", status, err != NULL ? err : "error",
+             det != NULL ? det : "");
     json_decref(j);
     memset(&e, 0, sizeof(e));
     e.action = status < 300 ? PROXY_LOG_ALLOWED : PROXY_LOG_DENIED;
@@ -470,8 +469,7 @@ static void job_set(struct local_job *j, unsigned status, json_t *o)
     j->status = j->out != NULL ? status : 500;
 }
 
-static void job_error(struct local_job *j, unsigned status, const char *error,
-                      const char *detail)
+static void job_error(struct local_job *j, unsigned status, const char *error, const char *detail)
 {
     job_set(j, status, json_pack("{s:s,s:s}", "error", error, "detail", detail));
 }
@@ -543,8 +541,7 @@ static void job_run(struct proxy_advisor *a, struct proxy_advisor_job *pj)
     if (!json_is_object(o) || r.status < 200 || r.status > 599) {
         char d[128];
         json_decref(o);
-        snprintf(d, sizeof(d), "the policy advisor answered %ld without a JSON object",
-                 r.status);
+        snprintf(d, sizeof(d), "the policy advisor answered %ld without a JSON object", r.status);
         job_error(j, 502, j->route == ROUTE_SUBMIT ? "proposal_submit_failed" : fail_code, d);
         return;
     }
@@ -645,8 +642,7 @@ static void dispatch(struct local_req *r)
         return;
     }
     case ROUTE_DENIALS:
-        answer(r, 200,
-               denials_json(l, proxy_local_query_uint(r->query, "last", 10, 1, RING_MAX)));
+        answer(r, 200, denials_json(l, proxy_local_query_uint(r->query, "last", 10, 1, RING_MAX)));
         return;
     case ROUTE_CHUNK:
     case ROUTE_WAIT:
@@ -713,8 +709,9 @@ static void req_event(struct bufferevent *bev, short what, void *arg)
         return;
     }
     if (r->st == LS_BODY) {
-        log_outcome(r, 400, "{\"error\":\"client_closed\",\"detail\":\"the client closed "
-                            "before its body arrived\"}");
+        log_outcome(r, 400,
+                    "{\"error\":\"client_closed\",\"detail\":\"the client closed "
+                    "before its body arrived\"}");
     }
     req_close(r);
 }
@@ -825,8 +822,9 @@ void proxy_local_free(struct proxy_local *l)
         struct local_req *r = l->reqs;
         if (r->st == LS_BODY) {
             /* its outcome had no line yet (jobs were answered by their done) */
-            log_outcome(r, 503, "{\"error\":\"advisor_unavailable\",\"detail\":\"the proxy "
-                                "is shutting down\"}");
+            log_outcome(r, 503,
+                        "{\"error\":\"advisor_unavailable\",\"detail\":\"the proxy "
+                        "is shutting down\"}");
         }
         r->in_job = false;
         req_free(r);

@@ -31,8 +31,8 @@
 #define LOG_CAP (16u * 1024u * 1024u)
 
 struct proxy_log {
-    int fd;        /* decision log, 2 for stderr */
-    int dfd;       /* denials.jsonl, -1 when off */
+    int fd;  /* decision log, 2 for stderr */
+    int dfd; /* denials.jsonl, -1 when off */
     struct pv_dynbuf buf;
     struct pv_dynbuf dbuf;
     void (*tap)(void *arg, const char *line, size_t len); /* DENIED lines (advisor mode) */
@@ -241,8 +241,8 @@ void proxy_log_event(struct proxy_log *l, const struct proxy_log_event *e)
     timestamp(ts, sizeof(ts));
     clean_reason(e->reason, reason, sizeof(reason));
     if (e->method == NULL) {
-        r = pv_dynbuf_printf(&l->buf, "%s OCSF NET:OPEN %s %s %s(%d) -> %s:%u [policy:%s%s%s]",
-                             ts, severity(e->action), action_name(e->action), exe, pid, e->host,
+        r = pv_dynbuf_printf(&l->buf, "%s OCSF NET:OPEN %s %s %s(%d) -> %s:%u [policy:%s%s%s]", ts,
+                             severity(e->action), action_name(e->action), exe, pid, e->host,
                              (unsigned)e->port, e->policy != NULL ? e->policy : "-",
                              e->engine != NULL ? " engine:" : "",
                              e->engine != NULL ? e->engine : "");
@@ -251,13 +251,11 @@ void proxy_log_event(struct proxy_log *l, const struct proxy_log_event *e)
         if (e->port != 80) {
             snprintf(port, sizeof(port), ":%u", (unsigned)e->port);
         }
-        r = pv_dynbuf_printf(&l->buf,
-                             "%s OCSF HTTP:%s %s %s %s(%d) -> %s http://%s%s%s%s [policy:%s%s%s]",
-                             ts, e->method, severity(e->action), action_name(e->action), exe, pid,
-                             e->method, e->host, port, e->path != NULL ? e->path : "/", q,
-                             e->policy != NULL ? e->policy : "-",
-                             e->engine != NULL ? " engine:" : "",
-                             e->engine != NULL ? e->engine : "");
+        r = pv_dynbuf_printf(
+            &l->buf, "%s OCSF HTTP:%s %s %s %s(%d) -> %s http://%s%s%s%s [policy:%s%s%s]", ts,
+            e->method, severity(e->action), action_name(e->action), exe, pid, e->method, e->host,
+            port, e->path != NULL ? e->path : "/", q, e->policy != NULL ? e->policy : "-",
+            e->engine != NULL ? " engine:" : "", e->engine != NULL ? e->engine : "");
     }
     if (pv_ok(r) && e->action != PROXY_LOG_ALLOWED) {
         r = pv_dynbuf_printf(&l->buf, " [reason:%s]", reason);

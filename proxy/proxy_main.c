@@ -46,8 +46,10 @@ static const struct pv_opt proxy_opts[] = {
     {"header-timeout", "MS", "request head limit, 0..86400000 (default 10000)", 0},
     {"max-client-conns", "N", "client connections at once, 1..1000000 (default 1024)", 0},
     {"reload-interval", "MS", "policy file check interval, 0..3600000 (default 1000)", 0},
-    {"unprivileged-identity", NULL, "run without CAP_SYS_PTRACE: processes the proxy may not "
-                                    "inspect are denied as unknown", 0},
+    {"unprivileged-identity", NULL,
+     "run without CAP_SYS_PTRACE: processes the proxy may not "
+     "inspect are denied as unknown",
+     0},
     {"test-allow-loopback", NULL, "tests only: allow loopback destinations", 0},
     {"test-hosts-file", "FILE", "tests only: resolve names from this hosts file", 0},
 };

@@ -84,8 +84,9 @@ void proxy_metrics_render(const struct proxy_metrics *m, const struct proxy_metr
                             (unsigned long long)m->rows[i].n);
     }
     if (m->overflow > 0) {
-        evbuffer_add_printf(b, "proviso_proxy_decisions_total{outcome=\"other\",stage=\"other\"} "
-                               "%llu\n",
+        evbuffer_add_printf(b,
+                            "proviso_proxy_decisions_total{outcome=\"other\",stage=\"other\"} "
+                            "%llu\n",
                             (unsigned long long)m->overflow);
     }
     evbuffer_add_printf(b,

@@ -17,7 +17,10 @@
 
 #include "proxy/proxy_int.h"
 
-#define ROW(o, st, err, kind, eng, stage, log) {o, #o, st, err, kind, eng, stage, log}
+#define ROW(o, st, err, kind, eng, stage, log) \
+    {                                          \
+        o, #o, st, err, kind, eng, stage, log  \
+    }
 
 static const struct proxy_outcome_row rows[] = {
     /* request heads */
@@ -35,39 +38,39 @@ static const struct proxy_outcome_row rows[] = {
         "forward-parse-rejection", true),
     ROW(PROXY_OUT_FORWARD_HTTPS, 400, NULL, PROXY_REPLY_TEXT, "http-parser",
         "forward-parse-rejection", true),
-    ROW(PROXY_OUT_FORWARD_SCHEME, 400, "unsupported_proxy_scheme", PROXY_REPLY_JSON,
-        "http-parser", "forward-parse-rejection", true),
+    ROW(PROXY_OUT_FORWARD_SCHEME, 400, "unsupported_proxy_scheme", PROXY_REPLY_JSON, "http-parser",
+        "forward-parse-rejection", true),
     ROW(PROXY_OUT_POLICY_LOCAL_PORT, 400, "invalid_policy_local_scheme", PROXY_REPLY_JSON, "opa",
         "forward", true),
     ROW(PROXY_OUT_POLICY_LOCAL, 404, "feature_disabled", PROXY_REPLY_JSON, "opa", "forward", true),
     ROW(PROXY_OUT_FORWARD_DENIED, 403, "policy_denied", PROXY_REPLY_JSON, "opa", "forward", true),
     ROW(PROXY_OUT_FORWARD_TARGET, 400, "invalid_request_target", PROXY_REPLY_JSON, "l7",
         "forward-l7-parse-rejection", true),
-    ROW(PROXY_OUT_FORWARD_L7_DENIED, 403, "policy_denied", PROXY_REPLY_L7, "l7",
-        "forward-l7-deny", true),
+    ROW(PROXY_OUT_FORWARD_L7_DENIED, 403, "policy_denied", PROXY_REPLY_L7, "l7", "forward-l7-deny",
+        true),
     ROW(PROXY_OUT_FORWARD_UNSUPPORTED, 403, "unsupported_l7_protocol", PROXY_REPLY_L7, "l7",
         "forward-l7-deny", true),
     /* destinations and upstreams */
     ROW(PROXY_OUT_SSRF, 403, "ssrf_denied", PROXY_REPLY_JSON, "ssrf", "ssrf", true),
     /* not a policy decision: its own error and stage, a note (no DENIED line) */
     ROW(PROXY_OUT_DNS, 502, "dns_resolution_failed", PROXY_REPLY_JSON, NULL, "dns", false),
-    ROW(PROXY_OUT_UPSTREAM_FAILED, 502, "upstream_unreachable", PROXY_REPLY_JSON, "opa",
-        "upstream", false),
+    ROW(PROXY_OUT_UPSTREAM_FAILED, 502, "upstream_unreachable", PROXY_REPLY_JSON, "opa", "upstream",
+        false),
     /* inspected tunnels */
     ROW(PROXY_OUT_TUNNEL_PROTOCOL, 403, "unsupported_l7_protocol", PROXY_REPLY_JSON, "l7",
         "connect-l7-parse-rejection", true),
-    ROW(PROXY_OUT_TUNNEL_HEAD_BAD, 400, NULL, PROXY_REPLY_BARE, "l7",
-        "connect-l7-parse-rejection", true),
-    ROW(PROXY_OUT_TUNNEL_AUTHORITY, 403, "request_authority_mismatch", PROXY_REPLY_AUTHORITY,
-        "l7", "l7", true),
+    ROW(PROXY_OUT_TUNNEL_HEAD_BAD, 400, NULL, PROXY_REPLY_BARE, "l7", "connect-l7-parse-rejection",
+        true),
+    ROW(PROXY_OUT_TUNNEL_AUTHORITY, 403, "request_authority_mismatch", PROXY_REPLY_AUTHORITY, "l7",
+        "l7", true),
     ROW(PROXY_OUT_TUNNEL_TARGET, 400, "invalid_request_target", PROXY_REPLY_JSON, "l7",
         "connect-l7-parse-rejection", true),
     ROW(PROXY_OUT_TUNNEL_SSRF, 403, "ssrf_denied", PROXY_REPLY_JSON, "ssrf", "ssrf", true),
     ROW(PROXY_OUT_TUNNEL_L7_DENIED, 403, "policy_denied", PROXY_REPLY_L7, "l7", "l7", true),
     ROW(PROXY_OUT_TUNNEL_UNSUPPORTED, 403, "unsupported_l7_protocol", PROXY_REPLY_L7, "l7", "l7",
         true),
-    ROW(PROXY_OUT_TUNNEL_UPSTREAM, 502, "upstream_unreachable", PROXY_REPLY_JSON, "l7",
-        "upstream", true),
+    ROW(PROXY_OUT_TUNNEL_UPSTREAM, 502, "upstream_unreachable", PROXY_REPLY_JSON, "l7", "upstream",
+        true),
     /* reloads */
     ROW(PROXY_OUT_RELOAD_CLOSED, 0, NULL, PROXY_REPLY_NONE, "opa", "policy_stale", true),
 };

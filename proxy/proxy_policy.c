@@ -57,8 +57,8 @@ struct proxy_policy *proxy_policy_load(const char *path, uint64_t generation, ch
 
         snprintf(err, errlen, "%s: cannot load policy", path);
         for (size_t i = 0; i < n && i < 5; i++) {
-            int w = snprintf(err + off, errlen - off, "%s%s", i ? "; " : "",
-                             model_diags_line(d, i));
+            int w =
+                snprintf(err + off, errlen - off, "%s%s", i ? "; " : "", model_diags_line(d, i));
             if (w < 0 || (size_t)w >= errlen - off) {
                 break;
             }
@@ -391,8 +391,8 @@ static char *reply(unsigned status, json_t *body, const char *extra, size_t *len
     return out;
 }
 
-char *proxy_reply_json(unsigned status, const char *error, const char *detail,
-                       const char *reason, size_t *len)
+char *proxy_reply_json(unsigned status, const char *error, const char *detail, const char *reason,
+                       size_t *len)
 {
     json_t *o = json_object();
 

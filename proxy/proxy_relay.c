@@ -149,8 +149,8 @@ static void check_addrs(struct proxy_conn *c)
 
     memset(&first, 0, sizeof(first));
     for (size_t i = 0; i < c->naddrs; i++) {
-        proxy_decide_dest(c->pol, c->id, c->host, strlen(c->host), c->port, m, t, tl,
-                          &c->addrs[i], &c->srv->opts, &v);
+        proxy_decide_dest(c->pol, c->id, c->host, strlen(c->host), c->port, m, t, tl, &c->addrs[i],
+                          &c->srv->opts, &v);
         if (v.allow) {
             if (nok == 0) {
                 first = v;
@@ -175,8 +175,9 @@ static void check_addrs(struct proxy_conn *c)
     if (connect) {
         proxy_conn_log_verdict(c, &first, "opa", NULL, NULL, "connect");
     } else {
-        proxy_conn_log_verdict(c, &first, c->route == MODEL_ROUTE_INSPECTED ? "l7" : "opa", c->cur.method,
-                    proxy_conn_cur_path(c, path, sizeof(path)), "forward");
+        proxy_conn_log_verdict(c, &first, c->route == MODEL_ROUTE_INSPECTED ? "l7" : "opa",
+                               c->cur.method, proxy_conn_cur_path(c, path, sizeof(path)),
+                               "forward");
     }
     snprintf(c->policy_key, sizeof(c->policy_key), "%s", first.policy);
     start_connect(c);
@@ -205,8 +206,7 @@ static void dns_cb(int result, struct evutil_addrinfo *res, void *arg)
             ip.b[11] = 0xff;
             memcpy(ip.b + 12, &s4->sin_addr, 4);
         } else if (a->ai_family == AF_INET6) {
-            const struct sockaddr_in6 *s6 =
-                (const struct sockaddr_in6 *)(const void *)a->ai_addr;
+            const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)(const void *)a->ai_addr;
             memcpy(ip.b, &s6->sin6_addr, 16);
         } else {
             continue;
@@ -314,8 +314,8 @@ static void connect_cb(evutil_socket_t fd, short what, void *arg)
     if (c->dead) {
         return;
     }
-    if ((what & EV_TIMEOUT) != 0 ||
-        getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
+    if ((what & EV_TIMEOUT) != 0 || getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 ||
+        err != 0) {
         connect_failed(c);
         return;
     }
@@ -460,8 +460,7 @@ static void write_head(struct proxy_conn *c, struct evbuffer *out)
     case PROXY_BODY_NONE:
         break;
     case PROXY_BODY_LENGTH:
-        evbuffer_add_printf(out, "Content-Length: %llu\r\n",
-                            (unsigned long long)r->content_length);
+        evbuffer_add_printf(out, "Content-Length: %llu\r\n", (unsigned long long)r->content_length);
         break;
     case PROXY_BODY_CHUNKED:
         evbuffer_add_printf(out, "Transfer-Encoding: chunked\r\n");
@@ -503,7 +502,8 @@ static void finish_request(struct proxy_conn *c)
 {
     bool up_ok = http_should_keep_alive(&c->resp) && !c->resp_eof_framed && c->req_done &&
                  c->u != NULL && evbuffer_get_length(bufferevent_get_input(c->u)) == 0;
-    bool keep = c->cur.keep_alive && up_ok && !c->srv->draining && !proxy_conn_stale(c) && !c->c_eof;
+    bool keep =
+        c->cur.keep_alive && up_ok && !c->srv->draining && !proxy_conn_stale(c) && !c->c_eof;
     struct timeval tv;
     unsigned ms = c->srv->cfg->idle_timeout_ms;
 
@@ -686,8 +686,8 @@ static bool check_response_head(struct proxy_conn *c, struct evbuffer *in, struc
         }
         c->resp_head_ok = true;
         c->resp_body_off = hl;
-        c->resp_chunked = r.framing == PROXY_BODY_CHUNKED && !c->cur.is_head &&
-                          r.status != 204 && r.status != 304;
+        c->resp_chunked = r.framing == PROXY_BODY_CHUNKED && !c->cur.is_head && r.status != 204 &&
+                          r.status != 304;
         proxy_chunk_init(&c->resp_chunk);
     }
     return true;
@@ -804,7 +804,7 @@ void proxy_relay_forward(struct proxy_conn *c)
 
     if (!pv_ok(proxy_http_parse_uri(t, c->cur.target_len, &u))) {
         proxy_conn_outcome(c, PROXY_OUT_FORWARD_URI, NULL, "malformed absolute-form request-target",
-                     NULL);
+                           NULL);
         return;
     }
     if (u.scheme.len == 5 && strncasecmp(t, "https", 5) == 0) {
@@ -812,8 +812,8 @@ void proxy_relay_forward(struct proxy_conn *c)
         return;
     }
     if (!(u.scheme.len == 4 && strncasecmp(t, "http", 4) == 0)) {
-        proxy_conn_outcome(c, PROXY_OUT_FORWARD_SCHEME, NULL, "Forward proxy requests must use http",
-                     NULL);
+        proxy_conn_outcome(c, PROXY_OUT_FORWARD_SCHEME, NULL,
+                           "Forward proxy requests must use http", NULL);
         return;
     }
     proxy_relay_set_host(c, t + u.host.off, u.host.len, u.port);
@@ -822,19 +822,20 @@ void proxy_relay_forward(struct proxy_conn *c)
     if (strcmp(c->nhost, "policy.local") == 0) {
         if (u.port != 80) {
             proxy_conn_outcome(c, PROXY_OUT_POLICY_LOCAL_PORT, NULL, "Use http://policy.local only",
-                         NULL);
+                               NULL);
         } else if (proxy_local_serve(c, t + u.rest.off, u.rest.len)) {
             /* advisor mode: proxy_local.c took the client socket and answers
              * it (one decision line per outcome, engine policy-local) */
             proxy_conn_kill(c);
         } else {
             /* proviso's own switches, not the reference's */
-            proxy_conn_outcome(c, PROXY_OUT_POLICY_LOCAL, NULL,
-                         "agent-driven policy proposals are not enabled in this sandbox: "
-                         "policy.local is served only when proviso-proxy runs with --advisor "
-                         "URL --sandbox NAME, and proposals are enabled with `proviso settings "
-                         "set agent_policy_proposals_enabled true --sandbox NAME`",
-                         NULL);
+            proxy_conn_outcome(
+                c, PROXY_OUT_POLICY_LOCAL, NULL,
+                "agent-driven policy proposals are not enabled in this sandbox: "
+                "policy.local is served only when proviso-proxy runs with --advisor "
+                "URL --sandbox NAME, and proposals are enabled with `proviso settings "
+                "set agent_policy_proposals_enabled true --sandbox NAME`",
+                NULL);
         }
         return;
     }
@@ -888,7 +889,8 @@ void proxy_relay_forward(struct proxy_conn *c)
             v.allow = false;
             snprintf(v.detail, sizeof(v.detail), "request-target must be canonical");
         }
-        proxy_conn_outcome(c, PROXY_OUT_FORWARD_TARGET, &v, "request-target must be canonical", NULL);
+        proxy_conn_outcome(c, PROXY_OUT_FORWARD_TARGET, &v, "request-target must be canonical",
+                           NULL);
         return;
     }
     c->route = v.route;
@@ -896,9 +898,9 @@ void proxy_relay_forward(struct proxy_conn *c)
         snprintf(detail, sizeof(detail), "%s %s:%u%s denied by L7 policy: %s", c->cur.method,
                  c->host, (unsigned)c->port, proxy_conn_cur_path(c, path, sizeof(path)), v.detail);
         proxy_conn_outcome(c,
-                     v.reason == MODEL_REASON_L7_UNSUPPORTED ? PROXY_OUT_FORWARD_UNSUPPORTED
-                                                             : PROXY_OUT_FORWARD_L7_DENIED,
-                     &v, detail, NULL);
+                           v.reason == MODEL_REASON_L7_UNSUPPORTED ? PROXY_OUT_FORWARD_UNSUPPORTED
+                                                                   : PROXY_OUT_FORWARD_L7_DENIED,
+                           &v, detail, NULL);
         return;
     }
     if (c->cur.req->upgrade && v.route == MODEL_ROUTE_INSPECTED) {
@@ -913,7 +915,7 @@ void proxy_relay_forward(struct proxy_conn *c)
                           c->cur.target, c->cur.target_len, &c->u_ip, &c->srv->opts, &dv);
         if (dv.allow) {
             proxy_conn_log_verdict(c, &dv, l7 ? "l7" : "opa", c->cur.method,
-                        proxy_conn_cur_path(c, path, sizeof(path)), "forward");
+                                   proxy_conn_cur_path(c, path, sizeof(path)), "forward");
             proxy_relay_send_request(c);
             return;
         }

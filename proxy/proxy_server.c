@@ -193,8 +193,8 @@ static void hup_cb(evutil_socket_t fd, short what, void *arg)
  * Listeners
  * ------------------------------------------------------------------------- */
 
-static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
-                      int salen, void *arg)
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
+                      void *arg)
 {
     struct proxy_server *srv = arg;
 
@@ -223,15 +223,13 @@ static void accept_error_cb(struct evconnlistener *l, void *arg)
 
 /* GET /healthz: 200 while policy decisions can allow, 503 with the reason
  * while the proxy is in fail-closed quarantine (every decision denies). */
-static void admin_healthz(struct proxy_server *srv, struct evhttp_request *req,
-                          struct evbuffer *b)
+static void admin_healthz(struct proxy_server *srv, struct evhttp_request *req, struct evbuffer *b)
 {
     const char *q = proxy_policy_quarantine_reason(srv->policy);
     json_t *o;
     char *s;
 
-    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-                      "application/json");
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
     if (q == NULL) {
         evbuffer_add_printf(b, "{\"status\":\"ok\"}");
         evhttp_send_reply(req, 200, "OK", b);
@@ -247,8 +245,7 @@ static void admin_healthz(struct proxy_server *srv, struct evhttp_request *req,
 }
 
 /* GET /metrics: Prometheus text format (proxy_metrics.c). */
-static void admin_metrics(struct proxy_server *srv, struct evhttp_request *req,
-                          struct evbuffer *b)
+static void admin_metrics(struct proxy_server *srv, struct evhttp_request *req, struct evbuffer *b)
 {
     struct proxy_metrics_gauges g;
 
@@ -330,10 +327,10 @@ static bool listen_all(struct proxy_server *srv)
         pv_log_errorx("invalid --bind address '%s' (an IP address is needed)", cfg->bind_addr);
         return false;
     }
-    srv->listener = evconnlistener_new_bind(
-        srv->base, accept_cb, srv,
-        LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC, 4096,
-        (struct sockaddr *)&ss, sl);
+    srv->listener =
+        evconnlistener_new_bind(srv->base, accept_cb, srv,
+                                LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC,
+                                4096, (struct sockaddr *)&ss, sl);
     if (srv->listener == NULL) {
         pv_log_errorx("cannot listen on %s: %s", spec, strerror(errno));
         return false;
@@ -349,8 +346,7 @@ static bool listen_all(struct proxy_server *srv)
     evhttp_set_allowed_methods(srv->admin, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
     h = evhttp_bind_socket_with_handle(srv->admin, cfg->bind_addr, admin_port);
     if (h == NULL) {
-        pv_log_errorx("cannot listen on admin port %u: %s", (unsigned)admin_port,
-                      strerror(errno));
+        pv_log_errorx("cannot listen on admin port %u: %s", (unsigned)admin_port, strerror(errno));
         return false;
     }
     srv->admin_port = fd_port(evhttp_bound_socket_get_fd(h));
@@ -372,7 +368,8 @@ static bool setup_dns(struct proxy_server *srv)
     (void)evdns_base_load_hosts(srv->dns, NULL);
     (void)evdns_base_set_option(srv->dns, "timeout:", "3");
     (void)evdns_base_set_option(srv->dns, "attempts:", "2");
-    if (srv->cfg->hosts_file != NULL && evdns_base_load_hosts(srv->dns, srv->cfg->hosts_file) != 0) {
+    if (srv->cfg->hosts_file != NULL &&
+        evdns_base_load_hosts(srv->dns, srv->cfg->hosts_file) != 0) {
         pv_log_errorx("cannot read hosts file %s", srv->cfg->hosts_file);
         return false;
     }
@@ -424,7 +421,7 @@ static void server_free(struct proxy_server *srv)
         srv->graveyard = c->next;
         proxy_conn_free(c);
     }
-    struct event *evs[] = {srv->ev_term, srv->ev_int, srv->ev_hup, srv->ev_stat,
+    struct event *evs[] = {srv->ev_term,  srv->ev_int,   srv->ev_hup, srv->ev_stat,
                            srv->ev_flush, srv->ev_drain, srv->ev_reap};
     for (size_t i = 0; i < PV_ARRAY_LEN(evs); i++) {
         if (evs[i] != NULL) {
@@ -534,9 +531,8 @@ int proxy_server_run(const struct proxy_config *cfg)
         proxy_log_note(srv.log, "WARNING: --unprivileged-identity: %s", why);
         pv_log_warnx("--unprivileged-identity: %s", why);
     }
-    proxy_log_note(srv.log, "listening on %s:%u (admin %u), policy %s generation 1",
-                   cfg->bind_addr, (unsigned)srv.port, (unsigned)srv.admin_port,
-                   cfg->policy_path);
+    proxy_log_note(srv.log, "listening on %s:%u (admin %u), policy %s generation 1", cfg->bind_addr,
+                   (unsigned)srv.port, (unsigned)srv.admin_port, cfg->policy_path);
     /* clients must trust it for inspected HTTPS */
     proxy_log_note(srv.log, "CA certificate (clients must trust it): %s/ca.crt", cfg->data_dir);
     pv_log_info("CA certificate (clients must trust it): %s/ca.crt", cfg->data_dir);

@@ -29,11 +29,11 @@ struct dir {
     int from;
     int to;
     int pipe[2];
-    size_t pending;     /* bytes in the pipe */
-    bool eof;           /* the source ended */
-    bool done;          /* EOF propagated */
-    struct event *rd;   /* readable(from) */
-    struct event *wr;   /* writable(to), armed only when the pipe is parked */
+    size_t pending;   /* bytes in the pipe */
+    bool eof;         /* the source ended */
+    bool done;        /* EOF propagated */
+    struct event *rd; /* readable(from) */
+    struct event *wr; /* writable(to), armed only when the pipe is parked */
 };
 
 struct proxy_splice {
@@ -60,8 +60,8 @@ static void finish(struct proxy_splice *s, bool error)
 static bool flush(struct dir *d)
 {
     while (d->pending > 0) {
-        ssize_t m = splice(d->pipe[0], NULL, d->to, NULL, d->pending,
-                           SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+        ssize_t m =
+            splice(d->pipe[0], NULL, d->to, NULL, d->pending, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
         if (m > 0) {
             d->pending -= (size_t)m;
             continue;

@@ -243,8 +243,7 @@ static X509 *make_leaf(struct proxy_tls *t, const char *host)
     }
     name = X509_get_subject_name(c);
     if (hl <= 64 && X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
-                                               (const unsigned char *)host, (int)hl, -1,
-                                               0) != 1) {
+                                               (const unsigned char *)host, (int)hl, -1, 0) != 1) {
         X509_free(c);
         return NULL;
     }

@@ -142,14 +142,16 @@ void proxy_tunnel_request(struct proxy_conn *c)
     if (t[0] != '/') {
         struct proxy_uri u;
         if (!pv_ok(proxy_http_parse_uri(t, rl, &u))) {
-            proxy_conn_outcome(c, PROXY_OUT_TUNNEL_HEAD_BAD, NULL, "malformed request-target", NULL);
+            proxy_conn_outcome(c, PROXY_OUT_TUNNEL_HEAD_BAD, NULL, "malformed request-target",
+                               NULL);
             return;
         }
         agree = authority_is(c, t + u.host.off, u.host.len, u.port_given ? u.port : 0, dport);
         rest = u.rest.len ? t + u.rest.off : "/";
         rl = u.rest.len ? u.rest.len : 1;
     } else if (r->host < 0 && r->version_minor == 1) {
-        proxy_conn_outcome(c, PROXY_OUT_TUNNEL_HEAD_BAD, NULL, "HTTP/1.1 request without Host", NULL);
+        proxy_conn_outcome(c, PROXY_OUT_TUNNEL_HEAD_BAD, NULL, "HTTP/1.1 request without Host",
+                           NULL);
         return;
     }
     agree = host_field_agrees(c, dport, &ok) && agree;
@@ -159,8 +161,8 @@ void proxy_tunnel_request(struct proxy_conn *c)
     }
     if (!agree) {
         proxy_conn_outcome(c, PROXY_OUT_TUNNEL_AUTHORITY, NULL,
-                     "HTTP request authority does not match the authorized tunnel endpoint",
-                     NULL);
+                           "HTTP request authority does not match the authorized tunnel endpoint",
+                           NULL);
         return;
     }
     if (rest != t) {
@@ -188,7 +190,8 @@ void proxy_tunnel_request(struct proxy_conn *c)
         c->cur.target_len = rl;
     }
     if (!proxy_relay_canonicalise(c, c->cur.target, c->cur.target_len)) {
-        proxy_conn_outcome(c, PROXY_OUT_TUNNEL_TARGET, NULL, "request-target must be canonical", NULL);
+        proxy_conn_outcome(c, PROXY_OUT_TUNNEL_TARGET, NULL, "request-target must be canonical",
+                           NULL);
         return;
     }
     proxy_decide_dest(c->pol, c->id, c->host, strlen(c->host), c->port, c->cur.method,
@@ -202,12 +205,13 @@ void proxy_tunnel_request(struct proxy_conn *c)
             proxy_conn_outcome(c, PROXY_OUT_TUNNEL_SSRF, &v, detail, NULL);
         } else if (proxy_relay_reason_is_target(v.reason)) {
             proxy_conn_outcome(c, PROXY_OUT_TUNNEL_TARGET, &v, "request-target must be canonical",
-                         NULL);
+                               NULL);
         } else {
             proxy_conn_outcome(c,
-                         v.reason == MODEL_REASON_L7_UNSUPPORTED ? PROXY_OUT_TUNNEL_UNSUPPORTED
-                                                                 : PROXY_OUT_TUNNEL_L7_DENIED,
-                         &v, v.detail, NULL);
+                               v.reason == MODEL_REASON_L7_UNSUPPORTED
+                                   ? PROXY_OUT_TUNNEL_UNSUPPORTED
+                                   : PROXY_OUT_TUNNEL_L7_DENIED,
+                               &v, v.detail, NULL);
         }
         return;
     }
@@ -217,7 +221,8 @@ void proxy_tunnel_request(struct proxy_conn *c)
     }
     {
         char path[CANON_MAX];
-        proxy_conn_log_verdict(c, &v, "l7", c->cur.method, proxy_conn_cur_path(c, path, sizeof(path)), "l7");
+        proxy_conn_log_verdict(c, &v, "l7", c->cur.method,
+                               proxy_conn_cur_path(c, path, sizeof(path)), "l7");
     }
     proxy_relay_send_request(c);
 }
@@ -232,8 +237,8 @@ void proxy_tunnel_connect(struct proxy_conn *c)
     struct evbuffer *in = bufferevent_get_input(c->c);
 
     if (c->mode != PROXY_MODE_FORWARD ||
-        !pv_ok(proxy_http_parse_authority(c->cur.target, c->cur.target_len, false, &h, &br,
-                                          &port))) {
+        !pv_ok(
+            proxy_http_parse_authority(c->cur.target, c->cur.target_len, false, &h, &br, &port))) {
         proxy_conn_outcome(c, PROXY_OUT_CONNECT_TARGET, NULL, "malformed CONNECT target", NULL);
         return;
     }
@@ -318,8 +323,8 @@ static void sniff_wait(struct proxy_conn *c, bool timer)
     if (c->ev_io != NULL) {
         event_free(c->ev_io);
     }
-    c->ev_io = event_new(c->srv->base, timer ? -1 : c->cfd, timer ? EV_TIMEOUT : EV_READ,
-                         sniff_cb, c);
+    c->ev_io =
+        event_new(c->srv->base, timer ? -1 : c->cfd, timer ? EV_TIMEOUT : EV_READ, sniff_cb, c);
     if (c->ev_io == NULL) {
         proxy_conn_kill(c);
         return;
@@ -350,8 +355,8 @@ static void start_l7(struct proxy_conn *c, bool tls)
             return;
         }
         bufferevent_free(c->c);
-        c->c = bufferevent_openssl_socket_new(srv->base, c->cfd, cs,
-                                              BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
+        c->c = bufferevent_openssl_socket_new(srv->base, c->cfd, cs, BUFFEREVENT_SSL_ACCEPTING,
+                                              BEV_OPT_CLOSE_ON_FREE);
         if (c->c == NULL) {
             SSL_free(us);
             proxy_conn_kill(c);
@@ -379,7 +384,8 @@ static void start_l7(struct proxy_conn *c, bool tls)
     }
     c->mode = PROXY_MODE_L7;
     c->state = PROXY_ST_HEAD;
-    bufferevent_setcb(c->c, proxy_conn_client_read, proxy_conn_client_write, proxy_conn_client_event, c);
+    bufferevent_setcb(c->c, proxy_conn_client_read, proxy_conn_client_write,
+                      proxy_conn_client_event, c);
     if (!tls && c->early != NULL) {
         evbuffer_prepend_buffer(bufferevent_get_input(c->c), c->early);
     }

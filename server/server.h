@@ -39,18 +39,18 @@
 #define SERVER_DEFAULT_MAX_CONNECTIONS 16384u
 
 struct server_config {
-    uint16_t port;             /* 0: pick a free port and log it */
-    char bind[64];             /* IPv4 or IPv6 literal */
-    size_t body_limit;         /* bytes; larger bodies get 413 */
-    unsigned workers;          /* prover threads; 0 = number of online cores */
-    unsigned io_threads;       /* MHD polling threads */
-    unsigned max_concurrent;   /* queued + running jobs before 503 */
-    unsigned timeout_ms;       /* default per-request solver timeout */
-    unsigned max_timeout_ms;   /* largest options.timeout_ms accepted */
-    unsigned grace_ms;         /* SIGTERM drain bound */
-    unsigned conn_timeout_s;   /* idle connection timeout */
-    unsigned max_connections;  /* MHD connection limit */
-    unsigned per_ip_limit;     /* connections per client address; 0: none */
+    uint16_t port;            /* 0: pick a free port and log it */
+    char bind[64];            /* IPv4 or IPv6 literal */
+    size_t body_limit;        /* bytes; larger bodies get 413 */
+    unsigned workers;         /* prover threads; 0 = number of online cores */
+    unsigned io_threads;      /* MHD polling threads */
+    unsigned max_concurrent;  /* queued + running jobs before 503 */
+    unsigned timeout_ms;      /* default per-request solver timeout */
+    unsigned max_timeout_ms;  /* largest options.timeout_ms accepted */
+    unsigned grace_ms;        /* SIGTERM drain bound */
+    unsigned conn_timeout_s;  /* idle connection timeout */
+    unsigned max_connections; /* MHD connection limit */
+    unsigned per_ip_limit;    /* connections per client address; 0: none */
 };
 
 /* Fill 'c' with the embedded defaults (the service runs with no config). */
@@ -58,8 +58,8 @@ void server_config_defaults(struct server_config *c);
 /* Apply a YAML or JSON flat mapping (keys as in docs/operations.md) on top of
  * 'c'. 'file' names the document in errors. On error returns PV_ERR_PARSE or
  * PV_ERR_USAGE and writes "FILE:LINE:COL: message" into 'err'. */
-pv_result server_config_load(struct server_config *c, const char *file, const char *buf,
-                             size_t len, char *err, size_t errlen) PV_WUR;
+pv_result server_config_load(struct server_config *c, const char *file, const char *buf, size_t len,
+                             char *err, size_t errlen) PV_WUR;
 /* Check cross-field constraints (timeout <= max, ...); message into 'err'. */
 pv_result server_config_check(const struct server_config *c, char *err, size_t errlen) PV_WUR;
 
@@ -106,7 +106,7 @@ char *server_metrics_render(unsigned inflight, unsigned workers, size_t *len);
  * Route handlers (server_routes.c, server_discover.c)
  * ========================================================================= */
 
-struct server_ctx; /* shared read-only state (registry, config) */
+struct server_ctx;    /* shared read-only state (registry, config) */
 struct server_worker; /* one per worker thread: its prover session */
 
 /* What a handler produces. 'body' is a new reference the HTTP layer sends. */

@@ -47,9 +47,11 @@ static const struct {
     size_t off;
     size_t size;
 } keys[] = {
-#define U(name, min, max, field)                                                                   \
-    {name, KEY_UINT, min, max, offsetof(struct server_config, field),                              \
-     sizeof(((struct server_config *)0)->field)}
+#define U(name, min, max, field)                                         \
+    {                                                                    \
+        name, KEY_UINT, min, max, offsetof(struct server_config, field), \
+            sizeof(((struct server_config *)0)->field)                   \
+    }
     U("port", 0, 65535, port),
     {"bind", KEY_ADDR, 0, 0, offsetof(struct server_config, bind), 0},
     U("body_limit", 1024, SERVER_MAX_BODY_LIMIT, body_limit),
@@ -88,8 +90,8 @@ static bool addr_valid(const char *s)
 
 /* Set key 'k' from scalar 'v'. On error writes the message into 'why' and
  * sets '*at_key' when the key (not the value) is at fault. */
-static bool set_key(struct server_config *c, const char *k, const char *v, size_t vlen,
-                    char *why, size_t whylen, bool *at_key, bool *seen)
+static bool set_key(struct server_config *c, const char *k, const char *v, size_t vlen, char *why,
+                    size_t whylen, bool *at_key, bool *seen)
 {
     for (size_t i = 0; i < PV_ARRAY_LEN(keys); i++) {
         uint64_t n = 0;
@@ -139,8 +141,8 @@ static pv_result fail_at(char *err, size_t errlen, const char *file, const yaml_
     return pv_fail(code, __FILE__);
 }
 
-pv_result server_config_load(struct server_config *c, const char *file, const char *buf,
-                             size_t len, char *err, size_t errlen)
+pv_result server_config_load(struct server_config *c, const char *file, const char *buf, size_t len,
+                             char *err, size_t errlen)
 {
     yaml_parser_t parser;
     yaml_event_t ev;

@@ -84,7 +84,8 @@ static int walk_ops(const json_t *doc, op_fn fn, void *arg, char *err, size_t er
         return -1;
     }
     gservers = json_object_get(doc, "servers");
-    json_object_foreach((json_t *)paths, path, item) {
+    json_object_foreach((json_t *)paths, path, item)
+    {
         const json_t *pservers;
         if (path[0] != '/') {
             snprintf(err, errlen, "openapi.paths: path \"%.80s\" does not start with '/'", path);
@@ -117,10 +118,10 @@ static int walk_ops(const json_t *doc, op_fn fn, void *arg, char *err, size_t er
             o.method = http_methods[m];
             o.item = item;
             o.op = op;
-            o.servers = json_is_array(oservers) && json_array_size(oservers) > 0 ? oservers
+            o.servers = json_is_array(oservers) && json_array_size(oservers) > 0   ? oservers
                         : json_is_array(pservers) && json_array_size(pservers) > 0 ? pservers
-                        : json_is_array(gservers) ? gservers
-                                                  : NULL;
+                        : json_is_array(gservers)                                  ? gservers
+                                                                                   : NULL;
             rc = fn(&o, arg);
             if (rc != 0) {
                 return rc;
@@ -205,7 +206,8 @@ static json_t *inline_refs(const json_t *root, const json_t *v, int depth, size_
         if (out == NULL) {
             return NULL;
         }
-        json_object_foreach((json_t *)v, k, x) {
+        json_object_foreach((json_t *)v, k, x)
+        {
             json_t *c = inline_refs(root, x, depth, budget);
             if (c == NULL || json_object_set_new(out, k, c) != 0) {
                 json_decref(out);
@@ -221,7 +223,8 @@ static json_t *inline_refs(const json_t *root, const json_t *v, int depth, size_
         if (out == NULL) {
             return NULL;
         }
-        json_array_foreach((json_t *)v, i, x) {
+        json_array_foreach((json_t *)v, i, x)
+        {
             json_t *c = inline_refs(root, x, depth, budget);
             if (c == NULL || json_array_append_new(out, c) != 0) {
                 json_decref(out);
@@ -300,7 +303,8 @@ static void add_params(const json_t *root, const json_t *list, const json_t *ove
     if (!json_is_array(list)) {
         return;
     }
-    json_array_foreach((json_t *)list, i, p) {
+    json_array_foreach((json_t *)list, i, p)
+    {
         const json_t *rp = deref(root, p);
         if (!json_is_object(rp)) {
             continue;
@@ -311,7 +315,8 @@ static void add_params(const json_t *root, const json_t *list, const json_t *ove
             size_t j;
             const json_t *q;
             bool shadowed = false;
-            json_array_foreach((json_t *)override, j, q) {
+            json_array_foreach((json_t *) override, j, q)
+            {
                 const json_t *rq = deref(root, q);
                 if (json_is_object(rq) &&
                     json_equal(json_object_get(rq, "name"), json_object_get(rp, "name")) &&
@@ -708,8 +713,7 @@ static int check_server(struct disc_arg *a, const struct op *o, const json_t *se
         c = json_pack("{s:s,s:s,s:i,s:s,s:b,s:s,s:s,s:s?,s:s}", "server", url, "host", t.host,
                       "port", (int)t.port, "target", target, "allow", d.allow ? 1 : 0, "reason",
                       model_reason_name(d.reason), "route", model_route_name(d.route), "rule",
-                      d.rule != NULL ? model_rule_display_name(d.rule) : NULL, "detail",
-                      d.detail);
+                      d.rule != NULL ? model_rule_display_name(d.rule) : NULL, "detail", d.detail);
         if (c == NULL || json_array_append_new(checks, c) != 0) {
             return -2;
         }
@@ -752,8 +756,8 @@ static int disc_cb(const struct op *o, void *arg)
                                         "no servers: relative server url (no host to check)"));
     }
     upper_method(o, upper);
-    entry = json_pack("{s:s,s:s,s:b,s:o}", "method", upper, "path", o->path, "reachable",
-                      nok > 0, "checks", checks);
+    entry = json_pack("{s:s,s:s,s:b,s:o}", "method", upper, "path", o->path, "reachable", nok > 0,
+                      "checks", checks);
     if (entry == NULL) {
         json_decref(reachable_servers);
         return -2;
@@ -792,7 +796,8 @@ static void prune_paths(json_t *subset)
     json_t *item;
     void *tmp;
 
-    json_object_foreach_safe(paths, tmp, k, item) {
+    json_object_foreach_safe(paths, tmp, k, item)
+    {
         bool any = false;
         for (size_t m = 0; m < PV_ARRAY_LEN(http_methods); m++) {
             if (json_object_get(item, http_methods[m]) != NULL) {
@@ -840,11 +845,10 @@ json_t *server_discover(const json_t *openapi, const struct model_policy *policy
         return NULL;
     }
     prune_paths(a.subset);
-    out = json_pack("{s:s,s:s,s:I,s:I,s:o,s:o,s:o}", "binary", binary, "reachability",
-                    "representative-request", "operations_total",
-                    (json_int_t)json_array_size(a.report), "operations_reachable",
-                    (json_int_t)a.nreachable, "openapi", a.subset, "tools", a.tools,
-                    "operations", a.report);
+    out = json_pack(
+        "{s:s,s:s,s:I,s:I,s:o,s:o,s:o}", "binary", binary, "reachability", "representative-request",
+        "operations_total", (json_int_t)json_array_size(a.report), "operations_reachable",
+        (json_int_t)a.nreachable, "openapi", a.subset, "tools", a.tools, "operations", a.report);
     if (out == NULL) {
         snprintf(err, errlen, "out of memory");
         pv_errno = PV_ERR_NOMEM;

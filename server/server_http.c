@@ -49,8 +49,7 @@ static void worker_free(void *w)
     server_worker_free(w);
 }
 
-static void reply_static(struct server_http *sh, const struct httpd_req *rq,
-                         struct httpd_reply *r)
+static void reply_static(struct server_http *sh, const struct httpd_req *rq, struct httpd_reply *r)
 {
     static const char healthz[] = "{\"status\":\"ok\"}\n";
 

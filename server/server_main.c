@@ -38,8 +38,7 @@ struct options {
 };
 
 static const struct pv_opt prover_opts[] = {
-    {"port", "N", "listen port (default " PV_STR(SERVER_DEFAULT_PORT) "; 0 picks a free port)",
-     0},
+    {"port", "N", "listen port (default " PV_STR(SERVER_DEFAULT_PORT) "; 0 picks a free port)", 0},
     {"bind", "ADDR", "listen address (default 127.0.0.1)", 0},
     {"token-file", "FILE", "read the bearer token from FILE", 0},
     {"token-fd", "N", "read the bearer token from inherited descriptor N", 0},
@@ -87,8 +86,8 @@ static void load_config(const struct options *o, struct server_config *cfg)
         char *buf = NULL;
         size_t len = 0;
         pv_result r;
-        if (!pv_ok(pv_file_read(o->config, CONFIG_MAX_BYTES, false, &buf, &len, err,
-                                sizeof(err)))) {
+        if (!pv_ok(
+                pv_file_read(o->config, CONFIG_MAX_BYTES, false, &buf, &len, err, sizeof(err)))) {
             pv_fatal("%s", err);
         }
         r = server_config_load(cfg, o->config, buf, len, err, sizeof(err));

@@ -16,16 +16,15 @@
 #include "server/server.h"
 
 static const char *const route_paths[SERVER_R__COUNT] = {
-    [SERVER_R_HEALTHZ] = "/healthz",   [SERVER_R_METRICS] = "/metrics",
+    [SERVER_R_HEALTHZ] = "/healthz",      [SERVER_R_METRICS] = "/metrics",
     [SERVER_R_OPENAPI] = "/openapi.json", [SERVER_R_TOOLS] = "/tools.json",
-    [SERVER_R_PROVE] = "/v1/prove",    [SERVER_R_CHECK] = "/v1/check",
+    [SERVER_R_PROVE] = "/v1/prove",       [SERVER_R_CHECK] = "/v1/check",
     [SERVER_R_DISCOVER] = "/v1/discover", [SERVER_R_UNKNOWN] = "unknown",
 };
 
 static const char *const verdict_names[SERVER_V__COUNT] = {
-    [SERVER_V_NONE] = "none",         [SERVER_V_EMPTY] = "empty",
-    [SERVER_V_FINDINGS] = "findings", [SERVER_V_UNKNOWN] = "unknown",
-    [SERVER_V_WITHIN] = "within",     [SERVER_V_EXCEEDS] = "exceeds",
+    [SERVER_V_NONE] = "none",       [SERVER_V_EMPTY] = "empty",   [SERVER_V_FINDINGS] = "findings",
+    [SERVER_V_UNKNOWN] = "unknown", [SERVER_V_WITHIN] = "within", [SERVER_V_EXCEEDS] = "exceeds",
     [SERVER_V_INVALID] = "invalid",
 };
 
@@ -33,7 +32,7 @@ static const unsigned statuses[] = {200, 400, 401, 404, 405, 413, 415, 500, 503}
 #define NSTATUS (PV_ARRAY_LEN(statuses) + 1) /* last slot: any other status */
 
 /* Latency bucket upper bounds in microseconds (rendered as seconds). */
-static const uint64_t bucket_us[] = {250,   500,    1000,   2500,    5000,    10000,  25000,
+static const uint64_t bucket_us[] = {250,   500,    1000,   2500,   5000,    10000,   25000,
                                      50000, 100000, 250000, 500000, 1000000, 2500000, 10000000};
 #define NBUCKET PV_ARRAY_LEN(bucket_us)
 
@@ -206,8 +205,8 @@ static pv_result render(struct pv_dynbuf *b, unsigned inflight, unsigned workers
         "# HELP proviso_prover_workers Prover worker threads.\n"
         "# TYPE proviso_prover_workers gauge\n"
         "proviso_prover_workers %u\n",
-        load(&m.solver_timeouts), load(&m.rejected), load(&m.cache[1]), load(&m.cache[0]),
-        inflight, workers));
+        load(&m.solver_timeouts), load(&m.rejected), load(&m.cache[1]), load(&m.cache[0]), inflight,
+        workers));
     return PV_RESULT_OK;
 }
 

@@ -216,8 +216,7 @@ static bool cache_key(const char *name, const char *text, size_t len,
     EVP_MD_CTX *md = EVP_MD_CTX_new();
     bool hashed = md != NULL && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1 &&
                   EVP_DigestUpdate(md, name, strlen(name) + 1) == 1 &&
-                  EVP_DigestUpdate(md, text, len) == 1 &&
-                  EVP_DigestFinal_ex(md, key, NULL) == 1;
+                  EVP_DigestUpdate(md, text, len) == 1 && EVP_DigestFinal_ex(md, key, NULL) == 1;
 
     EVP_MD_CTX_free(md);
     return hashed;
@@ -242,8 +241,7 @@ static const struct cache_entry *cache_span_at(const struct server_worker *w, co
  * worker's cache. Borrowed (valid until the next cached load on this
  * worker); when no key could be computed, an owned load in '*owned'. */
 static const struct model_policy *cache_load(void *arg, const struct prover_job_doc *d,
-                                             struct model_diags *diags,
-                                             struct model_policy **owned)
+                                             struct model_diags *diags, struct model_policy **owned)
 {
     const struct cache_req *q = arg;
     struct server_worker *w = q->w;
@@ -369,10 +367,9 @@ static void route_discover(const struct prover_body *b, struct server_reply *r)
     json_decref(doc);
     model_policy_free(policy);
     if (out == NULL) {
-        server_reply_error(r, pv_error_category(pv_errno) == PV_CAT_INTERNAL ? 500 : 400,
-                           pv_error_category(pv_errno) == PV_CAT_INTERNAL ? "internal"
-                                                                          : "invalid_openapi",
-                           err);
+        server_reply_error(
+            r, pv_error_category(pv_errno) == PV_CAT_INTERNAL ? 500 : 400,
+            pv_error_category(pv_errno) == PV_CAT_INTERNAL ? "internal" : "invalid_openapi", err);
         return;
     }
     memset(r, 0, sizeof(*r));
@@ -445,8 +442,8 @@ void server_route_run(struct server_worker *w, enum server_route_id route, const
         memcpy(copy, body, off);
         memcpy(copy + off, "{}", 2);
         memcpy(copy + off + 2, body + off + n, len - off - n);
-        res = prover_body_decode(kinds[route], copy, len - n + 2, w->ctx->cfg.max_timeout_ms,
-                                 &b, err, sizeof(err));
+        res = prover_body_decode(kinds[route], copy, len - n + 2, w->ctx->cfg.max_timeout_ms, &b,
+                                 err, sizeof(err));
         if (pv_ok(res) && (!b.f[cached].present || b.f[cached].is_string ||
                            b.f[cached].text != copy + off || b.f[cached].len != 2)) {
             prover_body_free(&b);

@@ -30,17 +30,17 @@ static struct advisor_child *child;
 static char dir[64];
 
 static const char base_policy[] = "version: 1\n"
-                                   "network_policies:\n"
-                                   "  gh:\n"
-                                   "    name: gh\n"
-                                   "    endpoints:\n"
-                                   "      - host: api.github.com\n"
-                                   "        port: 443\n"
-                                   "        protocol: rest\n"
-                                   "        enforcement: enforce\n"
-                                   "        access: read-only\n"
-                                   "    binaries:\n"
-                                   "      - path: /usr/bin/curl\n";
+                                  "network_policies:\n"
+                                  "  gh:\n"
+                                  "    name: gh\n"
+                                  "    endpoints:\n"
+                                  "      - host: api.github.com\n"
+                                  "        port: 443\n"
+                                  "        protocol: rest\n"
+                                  "        enforcement: enforce\n"
+                                  "        access: read-only\n"
+                                  "    binaries:\n"
+                                  "      - path: /usr/bin/curl\n";
 
 static json_t *call(void (*fn)(struct advisor_worker *, const char *, const char *, const char *,
                                size_t, struct httpd_reply *),
@@ -383,8 +383,8 @@ START_TEST(test_folded_undo_and_reconcile)
         json_decref(r.body);
         j = show(c4);
         ck_assert_str_eq(str(j, "status"), "rejected");
-        ck_assert(strncmp(str(j, "rejection_reason"), "covered by active policy revision ",
-                          34) == 0);
+        ck_assert(strncmp(str(j, "rejection_reason"), "covered by active policy revision ", 34) ==
+                  0);
         json_decref(j);
     }
     free(h0);
@@ -743,14 +743,17 @@ START_TEST(test_vec_l7_full_credential_reach)
     const char *v;
 
     set_setting("sb", ADVISOR_SET_MODE, "\"auto\"");
-    snprintf(ep, sizeof(ep), "%s,\"protocol\":\"rest\",\"enforcement\":\"enforce\",\"access\":"
-                             "\"full\"", ep_gh_l4);
+    snprintf(ep, sizeof(ep),
+             "%s,\"protocol\":\"rest\",\"enforcement\":\"enforce\",\"access\":"
+             "\"full\"",
+             ep_gh_l4);
     submit_rule(NULL, "gh_full", ep, "/usr/bin/python3", id);
     j = show(id);
     v = str(j, "validation_result");
     ck_assert_str_eq(str(j, "status"), "pending");
-    ck_assert_msg(strstr(v, "credential_reach_expansion: api.github.com:443 via /usr/bin/python3")
-                      != NULL, "%s", v);
+    ck_assert_msg(
+        strstr(v, "credential_reach_expansion: api.github.com:443 via /usr/bin/python3") != NULL,
+        "%s", v);
     ck_assert_msg(strstr(v, "capability_expansion") == NULL, "%s", v);
     json_decref(j);
 }
@@ -811,8 +814,7 @@ START_TEST(test_vec_l4_credential_finding)
     ck_assert(strstr(v, "credential_reach_expansion") != NULL);
     ck_assert(strstr(v, "api.github.com:443") != NULL);
     json_decref(j);
-    submit_rule(NULL, "plain_l4", "\"host\":\"example.org\",\"port\":443", "/usr/bin/python3",
-                c2);
+    submit_rule(NULL, "plain_l4", "\"host\":\"example.org\",\"port\":443", "/usr/bin/python3", c2);
     j = show(c2);
     ck_assert_str_eq(str(j, "validation_result"), "prover: no new findings");
     json_decref(j);
@@ -838,10 +840,10 @@ START_TEST(test_vec_link_local_refused)
         j = submit_body("sb", NULL, body, 202);
         ck_assert_int_eq(json_integer_value(json_object_get(j, "accepted_chunks")), 0);
         ck_assert_int_eq(json_integer_value(json_object_get(j, "rejected_chunks")), 1);
-        ck_assert_msg(strstr(json_string_value(json_array_get(
-                                 json_object_get(j, "rejection_reasons"), 0)),
-                             "link-local") != NULL,
-                      "%s", json_dumps(j, 0));
+        ck_assert_msg(
+            strstr(json_string_value(json_array_get(json_object_get(j, "rejection_reasons"), 0)),
+                   "link-local") != NULL,
+            "%s", json_dumps(j, 0));
         json_decref(j);
     }
     /* an always-blocked allowed_ips range fails the proposal's validation */
@@ -915,8 +917,8 @@ START_TEST(test_vec_invalid_candidate_rejected)
 
     /* Valid alone, but it folds into the enforced REST endpoint of 'gh' and
      * the merged candidate is invalid (tls: skip under enforcement). */
-    rule_body(body, sizeof(body), "bad", "\"host\":\"api.github.com\",\"port\":443,\"tls\":\"skip\"",
-              "/usr/bin/curl");
+    rule_body(body, sizeof(body), "bad",
+              "\"host\":\"api.github.com\",\"port\":443,\"tls\":\"skip\"", "/usr/bin/curl");
     j = submit_body("sb", NULL, body, 202);
     ck_assert_int_eq(json_integer_value(json_object_get(j, "rejected_chunks")), 1);
     ck_assert_int_eq(json_integer_value(json_object_get(j, "accepted_chunks")), 0);
@@ -1097,10 +1099,11 @@ START_TEST(test_vec_audit_lines)
     submit("ex", "example.com", "GET", "/x", c1);
     approve_ok(c1);
     last_line("CONFIG:APPROVED", &ev);
-    snprintf(prefix, sizeof(prefix), "CONFIG:APPROVED [INFO] gateway approved draft chunk %s: "
-                                     "add-rule ex endpoints=[example.com:443 protocol=rest "
-                                     "enforcement=enforce allow=[GET /x]] binaries=[/usr/bin/curl] "
-                                     "[version:v",
+    snprintf(prefix, sizeof(prefix),
+             "CONFIG:APPROVED [INFO] gateway approved draft chunk %s: "
+             "add-rule ex endpoints=[example.com:443 protocol=rest "
+             "enforcement=enforce allow=[GET /x]] binaries=[/usr/bin/curl] "
+             "[version:v",
              c1);
     ck_assert_msg(strncmp(ev.line, prefix, strlen(prefix)) == 0, "%s", ev.line);
     ck_assert(strstr(ev.line, " hash:sha256:") != NULL);

@@ -75,19 +75,19 @@ START_TEST(test_l7_from_samples)
     const char *methods[] = {"GET", "GET", "POST", "GET", "GET"};
     const char *paths[] = {"/items/123", "/items/456", "/items", "/items/123", "/bad/*"};
     double conf = 0;
-    json_t *p = advisor_mapper_proposal("API.example.com", 443, "/usr/bin/curl", 12, false,
-                                        methods, paths, 5, NULL, false, &conf);
+    json_t *p = advisor_mapper_proposal("API.example.com", 443, "/usr/bin/curl", 12, false, methods,
+                                        paths, 5, NULL, false, &conf);
     json_t *ep;
     json_t *rules;
     char *s;
 
     ck_assert_ptr_nonnull(p);
     ck_assert(conf > 0.8);
-    ck_assert_str_eq(json_string_value(json_object_get(
-                         json_object_get(json_array_get(json_object_get(p, "operations"), 0),
-                                         "addRule"),
-                         "ruleName")),
-                     "allow_api_example_com_443");
+    ck_assert_str_eq(
+        json_string_value(json_object_get(
+            json_object_get(json_array_get(json_object_get(p, "operations"), 0), "addRule"),
+            "ruleName")),
+        "allow_api_example_com_443");
     ep = json_array_get(json_object_get(rule_of(p), "endpoints"), 0);
     ck_assert_str_eq(json_string_value(json_object_get(ep, "protocol")), "rest");
     ck_assert_str_eq(json_string_value(json_object_get(ep, "enforcement")), "enforce");
@@ -119,9 +119,9 @@ START_TEST(test_union_with_prior)
     char *s;
 
     ck_assert_ptr_nonnull(p);
-    s = json_dumps(json_object_get(json_array_get(json_object_get(rule_of(p), "endpoints"), 0),
-                                   "rules"),
-                   JSON_COMPACT);
+    s = json_dumps(
+        json_object_get(json_array_get(json_object_get(rule_of(p), "endpoints"), 0), "rules"),
+        JSON_COMPACT);
     ck_assert_str_eq(s, "[{\"allow\":{\"method\":\"DELETE\",\"path\":\"/items/*\"}},"
                         "{\"allow\":{\"method\":\"GET\",\"path\":\"/items/*\"}}]");
     free(s);
@@ -151,8 +151,8 @@ END_TEST
 
 START_TEST(test_never_blocked_or_binaryless)
 {
-    static const char *const hosts[] = {"127.0.0.1",   "169.254.169.254", "metadata.google.internal",
-                                        "localhost",   "0.0.0.0",         "[::1]",
+    static const char *const hosts[] = {"127.0.0.1", "169.254.169.254", "metadata.google.internal",
+                                        "localhost", "0.0.0.0",         "[::1]",
                                         "localhost."};
     double conf;
 
@@ -167,8 +167,8 @@ START_TEST(test_never_blocked_or_binaryless)
                                             0, NULL, true, &conf);
         ck_assert_ptr_nonnull(p);
         json_decref(p);
-        p = advisor_mapper_proposal("169.254.169.254", 80, "/usr/bin/curl", 3, false, NULL, NULL,
-                                    0, NULL, true, &conf);
+        p = advisor_mapper_proposal("169.254.169.254", 80, "/usr/bin/curl", 3, false, NULL, NULL, 0,
+                                    NULL, true, &conf);
         ck_assert_ptr_null(p);
     }
     ck_assert_ptr_null(advisor_mapper_proposal("example.com", 443, "-", 3, false, NULL, NULL, 0,

@@ -82,12 +82,22 @@ static const char *blocked(const char *host, bool loopback)
 START_TEST(test_blocked_hosts)
 {
     static const char *const yes[] = {
-        "169.254.169.254", "metadata.google.internal", "METADATA.GOOGLE.INTERNAL.",
-        "**.google.internal", "*.google.internal", "fe80::1", "::ffff:169.254.169.254",
-        "127.0.0.1", "localhost", "0.0.0.0", "2852039166", "127.1", "[::1]",
+        "169.254.169.254",
+        "metadata.google.internal",
+        "METADATA.GOOGLE.INTERNAL.",
+        "**.google.internal",
+        "*.google.internal",
+        "fe80::1",
+        "::ffff:169.254.169.254",
+        "127.0.0.1",
+        "localhost",
+        "0.0.0.0",
+        "2852039166",
+        "127.1",
+        "[::1]",
     };
-    static const char *const no[] = {"example.com", "10.0.0.1", "api.github.com",
-                                      "*.example.com", "8.8.8.8"};
+    static const char *const no[] = {"example.com", "10.0.0.1", "api.github.com", "*.example.com",
+                                     "8.8.8.8"};
     json_t *r;
 
     for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
@@ -126,8 +136,9 @@ static void setting_msg(const char *key, const char *value_json, const char *wan
 
 START_TEST(test_settings_messages)
 {
-    static const char *const typos[] = {"\"AUTO\"", "\"autom\"", "\" auto\"", "\"Manual\"",
-                                        "\"\"", "\"auto_on_low_risk\"", "\"yes\""};
+    static const char *const typos[] = {"\"AUTO\"",   "\"autom\"", "\" auto\"",
+                                        "\"Manual\"", "\"\"",      "\"auto_on_low_risk\"",
+                                        "\"yes\""};
 
     setting_msg("proposal_approval_mode", "\"auto\"", NULL);
     setting_msg("proposal_approval_mode", "\"manual\"", NULL);

@@ -51,16 +51,8 @@ static const struct {
     const char *text;
     const char *want; /* NULL: refused */
 } b64_rows[] = {
-    {"", ""},
-    {"YQ==", "a"},
-    {"YWI=", "ab"},
-    {"YWJj", "abc"},
-    {"YWJjZA==", "abcd"},
-    {"YQ=", NULL},
-    {"Y===", NULL},
-    {"YQ=A", NULL},
-    {"YW Jj", NULL},
-    {"YW\nJ", NULL},
+    {"", ""},       {"YQ==", "a"},  {"YWI=", "ab"}, {"YWJj", "abc"}, {"YWJjZA==", "abcd"},
+    {"YQ=", NULL},  {"Y===", NULL}, {"YQ=A", NULL}, {"YW Jj", NULL}, {"YW\nJ", NULL},
     {"????", NULL},
 };
 
@@ -209,10 +201,11 @@ static char pub[AUDIT_PUB_B64_LEN];
 static char *record(int64_t seq, const char *prev, const char *blob, char seal[65])
 {
     json_t *data = blob != NULL ? json_pack("{s:s}", "evidence_blob", blob) : json_object();
-    json_t *r = json_pack("{s:s,s:I,s:I,s:s,s:s,s:s,s:O,s:o,s:s}", "type", "record", "seq",
-                          (json_int_t)seq, "ts_ms", (json_int_t)(1000 + seq), "kind",
-                          "CONFIG:SETTING", "sandbox", "", "line", "CONFIG:SETTING [INFO] x \xe2\x80\x94 y",
-                          "data", data, "blobs", audit_blob_refs(data), "prev", prev);
+    json_t *r =
+        json_pack("{s:s,s:I,s:I,s:s,s:s,s:s,s:O,s:o,s:s}", "type", "record", "seq", (json_int_t)seq,
+                  "ts_ms", (json_int_t)(1000 + seq), "kind", "CONFIG:SETTING", "sandbox", "",
+                  "line", "CONFIG:SETTING [INFO] x \xe2\x80\x94 y", "data", data, "blobs",
+                  audit_blob_refs(data), "prev", prev);
     char *text;
 
     ck_assert(pv_ok(audit_seal(key, "record", r, seal, NULL)));
@@ -246,8 +239,8 @@ static void export_setup(void)
         memcpy(prev, seal, sizeof(prev));
     }
     lines[NREC + 1] = pv_malloc(512);
-    snprintf(lines[NREC + 1], 512, "{\"data_b64\":\"%s\",\"sha256\":\"%s\",\"type\":\"blob\"}",
-             b64, sha);
+    snprintf(lines[NREC + 1], 512, "{\"data_b64\":\"%s\",\"sha256\":\"%s\",\"type\":\"blob\"}", b64,
+             sha);
     free(b64);
     h = json_pack("{s:s,s:s,s:s,s:i,s:s,s:i,s:i,s:s}", "type", "header", "format", AUDIT_FORMAT,
                   "pubkey", pub, "since", 0, "first_prev", AUDIT_GENESIS, "last_seq", NREC,
@@ -278,6 +271,8 @@ static char *join(int skip, int a, int b)
     for (int i = 0; i < NREC + 2; i++) {
         cap += strlen(lines[i]) + 1;
     }
+    size_t off = 0;
+
     out = pv_malloc(cap);
     out[0] = '\0';
     for (int i = 0; i < NREC + 2; i++) {
@@ -285,8 +280,7 @@ static char *join(int skip, int a, int b)
         if (k == skip) {
             continue;
         }
-        strcat(out, lines[k]);
-        strcat(out, "\n");
+        off += (size_t)snprintf(out + off, cap - off, "%s\n", lines[k]);
     }
     return out;
 }
@@ -298,17 +292,17 @@ static char *edit(char *s, const char *from, const char *to)
     char *out;
 
     ck_assert_msg(at != NULL, "test: '%s' not found", from);
-    out = pv_malloc(strlen(s) - strlen(from) + strlen(to) + 1);
-    memcpy(out, s, (size_t)(at - s));
-    strcpy(out + (at - s), to);
-    strcat(out, at + strlen(from));
+    size_t n = strlen(s) - strlen(from) + strlen(to) + 1;
+
+    out = pv_malloc(n);
+    snprintf(out, n, "%.*s%s%s", (int)(at - s), s, to, at + strlen(from));
     free(s);
     return out;
 }
 
 static const struct {
     const char *name;
-    int skip, a, b;       /* join() */
+    int skip, a, b;        /* join() */
     const char *from, *to; /* an edit, or NULL */
     bool other_key;
     enum audit_status want;
@@ -316,29 +310,25 @@ static const struct {
     const char *reason;
 } mut_rows[] = {
     {"intact", -1, -1, -1, NULL, NULL, false, AUDIT_INTACT, 0, NULL},
-    {"whitespace only", -1, -1, -1, "\"seq\":2,", "\"seq\" :  2 ,", false, AUDIT_INTACT, 0,
-     NULL},
-    {"one byte of a record", -1, -1, -1, "\"ts_ms\":1002", "\"ts_ms\":1003", false,
-     AUDIT_TAMPERED, 2, "content does not match its hash"},
-    {"one byte of the blob", -1, -1, -1, "dGhl", "dGhm", false, AUDIT_TAMPERED, 3,
-     "is altered"},
+    {"whitespace only", -1, -1, -1, "\"seq\":2,", "\"seq\" :  2 ,", false, AUDIT_INTACT, 0, NULL},
+    {"one byte of a record", -1, -1, -1, "\"ts_ms\":1002", "\"ts_ms\":1003", false, AUDIT_TAMPERED,
+     2, "content does not match its hash"},
+    {"one byte of the blob", -1, -1, -1, "dGhl", "dGhm", false, AUDIT_TAMPERED, 3, "is altered"},
     {"blob removed", NREC + 1, -1, -1, NULL, NULL, false, AUDIT_TAMPERED, 3, "is missing"},
     {"a record dropped", 4, -1, -1, NULL, NULL, false, AUDIT_TAMPERED, 5, "sequence gap"},
-    {"the first record dropped", 1, -1, -1, NULL, NULL, false, AUDIT_TAMPERED, 2,
-     "expected seq 1"},
+    {"the first record dropped", 1, -1, -1, NULL, NULL, false, AUDIT_TAMPERED, 2, "expected seq 1"},
     {"two records swapped", -1, 2, 3, NULL, NULL, false, AUDIT_TAMPERED, 3, "sequence gap"},
     {"the last record dropped", NREC, -1, -1, NULL, NULL, false, AUDIT_TAMPERED, 0,
      "records are missing at the end"},
-    {"another key", -1, -1, -1, NULL, NULL, true, AUDIT_TAMPERED, 1,
-     "signature does not verify"},
+    {"another key", -1, -1, -1, NULL, NULL, true, AUDIT_TAMPERED, 1, "signature does not verify"},
     {"the header's signature edited", -1, -1, -1, "\"sig\":\"", "\"sig\":\"A", false,
      AUDIT_TAMPERED, 0, "header: signature does not verify"},
-    {"a duplicate key", -1, -1, -1, "\"seq\":2,", "\"seq\":2,\"seq\":2,", false,
-     AUDIT_TAMPERED, 0, "not valid JSON"},
+    {"a duplicate key", -1, -1, -1, "\"seq\":2,", "\"seq\":2,\"seq\":2,", false, AUDIT_TAMPERED, 0,
+     "not valid JSON"},
     {"a seq renumbered", -1, -1, -1, "\"seq\":4,", "\"seq\":5,", false, AUDIT_TAMPERED, 5,
      "sequence gap"},
-    {"the header's count", -1, -1, -1, "\"records\":100", "\"records\":101", false,
-     AUDIT_TAMPERED, 0, "header: content does not match"},
+    {"the header's count", -1, -1, -1, "\"records\":100", "\"records\":101", false, AUDIT_TAMPERED,
+     0, "header: content does not match"},
     {"the header replaced", -1, -1, -1, "\"type\":\"header\"", "\"type\":\"heade\"", false,
      AUDIT_UNREADABLE, 0, "not a proviso-audit/1 export header"},
     {"a foreign line", -1, -1, -1, "\"type\":\"record\"", "\"type\":\"note\"", false,
@@ -366,8 +356,8 @@ START_TEST(test_mutations)
                           mut_rows[_i].name, r.reason);
         }
         if (mut_rows[_i].want == AUDIT_TAMPERED) {
-            ck_assert_msg(r.bad_seq == mut_rows[_i].bad_seq, "%s: bad seq %lld",
-                          mut_rows[_i].name, (long long)r.bad_seq);
+            ck_assert_msg(r.bad_seq == mut_rows[_i].bad_seq, "%s: bad seq %lld", mut_rows[_i].name,
+                          (long long)r.bad_seq);
         } else if (mut_rows[_i].want == AUDIT_INTACT) {
             ck_assert_uint_eq(r.records, NREC);
             ck_assert_uint_eq(r.blobs, 1);

@@ -57,7 +57,8 @@ static const struct {
      "h:22 [L4, tls skip, allowed_ips 10.0.0.0/8, allow_uninspected_credentials]"},
     {"{\"port\":443,\"allowed_ips\":[\"10.1.2.3\"]}", "*:443 [L4, allowed_ips 10.1.2.3]"},
     /* Mistyped members print as absent. */
-    {"{\"host\":7,\"port\":\"x\",\"rules\":{\"allow\":1},\"allowed_ips\":[1]}", ":0 [L4, allowed_ips ?]"},
+    {"{\"host\":7,\"port\":\"x\",\"rules\":{\"allow\":1},\"allowed_ips\":[1]}",
+     ":0 [L4, allowed_ips ?]"},
     {"{}", "*:0 [L4]"},
 };
 
@@ -172,7 +173,8 @@ END_TEST
 START_TEST(print_empty)
 {
     /* Nothing but an id: no crash, no invented content. */
-    char *s = render(cli_chunk_print, "{\"chunk_id\":\"x\",\"evidence\":null,\"proposed_rule\":[]}");
+    char *s =
+        render(cli_chunk_print, "{\"chunk_id\":\"x\",\"evidence\":null,\"proposed_rule\":[]}");
 
     ck_assert_ptr_nonnull(strstr(s, "chunk x\n"));
     ck_assert_ptr_nonnull(strstr(s, "(the prover did not run)"));

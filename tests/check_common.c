@@ -21,20 +21,20 @@ static const struct {
 } utf8_rows[] = {
     {"", 0, true},
     {"ascii only", 10, true},
-    {"\xc3\xa9", 2, true},                 /* U+00E9 */
-    {"\xe2\x82\xac", 3, true},             /* U+20AC */
-    {"\xf0\x9f\x98\x80", 4, true},         /* U+1F600 */
-    {"\xf4\x8f\xbf\xbf", 4, true},         /* U+10FFFF */
-    {"\xc0\xaf", 2, false},                /* overlong '/' */
-    {"\xc1\xbf", 2, false},                /* overlong */
-    {"\xe0\x80\xaf", 3, false},            /* overlong */
-    {"\xed\xa0\x80", 3, false},            /* surrogate U+D800 */
-    {"\xf4\x90\x80\x80", 4, false},        /* above U+10FFFF */
-    {"\xf5\x80\x80\x80", 4, false},        /* invalid lead byte */
-    {"\xc3", 1, false},                    /* truncated */
-    {"\xe2\x82", 2, false},                /* truncated */
-    {"\x80", 1, false},                    /* lone continuation */
-    {"a\xc3(", 3, false},                  /* bad continuation */
+    {"\xc3\xa9", 2, true},          /* U+00E9 */
+    {"\xe2\x82\xac", 3, true},      /* U+20AC */
+    {"\xf0\x9f\x98\x80", 4, true},  /* U+1F600 */
+    {"\xf4\x8f\xbf\xbf", 4, true},  /* U+10FFFF */
+    {"\xc0\xaf", 2, false},         /* overlong '/' */
+    {"\xc1\xbf", 2, false},         /* overlong */
+    {"\xe0\x80\xaf", 3, false},     /* overlong */
+    {"\xed\xa0\x80", 3, false},     /* surrogate U+D800 */
+    {"\xf4\x90\x80\x80", 4, false}, /* above U+10FFFF */
+    {"\xf5\x80\x80\x80", 4, false}, /* invalid lead byte */
+    {"\xc3", 1, false},             /* truncated */
+    {"\xe2\x82", 2, false},         /* truncated */
+    {"\x80", 1, false},             /* lone continuation */
+    {"a\xc3(", 3, false},           /* bad continuation */
     {"\xff", 1, false},
 };
 
@@ -123,8 +123,13 @@ static const struct pv_opt args_opts[] = {
     {"token", "TOKEN", "never on the command line", PV_OPT_REFUSE},
 };
 static const struct pv_cmd args_cmd = {
-    .prog = "t", .synopsis = "[options] FILE...", .summary = "test", .opts = args_opts,
-    .nopts = PV_ARRAY_LEN(args_opts), .example = "t --port 1 f", .version = "t 1",
+    .prog = "t",
+    .synopsis = "[options] FILE...",
+    .summary = "test",
+    .opts = args_opts,
+    .nopts = PV_ARRAY_LEN(args_opts),
+    .example = "t --port 1 f",
+    .version = "t 1",
 };
 static const struct {
     const char *line[6];
@@ -246,8 +251,7 @@ START_TEST(file_read)
     ck_assert_uint_eq(len, 10);
     ck_assert_str_eq(buf, "0123456789");
     free(buf);
-    ck_assert_int_eq(pv_file_read(path, 9, false, &buf, &len, err, sizeof(err)).err,
-                     PV_ERR_TOOBIG);
+    ck_assert_int_eq(pv_file_read(path, 9, false, &buf, &len, err, sizeof(err)).err, PV_ERR_TOOBIG);
     ck_assert_str_eq(pv_file_reason(path, err), "larger than 9 bytes");
     ck_assert(!pv_ok(pv_file_read("/dev/null", 10, false, &buf, &len, err, sizeof(err))));
     ck_assert_str_eq(err, "/dev/null: not a regular file");

@@ -59,8 +59,8 @@ START_TEST(test_auth_check)
 {
     struct httpd_token t = fixed_token();
 
-    ck_assert_msg(httpd_token_check(&t, headers[_i].header) == headers[_i].ok, "row %d: '%s'",
-                  _i, headers[_i].header != NULL ? headers[_i].header : "(null)");
+    ck_assert_msg(httpd_token_check(&t, headers[_i].header) == headers[_i].ok, "row %d: '%s'", _i,
+                  headers[_i].header != NULL ? headers[_i].header : "(null)");
     httpd_token_free(&t);
     ck_assert_ptr_null(t.buf);
 }
@@ -77,11 +77,15 @@ static const struct {
     {"", false, NULL},
     {"\n\n", false, NULL},
     {"short\n", false, NULL},
-    {"0123456789abcde\n", false, NULL},   /* 15 bytes */
+    {"0123456789abcde\n", false, NULL}, /* 15 bytes */
     {"0123456789abcdef\n", true, "0123456789abcdef"},
     {"0123456789 abcdef0123\n", false, NULL},
-    {"0123456789abcdef\x01" "0123\n", false, NULL},
-    {"0123456789abcdef\xc3\xa9" "0123\n", false, NULL},
+    {"0123456789abcdef\x01"
+     "0123\n",
+     false, NULL},
+    {"0123456789abcdef\xc3\xa9"
+     "0123\n",
+     false, NULL},
 };
 
 START_TEST(test_auth_file)

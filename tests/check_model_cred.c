@@ -166,12 +166,12 @@ static const struct cover_case cover_cases[] = {
     {"x.y.corp.net", true},
     {"corp.net", false},
     {"10.0.0.5", true},
-    {"012.0.0.5", true},  /* octal spelling of the same address */
-    {"167772165", true},  /* one-part inet_aton form */
+    {"012.0.0.5", true}, /* octal spelling of the same address */
+    {"167772165", true}, /* one-part inet_aton form */
     {"10.0.0.6", false},
     {"api.upper.com", true},
-    {"10.0.0.7", false},  /* wildcards never match IP hosts */
-    {"x.0.0.7", false},   /* not a DNS name: the last label starts with a digit */
+    {"10.0.0.7", false}, /* wildcards never match IP hosts */
+    {"x.0.0.7", false},  /* not a DNS name: the last label starts with a digit */
     {"2001:db8::1", true},
     {"[2001:db8:0::1]", true},
     {"2001:db8::2", false},
@@ -231,8 +231,9 @@ struct file_case {
 static const struct file_case file_cases[] = {
     {"map_form", "credentials:\n  - name: a\n    target_hosts: [a.com]\n", 1, NULL},
     {"bare_list", "- name: a\n- name: b\n  type: t\n", 2, NULL},
-    {"json_form", "{\"credentials\": [{\"name\": \"a\", \"scopes\": [\"repo\"],"
-                  " \"target_hosts\": [\"a.com\"]}]}",
+    {"json_form",
+     "{\"credentials\": [{\"name\": \"a\", \"scopes\": [\"repo\"],"
+     " \"target_hosts\": [\"a.com\"]}]}",
      1, NULL},
     {"null_list", "credentials:\n", 0, NULL},
     {"empty_list", "credentials: []\n", 0, NULL},

@@ -30,11 +30,11 @@ enum tk { TK_LIT, TK_STAR, TK_QMARK, TK_CLASS, TK_ALT, TK_RSTAR, TK_ALL, TK_DIRS
 
 struct stok {
     enum tk k;
-    char c;        /* TK_LIT */
-    char set[6];   /* TK_CLASS members (NUL-terminated) */
-    bool neg;      /* TK_CLASS */
-    bool range;    /* TK_CLASS rendered as "a-b" */
-    bool escape;   /* TK_LIT rendered with a backslash */
+    char c;      /* TK_LIT */
+    char set[6]; /* TK_CLASS members (NUL-terminated) */
+    bool neg;    /* TK_CLASS */
+    bool range;  /* TK_CLASS rendered as "a-b" */
+    bool escape; /* TK_LIT rendered with a backslash */
 };
 
 struct tok {
@@ -174,8 +174,9 @@ static void gen_pat(struct pat *p, enum model_glob_kind kind, int maxtok)
                 }
             }
         } else {
-            gen_stok(&t->s, kind, !prev_star && !(kind == MODEL_GLOB_HOST && i > 0 &&
-                                                  p->t[i - 1].s.k == TK_LABELS));
+            gen_stok(&t->s, kind,
+                     !prev_star &&
+                         !(kind == MODEL_GLOB_HOST && i > 0 && p->t[i - 1].s.k == TK_LABELS));
         }
     }
     p->n = n;
@@ -408,8 +409,7 @@ START_TEST(test_cross_random)
         const char *alpha = kind == MODEL_GLOB_HOST ? "ab." : "ab/.*";
         bool ok = enumerate(alpha, kind == MODEL_GLOB_HOST ? 6 : 5, cross_one, &ctx);
         ck_assert_msg(ok, "kind %d pattern '%s' input '%.*s': dfa %d", (int)kind, p.text,
-                      ctx.badlen, ctx.bad,
-                      (int)model_glob_match(g, ctx.bad, (size_t)ctx.badlen));
+                      ctx.badlen, ctx.bad, (int)model_glob_match(g, ctx.bad, (size_t)ctx.badlen));
         model_glob_free(g);
     }
 }
@@ -433,37 +433,72 @@ struct lang_case {
     const char *witness;
 };
 
-#define TP(k, s, pos) {MODEL_GLOB_##k, s, pos}
-#define PCT(pos) {MODEL_GLOB_VALUE, NULL, pos}
+#define TP(k, s, pos)          \
+    {                          \
+        MODEL_GLOB_##k, s, pos \
+    }
+#define PCT(pos)                    \
+    {                               \
+        MODEL_GLOB_VALUE, NULL, pos \
+    }
 
 static const struct lang_case lang_cases[] = {
-    {MODEL_DOMAIN_ANY, {TP(PATH, "/a/*", true), TP(PATH, "/a/b", false)}, 2,
-     MODEL_LANG_NONEMPTY, "/a/"},
-    {MODEL_DOMAIN_CANONICAL_PATH, {TP(PATH, "/a/**", true), TP(PATH, "/a/*", false)}, 2,
-     MODEL_LANG_NONEMPTY, "/a/a/"},
-    {MODEL_DOMAIN_ANY, {TP(PATH, "/a/**", true), TP(PATH, "/a/*", false)}, 2,
-     MODEL_LANG_NONEMPTY, "/a//"},
-    {MODEL_DOMAIN_ABS_PATH, {TP(PATH, "**", true), TP(PATH, "/**", false)}, 2,
-     MODEL_LANG_EMPTY, NULL},
+    {MODEL_DOMAIN_ANY,
+     {TP(PATH, "/a/*", true), TP(PATH, "/a/b", false)},
+     2,
+     MODEL_LANG_NONEMPTY,
+     "/a/"},
+    {MODEL_DOMAIN_CANONICAL_PATH,
+     {TP(PATH, "/a/**", true), TP(PATH, "/a/*", false)},
+     2,
+     MODEL_LANG_NONEMPTY,
+     "/a/a/"},
+    {MODEL_DOMAIN_ANY,
+     {TP(PATH, "/a/**", true), TP(PATH, "/a/*", false)},
+     2,
+     MODEL_LANG_NONEMPTY,
+     "/a//"},
+    {MODEL_DOMAIN_ABS_PATH,
+     {TP(PATH, "**", true), TP(PATH, "/**", false)},
+     2,
+     MODEL_LANG_EMPTY,
+     NULL},
     {MODEL_DOMAIN_CANONICAL_PATH, {PCT(true)}, 1, MODEL_LANG_NONEMPTY, "/%2F"},
-    {MODEL_DOMAIN_DNS_NAME, {TP(HOST, "*.example.com", true)}, 1, MODEL_LANG_NONEMPTY,
+    {MODEL_DOMAIN_DNS_NAME,
+     {TP(HOST, "*.example.com", true)},
+     1,
+     MODEL_LANG_NONEMPTY,
      "a.example.com"},
-    {MODEL_DOMAIN_DNS_NAME, {TP(HOST, "**.example.com", true), TP(HOST, "*.example.com", false)},
-     2, MODEL_LANG_NONEMPTY, "a.a.example.com"},
+    {MODEL_DOMAIN_DNS_NAME,
+     {TP(HOST, "**.example.com", true), TP(HOST, "*.example.com", false)},
+     2,
+     MODEL_LANG_NONEMPTY,
+     "a.a.example.com"},
     {MODEL_DOMAIN_QUERY_VALUE, {TP(VALUE, "*", false)}, 1, MODEL_LANG_EMPTY, NULL},
     {MODEL_DOMAIN_QUERY_VALUE, {{MODEL_GLOB_VALUE, NULL, true}}, 0, MODEL_LANG_NONEMPTY, ""},
     {MODEL_DOMAIN_DNS_NAME, {{MODEL_GLOB_VALUE, NULL, true}}, 0, MODEL_LANG_NONEMPTY, "a"},
     {MODEL_DOMAIN_CANONICAL_PATH, {{MODEL_GLOB_VALUE, NULL, true}}, 0, MODEL_LANG_NONEMPTY, "/"},
-    {MODEL_DOMAIN_ABS_PATH, {TP(BINARY, "/usr/bin/*", true), TP(BINARY, "/usr/bin/curl", false)},
-     2, MODEL_LANG_NONEMPTY, "/usr/bin/a"},
+    {MODEL_DOMAIN_ABS_PATH,
+     {TP(BINARY, "/usr/bin/*", true), TP(BINARY, "/usr/bin/curl", false)},
+     2,
+     MODEL_LANG_NONEMPTY,
+     "/usr/bin/a"},
     {MODEL_DOMAIN_DNS_NAME, {TP(HOST, "10.*.*.*", true)}, 1, MODEL_LANG_NONEMPTY, "10.a.a.a"},
     {MODEL_DOMAIN_DNS_NAME, {TP(HOST, "*.*.*.1", true)}, 1, MODEL_LANG_EMPTY, NULL},
-    {MODEL_DOMAIN_DNS_NAME, {TP(HOST, "*", true), TP(HOST, "a*", false)}, 2,
-     MODEL_LANG_NONEMPTY, "b"},
-    {MODEL_DOMAIN_CANONICAL_PATH, {TP(PATH, "/a/*", true), PCT(false)}, 2, MODEL_LANG_NONEMPTY,
+    {MODEL_DOMAIN_DNS_NAME,
+     {TP(HOST, "*", true), TP(HOST, "a*", false)},
+     2,
+     MODEL_LANG_NONEMPTY,
+     "b"},
+    {MODEL_DOMAIN_CANONICAL_PATH,
+     {TP(PATH, "/a/*", true), PCT(false)},
+     2,
+     MODEL_LANG_NONEMPTY,
      "/a/"},
     {MODEL_DOMAIN_CANONICAL_PATH,
-     {TP(PATH, "/a/*", true), TP(PATH, "/a/", false), PCT(false)}, 3, MODEL_LANG_NONEMPTY,
+     {TP(PATH, "/a/*", true), TP(PATH, "/a/", false), PCT(false)},
+     3,
+     MODEL_LANG_NONEMPTY,
      "/a/a"},
     {MODEL_DOMAIN_CANONICAL_PATH, {TP(PATH, "/x/..", true)}, 1, MODEL_LANG_EMPTY, NULL},
     {MODEL_DOMAIN_CANONICAL_PATH, {TP(PATH, "/x/.", true)}, 1, MODEL_LANG_EMPTY, NULL},
@@ -474,11 +509,13 @@ static const struct lang_case lang_cases[] = {
     {MODEL_DOMAIN_CANONICAL_PATH, {TP(PATH, "/x/%3B", true)}, 1, MODEL_LANG_NONEMPTY, "/x/%3B"},
     {MODEL_DOMAIN_CANONICAL_PATH, {TP(PATH, "/x/;", true)}, 1, MODEL_LANG_EMPTY, NULL},
     {MODEL_DOMAIN_CANONICAL_PATH, {TP(PATH, "/a//b", true)}, 1, MODEL_LANG_EMPTY, NULL},
-    {MODEL_DOMAIN_CANONICAL_PATH, {TP(PATH, "/{a,b}/[0-9]", true)}, 1, MODEL_LANG_NONEMPTY,
-     "/a/0"},
+    {MODEL_DOMAIN_CANONICAL_PATH, {TP(PATH, "/{a,b}/[0-9]", true)}, 1, MODEL_LANG_NONEMPTY, "/a/0"},
     {MODEL_DOMAIN_CANONICAL_PATH, {TP(PATH, "/%*", true)}, 1, MODEL_LANG_NONEMPTY, "/%20"},
-    {MODEL_DOMAIN_ANY, {TP(VALUE, "a*", true), TP(VALUE, "*b", true), TP(VALUE, "*c*", true)}, 3,
-     MODEL_LANG_NONEMPTY, "acb"},
+    {MODEL_DOMAIN_ANY,
+     {TP(VALUE, "a*", true), TP(VALUE, "*b", true), TP(VALUE, "*c*", true)},
+     3,
+     MODEL_LANG_NONEMPTY,
+     "acb"},
     {MODEL_DOMAIN_QUERY_VALUE, {TP(VALUE, "\xff*", true)}, 1, MODEL_LANG_EMPTY, NULL},
     {MODEL_DOMAIN_QUERY_VALUE, {TP(VALUE, "\xc3?", true)}, 1, MODEL_LANG_NONEMPTY, "\xc3\x80"},
     {MODEL_DOMAIN_QUERY_VALUE, {TP(VALUE, "?", true)}, 1, MODEL_LANG_NONEMPTY, "a"},
@@ -540,8 +577,7 @@ START_TEST(test_lang_limit)
     /* Bad arguments fail as "unknown", never as a definite answer. */
     ck_assert_int_eq(model_lang_check((enum model_domain)42, t, 2, 0, NULL, NULL),
                      MODEL_LANG_LIMIT);
-    ck_assert_int_eq(model_lang_check(MODEL_DOMAIN_ANY, NULL, 2, 0, NULL, NULL),
-                     MODEL_LANG_LIMIT);
+    ck_assert_int_eq(model_lang_check(MODEL_DOMAIN_ANY, NULL, 2, 0, NULL, NULL), MODEL_LANG_LIMIT);
     model_glob_free(a);
     model_glob_free(b);
 }
@@ -570,8 +606,7 @@ static bool satisfies(const struct sat_ctx *c, const char *s, size_t len)
         return false;
     }
     for (size_t i = 0; i < c->n; i++) {
-        bool in = c->t[i].g != NULL ? model_glob_match(c->t[i].g, s, len)
-                                    : contains_pct2f(s, len);
+        bool in = c->t[i].g != NULL ? model_glob_match(c->t[i].g, s, len) : contains_pct2f(s, len);
         if (in != c->t[i].positive) {
             return false;
         }
@@ -607,8 +642,8 @@ START_TEST(test_lang_random)
                 t[i].g = NULL;
             } else {
                 gen_pat(&pats[i], MODEL_GLOB_PATH, 5);
-                gs[i] = model_glob_compile(MODEL_GLOB_PATH, pats[i].text, strlen(pats[i].text),
-                                           NULL);
+                gs[i] =
+                    model_glob_compile(MODEL_GLOB_PATH, pats[i].text, strlen(pats[i].text), NULL);
                 ck_assert_ptr_nonnull(gs[i]);
                 t[i].g = gs[i];
             }

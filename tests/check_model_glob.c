@@ -235,12 +235,23 @@ struct literal_case {
 };
 
 static const struct literal_case literal_cases[] = {
-    {H, "api.github.com", true}, {H, "*.x.com", false}, {H, "a?b", true},
-    {H, "10.0.0.1", true},       {P, "/a/b", true},     {P, "/a/*", false},
-    {P, "/a\\b", false},         {P, "/a]", true},      {P, "/a,b", true},
-    {P, "/a?", false},           {P, "/a{b,c}", false}, {P, "/a[b]", false},
-    {B, "/usr/bin/curl", true},  {B, "/usr/**", false}, {V, "abc", true},
-    {V, "a?", false},            {V, "", true},
+    {H, "api.github.com", true},
+    {H, "*.x.com", false},
+    {H, "a?b", true},
+    {H, "10.0.0.1", true},
+    {P, "/a/b", true},
+    {P, "/a/*", false},
+    {P, "/a\\b", false},
+    {P, "/a]", true},
+    {P, "/a,b", true},
+    {P, "/a?", false},
+    {P, "/a{b,c}", false},
+    {P, "/a[b]", false},
+    {B, "/usr/bin/curl", true},
+    {B, "/usr/**", false},
+    {V, "abc", true},
+    {V, "a?", false},
+    {V, "", true},
 };
 
 START_TEST(test_literal)
@@ -265,7 +276,10 @@ START_TEST(test_bytes)
     /* NUL and high bytes are ordinary bytes: '*' and '?' cover them. */
     struct model_glob *g = model_glob_compile(V, "a*z", 3, NULL);
     ck_assert_ptr_nonnull(g);
-    ck_assert(model_glob_match(g, "a\0\xff" "z", 4));
+    ck_assert(model_glob_match(g,
+                               "a\0\xff"
+                               "z",
+                               4));
     ck_assert(!model_glob_match(g, "a\0\xff", 3));
     model_glob_free(g);
 
@@ -393,20 +407,54 @@ struct cache_case {
 };
 
 static const struct cache_case cache_cases[] = {
-    {H, "api.github.com"},  {H, "*.example.com"},   {H, "**.example.com"},
-    {H, "*"},               {H, ""},                {P, "/repos/**"},
-    {P, "**/x/*.txt"},      {P, "/a/{b,c}/[!x]?"},  {P, "/api/v1/users"},
-    {B, "/usr/bin/python3*"}, {B, "/opt/tools/**"}, {B, "/usr/bin/curl"},
-    {V, "*"},               {V, "a?c*"},            {V, "lit\\*eral"},
+    {H, "api.github.com"},
+    {H, "*.example.com"},
+    {H, "**.example.com"},
+    {H, "*"},
+    {H, ""},
+    {P, "/repos/**"},
+    {P, "**/x/*.txt"},
+    {P, "/a/{b,c}/[!x]?"},
+    {P, "/api/v1/users"},
+    {B, "/usr/bin/python3*"},
+    {B, "/opt/tools/**"},
+    {B, "/usr/bin/curl"},
+    {V, "*"},
+    {V, "a?c*"},
+    {V, "lit\\*eral"},
     {V, ""},
 };
 
 static const char *const cache_inputs[] = {
-    "", "api.github.com", "x.example.com", "a.b.example.com", "example.com", "com",
-    "/repos/a/b", "/repos", "x/y/x/a.txt", "/x/a.txt", "/a/b/yz", "/a/c/x1", "/a/d/yz",
-    "/api/v1/users", "/usr/bin/python3", "/usr/bin/python3.11", "/usr/bin/python3/x",
-    "/opt/tools/a/b", "/usr/bin/curl", "abc", "a?cdef", "lit*eral", "literal", "*",
-    ".", "/", "//", "a.b", "\xff\x00",
+    "",
+    "api.github.com",
+    "x.example.com",
+    "a.b.example.com",
+    "example.com",
+    "com",
+    "/repos/a/b",
+    "/repos",
+    "x/y/x/a.txt",
+    "/x/a.txt",
+    "/a/b/yz",
+    "/a/c/x1",
+    "/a/d/yz",
+    "/api/v1/users",
+    "/usr/bin/python3",
+    "/usr/bin/python3.11",
+    "/usr/bin/python3/x",
+    "/opt/tools/a/b",
+    "/usr/bin/curl",
+    "abc",
+    "a?cdef",
+    "lit*eral",
+    "literal",
+    "*",
+    ".",
+    "/",
+    "//",
+    "a.b",
+    "\xff\x00",
 };
 
 /* Every input on which the cached and the uncached automaton agree; the
@@ -418,8 +466,8 @@ static size_t same_language(const struct model_glob *a, const struct model_glob 
         const char *in = cache_inputs[i];
         size_t n = strlen(in);
         bool ma = model_glob_match(a, in, n);
-        ck_assert_msg(ma == model_glob_match(b, in, n), "'%s' vs '%s' on '%s'",
-                      model_glob_text(a), model_glob_text(b), in);
+        ck_assert_msg(ma == model_glob_match(b, in, n), "'%s' vs '%s' on '%s'", model_glob_text(a),
+                      model_glob_text(b), in);
         hits += ma ? 1u : 0u;
     }
     return hits;
@@ -550,15 +598,16 @@ static void *cache_thread(void *arg)
         size_t i = (w->seed >> 16) % PV_ARRAY_LEN(cache_cases);
         const struct cache_case *c = &cache_cases[i];
         struct model_glob *g = model_glob_compile(c->kind, c->pat, strlen(c->pat), NULL);
-        if (g == NULL || strcmp(model_glob_text(g), c->pat) != 0 || model_glob_kind_of(g) != c->kind) {
+        if (g == NULL || strcmp(model_glob_text(g), c->pat) != 0 ||
+            model_glob_kind_of(g) != c->kind) {
             w->failures++;
         }
         /* The shared automaton answers like a fresh uncached one. */
-        struct model_glob *u =
-            model_glob_compile_uncached(c->kind, c->pat, strlen(c->pat), NULL);
+        struct model_glob *u = model_glob_compile_uncached(c->kind, c->pat, strlen(c->pat), NULL);
         for (size_t k = 0; g != NULL && u != NULL && k < PV_ARRAY_LEN(cache_inputs); k++) {
             size_t n = strlen(cache_inputs[k]);
-            if (model_glob_match(g, cache_inputs[k], n) != model_glob_match(u, cache_inputs[k], n)) {
+            if (model_glob_match(g, cache_inputs[k], n) !=
+                model_glob_match(u, cache_inputs[k], n)) {
                 w->failures++;
             }
         }

@@ -130,8 +130,7 @@ START_TEST(test_parse)
     if (ok) {
         char buf[46];
         model_ip_format(&ip, buf, sizeof(buf));
-        ck_assert_msg(strcmp(buf, c->canon) == 0, "'%s' -> '%s', want '%s'", c->in, buf,
-                      c->canon);
+        ck_assert_msg(strcmp(buf, c->canon) == 0, "'%s' -> '%s', want '%s'", c->in, buf, c->canon);
         /* The canonical text is a strict literal of the same address. */
         struct model_ip back;
         ck_assert(model_ip_parse_strict(buf, strlen(buf), &back));
@@ -147,13 +146,27 @@ struct strict_case {
 };
 
 static const struct strict_case strict_cases[] = {
-    {"1.2.3.4", true},         {"0.0.0.0", true},        {"255.255.255.255", true},
-    {"10.0.0.1", true},        {"::1", true},            {"[::1]", true},
-    {"fe80::1", true},         {"::ffff:10.0.0.1", true}, {"01.2.3.4", false},
-    {"1.2.3.04", false},       {"2852039166", false},    {"1.2.3", false},
-    {"127.1", false},          {"0x1.2.3.4", false},     {"256.0.0.0", false},
-    {"1.2.3.4.5", false},      {"1.2.3.", false},        {"", false},
-    {"1.2.3.1000", false},     {"::1.2.3.04", false},    {"1.2.3.4/32", false},
+    {"1.2.3.4", true},
+    {"0.0.0.0", true},
+    {"255.255.255.255", true},
+    {"10.0.0.1", true},
+    {"::1", true},
+    {"[::1]", true},
+    {"fe80::1", true},
+    {"::ffff:10.0.0.1", true},
+    {"01.2.3.4", false},
+    {"1.2.3.04", false},
+    {"2852039166", false},
+    {"1.2.3", false},
+    {"127.1", false},
+    {"0x1.2.3.4", false},
+    {"256.0.0.0", false},
+    {"1.2.3.4.5", false},
+    {"1.2.3.", false},
+    {"", false},
+    {"1.2.3.1000", false},
+    {"::1.2.3.04", false},
+    {"1.2.3.4/32", false},
 };
 
 START_TEST(test_parse_strict)
@@ -174,8 +187,8 @@ START_TEST(test_format_small_buffer)
     ck_assert_str_eq(buf, "2001");
     model_ip_format(&ip, buf, 0); /* no write */
     ck_assert_str_eq(buf, "2001");
-    ck_assert(model_ip_is_v4(&(struct model_ip){{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 1, 2,
-                                                 3, 4}}));
+    ck_assert(
+        model_ip_is_v4(&(struct model_ip){{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 1, 2, 3, 4}}));
     ck_assert(!model_ip_is_v4(&ip));
 }
 END_TEST
@@ -623,7 +636,7 @@ struct port_case {
 };
 
 static const struct port_case port_cases[] = {
-    {2379, true}, {2380, true},  {6443, true},   {10250, true}, {10255, true}, {2378, false},
+    {2379, true}, {2380, true},  {6443, true},   {10250, true}, {10255, true},  {2378, false},
     {443, false}, {6444, false}, {10251, false}, {0, false},    {65535, false}, {80, false},
 };
 

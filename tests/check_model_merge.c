@@ -85,8 +85,9 @@ struct prop_case {
 };
 
 static const struct prop_case prop_cases[] = {
-    {"minimal", "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"rule\":{\"endpoints\":[" EP_OK
-                "]," BIN_CURL "}}}]}",
+    {"minimal",
+     "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"rule\":{\"endpoints\":[" EP_OK
+     "]," BIN_CURL "}}}]}",
      NULL},
     {"no_operations_key", "{\"intent_summary\":\"x\"}",
      "p.json:1:1: proposal requires at least one operation"},
@@ -100,66 +101,78 @@ static const struct prop_case prop_cases[] = {
     {"addrule_plus_other", "{\"operations\":[{\"addRule\":{},\"removeRule\":{}}]}",
      "this MVP accepts `addRule` operations"},
     {"op_not_object", "{\"operations\":[\"addRule\"]}", "this MVP accepts `addRule` operations"},
-    {"no_endpoints", "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"rule\":{\"endpoints\":[],"
-                     BIN_CURL "}}}]}",
+    {"no_endpoints",
+     "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"rule\":{\"endpoints\":[]," BIN_CURL
+     "}}}]}",
      "rule.endpoints must contain at least one endpoint"},
-    {"missing_endpoints", "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"rule\":{" BIN_CURL
-                          "}}}]}",
+    {"missing_endpoints",
+     "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"rule\":{" BIN_CURL "}}}]}",
      "rule.endpoints must contain at least one endpoint"},
-    {"missing_host", "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"rule\":{\"endpoints\":"
-                     "[{\"port\":443}]," BIN_CURL "}}}]}",
+    {"missing_host",
+     "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"rule\":{\"endpoints\":"
+     "[{\"port\":443}]," BIN_CURL "}}}]}",
      "endpoint.host is required"},
-    {"empty_host", "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"rule\":{\"endpoints\":"
-                   "[{\"host\":\"\",\"port\":443}]," BIN_CURL "}}}]}",
+    {"empty_host",
+     "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"rule\":{\"endpoints\":"
+     "[{\"host\":\"\",\"port\":443}]," BIN_CURL "}}}]}",
      "endpoint.host is required"},
-    {"missing_port", "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"rule\":{\"endpoints\":"
-                     "[{\"host\":\"a.example.com\"}]," BIN_CURL "}}}]}",
+    {"missing_port",
+     "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"rule\":{\"endpoints\":"
+     "[{\"host\":\"a.example.com\"}]," BIN_CURL "}}}]}",
      "endpoint.port or endpoint.ports is required"},
-    {"port_zero", "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"rule\":{\"endpoints\":"
-                  "[{\"host\":\"a.example.com\",\"port\":0}]," BIN_CURL "}}}]}",
+    {"port_zero",
+     "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"rule\":{\"endpoints\":"
+     "[{\"host\":\"a.example.com\",\"port\":0}]," BIN_CURL "}}}]}",
      "endpoint.port or endpoint.ports is required"},
     {"query_in_allow_path",
      "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"rule\":{\"endpoints\":[{\"host\":"
      "\"a.example.com\",\"port\":443,\"protocol\":\"rest\",\"rules\":[{\"allow\":{\"method\":"
      "\"GET\",\"path\":\"/x?y=1\"}}]}]," BIN_CURL "}}}]}",
      "L7 allow paths must not include query strings"},
-    {"no_name", "{\"operations\":[{\"addRule\":{\"rule\":{\"endpoints\":[" EP_OK "]," BIN_CURL
-                "}}}]}",
+    {"no_name",
+     "{\"operations\":[{\"addRule\":{\"rule\":{\"endpoints\":[" EP_OK "]," BIN_CURL "}}}]}",
      "addRule.ruleName or rule.name is required"},
-    {"blank_names", "{\"operations\":[{\"addRule\":{\"ruleName\":\"  \",\"rule\":{\"name\":\" \","
-                    "\"endpoints\":[" EP_OK "]," BIN_CURL "}}}]}",
+    {"blank_names",
+     "{\"operations\":[{\"addRule\":{\"ruleName\":\"  \",\"rule\":{\"name\":\" \","
+     "\"endpoints\":[" EP_OK "]," BIN_CURL "}}}]}",
      "addRule.ruleName or rule.name is required"},
-    {"name_from_rule", "{\"operations\":[{\"addRule\":{\"ruleName\":\" \",\"rule\":{\"name\":"
-                       "\"n\",\"endpoints\":[" EP_OK "]," BIN_CURL "}}}]}",
+    {"name_from_rule",
+     "{\"operations\":[{\"addRule\":{\"ruleName\":\" \",\"rule\":{\"name\":"
+     "\"n\",\"endpoints\":[" EP_OK "]," BIN_CURL "}}}]}",
      NULL},
-    {"provider_prefix", "{\"operations\":[{\"addRule\":{\"ruleName\":\"_provider_github\","
-                        "\"rule\":{\"endpoints\":[" EP_OK "]," BIN_CURL "}}}]}",
+    {"provider_prefix",
+     "{\"operations\":[{\"addRule\":{\"ruleName\":\"_provider_github\","
+     "\"rule\":{\"endpoints\":[" EP_OK "]," BIN_CURL "}}}]}",
      "chunk '_provider_github' uses reserved '_provider_' rule-name prefix"},
     {"provider_prefix_from_rule_name",
      "{\"operations\":[{\"addRule\":{\"rule\":{\"name\":\"_provider_x\",\"endpoints\":[" EP_OK
      "]," BIN_CURL "}}}]}",
      "uses reserved '_provider_' rule-name prefix"},
-    {"control_in_name", "{\"operations\":[{\"addRule\":{\"ruleName\":\"a\\u0001b\",\"rule\":{"
-                        "\"endpoints\":[" EP_OK "]," BIN_CURL "}}}]}",
+    {"control_in_name",
+     "{\"operations\":[{\"addRule\":{\"ruleName\":\"a\\u0001b\",\"rule\":{"
+     "\"endpoints\":[" EP_OK "]," BIN_CURL "}}}]}",
      "rule name must not contain control characters"},
-    {"unknown_top_key", "{\"rationale\":\"r\",\"operations\":[{\"addRule\":{\"ruleName\":\"r\","
-                        "\"rule\":{\"endpoints\":[" EP_OK "]," BIN_CURL "}}}]}",
+    {"unknown_top_key",
+     "{\"rationale\":\"r\",\"operations\":[{\"addRule\":{\"ruleName\":\"r\","
+     "\"rule\":{\"endpoints\":[" EP_OK "]," BIN_CURL "}}}]}",
      "p.json:1:2: unknown field 'rationale' in proposal"},
-    {"unknown_addrule_key", "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"why\":1,"
-                            "\"rule\":{\"endpoints\":[" EP_OK "]," BIN_CURL "}}}]}",
+    {"unknown_addrule_key",
+     "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"why\":1,"
+     "\"rule\":{\"endpoints\":[" EP_OK "]," BIN_CURL "}}}]}",
      "unknown field 'why' in addRule"},
     {"rule_not_object", "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"rule\":[]}}]}",
      "addRule.rule must be a NetworkPolicyRule object"},
-    {"intent_not_string", "{\"intent_summary\":5,\"operations\":[{\"addRule\":{\"ruleName\":"
-                          "\"r\",\"rule\":{\"endpoints\":[" EP_OK "]," BIN_CURL "}}}]}",
+    {"intent_not_string",
+     "{\"intent_summary\":5,\"operations\":[{\"addRule\":{\"ruleName\":"
+     "\"r\",\"rule\":{\"endpoints\":[" EP_OK "]," BIN_CURL "}}}]}",
      "intent_summary must be a string"},
-    {"rulename_not_string", "{\"operations\":[{\"addRule\":{\"ruleName\":7,\"rule\":{"
-                            "\"endpoints\":[" EP_OK "]," BIN_CURL "}}}]}",
+    {"rulename_not_string",
+     "{\"operations\":[{\"addRule\":{\"ruleName\":7,\"rule\":{"
+     "\"endpoints\":[" EP_OK "]," BIN_CURL "}}}]}",
      "addRule.ruleName must be a string"},
     {"refused_uninspected",
      "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"rule\":{\"endpoints\":[{\"host\":"
-     "\"a.example.com\",\"port\":443,\"allow_uninspected_credentials\":true}]," BIN_CURL
-     "}}}]}",
+     "\"a.example.com\",\"port\":443,\"allow_uninspected_credentials\":true}]," BIN_CURL "}}}]}",
      "endpoint.allow_uninspected_credentials is not accepted in proposals"},
     {"refused_advisor_flag",
      "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"rule\":{\"endpoints\":[{\"host\":"
@@ -248,8 +261,8 @@ END_TEST
 
 START_TEST(test_proposal_operation_cap)
 {
-    static const char op[] = "{\"addRule\":{\"ruleName\":\"r\",\"rule\":{\"endpoints\":[" EP_OK
-                             "]," BIN_CURL "}}}";
+    static const char op[] =
+        "{\"addRule\":{\"ruleName\":\"r\",\"rule\":{\"endpoints\":[" EP_OK "]," BIN_CURL "}}}";
     size_t n = 257;
     size_t cap = 64 + n * (sizeof(op) + 1);
     char *json = malloc(cap);
@@ -288,8 +301,8 @@ START_TEST(test_proposal_accessors)
         "{\"addRule\":{\"ruleName\":\"  docs_write \",\"rule\":{\"endpoints\":[{\"host\":"
         "\"API.GitHub.com.\",\"ports\":[8443,443,443]}],\"binaries\":[{\"path\":\"/usr/bin/gh\"},"
         "{\"path\":\"/usr/bin/gh\"}]}}},"
-        "{\"addRule\":{\"rule\":{\"name\":\"from_rule\",\"endpoints\":[" EP_OK "],"
-        BIN_CURL "}}}]}";
+        "{\"addRule\":{\"rule\":{\"name\":\"from_rule\",\"endpoints\":[" EP_OK "]," BIN_CURL
+        "}}}]}";
     struct model_proposal *pr = load_proposal(json);
     const struct model_rule *r;
 
@@ -321,20 +334,20 @@ END_TEST
  * Merge
  * ========================================================================= */
 
-#define GH_RO                                                                                     \
-    "version: 1\n"                                                                                \
-    "network_policies:\n"                                                                         \
-    "  github_api_readonly:\n"                                                                    \
-    "    name: github-api-readonly\n"                                                             \
-    "    endpoints:\n"                                                                            \
-    "      - {host: api.github.com, port: 443, protocol: rest, enforcement: enforce,\n"           \
-    "         access: read-only}\n"                                                               \
+#define GH_RO                                                                           \
+    "version: 1\n"                                                                      \
+    "network_policies:\n"                                                               \
+    "  github_api_readonly:\n"                                                          \
+    "    name: github-api-readonly\n"                                                   \
+    "    endpoints:\n"                                                                  \
+    "      - {host: api.github.com, port: 443, protocol: rest, enforcement: enforce,\n" \
+    "         access: read-only}\n"                                                     \
     "    binaries: [{path: /usr/bin/curl}]\n"
 
-#define PUT_OP(name, bins)                                                                        \
-    "{\"addRule\":{\"ruleName\":\"" name "\",\"rule\":{\"endpoints\":[{\"host\":"                 \
-    "\"api.github.com\",\"port\":443,\"protocol\":\"rest\",\"enforcement\":\"enforce\","          \
-    "\"rules\":[{\"allow\":{\"method\":\"PUT\",\"path\":\"/repos/o/r/contents/x\"}}]}],"          \
+#define PUT_OP(name, bins)                                                               \
+    "{\"addRule\":{\"ruleName\":\"" name "\",\"rule\":{\"endpoints\":[{\"host\":"        \
+    "\"api.github.com\",\"port\":443,\"protocol\":\"rest\",\"enforcement\":\"enforce\"," \
+    "\"rules\":[{\"allow\":{\"method\":\"PUT\",\"path\":\"/repos/o/r/contents/x\"}}]}]," \
     "\"binaries\":[" bins "]}}}"
 
 #define CURL "{\"path\":\"/usr/bin/curl\"}"
@@ -438,8 +451,7 @@ static const struct merge_case merge_cases[] = {
      "    binaries: [{path: /usr/bin/curl}]\n",
      "{\"operations\":[{\"addRule\":{\"ruleName\":\"b\",\"rule\":{\"endpoints\":[{\"host\":"
      "\"api.example.com\",\"port\":443,\"protocol\":\"rest\",\"enforcement\":\"enforce\","
-     "\"rules\":[{\"allow\":{\"method\":\"POST\",\"path\":\"/x\"}}]}],\"binaries\":[" CURL
-     "]}}}]}",
+     "\"rules\":[{\"allow\":{\"method\":\"POST\",\"path\":\"/x\"}}]}],\"binaries\":[" CURL "]}}}]}",
      false,
      "version: 1\n"
      "network_policies:\n"
@@ -462,8 +474,7 @@ static const struct merge_case merge_cases[] = {
      "    binaries: [{path: /usr/bin/curl}]\n",
      "{\"operations\":[{\"addRule\":{\"ruleName\":\"a\",\"rule\":{\"endpoints\":[{\"host\":"
      "\"api.example.com\",\"port\":443,\"protocol\":\"rest\",\"enforcement\":\"enforce\","
-     "\"rules\":[{\"allow\":{\"method\":\"POST\",\"path\":\"/x\"}}]}],\"binaries\":[" CURL
-     "]}}}]}",
+     "\"rules\":[{\"allow\":{\"method\":\"POST\",\"path\":\"/x\"}}]}],\"binaries\":[" CURL "]}}}]}",
      false, NULL,
      "rule 'a': the change to endpoint api.example.com would also apply to undeclared port 8443"},
     /* Naming both ports folds; ports and rules merge. */
@@ -476,8 +487,8 @@ static const struct merge_case merge_cases[] = {
      "    binaries: [{path: /usr/bin/curl}]\n",
      "{\"operations\":[{\"addRule\":{\"ruleName\":\"b\",\"rule\":{\"endpoints\":[{\"host\":"
      "\"api.example.com\",\"ports\":[8443,443,9443],\"protocol\":\"rest\",\"enforcement\":"
-     "\"enforce\",\"rules\":[{\"allow\":{\"method\":\"POST\",\"path\":\"/x\"}}]}],\"binaries\":["
-     CURL "]}}}]}",
+     "\"enforce\",\"rules\":[{\"allow\":{\"method\":\"POST\",\"path\":\"/"
+     "x\"}}]}],\"binaries\":[" CURL "]}}}]}",
      true,
      "version: 1\n"
      "network_policies:\n"
@@ -819,8 +830,7 @@ static const struct merge_case merge_cases[] = {
      "    binaries: [{path: /usr/bin/curl}]\n",
      NULL},
     /* Operations apply in order: the second folds into the first's rule. */
-    {"operations_in_order",
-     "version: 1\n",
+    {"operations_in_order", "version: 1\n",
      "{\"operations\":["
      "{\"addRule\":{\"ruleName\":\"x\",\"rule\":{\"endpoints\":[{\"host\":\"x.example.com\","
      "\"port\":443}],\"binaries\":[" CURL "]}}},"

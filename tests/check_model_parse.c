@@ -347,70 +347,69 @@ END_TEST
  * Compat parse vectors (the reference's parser unit tests)
  * ------------------------------------------------------------------------- */
 
-#define TESTDATA_POLICY                                                                           \
-    "version: 1\n"                                                                                \
-    "\n"                                                                                          \
-    "filesystem_policy:\n"                                                                        \
-    "  include_workdir: true\n"                                                                   \
-    "  read_only:\n"                                                                              \
-    "    - /usr\n"                                                                                \
-    "    - /lib\n"                                                                                \
-    "    - /proc\n"                                                                               \
-    "    - /dev/urandom\n"                                                                        \
-    "    - /app\n"                                                                                \
-    "    - /etc\n"                                                                                \
-    "    - /var/log\n"                                                                            \
-    "  read_write:\n"                                                                             \
-    "    - /sandbox\n"                                                                            \
-    "    - /tmp\n"                                                                                \
-    "    - /dev/null\n"                                                                           \
-    "\n"                                                                                          \
-    "landlock:\n"                                                                                 \
-    "  compatibility: best_effort\n"                                                              \
-    "\n"                                                                                          \
-    "process:\n"                                                                                  \
-    "  run_as_user: sandbox\n"                                                                    \
-    "  run_as_group: sandbox\n"                                                                   \
-    "\n"                                                                                          \
-    "# Intent: read-only GitHub access for the agent.\n"                                          \
-    "# The REST API has L7 enforcement \xe2\x80\x94 only GET allowed.\n"                          \
-    "network_policies:\n"                                                                         \
-    "  github_api:\n"                                                                             \
-    "    name: github-api\n"                                                                      \
-    "    endpoints:\n"                                                                            \
-    "      # REST API \xe2\x80\x94 L7 enforced, read-only\n"                                      \
-    "      - host: api.github.com\n"                                                              \
-    "        port: 443\n"                                                                         \
-    "        protocol: rest\n"                                                                    \
-    "        enforcement: enforce\n"                                                              \
-    "        access: read-only\n"                                                                 \
-    "      # github.com \xe2\x80\x94 for git clone.\n"                                            \
-    "      # No protocol field \xe2\x80\x94 L4 only.\n"                                           \
-    "      - host: github.com\n"                                                                  \
-    "        port: 443\n"                                                                         \
-    "    binaries:\n"                                                                             \
-    "      - { path: /usr/local/bin/claude }\n"                                                   \
-    "      - { path: /usr/bin/git }\n"                                                            \
-    "      - { path: /usr/bin/curl }\n"                                                           \
-    "      - { path: /usr/bin/gh }\n"                                                             \
+#define TESTDATA_POLICY                                                  \
+    "version: 1\n"                                                       \
+    "\n"                                                                 \
+    "filesystem_policy:\n"                                               \
+    "  include_workdir: true\n"                                          \
+    "  read_only:\n"                                                     \
+    "    - /usr\n"                                                       \
+    "    - /lib\n"                                                       \
+    "    - /proc\n"                                                      \
+    "    - /dev/urandom\n"                                               \
+    "    - /app\n"                                                       \
+    "    - /etc\n"                                                       \
+    "    - /var/log\n"                                                   \
+    "  read_write:\n"                                                    \
+    "    - /sandbox\n"                                                   \
+    "    - /tmp\n"                                                       \
+    "    - /dev/null\n"                                                  \
+    "\n"                                                                 \
+    "landlock:\n"                                                        \
+    "  compatibility: best_effort\n"                                     \
+    "\n"                                                                 \
+    "process:\n"                                                         \
+    "  run_as_user: sandbox\n"                                           \
+    "  run_as_group: sandbox\n"                                          \
+    "\n"                                                                 \
+    "# Intent: read-only GitHub access for the agent.\n"                 \
+    "# The REST API has L7 enforcement \xe2\x80\x94 only GET allowed.\n" \
+    "network_policies:\n"                                                \
+    "  github_api:\n"                                                    \
+    "    name: github-api\n"                                             \
+    "    endpoints:\n"                                                   \
+    "      # REST API \xe2\x80\x94 L7 enforced, read-only\n"             \
+    "      - host: api.github.com\n"                                     \
+    "        port: 443\n"                                                \
+    "        protocol: rest\n"                                           \
+    "        enforcement: enforce\n"                                     \
+    "        access: read-only\n"                                        \
+    "      # github.com \xe2\x80\x94 for git clone.\n"                   \
+    "      # No protocol field \xe2\x80\x94 L4 only.\n"                  \
+    "      - host: github.com\n"                                         \
+    "        port: 443\n"                                                \
+    "    binaries:\n"                                                    \
+    "      - { path: /usr/local/bin/claude }\n"                          \
+    "      - { path: /usr/bin/git }\n"                                   \
+    "      - { path: /usr/bin/curl }\n"                                  \
+    "      - { path: /usr/bin/gh }\n"                                    \
     "      - { path: /sandbox/.uv/python/**/python3* }\n"
 
 struct compat_case {
     const char *name;
     const char *yaml;
-    int include_workdir;       /* expected value */
-    const char *ro_has;        /* a read_only entry, or NULL */
-    const char *rw_has;        /* a read_write entry, or NULL */
-    const char *absent;        /* must be in neither list, or NULL */
-    int sandbox_count;         /* occurrences of /sandbox in read_write, -1 = don't care */
+    int include_workdir; /* expected value */
+    const char *ro_has;  /* a read_only entry, or NULL */
+    const char *rw_has;  /* a read_write entry, or NULL */
+    const char *absent;  /* must be in neither list, or NULL */
+    int sandbox_count;   /* occurrences of /sandbox in read_write, -1 = don't care */
 };
 
 static const struct compat_case compat_cases[] = {
     {"010-parse-testdata-policy", TESTDATA_POLICY, 1, "/usr", "/sandbox", NULL, 1},
     {"011-parse-filesystem-readable-paths", TESTDATA_POLICY, 1, "/var/log", "/tmp", NULL, -1},
     {"012-parse-include-workdir-default-false",
-     "version: 1\nfilesystem_policy:\n  read_only:\n    - /usr\n", 0, "/usr", NULL, "/sandbox",
-     0},
+     "version: 1\nfilesystem_policy:\n  read_only:\n    - /usr\n", 0, "/usr", NULL, "/sandbox", 0},
     {"013-parse-include-workdir-explicit-false",
      "version: 1\nfilesystem_policy:\n  include_workdir: false\n  read_only:\n    - /usr\n", 0,
      "/usr", NULL, "/sandbox", 0},
@@ -520,19 +519,21 @@ static const struct parse_case parse_cases[] = {
      "unknown field 'bogus' in allow"},
     {Y, EP_HEAD "        deny_rules:\n          - method: GET\n            bogus: 1\n", 0, 8, 13,
      "unknown field 'bogus' in deny rule"},
-    {Y, EP_HEAD "        rules:\n          - allow: {query: {a: {glob: x, bogus: y}}}\n", 0, 7,
-     42, "unknown field 'bogus' in query matcher"},
-    {Y, EP_HEAD "        graphql_persisted_queries:\n"
-                "          h: {operation_type: query, x: 1}\n",
+    {Y, EP_HEAD "        rules:\n          - allow: {query: {a: {glob: x, bogus: y}}}\n", 0, 7, 42,
+     "unknown field 'bogus' in query matcher"},
+    {Y,
+     EP_HEAD "        graphql_persisted_queries:\n"
+             "          h: {operation_type: query, x: 1}\n",
      0, 7, 38, "unknown field 'x' in graphql persisted query"},
     {Y, EP_HEAD "        json_rpc: {max: 1}\n", 0, 6, 20, "unknown field 'max' in json_rpc"},
     {Y, EP_HEAD "        mcp: {strict: true}\n", 0, 6, 15, "unknown field 'strict' in mcp"},
     {Y, EP_HEAD "        credential_binding: {name: x}\n", 0, 6, 30,
      "unknown field 'name' in credential_binding"},
-    {Y, "version: 1\nnetwork_policies:\n  k:\n    binaries:\n      - path: /x\n        sha: 1\n",
-     0, 6, 9, "unknown field 'sha' in binary"},
-    {J, "{\"version\": 1,\n \"network_policies\": {\"k\": {\"endpoints\": [{\"host\": \"a\", "
-        "\"prot\": 1}]}}}",
+    {Y, "version: 1\nnetwork_policies:\n  k:\n    binaries:\n      - path: /x\n        sha: 1\n", 0,
+     6, 9, "unknown field 'sha' in binary"},
+    {J,
+     "{\"version\": 1,\n \"network_policies\": {\"k\": {\"endpoints\": [{\"host\": \"a\", "
+     "\"prot\": 1}]}}}",
      0, 2, 57, "unknown field 'prot' in endpoint (did you mean 'port'?)"},
     {Y, "version: 1\n\"bad\\tkey\": 1\n", 0, 2, 1, "unknown field 'bad?key' in policy"},
 
@@ -554,8 +555,7 @@ static const struct parse_case parse_cases[] = {
     {Y, "version: \"1\"\n", 0, 1, 10, "field 'version' must be an integer"},
     {Y, "version: 1\nnetwork_policies: []\n", 0, 2, 19,
      "field 'network_policies' must be a mapping"},
-    {Y, "version: 1\nnetwork_policies:\n  k: 5\n", 0, 3, 6,
-     "network policy 'k' must be a mapping"},
+    {Y, "version: 1\nnetwork_policies:\n  k: 5\n", 0, 3, 6, "network policy 'k' must be a mapping"},
     {Y, "version: 1\nnetwork_policies:\n  k:\n    endpoints: {host: a}\n", 0, 4, 16,
      "field 'endpoints' must be a list"},
     {Y, "version: 1\nnetwork_policies:\n  k:\n    endpoints: [a.com]\n", 0, 4, 17,
@@ -564,8 +564,8 @@ static const struct parse_case parse_cases[] = {
      "field 'read_only' must be a list of strings"},
     {Y, EP_HEAD "        rules:\n          - allow: {query: {a: [x]}}\n", 0, 7, 32,
      "query value for 'a' must be a string or a mapping with 'glob' or 'any'"},
-    {Y, EP_HEAD "        rules:\n          - allow: {query: {a: {glob: x, any: [y]}}}\n", 0, 7,
-     32, "query matcher for 'a' cannot have both 'glob' and 'any'"},
+    {Y, EP_HEAD "        rules:\n          - allow: {query: {a: {glob: x, any: [y]}}}\n", 0, 7, 32,
+     "query matcher for 'a' cannot have both 'glob' and 'any'"},
     {Y, EP_HEAD "        rules:\n          - allow: {query: {a: {}}}\n", 0, 7, 32,
      "query matcher for 'a' requires 'glob' or 'any'"},
     {Y, EP_HEAD "        rules:\n          - allow: GET\n", 0, 7, 20,
@@ -587,8 +587,8 @@ static const struct parse_case parse_cases[] = {
      "field 'version' value 4294967296 is out of range (0..4294967295)"},
     {Y, EP_HEAD "        graphql_max_body_bytes: 5000000000\n", 0, 6, 33,
      "field 'graphql_max_body_bytes' value 5000000000 is out of range (0..4294967295)"},
-    {J, "{\"version\": 1, \"network_policies\": {\"k\": {\"endpoints\": [{\"port\": 70000}]}}}",
-     0, 1, 66, "port 70000 is out of range (0..65535)"},
+    {J, "{\"version\": 1, \"network_policies\": {\"k\": {\"endpoints\": [{\"port\": 70000}]}}}", 0,
+     1, 66, "port 70000 is out of range (0..65535)"},
     {J, "{\"version\": 99999999999999999999999}", 0, 1, 35, "invalid JSON: too big integer"},
 
     /* required fields */
@@ -653,8 +653,8 @@ START_TEST(test_parse_table)
         ck_assert_uint_ge(model_diags_count(d), 1);
         ck_assert_msg(strcmp(model_diags_msg(d, 0), c->msg) == 0, "row %d: got '%s'", _i,
                       model_diags_line(d, 0));
-        ck_assert_msg(d->v[0].mark.line == c->line && d->v[0].mark.col == c->col,
-                      "row %d: got %s", _i, model_diags_line(d, 0));
+        ck_assert_msg(d->v[0].mark.line == c->line && d->v[0].mark.col == c->col, "row %d: got %s",
+                      _i, model_diags_line(d, 0));
     }
     model_policy_free(p);
     model_diags_free(d);
@@ -874,7 +874,8 @@ START_TEST(test_load_member)
     p = model_policy_load_member("case.yaml", doc, strlen(doc), "candidate", d);
     ck_assert_ptr_null(p);
     ck_assert_uint_eq(model_diags_count(d), 1);
-    ck_assert_str_eq(model_diags_line(d, 0), "case.yaml:6:49: port 99999 is out of range (0..65535)");
+    ck_assert_str_eq(model_diags_line(d, 0),
+                     "case.yaml:6:49: port 99999 is out of range (0..65535)");
 
     p = model_policy_load_member("case.yaml", doc, strlen(doc), "policy", d);
     ck_assert_ptr_null(p);
@@ -889,7 +890,8 @@ START_TEST(test_load_member)
     pr = model_proposal_load_member("list.yaml", "- 1\n", 4, "proposal", d);
     ck_assert_ptr_null(pr);
     ck_assert_uint_eq(model_diags_count(d), 4);
-    ck_assert_str_eq(model_diags_line(d, 3), "list.yaml:1:1: document has no mapping key 'proposal'");
+    ck_assert_str_eq(model_diags_line(d, 3),
+                     "list.yaml:1:1: document has no mapping key 'proposal'");
     model_diags_free(d);
 }
 END_TEST

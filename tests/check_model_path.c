@@ -141,9 +141,8 @@ START_TEST(test_canon_table)
     /* Idempotent, and the output is in the domain language. */
     char again[MODEL_PATH_MAX + 1];
     size_t al = 0;
-    ck_assert_int_eq(model_path_canonicalize(out, outl, again, sizeof(again), &al, NULL, NULL,
-                                             NULL),
-                     OK);
+    ck_assert_int_eq(
+        model_path_canonicalize(out, outl, again, sizeof(again), &al, NULL, NULL, NULL), OK);
     ck_assert_str_eq(again, out);
     ck_assert(model_glob_match(model_dfa_domain(MODEL_DOMAIN_CANONICAL_PATH), out, outl));
 }
@@ -157,15 +156,14 @@ START_TEST(test_canon_lengths)
     in[0] = '/';
     memset(in + 1, 'a', MODEL_PATH_MAX - 1);
     /* Exactly 4096 bytes: accepted. */
-    ck_assert_int_eq(model_path_canonicalize(in, MODEL_PATH_MAX, out, sizeof(out), &outl, NULL,
-                                             NULL, NULL),
-                     OK);
+    ck_assert_int_eq(
+        model_path_canonicalize(in, MODEL_PATH_MAX, out, sizeof(out), &outl, NULL, NULL, NULL), OK);
     ck_assert_uint_eq(outl, MODEL_PATH_MAX);
     /* One more: too long. */
     in[MODEL_PATH_MAX] = 'a';
-    ck_assert_int_eq(model_path_canonicalize(in, MODEL_PATH_MAX + 1, out, sizeof(out), &outl,
-                                             NULL, NULL, NULL),
-                     LONG);
+    ck_assert_int_eq(
+        model_path_canonicalize(in, MODEL_PATH_MAX + 1, out, sizeof(out), &outl, NULL, NULL, NULL),
+        LONG);
     /* The query does not count. */
     in[MODEL_PATH_MAX] = '?';
     memset(in + MODEL_PATH_MAX + 1, 'q', 1000);
@@ -186,9 +184,8 @@ START_TEST(test_canon_lengths)
         in[i] = '/';
         in[i + 1] = 'x';
     }
-    ck_assert_int_eq(model_path_canonicalize(in, MODEL_PATH_MAX, out, sizeof(out), &outl, NULL,
-                                             NULL, NULL),
-                     OK);
+    ck_assert_int_eq(
+        model_path_canonicalize(in, MODEL_PATH_MAX, out, sizeof(out), &outl, NULL, NULL, NULL), OK);
     ck_assert_uint_eq(outl, MODEL_PATH_MAX);
     /* A small output buffer is reported, never overrun. */
     char small[4];
@@ -254,8 +251,9 @@ static unsigned rnd(unsigned n)
 START_TEST(test_canon_random)
 {
     static const char *const pieces[] = {
-        "/", "/", "/", "a", "b", ".", "..", "%2e", "%2E", "%2f", "%2F", "%3b", ";", ";p",
-        "%41", "%25", "%zz", "%", "%00", "\"", "~", "%c3%a9", "?", "=", "&", "%7F", "%20", "[",
+        "/",   "/",      "/", "a",  "b",   ".",   "..",  "%2e", "%2E", "%2f",
+        "%2F", "%3b",    ";", ";p", "%41", "%25", "%zz", "%",   "%00", "\"",
+        "~",   "%c3%a9", "?", "=",  "&",   "%7F", "%20", "[",
     };
     const struct model_glob *dom = model_dfa_domain(MODEL_DOMAIN_CANONICAL_PATH);
     size_t ok = 0;
@@ -280,15 +278,14 @@ START_TEST(test_canon_random)
             continue;
         }
         ok++;
-        ck_assert_msg(model_glob_match(dom, out, outl), "'%.*s' -> '%s' not canonical", (int)n,
-                      in, out);
+        ck_assert_msg(model_glob_match(dom, out, outl), "'%.*s' -> '%s' not canonical", (int)n, in,
+                      out);
         ck_assert_int_eq(slash, strstr(out, "%2F") != NULL);
         char again[512];
         size_t al = 0;
         bool slash2 = false;
-        ck_assert_int_eq(model_path_canonicalize(out, outl, again, sizeof(again), &al, NULL, NULL,
-                                                 &slash2),
-                         OK);
+        ck_assert_int_eq(
+            model_path_canonicalize(out, outl, again, sizeof(again), &al, NULL, NULL, &slash2), OK);
         ck_assert_msg(al == outl && memcmp(again, out, outl) == 0, "'%s' -> '%s'", out, again);
         ck_assert_int_eq(slash2, slash);
     }

@@ -55,7 +55,7 @@ static struct model_registry *embedded(void)
 
 START_TEST(test_embedded_descriptors)
 {
-    static const char *const names[] = {"claude", "curl", "gh",  "git", "nc",  "node",
+    static const char *const names[] = {"claude", "curl", "gh",      "git", "nc",  "node",
                                         "npm",    "pip",  "python3", "ssh", "wget"};
     struct model_registry *r = embedded();
     size_t n = model_registry_nbinaries(r);
@@ -91,7 +91,7 @@ END_TEST
 
 struct class_case {
     const char *path;
-    const char *name;  /* NULL: not in the registry */
+    const char *name; /* NULL: not in the registry */
     bool bypass;
     bool http;
 };
@@ -200,8 +200,8 @@ START_TEST(test_api_action)
     const char *api = NULL;
     const char *action = NULL;
     const char *risk = NULL;
-    bool hit = model_registry_api_action(r, c->host, c->port, c->method, c->path, &api, &action,
-                                         &risk);
+    bool hit =
+        model_registry_api_action(r, c->host, c->port, c->method, c->path, &api, &action, &risk);
 
     if (c->action == NULL) {
         ck_assert_msg(!hit, "%s %s:%u%s matched %s", c->method, c->host, c->port, c->path,
@@ -236,11 +236,11 @@ START_TEST(test_api_descriptor)
     ck_assert_uint_eq(model_registry_api_for_host(r, "github.com"), SIZE_MAX);
     ck_assert_uint_eq(model_registry_api_for_host(r, "*.gitlab.com"), SIZE_MAX);
     /* Out-params are optional. */
-    ck_assert(model_registry_api_action(r, "api.github.com", 443, "GET", "/user", NULL, &action,
-                                        NULL));
+    ck_assert(
+        model_registry_api_action(r, "api.github.com", 443, "GET", "/user", NULL, &action, NULL));
     ck_assert_str_eq(action, "get_user");
-    ck_assert(!model_registry_api_action(NULL, "api.github.com", 443, "GET", "/user", NULL, NULL,
-                                         NULL));
+    ck_assert(
+        !model_registry_api_action(NULL, "api.github.com", 443, "GET", "/user", NULL, NULL, NULL));
     /* At least thirty entries: count distinct write-side actions we rely on. */
     for (size_t i = 0; i < PV_ARRAY_LEN(api_cases); i++) {
         n += api_cases[i].action != NULL;
@@ -332,10 +332,10 @@ START_TEST(test_dir_override)
     ck_assert_str_eq(action, "call");
     ck_assert_str_eq(risk, "medium");
     /* Host wildcards match DNS names only. */
-    ck_assert(!model_registry_api_action(r, "svc.example.com", 8443, "POST", "/v1/a", NULL, NULL,
-                                         NULL));
-    ck_assert(!model_registry_api_action(r, "api.github.com", 443, "GET", "/user", NULL, NULL,
-                                         NULL));
+    ck_assert(
+        !model_registry_api_action(r, "svc.example.com", 8443, "POST", "/v1/a", NULL, NULL, NULL));
+    ck_assert(
+        !model_registry_api_action(r, "api.github.com", 443, "GET", "/user", NULL, NULL, NULL));
     model_registry_free(r);
     model_diags_free(d);
     remove_tree(root, files, PV_ARRAY_LEN(files));

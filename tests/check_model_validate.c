@@ -21,11 +21,11 @@
 
 /* One rule 'r' with one binary; the first endpoint key is on line 6 and
  * its value at column 9 + strlen(key) + 2. */
-#define HDR                                                                    \
-    "version: 1\n"                                                             \
-    "network_policies:\n"                                                      \
-    "  r:\n"                                                                   \
-    "    binaries: [{path: /usr/bin/curl}]\n"                                  \
+#define HDR                                   \
+    "version: 1\n"                            \
+    "network_policies:\n"                     \
+    "  r:\n"                                  \
+    "    binaries: [{path: /usr/bin/curl}]\n" \
     "    endpoints:\n"
 #define EP(kv) HDR "      - " kv "\n"
 #define KV(kv) "        " kv "\n"
@@ -86,11 +86,14 @@ static const struct neg_row neg_rows[] = {
     {"version: 1\nprocess:\n  run_as_user: root\n",
      "run_as_user must be 'sandbox' or a numeric UID/GID in range [1, 4294967294], got 'root'", 3,
      16},
-    {"version: 1\nprocess:\n  run_as_user: '0'\n", "run_as_user must be 'sandbox' or a numeric "
-     "UID/GID in range [1, 4294967294], got '0'", 3, 16},
+    {"version: 1\nprocess:\n  run_as_user: '0'\n",
+     "run_as_user must be 'sandbox' or a numeric "
+     "UID/GID in range [1, 4294967294], got '0'",
+     3, 16},
     {"version: 1\nprocess:\n  run_as_group: '4294967295'\n",
      "run_as_group must be 'sandbox' or a numeric UID/GID in range [1, 4294967294], got "
-     "'4294967295'", 3, 17},
+     "'4294967295'",
+     3, 17},
     {"version: 1\nprocess:\n  run_as_group: nobody\n", "got 'nobody'", 3, 17},
     {"version: 1\nfilesystem_policy:\n  read_only: [usr/lib]\n",
      "path must be absolute (start with '/'): usr/lib", 3, 15},
@@ -100,8 +103,8 @@ static const struct neg_row neg_rows[] = {
      "path contains '..' traversal component: /usr/..", 3, 15},
     {"version: 1\nfilesystem_policy:\n  read_write: ['///']\n",
      "read-write path is overly broad: ///", 3, 16},
-    {"version: 1\nfilesystem_policy:\n  read_write: [/]\n", "read-write path is overly broad: /",
-     3, 16},
+    {"version: 1\nfilesystem_policy:\n  read_write: [/]\n", "read-write path is overly broad: /", 3,
+     16},
 
     /* binaries */
     {"version: 1\nnetwork_policies:\n  r:\n    binaries: [{path: ''}]\n    endpoints:\n"
@@ -114,20 +117,24 @@ static const struct neg_row neg_rows[] = {
     /* hosts */
     {EP("port: 443") KV("protocol: tcp") KV("allowed_ips: [10.0.0.0/8]"),
      "network policy 'r': protocol tcp requires a DNS hostname; hostless allowed_ips endpoints "
-     "are supported only by the forward proxy", 6, 9},
+     "are supported only by the forward proxy",
+     6, 9},
     {EP("port: 443"),
      "network policy 'r': endpoint host must not be empty unless allowed_ips constrains a "
-     "non-TCP proxy endpoint", 6, 9},
+     "non-TCP proxy endpoint",
+     6, 9},
     {EP("host: ''") KV("port: 443"), "endpoint host must not be empty unless allowed_ips", 6, 15},
     {EP("host: '  '") KV("port: 443"), "endpoint host must not be empty unless allowed_ips", 6, 15},
     {EP("host: 10.1.2.3") KV("port: 22") KV("protocol: tcp"),
      "network policy 'r': protocol tcp endpoint '10.1.2.3' must use a DNS hostname, not an IP "
-     "literal; direct IP connections bypass policy DNS and are blocked", 6, 15},
+     "literal; direct IP connections bypass policy DNS and are blocked",
+     6, 15},
     {EP("host: '2001:db8::1'") KV("port: 22") KV("protocol: tcp"),
      "protocol tcp endpoint '2001:db8::1' must use a DNS hostname, not an IP literal", 6, 15},
     {EP("host: db.example.com.") KV("port: 5432") KV("protocol: tcp"),
      "network policy 'r': protocol tcp endpoint has invalid DNS host selector 'db.example.com.': "
-     "omit the trailing DNS root dot", 6, 15},
+     "omit the trailing DNS root dot",
+     6, 15},
     {EP("host: ' db.example.com'") KV("port: 5432") KV("protocol: tcp"),
      "invalid DNS host selector ' db.example.com': leading or trailing whitespace is not allowed",
      6, 15},
@@ -141,45 +148,51 @@ static const struct neg_row neg_rows[] = {
     {EP("host: a.example.com") KV("ports: [443, 8443]") KV("port: 80"),
      "network policy 'r': endpoint 'a.example.com' sets port 80, which is not in ports", 8, 15},
     {EP("host: a.example.com") KV("ports: [0, 443]"),
-     "network policy 'r': endpoint 'a.example.com' has invalid port 0; expected 1..=65535", 7,
-     16},
+     "network policy 'r': endpoint 'a.example.com' has invalid port 0; expected 1..=65535", 7, 16},
     {EP("host: '*.com'") KV("port: 443"),
      "network policy 'r': TLD wildcard '*.com' is not allowed; use subdomain wildcards like "
-     "'*.example.com' instead", 6, 15},
+     "'*.example.com' instead",
+     6, 15},
     {EP("host: '**.COM.'") KV("port: 443"), "TLD wildcard '**.com' is not allowed", 6, 15},
     {EP("host: '*'") KV("port: 443"),
      "network policy 'r': invalid host wildcard '*'; middle DNS label wildcards must be the "
-     "entire label '*' and recursive '**' is only allowed as the entire first label", 6, 15},
+     "entire label '*' and recursive '**' is only allowed as the entire first label",
+     6, 15},
     {EP("host: '**'") KV("port: 443"), "invalid host wildcard '**'", 6, 15},
     {EP("host: 'api.*x.example.com'") KV("port: 443"), "invalid host wildcard 'api.*x.example.com'",
      6, 15},
     {EP("host: 'x**.example.com'") KV("port: 443"), "invalid host wildcard 'x**.example.com'", 6,
      15},
-    {EP("host: 'a.**.example.com'") KV("port: 443"), "invalid host wildcard 'a.**.example.com'",
-     6, 15},
+    {EP("host: 'a.**.example.com'") KV("port: 443"), "invalid host wildcard 'a.**.example.com'", 6,
+     15},
     {EP("host: 010.0.0.1") KV("port: 443"),
      "network policy 'r': endpoint host '010.0.0.1' is a non-canonical IP literal; write it as "
-     "'8.0.0.1'", 6, 15},
+     "'8.0.0.1'",
+     6, 15},
     {EP("host: 'exa mple.com'") KV("port: 443"),
      "network policy 'r': invalid host pattern 'exa mple.com': invalid character 0x20", 6, 15},
     {EP("host: 'a..example.com'") KV("port: 443"),
      "network policy 'r': invalid host pattern 'a..example.com': empty label", 6, 15},
     {EP("host: 'api.example.123'") KV("port: 443"),
      "invalid host pattern 'api.example.123': the last label of a DNS name must start with a "
-     "letter", 6, 15},
+     "letter",
+     6, 15},
     {EP("host: '.'") KV("port: 443"), "invalid host pattern '': empty host name", 6, 15},
 
     /* signing */
     {EPH KV("credential_signing: sigv5") KV("signing_service: s3"),
      "network policy 'r': endpoint 'a.example.com' has unrecognized credential_signing value "
-     "'sigv5' (expected sigv4, sigv4:body, or sigv4:no_body)", 8, 29},
+     "'sigv5' (expected sigv4, sigv4:body, or sigv4:no_body)",
+     8, 29},
     {EPH KV("credential_signing: sigv4"),
      "network policy 'r': endpoint 'a.example.com' has credential_signing set but "
-     "signing_service is empty", 8, 29},
+     "signing_service is empty",
+     8, 29},
     {EPH KV("protocol: rest") KV("access: full") KV("request_body_credential_rewrite: true")
          KV("credential_signing: sigv4") KV("signing_service: s3"),
      "network policy 'r': endpoint 'a.example.com' has both credential_signing and "
-     "request_body_credential_rewrite set; these options are mutually exclusive", 11, 29},
+     "request_body_credential_rewrite set; these options are mutually exclusive",
+     11, 29},
 
     /* L7 configuration */
     {EPH KV("protocol: rest") KV("access: full") KV("tls: skp"),
@@ -198,10 +211,12 @@ static const struct neg_row neg_rows[] = {
      L7 "rules and access are mutually exclusive", 9, 17},
     {EPH KV("protocol: mcp") KV("access: full"),
      L7 "protocol mcp does not support access presets; use rules/deny_rules or set "
-        "mcp.allow_all_known_mcp_methods: true for an allow-all MCP policy", 9, 17},
+        "mcp.allow_all_known_mcp_methods: true for an allow-all MCP policy",
+     9, 17},
     {EPH KV("protocol: json-rpc") KV("access: full"),
      L7 "protocol json-rpc does not support access presets; use explicit rules with allow.method "
-        "such as \"*\"", 9, 17},
+        "such as \"*\"",
+     9, 17},
     {EPH KV("protocol: json-rpc"), L7 "protocol json-rpc requires explicit rules with allow.method",
      8, 19},
     {EPH KV("protocol: rest"), L7 "protocol requires rules or access to define allowed traffic", 8,
@@ -212,7 +227,8 @@ static const struct neg_row neg_rows[] = {
      L7 "protocol mcp requires rules when mcp.allow_all_known_mcp_methods is false", 8, 19},
     {EPH KV("protocol: rest") KV("rules:") "          - allow: {}\n",
      L7 "rules would deny all traffic (no allow clause found). Use `access: full` or add allow "
-        "clauses to rules.", 10, 20},
+        "clauses to rules.",
+     10, 20},
     {EPH KV("deny_rules: [{method: POST, path: /x}]"),
      L7 "deny_rules require protocol (L7 inspection must be enabled)", 8, 22},
     {EPH KV("protocol: rest") KV("deny_rules: [{method: POST, path: /x}]"),
@@ -222,11 +238,13 @@ static const struct neg_row neg_rows[] = {
      6, 9},
     {EPH KV("protocol: rest") KV("access: full") KV("deny_rules: []"),
      L7 "deny_rules list cannot be empty (would have no effect). Remove it if no denials are "
-        "needed.", 6, 9},
+        "needed.",
+     6, 9},
     {EPH KV("protocol: tcp") KV("enforcement: enforce") KV("path: /x")
          KV("allow_encoded_slash: true"),
      L7 "protocol tcp does not support L7-only fields: enforcement, path, allow_encoded_slash; "
-        "remove those fields", 8, 19},
+        "remove those fields",
+     8, 19},
     {EPH KV("protocol: rest") KV("access: full") KV("path: api/v1"),
      L7 "path must start with '/' or be '**'", 10, 15},
     {EPH KV("protocol: graphql") KV("access: full") KV("persisted_queries: allow"),
@@ -235,10 +253,12 @@ static const struct neg_row neg_rows[] = {
      L7 "SQL enforcement requires full SQL parsing; use enforcement: audit", 10, 22},
     {EPH KV("protocol: rest") KV("access: full") KV("enforcement: enforce") KV("tls: skip"),
      L7 "tls: skip cannot be enforced (the proxy does not inspect skipped TLS, so the rules "
-        "would never apply); use enforcement: audit or remove tls: skip", 11, 14},
+        "would never apply); use enforcement: audit or remove tls: skip",
+     11, 14},
     {EPH KV("protocol: websocket") KV("access: full") KV("tls: skip") KV("enforcement: enforce"),
      L7 "tls: skip cannot be enforced (the proxy does not inspect skipped TLS, so the rules "
-        "would never apply); use enforcement: audit or remove tls: skip", 10, 14},
+        "would never apply); use enforcement: audit or remove tls: skip",
+     10, 14},
     {EPH KV("protocol: rest") KV("access: full") KV("mcp: {strict_tool_names: true}"),
      L7 "mcp options are only valid for protocol mcp", 6, 9},
     {EPH KV("protocol: mcp") KV("mcp: {allow_all_known_mcp_methods: true}")
@@ -252,7 +272,8 @@ static const struct neg_row neg_rows[] = {
     {EPH KV("protocol: graphql") KV("access: read-only")
          KV("graphql_persisted_queries: {abc123: {operation_type: update}}"),
      L7 "graphql_persisted_queries[abc123].operation_type must be query, mutation, or "
-        "subscription", 10, 62},
+        "subscription",
+     10, 62},
     {EPH KV("protocol: rest")
          KV("rules: [{allow: {method: GET, path: /, query: {tag: {any: []}}}}]"),
      L7 "rules[0].allow.query.tag.any: list must not be empty", 9, 67},
@@ -269,18 +290,21 @@ static const struct neg_row neg_rows[] = {
     {EPH KV("allowed_ips: [10.0.0.0/8, 127.0.0.0/8]"),
      "network policy 'r': allowed_ips entry 127.0.0.0/8 falls within always-blocked range "
      "(loopback/link-local/unspecified); remove this entry \xe2\x80\x94 SSRF hardening prevents "
-     "traffic to these destinations regardless of policy", 8, 35},
+     "traffic to these destinations regardless of policy",
+     8, 35},
     {EP("port: 80") KV("allowed_ips: [169.254.169.254]"),
      "allowed_ips entry 169.254.169.254 falls within always-blocked range", 7, 23},
     {EPH KV("allowed_ips: ['fe80::/10']"),
      "allowed_ips entry fe80::/10 falls within always-blocked", 8, 23},
     {EPH KV("target_sandbox: 'bad/name'"),
      "network policy 'r': endpoint 'a.example.com' has invalid target_sandbox 'bad/name'; "
-     "expected a non-empty name of [A-Za-z0-9._-]", 8, 25},
+     "expected a non-empty name of [A-Za-z0-9._-]",
+     8, 25},
     {EPH KV("target_sandbox: ''"), "has invalid target_sandbox ''", 8, 25},
     {EPH KV("target_sandbox: peer") KV("allowed_ips: [10.0.0.0/8]"),
      "network policy 'r': endpoint 'a.example.com': target_sandbox and allowed_ips are mutually "
-     "exclusive", 8, 25},
+     "exclusive",
+     8, 25},
 
     /* methods and patterns */
     {EPH KV("protocol: rest") KV("rules: [{allow: {method: 'GE T', path: /}}]"),
@@ -416,7 +440,7 @@ static const char *const pos_rows[] = {
         KV("deny_rules: [{operation_type: mutation, operation_name: deleteRepo}]"),
     EPH KV("protocol: graphql") KV("access: read-only") KV("persisted_queries: allow_registered")
         KV("graphql_persisted_queries: {abc: {operation_type: subscription}}")
-        KV("graphql_max_body_bytes: 65536"),
+            KV("graphql_max_body_bytes: 65536"),
     EPH KV("protocol: graphql") KV("access: full") KV("persisted_queries: deny"),
     /* sql */
     EP("host: db.example.com") KV("port: 5432") KV("protocol: sql") KV("access: full")
@@ -429,8 +453,8 @@ static const char *const pos_rows[] = {
     EPH KV("protocol: mcp") KV("mcp: {allow_all_known_mcp_methods: true}"),
     EPH KV("protocol: mcp") KV("enforcement: enforce")
         KV("rules: [{allow: {method: 'tools/call', tool: 'read_*'}}]")
-        KV("deny_rules: [{method: 'tools/call', tool: delete_repo}]")
-        KV("mcp: {strict_tool_names: true, max_body_bytes: 4096}"),
+            KV("deny_rules: [{method: 'tools/call', tool: delete_repo}]")
+                KV("mcp: {strict_tool_names: true, max_body_bytes: 4096}"),
     EPH KV("protocol: mcp") KV("deny_rules: [{method: 'tools/call'}]")
         KV("mcp: {allow_all_known_mcp_methods: true}"),
     /* target_sandbox */
@@ -458,8 +482,7 @@ START_TEST(test_positive)
     ck_assert(model_policy_validate(p, d));
     ck_assert_uint_eq(model_diags_count(d), 0);
     /* The normalised policy meets the compiler's preconditions. */
-    ck_assert_msg(pv_ok(model_policy_compile(p)), "compile failed: %s",
-                  pv_strerror(pv_errno));
+    ck_assert_msg(pv_ok(model_policy_compile(p)), "compile failed: %s", pv_strerror(pv_errno));
     model_policy_free(p);
     model_diags_free(d);
 }

@@ -25,22 +25,27 @@ static const struct {
     unsigned flags;
     const char *want; /* "code@line:col;" per warning, in order */
 } rows[] = {
-    {"l7 audit warns", HEAD BIN EP "        protocol: rest\n        enforcement: audit\n"
-                       "        access: read-only\n",
+    {"l7 audit warns",
+     HEAD BIN EP "        protocol: rest\n        enforcement: audit\n"
+                 "        access: read-only\n",
      0, "l7-audit@10:22;"},
-    {"l7 without enforcement warns at the endpoint", HEAD BIN EP "        protocol: rest\n"
-                                                     "        access: read-only\n",
+    {"l7 without enforcement warns at the endpoint",
+     HEAD BIN EP "        protocol: rest\n"
+                 "        access: read-only\n",
      0, "l7-audit@7:9;"},
-    {"l7 enforce does not warn", HEAD BIN EP "        protocol: rest\n"
-                                 "        enforcement: enforce\n        access: read-only\n",
+    {"l7 enforce does not warn",
+     HEAD BIN EP "        protocol: rest\n"
+                 "        enforcement: enforce\n        access: read-only\n",
      0, ""},
     {"l4 endpoint does not warn l7-audit", HEAD BIN EP, 0, ""},
-    {"wildcard host warns", HEAD BIN "    endpoints:\n      - host: '*.github.com'\n"
-                            "        port: 443\n",
+    {"wildcard host warns",
+     HEAD BIN "    endpoints:\n      - host: '*.github.com'\n"
+              "        port: 443\n",
      0, "wildcard-host@7:15;"},
     {"path on l4 warns", HEAD BIN EP "        path: /api/**\n", 0, "path-on-l4@9:15;"},
-    {"path on l7 does not warn", HEAD BIN EP "        path: /api/**\n        protocol: rest\n"
-                                 "        enforcement: enforce\n        access: read-only\n",
+    {"path on l7 does not warn",
+     HEAD BIN EP "        path: /api/**\n        protocol: rest\n"
+                 "        enforcement: enforce\n        access: read-only\n",
      0, ""},
     {"rule without binaries warns", HEAD EP, 0, "rule-without-binaries@3:3;"},
     {"relative binary warns", HEAD "    binaries:\n      - path: git\n" EP, 0,
@@ -56,16 +61,15 @@ static const struct {
      MODEL_WARN_FS, ""},
 };
 
-static void collect(void *arg, enum model_warning w, const char *file, uint32_t line,
-                    uint32_t col, const char *msg)
+static void collect(void *arg, enum model_warning w, const char *file, uint32_t line, uint32_t col,
+                    const char *msg)
 {
     char *out = arg;
     size_t l = strlen(out);
 
     ck_assert_ptr_nonnull(file);
     ck_assert_ptr_nonnull(msg);
-    snprintf(out + l, 1024 - l, "%s@%u:%u;", model_warning_code(w), (unsigned)line,
-             (unsigned)col);
+    snprintf(out + l, 1024 - l, "%s@%u:%u;", model_warning_code(w), (unsigned)line, (unsigned)col);
 }
 
 START_TEST(test_warn)

@@ -34,8 +34,8 @@ static const struct row rows[] = {
     {PROVER_BODY_PROVE, "{\"candidate\": {\"version\": 1}}", OK, "candidate={\"version\": 1}", 0},
     {PROVER_BODY_PROVE, "  {\"candidate\":{}}  \n", OK, "candidate={}", 0},
     {PROVER_BODY_PROVE,
-     "{\"baseline\": {\"a\": \"}\\\"{\"}, \"candidate\": {\"b\": [1, {\"c\": \"]\"}]}}",
-     OK, "baseline={\"a\": \"}\\\"{\"}|candidate={\"b\": [1, {\"c\": \"]\"}]}", 0},
+     "{\"baseline\": {\"a\": \"}\\\"{\"}, \"candidate\": {\"b\": [1, {\"c\": \"]\"}]}}", OK,
+     "baseline={\"a\": \"}\\\"{\"}|candidate={\"b\": [1, {\"c\": \"]\"}]}", 0},
     {PROVER_BODY_PROVE, "{\"candidate\": \"version: 1\\nnetwork_policies: {}\\n\"}", OK,
      "candidate=version: 1\nnetwork_policies: {}\n", 0},
     {PROVER_BODY_PROVE, "{\"proposal\": {\"operations\": []}, \"baseline\": \"version: 1\"}", OK,
@@ -70,8 +70,8 @@ static const struct row rows[] = {
     {PROVER_BODY_PROVE, "{\"candidate\": 1}", USAGE, "candidate: must be a policy object", 0},
     {PROVER_BODY_PROVE, "{\"candidate\": null}", USAGE, "candidate: must be", 0},
     {PROVER_BODY_PROVE, "{\"candidate\": [1]}", USAGE, "candidate: must be", 0},
-    {PROVER_BODY_PROVE, "{\"candidate\": {}, \"credentials\": true}", USAGE,
-     "credentials: must be", 0},
+    {PROVER_BODY_PROVE, "{\"candidate\": {}, \"credentials\": true}", USAGE, "credentials: must be",
+     0},
     {PROVER_BODY_PROVE, "{\"candidate\": {}, \"options\": []}", USAGE, "options: must be", 0},
     {PROVER_BODY_PROVE, "{\"candidate\": {}, \"boundary\": {}}", USAGE,
      "unknown field \"boundary\"", 0},
@@ -103,9 +103,8 @@ static const struct row rows[] = {
      "binary: must be an absolute path string", 0},
     {PROVER_BODY_DISCOVER, "{\"openapi\": 3, \"policy\": {}, \"binary\": \"/b\"}", USAGE,
      "openapi: must be", 0},
-    {PROVER_BODY_DISCOVER,
-     "{\"openapi\": {}, \"policy\": {}, \"binary\": \"/b\", \"options\": {}}", USAGE,
-     "unknown field \"options\"", 0},
+    {PROVER_BODY_DISCOVER, "{\"openapi\": {}, \"policy\": {}, \"binary\": \"/b\", \"options\": {}}",
+     USAGE, "unknown field \"options\"", 0},
 };
 
 static enum prover_field field_by_name(const char *name, size_t len)
@@ -125,8 +124,8 @@ START_TEST(test_body_table)
     const struct row *r = &rows[_i];
     struct prover_body b;
     char err[512] = "";
-    pv_result res = prover_body_decode(r->kind, r->body, strlen(r->body), 5000, &b, err,
-                                       sizeof(err));
+    pv_result res =
+        prover_body_decode(r->kind, r->body, strlen(r->body), 5000, &b, err, sizeof(err));
 
     if (r->err != OK) {
         ck_assert_msg(!pv_ok(res), "row %d accepted: %s", _i, r->body);
@@ -179,8 +178,8 @@ START_TEST(test_body_spans_borrow)
     struct prover_body b;
     char err[256];
 
-    ck_assert(pv_ok(prover_body_decode(PROVER_BODY_PROVE, body, strlen(body), 10, &b, err,
-                                       sizeof(err))));
+    ck_assert(
+        pv_ok(prover_body_decode(PROVER_BODY_PROVE, body, strlen(body), 10, &b, err, sizeof(err))));
     ck_assert_ptr_eq(b.f[PROVER_F_CANDIDATE].text, body + 14);
     ck_assert(!b.f[PROVER_F_CANDIDATE].is_string);
     ck_assert(b.f[PROVER_F_BASELINE].is_string);

@@ -42,14 +42,17 @@ static const struct {
      "capability_expansion", "capability_expansion: DELETE on api.example.com:443"},
     /* a deny rule of another rule on the same route wins too */
     {"deny-wins-across-rules",
-     HDR "  a:\n" EP_API REST_ENF "        rules:\n          - allow: {method: GET, path: \"/x\"}\n"
-         CURL,
-     HDR "  a:\n" EP_API REST_ENF "        rules:\n          - allow: {method: GET, path: \"/x\"}\n"
-         CURL "  b:\n" EP_API REST_ENF "        access: full\n"
+     HDR "  a:\n" EP_API REST_ENF
+         "        rules:\n          - allow: {method: GET, path: \"/x\"}\n" CURL,
+     HDR "  a:\n" EP_API REST_ENF
+         "        rules:\n          - allow: {method: GET, path: \"/x\"}\n" CURL
+         "  b:\n" EP_API REST_ENF "        access: full\n"
          "        deny_rules:\n          - {method: \"*\", path: \"/**\"}\n" CURL,
      CREDS, PROVER_DELTA, "empty", "", NULL},
     /* audit: an audit-mode endpoint forwards every request */
-    {"audit", HDR "  r:\n" EP_API REST_ENF "        rules:\n          - allow: {method: GET, path: \"/x\"}\n" CURL,
+    {"audit",
+     HDR "  r:\n" EP_API REST_ENF
+         "        rules:\n          - allow: {method: GET, path: \"/x\"}\n" CURL,
      HDR "  r:\n" EP_API "        protocol: rest\n        enforcement: audit\n"
          "        rules:\n          - allow: {method: GET, path: \"/x\"}\n" CURL,
      CREDS, PROVER_DELTA, "findings", "capability_expansion", "capability_expansion: PUT on"},
@@ -60,42 +63,52 @@ static const struct {
      CREDS, PROVER_DELTA, "empty", "", NULL},
     /* encoded-slash: opting in lets %2F paths through */
     {"encoded-slash", HDR "  r:\n" EP_API REST_ENF "        access: read-only\n" CURL,
-     HDR "  r:\n" EP_API REST_ENF "        access: read-only\n        allow_encoded_slash: true\n"
-         CURL,
+     HDR "  r:\n" EP_API REST_ENF
+         "        access: read-only\n        allow_encoded_slash: true\n" CURL,
      CREDS, PROVER_DELTA, "findings", "capability_expansion", "capability_expansion: GET on"},
     /* methods: GET implies HEAD, OPTIONS is never implied */
     {"methods-get-head",
-     HDR "  r:\n" EP_API REST_ENF "        rules:\n          - allow: {method: GET, path: \"**\"}\n" CURL,
+     HDR "  r:\n" EP_API REST_ENF
+         "        rules:\n          - allow: {method: GET, path: \"**\"}\n" CURL,
      HDR "  r:\n" EP_API REST_ENF "        rules:\n          - allow: {method: GET, path: \"**\"}\n"
          "          - allow: {method: HEAD, path: \"**\"}\n" CURL,
      CREDS, PROVER_DELTA, "empty", "", NULL},
     {"methods-options",
-     HDR "  r:\n" EP_API REST_ENF "        rules:\n          - allow: {method: GET, path: \"**\"}\n" CURL,
+     HDR "  r:\n" EP_API REST_ENF
+         "        rules:\n          - allow: {method: GET, path: \"**\"}\n" CURL,
      HDR "  r:\n" EP_API REST_ENF "        rules:\n          - allow: {method: GET, path: \"**\"}\n"
          "          - allow: {method: OPTIONS, path: \"/x\"}\n" CURL,
      CREDS, PROVER_DELTA, "findings", "capability_expansion",
      "capability_expansion: OPTIONS on api.example.com:443"},
     /* path-glob: a trailing slash-star-star requires the slash */
     {"path-glob",
-     HDR "  r:\n" EP_API REST_ENF "        rules:\n          - allow: {method: GET, path: \"/x/**\"}\n" CURL,
-     HDR "  r:\n" EP_API REST_ENF "        rules:\n          - allow: {method: GET, path: \"/x/**\"}\n"
+     HDR "  r:\n" EP_API REST_ENF
+         "        rules:\n          - allow: {method: GET, path: \"/x/**\"}\n" CURL,
+     HDR "  r:\n" EP_API REST_ENF
+         "        rules:\n          - allow: {method: GET, path: \"/x/**\"}\n"
          "          - allow: {method: GET, path: \"/x\"}\n" CURL,
      CREDS, PROVER_DELTA, "findings", "capability_expansion", "capability_expansion: GET on"},
     {"path-glob-subsumed",
-     HDR "  r:\n" EP_API REST_ENF "        rules:\n          - allow: {method: GET, path: \"/x/**\"}\n" CURL,
-     HDR "  r:\n" EP_API REST_ENF "        rules:\n          - allow: {method: GET, path: \"/x/**\"}\n"
+     HDR "  r:\n" EP_API REST_ENF
+         "        rules:\n          - allow: {method: GET, path: \"/x/**\"}\n" CURL,
+     HDR "  r:\n" EP_API REST_ENF
+         "        rules:\n          - allow: {method: GET, path: \"/x/**\"}\n"
          "          - allow: {method: GET, path: \"/x/y/*\"}\n" CURL,
      CREDS, PROVER_DELTA, "empty", "", NULL},
     /* query-allow: dropping the query constraint widens the rule */
     {"query-allow",
+     HDR
+     "  r:\n" EP_API REST_ENF
+     "        rules:\n          - allow: {method: GET, path: \"**\", query: {page: \"1*\"}}\n" CURL,
      HDR "  r:\n" EP_API REST_ENF
-         "        rules:\n          - allow: {method: GET, path: \"**\", query: {page: \"1*\"}}\n" CURL,
-     HDR "  r:\n" EP_API REST_ENF "        rules:\n          - allow: {method: GET, path: \"**\"}\n" CURL,
+         "        rules:\n          - allow: {method: GET, path: \"**\"}\n" CURL,
      CREDS, PROVER_DELTA, "findings", "capability_expansion", "capability_expansion: GET on"},
     {"query-allow-narrower",
-     HDR "  r:\n" EP_API REST_ENF "        rules:\n          - allow: {method: GET, path: \"**\"}\n" CURL,
      HDR "  r:\n" EP_API REST_ENF
-         "        rules:\n          - allow: {method: GET, path: \"**\", query: {page: \"1*\"}}\n" CURL,
+         "        rules:\n          - allow: {method: GET, path: \"**\"}\n" CURL,
+     HDR
+     "  r:\n" EP_API REST_ENF
+     "        rules:\n          - allow: {method: GET, path: \"**\", query: {page: \"1*\"}}\n" CURL,
      CREDS, PROVER_DELTA, "empty", "", NULL},
     /* hostless + allowed_ips: new private reach */
     {"hostless-private", NULL,
@@ -117,20 +130,19 @@ static const struct {
     /* routes: tls skip makes an (audit-mode) L7 endpoint L4 (opaque: every method) */
     {"tls-skip", HDR "  r:\n" EP_API REST_ENF "        access: read-only\n" CURL,
      HDR "  r:\n" EP_API "        protocol: rest\n        enforcement: audit\n"
-         "        tls: skip\n        access: read-only\n" CURL, CREDS,
-     PROVER_DELTA, "findings", "capability_expansion", "capability_expansion: DELETE on"},
+         "        tls: skip\n        access: read-only\n" CURL,
+     CREDS, PROVER_DELTA, "findings", "capability_expansion", "capability_expansion: DELETE on"},
     /* binary-glob: a glob covers git, which bypasses L7 */
-    {"binary-glob", NULL,
-     HDR "  r:\n" EP_API "    binaries:\n      - path: \"/usr/bin/*\"\n", CREDS, PROVER_DELTA,
-     "findings", "l7_bypass_credentialed,credential_reach_expansion",
+    {"binary-glob", NULL, HDR "  r:\n" EP_API "    binaries:\n      - path: \"/usr/bin/*\"\n",
+     CREDS, PROVER_DELTA, "findings", "l7_bypass_credentialed,credential_reach_expansion",
      "l7_bypass_credentialed: api.example.com:443 via /usr/bin/*"},
     /* identity: a rule key rename carries no authority */
     {"rename", HDR "  a:\n" EP_API CURL, HDR "  b:\n    name: other\n" EP_API CURL, CREDS,
      PROVER_DELTA, "empty", "", NULL},
     /* credentials: wildcard targets credential concrete hosts */
     {"cred-wildcard", NULL, HDR "  r:\n" EP_API CURL,
-     "credentials:\n  - name: w\n    type: t\n    target_hosts: [\"*.example.com\"]\n", PROVER_DELTA,
-     "findings", "credential_reach_expansion", NULL},
+     "credentials:\n  - name: w\n    type: t\n    target_hosts: [\"*.example.com\"]\n",
+     PROVER_DELTA, "findings", "credential_reach_expansion", NULL},
     /* link-local: metadata names, also under a wildcard, and IP literals */
     {"link-local-name", NULL,
      HDR "  r:\n    endpoints:\n      - host: \"*.google.internal\"\n        port: 80\n" CURL, NULL,
@@ -144,8 +156,8 @@ static const struct {
      "findings", "capability_expansion", "capability_expansion: PATCH on"},
     /* check: containment */
     {"check-within", HDR "  r:\n" EP_API REST_ENF "        access: full\n" CURL,
-     HDR "  r:\n" EP_API REST_ENF "        access: read-only\n" CURL, NULL, PROVER_CHECK,
-     "within", "", NULL},
+     HDR "  r:\n" EP_API REST_ENF "        access: read-only\n" CURL, NULL, PROVER_CHECK, "within",
+     "", NULL},
     {"check-exceeds", HDR "  r:\n" EP_API REST_ENF "        access: read-only\n" CURL,
      HDR "  r:\n" EP_API REST_ENF "        access: read-write\n" CURL, NULL, PROVER_CHECK,
      "exceeds", "boundary_exceeded", "boundary_exceeded: api.example.com:443"},
@@ -195,8 +207,8 @@ START_TEST(test_clause)
     vr = prover_validation_result(r);
     ck_assert_msg(strcmp(prover_verdict_name(r->verdict), rows[_i].verdict) == 0,
                   "%s: verdict %s (%s), want %s\n%s", rows[_i].clause,
-                  prover_verdict_name(r->verdict), prover_unknown_text(r->unknown), rows[_i].verdict,
-                  vr);
+                  prover_verdict_name(r->verdict), prover_unknown_text(r->unknown),
+                  rows[_i].verdict, vr);
     ck_assert_msg(strcmp(cats, rows[_i].categories) == 0, "%s: categories '%s', want '%s'\n%s",
                   rows[_i].clause, cats, rows[_i].categories, vr);
     if (rows[_i].must != NULL) {

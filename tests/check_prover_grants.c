@@ -16,14 +16,14 @@
 
 #include "check_prover_util.h"
 
-#define GH_GET                                                                                 \
-    "version: 1\nnetwork_policies:\n  gh:\n    binaries:\n      - path: /usr/bin/git\n"        \
-    "    endpoints:\n      - host: api.github.com\n        port: 443\n"                        \
-    "        protocol: rest\n        enforcement: enforce\n        rules:\n"                   \
+#define GH_GET                                                                          \
+    "version: 1\nnetwork_policies:\n  gh:\n    binaries:\n      - path: /usr/bin/git\n" \
+    "    endpoints:\n      - host: api.github.com\n        port: 443\n"                 \
+    "        protocol: rest\n        enforcement: enforce\n        rules:\n"            \
     "          - allow:\n              method: GET\n              path: /repos/**\n"
 
-#define PASTE                                                                                  \
-    "  paste:\n    binaries:\n      - path: /usr/bin/**\n    endpoints:\n"                     \
+#define PASTE                                                              \
+    "  paste:\n    binaries:\n      - path: /usr/bin/**\n    endpoints:\n" \
     "      - host: '**.pastebin.com'\n        port: 443\n"
 
 static const struct {
@@ -82,10 +82,10 @@ START_TEST(test_grant_details)
     struct model_policy *b = tp_policy("base", GH_GET);
     struct model_policy *c = tp_policy(
         "cand", GH_GET "          - allow:\n              method: POST\n"
-                "              path: /orgs/**\n"
-                "  lan:\n    binaries:\n      - path: /usr/bin/curl\n    endpoints:\n"
-                "      - host: db.internal\n        port: 5432\n"
-                "        allowed_ips: ['10.0.0.0/8']\n");
+                       "              path: /orgs/**\n"
+                       "  lan:\n    binaries:\n      - path: /usr/bin/curl\n    endpoints:\n"
+                       "      - host: db.internal\n        port: 5432\n"
+                       "        allowed_ips: ['10.0.0.0/8']\n");
     struct model_credset *cs = tp_creds("- name: github-pat\n  type: github-pat\n"
                                         "  target_hosts: [api.github.com]\n");
     struct prover_grants gs;
@@ -148,8 +148,8 @@ START_TEST(test_job_answer_grants)
     prover_job_answer(s, PROVER_JOB_PROVE, "{\"candidate\":\"version: [\"}", 26, NULL, &a);
     ck_assert_uint_eq(a.status, 400);
     ck_assert_str_eq(json_string_value(json_object_get(a.body, "error")), "invalid_policy");
-    ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(a.body, "detail")),
-                                 "candidate:"));
+    ck_assert_ptr_nonnull(
+        strstr(json_string_value(json_object_get(a.body, "detail")), "candidate:"));
     prover_answer_free(&a);
     /* check answers carry no grants */
     free(text);

@@ -32,9 +32,9 @@
 
 static const char *const U_BIN[] = {"/usr/bin/curl", "/usr/bin/git", "/usr/bin/*"};
 #define NBIN 3
-static const char *const U_HOST[] = {"a.example.com",   "b.example.com",
-                                     "*.example.com",   "10.0.0.5",
-                                     "169.254.169.254", "metadata.google.internal",
+static const char *const U_HOST[] = {"a.example.com",     "b.example.com",
+                                     "*.example.com",     "10.0.0.5",
+                                     "169.254.169.254",   "metadata.google.internal",
                                      "**.google.internal"};
 #define NHOST 7
 static const uint16_t U_PORT[] = {443, 8080};
@@ -46,14 +46,12 @@ static const char *const U_PATH[] = {"/", "/x", "/x/y", "/x/**", "/*", "**"};
 static const char *const U_CIDR[] = {"10.0.0.0/8", "192.168.0.0/16", "8.8.4.0/24"};
 #define NCIDR 3
 static const char *const U_ACCESS[] = {NULL, "read-only", "read-write", "full"};
-static const char *const U_CRED[] = {"a.example.com", "*.example.com", "b.example.com",
-                                     "10.0.0.5"};
+static const char *const U_CRED[] = {"a.example.com", "*.example.com", "b.example.com", "10.0.0.5"};
 #define NCRED 4
 
 /* The concrete universe. The binaries also get every literal path of the
  * registry (ssh, nc, ... fall under the glob and bypass L7). */
-static const char *const C_BIN_BASE[] = {"/usr/bin/curl", "/usr/bin/git", "/usr/bin/zz",
-                                         "/opt/y"};
+static const char *const C_BIN_BASE[] = {"/usr/bin/curl", "/usr/bin/git", "/usr/bin/zz", "/opt/y"};
 static const char *C_BIN[64];
 static size_t NCBIN;
 /* Link-local hosts: a literal of the universe (also spelled v4-mapped), a
@@ -75,13 +73,12 @@ static const char *const C_HOST[] = {"a.example.com",
                                      "METADATA.google.internal.",
                                      "x.google.internal",
                                      "metadata"};
-static const char *const C_METH[] = {"GET", "HEAD",   "OPTIONS",        "POST",    "PUT",
+static const char *const C_METH[] = {"GET",   "HEAD",   "OPTIONS",        "POST",    "PUT",
                                      "PATCH", "DELETE", "WEBSOCKET_TEXT", "PROPFIND"};
-static const char *const C_PATH[] = {"/",      "/x",     "/x/y",   "/x/",    "/x/y/z", "/z",
-                                     "/z%2Fq", "/x/%2F", "/zz/q",  "/zz/%2F"};
-static const char *const C_QUERY[] = {"",          "k=ab",          "k=b",
-                                      "k=zz",      "k=ab&k=zz",     "k=ab&k=b",
-                                      "k=b&k=zz",  "k=ab&k=b&k=zz", "k="};
+static const char *const C_PATH[] = {"/",  "/x",     "/x/y",   "/x/",   "/x/y/z",
+                                     "/z", "/z%2Fq", "/x/%2F", "/zz/q", "/zz/%2F"};
+static const char *const C_QUERY[] = {"",         "k=ab",     "k=b",           "k=zz", "k=ab&k=zz",
+                                      "k=ab&k=b", "k=b&k=zz", "k=ab&k=b&k=zz", "k="};
 /* Destinations of DNS hosts, one per class: public outside every CIDR,
  * public inside 8.8.4.0/24, private in 10/8, private in 192.168/16. A
  * blocked destination is never admitted and does not change the grant
@@ -103,7 +100,7 @@ struct g_ep {
     int host;       /* U_HOST or -1 hostless */
     unsigned ports; /* mask over U_PORT */
     bool rest, enforce, tls_skip, aes;
-    int access;     /* U_ACCESS index */
+    int access; /* U_ACCESS index */
     struct g_l7 allow[3];
     int nallow;
     struct g_l7 deny[2];
@@ -507,8 +504,8 @@ static int ks_cmp(const void *a, const void *b)
 struct o_unit {
     int bin;
     const struct g_ep *e;
-    struct model_glob *bg, *hg; /* hg NULL for hostless and IP hosts */
-    struct model_ip hip;        /* the IP host */
+    struct model_glob *bg, *hg;    /* hg NULL for hostless and IP hosts */
+    struct model_ip hip;           /* the IP host */
     struct model_policy *pu, *pud; /* single unit; with inspected-forcing dummy */
 };
 
@@ -659,8 +656,7 @@ static void key(char *buf, size_t n, enum prover_category cat, const struct o_un
                 uint16_t port, const char *m)
 {
     (void)snprintf(buf, n, "%s|%s|%s|%u|%s", prover_category_name(cat), U_BIN[u->bin],
-                   u->e->host >= 0 ? U_HOST[u->e->host] : "*", (unsigned)port,
-                   m != NULL ? m : "");
+                   u->e->host >= 0 ? U_HOST[u->e->host] : "*", (unsigned)port, m != NULL ? m : "");
 }
 
 /* Fill 'out' with the oracle's path keys; for CHECK, one key when exceeded. */
@@ -740,7 +736,8 @@ static void oracle_run(struct oracle *o, struct keyset *out)
                                     if (!unit_matches(u, x, hn, is_ip, &hip, ll, p)) {
                                         continue;
                                     }
-                                    if ((!u->e->rest || u->e->tls_skip) && dc.route == MODEL_ROUTE_INSPECTED) {
+                                    if ((!u->e->rest || u->e->tls_skip) &&
+                                        dc.route == MODEL_ROUTE_INSPECTED) {
                                         pu = u->pud;
                                     }
                                     dec(o, pu, x, h, p, C_METH[mi], target, &d, &du);

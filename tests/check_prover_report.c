@@ -84,9 +84,9 @@ static const struct {
 
 START_TEST(test_shorthand)
 {
-    struct prover_path p = mkpath(shorthand_rows[_i].cat, shorthand_rows[_i].bin,
-                                  shorthand_rows[_i].host, shorthand_rows[_i].port,
-                                  shorthand_rows[_i].method);
+    struct prover_path p =
+        mkpath(shorthand_rows[_i].cat, shorthand_rows[_i].bin, shorthand_rows[_i].host,
+               shorthand_rows[_i].port, shorthand_rows[_i].method);
     struct prover_result *r = mkresult(PROVER_VERDICT_FINDINGS, &p, 1, PROVER_UNKNOWN_NONE);
     char *s = prover_path_shorthand(&r->paths[0]);
 
@@ -118,8 +118,8 @@ END_TEST
 
 START_TEST(test_validation_one)
 {
-    struct prover_path p = mkpath(PROVER_CAT_CRED_REACH, "/usr/bin/curl", "api.github.com",
-                                  443, NULL);
+    struct prover_path p =
+        mkpath(PROVER_CAT_CRED_REACH, "/usr/bin/curl", "api.github.com", 443, NULL);
     struct prover_result *r = mkresult(PROVER_VERDICT_FINDINGS, &p, 1, PROVER_UNKNOWN_NONE);
     char *s = prover_validation_result(r);
 
@@ -155,8 +155,8 @@ END_TEST
 
 START_TEST(test_validation_unknown)
 {
-    struct prover_path p = mkpath(PROVER_CAT_CRED_REACH, "/usr/bin/curl", "api.github.com",
-                                  443, NULL);
+    struct prover_path p =
+        mkpath(PROVER_CAT_CRED_REACH, "/usr/bin/curl", "api.github.com", 443, NULL);
     struct prover_result *r = mkresult(PROVER_VERDICT_UNKNOWN, &p, 1, PROVER_UNKNOWN_TIMEOUT);
     char *s = prover_validation_result(r);
 
@@ -169,8 +169,7 @@ END_TEST
 
 START_TEST(test_validation_check)
 {
-    struct prover_path p = mkpath(PROVER_CAT_BOUNDARY, "/usr/bin/curl", "a.example.com", 443,
-                                  NULL);
+    struct prover_path p = mkpath(PROVER_CAT_BOUNDARY, "/usr/bin/curl", "a.example.com", 443, NULL);
     struct prover_result *r = mkresult(PROVER_VERDICT_EXCEEDS, &p, 1, PROVER_UNKNOWN_NONE);
     struct prover_result *w = mkresult(PROVER_VERDICT_WITHIN, NULL, 0, PROVER_UNKNOWN_NONE);
     char *s = prover_validation_result(r);
@@ -266,8 +265,8 @@ END_TEST
 
 START_TEST(test_text_has_evidence)
 {
-    struct prover_path p = mkpath(PROVER_CAT_CAPABILITY, "/usr/bin/curl", "api.github.com", 443,
-                                  "DELETE");
+    struct prover_path p =
+        mkpath(PROVER_CAT_CAPABILITY, "/usr/bin/curl", "api.github.com", 443, "DELETE");
     struct prover_result *r = mkresult(PROVER_VERDICT_FINDINGS, &p, 1, PROVER_UNKNOWN_NONE);
     char *t = prover_result_text(r);
 

@@ -44,17 +44,17 @@ static const struct head_case head_cases[] = {
      false},
     {H("POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 12"), OK, "POST", "/x", 1, LEN, 12, 2,
      false},
-    {H("POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Length: 5"), OK, "POST",
-     "/x", 1, LEN, 5, 3, false},
-    {H("POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: Chunked"), OK, "POST", "/x", 1, CHK,
-     0, 2, false},
+    {H("POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Length: 5"), OK, "POST", "/x",
+     1, LEN, 5, 3, false},
+    {H("POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: Chunked"), OK, "POST", "/x", 1, CHK, 0, 2,
+     false},
     {H("GET / HTTP/1.1\r\nHost: a\r\nConnection: close"), OK, "GET", "/", 1, NONE, 0, 2, true},
-    {H("GET / HTTP/1.1\r\nHost: a\r\nConnection: keep-alive, X-Foo"), OK, "GET", "/", 1, NONE,
-     0, 2, false},
+    {H("GET / HTTP/1.1\r\nHost: a\r\nConnection: keep-alive, X-Foo"), OK, "GET", "/", 1, NONE, 0, 2,
+     false},
     {H("GET / HTTP/1.1\r\nHost: a\r\nX-Empty:"), OK, "GET", "/", 1, NONE, 0, 2, false},
     {H("GET / HTTP/1.1\r\nHost:   a  \t"), OK, "GET", "/", 1, NONE, 0, 1, false},
-    {H("GET /caf\xc3\xa9 HTTP/1.1\r\nX: \xe2\x82\xac"), OK, "GET", "/caf\xc3\xa9", 1, NONE, 0,
-     1, false},
+    {H("GET /caf\xc3\xa9 HTTP/1.1\r\nX: \xe2\x82\xac"), OK, "GET", "/caf\xc3\xa9", 1, NONE, 0, 1,
+     false},
     {H("M-SEARCH * HTTP/1.1"), OK, "M-SEARCH", "*", 1, NONE, 0, 0, false},
     {H("get / HTTP/1.1"), OK, "get", "/", 1, NONE, 0, 0, false},
     /* request line */
@@ -89,29 +89,28 @@ static const struct head_case head_cases[] = {
     /* Connection */
     {H("GET / HTTP/1.1\r\nConnection: host"), BAD, NULL, NULL, 0, NONE, 0, 0, false},
     {H("GET / HTTP/1.1\r\nConnection: Content-Length"), BAD, NULL, NULL, 0, NONE, 0, 0, false},
-    {H("GET / HTTP/1.1\r\nConnection: close, transfer-encoding"), BAD, NULL, NULL, 0, NONE, 0,
-     0, false},
+    {H("GET / HTTP/1.1\r\nConnection: close, transfer-encoding"), BAD, NULL, NULL, 0, NONE, 0, 0,
+     false},
     {H("GET / HTTP/1.1\r\nConnection: a b"), BAD, NULL, NULL, 0, NONE, 0, 0, false},
     {H("GET / HTTP/1.1\r\nConnection: a;b"), BAD, NULL, NULL, 0, NONE, 0, 0, false},
     /* framing */
     {H("POST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked"), BAD, NULL, NULL, 0,
      NONE, 0, 0, false},
-    {H("POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2"), BAD, NULL, NULL, 0, NONE, 0,
-     0, false},
+    {H("POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2"), BAD, NULL, NULL, 0, NONE, 0, 0,
+     false},
     {H("POST / HTTP/1.1\r\nContent-Length: -1"), BAD, NULL, NULL, 0, NONE, 0, 0, false},
     {H("POST / HTTP/1.1\r\nContent-Length: 1x"), BAD, NULL, NULL, 0, NONE, 0, 0, false},
     {H("POST / HTTP/1.1\r\nContent-Length: 1, 1"), BAD, NULL, NULL, 0, NONE, 0, 0, false},
     {H("POST / HTTP/1.1\r\nContent-Length:"), BAD, NULL, NULL, 0, NONE, 0, 0, false},
-    {H("POST / HTTP/1.1\r\nContent-Length: 99999999999999999999"), BAD, NULL, NULL, 0, NONE, 0,
-     0, false},
+    {H("POST / HTTP/1.1\r\nContent-Length: 99999999999999999999"), BAD, NULL, NULL, 0, NONE, 0, 0,
+     false},
     {H("POST / HTTP/1.1\r\nTransfer-Encoding: gzip"), BAD, NULL, NULL, 0, NONE, 0, 0, false},
     {H("POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked"), BAD, NULL, NULL, 0, NONE, 0, 0,
      false},
     {H("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked"), BAD, NULL,
      NULL, 0, NONE, 0, 0, false},
     {H("POST / HTTP/1.1\r\nTransfer-Encoding:"), BAD, NULL, NULL, 0, NONE, 0, 0, false},
-    {H("POST / HTTP/1.1\r\nTransfer-Encoding: chunkedx"), BAD, NULL, NULL, 0, NONE, 0, 0,
-     false},
+    {H("POST / HTTP/1.1\r\nTransfer-Encoding: chunkedx"), BAD, NULL, NULL, 0, NONE, 0, 0, false},
     /* not a complete head */
     {"GET / HTTP/1.1\r\n", BAD, NULL, NULL, 0, NONE, 0, 0, false},
     {"", BAD, NULL, NULL, 0, NONE, 0, 0, false},
@@ -312,24 +311,15 @@ struct auth_case {
 };
 
 static const struct auth_case auth_cases[] = {
-    {"a.b:443", false, true, "a.b", false, 443},
-    {"[::1]:8443", false, true, "::1", true, 8443},
-    {"A.B.:1", false, true, "A.B.", false, 1},
-    {"a.b", false, false, NULL, false, 0},
-    {"a.b:", false, false, NULL, false, 0},
-    {":443", false, false, NULL, false, 0},
-    {"::1:443", false, false, NULL, false, 0},
-    {"[::1]", false, false, NULL, false, 0},
-    {"[::1]x:1", false, false, NULL, false, 0},
-    {"[::1:443", false, false, NULL, false, 0},
-    {"a.b:0", false, false, NULL, false, 0},
-    {"a.b:70000", false, false, NULL, false, 0},
-    {"a.b:+1", false, false, NULL, false, 0},
-    {"", false, false, NULL, false, 0},
-    {"a.b", true, true, "a.b", false, 0},
-    {"a.b:", true, true, "a.b", false, 0},
-    {"[::1]", true, true, "::1", true, 0},
-    {"a.b:80", true, true, "a.b", false, 80},
+    {"a.b:443", false, true, "a.b", false, 443}, {"[::1]:8443", false, true, "::1", true, 8443},
+    {"A.B.:1", false, true, "A.B.", false, 1},   {"a.b", false, false, NULL, false, 0},
+    {"a.b:", false, false, NULL, false, 0},      {":443", false, false, NULL, false, 0},
+    {"::1:443", false, false, NULL, false, 0},   {"[::1]", false, false, NULL, false, 0},
+    {"[::1]x:1", false, false, NULL, false, 0},  {"[::1:443", false, false, NULL, false, 0},
+    {"a.b:0", false, false, NULL, false, 0},     {"a.b:70000", false, false, NULL, false, 0},
+    {"a.b:+1", false, false, NULL, false, 0},    {"", false, false, NULL, false, 0},
+    {"a.b", true, true, "a.b", false, 0},        {"a.b:", true, true, "a.b", false, 0},
+    {"[::1]", true, true, "::1", true, 0},       {"a.b:80", true, true, "a.b", false, 80},
     {"a.b:x", true, false, NULL, false, 0},
 };
 
@@ -339,8 +329,8 @@ START_TEST(test_authority)
     struct proxy_span h;
     bool br = true;
     uint16_t port = 9;
-    pv_result r = proxy_http_parse_authority(tc->in, strlen(tc->in), tc->port_optional, &h, &br,
-                                             &port);
+    pv_result r =
+        proxy_http_parse_authority(tc->in, strlen(tc->in), tc->port_optional, &h, &br, &port);
 
     ck_assert_msg(pv_ok(r) == tc->ok, "row %d '%s'", _i, tc->in);
     if (!tc->ok) {
@@ -416,8 +406,8 @@ static const struct resp_case resp_cases[] = {
     {R("HTTP/1.1 200 OK\r\nX: a\x01"), BAD, 0, NONE, 0},
     {R("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5"), BAD, 0, NONE, 0},
     {R("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked"), BAD, 0, NONE, 0},
-    {R("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked"), BAD, 0,
-     NONE, 0},
+    {R("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked"), BAD, 0, NONE,
+     0},
     {R("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3"), BAD, 0, NONE, 0},
     {R("HTTP/1.1 200 OK\r\nContent-Length: 2, 2"), BAD, 0, NONE, 0},
     {R("HTTP/2.0 200 OK"), BAD, 0, NONE, 0},
@@ -450,8 +440,8 @@ START_TEST(test_sniff)
 {
     const struct sniff_case *tc = &sniff_cases[_i];
 
-    ck_assert_msg(proxy_http_sniff((const unsigned char *)tc->in, tc->len) == tc->want,
-                  "row %d", _i);
+    ck_assert_msg(proxy_http_sniff((const unsigned char *)tc->in, tc->len) == tc->want, "row %d",
+                  _i);
 }
 END_TEST
 

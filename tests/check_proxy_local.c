@@ -79,10 +79,21 @@ static const struct {
     const char *query;
     unsigned want;
 } last_cases[] = {
-    {NULL, 10},         {"", 10},          {"last=5", 5},          {"last=999", 100},
-    {"last=0", 1},      {"last=100", 100}, {"other=1", 10},        {"x=1&last=7", 7},
-    {"last=abc", 10},   {"last=", 10},     {"last=-3", 10},        {"last=5x", 10},
-    {"lastx=3", 10},    {"last=3&last=9", 3}, {"last=99999999999999999999999", 10},
+    {NULL, 10},
+    {"", 10},
+    {"last=5", 5},
+    {"last=999", 100},
+    {"last=0", 1},
+    {"last=100", 100},
+    {"other=1", 10},
+    {"x=1&last=7", 7},
+    {"last=abc", 10},
+    {"last=", 10},
+    {"last=-3", 10},
+    {"last=5x", 10},
+    {"lastx=3", 10},
+    {"last=3&last=9", 3},
+    {"last=99999999999999999999999", 10},
 };
 
 START_TEST(test_last)
@@ -190,8 +201,9 @@ END_TEST
 
 START_TEST(test_reply_l7_advice)
 {
-    struct proxy_l7_deny d = {"policy_denied", "api", "PUT", "/x", "PUT /x not permitted",
-                              "h.example", 443, "/usr/bin/curl", "/s/policy_advisor.md"};
+    struct proxy_l7_deny d = {"policy_denied",        "api",       "PUT", "/x",
+                              "PUT /x not permitted", "h.example", 443,   "/usr/bin/curl",
+                              "/s/policy_advisor.md"};
     size_t len = 0;
     char *r = proxy_reply_l7(&d, &len);
     const char *b;

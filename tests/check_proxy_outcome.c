@@ -41,8 +41,7 @@ static const struct out_case out_cases[] = {
     {PROXY_OUT_CONNECT_DENIED, 403, "policy_denied", J, "connect", true},
     {PROXY_OUT_FORWARD_URI, 400, NULL, B, "forward-parse-rejection", true},
     {PROXY_OUT_FORWARD_HTTPS, 400, NULL, PROXY_REPLY_TEXT, "forward-parse-rejection", true},
-    {PROXY_OUT_FORWARD_SCHEME, 400, "unsupported_proxy_scheme", J, "forward-parse-rejection",
-     true},
+    {PROXY_OUT_FORWARD_SCHEME, 400, "unsupported_proxy_scheme", J, "forward-parse-rejection", true},
     {PROXY_OUT_POLICY_LOCAL_PORT, 400, "invalid_policy_local_scheme", J, "forward", true},
     {PROXY_OUT_POLICY_LOCAL, 404, "feature_disabled", J, "forward", true},
     {PROXY_OUT_FORWARD_DENIED, 403, "policy_denied", J, "forward", true},
@@ -58,8 +57,7 @@ static const struct out_case out_cases[] = {
     {PROXY_OUT_TUNNEL_HEAD_BAD, 400, NULL, B, "connect-l7-parse-rejection", true},
     {PROXY_OUT_TUNNEL_AUTHORITY, 403, "request_authority_mismatch", PROXY_REPLY_AUTHORITY, "l7",
      true},
-    {PROXY_OUT_TUNNEL_TARGET, 400, "invalid_request_target", J, "connect-l7-parse-rejection",
-     true},
+    {PROXY_OUT_TUNNEL_TARGET, 400, "invalid_request_target", J, "connect-l7-parse-rejection", true},
     {PROXY_OUT_TUNNEL_SSRF, 403, "ssrf_denied", J, "ssrf", true},
     {PROXY_OUT_TUNNEL_L7_DENIED, 403, "policy_denied", L, "l7", true},
     {PROXY_OUT_TUNNEL_UNSUPPORTED, 403, "unsupported_l7_protocol", L, "l7", true},
@@ -256,8 +254,7 @@ START_TEST(test_chunk_sticky)
     memset(&s, 0, sizeof(s));
     proxy_chunk_init(&d);
     ck_assert_int_eq(proxy_chunk_feed(&d, "z", 1, &used, sink_emit, &s), PROXY_CHUNK_BAD);
-    ck_assert_int_eq(proxy_chunk_feed(&d, "0\r\n\r\n", 5, &used, sink_emit, &s),
-                     PROXY_CHUNK_BAD);
+    ck_assert_int_eq(proxy_chunk_feed(&d, "0\r\n\r\n", 5, &used, sink_emit, &s), PROXY_CHUNK_BAD);
     ck_assert_uint_eq(used, 0);
     ck_assert_uint_eq(s.len, 0);
 }

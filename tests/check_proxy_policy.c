@@ -20,37 +20,36 @@
 static char policy_path[64];
 static struct proxy_policy *pol;
 
-static const char policy_text[] =
-    "version: 1\n"
-    "network_policies:\n"
-    "  lit:\n"
-    "    endpoints:\n"
-    "      - host: 127.0.0.1\n"
-    "        ports: [8080, 6443]\n"
-    "      - host: loop.test\n"
-    "        port: 8080\n"
-    "      - host: 127.0.0.1\n"
-    "        port: 9000\n"
-    "        protocol: rest\n"
-    "        rules:\n"
-    "          - allow: {method: GET, path: /x}\n"
-    "    binaries:\n"
-    "      - path: /usr/bin/curl\n"
-    "  hostless:\n"
-    "    endpoints:\n"
-    "      - ports: [7000]\n"
-    "        allowed_ips: [10.0.0.0/8]\n"
-    "    binaries:\n"
-    "      - path: /usr/bin/curl\n"
-    "  api:\n"
-    "    endpoints:\n"
-    "      - host: api.example.com\n"
-    "        port: 443\n"
-    "        protocol: rest\n"
-    "        enforcement: enforce\n"
-    "        access: read-only\n"
-    "    binaries:\n"
-    "      - path: /usr/bin/curl\n";
+static const char policy_text[] = "version: 1\n"
+                                  "network_policies:\n"
+                                  "  lit:\n"
+                                  "    endpoints:\n"
+                                  "      - host: 127.0.0.1\n"
+                                  "        ports: [8080, 6443]\n"
+                                  "      - host: loop.test\n"
+                                  "        port: 8080\n"
+                                  "      - host: 127.0.0.1\n"
+                                  "        port: 9000\n"
+                                  "        protocol: rest\n"
+                                  "        rules:\n"
+                                  "          - allow: {method: GET, path: /x}\n"
+                                  "    binaries:\n"
+                                  "      - path: /usr/bin/curl\n"
+                                  "  hostless:\n"
+                                  "    endpoints:\n"
+                                  "      - ports: [7000]\n"
+                                  "        allowed_ips: [10.0.0.0/8]\n"
+                                  "    binaries:\n"
+                                  "      - path: /usr/bin/curl\n"
+                                  "  api:\n"
+                                  "    endpoints:\n"
+                                  "      - host: api.example.com\n"
+                                  "        port: 443\n"
+                                  "        protocol: rest\n"
+                                  "        enforcement: enforce\n"
+                                  "        access: read-only\n"
+                                  "    binaries:\n"
+                                  "      - path: /usr/bin/curl\n";
 
 static void setup(void)
 {
@@ -135,10 +134,10 @@ struct conn_case {
 };
 
 static const struct conn_case conn_cases[] = {
-    {"/usr/bin/curl", "api.example.com", 443, true, MODEL_REASON_ALLOWED,
-     MODEL_ROUTE_INSPECTED, ""},
-    {"/usr/bin/curl", "API.EXAMPLE.COM.", 443, true, MODEL_REASON_ALLOWED,
-     MODEL_ROUTE_INSPECTED, ""},
+    {"/usr/bin/curl", "api.example.com", 443, true, MODEL_REASON_ALLOWED, MODEL_ROUTE_INSPECTED,
+     ""},
+    {"/usr/bin/curl", "API.EXAMPLE.COM.", 443, true, MODEL_REASON_ALLOWED, MODEL_ROUTE_INSPECTED,
+     ""},
     {"/usr/bin/wget", "api.example.com", 443, false, MODEL_REASON_BINARY, MODEL_ROUTE_NONE,
      "binary '/usr/bin/wget' not allowed in policy 'api'"},
     {"/usr/bin/curl", "api.example.com", 80, false, MODEL_REASON_NO_ENDPOINT, MODEL_ROUTE_NONE,
@@ -263,8 +262,8 @@ START_TEST(test_dest)
     proxy_decide_dest(pol, id, tc->host, strlen(tc->host), tc->port, tc->method,
                       tc->method != NULL ? "/x" : NULL, tc->method != NULL ? 2 : 0, &tc->ip, &o,
                       &v);
-    ck_assert_msg(v.allow == tc->allow, "row %d allow (%s: %s)", _i,
-                  model_reason_name(v.reason), v.detail);
+    ck_assert_msg(v.allow == tc->allow, "row %d allow (%s: %s)", _i, model_reason_name(v.reason),
+                  v.detail);
     ck_assert_msg(v.loopback_exception == tc->exception, "row %d exception", _i);
     ck_assert_msg(v.audit == tc->audit, "row %d audit", _i);
     proxy_identity_unref(id);
@@ -313,9 +312,15 @@ END_TEST
 
 START_TEST(test_reply_l7)
 {
-    struct proxy_l7_deny d = {"policy_denied", "api\r\nX-Evil: 1", "DELETE", "/repos/x",
-                              "DELETE /repos/x not permitted by policy", "api.example.com", 443,
-                              "/usr/bin/curl", NULL /* skill: proposals off */};
+    struct proxy_l7_deny d = {"policy_denied",
+                              "api\r\nX-Evil: 1",
+                              "DELETE",
+                              "/repos/x",
+                              "DELETE /repos/x not permitted by policy",
+                              "api.example.com",
+                              443,
+                              "/usr/bin/curl",
+                              NULL /* skill: proposals off */};
     size_t len = 0;
     char *r = proxy_reply_l7(&d, &len);
     const char *body;
@@ -330,7 +335,8 @@ START_TEST(test_reply_l7)
     ck_assert_ptr_nonnull(body);
     ck_assert_str_eq(
         body + 4,
-        "{\"error\":\"policy_denied\",\"policy\":\"api\\r\\nX-Evil: 1\",\"rule\":\"DELETE /repos/x\","
+        "{\"error\":\"policy_denied\",\"policy\":\"api\\r\\nX-Evil: 1\",\"rule\":\"DELETE "
+        "/repos/x\","
         "\"detail\":\"DELETE /repos/x not permitted by policy\",\"layer\":\"l7\","
         "\"protocol\":\"rest\",\"method\":\"DELETE\",\"path\":\"/repos/x\",\"host\":"
         "\"api.example.com\",\"port\":443,\"binary\":\"/usr/bin/curl\",\"rule_missing\":"

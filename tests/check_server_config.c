@@ -29,13 +29,12 @@ static const struct row rows[] = {
     {"# only a comment\n", NULL, DEF},
     {"{}", NULL, DEF},
     {"port: 9000\n", NULL, 9000, 0, 64, 2000, 30000, 1048576, "127.0.0.1"},
-    {"port: 0\nworkers: 3\nmax_concurrent: 5\n", NULL, 0, 3, 5, 2000, 30000, 1048576,
-     "127.0.0.1"},
+    {"port: 0\nworkers: 3\nmax_concurrent: 5\n", NULL, 0, 3, 5, 2000, 30000, 1048576, "127.0.0.1"},
     {"{\"port\": 81, \"bind\": \"::1\", \"body_limit\": 2048, \"timeout_ms\": 10, "
      "\"max_timeout_ms\": 20}",
      NULL, 81, 0, 64, 10, 20, 2048, "::1"},
-    {"bind: 0.0.0.0\ntimeout_ms: 30000\n", NULL, SERVER_DEFAULT_PORT, 0, 64, 30000, 30000,
-     1048576, "0.0.0.0"},
+    {"bind: 0.0.0.0\ntimeout_ms: 30000\n", NULL, SERVER_DEFAULT_PORT, 0, 64, 30000, 30000, 1048576,
+     "0.0.0.0"},
     {"port: \"8080\"\n", NULL, 8080, 0, 64, 2000, 30000, 1048576, "127.0.0.1"},
     /* negative rows: the error and its location */
     {"port: 70000\n", "c.yaml:1:7: port: must be an integer between 0 and 65535", DEF},
@@ -69,8 +68,8 @@ START_TEST(test_config_table)
     res = server_config_load(&c, "c.yaml", r->text, strlen(r->text), err, sizeof(err));
     if (r->err != NULL) {
         ck_assert_msg(!pv_ok(res), "row %d loaded: %s", _i, r->text);
-        ck_assert_msg(strncmp(err, r->err, strlen(r->err)) == 0, "row %d: '%s' is not '%s...'",
-                      _i, err, r->err);
+        ck_assert_msg(strncmp(err, r->err, strlen(r->err)) == 0, "row %d: '%s' is not '%s...'", _i,
+                      err, r->err);
         return;
     }
     ck_assert_msg(pv_ok(res), "row %d: %s", _i, err);

@@ -18,28 +18,27 @@
 #include "model/model.h"
 #include "server/server.h"
 
-static const char policy_yaml[] =
-    "version: 1\n"
-    "network_policies:\n"
-    "  api:\n"
-    "    name: api\n"
-    "    endpoints:\n"
-    "      - host: api.example.com\n"
-    "        port: 443\n"
-    "        protocol: rest\n"
-    "        enforcement: enforce\n"
-    "        rules:\n"
-    "          - allow: {method: GET, path: \"/v1/items/*\"}\n"
-    "          - allow: {method: POST, path: /v1/items}\n"
-    "    binaries:\n"
-    "      - path: /usr/bin/curl\n"
-    "  plain:\n"
-    "    name: plain\n"
-    "    endpoints:\n"
-    "      - host: plain.example.com\n"
-    "        port: 8080\n"
-    "    binaries:\n"
-    "      - path: /usr/bin/curl\n";
+static const char policy_yaml[] = "version: 1\n"
+                                  "network_policies:\n"
+                                  "  api:\n"
+                                  "    name: api\n"
+                                  "    endpoints:\n"
+                                  "      - host: api.example.com\n"
+                                  "        port: 443\n"
+                                  "        protocol: rest\n"
+                                  "        enforcement: enforce\n"
+                                  "        rules:\n"
+                                  "          - allow: {method: GET, path: \"/v1/items/*\"}\n"
+                                  "          - allow: {method: POST, path: /v1/items}\n"
+                                  "    binaries:\n"
+                                  "      - path: /usr/bin/curl\n"
+                                  "  plain:\n"
+                                  "    name: plain\n"
+                                  "    endpoints:\n"
+                                  "      - host: plain.example.com\n"
+                                  "        port: 8080\n"
+                                  "    binaries:\n"
+                                  "      - path: /usr/bin/curl\n";
 
 static struct model_policy *policy(void)
 {
@@ -66,8 +65,8 @@ static const struct row rows[] = {
      "allowed"},
     {"{\"url\": \"https://api.example.com/v1\"}", "get", "/items/{id}", true, "/v1/items/x1", 443,
      "allowed"},
-    {"{\"url\": \"https://api.example.com/v1/\"}", "get", "/items/{id}", true, "/v1/items/x1",
-     443, "allowed"},
+    {"{\"url\": \"https://api.example.com/v1/\"}", "get", "/items/{id}", true, "/v1/items/x1", 443,
+     "allowed"},
     {"{\"url\": \"HTTPS://API.EXAMPLE.COM:443\"}", "post", "/v1/items", true, "/v1/items", 443,
      "allowed"},
     {"{\"url\": \"https://api.example.com\"}", "get", "/v1/items/{id}.json", true,
@@ -80,14 +79,14 @@ static const struct row rows[] = {
     /* negative rows */
     {"{\"url\": \"https://api.example.com\"}", "delete", "/v1/items/{id}", false, "/v1/items/x1",
      443, "l7_not_permitted"},
-    {"{\"url\": \"https://api.example.com\"}", "get", "/v1/items/{a}/{b}", false,
-     "/v1/items/x1/x1", 443, "l7_not_permitted"},
-    {"{\"url\": \"https://api.example.com\"}", "get", "/v2/items/{id}", false, "/v2/items/x1",
+    {"{\"url\": \"https://api.example.com\"}", "get", "/v1/items/{a}/{b}", false, "/v1/items/x1/x1",
      443, "l7_not_permitted"},
+    {"{\"url\": \"https://api.example.com\"}", "get", "/v2/items/{id}", false, "/v2/items/x1", 443,
+     "l7_not_permitted"},
     {"{\"url\": \"http://api.example.com\"}", "get", "/v1/items/{id}", false, "/v1/items/x1", 80,
      "no_endpoint"},
-    {"{\"url\": \"https://api.example.com:8443\"}", "get", "/v1/items/{id}", false,
-     "/v1/items/x1", 8443, "no_endpoint"},
+    {"{\"url\": \"https://api.example.com:8443\"}", "get", "/v1/items/{id}", false, "/v1/items/x1",
+     8443, "no_endpoint"},
     {"{\"url\": \"https://other.example.com\"}", "get", "/v1/items/{id}", false, "/v1/items/x1",
      443, "no_endpoint"},
     {"{\"url\": \"/api\"}", "get", "/v1/items/{id}", false, NULL, 0, "relative server url"},
@@ -100,8 +99,7 @@ static const struct row rows[] = {
     {"{\"url\": \"https://api.example.com:0\"}", "get", "/v1/items/{id}", false, NULL, 0,
      "invalid port"},
     {"{\"url\": \"https://:443\"}", "get", "/v1/items/{id}", false, NULL, 0, "host"},
-    {"{\"url\": \"https://{host}\"}", "get", "/v1/items/{id}", false, NULL, 0,
-     "without a default"},
+    {"{\"url\": \"https://{host}\"}", "get", "/v1/items/{id}", false, NULL, 0, "without a default"},
     {"{\"url\": \"https://[::1\"}", "get", "/v1/items/{id}", false, NULL, 0, "IPv6"},
     {"{}", "get", "/v1/items/{id}", false, NULL, 0, "without a url"},
 };
@@ -113,9 +111,9 @@ static json_t *doc_for(const char *server, const char *method, const char *path)
     json_t *doc;
 
     ck_assert_msg(srv != NULL, "bad row JSON: %s", e.text);
-    doc = json_pack("{s:s,s:{s:s,s:s},s:[o],s:{s:{s:{s:s}}}}", "openapi", "3.0.3", "info",
-                    "title", "t", "version", "1", "servers", srv, "paths", path, method,
-                    "operationId", "op");
+    doc =
+        json_pack("{s:s,s:{s:s,s:s},s:[o],s:{s:{s:{s:s}}}}", "openapi", "3.0.3", "info", "title",
+                  "t", "version", "1", "servers", srv, "paths", path, method, "operationId", "op");
     ck_assert_ptr_nonnull(doc);
     return doc;
 }
@@ -161,10 +159,10 @@ END_TEST
 START_TEST(test_discover_binary_and_servers)
 {
     struct model_policy *p = policy();
-    json_t *doc = json_pack(
-        "{s:s,s:[{s:s},{s:s}],s:{s:{s:{s:s},s:{s:s}}}}", "openapi", "3.1.0", "servers", "url",
-        "https://other.example.com", "url", "https://api.example.com", "paths", "/v1/items",
-        "post", "summary", "Create", "put", "summary", "Replace");
+    json_t *doc =
+        json_pack("{s:s,s:[{s:s},{s:s}],s:{s:{s:{s:s},s:{s:s}}}}", "openapi", "3.1.0", "servers",
+                  "url", "https://other.example.com", "url", "https://api.example.com", "paths",
+                  "/v1/items", "post", "summary", "Create", "put", "summary", "Replace");
     char err[256];
     json_t *out = server_discover(doc, p, "/usr/bin/wget", err, sizeof(err));
     const json_t *paths;
@@ -178,17 +176,15 @@ START_TEST(test_discover_binary_and_servers)
     paths = json_object_get(json_object_get(out, "openapi"), "paths");
     ck_assert_ptr_null(json_object_get(json_object_get(paths, "/v1/items"), "put"));
     {
-        const json_t *servers =
-            json_object_get(json_object_get(json_object_get(paths, "/v1/items"), "post"),
-                            "servers");
+        const json_t *servers = json_object_get(
+            json_object_get(json_object_get(paths, "/v1/items"), "post"), "servers");
         ck_assert_uint_eq(json_array_size(servers), 1);
         ck_assert_str_eq(json_string_value(json_object_get(json_array_get(servers, 0), "url")),
                          "https://api.example.com");
     }
-    ck_assert_str_eq(
-        json_string_value(json_object_get(json_array_get(json_object_get(out, "tools"), 0),
-                                          "description")),
-        "Create");
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_array_get(json_object_get(out, "tools"), 0), "description")),
+                     "Create");
     json_decref(out);
     json_decref(doc);
     model_policy_free(p);
@@ -266,12 +262,11 @@ START_TEST(test_tools)
     ck_assert_str_eq(json_string_value(json_object_get(json_object_get(props, "owner"), "type")),
                      "integer");
     ck_assert_str_eq(
-        json_string_value(json_object_get(json_object_get(props, "owner"), "description")),
-        "who");
+        json_string_value(json_object_get(json_object_get(props, "owner"), "description")), "who");
     ck_assert_str_eq(json_string_value(json_object_get(json_object_get(props, "repo"), "type")),
                      "string");
-    dump = json_dumps(json_object_get(json_object_get(t0, "input_schema"), "required"),
-                      JSON_COMPACT);
+    dump =
+        json_dumps(json_object_get(json_object_get(t0, "input_schema"), "required"), JSON_COMPACT);
     ck_assert_str_eq(dump, "[\"repo\",\"owner\"]");
     free(dump);
     ck_assert_str_eq(json_string_value(json_object_get(t1, "name")), "patch_repos_owner_repo");
@@ -280,20 +275,20 @@ START_TEST(test_tools)
     props = json_object_get(json_object_get(t1, "input_schema"), "properties");
     ck_assert_str_eq(json_string_value(json_object_get(json_object_get(props, "body"), "type")),
                      "object");
-    dump = json_dumps(json_object_get(json_object_get(t1, "input_schema"), "required"),
-                      JSON_COMPACT);
+    dump =
+        json_dumps(json_object_get(json_object_get(t1, "input_schema"), "required"), JSON_COMPACT);
     ck_assert_str_eq(dump, "[\"owner\",\"repo\",\"body\"]");
     free(dump);
     /* Duplicate names get a suffix. */
     ck_assert_str_eq(json_string_value(json_object_get(t2, "name")), "repos_get_thing_2");
     /* The source document is untouched (no description leaked into it). */
     ck_assert_ptr_null(json_object_get(
-        json_object_get(json_array_get(json_object_get(json_object_get(json_object_get(
-                                                           doc, "paths"),
-                                                                       "/repos/{owner}/{repo}"),
-                                                       "parameters"),
-                                       0),
-                        "schema"),
+        json_object_get(
+            json_array_get(json_object_get(json_object_get(json_object_get(doc, "paths"),
+                                                           "/repos/{owner}/{repo}"),
+                                           "parameters"),
+                           0),
+            "schema"),
         "description"));
     json_decref(tools);
     json_decref(doc);

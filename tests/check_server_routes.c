@@ -118,9 +118,9 @@ static json_t *run_cli(const struct row *r, int *status)
      * not turn one of the two answers into "unknown (timeout)". */
     n = (size_t)snprintf(cmd, sizeof(cmd), "'%s/proviso' %s --format json --timeout-ms 60000",
                          bdir != NULL ? bdir : ".", r->route == SERVER_R_CHECK ? "check" : "prove");
-#define ARG(flag, field, file)                                                                     \
-    if (r->field != NULL) {                                                                        \
-        n += (size_t)snprintf(cmd + n, sizeof(cmd) - n, " %s '%s'", flag, put(file, r->field));   \
+#define ARG(flag, field, file)                                                                  \
+    if (r->field != NULL) {                                                                     \
+        n += (size_t)snprintf(cmd + n, sizeof(cmd) - n, " %s '%s'", flag, put(file, r->field)); \
     }
     ARG("--baseline", baseline, "baseline.yaml")
     ARG("--candidate", candidate, "candidate.yaml")
@@ -143,9 +143,9 @@ static json_t *request_body(const struct row *r)
     json_t *b = json_object();
 
     ck_assert_ptr_nonnull(b);
-#define FIELD(name, field)                                                                         \
-    if (r->field != NULL) {                                                                        \
-        json_object_set_new(b, name, json_string(r->field));                                       \
+#define FIELD(name, field)                                   \
+    if (r->field != NULL) {                                  \
+        json_object_set_new(b, name, json_string(r->field)); \
     }
     FIELD("baseline", baseline)
     FIELD("candidate", candidate)
@@ -176,7 +176,8 @@ static void unlocate_warnings(json_t *answer)
             json_array_remove(list, i - 1);
         }
     }
-    json_array_foreach(list, i, w) {
+    json_array_foreach(list, i, w)
+    {
         const char *loc = json_string_value(json_object_get(w, "location"));
         const char *colon = loc != NULL ? strrchr(loc, ':') : NULL;
         const char *at = loc;
@@ -260,9 +261,9 @@ START_TEST(test_metrics_render)
     size_t len = 0;
     char *text;
 
-    server_metrics_request(SERVER_R_PROVE, 200, 300000);     /* 0.3 ms */
-    server_metrics_request(SERVER_R_PROVE, 200, 4000000);    /* 4 ms */
-    server_metrics_request(SERVER_R_PROVE, 418, 1000);       /* other status */
+    server_metrics_request(SERVER_R_PROVE, 200, 300000);  /* 0.3 ms */
+    server_metrics_request(SERVER_R_PROVE, 200, 4000000); /* 4 ms */
+    server_metrics_request(SERVER_R_PROVE, 418, 1000);    /* other status */
     server_metrics_request(SERVER_R_HEALTHZ, 200, 100000);
     server_metrics_verdict(SERVER_V_FINDINGS);
     server_metrics_verdict(SERVER_V_NONE);

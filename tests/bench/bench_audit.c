@@ -48,7 +48,8 @@ int main(int argc, char **argv)
     char seal[65];
     char sha[65];
     char pub[AUDIT_PUB_B64_LEN];
-    const char *blob = "{\"prover\":{\"verdict\":\"empty\",\"validation_result\":\"prover: no new findings\"}}";
+    const char *blob =
+        "{\"prover\":{\"verdict\":\"empty\",\"validation_result\":\"prover: no new findings\"}}";
     uint64_t n = 20000;
     struct pv_dynbuf body;
     struct pv_dynbuf out;
@@ -78,12 +79,12 @@ int main(int argc, char **argv)
     pv_dynbuf_init(&out, AUDIT_FILE_MAX);
     t0 = cpu();
     for (uint64_t i = 1; i <= n; i++) {
-        json_t *data = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "chunk_id",
-                                 "0b8f1f7e-6f1c-4c55-8f5b-1d2e3f4a5b6c", "analysis_mode", "agent",
-                                 "rule_name", "bench", "validation_result",
-                                 "prover: no new findings", "rule",
-                                 "{\"endpoints\":[{\"host\":\"api.example.com\",\"port\":443}]}",
-                                 "evidence_blob", i % 10 == 0 ? sha : "");
+        json_t *data =
+            json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "chunk_id",
+                      "0b8f1f7e-6f1c-4c55-8f5b-1d2e3f4a5b6c", "analysis_mode", "agent", "rule_name",
+                      "bench", "validation_result", "prover: no new findings", "rule",
+                      "{\"endpoints\":[{\"host\":\"api.example.com\",\"port\":443}]}",
+                      "evidence_blob", i % 10 == 0 ? sha : "");
         json_t *rec = json_pack("{s:s,s:I,s:I,s:s,s:s,s:s,s:O,s:o,s:s}", "type", "record", "seq",
                                 (json_int_t)i, "ts_ms", (json_int_t)(1700000000000 + i), "kind",
                                 "CONFIG:PROPOSED", "sandbox", "bench", "line",
@@ -106,8 +107,8 @@ int main(int argc, char **argv)
     pv_dynbuf_putf(&body, "{\"data_b64\":\"%s\",\"sha256\":\"%s\",\"type\":\"blob\"}\n", b64, sha);
     free(b64);
     h = json_pack("{s:s,s:s,s:s,s:i,s:s,s:I,s:I,s:s}", "type", "header", "format", AUDIT_FORMAT,
-                  "pubkey", pub, "since", 0, "first_prev", AUDIT_GENESIS, "last_seq",
-                  (json_int_t)n, "records", (json_int_t)n, "head", prev);
+                  "pubkey", pub, "since", 0, "first_prev", AUDIT_GENESIS, "last_seq", (json_int_t)n,
+                  "records", (json_int_t)n, "head", prev);
     if (h == NULL || !pv_ok(audit_seal(k, "header", h, seal, NULL))) {
         return 1;
     }

@@ -78,7 +78,7 @@ static uint32_t rnd(uint32_t n)
 }
 
 static const char *const exact_bins[] = {
-    "/usr/bin/curl", "/usr/bin/git", "/usr/bin/python3", "/usr/local/bin/node",
+    "/usr/bin/curl", "/usr/bin/git", "/usr/bin/python3",      "/usr/local/bin/node",
     "/usr/bin/wget", "/usr/bin/ssh", "/usr/local/bin/claude", "/usr/bin/gh",
 };
 
@@ -188,14 +188,13 @@ static char *policy_yaml(const struct bench *b)
     char line[512];
     size_t len;
 
-#define EMIT(...)                                                                              \
-    do {                                                                                       \
-        int n_ = snprintf(line, sizeof(line), __VA_ARGS__);                                    \
-        if (n_ < 0 || (size_t)n_ >= sizeof(line) ||                                            \
-            !pv_ok(pv_dynbuf_add(&d, line, (size_t)n_))) {                                     \
-            pv_dynbuf_free(&d);                                                                \
-            return NULL;                                                                       \
-        }                                                                                      \
+#define EMIT(...)                                                                                  \
+    do {                                                                                           \
+        int n_ = snprintf(line, sizeof(line), __VA_ARGS__);                                        \
+        if (n_ < 0 || (size_t)n_ >= sizeof(line) || !pv_ok(pv_dynbuf_add(&d, line, (size_t)n_))) { \
+            pv_dynbuf_free(&d);                                                                    \
+            return NULL;                                                                           \
+        }                                                                                          \
     } while (0)
 
     pv_dynbuf_init(&d, MODEL_MAX_POLICY_BYTES);
@@ -215,8 +214,8 @@ static char *policy_yaml(const struct bench *b)
                      ep->allow[k].path);
             }
             if (ep->has_deny) {
-                EMIT("        deny_rules:\n          - {method: %s, path: '%s'}\n",
-                     ep->deny.method, ep->deny.path);
+                EMIT("        deny_rules:\n          - {method: %s, path: '%s'}\n", ep->deny.method,
+                     ep->deny.path);
             }
         }
         EMIT("    binaries:\n");
@@ -239,8 +238,7 @@ static bool base_decide(const struct bench *b, const struct b_req *q)
         const struct b_rule *r = &b->rules[i];
         bool bin = false;
         for (size_t k = 0; k < r->nbins && !bin; k++) {
-            bin = strcmp(r->bins[k], q->exe) == 0 ||
-                  fnmatch(r->bins[k], q->exe, FNM_PATHNAME) == 0;
+            bin = strcmp(r->bins[k], q->exe) == 0 || fnmatch(r->bins[k], q->exe, FNM_PATHNAME) == 0;
         }
         if (!bin) {
             continue;

@@ -27,9 +27,8 @@
 #include "prover/prover.h"
 
 static const char *const BINS[] = {
-    "/usr/bin/curl",       "/usr/bin/git",          "/usr/local/bin/node",
-    "/usr/bin/python3*",   "/opt/tools/**",         "/usr/local/bin/claude",
-    "/usr/bin/gh",         "/sandbox/.venv/bin/*",
+    "/usr/bin/curl", "/usr/bin/git",          "/usr/local/bin/node", "/usr/bin/python3*",
+    "/opt/tools/**", "/usr/local/bin/claude", "/usr/bin/gh",         "/sandbox/.venv/bin/*",
 };
 #define NBINS (sizeof(BINS) / sizeof(BINS[0]))
 
@@ -109,8 +108,10 @@ static void rule(struct pv_dynbuf *b, const char *key, unsigned i, unsigned vari
         }
     }
     if (variant % 13 == 0) {
-        add(b, "      - host: \"svc%u.corp.example.com\"\n        port: 443\n"
-               "        allowed_ips: [\"10.%u.0.0/16\"]\n", i, i % 250);
+        add(b,
+            "      - host: \"svc%u.corp.example.com\"\n        port: 443\n"
+            "        allowed_ips: [\"10.%u.0.0/16\"]\n",
+            i, i % 250);
     }
     add(b, "    binaries:\n      - path: \"%s\"\n", BINS[i % NBINS]);
     if (variant % 4 == 0) {
@@ -138,22 +139,27 @@ static char *policy(unsigned n, int extra, unsigned kind)
         add(&b, "  proposal_%u:\n    name: proposal_%u\n    endpoints:\n", t, t);
         switch (kind % 8) {
         case 0: /* a write on an existing (maybe credentialed) host */
-            add(&b, "      - host: \"%s\"\n        port: 443\n        protocol: rest\n"
-                    "        enforcement: enforce\n        rules:\n"
-                    "          - allow: {method: PUT, path: \"/v1/items%u/*\"}\n",
+            add(&b,
+                "      - host: \"%s\"\n        port: 443\n        protocol: rest\n"
+                "        enforcement: enforce\n        rules:\n"
+                "          - allow: {method: PUT, path: \"/v1/items%u/*\"}\n",
                 host, t % 50);
             break;
         case 1: /* a new public host, L4 */
             add(&b, "      - host: \"new%u.example.io\"\n        port: 443\n", t);
             break;
         case 2: /* widen a path on an existing host */
-            add(&b, "      - host: \"%s\"\n        port: 443\n        protocol: rest\n"
-                    "        enforcement: enforce\n        rules:\n"
-                    "          - allow: {method: GET, path: \"/v1/**\"}\n", host);
+            add(&b,
+                "      - host: \"%s\"\n        port: 443\n        protocol: rest\n"
+                "        enforcement: enforce\n        rules:\n"
+                "          - allow: {method: GET, path: \"/v1/**\"}\n",
+                host);
             break;
         case 3: /* a private range */
-            add(&b, "      - host: \"db%u.corp.example.com\"\n        port: 5432\n"
-                    "        allowed_ips: [\"10.99.0.0/16\"]\n", t);
+            add(&b,
+                "      - host: \"db%u.corp.example.com\"\n        port: 5432\n"
+                "        allowed_ips: [\"10.99.0.0/16\"]\n",
+                t);
             break;
         case 4: /* an existing host for another binary */
             add(&b, "      - host: \"%s\"\n        port: 443\n", host);
@@ -185,8 +191,10 @@ static char *creds(unsigned n)
     struct pv_dynbuf b;
 
     pv_dynbuf_init(&b, 64u << 20);
-    add(&b, "credentials:\n  - name: gh\n    type: github\n    target_hosts: [\"api.github.com\"]\n");
-    add(&b, "  - name: internal\n    type: token\n    target_hosts: [\"**.internal.example.com\"]\n");
+    add(&b,
+        "credentials:\n  - name: gh\n    type: github\n    target_hosts: [\"api.github.com\"]\n");
+    add(&b,
+        "  - name: internal\n    type: token\n    target_hosts: [\"**.internal.example.com\"]\n");
     add(&b, "  - name: svc\n    type: token\n    target_hosts:\n");
     for (unsigned i = 0; i < n; i += 10) {
         char host[128];
@@ -300,8 +308,8 @@ static void run(struct prover_session *s, const struct model_registry *reg, unsi
         printf("%s%6u rules  %4u runs  prove p50 %8.2f ms  p99 %8.2f ms  max %8.2f ms  "
                "parse+validate(2) p50 %8.2f ms  prove/parse %5.2fx  unknown %u  findings %u  "
                "queries/run %.1f\n",
-               wide ? "wide " : "", n, iters, p50, p99, prove[iters - 1], q50, q50 > 0 ? p50 / q50 : 0.0, unknown,
-               findings, (double)queries / iters);
+               wide ? "wide " : "", n, iters, p50, p99, prove[iters - 1], q50,
+               q50 > 0 ? p50 / q50 : 0.0, unknown, findings, (double)queries / iters);
         printf("              cpu time: prove p50 %.2f ms p99 %.2f ms\n", cpu[iters / 2],
                cpu[(iters * 99) / 100 < iters ? (iters * 99) / 100 : iters - 1]);
         printf("              mean phases: units+delta+slice %.2f ms, atoms+encode %.2f ms, "

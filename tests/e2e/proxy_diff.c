@@ -35,10 +35,10 @@ static uint32_t rnd(uint32_t n)
 
 #define PICK(a) (a)[rnd((uint32_t)(sizeof(a) / sizeof((a)[0])))]
 
-static const char *const bins[] = {"/usr/bin/curl", "/usr/bin/curl", "/usr/bin/*", "/usr/**", "/usr/bin/wget",
-                                   "/opt/none/*"};
-static const char *const hosts[] = {"127.0.0.1", "127.0.0.1", "a.svc.test", "*.svc.test",
-                                    "**.svc.test", "api.test", ""};
+static const char *const bins[] = {"/usr/bin/curl", "/usr/bin/curl", "/usr/bin/*",
+                                   "/usr/**",       "/usr/bin/wget", "/opt/none/*"};
+static const char *const hosts[] = {
+    "127.0.0.1", "127.0.0.1", "a.svc.test", "*.svc.test", "**.svc.test", "api.test", ""};
 static const char *const methods[] = {"GET", "POST", "DELETE", "*", "PUT"};
 static const char *const paths[] = {"/a/**", "/a/*", "/b", "**", "/c/*/d", "/a/x"};
 static const char *const scopes[] = {"/a/**", "/b", "/c/**"};
@@ -78,8 +78,9 @@ static void endpoint(FILE *f, const unsigned ports[3])
         unsigned n = 1 + rnd(3);
         fprintf(f, "        rules:\n");
         for (unsigned i = 0; i < n; i++) {
-            fprintf(f, "          - allow:\n              method: \"%s\"\n              path: \"%s\"\n",
-                    PICK(methods), PICK(paths));
+            fprintf(
+                f, "          - allow:\n              method: \"%s\"\n              path: \"%s\"\n",
+                PICK(methods), PICK(paths));
             if (rnd(4) == 0) {
                 fprintf(f, "              query:\n                k: \"v*\"\n");
             }
@@ -100,10 +101,10 @@ static int gen(uint64_t seed, unsigned nreq, const char *out, const unsigned por
                                          "a.svc.test", "x.y.svc.test", "api.test",  "loop.test"};
     static const char *const rmethods[] = {"GET", "GET", "POST", "DELETE", "PUT", "HEAD"};
     static const char *const rpaths[] = {
-        "/a/x",   "/a/x/y",        "/a/",       "/a",          "/b",        "/b/",
-        "/c/1/d", "/a/../b",       "/a/%2e%2e/b", "/a/x%2Fy",  "/%61/x",    "/a/x;p=1",
-        "/b?k=v1", "/b?k=zz",      "/b?k=v1&k=zz", "/b?k=%zz", "/a/x?k=v2", "/../x",
-        "/c/1/d?k=v", "/a/x?k=zz&j=1"};
+        "/a/x",     "/a/x/y",    "/a/",     "/a",          "/b",
+        "/b/",      "/c/1/d",    "/a/../b", "/a/%2e%2e/b", "/a/x%2Fy",
+        "/%61/x",   "/a/x;p=1",  "/b?k=v1", "/b?k=zz",     "/b?k=v1&k=zz",
+        "/b?k=%zz", "/a/x?k=v2", "/../x",   "/c/1/d?k=v",  "/a/x?k=zz&j=1"};
     FILE *f = fopen(out, "w");
     unsigned nrules;
 
@@ -129,8 +130,8 @@ static int gen(uint64_t seed, unsigned nreq, const char *out, const unsigned por
     fclose(f);
     for (unsigned i = 0; i < nreq; i++) {
         unsigned port = ports[rnd(8) == 0 ? 2 : rnd(2)];
-        printf("%s %s http://%s:%u%s\n", rnd(3) == 0 ? "tun" : "fwd", PICK(rmethods),
-               PICK(rhosts), port, PICK(rpaths));
+        printf("%s %s http://%s:%u%s\n", rnd(3) == 0 ? "tun" : "fwd", PICK(rmethods), PICK(rhosts),
+               port, PICK(rpaths));
     }
     return 0;
 }

@@ -65,18 +65,18 @@ static const char *const good_trailer[] = {"X-T: v\r\n", "Y-T:\r\n", "Z: a b\tc\
 
 enum bad {
     BAD_NONE,
-    BAD_SIZE_LF,     /* size line ends in a bare LF */
-    BAD_EXT_LF,      /* extension ends in a bare LF */
-    BAD_EXT_CTL,     /* control byte in an extension */
-    BAD_EXT_CR,      /* bare CR inside an extension */
-    BAD_DATA_LF,     /* data followed by LF only */
-    BAD_DATA_LONG,   /* more data than the size */
-    BAD_HEX,         /* 0x prefix */
-    BAD_SPACE,       /* whitespace before the size */
-    BAD_OVERFLOW,    /* 17 hex digits */
-    BAD_TR_FOLD,     /* obs-fold in a trailer */
-    BAD_TR_LF,       /* trailer ends in a bare LF */
-    BAD_END_LF,      /* final line a bare LF */
+    BAD_SIZE_LF,   /* size line ends in a bare LF */
+    BAD_EXT_LF,    /* extension ends in a bare LF */
+    BAD_EXT_CTL,   /* control byte in an extension */
+    BAD_EXT_CR,    /* bare CR inside an extension */
+    BAD_DATA_LF,   /* data followed by LF only */
+    BAD_DATA_LONG, /* more data than the size */
+    BAD_HEX,       /* 0x prefix */
+    BAD_SPACE,     /* whitespace before the size */
+    BAD_OVERFLOW,  /* 17 hex digits */
+    BAD_TR_FOLD,   /* obs-fold in a trailer */
+    BAD_TR_LF,     /* trailer ends in a bare LF */
+    BAD_END_LF,    /* final line a bare LF */
     BAD_COUNT,
 };
 
@@ -93,7 +93,10 @@ static void body(struct buf *b, enum bad bad, uint64_t *len, uint32_t *sha)
         char line[64];
         bool here = i == where;
         int n = snprintf(line, sizeof(line), "%s%s%x", (here && bad == BAD_SPACE) ? " " : "",
-                         (here && bad == BAD_HEX) ? "0x" : rnd(3) == 0 ? "00" : "", s);
+                         (here && bad == BAD_HEX) ? "0x"
+                         : rnd(3) == 0            ? "00"
+                                                  : "",
+                         s);
         if (here && bad == BAD_OVERFLOW) {
             n = snprintf(line, sizeof(line), "1000000000000000%x", s);
         }
@@ -248,8 +251,8 @@ int main(int argc, char **argv)
         (void)exchange(px, &b, resp, sizeof(resp));
         want = bad == BAD_NONE ? "HTTP/1.1 200 " : "HTTP/1.1 400 ";
         if (strncmp(resp, want, strlen(want)) != 0) {
-            fprintf(stdout, "case %u (bad %d, keep-alive %d): want [%s] got [%.40s]\n", i,
-                    (int)bad, (int)ka, want, resp);
+            fprintf(stdout, "case %u (bad %d, keep-alive %d): want [%s] got [%.40s]\n", i, (int)bad,
+                    (int)ka, want, resp);
             fails++;
         }
         if (bad == BAD_NONE) {

@@ -188,7 +188,7 @@ static void handle(struct evhttp_request *req, void *arg)
 static FILE *strict_log;
 
 struct strict_conn {
-    int phase;            /* 0 head, 1 CL body, 2 chunk size, 3 chunk data, 4 trailers */
+    int phase; /* 0 head, 1 CL body, 2 chunk size, 3 chunk data, 4 trailers */
     char method[64];
     char target[1024];
     char host[256];
@@ -238,8 +238,8 @@ static void strict_done(struct bufferevent *bev, struct strict_conn *sc)
     char body[1600];
     int n;
 
-    fprintf(strict_log, "REQ %s %s host=%s body=%llu sha=%08x\n", sc->method, sc->target,
-            sc->host, (unsigned long long)sc->body, sc->sha);
+    fprintf(strict_log, "REQ %s %s host=%s body=%llu sha=%08x\n", sc->method, sc->target, sc->host,
+            (unsigned long long)sc->body, sc->sha);
     fflush(strict_log);
     for (size_t i = 0; i < sizeof(strict_canned) / sizeof(strict_canned[0]); i++) {
         if (strcmp(sc->target, strict_canned[i][0]) == 0) {
@@ -250,10 +250,12 @@ static void strict_done(struct bufferevent *bev, struct strict_conn *sc)
             return;
         }
     }
-    n = snprintf(body, sizeof(body), "strict: %s %s host=%s body=%llu\n", sc->method,
-                 sc->target, sc->host, (unsigned long long)sc->body);
-    evbuffer_add_printf(out, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
-                             "Content-Length: %d\r\n\r\n%s", n, body);
+    n = snprintf(body, sizeof(body), "strict: %s %s host=%s body=%llu\n", sc->method, sc->target,
+                 sc->host, (unsigned long long)sc->body);
+    evbuffer_add_printf(out,
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+                        "Content-Length: %d\r\n\r\n%s",
+                        n, body);
     memset(sc, 0, sizeof(*sc));
     sc->first_line = true;
     sc->sha = 2166136261u;
@@ -423,9 +425,8 @@ static void strict_accept(struct evconnlistener *l, evutil_socket_t fd, struct s
     sc->sha = 2166136261u;
     if (ctx != NULL) {
         SSL *ssl = SSL_new(ctx);
-        bev = ssl != NULL ? bufferevent_openssl_socket_new(base, fd, ssl,
-                                                            BUFFEREVENT_SSL_ACCEPTING,
-                                                            BEV_OPT_CLOSE_ON_FREE)
+        bev = ssl != NULL ? bufferevent_openssl_socket_new(base, fd, ssl, BUFFEREVENT_SSL_ACCEPTING,
+                                                           BEV_OPT_CLOSE_ON_FREE)
                           : NULL;
     } else {
         bev = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
@@ -450,8 +451,7 @@ static struct evconnlistener *strict_listen(struct event_base *base, SSL_CTX *ct
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     l = evconnlistener_new_bind(base, strict_accept, ctx, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE,
                                 64, (struct sockaddr *)&sa, sizeof(sa));
-    if (l == NULL ||
-        getsockname(evconnlistener_get_fd(l), (struct sockaddr *)&sa, &sl) != 0) {
+    if (l == NULL || getsockname(evconnlistener_get_fd(l), (struct sockaddr *)&sa, &sl) != 0) {
         *port = 0;
         return l;
     }

@@ -131,8 +131,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (pr != NULL && json_is_object(root)) {
         const json_t *ops = json_object_get(root, "operations");
         for (size_t i = 0; i < model_proposal_nops(pr) && i < json_array_size(ops); i++) {
-            const json_t *rule = json_object_get(
-                json_object_get(json_array_get(ops, i), "addRule"), "rule");
+            const json_t *rule =
+                json_object_get(json_object_get(json_array_get(ops, i), "addRule"), "rule");
             const char *name = model_proposal_rule_name(pr, i);
             if (json_is_object(rule) && name != NULL && name[0] != '\0') {
                 read_rule(name, rule);

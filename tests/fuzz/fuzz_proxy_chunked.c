@@ -87,8 +87,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size--;
     sa = run((const char *)data, size, size ? size : 1, &a, &ua);
     sb = run((const char *)data, size, step, &b, &ub);
-    if (sa != sb || (sa == PROXY_CHUNK_DONE && (ua != ub || a.len != b.len ||
-                                                 memcmp(a.buf, b.buf, a.len) != 0))) {
+    if (sa != sb || (sa == PROXY_CHUNK_DONE &&
+                     (ua != ub || a.len != b.len || memcmp(a.buf, b.buf, a.len) != 0))) {
         abort(); /* the verdict and output do not depend on how bytes arrive */
     }
     if (sa == PROXY_CHUNK_DONE) {

@@ -64,8 +64,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                  u.rest.off + u.rest.len != req->target.len)) {
                 abort();
             }
-            if (pv_ok(proxy_http_parse_authority(buf + req->target.off, req->target.len, false,
-                                                 &h, &br, &port)) &&
+            if (pv_ok(proxy_http_parse_authority(buf + req->target.off, req->target.len, false, &h,
+                                                 &br, &port)) &&
                 (port == 0 || h.len == 0 || h.off + h.len > req->target.len)) {
                 abort();
             }
