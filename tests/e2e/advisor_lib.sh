@@ -64,10 +64,12 @@ start_advisor() {
     dir=$1
     shift
     ADV_LOG=$WORK/advisor.$(date +%s%N).log
-    "$ADV_BIN" --data-dir "$dir" --port 0 --token-file "$ADMIN_FILE" "$@" 2>"$ADV_LOG" &
+    # ADVISOR_WRAPPER runs the advisor under a tool (tests/valgrind.sh)
+    ${ADVISOR_WRAPPER:-} "$ADV_BIN" --data-dir "$dir" --port 0 --token-file "$ADMIN_FILE" "$@" \
+        2>"$ADV_LOG" &
     ADV_PID=$!
     i=0
-    while [ $i -lt 300 ]; do
+    while [ $i -lt "${PV_START_TRIES:-300}" ]; do
         ADV_PORT=$(sed -n 's/.*listening on 127.0.0.1 port \([0-9]*\).*/\1/p' "$ADV_LOG" | head -n 1)
         [ -n "$ADV_PORT" ] && break
         if ! kill -0 "$ADV_PID" 2>/dev/null; then

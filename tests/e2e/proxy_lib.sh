@@ -79,7 +79,7 @@ finish() {
 
 wait_file() {
     i=0
-    while [ ! -s "$1" ] && [ $i -lt 400 ]; do
+    while [ ! -s "$1" ] && [ $i -lt "${PV_START_TRIES:-400}" ]; do
         sleep 0.05
         i=$((i + 1))
     done

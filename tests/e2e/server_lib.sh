@@ -78,11 +78,12 @@ start_server() {
     LOG=$WORK/server.$(date +%s%N).log
     REQS=0
     : >"$LOG"
-    "$BIN" --port 0 "$@" 2>"$LOG" &
+    # SERVER_WRAPPER runs the prover under a tool (tests/valgrind.sh)
+    ${SERVER_WRAPPER:-} "$BIN" --port 0 "$@" 2>"$LOG" &
     SRV_PID=$!
     PORT=
     i=0
-    while [ $i -lt 400 ]; do
+    while [ $i -lt "${PV_START_TRIES:-400}" ]; do
         PORT=$(sed -n 's|.*listening on http://[^ ]*:\([0-9][0-9]*\) .*|\1|p' "$LOG" | head -n 1)
         [ -n "$PORT" ] && break
         if ! kill -0 "$SRV_PID" 2>/dev/null; then
