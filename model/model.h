@@ -487,7 +487,11 @@ struct model_endpoint_view {
     const char *fp; /* the fingerprint, computed once at compile time
                                     * (borrowed); NULL when not compiled */
     size_t fplen;
+    uint64_t fphash; /* pv_hash64(fp, fplen, MODEL_FP_HASH_SEED) when fp != NULL */
 };
+
+/* The seed of the fingerprint hash in model_endpoint_view.fphash. */
+#define MODEL_FP_HASH_SEED 0x5eedu
 
 /* Fill 'out' for endpoint 'e' of a compiled policy. */
 void model_endpoint_view(const struct model_endpoint *e, struct model_endpoint_view *out);

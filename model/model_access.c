@@ -38,6 +38,7 @@ void model_endpoint_view(const struct model_endpoint *e, struct model_endpoint_v
     out->ncidrs = e->ncidrs;
     out->fp = e->fp;
     out->fplen = e->fplen;
+    out->fphash = e->fphash;
     out->nallow = e->neff_rules;
     out->ndeny = e->ndeny;
 }

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "common/pv_dynbuf.h"
+#include "common/pv_hash.h"
 #include "common/pv_text.h"
 #include "model/model_int.h"
 
@@ -453,6 +454,7 @@ static void endpoint_uncompile(struct model_endpoint *e)
     e->path_glob = NULL;
     PV_SAFE_FREE(e->fp);
     e->fplen = 0;
+    e->fphash = 0;
     for (size_t i = 0; i < e->nrules; i++) {
         l7rule_uncompile(&e->rules[i]);
     }
@@ -509,6 +511,7 @@ static pv_result endpoint_compile(struct model_endpoint *e)
     /* The fingerprint is read by every proof that meets this policy: once. */
     e->fp = model_endpoint_fingerprint(e, &e->fplen);
     PV_GUARD_PTR(e->fp);
+    e->fphash = pv_hash64(e->fp, e->fplen, MODEL_FP_HASH_SEED);
     return PV_RESULT_OK;
 }
 

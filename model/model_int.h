@@ -123,6 +123,7 @@ struct model_endpoint {
     struct model_glob *host_glob; /* NULL for hostless endpoints */
     char *fp;                     /* compiled: the fingerprint (owned), NUL-terminated */
     size_t fplen;
+    uint64_t fphash;                /* pv_hash64(fp, fplen, MODEL_FP_HASH_SEED) */
     bool host_is_ip;                /* host is an IP literal */
     struct model_ip host_ip;        /* when host_is_ip */
     struct model_glob *path_glob;   /* endpoint path scope, NULL = any */

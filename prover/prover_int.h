@@ -56,7 +56,6 @@ pv_result prover_map_put(struct prover_map *m, const char *key, size_t len, size
 bool prover_map_get(const struct prover_map *m, const char *key, size_t len, size_t *val);
 uint64_t prover_hash(const char *s, size_t len);
 /* A fast 64-bit hash (8 bytes per step), seeded. */
-uint64_t prover_hash64(const void *p, size_t len, uint64_t seed);
 
 /* Growable array helper: room for element n. Returns the (maybe moved)
  * array, or NULL on NOMEM with the old array and *cap untouched. */
@@ -157,6 +156,8 @@ struct prover_unit {
     bool delta;          /* key absent from the other side */
     bool rel;            /* in the slice */
     bool l7;             /* L7 endpoint (docs/semantics.md#routes) */
+    bool hstar;          /* a DNS host pattern with a wildcard label */
+    const char *hsfx;    /* its literal suffix after the last wildcard label, or NULL */
     /* dimension indexes, filled by the encoder */
     size_t bpat, hpat, hip, spat;
 };

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/pv_hash.h"
 #include "prover/prover_int.h"
 
 void prover_units_free(struct prover_units *us)
@@ -60,6 +61,8 @@ pv_result prover_units_collect(struct prover_units *us, const struct model_polic
             struct model_endpoint_view v;
             size_t off = us->arena.len;
             uint64_t fph;
+            const char *star;
+            const char *hsfx;
 
             if (nb == 0) {
                 /*= docs/semantics.md#binaries-empty
@@ -67,6 +70,9 @@ pv_result prover_units_collect(struct prover_units *us, const struct model_polic
                 continue;
             }
             model_endpoint_view(e, &v);
+            /* the slice's host keys, once per endpoint rather than per unit */
+            star = v.host != NULL && !v.host_is_ip ? strrchr(v.host, '*') : NULL;
+            hsfx = star != NULL ? strchr(star, '.') : NULL;
             if (v.host == NULL && v.ncidrs == 0 && v.target_sandbox == NULL) {
                 /*= docs/semantics.md#hostless
                  *# An endpoint with an empty host and a non-empty `allowed_ips` is *hostless* */
@@ -77,8 +83,10 @@ pv_result prover_units_collect(struct prover_units *us, const struct model_polic
                 /* not compiled: compute it here */
                 PV_GUARD(model_endpoint_fingerprint_append(e, &us->arena));
             }
-            fph = v.fp != NULL ? prover_hash64(v.fp, v.fplen, 0x5eed)
-                               : prover_hash64(us->arena.buf + off, us->arena.len - off, 0x5eed);
+            /* a compiled endpoint carries its fingerprint's hash (same seed) */
+            fph = v.fp != NULL
+                      ? v.fphash
+                      : pv_hash64(us->arena.buf + off, us->arena.len - off, MODEL_FP_HASH_SEED);
             for (size_t k = 0; k < nb; k++) {
                 const char *b = model_rule_binary(r, k);
                 const struct model_glob *bg = model_rule_binary_glob(r, k);
@@ -99,8 +107,10 @@ pv_result prover_units_collect(struct prover_units *us, const struct model_polic
                 u->fpoff = v.fp != NULL ? SIZE_MAX : off;
                 u->fplen = v.fp != NULL ? v.fplen : us->arena.len - off;
                 u->fp = v.fp;
-                u->hash = prover_hash64(b, strlen(b), fph);
+                u->hash = pv_hash64(b, strlen(b), fph);
                 u->l7 = model_protocol_is_l7(v.proto) && !v.tls_skip;
+                u->hstar = star != NULL;
+                u->hsfx = hsfx;
                 u->bpat = u->hpat = u->hip = u->spat = SIZE_MAX;
             }
         }
@@ -331,13 +341,17 @@ struct sentry {
 struct sindex {
     struct sentry *e;
     size_t n, cap;
+    /* per key kind, bit min(len, 63) for every key length present: most
+     * probes of a large policy are ruled out by their length alone, before
+     * any hashing (the index holds only the few delta units' keys) */
+    uint64_t lens[4];
     size_t *hostless;
     size_t nhostless;
 };
 
 static uint64_t skey_hash(enum skind kind, const char *k, size_t len)
 {
-    return prover_hash64(k, len, 0x51ce + (uint64_t)kind);
+    return pv_hash64(k, len, 0x51ce + (uint64_t)kind);
 }
 
 static pv_result sindex_add(struct sindex *ix, enum skind kind, const char *k, size_t len,
@@ -345,6 +359,7 @@ static pv_result sindex_add(struct sindex *ix, enum skind kind, const char *k, s
 static pv_result sindex_add(struct sindex *ix, enum skind kind, const char *k, size_t len, size_t d)
 {
     PROVER_GROW(ix->e, ix->cap, ix->n);
+    ix->lens[kind] |= (uint64_t)1 << (len < 63 ? len : 63);
     ix->e[ix->n].h = skey_hash(kind, k, len);
     ix->e[ix->n].k = k;
     ix->e[ix->n].len = len;
@@ -359,14 +374,6 @@ static int sentry_cmp(const void *a, const void *b)
     uint64_t y = ((const struct sentry *)b)->h;
 
     return x < y ? -1 : x > y;
-}
-
-/* The literal suffix of a wildcard host after its last wildcard label. */
-static const char *wild_suffix(const char *h)
-{
-    const char *st = strrchr(h, '*');
-
-    return st != NULL ? strchr(st, '.') : NULL;
 }
 
 /* Every label suffix ".x.y" of 's' (from its first dot on), 'sub' included. */
@@ -395,12 +402,10 @@ static pv_result sindex_build(struct sindex *ix, const struct prover_units *us)
             ix->hostless[ix->nhostless++] = i;
         } else if (u->v.host_is_ip) {
             PV_GUARD(sindex_add(ix, SK_IP, (const char *)u->v.host_ip.b, 16, i));
-        } else if (wild_suffix(h) != NULL) {
-            const char *sfx = wild_suffix(h);
-
-            PV_GUARD(sindex_add(ix, SK_WILD, sfx, strlen(sfx), i));
-            PV_GUARD(sindex_add_subs(ix, sfx, i));
-        } else if (strchr(h, '*') != NULL) {
+        } else if (u->hsfx != NULL) {
+            PV_GUARD(sindex_add(ix, SK_WILD, u->hsfx, strlen(u->hsfx), i));
+            PV_GUARD(sindex_add_subs(ix, u->hsfx, i));
+        } else if (u->hstar) {
             /* a wildcard in the last label: no literal suffix (rejected by
              * the validator); treat it like a hostless unit, exactly */
             ix->hostless[ix->nhostless++] = i;
@@ -430,10 +435,14 @@ static pv_result probe(const struct sindex *ix, const struct prover_units *us,
                        const struct prover_unit *u, enum skind kind, const char *k, size_t len,
                        size_t *budget, bool *hit)
 {
-    uint64_t h = skey_hash(kind, k, len);
+    uint64_t h;
     size_t lo = 0;
     size_t hi = ix->n;
 
+    if ((ix->lens[kind] & ((uint64_t)1 << (len < 63 ? len : 63))) == 0) {
+        return PV_RESULT_OK; /* no key of this kind has this length */
+    }
+    h = skey_hash(kind, k, len);
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
 
@@ -459,13 +468,13 @@ static pv_result unit_rel(const struct sindex *ix, const struct prover_units *us
                           size_t *budget, bool *hit)
 {
     const char *h = u->v.host;
-    const char *sfx = h != NULL && !u->v.host_is_ip ? wild_suffix(h) : NULL;
+    const char *sfx = u->hsfx; /* NULL for IP hosts and hostless units */
 
     *hit = false;
     for (size_t k = 0; k < ix->nhostless && !*hit; k++) {
         PV_GUARD(prover_units_overlap(u, &us->u[ix->hostless[k]], budget, hit));
     }
-    if (h == NULL || (sfx == NULL && !u->v.host_is_ip && strchr(h, '*') != NULL)) {
+    if (h == NULL || (sfx == NULL && u->hstar)) {
         /* hostless (or a wildcard without a literal suffix): every delta */
         for (size_t k = 0; k < nd && !*hit; k++) {
             PV_GUARD(prover_units_overlap(u, &us->u[delta[k]], budget, hit));

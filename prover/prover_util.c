@@ -23,33 +23,6 @@ uint64_t prover_hash(const char *s, size_t len)
     return h;
 }
 
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    x ^= x >> 33;
-    return x;
-}
-
-uint64_t prover_hash64(const void *p, size_t len, uint64_t seed)
-{
-    const unsigned char *s = p;
-    uint64_t h = seed ^ (len * 0x9e3779b97f4a7c15ull);
-    uint64_t w;
-
-    while (len >= 8) {
-        memcpy(&w, s, 8);
-        h = mix(h ^ w) + 0x9e3779b97f4a7c15ull;
-        s += 8;
-        len -= 8;
-    }
-    w = 0;
-    memcpy(&w, s, len);
-    return mix(h ^ w ^ ((uint64_t)len << 56));
-}
-
 void prover_map_free(struct prover_map *m)
 {
     PV_SAFE_FREE(m->slots);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* bench_prove.c - prover latency on realistic policies of 100, 1,000, 10,000 rules
  *
- *   ./tests/bench/bench_prove [iterations-at-100-rules] [timeout-ms] [only-this-many-rules]
+ *   ./tests/bench/bench_prove [iterations-at-100-rules] [timeout-ms] [only-this-many-rules
+ *                             [narrow|wide]]
  *
  * Generates a baseline policy (hosts with wildcards, several binaries with
  * globs, REST rules with path globs, credentials on some hosts) and, per
@@ -348,9 +349,14 @@ int main(int argc, char **argv)
     }
     printf("bench_prove: one-rule proposals, timeout %u ms\n", timeout_ms);
     if (argc > 3 && pv_ok(pv_parse_u64(argv[3], strlen(argv[3]), 1000000, &v)) && v > 0) {
-        /* one size only: bench_prove ITERS TIMEOUT RULES */
-        run(s, reg, (unsigned)v, iters, timeout_ms, false);
-        run(s, reg, (unsigned)v, iters, timeout_ms, true);
+        /* one size only: bench_prove ITERS TIMEOUT RULES [narrow|wide] */
+        const char *only = argc > 4 ? argv[4] : "";
+        if (strcmp(only, "wide") != 0) {
+            run(s, reg, (unsigned)v, iters, timeout_ms, false);
+        }
+        if (strcmp(only, "narrow") != 0) {
+            run(s, reg, (unsigned)v, iters, timeout_ms, true);
+        }
     } else {
         run(s, reg, 100, iters, timeout_ms, false);
         run(s, reg, 1000, iters / 4 > 10 ? iters / 4 : 10, timeout_ms, false);
