@@ -171,12 +171,92 @@ struct model_policy {
 
     /* Filled by model_policy_compile(). */
     bool compiled;
-    struct model_index *index; /* evaluator lookup structure (model_eval.c) */
+    struct model_index *index; /* evaluator lookup structure (model_index.c) */
     char net_sha[65];          /* compiled: model_policy_network_digest() */
 };
 
-/* Free the evaluator index (model_eval.c); NULL is a no-op. */
+/* ---------------------------------------------------------------------------
+ * The evaluator index (model_index.c): built by model_policy_compile()
+ * (model_compile.c), read by model_decide() (model_eval.c)
+ * ------------------------------------------------------------------------- */
+
+#define EVAL_NONE UINT32_MAX /* no endpoint / rule / unit index */
+
+enum ix_host_kind {
+    IXH_NONE,     /* empty host without allowed_ips: matches nothing */
+    IXH_HOSTLESS, /* docs/semantics.md#hostless */
+    IXH_IP,       /* IP literal host, compared as an address */
+    IXH_EXACT,    /* DNS name without '*', compared as a string */
+    IXH_WILD,     /* host glob, DNS names only */
+};
+
+/* How a unit grants a request (docs/semantics.md#grant). */
+enum ix_grant {
+    IXG_L4,          /* L4 endpoint: every request */
+    IXG_AUDIT,       /* L7, not enforced: every request (audit) */
+    IXG_RULES,       /* enforced rest/websocket: allow rules, deny rules */
+    IXG_UNSUPPORTED, /* enforced graphql/sql/json-rpc/mcp: nothing */
+};
+
+/* One (rule, endpoint) pair; the rule's binaries complete it to units. */
+struct ix_ep {
+    const struct model_rule *rule;
+    const struct model_endpoint *ep;
+    uint32_t rule_idx;
+    uint8_t host_kind; /* enum ix_host_kind */
+    uint8_t grant;     /* enum ix_grant */
+    bool l7;
+    bool rest_like;    /* protocol rest or websocket (rules are matchable) */
+    bool unresolved;   /* target_sandbox without addresses */
+    uint8_t nports;    /* ports inline when at most IX_INLINE_PORTS, else 0 */
+    uint16_t ports[4]; /* copy of the endpoint's first ports (cache locality) */
+};
+
+/* One binary pattern of a rule. */
+struct ix_bin {
+    const char *s;
+    size_t len;
+    const struct model_glob *g; /* NULL when the pattern is literal */
+};
+
+#define IX_INLINE_PORTS 4u
+
+enum ix_tag { IXT_DNS = 1, IXT_IP = 2, IXT_SUFFIX = 3 };
+
+struct ix_slot {
+    uint64_t h;
+    const char *key; /* borrowed from the policy */
+    uint32_t klen;
+    uint32_t tag;   /* enum ix_tag */
+    uint32_t first; /* into members[] */
+    uint32_t count; /* 0: empty slot */
+};
+
+struct model_index {
+    struct ix_ep *eps;
+    size_t neps;
+    struct ix_bin *bins;
+    size_t *rule_bin; /* rule i owns bins[rule_bin[i] .. rule_bin[i + 1]) */
+    size_t nrules;
+    struct ix_slot *slots;
+    size_t nslots; /* power of two, or 0 */
+    uint32_t *members;
+    uint32_t *hostless;
+    size_t nhostless;
+    uint32_t *wild_any; /* wildcard hosts without a literal suffix */
+    size_t nwild_any;
+    uint64_t suffix_labels; /* bit n: some suffix key has n labels (bit 63: n >= 63) */
+};
+
+/* Build p->index from a policy whose patterns are compiled. */
+pv_result model_index_build(struct model_policy *p) PV_WUR;
+/* Free the evaluator index; NULL is a no-op. */
 void model_index_free(struct model_index *ix);
+/* The slot holding (tag, key), or NULL. */
+const struct ix_slot *model_ix_lookup(const struct model_index *ix, uint32_t tag, const char *key,
+                                      size_t klen);
+/* Label count of the name s[0 .. len), capped at 63: its bit in suffix_labels. */
+unsigned model_label_bit(const char *s, size_t len);
 
 /* ---------------------------------------------------------------------------
  * Diagnostics

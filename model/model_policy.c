@@ -4,7 +4,7 @@
  * model_policy_load() is the coordinator of the load pipeline: pick the
  * format, read the document into a node tree (model_yaml.c / model_json.c),
  * walk the tree into a policy (model_schema.c), validate (model_validate.c)
- * and compile (model_eval.c). Every step reports problems as diagnostics
+ * and compile (model_compile.c). Every step reports problems as diagnostics
  * with file:line:col; the first step that adds one ends the pipeline and the
  * load returns NULL. The clear functions release everything a struct owns,
  * including fields filled by compile, and leave the struct zeroed so that a

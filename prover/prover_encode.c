@@ -10,8 +10,8 @@
  * 128-bit destination d (IPv4 as ::ffff:a.b.c.d). An IP host fixes d.
  *
  * Every clause below cites docs/semantics.md; the concrete evaluator
- * (model_eval.c) implements the same sentences and the property test holds
- * the two together.
+ * (model_eval.c, with model_compile.c and model_index.c) implements the same
+ * sentences and the property test holds the two together.
  */
 #include "config.h"
 

@@ -1,0 +1,420 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* model_compile.c - compile a validated policy for the evaluator
+ *
+ * model_policy_compile() compiles every pattern of a validated policy (host,
+ * path, binary and query globs), expands access presets into eff_rules,
+ * stores each endpoint's fingerprint and its hash, builds the evaluator index
+ * (model_index.c) and the network digest. It first drops what an earlier
+ * compile left, and a failed compile leaves no compiled field behind.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/pv_dynbuf.h"
+#include "common/pv_hash.h"
+#include "model/model_int.h"
+
+/* ===========================================================================
+ * Compilation
+ * ========================================================================= */
+
+static pv_result compile_glob(enum model_glob_kind kind, const char *s, struct model_glob **out)
+{
+    const char *why = NULL;
+
+    *out = model_glob_compile(kind, s, strlen(s), &why);
+    if (*out == NULL) {
+        pv_debug_str = why;
+        PV_BAIL(pv_errno != PV_OK ? pv_errno : PV_ERR_PATTERN);
+    }
+    return PV_RESULT_OK;
+}
+
+static void l7rule_uncompile(struct model_l7rule *r)
+{
+    model_glob_free(r->path_glob);
+    r->path_glob = NULL;
+    for (size_t i = 0; i < r->nquery; i++) {
+        struct model_query *q = &r->query[i];
+        if (q->compiled != NULL) {
+            for (size_t j = 0; j < q->globs.n; j++) {
+                model_glob_free(q->compiled[j]);
+            }
+            PV_SAFE_FREE(q->compiled);
+        }
+    }
+}
+
+static pv_result l7rule_compile(struct model_l7rule *r)
+{
+    if (r->path.s != NULL && r->path.s[0] != '\0') {
+        PV_GUARD(compile_glob(MODEL_GLOB_PATH, r->path.s, &r->path_glob));
+    }
+    for (size_t i = 0; i < r->nquery; i++) {
+        struct model_query *q = &r->query[i];
+        q->compiled = pv_calloc(q->globs.n > 0 ? q->globs.n : 1, sizeof(*q->compiled));
+        PV_GUARD_PTR(q->compiled);
+        for (size_t j = 0; j < q->globs.n; j++) {
+            const char *g = q->globs.v[j].s != NULL ? q->globs.v[j].s : "";
+            PV_GUARD(compile_glob(MODEL_GLOB_VALUE, g, &q->compiled[j]));
+        }
+    }
+    return PV_RESULT_OK;
+}
+
+static pv_result sval_copy(struct model_sval *dst, const struct model_sval *src)
+{
+    dst->mark = src->mark;
+    dst->s = NULL;
+    if (src->s != NULL) {
+        dst->s = pv_strdup(src->s);
+        PV_GUARD_PTR(dst->s);
+    }
+    return PV_RESULT_OK;
+}
+
+static pv_result strlist_copy(struct model_strlist *dst, const struct model_strlist *src)
+{
+    dst->mark = src->mark;
+    dst->v = NULL;
+    dst->n = 0;
+    if (src->n == 0) {
+        return PV_RESULT_OK;
+    }
+    dst->v = pv_calloc(src->n, sizeof(*dst->v));
+    PV_GUARD_PTR(dst->v);
+    dst->n = src->n;
+    for (size_t i = 0; i < src->n; i++) {
+        PV_GUARD(sval_copy(&dst->v[i], &src->v[i]));
+    }
+    return PV_RESULT_OK;
+}
+
+/* Deep copy of an L7 matcher; compiled fields are left empty. 'dst' must be
+ * zeroed; on failure it holds a partial copy that model_l7rule_clear frees. */
+static pv_result l7rule_copy(struct model_l7rule *dst, const struct model_l7rule *src)
+{
+    dst->mark = src->mark;
+    PV_GUARD(sval_copy(&dst->method, &src->method));
+    PV_GUARD(sval_copy(&dst->path, &src->path));
+    PV_GUARD(sval_copy(&dst->command, &src->command));
+    if (src->nquery > 0) {
+        dst->query = pv_calloc(src->nquery, sizeof(*dst->query));
+        PV_GUARD_PTR(dst->query);
+        dst->nquery = src->nquery;
+        for (size_t i = 0; i < src->nquery; i++) {
+            dst->query[i].form = src->query[i].form;
+            PV_GUARD(sval_copy(&dst->query[i].key, &src->query[i].key));
+            PV_GUARD(strlist_copy(&dst->query[i].globs, &src->query[i].globs));
+        }
+    }
+    PV_GUARD(sval_copy(&dst->operation_type, &src->operation_type));
+    PV_GUARD(sval_copy(&dst->operation_name, &src->operation_name));
+    PV_GUARD(strlist_copy(&dst->fields, &src->fields));
+    PV_GUARD(sval_copy(&dst->tool, &src->tool));
+    if (src->params != NULL) {
+        dst->params = json_deep_copy(src->params);
+        PV_ENSURE(dst->params != NULL, PV_ERR_NOMEM);
+    }
+    return PV_RESULT_OK;
+}
+
+/* A preset rule on path "**": method for rest/websocket, operation type for
+ * GraphQL. */
+static pv_result preset_rule(struct model_l7rule *dst, const char *method, const char *optype,
+                             struct model_mark mark)
+{
+    dst->mark = mark;
+    if (method != NULL) {
+        dst->method.s = pv_strdup(method);
+        PV_GUARD_PTR(dst->method.s);
+        dst->method.mark = mark;
+    }
+    if (optype != NULL) {
+        dst->operation_type.s = pv_strdup(optype);
+        PV_GUARD_PTR(dst->operation_type.s);
+        dst->operation_type.mark = mark;
+    }
+    dst->path.s = pv_strdup("**");
+    PV_GUARD_PTR(dst->path.s);
+    dst->path.mark = mark;
+    return PV_RESULT_OK;
+}
+
+/*= docs/semantics.md#methods
+ *# Access presets expand at load time into rules on path `**`. */
+static const char *const preset_rest_ro[] = {"GET", "HEAD", "OPTIONS"};
+static const char *const preset_rest_rw[] = {"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH"};
+static const char *const preset_full[] = {"*"};
+static const char *const preset_ws_ro[] = {"GET"};
+static const char *const preset_ws_rw[] = {"GET", "WEBSOCKET_TEXT"};
+static const char *const preset_gql_ro[] = {"query"};
+static const char *const preset_gql_rw[] = {"query", "mutation"};
+
+static void preset_list(const struct model_endpoint *e, const char *const **list, size_t *n,
+                        bool *is_optype)
+{
+    *list = NULL;
+    *n = 0;
+    *is_optype = false;
+    switch (e->proto) {
+    case MODEL_PROTO_REST:
+        switch (e->access_preset) {
+        case MODEL_ACCESS_READ_ONLY:
+            *list = preset_rest_ro;
+            *n = PV_ARRAY_LEN(preset_rest_ro);
+            return;
+        case MODEL_ACCESS_READ_WRITE:
+            *list = preset_rest_rw;
+            *n = PV_ARRAY_LEN(preset_rest_rw);
+            return;
+        case MODEL_ACCESS_FULL:
+            *list = preset_full;
+            *n = PV_ARRAY_LEN(preset_full);
+            return;
+        case MODEL_ACCESS_NONE:
+            return;
+        }
+        return;
+    case MODEL_PROTO_WEBSOCKET:
+        switch (e->access_preset) {
+        case MODEL_ACCESS_READ_ONLY:
+            *list = preset_ws_ro;
+            *n = PV_ARRAY_LEN(preset_ws_ro);
+            return;
+        case MODEL_ACCESS_READ_WRITE:
+            *list = preset_ws_rw;
+            *n = PV_ARRAY_LEN(preset_ws_rw);
+            return;
+        case MODEL_ACCESS_FULL:
+            *list = preset_full;
+            *n = PV_ARRAY_LEN(preset_full);
+            return;
+        case MODEL_ACCESS_NONE:
+            return;
+        }
+        return;
+    case MODEL_PROTO_GRAPHQL:
+        *is_optype = true;
+        switch (e->access_preset) {
+        case MODEL_ACCESS_READ_ONLY:
+            *list = preset_gql_ro;
+            *n = PV_ARRAY_LEN(preset_gql_ro);
+            return;
+        case MODEL_ACCESS_READ_WRITE:
+            *list = preset_gql_rw;
+            *n = PV_ARRAY_LEN(preset_gql_rw);
+            return;
+        case MODEL_ACCESS_FULL:
+            *list = preset_full;
+            *n = PV_ARRAY_LEN(preset_full);
+            return;
+        case MODEL_ACCESS_NONE:
+            return;
+        }
+        return;
+    case MODEL_PROTO_NONE:
+    case MODEL_PROTO_TCP:
+    case MODEL_PROTO_SQL:
+    case MODEL_PROTO_JSONRPC:
+    case MODEL_PROTO_MCP:
+        return;
+    }
+}
+
+static pv_result endpoint_eff_rules(struct model_endpoint *e)
+{
+    const char *const *list;
+    size_t n;
+    bool is_optype;
+
+    preset_list(e, &list, &n, &is_optype);
+    if (e->nrules > 0 || n == 0) {
+        if (e->nrules == 0) {
+            return PV_RESULT_OK;
+        }
+        e->eff_rules = pv_calloc(e->nrules, sizeof(*e->eff_rules));
+        PV_GUARD_PTR(e->eff_rules);
+        for (size_t i = 0; i < e->nrules; i++) {
+            e->neff_rules = i + 1;
+            PV_GUARD(l7rule_copy(&e->eff_rules[i], &e->rules[i]));
+        }
+        return PV_RESULT_OK;
+    }
+    e->eff_rules = pv_calloc(n, sizeof(*e->eff_rules));
+    PV_GUARD_PTR(e->eff_rules);
+    for (size_t i = 0; i < n; i++) {
+        e->neff_rules = i + 1;
+        PV_GUARD(preset_rule(&e->eff_rules[i], is_optype ? NULL : list[i],
+                             is_optype ? list[i] : NULL, e->access.mark));
+    }
+    return PV_RESULT_OK;
+}
+
+static void endpoint_uncompile(struct model_endpoint *e)
+{
+    model_glob_free(e->host_glob);
+    e->host_glob = NULL;
+    e->host_is_ip = false;
+    memset(&e->host_ip, 0, sizeof(e->host_ip));
+    model_glob_free(e->path_glob);
+    e->path_glob = NULL;
+    PV_SAFE_FREE(e->fp);
+    e->fplen = 0;
+    e->fphash = 0;
+    for (size_t i = 0; i < e->nrules; i++) {
+        l7rule_uncompile(&e->rules[i]);
+    }
+    for (size_t i = 0; i < e->ndeny; i++) {
+        l7rule_uncompile(&e->deny_rules[i]);
+    }
+    if (e->eff_rules != NULL) {
+        for (size_t i = 0; i < e->neff_rules; i++) {
+            l7rule_uncompile(&e->eff_rules[i]);
+            model_l7rule_clear(&e->eff_rules[i]);
+        }
+        PV_SAFE_FREE(e->eff_rules);
+    }
+    e->neff_rules = 0;
+}
+
+/* Parse an IP-literal host pattern (optionally in brackets). */
+static bool host_literal_ip(const char *s, struct model_ip *ip)
+{
+    size_t len = strlen(s);
+
+    if (len >= 2 && s[0] == '[' && s[len - 1] == ']') {
+        return model_ip_parse_strict(s + 1, len - 2, ip);
+    }
+    return model_ip_parse_strict(s, len, ip);
+}
+
+static pv_result endpoint_compile(struct model_endpoint *e)
+{
+    if (e->host.s != NULL && e->host.s[0] != '\0') {
+        if (host_literal_ip(e->host.s, &e->host_ip)) {
+            e->host_is_ip = true;
+        } else {
+            PV_GUARD(compile_glob(MODEL_GLOB_HOST, e->host.s, &e->host_glob));
+        }
+    }
+    if (e->path.s != NULL && e->path.s[0] != '\0') {
+        PV_GUARD(compile_glob(MODEL_GLOB_PATH, e->path.s, &e->path_glob));
+    }
+    for (size_t i = 0; i < e->nrules; i++) {
+        PV_GUARD(l7rule_compile(&e->rules[i]));
+    }
+    for (size_t i = 0; i < e->ndeny; i++) {
+        PV_GUARD(l7rule_compile(&e->deny_rules[i]));
+    }
+    PV_GUARD(endpoint_eff_rules(e));
+    for (size_t i = 0; i < e->neff_rules; i++) {
+        PV_GUARD(l7rule_compile(&e->eff_rules[i]));
+    }
+    /* Ports must be sorted for the binary search of port_in(). */
+    for (size_t i = 1; i < e->nports; i++) {
+        PV_ENSURE(e->ports[i - 1] < e->ports[i], PV_ERR_POLICY);
+    }
+    /* The fingerprint is read by every proof that meets this policy: once. */
+    e->fp = model_endpoint_fingerprint(e, &e->fplen);
+    PV_GUARD_PTR(e->fp);
+    e->fphash = pv_hash64(e->fp, e->fplen, MODEL_FP_HASH_SEED);
+    return PV_RESULT_OK;
+}
+
+static void policy_uncompile(struct model_policy *p)
+{
+    model_index_free(p->index);
+    p->index = NULL;
+    p->compiled = false;
+    for (size_t r = 0; r < p->nrules; r++) {
+        struct model_rule *rule = &p->rules[r];
+        for (size_t b = 0; b < rule->nbinaries; b++) {
+            model_glob_free(rule->binaries[b].glob);
+            rule->binaries[b].glob = NULL;
+        }
+        for (size_t i = 0; i < rule->nendpoints; i++) {
+            endpoint_uncompile(&rule->endpoints[i]);
+        }
+    }
+}
+
+/* Length-prefixed fields, so that no two policies share a digest input. */
+static pv_result digest_field(struct pv_dynbuf *b, char tag, const char *s, size_t len) PV_WUR;
+static pv_result digest_field(struct pv_dynbuf *b, char tag, const char *s, size_t len)
+{
+    PV_GUARD(pv_dynbuf_printf(b, "%c%zu:", tag, len));
+    return pv_dynbuf_add(b, s, len);
+}
+
+static pv_result network_digest(struct model_policy *p) PV_WUR;
+static pv_result network_digest(struct model_policy *p)
+{
+    struct pv_dynbuf b;
+    pv_result r = PV_RESULT_OK;
+
+    pv_dynbuf_init(&b, (size_t)1 << 31);
+    for (size_t i = 0; i < p->nrules && pv_ok(r); i++) {
+        const struct model_rule *rule = &p->rules[i];
+        const char *k = rule->key != NULL ? rule->key : "";
+
+        if (rule->nbinaries == 0) {
+            continue; /* docs/semantics.md#binaries-empty: no authority */
+        }
+        r = digest_field(&b, 'R', k, strlen(k));
+        for (size_t e = 0; e < rule->nendpoints && pv_ok(r); e++) {
+            r = digest_field(&b, 'E', rule->endpoints[e].fp, rule->endpoints[e].fplen);
+        }
+        for (size_t j = 0; j < rule->nbinaries && pv_ok(r); j++) {
+            const char *bp = rule->binaries[j].path.s != NULL ? rule->binaries[j].path.s : "";
+
+            r = digest_field(&b, 'B', bp, strlen(bp));
+        }
+    }
+    if (pv_ok(r)) {
+        r = model_sha256_hex(b.buf != NULL ? b.buf : "", b.len, p->net_sha);
+    }
+    pv_dynbuf_free(&b);
+    return r;
+}
+
+const char *model_policy_network_digest(const struct model_policy *p)
+{
+    return p != NULL && p->compiled ? p->net_sha : "";
+}
+
+static pv_result policy_compile_parts(struct model_policy *p)
+{
+    for (size_t r = 0; r < p->nrules; r++) {
+        struct model_rule *rule = &p->rules[r];
+        for (size_t b = 0; b < rule->nbinaries; b++) {
+            if (rule->binaries[b].path.s != NULL) {
+                PV_GUARD(compile_glob(MODEL_GLOB_BINARY, rule->binaries[b].path.s,
+                                      &rule->binaries[b].glob));
+            }
+        }
+        for (size_t i = 0; i < rule->nendpoints; i++) {
+            PV_GUARD(endpoint_compile(&rule->endpoints[i]));
+        }
+    }
+    PV_GUARD(model_index_build(p));
+    PV_GUARD(network_digest(p));
+    return PV_RESULT_OK;
+}
+
+pv_result model_policy_compile(struct model_policy *p)
+{
+    pv_result r;
+
+    PV_ENSURE_REF(p);
+    policy_uncompile(p);
+    r = policy_compile_parts(p);
+    if (!pv_ok(r)) {
+        policy_uncompile(p);
+        return r;
+    }
+    p->compiled = true;
+    return PV_RESULT_OK;
+}
