@@ -437,19 +437,6 @@ static bool is_provider_key(const char *key)
  * Proposal loading
  * ========================================================================= */
 
-static const struct model_node *map_get(const struct model_node *map, const char *key)
-{
-    if (map == NULL || map->kind != MODEL_NODE_MAP) {
-        return NULL;
-    }
-    for (size_t i = 0; i + 1 < map->nitems; i += 2) {
-        if (model_node_key_is(map->items[i], key)) {
-            return map->items[i + 1];
-        }
-    }
-    return NULL;
-}
-
 /* "unknown field 'k' in <where>", the wording every reader uses. */
 static void unknown_key(struct model_diags *d, const char *file, const struct model_node *k,
                         const char *where)
@@ -483,7 +470,7 @@ static const char *const refused_endpoint_keys[] = {
 static size_t refuse_endpoint_keys(struct model_diags *d, const char *file,
                                    const struct model_node *rule)
 {
-    const struct model_node *eps = map_get(rule, "endpoints");
+    const struct model_node *eps = model_node_member(rule, "endpoints");
     size_t bad = 0;
 
     if (eps == NULL || eps->kind != MODEL_NODE_SEQ) {
