@@ -121,6 +121,15 @@ Z3_ast prover_or(struct prover_proof *pf, size_t n, const Z3_ast *a)
     return nary(pf, n, a, false);
 }
 
+Z3_ast prover_implies(struct prover_proof *pf, Z3_ast a, Z3_ast b)
+{
+    if (a == NULL || b == NULL) {
+        pf->zerr = true; /* the operand's own failure has marked znomem if it was memory */
+        return NULL;
+    }
+    return prover_z(pf, Z3_mk_implies(pf->ctx, a, b));
+}
+
 Z3_ast prover_and2(struct prover_proof *pf, Z3_ast a, Z3_ast b)
 {
     Z3_ast v[2] = {a, b};
@@ -1182,12 +1191,11 @@ static void variables(struct prover_proof *pf)
     for (size_t i = 0; i < pf->nips; i++) {
         Z3_ast deq = prover_eqn(pf, pf->d, pf->ips[i].datom);
 
-        assert_z(pf,
-                 prover_z(pf, Z3_mk_implies(c, prover_eqn(pf, pf->h, pf->dns.natoms + i), deq)));
+        assert_z(pf, prover_implies(pf, prover_eqn(pf, pf->h, pf->dns.natoms + i), deq));
         zpush(pf, &others, deq);
     }
-    assert_z(pf, prover_z(pf, Z3_mk_implies(c, prover_eqn(pf, pf->h, pf->nhost - 1),
-                                            prover_not(pf, zor(pf, &others)))));
+    assert_z(pf, prover_implies(pf, prover_eqn(pf, pf->h, pf->nhost - 1),
+                                prover_not(pf, zor(pf, &others))));
     for (size_t k = 0; k < pf->nqkeys; k++) {
         struct prover_qkey *qk = &pf->qkeys[k];
         struct zvec z = {0};

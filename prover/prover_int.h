@@ -302,6 +302,8 @@ Z3_ast prover_z(struct prover_proof *pf, Z3_ast a);
 Z3_ast prover_true(struct prover_proof *pf);
 Z3_ast prover_false(struct prover_proof *pf);
 Z3_ast prover_not(struct prover_proof *pf, Z3_ast a);
+/* a -> b; NULL (and zerr) when either is NULL */
+Z3_ast prover_implies(struct prover_proof *pf, Z3_ast a, Z3_ast b);
 Z3_ast prover_and(struct prover_proof *pf, size_t n, const Z3_ast *a);
 Z3_ast prover_or(struct prover_proof *pf, size_t n, const Z3_ast *a);
 Z3_ast prover_and2(struct prover_proof *pf, Z3_ast a, Z3_ast b);

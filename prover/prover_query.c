@@ -301,30 +301,19 @@ static char *dup_or_null(const char *s)
 
 static pv_result path_add(struct prover_proof *pf, enum prover_category cat, size_t ui,
                           const struct wit *w, const struct model_decision *dc) PV_WUR;
-static pv_result path_add(struct prover_proof *pf, enum prover_category cat, size_t ui,
-                          const struct wit *w, const struct model_decision *dc)
+/* Fill path 'p' (zeroed); on failure 'p' holds what was filled so far. */
+static pv_result path_fill(struct prover_proof *pf, struct prover_path *p, enum prover_category cat,
+                           size_t ui, const struct wit *w, const struct model_decision *dc) PV_WUR;
+static pv_result path_fill(struct prover_proof *pf, struct prover_path *p, enum prover_category cat,
+                           size_t ui, const struct wit *w, const struct model_decision *dc)
 {
-    struct prover_result *res = pf->res;
     const struct prover_unit *u = &pf->units.u[ui];
     const struct model_credset *cs = pf->in->creds;
-    size_t cap = res->npaths;
-    struct prover_path *p;
     char ipbuf[64];
     const char *api = NULL;
     const char *action = NULL;
     const char *risk = NULL;
 
-    /* capacity: grow by one each time (paths are few) */
-    {
-        void *g = pv_realloc(res->paths, (res->npaths + 1) * sizeof(*res->paths));
-
-        PV_GUARD_PTR(g);
-        res->paths = g;
-    }
-    (void)cap;
-    p = &res->paths[res->npaths];
-    memset(p, 0, sizeof(*p));
-    res->npaths++;
     p->cat = cat;
     p->binary = pv_strdup(u->bin);
     p->host = pv_strdup(host_text(u));
@@ -348,6 +337,10 @@ static pv_result path_add(struct prover_proof *pf, enum prover_category cat, siz
         p->w.api = dup_or_null(api);
         p->w.action = dup_or_null(action);
         p->w.risk = dup_or_null(risk);
+        PV_ENSURE((api == NULL) == (p->w.api == NULL) &&
+                      (action == NULL) == (p->w.action == NULL) &&
+                      (risk == NULL) == (p->w.risk == NULL),
+                  PV_ERR_NOMEM);
     }
     for (size_t i = 0; cs != NULL && i < model_credset_count(cs); i++) {
         if (model_cred_covers_host(cs, i, w->host, strlen(w->host))) {
@@ -363,6 +356,31 @@ static pv_result path_add(struct prover_proof *pf, enum prover_category cat, siz
     return PV_RESULT_OK;
 }
 
+/* Append one path to the result: only a complete path is ever counted, so
+ * an allocation failure leaves no half-filled path behind as evidence. */
+static pv_result path_add(struct prover_proof *pf, enum prover_category cat, size_t ui,
+                          const struct wit *w, const struct model_decision *dc)
+{
+    struct prover_result *res = pf->res;
+    struct prover_path *p;
+    pv_result r;
+    /* capacity: grow by one each time (paths are few) */
+    void *g = pv_realloc(res->paths, (res->npaths + 1) * sizeof(*res->paths));
+
+    PV_GUARD_PTR(g);
+    res->paths = g;
+    p = &res->paths[res->npaths];
+    memset(p, 0, sizeof(*p));
+    r = path_fill(pf, p, cat, ui, w, dc);
+    if (!pv_ok(r)) {
+        prover_path_clear(p);
+        memset(p, 0, sizeof(*p));
+        return r;
+    }
+    res->npaths++;
+    return PV_RESULT_OK;
+}
+
 /* ---------------------------------------------------------------------------
  * Solving
  * ------------------------------------------------------------------------- */
@@ -370,6 +388,16 @@ static pv_result path_add(struct prover_proof *pf, enum prover_category cat, siz
 /* Each question is asserted once as "guard -> question" and checked under
  * the assumption "guard": nothing is popped, so Z3 internalises the shared
  * definitions once per proof and every question reuses them. */
+static void guard_assert(struct prover_proof *pf, Z3_ast g, Z3_ast q)
+{
+    Z3_ast imp = prover_implies(pf, g, q);
+
+    if (imp != NULL) {
+        Z3_solver_assert(pf->ctx, pf->solver, imp);
+        (void)prover_z(pf, g);
+    }
+}
+
 static Z3_ast guard_new(struct prover_proof *pf, Z3_ast q)
 {
     char nm[32];
@@ -383,8 +411,7 @@ static Z3_ast guard_new(struct prover_proof *pf, Z3_ast q)
     g = prover_z(pf,
                  Z3_mk_const(pf->ctx, Z3_mk_string_symbol(pf->ctx, nm), Z3_mk_bool_sort(pf->ctx)));
     if (g != NULL) {
-        Z3_solver_assert(pf->ctx, pf->solver, prover_z(pf, Z3_mk_implies(pf->ctx, g, q)));
-        (void)prover_z(pf, g);
+        guard_assert(pf, g, q);
     }
     return g;
 }
@@ -395,8 +422,7 @@ static void guard_add(struct prover_proof *pf, Z3_ast g, Z3_ast q)
         pf->zerr = true;
         return;
     }
-    Z3_solver_assert(pf->ctx, pf->solver, prover_z(pf, Z3_mk_implies(pf->ctx, g, q)));
-    (void)prover_z(pf, g);
+    guard_assert(pf, g, q);
 }
 
 static pv_result check(struct prover_proof *pf, Z3_ast g, Z3_lbool *out) PV_WUR;
