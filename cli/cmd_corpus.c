@@ -51,7 +51,23 @@ static void diags_to_err(struct model_diags *d, const char *casefile, char *err,
             line += flen + 1;
         }
         n = snprintf(err + off, errlen - off, "%s%s", i ? "\n" : "", line);
-        if (n < 0) {
+        if (n < 0 || (size_t)n >= errlen - off) {
+            /* cut off: drop the partial line and say so, so that no cut
+             * line can match an expectation */
+            static const char cut[] = "\n[more diagnostics cut]";
+            size_t pos = off;
+
+            while (pos > 0 && pos + sizeof(cut) > errlen) {
+                pos--;
+                while (pos > 0 && err[pos] != '\n') {
+                    pos--;
+                }
+            }
+            if (pos + sizeof(cut) <= errlen) {
+                memcpy(err + pos, cut, sizeof(cut));
+            } else {
+                err[0] = '\0';
+            }
             break;
         }
         off += (size_t)n;
@@ -296,6 +312,42 @@ static bool case_compare(const struct prover_result *r, const json_t *expect, ch
     return true;
 }
 
+/* An expectation the runner would silently ignore is a broken case: an
+ * unknown key (a misspelling), a text field that is not a string, or an
+ * invalid verdict that names no error at all. */
+static bool expect_well_formed(const json_t *expect, const char *verdict, char *why, size_t whylen)
+{
+    static const char *const keys[] = {"verdict",           "categories", "paths",
+                                       "validation_result", "error",      "message"};
+    const char *k;
+    const json_t *v;
+
+    json_object_foreach((json_t *)expect, k, v)
+    {
+        bool known = false;
+
+        for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+            known = known || strcmp(k, keys[i]) == 0;
+        }
+        if (!known) {
+            snprintf(why, whylen, "unknown key expect.%s", k);
+            return false;
+        }
+        if ((strcmp(k, "error") == 0 || strcmp(k, "message") == 0 ||
+             strcmp(k, "validation_result") == 0) &&
+            !json_is_string(v)) {
+            snprintf(why, whylen, "expect.%s must be a string", k);
+            return false;
+        }
+    }
+    if (strcmp(verdict, "invalid") == 0 && json_object_get(expect, "error") == NULL &&
+        json_object_get(expect, "message") == NULL) {
+        snprintf(why, whylen, "an invalid case must give expect.message (or expect.error)");
+        return false;
+    }
+    return true;
+}
+
 /* Whether one of the newline-separated lines of 'text' is exactly 'line'. */
 static bool has_line(const char *text, const char *line)
 {
@@ -339,6 +391,9 @@ static void run_case(struct corpus_ctx *ctx, const char *file)
     want_verdict = json_string_value(json_object_get(expect, "verdict"));
     if (!json_is_object(expect) || want_verdict == NULL) {
         snprintf(why, sizeof(why), "case has no expect.verdict");
+        goto out;
+    }
+    if (!expect_well_formed(expect, want_verdict, why, sizeof(why))) {
         goto out;
     }
     if (!case_load(file, buf, len, root, &in, err, sizeof(err))) {

@@ -38,7 +38,7 @@ mutate validation compat/102-gw-mechanistic-clean-observation-with-github-provid
 mutate message invalid/i001-unknown-endpoint-key.yaml 's/"7:55: /"7:56: /'
 # every invalid case pins its exact "LINE:COL: text" (docs/corpus.md)
 for f in "$src"/corpus/invalid/*.yaml; do
-    if ! grep -q '^  message: "[0-9]*:[0-9]*: ' "$f"; then
+    if ! grep -q '^  message: "[0-9][0-9]*:[0-9][0-9]*: ' "$f"; then
         echo "FAIL $f has no exact expect.message"; status=1
     fi
 done
