@@ -311,6 +311,11 @@ struct model_node {
 void model_node_free(struct model_node *n);
 /* The value of mapping key 'key' of 'map', or NULL (model_node.c). */
 const struct model_node *model_node_member(const struct model_node *map, const char *key);
+/* Read a bounded YAML or JSON document and find its top-level key 'key'
+ * (model_policy.c): the tree to free, with '*part' inside it; NULL with a
+ * diagnostic when the document is unreadable or has no such key. */
+struct model_node *model_read_member(const char *file, const char *buf, size_t len, const char *key,
+                                     struct model_diags *diags, const struct model_node **part);
 
 /* Parse a YAML document into a node tree (model_yaml.c). On error returns NULL
  * and adds a diagnostic. Duplicate map keys, anchors/aliases, multiple

@@ -890,8 +890,8 @@ static struct model_proposal *proposal_from_tree(const char *file, const struct 
     return pr;
 }
 
-/* Read a bounded document (JSON, or YAML when 'yaml'): NULL + diagnostic. */
-static struct model_node *proposal_read(const char *file, const char *buf, size_t len, bool yaml,
+/* Read a bounded JSON document: NULL + diagnostic. */
+static struct model_node *proposal_read(const char *file, const char *buf, size_t len,
                                         struct model_diags *diags)
 {
     struct model_node *root;
@@ -903,8 +903,7 @@ static struct model_node *proposal_read(const char *file, const char *buf, size_
         pv_errno = PV_ERR_TOOBIG;
         return NULL;
     }
-    root = yaml ? model_yaml_read(file, buf != NULL ? buf : "", len, diags)
-                : model_json_read(file, buf != NULL ? buf : "", len, diags);
+    root = model_json_read(file, buf != NULL ? buf : "", len, diags);
     if (root == NULL) {
         if (diags->n == before) {
             model_node_diag(diags, file, no_mark, "%s",
@@ -930,7 +929,7 @@ struct model_proposal *model_proposal_load(const char *file, const char *buf, si
         file = "<proposal>";
     }
     before = diags->n;
-    root = proposal_read(file, buf, len, false, diags);
+    root = proposal_read(file, buf, len, diags);
     if (root == NULL) {
         return NULL;
     }
@@ -944,7 +943,7 @@ struct model_proposal *model_proposal_load_member(const char *file, const char *
 {
     struct model_node *root;
     const struct model_node *part;
-    struct model_proposal *pr = NULL;
+    struct model_proposal *pr;
     size_t before;
 
     if (diags == NULL || key == NULL || (buf == NULL && len > 0)) {
@@ -955,18 +954,11 @@ struct model_proposal *model_proposal_load_member(const char *file, const char *
         file = "<proposal>";
     }
     before = diags->n;
-    /* YAML is a superset of the JSON a case file could be written in */
-    root = proposal_read(file, buf, len, true, diags);
+    root = model_read_member(file, buf, len, key, diags, &part);
     if (root == NULL) {
         return NULL;
     }
-    part = model_node_member(root, key);
-    if (part == NULL) {
-        model_node_diag(diags, file, root->mark, "document has no mapping key '%s'", key);
-        pv_errno = PV_ERR_POLICY;
-    } else {
-        pr = proposal_from_tree(file, part, diags, before);
-    }
+    pr = proposal_from_tree(file, part, diags, before);
     model_node_free(root);
     return pr;
 }

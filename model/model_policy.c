@@ -452,12 +452,30 @@ struct model_policy *model_policy_load(const char *file, const char *buf, size_t
     return p;
 }
 
+struct model_node *model_read_member(const char *file, const char *buf, size_t len, const char *key,
+                                     struct model_diags *diags, const struct model_node **part)
+{
+    struct model_node *root = read_bounded(file, buf, len, MODEL_FMT_AUTO, diags);
+
+    if (root == NULL) {
+        return NULL;
+    }
+    *part = model_node_member(root, key);
+    if (*part == NULL) {
+        diag(diags, file, root->mark, "document has no mapping key '%s'", key);
+        model_node_free(root);
+        pv_errno = PV_ERR_POLICY;
+        return NULL;
+    }
+    return root;
+}
+
 struct model_policy *model_policy_load_member(const char *file, const char *buf, size_t len,
                                               const char *key, struct model_diags *diags)
 {
     struct model_node *root;
     const struct model_node *part;
-    struct model_policy *p = NULL;
+    struct model_policy *p;
     size_t before;
 
     if (diags == NULL || key == NULL || (buf == NULL && len > 0)) {
@@ -468,17 +486,11 @@ struct model_policy *model_policy_load_member(const char *file, const char *buf,
         file = "<input>";
     }
     before = diags->n;
-    root = read_bounded(file, buf, len, MODEL_FMT_AUTO, diags);
+    root = model_read_member(file, buf, len, key, diags, &part);
     if (root == NULL) {
         return NULL;
     }
-    part = model_node_member(root, key);
-    if (part == NULL) {
-        diag(diags, file, root->mark, "document has no mapping key '%s'", key);
-        pv_errno = PV_ERR_POLICY;
-    } else {
-        p = policy_from_tree(file, part, diags, before);
-    }
+    p = policy_from_tree(file, part, diags, before);
     model_node_free(root);
     return p;
 }
