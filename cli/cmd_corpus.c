@@ -39,35 +39,25 @@ struct corpus_ctx {
  * the directory the corpus is run from. */
 static void diags_to_err(struct model_diags *d, const char *casefile, char *err, size_t errlen)
 {
+    /* A line that does not fit is dropped whole and this marker stands in
+     * its place (room for it is kept), so no cut line can match an
+     * expectation. */
+    static const char cut[] = "\n[more diagnostics cut]";
+    size_t limit = errlen > sizeof(cut) ? errlen - sizeof(cut) + 1 : 0;
     size_t off = 0;
     size_t flen = strlen(casefile);
 
     err[0] = '\0';
-    for (size_t i = 0; i < model_diags_count(d) && off + 1 < errlen; i++) {
+    for (size_t i = 0; i < model_diags_count(d) && limit > 0; i++) {
         const char *line = model_diags_line(d, i);
         int n;
 
         if (strncmp(line, casefile, flen) == 0 && line[flen] == ':') {
             line += flen + 1;
         }
-        n = snprintf(err + off, errlen - off, "%s%s", i ? "\n" : "", line);
-        if (n < 0 || (size_t)n >= errlen - off) {
-            /* cut off: drop the partial line and say so, so that no cut
-             * line can match an expectation */
-            static const char cut[] = "\n[more diagnostics cut]";
-            size_t pos = off;
-
-            while (pos > 0 && pos + sizeof(cut) > errlen) {
-                pos--;
-                while (pos > 0 && err[pos] != '\n') {
-                    pos--;
-                }
-            }
-            if (pos + sizeof(cut) <= errlen) {
-                memcpy(err + pos, cut, sizeof(cut));
-            } else {
-                err[0] = '\0';
-            }
+        n = snprintf(err + off, limit - off, "%s%s", i ? "\n" : "", line);
+        if (n < 0 || (size_t)n >= limit - off) {
+            memcpy(err + off, cut, sizeof(cut));
             break;
         }
         off += (size_t)n;
