@@ -130,7 +130,38 @@ bool proxy_relay_reason_is_target(enum model_reason r)
  * Destination checks and connect
  * ------------------------------------------------------------------------- */
 
-/* Keep the addresses the policy admits for the current request. */
+/* Shape the target a forward request sends upstream for 'route': on an opaque
+ * route it goes as the client wrote it, on an inspected one in canonical
+ * form. False when an inspected route meets a target that does not
+ * canonicalise (or memory runs out). */
+static bool shape_target(struct proxy_conn *c, enum model_route route)
+{
+    const char *t = c->cur.target;
+    size_t tl = c->cur.target_len;
+
+    free(c->cur.out_target);
+    c->cur.out_target = NULL;
+    if (route != MODEL_ROUTE_OPAQUE) {
+        return proxy_relay_canonicalise(c, t, tl);
+    }
+    {
+        const char *q = memchr(t, '?', tl);
+        c->cur.out_target = pv_strndup(t, tl);
+        if (c->cur.out_target == NULL) {
+            return false;
+        }
+        c->cur.canon_len = q != NULL ? (size_t)(q - t) : tl;
+        c->cur.has_query = q != NULL;
+    }
+    return true;
+}
+
+/* Keep the addresses the policy admits for the current request. The route
+ * is the one the first admitted address is reached by: with several identity
+ * entries the entry that admits an address may differ from the one the
+ * destination-less decision chose, and a connection has one route, so
+ * addresses admitted by another route are dropped
+ * (docs/semantics.md#identity-any, docs/proxy.md#routes). */
 static void check_addrs(struct proxy_conn *c)
 {
     struct model_ip ok[PROXY_MAX_ADDRS];
@@ -154,6 +185,8 @@ static void check_addrs(struct proxy_conn *c)
         if (v.allow) {
             if (nok == 0) {
                 first = v;
+            } else if (v.route != first.route) {
+                continue;
             }
             ok[nok++] = c->addrs[i];
         } else if (!have_first && nok == 0) {
@@ -167,6 +200,21 @@ static void check_addrs(struct proxy_conn *c)
                  proxy_ssrf_kind(first.reason));
         /* the body carries no reason field: the precise one is in the log */
         proxy_conn_outcome(c, PROXY_OUT_SSRF, &first, detail, NULL);
+        return;
+    }
+    if (!connect && first.route != c->route) {
+        /* the target was shaped for the destination-less route */
+        if (!shape_target(c, first.route)) {
+            first.allow = false;
+            snprintf(first.detail, sizeof(first.detail), "request-target must be canonical");
+            proxy_conn_outcome(c, PROXY_OUT_FORWARD_TARGET, &first,
+                               "request-target must be canonical", NULL);
+            return;
+        }
+    }
+    c->route = first.route;
+    if (!connect && c->cur.req->upgrade && first.route == MODEL_ROUTE_INSPECTED) {
+        proxy_tunnel_deny_upgrade(c, &first, PROXY_OUT_FORWARD_UNSUPPORTED);
         return;
     }
     memcpy(c->addrs, ok, nok * sizeof(ok[0]));
@@ -801,6 +849,7 @@ void proxy_relay_forward(struct proxy_conn *c)
     size_t rl;
     char path[CANON_MAX];
     char detail[CANON_MAX + 600];
+    bool deferred;
 
     if (!pv_ok(proxy_http_parse_uri(t, c->cur.target_len, &u))) {
         proxy_conn_outcome(c, PROXY_OUT_FORWARD_URI, NULL, "malformed absolute-form request-target",
@@ -873,18 +922,18 @@ void proxy_relay_forward(struct proxy_conn *c)
         proxy_conn_outcome(c, PROXY_OUT_FORWARD_DENIED, &v, detail, v.detail);
         return;
     }
-    if (v.route == MODEL_ROUTE_OPAQUE) {
-        /* not inspected: the target goes upstream as the client wrote it */
-        const char *q = memchr(c->cur.target, '?', rl);
-        c->cur.out_target = pv_strndup(c->cur.target, rl);
-        if (c->cur.out_target == NULL) {
-            proxy_conn_outcome(c, PROXY_OUT_INTERNAL, NULL, "out of memory", NULL);
-            return;
-        }
-        c->cur.canon_len = q != NULL ? (size_t)(q - c->cur.target) : rl;
-        c->cur.has_query = q != NULL;
-    } else if (!proxy_relay_canonicalise(c, c->cur.target, rl) ||
-               (!v.allow && proxy_relay_reason_is_target(v.reason))) {
+    /* only the destination failed: the address checks decide every resolved
+     * address with this request and fix the route and the target's shape
+     * (check_addrs); the route of this destination-less decision may belong
+     * to an identity entry no address admits */
+    deferred = !v.allow && v.grant;
+    /* not inspected: the target goes upstream as the client wrote it */
+    if (!deferred && v.route == MODEL_ROUTE_OPAQUE && !shape_target(c, v.route)) {
+        proxy_conn_outcome(c, PROXY_OUT_INTERNAL, NULL, "out of memory", NULL);
+        return;
+    }
+    if (!deferred && v.route != MODEL_ROUTE_OPAQUE &&
+        (!shape_target(c, v.route) || (!v.allow && proxy_relay_reason_is_target(v.reason)))) {
         if (v.detail[0] == '\0' || v.allow) {
             v.allow = false;
             snprintf(v.detail, sizeof(v.detail), "request-target must be canonical");
@@ -893,7 +942,7 @@ void proxy_relay_forward(struct proxy_conn *c)
                            NULL);
         return;
     }
-    c->route = v.route;
+    c->route = deferred ? MODEL_ROUTE_NONE : v.route;
     if (!v.allow && !v.grant) {
         snprintf(detail, sizeof(detail), "%s %s:%u%s denied by L7 policy: %s", c->cur.method,
                  c->host, (unsigned)c->port, proxy_conn_cur_path(c, path, sizeof(path)), v.detail);
@@ -903,7 +952,7 @@ void proxy_relay_forward(struct proxy_conn *c)
                            &v, detail, NULL);
         return;
     }
-    if (c->cur.req->upgrade && v.route == MODEL_ROUTE_INSPECTED) {
+    if (c->cur.req->upgrade && c->route == MODEL_ROUTE_INSPECTED) {
         proxy_tunnel_deny_upgrade(c, &v, PROXY_OUT_FORWARD_UNSUPPORTED);
         return;
     }
@@ -913,7 +962,7 @@ void proxy_relay_forward(struct proxy_conn *c)
         bool l7 = c->route == MODEL_ROUTE_INSPECTED;
         proxy_decide_dest(c->pol, c->id, c->host, strlen(c->host), c->port, c->cur.method,
                           c->cur.target, c->cur.target_len, &c->u_ip, &c->srv->opts, &dv);
-        if (dv.allow) {
+        if (dv.allow && dv.route == c->route) {
             proxy_conn_log_verdict(c, &dv, l7 ? "l7" : "opa", c->cur.method,
                                    proxy_conn_cur_path(c, path, sizeof(path)), "forward");
             proxy_relay_send_request(c);

@@ -65,4 +65,52 @@ out=$("$T/pin/tool" -q -T 5 -t 1 --content-on-error -O - -e use_proxy=yes \
 expect_has "pin: changed binary denied" "binary integrity check failed" "$out"
 expect_log "pin: log reason" "Binary integrity violation: $T/pin/tool changed since it was first seen"
 
+# one connection, one route: the route is the one by which the resolved
+# address is admitted. curl alone has an inspected route; the launcher (an
+# ancestor) reaches the same address opaquely, so under the launcher the
+# connection is opaque (docs/semantics.md#identity-any): a non-canonical
+# target reaches the upstream as written, in a tunnel and forwarded.
+cat >"$T/policy.next.yaml" <<EOF
+version: 1
+network_policies:
+  curl_l7:
+    endpoints:
+      - host: 127.0.0.1
+        port: $A_HTTP
+        protocol: rest
+        enforcement: enforce
+        rules:
+          - allow:
+              method: GET
+              path: /a/**
+    binaries:
+      - path: /usr/bin/curl
+  launcher_l4:
+    endpoints:
+      - host: 127.0.0.1
+        port: $A_HTTP
+    binaries:
+      - path: $T/launch/launcher
+EOF
+reload_policy || fail "reload for the route cases"
+for mode in tunnel forward; do
+    p=""
+    [ $mode = tunnel ] && p=-p
+    out=$(pcurl $p --path-as-is "$U/../x")
+    expect_has "route: curl alone, $mode, non-canonical target refused" "|400" "$out"
+    out=$(pcurl $p "$U/b")
+    expect_has "route: curl alone, $mode, inspected rules apply" '"error":"policy_denied"' "$out"
+    out=$(pcurl $p "$U/a/x")
+    expect_has "route: curl alone, $mode, an allowed path" "request: GET /a/x" "$out"
+    out=$("$T/launch/launcher" -c "'$CURL' -s --max-time 5 -x http://127.0.0.1:$PX $p --path-as-is '$U/../x'; exit \$?")
+    expect_has "route: under the launcher, $mode is opaque (target as written)" "request: GET /../x" "$out"
+    out=$(pcurl $p --path-as-is "$U/a/./x")
+    expect_has "route: curl alone, $mode, the target is canonicalised" "request: GET /a/x" "$out"
+    # a forward request is decided per request: the first identity entry
+    # that allows it (here curl, inspected) shapes the target
+    [ $mode = tunnel ] || continue
+    out=$("$T/launch/launcher" -c "'$CURL' -s --max-time 5 -x http://127.0.0.1:$PX $p --path-as-is '$U/a/./x'; exit \$?")
+    expect_has "route: under the launcher, the tunnel keeps a canonicalisable target as written" "request: GET /a/./x" "$out"
+done
+
 finish
