@@ -64,63 +64,6 @@ static pv_result l7rule_compile(struct model_l7rule *r)
     return PV_RESULT_OK;
 }
 
-static pv_result sval_copy(struct model_sval *dst, const struct model_sval *src)
-{
-    dst->mark = src->mark;
-    dst->s = NULL;
-    if (src->s != NULL) {
-        dst->s = pv_strdup(src->s);
-        PV_GUARD_PTR(dst->s);
-    }
-    return PV_RESULT_OK;
-}
-
-static pv_result strlist_copy(struct model_strlist *dst, const struct model_strlist *src)
-{
-    dst->mark = src->mark;
-    dst->v = NULL;
-    dst->n = 0;
-    if (src->n == 0) {
-        return PV_RESULT_OK;
-    }
-    dst->v = pv_calloc(src->n, sizeof(*dst->v));
-    PV_GUARD_PTR(dst->v);
-    dst->n = src->n;
-    for (size_t i = 0; i < src->n; i++) {
-        PV_GUARD(sval_copy(&dst->v[i], &src->v[i]));
-    }
-    return PV_RESULT_OK;
-}
-
-/* Deep copy of an L7 matcher; compiled fields are left empty. 'dst' must be
- * zeroed; on failure it holds a partial copy that model_l7rule_clear frees. */
-static pv_result l7rule_copy(struct model_l7rule *dst, const struct model_l7rule *src)
-{
-    dst->mark = src->mark;
-    PV_GUARD(sval_copy(&dst->method, &src->method));
-    PV_GUARD(sval_copy(&dst->path, &src->path));
-    PV_GUARD(sval_copy(&dst->command, &src->command));
-    if (src->nquery > 0) {
-        dst->query = pv_calloc(src->nquery, sizeof(*dst->query));
-        PV_GUARD_PTR(dst->query);
-        dst->nquery = src->nquery;
-        for (size_t i = 0; i < src->nquery; i++) {
-            dst->query[i].form = src->query[i].form;
-            PV_GUARD(sval_copy(&dst->query[i].key, &src->query[i].key));
-            PV_GUARD(strlist_copy(&dst->query[i].globs, &src->query[i].globs));
-        }
-    }
-    PV_GUARD(sval_copy(&dst->operation_type, &src->operation_type));
-    PV_GUARD(sval_copy(&dst->operation_name, &src->operation_name));
-    PV_GUARD(strlist_copy(&dst->fields, &src->fields));
-    PV_GUARD(sval_copy(&dst->tool, &src->tool));
-    if (src->params != NULL) {
-        dst->params = json_deep_copy(src->params);
-        PV_ENSURE(dst->params != NULL, PV_ERR_NOMEM);
-    }
-    return PV_RESULT_OK;
-}
-
 /* A preset rule on path "**": method for rest/websocket, operation type for
  * GraphQL. */
 static pv_result preset_rule(struct model_l7rule *dst, const char *method, const char *optype,
@@ -239,7 +182,7 @@ static pv_result endpoint_eff_rules(struct model_endpoint *e)
         PV_GUARD_PTR(e->eff_rules);
         for (size_t i = 0; i < e->nrules; i++) {
             e->neff_rules = i + 1;
-            PV_GUARD(l7rule_copy(&e->eff_rules[i], &e->rules[i]));
+            PV_GUARD(model_l7rule_copy(&e->eff_rules[i], &e->rules[i]));
         }
         return PV_RESULT_OK;
     }

@@ -16,6 +16,7 @@
 #define MODEL_INT_H
 
 #include <jansson.h>
+#include <string.h>
 
 #include "common/pv.h"
 #include "model/model.h"
@@ -287,7 +288,40 @@ void model_strlist_clear(struct model_strlist *l);
 void model_l7rule_clear(struct model_l7rule *r);
 void model_endpoint_clear(struct model_endpoint *e);
 void model_rule_clear(struct model_rule *r);
-/* Deep copies (NULL/false on NOMEM); compiled fields are not copied. */
+/* Deep copies (model_copy.c): source fields only, compiled fields are not
+ * copied; 'dst' zeroed, a partial copy on failure (PV_ERR_NOMEM). */
+pv_result model_sval_copy(struct model_sval *dst, const struct model_sval *src) PV_WUR;
+pv_result model_strlist_copy(struct model_strlist *dst, const struct model_strlist *src) PV_WUR;
+pv_result model_l7rule_copy(struct model_l7rule *dst, const struct model_l7rule *src) PV_WUR;
+/* Equality used for "append uniquely" by the merge and the proposal reader
+ * (model_copy.c): methods ignore ASCII case, everything else is exact. */
+bool model_l7rule_eq(const struct model_l7rule *a, const struct model_l7rule *b);
+bool model_l7rules_contain(const struct model_l7rule *v, size_t n, const struct model_l7rule *r);
+
+/* A policy.local proposal (model_proposal.c), merged by model_merge.c. */
+#define MODEL_PROPOSAL_MAX_OPERATIONS 256
+#define MODEL_PROVIDER_PREFIX "_provider_"
+
+struct model_proposal_op {
+    char *rule_name;        /* resolved target key */
+    struct model_rule rule; /* validated; key = rule_name */
+    struct model_mark mark; /* of the addRule object */
+};
+
+struct model_proposal {
+    char *file;
+    char *intent_summary; /* NULL = absent */
+    struct model_proposal_op *ops;
+    size_t nops;
+};
+
+/* Rule keys of provider profiles (`_provider_*`) are never merge targets. */
+static inline bool model_key_is_provider(const char *key)
+{
+    return key != NULL &&
+           strncmp(key, MODEL_PROVIDER_PREFIX, sizeof(MODEL_PROVIDER_PREFIX) - 1) == 0;
+}
+
 pv_result model_endpoint_copy(struct model_endpoint *dst, const struct model_endpoint *src) PV_WUR;
 pv_result model_rule_copy(struct model_rule *dst, const struct model_rule *src) PV_WUR;
 

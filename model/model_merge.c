@@ -1,20 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* model_merge.c - deep copies, policy.local proposals and the AddRule merge
+/* model_merge.c - the AddRule merge of a policy.local proposal
  *
- * Three things live here. The deep copies of rules and endpoints copy the
- * source fields only; compiled fields stay NULL so a copy is compiled anew.
- * model_proposal_load() parses the policy.local proposal body with the
- * reference's validation messages; every rule is walked by the shared schema
- * walker and validated on its own, so problems carry the proposal's
- * file:line:col. model_policy_merge() applies the addRule operations to an
- * uncompiled deep copy of the base policy following the reference merge
- * (docs/semantics.md#merge, docs/reference-compat.md#merge), then validates and
- * compiles the result. The base is never modified, and a failed merge leaves
- * nothing behind.
+ * model_policy_merge() applies the addRule operations of a proposal
+ * (model_proposal.c) to an uncompiled deep copy (model_copy.c) of the base
+ * policy following the reference merge (docs/semantics.md#merge,
+ * docs/reference-compat.md#merge), then validates and compiles the result.
+ * The base is never modified, and a failed merge leaves nothing behind.
  *
- * Invariants: a proposal rule is validated (ports folded and sorted, hosts
- * normalised, methods upper-cased) and its key is the resolved rule name.
- * Objects the merge moves from a proposal into a policy lose their marks
+ * Invariants: objects the merge moves from a proposal into a policy lose their marks
  * (0 = unknown), because they no longer belong to the policy's file.
  * Divergences: an empty incoming binaries list never clears the existing
  * list (empty matches no binary, docs/semantics.md#binaries-empty), and an
@@ -29,22 +22,6 @@
 #include <strings.h>
 
 #include "model/model_int.h"
-
-#define MAX_OPERATIONS 256
-#define PROVIDER_PREFIX "_provider_"
-
-struct proposal_op {
-    char *rule_name;        /* resolved target key */
-    struct model_rule rule; /* validated; key = rule_name */
-    struct model_mark mark; /* of the addRule object */
-};
-
-struct model_proposal {
-    char *file;
-    char *intent_summary; /* NULL = absent */
-    struct proposal_op *ops;
-    size_t nops;
-};
 
 /* ===========================================================================
  * Small helpers
@@ -65,208 +42,6 @@ static bool str_eq(const char *a, const char *b)
 static bool str_ieq(const char *a, const char *b)
 {
     return strcasecmp(a != NULL ? a : "", b != NULL ? b : "") == 0;
-}
-
-/* ===========================================================================
- * Deep copies (compiled fields are not copied)
- * ========================================================================= */
-
-static pv_result sval_copy(struct model_sval *dst, const struct model_sval *src)
-{
-    dst->mark = src->mark;
-    dst->s = NULL;
-    if (src->s != NULL) {
-        dst->s = pv_strdup(src->s);
-        PV_GUARD_PTR(dst->s);
-    }
-    return PV_RESULT_OK;
-}
-
-static pv_result strlist_copy(struct model_strlist *dst, const struct model_strlist *src)
-{
-    dst->v = NULL;
-    dst->n = 0;
-    dst->mark = src->mark;
-    if (src->n == 0) {
-        return PV_RESULT_OK;
-    }
-    dst->v = pv_calloc(src->n, sizeof(dst->v[0]));
-    PV_GUARD_PTR(dst->v);
-    dst->n = src->n;
-    for (size_t i = 0; i < src->n; i++) {
-        PV_GUARD(sval_copy(&dst->v[i], &src->v[i]));
-    }
-    return PV_RESULT_OK;
-}
-
-/* 'dst' is zeroed; on failure it holds a partial copy for the caller's clear. */
-static pv_result l7rule_copy_fields(struct model_l7rule *dst, const struct model_l7rule *src)
-{
-    PV_GUARD(sval_copy(&dst->method, &src->method));
-    PV_GUARD(sval_copy(&dst->path, &src->path));
-    PV_GUARD(sval_copy(&dst->command, &src->command));
-    if (src->nquery > 0) {
-        dst->query = pv_calloc(src->nquery, sizeof(dst->query[0]));
-        PV_GUARD_PTR(dst->query);
-        dst->nquery = src->nquery;
-        for (size_t i = 0; i < src->nquery; i++) {
-            dst->query[i].form = src->query[i].form;
-            PV_GUARD(sval_copy(&dst->query[i].key, &src->query[i].key));
-            PV_GUARD(strlist_copy(&dst->query[i].globs, &src->query[i].globs));
-        }
-    }
-    PV_GUARD(sval_copy(&dst->operation_type, &src->operation_type));
-    PV_GUARD(sval_copy(&dst->operation_name, &src->operation_name));
-    PV_GUARD(strlist_copy(&dst->fields, &src->fields));
-    PV_GUARD(sval_copy(&dst->tool, &src->tool));
-    if (src->params != NULL) {
-        dst->params = json_deep_copy(src->params);
-        PV_ENSURE(dst->params != NULL, PV_ERR_NOMEM);
-    }
-    dst->mark = src->mark;
-    return PV_RESULT_OK;
-}
-
-static pv_result l7rules_copy(struct model_l7rule **dst, size_t *ndst,
-                              const struct model_l7rule *src, size_t n)
-{
-    *dst = NULL;
-    *ndst = 0;
-    if (n == 0) {
-        return PV_RESULT_OK;
-    }
-    *dst = pv_calloc(n, sizeof(**dst));
-    PV_GUARD_PTR(*dst);
-    *ndst = n;
-    for (size_t i = 0; i < n; i++) {
-        PV_GUARD(l7rule_copy_fields(&(*dst)[i], &src[i]));
-    }
-    return PV_RESULT_OK;
-}
-
-static pv_result endpoint_copy_fields(struct model_endpoint *dst, const struct model_endpoint *src)
-{
-    PV_GUARD(sval_copy(&dst->host, &src->host));
-    if (src->nports > 0) {
-        dst->ports = pv_calloc(src->nports, sizeof(dst->ports[0]));
-        PV_GUARD_PTR(dst->ports);
-        memcpy(dst->ports, src->ports, src->nports * sizeof(dst->ports[0]));
-        dst->nports = src->nports;
-    }
-    dst->port_given = src->port_given;
-    dst->ports_given = src->ports_given;
-    dst->port_mark = src->port_mark;
-    PV_GUARD(sval_copy(&dst->path, &src->path));
-    PV_GUARD(sval_copy(&dst->protocol, &src->protocol));
-    dst->proto = src->proto;
-    PV_GUARD(sval_copy(&dst->tls, &src->tls));
-    dst->tls_skip = src->tls_skip;
-    PV_GUARD(sval_copy(&dst->enforcement, &src->enforcement));
-    dst->enforce = src->enforce;
-    PV_GUARD(sval_copy(&dst->access, &src->access));
-    dst->access_preset = src->access_preset;
-    PV_GUARD(l7rules_copy(&dst->rules, &dst->nrules, src->rules, src->nrules));
-    dst->rules_given = src->rules_given;
-    PV_GUARD(l7rules_copy(&dst->deny_rules, &dst->ndeny, src->deny_rules, src->ndeny));
-    dst->deny_given = src->deny_given;
-    PV_GUARD(strlist_copy(&dst->allowed_ips, &src->allowed_ips));
-    if (src->ncidrs > 0) {
-        dst->cidrs = pv_calloc(src->ncidrs, sizeof(dst->cidrs[0]));
-        PV_GUARD_PTR(dst->cidrs);
-        memcpy(dst->cidrs, src->cidrs, src->ncidrs * sizeof(dst->cidrs[0]));
-        dst->ncidrs = src->ncidrs;
-    }
-    dst->allow_encoded_slash = src->allow_encoded_slash;
-    dst->websocket_credential_rewrite = src->websocket_credential_rewrite;
-    dst->request_body_credential_rewrite = src->request_body_credential_rewrite;
-    dst->allow_uninspected_credentials = src->allow_uninspected_credentials;
-    PV_GUARD(sval_copy(&dst->persisted_queries, &src->persisted_queries));
-    if (src->ngql_persisted > 0) {
-        dst->gql_persisted = pv_calloc(src->ngql_persisted, sizeof(dst->gql_persisted[0]));
-        PV_GUARD_PTR(dst->gql_persisted);
-        dst->ngql_persisted = src->ngql_persisted;
-        for (size_t i = 0; i < src->ngql_persisted; i++) {
-            struct model_gql_persisted *d = &dst->gql_persisted[i];
-            const struct model_gql_persisted *s = &src->gql_persisted[i];
-            PV_GUARD(sval_copy(&d->id, &s->id));
-            PV_GUARD(sval_copy(&d->operation_type, &s->operation_type));
-            PV_GUARD(sval_copy(&d->operation_name, &s->operation_name));
-            PV_GUARD(strlist_copy(&d->fields, &s->fields));
-        }
-    }
-    dst->graphql_max_body_bytes = src->graphql_max_body_bytes;
-    PV_GUARD(sval_copy(&dst->credential_signing, &src->credential_signing));
-    PV_GUARD(sval_copy(&dst->signing_service, &src->signing_service));
-    PV_GUARD(sval_copy(&dst->signing_region, &src->signing_region));
-    PV_GUARD(sval_copy(&dst->credential_binding_provider, &src->credential_binding_provider));
-    dst->has_json_rpc = src->has_json_rpc;
-    dst->json_rpc_max_body_bytes = src->json_rpc_max_body_bytes;
-    dst->has_mcp = src->has_mcp;
-    dst->mcp_max_body_bytes = src->mcp_max_body_bytes;
-    dst->mcp_strict_tool_names = src->mcp_strict_tool_names;
-    dst->mcp_allow_all_known_methods = src->mcp_allow_all_known_methods;
-    PV_GUARD(sval_copy(&dst->target_sandbox, &src->target_sandbox));
-    dst->advisor_proposed = src->advisor_proposed;
-    dst->mark = src->mark;
-    return PV_RESULT_OK;
-}
-
-pv_result model_endpoint_copy(struct model_endpoint *dst, const struct model_endpoint *src)
-{
-    pv_result r;
-
-    PV_ENSURE_REF(dst);
-    memset(dst, 0, sizeof(*dst));
-    PV_ENSURE_REF(src);
-    r = endpoint_copy_fields(dst, src);
-    if (!pv_ok(r)) {
-        model_endpoint_clear(dst);
-    }
-    return r;
-}
-
-static pv_result rule_copy_fields(struct model_rule *dst, const struct model_rule *src)
-{
-    if (src->key != NULL) {
-        dst->key = pv_strdup(src->key);
-        PV_GUARD_PTR(dst->key);
-    }
-    dst->key_mark = src->key_mark;
-    PV_GUARD(sval_copy(&dst->name, &src->name));
-    if (src->nendpoints > 0) {
-        dst->endpoints = pv_calloc(src->nendpoints, sizeof(dst->endpoints[0]));
-        PV_GUARD_PTR(dst->endpoints);
-        dst->nendpoints = src->nendpoints;
-        for (size_t i = 0; i < src->nendpoints; i++) {
-            PV_GUARD(model_endpoint_copy(&dst->endpoints[i], &src->endpoints[i]));
-        }
-    }
-    if (src->nbinaries > 0) {
-        dst->binaries = pv_calloc(src->nbinaries, sizeof(dst->binaries[0]));
-        PV_GUARD_PTR(dst->binaries);
-        dst->nbinaries = src->nbinaries;
-        for (size_t i = 0; i < src->nbinaries; i++) {
-            PV_GUARD(sval_copy(&dst->binaries[i].path, &src->binaries[i].path));
-            dst->binaries[i].harness = src->binaries[i].harness;
-            dst->binaries[i].mark = src->binaries[i].mark;
-        }
-    }
-    dst->mark = src->mark;
-    return PV_RESULT_OK;
-}
-
-pv_result model_rule_copy(struct model_rule *dst, const struct model_rule *src)
-{
-    pv_result r;
-
-    PV_ENSURE_REF(dst);
-    memset(dst, 0, sizeof(*dst));
-    PV_ENSURE_REF(src);
-    r = rule_copy_fields(dst, src);
-    if (!pv_ok(r)) {
-        model_rule_clear(dst);
-    }
-    return r;
 }
 
 /* ---------------------------------------------------------------------------
@@ -348,51 +123,8 @@ static void rule_unmark(struct model_rule *r)
 }
 
 /* ===========================================================================
- * Equality used for "append uniquely"
+ * Endpoint overlap
  * ========================================================================= */
-
-static bool strlist_eq(const struct model_strlist *a, const struct model_strlist *b)
-{
-    if (a->n != b->n) {
-        return false;
-    }
-    for (size_t i = 0; i < a->n; i++) {
-        if (!str_eq(a->v[i].s, b->v[i].s)) {
-            return false;
-        }
-    }
-    return true;
-}
-
-static bool l7rule_eq(const struct model_l7rule *a, const struct model_l7rule *b)
-{
-    if (!str_ieq(a->method.s, b->method.s) || !str_eq(a->path.s, b->path.s) ||
-        !str_eq(a->command.s, b->command.s) || !str_eq(a->operation_type.s, b->operation_type.s) ||
-        !str_eq(a->operation_name.s, b->operation_name.s) || !str_eq(a->tool.s, b->tool.s) ||
-        !strlist_eq(&a->fields, &b->fields) || a->nquery != b->nquery) {
-        return false;
-    }
-    for (size_t i = 0; i < a->nquery; i++) {
-        if (!str_eq(a->query[i].key.s, b->query[i].key.s) || a->query[i].form != b->query[i].form ||
-            !strlist_eq(&a->query[i].globs, &b->query[i].globs)) {
-            return false;
-        }
-    }
-    if ((a->params == NULL) != (b->params == NULL)) {
-        return false;
-    }
-    return a->params == NULL || json_equal(a->params, b->params);
-}
-
-static bool l7rules_contain(const struct model_l7rule *v, size_t n, const struct model_l7rule *r)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (l7rule_eq(&v[i], r)) {
-            return true;
-        }
-    }
-    return false;
-}
 
 /* Hosts compare ignoring ASCII case (both sides are normalised by the
  * validator already, so this also ignores one trailing dot). */
@@ -428,561 +160,6 @@ static bool endpoints_overlap(const struct model_endpoint *a, const struct model
     return false;
 }
 
-static bool is_provider_key(const char *key)
-{
-    return key != NULL && strncmp(key, PROVIDER_PREFIX, strlen(PROVIDER_PREFIX)) == 0;
-}
-
-/* ===========================================================================
- * Proposal loading
- * ========================================================================= */
-
-/* "unknown field 'k' in <where>", the wording every reader uses. */
-static void unknown_key(struct model_diags *d, const char *file, const struct model_node *k,
-                        const char *where)
-{
-    const struct model_node_ctx c = {file, d};
-    model_node_unknown_key(&c, k, where);
-}
-
-/* Endpoint keys that the policy schema knows but an agent may not set: they
- * widen credential handling, carry protocol contracts the merge does not
- * reconcile (GraphQL, JSON-RPC, MCP), or are set by the merge itself. The
- * reference forces them off; proviso refuses them so the agent learns why. */
-static const char *const refused_endpoint_keys[] = {
-    "advisor_proposed",
-    "allow_uninspected_credentials",
-    "websocket_credential_rewrite",
-    "request_body_credential_rewrite",
-    "credential_signing",
-    "signing_service",
-    "signing_region",
-    "credential_binding",
-    "target_sandbox",
-    "persisted_queries",
-    "graphql_persisted_queries",
-    "graphql_max_body_bytes",
-    "json_rpc",
-    "mcp",
-    NULL,
-};
-
-static size_t refuse_endpoint_keys(struct model_diags *d, const char *file,
-                                   const struct model_node *rule)
-{
-    const struct model_node *eps = model_node_member(rule, "endpoints");
-    size_t bad = 0;
-
-    if (eps == NULL || eps->kind != MODEL_NODE_SEQ) {
-        return 0;
-    }
-    for (size_t i = 0; i < eps->nitems; i++) {
-        const struct model_node *ep = eps->items[i];
-        if (ep->kind != MODEL_NODE_MAP) {
-            continue;
-        }
-        for (size_t k = 0; k + 1 < ep->nitems; k += 2) {
-            for (size_t j = 0; refused_endpoint_keys[j] != NULL; j++) {
-                if (model_node_key_is(ep->items[k], refused_endpoint_keys[j])) {
-                    model_node_diag(d, file, ep->items[k]->mark,
-                                    "endpoint.%s is not accepted in proposals",
-                                    refused_endpoint_keys[j]);
-                    bad++;
-                }
-            }
-        }
-    }
-    return bad;
-}
-
-/* Trimmed copy of a string node, NULL on NOMEM; "" when blank. */
-static char *trimmed(const char *s, size_t n)
-{
-    while (n > 0 && (s[0] == ' ' || s[0] == '\t' || s[0] == '\r' || s[0] == '\n')) {
-        s++;
-        n--;
-    }
-    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n')) {
-        n--;
-    }
-    return pv_strndup(s, n);
-}
-
-static bool has_control(const char *s)
-{
-    for (; *s != '\0'; s++) {
-        if ((unsigned char)*s < 0x20 || *s == 0x7f) {
-            return true;
-        }
-    }
-    return false;
-}
-
-static void proposal_free_ops(struct model_proposal *pr)
-{
-    for (size_t i = 0; i < pr->nops; i++) {
-        free(pr->ops[i].rule_name);
-        model_rule_clear(&pr->ops[i].rule);
-    }
-    free(pr->ops);
-    pr->ops = NULL;
-    pr->nops = 0;
-}
-
-void model_proposal_free(struct model_proposal *pr)
-{
-    if (pr == NULL) {
-        return;
-    }
-    proposal_free_ops(pr);
-    free(pr->file);
-    free(pr->intent_summary);
-    free(pr);
-}
-
-/* Dedupe a rule's lists the way the reference normalises an AddRule:
- * binaries by path, allow and deny rules, allowed_ips. */
-static void rule_dedupe(struct model_rule *r)
-{
-    size_t u = 0;
-    for (size_t i = 0; i < r->nbinaries; i++) {
-        size_t j = 0;
-        while (j < u && !str_eq(r->binaries[j].path.s, r->binaries[i].path.s)) {
-            j++;
-        }
-        if (j < u) {
-            r->binaries[j].harness = r->binaries[j].harness && r->binaries[i].harness;
-            model_sval_clear(&r->binaries[i].path);
-            model_glob_free(r->binaries[i].glob);
-            r->binaries[i].glob = NULL;
-            continue;
-        }
-        if (u != i) {
-            r->binaries[u] = r->binaries[i];
-            memset(&r->binaries[i], 0, sizeof(r->binaries[i]));
-        }
-        u++;
-    }
-    r->nbinaries = u;
-    for (size_t e = 0; e < r->nendpoints; e++) {
-        struct model_endpoint *ep = &r->endpoints[e];
-        struct {
-            struct model_l7rule *v;
-            size_t *n;
-        } lists[2] = {{ep->rules, &ep->nrules}, {ep->deny_rules, &ep->ndeny}};
-        for (size_t l = 0; l < 2; l++) {
-            u = 0;
-            for (size_t i = 0; i < *lists[l].n; i++) {
-                if (l7rules_contain(lists[l].v, u, &lists[l].v[i])) {
-                    model_l7rule_clear(&lists[l].v[i]);
-                    continue;
-                }
-                if (u != i) {
-                    lists[l].v[u] = lists[l].v[i];
-                    memset(&lists[l].v[i], 0, sizeof(lists[l].v[i]));
-                }
-                u++;
-            }
-            *lists[l].n = u;
-        }
-        u = 0;
-        for (size_t i = 0; i < ep->allowed_ips.n; i++) {
-            bool dup = false;
-            for (size_t j = 0; j < u && !dup; j++) {
-                dup = str_eq(ep->allowed_ips.v[j].s, ep->allowed_ips.v[i].s);
-            }
-            if (dup) {
-                model_sval_clear(&ep->allowed_ips.v[i]);
-                continue;
-            }
-            if (u != i) {
-                ep->allowed_ips.v[u] = ep->allowed_ips.v[i];
-                memset(&ep->allowed_ips.v[i], 0, sizeof(ep->allowed_ips.v[i]));
-            }
-            u++;
-        }
-        ep->allowed_ips.n = u;
-    }
-}
-
-/* Validate one proposal rule on its own, in a "version: 1" policy named after
- * the proposal file, so that every problem has the proposal's location. On
- * success the rule comes back normalised. */
-static bool rule_validate_alone(const char *file, struct model_rule *rule,
-                                struct model_diags *diags)
-{
-    struct model_policy *tmp = pv_calloc(1, sizeof(*tmp));
-    bool ok;
-
-    if (tmp == NULL) {
-        model_node_diag(diags, file, no_mark, "%s", pv_strerror(PV_ERR_NOMEM));
-        return false;
-    }
-    tmp->rules = pv_calloc(1, sizeof(tmp->rules[0]));
-    tmp->file = pv_strdup(file);
-    if (tmp->rules == NULL || tmp->file == NULL) {
-        model_policy_free(tmp);
-        model_node_diag(diags, file, no_mark, "%s", pv_strerror(PV_ERR_NOMEM));
-        return false;
-    }
-    tmp->has_version = true;
-    tmp->version = 1;
-    tmp->rules[0] = *rule;
-    tmp->nrules = 1;
-    ok = model_policy_validate(tmp, diags);
-    *rule = tmp->rules[0];
-    memset(&tmp->rules[0], 0, sizeof(tmp->rules[0]));
-    tmp->nrules = 0;
-    model_policy_free(tmp);
-    return ok;
-}
-
-/* The policy.local shape checks, reference wording and order. */
-static size_t check_rule_shape(struct model_diags *d, const char *file, const struct model_rule *r,
-                               struct model_mark rule_mark)
-{
-    size_t bad = 0;
-
-    if (r->nendpoints == 0) {
-        model_node_diag(d, file, rule_mark, "rule.endpoints must contain at least one endpoint");
-        return 1;
-    }
-    for (size_t i = 0; i < r->nendpoints; i++) {
-        const struct model_endpoint *e = &r->endpoints[i];
-        bool has_port = false;
-        struct model_mark em = e->mark.line != 0 ? e->mark : rule_mark;
-
-        if (str_empty(e->host.s)) {
-            model_node_diag(d, file, em, "endpoint.host is required");
-            bad++;
-        }
-        for (size_t j = 0; j < e->nports; j++) {
-            has_port = has_port || e->ports[j] != 0;
-        }
-        if (!has_port) {
-            model_node_diag(d, file, em, "endpoint.port or endpoint.ports is required");
-            bad++;
-        }
-        for (size_t j = 0; j < e->nrules; j++) {
-            const struct model_l7rule *l = &e->rules[j];
-            if (l->path.s != NULL && strchr(l->path.s, '?') != NULL) {
-                model_node_diag(d, file, l->path.mark.line != 0 ? l->path.mark : em,
-                                "L7 allow paths must not include query strings");
-                bad++;
-            }
-        }
-    }
-    return bad;
-}
-
-static void load_op(struct model_proposal *pr, struct proposal_op *op, const struct model_node *opn,
-                    struct model_diags *d)
-{
-    const char *file = pr->file;
-    const struct model_node *add = NULL;
-    const struct model_node *name_node = NULL;
-    const struct model_node *rule_node = NULL;
-    size_t before = d->n;
-    char *name = NULL;
-
-    op->mark = opn->mark;
-    if (opn->kind == MODEL_NODE_MAP) {
-        for (size_t k = 0; k + 1 < opn->nitems; k += 2) {
-            if (model_node_key_is(opn->items[k], "addRule") && add == NULL) {
-                add = opn->items[k + 1];
-            } else {
-                add = NULL;
-                break;
-            }
-        }
-    }
-    if (add == NULL || add->kind != MODEL_NODE_MAP) {
-        model_node_diag(
-            d, file, opn->mark,
-            "this MVP accepts `addRule` operations; submit a full narrow NetworkPolicyRule");
-        return;
-    }
-    op->mark = add->mark;
-    for (size_t k = 0; k + 1 < add->nitems; k += 2) {
-        const struct model_node *key = add->items[k];
-        const struct model_node *val = add->items[k + 1];
-        if (model_node_key_is(key, "ruleName")) {
-            if (val->kind != MODEL_NODE_NULL && !model_node_is_string(val)) {
-                model_node_diag(d, file, val->mark, "addRule.ruleName must be a string");
-                continue;
-            }
-            name_node = val->kind == MODEL_NODE_NULL ? NULL : val;
-        } else if (model_node_key_is(key, "rule")) {
-            rule_node = val;
-        } else {
-            unknown_key(d, file, key, "addRule");
-        }
-    }
-    if (rule_node == NULL || rule_node->kind != MODEL_NODE_MAP) {
-        model_node_diag(d, file, rule_node != NULL ? rule_node->mark : add->mark,
-                        "addRule.rule must be a NetworkPolicyRule object");
-        return;
-    }
-    if (d->n != before || refuse_endpoint_keys(d, file, rule_node) > 0) {
-        return;
-    }
-    if (!pv_ok(model_schema_rule(file, rule_node, &op->rule, d)) || d->n != before) {
-        if (d->n == before) {
-            model_node_diag(d, file, rule_node->mark, "%s", pv_strerror(pv_errno));
-        }
-        return;
-    }
-    if (check_rule_shape(d, file, &op->rule, rule_node->mark) > 0) {
-        return;
-    }
-
-    /* The rule name: trimmed ruleName, else rule.name. */
-    if (name_node != NULL && memchr(name_node->scalar, '\0', name_node->scalar_len) != NULL) {
-        model_node_diag(d, file, name_node->mark, "rule name must not contain control characters");
-        return;
-    }
-    if (name_node != NULL) {
-        name = trimmed(name_node->scalar, name_node->scalar_len);
-        if (name == NULL) {
-            model_node_diag(d, file, add->mark, "%s", pv_strerror(PV_ERR_NOMEM));
-            return;
-        }
-        if (name[0] == '\0') {
-            PV_SAFE_FREE(name);
-        }
-    }
-    if (name == NULL && op->rule.name.s != NULL) {
-        name = trimmed(op->rule.name.s, strlen(op->rule.name.s));
-        if (name == NULL) {
-            model_node_diag(d, file, add->mark, "%s", pv_strerror(PV_ERR_NOMEM));
-            return;
-        }
-        if (name[0] == '\0') {
-            PV_SAFE_FREE(name);
-        }
-    }
-    if (name == NULL) {
-        model_node_diag(d, file, add->mark, "addRule.ruleName or rule.name is required");
-        return;
-    }
-    if (has_control(name)) {
-        free(name);
-        model_node_diag(d, file, name_node != NULL ? name_node->mark : add->mark,
-                        "rule name must not contain control characters");
-        return;
-    }
-    if (is_provider_key(name)) {
-        char buf[96];
-        model_node_printable(buf, sizeof(buf), name, strlen(name));
-        free(name);
-        model_node_diag(d, file, name_node != NULL ? name_node->mark : add->mark,
-                        "chunk '%s' uses reserved '_provider_' rule-name prefix", buf);
-        return;
-    }
-    op->rule_name = name;
-    op->rule.key = pv_strdup(name);
-    if (op->rule.key == NULL) {
-        model_node_diag(d, file, add->mark, "%s", pv_strerror(PV_ERR_NOMEM));
-        return;
-    }
-    /* An empty rule.name is filled in from the resolved name. */
-    if (str_empty(op->rule.name.s)) {
-        free(op->rule.name.s);
-        op->rule.name.s = pv_strdup(name);
-        if (op->rule.name.s == NULL) {
-            model_node_diag(d, file, add->mark, "%s", pv_strerror(PV_ERR_NOMEM));
-            return;
-        }
-    }
-    if (!rule_validate_alone(file, &op->rule, d)) {
-        if (d->n == before) {
-            /* every rejection has its diagnostic: this is an allocation failure */
-            model_node_diag(d, file, add->mark, "%s", pv_strerror(PV_ERR_NOMEM));
-        }
-        return;
-    }
-    rule_dedupe(&op->rule);
-}
-
-static bool load_top(struct model_proposal *pr, const struct model_node *root,
-                     const struct model_node **ops, struct model_diags *d)
-{
-    const char *file = pr->file;
-    size_t before = d->n;
-
-    *ops = NULL;
-    if (root->kind != MODEL_NODE_MAP) {
-        model_node_diag(d, file, root->mark, "proposal must be a JSON object");
-        return false;
-    }
-    for (size_t k = 0; k + 1 < root->nitems; k += 2) {
-        const struct model_node *key = root->items[k];
-        const struct model_node *val = root->items[k + 1];
-        if (model_node_key_is(key, "intent_summary")) {
-            if (val->kind == MODEL_NODE_NULL) {
-                continue;
-            }
-            if (!model_node_is_string(val)) {
-                model_node_diag(d, file, val->mark, "intent_summary must be a string");
-                continue;
-            }
-            pr->intent_summary = pv_strndup(val->scalar, val->scalar_len);
-            if (pr->intent_summary == NULL) {
-                model_node_diag(d, file, val->mark, "%s", pv_strerror(PV_ERR_NOMEM));
-            }
-        } else if (model_node_key_is(key, "operations")) {
-            if (val->kind != MODEL_NODE_SEQ && val->kind != MODEL_NODE_NULL) {
-                model_node_diag(d, file, val->mark, "operations must be a list");
-                continue;
-            }
-            *ops = val;
-        } else {
-            unknown_key(d, file, key, "proposal");
-        }
-    }
-    if (d->n != before) {
-        return false;
-    }
-    if (*ops == NULL || (*ops)->nitems == 0) {
-        model_node_diag(d, file, *ops != NULL ? (*ops)->mark : root->mark,
-                        "proposal requires at least one operation");
-        return false;
-    }
-    if ((*ops)->nitems > MAX_OPERATIONS) {
-        model_node_diag(d, file, (*ops)->mark,
-                        "proposal has %zu operations; at most %u are accepted", (*ops)->nitems,
-                        (unsigned)MAX_OPERATIONS);
-        return false;
-    }
-    return true;
-}
-
-/* A proposal from its document tree: NULL with diagnostics on failure. */
-static struct model_proposal *proposal_from_tree(const char *file, const struct model_node *root,
-                                                 struct model_diags *diags, size_t before)
-{
-    struct model_proposal *pr;
-    const struct model_node *ops = NULL;
-
-    pr = pv_calloc(1, sizeof(*pr));
-    if (pr == NULL || (pr->file = pv_strdup(file)) == NULL) {
-        free(pr);
-        model_node_diag(diags, file, no_mark, "%s", pv_strerror(PV_ERR_NOMEM));
-        pv_errno = PV_ERR_NOMEM;
-        return NULL;
-    }
-    if (load_top(pr, root, &ops, diags)) {
-        pr->ops = pv_calloc(ops->nitems, sizeof(pr->ops[0]));
-        if (pr->ops == NULL) {
-            model_node_diag(diags, file, no_mark, "%s", pv_strerror(PV_ERR_NOMEM));
-        } else {
-            pr->nops = ops->nitems;
-            for (size_t i = 0; i < ops->nitems; i++) {
-                load_op(pr, &pr->ops[i], ops->items[i], diags);
-            }
-        }
-    }
-    if (diags->n != before) {
-        model_proposal_free(pr);
-        pv_errno = PV_ERR_POLICY;
-        return NULL;
-    }
-    return pr;
-}
-
-/* Read a bounded JSON document: NULL + diagnostic. */
-static struct model_node *proposal_read(const char *file, const char *buf, size_t len,
-                                        struct model_diags *diags)
-{
-    struct model_node *root;
-    size_t before = diags->n;
-
-    if (len > MODEL_MAX_POLICY_BYTES) {
-        model_node_diag(diags, file, no_mark, "proposal is larger than %u bytes",
-                        MODEL_MAX_POLICY_BYTES);
-        pv_errno = PV_ERR_TOOBIG;
-        return NULL;
-    }
-    root = model_json_read(file, buf != NULL ? buf : "", len, diags);
-    if (root == NULL) {
-        if (diags->n == before) {
-            model_node_diag(diags, file, no_mark, "%s",
-                            pv_strerror(pv_errno ? pv_errno : PV_ERR_PARSE));
-        }
-        pv_errno = PV_ERR_PARSE;
-    }
-    return root;
-}
-
-struct model_proposal *model_proposal_load(const char *file, const char *buf, size_t len,
-                                           struct model_diags *diags)
-{
-    struct model_node *root;
-    struct model_proposal *pr;
-    size_t before;
-
-    if (diags == NULL || (buf == NULL && len > 0)) {
-        pv_errno = PV_ERR_NULL;
-        return NULL;
-    }
-    if (file == NULL) {
-        file = "<proposal>";
-    }
-    before = diags->n;
-    root = proposal_read(file, buf, len, diags);
-    if (root == NULL) {
-        return NULL;
-    }
-    pr = proposal_from_tree(file, root, diags, before);
-    model_node_free(root);
-    return pr;
-}
-
-struct model_proposal *model_proposal_load_member(const char *file, const char *buf, size_t len,
-                                                  const char *key, struct model_diags *diags)
-{
-    struct model_node *root;
-    const struct model_node *part;
-    struct model_proposal *pr;
-    size_t before;
-
-    if (diags == NULL || key == NULL || (buf == NULL && len > 0)) {
-        pv_errno = PV_ERR_NULL;
-        return NULL;
-    }
-    if (file == NULL) {
-        file = "<proposal>";
-    }
-    before = diags->n;
-    root = model_read_member(file, buf, len, key, diags, &part);
-    if (root == NULL) {
-        return NULL;
-    }
-    pr = proposal_from_tree(file, part, diags, before);
-    model_node_free(root);
-    return pr;
-}
-
-const char *model_proposal_intent(const struct model_proposal *pr)
-{
-    return pr == NULL ? NULL : pr->intent_summary;
-}
-
-size_t model_proposal_nops(const struct model_proposal *pr)
-{
-    return pr == NULL ? 0 : pr->nops;
-}
-
-const char *model_proposal_rule_name(const struct model_proposal *pr, size_t i)
-{
-    return (pr == NULL || i >= pr->nops) ? NULL : pr->ops[i].rule_name;
-}
-
-const struct model_rule *model_proposal_rule(const struct model_proposal *pr, size_t i)
-{
-    return (pr == NULL || i >= pr->nops) ? NULL : &pr->ops[i].rule;
-}
-
 /* ===========================================================================
  * Merge
  * ========================================================================= */
@@ -1008,7 +185,7 @@ struct ep_change {
 static pv_result sval_take_copy(struct model_sval *dst, const struct model_sval *src)
 {
     struct model_sval tmp;
-    PV_GUARD(sval_copy(&tmp, src));
+    PV_GUARD(model_sval_copy(&tmp, src));
     model_sval_clear(dst);
     *dst = tmp;
     dst->mark = no_mark;
@@ -1057,7 +234,7 @@ static pv_result l7rules_append(struct model_l7rule **v, size_t *n, const struct
     PV_GUARD_PTR(nv);
     *v = nv;
     memset(&nv[*n], 0, sizeof(nv[*n]));
-    res = l7rule_copy_fields(&nv[*n], r);
+    res = model_l7rule_copy(&nv[*n], r);
     if (!pv_ok(res)) {
         model_l7rule_clear(&nv[*n]);
         return res;
@@ -1161,7 +338,7 @@ static pv_result merge_endpoint(struct model_endpoint *e, const struct model_end
     if (in->nrules > 0) {
         PV_GUARD(expand_access_preset(e));
         for (size_t i = 0; i < in->nrules; i++) {
-            if (!l7rules_contain(e->rules, e->nrules, &in->rules[i])) {
+            if (!model_l7rules_contain(e->rules, e->nrules, &in->rules[i])) {
                 PV_GUARD(l7rules_append(&e->rules, &e->nrules, &in->rules[i]));
                 ch->other = true;
             }
@@ -1176,7 +353,7 @@ static pv_result merge_endpoint(struct model_endpoint *e, const struct model_end
         ch->other = true;
     }
     for (size_t i = 0; i < in->ndeny; i++) {
-        if (!l7rules_contain(e->deny_rules, e->ndeny, &in->deny_rules[i])) {
+        if (!model_l7rules_contain(e->deny_rules, e->ndeny, &in->deny_rules[i])) {
             PV_GUARD(l7rules_append(&e->deny_rules, &e->ndeny, &in->deny_rules[i]));
             e->deny_given = true;
             ch->other = true;
@@ -1195,7 +372,7 @@ static pv_result merge_endpoint(struct model_endpoint *e, const struct model_end
         PV_GUARD_PTR(nv);
         e->allowed_ips.v = nv;
         memset(&nv[e->allowed_ips.n], 0, sizeof(nv[0]));
-        PV_GUARD(sval_copy(&nv[e->allowed_ips.n], &in->allowed_ips.v[i]));
+        PV_GUARD(model_sval_copy(&nv[e->allowed_ips.n], &in->allowed_ips.v[i]));
         nv[e->allowed_ips.n].mark = no_mark;
         e->allowed_ips.n++;
         ch->other = true;
@@ -1349,7 +526,7 @@ static pv_result binaries_union(struct model_rule *r, const struct model_rule *i
         PV_GUARD_PTR(nv);
         r->binaries = nv;
         memset(&nv[r->nbinaries], 0, sizeof(nv[0]));
-        PV_GUARD(sval_copy(&nv[r->nbinaries].path, &in->binaries[i].path));
+        PV_GUARD(model_sval_copy(&nv[r->nbinaries].path, &in->binaries[i].path));
         nv[r->nbinaries].path.mark = no_mark;
         nv[r->nbinaries].harness = in->binaries[i].harness;
         r->nbinaries++;
@@ -1427,7 +604,7 @@ static size_t fallback_target(const struct model_policy *p, const struct model_r
     for (size_t i = 0; i < p->nrules; i++) {
         const struct model_rule *r = &p->rules[i];
         bool hit = false;
-        if (is_provider_key(r->key)) {
+        if (model_key_is_provider(r->key)) {
             continue;
         }
         for (size_t a = 0; a < r->nendpoints && !hit; a++) {
@@ -1473,7 +650,7 @@ static pv_result fold_into(struct model_policy *p, size_t idx, const struct mode
 }
 
 static pv_result add_rule(struct model_policy *p, const struct model_proposal *pr,
-                          const struct proposal_op *op, bool mark_advisor,
+                          const struct model_proposal_op *op, bool mark_advisor,
                           struct model_diags *diags, bool *failed)
 {
     struct model_rule in;
@@ -1540,19 +717,19 @@ static struct model_policy *policy_copy_source(const struct model_policy *b)
     p->has_process = b->has_process;
     p->middlewares_mark = b->middlewares_mark;
     if (pv_ok(r)) {
-        r = strlist_copy(&p->fs_read_only, &b->fs_read_only);
+        r = model_strlist_copy(&p->fs_read_only, &b->fs_read_only);
     }
     if (pv_ok(r)) {
-        r = strlist_copy(&p->fs_read_write, &b->fs_read_write);
+        r = model_strlist_copy(&p->fs_read_write, &b->fs_read_write);
     }
     if (pv_ok(r)) {
-        r = sval_copy(&p->landlock_compat, &b->landlock_compat);
+        r = model_sval_copy(&p->landlock_compat, &b->landlock_compat);
     }
     if (pv_ok(r)) {
-        r = sval_copy(&p->run_as_user, &b->run_as_user);
+        r = model_sval_copy(&p->run_as_user, &b->run_as_user);
     }
     if (pv_ok(r)) {
-        r = sval_copy(&p->run_as_group, &b->run_as_group);
+        r = model_sval_copy(&p->run_as_group, &b->run_as_group);
     }
     if (pv_ok(r) && b->middlewares != NULL) {
         p->middlewares = json_deep_copy(b->middlewares);

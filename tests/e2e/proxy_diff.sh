@@ -12,8 +12,12 @@
 # the expectation applies the same documented exception: a loopback address an
 # endpoint names literally is admitted as a public address would be.
 #
-# PROXY_DIFF_ROUNDS and PROXY_DIFF_REQS scale the run (default 4 x 40);
-# PROXY_DIFF_SEED fixes the seeds (default: the clock, printed at the end).
+# PROXY_DIFF_ROUNDS and PROXY_DIFF_REQS scale the run (default 4 x 40).
+# The seeds are fixed so that make check is repeatable: round r uses
+# PROXY_DIFF_SEED + r, and the default base makes round 1 seed 1795664228,
+# which found a connection running on the route of the wrong identity entry.
+# PROXY_DIFF_SEED=clock explores (the seeds are printed at the end; rerun a
+# failure with PROXY_DIFF_SEED=<seed - 1> PROXY_DIFF_ROUNDS=1).
 . "$(dirname "$0")/proxy_lib.sh"
 
 EVAL=$BUILD/proviso
@@ -25,7 +29,8 @@ fi
 ROUNDS=${PROXY_DIFF_ROUNDS:-4}
 WORKERS=${PROXY_DIFF_WORKERS:-4}
 REQS=${PROXY_DIFF_REQS:-40}
-SEED0=${PROXY_DIFF_SEED:-$(date +%s)}
+SEED0=${PROXY_DIFF_SEED:-1795664227}
+[ "$SEED0" = clock ] && SEED0=$(date +%s)
 
 start_upstream A
 start_upstream B
