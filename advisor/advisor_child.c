@@ -116,9 +116,9 @@ static pv_result spawn(struct advisor_child *c, char *err, size_t errlen)
     pid = fork();
     if (pid == 0) {
         /* Only async-signal-safe calls from here to exec. */
-        char *argv[] = {
-            (char *)"proviso-prover", (char *)"--port",     portbuf,     (char *)"--bind",
-            (char *)"127.0.0.1",      (char *)"--token-fd", (char *)"3", NULL};
+        static char a_name[] = "proviso-prover", a_port[] = "--port", a_bind[] = "--bind",
+                    a_addr[] = "127.0.0.1", a_tok[] = "--token-fd", a_fd[] = "3";
+        char *argv[] = {a_name, a_port, portbuf, a_bind, a_addr, a_tok, a_fd, NULL};
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);

@@ -148,7 +148,7 @@ static pv_result write_revision(struct advisor_worker *w, int64_t sandbox,
     store_revision_clear(&base);
     r.blob = blob;
     r.hash = hash;
-    r.cause = (char *)cause;
+    r.cause = PV_UNCONST(cause);
     PV_GUARD(store_rev_put(w->st, sandbox, &r));
     *rev = r.rev;
     return PV_RESULT_OK;
@@ -162,8 +162,8 @@ static void apply_eval(struct store_chunk *c, const struct advisor_eval *e, cons
     c->application_error = e->application_error;
     c->security_notes = e->security_notes;
     c->review_token = e->review_token;
-    c->current_hash = (char *)current;
-    c->candidate_hash = (char *)e->candidate_hash;
+    c->current_hash = PV_UNCONST(current);
+    c->candidate_hash = PV_UNCONST(e->candidate_hash);
     c->evidence = evidence;
 }
 
@@ -553,8 +553,8 @@ static bool dedup(struct advisor_worker *w, struct submit_tx *x, pv_result *res)
         upd.last_seen_ms = x->meta != NULL ? x->meta->last_seen_ms : advisor_now_ms();
         if (widen) {
             *res = store_evidence(w, x->e, evidence);
-            upd.proposed_rule = (char *)x->rule_text;
-            upd.rationale = (char *)(x->intent != NULL ? x->intent : "");
+            upd.proposed_rule = PV_UNCONST(x->rule_text);
+            upd.rationale = PV_UNCONST(x->intent != NULL ? x->intent : "");
             upd.confidence = x->meta->confidence;
             apply_eval(&upd, x->e, x->snap->hash, evidence);
         }
@@ -635,26 +635,26 @@ static pv_result submit_tx(struct store *st, void *arg)
     }
     PV_GUARD(store_evidence(w, e, evidence));
     memset(&c, 0, sizeof(c));
-    c.id = (char *)x->id;
+    c.id = PV_UNCONST(x->id);
     c.sandbox = snap->sandbox;
     c.draft_version = store_chunk_max_draft(st, snap->sandbox) + 1;
-    c.status = (char *)"pending";
-    c.rule_name = (char *)x->name;
-    c.proposed_rule = (char *)x->rule_text;
-    c.rationale = (char *)(x->intent != NULL ? x->intent : "");
+    c.status = PV_UNCONST("pending");
+    c.rule_name = PV_UNCONST(x->name);
+    c.proposed_rule = PV_UNCONST(x->rule_text);
+    c.rationale = PV_UNCONST(x->intent != NULL ? x->intent : "");
     c.confidence = x->meta != NULL ? x->meta->confidence : mechanistic ? 0.5 : 0.75;
     c.created_ms = now;
-    c.host = (char *)x->host;
+    c.host = PV_UNCONST(x->host);
     c.port = x->port;
-    c.binary = (char *)x->binary;
+    c.binary = PV_UNCONST(x->binary);
     c.hit_count = x->meta != NULL ? x->meta->hits : 1;
     c.first_seen_ms = x->meta != NULL ? x->meta->first_seen_ms : now;
     c.last_seen_ms = x->meta != NULL ? x->meta->last_seen_ms : now;
-    c.rejection_reason = (char *)"";
-    c.analysis_mode = (char *)x->mode;
-    c.dedup_key = mechanistic ? (char *)x->key : (char *)"";
-    c.stage = (char *)(x->meta != NULL ? x->meta->stage : mechanistic ? "mechanistic" : "agent");
-    c.decided_by = (char *)"";
+    c.rejection_reason = PV_UNCONST("");
+    c.analysis_mode = PV_UNCONST(x->mode);
+    c.dedup_key = mechanistic ? PV_UNCONST(x->key) : PV_UNCONST("");
+    c.stage = PV_UNCONST(x->meta != NULL ? x->meta->stage : mechanistic ? "mechanistic" : "agent");
+    c.decided_by = PV_UNCONST("");
     apply_eval(&c, e, snap->hash, evidence);
     PV_GUARD(store_chunk_insert(st, &c));
     summary = advisor_rule_summary(x->rule, x->name);
@@ -1768,7 +1768,7 @@ void advisor_base_set(struct advisor_worker *w, const char *sandbox, const char 
     if (pv_ok(res)) {
         base.blob = blob;
         base.hash = hash;
-        base.cause = (char *)cause;
+        base.cause = PV_UNCONST(cause);
         res = store_base_put(w->st, x.snap.sandbox, &base);
     }
     if (pv_ok(res)) {

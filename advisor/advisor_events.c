@@ -127,9 +127,9 @@ pv_result advisor_event(struct store *st, const char *sandbox, const char *kind,
     }
     json_object_update(j, data);
     memset(&e, 0, sizeof(e));
-    e.sandbox = (char *)(sandbox != NULL ? sandbox : "");
-    e.kind = (char *)kind;
-    e.line = (char *)line;
+    e.sandbox = PV_UNCONST(sandbox != NULL ? sandbox : "");
+    e.kind = PV_UNCONST(kind);
+    e.line = PV_UNCONST(line);
     e.json = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(j);
     /* The head is read inside this transaction (and savepoint), never

@@ -271,8 +271,8 @@ json_t *advisor_mapper_proposal(const char *host, int64_t port, const char *bina
     memset(&g, 0, sizeof(g));
     g.nsamples = nsamples < ADVISOR_MAPPER_SAMPLES ? nsamples : ADVISOR_MAPPER_SAMPLES;
     for (size_t i = 0; i < g.nsamples; i++) {
-        g.samples[i].method = (char *)methods[i];
-        g.samples[i].path = (char *)paths[i];
+        g.samples[i].method = PV_UNCONST(methods[i]);
+        g.samples[i].path = PV_UNCONST(paths[i]);
     }
     /* A denial names one concrete host and one binary: never a glob. */
     if (binary == NULL || binary[0] != '/' || strpbrk(binary, "*?[") != NULL || host == NULL ||

@@ -346,11 +346,11 @@ static void sandbox_create(struct advisor_worker *w, const struct httpd_req *rq,
     }
     advisor_sha256_hex(tok.buf, tok.len, tokhash);
     memset(&sb, 0, sizeof(sb));
-    sb.name = (char *)name;
+    sb.name = PV_UNCONST(name);
     sb.token_sha256 = tokhash;
-    sb.credentials = creds != NULL ? creds : (char *)"";
-    sb.boundary = byaml != NULL ? byaml : (char *)"";
-    sb.addresses = (char *)"[]";
+    sb.credentials = creds != NULL ? creds : PV_UNCONST("");
+    sb.boundary = byaml != NULL ? byaml : PV_UNCONST("");
+    sb.addresses = PV_UNCONST("[]");
     res = store_begin(w->st);
     if (pv_ok(res)) {
         res = store_sandbox_create(w->st, &sb);
@@ -361,7 +361,7 @@ static void sandbox_create(struct advisor_worker *w, const struct httpd_req *rq,
     memset(&rev, 0, sizeof(rev));
     rev.blob = blob;
     rev.hash = hash;
-    rev.cause = (char *)"create";
+    rev.cause = PV_UNCONST("create");
     if (pv_ok(res)) {
         res = store_base_put(w->st, sb.id, &rev);
     }
@@ -888,9 +888,8 @@ void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct 
     if (rq->route->id == R_HEALTHZ) {
         static const char ok[] = "{\"status\":\"ok\"}\n";
         r->status = 200;
-        r->raw = (char *)ok;
+        r->raw_static = ok;
         r->raw_len = sizeof(ok) - 1;
-        r->raw_static = true;
         r->content_type = "application/json";
         return;
     }
@@ -900,8 +899,7 @@ void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct 
     }
     if (rq->route->id == R_OPENAPI) {
         r->status = 200;
-        r->raw = (char *)advisor_api_text(&r->raw_len);
-        r->raw_static = true;
+        r->raw_static = advisor_api_text(&r->raw_len);
         r->content_type = "application/json";
         return;
     }

@@ -50,17 +50,16 @@ void advisor_ui_reply(const char *path, struct httpd_reply *r)
         r->status = 308;
         r->location = "/ui/";
         r->raw = NULL;
+        r->raw_static = NULL;
         r->raw_len = 0;
-        r->raw_static = true;
         r->content_type = "text/plain; charset=utf-8";
         return;
     }
     for (size_t i = 0; i < PV_ARRAY_LEN(assets); i++) {
         if (strcmp(path, assets[i].path) == 0) {
             r->status = 200;
-            r->raw = (char *)assets[i].data;
+            r->raw_static = assets[i].data;
             r->raw_len = *assets[i].len;
-            r->raw_static = true;
             r->content_type = assets[i].content_type;
             return;
         }

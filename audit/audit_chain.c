@@ -165,7 +165,7 @@ static void collect_refs(const json_t *j, json_t *set)
     size_t i;
 
     if (json_is_object(j)) {
-        json_object_foreach((json_t *)j, key, v)
+        json_object_foreach((json_t *)PV_UNCONST(j), key, v)
         {
             size_t kl = strlen(key);
             if (json_is_string(v) && kl >= 5 && strcmp(key + kl - 5, "_blob") == 0 &&
@@ -254,7 +254,7 @@ static void lines_free(struct lines *l)
     memset(l, 0, sizeof(*l));
 }
 
-static bool digests(const json_t *cobj, char hash[65], char seal[65]);
+static bool digests(json_t *obj, char hash[65], char seal[65]);
 static int blob_digest(const json_t *obj);
 
 struct parse_job {
@@ -400,9 +400,8 @@ static void fail(struct audit_report *r, size_t line, int64_t seq, const char *f
 /* Recompute 'obj''s hash (without hash/sig) and seal (with them). The
  * object is ours (parsed from the file): hash and sig are taken out for
  * the first digest and put back, without copying the tree. */
-static bool digests(const json_t *cobj, char hash[65], char seal[65])
+static bool digests(json_t *obj, char hash[65], char seal[65])
 {
-    json_t *obj = (json_t *)cobj;
     json_t *h = json_incref(json_object_get(obj, "hash"));
     json_t *sig = json_incref(json_object_get(obj, "sig"));
     char *text;
@@ -626,7 +625,7 @@ static bool header_valid(const json_t *h)
            is_hex64(str_of(h, "hash")) && str_of(h, "sig") != NULL;
 }
 
-static void check_header(const json_t *h, const struct audit_key *k, size_t nrec, int64_t last_seq,
+static void check_header(json_t *h, const struct audit_key *k, size_t nrec, int64_t last_seq,
                          const char *head, struct audit_report *r)
 {
     char hash[65];
@@ -659,7 +658,7 @@ void audit_verify(const char *buf, size_t len, const struct audit_key *trusted, 
     struct lines l;
     struct vrec *recs = NULL;
     json_t *blobs = json_object();
-    const json_t *h;
+    json_t *h;
     char expect_prev[65];
     char seal[65];
     int64_t seq = 0;

@@ -265,23 +265,36 @@ static void advisor_exe(char *out, size_t len)
 
 static int export_offline(const struct aargs *x)
 {
+    static char data_dir_flag[] = "--data-dir";
+    static char export_flag[] = "--export-audit";
+    static char since_flag[] = "--since";
     char exe[PATH_MAX + 32];
     char *argv[7];
+    char *dir = pv_strdup(x->opt[A_DATA_DIR]);
+    char *since = x->opt[A_SINCE] != NULL ? pv_strdup(x->opt[A_SINCE]) : NULL;
     int n = 0;
 
+    if (dir == NULL || (x->opt[A_SINCE] != NULL && since == NULL)) {
+        fprintf(stderr, "proviso audit export: out of memory\n");
+        free(dir);
+        free(since);
+        return 3;
+    }
     advisor_exe(exe, sizeof(exe));
     argv[n++] = exe;
-    argv[n++] = (char *)"--data-dir";
-    argv[n++] = (char *)x->opt[A_DATA_DIR];
-    argv[n++] = (char *)"--export-audit";
-    if (x->opt[A_SINCE] != NULL) {
-        argv[n++] = (char *)"--since";
-        argv[n++] = (char *)x->opt[A_SINCE];
+    argv[n++] = data_dir_flag;
+    argv[n++] = dir;
+    argv[n++] = export_flag;
+    if (since != NULL) {
+        argv[n++] = since_flag;
+        argv[n++] = since;
     }
     argv[n] = NULL;
     fflush(stdout);
     execvp(exe, argv);
     fprintf(stderr, "proviso audit export: cannot run %s: %s\n", exe, strerror(errno));
+    free(dir);
+    free(since);
     return 3;
 }
 

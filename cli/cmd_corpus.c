@@ -305,14 +305,14 @@ static bool case_compare(const struct prover_result *r, const json_t *expect, ch
 /* An expectation the runner would silently ignore is a broken case: an
  * unknown key (a misspelling), a text field that is not a string, or an
  * invalid verdict that names no error at all. */
-static bool expect_well_formed(const json_t *expect, const char *verdict, char *why, size_t whylen)
+static bool expect_well_formed(json_t *expect, const char *verdict, char *why, size_t whylen)
 {
     static const char *const keys[] = {"verdict",           "categories", "paths",
                                        "validation_result", "error",      "message"};
     const char *k;
     const json_t *v;
 
-    json_object_foreach((json_t *)expect, k, v)
+    json_object_foreach(expect, k, v)
     {
         bool known = false;
 
@@ -361,7 +361,7 @@ static void run_case(struct corpus_ctx *ctx, const char *file)
     char why[ERR_LEN] = "";
     char *buf = cli_read_file(file, CASE_MAX_BYTES, &len);
     json_t *root = NULL;
-    const json_t *expect;
+    json_t *expect;
     const char *name;
     const char *want_verdict;
     struct case_inputs in;

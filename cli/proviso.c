@@ -89,6 +89,7 @@ static int unknown_command(const char *name)
 /* proviso help [CMD [SUBCMD]]: CMD's own --help. */
 static int cli_help(int argc, char **argv)
 {
+    static char help_flag[] = "--help";
     char *args[4];
     int k;
 
@@ -105,8 +106,8 @@ static int cli_help(int argc, char **argv)
         return unknown_command(argv[1]);
     }
     args[0] = argv[1];
-    args[1] = argc > 2 ? argv[2] : (char *)"--help";
-    args[2] = argc > 2 ? (char *)"--help" : NULL;
+    args[1] = argc > 2 ? argv[2] : help_flag;
+    args[2] = argc > 2 ? help_flag : NULL;
     args[3] = NULL;
     return commands[k].fn(argc > 2 ? 3 : 2, args);
 }

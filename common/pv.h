@@ -113,6 +113,13 @@ static inline pv_result pv_fail(int err, const char *where)
     } while (0)
 
 void pv_free_p(void *pp); /* cleanup helper: free(*(void **)pp) */
+/* A const pointer handed to something that is not const-correct but only
+ * reads through it: jansson's iteration and reference counts,
+ * libmicrohttpd's persistent buffers and options, and the advisor's store
+ * records, which own their strings when a getter filled them and borrow
+ * them when a caller builds one for a write (advisor/store.h). Never write
+ * data through the result. */
+#define PV_UNCONST(p) ((void *)(uintptr_t)(const void *)(p))
 
 #ifdef PV_UNIT_TESTS
 #define PV_STATIC

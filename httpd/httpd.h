@@ -129,14 +129,16 @@ const char *httpd_req_arg(const struct httpd_req *rq, const char *name);
 const char *httpd_req_header(const struct httpd_req *rq, const char *name);
 
 /* What a handler produces. Either 'body' (JSON, a new reference the layer
- * sends and releases) or 'raw' (bytes with 'content_type'; freed with free()
- * unless 'raw_static'). 'label' is the access log's verdict field. */
+ * sends and releases), 'raw' (bytes with 'content_type', freed with free())
+ * or 'raw_static' (bytes that outlive the reply, never freed); 'raw_len' is
+ * the length of either. No bytes at all is an empty body. 'label' is the
+ * access log's verdict field. */
 struct httpd_reply {
     unsigned status;
     json_t *body;
     char *raw;
+    const char *raw_static;
     size_t raw_len;
-    bool raw_static;
     const char *content_type;
     const char *label;
     const char *location;   /* a Location header, e.g. for 201 */

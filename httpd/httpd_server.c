@@ -213,10 +213,12 @@ static struct MHD_Response *make_response(struct httpd_reply *r)
             return NULL;
         }
         ctype = "application/json";
-    } else if (r->raw != NULL || r->raw_len == 0) {
-        if (r->raw_static || r->raw == NULL) {
-            resp = MHD_create_response_from_buffer(r->raw_len, r->raw != NULL ? r->raw : (char *)"",
-                                                   MHD_RESPMEM_PERSISTENT);
+    } else if (r->raw != NULL || r->raw_static != NULL || r->raw_len == 0) {
+        if (r->raw == NULL) {
+            /* persistent: libmicrohttpd only reads these bytes */
+            resp = MHD_create_response_from_buffer(
+                r->raw_static != NULL ? r->raw_len : 0,
+                PV_UNCONST(r->raw_static != NULL ? r->raw_static : ""), MHD_RESPMEM_PERSISTENT);
         } else {
             resp = MHD_create_response_from_buffer_with_free_callback(r->raw_len, r->raw, free);
             if (resp == NULL) {
@@ -827,7 +829,7 @@ struct httpd *httpd_start(const struct httpd_service *svc, const struct httpd_co
     }
     {
         struct MHD_OptionItem opts[] = {
-            {MHD_OPTION_SOCK_ADDR, 0, (void *)sa},
+            {MHD_OPTION_SOCK_ADDR, 0, PV_UNCONST(sa)},
             {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, h},
             {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)cfg->conn_timeout_s, NULL},
             {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)max_conn, NULL},

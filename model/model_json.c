@@ -285,7 +285,7 @@ static struct model_node *build(struct jreader *r, json_t *j, size_t depth)
     struct model_node *n = NULL;
     char num[64];
     bool ok = true;
-    int t = json_typeof(j);
+    int t = (int)json_typeof(j);
 
     switch (json_typeof(j)) {
     case JSON_OBJECT:

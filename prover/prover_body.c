@@ -213,7 +213,7 @@ static pv_result decode_options(const json_t *opts, uint64_t max_timeout_ms,
     const char *k;
     const json_t *v;
 
-    json_object_foreach((json_t *)opts, k, v)
+    json_object_foreach((json_t *)PV_UNCONST(opts), k, v)
     {
         json_int_t n;
         if (strcmp(k, "timeout_ms") != 0) {

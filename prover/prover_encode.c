@@ -1056,7 +1056,7 @@ static Z3_ast unit_admits(struct prover_proof *pf, const struct prover_unit *u)
 Z3_ast prover_unit_ok(struct prover_proof *pf, size_t ui)
 {
     const struct prover_unit *u = &pf->units.u[ui];
-    int s = u->side;
+    size_t s = (size_t)u->side;
     Z3_ast insp = prover_and(pf, 3, (Z3_ast[]){pf->scope[ui], pf->grants[ui], pf->admits[ui]});
 
     return prover_and2(pf, pf->g0[ui],
@@ -1066,7 +1066,7 @@ Z3_ast prover_unit_ok(struct prover_proof *pf, size_t ui)
 Z3_ast prover_unit_grant(struct prover_proof *pf, size_t ui)
 {
     const struct prover_unit *u = &pf->units.u[ui];
-    int s = u->side;
+    size_t s = (size_t)u->side;
     Z3_ast insp = prover_and2(pf, pf->scope[ui], pf->grants[ui]);
 
     return prover_and2(pf, pf->g0[ui], prover_or2(pf, prover_not(pf, pf->insp[s]), insp));
@@ -1333,7 +1333,7 @@ static pv_result per_unit(struct prover_proof *pf)
               PV_ERR_NOMEM);
     for (size_t i = 0; i < pf->units.n; i++) {
         struct prover_unit *u = &pf->units.u[i];
-        int s = u->side;
+        size_t s = (size_t)u->side;
         Z3_ast g, sc;
 
         if (!u->rel) {

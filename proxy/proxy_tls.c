@@ -420,7 +420,8 @@ SSL *proxy_tls_client(struct proxy_tls *t, const char *host, bool is_ip)
             SSL_free(ssl);
             return NULL;
         }
-    } else if (SSL_set_tlsext_host_name(ssl, host) != 1 || SSL_set1_host(ssl, host) != 1) {
+    } else if (SSL_set_tlsext_host_name(ssl, PV_UNCONST(host)) != 1 ||
+               SSL_set1_host(ssl, host) != 1) {
         SSL_free(ssl);
         return NULL;
     }

@@ -84,7 +84,7 @@ static int walk_ops(const json_t *doc, op_fn fn, void *arg, char *err, size_t er
         return -1;
     }
     gservers = json_object_get(doc, "servers");
-    json_object_foreach((json_t *)paths, path, item)
+    json_object_foreach((json_t *)PV_UNCONST(paths), path, item)
     {
         const json_t *pservers;
         if (path[0] != '/') {
@@ -188,7 +188,7 @@ static const json_t *resolve_pointer(const json_t *root, const char *ref)
 static json_t *inline_refs(const json_t *root, const json_t *v, int depth, size_t *budget)
 {
     if (*budget == 0) {
-        return json_incref((json_t *)v);
+        return json_incref((json_t *)PV_UNCONST(v));
     }
     (*budget)--;
     if (json_is_object(v)) {
@@ -206,7 +206,7 @@ static json_t *inline_refs(const json_t *root, const json_t *v, int depth, size_
         if (out == NULL) {
             return NULL;
         }
-        json_object_foreach((json_t *)v, k, x)
+        json_object_foreach((json_t *)PV_UNCONST(v), k, x)
         {
             json_t *c = inline_refs(root, x, depth, budget);
             if (c == NULL || json_object_set_new(out, k, c) != 0) {
@@ -223,7 +223,7 @@ static json_t *inline_refs(const json_t *root, const json_t *v, int depth, size_
         if (out == NULL) {
             return NULL;
         }
-        json_array_foreach((json_t *)v, i, x)
+        json_array_foreach((json_t *)PV_UNCONST(v), i, x)
         {
             json_t *c = inline_refs(root, x, depth, budget);
             if (c == NULL || json_array_append_new(out, c) != 0) {
@@ -233,7 +233,7 @@ static json_t *inline_refs(const json_t *root, const json_t *v, int depth, size_
         }
         return out;
     }
-    return json_incref((json_t *)v);
+    return json_incref((json_t *)PV_UNCONST(v));
 }
 
 /* Follow a "$ref" on an object (parameters, request bodies). Borrowed. */
@@ -281,7 +281,7 @@ static void add_param(const json_t *root, const json_t *p, json_t *props, json_t
         json_decref(s);
         s = c;
         if (s != NULL) {
-            json_object_set(s, "description", (json_t *)desc);
+            json_object_set(s, "description", (json_t *)PV_UNCONST(desc));
         }
     }
     if (s == NULL) {
@@ -303,7 +303,7 @@ static void add_params(const json_t *root, const json_t *list, const json_t *ove
     if (!json_is_array(list)) {
         return;
     }
-    json_array_foreach((json_t *)list, i, p)
+    json_array_foreach((json_t *)PV_UNCONST(list), i, p)
     {
         const json_t *rp = deref(root, p);
         if (!json_is_object(rp)) {
@@ -315,7 +315,7 @@ static void add_params(const json_t *root, const json_t *list, const json_t *ove
             size_t j;
             const json_t *q;
             bool shadowed = false;
-            json_array_foreach((json_t *) override, j, q)
+            json_array_foreach((json_t *)PV_UNCONST(override), j, q)
             {
                 const json_t *rq = deref(root, q);
                 if (json_is_object(rq) &&
@@ -354,7 +354,7 @@ static json_t *input_schema(const json_t *root, const struct op *o)
         const json_t *content = json_object_get(body, "content");
         const json_t *media = json_object_get(content, "application/json");
         if (media == NULL && json_is_object(content) && json_object_size(content) > 0) {
-            media = json_object_iter_value(json_object_iter((json_t *)content));
+            media = json_object_iter_value(json_object_iter((json_t *)PV_UNCONST(content)));
         }
         if (json_is_object(media)) {
             const json_t *bs = json_object_get(media, "schema");
@@ -747,7 +747,7 @@ static int disc_cb(const struct op *o, void *arg)
         }
         if (rc == 1) {
             nok++;
-            json_array_append(reachable_servers, (json_t *)server);
+            json_array_append(reachable_servers, (json_t *)PV_UNCONST(server));
         }
     }
     if (nserv == 0) {

@@ -54,21 +54,19 @@ static void reply_static(struct server_http *sh, const struct httpd_req *rq, str
     static const char healthz[] = "{\"status\":\"ok\"}\n";
 
     r->status = 200;
-    r->raw_static = true;
     r->content_type = "application/json";
     switch ((enum server_route_id)rq->route->id) {
     case SERVER_R_HEALTHZ:
-        r->raw = (char *)healthz;
+        r->raw_static = healthz;
         r->raw_len = sizeof(healthz) - 1;
         return;
     case SERVER_R_OPENAPI:
-        r->raw = (char *)server_ctx_openapi_text(sh->ctx, &r->raw_len);
+        r->raw_static = server_ctx_openapi_text(sh->ctx, &r->raw_len);
         return;
     case SERVER_R_TOOLS:
-        r->raw = (char *)server_ctx_tools_text(sh->ctx, &r->raw_len);
+        r->raw_static = server_ctx_tools_text(sh->ctx, &r->raw_len);
         return;
     case SERVER_R_METRICS:
-        r->raw_static = false;
         r->content_type = "text/plain; version=0.0.4; charset=utf-8";
         r->raw = server_metrics_render(httpd_admitted(sh->h), httpd_workers(sh->h), &r->raw_len);
         if (r->raw == NULL) {

@@ -160,17 +160,17 @@ static void make_sandbox(const char *name, const char *policy)
     ck_assert(pv_ok(model_policy_sha256(p, hash)));
     ck_assert(pv_ok(store_begin(w->st)));
     memset(&sb, 0, sizeof(sb));
-    sb.name = (char *)name;
-    sb.token_sha256 = (char *)"00";
-    sb.credentials = (char *)"credentials:\n  - {name: gh, type: github, target_hosts: "
-                             "[api.github.com]}\n";
-    sb.boundary = (char *)"";
+    sb.name = PV_UNCONST(name);
+    sb.token_sha256 = PV_UNCONST("00");
+    sb.credentials = PV_UNCONST("credentials:\n  - {name: gh, type: github, target_hosts: "
+                                "[api.github.com]}\n");
+    sb.boundary = PV_UNCONST("");
     ck_assert(pv_ok(store_sandbox_create(w->st, &sb)));
     ck_assert(pv_ok(store_blob_put(w->st, yaml, strlen(yaml), blob)));
     memset(&rev, 0, sizeof(rev));
     rev.blob = blob;
     rev.hash = hash;
-    rev.cause = (char *)"create";
+    rev.cause = PV_UNCONST("create");
     ck_assert(pv_ok(store_base_put(w->st, sb.id, &rev)));
     rev.base_rev = rev.rev;
     ck_assert(pv_ok(store_rev_put(w->st, sb.id, &rev)));
@@ -511,7 +511,7 @@ static json_t *history(void)
 static void history_is(const char *e0, const char *e1)
 {
     json_t *h = history();
-    size_t n = (e0 != NULL) + (e1 != NULL);
+    size_t n = (size_t)(e0 != NULL) + (size_t)(e1 != NULL);
 
     ck_assert_uint_eq(json_array_size(h), n);
     if (e0 != NULL) {

@@ -50,10 +50,10 @@ static int64_t make_sandbox(struct store *s, const char *name)
     struct store_sandbox sb;
 
     memset(&sb, 0, sizeof(sb));
-    sb.name = (char *)name;
-    sb.token_sha256 = (char *)"00";
-    sb.credentials = (char *)"";
-    sb.boundary = (char *)"";
+    sb.name = PV_UNCONST(name);
+    sb.token_sha256 = PV_UNCONST("00");
+    sb.credentials = PV_UNCONST("");
+    sb.boundary = PV_UNCONST("");
     ck_assert(pv_ok(store_sandbox_create(s, &sb)));
     ck_assert_int_gt(sb.id, 0);
     return sb.id;
@@ -64,15 +64,15 @@ static struct store_chunk chunk(const char *id, int64_t sandbox)
     struct store_chunk c;
 
     memset(&c, 0, sizeof(c));
-    c.id = (char *)id;
+    c.id = PV_UNCONST(id);
     c.sandbox = sandbox;
-    c.status = (char *)"pending";
-    c.rule_name = (char *)"r";
-    c.proposed_rule = (char *)"{}";
-    c.host = (char *)"example.com";
+    c.status = PV_UNCONST("pending");
+    c.rule_name = PV_UNCONST("r");
+    c.proposed_rule = PV_UNCONST("{}");
+    c.host = PV_UNCONST("example.com");
     c.port = 443;
-    c.binary = (char *)"/usr/bin/curl";
-    c.analysis_mode = (char *)"agent_authored";
+    c.binary = PV_UNCONST("/usr/bin/curl");
+    c.analysis_mode = PV_UNCONST("agent_authored");
     c.confidence = 0.75;
     c.hit_count = 1;
     return c;
@@ -86,8 +86,8 @@ START_TEST(test_sandbox_unique)
 
     make_sandbox(s, "a");
     memset(&sb, 0, sizeof(sb));
-    sb.name = (char *)"a";
-    sb.token_sha256 = (char *)"11";
+    sb.name = PV_UNCONST("a");
+    sb.token_sha256 = PV_UNCONST("11");
     ck_assert_int_eq(store_sandbox_create(s, &sb).err, PV_ERR_EXISTS);
     ck_assert_int_eq(store_sandbox_get(s, "b", &got).err, PV_ERR_NOTFOUND);
     ck_assert(pv_ok(store_sandbox_get(s, "a", &got)));
@@ -107,13 +107,13 @@ START_TEST(test_chunk_cas)
 
     ck_assert(pv_ok(store_chunk_insert(s, &c)));
     ck_assert_int_eq(store_chunk_insert(s, &c).err, PV_ERR_EXISTS);
-    c.status = (char *)"approved";
+    c.status = PV_UNCONST("approved");
     c.approved_seq = 1;
     /* The write names the status it read: "rejected" is not what is stored. */
     ck_assert_int_eq(store_chunk_update(s, &c, "rejected").err, PV_ERR_CONFLICT);
     ck_assert(pv_ok(store_chunk_update(s, &c, "pending")));
     /* A second writer that read "pending" loses. */
-    c.status = (char *)"rejected";
+    c.status = PV_UNCONST("rejected");
     ck_assert_int_eq(store_chunk_update(s, &c, "pending").err, PV_ERR_CONFLICT);
     ck_assert(pv_ok(store_chunk_get(s, sb, "c1", &got)));
     ck_assert_str_eq(got.status, "approved");
@@ -150,11 +150,11 @@ START_TEST(test_revisions_and_blobs)
     ck_assert_int_eq(store_rev_latest(s, sb, &got).err, PV_ERR_NOTFOUND);
     memset(&r, 0, sizeof(r));
     r.blob = sha;
-    r.hash = (char *)"h1";
-    r.cause = (char *)"create";
+    r.hash = PV_UNCONST("h1");
+    r.cause = PV_UNCONST("create");
     ck_assert(pv_ok(store_rev_put(s, sb, &r)));
     ck_assert_int_eq(r.rev, 1);
-    r.hash = (char *)"h2";
+    r.hash = PV_UNCONST("h2");
     ck_assert(pv_ok(store_rev_put(s, sb, &r)));
     ck_assert_int_eq(r.rev, 2);
     ck_assert(pv_ok(store_rev_latest(s, sb, &got)));
@@ -188,10 +188,10 @@ START_TEST(test_transactions_and_events)
     char *v;
 
     memset(&e, 0, sizeof(e));
-    e.sandbox = (char *)"a";
-    e.kind = (char *)"CONFIG:PROPOSED";
-    e.line = (char *)"x";
-    e.json = (char *)"{}";
+    e.sandbox = PV_UNCONST("a");
+    e.kind = PV_UNCONST("CONFIG:PROPOSED");
+    e.line = PV_UNCONST("x");
+    e.json = PV_UNCONST("{}");
     ck_assert(pv_ok(store_begin(s)));
     ck_assert(pv_ok(store_event_append(s, &e)));
     ck_assert(pv_ok(store_setting_put(s, "", "k", "true")));

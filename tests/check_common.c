@@ -162,12 +162,12 @@ static const struct {
 
 START_TEST(args_table)
 {
-    char *argv[8] = {(char *)"t"};
+    char *argv[8] = {PV_UNCONST("t")};
     int argc = 1;
     struct pv_args a;
 
     while (argc < 7 && args_rows[_i].line[argc - 1] != NULL) {
-        argv[argc] = (char *)args_rows[_i].line[argc - 1];
+        argv[argc] = PV_UNCONST(args_rows[_i].line[argc - 1]);
         argc++;
     }
     ck_assert_int_eq(pv_args_parse(&args_cmd, argc, argv, &a), args_rows[_i].st);
@@ -200,7 +200,7 @@ END_TEST
 START_TEST(args_last_wins)
 {
     struct pv_cmd cmd = args_cmd;
-    char *argv[] = {(char *)"t", (char *)"--port", (char *)"1", (char *)"--port=2"};
+    char *argv[] = {PV_UNCONST("t"), PV_UNCONST("--port"), PV_UNCONST("1"), PV_UNCONST("--port=2")};
     struct pv_args a;
 
     cmd.last_wins = true;
@@ -212,7 +212,7 @@ END_TEST
 
 START_TEST(args_number)
 {
-    char *argv[] = {(char *)"t", (char *)"--port=70000"};
+    char *argv[] = {PV_UNCONST("t"), PV_UNCONST("--port=70000")};
     struct pv_args a;
     uint64_t v = 9;
 
@@ -231,7 +231,7 @@ START_TEST(file_read)
     char dir[] = "/tmp/check_common_XXXXXX";
     char path[256];
     char err[512];
-    char *buf = (char *)"x";
+    char *buf = PV_UNCONST("x");
     size_t len = 7;
     FILE *f;
 

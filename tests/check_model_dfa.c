@@ -566,7 +566,7 @@ START_TEST(test_lang_limit)
     ck_assert_ptr_nonnull(a);
     ck_assert_ptr_nonnull(b);
     struct model_lang_term t[2] = {{a, true}, {b, false}};
-    char *w = (char *)"unchanged";
+    char *w = PV_UNCONST("unchanged");
     ck_assert_int_eq(model_lang_check(MODEL_DOMAIN_ANY, t, 2, 10, &w, NULL), MODEL_LANG_LIMIT);
     ck_assert_ptr_null(w);
     /* 0 = the default bound, large enough here. */

@@ -501,7 +501,7 @@ static struct evhttp *server(struct event_base *base, const char *kind, SSL_CTX 
                                       EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS |
                                       EVHTTP_REQ_PATCH);
     evhttp_set_max_body_size(h, 64 * 1024 * 1024);
-    evhttp_set_gencb(h, handle, (void *)kind);
+    evhttp_set_gencb(h, handle, PV_UNCONST(kind));
     if (ctx != NULL) {
         evhttp_set_bevcb(h, tls_bev, ctx);
     }
