@@ -31,11 +31,10 @@
 #include "cli/cli.h"
 #include "common/pv_args.h"
 #include "common/pv_dynbuf.h"
+#include "common/pv_token.h"
 #include "model/model.h"
 
 #define DEFAULT_ADVISOR "http://127.0.0.1:8788"
-#define TOKEN_MIN 16u
-#define TOKEN_MAX 4096u
 
 /* ===========================================================================
  * Options and the subcommand table
@@ -245,92 +244,23 @@ static int parse(const struct subcmd *c, int argc, char **argv, struct cli_adv *
  * The token and the client
  * ========================================================================= */
 
-static bool is_space(char ch)
-{
-    return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
-}
-
-/* Read at most 'cap' bytes of 'fd' into 'buf'. Returns the length, or
- * -1 on a read error (errno set); 'cap' means the file may be longer. */
-static ssize_t read_upto(int fd, char *buf, size_t cap)
-{
-    size_t n = 0;
-
-    while (n < cap) {
-        ssize_t r = read(fd, buf + n, cap - n);
-        if (r < 0 && errno == EINTR) {
-            continue;
-        }
-        if (r < 0) {
-            return -1;
-        }
-        if (r == 0) {
-            break;
-        }
-        n += (size_t)r;
-    }
-    return (ssize_t)n;
-}
-
-/* The admin token from 'path': trimmed, 16..4096 printable bytes. New
- * string (the caller wipes and frees it) or NULL after a message. */
+/* The admin token from 'path' (common/pv_token.h). New string (the caller
+ * wipes and frees it) or NULL after a message. */
 static char *read_token(const char *path, size_t *len)
 {
-    char buf[TOKEN_MAX + 64];
-    struct stat st;
-    const char *why = NULL;
+    char err[4160];
     char *tok = NULL;
-    size_t b = 0;
-    size_t e = 0;
-    ssize_t n = -1;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    unsigned mode = 0;
 
-    if (fd < 0) {
-        why = strerror(errno);
-    } else if (fstat(fd, &st) != 0) {
-        why = strerror(errno);
-    } else if (!S_ISREG(st.st_mode)) {
-        /* the words of common/pv_file.h, as for every other file */
-        why = S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file";
-    } else {
-        if ((st.st_mode & 077) != 0) {
-            fprintf(stderr,
-                    "proviso: warning: token file %s is readable by other users "
-                    "(chmod 600 it)\n",
-                    path);
-        }
-        n = read_upto(fd, buf, sizeof(buf));
-        why = n < 0 ? strerror(errno) : NULL;
+    if (!pv_ok(pv_token_read(path, -1, &tok, len, &mode, err, sizeof(err)))) {
+        fprintf(stderr, "proviso: %s\n", err);
+        return NULL;
     }
-    if (fd >= 0) {
-        close(fd);
+    if ((mode & 077) != 0) {
+        fprintf(stderr,
+                "proviso: warning: token file %s is readable by other users (chmod 600 it)\n",
+                path);
     }
-    if (why == NULL) {
-        e = (size_t)n;
-        while (b < e && is_space(buf[b])) {
-            b++;
-        }
-        while (e > b && is_space(buf[e - 1])) {
-            e--;
-        }
-        if ((size_t)n == sizeof(buf) || e - b < TOKEN_MIN || e - b > TOKEN_MAX) {
-            why = "a token is 16..4096 bytes";
-        }
-        for (size_t i = b; why == NULL && i < e; i++) {
-            if (buf[i] < 0x21 || buf[i] > 0x7e) {
-                why = "a token is printable ASCII without spaces";
-            }
-        }
-    }
-    if (why == NULL) {
-        tok = pv_strndup(buf + b, e - b);
-        *len = e - b;
-        why = tok == NULL ? "out of memory" : NULL;
-    }
-    if (why != NULL) {
-        fprintf(stderr, "proviso: %s: %s\n", path, why);
-    }
-    explicit_bzero(buf, sizeof(buf));
     return tok;
 }
 
@@ -365,8 +295,7 @@ int cli_adv_connect(struct cli_adv *a)
         return 2;
     }
     a->http = cli_http_new(url, tok);
-    explicit_bzero(tok, tlen);
-    free(tok);
+    pv_token_wipe_free(tok, tlen);
     if (a->http == NULL) {
         fprintf(stderr, "proviso: cannot set up the HTTP client\n");
         return 2;

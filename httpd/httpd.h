@@ -29,6 +29,7 @@
 #include <jansson.h>
 
 #include "common/pv.h"
+#include "common/pv_token.h"
 
 /* ===========================================================================
  * The bearer token (httpd_token.c)
@@ -40,12 +41,12 @@ struct httpd_token {
     char *generated_path; /* the 0600 file of a generated token (unlinked on free) */
 };
 
-#define HTTPD_TOKEN_MIN 16u
-#define HTTPD_TOKEN_MAX 4096u
+#define HTTPD_TOKEN_MIN PV_TOKEN_MIN
+#define HTTPD_TOKEN_MAX PV_TOKEN_MAX
 
-/* Read the token from a file or an inherited descriptor (which is closed).
- * Surrounding whitespace is dropped; the result must be HTTPD_TOKEN_MIN..MAX
- * printable bytes. PV_ERR_IO / PV_ERR_PARSE with a message in 'err'. */
+/* Read the token from a file or an inherited descriptor (which is closed),
+ * by the rules of common/pv_token.h. PV_ERR_IO / PV_ERR_PARSE with a message
+ * in 'err'. */
 pv_result httpd_token_from_file(struct httpd_token *t, const char *path, char *err,
                                 size_t errlen) PV_WUR;
 pv_result httpd_token_from_fd(struct httpd_token *t, int fd, char *err, size_t errlen) PV_WUR;

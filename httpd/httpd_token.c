@@ -23,121 +23,30 @@
 
 #include "httpd/httpd.h"
 
-static bool is_space(unsigned char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-/* Take ownership of 'raw' (len bytes, wiped on every path), trim, validate. */
-static pv_result token_take(struct httpd_token *t, unsigned char *raw, size_t len, char *err,
-                            size_t errlen, const char *what)
-{
-    size_t a = 0;
-    size_t b = len;
-
-    while (a < b && is_space(raw[a])) {
-        a++;
-    }
-    while (b > a && is_space(raw[b - 1])) {
-        b--;
-    }
-    if (b - a < HTTPD_TOKEN_MIN || b - a > HTTPD_TOKEN_MAX) {
-        OPENSSL_cleanse(raw, len);
-        free(raw);
-        snprintf(err, errlen, "%s: token must be %u..%u bytes", what, HTTPD_TOKEN_MIN,
-                 HTTPD_TOKEN_MAX);
-        PV_BAIL(PV_ERR_PARSE);
-    }
-    for (size_t i = a; i < b; i++) {
-        if (raw[i] < 0x21 || raw[i] > 0x7e) {
-            OPENSSL_cleanse(raw, len);
-            free(raw);
-            snprintf(err, errlen, "%s: token must be printable ASCII without spaces", what);
-            PV_BAIL(PV_ERR_PARSE);
-        }
-    }
-    memmove(raw, raw + a, b - a);
-    OPENSSL_cleanse(raw + (b - a), len - (b - a));
-    t->buf = raw;
-    t->len = b - a;
-    return PV_RESULT_OK;
-}
-
-static pv_result read_all(int fd, unsigned char **out, size_t *outlen, char *err, size_t errlen,
-                          const char *what)
-{
-    size_t cap = HTTPD_TOKEN_MAX + 64;
-    unsigned char *buf = pv_malloc(cap);
-    size_t len = 0;
-
-    if (buf == NULL) {
-        snprintf(err, errlen, "%s: out of memory", what);
-        PV_BAIL(PV_ERR_NOMEM);
-    }
-    for (;;) {
-        ssize_t n = read(fd, buf + len, cap - len);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            snprintf(err, errlen, "%s: %s", what, strerror(errno));
-            OPENSSL_cleanse(buf, cap);
-            free(buf);
-            PV_BAIL(PV_ERR_IO);
-        }
-        if (n == 0) {
-            break;
-        }
-        len += (size_t)n;
-        if (len == cap) {
-            snprintf(err, errlen, "%s: token longer than %u bytes", what, HTTPD_TOKEN_MAX);
-            OPENSSL_cleanse(buf, cap);
-            free(buf);
-            PV_BAIL(PV_ERR_PARSE);
-        }
-    }
-    *out = buf;
-    *outlen = len;
-    return PV_RESULT_OK;
-}
-
 pv_result httpd_token_from_file(struct httpd_token *t, const char *path, char *err, size_t errlen)
 {
-    unsigned char *raw = NULL;
-    size_t len = 0;
-    struct stat st;
-    pv_result r;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    char *tok = NULL;
+    unsigned mode = 0;
 
     memset(t, 0, sizeof(*t));
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        PV_BAIL(PV_ERR_IO);
-    }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        /* the words of common/pv_file.h for a directory, as everywhere */
-        bool dir = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
-        close(fd);
-        snprintf(err, errlen, "%s: %s", path, dir ? strerror(EISDIR) : "not a regular file");
-        PV_BAIL(PV_ERR_IO);
-    }
-    r = read_all(fd, &raw, &len, err, errlen, path);
-    close(fd);
-    PV_GUARD(r);
-    return token_take(t, raw, len, err, errlen, path);
+    PV_GUARD(pv_token_read(path, -1, &tok, &t->len, &mode, err, errlen));
+    t->buf = (unsigned char *)tok;
+    return PV_RESULT_OK;
 }
 
 pv_result httpd_token_from_fd(struct httpd_token *t, int fd, char *err, size_t errlen)
 {
-    unsigned char *raw = NULL;
-    size_t len = 0;
-    pv_result r;
+    char *tok = NULL;
+    unsigned mode = 0;
 
     memset(t, 0, sizeof(*t));
-    r = read_all(fd, &raw, &len, err, errlen, "--token-fd");
-    close(fd);
-    PV_GUARD(r);
-    return token_take(t, raw, len, err, errlen, "--token-fd");
+    if (fd < 0) {
+        snprintf(err, errlen, "--token-fd: %s", strerror(EBADF));
+        PV_BAIL(PV_ERR_IO);
+    }
+    PV_GUARD(pv_token_read("--token-fd", fd, &tok, &t->len, &mode, err, errlen));
+    t->buf = (unsigned char *)tok;
+    return PV_RESULT_OK;
 }
 
 /* 32 random bytes as 64 hex digits plus '\n' in a new buffer (wiped by

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "common/pv_dynbuf.h"
+#include "common/pv_file.h"
 #include "model/model_int.h"
 
 #define MAX_DESCRIPTOR_BYTES (1024u * 1024u)
@@ -779,52 +780,6 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Read a whole descriptor file, bounded. NULL + '*err' (errno) on failure. */
-static char *read_file(const char *path, size_t *len, int *err)
-{
-    struct pv_dynbuf b;
-    char chunk[8192];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-    *err = 0;
-    if (fd < 0) {
-        *err = errno;
-        return NULL;
-    }
-    pv_dynbuf_init(&b, MAX_DESCRIPTOR_BYTES);
-    for (;;) {
-        ssize_t n = read(fd, chunk, sizeof(chunk));
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            *err = errno;
-            break;
-        }
-        if (n == 0) {
-            break;
-        }
-        if (!pv_ok(pv_dynbuf_add(&b, chunk, (size_t)n))) {
-            *err = pv_errno == PV_ERR_TOOBIG ? EFBIG : ENOMEM;
-            break;
-        }
-    }
-    close(fd);
-    if (*err != 0) {
-        pv_dynbuf_free(&b);
-        return NULL;
-    }
-    if (b.buf == NULL) {
-        char *empty = pv_strdup("");
-        *len = 0;
-        if (empty == NULL) {
-            *err = ENOMEM;
-        }
-        return empty;
-    }
-    return pv_dynbuf_take(&b, len);
-}
-
 /* Load the .yaml files of DIR/SUB in name order; a missing SUB is empty. */
 static void load_subdir(struct model_registry *r, const char *dir, const char *sub,
                         enum desc_kind kind, struct model_diags *diags)
@@ -879,8 +834,8 @@ static void load_subdir(struct model_registry *r, const char *dir, const char *s
     for (size_t i = 0; i < n; i++) {
         struct pv_dynbuf file;
         size_t len = 0;
-        int err = 0;
-        char *data;
+        char err[512];
+        char *data = NULL;
 
         pv_dynbuf_init(&file, 8192);
         if (!pv_ok(pv_dynbuf_printf(&file, "%s/%s", path.buf, names[i]))) {
@@ -888,11 +843,11 @@ static void load_subdir(struct model_registry *r, const char *dir, const char *s
             pv_dynbuf_free(&file);
             continue;
         }
-        data = read_file(file.buf, &len, &err);
-        if (data == NULL) {
+        if (!pv_ok(pv_file_read(file.buf, MAX_DESCRIPTOR_BYTES, false, &data, &len, err,
+                                sizeof(err)))) {
             struct model_node_ctx fc = {file.buf, diags};
             model_node_report(&fc, (struct model_mark){0, 0}, "cannot read descriptor: %s",
-                              strerror(err));
+                              pv_file_reason(file.buf, err));
         } else {
             load_descriptor(r, kind, file.buf, data, len, diags);
             free(data);

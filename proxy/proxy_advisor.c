@@ -47,6 +47,7 @@
 
 #include "common/pv_dynbuf.h"
 #include "common/pv_log.h"
+#include "common/pv_token.h"
 #include "proxy/proxy_advisor.h"
 #include "proxy/proxy_int.h"
 
@@ -57,12 +58,11 @@
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
 #define RESP_MAX (8u * 1024u * 1024u)
-#define TOKEN_MAX 1024
 
 struct proxy_advisor {
     struct proxy_server *srv;
-    char base[1200];           /* URL/v1/sandboxes/NAME */
-    char auth[TOKEN_MAX + 32]; /* "Authorization: Bearer ..." (secret) */
+    char base[1200];              /* URL/v1/sandboxes/NAME */
+    char auth[PV_TOKEN_MAX + 32]; /* "Authorization: Bearer ..." (secret) */
     char skill_path[4200];
     struct proxy_local *local;
     struct proxy_denials *denials;
@@ -180,39 +180,20 @@ int proxy_advisor_args(struct proxy_config *cfg, char *buf, size_t len)
     return 0;
 }
 
-/* Read the token: printable, no spaces, trailing newline dropped. */
+/* Read the sandbox token (common/pv_token.h). */
 static bool read_token(struct proxy_advisor *a, const char *path)
 {
-    char tok[TOKEN_MAX + 2];
+    char err[4160];
+    char *tok = NULL;
     size_t n = 0;
-    ssize_t r;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    bool ok = true;
+    unsigned mode = 0;
 
-    if (fd < 0) {
-        pv_log_errorx("cannot read the token file %s: %s", path, strerror(errno));
-        return false;
-    }
-    while (n < sizeof(tok) - 1 && (r = read(fd, tok + n, sizeof(tok) - 1 - n)) > 0) {
-        n += (size_t)r;
-    }
-    close(fd);
-    while (n > 0 && (tok[n - 1] == '\n' || tok[n - 1] == '\r' || tok[n - 1] == ' ')) {
-        n--;
-    }
-    tok[n] = '\0';
-    for (size_t i = 0; i < n; i++) {
-        if (tok[i] <= ' ' || tok[i] == 0x7F) {
-            ok = false;
-        }
-    }
-    if (!ok || n == 0 || n > TOKEN_MAX) {
-        pv_log_errorx("the token file %s must hold one token (printable, no spaces)", path);
-        OPENSSL_cleanse(tok, sizeof(tok));
+    if (!pv_ok(pv_token_read(path, -1, &tok, &n, &mode, err, sizeof(err)))) {
+        pv_log_errorx("cannot read the token file %s", err);
         return false;
     }
     snprintf(a->auth, sizeof(a->auth), "Authorization: Bearer %s", tok);
-    OPENSSL_cleanse(tok, sizeof(tok));
+    pv_token_wipe_free(tok, n);
     return true;
 }
 

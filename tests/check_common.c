@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/pv.h"
@@ -13,6 +14,7 @@
 #include "common/pv_file.h"
 #include "common/pv_dynbuf.h"
 #include "common/pv_text.h"
+#include "common/pv_token.h"
 
 static const struct {
     const char *s;
@@ -260,6 +262,101 @@ START_TEST(file_read)
 }
 END_TEST
 
+/* One token reader for every token (common/pv_token.h): rows of file
+ * contents and the expected token or message. */
+static const struct {
+    const char *content;
+    const char *token; /* NULL: refused */
+    const char *why;
+} token_rows[] = {
+    {"0123456789abcdef", "0123456789abcdef", NULL},
+    {" \t0123456789abcdef\r\n\n", "0123456789abcdef", NULL},
+    {"0123456789abcde\n", NULL, "a token is 16..4096 bytes"},
+    {"", NULL, "a token is 16..4096 bytes"},
+    {"0123456789 abcdef", NULL, "a token is printable ASCII without spaces"},
+    {"0123456789abcdef\x7f", NULL, "a token is printable ASCII without spaces"},
+    {"0123456789\xc3\xa9"
+     "abcdef",
+     NULL, "a token is printable ASCII without spaces"},
+};
+
+START_TEST(token_table)
+{
+    char path[] = "/tmp/check_common_tok_XXXXXX";
+    char err[512];
+    char want[600];
+    char *tok = NULL;
+    size_t len = 0;
+    unsigned mode = 1;
+    int fd = mkstemp(path);
+    size_t n = strlen(token_rows[_i].content);
+
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, token_rows[_i].content, n), (ssize_t)n);
+    close(fd);
+    ck_assert_int_eq(chmod(path, 0640), 0);
+    if (token_rows[_i].token != NULL) {
+        ck_assert_msg(pv_ok(pv_token_read(path, -1, &tok, &len, &mode, err, sizeof(err))), "%s",
+                      err);
+        ck_assert_str_eq(tok, token_rows[_i].token);
+        ck_assert_uint_eq(len, strlen(token_rows[_i].token));
+        ck_assert_uint_eq(mode, 0640);
+        pv_token_wipe_free(tok, len);
+    } else {
+        ck_assert_int_eq(pv_token_read(path, -1, &tok, &len, &mode, err, sizeof(err)).err,
+                         PV_ERR_PARSE);
+        ck_assert_ptr_null(tok);
+        snprintf(want, sizeof(want), "%s: %s", path, token_rows[_i].why);
+        ck_assert_str_eq(err, want);
+    }
+    unlink(path);
+}
+END_TEST
+
+START_TEST(token_sources)
+{
+    char dir[] = "/tmp/check_common_tokd_XXXXXX";
+    char path[256];
+    char err[512];
+    char big[PV_TOKEN_MAX + 200];
+    char *tok = NULL;
+    size_t len = 0;
+    unsigned mode = 1;
+    int p[2];
+    FILE *f;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    /* a directory, a missing file, a device: the words of pv_file_read */
+    ck_assert_int_eq(pv_token_read(dir, -1, &tok, &len, &mode, err, sizeof(err)).err, PV_ERR_IO);
+    snprintf(path, sizeof(path), "%s: Is a directory", dir);
+    ck_assert_str_eq(err, path);
+    ck_assert(!pv_ok(pv_token_read("/dev/null", -1, &tok, &len, &mode, err, sizeof(err))));
+    ck_assert_str_eq(err, "/dev/null: not a regular file");
+    snprintf(path, sizeof(path), "%s/none", dir);
+    ck_assert(!pv_ok(pv_token_read(path, -1, &tok, &len, &mode, err, sizeof(err))));
+    ck_assert_str_eq(pv_file_reason(path, err), "No such file or directory");
+    /* longer than a token: refused without reading it all */
+    memset(big, 'a', sizeof(big));
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(big, 1, sizeof(big), f), sizeof(big));
+    fclose(f);
+    ck_assert(!pv_ok(pv_token_read(path, -1, &tok, &len, &mode, err, sizeof(err))));
+    ck_assert_str_eq(pv_file_reason(path, err), "a token is 16..4096 bytes");
+    unlink(path);
+    rmdir(dir);
+    /* a descriptor: read to its end, closed, named by 'path' in messages */
+    ck_assert_int_eq(pipe(p), 0);
+    ck_assert_int_eq(write(p[1], "tok-0123456789abcdef\n", 21), 21);
+    close(p[1]);
+    ck_assert(pv_ok(pv_token_read("--token-fd", p[0], &tok, &len, &mode, err, sizeof(err))));
+    ck_assert_str_eq(tok, "tok-0123456789abcdef");
+    ck_assert_uint_eq(mode, 0);
+    ck_assert_int_eq(close(p[0]), -1); /* already closed */
+    pv_token_wipe_free(tok, len);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("common");
@@ -275,6 +372,8 @@ int main(void)
     tcase_add_test(tc, args_last_wins);
     tcase_add_test(tc, args_number);
     tcase_add_test(tc, file_read);
+    tcase_add_loop_test(tc, token_table, 0, (int)PV_ARRAY_LEN(token_rows));
+    tcase_add_test(tc, token_sources);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
