@@ -3,7 +3,7 @@
  *
  *   proviso eval --policy FILE --binary PATH [--binary ANCESTOR ...]
  *                (--method M --url URL | --connect HOST:PORT)
- *                [--ip ADDR] [--format text|json]
+ *                [--ip ADDR] [--format text|json] [--test-allow-loopback]
  *
  * The URL is http://host[:port]/path?query or https://... (default ports 80
  * and 443); --connect asks for a connection-level (CONNECT) decision instead.
@@ -30,6 +30,7 @@ struct eval_args {
     const char *connect;
     const char *ip;
     bool json;
+    bool test_loopback;
 };
 
 /* A parsed request: slices of the URL (or --connect) argument. */
@@ -49,13 +50,15 @@ static const struct pv_opt eval_opts[] = {
     {"connect", "HOST:PORT", "a connection-level (CONNECT) decision instead", 0},
     {"ip", "ADDR", "the resolved destination address", 0},
     {"format", "text|json", "output format (default text)", 0},
+    {"test-allow-loopback", NULL, "tests only: decide as proviso-proxy --test-allow-loopback does",
+     0},
 };
 
 static const struct pv_cmd eval_cmd = {
     .prog = "proviso eval",
     .synopsis = "--policy FILE --binary PATH [--binary ANCESTOR ...]\n"
                 "                    (--method M --url URL | --connect HOST:PORT)\n"
-                "                    [--ip ADDR] [--format text|json]",
+                "                    [--ip ADDR] [--format text|json] [--test-allow-loopback]",
     .summary = "Decide one request under a policy with the proxy's own decision function.",
     .opts = eval_opts,
     .nopts = PV_ARRAY_LEN(eval_opts),
@@ -195,6 +198,7 @@ static int parse_args(int argc, char **argv, struct eval_args *a)
     a->url = pv_args_get(&pa, "url");
     a->connect = pv_args_get(&pa, "connect");
     a->ip = pv_args_get(&pa, "ip");
+    a->test_loopback = pv_args_has(&pa, "test-allow-loopback");
     fmt = pv_args_get(&pa, "format");
     if (fmt != NULL && strcmp(fmt, "json") != 0 && strcmp(fmt, "text") != 0) {
         return pv_args_usage(&eval_cmd, "--format must be text or json");
@@ -375,6 +379,7 @@ int cli_eval(int argc, char **argv)
     req.target = a.method != NULL ? t.target : NULL;
     req.target_len = a.method != NULL ? t.target_len : 0;
     req.dest = a.ip != NULL ? &ip : NULL;
+    req.test_loopback = a.test_loopback;
     model_decide(p, &req, &d);
     rc = a.json ? print_json(&d) : print_text(&d);
     model_policy_free(p);

@@ -389,6 +389,10 @@ struct model_request {
     const char *target; /* request-target "path?query"; NULL with method NULL */
     size_t target_len;
     const struct model_ip *dest; /* NULL: destination not resolved yet */
+    /* Tests only (--test-allow-loopback): a loopback destination that the
+     * request host and the unit's host both name as the same IP literal is
+     * admitted as a public address would be (docs/semantics.md#test-loopback). */
+    bool test_loopback;
 };
 
 enum model_route {
@@ -426,6 +430,7 @@ struct model_decision {
     const struct model_rule *rule;         /* granting (or last matching) rule, borrowed */
     const struct model_endpoint *endpoint; /* borrowed */
     const char *binary;                    /* identity entry that matched, borrowed from request */
+    bool test_loopback_used;               /* allowed to a loopback address by the test switch */
     char detail[256];                      /* human-readable reason, reference wording */
 };
 

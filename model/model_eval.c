@@ -355,15 +355,28 @@ static bool cidrs_contain(const struct model_endpoint *e, const struct model_ip 
     return false;
 }
 
+static bool ip_is_loopback(const struct model_ip *ip)
+{
+    static const uint8_t v6lo[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+
+    return model_ip_is_v4(ip) ? ip->b[12] == 127 : memcmp(ip->b, v6lo, 16) == 0;
+}
+
 /* MODEL_REASON_ALLOWED when the unit admits the destination, else why not. */
 static enum model_reason dest_check(const struct eval_ctx *c, const struct ix_ep *x)
 {
     const struct model_endpoint *e = x->ep;
     const struct model_ip *d = c->dest;
+    /*= docs/semantics.md#test-loopback
+     *# a loopback *d* that *h* and the unit's host both name as the same IP
+     *# literal is treated as a public address */
+    bool lo = d != NULL && c->req->test_loopback && ip_is_loopback(d) && c->host_is_ip &&
+              e->host_is_ip && memcmp(e->host_ip.b, d->b, 16) == 0 &&
+              memcmp(c->host_ip.b, d->b, 16) == 0;
 
     /*= docs/semantics.md#always-blocked
      *# *d* is not **always-blocked** */
-    if (d != NULL && model_ip_is_always_blocked(d)) {
+    if (d != NULL && !lo && model_ip_is_always_blocked(d)) {
         return MODEL_REASON_DEST_BLOCKED;
     }
     /*= docs/semantics.md#control-plane
@@ -388,7 +401,7 @@ static enum model_reason dest_check(const struct eval_ctx *c, const struct ix_ep
     /*= docs/semantics.md#dest
      *# otherwise *d* is **public**, or *h* is an IP host equal to the endpoint's
      *# own literal host and the endpoint is not `advisor_proposed`. */
-    if (model_ip_is_public(d)) {
+    if (lo || model_ip_is_public(d)) {
         return MODEL_REASON_ALLOWED;
     }
     if (c->host_is_ip && e->host_is_ip && !e->advisor_proposed &&
@@ -1251,6 +1264,8 @@ static void decide_fill(struct eval_ctx *c, const struct verdict *v, struct mode
     out->grant = v->grant;
     out->reason = v->reason;
     out->route = v->route;
+    /* a loopback destination is always-blocked unless the test switch let it in */
+    out->test_loopback_used = v->allow && c->dest != NULL && ip_is_loopback(c->dest);
     if (v->unit != EVAL_NONE) {
         out->rule = c->ix->eps[v->unit].rule;
         out->endpoint = c->ix->eps[v->unit].ep;

@@ -192,22 +192,25 @@ struct proxy_verdict {
     char detail[256];   /* reason text, reference wording */
 };
 
+/* Decision options; NULL means none. 'test_allow_loopback' is the
+ * evaluator's test switch (model_request.test_loopback). */
 struct proxy_decide_opts {
     bool test_allow_loopback;
 };
 
 /* Connection-level decision for (identity, host, port), destination not yet
- * known: does the binary reach (h, p) at the policy layer, and by which route.
- * Pure. */
+ * known (an IP host is its own destination): does the binary reach (h, p) at
+ * the policy layer, and by which route. Pure. */
 void proxy_decide_connect(const struct proxy_policy *p, const struct proxy_identity *id,
-                          const char *host, size_t hlen, uint16_t port, struct proxy_verdict *v);
-/* Request-level decision on an inspected route (method, target). Pure. */
+                          const char *host, size_t hlen, uint16_t port,
+                          const struct proxy_decide_opts *o, struct proxy_verdict *v);
+/* Request-level decision (method, target), destination not yet known. Pure. */
 void proxy_decide_request(const struct proxy_policy *p, const struct proxy_identity *id,
                           const char *host, size_t hlen, uint16_t port, const char *method,
-                          const char *target, size_t tlen, struct proxy_verdict *v);
+                          const char *target, size_t tlen, const struct proxy_decide_opts *o,
+                          struct proxy_verdict *v);
 /* Destination decision: is 'ip' admitted for the request? 'method' NULL for a
- * connection. Applies the --test-allow-loopback exception (only loopback
- * addresses an endpoint names literally). Pure. */
+ * connection. Pure. */
 void proxy_decide_dest(const struct proxy_policy *p, const struct proxy_identity *id,
                        const char *host, size_t hlen, uint16_t port, const char *method,
                        const char *target, size_t tlen, const struct model_ip *ip,

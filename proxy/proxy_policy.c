@@ -127,7 +127,7 @@ static void verdict_from(const struct model_decision *d, const struct proxy_iden
     v->allow = d->allow;
     v->grant = d->grant;
     v->audit = d->allow && d->reason == MODEL_REASON_AUDIT;
-    v->loopback_exception = false;
+    v->loopback_exception = d->test_loopback_used;
     v->reason = d->reason;
     v->route = d->route;
     v->policy = d->rule != NULL ? model_rule_key(d->rule) : "-";
@@ -158,11 +158,15 @@ static bool predeny(const struct proxy_policy *p, const struct proxy_identity *i
 
 static void run(const struct proxy_policy *p, const struct proxy_identity *id, const char *host,
                 size_t hlen, uint16_t port, const char *method, const char *target, size_t tlen,
-                const struct model_ip *ip, struct proxy_verdict *v)
+                const struct model_ip *ip, const struct proxy_decide_opts *o,
+                struct proxy_verdict *v)
 {
     struct model_decision d;
     struct model_request r;
 
+    if (predeny(p, id, v)) {
+        return;
+    }
     memset(&r, 0, sizeof(r));
     r.binaries = (const char *const *)(id != NULL ? id->path : NULL);
     r.nbinaries = id != NULL ? id->n : 0;
@@ -173,64 +177,25 @@ static void run(const struct proxy_policy *p, const struct proxy_identity *id, c
     r.target = target;
     r.target_len = tlen;
     r.dest = ip;
+    r.test_loopback = o != NULL && o->test_allow_loopback;
     memset(&d, 0, sizeof(d));
     model_decide(p->model, &r, &d);
     verdict_from(&d, id, v);
 }
 
 void proxy_decide_connect(const struct proxy_policy *p, const struct proxy_identity *id,
-                          const char *host, size_t hlen, uint16_t port, struct proxy_verdict *v)
+                          const char *host, size_t hlen, uint16_t port,
+                          const struct proxy_decide_opts *o, struct proxy_verdict *v)
 {
-    if (predeny(p, id, v)) {
-        return;
-    }
-    run(p, id, host, hlen, port, NULL, NULL, 0, NULL, v);
+    run(p, id, host, hlen, port, NULL, NULL, 0, NULL, o, v);
 }
 
 void proxy_decide_request(const struct proxy_policy *p, const struct proxy_identity *id,
                           const char *host, size_t hlen, uint16_t port, const char *method,
-                          const char *target, size_t tlen, struct proxy_verdict *v)
+                          const char *target, size_t tlen, const struct proxy_decide_opts *o,
+                          struct proxy_verdict *v)
 {
-    if (predeny(p, id, v)) {
-        return;
-    }
-    run(p, id, host, hlen, port, method, target, tlen, NULL, v);
-}
-
-static bool ip_is_loopback(const struct model_ip *ip)
-{
-    static const uint8_t v6lo[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
-
-    if (model_ip_is_v4(ip)) {
-        return ip->b[12] == 127;
-    }
-    return memcmp(ip->b, v6lo, 16) == 0;
-}
-
-/* --test-allow-loopback: the only failure is an always-blocked loopback
- * address, the granting endpoint names exactly that address as its host, the
- * request host is that address, and the port is not a control-plane port. */
-static bool loopback_exception(const struct model_decision *d, const char *host, size_t hlen,
-                               uint16_t port, const struct model_ip *ip)
-{
-    struct model_ip hip;
-    struct model_ip eip;
-    char norm[256];
-    size_t nl;
-    bool is_ip = false;
-    const char *eh;
-
-    if (!d->grant || d->reason != MODEL_REASON_DEST_BLOCKED || d->endpoint == NULL ||
-        !ip_is_loopback(ip) || model_port_is_control_plane(port)) {
-        return false;
-    }
-    if (!model_host_normalize(host, hlen, norm, sizeof(norm), &nl, &is_ip, &hip) || !is_ip ||
-        memcmp(hip.b, ip->b, 16) != 0) {
-        return false;
-    }
-    eh = model_endpoint_host(d->endpoint);
-    return eh != NULL && model_ip_parse_strict(eh, strlen(eh), &eip) &&
-           memcmp(eip.b, ip->b, 16) == 0;
+    run(p, id, host, hlen, port, method, target, tlen, NULL, o, v);
 }
 
 void proxy_decide_dest(const struct proxy_policy *p, const struct proxy_identity *id,
@@ -238,46 +203,7 @@ void proxy_decide_dest(const struct proxy_policy *p, const struct proxy_identity
                        const char *target, size_t tlen, const struct model_ip *ip,
                        const struct proxy_decide_opts *o, struct proxy_verdict *v)
 {
-    struct model_decision d;
-    struct model_request r;
-
-    if (predeny(p, id, v)) {
-        return;
-    }
-    memset(&r, 0, sizeof(r));
-    r.binaries = (const char *const *)(id != NULL ? id->path : NULL);
-    r.nbinaries = id != NULL ? id->n : 0;
-    r.host = host;
-    r.host_len = hlen;
-    r.port = port;
-    r.method = method;
-    r.target = target;
-    r.target_len = tlen;
-    r.dest = ip;
-    memset(&d, 0, sizeof(d));
-    model_decide(p->model, &r, &d);
-    verdict_from(&d, id, v);
-    if (!d.allow && o != NULL && o->test_allow_loopback &&
-        loopback_exception(&d, host, hlen, port, ip)) {
-        /* decide again as if the literal loopback address were a public one,
-         * to learn how the request is granted (enforced or audit) */
-        struct model_ip stand_in;
-        struct model_decision d2;
-        memset(&stand_in, 0, sizeof(stand_in));
-        stand_in.b[10] = 0xff;
-        stand_in.b[11] = 0xff;
-        stand_in.b[12] = 93; /* 93.184.216.34: a public address, never dialled */
-        stand_in.b[13] = 184;
-        stand_in.b[14] = 216;
-        stand_in.b[15] = 34;
-        r.dest = &stand_in;
-        memset(&d2, 0, sizeof(d2));
-        model_decide(p->model, &r, &d2);
-        if (d2.allow) {
-            verdict_from(&d2, id, v);
-            v->loopback_exception = true;
-        }
-    }
+    run(p, id, host, hlen, port, method, target, tlen, ip, o, v);
 }
 
 const char *proxy_ssrf_kind(enum model_reason r)

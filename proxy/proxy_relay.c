@@ -206,6 +206,7 @@ static void check_addrs(struct proxy_conn *c)
         /* the target was shaped for the destination-less route */
         if (!shape_target(c, first.route)) {
             first.allow = false;
+            first.loopback_exception = false;
             snprintf(first.detail, sizeof(first.detail), "request-target must be canonical");
             proxy_conn_outcome(c, PROXY_OUT_FORWARD_TARGET, &first,
                                "request-target must be canonical", NULL);
@@ -912,7 +913,7 @@ void proxy_relay_forward(struct proxy_conn *c)
         c->cur.target_len = rl;
     }
     proxy_decide_request(c->pol, c->id, c->host, strlen(c->host), c->port, c->cur.method,
-                         c->cur.target, rl, &v);
+                         c->cur.target, rl, &c->srv->opts, &v);
     /* a grant whose only failure is the destination goes on to the address
      * checks (IP hosts are their own destination in model_decide) */
     if (!v.allow && !v.grant && proxy_conn_reason_is_l4(v.reason)) {

@@ -244,7 +244,7 @@ void proxy_tunnel_connect(struct proxy_conn *c)
     }
     proxy_conn_drop_upstream(c);
     proxy_relay_set_host(c, c->cur.target + h.off, h.len, port);
-    proxy_decide_connect(c->pol, c->id, c->host, strlen(c->host), port, &v);
+    proxy_decide_connect(c->pol, c->id, c->host, strlen(c->host), port, &c->srv->opts, &v);
     if (!v.allow && !v.grant) {
         snprintf(detail, sizeof(detail), "CONNECT %s:%u not permitted by policy", c->host,
                  (unsigned)port);

@@ -39,6 +39,14 @@ static const char policy_text[] = "version: 1\n"
                                   "    endpoints:\n"
                                   "      - ports: [7000]\n"
                                   "        allowed_ips: [10.0.0.0/8]\n"
+                                  "      - ports: [8181]\n"
+                                  "        allowed_ips: [93.184.216.0/24]\n"
+                                  "      - host: 127.0.0.1\n"
+                                  "        port: 8181\n"
+                                  "        protocol: rest\n"
+                                  "        enforcement: enforce\n"
+                                  "        rules:\n"
+                                  "          - allow: {method: GET, path: /a/**}\n"
                                   "    binaries:\n"
                                   "      - path: /usr/bin/curl\n"
                                   "  api:\n"
@@ -156,7 +164,7 @@ START_TEST(test_connect)
     struct proxy_identity *id = ident(tc->exe);
     struct proxy_verdict v;
 
-    proxy_decide_connect(pol, id, tc->host, strlen(tc->host), tc->port, &v);
+    proxy_decide_connect(pol, id, tc->host, strlen(tc->host), tc->port, NULL, &v);
     ck_assert_msg(v.grant == tc->grant, "row %d grant", _i);
     ck_assert_msg(v.reason == tc->reason, "row %d reason %s", _i, model_reason_name(v.reason));
     ck_assert_int_eq(v.route, tc->route);
@@ -172,11 +180,11 @@ START_TEST(test_predeny)
     struct proxy_verdict v;
 
     snprintf(id->deny, sizeof(id->deny), "binary integrity check failed: changed");
-    proxy_decide_connect(pol, id, "api.example.com", 15, 443, &v);
+    proxy_decide_connect(pol, id, "api.example.com", 15, 443, NULL, &v);
     ck_assert(!v.allow && !v.grant);
     ck_assert_str_eq(v.detail, "binary integrity check failed: changed");
     id->deny[0] = '\0';
-    proxy_decide_request(q, id, "api.example.com", 15, 443, "GET", "/", 1, &v);
+    proxy_decide_request(q, id, "api.example.com", 15, 443, "GET", "/", 1, NULL, &v);
     ck_assert(!v.allow && !v.grant);
     ck_assert_str_eq(v.detail, "policy validation failed; x");
     ck_assert_str_eq(v.policy, "-");
@@ -191,15 +199,15 @@ START_TEST(test_request)
     struct proxy_identity *id = ident("/usr/bin/curl");
     struct proxy_verdict v;
 
-    proxy_decide_request(pol, id, "api.example.com", 15, 443, "GET", "/repos?x=1", 10, &v);
+    proxy_decide_request(pol, id, "api.example.com", 15, 443, "GET", "/repos?x=1", 10, NULL, &v);
     ck_assert(v.allow);
     ck_assert_str_eq(v.policy, "api");
     ck_assert_str_eq(v.binary, "/usr/bin/curl");
-    proxy_decide_request(pol, id, "api.example.com", 15, 443, "DELETE", "/repos", 6, &v);
+    proxy_decide_request(pol, id, "api.example.com", 15, 443, "DELETE", "/repos", 6, NULL, &v);
     ck_assert(!v.allow && !v.grant);
     ck_assert_int_eq(v.reason, MODEL_REASON_L7_NOT_PERMITTED);
     ck_assert_str_eq(v.detail, "DELETE /repos not permitted by policy");
-    proxy_decide_request(pol, id, "api.example.com", 15, 443, "GET", "/../x", 5, &v);
+    proxy_decide_request(pol, id, "api.example.com", 15, 443, "GET", "/../x", 5, NULL, &v);
     ck_assert(!v.allow);
     ck_assert_int_eq(v.reason, MODEL_REASON_BAD_TARGET);
     proxy_identity_unref(id);
@@ -217,7 +225,7 @@ struct dest_case {
     bool audit;
 };
 
-static struct dest_case dest_cases[16];
+static struct dest_case dest_cases[24];
 static size_t ndest;
 
 static void dest_cases_init(void)
@@ -242,6 +250,11 @@ static void dest_cases_init(void)
         {"x.example", 7000, priv, true, NULL, false, false, false},
         {"api.example.com", 443, pub, true, "GET", true, false, false},
         {"api.example.com", 443, priv, true, "GET", false, false, false},
+        /* the switch admits loopback for a unit naming it, never through
+         * another unit's allowed_ips (a public stand-in address once did) */
+        {"127.0.0.1", 8181, lo, true, NULL, true, true, false},
+        {"127.0.0.1", 8181, lo, true, "GET", false, false, false},
+        {"127.0.0.1", 8181, pub, true, "GET", true, false, false},
     };
 
     ndest = PV_ARRAY_LEN(rows);

@@ -21,9 +21,15 @@
 #      head stay open; the latency of GET /healthz (admin port) and of an
 #      allowed request through the proxy (curl's time_total, best of 5).
 # BENCH_MODES selects sections (default "keepalive latency bulk idle newconn
-# flood"). Needs wrk, tinyproxy and curl. Prints a table; exits 1 if a goal
-# is missed.
+# flood"). BENCH_PIDNS=1 runs the whole benchmark in a new PID namespace
+# (root; unshare --pid --mount-proc), the way a proxy serves one sandbox:
+# the identity scan then reads only the processes of that namespace, not
+# every process of the machine. Needs wrk, tinyproxy and curl. Prints a
+# table; exits 1 if a goal is missed.
 set -u
+if [ "${BENCH_PIDNS:-0}" = 1 ] && [ "${BENCH_IN_PIDNS:-0}" != 1 ]; then
+    exec env BENCH_IN_PIDNS=1 unshare --pid --fork --mount-proc bash "$0" "$@"
+fi
 SECS=${1:-10}
 BULK=${BENCH_BULK:-1073741824}
 NCONN=${BENCH_CONNS:-1000}
@@ -217,6 +223,8 @@ fi
 N_DIRECT=0 N_TINY=0 N_PROV=0 N_RATIO=1
 if on newconn; then
     echo "== new-connection request rate (wrk -t2 -c16 -H 'Connection: close' -d${SECS}s)"
+    nproc_ns=$(find /proc -maxdepth 1 -name '[0-9]*' | wc -l)
+    echo "  processes the identity scan reads: $nproc_ns$([ "${BENCH_IN_PIDNS:-0}" = 1 ] && echo ' (own PID namespace)')"
     N_DIRECT=$(rate -t2 -c16 -d"$SECS"s -H "Connection: close" "http://127.0.0.1:$UP/api/items")
     N_TINY=$(rate -t2 -c16 -d"$SECS"s -H "Connection: close" -s "$T/proxied.lua" \
         "http://127.0.0.1:$TP")

@@ -113,4 +113,37 @@ for mode in tunnel forward; do
     expect_has "route: under the launcher, the tunnel keeps a canonicalisable target as written" "request: GET /a/./x" "$out"
 done
 
+# the test switch admits loopback only for a unit that names it: the
+# launcher's hostless allowed_ips endpoint never reaches 127.0.0.1, so the
+# tunnel stays on curl's inspected route (a public stand-in address once
+# made it opaque)
+cat >"$T/policy.next.yaml" <<EOF
+version: 1
+network_policies:
+  curl_l7:
+    endpoints:
+      - host: 127.0.0.1
+        port: $A_HTTP
+        protocol: rest
+        enforcement: enforce
+        rules:
+          - allow:
+              method: GET
+              path: /a/**
+    binaries:
+      - path: /usr/bin/curl
+  launcher_hostless:
+    endpoints:
+      - port: $A_HTTP
+        allowed_ips: [93.184.216.0/24]
+    binaries:
+      - path: $T/launch/launcher
+EOF
+reload_policy || fail "reload for the hostless case"
+out=$("$T/launch/launcher" -c "'$CURL' -s --max-time 5 -w '|%{http_code}' -x http://127.0.0.1:$PX -p '$U/b'; exit \$?")
+expect_has "route: a hostless allowed_ips unit never opens loopback" "|403" "$out"
+expect_not "route: ... and nothing reached the upstream" "request: GET /b" "$out"
+out=$("$T/launch/launcher" -c "'$CURL' -s --max-time 5 -w '|%{http_code}' -x http://127.0.0.1:$PX -p '$U/a/y'; exit \$?")
+expect_has "route: the literal unit still does" "request: GET /a/y" "$out"
+
 finish
