@@ -446,6 +446,25 @@ static void server_free(struct proxy_server *srv)
     }
 }
 
+/* The event loop. epoll's changelist folds the several enable/disable calls
+ * a connection makes in one loop iteration into one epoll_ctl per fd: every
+ * new connection changes its events a few times before it settles. The
+ * changelist is unsafe only for fds that share an open file description
+ * (dup); the proxy never dups a socket or a pipe. */
+static struct event_base *new_base(void)
+{
+    struct event_config *cfg = event_config_new();
+    struct event_base *b;
+
+    if (cfg == NULL) {
+        return NULL;
+    }
+    (void)event_config_set_flag(cfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
+    b = event_base_new_with_config(cfg);
+    event_config_free(cfg);
+    return b;
+}
+
 int proxy_server_run(const struct proxy_config *cfg)
 {
     struct proxy_server srv;
@@ -488,7 +507,7 @@ int proxy_server_run(const struct proxy_config *cfg)
     }
     snprintf(dpath, sizeof(dpath), "%s/denials.jsonl", cfg->data_dir);
     srv.log = proxy_log_new(cfg->log_path, dpath);
-    srv.base = event_base_new();
+    srv.base = new_base();
     if (srv.base != NULL && event_base_priority_init(srv.base, 3) == 0) {
         srv.idq = proxy_idq_new(srv.base, proxy_ident_cache_new());
     }
