@@ -393,6 +393,10 @@ struct model_request {
      * request host and the unit's host both name as the same IP literal is
      * admitted as a public address would be (docs/semantics.md#test-loopback). */
     bool test_loopback;
+    /* Among identity entries that allow a request, prefer one whose route
+     * is opaque (the proxy asks this for protocol upgrades, which only an
+     * opaque route carries); connection-level decisions always do. */
+    bool prefer_opaque;
 };
 
 enum model_route {

@@ -1379,8 +1379,9 @@ void model_decide(const struct model_policy *p, const struct model_request *req,
     for (size_t k = 0; k < c.nid; k++) {
         struct verdict v = eval_identity(&c, k);
         if (v.allow) {
-            bool ideal = req->method == NULL ? v.route == MODEL_ROUTE_OPAQUE
-                                             : v.reason == MODEL_REASON_ALLOWED;
+            bool ideal = req->method == NULL || req->prefer_opaque
+                             ? v.route == MODEL_ROUTE_OPAQUE
+                             : v.reason == MODEL_REASON_ALLOWED;
             if (!have || !best.allow || ideal) {
                 best = v;
                 have = true;

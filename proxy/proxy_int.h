@@ -196,6 +196,7 @@ struct proxy_verdict {
  * evaluator's test switch (model_request.test_loopback). */
 struct proxy_decide_opts {
     bool test_allow_loopback;
+    bool prefer_opaque; /* a protocol upgrade: model_request.prefer_opaque */
 };
 
 /* Connection-level decision for (identity, host, port), destination not yet

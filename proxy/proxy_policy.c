@@ -178,6 +178,7 @@ static void run(const struct proxy_policy *p, const struct proxy_identity *id, c
     r.target_len = tlen;
     r.dest = ip;
     r.test_loopback = o != NULL && o->test_allow_loopback;
+    r.prefer_opaque = o != NULL && o->prefer_opaque;
     memset(&d, 0, sizeof(d));
     model_decide(p->model, &r, &d);
     verdict_from(&d, id, v);

@@ -177,11 +177,14 @@ static void check_addrs(struct proxy_conn *c)
     size_t tl = connect ? 0 : c->cur.target_len;
     char detail[600];
     char path[CANON_MAX];
+    struct proxy_decide_opts o = c->srv->opts;
 
+    /* an upgrade is carried only by an opaque route: prefer an entry with one */
+    o.prefer_opaque = !connect && c->cur.req != NULL && c->cur.req->upgrade;
     memset(&first, 0, sizeof(first));
     for (size_t i = 0; i < c->naddrs; i++) {
         proxy_decide_dest(c->pol, c->id, c->host, strlen(c->host), c->port, m, t, tl, &c->addrs[i],
-                          &c->srv->opts, &v);
+                          &o, &v);
         if (v.allow) {
             if (nok == 0) {
                 first = v;
@@ -851,7 +854,10 @@ void proxy_relay_forward(struct proxy_conn *c)
     char path[CANON_MAX];
     char detail[CANON_MAX + 600];
     bool deferred;
+    struct proxy_decide_opts o = c->srv->opts;
 
+    /* an upgrade is carried only by an opaque route: prefer an entry with one */
+    o.prefer_opaque = c->cur.req != NULL && c->cur.req->upgrade;
     if (!pv_ok(proxy_http_parse_uri(t, c->cur.target_len, &u))) {
         proxy_conn_outcome(c, PROXY_OUT_FORWARD_URI, NULL, "malformed absolute-form request-target",
                            NULL);
@@ -913,7 +919,7 @@ void proxy_relay_forward(struct proxy_conn *c)
         c->cur.target_len = rl;
     }
     proxy_decide_request(c->pol, c->id, c->host, strlen(c->host), c->port, c->cur.method,
-                         c->cur.target, rl, &c->srv->opts, &v);
+                         c->cur.target, rl, &o, &v);
     /* a grant whose only failure is the destination goes on to the address
      * checks (IP hosts are their own destination in model_decide) */
     if (!v.allow && !v.grant && proxy_conn_reason_is_l4(v.reason)) {
@@ -962,7 +968,7 @@ void proxy_relay_forward(struct proxy_conn *c)
         struct proxy_verdict dv;
         bool l7 = c->route == MODEL_ROUTE_INSPECTED;
         proxy_decide_dest(c->pol, c->id, c->host, strlen(c->host), c->port, c->cur.method,
-                          c->cur.target, c->cur.target_len, &c->u_ip, &c->srv->opts, &dv);
+                          c->cur.target, c->cur.target_len, &c->u_ip, &o, &dv);
         if (dv.allow && dv.route == c->route) {
             proxy_conn_log_verdict(c, &dv, l7 ? "l7" : "opa", c->cur.method,
                                    proxy_conn_cur_path(c, path, sizeof(path)), "forward");

@@ -146,4 +146,40 @@ expect_not "route: ... and nothing reached the upstream" "request: GET /b" "$out
 out=$("$T/launch/launcher" -c "'$CURL' -s --max-time 5 -w '|%{http_code}' -x http://127.0.0.1:$PX -p '$U/a/y'; exit \$?")
 expect_has "route: the literal unit still does" "request: GET /a/y" "$out"
 
+# a protocol upgrade is carried only by an opaque route: when one identity
+# entry (the raw client) is inspected and another (this shell, an ancestor)
+# reaches the address opaquely, the upgrade goes through the opaque one
+SH=$(readlink -f /proc/$$/exe)
+upgrade_policy() {
+    cat >"$T/policy.next.yaml" <<EOF
+version: 1
+network_policies:
+  raw_l7:
+    endpoints:
+      - host: 127.0.0.1
+        port: $A_HTTP
+        protocol: rest
+        enforcement: enforce
+        access: full
+    binaries:
+      - path: $RAW
+EOF
+    [ "$1" = with_shell ] && cat >>"$T/policy.next.yaml" <<EOF
+  shell_l4:
+    endpoints:
+      - host: 127.0.0.1
+        port: $A_HTTP
+    binaries:
+      - path: $SH
+EOF
+    reload_policy || fail "reload for the upgrade case ($1)"
+}
+UPG="GET http://127.0.0.1:$A_HTTP/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
+upgrade_policy inspected_only
+out=$(raw_send "$UPG")
+expect_has "upgrade: refused on an inspected route" "protocol upgrades (WebSocket) are not supported" "$out"
+upgrade_policy with_shell
+out=$(raw_send "$UPG")
+expect_has "upgrade: carried by the entry with an opaque route" "request: GET /ws" "$out"
+
 finish
