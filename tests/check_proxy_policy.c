@@ -265,7 +265,7 @@ START_TEST(test_dest)
 {
     const struct dest_case *tc;
     struct proxy_identity *id = ident("/usr/bin/curl");
-    struct proxy_decide_opts o;
+    struct proxy_decide_opts o = {0};
     struct proxy_verdict v;
 
     dest_cases_init();
