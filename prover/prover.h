@@ -218,6 +218,7 @@ enum prover_field {
     PROVER_F_OPTIONS,
     PROVER_F_OPENAPI,
     PROVER_F_BINARY,
+    PROVER_F_ANCESTORS,
     PROVER_F__COUNT
 };
 

@@ -32,7 +32,7 @@ static const char *const field_names[PROVER_F__COUNT] = {
     [PROVER_F_PROPOSAL] = "proposal", [PROVER_F_POLICY] = "policy",
     [PROVER_F_BOUNDARY] = "boundary", [PROVER_F_CREDENTIALS] = "credentials",
     [PROVER_F_OPTIONS] = "options",   [PROVER_F_OPENAPI] = "openapi",
-    [PROVER_F_BINARY] = "binary",
+    [PROVER_F_BINARY] = "binary",     [PROVER_F_ANCESTORS] = "ancestors",
 };
 
 const char *prover_field_name(enum prover_field f)
@@ -80,6 +80,7 @@ static const struct field_rule discover_rules[] = {
     {PROVER_F_OPENAPI, T_OBJ | T_STR, REQUIRED, "an OpenAPI 3 object or a JSON string"},
     {PROVER_F_POLICY, T_OBJ | T_STR, REQUIRED, "a policy object or a YAML/JSON string"},
     {PROVER_F_BINARY, T_STR, REQUIRED, "an absolute path string"},
+    {PROVER_F_ANCESTORS, T_ARR, OPTIONAL, "a list of absolute path strings"},
 };
 
 static const struct {

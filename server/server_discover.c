@@ -663,13 +663,31 @@ static bool representative(const struct target *t, const char *tmpl, char *out, 
 struct disc_arg {
     const json_t *root;
     const struct model_policy *policy;
-    const char *binary;
+    const char *const *bins; /* the binary, then its ancestors */
+    size_t nbins;
     json_t *subset; /* deep copy of the document, pruned as we go */
     json_t *tools;
     json_t *names;
     json_t *report;
     size_t nreachable;
 };
+
+/* How to call a reachable operation: its method, path template and the
+ * server URLs whose representative request was allowed. */
+static json_t *http_of(const char *method, const char *path, const json_t *checks)
+{
+    json_t *urls = json_array();
+    const json_t *c;
+    size_t i;
+
+    json_array_foreach(checks, i, c)
+    {
+        if (json_is_true(json_object_get(c, "allow"))) {
+            json_array_append(urls, json_object_get(c, "server"));
+        }
+    }
+    return json_pack("{s:s,s:s,s:o}", "method", method, "path", path, "servers", urls);
+}
 
 /* Decide one (operation, server) pair; append its evidence to 'checks'.
  * Returns 1 when allowed, 0 when not, -2 on NOMEM. */
@@ -695,12 +713,11 @@ static int check_server(struct disc_arg *a, const struct op *o, const json_t *se
     }
     upper_method(o, method);
     {
-        const char *bins[1] = {a->binary};
         struct model_request req;
         struct model_decision d;
         memset(&req, 0, sizeof(req));
-        req.binaries = bins;
-        req.nbinaries = 1;
+        req.binaries = a->bins;
+        req.nbinaries = a->nbins;
         req.host = t.host;
         req.host_len = strlen(t.host);
         req.port = t.port;
@@ -773,6 +790,10 @@ static int disc_cb(const struct op *o, void *arg)
             json_object_del(item, o->method);
         } else {
             json_t *t = make_tool(a->root, o, a->names);
+            if (t != NULL && json_object_set_new(t, "http", http_of(upper, o->path, checks)) != 0) {
+                json_decref(t);
+                t = NULL;
+            }
             if (t == NULL || json_array_append_new(a->tools, t) != 0) {
                 json_decref(reachable_servers);
                 return -2;
@@ -812,8 +833,9 @@ static void prune_paths(json_t *subset)
 }
 
 json_t *server_discover(const json_t *openapi, const struct model_policy *policy,
-                        const char *binary, char *err, size_t errlen)
+                        const char *const *bins, size_t nbins, char *err, size_t errlen)
 {
+    const char *binary = nbins > 0 ? bins[0] : "";
     struct disc_arg a;
     json_t *out;
     int rc;
@@ -821,7 +843,8 @@ json_t *server_discover(const json_t *openapi, const struct model_policy *policy
     memset(&a, 0, sizeof(a));
     a.root = openapi;
     a.policy = policy;
-    a.binary = binary;
+    a.bins = bins;
+    a.nbins = nbins;
     a.subset = json_deep_copy(openapi);
     a.tools = json_array();
     a.names = json_object();

@@ -323,8 +323,37 @@ static void route_job(struct server_worker *w, enum server_route_id route,
     reply_answer(&a, r);
 }
 
+/* The identity discovery decides as: 'binary', then 'ancestors' (as the
+ * proxy's identity lists a process's ancestors, docs/semantics.md). */
+static bool identity_of(const struct prover_body *b, const char **bins, size_t *nbins, char *err,
+                        size_t errlen)
+{
+    const json_t *anc = b->f[PROVER_F_ANCESTORS].value;
+    const json_t *v;
+    size_t i;
+
+    bins[0] = b->f[PROVER_F_BINARY].text;
+    *nbins = 1;
+    if (json_array_size(anc) >= MODEL_MAX_IDENTITY) {
+        snprintf(err, errlen, "ancestors: at most %d paths", MODEL_MAX_IDENTITY - 1);
+        return false;
+    }
+    json_array_foreach(anc, i, v)
+    {
+        const char *s = json_string_value(v);
+        if (s == NULL || s[0] != '/') {
+            snprintf(err, errlen, "ancestors[%zu]: expected an absolute path string", i);
+            return false;
+        }
+        bins[(*nbins)++] = s;
+    }
+    return true;
+}
+
 static void route_discover(const struct prover_body *b, struct server_reply *r)
 {
+    const char *bins[MODEL_MAX_IDENTITY];
+    size_t nbins = 0;
     const struct prover_doc *api = &b->f[PROVER_F_OPENAPI];
     const struct prover_doc *pd = &b->f[PROVER_F_POLICY];
     json_t *doc = NULL;
@@ -363,7 +392,13 @@ static void route_discover(const struct prover_body *b, struct server_reply *r)
         }
         use = doc;
     }
-    out = server_discover(use, policy, b->f[PROVER_F_BINARY].text, err, sizeof(err));
+    if (!identity_of(b, bins, &nbins, err, sizeof(err))) {
+        json_decref(doc);
+        model_policy_free(policy);
+        server_reply_error(r, 400, "invalid_request", err);
+        return;
+    }
+    out = server_discover(use, policy, bins, nbins, err, sizeof(err));
     json_decref(doc);
     model_policy_free(policy);
     if (out == NULL) {

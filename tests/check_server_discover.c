@@ -124,7 +124,8 @@ START_TEST(test_discover_table)
     struct model_policy *p = policy();
     json_t *doc = doc_for(r->server, r->method, r->path);
     char err[256] = "";
-    json_t *out = server_discover(doc, p, "/usr/bin/curl", err, sizeof(err));
+    json_t *out =
+        server_discover(doc, p, (const char *const[]){"/usr/bin/curl"}, 1, err, sizeof(err));
     const json_t *op;
     const json_t *chk;
 
@@ -164,13 +165,14 @@ START_TEST(test_discover_binary_and_servers)
                   "url", "https://other.example.com", "url", "https://api.example.com", "paths",
                   "/v1/items", "post", "summary", "Create", "put", "summary", "Replace");
     char err[256];
-    json_t *out = server_discover(doc, p, "/usr/bin/wget", err, sizeof(err));
+    json_t *out =
+        server_discover(doc, p, (const char *const[]){"/usr/bin/wget"}, 1, err, sizeof(err));
     const json_t *paths;
 
     ck_assert_ptr_nonnull(out);
     ck_assert_int_eq(json_integer_value(json_object_get(out, "operations_reachable")), 0);
     json_decref(out);
-    out = server_discover(doc, p, "/usr/bin/curl", err, sizeof(err));
+    out = server_discover(doc, p, (const char *const[]){"/usr/bin/curl"}, 1, err, sizeof(err));
     ck_assert_ptr_nonnull(out);
     ck_assert_int_eq(json_integer_value(json_object_get(out, "operations_reachable")), 1);
     paths = json_object_get(json_object_get(out, "openapi"), "paths");
@@ -185,6 +187,22 @@ START_TEST(test_discover_binary_and_servers)
     ck_assert_str_eq(json_string_value(json_object_get(
                          json_array_get(json_object_get(out, "tools"), 0), "description")),
                      "Create");
+    {
+        /* how to call it: the method, the template and only the allowing server */
+        const json_t *http =
+            json_object_get(json_array_get(json_object_get(out, "tools"), 0), "http");
+        ck_assert_str_eq(json_string_value(json_object_get(http, "method")), "POST");
+        ck_assert_str_eq(json_string_value(json_object_get(http, "path")), "/v1/items");
+        ck_assert_uint_eq(json_array_size(json_object_get(http, "servers")), 1);
+        ck_assert_str_eq(json_string_value(json_array_get(json_object_get(http, "servers"), 0)),
+                         "https://api.example.com");
+    }
+    json_decref(out);
+    /* wget run by an allowed ancestor (curl) decides as the proxy would: allowed */
+    out = server_discover(doc, p, (const char *const[]){"/usr/bin/wget", "/usr/bin/curl"}, 2, err,
+                          sizeof(err));
+    ck_assert_ptr_nonnull(out);
+    ck_assert_int_eq(json_integer_value(json_object_get(out, "operations_reachable")), 1);
     json_decref(out);
     json_decref(doc);
     model_policy_free(p);
@@ -213,7 +231,7 @@ START_TEST(test_discover_bad_docs)
     json_t *out;
 
     ck_assert_ptr_nonnull(doc);
-    out = server_discover(doc, p, "/usr/bin/curl", err, sizeof(err));
+    out = server_discover(doc, p, (const char *const[]){"/usr/bin/curl"}, 1, err, sizeof(err));
     ck_assert_ptr_null(out);
     ck_assert_msg(strstr(err, bad_docs[_i].err) != NULL, "row %d: %s", _i, err);
     ck_assert_ptr_null(server_openapi_tools(doc));
