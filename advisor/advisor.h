@@ -13,6 +13,8 @@
  *   advisor_eval.c           evaluating a chunk: merge, validate, prove, token
  *   advisor_chunk.c          the lifecycle: submit, approve, reject, undo, ...
  *   advisor_events.c         the decision events (OCSF shorthand + JSON)
+ *   advisor_peers.c          peer sandboxes: registered addresses,
+ *                            target_sandbox composition, pushing dependents
  *   advisor_mapper.c         the mechanistic mapper: proxies' denials in,
  *                            narrow mechanistic proposals out
  *   advisor_routes.c         the HTTP API on libhttpd
@@ -176,7 +178,8 @@ char *advisor_rule_security_notes(const json_t *rule);
  * metadata host, unspecified; 127.0.0.1 is allowed when 'allow_loopback'):
  * the offending host or allowed_ips entry, or NULL. */
 const char *advisor_rule_blocked_host(const json_t *rule, bool allow_loopback);
-/* First endpoint's lower-cased host and port, first binary ("" when none). */
+/* First endpoint's lower-cased host (for a hostless target_sandbox endpoint
+ * "sandbox:NAME") and port, first binary ("" when none). */
 void advisor_rule_key(const json_t *rule, char *host, size_t hostlen, int64_t *port, char *binary,
                       size_t binlen);
 /* The reference's event description of a rule: endpoints=[...] binaries=[...].
@@ -333,6 +336,20 @@ void advisor_base_set(struct advisor_worker *w, const char *sandbox, const char 
 pv_result advisor_recompose(struct advisor_worker *w, int64_t sandbox, const char *skip,
                             const char *cause, int64_t *rev, char hash[65], char *err,
                             size_t errlen) PV_WUR;
+
+/* Peer sandboxes (advisor_peers.c). Resolve every target_sandbox endpoint
+ * of 'p' from the store's registered addresses (err set on failure). */
+pv_result advisor_resolve_peers(struct advisor_worker *w, struct model_policy *p, char *err,
+                                size_t errlen) PV_WUR;
+/* Inside a transaction: compose again every sandbox whose policy names
+ * 'peer', writing a revision and a CONFIG:RESOLVED event where it changed;
+ * each such {sandbox, policy_version, policy_hash} is appended to 'updated'
+ * (may be NULL). */
+pv_result advisor_peers_push(struct advisor_worker *w, const char *peer, json_t *updated, char *err,
+                             size_t errlen) PV_WUR;
+/* PUT /v1/sandboxes/{name}/addresses */
+void advisor_addresses_put(struct advisor_worker *w, const struct httpd_req *rq, const char *name,
+                           struct httpd_reply *r);
 
 /* ===========================================================================
  * The mechanistic mapper (advisor_mapper.c)

@@ -281,6 +281,25 @@ void advisor_eval_clear(struct advisor_eval *e)
     memset(e, 0, sizeof(*e));
 }
 
+/* Does the rule name a peer sandbox? Its candidate is then the resolved one
+ * (docs/semantics.md#target-sandbox), which the prover's own merge of the
+ * bare proposal would not reproduce. */
+static bool rule_names_peer(const json_t *rule)
+{
+    const json_t *eps = json_object_get(rule, "endpoints");
+    const json_t *ep;
+    size_t i;
+
+    json_array_foreach(eps, i, ep)
+    {
+        if (json_object_get(ep, "target_sandbox") != NULL) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* 'proposal' NULL: send the candidate the advisor composed instead. */
 static void prove(struct advisor_worker *w, const struct advisor_snapshot *snap,
                   const char *proposal, struct advisor_eval *e)
 {
@@ -291,8 +310,9 @@ static void prove(struct advisor_worker *w, const struct advisor_snapshot *snap,
      * merged is what the audit record keeps, and a replay proves it against
      * the baseline, so the two merges are checked against each other. The
      * baseline's escaped text comes with the snapshot (the same for every
-     * proposal against a revision) and the body is put together around it. */
-    char *cand = json_string_literal(proposal);
+     * proposal against a revision) and the body is put together around it.
+     * A rule naming a peer sandbox is sent as the resolved candidate. */
+    char *cand = json_string_literal(proposal != NULL ? proposal : e->candidate_yaml);
     char *creds = snap->credentials[0] != '\0' ? json_string_literal(snap->credentials) : NULL;
     struct pv_dynbuf b;
     char *body = NULL;
@@ -305,7 +325,7 @@ static void prove(struct advisor_worker *w, const struct advisor_snapshot *snap,
         (snap->credentials[0] == '\0' || creds != NULL)) {
         pv_dynbuf_puts(&b, "{\"baseline\":");
         pv_dynbuf_puts(&b, snap->yaml_json);
-        pv_dynbuf_puts(&b, ",\"proposal\":");
+        pv_dynbuf_puts(&b, proposal != NULL ? ",\"proposal\":" : ",\"candidate\":");
         pv_dynbuf_puts(&b, cand);
         if (creds != NULL) {
             pv_dynbuf_puts(&b, ",\"credentials\":");
@@ -377,6 +397,7 @@ pv_result advisor_evaluate(struct advisor_worker *w, const struct advisor_snapsh
     struct model_proposal *pr = NULL;
     char *text = NULL;
     char *rule_text = advisor_json_canonical(rule);
+    char peer_err[1024] = "";
     size_t len = 0;
 
     memset(out, 0, sizeof(*out));
@@ -396,7 +417,14 @@ pv_result advisor_evaluate(struct advisor_worker *w, const struct advisor_snapsh
     if (pr != NULL) {
         out->candidate = model_policy_merge(snap->policy, pr, true, d);
     }
-    if (out->candidate == NULL) {
+    if (out->candidate != NULL &&
+        !pv_ok(advisor_resolve_peers(w, out->candidate, peer_err, sizeof(peer_err)))) {
+        model_policy_free(out->candidate);
+        out->candidate = NULL;
+    }
+    if (out->candidate == NULL && peer_err[0] != '\0') {
+        set_error(out, "", peer_err, "");
+    } else if (out->candidate == NULL) {
         char *why = diag_text(d);
         set_error(out, pr == NULL ? "candidate invalid: " : "merge failed: ",
                   why != NULL ? why : "out of memory", "");
@@ -409,7 +437,7 @@ pv_result advisor_evaluate(struct advisor_worker *w, const struct advisor_snapsh
         }
         out->diff = policy_diff(snap->yaml, out->candidate_yaml);
         json_object_set_new(out->evidence, "diff", json_string(out->diff != NULL ? out->diff : ""));
-        prove(w, snap, text, out);
+        prove(w, snap, rule_names_peer(rule) ? NULL : text, out);
         check_boundary(w, snap, out);
     }
     if (out->application_error == NULL) {
@@ -549,6 +577,10 @@ struct model_policy *advisor_compose(struct advisor_worker *w, int64_t sandbox, 
     }
     approved_free(&l);
     model_diags_free(d);
+    if (!pv_ok(advisor_resolve_peers(w, p, err, errlen))) {
+        model_policy_free(p);
+        return NULL;
+    }
     return p;
 fail:
     approved_free(&l);

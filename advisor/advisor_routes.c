@@ -35,6 +35,7 @@ enum route_id {
     R_CREDENTIALS,
     R_BOUNDARY,
     R_LOADED,
+    R_ADDRESSES,
     R_SB_SETTINGS,
     R_SB_SETTING_PUT,
     R_SB_SETTING_DELETE,
@@ -80,6 +81,7 @@ static const struct {
     {{"PUT", "/v1/sandboxes/*/credentials", R_CREDENTIALS, HTTPD_BODY}, ADMIN},
     {{"PUT", "/v1/sandboxes/*/boundary", R_BOUNDARY, HTTPD_BODY}, ADMIN},
     {{"POST", "/v1/sandboxes/*/loaded", R_LOADED, HTTPD_BODY}, OWNER},
+    {{"PUT", "/v1/sandboxes/*/addresses", R_ADDRESSES, HTTPD_BODY}, OWNER},
     {{"GET", "/v1/sandboxes/*/settings", R_SB_SETTINGS, 0}, OWNER},
     {{"PUT", "/v1/sandboxes/*/settings/*", R_SB_SETTING_PUT, HTTPD_BODY}, ADMIN},
     {{"DELETE", "/v1/sandboxes/*/settings/*", R_SB_SETTING_DELETE, 0}, ADMIN},
@@ -308,6 +310,10 @@ static void sandbox_create(struct advisor_worker *w, const struct httpd_req *rq,
     char tokhash[65];
     char blob[65];
     char hash[65];
+    char eblob[65];
+    char ehash[65];
+    char perr[1024] = "";
+    char *eyaml = NULL;
     char line[256];
     pv_result res;
 
@@ -366,16 +372,29 @@ static void sandbox_create(struct advisor_worker *w, const struct httpd_req *rq,
         res = store_base_put(w->st, sb.id, &rev);
     }
     if (pv_ok(res)) {
+        /* the effective policy has its target_sandbox peers resolved */
+        res = advisor_resolve_peers(w, p, perr, sizeof(perr));
+        eyaml = pv_ok(res) ? model_policy_to_yaml_sha256(p, NULL, ehash) : NULL;
+        if (pv_ok(res) && eyaml == NULL) {
+            res = pv_fail(PV_ERR_NOMEM, __func__);
+        }
+        if (pv_ok(res) && strcmp(ehash, hash) != 0) {
+            res = store_blob_put(w->st, eyaml, strlen(eyaml), eblob);
+            rev.blob = eblob;
+            rev.hash = ehash;
+        }
+    }
+    if (pv_ok(res)) {
         rev.base_rev = rev.rev;
         res = store_rev_put(w->st, sb.id, &rev);
     }
     snprintf(line, sizeof(line),
              "CONFIG:CREATED [INFO] gateway created sandbox %s [version:v%lld hash:sha256:%s]",
-             name, (long long)rev.rev, hash);
+             name, (long long)rev.rev, rev.hash);
     if (pv_ok(res)) {
         res = advisor_event(w->st, name, "CONFIG:CREATED", line,
                             json_pack("{s:s,s:I,s:s}", "base_blob", blob, "version",
-                                      (json_int_t)rev.rev, "hash", hash));
+                                      (json_int_t)rev.rev, "hash", rev.hash));
     }
     commit_or_fail(w, &res);
     if (!pv_ok(res)) {
@@ -390,8 +409,9 @@ static void sandbox_create(struct advisor_worker *w, const struct httpd_req *rq,
     httpd_reply_json(r, 201,
                      json_pack("{s:s,s:s#,s:I,s:s}", "name", name, "token", (const char *)tok.buf,
                                (int)tok.len, "policy_version", (json_int_t)rev.rev, "policy_hash",
-                               hash));
+                               rev.hash));
 out:
+    free(eyaml);
     httpd_token_free(&tok);
     model_policy_free(p);
     model_diags_free(d);
@@ -423,6 +443,11 @@ static void sandbox_delete(struct advisor_worker *w, const char *name, struct ht
     snprintf(line, sizeof(line), "CONFIG:DELETED [INFO] gateway deleted sandbox %s", name);
     if (pv_ok(res)) {
         res = advisor_event(w->st, name, "CONFIG:DELETED", line, NULL);
+    }
+    if (pv_ok(res)) {
+        /* its peers lose their addresses for it: target_sandbox goes unresolved */
+        char err[1024];
+        res = advisor_peers_push(w, name, NULL, err, sizeof(err));
     }
     commit_or_fail(w, &res);
     pthread_mutex_unlock(mu);
@@ -977,6 +1002,9 @@ void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct 
         return;
     case R_LOADED:
         loaded_put(w, rq, p0, r);
+        return;
+    case R_ADDRESSES:
+        advisor_addresses_put(w, rq, p0, r);
         return;
     case R_SB_SETTINGS: {
         struct store_sandbox sb;

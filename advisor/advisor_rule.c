@@ -64,11 +64,14 @@ void advisor_rule_key(const json_t *rule, char *host, size_t hostlen, int64_t *p
     size_t n = 0;
 
     host[0] = '\0';
-    if (h != NULL) {
+    if (h != NULL && h[0] != '\0') {
         for (; h[n] != '\0' && n + 1 < hostlen; n++) {
             host[n] = (char)tolower((unsigned char)h[n]);
         }
         host[n] = '\0';
+    } else if (ep != NULL && str_of(ep, "target_sandbox") != NULL) {
+        /* a hostless peer endpoint is keyed by its peer: no DNS host has a ':' */
+        snprintf(host, hostlen, "sandbox:%s", str_of(ep, "target_sandbox"));
     }
     *port = ep != NULL && ports_of(ep, &p, 1) == 1 ? (int64_t)p : 0;
     snprintf(binary, binlen, "%s", b != NULL ? b : "");
@@ -140,6 +143,16 @@ char *advisor_rule_security_notes(const json_t *rule)
                          host);
                 note(&b, line);
             }
+        }
+        if (str_of(ep, "target_sandbox") != NULL) {
+            /* Peer reach is a reviewer's call: the prover sees the peer's
+             * addresses of today, and an unresolved peer proves `empty`
+             * although it gains reach the moment the peer registers. */
+            snprintf(line, sizeof(line),
+                     "Endpoint reaches peer sandbox '%.128s' (target_sandbox): peer reach is "
+                     "never approved automatically.",
+                     str_of(ep, "target_sandbox"));
+            note(&b, line);
         }
         if (json_is_array(ips)) {
             size_t k;

@@ -59,6 +59,7 @@ void model_ip_format(const struct model_ip *ip, char *buf, size_t buflen);
  * are also recognised inside v4-mapped, v4-compatible (::a.b.c.d), NAT64
  * (64:ff9b::/96) and 6to4 (2002::/16) forms. */
 bool model_ip_is_link_local(const struct model_ip *ip);
+bool model_ip_is_loopback(const struct model_ip *ip);       /* 127/8, ::1 */
 bool model_ip_is_always_blocked(const struct model_ip *ip); /* loopback, link-local,
                                                                unspecified, multicast,
                                                                broadcast, 0/8 */
@@ -273,6 +274,15 @@ void model_proposal_free(struct model_proposal *pr);
 struct model_policy *model_policy_merge(const struct model_policy *base,
                                         const struct model_proposal *pr, bool mark_advisor,
                                         struct model_diags *diags);
+/* Composition of target_sandbox endpoints (model_peers.c,
+ * docs/semantics.md#target-sandbox): 'fn' answers a peer sandbox's current
+ * addresses as a NULL-terminated array (NULL or empty: none, the endpoint
+ * stays unresolved). Every target_sandbox endpoint's resolved_ips becomes
+ * exactly that set (sorted, unique); the policy is validated again (an
+ * always-blocked address other than loopback is an error) and recompiled. */
+typedef const char *const *(*model_peer_fn)(void *arg, const char *name);
+pv_result model_policy_resolve_peers(struct model_policy *p, model_peer_fn fn, void *arg,
+                                     struct model_diags *diags) PV_WUR;
 /* Proposal accessors (borrowed). The intent summary is NULL when absent; the
  * rule name of operation i is the resolved target key (trimmed ruleName,
  * else rule.name); the rule is validated and normalised. */
@@ -489,7 +499,10 @@ struct model_endpoint_view {
     bool allow_encoded_slash;
     bool advisor_proposed;
     const char *target_sandbox;     /* NULL = none */
-    const struct model_cidr *cidrs; /* parsed allowed_ips */
+    bool unresolved;                /* a target_sandbox that admits no address:
+                                     * no resolved_ips, or only always-blocked
+                                     * ones (docs/semantics.md#target-sandbox) */
+    const struct model_cidr *cidrs; /* parsed allowed_ips or resolved_ips */
     size_t ncidrs;
     size_t nallow; /* effective allow rules (presets expanded) */
     size_t ndeny;

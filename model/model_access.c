@@ -36,6 +36,10 @@ void model_endpoint_view(const struct model_endpoint *e, struct model_endpoint_v
                               : NULL;
     out->cidrs = e->cidrs;
     out->ncidrs = e->ncidrs;
+    out->unresolved = out->target_sandbox != NULL;
+    for (size_t i = 0; out->unresolved && i < e->ncidrs; i++) {
+        out->unresolved = model_cidr_overlaps_always_blocked(&e->cidrs[i]);
+    }
     out->fp = e->fp;
     out->fplen = e->fplen;
     out->fphash = e->fphash;

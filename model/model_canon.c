@@ -366,6 +366,7 @@ static json_t *endpoint_json(struct build *b, const struct model_endpoint *e)
         put(b, o, "mcp", sub);
     }
     put_str(b, o, "target_sandbox", &e->target_sandbox);
+    put_strlist(b, o, "resolved_ips", &e->resolved_ips);
     put_bool(b, o, "advisor_proposed", e->advisor_proposed);
     return o;
 }

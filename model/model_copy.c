@@ -130,6 +130,7 @@ static pv_result endpoint_copy_fields(struct model_endpoint *dst, const struct m
     PV_GUARD(l7rules_copy(&dst->deny_rules, &dst->ndeny, src->deny_rules, src->ndeny));
     dst->deny_given = src->deny_given;
     PV_GUARD(model_strlist_copy(&dst->allowed_ips, &src->allowed_ips));
+    PV_GUARD(model_strlist_copy(&dst->resolved_ips, &src->resolved_ips));
     if (src->ncidrs > 0) {
         dst->cidrs = pv_calloc(src->ncidrs, sizeof(dst->cidrs[0]));
         PV_GUARD_PTR(dst->cidrs);

@@ -355,24 +355,19 @@ static bool cidrs_contain(const struct model_endpoint *e, const struct model_ip 
     return false;
 }
 
-static bool ip_is_loopback(const struct model_ip *ip)
-{
-    static const uint8_t v6lo[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
-
-    return model_ip_is_v4(ip) ? ip->b[12] == 127 : memcmp(ip->b, v6lo, 16) == 0;
-}
-
 /* MODEL_REASON_ALLOWED when the unit admits the destination, else why not. */
 static enum model_reason dest_check(const struct eval_ctx *c, const struct ix_ep *x)
 {
     const struct model_endpoint *e = x->ep;
     const struct model_ip *d = c->dest;
     /*= docs/semantics.md#test-loopback
-     *# a loopback *d* that *h* and the unit's host both name as the same IP
-     *# literal is treated as a public address */
-    bool lo = d != NULL && c->req->test_loopback && ip_is_loopback(d) && c->host_is_ip &&
-              e->host_is_ip && memcmp(e->host_ip.b, d->b, 16) == 0 &&
-              memcmp(c->host_ip.b, d->b, 16) == 0;
+     *# a loopback *d* that *h* names as an IP literal, and that the unit names
+     *# as its own IP host or among a target_sandbox's `resolved_ips`, is treated
+     *# as a public address */
+    bool lo = d != NULL && c->req->test_loopback && model_ip_is_loopback(d) && c->host_is_ip &&
+              memcmp(c->host_ip.b, d->b, 16) == 0 &&
+              ((e->host_is_ip && memcmp(e->host_ip.b, d->b, 16) == 0) ||
+               (!x->unresolved && e->target_sandbox.s != NULL && cidrs_contain(e, d)));
 
     /*= docs/semantics.md#always-blocked
      *# *d* is not **always-blocked** */
@@ -1265,7 +1260,7 @@ static void decide_fill(struct eval_ctx *c, const struct verdict *v, struct mode
     out->reason = v->reason;
     out->route = v->route;
     /* a loopback destination is always-blocked unless the test switch let it in */
-    out->test_loopback_used = v->allow && c->dest != NULL && ip_is_loopback(c->dest);
+    out->test_loopback_used = v->allow && c->dest != NULL && model_ip_is_loopback(c->dest);
     if (v->unit != EVAL_NONE) {
         out->rule = c->ix->eps[v->unit].rule;
         out->endpoint = c->ix->eps[v->unit].ep;

@@ -96,7 +96,9 @@ struct model_endpoint {
     size_t ndeny;
     bool deny_given;
     struct model_strlist allowed_ips;
-    struct model_cidr *cidrs; /* parsed allowed_ips, filled by validate */
+    struct model_strlist resolved_ips; /* proviso extension: a target_sandbox's peer
+                                        * addresses, written by composition */
+    struct model_cidr *cidrs;          /* parsed allowed_ips or resolved_ips, filled by validate */
     size_t ncidrs;
     bool allow_encoded_slash;
     bool websocket_credential_rewrite;

@@ -51,6 +51,11 @@ static const struct model_cidr blocked_ranges[] = {
     V6(0xff, 0x00, 8),
 };
 
+static const struct model_cidr loopback_ranges[] = {
+    V4FORMS(127, 0, 0, 0, 8),
+    {{{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}}, 128}, /* ::1 */
+};
+
 static const struct model_cidr link_local_ranges[] = {
     V4FORMS(169, 254, 0, 0, 16),
     V6(0xfe, 0x80, 10),
@@ -489,6 +494,11 @@ static bool overlaps_ranges(const struct model_cidr *t, size_t n, const struct m
 bool model_ip_is_link_local(const struct model_ip *ip)
 {
     return ip != NULL && in_ranges(link_local_ranges, PV_ARRAY_LEN(link_local_ranges), ip);
+}
+
+bool model_ip_is_loopback(const struct model_ip *ip)
+{
+    return ip != NULL && in_ranges(loopback_ranges, PV_ARRAY_LEN(loopback_ranges), ip);
 }
 
 bool model_ip_is_always_blocked(const struct model_ip *ip)

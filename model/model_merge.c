@@ -93,6 +93,7 @@ static void endpoint_unmark(struct model_endpoint *e)
         l7rule_unmark(&e->deny_rules[i]);
     }
     strlist_unmark(&e->allowed_ips);
+    strlist_unmark(&e->resolved_ips);
     sval_unmark(&e->persisted_queries);
     for (size_t i = 0; i < e->ngql_persisted; i++) {
         sval_unmark(&e->gql_persisted[i].id);

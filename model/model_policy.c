@@ -279,6 +279,7 @@ void model_endpoint_clear(struct model_endpoint *e)
     l7rules_free(e->rules, e->nrules);
     l7rules_free(e->deny_rules, e->ndeny);
     model_strlist_clear(&e->allowed_ips);
+    model_strlist_clear(&e->resolved_ips);
     free(e->cidrs);
     model_sval_clear(&e->persisted_queries);
     for (size_t i = 0; i < e->ngql_persisted; i++) {

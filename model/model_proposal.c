@@ -43,7 +43,8 @@ static void unknown_key(struct model_diags *d, const char *file, const struct mo
 
 /* Endpoint keys that the policy schema knows but an agent may not set: they
  * widen credential handling, carry protocol contracts the merge does not
- * reconcile (GraphQL, JSON-RPC, MCP), or are set by the merge itself. The
+ * reconcile (GraphQL, JSON-RPC, MCP), or are set by the merge or by
+ * composition (resolved_ips: a proposal names target_sandbox instead). The
  * reference forces them off; proviso refuses them so the agent learns why. */
 static const char *const refused_endpoint_keys[] = {
     "advisor_proposed",
@@ -54,7 +55,7 @@ static const char *const refused_endpoint_keys[] = {
     "signing_service",
     "signing_region",
     "credential_binding",
-    "target_sandbox",
+    "resolved_ips",
     "persisted_queries",
     "graphql_persisted_queries",
     "graphql_max_body_bytes",
@@ -248,7 +249,8 @@ static size_t check_rule_shape(struct model_diags *d, const char *file, const st
         bool has_port = false;
         struct model_mark em = e->mark.line != 0 ? e->mark : rule_mark;
 
-        if (str_empty(e->host.s)) {
+        /* a peer sandbox stands in for the host (docs/semantics.md#target-sandbox) */
+        if (str_empty(e->host.s) && str_empty(e->target_sandbox.s)) {
             model_node_diag(d, file, em, "endpoint.host is required");
             bad++;
         }

@@ -863,6 +863,7 @@ static const struct field endpoint_fields[] = {
     {"json_rpc", f_json_rpc, 0},
     {"mcp", f_mcp, 0},
     EP(target_sandbox, f_str),
+    EP(resolved_ips, f_strlist),
     EP(advisor_proposed, f_bool),
 };
 

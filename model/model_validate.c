@@ -707,7 +707,7 @@ static void check_host(struct vctx *c, struct model_endpoint *e)
                "network policy '%s': protocol tcp requires a DNS hostname; hostless "
                "allowed_ips endpoints are supported only by the forward proxy",
                c->name);
-    } else if (hostless && e->allowed_ips.n == 0) {
+    } else if (hostless && e->allowed_ips.n == 0 && e->target_sandbox.s == NULL) {
         report(c, hm,
                "network policy '%s': endpoint host must not be empty unless allowed_ips "
                "constrains a non-TCP proxy endpoint",
@@ -1070,34 +1070,61 @@ static void check_l7(struct vctx *c, const struct model_endpoint *e, bool proto_
     }
 }
 
-/* Parse allowed_ips into cidrs[] (replacing any earlier result). */
+/* Parse allowed_ips, or a target_sandbox's resolved_ips, into cidrs[]
+ * (replacing any earlier result). resolved_ips are the peer's addresses as
+ * composition wrote them: single addresses, never a range, and never
+ * always-blocked except loopback, which only the test switch admits
+ * (docs/semantics.md#test-loopback). */
 static void check_allowed_ips(struct vctx *c, struct model_endpoint *e)
 {
+    bool resolved = e->allowed_ips.n == 0;
+    const struct model_strlist *l = resolved ? &e->resolved_ips : &e->allowed_ips;
+    const char *field = resolved ? "resolved_ips" : "allowed_ips";
+
     free(e->cidrs);
     e->cidrs = NULL;
     e->ncidrs = 0;
-    if (e->allowed_ips.n == 0) {
+    if (l->n == 0) {
         return;
     }
-    e->cidrs = pv_calloc(e->allowed_ips.n, sizeof(e->cidrs[0]));
+    e->cidrs = pv_calloc(l->n, sizeof(e->cidrs[0]));
     if (e->cidrs == NULL) {
         c->nomem = true;
         c->nerr++;
         return;
     }
-    for (size_t i = 0; i < e->allowed_ips.n; i++) {
-        const struct model_sval *v = &e->allowed_ips.v[i];
+    for (size_t i = 0; i < l->n; i++) {
+        const struct model_sval *v = &l->v[i];
         const char *s = str_or_empty(v->s);
-        struct model_mark m = mark_or(v->mark, mark_or(e->allowed_ips.mark, e->mark));
+        struct model_mark m = mark_or(v->mark, mark_or(l->mark, e->mark));
         const char *why = NULL;
         struct model_cidr cidr;
 
         memset(&cidr, 0, sizeof(cidr));
         if (!model_cidr_parse(s, strlen(s), &cidr, &why)) {
-            report(c, m,
-                   "network policy '%s': endpoint '%s' has invalid allowed_ips entry "
-                   "'%s': %s",
-                   c->name, c->host, s, why != NULL ? why : "malformed address");
+            report(c, m, "network policy '%s': endpoint '%s' has invalid %s entry '%s': %s",
+                   c->name, c->host, field, s, why != NULL ? why : "malformed address");
+            continue;
+        }
+        if (resolved) {
+            /*= docs/semantics.md#target-sandbox
+             *# Each `resolved_ips` entry is one address (no prefix length);
+             *# an always-blocked address other than loopback is a load error. */
+            if (cidr.prefix != 128 || strchr(s, '/') != NULL) {
+                report(c, m,
+                       "network policy '%s': endpoint '%s' has invalid resolved_ips entry "
+                       "'%s': expected a single address",
+                       c->name, c->host, s);
+                continue;
+            }
+            if (model_ip_is_always_blocked(&cidr.net) && !model_ip_is_loopback(&cidr.net)) {
+                report(c, m,
+                       "network policy '%s': resolved_ips entry %s is always blocked; a peer "
+                       "sandbox is never reached at such an address",
+                       c->name, s);
+                continue;
+            }
+            e->cidrs[e->ncidrs++] = cidr;
             continue;
         }
         /*= docs/semantics.md#destinations
@@ -1122,6 +1149,11 @@ static void check_target_sandbox(struct vctx *c, const struct model_endpoint *e)
     bool ok;
 
     if (v == NULL) {
+        if (e->resolved_ips.n > 0) {
+            report(c, mark_or(e->resolved_ips.mark, e->mark),
+                   "network policy '%s': endpoint '%s': resolved_ips requires target_sandbox",
+                   c->name, c->host);
+        }
         return;
     }
     ok = v[0] != '\0';

@@ -183,6 +183,7 @@ struct prover_grant {
     size_t ncreds;
     char **private_ips; /* allowed_ips ranges that reach private addresses */
     size_t nprivate;
+    char *peer; /* "NAME" or "NAME (unresolved)" for a target_sandbox endpoint, else NULL */
 };
 
 struct prover_grants {

@@ -1027,7 +1027,7 @@ static Z3_ast unit_admits(struct prover_proof *pf, const struct prover_unit *u)
     parts[1] = prover_not(pf, pf->cp);
     /*= docs/semantics.md#dest
      *# if *e* resolves a `target_sandbox` that is not resolved yet, nothing is admitted; */
-    parts[2] = u->v.target_sandbox != NULL && u->v.ncidrs == 0 ? prover_false(pf) : prover_true(pf);
+    parts[2] = u->v.unresolved ? prover_false(pf) : prover_true(pf);
     if (u->v.ncidrs > 0) {
         /*= docs/semantics.md#dest
          *# if *e* has `allowed_ips` (or a resolved `target_sandbox`), *d* lies in one
@@ -1368,9 +1368,7 @@ static pv_result per_unit(struct prover_proof *pf)
         zpush(pf, &rch[s],
               prover_and(pf, 4,
                          (Z3_ast[]){g, prover_not(pf, pf->cp),
-                                    (u->v.target_sandbox != NULL && u->v.ncidrs == 0)
-                                        ? prover_false(pf)
-                                        : prover_true(pf),
+                                    u->v.unresolved ? prover_false(pf) : prover_true(pf),
                                     prover_or2(pf, pf->hostdns, pf->admits[i])}));
         if (u->delta) {
             zpush(pf, &reg, g);

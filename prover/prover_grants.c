@@ -42,6 +42,7 @@ static void grant_clear(struct prover_grant *g)
         free(g->private_ips[i]);
     }
     free(g->private_ips);
+    free(g->peer);
     memset(g, 0, sizeof(*g));
 }
 
@@ -121,6 +122,13 @@ static pv_result fill_grant(struct prover_grant *g, const struct prover_unit *u,
     PV_GUARD_PTR(g->rule);
     PV_GUARD_PTR(g->binary);
     PV_GUARD_PTR(g->host);
+    if (u->v.target_sandbox != NULL) {
+        size_t n = strlen(u->v.target_sandbox) + sizeof(" (unresolved)");
+        g->peer = pv_malloc(n);
+        PV_GUARD_PTR(g->peer);
+        (void)snprintf(g->peer, n, "%s%s", u->v.target_sandbox,
+                       u->v.unresolved ? " (unresolved)" : "");
+    }
     if (u->v.nports > 0) {
         g->ports = pv_calloc(u->v.nports, sizeof(*g->ports));
         PV_GUARD_PTR(g->ports);
@@ -287,13 +295,14 @@ struct json_t *prover_grants_json(const struct prover_grants *gs)
                 ports = NULL;
             }
         }
-        o = ports == NULL ? NULL
-                          : json_pack("{s:s,s:s,s:s,s:s,s:o,s:s,s:o*,s:o*,s:o*}", "change",
-                                      g->changed ? "changed" : "new", "rule", g->rule, "binary",
-                                      g->binary, "host", g->host, "ports", ports, "route", g->route,
-                                      "access", str_array(g->access, g->naccess), "credentials",
-                                      str_array(g->creds, g->ncreds), "private_destinations",
-                                      str_array(g->private_ips, g->nprivate));
+        o = ports == NULL
+                ? NULL
+                : json_pack("{s:s,s:s,s:s,s:s,s:o,s:s,s:o*,s:o*,s:o*,s:s*}", "change",
+                            g->changed ? "changed" : "new", "rule", g->rule, "binary", g->binary,
+                            "host", g->host, "ports", ports, "route", g->route, "access",
+                            str_array(g->access, g->naccess), "credentials",
+                            str_array(g->creds, g->ncreds), "private_destinations",
+                            str_array(g->private_ips, g->nprivate), "target_sandbox", g->peer);
         if (o == NULL || json_array_append_new(a, o) != 0) {
             json_decref(a);
             return NULL;
@@ -340,6 +349,7 @@ static pv_result text(struct pv_dynbuf *b, const struct prover_grants *gs)
         PV_GUARD(list(b, "access", g->access, g->naccess));
         PV_GUARD(list(b, "credentials in scope", g->creds, g->ncreds));
         PV_GUARD(list(b, "private destinations", g->private_ips, g->nprivate));
+        PV_GUARD(list(b, "peer sandbox", &g->peer, g->peer != NULL ? 1 : 0));
         PV_GUARD(pv_dynbuf_addstr(b, "\n"));
     }
     return PV_RESULT_OK;

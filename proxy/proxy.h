@@ -43,6 +43,8 @@
  * The server (proxy_server.c)
  * ========================================================================= */
 
+#define PROXY_SANDBOX_ADDRS_MAX 16
+
 struct proxy_config {
     const char *policy_path;
     const char *bind_addr; /* default 127.0.0.1 */
@@ -66,6 +68,10 @@ struct proxy_config {
     const char *sandbox;
     const char *token_file; /* the sandbox's bearer token */
     const char *skill_dir;  /* NULL: DATA_DIR/skills */
+    /* the sandbox's own addresses, registered with the advisor on connect so
+     * that peers' target_sandbox endpoints resolve to them */
+    const char *sandbox_addrs[PROXY_SANDBOX_ADDRS_MAX];
+    size_t nsandbox_addrs;
 };
 
 /* Check the advisor options of 'cfg' (--advisor with --sandbox and

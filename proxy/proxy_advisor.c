@@ -64,6 +64,7 @@ struct proxy_advisor {
     char base[1200];              /* URL/v1/sandboxes/NAME */
     char auth[PV_TOKEN_MAX + 32]; /* "Authorization: Bearer ..." (secret) */
     char skill_path[4200];
+    char *reg_body; /* {"addresses": [...]} for PUT .../addresses; NULL: none */
     struct proxy_local *local;
     struct proxy_denials *denials;
 
@@ -136,9 +137,10 @@ int proxy_advisor_args(struct proxy_config *cfg, char *buf, size_t len)
     const char *u = cfg->advisor_url;
 
     if (u == NULL) {
-        if (cfg->sandbox != NULL || cfg->token_file != NULL || cfg->skill_dir != NULL) {
-            fprintf(stderr, "proviso-proxy: --sandbox, --token-file and --skill-dir need "
-                            "--advisor\n");
+        if (cfg->sandbox != NULL || cfg->token_file != NULL || cfg->skill_dir != NULL ||
+            cfg->nsandbox_addrs > 0) {
+            fprintf(stderr, "proviso-proxy: --sandbox, --token-file, --skill-dir and "
+                            "--sandbox-address need --advisor\n");
             return -1;
         }
         if (cfg->policy_path == NULL) {
@@ -168,6 +170,14 @@ int proxy_advisor_args(struct proxy_config *cfg, char *buf, size_t len)
         fprintf(stderr, "proviso-proxy: --advisor needs --token-file FILE (the sandbox's "
                         "token)\n");
         return -1;
+    }
+    for (size_t i = 0; i < cfg->nsandbox_addrs; i++) {
+        struct model_ip ip;
+        const char *v = cfg->sandbox_addrs[i];
+        if (!model_ip_parse(v, strlen(v), &ip)) {
+            fprintf(stderr, "proviso-proxy: --sandbox-address %s: not an IP address\n", v);
+            return -1;
+        }
     }
     if ((size_t)snprintf(buf, len, "%s/advisor-policy.yaml", cfg->data_dir) >= len) {
         fprintf(stderr, "proviso-proxy: --data-dir too long\n");
@@ -458,6 +468,36 @@ static bool take_policy(struct proxy_advisor *a, const struct proxy_advisor_resp
     return true;
 }
 
+/* Register the sandbox's addresses (--sandbox-address) with the advisor,
+ * so peers' target_sandbox endpoints resolve to them. Done each time the
+ * sync (re)connects: the advisor keeps the last registration, and an
+ * unchanged one changes nothing there. */
+static bool register_addresses(struct proxy_advisor *a, bool say)
+{
+    struct proxy_advisor_resp r;
+    bool ok;
+
+    if (a->reg_body == NULL) {
+        return true;
+    }
+    ok = proxy_advisor_call(a, "PUT", "/addresses", a->reg_body, strlen(a->reg_body), 10, &r);
+    if (ok && r.status == 200) {
+        free(r.body);
+        return true;
+    }
+    if (say) {
+        char said[201] = "";
+        for (size_t k = 0; ok && r.body != NULL && r.body[k] != '\0' && k < sizeof(said) - 1; k++) {
+            said[k] = (unsigned char)r.body[k] < 0x20 ? ' ' : r.body[k];
+            said[k + 1] = '\0';
+        }
+        note(a, "cannot register the sandbox's addresses with the advisor (%s): retrying",
+             ok ? said : r.err);
+    }
+    free(r.body);
+    return false;
+}
+
 static void *sync_main(void *arg)
 {
     struct proxy_advisor *a = arg;
@@ -466,6 +506,8 @@ static void *sync_main(void *arg)
     int enabled = -1;
     unsigned backoff = 0;
     bool down = false;
+    bool registered = false;
+    bool reg_noted = false;
 
     if (!thread_begin(a)) {
         note(a, "cannot initialise libcurl: no policy sync");
@@ -476,6 +518,12 @@ static void *sync_main(void *arg)
         char path[160];
         bool ok;
 
+        if (!registered) {
+            /* a refused registration never holds up the policy sync; it is
+             * tried again with the next long-poll, and noted once */
+            registered = register_addresses(a, !reg_noted);
+            reg_noted = !registered;
+        }
         if (after < 0) {
             snprintf(path, sizeof(path), "/policy");
         } else {
@@ -514,6 +562,7 @@ static void *sync_main(void *arg)
             }
             down = true;
         }
+        registered = false; /* the advisor may have lost it: register again */
         free(r.body);
         backoff = backoff == 0 ? BACKOFF_MIN_MS : backoff * 2;
         if (backoff > BACKOFF_MAX_MS) {
@@ -861,6 +910,22 @@ struct proxy_advisor *proxy_advisor_new(struct proxy_server *srv)
         proxy_advisor_free(a);
         return NULL;
     }
+    if (cfg->nsandbox_addrs > 0) {
+        struct pv_dynbuf b;
+        pv_dynbuf_init(&b, 4096);
+        pv_dynbuf_puts(&b, "{\"addresses\":[");
+        for (size_t i = 0; i < cfg->nsandbox_addrs; i++) {
+            /* checked as IP literals at start-up: nothing to escape */
+            pv_dynbuf_putf(&b, "%s\"%s\"", i > 0 ? "," : "", cfg->sandbox_addrs[i]);
+        }
+        pv_dynbuf_puts(&b, "]}");
+        a->reg_body = pv_dynbuf_finish(&b);
+        if (a->reg_body == NULL) {
+            pv_log_errorx("out of memory");
+            proxy_advisor_free(a);
+            return NULL;
+        }
+    }
     if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) {
         pv_log_errorx("pipe: %s", strerror(errno));
         proxy_advisor_free(a);
@@ -950,5 +1015,6 @@ void proxy_advisor_free(struct proxy_advisor *a)
     pthread_cond_destroy(&a->qcond);
     pthread_mutex_destroy(&a->mu);
     OPENSSL_cleanse(a->auth, sizeof(a->auth));
+    free(a->reg_body);
     free(a);
 }

@@ -34,6 +34,10 @@ static const struct pv_opt proxy_opts[] = {
     {"sandbox", "NAME", "the sandbox's name at the advisor", 0},
     {"token-file", "FILE", "the sandbox's token for the advisor", 0},
     {"skill-dir", "DIR", "where to write the agent skill (default DATA_DIR/skills)", 0},
+    {"sandbox-address", "ADDR",
+     "an address the sandbox is reachable at, registered with the advisor for peers' "
+     "target_sandbox (repeat, at most 16)",
+     PV_OPT_REPEAT},
     {"port", "N", "listen port (default 3128)", 0},
     {"bind", "ADDR", "listen address (default 127.0.0.1)", 0},
     {"admin-port", "N", "the admin listener, GET /healthz (default port + 1)", 0},
@@ -172,6 +176,15 @@ int main(int argc, char **argv)
     cfg.sandbox = pv_args_get(&a, "sandbox");
     cfg.token_file = pv_args_get(&a, "token-file");
     cfg.skill_dir = pv_args_get(&a, "skill-dir");
+    cfg.nsandbox_addrs = pv_args_count(&a, "sandbox-address");
+    if (cfg.nsandbox_addrs > PROXY_SANDBOX_ADDRS_MAX) {
+        fprintf(stderr, "proviso-proxy: --sandbox-address: at most %d addresses\n",
+                PROXY_SANDBOX_ADDRS_MAX);
+        return 2;
+    }
+    for (size_t i = 0; i < cfg.nsandbox_addrs; i++) {
+        cfg.sandbox_addrs[i] = pv_args_nth(&a, "sandbox-address", (unsigned)i);
+    }
     if (!files_ok(&cfg) || proxy_advisor_args(&cfg, advisor_policy, sizeof(advisor_policy)) != 0) {
         return 2;
     }

@@ -3393,28 +3393,106 @@ static const struct {
     {NULL, true, MODEL_REASON_ALLOWED},
 };
 
-/* Composition resolves target_sandbox into cidrs; the endpoint then admits
- * exactly the peer's address. */
+static const char *const *peer_fn(void *arg, const char *name)
+{
+    static const char *const none[] = {NULL};
+
+    return strcmp(name, "peer-1") == 0 || strcmp(name, "db") == 0 ? (const char *const *)arg : none;
+}
+
+/* Composition resolves target_sandbox into resolved_ips; the endpoint then
+ * admits exactly the peer's address, and unresolving it admits nothing. */
 START_TEST(test_resolved_target_sandbox)
 {
+    static const char *const addrs[] = {"10.9.0.7", "10.9.0.7", NULL};
+    static const char *const none[] = {NULL};
     struct model_policy *p = load(P_SANDBOX);
-    struct model_endpoint *e;
+    struct model_diags *d = model_diags_new();
     struct model_decision out;
+    char *yaml;
 
     ck_assert_ptr_nonnull(p);
     decide_simple(p, "peer.internal.example", 8080, sandbox_rows[_i].ip, &out);
     ck_assert(!out.allow);
     ck_assert_int_eq(out.reason, MODEL_REASON_DEST_UNRESOLVED);
-    e = &p->rules[0].endpoints[0];
-    e->cidrs = calloc(1, sizeof(*e->cidrs));
-    ck_assert_ptr_nonnull(e->cidrs);
-    const char *why = NULL;
-    ck_assert(model_cidr_parse("10.9.0.7", 8, &e->cidrs[0], &why));
-    e->ncidrs = 1;
-    ck_assert(pv_ok(model_policy_compile(p)));
+    ck_assert(pv_ok(model_policy_resolve_peers(p, peer_fn, PV_UNCONST(addrs), d)));
+    ck_assert_uint_eq(p->rules[0].endpoints[0].resolved_ips.n, 1); /* unique */
     decide_simple(p, "peer.internal.example", 8080, sandbox_rows[_i].ip, &out);
     ck_assert_int_eq(out.allow, sandbox_rows[_i].allow);
     ck_assert_int_eq(out.reason, sandbox_rows[_i].reason);
+    yaml = model_policy_to_yaml(p, NULL);
+    ck_assert_ptr_nonnull(strstr(yaml, "resolved_ips"));
+    free(yaml);
+    ck_assert(pv_ok(model_policy_resolve_peers(p, peer_fn, PV_UNCONST(none), d)));
+    decide_simple(p, "peer.internal.example", 8080, sandbox_rows[_i].ip, &out);
+    ck_assert(!out.allow);
+    ck_assert_int_eq(out.reason, MODEL_REASON_DEST_UNRESOLVED);
+    model_diags_free(d);
+    model_policy_free(p);
+}
+END_TEST
+
+/* A peer address that is always-blocked (not loopback) fails composition. */
+START_TEST(test_resolve_refuses_link_local)
+{
+    static const char *const addrs[] = {"169.254.169.254", NULL};
+    struct model_policy *p = load(P_SANDBOX);
+    struct model_diags *d = model_diags_new();
+
+    ck_assert(!pv_ok(model_policy_resolve_peers(p, peer_fn, PV_UNCONST(addrs), d)));
+    ck_assert_uint_ge(model_diags_count(d), 1);
+    ck_assert_ptr_nonnull(strstr(model_diags_line(d, 0), "is always blocked"));
+    model_diags_free(d);
+    model_policy_free(p);
+}
+END_TEST
+
+static const char P_PEER[] = HDR "  peer:\n"
+                                 "    endpoints:\n"
+                                 "      - target_sandbox: db\n"
+                                 "        port: 8080\n" CURL;
+
+/* docs/semantics.md#test-loopback: under the switch a loopback peer address
+ * is reached only when the request names that address literally. */
+static const struct {
+    const char *host;
+    const char *ip;
+    bool test_loopback;
+    bool allow;
+    enum model_reason reason;
+} peer_lo_rows[] = {
+    {"127.0.0.6", "127.0.0.6", true, true, MODEL_REASON_ALLOWED},
+    {"127.0.0.6", "127.0.0.6", false, false, MODEL_REASON_DEST_BLOCKED},
+    {"127.0.0.7", "127.0.0.7", true, false, MODEL_REASON_DEST_BLOCKED},
+    {"db.local", "127.0.0.6", true, false, MODEL_REASON_DEST_BLOCKED},
+    {"db.local", "10.1.1.1", true, false, MODEL_REASON_DEST_ALLOWED_IPS},
+};
+
+START_TEST(test_peer_loopback_switch)
+{
+    static const char *const addrs[] = {"127.0.0.6", NULL};
+    static const char *const bins[] = {"/usr/bin/curl"};
+    struct model_policy *p = load(P_PEER);
+    struct model_diags *d = model_diags_new();
+    struct model_request req;
+    struct model_decision out;
+    struct model_ip addr;
+
+    ck_assert_ptr_nonnull(p);
+    ck_assert(pv_ok(model_policy_resolve_peers(p, peer_fn, PV_UNCONST(addrs), d)));
+    memset(&req, 0, sizeof(req));
+    req.binaries = bins;
+    req.nbinaries = 1;
+    req.host = peer_lo_rows[_i].host;
+    req.host_len = strlen(req.host);
+    req.port = 8080;
+    req.test_loopback = peer_lo_rows[_i].test_loopback;
+    ck_assert(model_ip_parse(peer_lo_rows[_i].ip, strlen(peer_lo_rows[_i].ip), &addr));
+    req.dest = &addr;
+    model_decide(p, &req, &out);
+    ck_assert_int_eq(out.allow, peer_lo_rows[_i].allow);
+    ck_assert_int_eq(out.reason, peer_lo_rows[_i].reason);
+    model_diags_free(d);
     model_policy_free(p);
 }
 END_TEST
@@ -3678,6 +3756,8 @@ static Suite *eval_suite(void)
     tcase_add_loop_test(tc, test_preset_expansion, 0, (int)PV_ARRAY_LEN(preset_rows));
     tcase_add_test(tc, test_compile_fields);
     tcase_add_loop_test(tc, test_resolved_target_sandbox, 0, (int)PV_ARRAY_LEN(sandbox_rows));
+    tcase_add_test(tc, test_resolve_refuses_link_local);
+    tcase_add_loop_test(tc, test_peer_loopback_switch, 0, (int)PV_ARRAY_LEN(peer_lo_rows));
     tcase_add_loop_test(tc, test_scan_fallback, 0, (int)PV_ARRAY_LEN(big_rows));
     tcase_add_test(tc, test_defensive);
     tcase_add_test(tc, test_names);

@@ -287,6 +287,28 @@ START_TEST(test_classes)
 }
 END_TEST
 
+/* Loopback (the test switch's exception, docs/semantics.md#test-loopback):
+ * 127/8 and ::1 in every form the always-blocked table knows, nothing else. */
+static const struct {
+    const char *addr;
+    bool lo;
+} lo_cases[] = {
+    {"127.0.0.1", true},        {"127.255.255.254", true}, {"::1", true},
+    {"::ffff:127.0.0.6", true}, {"64:ff9b::7f00:1", true}, {"2002:7f00:1::", true},
+    {"126.255.255.255", false}, {"128.0.0.0", false},      {"::2", false},
+    {"169.254.1.1", false},     {"0.0.0.0", false},        {"10.0.0.1", false},
+};
+
+START_TEST(test_loopback)
+{
+    struct model_ip ip;
+
+    ck_assert(model_ip_parse(lo_cases[_i].addr, strlen(lo_cases[_i].addr), &ip));
+    ck_assert_msg(model_ip_is_loopback(&ip) == lo_cases[_i].lo, "%s", lo_cases[_i].addr);
+    ck_assert(!lo_cases[_i].lo || model_ip_is_always_blocked(&ip));
+}
+END_TEST
+
 /* Independent classifier: unwrap the embedded IPv4 forms by hand. */
 static int v4_class(const uint8_t *a)
 {
@@ -653,6 +675,7 @@ START_TEST(test_null_fail_closed)
     ck_assert(!model_ip_is_public(NULL));
     ck_assert(!model_ip_is_private(NULL));
     ck_assert(!model_ip_is_link_local(NULL));
+    ck_assert(!model_ip_is_loopback(NULL));
     ck_assert(model_cidr_overlaps_always_blocked(NULL));
     ck_assert(!model_ip_parse(NULL, 3, NULL));
     ck_assert(!model_cidr_parse(NULL, 3, NULL, NULL));
@@ -667,6 +690,7 @@ static Suite *ip_suite(void)
     tcase_add_loop_test(tc, test_parse, 0, (int)PV_ARRAY_LEN(parse_cases));
     tcase_add_loop_test(tc, test_parse_strict, 0, (int)PV_ARRAY_LEN(strict_cases));
     tcase_add_test(tc, test_format_small_buffer);
+    tcase_add_loop_test(tc, test_loopback, 0, (int)PV_ARRAY_LEN(lo_cases));
     tcase_add_loop_test(tc, test_classes, 0, (int)PV_ARRAY_LEN(class_cases));
     tcase_add_test(tc, test_classes_random);
     tcase_add_test(tc, test_class_ranges);

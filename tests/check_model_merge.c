@@ -178,10 +178,10 @@ static const struct prop_case prop_cases[] = {
      "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"rule\":{\"endpoints\":[{\"host\":"
      "\"a.example.com\",\"port\":443,\"advisor_proposed\":false}]," BIN_CURL "}}}]}",
      "endpoint.advisor_proposed is not accepted in proposals"},
-    {"refused_target_sandbox",
-     "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"rule\":{\"endpoints\":[{\"host\":"
-     "\"a.example.com\",\"port\":443,\"target_sandbox\":\"db\"}]," BIN_CURL "}}}]}",
-     "endpoint.target_sandbox is not accepted in proposals"},
+    {"refused_resolved_ips",
+     "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"rule\":{\"endpoints\":[{"
+     "\"target_sandbox\":\"db\",\"port\":443,\"resolved_ips\":[\"10.0.0.1\"]}]," BIN_CURL "}}}]}",
+     "endpoint.resolved_ips is not accepted in proposals"},
     {"refused_mcp_contract",
      "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"rule\":{\"endpoints\":[{\"host\":"
      "\"a.example.com\",\"port\":443,\"protocol\":\"mcp\",\"mcp\":{\"strict_tool_names\":"

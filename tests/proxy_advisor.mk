@@ -8,7 +8,8 @@ tests_check_proxy_local_SOURCES = tests/check_proxy_local.c
 tests_check_proxy_local_CFLAGS = $(PROXY_TEST_CFLAGS)
 tests_check_proxy_local_LDADD = $(PROXY_TEST_LIBS)
 
-PROXY_ADVISOR_E2E = tests/e2e/advisor_loop.sh tests/e2e/advisor_mapper.sh
+PROXY_ADVISOR_E2E = tests/e2e/advisor_loop.sh tests/e2e/advisor_mapper.sh \
+	tests/e2e/advisor_peers.sh
 EXTRA_DIST += tests/e2e/advisor_proxy_lib.sh
 TESTS += $(PROXY_ADVISOR_E2E)
 EXTRA_DIST += $(PROXY_ADVISOR_E2E)

@@ -2,9 +2,9 @@
 /* proxy_upstream.c - the origin server behind proviso-proxy in e2e tests
  *
  *   proxy_upstream --port-file FILE [--cert CRT --key KEY] [--log FILE]
- *                  [--strict-port-file FILE --strict-log LOG]
+ *                  [--strict-port-file FILE --strict-log LOG] [--bind 127.X.Y.Z]
  *
- * Listens on 127.0.0.1 (free ports) with plain HTTP and, given a certificate,
+ * Listens on 127.0.0.1 (or --bind, another loopback address; free ports) with plain HTTP and, given a certificate,
  * HTTPS; writes "HTTP_PORT HTTPS_PORT\n" to FILE when ready. Every request
  * is answered 200 with a text body that echoes what arrived, so tests can
  * assert the bytes the proxy sent upstream:
@@ -118,6 +118,7 @@ static void bulk_next(struct evhttp_connection *conn, void *arg)
 }
 
 static FILE *req_log;
+static const char *bind_addr = "127.0.0.1"; /* the HTTP servers' address */
 
 static void handle(struct evhttp_request *req, void *arg)
 {
@@ -505,7 +506,7 @@ static struct evhttp *server(struct event_base *base, const char *kind, SSL_CTX 
     if (ctx != NULL) {
         evhttp_set_bevcb(h, tls_bev, ctx);
     }
-    *port = bound_port(evhttp_bind_socket_with_handle(h, "127.0.0.1", 0));
+    *port = bound_port(evhttp_bind_socket_with_handle(h, bind_addr, 0));
     return h;
 }
 
@@ -518,6 +519,7 @@ int main(int argc, char **argv)
         {"log", required_argument, NULL, 'L'},
         {"strict-port-file", required_argument, NULL, 's'},
         {"strict-log", required_argument, NULL, 'l'},
+        {"bind", required_argument, NULL, 'b'},
         {NULL, 0, NULL, 0},
     };
     const char *port_file = NULL;
@@ -560,6 +562,14 @@ int main(int argc, char **argv)
             break;
         case 'l':
             strict_log_path = optarg;
+            break;
+        case 'b':
+            /* tests stay on loopback: only 127.0.0.0/8 */
+            if (strncmp(optarg, "127.", 4) != 0) {
+                fprintf(stderr, "proxy_upstream: --bind takes a 127.0.0.0/8 address\n");
+                return 2;
+            }
+            bind_addr = optarg;
             break;
         default:
             return 2;

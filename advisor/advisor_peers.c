@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* advisor_peers.c - peer sandboxes: registered addresses, target_sandbox
+ * composition, and new revisions for the sandboxes that depend on a peer
+ *
+ * A sandbox's proxy registers the addresses its sandbox is reachable at
+ * (PUT /v1/sandboxes/{name}/addresses) whenever it connects. Composition
+ * writes each `target_sandbox: NAME` endpoint's `resolved_ips` from NAME's
+ * registered addresses (model_policy_resolve_peers). When a sandbox's
+ * addresses change - or it is deleted - every sandbox whose effective
+ * policy names it is composed again and, where the result differs, gets a
+ * new revision in the same transaction as the registration and its events;
+ * the proxies' long-polls are answered at the commit, so the change is
+ * pushed, not polled for (docs/advisor.md#peers).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "advisor/advisor.h"
+#include "advisor/store.h"
+#include "common/pv_log.h"
+#include "model/model.h"
+
+#define PEER_ADDRS_MAX 16
+
+/* ===========================================================================
+ * The lookup composition uses
+ * ========================================================================= */
+
+struct peer {
+    char *name;
+    char **addrs; /* NULL-terminated; NULL: none */
+};
+
+struct peer_table {
+    struct store *st;
+    struct peer *v;
+    size_t n;
+    bool failed; /* the store failed (not: the peer does not exist) */
+};
+
+static void addrs_free(char **a)
+{
+    for (size_t i = 0; a != NULL && a[i] != NULL; i++) {
+        free(a[i]);
+    }
+    free(a);
+}
+
+/* The JSON array of address strings 'text' as a NULL-terminated array. */
+static char **addrs_parse(const char *text)
+{
+    json_t *j = json_loads(text != NULL ? text : "[]", 0, NULL);
+    size_t n = json_is_array(j) ? json_array_size(j) : 0;
+    char **out = pv_calloc(n + 1, sizeof(*out));
+    size_t k = 0;
+
+    for (size_t i = 0; out != NULL && i < n; i++) {
+        const char *s = json_string_value(json_array_get(j, i));
+        if (s != NULL && (out[k] = pv_strdup(s)) != NULL) {
+            k++;
+        }
+    }
+    json_decref(j);
+    return out;
+}
+
+static const char *const *peer_lookup(void *arg, const char *name)
+{
+    struct peer_table *t = arg;
+    struct store_sandbox sb;
+    struct peer *nv;
+    pv_result r;
+
+    for (size_t i = 0; i < t->n; i++) {
+        if (strcmp(t->v[i].name, name) == 0) {
+            return (const char *const *)t->v[i].addrs;
+        }
+    }
+    nv = pv_realloc(t->v, (t->n + 1) * sizeof(*nv));
+    if (nv == NULL) {
+        t->failed = true;
+        return NULL;
+    }
+    t->v = nv;
+    nv[t->n].name = pv_strdup(name);
+    nv[t->n].addrs = NULL;
+    r = store_sandbox_get(t->st, name, &sb);
+    if (pv_ok(r)) {
+        nv[t->n].addrs = addrs_parse(sb.addresses);
+        t->failed |= nv[t->n].addrs == NULL;
+        store_sandbox_clear(&sb);
+    } else if (r.err != PV_ERR_NOTFOUND) {
+        t->failed = true;
+    }
+    if (nv[t->n].name == NULL) {
+        t->failed = true;
+        addrs_free(nv[t->n].addrs);
+        return NULL;
+    }
+    return (const char *const *)nv[t->n++].addrs;
+}
+
+pv_result advisor_resolve_peers(struct advisor_worker *w, struct model_policy *p, char *err,
+                                size_t errlen)
+{
+    struct peer_table t = {w->st, NULL, 0, false};
+    struct model_diags *d = model_diags_new();
+    pv_result r = d != NULL ? model_policy_resolve_peers(p, peer_lookup, &t, d)
+                            : pv_fail(PV_ERR_NOMEM, __func__);
+
+    if (pv_ok(r) && t.failed) {
+        r = pv_fail(PV_ERR_IO, __func__);
+    }
+    if (!pv_ok(r)) {
+        snprintf(err, errlen, "cannot resolve target_sandbox peers: %s",
+                 t.failed                                ? "the store failed"
+                 : d != NULL && model_diags_count(d) > 0 ? model_diags_line(d, 0)
+                                                         : "out of memory");
+    }
+    for (size_t i = 0; i < t.n; i++) {
+        free(t.v[i].name);
+        addrs_free(t.v[i].addrs);
+    }
+    free(t.v);
+    model_diags_free(d);
+    return r;
+}
+
+/* ===========================================================================
+ * Dependents: compose again, write what changed
+ * ========================================================================= */
+
+struct dep_list {
+    int64_t *ids;
+    char **names;
+    size_t n;
+    bool oom;
+};
+
+static void dep_collect(void *arg, const struct store_sandbox *sb)
+{
+    struct dep_list *l = arg;
+    int64_t *ids = l->oom ? NULL : pv_realloc(l->ids, (l->n + 1) * sizeof(*ids));
+    char **names = ids != NULL ? pv_realloc(l->names, (l->n + 1) * sizeof(*names)) : NULL;
+
+    if (ids != NULL) {
+        l->ids = ids;
+    }
+    if (names != NULL) {
+        l->names = names;
+    }
+    if (ids == NULL || names == NULL || (names[l->n] = pv_strdup(sb->name)) == NULL) {
+        l->oom = true;
+        return;
+    }
+    ids[l->n++] = sb->id;
+}
+
+static void dep_free(struct dep_list *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->names[i]);
+    }
+    free(l->names);
+    free(l->ids);
+}
+
+/* Does the sandbox's current effective policy name 'peer'? A cheap filter
+ * on the canonical text; composing again decides exactly. */
+static bool mentions(struct advisor_worker *w, int64_t sandbox, const char *peer)
+{
+    struct store_revision rev;
+    char *yaml;
+    bool hit;
+
+    if (!pv_ok(store_rev_latest(w->st, sandbox, &rev))) {
+        return true; /* let the composition report it */
+    }
+    yaml = store_blob_get(w->st, rev.blob, NULL);
+    store_revision_clear(&rev);
+    hit = yaml == NULL || (strstr(yaml, "target_sandbox") != NULL && strstr(yaml, peer) != NULL);
+    free(yaml);
+    return hit;
+}
+
+pv_result advisor_peers_push(struct advisor_worker *w, const char *peer, json_t *updated, char *err,
+                             size_t errlen)
+{
+    struct dep_list l;
+    pv_result r;
+
+    memset(&l, 0, sizeof(l));
+    r = store_sandbox_each(w->st, dep_collect, &l);
+    if (pv_ok(r) && l.oom) {
+        r = pv_fail(PV_ERR_NOMEM, __func__);
+    }
+    for (size_t i = 0; pv_ok(r) && i < l.n; i++) {
+        struct store_revision cur;
+        int64_t rev = 0;
+        char hash[65] = "";
+        char cause[200];
+        char line[512];
+        char suffix[160];
+
+        if (!mentions(w, l.ids[i], peer)) {
+            continue;
+        }
+        r = store_rev_latest(w->st, l.ids[i], &cur);
+        if (!pv_ok(r)) {
+            break;
+        }
+        snprintf(cause, sizeof(cause), "peer %s", peer);
+        r = advisor_recompose(w, l.ids[i], NULL, cause, &rev, hash, err, errlen);
+        if (pv_ok(r) && rev != cur.rev) {
+            advisor_event_suffix(suffix, sizeof(suffix), rev, hash);
+            snprintf(line, sizeof(line),
+                     "CONFIG:RESOLVED [INFO] gateway resolved target_sandbox %s again [%s]", peer,
+                     suffix);
+            r = advisor_event(
+                w->st, l.names[i], "CONFIG:RESOLVED", line,
+                json_pack("{s:s,s:I,s:s}", "peer", peer, "version", (json_int_t)rev, "hash", hash));
+            if (pv_ok(r) && updated != NULL) {
+                json_array_append_new(updated, json_pack("{s:s,s:I,s:s}", "sandbox", l.names[i],
+                                                         "policy_version", (json_int_t)rev,
+                                                         "policy_hash", hash));
+            }
+        }
+        store_revision_clear(&cur);
+    }
+    dep_free(&l);
+    return r;
+}
+
+/* ===========================================================================
+ * PUT /v1/sandboxes/{name}/addresses
+ * ========================================================================= */
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The body's addresses as a canonical JSON array (sorted, unique, each in
+ * canonical text), or NULL with a 400 in 'r'. */
+static char *addresses_canonical(const struct httpd_req *rq, bool allow_loopback,
+                                 struct httpd_reply *r)
+{
+    json_error_t je;
+    json_t *body = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &je);
+    json_t *list = json_object_get(body, "addresses");
+    char text[PEER_ADDRS_MAX][64];
+    const char *sorted[PEER_ADDRS_MAX];
+    json_t *out = NULL;
+    char *canon = NULL;
+    size_t n = json_array_size(list);
+
+    if (!json_is_object(body) || !json_is_array(list) || n > PEER_ADDRS_MAX) {
+        char detail[160];
+        snprintf(detail, sizeof(detail),
+                 "expected {\"addresses\": [ADDRESS, ...]} with at most %d "
+                 "addresses",
+                 PEER_ADDRS_MAX);
+        httpd_reply_error(r, 400, "invalid_request", detail);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *s = json_string_value(json_array_get(list, i));
+        struct model_ip ip;
+        char detail[256];
+
+        if (s == NULL || !model_ip_parse(s, strlen(s), &ip)) {
+            snprintf(detail, sizeof(detail), "addresses[%zu]: expected an IP address", i);
+            httpd_reply_error(r, 400, "invalid_request", detail);
+            goto out;
+        }
+        model_ip_format(&ip, text[i], sizeof(text[i]));
+        /*= docs/semantics.md#target-sandbox
+         *# Rule 1 still applies to peer addresses, so loopback and link-local stay
+         *# blocked for peers too. */
+        if (model_ip_is_always_blocked(&ip) && !(allow_loopback && model_ip_is_loopback(&ip))) {
+            snprintf(detail, sizeof(detail),
+                     "addresses[%zu]: %s is always blocked (loopback, link-local, unspecified, "
+                     "multicast): peers are never reached there",
+                     i, text[i]);
+            httpd_reply_error(r, 400, "invalid_request", detail);
+            goto out;
+        }
+        sorted[i] = text[i];
+    }
+    qsort(sorted, n, sizeof(sorted[0]), cmp_str);
+    out = json_array();
+    for (size_t i = 0; out != NULL && i < n; i++) {
+        if (i == 0 || strcmp(sorted[i - 1], sorted[i]) != 0) {
+            json_array_append_new(out, json_string(sorted[i]));
+        }
+    }
+    canon = out != NULL ? json_dumps(out, JSON_COMPACT) : NULL;
+    if (canon == NULL) {
+        httpd_reply_error(r, 500, "internal", "out of memory");
+    }
+out:
+    json_decref(out);
+    json_decref(body);
+    return canon;
+}
+
+void advisor_addresses_put(struct advisor_worker *w, const struct httpd_req *rq, const char *name,
+                           struct httpd_reply *r)
+{
+    char *canon = addresses_canonical(rq, w->a->cfg.test_allow_loopback, r);
+    struct store_sandbox sb;
+    json_t *updated = json_array();
+    char err[1024] = "";
+    char line[512];
+    bool changed = false;
+    pv_result res;
+
+    memset(&sb, 0, sizeof(sb));
+    if (canon == NULL) {
+        json_decref(updated);
+        return;
+    }
+    res = store_begin(w->st);
+    if (pv_ok(res)) {
+        res = store_sandbox_get(w->st, name, &sb);
+    }
+    changed = pv_ok(res) && strcmp(sb.addresses, canon) != 0;
+    if (changed) {
+        free(sb.addresses);
+        sb.addresses = canon;
+        canon = NULL;
+        res = store_sandbox_update(w->st, &sb);
+        snprintf(line, sizeof(line), "CONFIG:REGISTERED [INFO] sandbox %s registered addresses %s",
+                 name, sb.addresses);
+        if (pv_ok(res)) {
+            res = advisor_event(w->st, name, "CONFIG:REGISTERED", line,
+                                json_pack("{s:o}", "addresses", json_loads(sb.addresses, 0, NULL)));
+        }
+        if (pv_ok(res)) {
+            res = advisor_peers_push(w, name, updated, err, sizeof(err));
+        }
+    }
+    res = pv_ok(res) ? store_commit(w->st) : res;
+    if (!pv_ok(res)) {
+        store_rollback(w->st);
+        if (res.err == PV_ERR_NOTFOUND) {
+            httpd_reply_error(r, 404, "not_found", "sandbox not found");
+        } else {
+            httpd_reply_error(r, 500, "internal",
+                              err[0] != '\0' ? err : "the store failed; see the advisor's log");
+        }
+    } else {
+        if (changed) {
+            pv_log_info("OCSF %s", line);
+            advisor_changed(w->a);
+        }
+        httpd_reply_json(r, 200,
+                         json_pack("{s:s,s:o,s:b,s:O}", "sandbox", name, "addresses",
+                                   json_loads(sb.addresses != NULL ? sb.addresses : canon, 0, NULL),
+                                   "changed", changed, "updated", updated));
+    }
+    json_decref(updated);
+    store_sandbox_clear(&sb);
+    free(canon);
+}
