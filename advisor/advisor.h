@@ -15,6 +15,8 @@
  *   advisor_events.c         the decision events (OCSF shorthand + JSON)
  *   advisor_peers.c          peer sandboxes: registered addresses,
  *                            target_sandbox composition, pushing dependents
+ *   advisor_tools.c          host-side tool servers; the tools a sandbox's
+ *                            identity may call (prover /v1/discover)
  *   advisor_mapper.c         the mechanistic mapper: proxies' denials in,
  *                            narrow mechanistic proposals out
  *   advisor_routes.c         the HTTP API on libhttpd
@@ -350,6 +352,16 @@ pv_result advisor_peers_push(struct advisor_worker *w, const char *peer, json_t 
 /* PUT /v1/sandboxes/{name}/addresses */
 void advisor_addresses_put(struct advisor_worker *w, const struct httpd_req *rq, const char *name,
                            struct httpd_reply *r);
+
+/* Host-side tool servers and the tools an identity may call
+ * (advisor_tools.c, docs/advisor.md#tools). */
+void advisor_server_put(struct advisor_worker *w, const struct httpd_req *rq, const char *sandbox,
+                        const char *name, struct httpd_reply *r);
+void advisor_server_delete(struct advisor_worker *w, const char *sandbox, const char *name,
+                           struct httpd_reply *r);
+void advisor_server_list(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r);
+void advisor_tools(struct advisor_worker *w, const struct httpd_req *rq, const char *sandbox,
+                   struct httpd_reply *r);
 
 /* ===========================================================================
  * The mechanistic mapper (advisor_mapper.c)

@@ -36,6 +36,10 @@ enum route_id {
     R_BOUNDARY,
     R_LOADED,
     R_ADDRESSES,
+    R_SERVERS,
+    R_SERVER_PUT,
+    R_SERVER_DELETE,
+    R_TOOLS,
     R_SB_SETTINGS,
     R_SB_SETTING_PUT,
     R_SB_SETTING_DELETE,
@@ -82,6 +86,11 @@ static const struct {
     {{"PUT", "/v1/sandboxes/*/boundary", R_BOUNDARY, HTTPD_BODY}, ADMIN},
     {{"POST", "/v1/sandboxes/*/loaded", R_LOADED, HTTPD_BODY}, OWNER},
     {{"PUT", "/v1/sandboxes/*/addresses", R_ADDRESSES, HTTPD_BODY}, OWNER},
+    {{"GET", "/v1/sandboxes/*/servers", R_SERVERS, 0}, OWNER},
+    {{"PUT", "/v1/sandboxes/*/servers/*", R_SERVER_PUT, HTTPD_BODY}, ADMIN},
+    {{"DELETE", "/v1/sandboxes/*/servers/*", R_SERVER_DELETE, 0}, ADMIN},
+    {{"GET", "/v1/sandboxes/*/tools", R_TOOLS, 0}, OWNER},
+    {{"POST", "/v1/sandboxes/*/tools", R_TOOLS, HTTPD_BODY}, OWNER},
     {{"GET", "/v1/sandboxes/*/settings", R_SB_SETTINGS, 0}, OWNER},
     {{"PUT", "/v1/sandboxes/*/settings/*", R_SB_SETTING_PUT, HTTPD_BODY}, ADMIN},
     {{"DELETE", "/v1/sandboxes/*/settings/*", R_SB_SETTING_DELETE, 0}, ADMIN},
@@ -1005,6 +1014,18 @@ void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct 
         return;
     case R_ADDRESSES:
         advisor_addresses_put(w, rq, p0, r);
+        return;
+    case R_SERVERS:
+        advisor_server_list(w, p0, r);
+        return;
+    case R_SERVER_PUT:
+        advisor_server_put(w, rq, p0, p1, r);
+        return;
+    case R_SERVER_DELETE:
+        advisor_server_delete(w, p0, p1, r);
+        return;
+    case R_TOOLS:
+        advisor_tools(w, rq, p0, r);
         return;
     case R_SB_SETTINGS: {
         struct store_sandbox sb;

@@ -32,7 +32,7 @@
 struct store;
 
 /* The schema version this build writes (migrations run on open). */
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 /* Open (creating when missing) the store in directory 'dir'. A newer schema
  * than STORE_SCHEMA_VERSION is refused. Message in 'err' on failure. */
@@ -103,6 +103,26 @@ pv_result store_sandbox_delete(struct store *s, int64_t id) PV_WUR;
 /* Calls 'fn' for each sandbox in name order. */
 pv_result store_sandbox_each(struct store *s, void (*fn)(void *arg, const struct store_sandbox *sb),
                              void *arg) PV_WUR;
+
+/* ---------------------------------------------------------------------------
+ * Tool servers: host-side API servers registered for a sandbox (name, base
+ * URL, the blob of their OpenAPI document); docs/advisor.md#tools
+ * ------------------------------------------------------------------------- */
+
+struct store_server {
+    char *name;
+    char *base_url;
+    char *openapi_blob; /* sha256 of the OpenAPI document in blobs */
+    int64_t created_ms;
+};
+void store_server_clear(struct store_server *sv);
+/* Insert, or replace the server of the same name. */
+pv_result store_server_put(struct store *s, int64_t sandbox, const struct store_server *sv) PV_WUR;
+/* PV_ERR_NOTFOUND when absent. */
+pv_result store_server_delete(struct store *s, int64_t sandbox, const char *name) PV_WUR;
+/* Calls 'fn' for each server of the sandbox in name order. */
+pv_result store_server_each(struct store *s, int64_t sandbox,
+                            void (*fn)(void *arg, const struct store_server *sv), void *arg) PV_WUR;
 
 /* ---------------------------------------------------------------------------
  * Settings: scope "" is global, otherwise a sandbox name

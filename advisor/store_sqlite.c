@@ -118,6 +118,11 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
     "DROP INDEX chunks_by_dedup;"
     "CREATE INDEX chunks_by_dedup ON chunks (sandbox, dedup_key, created_ms) "
     "WHERE dedup_key <> '';",
+    /* 3 -> 4: host-side tool servers registered per sandbox (tool discovery) */
+    "CREATE TABLE tool_servers ("
+    "  sandbox INTEGER NOT NULL, name TEXT NOT NULL, base_url TEXT NOT NULL,"
+    "  openapi_blob TEXT NOT NULL, created_ms INTEGER NOT NULL,"
+    "  PRIMARY KEY (sandbox, name));",
 };
 
 /* ===========================================================================
@@ -698,6 +703,7 @@ pv_result store_sandbox_delete(struct store *s, int64_t id)
         "DELETE FROM revisions WHERE sandbox = ?",
         "DELETE FROM base_revisions WHERE sandbox = ?",
         "DELETE FROM loaded WHERE sandbox = ?",
+        "DELETE FROM tool_servers WHERE sandbox = ?",
         "DELETE FROM settings WHERE scope = (SELECT name FROM sandboxes WHERE id = ?)",
         "DELETE FROM sandboxes WHERE id = ?",
     };
@@ -729,6 +735,74 @@ pv_result store_sandbox_each(struct store *s, void (*fn)(void *arg, const struct
         }
         fn(arg, &sb);
         store_sandbox_clear(&sb);
+    }
+    done(s, st);
+    PV_ENSURE(rc == SQLITE_DONE, PV_ERR_IO);
+    return PV_RESULT_OK;
+}
+
+/* ===========================================================================
+ * Tool servers
+ * ========================================================================= */
+
+void store_server_clear(struct store_server *sv)
+{
+    free(sv->name);
+    free(sv->base_url);
+    free(sv->openapi_blob);
+    memset(sv, 0, sizeof(*sv));
+}
+
+pv_result store_server_put(struct store *s, int64_t sandbox, const struct store_server *sv)
+{
+    sqlite3_stmt *st = prep(s, "INSERT OR REPLACE INTO tool_servers (sandbox, name, base_url, "
+                               "openapi_blob, created_ms) VALUES (?, ?, ?, ?, ?)");
+
+    if (st == NULL ||
+        !bind(st, "isssi", sandbox, sv->name, sv->base_url, sv->openapi_blob, sv->created_ms)) {
+        done(s, st);
+        PV_BAIL(PV_ERR_IO);
+    }
+    return run(s, st);
+}
+
+pv_result store_server_delete(struct store *s, int64_t sandbox, const char *name)
+{
+    sqlite3_stmt *st = prep(s, "DELETE FROM tool_servers WHERE sandbox = ? AND name = ?");
+
+    if (st == NULL || !bind(st, "is", sandbox, name)) {
+        done(s, st);
+        PV_BAIL(PV_ERR_IO);
+    }
+    PV_GUARD(run(s, st));
+    PV_ENSURE(sqlite3_changes(s->db) == 1, PV_ERR_NOTFOUND);
+    return PV_RESULT_OK;
+}
+
+pv_result store_server_each(struct store *s, int64_t sandbox,
+                            void (*fn)(void *arg, const struct store_server *sv), void *arg)
+{
+    sqlite3_stmt *st = prep(s, "SELECT name, base_url, openapi_blob, created_ms FROM "
+                               "tool_servers WHERE sandbox = ? ORDER BY name");
+    int rc = SQLITE_DONE;
+
+    if (st == NULL || !bind(st, "i", sandbox)) {
+        done(s, st);
+        PV_BAIL(PV_ERR_IO);
+    }
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct store_server sv;
+        sv.name = col_text(st, 0);
+        sv.base_url = col_text(st, 1);
+        sv.openapi_blob = col_text(st, 2);
+        sv.created_ms = sqlite3_column_int64(st, 3);
+        if (sv.name == NULL || sv.base_url == NULL || sv.openapi_blob == NULL) {
+            store_server_clear(&sv);
+            done(s, st);
+            PV_BAIL(PV_ERR_NOMEM);
+        }
+        fn(arg, &sv);
+        store_server_clear(&sv);
     }
     done(s, st);
     PV_ENSURE(rc == SQLITE_DONE, PV_ERR_IO);

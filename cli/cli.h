@@ -23,6 +23,7 @@ int cli_policy(int argc, char **argv);
 int cli_settings(int argc, char **argv);
 int cli_rule(int argc, char **argv);
 int cli_audit(int argc, char **argv);
+int cli_run(int argc, char **argv);
 
 /* Read a whole file (at most 'cap' bytes; "-" is stdin) into a new
  * NUL-terminated buffer (caller frees). Returns NULL and prints

@@ -40,6 +40,7 @@ static const struct {
     {"settings", cli_settings, "advisor: get, set, delete settings"},
     {"rule", cli_rule, "advisor: review proposals (list, get, approve, reject, ...)"},
     {"audit", cli_audit, "advisor: export, verify and replay the decision record"},
+    {"run", cli_run, "start host-side tool servers for a sandbox and register them"},
     {"help", cli_help, "describe the commands, or one command (help CMD)"},
     {"version", cli_version, "print the version"},
 };

@@ -241,6 +241,7 @@ struct prover_doc {
 struct prover_body {
     struct prover_doc f[PROVER_F__COUNT];
     uint64_t timeout_ms; /* 0: not given */
+    bool test_loopback;  /* /v1/discover: options.test_allow_loopback */
     struct json_t *root; /* the parsed body (owned) */
 };
 

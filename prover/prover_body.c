@@ -81,6 +81,7 @@ static const struct field_rule discover_rules[] = {
     {PROVER_F_POLICY, T_OBJ | T_STR, REQUIRED, "a policy object or a YAML/JSON string"},
     {PROVER_F_BINARY, T_STR, REQUIRED, "an absolute path string"},
     {PROVER_F_ANCESTORS, T_ARR, OPTIONAL, "a list of absolute path strings"},
+    {PROVER_F_OPTIONS, T_OBJ, OPTIONAL, "an object"},
 };
 
 static const struct {
@@ -208,8 +209,9 @@ static void printable(char *out, size_t outlen, const char *s, size_t len)
     out[o] = '\0';
 }
 
-static pv_result decode_options(const json_t *opts, uint64_t max_timeout_ms,
-                                struct prover_body *out, char *err, size_t errlen)
+static pv_result decode_options(enum prover_body_kind kind, const json_t *opts,
+                                uint64_t max_timeout_ms, struct prover_body *out, char *err,
+                                size_t errlen)
 {
     const char *k;
     const json_t *v;
@@ -217,6 +219,16 @@ static pv_result decode_options(const json_t *opts, uint64_t max_timeout_ms,
     json_object_foreach((json_t *)PV_UNCONST(opts), k, v)
     {
         json_int_t n;
+        /* discovery is a concrete decision, so it can take the proxy's test
+         * switch (docs/semantics.md#test-loopback); a proof never does */
+        if (kind == PROVER_BODY_DISCOVER && strcmp(k, "test_allow_loopback") == 0) {
+            if (!json_is_boolean(v)) {
+                snprintf(err, errlen, "options.test_allow_loopback: must be a boolean");
+                PV_BAIL(PV_ERR_USAGE);
+            }
+            out->test_loopback = json_is_true(v);
+            continue;
+        }
         if (strcmp(k, "timeout_ms") != 0) {
             char name[48];
             printable(name, sizeof(name), k, strlen(k));
@@ -373,7 +385,7 @@ pv_result prover_body_decode(enum prover_body_kind kind, const char *buf, size_t
         r = check_required(kind, out, err, errlen);
     }
     if (pv_ok(r) && out->f[PROVER_F_OPTIONS].present) {
-        r = decode_options(out->f[PROVER_F_OPTIONS].value, max_timeout_ms, out, err, errlen);
+        r = decode_options(kind, out->f[PROVER_F_OPTIONS].value, max_timeout_ms, out, err, errlen);
     }
     if (!pv_ok(r)) {
         prover_body_free(out);

@@ -855,6 +855,11 @@ struct proxy_local *proxy_advisor_local(const struct proxy_advisor *a)
     return a != NULL ? a->local : NULL;
 }
 
+int64_t proxy_advisor_applied_rev(const struct proxy_advisor *a)
+{
+    return a->applied_rev;
+}
+
 bool proxy_advisor_enabled(const struct proxy_advisor *a)
 {
     return a != NULL && a->enabled;

@@ -53,6 +53,8 @@ const char *proxy_advisor_policy_yaml(const struct proxy_advisor *a);
  * 'deadline_ms' (CLOCK_MONOTONIC ms) passes; true when it has. */
 bool proxy_advisor_wait_loaded(struct proxy_advisor *a, int64_t rev, int64_t deadline_ms);
 int64_t proxy_advisor_now_ms(void);
+/* Loop thread: the revision this proxy enforces (0: none yet). */
+int64_t proxy_advisor_applied_rev(const struct proxy_advisor *a);
 
 /* One call to the advisor from a worker thread. 'path' is appended to
  * /v1/sandboxes/NAME ("" for the sandbox itself); 'body' (may be NULL) is

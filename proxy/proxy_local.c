@@ -16,6 +16,10 @@
  *   GET  /v1/proposals/{id}           forwarded (a job)
  *   GET  /v1/proposals/{id}/wait      forwarded; an approval is answered
  *                                     once this proxy enforces it (a job)
+ *   GET  /v1/tools                    the host-side tools the caller may call
+ *                                     under the revision this proxy enforces
+ *   GET  /v1/openapi[?server=NAME]    the same as pruned OpenAPI documents
+ *                                     (a job each; docs/advisor.md#tools)
  *
  * Calls to the advisor run on proxy_advisor.c's workers: the loop never
  * waits for HTTP. policy_reloaded is this proxy's own answer: true only when
@@ -61,6 +65,8 @@ enum local_route {
     ROUTE_SUBMIT,
     ROUTE_CHUNK,
     ROUTE_WAIT,
+    ROUTE_TOOLS,
+    ROUTE_OPENAPI,
     ROUTE_BAD_SUB, /* a malformed /v1/proposals/... path */
 };
 
@@ -109,6 +115,7 @@ struct local_job {
     size_t blen;
     unsigned status; /* answer */
     char *out;       /* JSON text */
+    char server[64]; /* /v1/openapi?server=NAME */
 };
 
 static void req_read(struct bufferevent *bev, void *arg);
@@ -190,6 +197,12 @@ static enum local_route route_of(const char *method, const char *path, char *id,
     }
     if (get && strcmp(path, "/v1/denials") == 0) {
         return ROUTE_DENIALS;
+    }
+    if (get && strcmp(path, "/v1/tools") == 0) {
+        return ROUTE_TOOLS;
+    }
+    if (get && strcmp(path, "/v1/openapi") == 0) {
+        return ROUTE_OPENAPI;
     }
     if (strcmp(method, "POST") == 0 && strcmp(path, "/v1/proposals") == 0) {
         return ROUTE_SUBMIT;
@@ -490,6 +503,52 @@ static void own_reloaded(struct proxy_advisor *a, json_t *o, int64_t deadline)
                         json_boolean(rev > 0 && proxy_advisor_wait_loaded(a, rev, deadline)));
 }
 
+/* /v1/tools and /v1/openapi: the advisor discovers, for the revision this
+ * proxy enforces and the caller's identity, which tool operations are
+ * reachable (docs/advisor.md#tools); the answer is reshaped for agents. */
+static void tools_run(struct proxy_advisor *a, struct local_job *j)
+{
+    struct proxy_advisor_resp r;
+    json_t *o;
+    json_t *out;
+
+    if (!proxy_advisor_call(a, "POST", "/tools", j->body, j->blen, 60, &r)) {
+        char d[400];
+        snprintf(d, sizeof(d), "cannot reach the policy advisor: %s", r.err);
+        job_error(j, 502, "gateway_lookup_failed", d);
+        return;
+    }
+    o = json_loadb(r.body, r.len, 0, NULL);
+    free(r.body);
+    if (r.status != 200 || !json_is_object(o)) {
+        if (json_is_object(o) && r.status >= 400 && r.status <= 599 && r.status != 401 &&
+            r.status != 403) {
+            job_set(j, (unsigned)r.status, o);
+            return;
+        }
+        json_decref(o);
+        job_error(j, 502, "discovery_failed", "the policy advisor could not list the tools");
+        return;
+    }
+    if (j->route == ROUTE_TOOLS) {
+        out = json_pack("{s:O,s:O}", "revision", json_object_get(o, "revision"), "tools",
+                        json_object_get(o, "tools"));
+    } else if (j->server[0] == '\0') {
+        out = json_pack("{s:O,s:O}", "revision", json_object_get(o, "revision"), "servers",
+                        json_object_get(o, "openapi"));
+    } else {
+        json_t *doc = json_object_get(json_object_get(o, "openapi"), j->server);
+        if (doc == NULL) {
+            json_decref(o);
+            job_error(j, 404, "not_found", "no tool server of that name for this sandbox");
+            return;
+        }
+        out = json_incref(doc);
+    }
+    json_decref(o);
+    job_set(j, 200, out);
+}
+
 static void job_run(struct proxy_advisor *a, struct proxy_advisor_job *pj)
 {
     struct local_job *j = (struct local_job *)pj;
@@ -516,6 +575,10 @@ static void job_run(struct proxy_advisor *a, struct proxy_advisor_job *pj)
         snprintf(path, sizeof(path), "/proposals/%s/wait?timeout=%u", j->chunk, j->timeout);
         timeout = (long)j->timeout + 15;
         break;
+    case ROUTE_TOOLS:
+    case ROUTE_OPENAPI:
+        tools_run(a, j);
+        return;
     case ROUTE_NONE:
     case ROUTE_POLICY:
     case ROUTE_DENIALS:
@@ -571,6 +634,56 @@ static void job_done(struct proxy_advisor *a, struct proxy_advisor_job *pj)
     free(j);
 }
 
+/* The advisor query of /v1/tools and /v1/openapi: the caller's identity
+ * (binary, then ancestors, as the proxy identified it) and the revision
+ * this proxy enforces; 'server' gets ?server=NAME. NULL after an answer. */
+static char *tools_query(struct local_req *r, char *server, size_t slen)
+{
+    const struct proxy_identity *id = r->id;
+    int64_t rev = proxy_advisor_applied_rev(r->l->a);
+    const char *q = r->query != NULL ? strstr(r->query, "server=") : NULL;
+    json_t *anc = json_array();
+    json_t *o;
+    char *text;
+
+    server[0] = '\0';
+    if (q != NULL && (q == r->query || q[-1] == '&')) {
+        size_t n = 0;
+        for (q += 7; q[n] != '\0' && q[n] != '&' && n + 1 < slen; n++) {
+            char c = q[n];
+            if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_')) {
+                json_decref(anc);
+                answer_error(r, 400, "invalid_request", "server: a tool server name");
+                return NULL;
+            }
+            server[n] = c;
+        }
+        server[n] = '\0';
+    }
+    if (id == NULL || !id->known || id->n == 0) {
+        json_decref(anc);
+        answer_error(r, 403, "identity_unknown", "the calling binary could not be identified");
+        return NULL;
+    }
+    if (rev <= 0) {
+        json_decref(anc);
+        answer_error(r, 503, "policy_unavailable", "no sandbox policy revision is loaded yet");
+        return NULL;
+    }
+    for (size_t i = 1; anc != NULL && i < id->n; i++) {
+        json_array_append_new(anc, json_string(id->path[i]));
+    }
+    o = anc != NULL ? json_pack("{s:s,s:o,s:I}", "binary", id->path[0], "ancestors", anc,
+                                "revision", (json_int_t)rev)
+                    : NULL;
+    text = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (text == NULL) {
+        answer_error(r, 500, "internal", "out of memory");
+    }
+    return text;
+}
+
 static void start_job(struct local_req *r)
 {
     struct local_job *j = pv_calloc(1, sizeof(*j));
@@ -595,6 +708,14 @@ static void start_job(struct local_req *r)
             return;
         }
     }
+    if (r->route == ROUTE_TOOLS || r->route == ROUTE_OPENAPI) {
+        j->body = tools_query(r, j->server, sizeof(j->server));
+        j->blen = j->body != NULL ? strlen(j->body) : 0;
+        if (j->body == NULL) {
+            free(j);
+            return; /* answered */
+        }
+    }
     r->st = LS_JOB;
     r->in_job = true;
     bufferevent_disable(r->bev, EV_READ);
@@ -616,13 +737,19 @@ static void dispatch(struct local_req *r)
     struct proxy_local *l = r->l;
     char d[1200];
 
+    r->route = route_of(r->method, r->path, r->chunk, sizeof(r->chunk));
+    /* tool discovery is not the proposals feature: it only tells what the
+     * enforced policy already allows */
+    if (r->route == ROUTE_TOOLS || r->route == ROUTE_OPENAPI) {
+        start_job(r);
+        return;
+    }
     if (!proxy_advisor_enabled(l->a)) {
         snprintf(d, sizeof(d), FEATURE_DISABLED,
                  l->srv->cfg->sandbox != NULL ? l->srv->cfg->sandbox : "NAME");
         answer_error(r, 404, "feature_disabled", d);
         return;
     }
-    r->route = route_of(r->method, r->path, r->chunk, sizeof(r->chunk));
     switch (r->route) {
     case ROUTE_NONE:
         snprintf(d, sizeof(d), "policy.local route not found: %s %s", r->method, r->path);
@@ -646,6 +773,8 @@ static void dispatch(struct local_req *r)
         return;
     case ROUTE_CHUNK:
     case ROUTE_WAIT:
+    case ROUTE_TOOLS:
+    case ROUTE_OPENAPI:
         start_job(r);
         return;
     case ROUTE_SUBMIT:

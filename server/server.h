@@ -138,12 +138,15 @@ void server_route_run(struct server_worker *w, enum server_route_id route, const
 
 /* The discovery core, usable without HTTP (tests): 'openapi' borrowed,
  * 'policy' compiled (borrowed); 'bins' is the calling binary then its
- * ancestors (the proxy's identity, nbins >= 1). Returns a new
+ * ancestors (the proxy's identity, nbins >= 1); 'test_loopback' decides
+ * as a proxy with --test-allow-loopback (docs/semantics.md#test-loopback).
+ * Returns a new
  * {"openapi":..., "tools":..., "operations":[...]} object or NULL with a
  * message in 'err'. */
 struct model_policy;
 json_t *server_discover(const json_t *openapi, const struct model_policy *policy,
-                        const char *const *bins, size_t nbins, char *err, size_t errlen);
+                        const char *const *bins, size_t nbins, bool test_loopback, char *err,
+                        size_t errlen);
 /* tools.json entries for every operation of 'openapi' (no policy filter).
  * New reference or NULL. */
 json_t *server_openapi_tools(const json_t *openapi);

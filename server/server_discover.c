@@ -665,6 +665,7 @@ struct disc_arg {
     const struct model_policy *policy;
     const char *const *bins; /* the binary, then its ancestors */
     size_t nbins;
+    bool test_loopback;
     json_t *subset; /* deep copy of the document, pruned as we go */
     json_t *tools;
     json_t *names;
@@ -718,6 +719,7 @@ static int check_server(struct disc_arg *a, const struct op *o, const json_t *se
         memset(&req, 0, sizeof(req));
         req.binaries = a->bins;
         req.nbinaries = a->nbins;
+        req.test_loopback = a->test_loopback;
         req.host = t.host;
         req.host_len = strlen(t.host);
         req.port = t.port;
@@ -833,7 +835,8 @@ static void prune_paths(json_t *subset)
 }
 
 json_t *server_discover(const json_t *openapi, const struct model_policy *policy,
-                        const char *const *bins, size_t nbins, char *err, size_t errlen)
+                        const char *const *bins, size_t nbins, bool test_loopback, char *err,
+                        size_t errlen)
 {
     const char *binary = nbins > 0 ? bins[0] : "";
     struct disc_arg a;
@@ -845,6 +848,7 @@ json_t *server_discover(const json_t *openapi, const struct model_policy *policy
     a.policy = policy;
     a.bins = bins;
     a.nbins = nbins;
+    a.test_loopback = test_loopback;
     a.subset = json_deep_copy(openapi);
     a.tools = json_array();
     a.names = json_object();

@@ -398,7 +398,7 @@ static void route_discover(const struct prover_body *b, struct server_reply *r)
         server_reply_error(r, 400, "invalid_request", err);
         return;
     }
-    out = server_discover(use, policy, bins, nbins, err, sizeof(err));
+    out = server_discover(use, policy, bins, nbins, b->test_loopback, err, sizeof(err));
     json_decref(doc);
     model_policy_free(policy);
     if (out == NULL) {

@@ -103,8 +103,18 @@ static const struct row rows[] = {
      "binary: must be an absolute path string", 0},
     {PROVER_BODY_DISCOVER, "{\"openapi\": 3, \"policy\": {}, \"binary\": \"/b\"}", USAGE,
      "openapi: must be", 0},
-    {PROVER_BODY_DISCOVER, "{\"openapi\": {}, \"policy\": {}, \"binary\": \"/b\", \"options\": {}}",
-     USAGE, "unknown field \"options\"", 0},
+    {PROVER_BODY_DISCOVER,
+     "{\"openapi\": {}, \"policy\": {}, \"binary\": \"/b\", \"options\": {\"timeout_ms\": 9}}", OK,
+     "openapi={}|policy={}|binary=/b|options={\"timeout_ms\": 9}", 9},
+    {PROVER_BODY_DISCOVER,
+     "{\"openapi\": {}, \"policy\": {}, \"binary\": \"/b\", \"options\": "
+     "{\"test_allow_loopback\": 1}}",
+     USAGE, "options.test_allow_loopback: must be a boolean", 0},
+    {PROVER_BODY_PROVE, "{\"candidate\": {}, \"options\": {\"test_allow_loopback\": true}}", USAGE,
+     "options: unknown field \"test_allow_loopback\"", 0},
+    {PROVER_BODY_DISCOVER,
+     "{\"openapi\": {}, \"policy\": {}, \"binary\": \"/b\", \"ancestors\": \"/a\"}", USAGE,
+     "ancestors: must be", 0},
 };
 
 static enum prover_field field_by_name(const char *name, size_t len)

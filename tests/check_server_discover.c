@@ -125,7 +125,7 @@ START_TEST(test_discover_table)
     json_t *doc = doc_for(r->server, r->method, r->path);
     char err[256] = "";
     json_t *out =
-        server_discover(doc, p, (const char *const[]){"/usr/bin/curl"}, 1, err, sizeof(err));
+        server_discover(doc, p, (const char *const[]){"/usr/bin/curl"}, 1, false, err, sizeof(err));
     const json_t *op;
     const json_t *chk;
 
@@ -166,13 +166,14 @@ START_TEST(test_discover_binary_and_servers)
                   "/v1/items", "post", "summary", "Create", "put", "summary", "Replace");
     char err[256];
     json_t *out =
-        server_discover(doc, p, (const char *const[]){"/usr/bin/wget"}, 1, err, sizeof(err));
+        server_discover(doc, p, (const char *const[]){"/usr/bin/wget"}, 1, false, err, sizeof(err));
     const json_t *paths;
 
     ck_assert_ptr_nonnull(out);
     ck_assert_int_eq(json_integer_value(json_object_get(out, "operations_reachable")), 0);
     json_decref(out);
-    out = server_discover(doc, p, (const char *const[]){"/usr/bin/curl"}, 1, err, sizeof(err));
+    out =
+        server_discover(doc, p, (const char *const[]){"/usr/bin/curl"}, 1, false, err, sizeof(err));
     ck_assert_ptr_nonnull(out);
     ck_assert_int_eq(json_integer_value(json_object_get(out, "operations_reachable")), 1);
     paths = json_object_get(json_object_get(out, "openapi"), "paths");
@@ -199,8 +200,8 @@ START_TEST(test_discover_binary_and_servers)
     }
     json_decref(out);
     /* wget run by an allowed ancestor (curl) decides as the proxy would: allowed */
-    out = server_discover(doc, p, (const char *const[]){"/usr/bin/wget", "/usr/bin/curl"}, 2, err,
-                          sizeof(err));
+    out = server_discover(doc, p, (const char *const[]){"/usr/bin/wget", "/usr/bin/curl"}, 2, false,
+                          err, sizeof(err));
     ck_assert_ptr_nonnull(out);
     ck_assert_int_eq(json_integer_value(json_object_get(out, "operations_reachable")), 1);
     json_decref(out);
@@ -231,7 +232,8 @@ START_TEST(test_discover_bad_docs)
     json_t *out;
 
     ck_assert_ptr_nonnull(doc);
-    out = server_discover(doc, p, (const char *const[]){"/usr/bin/curl"}, 1, err, sizeof(err));
+    out =
+        server_discover(doc, p, (const char *const[]){"/usr/bin/curl"}, 1, false, err, sizeof(err));
     ck_assert_ptr_null(out);
     ck_assert_msg(strstr(err, bad_docs[_i].err) != NULL, "row %d: %s", _i, err);
     ck_assert_ptr_null(server_openapi_tools(doc));

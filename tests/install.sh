@@ -179,7 +179,7 @@ for b in proviso-prover proviso-advisor proviso-proxy; do
     man_has_opts "$(find_one "man$n/$b.$n")" "$bindir/$b"
 done
 page=$(find_one man1/proviso.1)
-for c in validate eval prove check corpus version; do
+for c in validate eval prove check corpus run version; do
     man_has_opts "$page" "$pv" "$c"
 done
 for gc in "sandbox create" "sandbox list" "policy set" "settings get" "settings set" \

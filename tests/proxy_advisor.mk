@@ -9,7 +9,13 @@ tests_check_proxy_local_CFLAGS = $(PROXY_TEST_CFLAGS)
 tests_check_proxy_local_LDADD = $(PROXY_TEST_LIBS)
 
 PROXY_ADVISOR_E2E = tests/e2e/advisor_loop.sh tests/e2e/advisor_mapper.sh \
-	tests/e2e/advisor_peers.sh
+	tests/e2e/advisor_peers.sh tests/e2e/advisor_tools.sh
+# tool discovery's host-side servers: one in C, one in Python
+check_PROGRAMS += tests/e2e/tool_server
+tests_e2e_tool_server_SOURCES = tests/e2e/tool_server.c
+tests_e2e_tool_server_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS)
+tests_e2e_tool_server_LDADD = $(MHD_LIBS)
+EXTRA_DIST += tests/e2e/tool_server.py
 EXTRA_DIST += tests/e2e/advisor_proxy_lib.sh
 TESTS += $(PROXY_ADVISOR_E2E)
 EXTRA_DIST += $(PROXY_ADVISOR_E2E)
