@@ -341,6 +341,41 @@ static pv_result reconcile(struct advisor_worker *w, const char *sandbox_name, i
     return res;
 }
 
+/* The candidate names peers exactly as they are registered now: a peer
+ * that moved after the evaluation (its push writes only the dependents'
+ * current revisions) would otherwise be approved at its old address, which
+ * nothing would ever correct. Inside the transaction. */
+static pv_result peers_unchanged(struct advisor_worker *w, const struct advisor_eval *e)
+{
+    struct model_policy *copy;
+    char err[1024];
+    char hash[65];
+    bool peers = false;
+    pv_result r;
+
+    for (size_t i = 0; !peers && i < model_policy_nrules(e->candidate); i++) {
+        const struct model_rule *rule = model_policy_rule(e->candidate, i);
+        for (size_t j = 0; !peers && j < model_rule_nendpoints(rule); j++) {
+            struct model_endpoint_view v;
+            model_endpoint_view(model_rule_endpoint(rule, j), &v);
+            peers = v.target_sandbox != NULL;
+        }
+    }
+    if (!peers) {
+        return PV_RESULT_OK;
+    }
+    copy = model_policy_copy(e->candidate);
+    PV_ENSURE(copy != NULL, PV_ERR_NOMEM);
+    r = advisor_resolve_peers(w, copy, err, sizeof(err));
+    if (pv_ok(r)) {
+        r = model_policy_sha256(copy, hash);
+    }
+    model_policy_free(copy);
+    PV_GUARD(r);
+    PV_ENSURE(strcmp(hash, e->candidate_hash) == 0, PV_ERR_CONFLICT);
+    return PV_RESULT_OK;
+}
+
 /* Approve 'c' (status 'expect') into revision: write the candidate as the
  * next revision, mark the chunk, record the event, reconcile. Inside the
  * transaction, under the stripe lock, with 'snap' current. */
@@ -359,6 +394,7 @@ static pv_result approve_in_tx(struct advisor_worker *w, const struct advisor_sn
     int64_t now = advisor_now_ms();
 
     snprintf(cause, sizeof(cause), "approve %s", c->id);
+    PV_GUARD(peers_unchanged(w, e));
     PV_GUARD(write_revision(w, snap->sandbox, e->candidate, e->candidate_yaml, cause, &rev, hash));
     PV_GUARD(store_blob_put(w->st, e->candidate_yaml, strlen(e->candidate_yaml), blob));
     free(c->status);

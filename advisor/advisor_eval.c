@@ -299,6 +299,88 @@ static bool rule_names_peer(const json_t *rule)
     return false;
 }
 
+static bool rule_same(const struct model_rule *a, const struct model_rule *b)
+{
+    if (model_rule_nendpoints(a) != model_rule_nendpoints(b) ||
+        model_rule_nbinaries(a) != model_rule_nbinaries(b)) {
+        return false;
+    }
+    for (size_t i = 0; i < model_rule_nbinaries(a); i++) {
+        if (strcmp(model_rule_binary(a, i), model_rule_binary(b, i)) != 0) {
+            return false;
+        }
+    }
+    for (size_t i = 0; i < model_rule_nendpoints(a); i++) {
+        struct model_endpoint_view va;
+        struct model_endpoint_view vb;
+        model_endpoint_view(model_rule_endpoint(a, i), &va);
+        model_endpoint_view(model_rule_endpoint(b, i), &vb);
+        if (va.fp == NULL || vb.fp == NULL || va.fplen != vb.fplen ||
+            memcmp(va.fp, vb.fp, va.fplen) != 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The peer of a candidate rule that names a target_sandbox and is not
+ * exactly a rule of the current policy, or NULL. The merge may fold a rule
+ * that never says target_sandbox into a peer rule (a new binary, port or
+ * path): the peer gains reach the moment it registers, and an unresolved
+ * peer proves `empty`, so such a change is a reviewer's call too. */
+static const char *changed_peer(const struct model_policy *base, const struct model_policy *cand)
+{
+    for (size_t i = 0; i < model_policy_nrules(cand); i++) {
+        const struct model_rule *r = model_policy_rule(cand, i);
+        const struct model_rule *b;
+        const char *peer = NULL;
+
+        for (size_t j = 0; peer == NULL && j < model_rule_nendpoints(r); j++) {
+            struct model_endpoint_view v;
+            model_endpoint_view(model_rule_endpoint(r, j), &v);
+            peer = v.target_sandbox;
+        }
+        if (peer == NULL) {
+            continue;
+        }
+        b = model_policy_find_rule(base, model_rule_key(r));
+        if (b == NULL || !rule_same(b, r)) {
+            return peer;
+        }
+    }
+    return NULL;
+}
+
+/* Add the peer note when the candidate changes a peer rule. */
+static void note_changed_peer(const struct advisor_snapshot *snap, struct advisor_eval *e)
+{
+    const char *peer = changed_peer(snap->policy, e->candidate);
+    char line[400];
+    char *notes;
+    size_t n;
+
+    if (peer == NULL) {
+        return;
+    }
+    snprintf(line, sizeof(line),
+             "Endpoint reaches peer sandbox '%.128s' (target_sandbox): peer reach is never "
+             "approved automatically.",
+             peer);
+    if (strstr(e->security_notes, line) != NULL) {
+        return;
+    }
+    n = strlen(e->security_notes) + strlen(line) + 2;
+    notes = pv_malloc(n);
+    if (notes == NULL) {
+        free(e->application_error);
+        e->application_error = pv_strdup("out of memory");
+        return;
+    }
+    snprintf(notes, n, "%s%s%s", e->security_notes, e->security_notes[0] != '\0' ? " " : "", line);
+    free(e->security_notes);
+    e->security_notes = notes;
+}
+
 /* 'proposal' NULL: send the candidate the advisor composed instead. */
 static void prove(struct advisor_worker *w, const struct advisor_snapshot *snap,
                   const char *proposal, struct advisor_eval *e)
@@ -437,6 +519,7 @@ pv_result advisor_evaluate(struct advisor_worker *w, const struct advisor_snapsh
         }
         out->diff = policy_diff(snap->yaml, out->candidate_yaml);
         json_object_set_new(out->evidence, "diff", json_string(out->diff != NULL ? out->diff : ""));
+        note_changed_peer(snap, out);
         prove(w, snap, rule_names_peer(rule) ? NULL : text, out);
         check_boundary(w, snap, out);
     }

@@ -88,6 +88,8 @@ static void reply_res(struct httpd_reply *r, pv_result res, const char *what)
  * Registering servers
  * ========================================================================= */
 
+static pv_result room_for(struct advisor_worker *w, int64_t sandbox, const char *name);
+
 /* PUT /v1/sandboxes/{name}/servers/{server} {"base_url", "openapi"} */
 void advisor_server_put(struct advisor_worker *w, const struct httpd_req *rq, const char *sandbox,
                         const char *name, struct httpd_reply *r)
@@ -135,6 +137,9 @@ void advisor_server_put(struct advisor_worker *w, const struct httpd_req *rq, co
         res = sandbox_of(w, sandbox, &id);
     }
     if (pv_ok(res)) {
+        res = room_for(w, id, name);
+    }
+    if (pv_ok(res)) {
         res = store_blob_put(w->st, text, strlen(text), blob);
     }
     if (pv_ok(res)) {
@@ -153,7 +158,12 @@ void advisor_server_put(struct advisor_worker *w, const struct httpd_req *rq, co
     res = pv_ok(res) ? store_commit(w->st) : res;
     if (!pv_ok(res)) {
         store_rollback(w->st);
-        reply_res(r, res, "sandbox");
+        if (res.err == PV_ERR_LIMIT) {
+            httpd_reply_error(r, 409, "too_many_servers",
+                              "a sandbox has at most 32 tool servers; remove one first");
+        } else {
+            reply_res(r, res, "sandbox");
+        }
         goto out;
     }
     pv_log_info("OCSF %s", line);
@@ -231,6 +241,27 @@ static void list_clear(struct server_list *l)
     l->n = 0;
 }
 
+/* PV_ERR_LIMIT when the sandbox has SERVERS_MAX servers and 'name' is not
+ * one of them: discovery answers for every server or for none. */
+static pv_result room_for(struct advisor_worker *w, int64_t sandbox, const char *name)
+{
+    struct server_list *l = pv_calloc(1, sizeof(*l));
+    bool known = false;
+    pv_result r;
+
+    PV_ENSURE(l != NULL, PV_ERR_NOMEM);
+    r = store_server_each(w->st, sandbox, collect, l);
+    for (size_t i = 0; i < l->n; i++) {
+        known |= strcmp(l->v[i].name, name) == 0;
+    }
+    if (pv_ok(r) && (l->oom || l->truncated || (l->n >= SERVERS_MAX && !known))) {
+        r = pv_fail(l->oom ? PV_ERR_NOMEM : PV_ERR_LIMIT, __func__);
+    }
+    list_clear(l);
+    free(l);
+    return r;
+}
+
 /* GET /v1/sandboxes/{name}/servers */
 void advisor_server_list(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r)
 {
@@ -265,16 +296,34 @@ void advisor_server_list(struct advisor_worker *w, const char *sandbox, struct h
  * ========================================================================= */
 
 /* The server's document with its servers replaced by the registered base
- * URL: discovery decides the address the agent will really use, whatever
- * the server says of itself. New reference. */
+ * URL, at every level (document, path item, operation): discovery decides
+ * the address the agent will really use, whatever the server says of
+ * itself. New reference. */
 static json_t *doc_for(struct advisor_worker *w, const struct store_server *sv)
 {
     char *text = store_blob_get(w->st, sv->openapi_blob, NULL);
     json_t *doc = text != NULL ? json_loads(text, 0, NULL) : NULL;
 
+    const char *path;
+    json_t *item;
+
     free(text);
-    if (doc != NULL) {
-        json_object_set_new(doc, "servers", json_pack("[{s:s}]", "url", sv->base_url));
+    if (doc == NULL) {
+        return NULL;
+    }
+    json_object_set_new(doc, "servers", json_pack("[{s:s}]", "url", sv->base_url));
+    /* path-item and operation servers win over the document's: drop them */
+    json_object_foreach(json_object_get(doc, "paths"), path, item)
+    {
+        const char *k;
+        json_t *op;
+        (void)json_object_del(item, "servers");
+        json_object_foreach(item, k, op)
+        {
+            if (json_is_object(op)) {
+                (void)json_object_del(op, "servers");
+            }
+        }
     }
     return doc;
 }

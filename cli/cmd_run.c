@@ -455,7 +455,10 @@ static void path_glob(const char *tmpl, char *out, size_t outlen)
         if (*p == '{') {
             const char *e = strchr(p, '}');
             if (e != NULL) {
-                out[o++] = '*';
+                /* adjacent parameters ("{a}{b}") are one segment glob, never "**" */
+                if (o == 0 || out[o - 1] != '*') {
+                    out[o++] = '*';
+                }
                 p = e;
                 continue;
             }
@@ -618,6 +621,7 @@ static int serve(struct run *r, char **cmd)
         if (child == 0) {
             signal(SIGTERM, SIG_DFL);
             signal(SIGINT, SIG_DFL);
+            (void)prctl(PR_SET_PDEATHSIG, SIGTERM);
             execvp(cmd[0], cmd);
             fprintf(stderr, "proviso run: %s: %s\n", cmd[0], strerror(errno));
             _exit(127);

@@ -385,7 +385,11 @@ static enum model_reason dest_check(const struct eval_ctx *c, const struct ix_ep
         return MODEL_REASON_DEST_UNRESOLVED;
     }
     if (d == NULL) {
-        return MODEL_REASON_ALLOWED;
+        /*= docs/semantics.md#target-sandbox
+         *# The endpoint is **resolved** when `resolved_ips` holds an address that
+         *# is not always-blocked */
+        return x->lo_only && !c->req->test_loopback ? MODEL_REASON_DEST_UNRESOLVED
+                                                    : MODEL_REASON_ALLOWED;
     }
     /*= docs/semantics.md#dest
      *# if *e* has `allowed_ips` (or a resolved `target_sandbox`), *d* lies in one

@@ -271,6 +271,10 @@ static pv_result index_fill_eps(struct model_index *ix, const struct model_polic
             x->grant = (uint8_t)classify_grant(e, x->l7);
             x->unresolved =
                 e->target_sandbox.s != NULL && e->target_sandbox.s[0] != '\0' && e->ncidrs == 0;
+            x->lo_only = !x->unresolved && e->target_sandbox.s != NULL;
+            for (size_t k = 0; x->lo_only && k < e->ncidrs; k++) {
+                x->lo_only = model_cidr_overlaps_always_blocked(&e->cidrs[k]);
+            }
             if (e->nports <= IX_INLINE_PORTS) {
                 x->nports = (uint8_t)e->nports;
                 for (size_t k = 0; k < e->nports; k++) {

@@ -211,6 +211,8 @@ struct ix_ep {
     bool l7;
     bool rest_like;    /* protocol rest or websocket (rules are matchable) */
     bool unresolved;   /* target_sandbox without addresses */
+    bool lo_only;      /* target_sandbox whose addresses are all loopback: admits
+                        * something only under the test switch */
     uint8_t nports;    /* ports inline when at most IX_INLINE_PORTS, else 0 */
     uint16_t ports[4]; /* copy of the endpoint's first ports (cache locality) */
 };

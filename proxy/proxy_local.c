@@ -641,24 +641,32 @@ static char *tools_query(struct local_req *r, char *server, size_t slen)
 {
     const struct proxy_identity *id = r->id;
     int64_t rev = proxy_advisor_applied_rev(r->l->a);
-    const char *q = r->query != NULL ? strstr(r->query, "server=") : NULL;
+    const char *q = r->query;
     json_t *anc = json_array();
     json_t *o;
     char *text;
 
+    /* ?server=NAME: the exact key, a non-empty name of [a-z0-9_-] */
     server[0] = '\0';
-    if (q != NULL && (q == r->query || q[-1] == '&')) {
-        size_t n = 0;
-        for (q += 7; q[n] != '\0' && q[n] != '&' && n + 1 < slen; n++) {
-            char c = q[n];
-            if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_')) {
+    while (q != NULL && *q != '\0') {
+        const char *end = strchr(q, '&');
+        size_t len = end != NULL ? (size_t)(end - q) : strlen(q);
+        if (len >= 7 && strncmp(q, "server=", 7) == 0) {
+            size_t n = len - 7;
+            bool ok = n > 0 && n < slen;
+            for (size_t i = 0; ok && i < n; i++) {
+                char c = q[7 + i];
+                ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+            }
+            if (!ok) {
                 json_decref(anc);
                 answer_error(r, 400, "invalid_request", "server: a tool server name");
                 return NULL;
             }
-            server[n] = c;
+            memcpy(server, q + 7, n);
+            server[n] = '\0';
         }
-        server[n] = '\0';
+        q = end != NULL ? end + 1 : NULL;
     }
     if (id == NULL || !id->known || id->n == 0) {
         json_decref(anc);

@@ -32,6 +32,10 @@
 #define MAX_OPERATIONS 10000
 #define REF_DEPTH 16
 #define REF_BUDGET 20000
+/* Inlined nodes for one whole document: a small document whose many
+ * operations each fan out through $refs must not cost minutes and
+ * gigabytes per query; past it the $refs stay as they are. */
+#define DOC_REF_BUDGET 200000
 #define PARAM_VALUE "x1"
 
 static const char *const http_methods[] = {"get",     "put",  "post",  "delete",
@@ -333,14 +337,15 @@ static void add_params(const json_t *root, const json_t *list, const json_t *ove
     }
 }
 
-static json_t *input_schema(const json_t *root, const struct op *o)
+static json_t *input_schema(const json_t *root, const struct op *o, size_t *doc_budget)
 {
     json_t *props = json_object();
     json_t *required = json_array();
     json_t *schema;
     const json_t *oparams = json_object_get(o->op, "parameters");
     const json_t *body = deref(root, json_object_get(o->op, "requestBody"));
-    size_t budget = REF_BUDGET;
+    size_t budget = *doc_budget < REF_BUDGET ? *doc_budget : REF_BUDGET;
+    size_t start = budget;
 
     if (props == NULL || required == NULL) {
         json_decref(props);
@@ -367,6 +372,7 @@ static json_t *input_schema(const json_t *root, const struct op *o)
             }
         }
     }
+    *doc_budget -= start - budget;
     schema = json_pack("{s:s,s:o}", "type", "object", "properties", props);
     if (schema == NULL) {
         json_decref(required);
@@ -413,7 +419,7 @@ static void tool_name(const struct op *o, char *out, size_t outlen)
     out[n] = '\0';
 }
 
-static json_t *make_tool(const json_t *root, const struct op *o, json_t *names)
+static json_t *make_tool(const json_t *root, const struct op *o, json_t *names, size_t *doc_budget)
 {
     char name[80];
     char desc[512];
@@ -438,7 +444,7 @@ static json_t *make_tool(const json_t *root, const struct op *o, json_t *names)
         upper_method(o, upper);
         snprintf(desc, sizeof(desc), "%s %s", upper, o->path);
     }
-    schema = input_schema(root, o);
+    schema = input_schema(root, o, doc_budget);
     if (schema == NULL) {
         return NULL;
     }
@@ -449,12 +455,13 @@ struct tools_arg {
     const json_t *root;
     json_t *tools;
     json_t *names;
+    size_t budget;
 };
 
 static int tools_cb(const struct op *o, void *arg)
 {
     struct tools_arg *a = arg;
-    json_t *t = make_tool(a->root, o, a->names);
+    json_t *t = make_tool(a->root, o, a->names, &a->budget);
 
     if (t == NULL || json_array_append_new(a->tools, t) != 0) {
         return -2;
@@ -464,7 +471,7 @@ static int tools_cb(const struct op *o, void *arg)
 
 json_t *server_openapi_tools(const json_t *openapi)
 {
-    struct tools_arg a = {openapi, json_array(), json_object()};
+    struct tools_arg a = {openapi, json_array(), json_object(), DOC_REF_BUDGET};
     char err[256];
     int rc;
 
@@ -666,6 +673,7 @@ struct disc_arg {
     const char *const *bins; /* the binary, then its ancestors */
     size_t nbins;
     bool test_loopback;
+    size_t budget;  /* DOC_REF_BUDGET: $ref inlining for the whole document */
     json_t *subset; /* deep copy of the document, pruned as we go */
     json_t *tools;
     json_t *names;
@@ -791,7 +799,7 @@ static int disc_cb(const struct op *o, void *arg)
         if (nok == 0) {
             json_object_del(item, o->method);
         } else {
-            json_t *t = make_tool(a->root, o, a->names);
+            json_t *t = make_tool(a->root, o, a->names, &a->budget);
             if (t != NULL && json_object_set_new(t, "http", http_of(upper, o->path, checks)) != 0) {
                 json_decref(t);
                 t = NULL;
@@ -849,6 +857,7 @@ json_t *server_discover(const json_t *openapi, const struct model_policy *policy
     a.bins = bins;
     a.nbins = nbins;
     a.test_loopback = test_loopback;
+    a.budget = DOC_REF_BUDGET;
     a.subset = json_deep_copy(openapi);
     a.tools = json_array();
     a.names = json_object();

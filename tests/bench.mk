@@ -35,3 +35,4 @@ tests_bench_bench_audit_SOURCES = tests/bench/bench_audit.c
 tests_bench_bench_audit_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 tests_bench_bench_audit_LDADD = $(AUDIT_LIBS)
 EXTRA_DIST += tests/bench/bench_audit.sh
+EXTRA_DIST += tests/bench/mapper_replay.sh tests/data/denials-recorded.json

@@ -180,6 +180,20 @@ expect_eq "a reviewer approves the peer chunk" 200 "$(code "$out")"
 app_yaml >"$T/approved.yaml"
 expect_eq "the approved rule is resolved too" 2 "$(grep -c "^ *- '$last'\$" "$T/approved.yaml")"
 
+# a rule that never says target_sandbox but is merged into a peer rule
+# (same host and port) changes what the peer grants: never automatic either
+printf '%s\n' "version: 1" "network_policies:" "  named:" "    endpoints:" \
+    "      - host: db.internal" "        port: 8080" "        target_sandbox: later" \
+    "    binaries:" "      - path: /usr/bin/curl" >"$T/named.yaml"
+sandbox ADV named "$T/named.yaml"
+fold=$("$JQ" -cn '{operations: [{addRule: {ruleName: "wget_db", rule: {
+    endpoints: [{host: "db.internal", port: 8080}], binaries: [{path: "/usr/bin/wget"}]}}}]}')
+out=$(own ADV named POST /proposals "$fold")
+ID3=$(body "$out" | "$JQ" -r '.accepted_chunk_ids[0]')
+CH3=$(body "$(adm ADV GET "/v1/sandboxes/named/proposals/$ID3")")
+expect_eq "a rule folded into a peer rule stays pending" pending "$(printf '%s' "$CH3" | "$JQ" -r .status)"
+expect_has "with the peer note" "peer sandbox 'later'" "$(printf '%s' "$CH3" | "$JQ" -r .security_notes)"
+
 # --- db is deleted: app's endpoint is unresolved again -----------------------------
 before=$(app_rev)
 out=$(adm ADV DELETE /v1/sandboxes/db)

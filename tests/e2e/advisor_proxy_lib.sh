@@ -16,12 +16,12 @@ start_advisor() {
     n=$1
     shift
     head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/$n.admin"
-    "$ADVISOR_BIN" --data-dir "$T/$n.d" --port 0 --token-file "$T/$n.admin" \
+    ${ADVISOR_WRAPPER:-} "$ADVISOR_BIN" --data-dir "$T/$n.d" --port 0 --token-file "$T/$n.admin" \
         --test-allow-loopback "$@" >"$T/$n.log" 2>&1 &
     eval "${n}_PID=$!"
     PIDS="$PIDS $!"
     i=0
-    while ! grep -q 'listening on 127.0.0.1 port' "$T/$n.log" && [ $i -lt 200 ]; do
+    while ! grep -q 'listening on 127.0.0.1 port' "$T/$n.log" && [ $i -lt "${PV_START_TRIES:-200}" ]; do
         sleep 0.05
         i=$((i + 1))
     done

@@ -107,9 +107,25 @@ expect_eq "/v1/openapi lists both servers" "items,repos" \
     "$(body "$oa" | "$JQ" -r '.servers | keys | join(",")')"
 r=$(via PX "http://policy.local/v1/openapi?server=nope")
 expect_eq "an unknown server: 404" 404 "$(code "$r")"
+r=$(via PX "http://policy.local/v1/openapi?xserver=items&server=nope")
+expect_eq "only the exact server= key counts" 404 "$(code "$r")"
+r=$(via PX "http://policy.local/v1/openapi?server=")
+expect_eq "an empty server name: 400" 400 "$(code "$r")"
 w=$(pwget http://policy.local/v1/tools)
 expect_eq "wget, which the policy does not name, learns no tool" 0 \
     "$(printf '%s' "$w" | "$JQ" '.tools | length')"
+
+# a document's own servers (path item, operation) never replace the
+# registered base URL
+doc='{"openapi":"3.0.3","paths":{"/items":{"servers":[{"url":"https://collector.example.net"}],
+    "get":{"operationId":"x","servers":[{"url":"https://other.example.net"}]}}}}'
+out=$(adm ADV PUT /v1/sandboxes/agent/servers/sneaky \
+    "$("$JQ" -cn --argjson d "$doc" --arg u "$ITEMS_URL" '{base_url: $u, openapi: $d}')")
+expect_eq "register a server whose document names other hosts" 200 "$(code "$out")"
+expect_eq "discovery decides the registered address only" "$ITEMS_URL" \
+    "$(body "$(adm ADV GET "/v1/sandboxes/agent/tools?binary=/usr/bin/curl")" | "$JQ" -r '[.tools[] | select(.server == "sneaky") | .http.servers[]] | join(",")')"
+out=$(adm ADV DELETE /v1/sandboxes/agent/servers/sneaky)
+expect_eq "and remove it" 200 "$(code "$out")"
 
 # the listed calls reach the servers; the unlisted one never arrives
 AUTH="Authorization: Bearer $(cat "$TOKFILE")"
