@@ -56,7 +56,7 @@ bool model_ip_is_v4(const struct model_ip *ip); /* ::ffff:0:0/96 */
 void model_ip_format(const struct model_ip *ip, char *buf, size_t buflen);
 
 /* Classification (docs/semantics.md#destinations). Link-local and loopback
- * are also recognised inside v4-mapped, v4-compatible (::a.b.c.d), NAT64
+ * are also recognised inside v4-mapped, v4-compatible (::a.b.c.d), SIIT (::ffff:0:a.b.c.d), NAT64
  * (64:ff9b::/96) and 6to4 (2002::/16) forms. */
 bool model_ip_is_link_local(const struct model_ip *ip);
 bool model_ip_is_loopback(const struct model_ip *ip);       /* 127/8, ::1 */

@@ -31,8 +31,11 @@
 #define V4COMPAT(a, b, c, d, n) {{{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, a, b, c, d}}, 96 + (n)}
 #define V4NAT64(a, b, c, d, n) {{{0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0, a, b, c, d}}, 96 + (n)}
 #define V46TO4(a, b, c, d, n) {{{0x20, 0x02, a, b, c, d, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}}, 16 + (n)}
-#define V4FORMS(a, b, c, d, n) \
-    V4MAPPED(a, b, c, d, n), V4COMPAT(a, b, c, d, n), V4NAT64(a, b, c, d, n), V46TO4(a, b, c, d, n)
+/* SIIT's IPv4-translated form, ::ffff:0:a.b.c.d (RFC 2765) */
+#define V4SIIT(a, b, c, d, n) {{{0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, a, b, c, d}}, 96 + (n)}
+#define V4FORMS(a, b, c, d, n)                                                              \
+    V4MAPPED(a, b, c, d, n), V4COMPAT(a, b, c, d, n), V4NAT64(a, b, c, d, n),               \
+        V46TO4(a, b, c, d, n), V4SIIT(a, b, c, d, n)
 #define V6(b0, b1, n) {{{b0, b1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}}, n}
 
 /*= docs/semantics.md#always-blocked
@@ -49,6 +52,9 @@ static const struct model_cidr blocked_ranges[] = {
     {{{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}}, 128}, /* ::1 */
     V6(0xfe, 0x80, 10),
     V6(0xff, 0x00, 8),
+    /* RFC 8215 local-use NAT64: where the IPv4 address sits depends on the
+     * operator's prefix length, so none of it can be checked: fail closed */
+    {{{0, 0x64, 0xff, 0x9b, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}}, 48},
 };
 
 static const struct model_cidr loopback_ranges[] = {

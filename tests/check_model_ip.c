@@ -271,7 +271,12 @@ static const struct class_case class_cases[] = {
     {"2002:808:808::1", PUB},
     {"2002:e000:1::", BLK},
     {"2002::", BLK},
-    {"64:ff9b:1::1", PUB}, /* RFC 8215 local-use NAT64 is not in the list */
+    {"64:ff9b:1::1", BLK}, /* RFC 8215 local-use NAT64: the embedding is unknown */
+    {"64:ff9b:1::a9fe:a9fe", BLK},
+    {"64:ff9b:2::1", PUB},
+    {"::ffff:0:a9fe:a9fe", BLK_LL}, /* SIIT form of 169.254.169.254 */
+    {"::ffff:0:a00:1", PRIV},       /* SIIT form of 10.0.0.1 */
+    {"::ffff:0:808:808", PUB},
 };
 
 START_TEST(test_classes)
@@ -332,9 +337,15 @@ static int ref_class(const struct model_ip *ip)
     static const uint8_t zero[12] = {0};
     static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
     static const uint8_t nat64[12] = {0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0};
+    static const uint8_t siit[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0};
+    static const uint8_t local_nat64[6] = {0, 0x64, 0xff, 0x9b, 0, 1};
     const uint8_t *b = ip->b;
-    if (memcmp(b, mapped, 12) == 0 || memcmp(b, zero, 12) == 0 || memcmp(b, nat64, 12) == 0) {
+    if (memcmp(b, mapped, 12) == 0 || memcmp(b, zero, 12) == 0 || memcmp(b, nat64, 12) == 0 ||
+        memcmp(b, siit, 12) == 0) {
         return v4_class(b + 12);
+    }
+    if (memcmp(b, local_nat64, 6) == 0) {
+        return BLK;
     }
     if (b[0] == 0x20 && b[1] == 0x02) {
         return v4_class(b + 2);
@@ -366,7 +377,18 @@ START_TEST(test_classes_random)
         for (size_t i = 0; i < 16; i++) {
             ip.b[i] = rbyte();
         }
-        switch (rbyte() % 6) {
+        switch (rbyte() % 8) {
+        case 6: /* SIIT */
+            memset(ip.b, 0, 12);
+            ip.b[8] = ip.b[9] = 0xff;
+            break;
+        case 7: /* local-use NAT64 */
+            memset(ip.b, 0, 6);
+            ip.b[1] = 0x64;
+            ip.b[2] = 0xff;
+            ip.b[3] = 0x9b;
+            ip.b[5] = 1;
+            break;
         case 0: /* v4-compatible */
             memset(ip.b, 0, 12);
             break;
