@@ -82,6 +82,13 @@ const struct model_glob *model_rule_binary_glob(const struct model_rule *r, size
     return r->binaries[i].glob;
 }
 
+const char *model_rule_fp(const struct model_rule *r, size_t *len, uint64_t *hash)
+{
+    *len = r->fplen;
+    *hash = r->fphash;
+    return r->fp;
+}
+
 /* ---------------------------------------------------------------------------
  * Fingerprint: a length-prefixed field dump, so no value can forge a
  * separator. Built with plain appends (no printf): the prover fingerprints
