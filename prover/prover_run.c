@@ -345,15 +345,29 @@ static void proof_free(struct prover_proof *pf)
     free(pf->cred_of);
 }
 
+/* The units of both sides. Compiled policies are paired rule by rule, so
+ * that the rules the candidate kept are materialised only where the slice
+ * may keep them; their digests make the inputs hash (inputs_sha) read no
+ * unit. */
+static pv_result units(struct prover_proof *pf) PV_WUR;
+static pv_result units(struct prover_proof *pf)
+{
+    if (prover_units_pairable(pf->B, pf->C)) {
+        return prover_units_pair(&pf->units, pf->B, pf->C, pf->deadline);
+    }
+    PV_GUARD(prover_units_collect(&pf->units, pf->B, PROVER_SIDE_B));
+    PV_GUARD(prover_units_collect(&pf->units, pf->C, PROVER_SIDE_C));
+    prover_units_seal(&pf->units);
+    return PV_RESULT_OK;
+}
+
 static pv_result prove(struct prover_proof *pf) PV_WUR;
 static pv_result prove(struct prover_proof *pf)
 {
     double t0 = prover_now_ms();
     double t1;
 
-    PV_GUARD(prover_units_collect(&pf->units, pf->B, PROVER_SIDE_B));
-    PV_GUARD(prover_units_collect(&pf->units, pf->C, PROVER_SIDE_C));
-    prover_units_seal(&pf->units);
+    PV_GUARD(units(pf));
     PV_GUARD(inputs_sha(pf->in, &pf->units, pf->res->inputs_sha256));
     PV_GUARD(prover_units_delta(&pf->units));
     pf->res->ndelta = pf->units.ndelta;
