@@ -504,6 +504,11 @@ struct model_endpoint_view {
 
 /* Fill 'out' for endpoint 'e' of a compiled policy. */
 void model_endpoint_view(const struct model_endpoint *e, struct model_endpoint_view *out);
+/* Fill only the host fields (host, host_is_ip, host_ip), the ports and
+ * fphash of 'out' for endpoint 'e' (the rest zero): what the prover keys an
+ * endpoint by when it passes over every endpoint of a 10,000-rule policy,
+ * read from two of the endpoint's cache lines instead of most of them. */
+void model_endpoint_view_host(const struct model_endpoint *e, struct model_endpoint_view *out);
 /* Effective allow rule i / deny rule i of 'e'. */
 void model_endpoint_allow_rule(const struct model_endpoint *e, size_t i,
                                struct model_l7rule_view *out);

@@ -499,6 +499,24 @@ static pv_result probe(const struct sindex *ix, const struct prover_units *us,
     return PV_RESULT_OK;
 }
 
+/* The keys of a wildcard unit u with literal suffix 'sfx'. */
+static pv_result probe_wild(const struct sindex *ix, const struct prover_units *us,
+                            const struct prover_unit *u, const char *sfx, size_t *budget,
+                            bool *hit) PV_WUR;
+static pv_result probe_wild(const struct sindex *ix, const struct prover_units *us,
+                            const struct prover_unit *u, const char *sfx, size_t *budget, bool *hit)
+{
+    size_t sl = strlen(sfx);
+
+    for (const char *p = sfx; p != NULL && !*hit; p = strchr(p + 1, '.')) {
+        PV_GUARD(probe(ix, us, u, SK_WILD, p, sl - (size_t)(p - sfx), budget, hit));
+    }
+    if (!*hit) {
+        PV_GUARD(probe(ix, us, u, SK_SUB, sfx, sl, budget, hit));
+    }
+    return PV_RESULT_OK;
+}
+
 /* Does 'u' overlap a delta unit? With 'budget' NULL: may it, that is, does
  * the index offer it a delta unit on one of its ports (no exact check is
  * made, no budget is spent; a unit for which this is false is never in the
@@ -527,20 +545,17 @@ static pv_result unit_rel(const struct sindex *ix, const struct prover_units *us
     if (u->v.host_is_ip) {
         return probe(ix, us, u, SK_IP, (const char *)u->v.host_ip.b, 16, budget, hit);
     }
+    /* a label suffix's length is the rest of the string's: measure once */
     if (sfx == NULL) {
-        PV_GUARD(probe(ix, us, u, SK_LIT, h, strlen(h), budget, hit));
+        size_t hl = strlen(h);
+
+        PV_GUARD(probe(ix, us, u, SK_LIT, h, hl, budget, hit));
         for (const char *p = strchr(h, '.'); p != NULL && !*hit; p = strchr(p + 1, '.')) {
-            PV_GUARD(probe(ix, us, u, SK_WILD, p, strlen(p), budget, hit));
+            PV_GUARD(probe(ix, us, u, SK_WILD, p, hl - (size_t)(p - h), budget, hit));
         }
         return PV_RESULT_OK;
     }
-    for (const char *p = sfx; p != NULL && !*hit; p = strchr(p + 1, '.')) {
-        PV_GUARD(probe(ix, us, u, SK_WILD, p, strlen(p), budget, hit));
-    }
-    if (!*hit) {
-        PV_GUARD(probe(ix, us, u, SK_SUB, sfx, strlen(sfx), budget, hit));
-    }
-    return PV_RESULT_OK;
+    return probe_wild(ix, us, u, sfx, budget, hit);
 }
 
 /* ---------------------------------------------------------------------------
@@ -763,9 +778,12 @@ static pv_result pair_endpoints(const struct pairs_ctx *pc, struct prover_units 
         bool hit;
 
         memset(&t, 0, sizeof(t));
-        model_endpoint_view(model_rule_endpoint(r, j), &t.v);
+        model_endpoint_view_host(model_rule_endpoint(r, j), &t.v);
         if (bsearch(&t.v.fphash, pc->fph, pc->nd, sizeof(pc->fph[0]), u64_cmp) != NULL) {
-            undelta_endpoint(us, r, &t.v);
+            struct model_endpoint_view v;
+
+            model_endpoint_view(model_rule_endpoint(r, j), &v);
+            undelta_endpoint(us, r, &v);
         }
         if (*may) {
             continue;
