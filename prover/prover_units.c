@@ -499,24 +499,6 @@ static pv_result probe(const struct sindex *ix, const struct prover_units *us,
     return PV_RESULT_OK;
 }
 
-/* The keys of a wildcard unit u with literal suffix 'sfx'. */
-static pv_result probe_wild(const struct sindex *ix, const struct prover_units *us,
-                            const struct prover_unit *u, const char *sfx, size_t *budget,
-                            bool *hit) PV_WUR;
-static pv_result probe_wild(const struct sindex *ix, const struct prover_units *us,
-                            const struct prover_unit *u, const char *sfx, size_t *budget, bool *hit)
-{
-    size_t sl = strlen(sfx);
-
-    for (const char *p = sfx; p != NULL && !*hit; p = strchr(p + 1, '.')) {
-        PV_GUARD(probe(ix, us, u, SK_WILD, p, sl - (size_t)(p - sfx), budget, hit));
-    }
-    if (!*hit) {
-        PV_GUARD(probe(ix, us, u, SK_SUB, sfx, sl, budget, hit));
-    }
-    return PV_RESULT_OK;
-}
-
 /* Does 'u' overlap a delta unit? With 'budget' NULL: may it, that is, does
  * the index offer it a delta unit on one of its ports (no exact check is
  * made, no budget is spent; a unit for which this is false is never in the
@@ -530,6 +512,8 @@ static pv_result unit_rel(const struct sindex *ix, const struct prover_units *us
 {
     const char *h = u->v.host;
     const char *sfx = u->hsfx; /* NULL for IP hosts and hostless units */
+    size_t sl;
+    const char *p;
 
     *hit = false;
     for (size_t k = 0; k < ix->nhostless && !*hit; k++) {
@@ -550,12 +534,22 @@ static pv_result unit_rel(const struct sindex *ix, const struct prover_units *us
         size_t hl = strlen(h);
 
         PV_GUARD(probe(ix, us, u, SK_LIT, h, hl, budget, hit));
-        for (const char *p = strchr(h, '.'); p != NULL && !*hit; p = strchr(p + 1, '.')) {
+        for (p = strchr(h, '.'); p != NULL && !*hit; p = strchr(p + 1, '.')) {
             PV_GUARD(probe(ix, us, u, SK_WILD, p, hl - (size_t)(p - h), budget, hit));
         }
         return PV_RESULT_OK;
     }
-    return probe_wild(ix, us, u, sfx, budget, hit);
+    /* cppcheck-suppress nullPointerRedundantCheck ; the sfx == NULL branch above returns */
+    sl = strlen(sfx);
+    p = sfx; /* it starts with a dot: itself, then each shorter suffix */
+    do {
+        PV_GUARD(probe(ix, us, u, SK_WILD, p, sl - (size_t)(p - sfx), budget, hit));
+        p = strchr(p + 1, '.');
+    } while (p != NULL && !*hit);
+    if (!*hit) {
+        PV_GUARD(probe(ix, us, u, SK_SUB, sfx, sl, budget, hit));
+    }
+    return PV_RESULT_OK;
 }
 
 /* ---------------------------------------------------------------------------
