@@ -47,6 +47,17 @@ void model_endpoint_view(const struct model_endpoint *e, struct model_endpoint_v
     out->ndeny = e->ndeny;
 }
 
+void model_endpoint_view_host(const struct model_endpoint *e, struct model_endpoint_view *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->host = (e->host.s != NULL && e->host.s[0] != '\0') ? e->host.s : NULL;
+    out->host_is_ip = out->host != NULL && e->host_is_ip;
+    out->host_ip = e->host_ip;
+    out->ports = e->ports;
+    out->nports = e->nports;
+    out->fphash = e->fphash;
+}
+
 static void rule_view(const struct model_l7rule *r, struct model_l7rule_view *out)
 {
     memset(out, 0, sizeof(*out));
@@ -84,6 +95,13 @@ void model_endpoint_rule_query(const struct model_endpoint *e, bool deny, size_t
 const struct model_glob *model_rule_binary_glob(const struct model_rule *r, size_t i)
 {
     return r->binaries[i].glob;
+}
+
+const char *model_rule_fp(const struct model_rule *r, size_t *len, uint64_t *hash)
+{
+    *len = r->fplen;
+    *hash = r->fphash;
+    return r->fp;
 }
 
 /* ---------------------------------------------------------------------------

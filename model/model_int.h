@@ -150,6 +150,11 @@ struct model_rule {
     struct model_binary *binaries;
     size_t nbinaries;
     struct model_mark mark;
+    /* compiled (model_rule_fp): the endpoint fingerprints and binary
+     * patterns, length-prefixed, in order; owned */
+    char *fp;
+    size_t fplen;
+    uint64_t fphash; /* pv_hash64(fp, fplen, MODEL_FP_HASH_SEED) */
 };
 
 struct model_policy {

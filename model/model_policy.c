@@ -318,6 +318,7 @@ void model_rule_clear(struct model_rule *r)
         model_glob_free(r->binaries[i].glob);
     }
     free(r->binaries);
+    free(r->fp);
     memset(r, 0, sizeof(*r));
 }
 

@@ -158,6 +158,7 @@ struct prover_unit {
     bool l7;             /* L7 endpoint (docs/semantics.md#routes) */
     bool hstar;          /* a DNS host pattern with a wildcard label */
     const char *hsfx;    /* its literal suffix after the last wildcard label, or NULL */
+    size_t ri;           /* index of its rule in its policy (the units' order) */
     /* dimension indexes, filled by the encoder */
     size_t bpat, hpat, hip, spat;
 };
@@ -169,12 +170,36 @@ struct prover_units {
     struct pv_dynbuf arena; /* fingerprints of endpoints that were not compiled */
     size_t *tab;            /* delta: two open-addressing tables of tabcap slots */
     size_t tabcap;
+    /* Pairs (prover_units_pair): C rules identical to a B rule. Their units
+     * are on both sides, so they are materialised only when the slice may
+     * keep them; then 'u' holds the units of the other rules. */
+    bool paired;
+    const struct model_policy *pol[2]; /* B and C (borrowed) */
+    size_t *pair;                      /* per C rule: its identical B rule, or SIZE_MAX */
+    size_t paircap;
+    bool *bpaired; /* per B rule */
+    size_t bpcap;
+    size_t *kept; /* C rules of pairs the slice may keep */
+    size_t nkept, keptcap;
+    struct prover_unit *u2; /* the merge buffer */
+    size_t cap2;
 };
 
 pv_result prover_units_collect(struct prover_units *us, const struct model_policy *p,
                                enum prover_side side) PV_WUR;
 /* Resolve the fingerprint pointers (after the last collect). */
 void prover_units_seal(struct prover_units *us);
+/* Can B and C be paired (both compiled: every rule has its fingerprint)? */
+bool prover_units_pairable(const struct model_policy *B, const struct model_policy *C);
+/* Collect (and seal) the units of B and C and mark the delta, except the
+ * units of the C rules identical to a B rule (equal model_rule_fp: the same
+ * binaries and endpoint fingerprints, in order) and of that B rule: they are
+ * on both sides, never delta, and prover_units_slice adds them only where
+ * the slice may keep them (prover_units_delta has nothing left to do). The
+ * policies are borrowed until the units are freed; TIMEOUT past
+ * 'deadline'. The delta and the slice are those of collecting every unit. */
+pv_result prover_units_pair(struct prover_units *us, const struct model_policy *B,
+                            const struct model_policy *C, double deadline) PV_WUR;
 /* Mark delta units ((binary, fingerprint) present on one side only). */
 pv_result prover_units_delta(struct prover_units *us) PV_WUR;
 /* Mark units that overlap some delta unit (binary, host, port), through an

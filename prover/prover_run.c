@@ -199,6 +199,21 @@ static size_t fmt_span(char *o, size_t off, size_t len)
     return n;
 }
 
+/* "<pre><len>:<s>", as printf "%s%zu:%s" wrote it (the hash must not
+ * change), without printf: a 10,000-rule policy's credentials can name a
+ * thousand targets, and the proof appends them all. */
+static pv_result add_field(struct pv_dynbuf *b, const char *pre, const char *s) PV_WUR;
+static pv_result add_field(struct pv_dynbuf *b, const char *pre, const char *s)
+{
+    char num[24];
+    size_t len = strlen(s);
+
+    PV_GUARD(pv_dynbuf_addstr(b, pre));
+    PV_GUARD(pv_dynbuf_add(b, num, fmt_u(num, len)));
+    PV_GUARD(pv_dynbuf_addc(b, ':'));
+    return pv_dynbuf_add(b, s, len);
+}
+
 /* The digest of one side: its compiled network digest, or "-" for the
  * empty policy; NULL when the policy is not compiled. */
 static const char *side_digest(const struct model_policy *p)
@@ -273,23 +288,24 @@ static pv_result inputs_sha(const struct prover_input *in, const struct prover_u
         const char *n = model_cred_name(cs, i);
         const char *t = model_cred_type(cs, i);
 
-        r = pv_dynbuf_printf(&b, "cred %zu:%s %zu:%s", strlen(n ? n : ""), n ? n : "",
-                             strlen(t ? t : ""), t ? t : "");
+        r = add_field(&b, "cred ", n ? n : "");
+        if (pv_ok(r)) {
+            r = add_field(&b, " ", t ? t : "");
+        }
         for (size_t j = 0; pv_ok(r) && j < model_cred_ntargets(cs, i); j++) {
             const struct model_glob *g = model_cred_target(cs, i, j);
-            const char *gt = g != NULL ? model_glob_text(g) : "";
 
-            r = pv_dynbuf_printf(&b, " %zu:%s", strlen(gt), gt);
+            r = add_field(&b, " ", g != NULL ? model_glob_text(g) : "");
         }
         if (pv_ok(r)) {
             r = pv_dynbuf_addc(&b, '\n');
         }
     }
     for (size_t i = 0; pv_ok(r) && reg != NULL && i < model_registry_nbinaries(reg); i++) {
-        const char *gt = model_glob_text(model_registry_binary_glob(reg, i));
-
-        r = pv_dynbuf_printf(&b, "bin %zu:%s %d\n", strlen(gt), gt,
-                             model_registry_binary_bypasses_l7(reg, i));
+        r = add_field(&b, "bin ", model_glob_text(model_registry_binary_glob(reg, i)));
+        if (pv_ok(r)) {
+            r = pv_dynbuf_addstr(&b, model_registry_binary_bypasses_l7(reg, i) ? " 1\n" : " 0\n");
+        }
     }
     if (pv_ok(r)) {
         r = model_sha256_hex(b.buf != NULL ? b.buf : "", b.len, out);
@@ -345,15 +361,29 @@ static void proof_free(struct prover_proof *pf)
     free(pf->cred_of);
 }
 
+/* The units of both sides. Compiled policies are paired rule by rule, so
+ * that the rules the candidate kept are materialised only where the slice
+ * may keep them; their digests make the inputs hash (inputs_sha) read no
+ * unit. */
+static pv_result units(struct prover_proof *pf) PV_WUR;
+static pv_result units(struct prover_proof *pf)
+{
+    if (prover_units_pairable(pf->B, pf->C)) {
+        return prover_units_pair(&pf->units, pf->B, pf->C, pf->deadline);
+    }
+    PV_GUARD(prover_units_collect(&pf->units, pf->B, PROVER_SIDE_B));
+    PV_GUARD(prover_units_collect(&pf->units, pf->C, PROVER_SIDE_C));
+    prover_units_seal(&pf->units);
+    return PV_RESULT_OK;
+}
+
 static pv_result prove(struct prover_proof *pf) PV_WUR;
 static pv_result prove(struct prover_proof *pf)
 {
     double t0 = prover_now_ms();
     double t1;
 
-    PV_GUARD(prover_units_collect(&pf->units, pf->B, PROVER_SIDE_B));
-    PV_GUARD(prover_units_collect(&pf->units, pf->C, PROVER_SIDE_C));
-    prover_units_seal(&pf->units);
+    PV_GUARD(units(pf));
     PV_GUARD(inputs_sha(pf->in, &pf->units, pf->res->inputs_sha256));
     PV_GUARD(prover_units_delta(&pf->units));
     pf->res->ndelta = pf->units.ndelta;

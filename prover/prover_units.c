@@ -13,6 +13,11 @@
  * inside the delta region, and only units that overlap a delta unit (binary
  * languages intersect, host languages intersect or one is hostless, ports
  * intersect) can influence the answer. That is the slice.
+ *
+ * The rules a candidate kept as they were (pairs) need not be collected:
+ * their units are never delta, and they are added only where the slice may
+ * keep them (see "Pairs" below), so a one-rule change to 10,000 rules
+ * materialises a handful of units.
  */
 #include "config.h"
 
@@ -26,6 +31,10 @@ void prover_units_free(struct prover_units *us)
 {
     free(us->u);
     free(us->tab);
+    free(us->pair);
+    free(us->bpaired);
+    free(us->kept);
+    free(us->u2);
     pv_dynbuf_free(&us->arena);
     memset(us, 0, sizeof(*us));
 }
@@ -34,86 +43,93 @@ void prover_units_recycle(struct prover_units *spare, struct prover_units *us)
 {
     prover_units_free(spare);
     *spare = *us;
-    spare->n = spare->ndelta = spare->nrel = 0;
+    spare->n = spare->ndelta = spare->nrel = spare->nkept = 0;
+    spare->paired = false;
+    spare->pol[0] = spare->pol[1] = NULL;
     pv_dynbuf_reset(&spare->arena);
     memset(us, 0, sizeof(*us));
+}
+
+/* The units of rule 'r' (index 'ri' of its policy): one per binary pattern
+ * and endpoint. */
+static pv_result collect_rule(struct prover_units *us, const struct model_rule *r, size_t ri,
+                              enum prover_side side) PV_WUR;
+static pv_result collect_rule(struct prover_units *us, const struct model_rule *r, size_t ri,
+                              enum prover_side side)
+{
+    size_t ne = model_rule_nendpoints(r);
+    size_t nb = model_rule_nbinaries(r);
+
+    for (size_t j = 0; j < ne; j++) {
+        const struct model_endpoint *e = model_rule_endpoint(r, j);
+        struct model_endpoint_view v;
+        size_t off = us->arena.len;
+        uint64_t fph;
+        const char *star;
+        const char *hsfx;
+
+        if (nb == 0) {
+            /*= docs/semantics.md#binaries-empty
+             *# A rule with an empty or missing `binaries` list matches **no** binary. */
+            continue;
+        }
+        model_endpoint_view(e, &v);
+        /* the slice's host keys, once per endpoint rather than per unit */
+        star = v.host != NULL && !v.host_is_ip ? strrchr(v.host, '*') : NULL;
+        hsfx = star != NULL ? strchr(star, '.') : NULL;
+        if (v.host == NULL && v.ncidrs == 0 && v.target_sandbox == NULL) {
+            /*= docs/semantics.md#hostless
+             *# An endpoint with an empty host and a non-empty `allowed_ips` is *hostless* */
+            /* An empty host without allowed_ips or target_sandbox matches nothing. */
+            continue;
+        }
+        if (v.fp == NULL) {
+            /* not compiled: compute it here */
+            PV_GUARD(model_endpoint_fingerprint_append(e, &us->arena));
+        }
+        /* a compiled endpoint carries its fingerprint's hash (same seed) */
+        fph = v.fp != NULL
+                  ? v.fphash
+                  : pv_hash64(us->arena.buf + off, us->arena.len - off, MODEL_FP_HASH_SEED);
+        for (size_t k = 0; k < nb; k++) {
+            const char *b = model_rule_binary(r, k);
+            const struct model_glob *bg = model_rule_binary_glob(r, k);
+            struct prover_unit *u;
+
+            if (b == NULL || bg == NULL) {
+                continue;
+            }
+            PROVER_GROW(us->u, us->cap, us->n);
+            u = &us->u[us->n++];
+            memset(u, 0, sizeof(*u));
+            u->side = side;
+            u->rule = r;
+            u->ri = ri;
+            u->ep = e;
+            u->v = v;
+            u->bin = b;
+            u->bglob = bg;
+            u->fpoff = v.fp != NULL ? SIZE_MAX : off;
+            u->fplen = v.fp != NULL ? v.fplen : us->arena.len - off;
+            u->fp = v.fp;
+            u->hash = pv_hash64(b, strlen(b), fph);
+            u->l7 = model_protocol_is_l7(v.proto) && !v.tls_skip;
+            u->hstar = star != NULL;
+            u->hsfx = hsfx;
+            u->bpat = u->hpat = u->hip = u->spat = SIZE_MAX;
+        }
+    }
+    return PV_RESULT_OK;
 }
 
 pv_result prover_units_collect(struct prover_units *us, const struct model_policy *p,
                                enum prover_side side)
 {
-    size_t nr;
-
     if (us->arena.toobig == 0) {
         pv_dynbuf_init(&us->arena, (size_t)1 << 31);
     }
-    if (p == NULL) {
-        return PV_RESULT_OK;
-    }
-    nr = model_policy_nrules(p);
-    for (size_t i = 0; i < nr; i++) {
-        const struct model_rule *r = model_policy_rule(p, i);
-        size_t ne = model_rule_nendpoints(r);
-        size_t nb = model_rule_nbinaries(r);
-
-        for (size_t j = 0; j < ne; j++) {
-            const struct model_endpoint *e = model_rule_endpoint(r, j);
-            struct model_endpoint_view v;
-            size_t off = us->arena.len;
-            uint64_t fph;
-            const char *star;
-            const char *hsfx;
-
-            if (nb == 0) {
-                /*= docs/semantics.md#binaries-empty
-                 *# A rule with an empty or missing `binaries` list matches **no** binary. */
-                continue;
-            }
-            model_endpoint_view(e, &v);
-            /* the slice's host keys, once per endpoint rather than per unit */
-            star = v.host != NULL && !v.host_is_ip ? strrchr(v.host, '*') : NULL;
-            hsfx = star != NULL ? strchr(star, '.') : NULL;
-            if (v.host == NULL && v.ncidrs == 0 && v.target_sandbox == NULL) {
-                /*= docs/semantics.md#hostless
-                 *# An endpoint with an empty host and a non-empty `allowed_ips` is *hostless* */
-                /* An empty host without allowed_ips or target_sandbox matches nothing. */
-                continue;
-            }
-            if (v.fp == NULL) {
-                /* not compiled: compute it here */
-                PV_GUARD(model_endpoint_fingerprint_append(e, &us->arena));
-            }
-            /* a compiled endpoint carries its fingerprint's hash (same seed) */
-            fph = v.fp != NULL
-                      ? v.fphash
-                      : pv_hash64(us->arena.buf + off, us->arena.len - off, MODEL_FP_HASH_SEED);
-            for (size_t k = 0; k < nb; k++) {
-                const char *b = model_rule_binary(r, k);
-                const struct model_glob *bg = model_rule_binary_glob(r, k);
-                struct prover_unit *u;
-
-                if (b == NULL || bg == NULL) {
-                    continue;
-                }
-                PROVER_GROW(us->u, us->cap, us->n);
-                u = &us->u[us->n++];
-                memset(u, 0, sizeof(*u));
-                u->side = side;
-                u->rule = r;
-                u->ep = e;
-                u->v = v;
-                u->bin = b;
-                u->bglob = bg;
-                u->fpoff = v.fp != NULL ? SIZE_MAX : off;
-                u->fplen = v.fp != NULL ? v.fplen : us->arena.len - off;
-                u->fp = v.fp;
-                u->hash = pv_hash64(b, strlen(b), fph);
-                u->l7 = model_protocol_is_l7(v.proto) && !v.tls_skip;
-                u->hstar = star != NULL;
-                u->hsfx = hsfx;
-                u->bpat = u->hpat = u->hip = u->spat = SIZE_MAX;
-            }
-        }
+    for (size_t i = 0; i < model_policy_nrules(p); i++) {
+        PV_GUARD(collect_rule(us, model_policy_rule(p, i), i, side));
     }
     return PV_RESULT_OK;
 }
@@ -134,7 +150,8 @@ static bool unit_eq(const struct prover_unit *a, const struct prover_unit *b)
 }
 
 /* Open addressing over unit indexes, one table per side. */
-pv_result prover_units_delta(struct prover_units *us)
+static pv_result delta_table(struct prover_units *us) PV_WUR;
+static pv_result delta_table(struct prover_units *us)
 {
     size_t cap = 16;
     size_t *tab[2];
@@ -179,6 +196,12 @@ pv_result prover_units_delta(struct prover_units *us)
         us->ndelta += u->delta;
     }
     return r;
+}
+
+pv_result prover_units_delta(struct prover_units *us)
+{
+    /* paired units: prover_units_pair marked the delta already */
+    return us->paired ? PV_RESULT_OK : delta_table(us);
 }
 
 static bool ports_overlap(const struct model_endpoint_view *a, const struct model_endpoint_view *b)
@@ -427,6 +450,21 @@ static void sindex_free(struct sindex *ix)
     memset(ix, 0, sizeof(*ix));
 }
 
+/* prover_units_overlap; with 'budget' NULL only its first, port check: may
+ * the two overlap? (a false answer is the exact check's, and costs it no
+ * budget) */
+static pv_result overlap_or_may(const struct prover_unit *a, const struct prover_unit *b,
+                                size_t *budget, bool *out) PV_WUR;
+static pv_result overlap_or_may(const struct prover_unit *a, const struct prover_unit *b,
+                                size_t *budget, bool *out)
+{
+    if (budget == NULL) {
+        *out = ports_overlap(&a->v, &b->v);
+        return PV_RESULT_OK;
+    }
+    return prover_units_overlap(a, b, budget, out);
+}
+
 /* Check u against the delta units under one key; '*hit' on overlap. */
 static pv_result probe(const struct sindex *ix, const struct prover_units *us,
                        const struct prover_unit *u, enum skind kind, const char *k, size_t len,
@@ -453,13 +491,18 @@ static pv_result probe(const struct sindex *ix, const struct prover_units *us,
         }
     }
     for (size_t i = lo; i < ix->n && ix->e[i].h == h && !*hit; i++) {
-        if (ix->e[i].len == len && memcmp(ix->e[i].k, k, len) == 0) {
-            PV_GUARD(prover_units_overlap(u, &us->u[ix->e[i].d], budget, hit));
+        if (ix->e[i].len != len || memcmp(ix->e[i].k, k, len) != 0) {
+            continue;
         }
+        PV_GUARD(overlap_or_may(u, &us->u[ix->e[i].d], budget, hit));
     }
     return PV_RESULT_OK;
 }
 
+/* Does 'u' overlap a delta unit? With 'budget' NULL: may it, that is, does
+ * the index offer it a delta unit on one of its ports (no exact check is
+ * made, no budget is spent; a unit for which this is false is never in the
+ * slice, and its exact check would have spent no budget either). */
 static pv_result unit_rel(const struct sindex *ix, const struct prover_units *us,
                           const size_t *delta, size_t nd, const struct prover_unit *u,
                           size_t *budget, bool *hit) PV_WUR;
@@ -469,34 +512,392 @@ static pv_result unit_rel(const struct sindex *ix, const struct prover_units *us
 {
     const char *h = u->v.host;
     const char *sfx = u->hsfx; /* NULL for IP hosts and hostless units */
+    size_t sl;
+    const char *p;
 
     *hit = false;
     for (size_t k = 0; k < ix->nhostless && !*hit; k++) {
-        PV_GUARD(prover_units_overlap(u, &us->u[ix->hostless[k]], budget, hit));
+        PV_GUARD(overlap_or_may(u, &us->u[ix->hostless[k]], budget, hit));
     }
     if (h == NULL || (sfx == NULL && u->hstar)) {
         /* hostless (or a wildcard without a literal suffix): every delta */
         for (size_t k = 0; k < nd && !*hit; k++) {
-            PV_GUARD(prover_units_overlap(u, &us->u[delta[k]], budget, hit));
+            PV_GUARD(overlap_or_may(u, &us->u[delta[k]], budget, hit));
         }
         return PV_RESULT_OK;
     }
     if (u->v.host_is_ip) {
         return probe(ix, us, u, SK_IP, (const char *)u->v.host_ip.b, 16, budget, hit);
     }
+    /* a label suffix's length is the rest of the string's: measure once */
     if (sfx == NULL) {
-        PV_GUARD(probe(ix, us, u, SK_LIT, h, strlen(h), budget, hit));
-        for (const char *p = strchr(h, '.'); p != NULL && !*hit; p = strchr(p + 1, '.')) {
-            PV_GUARD(probe(ix, us, u, SK_WILD, p, strlen(p), budget, hit));
+        size_t hl = strlen(h);
+
+        PV_GUARD(probe(ix, us, u, SK_LIT, h, hl, budget, hit));
+        for (p = strchr(h, '.'); p != NULL && !*hit; p = strchr(p + 1, '.')) {
+            PV_GUARD(probe(ix, us, u, SK_WILD, p, hl - (size_t)(p - h), budget, hit));
         }
         return PV_RESULT_OK;
     }
-    for (const char *p = sfx; p != NULL && !*hit; p = strchr(p + 1, '.')) {
-        PV_GUARD(probe(ix, us, u, SK_WILD, p, strlen(p), budget, hit));
-    }
+    /* cppcheck-suppress nullPointerRedundantCheck ; the sfx == NULL branch above returns */
+    sl = strlen(sfx);
+    p = sfx; /* it starts with a dot: itself, then each shorter suffix */
+    do {
+        PV_GUARD(probe(ix, us, u, SK_WILD, p, sl - (size_t)(p - sfx), budget, hit));
+        p = strchr(p + 1, '.');
+    } while (p != NULL && !*hit);
     if (!*hit) {
-        PV_GUARD(probe(ix, us, u, SK_SUB, sfx, strlen(sfx), budget, hit));
+        PV_GUARD(probe(ix, us, u, SK_SUB, sfx, sl, budget, hit));
     }
+    return PV_RESULT_OK;
+}
+
+/* ---------------------------------------------------------------------------
+ * Pairs: the rules a candidate kept as they were
+ *
+ * A candidate is mostly its baseline: a proposal changes one rule of ten
+ * thousand. A C rule with the same binary texts and the same endpoint
+ * fingerprints, in order, as a B rule has the same units, so none of its
+ * units (nor of its twin's) is delta, and the two copies overlap the same
+ * delta units. Such pairs are materialised only when the slice may keep
+ * them; every other rule is collected as without pairs, so pairing changes
+ * what is materialised, never an answer. Only compiled policies are paired
+ * (their rules carry their fingerprints, model_rule_fp). At 10,000 rules
+ * these passes are bound by memory, not instructions (every rule, endpoint
+ * and string is its own allocation), so they touch as little as they can:
+ *
+ *   1. pair_rules: walk both rule lists (sorted by key) and pair the rules
+ *      whose fingerprints (model_rule_fp) have the same hash and length,
+ *      reading no string;
+ *   2. collect the units of the unpaired rules, and their delta among
+ *      themselves (delta_table);
+ *   3. check_pairs: one pass over the pairs compares each exactly (the
+ *      rule fingerprints; a pair that differs is undone and the pass
+ *      starts again), clears the delta of a collected unit equal to
+ *      one of a pair's, and keeps the pairs whose endpoints the slice index
+ *      offers a delta unit to check (unit_rel without a budget).
+ *
+ * The index of step 3 holds the delta units before they are cleared, so a
+ * pair may be kept needlessly, never left out; the slice then checks kept
+ * units exactly, as any other, in the order a full collect has (add_kept).
+ * A pair left out is one whose exact check would find no overlap and spend
+ * no lang-check budget, so the slice and the budget left are the same.
+ * ------------------------------------------------------------------------- */
+
+bool prover_units_pairable(const struct model_policy *B, const struct model_policy *C)
+{
+    return B != NULL && C != NULL && model_policy_network_digest(B)[0] != '\0' &&
+           model_policy_network_digest(C)[0] != '\0';
+}
+
+/* The pairing guess: rule fingerprints of the same length and hash (read
+ * from the rule structs, which lie in one array). */
+static bool rules_alike(const struct model_rule *a, const struct model_rule *b)
+{
+    size_t la, lb;
+    uint64_t ha, hb;
+    const char *fa = model_rule_fp(a, &la, &ha);
+    const char *fb = model_rule_fp(b, &lb, &hb);
+
+    return fa != NULL && fb != NULL && la == lb && ha == hb;
+}
+
+/* The exact check of two alike rules: equal fingerprints, so the same
+ * binary texts and endpoint fingerprints in order, so the same units. */
+static bool rules_equal(const struct model_rule *a, const struct model_rule *b)
+{
+    size_t la, lb;
+    uint64_t ha, hb;
+    const char *fa = model_rule_fp(a, &la, &ha);
+    const char *fb = model_rule_fp(b, &lb, &hb);
+
+    return la == lb && memcmp(fa, fb, la) == 0;
+}
+
+/* Room for 'n' elements of 'elsize' in '*arr' (contents not kept). */
+static pv_result reserve(void **arr, size_t *cap, size_t n, size_t elsize) PV_WUR;
+static pv_result reserve(void **arr, size_t *cap, size_t n, size_t elsize)
+{
+    void *na;
+
+    if (n <= *cap) {
+        return PV_RESULT_OK;
+    }
+    PV_ENSURE(n <= SIZE_MAX / elsize, PV_ERR_NOMEM);
+    na = pv_realloc(*arr, n * elsize);
+    PV_GUARD_PTR(na);
+    *arr = na;
+    *cap = n;
+    return PV_RESULT_OK;
+}
+
+static int key_cmp(const struct model_rule *a, const struct model_rule *b)
+{
+    const char *x = model_rule_key(a);
+    const char *y = model_rule_key(b);
+
+    return strcmp(x != NULL ? x : "", y != NULL ? y : "");
+}
+
+/* Step 1. Both lists are sorted by key (model_policy_validate): a merge.
+ * Alike rules are paired whatever their keys; otherwise the keys say which
+ * list has a rule the other has not. Each B rule is paired at most once. */
+static pv_result pair_rules(struct prover_units *us) PV_WUR;
+static pv_result pair_rules(struct prover_units *us)
+{
+    const struct model_policy *B = us->pol[PROVER_SIDE_B];
+    const struct model_policy *C = us->pol[PROVER_SIDE_C];
+    size_t nb = model_policy_nrules(B);
+    size_t nc = model_policy_nrules(C);
+    size_t i = 0;
+    size_t j = 0;
+
+    PV_GUARD(reserve((void **)&us->pair, &us->paircap, nc + 1, sizeof(size_t)));
+    PV_GUARD(reserve((void **)&us->bpaired, &us->bpcap, nb + 1, sizeof(bool)));
+    memset(us->pair, 0xff, (nc + 1) * sizeof(size_t));
+    memset(us->bpaired, 0, (nb + 1) * sizeof(bool));
+    while (i < nb && j < nc) {
+        const struct model_rule *rb = model_policy_rule(B, i);
+        const struct model_rule *rc = model_policy_rule(C, j);
+        int c;
+
+        if (rules_alike(rb, rc)) {
+            us->pair[j++] = i;
+            us->bpaired[i++] = true;
+            continue;
+        }
+        c = key_cmp(rb, rc);
+        i += c <= 0;
+        j += c >= 0;
+    }
+    return PV_RESULT_OK;
+}
+
+/* Step 2: the units of the unpaired rules, in rule order, and their delta. */
+static pv_result collect_unpaired(struct prover_units *us) PV_WUR;
+static pv_result collect_unpaired(struct prover_units *us)
+{
+    const struct model_policy *B = us->pol[PROVER_SIDE_B];
+    const struct model_policy *C = us->pol[PROVER_SIDE_C];
+
+    us->n = 0;
+    pv_dynbuf_reset(&us->arena);
+    for (size_t i = 0; i < model_policy_nrules(B); i++) {
+        if (!us->bpaired[i]) {
+            PV_GUARD(collect_rule(us, model_policy_rule(B, i), i, PROVER_SIDE_B));
+        }
+    }
+    for (size_t j = 0; j < model_policy_nrules(C); j++) {
+        if (us->pair[j] == SIZE_MAX) {
+            PV_GUARD(collect_rule(us, model_policy_rule(C, j), j, PROVER_SIDE_C));
+        }
+    }
+    prover_units_seal(us);
+    return delta_table(us);
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a;
+    uint64_t y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* A delta unit equal to a unit of pair endpoint 'v' (binaries of 'r') is
+ * on both sides after all. */
+static void undelta_endpoint(struct prover_units *us, const struct model_rule *r,
+                             const struct model_endpoint_view *v)
+{
+    for (size_t i = 0; i < us->n; i++) {
+        struct prover_unit *u = &us->u[i];
+
+        if (!u->delta || u->fplen != v->fplen || memcmp(u->fp, v->fp, v->fplen) != 0) {
+            continue;
+        }
+        for (size_t k = 0; k < model_rule_nbinaries(r) && u->delta; k++) {
+            const char *b = model_rule_binary(r, k);
+
+            u->delta =
+                !(b != NULL && model_rule_binary_glob(r, k) != NULL && strcmp(b, u->bin) == 0);
+        }
+    }
+}
+
+/* What step 3 looks things up in: the delta units (as step 2 left them) by
+ * fingerprint hash and by host key. */
+struct pairs_ctx {
+    struct sindex ix;
+    size_t *delta;
+    size_t nd;
+    uint64_t *fph; /* sorted */
+};
+
+static pv_result pairs_ctx_init(struct pairs_ctx *pc, struct prover_units *us) PV_WUR;
+static pv_result pairs_ctx_init(struct pairs_ctx *pc, struct prover_units *us)
+{
+    memset(pc, 0, sizeof(*pc));
+    pc->delta = pv_calloc(us->ndelta + 1, sizeof(size_t));
+    pc->fph = pv_calloc(us->ndelta + 1, sizeof(uint64_t));
+    PV_ENSURE(pc->delta != NULL && pc->fph != NULL, PV_ERR_NOMEM);
+    for (size_t i = 0; i < us->n; i++) {
+        if (us->u[i].delta) {
+            pc->fph[pc->nd] = us->u[i].v.fphash;
+            pc->delta[pc->nd++] = i;
+        }
+    }
+    qsort(pc->fph, pc->nd, sizeof(pc->fph[0]), u64_cmp);
+    return sindex_build(&pc->ix, us);
+}
+
+static void pairs_ctx_free(struct pairs_ctx *pc)
+{
+    sindex_free(&pc->ix);
+    free(pc->delta);
+    free(pc->fph);
+}
+
+/* Step 3 for the endpoints of pair 'r' (C's copy): clear the delta of the
+ * collected units equal to one of its units, and tell whether the index
+ * offers one of them a delta unit to check. */
+static pv_result pair_endpoints(const struct pairs_ctx *pc, struct prover_units *us,
+                                const struct model_rule *r, bool *may) PV_WUR;
+static pv_result pair_endpoints(const struct pairs_ctx *pc, struct prover_units *us,
+                                const struct model_rule *r, bool *may)
+{
+    *may = false;
+    for (size_t j = 0; model_rule_nbinaries(r) > 0 && j < model_rule_nendpoints(r); j++) {
+        struct prover_unit t;
+        const char *star;
+        bool hit;
+
+        memset(&t, 0, sizeof(t));
+        model_endpoint_view_host(model_rule_endpoint(r, j), &t.v);
+        if (bsearch(&t.v.fphash, pc->fph, pc->nd, sizeof(pc->fph[0]), u64_cmp) != NULL) {
+            struct model_endpoint_view v;
+
+            model_endpoint_view(model_rule_endpoint(r, j), &v);
+            undelta_endpoint(us, r, &v);
+        }
+        if (*may) {
+            continue;
+        }
+        star = t.v.host != NULL && !t.v.host_is_ip ? strrchr(t.v.host, '*') : NULL;
+        t.hstar = star != NULL;
+        t.hsfx = star != NULL ? strchr(star, '.') : NULL;
+        PV_GUARD(unit_rel(&pc->ix, us, pc->delta, pc->nd, &t, NULL, &hit));
+        *may = hit;
+    }
+    return PV_RESULT_OK;
+}
+
+/* Step 3: '*undone' when a pair proved unequal (it is unpaired then). */
+static pv_result check_pairs(struct prover_units *us, double deadline, bool *undone) PV_WUR;
+static pv_result check_pairs(struct prover_units *us, double deadline, bool *undone)
+{
+    const struct model_policy *B = us->pol[PROVER_SIDE_B];
+    const struct model_policy *C = us->pol[PROVER_SIDE_C];
+    struct pairs_ctx pc;
+    pv_result r = pairs_ctx_init(&pc, us);
+
+    *undone = false;
+    us->nkept = 0;
+    for (size_t j = 0; pv_ok(r) && j < model_policy_nrules(C); j++) {
+        const struct model_rule *rc = model_policy_rule(C, j);
+        bool may = false;
+
+        if ((j & 1023u) == 1023u && prover_now_ms() > deadline) {
+            r = pv_fail(PV_ERR_TIMEOUT, "slice");
+            break;
+        }
+        if (us->pair[j] == SIZE_MAX) {
+            continue;
+        }
+        if (!rules_equal(model_policy_rule(B, us->pair[j]), rc)) {
+            us->bpaired[us->pair[j]] = false;
+            us->pair[j] = SIZE_MAX;
+            *undone = true;
+            continue;
+        }
+        r = pair_endpoints(&pc, us, rc, &may);
+        if (pv_ok(r) && may) {
+            void *k = prover_grow(us->kept, &us->keptcap, us->nkept, sizeof(size_t));
+
+            r = k != NULL ? PV_RESULT_OK : pv_fail(PV_ERR_NOMEM, "pairs");
+            us->kept = k != NULL ? k : us->kept;
+            if (pv_ok(r)) {
+                us->kept[us->nkept++] = j;
+            }
+        }
+    }
+    pairs_ctx_free(&pc);
+    return r;
+}
+
+pv_result prover_units_pair(struct prover_units *us, const struct model_policy *B,
+                            const struct model_policy *C, double deadline)
+{
+    bool undone = true;
+
+    if (us->arena.toobig == 0) {
+        pv_dynbuf_init(&us->arena, (size_t)1 << 31);
+    }
+    us->paired = true;
+    us->pol[PROVER_SIDE_B] = B;
+    us->pol[PROVER_SIDE_C] = C;
+    PV_GUARD(pair_rules(us));
+    /* Undone pairs are collected on the next round; pairs are never made. */
+    while (undone) {
+        PV_GUARD(collect_unpaired(us));
+        PV_GUARD(check_pairs(us, deadline, &undone));
+    }
+    us->ndelta = 0;
+    for (size_t i = 0; i < us->n; i++) {
+        us->ndelta += us->u[i].delta;
+    }
+    return PV_RESULT_OK;
+}
+
+static bool unit_before(const struct prover_unit *a, const struct prover_unit *b)
+{
+    return a->side != b->side ? a->side < b->side : a->ri < b->ri;
+}
+
+/* Add both copies of the kept pairs' units, in the order a full collect
+ * has (side, then rule): the encoding reads the units in this order, so the
+ * proof is the same as with every unit collected. */
+static pv_result add_kept(struct prover_units *us) PV_WUR;
+static pv_result add_kept(struct prover_units *us)
+{
+    size_t n0 = us->n;
+    size_t a = 0;
+    size_t b = n0;
+    size_t n = 0;
+    struct prover_unit *t;
+
+    for (int side = PROVER_SIDE_B; side <= PROVER_SIDE_C; side++) {
+        for (size_t k = 0; k < us->nkept; k++) {
+            size_t j = us->kept[k];
+            size_t ri = side == PROVER_SIDE_B ? us->pair[j] : j;
+
+            PV_GUARD(
+                collect_rule(us, model_policy_rule(us->pol[side], ri), ri, (enum prover_side)side));
+        }
+    }
+    prover_units_seal(us);
+    /* Both runs are sorted by (side, rule) and share no rule: merge them. */
+    PV_GUARD(reserve((void **)&us->u2, &us->cap2, us->n + 1, sizeof(*us->u2)));
+    while (a < n0 || b < us->n) {
+        bool take_a = b == us->n || (a < n0 && unit_before(&us->u[a], &us->u[b]));
+
+        us->u2[n++] = take_a ? us->u[a++] : us->u[b++];
+    }
+    t = us->u;
+    us->u = us->u2;
+    us->u2 = t;
+    n = us->cap;
+    us->cap = us->cap2;
+    us->cap2 = n;
     return PV_RESULT_OK;
 }
 
@@ -507,6 +908,9 @@ pv_result prover_units_slice(struct prover_units *us, size_t *budget, double dea
     struct sindex ix = {0};
     pv_result r = PV_RESULT_OK;
 
+    if (us->nkept > 0) {
+        PV_GUARD(add_kept(us));
+    }
     delta = pv_calloc(us->ndelta ? us->ndelta : 1, sizeof(size_t));
     PV_GUARD_PTR(delta);
     for (size_t i = 0; i < us->n; i++) {
