@@ -534,7 +534,8 @@ static const char *const openapi_lines[] = {
     "      \"items\": {\n",
     "       \"type\": \"string\"\n",
     "      },\n",
-    "      \"description\": \"Absolute paths of the binary's ancestors, decided with it as the proxy's identity.\"\n",
+    "      \"description\": \"Absolute paths of the binary's ancestors, decided with it as the "
+    "proxy's identity.\"\n",
     "     },\n",
     "     \"options\": {\n",
     "      \"type\": \"object\",\n",
@@ -545,7 +546,8 @@ static const char *const openapi_lines[] = {
     "       },\n",
     "       \"test_allow_loopback\": {\n",
     "        \"type\": \"boolean\",\n",
-    "        \"description\": \"Tests only: decide as a proxy started with --test-allow-loopback.\"\n",
+    "        \"description\": \"Tests only: decide as a proxy started with "
+    "--test-allow-loopback.\"\n",
     "       }\n",
     "      }\n",
     "     }\n",
