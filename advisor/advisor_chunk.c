@@ -660,6 +660,8 @@ static pv_result submit_tx(struct store *st, void *arg)
             res = approve_in_tx(w, snap, &copy, e, "pending", true, resolved_from, x->approved_line,
                                 sizeof(x->approved_line));
             store_chunk_clear(&copy);
+            /* a peer moved since the evaluation: evaluate again */
+            x->stale = res.err == PV_ERR_CONFLICT;
         }
         return res;
     }
@@ -710,6 +712,8 @@ static pv_result submit_tx(struct store *st, void *arg)
         res = approve_in_tx(w, snap, &copy, e, "pending", true, resolved_from, x->approved_line,
                             sizeof(x->approved_line));
         store_chunk_clear(&copy);
+        /* a peer moved since the evaluation: evaluate again */
+        x->stale = res.err == PV_ERR_CONFLICT;
         PV_GUARD(res);
     }
     return PV_RESULT_OK;
@@ -822,8 +826,8 @@ static pv_result submit_one(struct advisor_worker *w, const char *sandbox, const
     }
     free(rule_text);
     if (pv_ok(res)) {
-        /* Unreachable: an attempt under the stripe cannot go stale. */
-        reject_early(o, "the sandbox's policy changed during evaluation; resubmit");
+        /* Under the stripe only a peer that moved again can make it stale. */
+        reject_early(o, "the sandbox's policy or a peer changed during evaluation; resubmit");
     }
     return res;
 }
