@@ -248,7 +248,7 @@ static int parse(const struct subcmd *c, int argc, char **argv, struct cli_adv *
  * wipes and frees it) or NULL after a message. */
 static char *read_token(const char *path, size_t *len)
 {
-    char err[4160];
+    char err[PV_TOKEN_ERR_MAX];
     char *tok = NULL;
     unsigned mode = 0;
 

@@ -18,6 +18,8 @@
 
 #define PV_TOKEN_MIN 16u
 #define PV_TOKEN_MAX 4096u
+/* A buffer for pv_token_read's message: a path (PATH_MAX) and the reason. */
+#define PV_TOKEN_ERR_MAX 4160u
 
 /* Read the token of 'path' (a regular file; fd < 0) or of the descriptor
  * 'fd' (closed here; 'path' then names it in messages, e.g. "--token-fd").

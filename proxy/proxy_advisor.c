@@ -193,7 +193,7 @@ int proxy_advisor_args(struct proxy_config *cfg, char *buf, size_t len)
 /* Read the sandbox token (common/pv_token.h). */
 static bool read_token(struct proxy_advisor *a, const char *path)
 {
-    char err[4160];
+    char err[PV_TOKEN_ERR_MAX];
     char *tok = NULL;
     size_t n = 0;
     unsigned mode = 0;
