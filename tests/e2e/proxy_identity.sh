@@ -70,7 +70,10 @@ expect_log "pin: log reason" "Binary integrity violation: $T/pin/tool changed si
 # ancestor) reaches the same address opaquely, so under the launcher the
 # connection is opaque (docs/semantics.md#identity-any): a non-canonical
 # target reaches the upstream as written, in a tunnel and forwarded.
-cat >"$T/policy.next.yaml" <<EOF
+# route_policy LAUNCHER_RULE: curl's inspected rule for 127.0.0.1 plus the
+# launcher's rule (YAML, indented as a network policy) as the next policy
+route_policy() {
+    cat >"$T/policy.next.yaml" <<EOF
 version: 1
 network_policies:
   curl_l7:
@@ -85,13 +88,15 @@ network_policies:
               path: /a/**
     binaries:
       - path: /usr/bin/curl
-  launcher_l4:
+$1
+EOF
+}
+route_policy "  launcher_l4:
     endpoints:
       - host: 127.0.0.1
         port: $A_HTTP
     binaries:
-      - path: $T/launch/launcher
-EOF
+      - path: $T/launch/launcher"
 reload_policy || fail "reload for the route cases"
 for mode in tunnel forward; do
     p=""
@@ -117,28 +122,12 @@ done
 # launcher's hostless allowed_ips endpoint never reaches 127.0.0.1, so the
 # tunnel stays on curl's inspected route (a public stand-in address once
 # made it opaque)
-cat >"$T/policy.next.yaml" <<EOF
-version: 1
-network_policies:
-  curl_l7:
-    endpoints:
-      - host: 127.0.0.1
-        port: $A_HTTP
-        protocol: rest
-        enforcement: enforce
-        rules:
-          - allow:
-              method: GET
-              path: /a/**
-    binaries:
-      - path: /usr/bin/curl
-  launcher_hostless:
+route_policy "  launcher_hostless:
     endpoints:
       - port: $A_HTTP
         allowed_ips: [93.184.216.0/24]
     binaries:
-      - path: $T/launch/launcher
-EOF
+      - path: $T/launch/launcher"
 reload_policy || fail "reload for the hostless case"
 out=$("$T/launch/launcher" -c "'$CURL' -s --max-time 5 -w '|%{http_code}' -x http://127.0.0.1:$PX -p '$U/b'; exit \$?")
 expect_has "route: a hostless allowed_ips unit never opens loopback" "|403" "$out"
