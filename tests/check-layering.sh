@@ -34,7 +34,7 @@ allowed() {
 }
 
 fail=0
-folders=$(sed -n 's/^include \$(srcdir)\/\([a-z]*\)\/local.mk$/\1/p' Makefile.am)
+folders=$(sed -n 's/^include \$(srcdir)\/\([a-z0-9_-]*\)\/local.mk$/\1/p' Makefile.am)
 [ -n "$folders" ] || { echo "no folders found in Makefile.am"; exit 1; }
 for dir in $folders; do
     deps=$(allowed "$dir")

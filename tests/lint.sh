@@ -23,7 +23,7 @@ done
 echo "lint: checksrc"
 sh "$top/tests/checksrc.sh" "$top" || status=1
 
-folders=$(sed -n 's/^include \$(srcdir)\/\([a-z]*\)\/local.mk$/\1/p' Makefile.am)
+folders=$(sed -n 's/^include \$(srcdir)\/\([a-z0-9_-]*\)\/local.mk$/\1/p' Makefile.am)
 [ -n "$folders" ] || { echo "lint: no folders found in Makefile.am"; exit 1; }
 src_folders=
 for f in $folders; do
