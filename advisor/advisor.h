@@ -142,6 +142,11 @@ void advisor_sha256_hex(const void *data, size_t len, char out[65]);
 char *advisor_one_line(const char *s);
 /* Valid sandbox name: 1..63 of [a-z0-9._-], starting alphanumeric. */
 bool advisor_name_valid(const char *s);
+/* The id of sandbox 'sandbox' (PV_ERR_NOTFOUND when there is none). */
+pv_result advisor_sandbox_id(struct advisor_worker *w, const char *sandbox, int64_t *id) PV_WUR;
+/* A store failure as an answer: 404 "WHAT not found", 409 "WHAT already
+ * exists", otherwise 500. */
+void advisor_reply_store_error(struct httpd_reply *r, pv_result res, const char *what);
 /* Compact JSON with sorted keys (new string). */
 char *advisor_json_canonical(const json_t *j);
 

@@ -354,12 +354,7 @@ static pv_result peers_unchanged(struct advisor_worker *w, const struct advisor_
     pv_result r;
 
     for (size_t i = 0; !peers && i < model_policy_nrules(e->candidate); i++) {
-        const struct model_rule *rule = model_policy_rule(e->candidate, i);
-        for (size_t j = 0; !peers && j < model_rule_nendpoints(rule); j++) {
-            struct model_endpoint_view v;
-            model_endpoint_view(model_rule_endpoint(rule, j), &v);
-            peers = v.target_sandbox != NULL;
-        }
+        peers = model_rule_peer(model_policy_rule(e->candidate, i)) != NULL;
     }
     if (!peers) {
         return PV_RESULT_OK;
@@ -517,16 +512,6 @@ static pv_result supersede(struct advisor_worker *w, const char *sandbox_name,
     }
     free(x.ids);
     return res;
-}
-
-static pv_result sandbox_id(struct advisor_worker *w, const char *sandbox, int64_t *id)
-{
-    struct store_sandbox sb;
-
-    PV_GUARD(store_sandbox_get(w->st, sandbox, &sb));
-    *id = sb.id;
-    store_sandbox_clear(&sb);
-    return PV_RESULT_OK;
 }
 
 /* The commit of one submission, run by the store's group writer. 'w' is
@@ -752,7 +737,7 @@ static pv_result submit_one(struct advisor_worker *w, const char *sandbox, const
 
         if (attempt > 0) {
             int64_t sid = 0;
-            res = sandbox_id(w, sandbox, &sid);
+            res = advisor_sandbox_id(w, sandbox, &sid);
             if (!pv_ok(res)) {
                 break;
             }
@@ -954,7 +939,7 @@ void advisor_chunk_show(struct advisor_worker *w, const char *sandbox, const cha
 {
     struct store_chunk c;
     int64_t sid;
-    pv_result res = sandbox_id(w, sandbox, &sid);
+    pv_result res = advisor_sandbox_id(w, sandbox, &sid);
 
     if (!pv_ok(res)) {
         reply_pv(r, res, "sandbox");
@@ -978,7 +963,7 @@ void advisor_chunk_wait(struct advisor_worker *w, const char *sandbox, const cha
 {
     int64_t deadline = advisor_now_ms() + (int64_t)timeout_s * 1000;
     int64_t sid;
-    pv_result res = sandbox_id(w, sandbox, &sid);
+    pv_result res = advisor_sandbox_id(w, sandbox, &sid);
 
     if (!pv_ok(res)) {
         reply_pv(r, res, "sandbox");
@@ -1027,7 +1012,7 @@ void advisor_chunk_list(struct advisor_worker *w, const char *sandbox, const cha
 {
     struct list_ctx x = {.w = w, .arr = json_array()};
     int64_t sid;
-    pv_result res = sandbox_id(w, sandbox, &sid);
+    pv_result res = advisor_sandbox_id(w, sandbox, &sid);
 
     if (pv_ok(res) && status != NULL && strcmp(status, "pending") != 0 &&
         strcmp(status, "approved") != 0 && strcmp(status, "rejected") != 0) {
@@ -1081,7 +1066,7 @@ void advisor_history(struct advisor_worker *w, const char *sandbox, struct httpd
 {
     struct history_ctx x = {.arr = json_array()};
     int64_t sid;
-    pv_result res = sandbox_id(w, sandbox, &sid);
+    pv_result res = advisor_sandbox_id(w, sandbox, &sid);
     size_t n;
     json_t **v;
     json_t *sorted = json_array();
@@ -1636,7 +1621,7 @@ void advisor_approve_all(struct advisor_worker *w, const char *sandbox, const ch
     }
     approvals = json_object_get(args, "approvals");
     flagged = json_is_true(json_object_get(args, "include_security_flagged"));
-    res = sandbox_id(w, sandbox, &sid);
+    res = advisor_sandbox_id(w, sandbox, &sid);
     if (pv_ok(res) && approvals == NULL) {
         res = store_chunk_each(w->st, sid, "pending", ids_collect, &ids);
     }

@@ -346,11 +346,10 @@ void advisor_addresses_put(struct advisor_worker *w, const struct httpd_req *rq,
     res = pv_ok(res) ? store_commit(w->st) : res;
     if (!pv_ok(res)) {
         store_rollback(w->st);
-        if (res.err == PV_ERR_NOTFOUND) {
-            httpd_reply_error(r, 404, "not_found", "sandbox not found");
+        if (err[0] != '\0' && res.err != PV_ERR_NOTFOUND) {
+            httpd_reply_error(r, 500, "internal", err);
         } else {
-            httpd_reply_error(r, 500, "internal",
-                              err[0] != '\0' ? err : "the store failed; see the advisor's log");
+            advisor_reply_store_error(r, res, "sandbox");
         }
     } else {
         if (changed) {

@@ -233,21 +233,6 @@ static bool creds_ok(const char *text, struct httpd_reply *r)
     return ok;
 }
 
-static void reply_store_error(struct httpd_reply *r, pv_result res, const char *what)
-{
-    char detail[128];
-
-    if (res.err == PV_ERR_NOTFOUND) {
-        snprintf(detail, sizeof(detail), "%s not found", what);
-        httpd_reply_error(r, 404, "not_found", detail);
-    } else if (res.err == PV_ERR_EXISTS) {
-        snprintf(detail, sizeof(detail), "%s already exists", what);
-        httpd_reply_error(r, 409, "already_exists", detail);
-    } else {
-        httpd_reply_error(r, 500, "internal", "the store failed; see the advisor's log");
-    }
-}
-
 static void commit_or_fail(struct advisor_worker *w, pv_result *res)
 {
     *res = pv_ok(*res) ? store_commit(w->st) : *res;
@@ -295,7 +280,7 @@ static void sandboxes_list(struct advisor_worker *w, struct httpd_reply *r)
 
     if (!pv_ok(res)) {
         json_decref(x.arr);
-        reply_store_error(r, res, "sandbox");
+        advisor_reply_store_error(r, res, "sandbox");
         return;
     }
     httpd_reply_json(r, 200, json_pack("{s:o}", "sandboxes", x.arr));
@@ -407,7 +392,7 @@ static void sandbox_create(struct advisor_worker *w, const struct httpd_req *rq,
     }
     commit_or_fail(w, &res);
     if (!pv_ok(res)) {
-        reply_store_error(r, res, "sandbox");
+        advisor_reply_store_error(r, res, "sandbox");
         goto out;
     }
     if (!pv_ok(advisor_tokens_put(w->a->tokens, tokhash, sb.id))) {
@@ -440,7 +425,7 @@ static void sandbox_delete(struct advisor_worker *w, const char *name, struct ht
     pthread_mutex_t *mu;
 
     if (!pv_ok(res)) {
-        reply_store_error(r, res, "sandbox");
+        advisor_reply_store_error(r, res, "sandbox");
         return;
     }
     mu = advisor_stripe(w->a, sb.id);
@@ -461,7 +446,7 @@ static void sandbox_delete(struct advisor_worker *w, const char *name, struct ht
     commit_or_fail(w, &res);
     pthread_mutex_unlock(mu);
     if (!pv_ok(res)) {
-        reply_store_error(r, res, "sandbox");
+        advisor_reply_store_error(r, res, "sandbox");
     } else {
         advisor_tokens_drop(w->a->tokens, sb.id);
         advisor_changed(w->a);
@@ -484,7 +469,7 @@ static void policy_get(struct advisor_worker *w, const struct httpd_req *rq, con
     pv_result res = store_sandbox_get(w->st, name, &sb);
 
     if (!pv_ok(res)) {
-        reply_store_error(r, res, "sandbox");
+        advisor_reply_store_error(r, res, "sandbox");
         return;
     }
     if (after_s != NULL) {
@@ -504,7 +489,7 @@ static void policy_get(struct advisor_worker *w, const struct httpd_req *rq, con
 
         res = store_rev_latest(w->st, sb.id, &rev);
         if (!pv_ok(res)) {
-            reply_store_error(r, res, "policy");
+            advisor_reply_store_error(r, res, "policy");
             break;
         }
         if (after < 0 || rev.rev > after || flag_moved || advisor_now_ms() >= deadline ||
@@ -609,7 +594,7 @@ static void sandbox_put_doc(struct advisor_worker *w, const struct httpd_req *rq
         }
     }
     if (!pv_ok(res)) {
-        reply_store_error(r, res, "sandbox");
+        advisor_reply_store_error(r, res, "sandbox");
     } else {
         pv_log_info("OCSF %s", line);
         advisor_changed(w->a);
@@ -673,7 +658,7 @@ static void loaded_put(struct advisor_worker *w, const struct httpd_req *rq, con
         store_sandbox_clear(&sb);
     }
     if (!pv_ok(res)) {
-        reply_store_error(r, res, "revision");
+        advisor_reply_store_error(r, res, "revision");
     } else {
         pv_log_info("OCSF %s", line);
         advisor_changed(w->a);
@@ -724,7 +709,7 @@ static void setting_write(struct advisor_worker *w, const struct httpd_req *rq, 
     if (sandbox != NULL) {
         res = store_sandbox_get(w->st, sandbox, &sb);
         if (!pv_ok(res)) {
-            reply_store_error(r, res, "sandbox");
+            advisor_reply_store_error(r, res, "sandbox");
             goto out;
         }
         store_sandbox_clear(&sb);
@@ -756,7 +741,7 @@ static void setting_write(struct advisor_worker *w, const struct httpd_req *rq, 
     }
     commit_or_fail(w, &res);
     if (!pv_ok(res)) {
-        reply_store_error(r, res, "setting");
+        advisor_reply_store_error(r, res, "setting");
     } else {
         pv_log_info("OCSF %s", line);
         advisor_changed(w->a);
@@ -815,7 +800,7 @@ static void events_list(struct advisor_worker *w, const struct httpd_req *rq, st
                           : pv_fail(PV_ERR_NOMEM, __func__);
         if (!pv_ok(res)) {
             json_decref(arr);
-            reply_store_error(r, res, "events");
+            advisor_reply_store_error(r, res, "events");
             return;
         }
         if (json_array_size(arr) > 0 || advisor_now_ms() >= deadline || advisor_stopping(w->a)) {
@@ -966,7 +951,7 @@ void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct 
         struct store_sandbox sb;
         pv_result res = store_sandbox_get(w->st, p0, &sb);
         if (!pv_ok(res)) {
-            reply_store_error(r, res, "sandbox");
+            advisor_reply_store_error(r, res, "sandbox");
             return;
         }
         httpd_reply_json(r, 200, sandbox_json(w, &sb));
@@ -1031,7 +1016,7 @@ void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct 
         struct store_sandbox sb;
         pv_result res = store_sandbox_get(w->st, p0, &sb);
         if (!pv_ok(res)) {
-            reply_store_error(r, res, "sandbox");
+            advisor_reply_store_error(r, res, "sandbox");
             return;
         }
         store_sandbox_clear(&sb);

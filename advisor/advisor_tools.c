@@ -62,28 +62,6 @@ static bool server_name_ok(const char *s)
     return true;
 }
 
-static pv_result sandbox_of(struct advisor_worker *w, const char *name, int64_t *id)
-{
-    struct store_sandbox sb;
-
-    PV_GUARD(store_sandbox_get(w->st, name, &sb));
-    *id = sb.id;
-    store_sandbox_clear(&sb);
-    return PV_RESULT_OK;
-}
-
-static void reply_res(struct httpd_reply *r, pv_result res, const char *what)
-{
-    char d[128];
-
-    if (res.err == PV_ERR_NOTFOUND) {
-        snprintf(d, sizeof(d), "%s not found", what);
-        httpd_reply_error(r, 404, "not_found", d);
-    } else {
-        httpd_reply_error(r, 500, "internal", "the store failed; see the advisor's log");
-    }
-}
-
 /* ===========================================================================
  * Registering servers
  * ========================================================================= */
@@ -134,7 +112,7 @@ void advisor_server_put(struct advisor_worker *w, const struct httpd_req *rq, co
              url, sandbox);
     res = store_begin(w->st);
     if (pv_ok(res)) {
-        res = sandbox_of(w, sandbox, &id);
+        res = advisor_sandbox_id(w, sandbox, &id);
     }
     if (pv_ok(res)) {
         res = room_for(w, id, name);
@@ -162,7 +140,7 @@ void advisor_server_put(struct advisor_worker *w, const struct httpd_req *rq, co
             httpd_reply_error(r, 409, "too_many_servers",
                               "a sandbox has at most 32 tool servers; remove one first");
         } else {
-            reply_res(r, res, "sandbox");
+            advisor_reply_store_error(r, res, "sandbox");
         }
         goto out;
     }
@@ -188,7 +166,7 @@ void advisor_server_delete(struct advisor_worker *w, const char *sandbox, const 
     snprintf(line, sizeof(line),
              "CONFIG:SERVER [INFO] gateway removed tool server %s from sandbox %s", name, sandbox);
     if (pv_ok(res)) {
-        res = sandbox_of(w, sandbox, &id);
+        res = advisor_sandbox_id(w, sandbox, &id);
     }
     if (pv_ok(res)) {
         res = store_server_delete(w->st, id, name);
@@ -200,7 +178,7 @@ void advisor_server_delete(struct advisor_worker *w, const char *sandbox, const 
     res = pv_ok(res) ? store_commit(w->st) : res;
     if (!pv_ok(res)) {
         store_rollback(w->st);
-        reply_res(r, res, id == 0 ? "sandbox" : "server");
+        advisor_reply_store_error(r, res, id == 0 ? "sandbox" : "server");
         return;
     }
     pv_log_info("OCSF %s", line);
@@ -268,13 +246,14 @@ void advisor_server_list(struct advisor_worker *w, const char *sandbox, struct h
     struct server_list *l = pv_calloc(1, sizeof(*l));
     json_t *arr = json_array();
     int64_t id = 0;
-    pv_result res = l != NULL ? sandbox_of(w, sandbox, &id) : pv_fail(PV_ERR_NOMEM, __func__);
+    pv_result res =
+        l != NULL ? advisor_sandbox_id(w, sandbox, &id) : pv_fail(PV_ERR_NOMEM, __func__);
 
     if (pv_ok(res)) {
         res = store_server_each(w->st, id, collect, l);
     }
     if (!pv_ok(res) || l->oom || arr == NULL) {
-        reply_res(r, pv_ok(res) ? pv_fail(PV_ERR_NOMEM, __func__) : res, "sandbox");
+        advisor_reply_store_error(r, pv_ok(res) ? pv_fail(PV_ERR_NOMEM, __func__) : res, "sandbox");
         json_decref(arr);
     } else {
         for (size_t i = 0; i < l->n; i++) {
@@ -461,7 +440,7 @@ void advisor_tools(struct advisor_worker *w, const struct httpd_req *rq, const c
         httpd_reply_error(r, 500, "internal", "out of memory");
         goto out;
     }
-    res = sandbox_of(w, sandbox, &id);
+    res = advisor_sandbox_id(w, sandbox, &id);
     if (pv_ok(res)) {
         res = want > 0 ? store_rev_get(w->st, id, (int64_t)want, &rev)
                        : store_rev_latest(w->st, id, &rev);
@@ -470,8 +449,8 @@ void advisor_tools(struct advisor_worker *w, const struct httpd_req *rq, const c
         res = store_server_each(w->st, id, collect, l);
     }
     if (!pv_ok(res) || l->oom) {
-        reply_res(r, pv_ok(res) ? pv_fail(PV_ERR_NOMEM, __func__) : res,
-                  id == 0 ? "sandbox" : "revision");
+        advisor_reply_store_error(r, pv_ok(res) ? pv_fail(PV_ERR_NOMEM, __func__) : res,
+                                  id == 0 ? "sandbox" : "revision");
         goto out;
     }
     yaml = store_blob_get(w->st, rev.blob, NULL);
