@@ -299,28 +299,17 @@ static bool rule_names_peer(const json_t *rule)
     return false;
 }
 
+/* Same endpoints and binaries, in order (the rules' fingerprints). */
 static bool rule_same(const struct model_rule *a, const struct model_rule *b)
 {
-    if (model_rule_nendpoints(a) != model_rule_nendpoints(b) ||
-        model_rule_nbinaries(a) != model_rule_nbinaries(b)) {
-        return false;
-    }
-    for (size_t i = 0; i < model_rule_nbinaries(a); i++) {
-        if (strcmp(model_rule_binary(a, i), model_rule_binary(b, i)) != 0) {
-            return false;
-        }
-    }
-    for (size_t i = 0; i < model_rule_nendpoints(a); i++) {
-        struct model_endpoint_view va;
-        struct model_endpoint_view vb;
-        model_endpoint_view(model_rule_endpoint(a, i), &va);
-        model_endpoint_view(model_rule_endpoint(b, i), &vb);
-        if (va.fp == NULL || vb.fp == NULL || va.fplen != vb.fplen ||
-            memcmp(va.fp, vb.fp, va.fplen) != 0) {
-            return false;
-        }
-    }
-    return true;
+    size_t la = 0;
+    size_t lb = 0;
+    uint64_t ha = 0;
+    uint64_t hb = 0;
+    const char *fa = model_rule_fp(a, &la, &ha);
+    const char *fb = model_rule_fp(b, &lb, &hb);
+
+    return fa != NULL && fb != NULL && ha == hb && la == lb && memcmp(fa, fb, la) == 0;
 }
 
 /* The peer of a candidate rule that names a target_sandbox and is not
@@ -333,13 +322,8 @@ static const char *changed_peer(const struct model_policy *base, const struct mo
     for (size_t i = 0; i < model_policy_nrules(cand); i++) {
         const struct model_rule *r = model_policy_rule(cand, i);
         const struct model_rule *b;
-        const char *peer = NULL;
+        const char *peer = model_rule_peer(r);
 
-        for (size_t j = 0; peer == NULL && j < model_rule_nendpoints(r); j++) {
-            struct model_endpoint_view v;
-            model_endpoint_view(model_rule_endpoint(r, j), &v);
-            peer = v.target_sandbox;
-        }
         if (peer == NULL) {
             continue;
         }

@@ -281,6 +281,8 @@ struct model_policy *model_policy_merge(const struct model_policy *base,
  * exactly that set (sorted, unique); the policy is validated again (an
  * always-blocked address other than loopback is an error) and recompiled. */
 typedef const char *const *(*model_peer_fn)(void *arg, const char *name);
+/* The peer the first target_sandbox endpoint of 'r' names, or NULL. */
+const char *model_rule_peer(const struct model_rule *r);
 pv_result model_policy_resolve_peers(struct model_policy *p, model_peer_fn fn, void *arg,
                                      struct model_diags *diags) PV_WUR;
 /* Proposal accessors (borrowed). The intent summary is NULL when absent; the

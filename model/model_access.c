@@ -18,6 +18,8 @@
 
 void model_endpoint_view(const struct model_endpoint *e, struct model_endpoint_view *out)
 {
+    enum model_peer_state peer;
+
     memset(out, 0, sizeof(*out));
     out->host = (e->host.s != NULL && e->host.s[0] != '\0') ? e->host.s : NULL;
     out->host_glob = out->host != NULL ? e->host_glob : NULL;
@@ -36,10 +38,9 @@ void model_endpoint_view(const struct model_endpoint *e, struct model_endpoint_v
                               : NULL;
     out->cidrs = e->cidrs;
     out->ncidrs = e->ncidrs;
-    out->unresolved = out->target_sandbox != NULL;
-    for (size_t i = 0; out->unresolved && i < e->ncidrs; i++) {
-        out->unresolved = model_cidr_overlaps_always_blocked(&e->cidrs[i]);
-    }
+    peer = model_endpoint_peer_state(e);
+    /* the prover never assumes the test switch: loopback-only admits nothing */
+    out->unresolved = peer == MODEL_PEER_UNRESOLVED || peer == MODEL_PEER_LOOPBACK;
     out->fp = e->fp;
     out->fplen = e->fplen;
     out->fphash = e->fphash;

@@ -263,18 +263,16 @@ static pv_result index_fill_eps(struct model_index *ix, const struct model_polic
             const struct model_endpoint *e = &rule->endpoints[i];
             struct ix_ep *x = &ix->eps[ix->neps++];
             bool hostless_like = e->host.s == NULL || e->host.s[0] == '\0';
+            enum model_peer_state peer;
             x->rule = rule;
             x->ep = e;
             x->rule_idx = (uint32_t)r;
             x->l7 = model_protocol_is_l7(e->proto) && !e->tls_skip;
             x->rest_like = e->proto == MODEL_PROTO_REST || e->proto == MODEL_PROTO_WEBSOCKET;
             x->grant = (uint8_t)classify_grant(e, x->l7);
-            x->unresolved =
-                e->target_sandbox.s != NULL && e->target_sandbox.s[0] != '\0' && e->ncidrs == 0;
-            x->lo_only = !x->unresolved && e->target_sandbox.s != NULL;
-            for (size_t k = 0; x->lo_only && k < e->ncidrs; k++) {
-                x->lo_only = model_cidr_overlaps_always_blocked(&e->cidrs[k]);
-            }
+            peer = model_endpoint_peer_state(e);
+            x->unresolved = peer == MODEL_PEER_UNRESOLVED;
+            x->lo_only = peer == MODEL_PEER_LOOPBACK;
             if (e->nports <= IX_INLINE_PORTS) {
                 x->nports = (uint8_t)e->nports;
                 for (size_t k = 0; k < e->nports; k++) {

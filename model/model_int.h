@@ -297,6 +297,17 @@ void model_strlist_clear(struct model_strlist *l);
 void model_l7rule_clear(struct model_l7rule *r);
 void model_endpoint_clear(struct model_endpoint *e);
 void model_rule_clear(struct model_rule *r);
+/* What a target_sandbox endpoint admits (model_peers.c,
+ * docs/semantics.md#target-sandbox): the one definition the evaluator's
+ * index and the prover's view both read. */
+enum model_peer_state {
+    MODEL_PEER_NONE,       /* no target_sandbox */
+    MODEL_PEER_UNRESOLVED, /* no resolved_ips: admits nothing */
+    MODEL_PEER_LOOPBACK,   /* only loopback addresses: only the test switch admits them */
+    MODEL_PEER_RESOLVED,   /* an address that is not always-blocked */
+};
+enum model_peer_state model_endpoint_peer_state(const struct model_endpoint *e);
+
 /* Deep copies (model_copy.c): source fields only, compiled fields are not
  * copied; 'dst' zeroed, a partial copy on failure (PV_ERR_NOMEM). */
 pv_result model_sval_copy(struct model_sval *dst, const struct model_sval *src) PV_WUR;

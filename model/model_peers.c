@@ -16,6 +16,32 @@
 
 #include "model/model_int.h"
 
+enum model_peer_state model_endpoint_peer_state(const struct model_endpoint *e)
+{
+    if (e->target_sandbox.s == NULL || e->target_sandbox.s[0] == '\0') {
+        return MODEL_PEER_NONE;
+    }
+    if (e->ncidrs == 0) {
+        return MODEL_PEER_UNRESOLVED;
+    }
+    for (size_t i = 0; i < e->ncidrs; i++) {
+        if (!model_cidr_overlaps_always_blocked(&e->cidrs[i])) {
+            return MODEL_PEER_RESOLVED;
+        }
+    }
+    return MODEL_PEER_LOOPBACK; /* the validator admits no other blocked address */
+}
+
+const char *model_rule_peer(const struct model_rule *r)
+{
+    for (size_t i = 0; r != NULL && i < r->nendpoints; i++) {
+        if (model_endpoint_peer_state(&r->endpoints[i]) != MODEL_PEER_NONE) {
+            return r->endpoints[i].target_sandbox.s;
+        }
+    }
+    return NULL;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
