@@ -133,6 +133,9 @@ enum model_lang_result {
 enum model_lang_result model_lang_check(enum model_domain domain,
                                         const struct model_lang_term *terms, size_t nterms,
                                         size_t max_states, char **witness, size_t *wlen);
+/* Is 's' a string of the domain (the language every witness must belong
+ * to)? */
+bool model_domain_has(enum model_domain d, const char *s, size_t len);
 
 /* ===========================================================================
  * Diagnostics

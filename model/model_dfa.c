@@ -1199,6 +1199,13 @@ const struct model_glob *model_dfa_domain(enum model_domain d)
     return NULL;
 }
 
+bool model_domain_has(enum model_domain d, const char *s, size_t len)
+{
+    const struct model_glob *g = model_dfa_domain(d);
+
+    return g != NULL && model_glob_match(g, s, len);
+}
+
 /* ===========================================================================
  * Emptiness of an intersection: BFS over the product
  * ========================================================================= */

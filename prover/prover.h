@@ -126,12 +126,13 @@ struct prover_result {
     double elapsed_ms;
     char inputs_sha256[65];
     /* statistics */
-    size_t nqueries;  /* solver checks */
-    size_t nunits;    /* units in the slice */
-    size_t ndelta;    /* delta units */
-    double ms_units;  /* units, fingerprints, inputs hash, delta, slice */
-    double ms_encode; /* atoms and Z3 terms */
-    double ms_solve;  /* questions, witnesses, re-checks */
+    size_t nqueries;    /* solver checks */
+    size_t nunits;      /* units in the slice */
+    size_t ndelta;      /* delta units */
+    size_t ncomponents; /* parts of the slice proved on their own */
+    double ms_units;    /* units, fingerprints, inputs hash, delta, slice, components */
+    double ms_encode;   /* atoms and Z3 terms */
+    double ms_solve;    /* questions, witnesses, re-checks */
 };
 
 /* Run one proof. Never fails on policy content: limits, timeouts and

@@ -10,11 +10,16 @@
  * the solver only picks an atom index and strings never enter Z3.
  *
  * Literal patterns are cheap: a literal is its own atom (membership of the
- * other patterns by model_glob_match). The glob patterns split the rest
- * recursively, each split costing one automaton-product emptiness check
- * (model_lang_check) for the side that does not hold the current witness.
- * Work is bounded by a budget of checks and a state bound per product;
- * exhausting either is PV_ERR_LIMIT, which the caller turns into UNKNOWN.
+ * other patterns by model_glob_match), placed in the region whose glob
+ * signature it shares. The glob patterns split the rest recursively; each
+ * split asks whether the side that does not hold the current witness is
+ * empty. Most of those questions are answered without an automaton: terms a
+ * positive term is cheaply disjoint from are dropped (two cheaply disjoint
+ * positives: empty), and a sample of each positive term (or the region's
+ * witness) that satisfies every term is a witness. Only the rest costs an
+ * automaton-product emptiness check (model_lang_check). Work is bounded by
+ * a budget of those checks and a state bound per product; exhausting either
+ * is PV_ERR_LIMIT, which the caller turns into UNKNOWN.
  */
 #include "config.h"
 
@@ -79,17 +84,32 @@ pv_result prover_dim_add_special(struct prover_dim *d, size_t *idx)
     return dim_add(d, NULL, special_key, sizeof(special_key) - 1, false, idx);
 }
 
+static bool has_2f(const char *s, size_t len)
+{
+    for (size_t i = 0; i + 3 <= len; i++) {
+        if (s[i] == '%' && s[i + 1] == '2' && s[i + 2] == 'F') {
+            return true;
+        }
+    }
+    return false;
+}
+
 bool prover_pat_match(const struct prover_pat *p, const char *s, size_t len)
 {
-    if (p->g == NULL) {
-        for (size_t i = 0; i + 3 <= len; i++) {
-            if (s[i] == '%' && s[i + 1] == '2' && s[i + 2] == 'F') {
-                return true;
-            }
+    return p->g == NULL ? has_2f(s, len) : model_glob_match(p->g, s, len);
+}
+
+/* Does the concrete string 's' satisfy every term? */
+static bool terms_hold(const struct model_lang_term *t, size_t n, const char *s, size_t len)
+{
+    for (size_t i = 0; i < n; i++) {
+        bool in = t[i].g != NULL ? model_glob_match(t[i].g, s, len) : has_2f(s, len);
+
+        if (in != t[i].positive) {
+            return false;
         }
-        return false;
     }
-    return model_glob_match(p->g, s, len);
+    return true;
 }
 
 bool prover_atom_has(const struct prover_dim *d, size_t atom, size_t pat)
@@ -123,8 +143,6 @@ static void regions_free(struct regions *rs)
     memset(rs, 0, sizeof(*rs));
 }
 
-static pv_result lang(const struct prover_dim *d, const struct model_lang_term *t, size_t n,
-                      size_t *budget, bool *nonempty, char **w, size_t *wlen) PV_WUR;
 void prover_lang_memo_free(struct prover_lang_memo *m)
 {
     for (size_t i = 0; i < m->n; i++) {
@@ -214,16 +232,18 @@ static void memo_put(struct prover_lang_memo *m, char *key, size_t klen, bool no
     m->n++;
 }
 
-static pv_result lang(const struct prover_dim *d, const struct model_lang_term *t, size_t n,
-                      size_t *budget, bool *nonempty, char **w, size_t *wlen)
+/* The emptiness of the conjunction of 't' within the domain, by the memo or
+ * an automaton product; only a product spends budget. */
+static pv_result lang_exact(const struct prover_dim *d, const struct model_lang_term *t, size_t n,
+                            size_t *budget, bool *nonempty, char **w, size_t *wlen) PV_WUR;
+static pv_result lang_exact(const struct prover_dim *d, const struct model_lang_term *t, size_t n,
+                            size_t *budget, bool *nonempty, char **w, size_t *wlen)
 {
     enum model_lang_result lr;
     char *key = NULL;
     size_t klen = 0;
     size_t at;
 
-    PV_ENSURE(*budget > 0, PV_ERR_LIMIT);
-    (*budget)--;
     *w = NULL;
     *wlen = 0;
     if (d->memo != NULL) {
@@ -242,6 +262,11 @@ static pv_result lang(const struct prover_dim *d, const struct model_lang_term *
             return PV_RESULT_OK;
         }
     }
+    if (*budget == 0) {
+        free(key);
+        PV_BAIL(PV_ERR_LIMIT);
+    }
+    (*budget)--;
     lr = model_lang_check(d->domain, t, n, PROVER_MAX_LANG_STATES, w, wlen);
     switch (lr) {
     case MODEL_LANG_EMPTY:
@@ -252,12 +277,12 @@ static pv_result lang(const struct prover_dim *d, const struct model_lang_term *
         return PV_RESULT_OK;
     case MODEL_LANG_NONEMPTY:
         *nonempty = true;
-        if (w != NULL && *w == NULL) {
+        if (*w == NULL) {
             free(key);
             PV_BAIL(PV_ERR_NOMEM);
         }
         if (key != NULL) {
-            memo_put(d->memo, key, klen, true, w != NULL ? *w : NULL, *wlen);
+            memo_put(d->memo, key, klen, true, *w, *wlen);
         }
         return PV_RESULT_OK;
     case MODEL_LANG_LIMIT:
@@ -271,6 +296,131 @@ static pv_result lang(const struct prover_dim *d, const struct model_lang_term *
     PV_BAIL(PV_ERR_INTERNAL);
 }
 
+/* The terms that decide the conjunction: positives first, then the
+ * negatives no positive is cheaply disjoint from (a string of a positive
+ * lies outside such a negative anyway). False when the conjunction is
+ * certainly empty: two positives cheaply disjoint, or a positive cheaply
+ * inside a negative. 'out' has room for n. */
+static bool reduce(enum model_domain dom, const struct model_lang_term *t, size_t n,
+                   struct model_lang_term *out, size_t *nout, size_t *npos)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (!t[i].positive) {
+            continue;
+        }
+        for (size_t j = 0; j < k; j++) {
+            if (prover_glob_disjoint_cheap(out[j].g, t[i].g, dom)) {
+                return false;
+            }
+        }
+        out[k++] = t[i];
+    }
+    *npos = k;
+    for (size_t i = 0; i < n; i++) {
+        bool keep = !t[i].positive;
+
+        for (size_t j = 0; keep && j < *npos; j++) {
+            if (prover_glob_subset_cheap(out[j].g, t[i].g, dom)) {
+                return false; /* a positive inside a negative: empty */
+            }
+            keep = !prover_glob_disjoint_cheap(out[j].g, t[i].g, dom);
+        }
+        if (keep) {
+            out[k++] = t[i];
+        }
+    }
+    *nout = k;
+    return true;
+}
+
+/* Positive terms whose sample is tried as a witness before a product. */
+#define SAMPLE_TRIES 4u
+
+/* Is the conjunction of 't' empty within the domain? '*w' gets a witness
+ * (new) when it is not. 'hint' (may be NULL) is a string of the domain to
+ * try as a witness first. */
+static pv_result lang(const struct prover_dim *d, const struct model_lang_term *t, size_t n,
+                      const char *hint, size_t hintlen, size_t *budget, bool *nonempty, char **w,
+                      size_t *wlen) PV_WUR;
+static pv_result lang(const struct prover_dim *d, const struct model_lang_term *t, size_t n,
+                      const char *hint, size_t hintlen, size_t *budget, bool *nonempty, char **w,
+                      size_t *wlen)
+{
+    struct model_lang_term small[16] = {{NULL, false}};
+    struct model_lang_term *rt = n <= 16 ? small : pv_malloc(n * sizeof(*rt));
+    size_t k = 0;
+    size_t npos = 0;
+    pv_result r = PV_RESULT_OK;
+    bool done = false;
+
+    *w = NULL;
+    *wlen = 0;
+    PV_GUARD_PTR(rt);
+    if (!reduce(d->domain, t, n, rt, &k, &npos)) {
+        *nonempty = false;
+        done = true;
+    }
+    if (!done && hint != NULL && terms_hold(rt, k, hint, hintlen)) {
+        *w = pv_strndup(hint, hintlen);
+        r = *w != NULL ? PV_RESULT_OK : pv_fail(PV_ERR_NOMEM, "witness");
+        *wlen = hintlen;
+        *nonempty = true;
+        done = true;
+    }
+    if (!done && pv_ok(r) && hint != NULL) {
+        /* The hint with one more letter in front (a region's witness that
+         * is one of the literals taken out of it, often): kept when it is
+         * still a string of the domain and satisfies every term. */
+        char *x = pv_malloc(hintlen + 2);
+
+        if (x == NULL) {
+            r = pv_fail(PV_ERR_NOMEM, "witness");
+        } else {
+            x[0] = 'x';
+            memcpy(x + 1, hint, hintlen);
+            x[hintlen + 1] = '\0';
+        }
+        if (x != NULL && model_domain_has(d->domain, x, hintlen + 1) &&
+            terms_hold(rt, k, x, hintlen + 1)) {
+            *w = x;
+            *wlen = hintlen + 1;
+            *nonempty = true;
+            done = true;
+        } else {
+            free(x);
+        }
+    }
+    /* A sample of a positive term (the product of it alone, remembered)
+     * that satisfies the other terms; an empty positive empties it all. */
+    for (size_t i = 0; !done && pv_ok(r) && k > 1 && i < npos && i < SAMPLE_TRIES; i++) {
+        char *sw = NULL;
+        size_t swl = 0;
+        bool sne = false;
+
+        r = lang_exact(d, &rt[i], 1, budget, &sne, &sw, &swl);
+        if (pv_ok(r) && !sne) {
+            *nonempty = false;
+            done = true;
+        } else if (pv_ok(r) && terms_hold(rt, k, sw, swl)) {
+            *w = sw;
+            *wlen = swl;
+            *nonempty = true;
+            done = true;
+            sw = NULL;
+        }
+        free(sw);
+    }
+    if (!done && pv_ok(r)) {
+        r = lang_exact(d, rt, k, budget, nonempty, w, wlen);
+    }
+    if (rt != small) {
+        free(rt);
+    }
+    return r;
+}
+
 static pv_result term_push(struct region *r, const struct model_glob *g, bool positive) PV_WUR;
 static pv_result term_push(struct region *r, const struct model_glob *g, bool positive)
 {
@@ -279,6 +429,34 @@ static pv_result term_push(struct region *r, const struct model_glob *g, bool po
     r->terms[r->nterms].positive = positive;
     r->nterms++;
     return PV_RESULT_OK;
+}
+
+/* Add a term to a region, keeping its list short: a negative term that a
+ * positive one is cheaply disjoint from says nothing, and a new positive
+ * term makes such negatives redundant. */
+static pv_result region_push(const struct prover_dim *d, struct region *r,
+                             const struct model_glob *g, bool positive) PV_WUR;
+static pv_result region_push(const struct prover_dim *d, struct region *r,
+                             const struct model_glob *g, bool positive)
+{
+    if (!positive) {
+        for (size_t k = 0; k < r->nterms; k++) {
+            if (r->terms[k].positive && prover_glob_disjoint_cheap(r->terms[k].g, g, d->domain)) {
+                return PV_RESULT_OK;
+            }
+        }
+    } else {
+        size_t o = 0;
+
+        for (size_t k = 0; k < r->nterms; k++) {
+            if (!r->terms[k].positive && prover_glob_disjoint_cheap(g, r->terms[k].g, d->domain)) {
+                continue;
+            }
+            r->terms[o++] = r->terms[k];
+        }
+        r->nterms = o;
+    }
+    return term_push(r, g, positive);
 }
 
 /* Split every region by glob pattern 'pi'. */
@@ -298,7 +476,7 @@ static pv_result split(const struct prover_dim *d, struct regions *rs, size_t pi
         struct region nr;
 
         PV_GUARD(term_push(r, p->g, !in));
-        PV_GUARD(lang(d, r->terms, r->nterms, budget, &other, &w, &wlen));
+        PV_GUARD(lang(d, r->terms, r->nterms, NULL, 0, budget, &other, &w, &wlen));
         r->nterms--;
         if (!other) {
             /* The region lies on one side: the term is redundant. */
@@ -328,9 +506,9 @@ static pv_result split(const struct prover_dim *d, struct regions *rs, size_t pi
             for (size_t k = 0; k < r->nterms; k++) {
                 PV_GUARD(term_push(q, r->terms[k].g, r->terms[k].positive));
             }
-            PV_GUARD(term_push(q, p->g, !in));
+            PV_GUARD(region_push(d, q, p->g, !in));
         }
-        PV_GUARD(term_push(&rs->r[i], p->g, in));
+        PV_GUARD(region_push(d, &rs->r[i], p->g, in));
     }
     return PV_RESULT_OK;
 }
@@ -366,6 +544,115 @@ static pv_result atom_push(struct prover_dim *d, char *w, size_t wlen)
     return PV_RESULT_OK;
 }
 
+/* Take the literals of the domain out of the regions that hold them. The
+ * regions are the cells of the globs' Venn diagram, so a literal lies in the
+ * one region whose witness matches the same globs: the regions are indexed
+ * by that signature, each literal is looked up by its own, and a region
+ * that holds some literals gets a witness outside them (its old one when
+ * that is none of them). */
+static pv_result carve_literals(struct prover_dim *d, struct regions *rs, const bool *lit_ok,
+                                size_t *budget) PV_WUR;
+static pv_result carve_literals(struct prover_dim *d, struct regions *rs, const bool *lit_ok,
+                                size_t *budget)
+{
+    size_t ng = 0;
+    size_t words;
+    size_t *gidx = pv_calloc(d->npats + 1, sizeof(size_t));
+    uint64_t *sigs = NULL;
+    uint64_t *lsig = NULL;
+    size_t *head = NULL;
+    size_t *next = NULL;
+    struct prover_map ix;
+    pv_result r = PV_RESULT_OK;
+
+    memset(&ix, 0, sizeof(ix));
+    PV_GUARD_PTR(gidx);
+    for (size_t i = 0; i < d->npats; i++) {
+        if (!d->pats[i].literal) {
+            gidx[ng++] = i;
+        }
+    }
+    words = ng / 64 + 1;
+    sigs = pv_calloc(rs->n * words, sizeof(uint64_t));
+    lsig = pv_calloc(words, sizeof(uint64_t));
+    head = pv_malloc(rs->n * sizeof(size_t));
+    next = pv_malloc((d->npats + 1) * sizeof(size_t));
+    if (sigs == NULL || lsig == NULL || head == NULL || next == NULL) {
+        r = pv_fail(PV_ERR_NOMEM, "atoms");
+    }
+    for (size_t ri = 0; pv_ok(r) && ri < rs->n; ri++) {
+        uint64_t *sg = &sigs[ri * words];
+        size_t found;
+        bool inserted;
+
+        head[ri] = SIZE_MAX;
+        for (size_t j = 0; j < ng; j++) {
+            if (prover_pat_match(&d->pats[gidx[j]], rs->r[ri].w, rs->r[ri].wlen)) {
+                sg[j / 64] |= (uint64_t)1 << (j % 64);
+            }
+        }
+        r = prover_map_put(&ix, (const char *)sg, words * sizeof(uint64_t), ri, &found, &inserted);
+        if (pv_ok(r) && !inserted) {
+            r = pv_fail(PV_ERR_INTERNAL, "two regions with one signature");
+        }
+    }
+    for (size_t i = 0; pv_ok(r) && i < d->npats; i++) {
+        const struct prover_pat *lp = &d->pats[i];
+        size_t ri;
+
+        if (!lp->literal || !lit_ok[i]) {
+            continue;
+        }
+        if ((i & 63u) == 63u && d->deadline > 0 && prover_now_ms() > d->deadline) {
+            r = pv_fail(PV_ERR_TIMEOUT, "atoms");
+            break;
+        }
+        memset(lsig, 0, words * sizeof(uint64_t));
+        for (size_t j = 0; j < ng; j++) {
+            if (prover_pat_match(&d->pats[gidx[j]], lp->text, lp->len)) {
+                lsig[j / 64] |= (uint64_t)1 << (j % 64);
+            }
+        }
+        if (!prover_map_get(&ix, (const char *)lsig, words * sizeof(uint64_t), &ri)) {
+            /* every string of the domain lies in some region */
+            r = pv_fail(PV_ERR_INTERNAL, "a literal in no region");
+            break;
+        }
+        next[i] = head[ri];
+        head[ri] = i;
+    }
+    for (size_t ri = 0; pv_ok(r) && ri < rs->n; ri++) {
+        struct region *reg = &rs->r[ri];
+        size_t base = reg->nterms;
+        bool ne = false;
+        char *w = NULL;
+        size_t wlen = 0;
+
+        if (head[ri] == SIZE_MAX) {
+            continue;
+        }
+        for (size_t i = head[ri]; pv_ok(r) && i != SIZE_MAX; i = next[i]) {
+            r = term_push(reg, d->pats[i].g, false);
+        }
+        if (pv_ok(r)) {
+            r = lang(d, reg->terms, reg->nterms, reg->w, reg->wlen, budget, &ne, &w, &wlen);
+        }
+        if (pv_ok(r)) {
+            free(reg->w);
+            reg->w = ne ? w : NULL;
+            reg->wlen = ne ? wlen : 0;
+        }
+        reg->nterms = base;
+    }
+    prover_map_free(&ix);
+    free(gidx);
+    free(sigs);
+    free(lsig);
+    free(head);
+    free(next);
+    return r;
+}
+
 static pv_result dim_atoms(struct prover_dim *d, struct regions *rs, size_t *budget) PV_WUR;
 static pv_result dim_atoms(struct prover_dim *d, struct regions *rs, size_t *budget)
 {
@@ -373,10 +660,11 @@ static pv_result dim_atoms(struct prover_dim *d, struct regions *rs, size_t *bud
     char *w = NULL;
     size_t wlen = 0;
     bool *lit_ok;
+    pv_result r = PV_RESULT_OK;
 
     d->words = (d->npats + 63) / 64;
     /* The universe: the domain itself. */
-    PV_GUARD(lang(d, NULL, 0, budget, &ne, &w, &wlen));
+    PV_GUARD(lang(d, NULL, 0, NULL, 0, budget, &ne, &w, &wlen));
     PV_ENSURE(ne, PV_ERR_INTERNAL);
     rs->r = pv_calloc(1, sizeof(*rs->r));
     if (rs->r == NULL) {
@@ -395,104 +683,39 @@ static pv_result dim_atoms(struct prover_dim *d, struct regions *rs, size_t *bud
     /* Literals inside the domain become atoms of their own. */
     lit_ok = pv_calloc(d->npats ? d->npats : 1, sizeof(bool));
     PV_GUARD_PTR(lit_ok);
-    for (size_t i = 0; i < d->npats; i++) {
+    for (size_t i = 0; pv_ok(r) && i < d->npats; i++) {
         struct model_lang_term t;
-        pv_result r;
 
         if (!d->pats[i].literal) {
             continue;
         }
         t.g = d->pats[i].g;
         t.positive = true;
-        r = lang(d, &t, 1, budget, &lit_ok[i], &w, &wlen);
+        r = lang(d, &t, 1, NULL, 0, budget, &lit_ok[i], &w, &wlen);
         free(w);
         w = NULL;
-        if (!pv_ok(r)) {
-            free(lit_ok);
-            return r;
-        }
     }
-    /* Remove those literals from the regions that contain them. */
-    for (size_t ri = 0; ri < rs->n; ri++) {
-        struct region *reg = &rs->r[ri];
-        size_t base = reg->nterms;
-        bool any = false;
-        pv_result r = PV_RESULT_OK;
-
-        for (size_t i = 0; i < d->npats && pv_ok(r); i++) {
-            const struct prover_pat *lp = &d->pats[i];
-            bool inside = lit_ok[i];
-
-            if (!lp->literal) {
-                continue;
-            }
-            /* regions x literals x globs: bound it by the proof's deadline */
-            if ((i & 63u) == 63u && d->deadline > 0 && prover_now_ms() > d->deadline) {
-                r = pv_fail(PV_ERR_TIMEOUT, "atoms");
-                break;
-            }
-            for (size_t j = 0; j < d->npats && inside; j++) {
-                if (d->pats[j].literal) {
-                    continue;
-                }
-                if (prover_pat_match(&d->pats[j], lp->text, lp->len) !=
-                    prover_pat_match(&d->pats[j], reg->w, reg->wlen)) {
-                    inside = false;
-                }
-            }
-            if (inside) {
-                any = true;
-                r = term_push(reg, lp->g, false);
-            }
-        }
-        if (pv_ok(r) && any) {
-            r = lang(d, reg->terms, reg->nterms, budget, &ne, &w, &wlen);
-            if (pv_ok(r)) {
-                free(reg->w);
-                reg->w = ne ? w : NULL;
-                reg->wlen = ne ? wlen : 0;
-                w = NULL;
-            }
-        }
-        reg->nterms = base;
-        if (!pv_ok(r)) {
-            free(lit_ok);
-            return r;
-        }
+    if (pv_ok(r)) {
+        r = carve_literals(d, rs, lit_ok, budget);
     }
-    for (size_t ri = 0; ri < rs->n; ri++) {
-        pv_result r;
-
+    for (size_t ri = 0; pv_ok(r) && ri < rs->n; ri++) {
         if (rs->r[ri].w == NULL) {
             continue;
         }
         r = atom_push(d, rs->r[ri].w, rs->r[ri].wlen);
         rs->r[ri].w = NULL;
-        if (!pv_ok(r)) {
-            free(lit_ok);
-            return r;
-        }
     }
-    for (size_t i = 0; i < d->npats; i++) {
+    for (size_t i = 0; pv_ok(r) && i < d->npats; i++) {
         char *lw;
-        pv_result r;
 
         if (!d->pats[i].literal || !lit_ok[i]) {
             continue;
         }
         lw = pv_strndup(d->pats[i].text, d->pats[i].len);
-        if (lw == NULL) {
-            free(lit_ok);
-            PV_BAIL(PV_ERR_NOMEM);
-        }
-        r = atom_push(d, lw, d->pats[i].len);
-        if (!pv_ok(r)) {
-            free(lit_ok);
-            return r;
-        }
+        r = lw != NULL ? atom_push(d, lw, d->pats[i].len) : pv_fail(PV_ERR_NOMEM, "atoms");
     }
     free(lit_ok);
-    return PV_RESULT_OK;
+    return r;
 }
 
 pv_result prover_dim_atoms(struct prover_dim *d, size_t *budget)

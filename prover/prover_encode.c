@@ -1417,14 +1417,24 @@ static pv_result per_unit(struct prover_proof *pf)
     return PV_RESULT_OK;
 }
 
-pv_result prover_encode(struct prover_proof *pf)
+pv_result prover_encode_atoms(struct prover_proof *pf)
 {
     prover_dim_init(&pf->bin, MODEL_DOMAIN_ABS_PATH);
     prover_dim_init(&pf->dns, MODEL_DOMAIN_DNS_NAME);
     prover_dim_init(&pf->path, MODEL_DOMAIN_CANONICAL_PATH);
     PV_GUARD(collect(pf));
     PV_GUARD(atoms_all(pf));
-    PV_GUARD(classify(pf));
+    return classify(pf);
+}
+
+pv_result prover_encode(struct prover_proof *pf)
+{
+    PV_GUARD(prover_encode_atoms(pf));
+    return prover_encode_terms(pf);
+}
+
+pv_result prover_encode_terms(struct prover_proof *pf)
+{
     PV_GUARD(dest_atoms(pf));
     PV_GUARD(port_atoms(pf));
     pf->solver = pf->s->solver;

@@ -206,10 +206,30 @@ pv_result prover_units_delta(struct prover_units *us) PV_WUR;
  * index of the delta units by host key; TIMEOUT past 'deadline' (absolute
  * ms, prover_now_ms). */
 pv_result prover_units_slice(struct prover_units *us, size_t *budget, double deadline) PV_WUR;
+/* The slice's connected components: two units are joined when one is a
+ * delta unit and their (binary, host, port) regions overlap. A question
+ * about a candidate unit u ranges over requests r that u matches inside a
+ * delta unit d; every unit matching r overlaps d, so it is in u's
+ * component, and a component can be proved on its own. 'comp' (room for
+ * us->n) gets each slice unit's component number (in the order of the
+ * components' first units) and SIZE_MAX for the rest. */
+pv_result prover_units_components(struct prover_units *us, size_t *budget, double deadline,
+                                  size_t *comp, size_t *ncomp) PV_WUR;
 void prover_units_free(struct prover_units *us);
 /* Keep the buffers of 'us' in 'spare' (emptied) for the next proof, so that
  * a session does not fault in fresh pages for every proof; 'us' is reset. */
 void prover_units_recycle(struct prover_units *spare, struct prover_units *us);
+/* Are two glob languages certainly disjoint by a necessary condition
+ * (literal text, literal prefix, a host wildcard's literal suffix)? False
+ * means "maybe not"; never true for languages that meet. NULL (the special
+ * "contains %2F" language) is never cheaply disjoint. */
+bool prover_glob_disjoint_cheap(const struct model_glob *a, const struct model_glob *b,
+                                enum model_domain dom);
+/* Is L(a) certainly inside L(b) within 'dom' (equal texts; a literal b
+ * matches; a host wildcard whose literal suffix ends with ".S" inside
+ * "**.S")? False means "maybe not". */
+bool prover_glob_subset_cheap(const struct model_glob *a, const struct model_glob *b,
+                              enum model_domain dom);
 /* Do two glob languages intersect within 'dom'? (cheap filters first) */
 pv_result prover_glob_overlap(const struct model_glob *a, const struct model_glob *b,
                               enum model_domain dom, size_t *budget, bool *out) PV_WUR;
@@ -307,6 +327,7 @@ struct prover_proof {
     bool zerr;   /* sticky: some Z3 call failed */
     bool znomem; /* sticky: ... because an allocation failed */
     size_t nqueries;
+    size_t path_base;            /* the first path of this part (component) */
     size_t nguards;              /* guard constants created (unique names) */
     struct model_glob *meta[16]; /* compiled metadata host names (owned) */
     size_t nmeta;
@@ -320,8 +341,18 @@ struct prover_proof {
     struct prover_result *res;
 };
 
+/* prover_encode = prover_encode_atoms (dimensions, atoms, host classes:
+ * no Z3) then prover_encode_terms (destination and port atoms, the Z3
+ * terms, in a solver scope). */
 pv_result prover_encode(struct prover_proof *pf) PV_WUR;
+pv_result prover_encode_atoms(struct prover_proof *pf) PV_WUR;
+pv_result prover_encode_terms(struct prover_proof *pf) PV_WUR;
 pv_result prover_queries(struct prover_proof *pf) PV_WUR;
+/* Can some question of this part hold, by the static filters (a candidate
+ * unit with a link-local or credentialed host atom, or a private
+ * destination it could admit; CHECK always)? When not, the part needs no
+ * terms and no solver. After prover_encode_atoms. */
+bool prover_queries_needed(struct prover_proof *pf);
 /* Z3 helpers: NULL in, NULL out; a failing call sets pf->zerr. */
 Z3_ast prover_z(struct prover_proof *pf, Z3_ast a);
 Z3_ast prover_true(struct prover_proof *pf);

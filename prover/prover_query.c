@@ -277,11 +277,14 @@ static const char *host_text(const struct prover_unit *u)
     return u->v.host != NULL ? u->v.host : "*";
 }
 
-static struct prover_path *path_find(struct prover_result *res, enum prover_category cat,
-                                     const char *bin, const char *host, uint16_t port,
-                                     const char *method)
+/* A path of this proof part (paths from 'base' on): paths with one (binary,
+ * host, port) come from units of one component (prover_units_components),
+ * so a part never needs to look at another's. */
+static struct prover_path *path_find(struct prover_result *res, size_t base,
+                                     enum prover_category cat, const char *bin, const char *host,
+                                     uint16_t port, const char *method)
 {
-    for (size_t i = 0; i < res->npaths; i++) {
+    for (size_t i = base; i < res->npaths; i++) {
         struct prover_path *p = &res->paths[i];
 
         if (p->cat == cat && p->port == port && strcmp(p->binary, bin) == 0 &&
@@ -512,8 +515,8 @@ static pv_result solve_one(struct prover_proof *pf, Z3_ast g, enum prover_catego
         pf->res->unknown = PROVER_UNKNOWN_RECHECK;
         PV_BAIL(PV_ERR_INTERNAL);
     }
-    if (path_find(pf->res, cat, pf->units.u[ui].bin, host_text(&pf->units.u[ui]), w.port,
-                  cat == PROVER_CAT_CAPABILITY ? w.method : NULL) == NULL) {
+    if (path_find(pf->res, pf->path_base, cat, pf->units.u[ui].bin, host_text(&pf->units.u[ui]),
+                  w.port, cat == PROVER_CAT_CAPABILITY ? w.method : NULL) == NULL) {
         r = path_add(pf, cat, ui, &w, &dc);
     }
     wit_clear(&w);
@@ -540,8 +543,8 @@ static pv_result ask_methods(struct prover_proof *pf, size_t ui, uint16_t port, 
 
     /* Methods already reported for this (binary, host, port). */
     for (size_t i = 0; i < pf->nmethods; i++) {
-        if (path_find(pf->res, PROVER_CAT_CAPABILITY, u->bin, host_text(u), port, pf->methods[i]) !=
-            NULL) {
+        if (path_find(pf->res, pf->path_base, PROVER_CAT_CAPABILITY, u->bin, host_text(u), port,
+                      pf->methods[i]) != NULL) {
             guard_add(pf, g, prover_not(pf, prover_eqn(pf, pf->m, i)));
         }
     }
@@ -605,10 +608,13 @@ static bool private_capable(const struct prover_unit *u)
            model_ip_is_private(&u->v.host_ip);
 }
 
-static bool reach_key_found(struct prover_result *res, const struct prover_unit *u, uint16_t port)
+static bool reach_key_found(const struct prover_proof *pf, const struct prover_unit *u,
+                            uint16_t port)
 {
-    return path_find(res, PROVER_CAT_CRED_REACH, u->bin, host_text(u), port, NULL) != NULL ||
-           path_find(res, PROVER_CAT_L7_BYPASS, u->bin, host_text(u), port, NULL) != NULL;
+    return path_find(pf->res, pf->path_base, PROVER_CAT_CRED_REACH, u->bin, host_text(u), port,
+                     NULL) != NULL ||
+           path_find(pf->res, pf->path_base, PROVER_CAT_L7_BYPASS, u->bin, host_text(u), port,
+                     NULL) != NULL;
 }
 
 static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port) PV_WUR;
@@ -628,7 +634,7 @@ static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port)
      * hostless unit matches no link-local host (#hostless), on either side,
      * so the question could only be UNSAT for it: host_any() skips it. */
     if (host_any(pf, u, pf->host_ll) &&
-        path_find(pf->res, PROVER_CAT_LINK_LOCAL, u->bin, h, port, NULL) == NULL) {
+        path_find(pf->res, pf->path_base, PROVER_CAT_LINK_LOCAL, u->bin, h, port, NULL) == NULL) {
         PV_GUARD(ask(pf, PROVER_CAT_LINK_LOCAL, ui,
                      prover_and(pf, 5,
                                 (Z3_ast[]){base, pf->grant[C], prover_not(pf, pf->grant[B]), pf->ll,
@@ -656,12 +662,12 @@ static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port)
                                    (Z3_ast[]){allowc, prover_not(pf, pf->private_), pf->cred,
                                               prover_not(pf, pf->reach[B])});
 
-        if (bin_any(pf, u, true) &&
-            path_find(pf->res, PROVER_CAT_L7_BYPASS, u->bin, h, port, NULL) == NULL) {
+        if (bin_any(pf, u, true) && path_find(pf->res, pf->path_base, PROVER_CAT_L7_BYPASS, u->bin,
+                                              h, port, NULL) == NULL) {
             PV_GUARD(ask(pf, PROVER_CAT_L7_BYPASS, ui, prover_and2(pf, reachq, pf->bypass)));
         }
-        if (bin_any(pf, u, false) &&
-            path_find(pf->res, PROVER_CAT_CRED_REACH, u->bin, h, port, NULL) == NULL) {
+        if (bin_any(pf, u, false) && path_find(pf->res, pf->path_base, PROVER_CAT_CRED_REACH,
+                                               u->bin, h, port, NULL) == NULL) {
             PV_GUARD(ask(pf, PROVER_CAT_CRED_REACH, ui,
                          prover_and2(pf, reachq, prover_not(pf, pf->bypass))));
         }
@@ -673,34 +679,35 @@ static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port)
                                (Z3_ast[]){allowc, prover_not(pf, pf->private_), pf->cred,
                                           prover_not(pf, pf->bypass), pf->insp[C]})));
             }
-        } else if (!reach_key_found(pf->res, u, port)) {
+        } else if (!reach_key_found(pf, u, port)) {
             PV_GUARD(ask_methods(pf, ui, port,
                                  prover_and(pf, 4,
                                             (Z3_ast[]){newallow, prover_not(pf, pf->private_),
                                                        pf->cred, pf->reach[B]})));
         }
     }
-    if (private_capable(u) &&
-        path_find(pf->res, PROVER_CAT_PRIVATE_REACH, u->bin, h, port, NULL) == NULL) {
+    if (private_capable(u) && path_find(pf->res, pf->path_base, PROVER_CAT_PRIVATE_REACH, u->bin, h,
+                                        port, NULL) == NULL) {
         PV_GUARD(ask(pf, PROVER_CAT_PRIVATE_REACH, ui, prover_and2(pf, newallow, pf->private_)));
     }
     return PV_RESULT_OK;
 }
 
-static void suppress(struct prover_result *res)
+static void suppress(struct prover_result *res, size_t base)
 {
-    size_t k = 0;
+    size_t k = base;
 
     /* As the reference's finding_delta: a capability path whose (binary,
      * host, port) has new reach is not reported twice. */
-    for (size_t i = 0; i < res->npaths; i++) {
+    for (size_t i = base; i < res->npaths; i++) {
         struct prover_path *p = &res->paths[i];
         bool drop = false;
 
         if (p->cat == PROVER_CAT_CAPABILITY) {
-            drop =
-                path_find(res, PROVER_CAT_CRED_REACH, p->binary, p->host, p->port, NULL) != NULL ||
-                path_find(res, PROVER_CAT_L7_BYPASS, p->binary, p->host, p->port, NULL) != NULL;
+            drop = path_find(res, base, PROVER_CAT_CRED_REACH, p->binary, p->host, p->port, NULL) !=
+                       NULL ||
+                   path_find(res, base, PROVER_CAT_L7_BYPASS, p->binary, p->host, p->port, NULL) !=
+                       NULL;
         }
         if (drop) {
             prover_path_clear(p);
@@ -731,7 +738,24 @@ pv_result prover_queries(struct prover_proof *pf)
         }
     }
     if (pf->in->mode == PROVER_DELTA) {
-        suppress(pf->res);
+        suppress(pf->res, pf->path_base);
     }
     return PV_RESULT_OK;
+}
+
+bool prover_queries_needed(struct prover_proof *pf)
+{
+    if (pf->in->mode == PROVER_CHECK) {
+        return true;
+    }
+    for (size_t i = 0; i < pf->units.n; i++) {
+        const struct prover_unit *u = &pf->units.u[i];
+
+        if (u->rel && u->side == PROVER_SIDE_C &&
+            (host_any(pf, u, pf->host_ll) || host_any(pf, u, pf->host_cred) ||
+             private_capable(u))) {
+            return true;
+        }
+    }
+    return false;
 }

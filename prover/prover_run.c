@@ -318,16 +318,16 @@ static pv_result inputs_sha(const struct prover_input *in, const struct prover_u
  * The proof
  * ------------------------------------------------------------------------- */
 
-static void proof_free(struct prover_proof *pf)
+/* Free what the encoding of one part built and leave the solver at scope
+ * 0; what outlives a part (inputs, units, deadline, budget, result,
+ * counters) is kept. */
+static void encoding_free(struct prover_proof *pf)
 {
+    struct prover_proof keep;
+
     if (pf->solver != NULL && Z3_solver_get_num_scopes(pf->ctx, pf->solver) != 0) {
         /* Back to scope 0: the session solver forgets this proof. */
         Z3_solver_pop(pf->ctx, pf->solver, Z3_solver_get_num_scopes(pf->ctx, pf->solver));
-    }
-    if (pf->s != NULL) {
-        prover_units_recycle(&pf->s->spare, &pf->units);
-    } else {
-        prover_units_free(&pf->units);
     }
     prover_dim_free(&pf->bin);
     prover_dim_free(&pf->dns);
@@ -359,6 +359,30 @@ static void proof_free(struct prover_proof *pf)
     free(pf->cred_pats);
     free(pf->cred_ips);
     free(pf->cred_of);
+    keep = *pf;
+    memset(pf, 0, sizeof(*pf));
+    pf->s = keep.s;
+    pf->ctx = keep.ctx;
+    pf->in = keep.in;
+    pf->B = keep.B;
+    pf->C = keep.C;
+    pf->units = keep.units;
+    pf->lang_budget = keep.lang_budget;
+    pf->deadline = keep.deadline;
+    pf->nqueries = keep.nqueries;
+    pf->path_base = keep.path_base;
+    pf->nguards = keep.nguards;
+    pf->res = keep.res;
+}
+
+static void proof_free(struct prover_proof *pf)
+{
+    encoding_free(pf);
+    if (pf->s != NULL) {
+        prover_units_recycle(&pf->s->spare, &pf->units);
+    } else {
+        prover_units_free(&pf->units);
+    }
 }
 
 /* The units of both sides. Compiled policies are paired rule by rule, so
@@ -377,11 +401,105 @@ static pv_result units(struct prover_proof *pf)
     return PV_RESULT_OK;
 }
 
+/* One part of the slice (the whole slice, or one component): atoms, then,
+ * when some question can hold, the terms and the questions. */
+static pv_result prove_part(struct prover_proof *pf) PV_WUR;
+static pv_result prove_part(struct prover_proof *pf)
+{
+    double t0 = prover_now_ms();
+    double t1;
+    pv_result r;
+
+    pf->path_base = pf->res->npaths;
+    r = prover_encode_atoms(pf);
+    if (pv_ok(r) && prover_queries_needed(pf)) {
+        r = prover_encode_terms(pf);
+        t1 = prover_now_ms();
+        pf->res->ms_encode += t1 - t0;
+        t0 = t1;
+        if (pv_ok(r)) {
+            r = prover_queries(pf);
+        }
+        pf->res->ms_solve += prover_now_ms() - t0;
+    } else {
+        pf->res->ms_encode += prover_now_ms() - t0;
+    }
+    return r;
+}
+
+/* Prove each component of the slice on its own (prover_units_components):
+ * its atoms cut only its own patterns, and its terms hold only its units, so
+ * a change of thousands of unrelated rules is thousands of small proofs,
+ * most of which no question can hold in and need no solver. (Proving
+ * several small components in one part was measured: a solver check costs
+ * more in a bigger scope, and 256-unit parts made a 4,000-rule delta 5
+ * times slower, 32-unit parts no faster.) Each part gets
+ * the lang-check budget afresh; the deadline bounds the whole. The units of
+ * a part are copied, in their order, into one buffer that stands in for the
+ * units while the part is proved. */
+static pv_result prove_parts(struct prover_proof *pf, const size_t *comp, size_t ncomp) PV_WUR;
+static pv_result prove_parts(struct prover_proof *pf, const size_t *comp, size_t ncomp)
+{
+    struct prover_units *us = &pf->units;
+    struct prover_unit *all = us->u;
+    size_t alln = us->n, allrel = us->nrel, alldelta = us->ndelta;
+    size_t *start = pv_calloc(ncomp + 1, sizeof(size_t));
+    size_t *fill = pv_calloc(ncomp + 1, sizeof(size_t));
+    struct prover_unit *buf = pv_calloc(allrel + 1, sizeof(*buf));
+    pv_result r = PV_RESULT_OK;
+
+    if (start == NULL || fill == NULL || buf == NULL) {
+        free(start);
+        free(fill);
+        free(buf);
+        PV_BAIL(PV_ERR_NOMEM);
+    }
+    for (size_t i = 0; i < alln; i++) {
+        if (comp[i] != SIZE_MAX) {
+            start[comp[i] + 1]++;
+        }
+    }
+    for (size_t c = 0; c < ncomp; c++) {
+        start[c + 1] += start[c];
+    }
+    for (size_t i = 0; i < alln; i++) {
+        if (comp[i] != SIZE_MAX) {
+            buf[start[comp[i]] + fill[comp[i]]++] = all[i];
+        }
+    }
+    for (size_t c = 0; c < ncomp && pv_ok(r); c++) {
+        if (prover_now_ms() > pf->deadline) {
+            r = pv_fail(PV_ERR_TIMEOUT, "components");
+            break;
+        }
+        us->u = buf + start[c];
+        us->n = start[c + 1] - start[c];
+        us->nrel = us->n;
+        us->ndelta = 0;
+        for (size_t i = 0; i < us->n; i++) {
+            us->ndelta += us->u[i].delta;
+        }
+        pf->lang_budget = PROVER_MAX_LANG_CHECKS;
+        r = prove_part(pf);
+        encoding_free(pf);
+    }
+    us->u = all;
+    us->n = alln;
+    us->nrel = allrel;
+    us->ndelta = alldelta;
+    free(start);
+    free(fill);
+    free(buf);
+    return r;
+}
+
 static pv_result prove(struct prover_proof *pf) PV_WUR;
 static pv_result prove(struct prover_proof *pf)
 {
     double t0 = prover_now_ms();
-    double t1;
+    size_t *comp;
+    size_t ncomp = 0;
+    pv_result r;
 
     PV_GUARD(units(pf));
     PV_GUARD(inputs_sha(pf->in, &pf->units, pf->res->inputs_sha256));
@@ -394,14 +512,16 @@ static pv_result prove(struct prover_proof *pf)
     }
     PV_GUARD(prover_units_slice(&pf->units, &pf->lang_budget, pf->deadline));
     pf->res->nunits = pf->units.nrel;
-    t1 = prover_now_ms();
-    pf->res->ms_units = t1 - t0;
-    PV_GUARD(prover_encode(pf));
-    t0 = prover_now_ms();
-    pf->res->ms_encode = t0 - t1;
-    PV_GUARD(prover_queries(pf));
-    pf->res->ms_solve = prover_now_ms() - t0;
-    return PV_RESULT_OK;
+    comp = pv_malloc((pf->units.n ? pf->units.n : 1) * sizeof(size_t));
+    PV_GUARD_PTR(comp);
+    r = prover_units_components(&pf->units, &pf->lang_budget, pf->deadline, comp, &ncomp);
+    pf->res->ncomponents = ncomp;
+    pf->res->ms_units = prover_now_ms() - t0;
+    if (pv_ok(r)) {
+        r = ncomp <= 1 ? prove_part(pf) : prove_parts(pf, comp, ncomp);
+    }
+    free(comp);
+    return r;
 }
 
 static enum prover_unknown unknown_for(int err)

@@ -224,7 +224,8 @@ static bool ports_overlap(const struct model_endpoint_view *a, const struct mode
 
 /* Cheap necessary conditions for two glob languages to intersect. Every
  * host a wildcard matches ends with the labels after its last wildcard
- * label; every binary a glob matches starts with its literal prefix. */
+ * label; every string a glob matches starts with its literal prefix (the
+ * text before its first metacharacter, in every glob syntax). */
 static bool host_suffix_compatible(const char *a, const char *b)
 {
     const char *sa = strrchr(a, '*');
@@ -255,32 +256,78 @@ static bool prefix_compatible(const char *a, const char *b)
     return strncmp(a, b, la < lb ? la : lb) == 0;
 }
 
+bool prover_glob_disjoint_cheap(const struct model_glob *a, const struct model_glob *b,
+                                enum model_domain dom)
+{
+    bool la, lb;
+    const char *ta, *tb;
+
+    if (a == NULL || b == NULL || a == b) {
+        return false;
+    }
+    la = model_glob_is_literal(a);
+    lb = model_glob_is_literal(b);
+    ta = model_glob_text(a);
+    tb = model_glob_text(b);
+    if (la && lb) {
+        return strcmp(ta, tb) != 0;
+    }
+    if (la || lb) {
+        const char *s = la ? ta : tb;
+
+        return !model_glob_match(la ? b : a, s, strlen(s));
+    }
+    if (!prefix_compatible(ta, tb)) {
+        return true;
+    }
+    return dom == MODEL_DOMAIN_DNS_NAME && !host_suffix_compatible(ta, tb);
+}
+
+bool prover_glob_subset_cheap(const struct model_glob *a, const struct model_glob *b,
+                              enum model_domain dom)
+{
+    const char *ta, *tb, *sa;
+    size_t la, lb;
+
+    if (a == NULL || b == NULL) {
+        return false;
+    }
+    ta = model_glob_text(a);
+    tb = model_glob_text(b);
+    if (a == b || strcmp(ta, tb) == 0) {
+        return true;
+    }
+    if (model_glob_is_literal(a)) {
+        return model_glob_match(b, ta, strlen(ta));
+    }
+    if (dom != MODEL_DOMAIN_DNS_NAME || strncmp(tb, "**.", 3) != 0 ||
+        strcspn(tb + 3, "*?[\\") != strlen(tb + 3)) {
+        return false;
+    }
+    /* b is "**.S" with S literal: every name with a label before ".S". Every
+     * name a matches has a label (its last wildcard label) before its
+     * literal suffix; when that suffix ends with ".S", a's names are b's. */
+    sa = strrchr(ta, '*');
+    sa = sa != NULL ? strchr(sa, '.') : NULL;
+    if (sa == NULL) {
+        return false;
+    }
+    la = strlen(sa);
+    lb = strlen(tb + 2); /* ".S" */
+    return la >= lb && strcmp(sa + (la - lb), tb + 2) == 0;
+}
+
 pv_result prover_glob_overlap(const struct model_glob *a, const struct model_glob *b,
                               enum model_domain dom, size_t *budget, bool *out)
 {
-    bool la = model_glob_is_literal(a);
-    bool lb = model_glob_is_literal(b);
     struct model_lang_term t[2];
 
-    if (la && lb) {
-        *out = strcmp(model_glob_text(a), model_glob_text(b)) == 0;
-        return PV_RESULT_OK;
-    }
-    if (la || lb) {
-        const char *s = model_glob_text(la ? a : b);
-
-        *out = model_glob_match(la ? b : a, s, strlen(s));
-        return PV_RESULT_OK;
-    }
-    if (strcmp(model_glob_text(a), model_glob_text(b)) == 0) {
-        *out = true;
-        return PV_RESULT_OK;
-    }
-    if ((dom == MODEL_DOMAIN_DNS_NAME &&
-         !host_suffix_compatible(model_glob_text(a), model_glob_text(b))) ||
-        (dom == MODEL_DOMAIN_ABS_PATH &&
-         !prefix_compatible(model_glob_text(a), model_glob_text(b)))) {
-        *out = false;
+    if (model_glob_is_literal(a) || model_glob_is_literal(b) ||
+        strcmp(model_glob_text(a), model_glob_text(b)) == 0 ||
+        prover_glob_disjoint_cheap(a, b, dom)) {
+        /* a literal decides exactly; equal texts meet; the rest failed a
+         * necessary condition */
+        *out = !prover_glob_disjoint_cheap(a, b, dom);
         return PV_RESULT_OK;
     }
     PV_ENSURE(*budget > 0, PV_ERR_LIMIT);
@@ -465,13 +512,49 @@ static pv_result overlap_or_may(const struct prover_unit *a, const struct prover
     return prover_units_overlap(a, b, budget, out);
 }
 
+static size_t uf_find(size_t *uf, size_t x)
+{
+    while (uf[x] != x) {
+        uf[x] = uf[uf[x]];
+        x = uf[x];
+    }
+    return x;
+}
+
+/* One candidate delta unit 'd' for 'u'. Without 'uf': overlap_or_may, and
+ * '*hit' on overlap. With 'uf' (the components' union-find over units):
+ * join the two when they overlap, and never set '*hit', so that every
+ * candidate is visited; a pair already joined is not checked again. */
+static pv_result visit(const struct prover_units *us, const struct prover_unit *u, size_t d,
+                       size_t *budget, bool *hit, size_t *uf) PV_WUR;
+static pv_result visit(const struct prover_units *us, const struct prover_unit *u, size_t d,
+                       size_t *budget, bool *hit, size_t *uf)
+{
+    size_t a, b;
+    bool o = false;
+
+    if (uf == NULL) {
+        return overlap_or_may(u, &us->u[d], budget, hit);
+    }
+    a = uf_find(uf, (size_t)(u - us->u));
+    b = uf_find(uf, d);
+    if (a == b) {
+        return PV_RESULT_OK;
+    }
+    PV_GUARD(prover_units_overlap(u, &us->u[d], budget, &o));
+    if (o) {
+        uf[a > b ? a : b] = a > b ? b : a;
+    }
+    return PV_RESULT_OK;
+}
+
 /* Check u against the delta units under one key; '*hit' on overlap. */
 static pv_result probe(const struct sindex *ix, const struct prover_units *us,
                        const struct prover_unit *u, enum skind kind, const char *k, size_t len,
-                       size_t *budget, bool *hit) PV_WUR;
+                       size_t *budget, bool *hit, size_t *uf) PV_WUR;
 static pv_result probe(const struct sindex *ix, const struct prover_units *us,
                        const struct prover_unit *u, enum skind kind, const char *k, size_t len,
-                       size_t *budget, bool *hit)
+                       size_t *budget, bool *hit, size_t *uf)
 {
     uint64_t h;
     size_t lo = 0;
@@ -494,7 +577,7 @@ static pv_result probe(const struct sindex *ix, const struct prover_units *us,
         if (ix->e[i].len != len || memcmp(ix->e[i].k, k, len) != 0) {
             continue;
         }
-        PV_GUARD(overlap_or_may(u, &us->u[ix->e[i].d], budget, hit));
+        PV_GUARD(visit(us, u, ix->e[i].d, budget, hit, uf));
     }
     return PV_RESULT_OK;
 }
@@ -505,10 +588,10 @@ static pv_result probe(const struct sindex *ix, const struct prover_units *us,
  * slice, and its exact check would have spent no budget either). */
 static pv_result unit_rel(const struct sindex *ix, const struct prover_units *us,
                           const size_t *delta, size_t nd, const struct prover_unit *u,
-                          size_t *budget, bool *hit) PV_WUR;
+                          size_t *budget, bool *hit, size_t *uf) PV_WUR;
 static pv_result unit_rel(const struct sindex *ix, const struct prover_units *us,
                           const size_t *delta, size_t nd, const struct prover_unit *u,
-                          size_t *budget, bool *hit)
+                          size_t *budget, bool *hit, size_t *uf)
 {
     const char *h = u->v.host;
     const char *sfx = u->hsfx; /* NULL for IP hosts and hostless units */
@@ -517,25 +600,25 @@ static pv_result unit_rel(const struct sindex *ix, const struct prover_units *us
 
     *hit = false;
     for (size_t k = 0; k < ix->nhostless && !*hit; k++) {
-        PV_GUARD(overlap_or_may(u, &us->u[ix->hostless[k]], budget, hit));
+        PV_GUARD(visit(us, u, ix->hostless[k], budget, hit, uf));
     }
     if (h == NULL || (sfx == NULL && u->hstar)) {
         /* hostless (or a wildcard without a literal suffix): every delta */
         for (size_t k = 0; k < nd && !*hit; k++) {
-            PV_GUARD(overlap_or_may(u, &us->u[delta[k]], budget, hit));
+            PV_GUARD(visit(us, u, delta[k], budget, hit, uf));
         }
         return PV_RESULT_OK;
     }
     if (u->v.host_is_ip) {
-        return probe(ix, us, u, SK_IP, (const char *)u->v.host_ip.b, 16, budget, hit);
+        return probe(ix, us, u, SK_IP, (const char *)u->v.host_ip.b, 16, budget, hit, uf);
     }
     /* a label suffix's length is the rest of the string's: measure once */
     if (sfx == NULL) {
         size_t hl = strlen(h);
 
-        PV_GUARD(probe(ix, us, u, SK_LIT, h, hl, budget, hit));
+        PV_GUARD(probe(ix, us, u, SK_LIT, h, hl, budget, hit, uf));
         for (p = strchr(h, '.'); p != NULL && !*hit; p = strchr(p + 1, '.')) {
-            PV_GUARD(probe(ix, us, u, SK_WILD, p, hl - (size_t)(p - h), budget, hit));
+            PV_GUARD(probe(ix, us, u, SK_WILD, p, hl - (size_t)(p - h), budget, hit, uf));
         }
         return PV_RESULT_OK;
     }
@@ -543,11 +626,11 @@ static pv_result unit_rel(const struct sindex *ix, const struct prover_units *us
     sl = strlen(sfx);
     p = sfx; /* it starts with a dot: itself, then each shorter suffix */
     do {
-        PV_GUARD(probe(ix, us, u, SK_WILD, p, sl - (size_t)(p - sfx), budget, hit));
+        PV_GUARD(probe(ix, us, u, SK_WILD, p, sl - (size_t)(p - sfx), budget, hit, uf));
         p = strchr(p + 1, '.');
     } while (p != NULL && !*hit);
     if (!*hit) {
-        PV_GUARD(probe(ix, us, u, SK_SUB, sfx, sl, budget, hit));
+        PV_GUARD(probe(ix, us, u, SK_SUB, sfx, sl, budget, hit, uf));
     }
     return PV_RESULT_OK;
 }
@@ -785,7 +868,7 @@ static pv_result pair_endpoints(const struct pairs_ctx *pc, struct prover_units 
         star = t.v.host != NULL && !t.v.host_is_ip ? strrchr(t.v.host, '*') : NULL;
         t.hstar = star != NULL;
         t.hsfx = star != NULL ? strchr(star, '.') : NULL;
-        PV_GUARD(unit_rel(&pc->ix, us, pc->delta, pc->nd, &t, NULL, &hit));
+        PV_GUARD(unit_rel(&pc->ix, us, pc->delta, pc->nd, &t, NULL, &hit, NULL));
         *may = hit;
     }
     return PV_RESULT_OK;
@@ -929,11 +1012,63 @@ pv_result prover_units_slice(struct prover_units *us, size_t *budget, double dea
         }
         u->rel = u->delta;
         if (!u->rel) {
-            r = unit_rel(&ix, us, delta, nd, u, budget, &u->rel);
+            r = unit_rel(&ix, us, delta, nd, u, budget, &u->rel, NULL);
         }
         us->nrel += u->rel;
     }
     sindex_free(&ix);
     free(delta);
+    return r;
+}
+
+pv_result prover_units_components(struct prover_units *us, size_t *budget, double deadline,
+                                  size_t *comp, size_t *ncomp)
+{
+    size_t *delta = pv_calloc(us->ndelta ? us->ndelta : 1, sizeof(size_t));
+    size_t *uf = pv_malloc((us->n ? us->n : 1) * sizeof(size_t));
+    size_t nd = 0;
+    struct sindex ix = {0};
+    pv_result r = PV_RESULT_OK;
+    bool hit = false;
+
+    *ncomp = 0;
+    if (delta == NULL || uf == NULL) {
+        free(delta);
+        free(uf);
+        PV_BAIL(PV_ERR_NOMEM);
+    }
+    for (size_t i = 0; i < us->n; i++) {
+        uf[i] = i;
+        if (us->u[i].delta) {
+            delta[nd++] = i;
+        }
+    }
+    r = sindex_build(&ix, us);
+    for (size_t i = 0; i < us->n && pv_ok(r); i++) {
+        if ((i & 1023u) == 1023u && prover_now_ms() > deadline) {
+            r = pv_fail(PV_ERR_TIMEOUT, "components");
+            break;
+        }
+        if (us->u[i].rel) {
+            r = unit_rel(&ix, us, delta, nd, &us->u[i], budget, &hit, uf);
+        }
+    }
+    /* number the components in the order of their first unit */
+    for (size_t i = 0; i < us->n && pv_ok(r); i++) {
+        size_t root = uf_find(uf, i);
+
+        comp[i] = SIZE_MAX;
+        if (!us->u[i].rel) {
+            continue;
+        }
+        if (root == i) {
+            comp[i] = (*ncomp)++;
+        } else {
+            comp[i] = comp[root]; /* root < i: numbered already */
+        }
+    }
+    sindex_free(&ix);
+    free(delta);
+    free(uf);
     return r;
 }

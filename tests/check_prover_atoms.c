@@ -159,6 +159,83 @@ START_TEST(test_atoms)
 }
 END_TEST
 
+/* Many globs, mostly disjoint, and literals inside and outside them (a
+ * whole-policy slice): the atoms are still exactly the Venn cells, each
+ * literal an atom of its own, and the cheap disjointness and sample
+ * witnesses keep the automaton products to about one per pattern (the
+ * recursive split alone used to spend one per region and glob). */
+START_TEST(test_many_globs)
+{
+    enum { NSVC = 200, NCDN = 100, NINSIDE = 50 };
+    struct prover_dim d;
+    struct prover_lang_memo memo;
+    struct model_glob *g[NSVC + NCDN + 1 + NINSIDE + NSVC + 1];
+    size_t ng = 0;
+    size_t budget = 100000;
+    size_t spent;
+    size_t idx;
+    const char *why;
+    char buf[64];
+    uint64_t *bits;
+
+    memset(&memo, 0, sizeof(memo));
+    prover_dim_init(&d, MODEL_DOMAIN_DNS_NAME);
+    d.memo = &memo;
+#define ADD(...)                                                             \
+    do {                                                                     \
+        (void)snprintf(buf, sizeof(buf), __VA_ARGS__);                       \
+        g[ng] = model_glob_compile(MODEL_GLOB_HOST, buf, strlen(buf), &why); \
+        ck_assert_ptr_nonnull(g[ng]);                                        \
+        ck_assert(pv_ok(prover_dim_add(&d, g[ng], &idx)));                   \
+        ng++;                                                                \
+    } while (0)
+    for (int i = 0; i < NSVC; i++) {
+        ADD("*.svc%d.example.com", i);
+    }
+    for (int i = 0; i < NCDN; i++) {
+        ADD("**.cdn%d.example.org", i);
+    }
+    ADD("**.example.com");
+    for (int i = 0; i < NINSIDE; i++) {
+        ADD("a.svc%d.example.com", i); /* inside *.svc<i>.example.com */
+    }
+    for (int i = 0; i < NSVC; i++) {
+        ADD("svc%d.example.com", i); /* inside **.example.com only */
+    }
+    ADD("lone.example.net"); /* outside every glob */
+#undef ADD
+    ck_assert(pv_ok(prover_dim_atoms(&d, &budget)));
+    spent = 100000 - budget;
+    ck_assert_msg(spent <= d.npats + 16, "%zu products for %zu patterns", spent, d.npats);
+    /* svc cells, cdn cells, the rest of **.example.com, the outside, and
+     * one atom per literal */
+    ck_assert_uint_eq(d.natoms, NSVC + NCDN + 1 + 1 + NINSIDE + NSVC + 1);
+    bits = calloc(d.words, sizeof(uint64_t));
+    ck_assert_ptr_nonnull(bits);
+    for (size_t a = 0; a < d.natoms; a++) {
+        memset(bits, 0, d.words * sizeof(uint64_t));
+        for (size_t i = 0; i < d.npats; i++) {
+            if (prover_pat_match(&d.pats[i], d.atoms[a].w, d.atoms[a].wlen)) {
+                bits[i / 64] |= (uint64_t)1 << (i % 64);
+            }
+        }
+        ck_assert_msg(memcmp(bits, d.atoms[a].bits, d.words * sizeof(uint64_t)) == 0,
+                      "atom %zu '%s': bits", a, d.atoms[a].w);
+        for (size_t b = a + 1; b < d.natoms; b++) {
+            ck_assert_msg(memcmp(d.atoms[a].bits, d.atoms[b].bits, d.words * sizeof(uint64_t)),
+                          "atoms %zu '%s' and %zu '%s' share a cell", a, d.atoms[a].w, b,
+                          d.atoms[b].w);
+        }
+    }
+    free(bits);
+    prover_dim_free(&d);
+    prover_lang_memo_free(&memo);
+    for (size_t i = 0; i < ng; i++) {
+        model_glob_free(g[i]);
+    }
+}
+END_TEST
+
 /* Exhausting the work budget is a LIMIT, never a partial answer. */
 START_TEST(test_budget)
 {
@@ -204,6 +281,7 @@ int main(void)
 
     tcase_add_loop_test(tc, test_atoms, 0, (int)PV_ARRAY_LEN(rows));
     tcase_add_test(tc, test_budget);
+    tcase_add_test(tc, test_many_globs);
     tcase_add_test(tc, test_special_match);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

@@ -818,7 +818,8 @@ static void oracle_run(struct oracle *o, struct keyset *out)
 
 static struct prover_session *session;
 static struct model_registry *registry;
-static size_t stat_pairs, stat_findings, stat_empty, stat_unknown, stat_paths, stat_check_ex;
+static size_t stat_pairs, stat_findings, stat_empty, stat_unknown, stat_paths, stat_check_ex,
+    stat_split;
 static double stat_prover_ms, stat_max_ms;
 static size_t stat_decisions, stat_queries;
 static size_t stat_cat[PROVER_CAT__COUNT];
@@ -990,6 +991,7 @@ static void one_pair(void)
         ck_assert_int_eq(r->verdict, want.n ? PROVER_VERDICT_FINDINGS : PROVER_VERDICT_EMPTY);
     }
     stat_pairs++;
+    stat_split += r->ncomponents > 1;
     stat_findings += r->npaths > 0;
     stat_empty += r->npaths == 0;
     stat_paths += r->npaths;
@@ -1086,11 +1088,11 @@ START_TEST(test_property)
     if (getenv("PV_PROPERTY_VERBOSE") != NULL || n > 1000) {
         fprintf(stderr,
                 "property: %zu pairs, %zu with findings, %zu empty (check exceeds %zu), %zu "
-                "paths, %zu unknown; prover mean %.2f ms max %.1f ms, %zu solver queries; %zu "
-                "oracle decisions\n",
+                "paths, %zu unknown, %zu proved in parts; prover mean %.2f ms max %.1f ms, %zu "
+                "solver queries; %zu oracle decisions\n",
                 stat_pairs, stat_findings, stat_empty, stat_check_ex, stat_paths, stat_unknown,
-                stat_pairs ? stat_prover_ms / (double)stat_pairs : 0.0, stat_max_ms, stat_queries,
-                stat_decisions);
+                stat_split, stat_pairs ? stat_prover_ms / (double)stat_pairs : 0.0, stat_max_ms,
+                stat_queries, stat_decisions);
         for (int c = 0; c < PROVER_CAT__COUNT; c++) {
             fprintf(stderr, "  %-28s %zu paths\n", prover_category_name((enum prover_category)c),
                     stat_cat[c]);
@@ -1099,6 +1101,9 @@ START_TEST(test_property)
     ck_assert_uint_eq(stat_pairs, n);
     /* The generator must exercise both outcomes. */
     ck_assert(n < 50 || (stat_findings > n / 10 && stat_empty > n / 10));
+    /* ... and proofs whose slice falls into components proved on their own
+     * (prover_units_components) as well as proofs of one piece. */
+    ck_assert(n < 50 || (stat_split > n / 20 && stat_split < n - n / 20));
     model_registry_free(registry);
     prover_session_free(session);
     prover_finalize();
