@@ -23,6 +23,8 @@
 #include "prover/prover_int.h"
 
 #define GRANTS_TEXT_MAX ((size_t)1 << 24)
+/* Units listed per binary in the text view. */
+#define GRANTS_TEXT_PER_BINARY 50u
 
 static void grant_clear(struct prover_grant *g)
 {
@@ -328,6 +330,7 @@ static pv_result text(struct pv_dynbuf *b, const struct prover_grants *gs) PV_WU
 static pv_result text(struct pv_dynbuf *b, const struct prover_grants *gs)
 {
     const char *last = NULL;
+    size_t shown = 0;
 
     PV_GUARD(
         pv_dynbuf_printf(b, "grants: %zu new or changed unit%s\n", gs->n, gs->n == 1 ? "" : "s"));
@@ -337,6 +340,19 @@ static pv_result text(struct pv_dynbuf *b, const struct prover_grants *gs)
         if (last == NULL || strcmp(last, g->binary) != 0) {
             PV_GUARD(pv_dynbuf_printf(b, "  %s\n", g->binary));
             last = g->binary;
+            shown = 0;
+        }
+        if (shown++ == GRANTS_TEXT_PER_BINARY) {
+            /* a whole-policy change: the rest of this binary's units by count */
+            size_t more = 1;
+
+            while (i + more < gs->n && strcmp(gs->g[i + more].binary, last) == 0) {
+                more++;
+            }
+            PV_GUARD(
+                pv_dynbuf_printf(b, "    ... and %zu more (--format json lists them all)\n", more));
+            i += more - 1;
+            continue;
         }
         PV_GUARD(pv_dynbuf_printf(b, "    %s %s:", g->changed ? "~" : "+", g->host));
         for (size_t k = 0; k < g->nports; k++) {

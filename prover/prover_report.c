@@ -7,6 +7,13 @@
  * "prover: N new finding(s)" (N = categories with paths) followed by one
  * "\n  <path>" line per path, categories in report order. The JSON schema is
  * documented in docs/internals/prover.md.
+ *
+ * A whole-policy change can have thousands of paths in one category. Each
+ * category is also summarised by groups of paths that share (binary, port):
+ * the JSON carries the groups always and lists at most PROVER_LIST_MAX
+ * paths per category (with the total); validation_result prints a
+ * category's groups instead of its paths past PROVER_LIST_MAX, and the text
+ * report past TEXT_LIST_MAX.
  */
 #include "config.h"
 
@@ -20,6 +27,112 @@
 #include "prover/prover_int.h"
 
 #define REPORT_MAX (64u << 20)
+/* Paths listed per category in the JSON and validation_result. */
+#define PROVER_LIST_MAX 1000u
+/* Places (binary, host, port) listed per category in the text report. */
+#define TEXT_LIST_MAX 50u
+/* Example hosts named per group. */
+#define GROUP_EXAMPLES 3u
+
+/* ---------------------------------------------------------------------------
+ * Groups: the paths of one category that share (binary, port)
+ * ------------------------------------------------------------------------- */
+
+struct pgroup {
+    const char *binary;
+    uint16_t port;
+    size_t npaths;
+    size_t nhosts; /* distinct host patterns */
+    const char *ex[GROUP_EXAMPLES];
+    size_t nex;
+};
+
+struct pgroups {
+    struct pgroup *g;
+    size_t n;
+    size_t npaths; /* paths of the category */
+};
+
+static int by_place(const void *pa, const void *pb)
+{
+    const struct prover_path *a = *(const struct prover_path *const *)pa;
+    const struct prover_path *b = *(const struct prover_path *const *)pb;
+    int c = strcmp(a->binary, b->binary);
+
+    if (c != 0) {
+        return c;
+    }
+    if (a->port != b->port) {
+        return a->port < b->port ? -1 : 1;
+    }
+    return strcmp(a->host, b->host);
+}
+
+/* The groups of category 'cat', in (binary, port) order. */
+static pv_result groups_of(const struct prover_result *r, int cat, struct pgroups *out) PV_WUR;
+static pv_result groups_of(const struct prover_result *r, int cat, struct pgroups *out)
+{
+    const struct prover_path **ix;
+    size_t n = 0;
+
+    memset(out, 0, sizeof(*out));
+    for (size_t i = 0; i < r->npaths; i++) {
+        n += (int)r->paths[i].cat == cat;
+    }
+    out->npaths = n;
+    if (n == 0) {
+        return PV_RESULT_OK;
+    }
+    ix = pv_malloc(n * sizeof(*ix));
+    out->g = pv_calloc(n, sizeof(*out->g));
+    if (ix == NULL || out->g == NULL) {
+        free(ix);
+        free(out->g);
+        out->g = NULL;
+        PV_BAIL(PV_ERR_NOMEM);
+    }
+    n = 0;
+    for (size_t i = 0; i < r->npaths; i++) {
+        if ((int)r->paths[i].cat == cat) {
+            ix[n++] = &r->paths[i];
+        }
+    }
+    qsort(ix, n, sizeof(*ix), by_place);
+    for (size_t i = 0; i < n; i++) {
+        struct pgroup *g = out->n > 0 ? &out->g[out->n - 1] : NULL;
+        bool newhost;
+
+        if (g == NULL || g->port != ix[i]->port || strcmp(g->binary, ix[i]->binary) != 0) {
+            g = &out->g[out->n++];
+            g->binary = ix[i]->binary;
+            g->port = ix[i]->port;
+        }
+        newhost = g->npaths == 0 || strcmp(ix[i - 1]->host, ix[i]->host) != 0;
+        g->npaths++;
+        if (newhost) {
+            g->nhosts++;
+            if (g->nex < GROUP_EXAMPLES) {
+                g->ex[g->nex++] = ix[i]->host;
+            }
+        }
+    }
+    free(ix);
+    return PV_RESULT_OK;
+}
+
+/* "<cat>: N paths via <binary> on port P (K hosts: a, b, c, ...)" */
+static pv_result group_line(struct pv_dynbuf *b, int cat, const struct pgroup *g) PV_WUR;
+static pv_result group_line(struct pv_dynbuf *b, int cat, const struct pgroup *g)
+{
+    PV_GUARD(pv_dynbuf_printf(b, "%s: %zu path%s via %s on port %u (%zu host%s: ",
+                              prover_category_name((enum prover_category)cat), g->npaths,
+                              g->npaths == 1 ? "" : "s", g->binary, (unsigned)g->port, g->nhosts,
+                              g->nhosts == 1 ? "" : "s"));
+    for (size_t e = 0; e < g->nex; e++) {
+        PV_GUARD(pv_dynbuf_printf(b, "%s%s", e ? ", " : "", g->ex[e]));
+    }
+    return pv_dynbuf_addstr(b, g->nhosts > g->nex ? ", ...)" : ")");
+}
 
 static pv_result shorthand(struct pv_dynbuf *b, const struct prover_path *p) PV_WUR;
 static pv_result shorthand(struct pv_dynbuf *b, const struct prover_path *p)
@@ -67,9 +180,34 @@ static pv_result validation(struct pv_dynbuf *b, const struct prover_result *r)
         PV_GUARD(pv_dynbuf_printf(b, "prover: %zu new finding%s", n, n == 1 ? "" : "s"));
         break;
     }
-    for (size_t i = 0; i < r->npaths; i++) {
-        PV_GUARD(pv_dynbuf_addstr(b, "\n  "));
-        PV_GUARD(shorthand(b, &r->paths[i]));
+    for (size_t i = 0; i < r->npaths;) {
+        int cat = (int)r->paths[i].cat;
+        size_t j = i;
+
+        while (j < r->npaths && (int)r->paths[j].cat == cat) {
+            j++;
+        }
+        if (j - i <= PROVER_LIST_MAX) {
+            for (; i < j; i++) {
+                PV_GUARD(pv_dynbuf_addstr(b, "\n  "));
+                PV_GUARD(shorthand(b, &r->paths[i]));
+            }
+            continue;
+        }
+        {
+            struct pgroups gs;
+            pv_result rr = groups_of(r, cat, &gs);
+
+            for (size_t g = 0; pv_ok(rr) && g < gs.n; g++) {
+                rr = pv_dynbuf_addstr(b, "\n  ");
+                if (pv_ok(rr)) {
+                    rr = group_line(b, cat, &gs.g[g]);
+                }
+            }
+            free(gs.g);
+            PV_GUARD(rr);
+        }
+        i = j;
     }
     return PV_RESULT_OK;
 }
@@ -148,6 +286,42 @@ static json_t *path_json(const struct prover_path *p)
     return o;
 }
 
+/* [{"binary", "port", "paths", "hosts", "examples": [...]}] of a category. */
+static json_t *groups_json(const struct prover_result *r, int cat)
+{
+    struct pgroups gs;
+    json_t *a;
+    bool ok;
+
+    if (!pv_ok(groups_of(r, cat, &gs))) {
+        return NULL;
+    }
+    a = json_array();
+    ok = a != NULL;
+    for (size_t g = 0; ok && g < gs.n; g++) {
+        json_t *ex = json_array();
+        json_t *o;
+
+        for (size_t e = 0; ex != NULL && e < gs.g[g].nex; e++) {
+            if (json_array_append_new(ex, json_string(gs.g[g].ex[e])) != 0) {
+                json_decref(ex);
+                ex = NULL;
+            }
+        }
+        o = ex != NULL ? json_pack("{s:s,s:i,s:I,s:I,s:o}", "binary", gs.g[g].binary, "port",
+                                   (int)gs.g[g].port, "paths", (json_int_t)gs.g[g].npaths, "hosts",
+                                   (json_int_t)gs.g[g].nhosts, "examples", ex)
+                       : NULL;
+        ok = o != NULL && json_array_append_new(a, o) == 0;
+    }
+    free(gs.g);
+    if (!ok) {
+        json_decref(a);
+        return NULL;
+    }
+    return a;
+}
+
 static json_t *result_json(const struct prover_result *r)
 {
     json_t *o = json_object();
@@ -161,6 +335,7 @@ static json_t *result_json(const struct prover_result *r)
     for (int c = 0; ok && c < PROVER_CAT__COUNT; c++) {
         json_t *f = NULL;
         json_t *paths = NULL;
+        size_t listed = 0;
 
         for (size_t i = 0; ok && i < r->npaths; i++) {
             if ((int)r->paths[i].cat != c) {
@@ -176,10 +351,19 @@ static json_t *result_json(const struct prover_result *r)
                      json_array_append_new(
                          cats, json_string(prover_category_name((enum prover_category)c))) == 0;
             }
-            ok = ok && json_array_append_new(paths, path_json(&r->paths[i])) == 0;
+            if (listed++ < PROVER_LIST_MAX) {
+                ok = ok && json_array_append_new(paths, path_json(&r->paths[i])) == 0;
+            }
         }
         if (f != NULL) {
-            ok = ok && json_object_set(f, "paths", paths) == 0 && json_array_append(finds, f) == 0;
+            json_t *gj = groups_json(r, c);
+
+            ok = ok && gj != NULL && json_object_set(f, "paths", paths) == 0 &&
+                 json_object_set_new(f, "paths_total", json_integer((json_int_t)listed)) == 0 &&
+                 json_object_set_new(f, "groups", gj) == 0 && json_array_append(finds, f) == 0;
+            if (gj == NULL) {
+                ok = false;
+            }
         }
         json_decref(f);
         json_decref(paths);
@@ -261,6 +445,33 @@ static pv_result place(struct pv_dynbuf *b, const struct prover_result *r, size_
     return pv_dynbuf_printf(b, " on %s:%u via %s", p->host, (unsigned)p->port, p->binary);
 }
 
+/* A category of many paths in the text report: one line per group. */
+static pv_result text_groups(struct pv_dynbuf *b, const struct prover_result *r, int cat,
+                             size_t npaths) PV_WUR;
+static pv_result text_groups(struct pv_dynbuf *b, const struct prover_result *r, int cat,
+                             size_t npaths)
+{
+    struct pgroups gs;
+    pv_result rr;
+
+    PV_GUARD(groups_of(r, cat, &gs));
+    rr = pv_dynbuf_printf(b,
+                          "  %zu paths in %zu groups (--format json lists the first %u with "
+                          "their witnesses)\n",
+                          npaths, gs.n, PROVER_LIST_MAX);
+    for (size_t g = 0; pv_ok(rr) && g < gs.n; g++) {
+        rr = pv_dynbuf_addstr(b, "  ");
+        if (pv_ok(rr)) {
+            rr = group_line(b, cat, &gs.g[g]);
+        }
+        if (pv_ok(rr)) {
+            rr = pv_dynbuf_addstr(b, "\n");
+        }
+    }
+    free(gs.g);
+    return rr;
+}
+
 static pv_result text(struct pv_dynbuf *b, const struct prover_result *r) PV_WUR;
 static pv_result text(struct pv_dynbuf *b, const struct prover_result *r)
 {
@@ -281,8 +492,20 @@ static pv_result text(struct pv_dynbuf *b, const struct prover_result *r)
         const struct prover_witness *w = &p->w;
 
         if ((int)p->cat != last) {
+            size_t places = 0;
+            size_t j = i;
+
             PV_GUARD(pv_dynbuf_printf(b, "\n%s\n", prover_category_name(p->cat)));
             last = (int)p->cat;
+            for (; j < r->npaths && r->paths[j].cat == p->cat; j++) {
+                places += j == i || !same_place(&r->paths[j - 1], &r->paths[j]);
+            }
+            if (places > TEXT_LIST_MAX) {
+                /* too many to read one by one: the groups, then on */
+                PV_GUARD(text_groups(b, r, (int)p->cat, j - i));
+                i = j - 1;
+                continue;
+            }
         }
         if (i == 0 || !same_place(&r->paths[i - 1], p)) {
             /* One header per (category, binary, host, port): its methods. */
@@ -310,8 +533,10 @@ static pv_result text(struct pv_dynbuf *b, const struct prover_result *r)
                                       w->action, w->risk ? w->risk : "-"));
         }
     }
-    PV_GUARD(pv_dynbuf_printf(b, "\ninputs %s, %.1f ms, %zu solver queries, %zu delta units\n",
-                              r->inputs_sha256, r->elapsed_ms, r->nqueries, r->ndelta));
+    PV_GUARD(pv_dynbuf_printf(
+        b, "\ninputs %s, %.1f ms, %zu solver queries, %zu delta units, %zu part%s\n",
+        r->inputs_sha256, r->elapsed_ms, r->nqueries, r->ndelta, r->ncomponents,
+        r->ncomponents == 1 ? "" : "s"));
     return PV_RESULT_OK;
 }
 

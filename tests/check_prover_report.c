@@ -245,6 +245,101 @@ START_TEST(test_json_shape)
 }
 END_TEST
 
+/* A category of more paths than a reader can use: the JSON lists the first
+ * 1,000 with the total and the (binary, port) groups; validation_result and
+ * the text report print the groups instead of the paths. */
+START_TEST(test_many_paths_grouped)
+{
+    enum { N = 1203 };
+    struct prover_path *p = calloc(N, sizeof(*p));
+    struct prover_result *r;
+    json_t *j, *f, *g;
+    char *vr, *txt;
+    size_t sum = 0;
+
+    ck_assert_ptr_nonnull(p);
+    for (size_t i = 0; i < N; i++) {
+        char host[64];
+
+        /* three binaries; the curl paths on two ports; hosts repeat per port */
+        (void)snprintf(host, sizeof(host), "svc%zu.corp.example.com", i / 2);
+        p[i] = mkpath(PROVER_CAT_PRIVATE_REACH,
+                      i % 3 == 0   ? "/usr/bin/curl"
+                      : i % 3 == 1 ? "/usr/bin/git"
+                                   : "/usr/bin/gh",
+                      host, i % 3 == 0 && i % 2 == 0 ? 8443 : 443, NULL);
+    }
+    r = mkresult(PROVER_VERDICT_FINDINGS, p, N, PROVER_UNKNOWN_NONE);
+    free(p);
+    j = prover_result_to_json(r);
+    ck_assert_ptr_nonnull(j);
+    f = json_array_get(json_object_get(j, "findings"), 0);
+    ck_assert_uint_eq(json_array_size(json_object_get(f, "paths")), 1000);
+    ck_assert_int_eq(json_integer_value(json_object_get(f, "paths_total")), N);
+    g = json_object_get(f, "groups");
+    ck_assert_uint_eq(json_array_size(g), 4); /* curl:443, curl:8443, gh:443, git:443 */
+    for (size_t i = 0; i < json_array_size(g); i++) {
+        json_t *e = json_array_get(g, i);
+
+        sum += (size_t)json_integer_value(json_object_get(e, "paths"));
+        ck_assert_uint_le(json_array_size(json_object_get(e, "examples")), 3);
+    }
+    ck_assert_uint_eq(sum, N);
+    g = json_array_get(json_object_get(f, "groups"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(g, "binary")), "/usr/bin/curl");
+    ck_assert_int_eq(json_integer_value(json_object_get(g, "port")), 443);
+    ck_assert_int_eq(json_integer_value(json_object_get(g, "paths")), 200);
+    ck_assert_int_eq(json_integer_value(json_object_get(g, "hosts")), 200);
+    vr = prover_validation_result(r);
+    ck_assert_ptr_nonnull(vr);
+    ck_assert_ptr_nonnull(strstr(vr, "prover: 1 new finding\n  private_reach_expansion: 200 paths "
+                                     "via /usr/bin/curl on port 443 (200 hosts: "));
+    ck_assert_ptr_null(strstr(vr, "via /usr/bin/curl\n")); /* no path lines */
+    txt = prover_result_text(r);
+    ck_assert_ptr_nonnull(txt);
+    ck_assert_ptr_nonnull(strstr(txt, "1203 paths in 4 groups"));
+    ck_assert_ptr_null(strstr(txt, "witness:"));
+    free(vr);
+    free(txt);
+    json_decref(j);
+    prover_result_free(r);
+}
+END_TEST
+
+/* At the bound every path is still listed, one line each. */
+START_TEST(test_paths_listed_up_to_bound)
+{
+    enum { N = 1000 };
+    struct prover_path *p = calloc(N, sizeof(*p));
+    struct prover_result *r;
+    json_t *j, *f;
+    char *vr;
+    size_t lines = 0;
+
+    ck_assert_ptr_nonnull(p);
+    for (size_t i = 0; i < N; i++) {
+        char host[64];
+
+        (void)snprintf(host, sizeof(host), "svc%04zu.corp.example.com", i);
+        p[i] = mkpath(PROVER_CAT_PRIVATE_REACH, "/usr/bin/curl", host, 443, NULL);
+    }
+    r = mkresult(PROVER_VERDICT_FINDINGS, p, N, PROVER_UNKNOWN_NONE);
+    free(p);
+    j = prover_result_to_json(r);
+    f = json_array_get(json_object_get(j, "findings"), 0);
+    ck_assert_uint_eq(json_array_size(json_object_get(f, "paths")), N);
+    ck_assert_int_eq(json_integer_value(json_object_get(f, "paths_total")), N);
+    vr = prover_validation_result(r);
+    for (const char *c = vr; (c = strstr(c, "\n  private_reach_expansion: svc")) != NULL; c++) {
+        lines++;
+    }
+    ck_assert_uint_eq(lines, N);
+    free(vr);
+    json_decref(j);
+    prover_result_free(r);
+}
+END_TEST
+
 START_TEST(test_json_unknown_and_invalid)
 {
     struct prover_result *r = mkresult(PROVER_VERDICT_UNKNOWN, NULL, 0, PROVER_UNKNOWN_TIMEOUT);
@@ -307,6 +402,8 @@ int main(void)
     tcase_add_test(tc, test_validation_check);
     tcase_add_test(tc, test_json_shape);
     tcase_add_test(tc, test_json_unknown_and_invalid);
+    tcase_add_test(tc, test_many_paths_grouped);
+    tcase_add_test(tc, test_paths_listed_up_to_bound);
     tcase_add_test(tc, test_text_has_evidence);
     tcase_add_test(tc, test_names);
     suite_add_tcase(s, tc);

@@ -144,6 +144,66 @@ sed 's/enforcement:/enforcment:/' "$tmp/base.yaml" >"$tmp/typo.yaml"
 rc_is $? 2 "validate: a misspelt field is invalid"
 has "$tmp/out" "(did you mean 'enforcement'?)" "validate: did you mean"
 
+# A whole-policy change: 100 rules restructured into 700 (every rule's
+# variant shifted), with credentials on a tenth of the hosts. Before the
+# slice was proved by components this answered unknown (limit) after 33 s;
+# it must be decided, in parts, with every category's groups in the JSON.
+gen_policy() { # RULES SHIFT
+    awk -v n="$1" -v sh="$2" 'BEGIN {
+        split("/usr/bin/curl /usr/bin/git /usr/local/bin/node /usr/bin/python3* " \
+              "/opt/tools/** /usr/local/bin/claude /usr/bin/gh /sandbox/.venv/bin/*", B, " ")
+        print "version: 1"; print "network_policies:"
+        for (i = 0; i < n; i++) {
+            v = i + sh; m = i % 7
+            if (m == 0) h = "*.svc" i ".example.com"
+            else if (m == 1) h = "api" i ".example.net"
+            else if (m == 2) h = "**.cdn" i ".example.org"
+            else h = "svc" i ".internal.example.com"
+            printf "  rule_%05d:\n    name: rule_%05d\n    endpoints:\n", i, i
+            printf "      - host: \"%s\"\n        port: %d\n", h, (i % 11 == 0 ? 8443 : 443)
+            if (v % 3 != 0) {
+                printf "        protocol: rest\n        enforcement: enforce\n        rules:\n"
+                printf "          - allow: {method: GET, path: \"/v1/items%d/**\"}\n", i % 50
+                if (v % 3 == 2) printf "          - allow: {method: POST, path: \"/v1/*/upload\"}\n"
+                if (v % 5 == 0)
+                    printf "        deny_rules:\n          - {method: GET, path: \"/v1/items%d/secret\"}\n", i % 50
+            }
+            if (v % 13 == 0)
+                printf "      - host: \"svc%d.corp.example.com\"\n        port: 443\n        allowed_ips: [\"10.%d.0.0/16\"]\n", i, i % 250
+            printf "    binaries:\n      - path: \"%s\"\n", B[i % 8 + 1]
+            if (v % 4 == 0) printf "      - path: \"%s\"\n", B[(i + 3) % 8 + 1]
+        }
+    }'
+}
+gen_policy 100 0 >"$tmp/whole_b.yaml"
+gen_policy 700 3 >"$tmp/whole_c.yaml"
+awk 'BEGIN {
+    print "credentials:"
+    print "  - name: internal\n    type: token\n    target_hosts: [\"**.internal.example.com\"]"
+    print "  - name: svc\n    type: token\n    target_hosts:"
+    for (i = 0; i < 700; i += 10)
+        printf "      - \"%s\"\n", (i % 7 == 0 || i % 7 == 2) ? "x.svc" i ".example.com" : \
+            (i % 7 == 1 ? "api" i ".example.net" : "svc" i ".internal.example.com")
+}' >"$tmp/whole_cr.yaml"
+"$pv" prove --baseline "$tmp/whole_b.yaml" --candidate "$tmp/whole_c.yaml" \
+    --credentials "$tmp/whole_cr.yaml" --timeout-ms 120000 --format json >"$tmp/out" 2>/dev/null
+rc_is $? 1 "whole-policy change: decided (findings), not unknown"
+has "$tmp/out" '"verdict": "findings"' "whole-policy change: verdict findings"
+has "$tmp/out" '"category": "capability_expansion"' "whole-policy change: capability paths"
+has "$tmp/out" '"category": "private_reach_expansion"' "whole-policy change: private paths"
+has "$tmp/out" '"paths_total": ' "whole-policy change: each finding has its total"
+has "$tmp/out" '"groups": [' "whole-policy change: each finding has its groups"
+"$pv" prove --baseline "$tmp/whole_b.yaml" --candidate "$tmp/whole_c.yaml" \
+    --credentials "$tmp/whole_cr.yaml" --timeout-ms 120000 --format text >"$tmp/out" 2>/dev/null
+if grep -Eq ' delta units, ([2-9]|[1-9][0-9]+) parts$' "$tmp/out"; then
+    ok "whole-policy change: proved in parts"
+else
+    bad "whole-policy change: proved in parts"
+    tail -n 3 "$tmp/out" | sed 's/^/     | /'
+fi
+has "$tmp/out" "paths in " "whole-policy change: text groups a category of many paths"
+has "$tmp/out" "more (--format json lists them all)" "whole-policy change: text grants bounded"
+
 # Invalid input through the job: located diagnostics, the JSON invalid object.
 "$pv" prove --baseline "$tmp/base.yaml" --candidate "$tmp/typo.yaml" --format json \
     >"$tmp/out" 2>"$tmp/err"
