@@ -338,6 +338,8 @@ static bool load_job(const struct prover_job *job, struct loaded *l, struct prov
 
 struct warn_ctx {
     json_t *list;
+    json_t *seen;  /* the listed warnings' keys (a set: a policy of ten
+                   * thousand rules can have ten thousand warnings) */
     bool boundary; /* the policy is a check boundary */
     bool failed;
 };
@@ -345,21 +347,27 @@ struct warn_ctx {
 /* Append one warning unless the same one is already listed. */
 static void warn_add(struct warn_ctx *c, const char *code, const char *loc, const char *msg)
 {
-    size_t i;
     json_t *w;
+    size_t klen = strlen(code) + strlen(loc) + strlen(msg) + 48;
+    char *key = pv_malloc(klen);
 
-    json_array_foreach(c->list, i, w)
-    {
-        if (strcmp(json_string_value(json_object_get(w, "code")), code) == 0 &&
-            strcmp(json_string_value(json_object_get(w, "location")), loc) == 0 &&
-            strcmp(json_string_value(json_object_get(w, "message")), msg) == 0) {
-            return;
-        }
+    if (key != NULL) {
+        /* length-prefixed fields: no two warnings share a key */
+        (void)snprintf(key, klen, "%zu:%s%zu:%s%s", strlen(code), code, strlen(loc), loc, msg);
+    } else {
+        c->failed = true;
+        return;
+    }
+    if (json_object_get(c->seen, key) != NULL) {
+        free(key);
+        return;
     }
     w = json_pack("{s:s,s:s,s:s}", "code", code, "location", loc, "message", msg);
-    if (w == NULL || json_array_append_new(c->list, w) != 0) {
+    if (w == NULL || json_array_append_new(c->list, w) != 0 ||
+        json_object_set_new_nocheck(c->seen, key, json_true()) != 0) {
         c->failed = true;
     }
+    free(key);
 }
 
 /* model_warn_fn: a policy warning, located "FILE:LINE:COL". */
@@ -394,10 +402,12 @@ static void on_warning(void *arg, enum model_warning w, const char *file, uint32
 static bool add_warnings(const struct prover_job *job, const struct prover_input *in,
                          struct prover_answer *out)
 {
-    struct warn_ctx c = {json_array(), false, false};
+    struct warn_ctx c = {json_array(), json_object(), false, false};
+    bool ok;
 
-    if (c.list == NULL || out->body == NULL) {
+    if (c.list == NULL || c.seen == NULL || out->body == NULL) {
         json_decref(c.list);
+        json_decref(c.seen);
         return false;
     }
     if (job->kind == PROVER_JOB_CHECK) {
@@ -410,7 +420,9 @@ static bool add_warnings(const struct prover_job *job, const struct prover_input
                  "l7_bypass_credentialed and capability_expansion can never fire");
     }
     model_policy_warnings(in->candidate, job->warn_flags, on_warning, &c);
-    if (c.failed || json_object_set_new(out->body, "warnings", c.list) != 0) {
+    json_decref(c.seen);
+    ok = !c.failed && json_object_set_new(out->body, "warnings", c.list) == 0;
+    if (!ok) {
         return false;
     }
     out->warnings = c.list;
