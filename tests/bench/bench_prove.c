@@ -2,7 +2,7 @@
 /* bench_prove.c - prover latency on realistic policies of 100, 1,000, 10,000 rules
  *
  *   ./tests/bench/bench_prove [iterations-at-100-rules] [timeout-ms] [only-this-many-rules
- *                             [narrow|wide]]
+ *                             [narrow|wide|whole]]
  *
  * Generates a baseline policy (hosts with wildcards, several binaries with
  * globs, REST rules with path globs, credentials on some hosts) and, per
@@ -120,6 +120,9 @@ static void rule(struct pv_dynbuf *b, const char *key, unsigned i, unsigned vari
     }
 }
 
+/* Added to each rule's variant: a whole-policy restructure shifts it. */
+static unsigned vshift;
+
 static char *policy(unsigned n, int extra, unsigned kind)
 {
     struct pv_dynbuf b;
@@ -130,7 +133,7 @@ static char *policy(unsigned n, int extra, unsigned kind)
         char key[32];
 
         (void)snprintf(key, sizeof(key), "rule_%05u", i);
-        rule(&b, key, i, i);
+        rule(&b, key, i, i + vshift);
     }
     if (extra >= 0) {
         unsigned t = (unsigned)extra;
@@ -328,6 +331,81 @@ static void run(struct prover_session *s, const struct model_registry *reg, unsi
     free(ct);
 }
 
+/* Whole-policy changes: a baseline of 'nb' rules against a candidate of
+ * 'nc' rules whose variants are shifted by 'shift' (0: the candidate keeps
+ * the baseline's rules and adds the rest), one proof per iteration; the
+ * candidate's parse+validate time is the baseline figure. */
+static void run_whole(struct prover_session *s, const struct model_registry *reg, unsigned nb,
+                      unsigned nc, unsigned shift, bool with_creds, unsigned iters,
+                      unsigned timeout_ms)
+{
+    char *bt = policy(nb, -1, 0);
+    char *ct;
+    char *crt = creds(nb > nc ? nb : nc);
+    struct model_diags *d = model_diags_new();
+    struct model_credset *cs = model_credset_load("creds", crt, strlen(crt), d);
+    struct model_policy *base = load("baseline", bt);
+    double *prove = calloc(iters, sizeof(double));
+    double parse = 0;
+    unsigned unknown = 0;
+    size_t paths = 0, parts = 0, delta = 0;
+
+    vshift = shift;
+    ct = policy(nc, -1, 0);
+    vshift = 0;
+    if (cs == NULL || prove == NULL) {
+        fprintf(stderr, "bench: setup failed\n");
+        exit(1);
+    }
+    for (unsigned it = 0; it < iters; it++) {
+        double t0 = now_ms();
+        struct model_policy *c = load("candidate", ct);
+        struct prover_input in;
+        struct prover_result *r;
+
+        parse += now_ms() - t0;
+        memset(&in, 0, sizeof(in));
+        in.baseline = base;
+        in.candidate = c;
+        in.creds = with_creds ? cs : NULL;
+        in.reg = reg;
+        in.mode = PROVER_DELTA;
+        in.timeout_ms = timeout_ms;
+        t0 = now_ms();
+        r = prover_run(s, &in);
+        prove[it] = now_ms() - t0;
+        if (r == NULL) {
+            fprintf(stderr, "bench: out of memory\n");
+            exit(1);
+        }
+        unknown += r->verdict == PROVER_VERDICT_UNKNOWN;
+        if (r->verdict == PROVER_VERDICT_UNKNOWN) {
+            fprintf(stderr, "bench: whole %u -> %u: unknown (%s)\n", nb, nc,
+                    prover_unknown_text(r->unknown));
+        }
+        paths = r->npaths;
+        parts = r->ncomponents;
+        delta = r->ndelta;
+        prover_result_free(r);
+        model_policy_free(c);
+    }
+    qsort(prove, iters, sizeof(double), dcmp);
+    printf("whole %5u -> %5u rules (shift %u, %s)  %u runs  prove p50 %8.2f ms  max %8.2f ms  "
+           "parse+validate(C) mean %7.2f ms  prove/parse %5.2fx  unknown %u  delta units %zu  "
+           "parts %zu  paths %zu\n",
+           nb, nc, shift, with_creds ? "credentials" : "no credentials", iters, prove[iters / 2],
+           prove[iters - 1], parse / iters, parse > 0 ? prove[iters / 2] / (parse / iters) : 0.0,
+           unknown, delta, parts, paths);
+    fflush(stdout);
+    free(prove);
+    model_policy_free(base);
+    model_credset_free(cs);
+    model_diags_free(d);
+    free(bt);
+    free(ct);
+    free(crt);
+}
+
 int main(int argc, char **argv)
 {
     unsigned iters = 200;
@@ -351,10 +429,18 @@ int main(int argc, char **argv)
     if (argc > 3 && pv_ok(pv_parse_u64(argv[3], strlen(argv[3]), 1000000, &v)) && v > 0) {
         /* one size only: bench_prove ITERS TIMEOUT RULES [narrow|wide] */
         const char *only = argc > 4 ? argv[4] : "";
-        if (strcmp(only, "wide") != 0) {
+
+        if (strcmp(only, "whole") == 0) {
+            /* bench_prove ITERS TIMEOUT RULES whole: RULES/5 against RULES
+             * (new rules), then RULES against RULES shifted (every rule) */
+            for (int wc = 0; wc < 2; wc++) {
+                run_whole(s, reg, (unsigned)v / 5, (unsigned)v, 0, wc, iters, timeout_ms);
+                run_whole(s, reg, (unsigned)v, (unsigned)v, 1, wc, iters, timeout_ms);
+            }
+        } else if (strcmp(only, "wide") != 0) {
             run(s, reg, (unsigned)v, iters, timeout_ms, false);
         }
-        if (strcmp(only, "narrow") != 0) {
+        if (strcmp(only, "narrow") != 0 && strcmp(only, "whole") != 0) {
             run(s, reg, (unsigned)v, iters, timeout_ms, true);
         }
     } else {
@@ -364,6 +450,10 @@ int main(int argc, char **argv)
         run(s, reg, 100, iters, timeout_ms, true);
         run(s, reg, 1000, iters / 4 > 10 ? iters / 4 : 10, timeout_ms, true);
         run(s, reg, 10000, iters / 20 > 5 ? iters / 20 : 5, timeout_ms, true);
+        for (int wc = 0; wc < 2; wc++) {
+            run_whole(s, reg, 2000, 12000, 0, wc, 3, timeout_ms > 60000 ? timeout_ms : 60000);
+            run_whole(s, reg, 10000, 10000, 1, wc, 3, timeout_ms > 60000 ? timeout_ms : 60000);
+        }
     }
     prover_session_free(s);
     model_registry_free(reg);
