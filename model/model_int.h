@@ -438,4 +438,64 @@ void model_node_get_strlist(const struct model_node_ctx *c, const struct model_n
                             const char *what, const char *item_what, char ***out, size_t *n,
                             struct model_mark **marks);
 
+/* ---------------------------------------------------------------------------
+ * Table-driven walking (model_walk.c): every document's objects are tables
+ * of fields; see the file's head comment.
+ * ------------------------------------------------------------------------- */
+
+struct model_walk {
+    const char *file;
+    struct model_diags *diags;
+    bool nomem; /* a message or a value could not be allocated */
+};
+
+struct model_field {
+    const char *key;
+    void (*fn)(struct model_walk *w, const struct model_field *f, const struct model_node *key,
+               const struct model_node *v, void *obj);
+    size_t off; /* of the destination member, for the generic handlers */
+};
+
+#define MODEL_FIELD_MEMBER(obj, f, type) ((type *)(void *)((char *)(obj) + (f)->off))
+
+/* A message at 'mark' (sets w->nomem when it cannot be kept). */
+void model_walk_err(struct model_walk *w, struct model_mark mark, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void model_walk_nomem(struct model_walk *w);
+/* User text echoed in a message: control bytes become '?', long text is cut
+ * at a UTF-8 boundary. 'out' has room for 80 bytes + "..." + NUL. */
+#define MODEL_SHOWN_MAX 80
+const char *model_walk_shown(char out[MODEL_SHOWN_MAX + 4], const char *s, size_t len);
+/* Plain YAML decimal integer text: -?(0|[1-9][0-9]*). */
+bool model_yaml_int_text(const char *s, size_t len);
+/* An integer scalar: JSON integer, or plain YAML decimal without leading 0. */
+bool model_node_is_int(const struct model_node *v);
+/* The scalar's text (new), or NULL after model_walk_nomem. */
+char *model_walk_dup(struct model_walk *w, const struct model_node *v);
+void model_walk_set_sval(struct model_walk *w, struct model_sval *dst, const struct model_node *v);
+/* An unsigned integer no larger than 'max'; false after reporting. */
+bool model_walk_get_uint(struct model_walk *w, const char *what, const struct model_node *v,
+                         uint64_t max, uint64_t *out);
+/* Walk the pairs of 'map' through 'fields'; bit i of the result is set when
+ * fields[i] was present (at most 64 fields). */
+uint64_t model_walk_map(struct model_walk *w, const struct model_node *map, const char *ctx,
+                        const struct model_field *fields, size_t nfields, void *obj);
+bool model_walk_expect_map(struct model_walk *w, const char *what, const struct model_node *v);
+/* Lists: null is absent (false without a message). */
+bool model_walk_expect_list(struct model_walk *w, const char *what, const struct model_node *v);
+void model_walk_strlist(struct model_walk *w, const char *what, const struct model_node *v,
+                        struct model_strlist *l);
+/* Generic handlers: struct model_sval, bool, uint32_t, struct model_strlist,
+ * char * (no NUL). */
+void model_field_sval(struct model_walk *w, const struct model_field *f,
+                      const struct model_node *key, const struct model_node *v, void *obj);
+void model_field_bool(struct model_walk *w, const struct model_field *f,
+                      const struct model_node *key, const struct model_node *v, void *obj);
+void model_field_u32(struct model_walk *w, const struct model_field *f,
+                     const struct model_node *key, const struct model_node *v, void *obj);
+void model_field_strlist(struct model_walk *w, const struct model_field *f,
+                         const struct model_node *key, const struct model_node *v, void *obj);
+void model_field_cstr(struct model_walk *w, const struct model_field *f,
+                      const struct model_node *key, const struct model_node *v, void *obj);
+
 #endif
