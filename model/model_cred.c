@@ -17,6 +17,7 @@
 #include "config.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,8 +40,7 @@ struct cred {
     char *name;
     char *type;
     char *injected_via;
-    char **scopes;
-    size_t nscopes;
+    struct model_strlist scopes;
     struct cred_target *targets;
     size_t ntargets;
     struct model_mark mark;
@@ -76,10 +76,7 @@ static void cred_clear(struct cred *cr)
     free(cr->name);
     free(cr->type);
     free(cr->injected_via);
-    for (size_t i = 0; i < cr->nscopes; i++) {
-        free(cr->scopes[i]);
-    }
-    free(cr->scopes);
+    model_strlist_clear(&cr->scopes);
     for (size_t i = 0; i < cr->ntargets; i++) {
         model_glob_free(cr->targets[i].glob);
     }
@@ -107,7 +104,7 @@ struct model_credset *model_credset_new_empty(void)
 /*= docs/semantics.md#credentials
  *# A credential's `target_hosts` are host patterns (same syntax as endpoint
  *# hosts). */
-static void add_target(struct model_node_ctx *c, const struct model_node *v, struct cred *cr)
+static void add_target(struct model_walk *w, const struct model_node *v, struct cred *cr)
 {
     char shown[96];
     char low[MAX_TARGET_LEN + 2];
@@ -119,7 +116,7 @@ static void add_target(struct model_node_ctx *c, const struct model_node *v, str
     struct cred_target *t = &cr->targets[cr->ntargets];
 
     if (!model_node_is_string(v)) {
-        model_node_report(c, v->mark, "credential target host must be a string");
+        model_walk_err(w, v->mark, "credential target host must be a string");
         return;
     }
     trim(&s, &n);
@@ -128,12 +125,12 @@ static void add_target(struct model_node_ctx *c, const struct model_node *v, str
         n--;
     }
     if (n == 0) {
-        model_node_report(c, v->mark, "credential target host must not be empty");
+        model_walk_err(w, v->mark, "credential target host must not be empty");
         return;
     }
     if (n > MAX_TARGET_LEN) {
-        model_node_report(c, v->mark, "credential target host '%s' is longer than %u bytes", shown,
-                          (unsigned)MAX_TARGET_LEN);
+        model_walk_err(w, v->mark, "credential target host '%s' is longer than %u bytes", shown,
+                       (unsigned)MAX_TARGET_LEN);
         return;
     }
     for (size_t i = 0; i < n; i++) {
@@ -143,7 +140,7 @@ static void add_target(struct model_node_ctx *c, const struct model_node *v, str
     low[n] = '\0';
     if (memchr(low, '*', n) == NULL) {
         if (!model_host_normalize(low, n, canon, sizeof(canon), &outl, &t->is_ip, &t->ip)) {
-            model_node_report(c, v->mark, "invalid credential target host '%s'", shown);
+            model_walk_err(w, v->mark, "invalid credential target host '%s'", shown);
             return;
         }
     } else {
@@ -153,72 +150,77 @@ static void add_target(struct model_node_ctx *c, const struct model_node *v, str
     }
     t->glob = model_glob_compile(MODEL_GLOB_HOST, canon, outl, &why);
     if (t->glob == NULL) {
-        model_node_report(c, v->mark, "invalid credential target host '%s': %s", shown,
-                          why != NULL ? why : pv_strerror(pv_errno));
+        model_walk_err(w, v->mark, "invalid credential target host '%s': %s", shown,
+                       why != NULL ? why : pv_strerror(pv_errno));
         return;
     }
     cr->ntargets++;
 }
 
-static void walk_targets(struct model_node_ctx *c, const struct model_node *v, struct cred *cr)
+/* target_hosts: a list of host patterns. */
+static void f_targets(struct model_walk *w, const struct model_field *f,
+                      const struct model_node *key, const struct model_node *v, void *obj)
 {
-    if (v->kind == MODEL_NODE_NULL) {
+    struct cred *cr = obj;
+
+    (void)f;
+    (void)key;
+    if (!model_walk_expect_list(w, "target_hosts", v) || v->nitems == 0) {
         return;
     }
-    if (v->kind != MODEL_NODE_SEQ) {
-        model_node_report(c, v->mark, "credential target_hosts must be a list of host patterns");
+    if (cr->targets != NULL) {
+        model_walk_err(w, v->mark, "field 'target_hosts' is given twice");
         return;
     }
     cr->targets = pv_calloc(v->nitems, sizeof(cr->targets[0]));
     if (cr->targets == NULL) {
-        model_node_report(c, v->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+        model_walk_nomem(w);
         return;
     }
     for (size_t i = 0; i < v->nitems; i++) {
-        add_target(c, v->items[i], cr);
+        add_target(w, v->items[i], cr);
     }
 }
 
-static void walk_cred(struct model_node_ctx *c, const struct model_node *n, struct cred *cr)
-{
-    static const char *const keys[] = {"name",         "type",         "scopes",
-                                       "injected_via", "target_hosts", NULL};
+static const struct model_field cred_fields[] = {
+    {"name", model_field_cstr, offsetof(struct cred, name)},
+    {"type", model_field_cstr, offsetof(struct cred, type)},
+    {"scopes", model_field_strlist, offsetof(struct cred, scopes)},
+    {"injected_via", model_field_cstr, offsetof(struct cred, injected_via)},
+    {"target_hosts", f_targets, 0},
+};
 
+static void walk_cred(struct model_walk *w, const struct model_node *n, struct cred *cr)
+{
     cr->mark = n->mark;
     if (n->kind != MODEL_NODE_MAP) {
-        model_node_report(c, n->mark, "credential must be a mapping");
+        model_walk_err(w, n->mark, "credential must be a mapping");
         return;
     }
-    for (size_t k = 0; k + 1 < n->nitems; k += 2) {
-        const struct model_node *v = n->items[k + 1];
-        switch (model_node_key_index(n->items[k], keys)) {
-        case 0:
-            model_node_get_string(c, v, "credential name", &cr->name);
-            break;
-        case 1:
-            model_node_get_string(c, v, "credential type", &cr->type);
-            break;
-        case 2:
-            model_node_get_strlist(c, v, "credential scopes", "credential scope", &cr->scopes,
-                                   &cr->nscopes, NULL);
-            break;
-        case 3:
-            model_node_get_string(c, v, "credential injected_via", &cr->injected_via);
-            break;
-        case 4:
-            walk_targets(c, v, cr);
-            break;
-        default:
-            model_node_unknown_key(c, n->items[k], "credential");
-            break;
-        }
-    }
+    (void)model_walk_map(w, n, "credential", cred_fields, PV_ARRAY_LEN(cred_fields), cr);
     if (cr->name == NULL || cr->name[0] == '\0') {
-        model_node_report(c, n->mark, "credential name is required");
+        model_walk_err(w, n->mark, "credential name is required");
     }
 }
 
-static const struct model_node *cred_list(struct model_node_ctx *c, const struct model_node *root)
+/* The file's root: {credentials: [...]} or the list itself. */
+static void f_credentials(struct model_walk *w, const struct model_field *f,
+                          const struct model_node *key, const struct model_node *v, void *obj)
+{
+    (void)f;
+    (void)key;
+    if (v->kind != MODEL_NODE_SEQ && v->kind != MODEL_NODE_NULL) {
+        model_walk_err(w, v->mark, "credentials must be a list");
+        return;
+    }
+    *(const struct model_node **)obj = v;
+}
+
+static const struct model_field file_fields[] = {
+    {"credentials", f_credentials, 0},
+};
+
+static const struct model_node *cred_list(struct model_walk *w, const struct model_node *root)
 {
     const struct model_node *list = NULL;
 
@@ -226,23 +228,12 @@ static const struct model_node *cred_list(struct model_node_ctx *c, const struct
         return root;
     }
     if (root->kind != MODEL_NODE_MAP) {
-        model_node_report(c, root->mark,
-                          "credentials file must be a mapping with `credentials` or a list");
+        model_walk_err(w, root->mark,
+                       "credentials file must be a mapping with `credentials` or a list");
         return NULL;
     }
-    for (size_t k = 0; k + 1 < root->nitems; k += 2) {
-        static const char *const keys[] = {"credentials", NULL};
-        const struct model_node *v = root->items[k + 1];
-        if (model_node_key_index(root->items[k], keys) != 0) {
-            model_node_unknown_key(c, root->items[k], "credentials file");
-            continue;
-        }
-        if (v->kind != MODEL_NODE_SEQ && v->kind != MODEL_NODE_NULL) {
-            model_node_report(c, v->mark, "credentials must be a list");
-            continue;
-        }
-        list = v;
-    }
+    (void)model_walk_map(w, root, "credentials file", file_fields, PV_ARRAY_LEN(file_fields),
+                         (void *)&list);
     return list;
 }
 
@@ -269,7 +260,7 @@ static bool starts_json(const char *buf, size_t len)
 struct model_credset *model_credset_load(const char *file, const char *buf, size_t len,
                                          struct model_diags *diags)
 {
-    struct model_node_ctx c;
+    struct model_walk w = {file != NULL ? file : "<credentials>", diags, false};
     struct model_node *root;
     const struct model_node *list;
     struct model_credset *cs;
@@ -279,48 +270,45 @@ struct model_credset *model_credset_load(const char *file, const char *buf, size
         pv_errno = PV_ERR_NULL;
         return NULL;
     }
-    c.file = file != NULL ? file : "<credentials>";
-    c.diags = diags;
     before = diags->n;
     if (len > MAX_CRED_BYTES) {
-        model_node_report(&c, (struct model_mark){0, 0}, "credentials file is larger than %u bytes",
-                          MAX_CRED_BYTES);
+        model_walk_err(&w, (struct model_mark){0, 0}, "credentials file is larger than %u bytes",
+                       MAX_CRED_BYTES);
         pv_errno = PV_ERR_TOOBIG;
         return NULL;
     }
     if (buf == NULL || blank(buf, len)) {
-        model_node_report(&c, (struct model_mark){1, 1}, "empty credentials document");
+        model_walk_err(&w, (struct model_mark){1, 1}, "empty credentials document");
         pv_errno = PV_ERR_PARSE;
         return NULL;
     }
-    root = starts_json(buf, len) ? model_json_read(c.file, buf, len, diags)
-                                 : model_yaml_read(c.file, buf, len, diags);
+    root = starts_json(buf, len) ? model_json_read(w.file, buf, len, diags)
+                                 : model_yaml_read(w.file, buf, len, diags);
     if (root == NULL) {
         if (diags->n == before) {
-            model_node_report(&c, (struct model_mark){0, 0}, "%s", pv_strerror(PV_ERR_PARSE));
+            model_walk_err(&w, (struct model_mark){0, 0}, "%s", pv_strerror(PV_ERR_PARSE));
         }
         pv_errno = PV_ERR_PARSE;
         return NULL;
     }
     cs = model_credset_new_empty();
-    list = cs != NULL ? cred_list(&c, root) : NULL;
+    list = cs != NULL ? cred_list(&w, root) : NULL;
     if (cs == NULL) {
-        model_node_report(&c, root->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+        model_walk_err(&w, root->mark, "%s", pv_strerror(PV_ERR_NOMEM));
     } else if (list != NULL && list->nitems > 0) {
         cs->v = pv_calloc(list->nitems, sizeof(cs->v[0]));
         if (cs->v == NULL) {
-            model_node_report(&c, list->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+            model_walk_err(&w, list->mark, "%s", pv_strerror(PV_ERR_NOMEM));
         } else {
             cs->n = list->nitems;
             for (size_t i = 0; i < list->nitems; i++) {
-                walk_cred(&c, list->items[i], &cs->v[i]);
+                walk_cred(&w, list->items[i], &cs->v[i]);
                 for (size_t j = 0; j < i && cs->v[i].name != NULL; j++) {
                     if (cs->v[j].name != NULL && strcmp(cs->v[j].name, cs->v[i].name) == 0) {
                         char shown[96];
                         model_node_printable(shown, sizeof(shown), cs->v[i].name,
                                              strlen(cs->v[i].name));
-                        model_node_report(&c, cs->v[i].mark, "duplicate credential name '%s'",
-                                          shown);
+                        model_walk_err(&w, cs->v[i].mark, "duplicate credential name '%s'", shown);
                         break;
                     }
                 }
@@ -328,9 +316,9 @@ struct model_credset *model_credset_load(const char *file, const char *buf, size
         }
     }
     model_node_free(root);
-    if (diags->n != before) {
+    if (w.nomem || diags->n != before) {
         model_credset_free(cs);
-        pv_errno = PV_ERR_POLICY;
+        pv_errno = w.nomem ? PV_ERR_NOMEM : PV_ERR_POLICY;
         return NULL;
     }
     return cs;
@@ -389,15 +377,15 @@ const char *model_cred_injected_via(const struct model_credset *c, size_t i)
 
 size_t model_cred_nscopes(const struct model_credset *c, size_t i)
 {
-    return (c == NULL || i >= c->n) ? 0 : c->v[i].nscopes;
+    return (c == NULL || i >= c->n) ? 0 : c->v[i].scopes.n;
 }
 
 const char *model_cred_scope(const struct model_credset *c, size_t i, size_t j)
 {
-    if (c == NULL || i >= c->n || j >= c->v[i].nscopes) {
+    if (c == NULL || i >= c->n || j >= c->v[i].scopes.n) {
         return NULL;
     }
-    return c->v[i].scopes[j];
+    return c->v[i].scopes.v[j].s;
 }
 
 size_t model_cred_ntargets(const struct model_credset *c, size_t i)
