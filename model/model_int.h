@@ -388,8 +388,9 @@ pv_result model_schema_rule(const char *file, const struct model_node *n, struct
                             struct model_diags *diags) PV_WUR;
 
 /* ---------------------------------------------------------------------------
- * Node-tree walking helpers (model_node.c), shared by the strict readers of
- * credentials, registry descriptors, proposals and the policy schema. All
+ * Node-tree helpers (model_node.c), shared by the strict readers of
+ * credentials, registry descriptors, proposals and the policy schema (whose
+ * objects are field tables walked by model_walk.c). All
  * pointers are borrowed; the getters' outputs are owned by the caller.
  * ------------------------------------------------------------------------- */
 
@@ -421,22 +422,6 @@ int model_node_bool(const struct model_node *v);
 /* "unknown field 'k' in <where>" at the key. */
 void model_node_unknown_key(const struct model_node_ctx *c, const struct model_node *k,
                             const char *where);
-/* String value into '*out' (caller frees; a previous value is freed). Null
- * leaves '*out' as it is; a non-string or a NUL byte is reported as '<what>
- * must be a string' / '... must not contain NUL'. */
-void model_node_get_string(const struct model_node_ctx *c, const struct model_node *v,
-                           const char *what, char **out);
-/* Boolean value into '*out'; anything else is '<what> must be true or false'. */
-void model_node_get_bool(const struct model_node_ctx *c, const struct model_node *v,
-                         const char *what, bool *out);
-/* List of strings into '*out' / '*n', which start empty (caller frees each
- * string and the array); null or [] leaves them empty. 'marks' (optional)
- * receives each kept item's mark (caller frees). A non-list is '<what> must be a list of
- * strings'; a non-string item is '<item_what> must be a string', or with
- * 'item_what' NULL again '<what> must be a list of strings'. */
-void model_node_get_strlist(const struct model_node_ctx *c, const struct model_node *v,
-                            const char *what, const char *item_what, char ***out, size_t *n,
-                            struct model_mark **marks);
 
 /* ---------------------------------------------------------------------------
  * Table-driven walking (model_walk.c): every document's objects are tables

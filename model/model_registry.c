@@ -21,6 +21,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,8 +69,10 @@ struct reg_binary {
     char *exfil_mechanism;
     struct reg_protocol *protocols;
     size_t nprotocols;
-    char **spawns;
-    size_t nspawns;
+    struct model_strlist spawns;
+    /* read by the walker, then made paths[] */
+    struct model_sval binary;
+    struct model_strlist aliases;
     bool can_exfiltrate;
     bool can_construct_http;
     bool bypasses_l7; /* OR over the protocols */
@@ -83,6 +86,7 @@ struct reg_entry {
 struct api_action {
     char *method; /* upper-case */
     char *path;
+    struct model_mark path_mark;
     struct model_glob *path_glob;
     char *action;
     char *risk;
@@ -114,17 +118,20 @@ struct model_registry {
  * Node helpers
  * ========================================================================= */
 
-static void get_port(struct model_node_ctx *c, const struct model_node *v, uint16_t *out)
+/* port: an integer in 1..65535 */
+static void f_port(struct model_walk *w, const struct model_field *f, const struct model_node *key,
+                   const struct model_node *v, void *obj)
 {
     uint64_t n = 0;
     bool numeric =
         v->kind == MODEL_NODE_SCALAR && (v->json_typed ? v->json_type == JSON_INTEGER : !v->quoted);
 
+    (void)key;
     if (!numeric || !pv_ok(pv_parse_u64(v->scalar, v->scalar_len, 65535, &n)) || n == 0) {
-        model_node_report(c, v->mark, "port must be an integer in 1..65535");
+        model_walk_err(w, v->mark, "field '%s' must be an integer in 1..65535", f->key);
         return;
     }
-    *out = (uint16_t)n;
+    *MODEL_FIELD_MEMBER(obj, f, uint16_t) = (uint16_t)n;
 }
 
 static void free_strv(char **v, size_t n)
@@ -158,7 +165,9 @@ static void binary_clear(struct reg_binary *b)
         free(p->actions);
     }
     free(b->protocols);
-    free_strv(b->spawns, b->nspawns);
+    model_strlist_clear(&b->spawns);
+    free(b->binary.s);
+    model_strlist_clear(&b->aliases);
     memset(b, 0, sizeof(*b));
 }
 
@@ -206,221 +215,162 @@ void model_registry_free(struct model_registry *r)
  * Binary descriptors
  * ========================================================================= */
 
-static void walk_action(struct model_node_ctx *c, const struct model_node *n, struct reg_action *a)
+static void f_action_type(struct model_walk *w, const struct model_field *f,
+                          const struct model_node *key, const struct model_node *v, void *obj)
 {
-    static const char *const keys[] = {"name", "type", "description", NULL};
     static const char *const types[] = {"read", "write", "destructive", NULL};
-    bool has_name = false;
+    int t = model_node_is_string(v) ? model_node_key_index(v, types) : -1;
 
+    (void)f;
+    (void)key;
+    if (t < 0) {
+        model_walk_err(w, v->mark, "field 'type' must be read, write or destructive");
+        return;
+    }
+    ((struct reg_action *)obj)->type = (enum action_type)t;
+}
+
+static const struct model_field action_fields[] = {
+    {"name", model_field_cstr, offsetof(struct reg_action, name)},
+    {"type", f_action_type, 0},
+    {"description", model_field_cstr, offsetof(struct reg_action, description)},
+};
+
+static void walk_action(struct model_walk *w, const struct model_node *n, struct reg_action *a)
+{
     if (n->kind != MODEL_NODE_MAP) {
-        model_node_report(c, n->mark, "protocol action must be a mapping");
+        model_walk_err(w, n->mark, "protocol action must be a mapping");
         return;
     }
     a->type = ACTION_READ;
-    for (size_t k = 0; k + 1 < n->nitems; k += 2) {
-        const struct model_node *v = n->items[k + 1];
-        switch (model_node_key_index(n->items[k], keys)) {
-        case 0:
-            model_node_get_string(c, v, "action name", &a->name);
-            has_name = a->name != NULL && a->name[0] != '\0';
-            break;
-        case 1: {
-            int t = model_node_is_string(v) ? model_node_key_index(v, types) : -1;
-            if (t < 0) {
-                model_node_report(c, v->mark, "action type must be read, write or destructive");
-            } else {
-                a->type = (enum action_type)t;
-            }
-            break;
-        }
-        case 2:
-            model_node_get_string(c, v, "action description", &a->description);
-            break;
-        default:
-            model_node_unknown_key(c, n->items[k], "protocol action");
-            break;
-        }
-    }
-    if (!has_name) {
-        model_node_report(c, n->mark, "action name is required");
+    (void)model_walk_map(w, n, "protocol action", action_fields, PV_ARRAY_LEN(action_fields), a);
+    if (a->name == NULL || a->name[0] == '\0') {
+        model_walk_err(w, n->mark, "action name is required");
     }
 }
 
-static void walk_protocol(struct model_node_ctx *c, const struct model_node *n,
-                          struct reg_protocol *p)
+static void f_protocol_actions(struct model_walk *w, const struct model_field *f,
+                               const struct model_node *key, const struct model_node *v, void *obj)
 {
-    static const char *const keys[] = {"name",        "transport", "description",
-                                       "bypasses_l7", "actions",   NULL};
+    struct reg_protocol *p = obj;
 
+    (void)key;
+    if (!model_walk_expect_list(w, f->key, v) || v->nitems == 0) {
+        return;
+    }
+    if (p->actions != NULL) {
+        model_walk_err(w, v->mark, "field '%s' is given twice", f->key);
+        return;
+    }
+    p->actions = pv_calloc(v->nitems, sizeof(p->actions[0]));
+    if (p->actions == NULL) {
+        model_walk_nomem(w);
+        return;
+    }
+    p->nactions = v->nitems;
+    for (size_t i = 0; i < v->nitems; i++) {
+        walk_action(w, v->items[i], &p->actions[i]);
+    }
+}
+
+static const struct model_field protocol_fields[] = {
+    {"name", model_field_cstr, offsetof(struct reg_protocol, name)},
+    {"transport", model_field_cstr, offsetof(struct reg_protocol, transport)},
+    {"description", model_field_cstr, offsetof(struct reg_protocol, description)},
+    {"bypasses_l7", model_field_bool, offsetof(struct reg_protocol, bypasses_l7)},
+    {"actions", f_protocol_actions, 0},
+};
+
+static void walk_protocol(struct model_walk *w, const struct model_node *n, struct reg_protocol *p)
+{
     if (n->kind != MODEL_NODE_MAP) {
-        model_node_report(c, n->mark, "protocol must be a mapping");
+        model_walk_err(w, n->mark, "protocol must be a mapping");
         return;
     }
-    for (size_t k = 0; k + 1 < n->nitems; k += 2) {
-        const struct model_node *v = n->items[k + 1];
-        switch (model_node_key_index(n->items[k], keys)) {
-        case 0:
-            model_node_get_string(c, v, "protocol name", &p->name);
-            break;
-        case 1:
-            model_node_get_string(c, v, "protocol transport", &p->transport);
-            break;
-        case 2:
-            model_node_get_string(c, v, "protocol description", &p->description);
-            break;
-        case 3:
-            model_node_get_bool(c, v, "bypasses_l7", &p->bypasses_l7);
-            break;
-        case 4:
-            if (v->kind == MODEL_NODE_NULL) {
-                break;
-            }
-            if (v->kind != MODEL_NODE_SEQ) {
-                model_node_report(c, v->mark, "protocol actions must be a list");
-                break;
-            }
-            if (v->nitems == 0 || p->actions != NULL) {
-                break;
-            }
-            p->actions = pv_calloc(v->nitems, sizeof(p->actions[0]));
-            if (p->actions == NULL) {
-                model_node_report(c, v->mark, "%s", pv_strerror(PV_ERR_NOMEM));
-                break;
-            }
-            p->nactions = v->nitems;
-            for (size_t i = 0; i < v->nitems; i++) {
-                walk_action(c, v->items[i], &p->actions[i]);
-            }
-            break;
-        default:
-            model_node_unknown_key(c, n->items[k], "protocol");
-            break;
-        }
-    }
+    (void)model_walk_map(w, n, "protocol", protocol_fields, PV_ARRAY_LEN(protocol_fields), p);
     if (p->name == NULL || p->name[0] == '\0') {
-        model_node_report(c, n->mark, "protocol name is required");
+        model_walk_err(w, n->mark, "protocol name is required");
     }
 }
 
-static void walk_protocols(struct model_node_ctx *c, const struct model_node *v,
-                           struct reg_binary *b)
+static void f_protocols(struct model_walk *w, const struct model_field *f,
+                        const struct model_node *key, const struct model_node *v, void *obj)
 {
-    if (v->kind == MODEL_NODE_NULL) {
+    struct reg_binary *b = obj;
+
+    (void)key;
+    if (!model_walk_expect_list(w, f->key, v) || v->nitems == 0) {
         return;
     }
-    if (v->kind != MODEL_NODE_SEQ) {
-        model_node_report(c, v->mark, "protocols must be a list");
-        return;
-    }
-    if (v->nitems == 0) {
+    if (b->protocols != NULL) {
+        model_walk_err(w, v->mark, "field '%s' is given twice", f->key);
         return;
     }
     b->protocols = pv_calloc(v->nitems, sizeof(b->protocols[0]));
     if (b->protocols == NULL) {
-        model_node_report(c, v->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+        model_walk_nomem(w);
         return;
     }
     b->nprotocols = v->nitems;
     for (size_t i = 0; i < v->nitems; i++) {
-        walk_protocol(c, v->items[i], &b->protocols[i]);
+        walk_protocol(w, v->items[i], &b->protocols[i]);
         b->bypasses_l7 = b->bypasses_l7 || b->protocols[i].bypasses_l7;
     }
 }
 
-static void walk_binary(struct model_node_ctx *c, const struct model_node *root,
-                        struct reg_binary *b)
-{
-    static const char *const keys[] = {"binary",
-                                       "aliases",
-                                       "description",
-                                       "protocols",
-                                       "can_exfiltrate",
-                                       "exfil_mechanism",
-                                       "can_construct_http",
-                                       "spawns",
-                                       NULL};
-    const struct model_node *binary = NULL;
-    const struct model_node *aliases = NULL;
+static const struct model_field binary_fields[] = {
+    {"binary", model_field_sval, offsetof(struct reg_binary, binary)},
+    {"aliases", model_field_strlist, offsetof(struct reg_binary, aliases)},
+    {"description", model_field_cstr, offsetof(struct reg_binary, description)},
+    {"protocols", f_protocols, 0},
+    {"can_exfiltrate", model_field_bool, offsetof(struct reg_binary, can_exfiltrate)},
+    {"exfil_mechanism", model_field_cstr, offsetof(struct reg_binary, exfil_mechanism)},
+    {"can_construct_http", model_field_bool, offsetof(struct reg_binary, can_construct_http)},
+    {"spawns", model_field_strlist, offsetof(struct reg_binary, spawns)},
+};
 
+static void walk_binary(struct model_walk *w, const struct model_node *root, struct reg_binary *b)
+{
     if (root->kind != MODEL_NODE_MAP) {
-        model_node_report(c, root->mark, "binary descriptor must be a mapping");
+        model_walk_err(w, root->mark, "binary descriptor must be a mapping");
         return;
     }
-    for (size_t k = 0; k + 1 < root->nitems; k += 2) {
-        const struct model_node *v = root->items[k + 1];
-        switch (model_node_key_index(root->items[k], keys)) {
-        case 0:
-            binary = v;
-            break;
-        case 1:
-            aliases = v;
-            break;
-        case 2:
-            model_node_get_string(c, v, "description", &b->description);
-            break;
-        case 3:
-            walk_protocols(c, v, b);
-            break;
-        case 4:
-            model_node_get_bool(c, v, "can_exfiltrate", &b->can_exfiltrate);
-            break;
-        case 5:
-            model_node_get_string(c, v, "exfil_mechanism", &b->exfil_mechanism);
-            break;
-        case 6:
-            model_node_get_bool(c, v, "can_construct_http", &b->can_construct_http);
-            break;
-        case 7:
-            model_node_get_strlist(c, v, "spawns", NULL, &b->spawns, &b->nspawns, NULL);
-            break;
-        default:
-            model_node_unknown_key(c, root->items[k], "binary descriptor");
-            break;
-        }
-    }
-    if (binary == NULL || !model_node_is_string(binary) || binary->scalar_len == 0) {
-        model_node_report(c, binary != NULL ? binary->mark : root->mark,
-                          "binary is required (an absolute path or glob)");
+    (void)model_walk_map(w, root, "binary descriptor", binary_fields, PV_ARRAY_LEN(binary_fields),
+                         b);
+    if (b->binary.s == NULL || b->binary.s[0] == '\0') {
+        model_walk_err(w, b->binary.s != NULL ? b->binary.mark : root->mark,
+                       "binary is required (an absolute path or glob)");
         return;
     }
     /* paths[0] is `binary`, then the aliases. */
-    b->paths = pv_calloc(1 + (aliases != NULL ? aliases->nitems : 0), sizeof(b->paths[0]));
-    b->path_marks =
-        pv_calloc(1 + (aliases != NULL ? aliases->nitems : 0), sizeof(b->path_marks[0]));
+    b->paths = pv_calloc(1 + b->aliases.n, sizeof(b->paths[0]));
+    b->path_marks = pv_calloc(1 + b->aliases.n, sizeof(b->path_marks[0]));
     if (b->paths == NULL || b->path_marks == NULL) {
-        model_node_report(c, root->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+        model_walk_nomem(w);
         return;
     }
-    model_node_get_string(c, binary, "binary", &b->paths[0]);
-    if (b->paths[0] == NULL) {
-        return;
-    }
-    b->path_marks[0] = binary->mark;
+    b->paths[0] = b->binary.s;
+    b->path_marks[0] = b->binary.mark;
+    b->binary.s = NULL;
     b->npaths = 1;
-    if (aliases != NULL && aliases->kind != MODEL_NODE_NULL) {
-        char **av = NULL;
-        struct model_mark *am = NULL;
-        size_t an = 0;
-        model_node_get_strlist(c, aliases, "aliases", NULL, &av, &an, &am);
-        for (size_t i = 0; i < an; i++) {
-            b->paths[b->npaths] = av[i];
-            b->path_marks[b->npaths] = am[i];
-            b->npaths++;
-        }
-        free(av);
-        free(am);
+    for (size_t i = 0; i < b->aliases.n; i++) {
+        b->paths[b->npaths] = b->aliases.v[i].s;
+        b->path_marks[b->npaths] = b->aliases.v[i].mark;
+        b->aliases.v[i].s = NULL;
+        b->npaths++;
     }
+    model_strlist_clear(&b->aliases);
 }
 
 /* Compile every path of binary 'bi' into registry entries. */
-static void add_entries(struct model_node_ctx *c, struct model_registry *r, size_t bi)
+static void add_entries(struct model_walk *w, struct model_registry *r, size_t bi)
 {
     struct reg_binary *b = &r->bins[bi];
     struct reg_entry *nv;
 
     nv = pv_realloc(r->entries, (r->nentries + b->npaths + 1) * sizeof(nv[0]));
     if (nv == NULL) {
-        model_node_report(c, (struct model_mark){0, 0}, "%s", pv_strerror(PV_ERR_NOMEM));
+        model_walk_nomem(w);
         return;
     }
     r->entries = nv;
@@ -432,20 +382,20 @@ static void add_entries(struct model_node_ctx *c, struct model_registry *r, size
 
         model_node_printable(shown, sizeof(shown), p, strlen(p));
         if (p[0] != '/') {
-            model_node_report(c, b->path_marks[i], "binary path '%s' must be absolute", shown);
+            model_walk_err(w, b->path_marks[i], "binary path '%s' must be absolute", shown);
             continue;
         }
         for (size_t e = 0; e < r->nentries && !dup; e++) {
             dup = strcmp(model_glob_text(r->entries[e].glob), p) == 0;
         }
         if (dup) {
-            model_node_report(c, b->path_marks[i], "binary path '%s' is already described", shown);
+            model_walk_err(w, b->path_marks[i], "binary path '%s' is already described", shown);
             continue;
         }
         nv[r->nentries].glob = model_glob_compile(MODEL_GLOB_BINARY, p, strlen(p), &why);
         if (nv[r->nentries].glob == NULL) {
-            model_node_report(c, b->path_marks[i], "invalid binary pattern '%s': %s", shown,
-                              why != NULL ? why : pv_strerror(pv_errno));
+            model_walk_err(w, b->path_marks[i], "invalid binary pattern '%s': %s", shown,
+                           why != NULL ? why : pv_strerror(pv_errno));
             continue;
         }
         nv[r->nentries].binary = bi;
@@ -470,72 +420,77 @@ static bool method_token(const char *m)
     return true;
 }
 
-static void walk_api_action(struct model_node_ctx *c, const struct model_node *n,
-                            struct api_action *a)
+static void f_method(struct model_walk *w, const struct model_field *f,
+                     const struct model_node *key, const struct model_node *v, void *obj)
 {
-    static const char *const keys[] = {"method", "path", "action", "risk", "description", NULL};
-    static const char *const risks[] = {"low", "medium", "high", "critical", NULL};
-    struct model_mark pmark = n->mark;
-    unsigned seen = 0;
-    size_t before = c->diags->n;
+    struct api_action *a = obj;
 
-    if (n->kind != MODEL_NODE_MAP) {
-        model_node_report(c, n->mark, "API action must be a mapping");
+    model_field_cstr(w, f, key, v, obj);
+    if (a->method == NULL) {
         return;
     }
-    for (size_t k = 0; k + 1 < n->nitems; k += 2) {
-        const struct model_node *v = n->items[k + 1];
-        int key = model_node_key_index(n->items[k], keys);
-        seen |= key >= 0 ? 1u << key : 0u;
-        switch (key) {
-        case 0:
-            model_node_get_string(c, v, "method", &a->method);
-            if (a->method != NULL) {
-                for (char *p = a->method; *p != '\0'; p++) {
-                    *p = (*p >= 'a' && *p <= 'z') ? (char)(*p - 'a' + 'A') : *p;
-                }
-                if (!method_token(a->method)) {
-                    model_node_report(c, v->mark, "invalid method");
-                }
-            }
-            break;
-        case 1:
-            model_node_get_string(c, v, "path", &a->path);
-            pmark = v->mark;
-            break;
-        case 2:
-            model_node_get_string(c, v, "action", &a->action);
-            break;
-        case 3:
-            if (!model_node_is_string(v) || model_node_key_index(v, risks) < 0) {
-                model_node_report(c, v->mark, "risk must be low, medium, high or critical");
-            } else {
-                model_node_get_string(c, v, "risk", &a->risk);
-            }
-            break;
-        case 4:
-            model_node_get_string(c, v, "description", &a->description);
-            break;
-        default:
-            model_node_unknown_key(c, n->items[k], "API action");
-            break;
-        }
+    for (char *p = a->method; *p != '\0'; p++) {
+        *p = (*p >= 'a' && *p <= 'z') ? (char)(*p - 'a' + 'A') : *p;
     }
+    if (!method_token(a->method)) {
+        model_walk_err(w, v->mark, "invalid method");
+    }
+}
+
+static void f_api_path(struct model_walk *w, const struct model_field *f,
+                       const struct model_node *key, const struct model_node *v, void *obj)
+{
+    model_field_cstr(w, f, key, v, obj);
+    ((struct api_action *)obj)->path_mark = v->mark;
+}
+
+static void f_risk(struct model_walk *w, const struct model_field *f, const struct model_node *key,
+                   const struct model_node *v, void *obj)
+{
+    static const char *const risks[] = {"low", "medium", "high", "critical", NULL};
+
+    if (!model_node_is_string(v) || model_node_key_index(v, risks) < 0) {
+        model_walk_err(w, v->mark, "risk must be low, medium, high or critical");
+        return;
+    }
+    model_field_cstr(w, f, key, v, obj);
+}
+
+static const struct model_field api_action_fields[] = {
+    {"method", f_method, offsetof(struct api_action, method)},
+    {"path", f_api_path, offsetof(struct api_action, path)},
+    {"action", model_field_cstr, offsetof(struct api_action, action)},
+    {"risk", f_risk, offsetof(struct api_action, risk)},
+    {"description", model_field_cstr, offsetof(struct api_action, description)},
+};
+
+static void walk_api_action(struct model_walk *w, const struct model_node *n, struct api_action *a)
+{
+    size_t before = w->diags->n;
+    uint64_t seen;
+
+    if (n->kind != MODEL_NODE_MAP) {
+        model_walk_err(w, n->mark, "API action must be a mapping");
+        return;
+    }
+    a->path_mark = n->mark;
+    seen =
+        model_walk_map(w, n, "API action", api_action_fields, PV_ARRAY_LEN(api_action_fields), a);
     if ((seen & 0xfu) != 0xfu) {
-        model_node_report(c, n->mark, "API action requires method, path, action and risk");
+        model_walk_err(w, n->mark, "API action requires method, path, action and risk");
         return;
     }
     if (a->method == NULL || a->path == NULL || a->action == NULL || a->action[0] == '\0' ||
         a->risk == NULL) {
         /* Present but null or empty; an invalid value was reported already. */
-        if (c->diags->n == before) {
-            model_node_report(c, n->mark,
-                              "API action method, path, action and risk must not be empty");
+        if (w->diags->n == before) {
+            model_walk_err(w, n->mark,
+                           "API action method, path, action and risk must not be empty");
         }
         return;
     }
     if (a->path[0] != '/') {
-        model_node_report(c, pmark, "API action path must start with '/'");
+        model_walk_err(w, a->path_mark, "API action path must start with '/'");
         return;
     }
     {
@@ -544,14 +499,16 @@ static void walk_api_action(struct model_node_ctx *c, const struct model_node *n
         if (a->path_glob == NULL) {
             char shown[96];
             model_node_printable(shown, sizeof(shown), a->path, strlen(a->path));
-            model_node_report(c, pmark, "invalid path pattern '%s': %s", shown,
-                              why != NULL ? why : pv_strerror(pv_errno));
+            model_walk_err(w, a->path_mark, "invalid path pattern '%s': %s", shown,
+                           why != NULL ? why : pv_strerror(pv_errno));
         }
     }
 }
 
-static void api_host(struct model_node_ctx *c, const struct model_node *v, struct reg_api *a)
+static void f_api_host(struct model_walk *w, const struct model_field *f,
+                       const struct model_node *key, const struct model_node *v, void *obj)
 {
+    struct reg_api *a = obj;
     char low[MAX_HOST + 2];
     char canon[MAX_HOST + 2];
     size_t n;
@@ -559,10 +516,10 @@ static void api_host(struct model_node_ctx *c, const struct model_node *v, struc
     const char *why = NULL;
     struct model_ip ip;
 
-    model_node_get_string(c, v, "host", &a->host);
+    model_field_cstr(w, f, key, v, obj);
     if (a->host == NULL) {
         if (v->kind == MODEL_NODE_NULL) {
-            model_node_report(c, v->mark, "host is required");
+            model_walk_err(w, v->mark, "host is required");
         }
         return;
     }
@@ -571,8 +528,8 @@ static void api_host(struct model_node_ctx *c, const struct model_node *v, struc
         n--;
     }
     if (n == 0 || n > MAX_HOST) {
-        model_node_report(c, v->mark, "API host must be a host name or pattern of 1..%u bytes",
-                          (unsigned)MAX_HOST);
+        model_walk_err(w, v->mark, "API host must be a host name or pattern of 1..%u bytes",
+                       (unsigned)MAX_HOST);
         return;
     }
     for (size_t i = 0; i < n; i++) {
@@ -582,7 +539,7 @@ static void api_host(struct model_node_ctx *c, const struct model_node *v, struc
     low[n] = '\0';
     if (memchr(low, '*', n) == NULL) {
         if (!model_host_normalize(low, n, canon, sizeof(canon), &outl, &a->host_is_ip, &ip)) {
-            model_node_report(c, v->mark, "invalid API host");
+            model_walk_err(w, v->mark, "invalid API host");
             return;
         }
     } else {
@@ -592,77 +549,71 @@ static void api_host(struct model_node_ctx *c, const struct model_node *v, struc
     free(a->host);
     a->host = pv_strndup(canon, outl);
     if (a->host == NULL) {
-        model_node_report(c, v->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+        model_walk_nomem(w);
         return;
     }
+    model_glob_free(a->host_glob);
     a->host_glob = model_glob_compile(MODEL_GLOB_HOST, a->host, outl, &why);
     if (a->host_glob == NULL) {
-        model_node_report(c, v->mark, "invalid API host pattern: %s", why != NULL ? why : "?");
+        model_walk_err(w, v->mark, "invalid API host pattern: %s", why != NULL ? why : "?");
     }
 }
 
-static void walk_api(struct model_node_ctx *c, const struct model_node *root, struct reg_api *a)
+static void f_api_actions(struct model_walk *w, const struct model_field *f,
+                          const struct model_node *key, const struct model_node *v, void *obj)
 {
-    static const char *const keys[] = {"api",         "host",    "port", "credential_type",
-                                       "description", "actions", NULL};
-    bool has_host = false;
-    bool has_port = false;
+    struct reg_api *a = obj;
 
-    if (root->kind != MODEL_NODE_MAP) {
-        model_node_report(c, root->mark, "API descriptor must be a mapping");
+    (void)key;
+    if (v->kind != MODEL_NODE_SEQ) {
+        model_walk_err(w, v->mark, "field '%s' must be a list", f->key);
         return;
     }
-    for (size_t k = 0; k + 1 < root->nitems; k += 2) {
-        const struct model_node *v = root->items[k + 1];
-        switch (model_node_key_index(root->items[k], keys)) {
-        case 0:
-            model_node_get_string(c, v, "api", &a->api);
-            break;
-        case 1:
-            api_host(c, v, a);
-            has_host = true;
-            break;
-        case 2:
-            get_port(c, v, &a->port);
-            has_port = true;
-            break;
-        case 3:
-            model_node_get_string(c, v, "credential_type", &a->credential_type);
-            break;
-        case 4:
-            model_node_get_string(c, v, "description", &a->description);
-            break;
-        case 5:
-            if (v->kind != MODEL_NODE_SEQ) {
-                model_node_report(c, v->mark, "actions must be a list");
-                break;
-            }
-            if (v->nitems == 0 || a->actions != NULL) {
-                break;
-            }
-            a->actions = pv_calloc(v->nitems, sizeof(a->actions[0]));
-            if (a->actions == NULL) {
-                model_node_report(c, v->mark, "%s", pv_strerror(PV_ERR_NOMEM));
-                break;
-            }
-            a->nactions = v->nitems;
-            for (size_t i = 0; i < v->nitems; i++) {
-                walk_api_action(c, v->items[i], &a->actions[i]);
-            }
-            break;
-        default:
-            model_node_unknown_key(c, root->items[k], "API descriptor");
-            break;
-        }
+    if (v->nitems == 0) {
+        return;
     }
+    if (a->actions != NULL) {
+        model_walk_err(w, v->mark, "field '%s' is given twice", f->key);
+        return;
+    }
+    a->actions = pv_calloc(v->nitems, sizeof(a->actions[0]));
+    if (a->actions == NULL) {
+        model_walk_nomem(w);
+        return;
+    }
+    a->nactions = v->nitems;
+    for (size_t i = 0; i < v->nitems; i++) {
+        walk_api_action(w, v->items[i], &a->actions[i]);
+    }
+}
+
+/* bit 1 and 2 of model_walk_map's answer: host and port */
+static const struct model_field api_fields[] = {
+    {"api", model_field_cstr, offsetof(struct reg_api, api)},
+    {"host", f_api_host, offsetof(struct reg_api, host)},
+    {"port", f_port, offsetof(struct reg_api, port)},
+    {"credential_type", model_field_cstr, offsetof(struct reg_api, credential_type)},
+    {"description", model_field_cstr, offsetof(struct reg_api, description)},
+    {"actions", f_api_actions, 0},
+};
+
+static void walk_api(struct model_walk *w, const struct model_node *root, struct reg_api *a)
+{
+    uint64_t seen;
+
+    if (root->kind != MODEL_NODE_MAP) {
+        model_walk_err(w, root->mark, "API descriptor must be a mapping");
+        return;
+    }
+    seen = model_walk_map(w, root, "API descriptor", api_fields, PV_ARRAY_LEN(api_fields), a);
     if (a->api == NULL || a->api[0] == '\0') {
-        model_node_report(c, root->mark, "api (the API's name) is required");
+        model_walk_err(w, root->mark, "api (the API's name) is required");
     }
-    if (!has_host) {
-        model_node_report(c, root->mark, "host is required");
+    if ((seen & 2u) == 0) {
+        model_walk_err(w, root->mark, "host is required");
     }
-    if (!has_port) {
-        model_node_report(c, root->mark, "port is required");
+    if ((seen & 4u) == 0) {
+        model_walk_err(w, root->mark, "port is required");
     }
 }
 
@@ -690,6 +641,7 @@ static void load_descriptor(struct model_registry *r, enum desc_kind kind, const
                             const char *data, size_t len, struct model_diags *diags)
 {
     struct model_node_ctx c = {file, diags};
+    struct model_walk w = {file, diags, false};
     struct model_node *root;
     size_t before = diags->n;
 
@@ -717,9 +669,9 @@ static void load_descriptor(struct model_registry *r, enum desc_kind kind, const
             if (nv[r->nbins - 1].name == NULL) {
                 model_node_report(&c, root->mark, "%s", pv_strerror(PV_ERR_NOMEM));
             }
-            walk_binary(&c, root, &nv[r->nbins - 1]);
+            walk_binary(&w, root, &nv[r->nbins - 1]);
             if (diags->n == before) {
-                add_entries(&c, r, r->nbins - 1);
+                add_entries(&w, r, r->nbins - 1);
             }
         }
     } else {
@@ -731,7 +683,7 @@ static void load_descriptor(struct model_registry *r, enum desc_kind kind, const
             r->apis = nv;
             memset(a, 0, sizeof(*a));
             r->napis++;
-            walk_api(&c, root, a);
+            walk_api(&w, root, a);
             for (size_t i = 0; i + 1 < r->napis && a->api != NULL; i++) {
                 if (r->apis[i].api != NULL && strcmp(r->apis[i].api, a->api) == 0) {
                     char shown[96];
@@ -741,6 +693,9 @@ static void load_descriptor(struct model_registry *r, enum desc_kind kind, const
                 }
             }
         }
+    }
+    if (w.nomem) {
+        model_node_report(&c, root->mark, "%s", pv_strerror(PV_ERR_NOMEM));
     }
     model_node_free(root);
 }
