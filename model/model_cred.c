@@ -162,22 +162,15 @@ static void f_targets(struct model_walk *w, const struct model_field *f,
                       const struct model_node *key, const struct model_node *v, void *obj)
 {
     struct cred *cr = obj;
+    size_t n;
+    struct cred_target *t = model_walk_items(w, f, v, sizeof(*t), cr->targets != NULL, &n);
 
-    (void)f;
     (void)key;
-    if (!model_walk_expect_list(w, "target_hosts", v) || v->nitems == 0) {
+    if (t == NULL) {
         return;
     }
-    if (cr->targets != NULL) {
-        model_walk_err(w, v->mark, "field 'target_hosts' is given twice");
-        return;
-    }
-    cr->targets = pv_calloc(v->nitems, sizeof(cr->targets[0]));
-    if (cr->targets == NULL) {
-        model_walk_nomem(w);
-        return;
-    }
-    for (size_t i = 0; i < v->nitems; i++) {
+    cr->targets = t; /* add_target counts the targets it keeps */
+    for (size_t i = 0; i < n; i++) {
         add_target(w, v->items[i], cr);
     }
 }

@@ -470,6 +470,12 @@ bool model_walk_expect_map(struct model_walk *w, const char *what, const struct 
 bool model_walk_expect_list(struct model_walk *w, const char *what, const struct model_node *v);
 void model_walk_strlist(struct model_walk *w, const char *what, const struct model_node *v,
                         struct model_strlist *l);
+/* A list of objects in field 'f' ('v'): a zeroed array of its items (new)
+ * of 'size' bytes each, '*n' of them, for the caller to read one by one;
+ * NULL when there is nothing to read (null, [], reported: not a list, the
+ * field given twice ('present'), no memory). */
+void *model_walk_items(struct model_walk *w, const struct model_field *f,
+                       const struct model_node *v, size_t size, bool present, size_t *n);
 /* Generic handlers: struct model_sval, bool, uint32_t, struct model_strlist,
  * char * (no NUL). */
 void model_field_sval(struct model_walk *w, const struct model_field *f,

@@ -253,23 +253,17 @@ static void f_protocol_actions(struct model_walk *w, const struct model_field *f
                                const struct model_node *key, const struct model_node *v, void *obj)
 {
     struct reg_protocol *p = obj;
+    size_t n;
+    struct reg_action *a = model_walk_items(w, f, v, sizeof(*a), p->actions != NULL, &n);
 
     (void)key;
-    if (!model_walk_expect_list(w, f->key, v) || v->nitems == 0) {
+    if (a == NULL) {
         return;
     }
-    if (p->actions != NULL) {
-        model_walk_err(w, v->mark, "field '%s' is given twice", f->key);
-        return;
-    }
-    p->actions = pv_calloc(v->nitems, sizeof(p->actions[0]));
-    if (p->actions == NULL) {
-        model_walk_nomem(w);
-        return;
-    }
-    p->nactions = v->nitems;
-    for (size_t i = 0; i < v->nitems; i++) {
-        walk_action(w, v->items[i], &p->actions[i]);
+    p->actions = a;
+    p->nactions = n;
+    for (size_t i = 0; i < n; i++) {
+        walk_action(w, v->items[i], &a[i]);
     }
 }
 
@@ -297,22 +291,16 @@ static void f_protocols(struct model_walk *w, const struct model_field *f,
                         const struct model_node *key, const struct model_node *v, void *obj)
 {
     struct reg_binary *b = obj;
+    size_t n;
+    struct reg_protocol *p = model_walk_items(w, f, v, sizeof(*p), b->protocols != NULL, &n);
 
     (void)key;
-    if (!model_walk_expect_list(w, f->key, v) || v->nitems == 0) {
+    if (p == NULL) {
         return;
     }
-    if (b->protocols != NULL) {
-        model_walk_err(w, v->mark, "field '%s' is given twice", f->key);
-        return;
-    }
-    b->protocols = pv_calloc(v->nitems, sizeof(b->protocols[0]));
-    if (b->protocols == NULL) {
-        model_walk_nomem(w);
-        return;
-    }
-    b->nprotocols = v->nitems;
-    for (size_t i = 0; i < v->nitems; i++) {
+    b->protocols = p;
+    b->nprotocols = n;
+    for (size_t i = 0; i < n; i++) {
         walk_protocol(w, v->items[i], &b->protocols[i]);
         b->bypasses_l7 = b->bypasses_l7 || b->protocols[i].bypasses_l7;
     }
@@ -563,27 +551,17 @@ static void f_api_actions(struct model_walk *w, const struct model_field *f,
                           const struct model_node *key, const struct model_node *v, void *obj)
 {
     struct reg_api *a = obj;
+    size_t n;
+    struct api_action *x = model_walk_items(w, f, v, sizeof(*x), a->actions != NULL, &n);
 
     (void)key;
-    if (v->kind != MODEL_NODE_SEQ) {
-        model_walk_err(w, v->mark, "field '%s' must be a list", f->key);
+    if (x == NULL) {
         return;
     }
-    if (v->nitems == 0) {
-        return;
-    }
-    if (a->actions != NULL) {
-        model_walk_err(w, v->mark, "field '%s' is given twice", f->key);
-        return;
-    }
-    a->actions = pv_calloc(v->nitems, sizeof(a->actions[0]));
-    if (a->actions == NULL) {
-        model_walk_nomem(w);
-        return;
-    }
-    a->nactions = v->nitems;
-    for (size_t i = 0; i < v->nitems; i++) {
-        walk_api_action(w, v->items[i], &a->actions[i]);
+    a->actions = x;
+    a->nactions = n;
+    for (size_t i = 0; i < n; i++) {
+        walk_api_action(w, v->items[i], &x[i]);
     }
 }
 

@@ -280,18 +280,28 @@ bool model_walk_expect_list(struct model_walk *w, const char *what, const struct
  * Generic field handlers
  * ------------------------------------------------------------------------- */
 
+/* A string field's value: false for null (absent) and, reported, for
+ * anything but a string. */
+static bool string_value(struct model_walk *w, const struct model_field *f,
+                         const struct model_node *v)
+{
+    if (v->kind == MODEL_NODE_NULL) {
+        return false;
+    }
+    if (!model_node_is_string(v)) {
+        model_walk_err(w, v->mark, "field '%s' must be a string", f->key);
+        return false;
+    }
+    return true;
+}
+
 void model_field_sval(struct model_walk *w, const struct model_field *f,
                       const struct model_node *key, const struct model_node *v, void *obj)
 {
     (void)key;
-    if (v->kind == MODEL_NODE_NULL) {
-        return;
+    if (string_value(w, f, v)) {
+        model_walk_set_sval(w, MODEL_FIELD_MEMBER(obj, f, struct model_sval), v);
     }
-    if (!model_node_is_string(v)) {
-        model_walk_err(w, v->mark, "field '%s' must be a string", f->key);
-        return;
-    }
-    model_walk_set_sval(w, MODEL_FIELD_MEMBER(obj, f, struct model_sval), v);
 }
 
 void model_field_bool(struct model_walk *w, const struct model_field *f,
@@ -370,11 +380,7 @@ void model_field_cstr(struct model_walk *w, const struct model_field *f,
     char *s;
 
     (void)key;
-    if (v->kind == MODEL_NODE_NULL) {
-        return;
-    }
-    if (!model_node_is_string(v)) {
-        model_walk_err(w, v->mark, "field '%s' must be a string", f->key);
+    if (!string_value(w, f, v)) {
         return;
     }
     if (memchr(v->scalar, '\0', v->scalar_len) != NULL) {
@@ -386,4 +392,26 @@ void model_field_cstr(struct model_walk *w, const struct model_field *f,
         free(*dst);
         *dst = s;
     }
+}
+
+void *model_walk_items(struct model_walk *w, const struct model_field *f,
+                       const struct model_node *v, size_t size, bool present, size_t *n)
+{
+    void *arr;
+
+    *n = 0;
+    if (!model_walk_expect_list(w, f->key, v) || v->nitems == 0) {
+        return NULL;
+    }
+    if (present) {
+        model_walk_err(w, v->mark, "field '%s' is given twice", f->key);
+        return NULL;
+    }
+    arr = pv_calloc(v->nitems, size);
+    if (arr == NULL) {
+        model_walk_nomem(w);
+        return NULL;
+    }
+    *n = v->nitems;
+    return arr;
 }
