@@ -275,8 +275,9 @@ json_t *advisor_mapper_proposal(const char *host, int64_t port, const char *bina
         g.samples[i].path = PV_UNCONST(paths[i]);
     }
     /* A denial names one concrete host and one binary: never a glob. */
-    if (binary == NULL || binary[0] != '/' || strpbrk(binary, "*?[") != NULL || host == NULL ||
-        host[0] == '\0' || strchr(host, '*') != NULL || port < 1 || port > 65535) {
+    if (binary == NULL || binary[0] != '/' ||
+        model_glob_literal_prefix(MODEL_GLOB_BINARY, binary, strlen(binary)) != strlen(binary) ||
+        host == NULL || host[0] == '\0' || strchr(host, '*') != NULL || port < 1 || port > 65535) {
         return NULL;
     }
     ep = json_pack("{s:s,s:I}", "host", host, "port", (json_int_t)port);

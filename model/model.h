@@ -100,6 +100,10 @@ bool model_glob_match(const struct model_glob *g, const char *s, size_t len);
 /* True when the pattern has no metacharacters; then it matches exactly
  * model_glob_text(g). */
 bool model_glob_is_literal(const struct model_glob *g);
+/* The length of the text of 'pat' before its first metacharacter in the
+ * syntax of 'kind' (every string the pattern matches starts with it);
+ * 'len' when the pattern is a literal. */
+size_t model_glob_literal_prefix(enum model_glob_kind kind, const char *pat, size_t len);
 const char *model_glob_text(const struct model_glob *g); /* the source, borrowed */
 enum model_glob_kind model_glob_kind_of(const struct model_glob *g);
 

@@ -314,15 +314,28 @@ static bool parse_host(struct gparse *gp, uint32_t *curp)
     return true;
 }
 
-static bool text_is_literal(enum model_glob_kind kind, const char *pat, size_t len)
+/* The metacharacters of each glob syntax: a host pattern has only '*';
+ * paths, binaries and values also '?', '[...]', '{a,b}' and '\\'. */
+static const char *glob_meta(enum model_glob_kind kind)
 {
-    const char *meta = kind == MODEL_GLOB_HOST ? "*" : "*?[{}\\";
+    return kind == MODEL_GLOB_HOST ? "*" : "*?[{}\\";
+}
+
+size_t model_glob_literal_prefix(enum model_glob_kind kind, const char *pat, size_t len)
+{
+    const char *meta = glob_meta(kind);
+
     for (size_t i = 0; i < len; i++) {
         if (pat[i] != '\0' && strchr(meta, pat[i]) != NULL) {
-            return false;
+            return i;
         }
     }
-    return true;
+    return len;
+}
+
+static bool text_is_literal(enum model_glob_kind kind, const char *pat, size_t len)
+{
+    return model_glob_literal_prefix(kind, pat, len) == len;
 }
 
 static void glob_destroy(struct model_glob *g)

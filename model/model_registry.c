@@ -306,8 +306,17 @@ static void f_protocols(struct model_walk *w, const struct model_field *f,
     }
 }
 
+/* binary: the path; its mark is kept even for a null value, where the
+ * "required" message then points */
+static void f_binary(struct model_walk *w, const struct model_field *f,
+                     const struct model_node *key, const struct model_node *v, void *obj)
+{
+    ((struct reg_binary *)obj)->binary.mark = v->mark;
+    model_field_sval(w, f, key, v, obj);
+}
+
 static const struct model_field binary_fields[] = {
-    {"binary", model_field_sval, offsetof(struct reg_binary, binary)},
+    {"binary", f_binary, offsetof(struct reg_binary, binary)},
     {"aliases", model_field_strlist, offsetof(struct reg_binary, aliases)},
     {"description", model_field_cstr, offsetof(struct reg_binary, description)},
     {"protocols", f_protocols, 0},
@@ -326,7 +335,7 @@ static void walk_binary(struct model_walk *w, const struct model_node *root, str
     (void)model_walk_map(w, root, "binary descriptor", binary_fields, PV_ARRAY_LEN(binary_fields),
                          b);
     if (b->binary.s == NULL || b->binary.s[0] == '\0') {
-        model_walk_err(w, b->binary.s != NULL ? b->binary.mark : root->mark,
+        model_walk_err(w, b->binary.mark.line != 0 ? b->binary.mark : root->mark,
                        "binary is required (an absolute path or glob)");
         return;
     }

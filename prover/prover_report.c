@@ -360,10 +360,8 @@ static json_t *result_json(const struct prover_result *r)
 
             ok = ok && gj != NULL && json_object_set(f, "paths", paths) == 0 &&
                  json_object_set_new(f, "paths_total", json_integer((json_int_t)listed)) == 0 &&
-                 json_object_set_new(f, "groups", gj) == 0 && json_array_append(finds, f) == 0;
-            if (gj == NULL) {
-                ok = false;
-            }
+                 json_object_set(f, "groups", gj) == 0 && json_array_append(finds, f) == 0;
+            json_decref(gj);
         }
         json_decref(f);
         json_decref(paths);

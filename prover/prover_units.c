@@ -243,17 +243,15 @@ static bool host_suffix_compatible(const char *a, const char *b)
     return la <= lb ? strcmp(sb + (lb - la), sa) == 0 : strcmp(sa + (la - lb), sb) == 0;
 }
 
-static size_t literal_prefix(const char *s)
+/* Do the literal prefixes of two globs agree as far as both go? */
+static bool prefix_compatible(const struct model_glob *a, const struct model_glob *b)
 {
-    return strcspn(s, "*?[\\");
-}
+    const char *ta = model_glob_text(a);
+    const char *tb = model_glob_text(b);
+    size_t la = model_glob_literal_prefix(model_glob_kind_of(a), ta, strlen(ta));
+    size_t lb = model_glob_literal_prefix(model_glob_kind_of(b), tb, strlen(tb));
 
-static bool prefix_compatible(const char *a, const char *b)
-{
-    size_t la = literal_prefix(a);
-    size_t lb = literal_prefix(b);
-
-    return strncmp(a, b, la < lb ? la : lb) == 0;
+    return strncmp(ta, tb, la < lb ? la : lb) == 0;
 }
 
 bool prover_glob_disjoint_cheap(const struct model_glob *a, const struct model_glob *b,
@@ -277,7 +275,7 @@ bool prover_glob_disjoint_cheap(const struct model_glob *a, const struct model_g
 
         return !model_glob_match(la ? b : a, s, strlen(s));
     }
-    if (!prefix_compatible(ta, tb)) {
+    if (!prefix_compatible(a, b)) {
         return true;
     }
     return dom == MODEL_DOMAIN_DNS_NAME && !host_suffix_compatible(ta, tb);
@@ -301,7 +299,8 @@ bool prover_glob_subset_cheap(const struct model_glob *a, const struct model_glo
         return model_glob_match(b, ta, strlen(ta));
     }
     if (dom != MODEL_DOMAIN_DNS_NAME || strncmp(tb, "**.", 3) != 0 ||
-        strcspn(tb + 3, "*?[\\") != strlen(tb + 3)) {
+        model_glob_literal_prefix(model_glob_kind_of(b), tb + 3, strlen(tb + 3)) !=
+            strlen(tb + 3)) {
         return false;
     }
     /* b is "**.S" with S literal: every name with a label before ".S". Every

@@ -177,6 +177,12 @@ START_TEST(test_never_blocked_or_binaryless)
                                                NULL, NULL, 0, NULL, false, &conf));
     ck_assert_ptr_null(advisor_mapper_proposal("example.com", 443, "/usr/bin/*", 3, false, NULL,
                                                NULL, 0, NULL, false, &conf));
+    /* a real path with any binary glob metacharacter would be read as a
+     * pattern: '{a,b}' names two binaries, '\\' escapes */
+    ck_assert_ptr_null(advisor_mapper_proposal("example.com", 443, "/opt/{a,b}/tool", 3, false,
+                                               NULL, NULL, 0, NULL, false, &conf));
+    ck_assert_ptr_null(advisor_mapper_proposal("example.com", 443, "/opt/a\\b", 3, false, NULL,
+                                               NULL, 0, NULL, false, &conf));
     ck_assert_ptr_null(advisor_mapper_proposal("bad/host", 443, "/usr/bin/curl", 3, false, NULL,
                                                NULL, 0, NULL, false, &conf));
     ck_assert_ptr_null(advisor_mapper_proposal("example.com", 0, "/usr/bin/curl", 3, false, NULL,

@@ -410,6 +410,8 @@ static const struct bad_case bad_cases[] = {
      "binaries/x.yaml:2:1: unknown field 'binray' in binary descriptor"},
     {"missing_binary", "binaries/x.yaml", "description: nothing\n",
      "binaries/x.yaml:1:1: binary is required"},
+    {"binary_null", "binaries/x.yaml", "description: x\nbinary: ~\n",
+     "binaries/x.yaml:2:9: binary is required"},
     {"relative_binary", "binaries/x.yaml", "binary: bin/x\n",
      "binaries/x.yaml:1:9: binary path 'bin/x' must be absolute"},
     {"bad_alias_glob", "binaries/x.yaml", "binary: /opt/x\naliases: ['/opt/[x']\n",

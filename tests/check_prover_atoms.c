@@ -73,6 +73,25 @@ static const struct {
      4,
      0,
      {"/", "/x", "/x/", "/x/y", "/z%2Fq", "/x/%2F"}},
+    /* '{a,b}' is a metacharacter of path globs: the literal prefix of
+     * "/v1/{b,aa}*" is "/v1/", so the cheap test must not call it disjoint
+     * from "/v1/a*" - both match "/v1/aa" */
+    {"path alternation",
+     MODEL_DOMAIN_CANONICAL_PATH,
+     MODEL_GLOB_PATH,
+     {"/v1/a*", "/v1/{b,aa}*"},
+     false,
+     2,
+     4,
+     {"/v1/aa", "/v1/ab", "/v1/b", "/"}},
+    {"value alternation",
+     MODEL_DOMAIN_QUERY_VALUE,
+     MODEL_GLOB_VALUE,
+     {"a*", "{b,aa}*"},
+     false,
+     2,
+     4,
+     {"aa", "ab", "b", ""}},
     /* negative: a literal outside the domain yields no atom of its own */
     {"non-canonical literal",
      MODEL_DOMAIN_CANONICAL_PATH,

@@ -204,6 +204,57 @@ fi
 has "$tmp/out" "paths in " "whole-policy change: text groups a category of many paths"
 has "$tmp/out" "more (--format json lists them all)" "whole-policy change: text grants bounded"
 
+# '{a,b}' opens an alternation in path and binary globs: the prover's cheap
+# disjointness tests must read it as a metacharacter. The baseline denies
+# /v1/{b,aa}* under /v1/a*; dropping the deny opens GET /v1/aa.
+cat >"$tmp/alt_b.yaml" <<'EOF'
+version: 1
+network_policies:
+  api:
+    binaries:
+      - path: /usr/bin/curl
+    endpoints:
+      - host: api.example.com
+        port: 443
+        protocol: rest
+        enforcement: enforce
+        rules:
+          - allow: {method: GET, path: "/v1/a*"}
+        deny_rules:
+          - {method: GET, path: "/v1/{b,aa}*"}
+EOF
+sed '/deny_rules:/,$d' "$tmp/alt_b.yaml" >"$tmp/alt_c.yaml"
+printf -- '- name: tok\n  type: token\n  target_hosts: [api.example.com]\n' >"$tmp/alt_cr.yaml"
+"$pv" prove --baseline "$tmp/alt_b.yaml" --candidate "$tmp/alt_c.yaml" \
+    --credentials "$tmp/alt_cr.yaml" --format json >"$tmp/out" 2>/dev/null
+rc_is $? 1 "path alternation: dropping the deny is a finding"
+has "$tmp/out" '"path": "/v1/aa"' "path alternation: the witness is /v1/aa"
+"$pv" check --boundary "$tmp/alt_b.yaml" --candidate "$tmp/alt_c.yaml" >"$tmp/out" 2>/dev/null
+rc_is $? 1 "path alternation: check exceeds the boundary"
+# The same in the binary dimension: a deny-all for /usr/{bin,sbin}/c* under
+# an open /usr/bin/* rule; deleting it opens curl's requests.
+cat >"$tmp/alt_b2.yaml" <<'EOF'
+version: 1
+network_policies:
+  tools:
+    binaries: [{path: "/usr/bin/*"}]
+    endpoints: [{host: api.example.com, port: 443}]
+  lockdown:
+    binaries: [{path: "/usr/{bin,sbin}/c*"}]
+    endpoints:
+      - host: api.example.com
+        port: 443
+        protocol: rest
+        enforcement: enforce
+        rules:
+          - allow: {method: GET, path: /health}
+        deny_rules:
+          - {method: "*", path: "/**"}
+EOF
+sed '/lockdown:/,$d' "$tmp/alt_b2.yaml" >"$tmp/alt_c2.yaml"
+"$pv" check --boundary "$tmp/alt_b2.yaml" --candidate "$tmp/alt_c2.yaml" >"$tmp/out" 2>/dev/null
+rc_is $? 1 "binary alternation: check exceeds the boundary"
+
 # Invalid input through the job: located diagnostics, the JSON invalid object.
 "$pv" prove --baseline "$tmp/base.yaml" --candidate "$tmp/typo.yaml" --format json \
     >"$tmp/out" 2>"$tmp/err"
