@@ -4,18 +4,16 @@
  * One walker serves both document formats, so YAML and JSON policies get the
  * same shape checks and the same messages. Each object of the schema
  * (docs/semantics.md, docs/reference-compat.md#policy) is a table
- * of fields (the machinery is model_walk.c, shared with the credentials and
- * the registry's descriptors); a key not in the table is "unknown field 'k' in <context>" at the
- * key, a value of the wrong shape is "field 'k' must be ..." at the value.
+ * of fields, walked by model_walk.c (shared with the credentials and the
+ * registry's descriptors): a key not in the table is "unknown field 'k' in
+ * <context>" at the key, a value of the wrong shape is "field 'k' must be
+ * ..." at the value.
  * Every error is collected (a bad value is reported once and skipped, so
  * errors do not cascade). Semantic constraints (port 0, port with ports,
  * host syntax, ...) belong to model_validate.c; this file only checks shapes
  * and representable ranges (port fits u16, version and body limits fit u32).
  *
- * Typing: a JSON scalar must have the JSON type the field wants. A YAML
- * scalar is a string for string fields (quoted or not); a boolean only as the
- * plain scalars true/false; an integer only as plain decimal digits without
- * leading zeros. A YAML null (or JSON null) value means "absent".
+ * Scalars are typed as model_walk.c says (YAML and JSON alike).
  */
 #include "config.h"
 

@@ -84,8 +84,12 @@ pv_result prover_dim_add_special(struct prover_dim *d, size_t *idx)
     return dim_add(d, NULL, special_key, sizeof(special_key) - 1, false, idx);
 }
 
-static bool has_2f(const char *s, size_t len)
+/* Is 's' in the language of 'g' (NULL: the "contains %2F" language)? */
+static bool lang_match(const struct model_glob *g, const char *s, size_t len)
 {
+    if (g != NULL) {
+        return model_glob_match(g, s, len);
+    }
     for (size_t i = 0; i + 3 <= len; i++) {
         if (s[i] == '%' && s[i + 1] == '2' && s[i + 2] == 'F') {
             return true;
@@ -96,16 +100,14 @@ static bool has_2f(const char *s, size_t len)
 
 bool prover_pat_match(const struct prover_pat *p, const char *s, size_t len)
 {
-    return p->g == NULL ? has_2f(s, len) : model_glob_match(p->g, s, len);
+    return lang_match(p->g, s, len);
 }
 
 /* Does the concrete string 's' satisfy every term? */
 static bool terms_hold(const struct model_lang_term *t, size_t n, const char *s, size_t len)
 {
     for (size_t i = 0; i < n; i++) {
-        bool in = t[i].g != NULL ? model_glob_match(t[i].g, s, len) : has_2f(s, len);
-
-        if (in != t[i].positive) {
+        if (lang_match(t[i].g, s, len) != t[i].positive) {
             return false;
         }
     }
@@ -544,6 +546,18 @@ static pv_result atom_push(struct prover_dim *d, char *w, size_t wlen)
     return PV_RESULT_OK;
 }
 
+/* The glob signature of 's': bit j set when glob gidx[j] matches it. */
+static void signature(const struct prover_dim *d, const size_t *gidx, size_t ng, const char *s,
+                      size_t len, uint64_t *sig, size_t words)
+{
+    memset(sig, 0, words * sizeof(uint64_t));
+    for (size_t j = 0; j < ng; j++) {
+        if (prover_pat_match(&d->pats[gidx[j]], s, len)) {
+            sig[j / 64] |= (uint64_t)1 << (j % 64);
+        }
+    }
+}
+
 /* Take the literals of the domain out of the regions that hold them. The
  * regions are the cells of the globs' Venn diagram, so a literal lies in the
  * one region whose witness matches the same globs: the regions are indexed
@@ -573,8 +587,8 @@ static pv_result carve_literals(struct prover_dim *d, struct regions *rs, const 
         }
     }
     words = ng / 64 + 1;
-    sigs = pv_calloc(rs->n * words, sizeof(uint64_t));
-    lsig = pv_calloc(words, sizeof(uint64_t));
+    sigs = pv_malloc(rs->n * words * sizeof(uint64_t));
+    lsig = pv_malloc(words * sizeof(uint64_t));
     head = pv_malloc(rs->n * sizeof(size_t));
     next = pv_malloc((d->npats + 1) * sizeof(size_t));
     if (sigs == NULL || lsig == NULL || head == NULL || next == NULL) {
@@ -586,11 +600,7 @@ static pv_result carve_literals(struct prover_dim *d, struct regions *rs, const 
         bool inserted;
 
         head[ri] = SIZE_MAX;
-        for (size_t j = 0; j < ng; j++) {
-            if (prover_pat_match(&d->pats[gidx[j]], rs->r[ri].w, rs->r[ri].wlen)) {
-                sg[j / 64] |= (uint64_t)1 << (j % 64);
-            }
-        }
+        signature(d, gidx, ng, rs->r[ri].w, rs->r[ri].wlen, sg, words);
         r = prover_map_put(&ix, (const char *)sg, words * sizeof(uint64_t), ri, &found, &inserted);
         if (pv_ok(r) && !inserted) {
             r = pv_fail(PV_ERR_INTERNAL, "two regions with one signature");
@@ -607,12 +617,7 @@ static pv_result carve_literals(struct prover_dim *d, struct regions *rs, const 
             r = pv_fail(PV_ERR_TIMEOUT, "atoms");
             break;
         }
-        memset(lsig, 0, words * sizeof(uint64_t));
-        for (size_t j = 0; j < ng; j++) {
-            if (prover_pat_match(&d->pats[gidx[j]], lp->text, lp->len)) {
-                lsig[j / 64] |= (uint64_t)1 << (j % 64);
-            }
-        }
+        signature(d, gidx, ng, lp->text, lp->len, lsig, words);
         if (!prover_map_get(&ix, (const char *)lsig, words * sizeof(uint64_t), &ri)) {
             /* every string of the domain lies in some region */
             r = pv_fail(PV_ERR_INTERNAL, "a literal in no region");

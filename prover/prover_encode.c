@@ -1427,12 +1427,6 @@ pv_result prover_encode_atoms(struct prover_proof *pf)
     return classify(pf);
 }
 
-pv_result prover_encode(struct prover_proof *pf)
-{
-    PV_GUARD(prover_encode_atoms(pf));
-    return prover_encode_terms(pf);
-}
-
 pv_result prover_encode_terms(struct prover_proof *pf)
 {
     PV_GUARD(dest_atoms(pf));

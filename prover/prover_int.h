@@ -204,17 +204,17 @@ pv_result prover_units_pair(struct prover_units *us, const struct model_policy *
 pv_result prover_units_delta(struct prover_units *us) PV_WUR;
 /* Mark units that overlap some delta unit (binary, host, port), through an
  * index of the delta units by host key; TIMEOUT past 'deadline' (absolute
- * ms, prover_now_ms). */
-pv_result prover_units_slice(struct prover_units *us, size_t *budget, double deadline) PV_WUR;
-/* The slice's connected components: two units are joined when one is a
+ * ms, prover_now_ms). With 'comp' not NULL, also the slice's connected
+ * components, through the same index: two units are joined when one is a
  * delta unit and their (binary, host, port) regions overlap. A question
  * about a candidate unit u ranges over requests r that u matches inside a
  * delta unit d; every unit matching r overlaps d, so it is in u's
- * component, and a component can be proved on its own. 'comp' (room for
- * us->n) gets each slice unit's component number (in the order of the
- * components' first units) and SIZE_MAX for the rest. */
-pv_result prover_units_components(struct prover_units *us, size_t *budget, double deadline,
-                                  size_t *comp, size_t *ncomp) PV_WUR;
+ * component, and a component can be proved on its own. '*comp' gets a new
+ * array (caller frees, also on failure) of each unit's component number (in
+ * the order of the components' first units; SIZE_MAX outside the slice),
+ * '*ncomp' their count. */
+pv_result prover_units_slice(struct prover_units *us, size_t *budget, double deadline,
+                             size_t **comp, size_t *ncomp) PV_WUR;
 void prover_units_free(struct prover_units *us);
 /* Keep the buffers of 'us' in 'spare' (emptied) for the next proof, so that
  * a session does not fault in fresh pages for every proof; 'us' is reset. */
@@ -341,10 +341,9 @@ struct prover_proof {
     struct prover_result *res;
 };
 
-/* prover_encode = prover_encode_atoms (dimensions, atoms, host classes:
- * no Z3) then prover_encode_terms (destination and port atoms, the Z3
- * terms, in a solver scope). */
-pv_result prover_encode(struct prover_proof *pf) PV_WUR;
+/* The encoding of one part: prover_encode_atoms (dimensions, atoms, host
+ * classes: no Z3), then, when some question can hold, prover_encode_terms
+ * (destination and port atoms, the Z3 terms, in a solver scope). */
 pv_result prover_encode_atoms(struct prover_proof *pf) PV_WUR;
 pv_result prover_encode_terms(struct prover_proof *pf) PV_WUR;
 pv_result prover_queries(struct prover_proof *pf) PV_WUR;

@@ -278,7 +278,7 @@ static const char *host_text(const struct prover_unit *u)
 }
 
 /* A path of this proof part (paths from 'base' on): paths with one (binary,
- * host, port) come from units of one component (prover_units_components),
+ * host, port) come from units of one component (prover_units_slice),
  * so a part never needs to look at another's. */
 static struct prover_path *path_find(struct prover_result *res, size_t base,
                                      enum prover_category cat, const char *bin, const char *host,

@@ -427,7 +427,7 @@ static pv_result prove_part(struct prover_proof *pf)
     return r;
 }
 
-/* Prove each component of the slice on its own (prover_units_components):
+/* Prove each component of the slice on its own (prover_units_slice):
  * its atoms cut only its own patterns, and its terms hold only its units, so
  * a change of thousands of unrelated rules is thousands of small proofs,
  * most of which no question can hold in and need no solver. (Proving
@@ -497,7 +497,7 @@ static pv_result prove(struct prover_proof *pf) PV_WUR;
 static pv_result prove(struct prover_proof *pf)
 {
     double t0 = prover_now_ms();
-    size_t *comp;
+    size_t *comp = NULL;
     size_t ncomp = 0;
     pv_result r;
 
@@ -510,11 +510,8 @@ static pv_result prove(struct prover_proof *pf)
         pf->res->ms_units = prover_now_ms() - t0;
         return PV_RESULT_OK;
     }
-    PV_GUARD(prover_units_slice(&pf->units, &pf->lang_budget, pf->deadline));
+    r = prover_units_slice(&pf->units, &pf->lang_budget, pf->deadline, &comp, &ncomp);
     pf->res->nunits = pf->units.nrel;
-    comp = pv_malloc((pf->units.n ? pf->units.n : 1) * sizeof(size_t));
-    PV_GUARD_PTR(comp);
-    r = prover_units_components(&pf->units, &pf->lang_budget, pf->deadline, comp, &ncomp);
     pf->res->ncomponents = ncomp;
     pf->res->ms_units = prover_now_ms() - t0;
     if (pv_ok(r)) {

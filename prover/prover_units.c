@@ -321,12 +321,13 @@ pv_result prover_glob_overlap(const struct model_glob *a, const struct model_glo
 {
     struct model_lang_term t[2];
 
+    if (prover_glob_disjoint_cheap(a, b, dom)) {
+        *out = false; /* a necessary condition failed */
+        return PV_RESULT_OK;
+    }
     if (model_glob_is_literal(a) || model_glob_is_literal(b) ||
-        strcmp(model_glob_text(a), model_glob_text(b)) == 0 ||
-        prover_glob_disjoint_cheap(a, b, dom)) {
-        /* a literal decides exactly; equal texts meet; the rest failed a
-         * necessary condition */
-        *out = !prover_glob_disjoint_cheap(a, b, dom);
+        strcmp(model_glob_text(a), model_glob_text(b)) == 0) {
+        *out = true; /* the cheap test is exact for a literal; equal texts meet */
         return PV_RESULT_OK;
     }
     PV_ENSURE(*budget > 0, PV_ERR_LIMIT);
@@ -983,13 +984,61 @@ static pv_result add_kept(struct prover_units *us)
     return PV_RESULT_OK;
 }
 
-pv_result prover_units_slice(struct prover_units *us, size_t *budget, double deadline)
+/* The slice's connected components, through the slice's own index (see
+ * prover_units_slice). */
+static pv_result components(struct prover_units *us, const struct sindex *ix, const size_t *delta,
+                            size_t nd, size_t *budget, double deadline, size_t *comp,
+                            size_t *ncomp) PV_WUR;
+static pv_result components(struct prover_units *us, const struct sindex *ix, const size_t *delta,
+                            size_t nd, size_t *budget, double deadline, size_t *comp, size_t *ncomp)
+{
+    size_t *uf = pv_malloc((us->n ? us->n : 1) * sizeof(size_t));
+    pv_result r = PV_RESULT_OK;
+    bool hit = false;
+
+    PV_GUARD_PTR(uf);
+    for (size_t i = 0; i < us->n; i++) {
+        uf[i] = i;
+    }
+    for (size_t i = 0; i < us->n && pv_ok(r); i++) {
+        if ((i & 1023u) == 1023u && prover_now_ms() > deadline) {
+            r = pv_fail(PV_ERR_TIMEOUT, "components");
+            break;
+        }
+        if (us->u[i].rel) {
+            r = unit_rel(ix, us, delta, nd, &us->u[i], budget, &hit, uf);
+        }
+    }
+    /* number the components in the order of their first unit */
+    for (size_t i = 0; i < us->n && pv_ok(r); i++) {
+        size_t root = uf_find(uf, i);
+
+        comp[i] = SIZE_MAX;
+        if (!us->u[i].rel) {
+            continue;
+        }
+        if (root == i) {
+            comp[i] = (*ncomp)++;
+        } else {
+            comp[i] = comp[root]; /* root < i: numbered already */
+        }
+    }
+    free(uf);
+    return r;
+}
+
+pv_result prover_units_slice(struct prover_units *us, size_t *budget, double deadline,
+                             size_t **comp, size_t *ncomp)
 {
     size_t *delta;
     size_t nd = 0;
     struct sindex ix = {0};
     pv_result r = PV_RESULT_OK;
 
+    if (comp != NULL) {
+        *comp = NULL;
+        *ncomp = 0;
+    }
     if (us->nkept > 0) {
         PV_GUARD(add_kept(us));
     }
@@ -1015,59 +1064,12 @@ pv_result prover_units_slice(struct prover_units *us, size_t *budget, double dea
         }
         us->nrel += u->rel;
     }
-    sindex_free(&ix);
-    free(delta);
-    return r;
-}
-
-pv_result prover_units_components(struct prover_units *us, size_t *budget, double deadline,
-                                  size_t *comp, size_t *ncomp)
-{
-    size_t *delta = pv_calloc(us->ndelta ? us->ndelta : 1, sizeof(size_t));
-    size_t *uf = pv_malloc((us->n ? us->n : 1) * sizeof(size_t));
-    size_t nd = 0;
-    struct sindex ix = {0};
-    pv_result r = PV_RESULT_OK;
-    bool hit = false;
-
-    *ncomp = 0;
-    if (delta == NULL || uf == NULL) {
-        free(delta);
-        free(uf);
-        PV_BAIL(PV_ERR_NOMEM);
-    }
-    for (size_t i = 0; i < us->n; i++) {
-        uf[i] = i;
-        if (us->u[i].delta) {
-            delta[nd++] = i;
-        }
-    }
-    r = sindex_build(&ix, us);
-    for (size_t i = 0; i < us->n && pv_ok(r); i++) {
-        if ((i & 1023u) == 1023u && prover_now_ms() > deadline) {
-            r = pv_fail(PV_ERR_TIMEOUT, "components");
-            break;
-        }
-        if (us->u[i].rel) {
-            r = unit_rel(&ix, us, delta, nd, &us->u[i], budget, &hit, uf);
-        }
-    }
-    /* number the components in the order of their first unit */
-    for (size_t i = 0; i < us->n && pv_ok(r); i++) {
-        size_t root = uf_find(uf, i);
-
-        comp[i] = SIZE_MAX;
-        if (!us->u[i].rel) {
-            continue;
-        }
-        if (root == i) {
-            comp[i] = (*ncomp)++;
-        } else {
-            comp[i] = comp[root]; /* root < i: numbered already */
-        }
+    if (pv_ok(r) && comp != NULL) {
+        *comp = pv_malloc((us->n ? us->n : 1) * sizeof(size_t));
+        r = *comp != NULL ? components(us, &ix, delta, nd, budget, deadline, *comp, ncomp)
+                          : pv_fail(PV_ERR_NOMEM, "components");
     }
     sindex_free(&ix);
     free(delta);
-    free(uf);
     return r;
 }

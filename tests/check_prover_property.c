@@ -1102,7 +1102,7 @@ START_TEST(test_property)
     /* The generator must exercise both outcomes. */
     ck_assert(n < 50 || (stat_findings > n / 10 && stat_empty > n / 10));
     /* ... and proofs whose slice falls into components proved on their own
-     * (prover_units_components) as well as proofs of one piece. */
+     * (prover_units_slice) as well as proofs of one piece. */
     ck_assert(n < 50 || (stat_split > n / 20 && stat_split < n - n / 20));
     model_registry_free(registry);
     prover_session_free(session);

@@ -44,7 +44,7 @@ static void run_full(struct outcome *o, const struct model_policy *b, const stru
         o->r = prover_units_delta(&o->us);
     }
     if (pv_ok(o->r) && o->us.ndelta > 0) {
-        o->r = prover_units_slice(&o->us, &o->budget, prover_now_ms() + 60000.0);
+        o->r = prover_units_slice(&o->us, &o->budget, prover_now_ms() + 60000.0, NULL, NULL);
     }
 }
 
@@ -59,7 +59,7 @@ static void run_paired(struct outcome *o, const struct model_policy *b,
         o->r = prover_units_delta(&o->us);
     }
     if (pv_ok(o->r) && o->us.ndelta > 0) {
-        o->r = prover_units_slice(&o->us, &o->budget, prover_now_ms() + 60000.0);
+        o->r = prover_units_slice(&o->us, &o->budget, prover_now_ms() + 60000.0, NULL, NULL);
     }
 }
 
