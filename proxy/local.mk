@@ -1,14 +1,15 @@
 # proxy/ - proviso-proxy, the enforcing egress proxy. Links libmodel, OpenSSL,
-# libevent and libhttp-parser; never the prover or Z3 (tests/check-layering.sh).
-PROXY_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS) $(LIBEVENT_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS)
+# libevent, libhttp-parser and libbpf; never the prover or Z3 (tests/check-layering.sh).
+PROXY_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS) $(LIBEVENT_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS) \
+	$(LIBBPF_CFLAGS)
 PROXY_LIBS = proxy/libproxy.la $(MODEL_LIBS) $(OPENSSL_LIBS) $(LIBEVENT_LIBS) \
-	$(HTTP_PARSER_LIBS) $(CURL_LIBS) $(PTHREAD_LIBS)
+	$(HTTP_PARSER_LIBS) $(CURL_LIBS) $(LIBBPF_LIBS) $(PTHREAD_LIBS)
 
 noinst_LTLIBRARIES += proxy/libproxy.la
 proxy_libproxy_la_CFLAGS = $(PROXY_CFLAGS)
 proxy_libproxy_la_SOURCES = proxy/proxy.h proxy/proxy_int.h \
 	proxy/proxy_http.c proxy/proxy_chunk.c proxy/proxy_outcome.c proxy/proxy_metrics.c \
-	proxy/proxy_policy.c proxy/proxy_ident.c proxy/proxy_idq.c proxy/proxy_tls.c \
+	proxy/proxy_policy.c proxy/proxy_ident.c proxy/proxy_taskfiles.c proxy/proxy_idq.c proxy/proxy_tls.c \
 	proxy/proxy_log.c proxy/proxy_splice.c proxy/proxy_conn.c proxy/proxy_relay.c \
 	proxy/proxy_tunnel.c proxy/proxy_server.c
 # advisor mode: policy sync, policy.local, the agent skill (talks HTTP to the advisor)

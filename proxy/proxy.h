@@ -45,6 +45,14 @@
 
 #define PROXY_SANDBOX_ADDRS_MAX 16
 
+/* How the proxy finds the processes holding a client's socket
+ * (--identity-scan; docs/proxy.md "Identity"). */
+enum proxy_ident_scan {
+    PROXY_IDENT_AUTO, /* the BPF task-file iterator when it works here, else /proc */
+    PROXY_IDENT_BPF,  /* the iterator, or refuse to start */
+    PROXY_IDENT_PROC, /* read every process's /proc/PID/fd */
+};
+
 struct proxy_config {
     const char *policy_path;
     const char *bind_addr; /* default 127.0.0.1 */
@@ -58,6 +66,7 @@ struct proxy_config {
     const char *port_file;  /* write "PORT ADMIN_PORT\n" here when ready */
     bool test_allow_loopback;
     bool unprivileged_identity; /* run without CAP_SYS_PTRACE (start-up self-check) */
+    enum proxy_ident_scan identity_scan;
     unsigned connect_timeout_ms;
     unsigned idle_timeout_ms;
     unsigned header_timeout_ms; /* a complete request head within this (0 = off) */

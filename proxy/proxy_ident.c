@@ -77,8 +77,9 @@ struct roll {
     struct holders *act; /* sockets being resolved, sorted by inode */
     size_t nact;
     size_t acap;
-    struct dents *fdd;
-    int procfd; /* /proc, -1 until the first lap */
+    struct dents *fdd; /* a fd directory */
+    struct dents *tdd; /* a task directory */
+    int procfd;        /* /proc, -1 until the first lap */
 };
 
 struct proxy_ident_cache {
@@ -90,6 +91,7 @@ struct proxy_ident_cache {
     int nl; /* netlink sock_diag socket, -1 when unavailable */
     uint32_t nl_seq;
     pid_t self;
+    struct proxy_taskfiles *tf; /* the BPF iterator; NULL: the /proc scan */
 };
 
 static void roll_free(struct roll *r);
@@ -122,10 +124,30 @@ void proxy_ident_cache_free(struct proxy_ident_cache *c)
     free(c->kt.pid);
     free(c->kt.pidfd);
     roll_free(&c->roll);
+    proxy_taskfiles_free(c->tf);
     if (c->nl >= 0) {
         close(c->nl);
     }
     free(c);
+}
+
+bool proxy_ident_use(struct proxy_ident_cache *c, enum proxy_ident_scan how, char *why, size_t len)
+{
+    why[0] = '\0';
+    if (how == PROXY_IDENT_PROC) {
+        proxy_taskfiles_free(c->tf);
+        c->tf = NULL;
+        return true;
+    }
+    if (c->tf == NULL) {
+        c->tf = proxy_taskfiles_open(why, len);
+    }
+    return c->tf != NULL || how == PROXY_IDENT_AUTO;
+}
+
+const char *proxy_ident_scan_name(const struct proxy_ident_cache *c)
+{
+    return c->tf != NULL ? "bpf" : "proc";
 }
 
 struct proxy_identity *proxy_identity_ref(struct proxy_identity *id)
@@ -637,8 +659,8 @@ static int cmp_holders(const void *a, const void *b)
 
 static void holders_add(struct holders *h, pid_t pid)
 {
-    if (h->overflow) {
-        return;
+    if (h->overflow || (h->n > 0 && h->pids[h->n - 1] == pid)) {
+        return; /* a process's second table (a thread's own) adds no holder */
     }
     if (h->n == h->cap) {
         size_t ncap = h->cap ? h->cap * 2 : 8;
@@ -911,18 +933,17 @@ static void note_holder(struct holders *hs, size_t n, unsigned long ino, pid_t p
     }
 }
 
-/* Read one process's fd table. False when the read is incomplete on a live
- * process (read_failed). '*empty' tells whether it had no entry at all. */
-static bool scan_pid(int proc, const char *pid_name, pid_t pid, struct holders *hs, size_t n,
-                     struct dents *fdd, bool *empty)
+/* Read the descriptors in directory 'dir' (relative to /proc) as held by
+ * 'pid'. False when the read is incomplete on a live process (read_failed).
+ * '*empty' tells whether it had no entry at all. */
+static bool scan_fds(int proc, const char *dir, const char *pid_name, pid_t pid, struct holders *hs,
+                     size_t n, struct dents *fdd, bool *empty)
 {
-    char dir[64];
     const char *name;
     int err = 0;
     bool complete = true;
 
     *empty = true;
-    snprintf(dir, sizeof(dir), "%s/fd", pid_name);
     fdd->fd = openat(proc, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     fdd->len = fdd->off = 0;
     if (fdd->fd < 0) {
@@ -957,6 +978,49 @@ static bool scan_pid(int proc, const char *pid_name, pid_t pid, struct holders *
         complete = false;
     }
     close(fdd->fd);
+    return complete;
+}
+
+#define KCMP_FILES_TYPE 2 /* linux/kcmp.h KCMP_FILES */
+
+/* Read one process's descriptors: its fd table (/proc/PID/fd, which is the
+ * main thread's) and the table of every thread that does not share it - a
+ * thread after unshare(CLONE_FILES), or every thread once the main thread
+ * exited (its /proc/PID/fd is then empty). kcmp() tells a shared table
+ * apart; when it cannot, the thread's table is read too. False when a read
+ * is incomplete on a live process. '*empty': the main table had no entry. */
+static bool scan_pid(int proc, const char *pid_name, pid_t pid, struct holders *hs, size_t n,
+                     struct dents *fdd, struct dents *tdd, bool *empty)
+{
+    char dir[64];
+    const char *tname;
+    bool complete;
+    bool ignored;
+    int err = 0;
+
+    snprintf(dir, sizeof(dir), "%s/fd", pid_name);
+    complete = scan_fds(proc, dir, pid_name, pid, hs, n, fdd, empty);
+    snprintf(dir, sizeof(dir), "%s/task", pid_name);
+    tdd->fd = openat(proc, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    tdd->len = tdd->off = 0;
+    if (tdd->fd < 0) {
+        return complete && !read_failed(proc, pid_name, errno);
+    }
+    while ((tname = dents_next(tdd, &err)) != NULL) {
+        pid_t tid;
+        if (!parse_pid(tname, &tid) || tid == pid ||
+            syscall(SYS_kcmp, pid, tid, KCMP_FILES_TYPE, 0, 0) == 0) {
+            continue;
+        }
+        snprintf(dir, sizeof(dir), "%s/task/%s/fd", pid_name, tname);
+        if (!scan_fds(proc, dir, pid_name, pid, hs, n, fdd, &ignored)) {
+            complete = false;
+        }
+    }
+    if (err != 0 && read_failed(proc, pid_name, err)) {
+        complete = false;
+    }
+    close(tdd->fd);
     return complete;
 }
 
@@ -1101,6 +1165,7 @@ static void roll_free(struct roll *r)
     free(r->act);
     free(r->pids);
     free(r->fdd);
+    free(r->tdd);
     memset(r, 0, sizeof(*r));
 }
 
@@ -1239,6 +1304,41 @@ pid_t proxy_ident_roll_cursor(const struct proxy_ident_cache *c)
     return c->roll.open ? c->roll.cursor : 0;
 }
 
+/* With the BPF iterator (proxy_taskfiles.c) a lap is one pass: it starts
+ * after every socket in flight joined and visits every task, so each of
+ * them is resolved when it ends. A failed pass denies them all. */
+struct pass {
+    struct holders *hs;
+    size_t n;
+    pid_t self;
+};
+
+static void pass_socket(unsigned long ino, pid_t tgid, int fd, void *arg)
+{
+    struct pass *x = arg;
+
+    (void)fd;
+    if (tgid != x->self) {
+        note_holder(x->hs, x->n, ino, tgid);
+    }
+}
+
+static void roll_pass(struct proxy_ident_cache *c, proxy_ident_done done, void *arg)
+{
+    struct roll *r = &c->roll;
+    struct pass x = {r->act, r->nact, c->self};
+    struct memo m;
+
+    m.n = 0;
+    if (!proxy_taskfiles_pass(c->tf, pass_socket, &x)) {
+        roll_taint(r);
+    }
+    while (r->nact > 0) {
+        roll_finish(c, &m, r->nact - 1, done, arg);
+    }
+    memo_clear(&m);
+}
+
 bool proxy_ident_roll_step(struct proxy_ident_cache *c, proxy_ident_done done, void *arg)
 {
     struct roll *r = &c->roll;
@@ -1249,14 +1349,21 @@ bool proxy_ident_roll_step(struct proxy_ident_cache *c, proxy_ident_done done, v
     if (r->nact == 0) {
         return false;
     }
+    if (c->tf != NULL) {
+        roll_pass(c, done, arg);
+        return false;
+    }
     if (r->procfd < 0) {
         r->procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     }
     if (r->fdd == NULL) {
         r->fdd = pv_malloc(sizeof(*r->fdd));
     }
+    if (r->tdd == NULL) {
+        r->tdd = pv_malloc(sizeof(*r->tdd));
+    }
     {
-        if (r->fdd == NULL || r->procfd < 0) {
+        if (r->fdd == NULL || r->tdd == NULL || r->procfd < 0) {
             roll_taint(r);
             r->open = false;
             r->lap++;
@@ -1301,7 +1408,7 @@ bool proxy_ident_roll_step(struct proxy_ident_cache *c, proxy_ident_done done, v
         }
         visited++;
         snprintf(name, sizeof(name), "%d", (int)pid);
-        if (!scan_pid(r->procfd, name, pid, r->act, r->nact, r->fdd, &empty)) {
+        if (!scan_pid(r->procfd, name, pid, r->act, r->nact, r->fdd, r->tdd, &empty)) {
             roll_taint(r);
         }
         if (empty) {

@@ -250,8 +250,17 @@ const char *proxy_reply_bare(unsigned status);
 struct proxy_ident_cache;
 struct sockaddr;
 
+/* A new cache finds a socket's holders by reading /proc (every process's fd
+ * table) until proxy_ident_use() switches it to the BPF task-file iterator
+ * (proxy_taskfiles.c). Both find every holder. */
 struct proxy_ident_cache *proxy_ident_cache_new(void);
 void proxy_ident_cache_free(struct proxy_ident_cache *c);
+/* Choose how holders are found. False only for PROXY_IDENT_BPF when the
+ * iterator cannot be used; 'why' then (and for AUTO falling back) says why,
+ * else it is empty. */
+bool proxy_ident_use(struct proxy_ident_cache *c, enum proxy_ident_scan how, char *why, size_t len);
+/* "bpf" or "proc": the way holders are found now. */
+const char *proxy_ident_scan_name(const struct proxy_ident_cache *c);
 /* Identify the process owning the client end of the TCP connection from
  * 'peer' to 'local' (the proxy's address): socket inode from /proc/net/tcp{,6},
  * owning pid from /proc/PID/fd, exe and ancestors, SHA-256 TOFU pins.
@@ -295,6 +304,22 @@ void proxy_ident_roll_add(struct proxy_ident_cache *c, const struct proxy_ident_
 bool proxy_ident_roll_step(struct proxy_ident_cache *c, proxy_ident_done done, void *arg);
 struct proxy_identity *proxy_identity_ref(struct proxy_identity *id);
 void proxy_identity_unref(struct proxy_identity *id);
+
+/* ===========================================================================
+ * Socket holders in one pass: a BPF task-file iterator (proxy_taskfiles.c)
+ * ========================================================================= */
+
+struct proxy_taskfiles;
+/* One socket descriptor: inode, the holding process (thread group id), fd. */
+typedef void (*proxy_taskfiles_fn)(unsigned long ino, pid_t tgid, int fd, void *arg);
+/* Load and self-test the iterator (new object, caller frees); NULL with the
+ * reason in 'why' when it cannot be used here. */
+struct proxy_taskfiles *proxy_taskfiles_open(char *why, size_t len);
+/* One pass over every open file of every task of the PID namespace: 'fn'
+ * for each socket. False when the pass failed (the records seen so far were
+ * delivered; the list is incomplete). */
+bool proxy_taskfiles_pass(struct proxy_taskfiles *t, proxy_taskfiles_fn fn, void *arg);
+void proxy_taskfiles_free(struct proxy_taskfiles *t);
 
 /* ===========================================================================
  * TLS (proxy_tls.c)

@@ -7,7 +7,7 @@
  *                 [--test-allow-loopback] [--test-hosts-file FILE]
  *                 [--port-file FILE] [--connect-timeout MS] [--idle-timeout MS]
  *                 [--reload-interval MS] [--header-timeout MS] [--max-client-conns N]
- *                 [--unprivileged-identity]
+ *                 [--unprivileged-identity] [--identity-scan auto|bpf|proc]
  *
  * Exit status: 0 after SIGTERM/SIGINT (drained), 2 on a usage or startup
  * error (unreadable or invalid policy, CA, ports).
@@ -53,6 +53,10 @@ static const struct pv_opt proxy_opts[] = {
     {"unprivileged-identity", NULL,
      "run without CAP_SYS_PTRACE: processes the proxy may not "
      "inspect are denied as unknown",
+     0},
+    {"identity-scan", "HOW",
+     "how the holders of a client's socket are found: auto (default: the BPF task-file "
+     "iterator where it works, else /proc), bpf, or proc",
      0},
     {"test-allow-loopback", NULL, "tests only: allow loopback destinations", 0},
     {"test-hosts-file", "FILE", "tests only: resolve names from this hosts file", 0},
@@ -170,6 +174,19 @@ int main(int argc, char **argv)
     cfg.upstream_ca = pv_args_get(&a, "upstream-ca");
     cfg.test_allow_loopback = pv_args_has(&a, "test-allow-loopback");
     cfg.unprivileged_identity = pv_args_has(&a, "unprivileged-identity");
+    if (pv_args_has(&a, "identity-scan")) {
+        const char *how = pv_args_get(&a, "identity-scan");
+        if (strcmp(how, "auto") == 0) {
+            cfg.identity_scan = PROXY_IDENT_AUTO;
+        } else if (strcmp(how, "bpf") == 0) {
+            cfg.identity_scan = PROXY_IDENT_BPF;
+        } else if (strcmp(how, "proc") == 0) {
+            cfg.identity_scan = PROXY_IDENT_PROC;
+        } else {
+            return pv_args_usage(&proxy_cmd, "--identity-scan must be auto, bpf or proc, not '%s'",
+                                 how);
+        }
+    }
     cfg.hosts_file = pv_args_get(&a, "test-hosts-file");
     cfg.port_file = pv_args_get(&a, "port-file");
     cfg.advisor_url = pv_args_get(&a, "advisor");

@@ -509,7 +509,26 @@ int proxy_server_run(const struct proxy_config *cfg)
     srv.log = proxy_log_new(cfg->log_path, dpath);
     srv.base = new_base();
     if (srv.base != NULL && event_base_priority_init(srv.base, 3) == 0) {
-        srv.idq = proxy_idq_new(srv.base, proxy_ident_cache_new());
+        struct proxy_ident_cache *ic = proxy_ident_cache_new();
+        char swhy[300];
+        if (ic != NULL && !proxy_ident_use(ic, cfg->identity_scan, swhy, sizeof(swhy))) {
+            pv_log_errorx("--identity-scan bpf: the BPF task-file iterator cannot be used: %s",
+                          swhy);
+            proxy_ident_cache_free(ic);
+            server_free(&srv);
+            return 2;
+        }
+        if (ic != NULL) {
+            if (strcmp(proxy_ident_scan_name(ic), "bpf") == 0) {
+                pv_log_info("identity: socket holders found by the BPF task-file iterator");
+            } else if (swhy[0] != '\0') {
+                pv_log_info("identity: socket holders found by reading /proc (BPF iterator: %s)",
+                            swhy);
+            } else {
+                pv_log_info("identity: socket holders found by reading /proc");
+            }
+        }
+        srv.idq = proxy_idq_new(srv.base, ic);
     }
     if (srv.log == NULL || srv.idq == NULL || srv.base == NULL) {
         pv_log_errorx("cannot initialise the proxy (log file, memory or event loop)");

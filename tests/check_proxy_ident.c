@@ -10,6 +10,11 @@
  * (its pid may be reused), kernel threads are learned, and a socket that
  * joins a lap in progress is resolved to its holder whether that holder's
  * pid lies after the lap's position or before it (read in the next lap).
+ * Both ways of finding holders (the /proc scan and the BPF task-file
+ * iterator, where this machine allows it) find the owner, and find a socket
+ * hidden from /proc/PID/fd: in a thread's own file table, or in a thread
+ * left after the main thread exited - alone (the owner) or shared with
+ * another binary (ambiguous, denied).
  */
 #include "config.h"
 
@@ -22,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -56,9 +63,30 @@ static socklen_t make_addr(int fam, const char *a, uint16_t port, struct sockadd
     return sizeof(*s6);
 }
 
+/* A cache that finds holders the given way; NULL (the test is skipped)
+ * when the BPF iterator cannot be used here. */
+static struct proxy_ident_cache *cache_for(enum proxy_ident_scan how)
+{
+    struct proxy_ident_cache *c = proxy_ident_cache_new();
+    char why[256];
+
+    ck_assert_ptr_nonnull(c);
+    if (!proxy_ident_use(c, how, why, sizeof(why))) {
+        ck_assert(how == PROXY_IDENT_BPF);
+        ck_assert_str_ne(why, "");
+        fprintf(stderr, "check_proxy_ident: BPF iterator unavailable here (%s): skipped\n", why);
+        proxy_ident_cache_free(c);
+        return NULL;
+    }
+    ck_assert_str_eq(proxy_ident_scan_name(c), how == PROXY_IDENT_PROC ? "proc" : "bpf");
+    return c;
+}
+
+static const enum proxy_ident_scan scans[] = {PROXY_IDENT_PROC, PROXY_IDENT_BPF};
+
 START_TEST(test_owner)
 {
-    const struct fam_case *tc = &fam_cases[_i];
+    const struct fam_case *tc = &fam_cases[(size_t)_i % PV_ARRAY_LEN(fam_cases)];
     struct sockaddr_storage ls;
     struct sockaddr_storage peer;
     struct sockaddr_storage local;
@@ -69,7 +97,7 @@ START_TEST(test_owner)
     int pipefd[2];
     char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    struct proxy_ident_cache *c = proxy_ident_cache_new();
+    struct proxy_ident_cache *c = cache_for(scans[(size_t)_i / PV_ARRAY_LEN(fam_cases)]);
     struct proxy_identity *id;
     pid_t child;
     int afd;
@@ -77,7 +105,10 @@ START_TEST(test_owner)
 
     ck_assert_int_gt(n, 0);
     self[n] = '\0';
-    ck_assert_ptr_nonnull(c);
+    if (c == NULL) {
+        close(lfd);
+        return;
+    }
     ck_assert_int_ge(lfd, 0);
     if (bind(lfd, (struct sockaddr *)&ls, sl) != 0) {
         close(lfd);
@@ -426,12 +457,183 @@ START_TEST(test_roll_join)
 }
 END_TEST
 
+/* A child whose socket /proc/PID/fd does not show: created in a thread
+ * after unshare(CLONE_FILES) ("thread"), or held by a thread after the main
+ * thread exited ("leader"). With 'other', a grandchild running /bin/sleep
+ * inherits it too (a second holder with another binary). */
+struct hider {
+    pid_t pid;
+    pid_t other; /* the sleep holder, or 0 */
+    int ready[2];
+    int quit[2];
+    const struct sockaddr_storage *ls;
+    socklen_t sl;
+    bool unshare;
+    bool with_other;
+};
+
+static void *hider_thread(void *arg)
+{
+    struct hider *h = arg;
+    pid_t other = 0;
+    int fd;
+    char b;
+
+    if (h->unshare && unshare(CLONE_FILES) != 0) {
+        _exit(3);
+    }
+    fd = socket(h->ls->ss_family, SOCK_STREAM, 0);
+    if (fd < 0 || connect(fd, (const struct sockaddr *)h->ls, h->sl) != 0) {
+        _exit(1);
+    }
+    if (h->with_other) {
+        char link[64];
+        char exe[256];
+        other = fork();
+        if (other == 0) {
+            execl("/bin/sleep", "sleep", "20", (char *)NULL);
+            _exit(127);
+        }
+        /* wait until the grandchild runs sleep (it holds fd either way) */
+        snprintf(link, sizeof(link), "/proc/%d/exe", (int)other);
+        for (int i = 0; i < 2000; i++) {
+            ssize_t n = readlink(link, exe, sizeof(exe) - 1);
+            if (n > 0) {
+                exe[n] = '\0';
+            }
+            if (n > 0 && strstr(exe, "sleep") != NULL) {
+                break;
+            }
+            usleep(1000);
+        }
+    }
+    if (write(h->ready[1], &other, sizeof(other)) != (ssize_t)sizeof(other)) {
+        _exit(1);
+    }
+    (void)read(h->quit[0], &b, 1);
+    if (other > 0) {
+        kill(other, SIGKILL);
+        waitpid(other, NULL, 0);
+    }
+    _exit(0);
+}
+
+static void hider_start(struct hider *h, const char *mode, bool with_other, int lfd,
+                        struct holder *peer)
+{
+    socklen_t pl = sizeof(peer->peer);
+    socklen_t ll = sizeof(peer->local);
+
+    h->unshare = strcmp(mode, "thread") == 0;
+    h->with_other = with_other;
+    ck_assert_int_eq(pipe(h->ready), 0);
+    ck_assert_int_eq(pipe(h->quit), 0);
+    h->pid = fork();
+    ck_assert_int_ge(h->pid, 0);
+    if (h->pid == 0) {
+        pthread_t th;
+        if (pthread_create(&th, NULL, hider_thread, h) != 0) {
+            _exit(4);
+        }
+        if (h->unshare) {
+            (void)pthread_join(th, NULL);
+            _exit(5);
+        }
+        pthread_exit(NULL); /* "leader": the main thread goes first */
+    }
+    peer->afd = accept(lfd, (struct sockaddr *)&peer->peer, &pl);
+    ck_assert_int_ge(peer->afd, 0);
+    ck_assert_int_eq(getsockname(peer->afd, (struct sockaddr *)&peer->local, &ll), 0);
+    ck_assert_int_eq(read(h->ready[0], &h->other, sizeof(h->other)), (ssize_t)sizeof(h->other));
+    ck_assert(!with_other || h->other > 0);
+}
+
+static void hider_stop(struct hider *h, struct holder *peer)
+{
+    char b = 'q';
+
+    ck_assert_int_eq(write(h->quit[1], &b, 1), 1);
+    waitpid(h->pid, NULL, 0);
+    close(h->ready[0]);
+    close(h->ready[1]);
+    close(h->quit[0]);
+    close(h->quit[1]);
+    close(peer->afd);
+}
+
+/* _i: scan (bit 0), "leader" (bit 1), a second holder (bit 2). */
+START_TEST(test_hidden_table)
+{
+    enum proxy_ident_scan how = scans[_i & 1];
+    const char *mode = (_i & 2) != 0 ? "leader" : "thread";
+    bool with_other = (_i & 4) != 0;
+    struct proxy_ident_cache *c = cache_for(how);
+    struct sockaddr_storage ls;
+    socklen_t sl;
+    int lfd;
+    struct hider h;
+    struct holder peer;
+    struct proxy_identity *id;
+
+    if (c == NULL) {
+        return;
+    }
+    lfd = listener(&ls, &sl);
+    memset(&h, 0, sizeof(h));
+    h.ls = &ls;
+    h.sl = sl;
+    hider_start(&h, mode, with_other, lfd, &peer);
+    id = lookup(c, &peer);
+    ck_assert_ptr_nonnull(id);
+    if (with_other) {
+        ck_assert_msg(strstr(id->deny, "ambiguous shared socket ownership") != NULL,
+                      "%s scan, %s: the hidden holder counts (deny '%s', pid %d)",
+                      proxy_ident_scan_name(c), mode, id->deny, (int)id->pid);
+    } else {
+        /* found; a process whose main thread exited has no readable
+         * executable (/proc/PID/exe), so it may be unknown (denied) */
+        ck_assert_msg(id->pid == h.pid, "%s scan, %s: the hidden holder is found (pid %d)",
+                      proxy_ident_scan_name(c), mode, (int)id->pid);
+        ck_assert(id->known || strcmp(mode, "leader") == 0);
+        ck_assert_str_eq(id->deny, "");
+    }
+    proxy_identity_unref(id);
+    hider_stop(&h, &peer);
+    close(lfd);
+    proxy_ident_cache_free(c);
+}
+END_TEST
+
+/* Choosing the scan: /proc always works; AUTO takes the iterator when it
+ * works and says why not otherwise; BPF fails only with a reason. */
+START_TEST(test_scan_choice)
+{
+    struct proxy_ident_cache *c = proxy_ident_cache_new();
+    char why[256];
+    bool bpf;
+
+    ck_assert_str_eq(proxy_ident_scan_name(c), "proc");
+    bpf = proxy_ident_use(c, PROXY_IDENT_BPF, why, sizeof(why));
+    ck_assert_str_eq(proxy_ident_scan_name(c), bpf ? "bpf" : "proc");
+    ck_assert(bpf == (why[0] == '\0'));
+    ck_assert(proxy_ident_use(c, PROXY_IDENT_PROC, why, sizeof(why)));
+    ck_assert_str_eq(proxy_ident_scan_name(c), "proc");
+    ck_assert_str_eq(why, "");
+    ck_assert(proxy_ident_use(c, PROXY_IDENT_AUTO, why, sizeof(why)));
+    ck_assert_str_eq(proxy_ident_scan_name(c), bpf ? "bpf" : "proc");
+    ck_assert(bpf == (why[0] == '\0'));
+    proxy_ident_cache_free(c);
+}
+END_TEST
+
 static Suite *ident_suite(void)
 {
     Suite *s = suite_create("proxy_ident");
     TCase *tc = tcase_create("ident");
 
-    tcase_add_loop_test(tc, test_owner, 0, (int)PV_ARRAY_LEN(fam_cases));
+    tcase_add_loop_test(tc, test_owner, 0, (int)(PV_ARRAY_LEN(fam_cases) * PV_ARRAY_LEN(scans)));
+    tcase_add_loop_test(tc, test_hidden_table, 0, 8);
+    tcase_add_test(tc, test_scan_choice);
     tcase_add_test(tc, test_unknown);
     tcase_add_test(tc, test_kthread_exit);
     tcase_add_test(tc, test_kthread_learned);

@@ -31,6 +31,7 @@ tests_check_proxy_ident_LDADD = $(PROXY_TEST_LIBS)
 check_PROGRAMS += tests/e2e/proxy_upstream tests/e2e/proxy_diff tests/e2e/proxy_rawc \
 	tests/e2e/proxy_framing
 tests_e2e_proxy_rawc_SOURCES = tests/e2e/proxy_rawc.c
+tests_e2e_proxy_rawc_LDADD = $(PTHREAD_LIBS)
 tests_e2e_proxy_framing_SOURCES = tests/e2e/proxy_framing.c
 tests_e2e_proxy_upstream_SOURCES = tests/e2e/proxy_upstream.c
 tests_e2e_proxy_upstream_CFLAGS = $(PROXY_TEST_CFLAGS)

@@ -150,6 +150,14 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null &&
         "$(cat "$T/selfcheck.err")"
     expect_has "self-check: names the switch" "--unprivileged-identity" "$(cat "$T/selfcheck.err")"
     [ ! -e "$T/px.port" ] && pass || fail "self-check: the proxy must not have started"
+    # --identity-scan bpf without the privilege to load the iterator: refused
+    setpriv --inh-caps=-all --bounding-set=-all -- "$PROXY_BIN" --policy "$T/policy.yaml" \
+        --port 0 --admin-port 0 --port-file "$T/px.port" --data-dir "$T/data" \
+        --log "$T/proxy.log" --unprivileged-identity --identity-scan bpf 2>"$T/selfcheck3.err"
+    expect_eq "--identity-scan bpf without privilege: exit 2" 2 "$?"
+    expect_has "--identity-scan bpf without privilege: says why" \
+        "--identity-scan bpf: the BPF task-file iterator cannot be used" "$(cat "$T/selfcheck3.err")"
+    [ ! -e "$T/px.port" ] && pass || fail "--identity-scan bpf: the proxy must not have started"
     # with the explicit switch it runs, and says so
     setpriv --inh-caps=-all --bounding-set=-all -- "$PROXY_BIN" --policy "$T/policy.yaml" \
         --port 0 --admin-port 0 --port-file "$T/px.port" --data-dir "$T/data" \
@@ -171,5 +179,9 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null &&
 else
     echo "note: not root or no setpriv: self-check refusal not exercised"
 fi
+"$PROXY_BIN" --policy "$T/policy.yaml" --identity-scan sometimes 2>"$T/usage.err" </dev/null
+expect_eq "--identity-scan: an unknown way is a usage error" 2 "$?"
+expect_has "--identity-scan: the error names the choices" "must be auto, bpf or proc, not 'sometimes'" \
+    "$(cat "$T/usage.err")"
 
 finish

@@ -8,12 +8,16 @@
  * shutdown(SHUT_WR) (a half-close), then copy what the peer sends to stdout
  * until it closes or MS pass (default 3000). Exit 0 when the peer closed.
  *
- *   proxy_rawc PORT --share N --holder EXE                < BYTES
+ *   proxy_rawc PORT --share N --holder EXE [--hide thread|leader] < BYTES
  *
  * Shared socket: create the socket unconnected, let N processes running EXE
- * ("EXE -c 'sleep 3; :'") inherit it, then a last child (the highest pid,
+ * ("EXE -c 'read -t 3 x; :'", a shell waiting without a child) inherit it, then a last child (the highest pid,
  * running this program) connects, sends stdin and prints the answer; the
  * parent has closed its copy by then, so N + 1 processes hold the socket.
+ * With --hide thread the last child keeps its copy only in a thread's own
+ * file table (unshare(CLONE_FILES), the main thread closes it); with --hide
+ * leader its main thread exits first and another thread talks. Either way
+ * /proc/PID/fd of the talker does not show the socket.
  *
  * Second form (floods): open N connections that each send half a request
  * head and nothing more, keep them open for MS (default 3000), then print
@@ -26,6 +30,9 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,13 +116,78 @@ static int stall(unsigned port, unsigned n, unsigned hold)
     return 0;
 }
 
-static int share(unsigned port, unsigned n, const char *holder, const char *req, size_t len)
+/* The talker's work, in the thread that holds the socket. */
+struct talk {
+    int fd;
+    unsigned port;
+    const char *req;
+    size_t len;
+    bool unshare;    /* --hide thread: a private table, then the main thread closes its copy */
+    atomic_int step; /* 1: table private, 2: main thread's copy closed */
+};
+
+static void *talk(void *arg)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct talk *t = arg;
     struct sockaddr_in sa;
-    pid_t talker;
     char buf[4096];
     ssize_t r;
+
+    if (t->unshare) {
+        if (unshare(CLONE_FILES) != 0) {
+            _exit(3);
+        }
+        atomic_store(&t->step, 1);
+        while (atomic_load(&t->step) != 2) {
+            usleep(1000);
+        }
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)t->port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(t->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+        _exit(1);
+    }
+    (void)!write(t->fd, t->req, t->len);
+    while ((r = read(t->fd, buf, sizeof(buf))) > 0) {
+        fwrite(buf, 1, (size_t)r, stdout);
+    }
+    fflush(stdout);
+    _exit(0); /* the whole process, from whichever thread */
+}
+
+/* The last child of share(): talk from the main thread, or from a thread
+ * that hides the socket from /proc/PID/fd ('hide': NULL, "thread", "leader"). */
+static void talker(int fd, unsigned port, const char *req, size_t len, const char *hide)
+{
+    struct talk t = {fd, port, req, len, false, 0};
+    pthread_t th;
+
+    if (hide == NULL) {
+        talk(&t);
+    }
+    t.unshare = strcmp(hide, "thread") == 0;
+    if (pthread_create(&th, NULL, talk, &t) != 0) {
+        _exit(4);
+    }
+    if (t.unshare) {
+        while (atomic_load(&t.step) != 1) {
+            usleep(1000);
+        }
+        close(fd); /* now only the thread's own table holds it */
+        atomic_store(&t.step, 2);
+        (void)pthread_join(th, NULL);
+        _exit(5);
+    }
+    pthread_exit(NULL); /* --hide leader: /proc/PID/fd is empty from now on */
+}
+
+static int share(unsigned port, unsigned n, const char *holder, const char *req, size_t len,
+                 const char *hide)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    pid_t last;
 
     if (fd < 0) {
         return 1;
@@ -123,31 +195,26 @@ static int share(unsigned port, unsigned n, const char *holder, const char *req,
     for (unsigned i = 0; i < n; i++) {
         pid_t p = fork();
         if (p == 0) {
-            execl(holder, holder, "-c", "sleep 3; :", (char *)NULL);
+            /* a builtin wait (no child of EXE inherits the socket): 'read'
+             * on a pipe whose write end this process keeps open */
+            int keep[2];
+            if (pipe(keep) != 0 || dup2(keep[0], 0) != 0) {
+                _exit(126);
+            }
+            execl(holder, holder, "-c", "read -t 3 x; :", (char *)NULL);
             _exit(127);
         }
     }
-    talker = fork();
-    if (talker != 0) {
+    last = fork();
+    if (last != 0) {
         int st = 0;
         close(fd);
-        (void)waitpid(talker, &st, 0);
+        (void)waitpid(last, &st, 0);
         return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
     }
     usleep(300000); /* the parent closed its copy, the holders run EXE */
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons((uint16_t)port);
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-        _exit(1);
-    }
-    (void)!write(fd, req, len);
-    while ((r = read(fd, buf, sizeof(buf))) > 0) {
-        fwrite(buf, 1, (size_t)r, stdout);
-    }
-    fflush(stdout);
-    _exit(0);
+    talker(fd, port, req, len, hide);
+    _exit(1);
 }
 
 int main(int argc, char **argv)
@@ -159,6 +226,7 @@ int main(int argc, char **argv)
     unsigned hold = 3000;
     unsigned nshare = 0;
     const char *holder = NULL;
+    const char *hide = NULL;
     char buf[65536];
     size_t len = 0;
     ssize_t r;
@@ -181,6 +249,8 @@ int main(int argc, char **argv)
             nshare = num(argv[++i]);
         } else if (strcmp(argv[i], "--holder") == 0 && i + 1 < argc) {
             holder = argv[++i];
+        } else if (strcmp(argv[i], "--hide") == 0 && i + 1 < argc) {
+            hide = argv[++i];
         } else if (strcmp(argv[i], "--hold-ms") == 0 && i + 1 < argc) {
             hold = num(argv[++i]);
         }
@@ -192,7 +262,7 @@ int main(int argc, char **argv)
         len += (size_t)r;
     }
     if (nshare > 0 && holder != NULL) {
-        return share(port, nshare, holder, buf, len);
+        return share(port, nshare, holder, buf, len, hide);
     }
     fd = dial(port);
     if (fd < 0) {

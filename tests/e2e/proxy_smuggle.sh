@@ -250,11 +250,31 @@ expect_eq "half-close with an incomplete body: never forwarded as complete" "$be
 # --- 3. a socket held by more than eight processes ------------------------------
 # nine holders run the allowed binary (lower pids); the process that connects
 # and talks (highest pid) is rawc, which this endpoint does not allow: every
-# holder counts, so the identities disagree and the request is denied
-out=$(printf "GET http://127.0.0.1:$O_HTTPS/shared HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" |
-    "$RAWC" "$PX" --share 9 --holder "$T/bin/allowed")
-expect_has "nine allowed holders and one other: denied" "HTTP/1.1 403" "$out"
-expect_log "nine holders: the reason names the ambiguity" "ambiguous shared socket ownership"
+# holder counts, so the identities disagree and the request is denied.
+# The talker may also hide its copy from /proc/PID/fd: in a thread's own
+# file table (unshare(CLONE_FILES)), or in a thread left after the main
+# thread exited. Both ways of finding holders run every case: the BPF
+# iterator (when this machine has it; the proxy's default) and /proc.
+AMB="ambiguous shared socket ownership"
+holder_cases() { # LABEL
+    local nb
+    for hide in "" thread leader; do
+        nb=$(grep -c "$AMB" "$T/proxy.log")
+        out=$(printf "GET http://127.0.0.1:$O_HTTPS/shared HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" |
+            "$RAWC" "$PX" --share "${hide:+1}${hide:-9}" --holder "$T/bin/allowed" ${hide:+--hide "$hide"})
+        expect_has "$1: ${hide:-nine holders}${hide:+ hides its copy}, an allowed holder and rawc: denied" \
+            "HTTP/1.1 403" "$out"
+        expect_eq "$1: ${hide:-nine holders}: the reason names the ambiguity" "$((nb + 1))" \
+            "$(grep -c "$AMB" "$T/proxy.log")"
+    done
+}
+scan=$(grep -o "socket holders found by [^(]*" "$T/proxy.err" | tail -1)
+holder_cases "default scan (${scan#socket holders found by })"
+stop_proxy
+start_proxy --identity-scan proc
+expect_eq "--identity-scan proc: the proxy says so" "1" \
+    "$(grep -c "socket holders found by reading /proc\$" "$T/proxy.err")"
+holder_cases "/proc scan"
 
 # --- one decision line per outcome -------------------------------------------------
 # each row: raw bytes, whose outcome must add exactly one decision line
