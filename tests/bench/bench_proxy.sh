@@ -16,7 +16,10 @@
 #      errors, and file descriptors left after they close;
 #   5. new-connection rate: wrk -t2 -c16 -H "Connection: close" (every
 #      request a new connection, as curl, git and pip make them), reported
-#      as proviso-proxy / tinyproxy in the same run;
+#      as proviso-proxy / tinyproxy: BENCH_ROUNDS (3) rounds, each running
+#      tinyproxy, proviso-proxy (its default identity scan: the BPF
+#      task-file iterator where it works) and proviso-proxy with
+#      --identity-scan proc back to back; the median ratios;
 #   6. flood: BENCH_FLOOD (3,000) connections that each sent half a request
 #      head stay open; the latency of GET /healthz (admin port) and of an
 #      allowed request through the proxy (curl's time_total, best of 5).
@@ -40,6 +43,7 @@ CONNS_BIN=$BUILD/tests/bench/bench_proxy_conns
 RAWC_BIN=$BUILD/tests/e2e/proxy_rawc
 MODES=${BENCH_MODES:-keepalive latency bulk idle newconn flood}
 NFLOOD=${BENCH_FLOOD:-3000}
+ROUNDS=${BENCH_ROUNDS:-3}
 on() { case " $MODES " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 for b in wrk tinyproxy curl; do
     command -v "$b" >/dev/null || { echo "bench_proxy: $b is needed"; exit 2; }
@@ -129,9 +133,16 @@ PIDS="$PIDS $PX_PID"
 "$PROXY_BIN" --policy "$T/policy-tunnel.yaml" --port 0 --admin-port 0 --port-file "$T/pxt.port" \
     --data-dir "$T/data2" --log "$T/proxy2.log" --test-allow-loopback 2>>"$T/proxy.err" &
 PIDS="$PIDS $!"
-wait_file "$T/px.port" && wait_file "$T/pxt.port" || { echo "proxy failed"; cat "$T/proxy.err"; exit 1; }
+# the same policy, holders found through /proc (the new-connection comparison)
+"$PROXY_BIN" --policy "$T/policy.yaml" --port 0 --admin-port 0 --port-file "$T/pxp.port" \
+    --data-dir "$T/data3" --log "$T/proxy3.log" --test-allow-loopback --identity-scan proc \
+    2>>"$T/proxy.err" &
+PIDS="$PIDS $!"
+wait_file "$T/px.port" && wait_file "$T/pxt.port" && wait_file "$T/pxp.port" ||
+    { echo "proxy failed"; cat "$T/proxy.err"; exit 1; }
 read -r PX _ <"$T/px.port"
 read -r PXT _ <"$T/pxt.port"
+read -r PXP _ <"$T/pxp.port"
 TP=$(free_port c)
 cat >"$T/tinyproxy.conf" <<EOF
 Port $TP
@@ -221,20 +232,31 @@ ERRS=$(awk '/^errors/ {print $2}' "$T/conns.out")
 fi
 
 N_DIRECT=0 N_TINY=0 N_PROV=0 N_RATIO=1
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 if on newconn; then
-    echo "== new-connection request rate (wrk -t2 -c16 -H 'Connection: close' -d${SECS}s)"
+    echo "== new-connection request rate (wrk -t2 -c16 -H 'Connection: close' -d${SECS}s, $ROUNDS rounds)"
     nproc_ns=$(find /proc -maxdepth 1 -name '[0-9]*' | wc -l)
-    echo "  processes the identity scan reads: $nproc_ns$([ "${BENCH_IN_PIDNS:-0}" = 1 ] && echo ' (own PID namespace)')"
+    echo "  processes in the PID namespace: $nproc_ns$([ "${BENCH_IN_PIDNS:-0}" = 1 ] && echo ' (own PID namespace)')"
+    echo "  default identity scan: $(grep -o 'socket holders found by [^(]*' "$T/proxy.err" | head -1 |
+        sed 's/socket holders found by //')"
     N_DIRECT=$(rate -t2 -c16 -d"$SECS"s -H "Connection: close" "http://127.0.0.1:$UP/api/items")
-    N_TINY=$(rate -t2 -c16 -d"$SECS"s -H "Connection: close" -s "$T/proxied.lua" \
-        "http://127.0.0.1:$TP")
-    E_TINY=$(errors_of)
-    N_PROV=$(rate -t2 -c16 -d"$SECS"s -H "Connection: close" -s "$T/proxied.lua" \
-        "http://127.0.0.1:$PX")
-    E_PROV=$(errors_of)
-    N_RATIO=$(awk -v a="$N_PROV" -v b="$N_TINY" 'BEGIN {printf "%.2f", (b > 0) ? a / b : 0}')
-    printf '  direct        %10s req/s\n  tinyproxy     %10s req/s  %s\n  proviso-proxy %10s req/s  %s\n  ratio proviso/tinyproxy %s\n' \
-        "$N_DIRECT" "$N_TINY" "$E_TINY" "$N_PROV" "$E_PROV" "$N_RATIO"
+    : >"$T/ratios"
+    : >"$T/ratios.proc"
+    for r in $(seq 1 "$ROUNDS"); do
+        t=$(rate -t2 -c16 -d"$SECS"s -H "Connection: close" -s "$T/proxied.lua" "http://127.0.0.1:$TP")
+        p=$(rate -t2 -c16 -d"$SECS"s -H "Connection: close" -s "$T/proxied.lua" "http://127.0.0.1:$PX")
+        E_PROV=$(errors_of)
+        q=$(rate -t2 -c16 -d"$SECS"s -H "Connection: close" -s "$T/proxied.lua" "http://127.0.0.1:$PXP")
+        printf '  round %s: tinyproxy %10s  proviso-proxy %10s  proviso-proxy (/proc scan) %10s req/s\n' \
+            "$r" "$t" "$p" "$q"
+        awk -v a="$p" -v b="$t" 'BEGIN {printf "%.3f\n", (b > 0) ? a / b : 0}' >>"$T/ratios"
+        awk -v a="$q" -v b="$t" 'BEGIN {printf "%.3f\n", (b > 0) ? a / b : 0}' >>"$T/ratios.proc"
+        N_TINY=$t N_PROV=$p
+    done
+    N_RATIO=$(median <"$T/ratios")
+    N_RATIO_PROC=$(median <"$T/ratios.proc")
+    printf '  direct        %10s req/s\n  last round errors (proviso-proxy): %s\n' "$N_DIRECT" "$E_PROV"
+    printf '  median ratio proviso/tinyproxy %s (/proc scan: %s)\n' "$N_RATIO" "$N_RATIO_PROC"
 fi
 
 F_HEALTH=0 F_REQ=0
@@ -286,7 +308,7 @@ ok=0
 goal() { # TEXT CONDITION
     if awk "BEGIN {exit !($2)}"; then echo "  PASS  $1"; else echo "  MISS  $1"; ok=1; fi
 }
-on newconn && goal "new-connection rate >= 1.0x tinyproxy ($N_PROV vs $N_TINY req/s, ${N_RATIO}x)" \
+on newconn && goal "new-connection rate >= 1.0x tinyproxy (median of $ROUNDS rounds: ${N_RATIO}x)" \
     "$N_RATIO >= 1.0"
 on flood && goal "with $NFLOOD stalled connections /healthz and a request within 100 ms ($F_HEALTH, $F_REQ ms)" \
     "$F_HEALTH <= 100 && $F_REQ <= 100"
