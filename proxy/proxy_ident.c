@@ -935,19 +935,19 @@ static void note_holder(struct holders *hs, size_t n, unsigned long ino, pid_t p
 
 /* Read the descriptors in directory 'dir' (relative to /proc) as held by
  * 'pid'. False when the read is incomplete on a live process (read_failed).
- * '*empty' tells whether it had no entry at all. */
+ * '*entries': how many it listed, -1 when it could not be opened. */
 static bool scan_fds(int proc, const char *dir, const char *pid_name, pid_t pid, struct holders *hs,
-                     size_t n, struct dents *fdd, bool *empty)
+                     size_t n, struct dents *fdd, long *entries)
 {
     const char *name;
     int err = 0;
     bool complete = true;
 
-    *empty = true;
+    *entries = 0;
     fdd->fd = openat(proc, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     fdd->len = fdd->off = 0;
     if (fdd->fd < 0) {
-        *empty = false;
+        *entries = -1;
         return !read_failed(proc, pid_name, errno);
     }
     while ((name = dents_next(fdd, &err)) != NULL) {
@@ -955,7 +955,7 @@ static bool scan_fds(int proc, const char *dir, const char *pid_name, pid_t pid,
         ssize_t tl;
         uint64_t ino;
 
-        *empty = false;
+        ++*entries;
         /* relative to the open fd directory: no path walk per entry */
         tl = readlinkat(fdd->fd, name, target, sizeof(target));
         if (tl < 0 && (errno == EACCES || errno == EPERM)) {
@@ -994,13 +994,23 @@ static bool scan_pid(int proc, const char *pid_name, pid_t pid, struct holders *
 {
     char dir[64];
     const char *tname;
+    struct stat st;
     bool complete;
-    bool ignored;
+    long entries;
+    long ignored;
     int err = 0;
 
     snprintf(dir, sizeof(dir), "%s/fd", pid_name);
-    complete = scan_fds(proc, dir, pid_name, pid, hs, n, fdd, empty);
+    complete = scan_fds(proc, dir, pid_name, pid, hs, n, fdd, &entries);
+    *empty = entries == 0;
     snprintf(dir, sizeof(dir), "%s/task", pid_name);
+    /* the task directory's link count is 2 + live threads: a single thread
+     * whose table listed entries is the main thread, already read (an
+     * exited main thread leaves /proc/PID/fd empty or unreadable, so that
+     * case lists the threads) */
+    if (entries > 0 && fstatat(proc, dir, &st, 0) == 0 && st.st_nlink == 3) {
+        return complete;
+    }
     tdd->fd = openat(proc, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     tdd->len = tdd->off = 0;
     if (tdd->fd < 0) {
