@@ -933,6 +933,110 @@ static void note_holder(struct holders *hs, size_t n, unsigned long ino, pid_t p
     }
 }
 
+/* ---------------------------------------------------------------------------
+ * io_uring: a socket registered with a ring (IORING_REGISTER_FILES) stays
+ * usable through the ring after its descriptor is closed, so the ring's
+ * holder holds it too. The ring's fdinfo lists those files ("UserFiles:",
+ * one "N: PATH" line each, a socket's path being socket:[INODE]); the
+ * kernel leaves the list out while the ring's lock is taken.
+ * ------------------------------------------------------------------------- */
+
+#define RING_LINK "anon_inode:[io_uring]"
+#define RING_INFO_MAX (8u << 20)
+
+/* The whole of file 'path' (relative to /proc), NUL-terminated (new
+ * string); NULL with errno. */
+static char *slurp(int proc, const char *path)
+{
+    int fd = openat(proc, path, O_RDONLY | O_CLOEXEC);
+    size_t len = 0;
+    size_t cap = 16384;
+    char *buf;
+
+    if (fd < 0) {
+        return NULL;
+    }
+    buf = pv_malloc(cap);
+    while (buf != NULL) {
+        ssize_t r;
+        if (len + 1 == cap) {
+            char *nb = cap < RING_INFO_MAX ? pv_realloc(buf, cap * 2) : NULL;
+            if (nb == NULL) {
+                free(buf);
+                buf = NULL;
+                errno = ENOMEM;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        r = read(fd, buf + len, cap - 1 - len);
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r < 0) {
+            int e = errno;
+            free(buf);
+            buf = NULL;
+            errno = e;
+            break;
+        }
+        if (r == 0) {
+            buf[len] = '\0';
+            break;
+        }
+        len += (size_t)r;
+    }
+    close(fd);
+    return buf;
+}
+
+/* Note every socket registered with the ring whose fdinfo is 'info'
+ * (relative to /proc) as held by 'pid'. False when the list could not be
+ * read whole; a ring closed meanwhile holds nothing. */
+static bool ring_holders(int proc, const char *info, pid_t pid, struct holders *hs, size_t n)
+{
+    for (int attempt = 0; attempt < 3; attempt++) {
+        char *text = slurp(proc, info);
+        const char *p;
+        if (text == NULL) {
+            return errno == ENOENT || errno == ESRCH;
+        }
+        p = strstr(text, "\nUserFiles:");
+        if (p == NULL) {
+            free(text); /* the ring was busy: its list was left out */
+            continue;
+        }
+        p = strchr(p + 1, '\n');
+        while (p != NULL) {
+            const char *line = p + 1;
+            const char *end = strchr(line, '\n');
+            const char *q = line;
+            uint64_t ino;
+            while (*q == ' ' || *q == '\t') {
+                q++;
+            }
+            if (*q < '0' || *q > '9') {
+                break; /* the next section (UserBufs:) */
+            }
+            while (*q >= '0' && *q <= '9') {
+                q++;
+            }
+            if (q[0] == ':' && q[1] == ' ') {
+                q += 2;
+            }
+            if (end != NULL && end - q > 9 && memcmp(q, "socket:[", 8) == 0 && end[-1] == ']' &&
+                pv_ok(pv_parse_u64(q + 8, (size_t)(end - q) - 9, UINT64_MAX, &ino))) {
+                note_holder(hs, n, (unsigned long)ino, pid);
+            }
+            p = end;
+        }
+        free(text);
+        return true;
+    }
+    return false;
+}
+
 /* Read the descriptors in directory 'dir' (relative to /proc) as held by
  * 'pid'. False when the read is incomplete on a live process (read_failed).
  * '*entries': how many it listed, -1 when it could not be opened. */
@@ -967,6 +1071,15 @@ static bool scan_fds(int proc, const char *dir, const char *pid_name, pid_t pid,
         if (tl < 0 && read_failed(proc, pid_name, errno)) {
             complete = false;
         }
+        if (tl == (ssize_t)strlen(RING_LINK) && memcmp(target, RING_LINK, (size_t)tl) == 0) {
+            /* DIR is .../fd: the ring's fdinfo is .../fdinfo/NAME */
+            char info[96];
+            snprintf(info, sizeof(info), "%.*sfdinfo/%s", (int)(strlen(dir) - 2), dir, name);
+            if (!ring_holders(proc, info, pid, hs, n)) {
+                complete = false;
+            }
+            continue;
+        }
         if (tl < 10 || tl >= (ssize_t)sizeof(target) || memcmp(target, "socket:[", 8) != 0 ||
             target[tl - 1] != ']' ||
             !pv_ok(pv_parse_u64(target + 8, (size_t)tl - 9, UINT64_MAX, &ino))) {
@@ -998,6 +1111,7 @@ static bool scan_pid(int proc, const char *pid_name, pid_t pid, struct holders *
     bool complete;
     long entries;
     long ignored;
+    pid_t last = pid;
     int err = 0;
 
     snprintf(dir, sizeof(dir), "%s/fd", pid_name);
@@ -1016,16 +1130,19 @@ static bool scan_pid(int proc, const char *pid_name, pid_t pid, struct holders *
     if (tdd->fd < 0) {
         return complete && !read_failed(proc, pid_name, errno);
     }
+    /* threads sharing a table come together: compare each with the last
+     * table read (once the main thread exited, the first thread's) */
     while ((tname = dents_next(tdd, &err)) != NULL) {
         pid_t tid;
         if (!parse_pid(tname, &tid) || tid == pid ||
-            syscall(SYS_kcmp, pid, tid, KCMP_FILES_TYPE, 0, 0) == 0) {
+            syscall(SYS_kcmp, last, tid, KCMP_FILES_TYPE, 0, 0) == 0) {
             continue;
         }
         snprintf(dir, sizeof(dir), "%s/task/%s/fd", pid_name, tname);
         if (!scan_fds(proc, dir, pid_name, pid, hs, n, fdd, &ignored)) {
             complete = false;
         }
+        last = tid;
     }
     if (err != 0 && read_failed(proc, pid_name, err)) {
         complete = false;
@@ -1321,26 +1438,56 @@ struct pass {
     struct holders *hs;
     size_t n;
     pid_t self;
+    int proc;
+    bool incomplete; /* a ring's list could not be read */
 };
 
-static void pass_socket(unsigned long ino, pid_t tgid, int fd, void *arg)
+static void pass_socket(unsigned long ino, pid_t tgid, pid_t tid, int fd,
+                        enum proxy_taskfiles_kind kind, void *arg)
 {
     struct pass *x = arg;
+    char path[96];
+    char target[64];
+    ssize_t tl;
 
-    (void)fd;
-    if (tgid != x->self) {
-        note_holder(x->hs, x->n, ino, tgid);
+    if (tgid == x->self) {
+        return;
     }
+    switch (kind) {
+    case PROXY_TASKFILES_SOCKET:
+        note_holder(x->hs, x->n, ino, tgid);
+        return;
+    case PROXY_TASKFILES_ANON:
+        /* an io_uring instance? its registered sockets are held too */
+        snprintf(path, sizeof(path), "%d/task/%d/fd/%d", (int)tgid, (int)tid, fd);
+        tl = readlinkat(x->proc, path, target, sizeof(target));
+        if (tl < 0 && errno != ENOENT && errno != ESRCH) {
+            x->incomplete = true;
+        }
+        if (tl != (ssize_t)strlen(RING_LINK) || memcmp(target, RING_LINK, (size_t)tl) != 0) {
+            return;
+        }
+        snprintf(path, sizeof(path), "%d/task/%d/fdinfo/%d", (int)tgid, (int)tid, fd);
+        if (!ring_holders(x->proc, path, tgid, x->hs, x->n)) {
+            x->incomplete = true;
+        }
+        return;
+    }
+    x->incomplete = true; /* a kind this code does not know */
 }
 
 static void roll_pass(struct proxy_ident_cache *c, proxy_ident_done done, void *arg)
 {
     struct roll *r = &c->roll;
-    struct pass x = {r->act, r->nact, c->self};
+    struct pass x = {r->act, r->nact, c->self, -1, false};
     struct memo m;
 
     m.n = 0;
-    if (!proxy_taskfiles_pass(c->tf, pass_socket, &x)) {
+    if (r->procfd < 0) {
+        r->procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    }
+    x.proc = r->procfd;
+    if (x.proc < 0 || !proxy_taskfiles_pass(c->tf, pass_socket, &x) || x.incomplete) {
         roll_taint(r);
     }
     while (r->nact > 0) {

@@ -310,13 +310,19 @@ void proxy_identity_unref(struct proxy_identity *id);
  * ========================================================================= */
 
 struct proxy_taskfiles;
-/* One socket descriptor: inode, the holding process (thread group id), fd. */
-typedef void (*proxy_taskfiles_fn)(unsigned long ino, pid_t tgid, int fd, void *arg);
+enum proxy_taskfiles_kind {
+    PROXY_TASKFILES_SOCKET = 0, /* a socket: 'ino' is its inode */
+    PROXY_TASKFILES_ANON = 1,   /* an anonymous-inode file with an inode of its own (io_uring) */
+};
+/* One descriptor of a task: the file's inode, the holding process (thread
+ * group id), the task (thread id) whose table has it, the descriptor. */
+typedef void (*proxy_taskfiles_fn)(unsigned long ino, pid_t tgid, pid_t tid, int fd,
+                                   enum proxy_taskfiles_kind kind, void *arg);
 /* Load and self-test the iterator (new object, caller frees); NULL with the
  * reason in 'why' when it cannot be used here. */
 struct proxy_taskfiles *proxy_taskfiles_open(char *why, size_t len);
 /* One pass over every open file of every task of the PID namespace: 'fn'
- * for each socket. False when the pass failed (the records seen so far were
+ * for each socket and each anonymous-inode file of its own. False when the pass failed (the records seen so far were
  * delivered; the list is incomplete). */
 bool proxy_taskfiles_pass(struct proxy_taskfiles *t, proxy_taskfiles_fn fn, void *arg);
 void proxy_taskfiles_free(struct proxy_taskfiles *t);

@@ -9,9 +9,12 @@
  * The kernel can answer the same question in one pass: a BPF program
  * attached to the "task_file" iterator runs once for every open file of
  * every task of the reader's PID namespace, and this one writes a record
- * (socket inode, thread group id, descriptor) for each file that is a
- * socket. One read of the iterator returns the records of the whole pass,
- * in tens of microseconds.
+ * (inode, thread group id, descriptor, thread id, kind) for each file that
+ * is a socket - on sockfs, not merely a file with the socket mode - and for
+ * each anonymous-inode file with an inode of its own, such as an io_uring
+ * instance, whose registered sockets the caller reads from its fdinfo
+ * (proxy_ident.c). One read of the iterator returns the records of the
+ * whole pass, in tens of microseconds.
  *
  * The answer is the /proc scan's, only more complete: the iterator visits
  * every task (a thread whose file table is not its process's, after
@@ -42,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -53,7 +57,12 @@ struct tf_record {
     uint64_t ino;
     uint32_t tgid;
     uint32_t fd;
+    uint32_t tid;
+    uint32_t kind; /* enum proxy_taskfiles_kind */
 };
+
+#define SOCKFS_MAGIC_NR 0x534F434B
+#define ANON_INODE_FS_MAGIC_NR 0x09041934
 
 struct proxy_taskfiles {
     int prog;
@@ -128,7 +137,9 @@ struct tf_layout {
     short ctx_file; /* ... */
     short seq;      /* bpf_iter_meta.seq */
     short f_inode;  /* file.f_inode */
-    short i_mode;   /* inode.i_mode */
+    short i_sb;     /* inode.i_sb */
+    short s_magic;  /* super_block.s_magic */
+    short pid;      /* task_struct.pid (the thread) */
     short i_ino;    /* inode.i_ino */
     short tgid;     /* task_struct.tgid */
 };
@@ -169,9 +180,11 @@ static bool layout(struct tf_layout *l, char *why, size_t len)
          short_off(param(btf, proto, "file") * 8, &l->ctx_file) &&
          short_off(member(btf, "bpf_iter_meta", "seq"), &l->seq) &&
          short_off(member(btf, "file", "f_inode"), &l->f_inode) &&
-         short_off(member(btf, "inode", "i_mode"), &l->i_mode) &&
+         short_off(member(btf, "inode", "i_sb"), &l->i_sb) &&
          short_off(member(btf, "inode", "i_ino"), &l->i_ino) &&
-         short_off(member(btf, "task_struct", "tgid"), &l->tgid);
+         short_off(member(btf, "super_block", "s_magic"), &l->s_magic) &&
+         short_off(member(btf, "task_struct", "tgid"), &l->tgid) &&
+         short_off(member(btf, "task_struct", "pid"), &l->pid);
     btf__free(btf);
     if (!ok) {
         snprintf(why, len, "the kernel's BTF lacks a field the iterator program reads");
@@ -189,53 +202,73 @@ static bool layout(struct tf_layout *l, char *why, size_t len)
 #define MOV(dst, src) INSN(BPF_ALU64 | BPF_MOV | BPF_X, dst, src, 0, 0)
 #define MOVI(dst, imm) INSN(BPF_ALU64 | BPF_MOV | BPF_K, dst, 0, 0, imm)
 #define ADDI(dst, imm) INSN(BPF_ALU64 | BPF_ADD | BPF_K, dst, 0, 0, imm)
-#define ANDI(dst, imm) INSN(BPF_ALU64 | BPF_AND | BPF_K, dst, 0, 0, imm)
-/* a jump to the program's end ('off' is patched: OUT marks it) */
-#define OUT 0x7FFF
-#define JEQ_OUT(dst, imm) INSN(BPF_JMP | BPF_JEQ | BPF_K, dst, 0, OUT, imm)
-#define JNE_OUT(dst, imm) INSN(BPF_JMP | BPF_JNE | BPF_K, dst, 0, OUT, imm)
+#define JEQ_REG(dst, src, off) INSN(BPF_JMP | BPF_JEQ | BPF_X, dst, src, off, 0)
+#define JEQI(dst, imm, off) INSN(BPF_JMP | BPF_JEQ | BPF_K, dst, 0, off, imm)
+#define JNEI(dst, imm, off) INSN(BPF_JMP | BPF_JNE | BPF_K, dst, 0, off, imm)
 #define CALL(fn) INSN(BPF_JMP | BPF_CALL, 0, 0, 0, fn)
 #define EXIT() INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+/* jump targets, patched once the program is laid out */
+#define TO_OUT 0x7FFF
+#define TO_REC 0x7FFE
 
-#define S_IFMT_BITS 0xF000
-#define S_IFSOCK_BITS 0xC000
-
-/* For every (task, file): when the file is a socket, write {inode, tgid,
- * fd} to the iterator's output. r6 ctx, r7 task, r8 file, r2 inode. */
-static size_t program(const struct tf_layout *l, struct bpf_insn *p)
+/* For every (task, file): when the file is a socket (on sockfs: a file
+ * that merely has the socket mode, made with mknod elsewhere, is not), or
+ * an anonymous-inode file with an inode of its own (an io_uring instance
+ * has one; eventfd, epoll, timerfd and the like share 'shared_anon'),
+ * write {inode, tgid, fd, tid, kind} to the iterator's output.
+ * r6 ctx, r7 task, r8 file, r2 inode, r9 kind. */
+static size_t program(const struct tf_layout *l, uint64_t shared_anon, struct bpf_insn *p)
 {
     size_t n = 0;
     size_t out;
+    size_t rec;
 
     p[n++] = MOV(6, 1);
     p[n++] = LDX(BPF_DW, 7, 6, l->ctx_task);
-    p[n++] = JEQ_OUT(7, 0);
+    p[n++] = JEQI(7, 0, TO_OUT);
     p[n++] = LDX(BPF_DW, 8, 6, l->ctx_file);
-    p[n++] = JEQ_OUT(8, 0);
+    p[n++] = JEQI(8, 0, TO_OUT);
     p[n++] = LDX(BPF_DW, 2, 8, l->f_inode);
-    p[n++] = JEQ_OUT(2, 0);
-    p[n++] = LDX(BPF_H, 3, 2, l->i_mode);
-    p[n++] = ANDI(3, S_IFMT_BITS);
-    p[n++] = JNE_OUT(3, S_IFSOCK_BITS);
+    p[n++] = JEQI(2, 0, TO_OUT);
+    p[n++] = LDX(BPF_DW, 3, 2, l->i_sb);
+    p[n++] = JEQI(3, 0, TO_OUT);
+    p[n++] = LDX(BPF_DW, 3, 3, l->s_magic);
+    p[n++] = MOVI(9, PROXY_TASKFILES_SOCKET);
+    p[n++] = JEQI(3, SOCKFS_MAGIC_NR, TO_REC);
+    p[n++] = JNEI(3, ANON_INODE_FS_MAGIC_NR, TO_OUT);
     p[n++] = LDX(BPF_DW, 4, 2, l->i_ino);
-    p[n++] = STX(BPF_DW, 10, 4, -16);
+    p[n++] = INSN(BPF_LD | BPF_DW | BPF_IMM, 5, 0, 0, (int32_t)(uint32_t)shared_anon);
+    p[n++] = INSN(0, 0, 0, 0, (int32_t)(uint32_t)(shared_anon >> 32));
+    p[n++] = JEQ_REG(4, 5, TO_OUT);
+    p[n++] = MOVI(9, PROXY_TASKFILES_ANON);
+    rec = n;
+    p[n++] = LDX(BPF_DW, 4, 2, l->i_ino);
+    p[n++] = STX(BPF_DW, 10, 4, -24);
     p[n++] = LDX(BPF_W, 5, 7, l->tgid);
-    p[n++] = STX(BPF_W, 10, 5, -8);
+    p[n++] = STX(BPF_W, 10, 5, -16);
     p[n++] = LDX(BPF_W, 5, 6, l->ctx_fd);
-    p[n++] = STX(BPF_W, 10, 5, -4);
+    p[n++] = STX(BPF_W, 10, 5, -12);
+    p[n++] = LDX(BPF_W, 5, 7, l->pid);
+    p[n++] = STX(BPF_W, 10, 5, -8);
+    p[n++] = STX(BPF_W, 10, 9, -4);
     p[n++] = LDX(BPF_DW, 1, 6, l->ctx_meta);
     p[n++] = LDX(BPF_DW, 1, 1, l->seq);
     p[n++] = MOV(2, 10);
-    p[n++] = ADDI(2, -16);
+    p[n++] = ADDI(2, -24);
     p[n++] = MOVI(3, (int32_t)sizeof(struct tf_record));
     p[n++] = CALL(BPF_FUNC_seq_write);
     out = n;
     p[n++] = MOVI(0, 0);
     p[n++] = EXIT();
     for (size_t i = 0; i < out; i++) {
-        if (BPF_CLASS(p[i].code) == BPF_JMP && p[i].code != (BPF_JMP | BPF_CALL) &&
-            p[i].off == OUT) {
+        uint8_t op = BPF_OP(p[i].code);
+        if (BPF_CLASS(p[i].code) != BPF_JMP || op == BPF_CALL || op == BPF_EXIT) {
+            continue;
+        }
+        if (p[i].off == TO_OUT) {
             p[i].off = (short)(out - i - 1);
+        } else if (p[i].off == TO_REC) {
+            p[i].off = (short)(rec - i - 1);
         }
     }
     return n;
@@ -258,8 +291,8 @@ bool proxy_taskfiles_pass(struct proxy_taskfiles *t, proxy_taskfiles_fn fn, void
         ssize_t n = read(it, t->buf.b + t->len, sizeof(t->buf.b) - t->len);
         size_t have;
         size_t used = 0;
-        if (n < 0 && errno == EINTR) {
-            continue;
+        if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
+            continue; /* EAGAIN: the kernel paused a long pass; the next read resumes it */
         }
         if (n <= 0) {
             ok = n == 0 && t->len == 0; /* a torn record is a failed pass */
@@ -269,7 +302,8 @@ bool proxy_taskfiles_pass(struct proxy_taskfiles *t, proxy_taskfiles_fn fn, void
         for (; have - used >= sizeof(struct tf_record); used += sizeof(struct tf_record)) {
             struct tf_record r;
             memcpy(&r, t->buf.b + used, sizeof(r));
-            fn((unsigned long)r.ino, (pid_t)r.tgid, (int)r.fd, arg);
+            fn((unsigned long)r.ino, (pid_t)r.tgid, (pid_t)r.tid, (int)r.fd,
+               (enum proxy_taskfiles_kind)r.kind, arg);
         }
         t->len = have - used;
         memmove(t->buf.b, t->buf.b + used, t->len);
@@ -284,38 +318,16 @@ bool proxy_taskfiles_pass(struct proxy_taskfiles *t, proxy_taskfiles_fn fn, void
 
 /* Whether this process is in the initial PID namespace: the records carry
  * the kernel's global thread group ids, which are the pids this process
- * sees only there ("NSpid:" lists one pid per namespace level). */
+ * sees only there. The initial namespace's inode number is fixed
+ * (PROC_PID_INIT_INO); counting "NSpid:" fields would not do, since a
+ * container's own /proc shows one field for a child namespace too. */
+#define PROC_PID_INIT_INO_NR 0xEFFFFFFCu
+
 static bool initial_pidns(void)
 {
-    FILE *f = fopen("/proc/self/status", "re");
-    char line[256];
-    bool one = false;
+    struct stat st;
 
-    if (f == NULL) {
-        return false;
-    }
-    while (fgets(line, sizeof(line), f) != NULL) {
-        if (strncmp(line, "NSpid:", 6) == 0) {
-            char *p = line + 6;
-            unsigned fields = 0;
-            while (*p != '\0') {
-                while (*p == ' ' || *p == '\t' || *p == '\n') {
-                    p++;
-                }
-                if (*p == '\0') {
-                    break;
-                }
-                fields++;
-                while (*p != '\0' && *p != ' ' && *p != '\t' && *p != '\n') {
-                    p++;
-                }
-            }
-            one = fields == 1;
-            break;
-        }
-    }
-    fclose(f);
-    return one;
+    return stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == PROC_PID_INIT_INO_NR;
 }
 
 struct probe {
@@ -326,14 +338,16 @@ struct probe {
     bool wrong; /* the probe socket with another pid or descriptor */
 };
 
-static void probe_cb(unsigned long ino, pid_t tgid, int fd, void *arg)
+static void probe_cb(unsigned long ino, pid_t tgid, pid_t tid, int fd,
+                     enum proxy_taskfiles_kind kind, void *arg)
 {
     struct probe *p = arg;
 
+    (void)tid;
     if (ino != p->ino) {
         return;
     }
-    if (tgid == p->self && fd == p->fd) {
+    if (tgid == p->self && fd == p->fd && kind == PROXY_TASKFILES_SOCKET) {
         p->seen = true;
     } else {
         p->wrong = true;
@@ -395,7 +409,9 @@ struct proxy_taskfiles *proxy_taskfiles_open(char *why, size_t len)
 {
     struct proxy_taskfiles *t;
     struct tf_layout l;
-    struct bpf_insn insns[32];
+    struct bpf_insn insns[48];
+    struct stat st;
+    int efd;
     size_t n;
     LIBBPF_OPTS(bpf_prog_load_opts, opts);
 
@@ -414,7 +430,18 @@ struct proxy_taskfiles *proxy_taskfiles_open(char *why, size_t len)
         return NULL;
     }
     t->prog = t->link = -1;
-    n = program(&l, insns);
+    /* the anonymous inode that eventfd, epoll, timerfd ... share */
+    efd = eventfd(0, EFD_CLOEXEC);
+    if (efd < 0 || fstat(efd, &st) != 0) {
+        snprintf(why, len, "eventfd: %s", strerror(errno));
+        if (efd >= 0) {
+            close(efd);
+        }
+        proxy_taskfiles_free(t);
+        return NULL;
+    }
+    close(efd);
+    n = program(&l, (uint64_t)st.st_ino, insns);
     opts.expected_attach_type = BPF_TRACE_ITER;
     opts.attach_btf_id = l.func;
     t->prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, "pv_sockets", "Dual BSD/GPL", insns, n, &opts);

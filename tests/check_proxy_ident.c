@@ -13,8 +13,9 @@
  * Both ways of finding holders (the /proc scan and the BPF task-file
  * iterator, where this machine allows it) find the owner, and find a socket
  * hidden from /proc/PID/fd: in a thread's own file table, or in a thread
- * left after the main thread exited - alone (the owner) or shared with
- * another binary (ambiguous, denied).
+ * left after the main thread exited, or reachable only through an
+ * io_uring instance it was registered with - alone (the owner) or shared
+ * with another binary (ambiguous, denied).
  */
 #include "config.h"
 
@@ -27,9 +28,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <linux/io_uring.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -604,6 +608,185 @@ START_TEST(test_hidden_table)
 }
 END_TEST
 
+/* A child that registers its socket with an io_uring instance and closes
+ * the descriptor: it holds the socket through the ring only. With 'other',
+ * a /bin/sleep child inherited the descriptor first (a second holder with
+ * another binary). Returns false (test skipped) when io_uring is off. */
+struct ringer {
+    pid_t pid;
+    pid_t other;
+    int ready[2];
+    int quit[2];
+};
+
+static bool ringer_start(struct ringer *g, bool with_other, int lfd,
+                         const struct sockaddr_storage *ls, socklen_t sl, struct holder *peer)
+{
+    socklen_t pl = sizeof(peer->peer);
+    socklen_t ll = sizeof(peer->local);
+    char ok;
+
+    ck_assert_int_eq(pipe(g->ready), 0);
+    ck_assert_int_eq(pipe(g->quit), 0);
+    g->pid = fork();
+    ck_assert_int_ge(g->pid, 0);
+    if (g->pid == 0) {
+        struct io_uring_params params;
+        pid_t other = 0;
+        int fd = socket(ls->ss_family, SOCK_STREAM, 0);
+        int ring;
+        char b;
+        if (fd < 0 || connect(fd, (const struct sockaddr *)ls, sl) != 0) {
+            _exit(1);
+        }
+        memset(&params, 0, sizeof(params));
+        ring = (int)syscall(SYS_io_uring_setup, 4, &params);
+        if (ring < 0 || syscall(SYS_io_uring_register, ring, IORING_REGISTER_FILES, &fd, 1) != 0) {
+            b = 'n'; /* io_uring is not available here */
+            (void)!write(g->ready[1], &b, 1);
+            (void)read(g->quit[0], &b, 1);
+            _exit(0);
+        }
+        if (with_other) {
+            other = fork();
+            if (other == 0) {
+                execl("/bin/sleep", "sleep", "20", (char *)NULL);
+                _exit(127);
+            }
+            usleep(200000); /* sleep runs (it holds fd from the fork on) */
+        }
+        close(fd); /* from now on only the ring (and sleep) hold it */
+        b = 'y';
+        (void)!write(g->ready[1], &b, 1);
+        (void)read(g->quit[0], &b, 1);
+        if (other > 0) {
+            kill(other, SIGKILL);
+            waitpid(other, NULL, 0);
+        }
+        _exit(0);
+    }
+    peer->afd = accept(lfd, (struct sockaddr *)&peer->peer, &pl);
+    ck_assert_int_ge(peer->afd, 0);
+    ck_assert_int_eq(getsockname(peer->afd, (struct sockaddr *)&peer->local, &ll), 0);
+    ck_assert_int_eq(read(g->ready[0], &ok, 1), 1);
+    return ok == 'y';
+}
+
+/* _i: scan (bit 0), a second holder (bit 1). */
+START_TEST(test_ring_holder)
+{
+    enum proxy_ident_scan how = scans[_i & 1];
+    bool with_other = (_i & 2) != 0;
+    struct proxy_ident_cache *c = cache_for(how);
+    struct sockaddr_storage ls;
+    socklen_t sl;
+    int lfd;
+    struct ringer g;
+    struct holder peer;
+    struct proxy_identity *id;
+    char b = 'q';
+
+    if (c == NULL) {
+        return;
+    }
+    lfd = listener(&ls, &sl);
+    memset(&g, 0, sizeof(g));
+    if (ringer_start(&g, with_other, lfd, &ls, sl, &peer)) {
+        id = lookup(c, &peer);
+        ck_assert_ptr_nonnull(id);
+        if (with_other) {
+            ck_assert_msg(strstr(id->deny, "ambiguous shared socket ownership") != NULL,
+                          "%s scan: the ring's holder counts (deny '%s', pid %d)",
+                          proxy_ident_scan_name(c), id->deny, (int)id->pid);
+        } else {
+            ck_assert_msg(id->known && id->pid == g.pid,
+                          "%s scan: the ring's holder is the owner (pid %d, known %d)",
+                          proxy_ident_scan_name(c), (int)id->pid, (int)id->known);
+        }
+        proxy_identity_unref(id);
+    } else {
+        fprintf(stderr, "check_proxy_ident: io_uring unavailable here: ring case skipped\n");
+    }
+    ck_assert_int_eq(write(g.quit[1], &b, 1), 1);
+    waitpid(g.pid, NULL, 0);
+    close(g.ready[0]);
+    close(g.ready[1]);
+    close(g.quit[0]);
+    close(g.quit[1]);
+    close(peer.afd);
+    close(lfd);
+    proxy_ident_cache_free(c);
+}
+END_TEST
+
+/* The iterator reports sockets, not files that merely have the socket
+ * mode: a bound unix socket's path (an S_IFSOCK inode on a disk or tmpfs
+ * filesystem, which anyone can also make with mknod) opened with O_PATH is
+ * no socket holder, whatever its inode number; the socket itself is. */
+struct seen {
+    unsigned long path_ino;
+    unsigned long sock_ino;
+    pid_t self;
+    bool path_seen;
+    bool sock_seen;
+};
+
+static void seen_cb(unsigned long ino, pid_t tgid, pid_t tid, int fd,
+                    enum proxy_taskfiles_kind kind, void *arg)
+{
+    struct seen *w = arg;
+
+    (void)tid;
+    (void)fd;
+    if (tgid != w->self || kind != PROXY_TASKFILES_SOCKET) {
+        return;
+    }
+    w->path_seen |= ino == w->path_ino;
+    w->sock_seen |= ino == w->sock_ino;
+}
+
+START_TEST(test_taskfiles_sockfs_only)
+{
+    char why[256];
+    struct proxy_taskfiles *t = proxy_taskfiles_open(why, sizeof(why));
+    char dir[] = "/tmp/pv-tf.XXXXXX";
+    char path[64];
+    struct sockaddr_un sun;
+    struct stat st;
+    struct seen w = {0, 0, getpid(), false, false};
+    int us;
+    int pfd;
+
+    if (t == NULL) {
+        fprintf(stderr, "check_proxy_ident: BPF iterator unavailable here (%s): skipped\n", why);
+        return;
+    }
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/s", dir);
+    us = socket(AF_UNIX, SOCK_STREAM, 0);
+    ck_assert_int_ge(us, 0);
+    memset(&sun, 0, sizeof(sun));
+    sun.sun_family = AF_UNIX;
+    snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+    ck_assert_int_eq(bind(us, (struct sockaddr *)&sun, sizeof(sun)), 0);
+    pfd = open(path, O_PATH | O_CLOEXEC);
+    ck_assert_int_ge(pfd, 0);
+    ck_assert_int_eq(fstat(pfd, &st), 0);
+    ck_assert(S_ISSOCK(st.st_mode));
+    w.path_ino = (unsigned long)st.st_ino;
+    ck_assert_int_eq(fstat(us, &st), 0);
+    w.sock_ino = (unsigned long)st.st_ino;
+    ck_assert(proxy_taskfiles_pass(t, seen_cb, &w));
+    ck_assert_msg(w.sock_seen, "the socket is reported");
+    ck_assert_msg(!w.path_seen, "a socket-mode file of another filesystem is not");
+    close(pfd);
+    close(us);
+    unlink(path);
+    rmdir(dir);
+    proxy_taskfiles_free(t);
+}
+END_TEST
+
 /* Choosing the scan: /proc always works; AUTO takes the iterator when it
  * works and says why not otherwise; BPF fails only with a reason. */
 START_TEST(test_scan_choice)
@@ -634,6 +817,8 @@ static Suite *ident_suite(void)
     tcase_add_loop_test(tc, test_owner, 0, (int)(PV_ARRAY_LEN(fam_cases) * PV_ARRAY_LEN(scans)));
     tcase_add_loop_test(tc, test_hidden_table, 0, 8);
     tcase_add_test(tc, test_scan_choice);
+    tcase_add_loop_test(tc, test_ring_holder, 0, 4);
+    tcase_add_test(tc, test_taskfiles_sockfs_only);
     tcase_add_test(tc, test_unknown);
     tcase_add_test(tc, test_kthread_exit);
     tcase_add_test(tc, test_kthread_learned);
