@@ -413,7 +413,7 @@ struct proxy_taskfiles *proxy_taskfiles_open(char *why, size_t len)
     struct stat st;
     int efd;
     size_t n;
-    LIBBPF_OPTS(bpf_prog_load_opts, opts);
+    struct bpf_prog_load_opts opts;
 
     why[0] = '\0';
     if (!initial_pidns()) {
@@ -442,6 +442,9 @@ struct proxy_taskfiles *proxy_taskfiles_open(char *why, size_t len)
     }
     close(efd);
     n = program(&l, (uint64_t)st.st_ino, insns);
+    /* what LIBBPF_OPTS() does, without its GNU extensions */
+    memset(&opts, 0, sizeof(opts));
+    opts.sz = sizeof(opts);
     opts.expected_attach_type = BPF_TRACE_ITER;
     opts.attach_btf_id = l.func;
     t->prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, "pv_sockets", "Dual BSD/GPL", insns, n, &opts);
