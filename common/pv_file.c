@@ -42,6 +42,23 @@ static int read_fd(int fd, struct pv_dynbuf *b)
     }
 }
 
+int pv_file_read_fd(int fd, size_t cap, char **out, size_t *len)
+{
+    struct pv_dynbuf b;
+    int e;
+
+    *len = 0;
+    pv_dynbuf_init(&b, cap);
+    e = read_fd(fd, &b);
+    if (e != 0) {
+        pv_dynbuf_free(&b);
+        *out = NULL;
+        return e;
+    }
+    *out = b.buf == NULL ? pv_strdup("") : pv_dynbuf_take(&b, len);
+    return *out == NULL ? ENOMEM : 0;
+}
+
 pv_result pv_file_read(const char *path, size_t cap, bool allow_stdin, char **out, size_t *len,
                        char *err, size_t errlen)
 {

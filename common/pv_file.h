@@ -28,6 +28,12 @@
 pv_result pv_file_read(const char *path, size_t cap, bool allow_stdin, char **out, size_t *len,
                        char *err, size_t errlen) PV_WUR;
 
+/* Read 'fd' (borrowed, opened by the caller: a /proc file, which is not
+ * regular) to its end, at most 'cap' bytes, into '*out' (new NUL-terminated
+ * buffer, caller frees) and '*len'. Returns 0, or an errno value (EFBIG over
+ * the cap, ENOMEM, or read's) with '*out' NULL. */
+int pv_file_read_fd(int fd, size_t cap, char **out, size_t *len);
+
 /* Check, before start-up goes further, that 'path' names a regular file this
  * process can open for reading (for files a library opens itself later,
  * e.g. a CA bundle). On failure 'err' holds the same "PATH: reason" as

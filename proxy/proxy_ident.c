@@ -35,6 +35,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/pv_file.h"
 #include "proxy/proxy_int.h"
 
 /* Owners compared per socket. Every owner is compared; a socket held by more
@@ -949,46 +950,30 @@ static void note_holder(struct holders *hs, size_t n, unsigned long ino, pid_t p
 static char *slurp(int proc, const char *path)
 {
     int fd = openat(proc, path, O_RDONLY | O_CLOEXEC);
-    size_t len = 0;
-    size_t cap = 16384;
-    char *buf;
+    char *text;
+    size_t len;
+    int e;
 
     if (fd < 0) {
         return NULL;
     }
-    buf = pv_malloc(cap);
-    while (buf != NULL) {
-        ssize_t r;
-        if (len + 1 == cap) {
-            char *nb = cap < RING_INFO_MAX ? pv_realloc(buf, cap * 2) : NULL;
-            if (nb == NULL) {
-                free(buf);
-                buf = NULL;
-                errno = ENOMEM;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        r = read(fd, buf + len, cap - 1 - len);
-        if (r < 0 && errno == EINTR) {
-            continue;
-        }
-        if (r < 0) {
-            int e = errno;
-            free(buf);
-            buf = NULL;
-            errno = e;
-            break;
-        }
-        if (r == 0) {
-            buf[len] = '\0';
-            break;
-        }
-        len += (size_t)r;
-    }
+    e = pv_file_read_fd(fd, RING_INFO_MAX, &text, &len);
     close(fd);
-    return buf;
+    errno = e;
+    return text;
+}
+
+/* A link target of 'len' bytes: the inode of "socket:[N]" (false for any
+ * other target), and whether it is an io_uring instance. */
+static bool socket_link(const char *s, size_t len, uint64_t *ino)
+{
+    return len >= 10 && memcmp(s, "socket:[", 8) == 0 && s[len - 1] == ']' &&
+           pv_ok(pv_parse_u64(s + 8, len - 9, UINT64_MAX, ino));
+}
+
+static bool ring_link(const char *s, ssize_t len)
+{
+    return len == (ssize_t)strlen(RING_LINK) && memcmp(s, RING_LINK, (size_t)len) == 0;
 }
 
 /* Note every socket registered with the ring whose fdinfo is 'info'
@@ -1025,8 +1010,7 @@ static bool ring_holders(int proc, const char *info, pid_t pid, struct holders *
             if (q[0] == ':' && q[1] == ' ') {
                 q += 2;
             }
-            if (end != NULL && end - q > 9 && memcmp(q, "socket:[", 8) == 0 && end[-1] == ']' &&
-                pv_ok(pv_parse_u64(q + 8, (size_t)(end - q) - 9, UINT64_MAX, &ino))) {
+            if (end != NULL && socket_link(q, (size_t)(end - q), &ino)) {
                 note_holder(hs, n, (unsigned long)ino, pid);
             }
             p = end;
@@ -1071,7 +1055,7 @@ static bool scan_fds(int proc, const char *dir, const char *pid_name, pid_t pid,
         if (tl < 0 && read_failed(proc, pid_name, errno)) {
             complete = false;
         }
-        if (tl == (ssize_t)strlen(RING_LINK) && memcmp(target, RING_LINK, (size_t)tl) == 0) {
+        if (ring_link(target, tl)) {
             /* DIR is .../fd: the ring's fdinfo is .../fdinfo/NAME */
             char info[96];
             snprintf(info, sizeof(info), "%.*sfdinfo/%s", (int)(strlen(dir) - 2), dir, name);
@@ -1080,9 +1064,7 @@ static bool scan_fds(int proc, const char *dir, const char *pid_name, pid_t pid,
             }
             continue;
         }
-        if (tl < 10 || tl >= (ssize_t)sizeof(target) || memcmp(target, "socket:[", 8) != 0 ||
-            target[tl - 1] != ']' ||
-            !pv_ok(pv_parse_u64(target + 8, (size_t)tl - 9, UINT64_MAX, &ino))) {
+        if (tl < 0 || tl >= (ssize_t)sizeof(target) || !socket_link(target, (size_t)tl, &ino)) {
             continue;
         }
         note_holder(hs, n, (unsigned long)ino, pid);
@@ -1464,7 +1446,7 @@ static void pass_socket(unsigned long ino, pid_t tgid, pid_t tid, int fd,
         if (tl < 0 && errno != ENOENT && errno != ESRCH) {
             x->incomplete = true;
         }
-        if (tl != (ssize_t)strlen(RING_LINK) || memcmp(target, RING_LINK, (size_t)tl) != 0) {
+        if (!ring_link(target, tl)) {
             return;
         }
         snprintf(path, sizeof(path), "%d/task/%d/fdinfo/%d", (int)tgid, (int)tid, fd);
@@ -1483,9 +1465,6 @@ static void roll_pass(struct proxy_ident_cache *c, proxy_ident_done done, void *
     struct memo m;
 
     m.n = 0;
-    if (r->procfd < 0) {
-        r->procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    }
     x.proc = r->procfd;
     if (x.proc < 0 || !proxy_taskfiles_pass(c->tf, pass_socket, &x) || x.incomplete) {
         roll_taint(r);
@@ -1506,12 +1485,12 @@ bool proxy_ident_roll_step(struct proxy_ident_cache *c, proxy_ident_done done, v
     if (r->nact == 0) {
         return false;
     }
+    if (r->procfd < 0) {
+        r->procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    }
     if (c->tf != NULL) {
         roll_pass(c, done, arg);
         return false;
-    }
-    if (r->procfd < 0) {
-        r->procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     }
     if (r->fdd == NULL) {
         r->fdd = pv_malloc(sizeof(*r->fdd));

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -262,6 +263,38 @@ START_TEST(file_read)
 }
 END_TEST
 
+/* pv_file_read_fd: a descriptor the caller opened (here a pipe: /proc files
+ * are not regular either), read whole, empty, and over the cap. */
+START_TEST(file_read_fd)
+{
+    int p[2];
+    char *buf = PV_UNCONST("x");
+    size_t len = 7;
+
+    ck_assert_int_eq(pipe(p), 0);
+    ck_assert_int_eq(write(p[1], "abcdef", 6), 6);
+    close(p[1]);
+    ck_assert_int_eq(pv_file_read_fd(p[0], 6, &buf, &len), 0);
+    ck_assert_uint_eq(len, 6);
+    ck_assert_str_eq(buf, "abcdef");
+    free(buf);
+    close(p[0]);
+    ck_assert_int_eq(pipe(p), 0);
+    close(p[1]);
+    ck_assert_int_eq(pv_file_read_fd(p[0], 6, &buf, &len), 0);
+    ck_assert_uint_eq(len, 0);
+    ck_assert_str_eq(buf, "");
+    free(buf);
+    close(p[0]);
+    ck_assert_int_eq(pipe(p), 0);
+    ck_assert_int_eq(write(p[1], "abcdefg", 7), 7);
+    close(p[1]);
+    ck_assert_int_eq(pv_file_read_fd(p[0], 6, &buf, &len), EFBIG);
+    ck_assert_ptr_null(buf);
+    close(p[0]);
+}
+END_TEST
+
 /* One token reader for every token (common/pv_token.h): rows of file
  * contents and the expected token or message. */
 static const struct {
@@ -372,6 +405,7 @@ int main(void)
     tcase_add_test(tc, args_last_wins);
     tcase_add_test(tc, args_number);
     tcase_add_test(tc, file_read);
+    tcase_add_test(tc, file_read_fd);
     tcase_add_loop_test(tc, token_table, 0, (int)PV_ARRAY_LEN(token_rows));
     tcase_add_test(tc, token_sources);
     suite_add_tcase(s, tc);
