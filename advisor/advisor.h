@@ -194,6 +194,11 @@ void advisor_rule_key(const json_t *rule, char *host, size_t hostlen, int64_t *p
 char *advisor_rule_describe(const json_t *rule);
 /* The agent-facing summary: "on h:p[ METHOD path][ by bin]". New string. */
 char *advisor_rule_summary(const json_t *rule, const char *rule_name);
+/* The names of the rules of 'p' that list one of the rule's binaries and
+ * name one of its endpoints' host and port: what already allows a
+ * proposal that adds nothing (a new array; may be empty when globs cover
+ * it). */
+json_t *advisor_rule_covering(const struct model_policy *p, const json_t *rule);
 /* The proposal document {"operations":[{"addRule":{...}}]} for one rule
  * (canonical JSON, new string; *len its length). */
 char *advisor_proposal_text(const char *name, const json_t *rule, size_t *len);
@@ -235,6 +240,11 @@ struct advisor_snapshot {
 pv_result advisor_snapshot_take(struct advisor_worker *w, const char *sandbox,
                                 struct advisor_snapshot *out) PV_WUR;
 void advisor_snapshot_clear(struct advisor_snapshot *s);
+/* Make 'p' (stolen, also on failure) the snapshot's policy: its YAML, hash,
+ * blob digest and escaped text follow; the sandbox's credentials and
+ * boundary stay. For evaluating in another context than the latest
+ * revision (a recomposition, advisor_reprove.c). */
+pv_result advisor_snapshot_set_policy(struct advisor_snapshot *s, struct model_policy *p) PV_WUR;
 
 struct advisor_eval {
     struct model_policy *candidate;
@@ -248,6 +258,7 @@ struct advisor_eval {
     json_t *evidence;     /* {"prover": answer, "boundary": check answer, "diff": ...} */
     bool empty;           /* verdict empty and nothing else stands in the way */
     bool within_boundary; /* true when no boundary or the check said within */
+    bool reused;          /* advisor_evaluate_reuse: the known token matched; not proved */
     const char *prover_version;
 };
 /* Evaluate adding rule 'name' = 'rule' (JSON) to the snapshot. Never fails
@@ -255,12 +266,61 @@ struct advisor_eval {
  * application_error); fails only for out-of-memory. */
 pv_result advisor_evaluate(struct advisor_worker *w, const struct advisor_snapshot *snap,
                            const char *name, const json_t *rule, struct advisor_eval *out) PV_WUR;
+/* The same, but when the inputs (context, candidate, credentials,
+ * boundary) are exactly those named by 'known_token' (a stored review
+ * token), nothing is proved: 'reused' is set, the candidate and token are
+ * filled, the evidence holds only the diff. */
+pv_result advisor_evaluate_reuse(struct advisor_worker *w, const struct advisor_snapshot *snap,
+                                 const char *name, const json_t *rule, const char *known_token,
+                                 struct advisor_eval *out) PV_WUR;
 void advisor_eval_clear(struct advisor_eval *e);
 /* Recompute a sandbox's effective policy from its latest base revision and
  * its approved chunks (approval order), skipping chunk 'skip' (may be
- * NULL). New policy, or NULL with a message in 'err'. */
+ * NULL), without proving anything (reconcile's view). New policy, or NULL
+ * with a message in 'err'. */
 struct model_policy *advisor_compose(struct advisor_worker *w, int64_t sandbox, const char *skip,
                                      char *err, size_t errlen);
+
+/* ===========================================================================
+ * Approvals that stay proven (advisor_reprove.c, docs/advisor.md#reproof)
+ * ========================================================================= */
+
+/* What a recomposition wrote. */
+struct advisor_composed {
+    int64_t rev;        /* the effective revision now (new or unchanged) */
+    char hash[65];      /* its policy hash */
+    char base_blob[65]; /* the base revision it starts from */
+    json_t *chunks;     /* the approved chunk ids composed, in order */
+    json_t *suspended;  /* the chunk ids this recomposition suspended */
+};
+void advisor_composed_clear(struct advisor_composed *c);
+/* Recompose a sandbox's effective policy from its latest base revision and
+ * its approved chunks, leaving out chunk 'skip' (may be NULL), and prove
+ * every approved chunk again in its new context: one whose evidence grows
+ * (a finding or a grant its approval did not cover, a boundary it now
+ * crosses, a proof that fails) is suspended and left out, with a
+ * CONFIG:SUSPENDED event. Writes a revision when the policy changed.
+ * Inside a transaction, holding the sandbox's stripe. 'err' is set when
+ * the base itself cannot be composed. */
+pv_result advisor_recompose(struct advisor_worker *w, int64_t sandbox, const char *skip,
+                            const char *cause, struct advisor_composed *out, char *err,
+                            size_t errlen) PV_WUR;
+/* The sandbox's credentials or boundary changed (already written in this
+ * transaction): prove its approved chunks again; the ids it suspended are
+ * appended to 'suspended' (may be NULL). */
+pv_result advisor_reprove_sandbox(struct advisor_worker *w, int64_t sandbox, const char *cause,
+                                  json_t *suspended) PV_WUR;
+/* The global boundary changed: the same for every sandbox without a
+ * boundary of its own. */
+pv_result advisor_reprove_unbounded(struct advisor_worker *w, const char *cause,
+                                    json_t *suspended) PV_WUR;
+/* {"base_blob", "chunks"} of the sandbox's current composition, read in the
+ * current transaction (for the records of revisions written elsewhere). */
+json_t *advisor_composition(struct advisor_worker *w, int64_t sandbox);
+/* Is the evidence of a new evaluation 'e' covered by 'approved' (the
+ * evidence an approval rested on)? When not, why into 'why'. */
+bool advisor_evidence_covered(const json_t *approved, const struct advisor_eval *e,
+                              bool auto_approved, char *why, size_t len);
 
 /* ===========================================================================
  * Events (advisor_events.c)
@@ -301,6 +361,15 @@ void advisor_event_suffix(char *buf, size_t len, int64_t rev, const char *hash);
  * The lifecycle (advisor_chunk.c) - each returns an HTTP reply
  * ========================================================================= */
 
+/* Store 'p' (its canonical YAML when given) as the sandbox's next
+ * effective revision; its number and hash out. Inside a transaction. */
+pv_result advisor_revision_write(struct advisor_worker *w, int64_t sandbox,
+                                 const struct model_policy *p, const char *yaml_or_null,
+                                 const char *cause, int64_t *rev, char hash[65]) PV_WUR;
+/* Store an evaluation's evidence document as a blob ('out' "" when none). */
+pv_result advisor_evidence_put(struct advisor_worker *w, const struct advisor_eval *e,
+                               char out[65]) PV_WUR;
+
 /* principal: 0 admin, > 0 the sandbox's id. */
 /* 'mode' is "mechanistic" or anything else (agent_authored). */
 void advisor_submit(struct advisor_worker *w, const char *sandbox, const char *mode,
@@ -338,11 +407,6 @@ void advisor_history(struct advisor_worker *w, const char *sandbox, struct httpd
 /* A new base policy (operator): recompose, reconcile pending chunks. */
 void advisor_base_set(struct advisor_worker *w, const char *sandbox, const char *text, size_t len,
                       const char *cause, struct httpd_reply *r);
-/* Recompose the effective policy after a base change or a removal; writes a
- * revision when it changed. Inside a transaction. */
-pv_result advisor_recompose(struct advisor_worker *w, int64_t sandbox, const char *skip,
-                            const char *cause, int64_t *rev, char hash[65], char *err,
-                            size_t errlen) PV_WUR;
 
 /* Peer sandboxes (advisor_peers.c). Resolve every target_sandbox endpoint
  * of 'p' from the store's registered addresses (err set on failure). */

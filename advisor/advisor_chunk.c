@@ -90,6 +90,9 @@ static json_t *chunk_json(struct advisor_worker *w, const struct store_chunk *c,
     if (j == NULL) {
         return NULL;
     }
+    if (strcmp(c->status, "suspended") == 0) {
+        json_object_set_new(j, "suspension_reason", json_string(c->suspension_reason));
+    }
     if (strcmp(c->status, "approved") == 0) {
         json_object_set_new(
             j, "policy_reloaded",
@@ -102,6 +105,13 @@ static json_t *chunk_json(struct advisor_worker *w, const struct store_chunk *c,
             char *text = store_blob_get(w->st, c->evidence, NULL);
             json_decref(ev);
             ev = load_json(text);
+            free(text);
+        }
+        if (c->approved_evidence[0] != '\0' && strcmp(c->approved_evidence, c->evidence) != 0) {
+            /* What the approval rested on, beside the latest evaluation
+             * (a suspended chunk shows both, docs/advisor.md#reproof). */
+            char *text = store_blob_get(w->st, c->approved_evidence, NULL);
+            json_object_set_new(j, "approved_evidence", load_json(text));
             free(text);
         }
         json_object_update_new(
@@ -123,10 +133,9 @@ static json_t *chunk_json(struct advisor_worker *w, const struct store_chunk *c,
  * Writing: revisions, chunk evaluations, events
  * ========================================================================= */
 
-/* Store 'p' as the sandbox's next effective revision. */
-static pv_result write_revision(struct advisor_worker *w, int64_t sandbox,
-                                const struct model_policy *p, const char *yaml_or_null,
-                                const char *cause, int64_t *rev, char hash[65])
+pv_result advisor_revision_write(struct advisor_worker *w, int64_t sandbox,
+                                 const struct model_policy *p, const char *yaml_or_null,
+                                 const char *cause, int64_t *rev, char hash[65])
 {
     struct store_revision r;
     struct store_revision base;
@@ -167,8 +176,7 @@ static void apply_eval(struct store_chunk *c, const struct advisor_eval *e, cons
     c->evidence = evidence;
 }
 
-static pv_result store_evidence(struct advisor_worker *w, const struct advisor_eval *e,
-                                char out[65])
+pv_result advisor_evidence_put(struct advisor_worker *w, const struct advisor_eval *e, char out[65])
 {
     char *text;
     pv_result r;
@@ -384,24 +392,53 @@ static pv_result approve_in_tx(struct advisor_worker *w, const struct advisor_sn
     char cause[128];
     char blob[65];
     char suffix[160];
+    char evidence[65];
     char *desc;
     json_t *rule;
     int64_t now = advisor_now_ms();
 
     snprintf(cause, sizeof(cause), "approve %s", c->id);
     PV_GUARD(peers_unchanged(w, e));
-    PV_GUARD(write_revision(w, snap->sandbox, e->candidate, e->candidate_yaml, cause, &rev, hash));
+    PV_GUARD(advisor_revision_write(w, snap->sandbox, e->candidate, e->candidate_yaml, cause, &rev,
+                                    hash));
     PV_GUARD(store_blob_put(w->st, e->candidate_yaml, strlen(e->candidate_yaml), blob));
+    /* The chunk keeps the evaluation it was approved on (in a batch, the
+     * one against the moved policy), and that evidence is what every later
+     * re-proof is held against (docs/advisor.md#reproof). */
+    PV_GUARD(advisor_evidence_put(w, e, evidence));
     free(c->status);
     free(c->decided_by);
+    free(c->approved_evidence);
+    free(c->suspension_reason);
+    free(c->validation_result);
+    free(c->application_error);
+    free(c->security_notes);
+    free(c->review_token);
+    free(c->current_hash);
+    free(c->candidate_hash);
+    free(c->evidence);
     c->status = pv_strdup("approved");
     c->decided_by = pv_strdup(is_auto ? "auto" : "reviewer");
-    PV_ENSURE(c->status != NULL && c->decided_by != NULL, PV_ERR_NOMEM);
+    c->approved_evidence = pv_strdup(evidence);
+    c->suspension_reason = pv_strdup("");
+    c->validation_result = pv_strdup(e->validation_result);
+    c->application_error = pv_strdup(e->application_error);
+    c->security_notes = pv_strdup(e->security_notes);
+    c->review_token = pv_strdup(e->review_token);
+    c->current_hash = pv_strdup(snap->hash);
+    c->candidate_hash = pv_strdup(e->candidate_hash);
+    c->evidence = pv_strdup(evidence);
+    PV_ENSURE(c->status != NULL && c->decided_by != NULL && c->approved_evidence != NULL &&
+                  c->suspension_reason != NULL && c->validation_result != NULL &&
+                  c->application_error != NULL && c->security_notes != NULL &&
+                  c->review_token != NULL && c->current_hash != NULL && c->candidate_hash != NULL &&
+                  c->evidence != NULL,
+              PV_ERR_NOMEM);
     c->decided_ms = now;
     c->approved_seq = store_chunk_max_seq(w->st, snap->sandbox) + 1;
     c->approved_rev = rev;
     c->auto_approved = is_auto;
-    if (strcmp(expect, "rejected") == 0) {
+    if (strcmp(expect, "pending") != 0) {
         /* No stale reason survives an approval (unlike the reference). */
         free(c->rejection_reason);
         c->rejection_reason = pv_strdup("");
@@ -429,13 +466,24 @@ static pv_result approve_in_tx(struct advisor_worker *w, const struct advisor_sn
     free(desc);
     {
         json_t *inputs = approval_inputs(w, snap, c, blob);
-        json_t *extra = inputs != NULL
-                            ? json_pack("{s:s,s:b,s:s,s:s,s:s,s:I,s:s,s:o}", "chunk_id", c->id,
-                                        "auto", is_auto, "source", c->analysis_mode, "prover_delta",
-                                        e->empty ? "empty" : "findings", "resolved_from",
-                                        resolved_from != NULL ? resolved_from : "", "version",
-                                        (json_int_t)rev, "hash", hash, "inputs", inputs)
-                            : NULL;
+        json_t *comp = advisor_composition(w, snap->sandbox);
+        json_t *extra;
+        if (comp == NULL) {
+            json_decref(inputs);
+            inputs = NULL;
+        }
+        extra = inputs != NULL
+                    ? json_pack("{s:s,s:b,s:s,s:s,s:s,s:I,s:s,s:o}", "chunk_id", c->id, "auto",
+                                is_auto, "source", c->analysis_mode, "prover_delta",
+                                e->empty ? "empty" : "findings", "resolved_from",
+                                resolved_from != NULL ? resolved_from : "", "version",
+                                (json_int_t)rev, "hash", hash, "inputs", inputs)
+                    : NULL;
+        if (extra != NULL && json_object_update(extra, comp) != 0) {
+            json_decref(extra);
+            extra = NULL;
+        }
+        json_decref(comp);
         PV_ENSURE(extra != NULL, PV_ERR_IO);
         PV_GUARD(advisor_event(w->st, snap->name, "CONFIG:APPROVED", line, extra));
     }
@@ -449,9 +497,49 @@ static pv_result approve_in_tx(struct advisor_worker *w, const struct advisor_sn
 struct submit_out {
     json_t *ids;
     json_t *reasons;
+    json_t *already; /* [{rule_name, covered_by, detail}] */
     int accepted;
     int rejected;
 };
+
+/* A proposal that adds nothing: proved, the verdict is empty and the prover
+ * lists no grant (every unit of the candidate is a unit of the policy in
+ * force, docs/semantics.md#grants). Such a rule is never stored: an
+ * approval of it would carry authority the moment the rule that covers it
+ * goes (docs/advisor.md#reproof). */
+static bool adds_nothing(const struct advisor_eval *e)
+{
+    const json_t *grants = json_object_get(json_object_get(e->evidence, "prover"), "grants");
+
+    return e->candidate != NULL && e->application_error[0] == '\0' && e->empty &&
+           json_is_array(grants) && json_array_size(grants) == 0;
+}
+
+static void answer_already(struct submit_out *o, const struct advisor_snapshot *snap,
+                           const char *name, const json_t *rule)
+{
+    json_t *by = advisor_rule_covering(snap->policy, rule);
+    struct pv_dynbuf b;
+    char *detail;
+    size_t i;
+    const json_t *n;
+
+    pv_dynbuf_init(&b, 64u * 1024u);
+    pv_dynbuf_putf(&b,
+                   "the effective policy (revision %lld) already allows everything rule '%s' "
+                   "would",
+                   (long long)snap->rev, name);
+    json_array_foreach(by, i, n)
+    {
+        pv_dynbuf_putf(&b, "%s'%s'", i == 0 ? ": covered by rule " : ", ", json_string_value(n));
+    }
+    pv_dynbuf_puts(&b, "; nothing was stored");
+    detail = pv_dynbuf_finish(&b);
+    json_array_append_new(o->already, json_pack("{s:s,s:o,s:s}", "rule_name", name, "covered_by",
+                                                by != NULL ? by : json_array(), "detail",
+                                                detail != NULL ? detail : "already allowed"));
+    free(detail);
+}
 
 static void reject_early(struct submit_out *o, const char *reason)
 {
@@ -536,6 +624,7 @@ struct submit_tx {
     /* out */
     bool stale;   /* the policy moved, or an approval needs the stripe */
     bool updated; /* dedup gave a pending chunk the wider rule */
+    bool already; /* the rule adds nothing: nothing was stored */
     char chunk_id[37];
     char line[8192];
     char approved_line[8192];
@@ -573,7 +662,7 @@ static bool dedup(struct advisor_worker *w, struct submit_tx *x, pv_result *res)
         upd.hit_count += x->meta != NULL ? x->meta->hits : 1;
         upd.last_seen_ms = x->meta != NULL ? x->meta->last_seen_ms : advisor_now_ms();
         if (widen) {
-            *res = store_evidence(w, x->e, evidence);
+            *res = advisor_evidence_put(w, x->e, evidence);
             upd.proposed_rule = PV_UNCONST(x->rule_text);
             upd.rationale = PV_UNCONST(x->intent != NULL ? x->intent : "");
             upd.confidence = x->meta->confidence;
@@ -636,6 +725,7 @@ static pv_result submit_tx(struct store *st, void *arg)
         PV_BAIL(PV_ERR_CONFLICT); /* evaluated against an old policy */
     }
     x->updated = false;
+    x->already = false;
     if (mechanistic && dedup(w, x, &res)) {
         PV_GUARD(res);
         if (x->updated && x->may_approve && advisor_mode_auto(st, snap->name, &resolved_from) &&
@@ -651,12 +741,18 @@ static pv_result submit_tx(struct store *st, void *arg)
         return res;
     }
     PV_GUARD(res);
+    if (adds_nothing(e)) {
+        /* A mechanistic observation of a live chunk still counted its hit
+         * above; a new chunk that adds nothing is never stored. */
+        x->already = true;
+        return PV_RESULT_OK;
+    }
     if (advisor_mode_auto(st, snap->name, &resolved_from) && auto_gate(e) && !x->may_approve) {
         /* An approval moves the policy: only under the sandbox's stripe. */
         x->stale = true;
         PV_BAIL(PV_ERR_CONFLICT);
     }
-    PV_GUARD(store_evidence(w, e, evidence));
+    PV_GUARD(advisor_evidence_put(w, e, evidence));
     memset(&c, 0, sizeof(c));
     c.id = PV_UNCONST(x->id);
     c.sandbox = snap->sandbox;
@@ -787,6 +883,8 @@ static pv_result submit_one(struct advisor_worker *w, const char *sandbox, const
             if (!pv_ok(res) && x.stale) {
                 res = PV_RESULT_OK;
                 retry = true;
+            } else if (pv_ok(res) && x.already) {
+                answer_already(o, &snap, name, rule);
             } else if (pv_ok(res)) {
                 json_array_append_new(o->ids, json_string(x.chunk_id));
                 o->accepted++;
@@ -829,7 +927,7 @@ void advisor_submit_meta(struct advisor_worker *w, const char *sandbox, const ch
 {
     struct model_diags *d = model_diags_new();
     struct model_proposal *pr;
-    struct submit_out o = {.ids = json_array(), .reasons = json_array()};
+    struct submit_out o = {.ids = json_array(), .reasons = json_array(), .already = json_array()};
     json_t *root;
     json_t *ops;
     const char *mode =
@@ -837,7 +935,7 @@ void advisor_submit_meta(struct advisor_worker *w, const char *sandbox, const ch
     pv_result res = PV_RESULT_OK;
     struct store_sandbox sb;
 
-    if (d == NULL || o.ids == NULL || o.reasons == NULL) {
+    if (d == NULL || o.ids == NULL || o.reasons == NULL || o.already == NULL) {
         httpd_reply_error(r, 500, "internal", "out of memory");
         goto out;
     }
@@ -912,12 +1010,18 @@ void advisor_submit_meta(struct advisor_worker *w, const char *sandbox, const ch
         goto out;
     }
     httpd_reply_json(r, 202,
-                     json_pack("{s:s,s:i,s:i,s:O,s:O}", "status", "submitted", "accepted_chunks",
-                               o.accepted, "rejected_chunks", o.rejected, "rejection_reasons",
-                               o.reasons, "accepted_chunk_ids", o.ids));
+                     json_pack("{s:s,s:i,s:i,s:O,s:O,s:i,s:O}", "status",
+                               o.accepted == 0 && o.rejected == 0 && json_array_size(o.already) > 0
+                                   ? "already_allowed"
+                                   : "submitted",
+                               "accepted_chunks", o.accepted, "rejected_chunks", o.rejected,
+                               "rejection_reasons", o.reasons, "accepted_chunk_ids", o.ids,
+                               "already_allowed_chunks", (int)json_array_size(o.already),
+                               "already_allowed", o.already));
 out:
     json_decref(o.ids);
     json_decref(o.reasons);
+    json_decref(o.already);
     model_diags_free(d);
 }
 
@@ -1015,10 +1119,11 @@ void advisor_chunk_list(struct advisor_worker *w, const char *sandbox, const cha
     pv_result res = advisor_sandbox_id(w, sandbox, &sid);
 
     if (pv_ok(res) && status != NULL && strcmp(status, "pending") != 0 &&
-        strcmp(status, "approved") != 0 && strcmp(status, "rejected") != 0) {
+        strcmp(status, "approved") != 0 && strcmp(status, "rejected") != 0 &&
+        strcmp(status, "suspended") != 0) {
         json_decref(x.arr);
         httpd_reply_error(r, 400, "invalid_request",
-                          "status must be one of pending, approved, rejected");
+                          "status must be one of pending, approved, rejected, suspended");
         return;
     }
     if (pv_ok(res)) {
@@ -1185,7 +1290,7 @@ static pv_result persist_eval(struct advisor_worker *w, struct store_chunk *c,
     struct store_chunk copy = *c;
 
     PV_GUARD(store_begin(w->st));
-    if (!pv_ok(store_evidence(w, e, evidence))) {
+    if (!pv_ok(advisor_evidence_put(w, e, evidence))) {
         store_rollback(w->st);
         PV_BAIL(PV_ERR_IO);
     }
@@ -1221,7 +1326,9 @@ static void approve_chunk(struct advisor_worker *w, const char *sandbox, const c
     if (!decision_open(&x, w, sandbox, id, r)) {
         return;
     }
-    if (strcmp(x.c.status, "pending") != 0 && strcmp(x.c.status, "rejected") != 0) {
+    if (strcmp(x.c.status, "pending") != 0 && strcmp(x.c.status, "rejected") != 0 &&
+        strcmp(x.c.status, "suspended") != 0) {
+        /* The reference's words; a suspended chunk is approvable too. */
         snprintf(detail, sizeof(detail), "chunk status is '%s', expected 'pending' or 'rejected'",
                  x.c.status);
         httpd_reply_error(r, 409, "failed_precondition", detail);
@@ -1314,35 +1421,6 @@ void advisor_approve(struct advisor_worker *w, const char *sandbox, const char *
     json_decref(args);
 }
 
-/* Remove an approved chunk's grant: recompose without it and write the
- * revision. Inside the transaction. */
-pv_result advisor_recompose(struct advisor_worker *w, int64_t sandbox, const char *skip,
-                            const char *cause, int64_t *rev, char hash[65], char *err,
-                            size_t errlen)
-{
-    struct model_policy *p = advisor_compose(w, sandbox, skip, err, errlen);
-    struct store_revision cur;
-    pv_result res;
-
-    if (p == NULL) {
-        PV_BAIL(PV_ERR_POLICY);
-    }
-    res = model_policy_sha256(p, hash);
-    if (pv_ok(res)) {
-        res = store_rev_latest(w->st, sandbox, &cur);
-    }
-    if (pv_ok(res)) {
-        bool same = strcmp(cur.hash, hash) == 0;
-        *rev = cur.rev;
-        store_revision_clear(&cur);
-        if (!same) {
-            res = write_revision(w, sandbox, p, NULL, cause, rev, hash);
-        }
-    }
-    model_policy_free(p);
-    return res;
-}
-
 /* Sanitised reason: control characters dropped, at most REASON_MAX bytes. */
 static char *clean_reason(const char *s)
 {
@@ -1368,6 +1446,32 @@ static char *clean_reason(const char *s)
     }
     out[o] = '\0';
     return out;
+}
+
+/* The chunk's own side of a reject or an undo: its new status, compare-and-
+ * set on 'expect'. */
+static pv_result chunk_leave(struct advisor_worker *w, struct store_chunk *c, bool undo,
+                             const char *reason, const char *expect)
+{
+    free(c->status);
+    free(c->decided_by);
+    c->status = pv_strdup(undo ? "pending" : "rejected");
+    c->decided_by = pv_strdup(undo ? "" : "reviewer");
+    c->decided_ms = undo ? 0 : advisor_now_ms();
+    c->approved_seq = 0;
+    c->approved_rev = 0;
+    c->auto_approved = false;
+    if (undo || reason[0] != '\0') {
+        free(c->rejection_reason);
+        c->rejection_reason = pv_strdup(undo ? "" : reason);
+    }
+    free(c->suspension_reason);
+    c->suspension_reason = pv_strdup("");
+    if (c->status == NULL || c->decided_by == NULL || c->rejection_reason == NULL ||
+        c->suspension_reason == NULL) {
+        PV_BAIL(PV_ERR_NOMEM);
+    }
+    return store_chunk_update(w->st, c, expect);
 }
 
 /* Reject (from pending or approved) or undo (approved -> pending). */
@@ -1399,7 +1503,9 @@ static void remove_or_reject(struct advisor_worker *w, const char *sandbox, cons
         return;
     }
     was_approved = strcmp(x.c.status, "approved") == 0;
-    if (undo ? !was_approved : (!was_approved && strcmp(x.c.status, "pending") != 0)) {
+    if (undo ? !was_approved
+             : (!was_approved && strcmp(x.c.status, "pending") != 0 &&
+                strcmp(x.c.status, "suspended") != 0)) {
         snprintf(detail, sizeof(detail), "chunk status is '%s', expected %s", x.c.status,
                  undo ? "'approved'" : "'pending' or 'approved'");
         httpd_reply_error(r, 409, "failed_precondition", detail);
@@ -1415,9 +1521,19 @@ static void remove_or_reject(struct advisor_worker *w, const char *sandbox, cons
         char cause[128];
         char err[1024] = "";
         char suffix[160];
+        struct advisor_composed comp;
         snprintf(cause, sizeof(cause), "%s %s", undo ? "undo" : "reject", x.c.id);
-        res = advisor_recompose(w, x.snap.sandbox, x.c.id, cause, &rev, hash, err, sizeof(err));
+        /* The chunk leaves first: the recomposition then sees it as what
+         * it is now, not as an approved chunk to prove again. */
+        memset(&comp, 0, sizeof(comp));
+        res = chunk_leave(w, &x.c, undo, reason, expect);
+        if (pv_ok(res)) {
+            res = advisor_recompose(w, x.snap.sandbox, x.c.id, cause, &comp, err, sizeof(err));
+        }
+        rev = comp.rev;
+        memcpy(hash, comp.hash, sizeof(hash));
         if (!pv_ok(res)) {
+            advisor_composed_clear(&comp);
             store_rollback(w->st);
             if (err[0] != '\0') {
                 snprintf(detail, sizeof(detail), "cannot remove the chunk's grant: %s", err);
@@ -1432,25 +1548,12 @@ static void remove_or_reject(struct advisor_worker *w, const char *sandbox, cons
                  "CONFIG:REMOVED [INFO] gateway %s approved draft chunk %s: remove-rule %s [%s]",
                  undo ? "reverted" : "removed previously", x.c.id, x.c.rule_name, suffix);
         res = advisor_event(w->st, x.snap.name, "CONFIG:REMOVED", removed,
-                            json_pack("{s:s,s:I,s:s}", "chunk_id", x.c.id, "version",
-                                      (json_int_t)rev, "hash", hash));
-    }
-    if (pv_ok(res)) {
-        free(x.c.status);
-        free(x.c.decided_by);
-        x.c.status = pv_strdup(undo ? "pending" : "rejected");
-        x.c.decided_by = pv_strdup(undo ? "" : "reviewer");
-        x.c.decided_ms = undo ? 0 : advisor_now_ms();
-        x.c.approved_seq = 0;
-        x.c.approved_rev = 0;
-        x.c.auto_approved = false;
-        if (undo || reason[0] != '\0') {
-            free(x.c.rejection_reason);
-            x.c.rejection_reason = pv_strdup(undo ? "" : reason);
-        }
-        res = x.c.status != NULL && x.c.decided_by != NULL && x.c.rejection_reason != NULL
-                  ? store_chunk_update(w->st, &x.c, expect)
-                  : pv_fail(PV_ERR_NOMEM, __func__);
+                            json_pack("{s:s,s:I,s:s,s:s,s:O,s:O}", "chunk_id", x.c.id, "version",
+                                      (json_int_t)rev, "hash", hash, "base_blob", comp.base_blob,
+                                      "chunks", comp.chunks, "suspended", comp.suspended));
+        advisor_composed_clear(&comp);
+    } else {
+        res = chunk_leave(w, &x.c, undo, reason, expect);
     }
     if (pv_ok(res) && !undo) {
         snprintf(line, sizeof(line), "CONFIG:REJECTED [LOW] chunk:%s rejected reason:\"%s\"",
@@ -1766,8 +1869,10 @@ void advisor_base_set(struct advisor_worker *w, const char *sandbox, const char 
     char line[512];
     char suffix[160];
     int64_t rev = 0;
+    struct advisor_composed comp;
     pv_result res;
 
+    memset(&comp, 0, sizeof(comp));
     if (p == NULL || yaml == NULL) {
         json_t *diags = json_array();
         for (size_t i = 0; d != NULL && i < model_diags_count(d) && i < 50; i++) {
@@ -1796,16 +1901,21 @@ void advisor_base_set(struct advisor_worker *w, const char *sandbox, const char 
         base.cause = PV_UNCONST(cause);
         res = store_base_put(w->st, x.snap.sandbox, &base);
     }
+    memset(&comp, 0, sizeof(comp));
     if (pv_ok(res)) {
-        res = advisor_recompose(w, x.snap.sandbox, NULL, "base", &rev, hash, err, sizeof(err));
+        res = advisor_recompose(w, x.snap.sandbox, NULL, "base", &comp, err, sizeof(err));
+        rev = comp.rev;
+        memcpy(hash, comp.hash, sizeof(hash));
     }
     advisor_event_suffix(suffix, sizeof(suffix), rev, hash);
     snprintf(line, sizeof(line), "CONFIG:MERGED [INFO] gateway set base policy revision %lld [%s]",
              (long long)base.rev, suffix);
     if (pv_ok(res)) {
         res = advisor_event(w->st, sandbox, "CONFIG:MERGED", line,
-                            json_pack("{s:I,s:s,s:I,s:s}", "base_revision", (json_int_t)base.rev,
-                                      "base_blob", blob, "version", (json_int_t)rev, "hash", hash));
+                            json_pack("{s:I,s:s,s:I,s:s,s:O,s:O}", "base_revision",
+                                      (json_int_t)base.rev, "base_blob", blob, "version",
+                                      (json_int_t)rev, "hash", hash, "chunks", comp.chunks,
+                                      "suspended", comp.suspended));
     }
     if (pv_ok(res)) {
         struct model_policy *eff = advisor_compose(w, x.snap.sandbox, NULL, err, sizeof(err));
@@ -1819,7 +1929,7 @@ void advisor_base_set(struct advisor_worker *w, const char *sandbox, const char 
         store_rollback(w->st);
         if (err[0] != '\0') {
             char detail[1200];
-            snprintf(detail, sizeof(detail), "the approved chunks do not merge into it: %s", err);
+            snprintf(detail, sizeof(detail), "the base policy cannot be composed: %s", err);
             httpd_reply_error(r, 409, "failed_precondition", detail);
         } else {
             reply_pv(r, res, "sandbox");
@@ -1828,11 +1938,14 @@ void advisor_base_set(struct advisor_worker *w, const char *sandbox, const char 
         log_line(line);
         advisor_changed(w->a);
         httpd_reply_json(r, 200,
-                         json_pack("{s:I,s:I,s:s}", "base_revision", (json_int_t)base.rev,
-                                   "policy_version", (json_int_t)rev, "policy_hash", hash));
+                         json_pack("{s:I,s:I,s:s,s:O}", "base_revision", (json_int_t)base.rev,
+                                   "policy_version", (json_int_t)rev, "policy_hash", hash,
+                                   "suspended",
+                                   comp.suspended != NULL ? comp.suspended : json_array()));
     }
     decision_close(&x);
 done:
+    advisor_composed_clear(&comp);
     free(yaml);
     model_policy_free(p);
     model_diags_free(d);

@@ -127,6 +127,28 @@ pv_result advisor_snapshot_take(struct advisor_worker *w, const char *sandbox,
     return PV_RESULT_OK;
 }
 
+pv_result advisor_snapshot_set_policy(struct advisor_snapshot *s, struct model_policy *p)
+{
+    char hash[65];
+    char *yaml = p != NULL ? model_policy_to_yaml_sha256(p, NULL, hash) : NULL;
+    char *lit = yaml != NULL ? json_string_literal(yaml) : NULL;
+
+    if (lit == NULL) {
+        free(yaml);
+        model_policy_free(p);
+        PV_BAIL(PV_ERR_NOMEM);
+    }
+    model_policy_free(s->policy);
+    free(s->yaml);
+    free(s->yaml_json);
+    s->policy = p;
+    s->yaml = yaml;
+    s->yaml_json = lit;
+    memcpy(s->hash, hash, sizeof(s->hash));
+    advisor_sha256_hex(yaml, strlen(yaml), s->blob);
+    return PV_RESULT_OK;
+}
+
 /* ===========================================================================
  * Helpers
  * ========================================================================= */
@@ -459,6 +481,13 @@ static void check_boundary(struct advisor_worker *w, const struct advisor_snapsh
 pv_result advisor_evaluate(struct advisor_worker *w, const struct advisor_snapshot *snap,
                            const char *name, const json_t *rule, struct advisor_eval *out)
 {
+    return advisor_evaluate_reuse(w, snap, name, rule, NULL, out);
+}
+
+pv_result advisor_evaluate_reuse(struct advisor_worker *w, const struct advisor_snapshot *snap,
+                                 const char *name, const json_t *rule, const char *known_token,
+                                 struct advisor_eval *out)
+{
     struct model_diags *d = model_diags_new();
     struct model_proposal *pr = NULL;
     char *text = NULL;
@@ -504,6 +533,17 @@ pv_result advisor_evaluate(struct advisor_worker *w, const struct advisor_snapsh
         out->diff = policy_diff(snap->yaml, out->candidate_yaml);
         json_object_set_new(out->evidence, "diff", json_string(out->diff != NULL ? out->diff : ""));
         note_changed_peer(snap, out);
+        if (known_token != NULL && out->application_error[0] == '\0') {
+            /* The same inputs as an evaluation already stored: its token
+             * names them all, so its proof stands (docs/advisor.md#reproof). */
+            token_of(out, name, rule_text, snap);
+            if (out->review_token != NULL && strcmp(out->review_token, known_token) == 0) {
+                out->reused = true;
+                goto done;
+            }
+            free(out->review_token);
+            out->review_token = NULL;
+        }
         prove(w, snap, rule_names_peer(rule) ? NULL : text, out);
         check_boundary(w, snap, out);
     }
@@ -514,6 +554,7 @@ pv_result advisor_evaluate(struct advisor_worker *w, const struct advisor_snapsh
         out->empty = false;
     }
     token_of(out, name, rule_text, snap);
+done:
     if (out->review_token == NULL) {
         goto nomem;
     }

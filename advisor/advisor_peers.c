@@ -204,7 +204,9 @@ pv_result advisor_peers_push(struct advisor_worker *w, const char *peer, json_t 
         char cause[200];
         char line[512];
         char suffix[160];
+        struct advisor_composed comp;
 
+        memset(&comp, 0, sizeof(comp));
         if (!mentions(w, l.ids[i], peer)) {
             continue;
         }
@@ -213,15 +215,20 @@ pv_result advisor_peers_push(struct advisor_worker *w, const char *peer, json_t 
             break;
         }
         snprintf(cause, sizeof(cause), "peer %s", peer);
-        r = advisor_recompose(w, l.ids[i], NULL, cause, &rev, hash, err, errlen);
+        /* Every approved chunk is proved again at the peer's new address
+         * (docs/advisor.md#reproof). */
+        r = advisor_recompose(w, l.ids[i], NULL, cause, &comp, err, errlen);
+        rev = comp.rev;
+        memcpy(hash, comp.hash, sizeof(hash));
         if (pv_ok(r) && rev != cur.rev) {
             advisor_event_suffix(suffix, sizeof(suffix), rev, hash);
             snprintf(line, sizeof(line),
                      "CONFIG:RESOLVED [INFO] gateway resolved target_sandbox %s again [%s]", peer,
                      suffix);
-            r = advisor_event(
-                w->st, l.names[i], "CONFIG:RESOLVED", line,
-                json_pack("{s:s,s:I,s:s}", "peer", peer, "version", (json_int_t)rev, "hash", hash));
+            r = advisor_event(w->st, l.names[i], "CONFIG:RESOLVED", line,
+                              json_pack("{s:s,s:I,s:s,s:s,s:O,s:O}", "peer", peer, "version",
+                                        (json_int_t)rev, "hash", hash, "base_blob", comp.base_blob,
+                                        "chunks", comp.chunks, "suspended", comp.suspended));
             if (pv_ok(r) && updated != NULL) {
                 json_array_append_new(updated, json_pack("{s:s,s:I,s:s}", "sandbox", l.names[i],
                                                          "policy_version", (json_int_t)rev,
@@ -229,6 +236,7 @@ pv_result advisor_peers_push(struct advisor_worker *w, const char *peer, json_t 
             }
         }
         store_revision_clear(&cur);
+        advisor_composed_clear(&comp);
     }
     dep_free(&l);
     return r;

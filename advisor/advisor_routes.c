@@ -515,6 +515,7 @@ static void sandbox_put_doc(struct advisor_worker *w, const struct httpd_req *rq
 {
     json_t *body = parse_body(rq, r);
     const char *field = which == R_CREDENTIALS ? "credentials" : "boundary";
+    json_t *suspended = NULL;
     char *text = NULL;
     char *stored = NULL;
     struct store_sandbox sb;
@@ -524,6 +525,7 @@ static void sandbox_put_doc(struct advisor_worker *w, const struct httpd_req *rq
     if (body == NULL) {
         return;
     }
+    suspended = json_array();
     text = doc_text(json_object_get(body, field));
     if (text == NULL) {
         char detail[96];
@@ -564,6 +566,13 @@ static void sandbox_put_doc(struct advisor_worker *w, const struct httpd_req *rq
         if (pv_ok(res)) {
             res = advisor_event(w->st, "", "CONFIG:SETTING", line, NULL);
         }
+        if (pv_ok(res)) {
+            /* Auto-approvals that rested on the old boundary are proved
+             * again (docs/advisor.md#reproof). Each sandbox's stripe is not
+             * held, as for a peer's push: the write transaction orders it
+             * with every decision. */
+            res = advisor_reprove_unbounded(w, "global boundary", suspended);
+        }
         commit_or_fail(w, &res);
     } else {
         res = store_sandbox_get(w->st, name, &sb);
@@ -587,6 +596,12 @@ static void sandbox_put_doc(struct advisor_worker *w, const struct httpd_req *rq
             if (pv_ok(res)) {
                 res = advisor_event(w->st, name, "CONFIG:SETTING", line, NULL);
             }
+            if (pv_ok(res)) {
+                /* What each approval grants can change with the
+                 * credentials or the boundary: prove them again
+                 * (docs/advisor.md#reproof). */
+                res = advisor_reprove_sandbox(w, sb.id, field, suspended);
+            }
             commit_or_fail(w, &res);
             pthread_mutex_unlock(mu);
             stored = old; /* freed below; sb owns the new text */
@@ -598,9 +613,12 @@ static void sandbox_put_doc(struct advisor_worker *w, const struct httpd_req *rq
     } else {
         pv_log_info("OCSF %s", line);
         advisor_changed(w->a);
-        httpd_reply_json(r, 200, json_pack("{s:s,s:b}", "document", field, "updated", true));
+        httpd_reply_json(
+            r, 200,
+            json_pack("{s:s,s:b,s:O}", "document", field, "updated", true, "suspended", suspended));
     }
 out:
+    json_decref(suspended);
     free(text);
     free(stored);
     json_decref(body);

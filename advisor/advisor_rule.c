@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "advisor/advisor.h"
 #include "common/pv_dynbuf.h"
@@ -396,4 +397,71 @@ char *advisor_proposal_text(const char *name, const json_t *rule, size_t *len)
         *len = strlen(text);
     }
     return text;
+}
+
+/* ===========================================================================
+ * Already allowed: which rules of the policy cover a proposed rule
+ * ========================================================================= */
+
+/* Does endpoint 'e' name host 'host' (case-insensitive) and port 'port'? */
+static bool endpoint_names(const struct model_endpoint *e, const char *host, int64_t port)
+{
+    const char *h = model_endpoint_host(e);
+
+    if (h == NULL || strcasecmp(h, host) != 0) {
+        return false;
+    }
+    for (size_t i = 0; i < model_endpoint_nports(e); i++) {
+        if ((int64_t)model_endpoint_port(e, i) == port) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool rule_lists_binary(const struct model_rule *r, const json_t *bins)
+{
+    size_t i;
+    const json_t *b;
+
+    json_array_foreach(bins, i, b)
+    {
+        const char *path = json_string_value(json_object_get(b, "path"));
+        for (size_t k = 0; path != NULL && k < model_rule_nbinaries(r); k++) {
+            if (strcmp(model_rule_binary(r, k), path) == 0) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+json_t *advisor_rule_covering(const struct model_policy *p, const json_t *rule)
+{
+    json_t *names = json_array();
+    const json_t *eps = json_object_get(rule, "endpoints");
+    const json_t *bins = json_object_get(rule, "binaries");
+
+    for (size_t i = 0; names != NULL && i < model_policy_nrules(p); i++) {
+        const struct model_rule *r = model_policy_rule(p, i);
+        bool hit = false;
+        size_t k;
+        const json_t *ep;
+
+        if (!rule_lists_binary(r, bins)) {
+            continue;
+        }
+        json_array_foreach(eps, k, ep)
+        {
+            const char *host = json_string_value(json_object_get(ep, "host"));
+            json_int_t port = json_integer_value(json_object_get(ep, "port"));
+            for (size_t e = 0; host != NULL && !hit && e < model_rule_nendpoints(r); e++) {
+                hit = endpoint_names(model_rule_endpoint(r, e), host, port);
+            }
+        }
+        if (hit) {
+            json_array_append_new(names, json_string(model_rule_display_name(r)));
+        }
+    }
+    return names;
 }

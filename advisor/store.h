@@ -32,7 +32,7 @@
 struct store;
 
 /* The schema version this build writes (migrations run on open). */
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 
 /* Open (creating when missing) the store in directory 'dir'. A newer schema
  * than STORE_SCHEMA_VERSION is refused. Message in 'err' on failure. */
@@ -176,7 +176,7 @@ struct store_chunk {
     char *id;
     int64_t sandbox;
     int64_t draft_version;
-    char *status; /* pending | approved | rejected */
+    char *status; /* pending | approved | rejected | suspended */
     char *rule_name;
     char *proposed_rule; /* canonical JSON of the rule */
     char *rationale;
@@ -204,6 +204,11 @@ struct store_chunk {
     int64_t approved_rev; /* the effective revision that first held it */
     bool auto_approved;
     char *decided_by; /* "" | reviewer | auto | supersede | reconcile | ... */
+    /* The blob digest of the evidence the approval rested on ("" when
+     * never approved); 'evidence' is the latest evaluation. A re-proof in a
+     * new context is held against this one (docs/advisor.md#reproof). */
+    char *approved_evidence;
+    char *suspension_reason; /* why the chunk is suspended; "" otherwise */
 };
 void store_chunk_clear(struct store_chunk *c);
 

@@ -123,6 +123,13 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
     "  sandbox INTEGER NOT NULL, name TEXT NOT NULL, base_url TEXT NOT NULL,"
     "  openapi_blob TEXT NOT NULL, created_ms INTEGER NOT NULL,"
     "  PRIMARY KEY (sandbox, name));",
+    /* 4 -> 5: approvals that stay proven (docs/advisor.md#reproof): the
+     * evidence an approval rested on, kept apart from the latest
+     * evaluation, and why a chunk is suspended. An approved chunk of an
+     * older store rested on the evaluation it still holds. */
+    "ALTER TABLE chunks ADD COLUMN approved_evidence TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE chunks ADD COLUMN suspension_reason TEXT NOT NULL DEFAULT '';"
+    "UPDATE chunks SET approved_evidence = evidence WHERE status = 'approved';",
 };
 
 /* ===========================================================================
@@ -1019,7 +1026,9 @@ void store_chunk_clear(struct store_chunk *c)
                      &c->dedup_key,
                      &c->stage,
                      &c->evidence,
-                     &c->decided_by};
+                     &c->decided_by,
+                     &c->approved_evidence,
+                     &c->suspension_reason};
 
     for (size_t i = 0; i < PV_ARRAY_LEN(strs); i++) {
         free(*strs[i]);
@@ -1032,7 +1041,7 @@ void store_chunk_clear(struct store_chunk *c)
     "confidence, created_ms, decided_ms, host, port, binary, hit_count, first_seen_ms, "        \
     "last_seen_ms, validation_result, rejection_reason, application_error, review_token, "      \
     "current_hash, candidate_hash, analysis_mode, dedup_key, stage, evidence, approved_seq, "   \
-    "approved_rev, auto_approved, decided_by"
+    "approved_rev, auto_approved, decided_by, approved_evidence, suspension_reason"
 
 static pv_result chunk_row(sqlite3_stmt *st, struct store_chunk *c)
 {
@@ -1073,6 +1082,8 @@ static pv_result chunk_row(sqlite3_stmt *st, struct store_chunk *c)
     I(approved_rev);
     c->auto_approved = sqlite3_column_int(st, i++) != 0;
     T(decided_by);
+    T(approved_evidence);
+    T(suspension_reason);
 #undef T
 #undef I
     if (!ok) {
@@ -1086,16 +1097,17 @@ pv_result store_chunk_insert(struct store *s, const struct store_chunk *c)
 {
     sqlite3_stmt *st = prep(s, "INSERT INTO chunks (" CHUNK_COLS ") VALUES (?, ?, ?, ?, ?, ?, ?, "
                                "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                               "?, ?)");
+                               "?, ?, ?, ?)");
 
     if (st == NULL ||
-        !bind(st, "siisssssdiisisiiissssssssssiiis", c->id, c->sandbox, c->draft_version, c->status,
-              c->rule_name, c->proposed_rule, c->rationale, c->security_notes, c->confidence,
-              c->created_ms, c->decided_ms, c->host, c->port, c->binary, c->hit_count,
-              c->first_seen_ms, c->last_seen_ms, c->validation_result, c->rejection_reason,
-              c->application_error, c->review_token, c->current_hash, c->candidate_hash,
-              c->analysis_mode, c->dedup_key, c->stage, c->evidence, c->approved_seq,
-              c->approved_rev, (int64_t)c->auto_approved, c->decided_by)) {
+        !bind(st, "siisssssdiisisiiissssssssssiiisss", c->id, c->sandbox, c->draft_version,
+              c->status, c->rule_name, c->proposed_rule, c->rationale, c->security_notes,
+              c->confidence, c->created_ms, c->decided_ms, c->host, c->port, c->binary,
+              c->hit_count, c->first_seen_ms, c->last_seen_ms, c->validation_result,
+              c->rejection_reason, c->application_error, c->review_token, c->current_hash,
+              c->candidate_hash, c->analysis_mode, c->dedup_key, c->stage, c->evidence,
+              c->approved_seq, c->approved_rev, (int64_t)c->auto_approved, c->decided_by,
+              c->approved_evidence, c->suspension_reason)) {
         done(s, st);
         PV_BAIL(PV_ERR_IO);
     }
@@ -1137,16 +1149,17 @@ pv_result store_chunk_update(struct store *s, const struct store_chunk *c,
            "security_notes = ?, confidence = ?, decided_ms = ?, hit_count = ?, "
            "last_seen_ms = ?, validation_result = ?, rejection_reason = ?, "
            "application_error = ?, review_token = ?, current_hash = ?, candidate_hash = ?, "
-           "evidence = ?, approved_seq = ?, approved_rev = ?, auto_approved = ?, decided_by = ? "
+           "evidence = ?, approved_seq = ?, approved_rev = ?, auto_approved = ?, decided_by = ?, "
+           "approved_evidence = ?, suspension_reason = ? "
            "WHERE id = ? AND sandbox = ? AND status = ?");
 
     if (st == NULL ||
-        !bind(st, "sssssdiiisssssssiiissis", c->status, c->rule_name, c->proposed_rule,
+        !bind(st, "sssssdiiisssssssiiissssis", c->status, c->rule_name, c->proposed_rule,
               c->rationale, c->security_notes, c->confidence, c->decided_ms, c->hit_count,
               c->last_seen_ms, c->validation_result, c->rejection_reason, c->application_error,
               c->review_token, c->current_hash, c->candidate_hash, c->evidence, c->approved_seq,
-              c->approved_rev, (int64_t)c->auto_approved, c->decided_by, c->id, c->sandbox,
-              expect_status)) {
+              c->approved_rev, (int64_t)c->auto_approved, c->decided_by, c->approved_evidence,
+              c->suspension_reason, c->id, c->sandbox, expect_status)) {
         done(s, st);
         PV_BAIL(PV_ERR_IO);
     }

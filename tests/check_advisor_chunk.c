@@ -632,10 +632,29 @@ START_TEST(test_vec_conditional_reject_spares_approved)
     char c2[64];
     int64_t r1;
 
+    char body[1024];
+    json_t *j;
+
     submit("ex", "example.com", "GET", "/x", c1);
     approve_ok(c1);
     r1 = rev_now();
-    submit("ex", "example.com", "GET", "/x", c2);
+    /* The same rule again adds nothing: answered already_allowed, naming
+     * the rule that covers it, and never stored (docs/advisor.md#reproof). */
+    rule_body(body, sizeof(body), "ex2",
+              "\"host\":\"example.com\",\"port\":443,\"protocol\":\"rest\",\"enforcement\":"
+              "\"enforce\",\"rules\":[{\"allow\":{\"method\":\"GET\",\"path\":\"/x\"}}]",
+              "/usr/bin/curl");
+    j = submit_body("sb", NULL, body, 202);
+    ck_assert_str_eq(str(j, "status"), "already_allowed");
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "accepted_chunks")), 0);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "already_allowed_chunks")), 1);
+    ck_assert_str_eq(
+        json_string_value(json_array_get(
+            json_object_get(json_array_get(json_object_get(j, "already_allowed"), 0), "covered_by"),
+            0)),
+        "ex");
+    json_decref(j);
+    (void)c2;
     status_is(c1, "approved");
     ck_assert_int_eq(rev_now(), r1);
 }
@@ -1120,6 +1139,190 @@ START_TEST(test_vec_audit_lines)
 }
 END_TEST
 
+/* ===========================================================================
+ * Approvals that stay proven (docs/advisor.md#reproof)
+ * ========================================================================= */
+
+static const char base_other[] = "version: 1\n"
+                                 "network_policies:\n"
+                                 "  other:\n"
+                                 "    name: other\n"
+                                 "    endpoints:\n"
+                                 "      - host: other.example.com\n"
+                                 "        port: 443\n"
+                                 "    binaries:\n"
+                                 "      - path: /usr/bin/wget\n";
+
+static void base_set(const char *text)
+{
+    struct httpd_reply r;
+
+    memset(&r, 0, sizeof(r));
+    advisor_base_set(w, "sb", text, strlen(text), "operator", &r);
+    ck_assert_msg(r.status == 200, "base: %u %s", r.status,
+                  r.body != NULL ? json_dumps(r.body, 0) : "");
+    json_decref(r.body);
+}
+
+/* Approve 'id' however its inputs moved: a 412 refreshes the evaluation,
+ * the second try uses the refreshed token. */
+static void approve_fresh(const char *id)
+{
+    char body[256];
+    struct httpd_reply r;
+
+    token_body(id, body, sizeof(body));
+    memset(&r, 0, sizeof(r));
+    advisor_approve(w, "sb", id, body, strlen(body), &r);
+    json_decref(r.body);
+    if (r.status == 412) {
+        approve_ok(id);
+    } else {
+        ck_assert_uint_eq(r.status, 200);
+    }
+}
+
+/* The same L4 rule as the policy in force: answered already_allowed, with
+ * the covering rule, and nothing stored - whatever the mode. */
+START_TEST(test_reproof_l4_copy_already_allowed)
+{
+    char body[1024];
+    json_t *j;
+    int64_t r0 = rev_now();
+
+    set_setting("", ADVISOR_SET_MODE, "\"auto\"");
+    rule_body(body, sizeof(body), "mine", ep_gh_l4, "/usr/bin/curl");
+    j = submit_body("sb", NULL, body, 202);
+    ck_assert_str_eq(str(j, "status"), "already_allowed");
+    ck_assert_int_eq(json_array_size(json_object_get(j, "accepted_chunk_ids")), 0);
+    ck_assert_str_eq(
+        json_string_value(json_array_get(
+            json_object_get(json_array_get(json_object_get(j, "already_allowed"), 0), "covered_by"),
+            0)),
+        "gh");
+    json_decref(j);
+    ck_assert_int_eq(rev_now(), r0);
+    j = history();
+    ck_assert_int_eq(json_array_size(j), 0);
+    json_decref(j);
+}
+END_TEST
+
+/* The dormant-authority attack, through a reviewer: an L4 rule approved
+ * while an L7 rule folded it away (grants nothing), then the L7 rule is
+ * undone. The L4 chunk is proved again, found to grant opaque access to a
+ * credentialed host, and suspended: the policy returns to the base. */
+START_TEST(test_reproof_dormant_undo_suspends)
+{
+    char l4[64];
+    char ro[64];
+    char *h_base;
+    char *h_now;
+    struct last_event ev;
+    json_t *j;
+
+    base_set(base_other);
+    h_base = policy_hash();
+    submit_rule(NULL, "l4", ep_gh_l4, "/usr/bin/curl", l4);
+    submit("ro", "api.github.com", "GET", "/repos/**", ro);
+    approve_ok(ro);
+    /* reconcile rejected the L4 chunk (the L7 rule covers it); the
+     * reviewer approves it anyway: it grants nothing at this moment */
+    status_is(l4, "rejected");
+    approve_fresh(l4);
+    status_is(l4, "approved");
+    json_decref(call(advisor_undo_call, ro, "", 200));
+    status_is(ro, "pending");
+    j = show(l4);
+    ck_assert_str_eq(str(j, "status"), "suspended");
+    ck_assert_msg(strstr(str(j, "suspension_reason"), "new ") != NULL, "%s",
+                  str(j, "suspension_reason"));
+    ck_assert_ptr_nonnull(json_object_get(j, "approved_evidence"));
+    json_decref(j);
+    h_now = policy_hash();
+    ck_assert_str_eq(h_now, h_base);
+    last_line("CONFIG:SUSPENDED", &ev);
+    ck_assert_msg(strstr(ev.line, l4) != NULL, "%s", ev.line);
+    /* A reviewer may approve it again, with the new evidence in front. */
+    approve_fresh(l4);
+    status_is(l4, "approved");
+    free(h_now);
+    h_now = policy_hash();
+    ck_assert_str_ne(h_now, h_base);
+    free(h_base);
+    free(h_now);
+}
+END_TEST
+
+/* New credentials on a host an approved L4 rule reaches: the rule is
+ * proved again and suspended; the answer lists it. */
+START_TEST(test_reproof_credentials_suspend)
+{
+    char id[64];
+    int64_t r1;
+    json_t *suspended = json_array();
+    struct store_sandbox sb;
+
+    submit_rule(NULL, "plain", "\"host\":\"example.org\",\"port\":443", "/usr/bin/curl", id);
+    approve_ok(id);
+    r1 = rev_now();
+    ck_assert(pv_ok(store_sandbox_get(w->st, "sb", &sb)));
+    free(sb.credentials);
+    sb.credentials = strdup("credentials:\n  - {name: org, type: api-key, target_hosts: "
+                            "[example.org]}\n");
+    ck_assert(pv_ok(store_begin(w->st)));
+    ck_assert(pv_ok(store_sandbox_update(w->st, &sb)));
+    ck_assert(pv_ok(advisor_reprove_sandbox(w, sb.id, "credentials", suspended)));
+    ck_assert(pv_ok(store_commit(w->st)));
+    store_sandbox_clear(&sb);
+    ck_assert_int_eq(json_array_size(suspended), 1);
+    ck_assert_str_eq(json_string_value(json_array_get(suspended, 0)), id);
+    json_decref(suspended);
+    status_is(id, "suspended");
+    ck_assert_int_eq(rev_now(), r1 + 1);
+}
+END_TEST
+
+/* A change of context that grows nothing keeps the approval: an unrelated
+ * base rule, and an approval reviewed with findings. No prover call is
+ * needed when nothing moved under a chunk (its token names its inputs). */
+START_TEST(test_reproof_unrelated_base_keeps)
+{
+    char id[64];
+    static const char base3[] = "version: 1\n"
+                                "network_policies:\n"
+                                "  gh:\n"
+                                "    name: gh\n"
+                                "    endpoints:\n"
+                                "      - host: api.github.com\n"
+                                "        port: 443\n"
+                                "        protocol: rest\n"
+                                "        enforcement: enforce\n"
+                                "        access: read-only\n"
+                                "    binaries:\n"
+                                "      - path: /usr/bin/curl\n"
+                                "  other:\n"
+                                "    name: other\n"
+                                "    endpoints:\n"
+                                "      - host: other.example.com\n"
+                                "        port: 443\n"
+                                "    binaries:\n"
+                                "      - path: /usr/bin/wget\n";
+    json_t *j;
+
+    submit("wr", "api.github.com", "POST", "/repos/x", id);
+    j = show(id);
+    ck_assert_msg(strstr(str(j, "validation_result"), "capability_expansion") != NULL, "%s",
+                  str(j, "validation_result"));
+    json_decref(j);
+    approve_ok(id);
+    base_set(base3);
+    status_is(id, "approved");
+    base_set(base_policy);
+    status_is(id, "approved");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("advisor_chunk");
@@ -1153,6 +1356,10 @@ static Suite *suite(void)
     tcase_add_test(t, test_vec_changed_inputs_refresh_token);
     tcase_add_test(t, test_vec_reserved_provider_prefix);
     tcase_add_test(t, test_vec_dedup);
+    tcase_add_test(t, test_reproof_l4_copy_already_allowed);
+    tcase_add_test(t, test_reproof_dormant_undo_suspends);
+    tcase_add_test(t, test_reproof_credentials_suspend);
+    tcase_add_test(t, test_reproof_unrelated_base_keeps);
     tcase_add_test(t, test_vec_approve_all);
     tcase_add_test(t, test_vec_edit_recomputes_notes);
     tcase_add_test(t, test_vec_audit_lines);

@@ -1,0 +1,581 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* advisor_reprove.c - approvals that stay proven (docs/advisor.md#reproof)
+ *
+ * An approval is proved against the effective policy of its moment. When
+ * that context changes under it - a new base revision, an undo or reject of
+ * an earlier chunk, a peer's new address, new credentials, a new boundary -
+ * what the chunk grants can change too: an L4 rule folded into an operator's
+ * L7 rule adds nothing until the operator removes that rule, and then it is
+ * opaque access to a credentialed host. So every recomposition walks the
+ * approved chunks in approval order and proves each again against the
+ * policy composed so far. The invariant: no effective revision grants what
+ * no decision covered.
+ *
+ *  - A chunk whose inputs are exactly those of its stored evaluation (same
+ *    context, candidate, credentials and boundary: its review token names
+ *    them all) keeps its proof without a prover call.
+ *  - Otherwise it is proved again, and the new evidence is held against the
+ *    evidence its approval rested on (advisor_evidence_covered). Covered:
+ *    the chunk stays, with the new evaluation stored. Not covered: it is
+ *    suspended - left out of the composition, status `suspended`, back in
+ *    the inbox with both evidences, a CONFIG:SUSPENDED event - until a
+ *    reviewer approves it again or rejects it.
+ *  - A chunk that no longer merges, or that the prover cannot decide, is
+ *    suspended too: a proof that did not happen covers nothing.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "advisor/advisor.h"
+#include "advisor/store.h"
+#include "common/pv_log.h"
+#include "model/model.h"
+
+/* ===========================================================================
+ * Evidence coverage
+ * ========================================================================= */
+
+/* Is every string of array 'a' in array 'b'? (Absent arrays are empty.) */
+static bool strings_within(const json_t *a, const json_t *b)
+{
+    size_t i;
+    const json_t *x;
+
+    json_array_foreach(a, i, x)
+    {
+        bool found = false;
+        size_t j;
+        const json_t *y;
+        json_array_foreach(b, j, y)
+        {
+            if (json_equal(x, y)) {
+                found = true;
+                break;
+            }
+        }
+        if (!found) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool same_member(const json_t *a, const json_t *b, const char *key)
+{
+    const json_t *x = json_object_get(a, key);
+    const json_t *y = json_object_get(b, key);
+
+    return (x == NULL && y == NULL) || (x != NULL && y != NULL && json_equal(x, y));
+}
+
+/* A grant is covered by an approved grant of the same binary pattern, host,
+ * route and peer whose ports, access, credentials and private destinations
+ * include its own. */
+static bool grant_covered(const json_t *g, const json_t *approved)
+{
+    size_t i;
+    const json_t *a;
+
+    json_array_foreach(approved, i, a)
+    {
+        if (same_member(g, a, "binary") && same_member(g, a, "host") &&
+            same_member(g, a, "route") && same_member(g, a, "target_sandbox") &&
+            strings_within(json_object_get(g, "ports"), json_object_get(a, "ports")) &&
+            strings_within(json_object_get(g, "access"), json_object_get(a, "access")) &&
+            strings_within(json_object_get(g, "credentials"), json_object_get(a, "credentials")) &&
+            strings_within(json_object_get(g, "private_destinations"),
+                           json_object_get(a, "private_destinations"))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A finding path without what depends on the context's wording: its
+ * witness (one concrete request of many) and the rule it is attributed to
+ * (the merge may fold the chunk into another rule). */
+static json_t *path_key(const json_t *path)
+{
+    json_t *k = json_deep_copy(path);
+
+    if (k != NULL) {
+        json_object_del(k, "witness");
+        json_object_del(k, "rule");
+    }
+    return k;
+}
+
+static const json_t *category_of(const json_t *findings, const char *category)
+{
+    size_t i;
+    const json_t *f;
+
+    json_array_foreach(findings, i, f)
+    {
+        const char *c = json_string_value(json_object_get(f, "category"));
+        if (c != NULL && strcmp(c, category) == 0) {
+            return f;
+        }
+    }
+    return NULL;
+}
+
+static bool path_in(const json_t *path, const json_t *finding)
+{
+    json_t *k = path_key(path);
+    size_t i;
+    const json_t *p;
+    bool found = false;
+
+    json_array_foreach(json_object_get(finding, "paths"), i, p)
+    {
+        json_t *pk = path_key(p);
+        found = k != NULL && pk != NULL && json_equal(k, pk);
+        json_decref(pk);
+        if (found) {
+            break;
+        }
+    }
+    json_decref(k);
+    return found;
+}
+
+static json_int_t paths_total(const json_t *finding)
+{
+    const json_t *t = json_object_get(finding, "paths_total");
+
+    return json_is_integer(t) ? json_integer_value(t)
+                              : (json_int_t)json_array_size(json_object_get(finding, "paths"));
+}
+
+/* "binary -> host:port" of a grant or finding path, for a reason. */
+static void describe(const json_t *x, char *out, size_t len)
+{
+    const char *bin = json_string_value(json_object_get(x, "binary"));
+    const char *host = json_string_value(json_object_get(x, "host"));
+    const char *peer = json_string_value(json_object_get(x, "target_sandbox"));
+    const json_t *ports = json_object_get(x, "ports");
+    const json_t *port = json_object_get(x, "port");
+    const char *route = json_string_value(json_object_get(x, "route"));
+    json_int_t p = json_is_integer(port)        ? json_integer_value(port)
+                   : json_array_size(ports) > 0 ? json_integer_value(json_array_get(ports, 0))
+                                                : 0;
+
+    snprintf(out, len, "%.300s -> %.300s:%lld%s%.20s", bin != NULL ? bin : "?",
+             host != NULL && host[0] != '\0' ? host
+             : peer != NULL                  ? peer
+                                             : "(hostless)",
+             (long long)p, route != NULL ? " " : "", route != NULL ? route : "");
+}
+
+bool advisor_evidence_covered(const json_t *approved, const struct advisor_eval *e,
+                              bool auto_approved, char *why, size_t len)
+{
+    const json_t *ap = json_object_get(approved, "prover");
+    const json_t *np = json_object_get(e->evidence, "prover");
+    const json_t *ab = json_object_get(approved, "boundary");
+    const char *averdict = json_string_value(json_object_get(ab, "verdict"));
+    size_t i;
+    const json_t *x;
+    char what[700];
+
+    if (e->candidate == NULL || e->application_error[0] != '\0') {
+        snprintf(why, len, "could not be proved again: %s",
+                 e->application_error[0] != '\0' ? e->application_error : "no candidate");
+        return false;
+    }
+    if (e->reused) {
+        return true;
+    }
+    json_array_foreach(json_object_get(np, "findings"), i, x)
+    {
+        const char *cat = json_string_value(json_object_get(x, "category"));
+        const json_t *af = cat != NULL ? category_of(json_object_get(ap, "findings"), cat) : NULL;
+        size_t j;
+        const json_t *path;
+
+        if (af == NULL) {
+            describe(json_array_get(json_object_get(x, "paths"), 0), what, sizeof(what));
+            snprintf(why, len, "new finding %s: %s", cat != NULL ? cat : "?", what);
+            return false;
+        }
+        if (paths_total(x) > paths_total(af)) {
+            snprintf(why, len, "%s now has %lld paths, %lld when approved", cat,
+                     (long long)paths_total(x), (long long)paths_total(af));
+            return false;
+        }
+        json_array_foreach(json_object_get(x, "paths"), j, path)
+        {
+            if (!path_in(path, af) &&
+                json_array_size(json_object_get(af, "paths")) == (size_t)paths_total(af)) {
+                describe(path, what, sizeof(what));
+                snprintf(why, len, "new finding %s: %s", cat, what);
+                return false;
+            }
+        }
+    }
+    json_array_foreach(json_object_get(np, "grants"), i, x)
+    {
+        if (!grant_covered(x, json_object_get(ap, "grants"))) {
+            describe(x, what, sizeof(what));
+            snprintf(why, len, "new grant: %s", what);
+            return false;
+        }
+    }
+    if (!e->within_boundary &&
+        ((averdict != NULL && strcmp(averdict, "within") == 0) || (ab == NULL && auto_approved))) {
+        snprintf(why, len, "the candidate is no longer within the auto-approval boundary");
+        return false;
+    }
+    if (auto_approved && e->security_notes[0] != '\0') {
+        snprintf(why, len, "approved automatically, and now carries security notes: %.600s",
+                 e->security_notes);
+        return false;
+    }
+    return true;
+}
+
+/* ===========================================================================
+ * Composition
+ * ========================================================================= */
+
+void advisor_composed_clear(struct advisor_composed *c)
+{
+    json_decref(c->chunks);
+    json_decref(c->suspended);
+    memset(c, 0, sizeof(*c));
+}
+
+static void ids_collect(void *arg, const struct store_chunk *c)
+{
+    json_array_append_new(arg, json_string(c->id));
+}
+
+json_t *advisor_composition(struct advisor_worker *w, int64_t sandbox)
+{
+    struct store_revision base;
+    json_t *ids = json_array();
+    json_t *out;
+
+    if (ids == NULL || !pv_ok(store_base_latest(w->st, sandbox, &base))) {
+        json_decref(ids);
+        return NULL;
+    }
+    if (!pv_ok(store_chunk_each_approved(w->st, sandbox, ids_collect, ids))) {
+        store_revision_clear(&base);
+        json_decref(ids);
+        return NULL;
+    }
+    out = json_pack("{s:s,s:o}", "base_blob", base.blob, "chunks", ids);
+    store_revision_clear(&base);
+    return out;
+}
+
+/* The base revision's policy with its peers resolved, as the snapshot's
+ * context; its blob digest into 'blob'. */
+static pv_result base_context(struct advisor_worker *w, int64_t sandbox,
+                              struct advisor_snapshot *snap, char blob[65], char *err,
+                              size_t errlen)
+{
+    struct store_revision base;
+    struct model_diags *d = model_diags_new();
+    struct model_policy *p = NULL;
+    char *yaml = NULL;
+    size_t len = 0;
+    pv_result r;
+
+    if (d == NULL || !pv_ok(store_base_latest(w->st, sandbox, &base))) {
+        snprintf(err, errlen, "the sandbox has no base policy");
+        model_diags_free(d);
+        PV_BAIL(PV_ERR_POLICY);
+    }
+    snprintf(blob, 65, "%s", base.blob);
+    yaml = store_blob_get(w->st, base.blob, &len);
+    store_revision_clear(&base);
+    if (yaml != NULL) {
+        p = model_policy_load("base", yaml, len, MODEL_FMT_YAML, d);
+    }
+    free(yaml);
+    model_diags_free(d);
+    if (p == NULL) {
+        snprintf(err, errlen, "cannot read the base policy");
+        PV_BAIL(PV_ERR_POLICY);
+    }
+    r = advisor_resolve_peers(w, p, err, errlen);
+    if (!pv_ok(r)) {
+        model_policy_free(p);
+        return r;
+    }
+    return advisor_snapshot_set_policy(snap, p);
+}
+
+/* Store a fresh evaluation of an approved chunk that stays, or suspend it
+ * (status 'suspended', the reason, the new evaluation beside the approved
+ * evidence). Compare-and-set on "approved". */
+static pv_result chunk_after(struct advisor_worker *w, struct store_chunk *c,
+                             const struct advisor_eval *e, const char *context, const char *why)
+{
+    char evidence[65] = "";
+    struct store_chunk upd = *c; /* borrows c's strings and e's */
+    char *old_approved = NULL;
+
+    if (e->validation_result != NULL) {
+        PV_GUARD(advisor_evidence_put(w, e, evidence));
+        upd.validation_result = e->validation_result;
+        upd.application_error = e->application_error;
+        upd.security_notes = e->security_notes;
+        upd.review_token = e->review_token;
+        upd.current_hash = PV_UNCONST(context);
+        upd.candidate_hash = PV_UNCONST(e->candidate_hash);
+        upd.evidence = evidence[0] != '\0' ? evidence : c->evidence;
+    }
+    if (c->approved_evidence[0] == '\0') {
+        old_approved = c->evidence; /* an approval from before schema 5 */
+        upd.approved_evidence = old_approved;
+    }
+    if (why != NULL) {
+        upd.status = PV_UNCONST("suspended");
+        upd.suspension_reason = PV_UNCONST(why);
+        upd.approved_seq = 0;
+        upd.decided_ms = advisor_now_ms();
+        upd.decided_by = PV_UNCONST("reproof");
+    }
+    return store_chunk_update(w->st, &upd, "approved");
+}
+
+/* The approved chunk ids, in approval order. */
+static json_t *approved_ids(struct advisor_worker *w, int64_t sandbox)
+{
+    json_t *ids = json_array();
+
+    if (ids != NULL && !pv_ok(store_chunk_each_approved(w->st, sandbox, ids_collect, ids))) {
+        json_decref(ids);
+        return NULL;
+    }
+    return ids;
+}
+
+static json_t *approved_evidence(struct advisor_worker *w, const struct store_chunk *c)
+{
+    const char *blob = c->approved_evidence[0] != '\0' ? c->approved_evidence : c->evidence;
+    char *text = blob[0] != '\0' ? store_blob_get(w->st, blob, NULL) : NULL;
+    json_t *j = text != NULL ? json_loads(text, 0, NULL) : NULL;
+
+    free(text);
+    return j != NULL ? j : json_object();
+}
+
+/* Prove approved chunk 'id' again in the snapshot's context: it stays (its
+ * candidate becomes the context, its id joins 'out->chunks') or it is
+ * suspended (its id and reason join 'reasons'). */
+static pv_result reprove_one(struct advisor_worker *w, struct advisor_snapshot *snap,
+                             const char *id, struct advisor_composed *out, json_t *reasons)
+{
+    struct store_chunk c;
+    struct advisor_eval e;
+    json_t *rule;
+    json_t *approved;
+    char why[1200] = "";
+    char context[65];
+    bool keep;
+    pv_result r;
+
+    PV_GUARD(store_chunk_get(w->st, snap->sandbox, id, &c));
+    rule = json_loads(c.proposed_rule, 0, NULL);
+    if (rule == NULL) {
+        store_chunk_clear(&c);
+        PV_BAIL(PV_ERR_IO);
+    }
+    r = advisor_evaluate_reuse(w, snap, c.rule_name, rule, c.review_token, &e);
+    json_decref(rule);
+    if (!pv_ok(r)) {
+        store_chunk_clear(&c);
+        return r;
+    }
+    approved = approved_evidence(w, &c);
+    keep = advisor_evidence_covered(approved, &e, c.auto_approved, why, sizeof(why));
+    json_decref(approved);
+    memcpy(context, snap->hash, sizeof(context));
+    if (keep && e.reused && c.approved_evidence[0] != '\0') {
+        r = PV_RESULT_OK; /* nothing to write: the stored evaluation holds */
+    } else {
+        r = chunk_after(w, &c, e.reused ? &(struct advisor_eval){0} : &e, context,
+                        keep ? NULL : why);
+    }
+    if (pv_ok(r) && keep) {
+        r = advisor_snapshot_set_policy(snap, e.candidate);
+        e.candidate = NULL;
+        if (pv_ok(r) && json_array_append_new(out->chunks, json_string(c.id)) != 0) {
+            r = pv_fail(PV_ERR_NOMEM, __func__);
+        }
+    } else if (pv_ok(r)) {
+        if (json_array_append_new(
+                reasons,
+                json_pack("{s:s,s:s,s:s,s:s,s:s}", "chunk_id", c.id, "rule_name", c.rule_name,
+                          "reason", why, "approved_evidence_blob",
+                          c.approved_evidence[0] != '\0' ? c.approved_evidence : c.evidence,
+                          "context_hash", context)) != 0) {
+            r = pv_fail(PV_ERR_NOMEM, __func__);
+        }
+    }
+    advisor_eval_clear(&e);
+    store_chunk_clear(&c);
+    return r;
+}
+
+/* One CONFIG:SUSPENDED event per suspended chunk, naming the revision that
+ * left it out. */
+static pv_result suspended_events(struct advisor_worker *w, const char *sandbox_name,
+                                  const json_t *reasons, const struct advisor_composed *out,
+                                  const char *cause)
+{
+    size_t i;
+    const json_t *s;
+    char suffix[160];
+
+    advisor_event_suffix(suffix, sizeof(suffix), out->rev, out->hash);
+    json_array_foreach(reasons, i, s)
+    {
+        const char *id = json_string_value(json_object_get(s, "chunk_id"));
+        const char *why = json_string_value(json_object_get(s, "reason"));
+        char line[2048];
+        json_t *extra = json_deep_copy(s);
+
+        snprintf(line, sizeof(line),
+                 "CONFIG:SUSPENDED [MEDIUM] gateway suspended approved chunk %s after %s: %s [%s]",
+                 id, cause, why, suffix);
+        PV_ENSURE(extra != NULL, PV_ERR_NOMEM);
+        json_object_set_new(extra, "cause", json_string(cause));
+        json_object_set_new(extra, "version", json_integer(out->rev));
+        json_object_set_new(extra, "hash", json_string(out->hash));
+        json_object_set_new(extra, "base_blob", json_string(out->base_blob));
+        json_object_set(extra, "chunks", out->chunks);
+        PV_GUARD(advisor_event(w->st, sandbox_name, "CONFIG:SUSPENDED", line, extra));
+        pv_log_info("OCSF %s", line);
+        json_array_append_new(out->suspended, json_string(id));
+    }
+    return PV_RESULT_OK;
+}
+
+pv_result advisor_recompose(struct advisor_worker *w, int64_t sandbox, const char *skip,
+                            const char *cause, struct advisor_composed *out, char *err,
+                            size_t errlen)
+{
+    struct store_sandbox sb;
+    struct advisor_snapshot snap;
+    struct store_revision cur;
+    json_t *ids = NULL;
+    json_t *reasons = json_array();
+    size_t i;
+    const json_t *id;
+    pv_result r;
+
+    memset(out, 0, sizeof(*out));
+    out->chunks = json_array();
+    out->suspended = json_array();
+    if (reasons == NULL || out->chunks == NULL || out->suspended == NULL) {
+        json_decref(reasons);
+        PV_BAIL(PV_ERR_NOMEM);
+    }
+    PV_GUARD(store_sandbox_get_id(w->st, sandbox, &sb));
+    r = advisor_snapshot_take(w, sb.name, &snap);
+    if (pv_ok(r)) {
+        r = base_context(w, sandbox, &snap, out->base_blob, err, errlen);
+        ids = pv_ok(r) ? approved_ids(w, sandbox) : NULL;
+        if (pv_ok(r) && ids == NULL) {
+            r = pv_fail(PV_ERR_IO, __func__);
+        }
+        json_array_foreach(ids, i, id)
+        {
+            if (!pv_ok(r)) {
+                break;
+            }
+            if (skip != NULL && strcmp(json_string_value(id), skip) == 0) {
+                continue;
+            }
+            r = reprove_one(w, &snap, json_string_value(id), out, reasons);
+        }
+        if (pv_ok(r)) {
+            r = store_rev_latest(w->st, sandbox, &cur);
+        }
+        if (pv_ok(r)) {
+            out->rev = cur.rev;
+            memcpy(out->hash, snap.hash, sizeof(out->hash));
+            if (strcmp(cur.hash, snap.hash) != 0) {
+                r = advisor_revision_write(w, sandbox, snap.policy, snap.yaml, cause, &out->rev,
+                                           out->hash);
+            }
+            store_revision_clear(&cur);
+        }
+        if (pv_ok(r)) {
+            r = suspended_events(w, sb.name, reasons, out, cause);
+        }
+        advisor_snapshot_clear(&snap);
+    }
+    store_sandbox_clear(&sb);
+    json_decref(ids);
+    json_decref(reasons);
+    return r;
+}
+
+/* ===========================================================================
+ * Inputs that change without a new policy: credentials, boundaries
+ * ========================================================================= */
+
+pv_result advisor_reprove_sandbox(struct advisor_worker *w, int64_t sandbox, const char *cause,
+                                  json_t *suspended)
+{
+    struct advisor_composed comp;
+    char err[1024] = "";
+    pv_result r = advisor_recompose(w, sandbox, NULL, cause, &comp, err, sizeof(err));
+
+    if (!pv_ok(r) && err[0] != '\0') {
+        pv_log_warnx("re-proof after %s: %s", cause, err);
+    }
+    if (pv_ok(r) && suspended != NULL) {
+        json_array_extend(suspended, comp.suspended);
+    }
+    advisor_composed_clear(&comp);
+    return r;
+}
+
+struct unbounded {
+    int64_t *ids;
+    size_t n;
+    bool oom;
+};
+
+static void unbounded_collect(void *arg, const struct store_sandbox *sb)
+{
+    struct unbounded *u = arg;
+    int64_t *ids;
+
+    if (u->oom || sb->boundary[0] != '\0') {
+        return; /* its own boundary wins over the global one */
+    }
+    ids = realloc(u->ids, (u->n + 1) * sizeof(*ids));
+    if (ids == NULL) {
+        u->oom = true;
+        return;
+    }
+    u->ids = ids;
+    u->ids[u->n++] = sb->id;
+}
+
+pv_result advisor_reprove_unbounded(struct advisor_worker *w, const char *cause, json_t *suspended)
+{
+    struct unbounded u = {0};
+    pv_result r = store_sandbox_each(w->st, unbounded_collect, &u);
+
+    if (pv_ok(r) && u.oom) {
+        r = pv_fail(PV_ERR_NOMEM, __func__);
+    }
+    for (size_t i = 0; pv_ok(r) && i < u.n; i++) {
+        r = advisor_reprove_sandbox(w, u.ids[i], cause, suspended);
+    }
+    free(u.ids);
+    return r;
+}
