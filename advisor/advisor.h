@@ -259,6 +259,7 @@ struct advisor_eval {
     bool empty;           /* verdict empty and nothing else stands in the way */
     bool within_boundary; /* true when no boundary or the check said within */
     bool reused;          /* advisor_evaluate_reuse: the known token matched; not proved */
+    bool contained;       /* the candidate allows nothing the policy in force does not */
     const char *prover_version;
 };
 /* Evaluate adding rule 'name' = 'rule' (JSON) to the snapshot. Never fails

@@ -502,17 +502,15 @@ struct submit_out {
     int rejected;
 };
 
-/* A proposal that adds nothing: proved, the verdict is empty and the prover
- * lists no grant (every unit of the candidate is a unit of the policy in
- * force, docs/semantics.md#grants). Such a rule is never stored: an
+/* A proposal that adds nothing: proved, the verdict is empty and the
+ * candidate is contained in the policy in force (no grant listed, or the
+ * containment check says within; advisor_eval.c). Such a rule is never
+ * stored: an
  * approval of it would carry authority the moment the rule that covers it
  * goes (docs/advisor.md#reproof). */
 static bool adds_nothing(const struct advisor_eval *e)
 {
-    const json_t *grants = json_object_get(json_object_get(e->evidence, "prover"), "grants");
-
-    return e->candidate != NULL && e->application_error[0] == '\0' && e->empty &&
-           json_is_array(grants) && json_array_size(grants) == 0;
+    return e->candidate != NULL && e->application_error[0] == '\0' && e->empty && e->contained;
 }
 
 static void answer_already(struct submit_out *o, const struct advisor_snapshot *snap,

@@ -478,6 +478,46 @@ static void check_boundary(struct advisor_worker *w, const struct advisor_snapsh
     json_object_set_new(e->evidence, "boundary", answer);
 }
 
+/* Does the candidate allow anything the policy in force does not? With an
+ * empty verdict and grants listed (units that differ in their text), the
+ * containment check decides it exactly: a rule the policy already covers
+ * through another rule, a host glob or a wider path is contained, and an
+ * approval of it would grant nothing until that cover goes
+ * (docs/advisor.md#reproof). Without grants the candidate's units are the
+ * policy's own: contained without asking. */
+static void check_contained(struct advisor_worker *w, const struct advisor_snapshot *snap,
+                            const json_t *rule, struct advisor_eval *e)
+{
+    const json_t *grants = json_object_get(json_object_get(e->evidence, "prover"), "grants");
+    char err[1024];
+    json_t *answer;
+    const char *verdict;
+
+    e->contained = false;
+    if (!e->empty || e->application_error[0] != '\0' || !json_is_array(grants)) {
+        return;
+    }
+    if (json_array_size(grants) == 0) {
+        e->contained = true;
+        return;
+    }
+    if (advisor_rule_blocked_host(rule, false) != NULL) {
+        /* A loopback host, admitted only by --test-allow-loopback: a proof
+         * sees it as blocked (it admits nothing), the test proxy does not. */
+        return;
+    }
+    answer = ask(w, "/v1/check",
+                 json_pack("{s:s,s:s}", "candidate", e->candidate_yaml, "boundary", snap->yaml),
+                 err, sizeof(err));
+    verdict = json_string_value(json_object_get(answer, "verdict"));
+    e->contained = verdict != NULL && strcmp(verdict, "within") == 0;
+    if (answer != NULL) {
+        json_object_set_new(e->evidence, "containment",
+                            json_pack("{s:s}", "verdict", verdict != NULL ? verdict : "?"));
+    }
+    json_decref(answer);
+}
+
 pv_result advisor_evaluate(struct advisor_worker *w, const struct advisor_snapshot *snap,
                            const char *name, const json_t *rule, struct advisor_eval *out)
 {
@@ -546,6 +586,7 @@ pv_result advisor_evaluate_reuse(struct advisor_worker *w, const struct advisor_
         }
         prove(w, snap, rule_names_peer(rule) ? NULL : text, out);
         check_boundary(w, snap, out);
+        check_contained(w, snap, rule, out);
     }
     if (out->application_error == NULL) {
         goto nomem;

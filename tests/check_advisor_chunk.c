@@ -1201,6 +1201,16 @@ START_TEST(test_reproof_l4_copy_already_allowed)
             0)),
         "gh");
     json_decref(j);
+    /* A narrower rule the policy covers through a wider path (a changed
+     * unit, so the grants list is not empty): contained, so the same. */
+    rule_body(body, sizeof(body), "narrow",
+              "\"host\":\"api.github.com\",\"port\":443,\"protocol\":\"rest\","
+              "\"enforcement\":\"enforce\",\"rules\":[{\"allow\":{\"method\":\"GET\","
+              "\"path\":\"/repos/x\"}}]",
+              "/usr/bin/curl");
+    j = submit_body("sb", NULL, body, 202);
+    ck_assert_str_eq(str(j, "status"), "already_allowed");
+    json_decref(j);
     ck_assert_int_eq(rev_now(), r0);
     j = history();
     ck_assert_int_eq(json_array_size(j), 0);

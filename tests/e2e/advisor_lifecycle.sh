@@ -253,7 +253,13 @@ api DELETE /v1/sandboxes/sb1/proposals
 eq "clear: 2 cleared (Y and e5)" "$(jf .cleared)" 2
 
 # --- supersede and mechanistic dedup ------------------------------------------
-MECH=$(proposal allow_host_443 api.github.com 443 GET /user)
+# (PATCH: the base's read-only access covers GET, and a rule the policy
+# already allows is answered already_allowed and never stored)
+MECH=$(proposal allow_host_443 api.github.com 443 PATCH /user)
+api POST '/v1/sandboxes/sb1/proposals?analysis_mode=mechanistic' \
+    "$(proposal allow_host_443 api.github.com 443 GET /user)" "$T1"
+eq "a covered mechanistic rule: already_allowed" "$(jf '.status + " " + (.already_allowed[0].covered_by | join(","))')" "already_allowed github_ro"
+eq "a covered mechanistic rule: nothing stored" "$(jf '.accepted_chunks')" 0
 api POST '/v1/sandboxes/sb1/proposals?analysis_mode=mechanistic' "$MECH" "$T1"
 M1=$(jf '.accepted_chunk_ids[0]')
 api POST '/v1/sandboxes/sb1/proposals?analysis_mode=mechanistic' "$MECH" "$T1"
