@@ -315,7 +315,7 @@ static void first_line(const char *s, const char **p, int *n)
 
 void cli_chunk_header(FILE *out)
 {
-    fprintf(out, "%-8s  %-8s  %-24s  %-28s  %s\n", "ID", "STATUS", "RULE", "ENDPOINT",
+    fprintf(out, "%-8s  %-9s  %-24s  %-28s  %s\n", "ID", "STATUS", "RULE", "ENDPOINT",
             "VALIDATION");
 }
 
@@ -329,7 +329,7 @@ void cli_chunk_line(FILE *out, const json_t *c)
 
     snprintf(ep, sizeof(ep), "%s:%lld", jstr(c, "host"), jint(c, "port"));
     first_line(vr[0] != '\0' ? vr : err, &p, &n);
-    fprintf(out, "%-8.8s  %-8s  %-24s  %-28s  %s%.*s%s\n", jstr(c, "chunk_id"), jstr(c, "status"),
+    fprintf(out, "%-8.8s  %-9s  %-24s  %-28s  %s%.*s%s\n", jstr(c, "chunk_id"), jstr(c, "status"),
             jstr(c, "rule_name"), ep, vr[0] == '\0' && err[0] != '\0' ? "error: " : "", n, p,
             jstr(c, "security_notes")[0] != '\0' ? "  (security notes)" : "");
 }

@@ -113,7 +113,7 @@ static const struct subcmd subcmds[] = {
      "proviso settings set proposal_approval_mode auto --global", settings_set},
     {"settings", "delete", SCOPE, 0, 1, 1, "KEY (--global | --sandbox NAME)", "Delete a setting.",
      "proviso settings delete proposal_approval_mode --sandbox demo", settings_delete},
-    {"rule", "list", O(STATUS), 0, 1, 1, "SANDBOX [--status pending|approved|rejected]",
+    {"rule", "list", O(STATUS), 0, 1, 1, "SANDBOX [--status pending|approved|rejected|suspended]",
      "One line per proposal chunk: id, status, rule, endpoint, validation result.",
      "proviso rule list demo --status pending", cli_rule_list},
     {"rule", "get", O(CHUNK_ID), O(CHUNK_ID), 1, 1, "SANDBOX --chunk-id ID",

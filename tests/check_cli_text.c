@@ -147,12 +147,12 @@ static const struct {
     const char *json;
     const char *want;
 } line_rows[] = {
-    {chunk, "25b6e9bf  pending   gh_write                  api.github.com:443            "
+    {chunk, "25b6e9bf  pending    gh_write                  api.github.com:443            "
             "prover: 1 new finding\n"},
     {"{\"chunk_id\":\"abc\",\"status\":\"pending\",\"rule_name\":\"r\",\"host\":\"h\",\"port\":1,"
      "\"validation_result\":\"\",\"application_error\":\"merge failed: x\\ny\","
      "\"security_notes\":\"Port 5432 is a well-known database/service port.\"}",
-     "abc       pending   r                         h:1                           "
+     "abc       pending    r                         h:1                           "
      "error: merge failed: x  (security notes)\n"},
     /* Missing or mistyped members: empty columns (want NULL: only ":0"). */
     {"{}", NULL},
@@ -164,7 +164,7 @@ START_TEST(line_table)
     char *s = render(cli_chunk_line, line_rows[_i].json);
     char empty[128];
 
-    snprintf(empty, sizeof(empty), "%46s:0%28s\n", "", "");
+    snprintf(empty, sizeof(empty), "%47s:0%28s\n", "", "");
     ck_assert_str_eq(s, line_rows[_i].want != NULL ? line_rows[_i].want : empty);
     free(s);
 }

@@ -115,6 +115,22 @@ network_policies:
     binaries:
       - path: /usr/bin/curl
 EOF
+# sb2's auto-approval boundary: the base and one more documentation site
+# (a proposal the base already covers is answered already_allowed, so the
+# boundary must leave room for something new)
+cat >"$WORK/bound.yaml" <<'EOF'
+version: 1
+network_policies:
+  docs:
+    name: docs
+    endpoints:
+      - host: docs.python.org
+        port: 443
+      - host: docs.rust-lang.org
+        port: 443
+    binaries:
+      - path: /usr/bin/curl
+EOF
 cat >"$WORK/creds.yaml" <<'EOF'
 - name: gh
   type: github
@@ -196,7 +212,7 @@ check "the token file holds a 64-hex token" sh -c "printf '%s' '$SBTOK' | grep -
 out_lacks "$SBTOK" "with --token-out the token is not printed"
 check "... nor on stderr" sh -c "! grep -qF '$SBTOK' '$ERR'"
 (umask 022 && printf 'old\n' >"$WORK/sb2.token")
-cli 0 sandbox create sb2 --policy "$WORK/base.yaml" --boundary "$WORK/base.yaml" \
+cli 0 sandbox create sb2 --policy "$WORK/base.yaml" --boundary "$WORK/bound.yaml" \
     --token-out "$WORK/sb2.token" --format json
 out_has '"token_file":' "json create with --token-out names the file"
 out_lacks '"token":' "json create with --token-out has no token"
@@ -291,7 +307,7 @@ err_has "not_found" "settings of an unknown sandbox"
 cli 0 sandbox show sb2
 out_has "boundary:         yes" "a sandbox created with --boundary"
 cli 0 settings set proposal_approval_mode auto --sandbox sb2
-proposal "$WORK/p_b_in.json" docs_lib docs.python.org 443 GET /3/library
+proposal "$WORK/p_b_in.json" docs_lib docs.rust-lang.org 443 GET /std
 submit "$WORK/sb2.token" "$WORK/p_b_in.json" sb2
 cli 0 rule get sb2 --chunk-id "$CHUNK"
 out_has "status:           approved (automatically, revision 2" "auto mode approves a change within the boundary"
@@ -310,8 +326,8 @@ submit "$WORK/sb1.token" "$WORK/p_write.json"
 A=$CHUNK
 SHORT_A=$(printf '%s' "$A" | cut -c1-8)
 cli 0 rule list sb1
-out_has "ID        STATUS    RULE" "rule list has a heading"
-out_has "$SHORT_A  pending   gh_write" "rule list: short id, status, rule"
+out_has "ID        STATUS     RULE" "rule list has a heading"
+out_has "$SHORT_A  pending    gh_write" "rule list: short id, status, rule"
 out_has "api.github.com:443" "rule list: host:port"
 out_has "prover: 1 new finding" "rule list: the first line of validation_result"
 out_lacks "credential_reach_expansion" "rule list shows only the first line"
@@ -350,9 +366,9 @@ err_has "review token does not match the fetched proposal; refetch and review ag
 err_has "the evaluation changed since it was reviewed; nothing was approved" "412 says so"
 out_has "chunk $A" "412 shows the refreshed chunk"
 out_has "status:           pending" "... still pending"
-proposal "$WORK/p_pypi.json" pypi_read pypi.org 443 GET /simple/x
+proposal "$WORK/p_pypi.json" crates_read crates.io 443 GET /api/v1/crates
 # Approving another chunk moves the effective policy on: A's evaluation is stale.
-proposal "$WORK/p_other.json" docs_more docs.python.org 443 GET /3/library
+proposal "$WORK/p_other.json" docs_more docs.rust-lang.org 443 GET /std
 submit "$WORK/sb1.token" "$WORK/p_other.json"
 B=$CHUNK
 cli 0 rule approve sb1 --chunk-id "$B"
