@@ -213,6 +213,18 @@
         dl.append(dd);
     }
 
+    // The grants of a prover answer, one line each ("+ binary -> host:ports
+    // route, access"), or a sentence when there are none.
+    function grantLines(prover) {
+        const gs = (prover && prover.grants) || [];
+        if (gs.length === 0) {
+            return 'grants nothing beyond the policy it was proved against';
+        }
+        return gs.map((g) => (g.change === 'changed' ? '~ ' : '+ ') + g.binary + ' -> ' +
+            (g.host || g.target_sandbox || '(hostless)') + ':' + (g.ports || []).join(',') + ' ' +
+            g.route + ', ' + (g.access || []).join(' ')).join('\n');
+    }
+
     function pre(text, cls) {
         return el('pre', { class: cls, text: text === '' ? '(empty)' : text });
     }
@@ -226,13 +238,20 @@
         const sandboxes = list.sandboxes || [];
         const counts = await Promise.all(sandboxes.map(async (sb) => {
             try {
-                const p = await api('GET', '/v1/sandboxes/' + enc(sb.name) + '/proposals?status=pending');
-                return (p.chunks || []).length;
+                const p = await api('GET', '/v1/sandboxes/' + enc(sb.name) + '/proposals');
+                const cs = p.chunks || [];
+                return {
+                    pending: cs.filter((c) => c.status === 'pending').length,
+                    suspended: cs.filter((c) => c.status === 'suspended').length,
+                };
             } catch (e) {
                 return null;
             }
         }));
-        sandboxes.forEach((sb, i) => { sb.pending = counts[i]; });
+        sandboxes.forEach((sb, i) => {
+            sb.pending = counts[i] === null ? null : counts[i].pending;
+            sb.suspended = counts[i] === null ? 0 : counts[i].suspended;
+        });
         state.sandboxes = sandboxes;
         renderSandboxes();
     }
@@ -251,6 +270,8 @@
             },
             el('span', { class: 'name', text: sb.name }), ' ',
             el('span', { class: 'pending', text: pending + ' pending' }), ' ',
+            sb.suspended > 0 ? el('span', { class: 'suspended', text: sb.suspended + ' suspended' }) : '',
+            sb.suspended > 0 ? ' ' : '',
             el('span', { class: 'rev', text: 'v' + (sb.policy_version || 0) }));
             ul.append(el('li', { 'data-sandbox': sb.name }, b));
         }
@@ -278,10 +299,12 @@
             ul.replaceChildren(el('li', { class: 'hint', text: 'Select a sandbox.' }));
             return;
         }
-        const q = $('show-decided').checked ? '' : '?status=pending';
+        // Suspended approvals are back in the inbox beside the pending
+        // proposals (docs/advisor.md#reproof).
+        const undecidedOnly = !$('show-decided').checked;
         let list;
         try {
-            list = await api('GET', '/v1/sandboxes/' + enc(state.sandbox) + '/proposals' + q);
+            list = await api('GET', '/v1/sandboxes/' + enc(state.sandbox) + '/proposals');
         } catch (e) {
             if (e instanceof ApiError && e.status === 404) {
                 state.sandbox = null;
@@ -292,7 +315,8 @@
         }
         $('proposals-title').textContent = 'Proposals of ' + state.sandbox;
         ul.replaceChildren();
-        const chunks = list.chunks || [];
+        const chunks = (list.chunks || []).filter((c) =>
+            !undecidedOnly || c.status === 'pending' || c.status === 'suspended');
         if (chunks.length === 0) {
             ul.append(el('li', { class: 'hint', text: 'Nothing to review.' }));
         }
@@ -416,6 +440,10 @@
         if (c.rejection_reason) {
             dlRow(dl, 'Rejection reason', c.rejection_reason, 'rejection-reason');
         }
+        if (c.status === 'suspended') {
+            dlRow(dl, 'Suspended', (c.suspension_reason || '') + ' - left out of the effective policy ' +
+                'until a reviewer approves it again or rejects it', 'suspension-reason');
+        }
         if (c.application_error) {
             dlRow(dl, 'Application error', c.application_error, 'application-error');
         }
@@ -445,6 +473,21 @@
                 pre(b.error ? 'error: ' + b.error : (b.validation_result || b.verdict || JSON.stringify(b)), 'boundary'));
         }
 
+        if (c.status === 'suspended' && c.approved_evidence) {
+            // Both evidences side by side: what the approval rested on and
+            // what the chunk grants now.
+            const was = c.approved_evidence.prover || null;
+            const cmp = el('div', { class: 'compare', id: 'evidence-compare' });
+            cmp.append(
+                el('div', {}, el('h4', { text: 'When approved' }),
+                    pre((was && was.validation_result) || '(no prover answer)', 'validation-was'),
+                    pre(grantLines(was), 'grants-was')),
+                el('div', {}, el('h4', { text: 'Now' }),
+                    pre((prover && prover.validation_result) || '(no prover answer)', 'validation-now'),
+                    pre(grantLines(prover), 'grants-now')));
+            d.append(el('h3', { text: 'Evidence at approval and now' }), cmp);
+        }
+
         d.append(el('h3', { text: 'Proposed rule' }), pre(JSON.stringify(c.proposed_rule, null, 2), 'rule-json'));
         d.append(el('h3', { text: 'Policy diff' }), pre(ev.diff || '', 'diff'));
 
@@ -454,8 +497,8 @@
     function decisionBox(c) {
         const box = el('div', { class: 'decision', role: 'group', 'aria-label': 'Decision' });
         box.append(el('h3', { text: 'Decision' }));
-        const canApprove = c.status === 'pending' || c.status === 'rejected';
-        const canReject = c.status === 'pending' || c.status === 'approved';
+        const canApprove = c.status === 'pending' || c.status === 'rejected' || c.status === 'suspended';
+        const canReject = c.status === 'pending' || c.status === 'approved' || c.status === 'suspended';
         if (canApprove) {
             box.append(el('button', { type: 'button', id: 'approve', class: 'approve',
                 onclick: () => decide(c, 'approve') }, 'Approve'), ' ');
