@@ -275,6 +275,11 @@ static pv_result addresses_move(struct advisor_worker *w, struct store_sandbox *
                  "CONFIG:REGISTERED [INFO] gateway dropped the addresses of sandbox %s outside "
                  "peer_address_ranges %s: %s (previously %s)",
                  sb->name, ranges != NULL ? ranges : "(unset)", sb->addresses, previous);
+    } else if (strcmp(by, "admin") == 0) {
+        snprintf(line, linelen,
+                 "CONFIG:REGISTERED [INFO] gateway registered addresses %s for sandbox %s "
+                 "(previously %s)",
+                 sb->addresses, sb->name, previous);
     } else {
         snprintf(line, linelen,
                  "CONFIG:REGISTERED [INFO] sandbox %s registered addresses %s (previously %s)",

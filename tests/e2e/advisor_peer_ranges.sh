@@ -139,6 +139,8 @@ api PUT /v1/sandboxes/db/addresses '{"addresses":["127.0.0.7"]}'
 eq "the admin within the ranges: accepted" "$STATUS" 200
 ev=$(events CONFIG:REGISTERED db)
 eq "recorded as the admin's move" "$(printf '%s' "$ev" | jq -r 'last.record.by')" admin
+has "and its line says so" "$(printf '%s' "$ev" | jq -r 'last.line')" \
+    'gateway registered addresses ["127.0.0.7"] for sandbox db (previously ["10.9.8.7","127.0.0.7"])'
 # the ranges of db bound db only
 api PUT /v1/sandboxes/other/addresses '{"addresses":["10.1.2.3"]}' "$OTHER"
 eq "another sandbox's registrations are not bounded by db's ranges" "$STATUS" 200
