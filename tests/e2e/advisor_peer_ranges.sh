@@ -209,4 +209,7 @@ if [ -x "$CLI" ]; then
     eq "a name: refused" "$?" 1
     has "with the reason" "$out" "expects list value"
 fi
+# a clean stop (under ADVISOR_WRAPPER=valgrind ... --error-exitcode, no leak)
+stop_advisor
+eq "SIGTERM: exit 0" "$ADV_RC" 0
 finish
