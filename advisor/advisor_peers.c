@@ -299,24 +299,26 @@ static pv_result addresses_move(struct advisor_worker *w, struct store_sandbox *
     return r;
 }
 
-/* The first address of the JSON list 'canon' that 'rg' does not admit
- * (copied to 'bad'); false when all are admitted. */
-static bool first_outside(const char *canon, const struct advisor_ranges *rg, char *bad,
-                          size_t badlen)
+/* Is an address of the JSON list 'canon' outside 'rg'? The first such is
+ * copied to 'bad'. */
+static pv_result first_outside(const char *canon, const struct advisor_ranges *rg, bool *outside,
+                               char *bad, size_t badlen)
 {
     char **a = addrs_parse(canon);
-    bool found = a == NULL;
 
-    snprintf(bad, badlen, "%s", a == NULL ? "(out of memory)" : "");
-    for (size_t i = 0; !found && a[i] != NULL; i++) {
+    *outside = false;
+    bad[0] = '\0';
+    PV_ENSURE(a != NULL, PV_ERR_NOMEM);
+    for (size_t i = 0; !*outside && a[i] != NULL; i++) {
         struct model_ip ip;
-        found = !model_ip_parse_strict(a[i], strlen(a[i]), &ip) || !advisor_ranges_admit(rg, &ip);
-        if (found) {
+        *outside =
+            !model_ip_parse_strict(a[i], strlen(a[i]), &ip) || !advisor_ranges_admit(rg, &ip);
+        if (*outside) {
             snprintf(bad, badlen, "%s", a[i]);
         }
     }
     addrs_free(a);
-    return found;
+    return PV_RESULT_OK;
 }
 
 /* The addresses of the JSON list 'canon' that 'rg' admits, as a JSON list
@@ -489,7 +491,9 @@ void advisor_addresses_put(struct advisor_worker *w, const struct httpd_req *rq,
     if (pv_ok(res)) {
         res = advisor_ranges_get(w->st, name, &rg);
     }
-    outside = pv_ok(res) && first_outside(canon, rg, bad, sizeof(bad));
+    if (pv_ok(res)) {
+        res = first_outside(canon, rg, &outside, bad, sizeof(bad));
+    }
     changed = pv_ok(res) && !outside && strcmp(sb.addresses, canon) != 0;
     if (changed) {
         res = addresses_move(w, &sb, canon, rq->principal == 0 ? "admin" : "sandbox", rg, updated,
@@ -501,7 +505,7 @@ void advisor_addresses_put(struct advisor_worker *w, const struct httpd_req *rq,
         store_rollback(w->st);
     }
     if (outside) {
-        char detail[1024];
+        char detail[PEER_LINE_MAX];
         snprintf(detail, sizeof(detail),
                  "%s is outside the addresses sandbox %s may register: peer_address_ranges %s "
                  "(%s)",
