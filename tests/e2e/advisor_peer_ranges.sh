@@ -135,6 +135,16 @@ eq "CONFIG:RESOLVED for app: the peer, old and new" \
     "[\"db\",[\"10.9.8.7\",\"127.0.0.7\"],[\"127.0.0.6\"],$((rev0 + 1))]"
 has "and its line" "$(printf '%s' "$ev" | jq -r 'last.line')" \
     'resolved target_sandbox db again: ["10.9.8.7","127.0.0.7"] (previously ["127.0.0.6"])'
+# the sealed audit record carries the same facts (docs/audit.md: data)
+api GET '/v1/audit/export?since=0'
+eq "the audit chain's CONFIG:REGISTERED data: old and new" \
+    "$(printf '%s\n' "$BODY" | jq -sc '[.[] | select(.kind == "CONFIG:REGISTERED")] | last
+        | .data | [.addresses, .previous_addresses, .by]')" \
+    '[["10.9.8.7","127.0.0.7"],["127.0.0.6"],"sandbox"]'
+eq "the audit chain's CONFIG:RESOLVED data: the peer, old and new" \
+    "$(printf '%s\n' "$BODY" | jq -sc '[.[] | select(.kind == "CONFIG:RESOLVED")] | last
+        | .data | [.peer, .addresses, .previous_addresses]')" \
+    '["db",["10.9.8.7","127.0.0.7"],["127.0.0.6"]]'
 api PUT /v1/sandboxes/db/addresses '{"addresses":["127.0.0.7"]}'
 eq "the admin within the ranges: accepted" "$STATUS" 200
 ev=$(events CONFIG:REGISTERED db)
