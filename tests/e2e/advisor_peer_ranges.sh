@@ -11,7 +11,8 @@
 #   - every move: CONFIG:REGISTERED with addresses and previous_addresses,
 #     and CONFIG:RESOLVED for each dependent naming the peer, old and new;
 #   - narrowing the ranges drops the registered addresses they no longer
-#     admit (recorded, pushed); global wins over the sandbox's value.
+#     admit (recorded, pushed); global wins over the sandbox's value;
+#   - deleting the peer records CONFIG:RESOLVED with no addresses.
 # The advisor runs with --test-allow-loopback so loopback peers register.
 . "$(dirname "$0")/advisor_lib.sh"
 
@@ -219,6 +220,16 @@ if [ -x "$CLI" ]; then
     eq "a name: refused" "$?" 1
     has "with the reason" "$out" "expects list value"
 fi
+# --- deleting the peer is a move to nothing ------------------------------------------
+register '["127.0.0.5"]'
+eq "db registers once more" "$STATUS" 200
+api DELETE /v1/sandboxes/db
+eq "delete db" "$STATUS" 200
+ev=$(events CONFIG:RESOLVED app)
+eq "app's CONFIG:RESOLVED: db's addresses gone" \
+    "$(printf '%s' "$ev" | jq -c 'last.record | [.peer, .addresses, .previous_addresses]')" \
+    '["db",[],["127.0.0.5"]]'
+
 # a clean stop (under ADVISOR_WRAPPER=valgrind ... --error-exitcode, no leak)
 stop_advisor
 eq "SIGTERM: exit 0" "$ADV_RC" 0
