@@ -48,6 +48,8 @@ struct store;
 struct store_chunk;
 struct store_group;
 struct model_policy;
+struct model_ip;
+struct advisor_ranges;
 
 /* ===========================================================================
  * Process-wide state
@@ -156,6 +158,8 @@ char *advisor_json_canonical(const json_t *j);
 
 #define ADVISOR_SET_PROPOSALS "agent_policy_proposals_enabled"
 #define ADVISOR_SET_MODE "proposal_approval_mode"
+#define ADVISOR_SET_PEER_RANGES "peer_address_ranges"
+#define ADVISOR_PEER_RANGES_MAX 64
 
 /* Validate a write of 'key' = 'value'. NULL when acceptable, else the
  * reference's message (static or in 'buf'). */
@@ -173,6 +177,21 @@ bool advisor_proposals_enabled(struct store *st, const char *sandbox);
 json_t *advisor_settings_json(struct store *st, const char *sandbox);
 /* The registered keys, comma-separated (for messages). */
 const char *advisor_setting_keys(void);
+
+/* The address ranges sandbox 'sandbox' may register (peer_address_ranges,
+ * docs/advisor.md#peers), resolved like any setting. Unset: unbounded (any
+ * address the registration otherwise accepts); a stored value that is not
+ * valid admits no address. '*out' is new (advisor_ranges_free); PV_ERR_IO
+ * when the store failed (never read as unbounded), PV_ERR_NOMEM. */
+pv_result advisor_ranges_get(struct store *st, const char *sandbox,
+                             struct advisor_ranges **out) PV_WUR;
+/* May 'ip' be registered under 'r'? */
+bool advisor_ranges_admit(const struct advisor_ranges *r, const struct model_ip *ip);
+/* The value as stored (JSON list; borrowed), NULL when unbounded. */
+const char *advisor_ranges_text(const struct advisor_ranges *r);
+/* "global", "sandbox" or "default" (static). */
+const char *advisor_ranges_from(const struct advisor_ranges *r);
+void advisor_ranges_free(struct advisor_ranges *r);
 
 /* ===========================================================================
  * Proposed rules (advisor_rule.c)
@@ -414,11 +433,19 @@ void advisor_base_set(struct advisor_worker *w, const char *sandbox, const char 
 pv_result advisor_resolve_peers(struct advisor_worker *w, struct model_policy *p, char *err,
                                 size_t errlen) PV_WUR;
 /* Inside a transaction: compose again every sandbox whose policy names
- * 'peer', writing a revision and a CONFIG:RESOLVED event where it changed;
- * each such {sandbox, policy_version, policy_hash} is appended to 'updated'
+ * 'peer', writing a revision and a CONFIG:RESOLVED event where it changed
+ * (naming the peer's new 'addresses' and 'previous' ones, JSON lists, both
+ * borrowed); each such {sandbox, policy_version, policy_hash} is appended to 'updated'
  * (may be NULL). */
-pv_result advisor_peers_push(struct advisor_worker *w, const char *peer, json_t *updated, char *err,
+pv_result advisor_peers_push(struct advisor_worker *w, const char *peer, const char *addresses,
+                             const char *previous, json_t *updated, char *err,
                              size_t errlen) PV_WUR;
+/* Inside a transaction, after a change of peer_address_ranges at the scope
+ * of 'sandbox' (NULL: global, so every sandbox): drop each registered
+ * address the sandbox's ranges no longer admit, recording the move
+ * (CONFIG:REGISTERED, by "setting") and pushing the dependents. */
+pv_result advisor_peers_bound(struct advisor_worker *w, const char *sandbox, char *err,
+                              size_t errlen) PV_WUR;
 /* PUT /v1/sandboxes/{name}/addresses */
 void advisor_addresses_put(struct advisor_worker *w, const struct httpd_req *rq, const char *name,
                            struct httpd_reply *r);

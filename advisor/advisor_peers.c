@@ -24,6 +24,8 @@
 #include "model/model.h"
 
 #define PEER_ADDRS_MAX 16
+/* an event line with two lists of PEER_ADDRS_MAX addresses and the ranges */
+#define PEER_LINE_MAX 8192
 
 /* ===========================================================================
  * The lookup composition uses
@@ -65,6 +67,19 @@ static char **addrs_parse(const char *text)
     }
     json_decref(j);
     return out;
+}
+
+/* The JSON list 'text' as a new reference (an empty list when it does not
+ * parse). */
+static json_t *addrs_json(const char *text)
+{
+    json_t *j = json_loads(text != NULL ? text : "[]", 0, NULL);
+
+    if (!json_is_array(j)) {
+        json_decref(j);
+        j = json_array();
+    }
+    return j;
 }
 
 static const char *const *peer_lookup(void *arg, const char *name)
@@ -186,8 +201,8 @@ static bool mentions(struct advisor_worker *w, int64_t sandbox, const char *peer
     return hit;
 }
 
-pv_result advisor_peers_push(struct advisor_worker *w, const char *peer, json_t *updated, char *err,
-                             size_t errlen)
+pv_result advisor_peers_push(struct advisor_worker *w, const char *peer, const char *addresses,
+                             const char *previous, json_t *updated, char *err, size_t errlen)
 {
     struct dep_list l;
     pv_result r;
@@ -202,7 +217,7 @@ pv_result advisor_peers_push(struct advisor_worker *w, const char *peer, json_t 
         int64_t rev = 0;
         char hash[65] = "";
         char cause[200];
-        char line[512];
+        char line[PEER_LINE_MAX];
         char suffix[160];
         struct advisor_composed comp;
 
@@ -223,12 +238,15 @@ pv_result advisor_peers_push(struct advisor_worker *w, const char *peer, json_t 
         if (pv_ok(r) && rev != cur.rev) {
             advisor_event_suffix(suffix, sizeof(suffix), rev, hash);
             snprintf(line, sizeof(line),
-                     "CONFIG:RESOLVED [INFO] gateway resolved target_sandbox %s again [%s]", peer,
-                     suffix);
+                     "CONFIG:RESOLVED [INFO] gateway resolved target_sandbox %s again: %s "
+                     "(previously %s) [%s]",
+                     peer, addresses, previous, suffix);
             r = advisor_event(w->st, l.names[i], "CONFIG:RESOLVED", line,
-                              json_pack("{s:s,s:I,s:s,s:s,s:O,s:O}", "peer", peer, "version",
-                                        (json_int_t)rev, "hash", hash, "base_blob", comp.base_blob,
-                                        "chunks", comp.chunks, "suspended", comp.suspended));
+                              json_pack("{s:s,s:o,s:o,s:I,s:s,s:s,s:O,s:O}", "peer", peer,
+                                        "addresses", addrs_json(addresses), "previous_addresses",
+                                        addrs_json(previous), "version", (json_int_t)rev, "hash",
+                                        hash, "base_blob", comp.base_blob, "chunks", comp.chunks,
+                                        "suspended", comp.suspended));
             if (pv_ok(r) && updated != NULL) {
                 json_array_append_new(updated, json_pack("{s:s,s:I,s:s}", "sandbox", l.names[i],
                                                          "policy_version", (json_int_t)rev,
@@ -237,6 +255,144 @@ pv_result advisor_peers_push(struct advisor_worker *w, const char *peer, json_t 
         }
         store_revision_clear(&cur);
         advisor_composed_clear(&comp);
+    }
+    dep_free(&l);
+    return r;
+}
+
+/* ===========================================================================
+ * Moves: every change of a sandbox's addresses, recorded
+ * ========================================================================= */
+
+/* Inside a transaction: set 'sb's addresses to 'canon' (steals), record
+ * CONFIG:REGISTERED with the new and the previous addresses, who moved them
+ * ('by': "sandbox", "admin" or "setting") and the ranges in force, and push
+ * the dependents. The event's line is left in 'line'. */
+static pv_result addresses_move(struct advisor_worker *w, struct store_sandbox *sb, char *canon,
+                                const char *by, const struct advisor_ranges *rg, json_t *updated,
+                                char *line, size_t linelen, char *err, size_t errlen)
+{
+    char *previous = sb->addresses;
+    const char *ranges = advisor_ranges_text(rg);
+    pv_result r;
+
+    sb->addresses = canon;
+    r = store_sandbox_update(w->st, sb);
+    if (strcmp(by, "setting") == 0) {
+        snprintf(line, linelen,
+                 "CONFIG:REGISTERED [INFO] gateway dropped the addresses of sandbox %s outside "
+                 "peer_address_ranges %s: %s (previously %s)",
+                 sb->name, ranges != NULL ? ranges : "(unset)", sb->addresses, previous);
+    } else if (strcmp(by, "admin") == 0) {
+        snprintf(line, linelen,
+                 "CONFIG:REGISTERED [INFO] gateway registered addresses %s for sandbox %s "
+                 "(previously %s)",
+                 sb->addresses, sb->name, previous);
+    } else {
+        snprintf(line, linelen,
+                 "CONFIG:REGISTERED [INFO] sandbox %s registered addresses %s (previously %s)",
+                 sb->name, sb->addresses, previous);
+    }
+    if (pv_ok(r)) {
+        r = advisor_event(w->st, sb->name, "CONFIG:REGISTERED", line,
+                          json_pack("{s:o,s:o,s:s,s:o}", "addresses", addrs_json(sb->addresses),
+                                    "previous_addresses", addrs_json(previous), "by", by,
+                                    "peer_address_ranges",
+                                    ranges != NULL ? addrs_json(ranges) : json_null()));
+    }
+    if (pv_ok(r)) {
+        r = advisor_peers_push(w, sb->name, sb->addresses, previous, updated, err, errlen);
+    }
+    free(previous);
+    return r;
+}
+
+/* Is an address of the JSON list 'canon' outside 'rg'? The first such is
+ * copied to 'bad'. */
+static pv_result first_outside(const char *canon, const struct advisor_ranges *rg, bool *outside,
+                               char *bad, size_t badlen)
+{
+    char **a = addrs_parse(canon);
+
+    *outside = false;
+    bad[0] = '\0';
+    PV_ENSURE(a != NULL, PV_ERR_NOMEM);
+    for (size_t i = 0; !*outside && a[i] != NULL; i++) {
+        struct model_ip ip;
+        *outside =
+            !model_ip_parse_strict(a[i], strlen(a[i]), &ip) || !advisor_ranges_admit(rg, &ip);
+        if (*outside) {
+            snprintf(bad, badlen, "%s", a[i]);
+        }
+    }
+    addrs_free(a);
+    return PV_RESULT_OK;
+}
+
+/* The addresses of the JSON list 'canon' that 'rg' admits, as a JSON list
+ * (new string; NULL: out of memory). */
+static char *addrs_within(const char *canon, const struct advisor_ranges *rg)
+{
+    char **a = addrs_parse(canon);
+    json_t *out = a != NULL ? json_array() : NULL;
+    char *text;
+
+    for (size_t i = 0; out != NULL && a[i] != NULL; i++) {
+        struct model_ip ip;
+        if (model_ip_parse_strict(a[i], strlen(a[i]), &ip) && advisor_ranges_admit(rg, &ip)) {
+            json_array_append_new(out, json_string(a[i]));
+        }
+    }
+    text = out != NULL ? json_dumps(out, JSON_COMPACT) : NULL;
+    json_decref(out);
+    addrs_free(a);
+    return text;
+}
+
+pv_result advisor_peers_bound(struct advisor_worker *w, const char *sandbox, char *err,
+                              size_t errlen)
+{
+    struct dep_list l;
+    pv_result r = PV_RESULT_OK;
+
+    memset(&l, 0, sizeof(l));
+    if (sandbox != NULL) {
+        struct store_sandbox one;
+        memset(&one, 0, sizeof(one));
+        one.name = PV_UNCONST(sandbox);
+        dep_collect(&l, &one);
+    } else {
+        r = store_sandbox_each(w->st, dep_collect, &l);
+    }
+    if (pv_ok(r) && l.oom) {
+        r = pv_fail(PV_ERR_NOMEM, __func__);
+    }
+    for (size_t i = 0; pv_ok(r) && i < l.n; i++) {
+        struct store_sandbox sb;
+        struct advisor_ranges *rg = NULL;
+        char *within = NULL;
+        char line[PEER_LINE_MAX];
+
+        r = store_sandbox_get(w->st, l.names[i], &sb);
+        if (!pv_ok(r)) {
+            break;
+        }
+        r = advisor_ranges_get(w->st, l.names[i], &rg);
+        if (pv_ok(r)) {
+            within = addrs_within(sb.addresses, rg);
+            r = within != NULL ? PV_RESULT_OK : pv_fail(PV_ERR_NOMEM, __func__);
+        }
+        if (pv_ok(r) && strcmp(within, sb.addresses) != 0) {
+            r = addresses_move(w, &sb, within, "setting", rg, NULL, line, sizeof(line), err,
+                               errlen);
+            within = NULL;
+            if (pv_ok(r)) {
+                pv_log_info("OCSF %s", line);
+            }
+        }
+        free(within);
+        advisor_ranges_free(rg);
+        store_sandbox_clear(&sb);
     }
     dep_free(&l);
     return r;
@@ -320,10 +476,13 @@ void advisor_addresses_put(struct advisor_worker *w, const struct httpd_req *rq,
 {
     char *canon = addresses_canonical(rq, w->a->cfg.test_allow_loopback, r);
     struct store_sandbox sb;
+    struct advisor_ranges *rg = NULL;
     json_t *updated = json_array();
     char err[1024] = "";
-    char line[512];
+    char bad[64];
+    char line[PEER_LINE_MAX];
     bool changed = false;
+    bool outside = false;
     pv_result res;
 
     memset(&sb, 0, sizeof(sb));
@@ -335,25 +494,32 @@ void advisor_addresses_put(struct advisor_worker *w, const struct httpd_req *rq,
     if (pv_ok(res)) {
         res = store_sandbox_get(w->st, name, &sb);
     }
-    changed = pv_ok(res) && strcmp(sb.addresses, canon) != 0;
-    if (changed) {
-        free(sb.addresses);
-        sb.addresses = canon;
-        canon = NULL;
-        res = store_sandbox_update(w->st, &sb);
-        snprintf(line, sizeof(line), "CONFIG:REGISTERED [INFO] sandbox %s registered addresses %s",
-                 name, sb.addresses);
-        if (pv_ok(res)) {
-            res = advisor_event(w->st, name, "CONFIG:REGISTERED", line,
-                                json_pack("{s:o}", "addresses", json_loads(sb.addresses, 0, NULL)));
-        }
-        if (pv_ok(res)) {
-            res = advisor_peers_push(w, name, updated, err, sizeof(err));
-        }
+    /* the ranges are read inside the transaction: a registration and a
+     * change of peer_address_ranges are serialised (docs/advisor.md#peers) */
+    if (pv_ok(res)) {
+        res = advisor_ranges_get(w->st, name, &rg);
     }
-    res = pv_ok(res) ? store_commit(w->st) : res;
-    if (!pv_ok(res)) {
+    if (pv_ok(res)) {
+        res = first_outside(canon, rg, &outside, bad, sizeof(bad));
+    }
+    changed = pv_ok(res) && !outside && strcmp(sb.addresses, canon) != 0;
+    if (changed) {
+        res = addresses_move(w, &sb, canon, rq->principal == 0 ? "admin" : "sandbox", rg, updated,
+                             line, sizeof(line), err, sizeof(err));
+        canon = NULL;
+    }
+    res = pv_ok(res) && !outside ? store_commit(w->st) : res;
+    if (!pv_ok(res) || outside) {
         store_rollback(w->st);
+    }
+    if (outside) {
+        char detail[PEER_LINE_MAX];
+        snprintf(detail, sizeof(detail),
+                 "%s is outside the addresses sandbox %s may register: peer_address_ranges %s "
+                 "(%s)",
+                 bad, name, advisor_ranges_text(rg), advisor_ranges_from(rg));
+        httpd_reply_error(r, 400, "invalid_request", detail);
+    } else if (!pv_ok(res)) {
         if (err[0] != '\0' && res.err != PV_ERR_NOTFOUND) {
             httpd_reply_error(r, 500, "internal", err);
         } else {
@@ -366,9 +532,10 @@ void advisor_addresses_put(struct advisor_worker *w, const struct httpd_req *rq,
         }
         httpd_reply_json(r, 200,
                          json_pack("{s:s,s:o,s:b,s:O}", "sandbox", name, "addresses",
-                                   json_loads(sb.addresses != NULL ? sb.addresses : canon, 0, NULL),
+                                   addrs_json(sb.addresses != NULL ? sb.addresses : canon),
                                    "changed", changed, "updated", updated));
     }
+    advisor_ranges_free(rg);
     json_decref(updated);
     store_sandbox_clear(&sb);
     free(canon);

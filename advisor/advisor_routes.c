@@ -441,7 +441,7 @@ static void sandbox_delete(struct advisor_worker *w, const char *name, struct ht
     if (pv_ok(res)) {
         /* its peers lose their addresses for it: target_sandbox goes unresolved */
         char err[1024];
-        res = advisor_peers_push(w, name, NULL, err, sizeof(err));
+        res = advisor_peers_push(w, name, "[]", sb.addresses, NULL, err, sizeof(err));
     }
     commit_or_fail(w, &res);
     pthread_mutex_unlock(mu);
@@ -756,6 +756,13 @@ static void setting_write(struct advisor_worker *w, const struct httpd_req *rq, 
         res = advisor_event(w->st, sandbox != NULL ? sandbox : "", "CONFIG:SETTING", line,
                             json_pack("{s:s,s:s,s:s?}", "scope", sandbox != NULL ? sandbox : "",
                                       "key", key, "value", text));
+    }
+    if (pv_ok(res) && strcmp(key, ADVISOR_SET_PEER_RANGES) == 0) {
+        /* the bound holds for what is registered too: addresses the new
+         * ranges do not admit are dropped in this transaction
+         * (docs/advisor.md#peers) */
+        char err[1024];
+        res = advisor_peers_bound(w, sandbox, err, sizeof(err));
     }
     commit_or_fail(w, &res);
     if (!pv_ok(res)) {

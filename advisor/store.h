@@ -128,8 +128,14 @@ pv_result store_server_each(struct store *s, int64_t sandbox,
  * Settings: scope "" is global, otherwise a sandbox name
  * ------------------------------------------------------------------------- */
 
-/* The JSON text of the value (caller frees), NULL when unset. */
+/* The JSON text of the value (caller frees), NULL when unset - or when the
+ * read failed: a caller that must not take a failure for "unset" uses
+ * store_setting_read. */
 char *store_setting_get(struct store *s, const char *scope, const char *key);
+/* The JSON text of the value in '*out' (caller frees; NULL when unset).
+ * PV_ERR_IO when the store failed, with '*out' NULL. */
+pv_result store_setting_read(struct store *s, const char *scope, const char *key,
+                             char **out) PV_WUR;
 pv_result store_setting_put(struct store *s, const char *scope, const char *key,
                             const char *json) PV_WUR;
 /* PV_ERR_NOTFOUND when it was not set. */

@@ -820,16 +820,23 @@ pv_result store_server_each(struct store *s, int64_t sandbox,
  * Settings
  * ========================================================================= */
 
-char *store_setting_get(struct store *s, const char *scope, const char *key)
+pv_result store_setting_read(struct store *s, const char *scope, const char *key, char **out)
 {
     sqlite3_stmt *st = prep(s, "SELECT value FROM settings WHERE scope = ? AND key = ?");
-    char *out = NULL;
+    int rc = st != NULL && bind(st, "ss", scope, key) ? sqlite3_step(st) : SQLITE_ERROR;
 
-    if (st != NULL && bind(st, "ss", scope, key) && sqlite3_step(st) == SQLITE_ROW) {
-        out = col_text(st, 0);
-    }
+    *out = rc == SQLITE_ROW ? col_text(st, 0) : NULL;
     done(s, st);
-    return out;
+    PV_ENSURE(rc == SQLITE_DONE || *out != NULL, PV_ERR_IO);
+    return PV_RESULT_OK;
+}
+
+char *store_setting_get(struct store *s, const char *scope, const char *key)
+{
+    char *out = NULL;
+    pv_result r = store_setting_read(s, scope, key, &out);
+
+    return pv_ok(r) ? out : NULL;
 }
 
 pv_result store_setting_put(struct store *s, const char *scope, const char *key, const char *json)

@@ -63,6 +63,10 @@ static const struct pv_opt optdefs[CLI_O__COUNT] = {
 #define O(x) (1u << CLI_O_##x)
 #define COMMON (O(ADVISOR) | O(TOKEN_FILE) | O(FORMAT))
 #define SCOPE (O(GLOBAL) | O(SANDBOX))
+/* The advisor's settings keys (advisor_settings.c; the advisor checks them),
+ * one line of the settings commands' help that shell completion reads. */
+#define SETTING_KEYS_HELP \
+    "Keys: agent_policy_proposals_enabled proposal_approval_mode peer_address_ranges"
 
 static int sandbox_create(struct cli_adv *a);
 static int sandbox_list(struct cli_adv *a);
@@ -105,13 +109,14 @@ static const struct subcmd subcmds[] = {
      "Set the operator's base policy; approved rules are merged into it again.",
      "proviso policy set demo --policy base.yaml", policy_set},
     {"settings", "get", SCOPE, 0, 0, 1, "[KEY] (--global | --sandbox NAME)",
-     "Show the settings (or one KEY) and where each value comes from.",
+     "Show the settings (or one KEY) and where each value comes from.\n" SETTING_KEYS_HELP,
      "proviso settings get --sandbox demo", settings_get},
     {"settings", "set", SCOPE, 0, 2, 2, "KEY VALUE (--global | --sandbox NAME)",
-     "Set a setting. VALUE is JSON when it is true, false, a number or a quoted\n"
-     "string, else a string (auto is \"auto\").",
+     "Set a setting. VALUE is JSON when it is true, false, a number, a quoted\n"
+     "string or a list ('[\"10.0.0.0/8\"]'), else a string (auto is \"auto\").\n" SETTING_KEYS_HELP,
      "proviso settings set proposal_approval_mode auto --global", settings_set},
-    {"settings", "delete", SCOPE, 0, 1, 1, "KEY (--global | --sandbox NAME)", "Delete a setting.",
+    {"settings", "delete", SCOPE, 0, 1, 1, "KEY (--global | --sandbox NAME)",
+     "Delete a setting.\n" SETTING_KEYS_HELP,
      "proviso settings delete proposal_approval_mode --sandbox demo", settings_delete},
     {"rule", "list", O(STATUS), 0, 1, 1, "SANDBOX [--status pending|approved|rejected|suspended]",
      "One line per proposal chunk: id, status, rule, endpoint, validation result.",
@@ -773,13 +778,14 @@ static int settings_get(struct cli_adv *a)
     return cli_adv_finish(a, rc, &ans, settings_text);
 }
 
-/* The value of 'settings set': JSON when it is a boolean, a number or a
- * quoted string; anything else is the string as typed. New reference. */
+/* The value of 'settings set': JSON when it is a boolean, a number, a
+ * quoted string or a list (peer_address_ranges); anything else is the
+ * string as typed. New reference. */
 static json_t *setting_value(const char *text)
 {
     json_t *v = json_loads(text, JSON_DECODE_ANY, NULL);
 
-    if (json_is_boolean(v) || json_is_number(v) || json_is_string(v)) {
+    if (json_is_boolean(v) || json_is_number(v) || json_is_string(v) || json_is_array(v)) {
         return v;
     }
     json_decref(v);

@@ -158,7 +158,78 @@ START_TEST(test_settings_messages)
                 "setting 'agent_policy_proposals_enabled' expects bool value");
     setting_msg("policy", "1",
                 "unknown setting key 'policy'. Allowed keys: agent_policy_proposals_enabled, "
-                "proposal_approval_mode");
+                "proposal_approval_mode, peer_address_ranges");
+}
+END_TEST
+
+/* peer_address_ranges: a list of canonical CIDRs (docs/advisor.md#peers). */
+static const struct {
+    const char *value; /* JSON */
+    const char *want;  /* NULL: accepted; else after "setting 'peer_address_ranges' " */
+} ranges_rows[] = {
+    {"[]", NULL},
+    {"[\"10.0.0.0/8\", \"fd00::/8\", \"10.1.2.3\", \"2001:db8::1\", \"0.0.0.0/0\", \"::/0\"]",
+     NULL},
+    {"[\"127.0.0.0/24\"]", NULL},
+    {"[\"10.0.0.5/32\"]", NULL},
+    {"\"10.0.0.0/8\"", "expects list value"},
+    {"null", "expects list value"},
+    {"{\"cidr\": \"10.0.0.0/8\"}", "expects list value"},
+    {"[5]", "expects a list of CIDR strings; entry 0 is not a string"},
+    {"[\"10.0.0.0/8\", null]", "expects a list of CIDR strings; entry 1 is not a string"},
+    {"[\"db.internal\"]",
+     "expects a list of canonical CIDRs; got 'db.internal' (invalid IP address)"},
+    {"[\"\"]", "expects a list of canonical CIDRs; got '' (empty CIDR)"},
+    {"[\"10.0.0.1/8\"]", "expects a list of canonical CIDRs; got '10.0.0.1/8' (host bits set)"},
+    {"[\"10.0.0.0/33\"]",
+     "expects a list of canonical CIDRs; got '10.0.0.0/33' (invalid prefix length)"},
+    {"[\"10.0.0.0/\"]",
+     "expects a list of canonical CIDRs; got '10.0.0.0/' (invalid prefix length)"},
+    {"[\"10.0.0.0/08\"]",
+     "expects a list of canonical CIDRs; got '10.0.0.0/08' (not canonical, write '10.0.0.0/8')"},
+    {"[\"10.0.0.0/8 \"]",
+     "expects a list of canonical CIDRs; got '10.0.0.0/8 ' (invalid prefix length)"},
+    {"[\"010.0.0.0/8\"]",
+     "expects a list of canonical CIDRs; got '010.0.0.0/8' (invalid IP address)"},
+    {"[\"10.1\"]", "expects a list of canonical CIDRs; got '10.1' (invalid IP address)"},
+    {"[\"2001:DB8::/32\"]", "expects a list of canonical CIDRs; got '2001:DB8::/32' (not "
+                            "canonical, write '2001:db8::/32')"},
+    {"[\"2001:0db8::/32\"]", "expects a list of canonical CIDRs; got '2001:0db8::/32' (not "
+                             "canonical, write '2001:db8::/32')"},
+    {"[\"::ffff:10.0.0.0/104\"]", "expects a list of canonical CIDRs; got '::ffff:10.0.0.0/104' "
+                                  "(not canonical, write '10.0.0.0/8')"},
+    {"[\"[::1]\"]", "expects a list of canonical CIDRs; got '[::1]' (not canonical, write '::1')"},
+    {"[\"10.0.0.0/8\", \"10.0.0.0/8\"]",
+     "expects a list of canonical CIDRs; got '10.0.0.0/8' twice"},
+};
+
+START_TEST(test_settings_ranges)
+{
+    char want[512];
+
+    if (ranges_rows[_i].want != NULL) {
+        snprintf(want, sizeof(want), "setting 'peer_address_ranges' %s", ranges_rows[_i].want);
+    }
+    setting_msg("peer_address_ranges", ranges_rows[_i].value,
+                ranges_rows[_i].want != NULL ? want : NULL);
+}
+END_TEST
+
+START_TEST(test_settings_ranges_max)
+{
+    json_t *v = json_array();
+    char buf[512];
+
+    for (int i = 0; i <= ADVISOR_PEER_RANGES_MAX; i++) {
+        char cidr[32];
+        snprintf(cidr, sizeof(cidr), "10.%d.0.0/16", i);
+        json_array_append_new(v, json_string(cidr));
+    }
+    ck_assert_str_eq(advisor_setting_check("peer_address_ranges", v, buf, sizeof(buf)),
+                     "setting 'peer_address_ranges' expects at most 64 CIDRs; got 65");
+    json_array_remove(v, 0);
+    ck_assert_ptr_null(advisor_setting_check("peer_address_ranges", v, buf, sizeof(buf)));
+    json_decref(v);
 }
 END_TEST
 
@@ -243,6 +314,8 @@ static Suite *suite(void)
     tcase_add_test(t, test_security_notes);
     tcase_add_test(t, test_blocked_hosts);
     tcase_add_test(t, test_settings_messages);
+    tcase_add_loop_test(t, test_settings_ranges, 0, (int)PV_ARRAY_LEN(ranges_rows));
+    tcase_add_test(t, test_settings_ranges_max);
     tcase_add_test(t, test_rule_text);
     tcase_add_test(t, test_helpers);
     tcase_add_test(t, test_tokens);

@@ -16,7 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "advisor/advisor.h"
 #include "advisor/store.h"
+#include "model/model.h"
 
 static char dir[64];
 
@@ -266,6 +268,96 @@ START_TEST(test_delete_cascades)
 }
 END_TEST
 
+/* store_setting_read tells unset from a failed read: a caller bounding
+ * something by a setting must not take a broken store for "unbounded". */
+START_TEST(test_setting_read)
+{
+    struct store *s = fresh();
+    sqlite3 *db;
+    char path[128];
+    char *v = PV_UNCONST("sentinel");
+
+    ck_assert(pv_ok(store_setting_read(s, "a", "peer_address_ranges", &v)));
+    ck_assert_ptr_null(v);
+    ck_assert(pv_ok(store_setting_put(s, "a", "peer_address_ranges", "[\"10.0.0.0/8\"]")));
+    ck_assert(pv_ok(store_setting_read(s, "a", "peer_address_ranges", &v)));
+    ck_assert_str_eq(v, "[\"10.0.0.0/8\"]");
+    free(v);
+    snprintf(path, sizeof(path), "%s/advisor.db", dir);
+    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(db, "DROP TABLE settings", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    v = PV_UNCONST("sentinel");
+    ck_assert_int_eq(store_setting_read(s, "a", "peer_address_ranges", &v).err, PV_ERR_IO);
+    ck_assert_ptr_null(v);
+    ck_assert_ptr_null(store_setting_get(s, "a", "peer_address_ranges"));
+    wipe(s);
+}
+END_TEST
+
+static bool admits(const struct advisor_ranges *r, const char *addr)
+{
+    struct model_ip ip;
+
+    ck_assert(model_ip_parse_strict(addr, strlen(addr), &ip));
+    return advisor_ranges_admit(r, &ip);
+}
+
+/* peer_address_ranges as the registration reads it: unset is unbounded, the
+ * global value wins, a stored value that is not valid admits nothing. */
+START_TEST(test_peer_ranges)
+{
+    struct store *s = fresh();
+    struct advisor_ranges *r = NULL;
+
+    ck_assert(pv_ok(advisor_ranges_get(s, "a", &r)));
+    ck_assert_ptr_null(advisor_ranges_text(r));
+    ck_assert_str_eq(advisor_ranges_from(r), "default");
+    ck_assert(admits(r, "10.66.66.66"));
+    advisor_ranges_free(r);
+
+    ck_assert(pv_ok(store_setting_put(s, "a", ADVISOR_SET_PEER_RANGES,
+                                      "[\"10.88.0.0/16\",\"fd00::/8\",\"192.0.2.7\"]")));
+    ck_assert(pv_ok(advisor_ranges_get(s, "a", &r)));
+    ck_assert_str_eq(advisor_ranges_from(r), "sandbox");
+    ck_assert(admits(r, "10.88.1.2"));
+    ck_assert(admits(r, "fd12::1"));
+    ck_assert(admits(r, "192.0.2.7"));
+    ck_assert(!admits(r, "192.0.2.8"));
+    ck_assert(!admits(r, "10.66.66.66"));
+    ck_assert(!admits(r, "10.89.0.1"));
+    ck_assert(!admits(r, "::ffff:10.66.66.66"));
+    ck_assert(admits(r, "::ffff:10.88.0.1")); /* the same address as 10.88.0.1 */
+    advisor_ranges_free(r);
+    ck_assert(pv_ok(advisor_ranges_get(s, "b", &r)));
+    ck_assert(admits(r, "10.66.66.66")); /* a's ranges bound a only */
+    advisor_ranges_free(r);
+
+    ck_assert(pv_ok(store_setting_put(s, "", ADVISOR_SET_PEER_RANGES, "[\"10.66.0.0/16\"]")));
+    ck_assert(pv_ok(advisor_ranges_get(s, "a", &r)));
+    ck_assert_str_eq(advisor_ranges_from(r), "global");
+    ck_assert(admits(r, "10.66.66.66"));
+    ck_assert(!admits(r, "10.88.1.2"));
+    advisor_ranges_free(r);
+
+    ck_assert(pv_ok(store_setting_put(s, "", ADVISOR_SET_PEER_RANGES, "[\"db.internal\"]")));
+    ck_assert(pv_ok(advisor_ranges_get(s, "a", &r)));
+    ck_assert_str_eq(advisor_ranges_text(r), "[\"db.internal\"]");
+    ck_assert(!admits(r, "10.66.66.66"));
+    advisor_ranges_free(r);
+    ck_assert(pv_ok(store_setting_put(s, "", ADVISOR_SET_PEER_RANGES, "not json")));
+    ck_assert(pv_ok(advisor_ranges_get(s, "a", &r)));
+    ck_assert(!admits(r, "10.66.66.66"));
+    advisor_ranges_free(r);
+    ck_assert(pv_ok(store_setting_put(s, "", ADVISOR_SET_PEER_RANGES, "[]")));
+    ck_assert(pv_ok(advisor_ranges_get(s, "a", &r)));
+    ck_assert(!admits(r, "10.66.66.66"));
+    advisor_ranges_free(r);
+    advisor_ranges_free(NULL);
+    wipe(s);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("advisor_store");
@@ -277,6 +369,8 @@ static Suite *suite(void)
     tcase_add_test(t, test_transactions_and_events);
     tcase_add_test(t, test_newer_schema_refused);
     tcase_add_test(t, test_delete_cascades);
+    tcase_add_test(t, test_setting_read);
+    tcase_add_test(t, test_peer_ranges);
     suite_add_tcase(s, t);
     return s;
 }

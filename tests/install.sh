@@ -254,6 +254,8 @@ B
         complete_has --upstream-ca proviso-proxy --up
         complete_has --prover-token-file proviso-advisor --prover-t
         complete_has json proviso prove --format j
+        complete_has peer_address_ranges proviso settings set pe
+        complete_has proposal_approval_mode proviso settings get --sandbox demo pro
     fi
 fi
 

@@ -15,7 +15,9 @@
 #   - a proposal naming target_sandbox is never auto-approved (auto mode),
 #     a private peer's reach is private_reach_expansion, resolved_ips in a
 #     proposal is refused; always-blocked and malformed registrations are
-#     refused; another sandbox's token cannot register for db;
+#     refused; another sandbox's token cannot register for db; with
+#     peer_address_ranges set, db's proxy registering outside them is
+#     refused, says why, and app's rule stays where it was;
 #   - deleting db leaves app's endpoint unresolved again.
 # Only the test switch lets the loopback peer addresses through
 # (docs/semantics.md#test-loopback).
@@ -143,6 +145,22 @@ expect_eq "db's addresses unchanged by the refusals" "[\"$last\"]" \
 r=$(own ADV db PUT /addresses "{\"addresses\":[\"$last\"]}")
 expect_eq "the same registration again changes nothing" "false 0" \
     "$(body "$r" | "$JQ" -r '"\(.changed) \(.updated | length)"')"
+
+# --- the operator's bounds: a proxy registering outside them is refused -------------
+out=$(adm ADV PUT /v1/sandboxes/db/settings/peer_address_ranges '{"value":["127.0.0.6/31"]}')
+expect_eq "db may register 127.0.0.6/31 only" 200 "$(code "$out")"
+before=$(app_rev)
+kill "$PDB_PID"
+wait "$PDB_PID" 2>/dev/null
+start_aproxy PDB ADV db --sandbox-address 127.0.0.9
+wait_log "$T/PDB.err" "cannot register the sandbox's addresses" 250 ||
+    fail "db's proxy never reported the refused registration"
+expect_has "the proxy says why" "127.0.0.9 is outside" "$(cat "$T/PDB.err")"
+expect_eq "db's addresses stay" "[\"$last\"]" "$(body "$(adm ADV GET /v1/sandboxes/db)" | "$JQ" -c .addresses)"
+expect_eq "app gets no revision" "$before" "$(app_rev)"
+[ "$last" = 127.0.0.7 ] && lu=$UB || lu=$UA
+r=$(via PAPP "http://$last:$lu/still-there")
+expect_eq "app's rule still leads to db's last address" 200 "$(code "$r")"
 
 # --- proposals naming a peer --------------------------------------------------------
 sbp() {

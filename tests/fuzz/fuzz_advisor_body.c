@@ -125,6 +125,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (root != NULL) {
         (void)advisor_setting_check("proposal_approval_mode", root, msg, sizeof(msg));
         (void)advisor_setting_check("agent_policy_proposals_enabled", root, msg, sizeof(msg));
+        (void)advisor_setting_check("peer_address_ranges", root, msg, sizeof(msg));
         read_denials(buf, size, root);
     }
     pr = model_proposal_load("proposal", buf, size, d);
