@@ -185,6 +185,14 @@ struct prover_grant {
     char **private_ips; /* allowed_ips ranges that reach private addresses */
     size_t nprivate;
     char *peer; /* "NAME" or "NAME (unresolved)" for a target_sandbox endpoint, else NULL */
+    /* How wide the grant is, one static word per dimension
+     * (docs/semantics.md#grant-breadth): */
+    struct {
+        const char *binary;  /* "exact", "glob" or "any" */
+        const char *host;    /* "exact", "one-label", "any-depth" or "hostless" */
+        const char *route;   /* the route again: "inspected", "audit" or "opaque" */
+        const char *methods; /* "read-only", "writes" or "all" */
+    } breadth;
 };
 
 struct prover_grants {

@@ -110,6 +110,96 @@ static pv_result fill_access(struct prover_grant *g, const struct prover_unit *u
     return PV_RESULT_OK;
 }
 
+/* ---------------------------------------------------------------------------
+ * Breadth: one word per dimension, wide first in the reviewer's eye
+ * ------------------------------------------------------------------------- */
+
+/* Product states for "does this binary pattern match every path?" (a few
+ * dozen for any pattern a person writes). */
+#define GRANTS_LANG_STATES 4096u
+
+/*= docs/semantics.md#grant-breadth
+ *# `binary`: `exact` for a pattern without glob metacharacters; `any` for a
+ *# pattern that matches every binary path */
+static pv_result binary_breadth(const struct model_glob *bg, const char **out) PV_WUR;
+static pv_result binary_breadth(const struct model_glob *bg, const char **out)
+{
+    struct model_lang_term t;
+
+    if (model_glob_is_literal(bg)) {
+        *out = "exact";
+        return PV_RESULT_OK;
+    }
+    *out = "glob";
+    if (strstr(model_glob_text(bg), "**") == NULL) {
+        /* without '**' a pattern matches paths of a few depths only */
+        return PV_RESULT_OK;
+    }
+    /* any: no canonical absolute path outside the pattern */
+    t.g = bg;
+    t.positive = false;
+    switch (model_lang_check(MODEL_DOMAIN_ABS_PATH, &t, 1, GRANTS_LANG_STATES, NULL, NULL)) {
+    case MODEL_LANG_EMPTY:
+    case MODEL_LANG_LIMIT: /* undecided: the wider mark */
+        *out = "any";
+        return PV_RESULT_OK;
+    case MODEL_LANG_NONEMPTY:
+        return PV_RESULT_OK;
+    case MODEL_LANG_NOMEM:
+        PV_BAIL(PV_ERR_NOMEM);
+    }
+    PV_BAIL(PV_ERR_INTERNAL);
+}
+
+/*= docs/semantics.md#grant-breadth
+ *# `host`: `hostless` for an endpoint without a host */
+static const char *host_breadth(const struct prover_unit *u)
+{
+    const char *h = u->v.host;
+
+    if (h == NULL) {
+        return "hostless";
+    }
+    if (u->v.host_is_ip || strchr(h, '*') == NULL) {
+        return "exact";
+    }
+    if (strstr(h, "**") != NULL || strspn(h, "*.") == strlen(h)) {
+        return "any-depth";
+    }
+    return "one-label";
+}
+
+static bool read_only_method(const char *m)
+{
+    return strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0 || strcmp(m, "OPTIONS") == 0;
+}
+
+/*= docs/semantics.md#grant-breadth
+ *# `methods`: `all` for an opaque or audit route or an allow rule with method `*` */
+static const char *methods_breadth(const struct prover_unit *u)
+{
+    bool writes = false;
+
+    if (!u->l7 || !u->v.enforce) {
+        return "all";
+    }
+    for (size_t i = 0; i < u->v.nallow; i++) {
+        struct model_l7rule_view r;
+
+        model_endpoint_allow_rule(u->ep, i, &r);
+        if (r.method == NULL || r.method[0] == '\0') {
+            continue; /* an allow rule without a method grants nothing (#methods) */
+        }
+        if (strcmp(r.method, "*") == 0) {
+            return "all";
+        }
+        if (!read_only_method(r.method)) {
+            writes = true;
+        }
+    }
+    return writes ? "writes" : "read-only";
+}
+
 static pv_result fill_grant(struct prover_grant *g, const struct prover_unit *u, bool changed,
                             const struct model_credset *cs) PV_WUR;
 static pv_result fill_grant(struct prover_grant *g, const struct prover_unit *u, bool changed,
@@ -138,6 +228,10 @@ static pv_result fill_grant(struct prover_grant *g, const struct prover_unit *u,
         g->nports = u->v.nports;
     }
     PV_GUARD(fill_access(g, u));
+    PV_GUARD(binary_breadth(u->bglob, &g->breadth.binary));
+    g->breadth.host = host_breadth(u);
+    g->breadth.route = g->route;
+    g->breadth.methods = methods_breadth(u);
     for (size_t i = 0; cs != NULL && u->v.host != NULL && i < model_credset_count(cs); i++) {
         if (model_cred_overlaps(cs, i, u->v.host)) {
             PV_GUARD(push_str(&g->creds, &g->ncreds, model_cred_name(cs, i)));
@@ -299,12 +393,14 @@ struct json_t *prover_grants_json(const struct prover_grants *gs)
         }
         o = ports == NULL
                 ? NULL
-                : json_pack("{s:s,s:s,s:s,s:s,s:o,s:s,s:o*,s:o*,s:o*,s:s*}", "change",
-                            g->changed ? "changed" : "new", "rule", g->rule, "binary", g->binary,
-                            "host", g->host, "ports", ports, "route", g->route, "access",
+                : json_pack("{s:s,s:s,s:s,s:s,s:o,s:s,s:o*,s:o*,s:o*,s:s*,s:{s:s,s:s,s:s,s:s}}",
+                            "change", g->changed ? "changed" : "new", "rule", g->rule, "binary",
+                            g->binary, "host", g->host, "ports", ports, "route", g->route, "access",
                             str_array(g->access, g->naccess), "credentials",
                             str_array(g->creds, g->ncreds), "private_destinations",
-                            str_array(g->private_ips, g->nprivate), "target_sandbox", g->peer);
+                            str_array(g->private_ips, g->nprivate), "target_sandbox", g->peer,
+                            "breadth", "binary", g->breadth.binary, "host", g->breadth.host,
+                            "route", g->breadth.route, "methods", g->breadth.methods);
         if (o == NULL || json_array_append_new(a, o) != 0) {
             json_decref(a);
             return NULL;

@@ -117,6 +117,107 @@ START_TEST(test_grant_details)
 }
 END_TEST
 
+/* Breadth (docs/semantics.md#grant-breadth): one rule "r" with binary 'bin'
+ * and the endpoint 'ep' (YAML under "      - "), against the empty baseline:
+ * the marks "binary host route methods" of its one grant. */
+static const struct {
+    const char *bin;
+    const char *ep;
+    const char *want;
+} brows[] = {
+    /* the issue's change: opaque reach for a directory glob */
+    {"/usr/bin/**", "host: '**.pastebin.com'\n        port: 443\n", "glob any-depth opaque all"},
+    /* binary: every path, some paths, one path */
+    {"/**", "host: api.github.com\n        port: 443\n", "any exact opaque all"},
+    {"**", "host: api.github.com\n        port: 443\n", "any exact opaque all"},
+    {"/**/*", "host: api.github.com\n        port: 443\n", "any exact opaque all"},
+    {"/*/**", "host: api.github.com\n        port: 443\n", "glob exact opaque all"},
+    {"/usr/*/git", "host: api.github.com\n        port: 443\n", "glob exact opaque all"},
+    {"/usr/bin/git", "host: api.github.com\n        port: 443\n", "exact exact opaque all"},
+    {"/usr/bin/python3.1?", "host: api.github.com\n        port: 443\n", "glob exact opaque all"},
+    /* host: one label, any depth, only wildcards, IP, hostless */
+    {"/usr/bin/git", "host: '*.example.com'\n        port: 443\n", "exact one-label opaque all"},
+    {"/usr/bin/git", "host: '*-api.googleapis.com'\n        port: 443\n",
+     "exact one-label opaque all"},
+    {"/usr/bin/git", "host: 'a.*.example.com'\n        port: 443\n", "exact one-label opaque all"},
+    {"/usr/bin/git", "host: '*.*.example.com'\n        port: 443\n", "exact one-label opaque all"},
+    {"/usr/bin/git", "host: '**.s3.amazonaws.com'\n        port: 443\n",
+     "exact any-depth opaque all"},
+    {"/usr/bin/git", "host: 10.1.2.3\n        port: 5432\n", "exact exact opaque all"},
+    {"/usr/bin/git", "port: 5432\n        allowed_ips: ['10.0.0.0/8']\n",
+     "exact hostless opaque all"},
+    /* methods on an inspected route */
+    {"/usr/bin/git",
+     "host: api.github.com\n        port: 443\n        protocol: rest\n"
+     "        enforcement: enforce\n        access: read-only\n",
+     "exact exact inspected read-only"},
+    {"/usr/bin/git",
+     "host: api.github.com\n        port: 443\n        protocol: rest\n"
+     "        enforcement: enforce\n        access: read-write\n",
+     "exact exact inspected writes"},
+    {"/usr/bin/git",
+     "host: api.github.com\n        port: 443\n        protocol: rest\n"
+     "        enforcement: enforce\n        access: full\n",
+     "exact exact inspected all"},
+    {"/usr/bin/git",
+     "host: api.github.com\n        port: 443\n        protocol: rest\n"
+     "        enforcement: enforce\n        rules:\n"
+     "          - allow:\n              method: GET\n              path: /a\n"
+     "          - allow:\n              method: OPTIONS\n              path: /a\n",
+     "exact exact inspected read-only"},
+    {"/usr/bin/git",
+     "host: api.github.com\n        port: 443\n        protocol: rest\n"
+     "        enforcement: enforce\n        rules:\n"
+     "          - allow:\n              method: GET\n              path: /a\n"
+     "          - allow:\n              method: DELETE\n              path: /a\n",
+     "exact exact inspected writes"},
+    {"/usr/bin/git",
+     "host: api.github.com\n        port: 443\n        protocol: rest\n"
+     "        enforcement: enforce\n        rules:\n"
+     "          - allow:\n              method: '*'\n              path: /a\n",
+     "exact exact inspected all"},
+    /* audit mode passes every request, whatever the rules say */
+    {"/usr/bin/git",
+     "host: api.github.com\n        port: 443\n        protocol: rest\n"
+     "        enforcement: audit\n        access: read-only\n",
+     "exact exact audit all"},
+};
+
+START_TEST(test_breadth)
+{
+    char yaml[1024];
+    struct model_policy *c;
+    struct prover_grants gs;
+    char got[128];
+    json_t *j;
+    json_t *b;
+
+    snprintf(yaml, sizeof(yaml),
+             "version: 1\nnetwork_policies:\n  r:\n    binaries:\n      - path: '%s'\n"
+             "    endpoints:\n      - %s",
+             brows[_i].bin, brows[_i].ep);
+    c = tp_policy("cand", yaml);
+    ck_assert(pv_ok(prover_grants_list(NULL, c, NULL, &gs)));
+    ck_assert_uint_eq(gs.n, 1);
+    snprintf(got, sizeof(got), "%s %s %s %s", gs.g[0].breadth.binary, gs.g[0].breadth.host,
+             gs.g[0].breadth.route, gs.g[0].breadth.methods);
+    ck_assert_msg(strcmp(got, brows[_i].want) == 0, "%s / %s: got '%s', want '%s'", brows[_i].bin,
+                  brows[_i].ep, got, brows[_i].want);
+    /* the JSON carries the same four words */
+    j = prover_grants_json(&gs);
+    b = json_object_get(json_array_get(j, 0), "breadth");
+    ck_assert_uint_eq(json_object_size(b), 4);
+    snprintf(got, sizeof(got), "%s %s %s %s", json_string_value(json_object_get(b, "binary")),
+             json_string_value(json_object_get(b, "host")),
+             json_string_value(json_object_get(b, "route")),
+             json_string_value(json_object_get(b, "methods")));
+    ck_assert_str_eq(got, brows[_i].want);
+    json_decref(j);
+    prover_grants_free(&gs);
+    model_policy_free(c);
+}
+END_TEST
+
 /* The in-process /v1/prove entry point: verdict empty, and still the grant. */
 START_TEST(test_job_answer_grants)
 {
@@ -176,6 +277,7 @@ int main(void)
 
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, test_grants, 0, (int)(sizeof(rows) / sizeof(rows[0])));
+    tcase_add_loop_test(tc, test_breadth, 0, (int)(sizeof(brows) / sizeof(brows[0])));
     tcase_add_test(tc, test_grant_details);
     tcase_add_test(tc, test_job_answer_grants);
     suite_add_tcase(s, tc);
