@@ -159,6 +159,14 @@ char *advisor_json_canonical(const json_t *j);
 #define ADVISOR_SET_PROPOSALS "agent_policy_proposals_enabled"
 #define ADVISOR_SET_MODE "proposal_approval_mode"
 #define ADVISOR_SET_PEER_RANGES "peer_address_ranges"
+/* The auto-approval envelope (advisor_envelope.c, docs/advisor.md#envelope):
+ * on by default; each clause relaxed by its own key. */
+#define ADVISOR_SET_ENVELOPE "auto_approval_envelope"
+#define ADVISOR_SET_ENV_BINARY_GLOBS "envelope_allow_binary_globs"
+#define ADVISOR_SET_ENV_HOST_WILDCARDS "envelope_allow_host_wildcards"
+#define ADVISOR_SET_ENV_UNINSPECTED "envelope_allow_uninspected"
+#define ADVISOR_SET_ENV_ACCESS_PRESETS "envelope_allow_access_presets"
+#define ADVISOR_SET_ENV_NEW_PORTS "envelope_allow_new_ports"
 #define ADVISOR_PEER_RANGES_MAX 64
 
 /* Validate a write of 'key' = 'value'. NULL when acceptable, else the
@@ -192,6 +200,26 @@ const char *advisor_ranges_text(const struct advisor_ranges *r);
 /* "global", "sandbox" or "default" (static). */
 const char *advisor_ranges_from(const struct advisor_ranges *r);
 void advisor_ranges_free(struct advisor_ranges *r);
+
+/* ===========================================================================
+ * The auto-approval envelope (advisor_envelope.c)
+ * ========================================================================= */
+
+struct advisor_envelope {
+    bool on;             /* auto_approval_envelope (default true) */
+    bool binary_globs;   /* the clauses an operator relaxed (default false) */
+    bool host_wildcards;
+    bool uninspected;
+    bool access_presets;
+    bool new_ports;
+};
+/* The envelope in force for 'sandbox' (settings, global wins). */
+void advisor_envelope_get(struct store *st, const char *sandbox, struct advisor_envelope *out);
+/* Is every grant of a proposal (the prover's 'grants', with their breadth
+ * marks) and its rule within the envelope, given the policy in force? When
+ * not, a note naming the clause and the grant into 'note'. */
+bool advisor_envelope_within(const struct advisor_envelope *env, const struct model_policy *current,
+                             const json_t *rule, const json_t *grants, char *note, size_t len);
 
 /* ===========================================================================
  * Proposed rules (advisor_rule.c)
@@ -279,6 +307,7 @@ struct advisor_eval {
     bool within_boundary; /* true when no boundary or the check said within */
     bool reused;          /* advisor_evaluate_reuse: the known token matched; not proved */
     bool contained;       /* the candidate allows nothing the policy in force does not */
+    bool within_envelope; /* every grant within the auto-approval envelope */
     const char *prover_version;
 };
 /* Evaluate adding rule 'name' = 'rule' (JSON) to the snapshot. Never fails

@@ -630,7 +630,7 @@ struct submit_tx {
 
 static bool auto_gate(const struct advisor_eval *e)
 {
-    return e->empty && e->within_boundary && e->security_notes[0] == '\0' &&
+    return e->empty && e->within_boundary && e->within_envelope && e->security_notes[0] == '\0' &&
            e->application_error[0] == '\0';
 }
 
@@ -778,11 +778,16 @@ static pv_result submit_tx(struct store *st, void *arg)
     snprintf(x->line, sizeof(x->line), "CONFIG:PROPOSED [INFO] %s proposal chunk:%s %s", x->mode,
              x->id, summary != NULL ? summary : "");
     free(summary);
-    PV_GUARD(advisor_event(st, snap->name, "CONFIG:PROPOSED", x->line,
-                           json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "chunk_id", x->id,
-                                     "analysis_mode", x->mode, "rule_name", x->name,
-                                     "validation_result", e->validation_result, "rule",
-                                     x->rule_text, "evidence_blob", c.evidence)));
+    {
+        const char *env_note = json_string_value(
+            json_object_get(json_object_get(e->evidence, "envelope"), "note"));
+        PV_GUARD(advisor_event(st, snap->name, "CONFIG:PROPOSED", x->line,
+                               json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "chunk_id", x->id,
+                                         "analysis_mode", x->mode, "rule_name", x->name,
+                                         "validation_result", e->validation_result, "rule",
+                                         x->rule_text, "evidence_blob", c.evidence,
+                                         "envelope_note", env_note != NULL ? env_note : "")));
+    }
     PV_GUARD(supersede(w, snap->name, &c));
     snprintf(x->chunk_id, sizeof(x->chunk_id), "%s", x->id);
     if (x->may_approve && advisor_mode_auto(st, snap->name, &resolved_from) && auto_gate(e)) {

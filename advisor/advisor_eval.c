@@ -523,6 +523,24 @@ static void check_contained(struct advisor_worker *w, const struct advisor_snaps
     json_decref(answer);
 }
 
+/* The auto-approval envelope (advisor_envelope.c): its answer goes into
+ * the evidence, so the reviewer, the CLI and the agent read the clause and
+ * the grant that keep a chunk from being approved automatically. */
+static void check_envelope(struct advisor_worker *w, const struct advisor_snapshot *snap,
+                           const json_t *rule, struct advisor_eval *e)
+{
+    struct advisor_envelope env;
+    const json_t *grants = json_object_get(json_object_get(e->evidence, "prover"), "grants");
+    char note[1400];
+
+    advisor_envelope_get(w->st, snap->name, &env);
+    e->within_envelope = advisor_envelope_within(&env, snap->policy, rule, grants, note,
+                                                 sizeof(note));
+    json_object_set_new(e->evidence, "envelope",
+                        json_pack("{s:b,s:b,s:s}", "on", env.on, "within", e->within_envelope,
+                                  "note", note));
+}
+
 pv_result advisor_evaluate(struct advisor_worker *w, const struct advisor_snapshot *snap,
                            const char *name, const json_t *rule, struct advisor_eval *out)
 {
@@ -592,6 +610,7 @@ pv_result advisor_evaluate_reuse(struct advisor_worker *w, const struct advisor_
         prove(w, snap, rule_names_peer(rule) ? NULL : text, out);
         check_boundary(w, snap, out);
         check_contained(w, snap, rule, out);
+        check_envelope(w, snap, rule, out);
     }
     if (out->application_error == NULL) {
         goto nomem;

@@ -158,7 +158,13 @@ START_TEST(test_settings_messages)
                 "setting 'agent_policy_proposals_enabled' expects bool value");
     setting_msg("policy", "1",
                 "unknown setting key 'policy'. Allowed keys: agent_policy_proposals_enabled, "
-                "proposal_approval_mode, peer_address_ranges");
+                "proposal_approval_mode, peer_address_ranges, auto_approval_envelope, "
+                "envelope_allow_binary_globs, envelope_allow_host_wildcards, "
+                "envelope_allow_uninspected, envelope_allow_access_presets, "
+                "envelope_allow_new_ports");
+    setting_msg("auto_approval_envelope", "\"off\"",
+                "setting 'auto_approval_envelope' expects bool value");
+    setting_msg("envelope_allow_new_ports", "true", NULL);
 }
 END_TEST
 

@@ -73,7 +73,7 @@ eq "wrong type" "$(jf .detail)" "setting 'proposal_approval_mode' expects string
 api PUT /v1/settings/agent_policy_proposals_enabled '{"value":"yes"}'
 eq "bool wrong type" "$(jf .detail)" "setting 'agent_policy_proposals_enabled' expects bool value"
 api PUT /v1/settings/no_such_key '{"value":1}'
-eq "unknown key" "$(jf .detail)" "unknown setting key 'no_such_key'. Allowed keys: agent_policy_proposals_enabled, proposal_approval_mode, peer_address_ranges"
+eq "unknown key" "$(jf .detail)" "unknown setting key 'no_such_key'. Allowed keys: agent_policy_proposals_enabled, proposal_approval_mode, peer_address_ranges, auto_approval_envelope, envelope_allow_binary_globs, envelope_allow_host_wildcards, envelope_allow_uninspected, envelope_allow_access_presets, envelope_allow_new_ports"
 
 # The flag off: the gateway itself refuses submissions.
 api POST /v1/sandboxes/sb1/proposals "$(proposal ex example.com 443 GET /index.html)" "$T1"
