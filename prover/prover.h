@@ -7,7 +7,7 @@
  * "allows"; docs/semantics.md#findings the definition of the categories). Every
  * reported path carries a concrete witness request that was re-checked with
  * the concrete evaluator (model_decide). Results are three-valued: EMPTY
- * (provably nothing new), FINDINGS, or UNKNOWN (timeout, limit, internal
+ * (provably no new finding in any category), FINDINGS, or UNKNOWN (timeout, limit, internal
  * error) - only EMPTY may ever auto-approve. PROVER_CHECK answers containment
  * of C in a boundary (WITHIN / EXCEEDS / UNKNOWN).
  *

@@ -295,7 +295,7 @@ proposal "$WORK/p_b_in.json" docs_lib docs.python.org 443 GET /3/library
 submit "$WORK/sb2.token" "$WORK/p_b_in.json" sb2
 cli 0 rule get sb2 --chunk-id "$CHUNK"
 out_has "status:           approved (automatically, revision 2" "auto mode approves a change within the boundary"
-out_has "validation:       prover: no new findings" "... that the prover finds nothing new in"
+out_has "validation:       prover: no new findings" "... in which the prover finds no new finding"
 proposal "$WORK/p_b_out.json" pypi_get pypi.org 443 GET /simple/x
 submit "$WORK/sb2.token" "$WORK/p_b_out.json" sb2
 cli 0 rule get sb2 --chunk-id "$CHUNK"
