@@ -305,6 +305,10 @@
             el('span', { class: 'rule', text: c.rule_name }), ' ',
             el('span', { class: 'endpoint', text: c.host + ':' + c.port }), ' ',
             el('span', { class: 'validation', text: (c.validation_result || '').split('\n')[0] }));
+            const gs = grantsSummary((c.evidence || {}).prover);
+            if (gs !== null) {
+                b.append(el('span', { class: 'grants-summary', text: gs }));
+            }
             ul.append(el('li', { 'data-chunk': c.chunk_id }, b));
         }
     }
@@ -459,6 +463,26 @@
             sec.append(ul);
         }
         return sec;
+    }
+
+    // One line for the proposal list: "grants 1 unit; wide: host any-depth,
+    // methods all" (null without a grant list).
+    function grantsSummary(prover) {
+        if (!prover || !Array.isArray(prover.grants)) {
+            return null;
+        }
+        const wide = new Set();
+        for (const g of prover.grants) {
+            const b = g.breadth || {};
+            for (const k of Object.keys(WIDE)) {
+                if (WIDE[k].includes(String(b[k]))) {
+                    wide.add(k + ' ' + b[k]);
+                }
+            }
+        }
+        const n = prover.grants.length;
+        return 'grants ' + (n === 0 ? 'no new or changed unit' : plural(n, 'unit')) +
+            (wide.size ? '; wide: ' + [...wide].join(', ') : '');
     }
 
     // What the findings section says when the prover found nothing: the
@@ -709,7 +733,8 @@
     // tests/ui/grants.mjs loads this file without a browser and reads the
     // pure builders here; a page never defines this hook.
     if (typeof globalThis.__provisoInboxTest === 'object' && globalThis.__provisoInboxTest !== null) {
-        Object.assign(globalThis.__provisoInboxTest, { grantsSection, grantsHeadline, noFindingsText, renderDetail });
+        Object.assign(globalThis.__provisoInboxTest, { grantsSection, grantsHeadline, grantsSummary, noFindingsText,
+            renderDetail });
     }
 
     document.addEventListener('DOMContentLoaded', () => {

@@ -142,7 +142,15 @@ check(hook.grantsHeadline({ verdict: 'unknown', reason_code: 'timeout', grants: 
     'This change grants no new or changed unit; prover: undecided (timeout), so not approvable automatically.',
     'unknown headline');
 
-// 5. The file carries no "nothing new" wording at all.
+// 5. The proposal list's one line names the grants and what makes them wide.
+check(hook.grantsSummary({ grants: [pasteGrant] }) ===
+    'grants 1 unit; wide: host any-depth, route opaque, methods all',
+    `list summary: ${hook.grantsSummary({ grants: [pasteGrant] })}`);
+check(hook.grantsSummary({ grants: [{ ...pasteGrant, breadth: { binary: 'exact', host: 'exact',
+    route: 'inspected', methods: 'read-only' } }] }) === 'grants 1 unit', 'negative: a narrow grant is not wide');
+check(hook.grantsSummary({ verdict: 'empty' }) === null, 'no grant list: no summary');
+
+// 6. The file carries no "nothing new" wording at all.
 check(!/nothing new/i.test(src), 'app.js has no "nothing new" text');
 
 process.exit(failed ? 1 : 0);
