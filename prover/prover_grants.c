@@ -183,6 +183,9 @@ static const char *methods_breadth(const struct prover_unit *u)
     if (!u->l7 || !u->v.enforce) {
         return "all";
     }
+    if (u->v.proto != MODEL_PROTO_REST && u->v.proto != MODEL_PROTO_WEBSOCKET) {
+        return "read-only"; /* enforced and not inspected: grants no request (#unsupported) */
+    }
     for (size_t i = 0; i < u->v.nallow; i++) {
         struct model_l7rule_view r;
 

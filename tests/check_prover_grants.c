@@ -187,6 +187,16 @@ static const struct {
      "        enforcement: enforce\n        rules:\n"
      "          - allow:\n              method: '*'\n              path: /a\n",
      "exact exact inspected all"},
+    /* websocket: a text frame is a write */
+    {"/usr/bin/git",
+     "host: ws.example.com\n        port: 443\n        protocol: websocket\n"
+     "        enforcement: enforce\n        access: read-write\n",
+     "exact exact inspected writes"},
+    /* an enforced graphql endpoint grants no request, whatever its rules say */
+    {"/usr/bin/git",
+     "host: api.github.com\n        port: 443\n        protocol: graphql\n"
+     "        enforcement: enforce\n        access: read-write\n",
+     "exact exact inspected read-only"},
     /* audit mode passes every request, whatever the rules say */
     {"/usr/bin/git",
      "host: api.github.com\n        port: 443\n        protocol: rest\n"
