@@ -3,7 +3,9 @@
  *
  * The advisor's chunk object (reviewer view: proposed_rule, security notes
  * and the evidence: the prover's answer, the boundary check, the policy
- * diff) printed as text to be read at a glance: what is asked (rule,
+ * diff) printed as text to be read at a glance: first what the change
+ * grants (the prover's headline sentence and its grant lines with their
+ * breadth, prover_review_text), then what is asked (rule,
  * endpoints with their L7 rules, binaries, rationale), what the prover found
  * (validation result, then each path with its witness request), what to
  * watch (security notes, application error) and what would change (diff).
@@ -18,6 +20,7 @@
 
 #include "cli/cli.h"
 #include "common/pv_dynbuf.h"
+#include "prover/prover.h"
 
 #define LABEL "%-18s"
 
@@ -265,6 +268,24 @@ static void diff(FILE *out, const char *text)
  * The chunk
  * ========================================================================= */
 
+/* What the change grants, first (docs/semantics.md#grants): the prover's
+ * headline sentence and one line per grant with its breadth. Only when the
+ * evidence carries a grant list: an answer without one (an older advisor,
+ * an invalid candidate) must not read as "grants no new unit". */
+static void grants(FILE *out, const json_t *answer)
+{
+    char *s;
+
+    if (!json_is_array(json_object_get(answer, "grants"))) {
+        return;
+    }
+    s = prover_review_text(answer, false);
+    if (s != NULL) {
+        fprintf(out, "%s\n", s);
+    }
+    free(s);
+}
+
 void cli_chunk_print(FILE *out, const json_t *c)
 {
     const json_t *rule = json_object_get(c, "proposed_rule");
@@ -272,6 +293,7 @@ void cli_chunk_print(FILE *out, const json_t *c)
     const char *status = jstr(c, "status");
 
     fprintf(out, "chunk %s\n", jstr(c, "chunk_id"));
+    grants(out, json_object_get(ev, "prover"));
     fprintf(out, LABEL "%s", "status:", status);
     if (strcmp(status, "approved") == 0) {
         fprintf(out, " (%srevision %lld, %s)",

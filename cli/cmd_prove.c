@@ -290,8 +290,9 @@ static int emit(const struct prove_opts *o, const struct prover_answer *a)
     }
     if (o->fmt == OUT_TEXT && r->verdict != PROVER_VERDICT_WITHIN &&
         r->verdict != PROVER_VERDICT_EXCEEDS) {
-        /* The reviewer's view first, always: what the change grants. */
-        s = prover_grants_text(&a->grants);
+        /* The reviewer's view first, always: what the change grants, in one
+         * sentence with the verdict, then each grant with its breadth. */
+        s = prover_review_text(a->body, o->policy != NULL);
         if (s == NULL) {
             fprintf(stderr, "proviso: out of memory\n");
             return 3;

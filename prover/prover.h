@@ -7,7 +7,7 @@
  * "allows"; docs/semantics.md#findings the definition of the categories). Every
  * reported path carries a concrete witness request that was re-checked with
  * the concrete evaluator (model_decide). Results are three-valued: EMPTY
- * (provably nothing new), FINDINGS, or UNKNOWN (timeout, limit, internal
+ * (provably no new finding in any category), FINDINGS, or UNKNOWN (timeout, limit, internal
  * error) - only EMPTY may ever auto-approve. PROVER_CHECK answers containment
  * of C in a boundary (WITHIN / EXCEEDS / UNKNOWN).
  *
@@ -209,9 +209,18 @@ pv_result prover_grants_list(const struct model_policy *baseline,
 void prover_grants_free(struct prover_grants *gs);
 /* The "grants" array of the answer. New reference; NULL on NOMEM. */
 struct json_t *prover_grants_json(const struct prover_grants *gs);
-/* The reviewer's text ("grants: N new or changed units", grouped by binary).
- * New string (caller frees); NULL on NOMEM. */
-char *prover_grants_text(const struct prover_grants *gs);
+/* The reviewer's text of a prove answer 'answer' (borrowed: the object
+ * prover_result_to_json, /v1/prove and the advisor's evidence carry, with
+ * its "grants", "verdict" and "categories"): one headline sentence ("This
+ * change grants 1 new unit: /usr/bin/cat -> *.pastebin.com:443 opaque;
+ * prover: no new findings."), then one line per grant, terraform-plan style
+ * ("+ BINARY -> HOST:PORTS ROUTE, ACCESS  [binary: .., host: .., route: ..,
+ * methods: ..]", "~" for a changed unit) with its rule, credentials in scope,
+ * private destinations and peer sandbox on the next line; past 50 grants of
+ * one binary, their count. 'policy': a policy on its own (--policy), "This
+ * policy grants N units". Missing members print as "?", so an older
+ * answer still renders. New string (caller frees); NULL on NOMEM. */
+char *prover_review_text(const struct json_t *answer, bool policy);
 
 /* ===========================================================================
  * Request bodies (prover_body.c): the JSON bodies of /v1/prove, /v1/check

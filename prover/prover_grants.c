@@ -183,6 +183,9 @@ static const char *methods_breadth(const struct prover_unit *u)
     if (!u->l7 || !u->v.enforce) {
         return "all";
     }
+    if (u->v.proto != MODEL_PROTO_REST && u->v.proto != MODEL_PROTO_WEBSOCKET) {
+        return "read-only"; /* enforced and not inspected: grants no request (#unsupported) */
+    }
     for (size_t i = 0; i < u->v.nallow; i++) {
         struct model_l7rule_view r;
 
@@ -409,72 +412,183 @@ struct json_t *prover_grants_json(const struct prover_grants *gs)
     return a;
 }
 
-static pv_result list(struct pv_dynbuf *b, const char *label, char *const *v, size_t n) PV_WUR;
-static pv_result list(struct pv_dynbuf *b, const char *label, char *const *v, size_t n)
+/* ---------------------------------------------------------------------------
+ * The reviewer's text, from the JSON (so that every reader - proviso prove,
+ * proviso rule get on the advisor's evidence - prints one wording)
+ * ------------------------------------------------------------------------- */
+
+static const char *jstr(const json_t *o, const char *key, const char *dflt)
 {
-    if (n == 0) {
-        return PV_RESULT_OK;
-    }
-    PV_GUARD(pv_dynbuf_printf(b, "\n        %s: ", label));
-    for (size_t i = 0; i < n; i++) {
-        PV_GUARD(pv_dynbuf_printf(b, "%s%s", i > 0 ? ", " : "", v[i]));
-    }
-    return PV_RESULT_OK;
+    const char *v = json_string_value(json_object_get(o, key));
+
+    return v != NULL ? v : dflt;
 }
 
-static pv_result text(struct pv_dynbuf *b, const struct prover_grants *gs) PV_WUR;
-static pv_result text(struct pv_dynbuf *b, const struct prover_grants *gs)
+/* "a, b, c" of an array of strings. */
+static void put_list(struct pv_dynbuf *b, const json_t *a, const char *sep)
 {
+    const json_t *v;
+    size_t i;
+
+    json_array_foreach(a, i, v)
+    {
+        pv_dynbuf_putf(b, "%s%s", i > 0 ? sep : "", json_is_string(v) ? json_string_value(v) : "?");
+    }
+}
+
+/* "BINARY -> HOST:PORTS ROUTE" of one grant. */
+static void put_place(struct pv_dynbuf *b, const json_t *g)
+{
+    const json_t *ports = json_object_get(g, "ports");
+    const json_t *v;
+    size_t i;
+
+    pv_dynbuf_putf(b, "%s -> %s:", jstr(g, "binary", "?"), jstr(g, "host", "*"));
+    json_array_foreach(ports, i, v)
+    {
+        pv_dynbuf_putf(b, "%s%lld", i > 0 ? "," : "", (long long)json_integer_value(v));
+    }
+    if (json_array_size(ports) == 0) {
+        pv_dynbuf_puts(b, "*");
+    }
+    pv_dynbuf_putf(b, " %s", jstr(g, "route", "?"));
+}
+
+/* One grant, terraform-plan style:
+ *   + /usr/bin/cat -> *.pastebin.com:443 opaque, all traffic  [binary: ..., methods: all]
+ *       rule paste; credentials in scope: ...; private destinations: ... */
+static void put_grant(struct pv_dynbuf *b, const json_t *g)
+{
+    const json_t *br = json_object_get(g, "breadth");
+    const json_t *creds = json_object_get(g, "credentials");
+    const json_t *priv = json_object_get(g, "private_destinations");
+    const char *peer = jstr(g, "target_sandbox", NULL);
+
+    pv_dynbuf_putf(b, "%s ", strcmp(jstr(g, "change", "new"), "changed") == 0 ? "~" : "+");
+    put_place(b, g);
+    if (json_array_size(json_object_get(g, "access")) > 0) {
+        pv_dynbuf_puts(b, ", ");
+        put_list(b, json_object_get(g, "access"), ", ");
+    }
+    if (json_is_object(br)) {
+        pv_dynbuf_putf(b, "  [binary: %s, host: %s, route: %s, methods: %s]",
+                       jstr(br, "binary", "?"), jstr(br, "host", "?"), jstr(br, "route", "?"),
+                       jstr(br, "methods", "?"));
+    }
+    pv_dynbuf_putf(b, "\n      rule %s", jstr(g, "rule", "-"));
+    if (json_array_size(creds) > 0) {
+        pv_dynbuf_puts(b, "; credentials in scope: ");
+        put_list(b, creds, ", ");
+    }
+    if (json_array_size(priv) > 0) {
+        pv_dynbuf_puts(b, "; private destinations: ");
+        put_list(b, priv, ", ");
+    }
+    if (peer != NULL) {
+        pv_dynbuf_putf(b, "; peer sandbox: %s", peer);
+    }
+    pv_dynbuf_puts(b, "\n");
+}
+
+/* "1 new unit and 2 changed units", "3 units" (a policy on its own), or
+ * "no new or changed unit". */
+static void put_count(struct pv_dynbuf *b, const json_t *grants, bool policy)
+{
+    size_t nnew = 0;
+    size_t nchanged = 0;
+    const json_t *g;
+    size_t i;
+
+    json_array_foreach(grants, i, g)
+    {
+        if (strcmp(jstr(g, "change", "new"), "changed") == 0) {
+            nchanged++;
+        } else {
+            nnew++;
+        }
+    }
+    if (policy) {
+        pv_dynbuf_putf(b, "%zu unit%s", nnew + nchanged, nnew + nchanged == 1 ? "" : "s");
+    } else if (nnew + nchanged == 0) {
+        pv_dynbuf_puts(b, "no new or changed unit");
+    } else if (nchanged == 0) {
+        pv_dynbuf_putf(b, "%zu new unit%s", nnew, nnew == 1 ? "" : "s");
+    } else if (nnew == 0) {
+        pv_dynbuf_putf(b, "%zu changed unit%s", nchanged, nchanged == 1 ? "" : "s");
+    } else {
+        pv_dynbuf_putf(b, "%zu new unit%s and %zu changed unit%s", nnew, nnew == 1 ? "" : "s",
+                       nchanged, nchanged == 1 ? "" : "s");
+    }
+}
+
+/* "prover: no new findings" / "prover: 2 new findings (a, b)" / "prover:
+ * undecided (timeout)". */
+static void put_verdict(struct pv_dynbuf *b, const json_t *answer)
+{
+    const char *v = jstr(answer, "verdict", "");
+    const json_t *cats = json_object_get(answer, "categories");
+    size_t n = json_array_size(cats);
+
+    if (strcmp(v, "empty") == 0) {
+        pv_dynbuf_puts(b, "prover: no new findings");
+    } else if (strcmp(v, "findings") == 0) {
+        pv_dynbuf_putf(b, "prover: %zu new finding%s (", n, n == 1 ? "" : "s");
+        put_list(b, cats, ", ");
+        pv_dynbuf_puts(b, ")");
+    } else if (strcmp(v, "unknown") == 0) {
+        pv_dynbuf_putf(b, "prover: undecided (%s), so not approvable automatically",
+                       jstr(answer, "reason_code", jstr(answer, "reason", "unknown")));
+    } else {
+        pv_dynbuf_putf(b, "prover: %s", v[0] != '\0' ? v : "no verdict");
+    }
+}
+
+char *prover_review_text(const struct json_t *answer, bool policy)
+{
+    const json_t *grants = json_object_get(answer, "grants");
+    size_t n = json_array_size(grants);
     const char *last = NULL;
     size_t shown = 0;
+    struct pv_dynbuf b;
 
-    PV_GUARD(
-        pv_dynbuf_printf(b, "grants: %zu new or changed unit%s\n", gs->n, gs->n == 1 ? "" : "s"));
-    for (size_t i = 0; i < gs->n; i++) {
-        const struct prover_grant *g = &gs->g[i];
+    pv_dynbuf_init(&b, GRANTS_TEXT_MAX);
+    pv_dynbuf_putf(&b, "This %s grants ", policy ? "policy" : "change");
+    put_count(&b, grants, policy);
+    if (n == 1) {
+        /* one unit: name it in the sentence */
+        pv_dynbuf_puts(&b, ": ");
+        put_place(&b, json_array_get(grants, 0));
+    } else if (n > 1) {
+        pv_dynbuf_puts(&b, " (listed below)");
+    }
+    pv_dynbuf_puts(&b, "; ");
+    put_verdict(&b, answer);
+    pv_dynbuf_puts(&b, ".\n");
+    for (size_t i = 0; i < n; i++) {
+        const json_t *g = json_array_get(grants, i);
+        const char *bin = jstr(g, "binary", "?");
 
-        if (last == NULL || strcmp(last, g->binary) != 0) {
-            PV_GUARD(pv_dynbuf_printf(b, "  %s\n", g->binary));
-            last = g->binary;
+        if (i == 0) {
+            pv_dynbuf_puts(&b, "\n");
+        }
+        if (last == NULL || strcmp(last, bin) != 0) {
+            last = bin;
             shown = 0;
         }
         if (shown++ == GRANTS_TEXT_PER_BINARY) {
             /* a whole-policy change: the rest of this binary's units by count */
             size_t more = 1;
 
-            while (i + more < gs->n && strcmp(gs->g[i + more].binary, last) == 0) {
+            while (i + more < n &&
+                   strcmp(jstr(json_array_get(grants, i + more), "binary", "?"), last) == 0) {
                 more++;
             }
-            PV_GUARD(
-                pv_dynbuf_printf(b, "    ... and %zu more (--format json lists them all)\n", more));
+            pv_dynbuf_putf(&b, "  ... and %zu more for %s (--format json lists them all)\n", more,
+                           last);
             i += more - 1;
             continue;
         }
-        PV_GUARD(pv_dynbuf_printf(b, "    %s %s:", g->changed ? "~" : "+", g->host));
-        for (size_t k = 0; k < g->nports; k++) {
-            PV_GUARD(pv_dynbuf_printf(b, "%s%u", k > 0 ? "," : "", (unsigned)g->ports[k]));
-        }
-        if (g->nports == 0) {
-            PV_GUARD(pv_dynbuf_addstr(b, "*"));
-        }
-        PV_GUARD(pv_dynbuf_printf(b, " %s (rule %s)", g->route, g->rule));
-        PV_GUARD(list(b, "access", g->access, g->naccess));
-        PV_GUARD(list(b, "credentials in scope", g->creds, g->ncreds));
-        PV_GUARD(list(b, "private destinations", g->private_ips, g->nprivate));
-        PV_GUARD(list(b, "peer sandbox", &g->peer, g->peer != NULL ? 1 : 0));
-        PV_GUARD(pv_dynbuf_addstr(b, "\n"));
+        put_grant(&b, g);
     }
-    return PV_RESULT_OK;
-}
-
-char *prover_grants_text(const struct prover_grants *gs)
-{
-    struct pv_dynbuf b;
-
-    pv_dynbuf_init(&b, GRANTS_TEXT_MAX);
-    if (!pv_ok(text(&b, gs))) {
-        pv_dynbuf_free(&b);
-        return NULL;
-    }
-    return pv_dynbuf_take(&b, NULL);
+    return pv_dynbuf_finish(&b);
 }

@@ -532,9 +532,9 @@ static pv_result text(struct pv_dynbuf *b, const struct prover_result *r)
         }
     }
     PV_GUARD(pv_dynbuf_printf(
-        b, "\ninputs %s, %.1f ms, %zu solver queries, %zu delta units, %zu part%s\n",
-        r->inputs_sha256, r->elapsed_ms, r->nqueries, r->ndelta, r->ncomponents,
-        r->ncomponents == 1 ? "" : "s"));
+        b, "\ninputs %s, %.1f ms, %zu solver quer%s, %zu unit%s in the delta, %zu part%s\n",
+        r->inputs_sha256, r->elapsed_ms, r->nqueries, r->nqueries == 1 ? "y" : "ies", r->ndelta,
+        r->ndelta == 1 ? "" : "s", r->ncomponents, r->ncomponents == 1 ? "" : "s"));
     return PV_RESULT_OK;
 }
 

@@ -43,7 +43,7 @@
 
 static void conn_linger(struct proxy_conn *c);
 static void reply_json(struct proxy_conn *c, unsigned status, const char *error, const char *detail,
-                       const char *reason);
+                       const char *reason, const struct proxy_missing *miss);
 static void log_decision(struct proxy_conn *c, enum proxy_log_action action, const char *engine,
                          const char *method, const char *path, const char *policy,
                          const char *binary, const char *reason, const char *stage);
@@ -245,10 +245,10 @@ void proxy_conn_reply_bare(struct proxy_conn *c, unsigned status)
 }
 
 static void reply_json(struct proxy_conn *c, unsigned status, const char *error, const char *detail,
-                       const char *reason)
+                       const char *reason, const struct proxy_missing *miss)
 {
     size_t len = 0;
-    char *r = proxy_reply_json(status, error, detail, reason, &len);
+    char *r = proxy_reply_json(status, error, detail, reason, miss, &len);
 
     if (r == NULL) {
         proxy_conn_reply_bare(c, 500);
@@ -361,9 +361,16 @@ void proxy_conn_outcome(struct proxy_conn *c, enum proxy_outcome o, const struct
     case PROXY_REPLY_BARE:
         proxy_conn_reply_bare(c, row->status);
         return;
-    case PROXY_REPLY_JSON:
-        reply_json(c, row->status, row->error, why, reason);
+    case PROXY_REPLY_JSON: {
+        /* a denial a rule could lift: what is missing, for an agent that may
+         * ask for it (advisor mode with proposals on; else NULL skill) */
+        struct proxy_missing miss = {row->missing, c->nhost[0] != '\0' ? c->nhost : c->host,
+                                     c->port, v != NULL ? v->binary : NULL,
+                                     proxy_local_skill(c->srv)};
+
+        reply_json(c, row->status, row->error, why, reason, row->missing != NULL ? &miss : NULL);
         return;
+    }
     case PROXY_REPLY_L7:
         if (v == NULL) {
             proxy_conn_reply_bare(c, 500);

@@ -224,9 +224,22 @@ const char *proxy_ssrf_kind(enum model_reason r);
  * Response bodies (proxy_policy.c)
  * ========================================================================= */
 
-/* A complete HTTP response (head and body): new, caller frees. */
+/* What a refused request lacked, for an agent that may ask for it (the
+ * body's "rule_missing", docs/proxy.md "Deny bodies"). All borrowed. */
+struct proxy_missing {
+    const char *type; /* "endpoint" (no rule reaches host:port for the binary) or
+                         * "destination" (a rule does; the resolved address is not admitted) */
+    const char *host; /* normalised request host */
+    uint16_t port;
+    const char *binary; /* NULL or "" when unknown */
+    const char *skill;  /* advisor mode with proposals on: the skill's path, else NULL */
+};
+/* A complete HTTP response (head and body): new, caller frees. The body is
+ * {"detail","error"[,"reason"]}; with 'miss' and miss->skill (proposals on)
+ * it also carries "rule_missing" {type, layer "l4", host, port, binary},
+ * "next_steps" and "agent_guidance" (proxy_local_advice). 'miss' may be NULL. */
 char *proxy_reply_json(unsigned status, const char *error, const char *detail, const char *reason,
-                       size_t *len);
+                       const struct proxy_missing *miss, size_t *len);
 /* The structured L7 deny (docs/proxy.md "Deny bodies"). */
 struct proxy_l7_deny {
     const char *error;  /* "policy_denied" or "unsupported_l7_protocol" */
@@ -546,6 +559,9 @@ struct proxy_outcome_row {
     const char *engine; /* log engine tag; NULL: none applies */
     const char *stage;  /* denials.jsonl stage */
     bool log;           /* a decision line (false: a note after an ALLOWED line) */
+    /* rule_missing.type of a policy denial that a rule could lift (JSON bodies
+     * only: the L7 body always names it), NULL for every other outcome */
+    const char *missing;
 };
 
 /* The row of 'o' (static), NULL if the table lacks it (a bug the tests catch). */

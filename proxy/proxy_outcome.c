@@ -12,14 +12,24 @@
  * did not resolve (stage "dns"); they write an operational note instead of
  * a decision line and count in /metrics as failures. A NULL engine marks
  * rows the reference's engine field has no value for.
+ *
+ * A policy denial that a rule could lift (no endpoint for the host and port,
+ * or a destination the rule does not admit) names its 'missing' type: with
+ * proposals on, its JSON body then tells the agent what to ask for
+ * (rule_missing, next_steps, agent_guidance), as the L7 body always does.
  */
 #include "config.h"
 
 #include "proxy/proxy_int.h"
 
-#define ROW(o, st, err, kind, eng, stage, log) \
-    {                                          \
-        o, #o, st, err, kind, eng, stage, log  \
+#define ROW(o, st, err, kind, eng, stage, log)      \
+    {                                               \
+        o, #o, st, err, kind, eng, stage, log, NULL \
+    }
+/* a policy denial whose JSON body names what is missing (rule_missing) */
+#define ROW_MISSING(o, st, err, kind, eng, stage, missing) \
+    {                                                      \
+        o, #o, st, err, kind, eng, stage, true, missing    \
     }
 
 static const struct proxy_outcome_row rows[] = {
@@ -32,7 +42,8 @@ static const struct proxy_outcome_row rows[] = {
     ROW(PROXY_OUT_CONN_LIMIT, 503, NULL, PROXY_REPLY_BARE, NULL, "connection-limit", true),
     /* CONNECT */
     ROW(PROXY_OUT_CONNECT_TARGET, 400, NULL, PROXY_REPLY_BARE, "http-parser", "connect", true),
-    ROW(PROXY_OUT_CONNECT_DENIED, 403, "policy_denied", PROXY_REPLY_JSON, "opa", "connect", true),
+    ROW_MISSING(PROXY_OUT_CONNECT_DENIED, 403, "policy_denied", PROXY_REPLY_JSON, "opa", "connect",
+                "endpoint"),
     /* forward requests */
     ROW(PROXY_OUT_FORWARD_URI, 400, NULL, PROXY_REPLY_BARE, "http-parser",
         "forward-parse-rejection", true),
@@ -43,7 +54,8 @@ static const struct proxy_outcome_row rows[] = {
     ROW(PROXY_OUT_POLICY_LOCAL_PORT, 400, "invalid_policy_local_scheme", PROXY_REPLY_JSON, "opa",
         "forward", true),
     ROW(PROXY_OUT_POLICY_LOCAL, 404, "feature_disabled", PROXY_REPLY_JSON, "opa", "forward", true),
-    ROW(PROXY_OUT_FORWARD_DENIED, 403, "policy_denied", PROXY_REPLY_JSON, "opa", "forward", true),
+    ROW_MISSING(PROXY_OUT_FORWARD_DENIED, 403, "policy_denied", PROXY_REPLY_JSON, "opa", "forward",
+                "endpoint"),
     ROW(PROXY_OUT_FORWARD_TARGET, 400, "invalid_request_target", PROXY_REPLY_JSON, "l7",
         "forward-l7-parse-rejection", true),
     ROW(PROXY_OUT_FORWARD_L7_DENIED, 403, "policy_denied", PROXY_REPLY_L7, "l7", "forward-l7-deny",
@@ -51,7 +63,8 @@ static const struct proxy_outcome_row rows[] = {
     ROW(PROXY_OUT_FORWARD_UNSUPPORTED, 403, "unsupported_l7_protocol", PROXY_REPLY_L7, "l7",
         "forward-l7-deny", true),
     /* destinations and upstreams */
-    ROW(PROXY_OUT_SSRF, 403, "ssrf_denied", PROXY_REPLY_JSON, "ssrf", "ssrf", true),
+    ROW_MISSING(PROXY_OUT_SSRF, 403, "ssrf_denied", PROXY_REPLY_JSON, "ssrf", "ssrf",
+                "destination"),
     /* not a policy decision: its own error and stage, a note (no DENIED line) */
     ROW(PROXY_OUT_DNS, 502, "dns_resolution_failed", PROXY_REPLY_JSON, NULL, "dns", false),
     ROW(PROXY_OUT_UPSTREAM_FAILED, 502, "upstream_unreachable", PROXY_REPLY_JSON, "opa", "upstream",
@@ -65,7 +78,8 @@ static const struct proxy_outcome_row rows[] = {
         "l7", true),
     ROW(PROXY_OUT_TUNNEL_TARGET, 400, "invalid_request_target", PROXY_REPLY_JSON, "l7",
         "connect-l7-parse-rejection", true),
-    ROW(PROXY_OUT_TUNNEL_SSRF, 403, "ssrf_denied", PROXY_REPLY_JSON, "ssrf", "ssrf", true),
+    ROW_MISSING(PROXY_OUT_TUNNEL_SSRF, 403, "ssrf_denied", PROXY_REPLY_JSON, "ssrf", "ssrf",
+                "destination"),
     ROW(PROXY_OUT_TUNNEL_L7_DENIED, 403, "policy_denied", PROXY_REPLY_L7, "l7", "l7", true),
     ROW(PROXY_OUT_TUNNEL_UNSUPPORTED, 403, "unsupported_l7_protocol", PROXY_REPLY_L7, "l7", "l7",
         true),

@@ -318,25 +318,41 @@ static char *reply(unsigned status, json_t *body, const char *extra, size_t *len
     return out;
 }
 
-char *proxy_reply_json(unsigned status, const char *error, const char *detail, const char *reason,
-                       size_t *len)
-{
-    json_t *o = json_object();
-
-    /* keys in alphabetical order, as the reference's serde output */
-    json_object_set_new(o, "detail", json_string(detail != NULL ? detail : ""));
-    json_object_set_new(o, "error", json_string(error));
-    if (reason != NULL && reason[0] != '\0') {
-        json_object_set_new(o, "reason", json_string(reason));
-    }
-    return reply(status, o, NULL, len);
-}
-
 /* jansson refuses invalid UTF-8: replace such strings rather than fail. */
 static json_t *jstr(const char *s)
 {
     json_t *j = json_string(s != NULL ? s : "");
     return j != NULL ? j : json_string("?");
+}
+
+char *proxy_reply_json(unsigned status, const char *error, const char *detail, const char *reason,
+                       const struct proxy_missing *miss, size_t *len)
+{
+    json_t *o = json_object();
+
+    /* keys in alphabetical order, as the reference's serde output */
+    json_object_set_new(o, "detail", jstr(detail));
+    json_object_set_new(o, "error", json_string(error));
+    if (reason != NULL && reason[0] != '\0') {
+        json_object_set_new(o, "reason", jstr(reason));
+    }
+    if (miss != NULL && miss->skill != NULL) {
+        /* proposals on: what to ask for, then the advice last, as the L7 body */
+        json_t *m = json_object();
+        bool has_bin =
+            miss->binary != NULL && miss->binary[0] != '\0' && strcmp(miss->binary, "-") != 0;
+
+        json_object_set_new(m, "type", jstr(miss->type));
+        json_object_set_new(m, "layer", json_string("l4"));
+        json_object_set_new(m, "host", jstr(miss->host));
+        json_object_set_new(m, "port", json_integer(miss->port));
+        if (has_bin) {
+            json_object_set_new(m, "binary", jstr(miss->binary));
+        }
+        json_object_set_new(o, "rule_missing", m);
+        proxy_local_advice(o, miss->skill);
+    }
+    return reply(status, o, NULL, len);
 }
 
 char *proxy_reply_l7(const struct proxy_l7_deny *d, size_t *len)

@@ -170,6 +170,41 @@ START_TEST(line_table)
 }
 END_TEST
 
+/* The issue's chunk: auto-approved, verdict empty, one wide grant. The
+ * grant comes first, with its breadth, and the text never says the change
+ * grants nothing. */
+static const char paste_chunk[] =
+    "{\"chunk_id\":\"9f00\",\"status\":\"approved\",\"auto_approved\":true,"
+    "\"rule_name\":\"paste\",\"validation_result\":\"prover: no new findings\","
+    "\"evidence\":{\"prover\":{\"verdict\":\"empty\",\"categories\":[],\"findings\":[],"
+    "\"grants\":[{\"change\":\"new\",\"rule\":\"paste\",\"binary\":\"/usr/bin/**\","
+    "\"host\":\"**.pastebin.com\",\"ports\":[443],\"route\":\"opaque\",\"access\":"
+    "[\"all traffic\"],\"credentials\":[],\"private_destinations\":[],\"breadth\":{"
+    "\"binary\":\"glob\",\"host\":\"any-depth\",\"route\":\"opaque\",\"methods\":"
+    "\"all\"}}]}}}";
+
+START_TEST(print_grants)
+{
+    char *s = render(cli_chunk_print, paste_chunk);
+    const char *want =
+        "chunk 9f00\n"
+        "This change grants 1 new unit: /usr/bin/** -> **.pastebin.com:443 opaque; prover: no "
+        "new findings.\n\n"
+        "+ /usr/bin/** -> **.pastebin.com:443 opaque, all traffic  [binary: glob, host: "
+        "any-depth, route: opaque, methods: all]\n"
+        "      rule paste\n\n"
+        "status:           approved";
+
+    ck_assert_msg(strncmp(s, want, strlen(want)) == 0, "got:\n%s", s);
+    ck_assert_ptr_null(strstr(s, "nothing new"));
+    free(s);
+    /* negative: evidence without a grant list (an older advisor) claims nothing */
+    s = render(cli_chunk_print, chunk);
+    ck_assert_ptr_null(strstr(s, "This change grants"));
+    free(s);
+}
+END_TEST
+
 START_TEST(print_empty)
 {
     /* Nothing but an id: no crash, no invented content. */
@@ -195,6 +230,7 @@ int main(void)
     tcase_add_loop_test(tc, endpoint_table, 0, (int)PV_ARRAY_LEN(ep_rows));
     tcase_add_loop_test(tc, print_table, 0, (int)PV_ARRAY_LEN(print_rows));
     tcase_add_loop_test(tc, line_table, 0, (int)PV_ARRAY_LEN(line_rows));
+    tcase_add_test(tc, print_grants);
     tcase_add_test(tc, print_empty);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

@@ -89,6 +89,7 @@ START_TEST(test_grant_details)
     struct model_credset *cs = tp_creds("- name: github-pat\n  type: github-pat\n"
                                         "  target_hosts: [api.github.com]\n");
     struct prover_grants gs;
+    json_t *ans;
     char *text;
 
     ck_assert(pv_ok(prover_grants_list(b, c, cs, &gs)));
@@ -104,12 +105,22 @@ START_TEST(test_grant_details)
     ck_assert_uint_eq(gs.g[1].ncreds, 1);
     ck_assert_str_eq(gs.g[1].creds[0], "github-pat");
     ck_assert_uint_eq(gs.g[1].nprivate, 0);
-    text = prover_grants_text(&gs);
+    ans = json_pack("{s:s,s:[s],s:o}", "verdict", "findings", "categories",
+                    "private_reach_expansion", "grants", prover_grants_json(&gs));
+    text = prover_review_text(ans, false);
     ck_assert_ptr_nonnull(text);
-    ck_assert_ptr_nonnull(strstr(text, "grants: 2 new or changed units\n"));
-    ck_assert_ptr_nonnull(strstr(text, "private destinations: 10.0.0.0/8"));
-    ck_assert_ptr_nonnull(strstr(text, "credentials in scope: github-pat"));
+    ck_assert_ptr_nonnull(strstr(text,
+                                 "This change grants 1 new unit and 1 changed unit (listed "
+                                 "below); prover: 1 new finding (private_reach_expansion).\n"));
+    ck_assert_ptr_nonnull(strstr(text, "\n+ /usr/bin/curl -> db.internal:5432 opaque, all traffic  "
+                                       "[binary: exact, host: exact, route: opaque, methods: all]\n"
+                                       "      rule lan; private destinations: 10.0.0.0/8\n"));
+    ck_assert_ptr_nonnull(strstr(text, "\n~ /usr/bin/git -> api.github.com:443 inspected, GET "
+                                       "/repos/**, POST /orgs/**  [binary: exact, host: exact, "
+                                       "route: inspected, methods: writes]\n"
+                                       "      rule gh; credentials in scope: github-pat\n"));
     free(text);
+    json_decref(ans);
     prover_grants_free(&gs);
     model_credset_free(cs);
     model_policy_free(b);
@@ -176,6 +187,16 @@ static const struct {
      "        enforcement: enforce\n        rules:\n"
      "          - allow:\n              method: '*'\n              path: /a\n",
      "exact exact inspected all"},
+    /* websocket: a text frame is a write */
+    {"/usr/bin/git",
+     "host: ws.example.com\n        port: 443\n        protocol: websocket\n"
+     "        enforcement: enforce\n        access: read-write\n",
+     "exact exact inspected writes"},
+    /* an enforced graphql endpoint grants no request, whatever its rules say */
+    {"/usr/bin/git",
+     "host: api.github.com\n        port: 443\n        protocol: graphql\n"
+     "        enforcement: enforce\n        access: read-write\n",
+     "exact exact inspected read-only"},
     /* audit mode passes every request, whatever the rules say */
     {"/usr/bin/git",
      "host: api.github.com\n        port: 443\n        protocol: rest\n"
@@ -215,6 +236,53 @@ START_TEST(test_breadth)
     json_decref(j);
     prover_grants_free(&gs);
     model_policy_free(c);
+}
+END_TEST
+
+/* The headline is a sentence that never hides a grant: rows of (grants,
+ * verdict) and the first line it must read as. */
+static const struct {
+    const char *answer; /* JSON */
+    bool policy;
+    const char *want;
+} hrows[] = {
+    {"{\"verdict\":\"empty\",\"categories\":[],\"grants\":[{\"change\":\"new\",\"rule\":"
+     "\"paste\",\"binary\":\"/usr/bin/**\",\"host\":\"**.pastebin.com\",\"ports\":[443],"
+     "\"route\":\"opaque\",\"access\":[\"all traffic\"],\"breadth\":{\"binary\":\"glob\","
+     "\"host\":\"any-depth\",\"route\":\"opaque\",\"methods\":\"all\"}}]}",
+     false,
+     "This change grants 1 new unit: /usr/bin/** -> **.pastebin.com:443 opaque; prover: no new "
+     "findings.\n\n+ /usr/bin/** -> **.pastebin.com:443 opaque, all traffic  [binary: glob, host: "
+     "any-depth, route: opaque, methods: all]\n      rule paste\n"},
+    /* negative: no grant is said as such, and only then */
+    {"{\"verdict\":\"empty\",\"categories\":[],\"grants\":[]}", false,
+     "This change grants no new or changed unit; prover: no new findings.\n"},
+    {"{\"verdict\":\"unknown\",\"reason_code\":\"timeout\",\"grants\":[{\"change\":"
+     "\"changed\",\"rule\":\"r\",\"binary\":\"/b\",\"host\":\"*\",\"ports\":[5432],"
+     "\"route\":\"opaque\",\"access\":[\"all traffic\"],\"private_destinations\":"
+     "[\"10.0.0.0/8\"]}]}",
+     false,
+     "This change grants 1 changed unit: /b -> *:5432 opaque; prover: undecided (timeout), so "
+     "not approvable automatically.\n\n~ /b -> *:5432 opaque, all traffic\n      rule r; "
+     "private destinations: 10.0.0.0/8\n"},
+    {"{\"verdict\":\"empty\",\"grants\":[{\"binary\":\"/a\"},{\"binary\":\"/b\"}]}", true,
+     "This policy grants 2 units (listed below); prover: no new findings.\n\n+ /a -> *:* ?\n"
+     "      rule -\n+ /b -> *:* ?\n      rule -\n"},
+};
+
+START_TEST(test_headline)
+{
+    json_t *a = json_loads(hrows[_i].answer, 0, NULL);
+    char *text;
+
+    ck_assert_ptr_nonnull(a);
+    text = prover_review_text(a, hrows[_i].policy);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_str_eq(text, hrows[_i].want);
+    /* never "nothing new" beside a grant */
+    ck_assert_ptr_null(strstr(text, "nothing new"));
+    free(text);
+    json_decref(a);
 }
 END_TEST
 
@@ -278,6 +346,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, test_grants, 0, (int)(sizeof(rows) / sizeof(rows[0])));
     tcase_add_loop_test(tc, test_breadth, 0, (int)(sizeof(brows) / sizeof(brows[0])));
+    tcase_add_loop_test(tc, test_headline, 0, (int)(sizeof(hrows) / sizeof(hrows[0])));
     tcase_add_test(tc, test_grant_details);
     tcase_add_test(tc, test_job_answer_grants);
     suite_add_tcase(s, tc);

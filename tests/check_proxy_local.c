@@ -225,6 +225,68 @@ START_TEST(test_reply_l7_advice)
 }
 END_TEST
 
+/* The L4 body: with proposals on, a denial that no rule covers names host,
+ * port, binary and layer, and carries the advice; with proposals off, or
+ * for an outcome without 'missing', it is the reference's three keys. */
+START_TEST(test_reply_json_advice)
+{
+    struct proxy_missing m = {"endpoint", "nowhere.example", 8081, "/usr/bin/curl",
+                              "/s/policy_advisor.md"};
+    const struct proxy_outcome_row *row;
+    size_t len = 0;
+    char *r =
+        proxy_reply_json(403, "policy_denied", "CONNECT nowhere.example:8081 not permitted",
+                         "endpoint nowhere.example:8081 is not allowed by any policy", &m, &len);
+    json_t *o;
+    json_t *miss;
+
+    ck_assert_ptr_nonnull(r);
+    o = json_loads(strstr(r, "\r\n\r\n") + 4, 0, NULL);
+    ck_assert_ptr_nonnull(o);
+    miss = json_object_get(o, "rule_missing");
+    ck_assert_str_eq(json_string_value(json_object_get(miss, "type")), "endpoint");
+    ck_assert_str_eq(json_string_value(json_object_get(miss, "layer")), "l4");
+    ck_assert_str_eq(json_string_value(json_object_get(miss, "host")), "nowhere.example");
+    ck_assert_int_eq(json_integer_value(json_object_get(miss, "port")), 8081);
+    ck_assert_str_eq(json_string_value(json_object_get(miss, "binary")), "/usr/bin/curl");
+    ck_assert_uint_eq(json_array_size(json_object_get(o, "next_steps")), 4);
+    ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(o, "agent_guidance")),
+                                 "http://policy.local/v1/proposals"));
+    /* the reference's keys stay first */
+    ck_assert_ptr_nonnull(strstr(r, "\r\n\r\n{\"detail\":\"CONNECT nowhere.example:8081"));
+    json_decref(o);
+    free(r);
+    /* an unknown binary is left out, not written as "-" */
+    m.binary = "-";
+    r = proxy_reply_json(403, "ssrf_denied", "x", NULL, &m, &len);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_ptr_null(strstr(r, "\"binary\""));
+    ck_assert_ptr_nonnull(strstr(r, "\"rule_missing\":{\"type\":\"endpoint\",\"layer\":\"l4\""));
+    free(r);
+    /* negative: proposals off (no skill) - no advice, no rule_missing */
+    m.skill = NULL;
+    r = proxy_reply_json(403, "policy_denied", "d", "why", &m, &len);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_ptr_nonnull(strstr(r, "\r\n\r\n{\"detail\":\"d\",\"error\":\"policy_denied\","
+                                    "\"reason\":\"why\"}"));
+    free(r);
+    /* the table: the no-rule and destination denials name what is missing,
+     * outcomes no rule can lift do not */
+    row = proxy_outcome_row(PROXY_OUT_CONNECT_DENIED);
+    ck_assert_str_eq(row->missing, "endpoint");
+    row = proxy_outcome_row(PROXY_OUT_FORWARD_DENIED);
+    ck_assert_str_eq(row->missing, "endpoint");
+    row = proxy_outcome_row(PROXY_OUT_SSRF);
+    ck_assert_str_eq(row->missing, "destination");
+    row = proxy_outcome_row(PROXY_OUT_TUNNEL_SSRF);
+    ck_assert_str_eq(row->missing, "destination");
+    ck_assert_ptr_null(proxy_outcome_row(PROXY_OUT_FORWARD_TARGET)->missing);
+    ck_assert_ptr_null(proxy_outcome_row(PROXY_OUT_TUNNEL_PROTOCOL)->missing);
+    ck_assert_ptr_null(proxy_outcome_row(PROXY_OUT_POLICY_LOCAL)->missing);
+    ck_assert_ptr_null(proxy_outcome_row(PROXY_OUT_DNS)->missing);
+}
+END_TEST
+
 /* ---------------------------------------------------------------------------
  * The skill file
  * ------------------------------------------------------------------------- */
@@ -251,6 +313,12 @@ START_TEST(test_skill)
     ck_assert(strstr(t, "accepted_chunk_ids") != NULL);
     ck_assert(strstr(t, "rejection_reason") != NULL);
     ck_assert(strstr(t, "`access: full`") != NULL);
+    /* what the proxy sends on every refusal, as the skill describes it */
+    ck_assert(strstr(t, "`layer: \"l4\"`, `type: \"endpoint\"`") != NULL);
+    ck_assert(strstr(t, "`layer: \"l7\"`, `type: \"rest_allow\"`") != NULL);
+    ck_assert(strstr(t, "`layer: \"l4\"`, `type: \"destination\"`") != NULL);
+    ck_assert(strstr(t, "of a CONNECT") != NULL);
+    ck_assert(strstr(t, "`rule_missing` names `host`, `port`, `binary`") != NULL);
     unlink(path);
     snprintf(path, sizeof(path), "%s/sub", dir);
     rmdir(path);
@@ -273,6 +341,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_tap);
     tcase_add_test(tc, test_advice);
     tcase_add_test(tc, test_reply_l7_advice);
+    tcase_add_test(tc, test_reply_json_advice);
     tcase_add_test(tc, test_skill);
     suite_add_tcase(s, tc);
     return s;

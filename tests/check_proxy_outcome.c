@@ -113,6 +113,12 @@ START_TEST(test_outcome_invariants)
                       "%s: error code and reply kind disagree", r->name);
         ck_assert_msg((r->kind == PROXY_REPLY_NONE) == (r->status == 0), "%s", r->name);
         ck_assert_msg(r->status == 0 || (r->status >= 400 && r->status < 600), "%s", r->name);
+        /* every policy refusal with a JSON body names what is missing (the
+         * L7 body always does); nothing else does */
+        ck_assert_msg((r->kind == PROXY_REPLY_JSON && r->status == 403 &&
+                       (strcmp(r->error, "policy_denied") == 0 ||
+                        strcmp(r->error, "ssrf_denied") == 0)) == (r->missing != NULL),
+                      "%s: rule_missing type and refusal disagree", r->name);
     }
     /* a value outside the enumeration has no row: the exit then closes */
     ck_assert_ptr_null(proxy_outcome_row((enum proxy_outcome)999));

@@ -297,7 +297,7 @@ START_TEST(test_reply_json)
 {
     size_t len = 0;
     char *r = proxy_reply_json(403, "policy_denied", "CONNECT h:443 not permitted by policy",
-                               "endpoint h:443 is not allowed by any policy", &len);
+                               "endpoint h:443 is not allowed by any policy", NULL, &len);
     static const char want[] =
         "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: 129\r\n"
         "Connection: close\r\n\r\n"
@@ -308,12 +308,13 @@ START_TEST(test_reply_json)
     ck_assert_str_eq(r, want);
     ck_assert_uint_eq(len, strlen(want));
     free(r);
-    r = proxy_reply_json(403, "ssrf_denied", "CONNECT h:1 blocked: internal address", NULL, &len);
+    r = proxy_reply_json(403, "ssrf_denied", "CONNECT h:1 blocked: internal address", NULL, NULL,
+                         &len);
     ck_assert_ptr_nonnull(r);
     ck_assert(strstr(r, "\r\n\r\n{\"detail\":\"CONNECT h:1 blocked: internal address\","
                         "\"error\":\"ssrf_denied\"}") != NULL);
     free(r);
-    r = proxy_reply_json(502, "upstream_unreachable", "x\"y", "", &len);
+    r = proxy_reply_json(502, "upstream_unreachable", "x\"y", "", NULL, &len);
     ck_assert_ptr_nonnull(r);
     ck_assert(strncmp(r, "HTTP/1.1 502 Bad Gateway\r\n", 26) == 0);
     ck_assert(strstr(r, "{\"detail\":\"x\\\"y\",\"error\":\"upstream_unreachable\"}") != NULL);

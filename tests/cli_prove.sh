@@ -58,14 +58,17 @@ Y
     --credentials "$tmp/creds.yaml" >"$tmp/out" 2>"$tmp/err"
 rc_is $? 0 "pastebin: exit 0 (empty)"
 has "$tmp/out" "verdict: empty" "pastebin: verdict empty"
-has "$tmp/out" "grants: 1 new or changed unit" "pastebin: one grant"
-has "$tmp/out" "+ **.pastebin.com:443 opaque (rule paste)" "pastebin: the grant line"
-has "$tmp/out" "access: all traffic" "pastebin: opaque means all traffic"
-if [ "$(head -n 1 "$tmp/out")" = "grants: 1 new or changed unit" ]; then
-    ok "grants come first"
+has "$tmp/out" "+ /usr/bin/** -> **.pastebin.com:443 opaque, all traffic  [binary: glob, host: any-depth, route: opaque, methods: all]" \
+    "pastebin: the grant line with its breadth"
+has "$tmp/out" "      rule paste" "pastebin: the grant's rule"
+if [ "$(head -n 1 "$tmp/out")" = "This change grants 1 new unit: /usr/bin/** -> **.pastebin.com:443 opaque; prover: no new findings." ]; then
+    ok "grants come first, in a sentence with the verdict"
 else
-    bad "grants come first"
+    bad "grants come first, in a sentence with the verdict"
+    head -n 1 "$tmp/out" | sed 's/^/     | /'
 fi
+hasnt "$tmp/out" "nothing new" "pastebin: never 'nothing new' beside a grant"
+hasnt "$tmp/out" "1 delta units" "pastebin: no 'N delta units' jargon"
 has "$tmp/err" "warning: rule 'paste': wildcard host" "pastebin: wildcard-host warning"
 has "$tmp/err" "[wildcard-host]" "warnings carry their code"
 n=$(grep -c "wildcard-host" "$tmp/err")
@@ -78,6 +81,8 @@ rc_is $? 0 "json: exit 0"
 has "$tmp/out" '"verdict": "empty"' "json: verdict empty"
 has "$tmp/out" '"host": "**.pastebin.com"' "json: the grant"
 has "$tmp/out" '"route": "opaque"' "json: the grant's route"
+has "$tmp/out" '"breadth": {' "json: the grant's breadth"
+has "$tmp/out" '"host": "any-depth"' "json: the breadth's host mark"
 has "$tmp/out" '"code": "no-credentials"' "json: prove without credentials warns"
 "$pv" prove --baseline "$tmp/base.yaml" --candidate "$tmp/paste.yaml" --format json \
     --strict >"$tmp/out" 2>"$tmp/err"
@@ -94,15 +99,18 @@ has "$tmp/err" "--strict: 1 warning treated as error" "--strict says so"
 "$pv" prove --baseline "$tmp/base.yaml" --candidate "$tmp/base.yaml" \
     --credentials "$tmp/creds.yaml" --strict >"$tmp/out" 2>"$tmp/err"
 rc_is $? 0 "no-op: exit 0 even with --strict (no warnings)"
-has "$tmp/out" "grants: 0 new or changed units" "no-op: no grants"
+has "$tmp/out" "This change grants no new or changed unit; prover: no new findings." \
+    "no-op: no grants"
 hasnt "$tmp/err" "warning" "no-op: no warnings"
 
 # A widened path: a changed unit, and the findings grouped per place.
 "$pv" prove --baseline "$tmp/base.yaml" --candidate "$tmp/wide.yaml" \
     --credentials "$tmp/creds.yaml" >"$tmp/out" 2>"$tmp/err"
 rc_is $? 1 "widened: exit 1 (findings)"
-has "$tmp/out" "~ api.github.com:443 inspected (rule gh)" "widened: a changed unit"
-has "$tmp/out" "access: GET /repos/**, GET /orgs/**" "widened: the new path is listed"
+has "$tmp/out" "~ /bin/sh -> api.github.com:443 inspected, GET /repos/**, GET /orgs/**  [binary: exact, host: exact, route: inspected, methods: read-only]" \
+    "widened: a changed unit, the new path listed"
+has "$tmp/out" "This change grants 1 changed unit: /bin/sh -> api.github.com:443 inspected; prover: 1 new finding (capability_expansion)." \
+    "widened: the headline names the finding"
 has "$tmp/out" "capability_expansion: GET, HEAD on api.github.com:443 via /bin/sh" \
     "methods grouped per (binary, host, port)"
 has "$tmp/out" "1 finding (categories), 2 paths" "text counts agree with validation_result"
@@ -117,7 +125,8 @@ has "$tmp/out" "prover: 1 new finding" "shorthand: one finding (category)"
 rc_is $? 3 "1 ms budget: exit 3 (unknown)"
 has "$tmp/out" "verdict: unknown (timeout)" "unknown says which limit"
 has "$tmp/out" "what to do: the proof ran out of time" "unknown says what to do"
-has "$tmp/out" "~ api.github.com:443 inspected" "unknown still lists the grants"
+has "$tmp/out" "~ /bin/sh -> api.github.com:443 inspected" "unknown still lists the grants"
+has "$tmp/out" "prover: undecided (timeout)" "unknown: the headline says undecided"
 "$pv" prove --baseline "$tmp/base.yaml" --candidate "$tmp/wide.yaml" \
     --credentials "$tmp/creds.yaml" --timeout-ms 1 --format json >"$tmp/out" 2>/dev/null
 has "$tmp/out" '"reason_code": "timeout"' "json: unknown carries reason_code"
@@ -126,7 +135,7 @@ has "$tmp/out" '"reason_code": "timeout"' "json: unknown carries reason_code"
 sed 's/enforcement: enforce/enforcement: audit/' "$tmp/base.yaml" >"$tmp/audit.yaml"
 "$pv" check --boundary "$tmp/audit.yaml" --candidate "$tmp/base.yaml" >"$tmp/out" 2>"$tmp/err"
 rc_is $? 0 "check: within"
-hasnt "$tmp/out" "grants:" "check lists no grants"
+hasnt "$tmp/out" "grants" "check lists no grants"
 has "$tmp/err" "[boundary-audit]" "check: an audit-mode boundary warns"
 "$pv" check --boundary "$tmp/base.yaml" --candidate "$tmp/base.yaml" >"$tmp/out" 2>"$tmp/err"
 hasnt "$tmp/err" "boundary-audit" "check: an enforcing boundary does not warn"
@@ -195,14 +204,14 @@ has "$tmp/out" '"paths_total": ' "whole-policy change: each finding has its tota
 has "$tmp/out" '"groups": [' "whole-policy change: each finding has its groups"
 "$pv" prove --baseline "$tmp/whole_b.yaml" --candidate "$tmp/whole_c.yaml" \
     --credentials "$tmp/whole_cr.yaml" --timeout-ms 120000 --format text >"$tmp/out" 2>/dev/null
-if grep -Eq ' delta units, ([2-9]|[1-9][0-9]+) parts$' "$tmp/out"; then
+if grep -Eq ' units in the delta, ([2-9]|[1-9][0-9]+) parts$' "$tmp/out"; then
     ok "whole-policy change: proved in parts"
 else
     bad "whole-policy change: proved in parts"
     tail -n 3 "$tmp/out" | sed 's/^/     | /'
 fi
 has "$tmp/out" "paths in " "whole-policy change: text groups a category of many paths"
-has "$tmp/out" "more (--format json lists them all)" "whole-policy change: text grants bounded"
+has "$tmp/out" "more for /opt/tools/** (--format json lists them all)" "whole-policy change: text grants bounded"
 
 # '{a,b}' opens an alternation in path and binary globs: the prover's cheap
 # disjointness tests must read it as a metacharacter. The baseline denies

@@ -5,9 +5,10 @@ TEST_PROVER_LIBS = $(PROVER_LIBS) $(CHECK_LIBS)
 AM_TESTS_ENVIRONMENT = PV_SRCDIR='$(abs_top_srcdir)'; PV_BUILDDIR='$(abs_top_builddir)'; \
 	export PV_SRCDIR PV_BUILDDIR;
 EXTRA_DIST += tests/check-layering.sh tests/checksrc.sh tests/run-corpus.sh tests/cli_eval.sh \
-	tests/cli_prove.sh tests/cli_validate.sh tests/fail_alloc.sh
+	tests/cli_prove.sh tests/cli_validate.sh tests/fail_alloc.sh tests/ui_grants.sh \
+	tests/ui/grants.mjs
 TESTS += tests/check-layering.sh tests/checksrc.sh tests/run-corpus.sh tests/cli_eval.sh \
-	tests/cli_prove.sh tests/cli_validate.sh tests/fail_alloc.sh
+	tests/cli_prove.sh tests/cli_validate.sh tests/fail_alloc.sh tests/ui_grants.sh
 include $(srcdir)/tests/model_parse.mk
 include $(srcdir)/tests/model_validate.mk
 include $(srcdir)/tests/model_glob.mk

@@ -329,6 +329,10 @@
             el('span', { class: 'rule', text: c.rule_name }), ' ',
             el('span', { class: 'endpoint', text: c.host + ':' + c.port }), ' ',
             el('span', { class: 'validation', text: (c.validation_result || '').split('\n')[0] }));
+            const gs = grantsSummary((c.evidence || {}).prover);
+            if (gs !== null) {
+                b.append(el('span', { class: 'grants-summary', text: gs }));
+            }
             ul.append(el('li', { 'data-chunk': c.chunk_id }, b));
         }
     }
@@ -379,6 +383,149 @@
         return table;
     }
 
+    // ---------------------------------------------------------------------
+    // What the change grants (docs/semantics.md#grants): shown first, with
+    // the breadth of each grant (docs/semantics.md#grant-breadth), so that a
+    // verdict of "no new findings" never reads as "nothing granted".
+    // ---------------------------------------------------------------------
+
+    // The marks that make a grant wide: they get the "wide" class (the word
+    // is always written; the style only repeats it).
+    const WIDE = {
+        binary: ['any'],
+        host: ['any-depth'],
+        route: ['opaque', 'audit'],
+        methods: ['all'],
+    };
+
+    function plural(n, word) {
+        return n + ' ' + word + (n === 1 ? '' : 's');
+    }
+
+    function grantPlace(g) {
+        const ports = Array.isArray(g.ports) && g.ports.length ? g.ports.join(',') : '*';
+        return (g.binary || '?') + ' -> ' + (g.host || '*') + ':' + ports + ' ' + (g.route || '?');
+    }
+
+    // The headline sentence, worded as proviso prove and proviso rule get
+    // word it (prover_review_text).
+    function grantsHeadline(prover) {
+        const grants = prover.grants;
+        const nchanged = grants.filter((g) => g.change === 'changed').length;
+        const nnew = grants.length - nchanged;
+        let count;
+        if (grants.length === 0) {
+            count = 'no new or changed unit';
+        } else if (nchanged === 0) {
+            count = plural(nnew, 'new unit');
+        } else if (nnew === 0) {
+            count = plural(nchanged, 'changed unit');
+        } else {
+            count = plural(nnew, 'new unit') + ' and ' + plural(nchanged, 'changed unit');
+        }
+        if (grants.length === 1) {
+            count += ': ' + grantPlace(grants[0]);
+        } else if (grants.length > 1) {
+            count += ' (listed below)';
+        }
+        let verdict;
+        const cats = Array.isArray(prover.categories) ? prover.categories : [];
+        if (prover.verdict === 'empty') {
+            verdict = 'prover: no new findings';
+        } else if (prover.verdict === 'findings') {
+            verdict = 'prover: ' + plural(cats.length, 'new finding') + ' (' + cats.join(', ') + ')';
+        } else if (prover.verdict === 'unknown') {
+            verdict = 'prover: undecided (' + (prover.reason_code || prover.reason || 'unknown') +
+                '), so not approvable automatically';
+        } else {
+            verdict = 'prover: ' + (prover.verdict || 'no verdict');
+        }
+        return 'This change grants ' + count + '; ' + verdict + '.';
+    }
+
+    function grantItem(g) {
+        const b = g.breadth || {};
+        const changed = g.change === 'changed';
+        const access = Array.isArray(g.access) && g.access.length ? ', ' + g.access.join(', ') : '';
+        const marks = el('span', { class: 'breadth' }, '[');
+        ['binary', 'host', 'route', 'methods'].forEach((k, i) => {
+            const v = b[k] === undefined ? '?' : String(b[k]);
+            marks.append(i ? ', ' : '', el('span', { class: 'mark' + (WIDE[k].includes(v) ? ' wide' : ''),
+                'data-dim': k, text: k + ': ' + v }));
+        });
+        marks.append(']');
+        const extra = ['rule ' + (g.rule || '-')];
+        if (Array.isArray(g.credentials) && g.credentials.length) {
+            extra.push('credentials in scope: ' + g.credentials.join(', '));
+        }
+        if (Array.isArray(g.private_destinations) && g.private_destinations.length) {
+            extra.push('private destinations: ' + g.private_destinations.join(', '));
+        }
+        if (g.target_sandbox) {
+            extra.push('peer sandbox: ' + g.target_sandbox);
+        }
+        return el('li', { class: 'grant ' + (changed ? 'grant-changed' : 'grant-new') },
+            el('code', { class: 'grant-line', text: (changed ? '~ ' : '+ ') + grantPlace(g) + access }),
+            ' ', marks,
+            el('span', { class: 'grant-extra', text: extra.join('; ') }));
+    }
+
+    // The section, or null when the evidence carries no grant list (no
+    // prover run, an older advisor): then nothing is claimed either way.
+    function grantsSection(prover) {
+        if (!prover || !Array.isArray(prover.grants)) {
+            return null;
+        }
+        const sec = el('section', { id: 'grants', 'aria-labelledby': 'grants-title' },
+            el('h3', { id: 'grants-title', text: 'What this change grants' }),
+            el('p', { id: 'grants-headline', text: grantsHeadline(prover) }));
+        if (prover.grants.length) {
+            const ul = el('ul', { class: 'grants' });
+            for (const g of prover.grants) {
+                ul.append(grantItem(g));
+            }
+            sec.append(ul);
+        }
+        return sec;
+    }
+
+    // One line for the proposal list: "grants 1 unit; wide: host any-depth,
+    // methods all" (null without a grant list).
+    function grantsSummary(prover) {
+        if (!prover || !Array.isArray(prover.grants)) {
+            return null;
+        }
+        const wide = new Set();
+        for (const g of prover.grants) {
+            const b = g.breadth || {};
+            for (const k of Object.keys(WIDE)) {
+                if (WIDE[k].includes(String(b[k]))) {
+                    wide.add(k + ' ' + b[k]);
+                }
+            }
+        }
+        const n = prover.grants.length;
+        return 'grants ' + (n === 0 ? 'no new or changed unit' : plural(n, 'unit')) +
+            (wide.size ? '; wide: ' + [...wide].join(', ') : '');
+    }
+
+    // What the findings section says when the prover found nothing: the
+    // grants stay in view (no finding is never worded as "no grant").
+    function noFindingsText(prover) {
+        if (!prover) {
+            return 'No prover evidence for this proposal.';
+        }
+        if (!Array.isArray(prover.grants)) {
+            return 'No new prover findings (this evidence lists no grants).';
+        }
+        const n = prover.grants.length;
+        if (n === 0) {
+            return 'No new prover findings; the change grants no new or changed unit.';
+        }
+        return 'No new prover findings; the change grants ' + plural(n, 'unit') +
+            ' (see "What this change grants" above).';
+    }
+
     function credentialsInScope(prover) {
         const names = new Set();
         for (const f of (prover && prover.findings) || []) {
@@ -421,6 +568,10 @@
         d.setAttribute('data-status', c.status);
         d.append(el('h2', { id: 'detail-title' }, 'Rule ', el('span', { class: 'rule', text: c.rule_name }), ' ',
             statusBadge(c.status)));
+        const grants = grantsSection(prover);
+        if (grants !== null) {
+            d.append(grants);
+        }
 
         const dl = el('dl', { class: 'facts' });
         dlRow(dl, 'Chunk', c.chunk_id, 'mono');
@@ -457,8 +608,7 @@
 
         d.append(el('h3', { text: 'Findings' }));
         const table = findingsTable(prover);
-        d.append(table || el('p', { id: 'no-findings', text: prover ? 'No new findings: the change grants nothing new.' :
-            'No prover evidence for this proposal.' }));
+        d.append(table || el('p', { id: 'no-findings', text: noFindingsText(prover) }));
 
         const creds = credentialsInScope(prover);
         d.append(el('h3', { text: 'Credentials in scope' }),
@@ -621,6 +771,13 @@
         state.since = null;
         refresh();
         follow(state.generation);
+    }
+
+    // tests/ui/grants.mjs loads this file without a browser and reads the
+    // pure builders here; a page never defines this hook.
+    if (typeof globalThis.__provisoInboxTest === 'object' && globalThis.__provisoInboxTest !== null) {
+        Object.assign(globalThis.__provisoInboxTest, { grantsSection, grantsHeadline, grantsSummary, noFindingsText,
+            renderDetail });
     }
 
     document.addEventListener('DOMContentLoaded', () => {

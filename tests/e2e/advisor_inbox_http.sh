@@ -98,7 +98,7 @@ eq "wait not a number: 400" "$STATUS" 400
 api GET "/v1/events?since=-1&wait=1"
 eq "since negative: 400" "$STATUS" 400
 
-# Nothing new: holds for the wait, then answers empty.
+# No new event: holds for the wait, then answers empty.
 t0=$(date +%s%N)
 api GET "/v1/events?since=$SEQ&wait=2"
 t1=$(date +%s%N)

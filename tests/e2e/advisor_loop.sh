@@ -100,6 +100,31 @@ expect_eq "last=0 clamps to 1" 1 "$(jget "$out" '.denials | length')"
 out=$(via P1 "http://policy.local/v1/denials?last=zz")
 expect_eq "last=zz gives the default" 2 "$(jget "$out" '.denials | length')"
 
+# (a2) the most common denial - no rule for the host or port at all - points
+# at policy.local too: a forward request and a refused CONNECT name host,
+# port, binary and layer l4, with the same four steps and the guidance.
+out=$(via P1 "http://nowhere.example:8081/x")
+expect_eq "(a2) forward, no rule: denied" "403 policy_denied" "$(code "$out") $(jget "$out" .error)"
+expect_eq "(a2) forward rule_missing" "endpoint l4 nowhere.example 8081 /usr/bin/curl" \
+    "$(jget "$out" '.rule_missing | .type + " " + .layer + " " + .host + " " + (.port | tostring) + " " + .binary')"
+expect_eq "(a2) forward next_steps" "read_skill $SKILL|submit_proposal" \
+    "$(jget "$out" '(.next_steps[0] | .action + " " + .path) + "|" + .next_steps[3].action')"
+expect_has "(a2) forward guidance names policy.local" "http://policy.local/v1/proposals" \
+    "$(jget "$out" .agent_guidance)"
+expect_eq "(a2) the reference's keys stay" "policy_denied" "$(jget "$out" '.error')"
+raw=$(PX=$P1_PX raw_send "CONNECT nowhere.example:443 HTTP/1.1\r\nHost: nowhere.example:443\r\n\r\n")
+expect_has "(a2) CONNECT, no rule: 403" "HTTP/1.1 403 Forbidden" "$raw"
+cbody=$(printf '%s\n' "$raw" | sed -n '/^{/,$p')
+expect_eq "(a2) CONNECT rule_missing" "endpoint l4 nowhere.example 443 $(readlink -f "$RAW")" \
+    "$(printf '%s' "$cbody" | "$JQ" -r '.rule_missing | .type + " " + .layer + " " + .host + " " + (.port | tostring) + " " + .binary' 2>/dev/null)"
+expect_eq "(a2) CONNECT next_steps" "4 read_skill" \
+    "$(printf '%s' "$cbody" | "$JQ" -r '(.next_steps | length | tostring) + " " + .next_steps[0].action' 2>/dev/null)"
+expect_has "(a2) CONNECT guidance" "http://policy.local/v1/proposals" \
+    "$(printf '%s' "$cbody" | "$JQ" -r .agent_guidance 2>/dev/null)"
+out=$(via P1 "http://127.0.0.1:$UP/data")
+expect_eq "(a2) the L7 denial names its layer" "l7 127.0.0.1 $UP" \
+    "$(jget "$out" '.rule_missing | .layer + " " + .host + " " + (.port | tostring)')"
+
 # routing and framing errors
 out=$(via P1 http://policy.local/v1/nope)
 expect_eq "unknown route" "404 not_found" "$(code "$out") $(jget "$out" .error)"
@@ -302,6 +327,9 @@ expect_eq "(g) submit disabled" "404 feature_disabled" "$(code "$out") $(jget "$
 out=$(via P1 "http://127.0.0.1:$UP/other")
 expect_eq "(g) deny body without advice" "403 0 null" \
     "$(code "$out") $(jget "$out" '.next_steps | length') $(jget "$out" .agent_guidance)"
+out=$(via P1 "http://nowhere.example:8081/x")
+expect_eq "(g) L4 deny body: the reference's keys only" "403 detail,error,reason" \
+    "$(code "$out") $(jget "$out" 'keys_unsorted | join(",")')"
 
 # ---------------------------------------------------------------------------
 # (f) a dead prover: pending with application_error, never approved

@@ -11,7 +11,8 @@
 // fresh browser profile directory).
 //
 // Steps, each with a screenshot: the token prompt; a wrong token refused;
-// the sandbox list; the proposal's evidence (findings with curl witnesses,
+// the sandbox list; the proposal's evidence (what the change grants first,
+// with breadth marks; findings with curl witnesses,
 // credentials, notes, diff, revision); the credentials change under the
 // reviewer and approving the stale evaluation is refused (412) with advice;
 // approve, and the revision moves; a new proposal whose rule name and
@@ -187,6 +188,16 @@ async function main() {
         check(witnesses.some((w) => /^curl -X PUT (--resolve \S+ )?'?https:\/\/api\.github\.com:443\/repos\/o\/r\/contents\//.test(w)),
             `a witness is the PUT the rule opens: ${witnesses.join(' | ')}`);
         check(rows.some((r) => r[2] === 'api.github.com:443'), 'host:port column');
+        await waitText(page, '#grants-headline',
+            /^This change grants 1 (new|changed) unit: \/usr\/bin\/curl -> api\.github\.com:443 inspected; prover: \d+ new findings? \(/,
+            'what the change grants comes first, as one sentence with the verdict');
+        await waitText(page, '#grants li.grant .breadth',
+            /^\[binary: exact, host: exact, route: inspected, methods: writes\]$/, 'the grant carries its breadth');
+        check(await page.evaluate(() => {
+            const g = document.getElementById('grants');
+            const f = [...document.querySelectorAll('#detail h3')].find((h) => h.textContent === 'Findings');
+            return g !== null && f !== undefined && (g.compareDocumentPosition(f) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0;
+        }), 'the grants are above the findings');
         await waitText(page, '#credentials', /\bgh\b/, 'credentials in scope name gh');
         await waitText(page, '#security-notes', /./, 'security notes shown');
         await waitText(page, '#detail .validation-result', /^prover: \d+ new finding/, 'validation_result shown');

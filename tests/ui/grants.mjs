@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: Apache-2.0
+// grants.mjs - the inbox's "What this change grants" without a browser
+// (run by tests/ui_grants.sh). app.js is loaded into a node vm with a small
+// stand-in DOM (elements, text nodes, attributes: what el() uses); app.js
+// hands its pure builders to the __provisoInboxTest hook. Checks, on the
+// issue's chunk (auto-approved, verdict empty, /usr/bin/** opaque to
+// **.pastebin.com:443): the grant list renders first in the detail, above
+// the findings, with its breadth marks, and no text says "nothing new"
+// while the list is not empty. Prints "ok - ..." lines; exits 1 on a
+// failure.
+import fs from 'node:fs';
+import vm from 'node:vm';
+
+const APP = process.argv[2];
+let failed = 0;
+function check(cond, what) {
+    console.log(`${cond ? 'ok' : 'not ok'} - ${what}`);
+    if (!cond) {
+        failed++;
+    }
+}
+
+// --- a stand-in DOM: enough for el(), replaceChildren and a text walk ---
+class Node {}
+class Text extends Node {
+    constructor(t) { super(); this.data = String(t); }
+    get textContent() { return this.data; }
+}
+class Element extends Node {
+    constructor(tag) { super(); this.tagName = tag.toUpperCase(); this.attrs = {}; this.children = []; }
+    setAttribute(k, v) { this.attrs[k] = String(v); }
+    getAttribute(k) { return k in this.attrs ? this.attrs[k] : null; }
+    addEventListener() {}
+    append(...cs) {
+        for (const c of cs) {
+            this.children.push(c instanceof Node ? c : new Text(c));
+        }
+    }
+    replaceChildren(...cs) { this.children = []; this.append(...cs); }
+    get textContent() { return this.children.map((c) => c.textContent).join(''); }
+    set textContent(v) { this.children = [new Text(v)]; }
+    get id() { return this.attrs.id || ''; }
+    // every descendant element, depth first
+    *walk() {
+        for (const c of this.children) {
+            if (c instanceof Element) {
+                yield c;
+                yield* c.walk();
+            }
+        }
+    }
+    find(pred) { for (const e of this.walk()) { if (pred(e)) { return e; } } return null; }
+    all(pred) { return [...this.walk()].filter(pred); }
+}
+const hasClass = (e, c) => (e.attrs.class || '').split(/\s+/).includes(c);
+
+const detail = new Element('section');
+const doc = {
+    createElement: (t) => new Element(t),
+    createTextNode: (t) => new Text(t),
+    addEventListener() {},
+    getElementById: (id) => (id === 'detail' ? detail : new Element('div')),
+    body: new Element('body'),
+};
+const hook = {};
+const ctx = vm.createContext({ document: doc, Node, sessionStorage: { getItem: () => null },
+    __provisoInboxTest: hook, console });
+const src = fs.readFileSync(APP, 'utf8');
+vm.runInContext(src, ctx, { filename: APP });
+check(typeof hook.grantsSection === 'function' && typeof hook.renderDetail === 'function',
+    'app.js hands its builders to the test hook');
+
+const pasteGrant = {
+    change: 'new', rule: 'paste', binary: '/usr/bin/**', host: '**.pastebin.com', ports: [443],
+    route: 'opaque', access: ['all traffic'], credentials: [], private_destinations: [],
+    breadth: { binary: 'glob', host: 'any-depth', route: 'opaque', methods: 'all' },
+};
+const pasteChunk = {
+    chunk_id: '9f00', status: 'approved', auto_approved: true, rule_name: 'paste',
+    host: 'paste.pastebin.com', port: 443, binary: '/usr/bin/curl', analysis_mode: 'agent_authored',
+    confidence: 0.9, hit_count: 1, rationale: 'share a log', approved_revision: 2,
+    validation_result: 'prover: no new findings',
+    evidence: { diff: '+  paste:', prover: { verdict: 'empty', categories: [], findings: [], grants: [pasteGrant] } },
+    proposed_rule: {},
+};
+
+// 1. The issue's chunk: grants first, above the findings, with breadth.
+hook.renderDetail(pasteChunk);
+const kids = detail.children.filter((c) => c instanceof Element);
+const gi = kids.findIndex((e) => e.id === 'grants');
+const fi = kids.findIndex((e) => e.tagName === 'H3' && e.textContent === 'Findings');
+check(gi === 1, `the grants come right after the title (index ${gi})`);
+check(fi > gi, `the grants are above the findings (${gi} < ${fi})`);
+const sec = kids[gi];
+const headline = sec.find((e) => e.id === 'grants-headline');
+check(headline !== null && headline.textContent ===
+    'This change grants 1 new unit: /usr/bin/** -> **.pastebin.com:443 opaque; prover: no new findings.',
+    `the headline: ${headline && headline.textContent}`);
+const items = sec.all((e) => hasClass(e, 'grant'));
+check(items.length === 1, `one grant listed (${items.length})`);
+const line = items[0].find((e) => hasClass(e, 'grant-line'));
+check(line.textContent === '+ /usr/bin/** -> **.pastebin.com:443 opaque, all traffic',
+    `the grant line: ${line.textContent}`);
+const marks = items[0].find((e) => hasClass(e, 'breadth'));
+check(marks.textContent === '[binary: glob, host: any-depth, route: opaque, methods: all]',
+    `the breadth marks: ${marks.textContent}`);
+const wide = items[0].all((e) => hasClass(e, 'wide')).map((e) => e.getAttribute('data-dim'));
+check(wide.join(',') === 'host,route,methods', `the wide marks stand out: ${wide.join(',')}`);
+check(!/binary: glob/.test(items[0].all((e) => hasClass(e, 'wide')).map((e) => e.textContent).join()),
+    'negative: a glob binary is not marked wide');
+const nf = detail.find((e) => e.id === 'no-findings');
+check(nf !== null && nf.textContent ===
+    'No new prover findings; the change grants 1 unit (see "What this change grants" above).',
+    `the findings section keeps the grant in view: ${nf && nf.textContent}`);
+check(!/nothing new/i.test(detail.textContent), 'no "nothing new" beside a grant');
+check(!/null|undefined/.test(sec.textContent), 'no "null" or "undefined" in the section');
+
+// 2. An empty grant list says so, and only then.
+hook.renderDetail({ ...pasteChunk, evidence: { prover: { verdict: 'empty', categories: [], grants: [] } } });
+check(detail.find((e) => e.id === 'grants-headline').textContent ===
+    'This change grants no new or changed unit; prover: no new findings.', 'empty list: the headline says so');
+check(detail.find((e) => hasClass(e, 'grants')) === null, 'empty list: no list');
+
+// 3. Evidence without a grant list (no prover run, an older advisor): no
+// section, no claim either way.
+hook.renderDetail({ ...pasteChunk, evidence: { prover: { verdict: 'empty', categories: [] } } });
+check(detail.find((e) => e.id === 'grants') === null, 'no grant list: no grants section');
+check(detail.find((e) => e.id === 'no-findings').textContent ===
+    'No new prover findings (this evidence lists no grants).', 'no grant list: no claim');
+check(!/null/.test(detail.children.filter((c) => c instanceof Text).map((c) => c.data).join()),
+    'no stray "null" text in the detail');
+hook.renderDetail({ ...pasteChunk, evidence: {} });
+check(detail.find((e) => e.id === 'no-findings').textContent === 'No prover evidence for this proposal.',
+    'no prover: said as such');
+
+// 4. Findings and changed units; unknown.
+const h = hook.grantsHeadline({ verdict: 'findings', categories: ['capability_expansion'],
+    grants: [{ ...pasteGrant, change: 'changed' }, pasteGrant] });
+check(h === 'This change grants 1 new unit and 1 changed unit (listed below); prover: 1 new finding ' +
+    '(capability_expansion).', `findings headline: ${h}`);
+check(hook.grantsHeadline({ verdict: 'unknown', reason_code: 'timeout', grants: [] }) ===
+    'This change grants no new or changed unit; prover: undecided (timeout), so not approvable automatically.',
+    'unknown headline');
+
+// 5. The proposal list's one line names the grants and what makes them wide.
+check(hook.grantsSummary({ grants: [pasteGrant] }) ===
+    'grants 1 unit; wide: host any-depth, route opaque, methods all',
+    `list summary: ${hook.grantsSummary({ grants: [pasteGrant] })}`);
+check(hook.grantsSummary({ grants: [{ ...pasteGrant, breadth: { binary: 'exact', host: 'exact',
+    route: 'inspected', methods: 'read-only' } }] }) === 'grants 1 unit', 'negative: a narrow grant is not wide');
+check(hook.grantsSummary({ verdict: 'empty' }) === null, 'no grant list: no summary');
+
+// 6. The file carries no "nothing new" wording at all.
+check(!/nothing new/i.test(src), 'app.js has no "nothing new" text');
+
+process.exit(failed ? 1 : 0);
