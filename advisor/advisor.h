@@ -206,8 +206,8 @@ void advisor_ranges_free(struct advisor_ranges *r);
  * ========================================================================= */
 
 struct advisor_envelope {
-    bool on;             /* auto_approval_envelope (default true) */
-    bool binary_globs;   /* the clauses an operator relaxed (default false) */
+    bool on;           /* auto_approval_envelope (default true) */
+    bool binary_globs; /* the clauses an operator relaxed (default false) */
     bool host_wildcards;
     bool uninspected;
     bool access_presets;

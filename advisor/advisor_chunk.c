@@ -779,14 +779,14 @@ static pv_result submit_tx(struct store *st, void *arg)
              x->id, summary != NULL ? summary : "");
     free(summary);
     {
-        const char *env_note = json_string_value(
-            json_object_get(json_object_get(e->evidence, "envelope"), "note"));
+        const char *env_note =
+            json_string_value(json_object_get(json_object_get(e->evidence, "envelope"), "note"));
         PV_GUARD(advisor_event(st, snap->name, "CONFIG:PROPOSED", x->line,
                                json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "chunk_id", x->id,
                                          "analysis_mode", x->mode, "rule_name", x->name,
                                          "validation_result", e->validation_result, "rule",
-                                         x->rule_text, "evidence_blob", c.evidence,
-                                         "envelope_note", env_note != NULL ? env_note : "")));
+                                         x->rule_text, "evidence_blob", c.evidence, "envelope_note",
+                                         env_note != NULL ? env_note : "")));
     }
     PV_GUARD(supersede(w, snap->name, &c));
     snprintf(x->chunk_id, sizeof(x->chunk_id), "%s", x->id);

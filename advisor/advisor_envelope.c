@@ -87,8 +87,9 @@ static bool outside(char *note, size_t len, const char *clause, const char *what
     if (grant != NULL) {
         grant_text(grant, g, sizeof(g));
     }
-    snprintf(note, len, "outside the auto-approval envelope (%s): %s%s%s; a reviewer must decide%s%s",
-             clause, what, g[0] != '\0' ? ": " : "", g, setting != NULL ? ", or set " : "",
+    snprintf(note, len,
+             "outside the auto-approval envelope (%s): %s%s%s; a reviewer must decide%s%s", clause,
+             what, g[0] != '\0' ? ": " : "", g, setting != NULL ? ", or set " : "",
              setting != NULL ? setting : "");
     return false;
 }
@@ -128,7 +129,8 @@ static bool rule_within(const struct advisor_envelope *env, const json_t *rule, 
         }
         if (json_object_get(ep, "access") != NULL) {
             char what[96];
-            snprintf(what, sizeof(what), "access: %.40s is a preset, not explicit methods and paths",
+            snprintf(what, sizeof(what),
+                     "access: %.40s is a preset, not explicit methods and paths",
                      json_string_value(json_object_get(ep, "access")) != NULL
                          ? json_string_value(json_object_get(ep, "access"))
                          : "?");
@@ -136,7 +138,8 @@ static bool rule_within(const struct advisor_envelope *env, const json_t *rule, 
         }
         json_array_foreach(json_object_get(ep, "rules"), k, r)
         {
-            const char *m = json_string_value(json_object_get(json_object_get(r, "allow"), "method"));
+            const char *m =
+                json_string_value(json_object_get(json_object_get(r, "allow"), "method"));
             if (m != NULL && strcmp(m, "*") == 0) {
                 return outside(note, len, "explicit_rules", "method '*' allows every method", NULL,
                                ADVISOR_SET_ENV_ACCESS_PRESETS);
@@ -210,11 +213,15 @@ bool advisor_envelope_within(const struct advisor_envelope *env, const struct mo
         }
         if (!env->uninspected && !breadth_is(g, "route", "inspected")) {
             return outside(note, len, "inspected_route",
-                           breadth_is(g, "route", "audit") ? "an audit-mode route passes every request"
-                                                           : "an opaque route is not inspected",
+                           breadth_is(g, "route", "audit")
+                               ? "an audit-mode route passes every request"
+                               : "an opaque route is not inspected",
                            g, ADVISOR_SET_ENV_UNINSPECTED);
         }
-        if (!env->access_presets && breadth_is(g, "methods", "all")) {
+        /* On an opaque or audit route every method passes: that is the
+         * inspected_route clause's to refuse or to allow. */
+        if (!env->access_presets && breadth_is(g, "route", "inspected") &&
+            breadth_is(g, "methods", "all")) {
             return outside(note, len, "explicit_rules", "every method is allowed", g,
                            ADVISOR_SET_ENV_ACCESS_PRESETS);
         }

@@ -534,11 +534,11 @@ static void check_envelope(struct advisor_worker *w, const struct advisor_snapsh
     char note[1400];
 
     advisor_envelope_get(w->st, snap->name, &env);
-    e->within_envelope = advisor_envelope_within(&env, snap->policy, rule, grants, note,
-                                                 sizeof(note));
-    json_object_set_new(e->evidence, "envelope",
-                        json_pack("{s:b,s:b,s:s}", "on", env.on, "within", e->within_envelope,
-                                  "note", note));
+    e->within_envelope =
+        advisor_envelope_within(&env, snap->policy, rule, grants, note, sizeof(note));
+    json_object_set_new(
+        e->evidence, "envelope",
+        json_pack("{s:b,s:b,s:s}", "on", env.on, "within", e->within_envelope, "note", note));
 }
 
 pv_result advisor_evaluate(struct advisor_worker *w, const struct advisor_snapshot *snap,

@@ -21,15 +21,15 @@
 enum kind { KIND_BOOL, KIND_MODE, KIND_CIDRS };
 
 /* The one list of keys: the table and the "Allowed keys" message. */
-#define SETTING_KEYS(X)                           \
-    X(ADVISOR_SET_PROPOSALS, KIND_BOOL)           \
-    X(ADVISOR_SET_MODE, KIND_MODE)                \
-    X(ADVISOR_SET_PEER_RANGES, KIND_CIDRS)        \
-    X(ADVISOR_SET_ENVELOPE, KIND_BOOL)            \
-    X(ADVISOR_SET_ENV_BINARY_GLOBS, KIND_BOOL)    \
-    X(ADVISOR_SET_ENV_HOST_WILDCARDS, KIND_BOOL)  \
-    X(ADVISOR_SET_ENV_UNINSPECTED, KIND_BOOL)     \
-    X(ADVISOR_SET_ENV_ACCESS_PRESETS, KIND_BOOL)  \
+#define SETTING_KEYS(X)                          \
+    X(ADVISOR_SET_PROPOSALS, KIND_BOOL)          \
+    X(ADVISOR_SET_MODE, KIND_MODE)               \
+    X(ADVISOR_SET_PEER_RANGES, KIND_CIDRS)       \
+    X(ADVISOR_SET_ENVELOPE, KIND_BOOL)           \
+    X(ADVISOR_SET_ENV_BINARY_GLOBS, KIND_BOOL)   \
+    X(ADVISOR_SET_ENV_HOST_WILDCARDS, KIND_BOOL) \
+    X(ADVISOR_SET_ENV_UNINSPECTED, KIND_BOOL)    \
+    X(ADVISOR_SET_ENV_ACCESS_PRESETS, KIND_BOOL) \
     X(ADVISOR_SET_ENV_NEW_PORTS, KIND_BOOL)
 #define KEY_ROW(k, kind) {k, kind},
 #define KEY_NAME(k, kind) ", " k

@@ -306,6 +306,7 @@ void cli_chunk_print(FILE *out, const json_t *c)
     }
     fputc('\n', out);
     field(out, "rejection reason:", jstr(c, "rejection_reason"));
+    field(out, "suspended:", jstr(c, "suspension_reason"));
     field(out, "rule:", jstr(c, "rule_name"));
     endpoints(out, rule);
     binaries(out, rule);
@@ -320,8 +321,16 @@ void cli_chunk_print(FILE *out, const json_t *c)
                                           : "(the prover did not run)");
     findings(out, "prover:", json_object_get(ev, "prover"));
     findings(out, "boundary:", json_object_get(ev, "boundary"));
+    field(out, "envelope:", jstr(json_object_get(ev, "envelope"), "note"));
     field(out,
           "security notes:", jstr(c, "security_notes")[0] ? jstr(c, "security_notes") : "none");
+    if (json_is_object(json_object_get(c, "approved_evidence"))) {
+        /* a suspended approval: what it rested on, beside the above */
+        fprintf(out, "when approved:\n");
+        grants(out, json_object_get(json_object_get(c, "approved_evidence"), "prover"));
+        findings(out, "prover then:",
+                 json_object_get(json_object_get(c, "approved_evidence"), "prover"));
+    }
     field(out, "application error:", jstr(c, "application_error"));
     field(out, "review token:", jstr(c, "review_token"));
     diff(out, jstr(ev, "diff"));

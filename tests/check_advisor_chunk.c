@@ -1333,6 +1333,90 @@ START_TEST(test_reproof_unrelated_base_keeps)
 }
 END_TEST
 
+/* ===========================================================================
+ * The auto-approval envelope (docs/advisor.md#envelope)
+ * ========================================================================= */
+
+/* The envelope's answer in a chunk's evidence. */
+static void envelope_is(const char *id, bool within, const char *clause)
+{
+    json_t *j = show(id);
+    const json_t *env = json_object_get(json_object_get(j, "evidence"), "envelope");
+    const char *note = json_string_value(json_object_get(env, "note"));
+
+    ck_assert_msg(json_is_true(json_object_get(env, "within")) == within, "envelope %s: %s",
+                  within ? "within" : "outside", note != NULL ? note : "(none)");
+    if (clause != NULL) {
+        ck_assert_msg(note != NULL && strstr(note, clause) != NULL, "note lacks %s: %s", clause,
+                      note != NULL ? note : "(none)");
+    }
+    json_decref(j);
+}
+
+/* The pastebin-style wide grant: no finding, yet never approved by itself;
+ * the note names the clause and the grant. */
+START_TEST(test_envelope_wide_grant_pending)
+{
+    char id[64];
+
+    set_setting("", ADVISOR_SET_MODE, "\"auto\"");
+    submit_rule(NULL, "paste", "\"host\":\"**.pastebin.com\",\"port\":443,\"access\":\"full\"",
+                "/usr/bin/**", id);
+    status_is(id, "pending");
+    envelope_is(id, false,
+                "(exact_binary): the binary is a glob: /usr/bin/** -> **.pastebin.com:443");
+}
+END_TEST
+
+/* A narrow exact-binary GET rule to a public host is still approved
+ * automatically. */
+START_TEST(test_envelope_narrow_auto)
+{
+    char id[64];
+
+    set_setting("", ADVISOR_SET_MODE, "\"auto\"");
+    submit("items", "api.example.org", "GET", "/v1/items", id);
+    envelope_is(id, true, NULL);
+    status_is(id, "approved");
+}
+END_TEST
+
+/* Each clause: opaque L4, a preset, a `*` method, a new port on a host the
+ * policy reaches; a relaxed clause lets the same shape through. */
+START_TEST(test_envelope_clauses)
+{
+    char id[64];
+    char ep[512];
+
+    set_setting("", ADVISOR_SET_MODE, "\"auto\"");
+    submit_rule(NULL, "l4", "\"host\":\"example.org\",\"port\":443", "/usr/bin/curl", id);
+    status_is(id, "pending");
+    envelope_is(id, false, "(inspected_route): an opaque route is not inspected");
+    snprintf(ep, sizeof(ep),
+             "\"host\":\"docs.example.org\",\"port\":443,\"protocol\":\"rest\","
+             "\"enforcement\":\"enforce\",\"access\":\"read-only\"");
+    submit_rule(NULL, "ro", ep, "/usr/bin/curl", id);
+    status_is(id, "pending");
+    envelope_is(id, false, "(explicit_rules): access: read-only is a preset");
+    submit("star", "star.example.org", "*", "/x", id);
+    status_is(id, "pending");
+    envelope_is(id, false, "(explicit_rules)");
+    snprintf(ep, sizeof(ep),
+             "\"host\":\"api.github.com\",\"port\":8443,\"protocol\":\"rest\","
+             "\"enforcement\":\"enforce\",\"rules\":[{\"allow\":{\"method\":"
+             "\"GET\",\"path\":\"/x\"}}]");
+    submit_rule(NULL, "port", ep, "/usr/bin/curl", id);
+    status_is(id, "pending");
+    envelope_is(id, false, "(no_new_port)");
+    set_setting("", ADVISOR_SET_ENV_UNINSPECTED, "true");
+    submit_rule(NULL, "l4b", "\"host\":\"example.net\",\"port\":443", "/usr/bin/curl", id);
+    status_is(id, "approved");
+    set_setting("", ADVISOR_SET_ENVELOPE, "false");
+    submit_rule(NULL, "l4c", "\"host\":\"*.example.com\",\"port\":443", "/usr/bin/wget", id);
+    envelope_is(id, true, NULL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("advisor_chunk");
@@ -1370,6 +1454,9 @@ static Suite *suite(void)
     tcase_add_test(t, test_reproof_dormant_undo_suspends);
     tcase_add_test(t, test_reproof_credentials_suspend);
     tcase_add_test(t, test_reproof_unrelated_base_keeps);
+    tcase_add_test(t, test_envelope_wide_grant_pending);
+    tcase_add_test(t, test_envelope_narrow_auto);
+    tcase_add_test(t, test_envelope_clauses);
     tcase_add_test(t, test_vec_approve_all);
     tcase_add_test(t, test_vec_edit_recomputes_notes);
     tcase_add_test(t, test_vec_audit_lines);

@@ -617,6 +617,10 @@
         d.append(el('h3', { text: 'Security notes' }),
             el('p', { id: 'security-notes', text: c.security_notes || 'none' }));
 
+        if (ev.envelope && ev.envelope.note) {
+            d.append(el('h3', { text: 'Auto-approval envelope' }),
+                el('p', { id: 'envelope-note', class: 'warn', text: ev.envelope.note }));
+        }
         if (ev.boundary) {
             const b = ev.boundary;
             d.append(el('h3', { text: 'Auto-approval boundary' }),
