@@ -313,11 +313,11 @@ cli 0 rule get sb2 --chunk-id "$CHUNK"
 out_has "status:           approved (automatically, revision 2" "auto mode approves a change within the boundary"
 out_has "validation:       prover: no new findings" "... in which the prover finds no new finding"
 case "$(sed -n 2p "$OUT")" in
-"This change grants 1 changed unit: /usr/bin/curl -> docs.python.org:443 inspected; prover: no new findings.")
+"This change grants 1 new unit: /usr/bin/curl -> docs.rust-lang.org:443 inspected; prover: no new findings.")
     ok "rule get: what the change grants comes first, as one sentence" ;;
 *) bad "rule get: what the change grants comes first: $(head -c 600 "$OUT")" ;;
 esac
-out_has "-> docs.python.org:443 inspected, GET /3/library  [binary: exact, host: exact, route: inspected, methods: read-only]" \
+out_has "-> docs.rust-lang.org:443 inspected, GET /std  [binary: exact, host: exact, route: inspected, methods: read-only]" \
     "rule get: the grant line with its breadth"
 if grep -qi "nothing new" "$OUT"; then bad "rule get: 'nothing new' beside a grant"; else ok "rule get: never 'nothing new' beside a grant"; fi
 proposal "$WORK/p_b_out.json" pypi_get pypi.org 443 GET /simple/x
