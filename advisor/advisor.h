@@ -330,6 +330,15 @@ void advisor_eval_clear(struct advisor_eval *e);
 struct model_policy *advisor_compose(struct advisor_worker *w, int64_t sandbox, const char *skip,
                                      char *err, size_t errlen);
 
+/* A narrowed suggestion for a chunk that is not approvable as it is
+ * (advisor_suggest.c, docs/advisor.md#suggestion): built from the
+ * sandbox's recent denials and the prover's witnesses, proved against the
+ * same snapshot, and put into e->evidence as "suggestion": {rule,
+ * review_token, validation_result, grants, candidate_hash} only when that
+ * proof makes it approvable. Nothing otherwise. */
+void advisor_suggest(struct advisor_worker *w, const struct advisor_snapshot *snap,
+                     const char *name, const json_t *rule, struct advisor_eval *e);
+
 /* ===========================================================================
  * Approvals that stay proven (advisor_reprove.c, docs/advisor.md#reproof)
  * ========================================================================= */
@@ -443,6 +452,10 @@ void advisor_chunk_list(struct advisor_worker *w, const char *sandbox, const cha
                         struct httpd_reply *r);
 void advisor_approve(struct advisor_worker *w, const char *sandbox, const char *id,
                      const char *body, size_t len, struct httpd_reply *r);
+/* Approve the chunk's narrowed suggestion instead of its rule
+ * ({"review_token"} of the suggestion; docs/advisor.md#suggestion). */
+void advisor_approve_suggestion(struct advisor_worker *w, const char *sandbox, const char *id,
+                                const char *body, size_t len, struct httpd_reply *r);
 void advisor_reject(struct advisor_worker *w, const char *sandbox, const char *id, const char *body,
                     size_t len, struct httpd_reply *r);
 void advisor_undo(struct advisor_worker *w, const char *sandbox, const char *id,
@@ -502,6 +515,11 @@ void advisor_mapper_free(struct advisor_mapper *m);
 /* POST /v1/sandboxes/{name}/denials: {"events": [...], "dropped": n}. */
 void advisor_mapper_ingest(struct advisor_mapper *m, const char *sandbox, const char *body,
                            size_t len, struct httpd_reply *r);
+/* The sandbox's most recent denials, newest first, as seen by the mapper
+ * (kept across flushes, memory only): [{host, port, binary, method,
+ * path}] (method and path "" when the request was not inspected). A new
+ * array; empty when 'm' is NULL. */
+json_t *advisor_mapper_recent(struct advisor_mapper *m, const char *sandbox);
 /* Drain the table now: one mechanistic submission per group. */
 void advisor_mapper_flush(struct advisor_mapper *m, struct advisor_worker *w);
 /* The pieces, for tests: the generalised path (false: no safe form), the

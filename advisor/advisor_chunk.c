@@ -382,10 +382,13 @@ static pv_result peers_unchanged(struct advisor_worker *w, const struct advisor_
 /* Approve 'c' (status 'expect') into revision: write the candidate as the
  * next revision, mark the chunk, record the event, reconcile. Inside the
  * transaction, under the stripe lock, with 'snap' current. */
-static pv_result approve_in_tx(struct advisor_worker *w, const struct advisor_snapshot *snap,
-                               struct store_chunk *c, const struct advisor_eval *e,
-                               const char *expect, bool is_auto, const char *resolved_from,
-                               char *line, size_t linelen)
+/* 'narrowed_from' (may be NULL) is the rule the chunk proposed when a
+ * reviewer approves the narrowed suggestion instead: the record keeps
+ * both. */
+static pv_result approve_in_tx_as(struct advisor_worker *w, const struct advisor_snapshot *snap,
+                                  struct store_chunk *c, const struct advisor_eval *e,
+                                  const char *expect, bool is_auto, const char *resolved_from,
+                                  const char *narrowed_from, char *line, size_t linelen)
 {
     int64_t rev = 0;
     char hash[65];
@@ -484,10 +487,21 @@ static pv_result approve_in_tx(struct advisor_worker *w, const struct advisor_sn
             extra = NULL;
         }
         json_decref(comp);
+        if (extra != NULL && narrowed_from != NULL) {
+            json_object_set_new(extra, "narrowed_from", load_json(narrowed_from));
+        }
         PV_ENSURE(extra != NULL, PV_ERR_IO);
         PV_GUARD(advisor_event(w->st, snap->name, "CONFIG:APPROVED", line, extra));
     }
     return reconcile(w, snap->name, snap->sandbox, e->candidate, hash, rev, c->id, now);
+}
+
+static pv_result approve_in_tx(struct advisor_worker *w, const struct advisor_snapshot *snap,
+                               struct store_chunk *c, const struct advisor_eval *e,
+                               const char *expect, bool is_auto, const char *resolved_from,
+                               char *line, size_t linelen)
+{
+    return approve_in_tx_as(w, snap, c, e, expect, is_auto, resolved_from, NULL, line, linelen);
 }
 
 /* ===========================================================================
@@ -848,6 +862,10 @@ static pv_result submit_one(struct advisor_worker *w, const char *sandbox, const
             res = advisor_evaluate(w, &snap, name, rule, &e);
             if (!pv_ok(res)) {
                 advisor_snapshot_clear(&snap);
+            } else if (!auto_gate(&e)) {
+                /* a reviewer's chunk: offer a narrower rule if one proves
+                 * approvable (docs/advisor.md#suggestion) */
+                advisor_suggest(w, &snap, name, rule, &e);
             }
         }
         if (!pv_ok(res)) {
@@ -1375,6 +1393,7 @@ static void approve_chunk(struct advisor_worker *w, const char *sandbox, const c
     if (strcmp(e.review_token, x.c.review_token) != 0 &&
         !(batch && strcmp(e.validation_result, x.c.validation_result) == 0 &&
           strcmp(e.security_notes, x.c.security_notes) == 0)) {
+        advisor_suggest(w, &x.snap, x.c.rule_name, rule, &e);
         (void)persist_eval(w, &x.c, &e, x.snap.hash);
         advisor_changed(w->a);
         httpd_reply_error(
@@ -1408,6 +1427,122 @@ static void approve_chunk(struct advisor_worker *w, const char *sandbox, const c
     advisor_eval_clear(&e);
 out:
     json_decref(rule);
+    decision_close(&x);
+}
+
+/* The suggestion stored in a chunk's evidence (a new reference), or NULL. */
+static json_t *stored_suggestion(struct advisor_worker *w, const struct store_chunk *c)
+{
+    char *text = c->evidence[0] != '\0' ? store_blob_get(w->st, c->evidence, NULL) : NULL;
+    json_t *ev = load_json(text);
+    json_t *sug = json_incref(json_object_get(ev, "suggestion"));
+
+    free(text);
+    json_decref(ev);
+    return sug;
+}
+
+void advisor_approve_suggestion(struct advisor_worker *w, const char *sandbox, const char *id,
+                                const char *body, size_t len, struct httpd_reply *r)
+{
+    json_t *args = body_object(body, len, r);
+    const char *token = json_string_value(json_object_get(args, "review_token"));
+    struct decision x;
+    struct advisor_eval e;
+    json_t *sug = NULL;
+    const json_t *rule;
+    char *rule_text = NULL;
+    char *original = NULL;
+    char line[8192];
+    pv_result res;
+
+    if (args == NULL) {
+        return;
+    }
+    if (!decision_open(&x, w, sandbox, id, r)) {
+        json_decref(args);
+        return;
+    }
+    if (strcmp(x.c.status, "pending") != 0 && strcmp(x.c.status, "rejected") != 0 &&
+        strcmp(x.c.status, "suspended") != 0) {
+        char detail[160];
+        snprintf(detail, sizeof(detail), "chunk status is '%s', expected 'pending' or 'rejected'",
+                 x.c.status);
+        httpd_reply_error(r, 409, "failed_precondition", detail);
+        goto out;
+    }
+    sug = stored_suggestion(w, &x.c);
+    rule = json_object_get(sug, "rule");
+    if (!json_is_object(rule)) {
+        httpd_reply_error(r, 409, "failed_precondition",
+                          "the chunk has no narrowed suggestion (none was proved approvable)");
+        goto out;
+    }
+    if (token == NULL ||
+        strcmp(token, json_string_value(json_object_get(sug, "review_token")) != NULL
+                          ? json_string_value(json_object_get(sug, "review_token"))
+                          : "") != 0) {
+        httpd_reply_error(r, 412, "failed_precondition",
+                          "review token does not match the fetched suggestion; refetch and review "
+                          "again");
+        goto out;
+    }
+    /* Proved again against the policy of now: the token names exactly the
+     * evaluation the reviewer read. */
+    res = advisor_evaluate(w, &x.snap, x.c.rule_name, rule, &e);
+    if (!pv_ok(res)) {
+        reply_pv(r, res, "chunk");
+        goto out;
+    }
+    if (strcmp(e.review_token, token) != 0 || e.application_error[0] != '\0') {
+        struct advisor_eval fresh;
+        json_t *orig = rule_of(&x.c);
+        /* refresh the chunk's own evaluation and its suggestion */
+        if (orig != NULL && pv_ok(advisor_evaluate(w, &x.snap, x.c.rule_name, orig, &fresh))) {
+            advisor_suggest(w, &x.snap, x.c.rule_name, orig, &fresh);
+            (void)persist_eval(w, &x.c, &fresh, x.snap.hash);
+            advisor_eval_clear(&fresh);
+            advisor_changed(w->a);
+        }
+        json_decref(orig);
+        httpd_reply_error(r, 412, "failed_precondition",
+                          "suggestion inputs changed; evaluation refreshed, refetch and review "
+                          "again");
+        advisor_eval_clear(&e);
+        goto out;
+    }
+    rule_text = advisor_json_canonical(rule);
+    original = x.c.proposed_rule;
+    x.c.proposed_rule = rule_text;
+    {
+        char *expect = pv_strdup(x.c.status);
+        res = expect != NULL && rule_text != NULL ? store_begin(w->st)
+                                                  : pv_fail(PV_ERR_NOMEM, __func__);
+        if (pv_ok(res)) {
+            res = approve_in_tx_as(w, &x.snap, &x.c, &e, expect, false, NULL, original, line,
+                                   sizeof(line));
+            res = pv_ok(res) ? store_commit(w->st) : res;
+            if (!pv_ok(res)) {
+                store_rollback(w->st);
+            }
+        }
+        free(expect);
+    }
+    if (!pv_ok(res)) {
+        reply_pv(r, res, "chunk");
+    } else {
+        log_line(line);
+        advisor_changed(w->a);
+        httpd_reply_json(r, 200,
+                         json_pack("{s:s,s:s,s:b,s:I,s:s}", "chunk_id", x.c.id, "status",
+                                   "approved", "narrowed", 1, "policy_version",
+                                   (json_int_t)x.c.approved_rev, "policy_hash", e.candidate_hash));
+    }
+    advisor_eval_clear(&e);
+    free(original);
+out:
+    json_decref(sug);
+    json_decref(args);
     decision_close(&x);
 }
 
@@ -1657,6 +1792,7 @@ void advisor_edit(struct advisor_worker *w, const char *sandbox, const char *id,
         reply_pv(r, res, "chunk");
         goto out;
     }
+    advisor_suggest(w, &x.snap, x.c.rule_name, rule, &e);
     rule_text = advisor_json_canonical(rule);
     free(x.c.proposed_rule);
     x.c.proposed_rule = rule_text;

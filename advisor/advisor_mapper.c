@@ -60,7 +60,22 @@ struct mapper_group {
     struct mapper_sample samples[ADVISOR_MAPPER_SAMPLES];
 };
 
+/* The most recent denials of every sandbox, kept across flushes (memory
+ * only) for the narrowed suggestions (advisor_suggest.c): the binaries,
+ * hosts and paths an agent was really denied. */
+#define MAPPER_RECENT_MAX 256u
+struct mapper_recent {
+    char *sandbox;
+    char *host;
+    char *binary;
+    char *method;
+    char *path;
+    int64_t port;
+};
+
 struct advisor_mapper {
+    struct mapper_recent recent[MAPPER_RECENT_MAX];
+    size_t recent_next;
     struct advisor *a;
     unsigned flush_ms;
     pthread_mutex_t mu;
@@ -376,6 +391,60 @@ static bool field_ok(const char *s)
 }
 
 /* One event into the table (under mu). False when it was dropped. */
+static void recent_clear(struct mapper_recent *r)
+{
+    free(r->sandbox);
+    free(r->host);
+    free(r->binary);
+    free(r->method);
+    free(r->path);
+    memset(r, 0, sizeof(*r));
+}
+
+/* Remember one denial (its fields already checked), overwriting the
+ * oldest. Under m->mu. */
+static void recent_add(struct advisor_mapper *m, const char *sandbox, const char *host,
+                       int64_t port, const char *bin, const char *method, const char *path)
+{
+    struct mapper_recent *r = &m->recent[m->recent_next];
+
+    recent_clear(r);
+    r->sandbox = pv_strdup(sandbox);
+    r->host = pv_strdup(host);
+    r->binary = pv_strdup(bin);
+    r->method = pv_strdup(method != NULL ? method : "");
+    r->path = pv_strdup(path != NULL ? path : "");
+    r->port = port;
+    if (r->sandbox == NULL || r->host == NULL || r->binary == NULL || r->method == NULL ||
+        r->path == NULL) {
+        recent_clear(r);
+        return;
+    }
+    m->recent_next = (m->recent_next + 1) % MAPPER_RECENT_MAX;
+}
+
+json_t *advisor_mapper_recent(struct advisor_mapper *m, const char *sandbox)
+{
+    json_t *out = json_array();
+
+    if (m == NULL || out == NULL) {
+        return out;
+    }
+    pthread_mutex_lock(&m->mu);
+    for (size_t i = 0; i < MAPPER_RECENT_MAX; i++) {
+        const struct mapper_recent *r =
+            &m->recent[(m->recent_next + MAPPER_RECENT_MAX - 1 - i) % MAPPER_RECENT_MAX];
+        if (r->sandbox == NULL || strcmp(r->sandbox, sandbox) != 0) {
+            continue;
+        }
+        json_array_append_new(out, json_pack("{s:s,s:I,s:s,s:s,s:s}", "host", r->host, "port",
+                                             (json_int_t)r->port, "binary", r->binary, "method",
+                                             r->method, "path", r->path));
+    }
+    pthread_mutex_unlock(&m->mu);
+    return out;
+}
+
 static bool add_event(struct advisor_mapper *m, const char *sandbox, const json_t *ev, int64_t now)
 {
     const char *host = json_string_value(json_object_get(ev, "host"));
@@ -398,6 +467,9 @@ static bool add_event(struct advisor_mapper *m, const char *sandbox, const json_
     if (!field_ok(bin)) {
         bin = "-";
     }
+    recent_add(m, sandbox, lower, port, bin,
+               field_ok(method) && strlen(method) < 16 ? method : NULL,
+               field_ok(path) && path[0] == '/' ? path : NULL);
     b = key_hash(sandbox, lower, port, bin) % MAPPER_BUCKETS;
     for (g = m->buckets[b]; g != NULL; g = g->next) {
         if (g->port == port && strcmp(g->host, lower) == 0 && strcmp(g->binary, bin) == 0 &&
@@ -663,6 +735,9 @@ void advisor_mapper_free(struct advisor_mapper *m)
             m->buckets[b] = g->next;
             group_free(g);
         }
+    }
+    for (size_t i = 0; i < MAPPER_RECENT_MAX; i++) {
+        recent_clear(&m->recent[i]);
     }
     pthread_cond_destroy(&m->cv);
     pthread_mutex_destroy(&m->mu);

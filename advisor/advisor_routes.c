@@ -55,6 +55,7 @@ enum route_id {
     R_EDIT,
     R_WAIT,
     R_APPROVE,
+    R_APPROVE_SUGGESTION,
     R_REJECT,
     R_UNDO,
     R_HISTORY,
@@ -106,6 +107,8 @@ static const struct {
     {{"PUT", "/v1/sandboxes/*/proposals/*", R_EDIT, HTTPD_BODY}, ADMIN},
     {{"GET", "/v1/sandboxes/*/proposals/*/wait", R_WAIT, 0}, OWNER},
     {{"POST", "/v1/sandboxes/*/proposals/*/approve", R_APPROVE, HTTPD_BODY}, ADMIN},
+    {{"POST", "/v1/sandboxes/*/proposals/*/approve-suggestion", R_APPROVE_SUGGESTION, HTTPD_BODY},
+     ADMIN},
     {{"POST", "/v1/sandboxes/*/proposals/*/reject", R_REJECT, HTTPD_BODY}, ADMIN},
     {{"POST", "/v1/sandboxes/*/proposals/*/undo", R_UNDO, 0}, ADMIN},
     {{"GET", "/v1/sandboxes/*/history", R_HISTORY, 0}, OWNER},
@@ -1106,6 +1109,9 @@ void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct 
     }
     case R_APPROVE:
         advisor_approve(w, p0, p1, rq->body, rq->body_len, r);
+        return;
+    case R_APPROVE_SUGGESTION:
+        advisor_approve_suggestion(w, p0, p1, rq->body, rq->body_len, r);
         return;
     case R_REJECT:
         advisor_reject(w, p0, p1, rq->body, rq->body_len, r);

@@ -204,6 +204,8 @@ static void setup(void)
     snprintf(exe, sizeof(exe), "%s/proviso-prover", build != NULL ? build : ".");
     child = advisor_child_start(&a, exe, err, sizeof(err));
     ck_assert_msg(child != NULL, "%s", err);
+    a.mapper = advisor_mapper_new(&a, 3600000, false);
+    ck_assert_ptr_nonnull(a.mapper);
     w = advisor_worker_new(&a);
     ck_assert_ptr_nonnull(w->st);
     make_sandbox("sb", base_policy);
@@ -215,6 +217,7 @@ static void teardown(void)
     char cmd[128];
 
     advisor_worker_free(w);
+    advisor_mapper_free(a.mapper);
     advisor_child_stop(child, 5000);
     store_group_close(a.group);
     advisor_audit_close();
@@ -1417,6 +1420,82 @@ START_TEST(test_envelope_clauses)
 }
 END_TEST
 
+/* ===========================================================================
+ * Narrowed suggestions (docs/advisor.md#suggestion)
+ * ========================================================================= */
+
+static void deny(const char *host, const char *bin, const char *method, const char *path)
+{
+    char body[1024];
+    struct httpd_reply r;
+
+    snprintf(body, sizeof(body),
+             "{\"events\":[{\"host\":\"%s\",\"port\":443,\"binary\":\"%s\",\"stage\":\"l7\","
+             "\"method\":\"%s\",\"path\":\"%s\"}],\"dropped\":0}",
+             host, bin, method, path);
+    memset(&r, 0, sizeof(r));
+    advisor_mapper_ingest(a.mapper, "sb", body, strlen(body), &r);
+    ck_assert_uint_eq(r.status, 202);
+    json_decref(r.body);
+}
+
+/* A wide rule outside the envelope gets the narrower rule the denials
+ * show, proved approvable; the reviewer approves it in one action with its
+ * own token; the result proves empty. */
+START_TEST(test_suggestion_proved_and_approved)
+{
+    char id[64];
+    char body[512];
+    json_t *j;
+    const json_t *sug;
+    const char *rule_text;
+
+    set_setting("", ADVISOR_SET_MODE, "\"auto\"");
+    deny("api.example.org", "/usr/bin/curl", "GET", "/v1/items/1");
+    deny("api.example.org", "/usr/bin/curl", "GET", "/v1/items/2");
+    deny("other.example.net", "/usr/bin/wget", "GET", "/x");
+    submit_rule(NULL, "wide", "\"host\":\"*.example.org\",\"port\":443", "/usr/bin/**", id);
+    status_is(id, "pending");
+    j = show(id);
+    sug = json_object_get(json_object_get(j, "evidence"), "suggestion");
+    ck_assert_msg(json_is_object(sug), "no suggestion");
+    rule_text = json_dumps(json_object_get(sug, "rule"), JSON_SORT_KEYS | JSON_COMPACT);
+    ck_assert_str_eq(rule_text,
+                     "{\"binaries\":[{\"path\":\"/usr/bin/curl\"}],\"endpoints\":[{\"enforcement\":"
+                     "\"enforce\",\"host\":\"api.example.org\",\"port\":443,\"protocol\":\"rest\","
+                     "\"rules\":[{\"allow\":{\"method\":\"GET\",\"path\":\"/v1/items/**\"}},{"
+                     "\"allow\":{\"method\":\"HEAD\",\"path\":\"/v1/items/**\"}}]}]}");
+    free((void *)rule_text);
+    ck_assert_str_eq(str(sug, "validation_result"), "prover: no new findings");
+    /* a stale or foreign token applies nothing */
+    json_decref(call(advisor_approve_suggestion, id, "{\"review_token\":\"00\"}", 412));
+    snprintf(body, sizeof(body), "{\"review_token\":\"%s\"}", str(sug, "review_token"));
+    json_decref(j);
+    json_decref(call(advisor_approve_suggestion, id, body, 200));
+    j = show(id);
+    ck_assert_str_eq(str(j, "status"), "approved");
+    ck_assert_str_eq(str(j, "validation_result"), "prover: no new findings");
+    ck_assert_str_eq(str(json_object_get(json_object_get(j, "evidence"), "prover"), "verdict"),
+                     "empty");
+    json_decref(j);
+}
+END_TEST
+
+/* Nothing the denials show narrows it: no suggestion rather than a guess. */
+START_TEST(test_suggestion_none_without_denials)
+{
+    char id[64];
+    json_t *j;
+
+    set_setting("", ADVISOR_SET_MODE, "\"auto\"");
+    submit_rule(NULL, "wide", "\"host\":\"*.example.org\",\"port\":443", "/usr/bin/**", id);
+    j = show(id);
+    ck_assert_ptr_null(json_object_get(json_object_get(j, "evidence"), "suggestion"));
+    json_decref(j);
+    json_decref(call(advisor_approve_suggestion, id, "{\"review_token\":\"00\"}", 409));
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("advisor_chunk");
@@ -1457,6 +1536,8 @@ static Suite *suite(void)
     tcase_add_test(t, test_envelope_wide_grant_pending);
     tcase_add_test(t, test_envelope_narrow_auto);
     tcase_add_test(t, test_envelope_clauses);
+    tcase_add_test(t, test_suggestion_proved_and_approved);
+    tcase_add_test(t, test_suggestion_none_without_denials);
     tcase_add_test(t, test_vec_approve_all);
     tcase_add_test(t, test_vec_edit_recomputes_notes);
     tcase_add_test(t, test_vec_audit_lines);

@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* advisor_suggest.c - a narrowed suggestion, proved before it is offered
+ * (docs/advisor.md#suggestion)
+ *
+ * A chunk with findings or outside the auto-approval envelope waits for a
+ * reviewer. Often the agent asked for more than it needs: a binary glob
+ * where one binary was denied, a host wildcard where one host was, `access:
+ * full` or an opaque rule where it read a few paths. The advisor builds the
+ * narrower rule from what the sandbox was really denied (the mapper's
+ * recent denials; never from the prover's witnesses, which are made-up
+ * examples of a pattern, not what the agent ran):
+ *
+ *   - a binary glob becomes the denied binaries it matches;
+ *   - a host wildcard becomes the denied hosts it matches;
+ *   - an opaque, audit, `protocol: tcp`, `tls: skip`, preset or `*` method
+ *     endpoint becomes an enforced `rest` endpoint allowing GET and HEAD on
+ *     the path prefix the denials show (every path when none did);
+ *
+ * and proves it exactly like a proposal. It is offered only when that proof
+ * says it is approvable - verdict empty, within the envelope and the
+ * boundary, no security note, not already allowed. No suggestion is better
+ * than an unproved one.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "advisor/advisor.h"
+#include "model/model.h"
+
+#define SUGGEST_MAX 8u /* binaries or hosts a glob is narrowed to */
+
+static bool has_meta(const char *s)
+{
+    return strpbrk(s, "*?[{") != NULL;
+}
+
+static bool glob_matches(enum model_glob_kind kind, const char *pat, const char *s)
+{
+    const char *why = NULL;
+    struct model_glob *g = model_glob_compile(kind, pat, strlen(pat), &why);
+    bool hit = g != NULL && model_glob_match(g, s, strlen(s));
+
+    model_glob_free(g);
+    return hit;
+}
+
+static bool array_has(const json_t *a, const char *s)
+{
+    size_t i;
+    const json_t *x;
+
+    json_array_foreach(a, i, x)
+    {
+        if (json_is_string(x) && strcmp(json_string_value(x), s) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The concrete values of field 'key' in 'seen' that pattern 'pat' (of
+ * 'kind') matches, at most SUGGEST_MAX, in order. */
+static json_t *narrow_to(const json_t *seen, const char *key, enum model_glob_kind kind,
+                         const char *pat)
+{
+    json_t *out = json_array();
+    size_t i;
+    const json_t *d;
+
+    json_array_foreach(seen, i, d)
+    {
+        const char *v = json_string_value(json_object_get(d, key));
+        if (out == NULL || json_array_size(out) >= SUGGEST_MAX) {
+            break;
+        }
+        if (v != NULL && v[0] != '\0' && !has_meta(v) && !array_has(out, v) &&
+            glob_matches(kind, pat, v)) {
+            json_array_append_new(out, json_string(v));
+        }
+    }
+    return out;
+}
+
+/* The directory the denied paths of (host, port) share, followed by the
+ * any-depth glob; the glob alone when they share none or there is none. */
+static void path_prefix(const json_t *seen, const char *host, json_int_t port, char *out,
+                        size_t len)
+{
+    char common[512] = "";
+    bool first = true;
+    size_t i;
+    const json_t *d;
+
+    json_array_foreach(seen, i, d)
+    {
+        const char *p = json_string_value(json_object_get(d, "path"));
+        const char *h = json_string_value(json_object_get(d, "host"));
+        size_t n = 0;
+
+        if (p == NULL || p[0] != '/' || has_meta(p) || h == NULL || strcasecmp(h, host) != 0 ||
+            json_integer_value(json_object_get(d, "port")) != port) {
+            continue;
+        }
+        if (first) {
+            snprintf(common, sizeof(common), "%s", p);
+            first = false;
+            continue;
+        }
+        while (common[n] != '\0' && common[n] == p[n]) {
+            n++;
+        }
+        common[n] = '\0';
+    }
+    /* back to a whole segment: the part before the last '/' */
+    {
+        char *slash = strrchr(common, '/');
+        if (slash != NULL) {
+            *slash = '\0';
+        }
+    }
+    snprintf(out, len, "%s/**", common);
+}
+
+static bool endpoint_needs_rules(const json_t *ep)
+{
+    const char *proto = json_string_value(json_object_get(ep, "protocol"));
+    const char *tls = json_string_value(json_object_get(ep, "tls"));
+    const char *enf = json_string_value(json_object_get(ep, "enforcement"));
+    size_t i;
+    const json_t *r;
+
+    if (proto == NULL || strcmp(proto, "rest") != 0 || (tls != NULL && strcmp(tls, "skip") == 0) ||
+        enf == NULL || strcmp(enf, "enforce") != 0 || json_object_get(ep, "access") != NULL) {
+        return true;
+    }
+    json_array_foreach(json_object_get(ep, "rules"), i, r)
+    {
+        const char *m = json_string_value(json_object_get(json_object_get(r, "allow"), "method"));
+        if (m != NULL && strcmp(m, "*") == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* An enforced rest endpoint for (host, port) allowing GET and HEAD under
+ * 'prefix'. */
+static json_t *read_endpoint(const char *host, json_int_t port, const char *prefix)
+{
+    return json_pack("{s:s,s:I,s:s,s:s,s:[{s:{s:s,s:s}},{s:{s:s,s:s}}]}", "host", host, "port",
+                     port, "protocol", "rest", "enforcement", "enforce", "rules", "allow", "method",
+                     "GET", "path", prefix, "allow", "method", "HEAD", "path", prefix);
+}
+
+/* Does pattern (or literal) 'pat' of 'kind' cover the concrete 'v'? */
+static bool covers(enum model_glob_kind kind, const char *pat, const char *v)
+{
+    char lower[256];
+    size_t n = strlen(pat);
+
+    if (kind != MODEL_GLOB_HOST) {
+        return has_meta(pat) ? glob_matches(kind, pat, v) : strcmp(pat, v) == 0;
+    }
+    if (n >= sizeof(lower)) {
+        return false;
+    }
+    for (size_t c = 0; c <= n; c++) {
+        lower[c] = (char)((pat[c] >= 'A' && pat[c] <= 'Z') ? pat[c] + 32 : pat[c]);
+    }
+    return has_meta(lower) ? glob_matches(kind, lower, v) : strcasecmp(lower, v) == 0;
+}
+
+/* The denials the rule would have allowed: a binary of the rule covers the
+ * denied binary, and an endpoint covers the denied host and port. Only
+ * these say what the rule was meant for. */
+static json_t *relevant(const json_t *rule, const json_t *seen)
+{
+    json_t *out = json_array();
+    size_t i;
+    const json_t *d;
+
+    json_array_foreach(seen, i, d)
+    {
+        const char *bin = json_string_value(json_object_get(d, "binary"));
+        const char *host = json_string_value(json_object_get(d, "host"));
+        json_int_t port = json_integer_value(json_object_get(d, "port"));
+        bool b_ok = false;
+        bool e_ok = false;
+        size_t k;
+        const json_t *x;
+
+        if (out == NULL || bin == NULL || host == NULL) {
+            continue;
+        }
+        json_array_foreach(json_object_get(rule, "binaries"), k, x)
+        {
+            const char *p = json_string_value(json_object_get(x, "path"));
+            b_ok = b_ok || (p != NULL && covers(MODEL_GLOB_BINARY, p, bin));
+        }
+        json_array_foreach(json_object_get(rule, "endpoints"), k, x)
+        {
+            const char *h = json_string_value(json_object_get(x, "host"));
+            e_ok = e_ok || (h != NULL && json_integer_value(json_object_get(x, "port")) == port &&
+                            covers(MODEL_GLOB_HOST, h, host));
+        }
+        if (b_ok && e_ok) {
+            json_array_append(out, PV_UNCONST(d));
+        }
+    }
+    return out;
+}
+
+/* The narrowed rule, or NULL when nothing concrete narrows it. */
+static json_t *narrowed(const json_t *rule, const json_t *seen)
+{
+    json_t *out = json_deep_copy(rule);
+    json_t *bins = json_array();
+    json_t *eps = json_array();
+    size_t i;
+    const json_t *x;
+
+    if (out == NULL || bins == NULL || eps == NULL) {
+        goto fail;
+    }
+    json_array_foreach(json_object_get(rule, "binaries"), i, x)
+    {
+        const char *path = json_string_value(json_object_get(x, "path"));
+        if (path == NULL) {
+            goto fail;
+        }
+        if (!has_meta(path)) {
+            json_array_append(bins, PV_UNCONST(x));
+            continue;
+        }
+        {
+            json_t *to = narrow_to(seen, "binary", MODEL_GLOB_BINARY, path);
+            size_t k;
+            const json_t *b;
+            json_array_foreach(to, k, b)
+            {
+                json_array_append_new(bins, json_pack("{s:O}", "path", b));
+            }
+            json_decref(to);
+        }
+    }
+    json_array_foreach(json_object_get(rule, "endpoints"), i, x)
+    {
+        const char *host = json_string_value(json_object_get(x, "host"));
+        json_int_t port = json_integer_value(json_object_get(x, "port"));
+        json_t *hosts;
+        size_t k;
+        const json_t *h;
+
+        if (host == NULL || port <= 0) {
+            goto fail; /* hostless, peers, port lists: a reviewer's call */
+        }
+        if (has_meta(host)) {
+            char lower[256];
+            size_t n = strlen(host) < sizeof(lower) - 1 ? strlen(host) : sizeof(lower) - 1;
+            for (size_t c = 0; c < n; c++) {
+                lower[c] = (char)((host[c] >= 'A' && host[c] <= 'Z') ? host[c] + 32 : host[c]);
+            }
+            lower[n] = '\0';
+            hosts = narrow_to(seen, "host", MODEL_GLOB_HOST, lower);
+        } else {
+            hosts = json_pack("[s]", host);
+        }
+        json_array_foreach(hosts, k, h)
+        {
+            if (endpoint_needs_rules(x)) {
+                char prefix[600];
+                path_prefix(seen, json_string_value(h), port, prefix, sizeof(prefix));
+                json_array_append_new(eps, read_endpoint(json_string_value(h), port, prefix));
+            } else {
+                json_t *copy = json_deep_copy(x);
+                json_object_set(copy, "host", PV_UNCONST(h));
+                json_array_append_new(eps, copy);
+            }
+        }
+        json_decref(hosts);
+    }
+    if (json_array_size(bins) == 0 || json_array_size(eps) == 0) {
+        goto fail;
+    }
+    json_object_set_new(out, "binaries", bins);
+    json_object_set_new(out, "endpoints", eps);
+    if (json_equal(out, rule)) {
+        json_decref(out);
+        return NULL; /* nothing to narrow */
+    }
+    return out;
+fail:
+    json_decref(out);
+    json_decref(bins);
+    json_decref(eps);
+    return NULL;
+}
+
+/* Approvable without a reviewer, and not already allowed. */
+static bool approvable(const struct advisor_eval *p)
+{
+    return p->candidate != NULL && p->application_error[0] == '\0' && p->empty &&
+           p->within_envelope && p->within_boundary && p->security_notes[0] == '\0' &&
+           !p->contained;
+}
+
+void advisor_suggest(struct advisor_worker *w, const struct advisor_snapshot *snap,
+                     const char *name, const json_t *rule, struct advisor_eval *e)
+{
+    json_t *seen;
+    json_t *sug;
+    struct advisor_eval proof;
+
+    if (e->candidate == NULL || e->application_error[0] != '\0' || e->contained ||
+        (e->empty && e->within_envelope && e->security_notes[0] == '\0')) {
+        return; /* invalid, already allowed, or approvable as it is */
+    }
+    seen = advisor_mapper_recent(w->a->mapper, snap->name);
+    {
+        json_t *mine = seen != NULL ? relevant(rule, seen) : NULL;
+        json_decref(seen);
+        seen = mine;
+    }
+    if (seen == NULL) {
+        return;
+    }
+    sug = narrowed(rule, seen);
+    json_decref(seen);
+    if (sug == NULL) {
+        return;
+    }
+    if (!pv_ok(advisor_evaluate(w, snap, name, sug, &proof))) {
+        json_decref(sug);
+        return;
+    }
+    if (approvable(&proof)) {
+        const json_t *grants = json_object_get(json_object_get(proof.evidence, "prover"), "grants");
+        json_t *g = grants != NULL ? json_deep_copy(grants) : json_array();
+        json_object_set_new(e->evidence, "suggestion",
+                            json_pack("{s:O,s:s,s:s,s:o,s:s}", "rule", sug, "review_token",
+                                      proof.review_token, "validation_result",
+                                      proof.validation_result, "grants", g, "candidate_hash",
+                                      proof.candidate_hash));
+    }
+    advisor_eval_clear(&proof);
+    json_decref(sug);
+}
