@@ -132,6 +132,7 @@ const char *cli_str(const json_t *o, const char *key);
 int cli_rule_list(struct cli_adv *a);
 int cli_rule_get(struct cli_adv *a);
 int cli_rule_approve(struct cli_adv *a);
+int cli_rule_approve_suggestion(struct cli_adv *a);
 int cli_rule_reject(struct cli_adv *a);
 int cli_rule_approve_all(struct cli_adv *a);
 int cli_rule_undo(struct cli_adv *a);

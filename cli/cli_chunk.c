@@ -322,6 +322,15 @@ void cli_chunk_print(FILE *out, const json_t *c)
     findings(out, "prover:", json_object_get(ev, "prover"));
     findings(out, "boundary:", json_object_get(ev, "boundary"));
     field(out, "envelope:", jstr(json_object_get(ev, "envelope"), "note"));
+    if (json_is_object(json_object_get(json_object_get(ev, "suggestion"), "rule"))) {
+        /* proved approvable by the advisor (docs/advisor.md#suggestion) */
+        const json_t *sg = json_object_get(ev, "suggestion");
+        char *text = json_dumps(json_object_get(sg, "rule"), JSON_COMPACT | JSON_SORT_KEYS);
+        fprintf(out, LABEL "%s (%s)\n", "suggestion:", text != NULL ? text : "?",
+                jstr(sg, "validation_result"));
+        fprintf(out, LABEL "%s\n", "suggestion token:", jstr(sg, "review_token"));
+        free(text);
+    }
     field(out,
           "security notes:", jstr(c, "security_notes")[0] ? jstr(c, "security_notes") : "none");
     if (json_is_object(json_object_get(c, "approved_evidence"))) {

@@ -4,7 +4,8 @@
  *   proviso sandbox create|list|show|delete ...
  *   proviso policy get|set SANDBOX ...
  *   proviso settings get|set|delete [KEY [VALUE]] (--global | --sandbox NAME)
- *   proviso rule list|get|approve|reject|approve-all|undo|edit|clear|history
+ *   proviso rule list|get|approve|approve-suggestion|reject|approve-all|undo|edit|clear|
+ *                history
  *
  * Every subcommand is one row of 'subcmds': the options it takes, the ones
  * it needs, how many operands, its help and example, and the function that
@@ -131,6 +132,12 @@ static const struct subcmd subcmds[] = {
      "the one fetched now). If the evaluation changed, nothing is approved (exit 1)\n"
      "and the refreshed chunk is shown.",
      "proviso rule approve demo --chunk-id 3f2a9c1d", cli_rule_approve},
+    {"rule", "approve-suggestion", O(CHUNK_ID) | O(REVIEW_TOKEN), O(CHUNK_ID), 1, 1,
+     "SANDBOX --chunk-id ID [--review-token TOKEN]",
+     "Approve the narrower rule the advisor proved approvable for a chunk ('suggestion'\n"
+     "in 'rule get') instead of the rule as proposed, with the suggestion's review token\n"
+     "(default: the one fetched now). If it changed, nothing is approved (exit 1).",
+     "proviso rule approve-suggestion demo --chunk-id 3f2a9c1d", cli_rule_approve_suggestion},
     {"rule", "reject", O(CHUNK_ID) | O(REASON), O(CHUNK_ID), 1, 1,
      "SANDBOX --chunk-id ID [--reason TEXT]",
      "Reject a chunk; rejecting an approved chunk removes what it granted.",

@@ -211,7 +211,9 @@ static int show_refreshed(struct cli_adv *a, const char *segs[], struct cli_answ
     return 1;
 }
 
-int cli_rule_approve(struct cli_adv *a)
+/* Approve the chunk (its rule) or its narrowed suggestion, with the review
+ * token given or the one fetched now. */
+static int approve_as(struct cli_adv *a, bool suggestion)
 {
     char *id = NULL;
     int rc = resolve_chunk(a, a->opt[CLI_O_CHUNK_ID], &id);
@@ -225,7 +227,10 @@ int cli_rule_approve(struct cli_adv *a)
     }
     {
         const char *chunk[] = {"v1", "sandboxes", a->pos[0], "proposals", id, NULL};
-        const char *approve[] = {"v1", "sandboxes", a->pos[0], "proposals", id, "approve", NULL};
+        const char *approve[] = {"v1",      "sandboxes",
+                                 a->pos[0], "proposals",
+                                 id,        suggestion ? "approve-suggestion" : "approve",
+                                 NULL};
 
         if (a->opt[CLI_O_REVIEW_TOKEN] != NULL) {
             body = json_pack("{s:s}", "review_token", a->opt[CLI_O_REVIEW_TOKEN]);
@@ -237,7 +242,12 @@ int cli_rule_approve(struct cli_adv *a)
                 rc = cli_adv_finish(a, rc, &ans, NULL);
                 goto out;
             }
-            body = json_pack("{s:s}", "review_token", cli_str(ans.body, "review_token"));
+            body = json_pack(
+                "{s:s}", "review_token",
+                suggestion
+                    ? cli_str(json_object_get(json_object_get(ans.body, "evidence"), "suggestion"),
+                              "review_token")
+                    : cli_str(ans.body, "review_token"));
             cli_answer_clear(&ans);
         }
         if (body == NULL) {
@@ -258,6 +268,16 @@ out:
     free(id);
     json_decref(body);
     return rc;
+}
+
+int cli_rule_approve(struct cli_adv *a)
+{
+    return approve_as(a, false);
+}
+
+int cli_rule_approve_suggestion(struct cli_adv *a)
+{
+    return approve_as(a, true);
 }
 
 int cli_rule_reject(struct cli_adv *a)

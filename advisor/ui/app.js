@@ -627,6 +627,16 @@
                 pre(b.error ? 'error: ' + b.error : (b.validation_result || b.verdict || JSON.stringify(b)), 'boundary'));
         }
 
+        if (ev.suggestion) {
+            // A narrower rule the advisor proved approvable (empty verdict,
+            // within the envelope): offered beside the proposal.
+            const sg = ev.suggestion;
+            d.append(el('h3', { text: 'A narrower rule, proved approvable' }),
+                el('p', { class: 'hint', text: 'Built from what the sandbox was denied and proved ' +
+                    'against the same policy: ' + (sg.validation_result || '') + '.' }),
+                pre(grantLines({ grants: sg.grants }), 'suggestion-grants'),
+                pre(JSON.stringify(sg.rule, null, 2), 'suggestion-rule'));
+        }
         if (c.status === 'suspended' && c.approved_evidence) {
             // Both evidences side by side: what the approval rested on and
             // what the chunk grants now.
@@ -653,9 +663,14 @@
         box.append(el('h3', { text: 'Decision' }));
         const canApprove = c.status === 'pending' || c.status === 'rejected' || c.status === 'suspended';
         const canReject = c.status === 'pending' || c.status === 'approved' || c.status === 'suspended';
+        const sug = c.evidence && c.evidence.suggestion;
+        if (canApprove && sug) {
+            box.append(el('button', { type: 'button', id: 'approve-suggestion', class: 'approve',
+                onclick: () => decide(c, 'approve-suggestion') }, 'Approve the narrowed rule'), ' ');
+        }
         if (canApprove) {
-            box.append(el('button', { type: 'button', id: 'approve', class: 'approve',
-                onclick: () => decide(c, 'approve') }, 'Approve'), ' ');
+            box.append(el('button', { type: 'button', id: 'approve', class: sug ? 'approve-wide' : 'approve',
+                onclick: () => decide(c, 'approve') }, sug ? 'Approve as proposed' : 'Approve'), ' ');
         }
         if (canReject && !state.rejecting) {
             box.append(el('button', { type: 'button', id: 'reject', class: 'reject',
@@ -682,6 +697,8 @@
         let body;
         if (what === 'approve') {
             body = { review_token: c.review_token };
+        } else if (what === 'approve-suggestion') {
+            body = { review_token: c.evidence.suggestion.review_token };
         } else {
             const reason = $('reason').value.trim();
             if (reason === '') {
@@ -697,7 +714,8 @@
         try {
             const out = await api('POST', path, body);
             state.rejecting = false;
-            say('ok', (what === 'approve' ? 'Approved' : 'Rejected') + ' rule ' + c.rule_name +
+            say('ok', (what === 'approve' ? 'Approved' : what === 'approve-suggestion' ?
+                'Approved the narrowed rule for' : 'Rejected') + ' rule ' + c.rule_name +
                 (out.policy_version ? '; the effective policy is now revision ' + out.policy_version : '') + '.');
         } catch (e) {
             say('error', describe(e));
