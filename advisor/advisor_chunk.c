@@ -75,6 +75,38 @@ static json_t *load_json(const char *text)
     return j != NULL ? j : json_null();
 }
 
+/* What an agent may read of its chunk's evidence (docs/advisor.md#wait):
+ * the grants (without the credentials in scope, a reviewer's fact), the
+ * envelope's note and the narrowed suggestion's rule, so that the next
+ * proposal is the right one. */
+static void agent_evidence(struct advisor_worker *w, const struct store_chunk *c, json_t *j)
+{
+    char *text = c->evidence[0] != '\0' ? store_blob_get(w->st, c->evidence, NULL) : NULL;
+    json_t *ev = load_json(text);
+    const json_t *grants = json_object_get(json_object_get(ev, "prover"), "grants");
+    const json_t *sug = json_object_get(json_object_get(ev, "suggestion"), "rule");
+    const char *note = json_string_value(json_object_get(json_object_get(ev, "envelope"), "note"));
+
+    free(text);
+    if (json_is_array(grants)) {
+        json_t *out = json_deep_copy(grants);
+        size_t i;
+        json_t *g;
+        json_array_foreach(out, i, g)
+        {
+            json_object_del(g, "credentials");
+        }
+        json_object_set_new(j, "grants", out);
+    }
+    if (note != NULL && note[0] != '\0') {
+        json_object_set_new(j, "envelope_note", json_string(note));
+    }
+    if (json_is_object(sug)) {
+        json_object_set(j, "suggested_rule", PV_UNCONST(sug));
+    }
+    json_decref(ev);
+}
+
 /* The chunk as agents (policy.local) and reviewers read it. */
 static json_t *chunk_json(struct advisor_worker *w, const struct store_chunk *c, bool reviewer)
 {
@@ -99,6 +131,7 @@ static json_t *chunk_json(struct advisor_worker *w, const struct store_chunk *c,
             json_boolean(c->approved_rev > 0 &&
                          store_loaded_latest(w->st, c->sandbox) >= c->approved_rev));
     }
+    agent_evidence(w, c, j);
     if (reviewer) {
         json_t *ev = json_null();
         if (c->evidence[0] != '\0') {

@@ -1467,6 +1467,23 @@ START_TEST(test_suggestion_proved_and_approved)
                      "\"allow\":{\"method\":\"HEAD\",\"path\":\"/v1/items/**\"}}]}]}");
     free((void *)rule_text);
     ck_assert_str_eq(str(sug, "validation_result"), "prover: no new findings");
+    {
+        /* the agent reads the grants, the envelope's note and the
+         * suggested rule in /wait's answer (never the credentials) */
+        struct httpd_reply r;
+        memset(&r, 0, sizeof(r));
+        advisor_chunk_wait(w, "sb", id, 1, &r);
+        ck_assert_uint_eq(r.status, 200);
+        ck_assert(json_is_true(json_object_get(r.body, "timed_out")));
+        ck_assert(
+            json_equal(json_object_get(r.body, "suggested_rule"), json_object_get(sug, "rule")));
+        ck_assert_int_eq(json_array_size(json_object_get(r.body, "grants")), 1);
+        ck_assert_ptr_null(
+            json_object_get(json_array_get(json_object_get(r.body, "grants"), 0), "credentials"));
+        ck_assert(strstr(str(r.body, "envelope_note"), "(exact_binary)") != NULL);
+        ck_assert_ptr_null(json_object_get(r.body, "evidence"));
+        json_decref(r.body);
+    }
     /* a stale or foreign token applies nothing */
     json_decref(call(advisor_approve_suggestion, id, "{\"review_token\":\"00\"}", 412));
     snprintf(body, sizeof(body), "{\"review_token\":\"%s\"}", str(sug, "review_token"));
