@@ -46,8 +46,8 @@
     "| `GET /v1/denials?last=N` | the N most recent denials (1-100, default 10), newest first, "   \
     "queries redacted |\n"                                                                         \
     "| `POST /v1/proposals` | 202 "                                                                \
-    "`{\"status\":\"submitted\",\"accepted_chunks\",\"rejected_chunks\","                          \
-    "\"rejection_reasons\",\"accepted_chunk_ids\"}` |\n"                                           \
+    "`{\"status\":\"submitted\"|\"already_allowed\",\"accepted_chunks\",\"rejected_chunks\","      \
+    "\"rejection_reasons\",\"accepted_chunk_ids\",\"already_allowed\"}` |\n"                       \
     "| `GET /v1/proposals/{id}` | the proposal's current state |\n"                                \
     "| `GET /v1/proposals/{id}/wait?timeout=S` | waits up to S seconds (1-300, default 60) for a " \
     "decision |\n"                                                                                 \
@@ -91,12 +91,17 @@
     "     hold queries at all).\n"                                                      \
     "4. **Submit** it with `POST /v1/proposals` and keep `accepted_chunk_ids`. A\n"     \
     "   rejected chunk comes back in `rejection_reasons`: fix it and resubmit.\n"       \
+    "   `status: already_allowed`: the policy already allows it (`covered_by`);\n"      \
+    "   nothing was stored: retry the request, or ask for what is really missing.\n"    \
     "5. **Wait** with `GET /v1/proposals/{id}/wait?timeout=300`:\n"                     \
     "   - `approved` with `policy_reloaded: true`: the proxy enforces the new\n"        \
     "     policy; retry your original request once;\n"                                  \
     "   - `approved` with `policy_reloaded: false`: the proxy has not loaded it\n"      \
     "     yet; wait again (for example `timeout=30`) before retrying;\n"                \
     "   - `timed_out: true`: still pending (a reviewer may be needed); wait again;\n"   \
+    "     `envelope_note` says why it is not approved automatically, and a\n"           \
+    "     `suggested_rule` is a narrower rule the gateway proved approvable:\n"         \
+    "     propose that one instead;\n"                                                  \
     "   - `rejected`: read `rejection_reason` and `validation_result`, redraft a\n"     \
     "     narrower rule or explain to the user why access was refused;\n"               \
     "   - `application_error` set: the gateway could not evaluate the proposal\n"       \
