@@ -222,7 +222,8 @@
         }
         return gs.map((g) => (g.change === 'changed' ? '~ ' : '+ ') + g.binary + ' -> ' +
             (g.host || g.target_sandbox || '(hostless)') + ':' + (g.ports || []).join(',') + ' ' +
-            g.route + ', ' + (g.access || []).join(' ')).join('\n');
+            g.route + ', ' + (g.access || []).join(' ') +
+            ((g.credentials || []).length ? '; credentials ' + g.credentials.join(', ') : '')).join('\n');
     }
 
     function pre(text, cls) {

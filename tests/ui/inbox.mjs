@@ -129,6 +129,19 @@ async function submitProposal(ruleName, rationale) {
     return j.accepted_chunk_ids[0];
 }
 
+// Submit one rule with the sandbox's token; its chunk id.
+async function submitRule(ruleName, endpoints, binary) {
+    const resp = await fetch(`${BASE}/v1/sandboxes/${SB}/proposals`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${SB_TOKEN}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ intent_summary: `allow ${ruleName}`,
+            operations: [{ addRule: { ruleName, rule: { endpoints, binaries: [{ path: binary }] } } }] }),
+    });
+    const j = await resp.json();
+    check(resp.status === 202 && j.accepted_chunks === 1, `submitted ${ruleName} (${resp.status} ${JSON.stringify(j)})`);
+    return j.accepted_chunk_ids[0];
+}
+
 async function main() {
     const ctx = await chromium.launchPersistentContext(PROFILE, {
         executablePath: CHROMIUM,
@@ -278,7 +291,75 @@ async function main() {
         await waitText(page, `[data-sandbox="${SB}"] .rev`, /^v2$/, 'reject of a pending chunk keeps revision v2');
         await shot(page, 'rejected');
 
-        // 9. Forget the token.
+        // 9. A wide grant in auto mode: no finding, yet outside the
+        // auto-approval envelope, so it waits; the page shows the grant
+        // with its breadth first and the envelope's note.
+        check((await adminApi('PUT', `/v1/sandboxes/${SB}/settings/proposal_approval_mode`,
+            { value: 'auto' })).status === 200, 'auto mode');
+        const wide = await submitRule('paste', [{ host: '**.pastebin.com', port: 443, access: 'full' }],
+            '/usr/bin/**');
+        await page.waitForSelector(`[data-chunk="${wide}"] button`, { timeout: 20000 });
+        await page.click(`[data-chunk="${wide}"] button`);
+        await page.waitForSelector(`#detail[data-chunk="${wide}"][data-status="pending"]`);
+        await waitText(page, '#grants-headline', /^This change grants 1 new unit: \/usr\/bin\/\*\* -> \*\*\.pastebin\.com:443 opaque/,
+            'the wide grant comes first');
+        await waitText(page, '#envelope-note', /^outside the auto-approval envelope \(exact_binary\)/,
+            'the envelope note names the clause');
+        check(!(await page.textContent('#detail')).includes('nothing new'), "never 'nothing new' beside a grant");
+        await shot(page, 'wide-grant-pending');
+
+        // 10. A narrowed suggestion: the sandbox was denied two GETs on one
+        // host; a rule for every binary and every host under example.org is
+        // offered the narrow rule they show, proved approvable, and the
+        // reviewer approves it in one action.
+        const den = await fetch(`${BASE}/v1/sandboxes/${SB}/denials`, {
+            method: 'POST',
+            headers: { Authorization: `Bearer ${SB_TOKEN}`, 'Content-Type': 'application/json' },
+            body: JSON.stringify({ dropped: 0, events: [
+                { host: 'api.example.org', port: 443, binary: '/usr/bin/curl', stage: 'l7', method: 'GET', path: '/v1/items/7' },
+                { host: 'api.example.org', port: 443, binary: '/usr/bin/curl', stage: 'l7', method: 'GET', path: '/v1/items/8' },
+            ] }),
+        });
+        check(den.status === 202, `denials reported (${den.status})`);
+        const broad = await submitRule('broad', [{ host: '*.example.org', port: 443 }], '/usr/bin/**');
+        await page.waitForSelector(`[data-chunk="${broad}"] button`, { timeout: 20000 });
+        await page.click(`[data-chunk="${broad}"] button`);
+        await page.waitForSelector(`#detail[data-chunk="${broad}"] #approve-suggestion`);
+        await waitText(page, '#detail pre.suggestion-grants',
+            /^\+ \/usr\/bin\/curl -> api\.example\.org:443 inspected, GET \/v1\/items\/\*\* HEAD \/v1\/items\/\*\*$/,
+            'the suggestion is the denied binary, host and path prefix');
+        await shot(page, 'suggestion');
+        await page.click('#approve-suggestion');
+        await waitText(page, '#message', /^Approved the narrowed rule for rule broad; the effective policy is now revision \d+\.$/,
+            'the narrowed rule is approved');
+        await page.waitForSelector(`#detail[data-chunk="${broad}"][data-status="approved"]`);
+        await waitText(page, '#detail .validation-result', /^prover: no new findings$/, 'the approved rule proves empty');
+        await shot(page, 'suggestion-approved');
+
+        // 11. Suspended: a new credential on the host of the approved PUT
+        // rule (step 6) changes what it grants; it is proved again, left out
+        // of the policy and back in the inbox with both evidences.
+        const put2 = await adminApi('PUT', `/v1/sandboxes/${SB}/credentials`, {
+            credentials: 'credentials:\n  - {name: gh, type: github, target_hosts: [api.github.com, uploads.github.com]}\n'
+                + '  - {name: gh2, type: github, target_hosts: [api.github.com]}\n'
+                + '  - {name: deploy, type: github, target_hosts: [api.github.com]}\n',
+        });
+        check(put2.status === 200 && put2.body.suspended.includes(CHUNK),
+            `the approved PUT rule is suspended (${JSON.stringify(put2.body)})`);
+        await page.uncheck('#show-decided');
+        await waitText(page, `[data-sandbox="${SB}"] .suspended`, /^1 suspended$/, 'the sandbox counts a suspended chunk',
+            20000);
+        await page.waitForSelector(`[data-chunk="${CHUNK}"] button`, { timeout: 20000 });
+        await page.click(`[data-chunk="${CHUNK}"] button`);
+        await page.waitForSelector(`#detail[data-chunk="${CHUNK}"][data-status="suspended"]`);
+        await waitText(page, '#detail .suspension-reason', /^new finding /, 'the reason is shown');
+        await page.waitForSelector('#evidence-compare');
+        await waitText(page, '#detail pre.validation-was', /new finding/, 'the evidence when approved');
+        check(await page.isVisible('#approve') && await page.isVisible('#reject'),
+            'a suspended chunk can be approved again or rejected');
+        await shot(page, 'suspended');
+
+        // 12. Forget the token.
         await page.click('#forget');
         await page.waitForSelector('#login:not([hidden])');
         check(await page.evaluate(() => sessionStorage.length) === 0, 'forget clears sessionStorage');
