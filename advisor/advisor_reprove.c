@@ -316,13 +316,14 @@ static pv_result base_context(struct advisor_worker *w, int64_t sandbox,
  * (status 'suspended', the reason, the new evaluation beside the approved
  * evidence). Compare-and-set on "approved". */
 static pv_result chunk_after(struct advisor_worker *w, struct store_chunk *c,
-                             const struct advisor_eval *e, const char *context, const char *why)
+                             const struct advisor_eval *e /* NULL: keep */, const char *context,
+                             const char *why)
 {
     char evidence[65] = "";
     struct store_chunk upd = *c; /* borrows c's strings and e's */
     char *old_approved = NULL;
 
-    if (e->validation_result != NULL) {
+    if (e != NULL) {
         PV_GUARD(advisor_evidence_put(w, e, evidence));
         upd.validation_result = e->validation_result;
         upd.application_error = e->application_error;
@@ -402,8 +403,9 @@ static pv_result reprove_one(struct advisor_worker *w, struct advisor_snapshot *
     if (keep && e.reused && c.approved_evidence[0] != '\0') {
         r = PV_RESULT_OK; /* nothing to write: the stored evaluation holds */
     } else {
-        r = chunk_after(w, &c, e.reused ? &(struct advisor_eval){0} : &e, context,
-                        keep ? NULL : why);
+        /* a reused evaluation has nothing new to store: only the legacy
+         * approved evidence is filled in */
+        r = chunk_after(w, &c, e.reused ? NULL : &e, context, keep ? NULL : why);
     }
     if (pv_ok(r) && keep) {
         r = advisor_snapshot_set_policy(snap, e.candidate);
