@@ -67,7 +67,7 @@ expect_status 200 "prove a candidate"
 expect_body '"verdict":"findings"' "a new credentialed host is a finding"
 expect_body '"credential_reach_expansion"' "... in credential_reach_expansion"
 expect_body '"validation_result":"prover: 1 new finding' "validation_result in the reference's words"
-expect_body '"grants":[{"change":"new","rule":"gh","binary":"/usr/bin/curl","host":"api.github.com","ports":[443],"route":"opaque","access":["all traffic"],"credentials":["gh"],"private_destinations":[]}]' \
+expect_body '"grants":[{"change":"new","rule":"gh","binary":"/usr/bin/curl","host":"api.github.com","ports":[443],"route":"opaque","access":["all traffic"],"credentials":["gh"],"private_destinations":[],"breadth":{"binary":"exact","host":"exact","route":"opaque","methods":"all"}}]' \
     "the answer lists the grant (additive field)"
 expect_body '"warnings":[' "the answer carries warnings (additive field)"
 
