@@ -30,6 +30,11 @@ ADVISOR_E2E = tests/e2e/advisor_lifecycle.sh tests/e2e/advisor_stress.sh tests/e
 	tests/e2e/advisor_inbox_http.sh tests/e2e/advisor_ui.sh
 TESTS += $(ADVISOR_E2E)
 EXTRA_DIST += $(ADVISOR_E2E) tests/e2e/advisor_lib.sh tests/ui/inbox.mjs
+# long-poll budgets under an agent's flood: runs the advisor with a proxy
+# (tests/e2e/proxy_lib.sh, advisor_proxy_lib.sh)
+ADVISOR_PROXY_E2E = tests/e2e/advisor_longpoll.sh
+TESTS += $(ADVISOR_PROXY_E2E)
+EXTRA_DIST += $(ADVISOR_PROXY_E2E)
 
 # advisor_ui.sh installs playwright-core into tests/ui-node (a cache kept
 # across runs; never committed) and leaves its screenshots in

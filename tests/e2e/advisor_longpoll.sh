@@ -1,0 +1,169 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# advisor_longpoll.sh - agents cannot starve the proxies' policy sync
+# (docs/advisor.md#wait, docs/security.md): with sandbox one's token holding
+# 64 /wait long-polls (half from curl, half from sockets that never read)
+# and the inbox holding event waits, another sandbox's /wait, a policy
+# long-poll and the event stream still answer; a proxy started into that
+# load keeps its policy sync, and a reviewer's undo of an approved chunk
+# reaches it within 2 s; one sandbox cannot take more than its share of
+# /wait slots (429 with Retry-After), and the slots of clients that went
+# away are free again within a second.
+. "$(dirname "$0")/proxy_lib.sh"
+
+. "$(dirname "$0")/advisor_proxy_lib.sh"
+
+cat >"$T/base.yaml" <<EOF
+version: 1
+network_policies:
+  api:
+    endpoints:
+      - host: 127.0.0.1
+        port: 9
+        protocol: rest
+        enforcement: enforce
+        rules:
+          - allow: {method: GET, path: /allowed}
+    binaries:
+      - path: /usr/bin/curl
+EOF
+
+printf 'mapper_flush_interval_ms: 3600000\n' >"$T/quiet.yaml"
+start_advisor ADV --config "$T/quiet.yaml"
+A=http://127.0.0.1:$ADV_PORT
+for s in one two three; do
+    sandbox ADV "$s" "$T/base.yaml"
+done
+out=$(adm ADV PUT /v1/settings/agent_policy_proposals_enabled '{"value":true}')
+expect_eq "global setting on" 200 "$(code "$out")"
+
+# sbcall NAME METHOD PATH [JSON]: body then "|CODE"
+sbcall() {
+    tok=$(cat "$T/$1.token")
+    if [ $# -ge 4 ]; then
+        "$CURL" -s --max-time 30 -X "$2" -H "Authorization: Bearer $tok" \
+            -H 'Content-Type: application/json' -d "$4" -w '|%{http_code}' "$A$3"
+    else
+        "$CURL" -s --max-time 30 -X "$2" -H "Authorization: Bearer $tok" -w '|%{http_code}' "$A$3"
+    fi
+}
+# submit SANDBOX RULE PATH: a pending chunk; prints its id
+submit() {
+    o=$(sbcall "$1" POST "/v1/sandboxes/$1/proposals" "$(rule "$2" 127.0.0.1 9 GET "$3")")
+    jget "$o" '.accepted_chunk_ids[0]'
+}
+
+# The approval comes first: a new revision supersedes the chunks pending
+# against the old one.
+B=$(submit one approved_one /b)
+out=$(adm ADV GET "/v1/sandboxes/one/proposals/$B")
+out=$(adm ADV POST "/v1/sandboxes/one/proposals/$B/approve" \
+    "{\"review_token\":\"$(jget "$out" .review_token)\"}")
+expect_eq "chunk approved" "200 2" "$(code "$out") $(jget "$out" .policy_version)"
+P1=$(submit one pending_one /p1)
+P2=$(submit two pending_two /p2)
+P3=$(submit three pending_three /p3)
+[ -n "$P1" ] && [ -n "$P2" ] && [ -n "$P3" ] || fail "pending chunks: '$P1' '$P2' '$P3'"
+
+# ---------------------------------------------------------------------------
+# the flood: sandbox one's token holds 64 /wait long-polls, the inbox 4
+# event waits
+# ---------------------------------------------------------------------------
+
+TOK1=$(cat "$T/one.token")
+HOLDERS=""
+for _ in $(seq 32); do
+    "$CURL" -s -o /dev/null --max-time 400 -H "Authorization: Bearer $TOK1" \
+        "$A/v1/sandboxes/one/proposals/$P1/wait?timeout=300" &
+    HOLDERS="$HOLDERS $!"
+done
+PIDS="$PIDS $HOLDERS"
+# never_read PATH TOKEN: a request on a socket that is kept open and never read
+never_read() {
+    exec {fd}<>"/dev/tcp/127.0.0.1/$ADV_PORT"
+    printf 'GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n\r\n' "$1" "$2" >&"$fd"
+}
+for _ in $(seq 32); do
+    never_read "/v1/sandboxes/one/proposals/$P1/wait?timeout=300" "$TOK1"
+done
+ev=$(adm ADV GET '/v1/events?limit=10000')
+SINCE=$(jget "$ev" .next_since)
+for _ in $(seq 4); do
+    never_read "/v1/events?since=$((SINCE + 1000000))&wait=60" "$(cat "$T/ADV.admin")"
+done
+sleep 1
+
+# ---------------------------------------------------------------------------
+# (a) the others still get their long-polls
+# ---------------------------------------------------------------------------
+
+out=$(sbcall two GET "/v1/sandboxes/two/proposals/$P2/wait?timeout=1")
+expect_eq "(a) another sandbox's /wait holds and times out" "200 pending true" \
+    "$(code "$out") $(jget "$out" .status) $(jget "$out" .timed_out)"
+out=$(sbcall two GET "/v1/sandboxes/two/policy?after=1&timeout=1")
+expect_eq "(a) a policy long-poll answers" "200 1" "$(code "$out") $(jget "$out" .revision)"
+out=$(adm ADV GET "/v1/events?since=$((SINCE + 1000000))&wait=1")
+expect_eq "(a) the event stream answers" "200 0" "$(code "$out") $(jget "$out" '.events | length')"
+
+# ---------------------------------------------------------------------------
+# (b) a proxy that (re)connects now keeps its policy sync, and an undo
+# reaches it within 2 s
+# ---------------------------------------------------------------------------
+
+start_aproxy PX ADV one
+wait_log "$T/PX.log" "advisor revision 2 loaded" 500 ||
+    fail "(b) proxy never loaded revision 2: $(tail -5 "$T/PX.log")"
+# Long enough for a growing back-off to pass 2 s.
+sleep 4
+t0=$(date +%s%N)
+out=$(adm ADV POST "/v1/sandboxes/one/proposals/$B/undo")
+expect_eq "(b) undo" "200 3" "$(code "$out") $(jget "$out" .policy_version)"
+if wait_log "$T/PX.log" "advisor revision 3 loaded" 150; then
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    echo "undo reached the proxy in $ms ms"
+    if [ "$ms" -le 2000 ]; then pass; else fail "(b) revision 3 took $ms ms (> 2000)"; fi
+else
+    fail "(b) revision 3 never reached the proxy: $(tail -5 "$T/PX.log")"
+fi
+if grep -q "advisor answered 503" "$T/PX.log"; then
+    fail "(b) the policy sync was refused: $(grep -m1 'advisor answered' "$T/PX.log")"
+else
+    pass
+fi
+ev=$(adm ADV GET "/v1/events?since=$SINCE&limit=10000")
+expect_eq "(b) CONFIG:LOADED version:v3" 1 "$(body "$ev" | "$JQ" \
+    '[.events[] | select(.kind == "CONFIG:LOADED" and .sandbox == "one" and (.line | contains("version:v3")))] | length')"
+
+# ---------------------------------------------------------------------------
+# (c) one sandbox's share of /wait, and slots freed when clients go away
+# ---------------------------------------------------------------------------
+
+TOK3=$(cat "$T/three.token")
+THREE=""
+for _ in $(seq 8); do
+    "$CURL" -s -o /dev/null --max-time 400 -H "Authorization: Bearer $TOK3" \
+        "$A/v1/sandboxes/three/proposals/$P3/wait?timeout=300" &
+    THREE="$THREE $!"
+done
+PIDS="$PIDS $THREE"
+sleep 1
+"$CURL" -s -D "$T/h3" -o "$T/b3" --max-time 30 -H "Authorization: Bearer $TOK3" \
+    "$A/v1/sandboxes/three/proposals/$P3/wait?timeout=1"
+expect_eq "(c) past its share: 429" "429 too_many_waits" \
+    "$(sed -n '1s/^HTTP\/1.1 \([0-9]*\).*/\1/p' "$T/h3") $("$JQ" -r .error "$T/b3")"
+expect_has "(c) with Retry-After" "retry-after: 1" "$(tr -d '\r' <"$T/h3" | tr 'A-Z' 'a-z')"
+gone_before=$(grep -c '"verdict":"client_gone"' "$T/ADV.log")
+# shellcheck disable=SC2086
+kill $HOLDERS $THREE 2>/dev/null
+sleep 1
+out=$(sbcall three GET "/v1/sandboxes/three/proposals/$P3/wait?timeout=1")
+expect_eq "(c) killed clients freed sandbox three's slots" "200 pending true" \
+    "$(code "$out") $(jget "$out" .status) $(jget "$out" .timed_out)"
+P1=$(submit one pending_again /p1b) # the undo superseded the first
+out=$(sbcall one GET "/v1/sandboxes/one/proposals/$P1/wait?timeout=1")
+expect_eq "(c) ... and sandbox one's" "200 pending true" \
+    "$(code "$out") $(jget "$out" .status) $(jget "$out" .timed_out)"
+gone=$(($(grep -c '"verdict":"client_gone"' "$T/ADV.log") - gone_before))
+if [ "$gone" -ge 4 ]; then pass; else fail "(c) only $gone long-polls ended as client_gone"; fi
+
+finish
