@@ -64,7 +64,9 @@ expect_eq "chunk approved" "200 2" "$(code "$out") $(jget "$out" .policy_version
 P1=$(submit one pending_one /p1)
 P2=$(submit two pending_two /p2)
 P3=$(submit three pending_three /p3)
-[ -n "$P1" ] && [ -n "$P2" ] && [ -n "$P3" ] || fail "pending chunks: '$P1' '$P2' '$P3'"
+if [ -z "$P1" ] || [ -z "$P2" ] || [ -z "$P3" ]; then
+    fail "pending chunks: '$P1' '$P2' '$P3'"
+fi
 
 # ---------------------------------------------------------------------------
 # the flood: sandbox one's token holds 64 /wait long-polls, the inbox 4
@@ -176,7 +178,7 @@ sleep 1
     "$A/v1/sandboxes/three/proposals/$P3/wait?timeout=1"
 expect_eq "(c) past its share: 429" "429 too_many_waits" \
     "$(sed -n '1s/^HTTP\/1.1 \([0-9]*\).*/\1/p' "$T/h3") $("$JQ" -r .error "$T/b3")"
-expect_has "(c) with Retry-After" "retry-after: 1" "$(tr -d '\r' <"$T/h3" | tr 'A-Z' 'a-z')"
+expect_has "(c) with Retry-After" "retry-after: 1" "$(tr -d '\r' <"$T/h3" | tr '[:upper:]' '[:lower:]')"
 gone_before=$(grep -c '"verdict":"client_gone"' "$T/ADV.log")
 # shellcheck disable=SC2086
 kill $HOLDERS $THREE $AGENT_POLLS 2>/dev/null
