@@ -5,11 +5,11 @@
 # 64 /wait long-polls (half from curl, half from sockets that never read)
 # and the inbox holding event waits, another sandbox's /wait, a policy
 # long-poll and the event stream still answer; a proxy started into that
-# load keeps its policy sync, and a reviewer's undo of an approved chunk
-# reaches it within 2 s, even with the agent holding policy long-polls with
-# the same token; one sandbox cannot take more than its share of
-# /wait slots (429 with Retry-After), and the slots of clients that went
-# away are free again within a second.
+# load keeps its policy sync, and a reviewer's undo or reject of an
+# approved chunk reaches both proxies of the sandbox within 2 s, even with
+# the agent holding policy long-polls with the same token; one sandbox
+# cannot take more than its share of /wait slots (429 with Retry-After),
+# and the slots of clients that went away are free again within a second.
 . "$(dirname "$0")/proxy_lib.sh"
 
 . "$(dirname "$0")/advisor_proxy_lib.sh"
@@ -54,13 +54,20 @@ submit() {
     jget "$o" '.accepted_chunk_ids[0]'
 }
 
-# The approval comes first: a new revision supersedes the chunks pending
+# approve SANDBOX RULE PATH REVISION: submit and approve; the id in ID.
+# The approvals come first: a new revision supersedes the chunks pending
 # against the old one.
-B=$(submit one approved_one /b)
-out=$(adm ADV GET "/v1/sandboxes/one/proposals/$B")
-out=$(adm ADV POST "/v1/sandboxes/one/proposals/$B/approve" \
-    "{\"review_token\":\"$(jget "$out" .review_token)\"}")
-expect_eq "chunk approved" "200 2" "$(code "$out") $(jget "$out" .policy_version)"
+approve() {
+    ID=$(submit "$1" "$2" "$3")
+    o=$(adm ADV GET "/v1/sandboxes/$1/proposals/$ID")
+    o=$(adm ADV POST "/v1/sandboxes/$1/proposals/$ID/approve" \
+        "{\"review_token\":\"$(jget "$o" .review_token)\"}")
+    expect_eq "chunk $2 approved" "200 $4" "$(code "$o") $(jget "$o" .policy_version)"
+}
+approve one approved_b /b 2
+B=$ID
+approve one approved_c /c 3
+C=$ID
 P1=$(submit one pending_one /p1)
 P2=$(submit two pending_two /p2)
 P3=$(submit three pending_three /p3)
@@ -120,7 +127,7 @@ expect_eq "(a) the event stream answers" "200 0" "$(code "$out") $(jget "$out" '
 AGENT_POLLS=""
 for _ in $(seq 6); do
     "$CURL" -s -o /dev/null --max-time 400 -H "Authorization: Bearer $TOK1" \
-        "$A/v1/sandboxes/one/policy?after=2&timeout=300" &
+        "$A/v1/sandboxes/one/policy?after=3&timeout=300" &
     AGENT_POLLS="$AGENT_POLLS $!"
     sleep 0.1
 done
@@ -137,28 +144,43 @@ done
 expect_eq "(b) a sandbox token holds two policy long-polls" 2 "$held"
 expect_eq "(b) the older ones were superseded" 4 "$(grep -c '"verdict":"superseded"' "$T/ADV.log")"
 start_aproxy PX ADV one
-wait_log "$T/PX.log" "advisor revision 2 loaded" 500 ||
-    fail "(b) proxy never loaded revision 2: $(tail -5 "$T/PX.log")"
+start_aproxy PY ADV one
+for px in PX PY; do
+    wait_log "$T/$px.log" "advisor revision 3 loaded" 500 ||
+        fail "(b) proxy $px never loaded revision 3: $(tail -5 "$T/$px.log")"
+done
 # Long enough for a growing back-off to pass 2 s.
 sleep 4
+# revoked REVISION WHAT: both proxies load REVISION within 2 s of t0
+revoked() {
+    for px in PX PY; do
+        if wait_log "$T/$px.log" "advisor revision $1 loaded" 150; then
+            ms=$((($(date +%s%N) - t0) / 1000000))
+            echo "$2 reached proxy $px in $ms ms"
+            if [ "$ms" -le 2000 ]; then pass; else fail "(b) $2: $px took $ms ms (> 2000)"; fi
+        else
+            fail "(b) $2 never reached proxy $px: $(tail -5 "$T/$px.log")"
+        fi
+    done
+}
 t0=$(date +%s%N)
 out=$(adm ADV POST "/v1/sandboxes/one/proposals/$B/undo")
-expect_eq "(b) undo" "200 3" "$(code "$out") $(jget "$out" .policy_version)"
-if wait_log "$T/PX.log" "advisor revision 3 loaded" 150; then
-    ms=$((($(date +%s%N) - t0) / 1000000))
-    echo "undo reached the proxy in $ms ms"
-    if [ "$ms" -le 2000 ]; then pass; else fail "(b) revision 3 took $ms ms (> 2000)"; fi
-else
-    fail "(b) revision 3 never reached the proxy: $(tail -5 "$T/PX.log")"
-fi
-if grep -q "advisor answered 503" "$T/PX.log"; then
-    fail "(b) the policy sync was refused: $(grep -m1 'advisor answered' "$T/PX.log")"
-else
-    pass
-fi
+expect_eq "(b) undo" "200 4" "$(code "$out") $(jget "$out" .policy_version)"
+revoked 4 undo
+t0=$(date +%s%N)
+out=$(adm ADV POST "/v1/sandboxes/one/proposals/$C/reject" '{"reason":"revoked"}')
+expect_eq "(b) reject an approved chunk" "200 5" "$(code "$out") $(jget "$out" .policy_version)"
+revoked 5 reject
+for px in PX PY; do
+    if grep -q "advisor answered 503" "$T/$px.log"; then
+        fail "(b) $px's policy sync was refused: $(grep -m1 'advisor answered' "$T/$px.log")"
+    else
+        pass
+    fi
+done
 ev=$(adm ADV GET "/v1/events?since=$SINCE&limit=10000")
-expect_eq "(b) CONFIG:LOADED version:v3" 1 "$(body "$ev" | "$JQ" \
-    '[.events[] | select(.kind == "CONFIG:LOADED" and .sandbox == "one" and (.line | contains("version:v3")))] | length')"
+expect_eq "(b) CONFIG:LOADED version:v5" 2 "$(body "$ev" | "$JQ" \
+    '[.events[] | select(.kind == "CONFIG:LOADED" and .sandbox == "one" and (.line | contains("version:v5")))] | length')"
 
 # ---------------------------------------------------------------------------
 # (c) one sandbox's share of /wait, and slots freed when clients go away
