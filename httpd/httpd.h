@@ -131,8 +131,9 @@ const char *httpd_req_header(const struct httpd_req *rq, const char *name);
 /* True when the client of 'rq' went away: its connection reports a hang-up,
  * an error or a shut-down write side (POLLRDHUP). A handler that holds a
  * long-poll asks between waits, because libmicrohttpd does not watch a
- * suspended connection (its socket leaves the poll set until the resume, so
- * MHD_OPTION_NOTIFY_CONNECTION reports the close only after the reply).
+ * suspended connection: its socket leaves the poll set until the handler
+ * resumes it, so neither MHD_OPTION_NOTIFY_CONNECTION nor the completion
+ * callback can see the client leave before the handler has answered.
  * A client that is gone is answered anyway; the reply is dropped. */
 bool httpd_req_gone(const struct httpd_req *rq);
 
