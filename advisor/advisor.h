@@ -152,9 +152,12 @@ unsigned advisor_hold_share(const struct advisor *a, enum advisor_hold_kind kind
 /* Register 'h' (borrowed until advisor_hold_end) as a long-poll of 'kind'
  * for the caller of 'rq' (borrowed). Returns 0 when it holds a slot, 503
  * when the kind's budget is full, 429 when the caller holds its share of
- * /wait. A policy long-poll past the caller's share takes the place of the
- * caller's oldest one, which answers at once (a proxy that reconnects
- * always gets in; its old request may still be held). */
+ * /wait. A sandbox's policy long-poll is refused only when the budget is
+ * full, the sandbox holds none and no sandbox holds two: past the share or
+ * the budget it takes the place of the sandbox's oldest one, and a sandbox
+ * holding none takes that of another sandbox's second; the one replaced
+ * answers at once. So a proxy always gets in while the sandboxes number at
+ * most the policy budget, whatever its agent (same token) holds. */
 unsigned advisor_hold_begin(struct advisor *a, struct advisor_hold *h, enum advisor_hold_kind kind,
                             const struct httpd_req *rq) PV_WUR;
 /* Give the slot back. */

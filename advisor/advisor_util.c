@@ -364,11 +364,34 @@ unsigned advisor_hold_share(const struct advisor *a, enum advisor_hold_kind kind
     return share > 0 ? share : 1;
 }
 
+/* The oldest policy long-poll of a sandbox that holds more than one: what
+ * a full policy budget takes back for a sandbox that holds none, so that
+ * every sandbox keeps one (the list is newest first). */
+static struct advisor_hold *surplus_policy_hold(struct advisor *a)
+{
+    struct advisor_hold *victim = NULL;
+
+    for (struct advisor_hold *o = a->holds; o != NULL; o = o->next) {
+        if (o->kind != ADVISOR_HOLD_POLICY || o->superseded || o->principal == 0) {
+            continue;
+        }
+        for (struct advisor_hold *n = a->holds; n != o; n = n->next) {
+            if (n->kind == ADVISOR_HOLD_POLICY && !n->superseded && n->principal == o->principal) {
+                victim = o;
+                break;
+            }
+        }
+    }
+    return victim;
+}
+
 unsigned advisor_hold_begin(struct advisor *a, struct advisor_hold *h, enum advisor_hold_kind kind,
                             const struct httpd_req *rq)
 {
     unsigned mine = 0;
+    unsigned live = 0;
     struct advisor_hold *oldest = NULL;
+    struct advisor_hold *victim = NULL;
     unsigned status = 0;
 
     memset(h, 0, sizeof(*h));
@@ -379,25 +402,37 @@ unsigned advisor_hold_begin(struct advisor *a, struct advisor_hold *h, enum advi
     h->kind = kind;
     h->principal = rq->principal;
     pthread_mutex_lock(&a->change_mu);
-    if (h->principal != 0) {
-        for (struct advisor_hold *o = a->holds; o != NULL; o = o->next) {
-            if (o->kind == kind && o->principal == h->principal && !o->superseded) {
-                mine++;
-                oldest = o; /* the list is newest first */
-            }
+    for (struct advisor_hold *o = a->holds; o != NULL; o = o->next) {
+        if (o->kind != kind || o->superseded) {
+            continue;
+        }
+        /* superseded ones are on their way out: they count in held[], not here */
+        live++;
+        if (h->principal != 0 && o->principal == h->principal) {
+            mine++;
+            oldest = o; /* the list is newest first */
         }
     }
-    if (oldest != NULL && mine >= advisor_hold_share(a, kind)) {
-        if (kind == ADVISOR_HOLD_POLICY) {
-            /* The newest policy long-poll wins: the oldest answers now and
-             * its slot passes to this one. */
-            oldest->superseded = true;
-            pthread_cond_broadcast(&a->change_cv);
-        } else {
-            status = 429;
+    if (kind == ADVISOR_HOLD_POLICY && h->principal != 0) {
+        /* The newest policy long-poll of a sandbox always gets in: past the
+         * sandbox's share, or with the budget full, the sandbox's oldest
+         * answers now and its slot passes to this one; a sandbox that holds
+         * none takes the oldest of a sandbox that holds two. */
+        if (oldest != NULL &&
+            (mine >= advisor_hold_share(a, kind) || live >= advisor_hold_cap(a, kind))) {
+            victim = oldest;
+        } else if (live >= advisor_hold_cap(a, kind)) {
+            victim = surplus_policy_hold(a);
+            status = victim != NULL ? 0 : 503;
         }
-    } else if (a->held[kind] >= advisor_hold_cap(a, kind)) {
+    } else if (oldest != NULL && mine >= advisor_hold_share(a, kind)) {
+        status = 429;
+    } else if (live >= advisor_hold_cap(a, kind)) {
         status = 503;
+    }
+    if (victim != NULL) {
+        victim->superseded = true;
+        pthread_cond_broadcast(&a->change_cv);
     }
     if (status == 0) {
         a->held[kind]++;

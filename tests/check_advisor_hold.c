@@ -47,6 +47,11 @@ static const struct row rows[] = {
     {64, ADVISOR_HOLD_POLICY, 0, 1, ADVISOR_HOLD_POLICY, 1, 0, false},
     {64, ADVISOR_HOLD_POLICY, 0, 2, ADVISOR_HOLD_POLICY, 1, 0, true},
     {64, ADVISOR_HOLD_POLICY, 30, 2, ADVISOR_HOLD_POLICY, 1, 0, true},
+    /* with the budget full, a sandbox's newest takes its own oldest's slot */
+    {64, ADVISOR_HOLD_POLICY, 31, 1, ADVISOR_HOLD_POLICY, 1, 0, true},
+    /* the admin token neither supersedes nor is superseded */
+    {64, ADVISOR_HOLD_POLICY, 0, 4, ADVISOR_HOLD_POLICY, 0, 0, false},
+    {64, ADVISOR_HOLD_POLICY, 28, 4, ADVISOR_HOLD_POLICY, 0, 503, false},
     /* ... and policy long-polls never refuse the others */
     {64, ADVISOR_HOLD_POLICY, 32, 0, ADVISOR_HOLD_WAIT, 1, 0, false},
     {64, ADVISOR_HOLD_POLICY, 32, 0, ADVISOR_HOLD_EVENTS, 0, 0, false},
@@ -163,6 +168,31 @@ START_TEST(test_superseded_chain)
 }
 END_TEST
 
+/* A full policy budget: a sandbox that holds none takes the oldest
+ * policy long-poll of a sandbox that holds two; with none to take, 503. */
+START_TEST(test_policy_surplus)
+{
+    setup(8); /* policy budget 4 */
+    ck_assert_uint_eq(take(0, ADVISOR_HOLD_POLICY, 1), 0);
+    ck_assert_uint_eq(take(1, ADVISOR_HOLD_POLICY, 2), 0);
+    ck_assert_uint_eq(take(2, ADVISOR_HOLD_POLICY, 2), 0);
+    ck_assert_uint_eq(take(3, ADVISOR_HOLD_POLICY, 3), 0);
+    ck_assert_uint_eq(take(4, ADVISOR_HOLD_POLICY, 4), 0);
+    ck_assert(holds[1].superseded);
+    ck_assert(!holds[0].superseded && !holds[2].superseded && !holds[3].superseded);
+    advisor_hold_end(&a, &holds[1]);
+    ck_assert_uint_eq(take(5, ADVISOR_HOLD_POLICY, 5), 503);
+    ck_assert_uint_eq(a.held[ADVISOR_HOLD_POLICY], 4);
+    for (size_t k = 0; k < 5; k++) {
+        if (k != 1) {
+            advisor_hold_end(&a, &holds[k]);
+        }
+    }
+    ck_assert_ptr_null(a.holds);
+    teardown();
+}
+END_TEST
+
 START_TEST(test_caps)
 {
     setup(64);
@@ -191,6 +221,7 @@ int main(void)
     tcase_add_loop_test(t, test_budgets, 0, (int)(sizeof(rows) / sizeof(rows[0])));
     tcase_add_test(t, test_end_frees);
     tcase_add_test(t, test_superseded_chain);
+    tcase_add_test(t, test_policy_surplus);
     tcase_add_test(t, test_caps);
     suite_add_tcase(s, t);
     r = srunner_create(s);
