@@ -9,7 +9,8 @@
 # approved chunk reaches both proxies of the sandbox within 2 s, even with
 # the agent holding policy long-polls with the same token; one sandbox
 # cannot take more than its share of /wait slots (429 with Retry-After),
-# and the slots of clients that went away are free again within a second.
+# and the slots of clients that went away are free again within a second;
+# the agents of other sandboxes cannot fill the policy budget either.
 . "$(dirname "$0")/proxy_lib.sh"
 
 . "$(dirname "$0")/advisor_proxy_lib.sh"
@@ -210,5 +211,49 @@ expect_eq "(c) killed clients freed sandbox three's slots" "200 pending true" \
     "$(code "$out") $(jget "$out" .status) $(jget "$out" .timed_out)"
 gone=$(($(grep -c '"verdict":"client_gone"' "$T/ADV.log") - gone_before))
 if [ "$gone" -ge 4 ]; then pass; else fail "(c) only $gone long-polls ended as client_gone"; fi
+
+# ---------------------------------------------------------------------------
+# (d) the agents of other sandboxes cannot fill the policy budget: an
+# advisor with 8 workers (4 policy slots), the agents of sandboxes a1 and
+# a2 holding two policy long-polls each; sandbox p's proxy still syncs
+# ---------------------------------------------------------------------------
+
+printf 'workers: 8\nmapper_flush_interval_ms: 3600000\n' >"$T/small.yaml"
+start_advisor SMALL --config "$T/small.yaml"
+S=http://127.0.0.1:$SMALL_PORT
+for s in a1 a2 p; do
+    sandbox SMALL "$s" "$T/base.yaml"
+done
+SMALL_POLLS=""
+for s in a1 a2; do
+    for _ in 1 2; do
+        "$CURL" -s -o /dev/null --max-time 400 -H "Authorization: Bearer $(cat "$T/$s.token")" \
+            "$S/v1/sandboxes/$s/policy?after=1&timeout=300" &
+        SMALL_POLLS="$SMALL_POLLS $!"
+    done
+done
+PIDS="$PIDS $SMALL_POLLS"
+sleep 1
+start_aproxy PZ SMALL p
+wait_log "$T/PZ.log" "advisor revision 1 loaded" 500 ||
+    fail "(d) proxy of p never loaded revision 1: $(tail -5 "$T/PZ.log")"
+sleep 1
+t0=$(date +%s%N)
+sed 's#/allowed#/narrower#' "$T/base.yaml" >"$T/narrower.yaml"
+# shellcheck disable=SC2016
+out=$(adm SMALL PUT /v1/sandboxes/p/policy "$("$JQ" -n --rawfile p "$T/narrower.yaml" '{policy: $p}')")
+expect_eq "(d) new base policy" 200 "$(code "$out")"
+if wait_log "$T/PZ.log" "advisor revision 2 loaded" 150; then
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    echo "a new revision reached proxy PZ in $ms ms"
+    if [ "$ms" -le 2000 ]; then pass; else fail "(d) revision 2 took $ms ms (> 2000)"; fi
+else
+    fail "(d) revision 2 never reached proxy PZ: $(tail -5 "$T/PZ.log")"
+fi
+expect_not "(d) PZ's policy sync was never refused" "advisor answered 503" "$(cat "$T/PZ.log")"
+expect_eq "(d) one agent long-poll of a1 or a2 gave way" 1 \
+    "$(grep -c '"verdict":"superseded"' "$T/SMALL.log")"
+# shellcheck disable=SC2086
+kill $SMALL_POLLS 2>/dev/null
 
 finish
