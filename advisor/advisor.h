@@ -77,6 +77,26 @@ struct advisor_prover_addr {
 struct advisor_tokens; /* sandbox token digests -> sandbox id */
 struct advisor_mapper; /* advisor_mapper.c */
 
+/* What a long-poll waits for. Each kind has its own budget of worker
+ * threads, so no kind can refuse another (docs/advisor.md#wait). */
+enum advisor_hold_kind {
+    ADVISOR_HOLD_POLICY, /* GET .../policy?after=REV: a proxy's policy sync */
+    ADVISOR_HOLD_WAIT,   /* GET .../proposals/ID/wait: an agent */
+    ADVISOR_HOLD_EVENTS, /* GET /v1/events?wait=S: the reviewer inbox */
+};
+#define ADVISOR_HOLD_KINDS 3
+
+/* One long-poll in progress: on the handler's stack, linked into the
+ * advisor's list (newest first) between advisor_hold_begin and _end. */
+struct advisor_hold {
+    struct advisor_hold *next;
+    const struct httpd_req *rq; /* borrowed: whose client is watched */
+    enum advisor_hold_kind kind;
+    int principal;     /* the caller (0: the admin token) */
+    bool superseded;   /* a newer policy long-poll of the caller took its place */
+    const char *ended; /* why it ended early ("client_gone", "superseded"), or NULL */
+};
+
 struct advisor {
     struct advisor_config cfg;
     struct httpd_token admin;
@@ -93,6 +113,9 @@ struct advisor {
     pthread_cond_t change_cv;
     uint64_t changes;
     bool stopping;
+    /* Long-polls in progress and their count per kind, under change_mu. */
+    struct advisor_hold *holds;
+    unsigned held[ADVISOR_HOLD_KINDS];
     struct advisor_mapper *mapper; /* NULL: denials are refused */
 };
 
@@ -120,6 +143,34 @@ uint64_t advisor_wait_change(struct advisor *a, uint64_t seen, int64_t deadline_
 uint64_t advisor_change_count(struct advisor *a);
 /* True once SIGTERM arrived: long-polls answer now instead of waiting. */
 bool advisor_stopping(struct advisor *a);
+
+/* Long-poll budgets (docs/advisor.md#wait), from the worker count W:
+ * policy long-polls W/2, /wait W/4 and event waits W/8 (each at least 1).
+ * A sandbox token may hold ADVISOR_POLICY_SHARE policy long-polls and a
+ * quarter of the /wait budget (at least 1); the admin token has no share. */
+#define ADVISOR_POLICY_SHARE 2u
+unsigned advisor_hold_cap(const struct advisor *a, enum advisor_hold_kind kind);
+unsigned advisor_hold_share(const struct advisor *a, enum advisor_hold_kind kind);
+/* Register 'h' (borrowed until advisor_hold_end) as a long-poll of 'kind'
+ * for the caller of 'rq' (borrowed). Returns 0 when it holds a slot, 503
+ * when the kind's budget is full, 429 when the caller holds its share of
+ * /wait. A sandbox's policy long-poll is refused only when the budget is
+ * full, the sandbox holds none and no sandbox holds two: past the share or
+ * the budget it takes the place of the sandbox's oldest one, and a sandbox
+ * holding none takes that of another sandbox's second; the one replaced
+ * answers at once. So a proxy always gets in while the sandboxes number at
+ * most the policy budget, whatever its agent (same token) holds. */
+unsigned advisor_hold_begin(struct advisor *a, struct advisor_hold *h, enum advisor_hold_kind kind,
+                            const struct httpd_req *rq) PV_WUR;
+/* Give the slot back. */
+void advisor_hold_end(struct advisor *a, struct advisor_hold *h);
+/* advisor_wait_change for a held long-poll ('h' may be NULL: a plain
+ * wait), which also ends within ADVISOR_HOLD_CHECK_MS when the client went
+ * away or the hold was superseded: then false, with h->ended saying why,
+ * and the caller answers at once. */
+#define ADVISOR_HOLD_CHECK_MS 250
+bool advisor_hold_wait(struct advisor *a, struct advisor_hold *h, uint64_t seen,
+                       int64_t deadline_ms);
 pthread_mutex_t *advisor_stripe(struct advisor *a, int64_t sandbox);
 
 /* Sandbox tokens (advisor_util.c). */
@@ -446,8 +497,11 @@ void advisor_submit_meta(struct advisor_worker *w, const char *sandbox, const ch
                          struct httpd_reply *r);
 void advisor_chunk_show(struct advisor_worker *w, const char *sandbox, const char *id,
                         bool reviewer, struct httpd_reply *r);
+/* Long-poll until chunk 'id' leaves pending or 'timeout_s' passes; 'hold'
+ * (borrowed, may be NULL) is the caller's slot, which also ends the wait
+ * when the client goes away. */
 void advisor_chunk_wait(struct advisor_worker *w, const char *sandbox, const char *id,
-                        unsigned timeout_s, struct httpd_reply *r);
+                        unsigned timeout_s, struct advisor_hold *hold, struct httpd_reply *r);
 void advisor_chunk_list(struct advisor_worker *w, const char *sandbox, const char *status,
                         struct httpd_reply *r);
 void advisor_approve(struct advisor_worker *w, const char *sandbox, const char *id,

@@ -1117,7 +1117,7 @@ void advisor_chunk_show(struct advisor_worker *w, const char *sandbox, const cha
 }
 
 void advisor_chunk_wait(struct advisor_worker *w, const char *sandbox, const char *id,
-                        unsigned timeout_s, struct httpd_reply *r)
+                        unsigned timeout_s, struct advisor_hold *hold, struct httpd_reply *r)
 {
     int64_t deadline = advisor_now_ms() + (int64_t)timeout_s * 1000;
     int64_t sid;
@@ -1150,7 +1150,9 @@ void advisor_chunk_wait(struct advisor_worker *w, const char *sandbox, const cha
             return;
         }
         store_chunk_clear(&c);
-        (void)advisor_wait_change(w->a, seen, deadline);
+        if (!advisor_hold_wait(w->a, hold, seen, deadline)) {
+            deadline = 0; /* the client left: answer now, the reply is dropped */
+        }
     }
 }
 

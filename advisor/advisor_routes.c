@@ -461,7 +461,7 @@ static void sandbox_delete(struct advisor_worker *w, const char *name, struct ht
 /* Long-poll: answers when the effective revision passes 'after' or the
  * proposals setting differs from 'enabled', or at the timeout. */
 static void policy_get(struct advisor_worker *w, const struct httpd_req *rq, const char *name,
-                       struct httpd_reply *r)
+                       struct advisor_hold *hold, struct httpd_reply *r)
 {
     const char *after_s = httpd_req_arg(rq, "after");
     const char *enabled_s = httpd_req_arg(rq, "enabled");
@@ -508,7 +508,9 @@ static void policy_get(struct advisor_worker *w, const struct httpd_req *rq, con
             break;
         }
         store_revision_clear(&rev);
-        (void)advisor_wait_change(w->a, seen, deadline);
+        if (!advisor_hold_wait(w->a, hold, seen, deadline)) {
+            deadline = 0; /* answer what there is now */
+        }
     }
     store_sandbox_clear(&sb);
 }
@@ -800,7 +802,8 @@ static void event_one(void *arg, const struct store_event *e)
  * holds until an event commits (every committing writer calls
  * advisor_changed) or the wait ends, then answers what there is - possibly
  * nothing. 'next_since' is the SEQ to ask with next time. */
-static void events_list(struct advisor_worker *w, const struct httpd_req *rq, struct httpd_reply *r)
+static void events_list(struct advisor_worker *w, const struct httpd_req *rq,
+                        struct advisor_hold *hold, struct httpd_reply *r)
 {
     const char *since_s = httpd_req_arg(rq, "since");
     const char *wait_s = httpd_req_arg(rq, "wait");
@@ -835,7 +838,9 @@ static void events_list(struct advisor_worker *w, const struct httpd_req *rq, st
             break;
         }
         json_decref(arr);
-        (void)advisor_wait_change(w->a, seen, deadline);
+        if (!advisor_hold_wait(w->a, hold, seen, deadline)) {
+            deadline = 0;
+        }
     }
     last = json_array_get(arr, json_array_size(arr) - 1);
     httpd_reply_json(r, 200,
@@ -918,7 +923,33 @@ static bool owner_ok(struct advisor_worker *w, const struct httpd_req *rq, struc
     return ok;
 }
 
-static atomic_uint longpolls;
+/* Take a long-poll slot of 'kind' into 'h', or fill 'r' with the refusal:
+ * 503 when the kind's budget is full, 429 when the caller holds its share
+ * (docs/advisor.md#wait). Both say Retry-After: 1. */
+static bool hold_begin(struct advisor *a, struct advisor_hold *h, enum advisor_hold_kind kind,
+                       const struct httpd_req *rq, struct httpd_reply *r)
+{
+    unsigned status = advisor_hold_begin(a, h, kind, rq);
+
+    if (status == 429) {
+        httpd_reply_error(r, 429, "too_many_waits",
+                          "this sandbox holds its share of /wait long-polls; retry later");
+        r->retry_after_s = 1;
+    } else if (status != 0) {
+        httpd_reply_error(r, 503, "overloaded", "too many long-polls; retry later");
+    }
+    return status == 0;
+}
+
+/* Give the slot back; a long-poll that ended early says why in the access
+ * log. */
+static void hold_end(struct advisor *a, struct advisor_hold *h, struct httpd_reply *r)
+{
+    advisor_hold_end(a, h);
+    if (h->ended != NULL) {
+        r->label = h->ended;
+    }
+}
 
 void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct httpd_reply *r)
 {
@@ -990,16 +1021,12 @@ void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct 
         sandbox_delete(w, p0, r);
         return;
     case R_POLICY: {
-        unsigned cap = a->cfg.http.workers / 2;
-        if (httpd_req_arg(rq, "after") != NULL && atomic_fetch_add(&longpolls, 1) >= cap) {
-            /* Long-polls may hold at most half the workers. */
-            atomic_fetch_sub(&longpolls, 1);
-            httpd_reply_error(r, 503, "overloaded", "too many long-polls; retry later");
-            return;
-        }
-        policy_get(w, rq, p0, r);
-        if (httpd_req_arg(rq, "after") != NULL) {
-            atomic_fetch_sub(&longpolls, 1);
+        struct advisor_hold hold;
+        if (httpd_req_arg(rq, "after") == NULL) {
+            policy_get(w, rq, p0, NULL, r);
+        } else if (hold_begin(a, &hold, ADVISOR_HOLD_POLICY, rq, r)) {
+            policy_get(w, rq, p0, &hold, r);
+            hold_end(a, &hold, r);
         }
         return;
     }
@@ -1097,14 +1124,11 @@ void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct 
         advisor_edit(w, p0, p1, rq->body, rq->body_len, r);
         return;
     case R_WAIT: {
-        unsigned cap = a->cfg.http.workers / 2;
-        if (atomic_fetch_add(&longpolls, 1) >= cap) {
-            atomic_fetch_sub(&longpolls, 1);
-            httpd_reply_error(r, 503, "overloaded", "too many long-polls; retry later");
-            return;
+        struct advisor_hold hold;
+        if (hold_begin(a, &hold, ADVISOR_HOLD_WAIT, rq, r)) {
+            advisor_chunk_wait(w, p0, p1, arg_uint(rq, "timeout", 60, 1, LONGPOLL_MAX_S), &hold, r);
+            hold_end(a, &hold, r);
         }
-        advisor_chunk_wait(w, p0, p1, arg_uint(rq, "timeout", 60, 1, LONGPOLL_MAX_S), r);
-        atomic_fetch_sub(&longpolls, 1);
         return;
     }
     case R_APPROVE:
@@ -1123,17 +1147,12 @@ void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct 
         advisor_history(w, p0, r);
         return;
     case R_EVENTS: {
-        unsigned cap = a->cfg.http.workers / 2;
-        bool holds = httpd_req_arg(rq, "wait") != NULL;
-        if (holds && atomic_fetch_add(&longpolls, 1) >= cap) {
-            atomic_fetch_sub(&longpolls, 1);
-            httpd_reply_error(r, 503, "overloaded", "too many long-polls; retry later");
-            r->retry_after_s = 1;
-            return;
-        }
-        events_list(w, rq, r);
-        if (holds) {
-            atomic_fetch_sub(&longpolls, 1);
+        struct advisor_hold hold;
+        if (httpd_req_arg(rq, "wait") == NULL) {
+            events_list(w, rq, NULL, r);
+        } else if (hold_begin(a, &hold, ADVISOR_HOLD_EVENTS, rq, r)) {
+            events_list(w, rq, &hold, r);
+            hold_end(a, &hold, r);
         }
         return;
     }

@@ -316,6 +316,186 @@ uint64_t advisor_wait_change(struct advisor *a, uint64_t seen, int64_t deadline_
     return n;
 }
 
+/* ===========================================================================
+ * Long-poll budgets
+ *
+ * A long-poll holds a worker thread for up to LONGPOLL_MAX_S. Each kind has
+ * its own budget, so agents' /wait and the inbox's event waits can never
+ * refuse a proxy's policy sync, and a sandbox token holds at most a share
+ * of a budget. W/2 + W/4 + W/8 leaves an eighth of the workers for the
+ * short requests (a reviewer's undo among them). Slots of clients that went
+ * away come back within ADVISOR_HOLD_CHECK_MS (advisor_hold_wait).
+ * ========================================================================= */
+
+unsigned advisor_hold_cap(const struct advisor *a, enum advisor_hold_kind kind)
+{
+    unsigned w = a->cfg.http.workers;
+    unsigned cap = 0;
+
+    switch (kind) {
+    case ADVISOR_HOLD_POLICY:
+        cap = w / 2;
+        break;
+    case ADVISOR_HOLD_WAIT:
+        cap = w / 4;
+        break;
+    case ADVISOR_HOLD_EVENTS:
+        cap = w / 8;
+        break;
+    }
+    return cap > 0 ? cap : 1;
+}
+
+unsigned advisor_hold_share(const struct advisor *a, enum advisor_hold_kind kind)
+{
+    unsigned share = 0;
+
+    switch (kind) {
+    case ADVISOR_HOLD_POLICY:
+        share = ADVISOR_POLICY_SHARE;
+        break;
+    case ADVISOR_HOLD_WAIT:
+        share = advisor_hold_cap(a, kind) / 4;
+        break;
+    case ADVISOR_HOLD_EVENTS:
+        share = advisor_hold_cap(a, kind);
+        break;
+    }
+    return share > 0 ? share : 1;
+}
+
+/* The oldest policy long-poll of a sandbox that holds more than one: what
+ * a full policy budget takes back for a sandbox that holds none, so that
+ * every sandbox keeps one (the list is newest first). */
+static struct advisor_hold *surplus_policy_hold(struct advisor *a)
+{
+    struct advisor_hold *victim = NULL;
+
+    for (struct advisor_hold *o = a->holds; o != NULL; o = o->next) {
+        if (o->kind != ADVISOR_HOLD_POLICY || o->superseded || o->principal == 0) {
+            continue;
+        }
+        for (struct advisor_hold *n = a->holds; n != o; n = n->next) {
+            if (n->kind == ADVISOR_HOLD_POLICY && !n->superseded && n->principal == o->principal) {
+                victim = o;
+                break;
+            }
+        }
+    }
+    return victim;
+}
+
+unsigned advisor_hold_begin(struct advisor *a, struct advisor_hold *h, enum advisor_hold_kind kind,
+                            const struct httpd_req *rq)
+{
+    unsigned mine = 0;
+    unsigned live = 0;
+    struct advisor_hold *oldest = NULL;
+    struct advisor_hold *victim = NULL;
+    unsigned status = 0;
+
+    memset(h, 0, sizeof(*h));
+    if ((unsigned)kind >= ADVISOR_HOLD_KINDS) {
+        return 503; /* not a kind: nothing to count it in */
+    }
+    h->rq = rq;
+    h->kind = kind;
+    h->principal = rq->principal;
+    pthread_mutex_lock(&a->change_mu);
+    for (struct advisor_hold *o = a->holds; o != NULL; o = o->next) {
+        if (o->kind != kind || o->superseded) {
+            continue;
+        }
+        /* superseded ones are on their way out: they count in held[], not here */
+        live++;
+        if (h->principal != 0 && o->principal == h->principal) {
+            mine++;
+            oldest = o; /* the list is newest first */
+        }
+    }
+    if (kind == ADVISOR_HOLD_POLICY && h->principal != 0) {
+        /* The newest policy long-poll of a sandbox always gets in: past the
+         * sandbox's share, or with the budget full, the sandbox's oldest
+         * answers now and its slot passes to this one; a sandbox that holds
+         * none takes the oldest of a sandbox that holds two. */
+        if (oldest != NULL &&
+            (mine >= advisor_hold_share(a, kind) || live >= advisor_hold_cap(a, kind))) {
+            victim = oldest;
+        } else if (live >= advisor_hold_cap(a, kind)) {
+            victim = surplus_policy_hold(a);
+            status = victim != NULL ? 0 : 503;
+        }
+    } else if (oldest != NULL && mine >= advisor_hold_share(a, kind)) {
+        status = 429;
+    } else if (live >= advisor_hold_cap(a, kind)) {
+        status = 503;
+    }
+    if (victim != NULL) {
+        victim->superseded = true;
+        pthread_cond_broadcast(&a->change_cv);
+    }
+    if (status == 0) {
+        a->held[kind]++;
+        h->next = a->holds;
+        a->holds = h;
+    }
+    pthread_mutex_unlock(&a->change_mu);
+    return status;
+}
+
+void advisor_hold_end(struct advisor *a, struct advisor_hold *h)
+{
+    pthread_mutex_lock(&a->change_mu);
+    for (struct advisor_hold **pp = &a->holds; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == h) {
+            *pp = h->next;
+            a->held[h->kind]--;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&a->change_mu);
+}
+
+bool advisor_hold_wait(struct advisor *a, struct advisor_hold *h, uint64_t seen,
+                       int64_t deadline_ms)
+{
+    bool gone = false;
+    bool superseded;
+
+    if (h == NULL) {
+        (void)advisor_wait_change(a, seen, deadline_ms);
+        return true;
+    }
+    pthread_mutex_lock(&a->change_mu);
+    while (a->changes == seen && !a->stopping && !h->superseded && !gone) {
+        int64_t now = advisor_now_ms();
+        int64_t until = now + ADVISOR_HOLD_CHECK_MS;
+        struct timespec ts;
+        if (now >= deadline_ms) {
+            break;
+        }
+        if (until > deadline_ms) {
+            until = deadline_ms;
+        }
+        ts.tv_sec = until / 1000;
+        ts.tv_nsec = (long)(until % 1000) * 1000000L;
+        if (pthread_cond_timedwait(&a->change_cv, &a->change_mu, &ts) == ETIMEDOUT) {
+            /* poll(2) with no timeout, outside the lock every holder shares */
+            pthread_mutex_unlock(&a->change_mu);
+            gone = httpd_req_gone(h->rq);
+            pthread_mutex_lock(&a->change_mu);
+        }
+    }
+    superseded = h->superseded;
+    pthread_mutex_unlock(&a->change_mu);
+    if (gone) {
+        h->ended = "client_gone";
+    } else if (superseded) {
+        h->ended = "superseded";
+    }
+    return h->ended == NULL;
+}
+
 pthread_mutex_t *advisor_stripe(struct advisor *a, int64_t sandbox)
 {
     return &a->stripes[(uint64_t)sandbox % ADVISOR_LOCK_STRIPES];

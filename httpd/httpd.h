@@ -128,6 +128,14 @@ struct httpd_req {
  * the handler runs. */
 const char *httpd_req_arg(const struct httpd_req *rq, const char *name);
 const char *httpd_req_header(const struct httpd_req *rq, const char *name);
+/* True when the client of 'rq' went away: its connection reports a hang-up,
+ * an error or a shut-down write side (POLLRDHUP). A handler that holds a
+ * long-poll asks between waits, because libmicrohttpd does not watch a
+ * suspended connection: its socket leaves the poll set until the handler
+ * resumes it, so neither MHD_OPTION_NOTIFY_CONNECTION nor the completion
+ * callback can see the client leave before the handler has answered.
+ * A client that is gone is answered anyway; the reply is dropped. */
+bool httpd_req_gone(const struct httpd_req *rq);
 
 /* What a handler produces. Either 'body' (JSON, a new reference the layer
  * sends and releases), 'raw' (bytes with 'content_type', freed with free())

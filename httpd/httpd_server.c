@@ -24,6 +24,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -423,6 +424,25 @@ const char *httpd_req_arg(const struct httpd_req *rq, const char *name)
 const char *httpd_req_header(const struct httpd_req *rq, const char *name)
 {
     return MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, name);
+}
+
+bool httpd_req_gone(const struct httpd_req *rq)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(rq->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    struct pollfd p;
+
+    if (ci == NULL) {
+        return false;
+    }
+    /* The connection is suspended while its handler runs: MHD neither reads
+     * nor closes the socket until the resume, so the descriptor stays ours
+     * to look at. Only the hang-up bits count: bytes the client sent after
+     * its request (a pipelined one) do not mean it left. */
+    p.fd = ci->connect_fd;
+    p.events = POLLRDHUP;
+    p.revents = 0;
+    return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
 }
 
 /* ===========================================================================

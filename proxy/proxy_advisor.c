@@ -55,8 +55,13 @@
 #define QUEUE_MAX 64
 #define NOTES_MAX 8
 #define LONGPOLL_S 30
+/* The policy sync's retry after an error or a refusal (a 503 when the
+ * advisor is busy): doubling from 100 ms, never past 500 ms, so a revocation
+ * published after a refusal reaches this proxy within a second of the
+ * advisor being able to answer (docs/advisor.md#wait). A policy request is
+ * cheap; a down advisor sees at most two a second from each proxy. */
 #define BACKOFF_MIN_MS 100
-#define BACKOFF_MAX_MS 5000
+#define BACKOFF_MAX_MS 500
 #define RESP_MAX (8u * 1024u * 1024u)
 
 struct proxy_advisor {

@@ -349,6 +349,8 @@ static const char *status_text(unsigned s)
         return "Length Required";
     case 413:
         return "Content Too Large";
+    case 429:
+        return "Too Many Requests"; /* the advisor's per-sandbox /wait share */
     case 500:
         return "Internal Server Error";
     case 502:

@@ -6,10 +6,13 @@ ADVISOR_TEST_CFLAGS = $(TEST_CFLAGS) $(ADVISOR_CFLAGS)
 ADVISOR_TEST_LIBS = $(ADVISOR_LIBS) $(CHECK_LIBS)
 
 check_PROGRAMS += tests/check_advisor_store tests/check_advisor_rule tests/check_advisor_chunk \
-	tests/check_advisor_mapper \
+	tests/check_advisor_mapper tests/check_advisor_hold \
 	tests/check_cli_text
 TESTS += tests/check_advisor_store tests/check_advisor_rule tests/check_advisor_chunk tests/check_cli_text \
-	tests/check_advisor_mapper
+	tests/check_advisor_mapper tests/check_advisor_hold
+tests_check_advisor_hold_SOURCES = tests/check_advisor_hold.c
+tests_check_advisor_hold_CFLAGS = $(ADVISOR_TEST_CFLAGS)
+tests_check_advisor_hold_LDADD = $(ADVISOR_TEST_LIBS)
 tests_check_advisor_store_SOURCES = tests/check_advisor_store.c
 tests_check_advisor_store_CFLAGS = $(ADVISOR_TEST_CFLAGS)
 tests_check_advisor_store_LDADD = $(ADVISOR_TEST_LIBS)
@@ -30,6 +33,11 @@ ADVISOR_E2E = tests/e2e/advisor_lifecycle.sh tests/e2e/advisor_stress.sh tests/e
 	tests/e2e/advisor_inbox_http.sh tests/e2e/advisor_ui.sh tests/e2e/advisor_peer_ranges.sh
 TESTS += $(ADVISOR_E2E)
 EXTRA_DIST += $(ADVISOR_E2E) tests/e2e/advisor_lib.sh tests/ui/inbox.mjs
+# long-poll budgets under an agent's flood: runs the advisor with a proxy
+# (tests/e2e/proxy_lib.sh, advisor_proxy_lib.sh)
+ADVISOR_PROXY_E2E = tests/e2e/advisor_longpoll.sh
+TESTS += $(ADVISOR_PROXY_E2E)
+EXTRA_DIST += $(ADVISOR_PROXY_E2E)
 
 # advisor_ui.sh installs playwright-core into tests/ui-node (a cache kept
 # across runs; never committed) and leaves its screenshots in
