@@ -1472,12 +1472,12 @@ START_TEST(test_suggestion_proved_and_approved)
          * suggested rule in /wait's answer (never the credentials) */
         struct httpd_reply r;
         memset(&r, 0, sizeof(r));
-        advisor_chunk_wait(w, "sb", id, 1, &r);
+        advisor_chunk_wait(w, "sb", id, 1, NULL, &r);
         ck_assert_uint_eq(r.status, 200);
         ck_assert(json_is_true(json_object_get(r.body, "timed_out")));
         ck_assert(
             json_equal(json_object_get(r.body, "suggested_rule"), json_object_get(sug, "rule")));
-        ck_assert_int_eq(json_array_size(json_object_get(r.body, "grants")), 1);
+        ck_assert_uint_eq(json_array_size(json_object_get(r.body, "grants")), 1);
         ck_assert_ptr_null(
             json_object_get(json_array_get(json_object_get(r.body, "grants"), 0), "credentials"));
         ck_assert(strstr(str(r.body, "envelope_note"), "(exact_binary)") != NULL);
