@@ -1197,7 +1197,7 @@ START_TEST(test_reproof_l4_copy_already_allowed)
     rule_body(body, sizeof(body), "mine", ep_gh_l4, "/usr/bin/curl");
     j = submit_body("sb", NULL, body, 202);
     ck_assert_str_eq(str(j, "status"), "already_allowed");
-    ck_assert_int_eq(json_array_size(json_object_get(j, "accepted_chunk_ids")), 0);
+    ck_assert_uint_eq(json_array_size(json_object_get(j, "accepted_chunk_ids")), 0);
     ck_assert_str_eq(
         json_string_value(json_array_get(
             json_object_get(json_array_get(json_object_get(j, "already_allowed"), 0), "covered_by"),
@@ -1216,7 +1216,7 @@ START_TEST(test_reproof_l4_copy_already_allowed)
     json_decref(j);
     ck_assert_int_eq(rev_now(), r0);
     j = history();
-    ck_assert_int_eq(json_array_size(j), 0);
+    ck_assert_uint_eq(json_array_size(j), 0);
     json_decref(j);
 }
 END_TEST
@@ -1288,7 +1288,7 @@ START_TEST(test_reproof_credentials_suspend)
     ck_assert(pv_ok(advisor_reprove_sandbox(w, sb.id, "credentials", suspended)));
     ck_assert(pv_ok(store_commit(w->st)));
     store_sandbox_clear(&sb);
-    ck_assert_int_eq(json_array_size(suspended), 1);
+    ck_assert_uint_eq(json_array_size(suspended), 1);
     ck_assert_str_eq(json_string_value(json_array_get(suspended, 0)), id);
     json_decref(suspended);
     status_is(id, "suspended");
