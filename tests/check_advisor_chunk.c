@@ -1448,7 +1448,7 @@ START_TEST(test_suggestion_proved_and_approved)
     char body[512];
     json_t *j;
     const json_t *sug;
-    const char *rule_text;
+    char *rule_text;
 
     set_setting("", ADVISOR_SET_MODE, "\"auto\"");
     deny("api.example.org", "/usr/bin/curl", "GET", "/v1/items/1");
@@ -1465,7 +1465,7 @@ START_TEST(test_suggestion_proved_and_approved)
                      "\"enforce\",\"host\":\"api.example.org\",\"port\":443,\"protocol\":\"rest\","
                      "\"rules\":[{\"allow\":{\"method\":\"GET\",\"path\":\"/v1/items/**\"}},{"
                      "\"allow\":{\"method\":\"HEAD\",\"path\":\"/v1/items/**\"}}]}]}");
-    free((void *)rule_text);
+    free(rule_text);
     ck_assert_str_eq(str(sug, "validation_result"), "prover: no new findings");
     {
         /* the agent reads the grants, the envelope's note and the
