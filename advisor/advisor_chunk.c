@@ -434,6 +434,18 @@ static pv_result approve_in_tx_as(struct advisor_worker *w, const struct advisor
     int64_t now = advisor_now_ms();
 
     snprintf(cause, sizeof(cause), "approve %s", c->id);
+    {
+        /* The revision must still be the one the evaluation used: a peer's
+         * push or a global boundary's re-proof recomposes a sandbox without
+         * its stripe, and the candidate would bring back what that
+         * recomposition suspended. */
+        struct store_revision cur;
+        bool moved;
+        PV_GUARD(store_rev_latest(w->st, snap->sandbox, &cur));
+        moved = strcmp(cur.hash, snap->hash) != 0;
+        store_revision_clear(&cur);
+        PV_ENSURE(!moved, PV_ERR_CONFLICT);
+    }
     PV_GUARD(peers_unchanged(w, e));
     PV_GUARD(advisor_revision_write(w, snap->sandbox, e->candidate, e->candidate_yaml, cause, &rev,
                                     hash));
