@@ -1042,7 +1042,7 @@ void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct 
         advisor_submit(w, p0, httpd_req_arg(rq, "analysis_mode"), rq->body, rq->body_len, r);
         return;
     case R_LIST:
-        advisor_chunk_list(w, p0, httpd_req_arg(rq, "status"), r);
+        advisor_chunk_list(w, p0, httpd_req_arg(rq, "status"), rq->principal == 0, r);
         return;
     case R_DENIALS: {
         struct store_sandbox sb;
