@@ -114,6 +114,22 @@ eq "credentialed write: finding" "$(jf .validation_result)" "prover: 1 new findi
 eq "reviewer sees the prover's answer" "$(jf .evidence.prover.verdict)" findings
 has "reviewer sees the diff" "$(jf .evidence.diff)" "+      - allow:"
 
+# Issue #22: the sandbox's own token reads one agent view on every route it
+# may call - no evidence (credential names and scopes), security notes,
+# rationale or proposed rule anywhere - while the admin's list has them.
+hidden='[.. | objects | keys[] | select(. == "evidence" or . == "security_notes" or . == "rationale" or . == "proposed_rule")] | length'
+api GET /v1/sandboxes/sb1/proposals "" "$T1"
+eq "agent list: 200" "$STATUS" 200
+eq "agent list has no reviewer-only key" "$(jf "$hidden")" 0
+eq "agent list keeps status" "$(jf ".chunks[] | select(.chunk_id == \"$C2\") | .status")" pending
+has "agent list keeps the verdict" "$(jf ".chunks[] | select(.chunk_id == \"$C2\") | .validation_result")" "capability_expansion"
+api GET "/v1/sandboxes/sb1/proposals/$C2" "" "$T1"
+eq "agent show has no reviewer-only key" "$(jf "$hidden")" 0
+api GET "/v1/sandboxes/sb1/proposals/$C2/wait?timeout=1" "" "$T1"
+eq "agent wait has no reviewer-only key" "$(jf "$hidden")" 0
+api GET /v1/sandboxes/sb1/proposals
+eq "admin list has evidence" "$(jf ".chunks[] | select(.chunk_id == \"$C2\") | .evidence.prover.verdict")" findings
+
 # Security notes block auto-approval although the delta is empty.
 api POST /v1/sandboxes/sb1/proposals "$(proposal db example.com 5432 GET /x)" "$T1"
 C3=$(jf '.accepted_chunk_ids[0]')
