@@ -153,6 +153,27 @@ eq "no operations: 400" "$(jf .detail)" "proposal requires at least one operatio
 api POST /v1/sandboxes/sb1/proposals "$(proposal q example.com 443 GET '/a?x=1')" "$T1"
 eq "query in path: 400" "$STATUS" 400
 
+# Unicode format characters (issue #22): U+202E (RIGHT-TO-LEFT OVERRIDE) or
+# U+200B (ZERO WIDTH SPACE) in the rule name, the rationale, a path or a host
+# is refused, naming the field and the code point; nothing is stored.
+for cp in 202e 200b; do
+    U=$(printf '"\\u%s"' "$cp" | jq -r .)
+    CP=$(printf 'U+%s' "$cp" | tr a-f A-F)
+    api POST /v1/sandboxes/sb1/proposals "$(proposal "gh$U" example.com 443 GET /x)" "$T1"
+    eq "$CP in rule name: 400" "$STATUS $(jf .error)" "400 invalid_proposal"
+    has "$CP in rule name: located" "$(jf '.diagnostics | join("\n")')" "operations[0].addRule.ruleName contains $CP (a Unicode format character)"
+    api POST /v1/sandboxes/sb1/proposals "$(proposal gh example.com 443 GET /x | jq -c --arg u "$U" '.intent_summary += $u')" "$T1"
+    eq "$CP in rationale: 400" "$STATUS" 400
+    has "$CP in rationale: located" "$(jf '.diagnostics[0]')" "proposal:1:"
+    has "$CP in rationale: named" "$(jf .detail)" "intent_summary contains $CP"
+    api POST /v1/sandboxes/sb1/proposals "$(proposal gh example.com 443 GET "/x${U}y")" "$T1"
+    eq "$CP in path: 400" "$STATUS" 400
+    has "$CP in path: named" "$(jf .detail)" "rules[0].allow.path contains $CP"
+    api POST /v1/sandboxes/sb1/proposals "$(proposal gh "exa${U}mple.com" 443 GET /x)" "$T1"
+    eq "$CP in host: 400" "$STATUS" 400
+    has "$CP in host: named" "$(jf .detail)" "endpoints[0].host contains $CP"
+done
+
 # --- the sandbox-token boundary ----------------------------------------------
 api GET "/v1/sandboxes/sb1/proposals/$C2" "" "$T2"
 eq "another sandbox's chunk: 404" "$STATUS" 404
@@ -214,6 +235,9 @@ eq "reject approved: rejected" "$(jf .status)" rejected
 eq "reject approved removes the grant" "$(jf .policy_hash)" "$HB"
 api GET "/v1/sandboxes/sb1/proposals/$C2/wait?timeout=1" "" "$T1"
 eq "agent reads the reason" "$(jf .rejection_reason)" "too broad:narrow it to docs/"
+api POST "/v1/sandboxes/sb1/proposals/$C2/reject" '{"reason":"fine \u202eok"}'
+eq "reason with U+202E: 400" "$STATUS $(jf .error)" "400 invalid_request"
+has "reason with U+202E: named" "$(jf .detail)" "reason contains U+202E (a Unicode format character)"
 eq "wait on a decided chunk is immediate" "$(jf 'has("timed_out")')" false
 api POST "/v1/sandboxes/sb1/proposals/$C2/reject" '{}'
 eq "reject a rejected chunk: 409" "$STATUS" 409
