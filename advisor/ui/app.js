@@ -579,7 +579,7 @@
                 if (e instanceof ApiError && e.status === 401) {
                     return;
                 }
-                $('live').textContent = 'live updates interrupted (' + describe(e) + '); retrying';
+                $('live').replaceChildren('live updates interrupted (', text(describe(e)), '); retrying');
                 await sleep(e instanceof ApiError && e.status === 503 ? 5000 : 2000);
             }
         }
