@@ -173,6 +173,10 @@ for cp in 202e 200b; do
     eq "$CP in host: 400" "$STATUS" 400
     has "$CP in host: named" "$(jf .detail)" "endpoints[0].host contains $CP"
 done
+# Malformed UTF-8 (an overlong '/') is refused too, located.
+api POST /v1/sandboxes/sb1/proposals "$(proposal gh example.com 443 GET /x | sed "s/\"ruleName\":\"gh\"/\"ruleName\":\"gh$(printf '\300\257')\"/")" "$T1"
+eq "malformed UTF-8: 400" "$STATUS $(jf .error)" "400 invalid_proposal"
+has "malformed UTF-8: located" "$(jf '.diagnostics[0]')" "proposal:1:"
 
 # --- the sandbox-token boundary ----------------------------------------------
 api GET "/v1/sandboxes/sb1/proposals/$C2" "" "$T2"
