@@ -495,6 +495,10 @@ struct advisor_submit_meta {
 void advisor_submit_meta(struct advisor_worker *w, const char *sandbox, const char *mode,
                          const struct advisor_submit_meta *meta, const char *body, size_t len,
                          struct httpd_reply *r);
+/* Show, wait and list answer one chunk view: 'reviewer' (the admin token)
+ * adds the reviewer-only fields (evidence, security_notes, rationale, the
+ * proposed rule, ...); otherwise the agent view a sandbox's token may read.
+ * wait is the agent view always. */
 void advisor_chunk_show(struct advisor_worker *w, const char *sandbox, const char *id,
                         bool reviewer, struct httpd_reply *r);
 /* Long-poll until chunk 'id' leaves pending or 'timeout_s' passes; 'hold'
@@ -503,7 +507,7 @@ void advisor_chunk_show(struct advisor_worker *w, const char *sandbox, const cha
 void advisor_chunk_wait(struct advisor_worker *w, const char *sandbox, const char *id,
                         unsigned timeout_s, struct advisor_hold *hold, struct httpd_reply *r);
 void advisor_chunk_list(struct advisor_worker *w, const char *sandbox, const char *status,
-                        struct httpd_reply *r);
+                        bool reviewer, struct httpd_reply *r);
 void advisor_approve(struct advisor_worker *w, const char *sandbox, const char *id,
                      const char *body, size_t len, struct httpd_reply *r);
 /* Approve the chunk's narrowed suggestion instead of its rule

@@ -107,7 +107,14 @@ static void agent_evidence(struct advisor_worker *w, const struct store_chunk *c
     json_decref(ev);
 }
 
-/* The chunk as agents (policy.local) and reviewers read it. */
+/* The chunk as agents (policy.local) and reviewers read it. Without
+ * 'reviewer' this is the agent view, the only one a sandbox's token gets
+ * (show, wait, list): status, names, the prover's verdict text and the
+ * hashes, plus what the agent needs for its next proposal (agent_evidence:
+ * grants without credentials, the envelope's note, the suggested rule). The
+ * reviewer-only fields - evidence (credential names and scopes, paths,
+ * witnesses), security_notes, rationale, the proposed rule, confidence and
+ * the decision metadata - are added only for the admin. */
 static json_t *chunk_json(struct advisor_worker *w, const struct store_chunk *c, bool reviewer)
 {
     json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:s,s:s,s:s,s:s,s:s,s:s,s:I}", "chunk_id",
@@ -1171,18 +1178,19 @@ void advisor_chunk_wait(struct advisor_worker *w, const char *sandbox, const cha
 struct list_ctx {
     struct advisor_worker *w;
     json_t *arr;
+    bool reviewer;
 };
 
 static void list_one(void *arg, const struct store_chunk *c)
 {
     struct list_ctx *x = arg;
-    json_array_append_new(x->arr, chunk_json(x->w, c, true));
+    json_array_append_new(x->arr, chunk_json(x->w, c, x->reviewer));
 }
 
 void advisor_chunk_list(struct advisor_worker *w, const char *sandbox, const char *status,
-                        struct httpd_reply *r)
+                        bool reviewer, struct httpd_reply *r)
 {
-    struct list_ctx x = {.w = w, .arr = json_array()};
+    struct list_ctx x = {.w = w, .arr = json_array(), .reviewer = reviewer};
     int64_t sid;
     pv_result res = advisor_sandbox_id(w, sandbox, &sid);
 

@@ -33,6 +33,7 @@
 #include "advisor/advisor.h"
 #include "advisor/store.h"
 #include "common/pv_log.h"
+#include "common/pv_text.h"
 #include "model/model.h"
 
 #define MAPPER_BUCKETS 1024u
@@ -385,9 +386,16 @@ static void group_free(struct mapper_group *g)
     free(g);
 }
 
+/* A denial's field is text a reviewer will read in the proposal: a Unicode
+ * format character (bidi control, zero-width) drops it here, so one such
+ * path cannot make the model refuse its whole group's proposal. */
 static bool field_ok(const char *s)
 {
-    return s != NULL && s[0] != '\0' && strlen(s) < MAPPER_FIELD_MAX;
+    uint32_t cp;
+    size_t off;
+
+    return s != NULL && s[0] != '\0' && strlen(s) < MAPPER_FIELD_MAX &&
+           pv_text_check((const unsigned char *)s, strlen(s), &cp, &off) == PV_TEXT_OK;
 }
 
 /* One event into the table (under mu). False when it was dropped. */
@@ -488,7 +496,7 @@ static bool add_event(struct advisor_mapper *m, const char *sandbox, const json_
         g->sandbox = pv_strdup(sandbox);
         g->host = pv_strdup(lower);
         g->binary = pv_strdup(bin);
-        g->stage = pv_strdup(stage != NULL && strlen(stage) < 64 ? stage : "");
+        g->stage = pv_strdup(field_ok(stage) && strlen(stage) < 64 ? stage : "");
         g->port = port;
         g->first_ms = now;
         if (g->sandbox == NULL || g->host == NULL || g->binary == NULL || g->stage == NULL) {

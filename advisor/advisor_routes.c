@@ -21,6 +21,7 @@
 #include "audit/audit.h"
 #include "common/pv_dynbuf.h"
 #include "common/pv_log.h"
+#include "common/pv_text.h"
 #include "model/model.h"
 
 enum route_id {
@@ -193,6 +194,42 @@ static void reply_diags(struct httpd_reply *r, const char *code, struct model_di
     httpd_reply_error(r, 400, code,
                       model_diags_count(d) > 0 ? model_diags_line(d, 0) : "invalid document");
     json_object_set_new(r->body, "diagnostics", list);
+}
+
+/* A reviewer's free text that agents and other reviewers read (a rejection
+ * reason): refused, not stripped, when it holds a Unicode format character
+ * (General Category Cf - bidi controls, zero-width characters) or is not
+ * UTF-8, so what is stored is exactly what the reviewer typed. The proposal's
+ * own strings are checked by the model (model_proposal.c). True when 'body'
+ * may go on; otherwise a 400 is in 'r'. */
+static bool reason_ok(const struct httpd_req *rq, struct httpd_reply *r)
+{
+    json_t *j = json_loadb(rq->body, rq->body_len, 0, NULL);
+    const json_t *v = json_object_get(j, "reason");
+    uint32_t cp = 0;
+    size_t off = 0;
+    char detail[128] = "";
+    enum pv_text_verdict verdict = PV_TEXT_OK;
+
+    if (json_is_string(v)) {
+        verdict = pv_text_check((const unsigned char *)json_string_value(v), json_string_length(v),
+                                &cp, &off);
+    }
+    json_decref(j);
+    switch (verdict) {
+    case PV_TEXT_OK:
+        return true;
+    case PV_TEXT_BAD_UTF8:
+        snprintf(detail, sizeof(detail), "reason is not valid UTF-8 (byte %zu)", off);
+        break;
+    case PV_TEXT_FORMAT_CHAR:
+        snprintf(detail, sizeof(detail),
+                 "reason contains U+%04X (a Unicode format character) at byte %zu", (unsigned)cp,
+                 off);
+        break;
+    }
+    httpd_reply_error(r, 400, "invalid_request", detail);
+    return false;
 }
 
 /* Validate a policy document; its canonical YAML (new) or NULL with a 400. */
@@ -1097,7 +1134,7 @@ void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct 
         advisor_submit(w, p0, httpd_req_arg(rq, "analysis_mode"), rq->body, rq->body_len, r);
         return;
     case R_LIST:
-        advisor_chunk_list(w, p0, httpd_req_arg(rq, "status"), r);
+        advisor_chunk_list(w, p0, httpd_req_arg(rq, "status"), rq->principal == 0, r);
         return;
     case R_DENIALS: {
         struct store_sandbox sb;
@@ -1138,7 +1175,9 @@ void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct 
         advisor_approve_suggestion(w, p0, p1, rq->body, rq->body_len, r);
         return;
     case R_REJECT:
-        advisor_reject(w, p0, p1, rq->body, rq->body_len, r);
+        if (reason_ok(rq, r)) {
+            advisor_reject(w, p0, p1, rq->body, rq->body_len, r);
+        }
         return;
     case R_UNDO:
         advisor_undo(w, p0, p1, r);

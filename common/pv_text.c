@@ -2,49 +2,123 @@
 /* pv_text.c - small text helpers shared by every folder */
 #include "config.h"
 
+#include "common/pv.h"
 #include "common/pv_text.h"
+
+/* One UTF-8 sequence at 's[i]' (i < len): its length, 0 when malformed. */
+static size_t utf8_next(const unsigned char *s, size_t len, size_t i, uint32_t *out)
+{
+    unsigned char b = s[i];
+    size_t n;
+    uint32_t cp;
+    uint32_t min;
+
+    if (b < 0x80) {
+        *out = b;
+        return 1;
+    }
+    if (b >= 0xC2 && b <= 0xDF) {
+        n = 1;
+        cp = b & 0x1Fu;
+        min = 0x80;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+        n = 2;
+        cp = b & 0x0Fu;
+        min = 0x800;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+        n = 3;
+        cp = b & 0x07u;
+        min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (len - i <= n) {
+        return 0;
+    }
+    for (size_t k = 1; k <= n; k++) {
+        if ((s[i + k] & 0xC0) != 0x80) {
+            return 0;
+        }
+        cp = (cp << 6) | (s[i + k] & 0x3Fu);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+        return 0;
+    }
+    *out = cp;
+    return n + 1;
+}
 
 bool pv_utf8_valid(const unsigned char *s, size_t len)
 {
     size_t i = 0;
 
     while (i < len) {
-        unsigned char b = s[i];
-        size_t n;
         uint32_t cp;
-        uint32_t min;
-        if (b < 0x80) {
-            i++;
-            continue;
-        }
-        if (b >= 0xC2 && b <= 0xDF) {
-            n = 1;
-            cp = b & 0x1Fu;
-            min = 0x80;
-        } else if (b >= 0xE0 && b <= 0xEF) {
-            n = 2;
-            cp = b & 0x0Fu;
-            min = 0x800;
-        } else if (b >= 0xF0 && b <= 0xF4) {
-            n = 3;
-            cp = b & 0x07u;
-            min = 0x10000;
-        } else {
+        size_t n = utf8_next(s, len, i, &cp);
+        if (n == 0) {
             return false;
         }
-        if (len - i <= n) {
-            return false;
-        }
-        for (size_t k = 1; k <= n; k++) {
-            if ((s[i + k] & 0xC0) != 0x80) {
-                return false;
-            }
-            cp = (cp << 6) | (s[i + k] & 0x3Fu);
-        }
-        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-            return false;
-        }
-        i += n + 1;
+        i += n;
     }
     return true;
+}
+
+/* General Category Cf (Other, format), Unicode 15.1, from
+ * https://www.unicode.org/Public/15.1.0/ucd/extracted/DerivedGeneralCategory.txt
+ * (170 code points). Sorted, inclusive; a later Unicode version may add
+ * rows. These are the characters that change how neighbouring text is shown
+ * without showing themselves: bidi embeddings, overrides and isolates
+ * (U+202A-202E, U+2066-2069), marks (U+200E/200F, U+061C), zero-width
+ * characters (U+200B-200D, U+2060, U+FEFF), the soft hyphen and tags. */
+static const struct {
+    uint32_t lo, hi;
+} format_ranges[] = {
+    {0x00AD, 0x00AD},   {0x0600, 0x0605},   {0x061C, 0x061C},   {0x06DD, 0x06DD},
+    {0x070F, 0x070F},   {0x0890, 0x0891},   {0x08E2, 0x08E2},   {0x180E, 0x180E},
+    {0x200B, 0x200F},   {0x202A, 0x202E},   {0x2060, 0x2064},   {0x2066, 0x206F},
+    {0xFEFF, 0xFEFF},   {0xFFF9, 0xFFFB},   {0x110BD, 0x110BD}, {0x110CD, 0x110CD},
+    {0x13430, 0x1343F}, {0x1BCA0, 0x1BCA3}, {0x1D173, 0x1D17A}, {0xE0001, 0xE0001},
+    {0xE0020, 0xE007F},
+};
+
+bool pv_unicode_is_format(uint32_t cp)
+{
+    size_t lo = 0;
+    size_t hi = PV_ARRAY_LEN(format_ranges);
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cp < format_ranges[mid].lo) {
+            hi = mid;
+        } else if (cp > format_ranges[mid].hi) {
+            lo = mid + 1;
+        } else {
+            return true;
+        }
+    }
+    return false;
+}
+
+enum pv_text_verdict pv_text_check(const unsigned char *s, size_t len, uint32_t *cp, size_t *off)
+{
+    size_t i = 0;
+
+    while (i < len) {
+        uint32_t c = 0;
+        size_t n = utf8_next(s, len, i, &c);
+        if (n == 0) {
+            *cp = 0;
+            *off = i;
+            return PV_TEXT_BAD_UTF8;
+        }
+        if (pv_unicode_is_format(c)) {
+            *cp = c;
+            *off = i;
+            return PV_TEXT_FORMAT_CHAR;
+        }
+        i += n;
+    }
+    *cp = 0;
+    *off = len;
+    return PV_TEXT_OK;
 }

@@ -12,4 +12,19 @@
  * them check separately). */
 bool pv_utf8_valid(const unsigned char *s, size_t len);
 
+/* Whether 'cp' is of Unicode General Category Cf (format characters:
+ * bidi controls, zero-width characters, ...); the table is in pv_text.c. */
+bool pv_unicode_is_format(uint32_t cp);
+
+enum pv_text_verdict {
+    PV_TEXT_OK,
+    PV_TEXT_BAD_UTF8,    /* not strict UTF-8 at byte '*off' */
+    PV_TEXT_FORMAT_CHAR, /* code point '*cp' (General Category Cf) at byte '*off' */
+};
+
+/* Text a reviewer will read: strict UTF-8 without format characters. 's'
+ * is borrowed; '*cp' and '*off' name the first offence ('*off' = len when
+ * OK). */
+enum pv_text_verdict pv_text_check(const unsigned char *s, size_t len, uint32_t *cp, size_t *off);
+
 #endif

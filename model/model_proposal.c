@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/pv_text.h"
 #include "model/model_int.h"
 
 static const struct model_mark no_mark = {0, 0};
@@ -113,6 +114,58 @@ static bool has_control(const char *s)
         }
     }
     return false;
+}
+
+/* Every string of a proposal is text a reviewer reads: rule names, the
+ * intent summary, hosts, paths, binaries, methods and keys. A Unicode format
+ * character (General Category Cf: bidi overrides and isolates, zero-width
+ * characters, ...) shows nothing itself but can reorder or hide what is shown
+ * beside it - U+202E in a rule name shows the endpoint next to it reversed -
+ * so one anywhere, or text that is not strict UTF-8, refuses the proposal
+ * with the field's path and the code point. 'path' is the field's path so
+ * far; returns the number of diagnostics added. */
+static size_t refuse_invisible(struct model_diags *d, const char *file, const struct model_node *n,
+                               char *path, size_t cap)
+{
+    size_t used = strlen(path);
+    size_t bad = 0;
+
+    if (n->kind == MODEL_NODE_SCALAR) {
+        uint32_t cp = 0;
+        size_t off = 0;
+        switch (pv_text_check((const unsigned char *)n->scalar, n->scalar_len, &cp, &off)) {
+        case PV_TEXT_OK:
+            return 0;
+        case PV_TEXT_BAD_UTF8:
+            model_node_diag(d, file, n->mark, "%s is not valid UTF-8 (byte %zu)",
+                            path[0] != '\0' ? path : "proposal", off);
+            return 1;
+        case PV_TEXT_FORMAT_CHAR:
+            model_node_diag(d, file, n->mark, "%s contains U+%04X (a Unicode format character)",
+                            path[0] != '\0' ? path : "proposal", (unsigned)cp);
+            return 1;
+        }
+        return 1;
+    }
+    for (size_t i = 0; i < n->nitems; i++) {
+        const struct model_node *item = n->items[i];
+        if (n->kind == MODEL_NODE_MAP && i % 2 == 0) {
+            char key[64];
+            /* a key is checked as the text of its map, then names the value */
+            bad += refuse_invisible(d, file, item, path, cap);
+            model_node_printable(key, sizeof(key), item->scalar != NULL ? item->scalar : "",
+                                 item->scalar != NULL ? item->scalar_len : 0);
+            snprintf(path + used, cap - used, "%s%s", used > 0 ? "." : "", key);
+            continue;
+        }
+        if (n->kind == MODEL_NODE_SEQ) {
+            snprintf(path + used, cap - used, "[%zu]", i);
+        }
+        bad += refuse_invisible(d, file, item, path, cap);
+        path[used] = '\0';
+    }
+    path[used] = '\0';
+    return bad;
 }
 
 static void proposal_free_ops(struct model_proposal *pr)
@@ -468,6 +521,14 @@ static struct model_proposal *proposal_from_tree(const char *file, const struct 
         model_node_diag(diags, file, no_mark, "%s", pv_strerror(PV_ERR_NOMEM));
         pv_errno = PV_ERR_NOMEM;
         return NULL;
+    }
+    {
+        char path[256] = "";
+        if (refuse_invisible(diags, file, root, path, sizeof(path)) > 0) {
+            model_proposal_free(pr);
+            pv_errno = PV_ERR_POLICY;
+            return NULL;
+        }
     }
     if (load_top(pr, root, &ops, diags)) {
         pr->ops = pv_calloc(ops->nitems, sizeof(pr->ops[0]));

@@ -585,7 +585,7 @@ START_TEST(test_vec_lifecycle_round_trip)
         ck_assert_int_eq(json_integer_value(json_object_get(r.body, "cleared")), 1);
         json_decref(r.body);
         memset(&r, 0, sizeof(r));
-        advisor_chunk_list(w, "sb", NULL, &r);
+        advisor_chunk_list(w, "sb", NULL, true, &r);
         ck_assert_uint_eq(json_array_size(json_object_get(r.body, "chunks")), 0);
         json_decref(r.body);
     }
@@ -843,6 +843,65 @@ START_TEST(test_vec_l4_credential_finding)
 }
 END_TEST
 
+/* Issue #22: show, wait and list answer a sandbox's token (reviewer false)
+ * one agent view: no evidence, security_notes, rationale or proposed rule
+ * anywhere; the admin's list and show have them. */
+static void agent_view_is(const json_t *c, bool reviewer)
+{
+    static const char *const hidden[] = {"evidence", "security_notes", "rationale",
+                                         "proposed_rule"};
+
+    ck_assert_str_eq(str(c, "status"), "pending");
+    ck_assert_str_eq(str(c, "rule_name"), "gh_l4");
+    ck_assert(json_object_get(c, "validation_result") != NULL);
+    ck_assert(json_object_get(c, "rejection_reason") != NULL);
+    for (size_t i = 0; i < PV_ARRAY_LEN(hidden); i++) {
+        ck_assert_msg((json_object_get(c, hidden[i]) != NULL) == reviewer, "%s (reviewer %d)",
+                      hidden[i], reviewer);
+    }
+}
+
+START_TEST(test_vec_agent_view)
+{
+    static const char body[] =
+        "{\"intent_summary\":\"reach the GitHub API\",\"operations\":[{\"addRule\":{"
+        "\"ruleName\":\"gh_l4\",\"rule\":{\"endpoints\":[{\"host\":\"api.github.com\","
+        "\"port\":443}],\"binaries\":[{\"path\":\"/usr/bin/python3\"}]}}}]}";
+    char id[64];
+    json_t *j = submit_body("sb", NULL, body, 202);
+
+    snprintf(id, sizeof(id), "%s",
+             json_string_value(json_array_get(json_object_get(j, "accepted_chunk_ids"), 0)));
+    json_decref(j);
+    for (int reviewer = 0; reviewer < 2; reviewer++) {
+        struct httpd_reply r;
+        memset(&r, 0, sizeof(r));
+        advisor_chunk_list(w, "sb", NULL, reviewer != 0, &r);
+        ck_assert_uint_eq(r.status, 200);
+        ck_assert_uint_eq(json_array_size(json_object_get(r.body, "chunks")), 1);
+        agent_view_is(json_array_get(json_object_get(r.body, "chunks"), 0), reviewer != 0);
+        json_decref(r.body);
+        memset(&r, 0, sizeof(r));
+        advisor_chunk_show(w, "sb", id, reviewer != 0, &r);
+        ck_assert_uint_eq(r.status, 200);
+        agent_view_is(r.body, reviewer != 0);
+        if (reviewer != 0) {
+            ck_assert_str_eq(str(r.body, "rationale"), "reach the GitHub API");
+            ck_assert(json_is_object(json_object_get(r.body, "evidence")));
+        }
+        json_decref(r.body);
+    }
+    {
+        struct httpd_reply r;
+        memset(&r, 0, sizeof(r));
+        advisor_chunk_wait(w, "sb", id, 1, NULL, &r);
+        ck_assert_uint_eq(r.status, 200);
+        agent_view_is(r.body, false);
+        json_decref(r.body);
+    }
+}
+END_TEST
+
 /* Link-local and metadata destinations: the reference records a
  * link_local_reach finding; proviso refuses them at submission, stores
  * nothing, and says why. */
@@ -879,7 +938,7 @@ START_TEST(test_vec_link_local_refused)
         json_decref(j);
     }
     memset(&r, 0, sizeof(r));
-    advisor_chunk_list(w, "sb", NULL, &r);
+    advisor_chunk_list(w, "sb", NULL, true, &r);
     ck_assert_uint_eq(json_array_size(json_object_get(r.body, "chunks")), 0);
     json_decref(r.body);
 }
@@ -950,7 +1009,7 @@ START_TEST(test_vec_invalid_candidate_rejected)
                   "%s", reason);
     json_decref(j);
     memset(&r, 0, sizeof(r));
-    advisor_chunk_list(w, "sb", NULL, &r);
+    advisor_chunk_list(w, "sb", NULL, true, &r);
     ck_assert_uint_eq(json_array_size(json_object_get(r.body, "chunks")), 0);
     json_decref(r.body);
 }
@@ -1539,6 +1598,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_vec_empty_delta_needs_auto);
     tcase_add_test(t, test_vec_gateway_scope_auto);
     tcase_add_test(t, test_vec_l4_credential_finding);
+    tcase_add_test(t, test_vec_agent_view);
     tcase_add_test(t, test_vec_link_local_refused);
     tcase_add_test(t, test_vec_security_flagged_not_auto);
     tcase_add_test(t, test_vec_mechanistic_dedup_rechecks_edited_rule);

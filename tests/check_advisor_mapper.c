@@ -223,6 +223,30 @@ START_TEST(test_ingest_aggregates)
 }
 END_TEST
 
+/* A denial whose host holds a Unicode format character is dropped; one
+ * in the path only loses the sample (issue #22). */
+START_TEST(test_ingest_drops_format_chars)
+{
+    struct advisor a;
+    struct advisor_mapper *m;
+    struct httpd_reply r;
+    const char *body = "{\"events\":[{\"host\":\"a\\u202e.example.com\",\"port\":443,\"binary\":"
+                       "\"/usr/bin/curl\"},{\"host\":\"a.example.com\",\"port\":443,\"binary\":"
+                       "\"/usr/bin/curl\",\"method\":\"GET\",\"path\":\"/x\\u200b\"}]}";
+
+    memset(&a, 0, sizeof(a));
+    m = advisor_mapper_new(&a, 1000, false);
+    ck_assert_ptr_nonnull(m);
+    memset(&r, 0, sizeof(r));
+    advisor_mapper_ingest(m, "sb", body, strlen(body), &r);
+    ck_assert_uint_eq(r.status, 202);
+    ck_assert_int_eq(json_integer_value(json_object_get(r.body, "accepted")), 1);
+    ck_assert_int_eq(json_integer_value(json_object_get(r.body, "dropped")), 1);
+    json_decref(r.body);
+    advisor_mapper_free(m);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("advisor_mapper");
@@ -237,6 +261,7 @@ int main(void)
     tcase_add_test(t, test_l4_without_samples);
     tcase_add_test(t, test_never_blocked_or_binaryless);
     tcase_add_test(t, test_ingest_aggregates);
+    tcase_add_test(t, test_ingest_drops_format_chars);
     suite_add_tcase(s, t);
     r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);

@@ -49,6 +49,69 @@ START_TEST(utf8_table)
 }
 END_TEST
 
+/* The Cf table's edges: each range's first and last code point, and the
+ * neighbours just outside it (Unicode 15.1 General Category). */
+static const struct {
+    uint32_t cp;
+    bool format;
+} cf_rows[] = {
+    {0x00AC, false},  {0x00AD, true},   {0x00AE, false},   {0x05FF, false},  {0x0600, true},
+    {0x0605, true},   {0x0606, false},  {0x061B, false},   {0x061C, true},   {0x061D, false},
+    {0x06DD, true},   {0x070F, true},   {0x088F, false},   {0x0890, true},   {0x0891, true},
+    {0x0892, false},  {0x08E2, true},   {0x180E, true},    {0x200A, false},  {0x200B, true},
+    {0x200D, true},   {0x200E, true},   {0x200F, true},    {0x2010, false},  {0x2029, false},
+    {0x202A, true},   {0x202E, true},   {0x202F, false},   {0x205F, false},  {0x2060, true},
+    {0x2064, true},   {0x2065, false},  {0x2066, true},    {0x2069, true},   {0x206F, true},
+    {0x2070, false},  {0xFEFE, false},  {0xFEFF, true},    {0xFF00, false},  {0xFFF8, false},
+    {0xFFF9, true},   {0xFFFB, true},   {0xFFFC, false},   {0x110BD, true},  {0x110CD, true},
+    {0x1342F, false}, {0x13430, true},  {0x1343F, true},   {0x13440, false}, {0x1BC9F, false},
+    {0x1BCA0, true},  {0x1BCA3, true},  {0x1BCA4, false},  {0x1D172, false}, {0x1D173, true},
+    {0x1D17A, true},  {0x1D17B, false}, {0xE0000, false},  {0xE0001, true},  {0xE0002, false},
+    {0xE001F, false}, {0xE0020, true},  {0xE007F, true},   {0xE0080, false}, {0x0000, false},
+    {0x0041, false},  {0x00E9, false},  {0x10FFFF, false},
+};
+
+START_TEST(cf_table)
+{
+    ck_assert_msg(pv_unicode_is_format(cf_rows[_i].cp) == cf_rows[_i].format, "U+%04X",
+                  (unsigned)cf_rows[_i].cp);
+}
+END_TEST
+
+static const struct {
+    const char *s;
+    enum pv_text_verdict want;
+    uint32_t cp;
+    size_t off;
+} text_rows[] = {
+    {"", PV_TEXT_OK, 0, 0},
+    {"gh_api caf\xc3\xa9", PV_TEXT_OK, 0, 12},
+    {"a\xe2\x80\xae"
+     "b",
+     PV_TEXT_FORMAT_CHAR, 0x202E, 1},                      /* RIGHT-TO-LEFT OVERRIDE */
+    {"ab\xe2\x80\x8b", PV_TEXT_FORMAT_CHAR, 0x200B, 2},    /* ZERO WIDTH SPACE */
+    {"\xef\xbb\xbfx", PV_TEXT_FORMAT_CHAR, 0xFEFF, 0},     /* BOM */
+    {"x\xe2\x81\xa6", PV_TEXT_FORMAT_CHAR, 0x2066, 1},     /* LEFT-TO-RIGHT ISOLATE */
+    {"\xf3\xa0\x80\x81", PV_TEXT_FORMAT_CHAR, 0xE0001, 0}, /* LANGUAGE TAG */
+    {"\xc2\xad", PV_TEXT_FORMAT_CHAR, 0x00AD, 0},          /* SOFT HYPHEN */
+    {"ok\xc0\xaf", PV_TEXT_BAD_UTF8, 0, 2},                /* overlong */
+    {"\xed\xa0\x80", PV_TEXT_BAD_UTF8, 0, 0},              /* surrogate */
+    {"abc\xe2\x80", PV_TEXT_BAD_UTF8, 0, 3},               /* truncated */
+};
+
+START_TEST(text_check_table)
+{
+    uint32_t cp = 1;
+    size_t off = 99;
+    const char *s = text_rows[_i].s;
+
+    ck_assert_int_eq(pv_text_check((const unsigned char *)s, strlen(s), &cp, &off),
+                     text_rows[_i].want);
+    ck_assert_uint_eq(cp, text_rows[_i].cp);
+    ck_assert_uint_eq(off, text_rows[_i].off);
+}
+END_TEST
+
 static const struct {
     const char *s;
     uint64_t max;
@@ -398,6 +461,8 @@ int main(void)
     int failed;
 
     tcase_add_loop_test(tc, utf8_table, 0, (int)PV_ARRAY_LEN(utf8_rows));
+    tcase_add_loop_test(tc, cf_table, 0, (int)PV_ARRAY_LEN(cf_rows));
+    tcase_add_loop_test(tc, text_check_table, 0, (int)PV_ARRAY_LEN(text_rows));
     tcase_add_loop_test(tc, parse_u64_table, 0, (int)PV_ARRAY_LEN(num_rows));
     tcase_add_test(tc, dynbuf_cap);
     tcase_add_test(tc, error_table);

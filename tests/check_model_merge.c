@@ -200,6 +200,56 @@ static const struct prop_case prop_cases[] = {
      "\"a.example.com\",\"port\":443,\"protocol\":\"rest\",\"enforcement\":\"enforce\","
      "\"rules\":[{\"allow\":{\"method\":\"G T\",\"path\":\"/x\"}}]}]," BIN_CURL "}}}]}",
      "invalid method"},
+    /* Unicode format characters (General Category Cf) and malformed UTF-8
+     * anywhere a reviewer reads (issue #22): refused with the field's path
+     * and the code point. */
+    {"rlo_in_rule_name",
+     "{\"operations\":[{\"addRule\":{\"ruleName\":\"gh\xe2\x80\xae\",\"rule\":{"
+     "\"endpoints\":[" EP_OK "]," BIN_CURL "}}}]}",
+     "p.json:1:39: operations[0].addRule.ruleName contains U+202E (a Unicode format character)"},
+    {"zwsp_in_rule_name",
+     "{\"operations\":[{\"addRule\":{\"ruleName\":\"g\\u200bh\",\"rule\":{"
+     "\"endpoints\":[" EP_OK "]," BIN_CURL "}}}]}",
+     "operations[0].addRule.ruleName contains U+200B (a Unicode format character)"},
+    {"rlo_in_intent",
+     "{\"intent_summary\":\"read \\u202egro.elpmaxe\",\"operations\":[{\"addRule\":{"
+     "\"ruleName\":\"r\",\"rule\":{\"endpoints\":[" EP_OK "]," BIN_CURL "}}}]}",
+     "intent_summary contains U+202E (a Unicode format character)"},
+    {"zwsp_in_host",
+     "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"rule\":{\"endpoints\":[{\"host\":"
+     "\"a\\u200b.example.com\",\"port\":443}]," BIN_CURL "}}}]}",
+     "operations[0].addRule.rule.endpoints[0].host contains U+200B (a Unicode format "
+     "character)"},
+    {"rlo_in_path",
+     "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"rule\":{\"endpoints\":[{\"host\":"
+     "\"a.example.com\",\"port\":443,\"protocol\":\"rest\",\"enforcement\":\"enforce\","
+     "\"rules\":[{\"allow\":{\"method\":\"GET\",\"path\":\"/x\\u202e/y\"}}]}]," BIN_CURL "}}}]}",
+     "operations[0].addRule.rule.endpoints[0].rules[0].allow.path contains U+202E"},
+    {"zwsp_in_path",
+     "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"rule\":{\"endpoints\":[{\"host\":"
+     "\"a.example.com\",\"port\":443,\"protocol\":\"rest\",\"enforcement\":\"enforce\","
+     "\"rules\":[{\"allow\":{\"method\":\"GET\",\"path\":\"/x\\u200b\"}}]}]," BIN_CURL "}}}]}",
+     "rules[0].allow.path contains U+200B"},
+    {"bom_in_binary",
+     "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"rule\":{\"endpoints\":[" EP_OK
+     "],\"binaries\":[{\"path\":\"/usr/bin/\\ufeffcurl\"}]}}}]}",
+     "operations[0].addRule.rule.binaries[0].path contains U+FEFF"},
+    {"lri_in_key",
+     "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\",\"rule\":{\"endpoints\":[" EP_OK
+     "]," BIN_CURL ",\"\\u2066x\":1}}}]}",
+     "operations[0].addRule.rule contains U+2066"},
+    {"tag_in_rule_name",
+     "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\\udb40\\udc01\",\"rule\":{"
+     "\"endpoints\":[" EP_OK "]," BIN_CURL "}}}]}",
+     "ruleName contains U+E0001"},
+    {"bad_utf8_in_rule_name",
+     "{\"operations\":[{\"addRule\":{\"ruleName\":\"r\xc0\xaf\",\"rule\":{"
+     "\"endpoints\":[" EP_OK "]," BIN_CURL "}}}]}",
+     "p.json:1:"},
+    {"non_format_unicode_loads",
+     "{\"intent_summary\":\"caf\xc3\xa9 \\u00a0\\u05d0\",\"operations\":[{\"addRule\":{"
+     "\"ruleName\":\"caf\\u00e9\",\"rule\":{\"endpoints\":[" EP_OK "]," BIN_CURL "}}}]}",
+     NULL},
 };
 
 START_TEST(test_proposal_validation)

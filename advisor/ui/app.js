@@ -5,6 +5,9 @@
 //  - everything a proposal carries was written by an agent: it reaches the
 //    page only through textContent (el() below), never through an HTML
 //    parser (no markup-string sinks anywhere in this file);
+//  - every string el() writes sits in its own <bdi dir="ltr"> (text()
+//    below), so a bidi control or other Unicode format character that got
+//    past the advisor's refusal cannot reorder the text beside it;
 //  - the admin token lives in sessionStorage and travels only as an
 //    Authorization: Bearer header on this origin's API (no cookies:
 //    credentials 'omit');
@@ -28,7 +31,17 @@
 
     const $ = (id) => document.getElementById(id);
 
-    // Build an element; every string child becomes a text node.
+    // A string as an isolated run: a <bdi dir="ltr"> holding one text node.
+    // The isolate keeps bidi controls inside it from reaching the text
+    // around it (docs/security.md#invisible-characters).
+    function text(s) {
+        const b = document.createElement('bdi');
+        b.setAttribute('dir', 'ltr');
+        b.textContent = String(s);
+        return b;
+    }
+
+    // Build an element; every string child becomes an isolated text run.
     function el(tag, attrs, ...children) {
         const e = document.createElement(tag);
         for (const [k, v] of Object.entries(attrs || {})) {
@@ -36,7 +49,7 @@
                 continue;
             }
             if (k === 'text') {
-                e.textContent = String(v);
+                e.replaceChildren(text(v));
             } else if (k === 'onclick') {
                 e.addEventListener('click', v);
             } else {
@@ -47,7 +60,7 @@
             if (c === null || c === undefined || c === false) {
                 continue;
             }
-            e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+            e.append(c instanceof Node ? c : text(c));
         }
         return e;
     }
@@ -60,11 +73,11 @@
     // Messages
     // ---------------------------------------------------------------------
 
-    function say(kind, text) {
+    function say(kind, message) {
         const m = $('message');
-        m.textContent = text;
+        m.replaceChildren(message === '' ? '' : text(message));
         m.className = kind;
-        m.hidden = text === '';
+        m.hidden = message === '';
     }
 
     class ApiError extends Error {
@@ -208,7 +221,7 @@
         if (value instanceof Node) {
             dd.append(value);
         } else {
-            dd.textContent = value === null || value === undefined || value === '' ? 'none' : String(value);
+            dd.replaceChildren(text(value === null || value === undefined || value === '' ? 'none' : value));
         }
         dl.append(dd);
     }
@@ -226,8 +239,8 @@
             ((g.credentials || []).length ? '; credentials ' + g.credentials.join(', ') : '')).join('\n');
     }
 
-    function pre(text, cls) {
-        return el('pre', { class: cls, text: text === '' ? '(empty)' : text });
+    function pre(s, cls) {
+        return el('pre', { class: cls, text: s === '' ? '(empty)' : s });
     }
 
     // ---------------------------------------------------------------------
@@ -314,7 +327,7 @@
             }
             throw e;
         }
-        $('proposals-title').textContent = 'Proposals of ' + state.sandbox;
+        $('proposals-title').replaceChildren('Proposals of ', text(state.sandbox));
         ul.replaceChildren();
         const chunks = (list.chunks || []).filter((c) =>
             !undecidedOnly || c.status === 'pending' || c.status === 'suspended');
@@ -782,7 +795,7 @@
                 if (e instanceof ApiError && e.status === 401) {
                     return;
                 }
-                $('live').textContent = 'live updates interrupted (' + describe(e) + '); retrying';
+                $('live').replaceChildren('live updates interrupted (', text(describe(e)), '); retrying');
                 await sleep(e instanceof ApiError && e.status === 503 ? 5000 : 2000);
             }
         }

@@ -114,6 +114,22 @@ eq "credentialed write: finding" "$(jf .validation_result)" "prover: 1 new findi
 eq "reviewer sees the prover's answer" "$(jf .evidence.prover.verdict)" findings
 has "reviewer sees the diff" "$(jf .evidence.diff)" "+      - allow:"
 
+# Issue #22: the sandbox's own token reads one agent view on every route it
+# may call - no evidence (credential names and scopes), security notes,
+# rationale or proposed rule anywhere - while the admin's list has them.
+hidden='[.. | objects | keys[] | select(. == "evidence" or . == "security_notes" or . == "rationale" or . == "proposed_rule")] | length'
+api GET /v1/sandboxes/sb1/proposals "" "$T1"
+eq "agent list: 200" "$STATUS" 200
+eq "agent list has no reviewer-only key" "$(jf "$hidden")" 0
+eq "agent list keeps status" "$(jf ".chunks[] | select(.chunk_id == \"$C2\") | .status")" pending
+has "agent list keeps the verdict" "$(jf ".chunks[] | select(.chunk_id == \"$C2\") | .validation_result")" "capability_expansion"
+api GET "/v1/sandboxes/sb1/proposals/$C2" "" "$T1"
+eq "agent show has no reviewer-only key" "$(jf "$hidden")" 0
+api GET "/v1/sandboxes/sb1/proposals/$C2/wait?timeout=1" "" "$T1"
+eq "agent wait has no reviewer-only key" "$(jf "$hidden")" 0
+api GET /v1/sandboxes/sb1/proposals
+eq "admin list has evidence" "$(jf ".chunks[] | select(.chunk_id == \"$C2\") | .evidence.prover.verdict")" findings
+
 # Security notes block auto-approval although the delta is empty.
 api POST /v1/sandboxes/sb1/proposals "$(proposal db example.com 5432 GET /x)" "$T1"
 C3=$(jf '.accepted_chunk_ids[0]')
@@ -136,6 +152,31 @@ api POST /v1/sandboxes/sb1/proposals '{"operations":[]}' "$T1"
 eq "no operations: 400" "$(jf .detail)" "proposal requires at least one operation"
 api POST /v1/sandboxes/sb1/proposals "$(proposal q example.com 443 GET '/a?x=1')" "$T1"
 eq "query in path: 400" "$STATUS" 400
+
+# Unicode format characters (issue #22): U+202E (RIGHT-TO-LEFT OVERRIDE) or
+# U+200B (ZERO WIDTH SPACE) in the rule name, the rationale, a path or a host
+# is refused, naming the field and the code point; nothing is stored.
+for cp in 202e 200b; do
+    U=$(printf '"\\u%s"' "$cp" | jq -r .)
+    CP=$(printf 'U+%s' "$cp" | tr a-f A-F)
+    api POST /v1/sandboxes/sb1/proposals "$(proposal "gh$U" example.com 443 GET /x)" "$T1"
+    eq "$CP in rule name: 400" "$STATUS $(jf .error)" "400 invalid_proposal"
+    has "$CP in rule name: located" "$(jf '.diagnostics | join("\n")')" "operations[0].addRule.ruleName contains $CP (a Unicode format character)"
+    api POST /v1/sandboxes/sb1/proposals "$(proposal gh example.com 443 GET /x | jq -c --arg u "$U" '.intent_summary += $u')" "$T1"
+    eq "$CP in rationale: 400" "$STATUS" 400
+    has "$CP in rationale: located" "$(jf '.diagnostics[0]')" "proposal:1:"
+    has "$CP in rationale: named" "$(jf .detail)" "intent_summary contains $CP"
+    api POST /v1/sandboxes/sb1/proposals "$(proposal gh example.com 443 GET "/x${U}y")" "$T1"
+    eq "$CP in path: 400" "$STATUS" 400
+    has "$CP in path: named" "$(jf .detail)" "rules[0].allow.path contains $CP"
+    api POST /v1/sandboxes/sb1/proposals "$(proposal gh "exa${U}mple.com" 443 GET /x)" "$T1"
+    eq "$CP in host: 400" "$STATUS" 400
+    has "$CP in host: named" "$(jf .detail)" "endpoints[0].host contains $CP"
+done
+# Malformed UTF-8 (an overlong '/') is refused too, located.
+api POST /v1/sandboxes/sb1/proposals "$(proposal gh example.com 443 GET /x | sed "s/\"ruleName\":\"gh\"/\"ruleName\":\"gh$(printf '\300\257')\"/")" "$T1"
+eq "malformed UTF-8: 400" "$STATUS $(jf .error)" "400 invalid_proposal"
+has "malformed UTF-8: located" "$(jf '.diagnostics[0]')" "proposal:1:"
 
 # --- the sandbox-token boundary ----------------------------------------------
 api GET "/v1/sandboxes/sb1/proposals/$C2" "" "$T2"
@@ -198,6 +239,9 @@ eq "reject approved: rejected" "$(jf .status)" rejected
 eq "reject approved removes the grant" "$(jf .policy_hash)" "$HB"
 api GET "/v1/sandboxes/sb1/proposals/$C2/wait?timeout=1" "" "$T1"
 eq "agent reads the reason" "$(jf .rejection_reason)" "too broad:narrow it to docs/"
+api POST "/v1/sandboxes/sb1/proposals/$C2/reject" '{"reason":"fine \u202eok"}'
+eq "reason with U+202E: 400" "$STATUS $(jf .error)" "400 invalid_request"
+has "reason with U+202E: named" "$(jf .detail)" "reason contains U+202E (a Unicode format character)"
 eq "wait on a decided chunk is immediate" "$(jf 'has("timed_out")')" false
 api POST "/v1/sandboxes/sb1/proposals/$C2/reject" '{}'
 eq "reject a rejected chunk: 409" "$STATUS" 409

@@ -271,6 +271,27 @@ async function main() {
             'no element carries an onerror attribute');
         check(await page.evaluate(() => window.__pwned === undefined && document.title !== 'pwned'),
             'the injected handler never ran');
+        // Every string the page wrote is its own left-to-right isolate, so a
+        // bidi control in agent text cannot reorder its neighbours (issue #22).
+        check(await page.evaluate(() => {
+            const b = document.querySelector('#detail h2 .rule > bdi[dir="ltr"]');
+            return b !== null && getComputedStyle(b).unicodeBidi === 'isolate';
+        }), 'the rule name is a <bdi dir="ltr"> isolate');
+        {
+            const loose = await page.evaluate(() => {
+                const out = [];
+                for (const root of document.querySelectorAll('#detail, #proposals, #sandboxes')) {
+                    const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+                    for (let n = walk.nextNode(); n !== null; n = walk.nextNode()) {
+                        if (n.textContent.trim() !== '' && n.parentElement.closest('bdi[dir="ltr"]') === null) {
+                            out.push(n.textContent);
+                        }
+                    }
+                }
+                return out;
+            });
+            check(loose.length === 0, `every text run in the inbox is isolated (${JSON.stringify(loose.slice(0, 5))})`);
+        }
         await shot(page, 'xss-as-text');
 
         // 8. Reject: a reason is required, then the chunk is rejected.
