@@ -464,10 +464,10 @@
         const marks = el('span', { class: 'breadth' }, '[');
         ['binary', 'host', 'route', 'methods'].forEach((k, i) => {
             const v = b[k] === undefined ? '?' : String(b[k]);
-            marks.append(i ? ', ' : '', el('span', { class: 'mark' + (WIDE[k].includes(v) ? ' wide' : ''),
+            marks.append(text(i ? ', ' : ''), el('span', { class: 'mark' + (WIDE[k].includes(v) ? ' wide' : ''),
                 'data-dim': k, text: k + ': ' + v }));
         });
-        marks.append(']');
+        marks.append(text(']'));
         const extra = ['rule ' + (g.rule || '-')];
         if (Array.isArray(g.credentials) && g.credentials.length) {
             extra.push('credentials in scope: ' + g.credentials.join(', '));
