@@ -302,9 +302,10 @@ pv_result advisor_audit_store_state(struct store *st, json_t **out) PV_WUR;
 /* The start-up check (docs/audit.md#state): one pass over the records
  * gives the state the chain implies; each disagreement with the store is
  * logged ("sandbox S chunk C: the store says X, the chain says Y (record
- * seq N)") and counted into 'disagreements'. Fails only when the store
- * cannot be read. */
-pv_result advisor_audit_check_state(struct store *st, size_t *disagreements) PV_WUR;
+ * seq N)") and counted into 'disagreements'; the records read into
+ * 'records'. Fails only when the store cannot be read. */
+pv_result advisor_audit_check_state(struct store *st, size_t *records,
+                                    size_t *disagreements) PV_WUR;
 /* "[version:vN hash:sha256:H]" style suffix pieces. */
 void advisor_event_suffix(char *buf, size_t len, int64_t rev, const char *hash);
 

@@ -339,6 +339,7 @@ pv_result advisor_audit_store_state(struct store *st, json_t **out)
 
 struct fold_ctx {
     json_t *implied;
+    size_t n;
     bool bad; /* out of memory, or a record that does not parse */
 };
 
@@ -350,6 +351,7 @@ static void fold_one(void *arg, const struct store_event *e)
     if (rec == NULL || !pv_ok(audit_state_fold(x->implied, rec))) {
         x->bad = true;
     }
+    x->n++;
     json_decref(rec);
 }
 
@@ -367,12 +369,13 @@ static void log_disagreement(void *arg, const char *sandbox, const char *chunk,
                  chain_says, at);
 }
 
-pv_result advisor_audit_check_state(struct store *st, size_t *disagreements)
+pv_result advisor_audit_check_state(struct store *st, size_t *records, size_t *disagreements)
 {
-    struct fold_ctx x = {audit_state_new(), false};
+    struct fold_ctx x = {audit_state_new(), 0, false};
     json_t *actual = NULL;
     pv_result r;
 
+    *records = 0;
     *disagreements = 0;
     PV_ENSURE(x.implied != NULL, PV_ERR_NOMEM);
     r = store_begin_read(st);
@@ -387,6 +390,7 @@ pv_result advisor_audit_check_state(struct store *st, size_t *disagreements)
     }
     store_rollback(st);
     if (pv_ok(r)) {
+        *records = x.n;
         *disagreements = audit_state_compare(x.implied, actual, log_disagreement, NULL);
     }
     json_decref(actual);

@@ -8,6 +8,6 @@ tests_check_audit_chain_SOURCES = tests/check_audit_chain.c
 tests_check_audit_chain_CFLAGS = $(TEST_CFLAGS) $(CRYPTO_CFLAGS)
 tests_check_audit_chain_LDADD = $(AUDIT_LIBS) $(CHECK_LIBS)
 
-AUDIT_E2E = tests/e2e/audit_chain.sh tests/e2e/audit_durability.sh
+AUDIT_E2E = tests/e2e/audit_chain.sh tests/e2e/audit_durability.sh tests/e2e/audit_tamper.sh
 TESTS += $(AUDIT_E2E)
 EXTRA_DIST += $(AUDIT_E2E)
