@@ -346,7 +346,12 @@ struct fold_ctx {
 static void fold_one(void *arg, const struct store_event *e)
 {
     struct fold_ctx *x = arg;
-    json_t *rec = x->bad ? NULL : json_loads(e->record, 0, NULL);
+    json_t *rec;
+
+    if (e->record[0] == '\0') {
+        return; /* unsealed (--test-no-audit-chain after sealed records): no record */
+    }
+    rec = x->bad ? NULL : json_loads(e->record, 0, NULL);
 
     if (rec == NULL || !pv_ok(audit_state_fold(x->implied, rec))) {
         x->bad = true;
