@@ -307,8 +307,7 @@ pv_result advisor_audit_store_state(struct store *st, json_t **out)
         json_t *sb;
 
         memset(&rev, 0, sizeof(rev));
-        r = chunks != NULL ? store_rev_latest(st, l.ids[i], &rev)
-                           : pv_fail(PV_ERR_NOMEM, __func__);
+        r = chunks != NULL ? store_rev_latest(st, l.ids[i], &rev) : pv_fail(PV_ERR_NOMEM, __func__);
         if (!pv_ok(r) && r.err == PV_ERR_NOTFOUND) {
             r = PV_RESULT_OK; /* a sandbox without a revision: version 0 */
         }
@@ -370,8 +369,8 @@ static void log_disagreement(void *arg, const char *sandbox, const char *chunk,
         snprintf(at, sizeof(at), " (record seq %lld)", (long long)seq);
     }
     pv_log_warnx("audit: sandbox %s%s%s: the store says %s, the chain says %s%s", sandbox,
-                 chunk != NULL ? " chunk " : "", chunk != NULL ? chunk : "", store_says,
-                 chain_says, at);
+                 chunk != NULL ? " chunk " : "", chunk != NULL ? chunk : "", store_says, chain_says,
+                 at);
 }
 
 pv_result advisor_audit_check_state(struct store *st, size_t *records, size_t *disagreements)

@@ -675,7 +675,8 @@ static void state_disagrees(void *arg, const char *sandbox, const char *chunk,
             line = x->recs[i].no;
         }
     }
-    fail(x->r, line, seq, "the store disagrees with the chain: sandbox %s%s%s: the store says %s, "
+    fail(x->r, line, seq,
+         "the store disagrees with the chain: sandbox %s%s%s: the store says %s, "
          "the chain says %s",
          sandbox, chunk != NULL ? " chunk " : "", chunk != NULL ? chunk : "", store_says,
          chain_says);
@@ -684,8 +685,7 @@ static void state_disagrees(void *arg, const char *sandbox, const char *chunk,
 /* docs/audit.md#state: a whole-chain export's header carries the store's
  * state at the export; the records must imply exactly that state. An
  * export from 'since' > 0 lacks the records before it: not checked. */
-static void check_state(const json_t *h, const struct vrec *recs, size_t n,
-                        struct audit_report *r)
+static void check_state(const json_t *h, const struct vrec *recs, size_t n, struct audit_report *r)
 {
     const json_t *actual = json_object_get(h, "state");
     struct state_ctx x = {r, recs, n, 0};
@@ -719,7 +719,8 @@ static void check_state(const json_t *h, const struct vrec *recs, size_t n,
 json_t *audit_header(const char *buf, size_t len)
 {
     const char *nl = memchr(buf, '\n', len);
-    json_t *h = json_loadb(buf, nl != NULL ? (size_t)(nl - buf) : len, JSON_REJECT_DUPLICATES, NULL);
+    json_t *h =
+        json_loadb(buf, nl != NULL ? (size_t)(nl - buf) : len, JSON_REJECT_DUPLICATES, NULL);
 
     if (!json_is_object(h)) {
         json_decref(h);

@@ -138,8 +138,8 @@ static const char *const *peer_lookup(void *arg, const char *name)
     return (const char *const *)out;
 }
 
-static void set_bad(struct cli_recompute *out, const json_t *rec, size_t line, const char *fmt,
-                    ...) __attribute__((format(printf, 4, 5)));
+static void set_bad(struct cli_recompute *out, const json_t *rec, size_t line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 static void set_bad(struct cli_recompute *out, const json_t *rec, size_t line, const char *fmt, ...)
 {

@@ -450,7 +450,8 @@ static int cmd_verify(struct aargs *x)
                       (json_int_t)r.records, "blobs", (json_int_t)r.blobs, "first_seq",
                       (json_int_t)r.first_seq, "last_seq", (json_int_t)r.last_seq, "head", r.head);
         if (j != NULL) {
-            json_object_set_new(j, "revisions_recomputed", json_integer((json_int_t)rc_out.recomputed));
+            json_object_set_new(j, "revisions_recomputed",
+                                json_integer((json_int_t)rc_out.recomputed));
             json_object_set_new(j, "revisions_not_recomputable",
                                 json_integer((json_int_t)rc_out.legacy));
             json_object_set_new(j, "state_checked", json_boolean(r.state_checked));

@@ -36,28 +36,31 @@ static const struct {
     const char *words; /* in the first disagreement; NULL when none */
 } fold_rows[] = {
     {"created only", CREATED, "{\"s\":{\"version\":1,\"hash\":\"h1\",\"chunks\":{}}}", 0, NULL},
-    {"approved", CREATED REC(2, "PROPOSED", "{\"chunk_id\":\"a\"}")
+    {"approved",
+     CREATED REC(2, "PROPOSED", "{\"chunk_id\":\"a\"}")
          REC(3, "APPROVED", "{\"chunk_id\":\"a\",\"version\":2,\"hash\":\"h2\"}"),
      "{\"s\":{\"version\":2,\"hash\":\"h2\",\"chunks\":{\"a\":\"approved\"}}}", 0, NULL},
-    {"flipped chunk", CREATED REC(2, "PROPOSED", "{\"chunk_id\":\"a\"}")
-         REC(3, "REJECTED", "{\"chunk_id\":\"a\"}"),
+    {"flipped chunk",
+     CREATED REC(2, "PROPOSED", "{\"chunk_id\":\"a\"}") REC(3, "REJECTED", "{\"chunk_id\":\"a\"}"),
      "{\"s\":{\"version\":1,\"hash\":\"h1\",\"chunks\":{\"a\":\"approved\"}}}", 1,
      "a|approved|rejected|3"},
     {"revision rewritten", CREATED, "{\"s\":{\"version\":2,\"hash\":\"hx\",\"chunks\":{}}}", 1,
      "-|revision v2 hash hx|revision v1 hash h1|1"},
-    {"undo", CREATED REC(2, "PROPOSED", "{\"chunk_id\":\"a\"}")
+    {"undo",
+     CREATED REC(2, "PROPOSED", "{\"chunk_id\":\"a\"}")
          REC(3, "APPROVED", "{\"chunk_id\":\"a\",\"version\":2,\"hash\":\"h2\"}")
              REC(4, "REMOVED", "{\"chunk_id\":\"a\",\"version\":3,\"hash\":\"h1\"}"),
      "{\"s\":{\"version\":3,\"hash\":\"h1\",\"chunks\":{\"a\":\"pending\"}}}", 0, NULL},
-    {"clear deletes the pending", CREATED REC(2, "PROPOSED", "{\"chunk_id\":\"a\"}")
-         REC(3, "PROPOSED", "{\"chunk_id\":\"b\"}") REC(4, "REJECTED", "{\"chunk_id\":\"b\"}")
-             REC(5, "REMOVED", "{\"cleared\":1}"),
+    {"clear deletes the pending",
+     CREATED REC(2, "PROPOSED", "{\"chunk_id\":\"a\"}") REC(3, "PROPOSED", "{\"chunk_id\":\"b\"}")
+         REC(4, "REJECTED", "{\"chunk_id\":\"b\"}") REC(5, "REMOVED", "{\"cleared\":1}"),
      "{\"s\":{\"version\":1,\"hash\":\"h1\",\"chunks\":{\"b\":\"rejected\"}}}", 0, NULL},
-    {"a cleared chunk still in the store", CREATED REC(2, "PROPOSED", "{\"chunk_id\":\"a\"}")
-         REC(3, "REMOVED", "{\"cleared\":1}"),
+    {"a cleared chunk still in the store",
+     CREATED REC(2, "PROPOSED", "{\"chunk_id\":\"a\"}") REC(3, "REMOVED", "{\"cleared\":1}"),
      "{\"s\":{\"version\":1,\"hash\":\"h1\",\"chunks\":{\"a\":\"pending\"}}}", 1,
      "a|pending|deleted|3"},
-    {"suspended", CREATED REC(2, "PROPOSED", "{\"chunk_id\":\"a\"}")
+    {"suspended",
+     CREATED REC(2, "PROPOSED", "{\"chunk_id\":\"a\"}")
          REC(3, "SUSPENDED", "{\"chunk_ids\":[\"a\"],\"version\":2,\"hash\":\"h2\"}"),
      "{\"s\":{\"version\":2,\"hash\":\"h2\",\"chunks\":{\"a\":\"suspended\"}}}", 0, NULL},
     {"a chunk without records", CREATED,
@@ -155,7 +158,8 @@ static const char *const *lookup(void *arg, const char *name)
 static void composed_hash(size_t n, const char *addr, char out[65])
 {
     struct model_diags *d = model_diags_new();
-    struct model_policy *p = model_policy_load("base", base_yaml, strlen(base_yaml), MODEL_FMT_AUTO, d);
+    struct model_policy *p =
+        model_policy_load("base", base_yaml, strlen(base_yaml), MODEL_FMT_AUTO, d);
 
     ck_assert_ptr_nonnull(p);
     for (size_t i = 0; i < n; i++) {
@@ -257,9 +261,9 @@ START_TEST(test_recompute)
                           json_pack("{s:I,s:s,s:s,s:{s:[s]}}", "seq", (json_int_t)5, "kind",
                                     "CONFIG:REGISTERED", "sandbox", "db", "data", "addresses",
                                     m == M_PEER_MOVED ? "10.9.9.9" : "10.1.2.3"));
-    json_array_insert_new(records, 5,
-                          rev_record(6, "CONFIG:RESOLVED", 4, 2, h3, base_sha,
-                                     json_pack("{s:s}", "peer", "db")));
+    json_array_insert_new(
+        records, 5,
+        rev_record(6, "CONFIG:RESOLVED", 4, 2, h3, base_sha, json_pack("{s:s}", "peer", "db")));
     if (m == M_UNAPPROVED) {
         json_t *data = json_object_get(json_array_get(records, 2), "data");
         json_array_set_new(json_object_get(data, "chunks"), 0, json_string("c9"));
@@ -280,8 +284,7 @@ START_TEST(test_recompute)
         char seq[16];
         const char *bar = strchr(rec_rows[_i].words, '|');
         snprintf(seq, sizeof(seq), "seq %lld", (long long)out.bad_seq);
-        ck_assert_int_eq(strncmp(seq, rec_rows[_i].words, (size_t)(bar - rec_rows[_i].words)),
-                         0);
+        ck_assert_int_eq(strncmp(seq, rec_rows[_i].words, (size_t)(bar - rec_rows[_i].words)), 0);
         ck_assert_msg(strstr(out.reason, bar + 1) != NULL, "%s", out.reason);
     }
     json_decref(records);
