@@ -297,8 +297,8 @@ char *advisor_rule_summary(const json_t *rule, const char *rule_name);
  * proposal that adds nothing (a new array; may be empty when globs cover
  * it). */
 json_t *advisor_rule_covering(const struct model_policy *p, const json_t *rule);
-/* The proposal document {"operations":[{"addRule":{...}}]} for one rule
- * (canonical JSON, new string; *len its length). */
+/* model_proposal_text (kept under this name for the advisor's callers):
+ * the one-rule proposal document, canonical JSON; new string. */
 char *advisor_proposal_text(const char *name, const json_t *rule, size_t *len);
 
 /* ===========================================================================
@@ -463,6 +463,18 @@ const struct audit_key *advisor_audit_key(void);
 struct pv_dynbuf;
 pv_result advisor_audit_export(struct store *st, int64_t since, struct pv_dynbuf *out, char *err,
                                size_t errlen) PV_WUR;
+/* The store's state as audit_state_compare reads it (docs/audit.md#state):
+ * per sandbox its latest effective revision's version and hash and each
+ * chunk's status. Reads inside the caller's transaction, if any. New
+ * reference into 'out'. */
+pv_result advisor_audit_store_state(struct store *st, json_t **out) PV_WUR;
+/* The start-up check (docs/audit.md#state): one pass over the records
+ * gives the state the chain implies; each disagreement with the store is
+ * logged ("sandbox S chunk C: the store says X, the chain says Y (record
+ * seq N)") and counted into 'disagreements'; the records read into
+ * 'records'. Fails only when the store cannot be read. */
+pv_result advisor_audit_check_state(struct store *st, size_t *records,
+                                    size_t *disagreements) PV_WUR;
 /* "[version:vN hash:sha256:H]" style suffix pieces. */
 void advisor_event_suffix(char *buf, size_t len, int64_t rev, const char *hash);
 

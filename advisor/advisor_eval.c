@@ -724,20 +724,14 @@ struct model_policy *advisor_compose(struct advisor_worker *w, int64_t sandbox, 
     }
     for (size_t i = 0; i < l.n; i++) {
         json_t *rule;
-        char *text;
-        struct model_proposal *pr;
         struct model_policy *next;
 
         if (skip != NULL && strcmp(l.ids[i], skip) == 0) {
             continue;
         }
         rule = json_loads(l.rules[i], 0, NULL);
-        text = rule != NULL ? advisor_proposal_text(l.names[i], rule, &len) : NULL;
+        next = rule != NULL ? model_policy_merge_rule(p, l.names[i], rule, d) : NULL;
         json_decref(rule);
-        pr = text != NULL ? model_proposal_load("proposal", text, len, d) : NULL;
-        free(text);
-        next = pr != NULL ? model_policy_merge(p, pr, true, d) : NULL;
-        model_proposal_free(pr);
         if (next == NULL) {
             char *why = diag_text(d);
             snprintf(err, errlen, "approved chunk %s no longer merges: %s", l.ids[i],

@@ -23,6 +23,7 @@
 #include "advisor/store.h"
 #include "audit/audit.h"
 #include "common/pv_dynbuf.h"
+#include "common/pv_log.h"
 
 void advisor_event_suffix(char *buf, size_t len, int64_t rev, const char *hash)
 {
@@ -254,6 +255,154 @@ pv_result advisor_audit_seal_legacy(struct store *st, size_t *sealed)
 }
 
 /* ===========================================================================
+ * The state the chain implies, against the store's (docs/audit.md#state)
+ * ========================================================================= */
+
+struct sb_list {
+    int64_t *ids;
+    char **names;
+    size_t n;
+    bool oom;
+};
+
+static void sb_collect(void *arg, const struct store_sandbox *sb)
+{
+    struct sb_list *l = arg;
+    int64_t *ids = l->oom ? NULL : pv_realloc(l->ids, (l->n + 1) * sizeof(*ids));
+    char **names = ids != NULL ? pv_realloc(l->names, (l->n + 1) * sizeof(*names)) : NULL;
+
+    if (ids != NULL) {
+        l->ids = ids;
+    }
+    if (names != NULL) {
+        l->names = names;
+    }
+    if (ids == NULL || names == NULL || (names[l->n] = pv_strdup(sb->name)) == NULL) {
+        l->oom = true;
+        return;
+    }
+    ids[l->n++] = sb->id;
+}
+
+static void chunk_status(void *arg, const struct store_chunk *c)
+{
+    json_object_set_new(arg, c->id, json_string(c->status));
+}
+
+pv_result advisor_audit_store_state(struct store *st, json_t **out)
+{
+    struct sb_list l;
+    json_t *state = json_object();
+    pv_result r;
+
+    *out = NULL;
+    memset(&l, 0, sizeof(l));
+    r = state != NULL ? store_sandbox_each(st, sb_collect, &l) : pv_fail(PV_ERR_NOMEM, __func__);
+    if (pv_ok(r) && l.oom) {
+        r = pv_fail(PV_ERR_NOMEM, __func__);
+    }
+    for (size_t i = 0; pv_ok(r) && i < l.n; i++) {
+        struct store_revision rev;
+        json_t *chunks = json_object();
+        json_t *sb;
+
+        memset(&rev, 0, sizeof(rev));
+        r = chunks != NULL ? store_rev_latest(st, l.ids[i], &rev) : pv_fail(PV_ERR_NOMEM, __func__);
+        if (!pv_ok(r) && r.err == PV_ERR_NOTFOUND) {
+            r = PV_RESULT_OK; /* a sandbox without a revision: version 0 */
+        }
+        if (pv_ok(r)) {
+            r = store_chunk_each(st, l.ids[i], NULL, chunk_status, chunks);
+        }
+        sb = pv_ok(r) ? json_pack("{s:I,s:s,s:O}", "version", (json_int_t)rev.rev, "hash",
+                                  rev.hash != NULL ? rev.hash : "", "chunks", chunks)
+                      : NULL;
+        if (pv_ok(r) && (sb == NULL || json_object_set_new(state, l.names[i], sb) != 0)) {
+            r = pv_fail(PV_ERR_NOMEM, __func__);
+        }
+        json_decref(chunks);
+        store_revision_clear(&rev);
+    }
+    for (size_t i = 0; i < l.n; i++) {
+        free(l.names[i]);
+    }
+    free(l.names);
+    free(l.ids);
+    if (!pv_ok(r)) {
+        json_decref(state);
+        return r;
+    }
+    *out = state;
+    return PV_RESULT_OK;
+}
+
+struct fold_ctx {
+    json_t *implied;
+    size_t n;
+    bool bad; /* out of memory, or a record that does not parse */
+};
+
+static void fold_one(void *arg, const struct store_event *e)
+{
+    struct fold_ctx *x = arg;
+    json_t *rec;
+
+    if (e->record[0] == '\0') {
+        return; /* unsealed (--test-no-audit-chain after sealed records): no record */
+    }
+    rec = x->bad ? NULL : json_loads(e->record, 0, NULL);
+
+    if (rec == NULL || !pv_ok(audit_state_fold(x->implied, rec))) {
+        x->bad = true;
+    }
+    x->n++;
+    json_decref(rec);
+}
+
+static void log_disagreement(void *arg, const char *sandbox, const char *chunk,
+                             const char *store_says, const char *chain_says, int64_t seq)
+{
+    char at[48] = "";
+
+    (void)arg;
+    if (seq > 0) {
+        snprintf(at, sizeof(at), " (record seq %lld)", (long long)seq);
+    }
+    pv_log_warnx("audit: sandbox %s%s%s: the store says %s, the chain says %s%s", sandbox,
+                 chunk != NULL ? " chunk " : "", chunk != NULL ? chunk : "", store_says, chain_says,
+                 at);
+}
+
+pv_result advisor_audit_check_state(struct store *st, size_t *records, size_t *disagreements)
+{
+    struct fold_ctx x = {audit_state_new(), 0, false};
+    json_t *actual = NULL;
+    pv_result r;
+
+    *records = 0;
+    *disagreements = 0;
+    PV_ENSURE(x.implied != NULL, PV_ERR_NOMEM);
+    r = store_begin_read(st);
+    if (pv_ok(r)) {
+        r = store_event_each(st, 0, SIZE_MAX, fold_one, &x);
+    }
+    if (pv_ok(r) && x.bad) {
+        r = pv_fail(PV_ERR_IO, __func__);
+    }
+    if (pv_ok(r)) {
+        r = advisor_audit_store_state(st, &actual);
+    }
+    store_rollback(st);
+    if (pv_ok(r)) {
+        *records = x.n;
+        *disagreements = audit_state_compare(x.implied, actual, log_disagreement, NULL);
+    }
+    json_decref(actual);
+    json_decref(x.implied);
+    return r;
+}
+
+/* ===========================================================================
  * Export (docs/audit.md#format)
  * ========================================================================= */
 
@@ -304,6 +453,7 @@ pv_result advisor_audit_export(struct store *st, int64_t since, struct pv_dynbuf
     const char *sha;
     json_t *v;
     json_t *hdr = NULL;
+    json_t *state = NULL;
     char *text = NULL;
     pv_result r;
 
@@ -329,6 +479,11 @@ pv_result advisor_audit_export(struct store *st, int64_t since, struct pv_dynbuf
     memcpy(x.head, first_prev, sizeof(x.head));
     x.last_seq = since;
     r = store_event_each(st, since, SIZE_MAX, export_one, &x);
+    /* The store's state in the same snapshot: verify compares it with the
+     * state the records imply (docs/audit.md#state). */
+    if (pv_ok(r)) {
+        r = advisor_audit_store_state(st, &state);
+    }
     if (pv_ok(r) && x.bad) {
         snprintf(err, errlen, "the store holds an event without a sealed record");
         r = pv_fail(PV_ERR_IO, __func__);
@@ -363,6 +518,10 @@ pv_result advisor_audit_export(struct store *st, int64_t since, struct pv_dynbuf
                                "records", (json_int_t)x.count, "head", x.head, "exported_ms",
                                (json_int_t)advisor_now_ms())
                    : NULL;
+    if (hdr != NULL && state != NULL) {
+        json_object_set_new(hdr, "state", state);
+        state = NULL;
+    }
     r = hdr != NULL ? audit_seal(audit_key, "header", hdr, seal, &text)
                     : pv_fail(PV_ERR_NOMEM, __func__);
     if (text == NULL || body.failed) {
@@ -380,6 +539,7 @@ out:
     store_rollback(st);
     free(text);
     json_decref(hdr);
+    json_decref(state);
     json_decref(x.blobs);
     pv_dynbuf_free(&body);
     return r;

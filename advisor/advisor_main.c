@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -377,6 +378,32 @@ static void prover_exe(const struct options *o, char *out, size_t len)
     snprintf(out, len, "%s/proviso-prover", BINDIR);
 }
 
+/* docs/audit.md#state: the store must hold the state its chain implies -
+ * a revision or a chunk status written around the advisor (sqlite3 on
+ * advisor.db, a restored table) is refused before anything is served. */
+static void check_state(struct store *st)
+{
+    struct timespec t0;
+    struct timespec t1;
+    size_t records = 0;
+    size_t n = 0;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (!pv_ok(advisor_audit_check_state(st, &records, &n))) {
+        pv_fatal("audit: cannot compare the store with its chain: %s", store_errmsg(st));
+    }
+    if (n > 0) {
+        pv_fatal("audit: the store disagrees with its audit chain in %zu place%s (logged "
+                 "above): it was changed without the advisor; refusing to start. Keep this "
+                 "advisor.db for investigation (proviso audit export --data-dir), and restore the "
+                 "data directory from a backup (docs/audit.md#state)",
+                 n, n == 1 ? "" : "s");
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    pv_log_info("audit: the store agrees with its chain (%zu records read in %.1f ms)", records,
+                (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+}
+
 /* --export-audit: the records after 'since' and their blobs to stdout,
  * straight from the data directory (the advisor may be running). */
 static int export_audit(const struct options *o)
@@ -491,6 +518,7 @@ int main(int argc, char **argv)
         if (n > 0) {
             pv_log_info("audit: sealed %zu events written before the chain (marked legacy)", n);
         }
+        check_state(st);
     }
     a.tokens = advisor_tokens_new();
     pthread_mutex_init(&a.prover_mu, NULL);

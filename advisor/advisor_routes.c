@@ -427,7 +427,7 @@ static void sandbox_create(struct advisor_worker *w, const struct httpd_req *rq,
              name, (long long)rev.rev, rev.hash);
     if (pv_ok(res)) {
         res = advisor_event(w->st, name, "CONFIG:CREATED", line,
-                            json_pack("{s:s,s:I,s:s}", "base_blob", blob, "version",
+                            json_pack("{s:s,s:[],s:I,s:s}", "base_blob", blob, "chunks", "version",
                                       (json_int_t)rev.rev, "hash", rev.hash));
     }
     commit_or_fail(w, &res);

@@ -384,19 +384,7 @@ char *advisor_rule_summary(const json_t *rule, const char *rule_name)
 
 char *advisor_proposal_text(const char *name, const json_t *rule, size_t *len)
 {
-    json_t *doc =
-        json_pack("{s:[{s:{s:s,s:O}}]}", "operations", "addRule", "ruleName", name, "rule", rule);
-    char *text;
-
-    if (doc == NULL) {
-        return NULL;
-    }
-    text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
-    json_decref(doc);
-    if (text != NULL && len != NULL) {
-        *len = strlen(text);
-    }
-    return text;
+    return model_proposal_text(name, rule, len);
 }
 
 /* ===========================================================================

@@ -103,6 +103,9 @@ struct audit_report {
     int64_t bad_seq;
     size_t bad_line;
     char reason[512];
+    /* The header carried the store's state and the records (a whole
+     * chain) were compared with it (docs/audit.md#state). */
+    bool state_checked;
 };
 
 /* Verify the export in 'buf' ('len' bytes, borrowed) against the key the
@@ -122,5 +125,36 @@ void audit_verify(const char *buf, size_t len, const struct audit_key *trusted, 
  * ("line N: ...") on a malformed line. */
 pv_result audit_load(const char *buf, size_t len, json_t **records, json_t **blobs, char *err,
                      size_t errlen) PV_WUR;
+
+/* ---------------------------------------------------------------------------
+ * The state a chain implies (audit_state.c, docs/audit.md#state)
+ * ------------------------------------------------------------------------- */
+
+/* True when record 'rec' (borrowed) writes an effective revision: a
+ * CONFIG:CREATED, APPROVED, REMOVED, MERGED, RESOLVED or SUSPENDED record
+ * whose data carries "version" (> 0) and "hash". */
+bool audit_record_writes_revision(const json_t *rec);
+/* An empty implied state (new reference; NULL when out of memory). */
+json_t *audit_state_new(void);
+/* Fold record 'rec' (borrowed), the next one in sequence order, into
+ * 'state': per sandbox the last revision-writing record's version, hash
+ * and seq; per chunk the status its last record implies (PROPOSED
+ * pending, APPROVED approved, REJECTED rejected, SUSPENDED suspended,
+ * REMOVED by undo pending, REMOVED by clear: every pending chunk
+ * "deleted"); DELETED drops the sandbox. PV_ERR_NOMEM. */
+pv_result audit_state_fold(json_t *state, const json_t *rec) PV_WUR;
+/* One disagreement: 'chunk' NULL for the sandbox's revision or existence;
+ * 'seq' the record behind the chain's side (0: none). Strings borrowed. */
+typedef void (*audit_disagree_fn)(void *arg, const char *sandbox, const char *chunk,
+                                  const char *store_says, const char *chain_says, int64_t seq);
+/* Compare 'implied' (from audit_state_fold) with 'actual' (the store's:
+ * {"<sandbox>": {"version", "hash", "chunks": {"<id>": "<status>"}}});
+ * calls 'fn' (may be NULL) once per disagreement and returns their count.
+ * A chunk the chain says was deleted may be absent from the store. */
+size_t audit_state_compare(const json_t *implied, const json_t *actual, audit_disagree_fn fn,
+                           void *arg);
+/* The header (line 1) of export 'buf' ('len' bytes, borrowed), parsed but
+ * not verified: new reference, NULL when line 1 is not a JSON object. */
+json_t *audit_header(const char *buf, size_t len);
 
 #endif

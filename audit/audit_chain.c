@@ -652,6 +652,83 @@ static void check_header(json_t *h, const struct audit_key *k, size_t nrec, int6
     }
 }
 
+/* The first disagreement between the header's store state and the
+ * records; the count in 'n'. */
+struct state_ctx {
+    struct audit_report *r;
+    const struct vrec *recs;
+    size_t nrec;
+    size_t n;
+};
+
+static void state_disagrees(void *arg, const char *sandbox, const char *chunk,
+                            const char *store_says, const char *chain_says, int64_t seq)
+{
+    struct state_ctx *x = arg;
+    size_t line = 1;
+
+    if (x->n++ > 0) {
+        return;
+    }
+    for (size_t i = 0; i < x->nrec; i++) {
+        if (x->recs[i].seq == seq) {
+            line = x->recs[i].no;
+        }
+    }
+    fail(x->r, line, seq,
+         "the store disagrees with the chain: sandbox %s%s%s: the store says %s, "
+         "the chain says %s",
+         sandbox, chunk != NULL ? " chunk " : "", chunk != NULL ? chunk : "", store_says,
+         chain_says);
+}
+
+/* docs/audit.md#state: a whole-chain export's header carries the store's
+ * state at the export; the records must imply exactly that state. An
+ * export from 'since' > 0 lacks the records before it: not checked. */
+static void check_state(const json_t *h, const struct vrec *recs, size_t n, struct audit_report *r)
+{
+    const json_t *actual = json_object_get(h, "state");
+    struct state_ctx x = {r, recs, n, 0};
+    json_t *implied;
+    int64_t since = 0;
+
+    (void)int_of(h, "since", &since);
+    if (!json_is_object(actual) || since != 0) {
+        return;
+    }
+    implied = audit_state_new();
+    for (size_t i = 0; implied != NULL && i < n; i++) {
+        if (!pv_ok(audit_state_fold(implied, recs[i].obj))) {
+            json_decref(implied);
+            implied = NULL;
+        }
+    }
+    if (implied == NULL) {
+        fail(r, 1, 0, "out of memory");
+        return;
+    }
+    r->state_checked = true;
+    if (audit_state_compare(implied, actual, state_disagrees, &x) > 1) {
+        size_t len = strlen(r->reason);
+        snprintf(r->reason + len, sizeof(r->reason) - len, " (and %zu more disagreements)",
+                 x.n - 1);
+    }
+    json_decref(implied);
+}
+
+json_t *audit_header(const char *buf, size_t len)
+{
+    const char *nl = memchr(buf, '\n', len);
+    json_t *h =
+        json_loadb(buf, nl != NULL ? (size_t)(nl - buf) : len, JSON_REJECT_DUPLICATES, NULL);
+
+    if (!json_is_object(h)) {
+        json_decref(h);
+        return NULL;
+    }
+    return h;
+}
+
 void audit_verify(const char *buf, size_t len, const struct audit_key *trusted, unsigned threads,
                   bool every_sig, struct audit_report *out)
 {
@@ -741,6 +818,9 @@ void audit_verify(const char *buf, size_t len, const struct audit_key *trusted, 
     }
     if (out->status == AUDIT_INTACT) {
         check_header(h, trusted, n, out->last_seq, out->head, out);
+    }
+    if (out->status == AUDIT_INTACT) {
+        check_state(h, recs, n, out);
     }
 done:
     free(recs);

@@ -4,5 +4,5 @@
 noinst_LTLIBRARIES += audit/libaudit.la
 audit_libaudit_la_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CRYPTO_CFLAGS)
 audit_libaudit_la_SOURCES = audit/audit.h audit/audit_int.h audit/audit_key.c \
-	audit/audit_chain.c
+	audit/audit_chain.c audit/audit_state.c
 AUDIT_LIBS = audit/libaudit.la common/libcommon.la $(JANSSON_LIBS) $(CRYPTO_LIBS) $(PTHREAD_LIBS)

@@ -366,7 +366,53 @@ static char *read_token(const char *path)
     return t;
 }
 
-static void print_text(const json_t *results, size_t same, size_t differ, size_t violations)
+/* docs/audit.md#state: the approved chunks of the store's state (the
+ * header of a whole-chain export) whose last record is not an approval -
+ * approvals replay cannot see. New array of {"sandbox", "chunk_id",
+ * "chain_says"}; empty when the header has no state or the export is
+ * partial. */
+static json_t *unbacked(const json_t *header, const json_t *records)
+{
+    const json_t *state = json_object_get(header, "state");
+    json_t *implied = audit_state_new();
+    json_t *out = json_array();
+    const json_t *rec;
+    const char *name;
+    json_t *sb;
+    size_t i;
+
+    if (implied == NULL || out == NULL || !json_is_object(state) ||
+        json_integer_value(json_object_get(header, "since")) != 0) {
+        json_decref(implied);
+        return out;
+    }
+    json_array_foreach(records, i, rec)
+    {
+        if (!pv_ok(audit_state_fold(implied, rec))) {
+            break;
+        }
+    }
+    json_object_foreach((json_t *)PV_UNCONST(state), name, sb)
+    {
+        const char *id;
+        json_t *st;
+        json_object_foreach(json_object_get(sb, "chunks"), id, st)
+        {
+            const json_t *imp = json_object_get(json_object_get(implied, name), "chunks");
+            const char *chain = json_string_value(json_object_get(imp, id));
+            if (str_is(st, "approved") && (chain == NULL || strcmp(chain, "approved") != 0)) {
+                json_array_append_new(out, json_pack("{s:s,s:s,s:s}", "sandbox", name, "chunk_id",
+                                                     id, "chain_says",
+                                                     chain != NULL ? chain : "(no record)"));
+            }
+        }
+    }
+    json_decref(implied);
+    return out;
+}
+
+static void print_text(const json_t *results, size_t same, size_t differ, size_t violations,
+                       const json_t *unb)
 {
     const json_t *r;
     size_t i;
@@ -396,8 +442,20 @@ static void print_text(const json_t *results, size_t same, size_t differ, size_t
                    cli_str(v, "what"));
         }
     }
-    printf("%zu replayed, %zu same, %zu differ, %zu violations\n", json_array_size(results), same,
+    json_array_foreach(unb, i, r)
+    {
+        printf("UNBACKED sandbox %s chunk %s: approved in the store, but the chain says %s\n",
+               cli_str(r, "sandbox"), cli_str(r, "chunk_id"), cli_str(r, "chain_says"));
+    }
+    printf("%zu replayed, %zu same, %zu differ, %zu violations", json_array_size(results), same,
            differ, violations);
+    if (json_array_size(unb) > 0) {
+        printf(", %zu approved chunks without a CONFIG:APPROVED record", json_array_size(unb));
+    }
+    if (json_array_size(results) == 0) {
+        printf(" (the file holds no CONFIG:APPROVED record)");
+    }
+    printf("\n");
 }
 
 int cli_replay(const struct cli_replay_opts *o)
@@ -410,6 +468,8 @@ int cli_replay(const struct cli_replay_opts *o)
     json_t *records = NULL;
     json_t *blobs = NULL;
     json_t *results = json_array();
+    json_t *header = NULL;
+    json_t *unb = NULL;
     const json_t *rec;
     char err[512];
     size_t len = 0;
@@ -508,19 +568,27 @@ int cli_replay(const struct cli_replay_opts *o)
         json_array_append_new(results, r);
         sh.jobs[i].result = NULL;
     }
+    header = audit_header(buf, len);
+    unb = unbacked(header, records);
+    if (unb == NULL) {
+        rc = 2;
+        goto out;
+    }
     if (o->json) {
-        json_t *j = json_pack("{s:I,s:I,s:I,s:I,s:O}", "replayed", (json_int_t)sh.n, "same",
+        json_t *j = json_pack("{s:I,s:I,s:I,s:I,s:O,s:O}", "replayed", (json_int_t)sh.n, "same",
                               (json_int_t)same, "differ", (json_int_t)differ, "violations",
-                              (json_int_t)nviol, "results", results);
+                              (json_int_t)nviol, "results", results, "unbacked", unb);
         if (j != NULL) {
             cli_print_json(j);
         }
         json_decref(j);
     } else {
-        print_text(results, same, differ, nviol);
+        print_text(results, same, differ, nviol, unb);
     }
-    rc = differ == 0 && nviol == 0 ? 0 : 1;
+    rc = differ == 0 && nviol == 0 && json_array_size(unb) == 0 ? 0 : 1;
 out:
+    json_decref(header);
+    json_decref(unb);
     for (unsigned t = 0; t < MAX_THREADS; t++) {
         cli_prover_free(provers[t]);
     }

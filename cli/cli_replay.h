@@ -45,4 +45,23 @@ struct cli_prover *cli_prover_clone(const struct cli_prover *p);
 json_t *cli_prover_ask(struct cli_prover *p, const char *path, const json_t *request, char *err,
                        size_t errlen);
 
+/* What `proviso audit verify` found recomputing the effective revisions
+ * of an export (cli_recompute.c, docs/audit.md#state). */
+struct cli_recompute {
+    size_t recomputed; /* revision records whose hash the composition gives */
+    size_t legacy;     /* revision records that cannot be recomputed: written
+                        * before records named their base and chunks, or
+                        * resting on records before a partial export */
+    bool bad;          /* a record whose composition gives another hash */
+    int64_t bad_seq;
+    size_t bad_line;
+    char reason[512];
+};
+/* Recompute every effective revision 'records' (the records of an export,
+ * in order, borrowed) write, from the records and 'blobs' (sha256 -> text,
+ * borrowed); 'partial': the export starts after record 1. Never fails:
+ * the outcome is in 'out'. */
+void cli_recompute(const json_t *records, const json_t *blobs, bool partial,
+                   struct cli_recompute *out);
+
 #endif

@@ -274,6 +274,20 @@ struct model_proposal *model_proposal_load_member(const char *file, const char *
  * (pv_errno PV_ERR_IO or PV_ERR_TOOBIG). New reference; NULL + diags. */
 struct model_proposal *model_proposal_load_file(const char *path, struct model_diags *diags);
 void model_proposal_free(struct model_proposal *pr);
+/* A jansson value (model.h does not include jansson.h). */
+struct json_t;
+/* The proposal document {"operations":[{"addRule":{"ruleName": 'name',
+ * "rule": 'rule'}}]} for one rule (borrowed), as canonical JSON (sorted
+ * keys, compact). New string, caller frees; its length into *len when
+ * 'len' is not NULL. NULL when out of memory. */
+char *model_proposal_text(const char *name, const struct json_t *rule, size_t *len);
+/* One step of a composition (docs/advisor.md#state): the rule 'rule'
+ * (borrowed) named 'name' as a one-rule proposal (model_proposal_text),
+ * merged into 'base' with its endpoints marked advisor_proposed, as the
+ * advisor composes an effective policy and as `proviso audit verify`
+ * recomputes one. New reference; NULL + diags. */
+struct model_policy *model_policy_merge_rule(const struct model_policy *base, const char *name,
+                                             const struct json_t *rule, struct model_diags *diags);
 /* Merge the proposal's addRule operations into a copy of 'base' following
  * the reference merge semantics (docs/semantics.md#merge); endpoints added
  * by the proposal are marked advisor_proposed when 'mark_advisor' is set.

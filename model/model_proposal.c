@@ -641,3 +641,38 @@ const struct model_rule *model_proposal_rule(const struct model_proposal *pr, si
 {
     return (pr == NULL || i >= pr->nops) ? NULL : &pr->ops[i].rule;
 }
+
+/* ===========================================================================
+ * One rule as a proposal, and one composition step
+ * ========================================================================= */
+
+char *model_proposal_text(const char *name, const json_t *rule, size_t *len)
+{
+    json_t *doc =
+        json_pack("{s:[{s:{s:s,s:O}}]}", "operations", "addRule", "ruleName", name, "rule", rule);
+    char *text;
+
+    if (doc == NULL) {
+        return NULL;
+    }
+    text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(doc);
+    if (text != NULL && len != NULL) {
+        *len = strlen(text);
+    }
+    return text;
+}
+
+struct model_policy *model_policy_merge_rule(const struct model_policy *base, const char *name,
+                                             const json_t *rule, struct model_diags *diags)
+{
+    size_t len = 0;
+    char *text = model_proposal_text(name, rule, &len);
+    struct model_proposal *pr =
+        text != NULL ? model_proposal_load("proposal", text, len, diags) : NULL;
+    struct model_policy *out = pr != NULL ? model_policy_merge(base, pr, true, diags) : NULL;
+
+    model_proposal_free(pr);
+    free(text);
+    return out;
+}
