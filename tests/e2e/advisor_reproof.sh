@@ -168,4 +168,18 @@ if up_got "DELETE /repos/v"; then fail "(3) the upstream got DELETE"; else pass;
 out=$(adm ADV POST "/v1/sandboxes/one/proposals/$L4/reject" '{"reason":"no opaque access"}')
 expect_eq "(3) a suspended chunk can be rejected" "200 rejected" "$(code "$out") $(jget "$out" .status)"
 
+# ---------------------------------------------------------------------------
+# (4) the chain binds it all: every revision above (approvals, the undo, the
+# suspensions, the credentials) recomputes from the records alone
+# ---------------------------------------------------------------------------
+"$BUILD/proviso" audit export --advisor "http://127.0.0.1:$ADV_PORT" --token-file "$T/ADV.admin" \
+    >"$T/a.jsonl" 2>"$T/export.err"
+expect_eq "(4) export" 0 "$?"
+pub=$("$BUILD/proviso" audit pubkey --advisor "http://127.0.0.1:$ADV_PORT" --token-file "$T/ADV.admin")
+vout=$("$BUILD/proviso" audit verify "$T/a.jsonl" --pubkey "$pub" --format json 2>&1)
+expect_eq "(4) verify: intact" 0 "$?"
+expect_eq "(4) every revision recomputed from the chain" 0 \
+    "$(printf '%s' "$vout" | "$JQ" -r '.revisions_not_recomputable')"
+expect_not "(4) some revisions were recomputed" '"revisions_recomputed":0' "$vout"
+
 finish
