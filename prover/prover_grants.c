@@ -310,9 +310,8 @@ static bool is_repeat(const struct prover_units *us, size_t i)
     for (size_t j = 0; j < i; j++) {
         const struct prover_unit *o = &us->u[j];
 
-        if (o->side == PROVER_SIDE_C && o->delta && o->hash == u->hash &&
-            o->fplen == u->fplen && strcmp(o->bin, u->bin) == 0 &&
-            memcmp(o->fp, u->fp, u->fplen) == 0) {
+        if (o->side == PROVER_SIDE_C && o->delta && o->hash == u->hash && o->fplen == u->fplen &&
+            strcmp(o->bin, u->bin) == 0 && memcmp(o->fp, u->fp, u->fplen) == 0) {
             return true;
         }
     }
