@@ -764,21 +764,25 @@ static void check_host(struct vctx *c, struct model_endpoint *e)
     if (bad_shape) {
         return;
     }
-    if (model_ip_parse_strict(host, len, &ip)) {
-        return;
-    }
     if (len > 2 && host[0] == '[' && host[len - 1] == ']' &&
         model_ip_parse_strict(host + 1, len - 2, &ip)) {
         /* "[2001:db8::1]" is the IPv6 literal without its URI brackets. */
         memmove(host, host + 1, len - 2);
-        host[len - 2] = '\0';
-        return;
+        len -= 2;
+        host[len] = '\0';
     }
     if (model_ip_parse(host, len, &ip)) {
-        /* 2852039166, 0x7f.1, 010.0.0.1: the proxy reads these as addresses;
-         * a policy must say which one it means. */
+        /*= docs/semantics.md#validation
+         *# an IP-literal host that is not in canonical form */
+        /* 2852039166, 0x7f.1, 010.0.0.1, 2606:4700:0::1111, ::ffff:10.0.0.5:
+         * the proxy reads these as addresses; a policy must say which one it
+         * means, in the one text model_ip_format writes (the host is
+         * lower-cased above, #host-pattern). */
         char canon[64];
         model_ip_format(&ip, canon, sizeof(canon));
+        if (strcmp(canon, host) == 0) {
+            return;
+        }
         report(c, hm,
                "network policy '%s': endpoint host '%s' is a non-canonical IP literal; "
                "write it as '%s'",

@@ -301,6 +301,23 @@ static bool has_same_place(const struct prover_unit *const *base, size_t nbase,
     return nbase > 0 && bsearch(&u, base, nbase, sizeof(*base), place_cmp) != NULL;
 }
 
+/* Is 'u' a copy of a candidate delta unit before it (same binary pattern and
+ * endpoint fingerprint)? A repeated unit is one grant (#grants). */
+static bool is_repeat(const struct prover_units *us, size_t i)
+{
+    const struct prover_unit *u = &us->u[i];
+
+    for (size_t j = 0; j < i; j++) {
+        const struct prover_unit *o = &us->u[j];
+
+        if (o->side == PROVER_SIDE_C && o->delta && o->hash == u->hash && o->fplen == u->fplen &&
+            strcmp(o->bin, u->bin) == 0 && memcmp(o->fp, u->fp, u->fplen) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 pv_result prover_grants_list(const struct model_policy *baseline,
                              const struct model_policy *candidate,
                              const struct model_credset *creds, struct prover_grants *out)
@@ -338,7 +355,7 @@ pv_result prover_grants_list(const struct model_policy *baseline,
         const struct prover_unit *u = &us.u[i];
         struct prover_grant *g;
 
-        if (u->side != PROVER_SIDE_C || !u->delta) {
+        if (u->side != PROVER_SIDE_C || !u->delta || is_repeat(&us, i)) {
             continue;
         }
         g = pv_realloc(out->g, (out->n + 1) * sizeof(*out->g));

@@ -102,6 +102,11 @@ static const struct canon_case canon_cases[] = {
     {"/a?%zz/../..", OK, "/a", "%zz/../..", false},
     {"/a?#", BAD, NULL, NULL, false},
     {"/a?x y", BAD, NULL, NULL, false},
+    /* step 1's byte check covers the query too (#canonical-path) */
+    {"/a?x=\x01", BAD, NULL, NULL, false},
+    {"/a?x=\x7f", BAD, NULL, NULL, false},
+    {"/a?x=\xc3\xa9", BAD, NULL, NULL, false},
+    {"/a?x=%C3%A9", OK, "/a", "x=%C3%A9", false},
     {"/a//b", OK, "/a/b", NULL, false},
     {"//", OK, "/", NULL, false},
     {"/a//", OK, "/a/", NULL, false},

@@ -51,6 +51,14 @@ static const struct {
      "        protocol: rest\n        enforcement: audit\n        rules:\n"
      "          - allow:\n              method: GET\n              path: /repos/**\n",
      "~ /usr/bin/git api.github.com:443 audit gh;"},
+    {"a unit repeated in two rules is one grant", GH_GET,
+     GH_GET PASTE "  paste2:\n    binaries:\n      - path: /usr/bin/**\n    endpoints:\n"
+                  "      - host: '**.pastebin.com'\n        port: 443\n",
+     "+ /usr/bin/** **.pastebin.com:443 opaque paste;"},
+    {"a binary listed twice is one grant", GH_GET,
+     GH_GET "  paste:\n    binaries:\n      - path: /usr/bin/**\n      - path: /usr/bin/**\n"
+            "    endpoints:\n      - host: '**.pastebin.com'\n        port: 443\n",
+     "+ /usr/bin/** **.pastebin.com:443 opaque paste;"},
     {"empty baseline: every unit is new", NULL, GH_GET,
      "+ /usr/bin/git api.github.com:443 inspected gh;"},
 };
