@@ -461,6 +461,10 @@ void model_walk_set_sval(struct model_walk *w, struct model_sval *dst, const str
 /* An unsigned integer no larger than 'max'; false after reporting. */
 bool model_walk_get_uint(struct model_walk *w, const char *what, const struct model_node *v,
                          uint64_t max, uint64_t *out);
+/* Edit distance (insert, delete, substitute, swap of neighbours; ASCII case
+ * ignored) between 'k' ('klen' bytes) and 'name', capped at 3: the measure
+ * behind every "did you mean". */
+size_t model_edit_distance(const char *k, size_t klen, const char *name);
 /* Walk the pairs of 'map' through 'fields'; bit i of the result is set when
  * fields[i] was present (at most 64 fields). */
 uint64_t model_walk_map(struct model_walk *w, const struct model_node *map, const char *ctx,

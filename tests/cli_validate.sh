@@ -120,5 +120,31 @@ else
     sed 's/^/     | /' out
 fi
 
+# a misspelled method loads (it is a valid token) but the rule is dead: a
+# warning with the closest method; --strict makes it an error
+printf "${HEAD}      - host: api.example.com\n        port: 443\n        protocol: rest\n\
+        enforcement: enforce\n        rules:\n          - allow: {method: GTE, path: /x}\n${BINS}" >gte.yaml
+case_ "method GTE: did you mean GET (warning, exit 0)" gte.yaml 0 "gte.yaml: ok
+gte.yaml:10:29: warning: rule 'r': unknown method 'GTE' (did you mean 'GET'?): no request matches this rule [unknown-method]"
+"$pv" validate --strict gte.yaml >out 2>err
+rc=$?
+[ $rc -eq 2 ] && ok "method GTE with --strict: exit 2" || bad "method GTE with --strict: exit $rc"
+
+# binary for binaries: the singular gets its did-you-mean
+printf "${HEAD}      - host: api.example.com\n        port: 443\n    binary:\n      - path: /usr/bin/curl\n" >sing.yaml
+case_ "binary: did you mean binaries" sing.yaml 2 \
+    "sing.yaml:7:5: unknown field 'binary' in network policy 'r' (did you mean 'binaries'?)"
+
+# the shipped examples validate without a warning (exit 0 under --strict)
+src=${PV_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+"$pv" validate --strict "$src/examples/policy.yaml" "$src/examples/boundary.yaml" >out 2>err
+rc=$?
+if [ $rc -eq 0 ] && ! grep -q warning out; then
+    ok "examples/policy.yaml and boundary.yaml: no warnings"
+else
+    bad "examples validate with warnings (exit $rc)"
+    sed 's/^/     | /' out
+fi
+
 echo "cli_validate.sh: $n checks, $fails failures"
 [ "$fails" -eq 0 ]
