@@ -120,6 +120,17 @@ else
     sed 's/^/     | /' out
 fi
 
+# JSON: each error is also an object like a warning (code, location, message)
+"$pv" validate --format json unk.yaml >out 2>err
+if command -v jq >/dev/null &&
+    [ "$(jq -r '.files[0].errors[0] | .code + "|" + .location + "|" + .message' out)" = \
+        "unknown-field|unk.yaml:7:9|unknown field 'bogus' in endpoint" ]; then
+    ok "--format json: errors are {code, location, message} objects"
+else
+    bad "--format json: errors as objects"
+    sed 's/^/     | /' out
+fi
+
 # a misspelled method loads (it is a valid token) but the rule is dead: a
 # warning with the closest method; --strict makes it an error
 printf "${HEAD}      - host: api.example.com\n        port: 443\n        protocol: rest\n\
