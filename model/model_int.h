@@ -383,6 +383,12 @@ struct model_node *model_json_read(const char *file, const char *buf, size_t len
  * types are diagnostics. Returns NULL when any diagnostic was added. */
 struct model_policy *model_schema_policy(const char *file, const struct model_node *root,
                                          struct model_diags *diags);
+/* Same, but when every diagnostic it added is an unknown field (the walker
+ * skipped those keys, the rest is whole) it returns the policy (caller
+ * frees) so that validation can report in the same run; the load still
+ * fails. */
+struct model_policy *model_schema_policy_partial(const char *file, const struct model_node *root,
+                                                 struct model_diags *diags);
 /* Walk a single rule object (used for proposals). */
 pv_result model_schema_rule(const char *file, const struct model_node *n, struct model_rule *out,
                             struct model_diags *diags) PV_WUR;

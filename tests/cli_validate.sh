@@ -146,6 +146,14 @@ printf "${HEAD}      - host: api.example.com\n        port: 443\n    binary:\n  
 case_ "binary: did you mean binaries" sing.yaml 2 \
     "sing.yaml:7:5: unknown field 'binary' in network policy 'r' (did you mean 'binaries'?)"
 
+# one run reports the typos and what validation finds: "access: readonly"
+# beside "enforcment" and "binary"
+printf "${HEAD}      - host: a.example\n        port: 443\n        protocol: rest\n\
+        enforcment: enforce\n        access: readonly\n    binary:\n      - path: /usr/bin/curl\n" >multi.yaml
+case_ "every error in one run" multi.yaml 2 "multi.yaml:8:9: unknown field 'enforcment' in endpoint (did you mean 'enforcement'?)
+multi.yaml:10:5: unknown field 'binary' in network policy 'r' (did you mean 'binaries'?)
+multi.yaml:9:17: network policy 'r': endpoint 0 has invalid L7 configuration: unknown access value 'readonly' (expected read-only, read-write, or full)"
+
 # the shipped examples validate without a warning (exit 0 under --strict)
 src=${PV_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 "$pv" validate --strict "$src/examples/policy.yaml" "$src/examples/boundary.yaml" >out 2>err
