@@ -159,6 +159,24 @@ for m in man1/proviso.1 man8/proviso-prover.8 man8/proviso-advisor.8 man8/provis
         check "$m formats without warnings" sh -c "groff -man -ww -z '$f' 2>&1 | (! grep .)"
     fi
 done
+# Every document a man page names is installed (no "docs/x.md" of a source
+# tree the reader does not have), and the pages name the inbox and the keys.
+for m in man1/proviso.1 man8/proviso-prover.8 man8/proviso-advisor.8; do
+    f=$(find_one "$m")
+    [ -n "$f" ] || continue
+    if grep -q '[( ]docs/[a-z_-]*\.md' "$f"; then
+        bad "$m points at docs/ of the source tree"
+    fi
+    for d in $(grep -o '/[^ ()]*/[a-z_-]*\.md' "$f" | sed 's/#.*//' | sort -u); do
+        check "$m: $(basename "$d") is installed" test -s "$(dirname "$docdir")/$(basename "$d")"
+    done
+done
+f=$(find_one man8/proviso-advisor.8)
+check "proviso-advisor(8) names the inbox" grep -q '/ui/' "$f"
+for k in agent_policy_proposals_enabled proposal_approval_mode peer_address_ranges; do
+    check "proviso-advisor(8) names the setting $k" grep -q "$k" "$f"
+    check "proviso(1) names the setting $k" grep -q "$k" "$(find_one man1/proviso.1)"
+done
 # Every option a --help lists is in the man page (roff writes "\-\-name").
 man_has_opts() {
     page=$1
