@@ -219,6 +219,9 @@ for u in proviso-prover proviso-advisor proviso-proxy; do
         StateDirectory=proviso "ExecStart=$(echo "$bindir" | sed "s|^$dest||")/$u "; do
         grep -q "^$d" "$f" || bad "$u.service lacks $d"
     done
+    # each service its own state directory: DynamicUser= services sharing
+    # one would take its ownership from each other at every start
+    grep -q "^StateDirectory=$u\$" "$f" || bad "$u.service lacks its own StateDirectory=$u"
     if [ "$u" != proviso-proxy ]; then
         grep -q '^LoadCredential=' "$f" && grep -q -- '--token-file %d/' "$f" ||
             bad "$u.service does not take its token through LoadCredential"
