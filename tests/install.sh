@@ -222,6 +222,8 @@ for u in proviso-prover proviso-advisor proviso-proxy; do
     # each service its own state directory: DynamicUser= services sharing
     # one would take its ownership from each other at every start
     grep -q "^StateDirectory=$u\$" "$f" || bad "$u.service lacks its own StateDirectory=$u"
+    # the servers send READY=1 once they listen (common/pv_notify.c)
+    grep -q "^Type=notify\$" "$f" || bad "$u.service is not Type=notify"
     if [ "$u" != proviso-proxy ]; then
         grep -q '^LoadCredential=' "$f" && grep -q -- '--token-file %d/' "$f" ||
             bad "$u.service does not take its token through LoadCredential"
