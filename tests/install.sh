@@ -237,6 +237,25 @@ for u in proviso-prover proviso-advisor proviso-proxy; do
             sh -c "systemd-analyze verify --man=no '$tmp/$u.service' 2>&1 | (! grep .)"
     fi
 done
+# the per-sandbox template (advisor mode): its own state directory and
+# token credential per instance, verified as an instance
+f=$(find_one 'systemd/system/proviso-proxy@.service')
+if [ -z "$f" ]; then
+    bad "proviso-proxy@.service not installed"
+else
+    ok "proviso-proxy@.service installed"
+    for d in Type=notify StateDirectory=proviso-proxy-%i LoadCredential=sandbox.token: \
+        DynamicUser=yes NoNewPrivileges=yes ProtectSystem=strict "CapabilityBoundingSet=CAP_NET_ADMIN"; do
+        grep -q "^$d" "$f" || bad "proviso-proxy@.service lacks $d"
+    done
+    grep -q -- '--sandbox %i --token-file %d/sandbox.token' "$f" ||
+        bad "proviso-proxy@.service does not name its sandbox and credential"
+    if command -v systemd-analyze >/dev/null 2>&1; then
+        sed "s|ExecStart=/|ExecStart=$dest/|" "$f" >"$tmp/proviso-proxy@demo.service"
+        check "systemd-analyze verify proviso-proxy@demo.service" \
+            sh -c "systemd-analyze verify --man=no '$tmp/proviso-proxy@demo.service' 2>&1 | (! grep .)"
+    fi
+fi
 grep -q 'CAP_NET_ADMIN CAP_SYS_PTRACE' "$(find_one systemd/system/proviso-proxy.service)" ||
     bad "proviso-proxy.service does not keep CAP_NET_ADMIN and CAP_SYS_PTRACE"
 
