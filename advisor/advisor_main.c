@@ -36,6 +36,7 @@
 #include "common/pv_dynbuf.h"
 #include "common/pv_file.h"
 #include "common/pv_log.h"
+#include "common/pv_notify.h"
 #include "model/model.h"
 
 #define CONFIG_MAX_BYTES (64u * 1024u)
@@ -599,6 +600,9 @@ int main(int argc, char **argv)
     pv_log_info("store: %s/advisor.db", o.data_dir);
     /* Scripts wait for this line. */
     pv_log_info("listening on %s port %u", a.cfg.http.bind, (unsigned)httpd_port(http));
+    if (!pv_ok(pv_notify_ready())) {
+        pv_log_warnx("cannot tell systemd we are ready ($NOTIFY_SOCKET): %s", strerror(errno));
+    }
 
     while (sigwait(&sigs, &sig) != 0) {
     }

@@ -116,6 +116,7 @@ static const struct {
     {{"GET", "/v1/events", R_EVENTS, 0}, ADMIN},
     {{"POST", "/v1/sandboxes/*/denials", R_DENIALS, HTTPD_BODY}, OWNER},
     /* The reviewer inbox's static files: public, they hold no data. */
+    {{"GET", "/", R_UI, HTTPD_PUBLIC | HTTPD_INLINE}, ADMIN},
     {{"GET", "/ui", R_UI, HTTPD_PUBLIC | HTTPD_INLINE}, ADMIN},
     {{"GET", "/ui/", R_UI_INDEX, HTTPD_PUBLIC | HTTPD_INLINE}, ADMIN},
     {{"GET", "/ui/app.js", R_UI_JS, HTTPD_PUBLIC | HTTPD_INLINE}, ADMIN},

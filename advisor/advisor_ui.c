@@ -45,8 +45,9 @@ static const struct {
 void advisor_ui_reply(const char *path, struct httpd_reply *r)
 {
     r->csp = UI_CSP;
-    if (strcmp(path, "/ui") == 0) {
-        /* Relative URLs in the page ("app.js") resolve against "/ui/". */
+    if (strcmp(path, "/ui") == 0 || strcmp(path, "/") == 0) {
+        /* Relative URLs in the page ("app.js") resolve against "/ui/"; the
+         * advisor's root leads a browser to the inbox. */
         r->status = 308;
         r->location = "/ui/";
         r->raw = NULL;

@@ -311,7 +311,12 @@ void cli_chunk_print(FILE *out, const json_t *c)
     endpoints(out, rule);
     binaries(out, rule);
     if (json_object_get(c, "analysis_mode") != NULL) {
-        fprintf(out, LABEL "%s, confidence %.0f%%, seen %lld time(s)\n",
+        /* confidence is the proposer's estimate that the rule is wanted (the
+         * agent's, or the denial mapper's from what it saw), never a
+         * safety score: say so where the number is shown */
+        fprintf(out,
+                LABEL "%s, confidence %.0f%% (the proposer's estimate, not a safety score), "
+                      "seen %lld time(s)\n",
                 "proposed by:", jstr(c, "analysis_mode"),
                 json_number_value(json_object_get(c, "confidence")) * 100.0, jint(c, "hit_count"));
     }

@@ -6,8 +6,8 @@
  * load it. A good file prints "FILE: ok"; a bad one prints one line per
  * diagnostic, "FILE:LINE:COL: message". Warnings (model_policy_warnings)
  * follow as "FILE:LINE:COL: warning: message [code]" (--format json: one
- * object with each file's "valid", "diagnostics" and "warnings", like the
- * HTTP API). Exit 0 when every file is ok, 2 when any file is missing,
+ * object with each file's "valid", "diagnostics" (the lines), "errors"
+ * (objects {code, location, message}, like the warnings) and "warnings"). Exit 0 when every file is ok, 2 when any file is missing,
  * unreadable or invalid (or on usage errors), or, with --strict, has a
  * warning.
  */
@@ -43,19 +43,47 @@ static const struct pv_cmd validate_cmd = {
               "--strict, also on a warning).",
 };
 
+/* One error as the warnings are: {"code", "location", "message"} (new
+ * reference). 'line' is "FILE:LINE:COL: message" and 'msg' its message; the
+ * code is "unknown-field" for a misspelled or misplaced key, "invalid"
+ * otherwise. */
+static json_t *error_json(const char *path, const char *line, const char *msg)
+{
+    size_t ll = line != NULL ? strlen(line) : 0;
+    size_t ml = msg != NULL ? strlen(msg) : 0;
+    const char *code =
+        msg != NULL && strncmp(msg, "unknown field", 13) == 0 ? "unknown-field" : "invalid";
+
+    if (line == NULL || msg == NULL) {
+        return json_pack("{s:s,s:s,s:s}", "code", "invalid", "location", path, "message",
+                         line != NULL ? line : "(out of memory)");
+    }
+    if (ll >= ml + 2 && strcmp(line + ll - ml, msg) == 0 && line[ll - ml - 2] == ':') {
+        return json_pack("{s:s,s:s%,s:s}", "code", code, "location", line, ll - ml - 2, "message",
+                         msg);
+    }
+    return json_pack("{s:s,s:s,s:s}", "code", code, "location", path, "message", line);
+}
+
 /* The result of one file for --format json: {"file", "valid",
- * "diagnostics": [...]} (new reference) or NULL when out of memory. */
+ * "diagnostics": [lines], "errors": [objects]} (new reference) or NULL when
+ * out of memory. */
 static json_t *file_json(const char *path, bool valid, struct model_diags *d, const char *extra)
 {
-    json_t *o = json_pack("{s:s, s:b, s:[]}", "file", path, "valid", valid, "diagnostics");
+    json_t *o =
+        json_pack("{s:s, s:b, s:[], s:[]}", "file", path, "valid", valid, "diagnostics", "errors");
     json_t *list = o != NULL ? json_object_get(o, "diagnostics") : NULL;
+    json_t *errs = o != NULL ? json_object_get(o, "errors") : NULL;
 
     for (size_t i = 0; list != NULL && d != NULL && i < model_diags_count(d); i++) {
         const char *line = model_diags_line(d, i);
         json_array_append_new(list, json_string(line != NULL ? line : "(out of memory)"));
+        json_array_append_new(errs, error_json(path, line, model_diags_msg(d, i)));
     }
     if (list != NULL && extra != NULL) {
         json_array_append_new(list, json_string(extra));
+        json_array_append_new(errs, json_pack("{s:s,s:s,s:s}", "code", "invalid", "location", path,
+                                              "message", extra));
     }
     return o;
 }

@@ -24,21 +24,27 @@ man/proviso-advisor.8: $(srcdir)/man/proviso-advisor.8.in Makefile
 man/proviso-proxy.8: $(srcdir)/man/proviso-proxy.8.in Makefile
 	$(SUBST_RULE)
 
+# The pages the man pages name, beside the examples.
+dist_doc_DATA = docs/operations.md docs/advisor.md docs/api.md docs/audit.md docs/cli.md \
+	docs/proxy.md docs/semantics.md
+
 examplesdir = $(docdir)/examples
 dist_examples_DATA = examples/policy.yaml examples/proposal.json examples/credentials.yaml \
 	examples/boundary.yaml
 
 if HAVE_SYSTEMD_UNITS
 systemdsystemunit_DATA = contrib/systemd/proviso-prover.service \
-	contrib/systemd/proviso-advisor.service contrib/systemd/proviso-proxy.service
+	contrib/systemd/proviso-advisor.service contrib/systemd/proviso-proxy.service \
+	contrib/systemd/proviso-proxy@.service
 endif
 UNIT_IN = contrib/systemd/proviso-prover.service.in \
-	contrib/systemd/proviso-advisor.service.in contrib/systemd/proviso-proxy.service.in
+	contrib/systemd/proviso-advisor.service.in contrib/systemd/proviso-proxy.service.in \
+	contrib/systemd/proviso-proxy@.service.in
 EXTRA_DIST += $(UNIT_IN)
 CLEANFILES += contrib/systemd/proviso-prover.service contrib/systemd/proviso-advisor.service \
-	contrib/systemd/proviso-proxy.service
+	contrib/systemd/proviso-proxy.service contrib/systemd/proviso-proxy@.service
 all-local: contrib/systemd/proviso-prover.service contrib/systemd/proviso-advisor.service \
-	contrib/systemd/proviso-proxy.service
+	contrib/systemd/proviso-proxy.service contrib/systemd/proviso-proxy@.service
 
 contrib/systemd/proviso-prover.service: $(srcdir)/contrib/systemd/proviso-prover.service.in Makefile
 	$(SUBST_RULE)
@@ -46,6 +52,9 @@ contrib/systemd/proviso-advisor.service: $(srcdir)/contrib/systemd/proviso-advis
 		Makefile
 	$(SUBST_RULE)
 contrib/systemd/proviso-proxy.service: $(srcdir)/contrib/systemd/proviso-proxy.service.in Makefile
+	$(SUBST_RULE)
+contrib/systemd/proviso-proxy@.service: $(srcdir)/contrib/systemd/proviso-proxy@.service.in \
+		Makefile
 	$(SUBST_RULE)
 
 # One completion file; the servers' names are links to it (bash-completion

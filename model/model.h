@@ -242,8 +242,9 @@ enum model_warning {
     MODEL_WARN_NO_BINARIES,     /* rule with endpoints and no binaries */
     MODEL_WARN_BINARY_RELATIVE, /* binary path not starting with '/' */
     MODEL_WARN_BINARY_MISSING,  /* literal binary path absent here (MODEL_WARN_FS) */
+    MODEL_WARN_UNKNOWN_METHOD,  /* HTTP rule method no client sends (a typo: the rule is dead) */
 };
-#define MODEL_WARN__COUNT 6
+#define MODEL_WARN__COUNT 7
 #define MODEL_WARN_FS 1u /* flag: also look binaries up on this host's filesystem */
 
 /* The stable code ("l7-audit", ...). Static string. */

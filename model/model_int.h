@@ -383,6 +383,12 @@ struct model_node *model_json_read(const char *file, const char *buf, size_t len
  * types are diagnostics. Returns NULL when any diagnostic was added. */
 struct model_policy *model_schema_policy(const char *file, const struct model_node *root,
                                          struct model_diags *diags);
+/* Same, but when every diagnostic it added is an unknown field (the walker
+ * skipped those keys, the rest is whole) it returns the policy (caller
+ * frees) so that validation can report in the same run; the load still
+ * fails. */
+struct model_policy *model_schema_policy_partial(const char *file, const struct model_node *root,
+                                                 struct model_diags *diags);
 /* Walk a single rule object (used for proposals). */
 pv_result model_schema_rule(const char *file, const struct model_node *n, struct model_rule *out,
                             struct model_diags *diags) PV_WUR;
@@ -461,6 +467,10 @@ void model_walk_set_sval(struct model_walk *w, struct model_sval *dst, const str
 /* An unsigned integer no larger than 'max'; false after reporting. */
 bool model_walk_get_uint(struct model_walk *w, const char *what, const struct model_node *v,
                          uint64_t max, uint64_t *out);
+/* Edit distance (insert, delete, substitute, swap of neighbours; ASCII case
+ * ignored) between 'k' ('klen' bytes) and 'name', capped at 3: the measure
+ * behind every "did you mean". */
+size_t model_edit_distance(const char *k, size_t klen, const char *name);
 /* Walk the pairs of 'map' through 'fields'; bit i of the result is set when
  * fields[i] was present (at most 64 fields). */
 uint64_t model_walk_map(struct model_walk *w, const struct model_node *map, const char *ctx,

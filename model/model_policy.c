@@ -6,9 +6,10 @@
  * walk the tree into a policy (model_schema.c), validate (model_validate.c)
  * and compile (model_compile.c). Every step reports problems as diagnostics
  * with file:line:col; the first step that adds one ends the pipeline and the
- * load returns NULL. The clear functions release everything a struct owns,
- * including fields filled by compile, and leave the struct zeroed so that a
- * second clear is harmless.
+ * load returns NULL, except that unknown fields alone still let validation
+ * report, so one run shows every error it can. The clear functions release
+ * everything a struct owns, including fields filled by compile, and leave
+ * the struct zeroed so that a second clear is harmless.
  */
 #include "config.h"
 
@@ -379,9 +380,14 @@ static struct model_node *read_document(const char *file, const char *buf, size_
 static struct model_policy *policy_from_tree(const char *file, const struct model_node *root,
                                              struct model_diags *diags, size_t before)
 {
-    struct model_policy *p = model_schema_policy(file, root, diags);
+    struct model_policy *p = model_schema_policy_partial(file, root, diags);
 
     if (p == NULL || diags->n != before) {
+        if (p != NULL && diags->n != before) {
+            /* one run reports the typos and what validation finds too
+             * ("access: readonly" beside "enforcment"); the load still fails */
+            (void)model_policy_validate(p, diags);
+        }
         model_policy_free(p);
         if (diags->n == before) {
             diag(diags, file, (struct model_mark){0, 0}, "%s", pv_strerror(PV_ERR_NOMEM));

@@ -899,8 +899,22 @@ static const struct model_field policy_fields[] = {
     {"network_middlewares", f_middlewares, 0},
 };
 
-struct model_policy *model_schema_policy(const char *file, const struct model_node *root,
-                                         struct model_diags *diags)
+/* Whether every diagnostic after 'before' is an unknown field: the walker
+ * skipped those keys and left the rest of the policy whole. */
+static bool only_unknown_fields(struct model_diags *diags, size_t before)
+{
+    for (size_t i = before; i < model_diags_count(diags); i++) {
+        const char *m = model_diags_msg(diags, i);
+
+        if (m == NULL || strncmp(m, "unknown field ", 14) != 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static struct model_policy *schema_policy(const char *file, const struct model_node *root,
+                                          struct model_diags *diags, bool keep_on_unknown)
 {
     struct model_walk w = {file != NULL ? file : "<input>", diags, false};
     struct model_policy *p;
@@ -931,11 +945,27 @@ struct model_policy *model_schema_policy(const char *file, const struct model_no
         model_walk_err(&w, (struct model_mark){1, 1}, "missing required field 'version'");
     }
     if (w.nomem || model_diags_count(diags) != before) {
+        if (!w.nomem && keep_on_unknown && only_unknown_fields(diags, before)) {
+            pv_errno = PV_ERR_POLICY;
+            return p;
+        }
         model_policy_free(p);
         pv_errno = w.nomem ? PV_ERR_NOMEM : PV_ERR_POLICY;
         return NULL;
     }
     return p;
+}
+
+struct model_policy *model_schema_policy(const char *file, const struct model_node *root,
+                                         struct model_diags *diags)
+{
+    return schema_policy(file, root, diags, false);
+}
+
+struct model_policy *model_schema_policy_partial(const char *file, const struct model_node *root,
+                                                 struct model_diags *diags)
+{
+    return schema_policy(file, root, diags, true);
 }
 
 pv_result model_schema_rule(const char *file, const struct model_node *n, struct model_rule *out,

@@ -160,8 +160,9 @@ bool model_walk_get_uint(struct model_walk *w, const char *what, const struct mo
 }
 
 /* Edit distance (insert, delete, substitute, swap of neighbours) between the
- * key 'k' ('klen' bytes, at most 32 considered) and 'name', capped at 3. */
-static size_t key_distance(const char *k, size_t klen, const char *name)
+ * key 'k' ('klen' bytes, at most 32 considered) and 'name', capped at 3;
+ * ASCII case is ignored. */
+size_t model_edit_distance(const char *k, size_t klen, const char *name)
 {
     size_t nlen = strlen(name);
     size_t d[33][33];
@@ -196,6 +197,21 @@ static size_t key_distance(const char *k, size_t klen, const char *name)
     return d[klen][nlen] < 3 ? d[klen][nlen] : 3;
 }
 
+/* Whether 'name' is the plural of the key 'k' ('klen' bytes): k + "s", or a
+ * k ending in 'y' with "ies" in its place. */
+static bool plural_of(const char *k, size_t klen, const char *name)
+{
+    size_t nlen = strlen(name);
+
+    if (klen < 3 || strncmp(k, name, klen - 1) != 0) {
+        return false;
+    }
+    if (nlen == klen + 1 && k[klen - 1] == name[klen - 1] && name[klen] == 's') {
+        return true;
+    }
+    return k[klen - 1] == 'y' && nlen == klen + 2 && strcmp(name + klen - 1, "ies") == 0;
+}
+
 /* The field of 'fields' closest to the unknown key 'k' (distance 1, or 2 for
  * keys of 6 bytes and more), or NULL: "did you mean 'enforcement'?". */
 static const char *suggest(const struct model_node *k, const struct model_field *fields,
@@ -205,7 +221,11 @@ static const char *suggest(const struct model_node *k, const struct model_field 
     size_t bestd = k->scalar_len >= 6 ? 3 : 2;
 
     for (size_t j = 0; j < nfields; j++) {
-        size_t dist = key_distance(k->scalar, k->scalar_len, fields[j].key);
+        size_t dist = model_edit_distance(k->scalar, k->scalar_len, fields[j].key);
+
+        if (plural_of(k->scalar, k->scalar_len, fields[j].key)) {
+            return fields[j].key; /* "binary" for "binaries" */
+        }
 
         if (dist < bestd) {
             bestd = dist;

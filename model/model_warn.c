@@ -7,7 +7,9 @@
  * method passes), a wildcard host, a `path:` on an L4 endpoint (ignored: the
  * bytes are not inspected), a rule without binaries (it matches nothing), a
  * relative binary path (it matches nothing: binaries are absolute), a
- * literal binary path that does not exist here. Each has a stable code
+ * literal binary path that does not exist here, an HTTP rule method no
+ * client sends ("GTE": the rule is dead; with a did-you-mean). Each has a
+ * stable code
  * (warn[] below, docs/semantics.md#warnings).
  */
 #include "config.h"
@@ -25,7 +27,55 @@ static const char *const warn_codes[MODEL_WARN__COUNT] = {
     [MODEL_WARN_NO_BINARIES] = "rule-without-binaries",
     [MODEL_WARN_BINARY_RELATIVE] = "binary-relative",
     [MODEL_WARN_BINARY_MISSING] = "binary-missing",
+    [MODEL_WARN_UNKNOWN_METHOD] = "unknown-method",
 };
+
+/* The methods an HTTP rule can match (docs/semantics.md#methods: the RFC 9110
+ * methods, PATCH, and WEBSOCKET_TEXT for a client text frame); "*" is any. */
+static const char *const known_methods[] = {
+    "GET",    "HEAD",    "POST",  "PUT",     "PATCH",
+    "DELETE", "OPTIONS", "TRACE", "CONNECT", "WEBSOCKET_TEXT",
+};
+
+/* A warning for one rule method outside known_methods[], with the closest
+ * known one (distance 2 at most) as a did-you-mean. */
+static void method_warning(const struct model_policy *p, const char *key,
+                           const struct model_l7rule *l, model_warn_fn fn, void *arg)
+{
+    const char *m = l->method.s;
+    const char *best = NULL;
+    size_t bestd = 3;
+    char msg[256];
+
+    if (m == NULL || strcmp(m, "*") == 0) {
+        return;
+    }
+    for (size_t i = 0; i < PV_ARRAY_LEN(known_methods); i++) {
+        size_t d = model_edit_distance(m, strlen(m), known_methods[i]);
+
+        if (d == 0) {
+            return;
+        }
+        if (d < bestd) {
+            bestd = d;
+            best = known_methods[i];
+        }
+    }
+    if (best != NULL) {
+        (void)snprintf(msg, sizeof(msg),
+                       "rule '%s': unknown method '%s' (did you mean '%s'?): no request "
+                       "matches this rule",
+                       key, m, best);
+    } else {
+        (void)snprintf(msg, sizeof(msg),
+                       "rule '%s': unknown method '%s': no request matches this rule (methods: "
+                       "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, TRACE, CONNECT, "
+                       "WEBSOCKET_TEXT or *)",
+                       key, m);
+    }
+    struct model_mark mk = l->method.mark.line > 0 ? l->method.mark : l->mark;
+    fn(arg, MODEL_WARN_UNKNOWN_METHOD, p->file, mk.line, mk.col, msg);
+}
 
 const char *model_warning_code(enum model_warning w)
 {
@@ -60,6 +110,15 @@ static void endpoint_warnings(const struct model_policy *p, const struct model_r
                        "enforced: the bytes are not inspected",
                        key, e->path.s);
         fn(arg, MODEL_WARN_PATH_ON_L4, p->file, e->path.mark.line, e->path.mark.col, msg);
+    }
+    if (e->proto == MODEL_PROTO_REST || e->proto == MODEL_PROTO_WEBSOCKET ||
+        e->proto == MODEL_PROTO_GRAPHQL) {
+        for (size_t i = 0; i < e->nrules; i++) {
+            method_warning(p, key, &e->rules[i], fn, arg);
+        }
+        for (size_t i = 0; i < e->ndeny; i++) {
+            method_warning(p, key, &e->deny_rules[i], fn, arg);
+        }
     }
 }
 

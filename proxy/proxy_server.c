@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "common/pv_log.h"
+#include "common/pv_notify.h"
 #include "proxy/proxy_advisor.h"
 #include "proxy/proxy_int.h"
 
@@ -578,6 +579,9 @@ int proxy_server_run(const struct proxy_config *cfg)
         pv_log_errorx("cannot write %s", cfg->port_file);
         server_free(&srv);
         return 2;
+    }
+    if (!pv_ok(pv_notify_ready())) {
+        pv_log_warnx("cannot tell systemd we are ready ($NOTIFY_SOCKET): %s", strerror(errno));
     }
     if (event_base_dispatch(srv.base) == 0 || srv.draining) {
         rc = 0;

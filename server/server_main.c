@@ -15,6 +15,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 #include "common/pv_args.h"
 #include "common/pv_file.h"
 #include "common/pv_log.h"
+#include "common/pv_notify.h"
 #include "prover/prover.h"
 #include "server/server.h"
 
@@ -171,6 +173,9 @@ int main(int argc, char **argv)
                 "max %u ms)",
                 host, (unsigned)server_http_port(http), server_http_workers(http), cfg.body_limit,
                 cfg.timeout_ms, cfg.max_timeout_ms);
+    if (!pv_ok(pv_notify_ready())) {
+        pv_log_warnx("cannot tell systemd we are ready ($NOTIFY_SOCKET): %s", strerror(errno));
+    }
     if (tok.generated_path != NULL || o.token_file != NULL) {
         pv_log_info("try: curl -s -H \"Authorization: Bearer $(cat %s)\" "
                     "http://%s:%u/openapi.json",

@@ -18,6 +18,7 @@
 #define HEAD "version: 1\nnetwork_policies:\n  r:\n"
 #define BIN "    binaries:\n      - path: /usr/bin/git\n"
 #define EP "    endpoints:\n      - host: api.github.com\n        port: 443\n"
+#define L7R "        protocol: rest\n        enforcement: enforce\n        rules:\n"
 
 static const struct {
     const char *name;
@@ -59,6 +60,21 @@ static const struct {
      MODEL_WARN_FS, ""},
     {"existing binary does not warn", HEAD "    binaries:\n      - path: /bin/sh\n" EP,
      MODEL_WARN_FS, ""},
+    {"a misspelled method warns (the rule is dead)",
+     HEAD BIN EP L7R "          - allow: {method: GTE, path: /x}\n", 0, "unknown-method@12:29;"},
+    {"an unknown method in a deny rule warns",
+     HEAD BIN EP L7R "          - allow: {method: GET, path: /x}\n"
+                     "        deny_rules:\n          - {method: FROB, path: /y}\n",
+     0, "unknown-method@14:22;"},
+    {"known methods, any case, and * do not warn",
+     HEAD BIN EP L7R "          - allow: {method: get, path: /x}\n"
+                     "          - allow: {method: PATCH, path: /x}\n"
+                     "          - allow: {method: '*', path: /x}\n",
+     0, ""},
+    {"WEBSOCKET_TEXT does not warn",
+     HEAD BIN EP "        protocol: websocket\n        enforcement: enforce\n        rules:\n"
+                 "          - allow: {method: WEBSOCKET_TEXT, path: /ws}\n",
+     0, ""},
 };
 
 static void collect(void *arg, enum model_warning w, const char *file, uint32_t line, uint32_t col,
@@ -96,6 +112,9 @@ static const struct {
     {HEAD BIN EP "        enforcment: enforce\n", "(did you mean 'enforcement'?)"},
     {HEAD BIN EP "        protocl: rest\n", "(did you mean 'protocol'?)"},
     {HEAD "    binaires:\n      - path: /usr/bin/git\n" EP, "(did you mean 'binaries'?)"},
+    {HEAD "    binary:\n      - path: /usr/bin/git\n" EP, "(did you mean 'binaries'?)"},
+    {HEAD "    endpoint:\n      - host: api.github.com\n        port: 443\n" BIN,
+     "(did you mean 'endpoints'?)"},
     {HEAD BIN EP "        xyzzy: 1\n", NULL},
     {HEAD BIN EP "        ab: 1\n", NULL},
 };

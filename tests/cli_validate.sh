@@ -120,5 +120,50 @@ else
     sed 's/^/     | /' out
 fi
 
+# JSON: each error is also an object like a warning (code, location, message)
+"$pv" validate --format json unk.yaml >out 2>err
+if command -v jq >/dev/null &&
+    [ "$(jq -r '.files[0].errors[0] | .code + "|" + .location + "|" + .message' out)" = \
+        "unknown-field|unk.yaml:7:9|unknown field 'bogus' in endpoint" ]; then
+    ok "--format json: errors are {code, location, message} objects"
+else
+    bad "--format json: errors as objects"
+    sed 's/^/     | /' out
+fi
+
+# a misspelled method loads (it is a valid token) but the rule is dead: a
+# warning with the closest method; --strict makes it an error
+printf "${HEAD}      - host: api.example.com\n        port: 443\n        protocol: rest\n\
+        enforcement: enforce\n        rules:\n          - allow: {method: GTE, path: /x}\n${BINS}" >gte.yaml
+case_ "method GTE: did you mean GET (warning, exit 0)" gte.yaml 0 "gte.yaml: ok
+gte.yaml:10:29: warning: rule 'r': unknown method 'GTE' (did you mean 'GET'?): no request matches this rule [unknown-method]"
+"$pv" validate --strict gte.yaml >out 2>err
+rc=$?
+[ $rc -eq 2 ] && ok "method GTE with --strict: exit 2" || bad "method GTE with --strict: exit $rc"
+
+# binary for binaries: the singular gets its did-you-mean
+printf "${HEAD}      - host: api.example.com\n        port: 443\n    binary:\n      - path: /usr/bin/curl\n" >sing.yaml
+case_ "binary: did you mean binaries" sing.yaml 2 \
+    "sing.yaml:7:5: unknown field 'binary' in network policy 'r' (did you mean 'binaries'?)"
+
+# one run reports the typos and what validation finds: "access: readonly"
+# beside "enforcment" and "binary"
+printf "${HEAD}      - host: a.example\n        port: 443\n        protocol: rest\n\
+        enforcment: enforce\n        access: readonly\n    binary:\n      - path: /usr/bin/curl\n" >multi.yaml
+case_ "every error in one run" multi.yaml 2 "multi.yaml:8:9: unknown field 'enforcment' in endpoint (did you mean 'enforcement'?)
+multi.yaml:10:5: unknown field 'binary' in network policy 'r' (did you mean 'binaries'?)
+multi.yaml:9:17: network policy 'r': endpoint 0 has invalid L7 configuration: unknown access value 'readonly' (expected read-only, read-write, or full)"
+
+# the shipped examples validate without a warning (exit 0 under --strict)
+src=${PV_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+"$pv" validate --strict "$src/examples/policy.yaml" "$src/examples/boundary.yaml" >out 2>err
+rc=$?
+if [ $rc -eq 0 ] && ! grep -q warning out; then
+    ok "examples/policy.yaml and boundary.yaml: no warnings"
+else
+    bad "examples validate with warnings (exit $rc)"
+    sed 's/^/     | /' out
+fi
+
 echo "cli_validate.sh: $n checks, $fails failures"
 [ "$fails" -eq 0 ]

@@ -159,6 +159,24 @@ for m in man1/proviso.1 man8/proviso-prover.8 man8/proviso-advisor.8 man8/provis
         check "$m formats without warnings" sh -c "groff -man -ww -z '$f' 2>&1 | (! grep .)"
     fi
 done
+# Every document a man page names is installed (no "docs/x.md" of a source
+# tree the reader does not have), and the pages name the inbox and the keys.
+for m in man1/proviso.1 man8/proviso-prover.8 man8/proviso-advisor.8; do
+    f=$(find_one "$m")
+    [ -n "$f" ] || continue
+    if grep -q '[( ]docs/[a-z_-]*\.md' "$f"; then
+        bad "$m points at docs/ of the source tree"
+    fi
+    for d in $(grep -o '/[^ ()]*/[a-z_-]*\.md' "$f" | sed 's/#.*//' | sort -u); do
+        check "$m: $(basename "$d") is installed" test -s "$(dirname "$docdir")/$(basename "$d")"
+    done
+done
+f=$(find_one man8/proviso-advisor.8)
+check "proviso-advisor(8) names the inbox" grep -q '/ui/' "$f"
+for k in agent_policy_proposals_enabled proposal_approval_mode peer_address_ranges; do
+    check "proviso-advisor(8) names the setting $k" grep -q "$k" "$f"
+    check "proviso(1) names the setting $k" grep -q "$k" "$(find_one man1/proviso.1)"
+done
 # Every option a --help lists is in the man page (roff writes "\-\-name").
 man_has_opts() {
     page=$1
@@ -201,6 +219,11 @@ for u in proviso-prover proviso-advisor proviso-proxy; do
         StateDirectory=proviso "ExecStart=$(echo "$bindir" | sed "s|^$dest||")/$u "; do
         grep -q "^$d" "$f" || bad "$u.service lacks $d"
     done
+    # each service its own state directory: DynamicUser= services sharing
+    # one would take its ownership from each other at every start
+    grep -q "^StateDirectory=$u\$" "$f" || bad "$u.service lacks its own StateDirectory=$u"
+    # the servers send READY=1 once they listen (common/pv_notify.c)
+    grep -q "^Type=notify\$" "$f" || bad "$u.service is not Type=notify"
     if [ "$u" != proviso-proxy ]; then
         grep -q '^LoadCredential=' "$f" && grep -q -- '--token-file %d/' "$f" ||
             bad "$u.service does not take its token through LoadCredential"
@@ -214,6 +237,25 @@ for u in proviso-prover proviso-advisor proviso-proxy; do
             sh -c "systemd-analyze verify --man=no '$tmp/$u.service' 2>&1 | (! grep .)"
     fi
 done
+# the per-sandbox template (advisor mode): its own state directory and
+# token credential per instance, verified as an instance
+f=$(find_one 'systemd/system/proviso-proxy@.service')
+if [ -z "$f" ]; then
+    bad "proviso-proxy@.service not installed"
+else
+    ok "proviso-proxy@.service installed"
+    for d in Type=notify StateDirectory=proviso-proxy-%i LoadCredential=sandbox.token: \
+        DynamicUser=yes NoNewPrivileges=yes ProtectSystem=strict "CapabilityBoundingSet=CAP_NET_ADMIN"; do
+        grep -q "^$d" "$f" || bad "proviso-proxy@.service lacks $d"
+    done
+    grep -q -- '--sandbox %i --token-file %d/sandbox.token' "$f" ||
+        bad "proviso-proxy@.service does not name its sandbox and credential"
+    if command -v systemd-analyze >/dev/null 2>&1; then
+        sed "s|ExecStart=/|ExecStart=$dest/|" "$f" >"$tmp/proviso-proxy@demo.service"
+        check "systemd-analyze verify proviso-proxy@demo.service" \
+            sh -c "systemd-analyze verify --man=no '$tmp/proviso-proxy@demo.service' 2>&1 | (! grep .)"
+    fi
+fi
 grep -q 'CAP_NET_ADMIN CAP_SYS_PTRACE' "$(find_one systemd/system/proviso-proxy.service)" ||
     bad "proviso-proxy.service does not keep CAP_NET_ADMIN and CAP_SYS_PTRACE"
 

@@ -6,9 +6,11 @@ AM_TESTS_ENVIRONMENT = PV_SRCDIR='$(abs_top_srcdir)'; PV_BUILDDIR='$(abs_top_bui
 	export PV_SRCDIR PV_BUILDDIR;
 EXTRA_DIST += tests/check-layering.sh tests/checksrc.sh tests/run-corpus.sh tests/cli_eval.sh \
 	tests/cli_prove.sh tests/cli_validate.sh tests/fail_alloc.sh tests/ui_grants.sh \
-	tests/ui/grants.mjs
+	tests/ui/grants.mjs tests/readme_loop.sh tests/bootstrap_run.sh tests/docs_config_keys.sh \
+	tests/sd_notify.sh
 TESTS += tests/check-layering.sh tests/checksrc.sh tests/run-corpus.sh tests/cli_eval.sh \
-	tests/cli_prove.sh tests/cli_validate.sh tests/fail_alloc.sh tests/ui_grants.sh
+	tests/cli_prove.sh tests/cli_validate.sh tests/fail_alloc.sh tests/ui_grants.sh tests/readme_loop.sh \
+	tests/bootstrap_run.sh tests/docs_config_keys.sh tests/sd_notify.sh
 include $(srcdir)/tests/model_parse.mk
 include $(srcdir)/tests/model_validate.mk
 include $(srcdir)/tests/model_glob.mk

@@ -69,6 +69,9 @@ fi
 hdr /ui
 has "/ui: permanent redirect" "$(printf '%s\n' "$HDR" | head -n 1)" " 308"
 eq "/ui: Location /ui/" "$(header Location)" /ui/
+hdr /
+has "/: permanent redirect" "$(printf '%s\n' "$HDR" | head -n 1)" " 308"
+eq "/: Location /ui/ (the root leads to the inbox)" "$(header Location)" /ui/
 # Other paths under /ui/ are not routes: like any unknown path they answer
 # 401 without a token (nothing is revealed) and 404 with one.
 hdr /ui/other.js

@@ -312,6 +312,8 @@ submit "$WORK/sb2.token" "$WORK/p_b_in.json" sb2
 cli 0 rule get sb2 --chunk-id "$CHUNK"
 out_has "status:           approved (automatically, revision 2" "auto mode approves a change within the boundary"
 out_has "validation:       prover: no new findings" "... in which the prover finds no new finding"
+out_has "confidence 75% (the proposer's estimate, not a safety score)" \
+    "rule get: the confidence says what it is where it is shown"
 case "$(sed -n 2p "$OUT")" in
 "This change grants 1 new unit: /usr/bin/curl -> docs.rust-lang.org:443 inspected; prover: no new findings.")
     ok "rule get: what the change grants comes first, as one sentence" ;;
