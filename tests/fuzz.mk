@@ -98,7 +98,7 @@ endif
 FUZZ_TARGETS = tests/fuzz/fuzz_policy_yaml tests/fuzz/fuzz_policy_json \
 	tests/fuzz/fuzz_prover_body tests/fuzz/fuzz_proxy_request tests/fuzz/fuzz_proxy_chunked \
 	tests/fuzz/fuzz_advisor_body tests/fuzz/fuzz_audit_verify
-EXTRA_DIST += tests/fuzz/smoke.sh tests/fuzz/corpus $(FUZZ_TARGETS:=.dict)
+EXTRA_DIST += tests/fuzz/smoke.sh tests/fuzz/seeds.py tests/fuzz/corpus $(FUZZ_TARGETS:=.dict)
 CLEANFILES += fuzz-smoke.txt fuzz-smoke-*.log
 if ENABLE_FUZZ
 fuzz-smoke: $(FUZZ_TARGETS)
