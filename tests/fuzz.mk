@@ -4,11 +4,14 @@
 #   ./tests/fuzz/fuzz_policy_yaml -max_total_time=120 CORPUS_DIR
 if ENABLE_FUZZ
 FUZZ_FLAGS = -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer -g
-FUZZ_LIBS = common/libcommon.la $(YAML_LIBS) $(JANSSON_LIBS) $(CRYPTO_LIBS)
+# common/ is compiled into every target too: no target links a convenience
+# library, so all the project code it runs is instrumented.
+FUZZ_COMMON = $(common_libcommon_la_SOURCES)
+FUZZ_LIBS = $(YAML_LIBS) $(JANSSON_LIBS) $(CRYPTO_LIBS)
 noinst_PROGRAMS += tests/fuzz/fuzz_policy_yaml tests/fuzz/fuzz_policy_json
 
 tests_fuzz_fuzz_policy_yaml_SOURCES = tests/fuzz/fuzz_policy.h tests/fuzz/fuzz_policy_yaml.c \
-	$(model_libmodel_la_SOURCES)
+	$(model_libmodel_la_SOURCES) $(FUZZ_COMMON)
 nodist_tests_fuzz_fuzz_policy_yaml_SOURCES = model/model_registry_data.c
 tests_fuzz_fuzz_policy_yaml_CFLAGS = $(AM_CFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS) \
 	$(CRYPTO_CFLAGS) $(FUZZ_FLAGS)
@@ -16,7 +19,7 @@ tests_fuzz_fuzz_policy_yaml_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_policy_yaml_LDADD = $(FUZZ_LIBS)
 
 tests_fuzz_fuzz_policy_json_SOURCES = tests/fuzz/fuzz_policy.h tests/fuzz/fuzz_policy_json.c \
-	$(model_libmodel_la_SOURCES)
+	$(model_libmodel_la_SOURCES) $(FUZZ_COMMON)
 nodist_tests_fuzz_fuzz_policy_json_SOURCES = model/model_registry_data.c
 tests_fuzz_fuzz_policy_json_CFLAGS = $(tests_fuzz_fuzz_policy_yaml_CFLAGS)
 tests_fuzz_fuzz_policy_json_LDFLAGS = $(tests_fuzz_fuzz_policy_yaml_LDFLAGS)
@@ -29,10 +32,10 @@ endif
 if ENABLE_FUZZ
 noinst_PROGRAMS += tests/fuzz/fuzz_prover_body
 tests_fuzz_fuzz_prover_body_SOURCES = tests/fuzz/fuzz_prover_body.c prover/prover.h \
-	prover/prover_body.c
-tests_fuzz_fuzz_prover_body_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(FUZZ_FLAGS)
+	prover/prover_body.c $(FUZZ_COMMON)
+tests_fuzz_fuzz_prover_body_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CRYPTO_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_prover_body_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
-tests_fuzz_fuzz_prover_body_LDADD = common/libcommon.la $(JANSSON_LIBS)
+tests_fuzz_fuzz_prover_body_LDADD = $(JANSSON_LIBS) $(CRYPTO_LIBS)
 endif
 
 # proviso-proxy's request-head parser and validator (owner: proxy). Same
@@ -41,17 +44,17 @@ endif
 if ENABLE_FUZZ
 noinst_PROGRAMS += tests/fuzz/fuzz_proxy_request
 tests_fuzz_fuzz_proxy_request_SOURCES = tests/fuzz/fuzz_proxy_request.c proxy/proxy.h \
-	proxy/proxy_int.h proxy/proxy_http.c proxy/proxy_chunk.c
-tests_fuzz_fuzz_proxy_request_CFLAGS = $(AM_CFLAGS) $(FUZZ_FLAGS)
+	proxy/proxy_int.h proxy/proxy_http.c proxy/proxy_chunk.c $(FUZZ_COMMON)
+tests_fuzz_fuzz_proxy_request_CFLAGS = $(AM_CFLAGS) $(CRYPTO_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_proxy_request_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
-tests_fuzz_fuzz_proxy_request_LDADD = common/libcommon.la
+tests_fuzz_fuzz_proxy_request_LDADD = $(CRYPTO_LIBS)
 # the chunked-body decoder (proxy_chunk.c), same convention
 noinst_PROGRAMS += tests/fuzz/fuzz_proxy_chunked
 tests_fuzz_fuzz_proxy_chunked_SOURCES = tests/fuzz/fuzz_proxy_chunked.c proxy/proxy_int.h \
-	proxy/proxy_chunk.c
-tests_fuzz_fuzz_proxy_chunked_CFLAGS = $(AM_CFLAGS) $(FUZZ_FLAGS)
+	proxy/proxy_chunk.c $(FUZZ_COMMON)
+tests_fuzz_fuzz_proxy_chunked_CFLAGS = $(AM_CFLAGS) $(CRYPTO_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_proxy_chunked_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
-tests_fuzz_fuzz_proxy_chunked_LDADD = common/libcommon.la
+tests_fuzz_fuzz_proxy_chunked_LDADD = $(CRYPTO_LIBS)
 endif
 
 # proviso-advisor's readers of proposal bodies (owner: advisor). advisor_rule.c
@@ -61,10 +64,17 @@ if ENABLE_FUZZ
 noinst_PROGRAMS += tests/fuzz/fuzz_advisor_body
 tests_fuzz_fuzz_advisor_body_SOURCES = tests/fuzz/fuzz_advisor_body.c advisor/advisor.h \
 	advisor/advisor_rule.c advisor/advisor_util.c advisor/advisor_settings.c \
-	advisor/advisor_mapper.c
+	advisor/advisor_mapper.c $(model_libmodel_la_SOURCES) $(FUZZ_COMMON)
+nodist_tests_fuzz_fuzz_advisor_body_SOURCES = model/model_registry_data.c
 tests_fuzz_fuzz_advisor_body_CFLAGS = $(ADVISOR_CFLAGS) $(YAML_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_advisor_body_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
-tests_fuzz_fuzz_advisor_body_LDADD = $(ADVISOR_LIBS)
+# the archives below only resolve what the target never runs (the store, the
+# HTTP replies, the prover client): every symbol of the model, common/ and the
+# four advisor files above is already defined by the target's own objects, so
+# the linker takes no uninstrumented copy of them.
+tests_fuzz_fuzz_advisor_body_LDADD = advisor/libadvisor.la httpd/libhttpd.la audit/libaudit.la \
+	$(FUZZ_LIBS) $(MHD_LIBS) $(SQLITE_LIBS) $(CURL_LIBS) \
+	$(PTHREAD_LIBS)
 endif
 
 # `proviso audit verify`'s reader of export files (owner: audit). The audit
@@ -73,9 +83,30 @@ endif
 if ENABLE_FUZZ
 noinst_PROGRAMS += tests/fuzz/fuzz_audit_verify
 tests_fuzz_fuzz_audit_verify_SOURCES = tests/fuzz/fuzz_audit_verify.c audit/audit.h \
-	audit/audit_int.h audit/audit_key.c audit/audit_chain.c
+	audit/audit_int.h audit/audit_key.c audit/audit_chain.c $(FUZZ_COMMON)
 tests_fuzz_fuzz_audit_verify_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CRYPTO_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_audit_verify_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
-tests_fuzz_fuzz_audit_verify_LDADD = common/libcommon.la $(JANSSON_LIBS) $(CRYPTO_LIBS) \
+tests_fuzz_fuzz_audit_verify_LDADD = $(JANSSON_LIBS) $(CRYPTO_LIBS) \
 	$(PTHREAD_LIBS)
 endif
+
+# make fuzz-smoke: every target above for FUZZ_SMOKE_SECONDS (default 60) on
+# a copy of its seed corpus (tests/fuzz/corpus/TARGET/) with its dictionary
+# (tests/fuzz/TARGET.dict); fails on a crash, leak or timeout and prints the
+# edges reached by the seeds and at the end (tests/fuzz/smoke.sh). Needs a
+# build configured with --enable-fuzz CC=clang (.ci/run uses build-fuzz/).
+FUZZ_TARGETS = tests/fuzz/fuzz_policy_yaml tests/fuzz/fuzz_policy_json \
+	tests/fuzz/fuzz_prover_body tests/fuzz/fuzz_proxy_request tests/fuzz/fuzz_proxy_chunked \
+	tests/fuzz/fuzz_advisor_body tests/fuzz/fuzz_audit_verify
+EXTRA_DIST += tests/fuzz/smoke.sh tests/fuzz/seeds.py tests/fuzz/corpus $(FUZZ_TARGETS:=.dict)
+CLEANFILES += fuzz-smoke.txt fuzz-smoke-*.log
+if ENABLE_FUZZ
+fuzz-smoke: $(FUZZ_TARGETS)
+	$(SHELL) $(srcdir)/tests/fuzz/smoke.sh $(srcdir) $(builddir) $(FUZZ_TARGETS)
+else
+fuzz-smoke:
+	@echo "fuzz-smoke: configure a build directory with --enable-fuzz CC=clang:"; \
+	echo "  mkdir build-fuzz && cd build-fuzz && ../configure CC=clang --enable-fuzz"; \
+	exit 1
+endif
+.PHONY: fuzz-smoke

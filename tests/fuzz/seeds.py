@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+# seeds.py - regenerate the fuzz targets' seed corpora (tests/fuzz/corpus/)
+# and dictionaries (tests/fuzz/*.dict) from the project's own inputs: the
+# policies and proposals in corpus/ and examples/, the prover-body cases of
+# tests/check_prover_body.c, the proxy's denial batch in tests/data/,
+# request heads and chunked bodies written here, and audit exports built
+# here (digests right, signatures not). By hand only (needs PyYAML); the
+# output is deterministic, so a rerun that changes nothing shows no diff.
+#   rm -rf tests/fuzz/corpus && python3 tests/fuzz/seeds.py
+import os, glob, json, yaml, hashlib, base64, re  # noqa: E401
+R=os.path.abspath(os.path.join(os.path.dirname(__file__),'..','..')); C=R+'/tests/fuzz/corpus'
+def out(t, data, cap=60):
+    d=f'{C}/{t}'; os.makedirs(d, exist_ok=True)
+    if isinstance(data,str): data=data.encode()
+    if len(data)>8192 or len(os.listdir(d))>=cap: return
+    h=hashlib.sha1(data).hexdigest()[:16]
+    open(f'{d}/{h}','wb').write(data)
+docs=[]
+for f in sorted(glob.glob(R+'/corpus/**/*.yaml',recursive=True)+glob.glob(R+'/examples/*.yaml')):
+    try: docs.append((f,open(f).read(),yaml.safe_load(open(f))))
+    except Exception: pass
+pols=[];props=[];keys=set()
+def walk(x):
+    if isinstance(x,dict):
+        if 'network_policies' in x or 'version' in x and len(x)<6: pols.append(x)
+        if 'operations' in x: props.append(x)
+        for k,v in x.items(): keys.add(str(k)); walk(v)
+    elif isinstance(x,list):
+        for v in x: walk(v)
+for f,t,y in docs: walk(y)
+props.append(json.load(open(R+'/examples/proposal.json'))); walk(props[-1])
+def js(x): return json.dumps(x, default=str)
+for p in pols[:30]: out('fuzz_policy_yaml', yaml.safe_dump(p)); out('fuzz_policy_json', js(p), 40)
+for f,t,y in docs:
+    if 'examples' in f or 'semantics' in f or 'invalid' in f: out('fuzz_policy_yaml',t,45)
+for p in pols:
+    np_=p.get('network_policies') if isinstance(p,dict) else None
+    if isinstance(np_,dict):
+        for k,v in np_.items():
+            if isinstance(v,dict): props.append({'intent_summary':'allow '+str(k),'operations':[{'addRule':{'ruleName':str(k),'rule':v}}]})
+for f in sorted(glob.glob(R+'/corpus/invalid/*')): out('fuzz_policy_json', js(yaml.safe_load(open(f))) if f.endswith('yaml') and not isinstance(yaml.safe_load(open(f)),str) else open(f).read())
+for i,p in enumerate(props): out('fuzz_advisor_body', json.dumps(p,indent=2,default=str) if i%3==0 else js(p), 40)
+dn=json.load(open(R+'/tests/data/denials-recorded.json'))
+for i in range(0,len(dn['events']),3): out('fuzz_advisor_body', js({'dropped':i%2,'events':dn['events'][i:i+3]}), 52)
+src=open(R+'/tests/check_prover_body.c').read()
+for m in re.finditer(r'PROVER_BODY_\w+, ("(?:[^"\\]|\\.)*"(?:\s*"(?:[^"\\]|\\.)*")*)', src):
+    try: out('fuzz_prover_body', eval(re.sub(r'"\s*"','',m.group(1))).encode('latin1','ignore'))
+    except Exception: pass
+pp=pols[:12]
+for i,p in enumerate(pp):
+    out('fuzz_prover_body', js({'candidate':p}))
+    out('fuzz_prover_body', js({'baseline':pp[i-1],'candidate':p,'options':{'timeout_ms':250}}))
+    out('fuzz_prover_body', js({'candidate':yaml.safe_dump(p),'boundary':yaml.safe_dump(pp[i-1])}))
+    if i < len(props): out('fuzz_prover_body', js({'policy':p,'proposal':props[i]}))
+out('fuzz_prover_body', js({'openapi':{'openapi':'3.0.0','paths':{'/a':{'get':{}}}},'policy':pp[0],'binary':'/usr/bin/curl'}))
+# proxy heads
+heads=['GET http://api.github.com/repos/o/r HTTP/1.1\r\nHost: api.github.com\r\n\r\n',
+'CONNECT api.github.com:443 HTTP/1.1\r\nHost: api.github.com:443\r\nProxy-Authorization: Bearer abc\r\n\r\n',
+'POST http://example.com:8080/v1/x?q=1 HTTP/1.1\r\nHost: example.com:8080\r\nContent-Length: 5\r\nContent-Type: application/json\r\n\r\nhello',
+'PUT http://10.0.0.1/a HTTP/1.1\r\nHost: 10.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n',
+'DELETE http://[::1]:80/x HTTP/1.0\r\nHost: [::1]\r\nConnection: close\r\n\r\n',
+'HEAD http://user@h.example/ HTTP/1.1\r\nHost: h.example\r\nExpect: 100-continue\r\n\r\n',
+'OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n','PATCH /rel HTTP/1.1\r\nHost: a.b\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n',
+'\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03'+'\x00'*32+'\x00\x00\x02\x13\x01\x01\x00\x00\x10\x00\x00\x00\x0e\x00\x0c\x00\x00\x09localhost',
+'GET http://a.example/ HTTP/1.1\r\nHost: a.example\r\nContent-Length: 0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+'POST http://a.example/graphql HTTP/1.1\r\nHost: a.example\r\nTransfer-Encoding: gzip, chunked\r\n\r\n3;ext=1\r\nabc\r\n0\r\nX-T: 1\r\n\r\n']
+for m,u in [('GET','http://api.github.com:443/repos/o/r/issues?state=open'),('POST','http://127.0.0.1:8080/graphql'),('PUT','http://[fe80::1%25eth0]/'),('GET','/relative/path'),('CONNECT','[2001:db8::1]:8443'),('CONNECT','169.254.169.254:80'),('GET','http://a.example/%2e%2e/%2F?x=%00'),('DELETE','http://xn--bcher-kva.example./a;b')]:
+    heads.append(f'{m} {u} HTTP/1.1\r\nHost: {u.split("/")[2] if "//" in u else u}\r\nUser-Agent: curl/8.0\r\nAccept: */*\r\n\r\n')
+heads.append('GET http://a.example/ HTTP/1.1\r\nHost: a.example\r\nX-Folded: a\r\n b\r\n\r\n')
+heads.append('GET http://a.example/ HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\n\r\n')
+heads.append('POST http://a.example/ HTTP/1.1\r\nHost: a.example\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd')
+heads.append('GET http://a.example/ HTTP/1.1\nHost: a.example\n\n')
+for h in heads: out('fuzz_proxy_request', h.encode('latin1'))
+ch=['5\r\nhello\r\n0\r\n\r\n','3;name=val\r\nabc\r\n0\r\nTrailer: x\r\n\r\n','A\r\n0123456789\r\n0\r\n\r\n','0\r\n\r\n','1\r\na\r\n2\r\nbc\r\n0;x\r\n\r\n','ffffffff\r\n','5 \r\nhello\r\n0\r\n\r\n','5\nhello\n0\n\n']
+for i,c in enumerate(ch):
+    for s in (0,1,7,200): out('fuzz_proxy_chunked', bytes([s])+c.encode())
+# audit exports
+def canon(o): return json.dumps(o,sort_keys=True,separators=(',',':'),ensure_ascii=True)
+def sha(b): return hashlib.sha256(b).hexdigest()
+for n in range(1,5):
+    lines=[]; prev='0'*64; blob=base64.b64encode(b'{"a":1}').decode(); bsha=sha(b'{"a":1}')
+    recs=[]
+    for s in range(1,n+1):
+        r={'type':'record','seq':s,'ts_ms':1700000000000+s,'kind':['proposal.created','proposal.approved','rule.revoked','proposal.rejected'][s%4],'sandbox':'sb1','line':'chunk c%d'%s,'data':{'id':'p%d'%s,'rule':'r'},'blobs':[bsha] if s%2 else [],'prev':prev}
+        r['hash']=sha(canon(r).encode()); r['sig']=base64.b64encode(hashlib.sha512(str(s).encode()).digest()).decode()
+        prev=sha(canon(r).encode()); recs.append(r)
+    h={'type':'header','format':'proviso-audit/1','since':0,'last_seq':n,'records':n,'first_prev':'0'*64,'head':prev,'key':base64.b64encode(hashlib.sha256(b'key').digest()).decode()}
+    h['hash']=sha(canon(h).encode()); h['sig']=base64.b64encode(hashlib.sha512(b'header').digest()).decode()
+    txt='\n'.join([canon(h)]+[canon({'type':'blob','sha256':bsha,'data_b64':blob})]+[canon(r) for r in recs])+'\n'
+    out('fuzz_audit_verify', txt)
+    out('fuzz_audit_verify', txt.replace('"seq":1','"seq":2',1))
+    out('fuzz_audit_verify', '\n'.join(txt.split('\n')[:2]))
+KEYS=sorted(keys)
+
+# dictionaries
+R=os.path.dirname(os.path.abspath(__file__))+'/'
+keys=[k for k in KEYS if re.fullmatch(r'[A-Za-z0-9_.\-]+',k)]
+vals=['rest','graphql','tcp','tls','passthrough','enforce','audit','allow','deny','GET','POST','PUT','PATCH','DELETE','HEAD','OPTIONS','CONNECT','/usr/bin/curl','/**','/*','**','*.','443','80','0.0.0.0/0','169.254.169.254','::1','true','false','null']
+js=['{','}','[',']',':',',','"','\\"','\\u0000','\\n','1e309','-1','0']
+ym=[': ','- ','---','\n  ','&a','*a','!!str','|','>','{}','[]','#',"'"]
+def q(s): return '"'+''.join(c if 32<=ord(c)<127 and c not in '\\"' else '\\x%02x'%ord(c) for c in s)+'"'
+def w(name, toks, head):
+    seen=[];[seen.append(t) for t in toks if t not in seen]
+    open(R+name+'.dict','w').write('# '+head+'\n'+'\n'.join(q(t) for t in seen)+'\n')
+w('fuzz_policy_yaml', keys+vals+ym, 'fuzz_policy_yaml: the policy schema keys and values, YAML punctuation')
+w('fuzz_policy_json', ['"%s":'%k for k in keys]+keys+vals+js, 'fuzz_policy_json: the policy schema keys and values, JSON punctuation')
+w('fuzz_prover_body', ['"%s":'%k for k in ['candidate','baseline','proposal','policy','boundary','credentials','options','timeout_ms','openapi','binary']]+['"%s":'%k for k in keys]+vals+js+ym, 'fuzz_prover_body: the prove/check/discover body fields, the policy schema, JSON and YAML punctuation')
+w('fuzz_advisor_body', ['"%s":'%k for k in keys]+keys+vals+js+['addRule','removeRule','ruleName','intent_summary','events','denials','binary','host','port','method','path','reason','dropped','ancestors','stage','l4','l7','"events": ['], 'fuzz_advisor_body: proposal and denial-batch fields, the policy schema, JSON punctuation')
+http=['GET ','POST ','PUT ','PATCH ','DELETE ','HEAD ','OPTIONS ','CONNECT ','TRACE ',' HTTP/1.1\r\n',' HTTP/1.0\r\n','HTTP/2','\r\n','\r\n\r\n','http://','https://','Host: ','Content-Length: ','Transfer-Encoding: ','chunked','gzip','identity','Connection: ','close','keep-alive','Upgrade: ','Expect: ','100-continue','Proxy-Authorization: ','Proxy-Connection: ','Authorization: ','Bearer ','Basic ','Te: ','trailers',':443',':80','[::1]','@','%00','%2e%2e','/../','?','#',';',' ','\t','\x16\x03\x01','\x00\x00','localhost']
+w('fuzz_proxy_request', http+['0\r\n\r\n','5\r\nhello\r\n'], 'fuzz_proxy_request: HTTP/1.1 request-line, header and framing tokens, the TLS ClientHello start')
+w('fuzz_proxy_chunked', ['\r\n','0\r\n\r\n',';','=','"','ffffffff','0000000000000001','A\r\n','\n','\r',' ','\t','Trailer: ','Content-Length: ','Transfer-Encoding: '], 'fuzz_proxy_chunked: chunk-size, extension, trailer and line-end tokens')
+w('fuzz_audit_verify', ['"type":','"header"','"record"','"blob"','"format":','"proviso-audit/1"','"since":','"last_seq":','"records":','"first_prev":','"head":','"hash":','"sig":','"seq":','"ts_ms":','"kind":','"sandbox":','"line":','"data":','"blobs":','"prev":','"sha256":','"data_b64":','"key":','"0000000000000000000000000000000000000000000000000000000000000000"','\n','{','}','[',']',':',',','==','"'], 'fuzz_audit_verify: export line fields, the genesis digest, JSON punctuation')
