@@ -16,6 +16,9 @@
  *   explicit_rules   explicit methods: no `access` preset, no `*` method,
  *                    nothing whose methods are "all"
  *   no_new_port      no new port on a host the policy already reaches
+ *                    (exactly or through a wildcard)
+ *   no_endpoint_flags no switch that widens the endpoint's path rules
+ *                    (allow_encoded_slash); not relaxable
  *
  * Each clause can be relaxed by a setting (envelope_allow_*), and the whole
  * envelope turned off (auto_approval_envelope: false); the operator's
@@ -149,38 +152,63 @@ static bool rule_within(const struct advisor_envelope *env, const json_t *rule, 
     return true;
 }
 
-/* A new port on a host the policy already reaches: a grant whose host some
- * endpoint of 'current' names, none of them on one of the grant's ports. */
+/* Does endpoint 'ep' reach concrete host 'host' (lower-case)? Through its
+ * exact host or its wildcard. */
+static bool endpoint_reaches(const struct model_endpoint *ep, const char *host)
+{
+    struct model_endpoint_view v;
+
+    model_endpoint_view_host(ep, &v);
+    if (v.host == NULL) {
+        return false;
+    }
+    if (v.host_glob != NULL) {
+        return model_glob_match(v.host_glob, host, strlen(host));
+    }
+    return strcasecmp(v.host, host) == 0;
+}
+
+/* A new port on a host the policy already reaches: some endpoint of
+ * 'current' reaches the grant's host (exactly or through a wildcard) and
+ * one of the grant's ports is on none of those endpoints. */
 static bool new_port(const struct model_policy *current, const json_t *g)
 {
     const char *host = json_string_value(json_object_get(g, "host"));
-    bool named = false;
+    char lower[256];
+    bool reached = false;
+    size_t k;
+    const json_t *p;
 
-    if (host == NULL || host[0] == '\0') {
+    if (host == NULL || host[0] == '\0' || strlen(host) >= sizeof(lower)) {
         return false;
     }
-    for (size_t i = 0; i < model_policy_nrules(current); i++) {
-        const struct model_rule *r = model_policy_rule(current, i);
-        for (size_t e = 0; e < model_rule_nendpoints(r); e++) {
-            const struct model_endpoint *ep = model_rule_endpoint(r, e);
-            const char *h = model_endpoint_host(ep);
-            size_t k;
-            const json_t *p;
-            if (h == NULL || strcasecmp(h, host) != 0) {
-                continue;
-            }
-            named = true;
-            json_array_foreach(json_object_get(g, "ports"), k, p)
-            {
+    for (size_t c = 0; host[c] != '\0'; c++) {
+        lower[c] = (char)((host[c] >= 'A' && host[c] <= 'Z') ? host[c] + 32 : host[c]);
+        lower[c + 1] = '\0';
+    }
+    json_array_foreach(json_object_get(g, "ports"), k, p)
+    {
+        bool listed = false;
+        for (size_t i = 0; !listed && i < model_policy_nrules(current); i++) {
+            const struct model_rule *r = model_policy_rule(current, i);
+            for (size_t e = 0; !listed && e < model_rule_nendpoints(r); e++) {
+                const struct model_endpoint *ep = model_rule_endpoint(r, e);
+                if (!endpoint_reaches(ep, lower)) {
+                    continue;
+                }
+                reached = true;
                 for (size_t j = 0; j < model_endpoint_nports(ep); j++) {
                     if ((json_int_t)model_endpoint_port(ep, j) == json_integer_value(p)) {
-                        return false;
+                        listed = true;
                     }
                 }
             }
         }
+        if (reached && !listed) {
+            return true;
+        }
     }
-    return named;
+    return false;
 }
 
 bool advisor_envelope_within(const struct advisor_envelope *env, const struct model_policy *current,
@@ -224,6 +252,12 @@ bool advisor_envelope_within(const struct advisor_envelope *env, const struct mo
             breadth_is(g, "methods", "all")) {
             return outside(note, len, "explicit_rules", "every method is allowed", g,
                            ADVISOR_SET_ENV_ACCESS_PRESETS);
+        }
+        if (json_array_size(json_object_get(g, "flags")) > 0) {
+            /* allow_encoded_slash widens every path rule of the endpoint
+             * (docs/semantics.md#encoded-slash): never without a reviewer */
+            return outside(note, len, "no_endpoint_flags",
+                           "the endpoint turns on allow_encoded_slash", g, NULL);
         }
         if (!env->new_ports && new_port(current, g)) {
             return outside(note, len, "no_new_port", "a new port on a host the policy reaches", g,

@@ -72,8 +72,8 @@ static bool same_member(const json_t *a, const json_t *b, const char *key)
 }
 
 /* A grant is covered by an approved grant of the same binary pattern, host,
- * route and peer whose ports, access, credentials and private destinations
- * include its own. */
+ * route and peer whose ports, access, credentials, destinations (every
+ * allowed_ips / resolved_ips range) and flags include its own. */
 static bool grant_covered(const json_t *g, const json_t *approved)
 {
     size_t i;
@@ -87,7 +87,10 @@ static bool grant_covered(const json_t *g, const json_t *approved)
             strings_within(json_object_get(g, "access"), json_object_get(a, "access")) &&
             strings_within(json_object_get(g, "credentials"), json_object_get(a, "credentials")) &&
             strings_within(json_object_get(g, "private_destinations"),
-                           json_object_get(a, "private_destinations"))) {
+                           json_object_get(a, "private_destinations")) &&
+            strings_within(json_object_get(g, "destinations"),
+                           json_object_get(a, "destinations")) &&
+            strings_within(json_object_get(g, "flags"), json_object_get(a, "flags"))) {
             return true;
         }
     }

@@ -184,6 +184,11 @@ struct prover_grant {
     size_t ncreds;
     char **private_ips; /* allowed_ips ranges that reach private addresses */
     size_t nprivate;
+    char **dests; /* every allowed_ips / resolved_ips range, private or not */
+    size_t ndests;
+    char **flags; /* endpoint switches that widen what is admitted:
+                   * "allow_encoded_slash" */
+    size_t nflags;
     char *peer; /* "NAME" or "NAME (unresolved)" for a target_sandbox endpoint, else NULL */
     /* How wide the grant is, one static word per dimension
      * (docs/semantics.md#grant-breadth): */

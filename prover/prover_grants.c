@@ -44,6 +44,14 @@ static void grant_clear(struct prover_grant *g)
         free(g->private_ips[i]);
     }
     free(g->private_ips);
+    for (size_t i = 0; i < g->ndests; i++) {
+        free(g->dests[i]);
+    }
+    free(g->dests);
+    for (size_t i = 0; i < g->nflags; i++) {
+        free(g->flags[i]);
+    }
+    free(g->flags);
     free(g->peer);
     memset(g, 0, sizeof(*g));
 }
@@ -246,13 +254,18 @@ static pv_result fill_grant(struct prover_grant *g, const struct prover_unit *u,
         const struct model_cidr *c = &u->v.cidrs[i];
         bool v4 = model_ip_is_v4(&c->net);
 
-        if (!model_cidr_overlaps_private(c)) {
-            continue;
-        }
         model_ip_format(&c->net, ip, sizeof(ip));
         (void)snprintf(text, sizeof(text), "%s/%u", ip,
                        (unsigned)(v4 ? c->prefix - 96 : c->prefix));
-        PV_GUARD(push_str(&g->private_ips, &g->nprivate, text));
+        /* every range: a peer that moves to a public address, or a public
+         * allowed_ips range, changes what the grant reaches too */
+        PV_GUARD(push_str(&g->dests, &g->ndests, text));
+        if (model_cidr_overlaps_private(c)) {
+            PV_GUARD(push_str(&g->private_ips, &g->nprivate, text));
+        }
+    }
+    if (u->v.allow_encoded_slash) {
+        PV_GUARD(push_str(&g->flags, &g->nflags, "allow_encoded_slash"));
     }
     return PV_RESULT_OK;
 }
@@ -421,6 +434,13 @@ struct json_t *prover_grants_json(const struct prover_grants *gs)
                             str_array(g->private_ips, g->nprivate), "target_sandbox", g->peer,
                             "breadth", "binary", g->breadth.binary, "host", g->breadth.host,
                             "route", g->breadth.route, "methods", g->breadth.methods);
+        /* additive, present only when not empty (docs/api.md) */
+        if (o != NULL && g->ndests > 0) {
+            json_object_set_new(o, "destinations", str_array(g->dests, g->ndests));
+        }
+        if (o != NULL && g->nflags > 0) {
+            json_object_set_new(o, "flags", str_array(g->flags, g->nflags));
+        }
         if (o == NULL || json_array_append_new(a, o) != 0) {
             json_decref(a);
             return NULL;

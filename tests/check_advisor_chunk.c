@@ -1470,6 +1470,20 @@ START_TEST(test_envelope_clauses)
     submit_rule(NULL, "port", ep, "/usr/bin/curl", id);
     status_is(id, "pending");
     envelope_is(id, false, "(no_new_port)");
+    /* the new port beside one the host already has */
+    snprintf(ep, sizeof(ep), "\"host\":\"api.github.com\",\"ports\":[443,8443],\"protocol\":"
+                             "\"rest\",\"enforcement\":\"enforce\",\"rules\":[{\"allow\":{"
+                             "\"method\":\"GET\",\"path\":\"/y\"}}]");
+    submit_rule(NULL, "ports", ep, "/usr/bin/curl", id);
+    status_is(id, "pending");
+    envelope_is(id, false, "(no_new_port)");
+    /* a switch that widens the operator's path rules once merged */
+    snprintf(ep, sizeof(ep), "\"host\":\"api.github.com\",\"port\":443,\"protocol\":\"rest\","
+                             "\"enforcement\":\"enforce\",\"allow_encoded_slash\":true,\"rules\":[{"
+                             "\"allow\":{\"method\":\"GET\",\"path\":\"/z\"}}]");
+    submit_rule(NULL, "slash", ep, "/usr/bin/curl", id);
+    status_is(id, "pending");
+    envelope_is(id, false, "(no_endpoint_flags)");
     set_setting("", ADVISOR_SET_ENV_UNINSPECTED, "true");
     submit_rule(NULL, "l4b", "\"host\":\"example.net\",\"port\":443", "/usr/bin/curl", id);
     status_is(id, "approved");
