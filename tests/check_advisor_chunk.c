@@ -1471,16 +1471,18 @@ START_TEST(test_envelope_clauses)
     status_is(id, "pending");
     envelope_is(id, false, "(no_new_port)");
     /* the new port beside one the host already has */
-    snprintf(ep, sizeof(ep), "\"host\":\"api.github.com\",\"ports\":[443,8443],\"protocol\":"
-                             "\"rest\",\"enforcement\":\"enforce\",\"rules\":[{\"allow\":{"
-                             "\"method\":\"GET\",\"path\":\"/y\"}}]");
+    snprintf(ep, sizeof(ep),
+             "\"host\":\"api.github.com\",\"ports\":[443,8443],\"protocol\":"
+             "\"rest\",\"enforcement\":\"enforce\",\"rules\":[{\"allow\":{"
+             "\"method\":\"GET\",\"path\":\"/y\"}}]");
     submit_rule(NULL, "ports", ep, "/usr/bin/curl", id);
     status_is(id, "pending");
     envelope_is(id, false, "(no_new_port)");
     /* a switch that widens the operator's path rules once merged */
-    snprintf(ep, sizeof(ep), "\"host\":\"api.github.com\",\"port\":443,\"protocol\":\"rest\","
-                             "\"enforcement\":\"enforce\",\"allow_encoded_slash\":true,\"rules\":[{"
-                             "\"allow\":{\"method\":\"GET\",\"path\":\"/z\"}}]");
+    snprintf(ep, sizeof(ep),
+             "\"host\":\"api.github.com\",\"port\":443,\"protocol\":\"rest\","
+             "\"enforcement\":\"enforce\",\"allow_encoded_slash\":true,\"rules\":[{"
+             "\"allow\":{\"method\":\"GET\",\"path\":\"/z\"}}]");
     submit_rule(NULL, "slash", ep, "/usr/bin/curl", id);
     status_is(id, "pending");
     envelope_is(id, false, "(no_endpoint_flags)");
