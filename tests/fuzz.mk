@@ -83,7 +83,7 @@ endif
 if ENABLE_FUZZ
 noinst_PROGRAMS += tests/fuzz/fuzz_audit_verify
 tests_fuzz_fuzz_audit_verify_SOURCES = tests/fuzz/fuzz_audit_verify.c audit/audit.h \
-	audit/audit_int.h audit/audit_key.c audit/audit_chain.c $(FUZZ_COMMON)
+	audit/audit_int.h audit/audit_key.c audit/audit_chain.c audit/audit_state.c $(FUZZ_COMMON)
 tests_fuzz_fuzz_audit_verify_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CRYPTO_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_audit_verify_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_audit_verify_LDADD = $(JANSSON_LIBS) $(CRYPTO_LIBS) \
