@@ -1383,6 +1383,43 @@ static json_t *rule_of(const struct store_chunk *c)
     return json_loads(c->proposed_rule, 0, NULL);
 }
 
+/* A reviewer's approval of the chunk 'x' holds, on evaluation 'e': commit
+ * it (compare-and-set on the status read), log and answer. 'narrowed_from'
+ * (may be NULL) is the chunk's own rule when the narrowed suggestion is
+ * approved instead; the answer then says "narrowed". */
+static void reviewer_approve(struct advisor_worker *w, struct decision *x,
+                             const struct advisor_eval *e, const char *narrowed_from,
+                             struct httpd_reply *r)
+{
+    char line[8192];
+    char *expect = pv_strdup(x->c.status);
+    pv_result res = expect != NULL ? store_begin(w->st) : pv_fail(PV_ERR_NOMEM, __func__);
+    json_t *out;
+
+    if (pv_ok(res)) {
+        res = approve_in_tx_as(w, &x->snap, &x->c, e, expect, false, NULL, narrowed_from, line,
+                               sizeof(line));
+        res = pv_ok(res) ? store_commit(w->st) : res;
+        if (!pv_ok(res)) {
+            store_rollback(w->st);
+        }
+    }
+    free(expect);
+    if (!pv_ok(res)) {
+        reply_pv(r, res, "chunk");
+        return;
+    }
+    log_line(line);
+    advisor_changed(w->a);
+    out =
+        json_pack("{s:s,s:s,s:I,s:s}", "chunk_id", x->c.id, "status", "approved", "policy_version",
+                  (json_int_t)x->c.approved_rev, "policy_hash", e->candidate_hash);
+    if (out != NULL && narrowed_from != NULL) {
+        json_object_set_new(out, "narrowed", json_true());
+    }
+    httpd_reply_json(r, 200, out);
+}
+
 /* Approve one chunk. In a batch (approve-all), an earlier approval of the
  * same batch moves the policy, so the live token cannot match the stored
  * one; the chunk is then approved only when its re-evaluation against the
@@ -1396,7 +1433,6 @@ static void approve_chunk(struct advisor_worker *w, const char *sandbox, const c
     json_t *rule = NULL;
     const char *blocked;
     char detail[2300];
-    char line[8192];
     pv_result res;
 
     if (!decision_open(&x, w, sandbox, id, r)) {
@@ -1457,28 +1493,7 @@ static void approve_chunk(struct advisor_worker *w, const char *sandbox, const c
         advisor_eval_clear(&e);
         goto out;
     }
-    {
-        char *expect = pv_strdup(x.c.status);
-        res = expect != NULL ? store_begin(w->st) : pv_fail(PV_ERR_NOMEM, __func__);
-        if (pv_ok(res)) {
-            res = approve_in_tx(w, &x.snap, &x.c, &e, expect, false, NULL, line, sizeof(line));
-            res = pv_ok(res) ? store_commit(w->st) : res;
-            if (!pv_ok(res)) {
-                store_rollback(w->st);
-            }
-        }
-        free(expect);
-    }
-    if (!pv_ok(res)) {
-        reply_pv(r, res, "chunk");
-    } else {
-        log_line(line);
-        advisor_changed(w->a);
-        httpd_reply_json(r, 200,
-                         json_pack("{s:s,s:s,s:I,s:s}", "chunk_id", x.c.id, "status", "approved",
-                                   "policy_version", (json_int_t)x.c.approved_rev, "policy_hash",
-                                   e.candidate_hash));
-    }
+    reviewer_approve(w, &x, &e, NULL, r);
     advisor_eval_clear(&e);
 out:
     json_decref(rule);
@@ -1508,7 +1523,6 @@ void advisor_approve_suggestion(struct advisor_worker *w, const char *sandbox, c
     const json_t *rule;
     char *rule_text = NULL;
     char *original = NULL;
-    char line[8192];
     pv_result res;
 
     if (args == NULL) {
@@ -1569,29 +1583,10 @@ void advisor_approve_suggestion(struct advisor_worker *w, const char *sandbox, c
     rule_text = advisor_json_canonical(rule);
     original = x.c.proposed_rule;
     x.c.proposed_rule = rule_text;
-    {
-        char *expect = pv_strdup(x.c.status);
-        res = expect != NULL && rule_text != NULL ? store_begin(w->st)
-                                                  : pv_fail(PV_ERR_NOMEM, __func__);
-        if (pv_ok(res)) {
-            res = approve_in_tx_as(w, &x.snap, &x.c, &e, expect, false, NULL, original, line,
-                                   sizeof(line));
-            res = pv_ok(res) ? store_commit(w->st) : res;
-            if (!pv_ok(res)) {
-                store_rollback(w->st);
-            }
-        }
-        free(expect);
-    }
-    if (!pv_ok(res)) {
-        reply_pv(r, res, "chunk");
+    if (rule_text == NULL) {
+        httpd_reply_error(r, 500, "internal", "out of memory");
     } else {
-        log_line(line);
-        advisor_changed(w->a);
-        httpd_reply_json(r, 200,
-                         json_pack("{s:s,s:s,s:b,s:I,s:s}", "chunk_id", x.c.id, "status",
-                                   "approved", "narrowed", 1, "policy_version",
-                                   (json_int_t)x.c.approved_rev, "policy_hash", e.candidate_hash));
+        reviewer_approve(w, &x, &e, original, r);
     }
     advisor_eval_clear(&e);
     free(original);
