@@ -197,6 +197,22 @@ char *advisor_one_line(const char *s);
 bool advisor_name_valid(const char *s);
 /* The id of sandbox 'sandbox' (PV_ERR_NOTFOUND when there is none). */
 pv_result advisor_sandbox_id(struct advisor_worker *w, const char *sandbox, int64_t *id) PV_WUR;
+/* Sandboxes by id and name (advisor_util.c): for the passes over every
+ * sandbox (peer pushes and bounds, the audit's state, re-proofs). */
+struct store_sandbox;
+struct advisor_sandboxes {
+    int64_t *ids;
+    char **names;
+    size_t n;
+    bool oom;
+    bool unbounded_only; /* keep only sandboxes without a boundary of their own */
+};
+/* A store_sandbox_each callback ('arg' the list); also callable directly. */
+void advisor_sandboxes_add(void *arg, const struct store_sandbox *sb);
+/* Every sandbox into 'out' (zeroed first; 'unbounded_only' as above). */
+pv_result advisor_sandboxes_list(struct store *st, bool unbounded_only,
+                                 struct advisor_sandboxes *out) PV_WUR;
+void advisor_sandboxes_free(struct advisor_sandboxes *l);
 /* A store failure as an answer: 404 "WHAT not found", 409 "WHAT already
  * exists", otherwise 500. */
 void advisor_reply_store_error(struct httpd_reply *r, pv_result res, const char *what);

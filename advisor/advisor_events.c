@@ -258,32 +258,6 @@ pv_result advisor_audit_seal_legacy(struct store *st, size_t *sealed)
  * The state the chain implies, against the store's (docs/audit.md#state)
  * ========================================================================= */
 
-struct sb_list {
-    int64_t *ids;
-    char **names;
-    size_t n;
-    bool oom;
-};
-
-static void sb_collect(void *arg, const struct store_sandbox *sb)
-{
-    struct sb_list *l = arg;
-    int64_t *ids = l->oom ? NULL : pv_realloc(l->ids, (l->n + 1) * sizeof(*ids));
-    char **names = ids != NULL ? pv_realloc(l->names, (l->n + 1) * sizeof(*names)) : NULL;
-
-    if (ids != NULL) {
-        l->ids = ids;
-    }
-    if (names != NULL) {
-        l->names = names;
-    }
-    if (ids == NULL || names == NULL || (names[l->n] = pv_strdup(sb->name)) == NULL) {
-        l->oom = true;
-        return;
-    }
-    ids[l->n++] = sb->id;
-}
-
 static void chunk_status(void *arg, const struct store_chunk *c)
 {
     json_object_set_new(arg, c->id, json_string(c->status));
@@ -291,16 +265,13 @@ static void chunk_status(void *arg, const struct store_chunk *c)
 
 pv_result advisor_audit_store_state(struct store *st, json_t **out)
 {
-    struct sb_list l;
+    struct advisor_sandboxes l;
     json_t *state = json_object();
     pv_result r;
 
     *out = NULL;
     memset(&l, 0, sizeof(l));
-    r = state != NULL ? store_sandbox_each(st, sb_collect, &l) : pv_fail(PV_ERR_NOMEM, __func__);
-    if (pv_ok(r) && l.oom) {
-        r = pv_fail(PV_ERR_NOMEM, __func__);
-    }
+    r = state != NULL ? advisor_sandboxes_list(st, false, &l) : pv_fail(PV_ERR_NOMEM, __func__);
     for (size_t i = 0; pv_ok(r) && i < l.n; i++) {
         struct store_revision rev;
         json_t *chunks = json_object();
@@ -323,11 +294,7 @@ pv_result advisor_audit_store_state(struct store *st, json_t **out)
         json_decref(chunks);
         store_revision_clear(&rev);
     }
-    for (size_t i = 0; i < l.n; i++) {
-        free(l.names[i]);
-    }
-    free(l.names);
-    free(l.ids);
+    advisor_sandboxes_free(&l);
     if (!pv_ok(r)) {
         json_decref(state);
         return r;

@@ -148,41 +148,6 @@ pv_result advisor_resolve_peers(struct advisor_worker *w, struct model_policy *p
  * Dependents: compose again, write what changed
  * ========================================================================= */
 
-struct dep_list {
-    int64_t *ids;
-    char **names;
-    size_t n;
-    bool oom;
-};
-
-static void dep_collect(void *arg, const struct store_sandbox *sb)
-{
-    struct dep_list *l = arg;
-    int64_t *ids = l->oom ? NULL : pv_realloc(l->ids, (l->n + 1) * sizeof(*ids));
-    char **names = ids != NULL ? pv_realloc(l->names, (l->n + 1) * sizeof(*names)) : NULL;
-
-    if (ids != NULL) {
-        l->ids = ids;
-    }
-    if (names != NULL) {
-        l->names = names;
-    }
-    if (ids == NULL || names == NULL || (names[l->n] = pv_strdup(sb->name)) == NULL) {
-        l->oom = true;
-        return;
-    }
-    ids[l->n++] = sb->id;
-}
-
-static void dep_free(struct dep_list *l)
-{
-    for (size_t i = 0; i < l->n; i++) {
-        free(l->names[i]);
-    }
-    free(l->names);
-    free(l->ids);
-}
-
 /* Does the sandbox's current effective policy name 'peer'? A cheap filter
  * on the canonical text; composing again decides exactly. */
 static bool mentions(struct advisor_worker *w, int64_t sandbox, const char *peer)
@@ -204,14 +169,9 @@ static bool mentions(struct advisor_worker *w, int64_t sandbox, const char *peer
 pv_result advisor_peers_push(struct advisor_worker *w, const char *peer, const char *addresses,
                              const char *previous, json_t *updated, char *err, size_t errlen)
 {
-    struct dep_list l;
-    pv_result r;
+    struct advisor_sandboxes l;
+    pv_result r = advisor_sandboxes_list(w->st, false, &l);
 
-    memset(&l, 0, sizeof(l));
-    r = store_sandbox_each(w->st, dep_collect, &l);
-    if (pv_ok(r) && l.oom) {
-        r = pv_fail(PV_ERR_NOMEM, __func__);
-    }
     for (size_t i = 0; pv_ok(r) && i < l.n; i++) {
         struct store_revision cur;
         int64_t rev = 0;
@@ -256,7 +216,7 @@ pv_result advisor_peers_push(struct advisor_worker *w, const char *peer, const c
         store_revision_clear(&cur);
         advisor_composed_clear(&comp);
     }
-    dep_free(&l);
+    advisor_sandboxes_free(&l);
     return r;
 }
 
@@ -352,7 +312,7 @@ static char *addrs_within(const char *canon, const struct advisor_ranges *rg)
 pv_result advisor_peers_bound(struct advisor_worker *w, const char *sandbox, char *err,
                               size_t errlen)
 {
-    struct dep_list l;
+    struct advisor_sandboxes l;
     pv_result r = PV_RESULT_OK;
 
     memset(&l, 0, sizeof(l));
@@ -360,12 +320,12 @@ pv_result advisor_peers_bound(struct advisor_worker *w, const char *sandbox, cha
         struct store_sandbox one;
         memset(&one, 0, sizeof(one));
         one.name = PV_UNCONST(sandbox);
-        dep_collect(&l, &one);
+        advisor_sandboxes_add(&l, &one);
+        if (l.oom) {
+            r = pv_fail(PV_ERR_NOMEM, __func__);
+        }
     } else {
-        r = store_sandbox_each(w->st, dep_collect, &l);
-    }
-    if (pv_ok(r) && l.oom) {
-        r = pv_fail(PV_ERR_NOMEM, __func__);
+        r = advisor_sandboxes_list(w->st, false, &l);
     }
     for (size_t i = 0; pv_ok(r) && i < l.n; i++) {
         struct store_sandbox sb;
@@ -394,7 +354,7 @@ pv_result advisor_peers_bound(struct advisor_worker *w, const char *sandbox, cha
         advisor_ranges_free(rg);
         store_sandbox_clear(&sb);
     }
-    dep_free(&l);
+    advisor_sandboxes_free(&l);
     return r;
 }
 

@@ -547,40 +547,15 @@ pv_result advisor_reprove_sandbox(struct advisor_worker *w, int64_t sandbox, con
     return r;
 }
 
-struct unbounded {
-    int64_t *ids;
-    size_t n;
-    bool oom;
-};
-
-static void unbounded_collect(void *arg, const struct store_sandbox *sb)
-{
-    struct unbounded *u = arg;
-    int64_t *ids;
-
-    if (u->oom || sb->boundary[0] != '\0') {
-        return; /* its own boundary wins over the global one */
-    }
-    ids = realloc(u->ids, (u->n + 1) * sizeof(*ids));
-    if (ids == NULL) {
-        u->oom = true;
-        return;
-    }
-    u->ids = ids;
-    u->ids[u->n++] = sb->id;
-}
-
 pv_result advisor_reprove_unbounded(struct advisor_worker *w, const char *cause, json_t *suspended)
 {
-    struct unbounded u = {0};
-    pv_result r = store_sandbox_each(w->st, unbounded_collect, &u);
+    /* a sandbox's own boundary wins over the global one */
+    struct advisor_sandboxes u;
+    pv_result r = advisor_sandboxes_list(w->st, true, &u);
 
-    if (pv_ok(r) && u.oom) {
-        r = pv_fail(PV_ERR_NOMEM, __func__);
-    }
     for (size_t i = 0; pv_ok(r) && i < u.n; i++) {
         r = advisor_reprove_sandbox(w, u.ids[i], cause, suspended);
     }
-    free(u.ids);
+    advisor_sandboxes_free(&u);
     return r;
 }

@@ -525,3 +525,51 @@ void advisor_reply_store_error(struct httpd_reply *r, pv_result res, const char 
         httpd_reply_error(r, 500, "internal", "the store failed; see the advisor's log");
     }
 }
+
+/* ===========================================================================
+ * Sandbox lists
+ * ========================================================================= */
+
+void advisor_sandboxes_add(void *arg, const struct store_sandbox *sb)
+{
+    struct advisor_sandboxes *l = arg;
+    int64_t *ids;
+    char **names;
+
+    if (l->oom || (l->unbounded_only && sb->boundary != NULL && sb->boundary[0] != '\0')) {
+        return;
+    }
+    ids = pv_realloc(l->ids, (l->n + 1) * sizeof(*ids));
+    names = ids != NULL ? pv_realloc(l->names, (l->n + 1) * sizeof(*names)) : NULL;
+    if (ids != NULL) {
+        l->ids = ids;
+    }
+    if (names != NULL) {
+        l->names = names;
+    }
+    if (ids == NULL || names == NULL || (names[l->n] = pv_strdup(sb->name)) == NULL) {
+        l->oom = true;
+        return;
+    }
+    ids[l->n++] = sb->id;
+}
+
+pv_result advisor_sandboxes_list(struct store *st, bool unbounded_only,
+                                 struct advisor_sandboxes *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->unbounded_only = unbounded_only;
+    PV_GUARD(store_sandbox_each(st, advisor_sandboxes_add, out));
+    PV_ENSURE(!out->oom, PV_ERR_NOMEM);
+    return PV_RESULT_OK;
+}
+
+void advisor_sandboxes_free(struct advisor_sandboxes *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->names[i]);
+    }
+    free(l->names);
+    free(l->ids);
+    memset(l, 0, sizeof(*l));
+}
