@@ -459,6 +459,8 @@ int main(int argc, char **argv)
     bool clean;
 
     pv_log_set_prefix("proviso-advisor");
+    /* the prover child must not report ready in the advisor's name */
+    pv_notify_claim();
     parse_args(argc, argv, &o);
     if (o.export_audit) {
         return export_audit(&o);

@@ -19,13 +19,32 @@
 
 #include "common/pv_notify.h"
 
-pv_result pv_notify_ready(void)
+/* The name pv_notify_claim took; sized like sun_path plus one, so that a
+ * name too long for it is still seen as too long and refused. */
+static char claimed[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
+static int claimed_set;
+
+void pv_notify_claim(void)
 {
     const char *name = getenv("NOTIFY_SOCKET");
+
+    if (name != NULL) {
+        size_t len = strlen(name);
+        if (len >= sizeof(claimed)) {
+            len = sizeof(claimed) - 1;
+        }
+        memcpy(claimed, name, len);
+        claimed[len] = '\0';
+        (void)unsetenv("NOTIFY_SOCKET");
+    }
+    claimed_set = 1;
+}
+
+pv_result pv_notify_ready(void)
+{
+    const char *name = claimed_set ? claimed : getenv("NOTIFY_SOCKET");
     struct sockaddr_un sa;
     size_t len;
-    /* only READY: the advisor's prover child inherits $NOTIFY_SOCKET, and
-     * systemd (NotifyAccess=main) ignores what it might send */
     static const char msg[] = "READY=1";
     int fd;
     ssize_t n;

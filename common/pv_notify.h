@@ -11,7 +11,13 @@
 
 #include "common/pv.h"
 
-/* Send "READY=1" to $NOTIFY_SOCKET. OK when it was sent or
+/* Take $NOTIFY_SOCKET for this process and remove it from the environment,
+ * so that a child (the advisor's prover) never reports to systemd in the
+ * server's name. Call it first in main, before any thread starts; a later
+ * pv_notify_ready() uses the name it kept. */
+void pv_notify_claim(void);
+
+/* Send "READY=1" to $NOTIFY_SOCKET (or to the name pv_notify_claim kept). OK when it was sent or
  * there is no socket to send to; PV_ERR_USAGE for a name that is neither a
  * path nor '@'-abstract or too long, PV_ERR_IO (errno set) when sending
  * failed. */

@@ -64,6 +64,16 @@ NOTIFY_SOCKET=@pv-notify-$$ "$BUILD/proviso-advisor" --data-dir "$T/adv" --port 
 PIDS="$PIDS $!"
 [ "$(got advisor)" = "READY=1" ] && ok || no "advisor (abstract socket): no READY=1 ($(got advisor))"
 grep -q "listening on 127.0.0.1 port" "$T/advisor.log" && ok || no "advisor: READY before listening"
+# the prover child must not inherit $NOTIFY_SOCKET: its own READY=1 would
+# reach the socket before the advisor listens
+adv=${PIDS##* }
+kid=$(pgrep -P "$adv" proviso-prover | head -1)
+if [ -n "$kid" ]; then
+    tr '\0' '\n' <"/proc/$kid/environ" | grep -q '^NOTIFY_SOCKET=' &&
+        no "the prover child inherited NOTIFY_SOCKET" || ok
+else
+    no "advisor: no prover child found"
+fi
 
 printf 'version: 1\nnetwork_policies: {}\n' >"$T/policy.yaml"
 listen "$T/proxy.sock" proxy
