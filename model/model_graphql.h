@@ -24,8 +24,8 @@ enum model_gql_optype {
 /* One operation, reduced to what policies match. */
 struct model_gql_op {
     enum model_gql_optype type;
-    char *name;     /* operation name; NULL for an anonymous operation */
-    char **fields;  /* root field names (never aliases): sorted, unique, at least one */
+    char *name;    /* operation name; NULL for an anonymous operation */
+    char **fields; /* root field names (never aliases): sorted, unique, at least one */
     size_t nfields;
     /* Hash-only persisted query: the sha256Hash or saved-query id the
      * request named instead of a document. type, name and fields are then
