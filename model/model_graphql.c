@@ -27,32 +27,7 @@
  * Operations
  * ========================================================================== */
 
-const char *model_gql_optype_name(enum model_gql_optype t)
-{
-    switch (t) {
-    case MODEL_GQL_QUERY:
-        return "query";
-    case MODEL_GQL_MUTATION:
-        return "mutation";
-    case MODEL_GQL_SUBSCRIPTION:
-        return "subscription";
-    }
-    return "unknown";
-}
-
-void model_gql_op_clear(struct model_gql_op *op)
-{
-    if (op == NULL) {
-        return;
-    }
-    free(op->name);
-    for (size_t i = 0; i < op->nfields; i++) {
-        free(op->fields[i]);
-    }
-    free(op->fields);
-    free(op->persisted_id);
-    memset(op, 0, sizeof(*op));
-}
+/* model_gql_optype_name and model_gql_op_clear live in model_gql_op.c. */
 
 void model_gql_op_describe(const struct model_gql_op *op, char *buf, size_t len)
 {

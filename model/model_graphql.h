@@ -97,6 +97,11 @@ pv_result model_gql_http_read(const struct model_gql_http *in, struct model_gql_
                               size_t errlen) PV_WUR;
 void model_gql_ops_clear(struct model_gql_ops *ops);
 
+/* The body bound of endpoint 'e' (borrowed): its graphql_max_body_bytes,
+ * or MODEL_GQL_DEFAULT_MAX_BODY when unset. */
+struct model_endpoint;
+size_t model_endpoint_gql_max_body(const struct model_endpoint *e);
+
 /* Write "type name(f1,f2)" (name "-" when anonymous, "persisted:<id>" for a
  * hash-only operation) to 'buf' ('len' bytes, truncated, NUL-terminated). */
 void model_gql_op_describe(const struct model_gql_op *op, char *buf, size_t len);

@@ -11,6 +11,7 @@
  * body members, duplicate parameters, other content types or methods.
  */
 #include "model/model_graphql.h"
+#include "model/model_int.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -36,6 +37,14 @@ __attribute__((format(printf, 4, 5))) static pv_result refuse(int err, char *msg
 static void json_decref_p(json_t **j)
 {
     json_decref(*j);
+}
+
+size_t model_endpoint_gql_max_body(const struct model_endpoint *e)
+{
+    if (e == NULL || e->graphql_max_body_bytes == 0) {
+        return MODEL_GQL_DEFAULT_MAX_BODY;
+    }
+    return e->graphql_max_body_bytes;
 }
 
 void model_gql_ops_clear(struct model_gql_ops *ops)

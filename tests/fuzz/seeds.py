@@ -110,3 +110,34 @@ http=['GET ','POST ','PUT ','PATCH ','DELETE ','HEAD ','OPTIONS ','CONNECT ','TR
 w('fuzz_proxy_request', http+['0\r\n\r\n','5\r\nhello\r\n'], 'fuzz_proxy_request: HTTP/1.1 request-line, header and framing tokens, the TLS ClientHello start')
 w('fuzz_proxy_chunked', ['\r\n','0\r\n\r\n',';','=','"','ffffffff','0000000000000001','A\r\n','\n','\r',' ','\t','Trailer: ','Content-Length: ','Transfer-Encoding: '], 'fuzz_proxy_chunked: chunk-size, extension, trailer and line-end tokens')
 w('fuzz_audit_verify', ['"type":','"header"','"record"','"blob"','"format":','"proviso-audit/1"','"since":','"last_seq":','"records":','"first_prev":','"head":','"hash":','"sig":','"seq":','"ts_ms":','"kind":','"sandbox":','"line":','"data":','"blobs":','"prev":','"sha256":','"data_b64":','"key":','"0000000000000000000000000000000000000000000000000000000000000000"','\n','{','}','[',']',':',',','==','"'], 'fuzz_audit_verify: export line fields, the genesis digest, JSON punctuation')
+# fuzz_graphql: the first byte picks the entry (0 document, 1 "opname\n"
+# document, 2 POST JSON body, 3 POST application/graphql, 4 GET target);
+# documents from tests/check_model_graphql.c and a few written here
+gsrc=open(R+'../check_model_graphql.c').read()
+gdocs=[]
+for m in re.finditer(r'^    \{("(?:[^"\\]|\\.)*"(?:\s*"(?:[^"\\]|\\.)*")*), (NULL|"(?:[^"\\]|\\.)*")', gsrc, re.M):
+    try:
+        d=eval(re.sub(r'"\s*"','',m.group(1))); n=eval(m.group(2)) if m.group(2)!='NULL' else None
+        gdocs.append((d.encode('latin1') if all(ord(c)<256 for c in d) else d.encode(),n))
+    except Exception: pass
+gdocs+=[(b'query Viewer { viewer { login name repositories(first: 10, orderBy: {field: UPDATED_AT, direction: DESC}) { nodes { name } } } }',None),
+        (b'mutation AddStar($id: ID!) { addStar(input: {starrableId: $id}) { starrable { id } } }\nquery Q { viewer { login } }','AddStar'),
+        (b'query Q { ...F ... on Query @include(if: true) { b } }\nfragment F on Query { a: viewer { ...G } }\nfragment G on User { login }',None),
+        (b'{ a(s: """block \\""" string""", t: "\\uD83D\\uDE00 \\u{1F600}", n: -1.5e3, l: [1, [2]], o: {k: null}) }',None)]
+for i,(d,n) in enumerate(gdocs):
+    if d.startswith(b'type') or b'\x00' in d and i%2: continue
+    if n is None: out('fuzz_graphql', b'\x00'+d, 300)
+    else: out('fuzz_graphql', b'\x01'+n.encode()+b'\n'+d, 300)
+for d,n in gdocs[:40]:
+    s=d.decode('utf-8','replace')
+    body={'query':s}
+    if n is not None: body['operationName']=n
+    out('fuzz_graphql', b'\x02'+json.dumps(body).encode(), 300)
+    out('fuzz_graphql', b'\x03'+d, 300)
+    out('fuzz_graphql', b'\x04/graphql?query='+''.join(c if c.isalnum() else '%%%02X'%ord(c) for c in s if ord(c)<128).encode(), 300)
+out('fuzz_graphql', b'\x02'+json.dumps([{'query':'{ a }'},{'query':'mutation { b }'}]).encode(), 300)
+out('fuzz_graphql', b'\x02'+json.dumps({'extensions':{'persistedQuery':{'version':1,'sha256Hash':'a'*64}}}).encode(), 300)
+out('fuzz_graphql', b'\x04/graphql?extensions=%7B%22persistedQuery%22%3A%7B%22version%22%3A1%2C%22sha256Hash%22%3A%22'+b'b'*64+b'%22%7D%7D', 300)
+w('fuzz_graphql', ['{','}','(',')','[',']',':','$','@','!','=','|','&','...','"','"""','\\"""','\\u','\\uD83D\\uDE00','\\u{1F600}','#','\n','\r\n',',','\xef\xbb\xbf','query ','mutation ','subscription ','fragment ','on ','true','false','null','@skip(if: true)','@include(if: $v)','__typename','-1.5e3','0','1.0',
+    '"query":','"operationName":','"variables":','"extensions":','"persistedQuery":','"sha256Hash":','"version":','query=','&operationName=','&extensions=','%7B','%7D','%20','+','type ','schema ','extend '],
+    'fuzz_graphql: GraphQL punctuators, keywords, escapes, directives; GraphQL-over-HTTP members and query parameters')
