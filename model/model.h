@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "common/pv.h"
+#include "model/model_graphql.h" /* GraphQL operations: the reader and the evaluator share them */
 
 struct model_policy;
 struct model_rule;

@@ -67,6 +67,7 @@ void proxy_conn_cur_clear(struct proxy_cur *cur)
     free(cur->method);
     free(cur->target);
     free(cur->out_target);
+    proxy_graphql_free(cur->gql);
     memset(cur, 0, sizeof(*cur));
 }
 
@@ -518,7 +519,7 @@ static void process_head(struct proxy_conn *c)
     enum proxy_head_status st;
     struct proxy_request *req;
 
-    if (len == 0 || c->state != PROXY_ST_HEAD) {
+    if (len == 0 || c->state != PROXY_ST_HEAD || proxy_graphql_pending(c)) {
         return;
     }
     if (proxy_conn_stale(c) || c->srv->draining) {
@@ -753,8 +754,12 @@ static bool client_half_closed(struct proxy_conn *c)
         complete = false; /* the peer saw our close: done */
         break;
     case PROXY_ST_HEAD:
-        /* a complete head waiting for its identity goes on */
+        /* a complete head waiting for its identity goes on; a GraphQL body
+         * being read is decided now (complete or refused) */
         complete = c->idjob != NULL;
+        if (proxy_graphql_pending(c)) {
+            return true;
+        }
         break;
     case PROXY_ST_SNIFF:
     case PROXY_ST_TUNNEL:

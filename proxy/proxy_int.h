@@ -187,9 +187,10 @@ struct proxy_verdict {
     bool loopback_exception; /* allowed by --test-allow-loopback */
     enum model_reason reason;
     enum model_route route;
-    const char *policy; /* rule key that granted (or last matched), "-" if none; borrowed */
-    const char *binary; /* identity entry that matched, or the exe; borrowed */
-    char detail[256];   /* reason text, reference wording */
+    const char *policy;  /* rule key that granted (or last matched), "-" if none; borrowed */
+    const char *binary;  /* identity entry that matched, or the exe; borrowed */
+    size_t gql_max_body; /* the matched endpoint's graphql_max_body_bytes (or default) */
+    char detail[256];    /* reason text, reference wording */
 };
 
 /* Decision options; NULL means none. 'test_allow_loopback' is the
@@ -197,6 +198,9 @@ struct proxy_verdict {
 struct proxy_decide_opts {
     bool test_allow_loopback;
     bool prefer_opaque; /* a protocol upgrade: model_request.prefer_opaque */
+    /* the GraphQL operations of the request (proxy_graphql.c), NULL: none;
+     * each is decided, the first refusal wins; borrowed */
+    const struct model_gql_ops *gql;
 };
 
 /* Connection-level decision for (identity, host, port), destination not yet
@@ -631,7 +635,8 @@ struct proxy_cur {
     size_t canon_len; /* length of the canonical path inside out_target */
     bool has_query;
     bool is_head;
-    bool keep_alive; /* the client allows another request */
+    bool keep_alive;       /* the client allows another request */
+    struct proxy_gql *gql; /* GraphQL request being read (proxy_graphql.c), owned */
 };
 
 struct proxy_conn {
@@ -784,7 +789,30 @@ void proxy_relay_pump_resp(struct proxy_conn *c);
 void proxy_relay_resp_eof(struct proxy_conn *c);
 void proxy_relay_forward(struct proxy_conn *c);
 
+/* The rest of proxy_relay_forward() once the target is origin-form: decide
+ * and go on (re-entered by proxy_graphql.c once the operations are read). */
+void proxy_relay_forward_decide(struct proxy_conn *c);
+
+/* proxy_graphql.c: GraphQL over HTTP on an inspected route. */
+struct proxy_gql;
+/* Verdict 'v' asks for the request's GraphQL operations (reason
+ * graphql_no_operation) and none were read yet: read them (GET target, or
+ * the POST body, waiting for it while the state stays HEAD), then re-enter
+ * 'resume'. True when it took the request over (the caller returns); false
+ * to go on with 'v'. Body over the endpoint's bound, chunked bodies and
+ * unreadable requests are refused (403, one decision line). */
+bool proxy_graphql_hold(struct proxy_conn *c, struct proxy_verdict *v,
+                        void (*resume)(struct proxy_conn *c));
+/* More body bytes arrived (or the client half-closed) while held. True when
+ * the request is held: the caller does nothing else with the input. */
+bool proxy_graphql_pending(struct proxy_conn *c);
+/* The operations read for the current request (NULL: none). Borrowed. */
+const struct model_gql_ops *proxy_graphql_ops(const struct proxy_conn *c);
+void proxy_graphql_free(struct proxy_gql *g);
+
 /* proxy_tunnel.c */
+/* The decision part of proxy_tunnel_request() (re-entered by proxy_graphql.c). */
+void proxy_tunnel_request_decide(struct proxy_conn *c);
 void proxy_tunnel_deny_upgrade(struct proxy_conn *c, struct proxy_verdict *v, enum proxy_outcome o);
 void proxy_tunnel_request(struct proxy_conn *c);
 void proxy_tunnel_connect(struct proxy_conn *c);

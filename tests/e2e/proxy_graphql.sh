@@ -1,0 +1,159 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# proxy_graphql.sh - GraphQL over HTTP through proviso-proxy, judged by what
+# a logging GraphQL upstream (tests/e2e/gql_upstream.py) received: under a
+# query-only rule a gh-style query is allowed; a mutation, an aliased
+# mutation, a mutation through a fragment spread, a batch mixing a query and
+# a mutation, a hash-only persisted query, an over-limit body, a chunked
+# body and a malformed document never reach it; a GET query does, a GET
+# mutation does not; a body sent in pieces is forwarded once, unchanged.
+. "$(dirname "$0")/proxy_lib.sh"
+
+PY=$(command -v python3) || { echo "SKIP: python3 is not installed"; exit 77; }
+"$PY" "$SRC/tests/e2e/gql_upstream.py" "$T/gql.port" "$T/gql.log" 2>"$T/gql.err" &
+PIDS="$PIDS $!"
+wait_file "$T/gql.port" || { echo "gql upstream did not start"; cat "$T/gql.err"; exit 1; }
+read -r G <"$T/gql.port"
+touch "$T/gql.log"
+
+cat >"$T/policy.yaml" <<EOF
+version: 1
+network_policies:
+  gh:
+    endpoints:
+      - host: 127.0.0.1
+        port: $G
+        path: /graphql
+        protocol: graphql
+        enforcement: enforce
+        graphql_max_body_bytes: 2048
+        rules:
+          - allow: {operation_type: query, fields: [viewer, repository]}
+    binaries:
+      - path: /usr/bin/curl
+      - path: $RAW
+EOF
+start_proxy
+
+URL="http://127.0.0.1:$G/graphql"
+# gq BODY: POST BODY as JSON through the proxy; prints body|code
+gq() {
+    pcurl -H 'Content-Type: application/json' --data-binary "$1" "$URL"
+}
+# seen NEEDLE: did the upstream receive a request containing NEEDLE?
+seen() { grep -qF -- "$1" "$T/gql.log"; }
+NREQ=0
+req() { NREQ=$((NREQ + 1)); }
+
+# 1. the gh-style query: allowed, reaches the upstream unchanged
+out=$(gq '{"query":"query { viewer { login } }"}'); req
+expect_eq "query allowed" '{"data":{}}|200' "$out"
+if seen '"body": "{\"query\":\"query { viewer { login } }\"}"'; then pass; else
+    fail "query body not forwarded unchanged: $(cat "$T/gql.log")"; fi
+expect_log "query logged allowed" "ALLOWED"
+
+# 2. a mutation: 403, never upstream, one line naming the operation
+out=$(gq '{"query":"mutation { deleteRepository(id: 1) { id } }"}'); req
+expect_has "mutation refused" '|403' "$out"
+expect_has "mutation body" 'policy_denied' "$out"
+expect_has "mutation body names the operation" 'GraphQL mutation' "$out"
+if seen deleteRepository; then fail "the mutation reached the upstream"; else pass; fi
+expect_log "mutation log names the operation" "GraphQL mutation (anonymous) {deleteRepository}"
+
+# 3. an aliased mutation: the alias says viewer, the field is deleteRepository
+out=$(gq '{"query":"mutation { viewer: deleteRepository(id: 2) { id } }"}'); req
+expect_has "aliased mutation refused" '|403' "$out"
+if seen 'id: 2'; then fail "the aliased mutation reached the upstream"; else pass; fi
+# ... and an aliased query field is judged by its name too
+out=$(gq '{"query":"query { viewer: organization(login: \"x\") { id } }"}'); req
+expect_has "query with an aliased other field refused" '|403' "$out"
+if seen organization; then fail "the aliased query reached the upstream"; else pass; fi
+
+# 4. a mutation behind a fragment spread and an inline fragment
+out=$(gq '{"query":"mutation M { ...F } fragment F on Mutation { ... { deleteRepository(id: 3) { id } } }"}'); req
+expect_has "fragment mutation refused" '|403' "$out"
+if seen 'id: 3'; then fail "the fragment mutation reached the upstream"; else pass; fi
+expect_log "fragment log names the operation" "GraphQL mutation M {deleteRepository}"
+
+# 5. a batch: one query and one mutation - the whole batch is refused
+out=$(gq '[{"query":"{ viewer { login } }"},{"query":"mutation { deleteRepository(id: 4) { id } }"}]'); req
+expect_has "mixed batch refused" '|403' "$out"
+if seen 'id: 4'; then fail "the mixed batch reached the upstream"; else pass; fi
+out=$(gq '[{"query":"{ viewer { login } }"},{"query":"{ repository(name: \"batch2\") { id } }"}]'); req
+expect_eq "all-query batch allowed" '{"data":{}}|200' "$out"
+if seen batch2; then pass; else fail "the all-query batch did not reach the upstream"; fi
+
+# 6. a hash-only persisted query: denied (persisted_queries defaults to deny)
+H=$(printf '%064d' 7)
+out=$(gq "{\"extensions\":{\"persistedQuery\":{\"version\":1,\"sha256Hash\":\"$H\"}}}"); req
+expect_has "hash-only query refused" '|403' "$out"
+if seen "$H"; then fail "the persisted query reached the upstream"; else pass; fi
+
+# 7. a body over graphql_max_body_bytes (2048): refused before it is read
+big=$(printf '{"query":"query { viewer { login } }","variables":{"pad":"%03000d"}}' 0)
+out=$(gq "$big"); req
+expect_has "over-limit body refused" '|403' "$out"
+expect_has "over-limit reason" 'graphql_max_body_bytes' "$out"
+if seen '000000000000'; then fail "the over-limit body reached the upstream"; else pass; fi
+
+# 8. a chunked body, a malformed document, another content type: refused
+out=$(pcurl -H 'Content-Type: application/json' -H 'Transfer-Encoding: chunked' \
+    --data-binary '{"query":"{ viewer { chunked } }"}' "$URL"); req
+expect_has "chunked body refused" '|403' "$out"
+if seen chunked; then fail "the chunked body reached the upstream"; else pass; fi
+out=$(gq '{"query":"query { viewer { login } "}'); req
+expect_has "malformed document refused" '|403' "$out"
+expect_has "malformed document reason" 'expected a name' "$out"
+out=$(pcurl -H 'Content-Type: text/plain' --data-binary 'query { viewer { textplain } }' "$URL"); req
+expect_has "other content type refused" '|403' "$out"
+if seen textplain; then fail "the text/plain body reached the upstream"; else pass; fi
+
+# 9. GET: a query passes with its parameters; a mutation is refused
+out=$(pcurl -G --data-urlencode 'query=query GetViewer { viewer { login } }' "$URL"); req
+expect_eq "GET query allowed" '{"data":{}}|200' "$out"
+if seen 'GetViewer'; then pass; else fail "the GET query did not reach the upstream"; fi
+out=$(pcurl -G --data-urlencode 'query=mutation GetMut { deleteRepository(id: 5) { id } }' "$URL"); req
+expect_has "GET mutation refused" '|403' "$out"
+if seen 'GetMut'; then fail "the GET mutation reached the upstream"; else pass; fi
+
+# 9b. inside an inspected CONNECT tunnel (plaintext HTTP): the same decisions
+# (each CONNECT has its own decision line too)
+out=$(pcurl -p -H 'Content-Type: application/json' \
+    --data-binary '{"query":"query Tunneled { viewer { login } }"}' "$URL"); req; req
+expect_eq "tunnel query allowed" '{"data":{}}|200' "$out"
+if seen 'Tunneled'; then pass; else fail "the tunneled query did not reach the upstream"; fi
+out=$(pcurl -p -H 'Content-Type: application/json' \
+    --data-binary '{"query":"mutation TunMut { deleteRepository(id: 6) { id } }"}' "$URL"); req; req
+expect_has "tunnel mutation refused" '|403' "$out"
+if seen 'TunMut'; then fail "the tunneled mutation reached the upstream"; else pass; fi
+expect_log "tunnel mutation log" "GraphQL mutation TunMut {deleteRepository}"
+
+# (the raw clients use builtins only: a child process would share the socket
+# and make its owner ambiguous)
+# 10. the body arrives in pieces: held until complete, then forwarded once
+"$RAW" -c '
+    exec 3<>/dev/tcp/127.0.0.1/'"$PX"' || exit 1
+    b="{\"query\":\"{ viewer { pieces } }\"}"
+    printf "POST %s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nContent-Type: application/json\r\nContent-Length: %s\r\nConnection: close\r\n\r\n" "$1" "$2" "${#b}" >&3
+    printf "%s" "${b:0:10}" >&3; read -r -t 0.3 x <&3; printf "%s" "${b:10}" >&3
+    while IFS= read -r -t 3 line <&3 || [ -n "$line" ]; do printf "%s\n" "$line"; done' rawclient "$URL" "$G" >"$T/pieces.out" 2>/dev/null
+req
+expect_has "pieces answered" '200 OK' "$(cat "$T/pieces.out")"
+expect_eq "pieces forwarded once, unchanged" 1 "$(grep -c '{ viewer { pieces } }' "$T/gql.log")"
+
+# 11. a body cut short (the client closes mid-body): refused, nothing upstream
+"$RAW" -c '
+    exec 3<>/dev/tcp/127.0.0.1/'"$PX"' || exit 1
+    printf "POST %s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"query\":\"{ viewer { cut } }\"" "$1" "$2" >&3
+    read -r -t 0.3 x <&3; exec 3>&-' rawclient "$URL" "$G" 2>/dev/null
+req
+sleep 0.3
+if seen cut; then fail "the cut body reached the upstream"; else pass; fi
+expect_log "cut body refused" "the client closed before the end of the body"
+
+# one decision line per request, and exactly the allowed ones upstream
+sleep 0.2
+total=$(grep -c -E ' (ALLOWED|DENIED) ' "$T/proxy.log")
+expect_eq "one decision line per request" "$NREQ" "$total"
+expect_eq "upstream requests" 5 "$(wc -l <"$T/gql.log")"
+finish
