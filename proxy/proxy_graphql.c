@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "proxy/proxy_int.h"
 
@@ -66,21 +67,28 @@ static void refuse(struct proxy_conn *c, const char *why)
                        tunnel ? v.detail : detail, NULL);
 }
 
-/* The Content-Type field of the current request, into g->ctype. */
-static void content_type(struct proxy_conn *c, struct proxy_gql *g)
+/* The Content-Type field of the current request into g->ctype; true when
+ * the client waits for "100 Continue" before it sends the body. */
+static bool read_fields(struct proxy_conn *c, struct proxy_gql *g)
 {
     const struct proxy_request *r = c->cur.req;
+    bool expect = false;
 
     g->ctype[0] = '\0';
     for (size_t i = 0; i < r->nhdr; i++) {
         const struct proxy_header *f = &r->hdr[i];
-        if (proxy_http_name_is(c->cur.head + f->name.off, f->name.len, "content-type")) {
+        const char *name = c->cur.head + f->name.off;
+        const char *val = c->cur.head + f->value.off;
+        if (proxy_http_name_is(name, f->name.len, "content-type") && g->ctype[0] == '\0') {
             size_t n = f->value.len < sizeof(g->ctype) - 1 ? f->value.len : sizeof(g->ctype) - 1;
-            memcpy(g->ctype, c->cur.head + f->value.off, n);
+            memcpy(g->ctype, val, n);
             g->ctype[n] = '\0';
-            return;
+        } else if (proxy_http_name_is(name, f->name.len, "expect") && f->value.len == 12 &&
+                   strncasecmp(val, "100-continue", 12) == 0) {
+            expect = true;
         }
     }
+    return expect;
 }
 
 /* Read the operations from the target and the body ('body_len' bytes at
@@ -132,7 +140,7 @@ bool proxy_graphql_hold(struct proxy_conn *c, struct proxy_verdict *v,
     c->cur.gql = g;
     g->first = *v;
     g->resume = resume;
-    content_type(c, g);
+    bool expect = read_fields(c, g);
     if (r->framing == PROXY_BODY_CHUNKED) {
         refuse(c, "a GraphQL request body must be sent with Content-Length, not chunked");
         return true;
@@ -145,6 +153,11 @@ bool proxy_graphql_hold(struct proxy_conn *c, struct proxy_verdict *v,
     }
     g->need = r->framing == PROXY_BODY_LENGTH ? (size_t)r->content_length : 0;
     g->waiting = true;
+    if (expect && g->need > 0 && evbuffer_get_length(bufferevent_get_input(c->c)) == 0) {
+        /* the body is needed before any decision: ask for it (the
+         * upstream's own interim answer is relayed later as usual) */
+        evbuffer_add(bufferevent_get_output(c->c), "HTTP/1.1 100 Continue\r\n\r\n", 25);
+    }
     if (c->ev_hdr != NULL && c->srv->cfg->header_timeout_ms > 0 &&
         evbuffer_get_length(bufferevent_get_input(c->c)) < g->need) {
         /* the body must arrive within the header timeout (408, logged) */
