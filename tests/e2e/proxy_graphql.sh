@@ -116,6 +116,12 @@ out=$(pcurl -H 'Content-Type: text/plain' --data-binary 'query { viewer { textpl
 expect_has "other content type refused" '|403' "$out"
 if seen textplain; then fail "the text/plain body reached the upstream"; else pass; fi
 
+# 8b. a query parameter beside the body (express-graphql reads ?query= first)
+out=$(pcurl -H 'Content-Type: application/json' --data-binary '{"query":"{ viewer { login } }"}' \
+    "$URL?query=mutation%20UrlMut%20%7B%20deleteRepository(id%3A%207)%20%7B%20id%20%7D%20%7D"); req
+expect_has "query parameter beside a body refused" '|403' "$out"
+if seen 'UrlMut'; then fail "the URL mutation reached the upstream"; else pass; fi
+
 # 9. GET: a query passes with its parameters; a mutation is refused
 out=$(pcurl -G --data-urlencode 'query=query GetViewer { viewer { login } }' "$URL"); req
 expect_eq "GET query allowed" '{"data":{}}|200' "$out"
