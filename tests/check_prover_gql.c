@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "check_prover_util.h"
+#include "common/pv.h"
 #include "model/model.h"
 #include "prover/prover.h"
 
@@ -266,13 +267,18 @@ START_TEST(test_differential)
         tp_creds("credentials:\n- {name: pat, type: github, scopes: [repo], target_hosts: "
                  "[api.example.com]}\n");
     const char *env = getenv("PV_GQL_PAIRS");
-    int pairs = env != NULL ? atoi(env) : 300;
+    uint64_t v = 300;
+    int pairs;
     size_t found = 0;
     size_t empty = 0;
     size_t ndec = 0;
     size_t multi = 0;
 
     ck_assert_ptr_nonnull(s);
+    if (env != NULL) {
+        ck_assert(pv_ok(pv_parse_u64(env, strlen(env), 100000, &v)));
+    }
+    pairs = (int)v;
     for (int i = 0; i < pairs; i++) {
         struct gen gb;
         struct gen gc;
