@@ -144,6 +144,13 @@ expect_log "tunnel mutation log" "GraphQL mutation TunMut {deleteRepository}"
 
 # (the raw clients use builtins only: a child process would share the socket
 # and make its owner ambiguous)
+# 9c. keep-alive: two GraphQL requests on one connection, then a refused one
+out=$(pcurl -H 'Content-Type: application/json' --data-binary '{"query":"query KA1 { viewer { login } }"}' "$URL" \
+    --next -s -w '|%{http_code}|%{num_connects}' -x "http://127.0.0.1:$PX" -H 'Content-Type: application/json' \
+    --data-binary '{"query":"query KA2 { viewer { login } }"}' "$URL"); req; req
+expect_eq "keep-alive pair allowed on one connection" '{"data":{}}|200{"data":{}}|200|0' "$out"
+if seen KA1 && seen KA2; then pass; else fail "the keep-alive pair did not both reach the upstream"; fi
+
 # 10. the body arrives in pieces: held until complete, then forwarded once
 "$RAW" -c '
     exec 3<>/dev/tcp/127.0.0.1/'"$PX"' || exit 1
@@ -169,5 +176,5 @@ expect_log "cut body refused" "the client closed before the end of the body"
 sleep 0.2
 total=$(grep -c -E ' (ALLOWED|DENIED) ' "$T/proxy.log")
 expect_eq "one decision line per request" "$NREQ" "$total"
-expect_eq "upstream requests" 6 "$(wc -l <"$T/gql.log")"
+expect_eq "upstream requests" 8 "$(wc -l <"$T/gql.log")"
 finish
