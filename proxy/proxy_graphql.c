@@ -7,16 +7,18 @@
  * or from the POST body, which it waits for while the connection stays in
  * the HEAD state and the bytes stay in the client's input buffer. The body
  * is read with model_gql_http_read() and left where it is: when every
- * operation is allowed, the relay forwards it unchanged. A body over the
- * endpoint's graphql_max_body_bytes, a chunked body, a request the reader
- * refuses and a client that leaves mid-body are refused with the L7 deny
- * (403 policy_denied) and one decision line (docs/proxy.md#graphql).
+ * operation is allowed, the relay forwards it unchanged (a chunked body is
+ * decoded here for reading and again by the relay). A body over the
+ * endpoint's graphql_max_body_bytes, malformed chunked framing, a request
+ * the reader refuses and a client that leaves mid-body are refused with the
+ * L7 deny (403 policy_denied) and one decision line (docs/proxy.md#graphql).
  */
 #include "config.h"
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,7 @@
 
 struct proxy_gql {
     bool waiting;               /* the POST body is not complete yet */
+    bool chunked;               /* the body is chunked: decoded from the start on each read */
     bool read;                  /* 'ops' holds the request's operations */
     size_t need;                /* body bytes (Content-Length) */
     char ctype[128];            /* Content-Type value, NUL-terminated ("" when absent) */
@@ -91,25 +94,15 @@ static bool read_fields(struct proxy_conn *c, struct proxy_gql *g)
     return expect;
 }
 
-/* Read the operations from the target and the body ('body_len' bytes at
- * the start of the client's input) and go on with the decision. */
-static void read_ops(struct proxy_conn *c)
+/* Read the operations from the target and 'body' ('len' bytes) and go on
+ * with the decision. The body stays in the client's input for the relay. */
+static void read_ops(struct proxy_conn *c, const char *body, size_t len)
 {
     struct proxy_gql *g = c->cur.gql;
-    struct evbuffer *in = bufferevent_get_input(c->c);
     char err[256];
-    const char *body = "";
-
-    if (g->need > 0) {
-        body = (const char *)evbuffer_pullup(in, (ssize_t)g->need);
-        if (body == NULL) {
-            refuse(c, "out of memory");
-            return;
-        }
-    }
     struct model_gql_http h = {
         c->cur.method, c->cur.target, c->cur.target_len,    g->ctype[0] != '\0' ? g->ctype : NULL,
-        body,          g->need,       g->first.gql_max_body};
+        body,          len,           g->first.gql_max_body};
     if (!pv_ok(model_gql_http_read(&h, &g->ops, err, sizeof(err)))) {
         refuse(c, err);
         return;
@@ -141,10 +134,7 @@ bool proxy_graphql_hold(struct proxy_conn *c, struct proxy_verdict *v,
     g->first = *v;
     g->resume = resume;
     bool expect = read_fields(c, g);
-    if (r->framing == PROXY_BODY_CHUNKED) {
-        refuse(c, "a GraphQL request body must be sent with Content-Length, not chunked");
-        return true;
-    }
+    g->chunked = r->framing == PROXY_BODY_CHUNKED;
     if (r->framing == PROXY_BODY_LENGTH && r->content_length > v->gql_max_body) {
         snprintf(why, sizeof(why), "body of %llu bytes exceeds graphql_max_body_bytes (%zu)",
                  (unsigned long long)r->content_length, v->gql_max_body);
@@ -153,13 +143,14 @@ bool proxy_graphql_hold(struct proxy_conn *c, struct proxy_verdict *v,
     }
     g->need = r->framing == PROXY_BODY_LENGTH ? (size_t)r->content_length : 0;
     g->waiting = true;
-    if (expect && g->need > 0 && evbuffer_get_length(bufferevent_get_input(c->c)) == 0) {
+    if (expect && (g->need > 0 || g->chunked) &&
+        evbuffer_get_length(bufferevent_get_input(c->c)) == 0) {
         /* the body is needed before any decision: ask for it (the
          * upstream's own interim answer is relayed later as usual) */
         evbuffer_add(bufferevent_get_output(c->c), "HTTP/1.1 100 Continue\r\n\r\n", 25);
     }
     if (c->ev_hdr != NULL && c->srv->cfg->header_timeout_ms > 0 &&
-        evbuffer_get_length(bufferevent_get_input(c->c)) < g->need) {
+        (g->chunked || evbuffer_get_length(bufferevent_get_input(c->c)) < g->need)) {
         /* the body must arrive within the header timeout (408, logged) */
         struct timeval tv = {(time_t)(c->srv->cfg->header_timeout_ms / 1000),
                              (suseconds_t)(c->srv->cfg->header_timeout_ms % 1000) * 1000};
@@ -169,15 +160,125 @@ bool proxy_graphql_hold(struct proxy_conn *c, struct proxy_verdict *v,
     return true;
 }
 
+/* The data of the canonical chunked stream proxy_chunk_feed() emits
+ * ("<hex>\r\n<data>\r\n" ... "0\r\n\r\n"), collected up to 'max' bytes. */
+struct dechunk {
+    char *buf;
+    size_t len, max;
+    uint64_t left; /* data bytes left in the chunk */
+    int st;        /* 0 size line, 1 data, 2 CRLF after data, 3 end */
+    bool over;     /* more than 'max' data bytes */
+};
+
+static void dechunk_emit(void *arg, const char *p, size_t n)
+{
+    struct dechunk *d = arg;
+
+    for (size_t i = 0; i < n; i++) {
+        char ch = p[i];
+        switch (d->st) {
+        case 0:
+            if (ch == '\n') {
+                d->st = d->left > 0 ? 1 : 3;
+            } else if (ch != '\r') {
+                int v = ch >= 'a' ? ch - 'a' + 10 : ch - '0';
+                d->left = d->left * 16 + (uint64_t)v;
+            }
+            break;
+        case 1: {
+            size_t take = (uint64_t)(n - i) < d->left ? n - i : (size_t)d->left;
+            if (!d->over && d->len + take <= d->max) {
+                memcpy(d->buf + d->len, p + i, take);
+                d->len += take;
+            } else {
+                d->over = true;
+            }
+            d->left -= take;
+            i += take - 1;
+            if (d->left == 0) {
+                d->st = 2;
+            }
+            break;
+        }
+        case 2:
+            if (ch == '\n') {
+                d->st = 0;
+            }
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+/* A chunked body: decode the client's input from the start (the bytes stay
+ * there for the relay, which decodes them again as it forwards them). */
+static void pending_chunked(struct proxy_conn *c, struct proxy_gql *g)
+{
+    struct evbuffer *in = bufferevent_get_input(c->c);
+    size_t len = evbuffer_get_length(in);
+    /* chunk framing costs at most a few bytes per data byte: a client
+     * sending more raw bytes than this for a body within the bound is
+     * refused rather than buffered */
+    size_t raw_max = g->first.gql_max_body * 8 + 4096;
+    struct proxy_chunk d;
+    struct dechunk out = {NULL, 0, g->first.gql_max_body, 0, 0, false};
+    size_t used = 0;
+    const char *p;
+    char why[160];
+
+    if (len == 0) {
+        if (c->c_eof) {
+            refuse(c, "the client closed before the end of the body");
+        }
+        return; /* nothing yet (evbuffer_pullup of 0 bytes gives NULL) */
+    }
+    p = (const char *)evbuffer_pullup(in, (ssize_t)(len < raw_max ? len : raw_max));
+    out.buf = pv_malloc(out.max + 1);
+    if (p == NULL || out.buf == NULL) {
+        free(out.buf);
+        refuse(c, "out of memory");
+        return;
+    }
+    proxy_chunk_init(&d);
+    enum proxy_chunk_status st =
+        proxy_chunk_feed(&d, p, len < raw_max ? len : raw_max, &used, dechunk_emit, &out);
+    if (st == PROXY_CHUNK_BAD) {
+        snprintf(why, sizeof(why), "malformed chunked body: %s", d.why);
+        refuse(c, why);
+    } else if (out.over) {
+        snprintf(why, sizeof(why), "chunked body exceeds graphql_max_body_bytes (%zu)",
+                 g->first.gql_max_body);
+        refuse(c, why);
+    } else if (st == PROXY_CHUNK_DONE) {
+        read_ops(c, out.buf, out.len);
+    } else if (len >= raw_max) {
+        snprintf(why, sizeof(why), "chunked body framing exceeds %zu bytes", raw_max);
+        refuse(c, why);
+    } else if (c->c_eof) {
+        refuse(c, "the client closed before the end of the body");
+    }
+    free(out.buf);
+}
+
 bool proxy_graphql_pending(struct proxy_conn *c)
 {
     struct proxy_gql *g = c->cur.gql;
+    struct evbuffer *in;
 
     if (g == NULL || !g->waiting) {
         return false;
     }
-    if (evbuffer_get_length(bufferevent_get_input(c->c)) >= g->need) {
-        read_ops(c);
+    in = bufferevent_get_input(c->c);
+    if (g->chunked) {
+        pending_chunked(c, g);
+    } else if (evbuffer_get_length(in) >= g->need) {
+        const char *body = g->need > 0 ? (const char *)evbuffer_pullup(in, (ssize_t)g->need) : "";
+        if (body == NULL) {
+            refuse(c, "out of memory");
+        } else {
+            read_ops(c, body, g->need);
+        }
     } else if (c->c_eof) {
         refuse(c, "the client closed before the end of the body");
     }

@@ -799,8 +799,8 @@ struct proxy_gql;
  * graphql_no_operation) and none were read yet: read them (GET target, or
  * the POST body, waiting for it while the state stays HEAD), then re-enter
  * 'resume'. True when it took the request over (the caller returns); false
- * to go on with 'v'. Body over the endpoint's bound, chunked bodies and
- * unreadable requests are refused (403, one decision line). */
+ * to go on with 'v'. A body over the endpoint's bound and unreadable
+ * requests are refused (403, one decision line). */
 bool proxy_graphql_hold(struct proxy_conn *c, struct proxy_verdict *v,
                         void (*resume)(struct proxy_conn *c));
 /* More body bytes arrived (or the client half-closed) while held. True when

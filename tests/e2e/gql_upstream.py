@@ -16,8 +16,20 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def handle_one(self):
-        n = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(n).decode("utf-8", "replace") if n else ""
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            raw = b""
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    break
+                raw += self.rfile.read(size)
+                self.rfile.readline()
+        else:
+            n = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(n) if n else b""
+        body = raw.decode("utf-8", "replace")
         with open(sys.argv[2], "a", encoding="utf-8") as f:
             f.write(json.dumps({"method": self.command, "path": self.path, "body": body}) + "\n")
         out = b'{"data":{}}'

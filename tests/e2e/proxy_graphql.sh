@@ -4,8 +4,8 @@
 # a logging GraphQL upstream (tests/e2e/gql_upstream.py) received: under a
 # query-only rule a gh-style query is allowed; a mutation, an aliased
 # mutation, a mutation through a fragment spread, a batch mixing a query and
-# a mutation, a hash-only persisted query, an over-limit body, a chunked
-# body and a malformed document never reach it; a GET query does, a GET
+# a mutation, a hash-only persisted query, an over-limit body (also chunked)
+# and a malformed document never reach it; chunked bodies are decided too; a GET query does, a GET
 # mutation does not; a body sent in pieces is forwarded once, unchanged.
 . "$(dirname "$0")/proxy_lib.sh"
 
@@ -104,11 +104,22 @@ out=$(pcurl --expect100-timeout 10 -H 'Content-Type: application/json' --data-bi
 expect_eq "Expect: 100-continue body allowed" '{"data":{}}|200' "$out"
 if seen 'expect0000'; then pass; else fail "the 100-continue body did not reach the upstream"; fi
 
-# 8. a chunked body, a malformed document, another content type: refused
+# 8. chunked bodies: decoded and decided like any other, forwarded once;
+# a chunked mutation, one over the bound and a malformed one never arrive
 out=$(pcurl -H 'Content-Type: application/json' -H 'Transfer-Encoding: chunked' \
-    --data-binary '{"query":"{ viewer { chunked } }"}' "$URL"); req
-expect_has "chunked body refused" '|403' "$out"
-if seen chunked; then fail "the chunked body reached the upstream"; else pass; fi
+    --data-binary '{"query":"{ viewer { chunkedok } }"}' "$URL"); req
+expect_eq "chunked query allowed" '{"data":{}}|200' "$out"
+expect_eq "chunked query forwarded once" 1 "$(grep -c chunkedok "$T/gql.log")"
+out=$(pcurl -H 'Content-Type: application/json' -H 'Transfer-Encoding: chunked' \
+    --data-binary '{"query":"mutation ChunkMut { deleteRepository(id: 8) { id } }"}' "$URL"); req
+expect_has "chunked mutation refused" '|403' "$out"
+if seen ChunkMut; then fail "the chunked mutation reached the upstream"; else pass; fi
+out=$(pcurl -H 'Content-Type: application/json' -H 'Transfer-Encoding: chunked' \
+    --data-binary "$(printf '{"query":"{ viewer { chunkbig } }","variables":{"pad":"%03000d"}}' 0)" "$URL"); req
+expect_has "chunked over-limit refused" 'exceeds graphql_max_body_bytes' "$out"
+if seen chunkbig; then fail "the chunked over-limit body reached the upstream"; else pass; fi
+out=$(raw_send "POST $URL HTTP/1.1\r\nHost: 127.0.0.1:$G\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"que\r\nzz\r\n"); req
+expect_has "malformed chunked body refused" 'malformed chunked body' "$out"
 out=$(gq '{"query":"query { viewer { login } "}'); req
 expect_has "malformed document refused" '|403' "$out"
 expect_has "malformed document reason" 'expected a name' "$out"
@@ -176,5 +187,5 @@ expect_log "cut body refused" "the client closed before the end of the body"
 sleep 0.2
 total=$(grep -c -E ' (ALLOWED|DENIED) ' "$T/proxy.log")
 expect_eq "one decision line per request" "$NREQ" "$total"
-expect_eq "upstream requests" 8 "$(wc -l <"$T/gql.log")"
+expect_eq "upstream requests" 9 "$(wc -l <"$T/gql.log")"
 finish
