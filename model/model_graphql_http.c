@@ -47,6 +47,11 @@ size_t model_endpoint_gql_max_body(const struct model_endpoint *e)
     return e->graphql_max_body_bytes;
 }
 
+bool model_endpoint_is_graphql(const struct model_endpoint *e)
+{
+    return e != NULL && e->proto == MODEL_PROTO_GRAPHQL;
+}
+
 void model_gql_ops_clear(struct model_gql_ops *ops)
 {
     if (ops == NULL) {

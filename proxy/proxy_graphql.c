@@ -122,7 +122,13 @@ bool proxy_graphql_hold(struct proxy_conn *c, struct proxy_verdict *v,
     struct proxy_gql *g;
     char why[160];
 
-    if (v->allow || v->grant || v->reason != MODEL_REASON_GQL_NO_OPERATION || c->cur.gql != NULL) {
+    bool asked = !v->allow && !v->grant && v->reason == MODEL_REASON_GQL_NO_OPERATION;
+    /* an audit-mode graphql endpoint allows everything, but a request it
+     * cannot read is still refused (the reference's hard deny), and the
+     * audit line names the operations: read them there too */
+    bool audited = v->gql_endpoint && (v->allow || v->grant) && v->route == MODEL_ROUTE_INSPECTED;
+
+    if ((!asked && !audited) || c->cur.gql != NULL) {
         return false; /* not asked for, or asked again after reading: decided */
     }
     g = pv_calloc(1, sizeof(*g));

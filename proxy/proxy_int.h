@@ -190,6 +190,7 @@ struct proxy_verdict {
     const char *policy;  /* rule key that granted (or last matched), "-" if none; borrowed */
     const char *binary;  /* identity entry that matched, or the exe; borrowed */
     size_t gql_max_body; /* the matched endpoint's graphql_max_body_bytes (or default) */
+    bool gql_endpoint;   /* the matched endpoint is protocol: graphql */
     char detail[256];    /* reason text, reference wording */
 };
 
@@ -796,7 +797,8 @@ void proxy_relay_forward_decide(struct proxy_conn *c);
 /* proxy_graphql.c: GraphQL over HTTP on an inspected route. */
 struct proxy_gql;
 /* Verdict 'v' asks for the request's GraphQL operations (reason
- * graphql_no_operation) and none were read yet: read them (GET target, or
+ * graphql_no_operation), or came from a graphql endpoint in audit mode
+ * (whose parse errors still deny), and none were read yet: read them (GET target, or
  * the POST body, waiting for it while the state stays HEAD), then re-enter
  * 'resume'. True when it took the request over (the caller returns); false
  * to go on with 'v'. A body over the endpoint's bound and unreadable

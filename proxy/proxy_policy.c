@@ -133,6 +133,7 @@ static void verdict_from(const struct model_decision *d, const struct proxy_iden
     v->policy = d->rule != NULL ? model_rule_key(d->rule) : "-";
     v->binary = d->binary != NULL ? d->binary : (id != NULL && id->n > 0 ? id->path[0] : "-");
     v->gql_max_body = model_endpoint_gql_max_body(d->endpoint);
+    v->gql_endpoint = model_endpoint_is_graphql(d->endpoint);
     snprintf(v->detail, sizeof(v->detail), "%s", d->detail);
 }
 

@@ -15,6 +15,12 @@ PIDS="$PIDS $!"
 wait_file "$T/gql.port" || { echo "gql upstream did not start"; cat "$T/gql.err"; exit 1; }
 read -r G <"$T/gql.port"
 touch "$T/gql.log"
+# a second upstream behind an audit-mode endpoint
+"$PY" "$SRC/tests/e2e/gql_upstream.py" "$T/gqa.port" "$T/gqa.log" 2>"$T/gqa.err" &
+PIDS="$PIDS $!"
+wait_file "$T/gqa.port" || { echo "gql upstream did not start"; cat "$T/gqa.err"; exit 1; }
+read -r GA <"$T/gqa.port"
+touch "$T/gqa.log"
 
 cat >"$T/policy.yaml" <<EOF
 version: 1
@@ -32,6 +38,17 @@ network_policies:
     binaries:
       - path: /usr/bin/curl
       - path: $RAW
+  audited:
+    endpoints:
+      - host: 127.0.0.1
+        port: $GA
+        path: /graphql
+        protocol: graphql
+        enforcement: audit
+        rules:
+          - allow: {operation_type: query, fields: [viewer]}
+    binaries:
+      - path: /usr/bin/curl
 EOF
 start_proxy
 
@@ -183,9 +200,20 @@ sleep 0.3
 if seen cut; then fail "the cut body reached the upstream"; else pass; fi
 expect_log "cut body refused" "the client closed before the end of the body"
 
+# 12. audit mode: a mutation is forwarded and logged as audit; a document
+# that cannot be read is still refused (the reference's hard deny)
+AURL="http://127.0.0.1:$GA/graphql"
+out=$(pcurl -H 'Content-Type: application/json' --data-binary '{"query":"mutation AuditMut { deleteRepository(id: 9) { id } }"}' "$AURL"); req
+expect_eq "audit mutation forwarded" '{"data":{}}|200' "$out"
+if grep -qF AuditMut "$T/gqa.log"; then pass; else fail "the audited mutation did not reach its upstream"; fi
+expect_log "audit line" "AUDIT"
+out=$(pcurl -H 'Content-Type: application/json' --data-binary '{"query":"mutation AuditBad { deleteRepository("}' "$AURL"); req
+expect_has "audit: unreadable document refused" '|403' "$out"
+if grep -qF AuditBad "$T/gqa.log"; then fail "the unreadable document reached the audit upstream"; else pass; fi
+
 # one decision line per request, and exactly the allowed ones upstream
 sleep 0.2
-total=$(grep -c -E ' (ALLOWED|DENIED) ' "$T/proxy.log")
+total=$(grep -c -E ' (ALLOWED|DENIED|AUDIT) ' "$T/proxy.log")
 expect_eq "one decision line per request" "$NREQ" "$total"
 expect_eq "upstream requests" 9 "$(wc -l <"$T/gql.log")"
 finish
