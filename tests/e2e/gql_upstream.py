@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """gql_upstream.py - a GraphQL server stand-in on loopback that logs what it got
 
-usage: gql_upstream.py PORTFILE LOGFILE
-Listens on 127.0.0.1 (a free port, written to PORTFILE), answers every
+usage: gql_upstream.py PORTFILE LOGFILE [CERT KEY]
+Listens on 127.0.0.1 (a free port, written to PORTFILE; TLS with CERT and
+KEY when given), answers every
 request 200 {"data":{}} and appends one JSON line per request to LOGFILE:
 {"method", "path", "body"} - what reached the upstream, for the test to judge.
 """
@@ -46,6 +47,12 @@ class Handler(BaseHTTPRequestHandler):
 
 
 srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+if len(sys.argv) > 4:
+    import ssl  # noqa: E402
+
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(sys.argv[3], sys.argv[4])
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
 with open(sys.argv[1] + ".tmp", "w", encoding="utf-8") as f:
     f.write("%d\n" % srv.server_address[1])
 import os  # noqa: E402

@@ -6,7 +6,8 @@
 # mutation, a mutation through a fragment spread, a batch mixing a query and
 # a mutation, a hash-only persisted query, an over-limit body (also chunked)
 # and a malformed document never reach it; chunked bodies are decided too; a GET query does, a GET
-# mutation does not; a body sent in pieces is forwarded once, unchanged.
+# mutation does not; a body sent in pieces is forwarded once, unchanged;
+# the same over intercepted TLS and in audit mode (unreadable still refused).
 . "$(dirname "$0")/proxy_lib.sh"
 
 PY=$(command -v python3) || { echo "SKIP: python3 is not installed"; exit 77; }
@@ -21,6 +22,13 @@ PIDS="$PIDS $!"
 wait_file "$T/gqa.port" || { echo "gql upstream did not start"; cat "$T/gqa.err"; exit 1; }
 read -r GA <"$T/gqa.port"
 touch "$T/gqa.log"
+# and one speaking TLS (gh talks to https://api.github.com/graphql)
+"$PY" "$SRC/tests/e2e/gql_upstream.py" "$T/gqs.port" "$T/gqs.log" "$T/srv.pem" "$T/srv.key" \
+    2>"$T/gqs.err" &
+PIDS="$PIDS $!"
+wait_file "$T/gqs.port" || { echo "gql upstream did not start"; cat "$T/gqs.err"; exit 1; }
+read -r GS <"$T/gqs.port"
+touch "$T/gqs.log"
 
 cat >"$T/policy.yaml" <<EOF
 version: 1
@@ -38,6 +46,17 @@ network_policies:
     binaries:
       - path: /usr/bin/curl
       - path: $RAW
+  tls:
+    endpoints:
+      - host: 127.0.0.1
+        port: $GS
+        path: /graphql
+        protocol: graphql
+        enforcement: enforce
+        rules:
+          - allow: {operation_type: query, fields: [viewer]}
+    binaries:
+      - path: /usr/bin/curl
   audited:
     endpoints:
       - host: 127.0.0.1
@@ -199,6 +218,18 @@ req
 sleep 0.3
 if seen cut; then fail "the cut body reached the upstream"; else pass; fi
 expect_log "cut body refused" "the client closed before the end of the body"
+
+# 11b. over TLS (the proxy terminates it with its CA): a query passes, a
+# mutation does not
+SURL="https://127.0.0.1:$GS/graphql"
+out=$(pcurl --cacert "$T/data/ca.crt" -H 'Content-Type: application/json' \
+    --data-binary '{"query":"query OverTls { viewer { login } }"}' "$SURL"); req; req
+expect_eq "TLS query allowed" '{"data":{}}|200' "$out"
+if grep -qF OverTls "$T/gqs.log"; then pass; else fail "the TLS query did not reach its upstream"; fi
+out=$(pcurl --cacert "$T/data/ca.crt" -H 'Content-Type: application/json' \
+    --data-binary '{"query":"mutation TlsMut { deleteRepository(id: 10) { id } }"}' "$SURL"); req; req
+expect_has "TLS mutation refused" '|403' "$out"
+if grep -qF TlsMut "$T/gqs.log"; then fail "the TLS mutation reached its upstream"; else pass; fi
 
 # 12. audit mode: a mutation is forwarded and logged as audit; a document
 # that cannot be read is still refused (the reference's hard deny)
