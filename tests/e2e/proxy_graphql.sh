@@ -5,8 +5,9 @@
 # query-only rule a gh-style query is allowed; a mutation, an aliased
 # mutation, a mutation through a fragment spread, a batch mixing a query and
 # a mutation, a hash-only persisted query, an over-limit body (also chunked)
-# and a malformed document never reach it; chunked bodies are decided too; a GET query does, a GET
-# mutation does not; a body sent in pieces is forwarded once, unchanged;
+# and a malformed document never reach it; chunked bodies are decided too;
+# a GET query does, a GET mutation does not; a body sent in pieces is
+# forwarded once, unchanged;
 # the same over intercepted TLS and in audit mode (unreadable still refused).
 . "$(dirname "$0")/proxy_lib.sh"
 
