@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -382,6 +383,74 @@ START_TEST(test_differential)
 }
 END_TEST
 
+/* The two-field witness of corpus s047, in the result and in its JSON:
+ * {"graphql": {"operation_type": "query", "operation_name": ..., "fields":
+ * ["search", "viewer"]}}; a REST witness has no "graphql" key. */
+START_TEST(test_witness_json)
+{
+    static const char ep[] = "    binaries: [{path: /usr/bin/gh}]\n    endpoints:\n"
+                             "      - host: api.example.com\n        port: 443\n"
+                             "        path: /graphql\n        protocol: graphql\n"
+                             "        enforcement: enforce\n        rules:\n"
+                             "          - allow: {operation_type: query, fields: [viewer, x]}\n"
+                             "          - allow: {operation_type: query, fields: [search]}\n";
+    char yb[1024];
+    char yc[1024];
+    struct prover_session *s = prover_session_new();
+    struct model_credset *creds =
+        tp_creds("credentials:\n- {name: pat, type: github, scopes: [repo], target_hosts: "
+                 "[api.example.com]}\n");
+    struct model_policy *B;
+    struct model_policy *C;
+    struct prover_input in;
+    struct prover_result *r;
+    json_t *j;
+    json_t *w;
+    json_t *g;
+
+    (void)snprintf(yb, sizeof(yb), "version: 1\nnetwork_policies:\n  g:\n%s", ep);
+    (void)snprintf(yc, sizeof(yc),
+                   "version: 1\nnetwork_policies:\n  g:\n%s"
+                   "          - allow: {operation_type: query, fields: [viewer, search]}\n",
+                   ep);
+    B = tp_policy("b.yaml", yb);
+    C = tp_policy("c.yaml", yc);
+    memset(&in, 0, sizeof(in));
+    in.baseline = B;
+    in.candidate = C;
+    in.creds = creds;
+    in.mode = PROVER_DELTA;
+    in.timeout_ms = 20000;
+    r = prover_run(s, &in);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->verdict, PROVER_VERDICT_FINDINGS);
+    ck_assert_uint_eq(r->npaths, 1);
+    ck_assert_str_eq(r->paths[0].method, "graphql:query");
+    ck_assert_str_eq(r->paths[0].w.gql_type, "query");
+    ck_assert_uint_eq(r->paths[0].w.ngql_fields, 2);
+    ck_assert_str_eq(r->paths[0].w.gql_fields[0], "search");
+    ck_assert_str_eq(r->paths[0].w.gql_fields[1], "viewer");
+    j = prover_result_to_json(r);
+    ck_assert_ptr_nonnull(j);
+    w = json_object_get(
+        json_array_get(json_object_get(json_array_get(json_object_get(j, "findings"), 0), "paths"),
+                       0),
+        "witness");
+    g = json_object_get(w, "graphql");
+    ck_assert_ptr_nonnull(g);
+    ck_assert_str_eq(json_string_value(json_object_get(g, "operation_type")), "query");
+    ck_assert_uint_eq(json_array_size(json_object_get(g, "fields")), 2);
+    ck_assert_str_eq(json_string_value(json_array_get(json_object_get(g, "fields"), 1)), "viewer");
+    ck_assert_ptr_null(json_object_get(g, "persisted_id"));
+    json_decref(j);
+    prover_result_free(r);
+    model_policy_free(B);
+    model_policy_free(C);
+    model_credset_free(creds);
+    prover_session_free(s);
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("prover_gql");
@@ -390,6 +459,7 @@ int main(void)
     int failed;
 
     tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_witness_json);
     tcase_add_test(tc, test_differential);
     suite_add_tcase(su, tc);
     sr = srunner_create(su);
