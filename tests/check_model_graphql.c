@@ -281,6 +281,18 @@ START_TEST(test_limits)
     r = model_gql_read(b.p, b.n, NULL, &op, err, sizeof(err));
     ck_assert(!pv_ok(r));
     ck_assert_ptr_nonnull(strstr(err, "cycle"));
+    /* 10,000 named operations: one selected by name, then a duplicate */
+    b.n = 0;
+    for (int i = 0; i < 10000; i++) {
+        b.n += (size_t)snprintf(b.p + b.n, 64, "query q%d { f%d }\n", i, i % 3);
+    }
+    ck_assert_msg(pv_ok(model_gql_read(b.p, b.n, "q9999", &op, err, sizeof(err))), "%s", err);
+    ck_assert_str_eq(op.fields[0], "f0");
+    model_gql_op_clear(&op);
+    b.n += (size_t)snprintf(b.p + b.n, 64, "mutation q5 { g }\n");
+    r = model_gql_read(b.p, b.n, "q9999", &op, err, sizeof(err));
+    ck_assert(!pv_ok(r));
+    ck_assert_ptr_nonnull(strstr(err, "10001:10: duplicate operation 'q5'"));
     free(b.p);
 }
 END_TEST
