@@ -26,6 +26,57 @@
 
 #include "proxy/proxy_int.h"
 
+/* The data of the canonical chunked stream proxy_chunk_feed() emits
+ * ("<hex>\r\n<data>\r\n" ... "0\r\n\r\n"), collected up to 'max' bytes. */
+struct dechunk {
+    char *buf;
+    size_t len, max;
+    uint64_t left; /* data bytes left in the chunk */
+    int st;        /* 0 size line, 1 data, 2 CRLF after data, 3 end */
+    bool over;     /* more than 'max' data bytes */
+};
+
+static void dechunk_emit(void *arg, const char *p, size_t n)
+{
+    struct dechunk *d = arg;
+
+    for (size_t i = 0; i < n; i++) {
+        char ch = p[i];
+        switch (d->st) {
+        case 0:
+            if (ch == '\n') {
+                d->st = d->left > 0 ? 1 : 3;
+            } else if (ch != '\r') {
+                int v = ch >= 'a' ? ch - 'a' + 10 : ch - '0';
+                d->left = d->left * 16 + (uint64_t)v;
+            }
+            break;
+        case 1: {
+            size_t take = (uint64_t)(n - i) < d->left ? n - i : (size_t)d->left;
+            if (!d->over && d->len + take <= d->max) {
+                memcpy(d->buf + d->len, p + i, take);
+                d->len += take;
+            } else {
+                d->over = true;
+            }
+            d->left -= take;
+            i += take - 1;
+            if (d->left == 0) {
+                d->st = 2;
+            }
+            break;
+        }
+        case 2:
+            if (ch == '\n') {
+                d->st = 0;
+            }
+            break;
+        default:
+            break;
+        }
+    }
+}
+
 struct proxy_gql {
     bool waiting;               /* the POST body is not complete yet */
     bool chunked;               /* the body is chunked: decoded from the start on each read */
@@ -35,6 +86,11 @@ struct proxy_gql {
     struct proxy_verdict first; /* the decision that asked for the operations */
     void (*resume)(struct proxy_conn *c);
     struct model_gql_ops ops;
+    /* a chunked body: decoded as it arrives, 'scanned' input bytes so far
+     * (the bytes stay in the input for the relay) */
+    struct proxy_chunk dec;
+    struct dechunk data;
+    size_t scanned;
 };
 
 void proxy_graphql_free(struct proxy_gql *g)
@@ -43,6 +99,7 @@ void proxy_graphql_free(struct proxy_gql *g)
         return;
     }
     model_gql_ops_clear(&g->ops);
+    free(g->data.buf);
     free(g);
 }
 
@@ -166,59 +223,9 @@ bool proxy_graphql_hold(struct proxy_conn *c, struct proxy_verdict *v,
     return true;
 }
 
-/* The data of the canonical chunked stream proxy_chunk_feed() emits
- * ("<hex>\r\n<data>\r\n" ... "0\r\n\r\n"), collected up to 'max' bytes. */
-struct dechunk {
-    char *buf;
-    size_t len, max;
-    uint64_t left; /* data bytes left in the chunk */
-    int st;        /* 0 size line, 1 data, 2 CRLF after data, 3 end */
-    bool over;     /* more than 'max' data bytes */
-};
-
-static void dechunk_emit(void *arg, const char *p, size_t n)
-{
-    struct dechunk *d = arg;
-
-    for (size_t i = 0; i < n; i++) {
-        char ch = p[i];
-        switch (d->st) {
-        case 0:
-            if (ch == '\n') {
-                d->st = d->left > 0 ? 1 : 3;
-            } else if (ch != '\r') {
-                int v = ch >= 'a' ? ch - 'a' + 10 : ch - '0';
-                d->left = d->left * 16 + (uint64_t)v;
-            }
-            break;
-        case 1: {
-            size_t take = (uint64_t)(n - i) < d->left ? n - i : (size_t)d->left;
-            if (!d->over && d->len + take <= d->max) {
-                memcpy(d->buf + d->len, p + i, take);
-                d->len += take;
-            } else {
-                d->over = true;
-            }
-            d->left -= take;
-            i += take - 1;
-            if (d->left == 0) {
-                d->st = 2;
-            }
-            break;
-        }
-        case 2:
-            if (ch == '\n') {
-                d->st = 0;
-            }
-            break;
-        default:
-            break;
-        }
-    }
-}
-
-/* A chunked body: decode the client's input from the start (the bytes stay
- * there for the relay, which decodes them again as it forwards them). */
+/* A chunked body: feed the decoder the input bytes that arrived since the
+ * last call (each byte is decoded once, however the body is split), without
+ * consuming them: the relay decodes them again as it forwards them. */
 static void pending_chunked(struct proxy_conn *c, struct proxy_gql *g)
 {
     struct evbuffer *in = bufferevent_get_input(c->c);
@@ -227,44 +234,48 @@ static void pending_chunked(struct proxy_conn *c, struct proxy_gql *g)
      * sending more raw bytes than this for a body within the bound is
      * refused rather than buffered */
     size_t raw_max = g->first.gql_max_body * 8 + 4096;
-    struct proxy_chunk d;
-    struct dechunk out = {NULL, 0, g->first.gql_max_body, 0, 0, false};
-    size_t used = 0;
-    const char *p;
+    enum proxy_chunk_status st = PROXY_CHUNK_MORE;
+    struct evbuffer_ptr at;
     char why[160];
 
-    if (len == 0) {
-        if (c->c_eof) {
-            refuse(c, "the client closed before the end of the body");
+    if (g->data.buf == NULL) {
+        proxy_chunk_init(&g->dec);
+        g->data.max = g->first.gql_max_body;
+        g->data.buf = pv_malloc(g->data.max + 1);
+        if (g->data.buf == NULL) {
+            refuse(c, "out of memory");
+            return;
         }
-        return; /* nothing yet (evbuffer_pullup of 0 bytes gives NULL) */
     }
-    p = (const char *)evbuffer_pullup(in, (ssize_t)(len < raw_max ? len : raw_max));
-    out.buf = pv_malloc(out.max + 1);
-    if (p == NULL || out.buf == NULL) {
-        free(out.buf);
-        refuse(c, "out of memory");
-        return;
+    if (len > raw_max) {
+        len = raw_max;
     }
-    proxy_chunk_init(&d);
-    enum proxy_chunk_status st =
-        proxy_chunk_feed(&d, p, len < raw_max ? len : raw_max, &used, dechunk_emit, &out);
+    while (g->scanned < len && st == PROXY_CHUNK_MORE) {
+        struct evbuffer_iovec vec;
+        size_t used = 0;
+        if (evbuffer_ptr_set(in, &at, g->scanned, EVBUFFER_PTR_SET) != 0 ||
+            evbuffer_peek(in, -1, &at, &vec, 1) < 1) {
+            break;
+        }
+        size_t n = vec.iov_len < len - g->scanned ? vec.iov_len : len - g->scanned;
+        st = proxy_chunk_feed(&g->dec, vec.iov_base, n, &used, dechunk_emit, &g->data);
+        g->scanned += st == PROXY_CHUNK_MORE ? n : used;
+    }
     if (st == PROXY_CHUNK_BAD) {
-        snprintf(why, sizeof(why), "malformed chunked body: %s", d.why);
+        snprintf(why, sizeof(why), "malformed chunked body: %s", g->dec.why);
         refuse(c, why);
-    } else if (out.over) {
+    } else if (g->data.over) {
         snprintf(why, sizeof(why), "chunked body exceeds graphql_max_body_bytes (%zu)",
                  g->first.gql_max_body);
         refuse(c, why);
     } else if (st == PROXY_CHUNK_DONE) {
-        read_ops(c, out.buf, out.len);
-    } else if (len >= raw_max) {
+        read_ops(c, g->data.buf, g->data.len);
+    } else if (g->scanned >= raw_max) {
         snprintf(why, sizeof(why), "chunked body framing exceeds %zu bytes", raw_max);
         refuse(c, why);
     } else if (c->c_eof) {
         refuse(c, "the client closed before the end of the body");
     }
-    free(out.buf);
 }
 
 bool proxy_graphql_pending(struct proxy_conn *c)

@@ -210,6 +210,17 @@ req
 expect_has "pieces answered" '200 OK' "$(cat "$T/pieces.out")"
 expect_eq "pieces forwarded once, unchanged" 1 "$(grep -c '{ viewer { pieces } }' "$T/gql.log")"
 
+# 10b. a chunked body in pieces, split inside a size line and inside data
+"$RAW" -c '
+    exec 3<>/dev/tcp/127.0.0.1/'"$PX"' || exit 1
+    printf "POST %s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n2" "$1" "$2" >&3
+    read -r -t 0.2 x <&3; printf "3\r\n{\"query\":\"{ v" >&3
+    read -r -t 0.2 x <&3; printf "iewer { chpieces } }\"}\r\n0\r\n\r\n" >&3
+    while IFS= read -r -t 3 line <&3 || [ -n "$line" ]; do printf "%s\n" "$line"; done' rawclient "$URL" "$G" >"$T/chpieces.out" 2>/dev/null
+req
+expect_has "chunked pieces answered" '200 OK' "$(cat "$T/chpieces.out")"
+expect_eq "chunked pieces forwarded once, unchanged" 1 "$(grep -c '{ viewer { chpieces } }' "$T/gql.log")"
+
 # 11. a body cut short (the client closes mid-body): refused, nothing upstream
 "$RAW" -c '
     exec 3<>/dev/tcp/127.0.0.1/'"$PX"' || exit 1
@@ -247,5 +258,5 @@ if grep -qF AuditBad "$T/gqa.log"; then fail "the unreadable document reached th
 sleep 0.2
 total=$(grep -c -E ' (ALLOWED|DENIED|AUDIT) ' "$T/proxy.log")
 expect_eq "one decision line per request" "$NREQ" "$total"
-expect_eq "upstream requests" 9 "$(wc -l <"$T/gql.log")"
+expect_eq "upstream requests" 10 "$(wc -l <"$T/gql.log")"
 finish
