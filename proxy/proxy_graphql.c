@@ -79,7 +79,8 @@ static void dechunk_emit(void *arg, const char *p, size_t n)
 
 struct proxy_gql {
     bool waiting;               /* the POST body is not complete yet */
-    bool chunked;               /* the body is chunked: decoded from the start on each read */
+    bool chunked;               /* the body is chunked */
+    bool encoded;               /* a Content-Encoding other than identity */
     bool read;                  /* 'ops' holds the request's operations */
     size_t need;                /* body bytes (Content-Length) */
     char ctype[128];            /* Content-Type value, NUL-terminated ("" when absent) */
@@ -146,6 +147,9 @@ static bool read_fields(struct proxy_conn *c, struct proxy_gql *g)
         } else if (proxy_http_name_is(name, f->name.len, "expect") && f->value.len == 12 &&
                    strncasecmp(val, "100-continue", 12) == 0) {
             expect = true;
+        } else if (proxy_http_name_is(name, f->name.len, "content-encoding") &&
+                   !(f->value.len == 8 && strncasecmp(val, "identity", 8) == 0)) {
+            g->encoded = true;
         }
     }
     return expect;
@@ -198,6 +202,11 @@ bool proxy_graphql_hold(struct proxy_conn *c, struct proxy_verdict *v,
     g->resume = resume;
     bool expect = read_fields(c, g);
     g->chunked = r->framing == PROXY_BODY_CHUNKED;
+    if (g->encoded && r->framing != PROXY_BODY_NONE) {
+        /* the server would decode it: the proxy reads only what it sees */
+        refuse(c, "a Content-Encoding other than identity is not read");
+        return true;
+    }
     if (r->framing == PROXY_BODY_LENGTH && r->content_length > v->gql_max_body) {
         snprintf(why, sizeof(why), "body of %llu bytes exceeds graphql_max_body_bytes (%zu)",
                  (unsigned long long)r->content_length, v->gql_max_body);

@@ -170,6 +170,15 @@ out=$(pcurl -H 'Content-Type: application/json' --data-binary '{"query":"{ viewe
 expect_has "query parameter beside a body refused" '|403' "$out"
 if seen 'UrlMut'; then fail "the URL mutation reached the upstream"; else pass; fi
 
+# 8c. an encoded body is not read (the server would decode what the proxy
+# cannot see)
+printf '{"query":"{ viewer { gzipped } }"}' | gzip -c >"$T/body.gz"
+before=$(wc -l <"$T/gql.log")
+out=$(pcurl -H 'Content-Type: application/json' -H 'Content-Encoding: gzip' \
+    --data-binary @"$T/body.gz" "$URL"); req
+expect_has "gzip body refused" 'Content-Encoding' "$out"
+expect_eq "the gzip body never reached the upstream" "$before" "$(wc -l <"$T/gql.log")"
+
 # 9. GET: a query passes with its parameters; a mutation is refused
 out=$(pcurl -G --data-urlencode 'query=query GetViewer { viewer { login } }' "$URL"); req
 expect_eq "GET query allowed" '{"data":{}}|200' "$out"
