@@ -1045,7 +1045,9 @@ void proxy_conn_policy_changed(struct proxy_conn *c)
         (void)proxy_tunnel_still_routed(c);
         return;
     }
-    if (c->state == PROXY_ST_HEAD && evbuffer_get_length(bufferevent_get_input(c->c)) == 0) {
+    /* a GraphQL request waiting for its body (cur.gql) is busy, not idle */
+    if (c->state == PROXY_ST_HEAD && evbuffer_get_length(bufferevent_get_input(c->c)) == 0 &&
+        c->cur.gql == NULL) {
         if (c->mode == PROXY_MODE_FORWARD && c->nreq == 0) {
             return; /* adopts the new version with its first request */
         }
@@ -1059,7 +1061,8 @@ void proxy_conn_drain(struct proxy_conn *c)
     if (c->dead) {
         return;
     }
-    if (c->state == PROXY_ST_HEAD && evbuffer_get_length(bufferevent_get_input(c->c)) == 0) {
+    if (c->state == PROXY_ST_HEAD && evbuffer_get_length(bufferevent_get_input(c->c)) == 0 &&
+        c->cur.gql == NULL) {
         proxy_conn_kill(c);
     }
 }

@@ -252,6 +252,27 @@ out=$(pcurl --cacert "$T/data/ca.crt" -H 'Content-Type: application/json' \
 expect_has "TLS mutation refused" '|403' "$out"
 if grep -qF TlsMut "$T/gqs.log"; then fail "the TLS mutation reached its upstream"; else pass; fi
 
+# 11c. a reload while the second request of a kept-alive connection waits
+# for its body: the request is busy, not idle at a request boundary - it is
+# decided (one line) under the version it started with
+"$RAW" -c '
+    exec 3<>/dev/tcp/127.0.0.1/'"$PX"' || exit 1
+    a="{\"query\":\"{ viewer { first } }\"}"
+    b="{\"query\":\"{ viewer { reloaded } }\"}"
+    printf "POST %s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nContent-Type: application/json\r\nContent-Length: %s\r\n\r\n%s" "$1" "$2" "${#a}" "$a" >&3
+    while IFS= read -r -t 0.5 line <&3; do :; done
+    printf "POST %s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nContent-Type: application/json\r\nContent-Length: %s\r\nConnection: close\r\n\r\n" "$1" "$2" "${#b}" >&3
+    read -r -t 1 x <&3; printf "%s" "$b" >&3
+    while IFS= read -r -t 3 line <&3 || [ -n "$line" ]; do printf "%s\n" "$line"; done' rawclient "$URL" "$G" >"$T/reload.out" 2>/dev/null &
+RPID=$!
+sleep 0.8
+sed 's/fields: \[viewer, repository\]/fields: [viewer, repository, search]/' "$T/policy.yaml" >"$T/policy.next.yaml"
+if reload_policy; then pass; else fail "the policy did not reload"; fi
+wait "$RPID"
+req; req
+expect_has "held across a reload: answered" '200 OK' "$(cat "$T/reload.out")"
+expect_eq "held across a reload: forwarded once" 1 "$(grep -c 'viewer { reloaded }' "$T/gql.log")"
+
 # 12. audit mode: a mutation is forwarded and logged as audit; a document
 # that cannot be read is still refused (the reference's hard deny)
 AURL="http://127.0.0.1:$GA/graphql"
@@ -326,5 +347,5 @@ if [ "$nallow" -ge 5 ] && [ "$nallow" -le 35 ]; then pass; else fail "differenti
 sleep 0.2
 total=$(grep -c -E ' (ALLOWED|DENIED|AUDIT) ' "$T/proxy.log")
 expect_eq "one decision line per request" "$NREQ" "$total"
-expect_eq "upstream requests" "$((10 + nallow))" "$(wc -l <"$T/gql.log")"
+expect_eq "upstream requests" "$((12 + nallow))" "$(wc -l <"$T/gql.log")"
 finish
