@@ -3,9 +3,12 @@
  *
  * The decision log uses the reference's OCSF shorthand (docs/proxy.md "Log
  * lines"): "{ISO8601 ms}Z OCSF NET:OPEN [INFO] ALLOWED /usr/bin/curl(42) ->
- * host:443 [policy:p engine:opa]". Unlike the reference, an audit-mode pass
- * is written as AUDIT with its reason, never as ALLOWED. Query strings are
- * never logged: a request with a query shows "?[redacted]".
+ * host:443 [policy:p engine:policy]". The engine is what decided here -
+ * policy (model_decide on host, port and binary), l7, ssrf, http-parser -
+ * never the reference's "opa", which proviso does not run. Unlike the
+ * reference, an audit-mode pass is written as AUDIT with its reason, never
+ * as ALLOWED. Query strings are never logged: a request with a query shows
+ * "?[redacted]".
  *
  * Denials also go to a JSON-lines stream (data dir, denials.jsonl) with the
  * fields a mapper needs. Lines are buffered in memory and written when the

@@ -225,9 +225,9 @@ static void check_addrs(struct proxy_conn *c)
     c->naddrs = nok;
     c->next_addr = 0;
     if (connect) {
-        proxy_conn_log_verdict(c, &first, "opa", NULL, NULL, "connect");
+        proxy_conn_log_verdict(c, &first, "policy", NULL, NULL, "connect");
     } else {
-        proxy_conn_log_verdict(c, &first, c->route == MODEL_ROUTE_INSPECTED ? "l7" : "opa",
+        proxy_conn_log_verdict(c, &first, c->route == MODEL_ROUTE_INSPECTED ? "l7" : "policy",
                                c->cur.method, proxy_conn_cur_path(c, path, sizeof(path)),
                                "forward");
     }
@@ -970,7 +970,7 @@ void proxy_relay_forward(struct proxy_conn *c)
         proxy_decide_dest(c->pol, c->id, c->host, strlen(c->host), c->port, c->cur.method,
                           c->cur.target, c->cur.target_len, &c->u_ip, &o, &dv);
         if (dv.allow && dv.route == c->route) {
-            proxy_conn_log_verdict(c, &dv, l7 ? "l7" : "opa", c->cur.method,
+            proxy_conn_log_verdict(c, &dv, l7 ? "l7" : "policy", c->cur.method,
                                    proxy_conn_cur_path(c, path, sizeof(path)), "forward");
             proxy_relay_send_request(c);
             return;

@@ -60,7 +60,7 @@ out=$(raw_tunnel "127.0.0.1:9" "")
 expect_has "connect deny: status" "HTTP/1.1 403 Forbidden" "$out"
 expect_has "connect deny: exact body" '{"detail":"CONNECT 127.0.0.1:9 not permitted by policy","error":"policy_denied","reason":"endpoint 127.0.0.1:9 is not allowed by any policy"}' "$out"
 expect_log "connect deny: log line" "NET:OPEN [MED] DENIED $RAW("
-expect_log "connect deny: log reason" "-> 127.0.0.1:9 [policy:- engine:opa] [reason:endpoint 127.0.0.1:9 is not allowed by any policy]"
+expect_log "connect deny: log reason" "-> 127.0.0.1:9 [policy:- engine:policy] [reason:endpoint 127.0.0.1:9 is not allowed by any policy]"
 out=$("$CURL" -s --max-time 5 -x "http://127.0.0.1:$PX" -p -w '%{http_connect}' "http://127.0.0.1:9/")
 expect_eq "curl sees the 403 on CONNECT" "403" "$out"
 

@@ -211,10 +211,17 @@ expect_has "denials.jsonl: query redacted" "\"query_redacted\":true" "$den"
 expect_not "denials.jsonl: no query values" "force=true" "$den"
 expect_not "log: no query values" "tag=evil" "$(cat "$T/proxy.log")"
 line=$(grep -m1 'HTTP:GET \[INFO\] ALLOWED' "$T/proxy.log")
-if printf '%s' "$line" | grep -Eq '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z OCSF HTTP:GET \[INFO\] ALLOWED /usr/bin/curl\([0-9]+\) -> GET http://127\.0\.0\.1:[0-9]+/hello\?\[redacted\] \[policy:plain engine:opa\]$'; then
+if printf '%s' "$line" | grep -Eq '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z OCSF HTTP:GET \[INFO\] ALLOWED /usr/bin/curl\([0-9]+\) -> GET http://127\.0\.0\.1:[0-9]+/hello\?\[redacted\] \[policy:plain engine:policy\]$'; then
     pass
 else
     fail "shorthand line format: $line"
 fi
+# the engine is named truthfully: proviso runs no OPA
+expect_not "log: no decision names the engine opa" "engine:opa" "$(cat "$T/proxy.log")"
+expect_not "denials.jsonl: no engine opa" '"engine":"opa"' "$den"
+expect_has "denials.jsonl: the policy engine is named" '"engine":"policy"' "$den"
+expect_eq "every OCSF line names an engine from the documented set or none" "" \
+    "$(grep ' OCSF ' "$T/proxy.log" | grep -o 'engine:[a-z0-9-]*' | sort -u |
+        grep -vx -e engine:policy -e engine:l7 -e engine:ssrf -e engine:http-parser)"
 
 finish
