@@ -83,4 +83,13 @@ eq "advisor gone: nothing offered" \
     "$(PROVISO_ADVISOR=$ADV PROVISO_TOKEN_FILE=$ADMIN_FILE complete proviso rule get '')" ""
 t1=$(date +%s)
 [ $((t1 - t0)) -le 4 ] && ok "... within the timeout ($((t1 - t0)) s)" || bad "completion hung $((t1 - t0)) s"
+
+# The advisor's log (and its prover child's, on the same stderr) is one
+# format: every line "TS PROGRAM TAG: ...", the access lines of each
+# request included - no JSON line beside the text ones.
+odd=$(grep -Ev '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z proviso-(advisor|prover) (info|warning|error|access): ' "$ADV_LOG" | head -3)
+eq "the advisor's log has one line shape" "$odd" ""
+n=$(grep -c ' proviso-advisor access: GET /v1/sandboxes 200 verdict:none ' "$ADV_LOG")
+[ "$n" -ge 5 ] && ok "completion's sandbox lists are in the access log ($n)" || bad "access lines: $n"
+has "a refused token is logged as a 401" "$(cat "$ADV_LOG")" "access: GET /v1/sandboxes 401 verdict:none"
 finish
