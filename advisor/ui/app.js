@@ -467,8 +467,10 @@
             const p = r.path;
             const w = p.witness || {};
             const risk = w.risk ? String(w.risk) : '';
+            // the category's words, so a long one wraps between them
             body.append(el('tr', { class: 'path' },
-                el('td', { text: r.category }),
+                el('td', { class: 'category', 'data-category': r.category,
+                    text: String(r.category || '').replace(/_/g, ' ') }),
                 el('td', { text: p.binary || w.binary || '' }),
                 el('td', { text: (p.host || w.host || '*') + ':' + (p.port || w.port || '') }),
                 el('td', { text: w.method || p.method || 'any' }),

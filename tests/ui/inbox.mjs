@@ -426,6 +426,14 @@ async function main() {
             'the rejection reason is shown as text');
         check(await page.evaluate(() => document.querySelectorAll('#detail b').length) === 0,
             'no <b> element from the reason');
+        {
+            // a longer category (credential_reach_expansion): still no word
+            // broken, and the table still fits its pane
+            const broken = await brokenWords(page, '#findings th, #findings tr.path td');
+            check(broken.length === 0, `second table: no word drawn on two lines (${broken.join(', ')})`);
+            const fit = await page.$eval('#findings', (t) => [t.parentElement.scrollWidth, t.parentElement.clientWidth]);
+            check(fit[0] <= fit[1] + 1, `second table fits its pane (${fit[0]} <= ${fit[1]})`);
+        }
         await waitText(page, `[data-sandbox="${SB}"] .rev`, /^v2$/, 'reject of a pending chunk keeps revision v2');
         await shot(page, 'rejected');
 
