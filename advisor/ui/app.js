@@ -354,6 +354,8 @@
     }
 
     function selectChunk(id) {
+        // the last decision's message belongs to the proposal it was about
+        say('', '');
         state.chunk = id;
         state.rejecting = false;
         state.confirming = null;
