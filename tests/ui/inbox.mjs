@@ -211,6 +211,8 @@ async function main() {
         await page.click('#token-use');
         await waitText(page, '#message', /401/, 'a wrong token: the 401 is shown');
         check(await page.evaluate(() => sessionStorage.length) === 0, 'a refused token is not kept');
+        check(!(await page.isVisible('#main')) && !(await page.isVisible('#sandboxes-title')),
+            'after a refusal no pane shows under the prompt');
         await shot(page, 'token-refused');
 
         // 3. The right token (typed, Enter): the sandbox list.
@@ -517,6 +519,9 @@ async function main() {
         await page.click('#forget');
         await page.waitForSelector('#login:not([hidden])');
         check(await page.evaluate(() => sessionStorage.length) === 0, 'forget clears sessionStorage');
+        check(!(await page.isVisible('#main')) && !(await page.isVisible('#detail-title')),
+            'after forgetting the token no pane shows under the prompt');
+        await shot(page, 'forgotten');
 
         check(cspViolations.length === 0, `no CSP violation or page error (${cspViolations.join('; ')})`);
         console.log(`XSS_CHUNK=${xssChunk}`);
