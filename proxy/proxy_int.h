@@ -29,6 +29,7 @@ struct evconnlistener;
 struct evdns_base;
 struct evdns_getaddrinfo_request;
 struct evhttp;
+struct proxy_ws_conn;
 
 /* ===========================================================================
  * Request heads (proxy_http.c)
@@ -617,6 +618,7 @@ enum proxy_conn_state {
     PROXY_ST_TUNNEL,  /* opaque bytes flowing */
     PROXY_ST_CLOSING, /* flushing a last response */
     PROXY_ST_LINGER,  /* response sent, write side shut: discarding input */
+    PROXY_ST_WS,      /* WebSocket frames flowing after a 101 (proxy_wsconn.c) */
 };
 
 /* The request being served (head copied out of the input buffer). */
@@ -697,6 +699,7 @@ struct proxy_conn {
     struct evbuffer *early;   /* client bytes that arrived with the CONNECT head */
     struct proxy_splice *spl; /* opaque tunnel relayed with splice(2) */
     bool splice_pending;      /* start splicing once the 200 is flushed */
+    struct proxy_ws_conn *ws; /* a WebSocket upgrade or session (proxy_wsconn.c), else NULL */
 };
 
 /* ===========================================================================

@@ -21,6 +21,12 @@ tests_check_proxy_outcome_SOURCES = tests/check_proxy_outcome.c
 tests_check_proxy_outcome_CFLAGS = $(PROXY_TEST_CFLAGS)
 tests_check_proxy_outcome_LDADD = $(PROXY_TEST_LIBS)
 
+check_PROGRAMS += tests/check_proxy_ws
+TESTS += tests/check_proxy_ws
+tests_check_proxy_ws_SOURCES = tests/check_proxy_ws.c
+tests_check_proxy_ws_CFLAGS = $(PROXY_TEST_CFLAGS)
+tests_check_proxy_ws_LDADD = $(PROXY_TEST_LIBS)
+
 check_PROGRAMS += tests/check_proxy_ident
 TESTS += tests/check_proxy_ident
 tests_check_proxy_ident_SOURCES = tests/check_proxy_ident.c
