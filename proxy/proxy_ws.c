@@ -177,14 +177,18 @@ static bool msg_reserve(struct proxy_ws_parser *p, size_t need)
     size_t cap = p->msg_cap != 0 ? p->msg_cap : 256;
     unsigned char *m;
 
-    if (need <= p->msg_cap) {
+    /* allocated even for an empty message: the event's payload is never NULL */
+    if (need <= p->msg_cap && p->msg != NULL) {
         return true;
     }
     while (cap < need) {
         cap *= 2;
     }
     if (cap > p->max_message) {
-        cap = p->max_message;
+        cap = p->max_message; /* need <= max_message: the caller checked */
+    }
+    if (cap < need || cap == 0) {
+        cap = need > 0 ? need : 1;
     }
     m = pv_realloc(p->msg, cap);
     if (m == NULL) {

@@ -328,6 +328,9 @@ START_TEST(test_frames)
             break;
         }
         ck_assert_uint_eq(ev.frame_len, n);
+        if (want == PROXY_WS_TEXT && fc->side == PROXY_WS_FROM_CLIENT) {
+            ck_assert_ptr_nonnull(ev.payload); /* also for an empty message */
+        }
         if (want == PROXY_WS_TEXT && fc->text != NULL) {
             ck_assert_uint_eq(ev.payload_len, strlen(fc->text));
             ck_assert(memcmp(ev.payload, fc->text, ev.payload_len) == 0);
