@@ -15,7 +15,9 @@
 #include "config.h"
 
 #include <jansson.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/rand.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -214,6 +216,13 @@ static enum proxy_ws_kind text_payload(struct proxy_ws_parser *p, const unsigned
     }
     for (size_t i = 0; i < n; i++) {
         unsigned char b = key != NULL ? (unsigned char)(pl[i] ^ key[i & 3u]) : pl[i];
+        if (b < 0x80 && p->utf8_need == 0) {
+            /* ASCII outside a sequence: the common case, no state to change */
+            if (dst != NULL) {
+                dst[i] = b;
+            }
+            continue;
+        }
         if (!utf8_step(p, b)) {
             return fail(ev, PROXY_WS_CLOSE_BAD_DATA, "text message is not valid UTF-8");
         }
@@ -341,6 +350,21 @@ enum proxy_ws_kind proxy_ws_parse(struct proxy_ws_parser *p, const unsigned char
     ev->payload_len = (size_t)p->msg_len;
     p->msg_len = 0;
     return PROXY_WS_TEXT;
+}
+
+bool proxy_ws_mask_key(struct proxy_ws_keys *k, unsigned char out[4])
+{
+    if (!k->filled || k->used + 4 > sizeof(k->pool)) {
+        if (RAND_bytes(k->pool, (int)sizeof(k->pool)) != 1) {
+            return false;
+        }
+        k->used = 0;
+        k->filled = true;
+    }
+    memcpy(out, k->pool + k->used, 4);
+    OPENSSL_cleanse(k->pool + k->used, 4);
+    k->used += 4;
+    return true;
 }
 
 size_t proxy_ws_frame_head(unsigned char *out, uint8_t opcode, uint64_t len,

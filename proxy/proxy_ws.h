@@ -147,6 +147,16 @@ const char *proxy_ws_check_101(const char *head, size_t len, const char *accept,
  * frame. Returns the head length. */
 size_t proxy_ws_frame_head(unsigned char *out, uint8_t opcode, uint64_t len,
                            const unsigned char *mask);
+/* Fresh mask keys for frames the proxy writes towards the upstream (RFC
+ * 6455 §5.3: unpredictable, from a strong source): drawn from OpenSSL's
+ * RAND_bytes 64 keys at a time, each handed out once. Zero-initialise. */
+struct proxy_ws_keys {
+    unsigned char pool[256];
+    size_t used; /* bytes of 'pool' handed out */
+    bool filled; /* false on a zeroed struct: the first call fills the pool */
+};
+/* The next key into 'out'; false only when RAND_bytes fails. */
+bool proxy_ws_mask_key(struct proxy_ws_keys *k, unsigned char out[4]);
 /* XOR 'n' bytes with the mask key, starting at key offset 'off'. */
 void proxy_ws_mask(unsigned char *buf, size_t n, const unsigned char mask[4], size_t off);
 /* A whole close frame with 'code' and 'reason' (cut to fit 125 bytes) into

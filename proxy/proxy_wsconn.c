@@ -26,7 +26,6 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
-#include <openssl/rand.h>
 #include <openssl/ssl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +42,7 @@ struct proxy_ws_conn {
     bool server_closed;
     struct proxy_ws_parser from_client;
     struct proxy_ws_parser from_server;
+    struct proxy_ws_keys keys; /* mask keys of the frames the proxy writes upstream */
 };
 
 static void ws_finish(struct proxy_conn *c);
@@ -86,9 +86,9 @@ bool proxy_ws_begin(struct proxy_conn *c, const char **why)
  * Writing frames
  * ------------------------------------------------------------------------- */
 
-static bool fresh_mask(unsigned char key[4])
+static bool fresh_mask(struct proxy_conn *c, unsigned char key[4])
 {
-    return RAND_bytes(key, 4) == 1;
+    return proxy_ws_mask_key(&c->ws->keys, key);
 }
 
 /* A close frame towards the client (unmasked) or the upstream (masked). */
@@ -103,7 +103,7 @@ static void send_close(struct proxy_conn *c, bool to_client, uint16_t code, cons
         return;
     }
     if (!to_client) {
-        (void)fresh_mask(key); /* a close's mask protects nothing secret */
+        (void)fresh_mask(c, key); /* on failure the zero key: a close carries no secret */
     }
     n = proxy_ws_close_frame(f, code, reason, to_client ? NULL : key);
     evbuffer_add(bufferevent_get_output(to), f, n);
@@ -147,7 +147,7 @@ static void close_upstream_now(struct proxy_conn *c, uint16_t code)
     if (c->u == NULL || evbuffer_get_length(bufferevent_get_output(c->u)) != 0) {
         return;
     }
-    (void)fresh_mask(key);
+    (void)fresh_mask(c, key);
     n = proxy_ws_close_frame(f, code, "proxy: handshake refused", key);
     if (c->u_tls) {
         SSL *ssl = bufferevent_openssl_get_ssl(c->u);
@@ -221,7 +221,7 @@ static bool forward_text(struct proxy_conn *c, unsigned char *msg, size_t len)
     size_t hl;
     struct evbuffer *out = bufferevent_get_output(c->u);
 
-    if (!fresh_mask(key)) {
+    if (!fresh_mask(c, key)) {
         return false;
     }
     hl = proxy_ws_frame_head(head, PROXY_WS_OP_TEXT, len, key);

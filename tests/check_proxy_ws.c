@@ -467,6 +467,27 @@ START_TEST(test_writers)
 }
 END_TEST
 
+/* Mask keys: a zeroed pool is filled before the first key (a wrong pool
+ * hands out zero keys), keys are not reused, the pool refills. */
+START_TEST(test_mask_keys)
+{
+    struct proxy_ws_keys k;
+    unsigned char seen[200][4];
+    size_t zero = 0;
+
+    memset(&k, 0, sizeof(k));
+    for (size_t i = 0; i < 200; i++) {
+        ck_assert(proxy_ws_mask_key(&k, seen[i]));
+        zero += memcmp(seen[i], "\0\0\0\0", 4) == 0;
+    }
+    ck_assert_uint_le(zero, 1); /* one zero key in 200 has odds 2^-32 per key */
+    for (size_t i = 1; i < 200; i++) {
+        ck_assert(memcmp(seen[i], seen[i - 1], 4) != 0);
+    }
+    ck_assert_uint_le(k.used, sizeof(k.pool));
+}
+END_TEST
+
 /* ---------------------------------------------------------------------------
  * Handshake
  * ------------------------------------------------------------------------- */
@@ -693,6 +714,7 @@ static Suite *ws_suite(void)
     tcase_add_test(tc, test_huge_lengths);
     tcase_add_test(tc, test_stream);
     tcase_add_test(tc, test_writers);
+    tcase_add_test(tc, test_mask_keys);
     tcase_add_loop_test(tc, test_upgrade, 0, N(upg_cases));
     tcase_add_test(tc, test_accept);
     tcase_add_loop_test(tc, test_101, 0, N(resp_cases));

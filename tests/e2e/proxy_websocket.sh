@@ -162,14 +162,21 @@ ws_policy WEBSOCKET_TEXT >"$T/policy.next.yaml"
 reload_policy || fail "reload back"
 
 # --- the per-message cost ----------------------------------------------------------
-N=${WS_BENCH_MESSAGES:-300}
-direct=$($WSC lib --proxy 0 --port "$E_PORT" --path /v1/bench "bench:$N" | awk '/^BENCH/ {print $3}')
-proxied=$($WSC lib --proxy "$PX" --port "$E_PORT" --path /v1/bench "bench:$N" | awk '/^BENCH/ {print $3}')
+N=${WS_BENCH_MESSAGES:-1000}
+bench() { $WSC lib --proxy "$1" --port "$E_PORT" --path /v1/bench "bench:$N" | awk '/^BENCH/ {print $3}'; }
+# alternate, keep the best of two of each: the machine is shared
+d1=$(bench 0)
+p1=$(bench "$PX")
+d2=$(bench 0)
+p2=$(bench "$PX")
+direct=$(awk -v a="$d1" -v b="$d2" 'BEGIN {print (a < b ? a : b)}')
+proxied=$(awk -v a="$p1" -v b="$p2" 'BEGIN {print (a < b ? a : b)}')
 expect_has "the client does offer an extension (seen on the direct connection)" \
     "UPGRADE /v1/bench ext=permessage-deflate" "$(elog)"
-expect_eq "one decision line per benchmarked message" "$N" \
+expect_eq "one decision line per benchmarked message" "$((2 * N))" \
     "$(grep -c 'ALLOWED .*WEBSOCKET_TEXT http://127.0.0.1:'"$E_PORT"'/v1/bench ' "$T/proxy.log")"
-echo "per-message round trip ($N messages): direct ${direct} us, through the proxy ${proxied} us" \
-    "(+$(awk -v a="$direct" -v b="$proxied" 'BEGIN {printf "%.1f", b - a}') us)"
+echo "per-message echo round trip, best of 2 x $N messages: direct ${direct} us," \
+    "through the proxy ${proxied} us" \
+    "($(awk -v a="$direct" -v b="$proxied" 'BEGIN {printf "%+.1f us, %.2fx", b - a, b / a}'))"
 
 finish
