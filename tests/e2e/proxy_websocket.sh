@@ -35,6 +35,11 @@ start_echo() {
 start_echo E
 start_echo S --tls "$T/srv.pem" "$T/srv.key"
 start_echo X --force-extension
+start_echo R
+start_echo A
+start_echo M --raw masked
+start_echo U --raw bad-utf8
+start_echo K --raw bad-accept
 
 ws_policy() {
     cat <<EOF
@@ -63,6 +68,33 @@ network_policies:
         protocol: websocket
         enforcement: enforce
         access: full
+      - host: 127.0.0.1
+        port: $R_PORT
+        protocol: rest
+        enforcement: enforce
+        rules:
+          - allow: {method: GET, path: /rest/**}
+          - allow: {method: "*", path: /any/**}
+      - host: 127.0.0.1
+        port: $A_PORT
+        protocol: websocket
+        enforcement: audit
+        access: read-only
+      - host: 127.0.0.1
+        port: $M_PORT
+        protocol: websocket
+        access: full
+        enforcement: enforce
+      - host: 127.0.0.1
+        port: $U_PORT
+        protocol: websocket
+        access: full
+        enforcement: enforce
+      - host: 127.0.0.1
+        port: $K_PORT
+        protocol: websocket
+        access: full
+        enforcement: enforce
     binaries:
       - path: /usr/bin/python3*
 EOF
@@ -145,6 +177,31 @@ out=$($WSC lib --proxy "$PX" --port "$X_PORT" --path /x text:never)
 expect_has "upstream extension: the client gets 502" "STATUS 502" "$out"
 expect_not "upstream extension: no message reached it" "TEXT never" "$(cat "$T/X.log")"
 expect_log "upstream extension: a note" "WebSocket handshake with 127.0.0.1:$X_PORT failed: the upstream chose a WebSocket extension"
+
+# --- rest and audit-mode endpoints (semantics.md#websocket) ----------------------
+out=$($WSC lib --proxy "$PX" --port "$R_PORT" --path /rest/ws text:rest-text-secret)
+expect_has "rest endpoint: a GET rule allows the upgrade" "STATUS 101" "$out"
+expect_has "rest endpoint: GET does not imply WEBSOCKET_TEXT" "CLOSED 1008" "$out"
+expect_not "rest endpoint: the text never arrived" "rest-text-secret" "$(cat "$T/R.log")"
+out=$($WSC lib --proxy "$PX" --port "$R_PORT" --path /any/ws text:rest-star)
+expect_has "rest endpoint: a * rule allows text messages" "ECHO TEXT rest-star" "$out"
+out=$($WSC lib --proxy "$PX" --port "$A_PORT" --path /a text:audited-text)
+expect_has "audit mode: a message outside the rules passes" "ECHO TEXT audited-text" "$out"
+expect_has "audit mode: it reached the upstream" "TEXT audited-text" "$(cat "$T/A.log")"
+expect_log "audit mode: an AUDIT line" "AUDIT /usr/bin/python3.11("
+
+# --- misbehaving upstreams (hand-written servers) ---------------------------------
+out=$($WSC lib --proxy "$PX" --port "$K_PORT" --path /k text:never)
+expect_has "wrong Sec-WebSocket-Accept: the client gets 502" "STATUS 502" "$out"
+expect_log "wrong Sec-WebSocket-Accept: a note" "101 with a wrong Sec-WebSocket-Accept"
+expect_has "wrong Sec-WebSocket-Accept: the upstream gets a close 1002" "CLOSE 1002" "$(cat "$T/K.log")"
+out=$($WSC raw --proxy "$PX" --port "$M_PORT" --path /m --scenario ping)
+expect_has "masked server frame: the client gets 1002" "CLOSED 1002 proxy: server frame is masked" "$out"
+expect_not "masked server frame: never relayed" "ECHO TEXT hello" "$out"
+expect_has "masked server frame: the upstream gets 1002 too" "CLOSE 1002" "$(cat "$T/M.log")"
+out=$($WSC raw --proxy "$PX" --port "$U_PORT" --path /u --scenario ping)
+expect_has "invalid UTF-8 from the server: the client gets 1007" "CLOSED 1007" "$out"
+expect_log "a server protocol error leaves a note" "upstream protocol error, closed with 1007"
 
 # --- a reload that takes WEBSOCKET_TEXT away ends an open session ------------------
 $WSC lib --proxy "$PX" --port "$E_PORT" --path /v1/long text:before sleep:1.5 text:after-reload \
