@@ -451,6 +451,11 @@ bool proxy_conn_reason_is_l4(enum model_reason r)
     case MODEL_REASON_DEST_INTERNAL:
     case MODEL_REASON_DEST_ALLOWED_IPS:
     case MODEL_REASON_DEST_UNRESOLVED:
+    case MODEL_REASON_GQL_NO_OPERATION:
+    case MODEL_REASON_GQL_BAD_METHOD:
+    case MODEL_REASON_GQL_BAD_OPERATION:
+    case MODEL_REASON_GQL_PERSISTED_DENIED:
+    case MODEL_REASON_GQL_PERSISTED_UNKNOWN:
         break;
     }
     return false;

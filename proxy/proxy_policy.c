@@ -231,6 +231,11 @@ const char *proxy_ssrf_kind(enum model_reason r)
     case MODEL_REASON_L7_DENY_RULE:
     case MODEL_REASON_L7_UNSUPPORTED:
     case MODEL_REASON_BAD_QUERY:
+    case MODEL_REASON_GQL_NO_OPERATION:
+    case MODEL_REASON_GQL_BAD_METHOD:
+    case MODEL_REASON_GQL_BAD_OPERATION:
+    case MODEL_REASON_GQL_PERSISTED_DENIED:
+    case MODEL_REASON_GQL_PERSISTED_UNKNOWN:
         break;
     }
     return "destination check failed";
