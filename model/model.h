@@ -19,6 +19,9 @@
 #include <stdint.h>
 
 #include "common/pv.h"
+/* the GraphQL operation, its reader and its limits: public, so that the
+ * proxy reads the operations it decides */
+#include "model/model_graphql.h"
 
 struct model_policy;
 struct model_rule;
