@@ -716,10 +716,14 @@ void proxy_conn_client_write(struct bufferevent *bev, void *arg)
         }
         return;
     case PROXY_ST_RELAY:
-    case PROXY_ST_WS:
         if (c->u != NULL) {
             bufferevent_enable(c->u, EV_READ); /* backpressure released */
         }
+        return;
+    case PROXY_ST_WS:
+        /* backpressure released: frames may wait in the upstream's input */
+        bufferevent_enable(c->u, EV_READ);
+        proxy_ws_pump(c, false);
         return;
     case PROXY_ST_HEAD:
     case PROXY_ST_RESOLVE:
@@ -879,9 +883,12 @@ void proxy_conn_up_write(struct bufferevent *bev, void *arg)
         }
         return;
     }
-    if ((c->state == PROXY_ST_RELAY && !c->req_done) || c->state == PROXY_ST_TUNNEL ||
-        c->state == PROXY_ST_WS) {
+    if ((c->state == PROXY_ST_RELAY && !c->req_done) || c->state == PROXY_ST_TUNNEL) {
         bufferevent_enable(c->c, EV_READ); /* backpressure released */
+    }
+    if (c->state == PROXY_ST_WS) {
+        bufferevent_enable(c->c, EV_READ); /* frames may wait in the client's input */
+        proxy_ws_pump(c, true);
     }
 }
 

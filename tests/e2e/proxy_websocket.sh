@@ -136,6 +136,17 @@ out=$($WSC lib --proxy "$PX" --port "$E_PORT" --path /nope text:x)
 expect_has "denied path: 403 to the upgrade" "STATUS 403" "$out"
 expect_not "denied upgrade never reaches the upstream" "UPGRADE /nope" "$(elog)"
 
+# large messages: frames bigger than a read, echoed back through the
+# backpressure of both directions; one byte over the limit closes 1009
+out=$($WSC lib --proxy "$PX" --port "$E_PORT" --path /v1/big bigbinary:1000000 bigtext:1048576 \
+    bigbinary:1048577)
+expect_has "a 1,000,000-byte binary message arrives whole" "ECHO BIG 1000000 same" "$out"
+expect_has "a 1 MiB text message (the limit) arrives whole" "ECHO BIG 1048576 same" "$out"
+expect_has "one byte over the limit: 1009" "CLOSED 1009" "$out"
+expect_has "the upstream got the big binary" "BINARY len=1000000" "$(elog)"
+expect_has "the upstream got the big text" "TEXT len=1048576" "$(elog)"
+expect_not "the upstream never got the oversized one" "len=1048577" "$(elog)"
+
 # --- denied text messages --------------------------------------------------------
 out=$($WSC lib --proxy "$PX" --port "$E_PORT" --path /v1/admin/x text:admin-secret-1)
 expect_has "deny rule: upgrade allowed" "STATUS 101" "$out"

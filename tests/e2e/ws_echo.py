@@ -105,7 +105,9 @@ def main():
     async def handler(ws, path):
         try:
             async for m in ws:
-                if isinstance(m, str):
+                if len(m) > 4096:
+                    log.write("%s len=%d\n" % ("TEXT" if isinstance(m, str) else "BINARY", len(m)))
+                elif isinstance(m, str):
                     log.write("TEXT %s\n" % m)
                 else:
                     log.write("BINARY %s\n" % m.hex())
