@@ -143,6 +143,9 @@ out=$($WSC lib --proxy "$PX" --port "$E_PORT" --path /v1/big bigbinary:1000000 b
 expect_has "a 1,000,000-byte binary message arrives whole" "ECHO BIG 1000000 same" "$out"
 expect_has "a 1 MiB text message (the limit) arrives whole" "ECHO BIG 1048576 same" "$out"
 expect_has "one byte over the limit: 1009" "CLOSED 1009" "$out"
+out=$($WSC lib --proxy "$PX" --port "$E_PORT" --path /v1/pipe pipe:600x4000)
+expect_has "600 pipelined messages: all echoed (buffered frames resume after backpressure)" \
+    "ECHO PIPE 600x4000 same" "$out"
 expect_has "the upstream got the big binary" "BINARY len=1000000" "$(elog)"
 expect_has "the upstream got the big text" "TEXT len=1048576" "$(elog)"
 expect_not "the upstream never got the oversized one" "len=1048577" "$(elog)"
