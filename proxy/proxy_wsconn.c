@@ -44,6 +44,9 @@ struct proxy_ws_conn {
     struct proxy_ws_parser from_server;
     struct proxy_ws_keys keys; /* mask keys of the frames the proxy writes upstream */
     bool graphql; /* the upgrade's endpoint has GraphQL rules: messages are graphql-ws */
+    /* the endpoint that granted the upgrade, in the pinned version (updated
+     * when a reload re-pins the session); borrowed */
+    const struct model_endpoint *endpoint;
 };
 
 static void ws_finish(struct proxy_conn *c);
@@ -202,14 +205,19 @@ void proxy_ws_upgraded(struct proxy_conn *c, size_t head_len)
  * ------------------------------------------------------------------------- */
 
 /* The one place an allowed client text message can be changed before it is
- * forwarded: '*msg' ('*len' bytes, unmasked, owned by the parser) may be
- * replaced by a buffer the function owns until the next call. Credential
- * placeholders (websocket_credential_rewrite) belong here; today the
- * message goes on unchanged. False refuses the message (the session ends
- * with 1008). */
-static bool outbound_text(struct proxy_conn *c, unsigned char **msg, size_t *len)
+ * forwarded (every allowed message passes here: plain WEBSOCKET_TEXT,
+ * GraphQL operations and graphql-ws lifecycle messages alike): '*msg'
+ * ('*len' bytes, unmasked, owned by the parser) may be replaced by a buffer
+ * the function owns until its next call; 'v' is the message's verdict, whose
+ * 'endpoint' is the endpoint that granted it (for a lifecycle message, the
+ * upgrade's). Credential placeholders (websocket_credential_rewrite) belong
+ * here; today the message goes on unchanged. False refuses the message: the
+ * session ends with 1008 and the DENIED line carries v->detail. */
+static bool outbound_text(struct proxy_conn *c, struct proxy_verdict *v, unsigned char **msg,
+                          size_t *len)
 {
     (void)c;
+    (void)v;
     (void)msg;
     (void)len;
     return true;
@@ -308,11 +316,20 @@ static bool decide_text(struct proxy_conn *c, unsigned char *msg, size_t len)
         proxy_decide_dest(c->pol, c->id, c->host, strlen(c->host), c->port, "WEBSOCKET_TEXT",
                           c->cur.target, c->cur.target_len, &c->u_ip, &c->srv->opts, &v);
     }
-    if (v.allow && !outbound_text(c, &msg, &len)) {
-        v.allow = false;
-        v.audit = false;
-        snprintf(v.detail, sizeof(v.detail), "message refused before forwarding");
-        decided = true;
+    if (v.allow && v.endpoint == NULL) {
+        v.endpoint = c->ws->endpoint; /* a lifecycle message: the upgrade's */
+    }
+    if (v.allow) {
+        char before[sizeof(v.detail)];
+        memcpy(before, v.detail, sizeof(before));
+        if (!outbound_text(c, &v, &msg, &len)) {
+            v.allow = false;
+            v.audit = false;
+            if (memcmp(before, v.detail, sizeof(before)) == 0) {
+                snprintf(v.detail, sizeof(v.detail), "message refused before forwarding");
+            }
+            decided = true;
+        }
     }
     proxy_conn_cur_path(c, path, sizeof(path));
     if (decided) {
@@ -457,6 +474,7 @@ void proxy_ws_policy_changed(struct proxy_conn *c)
         proxy_policy_unref(c->pol);
         c->pol = proxy_policy_ref(c->srv->policy);
         c->ws->graphql = endpoint_has_graphql(v.endpoint);
+        c->ws->endpoint = v.endpoint;
         return;
     }
     proxy_log_note(c->srv->log, "websocket %s:%u: closed after policy reload: %s", c->host,
@@ -518,5 +536,6 @@ bool proxy_ws_admit(struct proxy_conn *c, struct proxy_verdict *v, enum proxy_ou
         return false;
     }
     c->ws->graphql = endpoint_has_graphql(v->endpoint);
+    c->ws->endpoint = v->endpoint;
     return true;
 }
