@@ -193,6 +193,15 @@ void proxy_ws_upgraded(struct proxy_conn *c, size_t head_len)
     bufferevent_setwatermark(c->c, EV_WRITE, RELAY_HWM / 2, 0);
     bufferevent_enable(c->c, EV_READ | EV_WRITE);
     bufferevent_enable(c->u, EV_READ | EV_WRITE);
+    if (proxy_conn_stale(c)) {
+        /* a reload came while the upgrade waited for its 101: the session
+         * never ends at a response boundary, so it adopts (or is refused
+         * by) the current version now, before any message is decided */
+        proxy_ws_policy_changed(c);
+        if (c->dead || c->state != PROXY_ST_WS) {
+            return;
+        }
+    }
     /* frames may have arrived with the 101, or before it from the client */
     proxy_ws_pump(c, false);
     if (!c->dead && c->state == PROXY_ST_WS) {

@@ -259,10 +259,18 @@ expect_log "graphql-ws: a document that does not parse is refused with its reaso
 $WSC lib --proxy "$PX" --port "$E_PORT" --path /v1/long text:before sleep:1.5 text:after-reload \
     >"$T/long.out" &
 LONG=$!
+# and one whose upgrade waits for its 101 while the reload happens
+$WSC lib --proxy "$PX" --port "$E_PORT" --path /v1/slow text:after-slow-101 >"$T/slow.out" &
+SLOW=$!
 sleep 0.7
 ws_policy PATCH >"$T/policy.next.yaml"
 reload_policy || fail "reload"
 wait "$LONG"
+wait "$SLOW"
+out=$(cat "$T/slow.out")
+expect_has "reload before the 101: the session opens" "STATUS 101" "$out"
+expect_has "reload before the 101: its message is decided by the new version (1008)" "CLOSED 1008" "$out"
+expect_not "reload before the 101: the message never reached the upstream" "after-slow-101" "$(elog)"
 out=$(cat "$T/long.out")
 expect_has "reload: the session was open" "ECHO TEXT before" "$out"
 expect_has "reload: the session ends with 1008" "CLOSED 1008" "$out"

@@ -110,6 +110,8 @@ def main():
 
     async def process_request(path, headers):
         log.write("UPGRADE %s ext=%s\n" % (path, headers.get("Sec-WebSocket-Extensions", "-")))
+        if path.startswith("/v1/slow"):
+            await asyncio.sleep(1.5)  # a 101 that takes its time (a reload in between)
         return None
 
     async def handler(ws, path):
