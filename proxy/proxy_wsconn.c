@@ -294,6 +294,12 @@ static bool decide_graphql(struct proxy_conn *c, const unsigned char *msg, size_
     memset(&op, 0, sizeof(op));
     if (g.query != NULL) {
         if (!pv_ok(model_gql_read(g.query, g.query_len, g.operation_name, &op, err, sizeof(err)))) {
+            /* the reader may quote the token it found: never a byte of the
+             * message in the log, so only "line:col: expected X" is kept */
+            char *found = strstr(err, ", found ");
+            if (found != NULL) {
+                *found = '\0';
+            }
             refuse(c, v, "GraphQL document refused: ", err);
             model_gql_op_clear(&op);
             proxy_ws_gql_clear(&g);

@@ -246,6 +246,7 @@ expect_eq "graphql-ws: a decision line per operation, none for lifecycle message
 expect_not "graphql-ws: lifecycle payloads never logged" "tok-secret-9" "$(cat "$T/proxy.log")"
 for m in 'not json at all' '{"type":"next","id":"1","payload":{}}' \
     '{"id":"4","type":"subscribe","payload":{"query":"subscription { messageAdded { id } "}}' \
+    '{"id":"7","type":"subscribe","payload":{"query":"subscription { messageAdded } leakedName"}}' \
     '{"id":"5","type":"subscribe","payload":{"extensions":{"persistedQuery":{"version":1,"sha256Hash":"abc"}}}}' \
     '{"id":"6","type":"subscribe","payload":{"query":"subscription { messageAdded { id } secret: viewer { login } }"}}'; do
     out=$($WSC lib --proxy "$PX" --port "$G_PORT" --path /graphql "text:$m")
@@ -254,6 +255,7 @@ for m in 'not json at all' '{"type":"next","id":"1","payload":{}}' \
 done
 expect_log "graphql-ws: an unknown message type is refused with its reason" "GraphQL-over-WebSocket message refused: unknown message type"
 expect_log "graphql-ws: a document that does not parse is refused with its reason" "GraphQL document refused: "
+expect_not "graphql-ws: the reader's error quotes no token of the message" "leakedName" "$(cat "$T/proxy.log")"
 
 # --- a reload that takes WEBSOCKET_TEXT away ends an open session ------------------
 $WSC lib --proxy "$PX" --port "$E_PORT" --path /v1/long text:before sleep:1.5 text:after-reload \
