@@ -7,6 +7,7 @@
 # tells users to.
 #   need TOOL...          skip (77) unless every tool is installed
 #   start_cupstream       sets UP (port) and UPLOG (one "METHOD TARGET" a line)
+#   start_cupstream_plain the same upstream in plain HTTP: sets UPH
 #   client_env            exports the proxy and CA variables (after start_proxy)
 #   up_saw PATTERN        the upstream got a request matching the ERE
 PY=${PV_PYTHON:-/usr/bin/python3}
@@ -26,7 +27,8 @@ export HOME=$T/home
 mkdir -p "$HOME" "$T/www" "$T/git"
 export GIT_CONFIG_NOSYSTEM=1 GIT_TERMINAL_PROMPT=0
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY no_proxy NO_PROXY ALL_PROXY all_proxy
-unset GIT_SSL_CAINFO PIP_CERT REQUESTS_CA_BUNDLE NODE_EXTRA_CA_CERTS CURL_CA_BUNDLE SSL_CERT_FILE
+unset GIT_SSL_CAINFO PIP_CERT REQUESTS_CA_BUNDLE NODE_EXTRA_CA_CERTS CURL_CA_BUNDLE SSL_CERT_FILE \
+    npm_config_cafile
 
 start_cupstream() {
     UPLOG=$T/up.log
@@ -38,6 +40,14 @@ start_cupstream() {
     read -r UP <"$T/cup.port"
 }
 
+start_cupstream_plain() {
+    "$PY" "$CUP" --root "$T/www" --git-root "$T/git" --log "$UPLOG" --port-file "$T/cuph.port" \
+        2>"$T/cuph.err" &
+    PIDS="$PIDS $!"
+    wait_file "$T/cuph.port" || { echo "upstream did not start"; cat "$T/cuph.err"; exit 1; }
+    read -r UPH <"$T/cuph.port"
+}
+
 # client_env: every client goes through the proxy and trusts its CA
 # ($T/data/ca.crt, the file the proxy names at start) and nothing else.
 client_env() {
@@ -46,6 +56,14 @@ client_env() {
     export http_proxy=http://127.0.0.1:$PX HTTP_PROXY=http://127.0.0.1:$PX
     export GIT_SSL_CAINFO=$CA PIP_CERT=$CA REQUESTS_CA_BUNDLE=$CA
     export NODE_EXTRA_CA_CERTS=$CA CURL_CA_BUNDLE=$CA SSL_CERT_FILE=$CA
+    # a cafile in any npmrc (Debian's /etc/npmrc names the system bundle)
+    # replaces node's store and NODE_EXTRA_CA_CERTS with it: name ours
+    export npm_config_cafile=$CA
+}
+# no_ca CMD...: run CMD with none of the CA variables
+no_ca() {
+    env -u GIT_SSL_CAINFO -u PIP_CERT -u REQUESTS_CA_BUNDLE -u NODE_EXTRA_CA_CERTS \
+        -u CURL_CA_BUNDLE -u SSL_CERT_FILE -u npm_config_cafile "$@"
 }
 
 up_saw() { grep -Eq -- "$1" "$UPLOG"; }

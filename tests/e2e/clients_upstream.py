@@ -16,8 +16,10 @@ answered, so a test can tell what reached the upstream and what did not.
 HTTP/1.1 with keep-alive; request bodies may be chunked or sized; answers
 always carry Content-Length. Usage:
 
-  clients_upstream.py --cert PEM --key PEM --root DIR --git-root DIR \
+  clients_upstream.py [--cert PEM --key PEM] --root DIR --git-root DIR \
       --log FILE --port-file FILE
+
+(without --cert it speaks plain HTTP).
 """
 
 import argparse
@@ -155,17 +157,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 def main():
     ap = argparse.ArgumentParser()
-    for opt in ("--cert", "--key", "--root", "--git-root", "--log", "--port-file"):
+    for opt in ("--root", "--git-root", "--log", "--port-file"):
         ap.add_argument(opt, required=True)
+    ap.add_argument("--cert", help="PEM certificate (without it: plain HTTP)")
+    ap.add_argument("--key")
     opts = ap.parse_args()
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True
     srv.opts = opts
     srv.log_lock = threading.Lock()
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(opts.cert, opts.key)
-    ctx.set_alpn_protocols(["http/1.1"])
-    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    if opts.cert:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(opts.cert, opts.key)
+        ctx.set_alpn_protocols(["http/1.1"])
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     tmp = opts.port_file + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         f.write("%d\n" % srv.server_address[1])
