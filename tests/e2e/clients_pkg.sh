@@ -208,6 +208,8 @@ expect_has "curl offered h2" "ALPN: offers h2" "$v"
 expect_has "the proxy chose http/1.1" "ALPN: server accepted http/1.1" "$v"
 # a client that offers only h2 gets no ALPN answer and, speaking h2 anyway,
 # a clear refusal rather than a hang
+sleep 0.3
+n0=$(decisions)
 out=$("$PY" - "$PX" "$UP" "$CA" <<'EOF' 2>&1
 import socket, ssl, sys
 px, up, ca = int(sys.argv[1]), sys.argv[2], sys.argv[3]
@@ -237,6 +239,8 @@ EOF
 expect_eq "h2-only client: no ALPN, then 403 unsupported_l7_protocol" \
     "alpn None|HTTP/1.1 403 Forbidden|True" "$(printf '%s\n' "$out" | paste -sd'|')"
 expect_log "the h2 refusal is logged" "HTTP/2 is not supported for L7-inspected endpoints"
+sleep 0.3
+expect_eq "h2 refusal: one decision line (and the tunnel's)" "$((n0 + 2))" "$(decisions)"
 # curl is admitted on /echo only: the registry is denied to it
 out=$("$CURL" -s --http2 --max-time 10 -w '|%{http_code}' "$BASE/npm/tinynpm")
 expect_eq "curl on npm's path: 403" 403 "${out##*|}"
