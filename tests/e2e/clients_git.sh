@@ -4,7 +4,8 @@
 # 127.0.0.1: `git http-backend` behind the HTTPS upstream (its CA trusted by
 # the proxy through --upstream-ca), git trusting the proxy's CA through
 # GIT_SSL_CAINFO. An inspected rule that admits upload-pack only lets
-# `git clone` (protocol v2 and v0, a 3 MiB blob) through; `git push` to the
+# `git clone` (protocol v2 and v0, a 3 MiB blob, a chunked request body of
+# 1,500 wants) through; `git push` to the
 # same repository gets the 403 and the upstream never sees receive-pack;
 # hand-made receive-pack requests (curl, a doubled service query) are denied
 # too; every outcome leaves one decision line. `proviso prove` reports
@@ -77,6 +78,21 @@ expect_eq "one decision line per outcome (clone)" "$((n0 + nreq + nconn))" "$(de
 
 out=$(git -c protocol.version=0 clone -q "$URL" "$T/clone0" 2>&1)
 expect_eq "clone (protocol v0) succeeds" "0 hello from the upstream" "$? $(cat "$T/clone0/README" 2>/dev/null)"
+
+# a clone that wants 1,500 tips: git's request body (75 kB) outgrows a 64 KiB post buffer
+# and is sent chunked, through the TLS interception, to the CGI upstream
+git init -q --bare "$T/git/many.git"
+"$PY" -c '
+for i in range(1500):
+    m = "c%d" % i
+    print("commit refs/heads/b%04d\ncommitter t <t@e> %d +0000\ndata %d\n%s\n" % (i, 1700000000 + i, len(m), m))
+' | git -C "$T/git/many.git" fast-import --quiet
+git -C "$T/git/many.git" symbolic-ref HEAD refs/heads/b0000
+out=$(GIT_TRACE_CURL=$T/curl.trace GIT_TRACE_CURL_NO_DATA=1 git -c http.postBuffer=65536 clone -q --no-checkout \
+    "https://127.0.0.1:$UP/git/many.git" "$T/many" 2>&1)
+expect_eq "clone of 1,500 branches succeeds" "0 1500" "$? $(git -C "$T/many" branch -r 2>/dev/null | grep -vc HEAD)"
+expect_has "git sent a chunked request body" "Send header: Transfer-Encoding: chunked" "$(cat "$T/curl.trace" 2>/dev/null)"
+if up_saw '^POST /git/many.git/git-upload-pack$'; then pass; else fail "the upstream never got many.git's POST"; fi
 
 # ---------------------------------------------------------------------------
 # push: denied at the first receive-pack request, with the 403
