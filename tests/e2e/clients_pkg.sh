@@ -6,9 +6,11 @@
 # simple index, npm installs a package from a static registry document and
 # tarball, Python requests sends sized, chunked and kept-alive requests, and
 # curl offers HTTP/2 (the proxy answers ALPN with http/1.1 and the request
-# succeeds). Each client is admitted by its own binary and only on the paths
-# it needs: the same client outside them, or another client on them, is
-# denied, and the upstream never sees what was denied.
+# succeeds; over plain HTTP its h2c upgrade is refused with the reason).
+# npm's registry is plain HTTP (see the comment at NPMBASE). Each client is
+# admitted by its own binary and only on the paths it needs: the same client
+# outside them, or another client on them, is denied, and the upstream never
+# sees what was denied.
 . "$(dirname "$0")/proxy_lib.sh"
 . "$(dirname "$0")/clients_lib.sh"
 need npm node
@@ -98,6 +100,12 @@ network_policies:
     endpoints:
       - host: 127.0.0.1
         port: $UP
+        protocol: rest
+        enforcement: enforce
+        rules:
+          - allow: {method: GET, path: /echo/**}
+      - host: 127.0.0.1
+        port: $UPH
         protocol: rest
         enforcement: enforce
         rules:
@@ -241,6 +249,13 @@ expect_eq "h2-only client: no ALPN, then 403 unsupported_l7_protocol" \
 expect_log "the h2 refusal is logged" "HTTP/2 is not supported for L7-inspected endpoints"
 sleep 0.3
 expect_eq "h2 refusal: one decision line (and the tunnel's)" "$((n0 + 2))" "$(decisions)"
+# over plain HTTP, curl --http2 asks to upgrade to h2c: refused with the
+# reason (as the reference does; docs/proxy.md#real-clients), never upstream
+out=$("$CURL" -s --http2 --max-time 10 -x "http://127.0.0.1:$PX" -w '|%{http_code}' "http://127.0.0.1:$UPH/echo/h2c")
+expect_eq "curl --http2 on http://: 403 unsupported_l7_protocol" "403 unsupported_l7_protocol" \
+    "${out##*|} $(printf '%s' "${out%|*}" | jq -r .error 2>/dev/null)"
+expect_has "the h2c refusal says why" "HTTP/2 cleartext upgrades (h2c) are not supported" "$out"
+if up_saw '^GET /echo/h2c$'; then fail "the upstream saw the h2c upgrade request"; else pass; fi
 # curl is admitted on /echo only: the registry is denied to it
 out=$("$CURL" -s --http2 --max-time 10 -w '|%{http_code}' "$BASE/npm/tinynpm")
 expect_eq "curl on npm's path: 403" 403 "${out##*|}"
