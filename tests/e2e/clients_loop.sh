@@ -65,7 +65,7 @@ pending_chunk() {
 }
 wait_chunk() {
     i=0
-    while [ $i -lt 100 ]; do
+    while [ $i -lt 200 ]; do
         id=$(pending_chunk)
         [ -n "$id" ] && { printf '%s' "$id"; return 0; }
         sleep 0.1
@@ -98,7 +98,7 @@ while [ $rounds -lt 4 ] && [ ! -f "$T/clone/README" ]; do
     out=$("$PROVISO" rule approve one --chunk-id "$id" 2>&1)
     expect_eq "round $rounds: proviso rule approve" 0 $?
     rev=$((rev + 1))
-    wait_log "$T/P.log" "advisor revision $rev loaded" 250 || fail "round $rounds: revision $rev never loaded"
+    wait_log "$T/P.log" "advisor revision $rev loaded" 750 || fail "round $rounds: revision $rev never loaded"
     rm -rf "$T/clone"; echo "--- round $rounds" >>"$T/clone.out"
     git clone -q "$URL" "$T/clone" >>"$T/clone.out" 2>&1
 done
@@ -124,6 +124,10 @@ if up_saw '^GET /git/repo.git/info/refs\?service=git-receive-pack$'; then
     echo "note: the approved info/refs rule (no query) let push read the receive-pack advertisement"
 fi
 expect_eq "the upstream repository is unchanged" "$HEAD0" "$(git -C "$T/git/repo.git" rev-parse refs/heads/main)"
+# git shows only the status; the agent reads what was denied from policy.local
+out=$(via P "http://policy.local/v1/denials?last=3")
+expect_has "policy.local names the push's denial" "POST http://127.0.0.1:$UP/git/repo.git/git-receive-pack" \
+    "$(jget "$out" '.denials | join(" ")')"
 # and the mapper's next proposal from the push's denial is a new chunk a
 # reviewer must decide; nothing approves it by itself
 id=$(wait_chunk)
