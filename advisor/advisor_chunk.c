@@ -718,6 +718,15 @@ static bool dedup(struct advisor_worker *w, struct submit_tx *x, pv_result *res)
     if (!pv_ok(store_chunk_by_dedup(w->st, x->snap->sandbox, x->key, &c))) {
         return false;
     }
+    if (strcmp(c.status, "approved") == 0 && x->meta != NULL && x->e->candidate != NULL &&
+        !adds_nothing(x->e)) {
+        /* Denials the approved rule does not cover: a client that needs two
+         * requests (git asks for info/refs and, once that is allowed, POSTs
+         * to upload-pack) would otherwise only add hits to the approved
+         * chunk and never be proposed. They make a new chunk to decide. */
+        store_chunk_clear(&c);
+        return false;
+    }
     if (strcmp(c.status, "rejected") != 0) {
         char *status = pv_strdup(c.status);
         bool widen = x->meta != NULL && strcmp(c.status, "pending") == 0 &&

@@ -558,6 +558,16 @@ static void process_head(struct proxy_conn *c)
         }
         return;
     }
+    if (c->mode == PROXY_MODE_L7 && proxy_http_sniff(p, n < 24 ? n : 24) == PROXY_SNIFF_H2C) {
+        /* a client that speaks HTTP/2 inside TLS although ALPN did not
+         * choose h2 (an h2-only offer gets no ALPN answer): refuse it as
+         * the protocol it is, not as a malformed HTTP/1.1 head */
+        proxy_conn_outcome(c, PROXY_OUT_TUNNEL_PROTOCOL, NULL,
+                           "HTTP/2 is not supported for L7-inspected endpoints (the proxy "
+                           "negotiates http/1.1 by ALPN)",
+                           NULL);
+        return;
+    }
     if (st != PROXY_HEAD_OK) {
         proxy_conn_outcome(
             c, st == PROXY_HEAD_TOOBIG ? PROXY_OUT_HEAD_TOOBIG : PROXY_OUT_HEAD_BAD, NULL,
@@ -816,6 +826,19 @@ void proxy_conn_client_event(struct bufferevent *bev, short what, void *arg)
     }
     if (c->c_tls && (what & BEV_EVENT_ERROR) != 0) {
         unsigned long e = bufferevent_get_openssl_error(c->c);
+        SSL *ssl = bufferevent_openssl_get_ssl(c->c);
+        unsigned char fin[8];
+        /* the client's Finished arrived: it verified the proxy's leaf (after
+         * a fatal error SSL_is_init_finished no longer says so) */
+        if (e != 0 && ERR_GET_REASON(e) == SSL_R_UNEXPECTED_EOF_WHILE_READING && ssl != NULL &&
+            SSL_get_peer_finished(ssl, fin, sizeof(fin)) > 0) {
+            /* a client closing after the handshake without close_notify
+             * (Python, node, git between requests): OpenSSL 3 reports it as
+             * an error that libevent's dirty-shutdown allowance does not
+             * catch. It is a close, not a TLS failure, and must not use up
+             * the once-only CA hint that a real trust failure needs. */
+            e = 0;
+        }
         if (e != 0) {
             char b[160];
             ERR_error_string_n(e, b, sizeof(b));
