@@ -62,8 +62,9 @@ struct proxy_config {
     const char *data_dir; /* default ./proviso-proxy-data */
     const char *log_path; /* NULL = stderr */
     const char *upstream_ca;
-    const char *hosts_file; /* extra hosts entries (tests) */
-    const char *port_file;  /* write "PORT ADMIN_PORT\n" here when ready */
+    const char *credentials; /* the credentials store (proxy_cred.c), NULL: none */
+    const char *hosts_file;  /* extra hosts entries (tests) */
+    const char *port_file;   /* write "PORT ADMIN_PORT\n" here when ready */
     bool test_allow_loopback;
     bool unprivileged_identity; /* run without CAP_SYS_PTRACE (start-up self-check) */
     enum proxy_ident_scan identity_scan;
