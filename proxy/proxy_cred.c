@@ -683,6 +683,7 @@ static enum proxy_cred_status component(const struct proxy_creds *s, const char 
     pv_dynbuf_init(&b, n + 4096);
     if (!decode(p, n, plus, &dec)) {
         pv_dynbuf_free(&dec);
+        pv_dynbuf_puts(red, PROXY_CRED_REDACTED);
         return refuse(r, PROXY_CRED_UNAVAILABLE, "%s",
                       "credential marker in a target component that does not decode");
     }
@@ -1021,14 +1022,20 @@ bool proxy_cred_gate(struct proxy_conn *c, const struct proxy_verdict *v)
     const struct proxy_creds *s = c->srv->creds;
     struct proxy_cred_req *q = c->cur.cred;
     bool any = q != NULL && q->any;
-    bool body = v->body_cred_rewrite && r->framing != PROXY_BODY_NONE && body_rewritable(r, h);
+    bool typed = r->framing != PROXY_BODY_NONE && body_rewritable(r, h);
+    bool body = v->body_cred_rewrite && typed;
+    /* without the flag a store still looks at small text bodies on
+     * inspected routes: a placeholder there is refused, not forwarded */
+    bool scan = !body && s != NULL && typed && v->route == MODEL_ROUTE_INSPECTED &&
+                r->framing == PROXY_BODY_LENGTH && r->content_length > 0 &&
+                r->content_length <= PROXY_CRED_BODY_MAX;
 
     for (size_t i = 0; i < r->nhdr && !any; i++) {
         const struct proxy_header *f = &r->hdr[i];
         any = forwarded(r, h, i) && proxy_cred_header_has_marker(h + f->name.off, f->name.len,
                                                                  h + f->value.off, f->value.len);
     }
-    if (!any && !body) {
+    if (!any && !body && !scan) {
         return true;
     }
     if (any && v->route != MODEL_ROUTE_INSPECTED) {
@@ -1103,7 +1110,9 @@ bool proxy_cred_gate(struct proxy_conn *c, const struct proxy_verdict *v)
                               "request_body_credential_rewrite");
         }
         q->body = r->content_length > 0;
+        q->body_rewrite = true;
     }
+    q->body = q->body || scan;
     return true;
 }
 
@@ -1118,6 +1127,19 @@ bool proxy_cred_body_ready(struct proxy_conn *c, struct pv_dynbuf *out)
     struct proxy_cred_result r;
     enum proxy_cred_status st;
 
+    if (!q->body_rewrite) {
+        /* scanned only: a marker is refused, anything else goes unchanged */
+        if (proxy_cred_has_marker(b != NULL ? b : "", n)) {
+            return refuse_req(c, PROXY_CRED_MISMATCH,
+                              "credential placeholder in a request body on an endpoint without "
+                              "request_body_credential_rewrite");
+        }
+        pv_dynbuf_put(out, b != NULL ? b : "", n);
+        if (out->failed) {
+            return refuse_req(c, PROXY_CRED_TOOBIG, "out of memory");
+        }
+        return true;
+    }
     st = proxy_cred_body(c->srv->creds, c->nhost, b != NULL ? b : "", n, out, &r);
     if (st != PROXY_CRED_NONE && st != PROXY_CRED_REWRITTEN) {
         if (out->buf != NULL) {

@@ -591,7 +591,8 @@ struct proxy_cred_req {
     bool any;                           /* some placeholder or marker in this request */
     char *hdr[PROXY_MAX_HEADERS];       /* rewritten field values; NULL: unchanged */
     size_t hlen[PROXY_MAX_HEADERS];
-    bool body;                /* buffer the body and rewrite it before the head goes */
+    bool body;                /* buffer the body before the head goes (rewrite or scan) */
+    bool body_rewrite;        /* the endpoint's request_body_credential_rewrite */
     struct evbuffer *bodybuf; /* the body so far */
 };
 /* Wipes values. NULL is a no-op. */
