@@ -11,6 +11,8 @@
  *
  *   proxy_http.c    strict request-head parser and validator (pure, fuzzed)
  *   proxy_chunk.c   strict chunked-body decoder, canonical re-chunking (pure)
+ *   proxy_cred.c    credentials store, placeholder rewriter (pure, fuzzed)
+ *   proxy_credgate.c placeholders on a connection's requests: redact, gate, bodies
  *   proxy_outcome.c the (phase, reason) -> {status, error, stage} table
  *   proxy_policy.c  refcounted policy versions, the decision wrappers
  *                   (connection, request, destination), deny bodies

@@ -595,7 +595,8 @@ struct proxy_cred_req {
     bool body_rewrite;        /* the endpoint's request_body_credential_rewrite */
     struct evbuffer *bodybuf; /* the body so far */
 };
-/* Wipes values. NULL is a no-op. */
+/* proxy_credgate.c: the rewriter on a connection's requests.
+ * Wipes values. NULL is a no-op. */
 void proxy_cred_req_free(struct proxy_cred_req *q);
 /* Before the decision: a target holding a marker is replaced by its
  * redacted form (the policy decides and the log shows it); its rewrite
