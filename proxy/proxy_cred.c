@@ -715,8 +715,11 @@ static bool note(enum proxy_cred_status st, const struct proxy_cred_result *cur,
 {
     if (st == PROXY_CRED_REWRITTEN) {
         *any = true;
+        first->n += cur->n;
     } else if (st != PROXY_CRED_NONE && first->st == PROXY_CRED_NONE) {
+        size_t n = first->n;
         *first = *cur;
+        first->n += n;
     }
     return true;
 }

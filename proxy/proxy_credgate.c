@@ -275,3 +275,41 @@ bool proxy_cred_body_ready(struct proxy_conn *c, struct pv_dynbuf *out)
     }
     return true;
 }
+
+/* A client WebSocket text message on an allowed session. The rewritten
+ * message lives in one buffer of the event loop until the next call (the
+ * relay frames it at once). */
+bool proxy_cred_ws_text(struct proxy_conn *c, const struct proxy_verdict *v, unsigned char **msg,
+                        size_t *len, char *why, size_t wl)
+{
+    static struct pv_dynbuf out;
+    struct proxy_cred_result r;
+    enum proxy_cred_status st;
+
+    if (out.buf != NULL) {
+        OPENSSL_cleanse(out.buf, out.len);
+    }
+    pv_dynbuf_free(&out);
+    if (!proxy_cred_has_marker((const char *)*msg, *len)) {
+        return true;
+    }
+    if (!v->ws_cred_rewrite) {
+        snprintf(why, wl,
+                 "credential placeholder in a WebSocket text message on an endpoint without "
+                 "websocket_credential_rewrite");
+        return false;
+    }
+    pv_dynbuf_init(&out, *len + PROXY_CRED_GROWTH);
+    st = proxy_cred_rewrite(c->srv->creds, c->nhost, (const char *)*msg, *len, false, &out, &r);
+    if (st != PROXY_CRED_REWRITTEN) {
+        snprintf(why, wl, "%s", st == PROXY_CRED_NONE ? "unresolvable credential marker" : r.why);
+        if (out.buf != NULL) {
+            OPENSSL_cleanse(out.buf, out.len);
+        }
+        pv_dynbuf_free(&out);
+        return false;
+    }
+    *msg = (unsigned char *)out.buf;
+    *len = out.len;
+    return true;
+}

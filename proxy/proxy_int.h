@@ -29,6 +29,7 @@ struct evconnlistener;
 struct evdns_base;
 struct evdns_getaddrinfo_request;
 struct evhttp;
+struct proxy_ws_conn;
 
 /* ===========================================================================
  * Request heads (proxy_http.c)
@@ -610,6 +611,13 @@ bool proxy_cred_gate(struct proxy_conn *c, const struct proxy_verdict *v);
 /* The buffered body is complete: its rewritten form into 'out', or a
  * refusal (false). */
 bool proxy_cred_body_ready(struct proxy_conn *c, struct pv_dynbuf *out);
+/* A client WebSocket text message of an allowed session ('v' its verdict):
+ * with websocket_credential_rewrite its placeholders are rewritten ('*msg'
+ * then points at a buffer owned here until the next call); without it a
+ * marker refuses the message. False with the reason (never a value) in
+ * 'why'. */
+bool proxy_cred_ws_text(struct proxy_conn *c, const struct proxy_verdict *v, unsigned char **msg,
+                        size_t *len, char *why, size_t wl);
 
 struct proxy_conn;
 
@@ -729,6 +737,7 @@ enum proxy_conn_state {
     PROXY_ST_TUNNEL,  /* opaque bytes flowing */
     PROXY_ST_CLOSING, /* flushing a last response */
     PROXY_ST_LINGER,  /* response sent, write side shut: discarding input */
+    PROXY_ST_WS,      /* WebSocket frames flowing after a 101 (proxy_wsconn.c) */
 };
 
 /* The request being served (head copied out of the input buffer). */
@@ -810,6 +819,7 @@ struct proxy_conn {
     struct evbuffer *early;   /* client bytes that arrived with the CONNECT head */
     struct proxy_splice *spl; /* opaque tunnel relayed with splice(2) */
     bool splice_pending;      /* start splicing once the 200 is flushed */
+    struct proxy_ws_conn *ws; /* a WebSocket upgrade or session (proxy_wsconn.c), else NULL */
 };
 
 /* ===========================================================================

@@ -35,6 +35,7 @@
 #include "common/pv_dynbuf.h"
 #include "proxy/proxy_advisor.h"
 #include "proxy/proxy_int.h"
+#include "proxy/proxy_ws.h"
 
 static void check_addrs(struct proxy_conn *c);
 static void dns_cb(int result, struct evutil_addrinfo *res, void *arg);
@@ -219,8 +220,8 @@ static void check_addrs(struct proxy_conn *c)
         }
     }
     c->route = first.route;
-    if (!connect && c->cur.req->upgrade && first.route == MODEL_ROUTE_INSPECTED) {
-        proxy_tunnel_deny_upgrade(c, &first, PROXY_OUT_FORWARD_UNSUPPORTED);
+    if (!connect && c->cur.req->upgrade && first.route == MODEL_ROUTE_INSPECTED &&
+        !proxy_ws_admit(c, &first, PROXY_OUT_FORWARD_UNSUPPORTED)) {
         return;
     }
     memcpy(c->addrs, ok, nok * sizeof(ok[0]));
@@ -508,6 +509,11 @@ static void write_head(struct proxy_conn *c, struct evbuffer *out, size_t body_l
             proxy_http_name_is(n, f->name.len, "transfer-encoding")) {
             continue;
         }
+        /* a WebSocket upgrade never offers an extension: a compressed
+         * message could not be inspected (docs/proxy.md#websocket) */
+        if (c->ws != NULL && proxy_http_name_is(n, f->name.len, "sec-websocket-extensions")) {
+            continue;
+        }
         if (proxy_http_name_is(n, f->name.len, "via")) {
             via = true;
         }
@@ -531,6 +537,9 @@ static void write_head(struct proxy_conn *c, struct evbuffer *out, size_t body_l
     case PROXY_BODY_CHUNKED:
         evbuffer_add_printf(out, "Transfer-Encoding: chunked\r\n");
         break;
+    }
+    if (c->ws != NULL) {
+        evbuffer_add_printf(out, "Upgrade: websocket\r\nConnection: Upgrade\r\n");
     }
     if (forward && !via) {
         evbuffer_add_printf(out, "Via: 1.1 proviso-proxy\r\n");
@@ -576,6 +585,9 @@ static void finish_request(struct proxy_conn *c)
     unsigned ms = c->srv->cfg->idle_timeout_ms;
 
     proxy_conn_cur_clear(&c->cur);
+    /* an upgrade answered with anything but 101 was a normal request */
+    proxy_ws_conn_free(c->ws);
+    c->ws = NULL;
     if (!up_ok) {
         proxy_conn_drop_upstream(c);
         /* an inspected tunnel has exactly one upstream */
@@ -795,6 +807,10 @@ static bool check_response_head(struct proxy_conn *c, struct evbuffer *in, struc
             c->resp_started = true;
             evbuffer_remove_buffer(in, out, hl);
             continue;
+        }
+        if (r.status == 101 && c->ws != NULL) {
+            proxy_ws_upgraded(c, hl); /* the session takes over, or refuses */
+            return false;
         }
         c->resp_head_ok = true;
         c->resp_body_off = hl;
@@ -1022,8 +1038,8 @@ void proxy_relay_forward(struct proxy_conn *c)
                            &v, detail, NULL);
         return;
     }
-    if (c->cur.req->upgrade && c->route == MODEL_ROUTE_INSPECTED) {
-        proxy_tunnel_deny_upgrade(c, &v, PROXY_OUT_FORWARD_UNSUPPORTED);
+    if (c->cur.req->upgrade && c->route == MODEL_ROUTE_INSPECTED &&
+        !proxy_ws_admit(c, &v, PROXY_OUT_FORWARD_UNSUPPORTED)) {
         return;
     }
     /* reuse the upstream when it serves the same host:port */

@@ -71,6 +71,17 @@ tests_fuzz_fuzz_cred_rewrite_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_cred_rewrite_LDADD = $(FUZZ_LIBS)
 endif
 
+# the proxy's WebSocket frame parser and GraphQL-over-WebSocket classifier
+# (proxy_ws.c), same convention
+if ENABLE_FUZZ
+noinst_PROGRAMS += tests/fuzz/fuzz_ws_frames
+tests_fuzz_fuzz_ws_frames_SOURCES = tests/fuzz/fuzz_ws_frames.c proxy/proxy_int.h proxy/proxy_ws.h \
+	proxy/proxy_ws.c proxy/proxy_http.c $(FUZZ_COMMON)
+tests_fuzz_fuzz_ws_frames_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CRYPTO_CFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_ws_frames_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_ws_frames_LDADD = $(JANSSON_LIBS) $(CRYPTO_LIBS)
+endif
+
 # proviso-advisor's readers of proposal bodies (owner: advisor). advisor_rule.c
 # and advisor_util.c are compiled into the target with the fuzzer's flags.
 #   ./tests/fuzz/fuzz_advisor_body -max_total_time=120 CORPUS_DIR
@@ -111,7 +122,8 @@ endif
 # build configured with --enable-fuzz CC=clang (.ci/run uses build-fuzz/).
 FUZZ_TARGETS = tests/fuzz/fuzz_policy_yaml tests/fuzz/fuzz_policy_json \
 	tests/fuzz/fuzz_prover_body tests/fuzz/fuzz_proxy_request tests/fuzz/fuzz_proxy_chunked \
-	tests/fuzz/fuzz_advisor_body tests/fuzz/fuzz_audit_verify tests/fuzz/fuzz_cred_rewrite
+	tests/fuzz/fuzz_advisor_body tests/fuzz/fuzz_audit_verify tests/fuzz/fuzz_ws_frames \
+	tests/fuzz/fuzz_cred_rewrite
 EXTRA_DIST += tests/fuzz/smoke.sh tests/fuzz/seeds.py tests/fuzz/corpus $(FUZZ_TARGETS:=.dict)
 CLEANFILES += fuzz-smoke.txt fuzz-smoke-*.log
 if ENABLE_FUZZ

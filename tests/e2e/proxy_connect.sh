@@ -107,6 +107,6 @@ expect_has "unknown protocol refused" "Unsupported tunnel protocol for L7-inspec
 out=$(raw_tunnel "127.0.0.1:$B_HTTP" "GET /a%%2Fb HTTP/1.1\r\nHost: 127.0.0.1:$B_HTTP\r\n\r\n")
 expect_has "encoded slash in a tunnel: 400 (not a silent close)" "invalid_request_target" "$out"
 out=$(raw_tunnel "127.0.0.1:$B_HTTP" "GET /x HTTP/1.1\r\nHost: 127.0.0.1:$B_HTTP\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
-expect_has "websocket upgrade: documented unsupported denial" "protocol upgrades (WebSocket) are not supported" "$out"
+expect_has "websocket upgrade without a key: refused with its reason" "invalid WebSocket upgrade: exactly one Sec-WebSocket-Key is required" "$out"
 
 finish

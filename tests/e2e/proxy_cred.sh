@@ -27,6 +27,34 @@ PIDS="$PIDS $!"
 wait_file "$T/C.port" || { echo "upstream C did not start"; exit 1; }
 read -r C_HTTP _ <"$T/C.port"
 touch "$T/upstream.log"
+# WebSocket echo upstreams (tests/e2e/ws_echo.py): W with
+# websocket_credential_rewrite, V without
+PY=/usr/bin/python3
+WS=no
+WS_EPS=""
+if "$PY" -c 'import websockets' 2>/dev/null; then
+    WS=yes
+    for n in W V; do
+        "$PY" "$SRC/tests/e2e/ws_echo.py" --port-file "$T/$n.port" --log "$T/$n.log" \
+            2>"$T/$n.err" &
+        PIDS="$PIDS $!"
+        wait_file "$T/$n.port" || { echo "echo $n did not start"; exit 1; }
+        eval "${n}_PORT=$(cat "$T/$n.port")"
+        touch "$T/$n.log"
+    done
+    WS_EPS="
+      - host: 127.0.0.1
+        port: $W_PORT
+        protocol: websocket
+        enforcement: enforce
+        websocket_credential_rewrite: true
+        access: read-write
+      - host: 127.0.0.1
+        port: $V_PORT
+        protocol: websocket
+        enforcement: enforce
+        access: read-write"
+fi
 
 SECRET='s3cr3t-VALUE-9f2c1d'
 OTHER='other-token-77aa'
@@ -75,9 +103,10 @@ network_policies:
         rules:
           - allow: {method: GET, path: /**}
       - host: 127.0.0.3
-        port: $C_HTTP
+        port: $C_HTTP$WS_EPS
     binaries:
       - path: /usr/bin/curl
+      - path: $(readlink -f "$PY")
 EOF
 start_proxy --credentials "$T/creds.yaml"
 CA=$T/data/ca.crt
@@ -173,6 +202,28 @@ expect_has "plain body without the flag passes" 'body: {"plain":true}' "$out"
 # forward path (plain HTTP to the target host): headers are rewritten too
 out=$(pcurl -H 'Authorization: Bearer openshell:resolve:env:API_TOKEN' "http://127.0.0.1:$A_HTTP/fwd")
 expect_has "forward path rewritten" "header: Authorization: Bearer $SECRET" "$out"
+
+# WebSocket client text messages: rewritten with websocket_credential_rewrite,
+# refused (1008, nothing reaches the echo) without it
+if [ "$WS" = yes ]; then
+    WSC="$PY $SRC/tests/e2e/ws_client.py"
+    out=$($WSC lib --proxy "$PX" --port "$W_PORT" --path /chat \
+        'text:{"auth":"openshell:resolve:env:API_TOKEN"}' text:plain 2>&1)
+    expect_has "ws: the echo got the value" "TEXT {\"auth\":\"$SECRET\"}" "$(cat "$T/W.log")"
+    expect_has "ws: plain message passes" "TEXT plain" "$(cat "$T/W.log")"
+    expect_not "ws: no placeholder reached the echo" "openshell:resolve" "$(cat "$T/W.log")"
+    out=$($WSC lib --proxy "$PX" --port "$V_PORT" --path /chat \
+        'text:{"auth":"openshell:resolve:env:API_TOKEN"}' 2>&1)
+    expect_has "ws without the flag: closed with 1008" "CLOSED 1008" "$out"
+    expect_eq "ws without the flag: nothing reached the echo" "" "$(grep '^TEXT' "$T/V.log")"
+    expect_log "ws without the flag: the reason" "credential placeholder in a WebSocket text message on an endpoint without websocket_credential_rewrite"
+    out=$($WSC lib --proxy "$PX" --port "$W_PORT" --path /chat \
+        'text:openshell:resolve:env:NO_SUCH' 2>&1)
+    expect_has "ws unknown key: closed with 1008" "CLOSED 1008" "$out"
+    expect_not "ws unknown key: nothing reached the echo" "NO_SUCH" "$(cat "$T/W.log")"
+else
+    echo "note: python3-websockets missing, WebSocket cases skipped"
+fi
 
 # 6. the value never appears in what the proxy wrote or answered
 for f in "$T/proxy.log" "$T/proxy.err" "$T/data/denials.jsonl"; do

@@ -110,3 +110,27 @@ http=['GET ','POST ','PUT ','PATCH ','DELETE ','HEAD ','OPTIONS ','CONNECT ','TR
 w('fuzz_proxy_request', http+['0\r\n\r\n','5\r\nhello\r\n'], 'fuzz_proxy_request: HTTP/1.1 request-line, header and framing tokens, the TLS ClientHello start')
 w('fuzz_proxy_chunked', ['\r\n','0\r\n\r\n',';','=','"','ffffffff','0000000000000001','A\r\n','\n','\r',' ','\t','Trailer: ','Content-Length: ','Transfer-Encoding: '], 'fuzz_proxy_chunked: chunk-size, extension, trailer and line-end tokens')
 w('fuzz_audit_verify', ['"type":','"header"','"record"','"blob"','"format":','"proviso-audit/1"','"since":','"last_seq":','"records":','"first_prev":','"head":','"hash":','"sig":','"seq":','"ts_ms":','"kind":','"sandbox":','"line":','"data":','"blobs":','"prev":','"sha256":','"data_b64":','"key":','"0000000000000000000000000000000000000000000000000000000000000000"','\n','{','}','[',']',':',',','==','"'], 'fuzz_audit_verify: export line fields, the genesis digest, JSON punctuation')
+# WebSocket frame streams (fuzz_ws_frames): first byte = side (bit 0: server),
+# small limit (bit 1) and read step; then frames, valid and hostile
+import struct
+def wsf(op, pl, fin=True, mask=True, rsv=0, ln=None):
+    n=len(pl) if ln is None else ln
+    b0=(0x80 if fin else 0)|(rsv<<4)|op; m=0x80 if mask else 0
+    h=struct.pack('!BB',b0,m|n) if n<126 else struct.pack('!BBH',b0,m|126,n) if n<65536 else struct.pack('!BBQ',b0,m|127,n)
+    if not mask: return h+pl
+    k=b'\x37\xfa\x21\x3d'; return h+k+bytes(c^k[i%4] for i,c in enumerate(pl))
+gq=[b'{"type":"connection_init","payload":{}}',b'{"id":"1","type":"subscribe","payload":{"query":"subscription { messageAdded { id } }"}}',
+    b'{"id":"2","type":"start","payload":{"query":"query Q { viewer { login } }","operationName":"Q"}}',
+    b'{"id":"3","type":"subscribe","payload":{"extensions":{"persistedQuery":{"version":1,"sha256Hash":"abc"}}}}',
+    b'{"type":"ping"}',b'{"type":"complete","id":"1"}',b'{"type":"next"}']
+streams=[[wsf(1,b'hello')],[wsf(1,b'hel',fin=False),wsf(9,b'p'),wsf(0,b'lo')],[wsf(2,b'\x00\xff'*40)],
+    [wsf(8,b'\x03\xe8bye')],[wsf(8,b'\x03')],[wsf(1,b'x',mask=False)],[wsf(3,b'x')],[wsf(1,b'x',rsv=4)],
+    [wsf(0,b'x')],[wsf(9,b'p',fin=False)],[wsf(9,b'p'*126)],[wsf(1,b'ok\xc3',fin=False),wsf(0,b'\xa9')],
+    [wsf(1,b'ok\xc3',fin=False),wsf(0,b'\x28')],[wsf(1,b'\xed\xa0\x80')],[wsf(2,b'a'*200)],
+    [wsf(1,b'a'*70,fin=False),wsf(0,b'b'*70)],[bytes([0x82,0xff])+struct.pack('!Q',1<<63)+b'\x00'*4],
+    [bytes([0x81,0xfe,0x00,0x05])+b'\x00'*4+b'hello'],[wsf(8,b''),wsf(1,b'after')]]+[[wsf(1,g)] for g in gq]
+for i,st in enumerate(streams):
+    for s in (0,6,53): out('fuzz_ws_frames', bytes([s])+b''.join(st))
+    sv=[wsf(f[0]&15,b'srv',mask=False) for f in st[:1]]
+    out('fuzz_ws_frames', bytes([1+4*i%13*4])+b''.join(sv))
+w('fuzz_ws_frames', ['\x81','\x01','\x80','\x82','\x02','\x88','\x89','\x8a','\x83','\xc1','\xf1','\x7e','\x7f','\xfe','\xff','\x80\x00\x00\x00','\x7f\xff\xff\xff\xff\xff\xff\xff','\x03\xe8','\x03\xed','\x13\x87','\xc3\xa9','\xed\xa0\x80','\xf4\x90\x80\x80','\xc0\xaf','{"type":"','subscribe','start','connection_init','complete','"payload":{"query":"','"operationName":','"id":"1",','persistedQuery','sha256Hash'], 'fuzz_ws_frames: frame-head bytes (FIN, RSV, opcodes, mask bit, 16/64-bit lengths), close codes, UTF-8 edge sequences, graphql-ws message fields')
