@@ -430,7 +430,7 @@ enum proxy_cred_status proxy_cred_rewrite(const struct proxy_creds *s, const cha
         size_t ks = 0;
         const struct secret *e;
 
-        if (len - i >= CANON_LEN && memcmp(in + i, canon_marker, CANON_LEN) == 0) {
+        if (in[i] == 'o' && len - i >= CANON_LEN && memcmp(in + i, canon_marker, CANON_LEN) == 0) {
             /* canonical: the marker and the longest run of key characters */
             ks = i + CANON_LEN;
             end = ks;
