@@ -298,6 +298,11 @@ void proxy_conn_log_verdict(struct proxy_conn *c, const struct proxy_verdict *v,
                               : v->audit ? PROXY_LOG_AUDIT
                                          : PROXY_LOG_ALLOWED;
     const char *reason = v->detail;
+
+    /* a body buffered for credential rewriting decides last (proxy_credgate.c) */
+    if (proxy_cred_defer_line(c, v, engine, method, path, stage)) {
+        return;
+    }
     char buf[300];
 
     if (v->loopback_exception) {

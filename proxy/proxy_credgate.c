@@ -48,6 +48,7 @@ void proxy_cred_req_free(struct proxy_cred_req *q)
     if (q->bodybuf != NULL) {
         evbuffer_free(q->bodybuf);
     }
+    free(q->line_path);
     free(q);
 }
 
@@ -242,6 +243,37 @@ bool proxy_cred_gate(struct proxy_conn *c, const struct proxy_verdict *v)
     return true;
 }
 
+bool proxy_cred_defer_line(struct proxy_conn *c, const struct proxy_verdict *v, const char *engine,
+                           const char *method, const char *path, const char *stage)
+{
+    struct proxy_cred_req *q = c->cur.cred;
+
+    if (q == NULL || !q->body || q->line_done || q->line_held || !v->allow) {
+        return false;
+    }
+    q->line_path = path != NULL ? pv_strdup(path) : NULL;
+    if (path != NULL && q->line_path == NULL) {
+        return false; /* no memory: write it now */
+    }
+    q->line_held = true;
+    q->line_v = *v;
+    q->line_engine = engine;
+    q->line_stage = stage;
+    q->line_method = method;
+    return true;
+}
+
+/* The body passed: the held line goes out, before anything is forwarded. */
+static void release_line(struct proxy_conn *c, struct proxy_cred_req *q)
+{
+    if (!q->line_held || q->line_done) {
+        return;
+    }
+    q->line_done = true;
+    proxy_conn_log_verdict(c, &q->line_v, q->line_engine, q->line_method, q->line_path,
+                           q->line_stage);
+}
+
 /* The buffered body is complete: rewrite it; then the head (with the new
  * Content-Length) and the body go upstream together. False after a
  * refusal. */
@@ -264,6 +296,7 @@ bool proxy_cred_body_ready(struct proxy_conn *c, struct pv_dynbuf *out)
         if (out->failed) {
             return refuse_req(c, PROXY_CRED_TOOBIG, "out of memory");
         }
+        release_line(c, q);
         return true;
     }
     st = proxy_cred_body(c->srv->creds, c->nhost, b != NULL ? b : "", n, out, &r);
@@ -273,6 +306,7 @@ bool proxy_cred_body_ready(struct proxy_conn *c, struct pv_dynbuf *out)
         }
         return refuse_req(c, st, r.why);
     }
+    release_line(c, q);
     return true;
 }
 

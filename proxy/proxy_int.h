@@ -592,8 +592,16 @@ struct proxy_cred_req {
     bool any;                           /* some placeholder or marker in this request */
     char *hdr[PROXY_MAX_HEADERS];       /* rewritten field values; NULL: unchanged */
     size_t hlen[PROXY_MAX_HEADERS];
-    bool body;                /* buffer the body before the head goes (rewrite or scan) */
-    bool body_rewrite;        /* the endpoint's request_body_credential_rewrite */
+    bool body;         /* buffer the body before the head goes (rewrite or scan) */
+    bool body_rewrite; /* the endpoint's request_body_credential_rewrite */
+    /* the allowing decision line, held until the buffered body passed */
+    bool line_held;
+    bool line_done;
+    struct proxy_verdict line_v;
+    const char *line_engine;  /* static */
+    const char *line_stage;   /* static */
+    const char *line_method;  /* borrowed from the request */
+    char *line_path;          /* owned; NULL: none */
     struct evbuffer *bodybuf; /* the body so far */
 };
 /* proxy_credgate.c: the rewriter on a connection's requests.
@@ -611,6 +619,11 @@ bool proxy_cred_gate(struct proxy_conn *c, const struct proxy_verdict *v);
 /* The buffered body is complete: its rewritten form into 'out', or a
  * refusal (false). */
 bool proxy_cred_body_ready(struct proxy_conn *c, struct pv_dynbuf *out);
+/* The allowing decision line of a request whose body is buffered for
+ * credential rewriting is held (true: the caller writes nothing) until the
+ * body passed; a refusal then writes the only line. */
+bool proxy_cred_defer_line(struct proxy_conn *c, const struct proxy_verdict *v, const char *engine,
+                           const char *method, const char *path, const char *stage);
 /* A client WebSocket text message of an allowed session ('v' its verdict):
  * with websocket_credential_rewrite its placeholders are rewritten ('*msg'
  * then points at a buffer owned here until the next call); without it a

@@ -199,6 +199,9 @@ expect_eq "body without the flag: nothing upstream" "$n" "$(upstream_count)"
 expect_log "body without the flag: log" "[reason:credential placeholder in a request body on an endpoint without request_body_credential_rewrite]"
 out=$(pcurl -H 'Content-Type: application/json' --data '{"plain":true}' "http://127.0.0.1:$A_HTTP/echo-body")
 expect_has "plain body without the flag passes" 'body: {"plain":true}' "$out"
+sleep 0.2
+expect_eq "a refused buffered body has one line (DENIED), the passed one one ALLOWED" \
+    "1 1" "$(grep -c "ALLOWED .*POST http://127.0.0.1:$A_HTTP/echo-body" "$T/proxy.log") $(grep -c "DENIED .*POST http://127.0.0.1:$A_HTTP/echo-body" "$T/proxy.log")"
 # forward path (plain HTTP to the target host): headers are rewritten too
 out=$(pcurl -H 'Authorization: Bearer openshell:resolve:env:API_TOKEN' "http://127.0.0.1:$A_HTTP/fwd")
 expect_has "forward path rewritten" "header: Authorization: Bearer $SECRET" "$out"
