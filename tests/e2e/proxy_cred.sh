@@ -180,6 +180,18 @@ out=$(pcurl --cacert "$CA" -H 'Content-Type: application/json' \
 expect_has "json body rewritten" "body: {\"key\":\"$SECRET\",\"n\":1}" "$out"
 expect_has "content-length updated" "header: Content-Length: $((${#SECRET} + 16))" "$out"
 expect_has "upstream read that many bytes" "body-bytes: $((${#SECRET} + 16))" "$out"
+# near the 256 KiB bound: rewritten in
+# full; one byte over: refused before anything is sent
+head -c 200000 /dev/zero | tr '\0' a >"$T/big.txt"
+printf 'openshell:resolve:env:API_TOKEN' >>"$T/big.txt"
+out=$(pcurl --cacert "$CA" -H 'Content-Type: text/plain' --data-binary @"$T/big.txt" "$U/echo-body")
+expect_has "200 KB body rewritten: the upstream read the new length" "body-bytes: $((200000 + ${#SECRET}))" "$out"
+expect_has "200 KB body: the value at its end" "a$SECRET" "$out"
+head -c 262145 /dev/zero | tr '\0' a >"$T/over.txt"
+n=$(upstream_count)
+out=$(pcurl --cacert "$CA" -H 'Content-Type: text/plain' --data-binary @"$T/over.txt" "$U/echo-body")
+expect_has "256 KiB + 1 on a rewrite endpoint: 403" "|403" "$out"
+expect_eq "256 KiB + 1: nothing upstream" "$n" "$(upstream_count)"
 out=$(pcurl --cacert "$CA" -H 'Content-Type: application/x-www-form-urlencoded' \
     --data 'a=1&t=sk-OPENSHELL-RESOLVE-ENV-API_TOKEN' "$U/echo-body")
 expect_has "form body alias rewritten" "body: a=1&t=$SECRET" "$out"
