@@ -150,7 +150,8 @@ bool proxy_cred_gate(struct proxy_conn *c, const struct proxy_verdict *v)
     struct proxy_cred_req *q = c->cur.cred;
     bool any = q != NULL && q->any;
     bool typed = r->framing != PROXY_BODY_NONE && body_rewritable(r, h);
-    bool body = v->body_cred_rewrite && typed;
+    /* audit mode lets through what the rules deny: no value goes there */
+    bool body = v->body_cred_rewrite && typed && !v->audit;
     /* without the flag a store still looks at small text bodies on
      * inspected routes: a placeholder there is refused, not forwarded */
     bool scan = !body && s != NULL && typed && v->route == MODEL_ROUTE_INSPECTED &&
@@ -164,6 +165,11 @@ bool proxy_cred_gate(struct proxy_conn *c, const struct proxy_verdict *v)
     }
     if (!any && !body && !scan) {
         return true;
+    }
+    if (any && v->audit) {
+        return refuse_req(c, PROXY_CRED_MISMATCH,
+                          "credential placeholders are not rewritten in requests allowed only "
+                          "by audit mode");
     }
     if (any && v->route != MODEL_ROUTE_INSPECTED) {
         return refuse_req(c, PROXY_CRED_MISMATCH,
@@ -326,6 +332,12 @@ bool proxy_cred_ws_text(struct proxy_conn *c, const struct proxy_verdict *v, uns
     pv_dynbuf_free(&out);
     if (!proxy_cred_has_marker((const char *)*msg, *len)) {
         return true;
+    }
+    if (v->audit) {
+        snprintf(why, wl,
+                 "credential placeholders are not rewritten in messages allowed only by audit "
+                 "mode");
+        return false;
     }
     if (!v->ws_cred_rewrite) {
         snprintf(why, wl,

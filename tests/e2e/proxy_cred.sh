@@ -26,6 +26,10 @@ read -r B_HTTP _ <"$T/B.port"
 PIDS="$PIDS $!"
 wait_file "$T/C.port" || { echo "upstream C did not start"; exit 1; }
 read -r C_HTTP _ <"$T/C.port"
+"$UPSTREAM_BIN" --port-file "$T/D.port" --log "$T/upstream.log" 2>"$T/D.err" &
+PIDS="$PIDS $!"
+wait_file "$T/D.port" || { echo "upstream D did not start"; exit 1; }
+read -r D_HTTP _ <"$T/D.port"
 touch "$T/upstream.log"
 # WebSocket echo upstreams (tests/e2e/ws_echo.py): W with
 # websocket_credential_rewrite, V without
@@ -103,7 +107,13 @@ network_policies:
         rules:
           - allow: {method: GET, path: /**}
       - host: 127.0.0.3
-        port: $C_HTTP$WS_EPS
+        port: $C_HTTP
+      - host: 127.0.0.1
+        port: $D_HTTP
+        protocol: rest
+        enforcement: audit
+        rules:
+          - allow: {method: GET, path: /ok}$WS_EPS
     binaries:
       - path: /usr/bin/curl
       - path: $(readlink -f "$PY")
@@ -149,6 +159,17 @@ expect_eq "opaque route: nothing upstream" "$n" "$(upstream_count)"
 expect_log "opaque route: log" "rewritten only on inspected routes"
 out=$(pcurl "http://127.0.0.3:$C_HTTP/plain")
 expect_has "opaque route without placeholders still works" "request: GET /plain" "$out"
+
+# audit mode forwards what the rules deny: no value goes into such a request
+n=$(upstream_count)
+out=$(pcurl -H 'Authorization: Bearer openshell:resolve:env:API_TOKEN' "http://127.0.0.1:$D_HTTP/other")
+expect_has "audit-only request: 403" "|403" "$out"
+expect_eq "audit-only request: nothing upstream" "$n" "$(upstream_count)"
+expect_log "audit-only request: the reason" "not rewritten in requests allowed only by audit mode"
+out=$(pcurl -H 'Authorization: Bearer openshell:resolve:env:API_TOKEN' "http://127.0.0.1:$D_HTTP/ok")
+expect_has "audit endpoint, request its rules allow: rewritten" "header: Authorization: Bearer $SECRET" "$out"
+out=$(pcurl "http://127.0.0.1:$D_HTTP/other")
+expect_has "audit-only request without placeholders still passes" "request: GET /other" "$out"
 
 # 3. a denied request carrying a placeholder: the policy's 403, nothing upstream
 n=$(upstream_count)
