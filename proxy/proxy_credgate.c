@@ -131,6 +131,16 @@ static bool forwarded(const struct proxy_request *r, const char *h, size_t i)
            !proxy_http_name_is(n, f->name.len, "transfer-encoding");
 }
 
+static size_t slashes(const char *p, size_t n)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; p != NULL && i < n; i++) {
+        k += p[i] == '/';
+    }
+    return k;
+}
+
 static bool body_rewritable(const struct proxy_request *r, const char *h)
 {
     for (size_t i = 0; i < r->nhdr; i++) {
@@ -221,6 +231,14 @@ bool proxy_cred_gate(struct proxy_conn *c, const struct proxy_verdict *v)
             OPENSSL_cleanse(canon, sizeof(canon));
             return refuse_req(c, PROXY_CRED_UNAVAILABLE,
                               "the request-target with the credential does not canonicalise");
+        }
+        /* the upstream must get the path that was decided: a value that
+         * canonicalises into another shape (a "." or ".." segment) is
+         * refused */
+        if (slashes(canon, cl) != slashes(c->cur.out_target, c->cur.canon_len)) {
+            OPENSSL_cleanse(canon, sizeof(canon));
+            return refuse_req(c, PROXY_CRED_UNAVAILABLE,
+                              "the credential value changes the request path's segments");
         }
         q->out_target = pv_malloc(cl + (qm != NULL ? strlen(qm) : 0) + 1);
         if (q->out_target == NULL) {

@@ -74,6 +74,14 @@ credentials:
     target_hosts: [api.example.com]
     env: OTHER_TOKEN
     value_file: other.secret
+  - name: odd-values
+    target_hosts: [127.0.0.1]
+    env: SLASHY
+    value: "x/y z"
+  - name: dots
+    target_hosts: [127.0.0.1]
+    env: DOTS
+    value: ".."
 EOF
 printf '%s\n' "$OTHER" >"$T/other.secret"
 chmod 600 "$T/creds.yaml" "$T/other.secret"
@@ -121,7 +129,7 @@ EOF
 start_proxy --credentials "$T/creds.yaml"
 CA=$T/data/ca.crt
 U=https://127.0.0.1:$A_HTTPS
-expect_log "start line names the store" "credentials: 2 placeholder keys from $T/creds.yaml"
+expect_log "start line names the store" "credentials: 4 placeholder keys from $T/creds.yaml"
 
 upstream_count() { wc -l <"$T/upstream.log" | tr -d ' '; }
 
@@ -139,6 +147,12 @@ expect_has "basic rewritten" "header: Authorization: Basic $want" "$out"
 out=$(pcurl --cacert "$CA" "$U/v1/keys/openshell:resolve:env:API_TOKEN/x?token=openshell%3Aresolve%3Aenv%3AAPI_TOKEN&a=1")
 expect_has "target rewritten: 200" "|200" "$out"
 expect_has "path and query values rewritten" "request: GET /v1/keys/$SECRET/x?token=$SECRET&a=1" "$out"
+out=$(pcurl --cacert "$CA" "$U/v1/k/openshell:resolve:env:SLASHY")
+expect_has "a value with / and space stays one segment" "request: GET /v1/k/x%2Fy%20z" "$out"
+n=$(upstream_count)
+out=$(pcurl --cacert "$CA" "$U/v1/a/openshell:resolve:env:DOTS/b")
+expect_has "a value that would be a .. segment: 500" "|500" "$out"
+expect_eq "a .. value: nothing upstream" "$n" "$(upstream_count)"
 expect_log "log shows the redacted path" "GET http://127.0.0.1:$A_HTTPS/v1/keys/%5BCREDENTIAL%5D/x?[redacted]"
 
 # 2. the same placeholder to an allowed host the credential does not target
