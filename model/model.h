@@ -19,6 +19,9 @@
 #include <stdint.h>
 
 #include "common/pv.h"
+/* the GraphQL operation, its reader and its limits: public, so that the
+ * proxy reads the operations it decides */
+#include "model/model_graphql.h"
 
 struct model_policy;
 struct model_rule;
@@ -430,6 +433,8 @@ bool model_host_normalize(const char *host, size_t len, char *out, size_t outlen
 
 #define MODEL_MAX_IDENTITY 16
 
+struct model_gql_op; /* model_graphql.h */
+
 struct model_request {
     const char *const *binaries; /* exe first, then ancestors; may be empty */
     size_t nbinaries;
@@ -448,6 +453,10 @@ struct model_request {
      * is opaque (the proxy asks this for protocol upgrades, which only an
      * opaque route carries); connection-level decisions always do. */
     bool prefer_opaque;
+    /* The GraphQL operation the request carries (docs/semantics.md#graphql),
+     * NULL = none: a GraphQL-over-HTTP request or a classified
+     * GraphQL-over-WebSocket message read by the proxy. Borrowed. */
+    const struct model_gql_op *gql;
 };
 
 enum model_route {
@@ -475,6 +484,12 @@ enum model_reason {
     MODEL_REASON_DEST_INTERNAL,    /* private address without allowed_ips */
     MODEL_REASON_DEST_ALLOWED_IPS, /* address outside allowed_ips */
     MODEL_REASON_DEST_UNRESOLVED,  /* target_sandbox not resolved */
+    /* Enforced graphql endpoints (docs/semantics.md#graphql-http). */
+    MODEL_REASON_GQL_NO_OPERATION,      /* no GraphQL operation in the request */
+    MODEL_REASON_GQL_BAD_METHOD,        /* not POST, or GET with a non-query */
+    MODEL_REASON_GQL_BAD_OPERATION,     /* a name or field that is not a Name */
+    MODEL_REASON_GQL_PERSISTED_DENIED,  /* hash-only under persisted_queries: deny */
+    MODEL_REASON_GQL_PERSISTED_UNKNOWN, /* hash-only id not in the registry */
 };
 
 struct model_decision {

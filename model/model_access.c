@@ -220,8 +220,20 @@ static pv_result fp_endpoint(struct pv_dynbuf *b, const struct model_endpoint *e
     for (size_t i = 0; i < e->ndeny; i++) {
         PV_GUARD(fp_rule(b, &e->deny_rules[i]));
     }
-    /* GraphQL persisted queries and body limits change what audit/unsupported
-     * endpoints log, never what they allow; they are left out on purpose. */
+    /* A registry under allow_registered decides hash-only operations
+     * (docs/semantics.md#graphql-persisted); under deny it decides nothing,
+     * and body limits never change a decision: both are left out then. */
+    if (e->persisted_queries.s != NULL && strcmp(e->persisted_queries.s, "allow_registered") == 0) {
+        PV_GUARD(fp_num(b, 'Q', e->ngql_persisted));
+        for (size_t i = 0; i < e->ngql_persisted; i++) {
+            const struct model_gql_persisted *g = &e->gql_persisted[i];
+
+            PV_GUARD(fp_str(b, 'k', g->id.s));
+            PV_GUARD(fp_str(b, 'o', g->operation_type.s));
+            PV_GUARD(fp_str(b, 'n', g->operation_name.s));
+            PV_GUARD(fp_list(b, 'f', &g->fields));
+        }
+    }
     return PV_RESULT_OK;
 }
 

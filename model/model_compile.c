@@ -36,6 +36,15 @@ static void l7rule_uncompile(struct model_l7rule *r)
 {
     model_glob_free(r->path_glob);
     r->path_glob = NULL;
+    model_glob_free(r->name_glob);
+    r->name_glob = NULL;
+    if (r->field_globs != NULL) {
+        for (size_t i = 0; i < r->fields.n; i++) {
+            model_glob_free(r->field_globs[i]);
+        }
+        PV_SAFE_FREE(r->field_globs);
+    }
+    r->gql_types = 0;
     for (size_t i = 0; i < r->nquery; i++) {
         struct model_query *q = &r->query[i];
         if (q->compiled != NULL) {
@@ -47,11 +56,43 @@ static void l7rule_uncompile(struct model_l7rule *r)
     }
 }
 
+/*= docs/semantics.md#graphql-glob
+ *# **Globs** in `operation_name` and `fields` use the query-glob dialect */
+static pv_result gql_compile(struct model_l7rule *r)
+{
+    enum model_gql_optype t;
+
+    if (r->operation_type.s == NULL) {
+        return PV_RESULT_OK;
+    }
+    if (strcmp(r->operation_type.s, "*") == 0) {
+        r->gql_types = 7u;
+    } else if (model_gql_optype_parse(r->operation_type.s, &t)) {
+        r->gql_types = (uint8_t)(1u << t);
+    } else {
+        /* validated away; a rule naming no type matches nothing */
+        r->gql_types = 0x80u;
+    }
+    if (r->operation_name.s != NULL) {
+        PV_GUARD(compile_glob(MODEL_GLOB_VALUE, r->operation_name.s, &r->name_glob));
+    }
+    if (r->fields.n > 0) {
+        r->field_globs = pv_calloc(r->fields.n, sizeof(*r->field_globs));
+        PV_GUARD_PTR(r->field_globs);
+        for (size_t i = 0; i < r->fields.n; i++) {
+            const char *g = r->fields.v[i].s != NULL ? r->fields.v[i].s : "";
+            PV_GUARD(compile_glob(MODEL_GLOB_VALUE, g, &r->field_globs[i]));
+        }
+    }
+    return PV_RESULT_OK;
+}
+
 static pv_result l7rule_compile(struct model_l7rule *r)
 {
     if (r->path.s != NULL && r->path.s[0] != '\0') {
         PV_GUARD(compile_glob(MODEL_GLOB_PATH, r->path.s, &r->path_glob));
     }
+    PV_GUARD(gql_compile(r));
     for (size_t i = 0; i < r->nquery; i++) {
         struct model_query *q = &r->query[i];
         q->compiled = pv_calloc(q->globs.n > 0 ? q->globs.n : 1, sizeof(*q->compiled));
@@ -79,6 +120,10 @@ static pv_result preset_rule(struct model_l7rule *dst, const char *method, const
         dst->operation_type.s = pv_strdup(optype);
         PV_GUARD_PTR(dst->operation_type.s);
         dst->operation_type.mark = mark;
+    }
+    if (method == NULL) {
+        /* a GraphQL rule has no path: as the merge's expansion writes it */
+        return PV_RESULT_OK;
     }
     dst->path.s = pv_strdup("**");
     PV_GUARD_PTR(dst->path.s);
@@ -167,13 +212,76 @@ static void preset_list(const struct model_endpoint *e, const char *const **list
     }
 }
 
+/*= docs/semantics.md#graphql-ws-rules
+ *# An access preset on a websocket endpoint with GraphQL (deny) rules also
+ *# expands into the GraphQL rules of #graphql-presets, beside its method rules. */
+static void ws_gql_presets(const struct model_endpoint *e, const char *const **list, size_t *n)
+{
+    bool gql = false;
+
+    *list = NULL;
+    *n = 0;
+    if (e->proto != MODEL_PROTO_WEBSOCKET || e->nrules > 0) {
+        return;
+    }
+    for (size_t i = 0; i < e->ndeny; i++) {
+        gql = gql || e->deny_rules[i].operation_type.s != NULL;
+    }
+    if (!gql) {
+        return;
+    }
+    switch (e->access_preset) {
+    case MODEL_ACCESS_READ_ONLY:
+        *list = preset_gql_ro;
+        *n = PV_ARRAY_LEN(preset_gql_ro);
+        return;
+    case MODEL_ACCESS_READ_WRITE:
+        *list = preset_gql_rw;
+        *n = PV_ARRAY_LEN(preset_gql_rw);
+        return;
+    case MODEL_ACCESS_FULL:
+        *list = preset_full;
+        *n = PV_ARRAY_LEN(preset_full);
+        return;
+    case MODEL_ACCESS_NONE:
+        return;
+    }
+}
+
+/* A persisted registry entry as the operation it stands for. */
+static pv_result persisted_compile(struct model_endpoint *e)
+{
+    for (size_t i = 0; i < e->ngql_persisted; i++) {
+        struct model_gql_persisted *g = &e->gql_persisted[i];
+
+        PV_SAFE_FREE(g->op.fields);
+        memset(&g->op, 0, sizeof(g->op));
+        g->op_ok = model_gql_optype_parse(g->operation_type.s, &g->op.type);
+        /* borrowed: the op never owns its strings here */
+        g->op.name = g->operation_name.s;
+        if (g->fields.n > 0) {
+            g->op.fields = pv_calloc(g->fields.n, sizeof(char *));
+            PV_GUARD_PTR(g->op.fields);
+            for (size_t k = 0; k < g->fields.n; k++) {
+                if (g->fields.v[k].s != NULL) {
+                    g->op.fields[g->op.nfields++] = g->fields.v[k].s;
+                }
+            }
+        }
+    }
+    return PV_RESULT_OK;
+}
+
 static pv_result endpoint_eff_rules(struct model_endpoint *e)
 {
     const char *const *list;
     size_t n;
     bool is_optype;
+    const char *const *wlist;
+    size_t wn;
 
     preset_list(e, &list, &n, &is_optype);
+    ws_gql_presets(e, &wlist, &wn);
     if (e->nrules > 0 || n == 0) {
         if (e->nrules == 0) {
             return PV_RESULT_OK;
@@ -186,12 +294,16 @@ static pv_result endpoint_eff_rules(struct model_endpoint *e)
         }
         return PV_RESULT_OK;
     }
-    e->eff_rules = pv_calloc(n, sizeof(*e->eff_rules));
+    e->eff_rules = pv_calloc(n + wn, sizeof(*e->eff_rules));
     PV_GUARD_PTR(e->eff_rules);
     for (size_t i = 0; i < n; i++) {
         e->neff_rules = i + 1;
         PV_GUARD(preset_rule(&e->eff_rules[i], is_optype ? NULL : list[i],
                              is_optype ? list[i] : NULL, e->access.mark));
+    }
+    for (size_t i = 0; i < wn; i++) {
+        e->neff_rules = n + i + 1;
+        PV_GUARD(preset_rule(&e->eff_rules[n + i], NULL, wlist[i], e->access.mark));
     }
     return PV_RESULT_OK;
 }
@@ -221,6 +333,11 @@ static void endpoint_uncompile(struct model_endpoint *e)
         PV_SAFE_FREE(e->eff_rules);
     }
     e->neff_rules = 0;
+    for (size_t i = 0; i < e->ngql_persisted; i++) {
+        PV_SAFE_FREE(e->gql_persisted[i].op.fields);
+        memset(&e->gql_persisted[i].op, 0, sizeof(e->gql_persisted[i].op));
+        e->gql_persisted[i].op_ok = false;
+    }
 }
 
 /* Parse an IP-literal host pattern (optionally in brackets). */
@@ -253,6 +370,7 @@ static pv_result endpoint_compile(struct model_endpoint *e)
         PV_GUARD(l7rule_compile(&e->deny_rules[i]));
     }
     PV_GUARD(endpoint_eff_rules(e));
+    PV_GUARD(persisted_compile(e));
     for (size_t i = 0; i < e->neff_rules; i++) {
         PV_GUARD(l7rule_compile(&e->eff_rules[i]));
     }

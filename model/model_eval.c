@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "common/pv_text.h"
+#include "model/model_graphql.h"
 #include "model/model_int.h"
 
 /* ===========================================================================
@@ -36,6 +37,9 @@
  * ========================================================================= */
 
 enum prep_state { PREP_TODO, PREP_OK, PREP_BAD_METHOD, PREP_BAD_TARGET, PREP_BAD_QUERY };
+
+/* The request's GraphQL operation (docs/semantics.md#graphql). */
+enum gql_state { GQ_NONE, GQ_OK, GQ_BAD };
 
 struct eval_ctx {
     const struct model_policy *p;
@@ -63,6 +67,7 @@ struct eval_ctx {
     char path[EVAL_PATH_BUF];
     size_t path_len;
     bool enc_slash;
+    enum gql_state gq;
     char *qbuf; /* decoded pairs "key\0value\0..." */
     size_t qlen;
     char qstore[EVAL_QUERY_BUF];
@@ -678,10 +683,142 @@ static bool l7rule_match(const struct eval_ctx *c, const struct model_l7rule *r,
     return true;
 }
 
+/* --- GraphQL matching ----------------------------------------------------- */
+
+/*= docs/semantics.md#graphql-names
+ *# An operation whose name or a root field is not a Name, or whose *F* is
+ *# empty, is not readable */
+static enum gql_state gql_check(const struct model_gql_op *op)
+{
+    if (op == NULL) {
+        return GQ_NONE;
+    }
+    if (op->persisted_id != NULL) {
+        return op->persisted_id[0] != '\0' ? GQ_OK : GQ_BAD;
+    }
+    if ((unsigned)op->type > (unsigned)MODEL_GQL_SUBSCRIPTION || op->nfields == 0 ||
+        op->fields == NULL) {
+        return GQ_BAD;
+    }
+    if (op->name != NULL && !model_gql_name_valid(op->name, strlen(op->name))) {
+        return GQ_BAD;
+    }
+    for (size_t i = 0; i < op->nfields; i++) {
+        if (op->fields[i] == NULL || !model_gql_name_valid(op->fields[i], strlen(op->fields[i]))) {
+            return GQ_BAD;
+        }
+    }
+    return GQ_OK;
+}
+
+/* The operation endpoint 'e' decides for this request, or NULL and why not.
+ *= docs/semantics.md#graphql-persisted
+ *# Under `allow_registered` it is decided exactly as the document operation
+ *# *(t, n, F)* of the endpoint's `graphql_persisted_queries` entry keyed *id* */
+static const struct model_gql_op *
+gql_resolve(const struct eval_ctx *c, const struct model_endpoint *e, enum model_reason *why)
+{
+    const struct model_gql_op *op = c->req->gql;
+
+    if (op == NULL || c->gq == GQ_NONE) {
+        *why = MODEL_REASON_GQL_NO_OPERATION;
+        return NULL;
+    }
+    if (c->gq == GQ_BAD) {
+        *why = MODEL_REASON_GQL_BAD_OPERATION;
+        return NULL;
+    }
+    if (op->persisted_id == NULL) {
+        return op;
+    }
+    if (e->persisted_queries.s == NULL || strcmp(e->persisted_queries.s, "allow_registered") != 0) {
+        *why = MODEL_REASON_GQL_PERSISTED_DENIED;
+        return NULL;
+    }
+    for (size_t i = 0; i < e->ngql_persisted; i++) {
+        const struct model_gql_persisted *g = &e->gql_persisted[i];
+        if (g->op_ok && g->id.s != NULL && strcmp(g->id.s, op->persisted_id) == 0) {
+            return &g->op;
+        }
+    }
+    *why = MODEL_REASON_GQL_PERSISTED_UNKNOWN;
+    return NULL;
+}
+
+/*= docs/semantics.md#graphql-allow
+ *# it has no `operation_name`, or *n* ≠ ⊥ and *n* matches the glob. **An
+ *# anonymous operation matches only rules without `operation_name`** */
+static bool gql_name_match(const struct model_l7rule *r, const struct model_gql_op *op)
+{
+    if (r->operation_name.s == NULL) {
+        return true;
+    }
+    return op->name != NULL && r->name_glob != NULL &&
+           model_glob_match(r->name_glob, op->name, strlen(op->name));
+}
+
+static bool gql_field_match(const struct model_l7rule *r, const char *f)
+{
+    size_t len = strlen(f);
+
+    for (size_t i = 0; i < r->fields.n; i++) {
+        if (r->field_globs[i] != NULL && model_glob_match(r->field_globs[i], f, len)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*= docs/semantics.md#graphql-allow
+ *# it has no `fields`, or **every** member of *F* matches some glob of that
+ *# same rule's `fields`. */
+/*= docs/semantics.md#graphql-deny
+ *# it has no `fields` or **some** member of *F* matches one of its globs */
+static bool gql_rule_match(const struct model_l7rule *r, const struct model_gql_op *op, bool deny)
+{
+    if ((r->gql_types & (1u << op->type)) == 0 || !gql_name_match(r, op)) {
+        return false;
+    }
+    if (r->fields.n == 0) {
+        return true;
+    }
+    if (r->field_globs == NULL || op->nfields == 0) {
+        /* not compiled, or a registry entry without fields: fail closed */
+        return deny;
+    }
+    for (size_t i = 0; i < op->nfields; i++) {
+        bool m = gql_field_match(r, op->fields[i]);
+        if (deny && m) {
+            return true;
+        }
+        if (!deny && !m) {
+            return false;
+        }
+    }
+    return !deny;
+}
+
 static bool deny_rules_match(const struct eval_ctx *c, const struct model_endpoint *e)
 {
+    const struct model_gql_op *op = NULL;
+    enum model_reason why;
+    bool resolved = false;
+
     for (size_t i = 0; i < e->ndeny; i++) {
-        if (l7rule_match(c, &e->deny_rules[i], true)) {
+        const struct model_l7rule *r = &e->deny_rules[i];
+        if (r->gql_types == 0) {
+            if (l7rule_match(c, r, true)) {
+                return true;
+            }
+            continue;
+        }
+        /*= docs/semantics.md#graphql-deny
+         *# GraphQL deny rules never match a request without an operation */
+        if (!resolved) {
+            op = gql_resolve(c, e, &why);
+            resolved = true;
+        }
+        if (op != NULL && gql_rule_match(r, op, true)) {
             return true;
         }
     }
@@ -691,11 +828,57 @@ static bool deny_rules_match(const struct eval_ctx *c, const struct model_endpoi
 static bool allow_rules_match(const struct eval_ctx *c, const struct model_endpoint *e)
 {
     for (size_t i = 0; i < e->neff_rules; i++) {
-        if (l7rule_match(c, &e->eff_rules[i], false)) {
+        if (e->eff_rules[i].gql_types == 0 && l7rule_match(c, &e->eff_rules[i], false)) {
             return true;
         }
     }
     return false;
+}
+
+/* MODEL_REASON_ALLOWED when a GraphQL allow rule of 'e' matches the request's
+ * operation, else why not. */
+static enum model_reason gql_allow(const struct eval_ctx *c, const struct model_endpoint *e,
+                                   bool http)
+{
+    enum model_reason why = MODEL_REASON_L7_NOT_PERMITTED;
+    bool post = c->method_len == 4 && memcmp(c->method, "POST", 4) == 0;
+    bool get = c->method_len == 3 && memcmp(c->method, "GET", 3) == 0;
+    const struct model_gql_op *op;
+
+    /*= docs/semantics.md#graphql-http
+     *# its method is `POST`, or `GET` with an operation of type `query` */
+    if (http && !post && !get) {
+        return MODEL_REASON_GQL_BAD_METHOD;
+    }
+    op = gql_resolve(c, e, &why);
+    if (op == NULL) {
+        return why;
+    }
+    if (http && get && op->type != MODEL_GQL_QUERY) {
+        return MODEL_REASON_GQL_BAD_METHOD;
+    }
+    for (size_t i = 0; i < e->neff_rules; i++) {
+        if (e->eff_rules[i].gql_types != 0 && gql_rule_match(&e->eff_rules[i], op, false)) {
+            return MODEL_REASON_ALLOWED;
+        }
+    }
+    return MODEL_REASON_L7_NOT_PERMITTED;
+}
+
+/* What the allow rules of an enforced unit say: MODEL_REASON_ALLOWED or why not. */
+static enum model_reason rules_grant(const struct eval_ctx *c, const struct ix_ep *x)
+{
+    /*= docs/semantics.md#graphql-ws-rules
+     *# On a `websocket` unit a request with an operation is granted by the
+     *# endpoint's GraphQL allow rules only (#graphql-allow), and one without an
+     *# operation (the GET upgrade, plain text messages) by its method rules only */
+    if (x->ep->proto == MODEL_PROTO_GRAPHQL) {
+        return gql_allow(c, x->ep, true);
+    }
+    if (x->ep->proto == MODEL_PROTO_WEBSOCKET && c->req->gql != NULL) {
+        return gql_allow(c, x->ep, false);
+    }
+    return allow_rules_match(c, x->ep) ? MODEL_REASON_ALLOWED : MODEL_REASON_L7_NOT_PERMITTED;
 }
 
 /* Is the unit in G (its endpoint path scope matches the canonical path)? */
@@ -709,8 +892,11 @@ static bool in_scope(const struct eval_ctx *c, const struct ix_ep *x)
 
 enum unit_grant { UG_STRONG, UG_AUDIT, UG_NONE_SLASH, UG_NONE_RULES, UG_NONE_UNSUPPORTED };
 
-static enum unit_grant unit_grants(const struct eval_ctx *c, const struct ix_ep *x)
+/* How unit x grants the request; for UG_NONE_RULES, *why says why not. */
+static enum unit_grant unit_grants(const struct eval_ctx *c, const struct ix_ep *x,
+                                   enum model_reason *why)
 {
+    *why = MODEL_REASON_L7_NOT_PERMITTED;
     /*= docs/semantics.md#encoded-slash
      *# if the canonical path contains an encoded slash `%2F`, only when the
      *# endpoint sets `allow_encoded_slash`. */
@@ -721,12 +907,15 @@ static enum unit_grant unit_grants(const struct eval_ctx *c, const struct ix_ep 
     case IXG_L4:
         return UG_STRONG;
     case IXG_RULES:
-        return allow_rules_match(c, x->ep) ? UG_STRONG : UG_NONE_RULES;
+    case IXG_GRAPHQL:
+        *why = rules_grant(c, x);
+        return *why == MODEL_REASON_ALLOWED ? UG_STRONG : UG_NONE_RULES;
     case IXG_AUDIT:
         /* Audit grants everything; it is "strong" when the rules alone
          * would have allowed the request, so the reason says audit only
          * when audit mode made the difference. */
-        if (x->rest_like && allow_rules_match(c, x->ep) && !deny_rules_match(c, x->ep)) {
+        if (x->rest_like && rules_grant(c, x) == MODEL_REASON_ALLOWED &&
+            !deny_rules_match(c, x->ep)) {
             return UG_STRONG;
         }
         return UG_AUDIT;
@@ -791,6 +980,8 @@ static struct verdict eval_l7(struct eval_ctx *c, uint32_t bit, size_t id, uint3
     enum model_reason dest_reason = MODEL_REASON_ALLOWED;
     uint32_t slash = EVAL_NONE;
     uint32_t unsupported = EVAL_NONE;
+    uint32_t gqlu = EVAL_NONE;
+    enum model_reason gql_why = MODEL_REASON_L7_NOT_PERMITTED;
     bool other_none = false;
 
     switch (prepare(c)) {
@@ -821,7 +1012,7 @@ static struct verdict eval_l7(struct eval_ctx *c, uint32_t bit, size_t id, uint3
         if (first_g == EVAL_NONE) {
             first_g = epi;
         }
-        if (x->grant == IXG_RULES && deny_rules_match(c, x->ep)) {
+        if ((x->grant == IXG_RULES || x->grant == IXG_GRAPHQL) && deny_rules_match(c, x->ep)) {
             v.reason = MODEL_REASON_L7_DENY_RULE;
             v.unit = epi;
             return v;
@@ -838,6 +1029,7 @@ static struct verdict eval_l7(struct eval_ctx *c, uint32_t bit, size_t id, uint3
         const struct ix_ep *x;
         enum model_reason r;
         enum unit_grant g;
+        enum model_reason why;
         if (!cand_in_g0(c, i, bit, &epi)) {
             continue;
         }
@@ -845,7 +1037,7 @@ static struct verdict eval_l7(struct eval_ctx *c, uint32_t bit, size_t id, uint3
         if (!in_scope(c, x)) {
             continue;
         }
-        g = unit_grants(c, x);
+        g = unit_grants(c, x, &why);
         switch (g) {
         case UG_STRONG:
         case UG_AUDIT:
@@ -878,6 +1070,10 @@ static struct verdict eval_l7(struct eval_ctx *c, uint32_t bit, size_t id, uint3
             break;
         case UG_NONE_RULES:
             other_none = true;
+            if (why != MODEL_REASON_L7_NOT_PERMITTED && gqlu == EVAL_NONE) {
+                gqlu = epi;
+                gql_why = why;
+            }
             break;
         }
     }
@@ -899,6 +1095,9 @@ static struct verdict eval_l7(struct eval_ctx *c, uint32_t bit, size_t id, uint3
     } else if (unsupported != EVAL_NONE && !other_none) {
         v.reason = MODEL_REASON_L7_UNSUPPORTED;
         v.unit = unsupported;
+    } else if (gqlu != EVAL_NONE) {
+        v.reason = gql_why;
+        v.unit = gqlu;
     }
     return v;
 }
@@ -962,6 +1161,11 @@ static const char *const reason_names[] = {
     [MODEL_REASON_DEST_INTERNAL] = "dest_internal",
     [MODEL_REASON_DEST_ALLOWED_IPS] = "dest_not_in_allowed_ips",
     [MODEL_REASON_DEST_UNRESOLVED] = "dest_unresolved",
+    [MODEL_REASON_GQL_NO_OPERATION] = "graphql_no_operation",
+    [MODEL_REASON_GQL_BAD_METHOD] = "graphql_bad_method",
+    [MODEL_REASON_GQL_BAD_OPERATION] = "graphql_bad_operation",
+    [MODEL_REASON_GQL_PERSISTED_DENIED] = "graphql_persisted_denied",
+    [MODEL_REASON_GQL_PERSISTED_UNKNOWN] = "graphql_persisted_unknown",
 };
 
 const char *model_reason_name(enum model_reason r)
@@ -1112,6 +1316,45 @@ static const char *target_why(enum model_target_status s)
     return "malformed request target";
 }
 
+/* "GraphQL mutation CreateIssue {createIssue,viewer}" or "GraphQL persisted
+ * query 'ID'": the request's operation, sanitized. */
+static void gql_desc(const struct eval_ctx *c, struct model_decision *out, size_t *len)
+{
+    const struct model_gql_op *op = c->req->gql;
+    char buf[96];
+
+    if (op == NULL) {
+        dcat(out, len, c->method);
+        dcat(out, len, " ");
+        dcat(out, len, c->path);
+        return;
+    }
+    if (op->persisted_id != NULL) {
+        dcat(out, len, "GraphQL persisted query '");
+        dcat(out, len, sanitize(op->persisted_id, strlen(op->persisted_id), buf, sizeof(buf)));
+        dcat(out, len, "'");
+        return;
+    }
+    dcat(out, len, "GraphQL ");
+    dcat(out, len, model_gql_optype_name(op->type));
+    dcat(out, len, " ");
+    dcat(out, len,
+         op->name != NULL ? sanitize(op->name, strlen(op->name), buf, sizeof(buf)) : "(anonymous)");
+    dcat(out, len, " {");
+    for (size_t i = 0; i < op->nfields && op->fields != NULL; i++) {
+        const char *f = op->fields[i] != NULL ? op->fields[i] : "";
+        dcat(out, len, i > 0 ? "," : "");
+        dcat(out, len, sanitize(f, strlen(f), buf, sizeof(buf)));
+    }
+    dcat(out, len, "}");
+}
+
+static bool gql_unit(const struct eval_ctx *c, const struct ix_ep *x)
+{
+    return x != NULL && (x->ep->proto == MODEL_PROTO_GRAPHQL ||
+                         (x->ep->proto == MODEL_PROTO_WEBSOCKET && c->req->gql != NULL));
+}
+
 static void format_detail(const struct eval_ctx *c, const struct verdict *v,
                           struct model_decision *out)
 {
@@ -1197,16 +1440,51 @@ static void format_detail(const struct eval_ctx *c, const struct verdict *v,
         return;
     case MODEL_REASON_NO_L7_PATH:
     case MODEL_REASON_L7_NOT_PERMITTED:
-        dcat(out, &len, c->method);
-        dcat(out, &len, " ");
-        dcat(out, &len, c->path);
+        if (v->reason == MODEL_REASON_L7_NOT_PERMITTED && gql_unit(c, x)) {
+            gql_desc(c, out, &len);
+        } else {
+            dcat(out, &len, c->method);
+            dcat(out, &len, " ");
+            dcat(out, &len, c->path);
+        }
         dcat(out, &len, " not permitted by policy");
         return;
     case MODEL_REASON_L7_DENY_RULE:
+        if (gql_unit(c, x) && c->req->gql != NULL) {
+            gql_desc(c, out, &len);
+        } else {
+            dcat(out, &len, c->method);
+            dcat(out, &len, " ");
+            dcat(out, &len, c->path);
+        }
+        dcat(out, &len, " blocked by deny rule");
+        return;
+    case MODEL_REASON_GQL_NO_OPERATION:
         dcat(out, &len, c->method);
         dcat(out, &len, " ");
         dcat(out, &len, c->path);
-        dcat(out, &len, " blocked by deny rule");
+        dcat(out, &len, " is not a GraphQL operation; graphql endpoint of policy '");
+        dcat(out, &len, name);
+        dcat(out, &len, "' denies it");
+        return;
+    case MODEL_REASON_GQL_BAD_METHOD:
+        gql_desc(c, out, &len);
+        dcat(out, &len, " sent with ");
+        dcat(out, &len, c->method);
+        dcat(out, &len, ": GraphQL over HTTP allows POST, and GET for queries only");
+        return;
+    case MODEL_REASON_GQL_BAD_OPERATION:
+        dcat(out, &len, "GraphQL operation with an invalid name or root field, or none");
+        return;
+    case MODEL_REASON_GQL_PERSISTED_DENIED:
+        gql_desc(c, out, &len);
+        dcat(out, &len, " denied: hash-only requests need persisted_queries: allow_registered");
+        return;
+    case MODEL_REASON_GQL_PERSISTED_UNKNOWN:
+        gql_desc(c, out, &len);
+        dcat(out, &len, " is not in graphql_persisted_queries of policy '");
+        dcat(out, &len, name);
+        dcat(out, &len, "'");
         return;
     case MODEL_REASON_L7_UNSUPPORTED: {
         const char *pn = x != NULL ? proto_name(x->ep) : "unknown";
@@ -1339,6 +1617,7 @@ void model_decide(const struct model_policy *p, const struct model_request *req,
     c.enc_slash = false;
     c.qbuf = c.qstore;
     c.qlen = 0;
+    c.gq = gql_check(req->gql);
     c.nid = req->nbinaries;
     c.idok = 0;
     for (size_t k = 0; k < c.nid; k++) {

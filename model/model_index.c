@@ -170,8 +170,14 @@ static enum ix_grant classify_grant(const struct model_endpoint *e, bool l7)
     if (e->proto == MODEL_PROTO_REST || e->proto == MODEL_PROTO_WEBSOCKET) {
         return IXG_RULES;
     }
+    /*= docs/semantics.md#grant
+     *# its endpoint is enforced `graphql`: the request is a GraphQL operation and
+     *# some GraphQL allow rule matches it (#graphql); */
+    if (e->proto == MODEL_PROTO_GRAPHQL) {
+        return IXG_GRAPHQL;
+    }
     /*= docs/semantics.md#unsupported
-     *# its endpoint is enforced `graphql`, `sql`, `json-rpc` or `mcp`: **nothing**. */
+     *# its endpoint is enforced `sql`, `json-rpc` or `mcp`: **nothing**. */
     return IXG_UNSUPPORTED;
 }
 
@@ -268,7 +274,8 @@ static pv_result index_fill_eps(struct model_index *ix, const struct model_polic
             x->ep = e;
             x->rule_idx = (uint32_t)r;
             x->l7 = model_protocol_is_l7(e->proto) && !e->tls_skip;
-            x->rest_like = e->proto == MODEL_PROTO_REST || e->proto == MODEL_PROTO_WEBSOCKET;
+            x->rest_like = e->proto == MODEL_PROTO_REST || e->proto == MODEL_PROTO_WEBSOCKET ||
+                           e->proto == MODEL_PROTO_GRAPHQL;
             x->grant = (uint8_t)classify_grant(e, x->l7);
             peer = model_endpoint_peer_state(e);
             x->unresolved = peer == MODEL_PEER_UNRESOLVED;

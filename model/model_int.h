@@ -20,6 +20,7 @@
 
 #include "common/pv.h"
 #include "model/model.h"
+#include "model/model_graphql.h"
 
 struct model_mark {
     uint32_t line;
@@ -63,6 +64,12 @@ struct model_l7rule {
     json_t *params;         /* MCP, opaque, owned */
     struct model_mark mark;
     struct model_glob *path_glob; /* compiled; NULL = no path (matches any) */
+    /* Compiled GraphQL matcher (docs/semantics.md#graphql-allow): bit t set
+     * for each enum model_gql_optype the rule's operation_type names; 0 = not
+     * a GraphQL rule. name_glob NULL = any name; field_globs one per field. */
+    uint8_t gql_types;
+    struct model_glob *name_glob;
+    struct model_glob **field_globs;
 };
 
 struct model_gql_persisted {
@@ -70,6 +77,12 @@ struct model_gql_persisted {
     struct model_sval operation_type;
     struct model_sval operation_name;
     struct model_strlist fields;
+    /* Filled by model_policy_compile(): the entry as the operation it stands
+     * for (docs/semantics.md#graphql-persisted); fields borrowed from
+     * 'fields' (op.fields is an owned array of borrowed pointers), nfields 0
+     * when the entry lists none. */
+    struct model_gql_op op;
+    bool op_ok; /* operation_type parsed */
 };
 
 struct model_endpoint {
@@ -203,7 +216,8 @@ enum ix_grant {
     IXG_L4,          /* L4 endpoint: every request */
     IXG_AUDIT,       /* L7, not enforced: every request (audit) */
     IXG_RULES,       /* enforced rest/websocket: allow rules, deny rules */
-    IXG_UNSUPPORTED, /* enforced graphql/sql/json-rpc/mcp: nothing */
+    IXG_UNSUPPORTED, /* enforced sql/json-rpc/mcp: nothing */
+    IXG_GRAPHQL,     /* enforced graphql: GraphQL allow and deny rules */
 };
 
 /* One (rule, endpoint) pair; the rule's binaries complete it to units. */
@@ -291,6 +305,10 @@ pv_result model_diag_add(struct model_diags *d, const char *file, struct model_m
 /* ---------------------------------------------------------------------------
  * Construction helpers shared by the YAML and JSON readers (model_policy.c)
  * ------------------------------------------------------------------------- */
+
+/* GraphQL operation helpers (model_gql_op.c). */
+bool model_gql_optype_parse(const char *s, enum model_gql_optype *out);
+bool model_gql_name_valid(const char *s, size_t len);
 
 void model_sval_clear(struct model_sval *v);
 void model_strlist_clear(struct model_strlist *l);

@@ -263,6 +263,50 @@ static pv_result l7rules_append_method(struct model_l7rule **v, size_t *n, const
     return PV_RESULT_OK;
 }
 
+/* Append the GraphQL rule {operation_type: T} (docs/semantics.md#graphql-presets). */
+static pv_result l7rules_append_optype(struct model_l7rule **v, size_t *n, const char *optype)
+{
+    struct model_l7rule *nv = pv_realloc(*v, (*n + 1) * sizeof(nv[0]));
+
+    PV_GUARD_PTR(nv);
+    *v = nv;
+    memset(&nv[*n], 0, sizeof(nv[*n]));
+    nv[*n].operation_type.s = pv_strdup(optype);
+    PV_GUARD_PTR(nv[*n].operation_type.s);
+    (*n)++;
+    return PV_RESULT_OK;
+}
+
+/*= docs/semantics.md#graphql-presets
+ *# **Presets** on an enforced `graphql` endpoint expand into GraphQL rules */
+static const char *const *preset_optypes(const struct model_endpoint *e)
+{
+    static const char *const ro[] = {"query", NULL};
+    static const char *const rw[] = {"query", "mutation", NULL};
+    static const char *const full[] = {"*", NULL};
+    bool gql = str_ieq(e->protocol.s, "graphql");
+
+    /*= docs/semantics.md#graphql-ws-rules
+     *# An access preset on a websocket endpoint with GraphQL (deny) rules also
+     *# expands into the GraphQL rules of #graphql-presets */
+    for (size_t i = 0; !gql && str_ieq(e->protocol.s, "websocket") && i < e->ndeny; i++) {
+        gql = e->deny_rules[i].operation_type.s != NULL;
+    }
+    if (!gql) {
+        return NULL;
+    }
+    if (str_ieq(e->access.s, "full")) {
+        return full;
+    }
+    if (str_ieq(e->access.s, "read-only")) {
+        return ro;
+    }
+    if (str_ieq(e->access.s, "read-write")) {
+        return rw;
+    }
+    return NULL;
+}
+
 /*= docs/semantics.md#methods
  *# Access presets expand at load time into rules on path `**` */
 static const char *const *preset_methods(const struct model_endpoint *e)
@@ -274,6 +318,9 @@ static const char *const *preset_methods(const struct model_endpoint *e)
     static const char *const full[] = {"*", NULL};
     bool ws = str_ieq(e->protocol.s, "websocket");
 
+    if (str_ieq(e->protocol.s, "graphql")) {
+        return NULL; /* operation types only (preset_optypes) */
+    }
     if (str_ieq(e->access.s, "full")) {
         return full;
     }
@@ -290,14 +337,18 @@ static const char *const *preset_methods(const struct model_endpoint *e)
 static pv_result expand_access_preset(struct model_endpoint *e)
 {
     const char *const *methods = preset_methods(e);
+    const char *const *optypes = preset_optypes(e);
 
-    if (methods == NULL) {
+    if (methods == NULL && optypes == NULL) {
         return PV_RESULT_OK;
     }
     /* access and rules are mutually exclusive (validated), so the
      * endpoint has no rules yet and nothing can duplicate. */
-    for (size_t i = 0; methods[i] != NULL; i++) {
+    for (size_t i = 0; methods != NULL && methods[i] != NULL; i++) {
         PV_GUARD(l7rules_append_method(&e->rules, &e->nrules, methods[i]));
+    }
+    for (size_t i = 0; optypes != NULL && optypes[i] != NULL; i++) {
+        PV_GUARD(l7rules_append_optype(&e->rules, &e->nrules, optypes[i]));
     }
     model_sval_clear(&e->access);
     e->access_preset = MODEL_ACCESS_NONE;

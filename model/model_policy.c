@@ -248,6 +248,13 @@ void model_l7rule_clear(struct model_l7rule *r)
         query_clear(&r->query[i]);
     }
     free(r->query);
+    model_glob_free(r->name_glob);
+    if (r->field_globs != NULL) {
+        for (size_t i = 0; i < r->fields.n; i++) {
+            model_glob_free(r->field_globs[i]);
+        }
+        free(r->field_globs);
+    }
     model_sval_clear(&r->operation_type);
     model_sval_clear(&r->operation_name);
     model_strlist_clear(&r->fields);
@@ -289,6 +296,7 @@ void model_endpoint_clear(struct model_endpoint *e)
         model_sval_clear(&g->operation_type);
         model_sval_clear(&g->operation_name);
         model_strlist_clear(&g->fields);
+        free(g->op.fields);
     }
     free(e->gql_persisted);
     model_sval_clear(&e->credential_signing);

@@ -81,9 +81,21 @@
  *           rules would never apply); use enforcement: audit or remove tls: skip  (ours)
  *       mcp options are only valid for protocol mcp
  *       json_rpc options are not valid for protocol mcp; use mcp.max_body_bytes   (ours)
- *       rules[I].allow.operation_type must be query, mutation, or subscription
- *       deny_rules[I].operation_type must be query, mutation, or subscription
+ *       rules[I].allow.operation_type must be query, mutation, subscription, or *
+ *           (the reference omits '*', which the schema allows)
+ *       deny_rules[I].operation_type must be query, mutation, subscription, or *
  *       graphql_persisted_queries[K].operation_type must be query, mutation, or subscription
+ *       RULE: operation_type, operation_name and fields are GraphQL rule fields;
+ *           protocol P does not match GraphQL operations                   (ours)
+ *       RULE mixes method, path or query with operation_type, operation_name or
+ *           fields; write the WebSocket upgrade and the GraphQL operations as
+ *           separate rules                                                  (ours)
+ *       RULE: protocol graphql rules match operations; method, path and query are
+ *           not allowed (scope the endpoint with its path)                  (ours)
+ *       RULE.fields must not be empty; omit it to match every field        (ours)
+ *       graphql_persisted_queries[K].operation_name 'N' is not a GraphQL name (ours)
+ *       graphql_persisted_queries[K].fields[J] 'F' is not a GraphQL name   (ours)
+ *       graphql_persisted_queries keys must not be empty                   (ours)
  *       rules[I].allow.query.K.any: list must not be empty
  *       deny_rules[I].query.K.any: list must not be empty
  *   network policy '{name}': endpoint 'H' has invalid allowed_ips entry 'E': WHY  (ours)
@@ -843,6 +855,96 @@ static bool gql_operation_type_valid(const char *s)
     return !str_empty(s) && str_in(s, types);
 }
 
+/* Rule operation types also take "*" (docs/semantics.md#graphql-allow). */
+static bool gql_rule_type_valid(const char *s)
+{
+    return gql_operation_type_valid(s) || (s != NULL && strcmp(s, "*") == 0);
+}
+
+static bool rule_has_gql(const struct model_l7rule *r)
+{
+    return r->operation_type.s != NULL || r->operation_name.s != NULL || r->fields.n > 0 ||
+           r->fields.mark.line != 0;
+}
+
+static bool rule_has_http(const struct model_l7rule *r)
+{
+    return r->method.s != NULL || r->path.s != NULL || r->nquery > 0;
+}
+
+/* One GraphQL rule (allow: where = "rules[I].allow", deny: "deny_rules[I]"):
+ *= docs/semantics.md#graphql-validation
+ *# `operation_type` other than `query`, `mutation`, `subscription` or `*` */
+static void check_gql_rule(struct vctx *c, const struct model_endpoint *e,
+                           const struct model_l7rule *r, const char *where)
+{
+    bool ws = e->proto == MODEL_PROTO_WEBSOCKET;
+
+    if (e->proto != MODEL_PROTO_GRAPHQL && !ws) {
+        if (rule_has_gql(r)) {
+            report_l7(c, mark_or(r->operation_type.mark, r->mark),
+                      "%s: operation_type, operation_name and fields are GraphQL rule fields; "
+                      "protocol %s does not match GraphQL operations",
+                      where, str_or_empty(e->protocol.s));
+        }
+        return;
+    }
+    if (ws && !rule_has_gql(r)) {
+        return; /* a method rule */
+    }
+    if (ws && rule_has_http(r)) {
+        report_l7(c, r->mark,
+                  "%s mixes method, path or query with operation_type, operation_name or "
+                  "fields; write the WebSocket upgrade and the GraphQL operations as separate "
+                  "rules",
+                  where);
+    }
+    if (!ws && rule_has_http(r)) {
+        report_l7(c, mark_or(r->method.mark, mark_or(r->path.mark, r->mark)),
+                  "%s: protocol graphql rules match operations; method, path and query are "
+                  "not allowed (scope the endpoint with its path)",
+                  where);
+    }
+    if (!gql_rule_type_valid(r->operation_type.s)) {
+        report_l7(c, mark_or(r->operation_type.mark, r->mark),
+                  "%s.operation_type must be query, mutation, subscription, or *", where);
+    }
+    if (r->fields.mark.line != 0 && r->fields.n == 0) {
+        report_l7(c, r->fields.mark, "%s.fields must not be empty; omit it to match every field",
+                  where);
+    }
+}
+
+/* A registry entry's name and fields are GraphQL names, not globs. */
+static void check_gql_entry(struct vctx *c, const struct model_endpoint *e,
+                            const struct model_gql_persisted *g)
+{
+    if (!gql_operation_type_valid(g->operation_type.s)) {
+        report_l7(c, mark_or(g->operation_type.mark, mark_or(g->id.mark, e->mark)),
+                  "graphql_persisted_queries[%s].operation_type must be query, "
+                  "mutation, or subscription",
+                  str_or_empty(g->id.s));
+    }
+    if (g->operation_name.s != NULL &&
+        !model_gql_name_valid(g->operation_name.s, strlen(g->operation_name.s))) {
+        report_l7(c, g->operation_name.mark,
+                  "graphql_persisted_queries[%s].operation_name '%s' is not a GraphQL name",
+                  str_or_empty(g->id.s), g->operation_name.s);
+    }
+    for (size_t k = 0; k < g->fields.n; k++) {
+        const char *f = g->fields.v[k].s;
+        if (f == NULL || !model_gql_name_valid(f, strlen(f))) {
+            report_l7(c, g->fields.v[k].mark,
+                      "graphql_persisted_queries[%s].fields[%zu] '%s' is not a GraphQL name",
+                      str_or_empty(g->id.s), k, str_or_empty(f));
+        }
+    }
+    if (g->id.s == NULL || g->id.s[0] == '\0') {
+        report_l7(c, mark_or(g->id.mark, e->mark),
+                  "graphql_persisted_queries keys must not be empty");
+    }
+}
+
 /* Join the names of L7-only fields set on an explicit tcp endpoint. */
 static void tcp_l7_fields(const struct model_endpoint *e, char *buf, size_t buflen)
 {
@@ -1037,33 +1139,22 @@ static void check_l7(struct vctx *c, const struct model_endpoint *e, bool proto_
                   "json_rpc options are not valid for protocol mcp; use "
                   "mcp.max_body_bytes");
     }
-    if (e->proto == MODEL_PROTO_GRAPHQL) {
+    if (e->proto != MODEL_PROTO_SQL && e->proto != MODEL_PROTO_JSONRPC &&
+        e->proto != MODEL_PROTO_MCP) {
+        char where[64];
+
         for (size_t i = 0; i < e->nrules; i++) {
-            const struct model_l7rule *r = &e->rules[i];
-            if (!gql_operation_type_valid(r->operation_type.s)) {
-                report_l7(c, mark_or(r->operation_type.mark, r->mark),
-                          "rules[%zu].allow.operation_type must be query, mutation, or "
-                          "subscription",
-                          i);
-            }
+            (void)snprintf(where, sizeof(where), "rules[%zu].allow", i);
+            check_gql_rule(c, e, &e->rules[i], where);
         }
         for (size_t i = 0; i < e->ndeny; i++) {
-            const struct model_l7rule *r = &e->deny_rules[i];
-            if (!gql_operation_type_valid(r->operation_type.s)) {
-                report_l7(c, mark_or(r->operation_type.mark, r->mark),
-                          "deny_rules[%zu].operation_type must be query, mutation, or "
-                          "subscription",
-                          i);
-            }
+            (void)snprintf(where, sizeof(where), "deny_rules[%zu]", i);
+            check_gql_rule(c, e, &e->deny_rules[i], where);
         }
+    }
+    if (e->proto == MODEL_PROTO_GRAPHQL || e->proto == MODEL_PROTO_WEBSOCKET) {
         for (size_t i = 0; i < e->ngql_persisted; i++) {
-            const struct model_gql_persisted *g = &e->gql_persisted[i];
-            if (!gql_operation_type_valid(g->operation_type.s)) {
-                report_l7(c, mark_or(g->operation_type.mark, mark_or(g->id.mark, e->mark)),
-                          "graphql_persisted_queries[%s].operation_type must be query, "
-                          "mutation, or subscription",
-                          str_or_empty(g->id.s));
-            }
+            check_gql_entry(c, e, &e->gql_persisted[i]);
         }
     }
     for (size_t i = 0; i < e->nrules; i++) {

@@ -471,6 +471,11 @@ bool proxy_conn_reason_is_l4(enum model_reason r)
     case MODEL_REASON_DEST_INTERNAL:
     case MODEL_REASON_DEST_ALLOWED_IPS:
     case MODEL_REASON_DEST_UNRESOLVED:
+    case MODEL_REASON_GQL_NO_OPERATION:
+    case MODEL_REASON_GQL_BAD_METHOD:
+    case MODEL_REASON_GQL_BAD_OPERATION:
+    case MODEL_REASON_GQL_PERSISTED_DENIED:
+    case MODEL_REASON_GQL_PERSISTED_UNKNOWN:
         break;
     }
     return false;
@@ -731,10 +736,14 @@ void proxy_conn_client_write(struct bufferevent *bev, void *arg)
         }
         return;
     case PROXY_ST_RELAY:
-    case PROXY_ST_WS:
         if (c->u != NULL) {
             bufferevent_enable(c->u, EV_READ); /* backpressure released */
         }
+        return;
+    case PROXY_ST_WS:
+        /* backpressure released: frames may wait in the upstream's input */
+        bufferevent_enable(c->u, EV_READ);
+        proxy_ws_pump(c, false);
         return;
     case PROXY_ST_HEAD:
     case PROXY_ST_RESOLVE:
@@ -894,9 +903,12 @@ void proxy_conn_up_write(struct bufferevent *bev, void *arg)
         }
         return;
     }
-    if ((c->state == PROXY_ST_RELAY && !c->req_done) || c->state == PROXY_ST_TUNNEL ||
-        c->state == PROXY_ST_WS) {
+    if ((c->state == PROXY_ST_RELAY && !c->req_done) || c->state == PROXY_ST_TUNNEL) {
         bufferevent_enable(c->c, EV_READ); /* backpressure released */
+    }
+    if (c->state == PROXY_ST_WS) {
+        bufferevent_enable(c->c, EV_READ); /* frames may wait in the client's input */
+        proxy_ws_pump(c, true);
     }
 }
 

@@ -357,7 +357,8 @@ bool proxy_cred_ws_text(struct proxy_conn *c, const struct proxy_verdict *v, uns
                  "mode");
         return false;
     }
-    if (!v->ws_cred_rewrite) {
+    /* the granting endpoint's flag (a lifecycle message: the upgrade's) */
+    if (!v->ws_cred_rewrite && !model_endpoint_ws_cred_rewrite(v->endpoint)) {
         snprintf(why, wl,
                  "credential placeholder in a WebSocket text message on an endpoint without "
                  "websocket_credential_rewrite");

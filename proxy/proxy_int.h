@@ -192,7 +192,11 @@ struct proxy_verdict {
     bool ws_cred_rewrite;   /* the endpoint's websocket_credential_rewrite */
     const char *policy;     /* rule key that granted (or last matched), "-" if none; borrowed */
     const char *binary;     /* identity entry that matched, or the exe; borrowed */
-    char detail[256];       /* reason text, reference wording */
+    /* the granting (or last matching) endpoint of the pinned version, NULL
+     * when none; borrowed (WebSocket sessions read whether it has GraphQL
+     * rules) */
+    const struct model_endpoint *endpoint;
+    char detail[256]; /* reason text, reference wording */
 };
 
 /* Decision options; NULL means none. 'test_allow_loopback' is the
@@ -200,6 +204,9 @@ struct proxy_verdict {
 struct proxy_decide_opts {
     bool test_allow_loopback;
     bool prefer_opaque; /* a protocol upgrade: model_request.prefer_opaque */
+    /* the GraphQL operation the request carries (model_request.gql), NULL =
+     * none; borrowed */
+    const struct model_gql_op *gql;
 };
 
 /* Connection-level decision for (identity, host, port), destination not yet

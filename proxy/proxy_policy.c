@@ -134,6 +134,7 @@ static void verdict_from(const struct model_decision *d, const struct proxy_iden
     v->ws_cred_rewrite = model_endpoint_ws_cred_rewrite(d->endpoint);
     v->policy = d->rule != NULL ? model_rule_key(d->rule) : "-";
     v->binary = d->binary != NULL ? d->binary : (id != NULL && id->n > 0 ? id->path[0] : "-");
+    v->endpoint = d->endpoint;
     snprintf(v->detail, sizeof(v->detail), "%s", d->detail);
 }
 
@@ -181,6 +182,7 @@ static void run(const struct proxy_policy *p, const struct proxy_identity *id, c
     r.dest = ip;
     r.test_loopback = o != NULL && o->test_allow_loopback;
     r.prefer_opaque = o != NULL && o->prefer_opaque;
+    r.gql = o != NULL ? o->gql : NULL;
     memset(&d, 0, sizeof(d));
     model_decide(p->model, &r, &d);
     verdict_from(&d, id, v);
@@ -233,6 +235,11 @@ const char *proxy_ssrf_kind(enum model_reason r)
     case MODEL_REASON_L7_DENY_RULE:
     case MODEL_REASON_L7_UNSUPPORTED:
     case MODEL_REASON_BAD_QUERY:
+    case MODEL_REASON_GQL_NO_OPERATION:
+    case MODEL_REASON_GQL_BAD_METHOD:
+    case MODEL_REASON_GQL_BAD_OPERATION:
+    case MODEL_REASON_GQL_PERSISTED_DENIED:
+    case MODEL_REASON_GQL_PERSISTED_UNKNOWN:
         break;
     }
     return "destination check failed";

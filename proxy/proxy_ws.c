@@ -680,6 +680,25 @@ static bool gql_invalid(struct proxy_ws_gql *out, const char *why)
     return true;
 }
 
+/* Does SHA-256 of [s, s+n) written in hex equal 'hex' (any case)? */
+static bool sha256_hex_is(const char *s, size_t n, const char *hex)
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    static const char digits[] = "0123456789abcdef";
+
+    if (strlen(hex) != 64 || EVP_Digest(s, n, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32) {
+        return false;
+    }
+    for (size_t i = 0; i < 64; i++) {
+        char h = hex[i] >= 'A' && hex[i] <= 'F' ? (char)(hex[i] + ('a' - 'A')) : hex[i];
+        if (h != digits[(i & 1u) != 0 ? md[i / 2] & 15u : md[i / 2] >> 4]) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* The payload of subscribe/start: query and/or a persisted-query hash. */
 static bool gql_operation(const json_t *payload, struct proxy_ws_gql *out)
 {
@@ -701,7 +720,12 @@ static bool gql_operation(const json_t *payload, struct proxy_ws_gql *out)
     if (q == NULL && hash == NULL) {
         return gql_invalid(out, "payload carries neither a query nor a persisted-query hash");
     }
+    if (q != NULL && hash != NULL &&
+        !sha256_hex_is(json_string_value(q), json_string_length(q), json_string_value(hash))) {
+        return gql_invalid(out, "the query does not hash to its persisted-query sha256Hash");
+    }
     out->kind = PROXY_WS_GQL_OPERATION;
+    out->query_len = q != NULL ? json_string_length(q) : 0;
     if ((q != NULL && !dup_json_string(q, &out->query)) ||
         (json_is_string(name) && !dup_json_string(name, &out->operation_name)) ||
         (hash != NULL && !dup_json_string(hash, &out->persisted_id))) {

@@ -179,17 +179,20 @@ struct proxy_ws_gql {
     enum proxy_ws_gql_kind kind;
     const char *type;     /* static: the message type ("subscribe", "ping", ...) */
     char *query;          /* OPERATION: the document, NULL when hash-only; owned */
+    size_t query_len;     /* its length (a JSON string may hold NUL bytes) */
     char *operation_name; /* OPERATION: operationName or NULL; owned */
     char *persisted_id;   /* OPERATION: extensions.persistedQuery.sha256Hash or NULL; owned */
     const char *why;      /* INVALID: static reason */
 };
 
-/* Classify one client text message of a GraphQL-over-WebSocket session:
+/* Classify one client text message of a GraphQL-over-WebSocket session
+ * (docs/semantics.md#graphql-ws):
  * a JSON object whose "type" is a lifecycle type (connection_init,
  * connection_ack, ping, pong, complete, stop, connection_terminate) is
  * CONTROL; "subscribe" or "start" with a string "id" and a "payload" object
  * carrying a string "query" and/or a persisted-query hash (and an optional
- * string or null "operationName") is OPERATION; anything else INVALID.
+ * string or null "operationName") is OPERATION (with both, the query must
+ * hash to the SHA-256 it names); anything else INVALID.
  * Returns false only on allocation failure. Free with proxy_ws_gql_clear. */
 bool proxy_ws_gql_classify(const char *msg, size_t len, struct proxy_ws_gql *out);
 void proxy_ws_gql_clear(struct proxy_ws_gql *g);

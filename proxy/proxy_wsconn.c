@@ -43,9 +43,14 @@ struct proxy_ws_conn {
     struct proxy_ws_parser from_client;
     struct proxy_ws_parser from_server;
     struct proxy_ws_keys keys; /* mask keys of the frames the proxy writes upstream */
+    bool graphql; /* the upgrade's endpoint has GraphQL rules: messages are graphql-ws */
+    /* the endpoint that granted the upgrade, in the pinned version (updated
+     * when a reload re-pins the session); borrowed */
+    const struct model_endpoint *endpoint;
 };
 
 static void ws_finish(struct proxy_conn *c);
+static bool endpoint_has_graphql(const struct model_endpoint *e);
 
 void proxy_ws_conn_free(struct proxy_ws_conn *w)
 {
@@ -188,6 +193,15 @@ void proxy_ws_upgraded(struct proxy_conn *c, size_t head_len)
     bufferevent_setwatermark(c->c, EV_WRITE, RELAY_HWM / 2, 0);
     bufferevent_enable(c->c, EV_READ | EV_WRITE);
     bufferevent_enable(c->u, EV_READ | EV_WRITE);
+    if (proxy_conn_stale(c)) {
+        /* a reload came while the upgrade waited for its 101: the session
+         * never ends at a response boundary, so it adopts (or is refused
+         * by) the current version now, before any message is decided */
+        proxy_ws_policy_changed(c);
+        if (c->dead || c->state != PROXY_ST_WS) {
+            return;
+        }
+    }
     /* frames may have arrived with the 101, or before it from the client */
     proxy_ws_pump(c, false);
     if (!c->dead && c->state == PROXY_ST_WS) {
@@ -200,11 +214,14 @@ void proxy_ws_upgraded(struct proxy_conn *c, size_t head_len)
  * ------------------------------------------------------------------------- */
 
 /* The one place an allowed client text message can be changed before it is
- * forwarded: '*msg' ('*len' bytes, unmasked, owned by the parser) may be
- * replaced by a buffer the function owns until the next call. Credential
- * placeholders are rewritten here (websocket_credential_rewrite, proxy_credgate.c).
- * False refuses the message with the reason in 'v' (the session ends with
- * 1008). */
+ * forwarded (every allowed message passes here: plain WEBSOCKET_TEXT,
+ * GraphQL operations and graphql-ws lifecycle messages alike): '*msg'
+ * ('*len' bytes, unmasked, owned by the parser) may be replaced by a buffer
+ * the function owns until its next call; 'v' is the message's verdict, whose
+ * 'endpoint' is the endpoint that granted it (for a lifecycle message, the
+ * upgrade's). Credential placeholders are rewritten here
+ * (websocket_credential_rewrite; proxy_credgate.c). False refuses the
+ * message: the session ends with 1008 and the DENIED line carries v->detail. */
 static bool outbound_text(struct proxy_conn *c, struct proxy_verdict *v, unsigned char **msg,
                           size_t *len)
 {
@@ -227,21 +244,110 @@ static bool forward_text(struct proxy_conn *c, unsigned char *msg, size_t len)
     return evbuffer_add(out, head, hl) == 0 && evbuffer_add(out, msg, len) == 0;
 }
 
+/* A refusal that is not the model's (a graphql-ws message that is not an
+ * operation, or a document the reader refuses): a verdict in the same
+ * shape, so that it leaves the same decision line. */
+static void refuse(struct proxy_conn *c, struct proxy_verdict *v, const char *what, const char *why)
+{
+    memset(v, 0, sizeof(*v));
+    v->reason = MODEL_REASON_L7_NOT_PERMITTED;
+    v->route = MODEL_ROUTE_INSPECTED;
+    v->grant = true; /* the connection is granted: the policy names the rule below */
+    v->policy = c->policy_key[0] != '\0' ? c->policy_key : "-";
+    v->binary = c->id != NULL && c->id->n > 0 ? c->id->path[0] : "-";
+    snprintf(v->detail, sizeof(v->detail), "%s%s", what, why);
+}
+
+/* The verdict of one graphql-ws message (docs/semantics.md#graphql-ws):
+ * lifecycle messages pass undecided (false: no decision line), operations
+ * are read and decided as WEBSOCKET_TEXT carrying the operation, anything
+ * else is refused. */
+static bool decide_graphql(struct proxy_conn *c, const unsigned char *msg, size_t len,
+                           struct proxy_verdict *v)
+{
+    struct proxy_ws_gql g;
+    struct model_gql_op op;
+    struct proxy_decide_opts o = c->srv->opts;
+    char err[160];
+
+    if (!proxy_ws_gql_classify((const char *)msg, len, &g)) {
+        refuse(c, v, "", "out of memory");
+        return true;
+    }
+    switch (g.kind) {
+    case PROXY_WS_GQL_CONTROL:
+        proxy_ws_gql_clear(&g);
+        memset(v, 0, sizeof(*v));
+        v->allow = true;
+        return false;
+    case PROXY_WS_GQL_INVALID:
+        refuse(c, v, "GraphQL-over-WebSocket message refused: ", g.why);
+        proxy_ws_gql_clear(&g);
+        return true;
+    case PROXY_WS_GQL_OPERATION:
+        break;
+    }
+    memset(&op, 0, sizeof(op));
+    if (g.query != NULL) {
+        if (!pv_ok(model_gql_read(g.query, g.query_len, g.operation_name, &op, err, sizeof(err)))) {
+            /* the reader may quote the token it found: never a byte of the
+             * message in the log, so only "line:col: expected X" is kept */
+            char *found = strstr(err, ", found ");
+            if (found != NULL) {
+                *found = '\0';
+            }
+            refuse(c, v, "GraphQL document refused: ", err);
+            model_gql_op_clear(&op);
+            proxy_ws_gql_clear(&g);
+            return true;
+        }
+    } else {
+        op.persisted_id = g.persisted_id; /* steals */
+        g.persisted_id = NULL;
+    }
+    o.gql = &op;
+    proxy_decide_dest(c->pol, c->id, c->host, strlen(c->host), c->port, "WEBSOCKET_TEXT",
+                      c->cur.target, c->cur.target_len, &c->u_ip, &o, v);
+    model_gql_op_clear(&op);
+    proxy_ws_gql_clear(&g);
+    return true;
+}
+
 /* Decide one complete client text message; false when the session ended. */
 static bool decide_text(struct proxy_conn *c, unsigned char *msg, size_t len)
 {
     struct proxy_verdict v;
     char path[CANON_MAX];
     char reason[PROXY_WS_MAX_CONTROL];
+    bool decided = true;
 
-    proxy_decide_dest(c->pol, c->id, c->host, strlen(c->host), c->port, "WEBSOCKET_TEXT",
-                      c->cur.target, c->cur.target_len, &c->u_ip, &c->srv->opts, &v);
-    if (v.allow && !outbound_text(c, &v, &msg, &len)) {
-        v.allow = false;
-        v.audit = false;
+    if (c->ws->graphql) {
+        decided = decide_graphql(c, msg, len, &v);
+    } else {
+        proxy_decide_dest(c->pol, c->id, c->host, strlen(c->host), c->port, "WEBSOCKET_TEXT",
+                          c->cur.target, c->cur.target_len, &c->u_ip, &c->srv->opts, &v);
+    }
+    if (v.allow && v.endpoint == NULL) {
+        v.endpoint = c->ws->endpoint; /* a lifecycle message: the upgrade's */
+    }
+    if (v.allow) {
+        char before[sizeof(v.detail)];
+        memcpy(before, v.detail, sizeof(before));
+        if (!outbound_text(c, &v, &msg, &len)) {
+            v.allow = false;
+            v.audit = false;
+            if (memcmp(before, v.detail, sizeof(before)) == 0) {
+                snprintf(v.detail, sizeof(v.detail), "message refused before forwarding");
+            }
+            decided = true;
+        }
     }
     proxy_conn_cur_path(c, path, sizeof(path));
-    proxy_conn_log_verdict(c, &v, "l7", "WEBSOCKET_TEXT", path, "websocket");
+    if (decided) {
+        /* one line per decided message; graphql-ws lifecycle messages are
+         * not decided and leave none (their payload is never logged) */
+        proxy_conn_log_verdict(c, &v, "l7", "WEBSOCKET_TEXT", path, "websocket");
+    }
     if (v.allow) {
         if (!forward_text(c, msg, len)) {
             send_close(c, true, PROXY_WS_CLOSE_INTERNAL, "proxy: internal error");
@@ -378,6 +484,8 @@ void proxy_ws_policy_changed(struct proxy_conn *c)
     if (v.allow && v.route == MODEL_ROUTE_INSPECTED) {
         proxy_policy_unref(c->pol);
         c->pol = proxy_policy_ref(c->srv->policy);
+        c->ws->graphql = endpoint_has_graphql(v.endpoint);
+        c->ws->endpoint = v.endpoint;
         return;
     }
     proxy_log_note(c->srv->log, "websocket %s:%u: closed after policy reload: %s", c->host,
@@ -386,6 +494,36 @@ void proxy_ws_policy_changed(struct proxy_conn *c)
     send_close(c, true, PROXY_WS_CLOSE_POLICY, "policy changed");
     send_close(c, false, PROXY_WS_CLOSE_GOING_AWAY, "proxy: session ended");
     ws_finish(c);
+}
+
+/* Does endpoint 'e' (borrowed) take graphql-ws messages: a websocket
+ * endpoint with a GraphQL rule among its allow or deny rules
+ * (docs/semantics.md#graphql-ws)? */
+static bool endpoint_has_graphql(const struct model_endpoint *e)
+{
+    struct model_endpoint_view ev;
+    struct model_l7rule_view rv;
+
+    if (e == NULL) {
+        return false;
+    }
+    model_endpoint_view(e, &ev);
+    if (ev.proto != MODEL_PROTO_WEBSOCKET) {
+        return false;
+    }
+    for (size_t i = 0; i < ev.nallow; i++) {
+        model_endpoint_allow_rule(e, i, &rv);
+        if (rv.has_other) {
+            return true;
+        }
+    }
+    for (size_t i = 0; i < ev.ndeny; i++) {
+        model_endpoint_deny_rule(e, i, &rv);
+        if (rv.has_other) {
+            return true;
+        }
+    }
+    return false;
 }
 
 /* An upgrade on an inspected route whose GET the policy allows: a valid
@@ -408,5 +546,7 @@ bool proxy_ws_admit(struct proxy_conn *c, struct proxy_verdict *v, enum proxy_ou
         proxy_conn_outcome(c, o, v, v->detail, NULL);
         return false;
     }
+    c->ws->graphql = endpoint_has_graphql(v->endpoint);
+    c->ws->endpoint = v->endpoint;
     return true;
 }

@@ -265,15 +265,43 @@ static const struct neg_row neg_rows[] = {
          KV("json_rpc: {max_body_bytes: 1000}"),
      L7 "json_rpc options are not valid for protocol mcp; use mcp.max_body_bytes", 6, 9},
     {EPH KV("protocol: graphql") KV("rules: [{allow: {fields: [viewer]}}]"),
-     L7 "rules[0].allow.operation_type must be query, mutation, or subscription", 9, 25},
+     L7 "rules[0].allow.operation_type must be query, mutation, subscription, or *", 9, 25},
     {EPH KV("protocol: graphql") KV("access: read-only")
          KV("deny_rules: [{operation_type: delete}]"),
-     L7 "deny_rules[0].operation_type must be query, mutation, or subscription", 10, 39},
+     L7 "deny_rules[0].operation_type must be query, mutation, subscription, or *", 10, 39},
     {EPH KV("protocol: graphql") KV("access: read-only")
          KV("graphql_persisted_queries: {abc123: {operation_type: update}}"),
      L7 "graphql_persisted_queries[abc123].operation_type must be query, mutation, or "
         "subscription",
      10, 62},
+    /* GraphQL rules (docs/semantics.md#graphql-validation) */
+    {EPH KV("protocol: rest") KV("rules: [{allow: {method: GET, path: /, operation_type: query}}]"),
+     L7 "rules[0].allow: operation_type, operation_name and fields are GraphQL rule fields; "
+        "protocol rest does not match GraphQL operations",
+     9, 64},
+    {EPH KV("protocol: websocket")
+         KV("rules: [{allow: {method: GET, path: /, operation_type: query, fields: [a]}}]"),
+     L7 "rules[0].allow mixes method, path or query with operation_type, operation_name or "
+        "fields",
+     9, 25},
+    {EPH KV("protocol: websocket") KV("access: full") KV("deny_rules: [{operation_name: X}]"),
+     L7 "deny_rules[0].operation_type must be query, mutation, subscription, or *", 10, 22},
+    {EPH KV("protocol: graphql") KV("rules: [{allow: {operation_type: query, method: POST}}]"),
+     L7 "rules[0].allow: protocol graphql rules match operations; method, path and query are "
+        "not allowed",
+     9, 57},
+    {EPH KV("protocol: graphql") KV("rules: [{allow: {operation_type: query, fields: []}}]"),
+     L7 "rules[0].allow.fields must not be empty", 9, 57},
+    {EPH KV("protocol: graphql") KV("access: read-only")
+         KV("graphql_persisted_queries: {h1: {operation_type: query, fields: ['v*']}}"),
+     L7 "graphql_persisted_queries[h1].fields[0] 'v*' is not a GraphQL name", 10, 74},
+    {EPH KV("protocol: graphql") KV("access: read-only")
+         KV("graphql_persisted_queries: {h1: {operation_type: '*'}}"),
+     L7 "graphql_persisted_queries[h1].operation_type must be query, mutation, or subscription", 10,
+     58},
+    {EPH KV("protocol: graphql") KV("access: read-only")
+         KV("graphql_persisted_queries: {h1: {operation_type: query, operation_name: ''}}"),
+     L7 "graphql_persisted_queries[h1].operation_name '' is not a GraphQL name", 10, 81},
     {EPH KV("protocol: rest")
          KV("rules: [{allow: {method: GET, path: /, query: {tag: {any: []}}}}]"),
      L7 "rules[0].allow.query.tag.any: list must not be empty", 9, 67},

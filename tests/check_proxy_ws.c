@@ -648,6 +648,19 @@ static const struct {
     {"{\"id\":\"4\",\"type\":\"subscribe\",\"payload\":{\"extensions\":{\"persistedQuery\":"
      "{\"version\":1,\"sha256Hash\":\"abc\"}}}}",
      PROXY_WS_GQL_OPERATION, NULL, NULL, "abc"},
+    {"{\"id\":\"5\",\"type\":\"subscribe\",\"payload\":{\"query\":\"{ v }\",\"extensions\":"
+     "{\"persistedQuery\":{\"sha256Hash\":"
+     "\"E464F5E30160D7477BC5A87ECE1153599437DE5689CA9DE842BB7396C9213A66\"}}}}",
+     PROXY_WS_GQL_OPERATION, "{ v }", NULL,
+     "E464F5E30160D7477BC5A87ECE1153599437DE5689CA9DE842BB7396C9213A66"},
+    {"{\"id\":\"5\",\"type\":\"subscribe\",\"payload\":{\"query\":\"{ w }\",\"extensions\":"
+     "{\"persistedQuery\":{\"sha256Hash\":"
+     "\"e464f5e30160d7477bc5a87ece1153599437de5689ca9de842bb7396c9213a66\"}}}}",
+     PROXY_WS_GQL_INVALID, NULL, NULL, NULL},
+    {"{\"id\":\"5\",\"type\":\"subscribe\",\"payload\":{\"query\":\"{ v }\",\"extensions\":"
+     "{\"persistedQuery\":{\"sha256Hash\":"
+     "\"e464f5e30160d7477bc5a87ece1153599437de5689ca9de842bb7396c9213a6\\u0010\"}}}}",
+     PROXY_WS_GQL_INVALID, NULL, NULL, NULL},
     {"{\"type\":\"subscribe\",\"payload\":{\"query\":\"{ v }\"}}", PROXY_WS_GQL_INVALID, NULL, NULL,
      NULL},
     {"{\"id\":1,\"type\":\"subscribe\",\"payload\":{\"query\":\"{ v }\"}}", PROXY_WS_GQL_INVALID,

@@ -115,6 +115,19 @@ tests_fuzz_fuzz_audit_verify_LDADD = $(JANSSON_LIBS) $(CRYPTO_LIBS) \
 	$(PTHREAD_LIBS)
 endif
 
+# the GraphQL reader and its GraphQL-over-HTTP extraction (owner: model).
+# Same convention: the two sources are compiled into the target.
+#   ./tests/fuzz/fuzz_graphql -max_total_time=120 CORPUS_DIR
+if ENABLE_FUZZ
+noinst_PROGRAMS += tests/fuzz/fuzz_graphql
+tests_fuzz_fuzz_graphql_SOURCES = tests/fuzz/fuzz_graphql.c model/model_graphql.h \
+	model/model_graphql.c model/model_graphql_http.c model/model_gql_op.c $(FUZZ_COMMON)
+tests_fuzz_fuzz_graphql_CFLAGS = $(AM_CFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS) $(CRYPTO_CFLAGS) \
+	$(FUZZ_FLAGS)
+tests_fuzz_fuzz_graphql_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_graphql_LDADD = $(JANSSON_LIBS) $(CRYPTO_LIBS)
+endif
+
 # make fuzz-smoke: every target above for FUZZ_SMOKE_SECONDS (default 60) on
 # a copy of its seed corpus (tests/fuzz/corpus/TARGET/) with its dictionary
 # (tests/fuzz/TARGET.dict); fails on a crash, leak or timeout and prints the
@@ -123,7 +136,7 @@ endif
 FUZZ_TARGETS = tests/fuzz/fuzz_policy_yaml tests/fuzz/fuzz_policy_json \
 	tests/fuzz/fuzz_prover_body tests/fuzz/fuzz_proxy_request tests/fuzz/fuzz_proxy_chunked \
 	tests/fuzz/fuzz_advisor_body tests/fuzz/fuzz_audit_verify tests/fuzz/fuzz_ws_frames \
-	tests/fuzz/fuzz_cred_rewrite
+	tests/fuzz/fuzz_graphql tests/fuzz/fuzz_cred_rewrite
 EXTRA_DIST += tests/fuzz/smoke.sh tests/fuzz/seeds.py tests/fuzz/corpus $(FUZZ_TARGETS:=.dict)
 CLEANFILES += fuzz-smoke.txt fuzz-smoke-*.log
 if ENABLE_FUZZ

@@ -4,3 +4,9 @@ TESTS += tests/check_model_eval
 tests_check_model_eval_SOURCES = tests/check_model_eval.c
 tests_check_model_eval_CFLAGS = $(TEST_CFLAGS)
 tests_check_model_eval_LDADD = $(TEST_MODEL_LIBS)
+# GraphQL operations (docs/semantics.md#graphql)
+check_PROGRAMS += tests/check_model_gql
+TESTS += tests/check_model_gql
+tests_check_model_gql_SOURCES = tests/check_model_gql.c
+tests_check_model_gql_CFLAGS = $(TEST_CFLAGS)
+tests_check_model_gql_LDADD = $(TEST_MODEL_LIBS)

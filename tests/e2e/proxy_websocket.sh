@@ -40,6 +40,7 @@ start_echo A
 start_echo M --raw masked
 start_echo U --raw bad-utf8
 start_echo K --raw bad-accept
+start_echo G
 
 ws_policy() {
     cat <<EOF
@@ -95,6 +96,14 @@ network_policies:
         protocol: websocket
         access: full
         enforcement: enforce
+      - host: 127.0.0.1
+        port: $G_PORT
+        protocol: websocket
+        enforcement: enforce
+        rules:
+          - allow: {method: GET, path: /graphql}
+          - allow: {operation_type: subscription, fields: [messageAdded]}
+          - allow: {operation_type: query, fields: [viewer]}
     binaries:
       - path: /usr/bin/python3*
 EOF
@@ -126,6 +135,20 @@ expect_not "no query in the log" "room=1" "$(cat "$T/proxy.log")"
 out=$($WSC lib --proxy "$PX" --port "$E_PORT" --path /nope text:x)
 expect_has "denied path: 403 to the upgrade" "STATUS 403" "$out"
 expect_not "denied upgrade never reaches the upstream" "UPGRADE /nope" "$(elog)"
+
+# large messages: frames bigger than a read, echoed back through the
+# backpressure of both directions; one byte over the limit closes 1009
+out=$($WSC lib --proxy "$PX" --port "$E_PORT" --path /v1/big bigbinary:1000000 bigtext:1048576 \
+    bigbinary:1048577)
+expect_has "a 1,000,000-byte binary message arrives whole" "ECHO BIG 1000000 same" "$out"
+expect_has "a 1 MiB text message (the limit) arrives whole" "ECHO BIG 1048576 same" "$out"
+expect_has "one byte over the limit: 1009" "CLOSED 1009" "$out"
+out=$($WSC lib --proxy "$PX" --port "$E_PORT" --path /v1/pipe pipe:600x4000)
+expect_has "600 pipelined messages: all echoed (buffered frames resume after backpressure)" \
+    "ECHO PIPE 600x4000 same" "$out"
+expect_has "the upstream got the big binary" "BINARY len=1000000" "$(elog)"
+expect_has "the upstream got the big text" "TEXT len=1048576" "$(elog)"
+expect_not "the upstream never got the oversized one" "len=1048577" "$(elog)"
 
 # --- denied text messages --------------------------------------------------------
 out=$($WSC lib --proxy "$PX" --port "$E_PORT" --path /v1/admin/x text:admin-secret-1)
@@ -203,14 +226,53 @@ out=$($WSC raw --proxy "$PX" --port "$U_PORT" --path /u --scenario ping)
 expect_has "invalid UTF-8 from the server: the client gets 1007" "CLOSED 1007" "$out"
 expect_log "a server protocol error leaves a note" "upstream protocol error, closed with 1007"
 
+# --- GraphQL over WebSocket (semantics.md#graphql-ws) --------------------------------
+glog() { cat "$T/G.log"; }
+INIT='{"type":"connection_init","payload":{"authToken":"tok-secret-9"}}'
+SUB='{"id":"1","type":"subscribe","payload":{"query":"subscription OnMsg { messageAdded { id text } }","operationName":"OnMsg"}}'
+START='{"id":"2","type":"start","payload":{"query":"{ viewer { login } }"}}'
+MUT='{"id":"3","type":"subscribe","payload":{"query":"mutation { deleteRepo(id: 1) { id } }"}}'
+out=$($WSC lib --proxy "$PX" --port "$G_PORT" --path /graphql "text:$INIT" "text:$SUB" "text:$START" \
+    'text:{"type":"ping"}' "text:$MUT")
+expect_has "graphql-ws: connection_init passes" "ECHO TEXT $INIT" "$out"
+expect_has "graphql-ws: an allowed subscription passes" "ECHO TEXT $SUB" "$out"
+expect_has "graphql-ws: a legacy start with an allowed query passes" "ECHO TEXT $START" "$out"
+expect_has "graphql-ws: ping passes" 'ECHO TEXT {"type":"ping"}' "$out"
+expect_has "graphql-ws: a mutation outside the rules closes 1008" "CLOSED 1008" "$out"
+expect_has "graphql-ws: the subscription reached the upstream" "TEXT $SUB" "$(glog)"
+expect_not "graphql-ws: the mutation never reached the upstream" "deleteRepo" "$(glog)"
+expect_eq "graphql-ws: a decision line per operation, none for lifecycle messages" "2 1" \
+    "$(grep -c "ALLOWED .*WEBSOCKET_TEXT http://127.0.0.1:$G_PORT/graphql " "$T/proxy.log") $(grep -c "DENIED .*WEBSOCKET_TEXT http://127.0.0.1:$G_PORT/graphql " "$T/proxy.log")"
+expect_not "graphql-ws: lifecycle payloads never logged" "tok-secret-9" "$(cat "$T/proxy.log")"
+for m in 'not json at all' '{"type":"next","id":"1","payload":{}}' \
+    '{"id":"4","type":"subscribe","payload":{"query":"subscription { messageAdded { id } "}}' \
+    '{"id":"7","type":"subscribe","payload":{"query":"subscription { messageAdded } leakedName"}}' \
+    '{"id":"5","type":"subscribe","payload":{"extensions":{"persistedQuery":{"version":1,"sha256Hash":"abc"}}}}' \
+    '{"id":"6","type":"subscribe","payload":{"query":"subscription { messageAdded { id } secret: viewer { login } }"}}'; do
+    out=$($WSC lib --proxy "$PX" --port "$G_PORT" --path /graphql "text:$m")
+    expect_has "graphql-ws: refused with 1008: $m" "CLOSED 1008" "$out"
+    expect_not "graphql-ws: never reached the upstream: $m" "$m" "$(glog)"
+done
+expect_log "graphql-ws: an unknown message type is refused with its reason" "GraphQL-over-WebSocket message refused: unknown message type"
+expect_log "graphql-ws: a document that does not parse is refused with its reason" "GraphQL document refused: "
+expect_not "graphql-ws: the reader's error quotes no token of the message" "leakedName" "$(cat "$T/proxy.log")"
+
 # --- a reload that takes WEBSOCKET_TEXT away ends an open session ------------------
 $WSC lib --proxy "$PX" --port "$E_PORT" --path /v1/long text:before sleep:1.5 text:after-reload \
     >"$T/long.out" &
 LONG=$!
+# and one whose upgrade waits for its 101 while the reload happens
+$WSC lib --proxy "$PX" --port "$E_PORT" --path /v1/slow text:after-slow-101 >"$T/slow.out" &
+SLOW=$!
 sleep 0.7
 ws_policy PATCH >"$T/policy.next.yaml"
 reload_policy || fail "reload"
 wait "$LONG"
+wait "$SLOW"
+out=$(cat "$T/slow.out")
+expect_has "reload before the 101: the session opens" "STATUS 101" "$out"
+expect_has "reload before the 101: its message is decided by the new version (1008)" "CLOSED 1008" "$out"
+expect_not "reload before the 101: the message never reached the upstream" "after-slow-101" "$(elog)"
 out=$(cat "$T/long.out")
 expect_has "reload: the session was open" "ECHO TEXT before" "$out"
 expect_has "reload: the session ends with 1008" "CLOSED 1008" "$out"

@@ -54,18 +54,28 @@ def raw_conn(c, mode, log):
         c.sendall(bytes([0x81, 0x85]) + k + bytes(b ^ k[i % 4] for i, b in enumerate(b"hello")))
     elif mode == "bad-utf8":
         c.sendall(bytes([0x81, 0x02, 0xC3, 0x28]))
+    # read the client's frames (small, masked) until its close or the end
     c.settimeout(3)
-    try:
-        d = c.recv(4096)
-    except OSError:
-        d = b""
-    if len(d) >= 8 and d[0] & 0x0F == 8:
-        n = d[1] & 0x7F
-        k = d[2:6]
-        pl = bytes(b ^ k[i % 4] for i, b in enumerate(d[6:6 + n]))
-        log.write("CLOSE %d\n" % struct.unpack("!H", pl[:2])[0])
-    else:
-        log.write("NO-CLOSE %s\n" % d[:16].hex())
+    d = b""
+    while True:
+        while len(d) >= 6 and len(d) >= 6 + (d[1] & 0x7F):
+            n = d[1] & 0x7F
+            k = d[2:6]
+            pl = bytes(b ^ k[i % 4] for i, b in enumerate(d[6:6 + n]))
+            if d[0] & 0x0F == 8:
+                log.write("CLOSE %d\n" % (struct.unpack("!H", pl[:2])[0] if n >= 2 else 0))
+                c.close()
+                return
+            log.write("FRAME %d\n" % (d[0] & 0x0F))
+            d = d[6 + n:]
+        try:
+            more = c.recv(4096)
+        except OSError:
+            more = b""
+        if not more:
+            break
+        d += more
+    log.write("NO-CLOSE %s\n" % d[:16].hex())
     c.close()
 
 
@@ -100,12 +110,16 @@ def main():
 
     async def process_request(path, headers):
         log.write("UPGRADE %s ext=%s\n" % (path, headers.get("Sec-WebSocket-Extensions", "-")))
+        if path.startswith("/v1/slow"):
+            await asyncio.sleep(1.5)  # a 101 that takes its time (a reload in between)
         return None
 
     async def handler(ws, path):
         try:
             async for m in ws:
-                if isinstance(m, str):
+                if len(m) > 4096:
+                    log.write("%s len=%d\n" % ("TEXT" if isinstance(m, str) else "BINARY", len(m)))
+                elif isinstance(m, str):
                     log.write("TEXT %s\n" % m)
                 else:
                     log.write("BINARY %s\n" % m.hex())

@@ -134,3 +134,34 @@ for i,st in enumerate(streams):
     sv=[wsf(f[0]&15,b'srv',mask=False) for f in st[:1]]
     out('fuzz_ws_frames', bytes([1+4*i%13*4])+b''.join(sv))
 w('fuzz_ws_frames', ['\x81','\x01','\x80','\x82','\x02','\x88','\x89','\x8a','\x83','\xc1','\xf1','\x7e','\x7f','\xfe','\xff','\x80\x00\x00\x00','\x7f\xff\xff\xff\xff\xff\xff\xff','\x03\xe8','\x03\xed','\x13\x87','\xc3\xa9','\xed\xa0\x80','\xf4\x90\x80\x80','\xc0\xaf','{"type":"','subscribe','start','connection_init','complete','"payload":{"query":"','"operationName":','"id":"1",','persistedQuery','sha256Hash'], 'fuzz_ws_frames: frame-head bytes (FIN, RSV, opcodes, mask bit, 16/64-bit lengths), close codes, UTF-8 edge sequences, graphql-ws message fields')
+# fuzz_graphql: the first byte picks the entry (0 document, 1 "opname\n"
+# document, 2 POST JSON body, 3 POST application/graphql, 4 GET target);
+# documents from tests/check_model_graphql.c and a few written here
+gsrc=open(R+'../check_model_graphql.c').read()
+gdocs=[]
+for m in re.finditer(r'^    \{("(?:[^"\\]|\\.)*"(?:\s*"(?:[^"\\]|\\.)*")*), (NULL|"(?:[^"\\]|\\.)*")', gsrc, re.M):
+    try:
+        d=eval(re.sub(r'"\s*"','',m.group(1))); n=eval(m.group(2)) if m.group(2)!='NULL' else None
+        gdocs.append((d.encode('latin1') if all(ord(c)<256 for c in d) else d.encode(),n))
+    except Exception: pass
+gdocs+=[(b'query Viewer { viewer { login name repositories(first: 10, orderBy: {field: UPDATED_AT, direction: DESC}) { nodes { name } } } }',None),
+        (b'mutation AddStar($id: ID!) { addStar(input: {starrableId: $id}) { starrable { id } } }\nquery Q { viewer { login } }','AddStar'),
+        (b'query Q { ...F ... on Query @include(if: true) { b } }\nfragment F on Query { a: viewer { ...G } }\nfragment G on User { login }',None),
+        (b'{ a(s: """block \\""" string""", t: "\\uD83D\\uDE00 \\u{1F600}", n: -1.5e3, l: [1, [2]], o: {k: null}) }',None)]
+for i,(d,n) in enumerate(gdocs):
+    if d.startswith(b'type') or b'\x00' in d and i%2: continue
+    if n is None: out('fuzz_graphql', b'\x00'+d, 300)
+    else: out('fuzz_graphql', b'\x01'+n.encode()+b'\n'+d, 300)
+for d,n in gdocs[:40]:
+    s=d.decode('utf-8','replace')
+    body={'query':s}
+    if n is not None: body['operationName']=n
+    out('fuzz_graphql', b'\x02'+json.dumps(body).encode(), 300)
+    out('fuzz_graphql', b'\x03'+d, 300)
+    out('fuzz_graphql', b'\x04/graphql?query='+''.join(c if c.isalnum() else '%%%02X'%ord(c) for c in s if ord(c)<128).encode(), 300)
+out('fuzz_graphql', b'\x02'+json.dumps([{'query':'{ a }'},{'query':'mutation { b }'}]).encode(), 300)
+out('fuzz_graphql', b'\x02'+json.dumps({'extensions':{'persistedQuery':{'version':1,'sha256Hash':'a'*64}}}).encode(), 300)
+out('fuzz_graphql', b'\x04/graphql?extensions=%7B%22persistedQuery%22%3A%7B%22version%22%3A1%2C%22sha256Hash%22%3A%22'+b'b'*64+b'%22%7D%7D', 300)
+w('fuzz_graphql', ['{','}','(',')','[',']',':','$','@','!','=','|','&','...','"','"""','\\"""','\\u','\\uD83D\\uDE00','\\u{1F600}','#','\n','\r\n',',','\xef\xbb\xbf','query ','mutation ','subscription ','fragment ','on ','true','false','null','@skip(if: true)','@include(if: $v)','__typename','-1.5e3','0','1.0',
+    '"query":','"operationName":','"variables":','"extensions":','"persistedQuery":','"sha256Hash":','"version":','query=','&operationName=','&extensions=','%7B','%7D','%20','+','type ','schema ','extend '],
+    'fuzz_graphql: GraphQL punctuators, keywords, escapes, directives; GraphQL-over-HTTP members and query parameters')
