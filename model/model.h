@@ -330,6 +330,23 @@ struct model_registry;
 struct model_credset *model_credset_load(const char *file, const char *buf, size_t len,
                                          struct model_diags *diags);
 struct model_credset *model_credset_load_file(const char *path, struct model_diags *diags);
+/* The proxy's store: 'sink' sees each credential that has `env` (i its
+ * index, 'env' its key, the secret as 'value' (of 'value_len' bytes, not
+ * NUL-safe beyond it) or 'value_file' (a path), one of them NULL; all
+ * borrowed for the call, the value wiped afterwards). It returns NULL, or a
+ * reason that becomes a diagnostic at the credential. The returned set never
+ * holds a secret. NULL 'sink' is model_credset_load(). */
+typedef const char *(*model_cred_secret_fn)(void *arg, size_t i, const char *env, const char *value,
+                                            size_t value_len, const char *value_file);
+struct model_credset *model_credset_load_secrets(const char *file, const char *buf, size_t len,
+                                                 struct model_diags *diags,
+                                                 model_cred_secret_fn sink, void *arg);
+#define MODEL_CRED_KEY_MAX 128
+/* Is 'k' (of 'n' bytes) a placeholder key: [A-Za-z_][A-Za-z0-9_]*, at most
+ * MODEL_CRED_KEY_MAX bytes? */
+bool model_cred_key_valid(const char *k, size_t n);
+/* The placeholder key of credential i (borrowed), NULL when it has none. */
+const char *model_cred_env(const struct model_credset *c, size_t i);
 struct model_credset *model_credset_new_empty(void);
 void model_credset_free(struct model_credset *c);
 size_t model_credset_count(const struct model_credset *c);
@@ -502,6 +519,10 @@ bool model_method_valid(const char *m, size_t len);
 const char *model_endpoint_host(const struct model_endpoint *e);
 size_t model_endpoint_nports(const struct model_endpoint *e);
 uint16_t model_endpoint_port(const struct model_endpoint *e, size_t i);
+/* The endpoint's request_body_credential_rewrite / websocket_credential_rewrite
+ * (false for NULL). */
+bool model_endpoint_body_cred_rewrite(const struct model_endpoint *e);
+bool model_endpoint_ws_cred_rewrite(const struct model_endpoint *e);
 
 /* ===========================================================================
  * Read-only views for the prover (model_access.c)

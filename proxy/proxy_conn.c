@@ -68,6 +68,7 @@ void proxy_conn_cur_clear(struct proxy_cur *cur)
     free(cur->method);
     free(cur->target);
     free(cur->out_target);
+    proxy_cred_req_free(cur->cred);
     memset(cur, 0, sizeof(*cur));
 }
 
@@ -297,6 +298,11 @@ void proxy_conn_log_verdict(struct proxy_conn *c, const struct proxy_verdict *v,
                               : v->audit ? PROXY_LOG_AUDIT
                                          : PROXY_LOG_ALLOWED;
     const char *reason = v->detail;
+
+    /* a body buffered for credential rewriting decides last (proxy_credgate.c) */
+    if (proxy_cred_defer_line(c, v, engine, method, path, stage)) {
+        return;
+    }
     char buf[300];
 
     if (v->loopback_exception) {
@@ -386,6 +392,20 @@ void proxy_conn_outcome(struct proxy_conn *c, enum proxy_outcome o, const struct
                          "HTTP/1.1 %u Bad Request\r\nContent-Length: %zu\r\n"
                          "Connection: close\r\n\r\n%s\n",
                          row->status, strlen(why) + 1, why);
+        proxy_conn_reply_close(c, buf, n > 0 && (size_t)n < sizeof(buf) ? (size_t)n : 0);
+        return;
+    }
+    case PROXY_REPLY_MESSAGE: {
+        /* the reference's credential bodies: a fixed message, no detail */
+        char body[256];
+        char buf[512];
+        int bl =
+            snprintf(body, sizeof(body), "{\"error\":\"%s\",\"message\":\"%s\"}", row->error, why);
+        int n = snprintf(buf, sizeof(buf),
+                         "HTTP/1.1 %u %s\r\nContent-Type: application/json\r\n"
+                         "Content-Length: %d\r\nConnection: close\r\n\r\n%s",
+                         row->status, row->status == 403 ? "Forbidden" : "Internal Server Error",
+                         bl, body);
         proxy_conn_reply_close(c, buf, n > 0 && (size_t)n < sizeof(buf) ? (size_t)n : 0);
         return;
     }

@@ -88,6 +88,11 @@ static const struct proxy_outcome_row rows[] = {
         true),
     /* reloads */
     ROW(PROXY_OUT_RELOAD_CLOSED, 0, NULL, PROXY_REPLY_NONE, "policy", "policy_stale", true),
+    /* credential placeholders (proxy_cred.c): refused before the upstream sees a byte */
+    ROW(PROXY_OUT_CRED_MISMATCH, 403, "credential_endpoint_mismatch", PROXY_REPLY_MESSAGE,
+        "credentials", "credentials", true),
+    ROW(PROXY_OUT_CRED_UNAVAILABLE, 500, "credential_unavailable", PROXY_REPLY_MESSAGE,
+        "credentials", "credentials", true),
 };
 
 const struct proxy_outcome_row *proxy_outcome_row(enum proxy_outcome o)

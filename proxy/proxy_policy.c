@@ -130,6 +130,8 @@ static void verdict_from(const struct model_decision *d, const struct proxy_iden
     v->loopback_exception = d->test_loopback_used;
     v->reason = d->reason;
     v->route = d->route;
+    v->body_cred_rewrite = model_endpoint_body_cred_rewrite(d->endpoint);
+    v->ws_cred_rewrite = model_endpoint_ws_cred_rewrite(d->endpoint);
     v->policy = d->rule != NULL ? model_rule_key(d->rule) : "-";
     v->binary = d->binary != NULL ? d->binary : (id != NULL && id->n > 0 ? id->path[0] : "-");
     v->endpoint = d->endpoint;

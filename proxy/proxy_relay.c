@@ -32,6 +32,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "common/pv_dynbuf.h"
 #include "proxy/proxy_advisor.h"
 #include "proxy/proxy_int.h"
 #include "proxy/proxy_ws.h"
@@ -45,12 +46,13 @@ static void start_connect(struct proxy_conn *c);
 static int resp_headers_complete(http_parser *p);
 static int resp_msg_complete(http_parser *p);
 static void start_req_body(struct proxy_conn *c);
-static void write_head(struct proxy_conn *c, struct evbuffer *out);
+static void write_head(struct proxy_conn *c, struct evbuffer *out, size_t body_len);
 static void finish_request(struct proxy_conn *c);
 static ssize_t parse_chunks(http_parser *p, const http_parser_settings *s, struct evbuffer *in,
                             bool *done);
 static void emit_out(void *arg, const char *p, size_t n);
 static void body_error(struct proxy_conn *c, const char *why);
+static void collect_body(struct proxy_conn *c, struct evbuffer *in, struct evbuffer *out);
 
 /* ---------------------------------------------------------------------------
  * Host bookkeeping
@@ -228,6 +230,9 @@ static void check_addrs(struct proxy_conn *c)
     if (connect) {
         proxy_conn_log_verdict(c, &first, "policy", NULL, NULL, "connect");
     } else {
+        if (!proxy_cred_gate(c, &first)) {
+            return;
+        }
         proxy_conn_log_verdict(c, &first, c->route == MODEL_ROUTE_INSPECTED ? "l7" : "policy",
                                c->cur.method, proxy_conn_cur_path(c, path, sizeof(path)),
                                "forward");
@@ -478,7 +483,7 @@ static void start_req_body(struct proxy_conn *c)
  * decided Host (never the client's spelling), the client's end-to-end fields,
  * and framing fields written by the proxy for the body it will forward
  * (never the client's Content-Length or Transfer-Encoding lines). */
-static void write_head(struct proxy_conn *c, struct evbuffer *out)
+static void write_head(struct proxy_conn *c, struct evbuffer *out, size_t body_len)
 {
     const struct proxy_request *r = c->cur.req;
     const char *h = c->cur.head;
@@ -487,7 +492,10 @@ static void write_head(struct proxy_conn *c, struct evbuffer *out)
     bool v6 = strchr(c->nhost, ':') != NULL;
     uint16_t dport = c->c_tls ? 443 : 80;
 
-    evbuffer_add_printf(out, "%s %s HTTP/1.%u\r\n", c->cur.method, c->cur.out_target,
+    const struct proxy_cred_req *cr = c->cur.cred;
+
+    evbuffer_add_printf(out, "%s %s HTTP/1.%u\r\n", c->cur.method,
+                        cr != NULL && cr->out_target != NULL ? cr->out_target : c->cur.out_target,
                         (unsigned)r->version_minor);
     evbuffer_add_printf(out, "Host: %s%s%s", v6 ? "[" : "", c->nhost, v6 ? "]" : "");
     if (c->port != dport) {
@@ -511,14 +519,20 @@ static void write_head(struct proxy_conn *c, struct evbuffer *out)
         }
         evbuffer_add(out, n, f->name.len);
         evbuffer_add(out, ": ", 2);
-        evbuffer_add(out, h + f->value.off, f->value.len);
+        if (cr != NULL && cr->hdr[i] != NULL) {
+            evbuffer_add(out, cr->hdr[i], cr->hlen[i]); /* placeholders resolved */
+        } else {
+            evbuffer_add(out, h + f->value.off, f->value.len);
+        }
         evbuffer_add(out, "\r\n", 2);
     }
     switch (r->framing) {
     case PROXY_BODY_NONE:
         break;
     case PROXY_BODY_LENGTH:
-        evbuffer_add_printf(out, "Content-Length: %llu\r\n", (unsigned long long)r->content_length);
+        evbuffer_add_printf(
+            out, "Content-Length: %llu\r\n",
+            (unsigned long long)(cr != NULL && cr->body ? body_len : r->content_length));
         break;
     case PROXY_BODY_CHUNKED:
         evbuffer_add_printf(out, "Transfer-Encoding: chunked\r\n");
@@ -539,7 +553,9 @@ static void write_head(struct proxy_conn *c, struct evbuffer *out)
 void proxy_relay_send_request(struct proxy_conn *c)
 {
     start_req_body(c);
-    write_head(c, bufferevent_get_output(c->u));
+    if (c->cur.cred == NULL || !c->cur.cred->body) {
+        write_head(c, bufferevent_get_output(c->u), 0);
+    }
     http_parser_init(&c->resp, HTTP_RESPONSE);
     c->resp.data = c;
     c->resp_done = false;
@@ -639,6 +655,10 @@ void proxy_relay_pump_req_body(struct proxy_conn *c)
         return;
     }
     out = bufferevent_get_output(c->u);
+    if (c->cur.cred != NULL && c->cur.cred->body) {
+        collect_body(c, in, out);
+        return;
+    }
     if (c->cur.req->framing == PROXY_BODY_LENGTH) {
         size_t avail = evbuffer_get_length(in);
         size_t n = (uint64_t)avail < c->body_left ? avail : (size_t)c->body_left;
@@ -669,6 +689,46 @@ void proxy_relay_pump_req_body(struct proxy_conn *c)
     if (c->req_done || evbuffer_get_length(out) >= RELAY_HWM) {
         bufferevent_disable(c->c, EV_READ);
     }
+}
+
+/* request_body_credential_rewrite: the whole body (Content-Length, at most
+ * PROXY_CRED_BODY_MAX, checked by the gate) is read before the head goes,
+ * since its length changes. */
+static void collect_body(struct proxy_conn *c, struct evbuffer *in, struct evbuffer *out)
+{
+    struct proxy_cred_req *q = c->cur.cred;
+    size_t avail = evbuffer_get_length(in);
+    size_t n = (uint64_t)avail < c->body_left ? avail : (size_t)c->body_left;
+    struct pv_dynbuf nb;
+
+    if (q->bodybuf == NULL) {
+        q->bodybuf = evbuffer_new();
+        if (q->bodybuf == NULL) {
+            proxy_conn_outcome(c, PROXY_OUT_INTERNAL, NULL, "out of memory", NULL);
+            return;
+        }
+    }
+    evbuffer_remove_buffer(in, q->bodybuf, n);
+    c->body_left -= n;
+    if (c->body_left > 0) {
+        if (c->c_eof && evbuffer_get_length(in) == 0) {
+            body_error(c, "the client closed before the end of the body");
+        }
+        return;
+    }
+    c->req_done = true;
+    bufferevent_disable(c->c, EV_READ);
+    pv_dynbuf_init(&nb, PROXY_CRED_BODY_MAX + PROXY_CRED_GROWTH);
+    if (!proxy_cred_body_ready(c, &nb)) {
+        pv_dynbuf_free(&nb);
+        return;
+    }
+    write_head(c, out, nb.len);
+    evbuffer_add(out, nb.buf != NULL ? nb.buf : "", nb.len);
+    if (nb.buf != NULL) {
+        OPENSSL_cleanse(nb.buf, nb.len);
+    }
+    pv_dynbuf_free(&nb);
 }
 
 static void body_error(struct proxy_conn *c, const char *why)
@@ -934,6 +994,9 @@ void proxy_relay_forward(struct proxy_conn *c)
         c->cur.target = nt;
         c->cur.target_len = rl;
     }
+    /* placeholders in the target: decided and logged redacted */
+    proxy_cred_prepare_target(c);
+    rl = c->cur.target_len;
     proxy_decide_request(c->pol, c->id, c->host, strlen(c->host), c->port, c->cur.method,
                          c->cur.target, rl, &o, &v);
     /* a grant whose only failure is the destination goes on to the address
@@ -986,6 +1049,9 @@ void proxy_relay_forward(struct proxy_conn *c)
         proxy_decide_dest(c->pol, c->id, c->host, strlen(c->host), c->port, c->cur.method,
                           c->cur.target, c->cur.target_len, &c->u_ip, &o, &dv);
         if (dv.allow && dv.route == c->route) {
+            if (!proxy_cred_gate(c, &dv)) {
+                return;
+            }
             proxy_conn_log_verdict(c, &dv, l7 ? "l7" : "policy", c->cur.method,
                                    proxy_conn_cur_path(c, path, sizeof(path)), "forward");
             proxy_relay_send_request(c);

@@ -190,6 +190,8 @@ void proxy_tunnel_request(struct proxy_conn *c)
         c->cur.target = nt;
         c->cur.target_len = rl;
     }
+    /* placeholders in the target: decided and logged redacted */
+    proxy_cred_prepare_target(c);
     if (!proxy_relay_canonicalise(c, c->cur.target, c->cur.target_len)) {
         proxy_conn_outcome(c, PROXY_OUT_TUNNEL_TARGET, NULL, "request-target must be canonical",
                            NULL);
@@ -217,6 +219,9 @@ void proxy_tunnel_request(struct proxy_conn *c)
         return;
     }
     if (r->upgrade && !proxy_ws_admit(c, &v, PROXY_OUT_TUNNEL_UNSUPPORTED)) {
+        return;
+    }
+    if (!proxy_cred_gate(c, &v)) {
         return;
     }
     {

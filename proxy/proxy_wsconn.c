@@ -219,17 +219,13 @@ void proxy_ws_upgraded(struct proxy_conn *c, size_t head_len)
  * ('*len' bytes, unmasked, owned by the parser) may be replaced by a buffer
  * the function owns until its next call; 'v' is the message's verdict, whose
  * 'endpoint' is the endpoint that granted it (for a lifecycle message, the
- * upgrade's). Credential placeholders (websocket_credential_rewrite) belong
- * here; today the message goes on unchanged. False refuses the message: the
- * session ends with 1008 and the DENIED line carries v->detail. */
+ * upgrade's). Credential placeholders are rewritten here
+ * (websocket_credential_rewrite; proxy_credgate.c). False refuses the
+ * message: the session ends with 1008 and the DENIED line carries v->detail. */
 static bool outbound_text(struct proxy_conn *c, struct proxy_verdict *v, unsigned char **msg,
                           size_t *len)
 {
-    (void)c;
-    (void)v;
-    (void)msg;
-    (void)len;
-    return true;
+    return proxy_cred_ws_text(c, v, msg, len, v->detail, sizeof(v->detail));
 }
 
 /* Re-frame an allowed message as one FIN text frame with a fresh mask. */

@@ -57,6 +57,20 @@ tests_fuzz_fuzz_proxy_chunked_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_proxy_chunked_LDADD = $(CRYPTO_LIBS)
 endif
 
+# proviso-proxy's credential placeholder rewriter (owner: proxy, proxy_cred.c),
+# with the model sources it reads the store with; same convention.
+#   ./tests/fuzz/fuzz_cred_rewrite -max_total_time=120 CORPUS_DIR
+if ENABLE_FUZZ
+noinst_PROGRAMS += tests/fuzz/fuzz_cred_rewrite
+tests_fuzz_fuzz_cred_rewrite_SOURCES = tests/fuzz/fuzz_cred_rewrite.c proxy/proxy_int.h \
+	proxy/proxy_cred.c $(model_libmodel_la_SOURCES) $(FUZZ_COMMON)
+nodist_tests_fuzz_fuzz_cred_rewrite_SOURCES = model/model_registry_data.c
+tests_fuzz_fuzz_cred_rewrite_CFLAGS = $(AM_CFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS) \
+	$(CRYPTO_CFLAGS) $(LIBEVENT_CFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_cred_rewrite_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_cred_rewrite_LDADD = $(FUZZ_LIBS)
+endif
+
 # the proxy's WebSocket frame parser and GraphQL-over-WebSocket classifier
 # (proxy_ws.c), same convention
 if ENABLE_FUZZ
@@ -122,7 +136,7 @@ endif
 FUZZ_TARGETS = tests/fuzz/fuzz_policy_yaml tests/fuzz/fuzz_policy_json \
 	tests/fuzz/fuzz_prover_body tests/fuzz/fuzz_proxy_request tests/fuzz/fuzz_proxy_chunked \
 	tests/fuzz/fuzz_advisor_body tests/fuzz/fuzz_audit_verify tests/fuzz/fuzz_ws_frames \
-	tests/fuzz/fuzz_graphql
+	tests/fuzz/fuzz_graphql tests/fuzz/fuzz_cred_rewrite
 EXTRA_DIST += tests/fuzz/smoke.sh tests/fuzz/seeds.py tests/fuzz/corpus $(FUZZ_TARGETS:=.dict)
 CLEANFILES += fuzz-smoke.txt fuzz-smoke-*.log
 if ENABLE_FUZZ

@@ -53,3 +53,12 @@ PROXY_E2E = tests/e2e/proxy_forward.sh tests/e2e/proxy_connect.sh \
 	tests/e2e/proxy_websocket.sh
 TESTS += $(PROXY_E2E)
 EXTRA_DIST += $(PROXY_E2E) tests/e2e/proxy_lib.sh tests/e2e/ws_echo.py tests/e2e/ws_client.py
+
+# credential placeholders (proxy_cred.c): the rewriter's tables and the e2e
+# scenario judged by a logging upstream
+check_PROGRAMS += tests/check_proxy_cred
+TESTS += tests/check_proxy_cred tests/e2e/proxy_cred.sh tests/cli_cred_store.sh
+tests_check_proxy_cred_SOURCES = tests/check_proxy_cred.c
+tests_check_proxy_cred_CFLAGS = $(PROXY_TEST_CFLAGS)
+tests_check_proxy_cred_LDADD = $(PROXY_TEST_LIBS)
+EXTRA_DIST += tests/e2e/proxy_cred.sh tests/cli_cred_store.sh
