@@ -386,9 +386,16 @@ pv_result advisor_evaluate(struct advisor_worker *w, const struct advisor_snapsh
  * boundary) are exactly those named by 'known_token' (a stored review
  * token), nothing is proved: 'reused' is set, the candidate and token are
  * filled, the evidence holds only the diff. */
+/* 'flags': ADVISOR_EVAL_PROOF_ONLY skips what only a submission's gate
+ * reads - the containment check (one more prover call, /v1/check) and the
+ * envelope (settings reads) - for a re-proof, which holds the new evidence
+ * against the approved one and reads neither: 'contained' and
+ * 'within_envelope' stay false and the evidence has no "containment" or
+ * "envelope" member. */
+#define ADVISOR_EVAL_PROOF_ONLY 1u
 pv_result advisor_evaluate_reuse(struct advisor_worker *w, const struct advisor_snapshot *snap,
                                  const char *name, const json_t *rule, const char *known_token,
-                                 struct advisor_eval *out) PV_WUR;
+                                 unsigned flags, struct advisor_eval *out) PV_WUR;
 void advisor_eval_clear(struct advisor_eval *e);
 /* Recompute a sandbox's effective policy from its latest base revision and
  * its approved chunks (approval order), skipping chunk 'skip' (may be
@@ -507,11 +514,35 @@ pv_result advisor_revision_write(struct advisor_worker *w, int64_t sandbox,
 pv_result advisor_evidence_put(struct advisor_worker *w, const struct advisor_eval *e,
                                char out[65]) PV_WUR;
 
-/* principal: 0 admin, > 0 the sandbox's id. */
-/* 'mode' is "mechanistic" or anything else (agent_authored). */
-void advisor_submit(struct advisor_worker *w, const char *sandbox, const char *mode,
-                    const char *body, size_t len, struct httpd_reply *r);
-/* What the mapper knows of a mechanistic chunk (advisor_submit takes the
+/* A proposal as the lifecycle takes it, parsed once by its caller (the
+ * route, the mapper): the model's reading (names, intent, validation) and
+ * the JSON form whose operations[i].addRule.rule each chunk keeps. */
+struct model_proposal;
+struct model_diags;
+struct advisor_proposal {
+    struct model_proposal *model;
+    json_t *doc;
+};
+/* Parse a request body. PV_ERR_POLICY (or PV_ERR_NOMEM) with the reasons
+ * in 'd' when the model refuses it; PV_ERR_PARSE when it is not one JSON
+ * object (the model also reads YAML). */
+pv_result advisor_proposal_parse(const char *body, size_t len, struct advisor_proposal *out,
+                                 struct model_diags *d) PV_WUR;
+void advisor_proposal_clear(struct advisor_proposal *p);
+
+/* What a submission did, operation by operation. */
+struct advisor_submission {
+    int accepted;       /* chunks stored (pending, or approved at once) */
+    int rejected;       /* operations refused */
+    json_t *ids;        /* the accepted chunk ids, in order */
+    json_t *reasons;    /* the refused operations' reasons (strings) */
+    json_t *already;    /* [{rule_name, covered_by, detail}]: added nothing, not stored */
+    json_t *operations; /* per operation {rule_name, outcome: accepted | rejected |
+                         * already_allowed, chunk_id | reason} */
+};
+pv_result advisor_submission_init(struct advisor_submission *s) PV_WUR;
+void advisor_submission_clear(struct advisor_submission *s);
+/* What the mapper knows of a mechanistic chunk (a NULL meta takes the
  * defaults: confidence 0.5/0.75, one hit, now, stage mechanistic/agent). */
 struct advisor_submit_meta {
     double confidence;
@@ -520,9 +551,23 @@ struct advisor_submit_meta {
     int64_t last_seen_ms;
     const char *stage;
 };
-void advisor_submit_meta(struct advisor_worker *w, const char *sandbox, const char *mode,
-                         const struct advisor_submit_meta *meta, const char *body, size_t len,
-                         struct httpd_reply *r);
+/* May 'sandbox' submit at all? PV_ERR_NOTFOUND: no such sandbox;
+ * PV_ERR_USAGE: agent_policy_proposals_enabled is off. */
+pv_result advisor_submit_admit(struct advisor_worker *w, const char *sandbox) PV_WUR;
+/* Submit 'p' for 'sandbox' in 'mode' ("mechanistic", anything else is
+ * agent_authored): each operation is checked, evaluated, stored as a
+ * pending chunk, approved at once in auto mode when the gate allows, or
+ * answered already_allowed; '*out' (initialised here, also on failure;
+ * advisor_submission_clear) says which. Fails as advisor_submit_admit
+ * does, or when the store fails (PV_ERR_IO, PV_ERR_CONFLICT, NOMEM). */
+pv_result advisor_submit(struct advisor_worker *w, const char *sandbox, const char *mode,
+                         const struct advisor_submit_meta *meta, const struct advisor_proposal *p,
+                         struct advisor_submission *out) PV_WUR;
+/* POST /v1/sandboxes/{name}/proposals on the lifecycle above
+ * (advisor_routes_chunk.c): parse once, submit, answer 202 with the
+ * outcomes ('mode' is the analysis_mode argument, may be NULL). */
+void advisor_route_submit(struct advisor_worker *w, const char *sandbox, const char *mode,
+                          const char *body, size_t len, struct httpd_reply *r);
 /* Show, wait and list answer one chunk view: 'reviewer' (the admin token)
  * adds the reviewer-only fields (evidence, security_notes, rationale, the
  * proposed rule, ...); otherwise the agent view a sandbox's token may read.

@@ -1132,7 +1132,7 @@ void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct 
         setting_write(w, rq, NULL, p0, true, r);
         return;
     case R_SUBMIT:
-        advisor_submit(w, p0, httpd_req_arg(rq, "analysis_mode"), rq->body, rq->body_len, r);
+        advisor_route_submit(w, p0, httpd_req_arg(rq, "analysis_mode"), rq->body, rq->body_len, r);
         return;
     case R_LIST:
         advisor_chunk_list(w, p0, httpd_req_arg(rq, "status"), rq->principal == 0, r);

@@ -78,7 +78,7 @@ static json_t *submit_body(const char *sandbox, const char *mode, const char *bo
     struct httpd_reply r;
 
     memset(&r, 0, sizeof(r));
-    advisor_submit(w, sandbox, mode, body, strlen(body), &r);
+    advisor_route_submit(w, sandbox, mode, body, strlen(body), &r);
     ck_assert_msg(r.status == want, "submit: status %u, want %u: %s", r.status, want,
                   r.body != NULL ? json_dumps(r.body, 0) : "");
     return r.body;
@@ -375,7 +375,7 @@ START_TEST(test_folded_undo_and_reconcile)
         ck_assert_str_eq(str(j, "status"), "rejected");
         json_decref(j);
         memset(&r, 0, sizeof(r));
-        advisor_submit(w, "sb", NULL, b5, strlen(b5), &r);
+        advisor_route_submit(w, "sb", NULL, b5, strlen(b5), &r);
         ck_assert_uint_eq(r.status, 202);
         c5 = json_string_value(json_array_get(json_object_get(r.body, "accepted_chunk_ids"), 0));
         ck_assert_ptr_nonnull(c5);
@@ -426,7 +426,7 @@ START_TEST(test_auto_mode_precedence)
         struct httpd_reply r;
         const char *body = "{\"operations\":[]}";
         memset(&r, 0, sizeof(r));
-        advisor_submit(w, "sb", NULL, body, strlen(body), &r);
+        advisor_route_submit(w, "sb", NULL, body, strlen(body), &r);
         ck_assert_uint_eq(r.status, 404);
         ck_assert_str_eq(str(r.body, "error"), "feature_disabled");
         json_decref(r.body);
@@ -1280,6 +1280,125 @@ START_TEST(test_reproof_l4_copy_already_allowed)
 }
 END_TEST
 
+/* An operation's outcome in a submission answer: operations[i]. */
+static const json_t *op_of(const json_t *j, size_t i)
+{
+    const json_t *o = json_array_get(json_object_get(j, "operations"), i);
+    ck_assert_msg(o != NULL, "no operations[%zu]: %s", i, json_dumps(j, 0));
+    return o;
+}
+
+/* A 202 that stores nothing says why: a message and each operation's
+ * outcome and reason (issue #26 item 6). An answer that stores a chunk
+ * keeps the reference's shape, without either. */
+START_TEST(test_submit_zero_accepted_says_why)
+{
+    char body[2048];
+    json_t *j;
+
+    /* one refused operation (always-blocked host) */
+    rule_body(body, sizeof(body), "md", "\"host\":\"169.254.169.254\",\"port\":80",
+              "/usr/bin/curl");
+    j = submit_body("sb", NULL, body, 202);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "accepted_chunks")), 0);
+    ck_assert_msg(strstr(str(j, "message"), "1 operation was refused") != NULL, "%s",
+                  str(j, "message"));
+    ck_assert_uint_eq(json_array_size(json_object_get(j, "operations")), 1);
+    ck_assert_str_eq(str(op_of(j, 0), "rule_name"), "md");
+    ck_assert_str_eq(str(op_of(j, 0), "outcome"), "rejected");
+    ck_assert(strstr(str(op_of(j, 0), "reason"), "always-blocked") != NULL);
+    ck_assert_ptr_null(json_object_get(op_of(j, 0), "chunk_id"));
+    json_decref(j);
+    /* two refused for two different reasons, in order, each with its own */
+    snprintf(body, sizeof(body),
+             "{\"operations\":[{\"addRule\":{\"ruleName\":\"bad\",\"rule\":{"
+             "\"endpoints\":[{\"host\":\"api.github.com\",\"port\":443,\"tls\":\"skip\"}],"
+             "\"binaries\":[{"
+             "\"path\":\"/usr/bin/curl\"}]}}},{\"addRule\":{\"ruleName\":\"meta\",\"rule\":{"
+             "\"endpoints\":[{\"host\":\"metadata.google.internal\",\"port\":80}],"
+             "\"binaries\":[{\"path\":\"/usr/bin/curl\"}]}}}]}");
+    j = submit_body("sb", NULL, body, 202);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "rejected_chunks")), 2);
+    ck_assert(strstr(str(j, "message"), "2 operations were refused") != NULL);
+    ck_assert_str_eq(str(op_of(j, 0), "rule_name"), "bad");
+    ck_assert(strstr(str(op_of(j, 0), "reason"), "chunk 'bad': ") != NULL);
+    ck_assert_str_eq(str(op_of(j, 1), "rule_name"), "meta");
+    ck_assert(strstr(str(op_of(j, 1), "reason"), "always-blocked") != NULL);
+    json_decref(j);
+    /* one accepted, one refused: the reference's shape, no message */
+    snprintf(body, sizeof(body),
+             "{\"operations\":[{\"addRule\":{\"ruleName\":\"ok\",\"rule\":{"
+             "\"endpoints\":[{\"host\":\"a.example.com\",\"port\":443}],\"binaries\":[{"
+             "\"path\":\"/usr/bin/curl\"}]}}},{\"addRule\":{\"ruleName\":\"meta\",\"rule\":{"
+             "\"endpoints\":[{\"host\":\"metadata.google.internal\",\"port\":80}],"
+             "\"binaries\":[{\"path\":\"/usr/bin/curl\"}]}}}]}");
+    j = submit_body("sb", NULL, body, 202);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "accepted_chunks")), 1);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "rejected_chunks")), 1);
+    ck_assert_ptr_null(json_object_get(j, "message"));
+    ck_assert_ptr_null(json_object_get(j, "operations"));
+    json_decref(j);
+}
+END_TEST
+
+/* Already allowed: the message says nothing was stored, the operation
+ * names the rule that covers it. */
+START_TEST(test_submit_already_allowed_says_why)
+{
+    char body[1024];
+    json_t *j;
+
+    rule_body(body, sizeof(body), "mine", ep_gh_l4, "/usr/bin/curl");
+    j = submit_body("sb", NULL, body, 202);
+    ck_assert_str_eq(str(j, "status"), "already_allowed");
+    ck_assert(strstr(str(j, "message"), "already allows everything") != NULL);
+    ck_assert_str_eq(str(op_of(j, 0), "outcome"), "already_allowed");
+    ck_assert(strstr(str(op_of(j, 0), "reason"), "covered by rule 'gh'") != NULL);
+    json_decref(j);
+}
+END_TEST
+
+/* The lifecycle as a C API: a parsed proposal in, outcomes out, with no
+ * HTTP in between (the mapper's path). */
+START_TEST(test_submit_c_api)
+{
+    static const char good[] =
+        "{\"operations\":[{\"addRule\":{\"ruleName\":\"c1\",\"rule\":{\"endpoints\":[{"
+        "\"host\":\"c.example.com\",\"port\":443}],\"binaries\":[{\"path\":\"/usr/bin/"
+        "curl\"}]}}},{\"addRule\":{\"ruleName\":\"c2\",\"rule\":{\"endpoints\":[{\"host\":"
+        "\"169.254.1.1\",\"port\":443}],\"binaries\":[{\"path\":\"/usr/bin/curl\"}]}}}]}";
+    static const char yaml[] = "operations:\n  - addRule:\n      ruleName: y\n      rule:\n"
+                               "        endpoints: [{host: y.example.com, port: 443}]\n"
+                               "        binaries: [{path: /usr/bin/curl}]\n";
+    struct model_diags *d = model_diags_new();
+    struct advisor_proposal p;
+    struct advisor_submission o;
+
+    ck_assert(pv_ok(advisor_proposal_parse(good, strlen(good), &p, d)));
+    ck_assert(pv_ok(advisor_submit(w, "sb", NULL, NULL, &p, &o)));
+    ck_assert_int_eq(o.accepted, 1);
+    {
+        json_t *wrap = json_pack("{s:O}", "operations", o.operations);
+        ck_assert_str_eq(str(op_of(wrap, 0), "outcome"), "accepted");
+        ck_assert_str_eq(str(op_of(wrap, 0), "chunk_id"),
+                         json_string_value(json_array_get(o.ids, 0)));
+        ck_assert_str_eq(str(op_of(wrap, 1), "outcome"), "rejected");
+        json_decref(wrap);
+    }
+    advisor_submission_clear(&o);
+    /* unknown sandbox and a sandbox without proposals: refused, nothing stored */
+    ck_assert_int_eq(advisor_submit(w, "nosuch", NULL, NULL, &p, &o).err, PV_ERR_NOTFOUND);
+    advisor_submission_clear(&o);
+    advisor_proposal_clear(&p);
+    /* the lifecycle takes JSON only; garbage is the model's diagnostic */
+    ck_assert_int_eq(advisor_proposal_parse(yaml, strlen(yaml), &p, d).err, PV_ERR_POLICY);
+    ck_assert_ptr_null(p.model);
+    ck_assert_int_eq(advisor_proposal_parse("{\"operations\":", 14, &p, d).err, PV_ERR_POLICY);
+    ck_assert_uint_gt(model_diags_count(d), 0);
+    model_diags_free(d);
+}
+END_TEST
+
 /* The dormant-authority attack, through a reviewer: an L4 rule approved
  * while an L7 rule folded it away (grants nothing), then the L7 rule is
  * undone. The L4 chunk is proved again, found to grant opaque access to a
@@ -1386,10 +1505,18 @@ START_TEST(test_reproof_unrelated_base_keeps)
     j = show(id);
     ck_assert_msg(strstr(str(j, "validation_result"), "capability_expansion") != NULL, "%s",
                   str(j, "validation_result"));
+    ck_assert_ptr_nonnull(json_object_get(json_object_get(j, "evidence"), "envelope"));
     json_decref(j);
     approve_ok(id);
     base_set(base3);
     status_is(id, "approved");
+    /* proved again in the new context with the proof only: the gate's
+     * checks (containment, envelope) are not asked (ADVISOR_EVAL_PROOF_ONLY) */
+    j = show(id);
+    ck_assert_ptr_nonnull(json_object_get(json_object_get(j, "evidence"), "prover"));
+    ck_assert_ptr_null(json_object_get(json_object_get(j, "evidence"), "envelope"));
+    ck_assert_ptr_null(json_object_get(json_object_get(j, "evidence"), "containment"));
+    json_decref(j);
     base_set(base_policy);
     status_is(id, "approved");
 }
@@ -1623,6 +1750,9 @@ static Suite *suite(void)
     tcase_add_test(t, test_vec_reserved_provider_prefix);
     tcase_add_test(t, test_vec_dedup);
     tcase_add_test(t, test_reproof_l4_copy_already_allowed);
+    tcase_add_test(t, test_submit_zero_accepted_says_why);
+    tcase_add_test(t, test_submit_already_allowed_says_why);
+    tcase_add_test(t, test_submit_c_api);
     tcase_add_test(t, test_reproof_dormant_undo_suspends);
     tcase_add_test(t, test_reproof_credentials_suspend);
     tcase_add_test(t, test_reproof_unrelated_base_keeps);

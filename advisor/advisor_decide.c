@@ -1,0 +1,882 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* advisor_decide.c - a reviewer's decisions on chunks (approve, approve the
+ * narrowed suggestion, reject, undo, edit, approve-all, clear) and a new base
+ * policy from the operator (docs/advisor.md#lifecycle).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "advisor/advisor.h"
+#include "advisor/advisor_int.h"
+#include "advisor/store.h"
+#include "common/pv_dynbuf.h"
+#include "common/pv_log.h"
+#include "model/model.h"
+
+#define REASON_MAX 1000u
+
+/* ===========================================================================
+ * Reviewer decisions
+ * ========================================================================= */
+
+/* Parse an optional JSON object body ("" is {}). */
+static json_t *body_object(const char *body, size_t len, struct httpd_reply *r)
+{
+    json_error_t je;
+    json_t *j;
+
+    if (len == 0) {
+        return json_object();
+    }
+    j = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+    if (!json_is_object(j)) {
+        char detail[256];
+        json_decref(j);
+        snprintf(detail, sizeof(detail), "body:%d:%d: %s", je.line, je.column,
+                 j == NULL ? je.text : "expected a JSON object");
+        httpd_reply_error(r, 400, "invalid_json", detail);
+        return NULL;
+    }
+    return j;
+}
+
+/* Everything a reviewer decision on one chunk holds: the lock, the
+ * snapshot, the chunk. */
+struct decision {
+    struct advisor_worker *w;
+    pthread_mutex_t *mu;
+    struct advisor_snapshot snap;
+    struct store_chunk c;
+    bool have_chunk;
+};
+
+static bool decision_open(struct decision *x, struct advisor_worker *w, const char *sandbox,
+                          const char *id, struct httpd_reply *r)
+{
+    struct store_sandbox sb;
+    pv_result res;
+
+    memset(x, 0, sizeof(*x));
+    x->w = w;
+    res = store_sandbox_get(w->st, sandbox, &sb);
+    if (!pv_ok(res)) {
+        advisor_reply_pv(r, res, "sandbox");
+        return false;
+    }
+    x->mu = advisor_stripe(w->a, sb.id);
+    store_sandbox_clear(&sb);
+    pthread_mutex_lock(x->mu);
+    res = advisor_snapshot_take(w, sandbox, &x->snap);
+    if (pv_ok(res) && id != NULL) {
+        res = store_chunk_get(w->st, x->snap.sandbox, id, &x->c);
+        x->have_chunk = pv_ok(res);
+        if (res.err == PV_ERR_NOTFOUND) {
+            advisor_reply_chunk_missing(r, id);
+            pthread_mutex_unlock(x->mu);
+            advisor_snapshot_clear(&x->snap);
+            return false;
+        }
+    }
+    if (!pv_ok(res)) {
+        advisor_reply_pv(r, res, "sandbox");
+        pthread_mutex_unlock(x->mu);
+        advisor_snapshot_clear(&x->snap);
+        return false;
+    }
+    return true;
+}
+
+static void decision_close(struct decision *x)
+{
+    pthread_mutex_unlock(x->mu);
+    if (x->have_chunk) {
+        store_chunk_clear(&x->c);
+    }
+    advisor_snapshot_clear(&x->snap);
+}
+
+/* Persist a refreshed evaluation of a pending or rejected chunk. */
+static pv_result persist_eval(struct advisor_worker *w, struct store_chunk *c,
+                              const struct advisor_eval *e, const char *current)
+{
+    char evidence[65];
+    struct store_chunk copy = *c;
+
+    PV_GUARD(store_begin(w->st));
+    if (!pv_ok(advisor_evidence_put(w, e, evidence))) {
+        store_rollback(w->st);
+        PV_BAIL(PV_ERR_IO);
+    }
+    advisor_apply_eval(&copy, e, current, evidence);
+    if (!pv_ok(store_chunk_update(w->st, &copy, c->status))) {
+        store_rollback(w->st);
+        PV_BAIL(PV_ERR_CONFLICT);
+    }
+    return store_commit(w->st);
+}
+
+static json_t *rule_of(const struct store_chunk *c)
+{
+    return json_loads(c->proposed_rule, 0, NULL);
+}
+
+/* A reviewer's approval of the chunk 'x' holds, on evaluation 'e': commit
+ * it (compare-and-set on the status read), log and answer. 'narrowed_from'
+ * (may be NULL) is the chunk's own rule when the narrowed suggestion is
+ * approved instead; the answer then says "narrowed". */
+static void reviewer_approve(struct advisor_worker *w, struct decision *x,
+                             const struct advisor_eval *e, const char *narrowed_from,
+                             struct httpd_reply *r)
+{
+    char line[8192];
+    char *expect = pv_strdup(x->c.status);
+    pv_result res = expect != NULL ? store_begin(w->st) : pv_fail(PV_ERR_NOMEM, __func__);
+    json_t *out;
+
+    if (pv_ok(res)) {
+        res = advisor_approve_in_tx_as(w, &x->snap, &x->c, e, expect, false, NULL, narrowed_from,
+                                       line, sizeof(line));
+        res = pv_ok(res) ? store_commit(w->st) : res;
+        if (!pv_ok(res)) {
+            store_rollback(w->st);
+        }
+    }
+    free(expect);
+    if (!pv_ok(res)) {
+        advisor_reply_pv(r, res, "chunk");
+        return;
+    }
+    advisor_log_line(line);
+    advisor_changed(w->a);
+    out =
+        json_pack("{s:s,s:s,s:I,s:s}", "chunk_id", x->c.id, "status", "approved", "policy_version",
+                  (json_int_t)x->c.approved_rev, "policy_hash", e->candidate_hash);
+    if (out != NULL && narrowed_from != NULL) {
+        json_object_set_new(out, "narrowed", json_true());
+    }
+    httpd_reply_json(r, 200, out);
+}
+
+/* Approve one chunk. In a batch (approve-all), an earlier approval of the
+ * same batch moves the policy, so the live token cannot match the stored
+ * one; the chunk is then approved only when its re-evaluation against the
+ * moved policy reads exactly as the evaluation the reviewer saw (same
+ * validation_result, same security notes, no error). */
+static void approve_chunk(struct advisor_worker *w, const char *sandbox, const char *id,
+                          const char *token, bool batch, struct httpd_reply *r)
+{
+    struct decision x;
+    struct advisor_eval e;
+    json_t *rule = NULL;
+    const char *blocked;
+    char detail[2300];
+    pv_result res;
+
+    if (!decision_open(&x, w, sandbox, id, r)) {
+        return;
+    }
+    if (strcmp(x.c.status, "pending") != 0 && strcmp(x.c.status, "rejected") != 0 &&
+        strcmp(x.c.status, "suspended") != 0) {
+        /* The reference's words; a suspended chunk is approvable too. */
+        snprintf(detail, sizeof(detail), "chunk status is '%s', expected 'pending' or 'rejected'",
+                 x.c.status);
+        httpd_reply_error(r, 409, "failed_precondition", detail);
+        goto out;
+    }
+    if (strncmp(x.c.rule_name, "_provider_", 10) == 0) {
+        httpd_reply_error(r, 400, "invalid_argument",
+                          "chunk rule name uses the reserved '_provider_' prefix");
+        goto out;
+    }
+    if (token == NULL || strcmp(token, x.c.review_token) != 0) {
+        httpd_reply_error(r, 412, "failed_precondition",
+                          "review token does not match the fetched proposal; refetch and review "
+                          "again");
+        goto out;
+    }
+    rule = rule_of(&x.c);
+    if (rule == NULL) {
+        httpd_reply_error(r, 500, "internal", "stored rule unreadable");
+        goto out;
+    }
+    blocked = advisor_rule_blocked_host(rule, w->a->cfg.test_allow_loopback);
+    if (blocked != NULL) {
+        snprintf(detail, sizeof(detail),
+                 "proposed rule endpoint host '%s' is an always-blocked destination", blocked);
+        httpd_reply_error(r, 400, "invalid_argument", detail);
+        goto out;
+    }
+    res = advisor_evaluate(w, &x.snap, x.c.rule_name, rule, &e);
+    if (!pv_ok(res)) {
+        advisor_reply_pv(r, res, "chunk");
+        goto out;
+    }
+    if (e.application_error[0] != '\0') {
+        (void)persist_eval(w, &x.c, &e, x.snap.hash);
+        snprintf(detail, sizeof(detail), "proposal is not applicable: %s", e.application_error);
+        httpd_reply_error(r, 409, "failed_precondition", detail);
+        advisor_eval_clear(&e);
+        goto out;
+    }
+    if (strcmp(e.review_token, x.c.review_token) != 0 &&
+        !(batch && strcmp(e.validation_result, x.c.validation_result) == 0 &&
+          strcmp(e.security_notes, x.c.security_notes) == 0)) {
+        advisor_suggest(w, &x.snap, x.c.rule_name, rule, &e);
+        (void)persist_eval(w, &x.c, &e, x.snap.hash);
+        advisor_changed(w->a);
+        httpd_reply_error(
+            r, 412, "failed_precondition",
+            "proposal inputs changed; evaluation refreshed, refetch and review again");
+        advisor_eval_clear(&e);
+        goto out;
+    }
+    reviewer_approve(w, &x, &e, NULL, r);
+    advisor_eval_clear(&e);
+out:
+    json_decref(rule);
+    decision_close(&x);
+}
+
+/* The suggestion stored in a chunk's evidence (a new reference), or NULL. */
+static json_t *stored_suggestion(struct advisor_worker *w, const struct store_chunk *c)
+{
+    char *text = c->evidence[0] != '\0' ? store_blob_get(w->st, c->evidence, NULL) : NULL;
+    json_t *ev = advisor_load_json(text);
+    json_t *sug = json_incref(json_object_get(ev, "suggestion"));
+
+    free(text);
+    json_decref(ev);
+    return sug;
+}
+
+void advisor_approve_suggestion(struct advisor_worker *w, const char *sandbox, const char *id,
+                                const char *body, size_t len, struct httpd_reply *r)
+{
+    json_t *args = body_object(body, len, r);
+    const char *token = json_string_value(json_object_get(args, "review_token"));
+    struct decision x;
+    struct advisor_eval e;
+    json_t *sug = NULL;
+    const json_t *rule;
+    char *rule_text = NULL;
+    char *original = NULL;
+    pv_result res;
+
+    if (args == NULL) {
+        return;
+    }
+    if (!decision_open(&x, w, sandbox, id, r)) {
+        json_decref(args);
+        return;
+    }
+    if (strcmp(x.c.status, "pending") != 0 && strcmp(x.c.status, "rejected") != 0 &&
+        strcmp(x.c.status, "suspended") != 0) {
+        char detail[160];
+        snprintf(detail, sizeof(detail), "chunk status is '%s', expected 'pending' or 'rejected'",
+                 x.c.status);
+        httpd_reply_error(r, 409, "failed_precondition", detail);
+        goto out;
+    }
+    sug = stored_suggestion(w, &x.c);
+    rule = json_object_get(sug, "rule");
+    if (!json_is_object(rule)) {
+        httpd_reply_error(r, 409, "failed_precondition",
+                          "the chunk has no narrowed suggestion (none was proved approvable)");
+        goto out;
+    }
+    if (token == NULL ||
+        strcmp(token, json_string_value(json_object_get(sug, "review_token")) != NULL
+                          ? json_string_value(json_object_get(sug, "review_token"))
+                          : "") != 0) {
+        httpd_reply_error(r, 412, "failed_precondition",
+                          "review token does not match the fetched suggestion; refetch and review "
+                          "again");
+        goto out;
+    }
+    /* Proved again against the policy of now: the token names exactly the
+     * evaluation the reviewer read. */
+    res = advisor_evaluate(w, &x.snap, x.c.rule_name, rule, &e);
+    if (!pv_ok(res)) {
+        advisor_reply_pv(r, res, "chunk");
+        goto out;
+    }
+    if (strcmp(e.review_token, token) != 0 || e.application_error[0] != '\0') {
+        struct advisor_eval fresh;
+        json_t *orig = rule_of(&x.c);
+        /* refresh the chunk's own evaluation and its suggestion */
+        if (orig != NULL && pv_ok(advisor_evaluate(w, &x.snap, x.c.rule_name, orig, &fresh))) {
+            advisor_suggest(w, &x.snap, x.c.rule_name, orig, &fresh);
+            (void)persist_eval(w, &x.c, &fresh, x.snap.hash);
+            advisor_eval_clear(&fresh);
+            advisor_changed(w->a);
+        }
+        json_decref(orig);
+        httpd_reply_error(r, 412, "failed_precondition",
+                          "suggestion inputs changed; evaluation refreshed, refetch and review "
+                          "again");
+        advisor_eval_clear(&e);
+        goto out;
+    }
+    rule_text = advisor_json_canonical(rule);
+    original = x.c.proposed_rule;
+    x.c.proposed_rule = rule_text;
+    if (rule_text == NULL) {
+        httpd_reply_error(r, 500, "internal", "out of memory");
+    } else {
+        reviewer_approve(w, &x, &e, original, r);
+    }
+    advisor_eval_clear(&e);
+    free(original);
+out:
+    json_decref(sug);
+    json_decref(args);
+    decision_close(&x);
+}
+
+void advisor_approve(struct advisor_worker *w, const char *sandbox, const char *id,
+                     const char *body, size_t len, struct httpd_reply *r)
+{
+    json_t *args = body_object(body, len, r);
+
+    if (args == NULL) {
+        return;
+    }
+    approve_chunk(w, sandbox, id, json_string_value(json_object_get(args, "review_token")), false,
+                  r);
+    json_decref(args);
+}
+
+/* Sanitised reason: control characters dropped, at most REASON_MAX bytes. */
+static char *clean_reason(const char *s)
+{
+    size_t n = s != NULL ? strlen(s) : 0;
+    char *out = pv_malloc(n + 1);
+    size_t o = 0;
+
+    if (out == NULL) {
+        return NULL;
+    }
+    for (size_t i = 0; i < n && o < REASON_MAX; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch >= 0x20 && ch != 0x7f) {
+            out[o++] = (char)ch;
+        }
+    }
+    /* Do not cut a UTF-8 sequence in half. */
+    while (o > 0 && o == REASON_MAX && ((unsigned char)out[o - 1] & 0xc0) == 0x80) {
+        o--;
+    }
+    if (o > 0 && o == REASON_MAX && ((unsigned char)out[o - 1] & 0xc0) == 0xc0) {
+        o--;
+    }
+    out[o] = '\0';
+    return out;
+}
+
+/* The chunk's own side of a reject or an undo: its new status, compare-and-
+ * set on 'expect'. */
+static pv_result chunk_leave(struct advisor_worker *w, struct store_chunk *c, bool undo,
+                             const char *reason, const char *expect)
+{
+    free(c->status);
+    free(c->decided_by);
+    c->status = pv_strdup(undo ? "pending" : "rejected");
+    c->decided_by = pv_strdup(undo ? "" : "reviewer");
+    c->decided_ms = undo ? 0 : advisor_now_ms();
+    c->approved_seq = 0;
+    c->approved_rev = 0;
+    c->auto_approved = false;
+    if (undo || reason[0] != '\0') {
+        free(c->rejection_reason);
+        c->rejection_reason = pv_strdup(undo ? "" : reason);
+    }
+    free(c->suspension_reason);
+    c->suspension_reason = pv_strdup("");
+    if (c->status == NULL || c->decided_by == NULL || c->rejection_reason == NULL ||
+        c->suspension_reason == NULL) {
+        PV_BAIL(PV_ERR_NOMEM);
+    }
+    return store_chunk_update(w->st, c, expect);
+}
+
+/* Reject (from pending or approved) or undo (approved -> pending). */
+static void remove_or_reject(struct advisor_worker *w, const char *sandbox, const char *id,
+                             const char *body, size_t len, bool undo, struct httpd_reply *r)
+{
+    struct decision x;
+    json_t *args = undo ? json_object() : body_object(body, len, r);
+    char *reason = NULL;
+    char detail[2300];
+    char line[4096];
+    char removed[4096] = "";
+    char hash[65] = "";
+    int64_t rev = 0;
+    bool was_approved;
+    pv_result res;
+    char *expect = NULL;
+
+    if (args == NULL) {
+        return;
+    }
+    reason = clean_reason(json_string_value(json_object_get(args, "reason")));
+    if (reason == NULL || !decision_open(&x, w, sandbox, id, r)) {
+        if (reason == NULL) {
+            httpd_reply_error(r, 500, "internal", "out of memory");
+        }
+        free(reason);
+        json_decref(args);
+        return;
+    }
+    was_approved = strcmp(x.c.status, "approved") == 0;
+    if (undo ? !was_approved
+             : (!was_approved && strcmp(x.c.status, "pending") != 0 &&
+                strcmp(x.c.status, "suspended") != 0)) {
+        snprintf(detail, sizeof(detail), "chunk status is '%s', expected %s", x.c.status,
+                 undo ? "'approved'" : "'pending' or 'approved'");
+        httpd_reply_error(r, 409, "failed_precondition", detail);
+        goto out;
+    }
+    expect = pv_strdup(x.c.status);
+    res = expect != NULL ? store_begin(w->st) : pv_fail(PV_ERR_NOMEM, __func__);
+    if (!pv_ok(res)) {
+        advisor_reply_pv(r, res, "chunk");
+        goto out;
+    }
+    if (was_approved) {
+        char cause[128];
+        char err[1024] = "";
+        char suffix[160];
+        struct advisor_composed comp;
+        snprintf(cause, sizeof(cause), "%s %s", undo ? "undo" : "reject", x.c.id);
+        /* The chunk leaves first: the recomposition then sees it as what
+         * it is now, not as an approved chunk to prove again. */
+        memset(&comp, 0, sizeof(comp));
+        res = chunk_leave(w, &x.c, undo, reason, expect);
+        if (pv_ok(res)) {
+            res = advisor_recompose(w, x.snap.sandbox, x.c.id, cause, &comp, err, sizeof(err));
+        }
+        rev = comp.rev;
+        memcpy(hash, comp.hash, sizeof(hash));
+        if (!pv_ok(res)) {
+            advisor_composed_clear(&comp);
+            store_rollback(w->st);
+            if (err[0] != '\0') {
+                snprintf(detail, sizeof(detail), "cannot remove the chunk's grant: %s", err);
+                httpd_reply_error(r, 409, "failed_precondition", detail);
+            } else {
+                advisor_reply_pv(r, res, "chunk");
+            }
+            goto out;
+        }
+        advisor_event_suffix(suffix, sizeof(suffix), rev, hash);
+        snprintf(removed, sizeof(removed),
+                 "CONFIG:REMOVED [INFO] gateway %s approved draft chunk %s: remove-rule %s [%s]",
+                 undo ? "reverted" : "removed previously", x.c.id, x.c.rule_name, suffix);
+        res = advisor_event(w->st, x.snap.name, "CONFIG:REMOVED", removed,
+                            json_pack("{s:s,s:I,s:s,s:s,s:O,s:O}", "chunk_id", x.c.id, "version",
+                                      (json_int_t)rev, "hash", hash, "base_blob", comp.base_blob,
+                                      "chunks", comp.chunks, "suspended", comp.suspended));
+        advisor_composed_clear(&comp);
+    } else {
+        res = chunk_leave(w, &x.c, undo, reason, expect);
+    }
+    if (pv_ok(res) && !undo) {
+        snprintf(line, sizeof(line), "CONFIG:REJECTED [LOW] chunk:%s rejected reason:\"%s\"",
+                 x.c.id, reason[0] != '\0' ? reason : "(no guidance)");
+        res = advisor_event(w->st, x.snap.name, "CONFIG:REJECTED", line,
+                            json_pack("{s:s,s:s,s:s}", "chunk_id", x.c.id, "rejection_reason",
+                                      x.c.rejection_reason, "decided_by", "reviewer"));
+    }
+    res = pv_ok(res) ? store_commit(w->st) : res;
+    if (!pv_ok(res)) {
+        store_rollback(w->st);
+        advisor_reply_pv(r, res, "chunk");
+        goto out;
+    }
+    if (removed[0] != '\0') {
+        advisor_log_line(removed);
+    }
+    if (!undo) {
+        advisor_log_line(line);
+    }
+    advisor_changed(w->a);
+    {
+        json_t *out = json_pack("{s:s,s:s}", "chunk_id", x.c.id, "status", x.c.status);
+        if (out != NULL && rev > 0) {
+            json_object_set_new(out, "policy_version", json_integer(rev));
+            json_object_set_new(out, "policy_hash", json_string(hash));
+        }
+        httpd_reply_json(r, 200, out);
+    }
+out:
+    free(expect);
+    free(reason);
+    json_decref(args);
+    decision_close(&x);
+}
+
+void advisor_reject(struct advisor_worker *w, const char *sandbox, const char *id, const char *body,
+                    size_t len, struct httpd_reply *r)
+{
+    remove_or_reject(w, sandbox, id, body, len, false, r);
+}
+
+void advisor_undo(struct advisor_worker *w, const char *sandbox, const char *id,
+                  struct httpd_reply *r)
+{
+    remove_or_reject(w, sandbox, id, NULL, 0, true, r);
+}
+
+void advisor_edit(struct advisor_worker *w, const char *sandbox, const char *id, const char *body,
+                  size_t len, struct httpd_reply *r)
+{
+    struct decision x;
+    struct advisor_eval e;
+    json_t *args = body_object(body, len, r);
+    json_t *rule;
+    char *text = NULL;
+    char *rule_text = NULL;
+    struct model_diags *d = NULL;
+    struct model_proposal *pr = NULL;
+    size_t tlen = 0;
+    pv_result res;
+
+    if (args == NULL) {
+        return;
+    }
+    rule = json_object_get(args, "rule");
+    if (!json_is_object(rule)) {
+        httpd_reply_error(r, 400, "invalid_request", "body needs \"rule\": a NetworkPolicyRule");
+        json_decref(args);
+        return;
+    }
+    if (!decision_open(&x, w, sandbox, id, r)) {
+        json_decref(args);
+        return;
+    }
+    if (strcmp(x.c.status, "pending") != 0) {
+        char detail[128];
+        snprintf(detail, sizeof(detail), "chunk status is '%s', expected 'pending'", x.c.status);
+        httpd_reply_error(r, 409, "failed_precondition", detail);
+        goto out;
+    }
+    text = advisor_proposal_text(x.c.rule_name, rule, &tlen);
+    d = model_diags_new();
+    pr = text != NULL && d != NULL ? model_proposal_load("rule", text, tlen, d) : NULL;
+    if (pr == NULL) {
+        httpd_reply_error(r, 400, "invalid_proposal",
+                          d != NULL && model_diags_count(d) > 0 ? model_diags_msg(d, 0)
+                                                                : "invalid rule");
+        goto out;
+    }
+    if (advisor_rule_blocked_host(rule, w->a->cfg.test_allow_loopback) != NULL) {
+        httpd_reply_error(r, 400, "invalid_argument",
+                          "the edited rule names an always-blocked destination");
+        goto out;
+    }
+    res = advisor_evaluate(w, &x.snap, x.c.rule_name, rule, &e);
+    if (!pv_ok(res)) {
+        advisor_reply_pv(r, res, "chunk");
+        goto out;
+    }
+    advisor_suggest(w, &x.snap, x.c.rule_name, rule, &e);
+    rule_text = advisor_json_canonical(rule);
+    free(x.c.proposed_rule);
+    x.c.proposed_rule = rule_text;
+    res = rule_text != NULL ? persist_eval(w, &x.c, &e, x.snap.hash)
+                            : pv_fail(PV_ERR_NOMEM, __func__);
+    advisor_eval_clear(&e);
+    if (!pv_ok(res)) {
+        advisor_reply_pv(r, res, "chunk");
+        goto out;
+    }
+    {
+        struct store_chunk fresh;
+        advisor_changed(w->a);
+        if (pv_ok(store_chunk_get(w->st, x.snap.sandbox, id, &fresh))) {
+            httpd_reply_json(r, 200, advisor_chunk_json(w, &fresh, true));
+            store_chunk_clear(&fresh);
+        } else {
+            httpd_reply_error(r, 500, "internal", "cannot read the edited chunk");
+        }
+    }
+out:
+    model_proposal_free(pr);
+    model_diags_free(d);
+    free(text);
+    json_decref(args);
+    decision_close(&x);
+}
+
+/* ===========================================================================
+ * Approve-all and clear
+ * ========================================================================= */
+
+struct ids_ctx {
+    char **ids;
+    size_t n;
+};
+
+static void ids_collect(void *arg, const struct store_chunk *c)
+{
+    struct ids_ctx *x = arg;
+    char **ids = realloc(x->ids, (x->n + 1) * sizeof(*ids));
+
+    if (ids != NULL) {
+        x->ids = ids;
+        x->ids[x->n] = pv_strdup(c->id);
+        if (x->ids[x->n] != NULL) {
+            x->n++;
+        }
+    }
+}
+
+void advisor_approve_all(struct advisor_worker *w, const char *sandbox, const char *body,
+                         size_t len, struct httpd_reply *r)
+{
+    json_t *args = body_object(body, len, r);
+    const json_t *approvals;
+    bool flagged;
+    struct ids_ctx ids = {0};
+    json_t *done = json_array();
+    json_t *skipped = json_array();
+    int64_t sid;
+    pv_result res;
+
+    if (args == NULL) {
+        json_decref(done);
+        json_decref(skipped);
+        return;
+    }
+    approvals = json_object_get(args, "approvals");
+    flagged = json_is_true(json_object_get(args, "include_security_flagged"));
+    res = advisor_sandbox_id(w, sandbox, &sid);
+    if (pv_ok(res) && approvals == NULL) {
+        res = store_chunk_each(w->st, sid, "pending", ids_collect, &ids);
+    }
+    if (!pv_ok(res)) {
+        advisor_reply_pv(r, res, "sandbox");
+        goto out;
+    }
+    if (approvals != NULL && !json_is_array(approvals)) {
+        httpd_reply_error(r, 400, "invalid_request",
+                          "approvals must be a list of {chunk_id, review_token}");
+        goto out;
+    }
+    {
+        size_t n = approvals != NULL ? json_array_size(approvals) : ids.n;
+        for (size_t i = 0; i < n; i++) {
+            const json_t *a = approvals != NULL ? json_array_get(approvals, i) : NULL;
+            const char *id =
+                a != NULL ? json_string_value(json_object_get(a, "chunk_id")) : ids.ids[i];
+            const char *tok =
+                a != NULL ? json_string_value(json_object_get(a, "review_token")) : NULL;
+            struct store_chunk c;
+            struct httpd_reply one;
+
+            if (id == NULL) {
+                json_array_append_new(
+                    skipped, json_pack("{s:s,s:s}", "chunk_id", "", "reason", "missing chunk_id"));
+                continue;
+            }
+            if (!pv_ok(store_chunk_get(w->st, sid, id, &c))) {
+                json_array_append_new(
+                    skipped, json_pack("{s:s,s:s}", "chunk_id", id, "reason", "chunk not found"));
+                continue;
+            }
+            if (strcmp(c.status, "pending") != 0) {
+                json_array_append_new(
+                    skipped, json_pack("{s:s,s:s}", "chunk_id", id, "reason", "not pending"));
+                store_chunk_clear(&c);
+                continue;
+            }
+            if (!flagged && c.security_notes[0] != '\0') {
+                json_array_append_new(skipped, json_pack("{s:s,s:s}", "chunk_id", id, "reason",
+                                                         "security notes (include_security_flagged "
+                                                         "to approve)"));
+                store_chunk_clear(&c);
+                continue;
+            }
+            /* Without an explicit token the stored evaluation is what the
+             * reviewer saw; approve_chunk checks it is still what holds. */
+            memset(&one, 0, sizeof(one));
+            approve_chunk(w, sandbox, id, tok != NULL ? tok : c.review_token, true, &one);
+            store_chunk_clear(&c);
+            if (one.status == 200) {
+                json_array_append(done, one.body);
+            } else {
+                const char *detail = json_string_value(json_object_get(one.body, "detail"));
+                json_array_append_new(skipped, json_pack("{s:s,s:s}", "chunk_id", id, "reason",
+                                                         detail != NULL ? detail : "refused"));
+            }
+            json_decref(one.body);
+        }
+    }
+    if (json_array_size(done) > 0) {
+        char line[256];
+        res = store_begin(w->st);
+        snprintf(line, sizeof(line),
+                 "CONFIG:MERGED [INFO] gateway bulk-approved %zu draft chunk(s) and skipped %zu",
+                 json_array_size(done), json_array_size(skipped));
+        if (pv_ok(res)) {
+            res = advisor_event(w->st, sandbox, "CONFIG:MERGED", line, NULL);
+            res = pv_ok(res) ? store_commit(w->st) : res;
+            if (!pv_ok(res)) {
+                store_rollback(w->st);
+            } else {
+                advisor_log_line(line);
+            }
+        }
+    }
+    httpd_reply_json(r, 200,
+                     json_pack("{s:O,s:O,s:I,s:I}", "approved", done, "skipped", skipped,
+                               "approved_chunks", (json_int_t)json_array_size(done),
+                               "skipped_chunks", (json_int_t)json_array_size(skipped)));
+out:
+    for (size_t i = 0; i < ids.n; i++) {
+        free(ids.ids[i]);
+    }
+    free(ids.ids);
+    json_decref(done);
+    json_decref(skipped);
+    json_decref(args);
+}
+
+void advisor_clear(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r)
+{
+    struct decision x;
+    int64_t n = 0;
+    char line[256];
+    pv_result res;
+
+    if (!decision_open(&x, w, sandbox, NULL, r)) {
+        return;
+    }
+    res = store_begin(w->st);
+    if (pv_ok(res)) {
+        res = store_chunk_clear_pending(w->st, x.snap.sandbox, &n);
+    }
+    snprintf(line, sizeof(line),
+             "CONFIG:REMOVED [INFO] gateway cleared %lld pending draft chunk(s)", (long long)n);
+    if (pv_ok(res) && n > 0) {
+        res = advisor_event(w->st, sandbox, "CONFIG:REMOVED", line,
+                            json_pack("{s:I}", "cleared", (json_int_t)n));
+    }
+    res = pv_ok(res) ? store_commit(w->st) : res;
+    if (!pv_ok(res)) {
+        store_rollback(w->st);
+        advisor_reply_pv(r, res, "sandbox");
+    } else {
+        if (n > 0) {
+            advisor_log_line(line);
+        }
+        advisor_changed(w->a);
+        httpd_reply_json(r, 200, json_pack("{s:I}", "cleared", (json_int_t)n));
+    }
+    decision_close(&x);
+}
+
+/* ===========================================================================
+ * Base policy
+ * ========================================================================= */
+
+void advisor_base_set(struct advisor_worker *w, const char *sandbox, const char *text, size_t len,
+                      const char *cause, struct httpd_reply *r)
+{
+    struct decision x;
+    struct model_diags *d = model_diags_new();
+    struct model_policy *p =
+        d != NULL ? model_policy_load("policy", text, len, MODEL_FMT_AUTO, d) : NULL;
+    char *yaml = p != NULL ? model_policy_to_yaml(p, NULL) : NULL;
+    struct store_revision base;
+    char blob[65];
+    char hash[65];
+    char err[1024] = "";
+    char line[512];
+    char suffix[160];
+    int64_t rev = 0;
+    struct advisor_composed comp;
+    pv_result res;
+
+    memset(&comp, 0, sizeof(comp));
+    if (p == NULL || yaml == NULL) {
+        json_t *diags = json_array();
+        for (size_t i = 0; d != NULL && i < model_diags_count(d) && i < 50; i++) {
+            json_array_append_new(diags, json_string(model_diags_line(d, i)));
+        }
+        httpd_reply_error(r, 400, "invalid_policy",
+                          d != NULL && model_diags_count(d) > 0 ? model_diags_line(d, 0)
+                                                                : "out of memory");
+        json_object_set_new(r->body, "diagnostics", diags);
+        goto done;
+    }
+    if (!decision_open(&x, w, sandbox, NULL, r)) {
+        goto done;
+    }
+    memset(&base, 0, sizeof(base));
+    res = store_begin(w->st);
+    if (pv_ok(res)) {
+        res = model_policy_sha256(p, hash);
+    }
+    if (pv_ok(res)) {
+        res = store_blob_put(w->st, yaml, strlen(yaml), blob);
+    }
+    if (pv_ok(res)) {
+        base.blob = blob;
+        base.hash = hash;
+        base.cause = PV_UNCONST(cause);
+        res = store_base_put(w->st, x.snap.sandbox, &base);
+    }
+    memset(&comp, 0, sizeof(comp));
+    if (pv_ok(res)) {
+        res = advisor_recompose(w, x.snap.sandbox, NULL, "base", &comp, err, sizeof(err));
+        rev = comp.rev;
+        memcpy(hash, comp.hash, sizeof(hash));
+    }
+    advisor_event_suffix(suffix, sizeof(suffix), rev, hash);
+    snprintf(line, sizeof(line), "CONFIG:MERGED [INFO] gateway set base policy revision %lld [%s]",
+             (long long)base.rev, suffix);
+    if (pv_ok(res)) {
+        res = advisor_event(w->st, sandbox, "CONFIG:MERGED", line,
+                            json_pack("{s:I,s:s,s:I,s:s,s:O,s:O}", "base_revision",
+                                      (json_int_t)base.rev, "base_blob", blob, "version",
+                                      (json_int_t)rev, "hash", hash, "chunks", comp.chunks,
+                                      "suspended", comp.suspended));
+    }
+    if (pv_ok(res)) {
+        struct model_policy *eff = advisor_compose(w, x.snap.sandbox, NULL, err, sizeof(err));
+        res = eff != NULL ? advisor_reconcile(w, sandbox, x.snap.sandbox, eff, hash, rev, NULL,
+                                              advisor_now_ms())
+                          : pv_fail(PV_ERR_POLICY, __func__);
+        model_policy_free(eff);
+    }
+    res = pv_ok(res) ? store_commit(w->st) : res;
+    if (!pv_ok(res)) {
+        store_rollback(w->st);
+        if (err[0] != '\0') {
+            char detail[1200];
+            snprintf(detail, sizeof(detail), "the base policy cannot be composed: %s", err);
+            httpd_reply_error(r, 409, "failed_precondition", detail);
+        } else {
+            advisor_reply_pv(r, res, "sandbox");
+        }
+    } else {
+        advisor_log_line(line);
+        advisor_changed(w->a);
+        httpd_reply_json(r, 200,
+                         json_pack("{s:I,s:I,s:s,s:O}", "base_revision", (json_int_t)base.rev,
+                                   "policy_version", (json_int_t)rev, "policy_hash", hash,
+                                   "suspended",
+                                   comp.suspended != NULL ? comp.suspended : json_array()));
+    }
+    decision_close(&x);
+done:
+    advisor_composed_clear(&comp);
+    free(yaml);
+    model_policy_free(p);
+    model_diags_free(d);
+}

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* advisor_view.c - reading the lifecycle: one chunk (agent or reviewer
+ * view), the long-poll on it, the list and the history
+ * (docs/advisor.md#wait).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "advisor/advisor.h"
+#include "advisor/advisor_int.h"
+#include "advisor/store.h"
+#include "common/pv_dynbuf.h"
+#include "common/pv_log.h"
+#include "model/model.h"
+
+/* ===========================================================================
+ * Reading
+ * ========================================================================= */
+
+void advisor_reply_chunk_missing(struct httpd_reply *r, const char *id)
+{
+    char detail[256];
+
+    snprintf(detail, sizeof(detail), "chunk '%.64s' is not present in this sandbox's draft policy",
+             id);
+    httpd_reply_error(r, 404, "chunk_not_found", detail);
+}
+
+void advisor_chunk_show(struct advisor_worker *w, const char *sandbox, const char *id,
+                        bool reviewer, struct httpd_reply *r)
+{
+    struct store_chunk c;
+    int64_t sid;
+    pv_result res = advisor_sandbox_id(w, sandbox, &sid);
+
+    if (!pv_ok(res)) {
+        advisor_reply_pv(r, res, "sandbox");
+        return;
+    }
+    res = store_chunk_get(w->st, sid, id, &c);
+    if (!pv_ok(res)) {
+        if (res.err == PV_ERR_NOTFOUND) {
+            advisor_reply_chunk_missing(r, id);
+        } else {
+            advisor_reply_pv(r, res, "chunk");
+        }
+        return;
+    }
+    httpd_reply_json(r, 200, advisor_chunk_json(w, &c, reviewer));
+    store_chunk_clear(&c);
+}
+
+void advisor_chunk_wait(struct advisor_worker *w, const char *sandbox, const char *id,
+                        unsigned timeout_s, struct advisor_hold *hold, struct httpd_reply *r)
+{
+    int64_t deadline = advisor_now_ms() + (int64_t)timeout_s * 1000;
+    int64_t sid;
+    pv_result res = advisor_sandbox_id(w, sandbox, &sid);
+
+    if (!pv_ok(res)) {
+        advisor_reply_pv(r, res, "sandbox");
+        return;
+    }
+    for (;;) {
+        uint64_t seen = advisor_change_count(w->a);
+        struct store_chunk c;
+        res = store_chunk_get(w->st, sid, id, &c);
+        if (!pv_ok(res)) {
+            if (res.err == PV_ERR_NOTFOUND) {
+                advisor_reply_chunk_missing(r, id);
+            } else {
+                advisor_reply_pv(r, res, "chunk");
+            }
+            return;
+        }
+        if (strcmp(c.status, "pending") != 0 || advisor_now_ms() >= deadline ||
+            advisor_stopping(w->a)) {
+            json_t *j = advisor_chunk_json(w, &c, false);
+            if (j != NULL && strcmp(c.status, "pending") == 0) {
+                json_object_set_new(j, "timed_out", json_true());
+            }
+            httpd_reply_json(r, 200, j);
+            store_chunk_clear(&c);
+            return;
+        }
+        store_chunk_clear(&c);
+        if (!advisor_hold_wait(w->a, hold, seen, deadline)) {
+            deadline = 0; /* the client left: answer now, the reply is dropped */
+        }
+    }
+}
+
+struct list_ctx {
+    struct advisor_worker *w;
+    json_t *arr;
+    bool reviewer;
+};
+
+static void list_one(void *arg, const struct store_chunk *c)
+{
+    struct list_ctx *x = arg;
+    json_array_append_new(x->arr, advisor_chunk_json(x->w, c, x->reviewer));
+}
+
+void advisor_chunk_list(struct advisor_worker *w, const char *sandbox, const char *status,
+                        bool reviewer, struct httpd_reply *r)
+{
+    struct list_ctx x = {.w = w, .arr = json_array(), .reviewer = reviewer};
+    int64_t sid;
+    pv_result res = advisor_sandbox_id(w, sandbox, &sid);
+
+    if (pv_ok(res) && status != NULL && strcmp(status, "pending") != 0 &&
+        strcmp(status, "approved") != 0 && strcmp(status, "rejected") != 0 &&
+        strcmp(status, "suspended") != 0) {
+        json_decref(x.arr);
+        httpd_reply_error(r, 400, "invalid_request",
+                          "status must be one of pending, approved, rejected, suspended");
+        return;
+    }
+    if (pv_ok(res)) {
+        res = store_chunk_each(w->st, sid, status, list_one, &x);
+    }
+    if (!pv_ok(res)) {
+        json_decref(x.arr);
+        advisor_reply_pv(r, res, "sandbox");
+        return;
+    }
+    httpd_reply_json(r, 200, json_pack("{s:s,s:o}", "sandbox", sandbox, "chunks", x.arr));
+}
+
+struct history_ctx {
+    json_t *arr;
+};
+
+static void history_one(void *arg, const struct store_chunk *c)
+{
+    struct history_ctx *x = arg;
+    char msg[512];
+
+    snprintf(msg, sizeof(msg), "Rule '%s' proposed (confidence: %d%%)", c->rule_name,
+             (int)(c->confidence * 100.0 + 0.5));
+    json_array_append_new(x->arr,
+                          json_pack("{s:I,s:s,s:s,s:s}", "timestamp_ms", (json_int_t)c->created_ms,
+                                    "event", "proposed", "chunk_id", c->id, "message", msg));
+    if (c->decided_ms > 0 && strcmp(c->status, "pending") != 0) {
+        snprintf(msg, sizeof(msg), "Rule '%s' %s%s%s", c->rule_name, c->status,
+                 c->rejection_reason[0] != '\0' ? ": " : "", c->rejection_reason);
+        json_array_append_new(x->arr, json_pack("{s:I,s:s,s:s,s:s}", "timestamp_ms",
+                                                (json_int_t)c->decided_ms, "event", c->status,
+                                                "chunk_id", c->id, "message", msg));
+    }
+}
+
+static int by_time(const void *a, const void *b)
+{
+    json_int_t x = json_integer_value(json_object_get(*(json_t *const *)a, "timestamp_ms"));
+    json_int_t y = json_integer_value(json_object_get(*(json_t *const *)b, "timestamp_ms"));
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
+void advisor_history(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r)
+{
+    struct history_ctx x = {.arr = json_array()};
+    int64_t sid;
+    pv_result res = advisor_sandbox_id(w, sandbox, &sid);
+    size_t n;
+    json_t **v;
+    json_t *sorted = json_array();
+
+    if (pv_ok(res)) {
+        res = store_chunk_each(w->st, sid, NULL, history_one, &x);
+    }
+    if (!pv_ok(res) || sorted == NULL) {
+        json_decref(x.arr);
+        json_decref(sorted);
+        advisor_reply_pv(r, res, "sandbox");
+        return;
+    }
+    n = json_array_size(x.arr);
+    v = pv_calloc(n + 1, sizeof(*v));
+    for (size_t i = 0; v != NULL && i < n; i++) {
+        v[i] = json_array_get(x.arr, i);
+    }
+    if (v != NULL) {
+        /* Stable enough: entries of one chunk have increasing times. */
+        qsort(v, n, sizeof(*v), by_time);
+        for (size_t i = 0; i < n; i++) {
+            json_array_append(sorted, v[i]);
+        }
+    }
+    free(v);
+    json_decref(x.arr);
+    httpd_reply_json(r, 200, json_pack("{s:s,s:o}", "sandbox", sandbox, "history", sorted));
+}
