@@ -419,6 +419,41 @@ static pv_result peers_unchanged(struct advisor_worker *w, const struct advisor_
     return PV_RESULT_OK;
 }
 
+/* The CONFIG:APPROVED event of an approval written in revision 'rev'
+ * ('line' its shorthand): the decision, the inputs a replay needs and the
+ * composition. Inside the transaction. */
+static pv_result approval_event(struct advisor_worker *w, const struct advisor_snapshot *snap,
+                                const struct store_chunk *c, const struct advisor_eval *e,
+                                const char *candidate_blob, int64_t rev, const char *hash,
+                                const char *resolved_from, const char *narrowed_from,
+                                const char *line)
+{
+    json_t *inputs = approval_inputs(w, snap, c, candidate_blob);
+    json_t *comp = advisor_composition(w, snap->sandbox);
+    json_t *extra;
+
+    if (comp == NULL) {
+        json_decref(inputs);
+        inputs = NULL;
+    }
+    extra = inputs != NULL ? json_pack("{s:s,s:b,s:s,s:s,s:s,s:I,s:s,s:o}", "chunk_id", c->id,
+                                       "auto", c->auto_approved, "source", c->analysis_mode,
+                                       "prover_delta", e->empty ? "empty" : "findings",
+                                       "resolved_from", resolved_from != NULL ? resolved_from : "",
+                                       "version", (json_int_t)rev, "hash", hash, "inputs", inputs)
+                           : NULL;
+    if (extra != NULL && json_object_update(extra, comp) != 0) {
+        json_decref(extra);
+        extra = NULL;
+    }
+    json_decref(comp);
+    if (extra != NULL && narrowed_from != NULL) {
+        json_object_set_new(extra, "narrowed_from", advisor_load_json(narrowed_from));
+    }
+    PV_ENSURE(extra != NULL, PV_ERR_IO);
+    return advisor_event(w->st, snap->name, "CONFIG:APPROVED", line, extra);
+}
+
 /* Approve 'c' (status 'expect') into revision: write the candidate as the
  * next revision, mark the chunk, record the event, reconcile. Inside the
  * transaction, under the stripe lock, with 'snap' current. */
@@ -519,32 +554,7 @@ pv_result advisor_approve_in_tx_as(struct advisor_worker *w, const struct adviso
                  c->id, c->rule_name, desc, suffix);
     }
     free(desc);
-    {
-        json_t *inputs = approval_inputs(w, snap, c, blob);
-        json_t *comp = advisor_composition(w, snap->sandbox);
-        json_t *extra;
-        if (comp == NULL) {
-            json_decref(inputs);
-            inputs = NULL;
-        }
-        extra = inputs != NULL
-                    ? json_pack("{s:s,s:b,s:s,s:s,s:s,s:I,s:s,s:o}", "chunk_id", c->id, "auto",
-                                is_auto, "source", c->analysis_mode, "prover_delta",
-                                e->empty ? "empty" : "findings", "resolved_from",
-                                resolved_from != NULL ? resolved_from : "", "version",
-                                (json_int_t)rev, "hash", hash, "inputs", inputs)
-                    : NULL;
-        if (extra != NULL && json_object_update(extra, comp) != 0) {
-            json_decref(extra);
-            extra = NULL;
-        }
-        json_decref(comp);
-        if (extra != NULL && narrowed_from != NULL) {
-            json_object_set_new(extra, "narrowed_from", advisor_load_json(narrowed_from));
-        }
-        PV_ENSURE(extra != NULL, PV_ERR_IO);
-        PV_GUARD(advisor_event(w->st, snap->name, "CONFIG:APPROVED", line, extra));
-    }
+    PV_GUARD(approval_event(w, snap, c, e, blob, rev, hash, resolved_from, narrowed_from, line));
     return advisor_reconcile(w, snap->name, snap->sandbox, e->candidate, hash, rev, c->id, now);
 }
 

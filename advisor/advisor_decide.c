@@ -404,6 +404,9 @@ static pv_result chunk_leave(struct advisor_worker *w, struct store_chunk *c, bo
 }
 
 /* Reject (from pending or approved) or undo (approved -> pending). */
+/* Over 100 lines: reject and undo are one compare-and-set transaction
+ * (status, recomposition, event) whose two variants differ in a few lines;
+ * the lifecycle C API (docs/architecture.md#advisor) is where it splits. */
 static void remove_or_reject(struct advisor_worker *w, const char *sandbox, const char *id,
                              const char *body, size_t len, bool undo, struct httpd_reply *r)
 {
@@ -635,6 +638,9 @@ static void ids_collect(void *arg, const struct store_chunk *c)
     }
 }
 
+/* Over 100 lines: the batch reads as one pass (collect, check each token,
+ * approve in order, answer); it moves into the lifecycle C API with the
+ * single-chunk decisions. */
 void advisor_approve_all(struct advisor_worker *w, const char *sandbox, const char *body,
                          size_t len, struct httpd_reply *r)
 {

@@ -229,6 +229,34 @@ static bool dedup(struct advisor_worker *w, struct submit_tx *x, pv_result *res)
     return done;
 }
 
+/* The record of a new pending chunk of submission 'x' (strings borrowed). */
+static void new_chunk(const struct submit_tx *x, int64_t draft, int64_t now, struct store_chunk *c)
+{
+    bool mechanistic = strcmp(x->mode, "mechanistic") == 0;
+
+    memset(c, 0, sizeof(*c));
+    c->id = PV_UNCONST(x->id);
+    c->sandbox = x->snap->sandbox;
+    c->draft_version = draft;
+    c->status = PV_UNCONST("pending");
+    c->rule_name = PV_UNCONST(x->name);
+    c->proposed_rule = PV_UNCONST(x->rule_text);
+    c->rationale = PV_UNCONST(x->intent != NULL ? x->intent : "");
+    c->confidence = x->meta != NULL ? x->meta->confidence : mechanistic ? 0.5 : 0.75;
+    c->created_ms = now;
+    c->host = PV_UNCONST(x->host);
+    c->port = x->port;
+    c->binary = PV_UNCONST(x->binary);
+    c->hit_count = x->meta != NULL ? x->meta->hits : 1;
+    c->first_seen_ms = x->meta != NULL ? x->meta->first_seen_ms : now;
+    c->last_seen_ms = x->meta != NULL ? x->meta->last_seen_ms : now;
+    c->rejection_reason = PV_UNCONST("");
+    c->analysis_mode = PV_UNCONST(x->mode);
+    c->dedup_key = mechanistic ? PV_UNCONST(x->key) : PV_UNCONST("");
+    c->stage = PV_UNCONST(x->meta != NULL ? x->meta->stage : mechanistic ? "mechanistic" : "agent");
+    c->decided_by = PV_UNCONST("");
+}
+
 static pv_result submit_tx(struct store *st, void *arg)
 {
     struct submit_tx *x = arg;
@@ -286,27 +314,7 @@ static pv_result submit_tx(struct store *st, void *arg)
         PV_BAIL(PV_ERR_CONFLICT);
     }
     PV_GUARD(advisor_evidence_put(w, e, evidence));
-    memset(&c, 0, sizeof(c));
-    c.id = PV_UNCONST(x->id);
-    c.sandbox = snap->sandbox;
-    c.draft_version = store_chunk_max_draft(st, snap->sandbox) + 1;
-    c.status = PV_UNCONST("pending");
-    c.rule_name = PV_UNCONST(x->name);
-    c.proposed_rule = PV_UNCONST(x->rule_text);
-    c.rationale = PV_UNCONST(x->intent != NULL ? x->intent : "");
-    c.confidence = x->meta != NULL ? x->meta->confidence : mechanistic ? 0.5 : 0.75;
-    c.created_ms = now;
-    c.host = PV_UNCONST(x->host);
-    c.port = x->port;
-    c.binary = PV_UNCONST(x->binary);
-    c.hit_count = x->meta != NULL ? x->meta->hits : 1;
-    c.first_seen_ms = x->meta != NULL ? x->meta->first_seen_ms : now;
-    c.last_seen_ms = x->meta != NULL ? x->meta->last_seen_ms : now;
-    c.rejection_reason = PV_UNCONST("");
-    c.analysis_mode = PV_UNCONST(x->mode);
-    c.dedup_key = mechanistic ? PV_UNCONST(x->key) : PV_UNCONST("");
-    c.stage = PV_UNCONST(x->meta != NULL ? x->meta->stage : mechanistic ? "mechanistic" : "agent");
-    c.decided_by = PV_UNCONST("");
+    new_chunk(x, store_chunk_max_draft(st, snap->sandbox) + 1, now, &c);
     advisor_apply_eval(&c, e, snap->hash, evidence);
     PV_GUARD(store_chunk_insert(st, &c));
     summary = advisor_rule_summary(x->rule, x->name);
@@ -336,6 +344,49 @@ static pv_result submit_tx(struct store *st, void *arg)
         PV_GUARD(res);
     }
     return PV_RESULT_OK;
+}
+
+/* Take the snapshot and evaluate one operation in it; a chunk a reviewer
+ * must decide also gets its narrowed suggestion (docs/advisor.md#suggestion).
+ * On success both are the caller's to clear. */
+static pv_result evaluate_op(struct advisor_worker *w, const char *sandbox, const char *name,
+                             const json_t *rule, struct advisor_snapshot *snap,
+                             struct advisor_eval *e)
+{
+    PV_GUARD(advisor_snapshot_take(w, sandbox, snap));
+    if (!pv_ok(advisor_evaluate(w, snap, name, rule, e))) {
+        advisor_snapshot_clear(snap);
+        PV_BAIL(PV_ERR_NOMEM);
+    }
+    if (!auto_gate(e)) {
+        advisor_suggest(w, snap, name, rule, e);
+    }
+    return PV_RESULT_OK;
+}
+
+/* The outcome of a commit 'x' that returned '*res': true when it went
+ * stale and is to be evaluated again (then *res is cleared); otherwise the
+ * operation's outcome is recorded in 'o' and a stored chunk logged. */
+static bool committed(struct advisor_worker *w, const struct submit_tx *x, pv_result *res,
+                      struct advisor_submission *o)
+{
+    if (!pv_ok(*res) && x->stale) {
+        *res = PV_RESULT_OK;
+        return true;
+    }
+    if (pv_ok(*res) && x->already) {
+        answer_already(o, x->snap, x->name, x->rule);
+    } else if (pv_ok(*res)) {
+        accept_one(o, x->name, x->chunk_id);
+        if (x->line[0] != '\0') {
+            advisor_log_line(x->line);
+        }
+        if (x->approved_line[0] != '\0') {
+            advisor_log_line(x->approved_line);
+        }
+        advisor_changed(w->a);
+    }
+    return false;
 }
 
 /* One operation of a submission: evaluate without any lock, commit through
@@ -378,17 +429,7 @@ static pv_result submit_one(struct advisor_worker *w, const char *sandbox, const
             held = advisor_stripe(a, sid);
             pthread_mutex_lock(held);
         }
-        res = advisor_snapshot_take(w, sandbox, &snap);
-        if (pv_ok(res)) {
-            res = advisor_evaluate(w, &snap, name, rule, &e);
-            if (!pv_ok(res)) {
-                advisor_snapshot_clear(&snap);
-            } else if (!auto_gate(&e)) {
-                /* a reviewer's chunk: offer a narrower rule if one proves
-                 * approvable (docs/advisor.md#suggestion) */
-                advisor_suggest(w, &snap, name, rule, &e);
-            }
-        }
+        res = evaluate_op(w, sandbox, name, rule, &snap, &e);
         if (!pv_ok(res)) {
             if (held != NULL) {
                 pthread_mutex_unlock(held);
@@ -422,21 +463,7 @@ static pv_result submit_one(struct advisor_worker *w, const char *sandbox, const
             x.meta = meta;
             x.may_approve = held != NULL;
             res = store_group_write(a->group, submit_tx, &x);
-            if (!pv_ok(res) && x.stale) {
-                res = PV_RESULT_OK;
-                retry = true;
-            } else if (pv_ok(res) && x.already) {
-                answer_already(o, &snap, name, rule);
-            } else if (pv_ok(res)) {
-                accept_one(o, name, x.chunk_id);
-                if (x.line[0] != '\0') {
-                    advisor_log_line(x.line);
-                }
-                if (x.approved_line[0] != '\0') {
-                    advisor_log_line(x.approved_line);
-                }
-                advisor_changed(a);
-            }
+            retry = committed(w, &x, &res, o);
         }
         if (held != NULL) {
             pthread_mutex_unlock(held);
