@@ -581,16 +581,61 @@ void advisor_chunk_wait(struct advisor_worker *w, const char *sandbox, const cha
                         unsigned timeout_s, struct advisor_hold *hold, struct httpd_reply *r);
 void advisor_chunk_list(struct advisor_worker *w, const char *sandbox, const char *status,
                         bool reviewer, struct httpd_reply *r);
-void advisor_approve(struct advisor_worker *w, const char *sandbox, const char *id,
-                     const char *body, size_t len, struct httpd_reply *r);
-/* Approve the chunk's narrowed suggestion instead of its rule
- * ({"review_token"} of the suggestion; docs/advisor.md#suggestion). */
-void advisor_approve_suggestion(struct advisor_worker *w, const char *sandbox, const char *id,
-                                const char *body, size_t len, struct httpd_reply *r);
-void advisor_reject(struct advisor_worker *w, const char *sandbox, const char *id, const char *body,
-                    size_t len, struct httpd_reply *r);
-void advisor_undo(struct advisor_worker *w, const char *sandbox, const char *id,
-                  struct httpd_reply *r);
+/* ---------------------------------------------------------------------------
+ * A reviewer's decision on one chunk (advisor_decide.c): the chunk id, the
+ * outcome in 'out', PV_RESULT_OK when decided. A refusal says why
+ * (out->refusal, out->detail; the result is PV_ERR_NOTFOUND, _CONFLICT,
+ * _USAGE or _INTERNAL); the routes (advisor_routes_chunk.c) map it to a
+ * status and an error name.
+ * ------------------------------------------------------------------------- */
+enum advisor_refusal {
+    ADVISOR_DECIDED,              /* done: chunk_id, status, policy_* */
+    ADVISOR_REFUSED_NOT_FOUND,    /* no such sandbox */
+    ADVISOR_REFUSED_NO_CHUNK,     /* no such chunk in the sandbox */
+    ADVISOR_REFUSED_CONFLICT,     /* a concurrent change won; refetch */
+    ADVISOR_REFUSED_PRECONDITION, /* the chunk's state does not allow it */
+    ADVISOR_REFUSED_STALE,        /* the token or the inputs changed; review again */
+    ADVISOR_REFUSED_INVALID,      /* the chunk can never be approved as it is */
+    ADVISOR_REFUSED_INTERNAL,     /* out of memory, the store failed */
+};
+struct advisor_decision {
+    enum advisor_refusal refusal;
+    char detail[2300];      /* why, when refused */
+    char chunk_id[65];      /* decided: the chunk */
+    const char *status;     /* decided: its new status (static) */
+    int64_t policy_version; /* decided: the revision written, 0 when none */
+    char policy_hash[65];   /* its hash */
+    bool narrowed;          /* decided: the narrowed suggestion was approved */
+};
+/* Approve chunk 'id' whose evaluation the reviewer read ('token', its
+ * review token), proved again against the policy of now. */
+pv_result advisor_approve(struct advisor_worker *w, const char *sandbox, const char *id,
+                          const char *token, struct advisor_decision *out) PV_WUR;
+/* Approve the chunk's narrowed suggestion instead of its rule ('token' the
+ * suggestion's review token; docs/advisor.md#suggestion). */
+pv_result advisor_approve_suggestion(struct advisor_worker *w, const char *sandbox, const char *id,
+                                     const char *token, struct advisor_decision *out) PV_WUR;
+/* Reject a pending, suspended or approved chunk ('reason' may be NULL; an
+ * approved chunk's grant leaves the policy). */
+pv_result advisor_reject(struct advisor_worker *w, const char *sandbox, const char *id,
+                         const char *reason, struct advisor_decision *out) PV_WUR;
+/* Undo an approval: the chunk is pending again, its grant gone. */
+pv_result advisor_undo(struct advisor_worker *w, const char *sandbox, const char *id,
+                       struct advisor_decision *out) PV_WUR;
+/* The routes of the four above (advisor_routes_chunk.c): parse the body
+ * ({"review_token"} or {"reason"}), decide, answer. */
+void advisor_route_approve(struct advisor_worker *w, const char *sandbox, const char *id,
+                           const char *body, size_t len, struct httpd_reply *r);
+void advisor_route_approve_suggestion(struct advisor_worker *w, const char *sandbox, const char *id,
+                                      const char *body, size_t len, struct httpd_reply *r);
+void advisor_route_reject(struct advisor_worker *w, const char *sandbox, const char *id,
+                          const char *body, size_t len, struct httpd_reply *r);
+void advisor_route_undo(struct advisor_worker *w, const char *sandbox, const char *id,
+                        struct httpd_reply *r);
+/* A decision as JSON ({chunk_id, status, policy_version, policy_hash,
+ * narrowed}) and as an answer (200, or the refusal's status and error). */
+json_t *advisor_decision_json(const struct advisor_decision *d);
+void advisor_reply_decision(struct httpd_reply *r, const struct advisor_decision *d);
 void advisor_edit(struct advisor_worker *w, const char *sandbox, const char *id, const char *body,
                   size_t len, struct httpd_reply *r);
 void advisor_approve_all(struct advisor_worker *w, const char *sandbox, const char *body,

@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,70 @@ static json_t *body_object(const char *body, size_t len, struct httpd_reply *r)
     return j;
 }
 
+/* A decision refused: why ('why') and the message ('fmt'). */
+static void refuse(struct advisor_decision *d, enum advisor_refusal why, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void refuse(struct advisor_decision *d, enum advisor_refusal why, const char *fmt, ...)
+{
+    va_list ap;
+
+    d->refusal = why;
+    va_start(ap, fmt);
+    vsnprintf(d->detail, sizeof(d->detail), fmt, ap);
+    va_end(ap);
+}
+
+/* The store failed under a decision on 'what' ("sandbox", "chunk"): the
+ * same refusal for every caller (advisor_reply_pv answers it alike). */
+static void store_failed(struct advisor_decision *d, pv_result res, const char *what)
+{
+    switch (res.err) {
+    case PV_ERR_NOTFOUND:
+        refuse(d, ADVISOR_REFUSED_NOT_FOUND, "%s not found", what);
+        return;
+    case PV_ERR_CONFLICT:
+        refuse(d, ADVISOR_REFUSED_CONFLICT,
+               "the chunk changed concurrently; refetch and try again");
+        return;
+    case PV_ERR_NOMEM:
+        refuse(d, ADVISOR_REFUSED_INTERNAL, "out of memory");
+        return;
+    default:
+        break;
+    }
+    pv_log_warnx("%s: %s failed: %s (%s)", what, pv_strerror(res.err),
+                 pv_debug_str != NULL ? pv_debug_str : "?", "see the store's state");
+    refuse(d, ADVISOR_REFUSED_INTERNAL, "the store failed; see the advisor's log");
+}
+
+static void decision_init(struct advisor_decision *d)
+{
+    memset(d, 0, sizeof(*d));
+    d->refusal = ADVISOR_REFUSED_INTERNAL; /* until decided */
+    snprintf(d->detail, sizeof(d->detail), "out of memory");
+}
+
+/* The pv_result of a decision: ok when decided, else the kind of refusal. */
+static pv_result decision_result(const struct advisor_decision *d)
+{
+    switch (d->refusal) {
+    case ADVISOR_DECIDED:
+        return PV_RESULT_OK;
+    case ADVISOR_REFUSED_NOT_FOUND:
+    case ADVISOR_REFUSED_NO_CHUNK:
+        PV_BAIL(PV_ERR_NOTFOUND);
+    case ADVISOR_REFUSED_CONFLICT:
+    case ADVISOR_REFUSED_PRECONDITION:
+    case ADVISOR_REFUSED_STALE:
+        PV_BAIL(PV_ERR_CONFLICT);
+    case ADVISOR_REFUSED_INVALID:
+        PV_BAIL(PV_ERR_USAGE);
+    case ADVISOR_REFUSED_INTERNAL:
+        break;
+    }
+    PV_BAIL(PV_ERR_INTERNAL);
+}
+
 /* Everything a reviewer decision on one chunk holds: the lock, the
  * snapshot, the chunk. */
 struct decision {
@@ -55,7 +120,7 @@ struct decision {
 };
 
 static bool decision_open(struct decision *x, struct advisor_worker *w, const char *sandbox,
-                          const char *id, struct httpd_reply *r)
+                          const char *id, struct advisor_decision *d)
 {
     struct store_sandbox sb;
     pv_result res;
@@ -64,7 +129,7 @@ static bool decision_open(struct decision *x, struct advisor_worker *w, const ch
     x->w = w;
     res = store_sandbox_get(w->st, sandbox, &sb);
     if (!pv_ok(res)) {
-        advisor_reply_pv(r, res, "sandbox");
+        store_failed(d, res, "sandbox");
         return false;
     }
     x->mu = advisor_stripe(w->a, sb.id);
@@ -75,14 +140,15 @@ static bool decision_open(struct decision *x, struct advisor_worker *w, const ch
         res = store_chunk_get(w->st, x->snap.sandbox, id, &x->c);
         x->have_chunk = pv_ok(res);
         if (res.err == PV_ERR_NOTFOUND) {
-            advisor_reply_chunk_missing(r, id);
+            refuse(d, ADVISOR_REFUSED_NO_CHUNK,
+                   "chunk '%.64s' is not present in this sandbox's draft policy", id);
             pthread_mutex_unlock(x->mu);
             advisor_snapshot_clear(&x->snap);
             return false;
         }
     }
     if (!pv_ok(res)) {
-        advisor_reply_pv(r, res, "sandbox");
+        store_failed(d, res, "sandbox");
         pthread_mutex_unlock(x->mu);
         advisor_snapshot_clear(&x->snap);
         return false;
@@ -130,12 +196,11 @@ static json_t *rule_of(const struct store_chunk *c)
  * approved instead; the answer then says "narrowed". */
 static void reviewer_approve(struct advisor_worker *w, struct decision *x,
                              const struct advisor_eval *e, const char *narrowed_from,
-                             struct httpd_reply *r)
+                             struct advisor_decision *d)
 {
     char line[8192];
     char *expect = pv_strdup(x->c.status);
     pv_result res = expect != NULL ? store_begin(w->st) : pv_fail(PV_ERR_NOMEM, __func__);
-    json_t *out;
 
     if (pv_ok(res)) {
         res = advisor_approve_in_tx_as(w, &x->snap, &x->c, e, expect, false, NULL, narrowed_from,
@@ -147,18 +212,17 @@ static void reviewer_approve(struct advisor_worker *w, struct decision *x,
     }
     free(expect);
     if (!pv_ok(res)) {
-        advisor_reply_pv(r, res, "chunk");
+        store_failed(d, res, "chunk");
         return;
     }
     advisor_log_line(line);
     advisor_changed(w->a);
-    out =
-        json_pack("{s:s,s:s,s:I,s:s}", "chunk_id", x->c.id, "status", "approved", "policy_version",
-                  (json_int_t)x->c.approved_rev, "policy_hash", e->candidate_hash);
-    if (out != NULL && narrowed_from != NULL) {
-        json_object_set_new(out, "narrowed", json_true());
-    }
-    httpd_reply_json(r, 200, out);
+    d->refusal = ADVISOR_DECIDED;
+    snprintf(d->chunk_id, sizeof(d->chunk_id), "%s", x->c.id);
+    d->status = "approved";
+    d->policy_version = x->c.approved_rev;
+    snprintf(d->policy_hash, sizeof(d->policy_hash), "%s", e->candidate_hash);
+    d->narrowed = narrowed_from != NULL;
 }
 
 /* Approve one chunk. In a batch (approve-all), an earlier approval of the
@@ -167,58 +231,53 @@ static void reviewer_approve(struct advisor_worker *w, struct decision *x,
  * moved policy reads exactly as the evaluation the reviewer saw (same
  * validation_result, same security notes, no error). */
 static void approve_chunk(struct advisor_worker *w, const char *sandbox, const char *id,
-                          const char *token, bool batch, struct httpd_reply *r)
+                          const char *token, bool batch, struct advisor_decision *d)
 {
     struct decision x;
     struct advisor_eval e;
     json_t *rule = NULL;
     const char *blocked;
-    char detail[2300];
     pv_result res;
 
-    if (!decision_open(&x, w, sandbox, id, r)) {
+    if (!decision_open(&x, w, sandbox, id, d)) {
         return;
     }
     if (strcmp(x.c.status, "pending") != 0 && strcmp(x.c.status, "rejected") != 0 &&
         strcmp(x.c.status, "suspended") != 0) {
         /* The reference's words; a suspended chunk is approvable too. */
-        snprintf(detail, sizeof(detail), "chunk status is '%s', expected 'pending' or 'rejected'",
-                 x.c.status);
-        httpd_reply_error(r, 409, "failed_precondition", detail);
+        refuse(d, ADVISOR_REFUSED_PRECONDITION,
+               "chunk status is '%s', expected 'pending' or 'rejected'", x.c.status);
         goto out;
     }
     if (strncmp(x.c.rule_name, "_provider_", 10) == 0) {
-        httpd_reply_error(r, 400, "invalid_argument",
-                          "chunk rule name uses the reserved '_provider_' prefix");
+        refuse(d, ADVISOR_REFUSED_INVALID, "chunk rule name uses the reserved '_provider_' prefix");
         goto out;
     }
     if (token == NULL || strcmp(token, x.c.review_token) != 0) {
-        httpd_reply_error(r, 412, "failed_precondition",
-                          "review token does not match the fetched proposal; refetch and review "
-                          "again");
+        refuse(d, ADVISOR_REFUSED_STALE,
+               "review token does not match the fetched proposal; refetch and review again");
         goto out;
     }
     rule = rule_of(&x.c);
     if (rule == NULL) {
-        httpd_reply_error(r, 500, "internal", "stored rule unreadable");
+        refuse(d, ADVISOR_REFUSED_INTERNAL, "stored rule unreadable");
         goto out;
     }
     blocked = advisor_rule_blocked_host(rule, w->a->cfg.test_allow_loopback);
     if (blocked != NULL) {
-        snprintf(detail, sizeof(detail),
-                 "proposed rule endpoint host '%s' is an always-blocked destination", blocked);
-        httpd_reply_error(r, 400, "invalid_argument", detail);
+        refuse(d, ADVISOR_REFUSED_INVALID,
+               "proposed rule endpoint host '%s' is an always-blocked destination", blocked);
         goto out;
     }
     res = advisor_evaluate(w, &x.snap, x.c.rule_name, rule, &e);
     if (!pv_ok(res)) {
-        advisor_reply_pv(r, res, "chunk");
+        store_failed(d, res, "chunk");
         goto out;
     }
     if (e.application_error[0] != '\0') {
         (void)persist_eval(w, &x.c, &e, x.snap.hash);
-        snprintf(detail, sizeof(detail), "proposal is not applicable: %s", e.application_error);
-        httpd_reply_error(r, 409, "failed_precondition", detail);
+        refuse(d, ADVISOR_REFUSED_PRECONDITION, "proposal is not applicable: %s",
+               e.application_error);
         advisor_eval_clear(&e);
         goto out;
     }
@@ -228,13 +287,12 @@ static void approve_chunk(struct advisor_worker *w, const char *sandbox, const c
         advisor_suggest(w, &x.snap, x.c.rule_name, rule, &e);
         (void)persist_eval(w, &x.c, &e, x.snap.hash);
         advisor_changed(w->a);
-        httpd_reply_error(
-            r, 412, "failed_precondition",
-            "proposal inputs changed; evaluation refreshed, refetch and review again");
+        refuse(d, ADVISOR_REFUSED_STALE,
+               "proposal inputs changed; evaluation refreshed, refetch and review again");
         advisor_eval_clear(&e);
         goto out;
     }
-    reviewer_approve(w, &x, &e, NULL, r);
+    reviewer_approve(w, &x, &e, NULL, d);
     advisor_eval_clear(&e);
 out:
     json_decref(rule);
@@ -253,11 +311,9 @@ static json_t *stored_suggestion(struct advisor_worker *w, const struct store_ch
     return sug;
 }
 
-void advisor_approve_suggestion(struct advisor_worker *w, const char *sandbox, const char *id,
-                                const char *body, size_t len, struct httpd_reply *r)
+pv_result advisor_approve_suggestion(struct advisor_worker *w, const char *sandbox, const char *id,
+                                     const char *token, struct advisor_decision *d)
 {
-    json_t *args = body_object(body, len, r);
-    const char *token = json_string_value(json_object_get(args, "review_token"));
     struct decision x;
     struct advisor_eval e;
     json_t *sug = NULL;
@@ -266,42 +322,36 @@ void advisor_approve_suggestion(struct advisor_worker *w, const char *sandbox, c
     char *original = NULL;
     pv_result res;
 
-    if (args == NULL) {
-        return;
-    }
-    if (!decision_open(&x, w, sandbox, id, r)) {
-        json_decref(args);
-        return;
+    decision_init(d);
+    if (!decision_open(&x, w, sandbox, id, d)) {
+        return decision_result(d);
     }
     if (strcmp(x.c.status, "pending") != 0 && strcmp(x.c.status, "rejected") != 0 &&
         strcmp(x.c.status, "suspended") != 0) {
-        char detail[160];
-        snprintf(detail, sizeof(detail), "chunk status is '%s', expected 'pending' or 'rejected'",
-                 x.c.status);
-        httpd_reply_error(r, 409, "failed_precondition", detail);
+        refuse(d, ADVISOR_REFUSED_PRECONDITION,
+               "chunk status is '%s', expected 'pending' or 'rejected'", x.c.status);
         goto out;
     }
     sug = stored_suggestion(w, &x.c);
     rule = json_object_get(sug, "rule");
     if (!json_is_object(rule)) {
-        httpd_reply_error(r, 409, "failed_precondition",
-                          "the chunk has no narrowed suggestion (none was proved approvable)");
+        refuse(d, ADVISOR_REFUSED_PRECONDITION,
+               "the chunk has no narrowed suggestion (none was proved approvable)");
         goto out;
     }
     if (token == NULL ||
         strcmp(token, json_string_value(json_object_get(sug, "review_token")) != NULL
                           ? json_string_value(json_object_get(sug, "review_token"))
                           : "") != 0) {
-        httpd_reply_error(r, 412, "failed_precondition",
-                          "review token does not match the fetched suggestion; refetch and review "
-                          "again");
+        refuse(d, ADVISOR_REFUSED_STALE,
+               "review token does not match the fetched suggestion; refetch and review again");
         goto out;
     }
     /* Proved again against the policy of now: the token names exactly the
      * evaluation the reviewer read. */
     res = advisor_evaluate(w, &x.snap, x.c.rule_name, rule, &e);
     if (!pv_ok(res)) {
-        advisor_reply_pv(r, res, "chunk");
+        store_failed(d, res, "chunk");
         goto out;
     }
     if (strcmp(e.review_token, token) != 0 || e.application_error[0] != '\0') {
@@ -315,9 +365,8 @@ void advisor_approve_suggestion(struct advisor_worker *w, const char *sandbox, c
             advisor_changed(w->a);
         }
         json_decref(orig);
-        httpd_reply_error(r, 412, "failed_precondition",
-                          "suggestion inputs changed; evaluation refreshed, refetch and review "
-                          "again");
+        refuse(d, ADVISOR_REFUSED_STALE,
+               "suggestion inputs changed; evaluation refreshed, refetch and review again");
         advisor_eval_clear(&e);
         goto out;
     }
@@ -325,29 +374,24 @@ void advisor_approve_suggestion(struct advisor_worker *w, const char *sandbox, c
     original = x.c.proposed_rule;
     x.c.proposed_rule = rule_text;
     if (rule_text == NULL) {
-        httpd_reply_error(r, 500, "internal", "out of memory");
+        refuse(d, ADVISOR_REFUSED_INTERNAL, "out of memory");
     } else {
-        reviewer_approve(w, &x, &e, original, r);
+        reviewer_approve(w, &x, &e, original, d);
     }
     advisor_eval_clear(&e);
     free(original);
 out:
     json_decref(sug);
-    json_decref(args);
     decision_close(&x);
+    return decision_result(d);
 }
 
-void advisor_approve(struct advisor_worker *w, const char *sandbox, const char *id,
-                     const char *body, size_t len, struct httpd_reply *r)
+pv_result advisor_approve(struct advisor_worker *w, const char *sandbox, const char *id,
+                          const char *token, struct advisor_decision *d)
 {
-    json_t *args = body_object(body, len, r);
-
-    if (args == NULL) {
-        return;
-    }
-    approve_chunk(w, sandbox, id, json_string_value(json_object_get(args, "review_token")), false,
-                  r);
-    json_decref(args);
+    decision_init(d);
+    approve_chunk(w, sandbox, id, token, false, d);
+    return decision_result(d);
 }
 
 /* Sanitised reason: control characters dropped, at most REASON_MAX bytes. */
@@ -407,13 +451,11 @@ static pv_result chunk_leave(struct advisor_worker *w, struct store_chunk *c, bo
 /* Over 100 lines: reject and undo are one compare-and-set transaction
  * (status, recomposition, event) whose two variants differ in a few lines;
  * the lifecycle C API (docs/architecture.md#advisor) is where it splits. */
-static void remove_or_reject(struct advisor_worker *w, const char *sandbox, const char *id,
-                             const char *body, size_t len, bool undo, struct httpd_reply *r)
+static pv_result remove_or_reject(struct advisor_worker *w, const char *sandbox, const char *id,
+                                  const char *reason_arg, bool undo, struct advisor_decision *d)
 {
     struct decision x;
-    json_t *args = undo ? json_object() : body_object(body, len, r);
     char *reason = NULL;
-    char detail[2300];
     char line[4096];
     char removed[4096] = "";
     char hash[65] = "";
@@ -422,31 +464,24 @@ static void remove_or_reject(struct advisor_worker *w, const char *sandbox, cons
     pv_result res;
     char *expect = NULL;
 
-    if (args == NULL) {
-        return;
-    }
-    reason = clean_reason(json_string_value(json_object_get(args, "reason")));
-    if (reason == NULL || !decision_open(&x, w, sandbox, id, r)) {
-        if (reason == NULL) {
-            httpd_reply_error(r, 500, "internal", "out of memory");
-        }
+    decision_init(d);
+    reason = clean_reason(undo ? NULL : reason_arg);
+    if (reason == NULL || !decision_open(&x, w, sandbox, id, d)) {
         free(reason);
-        json_decref(args);
-        return;
+        return decision_result(d);
     }
     was_approved = strcmp(x.c.status, "approved") == 0;
     if (undo ? !was_approved
              : (!was_approved && strcmp(x.c.status, "pending") != 0 &&
                 strcmp(x.c.status, "suspended") != 0)) {
-        snprintf(detail, sizeof(detail), "chunk status is '%s', expected %s", x.c.status,
-                 undo ? "'approved'" : "'pending' or 'approved'");
-        httpd_reply_error(r, 409, "failed_precondition", detail);
+        refuse(d, ADVISOR_REFUSED_PRECONDITION, "chunk status is '%s', expected %s", x.c.status,
+               undo ? "'approved'" : "'pending' or 'approved'");
         goto out;
     }
     expect = pv_strdup(x.c.status);
     res = expect != NULL ? store_begin(w->st) : pv_fail(PV_ERR_NOMEM, __func__);
     if (!pv_ok(res)) {
-        advisor_reply_pv(r, res, "chunk");
+        store_failed(d, res, "chunk");
         goto out;
     }
     if (was_approved) {
@@ -468,10 +503,9 @@ static void remove_or_reject(struct advisor_worker *w, const char *sandbox, cons
             advisor_composed_clear(&comp);
             store_rollback(w->st);
             if (err[0] != '\0') {
-                snprintf(detail, sizeof(detail), "cannot remove the chunk's grant: %s", err);
-                httpd_reply_error(r, 409, "failed_precondition", detail);
+                refuse(d, ADVISOR_REFUSED_PRECONDITION, "cannot remove the chunk's grant: %s", err);
             } else {
-                advisor_reply_pv(r, res, "chunk");
+                store_failed(d, res, "chunk");
             }
             goto out;
         }
@@ -497,7 +531,7 @@ static void remove_or_reject(struct advisor_worker *w, const char *sandbox, cons
     res = pv_ok(res) ? store_commit(w->st) : res;
     if (!pv_ok(res)) {
         store_rollback(w->st);
-        advisor_reply_pv(r, res, "chunk");
+        store_failed(d, res, "chunk");
         goto out;
     }
     if (removed[0] != '\0') {
@@ -507,36 +541,34 @@ static void remove_or_reject(struct advisor_worker *w, const char *sandbox, cons
         advisor_log_line(line);
     }
     advisor_changed(w->a);
-    {
-        json_t *out = json_pack("{s:s,s:s}", "chunk_id", x.c.id, "status", x.c.status);
-        if (out != NULL && rev > 0) {
-            json_object_set_new(out, "policy_version", json_integer(rev));
-            json_object_set_new(out, "policy_hash", json_string(hash));
-        }
-        httpd_reply_json(r, 200, out);
-    }
+    d->refusal = ADVISOR_DECIDED;
+    snprintf(d->chunk_id, sizeof(d->chunk_id), "%s", x.c.id);
+    d->status = undo ? "pending" : "rejected";
+    d->policy_version = rev;
+    memcpy(d->policy_hash, hash, sizeof(d->policy_hash));
 out:
     free(expect);
     free(reason);
-    json_decref(args);
     decision_close(&x);
+    return decision_result(d);
 }
 
-void advisor_reject(struct advisor_worker *w, const char *sandbox, const char *id, const char *body,
-                    size_t len, struct httpd_reply *r)
+pv_result advisor_reject(struct advisor_worker *w, const char *sandbox, const char *id,
+                         const char *reason, struct advisor_decision *d)
 {
-    remove_or_reject(w, sandbox, id, body, len, false, r);
+    return remove_or_reject(w, sandbox, id, reason, false, d);
 }
 
-void advisor_undo(struct advisor_worker *w, const char *sandbox, const char *id,
-                  struct httpd_reply *r)
+pv_result advisor_undo(struct advisor_worker *w, const char *sandbox, const char *id,
+                       struct advisor_decision *d)
 {
-    remove_or_reject(w, sandbox, id, NULL, 0, true, r);
+    return remove_or_reject(w, sandbox, id, NULL, true, d);
 }
 
 void advisor_edit(struct advisor_worker *w, const char *sandbox, const char *id, const char *body,
                   size_t len, struct httpd_reply *r)
 {
+    struct advisor_decision dd;
     struct decision x;
     struct advisor_eval e;
     json_t *args = body_object(body, len, r);
@@ -557,7 +589,9 @@ void advisor_edit(struct advisor_worker *w, const char *sandbox, const char *id,
         json_decref(args);
         return;
     }
-    if (!decision_open(&x, w, sandbox, id, r)) {
+    decision_init(&dd);
+    if (!decision_open(&x, w, sandbox, id, &dd)) {
+        advisor_reply_decision(r, &dd);
         json_decref(args);
         return;
     }
@@ -682,7 +716,7 @@ void advisor_approve_all(struct advisor_worker *w, const char *sandbox, const ch
             const char *tok =
                 a != NULL ? json_string_value(json_object_get(a, "review_token")) : NULL;
             struct store_chunk c;
-            struct httpd_reply one;
+            struct advisor_decision one;
 
             if (id == NULL) {
                 json_array_append_new(
@@ -709,17 +743,15 @@ void advisor_approve_all(struct advisor_worker *w, const char *sandbox, const ch
             }
             /* Without an explicit token the stored evaluation is what the
              * reviewer saw; approve_chunk checks it is still what holds. */
-            memset(&one, 0, sizeof(one));
+            decision_init(&one);
             approve_chunk(w, sandbox, id, tok != NULL ? tok : c.review_token, true, &one);
             store_chunk_clear(&c);
-            if (one.status == 200) {
-                json_array_append(done, one.body);
+            if (one.refusal == ADVISOR_DECIDED) {
+                json_array_append_new(done, advisor_decision_json(&one));
             } else {
-                const char *detail = json_string_value(json_object_get(one.body, "detail"));
-                json_array_append_new(skipped, json_pack("{s:s,s:s}", "chunk_id", id, "reason",
-                                                         detail != NULL ? detail : "refused"));
+                json_array_append_new(skipped,
+                                      json_pack("{s:s,s:s}", "chunk_id", id, "reason", one.detail));
             }
-            json_decref(one.body);
         }
     }
     if (json_array_size(done) > 0) {
@@ -754,12 +786,15 @@ out:
 
 void advisor_clear(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r)
 {
+    struct advisor_decision dd;
     struct decision x;
     int64_t n = 0;
     char line[256];
     pv_result res;
 
-    if (!decision_open(&x, w, sandbox, NULL, r)) {
+    decision_init(&dd);
+    if (!decision_open(&x, w, sandbox, NULL, &dd)) {
+        advisor_reply_decision(r, &dd);
         return;
     }
     res = store_begin(w->st);
@@ -793,6 +828,7 @@ void advisor_clear(struct advisor_worker *w, const char *sandbox, struct httpd_r
 void advisor_base_set(struct advisor_worker *w, const char *sandbox, const char *text, size_t len,
                       const char *cause, struct httpd_reply *r)
 {
+    struct advisor_decision dd;
     struct decision x;
     struct model_diags *d = model_diags_new();
     struct model_policy *p =
@@ -820,7 +856,9 @@ void advisor_base_set(struct advisor_worker *w, const char *sandbox, const char 
         json_object_set_new(r->body, "diagnostics", diags);
         goto done;
     }
-    if (!decision_open(&x, w, sandbox, NULL, r)) {
+    decision_init(&dd);
+    if (!decision_open(&x, w, sandbox, NULL, &dd)) {
+        advisor_reply_decision(r, &dd);
         goto done;
     }
     memset(&base, 0, sizeof(base));

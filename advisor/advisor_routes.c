@@ -549,18 +549,18 @@ static bool route_proposals(struct advisor *a, struct advisor_worker *w, const s
         return true;
     }
     case R_APPROVE:
-        advisor_approve(w, p0, p1, rq->body, rq->body_len, r);
+        advisor_route_approve(w, p0, p1, rq->body, rq->body_len, r);
         return true;
     case R_APPROVE_SUGGESTION:
-        advisor_approve_suggestion(w, p0, p1, rq->body, rq->body_len, r);
+        advisor_route_approve_suggestion(w, p0, p1, rq->body, rq->body_len, r);
         return true;
     case R_REJECT:
         if (reason_ok(rq, r)) {
-            advisor_reject(w, p0, p1, rq->body, rq->body_len, r);
+            advisor_route_reject(w, p0, p1, rq->body, rq->body_len, r);
         }
         return true;
     case R_UNDO:
-        advisor_undo(w, p0, p1, r);
+        advisor_route_undo(w, p0, p1, r);
         return true;
     case R_HISTORY:
         advisor_history(w, p0, r);

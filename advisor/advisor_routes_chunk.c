@@ -124,3 +124,130 @@ void advisor_route_submit(struct advisor_worker *w, const char *sandbox, const c
     }
     advisor_submission_clear(&o);
 }
+
+/* ===========================================================================
+ * A reviewer's decisions: approve, approve-suggestion, reject, undo
+ * ========================================================================= */
+
+/* Each refusal's status and error name. */
+static const struct {
+    unsigned status;
+    const char *error;
+} refusals[] = {
+    [ADVISOR_DECIDED] = {200, ""},
+    [ADVISOR_REFUSED_NOT_FOUND] = {404, "not_found"},
+    [ADVISOR_REFUSED_NO_CHUNK] = {404, "chunk_not_found"},
+    [ADVISOR_REFUSED_CONFLICT] = {409, "conflict"},
+    [ADVISOR_REFUSED_PRECONDITION] = {409, "failed_precondition"},
+    [ADVISOR_REFUSED_STALE] = {412, "failed_precondition"},
+    [ADVISOR_REFUSED_INVALID] = {400, "invalid_argument"},
+    [ADVISOR_REFUSED_INTERNAL] = {500, "internal"},
+};
+
+json_t *advisor_decision_json(const struct advisor_decision *d)
+{
+    json_t *j = json_pack("{s:s,s:s}", "chunk_id", d->chunk_id, "status",
+                          d->status != NULL ? d->status : "");
+
+    if (j != NULL && d->policy_version > 0) {
+        json_object_set_new(j, "policy_version", json_integer(d->policy_version));
+        json_object_set_new(j, "policy_hash", json_string(d->policy_hash));
+    }
+    if (j != NULL && d->narrowed) {
+        json_object_set_new(j, "narrowed", json_true());
+    }
+    return j;
+}
+
+void advisor_reply_decision(struct httpd_reply *r, const struct advisor_decision *d)
+{
+    size_t k = (size_t)d->refusal < PV_ARRAY_LEN(refusals) ? (size_t)d->refusal
+                                                           : (size_t)ADVISOR_REFUSED_INTERNAL;
+
+    if (d->refusal == ADVISOR_DECIDED) {
+        httpd_reply_json(r, 200, advisor_decision_json(d));
+    } else {
+        httpd_reply_error(r, refusals[k].status, refusals[k].error, d->detail);
+    }
+}
+
+/* An optional JSON object body ("" is {}); NULL with a 400 in 'r'. */
+static json_t *body_object(const char *body, size_t len, struct httpd_reply *r)
+{
+    json_error_t je;
+    json_t *j;
+
+    if (len == 0) {
+        return json_object();
+    }
+    j = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+    if (!json_is_object(j)) {
+        char detail[256];
+        json_decref(j);
+        snprintf(detail, sizeof(detail), "body:%d:%d: %s", je.line, je.column,
+                 j == NULL ? je.text : "expected a JSON object");
+        httpd_reply_error(r, 400, "invalid_json", detail);
+        return NULL;
+    }
+    return j;
+}
+
+enum decision_kind { APPROVE, APPROVE_SUGGESTION, REJECT };
+
+static void route_decision(struct advisor_worker *w, const char *sandbox, const char *id,
+                           const char *body, size_t len, enum decision_kind kind,
+                           struct httpd_reply *r)
+{
+    json_t *args = body_object(body, len, r);
+    struct advisor_decision d;
+    pv_result res = PV_RESULT_OK;
+
+    if (args == NULL) {
+        return;
+    }
+    switch (kind) {
+    case APPROVE:
+        res = advisor_approve(w, sandbox, id,
+                              json_string_value(json_object_get(args, "review_token")), &d);
+        break;
+    case APPROVE_SUGGESTION:
+        res = advisor_approve_suggestion(
+            w, sandbox, id, json_string_value(json_object_get(args, "review_token")), &d);
+        break;
+    case REJECT:
+        res =
+            advisor_reject(w, sandbox, id, json_string_value(json_object_get(args, "reason")), &d);
+        break;
+    }
+    (void)res; /* a refusal is in 'd' */
+    advisor_reply_decision(r, &d);
+    json_decref(args);
+}
+
+void advisor_route_approve(struct advisor_worker *w, const char *sandbox, const char *id,
+                           const char *body, size_t len, struct httpd_reply *r)
+{
+    route_decision(w, sandbox, id, body, len, APPROVE, r);
+}
+
+void advisor_route_approve_suggestion(struct advisor_worker *w, const char *sandbox, const char *id,
+                                      const char *body, size_t len, struct httpd_reply *r)
+{
+    route_decision(w, sandbox, id, body, len, APPROVE_SUGGESTION, r);
+}
+
+void advisor_route_reject(struct advisor_worker *w, const char *sandbox, const char *id,
+                          const char *body, size_t len, struct httpd_reply *r)
+{
+    route_decision(w, sandbox, id, body, len, REJECT, r);
+}
+
+void advisor_route_undo(struct advisor_worker *w, const char *sandbox, const char *id,
+                        struct httpd_reply *r)
+{
+    struct advisor_decision d;
+    pv_result res = advisor_undo(w, sandbox, id, &d);
+
+    (void)res; /* a refusal is in 'd' */
+    advisor_reply_decision(r, &d);
+}

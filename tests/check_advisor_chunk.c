@@ -243,17 +243,17 @@ START_TEST(test_manual_transitions)
     snprintf(body, sizeof(body), "{\"review_token\":\"%s\"}", str(j, "review_token"));
     json_decref(j);
     /* pending -> approved needs the fetched token */
-    json_decref(call(advisor_approve, c1, "{\"review_token\":\"nope\"}", 412));
-    json_decref(call(advisor_approve, c1, body, 200));
+    json_decref(call(advisor_route_approve, c1, "{\"review_token\":\"nope\"}", 412));
+    json_decref(call(advisor_route_approve, c1, body, 200));
     h1 = policy_hash();
     ck_assert_str_ne(h0, h1);
     /* approved -> approved is refused */
-    json_decref(call(advisor_approve, c1, body, 409));
+    json_decref(call(advisor_route_approve, c1, body, 409));
     /* approved -> pending (undo) restores the exact policy */
     {
         struct httpd_reply r;
         memset(&r, 0, sizeof(r));
-        advisor_undo(w, "sb", c1, &r);
+        advisor_route_undo(w, "sb", c1, &r);
         ck_assert_uint_eq(r.status, 200);
         json_decref(r.body);
     }
@@ -263,7 +263,7 @@ START_TEST(test_manual_transitions)
         free(h);
     }
     /* pending -> rejected, with the reason kept */
-    json_decref(call(advisor_reject, c1, "{\"reason\":\"not now\"}", 200));
+    json_decref(call(advisor_route_reject, c1, "{\"reason\":\"not now\"}", 200));
     j = show(c1);
     ck_assert_str_eq(str(j, "status"), "rejected");
     ck_assert_str_eq(str(j, "rejection_reason"), "not now");
@@ -273,14 +273,14 @@ START_TEST(test_manual_transitions)
     {
         struct httpd_reply r;
         memset(&r, 0, sizeof(r));
-        advisor_approve(w, "sb", c1, body, strlen(body), &r);
+        advisor_route_approve(w, "sb", c1, body, strlen(body), &r);
         if (r.status == 412) { /* the evaluation was refreshed by undo: refetch */
             json_decref(r.body);
             j = show(c1);
             snprintf(body, sizeof(body), "{\"review_token\":\"%s\"}", str(j, "review_token"));
             json_decref(j);
             memset(&r, 0, sizeof(r));
-            advisor_approve(w, "sb", c1, body, strlen(body), &r);
+            advisor_route_approve(w, "sb", c1, body, strlen(body), &r);
         }
         ck_assert_uint_eq(r.status, 200);
         json_decref(r.body);
@@ -295,7 +295,7 @@ START_TEST(test_manual_transitions)
         free(h);
     }
     /* approved -> rejected removes the grant */
-    json_decref(call(advisor_reject, c1, "{}", 200));
+    json_decref(call(advisor_route_reject, c1, "{}", 200));
     {
         char *h = policy_hash();
         ck_assert_str_eq(h, h0);
@@ -344,13 +344,13 @@ START_TEST(test_folded_undo_and_reconcile)
     ck_assert_str_eq(str(j, "status"), "rejected");
     ck_assert(strstr(str(j, "rejection_reason"), "superseded by chunk ") != NULL);
     json_decref(j);
-    json_decref(call(advisor_approve, c1, body, 200));
+    json_decref(call(advisor_route_approve, c1, body, 200));
     /* Undo inverts the folded merge exactly. */
     {
         struct httpd_reply r;
         char *h;
         memset(&r, 0, sizeof(r));
-        advisor_undo(w, "sb", c1, &r);
+        advisor_route_undo(w, "sb", c1, &r);
         ck_assert_uint_eq(r.status, 200);
         json_decref(r.body);
         h = policy_hash();
@@ -382,7 +382,7 @@ START_TEST(test_folded_undo_and_reconcile)
         j = show(c5);
         snprintf(body, sizeof(body), "{\"review_token\":\"%s\"}", str(j, "review_token"));
         json_decref(j);
-        json_decref(call(advisor_approve, c5, body, 200));
+        json_decref(call(advisor_route_approve, c5, body, 200));
         json_decref(r.body);
         j = show(c4);
         ck_assert_str_eq(str(j, "status"), "rejected");
@@ -440,7 +440,7 @@ static void advisor_undo_call(struct advisor_worker *wk, const char *sb, const c
 {
     (void)body;
     (void)len;
-    advisor_undo(wk, sb, id, r);
+    advisor_route_undo(wk, sb, id, r);
 }
 
 static void approve_all_call(struct advisor_worker *wk, const char *sb, const char *id,
@@ -472,7 +472,7 @@ static void approve_ok(const char *id)
     char body[256];
 
     token_body(id, body, sizeof(body));
-    json_decref(call(advisor_approve, id, body, 200));
+    json_decref(call(advisor_route_approve, id, body, 200));
 }
 
 static void status_is(const char *id, const char *want)
@@ -600,7 +600,7 @@ START_TEST(test_vec_reject_reason_round_trips)
     json_t *j;
 
     submit("ex", "example.com", "GET", "/x", id);
-    json_decref(call(advisor_reject, id, "{\"reason\":\"use the internal mirror\"}", 200));
+    json_decref(call(advisor_route_reject, id, "{\"reason\":\"use the internal mirror\"}", 200));
     j = show(id);
     ck_assert_str_eq(str(j, "status"), "rejected");
     ck_assert_str_eq(str(j, "rejection_reason"), "use the internal mirror");
@@ -617,7 +617,7 @@ START_TEST(test_vec_undo_after_reject_clears_reason)
     json_t *j;
 
     submit("ex", "example.com", "GET", "/x", id);
-    json_decref(call(advisor_reject, id, "{\"reason\":\"no\"}", 200));
+    json_decref(call(advisor_route_reject, id, "{\"reason\":\"no\"}", 200));
     approve_ok(id);
     json_decref(call(advisor_undo_call, id, "", 200));
     j = show(id);
@@ -676,15 +676,15 @@ START_TEST(test_vec_cross_sandbox_not_found)
     ck_assert_uint_eq(r.status, 404);
     json_decref(r.body);
     memset(&r, 0, sizeof(r));
-    advisor_approve(w, "other", id, "{}", 2, &r);
+    advisor_route_approve(w, "other", id, "{}", 2, &r);
     ck_assert_uint_eq(r.status, 404);
     json_decref(r.body);
     memset(&r, 0, sizeof(r));
-    advisor_reject(w, "other", id, "{}", 2, &r);
+    advisor_route_reject(w, "other", id, "{}", 2, &r);
     ck_assert_uint_eq(r.status, 404);
     json_decref(r.body);
     memset(&r, 0, sizeof(r));
-    advisor_undo(w, "other", id, &r);
+    advisor_route_undo(w, "other", id, &r);
     ck_assert_uint_eq(r.status, 404);
     json_decref(r.body);
     status_is(id, "pending");
@@ -1043,14 +1043,14 @@ START_TEST(test_vec_changed_inputs_refresh_token)
     ck_assert_uint_eq(r.status, 200);
     json_decref(r.body);
     memset(&r, 0, sizeof(r));
-    advisor_approve(w, "sb", id, old, strlen(old), &r);
+    advisor_route_approve(w, "sb", id, old, strlen(old), &r);
     ck_assert_uint_eq(r.status, 412);
     ck_assert(strstr(json_string_value(json_object_get(r.body, "detail")), "inputs changed") !=
               NULL);
     json_decref(r.body);
     token_body(id, fresh, sizeof(fresh));
     ck_assert_str_ne(old, fresh);
-    json_decref(call(advisor_approve, id, fresh, 200));
+    json_decref(call(advisor_route_approve, id, fresh, 200));
 }
 END_TEST
 
@@ -1081,7 +1081,7 @@ START_TEST(test_vec_reserved_provider_prefix)
     store_chunk_clear(&c);
     store_sandbox_clear(&sb);
     token_body(id, body, sizeof(body));
-    j = call(advisor_approve, id, body, 400);
+    j = call(advisor_route_approve, id, body, 400);
     ck_assert(strstr(json_string_value(json_object_get(j, "detail")), "'_provider_'") != NULL);
     json_decref(j);
     status_is(id, "pending");
@@ -1235,7 +1235,7 @@ static void approve_fresh(const char *id)
 
     token_body(id, body, sizeof(body));
     memset(&r, 0, sizeof(r));
-    advisor_approve(w, "sb", id, body, strlen(body), &r);
+    advisor_route_approve(w, "sb", id, body, strlen(body), &r);
     json_decref(r.body);
     if (r.status == 412) {
         approve_ok(id);
@@ -1396,6 +1396,60 @@ START_TEST(test_submit_c_api)
     ck_assert_int_eq(advisor_proposal_parse("{\"operations\":", 14, &p, d).err, PV_ERR_POLICY);
     ck_assert_uint_gt(model_diags_count(d), 0);
     model_diags_free(d);
+}
+END_TEST
+
+/* The decisions as a C API: outcomes and refusals as data, no HTTP. Each
+ * refusal kind is the one its route maps (a wrong kind would answer the
+ * wrong status). */
+START_TEST(test_decision_c_api)
+{
+    struct advisor_decision d;
+    char id[64];
+    char token[80];
+    json_t *j;
+    int64_t r0;
+
+    submit("capi", "api.github.com", "POST", "/repos/capi", id);
+    j = show(id);
+    snprintf(token, sizeof(token), "%s", str(j, "review_token"));
+    json_decref(j);
+    /* refusals */
+    ck_assert_int_eq(advisor_approve(w, "sb", id, "nope", &d).err, PV_ERR_CONFLICT);
+    ck_assert_int_eq(d.refusal, ADVISOR_REFUSED_STALE);
+    ck_assert(strstr(d.detail, "review token does not match") != NULL);
+    ck_assert_int_eq(advisor_undo(w, "sb", id, &d).err, PV_ERR_CONFLICT);
+    ck_assert_int_eq(d.refusal, ADVISOR_REFUSED_PRECONDITION);
+    ck_assert_str_eq(d.detail, "chunk status is 'pending', expected 'approved'");
+    ck_assert_int_eq(advisor_approve(w, "sb", "no-such-chunk", token, &d).err, PV_ERR_NOTFOUND);
+    ck_assert_int_eq(d.refusal, ADVISOR_REFUSED_NO_CHUNK);
+    ck_assert_int_eq(advisor_reject(w, "nosuch", id, NULL, &d).err, PV_ERR_NOTFOUND);
+    ck_assert_int_eq(d.refusal, ADVISOR_REFUSED_NOT_FOUND);
+    ck_assert_str_eq(d.detail, "sandbox not found");
+    ck_assert_int_eq(advisor_approve_suggestion(w, "sb", id, token, &d).err, PV_ERR_CONFLICT);
+    ck_assert(strstr(d.detail, "no narrowed suggestion") != NULL);
+    status_is(id, "pending"); /* no refusal changed anything */
+    /* approve: the outcome names the revision written */
+    r0 = rev_now();
+    ck_assert(pv_ok(advisor_approve(w, "sb", id, token, &d)));
+    ck_assert_int_eq(d.refusal, ADVISOR_DECIDED);
+    ck_assert_str_eq(d.chunk_id, id);
+    ck_assert_str_eq(d.status, "approved");
+    ck_assert_int_eq(d.policy_version, rev_now());
+    ck_assert_int_gt(d.policy_version, r0);
+    ck_assert_uint_eq(strlen(d.policy_hash), 64);
+    ck_assert(!d.narrowed);
+    /* reject an approved chunk: its grant leaves, a new revision */
+    ck_assert(pv_ok(advisor_reject(w, "sb", id, "not\x01 now", &d)));
+    ck_assert_str_eq(d.status, "rejected");
+    ck_assert_int_eq(d.policy_version, rev_now());
+    ck_assert_int_gt(d.policy_version, r0 + 1);
+    j = show(id);
+    ck_assert_str_eq(str(j, "rejection_reason"), "not now"); /* control bytes dropped */
+    json_decref(j);
+    /* the same decision twice: refused, not repeated */
+    ck_assert_int_eq(advisor_reject(w, "sb", id, "again", &d).err, PV_ERR_CONFLICT);
+    ck_assert_int_eq(d.refusal, ADVISOR_REFUSED_PRECONDITION);
 }
 END_TEST
 
@@ -1687,10 +1741,10 @@ START_TEST(test_suggestion_proved_and_approved)
         json_decref(r.body);
     }
     /* a stale or foreign token applies nothing */
-    json_decref(call(advisor_approve_suggestion, id, "{\"review_token\":\"00\"}", 412));
+    json_decref(call(advisor_route_approve_suggestion, id, "{\"review_token\":\"00\"}", 412));
     snprintf(body, sizeof(body), "{\"review_token\":\"%s\"}", str(sug, "review_token"));
     json_decref(j);
-    json_decref(call(advisor_approve_suggestion, id, body, 200));
+    json_decref(call(advisor_route_approve_suggestion, id, body, 200));
     j = show(id);
     ck_assert_str_eq(str(j, "status"), "approved");
     ck_assert_str_eq(str(j, "validation_result"), "prover: no new findings");
@@ -1711,7 +1765,7 @@ START_TEST(test_suggestion_none_without_denials)
     j = show(id);
     ck_assert_ptr_null(json_object_get(json_object_get(j, "evidence"), "suggestion"));
     json_decref(j);
-    json_decref(call(advisor_approve_suggestion, id, "{\"review_token\":\"00\"}", 409));
+    json_decref(call(advisor_route_approve_suggestion, id, "{\"review_token\":\"00\"}", 409));
 }
 END_TEST
 
@@ -1753,6 +1807,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_submit_zero_accepted_says_why);
     tcase_add_test(t, test_submit_already_allowed_says_why);
     tcase_add_test(t, test_submit_c_api);
+    tcase_add_test(t, test_decision_c_api);
     tcase_add_test(t, test_reproof_dormant_undo_suspends);
     tcase_add_test(t, test_reproof_credentials_suspend);
     tcase_add_test(t, test_reproof_unrelated_base_keeps);
