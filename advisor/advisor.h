@@ -4,14 +4,20 @@
  * The advisor turns proposals into decisions and decisions into the policy a
  * sandbox's proxy enforces (docs/advisor.md). Files, one concept each:
  *
- *   store.h, store_sqlite.c  durable state behind a narrow interface
+ *   store.h, store_sqlite.c  durable state behind a narrow interface; one
+ *                            file per table (store_sandbox.c, store_revision.c,
+ *                            store_chunk.c, store_event.c; store_int.h)
  *   advisor_util.c           ids, clocks, digests, small JSON helpers
  *   advisor_settings.c       the settings keys, their validation and scopes
  *   advisor_rule.c           reading a proposed rule: summary, security
  *                            notes, always-blocked destinations, event text
  *   advisor_prover.c         the prover client (libcurl, kept-alive)
  *   advisor_eval.c           evaluating a chunk: merge, validate, prove, token
- *   advisor_chunk.c          the lifecycle: submit, approve, reject, undo, ...
+ *   advisor_submit.c         the lifecycle (a C API, docs/architecture.md#advisor):
+ *                            a parsed proposal becomes chunks
+ *   advisor_decide.c         a reviewer's decisions, a new base policy
+ *   advisor_view.c           reading chunks: show, wait, list, history
+ *   advisor_chunk.c          the steps they share (advisor_int.h)
  *   advisor_events.c         the decision events (OCSF shorthand + JSON)
  *   advisor_peers.c          peer sandboxes: registered addresses,
  *                            target_sandbox composition, pushing dependents
@@ -19,7 +25,9 @@
  *                            identity may call (prover /v1/discover)
  *   advisor_mapper.c         the mechanistic mapper: proxies' denials in,
  *                            narrow mechanistic proposals out
- *   advisor_routes.c         the HTTP API on libhttpd
+ *   advisor_routes.c         the HTTP API on libhttpd: parse, call the
+ *                            lifecycle, map its result (advisor_routes_chunk.c,
+ *                            advisor_routes_sandbox.c)
  *   advisor_api.c            /openapi.json
  *   advisor_ui.c             /ui/: the reviewer inbox's static files
  *   advisor_child.c          running proviso-prover as a child process
@@ -568,19 +576,37 @@ pv_result advisor_submit(struct advisor_worker *w, const char *sandbox, const ch
  * outcomes ('mode' is the analysis_mode argument, may be NULL). */
 void advisor_route_submit(struct advisor_worker *w, const char *sandbox, const char *mode,
                           const char *body, size_t len, struct httpd_reply *r);
-/* Show, wait and list answer one chunk view: 'reviewer' (the admin token)
- * adds the reviewer-only fields (evidence, security_notes, rationale, the
- * proposed rule, ...); otherwise the agent view a sandbox's token may read.
- * wait is the agent view always. */
-void advisor_chunk_show(struct advisor_worker *w, const char *sandbox, const char *id,
-                        bool reviewer, struct httpd_reply *r);
-/* Long-poll until chunk 'id' leaves pending or 'timeout_s' passes; 'hold'
- * (borrowed, may be NULL) is the caller's slot, which also ends the wait
- * when the client goes away. */
-void advisor_chunk_wait(struct advisor_worker *w, const char *sandbox, const char *id,
-                        unsigned timeout_s, struct advisor_hold *hold, struct httpd_reply *r);
-void advisor_chunk_list(struct advisor_worker *w, const char *sandbox, const char *status,
-                        bool reviewer, struct httpd_reply *r);
+/* Show, wait and list read one chunk view (advisor_view.c): 'reviewer'
+ * (the admin token) adds the reviewer-only fields (evidence,
+ * security_notes, rationale, the proposed rule, ...); otherwise the agent
+ * view a sandbox's token may read. wait is the agent view always. The view
+ * (a new reference) into out->json; a refusal into out->refusal and
+ * out->detail (enum advisor_refusal below). */
+struct advisor_view {
+    json_t *json;
+    int refusal; /* enum advisor_refusal; ADVISOR_DECIDED (0) when read */
+    char detail[256];
+};
+void advisor_view_clear(struct advisor_view *v);
+pv_result advisor_chunk_get(struct advisor_worker *w, const char *sandbox, const char *id,
+                            bool reviewer, struct advisor_view *out) PV_WUR;
+/* Long-poll until chunk 'id' leaves pending or 'timeout_s' passes
+ * ("timed_out": true then); 'hold' (borrowed, may be NULL) is the caller's
+ * slot, which also ends the wait when the client goes away. */
+pv_result advisor_chunk_wait(struct advisor_worker *w, const char *sandbox, const char *id,
+                             unsigned timeout_s, struct advisor_hold *hold,
+                             struct advisor_view *out) PV_WUR;
+/* {"sandbox", "chunks": [...]}, 'status' (may be NULL) one of pending,
+ * approved, rejected, suspended. */
+pv_result advisor_chunk_list(struct advisor_worker *w, const char *sandbox, const char *status,
+                             bool reviewer, struct advisor_view *out) PV_WUR;
+/* Their routes (advisor_routes_chunk.c). */
+void advisor_route_chunk_show(struct advisor_worker *w, const char *sandbox, const char *id,
+                              bool reviewer, struct httpd_reply *r);
+void advisor_route_chunk_wait(struct advisor_worker *w, const char *sandbox, const char *id,
+                              unsigned timeout_s, struct advisor_hold *hold, struct httpd_reply *r);
+void advisor_route_chunk_list(struct advisor_worker *w, const char *sandbox, const char *status,
+                              bool reviewer, struct httpd_reply *r);
 /* ---------------------------------------------------------------------------
  * A reviewer's decision on one chunk (advisor_decide.c): the chunk id, the
  * outcome in 'out', PV_RESULT_OK when decided. A refusal says why
@@ -597,6 +623,7 @@ enum advisor_refusal {
     ADVISOR_REFUSED_STALE,        /* the token or the inputs changed; review again */
     ADVISOR_REFUSED_INVALID,      /* the chunk can never be approved as it is */
     ADVISOR_REFUSED_INTERNAL,     /* out of memory, the store failed */
+    ADVISOR_REFUSED_BAD_REQUEST,  /* an argument out of its range */
 };
 struct advisor_decision {
     enum advisor_refusal refusal;

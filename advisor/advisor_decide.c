@@ -102,6 +102,7 @@ static pv_result decision_result(const struct advisor_decision *d)
     case ADVISOR_REFUSED_STALE:
         PV_BAIL(PV_ERR_CONFLICT);
     case ADVISOR_REFUSED_INVALID:
+    case ADVISOR_REFUSED_BAD_REQUEST:
         PV_BAIL(PV_ERR_USAGE);
     case ADVISOR_REFUSED_INTERNAL:
         break;

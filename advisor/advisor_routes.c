@@ -512,7 +512,7 @@ static bool route_proposals(struct advisor *a, struct advisor_worker *w, const s
         advisor_route_submit(w, p0, httpd_req_arg(rq, "analysis_mode"), rq->body, rq->body_len, r);
         return true;
     case R_LIST:
-        advisor_chunk_list(w, p0, httpd_req_arg(rq, "status"), rq->principal == 0, r);
+        advisor_route_chunk_list(w, p0, httpd_req_arg(rq, "status"), rq->principal == 0, r);
         return true;
     case R_DENIALS: {
         struct store_sandbox sb;
@@ -533,7 +533,7 @@ static bool route_proposals(struct advisor *a, struct advisor_worker *w, const s
         advisor_clear(w, p0, r);
         return true;
     case R_CHUNK:
-        advisor_chunk_show(w, p0, p1, rq->principal == 0, r);
+        advisor_route_chunk_show(w, p0, p1, rq->principal == 0, r);
         return true;
     case R_EDIT:
         advisor_edit(w, p0, p1, rq->body, rq->body_len, r);
@@ -541,9 +541,9 @@ static bool route_proposals(struct advisor *a, struct advisor_worker *w, const s
     case R_WAIT: {
         struct advisor_hold hold;
         if (hold_begin(a, &hold, ADVISOR_HOLD_WAIT, rq, r)) {
-            advisor_chunk_wait(w, p0, p1,
-                               advisor_route_arg_uint(rq, "timeout", 60, 1, ADVISOR_LONGPOLL_MAX_S),
-                               &hold, r);
+            advisor_route_chunk_wait(
+                w, p0, p1, advisor_route_arg_uint(rq, "timeout", 60, 1, ADVISOR_LONGPOLL_MAX_S),
+                &hold, r);
             hold_end(a, &hold, r);
         }
         return true;

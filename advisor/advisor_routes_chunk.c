@@ -142,7 +142,18 @@ static const struct {
     [ADVISOR_REFUSED_STALE] = {412, "failed_precondition"},
     [ADVISOR_REFUSED_INVALID] = {400, "invalid_argument"},
     [ADVISOR_REFUSED_INTERNAL] = {500, "internal"},
+    [ADVISOR_REFUSED_BAD_REQUEST] = {400, "invalid_request"},
 };
+
+/* A refusal as an answer: its status and error name from the table. */
+static void reply_refused(struct httpd_reply *r, int refusal, const char *detail)
+{
+    size_t k = refusal > 0 && (size_t)refusal < PV_ARRAY_LEN(refusals)
+                   ? (size_t)refusal
+                   : (size_t)ADVISOR_REFUSED_INTERNAL;
+
+    httpd_reply_error(r, refusals[k].status, refusals[k].error, detail);
+}
 
 json_t *advisor_decision_json(const struct advisor_decision *d)
 {
@@ -250,4 +261,46 @@ void advisor_route_undo(struct advisor_worker *w, const char *sandbox, const cha
 
     (void)res; /* a refusal is in 'd' */
     advisor_reply_decision(r, &d);
+}
+
+/* ===========================================================================
+ * Reading: a chunk, the long-poll on it, the list
+ * ========================================================================= */
+
+static void reply_view(struct httpd_reply *r, pv_result res, struct advisor_view *v)
+{
+    if (pv_ok(res)) {
+        httpd_reply_json(r, 200, v->json);
+        v->json = NULL; /* the reply owns it */
+    } else {
+        reply_refused(r, v->refusal, v->detail);
+    }
+    advisor_view_clear(v);
+}
+
+void advisor_route_chunk_show(struct advisor_worker *w, const char *sandbox, const char *id,
+                              bool reviewer, struct httpd_reply *r)
+{
+    struct advisor_view v;
+    pv_result res = advisor_chunk_get(w, sandbox, id, reviewer, &v);
+
+    reply_view(r, res, &v);
+}
+
+void advisor_route_chunk_wait(struct advisor_worker *w, const char *sandbox, const char *id,
+                              unsigned timeout_s, struct advisor_hold *hold, struct httpd_reply *r)
+{
+    struct advisor_view v;
+    pv_result res = advisor_chunk_wait(w, sandbox, id, timeout_s, hold, &v);
+
+    reply_view(r, res, &v);
+}
+
+void advisor_route_chunk_list(struct advisor_worker *w, const char *sandbox, const char *status,
+                              bool reviewer, struct httpd_reply *r)
+{
+    struct advisor_view v;
+    pv_result res = advisor_chunk_list(w, sandbox, status, reviewer, &v);
+
+    reply_view(r, res, &v);
 }

@@ -30,62 +30,90 @@ void advisor_reply_chunk_missing(struct httpd_reply *r, const char *id)
     httpd_reply_error(r, 404, "chunk_not_found", detail);
 }
 
-void advisor_chunk_show(struct advisor_worker *w, const char *sandbox, const char *id,
-                        bool reviewer, struct httpd_reply *r)
+void advisor_view_clear(struct advisor_view *v)
+{
+    json_decref(v->json);
+    memset(v, 0, sizeof(*v));
+}
+
+/* A view refused: why and the message. */
+static pv_result view_refused(struct advisor_view *v, enum advisor_refusal why, pv_result res,
+                              const char *what, const char *id)
+{
+    v->refusal = why;
+    if (why == ADVISOR_REFUSED_NO_CHUNK) {
+        snprintf(v->detail, sizeof(v->detail),
+                 "chunk '%.64s' is not present in this sandbox's draft policy", id);
+    } else if (res.err == PV_ERR_NOTFOUND) {
+        v->refusal = ADVISOR_REFUSED_NOT_FOUND;
+        snprintf(v->detail, sizeof(v->detail), "%s not found", what);
+    } else if (res.err == PV_ERR_NOMEM) {
+        v->refusal = ADVISOR_REFUSED_INTERNAL;
+        snprintf(v->detail, sizeof(v->detail), "out of memory");
+    } else {
+        v->refusal = ADVISOR_REFUSED_INTERNAL;
+        snprintf(v->detail, sizeof(v->detail), "the store failed; see the advisor's log");
+        pv_log_warnx("%s: %s failed: %s", what, pv_strerror(res.err),
+                     pv_debug_str != NULL ? pv_debug_str : "?");
+    }
+    return pv_ok(res) ? pv_fail(PV_ERR_NOTFOUND, __func__) : res;
+}
+
+/* Read chunk 'id' of sandbox 'sid' into 'c', or refuse. */
+static pv_result chunk_read(struct advisor_worker *w, int64_t sid, const char *id,
+                            struct store_chunk *c, struct advisor_view *v)
+{
+    pv_result res = store_chunk_get(w->st, sid, id, c);
+
+    if (!pv_ok(res)) {
+        return view_refused(
+            v, res.err == PV_ERR_NOTFOUND ? ADVISOR_REFUSED_NO_CHUNK : ADVISOR_REFUSED_INTERNAL,
+            res, "chunk", id);
+    }
+    return PV_RESULT_OK;
+}
+
+pv_result advisor_chunk_get(struct advisor_worker *w, const char *sandbox, const char *id,
+                            bool reviewer, struct advisor_view *out)
 {
     struct store_chunk c;
     int64_t sid;
     pv_result res = advisor_sandbox_id(w, sandbox, &sid);
 
+    memset(out, 0, sizeof(*out));
     if (!pv_ok(res)) {
-        advisor_reply_pv(r, res, "sandbox");
-        return;
+        return view_refused(out, ADVISOR_REFUSED_NOT_FOUND, res, "sandbox", id);
     }
-    res = store_chunk_get(w->st, sid, id, &c);
-    if (!pv_ok(res)) {
-        if (res.err == PV_ERR_NOTFOUND) {
-            advisor_reply_chunk_missing(r, id);
-        } else {
-            advisor_reply_pv(r, res, "chunk");
-        }
-        return;
-    }
-    httpd_reply_json(r, 200, advisor_chunk_json(w, &c, reviewer));
+    PV_GUARD(chunk_read(w, sid, id, &c, out));
+    out->json = advisor_chunk_json(w, &c, reviewer);
     store_chunk_clear(&c);
+    return PV_RESULT_OK;
 }
 
-void advisor_chunk_wait(struct advisor_worker *w, const char *sandbox, const char *id,
-                        unsigned timeout_s, struct advisor_hold *hold, struct httpd_reply *r)
+pv_result advisor_chunk_wait(struct advisor_worker *w, const char *sandbox, const char *id,
+                             unsigned timeout_s, struct advisor_hold *hold,
+                             struct advisor_view *out)
 {
     int64_t deadline = advisor_now_ms() + (int64_t)timeout_s * 1000;
     int64_t sid;
     pv_result res = advisor_sandbox_id(w, sandbox, &sid);
 
+    memset(out, 0, sizeof(*out));
     if (!pv_ok(res)) {
-        advisor_reply_pv(r, res, "sandbox");
-        return;
+        return view_refused(out, ADVISOR_REFUSED_NOT_FOUND, res, "sandbox", id);
     }
     for (;;) {
         uint64_t seen = advisor_change_count(w->a);
         struct store_chunk c;
-        res = store_chunk_get(w->st, sid, id, &c);
-        if (!pv_ok(res)) {
-            if (res.err == PV_ERR_NOTFOUND) {
-                advisor_reply_chunk_missing(r, id);
-            } else {
-                advisor_reply_pv(r, res, "chunk");
-            }
-            return;
-        }
+        PV_GUARD(chunk_read(w, sid, id, &c, out));
         if (strcmp(c.status, "pending") != 0 || advisor_now_ms() >= deadline ||
             advisor_stopping(w->a)) {
-            json_t *j = advisor_chunk_json(w, &c, false);
-            if (j != NULL && strcmp(c.status, "pending") == 0) {
-                json_object_set_new(j, "timed_out", json_true());
+            out->json = advisor_chunk_json(w, &c, false);
+            if (out->json != NULL && strcmp(c.status, "pending") == 0) {
+                json_object_set_new(out->json, "timed_out", json_true());
             }
-            httpd_reply_json(r, 200, j);
             store_chunk_clear(&c);
-            return;
+            return PV_RESULT_OK;
         }
         store_chunk_clear(&c);
         if (!advisor_hold_wait(w->a, hold, seen, deadline)) {
@@ -106,30 +134,32 @@ static void list_one(void *arg, const struct store_chunk *c)
     json_array_append_new(x->arr, advisor_chunk_json(x->w, c, x->reviewer));
 }
 
-void advisor_chunk_list(struct advisor_worker *w, const char *sandbox, const char *status,
-                        bool reviewer, struct httpd_reply *r)
+pv_result advisor_chunk_list(struct advisor_worker *w, const char *sandbox, const char *status,
+                             bool reviewer, struct advisor_view *out)
 {
     struct list_ctx x = {.w = w, .arr = json_array(), .reviewer = reviewer};
     int64_t sid;
     pv_result res = advisor_sandbox_id(w, sandbox, &sid);
 
+    memset(out, 0, sizeof(*out));
     if (pv_ok(res) && status != NULL && strcmp(status, "pending") != 0 &&
         strcmp(status, "approved") != 0 && strcmp(status, "rejected") != 0 &&
         strcmp(status, "suspended") != 0) {
         json_decref(x.arr);
-        httpd_reply_error(r, 400, "invalid_request",
-                          "status must be one of pending, approved, rejected, suspended");
-        return;
+        out->refusal = ADVISOR_REFUSED_BAD_REQUEST;
+        snprintf(out->detail, sizeof(out->detail),
+                 "status must be one of pending, approved, rejected, suspended");
+        PV_BAIL(PV_ERR_USAGE);
     }
     if (pv_ok(res)) {
         res = store_chunk_each(w->st, sid, status, list_one, &x);
     }
     if (!pv_ok(res)) {
         json_decref(x.arr);
-        advisor_reply_pv(r, res, "sandbox");
-        return;
+        return view_refused(out, ADVISOR_REFUSED_NOT_FOUND, res, "sandbox", NULL);
     }
-    httpd_reply_json(r, 200, json_pack("{s:s,s:o}", "sandbox", sandbox, "chunks", x.arr));
+    out->json = json_pack("{s:s,s:o}", "sandbox", sandbox, "chunks", x.arr);
+    return out->json != NULL ? PV_RESULT_OK : pv_fail(PV_ERR_NOMEM, __func__);
 }
 
 struct history_ctx {

@@ -60,7 +60,7 @@ static json_t *show(const char *id)
     struct httpd_reply r;
 
     memset(&r, 0, sizeof(r));
-    advisor_chunk_show(w, "sb", id, true, &r);
+    advisor_route_chunk_show(w, "sb", id, true, &r);
     ck_assert_uint_eq(r.status, 200);
     return r.body;
 }
@@ -311,7 +311,7 @@ START_TEST(test_manual_transitions)
         ck_assert_int_eq(json_integer_value(json_object_get(r.body, "cleared")), 1);
         json_decref(r.body);
         memset(&r, 0, sizeof(r));
-        advisor_chunk_show(w, "sb", c2, true, &r);
+        advisor_route_chunk_show(w, "sb", c2, true, &r);
         ck_assert_uint_eq(r.status, 404);
         json_decref(r.body);
     }
@@ -585,7 +585,7 @@ START_TEST(test_vec_lifecycle_round_trip)
         ck_assert_int_eq(json_integer_value(json_object_get(r.body, "cleared")), 1);
         json_decref(r.body);
         memset(&r, 0, sizeof(r));
-        advisor_chunk_list(w, "sb", NULL, true, &r);
+        advisor_route_chunk_list(w, "sb", NULL, true, &r);
         ck_assert_uint_eq(json_array_size(json_object_get(r.body, "chunks")), 0);
         json_decref(r.body);
     }
@@ -672,7 +672,7 @@ START_TEST(test_vec_cross_sandbox_not_found)
     make_sandbox("other", base_policy);
     submit("ex", "example.com", "GET", "/x", id);
     memset(&r, 0, sizeof(r));
-    advisor_chunk_show(w, "other", id, true, &r);
+    advisor_route_chunk_show(w, "other", id, true, &r);
     ck_assert_uint_eq(r.status, 404);
     json_decref(r.body);
     memset(&r, 0, sizeof(r));
@@ -876,13 +876,13 @@ START_TEST(test_vec_agent_view)
     for (int reviewer = 0; reviewer < 2; reviewer++) {
         struct httpd_reply r;
         memset(&r, 0, sizeof(r));
-        advisor_chunk_list(w, "sb", NULL, reviewer != 0, &r);
+        advisor_route_chunk_list(w, "sb", NULL, reviewer != 0, &r);
         ck_assert_uint_eq(r.status, 200);
         ck_assert_uint_eq(json_array_size(json_object_get(r.body, "chunks")), 1);
         agent_view_is(json_array_get(json_object_get(r.body, "chunks"), 0), reviewer != 0);
         json_decref(r.body);
         memset(&r, 0, sizeof(r));
-        advisor_chunk_show(w, "sb", id, reviewer != 0, &r);
+        advisor_route_chunk_show(w, "sb", id, reviewer != 0, &r);
         ck_assert_uint_eq(r.status, 200);
         agent_view_is(r.body, reviewer != 0);
         if (reviewer != 0) {
@@ -894,7 +894,7 @@ START_TEST(test_vec_agent_view)
     {
         struct httpd_reply r;
         memset(&r, 0, sizeof(r));
-        advisor_chunk_wait(w, "sb", id, 1, NULL, &r);
+        advisor_route_chunk_wait(w, "sb", id, 1, NULL, &r);
         ck_assert_uint_eq(r.status, 200);
         agent_view_is(r.body, false);
         json_decref(r.body);
@@ -938,7 +938,7 @@ START_TEST(test_vec_link_local_refused)
         json_decref(j);
     }
     memset(&r, 0, sizeof(r));
-    advisor_chunk_list(w, "sb", NULL, true, &r);
+    advisor_route_chunk_list(w, "sb", NULL, true, &r);
     ck_assert_uint_eq(json_array_size(json_object_get(r.body, "chunks")), 0);
     json_decref(r.body);
 }
@@ -1009,7 +1009,7 @@ START_TEST(test_vec_invalid_candidate_rejected)
                   "%s", reason);
     json_decref(j);
     memset(&r, 0, sizeof(r));
-    advisor_chunk_list(w, "sb", NULL, true, &r);
+    advisor_route_chunk_list(w, "sb", NULL, true, &r);
     ck_assert_uint_eq(json_array_size(json_object_get(r.body, "chunks")), 0);
     json_decref(r.body);
 }
@@ -1450,6 +1450,25 @@ START_TEST(test_decision_c_api)
     /* the same decision twice: refused, not repeated */
     ck_assert_int_eq(advisor_reject(w, "sb", id, "again", &d).err, PV_ERR_CONFLICT);
     ck_assert_int_eq(d.refusal, ADVISOR_REFUSED_PRECONDITION);
+    /* the views: data in, refusals as kinds */
+    {
+        struct advisor_view v;
+        ck_assert(pv_ok(advisor_chunk_get(w, "sb", id, false, &v)));
+        ck_assert_str_eq(str(v.json, "status"), "rejected");
+        ck_assert_ptr_null(json_object_get(v.json, "evidence")); /* the agent view */
+        advisor_view_clear(&v);
+        ck_assert(!pv_ok(advisor_chunk_get(w, "sb", "no-such-chunk", true, &v)));
+        ck_assert_int_eq(v.refusal, ADVISOR_REFUSED_NO_CHUNK);
+        ck_assert_ptr_null(v.json);
+        ck_assert(!pv_ok(advisor_chunk_list(w, "sb", "approvedx", true, &v)));
+        ck_assert_int_eq(v.refusal, ADVISOR_REFUSED_BAD_REQUEST);
+        ck_assert(!pv_ok(advisor_chunk_list(w, "nosuch", NULL, true, &v)));
+        ck_assert_int_eq(v.refusal, ADVISOR_REFUSED_NOT_FOUND);
+        ck_assert_str_eq(v.detail, "sandbox not found");
+        ck_assert(pv_ok(advisor_chunk_list(w, "sb", "rejected", true, &v)));
+        ck_assert_uint_eq(json_array_size(json_object_get(v.json, "chunks")), 1);
+        advisor_view_clear(&v);
+    }
 }
 END_TEST
 
@@ -1728,7 +1747,7 @@ START_TEST(test_suggestion_proved_and_approved)
          * suggested rule in /wait's answer (never the credentials) */
         struct httpd_reply r;
         memset(&r, 0, sizeof(r));
-        advisor_chunk_wait(w, "sb", id, 1, NULL, &r);
+        advisor_route_chunk_wait(w, "sb", id, 1, NULL, &r);
         ck_assert_uint_eq(r.status, 200);
         ck_assert(json_is_true(json_object_get(r.body, "timed_out")));
         ck_assert(
