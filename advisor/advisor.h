@@ -582,9 +582,22 @@ void advisor_route_submit(struct advisor_worker *w, const char *sandbox, const c
  * view a sandbox's token may read. wait is the agent view always. The view
  * (a new reference) into out->json; a refusal into out->refusal and
  * out->detail (enum advisor_refusal below). */
+/* Why the lifecycle refused (a decision, a view). */
+enum advisor_refusal {
+    ADVISOR_DECIDED,              /* done: chunk_id, status, policy_* */
+    ADVISOR_REFUSED_NOT_FOUND,    /* no such sandbox */
+    ADVISOR_REFUSED_NO_CHUNK,     /* no such chunk in the sandbox */
+    ADVISOR_REFUSED_CONFLICT,     /* a concurrent change won; refetch */
+    ADVISOR_REFUSED_PRECONDITION, /* the chunk's state does not allow it */
+    ADVISOR_REFUSED_STALE,        /* the token or the inputs changed; review again */
+    ADVISOR_REFUSED_INVALID,      /* the chunk can never be approved as it is */
+    ADVISOR_REFUSED_INTERNAL,     /* out of memory, the store failed */
+    ADVISOR_REFUSED_BAD_REQUEST,  /* an argument out of its range */
+};
+
 struct advisor_view {
     json_t *json;
-    int refusal; /* enum advisor_refusal; ADVISOR_DECIDED (0) when read */
+    enum advisor_refusal refusal; /* ADVISOR_DECIDED (0) when read */
     char detail[256];
 };
 void advisor_view_clear(struct advisor_view *v);
@@ -614,17 +627,6 @@ void advisor_route_chunk_list(struct advisor_worker *w, const char *sandbox, con
  * _USAGE or _INTERNAL); the routes (advisor_routes_chunk.c) map it to a
  * status and an error name.
  * ------------------------------------------------------------------------- */
-enum advisor_refusal {
-    ADVISOR_DECIDED,              /* done: chunk_id, status, policy_* */
-    ADVISOR_REFUSED_NOT_FOUND,    /* no such sandbox */
-    ADVISOR_REFUSED_NO_CHUNK,     /* no such chunk in the sandbox */
-    ADVISOR_REFUSED_CONFLICT,     /* a concurrent change won; refetch */
-    ADVISOR_REFUSED_PRECONDITION, /* the chunk's state does not allow it */
-    ADVISOR_REFUSED_STALE,        /* the token or the inputs changed; review again */
-    ADVISOR_REFUSED_INVALID,      /* the chunk can never be approved as it is */
-    ADVISOR_REFUSED_INTERNAL,     /* out of memory, the store failed */
-    ADVISOR_REFUSED_BAD_REQUEST,  /* an argument out of its range */
-};
 struct advisor_decision {
     enum advisor_refusal refusal;
     char detail[2300];      /* why, when refused */
@@ -633,6 +635,7 @@ struct advisor_decision {
     int64_t policy_version; /* decided: the revision written, 0 when none */
     char policy_hash[65];   /* its hash */
     bool narrowed;          /* decided: the narrowed suggestion was approved */
+    int64_t cleared;        /* advisor_clear: the pending chunks deleted */
 };
 /* Approve chunk 'id' whose evaluation the reviewer read ('token', its
  * review token), proved again against the policy of now. */
@@ -667,8 +670,15 @@ void advisor_edit(struct advisor_worker *w, const char *sandbox, const char *id,
                   size_t len, struct httpd_reply *r);
 void advisor_approve_all(struct advisor_worker *w, const char *sandbox, const char *body,
                          size_t len, struct httpd_reply *r);
-void advisor_clear(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r);
-void advisor_history(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r);
+/* Delete the sandbox's pending chunks (their count into out->cleared). */
+pv_result advisor_clear(struct advisor_worker *w, const char *sandbox,
+                        struct advisor_decision *out) PV_WUR;
+/* {"sandbox", "history": [...]}: every decision on the sandbox's chunks, in
+ * time order (advisor_view.c). */
+pv_result advisor_history(struct advisor_worker *w, const char *sandbox,
+                          struct advisor_view *out) PV_WUR;
+void advisor_route_clear(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r);
+void advisor_route_history(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r);
 /* A new base policy (operator): recompose, reconcile pending chunks. */
 void advisor_base_set(struct advisor_worker *w, const char *sandbox, const char *text, size_t len,
                       const char *cause, struct httpd_reply *r);

@@ -785,18 +785,16 @@ out:
     json_decref(args);
 }
 
-void advisor_clear(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r)
+pv_result advisor_clear(struct advisor_worker *w, const char *sandbox, struct advisor_decision *d)
 {
-    struct advisor_decision dd;
     struct decision x;
     int64_t n = 0;
     char line[256];
     pv_result res;
 
-    decision_init(&dd);
-    if (!decision_open(&x, w, sandbox, NULL, &dd)) {
-        advisor_reply_decision(r, &dd);
-        return;
+    decision_init(d);
+    if (!decision_open(&x, w, sandbox, NULL, d)) {
+        return decision_result(d);
     }
     res = store_begin(w->st);
     if (pv_ok(res)) {
@@ -811,15 +809,17 @@ void advisor_clear(struct advisor_worker *w, const char *sandbox, struct httpd_r
     res = pv_ok(res) ? store_commit(w->st) : res;
     if (!pv_ok(res)) {
         store_rollback(w->st);
-        advisor_reply_pv(r, res, "sandbox");
+        store_failed(d, res, "sandbox");
     } else {
         if (n > 0) {
             advisor_log_line(line);
         }
         advisor_changed(w->a);
-        httpd_reply_json(r, 200, json_pack("{s:I}", "cleared", (json_int_t)n));
+        d->refusal = ADVISOR_DECIDED;
+        d->cleared = n;
     }
     decision_close(&x);
+    return decision_result(d);
 }
 
 /* ===========================================================================

@@ -530,7 +530,7 @@ static bool route_proposals(struct advisor *a, struct advisor_worker *w, const s
         advisor_approve_all(w, p0, rq->body, rq->body_len, r);
         return true;
     case R_CLEAR:
-        advisor_clear(w, p0, r);
+        advisor_route_clear(w, p0, r);
         return true;
     case R_CHUNK:
         advisor_route_chunk_show(w, p0, p1, rq->principal == 0, r);
@@ -563,7 +563,7 @@ static bool route_proposals(struct advisor *a, struct advisor_worker *w, const s
         advisor_route_undo(w, p0, p1, r);
         return true;
     case R_HISTORY:
-        advisor_history(w, p0, r);
+        advisor_route_history(w, p0, r);
         return true;
     case R_EVENTS: {
         struct advisor_hold hold;

@@ -146,9 +146,9 @@ static const struct {
 };
 
 /* A refusal as an answer: its status and error name from the table. */
-static void reply_refused(struct httpd_reply *r, int refusal, const char *detail)
+static void reply_refused(struct httpd_reply *r, enum advisor_refusal refusal, const char *detail)
 {
-    size_t k = refusal > 0 && (size_t)refusal < PV_ARRAY_LEN(refusals)
+    size_t k = refusal != ADVISOR_DECIDED && (size_t)refusal < PV_ARRAY_LEN(refusals)
                    ? (size_t)refusal
                    : (size_t)ADVISOR_REFUSED_INTERNAL;
 
@@ -172,13 +172,10 @@ json_t *advisor_decision_json(const struct advisor_decision *d)
 
 void advisor_reply_decision(struct httpd_reply *r, const struct advisor_decision *d)
 {
-    size_t k = (size_t)d->refusal < PV_ARRAY_LEN(refusals) ? (size_t)d->refusal
-                                                           : (size_t)ADVISOR_REFUSED_INTERNAL;
-
     if (d->refusal == ADVISOR_DECIDED) {
         httpd_reply_json(r, 200, advisor_decision_json(d));
     } else {
-        httpd_reply_error(r, refusals[k].status, refusals[k].error, d->detail);
+        reply_refused(r, d->refusal, d->detail);
     }
 }
 
@@ -303,4 +300,23 @@ void advisor_route_chunk_list(struct advisor_worker *w, const char *sandbox, con
     pv_result res = advisor_chunk_list(w, sandbox, status, reviewer, &v);
 
     reply_view(r, res, &v);
+}
+
+void advisor_route_history(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r)
+{
+    struct advisor_view v;
+    pv_result res = advisor_history(w, sandbox, &v);
+
+    reply_view(r, res, &v);
+}
+
+void advisor_route_clear(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r)
+{
+    struct advisor_decision d;
+
+    if (!pv_ok(advisor_clear(w, sandbox, &d))) {
+        reply_refused(r, d.refusal, d.detail);
+        return;
+    }
+    httpd_reply_json(r, 200, json_pack("{s:I}", "cleared", (json_int_t)d.cleared));
 }

@@ -192,7 +192,7 @@ static int by_time(const void *a, const void *b)
     return x < y ? -1 : x > y ? 1 : 0;
 }
 
-void advisor_history(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r)
+pv_result advisor_history(struct advisor_worker *w, const char *sandbox, struct advisor_view *out)
 {
     struct history_ctx x = {.arr = json_array()};
     int64_t sid;
@@ -201,14 +201,15 @@ void advisor_history(struct advisor_worker *w, const char *sandbox, struct httpd
     json_t **v;
     json_t *sorted = json_array();
 
+    memset(out, 0, sizeof(*out));
     if (pv_ok(res)) {
         res = store_chunk_each(w->st, sid, NULL, history_one, &x);
     }
     if (!pv_ok(res) || sorted == NULL) {
         json_decref(x.arr);
         json_decref(sorted);
-        advisor_reply_pv(r, res, "sandbox");
-        return;
+        return view_refused(out, ADVISOR_REFUSED_NOT_FOUND,
+                            pv_ok(res) ? pv_fail(PV_ERR_NOMEM, __func__) : res, "sandbox", NULL);
     }
     n = json_array_size(x.arr);
     v = pv_calloc(n + 1, sizeof(*v));
@@ -224,5 +225,6 @@ void advisor_history(struct advisor_worker *w, const char *sandbox, struct httpd
     }
     free(v);
     json_decref(x.arr);
-    httpd_reply_json(r, 200, json_pack("{s:s,s:o}", "sandbox", sandbox, "history", sorted));
+    out->json = json_pack("{s:s,s:o}", "sandbox", sandbox, "history", sorted);
+    return out->json != NULL ? PV_RESULT_OK : pv_fail(PV_ERR_NOMEM, __func__);
 }

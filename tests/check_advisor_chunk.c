@@ -306,7 +306,7 @@ START_TEST(test_manual_transitions)
     {
         struct httpd_reply r;
         memset(&r, 0, sizeof(r));
-        advisor_clear(w, "sb", &r);
+        advisor_route_clear(w, "sb", &r);
         ck_assert_uint_eq(r.status, 200);
         ck_assert_int_eq(json_integer_value(json_object_get(r.body, "cleared")), 1);
         json_decref(r.body);
@@ -504,7 +504,7 @@ static json_t *history(void)
     json_t *h;
 
     memset(&r, 0, sizeof(r));
-    advisor_history(w, "sb", &r);
+    advisor_route_history(w, "sb", &r);
     ck_assert_uint_eq(r.status, 200);
     h = json_incref(json_object_get(r.body, "history"));
     json_decref(r.body);
@@ -581,7 +581,7 @@ START_TEST(test_vec_lifecycle_round_trip)
     {
         struct httpd_reply r;
         memset(&r, 0, sizeof(r));
-        advisor_clear(w, "sb", &r);
+        advisor_route_clear(w, "sb", &r);
         ck_assert_int_eq(json_integer_value(json_object_get(r.body, "cleared")), 1);
         json_decref(r.body);
         memset(&r, 0, sizeof(r));
