@@ -510,7 +510,9 @@ pv_result advisor_audit_check_state(struct store *st, size_t *records,
 void advisor_event_suffix(char *buf, size_t len, int64_t rev, const char *hash);
 
 /* ===========================================================================
- * The lifecycle (advisor_chunk.c) - each returns an HTTP reply
+ * The lifecycle (advisor_submit.c, advisor_decide.c, advisor_view.c) - a C
+ * API: parsed arguments in, result structs out; each advisor_route_* beside
+ * it (advisor_routes_chunk.c) is its HTTP mapping
  * ========================================================================= */
 
 /* Store 'p' (its canonical YAML when given) as the sandbox's next
@@ -584,21 +586,22 @@ void advisor_route_submit(struct advisor_worker *w, const char *sandbox, const c
  * out->detail (enum advisor_refusal below). */
 /* Why the lifecycle refused (a decision, a view). */
 enum advisor_refusal {
-    ADVISOR_DECIDED,              /* done: chunk_id, status, policy_* */
-    ADVISOR_REFUSED_NOT_FOUND,    /* no such sandbox */
-    ADVISOR_REFUSED_NO_CHUNK,     /* no such chunk in the sandbox */
-    ADVISOR_REFUSED_CONFLICT,     /* a concurrent change won; refetch */
-    ADVISOR_REFUSED_PRECONDITION, /* the chunk's state does not allow it */
-    ADVISOR_REFUSED_STALE,        /* the token or the inputs changed; review again */
-    ADVISOR_REFUSED_INVALID,      /* the chunk can never be approved as it is */
-    ADVISOR_REFUSED_INTERNAL,     /* out of memory, the store failed */
-    ADVISOR_REFUSED_BAD_REQUEST,  /* an argument out of its range */
+    ADVISOR_DECIDED,                  /* done: chunk_id, status, policy_* */
+    ADVISOR_REFUSED_NOT_FOUND,        /* no such sandbox */
+    ADVISOR_REFUSED_NO_CHUNK,         /* no such chunk in the sandbox */
+    ADVISOR_REFUSED_CONFLICT,         /* a concurrent change won; refetch */
+    ADVISOR_REFUSED_PRECONDITION,     /* the chunk's state does not allow it */
+    ADVISOR_REFUSED_STALE,            /* the token or the inputs changed; review again */
+    ADVISOR_REFUSED_INVALID,          /* the chunk can never be approved as it is */
+    ADVISOR_REFUSED_INTERNAL,         /* out of memory, the store failed */
+    ADVISOR_REFUSED_BAD_REQUEST,      /* an argument out of its range */
+    ADVISOR_REFUSED_INVALID_PROPOSAL, /* the model refuses the rule */
 };
 
 struct advisor_view {
     json_t *json;
     enum advisor_refusal refusal; /* ADVISOR_DECIDED (0) when read */
-    char detail[256];
+    char detail[2300];
 };
 void advisor_view_clear(struct advisor_view *v);
 pv_result advisor_chunk_get(struct advisor_worker *w, const char *sandbox, const char *id,
@@ -666,10 +669,21 @@ void advisor_route_undo(struct advisor_worker *w, const char *sandbox, const cha
  * narrowed}) and as an answer (200, or the refusal's status and error). */
 json_t *advisor_decision_json(const struct advisor_decision *d);
 void advisor_reply_decision(struct httpd_reply *r, const struct advisor_decision *d);
-void advisor_edit(struct advisor_worker *w, const char *sandbox, const char *id, const char *body,
-                  size_t len, struct httpd_reply *r);
-void advisor_approve_all(struct advisor_worker *w, const char *sandbox, const char *body,
-                         size_t len, struct httpd_reply *r);
+/* Replace pending chunk 'id''s rule with 'rule' (borrowed) and evaluate it
+ * again; the chunk's reviewer view into out->json. */
+pv_result advisor_edit(struct advisor_worker *w, const char *sandbox, const char *id,
+                       const json_t *rule, struct advisor_view *out) PV_WUR;
+void advisor_route_edit(struct advisor_worker *w, const char *sandbox, const char *id,
+                        const char *body, size_t len, struct httpd_reply *r);
+/* Approve every pending chunk of the sandbox ('approvals' NULL: each on its
+ * stored token; else a list of {chunk_id, review_token}), skipping those with
+ * security notes unless 'flagged'. The report into out->json: {approved,
+ * skipped: [{chunk_id, reason}], approved_chunks, skipped_chunks}. */
+pv_result advisor_approve_all(struct advisor_worker *w, const char *sandbox,
+                              const json_t *approvals, bool flagged,
+                              struct advisor_view *out) PV_WUR;
+void advisor_route_approve_all(struct advisor_worker *w, const char *sandbox, const char *body,
+                               size_t len, struct httpd_reply *r);
 /* Delete the sandbox's pending chunks (their count into out->cleared). */
 pv_result advisor_clear(struct advisor_worker *w, const char *sandbox,
                         struct advisor_decision *out) PV_WUR;
@@ -679,9 +693,16 @@ pv_result advisor_history(struct advisor_worker *w, const char *sandbox,
                           struct advisor_view *out) PV_WUR;
 void advisor_route_clear(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r);
 void advisor_route_history(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r);
-/* A new base policy (operator): recompose, reconcile pending chunks. */
-void advisor_base_set(struct advisor_worker *w, const char *sandbox, const char *text, size_t len,
-                      const char *cause, struct httpd_reply *r);
+/* A new base policy 'p' (borrowed; the operator's, parsed by the route):
+ * recompose, prove the approved chunks again, reconcile pending chunks. The
+ * answer {base_revision, policy_version, policy_hash, suspended} into
+ * out->json. */
+pv_result advisor_base_set(struct advisor_worker *w, const char *sandbox,
+                           const struct model_policy *p, const char *cause,
+                           struct advisor_view *out) PV_WUR;
+/* PUT .../policy's document text: parsed once, then advisor_base_set. */
+void advisor_route_base_set(struct advisor_worker *w, const char *sandbox, const char *text,
+                            size_t len, const char *cause, struct httpd_reply *r);
 
 /* Peer sandboxes (advisor_peers.c). Resolve every target_sandbox endpoint
  * of 'p' from the store's registered addresses (err set on failure). */

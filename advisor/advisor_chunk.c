@@ -44,30 +44,6 @@
  * Replies and payloads
  * ========================================================================= */
 
-void advisor_reply_pv(struct httpd_reply *r, pv_result res, const char *what)
-{
-    char detail[256];
-
-    switch (res.err) {
-    case PV_ERR_NOTFOUND:
-        snprintf(detail, sizeof(detail), "%s not found", what);
-        httpd_reply_error(r, 404, "not_found", detail);
-        return;
-    case PV_ERR_CONFLICT:
-        httpd_reply_error(r, 409, "conflict",
-                          "the chunk changed concurrently; refetch and try again");
-        return;
-    case PV_ERR_NOMEM:
-        httpd_reply_error(r, 500, "internal", "out of memory");
-        return;
-    default:
-        break;
-    }
-    pv_log_warnx("%s: %s failed: %s (%s)", what, pv_strerror(res.err),
-                 pv_debug_str != NULL ? pv_debug_str : "?", "see the store's state");
-    httpd_reply_error(r, 500, "internal", "the store failed; see the advisor's log");
-}
-
 json_t *advisor_load_json(const char *text)
 {
     json_t *j = text != NULL && text[0] != '\0' ? json_loads(text, 0, NULL) : NULL;

@@ -24,27 +24,6 @@
  * Reviewer decisions
  * ========================================================================= */
 
-/* Parse an optional JSON object body ("" is {}). */
-static json_t *body_object(const char *body, size_t len, struct httpd_reply *r)
-{
-    json_error_t je;
-    json_t *j;
-
-    if (len == 0) {
-        return json_object();
-    }
-    j = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
-    if (!json_is_object(j)) {
-        char detail[256];
-        json_decref(j);
-        snprintf(detail, sizeof(detail), "body:%d:%d: %s", je.line, je.column,
-                 j == NULL ? je.text : "expected a JSON object");
-        httpd_reply_error(r, 400, "invalid_json", detail);
-        return NULL;
-    }
-    return j;
-}
-
 /* A decision refused: why ('why') and the message ('fmt'). */
 static void refuse(struct advisor_decision *d, enum advisor_refusal why, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -102,6 +81,7 @@ static pv_result decision_result(const struct advisor_decision *d)
     case ADVISOR_REFUSED_STALE:
         PV_BAIL(PV_ERR_CONFLICT);
     case ADVISOR_REFUSED_INVALID:
+    case ADVISOR_REFUSED_INVALID_PROPOSAL:
     case ADVISOR_REFUSED_BAD_REQUEST:
         PV_BAIL(PV_ERR_USAGE);
     case ADVISOR_REFUSED_INTERNAL:
@@ -449,9 +429,6 @@ static pv_result chunk_leave(struct advisor_worker *w, struct store_chunk *c, bo
 }
 
 /* Reject (from pending or approved) or undo (approved -> pending). */
-/* Over 100 lines: reject and undo are one compare-and-set transaction
- * (status, recomposition, event) whose two variants differ in a few lines;
- * the lifecycle C API (docs/architecture.md#advisor) is where it splits. */
 static pv_result remove_or_reject(struct advisor_worker *w, const char *sandbox, const char *id,
                                   const char *reason_arg, bool undo, struct advisor_decision *d)
 {
@@ -566,14 +543,20 @@ pv_result advisor_undo(struct advisor_worker *w, const char *sandbox, const char
     return remove_or_reject(w, sandbox, id, NULL, true, d);
 }
 
-void advisor_edit(struct advisor_worker *w, const char *sandbox, const char *id, const char *body,
-                  size_t len, struct httpd_reply *r)
+/* A view refused with the decision's refusal (same kinds, same words). */
+static pv_result view_from(struct advisor_view *v, const struct advisor_decision *d)
+{
+    v->refusal = d->refusal;
+    snprintf(v->detail, sizeof(v->detail), "%s", d->detail);
+    return decision_result(d);
+}
+
+pv_result advisor_edit(struct advisor_worker *w, const char *sandbox, const char *id,
+                       const json_t *rule, struct advisor_view *out)
 {
     struct advisor_decision dd;
     struct decision x;
     struct advisor_eval e;
-    json_t *args = body_object(body, len, r);
-    json_t *rule;
     char *text = NULL;
     char *rule_text = NULL;
     struct model_diags *d = NULL;
@@ -581,44 +564,31 @@ void advisor_edit(struct advisor_worker *w, const char *sandbox, const char *id,
     size_t tlen = 0;
     pv_result res;
 
-    if (args == NULL) {
-        return;
-    }
-    rule = json_object_get(args, "rule");
-    if (!json_is_object(rule)) {
-        httpd_reply_error(r, 400, "invalid_request", "body needs \"rule\": a NetworkPolicyRule");
-        json_decref(args);
-        return;
-    }
+    memset(out, 0, sizeof(*out));
     decision_init(&dd);
     if (!decision_open(&x, w, sandbox, id, &dd)) {
-        advisor_reply_decision(r, &dd);
-        json_decref(args);
-        return;
+        return view_from(out, &dd);
     }
     if (strcmp(x.c.status, "pending") != 0) {
-        char detail[128];
-        snprintf(detail, sizeof(detail), "chunk status is '%s', expected 'pending'", x.c.status);
-        httpd_reply_error(r, 409, "failed_precondition", detail);
+        refuse(&dd, ADVISOR_REFUSED_PRECONDITION, "chunk status is '%s', expected 'pending'",
+               x.c.status);
         goto out;
     }
     text = advisor_proposal_text(x.c.rule_name, rule, &tlen);
     d = model_diags_new();
     pr = text != NULL && d != NULL ? model_proposal_load("rule", text, tlen, d) : NULL;
     if (pr == NULL) {
-        httpd_reply_error(r, 400, "invalid_proposal",
-                          d != NULL && model_diags_count(d) > 0 ? model_diags_msg(d, 0)
-                                                                : "invalid rule");
+        refuse(&dd, ADVISOR_REFUSED_INVALID_PROPOSAL, "%s",
+               d != NULL && model_diags_count(d) > 0 ? model_diags_msg(d, 0) : "invalid rule");
         goto out;
     }
     if (advisor_rule_blocked_host(rule, w->a->cfg.test_allow_loopback) != NULL) {
-        httpd_reply_error(r, 400, "invalid_argument",
-                          "the edited rule names an always-blocked destination");
+        refuse(&dd, ADVISOR_REFUSED_INVALID, "the edited rule names an always-blocked destination");
         goto out;
     }
     res = advisor_evaluate(w, &x.snap, x.c.rule_name, rule, &e);
     if (!pv_ok(res)) {
-        advisor_reply_pv(r, res, "chunk");
+        store_failed(&dd, res, "chunk");
         goto out;
     }
     advisor_suggest(w, &x.snap, x.c.rule_name, rule, &e);
@@ -629,25 +599,26 @@ void advisor_edit(struct advisor_worker *w, const char *sandbox, const char *id,
                             : pv_fail(PV_ERR_NOMEM, __func__);
     advisor_eval_clear(&e);
     if (!pv_ok(res)) {
-        advisor_reply_pv(r, res, "chunk");
+        store_failed(&dd, res, "chunk");
         goto out;
     }
     {
         struct store_chunk fresh;
         advisor_changed(w->a);
         if (pv_ok(store_chunk_get(w->st, x.snap.sandbox, id, &fresh))) {
-            httpd_reply_json(r, 200, advisor_chunk_json(w, &fresh, true));
+            out->json = advisor_chunk_json(w, &fresh, true);
             store_chunk_clear(&fresh);
+            dd.refusal = ADVISOR_DECIDED;
         } else {
-            httpd_reply_error(r, 500, "internal", "cannot read the edited chunk");
+            refuse(&dd, ADVISOR_REFUSED_INTERNAL, "cannot read the edited chunk");
         }
     }
 out:
     model_proposal_free(pr);
     model_diags_free(d);
     free(text);
-    json_decref(args);
     decision_close(&x);
+    return view_from(out, &dd);
 }
 
 /* ===========================================================================
@@ -673,39 +644,36 @@ static void ids_collect(void *arg, const struct store_chunk *c)
     }
 }
 
-/* Over 100 lines: the batch reads as one pass (collect, check each token,
- * approve in order, answer); it moves into the lifecycle C API with the
- * single-chunk decisions. */
-void advisor_approve_all(struct advisor_worker *w, const char *sandbox, const char *body,
-                         size_t len, struct httpd_reply *r)
+/* Over 100 lines: the batch reads as one pass (collect, skip what may not
+ * be approved, approve each in order through approve_chunk, record, report). */
+pv_result advisor_approve_all(struct advisor_worker *w, const char *sandbox,
+                              const json_t *approvals, bool flagged, struct advisor_view *out)
 {
-    json_t *args = body_object(body, len, r);
-    const json_t *approvals;
-    bool flagged;
     struct ids_ctx ids = {0};
     json_t *done = json_array();
     json_t *skipped = json_array();
     int64_t sid;
     pv_result res;
 
-    if (args == NULL) {
-        json_decref(done);
-        json_decref(skipped);
-        return;
-    }
-    approvals = json_object_get(args, "approvals");
-    flagged = json_is_true(json_object_get(args, "include_security_flagged"));
+    memset(out, 0, sizeof(*out));
+    out->refusal = ADVISOR_REFUSED_INTERNAL;
+    snprintf(out->detail, sizeof(out->detail), "out of memory");
     res = advisor_sandbox_id(w, sandbox, &sid);
     if (pv_ok(res) && approvals == NULL) {
         res = store_chunk_each(w->st, sid, "pending", ids_collect, &ids);
     }
     if (!pv_ok(res)) {
-        advisor_reply_pv(r, res, "sandbox");
+        struct advisor_decision d;
+        store_failed(&d, res, "sandbox");
+        out->refusal = d.refusal;
+        snprintf(out->detail, sizeof(out->detail), "%.200s", d.detail);
         goto out;
     }
     if (approvals != NULL && !json_is_array(approvals)) {
-        httpd_reply_error(r, 400, "invalid_request",
-                          "approvals must be a list of {chunk_id, review_token}");
+        out->refusal = ADVISOR_REFUSED_BAD_REQUEST;
+        snprintf(out->detail, sizeof(out->detail),
+                 "approvals must be a list of {chunk_id, review_token}");
+        res = pv_fail(PV_ERR_USAGE, __func__);
         goto out;
     }
     {
@@ -771,10 +739,14 @@ void advisor_approve_all(struct advisor_worker *w, const char *sandbox, const ch
             }
         }
     }
-    httpd_reply_json(r, 200,
-                     json_pack("{s:O,s:O,s:I,s:I}", "approved", done, "skipped", skipped,
-                               "approved_chunks", (json_int_t)json_array_size(done),
-                               "skipped_chunks", (json_int_t)json_array_size(skipped)));
+    out->json = json_pack("{s:O,s:O,s:I,s:I}", "approved", done, "skipped", skipped,
+                          "approved_chunks", (json_int_t)json_array_size(done), "skipped_chunks",
+                          (json_int_t)json_array_size(skipped));
+    res = out->json != NULL ? PV_RESULT_OK : pv_fail(PV_ERR_NOMEM, __func__);
+    if (pv_ok(res)) {
+        out->refusal = ADVISOR_DECIDED;
+        out->detail[0] = '\0';
+    }
 out:
     for (size_t i = 0; i < ids.n; i++) {
         free(ids.ids[i]);
@@ -782,7 +754,7 @@ out:
     free(ids.ids);
     json_decref(done);
     json_decref(skipped);
-    json_decref(args);
+    return res;
 }
 
 pv_result advisor_clear(struct advisor_worker *w, const char *sandbox, struct advisor_decision *d)
@@ -826,15 +798,13 @@ pv_result advisor_clear(struct advisor_worker *w, const char *sandbox, struct ad
  * Base policy
  * ========================================================================= */
 
-void advisor_base_set(struct advisor_worker *w, const char *sandbox, const char *text, size_t len,
-                      const char *cause, struct httpd_reply *r)
+pv_result advisor_base_set(struct advisor_worker *w, const char *sandbox,
+                           const struct model_policy *p, const char *cause,
+                           struct advisor_view *out)
 {
     struct advisor_decision dd;
     struct decision x;
-    struct model_diags *d = model_diags_new();
-    struct model_policy *p =
-        d != NULL ? model_policy_load("policy", text, len, MODEL_FMT_AUTO, d) : NULL;
-    char *yaml = p != NULL ? model_policy_to_yaml(p, NULL) : NULL;
+    char *yaml = model_policy_to_yaml(p, NULL);
     struct store_revision base;
     char blob[65];
     char hash[65];
@@ -846,20 +816,12 @@ void advisor_base_set(struct advisor_worker *w, const char *sandbox, const char 
     pv_result res;
 
     memset(&comp, 0, sizeof(comp));
-    if (p == NULL || yaml == NULL) {
-        json_t *diags = json_array();
-        for (size_t i = 0; d != NULL && i < model_diags_count(d) && i < 50; i++) {
-            json_array_append_new(diags, json_string(model_diags_line(d, i)));
-        }
-        httpd_reply_error(r, 400, "invalid_policy",
-                          d != NULL && model_diags_count(d) > 0 ? model_diags_line(d, 0)
-                                                                : "out of memory");
-        json_object_set_new(r->body, "diagnostics", diags);
-        goto done;
-    }
+    memset(out, 0, sizeof(*out));
     decision_init(&dd);
+    if (yaml == NULL) {
+        goto done; /* out of memory */
+    }
     if (!decision_open(&x, w, sandbox, NULL, &dd)) {
-        advisor_reply_decision(r, &dd);
         goto done;
     }
     memset(&base, 0, sizeof(base));
@@ -903,25 +865,24 @@ void advisor_base_set(struct advisor_worker *w, const char *sandbox, const char 
     if (!pv_ok(res)) {
         store_rollback(w->st);
         if (err[0] != '\0') {
-            char detail[1200];
-            snprintf(detail, sizeof(detail), "the base policy cannot be composed: %s", err);
-            httpd_reply_error(r, 409, "failed_precondition", detail);
+            refuse(&dd, ADVISOR_REFUSED_PRECONDITION, "the base policy cannot be composed: %.1100s",
+                   err);
         } else {
-            advisor_reply_pv(r, res, "sandbox");
+            store_failed(&dd, res, "sandbox");
         }
     } else {
         advisor_log_line(line);
         advisor_changed(w->a);
-        httpd_reply_json(r, 200,
-                         json_pack("{s:I,s:I,s:s,s:O}", "base_revision", (json_int_t)base.rev,
-                                   "policy_version", (json_int_t)rev, "policy_hash", hash,
-                                   "suspended",
-                                   comp.suspended != NULL ? comp.suspended : json_array()));
+        out->json = json_pack("{s:I,s:I,s:s,s:O}", "base_revision", (json_int_t)base.rev,
+                              "policy_version", (json_int_t)rev, "policy_hash", hash, "suspended",
+                              comp.suspended != NULL ? comp.suspended : json_array());
+        if (out->json != NULL) {
+            dd.refusal = ADVISOR_DECIDED;
+        }
     }
     decision_close(&x);
 done:
     advisor_composed_clear(&comp);
     free(yaml);
-    model_policy_free(p);
-    model_diags_free(d);
+    return view_from(out, &dd);
 }

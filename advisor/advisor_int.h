@@ -21,10 +21,6 @@
 
 struct store_chunk;
 
-/* A store failure as an answer: 404 "WHAT not found", 409 conflict, 500. */
-void advisor_reply_pv(struct httpd_reply *r, pv_result res, const char *what);
-/* 404 for a chunk id the sandbox does not have. */
-void advisor_reply_chunk_missing(struct httpd_reply *r, const char *id);
 /* The JSON of 'text', JSON null when it is empty or not JSON. New reference. */
 json_t *advisor_load_json(const char *text);
 /* The chunk as an agent (reviewer false) or a reviewer reads it. */

@@ -447,7 +447,7 @@ static bool route_sandboxes(struct advisor *a, struct advisor_worker *w, const s
         if (body != NULL && text == NULL) {
             httpd_reply_error(r, 400, "invalid_request", "policy is required (YAML/JSON text)");
         } else if (text != NULL) {
-            advisor_base_set(w, p0, text, strlen(text), "operator", r);
+            advisor_route_base_set(w, p0, text, strlen(text), "operator", r);
         }
         free(text);
         json_decref(body);
@@ -527,7 +527,7 @@ static bool route_proposals(struct advisor *a, struct advisor_worker *w, const s
         return true;
     }
     case R_APPROVE_ALL:
-        advisor_approve_all(w, p0, rq->body, rq->body_len, r);
+        advisor_route_approve_all(w, p0, rq->body, rq->body_len, r);
         return true;
     case R_CLEAR:
         advisor_route_clear(w, p0, r);
@@ -536,7 +536,7 @@ static bool route_proposals(struct advisor *a, struct advisor_worker *w, const s
         advisor_route_chunk_show(w, p0, p1, rq->principal == 0, r);
         return true;
     case R_EDIT:
-        advisor_edit(w, p0, p1, rq->body, rq->body_len, r);
+        advisor_route_edit(w, p0, p1, rq->body, rq->body_len, r);
         return true;
     case R_WAIT: {
         struct advisor_hold hold;

@@ -12,7 +12,33 @@
 
 #include "advisor/advisor.h"
 #include "advisor/advisor_int.h"
+#include "common/pv_log.h"
 #include "model/model.h"
+
+/* A store failure as an answer: 404 "WHAT not found", 409 conflict, 500. */
+static void advisor_reply_pv(struct httpd_reply *r, pv_result res, const char *what)
+{
+    char detail[256];
+
+    switch (res.err) {
+    case PV_ERR_NOTFOUND:
+        snprintf(detail, sizeof(detail), "%s not found", what);
+        httpd_reply_error(r, 404, "not_found", detail);
+        return;
+    case PV_ERR_CONFLICT:
+        httpd_reply_error(r, 409, "conflict",
+                          "the chunk changed concurrently; refetch and try again");
+        return;
+    case PV_ERR_NOMEM:
+        httpd_reply_error(r, 500, "internal", "out of memory");
+        return;
+    default:
+        break;
+    }
+    pv_log_warnx("%s: %s failed: %s (%s)", what, pv_strerror(res.err),
+                 pv_debug_str != NULL ? pv_debug_str : "?", "see the store's state");
+    httpd_reply_error(r, 500, "internal", "the store failed; see the advisor's log");
+}
 
 /* Why a submission stored nothing, in one sentence (the per-operation
  * reasons are in "operations"). */
@@ -143,6 +169,7 @@ static const struct {
     [ADVISOR_REFUSED_INVALID] = {400, "invalid_argument"},
     [ADVISOR_REFUSED_INTERNAL] = {500, "internal"},
     [ADVISOR_REFUSED_BAD_REQUEST] = {400, "invalid_request"},
+    [ADVISOR_REFUSED_INVALID_PROPOSAL] = {400, "invalid_proposal"},
 };
 
 /* A refusal as an answer: its status and error name from the table. */
@@ -319,4 +346,66 @@ void advisor_route_clear(struct advisor_worker *w, const char *sandbox, struct h
         return;
     }
     httpd_reply_json(r, 200, json_pack("{s:I}", "cleared", (json_int_t)d.cleared));
+}
+
+void advisor_route_approve_all(struct advisor_worker *w, const char *sandbox, const char *body,
+                               size_t len, struct httpd_reply *r)
+{
+    json_t *args = body_object(body, len, r);
+    struct advisor_view v;
+    pv_result res;
+
+    if (args == NULL) {
+        return;
+    }
+    res = advisor_approve_all(w, sandbox, json_object_get(args, "approvals"),
+                              json_is_true(json_object_get(args, "include_security_flagged")), &v);
+    reply_view(r, res, &v);
+    json_decref(args);
+}
+
+void advisor_route_edit(struct advisor_worker *w, const char *sandbox, const char *id,
+                        const char *body, size_t len, struct httpd_reply *r)
+{
+    json_t *args = body_object(body, len, r);
+    const json_t *rule = json_object_get(args, "rule");
+    struct advisor_view v;
+    pv_result res;
+
+    if (args == NULL) {
+        return;
+    }
+    if (!json_is_object(rule)) {
+        httpd_reply_error(r, 400, "invalid_request", "body needs \"rule\": a NetworkPolicyRule");
+    } else {
+        res = advisor_edit(w, sandbox, id, rule, &v);
+        reply_view(r, res, &v);
+    }
+    json_decref(args);
+}
+
+void advisor_route_base_set(struct advisor_worker *w, const char *sandbox, const char *text,
+                            size_t len, const char *cause, struct httpd_reply *r)
+{
+    struct model_diags *d = model_diags_new();
+    struct model_policy *p =
+        d != NULL ? model_policy_load("policy", text, len, MODEL_FMT_AUTO, d) : NULL;
+    struct advisor_view v;
+    pv_result res;
+
+    if (p == NULL) {
+        json_t *diags = json_array();
+        for (size_t i = 0; d != NULL && i < model_diags_count(d) && i < 50; i++) {
+            json_array_append_new(diags, json_string(model_diags_line(d, i)));
+        }
+        httpd_reply_error(r, 400, "invalid_policy",
+                          d != NULL && model_diags_count(d) > 0 ? model_diags_line(d, 0)
+                                                                : "out of memory");
+        json_object_set_new(r->body, "diagnostics", diags);
+    } else {
+        res = advisor_base_set(w, sandbox, p, cause, &v);
+        reply_view(r, res, &v);
+    }
+    model_policy_free(p);
+    model_diags_free(d);
 }

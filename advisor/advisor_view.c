@@ -21,15 +21,6 @@
  * Reading
  * ========================================================================= */
 
-void advisor_reply_chunk_missing(struct httpd_reply *r, const char *id)
-{
-    char detail[256];
-
-    snprintf(detail, sizeof(detail), "chunk '%.64s' is not present in this sandbox's draft policy",
-             id);
-    httpd_reply_error(r, 404, "chunk_not_found", detail);
-}
-
 void advisor_view_clear(struct advisor_view *v)
 {
     json_decref(v->json);

@@ -447,7 +447,7 @@ static void approve_all_call(struct advisor_worker *wk, const char *sb, const ch
                              const char *body, size_t len, struct httpd_reply *r)
 {
     (void)id;
-    advisor_approve_all(wk, sb, body, len, r);
+    advisor_route_approve_all(wk, sb, body, len, r);
 }
 
 /* ---------------------------------------------------------------------------
@@ -974,7 +974,7 @@ START_TEST(test_vec_mechanistic_dedup_rechecks_edited_rule)
                        "\"binaries\":[{\"path\":\"/usr/bin/python3\"}]}}";
 
     submit_rule("mechanistic", "allow_example_org_443", plain, "/usr/bin/python3", m);
-    json_decref(call(advisor_edit, m, edit, 200));
+    json_decref(call(advisor_route_edit, m, edit, 200));
     set_setting("sb", ADVISOR_SET_MODE, "\"auto\"");
     r0 = rev_now();
     submit_rule("mechanistic", "allow_example_org_443", plain, "/usr/bin/python3", again);
@@ -1039,7 +1039,7 @@ START_TEST(test_vec_changed_inputs_refresh_token)
     submit("ex", "example.com", "GET", "/x", id);
     token_body(id, old, sizeof(old));
     memset(&r, 0, sizeof(r));
-    advisor_base_set(w, "sb", base2, strlen(base2), "operator", &r);
+    advisor_route_base_set(w, "sb", base2, strlen(base2), "operator", &r);
     ck_assert_uint_eq(r.status, 200);
     json_decref(r.body);
     memset(&r, 0, sizeof(r));
@@ -1162,7 +1162,7 @@ START_TEST(test_vec_edit_recomputes_notes)
     j = show(id);
     ck_assert_str_eq(str(j, "security_notes"), "");
     json_decref(j);
-    json_decref(call(advisor_edit, id, edit, 200));
+    json_decref(call(advisor_route_edit, id, edit, 200));
     j = show(id);
     ck_assert_str_eq(str(j, "security_notes"), "Port 6379 is a well-known database/service port.");
     json_decref(j);
@@ -1220,7 +1220,7 @@ static void base_set(const char *text)
     struct httpd_reply r;
 
     memset(&r, 0, sizeof(r));
-    advisor_base_set(w, "sb", text, strlen(text), "operator", &r);
+    advisor_route_base_set(w, "sb", text, strlen(text), "operator", &r);
     ck_assert_msg(r.status == 200, "base: %u %s", r.status,
                   r.body != NULL ? json_dumps(r.body, 0) : "");
     json_decref(r.body);
