@@ -66,6 +66,8 @@ wait_log "$T/PAPP.log" "advisor revision 1 loaded" 250 || fail "app's proxy load
 # --- unresolved: db has not registered ------------------------------------------
 r=$(via PAPP "http://127.0.0.6:$UA/before")
 expect_eq "unresolved peer: denied" 403 "$(code "$r")"
+# the proxy writes its log when its loop is idle, maybe after curl has the 403
+wait_log "$T/PAPP.log" "/before [policy:to_db" 100 || true
 expect_has "the denial is logged under app's peer rule" "DENIED /usr/bin/curl" \
     "$(grep -F "/before [policy:to_db" "$T/PAPP.log")"
 expect_not "no resolved_ips yet" "resolved_ips" "$(app_yaml)"
