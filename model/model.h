@@ -426,6 +426,10 @@ enum model_target_status model_path_canonicalize(const char *target, size_t len,
  * (empty label, bad byte, over 253 bytes). '*is_ip' set for IP literals. */
 bool model_host_normalize(const char *host, size_t len, char *out, size_t outlen, size_t *outl,
                           bool *is_ip, struct model_ip *ip);
+/* A host name or host pattern with its ASCII letters lower-cased into 'out'
+ * (always NUL-terminated when outlen > 0), nothing else changed. False when
+ * it did not fit: 'out' then holds the lower-cased prefix that did. */
+bool model_host_lower(const char *host, char *out, size_t outlen);
 
 /* ===========================================================================
  * The concrete evaluator (model_eval.c)

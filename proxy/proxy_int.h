@@ -421,8 +421,11 @@ struct proxy_log_event {
     bool tunnel;        /* CONNECT_L7 / in-tunnel */
 };
 void proxy_log_event(struct proxy_log *l, const struct proxy_log_event *e);
-/* Advisor mode: 'fn' sees every DENIED line (without its newline). */
-void proxy_log_set_tap(struct proxy_log *l, void (*fn)(void *, const char *, size_t), void *arg);
+/* Advisor mode: 'fn' sees every DENIED line (without its newline) with the
+ * record it was written from. */
+void proxy_log_set_tap(struct proxy_log *l,
+                       void (*fn)(void *, const char *, size_t, const struct proxy_log_event *),
+                       void *arg);
 /* Advisor mode: 'fn' sees every DENIED outcome as a record (the mapper's
  * denial stream, proxy_denials.c). */
 void proxy_log_set_sink(struct proxy_log *l, void (*fn)(void *, const struct proxy_log_event *),

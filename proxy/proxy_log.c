@@ -38,7 +38,8 @@ struct proxy_log {
     int dfd; /* denials.jsonl, -1 when off */
     struct pv_dynbuf buf;
     struct pv_dynbuf dbuf;
-    void (*tap)(void *arg, const char *line, size_t len); /* DENIED lines (advisor mode) */
+    void (*tap)(void *arg, const char *line, size_t len,
+                const struct proxy_log_event *e); /* DENIED lines (advisor mode) */
     void *tap_arg;
     void (*sink)(void *arg, const struct proxy_log_event *e); /* DENIED records */
     void *sink_arg;
@@ -51,7 +52,9 @@ void proxy_log_set_sink(struct proxy_log *l, void (*fn)(void *, const struct pro
     l->sink_arg = arg;
 }
 
-void proxy_log_set_tap(struct proxy_log *l, void (*fn)(void *, const char *, size_t), void *arg)
+void proxy_log_set_tap(struct proxy_log *l,
+                       void (*fn)(void *, const char *, size_t, const struct proxy_log_event *),
+                       void *arg)
 {
     l->tap = fn;
     l->tap_arg = arg;
@@ -264,7 +267,7 @@ void proxy_log_event(struct proxy_log *l, const struct proxy_log_event *e)
         r = pv_dynbuf_printf(&l->buf, " [reason:%s]", reason);
     }
     if (pv_ok(r) && e->action == PROXY_LOG_DENIED && l->tap != NULL) {
-        l->tap(l->tap_arg, l->buf.buf + start, l->buf.len - start); /* proxy_local.c */
+        l->tap(l->tap_arg, l->buf.buf + start, l->buf.len - start, e); /* proxy_local.c */
     }
     if (e->action == PROXY_LOG_DENIED && l->sink != NULL) {
         l->sink(l->sink_arg, e); /* proxy_denials.c */

@@ -82,20 +82,21 @@ tests_fuzz_fuzz_ws_frames_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_ws_frames_LDADD = $(JANSSON_LIBS) $(CRYPTO_LIBS)
 endif
 
-# proviso-advisor's readers of proposal bodies (owner: advisor). advisor_rule.c
-# and advisor_util.c are compiled into the target with the fuzzer's flags.
+# proviso-advisor's readers of proposal bodies (owner: advisor). advisor_rule.c,
+# advisor_util.c and advisor_submit.c (advisor_proposal_parse) are compiled into
+# the target with the fuzzer's flags.
 #   ./tests/fuzz/fuzz_advisor_body -max_total_time=120 CORPUS_DIR
 if ENABLE_FUZZ
 noinst_PROGRAMS += tests/fuzz/fuzz_advisor_body
 tests_fuzz_fuzz_advisor_body_SOURCES = tests/fuzz/fuzz_advisor_body.c advisor/advisor.h \
 	advisor/advisor_rule.c advisor/advisor_util.c advisor/advisor_settings.c \
-	advisor/advisor_mapper.c $(model_libmodel_la_SOURCES) $(FUZZ_COMMON)
+	advisor/advisor_mapper.c advisor/advisor_submit.c $(model_libmodel_la_SOURCES) $(FUZZ_COMMON)
 nodist_tests_fuzz_fuzz_advisor_body_SOURCES = model/model_registry_data.c
 tests_fuzz_fuzz_advisor_body_CFLAGS = $(ADVISOR_CFLAGS) $(YAML_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_advisor_body_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
 # the archives below only resolve what the target never runs (the store, the
 # HTTP replies, the prover client): every symbol of the model, common/ and the
-# four advisor files above is already defined by the target's own objects, so
+# five advisor files above is already defined by the target's own objects, so
 # the linker takes no uninstrumented copy of them.
 tests_fuzz_fuzz_advisor_body_LDADD = advisor/libadvisor.la httpd/libhttpd.la audit/libaudit.la \
 	$(FUZZ_LIBS) $(MHD_LIBS) $(SQLITE_LIBS) $(CURL_LIBS) \
