@@ -127,7 +127,7 @@ expect_eq "the upstream repository is unchanged" "$HEAD0" "$(git -C "$T/git/repo
 # git shows only the status; the agent reads what was denied from policy.local
 out=$(via P "http://policy.local/v1/denials?last=3")
 expect_has "policy.local names the push's denial" "POST http://127.0.0.1:$UP/git/repo.git/git-receive-pack" \
-    "$(jget "$out" '.denials | join(" ")')"
+    "$(jget "$out" '[.denials[].line] | join(" ")')"
 # and the mapper's next proposal from the push's denial is a new chunk a
 # reviewer must decide; nothing approves it by itself
 id=$(wait_chunk)
