@@ -19,6 +19,8 @@
 #include <stdint.h>
 
 #include "common/pv.h"
+/* the GraphQL operation, its reader and its limits: public, so that the
+ * proxy reads the operations it decides */
 #include "model/model_graphql.h"
 
 struct model_policy;
@@ -520,7 +522,7 @@ struct model_l7rule_view {
     const char *method;            /* upper-case, "*" = any; NULL = not given */
     const struct model_glob *path; /* NULL = any path */
     size_t nquery;
-    bool has_other; /* command/tool/params present (not GraphQL: below) */
+    bool has_other; /* command/operation/fields/tool/params present */
     /* GraphQL (docs/semantics.md#graphql-allow): bit t per enum
      * model_gql_optype matched; 0 = not a GraphQL rule (a GraphQL rule
      * naming no valid type has gql_types 0x80: it matches nothing). */

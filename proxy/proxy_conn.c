@@ -40,6 +40,7 @@
 
 #include "proxy/proxy_advisor.h"
 #include "proxy/proxy_int.h"
+#include "proxy/proxy_ws.h"
 
 static void conn_linger(struct proxy_conn *c);
 static void reply_json(struct proxy_conn *c, unsigned status, const char *error, const char *detail,
@@ -118,6 +119,7 @@ void proxy_conn_free(struct proxy_conn *c)
         evbuffer_free(c->early);
     }
     proxy_conn_cur_clear(&c->cur);
+    proxy_ws_conn_free(c->ws);
     proxy_identity_unref(c->id);
     proxy_policy_unref(c->pol);
     if (!c->dead) {
@@ -662,6 +664,9 @@ void proxy_conn_client_read(struct bufferevent *bev, void *arg)
     case PROXY_ST_TUNNEL:
         proxy_tunnel_relay_chunk(c->c, c->u);
         return;
+    case PROXY_ST_WS:
+        proxy_ws_pump(c, true);
+        return;
     case PROXY_ST_LINGER: {
         struct evbuffer *in = bufferevent_get_input(c->c);
         evbuffer_drain(in, evbuffer_get_length(in));
@@ -715,6 +720,11 @@ void proxy_conn_client_write(struct bufferevent *bev, void *arg)
             bufferevent_enable(c->u, EV_READ); /* backpressure released */
         }
         return;
+    case PROXY_ST_WS:
+        /* backpressure released: frames may wait in the upstream's input */
+        bufferevent_enable(c->u, EV_READ);
+        proxy_ws_pump(c, false);
+        return;
     case PROXY_ST_HEAD:
     case PROXY_ST_RESOLVE:
     case PROXY_ST_CONNECT:
@@ -758,6 +768,7 @@ static bool client_half_closed(struct proxy_conn *c)
         break;
     case PROXY_ST_SNIFF:
     case PROXY_ST_TUNNEL:
+    case PROXY_ST_WS:
         complete = false;
         break;
     }
@@ -796,6 +807,10 @@ void proxy_conn_client_event(struct bufferevent *bev, short what, void *arg)
         proxy_tunnel_side_closed(c, true);
         return;
     }
+    if (c->state == PROXY_ST_WS && (what & BEV_EVENT_EOF) != 0) {
+        proxy_ws_side_closed(c, true);
+        return;
+    }
     if ((what & BEV_EVENT_EOF) != 0 && client_half_closed(c)) {
         return;
     }
@@ -831,6 +846,9 @@ void proxy_conn_up_read(struct bufferevent *bev, void *arg)
         return;
     case PROXY_ST_TUNNEL:
         proxy_tunnel_relay_chunk(c->u, c->c);
+        return;
+    case PROXY_ST_WS:
+        proxy_ws_pump(c, false);
         return;
     case PROXY_ST_HEAD:
         /* an idle upstream spoke out of turn: it cannot be reused */
@@ -868,6 +886,10 @@ void proxy_conn_up_write(struct bufferevent *bev, void *arg)
     if ((c->state == PROXY_ST_RELAY && !c->req_done) || c->state == PROXY_ST_TUNNEL) {
         bufferevent_enable(c->c, EV_READ); /* backpressure released */
     }
+    if (c->state == PROXY_ST_WS) {
+        bufferevent_enable(c->c, EV_READ); /* frames may wait in the client's input */
+        proxy_ws_pump(c, true);
+    }
 }
 
 void proxy_conn_up_event(struct bufferevent *bev, short what, void *arg)
@@ -901,6 +923,13 @@ void proxy_conn_up_event(struct bufferevent *bev, short what, void *arg)
     case PROXY_ST_TUNNEL:
         if ((what & BEV_EVENT_EOF) != 0) {
             proxy_tunnel_side_closed(c, false);
+        } else {
+            proxy_conn_kill(c);
+        }
+        return;
+    case PROXY_ST_WS:
+        if ((what & BEV_EVENT_EOF) != 0) {
+            proxy_ws_side_closed(c, false);
         } else {
             proxy_conn_kill(c);
         }
@@ -1038,6 +1067,10 @@ void proxy_conn_policy_changed(struct proxy_conn *c)
          * by the same route: one that became inspected must not keep
          * carrying uninspected requests */
         (void)proxy_tunnel_still_routed(c);
+        return;
+    }
+    if (c->state == PROXY_ST_WS) {
+        proxy_ws_policy_changed(c);
         return;
     }
     if (c->state == PROXY_ST_HEAD && evbuffer_get_length(bufferevent_get_input(c->c)) == 0) {

@@ -29,6 +29,7 @@ struct evconnlistener;
 struct evdns_base;
 struct evdns_getaddrinfo_request;
 struct evhttp;
+struct proxy_ws_conn;
 
 /* ===========================================================================
  * Request heads (proxy_http.c)
@@ -189,7 +190,11 @@ struct proxy_verdict {
     enum model_route route;
     const char *policy; /* rule key that granted (or last matched), "-" if none; borrowed */
     const char *binary; /* identity entry that matched, or the exe; borrowed */
-    char detail[256];   /* reason text, reference wording */
+    /* the granting (or last matching) endpoint of the pinned version, NULL
+     * when none; borrowed (WebSocket sessions read whether it has GraphQL
+     * rules) */
+    const struct model_endpoint *endpoint;
+    char detail[256]; /* reason text, reference wording */
 };
 
 /* Decision options; NULL means none. 'test_allow_loopback' is the
@@ -197,6 +202,9 @@ struct proxy_verdict {
 struct proxy_decide_opts {
     bool test_allow_loopback;
     bool prefer_opaque; /* a protocol upgrade: model_request.prefer_opaque */
+    /* the GraphQL operation the request carries (model_request.gql), NULL =
+     * none; borrowed */
+    const struct model_gql_op *gql;
 };
 
 /* Connection-level decision for (identity, host, port), destination not yet
@@ -617,6 +625,7 @@ enum proxy_conn_state {
     PROXY_ST_TUNNEL,  /* opaque bytes flowing */
     PROXY_ST_CLOSING, /* flushing a last response */
     PROXY_ST_LINGER,  /* response sent, write side shut: discarding input */
+    PROXY_ST_WS,      /* WebSocket frames flowing after a 101 (proxy_wsconn.c) */
 };
 
 /* The request being served (head copied out of the input buffer). */
@@ -697,6 +706,7 @@ struct proxy_conn {
     struct evbuffer *early;   /* client bytes that arrived with the CONNECT head */
     struct proxy_splice *spl; /* opaque tunnel relayed with splice(2) */
     bool splice_pending;      /* start splicing once the 200 is flushed */
+    struct proxy_ws_conn *ws; /* a WebSocket upgrade or session (proxy_wsconn.c), else NULL */
 };
 
 /* ===========================================================================

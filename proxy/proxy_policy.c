@@ -132,6 +132,7 @@ static void verdict_from(const struct model_decision *d, const struct proxy_iden
     v->route = d->route;
     v->policy = d->rule != NULL ? model_rule_key(d->rule) : "-";
     v->binary = d->binary != NULL ? d->binary : (id != NULL && id->n > 0 ? id->path[0] : "-");
+    v->endpoint = d->endpoint;
     snprintf(v->detail, sizeof(v->detail), "%s", d->detail);
 }
 
@@ -179,6 +180,7 @@ static void run(const struct proxy_policy *p, const struct proxy_identity *id, c
     r.dest = ip;
     r.test_loopback = o != NULL && o->test_allow_loopback;
     r.prefer_opaque = o != NULL && o->prefer_opaque;
+    r.gql = o != NULL ? o->gql : NULL;
     memset(&d, 0, sizeof(d));
     model_decide(p->model, &r, &d);
     verdict_from(&d, id, v);

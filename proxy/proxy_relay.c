@@ -34,6 +34,7 @@
 
 #include "proxy/proxy_advisor.h"
 #include "proxy/proxy_int.h"
+#include "proxy/proxy_ws.h"
 
 static void check_addrs(struct proxy_conn *c);
 static void dns_cb(int result, struct evutil_addrinfo *res, void *arg);
@@ -217,17 +218,17 @@ static void check_addrs(struct proxy_conn *c)
         }
     }
     c->route = first.route;
-    if (!connect && c->cur.req->upgrade && first.route == MODEL_ROUTE_INSPECTED) {
-        proxy_tunnel_deny_upgrade(c, &first, PROXY_OUT_FORWARD_UNSUPPORTED);
+    if (!connect && c->cur.req->upgrade && first.route == MODEL_ROUTE_INSPECTED &&
+        !proxy_ws_admit(c, &first, PROXY_OUT_FORWARD_UNSUPPORTED)) {
         return;
     }
     memcpy(c->addrs, ok, nok * sizeof(ok[0]));
     c->naddrs = nok;
     c->next_addr = 0;
     if (connect) {
-        proxy_conn_log_verdict(c, &first, "opa", NULL, NULL, "connect");
+        proxy_conn_log_verdict(c, &first, "policy", NULL, NULL, "connect");
     } else {
-        proxy_conn_log_verdict(c, &first, c->route == MODEL_ROUTE_INSPECTED ? "l7" : "opa",
+        proxy_conn_log_verdict(c, &first, c->route == MODEL_ROUTE_INSPECTED ? "l7" : "policy",
                                c->cur.method, proxy_conn_cur_path(c, path, sizeof(path)),
                                "forward");
     }
@@ -500,6 +501,11 @@ static void write_head(struct proxy_conn *c, struct evbuffer *out)
             proxy_http_name_is(n, f->name.len, "transfer-encoding")) {
             continue;
         }
+        /* a WebSocket upgrade never offers an extension: a compressed
+         * message could not be inspected (docs/proxy.md#websocket) */
+        if (c->ws != NULL && proxy_http_name_is(n, f->name.len, "sec-websocket-extensions")) {
+            continue;
+        }
         if (proxy_http_name_is(n, f->name.len, "via")) {
             via = true;
         }
@@ -517,6 +523,9 @@ static void write_head(struct proxy_conn *c, struct evbuffer *out)
     case PROXY_BODY_CHUNKED:
         evbuffer_add_printf(out, "Transfer-Encoding: chunked\r\n");
         break;
+    }
+    if (c->ws != NULL) {
+        evbuffer_add_printf(out, "Upgrade: websocket\r\nConnection: Upgrade\r\n");
     }
     if (forward && !via) {
         evbuffer_add_printf(out, "Via: 1.1 proviso-proxy\r\n");
@@ -560,6 +569,9 @@ static void finish_request(struct proxy_conn *c)
     unsigned ms = c->srv->cfg->idle_timeout_ms;
 
     proxy_conn_cur_clear(&c->cur);
+    /* an upgrade answered with anything but 101 was a normal request */
+    proxy_ws_conn_free(c->ws);
+    c->ws = NULL;
     if (!up_ok) {
         proxy_conn_drop_upstream(c);
         /* an inspected tunnel has exactly one upstream */
@@ -735,6 +747,10 @@ static bool check_response_head(struct proxy_conn *c, struct evbuffer *in, struc
             c->resp_started = true;
             evbuffer_remove_buffer(in, out, hl);
             continue;
+        }
+        if (r.status == 101 && c->ws != NULL) {
+            proxy_ws_upgraded(c, hl); /* the session takes over, or refuses */
+            return false;
         }
         c->resp_head_ok = true;
         c->resp_body_off = hl;
@@ -959,8 +975,8 @@ void proxy_relay_forward(struct proxy_conn *c)
                            &v, detail, NULL);
         return;
     }
-    if (c->cur.req->upgrade && c->route == MODEL_ROUTE_INSPECTED) {
-        proxy_tunnel_deny_upgrade(c, &v, PROXY_OUT_FORWARD_UNSUPPORTED);
+    if (c->cur.req->upgrade && c->route == MODEL_ROUTE_INSPECTED &&
+        !proxy_ws_admit(c, &v, PROXY_OUT_FORWARD_UNSUPPORTED)) {
         return;
     }
     /* reuse the upstream when it serves the same host:port */
@@ -970,7 +986,7 @@ void proxy_relay_forward(struct proxy_conn *c)
         proxy_decide_dest(c->pol, c->id, c->host, strlen(c->host), c->port, c->cur.method,
                           c->cur.target, c->cur.target_len, &c->u_ip, &o, &dv);
         if (dv.allow && dv.route == c->route) {
-            proxy_conn_log_verdict(c, &dv, l7 ? "l7" : "opa", c->cur.method,
+            proxy_conn_log_verdict(c, &dv, l7 ? "l7" : "policy", c->cur.method,
                                    proxy_conn_cur_path(c, path, sizeof(path)), "forward");
             proxy_relay_send_request(c);
             return;

@@ -105,8 +105,7 @@ static void reload(struct proxy_server *srv, const char *why)
             return;
         }
         srv->metrics.reloads_failed++;
-        proxy_log_note(srv->log, "policy reload (%s) failed, fail-closed: %s", why, err);
-        pv_log_warnx("policy reload failed, fail-closed: %s", err);
+        proxy_log_note(srv->log, "WARNING: policy reload (%s) failed, fail-closed: %s", why, err);
     } else {
         srv->metrics.reloads_ok++;
         proxy_log_note(srv->log, "policy reloaded (%s): generation %llu", why,
@@ -564,17 +563,14 @@ int proxy_server_run(const struct proxy_config *cfg)
     if (cfg->test_allow_loopback) {
         proxy_log_note(srv.log, "WARNING: --test-allow-loopback is on: loopback destinations "
                                 "named literally by an endpoint are reachable (tests only)");
-        pv_log_warnx("--test-allow-loopback is on: for tests only");
     }
     if (unprivileged) {
         proxy_log_note(srv.log, "WARNING: --unprivileged-identity: %s", why);
-        pv_log_warnx("--unprivileged-identity: %s", why);
     }
     proxy_log_note(srv.log, "listening on %s:%u (admin %u), policy %s generation 1", cfg->bind_addr,
                    (unsigned)srv.port, (unsigned)srv.admin_port, cfg->policy_path);
     /* clients must trust it for inspected HTTPS */
     proxy_log_note(srv.log, "CA certificate (clients must trust it): %s/ca.crt", cfg->data_dir);
-    pv_log_info("CA certificate (clients must trust it): %s/ca.crt", cfg->data_dir);
     if (!write_port_file(&srv)) {
         pv_log_errorx("cannot write %s", cfg->port_file);
         server_free(&srv);

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "proxy/proxy_int.h"
+#include "proxy/proxy_ws.h"
 
 #define SNIFF_STEP_MS 5u
 #define SNIFF_DEADLINE_MS 100u
@@ -215,8 +216,7 @@ void proxy_tunnel_request(struct proxy_conn *c)
         }
         return;
     }
-    if (r->upgrade) {
-        proxy_tunnel_deny_upgrade(c, &v, PROXY_OUT_TUNNEL_UNSUPPORTED);
+    if (r->upgrade && !proxy_ws_admit(c, &v, PROXY_OUT_TUNNEL_UNSUPPORTED)) {
         return;
     }
     {

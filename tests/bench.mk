@@ -36,3 +36,10 @@ tests_bench_bench_audit_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 tests_bench_bench_audit_LDADD = $(AUDIT_LIBS)
 EXTRA_DIST += tests/bench/bench_audit.sh
 EXTRA_DIST += tests/bench/mapper_replay.sh tests/data/denials-recorded.json
+# the proxy's cost per WebSocket text message (parse, decide, re-frame) against
+# a REST request decision in the same run (owner: proxy), run by hand:
+#   ./tests/bench/bench_ws [seconds]
+noinst_PROGRAMS += tests/bench/bench_ws
+tests_bench_bench_ws_SOURCES = tests/bench/bench_ws.c
+tests_bench_bench_ws_CFLAGS = $(PROXY_CFLAGS)
+tests_bench_bench_ws_LDADD = $(PROXY_LIBS)

@@ -82,8 +82,9 @@ START_TEST(test_outcome_row)
     ck_assert_msg(r->kind == tc->kind, "%s: kind", r->name);
     ck_assert_msg(same(r->stage, tc->stage), "%s: stage %s", r->name, r->stage);
     ck_assert_msg(r->log == tc->log, "%s: log", r->name);
-    /* only the reference's engine names, or none where its field means nothing */
-    ck_assert_msg(r->engine == NULL || strcmp(r->engine, "opa") == 0 ||
+    /* the engines that decide here (never "opa": proviso runs no OPA), or
+     * none where the field means nothing */
+    ck_assert_msg(r->engine == NULL || strcmp(r->engine, "policy") == 0 ||
                       strcmp(r->engine, "ssrf") == 0 || strcmp(r->engine, "l7") == 0 ||
                       strcmp(r->engine, "http-parser") == 0 || strcmp(r->engine, "tls") == 0,
                   "%s: engine %s", r->name, r->engine);

@@ -57,6 +57,17 @@ tests_fuzz_fuzz_proxy_chunked_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_proxy_chunked_LDADD = $(CRYPTO_LIBS)
 endif
 
+# the proxy's WebSocket frame parser and GraphQL-over-WebSocket classifier
+# (proxy_ws.c), same convention
+if ENABLE_FUZZ
+noinst_PROGRAMS += tests/fuzz/fuzz_ws_frames
+tests_fuzz_fuzz_ws_frames_SOURCES = tests/fuzz/fuzz_ws_frames.c proxy/proxy_int.h proxy/proxy_ws.h \
+	proxy/proxy_ws.c proxy/proxy_http.c $(FUZZ_COMMON)
+tests_fuzz_fuzz_ws_frames_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CRYPTO_CFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_ws_frames_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_ws_frames_LDADD = $(JANSSON_LIBS) $(CRYPTO_LIBS)
+endif
+
 # proviso-advisor's readers of proposal bodies (owner: advisor). advisor_rule.c
 # and advisor_util.c are compiled into the target with the fuzzer's flags.
 #   ./tests/fuzz/fuzz_advisor_body -max_total_time=120 CORPUS_DIR
@@ -90,6 +101,19 @@ tests_fuzz_fuzz_audit_verify_LDADD = $(JANSSON_LIBS) $(CRYPTO_LIBS) \
 	$(PTHREAD_LIBS)
 endif
 
+# the GraphQL reader and its GraphQL-over-HTTP extraction (owner: model).
+# Same convention: the two sources are compiled into the target.
+#   ./tests/fuzz/fuzz_graphql -max_total_time=120 CORPUS_DIR
+if ENABLE_FUZZ
+noinst_PROGRAMS += tests/fuzz/fuzz_graphql
+tests_fuzz_fuzz_graphql_SOURCES = tests/fuzz/fuzz_graphql.c model/model_graphql.h \
+	model/model_graphql.c model/model_graphql_http.c model/model_gql_op.c $(FUZZ_COMMON)
+tests_fuzz_fuzz_graphql_CFLAGS = $(AM_CFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS) $(CRYPTO_CFLAGS) \
+	$(FUZZ_FLAGS)
+tests_fuzz_fuzz_graphql_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_graphql_LDADD = $(JANSSON_LIBS) $(CRYPTO_LIBS)
+endif
+
 # make fuzz-smoke: every target above for FUZZ_SMOKE_SECONDS (default 60) on
 # a copy of its seed corpus (tests/fuzz/corpus/TARGET/) with its dictionary
 # (tests/fuzz/TARGET.dict); fails on a crash, leak or timeout and prints the
@@ -97,7 +121,8 @@ endif
 # build configured with --enable-fuzz CC=clang (.ci/run uses build-fuzz/).
 FUZZ_TARGETS = tests/fuzz/fuzz_policy_yaml tests/fuzz/fuzz_policy_json \
 	tests/fuzz/fuzz_prover_body tests/fuzz/fuzz_proxy_request tests/fuzz/fuzz_proxy_chunked \
-	tests/fuzz/fuzz_advisor_body tests/fuzz/fuzz_audit_verify
+	tests/fuzz/fuzz_advisor_body tests/fuzz/fuzz_audit_verify tests/fuzz/fuzz_ws_frames \
+	tests/fuzz/fuzz_graphql
 EXTRA_DIST += tests/fuzz/smoke.sh tests/fuzz/seeds.py tests/fuzz/corpus $(FUZZ_TARGETS:=.dict)
 CLEANFILES += fuzz-smoke.txt fuzz-smoke-*.log
 if ENABLE_FUZZ

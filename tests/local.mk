@@ -16,6 +16,7 @@ include $(srcdir)/tests/model_validate.mk
 include $(srcdir)/tests/model_glob.mk
 include $(srcdir)/tests/model_eval.mk
 include $(srcdir)/tests/model_merge.mk
+include $(srcdir)/tests/model_graphql.mk
 include $(srcdir)/tests/prover.mk
 include $(srcdir)/tests/proxy.mk
 include $(srcdir)/tests/proxy_advisor.mk

@@ -21,6 +21,12 @@ tests_check_proxy_outcome_SOURCES = tests/check_proxy_outcome.c
 tests_check_proxy_outcome_CFLAGS = $(PROXY_TEST_CFLAGS)
 tests_check_proxy_outcome_LDADD = $(PROXY_TEST_LIBS)
 
+check_PROGRAMS += tests/check_proxy_ws
+TESTS += tests/check_proxy_ws
+tests_check_proxy_ws_SOURCES = tests/check_proxy_ws.c
+tests_check_proxy_ws_CFLAGS = $(PROXY_TEST_CFLAGS)
+tests_check_proxy_ws_LDADD = $(PROXY_TEST_LIBS)
+
 check_PROGRAMS += tests/check_proxy_ident
 TESTS += tests/check_proxy_ident
 tests_check_proxy_ident_SOURCES = tests/check_proxy_ident.c
@@ -43,6 +49,7 @@ tests_e2e_proxy_diff_LDADD = $(MODEL_LIBS)
 PROXY_E2E = tests/e2e/proxy_forward.sh tests/e2e/proxy_connect.sh \
 	tests/e2e/proxy_identity.sh tests/e2e/proxy_ssrf.sh tests/e2e/proxy_tls.sh \
 	tests/e2e/proxy_reload.sh tests/e2e/proxy_diff.sh tests/e2e/proxy_smuggle.sh \
-	tests/e2e/proxy_flood.sh tests/e2e/proxy_framing.sh tests/e2e/proxy_ops.sh
+	tests/e2e/proxy_flood.sh tests/e2e/proxy_framing.sh tests/e2e/proxy_ops.sh \
+	tests/e2e/proxy_websocket.sh
 TESTS += $(PROXY_E2E)
-EXTRA_DIST += $(PROXY_E2E) tests/e2e/proxy_lib.sh
+EXTRA_DIST += $(PROXY_E2E) tests/e2e/proxy_lib.sh tests/e2e/ws_echo.py tests/e2e/ws_client.py

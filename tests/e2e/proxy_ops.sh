@@ -169,7 +169,7 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null &&
         read -r PX ADM <"$T/px.port"
         expect_eq "unprivileged: healthz" '{"status":"ok"}' \
             "$("$CURL" -s --max-time 3 "http://127.0.0.1:$ADM/healthz")"
-        expect_log "unprivileged: warned in the log" "WARNING: --unprivileged-identity: CAP_SYS_PTRACE"
+        expect_log "unprivileged: warned in the log" "proviso-proxy warning: --unprivileged-identity: CAP_SYS_PTRACE"
         expect_eq "unprivileged: warned once on stderr" 1 \
             "$(grep -c 'unprivileged-identity' "$T/selfcheck2.err")"
         stop_proxy
