@@ -3,6 +3,7 @@
  *
  *   proviso eval --policy FILE --binary PATH [--binary ANCESTOR ...]
  *                (--method M --url URL | --connect HOST:PORT)
+ *                [--operation-type T [--operation-name N] --fields F,F | --persisted-id ID]
  *                [--ip ADDR] [--format text|json] [--test-allow-loopback]
  *
  * The URL is http://host[:port]/path?query or https://... (default ports 80
@@ -31,7 +32,13 @@ struct eval_args {
     const char *ip;
     bool json;
     bool test_loopback;
+    const char *optype; /* GraphQL (docs/semantics.md#graphql) */
+    const char *opname;
+    const char *fields;
+    const char *persisted;
 };
+
+#define EVAL_MAX_FIELDS 64
 
 /* A parsed request: slices of the URL (or --connect) argument. */
 struct eval_target {
@@ -49,6 +56,10 @@ static const struct pv_opt eval_opts[] = {
     {"url", "URL", "http://host[:port]/path?query or https://...", 0},
     {"connect", "HOST:PORT", "a connection-level (CONNECT) decision instead", 0},
     {"ip", "ADDR", "the resolved destination address", 0},
+    {"operation-type", "T", "a GraphQL operation: query, mutation or subscription", 0},
+    {"operation-name", "NAME", "its operation name (default: anonymous)", 0},
+    {"fields", "F,F", "its root field names, comma-separated", 0},
+    {"persisted-id", "ID", "a hash-only persisted GraphQL query instead", 0},
     {"format", "text|json", "output format (default text)", 0},
     {"test-allow-loopback", NULL, "tests only: decide as proviso-proxy --test-allow-loopback does",
      0},
@@ -58,6 +69,8 @@ static const struct pv_cmd eval_cmd = {
     .prog = "proviso eval",
     .synopsis = "--policy FILE --binary PATH [--binary ANCESTOR ...]\n"
                 "                    (--method M --url URL | --connect HOST:PORT)\n"
+                "                    [--operation-type T [--operation-name NAME] --fields F,F\n"
+                "                     | --persisted-id ID]\n"
                 "                    [--ip ADDR] [--format text|json] [--test-allow-loopback]",
     .summary = "Decide one request under a policy with the proxy's own decision function.",
     .opts = eval_opts,
@@ -199,6 +212,10 @@ static int parse_args(int argc, char **argv, struct eval_args *a)
     a->connect = pv_args_get(&pa, "connect");
     a->ip = pv_args_get(&pa, "ip");
     a->test_loopback = pv_args_has(&pa, "test-allow-loopback");
+    a->optype = pv_args_get(&pa, "operation-type");
+    a->opname = pv_args_get(&pa, "operation-name");
+    a->fields = pv_args_get(&pa, "fields");
+    a->persisted = pv_args_get(&pa, "persisted-id");
     fmt = pv_args_get(&pa, "format");
     if (fmt != NULL && strcmp(fmt, "json") != 0 && strcmp(fmt, "text") != 0) {
         return pv_args_usage(&eval_cmd, "--format must be text or json");
@@ -210,6 +227,67 @@ static int parse_args(int argc, char **argv, struct eval_args *a)
     if (a->connect != NULL ? (a->method != NULL || a->url != NULL)
                            : (a->method == NULL || a->url == NULL)) {
         return pv_args_usage(&eval_cmd, "give --method and --url, or --connect");
+    }
+    if ((a->optype != NULL || a->opname != NULL || a->fields != NULL || a->persisted != NULL) &&
+        a->url == NULL) {
+        return pv_args_usage(&eval_cmd, "a GraphQL operation needs --method and --url");
+    }
+    if (a->persisted != NULL ? (a->optype != NULL || a->opname != NULL || a->fields != NULL)
+                             : (a->optype != NULL || a->opname != NULL || a->fields != NULL) &&
+                                   (a->optype == NULL || a->fields == NULL)) {
+        return pv_args_usage(&eval_cmd, "give --operation-type and --fields (and optionally "
+                                        "--operation-name), or --persisted-id");
+    }
+    return 0;
+}
+
+/* The GraphQL operation of the options into 'op' (fields point into 'buf',
+ * a copy of --fields split at commas). Returns 0, or 2 after a message. */
+static int parse_gql(const struct eval_args *a, struct model_gql_op *op, char *buf, size_t cap,
+                     char **fields)
+{
+    static const enum model_gql_optype types[] = {MODEL_GQL_QUERY, MODEL_GQL_MUTATION,
+                                                  MODEL_GQL_SUBSCRIPTION};
+    bool known = false;
+    size_t len;
+
+    memset(op, 0, sizeof(*op));
+    if (a->persisted != NULL) {
+        op->persisted_id = (char *)(uintptr_t)a->persisted;
+        return 0;
+    }
+    for (size_t i = 0; i < PV_ARRAY_LEN(types) && !known; i++) {
+        if (strcmp(a->optype, model_gql_optype_name(types[i])) == 0) {
+            op->type = types[i];
+            known = true;
+        }
+    }
+    if (!known) {
+        fprintf(stderr, "proviso eval: --operation-type must be query, mutation or "
+                        "subscription\n");
+        return 2;
+    }
+    op->name = (char *)(uintptr_t)a->opname;
+    len = strlen(a->fields);
+    if (len >= cap) {
+        fprintf(stderr, "proviso eval: --fields is too long\n");
+        return 2;
+    }
+    memcpy(buf, a->fields, len + 1);
+    op->fields = fields;
+    for (char *f = buf;; f++) {
+        char *comma = strchr(f, ',');
+
+        if (op->nfields == EVAL_MAX_FIELDS) {
+            fprintf(stderr, "proviso eval: at most %d --fields\n", EVAL_MAX_FIELDS);
+            return 2;
+        }
+        fields[op->nfields++] = f;
+        if (comma == NULL) {
+            break;
+        }
+        *comma = '\0';
+        f = comma;
     }
     return 0;
 }
@@ -340,6 +418,9 @@ int cli_eval(int argc, char **argv)
     struct model_decision d;
     struct model_ip ip;
     struct model_policy *p = NULL;
+    struct model_gql_op op;
+    char fbuf[4096];
+    char *fields[EVAL_MAX_FIELDS];
     int rc;
 
     memset(&a, 0, sizeof(a));
@@ -365,6 +446,10 @@ int cli_eval(int argc, char **argv)
         fprintf(stderr, "proviso eval: --ip '%s' is not an IP address\n", a.ip);
         return 2;
     }
+    if ((a.optype != NULL || a.persisted != NULL) &&
+        parse_gql(&a, &op, fbuf, sizeof(fbuf), fields) != 0) {
+        return 2;
+    }
     rc = load_policy(a.policy, &p);
     if (rc != 0) {
         return rc;
@@ -380,6 +465,7 @@ int cli_eval(int argc, char **argv)
     req.target_len = a.method != NULL ? t.target_len : 0;
     req.dest = a.ip != NULL ? &ip : NULL;
     req.test_loopback = a.test_loopback;
+    req.gql = a.optype != NULL || a.persisted != NULL ? &op : NULL;
     model_decide(p, &req, &d);
     rc = a.json ? print_json(&d) : print_text(&d);
     model_policy_free(p);

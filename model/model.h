@@ -119,6 +119,7 @@ enum model_domain {
     MODEL_DOMAIN_ABS_PATH,       /* binary paths: canonical absolute paths (no empty, "."
                                   * or ".." segment, no trailing "/", no NUL) */
     MODEL_DOMAIN_QUERY_VALUE,    /* decoded query values: valid UTF-8, no NUL */
+    MODEL_DOMAIN_GQL_NAME,       /* GraphQL Names: [_A-Za-z][_0-9A-Za-z]* */
 };
 
 struct model_lang_term {
@@ -246,8 +247,10 @@ enum model_warning {
     MODEL_WARN_BINARY_RELATIVE, /* binary path not starting with '/' */
     MODEL_WARN_BINARY_MISSING,  /* literal binary path absent here (MODEL_WARN_FS) */
     MODEL_WARN_UNKNOWN_METHOD,  /* HTTP rule method no client sends (a typo: the rule is dead) */
+    MODEL_WARN_GQL_NO_UPGRADE,  /* websocket GraphQL rules without a GET rule for the upgrade */
+    MODEL_WARN_GQL_PERSISTED,   /* a persisted registry under persisted_queries: deny */
 };
-#define MODEL_WARN__COUNT 7
+#define MODEL_WARN__COUNT 9
 #define MODEL_WARN_FS 1u /* flag: also look binaries up on this host's filesystem */
 
 /* The stable code ("l7-audit", ...). Static string. */
@@ -437,8 +440,6 @@ bool model_host_lower(const char *host, char *out, size_t outlen);
 
 #define MODEL_MAX_IDENTITY 16
 
-struct model_gql_op; /* model_graphql.h */
-
 struct model_request {
     const char *const *binaries; /* exe first, then ancestors; may be empty */
     size_t nbinaries;
@@ -547,6 +548,13 @@ struct model_l7rule_view {
     const struct model_glob *path; /* NULL = any path */
     size_t nquery;
     bool has_other; /* command/operation/fields/tool/params present */
+    /* GraphQL (docs/semantics.md#graphql-allow): bit t per enum
+     * model_gql_optype matched; 0 = not a GraphQL rule (a GraphQL rule
+     * naming no valid type has gql_types 0x80: it matches nothing). */
+    uint8_t gql_types;
+    const struct model_glob *gql_name;          /* NULL = any name (anonymous too) */
+    size_t gql_nfields;                         /* 0 = any fields */
+    const struct model_glob *const *gql_fields; /* compiled MODEL_GLOB_VALUE */
 };
 
 struct model_endpoint_view {
@@ -594,6 +602,17 @@ void model_endpoint_deny_rule(const struct model_endpoint *e, size_t i,
 /* Query matcher j of allow rule i (deny = false) or deny rule i (deny = true). */
 void model_endpoint_rule_query(const struct model_endpoint *e, bool deny, size_t i, size_t j,
                                struct model_query_view *out);
+/* GraphQL persisted queries of 'e' that can decide anything: the ids of
+ * its registry when it is `allow_registered`, else none
+ * (docs/semantics.md#graphql-persisted). */
+size_t model_endpoint_gql_npersisted(const struct model_endpoint *e);
+const char *model_endpoint_gql_persisted_id(const struct model_endpoint *e, size_t i);
+/* The concrete answer of the evaluator's own matching for a hash-only
+ * operation 'id' on 'e': does some GraphQL allow rule (deny = false) or deny
+ * rule (deny = true) of 'e' match the operation the id resolves to, and is
+ * that operation a query ('*is_query')? False when the id does not resolve. */
+bool model_endpoint_gql_persisted_match(const struct model_endpoint *e, const char *id, bool deny,
+                                        bool *is_query);
 /* Compiled binary pattern i of rule 'r' (borrowed). */
 const struct model_glob *model_rule_binary_glob(const struct model_rule *r, size_t i);
 /* The fingerprint of rule 'r' of a compiled policy (borrowed; NULL when not

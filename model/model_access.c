@@ -68,6 +68,13 @@ static void rule_view(const struct model_l7rule *r, struct model_l7rule_view *ou
     out->has_other = r->command.s != NULL || r->operation_type.s != NULL ||
                      r->operation_name.s != NULL || r->fields.n > 0 || r->tool.s != NULL ||
                      r->params != NULL;
+    out->gql_types = r->gql_types;
+    out->gql_name = r->operation_name.s != NULL ? r->name_glob : NULL;
+    out->gql_nfields = r->field_globs != NULL ? r->fields.n : 0;
+    out->gql_fields = (const struct model_glob *const *)r->field_globs;
+    if (r->gql_types != 0 && r->operation_name.s != NULL && r->name_glob == NULL) {
+        out->gql_types = 0x80; /* not compiled: matches nothing */
+    }
 }
 
 void model_endpoint_allow_rule(const struct model_endpoint *e, size_t i,

@@ -854,7 +854,7 @@ out:
 
 #define BI_MAX_STATES 24u
 
-enum builtin { BI_ANY, BI_DNS, BI_CANON, BI_ABS, BI_QUERY, BI_PCT2F, BI_COUNT };
+enum builtin { BI_ANY, BI_DNS, BI_CANON, BI_ABS, BI_QUERY, BI_PCT2F, BI_GQLNAME, BI_COUNT };
 
 struct builtin_store {
     struct model_glob g;
@@ -930,6 +930,31 @@ static uint32_t dns_next(uint32_t s, uint8_t b)
 static bool dns_acc(uint32_t s)
 {
     return s == DNS_LETTER;
+}
+
+/* GraphQL Names (docs/semantics.md#graphql-names): [_A-Za-z][_0-9A-Za-z]* */
+enum { GN_DEAD, GN_START, GN_IN };
+
+static bool gn_alpha(uint8_t b)
+{
+    return is_lower(b) || (b >= 'A' && b <= 'Z') || b == '_';
+}
+
+static uint32_t gname_next(uint32_t s, uint8_t b)
+{
+    switch (s) {
+    case GN_START:
+        return gn_alpha(b) ? GN_IN : GN_DEAD;
+    case GN_IN:
+        return gn_alpha(b) || is_digit(b) ? GN_IN : GN_DEAD;
+    default:
+        return GN_DEAD;
+    }
+}
+
+static bool gname_acc(uint32_t s)
+{
+    return s == GN_IN;
 }
 
 /* Canonical paths: seg start (accepting), ".", "..", inside a segment
@@ -1148,6 +1173,7 @@ static void builtins_init(void)
     builtin_make(&builtins[BI_ABS], AP_IN + 1, AP_START, abs_next, abs_acc);
     builtin_make(&builtins[BI_QUERY], U8_F4 + 1, U8_OK, utf8_next, utf8_acc);
     builtin_make(&builtins[BI_PCT2F], 4, 0, pct_next, pct_acc);
+    builtin_make(&builtins[BI_GQLNAME], 3, GN_START, gname_next, gname_acc);
 
     size_t n = 0;
     bool used[256] = {false};
@@ -1195,6 +1221,8 @@ const struct model_glob *model_dfa_domain(enum model_domain d)
         return &builtins[BI_ABS].g;
     case MODEL_DOMAIN_QUERY_VALUE:
         return &builtins[BI_QUERY].g;
+    case MODEL_DOMAIN_GQL_NAME:
+        return &builtins[BI_GQLNAME].g;
     }
     return NULL;
 }

@@ -711,6 +711,12 @@ static enum gql_state gql_check(const struct model_gql_op *op)
     return GQ_OK;
 }
 
+static bool persisted_on(const struct model_endpoint *e)
+{
+    return e->persisted_queries.s != NULL &&
+           strcmp(e->persisted_queries.s, "allow_registered") == 0;
+}
+
 /* The operation endpoint 'e' decides for this request, or NULL and why not.
  *= docs/semantics.md#graphql-persisted
  *# Under `allow_registered` it is decided exactly as the document operation
@@ -731,7 +737,7 @@ gql_resolve(const struct eval_ctx *c, const struct model_endpoint *e, enum model
     if (op->persisted_id == NULL) {
         return op;
     }
-    if (e->persisted_queries.s == NULL || strcmp(e->persisted_queries.s, "allow_registered") != 0) {
+    if (!persisted_on(e)) {
         *why = MODEL_REASON_GQL_PERSISTED_DENIED;
         return NULL;
     }
@@ -835,6 +841,45 @@ static bool allow_rules_match(const struct eval_ctx *c, const struct model_endpo
     return false;
 }
 
+size_t model_endpoint_gql_npersisted(const struct model_endpoint *e)
+{
+    return e != NULL && persisted_on(e) ? e->ngql_persisted : 0;
+}
+
+const char *model_endpoint_gql_persisted_id(const struct model_endpoint *e, size_t i)
+{
+    return i < model_endpoint_gql_npersisted(e) ? e->gql_persisted[i].id.s : NULL;
+}
+
+bool model_endpoint_gql_persisted_match(const struct model_endpoint *e, const char *id, bool deny,
+                                        bool *is_query)
+{
+    const struct model_gql_op *op = NULL;
+
+    *is_query = false;
+    for (size_t i = 0; i < model_endpoint_gql_npersisted(e) && op == NULL; i++) {
+        const struct model_gql_persisted *g = &e->gql_persisted[i];
+        if (g->op_ok && g->id.s != NULL && id != NULL && strcmp(g->id.s, id) == 0) {
+            op = &g->op;
+        }
+    }
+    if (op == NULL) {
+        return false;
+    }
+    *is_query = op->type == MODEL_GQL_QUERY;
+    for (size_t i = 0; deny && i < e->ndeny; i++) {
+        if (e->deny_rules[i].gql_types != 0 && gql_rule_match(&e->deny_rules[i], op, true)) {
+            return true;
+        }
+    }
+    for (size_t i = 0; !deny && i < e->neff_rules; i++) {
+        if (e->eff_rules[i].gql_types != 0 && gql_rule_match(&e->eff_rules[i], op, false)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* MODEL_REASON_ALLOWED when a GraphQL allow rule of 'e' matches the request's
  * operation, else why not. */
 static enum model_reason gql_allow(const struct eval_ctx *c, const struct model_endpoint *e,
@@ -848,6 +893,12 @@ static enum model_reason gql_allow(const struct eval_ctx *c, const struct model_
     /*= docs/semantics.md#graphql-http
      *# its method is `POST`, or `GET` with an operation of type `query` */
     if (http && !post && !get) {
+        return MODEL_REASON_GQL_BAD_METHOD;
+    }
+    /*= docs/semantics.md#graphql-ws
+     *# a request with method `WEBSOCKET_TEXT`, the upgrade's path and its
+     *# operation *o* */
+    if (!http && !(c->method_len == 14 && memcmp(c->method, "WEBSOCKET_TEXT", 14) == 0)) {
         return MODEL_REASON_GQL_BAD_METHOD;
     }
     op = gql_resolve(c, e, &why);

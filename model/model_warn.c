@@ -28,6 +28,8 @@ static const char *const warn_codes[MODEL_WARN__COUNT] = {
     [MODEL_WARN_BINARY_RELATIVE] = "binary-relative",
     [MODEL_WARN_BINARY_MISSING] = "binary-missing",
     [MODEL_WARN_UNKNOWN_METHOD] = "unknown-method",
+    [MODEL_WARN_GQL_NO_UPGRADE] = "graphql-no-upgrade",
+    [MODEL_WARN_GQL_PERSISTED] = "persisted-unused",
 };
 
 /* The methods an HTTP rule can match (docs/semantics.md#methods: the RFC 9110
@@ -82,6 +84,45 @@ const char *model_warning_code(enum model_warning w)
     return (unsigned)w < MODEL_WARN__COUNT ? warn_codes[w] : "unknown";
 }
 
+/*= docs/semantics.md#warnings
+ *# `graphql-no-upgrade` | a `websocket` endpoint with GraphQL allow rules and
+ *# no allow rule for `GET` */
+static void gql_warnings(const struct model_policy *p, const char *key,
+                         const struct model_endpoint *e, model_warn_fn fn, void *arg)
+{
+    char msg[256];
+    bool gql = false;
+    bool get = false;
+
+    for (size_t i = 0; i < e->nrules; i++) {
+        const char *m = e->rules[i].method.s;
+
+        gql = gql || e->rules[i].operation_type.s != NULL;
+        get = get || (m != NULL &&
+                      (strcmp(m, "*") == 0 || strcmp(m, "GET") == 0 || strcmp(m, "get") == 0));
+    }
+    if (e->proto == MODEL_PROTO_WEBSOCKET && gql && !get) {
+        (void)snprintf(msg, sizeof(msg),
+                       "rule '%s': websocket endpoint %s has GraphQL rules but no GET rule: "
+                       "the upgrade is denied, so no operation message is ever decided",
+                       key, e->host.s != NULL ? e->host.s : "(hostless)");
+        fn(arg, MODEL_WARN_GQL_NO_UPGRADE, p->file, e->mark.line, e->mark.col, msg);
+    }
+    /*= docs/semantics.md#warnings
+     *# `persisted-unused` | `graphql_persisted_queries` without
+     *# `persisted_queries: allow_registered` */
+    if (e->ngql_persisted > 0 && (e->persisted_queries.s == NULL ||
+                                  strcmp(e->persisted_queries.s, "allow_registered") != 0)) {
+        struct model_mark m = e->gql_persisted[0].id.mark;
+
+        (void)snprintf(msg, sizeof(msg),
+                       "rule '%s': graphql_persisted_queries without 'persisted_queries: "
+                       "allow_registered' decide nothing: hash-only requests are denied",
+                       key);
+        fn(arg, MODEL_WARN_GQL_PERSISTED, p->file, m.line, m.col, msg);
+    }
+}
+
 static void endpoint_warnings(const struct model_policy *p, const struct model_rule *r,
                               const struct model_endpoint *e, model_warn_fn fn, void *arg)
 {
@@ -120,6 +161,7 @@ static void endpoint_warnings(const struct model_policy *p, const struct model_r
             method_warning(p, key, &e->deny_rules[i], fn, arg);
         }
     }
+    gql_warnings(p, key, e, fn, arg);
 }
 
 static bool has_glob(const char *s)

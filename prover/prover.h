@@ -79,6 +79,14 @@ struct prover_witness {
     char *query;               /* raw query string (percent-encoded), "" when none */
     char *ip;                  /* destination address text */
     char *api, *action, *risk; /* API registry annotation, NULL when unknown */
+    /* The GraphQL operation the request carries (docs/semantics.md#graphql):
+     * a document (gql_type set) or a hash-only persisted query
+     * (gql_persisted set); both NULL = none. */
+    char *gql_type; /* "query", "mutation" or "subscription" */
+    char *gql_name; /* NULL = anonymous */
+    char **gql_fields;
+    size_t ngql_fields;
+    char *gql_persisted;
 };
 
 struct prover_path {
@@ -86,7 +94,8 @@ struct prover_path {
     char *binary; /* binary pattern as written */
     char *host;   /* endpoint host pattern as written ("*" for hostless) */
     uint16_t port;
-    char *method;           /* capability paths only, else NULL */
+    char *method;           /* capability paths only, else NULL; for a GraphQL
+                             * witness "graphql:TYPE" or "graphql:persisted" */
     char *rule;             /* candidate rule key */
     enum model_route route; /* route of the witness under the candidate */
     char **creds;           /* names of credentials covering the witness host */

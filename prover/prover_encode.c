@@ -357,6 +357,13 @@ static pv_result collect_rule(struct prover_proof *pf, const struct model_endpoi
     if (rv.path != NULL) {
         PV_GUARD(prover_dim_add(&pf->path, rv.path, &idx));
     }
+    if (rv.gql_name != NULL) {
+        PV_GUARD(prover_dim_add(&pf->gname, rv.gql_name, &idx));
+    }
+    for (size_t j = 0; j < rv.gql_nfields; j++) {
+        PV_ENSURE_REF(rv.gql_fields[j]);
+        PV_GUARD(prover_dim_add(&pf->gfield, rv.gql_fields[j], &idx));
+    }
     for (size_t j = 0; j < rv.nquery; j++) {
         struct model_query_view qv;
         size_t k;
@@ -366,6 +373,41 @@ static pv_result collect_rule(struct prover_proof *pf, const struct model_endpoi
         for (size_t g = 0; g < qv.nglobs; g++) {
             PV_ENSURE_REF(qv.globs[g]);
             PV_GUARD(prover_dim_add(&pf->qkeys[k].dim, qv.globs[g], &idx));
+        }
+    }
+    return PV_RESULT_OK;
+}
+
+bool prover_unit_gql(const struct prover_unit *u)
+{
+    return u->l7 && u->v.enforce &&
+           (u->v.proto == MODEL_PROTO_GRAPHQL || u->v.proto == MODEL_PROTO_WEBSOCKET);
+}
+
+/* A unit that decides GraphQL operations: its registered ids, and (on the
+ * baseline side) its GraphQL allow rules, which bound the field variables. */
+static pv_result collect_gql(struct prover_proof *pf, const struct prover_unit *u) PV_WUR;
+static pv_result collect_gql(struct prover_proof *pf, const struct prover_unit *u)
+{
+    pf->gql = true;
+    for (size_t i = 0; i < model_endpoint_gql_npersisted(u->ep); i++) {
+        const char *id = model_endpoint_gql_persisted_id(u->ep, i);
+        bool seen = false;
+
+        for (size_t k = 0; k < pf->npids && !seen && id != NULL; k++) {
+            seen = strcmp(pf->pids[k], id) == 0;
+        }
+        if (id != NULL && !seen) {
+            PROVER_GROW(pf->pids, pf->cappids, pf->npids);
+            pf->pids[pf->npids++] = id;
+        }
+    }
+    if (u->side == PROVER_SIDE_B) {
+        for (size_t k = 0; k < u->v.nallow; k++) {
+            struct model_l7rule_view rv;
+
+            model_endpoint_allow_rule(u->ep, k, &rv);
+            pf->nfv += rv.gql_types != 0 && rv.gql_nfields > 0;
         }
     }
     return PV_RESULT_OK;
@@ -408,6 +450,13 @@ static pv_result collect(struct prover_proof *pf)
         for (size_t k = 0; k < u->v.ndeny; k++) {
             PV_GUARD(collect_rule(pf, u->ep, true, k));
         }
+        if (prover_unit_gql(u)) {
+            PV_GUARD(collect_gql(pf, u));
+        }
+    }
+    if (pf->gql) {
+        PV_GUARD(method_add(pf, "GET"));
+        PV_GUARD(method_add(pf, "POST"));
     }
     for (size_t i = 0; i < PV_ARRAY_LEN(other_methods); i++) {
         if (method_index(pf, other_methods[i]) == SIZE_MAX) {
@@ -959,6 +1008,174 @@ static Z3_ast rule_match(struct prover_proof *pf, const struct model_endpoint *e
     return prover_and(pf, 3, parts);
 }
 
+/* --- GraphQL --------------------------------------------------------------- */
+
+static Z3_ast gql_type_match(struct prover_proof *pf, uint8_t types)
+{
+    struct zvec z = {0};
+
+    for (uint64_t v = 0; v < 3; v++) {
+        if ((types >> v) & 1u) {
+            zpush(pf, &z, prover_eqn(pf, pf->t, v));
+        }
+    }
+    return zor(pf, &z);
+}
+
+/*= docs/semantics.md#graphql-allow
+ *# it has no `operation_name`, or *n* ≠ ⊥ and *n* matches the glob. **An
+ *# anonymous operation matches only rules without `operation_name`** */
+static Z3_ast gql_name_match(struct prover_proof *pf, const struct model_l7rule_view *rv)
+{
+    size_t pi;
+    const char *t;
+
+    if (rv->gql_name == NULL) {
+        return prover_true(pf);
+    }
+    t = model_glob_text(rv->gql_name);
+    if (!prover_map_get(&pf->gname.index, t, strlen(t), &pi)) {
+        pf->zerr = true;
+        return NULL;
+    }
+    return prover_and2(pf, prover_not(pf, pf->anon), prover_memb(pf, &pf->gname, pi));
+}
+
+/*= docs/semantics.md#graphql-allow
+ *# it has no `fields`, or **every** member of *F* matches some glob of that
+ *# same rule's `fields`. */
+/*= docs/semantics.md#graphql-deny
+ *# it has no `fields` or **some** member of *F* matches one of its globs */
+static Z3_ast gql_fields_match(struct prover_proof *pf, const struct model_l7rule_view *rv,
+                               bool deny)
+{
+    struct zvec z = {0};
+    bool *has;
+
+    if (rv->gql_nfields == 0) {
+        return prover_true(pf);
+    }
+    has = pv_calloc(pf->gfield.natoms ? pf->gfield.natoms : 1, sizeof(bool));
+    if (has == NULL) {
+        pf->zerr = pf->znomem = true;
+        return NULL;
+    }
+    for (size_t a = 0; a < pf->gfield.natoms; a++) {
+        for (size_t j = 0; j < rv->gql_nfields && !has[a]; j++) {
+            const char *t = model_glob_text(rv->gql_fields[j]);
+            size_t pi;
+
+            if (prover_map_get(&pf->gfield.index, t, strlen(t), &pi)) {
+                has[a] = prover_atom_has(&pf->gfield, a, pi);
+            } else {
+                pf->zerr = true;
+            }
+        }
+    }
+    for (size_t i = 0; i < pf->nfv; i++) {
+        zpush(pf, &z, in_set(pf, pf->fv[i], pf->gfield.natoms, has, 0, true));
+    }
+    free(has);
+    return deny ? zor(pf, &z) : zand(pf, &z);
+}
+
+/* A document operation (not hash-only) matches GraphQL rule 'ri'. */
+static Z3_ast gql_rule_match(struct prover_proof *pf, const struct model_endpoint *e, bool deny,
+                             size_t ri)
+{
+    struct model_l7rule_view rv;
+
+    if (deny) {
+        model_endpoint_deny_rule(e, ri, &rv);
+    } else {
+        model_endpoint_allow_rule(e, ri, &rv);
+    }
+    return prover_and(pf, 3,
+                      (Z3_ast[]){gql_type_match(pf, rv.gql_types), gql_name_match(pf, &rv),
+                                 gql_fields_match(pf, &rv, deny)});
+}
+
+static bool rule_is_gql(const struct model_endpoint *e, bool deny, size_t ri)
+{
+    struct model_l7rule_view rv;
+
+    if (deny) {
+        model_endpoint_deny_rule(e, ri, &rv);
+    } else {
+        model_endpoint_allow_rule(e, ri, &rv);
+    }
+    return rv.gql_types != 0;
+}
+
+/* GraphQL over HTTP admits POST, and GET for queries only. */
+static Z3_ast gql_http_method(struct prover_proof *pf, Z3_ast is_query)
+{
+    return prover_or2(pf, prover_eqn(pf, pf->m, method_index(pf, "POST")),
+                      prover_and2(pf, prover_eqn(pf, pf->m, method_index(pf, "GET")), is_query));
+}
+
+/*= docs/semantics.md#graphql-persisted
+ *# Under `allow_registered` it is decided exactly as the document operation
+ *# *(t, n, F)* of the endpoint's `graphql_persisted_queries` entry keyed *id* */
+/* The registry is concrete: for each id atom the evaluator's own matching
+ * gives the answer (model_endpoint_gql_persisted_match). */
+static Z3_ast gql_persisted(struct prover_proof *pf, const struct prover_unit *u, bool deny,
+                            bool http)
+{
+    struct zvec z = {0};
+
+    for (size_t a = 0; a < pf->npids; a++) {
+        bool isq = false;
+
+        if (model_endpoint_gql_persisted_match(u->ep, pf->pids[a], deny, &isq)) {
+            Z3_ast k = prover_eqn(pf, pf->pid, a);
+
+            if (http && !deny) {
+                k = prover_and2(pf, k,
+                                gql_http_method(pf, isq ? prover_true(pf) : prover_false(pf)));
+            }
+            zpush(pf, &z, k);
+        }
+    }
+    return zor(pf, &z);
+}
+
+/* The unit's GraphQL allow (deny = false) or deny rules match the request's
+ * operation: a document or a hash-only one. */
+static Z3_ast gql_rules(struct prover_proof *pf, const struct prover_unit *u, bool deny, bool http)
+{
+    struct zvec z = {0};
+    size_t n = deny ? u->v.ndeny : u->v.nallow;
+    Z3_ast doc;
+
+    for (size_t i = 0; i < n; i++) {
+        if (rule_is_gql(u->ep, deny, i)) {
+            zpush(pf, &z, gql_rule_match(pf, u->ep, deny, i));
+        }
+    }
+    doc = zor(pf, &z);
+    if (!http && !deny) {
+        /*= docs/semantics.md#graphql-ws
+         *# a request with method `WEBSOCKET_TEXT`, the upgrade's path and its
+         *# operation *o* */
+        Z3_ast ws = prover_eqn(pf, pf->m, method_index(pf, "WEBSOCKET_TEXT"));
+
+        return prover_and(
+            pf, 3,
+            (Z3_ast[]){pf->g, ws,
+                       prover_or2(pf, prover_and2(pf, prover_not(pf, pf->pq), doc),
+                                  prover_and2(pf, pf->pq, gql_persisted(pf, u, deny, http)))});
+    }
+    if (http && !deny) {
+        /*= docs/semantics.md#graphql-http
+         *# its method is `POST`, or `GET` with an operation of type `query` */
+        doc = prover_and2(pf, doc, gql_http_method(pf, prover_eqn(pf, pf->t, 0)));
+    }
+    return prover_and2(pf, pf->g,
+                       prover_or2(pf, prover_and2(pf, prover_not(pf, pf->pq), doc),
+                                  prover_and2(pf, pf->pq, gql_persisted(pf, u, deny, http))));
+}
+
 static Z3_ast unit_grants(struct prover_proof *pf, const struct prover_unit *u)
 {
     struct zvec z = {0};
@@ -977,12 +1194,27 @@ static Z3_ast unit_grants(struct prover_proof *pf, const struct prover_unit *u)
          *# its endpoint is enforced `rest` or `websocket`: some allow rule matches
          *# (method, path and query, below); */
         for (size_t i = 0; i < u->v.nallow; i++) {
-            zpush(pf, &z, rule_match(pf, u->ep, false, i));
+            if (!rule_is_gql(u->ep, false, i)) {
+                zpush(pf, &z, rule_match(pf, u->ep, false, i));
+            }
         }
         g = zor(pf, &z);
+        if (u->v.proto == MODEL_PROTO_WEBSOCKET) {
+            /*= docs/semantics.md#graphql-ws-rules
+             *# On a `websocket` unit a request with an operation is granted by the
+             *# endpoint's GraphQL allow rules only (#graphql-allow), and one without an
+             *# operation (the GET upgrade, plain text messages) by its method rules only */
+            g = prover_or2(pf, prover_and2(pf, prover_not(pf, pf->g), g),
+                           gql_rules(pf, u, false, false));
+        }
+    } else if (u->v.proto == MODEL_PROTO_GRAPHQL) {
+        /*= docs/semantics.md#grant
+         *# its endpoint is enforced `graphql`: the request is a GraphQL operation and
+         *# some GraphQL allow rule matches it (#graphql); */
+        g = gql_rules(pf, u, false, true);
     } else {
         /*= docs/semantics.md#unsupported
-         *# its endpoint is enforced `graphql`, `sql`, `json-rpc` or `mcp`: **nothing**. */
+         *# its endpoint is enforced `sql`, `json-rpc` or `mcp`: **nothing**. */
         g = prover_false(pf);
     }
     if (!u->v.allow_encoded_slash) {
@@ -1001,16 +1233,23 @@ static Z3_ast unit_denies(struct prover_proof *pf, const struct prover_unit *u)
     /*= docs/semantics.md#deny-wins
      *# no unit in G with an **enforced** L7 endpoint has a **deny rule** that
      *# matches it ("deny wins", across all rules). */
-    /* Deny rules are matched on method, path and query, which exist only for
-     * the protocols proviso inspects: as the evaluator, only enforced `rest`
-     * and `websocket` units deny (a GraphQL deny rule names operations, not
-     * methods, and must not fire on every request). */
+    /* As the evaluator, only enforced `rest`, `websocket` and `graphql`
+     * units deny: method deny rules on method, path and query, GraphQL deny
+     * rules on the operation (never on a request without one). */
     if (!u->l7 || !u->v.enforce ||
-        (u->v.proto != MODEL_PROTO_REST && u->v.proto != MODEL_PROTO_WEBSOCKET)) {
+        (u->v.proto != MODEL_PROTO_REST && u->v.proto != MODEL_PROTO_WEBSOCKET &&
+         u->v.proto != MODEL_PROTO_GRAPHQL)) {
         return prover_false(pf);
     }
     for (size_t i = 0; i < u->v.ndeny; i++) {
-        zpush(pf, &z, rule_match(pf, u->ep, true, i));
+        if (!rule_is_gql(u->ep, true, i)) {
+            zpush(pf, &z, rule_match(pf, u->ep, true, i));
+        }
+    }
+    if (pf->gql) {
+        /*= docs/semantics.md#graphql-deny
+         *# GraphQL deny rules never match a request without an operation */
+        zpush(pf, &z, gql_rules(pf, u, true, false));
     }
     return zor(pf, &z);
 }
@@ -1095,6 +1334,20 @@ static pv_result atoms_all(struct prover_proof *pf)
     for (size_t k = 0; k < pf->nqkeys; k++) {
         PV_GUARD(prover_dim_atoms(&pf->qkeys[k].dim, &pf->lang_budget));
     }
+    if (pf->gql) {
+        pf->gname.memo = pf->gfield.memo = memo;
+        pf->gname.deadline = pf->gfield.deadline = pf->deadline;
+        PV_GUARD(prover_dim_atoms(&pf->gname, &pf->lang_budget));
+        PV_GUARD(prover_dim_atoms(&pf->gfield, &pf->lang_budget));
+        /* A witness needs at most one field per baseline GraphQL allow rule
+         * with fields (one it does not cover), one a deny rule matches and
+         * one to be non-empty, and never more than one per field atom. */
+        pf->nfv += 2;
+        if (pf->nfv > pf->gfield.natoms) {
+            pf->nfv = pf->gfield.natoms > 0 ? pf->gfield.natoms : 1;
+        }
+        PV_ENSURE(pf->nfv <= PROVER_GQL_MAX_FIELDS, PV_ERR_LIMIT);
+    }
     /* Put the atom holding "/" first: unconstrained paths then read as "/". */
     for (size_t a = 0; a < pf->path.natoms; a++) {
         if (pf->path.atoms[a].wlen == 1 && pf->path.atoms[a].w[0] == '/') {
@@ -1163,6 +1416,48 @@ static void bound(struct prover_proof *pf, Z3_ast var, size_t n, unsigned width)
     }
 }
 
+static Z3_ast mk_bool(struct prover_proof *pf, const char *name)
+{
+    Z3_context c = pf->ctx;
+
+    return prover_z(pf, Z3_mk_const(c, Z3_mk_string_symbol(c, name), Z3_mk_bool_sort(c)));
+}
+
+/* The GraphQL dimensions; without a unit that decides operations the
+ * request carries none (g is false), as every request of a REST slice. */
+static void gql_variables(struct prover_proof *pf)
+{
+    if (!pf->gql) {
+        pf->g = pf->pq = pf->anon = prover_false(pf);
+        return;
+    }
+    pf->g = mk_bool(pf, "g");
+    pf->pq = mk_bool(pf, "pq");
+    pf->anon = mk_bool(pf, "anon");
+    pf->t = mk_var(pf, "t", 2);
+    bound(pf, pf->t, 3, 2);
+    pf->pidwidth = width_for(pf->npids + 1);
+    pf->pid = mk_var(pf, "pid", pf->pidwidth);
+    bound(pf, pf->pid, pf->npids + 1, pf->pidwidth);
+    pf->gname.width = width_for(pf->gname.natoms);
+    pf->gname.var = mk_var(pf, "n", pf->gname.width);
+    bound(pf, pf->gname.var, pf->gname.natoms, pf->gname.width);
+    pf->gfield.width = width_for(pf->gfield.natoms);
+    pf->fv = pv_calloc(pf->nfv ? pf->nfv : 1, sizeof(Z3_ast));
+    if (pf->fv == NULL) {
+        pf->zerr = pf->znomem = true;
+        return;
+    }
+    for (size_t i = 0; i < pf->nfv; i++) {
+        char nm[32];
+
+        (void)snprintf(nm, sizeof(nm), "f%zu", i);
+        pf->fv[i] = mk_var(pf, nm, pf->gfield.width);
+        bound(pf, pf->fv[i], pf->gfield.natoms, pf->gfield.width);
+    }
+    pf->gfield.var = pf->fv[0];
+}
+
 static void variables(struct prover_proof *pf)
 {
     Z3_context c = pf->ctx;
@@ -1187,6 +1482,7 @@ static void variables(struct prover_proof *pf)
     bound(pf, pf->m, pf->nmethods, pf->mwidth);
     bound(pf, pf->p, pf->nports, pf->pwidth);
     bound(pf, pf->d, pf->ndatoms, pf->dwidth);
+    gql_variables(pf);
     /* An IP host is its own destination. */
     for (size_t i = 0; i < pf->nips; i++) {
         Z3_ast deq = prover_eqn(pf, pf->d, pf->ips[i].datom);
@@ -1422,6 +1718,8 @@ pv_result prover_encode_atoms(struct prover_proof *pf)
     prover_dim_init(&pf->bin, MODEL_DOMAIN_ABS_PATH);
     prover_dim_init(&pf->dns, MODEL_DOMAIN_DNS_NAME);
     prover_dim_init(&pf->path, MODEL_DOMAIN_CANONICAL_PATH);
+    prover_dim_init(&pf->gname, MODEL_DOMAIN_GQL_NAME);
+    prover_dim_init(&pf->gfield, MODEL_DOMAIN_GQL_NAME);
     PV_GUARD(collect(pf));
     PV_GUARD(atoms_all(pf));
     return classify(pf);

@@ -89,6 +89,34 @@ static const char *route_of(const struct prover_unit *u)
     return u->v.enforce ? "inspected" : "audit";
 }
 
+/* "GraphQL query|mutation [name GLOB] [fields A, B]": a GraphQL allow rule
+ * (docs/semantics.md#graphql-allow). */
+static void gql_line(char *line, size_t cap, const struct model_l7rule_view *r)
+{
+    static const char *const names[] = {"query", "mutation", "subscription"};
+    size_t len = 0;
+
+    len += (size_t)snprintf(line, cap, "GraphQL ");
+    if ((r->gql_types & 7u) == 7u) {
+        len += (size_t)snprintf(line + len, cap - len, "any operation");
+    } else if ((r->gql_types & 7u) == 0) {
+        len += (size_t)snprintf(line + len, cap - len, "no operation");
+    } else {
+        for (unsigned t = 0, n = 0; t < 3 && len < cap; t++) {
+            if ((r->gql_types >> t) & 1u) {
+                len += (size_t)snprintf(line + len, cap - len, "%s%s", n++ ? "|" : "", names[t]);
+            }
+        }
+    }
+    if (r->gql_name != NULL && len < cap) {
+        len += (size_t)snprintf(line + len, cap - len, " name %s", model_glob_text(r->gql_name));
+    }
+    for (size_t j = 0; j < r->gql_nfields && len < cap; j++) {
+        len += (size_t)snprintf(line + len, cap - len, "%s%s", j ? ", " : " fields ",
+                                model_glob_text(r->gql_fields[j]));
+    }
+}
+
 /* "GET /repos/..." per effective allow rule of an inspected endpoint; an
  * opaque endpoint passes every byte ("all traffic"). */
 static pv_result fill_access(struct prover_grant *g, const struct prover_unit *u) PV_WUR;
@@ -104,6 +132,11 @@ static pv_result fill_access(struct prover_grant *g, const struct prover_unit *u
         const char *path;
 
         model_endpoint_allow_rule(u->ep, i, &r);
+        if (r.gql_types != 0) {
+            gql_line(line, sizeof(line), &r);
+            PV_GUARD(push_str(&g->access, &g->naccess, line));
+            continue;
+        }
         path = r.path != NULL ? model_glob_text(r.path) : NULL;
         if (path == NULL) {
             path = u->v.path_scope != NULL ? model_glob_text(u->v.path_scope) : "/**";
@@ -111,6 +144,16 @@ static pv_result fill_access(struct prover_grant *g, const struct prover_unit *u
         (void)snprintf(line, sizeof(line), "%s %s%s", r.method != NULL ? r.method : "*", path,
                        r.nquery > 0 || r.has_other ? " (with conditions)" : "");
         PV_GUARD(push_str(&g->access, &g->naccess, line));
+    }
+    for (size_t i = 0; u->v.enforce && i < model_endpoint_gql_npersisted(u->ep); i++) {
+        const char *id = model_endpoint_gql_persisted_id(u->ep, i);
+        bool isq;
+
+        if (model_endpoint_gql_persisted_match(u->ep, id, false, &isq)) {
+            (void)snprintf(line, sizeof(line), "GraphQL persisted query %s%s", id,
+                           isq ? "" : " (not a query)");
+            PV_GUARD(push_str(&g->access, &g->naccess, line));
+        }
     }
     if (u->v.nallow == 0) {
         PV_GUARD(push_str(&g->access, &g->naccess, "no request (no allow rule)"));
@@ -191,13 +234,31 @@ static const char *methods_breadth(const struct prover_unit *u)
     if (!u->l7 || !u->v.enforce) {
         return "all";
     }
-    if (u->v.proto != MODEL_PROTO_REST && u->v.proto != MODEL_PROTO_WEBSOCKET) {
+    if (u->v.proto != MODEL_PROTO_REST && u->v.proto != MODEL_PROTO_WEBSOCKET &&
+        u->v.proto != MODEL_PROTO_GRAPHQL) {
         return "read-only"; /* enforced and not inspected: grants no request (#unsupported) */
+    }
+    for (size_t i = 0; i < model_endpoint_gql_npersisted(u->ep); i++) {
+        bool isq;
+
+        if (model_endpoint_gql_persisted_match(u->ep, model_endpoint_gql_persisted_id(u->ep, i),
+                                               false, &isq) &&
+            !isq) {
+            writes = true; /* a registered mutation or subscription */
+        }
     }
     for (size_t i = 0; i < u->v.nallow; i++) {
         struct model_l7rule_view r;
 
         model_endpoint_allow_rule(u->ep, i, &r);
+        if (r.gql_types != 0) {
+            /* operation types: `*` is all, a mutation or subscription writes */
+            if ((r.gql_types & 7u) == 7u) {
+                return "all";
+            }
+            writes = writes || (r.gql_types & 6u) != 0;
+            continue;
+        }
         if (r.method == NULL || r.method[0] == '\0') {
             continue; /* an allow rule without a method grants nothing (#methods) */
         }

@@ -337,9 +337,30 @@ struct prover_proof {
     size_t *cred_ips;  /* per credential target, IP atom or SIZE_MAX */
     size_t ncredt;
     size_t *cred_of; /* per credential target, the credential index */
+    /* GraphQL (docs/semantics.md#graphql): operation names and root fields
+     * are atoms of two dimensions over GraphQL Names; a request carries an
+     * operation (g), hash-only (pq, id atom pid: a registered id of the
+     * slice, or one that no registry holds) or a document (type t, anon or
+     * name atom, and the field set {fv[0] .. fv[nfv-1]}, duplicates allowed) */
+    bool gql; /* some unit of the slice decides GraphQL operations */
+    struct prover_dim gname, gfield;
+    const char **pids; /* borrowed from the policies */
+    size_t npids, cappids;
+    size_t nfv;
+    Z3_ast g, pq, t, anon, pid;
+    Z3_ast *fv;
+    unsigned pidwidth;
     /* output */
     struct prover_result *res;
 };
+
+#define PROVER_GQL_MAX_FIELDS 16u
+/* The id a witness names for a hash-only operation that no registry of the
+ * slice holds ("unregistered-" + a number, never a registered id). */
+#define PROVER_GQL_UNREGISTERED "unregistered"
+/* Does endpoint view 'v' decide GraphQL operations (enforced graphql, or a
+ * websocket endpoint whose rules are GraphQL rules)? */
+bool prover_unit_gql(const struct prover_unit *u);
 
 /* The encoding of one part: prover_encode_atoms (dimensions, atoms, host
  * classes: no Z3), then, when some question can hold, prover_encode_terms

@@ -38,6 +38,11 @@ struct wit {
     const char *path;
     char *query;  /* new */
     char *target; /* new: path?query */
+    /* GraphQL operation (docs/semantics.md#graphql); gql false = none */
+    bool gql;
+    struct model_gql_op op; /* strings borrowed from atoms, or pidbuf */
+    char *fields[PROVER_GQL_MAX_FIELDS];
+    char pidbuf[64];
 };
 
 static void wit_clear(struct wit *w)
@@ -45,6 +50,49 @@ static void wit_clear(struct wit *w)
     free(w->query);
     free(w->target);
     memset(w, 0, sizeof(*w));
+}
+
+/* capability_expansion reports one path per key: a method, or for a
+ * GraphQL witness its operation type (docs/semantics.md#findings). Keys
+ * nmethods + 0..2 are the operation types, nmethods + 3 hash-only. */
+static const char *const gql_keys[] = {"graphql:query", "graphql:mutation", "graphql:subscription",
+                                       "graphql:persisted"};
+
+static bool unit_is_gql(const struct prover_proof *pf, size_t ui)
+{
+    return ui < pf->units.n && prover_unit_gql(&pf->units.u[ui]);
+}
+
+/* The key of witness 'w' through unit 'ui': through a unit that does not
+ * decide GraphQL operations, always the method (its grant ignores them). */
+static size_t wit_key(const struct prover_proof *pf, const struct wit *w, size_t ui)
+{
+    if (!w->gql || !unit_is_gql(pf, ui)) {
+        return w->mi;
+    }
+    return pf->nmethods + (w->op.persisted_id != NULL ? 3u : (size_t)w->op.type);
+}
+
+static const char *key_text(const struct prover_proof *pf, size_t key)
+{
+    return key < pf->nmethods ? pf->methods[key] : gql_keys[(key - pf->nmethods) & 3u];
+}
+
+/* The requests that show key 'key' through unit 'ui'. */
+static Z3_ast key_term(struct prover_proof *pf, size_t key, size_t ui)
+{
+    if (key < pf->nmethods && !unit_is_gql(pf, ui)) {
+        return prover_eqn(pf, pf->m, key);
+    }
+    if (key < pf->nmethods) {
+        return prover_and2(pf, prover_not(pf, pf->g), prover_eqn(pf, pf->m, key));
+    }
+    if (key - pf->nmethods == 3) {
+        return prover_and2(pf, pf->g, pf->pq);
+    }
+    return prover_and(
+        pf, 3,
+        (Z3_ast[]){pf->g, prover_not(pf, pf->pq), prover_eqn(pf, pf->t, key - pf->nmethods)});
 }
 
 static bool eval_u64(struct prover_proof *pf, Z3_model mdl, Z3_ast t, uint64_t *out)
@@ -87,6 +135,67 @@ static pv_result pct(struct pv_dynbuf *b, const char *s, size_t len)
     return PV_RESULT_OK;
 }
 
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The GraphQL operation of the model: a hash-only id, or a document whose
+ * root fields are the distinct values of the field variables, sorted. */
+static pv_result wit_gql(struct prover_proof *pf, Z3_model mdl, struct wit *w) PV_WUR;
+static pv_result wit_gql(struct prover_proof *pf, Z3_model mdl, struct wit *w)
+{
+    uint64_t v;
+
+    if (!pf->gql || !eval_bool(pf, mdl, pf->g)) {
+        return PV_RESULT_OK;
+    }
+    w->gql = true;
+    if (eval_bool(pf, mdl, pf->pq)) {
+        PV_ENSURE(eval_u64(pf, mdl, pf->pid, &v) && v <= pf->npids, PV_ERR_SOLVER);
+        if (v < pf->npids) {
+            w->op.persisted_id = (char *)(uintptr_t)pf->pids[v];
+            return PV_RESULT_OK;
+        }
+        /* an id no registry of the slice holds */
+        for (unsigned n = 0;; n++) {
+            bool taken = false;
+
+            (void)snprintf(w->pidbuf, sizeof(w->pidbuf), "%s-%u", PROVER_GQL_UNREGISTERED, n);
+            for (size_t k = 0; k < pf->npids && !taken; k++) {
+                taken = strcmp(pf->pids[k], w->pidbuf) == 0;
+            }
+            if (!taken) {
+                break;
+            }
+        }
+        w->op.persisted_id = w->pidbuf;
+        return PV_RESULT_OK;
+    }
+    PV_ENSURE(eval_u64(pf, mdl, pf->t, &v) && v < 3, PV_ERR_SOLVER);
+    w->op.type = (enum model_gql_optype)v;
+    if (!eval_bool(pf, mdl, pf->anon)) {
+        PV_ENSURE(eval_u64(pf, mdl, pf->gname.var, &v) && v < pf->gname.natoms, PV_ERR_SOLVER);
+        w->op.name = pf->gname.atoms[v].w;
+    }
+    w->op.fields = w->fields;
+    for (size_t i = 0; i < pf->nfv; i++) {
+        char *f;
+        bool dup = false;
+
+        PV_ENSURE(eval_u64(pf, mdl, pf->fv[i], &v) && v < pf->gfield.natoms, PV_ERR_SOLVER);
+        f = pf->gfield.atoms[v].w;
+        for (size_t k = 0; k < w->op.nfields && !dup; k++) {
+            dup = strcmp(w->fields[k], f) == 0;
+        }
+        if (!dup) {
+            w->fields[w->op.nfields++] = f;
+        }
+    }
+    qsort(w->fields, w->op.nfields, sizeof(w->fields[0]), str_cmp);
+    return PV_RESULT_OK;
+}
+
 static pv_result wit_read(struct prover_proof *pf, Z3_model mdl, struct wit *w) PV_WUR;
 static pv_result wit_read(struct prover_proof *pf, Z3_model mdl, struct wit *w)
 {
@@ -117,6 +226,7 @@ static pv_result wit_read(struct prover_proof *pf, Z3_model mdl, struct wit *w)
     }
     w->method = pf->methods[w->mi];
     w->path = pf->path.atoms[w->ua].w;
+    PV_GUARD(wit_gql(pf, mdl, w));
     pv_dynbuf_init(&q, 1u << 20);
     for (size_t k = 0; k < pf->nqkeys && pv_ok(r); k++) {
         const struct prover_qkey *qk = &pf->qkeys[k];
@@ -185,6 +295,7 @@ static void decide(const struct model_policy *p, const struct wit *w, const stru
         rq.method = w->method;
         rq.target = w->target;
         rq.target_len = strlen(w->target);
+        rq.gql = w->gql ? &w->op : NULL;
     }
     rq.dest = d;
     model_decide(p, &rq, out);
@@ -302,6 +413,34 @@ static char *dup_or_null(const char *s)
     return s != NULL ? pv_strdup(s) : NULL;
 }
 
+/* The witness's GraphQL operation, copied into the path. */
+static pv_result path_gql(struct prover_path *p, const struct wit *w) PV_WUR;
+static pv_result path_gql(struct prover_path *p, const struct wit *w)
+{
+    if (!w->gql) {
+        return PV_RESULT_OK;
+    }
+    if (w->op.persisted_id != NULL) {
+        p->w.gql_persisted = pv_strdup(w->op.persisted_id);
+        PV_GUARD_PTR(p->w.gql_persisted);
+        return PV_RESULT_OK;
+    }
+    p->w.gql_type = pv_strdup(model_gql_optype_name(w->op.type));
+    PV_GUARD_PTR(p->w.gql_type);
+    if (w->op.name != NULL) {
+        p->w.gql_name = pv_strdup(w->op.name);
+        PV_GUARD_PTR(p->w.gql_name);
+    }
+    p->w.gql_fields = pv_calloc(w->op.nfields ? w->op.nfields : 1, sizeof(char *));
+    PV_GUARD_PTR(p->w.gql_fields);
+    for (size_t i = 0; i < w->op.nfields; i++) {
+        p->w.gql_fields[i] = pv_strdup(w->op.fields[i]);
+        PV_GUARD_PTR(p->w.gql_fields[i]);
+        p->w.ngql_fields = i + 1;
+    }
+    return PV_RESULT_OK;
+}
+
 static pv_result path_add(struct prover_proof *pf, enum prover_category cat, size_t ui,
                           const struct wit *w, const struct model_decision *dc) PV_WUR;
 /* Fill path 'p' (zeroed); on failure 'p' holds what was filled so far. */
@@ -321,7 +460,7 @@ static pv_result path_fill(struct prover_proof *pf, struct prover_path *p, enum 
     p->binary = pv_strdup(u->bin);
     p->host = pv_strdup(host_text(u));
     p->port = w->port;
-    p->method = cat == PROVER_CAT_CAPABILITY ? pv_strdup(w->method) : NULL;
+    p->method = cat == PROVER_CAT_CAPABILITY ? pv_strdup(key_text(pf, wit_key(pf, w, ui))) : NULL;
     p->rule = pv_strdup(model_rule_key(u->rule));
     p->route = dc->route;
     p->w.binary = pv_strdup(w->bin);
@@ -332,6 +471,7 @@ static pv_result path_fill(struct prover_proof *pf, struct prover_path *p, enum 
     p->w.query = pv_strdup(w->query);
     model_ip_format(&w->d, ipbuf, sizeof(ipbuf));
     p->w.ip = pv_strdup(ipbuf);
+    PV_GUARD(path_gql(p, w));
     PV_ENSURE(p->binary && p->host && p->rule && p->w.binary && p->w.host && p->w.method &&
                   p->w.path && p->w.query && p->w.ip && (cat != PROVER_CAT_CAPABILITY || p->method),
               PV_ERR_NOMEM);
@@ -428,15 +568,22 @@ static void guard_add(struct prover_proof *pf, Z3_ast g, Z3_ast q)
     guard_assert(pf, g, q);
 }
 
+static pv_result check_n(struct prover_proof *pf, unsigned n, Z3_ast *g, Z3_lbool *out) PV_WUR;
 static pv_result check(struct prover_proof *pf, Z3_ast g, Z3_lbool *out) PV_WUR;
 static pv_result check(struct prover_proof *pf, Z3_ast g, Z3_lbool *out)
 {
+    return check_n(pf, 1, &g, out);
+}
+
+static pv_result check_n(struct prover_proof *pf, unsigned n, Z3_ast *g, Z3_lbool *out)
+{
     double left = pf->deadline - prover_now_ms();
 
-    PV_ENSURE(!pf->zerr && g != NULL, pf->znomem ? PV_ERR_NOMEM : PV_ERR_SOLVER);
+    PV_ENSURE(!pf->zerr && g[0] != NULL && g[n - 1] != NULL,
+              pf->znomem ? PV_ERR_NOMEM : PV_ERR_SOLVER);
     PV_ENSURE(left > 0, PV_ERR_TIMEOUT);
     pf->nqueries++;
-    *out = Z3_solver_check_assumptions(pf->ctx, pf->solver, 1, &g);
+    *out = Z3_solver_check_assumptions(pf->ctx, pf->solver, n, g);
     PV_GUARD(prover_z3_ok(pf->ctx));
     if (*out == Z3_L_UNDEF) {
         const char *why = Z3_solver_get_reason_unknown(pf->ctx, pf->solver);
@@ -464,7 +611,19 @@ static pv_result solve_one(struct prover_proof *pf, Z3_ast g, enum prover_catego
     bool ok;
 
     *sat = false;
-    PV_GUARD(check(pf, g, &lb));
+    if (pf->gql) {
+        /* Prefer a witness without a GraphQL operation: a REST finding on a
+         * slice with a GraphQL endpoint then shows no operation it does not
+         * need. */
+        Z3_ast two[2] = {g, prover_not(pf, pf->g)};
+
+        PV_GUARD(check_n(pf, 2, two, &lb));
+        if (lb == Z3_L_FALSE) {
+            PV_GUARD(check(pf, g, &lb));
+        }
+    } else {
+        PV_GUARD(check(pf, g, &lb));
+    }
     if (lb == Z3_L_FALSE) {
         return PV_RESULT_OK;
     }
@@ -491,7 +650,7 @@ static pv_result solve_one(struct prover_proof *pf, Z3_ast g, enum prover_catego
         wit_clear(&w);
         return r;
     }
-    *method_out = w.mi;
+    *method_out = wit_key(pf, &w, ui);
     ok = recheck(pf, cat, &w, &dc);
     if (ok && !w.host_is_ip && !model_ip_is_private(&w.d)) {
         /* Prefer a readable public address when it shows the same. */
@@ -515,8 +674,9 @@ static pv_result solve_one(struct prover_proof *pf, Z3_ast g, enum prover_catego
         pf->res->unknown = PROVER_UNKNOWN_RECHECK;
         PV_BAIL(PV_ERR_INTERNAL);
     }
-    if (path_find(pf->res, pf->path_base, cat, pf->units.u[ui].bin, host_text(&pf->units.u[ui]),
-                  w.port, cat == PROVER_CAT_CAPABILITY ? w.method : NULL) == NULL) {
+    if (path_find(
+            pf->res, pf->path_base, cat, pf->units.u[ui].bin, host_text(&pf->units.u[ui]), w.port,
+            cat == PROVER_CAT_CAPABILITY ? key_text(pf, wit_key(pf, &w, ui)) : NULL) == NULL) {
         r = path_add(pf, cat, ui, &w, &dc);
     }
     wit_clear(&w);
@@ -541,17 +701,20 @@ static pv_result ask_methods(struct prover_proof *pf, size_t ui, uint16_t port, 
     bool sat = true;
     size_t mi;
 
-    /* Methods already reported for this (binary, host, port). */
-    for (size_t i = 0; i < pf->nmethods; i++) {
+    size_t nkeys = pf->nmethods + (pf->gql ? PV_ARRAY_LEN(gql_keys) : 0);
+
+    /* Keys (methods, GraphQL operation types) already reported for this
+     * (binary, host, port). */
+    for (size_t i = 0; i < nkeys; i++) {
         if (path_find(pf->res, pf->path_base, PROVER_CAT_CAPABILITY, u->bin, host_text(u), port,
-                      pf->methods[i]) != NULL) {
-            guard_add(pf, g, prover_not(pf, prover_eqn(pf, pf->m, i)));
+                      key_text(pf, i)) != NULL) {
+            guard_add(pf, g, prover_not(pf, key_term(pf, i, ui)));
         }
     }
-    for (size_t n = 0; n <= pf->nmethods && sat; n++) {
+    for (size_t n = 0; n <= nkeys && sat; n++) {
         PV_GUARD(solve_one(pf, g, PROVER_CAT_CAPABILITY, ui, &sat, &mi));
         if (sat) {
-            guard_add(pf, g, prover_not(pf, prover_eqn(pf, pf->m, mi)));
+            guard_add(pf, g, prover_not(pf, key_term(pf, mi, ui)));
         }
     }
     return PV_RESULT_OK;

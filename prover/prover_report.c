@@ -233,6 +233,46 @@ static json_t *str_or_null(const char *s)
     return s != NULL ? json_string(s) : json_null();
 }
 
+static bool witness_has_gql(const struct prover_witness *w)
+{
+    return w->gql_type != NULL || w->gql_persisted != NULL;
+}
+
+/* The witness's GraphQL operation (docs/internals/prover.md#witness):
+ * {"persisted_id"} or {"operation_type", "operation_name", "fields"}; NULL
+ * on NOMEM (which fails the caller's set). */
+static json_t *gql_json(const struct prover_witness *w)
+{
+    json_t *o = json_object();
+    json_t *f = json_array();
+    bool ok = o != NULL && f != NULL;
+
+    if (ok && w->gql_persisted != NULL) {
+        json_decref(f);
+        if (json_object_set_new(o, "persisted_id", json_string(w->gql_persisted)) != 0) {
+            json_decref(o);
+            return NULL;
+        }
+        return o;
+    }
+    for (size_t i = 0; ok && i < w->ngql_fields; i++) {
+        ok = json_array_append_new(f, json_string(w->gql_fields[i])) == 0;
+    }
+    ok = ok && json_object_set_new(o, "operation_type", json_string(w->gql_type)) == 0 &&
+         json_object_set_new(o, "operation_name", str_or_null(w->gql_name)) == 0;
+    if (!ok) {
+        json_decref(f);
+        json_decref(o);
+        return NULL;
+    }
+    /* json_object_set_new steals 'f', also when it fails */
+    if (json_object_set_new(o, "fields", f) != 0) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
 static json_t *witness_json(const struct prover_witness *w)
 {
     json_t *o = json_object();
@@ -249,7 +289,8 @@ static json_t *witness_json(const struct prover_witness *w)
         json_object_set_new(o, "ip", str_or_null(w->ip)) != 0 ||
         json_object_set_new(o, "api", str_or_null(w->api)) != 0 ||
         json_object_set_new(o, "action", str_or_null(w->action)) != 0 ||
-        json_object_set_new(o, "risk", str_or_null(w->risk)) != 0) {
+        json_object_set_new(o, "risk", str_or_null(w->risk)) != 0 ||
+        (witness_has_gql(w) && json_object_set_new(o, "graphql", gql_json(w)) != 0)) {
         json_decref(o);
         return NULL;
     }
@@ -526,6 +567,16 @@ static pv_result text(struct pv_dynbuf *b, const struct prover_result *r)
                 ? " (placeholder: any public address of the host "
                   "shows the same)"
                 : ""));
+        if (w->gql_persisted != NULL) {
+            PV_GUARD(pv_dynbuf_printf(b, "    graphql: persisted query '%s'\n", w->gql_persisted));
+        } else if (w->gql_type != NULL) {
+            PV_GUARD(pv_dynbuf_printf(b, "    graphql: %s %s {", w->gql_type,
+                                      w->gql_name != NULL ? w->gql_name : "(anonymous)"));
+            for (size_t f = 0; f < w->ngql_fields; f++) {
+                PV_GUARD(pv_dynbuf_printf(b, "%s%s", f ? ", " : "", w->gql_fields[f]));
+            }
+            PV_GUARD(pv_dynbuf_addstr(b, "}\n"));
+        }
         if (w->action != NULL) {
             PV_GUARD(pv_dynbuf_printf(b, "    api %s action %s risk %s\n", w->api ? w->api : "-",
                                       w->action, w->risk ? w->risk : "-"));

@@ -115,6 +115,13 @@ void prover_path_clear(struct prover_path *p)
     free(p->w.method);
     free(p->w.path);
     free(p->w.query);
+    free(p->w.gql_type);
+    free(p->w.gql_name);
+    for (size_t i = 0; i < p->w.ngql_fields; i++) {
+        free(p->w.gql_fields[i]);
+    }
+    free(p->w.gql_fields);
+    free(p->w.gql_persisted);
     free(p->w.ip);
     free(p->w.api);
     free(p->w.action);
@@ -337,6 +344,10 @@ static void encoding_free(struct prover_proof *pf)
         free(pf->qkeys[k].present);
     }
     free(pf->qkeys);
+    prover_dim_free(&pf->gname);
+    prover_dim_free(&pf->gfield);
+    free(pf->pids);
+    free(pf->fv);
     free(pf->ips);
     for (size_t i = 0; i < pf->ndatoms; i++) {
         free(pf->datoms[i].cidrs);

@@ -213,6 +213,8 @@ static const struct grow rows[] = {
     {"ws mutation", 4, "WEBSOCKET_TEXT", "/graphql", "mutation M viewer", 0, NP, NULL},
     {"ws method deny on op", 4, "WEBSOCKET_TEXT", "/admin/x", "query - viewer", 0, DR, NULL},
     {"ws op does not need GET rule", 4, "WEBSOCKET_TEXT", "/other", "query - viewer", 1, A, NULL},
+    {"ws op needs WEBSOCKET_TEXT", 4, "GET", "/graphql", "query - viewer", 0,
+     MODEL_REASON_GQL_BAD_METHOD, NULL},
     {"ws preset upgrade", 5, "GET", "/", NULL, 1, A, NULL},
     {"ws preset text", 5, "WEBSOCKET_TEXT", "/", NULL, 1, A, NULL},
     {"ws preset op query", 5, "WEBSOCKET_TEXT", "/", "query - x", 1, A, NULL},

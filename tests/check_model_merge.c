@@ -1022,6 +1022,94 @@ START_TEST(test_merge_decides)
 }
 END_TEST
 
+/* A proposal may carry GraphQL rules (docs/semantics.md#graphql): merged
+ * into a read-only graphql endpoint, its preset becomes the rule
+ * {operation_type: query} beside the proposed mutation rule and deny rule,
+ * and the merged policy decides operations as that policy spells them. The
+ * registry keys stay refused (an agent may not register persisted queries). */
+START_TEST(test_merge_graphql)
+{
+    static const char base_yaml[] =
+        "version: 1\nnetwork_policies:\n  gql:\n    endpoints:\n"
+        "      - {host: api.github.com, port: 443, path: /graphql, protocol: graphql,"
+        " enforcement: enforce, access: read-only}\n"
+        "    binaries: [{path: /usr/bin/gh}]\n";
+    static const char prop[] =
+        "{\"operations\":[{\"addRule\":{\"ruleName\":\"gql\",\"rule\":{\"endpoints\":[{"
+        "\"host\":\"api.github.com\",\"port\":443,\"path\":\"/graphql\",\"protocol\":"
+        "\"graphql\",\"enforcement\":\"enforce\",\"rules\":[{\"allow\":{\"operation_type\":"
+        "\"mutation\",\"operation_name\":\"Issue*\",\"fields\":[\"createIssue\"]}}],"
+        "\"deny_rules\":[{\"operation_type\":\"query\",\"fields\":[\"secret\"]}]}],"
+        "\"binaries\":[{\"path\":\"/usr/bin/gh\"}]}}}]}";
+    static const char refused[] =
+        "{\"operations\":[{\"addRule\":{\"ruleName\":\"gql\",\"rule\":{\"endpoints\":[{"
+        "\"host\":\"api.github.com\",\"port\":443,\"protocol\":\"graphql\","
+        "\"access\":\"read-only\",\"persisted_queries\":\"allow_registered\"}],"
+        "\"binaries\":[{\"path\":\"/usr/bin/gh\"}]}}}]}";
+    static const struct {
+        enum model_gql_optype t;
+        const char *name;
+        const char *field;
+        bool allow;
+    } ops[] = {
+        {MODEL_GQL_QUERY, NULL, "viewer", true},
+        {MODEL_GQL_QUERY, NULL, "secret", false},
+        {MODEL_GQL_MUTATION, "IssueNew", "createIssue", true},
+        {MODEL_GQL_MUTATION, NULL, "createIssue", false},
+        {MODEL_GQL_MUTATION, "IssueNew", "deleteRepository", false},
+        {MODEL_GQL_SUBSCRIPTION, "IssueNew", "createIssue", false},
+    };
+    struct model_policy *base = load_policy(base_yaml);
+    struct model_proposal *pr = load_proposal(prop);
+    struct model_diags *d = model_diags_new();
+    struct model_policy *m = model_policy_merge(base, pr, true, d);
+    const char *bins[] = {"/usr/bin/gh"};
+    struct model_ip dest;
+    char *y;
+
+    if (m == NULL) {
+        dump_diags(d);
+    }
+    ck_assert_ptr_nonnull(m);
+    y = yaml_of(m);
+    ck_assert_msg(strstr(y, "operation_type: query") != NULL, "%s", y);
+    ck_assert_msg(strstr(y, "access:") == NULL, "%s", y);
+    free(y);
+    ck_assert(model_ip_parse("140.82.112.5", 12, &dest));
+    for (size_t i = 0; i < PV_ARRAY_LEN(ops); i++) {
+        char *f[1] = {(char *)(uintptr_t)ops[i].field};
+        struct model_gql_op op = {ops[i].t, (char *)(uintptr_t)ops[i].name, f, 1, NULL};
+        struct model_request rq;
+        struct model_decision out;
+
+        memset(&rq, 0, sizeof(rq));
+        rq.binaries = bins;
+        rq.nbinaries = 1;
+        rq.host = "api.github.com";
+        rq.host_len = strlen(rq.host);
+        rq.port = 443;
+        rq.method = "POST";
+        rq.target = "/graphql";
+        rq.target_len = 8;
+        rq.dest = &dest;
+        rq.gql = &op;
+        model_decide(m, &rq, &out);
+        ck_assert_msg(out.allow == ops[i].allow, "op %zu: %s", i, out.detail);
+        /* the baseline allowed queries only, and no deny rule */
+        model_decide(base, &rq, &out);
+        ck_assert(out.allow == (ops[i].t == MODEL_GQL_QUERY));
+    }
+    model_policy_free(m);
+    model_proposal_free(pr);
+    model_diags_free(d);
+    d = model_diags_new();
+    ck_assert_ptr_null(model_proposal_load("p.json", refused, strlen(refused), d));
+    ck_assert(diags_have(d, "endpoint.persisted_queries is not accepted in proposals"));
+    model_diags_free(d);
+    model_policy_free(base);
+}
+END_TEST
+
 START_TEST(test_merge_bad_args)
 {
     struct model_policy *base = load_policy("version: 1\n");
@@ -1131,6 +1219,7 @@ static Suite *merge_suite(void)
     tc = tcase_create("merge");
     tcase_add_loop_test(tc, test_merge, 0, (int)PV_ARRAY_LEN(merge_cases));
     tcase_add_test(tc, test_merge_decides);
+    tcase_add_test(tc, test_merge_graphql);
     tcase_add_test(tc, test_merge_bad_args);
     tcase_add_test(tc, test_rule_copy);
     suite_add_tcase(s, tc);

@@ -71,6 +71,25 @@ static const struct {
                      "          - allow: {method: PATCH, path: /x}\n"
                      "          - allow: {method: '*', path: /x}\n",
      0, ""},
+    {"websocket GraphQL rules without a GET rule warn (the upgrade is denied)",
+     HEAD BIN EP "        protocol: websocket\n        enforcement: enforce\n        rules:\n"
+                 "          - allow: {operation_type: subscription}\n",
+     0, "graphql-no-upgrade@7:9;"},
+    {"websocket GraphQL rules with a GET rule do not warn",
+     HEAD BIN EP "        protocol: websocket\n        enforcement: enforce\n        rules:\n"
+                 "          - allow: {method: GET, path: /ws}\n"
+                 "          - allow: {operation_type: subscription}\n",
+     0, ""},
+    {"a registry without allow_registered warns",
+     HEAD BIN EP "        protocol: graphql\n        enforcement: enforce\n"
+                 "        access: read-only\n"
+                 "        graphql_persisted_queries: {h1: {operation_type: query}}\n",
+     0, "persisted-unused@12:37;"},
+    {"a registry under allow_registered does not warn",
+     HEAD BIN EP "        protocol: graphql\n        enforcement: enforce\n"
+                 "        access: read-only\n        persisted_queries: allow_registered\n"
+                 "        graphql_persisted_queries: {h1: {operation_type: query}}\n",
+     0, ""},
     {"WEBSOCKET_TEXT does not warn",
      HEAD BIN EP "        protocol: websocket\n        enforcement: enforce\n        rules:\n"
                  "          - allow: {method: WEBSOCKET_TEXT, path: /ws}\n",

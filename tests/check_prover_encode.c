@@ -56,11 +56,19 @@ static const struct {
      HDR "  r:\n" EP_API "        protocol: rest\n        enforcement: audit\n"
          "        rules:\n          - allow: {method: GET, path: \"/x\"}\n" CURL,
      CREDS, PROVER_DELTA, "findings", "capability_expansion", "capability_expansion: PUT on"},
-    /* unsupported: enforced graphql grants nothing */
+    /* unsupported: enforced json-rpc grants nothing */
     {"unsupported", NULL,
-     HDR "  r:\n" EP_API "        protocol: graphql\n        enforcement: enforce\n"
-         "        access: full\n" CURL,
+     HDR "  r:\n" EP_API "        protocol: json-rpc\n        enforcement: enforce\n"
+         "        rules: [{allow: {method: '*'}}]\n" CURL,
      CREDS, PROVER_DELTA, "empty", "", NULL},
+    /* graphql: a new mutation where queries were allowed (docs/semantics.md#graphql) */
+    {"graphql-mutation",
+     HDR "  r:\n" EP_API "        protocol: graphql\n        enforcement: enforce\n"
+         "        access: read-only\n" CURL,
+     HDR "  r:\n" EP_API "        protocol: graphql\n        enforcement: enforce\n"
+         "        access: read-write\n" CURL,
+     CREDS, PROVER_DELTA, "findings", "capability_expansion",
+     "capability_expansion: graphql:mutation on api.example.com:443"},
     /* encoded-slash: opting in lets %2F paths through */
     {"encoded-slash", HDR "  r:\n" EP_API REST_ENF "        access: read-only\n" CURL,
      HDR "  r:\n" EP_API REST_ENF

@@ -200,10 +200,31 @@ static const struct {
      "host: ws.example.com\n        port: 443\n        protocol: websocket\n"
      "        enforcement: enforce\n        access: read-write\n",
      "exact exact inspected writes"},
-    /* an enforced graphql endpoint grants no request, whatever its rules say */
+    /* graphql: operation types (docs/semantics.md#grant-breadth); a mutation writes */
     {"/usr/bin/git",
      "host: api.github.com\n        port: 443\n        protocol: graphql\n"
      "        enforcement: enforce\n        access: read-write\n",
+     "exact exact inspected writes"},
+    {"/usr/bin/git",
+     "host: api.github.com\n        port: 443\n        protocol: graphql\n"
+     "        enforcement: enforce\n        access: read-only\n",
+     "exact exact inspected read-only"},
+    {"/usr/bin/git",
+     "host: api.github.com\n        port: 443\n        protocol: graphql\n"
+     "        enforcement: enforce\n        access: full\n",
+     "exact exact inspected all"},
+    /* a registered mutation under allow_registered writes, even under query rules */
+    {"/usr/bin/git",
+     "host: api.github.com\n        port: 443\n        protocol: graphql\n"
+     "        enforcement: enforce\n        persisted_queries: allow_registered\n"
+     "        graphql_persisted_queries: {h1: {operation_type: mutation}}\n"
+     "        rules: [{allow: {operation_type: query}}, {allow: {operation_type: mutation,"
+     " operation_name: X}}]\n",
+     "exact exact inspected writes"},
+    /* an enforced json-rpc endpoint grants no request (#unsupported) */
+    {"/usr/bin/git",
+     "host: api.github.com\n        port: 443\n        protocol: json-rpc\n"
+     "        enforcement: enforce\n        rules: [{allow: {method: '*'}}]\n",
      "exact exact inspected read-only"},
     /* audit mode passes every request, whatever the rules say */
     {"/usr/bin/git",

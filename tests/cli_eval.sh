@@ -122,6 +122,61 @@ peer 0 allow --connect peer.local:8080 --test-allow-loopback
 peer 1 "deny: dest_blocked" --connect peer.local:8080 --ip 127.0.0.1 --test-allow-loopback
 peer 1 "deny: dest_unresolved" --connect peer.local:8080
 peer 1 "deny: dest_blocked" --connect 127.0.0.1:8080
+# GraphQL operations (docs/semantics.md#graphql): --operation-type, --operation-name,
+# --fields, --persisted-id; exit status, then the reason the output starts with
+cat >"$tmp/gql.yaml" <<'Y'
+version: 1
+network_policies:
+  gh:
+    endpoints:
+    - host: api.github.com
+      port: 443
+      path: /graphql
+      protocol: graphql
+      enforcement: enforce
+      persisted_queries: allow_registered
+      graphql_persisted_queries:
+        h1: {operation_type: query, fields: [viewer]}
+      rules:
+      - allow: {operation_type: query, fields: [viewer, repository]}
+      - allow: {operation_type: mutation, operation_name: "Issue*", fields: [createIssue]}
+      deny_rules:
+      - {operation_type: mutation, fields: [deleteRepository]}
+    binaries: [{path: /usr/bin/gh}]
+Y
+gql() {
+    want=$1 why=$2 method=$3
+    shift 3
+    out=$("$pv" eval --policy "$tmp/gql.yaml" --binary /usr/bin/gh --method "$method" \
+        --url https://api.github.com/graphql --ip 93.184.216.34 "$@" 2>&1)
+    got=$?
+    case "$got:$out" in
+    "$want:$why"*) ;;
+    *)
+        echo "FAIL: gql $method $*: exit $got, want $want ($why): $out"
+        fails=$((fails + 1))
+        ;;
+    esac
+}
+gql 0 allow POST --operation-type query --fields viewer,repository
+gql 0 allow GET --operation-type query --fields viewer
+gql 1 "deny: l7_not_permitted: GraphQL query (anonymous) {viewer,search}" POST \
+    --operation-type query --fields viewer,search
+gql 0 allow POST --operation-type mutation --operation-name IssueNew --fields createIssue
+gql 1 "deny: l7_not_permitted" POST --operation-type mutation --fields createIssue
+gql 1 "deny: l7_deny_rule" POST --operation-type mutation --operation-name IssueX \
+    --fields createIssue,deleteRepository
+gql 1 "deny: graphql_bad_method" GET --operation-type mutation --operation-name IssueNew \
+    --fields createIssue
+gql 1 "deny: graphql_bad_method" PUT --operation-type query --fields viewer
+gql 1 "deny: graphql_no_operation" POST
+gql 1 "deny: graphql_bad_operation" POST --operation-type query --fields "viewer,"
+gql 1 "deny: graphql_bad_operation" POST --operation-type query --fields "v*"
+gql 0 allow POST --persisted-id h1
+gql 1 "deny: graphql_persisted_unknown" POST --persisted-id h2
+gql 2 "proviso eval: --operation-type must be" POST --operation-type Query --fields viewer
+gql 2 "proviso eval: give --operation-type" POST --operation-type query
+gql 2 "proviso eval: give --operation-type" POST --persisted-id h1 --fields viewer
 if [ "$fails" -ne 0 ]; then
     echo "cli_eval.sh: $fails failure(s)"
     exit 1

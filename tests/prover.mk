@@ -29,3 +29,9 @@ TESTS += tests/check_prover_units
 tests_check_prover_units_SOURCES = tests/check_prover_units.c tests/check_prover_util.h
 tests_check_prover_units_CFLAGS = $(TEST_CFLAGS)
 tests_check_prover_units_LDADD = $(TEST_PROVER_LIBS)
+# GraphQL: the prover against the evaluator (docs/internals/testing.md)
+check_PROGRAMS += tests/check_prover_gql
+TESTS += tests/check_prover_gql
+tests_check_prover_gql_SOURCES = tests/check_prover_gql.c tests/check_prover_util.h
+tests_check_prover_gql_CFLAGS = $(TEST_CFLAGS)
+tests_check_prover_gql_LDADD = $(TEST_PROVER_LIBS)

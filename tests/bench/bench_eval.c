@@ -401,6 +401,143 @@ out:
     return rc;
 }
 
+/* Per-operation cost of GraphQL against REST's, in the same run: one host
+ * with a REST endpoint and a graphql endpoint beside it (path scopes), ten
+ * rules each; REST requests and three-field operations, half of each
+ * allowed. */
+static const char gql_policy[] =
+    "version: 1\nnetwork_policies:\n  gh:\n    binaries: [{path: /usr/bin/gh}]\n"
+    "    endpoints:\n"
+    "      - host: api.github.com\n        port: 443\n        path: /repos/**\n"
+    "        protocol: rest\n        enforcement: enforce\n        rules:\n"
+    "          - allow: {method: GET, path: /repos/*/*/issues}\n"
+    "          - allow: {method: GET, path: /repos/*/*/pulls/*}\n"
+    "          - allow: {method: POST, path: /repos/*/*/issues}\n"
+    "          - allow: {method: GET, path: /repos/*/*/contents/**}\n"
+    "          - allow: {method: GET, path: /repos/*/*/git/refs/**}\n"
+    "          - allow: {method: PATCH, path: /repos/*/*/issues/*}\n"
+    "          - allow: {method: GET, path: /repos/*/*/releases}\n"
+    "          - allow: {method: GET, path: /repos/*/*/tags}\n"
+    "          - allow: {method: GET, path: /repos/*/*/branches/*}\n"
+    "          - allow: {method: GET, path: /repos/*/*/commits/*}\n"
+    "        deny_rules: [{method: '*', path: /repos/*/*/rulesets}]\n"
+    "      - host: api.github.com\n        port: 443\n        path: /graphql\n"
+    "        protocol: graphql\n        enforcement: enforce\n        rules:\n"
+    "          - allow: {operation_type: query, fields: [viewer, repository, search]}\n"
+    "          - allow: {operation_type: query, fields: ['node*', rateLimit]}\n"
+    "          - allow: {operation_type: mutation, operation_name: 'Issue*',"
+    " fields: [createIssue, updateIssue]}\n"
+    "          - allow: {operation_type: mutation, fields: [addComment]}\n"
+    "          - allow: {operation_type: query, operation_name: 'Pr*', fields: [pullRequest]}\n"
+    "          - allow: {operation_type: query, fields: [organization, user]}\n"
+    "          - allow: {operation_type: query, fields: [licenses, codesOfConduct]}\n"
+    "          - allow: {operation_type: subscription, fields: [issueAdded]}\n"
+    "          - allow: {operation_type: query, fields: [topic, marketplaceListing]}\n"
+    "          - allow: {operation_type: query, fields: [enterprise]}\n"
+    "        deny_rules: [{operation_type: mutation, fields: [deleteRepository]}]\n";
+
+static double measure_reqs(const struct model_policy *p, const struct model_request *reqs, size_t n,
+                           double secs, size_t *allowed)
+{
+    struct model_decision d;
+    size_t done = 0;
+    size_t ok = 0;
+    double t0 = now();
+    double t;
+
+    do {
+        for (size_t i = 0; i < n; i++) {
+            model_decide(p, &reqs[i], &d);
+            ok += d.allow;
+        }
+        done += n;
+        t = now() - t0;
+    } while (t < secs);
+    sink = ok;
+    *allowed = ok * 1000 / done;
+    return (double)done / t;
+}
+
+static int run_gql(double secs)
+{
+    static const char *const exe[1] = {"/usr/bin/gh"};
+    static const struct {
+        const char *method, *target;
+    } rest[] = {
+        {"GET", "/repos/o/r/issues"},     {"POST", "/repos/o/r/issues"},
+        {"GET", "/repos/o/r/pulls/7"},    {"DELETE", "/repos/o/r/issues"},
+        {"GET", "/repos/o/r/contents/a"}, {"PUT", "/repos/o/r/rulesets"},
+        {"GET", "/repos/o/r/tags"},       {"POST", "/repos/o/r/pulls/7"},
+    };
+    static const char *const fields[8][3] = {
+        {"repository", "search", "viewer"},
+        {"repository", "search", "zzz"},
+        {"nodes", "rateLimit", "node"},
+        {"addComment", "createIssue", "deleteRepository"},
+        {"createIssue", "updateIssue", "addComment"},
+        {"organization", "user", "viewer"},
+        {"enterprise", "licenses", "topic"},
+        {"codesOfConduct", "licenses", "x"},
+    };
+    static const enum model_gql_optype types[8] = {
+        MODEL_GQL_QUERY,    MODEL_GQL_QUERY, MODEL_GQL_QUERY,    MODEL_GQL_MUTATION,
+        MODEL_GQL_MUTATION, MODEL_GQL_QUERY, MODEL_GQL_MUTATION, MODEL_GQL_QUERY,
+    };
+    static const char *const names[8] = {NULL,        NULL, NULL, "IssueFix",
+                                         "IssueEdit", NULL, NULL, NULL};
+    char *fl[8][3];
+    struct model_diags *diags = model_diags_new();
+    struct model_policy *p;
+    struct model_request rr[8];
+    struct model_request gr[8];
+    struct model_gql_op ops[8];
+    size_t ar;
+    size_t ag;
+    double r1;
+    double r2;
+
+    p = model_policy_load("gql.yaml", gql_policy, strlen(gql_policy), MODEL_FMT_YAML, diags);
+    model_diags_free(diags);
+    if (p == NULL) {
+        fprintf(stderr, "bench_eval: the GraphQL policy does not load\n");
+        return 1;
+    }
+    for (size_t i = 0; i < 8; i++) {
+        memset(&rr[i], 0, sizeof(rr[i]));
+        rr[i].binaries = exe;
+        rr[i].nbinaries = 1;
+        rr[i].host = "api.github.com";
+        rr[i].host_len = 14;
+        rr[i].port = 443;
+        rr[i].method = rest[i].method;
+        rr[i].target = rest[i].target;
+        rr[i].target_len = strlen(rest[i].target);
+        gr[i] = rr[i];
+        gr[i].method = "POST";
+        gr[i].target = "/graphql";
+        gr[i].target_len = 8;
+        for (size_t k = 0; k < 3; k++) {
+            fl[i][k] = (char *)(uintptr_t)fields[i][k];
+        }
+        memset(&ops[i], 0, sizeof(ops[i]));
+        ops[i].type = types[i];
+        ops[i].name = (char *)(uintptr_t)names[i];
+        ops[i].fields = fl[i];
+        ops[i].nfields = 3;
+        gr[i].gql = &ops[i];
+    }
+    r1 = measure_reqs(p, rr, 8, secs, &ar);
+    r2 = measure_reqs(p, gr, 8, secs, &ag);
+    printf("GraphQL beside REST on one host (10 rules each, 3-field operations)\n");
+    printf("      REST request          %12.0f decisions/s  (%.0f ns each, %zu.%zu%% allowed)\n",
+           r1, 1e9 / r1, ar / 10, ar % 10);
+    printf("      GraphQL operation     %12.0f decisions/s  (%.0f ns each, %zu.%zu%% allowed)\n",
+           r2, 1e9 / r2, ag / 10, ag % 10);
+    printf("      ratio GraphQL/REST cost %.2fx\n", r1 / r2);
+    model_policy_free(p);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const size_t sizes[] = {100, 1000};
@@ -421,5 +558,6 @@ int main(int argc, char **argv)
         rng_state = 0x9e3779b97f4a7c15u + sizes[i];
         rc |= run_size(sizes[i], secs);
     }
+    rc |= run_gql(secs);
     return rc;
 }
