@@ -52,11 +52,30 @@ static char *policy_yaml(const char *field, const char *text, struct httpd_reply
     return yaml;
 }
 
+/* The advisor keeps credential metadata only: a document that carries a
+ * secret (`value`, as in the proxy's store) is refused, so that no value
+ * ever reaches the store, the audit chain or an export. `value_file` names
+ * a file and holds no secret: it is accepted. */
+static const char *no_secret(void *arg, size_t i, const char *env, const char *value,
+                             size_t value_len, const char *value_file)
+{
+    (void)arg;
+    (void)i;
+    (void)env;
+    (void)value_len;
+    (void)value_file;
+    return value != NULL ? "the advisor keeps credential metadata only: remove `value` (the secret "
+                           "belongs in the proxy's --credentials store)"
+                         : NULL;
+}
+
 static bool creds_ok(const char *text, struct httpd_reply *r)
 {
     struct model_diags *d = model_diags_new();
     struct model_credset *c =
-        d != NULL ? model_credset_load("credentials", text, strlen(text), d) : NULL;
+        d != NULL
+            ? model_credset_load_secrets("credentials", text, strlen(text), d, no_secret, NULL)
+            : NULL;
     bool ok = c != NULL;
 
     if (!ok) {

@@ -237,6 +237,14 @@ cli 1 sandbox create sb4 --policy "$WORK/bad.yaml"
 err_has "invalid_policy:" "an invalid policy is refused (400)"
 cli 2 sandbox create sb4 --policy "$WORK/nonexistent.yaml"
 err_has "nonexistent.yaml: No such file or directory" "an unreadable policy file"
+# the proxy's credentials store carries secrets; the advisor keeps metadata only
+printf -- '- name: gh\n  target_hosts: [api.github.com]\n  env: GH_TOKEN\n  value: s3cr3t-never-stored\n' \
+    >"$WORK/store.yaml"
+cli 1 sandbox create sb4 --policy "$WORK/base.yaml" --credentials "$WORK/store.yaml"
+err_has "invalid_credentials:" "credentials with a value are refused (400)"
+err_has "metadata only: remove \`value\`" "... and the message says why"
+check "... and the secret is not echoed" sh -c "! grep -q s3cr3t '$ERR'"
+cli 1 sandbox show sb4
 cli 1 sandbox create 'Bad Name' --policy "$WORK/base.yaml"
 err_has "invalid_request: name must be" "an invalid sandbox name"
 cli 0 sandbox list
