@@ -348,8 +348,9 @@ void proxy_conn_outcome(struct proxy_conn *c, enum proxy_outcome o, const struct
         c->srv->metrics.upstream_errors++;
     }
     if (!row->log) {
-        proxy_log_note(c->srv->log, "%s %s:%u: %s (stage %s, %s(%d))", row->name,
-                       c->host[0] ? c->host : "-", (unsigned)c->port, why, row->stage,
+        proxy_log_note(c->srv->log, "%s %s:%u: %s (stage %s, %s(%d))",
+                       row->error != NULL ? row->error : row->name, c->host[0] ? c->host : "-",
+                       (unsigned)c->port, why, row->stage,
                        c->id != NULL && c->id->n > 0 ? c->id->path[0] : "-",
                        c->id != NULL ? (int)c->id->pid : 0);
         proxy_server_log_touch(c->srv);
