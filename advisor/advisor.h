@@ -4,14 +4,20 @@
  * The advisor turns proposals into decisions and decisions into the policy a
  * sandbox's proxy enforces (docs/advisor.md). Files, one concept each:
  *
- *   store.h, store_sqlite.c  durable state behind a narrow interface
+ *   store.h, store_sqlite.c  durable state behind a narrow interface; one
+ *                            file per table (store_sandbox.c, store_revision.c,
+ *                            store_chunk.c, store_event.c; store_int.h)
  *   advisor_util.c           ids, clocks, digests, small JSON helpers
  *   advisor_settings.c       the settings keys, their validation and scopes
  *   advisor_rule.c           reading a proposed rule: summary, security
  *                            notes, always-blocked destinations, event text
  *   advisor_prover.c         the prover client (libcurl, kept-alive)
  *   advisor_eval.c           evaluating a chunk: merge, validate, prove, token
- *   advisor_chunk.c          the lifecycle: submit, approve, reject, undo, ...
+ *   advisor_submit.c         the lifecycle (a C API, docs/architecture.md#advisor):
+ *                            a parsed proposal becomes chunks
+ *   advisor_decide.c         a reviewer's decisions, a new base policy
+ *   advisor_view.c           reading chunks: show, wait, list, history
+ *   advisor_chunk.c          the steps they share (advisor_int.h)
  *   advisor_events.c         the decision events (OCSF shorthand + JSON)
  *   advisor_peers.c          peer sandboxes: registered addresses,
  *                            target_sandbox composition, pushing dependents
@@ -19,7 +25,9 @@
  *                            identity may call (prover /v1/discover)
  *   advisor_mapper.c         the mechanistic mapper: proxies' denials in,
  *                            narrow mechanistic proposals out
- *   advisor_routes.c         the HTTP API on libhttpd
+ *   advisor_routes.c         the HTTP API on libhttpd: parse, call the
+ *                            lifecycle, map its result (advisor_routes_chunk.c,
+ *                            advisor_routes_sandbox.c)
  *   advisor_api.c            /openapi.json
  *   advisor_ui.c             /ui/: the reviewer inbox's static files
  *   advisor_child.c          running proviso-prover as a child process
@@ -386,9 +394,16 @@ pv_result advisor_evaluate(struct advisor_worker *w, const struct advisor_snapsh
  * boundary) are exactly those named by 'known_token' (a stored review
  * token), nothing is proved: 'reused' is set, the candidate and token are
  * filled, the evidence holds only the diff. */
+/* 'flags': ADVISOR_EVAL_PROOF_ONLY skips what only a submission's gate
+ * reads - the containment check (one more prover call, /v1/check) and the
+ * envelope (settings reads) - for a re-proof, which holds the new evidence
+ * against the approved one and reads neither: 'contained' and
+ * 'within_envelope' stay false and the evidence has no "containment" or
+ * "envelope" member. */
+#define ADVISOR_EVAL_PROOF_ONLY 1u
 pv_result advisor_evaluate_reuse(struct advisor_worker *w, const struct advisor_snapshot *snap,
                                  const char *name, const json_t *rule, const char *known_token,
-                                 struct advisor_eval *out) PV_WUR;
+                                 unsigned flags, struct advisor_eval *out) PV_WUR;
 void advisor_eval_clear(struct advisor_eval *e);
 /* Recompute a sandbox's effective policy from its latest base revision and
  * its approved chunks (approval order), skipping chunk 'skip' (may be
@@ -495,7 +510,9 @@ pv_result advisor_audit_check_state(struct store *st, size_t *records,
 void advisor_event_suffix(char *buf, size_t len, int64_t rev, const char *hash);
 
 /* ===========================================================================
- * The lifecycle (advisor_chunk.c) - each returns an HTTP reply
+ * The lifecycle (advisor_submit.c, advisor_decide.c, advisor_view.c) - a C
+ * API: parsed arguments in, result structs out; each advisor_route_* beside
+ * it (advisor_routes_chunk.c) is its HTTP mapping
  * ========================================================================= */
 
 /* Store 'p' (its canonical YAML when given) as the sandbox's next
@@ -507,11 +524,35 @@ pv_result advisor_revision_write(struct advisor_worker *w, int64_t sandbox,
 pv_result advisor_evidence_put(struct advisor_worker *w, const struct advisor_eval *e,
                                char out[65]) PV_WUR;
 
-/* principal: 0 admin, > 0 the sandbox's id. */
-/* 'mode' is "mechanistic" or anything else (agent_authored). */
-void advisor_submit(struct advisor_worker *w, const char *sandbox, const char *mode,
-                    const char *body, size_t len, struct httpd_reply *r);
-/* What the mapper knows of a mechanistic chunk (advisor_submit takes the
+/* A proposal as the lifecycle takes it, parsed once by its caller (the
+ * route, the mapper): the model's reading (names, intent, validation) and
+ * the JSON form whose operations[i].addRule.rule each chunk keeps. */
+struct model_proposal;
+struct model_diags;
+struct advisor_proposal {
+    struct model_proposal *model;
+    json_t *doc;
+};
+/* Parse a request body. PV_ERR_POLICY (or PV_ERR_NOMEM) with the reasons
+ * in 'd' when the model refuses it; PV_ERR_PARSE when it is not one JSON
+ * object (the model also reads YAML). */
+pv_result advisor_proposal_parse(const char *body, size_t len, struct advisor_proposal *out,
+                                 struct model_diags *d) PV_WUR;
+void advisor_proposal_clear(struct advisor_proposal *p);
+
+/* What a submission did, operation by operation. */
+struct advisor_submission {
+    int accepted;       /* chunks stored (pending, or approved at once) */
+    int rejected;       /* operations refused */
+    json_t *ids;        /* the accepted chunk ids, in order */
+    json_t *reasons;    /* the refused operations' reasons (strings) */
+    json_t *already;    /* [{rule_name, covered_by, detail}]: added nothing, not stored */
+    json_t *operations; /* per operation {rule_name, outcome: accepted | rejected |
+                         * already_allowed, chunk_id | reason} */
+};
+pv_result advisor_submission_init(struct advisor_submission *s) PV_WUR;
+void advisor_submission_clear(struct advisor_submission *s);
+/* What the mapper knows of a mechanistic chunk (a NULL meta takes the
  * defaults: confidence 0.5/0.75, one hit, now, stage mechanistic/agent). */
 struct advisor_submit_meta {
     double confidence;
@@ -520,41 +561,148 @@ struct advisor_submit_meta {
     int64_t last_seen_ms;
     const char *stage;
 };
-void advisor_submit_meta(struct advisor_worker *w, const char *sandbox, const char *mode,
-                         const struct advisor_submit_meta *meta, const char *body, size_t len,
-                         struct httpd_reply *r);
-/* Show, wait and list answer one chunk view: 'reviewer' (the admin token)
- * adds the reviewer-only fields (evidence, security_notes, rationale, the
- * proposed rule, ...); otherwise the agent view a sandbox's token may read.
- * wait is the agent view always. */
-void advisor_chunk_show(struct advisor_worker *w, const char *sandbox, const char *id,
-                        bool reviewer, struct httpd_reply *r);
-/* Long-poll until chunk 'id' leaves pending or 'timeout_s' passes; 'hold'
- * (borrowed, may be NULL) is the caller's slot, which also ends the wait
- * when the client goes away. */
-void advisor_chunk_wait(struct advisor_worker *w, const char *sandbox, const char *id,
-                        unsigned timeout_s, struct advisor_hold *hold, struct httpd_reply *r);
-void advisor_chunk_list(struct advisor_worker *w, const char *sandbox, const char *status,
-                        bool reviewer, struct httpd_reply *r);
-void advisor_approve(struct advisor_worker *w, const char *sandbox, const char *id,
-                     const char *body, size_t len, struct httpd_reply *r);
-/* Approve the chunk's narrowed suggestion instead of its rule
- * ({"review_token"} of the suggestion; docs/advisor.md#suggestion). */
-void advisor_approve_suggestion(struct advisor_worker *w, const char *sandbox, const char *id,
-                                const char *body, size_t len, struct httpd_reply *r);
-void advisor_reject(struct advisor_worker *w, const char *sandbox, const char *id, const char *body,
-                    size_t len, struct httpd_reply *r);
-void advisor_undo(struct advisor_worker *w, const char *sandbox, const char *id,
-                  struct httpd_reply *r);
-void advisor_edit(struct advisor_worker *w, const char *sandbox, const char *id, const char *body,
-                  size_t len, struct httpd_reply *r);
-void advisor_approve_all(struct advisor_worker *w, const char *sandbox, const char *body,
-                         size_t len, struct httpd_reply *r);
-void advisor_clear(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r);
-void advisor_history(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r);
-/* A new base policy (operator): recompose, reconcile pending chunks. */
-void advisor_base_set(struct advisor_worker *w, const char *sandbox, const char *text, size_t len,
-                      const char *cause, struct httpd_reply *r);
+/* May 'sandbox' submit at all? PV_ERR_NOTFOUND: no such sandbox;
+ * PV_ERR_USAGE: agent_policy_proposals_enabled is off. */
+pv_result advisor_submit_admit(struct advisor_worker *w, const char *sandbox) PV_WUR;
+/* Submit 'p' for 'sandbox' in 'mode' ("mechanistic", anything else is
+ * agent_authored): each operation is checked, evaluated, stored as a
+ * pending chunk, approved at once in auto mode when the gate allows, or
+ * answered already_allowed; '*out' (initialised here, also on failure;
+ * advisor_submission_clear) says which. Fails as advisor_submit_admit
+ * does, or when the store fails (PV_ERR_IO, PV_ERR_CONFLICT, NOMEM). */
+pv_result advisor_submit(struct advisor_worker *w, const char *sandbox, const char *mode,
+                         const struct advisor_submit_meta *meta, const struct advisor_proposal *p,
+                         struct advisor_submission *out) PV_WUR;
+/* POST /v1/sandboxes/{name}/proposals on the lifecycle above
+ * (advisor_routes_chunk.c): parse once, submit, answer 202 with the
+ * outcomes ('mode' is the analysis_mode argument, may be NULL). */
+void advisor_route_submit(struct advisor_worker *w, const char *sandbox, const char *mode,
+                          const char *body, size_t len, struct httpd_reply *r);
+/* Show, wait and list read one chunk view (advisor_view.c): 'reviewer'
+ * (the admin token) adds the reviewer-only fields (evidence,
+ * security_notes, rationale, the proposed rule, ...); otherwise the agent
+ * view a sandbox's token may read. wait is the agent view always. The view
+ * (a new reference) into out->json; a refusal into out->refusal and
+ * out->detail (enum advisor_refusal below). */
+/* Why the lifecycle refused (a decision, a view). */
+enum advisor_refusal {
+    ADVISOR_DECIDED,                  /* done: chunk_id, status, policy_* */
+    ADVISOR_REFUSED_NOT_FOUND,        /* no such sandbox */
+    ADVISOR_REFUSED_NO_CHUNK,         /* no such chunk in the sandbox */
+    ADVISOR_REFUSED_CONFLICT,         /* a concurrent change won; refetch */
+    ADVISOR_REFUSED_PRECONDITION,     /* the chunk's state does not allow it */
+    ADVISOR_REFUSED_STALE,            /* the token or the inputs changed; review again */
+    ADVISOR_REFUSED_INVALID,          /* the chunk can never be approved as it is */
+    ADVISOR_REFUSED_INTERNAL,         /* out of memory, the store failed */
+    ADVISOR_REFUSED_BAD_REQUEST,      /* an argument out of its range */
+    ADVISOR_REFUSED_INVALID_PROPOSAL, /* the model refuses the rule */
+};
+
+struct advisor_view {
+    json_t *json;
+    enum advisor_refusal refusal; /* ADVISOR_DECIDED (0) when read */
+    char detail[2300];
+};
+void advisor_view_clear(struct advisor_view *v);
+pv_result advisor_chunk_get(struct advisor_worker *w, const char *sandbox, const char *id,
+                            bool reviewer, struct advisor_view *out) PV_WUR;
+/* Long-poll until chunk 'id' leaves pending or 'timeout_s' passes
+ * ("timed_out": true then); 'hold' (borrowed, may be NULL) is the caller's
+ * slot, which also ends the wait when the client goes away. */
+pv_result advisor_chunk_wait(struct advisor_worker *w, const char *sandbox, const char *id,
+                             unsigned timeout_s, struct advisor_hold *hold,
+                             struct advisor_view *out) PV_WUR;
+/* {"sandbox", "chunks": [...]}, 'status' (may be NULL) one of pending,
+ * approved, rejected, suspended. */
+pv_result advisor_chunk_list(struct advisor_worker *w, const char *sandbox, const char *status,
+                             bool reviewer, struct advisor_view *out) PV_WUR;
+/* Their routes (advisor_routes_chunk.c). */
+void advisor_route_chunk_show(struct advisor_worker *w, const char *sandbox, const char *id,
+                              bool reviewer, struct httpd_reply *r);
+void advisor_route_chunk_wait(struct advisor_worker *w, const char *sandbox, const char *id,
+                              unsigned timeout_s, struct advisor_hold *hold, struct httpd_reply *r);
+void advisor_route_chunk_list(struct advisor_worker *w, const char *sandbox, const char *status,
+                              bool reviewer, struct httpd_reply *r);
+/* ---------------------------------------------------------------------------
+ * A reviewer's decision on one chunk (advisor_decide.c): the chunk id, the
+ * outcome in 'out', PV_RESULT_OK when decided. A refusal says why
+ * (out->refusal, out->detail; the result is PV_ERR_NOTFOUND, _CONFLICT,
+ * _USAGE or _INTERNAL); the routes (advisor_routes_chunk.c) map it to a
+ * status and an error name.
+ * ------------------------------------------------------------------------- */
+struct advisor_decision {
+    enum advisor_refusal refusal;
+    char detail[2300];      /* why, when refused */
+    char chunk_id[65];      /* decided: the chunk */
+    const char *status;     /* decided: its new status (static) */
+    int64_t policy_version; /* decided: the revision written, 0 when none */
+    char policy_hash[65];   /* its hash */
+    bool narrowed;          /* decided: the narrowed suggestion was approved */
+    int64_t cleared;        /* advisor_clear: the pending chunks deleted */
+};
+/* Approve chunk 'id' whose evaluation the reviewer read ('token', its
+ * review token), proved again against the policy of now. */
+pv_result advisor_approve(struct advisor_worker *w, const char *sandbox, const char *id,
+                          const char *token, struct advisor_decision *out) PV_WUR;
+/* Approve the chunk's narrowed suggestion instead of its rule ('token' the
+ * suggestion's review token; docs/advisor.md#suggestion). */
+pv_result advisor_approve_suggestion(struct advisor_worker *w, const char *sandbox, const char *id,
+                                     const char *token, struct advisor_decision *out) PV_WUR;
+/* Reject a pending, suspended or approved chunk ('reason' may be NULL; an
+ * approved chunk's grant leaves the policy). */
+pv_result advisor_reject(struct advisor_worker *w, const char *sandbox, const char *id,
+                         const char *reason, struct advisor_decision *out) PV_WUR;
+/* Undo an approval: the chunk is pending again, its grant gone. */
+pv_result advisor_undo(struct advisor_worker *w, const char *sandbox, const char *id,
+                       struct advisor_decision *out) PV_WUR;
+/* The routes of the four above (advisor_routes_chunk.c): parse the body
+ * ({"review_token"} or {"reason"}), decide, answer. */
+void advisor_route_approve(struct advisor_worker *w, const char *sandbox, const char *id,
+                           const char *body, size_t len, struct httpd_reply *r);
+void advisor_route_approve_suggestion(struct advisor_worker *w, const char *sandbox, const char *id,
+                                      const char *body, size_t len, struct httpd_reply *r);
+void advisor_route_reject(struct advisor_worker *w, const char *sandbox, const char *id,
+                          const char *body, size_t len, struct httpd_reply *r);
+void advisor_route_undo(struct advisor_worker *w, const char *sandbox, const char *id,
+                        struct httpd_reply *r);
+/* A decision as JSON ({chunk_id, status, policy_version, policy_hash,
+ * narrowed}) and as an answer (200, or the refusal's status and error). */
+json_t *advisor_decision_json(const struct advisor_decision *d);
+void advisor_reply_decision(struct httpd_reply *r, const struct advisor_decision *d);
+/* Replace pending chunk 'id''s rule with 'rule' (borrowed) and evaluate it
+ * again; the chunk's reviewer view into out->json. */
+pv_result advisor_edit(struct advisor_worker *w, const char *sandbox, const char *id,
+                       const json_t *rule, struct advisor_view *out) PV_WUR;
+void advisor_route_edit(struct advisor_worker *w, const char *sandbox, const char *id,
+                        const char *body, size_t len, struct httpd_reply *r);
+/* Approve every pending chunk of the sandbox ('approvals' NULL: each on its
+ * stored token; else a list of {chunk_id, review_token}), skipping those with
+ * security notes unless 'flagged'. The report into out->json: {approved,
+ * skipped: [{chunk_id, reason}], approved_chunks, skipped_chunks}. */
+pv_result advisor_approve_all(struct advisor_worker *w, const char *sandbox,
+                              const json_t *approvals, bool flagged,
+                              struct advisor_view *out) PV_WUR;
+void advisor_route_approve_all(struct advisor_worker *w, const char *sandbox, const char *body,
+                               size_t len, struct httpd_reply *r);
+/* Delete the sandbox's pending chunks (their count into out->cleared). */
+pv_result advisor_clear(struct advisor_worker *w, const char *sandbox,
+                        struct advisor_decision *out) PV_WUR;
+/* {"sandbox", "history": [...]}: every decision on the sandbox's chunks, in
+ * time order (advisor_view.c). */
+pv_result advisor_history(struct advisor_worker *w, const char *sandbox,
+                          struct advisor_view *out) PV_WUR;
+void advisor_route_clear(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r);
+void advisor_route_history(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r);
+/* A new base policy 'p' (borrowed; the operator's, parsed by the route):
+ * recompose, prove the approved chunks again, reconcile pending chunks. The
+ * answer {base_revision, policy_version, policy_hash, suspended} into
+ * out->json. */
+pv_result advisor_base_set(struct advisor_worker *w, const char *sandbox,
+                           const struct model_policy *p, const char *cause,
+                           struct advisor_view *out) PV_WUR;
+/* PUT .../policy's document text: parsed once, then advisor_base_set. */
+void advisor_route_base_set(struct advisor_worker *w, const char *sandbox, const char *text,
+                            size_t len, const char *cause, struct httpd_reply *r);
 
 /* Peer sandboxes (advisor_peers.c). Resolve every target_sandbox endpoint
  * of 'p' from the store's registered addresses (err set on failure). */

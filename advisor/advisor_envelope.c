@@ -179,12 +179,8 @@ static bool new_port(const struct model_policy *current, const json_t *g)
     size_t k;
     const json_t *p;
 
-    if (host == NULL || host[0] == '\0' || strlen(host) >= sizeof(lower)) {
+    if (host == NULL || host[0] == '\0' || !model_host_lower(host, lower, sizeof(lower))) {
         return false;
-    }
-    for (size_t c = 0; host[c] != '\0'; c++) {
-        lower[c] = (char)((host[c] >= 'A' && host[c] <= 'Z') ? host[c] + 32 : host[c]);
-        lower[c + 1] = '\0';
     }
     json_array_foreach(json_object_get(g, "ports"), k, p)
     {

@@ -544,12 +544,12 @@ static void check_envelope(struct advisor_worker *w, const struct advisor_snapsh
 pv_result advisor_evaluate(struct advisor_worker *w, const struct advisor_snapshot *snap,
                            const char *name, const json_t *rule, struct advisor_eval *out)
 {
-    return advisor_evaluate_reuse(w, snap, name, rule, NULL, out);
+    return advisor_evaluate_reuse(w, snap, name, rule, NULL, 0, out);
 }
 
 pv_result advisor_evaluate_reuse(struct advisor_worker *w, const struct advisor_snapshot *snap,
                                  const char *name, const json_t *rule, const char *known_token,
-                                 struct advisor_eval *out)
+                                 unsigned flags, struct advisor_eval *out)
 {
     struct model_diags *d = model_diags_new();
     struct model_proposal *pr = NULL;
@@ -609,8 +609,10 @@ pv_result advisor_evaluate_reuse(struct advisor_worker *w, const struct advisor_
         }
         prove(w, snap, rule_names_peer(rule) ? NULL : text, out);
         check_boundary(w, snap, out);
-        check_contained(w, snap, rule, out);
-        check_envelope(w, snap, rule, out);
+        if ((flags & ADVISOR_EVAL_PROOF_ONLY) == 0) {
+            check_contained(w, snap, rule, out);
+            check_envelope(w, snap, rule, out);
+        }
     }
     if (out->application_error == NULL) {
         goto nomem;

@@ -7,7 +7,7 @@
  * per (sandbox, host, port, binary) - a count, first and last seen, the
  * first stage, at most MAPPER_SAMPLES distinct (method, path) samples - and
  * every flush interval drains the table into one mechanistic proposal per
- * group, submitted like any other (advisor_submit_meta): evaluated by the
+ * group, submitted like any other (advisor_submit): evaluated by the
  * prover, deduplicated on host|port|binary, approved automatically only on
  * an empty delta in auto mode. docs/advisor.md#mapper.
  *
@@ -266,10 +266,13 @@ static json_t *group_rules(const struct mapper_group *g, const json_t *prior)
     return rules;
 }
 
-json_t *advisor_mapper_proposal(const char *host, int64_t port, const char *binary, int64_t count,
-                                bool ssrf, const char *const *methods, const char *const *paths,
-                                size_t nsamples, const json_t *prior, bool allow_loopback,
-                                double *confidence)
+/* advisor_mapper_proposal, and when 'model' is not NULL the model's
+ * reading of the proposal into it (the one parse that also validates it),
+ * so that the flush hands both to the lifecycle. */
+static json_t *mapper_proposal(const char *host, int64_t port, const char *binary, int64_t count,
+                               bool ssrf, const char *const *methods, const char *const *paths,
+                               size_t nsamples, const json_t *prior, bool allow_loopback,
+                               double *confidence, struct model_proposal **model)
 {
     struct mapper_group g;
     char name[320];
@@ -349,10 +352,23 @@ json_t *advisor_mapper_proposal(const char *host, int64_t port, const char *bina
         json_decref(prop);
         prop = NULL;
     }
+    if (model != NULL && prop != NULL) {
+        *model = pr;
+        pr = NULL;
+    }
     model_proposal_free(pr);
     model_diags_free(d);
     free(text);
     return prop;
+}
+
+json_t *advisor_mapper_proposal(const char *host, int64_t port, const char *binary, int64_t count,
+                                bool ssrf, const char *const *methods, const char *const *paths,
+                                size_t nsamples, const json_t *prior, bool allow_loopback,
+                                double *confidence)
+{
+    return mapper_proposal(host, port, binary, count, ssrf, methods, paths, nsamples, prior,
+                           allow_loopback, confidence, NULL);
 }
 
 /* ===========================================================================
@@ -610,40 +626,40 @@ static void submit_group(struct advisor_mapper *m, struct advisor_worker *w,
     const char *methods[ADVISOR_MAPPER_SAMPLES];
     const char *paths[ADVISOR_MAPPER_SAMPLES];
     struct advisor_submit_meta meta;
-    struct httpd_reply r;
+    struct advisor_proposal p = {0};
+    struct advisor_submission o;
     json_t *prior = prior_rules(w, g);
-    json_t *prop;
-    char *body;
+    pv_result res;
 
     for (size_t i = 0; i < g->nsamples; i++) {
         methods[i] = g->samples[i].method;
         paths[i] = g->samples[i].path;
     }
-    prop = advisor_mapper_proposal(g->host, g->port, g->binary, g->count, g->ssrf, methods, paths,
-                                   g->nsamples, prior, m->a->cfg.test_allow_loopback,
-                                   &meta.confidence);
+    p.doc =
+        mapper_proposal(g->host, g->port, g->binary, g->count, g->ssrf, methods, paths, g->nsamples,
+                        prior, m->a->cfg.test_allow_loopback, &meta.confidence, &p.model);
     json_decref(prior);
-    if (prop == NULL) {
+    if (p.doc == NULL) {
+        advisor_proposal_clear(&p);
         return; /* always-blocked, or nothing to name */
-    }
-    body = json_dumps(prop, JSON_COMPACT);
-    json_decref(prop);
-    if (body == NULL) {
-        return;
     }
     meta.hits = g->count;
     meta.first_seen_ms = g->first_ms;
     meta.last_seen_ms = g->last_ms;
     meta.stage = g->stage[0] != '\0' ? g->stage : "mechanistic";
-    memset(&r, 0, sizeof(r));
-    advisor_submit_meta(w, g->sandbox, "mechanistic", &meta, body, strlen(body), &r);
-    if (r.status != 202) {
-        const char *detail = json_string_value(json_object_get(r.body, "detail"));
-        pv_log_warnx("mapper: %s: %s:%lld %s: %u %s", g->sandbox, g->host, (long long)g->port,
-                     g->binary, r.status, detail != NULL ? detail : "");
+    res = advisor_submit(w, g->sandbox, "mechanistic", &meta, &p, &o);
+    if (!pv_ok(res)) {
+        pv_log_warnx("mapper: %s: %s:%lld %s: %s", g->sandbox, g->host, (long long)g->port,
+                     g->binary,
+                     res.err == PV_ERR_USAGE      ? "proposals are not enabled in this sandbox"
+                     : res.err == PV_ERR_NOTFOUND ? "sandbox not found"
+                                                  : pv_strerror(res.err));
+    } else if (o.accepted == 0 && json_array_size(o.reasons) > 0) {
+        pv_log_warnx("mapper: %s: %s:%lld %s: %s", g->sandbox, g->host, (long long)g->port,
+                     g->binary, json_string_value(json_array_get(o.reasons, 0)));
     }
-    json_decref(r.body);
-    free(body);
+    advisor_submission_clear(&o);
+    advisor_proposal_clear(&p);
 }
 
 void advisor_mapper_flush(struct advisor_mapper *m, struct advisor_worker *w)

@@ -393,7 +393,9 @@ static pv_result reprove_one(struct advisor_worker *w, struct advisor_snapshot *
         store_chunk_clear(&c);
         PV_BAIL(PV_ERR_IO);
     }
-    r = advisor_evaluate_reuse(w, snap, c.rule_name, rule, c.review_token, &e);
+    /* the gate's checks (containment, envelope) decide submissions only */
+    r = advisor_evaluate_reuse(w, snap, c.rule_name, rule, c.review_token, ADVISOR_EVAL_PROOF_ONLY,
+                               &e);
     json_decref(rule);
     if (!pv_ok(r)) {
         store_chunk_clear(&c);

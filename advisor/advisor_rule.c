@@ -10,7 +10,6 @@
  */
 #include "config.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,14 +61,10 @@ void advisor_rule_key(const json_t *rule, char *host, size_t hostlen, int64_t *p
     const char *h = ep != NULL ? str_of(ep, "host") : NULL;
     const char *b = str_of(json_array_get(bins, 0), "path");
     json_int_t p = 0;
-    size_t n = 0;
 
     host[0] = '\0';
     if (h != NULL && h[0] != '\0') {
-        for (; h[n] != '\0' && n + 1 < hostlen; n++) {
-            host[n] = (char)tolower((unsigned char)h[n]);
-        }
-        host[n] = '\0';
+        (void)model_host_lower(h, host, hostlen); /* a longer one: its prefix */
     } else if (ep != NULL && str_of(ep, "target_sandbox") != NULL) {
         /* a hostless peer endpoint is keyed by its peer: no DNS host has a ':' */
         snprintf(host, hostlen, "sandbox:%s", str_of(ep, "target_sandbox"));
@@ -203,11 +198,8 @@ static bool host_blocked(const char *host, bool allow_loopback)
     size_t n = strlen(host);
     char lower[256];
 
-    if (n == 0 || n >= sizeof(lower)) {
+    if (n == 0 || !model_host_lower(host, lower, sizeof(lower))) {
         return false;
-    }
-    for (size_t i = 0; i <= n; i++) {
-        lower[i] = (char)tolower((unsigned char)host[i]);
     }
     if (n > 1 && lower[n - 1] == '.') {
         lower[--n] = '\0';

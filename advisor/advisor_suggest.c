@@ -160,16 +160,12 @@ static json_t *read_endpoint(const char *host, json_int_t port, const char *pref
 static bool covers(enum model_glob_kind kind, const char *pat, const char *v)
 {
     char lower[256];
-    size_t n = strlen(pat);
 
     if (kind != MODEL_GLOB_HOST) {
         return has_meta(pat) ? glob_matches(kind, pat, v) : strcmp(pat, v) == 0;
     }
-    if (n >= sizeof(lower)) {
+    if (!model_host_lower(pat, lower, sizeof(lower))) {
         return false;
-    }
-    for (size_t c = 0; c <= n; c++) {
-        lower[c] = (char)((pat[c] >= 'A' && pat[c] <= 'Z') ? pat[c] + 32 : pat[c]);
     }
     return has_meta(lower) ? glob_matches(kind, lower, v) : strcasecmp(lower, v) == 0;
 }
@@ -260,11 +256,7 @@ static json_t *narrowed(const json_t *rule, const json_t *seen)
         }
         if (has_meta(host)) {
             char lower[256];
-            size_t n = strlen(host) < sizeof(lower) - 1 ? strlen(host) : sizeof(lower) - 1;
-            for (size_t c = 0; c < n; c++) {
-                lower[c] = (char)((host[c] >= 'A' && host[c] <= 'Z') ? host[c] + 32 : host[c]);
-            }
-            lower[n] = '\0';
+            (void)model_host_lower(host, lower, sizeof(lower)); /* a longer one: its prefix */
             hosts = narrow_to(seen, "host", MODEL_GLOB_HOST, lower);
         } else {
             hosts = json_pack("[s]", host);

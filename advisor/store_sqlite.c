@@ -13,6 +13,11 @@
  * build is refused rather than guessed at.
  *
  * Every statement binds its values (no SQL is built from data).
+ *
+ * This file holds the connection (schema, statement cache, transactions,
+ * the group writer) and the blobs; each table's rows are in their own file
+ * (store_sandbox.c, store_revision.c, store_chunk.c, store_event.c), which
+ * share the helpers of store_int.h.
  */
 #include "config.h"
 
@@ -29,26 +34,7 @@
 #include <sqlite3.h>
 
 #include "advisor/store.h"
-
-/* Prepared statements are kept per connection and reused (preparing one
- * cost as much as the rest of a submission's store work): prep() hands out
- * the cached statement for the same SQL text when it is not in use, and
- * done() resets it for the next caller. A statement in use (a nested query
- * of the same text) or a full cache gets a fresh one, finalised by done(). */
-#define STMT_CACHE 64
-
-struct stmt_slot {
-    char *sql;
-    sqlite3_stmt *st;
-    bool busy;
-};
-
-struct store {
-    sqlite3 *db;
-    bool in_tx;
-    size_t nstmts;
-    struct stmt_slot stmts[STMT_CACHE];
-};
+#include "advisor/store_int.h"
 
 #define BUSY_TIMEOUT_MS 30000
 
@@ -142,7 +128,7 @@ static pv_result exec(struct store *s, const char *sql)
     return PV_RESULT_OK;
 }
 
-static sqlite3_stmt *prep(struct store *s, const char *sql)
+sqlite3_stmt *store_prep(struct store *s, const char *sql)
 {
     sqlite3_stmt *st = NULL;
     struct stmt_slot *free_slot = NULL;
@@ -175,7 +161,7 @@ static sqlite3_stmt *prep(struct store *s, const char *sql)
 
 /* Give a statement back: a cached one is reset (ending any read it holds)
  * and its bindings cleared; any other is finalised. */
-static void done(struct store *s, sqlite3_stmt *st)
+void store_done(struct store *s, sqlite3_stmt *st)
 {
     if (st == NULL) {
         return;
@@ -201,7 +187,7 @@ static void stmt_cache_free(struct store *s)
 }
 
 /* Bind a list of values: 's' text (NULL binds ""), 'i' int64, 'd' double. */
-static bool bind(sqlite3_stmt *st, const char *types, ...)
+bool store_bind(sqlite3_stmt *st, const char *types, ...)
 {
     va_list ap;
     int k = 1;
@@ -236,13 +222,13 @@ static bool bind(sqlite3_stmt *st, const char *types, ...)
 }
 
 /* Run a statement that returns no rows; finalises it. */
-static pv_result run(struct store *s, sqlite3_stmt *st)
+pv_result store_run(struct store *s, sqlite3_stmt *st)
 {
     int rc;
 
     PV_ENSURE(st != NULL, PV_ERR_IO);
     rc = sqlite3_step(st);
-    done(s, st);
+    store_done(s, st);
     if (rc == SQLITE_CONSTRAINT) {
         PV_BAIL(PV_ERR_EXISTS);
     }
@@ -250,13 +236,13 @@ static pv_result run(struct store *s, sqlite3_stmt *st)
     return PV_RESULT_OK;
 }
 
-static char *col_text(sqlite3_stmt *st, int i)
+char *store_col_text(sqlite3_stmt *st, int i)
 {
     const unsigned char *t = sqlite3_column_text(st, i);
     return pv_strdup(t != NULL ? (const char *)t : "");
 }
 
-static int64_t now_ms(void)
+int64_t store_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -269,12 +255,12 @@ static int64_t now_ms(void)
 
 static pv_result migrate(struct store *s, char *err, size_t errlen)
 {
-    sqlite3_stmt *st = prep(s, "PRAGMA user_version");
+    sqlite3_stmt *st = store_prep(s, "PRAGMA user_version");
     int version;
 
     PV_ENSURE(st != NULL && sqlite3_step(st) == SQLITE_ROW, PV_ERR_IO);
     version = sqlite3_column_int(st, 0);
-    done(s, st);
+    store_done(s, st);
     if (version > STORE_SCHEMA_VERSION) {
         snprintf(err, errlen, "database schema version %d is newer than this build's (%d)", version,
                  STORE_SCHEMA_VERSION);
@@ -564,23 +550,23 @@ pv_result store_blob_put(struct store *s, const void *data, size_t len, char sha
         sha[2 * i + 1] = hex[md[i] & 15];
     }
     sha[64] = '\0';
-    st = prep(s, "INSERT OR IGNORE INTO blobs (sha256, data) VALUES (?, ?)");
+    st = store_prep(s, "INSERT OR IGNORE INTO blobs (sha256, data) VALUES (?, ?)");
     PV_ENSURE(st != NULL, PV_ERR_IO);
     if (sqlite3_bind_text(st, 1, sha, 64, SQLITE_TRANSIENT) != SQLITE_OK ||
         sqlite3_bind_blob(st, 2, len > 0 ? data : "", (int)len, SQLITE_TRANSIENT) != SQLITE_OK) {
-        done(s, st);
+        store_done(s, st);
         PV_BAIL(PV_ERR_IO);
     }
-    return run(s, st);
+    return store_run(s, st);
 }
 
 char *store_blob_get(struct store *s, const char *sha, size_t *len)
 {
-    sqlite3_stmt *st = prep(s, "SELECT data FROM blobs WHERE sha256 = ?");
+    sqlite3_stmt *st = store_prep(s, "SELECT data FROM blobs WHERE sha256 = ?");
     char *out = NULL;
 
-    if (st == NULL || !bind(st, "s", sha)) {
-        done(s, st);
+    if (st == NULL || !store_bind(st, "s", sha)) {
+        store_done(s, st);
         return NULL;
     }
     if (sqlite3_step(st) == SQLITE_ROW) {
@@ -597,811 +583,6 @@ char *store_blob_get(struct store *s, const char *sha, size_t *len)
             }
         }
     }
-    done(s, st);
+    store_done(s, st);
     return out;
-}
-
-/* ===========================================================================
- * Sandboxes
- * ========================================================================= */
-
-void store_sandbox_clear(struct store_sandbox *sb)
-{
-    free(sb->name);
-    free(sb->token_sha256);
-    free(sb->credentials);
-    free(sb->boundary);
-    free(sb->addresses);
-    memset(sb, 0, sizeof(*sb));
-}
-
-#define SANDBOX_COLS "id, name, token_sha256, credentials, boundary, addresses, created_ms"
-
-static pv_result sandbox_row(sqlite3_stmt *st, struct store_sandbox *out)
-{
-    memset(out, 0, sizeof(*out));
-    out->id = sqlite3_column_int64(st, 0);
-    out->name = col_text(st, 1);
-    out->token_sha256 = col_text(st, 2);
-    out->credentials = col_text(st, 3);
-    out->boundary = col_text(st, 4);
-    out->addresses = col_text(st, 5);
-    out->created_ms = sqlite3_column_int64(st, 6);
-    if (out->name == NULL || out->token_sha256 == NULL || out->credentials == NULL ||
-        out->boundary == NULL || out->addresses == NULL) {
-        store_sandbox_clear(out);
-        PV_BAIL(PV_ERR_NOMEM);
-    }
-    return PV_RESULT_OK;
-}
-
-pv_result store_sandbox_create(struct store *s, struct store_sandbox *sb)
-{
-    sqlite3_stmt *st = prep(s, "INSERT INTO sandboxes (name, token_sha256, credentials, "
-                               "boundary, addresses, created_ms) VALUES (?, ?, ?, ?, ?, ?)");
-
-    if (sb->created_ms == 0) {
-        sb->created_ms = now_ms();
-    }
-    if (st == NULL || !bind(st, "sssssi", sb->name, sb->token_sha256, sb->credentials, sb->boundary,
-                            sb->addresses != NULL ? sb->addresses : "[]", sb->created_ms)) {
-        done(s, st);
-        PV_BAIL(PV_ERR_IO);
-    }
-    PV_GUARD(run(s, st));
-    sb->id = sqlite3_last_insert_rowid(s->db);
-    return PV_RESULT_OK;
-}
-
-static pv_result sandbox_get_by(struct store *s, const char *sql, const char *types,
-                                const char *name, int64_t id, struct store_sandbox *out)
-{
-    sqlite3_stmt *st = prep(s, sql);
-    pv_result r;
-    int rc;
-
-    memset(out, 0, sizeof(*out));
-    PV_ENSURE(st != NULL, PV_ERR_IO);
-    if (!(types[0] == 's' ? bind(st, "s", name) : bind(st, "i", id))) {
-        done(s, st);
-        PV_BAIL(PV_ERR_IO);
-    }
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        r = sandbox_row(st, out);
-    } else {
-        r = pv_fail(rc == SQLITE_DONE ? PV_ERR_NOTFOUND : PV_ERR_IO, __func__);
-    }
-    done(s, st);
-    return r;
-}
-
-pv_result store_sandbox_get(struct store *s, const char *name, struct store_sandbox *out)
-{
-    return sandbox_get_by(s, "SELECT " SANDBOX_COLS " FROM sandboxes WHERE name = ?", "s", name, 0,
-                          out);
-}
-
-pv_result store_sandbox_get_id(struct store *s, int64_t id, struct store_sandbox *out)
-{
-    return sandbox_get_by(s, "SELECT " SANDBOX_COLS " FROM sandboxes WHERE id = ?", "i", NULL, id,
-                          out);
-}
-
-pv_result store_sandbox_update(struct store *s, const struct store_sandbox *sb)
-{
-    sqlite3_stmt *st = prep(s, "UPDATE sandboxes SET token_sha256 = ?, credentials = ?, "
-                               "boundary = ?, addresses = ? WHERE id = ?");
-
-    if (st == NULL || !bind(st, "ssssi", sb->token_sha256, sb->credentials, sb->boundary,
-                            sb->addresses != NULL ? sb->addresses : "[]", sb->id)) {
-        done(s, st);
-        PV_BAIL(PV_ERR_IO);
-    }
-    PV_GUARD(run(s, st));
-    PV_ENSURE(sqlite3_changes(s->db) == 1, PV_ERR_NOTFOUND);
-    return PV_RESULT_OK;
-}
-
-pv_result store_sandbox_delete(struct store *s, int64_t id)
-{
-    static const char *const sql[] = {
-        "DELETE FROM chunks WHERE sandbox = ?",
-        "DELETE FROM revisions WHERE sandbox = ?",
-        "DELETE FROM base_revisions WHERE sandbox = ?",
-        "DELETE FROM loaded WHERE sandbox = ?",
-        "DELETE FROM tool_servers WHERE sandbox = ?",
-        "DELETE FROM settings WHERE scope = (SELECT name FROM sandboxes WHERE id = ?)",
-        "DELETE FROM sandboxes WHERE id = ?",
-    };
-
-    for (size_t i = 0; i < PV_ARRAY_LEN(sql); i++) {
-        sqlite3_stmt *st = prep(s, sql[i]);
-        if (st == NULL || !bind(st, "i", id)) {
-            done(s, st);
-            PV_BAIL(PV_ERR_IO);
-        }
-        PV_GUARD(run(s, st));
-    }
-    PV_ENSURE(sqlite3_changes(s->db) == 1, PV_ERR_NOTFOUND);
-    return PV_RESULT_OK;
-}
-
-pv_result store_sandbox_each(struct store *s, void (*fn)(void *arg, const struct store_sandbox *sb),
-                             void *arg)
-{
-    sqlite3_stmt *st = prep(s, "SELECT " SANDBOX_COLS " FROM sandboxes ORDER BY name");
-    int rc;
-
-    PV_ENSURE(st != NULL, PV_ERR_IO);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct store_sandbox sb;
-        if (!pv_ok(sandbox_row(st, &sb))) {
-            done(s, st);
-            PV_BAIL(PV_ERR_NOMEM);
-        }
-        fn(arg, &sb);
-        store_sandbox_clear(&sb);
-    }
-    done(s, st);
-    PV_ENSURE(rc == SQLITE_DONE, PV_ERR_IO);
-    return PV_RESULT_OK;
-}
-
-/* ===========================================================================
- * Tool servers
- * ========================================================================= */
-
-void store_server_clear(struct store_server *sv)
-{
-    free(sv->name);
-    free(sv->base_url);
-    free(sv->openapi_blob);
-    memset(sv, 0, sizeof(*sv));
-}
-
-pv_result store_server_put(struct store *s, int64_t sandbox, const struct store_server *sv)
-{
-    sqlite3_stmt *st = prep(s, "INSERT OR REPLACE INTO tool_servers (sandbox, name, base_url, "
-                               "openapi_blob, created_ms) VALUES (?, ?, ?, ?, ?)");
-
-    if (st == NULL ||
-        !bind(st, "isssi", sandbox, sv->name, sv->base_url, sv->openapi_blob, sv->created_ms)) {
-        done(s, st);
-        PV_BAIL(PV_ERR_IO);
-    }
-    return run(s, st);
-}
-
-pv_result store_server_delete(struct store *s, int64_t sandbox, const char *name)
-{
-    sqlite3_stmt *st = prep(s, "DELETE FROM tool_servers WHERE sandbox = ? AND name = ?");
-
-    if (st == NULL || !bind(st, "is", sandbox, name)) {
-        done(s, st);
-        PV_BAIL(PV_ERR_IO);
-    }
-    PV_GUARD(run(s, st));
-    PV_ENSURE(sqlite3_changes(s->db) == 1, PV_ERR_NOTFOUND);
-    return PV_RESULT_OK;
-}
-
-pv_result store_server_each(struct store *s, int64_t sandbox,
-                            void (*fn)(void *arg, const struct store_server *sv), void *arg)
-{
-    sqlite3_stmt *st = prep(s, "SELECT name, base_url, openapi_blob, created_ms FROM "
-                               "tool_servers WHERE sandbox = ? ORDER BY name");
-    int rc = SQLITE_DONE;
-
-    if (st == NULL || !bind(st, "i", sandbox)) {
-        done(s, st);
-        PV_BAIL(PV_ERR_IO);
-    }
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct store_server sv;
-        sv.name = col_text(st, 0);
-        sv.base_url = col_text(st, 1);
-        sv.openapi_blob = col_text(st, 2);
-        sv.created_ms = sqlite3_column_int64(st, 3);
-        if (sv.name == NULL || sv.base_url == NULL || sv.openapi_blob == NULL) {
-            store_server_clear(&sv);
-            done(s, st);
-            PV_BAIL(PV_ERR_NOMEM);
-        }
-        fn(arg, &sv);
-        store_server_clear(&sv);
-    }
-    done(s, st);
-    PV_ENSURE(rc == SQLITE_DONE, PV_ERR_IO);
-    return PV_RESULT_OK;
-}
-
-/* ===========================================================================
- * Settings
- * ========================================================================= */
-
-pv_result store_setting_read(struct store *s, const char *scope, const char *key, char **out)
-{
-    sqlite3_stmt *st = prep(s, "SELECT value FROM settings WHERE scope = ? AND key = ?");
-    int rc = st != NULL && bind(st, "ss", scope, key) ? sqlite3_step(st) : SQLITE_ERROR;
-
-    *out = rc == SQLITE_ROW ? col_text(st, 0) : NULL;
-    done(s, st);
-    PV_ENSURE(rc == SQLITE_DONE || *out != NULL, PV_ERR_IO);
-    return PV_RESULT_OK;
-}
-
-char *store_setting_get(struct store *s, const char *scope, const char *key)
-{
-    char *out = NULL;
-    pv_result r = store_setting_read(s, scope, key, &out);
-
-    return pv_ok(r) ? out : NULL;
-}
-
-pv_result store_setting_put(struct store *s, const char *scope, const char *key, const char *json)
-{
-    sqlite3_stmt *st = prep(s, "INSERT INTO settings (scope, key, value) VALUES (?, ?, ?) "
-                               "ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value");
-
-    if (st == NULL || !bind(st, "sss", scope, key, json)) {
-        done(s, st);
-        PV_BAIL(PV_ERR_IO);
-    }
-    return run(s, st);
-}
-
-pv_result store_setting_delete(struct store *s, const char *scope, const char *key)
-{
-    sqlite3_stmt *st = prep(s, "DELETE FROM settings WHERE scope = ? AND key = ?");
-
-    if (st == NULL || !bind(st, "ss", scope, key)) {
-        done(s, st);
-        PV_BAIL(PV_ERR_IO);
-    }
-    PV_GUARD(run(s, st));
-    PV_ENSURE(sqlite3_changes(s->db) == 1, PV_ERR_NOTFOUND);
-    return PV_RESULT_OK;
-}
-
-/* ===========================================================================
- * Revisions
- * ========================================================================= */
-
-void store_revision_clear(struct store_revision *r)
-{
-    free(r->blob);
-    free(r->hash);
-    free(r->cause);
-    memset(r, 0, sizeof(*r));
-}
-
-static pv_result revision_one(struct store *s, const char *sql, int64_t sandbox, int64_t rev,
-                              bool with_rev, struct store_revision *out)
-{
-    sqlite3_stmt *st = prep(s, sql);
-    int rc;
-
-    memset(out, 0, sizeof(*out));
-    PV_ENSURE(st != NULL, PV_ERR_IO);
-    if (!(with_rev ? bind(st, "ii", sandbox, rev) : bind(st, "i", sandbox))) {
-        done(s, st);
-        PV_BAIL(PV_ERR_IO);
-    }
-    rc = sqlite3_step(st);
-    if (rc != SQLITE_ROW) {
-        done(s, st);
-        PV_BAIL(rc == SQLITE_DONE ? PV_ERR_NOTFOUND : PV_ERR_IO);
-    }
-    out->rev = sqlite3_column_int64(st, 0);
-    out->base_rev = sqlite3_column_int64(st, 1);
-    out->blob = col_text(st, 2);
-    out->hash = col_text(st, 3);
-    out->cause = col_text(st, 4);
-    out->created_ms = sqlite3_column_int64(st, 5);
-    done(s, st);
-    if (out->blob == NULL || out->hash == NULL || out->cause == NULL) {
-        store_revision_clear(out);
-        PV_BAIL(PV_ERR_NOMEM);
-    }
-    return PV_RESULT_OK;
-}
-
-static pv_result revision_put(struct store *s, const char *table, int64_t sandbox,
-                              struct store_revision *r)
-{
-    char sql[256];
-    sqlite3_stmt *st;
-    bool base = strcmp(table, "base_revisions") == 0;
-
-    if (r->created_ms == 0) {
-        r->created_ms = now_ms();
-    }
-    snprintf(sql, sizeof(sql), "SELECT COALESCE(MAX(rev), 0) FROM %s WHERE sandbox = ?", table);
-    st = prep(s, sql);
-    if (st == NULL || !bind(st, "i", sandbox) || sqlite3_step(st) != SQLITE_ROW) {
-        done(s, st);
-        PV_BAIL(PV_ERR_IO);
-    }
-    r->rev = sqlite3_column_int64(st, 0) + 1;
-    done(s, st);
-    if (base) {
-        st = prep(s, "INSERT INTO base_revisions (sandbox, rev, blob, hash, cause, created_ms) "
-                     "VALUES (?, ?, ?, ?, ?, ?)");
-        if (st == NULL ||
-            !bind(st, "iisssi", sandbox, r->rev, r->blob, r->hash, r->cause, r->created_ms)) {
-            done(s, st);
-            PV_BAIL(PV_ERR_IO);
-        }
-    } else {
-        st = prep(s, "INSERT INTO revisions (sandbox, rev, base_rev, blob, hash, cause, "
-                     "created_ms) VALUES (?, ?, ?, ?, ?, ?, ?)");
-        if (st == NULL || !bind(st, "iiisssi", sandbox, r->rev, r->base_rev, r->blob, r->hash,
-                                r->cause, r->created_ms)) {
-            done(s, st);
-            PV_BAIL(PV_ERR_IO);
-        }
-    }
-    return run(s, st);
-}
-
-pv_result store_base_put(struct store *s, int64_t sandbox, struct store_revision *r)
-{
-    return revision_put(s, "base_revisions", sandbox, r);
-}
-
-pv_result store_base_latest(struct store *s, int64_t sandbox, struct store_revision *out)
-{
-    return revision_one(s,
-                        "SELECT rev, rev, blob, hash, cause, created_ms FROM base_revisions "
-                        "WHERE sandbox = ? ORDER BY rev DESC LIMIT 1",
-                        sandbox, 0, false, out);
-}
-
-pv_result store_rev_put(struct store *s, int64_t sandbox, struct store_revision *r)
-{
-    return revision_put(s, "revisions", sandbox, r);
-}
-
-pv_result store_rev_latest(struct store *s, int64_t sandbox, struct store_revision *out)
-{
-    return revision_one(s,
-                        "SELECT rev, base_rev, blob, hash, cause, created_ms FROM revisions "
-                        "WHERE sandbox = ? ORDER BY rev DESC LIMIT 1",
-                        sandbox, 0, false, out);
-}
-
-pv_result store_rev_get(struct store *s, int64_t sandbox, int64_t rev, struct store_revision *out)
-{
-    return revision_one(s,
-                        "SELECT rev, base_rev, blob, hash, cause, created_ms FROM revisions "
-                        "WHERE sandbox = ? AND rev = ?",
-                        sandbox, rev, true, out);
-}
-
-pv_result store_loaded_put(struct store *s, int64_t sandbox, int64_t rev, const char *hash,
-                           int64_t at_ms)
-{
-    sqlite3_stmt *st =
-        prep(s, "INSERT INTO loaded (sandbox, rev, hash, at_ms) VALUES (?, ?, ?, ?)");
-
-    if (st == NULL || !bind(st, "iisi", sandbox, rev, hash, at_ms)) {
-        done(s, st);
-        PV_BAIL(PV_ERR_IO);
-    }
-    return run(s, st);
-}
-
-static int64_t one_int(struct store *s, const char *sql, int64_t sandbox)
-{
-    sqlite3_stmt *st = prep(s, sql);
-    int64_t v = 0;
-
-    if (st != NULL && bind(st, "i", sandbox) && sqlite3_step(st) == SQLITE_ROW) {
-        v = sqlite3_column_int64(st, 0);
-    }
-    done(s, st);
-    return v;
-}
-
-int64_t store_loaded_latest(struct store *s, int64_t sandbox)
-{
-    return one_int(s, "SELECT COALESCE(MAX(rev), 0) FROM loaded WHERE sandbox = ?", sandbox);
-}
-
-/* ===========================================================================
- * Chunks
- * ========================================================================= */
-
-void store_chunk_clear(struct store_chunk *c)
-{
-    char **strs[] = {&c->id,
-                     &c->status,
-                     &c->rule_name,
-                     &c->proposed_rule,
-                     &c->rationale,
-                     &c->security_notes,
-                     &c->host,
-                     &c->binary,
-                     &c->validation_result,
-                     &c->rejection_reason,
-                     &c->application_error,
-                     &c->review_token,
-                     &c->current_hash,
-                     &c->candidate_hash,
-                     &c->analysis_mode,
-                     &c->dedup_key,
-                     &c->stage,
-                     &c->evidence,
-                     &c->decided_by,
-                     &c->approved_evidence,
-                     &c->suspension_reason};
-
-    for (size_t i = 0; i < PV_ARRAY_LEN(strs); i++) {
-        free(*strs[i]);
-    }
-    memset(c, 0, sizeof(*c));
-}
-
-#define CHUNK_COLS                                                                              \
-    "id, sandbox, draft_version, status, rule_name, proposed_rule, rationale, security_notes, " \
-    "confidence, created_ms, decided_ms, host, port, binary, hit_count, first_seen_ms, "        \
-    "last_seen_ms, validation_result, rejection_reason, application_error, review_token, "      \
-    "current_hash, candidate_hash, analysis_mode, dedup_key, stage, evidence, approved_seq, "   \
-    "approved_rev, auto_approved, decided_by, approved_evidence, suspension_reason"
-
-static pv_result chunk_row(sqlite3_stmt *st, struct store_chunk *c)
-{
-    int i = 0;
-    bool ok = true;
-
-    memset(c, 0, sizeof(*c));
-#define T(f) ok = (c->f = col_text(st, i++)) != NULL && ok
-#define I(f) c->f = sqlite3_column_int64(st, i++)
-    T(id);
-    I(sandbox);
-    I(draft_version);
-    T(status);
-    T(rule_name);
-    T(proposed_rule);
-    T(rationale);
-    T(security_notes);
-    c->confidence = sqlite3_column_double(st, i++);
-    I(created_ms);
-    I(decided_ms);
-    T(host);
-    I(port);
-    T(binary);
-    I(hit_count);
-    I(first_seen_ms);
-    I(last_seen_ms);
-    T(validation_result);
-    T(rejection_reason);
-    T(application_error);
-    T(review_token);
-    T(current_hash);
-    T(candidate_hash);
-    T(analysis_mode);
-    T(dedup_key);
-    T(stage);
-    T(evidence);
-    I(approved_seq);
-    I(approved_rev);
-    c->auto_approved = sqlite3_column_int(st, i++) != 0;
-    T(decided_by);
-    T(approved_evidence);
-    T(suspension_reason);
-#undef T
-#undef I
-    if (!ok) {
-        store_chunk_clear(c);
-        PV_BAIL(PV_ERR_NOMEM);
-    }
-    return PV_RESULT_OK;
-}
-
-pv_result store_chunk_insert(struct store *s, const struct store_chunk *c)
-{
-    sqlite3_stmt *st = prep(s, "INSERT INTO chunks (" CHUNK_COLS ") VALUES (?, ?, ?, ?, ?, ?, ?, "
-                               "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                               "?, ?, ?, ?)");
-
-    if (st == NULL ||
-        !bind(st, "siisssssdiisisiiissssssssssiiisss", c->id, c->sandbox, c->draft_version,
-              c->status, c->rule_name, c->proposed_rule, c->rationale, c->security_notes,
-              c->confidence, c->created_ms, c->decided_ms, c->host, c->port, c->binary,
-              c->hit_count, c->first_seen_ms, c->last_seen_ms, c->validation_result,
-              c->rejection_reason, c->application_error, c->review_token, c->current_hash,
-              c->candidate_hash, c->analysis_mode, c->dedup_key, c->stage, c->evidence,
-              c->approved_seq, c->approved_rev, (int64_t)c->auto_approved, c->decided_by,
-              c->approved_evidence, c->suspension_reason)) {
-        done(s, st);
-        PV_BAIL(PV_ERR_IO);
-    }
-    return run(s, st);
-}
-
-/* The one chunk a query keyed by (sandbox, text) selects. */
-static pv_result chunk_one(struct store *s, const char *sql, int64_t sandbox, const char *text,
-                           struct store_chunk *out)
-{
-    sqlite3_stmt *st = prep(s, sql);
-    pv_result r;
-    int rc;
-
-    memset(out, 0, sizeof(*out));
-    PV_ENSURE(st != NULL, PV_ERR_IO);
-    if (!bind(st, "is", sandbox, text)) {
-        done(s, st);
-        PV_BAIL(PV_ERR_IO);
-    }
-    rc = sqlite3_step(st);
-    r = rc == SQLITE_ROW ? chunk_row(st, out)
-                         : pv_fail(rc == SQLITE_DONE ? PV_ERR_NOTFOUND : PV_ERR_IO, __func__);
-    done(s, st);
-    return r;
-}
-
-pv_result store_chunk_get(struct store *s, int64_t sandbox, const char *id, struct store_chunk *out)
-{
-    return chunk_one(s, "SELECT " CHUNK_COLS " FROM chunks WHERE sandbox = ? AND id = ?", sandbox,
-                     id, out);
-}
-
-pv_result store_chunk_update(struct store *s, const struct store_chunk *c,
-                             const char *expect_status)
-{
-    sqlite3_stmt *st = prep(
-        s, "UPDATE chunks SET status = ?, rule_name = ?, proposed_rule = ?, rationale = ?, "
-           "security_notes = ?, confidence = ?, decided_ms = ?, hit_count = ?, "
-           "last_seen_ms = ?, validation_result = ?, rejection_reason = ?, "
-           "application_error = ?, review_token = ?, current_hash = ?, candidate_hash = ?, "
-           "evidence = ?, approved_seq = ?, approved_rev = ?, auto_approved = ?, decided_by = ?, "
-           "approved_evidence = ?, suspension_reason = ? "
-           "WHERE id = ? AND sandbox = ? AND status = ?");
-
-    if (st == NULL ||
-        !bind(st, "sssssdiiisssssssiiissssis", c->status, c->rule_name, c->proposed_rule,
-              c->rationale, c->security_notes, c->confidence, c->decided_ms, c->hit_count,
-              c->last_seen_ms, c->validation_result, c->rejection_reason, c->application_error,
-              c->review_token, c->current_hash, c->candidate_hash, c->evidence, c->approved_seq,
-              c->approved_rev, (int64_t)c->auto_approved, c->decided_by, c->approved_evidence,
-              c->suspension_reason, c->id, c->sandbox, expect_status)) {
-        done(s, st);
-        PV_BAIL(PV_ERR_IO);
-    }
-    PV_GUARD(run(s, st));
-    PV_ENSURE(sqlite3_changes(s->db) == 1, PV_ERR_CONFLICT);
-    return PV_RESULT_OK;
-}
-
-static pv_result chunk_each(struct store *s, sqlite3_stmt *st,
-                            void (*fn)(void *arg, const struct store_chunk *c), void *arg)
-{
-    int rc;
-
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct store_chunk c;
-        if (!pv_ok(chunk_row(st, &c))) {
-            done(s, st);
-            PV_BAIL(PV_ERR_NOMEM);
-        }
-        fn(arg, &c);
-        store_chunk_clear(&c);
-    }
-    done(s, st);
-    PV_ENSURE(rc == SQLITE_DONE, PV_ERR_IO);
-    return PV_RESULT_OK;
-}
-
-pv_result store_chunk_each(struct store *s, int64_t sandbox, const char *status,
-                           void (*fn)(void *arg, const struct store_chunk *c), void *arg)
-{
-    sqlite3_stmt *st = prep(s, "SELECT " CHUNK_COLS " FROM chunks WHERE sandbox = ? AND "
-                               "(? = '' OR status = ?) ORDER BY created_ms, rowid");
-
-    PV_ENSURE(st != NULL, PV_ERR_IO);
-    if (!bind(st, "iss", sandbox, status != NULL ? status : "", status != NULL ? status : "")) {
-        done(s, st);
-        PV_BAIL(PV_ERR_IO);
-    }
-    return chunk_each(s, st, fn, arg);
-}
-
-pv_result store_chunk_each_key(struct store *s, int64_t sandbox, const char *status,
-                               const char *host, int64_t port, const char *binary,
-                               void (*fn)(void *arg, const struct store_chunk *c), void *arg)
-{
-    sqlite3_stmt *st = prep(s, "SELECT " CHUNK_COLS " FROM chunks WHERE sandbox = ? AND "
-                               "status = ? AND host = ? AND port = ? AND binary = ? "
-                               "ORDER BY created_ms, rowid");
-
-    PV_ENSURE(st != NULL, PV_ERR_IO);
-    if (!bind(st, "issis", sandbox, status, host, port, binary)) {
-        done(s, st);
-        PV_BAIL(PV_ERR_IO);
-    }
-    return chunk_each(s, st, fn, arg);
-}
-
-pv_result store_chunk_each_approved(struct store *s, int64_t sandbox,
-                                    void (*fn)(void *arg, const struct store_chunk *c), void *arg)
-{
-    sqlite3_stmt *st = prep(s, "SELECT " CHUNK_COLS " FROM chunks WHERE sandbox = ? AND "
-                               "status = 'approved' ORDER BY approved_seq");
-
-    PV_ENSURE(st != NULL, PV_ERR_IO);
-    if (!bind(st, "i", sandbox)) {
-        done(s, st);
-        PV_BAIL(PV_ERR_IO);
-    }
-    return chunk_each(s, st, fn, arg);
-}
-
-pv_result store_chunk_by_dedup(struct store *s, int64_t sandbox, const char *key,
-                               struct store_chunk *out)
-{
-    return chunk_one(s,
-                     "SELECT " CHUNK_COLS " FROM chunks WHERE sandbox = ? AND dedup_key = ? "
-                     "AND dedup_key <> '' ORDER BY created_ms DESC, rowid DESC LIMIT 1",
-                     sandbox, key, out);
-}
-
-int64_t store_chunk_max_draft(struct store *s, int64_t sandbox)
-{
-    return one_int(s, "SELECT COALESCE(MAX(draft_version), 0) FROM chunks WHERE sandbox = ?",
-                   sandbox);
-}
-
-int64_t store_chunk_max_seq(struct store *s, int64_t sandbox)
-{
-    return one_int(s, "SELECT COALESCE(MAX(approved_seq), 0) FROM chunks WHERE sandbox = ?",
-                   sandbox);
-}
-
-pv_result store_chunk_clear_pending(struct store *s, int64_t sandbox, int64_t *n)
-{
-    sqlite3_stmt *st = prep(s, "DELETE FROM chunks WHERE sandbox = ? AND status = 'pending'");
-
-    if (st == NULL || !bind(st, "i", sandbox)) {
-        done(s, st);
-        PV_BAIL(PV_ERR_IO);
-    }
-    PV_GUARD(run(s, st));
-    *n = sqlite3_changes(s->db);
-    return PV_RESULT_OK;
-}
-
-/* ===========================================================================
- * Events
- * ========================================================================= */
-
-void store_event_clear(struct store_event *e)
-{
-    free(e->sandbox);
-    free(e->kind);
-    free(e->line);
-    free(e->json);
-    free(e->record);
-    free(e->seal);
-    memset(e, 0, sizeof(*e));
-}
-
-pv_result store_event_append(struct store *s, struct store_event *e)
-{
-    sqlite3_stmt *st;
-
-    if (e->ts_ms == 0) {
-        e->ts_ms = now_ms();
-    }
-    st = prep(s, "SELECT COALESCE(MAX(seq), 0) + 1 FROM events");
-    if (st == NULL || sqlite3_step(st) != SQLITE_ROW) {
-        done(s, st);
-        PV_BAIL(PV_ERR_IO);
-    }
-    e->seq = sqlite3_column_int64(st, 0);
-    done(s, st);
-    st = prep(s, "INSERT INTO events (seq, ts_ms, sandbox, kind, line, json, record, seal) "
-                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
-    if (st == NULL || !bind(st, "iissssss", e->seq, e->ts_ms, e->sandbox, e->kind, e->line, e->json,
-                            e->record, e->seal)) {
-        done(s, st);
-        PV_BAIL(PV_ERR_IO);
-    }
-    return run(s, st);
-}
-
-static pv_result seal_row(struct store *s, sqlite3_stmt *st, int64_t *seq, char seal[65])
-{
-    int rc;
-
-    PV_ENSURE(st != NULL, PV_ERR_IO);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        const unsigned char *t = sqlite3_column_text(st, 1);
-        if (seq != NULL) {
-            *seq = sqlite3_column_int64(st, 0);
-        }
-        snprintf(seal, 65, "%s", t != NULL ? (const char *)t : "");
-    }
-    done(s, st);
-    PV_ENSURE(rc == SQLITE_ROW || rc == SQLITE_DONE, PV_ERR_IO);
-    PV_ENSURE(rc == SQLITE_ROW, PV_ERR_NOTFOUND);
-    return PV_RESULT_OK;
-}
-
-pv_result store_event_head(struct store *s, int64_t *seq, char seal[65])
-{
-    pv_result r =
-        seal_row(s, prep(s, "SELECT seq, seal FROM events ORDER BY seq DESC LIMIT 1"), seq, seal);
-
-    if (r.err == PV_ERR_NOTFOUND) {
-        *seq = 0;
-        memset(seal, '0', 64);
-        seal[64] = '\0';
-        return PV_RESULT_OK;
-    }
-    return r;
-}
-
-pv_result store_event_set_record(struct store *s, int64_t seq, const char *record, const char *seal)
-{
-    sqlite3_stmt *st =
-        prep(s, "UPDATE events SET record = ?, seal = ? WHERE seq = ? AND record = ''");
-
-    if (st == NULL || !bind(st, "ssi", record, seal, seq)) {
-        done(s, st);
-        PV_BAIL(PV_ERR_IO);
-    }
-    PV_GUARD(run(s, st));
-    PV_ENSURE(sqlite3_changes(s->db) == 1, PV_ERR_CONFLICT);
-    return PV_RESULT_OK;
-}
-
-pv_result store_event_seal(struct store *s, int64_t seq, char seal[65])
-{
-    sqlite3_stmt *st = prep(s, "SELECT seq, seal FROM events WHERE seq = ?");
-
-    if (st != NULL && !bind(st, "i", seq)) {
-        done(s, st);
-        PV_BAIL(PV_ERR_IO);
-    }
-    return seal_row(s, st, NULL, seal);
-}
-
-pv_result store_event_each(struct store *s, int64_t after, size_t limit,
-                           void (*fn)(void *arg, const struct store_event *e), void *arg)
-{
-    sqlite3_stmt *st = prep(s, "SELECT seq, ts_ms, sandbox, kind, line, json, record, seal "
-                               "FROM events "
-                               "WHERE seq > ? ORDER BY seq LIMIT ?");
-    int rc;
-
-    PV_ENSURE(st != NULL, PV_ERR_IO);
-    if (!bind(st, "ii", after, (int64_t)limit)) {
-        done(s, st);
-        PV_BAIL(PV_ERR_IO);
-    }
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct store_event e;
-        e.seq = sqlite3_column_int64(st, 0);
-        e.ts_ms = sqlite3_column_int64(st, 1);
-        e.sandbox = col_text(st, 2);
-        e.kind = col_text(st, 3);
-        e.line = col_text(st, 4);
-        e.json = col_text(st, 5);
-        e.record = col_text(st, 6);
-        e.seal = col_text(st, 7);
-        if (e.sandbox == NULL || e.kind == NULL || e.line == NULL || e.json == NULL ||
-            e.record == NULL || e.seal == NULL) {
-            store_event_clear(&e);
-            done(s, st);
-            PV_BAIL(PV_ERR_NOMEM);
-        }
-        fn(arg, &e);
-        store_event_clear(&e);
-    }
-    done(s, st);
-    PV_ENSURE(rc == SQLITE_DONE, PV_ERR_IO);
-    return PV_RESULT_OK;
 }

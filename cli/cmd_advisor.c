@@ -56,7 +56,7 @@ static const struct pv_opt optdefs[CLI_O__COUNT] = {
                       0},
     [CLI_O_CHUNK_ID] = {"chunk-id", "ID", "the chunk (a unique prefix is enough)", 0},
     [CLI_O_REVIEW_TOKEN] = {"review-token", "TOKEN", "the review token of what you reviewed", 0},
-    [CLI_O_REASON] = {"reason", "TEXT", "why, for the history", 0},
+    [CLI_O_REASON] = {"reason", "TEXT", "why (required): the agent and the history read it", 0},
     [CLI_O_FLAGGED] = {"include-security-flagged", NULL, "also chunks with security notes", 0},
     [CLI_O_RULE] = {"rule", "FILE", "the new rule (JSON or YAML)", 0},
 };
@@ -66,8 +66,18 @@ static const struct pv_opt optdefs[CLI_O__COUNT] = {
 #define SCOPE (O(GLOBAL) | O(SANDBOX))
 /* The advisor's settings keys (advisor_settings.c; the advisor checks them),
  * one line of the settings commands' help that shell completion reads. */
-#define SETTING_KEYS_HELP \
-    "Keys: agent_policy_proposals_enabled proposal_approval_mode peer_address_ranges"
+#define SETTING_KEYS_HELP                                                                       \
+    "Keys: agent_policy_proposals_enabled proposal_approval_mode peer_address_ranges "          \
+    "auto_approval_envelope envelope_allow_binary_globs envelope_allow_host_wildcards "         \
+    "envelope_allow_uninspected envelope_allow_access_presets envelope_allow_new_ports\n"       \
+    "  agent_policy_proposals_enabled  true|false (default false): the sandbox may propose\n"   \
+    "  proposal_approval_mode          manual|auto (default manual): auto approves a proof\n"   \
+    "                                  without findings inside the envelope\n"                  \
+    "  peer_address_ranges             list of CIDRs (default unset: any address): where the\n" \
+    "                                  sandbox may register itself for peers\n"                 \
+    "  auto_approval_envelope          true|false (default true): auto approvals stay narrow\n" \
+    "  envelope_allow_*                true|false (default false): relax one envelope clause\n" \
+    "A global value wins over a sandbox's; docs/advisor.md#settings."
 
 static int sandbox_create(struct cli_adv *a);
 static int sandbox_list(struct cli_adv *a);
@@ -139,8 +149,9 @@ static const struct subcmd subcmds[] = {
      "(default: the one fetched now). If it changed, nothing is approved (exit 1).",
      "proviso rule approve-suggestion demo --chunk-id 3f2a9c1d", cli_rule_approve_suggestion},
     {"rule", "reject", O(CHUNK_ID) | O(REASON), O(CHUNK_ID), 1, 1,
-     "SANDBOX --chunk-id ID [--reason TEXT]",
-     "Reject a chunk; rejecting an approved chunk removes what it granted.",
+     "SANDBOX --chunk-id ID --reason TEXT",
+     "Reject a chunk; rejecting an approved chunk removes what it granted. The reason is\n"
+     "required, as in the inbox: the agent reads it.",
      "proviso rule reject demo --chunk-id 3f2a9c1d --reason 'use the read-only API'",
      cli_rule_reject},
     {"rule", "approve-all", O(FLAGGED), 0, 1, 1, "SANDBOX [--include-security-flagged]",
@@ -711,13 +722,43 @@ static int policy_set(struct cli_adv *a)
  * settings
  * ========================================================================= */
 
+/* What an unset key means (advisor_settings.c, docs/advisor.md#settings):
+ * the advisor answers null with resolved_from "default". */
+static const char *setting_default(const char *key)
+{
+    static const struct {
+        const char *key;
+        const char *value;
+    } defaults[] = {
+        {"agent_policy_proposals_enabled", "false"},
+        {"proposal_approval_mode", "\"manual\""},
+        {"peer_address_ranges", "unset (any address may register)"},
+        {"auto_approval_envelope", "true"},
+    };
+
+    for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++) {
+        if (strcmp(key, defaults[i].key) == 0) {
+            return defaults[i].value;
+        }
+    }
+    return strncmp(key, "envelope_allow_", 15) == 0 ? "false" : "unset";
+}
+
+/* KEY, the effective value and where it comes from: default, global or
+ * sandbox. */
 static void setting_line(const char *key, const json_t *s)
 {
     const json_t *value = json_object_get(s, "value");
-    char *v = json_is_null(value) ? NULL : json_dumps(value, JSON_ENCODE_ANY | JSON_COMPACT);
+    char *v = value == NULL || json_is_null(value)
+                  ? NULL
+                  : json_dumps(value, JSON_ENCODE_ANY | JSON_COMPACT);
+    const char *from = cli_str(s, "resolved_from");
 
-    printf("%-32s %-10s (%s)\n", key, v != NULL ? v : (json_is_null(value) ? "(unset)" : "?"),
-           cli_str(s, "resolved_from"));
+    printf("%-32s %-10s (from %s)\n", key,
+           v != NULL       ? v
+           : value == NULL ? "?"
+                           : setting_default(key),
+           from[0] ? from : "?");
     free(v);
 }
 

@@ -17,6 +17,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,11 +141,29 @@ int cli_rule_get(struct cli_adv *a)
     return chunk_call(a, "GET", NULL, NULL, chunk_text);
 }
 
+/* " (automatically)", " (by a reviewer)", " (by the re-proof)" or "". */
+static const char *decided_by_text(const json_t *e)
+{
+    const char *by = cli_str(e, "decided_by");
+
+    if (strcmp(by, "auto") == 0) {
+        return " (automatically)";
+    }
+    if (strcmp(by, "reviewer") == 0) {
+        return " (by a reviewer)";
+    }
+    if (strcmp(by, "reproof") == 0) {
+        return " (by the re-proof)";
+    }
+    return "";
+}
+
 static void history_text(struct cli_adv *a, json_t *ans)
 {
     const json_t *list = json_object_get(ans, "history");
     const json_t *e;
     size_t i;
+    bool proposed = false;
 
     if (json_array_size(list) == 0) {
         printf("no proposals in sandbox %s\n", a->pos[0]);
@@ -159,15 +178,71 @@ static void history_text(struct cli_adv *a, json_t *ans)
         if (gmtime_r(&t, &tm) != NULL) {
             strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
         }
-        printf("%s  %-8.8s  %-9s %s\n", when, cli_str(e, "chunk_id"), cli_str(e, "event"),
-               cli_str(e, "message"));
+        printf("%s  %-8.8s  %-9s %s%s\n", when, cli_str(e, "chunk_id"), cli_str(e, "event"),
+               cli_str(e, "message"), decided_by_text(e));
+        proposed = proposed || strcmp(cli_str(e, "event"), "proposed") == 0;
     }
+    if (proposed) {
+        printf("(confidence: the proposer's estimate that the rule is wanted, not a safety "
+               "score)\n");
+    }
+}
+
+/* Each decision of the history learns who took it (decided_by of the
+ * chunk list: auto, reviewer, reproof), so an automatic approval reads as
+ * one. Text output only; --format json prints the history as it came. */
+static void history_join(struct cli_adv *a, json_t *history)
+{
+    const char *segs[] = {"v1", "sandboxes", a->pos[0], "proposals", NULL};
+    char *path = cli_http_path(segs, NULL, NULL);
+    struct cli_answer ans;
+    const json_t *chunks;
+    const json_t *c;
+    json_t *e;
+    size_t i, k;
+
+    if (path == NULL) {
+        return;
+    }
+    if (cli_adv_call(a, "GET", path, NULL, &ans) != 0) {
+        free(path);
+        cli_answer_clear(&ans);
+        return;
+    }
+    free(path);
+    chunks = json_object_get(ans.body, "chunks");
+    json_array_foreach(json_object_get(history, "history"), i, e)
+    {
+        if (strcmp(cli_str(e, "event"), "proposed") == 0) {
+            continue;
+        }
+        json_array_foreach(chunks, k, c)
+        {
+            if (strcmp(cli_str(c, "chunk_id"), cli_str(e, "chunk_id")) == 0) {
+                json_object_set(e, "decided_by", json_object_get(c, "decided_by"));
+                break;
+            }
+        }
+    }
+    cli_answer_clear(&ans);
 }
 
 int cli_rule_history(struct cli_adv *a)
 {
     const char *segs[] = {"v1", "sandboxes", a->pos[0], "history", NULL};
-    return cli_adv_simple(a, "GET", segs, NULL, history_text);
+    struct cli_answer ans;
+    char *path = cli_http_path(segs, NULL, NULL);
+    int rc;
+
+    if (path == NULL) {
+        return 3;
+    }
+    rc = cli_adv_call(a, "GET", path, NULL, &ans);
+    free(path);
+    if (rc == 0 && !a->json) {
+        history_join(a, ans.body);
+    }
+    return cli_adv_finish(a, rc, &ans, history_text);
 }
 
 /* ===========================================================================
@@ -280,12 +355,29 @@ int cli_rule_approve_suggestion(struct cli_adv *a)
     return approve_as(a, true);
 }
 
+/* A rejection carries its reason, as in the inbox: the agent reads it, and
+ * the history keeps it. Whitespace alone is no reason. */
+static bool reason_given(const char *r)
+{
+    for (; r != NULL && *r != '\0'; r++) {
+        if (!isspace((unsigned char)*r)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 int cli_rule_reject(struct cli_adv *a)
 {
-    json_t *body = a->opt[CLI_O_REASON] != NULL ? json_pack("{s:s}", "reason", a->opt[CLI_O_REASON])
-                                                : json_object();
+    json_t *body;
     int rc;
 
+    if (!reason_given(a->opt[CLI_O_REASON])) {
+        fprintf(stderr, "proviso: rule reject needs --reason TEXT (why; the agent reads it, as "
+                        "in the inbox)\n");
+        return 2;
+    }
+    body = json_pack("{s:s}", "reason", a->opt[CLI_O_REASON]);
     if (body == NULL) {
         fprintf(stderr, "proviso: --reason is not UTF-8 text\n");
         return 2;

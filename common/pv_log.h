@@ -13,6 +13,9 @@ void pv_log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pv_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pv_log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pv_log_errorx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* One access-log line of a server (httpd_server.c), in the same shape as
+ * the others: "TS PREFIX access: ...". */
+void pv_log_access(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Only during startup and configuration load. */
 noreturn void pv_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

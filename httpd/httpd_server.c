@@ -449,31 +449,24 @@ bool httpd_req_gone(const struct httpd_req *rq)
  * Access log and completion
  * ========================================================================= */
 
+/* One line per request in the shape of every other log line (pv_log):
+ * "TS proviso-advisor access: POST /v1/prove 200 verdict:findings 20.394 ms".
+ * The method is the client's: anything but a token character is written as
+ * '?', so it cannot split or forge a line. */
 static void access_log(const struct request *rq, uint64_t ns, bool aborted)
 {
-    char line[512];
-    char method[64];
-    char ts[32];
-    struct timespec now;
-    struct tm tm;
-    int n;
+    char method[sizeof(rq->method)];
+    size_t i;
 
-    clock_gettime(CLOCK_REALTIME, &now);
-    gmtime_r(&now.tv_sec, &tm);
-    strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-    httpd_json_escape(method, sizeof(method), rq->method, sizeof(rq->method));
-    n = snprintf(line, sizeof(line),
-                 "{\"ts\":\"%s.%03ldZ\",\"log\":\"access\",\"method\":\"%s\",\"route\":\"%s\","
-                 "\"status\":%u,\"verdict\":\"%s\",\"ms\":%llu.%03llu%s}\n",
-                 ts, now.tv_nsec / 1000000, method, rq->route != NULL ? rq->route->path : "unknown",
-                 rq->status, rq->label != NULL ? rq->label : "none",
-                 (unsigned long long)(ns / 1000000), (unsigned long long)(ns / 1000 % 1000),
-                 aborted ? ",\"aborted\":true" : "");
-    if (n > 0) {
-        /* One write(2) per line keeps lines whole across threads. */
-        ssize_t w = write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line));
-        (void)w;
+    for (i = 0; i + 1 < sizeof(method) && rq->method[i] != '\0'; i++) {
+        unsigned char ch = (unsigned char)rq->method[i];
+        method[i] = (ch > 0x20 && ch < 0x7f && ch != '"' && ch != '\\') ? (char)ch : '?';
     }
+    method[i] = '\0';
+    pv_log_access("%s %s %u verdict:%s %llu.%03llu ms%s", method[0] ? method : "-",
+                  rq->route != NULL ? rq->route->path : "unknown", rq->status,
+                  rq->label != NULL ? rq->label : "none", (unsigned long long)(ns / 1000000),
+                  (unsigned long long)(ns / 1000 % 1000), aborted ? " aborted" : "");
 }
 
 static void request_free(struct request *rq)

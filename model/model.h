@@ -19,6 +19,8 @@
 #include <stdint.h>
 
 #include "common/pv.h"
+/* the GraphQL operation, its reader and its limits: public, so that the
+ * proxy reads the operations it decides */
 #include "model/model_graphql.h"
 
 struct model_policy;
@@ -331,6 +333,23 @@ struct model_registry;
 struct model_credset *model_credset_load(const char *file, const char *buf, size_t len,
                                          struct model_diags *diags);
 struct model_credset *model_credset_load_file(const char *path, struct model_diags *diags);
+/* The proxy's store: 'sink' sees each credential that has `env` (i its
+ * index, 'env' its key, the secret as 'value' (of 'value_len' bytes, not
+ * NUL-safe beyond it) or 'value_file' (a path), one of them NULL; all
+ * borrowed for the call, the value wiped afterwards). It returns NULL, or a
+ * reason that becomes a diagnostic at the credential. The returned set never
+ * holds a secret. NULL 'sink' is model_credset_load(). */
+typedef const char *(*model_cred_secret_fn)(void *arg, size_t i, const char *env, const char *value,
+                                            size_t value_len, const char *value_file);
+struct model_credset *model_credset_load_secrets(const char *file, const char *buf, size_t len,
+                                                 struct model_diags *diags,
+                                                 model_cred_secret_fn sink, void *arg);
+#define MODEL_CRED_KEY_MAX 128
+/* Is 'k' (of 'n' bytes) a placeholder key: [A-Za-z_][A-Za-z0-9_]*, at most
+ * MODEL_CRED_KEY_MAX bytes? */
+bool model_cred_key_valid(const char *k, size_t n);
+/* The placeholder key of credential i (borrowed), NULL when it has none. */
+const char *model_cred_env(const struct model_credset *c, size_t i);
 struct model_credset *model_credset_new_empty(void);
 void model_credset_free(struct model_credset *c);
 size_t model_credset_count(const struct model_credset *c);
@@ -410,6 +429,10 @@ enum model_target_status model_path_canonicalize(const char *target, size_t len,
  * (empty label, bad byte, over 253 bytes). '*is_ip' set for IP literals. */
 bool model_host_normalize(const char *host, size_t len, char *out, size_t outlen, size_t *outl,
                           bool *is_ip, struct model_ip *ip);
+/* A host name or host pattern with its ASCII letters lower-cased into 'out'
+ * (always NUL-terminated when outlen > 0), nothing else changed. False when
+ * it did not fit: 'out' then holds the lower-cased prefix that did. */
+bool model_host_lower(const char *host, char *out, size_t outlen);
 
 /* ===========================================================================
  * The concrete evaluator (model_eval.c)
@@ -501,6 +524,10 @@ bool model_method_valid(const char *m, size_t len);
 const char *model_endpoint_host(const struct model_endpoint *e);
 size_t model_endpoint_nports(const struct model_endpoint *e);
 uint16_t model_endpoint_port(const struct model_endpoint *e, size_t i);
+/* The endpoint's request_body_credential_rewrite / websocket_credential_rewrite
+ * (false for NULL). */
+bool model_endpoint_body_cred_rewrite(const struct model_endpoint *e);
+bool model_endpoint_ws_cred_rewrite(const struct model_endpoint *e);
 
 /* ===========================================================================
  * Read-only views for the prover (model_access.c)
@@ -520,7 +547,7 @@ struct model_l7rule_view {
     const char *method;            /* upper-case, "*" = any; NULL = not given */
     const struct model_glob *path; /* NULL = any path */
     size_t nquery;
-    bool has_other; /* command/tool/params present (not GraphQL: below) */
+    bool has_other; /* command/operation/fields/tool/params present */
     /* GraphQL (docs/semantics.md#graphql-allow): bit t per enum
      * model_gql_optype matched; 0 = not a GraphQL rule (a GraphQL rule
      * naming no valid type has gql_types 0x80: it matches nothing). */

@@ -65,7 +65,9 @@ static void rule_view(const struct model_l7rule *r, struct model_l7rule_view *ou
     out->method = r->method.s;
     out->path = r->path_glob;
     out->nquery = r->nquery;
-    out->has_other = r->command.s != NULL || r->tool.s != NULL || r->params != NULL;
+    out->has_other = r->command.s != NULL || r->operation_type.s != NULL ||
+                     r->operation_name.s != NULL || r->fields.n > 0 || r->tool.s != NULL ||
+                     r->params != NULL;
     out->gql_types = r->gql_types;
     out->gql_name = r->operation_name.s != NULL ? r->name_glob : NULL;
     out->gql_nfields = r->field_globs != NULL ? r->fields.n : 0;

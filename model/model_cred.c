@@ -8,6 +8,13 @@
  * keys; proviso does not, so a misspelt `target_host` cannot silently leave a
  * credential without targets). Every field but `name` is optional.
  *
+ * The same file is the proxy's credentials store: `env` names the
+ * placeholder key and `value` or `value_file` holds the secret
+ * (docs/proxy.md#credentials-store). This loader accepts them but never
+ * keeps or prints a secret: it checks their shape, hands them to the
+ * caller's sink (the proxy's store) if there is one, and wipes them from
+ * the node tree before freeing it.
+ *
  * Target hosts are normalised at load (trim, one trailing dot stripped,
  * lower-case, IP literals in canonical text) and compiled as host globs
  * (docs/semantics.md#credentials). model_host_patterns_overlap() is the
@@ -40,6 +47,11 @@ struct cred {
     char *name;
     char *type;
     char *injected_via;
+    char *env; /* the placeholder key (openshell:resolve:env:KEY), not secret */
+    /* The secret's nodes while the file is walked (borrowed from the node
+     * tree, never copied here): handed to the loader's sink, then wiped. */
+    const struct model_node *value;
+    const struct model_node *value_file;
     struct model_strlist scopes;
     struct cred_target *targets;
     size_t ntargets;
@@ -76,6 +88,7 @@ static void cred_clear(struct cred *cr)
     free(cr->name);
     free(cr->type);
     free(cr->injected_via);
+    free(cr->env);
     model_strlist_clear(&cr->scopes);
     for (size_t i = 0; i < cr->ntargets; i++) {
         model_glob_free(cr->targets[i].glob);
@@ -175,12 +188,68 @@ static void f_targets(struct model_walk *w, const struct model_field *f,
     }
 }
 
+/*= docs/proxy.md#credentials-store
+ *# `env` names the placeholder key: `[A-Za-z_][A-Za-z0-9_]*`, at most 128
+ *# bytes. */
+bool model_cred_key_valid(const char *k, size_t n)
+{
+    if (k == NULL || n == 0 || n > MODEL_CRED_KEY_MAX) {
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char ch = k[i];
+        bool alpha = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || ch == '_';
+        if (!alpha && !(i > 0 && ch >= '0' && ch <= '9')) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void f_env(struct model_walk *w, const struct model_field *f, const struct model_node *key,
+                  const struct model_node *v, void *obj)
+{
+    struct cred *cr = obj;
+
+    model_field_cstr(w, f, key, v, obj);
+    if (cr->env != NULL && !model_cred_key_valid(cr->env, strlen(cr->env))) {
+        char shown[96];
+        model_node_printable(shown, sizeof(shown), cr->env, strlen(cr->env));
+        model_walk_err(w, v->mark,
+                       "credential env '%s' must match [A-Za-z_][A-Za-z0-9_]* (at most %u bytes)",
+                       shown, (unsigned)MODEL_CRED_KEY_MAX);
+    }
+}
+
+/* value / value_file: checked for shape only, never copied, never printed
+ * (a diagnostic names the field, not its text). */
+static void f_secret(struct model_walk *w, const struct model_field *f,
+                     const struct model_node *key, const struct model_node *v, void *obj)
+{
+    struct cred *cr = obj;
+
+    (void)key;
+    if (!model_node_is_string(v) || v->scalar_len == 0 ||
+        memchr(v->scalar, '\0', v->scalar_len) != NULL) {
+        model_walk_err(w, v->mark, "credential %s must be a non-empty string without NUL", f->key);
+        return;
+    }
+    if (strcmp(f->key, "value") == 0) {
+        cr->value = v;
+    } else {
+        cr->value_file = v;
+    }
+}
+
 static const struct model_field cred_fields[] = {
     {"name", model_field_cstr, offsetof(struct cred, name)},
     {"type", model_field_cstr, offsetof(struct cred, type)},
     {"scopes", model_field_strlist, offsetof(struct cred, scopes)},
     {"injected_via", model_field_cstr, offsetof(struct cred, injected_via)},
     {"target_hosts", f_targets, 0},
+    {"env", f_env, offsetof(struct cred, env)},
+    {"value", f_secret, 0},
+    {"value_file", f_secret, 0},
 };
 
 static void walk_cred(struct model_walk *w, const struct model_node *n, struct cred *cr)
@@ -193,6 +262,12 @@ static void walk_cred(struct model_walk *w, const struct model_node *n, struct c
     (void)model_walk_map(w, n, "credential", cred_fields, PV_ARRAY_LEN(cred_fields), cr);
     if (cr->name == NULL || cr->name[0] == '\0') {
         model_walk_err(w, n->mark, "credential name is required");
+    }
+    if (cr->value != NULL && cr->value_file != NULL) {
+        model_walk_err(w, n->mark, "credential has both value and value_file");
+    }
+    if ((cr->value != NULL || cr->value_file != NULL) && cr->env == NULL) {
+        model_walk_err(w, n->mark, "credential with a value needs env (its placeholder key)");
     }
 }
 
@@ -250,8 +325,55 @@ static bool starts_json(const char *buf, size_t len)
     return false;
 }
 
-struct model_credset *model_credset_load(const char *file, const char *buf, size_t len,
-                                         struct model_diags *diags)
+/* Wipe the secrets' text in the node tree before it is freed. */
+static void wipe_secrets(struct model_credset *cs)
+{
+    for (size_t i = 0; cs != NULL && i < cs->n; i++) {
+        const struct model_node *v[2] = {cs->v[i].value, cs->v[i].value_file};
+        for (size_t k = 0; k < 2; k++) {
+            if (v[k] != NULL && v[k]->scalar != NULL) {
+                explicit_bzero(v[k]->scalar, v[k]->scalar_len);
+            }
+        }
+        cs->v[i].value = NULL;
+        cs->v[i].value_file = NULL;
+    }
+}
+
+/* Keys name placeholders: two credentials may not share one. */
+static void check_env_unique(struct model_walk *w, struct model_credset *cs, size_t i)
+{
+    for (size_t j = 0; j < i && cs->v[i].env != NULL; j++) {
+        if (cs->v[j].env != NULL && strcmp(cs->v[j].env, cs->v[i].env) == 0) {
+            model_walk_err(w, cs->v[i].mark, "duplicate credential env '%s'", cs->v[i].env);
+            return;
+        }
+    }
+}
+
+/* Hand each credential's secret to 'sink' (when the file is otherwise
+ * valid); a refusal becomes a diagnostic at the credential. */
+static void feed_sink(struct model_walk *w, struct model_credset *cs, model_cred_secret_fn sink,
+                      void *arg)
+{
+    for (size_t i = 0; sink != NULL && i < cs->n; i++) {
+        const struct cred *cr = &cs->v[i];
+        const char *why;
+        if (cr->env == NULL) {
+            continue;
+        }
+        why = sink(arg, i, cr->env, cr->value != NULL ? cr->value->scalar : NULL,
+                   cr->value != NULL ? cr->value->scalar_len : 0,
+                   cr->value_file != NULL ? cr->value_file->scalar : NULL);
+        if (why != NULL) {
+            model_walk_err(w, cr->mark, "credential '%s': %s", cr->name, why);
+        }
+    }
+}
+
+struct model_credset *model_credset_load_secrets(const char *file, const char *buf, size_t len,
+                                                 struct model_diags *diags,
+                                                 model_cred_secret_fn sink, void *arg)
 {
     struct model_walk w = {file != NULL ? file : "<credentials>", diags, false};
     struct model_node *root;
@@ -305,9 +427,14 @@ struct model_credset *model_credset_load(const char *file, const char *buf, size
                         break;
                     }
                 }
+                check_env_unique(&w, cs, i);
             }
         }
     }
+    if (cs != NULL && !w.nomem && diags->n == before) {
+        feed_sink(&w, cs, sink, arg);
+    }
+    wipe_secrets(cs);
     model_node_free(root);
     if (w.nomem || diags->n != before) {
         model_credset_free(cs);
@@ -315,6 +442,12 @@ struct model_credset *model_credset_load(const char *file, const char *buf, size
         return NULL;
     }
     return cs;
+}
+
+struct model_credset *model_credset_load(const char *file, const char *buf, size_t len,
+                                         struct model_diags *diags)
+{
+    return model_credset_load_secrets(file, buf, len, diags, NULL, NULL);
 }
 
 struct model_credset *model_credset_load_file(const char *path, struct model_diags *diags)
@@ -340,6 +473,7 @@ struct model_credset *model_credset_load_file(const char *path, struct model_dia
         return NULL;
     }
     cs = model_credset_load(path, buf, len, diags);
+    explicit_bzero(buf, len); /* the file may hold secrets (value:) */
     free(buf);
     return cs;
 }
@@ -361,6 +495,11 @@ const char *model_cred_name(const struct model_credset *c, size_t i)
 const char *model_cred_type(const struct model_credset *c, size_t i)
 {
     return (c == NULL || i >= c->n) ? NULL : c->v[i].type;
+}
+
+const char *model_cred_env(const struct model_credset *c, size_t i)
+{
+    return (c == NULL || i >= c->n) ? NULL : c->v[i].env;
 }
 
 const char *model_cred_injected_via(const struct model_credset *c, size_t i)

@@ -1267,6 +1267,16 @@ const char *model_endpoint_host(const struct model_endpoint *e)
     return e != NULL && e->host.s != NULL ? e->host.s : "";
 }
 
+bool model_endpoint_body_cred_rewrite(const struct model_endpoint *e)
+{
+    return e != NULL && e->request_body_credential_rewrite;
+}
+
+bool model_endpoint_ws_cred_rewrite(const struct model_endpoint *e)
+{
+    return e != NULL && e->websocket_credential_rewrite;
+}
+
 size_t model_endpoint_nports(const struct model_endpoint *e)
 {
     return e != NULL ? e->nports : 0;

@@ -268,6 +268,21 @@ static bool dns_name_valid(const char *s, size_t len)
     return label < len && s[label] >= 'a' && s[label] <= 'z';
 }
 
+bool model_host_lower(const char *host, char *out, size_t outlen)
+{
+    size_t i = 0;
+
+    if (out == NULL || outlen == 0) {
+        return false;
+    }
+    for (; host != NULL && host[i] != '\0' && i + 1 < outlen; i++) {
+        char c = host[i];
+        out[i] = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+    }
+    out[i] = '\0';
+    return host != NULL && host[i] == '\0';
+}
+
 bool model_host_normalize(const char *host, size_t len, char *out, size_t outlen, size_t *outl,
                           bool *is_ip, struct model_ip *ip)
 {

@@ -11,12 +11,15 @@ proxy_libproxy_la_SOURCES = proxy/proxy.h proxy/proxy_int.h \
 	proxy/proxy_http.c proxy/proxy_chunk.c proxy/proxy_outcome.c proxy/proxy_metrics.c \
 	proxy/proxy_policy.c proxy/proxy_ident.c proxy/proxy_taskfiles.c proxy/proxy_idq.c proxy/proxy_tls.c \
 	proxy/proxy_log.c proxy/proxy_splice.c proxy/proxy_conn.c proxy/proxy_relay.c \
-	proxy/proxy_tunnel.c proxy/proxy_server.c
+	proxy/proxy_tunnel.c proxy/proxy_server.c \
+	proxy/proxy_ws.h proxy/proxy_ws.c proxy/proxy_wsconn.c
 # advisor mode: policy sync, policy.local, the agent skill (talks HTTP to the advisor)
 proxy_libproxy_la_SOURCES += proxy/proxy_advisor.h proxy/proxy_advisor.c proxy/proxy_local.c \
 	proxy/proxy_denials.c proxy/proxy_skill.c
 # GraphQL over HTTP: reading the operations of a request (docs/proxy.md#graphql)
 proxy_libproxy_la_SOURCES += proxy/proxy_graphql.c
+# credential placeholders: the store and the rewriter (docs/proxy.md#credentials)
+proxy_libproxy_la_SOURCES += proxy/proxy_cred.c proxy/proxy_credgate.c
 
 # At the top of the build tree, like the other executables.
 bin_PROGRAMS += proviso-proxy

@@ -11,6 +11,8 @@
  *
  *   proxy_http.c    strict request-head parser and validator (pure, fuzzed)
  *   proxy_chunk.c   strict chunked-body decoder, canonical re-chunking (pure)
+ *   proxy_cred.c    credentials store, placeholder rewriter (pure, fuzzed)
+ *   proxy_credgate.c placeholders on a connection's requests: redact, gate, bodies
  *   proxy_outcome.c the (phase, reason) -> {status, error, stage} table
  *   proxy_policy.c  refcounted policy versions, the decision wrappers
  *                   (connection, request, destination), deny bodies
@@ -62,8 +64,9 @@ struct proxy_config {
     const char *data_dir; /* default ./proviso-proxy-data */
     const char *log_path; /* NULL = stderr */
     const char *upstream_ca;
-    const char *hosts_file; /* extra hosts entries (tests) */
-    const char *port_file;  /* write "PORT ADMIN_PORT\n" here when ready */
+    const char *credentials; /* the credentials store (proxy_cred.c), NULL: none */
+    const char *hosts_file;  /* extra hosts entries (tests) */
+    const char *port_file;   /* write "PORT ADMIN_PORT\n" here when ready */
     bool test_allow_loopback;
     bool unprivileged_identity; /* run without CAP_SYS_PTRACE (start-up self-check) */
     enum proxy_ident_scan identity_scan;

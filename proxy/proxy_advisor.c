@@ -281,8 +281,7 @@ static void note(struct proxy_advisor *a, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
-    pv_log_warnx("%s", buf);
-    s = pv_strdup(buf);
+    s = pv_strdup(buf); /* written once, as a warning, by the loop */
     pthread_mutex_lock(&a->mu);
     if (s != NULL && a->nnotes < NOTES_MAX) {
         a->notes[a->nnotes++] = s;
@@ -836,7 +835,7 @@ static void wake_cb(evutil_socket_t fd, short what, void *arg)
     pthread_mutex_unlock(&a->mu);
 
     for (size_t i = 0; i < nnotes; i++) {
-        proxy_log_note(a->srv->log, "%s", notes[i]);
+        proxy_log_note(a->srv->log, "WARNING: %s", notes[i]);
         free(notes[i]);
     }
     if (en_set) {

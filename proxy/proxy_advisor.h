@@ -108,9 +108,11 @@ const char *proxy_local_skill(const struct proxy_server *srv);
  * to an L7 deny body 'o' (borrowed). */
 void proxy_local_advice(json_t *o, const char *skill_path);
 
-/* Every DENIED decision line (proxy_log tap): kept in a ring for
- * GET /v1/denials. */
-void proxy_local_denial(void *arg, const char *line, size_t len);
+/* Every DENIED decision line and its record 'e' (may be NULL: the line
+ * only) from the proxy_log tap: kept in a ring for GET /v1/denials as an
+ * object {line, host, port, binary, method, path, stage, policy, reason},
+ * queries and fragments redacted (docs/proxy.md#policy-local). */
+void proxy_local_denial(void *arg, const char *line, size_t len, const struct proxy_log_event *e);
 
 /* ---------------------------------------------------------------------------
  * The denial stream to the advisor's mapper (proxy_denials.c)

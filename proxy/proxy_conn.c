@@ -40,6 +40,7 @@
 
 #include "proxy/proxy_advisor.h"
 #include "proxy/proxy_int.h"
+#include "proxy/proxy_ws.h"
 
 static void conn_linger(struct proxy_conn *c);
 static void reply_json(struct proxy_conn *c, unsigned status, const char *error, const char *detail,
@@ -67,6 +68,7 @@ void proxy_conn_cur_clear(struct proxy_cur *cur)
     free(cur->method);
     free(cur->target);
     free(cur->out_target);
+    proxy_cred_req_free(cur->cred);
     proxy_graphql_free(cur->gql);
     memset(cur, 0, sizeof(*cur));
 }
@@ -119,6 +121,7 @@ void proxy_conn_free(struct proxy_conn *c)
         evbuffer_free(c->early);
     }
     proxy_conn_cur_clear(&c->cur);
+    proxy_ws_conn_free(c->ws);
     proxy_identity_unref(c->id);
     proxy_policy_unref(c->pol);
     if (!c->dead) {
@@ -296,6 +299,11 @@ void proxy_conn_log_verdict(struct proxy_conn *c, const struct proxy_verdict *v,
                               : v->audit ? PROXY_LOG_AUDIT
                                          : PROXY_LOG_ALLOWED;
     const char *reason = v->detail;
+
+    /* a body buffered for credential rewriting decides last (proxy_credgate.c) */
+    if (proxy_cred_defer_line(c, v, engine, method, path, stage)) {
+        return;
+    }
     char buf[300];
 
     if (v->loopback_exception) {
@@ -341,8 +349,9 @@ void proxy_conn_outcome(struct proxy_conn *c, enum proxy_outcome o, const struct
         c->srv->metrics.upstream_errors++;
     }
     if (!row->log) {
-        proxy_log_note(c->srv->log, "%s %s:%u: %s (stage %s, %s(%d))", row->name,
-                       c->host[0] ? c->host : "-", (unsigned)c->port, why, row->stage,
+        proxy_log_note(c->srv->log, "%s %s:%u: %s (stage %s, %s(%d))",
+                       row->error != NULL ? row->error : row->name, c->host[0] ? c->host : "-",
+                       (unsigned)c->port, why, row->stage,
                        c->id != NULL && c->id->n > 0 ? c->id->path[0] : "-",
                        c->id != NULL ? (int)c->id->pid : 0);
         proxy_server_log_touch(c->srv);
@@ -385,6 +394,20 @@ void proxy_conn_outcome(struct proxy_conn *c, enum proxy_outcome o, const struct
                          "HTTP/1.1 %u Bad Request\r\nContent-Length: %zu\r\n"
                          "Connection: close\r\n\r\n%s\n",
                          row->status, strlen(why) + 1, why);
+        proxy_conn_reply_close(c, buf, n > 0 && (size_t)n < sizeof(buf) ? (size_t)n : 0);
+        return;
+    }
+    case PROXY_REPLY_MESSAGE: {
+        /* the reference's credential bodies: a fixed message, no detail */
+        char body[256];
+        char buf[512];
+        int bl =
+            snprintf(body, sizeof(body), "{\"error\":\"%s\",\"message\":\"%s\"}", row->error, why);
+        int n = snprintf(buf, sizeof(buf),
+                         "HTTP/1.1 %u %s\r\nContent-Type: application/json\r\n"
+                         "Content-Length: %d\r\nConnection: close\r\n\r\n%s",
+                         row->status, row->status == 403 ? "Forbidden" : "Internal Server Error",
+                         bl, body);
         proxy_conn_reply_close(c, buf, n > 0 && (size_t)n < sizeof(buf) ? (size_t)n : 0);
         return;
     }
@@ -557,6 +580,16 @@ static void process_head(struct proxy_conn *c)
         }
         return;
     }
+    if (c->mode == PROXY_MODE_L7 && proxy_http_sniff(p, n < 24 ? n : 24) == PROXY_SNIFF_H2C) {
+        /* a client that speaks HTTP/2 inside TLS although ALPN did not
+         * choose h2 (an h2-only offer gets no ALPN answer): refuse it as
+         * the protocol it is, not as a malformed HTTP/1.1 head */
+        proxy_conn_outcome(c, PROXY_OUT_TUNNEL_PROTOCOL, NULL,
+                           "HTTP/2 is not supported for L7-inspected endpoints (the proxy "
+                           "negotiates http/1.1 by ALPN)",
+                           NULL);
+        return;
+    }
     if (st != PROXY_HEAD_OK) {
         proxy_conn_outcome(
             c, st == PROXY_HEAD_TOOBIG ? PROXY_OUT_HEAD_TOOBIG : PROXY_OUT_HEAD_BAD, NULL,
@@ -663,6 +696,9 @@ void proxy_conn_client_read(struct bufferevent *bev, void *arg)
     case PROXY_ST_TUNNEL:
         proxy_tunnel_relay_chunk(c->c, c->u);
         return;
+    case PROXY_ST_WS:
+        proxy_ws_pump(c, true);
+        return;
     case PROXY_ST_LINGER: {
         struct evbuffer *in = bufferevent_get_input(c->c);
         evbuffer_drain(in, evbuffer_get_length(in));
@@ -716,6 +752,11 @@ void proxy_conn_client_write(struct bufferevent *bev, void *arg)
             bufferevent_enable(c->u, EV_READ); /* backpressure released */
         }
         return;
+    case PROXY_ST_WS:
+        /* backpressure released: frames may wait in the upstream's input */
+        bufferevent_enable(c->u, EV_READ);
+        proxy_ws_pump(c, false);
+        return;
     case PROXY_ST_HEAD:
     case PROXY_ST_RESOLVE:
     case PROXY_ST_CONNECT:
@@ -763,6 +804,7 @@ static bool client_half_closed(struct proxy_conn *c)
         break;
     case PROXY_ST_SNIFF:
     case PROXY_ST_TUNNEL:
+    case PROXY_ST_WS:
         complete = false;
         break;
     }
@@ -801,11 +843,28 @@ void proxy_conn_client_event(struct bufferevent *bev, short what, void *arg)
         proxy_tunnel_side_closed(c, true);
         return;
     }
+    if (c->state == PROXY_ST_WS && (what & BEV_EVENT_EOF) != 0) {
+        proxy_ws_side_closed(c, true);
+        return;
+    }
     if ((what & BEV_EVENT_EOF) != 0 && client_half_closed(c)) {
         return;
     }
     if (c->c_tls && (what & BEV_EVENT_ERROR) != 0) {
         unsigned long e = bufferevent_get_openssl_error(c->c);
+        SSL *ssl = bufferevent_openssl_get_ssl(c->c);
+        unsigned char fin[8];
+        /* the client's Finished arrived: it verified the proxy's leaf (after
+         * a fatal error SSL_is_init_finished no longer says so) */
+        if (e != 0 && ERR_GET_REASON(e) == SSL_R_UNEXPECTED_EOF_WHILE_READING && ssl != NULL &&
+            SSL_get_peer_finished(ssl, fin, sizeof(fin)) > 0) {
+            /* a client closing after the handshake without close_notify
+             * (Python, node, git between requests): OpenSSL 3 reports it as
+             * an error that libevent's dirty-shutdown allowance does not
+             * catch. It is a close, not a TLS failure, and must not use up
+             * the once-only CA hint that a real trust failure needs. */
+            e = 0;
+        }
         if (e != 0) {
             char b[160];
             ERR_error_string_n(e, b, sizeof(b));
@@ -836,6 +895,9 @@ void proxy_conn_up_read(struct bufferevent *bev, void *arg)
         return;
     case PROXY_ST_TUNNEL:
         proxy_tunnel_relay_chunk(c->u, c->c);
+        return;
+    case PROXY_ST_WS:
+        proxy_ws_pump(c, false);
         return;
     case PROXY_ST_HEAD:
         /* an idle upstream spoke out of turn: it cannot be reused */
@@ -873,6 +935,10 @@ void proxy_conn_up_write(struct bufferevent *bev, void *arg)
     if ((c->state == PROXY_ST_RELAY && !c->req_done) || c->state == PROXY_ST_TUNNEL) {
         bufferevent_enable(c->c, EV_READ); /* backpressure released */
     }
+    if (c->state == PROXY_ST_WS) {
+        bufferevent_enable(c->c, EV_READ); /* frames may wait in the client's input */
+        proxy_ws_pump(c, true);
+    }
 }
 
 void proxy_conn_up_event(struct bufferevent *bev, short what, void *arg)
@@ -906,6 +972,13 @@ void proxy_conn_up_event(struct bufferevent *bev, short what, void *arg)
     case PROXY_ST_TUNNEL:
         if ((what & BEV_EVENT_EOF) != 0) {
             proxy_tunnel_side_closed(c, false);
+        } else {
+            proxy_conn_kill(c);
+        }
+        return;
+    case PROXY_ST_WS:
+        if ((what & BEV_EVENT_EOF) != 0) {
+            proxy_ws_side_closed(c, false);
         } else {
             proxy_conn_kill(c);
         }
@@ -1043,6 +1116,10 @@ void proxy_conn_policy_changed(struct proxy_conn *c)
          * by the same route: one that became inspected must not keep
          * carrying uninspected requests */
         (void)proxy_tunnel_still_routed(c);
+        return;
+    }
+    if (c->state == PROXY_ST_WS) {
+        proxy_ws_policy_changed(c);
         return;
     }
     /* a GraphQL request waiting for its body (cur.gql) is busy, not idle */

@@ -29,6 +29,7 @@ struct evconnlistener;
 struct evdns_base;
 struct evdns_getaddrinfo_request;
 struct evhttp;
+struct proxy_ws_conn;
 
 /* ===========================================================================
  * Request heads (proxy_http.c)
@@ -187,8 +188,14 @@ struct proxy_verdict {
     bool loopback_exception; /* allowed by --test-allow-loopback */
     enum model_reason reason;
     enum model_route route;
-    const char *policy;  /* rule key that granted (or last matched), "-" if none; borrowed */
-    const char *binary;  /* identity entry that matched, or the exe; borrowed */
+    bool body_cred_rewrite; /* the endpoint's request_body_credential_rewrite */
+    bool ws_cred_rewrite;   /* the endpoint's websocket_credential_rewrite */
+    const char *policy;     /* rule key that granted (or last matched), "-" if none; borrowed */
+    const char *binary;     /* identity entry that matched, or the exe; borrowed */
+    /* the granting (or last matching) endpoint of the pinned version, NULL
+     * when none; borrowed (WebSocket sessions read whether it has GraphQL
+     * rules) */
+    const struct model_endpoint *endpoint;
     size_t gql_max_body; /* the matched endpoint's graphql_max_body_bytes (or default) */
     bool gql_endpoint;   /* the matched endpoint is protocol: graphql */
     char detail[256];    /* reason text, reference wording */
@@ -199,9 +206,12 @@ struct proxy_verdict {
 struct proxy_decide_opts {
     bool test_allow_loopback;
     bool prefer_opaque; /* a protocol upgrade: model_request.prefer_opaque */
-    /* the GraphQL operations of the request (proxy_graphql.c), NULL: none;
-     * each is decided, the first refusal wins; borrowed */
-    const struct model_gql_ops *gql;
+    /* the GraphQL operation the request carries (model_request.gql), NULL =
+     * none; borrowed */
+    const struct model_gql_op *gql;
+    /* the GraphQL operations of an HTTP request (proxy_graphql.c), NULL:
+     * none; each is decided, the first refusal wins; borrowed */
+    const struct model_gql_ops *gql_ops;
 };
 
 /* Connection-level decision for (identity, host, port), destination not yet
@@ -416,8 +426,11 @@ struct proxy_log_event {
     bool tunnel;        /* CONNECT_L7 / in-tunnel */
 };
 void proxy_log_event(struct proxy_log *l, const struct proxy_log_event *e);
-/* Advisor mode: 'fn' sees every DENIED line (without its newline). */
-void proxy_log_set_tap(struct proxy_log *l, void (*fn)(void *, const char *, size_t), void *arg);
+/* Advisor mode: 'fn' sees every DENIED line (without its newline) with the
+ * record it was written from. */
+void proxy_log_set_tap(struct proxy_log *l,
+                       void (*fn)(void *, const char *, size_t, const struct proxy_log_event *),
+                       void *arg);
 /* Advisor mode: 'fn' sees every DENIED outcome as a record (the mapper's
  * denial stream, proxy_denials.c). */
 void proxy_log_set_sink(struct proxy_log *l, void (*fn)(void *, const struct proxy_log_event *),
@@ -508,6 +521,132 @@ void proxy_chunk_init(struct proxy_chunk *d);
 enum proxy_chunk_status proxy_chunk_feed(struct proxy_chunk *d, const char *buf, size_t len,
                                          size_t *used, proxy_chunk_emit emit, void *arg);
 
+/* ===========================================================================
+ * Credential placeholders (proxy_cred.c; docs/proxy.md#credentials)
+ * ========================================================================= */
+
+struct pv_dynbuf;
+struct proxy_creds;
+struct proxy_conn;
+
+#define PROXY_CRED_BODY_MAX (256u * 1024u) /* bodies buffered for rewriting */
+#define PROXY_CRED_GROWTH (64u * 1024u)    /* output cap above the input's size */
+#define PROXY_CRED_REDACTED "[CREDENTIAL]" /* a placeholder as policy and logs see it */
+
+enum proxy_cred_status {
+    PROXY_CRED_NONE,        /* no placeholder: the input is the output */
+    PROXY_CRED_REWRITTEN,   /* every placeholder resolved for the host */
+    PROXY_CRED_UNAVAILABLE, /* unknown key, malformed or encoded marker: 500 */
+    PROXY_CRED_MISMATCH,    /* the key's credential does not target the host: 403 */
+    PROXY_CRED_TOOBIG,      /* output over its cap (or out of memory): 500 */
+};
+
+/* The outcome of one rewrite: how many placeholders, and why a refusal
+ * (names keys and hosts, never a value). */
+struct proxy_cred_result {
+    enum proxy_cred_status st;
+    size_t n;
+    char why[200];
+};
+
+/* Load the store at 'path' (owned by the effective uid, mode 0600 or
+ * stricter; so must every value_file be). New; NULL with the reason in
+ * 'err' (which never holds a value). */
+struct proxy_creds *proxy_creds_load(const char *path, char *err, size_t errlen);
+/* The same from bytes already read; relative value_file paths resolve
+ * against 'dir'. For tests and fuzzing. */
+struct proxy_creds *proxy_creds_new_from(const char *name, const char *buf, size_t len,
+                                         const char *dir, char *err, size_t errlen);
+/* Wipes every value. NULL is a no-op. */
+void proxy_creds_free(struct proxy_creds *s);
+size_t proxy_creds_count(const struct proxy_creds *s);
+
+/* Either marker (openshell:resolve:env: or OPENSHELL-RESOLVE-ENV-) in any
+ * case, literally or percent-encoded (nested encodings too). Pure. */
+bool proxy_cred_has_marker(const char *p, size_t n);
+/* Rewrite 'in' for a request to 'host' (normalised): each canonical
+ * placeholder and each alias token replaced by its value ('redact': by
+ * PROXY_CRED_REDACTED) into 'out' (caller's dynbuf; its cap bounds the
+ * output). 's' NULL: every placeholder is unavailable. Pure. */
+enum proxy_cred_status proxy_cred_rewrite(const struct proxy_creds *s, const char *host,
+                                          const char *in, size_t len, bool redact,
+                                          struct pv_dynbuf *out, struct proxy_cred_result *r);
+/* Does a header field hold a marker: in its name, its value, or the
+ * decoded credentials of a `Basic` value? Pure. */
+bool proxy_cred_header_has_marker(const char *name, size_t nl, const char *v, size_t n);
+/* One header field: `Basic base64(user:placeholder)` is decoded, rewritten
+ * and encoded again; any other value is rewritten as text (the whole value,
+ * `Scheme <placeholder>`). A marker in the name is refused. Pure. */
+enum proxy_cred_status proxy_cred_header(const struct proxy_creds *s, const char *host,
+                                         const char *name, size_t nl, const char *v, size_t n,
+                                         bool redact, struct pv_dynbuf *out,
+                                         struct proxy_cred_result *r);
+/* A request-target "path?query": each path segment and query value that
+ * holds a marker is percent-decoded, rewritten and encoded again, into 'up'
+ * (values, for the upstream) and 'red' (PROXY_CRED_REDACTED, for the policy
+ * and the logs); other bytes are copied. A marker in a query key is
+ * refused. Pure. */
+enum proxy_cred_status proxy_cred_target(const struct proxy_creds *s, const char *host,
+                                         const char *t, size_t tl, struct pv_dynbuf *up,
+                                         struct pv_dynbuf *red, struct proxy_cred_result *r);
+/* Is Content-Type 'ct' one whose bodies are rewritten (application/json,
+ * application/x-www-form-urlencoded, any text type; a charset must be UTF-8)? */
+bool proxy_cred_body_type(const char *ct, size_t n);
+/* A complete body (at most PROXY_CRED_BODY_MAX bytes, UTF-8) rewritten
+ * into 'out'. A body that is not UTF-8 passes unchanged unless it holds a
+ * marker (refused). Pure. */
+enum proxy_cred_status proxy_cred_body(const struct proxy_creds *s, const char *host, const char *b,
+                                       size_t n, struct pv_dynbuf *out,
+                                       struct proxy_cred_result *r);
+
+/* What the upstream gets instead of the client's bytes (one request). */
+struct proxy_cred_req {
+    char *target;                       /* raw request-target with values; NULL: unchanged */
+    char *out_target;                   /* its canonical form, sent upstream */
+    struct proxy_cred_result target_st; /* the target's rewrite (a refusal waits for the gate) */
+    bool any;                           /* some placeholder or marker in this request */
+    char *hdr[PROXY_MAX_HEADERS];       /* rewritten field values; NULL: unchanged */
+    size_t hlen[PROXY_MAX_HEADERS];
+    bool body;         /* buffer the body before the head goes (rewrite or scan) */
+    bool body_rewrite; /* the endpoint's request_body_credential_rewrite */
+    /* the allowing decision line, held until the buffered body passed */
+    bool line_held;
+    bool line_done;
+    struct proxy_verdict line_v;
+    const char *line_engine;  /* static */
+    const char *line_stage;   /* static */
+    const char *line_method;  /* borrowed from the request */
+    char *line_path;          /* owned; NULL: none */
+    struct evbuffer *bodybuf; /* the body so far */
+};
+/* proxy_credgate.c: the rewriter on a connection's requests.
+ * Wipes values. NULL is a no-op. */
+void proxy_cred_req_free(struct proxy_cred_req *q);
+/* Before the decision: a target holding a marker is replaced by its
+ * redacted form (the policy decides and the log shows it); its rewrite
+ * (or refusal) waits in c->cur.cred for the gate. */
+void proxy_cred_prepare_target(struct proxy_conn *c);
+/* After an allowing verdict 'v', before its decision line: rewrite every
+ * placeholder of the request (target, header fields) for the upstream, or
+ * refuse it (one decision line, the credential body) and return false.
+ * Arms the body rewrite when the endpoint asks for it. */
+bool proxy_cred_gate(struct proxy_conn *c, const struct proxy_verdict *v);
+/* The buffered body is complete: its rewritten form into 'out', or a
+ * refusal (false). */
+bool proxy_cred_body_ready(struct proxy_conn *c, struct pv_dynbuf *out);
+/* The allowing decision line of a request whose body is buffered for
+ * credential rewriting is held (true: the caller writes nothing) until the
+ * body passed; a refusal then writes the only line. */
+bool proxy_cred_defer_line(struct proxy_conn *c, const struct proxy_verdict *v, const char *engine,
+                           const char *method, const char *path, const char *stage);
+/* A client WebSocket text message of an allowed session ('v' its verdict):
+ * with websocket_credential_rewrite its placeholders are rewritten ('*msg'
+ * then points at a buffer owned here until the next call); without it a
+ * marker refuses the message. False with the reason (never a value) in
+ * 'why'. */
+bool proxy_cred_ws_text(struct proxy_conn *c, const struct proxy_verdict *v, unsigned char **msg,
+                        size_t *len, char *why, size_t wl);
+
 struct proxy_conn;
 
 /* ===========================================================================
@@ -544,6 +683,8 @@ enum proxy_outcome {
     PROXY_OUT_TUNNEL_UNSUPPORTED,  /* upgrade or uninspectable protocol inside a tunnel */
     PROXY_OUT_TUNNEL_UPSTREAM,     /* the tunnel's upstream failed (TLS verification, ...) */
     PROXY_OUT_RELOAD_CLOSED,       /* a reload changed or removed the tunnel's route */
+    PROXY_OUT_CRED_MISMATCH,       /* a placeholder headed where it may not be rewritten */
+    PROXY_OUT_CRED_UNAVAILABLE,    /* a placeholder that cannot be resolved */
 };
 
 enum proxy_reply_kind {
@@ -553,6 +694,7 @@ enum proxy_reply_kind {
     PROXY_REPLY_L7,        /* the structured L7 denial */
     PROXY_REPLY_TEXT,      /* text/plain detail */
     PROXY_REPLY_AUTHORITY, /* the request_authority_mismatch body */
+    PROXY_REPLY_MESSAGE,   /* {"error","message"}: 'detail' is the fixed message */
 };
 
 struct proxy_outcome_row {
@@ -602,6 +744,7 @@ struct proxy_server {
     uint16_t port; /* bound ports */
     uint16_t admin_port;
     struct proxy_advisor *adv;    /* advisor mode (proxy_advisor.c), else NULL */
+    struct proxy_creds *creds;    /* --credentials (proxy_cred.c), else NULL */
     struct proxy_metrics metrics; /* GET /metrics (proxy_metrics.c) */
     bool warned_accept;           /* an accept failure was logged (once until one succeeds) */
     bool warned_ca;               /* the "does the client trust the CA" hint was logged */
@@ -622,6 +765,7 @@ enum proxy_conn_state {
     PROXY_ST_TUNNEL,  /* opaque bytes flowing */
     PROXY_ST_CLOSING, /* flushing a last response */
     PROXY_ST_LINGER,  /* response sent, write side shut: discarding input */
+    PROXY_ST_WS,      /* WebSocket frames flowing after a 101 (proxy_wsconn.c) */
 };
 
 /* The request being served (head copied out of the input buffer). */
@@ -636,8 +780,9 @@ struct proxy_cur {
     size_t canon_len; /* length of the canonical path inside out_target */
     bool has_query;
     bool is_head;
-    bool keep_alive;       /* the client allows another request */
-    struct proxy_gql *gql; /* GraphQL request being read (proxy_graphql.c), owned */
+    bool keep_alive;             /* the client allows another request */
+    struct proxy_cred_req *cred; /* placeholders to put in, or NULL (proxy_cred.c) */
+    struct proxy_gql *gql;       /* GraphQL request being read (proxy_graphql.c), owned */
 };
 
 struct proxy_conn {
@@ -703,6 +848,7 @@ struct proxy_conn {
     struct evbuffer *early;   /* client bytes that arrived with the CONNECT head */
     struct proxy_splice *spl; /* opaque tunnel relayed with splice(2) */
     bool splice_pending;      /* start splicing once the 200 is flushed */
+    struct proxy_ws_conn *ws; /* a WebSocket upgrade or session (proxy_wsconn.c), else NULL */
 };
 
 /* ===========================================================================

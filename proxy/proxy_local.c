@@ -99,8 +99,8 @@ struct proxy_local {
     struct proxy_server *srv;
     struct proxy_advisor *a;
     struct local_req *reqs;
-    size_t nreqs;         /* clients being served (the connection cap counts them) */
-    char *ring[RING_MAX]; /* newest at (head + n - 1) % RING_MAX */
+    size_t nreqs;           /* clients being served (the connection cap counts them) */
+    json_t *ring[RING_MAX]; /* newest at (head + n - 1) % RING_MAX */
     size_t head;
     size_t n;
 };
@@ -278,12 +278,47 @@ const char *proxy_local_skill(const struct proxy_server *srv)
  * Recent denials
  * ------------------------------------------------------------------------- */
 
-void proxy_local_denial(void *arg, const char *line, size_t len)
+/* The first 'max' bytes of 'in' redacted (queries and fragments) as a new
+ * JSON string; "" for NULL. */
+static json_t *redacted(const char *in, size_t max)
+{
+    char buf[LINE_MAX_BYTES * 2];
+
+    if (in == NULL) {
+        return json_string("");
+    }
+    proxy_local_redact(in, strnlen(in, max), buf, sizeof(buf));
+    return json_string(buf);
+}
+
+/* One denial as GET /v1/denials answers it: the decision line the reference
+ * answers as a bare string, and the fields an agent drafts a rule from. */
+static json_t *denial_object(const char *line, const struct proxy_log_event *e)
+{
+    json_t *o = json_pack("{s:o}", "line", redacted(line, strlen(line)));
+
+    if (o == NULL || e == NULL) {
+        return o;
+    }
+    json_object_set_new(o, "host", json_string(e->host != NULL ? e->host : ""));
+    json_object_set_new(o, "port", json_integer(e->port));
+    json_object_set_new(o, "binary", json_string(e->binary != NULL ? e->binary : ""));
+    /* method and path only for an HTTP request the proxy read (else "") */
+    json_object_set_new(o, "method", json_string(e->method != NULL ? e->method : ""));
+    json_object_set_new(o, "path", redacted(e->method != NULL ? e->path : NULL, LINE_MAX_BYTES));
+    json_object_set_new(o, "stage", json_string(e->stage != NULL ? e->stage : ""));
+    json_object_set_new(o, "policy", json_string(e->policy != NULL ? e->policy : "-"));
+    json_object_set_new(o, "reason", redacted(e->reason, LINE_MAX_BYTES));
+    return o;
+}
+
+void proxy_local_denial(void *arg, const char *line, size_t len, const struct proxy_log_event *e)
 {
     struct proxy_local *l = arg;
     static const char cut[] = "...[truncated]";
     size_t keep = len;
     char *s;
+    json_t *o;
 
     if (keep > LINE_MAX_BYTES) {
         keep = LINE_MAX_BYTES;
@@ -301,12 +336,17 @@ void proxy_local_denial(void *arg, const char *line, size_t len)
     } else {
         s[keep] = '\0';
     }
+    o = denial_object(s, e);
+    free(s);
+    if (o == NULL) {
+        return;
+    }
     if (l->n == RING_MAX) {
-        free(l->ring[l->head]);
-        l->ring[l->head] = s;
+        json_decref(l->ring[l->head]);
+        l->ring[l->head] = o;
         l->head = (l->head + 1) % RING_MAX;
     } else {
-        l->ring[(l->head + l->n) % RING_MAX] = s;
+        l->ring[(l->head + l->n) % RING_MAX] = o;
         l->n++;
     }
 }
@@ -314,12 +354,9 @@ void proxy_local_denial(void *arg, const char *line, size_t len)
 static json_t *denials_json(const struct proxy_local *l, unsigned last)
 {
     json_t *arr = json_array();
-    char buf[LINE_MAX_BYTES * 2];
 
     for (size_t k = 0; k < l->n && k < last; k++) {
-        const char *s = l->ring[(l->head + l->n - 1 - k) % RING_MAX];
-        proxy_local_redact(s, strlen(s), buf, sizeof(buf));
-        json_array_append_new(arr, json_string(buf));
+        json_array_append(arr, l->ring[(l->head + l->n - 1 - k) % RING_MAX]);
     }
     return json_pack("{s:o,s:b}", "denials", arr, "log_available", true);
 }
@@ -969,7 +1006,7 @@ void proxy_local_free(struct proxy_local *l)
         req_free(r);
     }
     for (size_t i = 0; i < l->n; i++) {
-        free(l->ring[(l->head + i) % RING_MAX]);
+        json_decref(l->ring[(l->head + i) % RING_MAX]);
     }
     free(l);
 }

@@ -3,9 +3,12 @@
  *
  * The decision log uses the reference's OCSF shorthand (docs/proxy.md "Log
  * lines"): "{ISO8601 ms}Z OCSF NET:OPEN [INFO] ALLOWED /usr/bin/curl(42) ->
- * host:443 [policy:p engine:opa]". Unlike the reference, an audit-mode pass
- * is written as AUDIT with its reason, never as ALLOWED. Query strings are
- * never logged: a request with a query shows "?[redacted]".
+ * host:443 [policy:p engine:policy]". The engine is what decided here -
+ * policy (model_decide on host, port and binary), l7, ssrf, http-parser -
+ * never the reference's "opa", which proviso does not run. Unlike the
+ * reference, an audit-mode pass is written as AUDIT with its reason, never
+ * as ALLOWED. Query strings are never logged: a request with a query shows
+ * "?[redacted]".
  *
  * Denials also go to a JSON-lines stream (data dir, denials.jsonl) with the
  * fields a mapper needs. Lines are buffered in memory and written when the
@@ -35,7 +38,8 @@ struct proxy_log {
     int dfd; /* denials.jsonl, -1 when off */
     struct pv_dynbuf buf;
     struct pv_dynbuf dbuf;
-    void (*tap)(void *arg, const char *line, size_t len); /* DENIED lines (advisor mode) */
+    void (*tap)(void *arg, const char *line, size_t len,
+                const struct proxy_log_event *e); /* DENIED lines (advisor mode) */
     void *tap_arg;
     void (*sink)(void *arg, const struct proxy_log_event *e); /* DENIED records */
     void *sink_arg;
@@ -48,7 +52,9 @@ void proxy_log_set_sink(struct proxy_log *l, void (*fn)(void *, const struct pro
     l->sink_arg = arg;
 }
 
-void proxy_log_set_tap(struct proxy_log *l, void (*fn)(void *, const char *, size_t), void *arg)
+void proxy_log_set_tap(struct proxy_log *l,
+                       void (*fn)(void *, const char *, size_t, const struct proxy_log_event *),
+                       void *arg)
 {
     l->tap = fn;
     l->tap_arg = arg;
@@ -261,7 +267,7 @@ void proxy_log_event(struct proxy_log *l, const struct proxy_log_event *e)
         r = pv_dynbuf_printf(&l->buf, " [reason:%s]", reason);
     }
     if (pv_ok(r) && e->action == PROXY_LOG_DENIED && l->tap != NULL) {
-        l->tap(l->tap_arg, l->buf.buf + start, l->buf.len - start); /* proxy_local.c */
+        l->tap(l->tap_arg, l->buf.buf + start, l->buf.len - start, e); /* proxy_local.c */
     }
     if (e->action == PROXY_LOG_DENIED && l->sink != NULL) {
         l->sink(l->sink_arg, e); /* proxy_denials.c */
@@ -280,25 +286,46 @@ void proxy_log_event(struct proxy_log *l, const struct proxy_log_event *e)
     }
 }
 
+/* An operational line ("listening on ...", "advisor revision 2 loaded",
+ * "WARNING: ..."): the shape of every other log line of the programs
+ * (common/pv_log.c), "TS proviso-proxy info: text" or "... warning: text",
+ * written once to stderr and, when the decision log is a file, once there
+ * too (the decisions read in context). Callers log an event here or with
+ * pv_log_*, never both. */
 void proxy_log_note(struct proxy_log *l, const char *fmt, ...)
 {
     char ts[64];
     va_list ap;
     pv_result r;
+    struct pv_dynbuf text;
+    const char *t;
+    const char *tag = "info";
+    size_t start;
 
     if (l == NULL) {
         return;
     }
+    pv_dynbuf_init(&text, 65536);
+    va_start(ap, fmt);
+    r = pv_dynbuf_vprintf(&text, fmt, ap);
+    va_end(ap);
+    if (!pv_ok(r) || text.buf == NULL) {
+        pv_dynbuf_free(&text);
+        return;
+    }
+    t = text.buf;
+    if (strncmp(t, "WARNING: ", 9) == 0) {
+        tag = "warning";
+        t += 9;
+    }
     timestamp(ts, sizeof(ts));
-    r = pv_dynbuf_printf(&l->buf, "%s PROXY ", ts);
-    if (pv_ok(r)) {
-        va_start(ap, fmt);
-        r = pv_dynbuf_vprintf(&l->buf, fmt, ap);
-        va_end(ap);
+    start = l->buf.len;
+    r = pv_dynbuf_printf(&l->buf, "%s proviso-proxy %s: %s\n", ts, tag, t);
+    pv_dynbuf_free(&text);
+    if (pv_ok(r) && l->fd != 2) {
+        /* the same line on stderr: one write, so it stays whole */
+        ssize_t w = write(2, l->buf.buf + start, l->buf.len - start);
+        (void)w;
     }
-    if (pv_ok(r)) {
-        r = pv_dynbuf_addc(&l->buf, '\n');
-    }
-    (void)r;
     write_all(l->fd, &l->buf);
 }

@@ -44,6 +44,8 @@ static const struct pv_opt proxy_opts[] = {
     {"data-dir", "DIR", "CA (ca.crt) and denials.jsonl (default ./proviso-proxy-data)", 0},
     {"log", "FILE", "the audit log (default stderr)", 0},
     {"upstream-ca", "FILE", "trust these CAs for upstream TLS instead of the system's", 0},
+    {"credentials", "FILE",
+     "the credentials store: placeholder values (owner-only file, reloaded with the policy)", 0},
     {"port-file", "FILE", "write the listen port there once listening", 0},
     {"connect-timeout", "MS", "upstream connect time limit, 1..600000 (default 10000)", 0},
     {"idle-timeout", "MS", "idle connection limit, 1..86400000 (default 60000)", 0},
@@ -172,6 +174,7 @@ int main(int argc, char **argv)
     }
     cfg.log_path = pv_args_get(&a, "log");
     cfg.upstream_ca = pv_args_get(&a, "upstream-ca");
+    cfg.credentials = pv_args_get(&a, "credentials");
     cfg.test_allow_loopback = pv_args_has(&a, "test-allow-loopback");
     cfg.unprivileged_identity = pv_args_has(&a, "unprivileged-identity");
     if (pv_args_has(&a, "identity-scan")) {

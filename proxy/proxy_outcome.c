@@ -42,8 +42,8 @@ static const struct proxy_outcome_row rows[] = {
     ROW(PROXY_OUT_CONN_LIMIT, 503, NULL, PROXY_REPLY_BARE, NULL, "connection-limit", true),
     /* CONNECT */
     ROW(PROXY_OUT_CONNECT_TARGET, 400, NULL, PROXY_REPLY_BARE, "http-parser", "connect", true),
-    ROW_MISSING(PROXY_OUT_CONNECT_DENIED, 403, "policy_denied", PROXY_REPLY_JSON, "opa", "connect",
-                "endpoint"),
+    ROW_MISSING(PROXY_OUT_CONNECT_DENIED, 403, "policy_denied", PROXY_REPLY_JSON, "policy",
+                "connect", "endpoint"),
     /* forward requests */
     ROW(PROXY_OUT_FORWARD_URI, 400, NULL, PROXY_REPLY_BARE, "http-parser",
         "forward-parse-rejection", true),
@@ -51,11 +51,12 @@ static const struct proxy_outcome_row rows[] = {
         "forward-parse-rejection", true),
     ROW(PROXY_OUT_FORWARD_SCHEME, 400, "unsupported_proxy_scheme", PROXY_REPLY_JSON, "http-parser",
         "forward-parse-rejection", true),
-    ROW(PROXY_OUT_POLICY_LOCAL_PORT, 400, "invalid_policy_local_scheme", PROXY_REPLY_JSON, "opa",
+    ROW(PROXY_OUT_POLICY_LOCAL_PORT, 400, "invalid_policy_local_scheme", PROXY_REPLY_JSON, "policy",
         "forward", true),
-    ROW(PROXY_OUT_POLICY_LOCAL, 404, "feature_disabled", PROXY_REPLY_JSON, "opa", "forward", true),
-    ROW_MISSING(PROXY_OUT_FORWARD_DENIED, 403, "policy_denied", PROXY_REPLY_JSON, "opa", "forward",
-                "endpoint"),
+    ROW(PROXY_OUT_POLICY_LOCAL, 404, "feature_disabled", PROXY_REPLY_JSON, "policy", "forward",
+        true),
+    ROW_MISSING(PROXY_OUT_FORWARD_DENIED, 403, "policy_denied", PROXY_REPLY_JSON, "policy",
+                "forward", "endpoint"),
     ROW(PROXY_OUT_FORWARD_TARGET, 400, "invalid_request_target", PROXY_REPLY_JSON, "l7",
         "forward-l7-parse-rejection", true),
     ROW(PROXY_OUT_FORWARD_L7_DENIED, 403, "policy_denied", PROXY_REPLY_L7, "l7", "forward-l7-deny",
@@ -67,8 +68,8 @@ static const struct proxy_outcome_row rows[] = {
                 "destination"),
     /* not a policy decision: its own error and stage, a note (no DENIED line) */
     ROW(PROXY_OUT_DNS, 502, "dns_resolution_failed", PROXY_REPLY_JSON, NULL, "dns", false),
-    ROW(PROXY_OUT_UPSTREAM_FAILED, 502, "upstream_unreachable", PROXY_REPLY_JSON, "opa", "upstream",
-        false),
+    ROW(PROXY_OUT_UPSTREAM_FAILED, 502, "upstream_unreachable", PROXY_REPLY_JSON, "policy",
+        "upstream", false),
     /* inspected tunnels */
     ROW(PROXY_OUT_TUNNEL_PROTOCOL, 403, "unsupported_l7_protocol", PROXY_REPLY_JSON, "l7",
         "connect-l7-parse-rejection", true),
@@ -86,7 +87,12 @@ static const struct proxy_outcome_row rows[] = {
     ROW(PROXY_OUT_TUNNEL_UPSTREAM, 502, "upstream_unreachable", PROXY_REPLY_JSON, "l7", "upstream",
         true),
     /* reloads */
-    ROW(PROXY_OUT_RELOAD_CLOSED, 0, NULL, PROXY_REPLY_NONE, "opa", "policy_stale", true),
+    ROW(PROXY_OUT_RELOAD_CLOSED, 0, NULL, PROXY_REPLY_NONE, "policy", "policy_stale", true),
+    /* credential placeholders (proxy_cred.c): refused before the upstream sees a byte */
+    ROW(PROXY_OUT_CRED_MISMATCH, 403, "credential_endpoint_mismatch", PROXY_REPLY_MESSAGE,
+        "credentials", "credentials", true),
+    ROW(PROXY_OUT_CRED_UNAVAILABLE, 500, "credential_unavailable", PROXY_REPLY_MESSAGE,
+        "credentials", "credentials", true),
 };
 
 const struct proxy_outcome_row *proxy_outcome_row(enum proxy_outcome o)

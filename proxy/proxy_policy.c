@@ -130,8 +130,11 @@ static void verdict_from(const struct model_decision *d, const struct proxy_iden
     v->loopback_exception = d->test_loopback_used;
     v->reason = d->reason;
     v->route = d->route;
+    v->body_cred_rewrite = model_endpoint_body_cred_rewrite(d->endpoint);
+    v->ws_cred_rewrite = model_endpoint_ws_cred_rewrite(d->endpoint);
     v->policy = d->rule != NULL ? model_rule_key(d->rule) : "-";
     v->binary = d->binary != NULL ? d->binary : (id != NULL && id->n > 0 ? id->path[0] : "-");
+    v->endpoint = d->endpoint;
     v->gql_max_body = model_endpoint_gql_max_body(d->endpoint);
     v->gql_endpoint = model_endpoint_is_graphql(d->endpoint);
     snprintf(v->detail, sizeof(v->detail), "%s", d->detail);
@@ -181,10 +184,11 @@ static void run(const struct proxy_policy *p, const struct proxy_identity *id, c
     r.dest = ip;
     r.test_loopback = o != NULL && o->test_allow_loopback;
     r.prefer_opaque = o != NULL && o->prefer_opaque;
+    r.gql = o != NULL ? o->gql : NULL;
     /* a GraphQL request runs every operation it carries (a batch): each
      * is decided, and the first refusal is the request's (proxy_graphql.c) */
-    for (size_t i = 0; o != NULL && o->gql != NULL && i < o->gql->nops; i++) {
-        r.gql = &o->gql->ops[i];
+    for (size_t i = 0; o != NULL && o->gql_ops != NULL && i < o->gql_ops->nops; i++) {
+        r.gql = &o->gql_ops->ops[i];
         memset(&d, 0, sizeof(d));
         model_decide(p->model, &r, &d);
         verdict_from(&d, id, v);
@@ -192,7 +196,7 @@ static void run(const struct proxy_policy *p, const struct proxy_identity *id, c
             return;
         }
     }
-    if (o != NULL && o->gql != NULL && o->gql->nops > 0) {
+    if (o != NULL && o->gql_ops != NULL && o->gql_ops->nops > 0) {
         return;
     }
     memset(&d, 0, sizeof(d));

@@ -32,8 +32,10 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "common/pv_dynbuf.h"
 #include "proxy/proxy_advisor.h"
 #include "proxy/proxy_int.h"
+#include "proxy/proxy_ws.h"
 
 static void check_addrs(struct proxy_conn *c);
 static void dns_cb(int result, struct evutil_addrinfo *res, void *arg);
@@ -44,12 +46,13 @@ static void start_connect(struct proxy_conn *c);
 static int resp_headers_complete(http_parser *p);
 static int resp_msg_complete(http_parser *p);
 static void start_req_body(struct proxy_conn *c);
-static void write_head(struct proxy_conn *c, struct evbuffer *out);
+static void write_head(struct proxy_conn *c, struct evbuffer *out, size_t body_len);
 static void finish_request(struct proxy_conn *c);
 static ssize_t parse_chunks(http_parser *p, const http_parser_settings *s, struct evbuffer *in,
                             bool *done);
 static void emit_out(void *arg, const char *p, size_t n);
 static void body_error(struct proxy_conn *c, const char *why);
+static void collect_body(struct proxy_conn *c, struct evbuffer *in, struct evbuffer *out);
 
 /* ---------------------------------------------------------------------------
  * Host bookkeeping
@@ -181,7 +184,7 @@ static void check_addrs(struct proxy_conn *c)
 
     /* an upgrade is carried only by an opaque route: prefer an entry with one */
     o.prefer_opaque = !connect && c->cur.req != NULL && c->cur.req->upgrade;
-    o.gql = connect ? NULL : proxy_graphql_ops(c);
+    o.gql_ops = connect ? NULL : proxy_graphql_ops(c);
     memset(&first, 0, sizeof(first));
     for (size_t i = 0; i < c->naddrs; i++) {
         proxy_decide_dest(c->pol, c->id, c->host, strlen(c->host), c->port, m, t, tl, &c->addrs[i],
@@ -218,17 +221,20 @@ static void check_addrs(struct proxy_conn *c)
         }
     }
     c->route = first.route;
-    if (!connect && c->cur.req->upgrade && first.route == MODEL_ROUTE_INSPECTED) {
-        proxy_tunnel_deny_upgrade(c, &first, PROXY_OUT_FORWARD_UNSUPPORTED);
+    if (!connect && c->cur.req->upgrade && first.route == MODEL_ROUTE_INSPECTED &&
+        !proxy_ws_admit(c, &first, PROXY_OUT_FORWARD_UNSUPPORTED)) {
         return;
     }
     memcpy(c->addrs, ok, nok * sizeof(ok[0]));
     c->naddrs = nok;
     c->next_addr = 0;
     if (connect) {
-        proxy_conn_log_verdict(c, &first, "opa", NULL, NULL, "connect");
+        proxy_conn_log_verdict(c, &first, "policy", NULL, NULL, "connect");
     } else {
-        proxy_conn_log_verdict(c, &first, c->route == MODEL_ROUTE_INSPECTED ? "l7" : "opa",
+        if (!proxy_cred_gate(c, &first)) {
+            return;
+        }
+        proxy_conn_log_verdict(c, &first, c->route == MODEL_ROUTE_INSPECTED ? "l7" : "policy",
                                c->cur.method, proxy_conn_cur_path(c, path, sizeof(path)),
                                "forward");
     }
@@ -478,7 +484,7 @@ static void start_req_body(struct proxy_conn *c)
  * decided Host (never the client's spelling), the client's end-to-end fields,
  * and framing fields written by the proxy for the body it will forward
  * (never the client's Content-Length or Transfer-Encoding lines). */
-static void write_head(struct proxy_conn *c, struct evbuffer *out)
+static void write_head(struct proxy_conn *c, struct evbuffer *out, size_t body_len)
 {
     const struct proxy_request *r = c->cur.req;
     const char *h = c->cur.head;
@@ -487,7 +493,10 @@ static void write_head(struct proxy_conn *c, struct evbuffer *out)
     bool v6 = strchr(c->nhost, ':') != NULL;
     uint16_t dport = c->c_tls ? 443 : 80;
 
-    evbuffer_add_printf(out, "%s %s HTTP/1.%u\r\n", c->cur.method, c->cur.out_target,
+    const struct proxy_cred_req *cr = c->cur.cred;
+
+    evbuffer_add_printf(out, "%s %s HTTP/1.%u\r\n", c->cur.method,
+                        cr != NULL && cr->out_target != NULL ? cr->out_target : c->cur.out_target,
                         (unsigned)r->version_minor);
     evbuffer_add_printf(out, "Host: %s%s%s", v6 ? "[" : "", c->nhost, v6 ? "]" : "");
     if (c->port != dport) {
@@ -501,23 +510,37 @@ static void write_head(struct proxy_conn *c, struct evbuffer *out)
             proxy_http_name_is(n, f->name.len, "transfer-encoding")) {
             continue;
         }
+        /* a WebSocket upgrade never offers an extension: a compressed
+         * message could not be inspected (docs/proxy.md#websocket) */
+        if (c->ws != NULL && proxy_http_name_is(n, f->name.len, "sec-websocket-extensions")) {
+            continue;
+        }
         if (proxy_http_name_is(n, f->name.len, "via")) {
             via = true;
         }
         evbuffer_add(out, n, f->name.len);
         evbuffer_add(out, ": ", 2);
-        evbuffer_add(out, h + f->value.off, f->value.len);
+        if (cr != NULL && cr->hdr[i] != NULL) {
+            evbuffer_add(out, cr->hdr[i], cr->hlen[i]); /* placeholders resolved */
+        } else {
+            evbuffer_add(out, h + f->value.off, f->value.len);
+        }
         evbuffer_add(out, "\r\n", 2);
     }
     switch (r->framing) {
     case PROXY_BODY_NONE:
         break;
     case PROXY_BODY_LENGTH:
-        evbuffer_add_printf(out, "Content-Length: %llu\r\n", (unsigned long long)r->content_length);
+        evbuffer_add_printf(
+            out, "Content-Length: %llu\r\n",
+            (unsigned long long)(cr != NULL && cr->body ? body_len : r->content_length));
         break;
     case PROXY_BODY_CHUNKED:
         evbuffer_add_printf(out, "Transfer-Encoding: chunked\r\n");
         break;
+    }
+    if (c->ws != NULL) {
+        evbuffer_add_printf(out, "Upgrade: websocket\r\nConnection: Upgrade\r\n");
     }
     if (forward && !via) {
         evbuffer_add_printf(out, "Via: 1.1 proviso-proxy\r\n");
@@ -531,7 +554,9 @@ static void write_head(struct proxy_conn *c, struct evbuffer *out)
 void proxy_relay_send_request(struct proxy_conn *c)
 {
     start_req_body(c);
-    write_head(c, bufferevent_get_output(c->u));
+    if (c->cur.cred == NULL || !c->cur.cred->body) {
+        write_head(c, bufferevent_get_output(c->u), 0);
+    }
     http_parser_init(&c->resp, HTTP_RESPONSE);
     c->resp.data = c;
     c->resp_done = false;
@@ -561,6 +586,9 @@ static void finish_request(struct proxy_conn *c)
     unsigned ms = c->srv->cfg->idle_timeout_ms;
 
     proxy_conn_cur_clear(&c->cur);
+    /* an upgrade answered with anything but 101 was a normal request */
+    proxy_ws_conn_free(c->ws);
+    c->ws = NULL;
     if (!up_ok) {
         proxy_conn_drop_upstream(c);
         /* an inspected tunnel has exactly one upstream */
@@ -628,6 +656,10 @@ void proxy_relay_pump_req_body(struct proxy_conn *c)
         return;
     }
     out = bufferevent_get_output(c->u);
+    if (c->cur.cred != NULL && c->cur.cred->body) {
+        collect_body(c, in, out);
+        return;
+    }
     if (c->cur.req->framing == PROXY_BODY_LENGTH) {
         size_t avail = evbuffer_get_length(in);
         size_t n = (uint64_t)avail < c->body_left ? avail : (size_t)c->body_left;
@@ -658,6 +690,46 @@ void proxy_relay_pump_req_body(struct proxy_conn *c)
     if (c->req_done || evbuffer_get_length(out) >= RELAY_HWM) {
         bufferevent_disable(c->c, EV_READ);
     }
+}
+
+/* request_body_credential_rewrite: the whole body (Content-Length, at most
+ * PROXY_CRED_BODY_MAX, checked by the gate) is read before the head goes,
+ * since its length changes. */
+static void collect_body(struct proxy_conn *c, struct evbuffer *in, struct evbuffer *out)
+{
+    struct proxy_cred_req *q = c->cur.cred;
+    size_t avail = evbuffer_get_length(in);
+    size_t n = (uint64_t)avail < c->body_left ? avail : (size_t)c->body_left;
+    struct pv_dynbuf nb;
+
+    if (q->bodybuf == NULL) {
+        q->bodybuf = evbuffer_new();
+        if (q->bodybuf == NULL) {
+            proxy_conn_outcome(c, PROXY_OUT_INTERNAL, NULL, "out of memory", NULL);
+            return;
+        }
+    }
+    evbuffer_remove_buffer(in, q->bodybuf, n);
+    c->body_left -= n;
+    if (c->body_left > 0) {
+        if (c->c_eof && evbuffer_get_length(in) == 0) {
+            body_error(c, "the client closed before the end of the body");
+        }
+        return;
+    }
+    c->req_done = true;
+    bufferevent_disable(c->c, EV_READ);
+    pv_dynbuf_init(&nb, PROXY_CRED_BODY_MAX + PROXY_CRED_GROWTH);
+    if (!proxy_cred_body_ready(c, &nb)) {
+        pv_dynbuf_free(&nb);
+        return;
+    }
+    write_head(c, out, nb.len);
+    evbuffer_add(out, nb.buf != NULL ? nb.buf : "", nb.len);
+    if (nb.buf != NULL) {
+        OPENSSL_cleanse(nb.buf, nb.len);
+    }
+    pv_dynbuf_free(&nb);
 }
 
 static void body_error(struct proxy_conn *c, const char *why)
@@ -736,6 +808,10 @@ static bool check_response_head(struct proxy_conn *c, struct evbuffer *in, struc
             c->resp_started = true;
             evbuffer_remove_buffer(in, out, hl);
             continue;
+        }
+        if (r.status == 101 && c->ws != NULL) {
+            proxy_ws_upgraded(c, hl); /* the session takes over, or refuses */
+            return false;
         }
         c->resp_head_ok = true;
         c->resp_body_off = hl;
@@ -912,6 +988,8 @@ void proxy_relay_forward(struct proxy_conn *c)
         c->cur.target = nt;
         c->cur.target_len = rl;
     }
+    /* placeholders in the target: decided and logged redacted */
+    proxy_cred_prepare_target(c);
     proxy_relay_forward_decide(c);
 }
 
@@ -925,7 +1003,7 @@ void proxy_relay_forward_decide(struct proxy_conn *c)
     struct proxy_decide_opts o = c->srv->opts;
 
     o.prefer_opaque = c->cur.req != NULL && c->cur.req->upgrade;
-    o.gql = proxy_graphql_ops(c);
+    o.gql_ops = proxy_graphql_ops(c);
     proxy_decide_request(c->pol, c->id, c->host, strlen(c->host), c->port, c->cur.method,
                          c->cur.target, rl, &o, &v);
     /* a graphql endpoint decides by the operations: read them first */
@@ -971,8 +1049,8 @@ void proxy_relay_forward_decide(struct proxy_conn *c)
                            &v, detail, NULL);
         return;
     }
-    if (c->cur.req->upgrade && c->route == MODEL_ROUTE_INSPECTED) {
-        proxy_tunnel_deny_upgrade(c, &v, PROXY_OUT_FORWARD_UNSUPPORTED);
+    if (c->cur.req->upgrade && c->route == MODEL_ROUTE_INSPECTED &&
+        !proxy_ws_admit(c, &v, PROXY_OUT_FORWARD_UNSUPPORTED)) {
         return;
     }
     /* reuse the upstream when it serves the same host:port */
@@ -982,7 +1060,10 @@ void proxy_relay_forward_decide(struct proxy_conn *c)
         proxy_decide_dest(c->pol, c->id, c->host, strlen(c->host), c->port, c->cur.method,
                           c->cur.target, c->cur.target_len, &c->u_ip, &o, &dv);
         if (dv.allow && dv.route == c->route) {
-            proxy_conn_log_verdict(c, &dv, l7 ? "l7" : "opa", c->cur.method,
+            if (!proxy_cred_gate(c, &dv)) {
+                return;
+            }
+            proxy_conn_log_verdict(c, &dv, l7 ? "l7" : "policy", c->cur.method,
                                    proxy_conn_cur_path(c, path, sizeof(path)), "forward");
             proxy_relay_send_request(c);
             return;

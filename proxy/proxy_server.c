@@ -86,6 +86,30 @@ static void remember_stat(struct proxy_server *srv)
     srv->policy_st_valid = stat(srv->cfg->policy_path, &srv->policy_st) == 0;
 }
 
+/* The credentials store is reloaded with the policy. A store that no
+ * longer loads is dropped: every placeholder is then refused as
+ * unavailable (fail closed), other traffic is unaffected. */
+static void reload_creds(struct proxy_server *srv, const char *why)
+{
+    char err[1024];
+    struct proxy_creds *ns;
+
+    if (srv->cfg->credentials == NULL) {
+        return;
+    }
+    ns = proxy_creds_load(srv->cfg->credentials, err, sizeof(err));
+    proxy_creds_free(srv->creds);
+    srv->creds = ns;
+    if (ns == NULL) {
+        proxy_log_note(srv->log, "credentials reload (%s) failed, every placeholder is refused: %s",
+                       why, err);
+        pv_log_warnx("credentials reload failed: %s", err);
+    } else {
+        proxy_log_note(srv->log, "credentials reloaded (%s): %zu placeholder keys", why,
+                       proxy_creds_count(ns));
+    }
+}
+
 static void reload(struct proxy_server *srv, const char *why)
 {
     char err[1024];
@@ -93,6 +117,7 @@ static void reload(struct proxy_server *srv, const char *why)
     uint64_t gen = srv->generation + 1;
 
     remember_stat(srv);
+    reload_creds(srv, why);
     np = proxy_policy_load(srv->cfg->policy_path, gen, err, sizeof(err));
     if (np == NULL) {
         char reason[1200];
@@ -105,8 +130,7 @@ static void reload(struct proxy_server *srv, const char *why)
             return;
         }
         srv->metrics.reloads_failed++;
-        proxy_log_note(srv->log, "policy reload (%s) failed, fail-closed: %s", why, err);
-        pv_log_warnx("policy reload failed, fail-closed: %s", err);
+        proxy_log_note(srv->log, "WARNING: policy reload (%s) failed, fail-closed: %s", why, err);
     } else {
         srv->metrics.reloads_ok++;
         proxy_log_note(srv->log, "policy reloaded (%s): generation %llu", why,
@@ -439,6 +463,7 @@ static void server_free(struct proxy_server *srv)
         evdns_base_free(srv->dns, 0);
     }
     proxy_policy_unref(srv->policy);
+    proxy_creds_free(srv->creds);
     proxy_idq_free(srv->idq);
     proxy_tls_free(srv->tls);
     proxy_log_free(srv->log);
@@ -500,6 +525,16 @@ int proxy_server_run(const struct proxy_config *cfg)
     }
     srv.generation = 1;
     remember_stat(&srv);
+    if (cfg->credentials != NULL) {
+        /* values never appear in 'err': the store's messages name files,
+         * keys and fields only */
+        srv.creds = proxy_creds_load(cfg->credentials, err, sizeof(err));
+        if (srv.creds == NULL) {
+            pv_log_errorx("credentials: %s", err);
+            server_free(&srv);
+            return 2;
+        }
+    }
     srv.tls = proxy_tls_new(cfg->data_dir, cfg->upstream_ca, err, sizeof(err));
     if (srv.tls == NULL) {
         pv_log_errorx("TLS: %s", err);
@@ -564,17 +599,18 @@ int proxy_server_run(const struct proxy_config *cfg)
     if (cfg->test_allow_loopback) {
         proxy_log_note(srv.log, "WARNING: --test-allow-loopback is on: loopback destinations "
                                 "named literally by an endpoint are reachable (tests only)");
-        pv_log_warnx("--test-allow-loopback is on: for tests only");
     }
     if (unprivileged) {
         proxy_log_note(srv.log, "WARNING: --unprivileged-identity: %s", why);
-        pv_log_warnx("--unprivileged-identity: %s", why);
     }
     proxy_log_note(srv.log, "listening on %s:%u (admin %u), policy %s generation 1", cfg->bind_addr,
                    (unsigned)srv.port, (unsigned)srv.admin_port, cfg->policy_path);
     /* clients must trust it for inspected HTTPS */
     proxy_log_note(srv.log, "CA certificate (clients must trust it): %s/ca.crt", cfg->data_dir);
-    pv_log_info("CA certificate (clients must trust it): %s/ca.crt", cfg->data_dir);
+    if (srv.creds != NULL) {
+        proxy_log_note(srv.log, "credentials: %zu placeholder keys from %s",
+                       proxy_creds_count(srv.creds), cfg->credentials);
+    }
     if (!write_port_file(&srv)) {
         pv_log_errorx("cannot write %s", cfg->port_file);
         server_free(&srv);

@@ -44,10 +44,11 @@
     "enforced "                                                                                    \
     "now |\n"                                                                                      \
     "| `GET /v1/denials?last=N` | the N most recent denials (1-100, default 10), newest first, "   \
-    "queries redacted |\n"                                                                         \
+    "each {line, host, port, binary, method, path, stage, policy, reason}, queries redacted |\n"   \
     "| `POST /v1/proposals` | 202 "                                                                \
     "`{\"status\":\"submitted\"|\"already_allowed\",\"accepted_chunks\",\"rejected_chunks\","      \
-    "\"rejection_reasons\",\"accepted_chunk_ids\",\"already_allowed\"}` |\n"                       \
+    "\"rejection_reasons\",\"accepted_chunk_ids\",\"already_allowed\"}`; when nothing was "        \
+    "accepted also `message` and `operations` (each operation's outcome and reason) |\n"           \
     "| `GET /v1/proposals/{id}` | the proposal's current state |\n"                                \
     "| `GET /v1/proposals/{id}/wait?timeout=S` | waits up to S seconds (1-300, default 60) for a " \
     "decision |\n"                                                                                 \

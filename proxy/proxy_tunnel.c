@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "proxy/proxy_int.h"
+#include "proxy/proxy_ws.h"
 
 #define SNIFF_STEP_MS 5u
 #define SNIFF_DEADLINE_MS 100u
@@ -188,6 +189,8 @@ void proxy_tunnel_request(struct proxy_conn *c)
         c->cur.target = nt;
         c->cur.target_len = rl;
     }
+    /* placeholders in the target: decided and logged redacted */
+    proxy_cred_prepare_target(c);
     if (!proxy_relay_canonicalise(c, c->cur.target, c->cur.target_len)) {
         proxy_conn_outcome(c, PROXY_OUT_TUNNEL_TARGET, NULL, "request-target must be canonical",
                            NULL);
@@ -201,7 +204,7 @@ void proxy_tunnel_request_decide(struct proxy_conn *c)
     struct proxy_verdict v;
     struct proxy_decide_opts o = c->srv->opts;
 
-    o.gql = proxy_graphql_ops(c);
+    o.gql_ops = proxy_graphql_ops(c);
     proxy_decide_dest(c->pol, c->id, c->host, strlen(c->host), c->port, c->cur.method,
                       c->cur.target, c->cur.target_len, &c->u_ip, &o, &v);
     /* a graphql endpoint decides by the operations: read them first */
@@ -227,8 +230,10 @@ void proxy_tunnel_request_decide(struct proxy_conn *c)
         }
         return;
     }
-    if (c->cur.req->upgrade) {
-        proxy_tunnel_deny_upgrade(c, &v, PROXY_OUT_TUNNEL_UNSUPPORTED);
+    if (c->cur.req->upgrade && !proxy_ws_admit(c, &v, PROXY_OUT_TUNNEL_UNSUPPORTED)) {
+        return;
+    }
+    if (!proxy_cred_gate(c, &v)) {
         return;
     }
     {

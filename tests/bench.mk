@@ -43,3 +43,10 @@ noinst_PROGRAMS += tests/bench/bench_graphql
 tests_bench_bench_graphql_SOURCES = tests/bench/bench_graphql.c
 tests_bench_bench_graphql_CFLAGS = $(AM_CFLAGS)
 tests_bench_bench_graphql_LDADD = $(MODEL_LIBS)
+# the proxy's cost per WebSocket text message (parse, decide, re-frame) against
+# a REST request decision in the same run (owner: proxy), run by hand:
+#   ./tests/bench/bench_ws [seconds]
+noinst_PROGRAMS += tests/bench/bench_ws
+tests_bench_bench_ws_SOURCES = tests/bench/bench_ws.c
+tests_bench_bench_ws_CFLAGS = $(PROXY_CFLAGS)
+tests_bench_bench_ws_LDADD = $(PROXY_LIBS)

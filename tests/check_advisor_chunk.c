@@ -60,7 +60,7 @@ static json_t *show(const char *id)
     struct httpd_reply r;
 
     memset(&r, 0, sizeof(r));
-    advisor_chunk_show(w, "sb", id, true, &r);
+    advisor_route_chunk_show(w, "sb", id, true, &r);
     ck_assert_uint_eq(r.status, 200);
     return r.body;
 }
@@ -78,7 +78,7 @@ static json_t *submit_body(const char *sandbox, const char *mode, const char *bo
     struct httpd_reply r;
 
     memset(&r, 0, sizeof(r));
-    advisor_submit(w, sandbox, mode, body, strlen(body), &r);
+    advisor_route_submit(w, sandbox, mode, body, strlen(body), &r);
     ck_assert_msg(r.status == want, "submit: status %u, want %u: %s", r.status, want,
                   r.body != NULL ? json_dumps(r.body, 0) : "");
     return r.body;
@@ -243,17 +243,17 @@ START_TEST(test_manual_transitions)
     snprintf(body, sizeof(body), "{\"review_token\":\"%s\"}", str(j, "review_token"));
     json_decref(j);
     /* pending -> approved needs the fetched token */
-    json_decref(call(advisor_approve, c1, "{\"review_token\":\"nope\"}", 412));
-    json_decref(call(advisor_approve, c1, body, 200));
+    json_decref(call(advisor_route_approve, c1, "{\"review_token\":\"nope\"}", 412));
+    json_decref(call(advisor_route_approve, c1, body, 200));
     h1 = policy_hash();
     ck_assert_str_ne(h0, h1);
     /* approved -> approved is refused */
-    json_decref(call(advisor_approve, c1, body, 409));
+    json_decref(call(advisor_route_approve, c1, body, 409));
     /* approved -> pending (undo) restores the exact policy */
     {
         struct httpd_reply r;
         memset(&r, 0, sizeof(r));
-        advisor_undo(w, "sb", c1, &r);
+        advisor_route_undo(w, "sb", c1, &r);
         ck_assert_uint_eq(r.status, 200);
         json_decref(r.body);
     }
@@ -263,7 +263,7 @@ START_TEST(test_manual_transitions)
         free(h);
     }
     /* pending -> rejected, with the reason kept */
-    json_decref(call(advisor_reject, c1, "{\"reason\":\"not now\"}", 200));
+    json_decref(call(advisor_route_reject, c1, "{\"reason\":\"not now\"}", 200));
     j = show(c1);
     ck_assert_str_eq(str(j, "status"), "rejected");
     ck_assert_str_eq(str(j, "rejection_reason"), "not now");
@@ -273,14 +273,14 @@ START_TEST(test_manual_transitions)
     {
         struct httpd_reply r;
         memset(&r, 0, sizeof(r));
-        advisor_approve(w, "sb", c1, body, strlen(body), &r);
+        advisor_route_approve(w, "sb", c1, body, strlen(body), &r);
         if (r.status == 412) { /* the evaluation was refreshed by undo: refetch */
             json_decref(r.body);
             j = show(c1);
             snprintf(body, sizeof(body), "{\"review_token\":\"%s\"}", str(j, "review_token"));
             json_decref(j);
             memset(&r, 0, sizeof(r));
-            advisor_approve(w, "sb", c1, body, strlen(body), &r);
+            advisor_route_approve(w, "sb", c1, body, strlen(body), &r);
         }
         ck_assert_uint_eq(r.status, 200);
         json_decref(r.body);
@@ -295,7 +295,7 @@ START_TEST(test_manual_transitions)
         free(h);
     }
     /* approved -> rejected removes the grant */
-    json_decref(call(advisor_reject, c1, "{}", 200));
+    json_decref(call(advisor_route_reject, c1, "{}", 200));
     {
         char *h = policy_hash();
         ck_assert_str_eq(h, h0);
@@ -306,12 +306,12 @@ START_TEST(test_manual_transitions)
     {
         struct httpd_reply r;
         memset(&r, 0, sizeof(r));
-        advisor_clear(w, "sb", &r);
+        advisor_route_clear(w, "sb", &r);
         ck_assert_uint_eq(r.status, 200);
         ck_assert_int_eq(json_integer_value(json_object_get(r.body, "cleared")), 1);
         json_decref(r.body);
         memset(&r, 0, sizeof(r));
-        advisor_chunk_show(w, "sb", c2, true, &r);
+        advisor_route_chunk_show(w, "sb", c2, true, &r);
         ck_assert_uint_eq(r.status, 404);
         json_decref(r.body);
     }
@@ -344,13 +344,13 @@ START_TEST(test_folded_undo_and_reconcile)
     ck_assert_str_eq(str(j, "status"), "rejected");
     ck_assert(strstr(str(j, "rejection_reason"), "superseded by chunk ") != NULL);
     json_decref(j);
-    json_decref(call(advisor_approve, c1, body, 200));
+    json_decref(call(advisor_route_approve, c1, body, 200));
     /* Undo inverts the folded merge exactly. */
     {
         struct httpd_reply r;
         char *h;
         memset(&r, 0, sizeof(r));
-        advisor_undo(w, "sb", c1, &r);
+        advisor_route_undo(w, "sb", c1, &r);
         ck_assert_uint_eq(r.status, 200);
         json_decref(r.body);
         h = policy_hash();
@@ -375,14 +375,14 @@ START_TEST(test_folded_undo_and_reconcile)
         ck_assert_str_eq(str(j, "status"), "rejected");
         json_decref(j);
         memset(&r, 0, sizeof(r));
-        advisor_submit(w, "sb", NULL, b5, strlen(b5), &r);
+        advisor_route_submit(w, "sb", NULL, b5, strlen(b5), &r);
         ck_assert_uint_eq(r.status, 202);
         c5 = json_string_value(json_array_get(json_object_get(r.body, "accepted_chunk_ids"), 0));
         ck_assert_ptr_nonnull(c5);
         j = show(c5);
         snprintf(body, sizeof(body), "{\"review_token\":\"%s\"}", str(j, "review_token"));
         json_decref(j);
-        json_decref(call(advisor_approve, c5, body, 200));
+        json_decref(call(advisor_route_approve, c5, body, 200));
         json_decref(r.body);
         j = show(c4);
         ck_assert_str_eq(str(j, "status"), "rejected");
@@ -426,7 +426,7 @@ START_TEST(test_auto_mode_precedence)
         struct httpd_reply r;
         const char *body = "{\"operations\":[]}";
         memset(&r, 0, sizeof(r));
-        advisor_submit(w, "sb", NULL, body, strlen(body), &r);
+        advisor_route_submit(w, "sb", NULL, body, strlen(body), &r);
         ck_assert_uint_eq(r.status, 404);
         ck_assert_str_eq(str(r.body, "error"), "feature_disabled");
         json_decref(r.body);
@@ -440,14 +440,14 @@ static void advisor_undo_call(struct advisor_worker *wk, const char *sb, const c
 {
     (void)body;
     (void)len;
-    advisor_undo(wk, sb, id, r);
+    advisor_route_undo(wk, sb, id, r);
 }
 
 static void approve_all_call(struct advisor_worker *wk, const char *sb, const char *id,
                              const char *body, size_t len, struct httpd_reply *r)
 {
     (void)id;
-    advisor_approve_all(wk, sb, body, len, r);
+    advisor_route_approve_all(wk, sb, body, len, r);
 }
 
 /* ---------------------------------------------------------------------------
@@ -472,7 +472,7 @@ static void approve_ok(const char *id)
     char body[256];
 
     token_body(id, body, sizeof(body));
-    json_decref(call(advisor_approve, id, body, 200));
+    json_decref(call(advisor_route_approve, id, body, 200));
 }
 
 static void status_is(const char *id, const char *want)
@@ -504,7 +504,7 @@ static json_t *history(void)
     json_t *h;
 
     memset(&r, 0, sizeof(r));
-    advisor_history(w, "sb", &r);
+    advisor_route_history(w, "sb", &r);
     ck_assert_uint_eq(r.status, 200);
     h = json_incref(json_object_get(r.body, "history"));
     json_decref(r.body);
@@ -581,11 +581,11 @@ START_TEST(test_vec_lifecycle_round_trip)
     {
         struct httpd_reply r;
         memset(&r, 0, sizeof(r));
-        advisor_clear(w, "sb", &r);
+        advisor_route_clear(w, "sb", &r);
         ck_assert_int_eq(json_integer_value(json_object_get(r.body, "cleared")), 1);
         json_decref(r.body);
         memset(&r, 0, sizeof(r));
-        advisor_chunk_list(w, "sb", NULL, true, &r);
+        advisor_route_chunk_list(w, "sb", NULL, true, &r);
         ck_assert_uint_eq(json_array_size(json_object_get(r.body, "chunks")), 0);
         json_decref(r.body);
     }
@@ -600,7 +600,7 @@ START_TEST(test_vec_reject_reason_round_trips)
     json_t *j;
 
     submit("ex", "example.com", "GET", "/x", id);
-    json_decref(call(advisor_reject, id, "{\"reason\":\"use the internal mirror\"}", 200));
+    json_decref(call(advisor_route_reject, id, "{\"reason\":\"use the internal mirror\"}", 200));
     j = show(id);
     ck_assert_str_eq(str(j, "status"), "rejected");
     ck_assert_str_eq(str(j, "rejection_reason"), "use the internal mirror");
@@ -617,7 +617,7 @@ START_TEST(test_vec_undo_after_reject_clears_reason)
     json_t *j;
 
     submit("ex", "example.com", "GET", "/x", id);
-    json_decref(call(advisor_reject, id, "{\"reason\":\"no\"}", 200));
+    json_decref(call(advisor_route_reject, id, "{\"reason\":\"no\"}", 200));
     approve_ok(id);
     json_decref(call(advisor_undo_call, id, "", 200));
     j = show(id);
@@ -672,19 +672,19 @@ START_TEST(test_vec_cross_sandbox_not_found)
     make_sandbox("other", base_policy);
     submit("ex", "example.com", "GET", "/x", id);
     memset(&r, 0, sizeof(r));
-    advisor_chunk_show(w, "other", id, true, &r);
+    advisor_route_chunk_show(w, "other", id, true, &r);
     ck_assert_uint_eq(r.status, 404);
     json_decref(r.body);
     memset(&r, 0, sizeof(r));
-    advisor_approve(w, "other", id, "{}", 2, &r);
+    advisor_route_approve(w, "other", id, "{}", 2, &r);
     ck_assert_uint_eq(r.status, 404);
     json_decref(r.body);
     memset(&r, 0, sizeof(r));
-    advisor_reject(w, "other", id, "{}", 2, &r);
+    advisor_route_reject(w, "other", id, "{}", 2, &r);
     ck_assert_uint_eq(r.status, 404);
     json_decref(r.body);
     memset(&r, 0, sizeof(r));
-    advisor_undo(w, "other", id, &r);
+    advisor_route_undo(w, "other", id, &r);
     ck_assert_uint_eq(r.status, 404);
     json_decref(r.body);
     status_is(id, "pending");
@@ -876,13 +876,13 @@ START_TEST(test_vec_agent_view)
     for (int reviewer = 0; reviewer < 2; reviewer++) {
         struct httpd_reply r;
         memset(&r, 0, sizeof(r));
-        advisor_chunk_list(w, "sb", NULL, reviewer != 0, &r);
+        advisor_route_chunk_list(w, "sb", NULL, reviewer != 0, &r);
         ck_assert_uint_eq(r.status, 200);
         ck_assert_uint_eq(json_array_size(json_object_get(r.body, "chunks")), 1);
         agent_view_is(json_array_get(json_object_get(r.body, "chunks"), 0), reviewer != 0);
         json_decref(r.body);
         memset(&r, 0, sizeof(r));
-        advisor_chunk_show(w, "sb", id, reviewer != 0, &r);
+        advisor_route_chunk_show(w, "sb", id, reviewer != 0, &r);
         ck_assert_uint_eq(r.status, 200);
         agent_view_is(r.body, reviewer != 0);
         if (reviewer != 0) {
@@ -894,7 +894,7 @@ START_TEST(test_vec_agent_view)
     {
         struct httpd_reply r;
         memset(&r, 0, sizeof(r));
-        advisor_chunk_wait(w, "sb", id, 1, NULL, &r);
+        advisor_route_chunk_wait(w, "sb", id, 1, NULL, &r);
         ck_assert_uint_eq(r.status, 200);
         agent_view_is(r.body, false);
         json_decref(r.body);
@@ -938,7 +938,7 @@ START_TEST(test_vec_link_local_refused)
         json_decref(j);
     }
     memset(&r, 0, sizeof(r));
-    advisor_chunk_list(w, "sb", NULL, true, &r);
+    advisor_route_chunk_list(w, "sb", NULL, true, &r);
     ck_assert_uint_eq(json_array_size(json_object_get(r.body, "chunks")), 0);
     json_decref(r.body);
 }
@@ -974,7 +974,7 @@ START_TEST(test_vec_mechanistic_dedup_rechecks_edited_rule)
                        "\"binaries\":[{\"path\":\"/usr/bin/python3\"}]}}";
 
     submit_rule("mechanistic", "allow_example_org_443", plain, "/usr/bin/python3", m);
-    json_decref(call(advisor_edit, m, edit, 200));
+    json_decref(call(advisor_route_edit, m, edit, 200));
     set_setting("sb", ADVISOR_SET_MODE, "\"auto\"");
     r0 = rev_now();
     submit_rule("mechanistic", "allow_example_org_443", plain, "/usr/bin/python3", again);
@@ -1009,7 +1009,7 @@ START_TEST(test_vec_invalid_candidate_rejected)
                   "%s", reason);
     json_decref(j);
     memset(&r, 0, sizeof(r));
-    advisor_chunk_list(w, "sb", NULL, true, &r);
+    advisor_route_chunk_list(w, "sb", NULL, true, &r);
     ck_assert_uint_eq(json_array_size(json_object_get(r.body, "chunks")), 0);
     json_decref(r.body);
 }
@@ -1039,18 +1039,18 @@ START_TEST(test_vec_changed_inputs_refresh_token)
     submit("ex", "example.com", "GET", "/x", id);
     token_body(id, old, sizeof(old));
     memset(&r, 0, sizeof(r));
-    advisor_base_set(w, "sb", base2, strlen(base2), "operator", &r);
+    advisor_route_base_set(w, "sb", base2, strlen(base2), "operator", &r);
     ck_assert_uint_eq(r.status, 200);
     json_decref(r.body);
     memset(&r, 0, sizeof(r));
-    advisor_approve(w, "sb", id, old, strlen(old), &r);
+    advisor_route_approve(w, "sb", id, old, strlen(old), &r);
     ck_assert_uint_eq(r.status, 412);
     ck_assert(strstr(json_string_value(json_object_get(r.body, "detail")), "inputs changed") !=
               NULL);
     json_decref(r.body);
     token_body(id, fresh, sizeof(fresh));
     ck_assert_str_ne(old, fresh);
-    json_decref(call(advisor_approve, id, fresh, 200));
+    json_decref(call(advisor_route_approve, id, fresh, 200));
 }
 END_TEST
 
@@ -1081,7 +1081,7 @@ START_TEST(test_vec_reserved_provider_prefix)
     store_chunk_clear(&c);
     store_sandbox_clear(&sb);
     token_body(id, body, sizeof(body));
-    j = call(advisor_approve, id, body, 400);
+    j = call(advisor_route_approve, id, body, 400);
     ck_assert(strstr(json_string_value(json_object_get(j, "detail")), "'_provider_'") != NULL);
     json_decref(j);
     status_is(id, "pending");
@@ -1162,7 +1162,7 @@ START_TEST(test_vec_edit_recomputes_notes)
     j = show(id);
     ck_assert_str_eq(str(j, "security_notes"), "");
     json_decref(j);
-    json_decref(call(advisor_edit, id, edit, 200));
+    json_decref(call(advisor_route_edit, id, edit, 200));
     j = show(id);
     ck_assert_str_eq(str(j, "security_notes"), "Port 6379 is a well-known database/service port.");
     json_decref(j);
@@ -1220,7 +1220,7 @@ static void base_set(const char *text)
     struct httpd_reply r;
 
     memset(&r, 0, sizeof(r));
-    advisor_base_set(w, "sb", text, strlen(text), "operator", &r);
+    advisor_route_base_set(w, "sb", text, strlen(text), "operator", &r);
     ck_assert_msg(r.status == 200, "base: %u %s", r.status,
                   r.body != NULL ? json_dumps(r.body, 0) : "");
     json_decref(r.body);
@@ -1235,7 +1235,7 @@ static void approve_fresh(const char *id)
 
     token_body(id, body, sizeof(body));
     memset(&r, 0, sizeof(r));
-    advisor_approve(w, "sb", id, body, strlen(body), &r);
+    advisor_route_approve(w, "sb", id, body, strlen(body), &r);
     json_decref(r.body);
     if (r.status == 412) {
         approve_ok(id);
@@ -1277,6 +1277,198 @@ START_TEST(test_reproof_l4_copy_already_allowed)
     j = history();
     ck_assert_uint_eq(json_array_size(j), 0);
     json_decref(j);
+}
+END_TEST
+
+/* An operation's outcome in a submission answer: operations[i]. */
+static const json_t *op_of(const json_t *j, size_t i)
+{
+    const json_t *o = json_array_get(json_object_get(j, "operations"), i);
+    ck_assert_msg(o != NULL, "no operations[%zu]: %s", i, json_dumps(j, 0));
+    return o;
+}
+
+/* A 202 that stores nothing says why: a message and each operation's
+ * outcome and reason (issue #26 item 6). An answer that stores a chunk
+ * keeps the reference's shape, without either. */
+START_TEST(test_submit_zero_accepted_says_why)
+{
+    char body[2048];
+    json_t *j;
+
+    /* one refused operation (always-blocked host) */
+    rule_body(body, sizeof(body), "md", "\"host\":\"169.254.169.254\",\"port\":80",
+              "/usr/bin/curl");
+    j = submit_body("sb", NULL, body, 202);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "accepted_chunks")), 0);
+    ck_assert_msg(strstr(str(j, "message"), "1 operation was refused") != NULL, "%s",
+                  str(j, "message"));
+    ck_assert_uint_eq(json_array_size(json_object_get(j, "operations")), 1);
+    ck_assert_str_eq(str(op_of(j, 0), "rule_name"), "md");
+    ck_assert_str_eq(str(op_of(j, 0), "outcome"), "rejected");
+    ck_assert(strstr(str(op_of(j, 0), "reason"), "always-blocked") != NULL);
+    ck_assert_ptr_null(json_object_get(op_of(j, 0), "chunk_id"));
+    json_decref(j);
+    /* two refused for two different reasons, in order, each with its own */
+    snprintf(body, sizeof(body),
+             "{\"operations\":[{\"addRule\":{\"ruleName\":\"bad\",\"rule\":{"
+             "\"endpoints\":[{\"host\":\"api.github.com\",\"port\":443,\"tls\":\"skip\"}],"
+             "\"binaries\":[{"
+             "\"path\":\"/usr/bin/curl\"}]}}},{\"addRule\":{\"ruleName\":\"meta\",\"rule\":{"
+             "\"endpoints\":[{\"host\":\"metadata.google.internal\",\"port\":80}],"
+             "\"binaries\":[{\"path\":\"/usr/bin/curl\"}]}}}]}");
+    j = submit_body("sb", NULL, body, 202);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "rejected_chunks")), 2);
+    ck_assert(strstr(str(j, "message"), "2 operations were refused") != NULL);
+    ck_assert_str_eq(str(op_of(j, 0), "rule_name"), "bad");
+    ck_assert(strstr(str(op_of(j, 0), "reason"), "chunk 'bad': ") != NULL);
+    ck_assert_str_eq(str(op_of(j, 1), "rule_name"), "meta");
+    ck_assert(strstr(str(op_of(j, 1), "reason"), "always-blocked") != NULL);
+    json_decref(j);
+    /* one accepted, one refused: the reference's shape, no message */
+    snprintf(body, sizeof(body),
+             "{\"operations\":[{\"addRule\":{\"ruleName\":\"ok\",\"rule\":{"
+             "\"endpoints\":[{\"host\":\"a.example.com\",\"port\":443}],\"binaries\":[{"
+             "\"path\":\"/usr/bin/curl\"}]}}},{\"addRule\":{\"ruleName\":\"meta\",\"rule\":{"
+             "\"endpoints\":[{\"host\":\"metadata.google.internal\",\"port\":80}],"
+             "\"binaries\":[{\"path\":\"/usr/bin/curl\"}]}}}]}");
+    j = submit_body("sb", NULL, body, 202);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "accepted_chunks")), 1);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "rejected_chunks")), 1);
+    ck_assert_ptr_null(json_object_get(j, "message"));
+    ck_assert_ptr_null(json_object_get(j, "operations"));
+    json_decref(j);
+}
+END_TEST
+
+/* Already allowed: the message says nothing was stored, the operation
+ * names the rule that covers it. */
+START_TEST(test_submit_already_allowed_says_why)
+{
+    char body[1024];
+    json_t *j;
+
+    rule_body(body, sizeof(body), "mine", ep_gh_l4, "/usr/bin/curl");
+    j = submit_body("sb", NULL, body, 202);
+    ck_assert_str_eq(str(j, "status"), "already_allowed");
+    ck_assert(strstr(str(j, "message"), "already allows everything") != NULL);
+    ck_assert_str_eq(str(op_of(j, 0), "outcome"), "already_allowed");
+    ck_assert(strstr(str(op_of(j, 0), "reason"), "covered by rule 'gh'") != NULL);
+    json_decref(j);
+}
+END_TEST
+
+/* The lifecycle as a C API: a parsed proposal in, outcomes out, with no
+ * HTTP in between (the mapper's path). */
+START_TEST(test_submit_c_api)
+{
+    static const char good[] =
+        "{\"operations\":[{\"addRule\":{\"ruleName\":\"c1\",\"rule\":{\"endpoints\":[{"
+        "\"host\":\"c.example.com\",\"port\":443}],\"binaries\":[{\"path\":\"/usr/bin/"
+        "curl\"}]}}},{\"addRule\":{\"ruleName\":\"c2\",\"rule\":{\"endpoints\":[{\"host\":"
+        "\"169.254.1.1\",\"port\":443}],\"binaries\":[{\"path\":\"/usr/bin/curl\"}]}}}]}";
+    static const char yaml[] = "operations:\n  - addRule:\n      ruleName: y\n      rule:\n"
+                               "        endpoints: [{host: y.example.com, port: 443}]\n"
+                               "        binaries: [{path: /usr/bin/curl}]\n";
+    struct model_diags *d = model_diags_new();
+    struct advisor_proposal p;
+    struct advisor_submission o;
+
+    ck_assert(pv_ok(advisor_proposal_parse(good, strlen(good), &p, d)));
+    ck_assert(pv_ok(advisor_submit(w, "sb", NULL, NULL, &p, &o)));
+    ck_assert_int_eq(o.accepted, 1);
+    {
+        json_t *wrap = json_pack("{s:O}", "operations", o.operations);
+        ck_assert_str_eq(str(op_of(wrap, 0), "outcome"), "accepted");
+        ck_assert_str_eq(str(op_of(wrap, 0), "chunk_id"),
+                         json_string_value(json_array_get(o.ids, 0)));
+        ck_assert_str_eq(str(op_of(wrap, 1), "outcome"), "rejected");
+        json_decref(wrap);
+    }
+    advisor_submission_clear(&o);
+    /* unknown sandbox and a sandbox without proposals: refused, nothing stored */
+    ck_assert_int_eq(advisor_submit(w, "nosuch", NULL, NULL, &p, &o).err, PV_ERR_NOTFOUND);
+    advisor_submission_clear(&o);
+    advisor_proposal_clear(&p);
+    /* the lifecycle takes JSON only; garbage is the model's diagnostic */
+    ck_assert_int_eq(advisor_proposal_parse(yaml, strlen(yaml), &p, d).err, PV_ERR_POLICY);
+    ck_assert_ptr_null(p.model);
+    ck_assert_int_eq(advisor_proposal_parse("{\"operations\":", 14, &p, d).err, PV_ERR_POLICY);
+    ck_assert_uint_gt(model_diags_count(d), 0);
+    model_diags_free(d);
+}
+END_TEST
+
+/* The decisions as a C API: outcomes and refusals as data, no HTTP. Each
+ * refusal kind is the one its route maps (a wrong kind would answer the
+ * wrong status). */
+START_TEST(test_decision_c_api)
+{
+    struct advisor_decision d;
+    char id[64];
+    char token[80];
+    json_t *j;
+    int64_t r0;
+
+    submit("capi", "api.github.com", "POST", "/repos/capi", id);
+    j = show(id);
+    snprintf(token, sizeof(token), "%s", str(j, "review_token"));
+    json_decref(j);
+    /* refusals */
+    ck_assert_int_eq(advisor_approve(w, "sb", id, "nope", &d).err, PV_ERR_CONFLICT);
+    ck_assert_int_eq(d.refusal, ADVISOR_REFUSED_STALE);
+    ck_assert(strstr(d.detail, "review token does not match") != NULL);
+    ck_assert_int_eq(advisor_undo(w, "sb", id, &d).err, PV_ERR_CONFLICT);
+    ck_assert_int_eq(d.refusal, ADVISOR_REFUSED_PRECONDITION);
+    ck_assert_str_eq(d.detail, "chunk status is 'pending', expected 'approved'");
+    ck_assert_int_eq(advisor_approve(w, "sb", "no-such-chunk", token, &d).err, PV_ERR_NOTFOUND);
+    ck_assert_int_eq(d.refusal, ADVISOR_REFUSED_NO_CHUNK);
+    ck_assert_int_eq(advisor_reject(w, "nosuch", id, NULL, &d).err, PV_ERR_NOTFOUND);
+    ck_assert_int_eq(d.refusal, ADVISOR_REFUSED_NOT_FOUND);
+    ck_assert_str_eq(d.detail, "sandbox not found");
+    ck_assert_int_eq(advisor_approve_suggestion(w, "sb", id, token, &d).err, PV_ERR_CONFLICT);
+    ck_assert(strstr(d.detail, "no narrowed suggestion") != NULL);
+    status_is(id, "pending"); /* no refusal changed anything */
+    /* approve: the outcome names the revision written */
+    r0 = rev_now();
+    ck_assert(pv_ok(advisor_approve(w, "sb", id, token, &d)));
+    ck_assert_int_eq(d.refusal, ADVISOR_DECIDED);
+    ck_assert_str_eq(d.chunk_id, id);
+    ck_assert_str_eq(d.status, "approved");
+    ck_assert_int_eq(d.policy_version, rev_now());
+    ck_assert_int_gt(d.policy_version, r0);
+    ck_assert_uint_eq(strlen(d.policy_hash), 64);
+    ck_assert(!d.narrowed);
+    /* reject an approved chunk: its grant leaves, a new revision */
+    ck_assert(pv_ok(advisor_reject(w, "sb", id, "not\x01 now", &d)));
+    ck_assert_str_eq(d.status, "rejected");
+    ck_assert_int_eq(d.policy_version, rev_now());
+    ck_assert_int_gt(d.policy_version, r0 + 1);
+    j = show(id);
+    ck_assert_str_eq(str(j, "rejection_reason"), "not now"); /* control bytes dropped */
+    json_decref(j);
+    /* the same decision twice: refused, not repeated */
+    ck_assert_int_eq(advisor_reject(w, "sb", id, "again", &d).err, PV_ERR_CONFLICT);
+    ck_assert_int_eq(d.refusal, ADVISOR_REFUSED_PRECONDITION);
+    /* the views: data in, refusals as kinds */
+    {
+        struct advisor_view v;
+        ck_assert(pv_ok(advisor_chunk_get(w, "sb", id, false, &v)));
+        ck_assert_str_eq(str(v.json, "status"), "rejected");
+        ck_assert_ptr_null(json_object_get(v.json, "evidence")); /* the agent view */
+        advisor_view_clear(&v);
+        ck_assert(!pv_ok(advisor_chunk_get(w, "sb", "no-such-chunk", true, &v)));
+        ck_assert_int_eq(v.refusal, ADVISOR_REFUSED_NO_CHUNK);
+        ck_assert_ptr_null(v.json);
+        ck_assert(!pv_ok(advisor_chunk_list(w, "sb", "approvedx", true, &v)));
+        ck_assert_int_eq(v.refusal, ADVISOR_REFUSED_BAD_REQUEST);
+        ck_assert(!pv_ok(advisor_chunk_list(w, "nosuch", NULL, true, &v)));
+        ck_assert_int_eq(v.refusal, ADVISOR_REFUSED_NOT_FOUND);
+        ck_assert_str_eq(v.detail, "sandbox not found");
+        ck_assert(pv_ok(advisor_chunk_list(w, "sb", "rejected", true, &v)));
+        ck_assert_uint_eq(json_array_size(json_object_get(v.json, "chunks")), 1);
+        advisor_view_clear(&v);
+    }
 }
 END_TEST
 
@@ -1386,10 +1578,18 @@ START_TEST(test_reproof_unrelated_base_keeps)
     j = show(id);
     ck_assert_msg(strstr(str(j, "validation_result"), "capability_expansion") != NULL, "%s",
                   str(j, "validation_result"));
+    ck_assert_ptr_nonnull(json_object_get(json_object_get(j, "evidence"), "envelope"));
     json_decref(j);
     approve_ok(id);
     base_set(base3);
     status_is(id, "approved");
+    /* proved again in the new context with the proof only: the gate's
+     * checks (containment, envelope) are not asked (ADVISOR_EVAL_PROOF_ONLY) */
+    j = show(id);
+    ck_assert_ptr_nonnull(json_object_get(json_object_get(j, "evidence"), "prover"));
+    ck_assert_ptr_null(json_object_get(json_object_get(j, "evidence"), "envelope"));
+    ck_assert_ptr_null(json_object_get(json_object_get(j, "evidence"), "containment"));
+    json_decref(j);
     base_set(base_policy);
     status_is(id, "approved");
 }
@@ -1547,7 +1747,7 @@ START_TEST(test_suggestion_proved_and_approved)
          * suggested rule in /wait's answer (never the credentials) */
         struct httpd_reply r;
         memset(&r, 0, sizeof(r));
-        advisor_chunk_wait(w, "sb", id, 1, NULL, &r);
+        advisor_route_chunk_wait(w, "sb", id, 1, NULL, &r);
         ck_assert_uint_eq(r.status, 200);
         ck_assert(json_is_true(json_object_get(r.body, "timed_out")));
         ck_assert(
@@ -1560,10 +1760,10 @@ START_TEST(test_suggestion_proved_and_approved)
         json_decref(r.body);
     }
     /* a stale or foreign token applies nothing */
-    json_decref(call(advisor_approve_suggestion, id, "{\"review_token\":\"00\"}", 412));
+    json_decref(call(advisor_route_approve_suggestion, id, "{\"review_token\":\"00\"}", 412));
     snprintf(body, sizeof(body), "{\"review_token\":\"%s\"}", str(sug, "review_token"));
     json_decref(j);
-    json_decref(call(advisor_approve_suggestion, id, body, 200));
+    json_decref(call(advisor_route_approve_suggestion, id, body, 200));
     j = show(id);
     ck_assert_str_eq(str(j, "status"), "approved");
     ck_assert_str_eq(str(j, "validation_result"), "prover: no new findings");
@@ -1584,7 +1784,7 @@ START_TEST(test_suggestion_none_without_denials)
     j = show(id);
     ck_assert_ptr_null(json_object_get(json_object_get(j, "evidence"), "suggestion"));
     json_decref(j);
-    json_decref(call(advisor_approve_suggestion, id, "{\"review_token\":\"00\"}", 409));
+    json_decref(call(advisor_route_approve_suggestion, id, "{\"review_token\":\"00\"}", 409));
 }
 END_TEST
 
@@ -1623,6 +1823,10 @@ static Suite *suite(void)
     tcase_add_test(t, test_vec_reserved_provider_prefix);
     tcase_add_test(t, test_vec_dedup);
     tcase_add_test(t, test_reproof_l4_copy_already_allowed);
+    tcase_add_test(t, test_submit_zero_accepted_says_why);
+    tcase_add_test(t, test_submit_already_allowed_says_why);
+    tcase_add_test(t, test_submit_c_api);
+    tcase_add_test(t, test_decision_c_api);
     tcase_add_test(t, test_reproof_dormant_undo_suspends);
     tcase_add_test(t, test_reproof_credentials_suspend);
     tcase_add_test(t, test_reproof_unrelated_base_keeps);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "advisor/advisor.h"
+#include "model/model.h"
 
 static json_t *rule(const char *text)
 {
@@ -294,6 +295,33 @@ START_TEST(test_helpers)
 }
 END_TEST
 
+/* model_host_lower: the one host lower-casing the advisor uses (rule
+ * keys, always-blocked checks, the envelope, suggestions). */
+START_TEST(test_host_lower)
+{
+    char out[8];
+    char big[300];
+
+    ck_assert(model_host_lower("Api.GitHub.COM", big, sizeof(big)));
+    ck_assert_str_eq(big, "api.github.com");
+    ck_assert(model_host_lower("*.Ex-1.io", big, sizeof(big)));
+    ck_assert_str_eq(big, "*.ex-1.io");
+    /* only ASCII letters move: bytes of other scripts stay as they are */
+    ck_assert(model_host_lower("\xc3\x84"
+                               "B",
+                               big, sizeof(big)));
+    ck_assert_str_eq(big, "\xc3\x84"
+                          "b");
+    /* too long: false, with the prefix that fits, terminated */
+    ck_assert(!model_host_lower("ABCDEFGHIJ", out, sizeof(out)));
+    ck_assert_str_eq(out, "abcdefg");
+    ck_assert(model_host_lower("ABCDEFG", out, sizeof(out)));
+    ck_assert(!model_host_lower(NULL, out, sizeof(out)));
+    ck_assert_str_eq(out, "");
+    ck_assert(!model_host_lower("a", out, 0));
+}
+END_TEST
+
 START_TEST(test_tokens)
 {
     struct advisor_tokens *t = advisor_tokens_new();
@@ -325,6 +353,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_rule_text);
     tcase_add_test(t, test_helpers);
     tcase_add_test(t, test_tokens);
+    tcase_add_test(t, test_host_lower);
     suite_add_tcase(s, t);
     return s;
 }

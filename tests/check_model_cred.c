@@ -277,6 +277,22 @@ static const struct file_case file_cases[] = {
     {"bad_yaml", "credentials: [\n", 0, "c.yaml:"},
     {"bad_json", "{\"credentials\": [}", 0, "c.yaml:1:"},
     {"blank", "  \n\n", 0, "empty credentials document"},
+    /* the proxy's store: env, value, value_file accepted, never printed */
+    {"store_value", "- {name: a, env: K_1, value: SECRETX, target_hosts: [a.com]}\n", 1, NULL},
+    {"store_value_file", "- {name: a, env: K, value_file: /x/y}\n", 1, NULL},
+    {"store_env_only", "- {name: a, env: K}\n", 1, NULL},
+    {"store_value_no_env", "- {name: a, value: SECRETX}\n", 0,
+     "c.yaml:1:3: credential with a value needs env (its placeholder key)"},
+    {"store_both", "- {name: a, env: K, value: SECRETX, value_file: f}\n", 0,
+     "credential has both value and value_file"},
+    {"store_bad_env", "- {name: a, env: 9K, value: SECRETX}\n", 0,
+     "c.yaml:1:18: credential env '9K' must match [A-Za-z_][A-Za-z0-9_]*"},
+    {"store_dup_env", "- {name: a, env: K}\n- {name: b, env: K}\n", 0,
+     "c.yaml:2:3: duplicate credential env 'K'"},
+    {"store_value_list", "- {name: a, env: K, value: [SECRETX]}\n", 0,
+     "c.yaml:1:28: credential value must be a non-empty string without NUL"},
+    {"store_value_nul", "- {name: a, env: K, value: \"SECRET\\0X\"}\n", 0,
+     "c.yaml:1:28: string contains a NUL byte"},
 };
 
 START_TEST(test_file)
@@ -298,6 +314,8 @@ START_TEST(test_file)
         }
         ck_assert_msg(cs == NULL, "%s: expected failure", c->name);
         ck_assert_msg(diags_have(d, c->want), "%s: want '%s'", c->name, c->want);
+        /* a secret is never quoted by a diagnostic */
+        ck_assert_msg(!diags_have(d, "SECRET"), "%s: a diagnostic quotes the value", c->name);
     }
     model_credset_free(cs);
     model_diags_free(d);

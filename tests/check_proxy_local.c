@@ -119,9 +119,12 @@ END_TEST
 static char tapped[8][512];
 static size_t ntapped;
 
-static void tap(void *arg, const char *line, size_t len)
+static char tapped_host[64];
+
+static void tap(void *arg, const char *line, size_t len, const struct proxy_log_event *e)
 {
     (void)arg;
+    snprintf(tapped_host, sizeof(tapped_host), "%s", e != NULL ? e->host : "(no record)");
     if (ntapped < 8) {
         snprintf(tapped[ntapped++], sizeof(tapped[0]), "%.*s", (int)len, line);
     }
@@ -156,6 +159,8 @@ START_TEST(test_tap)
     ck_assert(strstr(tapped[0], " DENIED ") != NULL);
     ck_assert(strstr(tapped[0], "/repos/x?[redacted] [policy:api engine:l7]") != NULL);
     ck_assert(strchr(tapped[0], '\n') == NULL);
+    /* the record comes with the line: /v1/denials answers its fields */
+    ck_assert_str_eq(tapped_host, "api.example.com");
     proxy_local_redact(tapped[0], strlen(tapped[0]), red, sizeof(red));
     ck_assert_str_eq(red, tapped[0]); /* already redacted: unchanged */
     proxy_log_set_tap(l, NULL, NULL);

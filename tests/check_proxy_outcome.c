@@ -63,6 +63,10 @@ static const struct out_case out_cases[] = {
     {PROXY_OUT_TUNNEL_UNSUPPORTED, 403, "unsupported_l7_protocol", L, "l7", true},
     {PROXY_OUT_TUNNEL_UPSTREAM, 502, "upstream_unreachable", J, "upstream", true},
     {PROXY_OUT_RELOAD_CLOSED, 0, NULL, PROXY_REPLY_NONE, "policy_stale", true},
+    {PROXY_OUT_CRED_MISMATCH, 403, "credential_endpoint_mismatch", PROXY_REPLY_MESSAGE,
+     "credentials", true},
+    {PROXY_OUT_CRED_UNAVAILABLE, 500, "credential_unavailable", PROXY_REPLY_MESSAGE, "credentials",
+     true},
 };
 
 static bool same(const char *a, const char *b)
@@ -82,10 +86,12 @@ START_TEST(test_outcome_row)
     ck_assert_msg(r->kind == tc->kind, "%s: kind", r->name);
     ck_assert_msg(same(r->stage, tc->stage), "%s: stage %s", r->name, r->stage);
     ck_assert_msg(r->log == tc->log, "%s: log", r->name);
-    /* only the reference's engine names, or none where its field means nothing */
-    ck_assert_msg(r->engine == NULL || strcmp(r->engine, "opa") == 0 ||
+    /* the engines that decide here (never "opa": proviso runs no OPA), or
+     * none where the field means nothing */
+    ck_assert_msg(r->engine == NULL || strcmp(r->engine, "policy") == 0 ||
                       strcmp(r->engine, "ssrf") == 0 || strcmp(r->engine, "l7") == 0 ||
-                      strcmp(r->engine, "http-parser") == 0 || strcmp(r->engine, "tls") == 0,
+                      strcmp(r->engine, "http-parser") == 0 || strcmp(r->engine, "tls") == 0 ||
+                      strcmp(r->engine, "credentials") == 0,
                   "%s: engine %s", r->name, r->engine);
     /* failures that are no policy decision name no policy engine */
     if (tc->o == PROXY_OUT_DNS || tc->o == PROXY_OUT_CONN_LIMIT || tc->o == PROXY_OUT_INTERNAL) {

@@ -57,20 +57,46 @@ tests_fuzz_fuzz_proxy_chunked_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_proxy_chunked_LDADD = $(CRYPTO_LIBS)
 endif
 
-# proviso-advisor's readers of proposal bodies (owner: advisor). advisor_rule.c
-# and advisor_util.c are compiled into the target with the fuzzer's flags.
+# proviso-proxy's credential placeholder rewriter (owner: proxy, proxy_cred.c),
+# with the model sources it reads the store with; same convention.
+#   ./tests/fuzz/fuzz_cred_rewrite -max_total_time=120 CORPUS_DIR
+if ENABLE_FUZZ
+noinst_PROGRAMS += tests/fuzz/fuzz_cred_rewrite
+tests_fuzz_fuzz_cred_rewrite_SOURCES = tests/fuzz/fuzz_cred_rewrite.c proxy/proxy_int.h \
+	proxy/proxy_cred.c $(model_libmodel_la_SOURCES) $(FUZZ_COMMON)
+nodist_tests_fuzz_fuzz_cred_rewrite_SOURCES = model/model_registry_data.c
+tests_fuzz_fuzz_cred_rewrite_CFLAGS = $(AM_CFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS) \
+	$(CRYPTO_CFLAGS) $(LIBEVENT_CFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_cred_rewrite_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_cred_rewrite_LDADD = $(FUZZ_LIBS)
+endif
+
+# the proxy's WebSocket frame parser and GraphQL-over-WebSocket classifier
+# (proxy_ws.c), same convention
+if ENABLE_FUZZ
+noinst_PROGRAMS += tests/fuzz/fuzz_ws_frames
+tests_fuzz_fuzz_ws_frames_SOURCES = tests/fuzz/fuzz_ws_frames.c proxy/proxy_int.h proxy/proxy_ws.h \
+	proxy/proxy_ws.c proxy/proxy_http.c $(FUZZ_COMMON)
+tests_fuzz_fuzz_ws_frames_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CRYPTO_CFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_ws_frames_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_ws_frames_LDADD = $(JANSSON_LIBS) $(CRYPTO_LIBS)
+endif
+
+# proviso-advisor's readers of proposal bodies (owner: advisor). advisor_rule.c,
+# advisor_util.c and advisor_submit.c (advisor_proposal_parse) are compiled into
+# the target with the fuzzer's flags.
 #   ./tests/fuzz/fuzz_advisor_body -max_total_time=120 CORPUS_DIR
 if ENABLE_FUZZ
 noinst_PROGRAMS += tests/fuzz/fuzz_advisor_body
 tests_fuzz_fuzz_advisor_body_SOURCES = tests/fuzz/fuzz_advisor_body.c advisor/advisor.h \
 	advisor/advisor_rule.c advisor/advisor_util.c advisor/advisor_settings.c \
-	advisor/advisor_mapper.c $(model_libmodel_la_SOURCES) $(FUZZ_COMMON)
+	advisor/advisor_mapper.c advisor/advisor_submit.c $(model_libmodel_la_SOURCES) $(FUZZ_COMMON)
 nodist_tests_fuzz_fuzz_advisor_body_SOURCES = model/model_registry_data.c
 tests_fuzz_fuzz_advisor_body_CFLAGS = $(ADVISOR_CFLAGS) $(YAML_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_advisor_body_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
 # the archives below only resolve what the target never runs (the store, the
 # HTTP replies, the prover client): every symbol of the model, common/ and the
-# four advisor files above is already defined by the target's own objects, so
+# five advisor files above is already defined by the target's own objects, so
 # the linker takes no uninstrumented copy of them.
 tests_fuzz_fuzz_advisor_body_LDADD = advisor/libadvisor.la httpd/libhttpd.la audit/libaudit.la \
 	$(FUZZ_LIBS) $(MHD_LIBS) $(SQLITE_LIBS) $(CURL_LIBS) \
@@ -110,7 +136,8 @@ endif
 # build configured with --enable-fuzz CC=clang (.ci/run uses build-fuzz/).
 FUZZ_TARGETS = tests/fuzz/fuzz_policy_yaml tests/fuzz/fuzz_policy_json \
 	tests/fuzz/fuzz_prover_body tests/fuzz/fuzz_proxy_request tests/fuzz/fuzz_proxy_chunked \
-	tests/fuzz/fuzz_advisor_body tests/fuzz/fuzz_audit_verify tests/fuzz/fuzz_graphql
+	tests/fuzz/fuzz_advisor_body tests/fuzz/fuzz_audit_verify tests/fuzz/fuzz_ws_frames \
+	tests/fuzz/fuzz_graphql tests/fuzz/fuzz_cred_rewrite
 EXTRA_DIST += tests/fuzz/smoke.sh tests/fuzz/seeds.py tests/fuzz/corpus $(FUZZ_TARGETS:=.dict)
 CLEANFILES += fuzz-smoke.txt fuzz-smoke-*.log
 if ENABLE_FUZZ

@@ -173,9 +173,16 @@ for m in man1/proviso.1 man8/proviso-prover.8 man8/proviso-advisor.8; do
 done
 f=$(find_one man8/proviso-advisor.8)
 check "proviso-advisor(8) names the inbox" grep -q '/ui/' "$f"
-for k in agent_policy_proposals_enabled proposal_approval_mode peer_address_ranges; do
-    check "proviso-advisor(8) names the setting $k" grep -q "$k" "$f"
-    check "proviso(1) names the setting $k" grep -q "$k" "$(find_one man1/proviso.1)"
+check "proviso(1) names the inbox" grep -q '/ui/' "$(find_one man1/proviso.1)"
+# every key the CLI's help lists (the list the advisor checks)
+keys=$("$bindir/proviso" settings set --help | sed -n 's/^Keys: //p')
+[ -n "$keys" ] || bad "proviso settings set --help lists no keys"
+for k in $keys; do
+    check "proviso(1) names the setting $k" grep -q -- "$k" "$(find_one man1/proviso.1)"
+    case "$k" in
+    envelope_allow_*) check "proviso-advisor(8) names the envelope clauses" grep -q 'envelope_allow_' "$f" ;;
+    *) check "proviso-advisor(8) names the setting $k" grep -q -- "$k" "$f" ;;
+    esac
 done
 # Every option a --help lists is in the man page (roff writes "\-\-name").
 man_has_opts() {

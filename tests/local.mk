@@ -26,6 +26,7 @@ include $(srcdir)/tests/audit.mk
 include $(srcdir)/tests/fuzz.mk
 include $(srcdir)/tests/bench.mk
 include $(srcdir)/tests/install.mk
+include $(srcdir)/tests/clients.mk
 check_PROGRAMS += tests/check_common
 TESTS += tests/check_common
 tests_check_common_SOURCES = tests/check_common.c

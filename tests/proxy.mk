@@ -21,6 +21,12 @@ tests_check_proxy_outcome_SOURCES = tests/check_proxy_outcome.c
 tests_check_proxy_outcome_CFLAGS = $(PROXY_TEST_CFLAGS)
 tests_check_proxy_outcome_LDADD = $(PROXY_TEST_LIBS)
 
+check_PROGRAMS += tests/check_proxy_ws
+TESTS += tests/check_proxy_ws
+tests_check_proxy_ws_SOURCES = tests/check_proxy_ws.c
+tests_check_proxy_ws_CFLAGS = $(PROXY_TEST_CFLAGS)
+tests_check_proxy_ws_LDADD = $(PROXY_TEST_LIBS)
+
 check_PROGRAMS += tests/check_proxy_ident
 TESTS += tests/check_proxy_ident
 tests_check_proxy_ident_SOURCES = tests/check_proxy_ident.c
@@ -44,6 +50,16 @@ PROXY_E2E = tests/e2e/proxy_forward.sh tests/e2e/proxy_connect.sh \
 	tests/e2e/proxy_identity.sh tests/e2e/proxy_ssrf.sh tests/e2e/proxy_tls.sh \
 	tests/e2e/proxy_reload.sh tests/e2e/proxy_diff.sh tests/e2e/proxy_smuggle.sh \
 	tests/e2e/proxy_flood.sh tests/e2e/proxy_framing.sh tests/e2e/proxy_ops.sh \
-	tests/e2e/proxy_graphql.sh
+	tests/e2e/proxy_graphql.sh tests/e2e/proxy_websocket.sh
 TESTS += $(PROXY_E2E)
-EXTRA_DIST += $(PROXY_E2E) tests/e2e/proxy_lib.sh tests/e2e/gql_upstream.py
+EXTRA_DIST += $(PROXY_E2E) tests/e2e/proxy_lib.sh tests/e2e/gql_upstream.py tests/e2e/ws_echo.py \
+	tests/e2e/ws_client.py
+
+# credential placeholders (proxy_cred.c): the rewriter's tables and the e2e
+# scenario judged by a logging upstream
+check_PROGRAMS += tests/check_proxy_cred
+TESTS += tests/check_proxy_cred tests/e2e/proxy_cred.sh tests/cli_cred_store.sh
+tests_check_proxy_cred_SOURCES = tests/check_proxy_cred.c
+tests_check_proxy_cred_CFLAGS = $(PROXY_TEST_CFLAGS)
+tests_check_proxy_cred_LDADD = $(PROXY_TEST_LIBS)
+EXTRA_DIST += tests/e2e/proxy_cred.sh tests/cli_cred_store.sh

@@ -51,6 +51,7 @@ mkdir -p "$T/etc" "$T/var"
 # the mapper would turn the agent's denial into a second proposal of its own
 printf 'mapper_flush_interval_ms: 3600000\n' >"$T/quiet.yaml"
 CHUNK=""
+REVIEW_TOKEN=""
 agent_done=no
 
 # agent: what the README's comment lines describe
@@ -109,13 +110,27 @@ while IFS= read -r line; do
     "proviso "*)
         [ "$agent_done" = yes ] || case "$cmd" in "proviso rule "*) agent ;; esac
         cmd=${cmd//3f2a9c1d/${CHUNK:0:8}} # as rule list prints it
+        # the README's example review token -> the one rule get printed
+        case "$cmd" in
+        *"--review-token 7b0e41d2c9f3a855..."*)
+            [ -n "$REVIEW_TOKEN" ] || fail "rule approve before rule get printed a review token"
+            cmd=${cmd//7b0e41d2c9f3a855.../$REVIEW_TOKEN}
+            ;;
+        esac
         # shellcheck disable=SC2086
         set -- ${cmd#proviso }
         out=$("$CLI_BIN" "$@" 2>&1)
         expect_eq "exit 0: $cmd" 0 "$?"
         case "$1 $2" in
         "rule list") expect_has "rule list shows the chunk" "${CHUNK:0:8}  pending" "$out" ;;
-        "rule get") expect_has "rule get shows the rule" "/data" "$out" ;;
+        "rule get")
+            expect_has "rule get shows the rule" "/data" "$out"
+            REVIEW_TOKEN=$(printf '%s\n' "$out" | sed -n 's/^review token: *\([0-9a-f]*\)$/\1/p')
+            [ -n "$REVIEW_TOKEN" ] && pass || fail "rule get printed no review token: $out"
+            ;;
+        "rule approve")
+            expect_has "rule approve used the review token rule get printed" "--review-token $REVIEW_TOKEN" "$cmd"
+            ;;
         esac
         ;;
     "openssl "* | "chmod "* | "export "*)

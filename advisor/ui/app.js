@@ -27,6 +27,7 @@
         polling: false,
         generation: 0,     // bumped on token change: stale loops stop
         rejecting: false,  // the reject reason box is open
+        confirming: null,  // {what, c}: an approval waiting for its confirm step
     };
 
     const $ = (id) => document.getElementById(id);
@@ -299,6 +300,7 @@
         state.sandbox = name;
         state.chunk = null;
         state.rejecting = false;
+        state.confirming = null;
         refresh();
     }
 
@@ -352,8 +354,11 @@
     }
 
     function selectChunk(id) {
+        // the last decision's message belongs to the proposal it was about
+        say('', '');
         state.chunk = id;
         state.rejecting = false;
+        state.confirming = null;
         refresh();
     }
 
@@ -361,7 +366,85 @@
     // One proposal: its evidence and the decision
     // ---------------------------------------------------------------------
 
-    function findingsTable(prover) {
+    // A policy glob as a regular expression: '**' any run, '*' one part
+    // (between two of 'sep'), the rest literal. Display only: the advisor
+    // and the prover decide; this only picks which pattern to show.
+    function globRe(glob, sep) {
+        const one = '[^' + (sep === '/' ? '/' : '.') + ']*';
+        let src = '';
+        const g = String(glob);
+        for (let i = 0; i < g.length; i++) {
+            if (g[i] === '*' && g[i + 1] === '*') {
+                src += '.*';
+                i++;
+            } else if (g[i] === '*') {
+                src += one;
+            } else {
+                src += g[i].replace(/[\\^$.|?+()[\]{}]/g, '\\$&');
+            }
+        }
+        return new RegExp('^' + src + '$', 'i');
+    }
+
+    function endpointPorts(ep) {
+        if (Array.isArray(ep.ports)) {
+            return ep.ports.map(Number);
+        }
+        return ep.port === undefined ? [] : [Number(ep.port)];
+    }
+
+    // The pattern of the proposed rule that opens one finding path: the
+    // allow rule (method and path glob) of the endpoint the path goes
+    // to, its access preset, or "any path" when the endpoint is not
+    // inspected. The witness (one concrete request) stays as detail; a
+    // reviewer judges the pattern.
+    function rulePattern(rule, p) {
+        const w = p.witness || {};
+        const host = String(p.host || w.host || '');
+        const port = Number(p.port || w.port || 0);
+        const method = String(w.method || p.method || '').toUpperCase();
+        const wpath = String(w.path || '');
+        const eps = ((rule && rule.endpoints) || []).filter((ep) =>
+            typeof ep.host === 'string' && globRe(ep.host, '.').test(host) &&
+            (endpointPorts(ep).length === 0 || endpointPorts(ep).includes(port)));
+        const out = [];
+        for (const ep of eps) {
+            const rules = Array.isArray(ep.rules) ? ep.rules.map((r) => r && r.allow).filter(Boolean) : [];
+            if (rules.length) {
+                const byMethod = rules.filter((a) => !a.method || a.method === '*' ||
+                    String(a.method).toUpperCase() === method || method === '');
+                const byPath = byMethod.filter((a) => !wpath || globRe(a.path || '/**', '/').test(wpath));
+                for (const a of (byPath.length ? byPath : byMethod)) {
+                    out.push((a.method || '*') + ' ' + (a.path || '/**') +
+                        (a.query ? ' ?' + JSON.stringify(a.query) : ''));
+                }
+            } else if (ep.access) {
+                out.push('access ' + ep.access + ' (its methods on /**)');
+            } else {
+                out.push('any path (' + (ep.protocol ? ep.protocol : 'not inspected') + ')');
+            }
+        }
+        if (out.length === 0) {
+            return p.rule ? 'through rule ' + p.rule : '(no pattern of this rule)';
+        }
+        return [...new Set(out)].join(', ');
+    }
+
+    // "1 finding, 2 paths" - what the table holds, in its own words.
+    function findingsCount(prover) {
+        const fs = (prover && prover.findings) || [];
+        let listed = 0;
+        let total = 0;
+        for (const f of fs) {
+            const n = (f.paths || []).length;
+            listed += n;
+            total += Number.isInteger(f.paths_total) && f.paths_total > n ? f.paths_total : n;
+        }
+        return plural(fs.length, 'finding') + ', ' + plural(total, 'path') +
+            (total > listed ? ' (' + listed + ' listed)' : '');
+    }
+
+    function findingsTable(prover, rule) {
         const rows = [];
         for (const f of (prover && prover.findings) || []) {
             for (const p of f.paths || []) {
@@ -371,10 +454,13 @@
         if (rows.length === 0) {
             return null;
         }
+        const cols = ['Category', 'Binary', 'Host:port', 'Method', 'Rule pattern', 'Risk', 'Credentials'];
         const table = el('table', { id: 'findings', class: 'findings' },
-            el('caption', { text: 'Findings: each path the change opens, with its witness' }));
+            el('caption', { id: 'findings-count',
+                text: findingsCount(prover) + ': each path the change opens, the pattern of the ' +
+                    'proposed rule that opens it, and a witness request' }));
         const head = el('tr', {});
-        for (const h of ['Category', 'Binary', 'Host:port', 'Method', 'Path', 'Rule', 'Credentials', 'Witness']) {
+        for (const h of cols) {
             head.append(el('th', { scope: 'col', text: h }));
         }
         table.append(el('thead', {}, head));
@@ -382,19 +468,26 @@
         for (const r of rows) {
             const p = r.path;
             const w = p.witness || {};
-            const tr = el('tr', {},
-                el('td', { text: r.category }),
+            const risk = w.risk ? String(w.risk) : '';
+            // the category's words, so a long one wraps between them
+            body.append(el('tr', { class: 'path' },
+                el('td', { class: 'category', 'data-category': r.category,
+                    text: String(r.category || '').replace(/_/g, ' ') }),
                 el('td', { text: p.binary || w.binary || '' }),
                 el('td', { text: (p.host || w.host || '*') + ':' + (p.port || w.port || '') }),
                 el('td', { text: w.method || p.method || 'any' }),
-                el('td', { text: (w.path || '') + (w.query ? '?' + w.query : '') }),
-                el('td', { text: p.rule || '' }),
-                el('td', { text: (p.credentials || []).join(', ') || 'none' }),
-                el('td', {}, el('code', { class: 'witness', text: curlLine(p.witness) || '(none)' })));
-            body.append(tr);
+                el('td', { class: 'pattern', text: rulePattern(rule, p) }),
+                el('td', { class: 'risk' + (risk ? ' risk-' + risk : ''),
+                    text: risk ? risk + (w.action ? ' (' + (w.api ? w.api + ' ' : '') + w.action + ')' : '')
+                        : 'not rated' }),
+                el('td', { text: (p.credentials || []).join(', ') || 'none' })));
+            body.append(el('tr', { class: 'witness' },
+                el('td', { colspan: String(cols.length) },
+                    el('span', { class: 'witness-scroll' }, 'witness: ',
+                        el('code', { class: 'witness', text: curlLine(p.witness) || '(none)' })))));
         }
         table.append(body);
-        return table;
+        return el('div', { class: 'table-wrap' }, table);
     }
 
     // ---------------------------------------------------------------------
@@ -594,7 +687,9 @@
         dlRow(dl, 'Endpoint', c.host + ':' + c.port);
         dlRow(dl, 'Binary', c.binary);
         dlRow(dl, 'Proposed by', c.analysis_mode + ', confidence ' +
-            Math.round((Number(c.confidence) || 0) * 100) + '%, seen ' + c.hit_count + ' time(s)');
+            Math.round((Number(c.confidence) || 0) * 100) + '% (the proposer\'s estimate that the rule ' +
+            'is wanted, not a safety score; the grants and findings are), seen ' + c.hit_count + ' time(s)',
+        'proposed-by');
         dlRow(dl, 'Rationale', c.rationale, 'rationale');
         dlRow(dl, 'Effective policy', sb ? 'revision ' + sb.policy_version + ' (sha256:' +
             String(sb.policy_hash || '').slice(0, 12) + ')' : 'unknown', 'effective-revision');
@@ -621,7 +716,7 @@
         }
 
         d.append(el('h3', { text: 'Findings' }));
-        const table = findingsTable(prover);
+        const table = findingsTable(prover, c.proposed_rule);
         d.append(table || el('p', { id: 'no-findings', text: noFindingsText(prover) }));
 
         const creds = credentialsInScope(prover);
@@ -649,7 +744,9 @@
                 el('p', { class: 'hint', text: 'Built from what the sandbox was denied and proved ' +
                     'against the same policy: ' + (sg.validation_result || '') + '.' }),
                 pre(grantLines({ grants: sg.grants }), 'suggestion-grants'),
-                pre(JSON.stringify(sg.rule, null, 2), 'suggestion-rule'));
+                el('details', { class: 'rule-json' },
+                    el('summary', { text: 'The narrowed rule (JSON)' }),
+                    pre(JSON.stringify(sg.rule, null, 2), 'suggestion-rule')));
         }
         if (c.status === 'suspended' && c.approved_evidence) {
             // Both evidences side by side: what the approval rested on and
@@ -666,10 +763,62 @@
             d.append(el('h3', { text: 'Evidence at approval and now' }), cmp);
         }
 
-        d.append(el('h3', { text: 'Proposed rule' }), pre(JSON.stringify(c.proposed_rule, null, 2), 'rule-json'));
-        d.append(el('h3', { text: 'Policy diff' }), pre(ev.diff || '', 'diff'));
+        // The rule once: as the change to the policy. The JSON the agent
+        // sent stays one click away.
+        d.append(el('h3', { text: 'The change to the policy' }), pre(ev.diff || '', 'diff'));
+        d.append(el('details', { class: 'rule-json' },
+            el('summary', { text: 'The proposed rule as submitted (JSON)' }),
+            pre(JSON.stringify(c.proposed_rule, null, 2), 'rule-json')));
 
         d.append(decisionBox(c));
+    }
+
+    // The confirm step of an approval: it names what would be granted (the
+    // grants of the evaluation on the screen, or of the narrowed rule)
+    // before anything is sent. It keeps the evaluation it was opened with:
+    // a refresh underneath does not change what the reviewer is
+    // confirming, and the advisor refuses a stale one (412).
+    function confirmBox(c, what) {
+        const cc = state.confirming.c;
+        const sug = what === 'approve-suggestion';
+        const prover = sug ? { grants: (cc.evidence.suggestion || {}).grants || [] }
+            : ((cc.evidence || {}).prover || null);
+        const grants = prover && Array.isArray(prover.grants) ? prover.grants : null;
+        const box = el('div', { id: 'confirm', class: 'confirm', role: 'alertdialog',
+            'aria-labelledby': 'confirm-title', 'data-action': what });
+        box.append(el('h4', { id: 'confirm-title', text: (sug ? 'Approve the narrowed rule for ' : 'Approve rule ') +
+            cc.rule_name + ' in sandbox ' + state.sandbox + '?' }));
+        if (grants === null) {
+            box.append(el('p', { id: 'confirm-grants-headline',
+                text: 'This evidence lists no grants: the prover did not say what the change grants.' }));
+        } else {
+            box.append(el('p', { id: 'confirm-grants-headline', text: 'Approving grants ' +
+                (grants.length === 0 ? 'no new or changed unit' : plural(grants.length, 'unit')) +
+                (grants.length ? ':' : '.') }));
+            if (grants.length) {
+                box.append(pre(grantLines(prover), 'confirm-grants'));
+            }
+        }
+        if (!sug && prover && Array.isArray(prover.findings) && prover.findings.length) {
+            box.append(el('p', { id: 'confirm-findings', text: 'The prover found ' + findingsCount(prover) +
+                ' (' + (prover.categories || []).join(', ') + ').' }));
+        }
+        if (cc.review_token !== c.review_token) {
+            box.append(el('p', { class: 'warn', text: 'The evaluation changed since this was opened; the ' +
+                'advisor will refuse this approval. Cancel and review the proposal again.' }));
+        }
+        box.append(el('button', { type: 'button', id: 'approve-confirm', class: 'approve',
+            onclick: () => decide(cc, what) }, sug ? 'Approve the narrowed rule' : 'Approve: grant this'), ' ',
+        el('button', { type: 'button', id: 'approve-cancel',
+            onclick: () => { state.confirming = null; renderDetail(c); } }, 'Cancel'));
+        return box;
+    }
+
+    function openConfirm(c, what) {
+        state.confirming = { what, c };
+        state.rejecting = false;
+        renderDetail(c);
+        $('approve-confirm').focus();
     }
 
     function decisionBox(c) {
@@ -678,21 +827,29 @@
         const canApprove = c.status === 'pending' || c.status === 'rejected' || c.status === 'suspended';
         const canReject = c.status === 'pending' || c.status === 'approved' || c.status === 'suspended';
         const sug = c.evidence && c.evidence.suggestion;
+        const confirming = state.confirming !== null && state.confirming.c.chunk_id === c.chunk_id &&
+            canApprove ? state.confirming.what : null;
+        if (confirming !== null) {
+            box.append(confirmBox(c, confirming));
+            box.append(el('p', { class: 'hint mono', text: 'review token ' +
+                String(state.confirming.c.review_token || '').slice(0, 16) }));
+            return box;
+        }
         if (canApprove && sug) {
             box.append(el('button', { type: 'button', id: 'approve-suggestion', class: 'approve',
-                onclick: () => decide(c, 'approve-suggestion') }, 'Approve the narrowed rule'), ' ');
+                onclick: () => openConfirm(c, 'approve-suggestion') }, 'Approve the narrowed rule...'), ' ');
         }
         if (canApprove) {
             box.append(el('button', { type: 'button', id: 'approve', class: sug ? 'approve-wide' : 'approve',
-                onclick: () => decide(c, 'approve') }, sug ? 'Approve as proposed' : 'Approve'), ' ');
+                onclick: () => openConfirm(c, 'approve') }, sug ? 'Approve as proposed...' : 'Approve...'), ' ');
         }
         if (canReject && !state.rejecting) {
             box.append(el('button', { type: 'button', id: 'reject', class: 'reject',
                 onclick: () => { state.rejecting = true; renderDetail(c); $('reason').focus(); } },
-            c.status === 'approved' ? 'Reject (remove the grant)' : 'Reject'));
+            c.status === 'approved' ? 'Reject (remove the grant)...' : 'Reject...'));
         }
         if (canReject && state.rejecting) {
-            box.append(el('label', { for: 'reason', text: 'Reason for rejecting (required)' }),
+            box.append(el('label', { for: 'reason', text: 'Reason for rejecting (required; the agent reads it)' }),
                 el('textarea', { id: 'reason', rows: '3', maxlength: '1000' }),
                 el('button', { type: 'button', id: 'reject-confirm', class: 'reject',
                     onclick: () => decide(c, 'reject') }, 'Confirm reject'), ' ',
@@ -725,6 +882,7 @@
         for (const b of document.querySelectorAll('.decision button')) {
             b.disabled = true;
         }
+        state.confirming = null;
         try {
             const out = await api('POST', path, body);
             state.rejecting = false;
@@ -813,7 +971,7 @@
     // pure builders here; a page never defines this hook.
     if (typeof globalThis.__provisoInboxTest === 'object' && globalThis.__provisoInboxTest !== null) {
         Object.assign(globalThis.__provisoInboxTest, { grantsSection, grantsHeadline, grantsSummary, noFindingsText,
-            renderDetail });
+            renderDetail, rulePattern, findingsCount });
     }
 
     document.addEventListener('DOMContentLoaded', () => {

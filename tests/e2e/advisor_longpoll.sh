@@ -134,7 +134,7 @@ for _ in $(seq 6); do
 done
 PIDS="$PIDS $AGENT_POLLS"
 i=0
-while [ "$(grep -c '"verdict":"superseded"' "$T/ADV.log")" -lt 4 ] && [ $i -lt 100 ]; do
+while [ "$(grep -c ' verdict:superseded ' "$T/ADV.log")" -lt 4 ] && [ $i -lt 100 ]; do
     sleep 0.05
     i=$((i + 1))
 done
@@ -143,7 +143,7 @@ for p in $AGENT_POLLS; do
     kill -0 "$p" 2>/dev/null && held=$((held + 1))
 done
 expect_eq "(b) a sandbox token holds two policy long-polls" 2 "$held"
-expect_eq "(b) the older ones were superseded" 4 "$(grep -c '"verdict":"superseded"' "$T/ADV.log")"
+expect_eq "(b) the older ones were superseded" 4 "$(grep -c ' verdict:superseded ' "$T/ADV.log")"
 start_aproxy PX ADV one
 start_aproxy PY ADV one
 for px in PX PY; do
@@ -202,14 +202,14 @@ sleep 1
 expect_eq "(c) past its share: 429" "429 too_many_waits" \
     "$(sed -n '1s/^HTTP\/1.1 \([0-9]*\).*/\1/p' "$T/h3") $("$JQ" -r .error "$T/b3")"
 expect_has "(c) with Retry-After" "retry-after: 1" "$(tr -d '\r' <"$T/h3" | tr '[:upper:]' '[:lower:]')"
-gone_before=$(grep -c '"verdict":"client_gone"' "$T/ADV.log")
+gone_before=$(grep -c ' verdict:client_gone ' "$T/ADV.log")
 # shellcheck disable=SC2086
 kill $HOLDERS $THREE $AGENT_POLLS 2>/dev/null
 sleep 1
 out=$(sbcall three GET "/v1/sandboxes/three/proposals/$P3/wait?timeout=1")
 expect_eq "(c) killed clients freed sandbox three's slots" "200 pending true" \
     "$(code "$out") $(jget "$out" .status) $(jget "$out" .timed_out)"
-gone=$(($(grep -c '"verdict":"client_gone"' "$T/ADV.log") - gone_before))
+gone=$(($(grep -c ' verdict:client_gone ' "$T/ADV.log") - gone_before))
 if [ "$gone" -ge 4 ]; then pass; else fail "(c) only $gone long-polls ended as client_gone"; fi
 
 # ---------------------------------------------------------------------------
@@ -252,7 +252,7 @@ else
 fi
 expect_not "(d) PZ's policy sync was never refused" "advisor answered 503" "$(cat "$T/PZ.log")"
 expect_eq "(d) one agent long-poll of a1 or a2 gave way" 1 \
-    "$(grep -c '"verdict":"superseded"' "$T/SMALL.log")"
+    "$(grep -c ' verdict:superseded ' "$T/SMALL.log")"
 # shellcheck disable=SC2086
 kill $SMALL_POLLS 2>/dev/null
 

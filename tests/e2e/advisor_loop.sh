@@ -92,8 +92,14 @@ expect_not "current policy lacks /data" "/data" "$(jget "$out" .policy_yaml)"
 via P1 "http://127.0.0.1:$UP/data?token=SECRET123" >/dev/null
 out=$(via P1 "http://policy.local/v1/denials?last=5")
 expect_eq "denials" "200 true" "$(code "$out") $(jget "$out" .log_available)"
-expect_has "denials newest first" "/data?[redacted]" "$(jget "$out" '.denials[0]')"
-expect_has "denials older" "GET http://127.0.0.1:$UP/data [policy:api" "$(jget "$out" '.denials[1]')"
+# objects (the reference answers bare lines: .line keeps that text)
+expect_has "denials newest first" "/data?[redacted]" "$(jget "$out" '.denials[0].line')"
+expect_has "denials older" "GET http://127.0.0.1:$UP/data [policy:api" "$(jget "$out" '.denials[1].line')"
+expect_eq "denial fields" "127.0.0.1 $UP GET /data" \
+    "$(jget "$out" '.denials[0] | .host + " " + (.port | tostring) + " " + .method + " " + .path')"
+expect_eq "denial binary and stage" "true true" \
+    "$(jget "$out" '.denials[0] | (.binary | startswith("/")) , (.stage | length > 0)' | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "denials are objects" "object object" "$(jget "$out" '[.denials[] | type] | join(" ")')"
 expect_not "denials never show the query" "SECRET123" "$out"
 out=$(via P1 "http://policy.local/v1/denials?last=0")
 expect_eq "last=0 clamps to 1" 1 "$(jget "$out" '.denials | length')"

@@ -237,6 +237,14 @@ cli 1 sandbox create sb4 --policy "$WORK/bad.yaml"
 err_has "invalid_policy:" "an invalid policy is refused (400)"
 cli 2 sandbox create sb4 --policy "$WORK/nonexistent.yaml"
 err_has "nonexistent.yaml: No such file or directory" "an unreadable policy file"
+# the proxy's credentials store carries secrets; the advisor keeps metadata only
+printf -- '- name: gh\n  target_hosts: [api.github.com]\n  env: GH_TOKEN\n  value: s3cr3t-never-stored\n' \
+    >"$WORK/store.yaml"
+cli 1 sandbox create sb4 --policy "$WORK/base.yaml" --credentials "$WORK/store.yaml"
+err_has "invalid_credentials:" "credentials with a value are refused (400)"
+err_has "metadata only: remove \`value\`" "... and the message says why"
+check "... and the secret is not echoed" sh -c "! grep -q s3cr3t '$ERR'"
+cli 1 sandbox show sb4
 cli 1 sandbox create 'Bad Name' --policy "$WORK/base.yaml"
 err_has "invalid_request: name must be" "an invalid sandbox name"
 cli 0 sandbox list
@@ -277,15 +285,19 @@ err_has "not_found" "policy get of an unknown sandbox"
 # --- settings ------------------------------------------------------------------------------
 cli 0 settings get --global
 out_has "agent_policy_proposals_enabled" "settings get --global lists the keys"
-out_has "(unset)" "an unset value"
+out_has "proposal_approval_mode           \"manual\"   (from default)" "an unset key shows its effective default and says so"
+out_has "auto_approval_envelope           true       (from default)" "settings get lists the envelope keys with their defaults"
+out_has "envelope_allow_new_ports         false      (from default)" "an envelope clause defaults to false"
+out_has "peer_address_ranges              unset (any address may register) (from default)" "unset ranges read as unbounded"
+out_lacks "(unset)" "no bare (unset) where a default applies"
 cli 0 settings set agent_policy_proposals_enabled true --global
-out_has "agent_policy_proposals_enabled   true       (global)" "settings set: a boolean"
+out_has "agent_policy_proposals_enabled   true       (from global)" "settings set: a boolean"
 cli 0 settings get agent_policy_proposals_enabled --sandbox sb1
-out_has "true       (global)" "the global value wins for a sandbox"
+out_has "true       (from global)" "the global value wins for a sandbox"
 cli 0 settings get agent_policy_proposals_enabled --sandbox sb1 --format json
 out_has '"resolved_from": "global"' "settings get KEY json"
 cli 0 settings set proposal_approval_mode auto --sandbox sb1
-out_has 'proposal_approval_mode           "auto"     (sandbox)' "VALUE auto is the string \"auto\""
+out_has 'proposal_approval_mode           "auto"     (from sandbox)' "VALUE auto is the string \"auto\""
 cli 0 settings set proposal_approval_mode '"manual"' --sandbox sb1 --format json
 out_has '"value": "manual"' "a quoted VALUE is a JSON string"
 cli 1 settings set proposal_approval_mode AUTO --sandbox sb1
@@ -299,7 +311,14 @@ err_has "unknown setting key 'no_such_key'" "an unknown key"
 cli 1 settings get no_such_key --global
 err_has "unknown setting key 'no_such_key'" "get of an unknown key"
 cli 0 settings delete proposal_approval_mode --sandbox sb1
-out_has "proposal_approval_mode           (unset)    (default)" "settings delete"
+out_has "proposal_approval_mode           \"manual\"   (from default)" "settings delete: back to the default"
+cli 0 settings set --help
+for k in agent_policy_proposals_enabled proposal_approval_mode peer_address_ranges auto_approval_envelope \
+    envelope_allow_binary_globs envelope_allow_host_wildcards envelope_allow_uninspected \
+    envelope_allow_access_presets envelope_allow_new_ports; do
+    out_has " $k" "settings set --help lists $k"
+done
+out_has "manual|auto (default manual)" "settings set --help gives the values and defaults"
 cli 1 settings get --sandbox nosuch
 err_has "not_found" "settings of an unknown sandbox"
 
@@ -322,6 +341,12 @@ esac
 out_has "-> docs.rust-lang.org:443 inspected, GET /std  [binary: exact, host: exact, route: inspected, methods: read-only]" \
     "rule get: the grant line with its breadth"
 if grep -qi "nothing new" "$OUT"; then bad "rule get: 'nothing new' beside a grant"; else ok "rule get: never 'nothing new' beside a grant"; fi
+cli 0 rule history sb2
+out_has "approved  Rule 'docs_lib' approved (automatically)" "history: an auto-approval says so"
+out_has "(confidence: the proposer's estimate that the rule is wanted, not a safety score)" \
+    "history: the confidence is explained where it is shown"
+cli 0 rule history sb2 --format json
+out_lacks '"decided_by"' "history json: the advisor's answer as it came"
 proposal "$WORK/p_b_out.json" pypi_get pypi.org 443 GET /simple/x
 submit "$WORK/sb2.token" "$WORK/p_b_out.json" sb2
 cli 0 rule get sb2 --chunk-id "$CHUNK"
@@ -430,15 +455,21 @@ err_has "a rule is a JSON or YAML mapping" "edit with a list"
 cli 2 rule edit sb1 --chunk-id "$A" --rule "$WORK/nonexistent.yaml"
 cli 0 rule reject sb1 --chunk-id "$A" --reason "read the README from the docs site"
 out_has "chunk $A is rejected" "reject with a reason"
-cli 1 rule reject sb1 --chunk-id "$A"
+cli 1 rule reject sb1 --chunk-id "$A" --reason again
 err_has "chunk status is 'rejected', expected 'pending' or 'approved'" "reject twice (409)"
 cli 1 rule edit sb1 --chunk-id "$A" --rule "$WORK/rule.yaml"
 err_has "expected 'pending'" "edit of a rejected chunk (409)"
-cli 0 rule reject sb1 --chunk-id "$B" --format json
+cli 2 rule reject sb1 --chunk-id "$B"
+err_has "rule reject needs --reason TEXT" "reject without --reason: a usage error, as the inbox asks for one"
+cli 2 rule reject sb1 --chunk-id "$B" --reason "   "
+err_has "rule reject needs --reason TEXT" "reject with a blank reason: refused too"
+cli 0 rule get sb1 --chunk-id "$B"
+out_has "status:           approved" "... and nothing was sent: the chunk is still approved"
+cli 0 rule reject sb1 --chunk-id "$B" --reason "not needed any more" --format json
 out_has '"policy_version":' "rejecting an approved chunk removes its grant (json)"
 cli 0 rule history sb1
 out_has "proposed  Rule 'gh_write' proposed (confidence:" "history: proposed"
-out_has "rejected  Rule 'gh_write' rejected: read the README from the docs site" "history: the reason"
+out_has "rejected  Rule 'gh_write' rejected: read the README from the docs site (by a reviewer)" "history: the reason, by a reviewer"
 out_has "$SHORT_A" "history: short ids"
 cli 0 rule history sb1 --format json
 out_has '"history": [' "history json"
@@ -475,7 +506,7 @@ out_has '"cleared": 0' "rule clear json"
 submit "$WORK/sb1.token" "$WORK/p_e.json"
 cli 1 rule approve-all sb1 --token-file "$WORK/sb1.token"
 err_has "forbidden: this route needs the admin token" "a sandbox token cannot approve (403)"
-cli 1 rule reject sb1 --chunk-id "$CHUNK" --token-file "$WORK/sb1.token"
+cli 1 rule reject sb1 --chunk-id "$CHUNK" --reason no --token-file "$WORK/sb1.token"
 err_has "forbidden" "a sandbox token cannot reject (403)"
 cli 1 sandbox list --token-file "$WORK/sb1.token"
 err_has "forbidden" "a sandbox token cannot list sandboxes (403)"

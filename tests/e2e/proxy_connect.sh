@@ -60,7 +60,7 @@ out=$(raw_tunnel "127.0.0.1:9" "")
 expect_has "connect deny: status" "HTTP/1.1 403 Forbidden" "$out"
 expect_has "connect deny: exact body" '{"detail":"CONNECT 127.0.0.1:9 not permitted by policy","error":"policy_denied","reason":"endpoint 127.0.0.1:9 is not allowed by any policy"}' "$out"
 expect_log "connect deny: log line" "NET:OPEN [MED] DENIED $RAW("
-expect_log "connect deny: log reason" "-> 127.0.0.1:9 [policy:- engine:opa] [reason:endpoint 127.0.0.1:9 is not allowed by any policy]"
+expect_log "connect deny: log reason" "-> 127.0.0.1:9 [policy:- engine:policy] [reason:endpoint 127.0.0.1:9 is not allowed by any policy]"
 out=$("$CURL" -s --max-time 5 -x "http://127.0.0.1:$PX" -p -w '%{http_connect}' "http://127.0.0.1:9/")
 expect_eq "curl sees the 403 on CONNECT" "403" "$out"
 
@@ -107,6 +107,6 @@ expect_has "unknown protocol refused" "Unsupported tunnel protocol for L7-inspec
 out=$(raw_tunnel "127.0.0.1:$B_HTTP" "GET /a%%2Fb HTTP/1.1\r\nHost: 127.0.0.1:$B_HTTP\r\n\r\n")
 expect_has "encoded slash in a tunnel: 400 (not a silent close)" "invalid_request_target" "$out"
 out=$(raw_tunnel "127.0.0.1:$B_HTTP" "GET /x HTTP/1.1\r\nHost: 127.0.0.1:$B_HTTP\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
-expect_has "websocket upgrade: documented unsupported denial" "protocol upgrades (WebSocket) are not supported" "$out"
+expect_has "websocket upgrade without a key: refused with its reason" "invalid WebSocket upgrade: exactly one Sec-WebSocket-Key is required" "$out"
 
 finish

@@ -211,10 +211,45 @@ expect_has "denials.jsonl: query redacted" "\"query_redacted\":true" "$den"
 expect_not "denials.jsonl: no query values" "force=true" "$den"
 expect_not "log: no query values" "tag=evil" "$(cat "$T/proxy.log")"
 line=$(grep -m1 'HTTP:GET \[INFO\] ALLOWED' "$T/proxy.log")
-if printf '%s' "$line" | grep -Eq '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z OCSF HTTP:GET \[INFO\] ALLOWED /usr/bin/curl\([0-9]+\) -> GET http://127\.0\.0\.1:[0-9]+/hello\?\[redacted\] \[policy:plain engine:opa\]$'; then
+if printf '%s' "$line" | grep -Eq '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z OCSF HTTP:GET \[INFO\] ALLOWED /usr/bin/curl\([0-9]+\) -> GET http://127\.0\.0\.1:[0-9]+/hello\?\[redacted\] \[policy:plain engine:policy\]$'; then
     pass
 else
     fail "shorthand line format: $line"
 fi
+# the engine is named truthfully: proviso runs no OPA
+expect_not "log: no decision names the engine opa" "engine:opa" "$(cat "$T/proxy.log")"
+expect_not "denials.jsonl: no engine opa" '"engine":"opa"' "$den"
+expect_has "denials.jsonl: the policy engine is named" '"engine":"policy"' "$den"
+expect_eq "every OCSF line names an engine from the documented set or none" "" \
+    "$(grep ' OCSF ' "$T/proxy.log" | grep -o 'engine:[a-z0-9-]*' | sort -u |
+        grep -vx -e engine:policy -e engine:l7 -e engine:ssrf -e engine:http-parser)"
+
+# --- one format, each line once ---------------------------------------------------
+# the decision log holds decision lines (the OCSF shorthand, one per
+# outcome) and operational lines in the shape of every program's log
+# ("TS proviso-proxy info|warning: ..."); stderr gets each operational line
+# once, never a second wording of it
+TSRE='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z'
+expect_eq "every decision-log line is a decision or a proviso-proxy line" "" \
+    "$(grep -Ev "^$TSRE (OCSF |proviso-proxy (info|warning|error): )" "$T/proxy.log" | head -3)"
+expect_eq "every stderr line has the programs' one shape" "" \
+    "$(grep -Ev "^$TSRE proviso-proxy (info|warning|error): " "$T/proxy.err" | head -3)"
+expect_eq "the CA note is on stderr once" 1 "$(grep -c 'CA certificate (clients must trust it)' "$T/proxy.err")"
+expect_eq "the loopback warning is on stderr once" 1 "$(grep -c 'test-allow-loopback' "$T/proxy.err")"
+expect_has "... as a warning, in the decision log too" "proviso-proxy warning: --test-allow-loopback is on" \
+    "$(cat "$T/proxy.log")"
+# without --log the decision log is stderr: still each line once
+"$PROXY_BIN" --policy "$T/policy.yaml" --port 0 --admin-port 0 --port-file "$T/nolog.port" \
+    --data-dir "$T/data" --upstream-ca "$T/ca.pem" --test-allow-loopback 2>"$T/nolog.err" &
+NL_PID=$!
+PIDS="$PIDS $NL_PID"
+wait_file "$T/nolog.port" || fail "the proxy without --log did not start: $(cat "$T/nolog.err")"
+kill "$NL_PID" 2>/dev/null
+wait "$NL_PID" 2>/dev/null
+for what in 'CA certificate (clients must trust it)' 'test-allow-loopback' 'listening on' 'exiting'; do
+    expect_eq "no --log: '$what' is on stderr once" 1 "$(grep -c -- "$what" "$T/nolog.err")"
+done
+expect_eq "no --log: every stderr line has the one shape" "" \
+    "$(grep -Ev "^$TSRE proviso-proxy (info|warning|error): " "$T/nolog.err" | head -3)"
 
 finish

@@ -166,7 +166,7 @@ EOF
 UPG="GET http://127.0.0.1:$A_HTTP/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
 upgrade_policy inspected_only
 out=$(raw_send "$UPG")
-expect_has "upgrade: refused on an inspected route" "protocol upgrades (WebSocket) are not supported" "$out"
+expect_has "upgrade: an incomplete WebSocket handshake is refused on an inspected route" "invalid WebSocket upgrade: exactly one Sec-WebSocket-Key is required" "$out"
 upgrade_policy with_shell
 out=$(raw_send "$UPG")
 expect_has "upgrade: carried by the entry with an opaque route" "request: GET /ws" "$out"

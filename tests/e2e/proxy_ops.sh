@@ -78,7 +78,7 @@ out=$("$CURL" -s --max-time 15 -x "http://127.0.0.1:$PX" -w '|%{http_code}' "htt
 expect_has "dns: 502" "|502" "$out"
 expect_has "dns: own error" '"error":"dns_resolution_failed"' "$out"
 expect_has "dns: detail" "DNS resolution failed for nosuch.invalid:80" "$out"
-expect_log "dns: a note with its stage" "PROXY_OUT_DNS nosuch.invalid:80: DNS resolution failed"
+expect_log "dns: a note with its stage" "dns_resolution_failed nosuch.invalid:80: DNS resolution failed"
 expect_log "dns: stage dns" "(stage dns, /usr/bin/curl("
 expect_eq "dns: no DENIED line" 0 "$(grep -c 'DENIED.*nosuch.invalid' "$T/proxy.log")"
 expect_eq "dns: not in denials.jsonl" 0 "$(cat "$T/data/denials.jsonl" 2>/dev/null | grep -c nosuch.invalid)"
@@ -169,7 +169,7 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null &&
         read -r PX ADM <"$T/px.port"
         expect_eq "unprivileged: healthz" '{"status":"ok"}' \
             "$("$CURL" -s --max-time 3 "http://127.0.0.1:$ADM/healthz")"
-        expect_log "unprivileged: warned in the log" "WARNING: --unprivileged-identity: CAP_SYS_PTRACE"
+        expect_log "unprivileged: warned in the log" "proviso-proxy warning: --unprivileged-identity: CAP_SYS_PTRACE"
         expect_eq "unprivileged: warned once on stderr" 1 \
             "$(grep -c 'unprivileged-identity' "$T/selfcheck2.err")"
         stop_proxy

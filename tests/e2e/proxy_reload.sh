@@ -132,6 +132,6 @@ kill -TERM "$PX_PID"
 wait "$PX_PID"
 expect_eq "SIGTERM exit status" "0" "$?"
 PIDS=${PIDS% $PX_PID}
-expect_log "drain logged" "PROXY exiting"
+expect_log "drain logged" "proviso-proxy info: exiting"
 
 finish

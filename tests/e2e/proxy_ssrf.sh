@@ -52,7 +52,7 @@ network_policies:
       - path: $RAW
 EOF
 start_proxy --test-hosts-file "$T/hosts"
-expect_log "--test-allow-loopback warns at start" "WARNING: --test-allow-loopback is on"
+expect_log "--test-allow-loopback warns at start" "proviso-proxy warning: --test-allow-loopback is on"
 
 # the one permitted loopback: an endpoint naming 127.0.0.1 literally
 out=$(pcurl "http://127.0.0.1:$A_HTTP/lit")

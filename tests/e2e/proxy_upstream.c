@@ -18,7 +18,8 @@
  * upstream received, for tests that must prove a request never arrived).
  *
  * Special paths: /bulk?n=N streams N bytes (Content-Length), /close answers
- * with Connection: close, /status/NNN answers with that status.
+ * with Connection: close, /status/NNN answers with that status, /echo-body
+ * also echoes the body ("body: BYTES").
  *
  * With --strict-port-file FILE --strict-log LOG it also runs a hand-written
  * origin that frames requests the way nginx does (every line, chunk-size
@@ -165,6 +166,14 @@ static void handle(struct evhttp_request *req, void *arg)
     }
     evbuffer_add_printf(b, "body-bytes: %zu\n",
                         evbuffer_get_length(evhttp_request_get_input_buffer(req)));
+    if (path != NULL && strcmp(path, "/echo-body") == 0) {
+        /* the body as received, for tests that check rewritten bodies */
+        struct evbuffer *ib = evhttp_request_get_input_buffer(req);
+        size_t bl = evbuffer_get_length(ib);
+        evbuffer_add_printf(b, "body: ");
+        evbuffer_add(b, evbuffer_pullup(ib, -1), bl);
+        evbuffer_add_printf(b, "\n");
+    }
     evhttp_add_header(outh, "Content-Type", "text/plain");
     evhttp_add_header(outh, "X-Upstream", kind);
     if (path != NULL && strcmp(path, "/close") == 0) {

@@ -158,13 +158,18 @@ expect_header "Content-Type: text/plain; version=0.0.4" "Prometheus content type
 # --- shutdown and the access log ---------------------------------------------------------
 stop_server
 check "SIGTERM exits 0" [ $? -eq 0 ]
-grep '"log":"access"' "$LOG" >"$WORK/access"
+grep ' proviso-prover access: ' "$LOG" >"$WORK/access"
 check "one access line per request ($REQS)" [ "$(wc -l <"$WORK/access")" -eq "$REQS" ]
 check "access lines carry method, route, status, verdict and ms" \
-    grep -q '"method":"POST","route":"/v1/prove","status":200,"verdict":"findings","ms":' "$WORK/access"
+    grep -Eq ' access: POST /v1/prove 200 verdict:findings [0-9]+\.[0-9]{3} ms$' "$WORK/access"
 check "unknown routes are logged as such, not by their URL" \
-    grep -q '"route":"unknown","status":404' "$WORK/access"
+    grep -Eq ' access: [A-Z]+ unknown 404 ' "$WORK/access"
 check "no access line carries the token" sh -c "! grep -q '$TOKEN' '$LOG'"
 check "no log line carries policy contents" sh -c "! grep -q 'docs.python.org\\|api.github.com' '$LOG'"
-check "every access line is one JSON object" sh -c "! grep -v '^{\"ts\":.*}\$' '$WORK/access'"
+# one format: every line of the log is "TS proviso-prover TAG: ...", the
+# access lines included (no JSON line beside the text ones)
+check "every log line has the one shape (timestamp, program, tag)" sh -c \
+    "! grep -Ev '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z proviso-prover (info|warning|error|debug|fatal|access): ' '$LOG'"
+check "every access line is whole: method, route, status, verdict, ms" sh -c \
+    "! grep -Ev ' access: [^ ]+ [^ ]+ [0-9]+ verdict:[a-z_]+ [0-9]+\.[0-9]{3} ms( aborted)?\$' '$WORK/access'"
 finish

@@ -2,7 +2,9 @@
 /* fuzz_advisor_body.c - libFuzzer target: what the advisor reads from a
  * proposal body an agent (or anyone holding a sandbox token) sends
  *
- * The input is loaded as the model loads a submission. For every accepted
+ * The input is parsed as the advisor parses a submission
+ * (advisor_proposal_parse: the model's reading and the JSON form, both or
+ * neither, one rule per operation). For every accepted
  * body, each operation's rule goes through the advisor's readers (key,
  * security notes, always-blocked check, event text, summary) and the
  * advisor's own re-serialisation of the rule must load again as a proposal
@@ -109,7 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *buf = malloc(size == 0 ? 1 : size);
     struct model_diags *d = model_diags_new();
-    struct model_proposal *pr;
+    struct advisor_proposal p;
     json_t *root;
     char msg[512];
 
@@ -128,19 +130,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         (void)advisor_setting_check("peer_address_ranges", root, msg, sizeof(msg));
         read_denials(buf, size, root);
     }
-    pr = model_proposal_load("proposal", buf, size, d);
-    if (pr != NULL && json_is_object(root)) {
-        const json_t *ops = json_object_get(root, "operations");
-        for (size_t i = 0; i < model_proposal_nops(pr) && i < json_array_size(ops); i++) {
+    /* The submission's one parse (advisor_proposal_parse, the route's):
+     * either both readings, with one JSON rule per operation the model
+     * read, or neither. */
+    if (pv_ok(advisor_proposal_parse(buf, size, &p, d))) {
+        const json_t *ops = json_object_get(p.doc, "operations");
+        if (p.model == NULL || json_array_size(ops) != model_proposal_nops(p.model)) {
+            fprintf(stderr, "fuzz_advisor_body: a parsed proposal lost its operations\n");
+            abort();
+        }
+        for (size_t i = 0; i < model_proposal_nops(p.model); i++) {
             const json_t *rule =
                 json_object_get(json_object_get(json_array_get(ops, i), "addRule"), "rule");
-            const char *name = model_proposal_rule_name(pr, i);
+            const char *name = model_proposal_rule_name(p.model, i);
             if (json_is_object(rule) && name != NULL && name[0] != '\0') {
                 read_rule(name, rule);
             }
         }
+        advisor_proposal_clear(&p);
+    } else if (p.model != NULL || p.doc != NULL) {
+        fprintf(stderr, "fuzz_advisor_body: a refused proposal kept a reading\n");
+        abort();
     }
-    model_proposal_free(pr);
     model_diags_free(d);
     json_decref(root);
     free(buf);

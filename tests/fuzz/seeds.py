@@ -110,6 +110,30 @@ http=['GET ','POST ','PUT ','PATCH ','DELETE ','HEAD ','OPTIONS ','CONNECT ','TR
 w('fuzz_proxy_request', http+['0\r\n\r\n','5\r\nhello\r\n'], 'fuzz_proxy_request: HTTP/1.1 request-line, header and framing tokens, the TLS ClientHello start')
 w('fuzz_proxy_chunked', ['\r\n','0\r\n\r\n',';','=','"','ffffffff','0000000000000001','A\r\n','\n','\r',' ','\t','Trailer: ','Content-Length: ','Transfer-Encoding: '], 'fuzz_proxy_chunked: chunk-size, extension, trailer and line-end tokens')
 w('fuzz_audit_verify', ['"type":','"header"','"record"','"blob"','"format":','"proviso-audit/1"','"since":','"last_seq":','"records":','"first_prev":','"head":','"hash":','"sig":','"seq":','"ts_ms":','"kind":','"sandbox":','"line":','"data":','"blobs":','"prev":','"sha256":','"data_b64":','"key":','"0000000000000000000000000000000000000000000000000000000000000000"','\n','{','}','[',']',':',',','==','"'], 'fuzz_audit_verify: export line fields, the genesis digest, JSON punctuation')
+# WebSocket frame streams (fuzz_ws_frames): first byte = side (bit 0: server),
+# small limit (bit 1) and read step; then frames, valid and hostile
+import struct
+def wsf(op, pl, fin=True, mask=True, rsv=0, ln=None):
+    n=len(pl) if ln is None else ln
+    b0=(0x80 if fin else 0)|(rsv<<4)|op; m=0x80 if mask else 0
+    h=struct.pack('!BB',b0,m|n) if n<126 else struct.pack('!BBH',b0,m|126,n) if n<65536 else struct.pack('!BBQ',b0,m|127,n)
+    if not mask: return h+pl
+    k=b'\x37\xfa\x21\x3d'; return h+k+bytes(c^k[i%4] for i,c in enumerate(pl))
+gq=[b'{"type":"connection_init","payload":{}}',b'{"id":"1","type":"subscribe","payload":{"query":"subscription { messageAdded { id } }"}}',
+    b'{"id":"2","type":"start","payload":{"query":"query Q { viewer { login } }","operationName":"Q"}}',
+    b'{"id":"3","type":"subscribe","payload":{"extensions":{"persistedQuery":{"version":1,"sha256Hash":"abc"}}}}',
+    b'{"type":"ping"}',b'{"type":"complete","id":"1"}',b'{"type":"next"}']
+streams=[[wsf(1,b'hello')],[wsf(1,b'hel',fin=False),wsf(9,b'p'),wsf(0,b'lo')],[wsf(2,b'\x00\xff'*40)],
+    [wsf(8,b'\x03\xe8bye')],[wsf(8,b'\x03')],[wsf(1,b'x',mask=False)],[wsf(3,b'x')],[wsf(1,b'x',rsv=4)],
+    [wsf(0,b'x')],[wsf(9,b'p',fin=False)],[wsf(9,b'p'*126)],[wsf(1,b'ok\xc3',fin=False),wsf(0,b'\xa9')],
+    [wsf(1,b'ok\xc3',fin=False),wsf(0,b'\x28')],[wsf(1,b'\xed\xa0\x80')],[wsf(2,b'a'*200)],
+    [wsf(1,b'a'*70,fin=False),wsf(0,b'b'*70)],[bytes([0x82,0xff])+struct.pack('!Q',1<<63)+b'\x00'*4],
+    [bytes([0x81,0xfe,0x00,0x05])+b'\x00'*4+b'hello'],[wsf(8,b''),wsf(1,b'after')]]+[[wsf(1,g)] for g in gq]
+for i,st in enumerate(streams):
+    for s in (0,6,53): out('fuzz_ws_frames', bytes([s])+b''.join(st))
+    sv=[wsf(f[0]&15,b'srv',mask=False) for f in st[:1]]
+    out('fuzz_ws_frames', bytes([1+4*i%13*4])+b''.join(sv))
+w('fuzz_ws_frames', ['\x81','\x01','\x80','\x82','\x02','\x88','\x89','\x8a','\x83','\xc1','\xf1','\x7e','\x7f','\xfe','\xff','\x80\x00\x00\x00','\x7f\xff\xff\xff\xff\xff\xff\xff','\x03\xe8','\x03\xed','\x13\x87','\xc3\xa9','\xed\xa0\x80','\xf4\x90\x80\x80','\xc0\xaf','{"type":"','subscribe','start','connection_init','complete','"payload":{"query":"','"operationName":','"id":"1",','persistedQuery','sha256Hash'], 'fuzz_ws_frames: frame-head bytes (FIN, RSV, opcodes, mask bit, 16/64-bit lengths), close codes, UTF-8 edge sequences, graphql-ws message fields')
 # fuzz_graphql: the first byte picks the entry (0 document, 1 "opname\n"
 # document, 2 POST JSON body, 3 POST application/graphql, 4 GET target);
 # documents from tests/check_model_graphql.c and a few written here
@@ -141,3 +165,21 @@ out('fuzz_graphql', b'\x04/graphql?extensions=%7B%22persistedQuery%22%3A%7B%22ve
 w('fuzz_graphql', ['{','}','(',')','[',']',':','$','@','!','=','|','&','...','"','"""','\\"""','\\u','\\uD83D\\uDE00','\\u{1F600}','#','\n','\r\n',',','\xef\xbb\xbf','query ','mutation ','subscription ','fragment ','on ','true','false','null','@skip(if: true)','@include(if: $v)','__typename','-1.5e3','0','1.0',
     '"query":','"operationName":','"variables":','"extensions":','"persistedQuery":','"sha256Hash":','"version":','query=','&operationName=','&extensions=','%7B','%7D','%20','+','type ','schema ','extend '],
     'fuzz_graphql: GraphQL punctuators, keywords, escapes, directives; GraphQL-over-HTTP members and query parameters')
+# fuzz_cred_rewrite: first byte = mode (0 header field, 1 request-target,
+# 2 body, 3 text, 4 redaction), then the host up to a newline, then bytes
+b64=base64.b64encode(b'user:openshell:resolve:env:API_TOKEN').decode()
+for s in ['\x00api.example.com\nAuthorization: Bearer openshell:resolve:env:API_TOKEN',
+          '\x00github.com\nX-Key: sk-OPENSHELL-RESOLVE-ENV-GH',
+          '\x00api.example.com\nAuthorization: Basic '+b64,
+          '\x00github.com\nX-Key: openshell:resolve:env:API_TOKEN',
+          '\x00api.example.com\nX-Key: openshell%3Aresolve%3Aenv%3AAPI_TOKEN',
+          '\x01api.example.com\n/v1/openshell:resolve:env:API_TOKEN/x?k=openshell%3Aresolve%3Aenv%3AGH&a=b',
+          '\x01b.example.org\n/q?t=Bearer+openshell:resolve:env:API_TOKEN',
+          '\x02api.example.com\n{"k":"openshell:resolve:env:API_TOKEN","n":[1,2]}',
+          '\x02api.example.com\na=1&t=x-OPENSHELL-RESOLVE-ENV-API_TOKEN',
+          '\x03github.com\n{"type":"auth","token":"openshell:resolve:env:GH"}',
+          '\x04x\nopenshell:resolve:env:ANY and OpenShell:Resolve:Env:X']:
+    out('fuzz_cred_rewrite', s.encode())
+out('fuzz_cred_rewrite', b'\x02api.example.com\n\xff\xfe openshell:resolve:env:API_TOKEN')
+w('fuzz_cred_rewrite', ['openshell:resolve:env:','OPENSHELL-RESOLVE-ENV-','OPENSHELL:RESOLVE:ENV:','openshell-resolve-env-','API_TOKEN','GH','NOPE','Bearer ','Basic ','Authorization:','%3A','%3a','%253A','%2F','%6F','?','&','=','+','/','-','api.example.com','a.example.org','github.com','10.0.0.1','\xc3\xa9','\xff'],
+  'fuzz_cred_rewrite: markers, keys, schemes, encodings and hosts')

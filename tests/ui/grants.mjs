@@ -150,7 +150,40 @@ check(hook.grantsSummary({ grants: [{ ...pasteGrant, breadth: { binary: 'exact',
     route: 'inspected', methods: 'read-only' } }] }) === 'grants 1 unit', 'negative: a narrow grant is not wide');
 check(hook.grantsSummary({ verdict: 'empty' }) === null, 'no grant list: no summary');
 
-// 6. The file carries no "nothing new" wording at all.
+// 6. The findings table's pattern column: the proposed rule's pattern
+// that opens a path, picked by host glob, port, method and path; the
+// witness never stands in for it.
+const rp = hook.rulePattern;
+const rule = { endpoints: [
+    { host: '*.example.org', port: 443, protocol: 'rest',
+        rules: [{ allow: { method: 'GET', path: '/v1/items/**' } }, { allow: { method: 'POST', path: '/v1/a.b' } },
+            { allow: { method: 'GET', path: '/v2/*' } }] },
+    { host: 'files.example.org', ports: [8443], access: 'read-write' },
+    { host: 'db.internal', port: 5432 },
+] };
+const wit = (method, path, host = 'api.example.org', port = 443) =>
+    ({ host, port, rule: 'r', witness: { host, port, method, path } });
+check(rp(rule, wit('GET', '/v1/items/7/x')) === 'GET /v1/items/**', 'pattern: ** spans segments');
+check(rp(rule, wit('GET', '/v2/x')) === 'GET /v2/*', 'pattern: * is one segment');
+check(rp(rule, wit('POST', '/v1/a.b')) === 'POST /v1/a.b', 'pattern: literal dot');
+check(rp(rule, wit('POST', '/v1/aXb')) === 'POST /v1/a.b',
+    'negative: a dot is not a regex wildcard (no path matches: the method\'s patterns are listed)');
+check(rp(rule, wit('GET', '/v2/x/y')) === 'GET /v1/items/**, GET /v2/*',
+    'negative: * does not span a slash (no match: the GET patterns are listed, never the witness path)');
+check(rp(rule, wit('GET', '/v1/items/1', 'a.b.example.org')) === 'through rule r',
+    'negative: *.example.org is one label: a deeper host names the rule instead');
+check(rp(rule, wit('GET', '/v1/items/1', 'api.example.org', 8443)) === 'through rule r',
+    'negative: another port is not this endpoint');
+check(rp(rule, wit('PUT', '/x', 'files.example.org', 8443)) === 'access read-write (its methods on /**)',
+    'pattern: an access preset, ports list');
+check(rp(rule, wit(null, null, 'db.internal', 5432)) === 'any path (not inspected)', 'pattern: an L4 endpoint');
+check(rp(null, wit('GET', '/')) === 'through rule r', 'no proposed rule: the granting rule is named');
+check(hook.findingsCount({ findings: [{ category: 'a', paths: [{}, {}] }] }) === '1 finding, 2 paths',
+    'count: 1 finding over 2 paths is said as such');
+check(hook.findingsCount({ findings: [{ category: 'a', paths: [{}], paths_total: 1500 },
+    { category: 'b', paths: [{}] }] }) === '2 findings, 1501 paths (2 listed)', 'count: a truncated list says so');
+
+// 7. The file carries no "nothing new" wording at all.
 check(!/nothing new/i.test(src), 'app.js has no "nothing new" text');
 
 process.exit(failed ? 1 : 0);

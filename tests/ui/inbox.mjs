@@ -64,6 +64,32 @@ function check(cond, what) {
     }
 }
 
+// Words split across two lines inside the cells of 'selector' (each word
+// of each text node measured with a Range: a word drawn on two lines has
+// client rects at two heights). Returns the broken words.
+async function brokenWords(page, selector) {
+    return page.evaluate((sel) => {
+        const out = [];
+        for (const cell of document.querySelectorAll(sel)) {
+            const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+            for (let n = walk.nextNode(); n !== null; n = walk.nextNode()) {
+                const re = /\S+/g;
+                for (let m = re.exec(n.data); m !== null; m = re.exec(n.data)) {
+                    const r = document.createRange();
+                    r.setStart(n, m.index);
+                    r.setEnd(n, m.index + m[0].length);
+                    const tops = new Set([...r.getClientRects()].filter((x) => x.width > 0)
+                        .map((x) => Math.round(x.top)));
+                    if (tops.size > 1) {
+                        out.push(m[0]);
+                    }
+                }
+            }
+        }
+        return out;
+    }, selector);
+}
+
 async function shot(page, name) {
     step++;
     const file = path.join(ART, `${String(step).padStart(2, '0')}-${name}.png`);
@@ -166,6 +192,18 @@ async function main() {
             'the page carries its CSP');
         await page.waitForSelector('#login:not([hidden])');
         check(await page.isVisible('#token'), 'the token prompt is shown');
+        check(await page.evaluate(() => {
+            const m = document.getElementById('main');
+            return getComputedStyle(m).display === 'none' && m.getBoundingClientRect().height === 0;
+        }), 'under the prompt the panes are not laid out (main is display: none)');
+        for (const sel of ['#sandboxes-title', '#proposals-title', '#detail-title', '#show-decided']) {
+            check(!(await page.isVisible(sel)), `no pane under the prompt: ${sel} is not visible`);
+        }
+        {
+            const t = await page.textContent('#login');
+            check(/DATA_DIR\/admin\.token/.test(t) && /--data-dir/.test(t) && /PROVISO_TOKEN_FILE/.test(t) &&
+                /--token-file/.test(t), 'the prompt names the token file and how the CLI reads it');
+        }
         await shot(page, 'token-prompt');
 
         // 2. A wrong token is refused and not kept.
@@ -173,6 +211,8 @@ async function main() {
         await page.click('#token-use');
         await waitText(page, '#message', /401/, 'a wrong token: the 401 is shown');
         check(await page.evaluate(() => sessionStorage.length) === 0, 'a refused token is not kept');
+        check(!(await page.isVisible('#main')) && !(await page.isVisible('#sandboxes-title')),
+            'after a refusal no pane shows under the prompt');
         await shot(page, 'token-refused');
 
         // 3. The right token (typed, Enter): the sandbox list.
@@ -184,23 +224,73 @@ async function main() {
         check(await page.evaluate((t) => Object.keys(sessionStorage).length === 1 &&
             Object.values(sessionStorage)[0] === t, ADMIN), 'the token is in sessionStorage');
         check(await page.evaluate(() => localStorage.length) === 0, 'nothing in localStorage');
+        check(!(await page.isVisible('#login')) && await page.isVisible('#main'),
+            'with a token the prompt is gone and the panes are shown');
         await shot(page, 'sandboxes');
 
         // 4. The proposal's evidence.
         await page.click(`[data-sandbox="${SB}"] button`);
         await page.waitForSelector(`[data-chunk="${CHUNK}"] button`);
         await page.click(`[data-chunk="${CHUNK}"] button`);
-        await page.waitForSelector('#findings tbody tr');
-        const rows = await page.$$eval('#findings tbody tr', (trs) => trs.map((tr) =>
+        await page.waitForSelector('#findings tbody tr.path');
+        const heads = await page.$$eval('#findings thead th', (ths) => ths.map((th) => th.textContent));
+        check(heads.join('|') === 'Category|Binary|Host:port|Method|Rule pattern|Risk|Credentials',
+            `findings columns: ${heads.join('|')} (the rule pattern and risk, the rule not repeated)`);
+        const rows = await page.$$eval('#findings tbody tr.path', (trs) => trs.map((tr) =>
             [...tr.querySelectorAll('td')].map((td) => td.textContent)));
         check(rows.length >= 1, `findings table has ${rows.length} path(s)`);
         const cats = rows.map((r) => r[0]);
         check(cats.some((c) => /expansion|bypass/.test(c)), `finding categories: ${cats.join(', ')}`);
-        const witnesses = rows.map((r) => r[7]);
+        check(rows.every((r) => r[4] === 'PUT /repos/o/r/contents/**'),
+            `the path column shows the rule's pattern, not the witness: ${rows.map((r) => r[4]).join(' | ')}`);
+        check(rows.every((r) => /^high \(github write_file\)$/.test(r[5])),
+            `risk column as the CLI rates it: ${rows.map((r) => r[5]).join(' | ')}`);
+        {
+            const cap = await page.textContent('#findings-count');
+            const nf = new Set(cats).size;
+            const m = /^(\d+) findings?, (\d+) paths?:/.exec(cap);
+            check(m !== null && Number(m[1]) === nf && Number(m[2]) === rows.length,
+                `the caption counts what is shown: "${cap.split(':')[0]}" for ${nf} categor(ies), ${rows.length} row(s)`);
+        }
+        const witnesses = await page.$$eval('#findings tbody tr.witness code.witness', (cs) =>
+            cs.map((c) => c.textContent));
+        check(witnesses.length === rows.length, 'one witness line under each path');
         check(witnesses.every((w) => w.startsWith('curl ')), 'every witness is a curl line');
         check(witnesses.some((w) => /^curl -X PUT (--resolve \S+ )?'?https:\/\/api\.github\.com:443\/repos\/o\/r\/contents\//.test(w)),
             `a witness is the PUT the rule opens: ${witnesses.join(' | ')}`);
         check(rows.some((r) => r[2] === 'api.github.com:443'), 'host:port column');
+        // No word is broken inside: the cells do not wrap anywhere, every
+        // word of every cell sits on one line, the table fits its pane.
+        check(await page.$$eval('#findings th, #findings td', (cs) => cs.every((c) => {
+            const st = getComputedStyle(c);
+            return st.overflowWrap !== 'anywhere' && st.wordBreak !== 'break-all' && st.wordBreak !== 'break-word';
+        })), 'findings cells: no overflow-wrap: anywhere, no word-break');
+        {
+            const broken = await brokenWords(page, '#findings th, #findings tr.path td');
+            check(broken.length === 0, `no word of the findings table is drawn on two lines (${broken.join(', ')})`);
+            const fit = await page.$eval('#findings', (t) => [t.parentElement.scrollWidth, t.parentElement.clientWidth,
+                [...t.querySelectorAll('thead th')].map((th) => Math.round(th.getBoundingClientRect().width)).join(',')]);
+            check(fit[0] <= fit[1] + 1, `the findings table fits its pane at 1400 px (${fit[0]} <= ${fit[1]}; columns ${fit[2]})`);
+            // the measure itself catches a mid-word break: force one on a
+            // header cell (CSSOM, allowed by the CSP), measure, undo
+            const forced = await page.evaluate(() => {
+                const b = document.querySelector('#findings tbody tr.path td:first-child bdi');
+                b.style.display = 'inline-block';
+                b.style.width = '3ch';
+                b.style.overflowWrap = 'anywhere';
+                return b.textContent.length > 3;
+            });
+            const caught = await brokenWords(page, '#findings tbody tr.path td:first-child');
+            await page.evaluate(() => {
+                document.querySelector('#findings tbody tr.path td:first-child bdi').removeAttribute('style');
+            });
+            check(forced && caught.length > 0, `the measure sees a forced mid-word break (${caught.join(', ')})`);
+        }
+        // The rule is shown once: as the policy diff; its JSON is folded.
+        check(await page.isVisible('#detail pre.diff') && !(await page.isVisible('#detail pre.rule-json')),
+            'the rule is shown once (the diff; the submitted JSON folded away)');
+        await waitText(page, '#detail .proposed-by', /confidence \d+% \(the proposer's estimate that the rule is wanted, not a safety score/,
+            'confidence is explained where it is shown');
         await waitText(page, '#grants-headline',
             /^This change grants 1 (new|changed) unit: \/usr\/bin\/curl -> api\.github\.com:443 inspected; prover: \d+ new findings? \(/,
             'what the change grants comes first, as one sentence with the verdict');
@@ -232,7 +322,27 @@ async function main() {
         await page.waitForFunction((s) => document.body.getAttribute('data-events') !== s, seen,
             { timeout: 20000 });
         ok('live: the credentials event reached the page');
+        const posts = [];
+        page.on('request', (rq) => {
+            if (rq.method() === 'POST') {
+                posts.push(rq.url());
+            }
+        });
         await page.click('#approve');
+        await page.waitForSelector('#confirm');
+        check(posts.length === 0, 'approve opens a confirm step: nothing is sent yet');
+        await waitText(page, '#confirm-title', /^Approve rule ghw in sandbox sb1\?$/, 'the confirm step names the rule');
+        await waitText(page, '#confirm pre.confirm-grants', /^[~+] \/usr\/bin\/curl -> api\.github\.com:443 inspected, .*PUT \/repos\/o\/r\/contents\/\*\*/,
+            'the confirm step names what is granted');
+        await waitText(page, '#confirm-findings', /^The prover found \d+ findings?, \d+ paths? \(capability_expansion/,
+            'the confirm step repeats the findings count');
+        await page.click('#approve-cancel');
+        check(await page.$('#confirm') === null && posts.length === 0, 'cancel closes it and sends nothing');
+        await page.click('#approve');
+        await page.waitForSelector('#confirm');
+        await shot(page, 'approve-confirm');
+        check(posts.length === 0, 'still nothing sent before the confirm');
+        await page.click('#approve-confirm');
         await waitText(page, '#message', /changed since you read it.*review it again/,
             'a stale review token: the page tells the reviewer to review again');
         await waitText(page, '#detail .chunk-status', /^pending$/, 'still pending after the 412');
@@ -242,6 +352,11 @@ async function main() {
         // 6. Approve (keyboard: focus the button, press Enter).
         await page.focus('#approve');
         await page.keyboard.press('Enter');
+        await page.waitForSelector('#confirm');
+        check(await page.evaluate(() => document.activeElement && document.activeElement.id) === 'approve-confirm',
+            'the confirm button has the focus');
+        const before = posts.length;
+        await page.keyboard.press('Enter');
         await waitText(page, '#message', /^Approved rule ghw; the effective policy is now revision 2\.$/,
             'approve: the new revision is reported');
         await waitText(page, `[data-sandbox="${SB}"] .rev`, /^v2$/, 'sandbox list: revision v2');
@@ -250,6 +365,8 @@ async function main() {
         await page.waitForSelector(`#detail[data-chunk="${CHUNK}"][data-status="approved"]`);
         await waitText(page, '#detail .effective-revision', /^revision 2 /, 'detail: effective revision 2');
         await waitText(page, '#detail .chunk-status', /^approved$/, 'detail: status approved');
+        check(posts.length === before + 1 && /\/approve$/.test(posts[posts.length - 1]),
+            'one POST .../approve went out after the confirm');
         await shot(page, 'approved');
 
         // 7. A proposal arrives while the page is open: the long-poll shows it
@@ -300,6 +417,8 @@ async function main() {
         await page.click('#reject-confirm');
         await waitText(page, '#message', /Give a reason/, 'reject without a reason is refused by the page');
         check(await page.isVisible(`#detail[data-status="pending"]`), 'still pending');
+        check(!posts.some((u) => u.endsWith('/reject')), 'no POST .../reject without a reason');
+        await shot(page, 'reject-reason');
         await page.fill('#reason', 'too broad: <b>releases</b> are not needed');
         await page.click('#reject-confirm');
         await waitText(page, '#message', /^Rejected rule gh_release<svg onload=window\.__pwned=2>\.$/,
@@ -309,6 +428,14 @@ async function main() {
             'the rejection reason is shown as text');
         check(await page.evaluate(() => document.querySelectorAll('#detail b').length) === 0,
             'no <b> element from the reason');
+        {
+            // a longer category (credential_reach_expansion): still no word
+            // broken, and the table still fits its pane
+            const broken = await brokenWords(page, '#findings th, #findings tr.path td');
+            check(broken.length === 0, `second table: no word drawn on two lines (${broken.join(', ')})`);
+            const fit = await page.$eval('#findings', (t) => [t.parentElement.scrollWidth, t.parentElement.clientWidth]);
+            check(fit[0] <= fit[1] + 1, `second table fits its pane (${fit[0]} <= ${fit[1]})`);
+        }
         await waitText(page, `[data-sandbox="${SB}"] .rev`, /^v2$/, 'reject of a pending chunk keeps revision v2');
         await shot(page, 'rejected');
 
@@ -351,6 +478,13 @@ async function main() {
             'the suggestion is the denied binary, host and path prefix');
         await shot(page, 'suggestion');
         await page.click('#approve-suggestion');
+        await page.waitForSelector('#confirm[data-action="approve-suggestion"]');
+        check(!posts.some((u) => u.endsWith('/approve-suggestion')), 'the narrowed rule waits for its confirm step');
+        await waitText(page, '#confirm pre.confirm-grants',
+            /^\+ \/usr\/bin\/curl -> api\.example\.org:443 inspected, GET \/v1\/items\/\*\* HEAD \/v1\/items\/\*\*$/,
+            'the confirm step names the narrowed grant, not the proposed one');
+        await shot(page, 'suggestion-confirm');
+        await page.click('#approve-confirm');
         await waitText(page, '#message', /^Approved the narrowed rule for rule broad; the effective policy is now revision \d+\.$/,
             'the narrowed rule is approved');
         await page.waitForSelector(`#detail[data-chunk="${broad}"][data-status="approved"]`);
@@ -373,6 +507,7 @@ async function main() {
         await page.waitForSelector(`[data-chunk="${CHUNK}"] button`, { timeout: 20000 });
         await page.click(`[data-chunk="${CHUNK}"] button`);
         await page.waitForSelector(`#detail[data-chunk="${CHUNK}"][data-status="suspended"]`);
+        check(!(await page.isVisible('#message')), 'the previous decision\'s message is gone with another proposal selected');
         await waitText(page, '#detail .suspension-reason', /^new finding /, 'the reason is shown');
         await page.waitForSelector('#evidence-compare');
         await waitText(page, '#detail pre.validation-was', /new finding/, 'the evidence when approved');
@@ -384,6 +519,9 @@ async function main() {
         await page.click('#forget');
         await page.waitForSelector('#login:not([hidden])');
         check(await page.evaluate(() => sessionStorage.length) === 0, 'forget clears sessionStorage');
+        check(!(await page.isVisible('#main')) && !(await page.isVisible('#detail-title')),
+            'after forgetting the token no pane shows under the prompt');
+        await shot(page, 'forgotten');
 
         check(cspViolations.length === 0, `no CSP violation or page error (${cspViolations.join('; ')})`);
         console.log(`XSS_CHUNK=${xssChunk}`);
