@@ -47,7 +47,8 @@ static void reply_json(struct proxy_conn *c, unsigned status, const char *error,
                        const char *reason, const struct proxy_missing *miss);
 static void log_decision(struct proxy_conn *c, enum proxy_log_action action, const char *engine,
                          const char *method, const char *path, const char *policy,
-                         const char *binary, const char *reason, const char *stage);
+                         const char *binary, const char *reason, const char *stage,
+                         const struct model_gql_op *gql);
 static void deny_l7(struct proxy_conn *c, const char *error, const struct proxy_verdict *v,
                     const char *detail);
 static void kick_cb(evutil_socket_t fd, short what, void *arg);
@@ -268,7 +269,8 @@ static void reply_json(struct proxy_conn *c, unsigned status, const char *error,
 
 static void log_decision(struct proxy_conn *c, enum proxy_log_action action, const char *engine,
                          const char *method, const char *path, const char *policy,
-                         const char *binary, const char *reason, const char *stage)
+                         const char *binary, const char *reason, const char *stage,
+                         const struct model_gql_op *gql)
 {
     struct proxy_log_event e;
 
@@ -286,6 +288,7 @@ static void log_decision(struct proxy_conn *c, enum proxy_log_action action, con
     e.reason = reason;
     e.stage = stage;
     e.tunnel = c->mode != PROXY_MODE_FORWARD;
+    e.gql = gql;
     proxy_log_event(c->srv->log, &e);
     proxy_server_log_touch(c->srv);
     proxy_metrics_decision(&c->srv->metrics, action, stage, c->t_head);
@@ -313,7 +316,7 @@ void proxy_conn_log_verdict(struct proxy_conn *c, const struct proxy_verdict *v,
     /* the reference names no policy for connection-level denials */
     log_decision(c, a, engine, method, path,
                  (!v->allow && !v->grant && proxy_conn_reason_is_l4(v->reason)) ? "-" : v->policy,
-                 v->binary, reason, stage);
+                 v->binary, reason, stage, v->gql_op);
 }
 
 /* ---------------------------------------------------------------------------
@@ -362,7 +365,7 @@ void proxy_conn_outcome(struct proxy_conn *c, enum proxy_outcome o, const struct
     } else {
         log_decision(c, PROXY_LOG_DENIED, row->engine, m,
                      m != NULL ? proxy_conn_cur_path(c, path, sizeof(path)) : NULL, "-", NULL,
-                     reason != NULL && reason[0] != '\0' ? reason : why, row->stage);
+                     reason != NULL && reason[0] != '\0' ? reason : why, row->stage, NULL);
     }
     switch (row->kind) {
     case PROXY_REPLY_NONE:
@@ -501,6 +504,8 @@ static void deny_l7(struct proxy_conn *c, const char *error, const struct proxy_
     d.port = c->port;
     d.binary = v->binary;
     d.skill = proxy_local_skill(c->srv); /* advisor mode: next_steps, agent_guidance */
+    d.gql = v->gql_op;
+    d.gql_endpoint = v->gql_endpoint;
     r = proxy_reply_l7(&d, &len);
     if (r == NULL) {
         proxy_conn_reply_bare(c, 500);

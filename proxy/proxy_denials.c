@@ -3,7 +3,8 @@
  *
  * Every DENIED outcome (proxy_log_event) is copied, on the event loop, into
  * a bounded batch: host, port, binary, ancestors, stage, and for requests
- * the proxy inspected the method and canonical path (never the query) - in
+ * the proxy inspected the method and canonical path (never the query) and
+ * the GraphQL operation refused (type, name, root fields) - in
  * tunnels the proxy intercepts as well as on the forward path. A timer on
  * the loop hands the batch to an advisor worker every DENIALS_FLUSH_MS
  * (POST .../denials), one batch in flight at a time. Traffic never waits
@@ -121,7 +122,8 @@ static void flush_cb(evutil_socket_t fd, short what, void *arg)
  * quarantine (no policy loaded yet) are not the mapper's business. */
 static bool policy_denial(const struct proxy_server *srv, const struct proxy_log_event *e)
 {
-    static const char *const stages[] = {"connect", "forward", "forward-l7-deny", "l7", "ssrf"};
+    static const char *const stages[] = {"connect", "forward", "forward-l7-deny",
+                                         "l7",      "ssrf",    "websocket"};
     bool known = false;
 
     if (e->host == NULL || e->host[0] == '\0' || e->stage == NULL ||
@@ -171,6 +173,14 @@ static void on_denial(void *arg, const struct proxy_log_event *e)
         } else {
             json_decref(m);
             json_decref(p);
+        }
+    }
+    if (e->gql != NULL) {
+        /* the operation refused, for a GraphQL rule (advisor_mapper.c);
+         * names are GraphQL Names, so the object is never refused */
+        json_t *g = proxy_gql_json(e->gql);
+        if (g != NULL) {
+            json_object_set_new(o, "graphql", g);
         }
     }
     json_array_append_new(d->batch, o);

@@ -13,6 +13,7 @@
 
 #include <event2/event.h>
 #include <http_parser.h>
+#include <jansson.h>
 #include <netinet/in.h>
 #include <stddef.h>
 #include <sys/socket.h>
@@ -22,6 +23,8 @@
 #include "common/pv.h"
 #include "model/model.h"
 #include "proxy/proxy.h"
+
+struct model_gql_op;
 
 struct bufferevent;
 struct evbuffer;
@@ -198,7 +201,12 @@ struct proxy_verdict {
     const struct model_endpoint *endpoint;
     size_t gql_max_body; /* the matched endpoint's graphql_max_body_bytes (or default) */
     bool gql_endpoint;   /* the matched endpoint is protocol: graphql */
-    char detail[256];    /* reason text, reference wording */
+    /* the GraphQL operation the decision was about: the refused one of a
+     * request (the first refusal of a batch), else the first one audit mode
+     * let through; NULL when none. Borrowed from the decision's options
+     * (proxy_decide_opts.gql / gql_ops): valid while those live. */
+    const struct model_gql_op *gql_op;
+    char detail[256]; /* reason text, reference wording */
 };
 
 /* Decision options; NULL means none. 'test_allow_loopback' is the
@@ -266,6 +274,11 @@ struct proxy_l7_deny {
     uint16_t port;
     const char *binary; /* NULL or "" when unknown */
     const char *skill;  /* advisor mode with proposals on: the skill's path, else NULL */
+    /* a GraphQL endpoint's denial: the operation refused (NULL when the
+     * request carried none it could read) and whether the endpoint is
+     * protocol: graphql (docs/proxy.md#graphql-deny) */
+    const struct model_gql_op *gql;
+    bool gql_endpoint;
 };
 char *proxy_reply_l7(const struct proxy_l7_deny *d, size_t *len);
 /* Bare status line with an empty body ("HTTP/1.1 400 Bad Request\r\n\r\n"). */
@@ -424,7 +437,16 @@ struct proxy_log_event {
     const char *reason; /* detail for DENIED/AUDIT */
     const char *stage;  /* connect, ssrf, forward, forward-l7-deny, l7, ... */
     bool tunnel;        /* CONNECT_L7 / in-tunnel */
+    /* the GraphQL operation decided (proxy_verdict.gql_op), NULL: none */
+    const struct model_gql_op *gql;
 };
+/* The "graphql" object of a denial record, a deny body and a denial event:
+ * {operation_type, operation_name (only when named), fields} or
+ * {persisted_id}; NULL for NULL or on allocation failure. New reference. */
+json_t *proxy_gql_json(const struct model_gql_op *op);
+/* "mutation Name {a,b}" ("query {viewer}" when anonymous, "persisted query
+ * <id>") into 'buf' ('len' bytes, truncated, NUL-terminated; "" for NULL). */
+void proxy_gql_describe(const struct model_gql_op *op, char *buf, size_t len);
 void proxy_log_event(struct proxy_log *l, const struct proxy_log_event *e);
 /* Advisor mode: 'fn' sees every DENIED line (without its newline) with the
  * record it was written from. */

@@ -309,6 +309,10 @@ static json_t *denial_object(const char *line, const struct proxy_log_event *e)
     json_object_set_new(o, "stage", json_string(e->stage != NULL ? e->stage : ""));
     json_object_set_new(o, "policy", json_string(e->policy != NULL ? e->policy : "-"));
     json_object_set_new(o, "reason", redacted(e->reason, LINE_MAX_BYTES));
+    if (e->gql != NULL) {
+        /* the GraphQL operation refused: what a graphql_allow rule names */
+        json_object_set_new(o, "graphql", proxy_gql_json(e->gql));
+    }
     return o;
 }
 

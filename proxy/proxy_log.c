@@ -219,6 +219,9 @@ static void deny_json(struct proxy_log *l, const struct proxy_log_event *e, cons
     json_object_set_new(o, "stage", json_string(e->stage != NULL ? e->stage : ""));
     json_object_set_new(o, "engine", json_string(e->engine != NULL ? e->engine : ""));
     json_object_set_new(o, "policy", json_string(e->policy != NULL ? e->policy : "-"));
+    if (e->gql != NULL) {
+        json_object_set_new(o, "graphql", proxy_gql_json(e->gql)); /* the operation refused */
+    }
     /* jansson drops values with invalid UTF-8 (NULL from json_string): fine */
     s = json_dumps(o, JSON_COMPACT);
     json_decref(o);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/model_graphql.h"
 #include "proxy/proxy_advisor.h"
 #include "proxy/proxy_int.h"
 
@@ -140,6 +141,77 @@ static void verdict_from(const struct model_decision *d, const struct proxy_iden
     snprintf(v->detail, sizeof(v->detail), "%s", d->detail);
 }
 
+void proxy_gql_describe(const struct model_gql_op *op, char *buf, size_t len)
+{
+    size_t n = 0;
+
+    if (len == 0) {
+        return;
+    }
+    buf[0] = '\0';
+    if (op == NULL) {
+        return;
+    }
+    if (op->persisted_id != NULL) {
+        snprintf(buf, len, "persisted query %s", op->persisted_id);
+        return;
+    }
+    n = (size_t)snprintf(buf, len, "%s%s%s {", model_gql_optype_name(op->type),
+                         op->name != NULL ? " " : "", op->name != NULL ? op->name : "");
+    for (size_t i = 0; i < op->nfields && n < len; i++) {
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", i > 0 ? "," : "", op->fields[i]);
+    }
+    if (n < len) {
+        snprintf(buf + n, len - n, "}");
+    }
+}
+
+json_t *proxy_gql_json(const struct model_gql_op *op)
+{
+    json_t *o;
+    json_t *f;
+
+    if (op == NULL) {
+        return NULL;
+    }
+    o = json_object();
+    if (o == NULL) {
+        return NULL;
+    }
+    if (op->persisted_id != NULL) {
+        json_object_set_new(o, "persisted_id", json_string(op->persisted_id));
+        return o;
+    }
+    f = json_array();
+    for (size_t i = 0; f != NULL && i < op->nfields; i++) {
+        json_array_append_new(f, json_string(op->fields[i]));
+    }
+    json_object_set_new(o, "operation_type", json_string(model_gql_optype_name(op->type)));
+    if (op->name != NULL) {
+        json_object_set_new(o, "operation_name", json_string(op->name));
+    }
+    json_object_set_new(o, "fields", f != NULL ? f : json_array());
+    return o;
+}
+
+/* An audit-mode pass of a GraphQL operation names it (the model's detail
+ * names only the method and path): "<detail>: mutation Name {a,b}". */
+static void audit_detail(const struct model_gql_op *op, size_t nops, struct proxy_verdict *v)
+{
+    char what[160];
+    char line[sizeof(v->detail) + sizeof(what) + 64];
+
+    v->gql_op = op;
+    proxy_gql_describe(op, what, sizeof(what));
+    if (nops > 1) {
+        snprintf(line, sizeof(line), "%s: GraphQL %s (one of a batch of %zu)", v->detail, what,
+                 nops);
+    } else {
+        snprintf(line, sizeof(line), "%s: GraphQL %s", v->detail, what);
+    }
+    snprintf(v->detail, sizeof(v->detail), "%.*s", (int)sizeof(v->detail) - 1, line);
+}
+
 /* Identity failures and quarantine deny before the model is asked. */
 static bool predeny(const struct proxy_policy *p, const struct proxy_identity *id,
                     struct proxy_verdict *v)
@@ -186,22 +258,43 @@ static void run(const struct proxy_policy *p, const struct proxy_identity *id, c
     r.prefer_opaque = o != NULL && o->prefer_opaque;
     r.gql = o != NULL ? o->gql : NULL;
     /* a GraphQL request runs every operation it carries (a batch): each
-     * is decided, and the first refusal is the request's (proxy_graphql.c) */
-    for (size_t i = 0; o != NULL && o->gql_ops != NULL && i < o->gql_ops->nops; i++) {
+     * is decided, and the first refusal is the request's (proxy_graphql.c);
+     * when audit mode let one through, the request is audited and its line
+     * names that operation */
+    size_t audited = SIZE_MAX;
+    size_t nops = o != NULL && o->gql_ops != NULL ? o->gql_ops->nops : 0;
+    for (size_t i = 0; i < nops; i++) {
         r.gql = &o->gql_ops->ops[i];
         memset(&d, 0, sizeof(d));
         model_decide(p->model, &r, &d);
         verdict_from(&d, id, v);
+        v->gql_op = r.gql;
         if (!d.allow && !d.grant) {
             return;
         }
+        if (v->audit && audited == SIZE_MAX) {
+            audited = i;
+        }
     }
-    if (o != NULL && o->gql_ops != NULL && o->gql_ops->nops > 0) {
+    if (nops > 0) {
+        if (audited != SIZE_MAX) {
+            r.gql = &o->gql_ops->ops[audited];
+            memset(&d, 0, sizeof(d));
+            model_decide(p->model, &r, &d);
+            verdict_from(&d, id, v);
+            audit_detail(r.gql, nops, v);
+        } else {
+            v->gql_op = NULL;
+        }
         return;
     }
     memset(&d, 0, sizeof(d));
     model_decide(p->model, &r, &d);
     verdict_from(&d, id, v);
+    v->gql_op = r.gql;
+    if (v->audit && r.gql != NULL) {
+        audit_detail(r.gql, 1, v);
+    }
 }
 
 void proxy_decide_connect(const struct proxy_policy *p, const struct proxy_identity *id,
@@ -384,20 +477,28 @@ char *proxy_reply_l7(const struct proxy_l7_deny *d, size_t *len)
 {
     json_t *o = json_object();
     json_t *miss = json_object();
-    char rule[600];
+    char rule[900];
+    char what[300];
     char hdr[320];
     bool has_bin = d->binary != NULL && d->binary[0] != '\0' && strcmp(d->binary, "-") != 0;
     bool has_host = d->host != NULL && d->host[0] != '\0';
+    /* a GraphQL endpoint's denial names the operation, not a REST rule
+     * (docs/proxy.md#graphql-deny) */
+    bool gql = d->gql != NULL || d->gql_endpoint;
 
-    snprintf(rule, sizeof(rule), "%s %s", d->method, d->path);
+    proxy_gql_describe(d->gql, what, sizeof(what));
+    snprintf(rule, sizeof(rule), "%s %s%s%s", d->method, d->path, what[0] != '\0' ? " " : "", what);
     json_object_set_new(o, "error", jstr(d->error));
     json_object_set_new(o, "policy", jstr(d->policy));
     json_object_set_new(o, "rule", jstr(rule));
     json_object_set_new(o, "detail", jstr(d->detail));
     json_object_set_new(o, "layer", json_string("l7"));
-    json_object_set_new(o, "protocol", json_string("rest"));
+    json_object_set_new(o, "protocol", json_string(gql ? "graphql" : "rest"));
     json_object_set_new(o, "method", jstr(d->method));
     json_object_set_new(o, "path", jstr(d->path));
+    if (d->gql != NULL) {
+        json_object_set_new(o, "graphql", proxy_gql_json(d->gql));
+    }
     if (has_host) {
         json_object_set_new(o, "host", jstr(d->host));
     }
@@ -407,20 +508,47 @@ char *proxy_reply_l7(const struct proxy_l7_deny *d, size_t *len)
     if (has_bin) {
         json_object_set_new(o, "binary", jstr(d->binary));
     }
-    json_object_set_new(miss, "type", json_string("rest_allow"));
-    json_object_set_new(miss, "layer", json_string("l7"));
-    json_object_set_new(miss, "method", jstr(d->method));
-    json_object_set_new(miss, "path", jstr(d->path));
-    if (has_host) {
-        json_object_set_new(miss, "host", jstr(d->host));
+    if (d->gql != NULL && d->gql->persisted_id == NULL) {
+        /* what a GraphQL rule of the endpoint would have to allow */
+        json_t *g = proxy_gql_json(d->gql);
+        json_object_set_new(miss, "type", json_string("graphql_allow"));
+        json_object_set_new(miss, "layer", json_string("l7"));
+        json_object_set(miss, "operation_type", json_object_get(g, "operation_type"));
+        if (json_object_get(g, "operation_name") != NULL) {
+            json_object_set(miss, "operation_name", json_object_get(g, "operation_name"));
+        }
+        json_object_set(miss, "fields", json_object_get(g, "fields"));
+        json_object_set_new(miss, "path", jstr(d->path));
+        json_decref(g);
+    } else if (d->gql != NULL) {
+        /* a hash-only persisted query: only the endpoint's registry decides it */
+        json_object_set_new(miss, "type", json_string("graphql_persisted_query"));
+        json_object_set_new(miss, "layer", json_string("l7"));
+        json_object_set_new(miss, "persisted_id", jstr(d->gql->persisted_id));
+        json_object_set_new(miss, "path", jstr(d->path));
+    } else if (gql) {
+        /* no operation could be read (or the method cannot carry it): no
+         * rule lifts this, the request itself must change */
+        json_decref(miss);
+        miss = NULL;
+    } else {
+        json_object_set_new(miss, "type", json_string("rest_allow"));
+        json_object_set_new(miss, "layer", json_string("l7"));
+        json_object_set_new(miss, "method", jstr(d->method));
+        json_object_set_new(miss, "path", jstr(d->path));
     }
-    if (d->port != 0) {
-        json_object_set_new(miss, "port", json_integer(d->port));
+    if (miss != NULL) {
+        if (has_host) {
+            json_object_set_new(miss, "host", jstr(d->host));
+        }
+        if (d->port != 0) {
+            json_object_set_new(miss, "port", json_integer(d->port));
+        }
+        if (has_bin) {
+            json_object_set_new(miss, "binary", jstr(d->binary));
+        }
+        json_object_set_new(o, "rule_missing", miss);
     }
-    if (has_bin) {
-        json_object_set_new(miss, "binary", jstr(d->binary));
-    }
-    json_object_set_new(o, "rule_missing", miss);
     proxy_local_advice(o, d->skill); /* next_steps, agent_guidance (proxy_local.c) */
     /* rule keys come from the policy file: keep control bytes out of the head */
     snprintf(hdr, sizeof(hdr), "X-OpenShell-Policy: %.256s\r\n", d->policy);

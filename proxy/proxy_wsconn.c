@@ -263,7 +263,7 @@ static void refuse(struct proxy_conn *c, struct proxy_verdict *v, const char *wh
  * are read and decided as WEBSOCKET_TEXT carrying the operation, anything
  * else is refused. */
 static bool decide_graphql(struct proxy_conn *c, const unsigned char *msg, size_t len,
-                           struct proxy_verdict *v)
+                           struct proxy_verdict *v, struct model_gql_op *opp)
 {
     struct proxy_ws_gql g;
     struct model_gql_op op;
@@ -305,10 +305,12 @@ static bool decide_graphql(struct proxy_conn *c, const unsigned char *msg, size_
         op.persisted_id = g.persisted_id; /* steals */
         g.persisted_id = NULL;
     }
-    o.gql = &op;
+    /* the caller keeps the operation until the decision line names it
+     * (proxy_verdict.gql_op) and clears it */
+    *opp = op;
+    o.gql = opp;
     proxy_decide_dest(c->pol, c->id, c->host, strlen(c->host), c->port, "WEBSOCKET_TEXT",
                       c->cur.target, c->cur.target_len, &c->u_ip, &o, v);
-    model_gql_op_clear(&op);
     proxy_ws_gql_clear(&g);
     return true;
 }
@@ -320,9 +322,11 @@ static bool decide_text(struct proxy_conn *c, unsigned char *msg, size_t len)
     char path[CANON_MAX];
     char reason[PROXY_WS_MAX_CONTROL];
     bool decided = true;
+    struct model_gql_op op;
 
+    memset(&op, 0, sizeof(op));
     if (c->ws->graphql) {
-        decided = decide_graphql(c, msg, len, &v);
+        decided = decide_graphql(c, msg, len, &v, &op);
     } else {
         proxy_decide_dest(c->pol, c->id, c->host, strlen(c->host), c->port, "WEBSOCKET_TEXT",
                           c->cur.target, c->cur.target_len, &c->u_ip, &c->srv->opts, &v);
@@ -348,6 +352,8 @@ static bool decide_text(struct proxy_conn *c, unsigned char *msg, size_t len)
          * not decided and leave none (their payload is never logged) */
         proxy_conn_log_verdict(c, &v, "l7", "WEBSOCKET_TEXT", path, "websocket");
     }
+    v.gql_op = NULL;
+    model_gql_op_clear(&op);
     if (v.allow) {
         if (!forward_text(c, msg, len)) {
             send_close(c, true, PROXY_WS_CLOSE_INTERNAL, "proxy: internal error");

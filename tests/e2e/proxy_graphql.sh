@@ -96,6 +96,15 @@ expect_has "mutation body" 'policy_denied' "$out"
 expect_has "mutation body names the operation" 'GraphQL mutation' "$out"
 if seen deleteRepository; then fail "the mutation reached the upstream"; else pass; fi
 expect_log "mutation log names the operation" "GraphQL mutation (anonymous) {deleteRepository}"
+# the deny body is a GraphQL one (docs/proxy.md#graphql-deny): the protocol,
+# the operation and the GraphQL rule missing - never a REST rule that could
+# not merge into a graphql endpoint; an anonymous operation names no name
+expect_has "mutation body: protocol graphql" '"protocol":"graphql"' "$out"
+expect_has "mutation body: rule names the operation" '"rule":"POST /graphql mutation {deleteRepository}"' "$out"
+expect_has "mutation body: graphql object" '"graphql":{"operation_type":"mutation","fields":["deleteRepository"]}' "$out"
+expect_has "mutation body: rule_missing graphql_allow" '"rule_missing":{"type":"graphql_allow","layer":"l7","operation_type":"mutation","fields":["deleteRepository"],"path":"/graphql","host":"127.0.0.1","port":'"$G" "$out"
+expect_not "mutation body: no rest_allow" 'rest_allow' "$out"
+expect_not "mutation body: no operation_name" 'operation_name' "$out"
 
 # 3. an aliased mutation: the alias says viewer, the field is deleteRepository
 out=$(gq '{"query":"mutation { viewer: deleteRepository(id: 2) { id } }"}'); req
@@ -111,10 +120,14 @@ out=$(gq '{"query":"mutation M { ...F } fragment F on Mutation { ... { deleteRep
 expect_has "fragment mutation refused" '|403' "$out"
 if seen 'id: 3'; then fail "the fragment mutation reached the upstream"; else pass; fi
 expect_log "fragment log names the operation" "GraphQL mutation M {deleteRepository}"
+expect_has "fragment body: rule_missing names the operation" '"type":"graphql_allow","layer":"l7","operation_type":"mutation","operation_name":"M","fields":["deleteRepository"]' "$out"
 
 # 5. a batch: one query and one mutation - the whole batch is refused
 out=$(gq '[{"query":"{ viewer { login } }"},{"query":"mutation { deleteRepository(id: 4) { id } }"}]'); req
 expect_has "mixed batch refused" '|403' "$out"
+# the refused operation of the batch, not the first one
+expect_has "mixed batch: rule_missing names the mutation" '"operation_type":"mutation","fields":["deleteRepository"]' "$out"
+expect_not "mixed batch: the query is not what is missing" '"fields":["viewer"]' "$out"
 if seen 'id: 4'; then fail "the mixed batch reached the upstream"; else pass; fi
 out=$(gq '[{"query":"{ viewer { login } }"},{"query":"{ repository(name: \"batch2\") { id } }"}]'); req
 expect_eq "all-query batch allowed" '{"data":{}}|200' "$out"
@@ -125,12 +138,16 @@ H=$(printf '%064d' 7)
 out=$(gq "{\"extensions\":{\"persistedQuery\":{\"version\":1,\"sha256Hash\":\"$H\"}}}"); req
 expect_has "hash-only query refused" '|403' "$out"
 if seen "$H"; then fail "the persisted query reached the upstream"; else pass; fi
+expect_has "hash-only query: rule_missing is the registry" '"rule_missing":{"type":"graphql_persisted_query","layer":"l7","persisted_id":"'"$H"'"' "$out"
 
 # 7. a body over graphql_max_body_bytes (2048): refused before it is read
 big=$(printf '{"query":"query { viewer { login } }","variables":{"pad":"%03000d"}}' 0)
 out=$(gq "$big"); req
 expect_has "over-limit body refused" '|403' "$out"
 expect_has "over-limit reason" 'graphql_max_body_bytes' "$out"
+# no operation was read: a GraphQL denial, but no rule would lift it
+expect_has "over-limit body: protocol graphql" '"protocol":"graphql"' "$out"
+expect_not "over-limit body: nothing to ask for" 'rule_missing' "$out"
 if seen '000000000000'; then fail "the over-limit body reached the upstream"; else pass; fi
 
 # 7b. a body the client holds back until "100 Continue" (curl sends
@@ -280,6 +297,7 @@ out=$(pcurl -H 'Content-Type: application/json' --data-binary '{"query":"mutatio
 expect_eq "audit mutation forwarded" '{"data":{}}|200' "$out"
 if grep -qF AuditMut "$T/gqa.log"; then pass; else fail "the audited mutation did not reach its upstream"; fi
 expect_log "audit line" "AUDIT"
+expect_log "audit line names the operation" "allowed in audit mode by policy 'audited': GraphQL mutation AuditMut {deleteRepository}"
 out=$(pcurl -H 'Content-Type: application/json' --data-binary '{"query":"mutation AuditBad { deleteRepository("}' "$AURL"); req
 expect_has "audit: unreadable document refused" '|403' "$out"
 if grep -qF AuditBad "$T/gqa.log"; then fail "the unreadable document reached the audit upstream"; else pass; fi
