@@ -766,6 +766,17 @@ json_t *advisor_mapper_proposal(const char *host, int64_t port, const char *bina
                                 bool ssrf, const char *const *methods, const char *const *paths,
                                 size_t nsamples, const json_t *prior, bool allow_loopback,
                                 double *confidence);
+/* The proposal of one group from denial events [{method, path, protocol?,
+ * graphql?}] (all of the first event's kind: REST, a GraphQL endpoint's
+ * path, a WebSocket upgrade's path; the others are ignored). */
+json_t *advisor_mapper_proposal_events(const char *host, int64_t port, const char *binary,
+                                       const json_t *events, const json_t *prior,
+                                       bool allow_loopback, double *confidence);
+/* The mechanistic dedup key: host|port|binary, and for a graphql or
+ * websocket endpoint also |protocol|path (its proposals are scoped by the
+ * endpoint's path, so two such endpoints of one host are two chunks). */
+void advisor_mapper_dedup_key(const char *host, int64_t port, const char *binary,
+                              const char *protocol, const char *path, char *out, size_t len);
 
 /* ===========================================================================
  * HTTP (advisor_routes.c, advisor_api.c, advisor_ui.c)

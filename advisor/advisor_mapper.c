@@ -44,6 +44,16 @@
 struct mapper_sample {
     char *method;
     char *path;
+    json_t *gql; /* the refused GraphQL operation, checked (gql_of); NULL: none */
+};
+
+/* What kind of endpoint a group's proposal names: a REST one (or L4 only)
+ * keyed by host, port and binary, or a GraphQL or WebSocket one keyed also
+ * by its exact path (the scope a GraphQL or WebSocket endpoint has). */
+enum mapper_kind {
+    MAPPER_REST,
+    MAPPER_GRAPHQL,
+    MAPPER_WEBSOCKET,
 };
 
 struct mapper_group {
@@ -52,6 +62,8 @@ struct mapper_group {
     char *host;
     char *binary;
     char *stage;
+    enum mapper_kind kind;
+    char *scope; /* the exact path of a GraphQL or WebSocket group, else "" */
     int64_t port;
     int64_t count;
     int64_t first_ms;
@@ -201,80 +213,233 @@ double advisor_mapper_confidence(int64_t count, int64_t port, bool ssrf)
     return c < 0.1 ? 0.1 : c > 0.95 ? 0.95 : c;
 }
 
-/* A method the proxy saw: an upper-case token, never a glob. */
+static int is_method_char(int c)
+{
+    return isupper(c) || c == '_';
+}
+
+/* A method the proxy saw: an upper-case token (WEBSOCKET_TEXT too), never a
+ * glob. */
 static bool method_ok(const char *m)
 {
     size_t n = m != NULL ? strlen(m) : 0;
 
-    return n > 0 && n <= 16 && all_of(m, n, isupper);
+    return n > 0 && n <= 16 && isupper((unsigned char)m[0]) && all_of(m, n, is_method_char);
 }
+
+/* A GraphQL Name ([_A-Za-z][_0-9A-Za-z]*, docs/semantics.md#graphql-names):
+ * never a glob, so a rule naming it matches it alone. */
+static bool gql_name_ok(const char *s)
+{
+    size_t n = s != NULL ? strlen(s) : 0;
+
+    if (n == 0 || n > 256 || !(isalpha((unsigned char)s[0]) || s[0] == '_')) {
+        return false;
+    }
+    for (size_t i = 1; i < n; i++) {
+        if (!(isalnum((unsigned char)s[i]) || s[i] == '_')) {
+            return false;
+        }
+    }
+    return true;
+}
+
+#define MAPPER_GQL_FIELDS_MAX 64u
+
+static int cmp_cstr(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The GraphQL operation of a denial ({operation_type, operation_name?,
+ * fields}) as the allow rule that names exactly it: {operation_type,
+ * operation_name (only when the operation had one), fields (sorted,
+ * unique)}. NULL when it is not one (a persisted query, a type other than
+ * query/mutation/subscription, a name or field that is not a Name, no
+ * fields or too many): such a denial proposes nothing a rule could lift. */
+static json_t *gql_of(const json_t *g)
+{
+    const char *t = json_string_value(json_object_get(g, "operation_type"));
+    const json_t *name = json_object_get(g, "operation_name");
+    const json_t *fields = json_object_get(g, "fields");
+    const char *f[MAPPER_GQL_FIELDS_MAX];
+    size_t n = json_array_size(fields);
+    json_t *out;
+    json_t *fa;
+
+    if (!json_is_object(g) || t == NULL ||
+        (strcmp(t, "query") != 0 && strcmp(t, "mutation") != 0 && strcmp(t, "subscription") != 0) ||
+        (name != NULL && !gql_name_ok(json_string_value(name))) || !json_is_array(fields) ||
+        n == 0 || n > MAPPER_GQL_FIELDS_MAX) {
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        f[i] = json_string_value(json_array_get(fields, i));
+        if (!gql_name_ok(f[i])) {
+            return NULL;
+        }
+    }
+    qsort(f, n, sizeof(f[0]), cmp_cstr);
+    fa = json_array();
+    for (size_t i = 0; fa != NULL && i < n; i++) {
+        if (i == 0 || strcmp(f[i - 1], f[i]) != 0) {
+            json_array_append_new(fa, json_string(f[i]));
+        }
+    }
+    out = name != NULL ? json_pack("{s:s,s:O,s:o}", "operation_type", t, "operation_name", name,
+                                   "fields", fa)
+                       : json_pack("{s:s,s:o}", "operation_type", t, "fields", fa);
+    return out;
+}
+
+/* One allow rule and its canonical text (sort and de-duplication key). */
+struct mapper_rule {
+    char *text;
+    json_t *rule;
+};
 
 static int cmp_rule(const void *a, const void *b)
 {
-    const json_t *x = json_object_get(*(json_t *const *)a, "allow");
-    const json_t *y = json_object_get(*(json_t *const *)b, "allow");
-    int c = strcmp(json_string_value(json_object_get(x, "method")),
-                   json_string_value(json_object_get(y, "method")));
+    return strcmp(((const struct mapper_rule *)a)->text, ((const struct mapper_rule *)b)->text);
+}
 
-    return c != 0 ? c
-                  : strcmp(json_string_value(json_object_get(x, "path")),
-                           json_string_value(json_object_get(y, "path")));
+/* Add {"allow": al} (stolen) to 'tmp' unless it is full. */
+static void add_rule(struct mapper_rule *tmp, size_t *n, size_t cap, json_t *al)
+{
+    json_t *r = al != NULL ? json_pack("{s:o}", "allow", al) : NULL;
+    char *text = r != NULL ? json_dumps(r, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+
+    if (text == NULL || *n >= cap) {
+        free(text);
+        json_decref(r);
+        return;
+    }
+    tmp[*n].text = text;
+    tmp[*n].rule = r;
+    (*n)++;
+}
+
+/* A prior allow rule of the group's kind, checked as strictly as a new
+ * one: REST {method, path} without `**`; GraphQL {operation_type,
+ * operation_name?, fields} of Names; WebSocket text {method WEBSOCKET_TEXT,
+ * the group's path} or a GraphQL one. A copy, or NULL. */
+static json_t *prior_rule(const struct mapper_group *g, const json_t *al)
+{
+    const char *m = json_string_value(json_object_get(al, "method"));
+    const char *p = json_string_value(json_object_get(al, "path"));
+
+    if (json_object_get(al, "operation_type") != NULL) {
+        json_t *q = g->kind != MAPPER_REST ? gql_of(al) : NULL;
+        if (q != NULL && json_object_size(q) != json_object_size(al)) {
+            json_decref(q); /* something else beside the operation: not ours */
+            q = NULL;
+        }
+        return q;
+    }
+    if (!method_ok(m) || p == NULL || p[0] != '/' || strstr(p, "**") != NULL ||
+        json_object_size(al) != 2) {
+        return NULL;
+    }
+    if (g->kind == MAPPER_GRAPHQL ||
+        (g->kind == MAPPER_WEBSOCKET &&
+         (strcmp(m, "WEBSOCKET_TEXT") != 0 || strcmp(p, g->scope) != 0)) ||
+        (g->kind == MAPPER_REST && strcmp(m, "WEBSOCKET_TEXT") == 0)) {
+        return NULL;
+    }
+    return json_pack("{s:s,s:s}", "method", m, "path", p);
+}
+
+/* The allow rule naming sample 's' in a group of its kind, or NULL. */
+static json_t *sample_rule(const struct mapper_group *g, const struct mapper_sample *s)
+{
+    char path[MAPPER_FIELD_MAX];
+
+    switch (g->kind) {
+    case MAPPER_GRAPHQL:
+        return s->gql != NULL ? json_deep_copy(s->gql) : NULL;
+    case MAPPER_WEBSOCKET:
+        if (s->gql != NULL) {
+            return json_deep_copy(s->gql);
+        }
+        /* a text message on the upgrade's exact path (never generalised) */
+        return strcmp(s->method, "WEBSOCKET_TEXT") == 0 && strcmp(s->path, g->scope) == 0
+                   ? json_pack("{s:s,s:s}", "method", "WEBSOCKET_TEXT", "path", g->scope)
+                   : NULL;
+    case MAPPER_REST:
+        break;
+    }
+    if (s->gql != NULL || !method_ok(s->method) || strcmp(s->method, "WEBSOCKET_TEXT") == 0 ||
+        !advisor_mapper_generalise(s->path, path, sizeof(path))) {
+        return NULL;
+    }
+    return json_pack("{s:s,s:s}", "method", s->method, "path", path);
 }
 
 /* The sorted, de-duplicated allow rules of a group's samples, together
  * with 'prior' (the allow rules of the pending chunk this group adds to). */
 static json_t *group_rules(const struct mapper_group *g, const json_t *prior)
 {
-    json_t *tmp[2 * ADVISOR_MAPPER_SAMPLES];
+    struct mapper_rule tmp[2 * ADVISOR_MAPPER_SAMPLES];
     json_t *rules = json_array();
     size_t n = 0;
 
     for (size_t i = 0; i < json_array_size(prior) && n < ADVISOR_MAPPER_SAMPLES; i++) {
-        const json_t *al = json_object_get(json_array_get(prior, i), "allow");
-        const char *m = json_string_value(json_object_get(al, "method"));
-        const char *p = json_string_value(json_object_get(al, "path"));
-        if (!method_ok(m) || p == NULL || p[0] != '/' || strstr(p, "**") != NULL ||
-            json_object_size(al) != 2) {
-            continue;
-        }
-        tmp[n] = json_pack("{s:{s:s,s:s}}", "allow", "method", m, "path", p);
-        if (tmp[n] != NULL) {
-            n++;
-        }
+        add_rule(tmp, &n, ADVISOR_MAPPER_SAMPLES,
+                 prior_rule(g, json_object_get(json_array_get(prior, i), "allow")));
     }
-
     for (size_t i = 0; i < g->nsamples; i++) {
-        char path[MAPPER_FIELD_MAX];
-        if (!method_ok(g->samples[i].method) ||
-            !advisor_mapper_generalise(g->samples[i].path, path, sizeof(path))) {
-            continue;
-        }
-        tmp[n] = json_pack("{s:{s:s,s:s}}", "allow", "method", g->samples[i].method, "path", path);
-        if (tmp[n] != NULL) {
-            n++;
-        }
+        add_rule(tmp, &n, PV_ARRAY_LEN(tmp), sample_rule(g, &g->samples[i]));
     }
     qsort(tmp, n, sizeof(tmp[0]), cmp_rule);
     for (size_t i = 0; i < n; i++) {
         if (rules != NULL && (i == 0 || cmp_rule(&tmp[i - 1], &tmp[i]) != 0)) {
-            json_array_append(rules, tmp[i]);
+            json_array_append(rules, tmp[i].rule);
         }
     }
     for (size_t i = 0; i < n; i++) {
-        json_decref(tmp[i]);
+        json_decref(tmp[i].rule);
+        free(tmp[i].text);
     }
     return rules;
+}
+
+/* The kind of group a denial event belongs to, and for GraphQL and
+ * WebSocket ones its scope (the request's path, borrowed from 'ev'): a
+ * WEBSOCKET_TEXT message is the upgrade's endpoint's; a request that
+ * carried a GraphQL operation, or that a protocol: graphql endpoint refused
+ * (the proxy says "protocol": "graphql"), a GraphQL endpoint's. */
+static enum mapper_kind event_kind(const json_t *ev, const char **scope)
+{
+    const char *m = json_string_value(json_object_get(ev, "method"));
+    const char *p = json_string_value(json_object_get(ev, "path"));
+    const char *proto = json_string_value(json_object_get(ev, "protocol"));
+
+    *scope = "";
+    if (m == NULL || p == NULL || p[0] != '/') {
+        return MAPPER_REST;
+    }
+    *scope = p;
+    if (strcmp(m, "WEBSOCKET_TEXT") == 0) {
+        return MAPPER_WEBSOCKET;
+    }
+    if (json_object_get(ev, "graphql") != NULL ||
+        (proto != NULL && strcmp(proto, "graphql") == 0)) {
+        return MAPPER_GRAPHQL;
+    }
+    *scope = "";
+    return MAPPER_REST;
 }
 
 /* advisor_mapper_proposal, and when 'model' is not NULL the model's
  * reading of the proposal into it (the one parse that also validates it),
  * so that the flush hands both to the lifecycle. */
-static json_t *mapper_proposal(const char *host, int64_t port, const char *binary, int64_t count,
-                               bool ssrf, const char *const *methods, const char *const *paths,
-                               size_t nsamples, const json_t *prior, bool allow_loopback,
-                               double *confidence, struct model_proposal **model)
+static json_t *mapper_proposal(const struct mapper_group *g, const json_t *prior,
+                               bool allow_loopback, double *confidence,
+                               struct model_proposal **model)
 {
-    struct mapper_group g;
+    const char *host = g->host;
+    const char *binary = g->binary;
+    int64_t port = g->port;
     char name[320];
     char why[2048];
     json_t *ep;
@@ -287,26 +452,34 @@ static json_t *mapper_proposal(const char *host, int64_t port, const char *binar
     struct model_diags *d;
     struct model_proposal *pr;
 
-    memset(&g, 0, sizeof(g));
-    g.nsamples = nsamples < ADVISOR_MAPPER_SAMPLES ? nsamples : ADVISOR_MAPPER_SAMPLES;
-    for (size_t i = 0; i < g.nsamples; i++) {
-        g.samples[i].method = PV_UNCONST(methods[i]);
-        g.samples[i].path = PV_UNCONST(paths[i]);
-    }
     /* A denial names one concrete host and one binary: never a glob. */
     if (binary == NULL || binary[0] != '/' ||
         model_glob_literal_prefix(MODEL_GLOB_BINARY, binary, strlen(binary)) != strlen(binary) ||
         host == NULL || host[0] == '\0' || strchr(host, '*') != NULL || port < 1 || port > 65535) {
         return NULL;
     }
+    if (g->kind != MAPPER_REST && (g->scope == NULL || g->scope[0] != '/' ||
+                                   strcspn(g->scope, "*?[]{}\\") != strlen(g->scope))) {
+        return NULL; /* a path the endpoint's glob would read as a pattern */
+    }
     ep = json_pack("{s:s,s:I}", "host", host, "port", (json_int_t)port);
-    rules = group_rules(&g, prior);
-    if (ep == NULL || rules == NULL) {
+    rules = group_rules(g, prior);
+    if (ep == NULL || rules == NULL || (g->kind != MAPPER_REST && json_array_size(rules) == 0)) {
+        /* a GraphQL or WebSocket denial no rule of its endpoint lifts (an
+         * unreadable operation, a persisted query): never an L4 rule */
         json_decref(ep);
         json_decref(rules);
         return NULL;
     }
-    if (json_array_size(rules) > 0) {
+    if (g->kind != MAPPER_REST) {
+        /* the endpoint's exact path: a proposal merges into the endpoint
+         * that refused it (same host, path and port, docs/semantics.md#merge) */
+        json_object_set_new(ep, "path", json_string(g->scope));
+        json_object_set_new(ep, "protocol",
+                            json_string(g->kind == MAPPER_GRAPHQL ? "graphql" : "websocket"));
+        json_object_set_new(ep, "enforcement", json_string("enforce"));
+        json_object_set(ep, "rules", rules);
+    } else if (json_array_size(rules) > 0) {
         json_object_set_new(ep, "protocol", json_string("rest"));
         json_object_set_new(ep, "enforcement", json_string("enforce"));
         json_object_set(ep, "rules", rules);
@@ -325,21 +498,40 @@ static json_t *mapper_proposal(const char *host, int64_t port, const char *binar
     advisor_mapper_rule_name(host, port, name, sizeof(name));
     wl = (size_t)snprintf(why, sizeof(why), "Allow %s to connect to %s:%lld", binary, host,
                           (long long)port);
-    if (json_array_size(rules) > 0 && wl < sizeof(why)) {
+    if (g->kind != MAPPER_REST && wl < sizeof(why)) {
+        wl += (size_t)snprintf(why + wl, sizeof(why) - wl, " with %s inspection on %s. Allowed:",
+                               g->kind == MAPPER_GRAPHQL ? "GraphQL" : "WebSocket", g->scope);
+    } else if (json_array_size(rules) > 0 && wl < sizeof(why)) {
         wl += (size_t)snprintf(why + wl, sizeof(why) - wl, " with L7 inspection. Allowed paths:");
-        for (size_t i = 0; i < json_array_size(rules) && wl < sizeof(why); i++) {
-            const json_t *al = json_object_get(json_array_get(rules, i), "allow");
+    }
+    for (size_t i = 0; i < json_array_size(rules) && wl < sizeof(why); i++) {
+        const json_t *al = json_object_get(json_array_get(rules, i), "allow");
+        const json_t *f = json_object_get(al, "fields");
+        if (f == NULL) {
             wl += (size_t)snprintf(why + wl, sizeof(why) - wl, "%s %s %s", i > 0 ? "," : "",
                                    json_string_value(json_object_get(al, "method")),
                                    json_string_value(json_object_get(al, "path")));
+            continue;
+        }
+        /* a GraphQL operation: "mutation CreateIssue {createIssue}" */
+        const char *on = json_string_value(json_object_get(al, "operation_name"));
+        wl += (size_t)snprintf(why + wl, sizeof(why) - wl, "%s %s%s%s {", i > 0 ? "," : "",
+                               json_string_value(json_object_get(al, "operation_type")),
+                               on != NULL ? " " : "", on != NULL ? on : "");
+        for (size_t j = 0; j < json_array_size(f) && wl < sizeof(why); j++) {
+            wl += (size_t)snprintf(why + wl, sizeof(why) - wl, "%s%s", j > 0 ? "," : "",
+                                   json_string_value(json_array_get(f, j)));
+        }
+        if (wl < sizeof(why)) {
+            wl += (size_t)snprintf(why + wl, sizeof(why) - wl, "}");
         }
     }
     if (wl < sizeof(why)) {
-        snprintf(why + wl, sizeof(why) - wl, ". Seen %lld time%s.", (long long)count,
-                 count == 1 ? "" : "s");
+        snprintf(why + wl, sizeof(why) - wl, ". Seen %lld time%s.", (long long)g->count,
+                 g->count == 1 ? "" : "s");
     }
     json_decref(rules);
-    *confidence = advisor_mapper_confidence(count, port, ssrf);
+    *confidence = advisor_mapper_confidence(g->count, port, g->ssrf);
     prop = json_pack("{s:s,s:[{s:{s:s,s:o}}]}", "intent_summary", why, "operations", "addRule",
                      "ruleName", name, "rule", rule);
     /* Denials come from a proxy, its fields from traffic: propose only what
@@ -367,18 +559,82 @@ json_t *advisor_mapper_proposal(const char *host, int64_t port, const char *bina
                                 size_t nsamples, const json_t *prior, bool allow_loopback,
                                 double *confidence)
 {
-    return mapper_proposal(host, port, binary, count, ssrf, methods, paths, nsamples, prior,
-                           allow_loopback, confidence, NULL);
+    struct mapper_group g;
+
+    memset(&g, 0, sizeof(g));
+    g.host = PV_UNCONST(host);
+    g.binary = PV_UNCONST(binary);
+    g.port = port;
+    g.count = count;
+    g.ssrf = ssrf;
+    g.scope = PV_UNCONST("");
+    g.nsamples = nsamples < ADVISOR_MAPPER_SAMPLES ? nsamples : ADVISOR_MAPPER_SAMPLES;
+    for (size_t i = 0; i < g.nsamples; i++) {
+        g.samples[i].method = PV_UNCONST(methods[i]);
+        g.samples[i].path = PV_UNCONST(paths[i]);
+    }
+    return mapper_proposal(&g, prior, allow_loopback, confidence, NULL);
+}
+
+json_t *advisor_mapper_proposal_events(const char *host, int64_t port, const char *binary,
+                                       const json_t *events, const json_t *prior,
+                                       bool allow_loopback, double *confidence)
+{
+    struct mapper_group g;
+    json_t *out;
+    const json_t *first = json_array_get(events, 0);
+
+    memset(&g, 0, sizeof(g));
+    g.host = PV_UNCONST(host);
+    g.binary = PV_UNCONST(binary);
+    g.port = port;
+    g.count = (int64_t)json_array_size(events);
+    const char *sc = "";
+    g.kind = event_kind(first, &sc);
+    g.scope = PV_UNCONST(sc);
+    for (size_t i = 0; i < json_array_size(events) && g.nsamples < ADVISOR_MAPPER_SAMPLES; i++) {
+        const json_t *ev = json_array_get(events, i);
+        const char *scope = "";
+        if (event_kind(ev, &scope) != g.kind || strcmp(scope, g.scope) != 0) {
+            continue; /* another group's */
+        }
+        g.samples[g.nsamples].method = PV_UNCONST(json_string_value(json_object_get(ev, "method")));
+        g.samples[g.nsamples].path = PV_UNCONST(json_string_value(json_object_get(ev, "path")));
+        g.samples[g.nsamples].gql = gql_of(json_object_get(ev, "graphql"));
+        if (g.samples[g.nsamples].method != NULL && g.samples[g.nsamples].path != NULL) {
+            g.nsamples++;
+        } else {
+            json_decref(g.samples[g.nsamples].gql);
+        }
+    }
+    out = mapper_proposal(&g, prior, allow_loopback, confidence, NULL);
+    for (size_t i = 0; i < g.nsamples; i++) {
+        json_decref(g.samples[i].gql);
+    }
+    return out;
+}
+
+void advisor_mapper_dedup_key(const char *host, int64_t port, const char *binary,
+                              const char *protocol, const char *path, char *out, size_t len)
+{
+    if (protocol != NULL &&
+        (strcmp(protocol, "graphql") == 0 || strcmp(protocol, "websocket") == 0)) {
+        snprintf(out, len, "%s|%lld|%s|%s|%s", host, (long long)port, binary, protocol,
+                 path != NULL ? path : "");
+    } else {
+        snprintf(out, len, "%s|%lld|%s", host, (long long)port, binary);
+    }
 }
 
 /* ===========================================================================
  * The table
  * ========================================================================= */
 
-static uint32_t key_hash(const char *sb, const char *host, int64_t port, const char *bin)
+static uint32_t key_hash(const char *sb, const char *host, int64_t port, const char *bin,
+                         const char *scope)
 {
     uint32_t h = 2166136261u;
-    const char *parts[] = {sb, host, bin};
+    const char *parts[] = {sb, host, bin, scope};
 
     for (size_t i = 0; i < PV_ARRAY_LEN(parts); i++) {
         for (const unsigned char *p = (const unsigned char *)parts[i]; *p != '\0'; p++) {
@@ -395,9 +651,11 @@ static void group_free(struct mapper_group *g)
     free(g->host);
     free(g->binary);
     free(g->stage);
+    free(g->scope);
     for (size_t i = 0; i < g->nsamples; i++) {
         free(g->samples[i].method);
         free(g->samples[i].path);
+        json_decref(g->samples[i].gql);
     }
     free(g);
 }
@@ -480,6 +738,9 @@ static bool add_event(struct advisor_mapper *m, const char *sandbox, const json_
     char lower[256];
     struct mapper_group *g;
     uint32_t b;
+    const char *scope = "";
+    enum mapper_kind kind = event_kind(ev, &scope);
+    json_t *gql = NULL;
 
     if (!field_ok(host) || strlen(host) >= sizeof(lower) || port < 1 || port > 65535) {
         return false;
@@ -494,9 +755,14 @@ static bool add_event(struct advisor_mapper *m, const char *sandbox, const json_
     recent_add(m, sandbox, lower, port, bin,
                field_ok(method) && strlen(method) < 16 ? method : NULL,
                field_ok(path) && path[0] == '/' ? path : NULL);
-    b = key_hash(sandbox, lower, port, bin) % MAPPER_BUCKETS;
+    if (kind != MAPPER_REST && !field_ok(scope)) {
+        kind = MAPPER_REST;
+        scope = "";
+    }
+    b = key_hash(sandbox, lower, port, bin, scope) % MAPPER_BUCKETS;
     for (g = m->buckets[b]; g != NULL; g = g->next) {
-        if (g->port == port && strcmp(g->host, lower) == 0 && strcmp(g->binary, bin) == 0 &&
+        if (g->port == port && g->kind == kind && strcmp(g->host, lower) == 0 &&
+            strcmp(g->binary, bin) == 0 && strcmp(g->scope, scope) == 0 &&
             strcmp(g->sandbox, sandbox) == 0) {
             break;
         }
@@ -513,9 +779,12 @@ static bool add_event(struct advisor_mapper *m, const char *sandbox, const json_
         g->host = pv_strdup(lower);
         g->binary = pv_strdup(bin);
         g->stage = pv_strdup(field_ok(stage) && strlen(stage) < 64 ? stage : "");
+        g->kind = kind;
+        g->scope = pv_strdup(scope);
         g->port = port;
         g->first_ms = now;
-        if (g->sandbox == NULL || g->host == NULL || g->binary == NULL || g->stage == NULL) {
+        if (g->sandbox == NULL || g->host == NULL || g->binary == NULL || g->stage == NULL ||
+            g->scope == NULL) {
             group_free(g);
             return false;
         }
@@ -528,11 +797,17 @@ static bool add_event(struct advisor_mapper *m, const char *sandbox, const json_
     if (stage != NULL && strcmp(stage, "ssrf") == 0) {
         g->ssrf = true;
     }
-    if (field_ok(method) && field_ok(path) && path[0] == '/' && strlen(method) < 16 &&
+    gql = kind != MAPPER_REST ? gql_of(json_object_get(ev, "graphql")) : NULL;
+    if (kind == MAPPER_GRAPHQL && gql == NULL) {
+        return true; /* counted; no operation a rule could name */
+    }
+    if (field_ok(method) && field_ok(path) && path[0] == '/' && strlen(method) <= 16 &&
         g->nsamples < ADVISOR_MAPPER_SAMPLES) {
         size_t i = 0;
-        while (i < g->nsamples && (strcmp(g->samples[i].method, method) != 0 ||
-                                   strcmp(g->samples[i].path, path) != 0)) {
+        while (i < g->nsamples &&
+               (strcmp(g->samples[i].method, method) != 0 ||
+                strcmp(g->samples[i].path, path) != 0 ||
+                !(gql == NULL ? g->samples[i].gql == NULL : json_equal(gql, g->samples[i].gql)))) {
             i++;
         }
         if (i == g->nsamples) {
@@ -544,10 +819,13 @@ static bool add_event(struct advisor_mapper *m, const char *sandbox, const json_
             } else {
                 g->samples[g->nsamples].method = mm;
                 g->samples[g->nsamples].path = pp;
+                g->samples[g->nsamples].gql = gql;
+                gql = NULL;
                 g->nsamples++;
             }
         }
     }
+    json_decref(gql);
     return true;
 }
 
@@ -606,7 +884,11 @@ static json_t *prior_rules(struct advisor_worker *w, const struct mapper_group *
     if (!pv_ok(store_sandbox_get(w->st, g->sandbox, &sb))) {
         return NULL;
     }
-    snprintf(key, sizeof(key), "%s|%lld|%s", g->host, (long long)g->port, g->binary);
+    advisor_mapper_dedup_key(g->host, g->port, g->binary,
+                             g->kind == MAPPER_GRAPHQL     ? "graphql"
+                             : g->kind == MAPPER_WEBSOCKET ? "websocket"
+                                                           : NULL,
+                             g->scope, key, sizeof(key));
     if (pv_ok(store_chunk_by_dedup(w->st, sb.id, key, &c))) {
         if (strcmp(c.status, "pending") == 0) {
             json_t *rule = json_loads(c.proposed_rule, 0, NULL);
@@ -623,21 +905,13 @@ static json_t *prior_rules(struct advisor_worker *w, const struct mapper_group *
 static void submit_group(struct advisor_mapper *m, struct advisor_worker *w,
                          const struct mapper_group *g)
 {
-    const char *methods[ADVISOR_MAPPER_SAMPLES];
-    const char *paths[ADVISOR_MAPPER_SAMPLES];
     struct advisor_submit_meta meta;
     struct advisor_proposal p = {0};
     struct advisor_submission o;
     json_t *prior = prior_rules(w, g);
     pv_result res;
 
-    for (size_t i = 0; i < g->nsamples; i++) {
-        methods[i] = g->samples[i].method;
-        paths[i] = g->samples[i].path;
-    }
-    p.doc =
-        mapper_proposal(g->host, g->port, g->binary, g->count, g->ssrf, methods, paths, g->nsamples,
-                        prior, m->a->cfg.test_allow_loopback, &meta.confidence, &p.model);
+    p.doc = mapper_proposal(g, prior, m->a->cfg.test_allow_loopback, &meta.confidence, &p.model);
     json_decref(prior);
     if (p.doc == NULL) {
         advisor_proposal_clear(&p);

@@ -419,7 +419,12 @@ static pv_result submit_one(struct advisor_worker *w, const char *sandbox, const
 
     PV_ENSURE(rule_text != NULL, PV_ERR_NOMEM);
     advisor_rule_key(rule, host, sizeof(host), &port, binary, sizeof(binary));
-    snprintf(key, sizeof(key), "%s|%lld|%s", host, (long long)port, binary);
+    {
+        const json_t *ep0 = json_array_get(json_object_get(rule, "endpoints"), 0);
+        advisor_mapper_dedup_key(host, port, binary,
+                                 json_string_value(json_object_get(ep0, "protocol")),
+                                 json_string_value(json_object_get(ep0, "path")), key, sizeof(key));
+    }
     res = advisor_uuid(id);
     for (int attempt = 0; pv_ok(res) && attempt < 3; attempt++) {
         struct advisor_snapshot snap;

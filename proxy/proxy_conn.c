@@ -48,7 +48,7 @@ static void reply_json(struct proxy_conn *c, unsigned status, const char *error,
 static void log_decision(struct proxy_conn *c, enum proxy_log_action action, const char *engine,
                          const char *method, const char *path, const char *policy,
                          const char *binary, const char *reason, const char *stage,
-                         const struct model_gql_op *gql);
+                         const struct proxy_verdict *v);
 static void deny_l7(struct proxy_conn *c, const char *error, const struct proxy_verdict *v,
                     const char *detail);
 static void kick_cb(evutil_socket_t fd, short what, void *arg);
@@ -270,7 +270,7 @@ static void reply_json(struct proxy_conn *c, unsigned status, const char *error,
 static void log_decision(struct proxy_conn *c, enum proxy_log_action action, const char *engine,
                          const char *method, const char *path, const char *policy,
                          const char *binary, const char *reason, const char *stage,
-                         const struct model_gql_op *gql)
+                         const struct proxy_verdict *v)
 {
     struct proxy_log_event e;
 
@@ -288,7 +288,8 @@ static void log_decision(struct proxy_conn *c, enum proxy_log_action action, con
     e.reason = reason;
     e.stage = stage;
     e.tunnel = c->mode != PROXY_MODE_FORWARD;
-    e.gql = gql;
+    e.gql = v != NULL ? v->gql_op : NULL;
+    e.gql_endpoint = v != NULL && v->gql_endpoint;
     proxy_log_event(c->srv->log, &e);
     proxy_server_log_touch(c->srv);
     proxy_metrics_decision(&c->srv->metrics, action, stage, c->t_head);
@@ -316,7 +317,7 @@ void proxy_conn_log_verdict(struct proxy_conn *c, const struct proxy_verdict *v,
     /* the reference names no policy for connection-level denials */
     log_decision(c, a, engine, method, path,
                  (!v->allow && !v->grant && proxy_conn_reason_is_l4(v->reason)) ? "-" : v->policy,
-                 v->binary, reason, stage, v->gql_op);
+                 v->binary, reason, stage, v);
 }
 
 /* ---------------------------------------------------------------------------

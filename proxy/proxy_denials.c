@@ -175,6 +175,10 @@ static void on_denial(void *arg, const struct proxy_log_event *e)
             json_decref(p);
         }
     }
+    if (e->gql_endpoint) {
+        /* a GraphQL endpoint refused it: a REST rule could not lift it */
+        json_object_set_new(o, "protocol", json_string("graphql"));
+    }
     if (e->gql != NULL) {
         /* the operation refused, for a GraphQL rule (advisor_mapper.c);
          * names are GraphQL Names, so the object is never refused */

@@ -439,6 +439,7 @@ struct proxy_log_event {
     bool tunnel;        /* CONNECT_L7 / in-tunnel */
     /* the GraphQL operation decided (proxy_verdict.gql_op), NULL: none */
     const struct model_gql_op *gql;
+    bool gql_endpoint; /* the decision's endpoint is protocol: graphql */
 };
 /* The "graphql" object of a denial record, a deny body and a denial event:
  * {operation_type, operation_name (only when named), fields} or

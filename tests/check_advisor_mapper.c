@@ -130,6 +130,166 @@ START_TEST(test_union_with_prior)
 }
 END_TEST
 
+/* The endpoint and its rules (compact JSON) of a proposal from events. */
+static char *events_rules(const char *events, const char *prior, json_t **epo)
+{
+    json_t *ev = json_loads(events, 0, NULL);
+    json_t *pr = prior != NULL ? json_loads(prior, 0, NULL) : NULL;
+    double conf = 0;
+    json_t *p;
+    char *s;
+
+    ck_assert_ptr_nonnull(ev);
+    p = advisor_mapper_proposal_events("api.example.com", 443, "/usr/bin/gh", ev, pr, false, &conf);
+    json_decref(ev);
+    json_decref(pr);
+    if (p == NULL) {
+        return NULL;
+    }
+    *epo = json_deep_copy(json_array_get(json_object_get(rule_of(p), "endpoints"), 0));
+    s = json_dumps(json_object_get(*epo, "rules"), JSON_COMPACT);
+    json_decref(p);
+    return s;
+}
+
+/* A GraphQL denial proposes a GraphQL rule on the endpoint's exact path:
+ * the operation type, the operation name only when there was one, exactly
+ * the fields (sorted, once) - never a method/path rule, never a glob. */
+START_TEST(test_graphql_rule)
+{
+    json_t *ep = NULL;
+    char *s = events_rules(
+        "[{\"method\":\"POST\",\"path\":\"/graphql\",\"protocol\":\"graphql\",\"graphql\":"
+        "{\"operation_type\":\"mutation\",\"fields\":[\"createIssue\",\"addLabel\",\"createIssue\"]"
+        "}},"
+        "{\"method\":\"POST\",\"path\":\"/graphql\",\"protocol\":\"graphql\",\"graphql\":"
+        "{\"operation_type\":\"query\",\"operation_name\":\"Viewer\",\"fields\":[\"viewer\"]}}]",
+        NULL, &ep);
+
+    ck_assert_ptr_nonnull(s);
+    ck_assert_str_eq(s, "[{\"allow\":{\"operation_type\":\"mutation\","
+                        "\"fields\":[\"addLabel\",\"createIssue\"]}},"
+                        "{\"allow\":{\"operation_type\":\"query\",\"operation_name\":\"Viewer\","
+                        "\"fields\":[\"viewer\"]}}]");
+    ck_assert_str_eq(json_string_value(json_object_get(ep, "protocol")), "graphql");
+    ck_assert_str_eq(json_string_value(json_object_get(ep, "path")), "/graphql");
+    ck_assert_str_eq(json_string_value(json_object_get(ep, "enforcement")), "enforce");
+    ck_assert_ptr_null(strstr(s, "\"method\""));
+    free(s);
+    json_decref(ep);
+}
+END_TEST
+
+/* What no GraphQL rule can name proposes nothing - in particular never an
+ * L4 rule and never a REST rule for a graphql endpoint: an unreadable
+ * request, a persisted query, a glob or a non-Name smuggled in a field or
+ * name, a `*` type, an empty field list. */
+START_TEST(test_graphql_nothing_to_name)
+{
+    static const char *const bad[] = {
+        "{\"method\":\"POST\",\"path\":\"/graphql\",\"protocol\":\"graphql\"}",
+        "{\"method\":\"POST\",\"path\":\"/graphql\",\"graphql\":{\"persisted_id\":\"abc\"}}",
+        "{\"method\":\"POST\",\"path\":\"/graphql\",\"graphql\":{\"operation_type\":\"mutation\","
+        "\"fields\":[\"*\"]}}",
+        "{\"method\":\"POST\",\"path\":\"/graphql\",\"graphql\":{\"operation_type\":\"mutation\","
+        "\"fields\":[\"create*\"]}}",
+        "{\"method\":\"POST\",\"path\":\"/graphql\",\"graphql\":{\"operation_type\":\"mutation\","
+        "\"operation_name\":\"{A,B}\",\"fields\":[\"a\"]}}",
+        "{\"method\":\"POST\",\"path\":\"/graphql\",\"graphql\":{\"operation_type\":\"*\","
+        "\"fields\":[\"a\"]}}",
+        "{\"method\":\"POST\",\"path\":\"/graphql\",\"graphql\":{\"operation_type\":\"query\","
+        "\"fields\":[]}}",
+        "{\"method\":\"POST\",\"path\":\"/graph*\",\"graphql\":{\"operation_type\":\"query\","
+        "\"fields\":[\"a\"]}}",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char buf[512];
+        json_t *ep = NULL;
+        char *s;
+        snprintf(buf, sizeof(buf), "[%s]", bad[i]);
+        s = events_rules(buf, NULL, &ep);
+        if (s != NULL) {
+            ck_abort_msg("event %zu proposed %s", i, s);
+        }
+    }
+}
+END_TEST
+
+/* A prior chunk's GraphQL rules are kept when exact, dropped when broad. */
+START_TEST(test_graphql_prior)
+{
+    json_t *ep = NULL;
+    char *s = events_rules("[{\"method\":\"POST\",\"path\":\"/graphql\",\"graphql\":"
+                           "{\"operation_type\":\"mutation\",\"fields\":[\"createIssue\"]}}]",
+                           "[{\"allow\":{\"operation_type\":\"query\",\"fields\":[\"viewer\"]}},"
+                           "{\"allow\":{\"operation_type\":\"*\",\"fields\":[\"x\"]}},"
+                           "{\"allow\":{\"operation_type\":\"mutation\",\"fields\":[\"del*\"]}},"
+                           "{\"allow\":{\"operation_type\":\"mutation\"}},"
+                           "{\"allow\":{\"method\":\"POST\",\"path\":\"/graphql\"}}]",
+                           &ep);
+
+    ck_assert_ptr_nonnull(s);
+    ck_assert_str_eq(s,
+                     "[{\"allow\":{\"operation_type\":\"mutation\",\"fields\":[\"createIssue\"]}},"
+                     "{\"allow\":{\"operation_type\":\"query\",\"fields\":[\"viewer\"]}}]");
+    free(s);
+    json_decref(ep);
+}
+END_TEST
+
+/* A WEBSOCKET_TEXT denial: a WEBSOCKET_TEXT rule on the upgrade's exact
+ * path (an ID-like segment is not generalised: the endpoint is that path). */
+START_TEST(test_websocket_text)
+{
+    json_t *ep = NULL;
+    char *s = events_rules("[{\"method\":\"WEBSOCKET_TEXT\",\"path\":\"/ws/12345\",\"stage\":"
+                           "\"websocket\"}]",
+                           NULL, &ep);
+
+    ck_assert_ptr_nonnull(s);
+    ck_assert_str_eq(s, "[{\"allow\":{\"method\":\"WEBSOCKET_TEXT\",\"path\":\"/ws/12345\"}}]");
+    ck_assert_str_eq(json_string_value(json_object_get(ep, "protocol")), "websocket");
+    ck_assert_str_eq(json_string_value(json_object_get(ep, "path")), "/ws/12345");
+    free(s);
+    json_decref(ep);
+    /* a GraphQL-over-WebSocket operation: its GraphQL rule on that endpoint */
+    s = events_rules("[{\"method\":\"WEBSOCKET_TEXT\",\"path\":\"/subs\",\"graphql\":"
+                     "{\"operation_type\":\"subscription\",\"fields\":[\"issueAdded\"]}}]",
+                     NULL, &ep);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_str_eq(
+        s, "[{\"allow\":{\"operation_type\":\"subscription\",\"fields\":[\"issueAdded\"]}}]");
+    ck_assert_str_eq(json_string_value(json_object_get(ep, "protocol")), "websocket");
+    free(s);
+    json_decref(ep);
+}
+END_TEST
+
+/* REST groups stay REST: a WEBSOCKET_TEXT prior rule is not carried into
+ * one, and the dedup key of a graphql or websocket endpoint names its path. */
+START_TEST(test_rest_unchanged_and_keys)
+{
+    json_t *ep = NULL;
+    char key[200];
+    char *s =
+        events_rules("[{\"method\":\"GET\",\"path\":\"/items/123\"}]",
+                     "[{\"allow\":{\"method\":\"WEBSOCKET_TEXT\",\"path\":\"/items\"}}]", &ep);
+
+    ck_assert_ptr_nonnull(s);
+    ck_assert_str_eq(s, "[{\"allow\":{\"method\":\"GET\",\"path\":\"/items/*\"}}]");
+    ck_assert_str_eq(json_string_value(json_object_get(ep, "protocol")), "rest");
+    ck_assert_ptr_null(json_object_get(ep, "path"));
+    free(s);
+    json_decref(ep);
+    advisor_mapper_dedup_key("h", 443, "/b", "rest", NULL, key, sizeof(key));
+    ck_assert_str_eq(key, "h|443|/b");
+    advisor_mapper_dedup_key("h", 443, "/b", "graphql", "/graphql", key, sizeof(key));
+    ck_assert_str_eq(key, "h|443|/b|graphql|/graphql");
+    advisor_mapper_dedup_key("h", 443, "/b", "websocket", "/ws", key, sizeof(key));
+    ck_assert_str_eq(key, "h|443|/b|websocket|/ws");
+}
+END_TEST
+
 START_TEST(test_l4_without_samples)
 {
     double conf = 0;
@@ -258,6 +418,11 @@ int main(void)
     tcase_add_test(t, test_name_and_confidence);
     tcase_add_test(t, test_l7_from_samples);
     tcase_add_test(t, test_union_with_prior);
+    tcase_add_test(t, test_graphql_rule);
+    tcase_add_test(t, test_graphql_nothing_to_name);
+    tcase_add_test(t, test_graphql_prior);
+    tcase_add_test(t, test_websocket_text);
+    tcase_add_test(t, test_rest_unchanged_and_keys);
     tcase_add_test(t, test_l4_without_samples);
     tcase_add_test(t, test_never_blocked_or_binaryless);
     tcase_add_test(t, test_ingest_aggregates);
