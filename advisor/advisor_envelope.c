@@ -14,7 +14,9 @@
  *   inspected_route  the route is inspected and enforced: no opaque L4, no
  *                    audit mode, no `protocol: tcp`, no `tls: skip`
  *   explicit_rules   explicit methods: no `access` preset, no `*` method,
- *                    nothing whose methods are "all"
+ *                    nothing whose methods are "all"; GraphQL rules name
+ *                    their operation type (not `*`) and their root fields
+ *                    (no glob)
  *   no_new_port      no new port on a host the policy already reaches
  *                    (exactly or through a wildcard)
  *   no_endpoint_flags no switch that widens the endpoint's path rules
@@ -104,6 +106,41 @@ static bool breadth_is(const json_t *g, const char *field, const char *want)
     return v != NULL && strcmp(v, want) == 0;
 }
 
+/* A GraphQL allow rule is explicit when it names its operation type (not
+ * `*`) and its root fields, each a name without a glob character: `fields`
+ * absent allows every root field of the type, `create*` every field that
+ * begins so (docs/advisor.md#envelope). Other rules: true. */
+static bool gql_explicit(const json_t *al, char *note, size_t len)
+{
+    const char *t = json_string_value(json_object_get(al, "operation_type"));
+    const json_t *fields = json_object_get(al, "fields");
+    size_t i;
+    const json_t *f;
+
+    if (json_object_get(al, "operation_type") == NULL) {
+        return true;
+    }
+    if (t == NULL || strcmp(t, "*") == 0) {
+        return outside(note, len, "explicit_rules", "operation_type '*' allows every operation",
+                       NULL, ADVISOR_SET_ENV_ACCESS_PRESETS);
+    }
+    if (json_array_size(fields) == 0) {
+        return outside(note, len, "explicit_rules",
+                       "a GraphQL rule without fields allows every root field", NULL,
+                       ADVISOR_SET_ENV_ACCESS_PRESETS);
+    }
+    json_array_foreach(fields, i, f)
+    {
+        const char *v = json_string_value(f);
+        if (v == NULL || strpbrk(v, "*?[]{}\\") != NULL) {
+            return outside(note, len, "explicit_rules",
+                           "a GraphQL field glob allows root fields nobody named", NULL,
+                           ADVISOR_SET_ENV_ACCESS_PRESETS);
+        }
+    }
+    return true;
+}
+
 /* The rule's own words that the grants do not show: access presets, `*`
  * methods, `protocol: tcp`, `tls: skip`. */
 static bool rule_within(const struct advisor_envelope *env, const json_t *rule, char *note,
@@ -146,6 +183,9 @@ static bool rule_within(const struct advisor_envelope *env, const json_t *rule, 
             if (m != NULL && strcmp(m, "*") == 0) {
                 return outside(note, len, "explicit_rules", "method '*' allows every method", NULL,
                                ADVISOR_SET_ENV_ACCESS_PRESETS);
+            }
+            if (!gql_explicit(json_object_get(r, "allow"), note, len)) {
+                return false;
             }
         }
     }

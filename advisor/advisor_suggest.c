@@ -15,6 +15,8 @@
  *   - an opaque, audit, `protocol: tcp`, `tls: skip`, preset or `*` method
  *     endpoint becomes an enforced `rest` endpoint allowing GET and HEAD on
  *     the path prefix the denials show (every path when none did);
+ *   - a `graphql` or `websocket` endpoint is never turned into a `rest`
+ *     one: kept when enforced with explicit rules, else no suggestion;
  *
  * and proves it exactly like a proposal. It is offered only when that proof
  * says it is approvable - verdict empty, within the envelope and the
@@ -127,6 +129,12 @@ static void path_prefix(const json_t *seen, const char *host, json_int_t port, c
 
 static bool endpoint_needs_rules(const json_t *ep)
 {
+    const char *pr = json_string_value(json_object_get(ep, "protocol"));
+
+    if (pr != NULL && (strcasecmp(pr, "graphql") == 0 || strcasecmp(pr, "websocket") == 0)) {
+        return false; /* kept as it is, or no suggestion (rest_cannot_narrow) */
+    }
+
     const char *proto = json_string_value(json_object_get(ep, "protocol"));
     const char *tls = json_string_value(json_object_get(ep, "tls"));
     const char *enf = json_string_value(json_object_get(ep, "enforcement"));
@@ -141,6 +149,42 @@ static bool endpoint_needs_rules(const json_t *ep)
     {
         const char *m = json_string_value(json_object_get(json_object_get(r, "allow"), "method"));
         if (m != NULL && strcmp(m, "*") == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A graphql or websocket endpoint the suggestion would have to rewrite
+ * (endpoint_needs_rules): its REST replacement would allow other requests
+ * than the operations or messages asked for, and cannot merge into the
+ * endpoint - no suggestion then. One that is enforced with explicit rules
+ * (named methods; GraphQL rules with a named type and fields) is kept as it
+ * is while its binaries and hosts are narrowed. */
+static bool rest_cannot_narrow(const json_t *ep)
+{
+    const char *proto = json_string_value(json_object_get(ep, "protocol"));
+    const char *enf = json_string_value(json_object_get(ep, "enforcement"));
+    const char *tls = json_string_value(json_object_get(ep, "tls"));
+    size_t i;
+    const json_t *r;
+
+    if (proto == NULL ||
+        (strcasecmp(proto, "graphql") != 0 && strcasecmp(proto, "websocket") != 0)) {
+        return false;
+    }
+    if (enf == NULL || strcmp(enf, "enforce") != 0 || json_object_get(ep, "access") != NULL ||
+        (tls != NULL && strcmp(tls, "skip") == 0) ||
+        json_array_size(json_object_get(ep, "rules")) == 0) {
+        return true;
+    }
+    json_array_foreach(json_object_get(ep, "rules"), i, r)
+    {
+        const json_t *al = json_object_get(r, "allow");
+        const char *m = json_string_value(json_object_get(al, "method"));
+        const char *t = json_string_value(json_object_get(al, "operation_type"));
+        if ((m != NULL && strcmp(m, "*") == 0) || (t != NULL && strcmp(t, "*") == 0) ||
+            (t != NULL && json_array_size(json_object_get(al, "fields")) == 0)) {
             return true;
         }
     }
@@ -260,6 +304,10 @@ static json_t *narrowed(const json_t *rule, const json_t *seen)
             hosts = narrow_to(seen, "host", MODEL_GLOB_HOST, lower);
         } else {
             hosts = json_pack("[s]", host);
+        }
+        if (rest_cannot_narrow(x)) {
+            json_decref(hosts);
+            goto fail; /* no REST rule narrows a GraphQL or WebSocket endpoint */
         }
         json_array_foreach(hosts, k, h)
         {

@@ -1695,6 +1695,43 @@ START_TEST(test_envelope_clauses)
 }
 END_TEST
 
+/* GraphQL grants: explicit means a named operation type and named root
+ * fields. An exact query rule is approved by itself; a `*` type, a rule
+ * without fields and a field glob each wait for a reviewer. */
+START_TEST(test_envelope_graphql)
+{
+    static const struct {
+        const char *host;
+        const char *allow;
+        const char *clause; /* NULL: within, approved */
+    } cases[] = {
+        {"g1.example.org", "{\"operation_type\":\"query\",\"fields\":[\"viewer\"]}", NULL},
+        {"g2.example.org", "{\"operation_type\":\"*\",\"fields\":[\"viewer\"]}",
+         "(explicit_rules)"},
+        {"g3.example.org", "{\"operation_type\":\"mutation\"}",
+         "(explicit_rules): a GraphQL rule without fields allows every root field"},
+        {"g4.example.org", "{\"operation_type\":\"mutation\",\"fields\":[\"create*\"]}",
+         "(explicit_rules): a GraphQL field glob"},
+        {"g5.example.org",
+         "{\"operation_type\":\"mutation\",\"fields\":[\"createIssue\",\"[a-z]*\"]}",
+         "(explicit_rules): a GraphQL field glob"},
+    };
+    char id[64];
+    char ep[512];
+
+    set_setting("", ADVISOR_SET_MODE, "\"auto\"");
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(ep, sizeof(ep),
+                 "\"host\":\"%s\",\"port\":443,\"path\":\"/graphql\",\"protocol\":"
+                 "\"graphql\",\"enforcement\":\"enforce\",\"rules\":[{\"allow\":%s}]",
+                 cases[i].host, cases[i].allow);
+        submit_rule(NULL, cases[i].host, ep, "/usr/bin/gh", id);
+        envelope_is(id, cases[i].clause == NULL, cases[i].clause);
+        status_is(id, cases[i].clause == NULL ? "approved" : "pending");
+    }
+}
+END_TEST
+
 /* ===========================================================================
  * Narrowed suggestions (docs/advisor.md#suggestion)
  * ========================================================================= */
@@ -1788,6 +1825,48 @@ START_TEST(test_suggestion_none_without_denials)
 }
 END_TEST
 
+/* A GraphQL grant is never "narrowed" into a REST rule (which would allow
+ * other requests than the operations asked for and not merge into the
+ * graphql endpoint): a `*` operation type gives no suggestion; explicit
+ * GraphQL rules are kept while the binary glob is narrowed. */
+START_TEST(test_suggestion_graphql)
+{
+    char id[64];
+    json_t *j;
+    const json_t *sug;
+    char *rule_text;
+
+    set_setting("", ADVISOR_SET_MODE, "\"auto\"");
+    deny("gql.example.org", "/usr/bin/gh", "POST", "/graphql");
+    submit_rule(NULL, "gqlwide",
+                "\"host\":\"gql.example.org\",\"port\":443,\"path\":\"/graphql\",\"protocol\":"
+                "\"graphql\",\"enforcement\":\"enforce\",\"rules\":[{\"allow\":{"
+                "\"operation_type\":\"*\"}}]",
+                "/usr/bin/**", id);
+    status_is(id, "pending");
+    j = show(id);
+    ck_assert_ptr_null(json_object_get(json_object_get(j, "evidence"), "suggestion"));
+    json_decref(j);
+    submit_rule(NULL, "gqlbin",
+                "\"host\":\"gql.example.org\",\"port\":443,\"path\":\"/graphql\",\"protocol\":"
+                "\"graphql\",\"enforcement\":\"enforce\",\"rules\":[{\"allow\":{"
+                "\"operation_type\":\"mutation\",\"fields\":[\"createIssue\"]}}]",
+                "/usr/bin/**", id);
+    status_is(id, "pending");
+    j = show(id);
+    sug = json_object_get(json_object_get(j, "evidence"), "suggestion");
+    ck_assert_msg(json_is_object(sug), "no suggestion");
+    rule_text = json_dumps(json_object_get(sug, "rule"), JSON_SORT_KEYS | JSON_COMPACT);
+    ck_assert_str_eq(rule_text,
+                     "{\"binaries\":[{\"path\":\"/usr/bin/gh\"}],\"endpoints\":[{\"enforcement\":"
+                     "\"enforce\",\"host\":\"gql.example.org\",\"path\":\"/graphql\",\"port\":443,"
+                     "\"protocol\":\"graphql\",\"rules\":[{\"allow\":{\"fields\":[\"createIssue\"],"
+                     "\"operation_type\":\"mutation\"}}]}]}");
+    free(rule_text);
+    json_decref(j);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("advisor_chunk");
@@ -1833,8 +1912,10 @@ static Suite *suite(void)
     tcase_add_test(t, test_envelope_wide_grant_pending);
     tcase_add_test(t, test_envelope_narrow_auto);
     tcase_add_test(t, test_envelope_clauses);
+    tcase_add_test(t, test_envelope_graphql);
     tcase_add_test(t, test_suggestion_proved_and_approved);
     tcase_add_test(t, test_suggestion_none_without_denials);
+    tcase_add_test(t, test_suggestion_graphql);
     tcase_add_test(t, test_vec_approve_all);
     tcase_add_test(t, test_vec_edit_recomputes_notes);
     tcase_add_test(t, test_vec_audit_lines);
