@@ -71,6 +71,18 @@
     "   - `layer: \"l7\"`, `type: \"rest_allow\"`: a rule reaches the host, but not\n"  \
     "     with this `method` and `path` (both in `rule_missing`). Ask for an\n"         \
     "     allow rule.\n"                                                                \
+    "   - `layer: \"l7\"`, `type: \"graphql_allow\"` (`protocol: \"graphql\"`): a\n"    \
+    "     GraphQL endpoint refused this operation: `operation_type`,\n"                 \
+    "     `operation_name` (only when it had one) and its root `fields`, sent to\n"     \
+    "     `path`. Ask for a GraphQL allow rule on that endpoint (same host, port\n"     \
+    "     and `path`, `protocol: graphql`, `enforcement: enforce`) naming that\n"       \
+    "     type and exactly those fields - never `operation_type: \"*\"`, never a\n"     \
+    "     field glob, never a `method`/`path` rule.\n"                                  \
+    "   - `type: \"graphql_persisted_query\"`: a hash-only persisted query the\n"       \
+    "     endpoint does not register: send the full document instead.\n"                \
+    "   - a GraphQL refusal without `rule_missing`: the proxy could not read one\n"     \
+    "     operation (`detail` says why, e.g. a malformed or oversized body, a\n"        \
+    "     mutation sent with GET): fix the request; no rule lifts it.\n"                \
     "   - `layer: \"l4\"`, `type: \"destination\"` (error `ssrf_denied`): a rule\n"     \
     "     matches, but the address the host resolved to is not admitted. A private\n"   \
     "     address needs `allowed_ips`; link-local, loopback and cloud metadata\n"       \

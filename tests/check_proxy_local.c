@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "model/model_graphql.h"
 #include "proxy/proxy_advisor.h"
 
 /* ---------------------------------------------------------------------------
@@ -208,7 +209,7 @@ START_TEST(test_reply_l7_advice)
 {
     struct proxy_l7_deny d = {"policy_denied",        "api",       "PUT", "/x",
                               "PUT /x not permitted", "h.example", 443,   "/usr/bin/curl",
-                              "/s/policy_advisor.md"};
+                              "/s/policy_advisor.md", NULL,        false};
     size_t len = 0;
     char *r = proxy_reply_l7(&d, &len);
     const char *b;
@@ -226,6 +227,78 @@ START_TEST(test_reply_l7_advice)
     ck_assert_ptr_nonnull(r);
     ck_assert(strstr(r, "\"next_steps\":[]}") != NULL);
     ck_assert(strstr(r, "agent_guidance") == NULL);
+    free(r);
+}
+END_TEST
+
+/* A GraphQL denial's body is a GraphQL one: the operation refused, the
+ * GraphQL rule missing (never rest_allow), the advice unchanged; without a
+ * readable operation nothing is missing; a persisted query points at the
+ * registry. Hostile names stay JSON strings. */
+START_TEST(test_reply_l7_graphql)
+{
+    char f1[] = "addLabel";
+    char f2[] = "createIssue";
+    char name[] = "Create\"Issue";
+    char pid[] = "abc";
+    char *fields[] = {f1, f2};
+    struct model_gql_op op = {MODEL_GQL_MUTATION, name, fields, 2, NULL};
+    struct proxy_l7_deny d = {"policy_denied",        "gh",        "POST", "/graphql",
+                              "not permitted",        "h.example", 443,    "/usr/bin/gh",
+                              "/s/policy_advisor.md", NULL,        false};
+    size_t len = 0;
+    char *r;
+    json_t *j;
+    const json_t *m;
+
+    d.gql = &op;
+    d.gql_endpoint = true;
+    r = proxy_reply_l7(&d, &len);
+    ck_assert_ptr_nonnull(r);
+    j = json_loads(strstr(r, "\r\n\r\n") + 4, 0, NULL);
+    ck_assert_ptr_nonnull(j);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "protocol")), "graphql");
+    ck_assert_str_eq(json_string_value(json_object_get(j, "rule")),
+                     "POST /graphql mutation Create\"Issue {addLabel,createIssue}");
+    m = json_object_get(j, "rule_missing");
+    ck_assert_str_eq(json_string_value(json_object_get(m, "type")), "graphql_allow");
+    ck_assert_str_eq(json_string_value(json_object_get(m, "operation_type")), "mutation");
+    ck_assert_str_eq(json_string_value(json_object_get(m, "operation_name")), "Create\"Issue");
+    ck_assert_uint_eq(json_array_size(json_object_get(m, "fields")), 2);
+    ck_assert_str_eq(json_string_value(json_object_get(m, "host")), "h.example");
+    ck_assert_str_eq(json_string_value(json_object_get(m, "binary")), "/usr/bin/gh");
+    ck_assert_ptr_null(json_object_get(m, "method"));
+    ck_assert_uint_eq(json_array_size(json_object_get(j, "next_steps")), 4);
+    ck_assert_ptr_nonnull(json_object_get(j, "agent_guidance"));
+    json_decref(j);
+    free(r);
+    /* anonymous: no operation_name anywhere */
+    op.name = NULL;
+    r = proxy_reply_l7(&d, &len);
+    ck_assert_ptr_nonnull(r);
+    ck_assert(strstr(r, "operation_name") == NULL);
+    ck_assert(strstr(r, "\"rule\":\"POST /graphql mutation {addLabel,createIssue}\"") != NULL);
+    free(r);
+    /* a persisted query: the registry is what is missing */
+    op.persisted_id = pid;
+    r = proxy_reply_l7(&d, &len);
+    ck_assert_ptr_nonnull(r);
+    ck_assert(strstr(r, "\"rule_missing\":{\"type\":\"graphql_persisted_query\"") != NULL);
+    free(r);
+    /* no operation read on a graphql endpoint: protocol graphql, nothing missing */
+    d.gql = NULL;
+    r = proxy_reply_l7(&d, &len);
+    ck_assert_ptr_nonnull(r);
+    ck_assert(strstr(r, "\"protocol\":\"graphql\"") != NULL);
+    ck_assert(strstr(r, "rule_missing") == NULL);
+    ck_assert(strstr(r, "\"next_steps\":[{") != NULL);
+    free(r);
+    /* a REST endpoint stays the reference's body */
+    d.gql_endpoint = false;
+    r = proxy_reply_l7(&d, &len);
+    ck_assert_ptr_nonnull(r);
+    ck_assert(strstr(r, "\"protocol\":\"rest\"") != NULL);
+    ck_assert(strstr(r, "\"type\":\"rest_allow\"") != NULL);
     free(r);
 }
 END_TEST
@@ -346,6 +419,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_tap);
     tcase_add_test(tc, test_advice);
     tcase_add_test(tc, test_reply_l7_advice);
+    tcase_add_test(tc, test_reply_l7_graphql);
     tcase_add_test(tc, test_reply_json_advice);
     tcase_add_test(tc, test_skill);
     suite_add_tcase(s, tc);

@@ -334,7 +334,9 @@ START_TEST(test_reply_l7)
                               "api.example.com",
                               443,
                               "/usr/bin/curl",
-                              NULL /* skill: proposals off */};
+                              NULL /* skill: proposals off */,
+                              NULL /* not a GraphQL denial */,
+                              false};
     size_t len = 0;
     char *r = proxy_reply_l7(&d, &len);
     const char *body;

@@ -106,6 +106,7 @@ expect_eq "rule_missing: no REST method" null "$(jget "$out" .rule_missing.metho
 expect_eq "next_steps: still the four steps" "4 read_skill submit_proposal" \
     "$(jget "$out" '"\(.next_steps | length) \(.next_steps[0].action) \(.next_steps[3].action)"')"
 expect_has "guidance names policy.local" "http://policy.local/v1/proposals" "$(jget "$out" .agent_guidance)"
+expect_has "the skill teaches graphql_allow" 'type: "graphql_allow"' "$(cat "$T/P1.skills/policy_advisor.md" 2>/dev/null)"
 expect_log_in() { if wait_log "$1" "$2" 50; then pass; else fail "$3: no [$2] in $1"; fi; }
 expect_log_in "$T/P1.log" "GraphQL mutation CreateIssue {createIssue}" "decision line names it"
 
