@@ -11,7 +11,9 @@
 # capability_expansion finding; the reviewer approves; that mutation then
 # reaches the upstream while other mutations (another field, an extra field,
 # the same field anonymously) never do. An agent's own GraphQL proposal
-# through policy.local goes the same way. Judged by what the upstream got.
+# through policy.local goes the same way; a WebSocket text message refused on
+# a GET-only endpoint becomes a WEBSOCKET_TEXT rule on the upgrade's path.
+# Judged by what the upstreams got.
 . "$(dirname "$0")/proxy_lib.sh"
 
 . "$(dirname "$0")/advisor_proxy_lib.sh"
@@ -24,6 +26,18 @@ PIDS="$PIDS $!"
 wait_file "$T/gql.port" || { echo "gql upstream did not start"; cat "$T/gql.err"; exit 1; }
 read -r G <"$T/gql.port"
 touch "$T/gql.log"
+# a WebSocket echo upstream (tests/e2e/ws_echo.py) when python3-websockets
+# is there: a text message refused on a GET-only endpoint (step 9)
+WS=0
+if /usr/bin/python3 -c 'import websockets' 2>/dev/null; then
+    /usr/bin/python3 "$SRC/tests/e2e/ws_echo.py" --port-file "$T/ws.port" --log "$T/ws.log" \
+        2>"$T/ws.err" &
+    PIDS="$PIDS $!"
+    wait_file "$T/ws.port" || { echo "ws echo did not start"; cat "$T/ws.err"; exit 1; }
+    read -r W <"$T/ws.port"
+    touch "$T/ws.log"
+    WS=1
+fi
 # seen NEEDLE: did the upstream receive a request containing NEEDLE?
 seen() { grep -qF -- "$1" "$T/gql.log"; }
 # the upstream is on loopback (the proxy admits it by its IP only, with
@@ -53,6 +67,21 @@ network_policies:
     binaries:
       - path: /usr/bin/curl
 EOF
+if [ "$WS" = 1 ]; then
+    cat >>"$T/base.yaml" <<EOF
+  chat:
+    endpoints:
+      - host: 127.0.0.1
+        port: $W
+        path: /chat
+        protocol: websocket
+        enforcement: enforce
+        rules:
+          - allow: {method: GET, path: /chat}
+    binaries:
+      - path: /usr/bin/python3*
+EOF
+fi
 printf 'mapper_flush_interval_ms: 300\n' >"$T/adv.yaml"
 start_advisor ADV --config "$T/adv.yaml"
 # a credential targets the GraphQL host: a new mutation there is a capability
@@ -228,5 +257,48 @@ if seen 'L1'; then fail "the addLabel sent before approval reached the upstream"
 out=$(gq 'mutation { addLabel(id: "L3") { id } deleteRepository(id: 4) { id } }')
 expect_eq "addLabel with deleteRepository: denied" 403 "$(code "$out")"
 if seen deleteRepository; then fail "deleteRepository reached the upstream"; else pass; fi
+
+# 9. a WebSocket text message refused on a GET-only endpoint: the session
+# closes with 1008, the denial reaches the mapper with its stage, and the
+# proposal is a WEBSOCKET_TEXT rule on the upgrade's exact path
+if [ "$WS" = 1 ]; then
+    WSC="/usr/bin/python3 $SRC/tests/e2e/ws_client.py"
+    out=$($WSC lib --proxy "$P1_PX" --port "$W" --path /chat text:hello-1 2>&1)
+    expect_has "ws: upgrade allowed" "STATUS 101" "$out"
+    expect_has "ws: text refused with 1008" "CLOSED 1008" "$out"
+    if grep -qF hello-1 "$T/ws.log"; then fail "ws: the refused text reached the upstream"; else pass; fi
+    out=$(via P1 "http://policy.local/v1/denials?last=1")
+    expect_eq "ws: the denial record" "WEBSOCKET_TEXT /chat websocket" \
+        "$(jget "$out" '.denials[0] | .method + " " + .path + " " + .stage')"
+    wpend() {
+        body "$(adm ADV GET "/v1/sandboxes/one/proposals?status=pending")" |
+            "$JQ" -c --argjson p "$W" '[.chunks[] | select(.port == $p)]'
+    }
+    i=0
+    while [ "$(wpend | "$JQ" length)" != 1 ] && [ $i -lt 150 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    WID=$(wpend | "$JQ" -r '.[0].chunk_id')
+    WCH=$(body "$(adm ADV GET "/v1/sandboxes/one/proposals/$WID")")
+    expect_eq "ws: the mapper's endpoint" "websocket enforce /chat" \
+        "$(printf '%s' "$WCH" | "$JQ" -r '.proposed_rule.endpoints[0] | "\(.protocol) \(.enforcement) \(.path)"')"
+    expect_eq "ws: exactly WEBSOCKET_TEXT on the upgrade's path" '[{"allow":{"method":"WEBSOCKET_TEXT","path":"/chat"}}]' \
+        "$(printf '%s' "$WCH" | "$JQ" -cS '.proposed_rule.endpoints[0].rules')"
+    TOK=$(printf '%s' "$WCH" | "$JQ" -r .review_token)
+    out=$(adm ADV POST "/v1/sandboxes/one/proposals/$WID/approve" "{\"review_token\":\"$TOK\"}")
+    expect_eq "ws: approved" 200 "$(code "$out")"
+    n=$(grep -c "advisor revision [0-9]* loaded" "$T/P1.log")
+    i=0
+    while [ "$(grep -c "advisor revision [0-9]* loaded" "$T/P1.log")" = "$n" ] && [ $i -lt 100 ]; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+    out=$($WSC lib --proxy "$P1_PX" --port "$W" --path /chat text:hello-2 2>&1)
+    expect_has "ws: text now echoed" "ECHO TEXT hello-2" "$out"
+    if grep -qF hello-2 "$T/ws.log"; then pass; else fail "ws: the allowed text never reached the upstream"; fi
+else
+    echo "note: python3-websockets missing, WebSocket step skipped"
+fi
 
 finish
