@@ -12,7 +12,8 @@
  * later, so a body it accepted must never become one it cannot read back.
  * The settings validator gets the whole input as a JSON value too, and the
  * mapper gets it as a proxy's denial batch: every proposal it makes from an
- * event must load as a proposal and never hold a `**` glob.
+ * event must load as a proposal and never hold a `**` glob; GraphQL and
+ * WebSocket ones (advisor_mapper_proposal_events) name exactly what was seen.
  *   ./tests/fuzz/fuzz_advisor_body -max_total_time=120 CORPUS_DIR
  */
 #include "config.h"
@@ -63,6 +64,72 @@ static void read_rule(const char *name, const json_t *rule)
     free(text);
 }
 
+/* The mapper's GraphQL and WebSocket proposals from the events of the batch
+ * that share the kind of 'ev' (advisor_mapper_proposal_events): each must
+ * load as a proposal and name exactly what was seen - no `**`, no `*`
+ * operation type, no glob character in a field, no method/path rule on a
+ * graphql endpoint, and a path equal to the denial's. */
+static void check_scoped(const json_t *ev, const json_t *events)
+{
+    json_t *one = json_array();
+    double conf;
+    json_t *prop;
+    char *text;
+
+    json_array_append(one, PV_UNCONST(ev));
+    json_array_extend(one, PV_UNCONST(events));
+    prop = advisor_mapper_proposal_events(json_string_value(json_object_get(ev, "host")),
+                                          json_integer_value(json_object_get(ev, "port")),
+                                          json_string_value(json_object_get(ev, "binary")), one,
+                                          json_object_get(ev, "prior"), false, &conf);
+    json_decref(one);
+    text = prop != NULL ? json_dumps(prop, JSON_COMPACT) : NULL;
+    if (text != NULL) {
+        struct model_diags *d = model_diags_new();
+        struct model_proposal *pr = model_proposal_load("mapper", text, strlen(text), d);
+        const json_t *ep = json_array_get(
+            json_object_get(
+                json_object_get(
+                    json_object_get(json_array_get(json_object_get(prop, "operations"), 0),
+                                    "addRule"),
+                    "rule"),
+                "endpoints"),
+            0);
+        const char *proto = json_string_value(json_object_get(ep, "protocol"));
+        bool bad = pr == NULL || strstr(text, "**") != NULL ||
+                   strstr(text, "\"operation_type\":\"*\"") != NULL;
+        size_t i;
+        const json_t *r;
+
+        json_array_foreach(json_object_get(ep, "rules"), i, r)
+        {
+            const json_t *al = json_object_get(r, "allow");
+            size_t k;
+            const json_t *f;
+            json_array_foreach(json_object_get(al, "fields"), k, f)
+            {
+                bad = bad || strpbrk(json_string_value(f), "*?[]{}\\") != NULL;
+            }
+            bad = bad || (proto != NULL && strcmp(proto, "graphql") == 0 &&
+                          json_object_get(al, "method") != NULL);
+        }
+        if (proto != NULL && strcmp(proto, "rest") != 0) {
+            const char *path = json_string_value(json_object_get(ev, "path"));
+            bad = bad || path == NULL ||
+                  strcmp(path, json_string_value(json_object_get(ep, "path"))) != 0;
+        }
+        if (bad) {
+            fprintf(stderr, "fuzz_advisor_body: the mapper proposed %s\n%s\n", text,
+                    d != NULL && model_diags_count(d) > 0 ? model_diags_line(d, 0) : "");
+            abort();
+        }
+        model_proposal_free(pr);
+        model_diags_free(d);
+    }
+    free(text);
+    json_decref(prop);
+}
+
 /* The mapper's view of the input: a denial batch from a proxy. */
 static void read_denials(const char *buf, size_t size, const json_t *root)
 {
@@ -104,6 +171,7 @@ static void read_denials(const char *buf, size_t size, const json_t *root)
         }
         free(text);
         json_decref(prop);
+        check_scoped(ev, events);
     }
 }
 

@@ -42,6 +42,11 @@ for f in sorted(glob.glob(R+'/corpus/invalid/*')): out('fuzz_policy_json', js(ya
 for i,p in enumerate(props): out('fuzz_advisor_body', json.dumps(p,indent=2,default=str) if i%3==0 else js(p), 40)
 dn=json.load(open(R+'/tests/data/denials-recorded.json'))
 for i in range(0,len(dn['events']),3): out('fuzz_advisor_body', js({'dropped':i%2,'events':dn['events'][i:i+3]}), 52)
+gq={'host':'api.github.com','port':443,'binary':'/usr/bin/gh','stage':'l7','method':'POST','path':'/graphql','protocol':'graphql'}
+for sd in [{'dropped':0,'events':[dict(gq,graphql={'operation_type':'mutation','operation_name':'CreateIssue','fields':['createIssue']}),dict(gq,graphql={'operation_type':'query','fields':['viewer','repository']})]},
+           {'dropped':1,'events':[dict(gq,stage='forward-l7-deny'),dict({k:v for k,v in gq.items() if k!='protocol'},graphql={'persisted_id':'ecf4edb46db40b5132295c0291d62fb65d6759a9eedfa4d5d612dd5ec54a6b38'})]},
+           {'dropped':0,'events':[{'host':'chat.example.com','port':443,'binary':'/usr/bin/python3.11','stage':'websocket','method':'WEBSOCKET_TEXT','path':'/chat'},{'host':'chat.example.com','port':443,'binary':'/usr/bin/python3.11','stage':'websocket','method':'WEBSOCKET_TEXT','path':'/subs','graphql':{'operation_type':'subscription','fields':['issueAdded']},'prior':[{'allow':{'method':'WEBSOCKET_TEXT','path':'/subs'}},{'allow':{'operation_type':'*'}}]}]}]:
+    out('fuzz_advisor_body', json.dumps(sd), 60)
 src=open(R+'/tests/check_prover_body.c').read()
 for m in re.finditer(r'PROVER_BODY_\w+, ("(?:[^"\\]|\\.)*"(?:\s*"(?:[^"\\]|\\.)*")*)', src):
     try: out('fuzz_prover_body', eval(re.sub(r'"\s*"','',m.group(1))).encode('latin1','ignore'))
@@ -105,7 +110,7 @@ def w(name, toks, head):
 w('fuzz_policy_yaml', keys+vals+ym, 'fuzz_policy_yaml: the policy schema keys and values, YAML punctuation')
 w('fuzz_policy_json', ['"%s":'%k for k in keys]+keys+vals+js, 'fuzz_policy_json: the policy schema keys and values, JSON punctuation')
 w('fuzz_prover_body', ['"%s":'%k for k in ['candidate','baseline','proposal','policy','boundary','credentials','options','timeout_ms','openapi','binary']]+['"%s":'%k for k in keys]+vals+js+ym, 'fuzz_prover_body: the prove/check/discover body fields, the policy schema, JSON and YAML punctuation')
-w('fuzz_advisor_body', ['"%s":'%k for k in keys]+keys+vals+js+['addRule','removeRule','ruleName','intent_summary','events','denials','binary','host','port','method','path','reason','dropped','ancestors','stage','l4','l7','"events": ['], 'fuzz_advisor_body: proposal and denial-batch fields, the policy schema, JSON punctuation')
+w('fuzz_advisor_body', ['"%s":'%k for k in keys]+keys+vals+js+['addRule','removeRule','ruleName','intent_summary','events','denials','binary','host','port','method','path','reason','dropped','ancestors','stage','l4','l7','"events": [','graphql','"graphql":','operation_type','operation_name','fields','persisted_id','protocol','websocket','WEBSOCKET_TEXT','query','mutation','subscription','prior'], 'fuzz_advisor_body: proposal and denial-batch fields, the policy schema, JSON punctuation')
 http=['GET ','POST ','PUT ','PATCH ','DELETE ','HEAD ','OPTIONS ','CONNECT ','TRACE ',' HTTP/1.1\r\n',' HTTP/1.0\r\n','HTTP/2','\r\n','\r\n\r\n','http://','https://','Host: ','Content-Length: ','Transfer-Encoding: ','chunked','gzip','identity','Connection: ','close','keep-alive','Upgrade: ','Expect: ','100-continue','Proxy-Authorization: ','Proxy-Connection: ','Authorization: ','Bearer ','Basic ','Te: ','trailers',':443',':80','[::1]','@','%00','%2e%2e','/../','?','#',';',' ','\t','\x16\x03\x01','\x00\x00','localhost']
 w('fuzz_proxy_request', http+['0\r\n\r\n','5\r\nhello\r\n'], 'fuzz_proxy_request: HTTP/1.1 request-line, header and framing tokens, the TLS ClientHello start')
 w('fuzz_proxy_chunked', ['\r\n','0\r\n\r\n',';','=','"','ffffffff','0000000000000001','A\r\n','\n','\r',' ','\t','Trailer: ','Content-Length: ','Transfer-Encoding: '], 'fuzz_proxy_chunked: chunk-size, extension, trailer and line-end tokens')
