@@ -145,10 +145,9 @@ expect_eq "policy.local denial: the operation" "mutation CreateIssue createIssue
     "$(jget "$out" '.denials[0].graphql | [.operation_type, .operation_name, (.fields | join(","))] | join(" ")')"
 sleep 0.3 # the log writes denials.jsonl in batches
 DJ=$(find "$T/P1.data" -name denials.jsonl 2>/dev/null | head -n 1)
-if [ -n "$DJ" ]; then
-    expect_eq "denials.jsonl: the operation" "mutation createIssue" \
-        "$(grep -F createIssue "$DJ" | tail -n 1 | "$JQ" -r '.graphql | .operation_type + " " + (.fields | join(","))')"
-fi
+if [ -n "$DJ" ]; then pass; else fail "no denials.jsonl under $T/P1.data"; fi
+expect_eq "denials.jsonl: the operation" "mutation createIssue" \
+    "$(grep -F createIssue "${DJ:-/dev/null}" | tail -n 1 | "$JQ" -r '.graphql | .operation_type + " " + (.fields | join(","))')"
 
 # 4. the mapper proposes the GraphQL rule naming exactly that operation
 wait_pending 1 || fail "no mechanistic chunk for $GH:$G: $(pending_for)"
