@@ -298,6 +298,12 @@ expect_eq "audit mutation forwarded" '{"data":{}}|200' "$out"
 if grep -qF AuditMut "$T/gqa.log"; then pass; else fail "the audited mutation did not reach its upstream"; fi
 expect_log "audit line" "AUDIT"
 expect_log "audit line names the operation" "allowed in audit mode by policy 'audited': GraphQL mutation AuditMut {deleteRepository}"
+# a batch whose only audit-mode pass is its first operation: the request is
+# audited (never a plain ALLOWED line, which would also let credential
+# placeholders be resolved for it), and the line names that operation
+out=$(pcurl -H 'Content-Type: application/json' --data-binary '[{"query":"mutation AuditBatch { deleteRepository(id: 10) { id } }"},{"query":"{ viewer { login } }"}]' "$AURL"); req
+expect_eq "audit batch forwarded" '{"data":{}}|200' "$out"
+expect_log "audit batch: AUDIT, naming the audited operation" "GraphQL mutation AuditBatch {deleteRepository} (one of a batch of 2)"
 out=$(pcurl -H 'Content-Type: application/json' --data-binary '{"query":"mutation AuditBad { deleteRepository("}' "$AURL"); req
 expect_has "audit: unreadable document refused" '|403' "$out"
 if grep -qF AuditBad "$T/gqa.log"; then fail "the unreadable document reached the audit upstream"; else pass; fi
