@@ -7,7 +7,8 @@
 # gets nothing); target, Basic and body rewrites with and without
 # request_body_credential_rewrite; the value never appears in the proxy's
 # log files or its error bodies; a store readable by others is refused at
-# start; a reload drops a store that no longer loads.
+# start; a reload drops a store that no longer loads; a GraphQL batch audit
+# mode lets through (its first operation) gets no value.
 . "$(dirname "$0")/proxy_lib.sh"
 
 make_certs || { echo "openssl failed"; exit 1; }
@@ -30,6 +31,11 @@ read -r C_HTTP _ <"$T/C.port"
 PIDS="$PIDS $!"
 wait_file "$T/D.port" || { echo "upstream D did not start"; exit 1; }
 read -r D_HTTP _ <"$T/D.port"
+# G: behind an audit-mode graphql endpoint (a batch is audited as a whole)
+"$UPSTREAM_BIN" --port-file "$T/G.port" --log "$T/upstream.log" 2>"$T/G.err" &
+PIDS="$PIDS $!"
+wait_file "$T/G.port" || { echo "upstream G did not start"; exit 1; }
+read -r G_HTTP _ <"$T/G.port"
 touch "$T/upstream.log"
 # WebSocket echo upstreams (tests/e2e/ws_echo.py): W with
 # websocket_credential_rewrite, V without
@@ -121,7 +127,14 @@ network_policies:
         protocol: rest
         enforcement: audit
         rules:
-          - allow: {method: GET, path: /ok}$WS_EPS
+          - allow: {method: GET, path: /ok}
+      - host: 127.0.0.1
+        port: $G_HTTP
+        path: /graphql
+        protocol: graphql
+        enforcement: audit
+        rules:
+          - allow: {operation_type: query, fields: [viewer]}$WS_EPS
     binaries:
       - path: /usr/bin/curl
       - path: $(readlink -f "$PY")
@@ -184,6 +197,18 @@ out=$(pcurl -H 'Authorization: Bearer openshell:resolve:env:API_TOKEN' "http://1
 expect_has "audit endpoint, request its rules allow: rewritten" "header: Authorization: Bearer $SECRET" "$out"
 out=$(pcurl "http://127.0.0.1:$D_HTTP/other")
 expect_has "audit-only request without placeholders still passes" "request: GET /other" "$out"
+# a GraphQL batch whose first operation only audit mode lets through is
+# audited as a whole, whatever its other operations: no value goes into it
+n=$(upstream_count)
+out=$(pcurl -H 'Authorization: Bearer openshell:resolve:env:API_TOKEN' -H 'Content-Type: application/json' \
+    --data-binary '[{"query":"mutation { deleteRepository(id: 1) { id } }"},{"query":"{ viewer { login } }"}]' \
+    "http://127.0.0.1:$G_HTTP/graphql")
+expect_has "audit-only GraphQL batch with a placeholder: 403" "|403" "$out"
+expect_eq "audit-only GraphQL batch: nothing upstream" "$n" "$(upstream_count)"
+out=$(pcurl -H 'Authorization: Bearer openshell:resolve:env:API_TOKEN' -H 'Content-Type: application/json' \
+    --data-binary '[{"query":"{ viewer { login } }"},{"query":"{ viewer { id } }"}]' \
+    "http://127.0.0.1:$G_HTTP/graphql")
+expect_has "a batch the rules allow: rewritten" "header: Authorization: Bearer $SECRET" "$out"
 
 # 3. a denied request carrying a placeholder: the policy's 403, nothing upstream
 n=$(upstream_count)
