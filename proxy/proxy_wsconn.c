@@ -364,6 +364,26 @@ static bool decide_text(struct proxy_conn *c, unsigned char *msg, size_t len)
     return false;
 }
 
+/* A binary message on a GraphQL-over-WebSocket session: graphql-ws servers
+ * read a binary frame's bytes as a text message, so an operation sent that
+ * way would reach them undecided. Such a session carries text only; the
+ * first binary frame ends it with 1008 and a DENIED line
+ * (docs/semantics.md#ws-graphql). */
+static void refuse_binary(struct proxy_conn *c)
+{
+    struct proxy_verdict v;
+    char path[CANON_MAX];
+
+    refuse(c, &v, "GraphQL-over-WebSocket message refused: ",
+           "a binary message (graphql-ws messages are text)");
+    proxy_conn_cur_path(c, path, sizeof(path));
+    proxy_conn_log_verdict(c, &v, "l7", "WEBSOCKET_BINARY", path, "websocket");
+    send_close(c, true, PROXY_WS_CLOSE_POLICY,
+               "policy denied a binary message on a GraphQL session");
+    send_close(c, false, PROXY_WS_CLOSE_GOING_AWAY, "proxy: session ended");
+    ws_finish(c);
+}
+
 /* ---------------------------------------------------------------------------
  * Relay
  * ------------------------------------------------------------------------- */
@@ -436,6 +456,10 @@ void proxy_ws_pump(struct proxy_conn *c, bool client_side)
                 /* held until the message is complete and decided */
                 evbuffer_drain(in, ev.frame_len);
                 continue;
+            }
+            if (client_side && w->graphql && ev.opcode == PROXY_WS_OP_BINARY) {
+                refuse_binary(c);
+                return;
             }
             break;
         case PROXY_WS_CONTROL:
