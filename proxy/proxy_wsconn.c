@@ -47,6 +47,9 @@ struct proxy_ws_conn {
     /* the endpoint that granted the upgrade, in the pinned version (updated
      * when a reload re-pins the session); borrowed */
     const struct model_endpoint *endpoint;
+    /* the upgrade was allowed only by audit mode: lifecycle messages, which
+     * take the upgrade's verdict, get no credential values either */
+    bool upgrade_audit;
 };
 
 static void ws_finish(struct proxy_conn *c);
@@ -328,7 +331,9 @@ static bool decide_text(struct proxy_conn *c, unsigned char *msg, size_t len)
                           c->cur.target, c->cur.target_len, &c->u_ip, &c->srv->opts, &v);
     }
     if (v.allow && v.endpoint == NULL) {
-        v.endpoint = c->ws->endpoint; /* a lifecycle message: the upgrade's */
+        /* a lifecycle message: the upgrade's endpoint and audit flag */
+        v.endpoint = c->ws->endpoint;
+        v.audit = c->ws->upgrade_audit;
     }
     if (v.allow) {
         char before[sizeof(v.detail)];
@@ -510,6 +515,7 @@ void proxy_ws_policy_changed(struct proxy_conn *c)
         c->pol = proxy_policy_ref(c->srv->policy);
         c->ws->graphql = endpoint_has_graphql(v.endpoint);
         c->ws->endpoint = v.endpoint;
+        c->ws->upgrade_audit = v.audit;
         return;
     }
     proxy_log_note(c->srv->log, "websocket %s:%u: closed after policy reload: %s", c->host,
@@ -572,5 +578,6 @@ bool proxy_ws_admit(struct proxy_conn *c, struct proxy_verdict *v, enum proxy_ou
     }
     c->ws->graphql = endpoint_has_graphql(v->endpoint);
     c->ws->endpoint = v->endpoint;
+    c->ws->upgrade_audit = v->audit;
     return true;
 }

@@ -31,6 +31,21 @@ start_raw() {
 start_raw E
 start_raw Z --always-101
 start_raw G
+# credentials: C1 on a host the credential targets, C2 on one it does not,
+# W a GraphQL-over-WebSocket upstream in audit mode with rewriting on
+start_raw C1
+start_raw C2 --bind 127.0.0.2
+start_raw W
+CLOSED_PORT=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+SECRET='v4lue-S3CRET-5e1f'
+cat >"$T/creds.yaml" <<EOF
+credentials:
+  - name: api
+    target_hosts: [127.0.0.1]
+    env: API_TOKEN
+    value: "$SECRET"
+EOF
+chmod 600 "$T/creds.yaml"
 
 cat >"$T/policy.yaml" <<EOF
 version: 1
@@ -62,10 +77,35 @@ network_policies:
           - allow: {method: GET, path: /graphql}
           - allow: {operation_type: subscription, fields: [messageAdded]}
           - allow: {operation_type: query, fields: [viewer]}
+      - host: 127.0.0.1
+        port: $C1_PORT
+        protocol: rest
+        enforcement: enforce
+        access: full
+      - host: 127.0.0.2
+        port: $C2_PORT
+        protocol: rest
+        enforcement: enforce
+        access: full
+      - host: 127.0.0.1
+        port: $CLOSED_PORT
+        protocol: rest
+        enforcement: enforce
+        access: full
+      - host: 127.0.0.1
+        port: $W_PORT
+        protocol: websocket
+        enforcement: audit
+        websocket_credential_rewrite: true
+        rules:
+          - allow: {method: GET, path: /graphql}
+          - allow: {operation_type: subscription, fields: [messageAdded]}
     binaries:
       - path: /usr/bin/python3*
+      - path: /usr/bin/curl
+      - path: $T/bin/rawclient
 EOF
-start_proxy
+start_proxy --credentials "$T/creds.yaml"
 
 atk() { $ATK client --proxy "$PX" "$@"; }
 elog() { cat "$T/E.log"; }
@@ -177,5 +217,60 @@ expect_not "graphql-ws: no deleteRepo operation reached the upstream" "TEXT {\"i
 expect_not "graphql-ws: no smuggled mutation in any message" "deleteRepo1" "$(grep '^TEXT' "$T/G.log")"
 out=$(gq '{"id":"1","type":"subscribe","payload":{"query":"subscription A { messageAdded } mutation B { deleteRepo }","operationName":"A"}}')
 expect_has "two operations, the allowed one named: forwarded (the server runs A)" "TEXT {\"id\":\"1\"" "$(glog)"
+
+# --- credential placeholders: no value where it may not go ---------------------------
+P=openshell:resolve:env:API_TOKEN
+U2=http://127.0.0.2:$C2_PORT
+out=$(pcurl -H "Authorization: Bearer $P" "$U2/a")
+expect_has "header to an untargeted host: 403" "|403" "$out"
+out=$(pcurl -H "X-OPENSHELL-RESOLVE-ENV-API_TOKEN: 1" "$U2/b")
+expect_has "alias placeholder as a header name: refused (500, unresolvable)" "|500" "$out"
+out=$(pcurl -H "Cookie: s=$P" "$U2/c")
+expect_has "cookie to an untargeted host: 403" "|403" "$out"
+out=$(pcurl -H "Host: 127.0.0.1:$C1_PORT" -H "Authorization: Bearer $P" "$U2/d")
+expect_has "forward path, Host naming the target host, URL the other: 403" "|403" "$out"
+out=$(pcurl -H "Host: $P" "$U2/e")
+expect_not "a placeholder as the Host: never forwarded as a value" "$SECRET" "$out"
+out=$(raw_tunnel "127.0.0.2:$C2_PORT" "GET /f HTTP/1.1\r\nHost: 127.0.0.1:$C1_PORT\r\nAuthorization: Bearer $P\r\nConnection: close\r\n\r\n")
+expect_not "tunnel to the other host, inner Host the target's: no value" "$SECRET" "$out"
+out=$(raw_tunnel "127.0.0.2:$C2_PORT" "GET http://127.0.0.1:$C1_PORT/g HTTP/1.1\r\nHost: 127.0.0.1:$C1_PORT\r\nAuthorization: Bearer $P\r\nConnection: close\r\n\r\n")
+expect_not "tunnel to the other host, absolute-form target at the target host: no value" "$SECRET" "$out"
+out=$(raw_send "GET $U2/h HTTP/1.1\r\nHost: 127.0.0.2:$C2_PORT\r\nX-A: 1\r\n $P\r\nConnection: close\r\n\r\n")
+expect_has "obs-fold carrying a placeholder: 400" " 400 " "$out"
+out=$(pcurl -H "X-A: openshell:resolve:" -H "X-A: env:API_TOKEN" "$U2/i")
+out=$(pcurl -H "Content-Type: application/json" -H "Transfer-Encoding: chunked" \
+    --data "{\"k\":\"$P\"}" "$U2/j")
+out=$(pcurl -H "Content-Type: application/json" --data "{\"k\":\"$P\"}" "$U2/k")
+expect_has "body placeholder to an untargeted host: 403" "|403" "$out"
+for enc in 'openshell%3Aresolve%3Aenv%3AAPI_TOKEN' 'openshell%253Aresolve%253Aenv%253AAPI_TOKEN' \
+    'OpenShell%3aResolve%3aEnv%3aAPI_TOKEN'; do
+    out=$(pcurl "$U2/q?t=$enc")
+done
+expect_eq "no value ever reached the untargeted host" "0" "$(grep -c -- "$SECRET" "$T/C2.log")"
+# the target host gets the value; an upstream that cannot be reached leaves
+# no value in the 502 or the log
+out=$(pcurl -H "Authorization: Bearer $P" "http://127.0.0.1:$C1_PORT/ok")
+expect_has "target host: the value arrives" "HDR Authorization: Bearer $SECRET" "$(cat "$T/C1.log")"
+out=$(pcurl "http://127.0.0.1:$CLOSED_PORT/v/$P?t=$P" -H "Authorization: Bearer $P")
+expect_not "an unreachable target: no value in the error body" "$SECRET" "$out"
+# GraphQL over WebSocket on an audit-mode endpoint: a session whose upgrade
+# only audit mode allowed never gets a value, lifecycle messages included
+INIT="{\"type\":\"connection_init\",\"payload\":{\"token\":\"$P\"}}"
+out=$(atk --port "$W_PORT" --path /not-in-rules --scenario "gql:$INIT")
+expect_not "audit-only GraphQL session: connection_init gets no value" "$SECRET" "$(cat "$T/W.log")"
+out=$(atk --port "$W_PORT" --path /graphql --scenario "gql:$INIT")
+expect_has "rule-allowed GraphQL session: connection_init rewritten" "$SECRET" "$(cat "$T/W.log")"
+out=$(atk --port "$W_PORT" --path /not-in-rules --scenario \
+    "gql:{\"id\":\"1\",\"type\":\"subscribe\",\"payload\":{\"query\":\"subscription { messageAdded(t: \\\"$P\\\") }\"}}")
+expect_eq "an operation the rules allow, in that audit-only session: rewritten (decided on its own)" "2" "$(grep -c -- "$SECRET" "$T/W.log")"
+expect_log "audit-only GraphQL session: the lifecycle message's refusal" "[reason:credential placeholders are not rewritten in messages allowed only by audit mode]"
+# nothing the proxy writes or serves holds the value
+den=$(pcurl "http://policy.local/v1/denials?last=100")
+expect_not "policy.local/v1/denials holds no value" "$SECRET" "$den"
+expect_not "metrics hold no value" "$SECRET" "$("$CURL" -s "http://127.0.0.1:$ADM/metrics")"
+for f in "$T/proxy.log" "$T/proxy.err" "$T/data/denials.jsonl"; do
+    [ -f "$f" ] || continue
+    expect_eq "no value in $(basename "$f")" "0" "$(grep -c -- "$SECRET" "$f")"
+done
 
 finish

@@ -168,7 +168,7 @@ def upstream(a):
     log = open(a.log, "a", buffering=1)
     s = socket.socket()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("127.0.0.1", 0))
+    s.bind((a.bind, 0))
     s.listen(64)
     with open(a.port_file + ".tmp", "w") as f:
         f.write("%d\n" % s.getsockname()[1])
@@ -183,6 +183,7 @@ def upstream(a):
 
 
 def upgrade_req(a, path=None, extra="", version="1.1", conn="Upgrade"):
+    extra += a.header
     key = base64.b64encode(os.urandom(16)).decode()
     target = path if path is not None else a.path
     if a.forward:
@@ -340,11 +341,13 @@ def main():
     ap.add_argument("--port-file")
     ap.add_argument("--log")
     ap.add_argument("--always-101", action="store_true")
+    ap.add_argument("--bind", default="127.0.0.1")
     ap.add_argument("--proxy", type=int)
     ap.add_argument("--port", type=int)
     ap.add_argument("--path", default="/")
     ap.add_argument("--forward", action="store_true")
     ap.add_argument("--scenario")
+    ap.add_argument("--header", default="", help="one more field for the upgrade, CRLF included")
     ap.add_argument("--wait", type=float, default=3)
     a = ap.parse_args()
     if a.mode == "upstream":
