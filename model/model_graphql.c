@@ -865,7 +865,7 @@ struct fragidx {
 
 static _Thread_local const struct gdef *qsort_defs;
 
-static int frag_sort_cmp(const void *a, const void *b)
+static int def_name_cmp(const void *a, const void *b)
 {
     return slice_cmp(&qsort_defs[*(const size_t *)a].name, &qsort_defs[*(const size_t *)b].name);
 }
@@ -910,26 +910,33 @@ static pv_result check_names(struct gp *g, struct fragidx *fx)
                     "an anonymous operation must be the only operation in the document");
     }
     qsort_defs = g->defs;
-    qsort(fx->ix, fx->n, sizeof(*fx->ix), frag_sort_cmp);
+    qsort(fx->ix, fx->n, sizeof(*fx->ix), def_name_cmp);
     for (size_t i = 1; i < fx->n; i++) {
         const struct slice *s = &g->defs[fx->ix[i]].name;
         if (slice_cmp(&g->defs[fx->ix[i - 1]].name, s) == 0) {
             return fail(g, PV_ERR_PARSE, s->pos, "duplicate fragment '%.*s'", (int)s->n, s->p);
         }
     }
-    /* operations: few in practice; quadratic is bounded by the token limit
-     * (at most MODEL_GQL_MAX_TOKENS / 3 operations) */
+    /* named operations: sorted by name, neighbours compared (the token
+     * limit allows some 13,000 operations: no quadratic pass) */
+    PV_DEFER(size_t * ops, pv_free_p) = pv_calloc(nops ? nops : 1, sizeof(size_t));
+    size_t nnamed = 0;
+    if (ops == NULL) {
+        return fail(g, PV_ERR_NOMEM, SIZE_MAX, "out of memory");
+    }
     for (size_t i = 0; i < g->ndefs; i++) {
-        const struct gdef *a = &g->defs[i];
-        if (a->is_frag || a->name.p == NULL) {
-            continue;
+        if (!g->defs[i].is_frag && g->defs[i].name.p != NULL) {
+            ops[nnamed++] = i;
         }
-        for (size_t j = i + 1; j < g->ndefs; j++) {
-            const struct gdef *b = &g->defs[j];
-            if (!b->is_frag && b->name.p != NULL && slice_cmp(&a->name, &b->name) == 0) {
-                return fail(g, PV_ERR_PARSE, b->name.pos, "duplicate operation '%.*s'",
-                            (int)b->name.n, b->name.p);
-            }
+    }
+    qsort(ops, nnamed, sizeof(*ops), def_name_cmp);
+    for (size_t i = 1; i < nnamed; i++) {
+        const struct slice *s = &g->defs[ops[i]].name;
+        if (slice_cmp(&g->defs[ops[i - 1]].name, s) == 0) {
+            /* report the later of the two in the document */
+            const struct slice *a = &g->defs[ops[i - 1]].name;
+            const struct slice *b = a->pos > s->pos ? a : s;
+            return fail(g, PV_ERR_PARSE, b->pos, "duplicate operation '%.*s'", (int)b->n, b->p);
         }
     }
     for (size_t i = 0; i < g->ndefs; i++) {

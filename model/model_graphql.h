@@ -101,6 +101,8 @@ void model_gql_ops_clear(struct model_gql_ops *ops);
  * or MODEL_GQL_DEFAULT_MAX_BODY when unset. */
 struct model_endpoint;
 size_t model_endpoint_gql_max_body(const struct model_endpoint *e);
+/* Is 'e' (borrowed; NULL: no) a protocol: graphql endpoint? */
+bool model_endpoint_is_graphql(const struct model_endpoint *e);
 
 /* Write "type name(f1,f2)" (name "-" when anonymous, "persisted:<id>" for a
  * hash-only operation) to 'buf' ('len' bytes, truncated, NUL-terminated). */

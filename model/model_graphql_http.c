@@ -47,6 +47,11 @@ size_t model_endpoint_gql_max_body(const struct model_endpoint *e)
     return e->graphql_max_body_bytes;
 }
 
+bool model_endpoint_is_graphql(const struct model_endpoint *e)
+{
+    return e != NULL && e->proto == MODEL_PROTO_GRAPHQL;
+}
+
 void model_gql_ops_clear(struct model_gql_ops *ops)
 {
     if (ops == NULL) {
@@ -395,12 +400,21 @@ static void media_type(const char *ct, char *buf, size_t len)
     buf[w] = '\0';
 }
 
-/* The operationName query parameter of an application/graphql POST. */
-static pv_result target_opname(const struct model_gql_http *in, char **out, char *err,
-                               size_t errlen)
+/* The query parameters of a POST's target. Some servers read a parameter
+ * before the body (express-graphql takes ?query= over the body's query):
+ * every parameter that names a request is refused, except operationName
+ * for an application/graphql body ('opname' non-NULL), which has no other
+ * place for it. Unrelated parameters pass. */
+static pv_result post_target_params(const struct model_gql_http *in, char **opname, char *err,
+                                    size_t errlen)
 {
+    static const char *const named[] = {"query",   "variables", "extensions",
+                                        "id",      "doc_id",    "documentId",
+                                        "queryId", "hash",      "operationName"};
     const char *q = memchr(in->target, '?', in->target_len);
-    *out = NULL;
+    if (opname != NULL) {
+        *opname = NULL;
+    }
     if (q == NULL) {
         return PV_RESULT_OK;
     }
@@ -408,14 +422,27 @@ static pv_result target_opname(const struct model_gql_http *in, char **out, char
     while (s < end) {
         const char *amp = memchr(s, '&', (size_t)(end - s));
         const char *stop = amp != NULL ? amp : end;
-        static const char key[] = "operationName=";
-        if ((size_t)(stop - s) >= sizeof(key) - 1 && memcmp(s, key, sizeof(key) - 1) == 0) {
-            if (*out != NULL) {
+        const char *eq = memchr(s, '=', (size_t)(stop - s));
+        PV_DEFER(char *key, pv_free_p) = pct_decode(s, (size_t)((eq != NULL ? eq : stop) - s));
+        if (key == NULL) {
+            return refuse(PV_ERR_PARSE, err, errlen, "%sa malformed query parameter", "");
+        }
+        if (opname != NULL && strcmp(key, "operationName") == 0) {
+            if (*opname != NULL) {
                 return refuse(PV_ERR_PARSE, err, errlen, "%sduplicate operationName parameter", "");
             }
-            *out = pct_decode(s + sizeof(key) - 1, (size_t)(stop - s) - (sizeof(key) - 1));
-            if (*out == NULL) {
+            *opname = eq != NULL ? pct_decode(eq + 1, (size_t)(stop - eq - 1)) : pv_strdup("");
+            if (*opname == NULL) {
                 return refuse(PV_ERR_PARSE, err, errlen, "%sa malformed operationName", "");
+            }
+        } else {
+            for (size_t i = 0; i < PV_ARRAY_LEN(named); i++) {
+                if (strcmp(key, named[i]) == 0) {
+                    return refuse(PV_ERR_PARSE, err, errlen,
+                                  "query parameter '%s' beside a POST body: a server may read "
+                                  "either",
+                                  named[i]);
+                }
             }
         }
         s = amp != NULL ? amp + 1 : end;
@@ -451,10 +478,13 @@ pv_result model_gql_http_read(const struct model_gql_http *in, struct model_gql_
             r = refuse(PV_ERR_TOOBIG, err, errlen, "body exceeds graphql_max_body_bytes (%s)", num);
         } else if (strcmp(mt, "application/json") == 0 ||
                    strcmp(mt, "application/graphql+json") == 0) {
-            r = read_json_body(in, out, err, errlen);
+            r = post_target_params(in, NULL, err, errlen);
+            if (pv_ok(r)) {
+                r = read_json_body(in, out, err, errlen);
+            }
         } else if (strcmp(mt, "application/graphql") == 0) {
             PV_DEFER(char *opname, pv_free_p) = NULL;
-            r = target_opname(in, &opname, err, errlen);
+            r = post_target_params(in, &opname, err, errlen);
             if (pv_ok(r)) {
                 out->ops = pv_calloc(1, sizeof(*out->ops));
                 r = out->ops == NULL

@@ -16,6 +16,8 @@ proxy_libproxy_la_SOURCES = proxy/proxy.h proxy/proxy_int.h \
 # advisor mode: policy sync, policy.local, the agent skill (talks HTTP to the advisor)
 proxy_libproxy_la_SOURCES += proxy/proxy_advisor.h proxy/proxy_advisor.c proxy/proxy_local.c \
 	proxy/proxy_denials.c proxy/proxy_skill.c
+# GraphQL over HTTP: reading the operations of a request (docs/proxy.md#graphql)
+proxy_libproxy_la_SOURCES += proxy/proxy_graphql.c
 # credential placeholders: the store and the rewriter (docs/proxy.md#credentials)
 proxy_libproxy_la_SOURCES += proxy/proxy_cred.c proxy/proxy_credgate.c
 

@@ -69,6 +69,7 @@ void proxy_conn_cur_clear(struct proxy_cur *cur)
     free(cur->target);
     free(cur->out_target);
     proxy_cred_req_free(cur->cred);
+    proxy_graphql_free(cur->gql);
     memset(cur, 0, sizeof(*cur));
 }
 
@@ -348,8 +349,9 @@ void proxy_conn_outcome(struct proxy_conn *c, enum proxy_outcome o, const struct
         c->srv->metrics.upstream_errors++;
     }
     if (!row->log) {
-        proxy_log_note(c->srv->log, "%s %s:%u: %s (stage %s, %s(%d))", row->name,
-                       c->host[0] ? c->host : "-", (unsigned)c->port, why, row->stage,
+        proxy_log_note(c->srv->log, "%s %s:%u: %s (stage %s, %s(%d))",
+                       row->error != NULL ? row->error : row->name, c->host[0] ? c->host : "-",
+                       (unsigned)c->port, why, row->stage,
                        c->id != NULL && c->id->n > 0 ? c->id->path[0] : "-",
                        c->id != NULL ? (int)c->id->pid : 0);
         proxy_server_log_touch(c->srv);
@@ -540,7 +542,7 @@ static void process_head(struct proxy_conn *c)
     enum proxy_head_status st;
     struct proxy_request *req;
 
-    if (len == 0 || c->state != PROXY_ST_HEAD) {
+    if (len == 0 || c->state != PROXY_ST_HEAD || proxy_graphql_pending(c)) {
         return;
     }
     if (proxy_conn_stale(c) || c->srv->draining) {
@@ -793,8 +795,12 @@ static bool client_half_closed(struct proxy_conn *c)
         complete = false; /* the peer saw our close: done */
         break;
     case PROXY_ST_HEAD:
-        /* a complete head waiting for its identity goes on */
+        /* a complete head waiting for its identity goes on; a GraphQL body
+         * being read is decided now (complete or refused) */
         complete = c->idjob != NULL;
+        if (proxy_graphql_pending(c)) {
+            return true;
+        }
         break;
     case PROXY_ST_SNIFF:
     case PROXY_ST_TUNNEL:
@@ -1116,7 +1122,9 @@ void proxy_conn_policy_changed(struct proxy_conn *c)
         proxy_ws_policy_changed(c);
         return;
     }
-    if (c->state == PROXY_ST_HEAD && evbuffer_get_length(bufferevent_get_input(c->c)) == 0) {
+    /* a GraphQL request waiting for its body (cur.gql) is busy, not idle */
+    if (c->state == PROXY_ST_HEAD && evbuffer_get_length(bufferevent_get_input(c->c)) == 0 &&
+        c->cur.gql == NULL) {
         if (c->mode == PROXY_MODE_FORWARD && c->nreq == 0) {
             return; /* adopts the new version with its first request */
         }
@@ -1130,7 +1138,8 @@ void proxy_conn_drain(struct proxy_conn *c)
     if (c->dead) {
         return;
     }
-    if (c->state == PROXY_ST_HEAD && evbuffer_get_length(bufferevent_get_input(c->c)) == 0) {
+    if (c->state == PROXY_ST_HEAD && evbuffer_get_length(bufferevent_get_input(c->c)) == 0 &&
+        c->cur.gql == NULL) {
         proxy_conn_kill(c);
     }
 }

@@ -196,7 +196,9 @@ struct proxy_verdict {
      * when none; borrowed (WebSocket sessions read whether it has GraphQL
      * rules) */
     const struct model_endpoint *endpoint;
-    char detail[256]; /* reason text, reference wording */
+    size_t gql_max_body; /* the matched endpoint's graphql_max_body_bytes (or default) */
+    bool gql_endpoint;   /* the matched endpoint is protocol: graphql */
+    char detail[256];    /* reason text, reference wording */
 };
 
 /* Decision options; NULL means none. 'test_allow_loopback' is the
@@ -207,6 +209,9 @@ struct proxy_decide_opts {
     /* the GraphQL operation the request carries (model_request.gql), NULL =
      * none; borrowed */
     const struct model_gql_op *gql;
+    /* the GraphQL operations of an HTTP request (proxy_graphql.c), NULL:
+     * none; each is decided, the first refusal wins; borrowed */
+    const struct model_gql_ops *gql_ops;
 };
 
 /* Connection-level decision for (identity, host, port), destination not yet
@@ -777,6 +782,7 @@ struct proxy_cur {
     bool is_head;
     bool keep_alive;             /* the client allows another request */
     struct proxy_cred_req *cred; /* placeholders to put in, or NULL (proxy_cred.c) */
+    struct proxy_gql *gql;       /* GraphQL request being read (proxy_graphql.c), owned */
 };
 
 struct proxy_conn {
@@ -930,7 +936,31 @@ void proxy_relay_pump_resp(struct proxy_conn *c);
 void proxy_relay_resp_eof(struct proxy_conn *c);
 void proxy_relay_forward(struct proxy_conn *c);
 
+/* The rest of proxy_relay_forward() once the target is origin-form: decide
+ * and go on (re-entered by proxy_graphql.c once the operations are read). */
+void proxy_relay_forward_decide(struct proxy_conn *c);
+
+/* proxy_graphql.c: GraphQL over HTTP on an inspected route. */
+struct proxy_gql;
+/* Verdict 'v' asks for the request's GraphQL operations (reason
+ * graphql_no_operation), or came from a graphql endpoint in audit mode
+ * (whose parse errors still deny), and none were read yet: read them (GET target, or
+ * the POST body, waiting for it while the state stays HEAD), then re-enter
+ * 'resume'. True when it took the request over (the caller returns); false
+ * to go on with 'v'. A body over the endpoint's bound and unreadable
+ * requests are refused (403, one decision line). */
+bool proxy_graphql_hold(struct proxy_conn *c, struct proxy_verdict *v,
+                        void (*resume)(struct proxy_conn *c));
+/* More body bytes arrived (or the client half-closed) while held. True when
+ * the request is held: the caller does nothing else with the input. */
+bool proxy_graphql_pending(struct proxy_conn *c);
+/* The operations read for the current request (NULL: none). Borrowed. */
+const struct model_gql_ops *proxy_graphql_ops(const struct proxy_conn *c);
+void proxy_graphql_free(struct proxy_gql *g);
+
 /* proxy_tunnel.c */
+/* The decision part of proxy_tunnel_request() (re-entered by proxy_graphql.c). */
+void proxy_tunnel_request_decide(struct proxy_conn *c);
 void proxy_tunnel_deny_upgrade(struct proxy_conn *c, struct proxy_verdict *v, enum proxy_outcome o);
 void proxy_tunnel_request(struct proxy_conn *c);
 void proxy_tunnel_connect(struct proxy_conn *c);

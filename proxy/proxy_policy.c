@@ -135,6 +135,8 @@ static void verdict_from(const struct model_decision *d, const struct proxy_iden
     v->policy = d->rule != NULL ? model_rule_key(d->rule) : "-";
     v->binary = d->binary != NULL ? d->binary : (id != NULL && id->n > 0 ? id->path[0] : "-");
     v->endpoint = d->endpoint;
+    v->gql_max_body = model_endpoint_gql_max_body(d->endpoint);
+    v->gql_endpoint = model_endpoint_is_graphql(d->endpoint);
     snprintf(v->detail, sizeof(v->detail), "%s", d->detail);
 }
 
@@ -183,6 +185,20 @@ static void run(const struct proxy_policy *p, const struct proxy_identity *id, c
     r.test_loopback = o != NULL && o->test_allow_loopback;
     r.prefer_opaque = o != NULL && o->prefer_opaque;
     r.gql = o != NULL ? o->gql : NULL;
+    /* a GraphQL request runs every operation it carries (a batch): each
+     * is decided, and the first refusal is the request's (proxy_graphql.c) */
+    for (size_t i = 0; o != NULL && o->gql_ops != NULL && i < o->gql_ops->nops; i++) {
+        r.gql = &o->gql_ops->ops[i];
+        memset(&d, 0, sizeof(d));
+        model_decide(p->model, &r, &d);
+        verdict_from(&d, id, v);
+        if (!d.allow && !d.grant) {
+            return;
+        }
+    }
+    if (o != NULL && o->gql_ops != NULL && o->gql_ops->nops > 0) {
+        return;
+    }
     memset(&d, 0, sizeof(d));
     model_decide(p->model, &r, &d);
     verdict_from(&d, id, v);

@@ -184,6 +184,7 @@ static void check_addrs(struct proxy_conn *c)
 
     /* an upgrade is carried only by an opaque route: prefer an entry with one */
     o.prefer_opaque = !connect && c->cur.req != NULL && c->cur.req->upgrade;
+    o.gql_ops = connect ? NULL : proxy_graphql_ops(c);
     memset(&first, 0, sizeof(first));
     for (size_t i = 0; i < c->naddrs; i++) {
         proxy_decide_dest(c->pol, c->id, c->host, strlen(c->host), c->port, m, t, tl, &c->addrs[i],
@@ -923,17 +924,10 @@ void proxy_relay_resp_eof(struct proxy_conn *c)
 void proxy_relay_forward(struct proxy_conn *c)
 {
     struct proxy_uri u;
-    struct proxy_verdict v;
     const char *t = c->cur.target;
     const char *rest;
     size_t rl;
-    char path[CANON_MAX];
-    char detail[CANON_MAX + 600];
-    bool deferred;
-    struct proxy_decide_opts o = c->srv->opts;
 
-    /* an upgrade is carried only by an opaque route: prefer an entry with one */
-    o.prefer_opaque = c->cur.req != NULL && c->cur.req->upgrade;
     if (!pv_ok(proxy_http_parse_uri(t, c->cur.target_len, &u))) {
         proxy_conn_outcome(c, PROXY_OUT_FORWARD_URI, NULL, "malformed absolute-form request-target",
                            NULL);
@@ -996,9 +990,26 @@ void proxy_relay_forward(struct proxy_conn *c)
     }
     /* placeholders in the target: decided and logged redacted */
     proxy_cred_prepare_target(c);
-    rl = c->cur.target_len;
+    proxy_relay_forward_decide(c);
+}
+
+void proxy_relay_forward_decide(struct proxy_conn *c)
+{
+    struct proxy_verdict v;
+    size_t rl = c->cur.target_len;
+    char path[CANON_MAX];
+    char detail[CANON_MAX + 600];
+    bool deferred;
+    struct proxy_decide_opts o = c->srv->opts;
+
+    o.prefer_opaque = c->cur.req != NULL && c->cur.req->upgrade;
+    o.gql_ops = proxy_graphql_ops(c);
     proxy_decide_request(c->pol, c->id, c->host, strlen(c->host), c->port, c->cur.method,
                          c->cur.target, rl, &o, &v);
+    /* a graphql endpoint decides by the operations: read them first */
+    if (proxy_graphql_hold(c, &v, proxy_relay_forward_decide)) {
+        return;
+    }
     /* a grant whose only failure is the destination goes on to the address
      * checks (IP hosts are their own destination in model_decide) */
     if (!v.allow && !v.grant && proxy_conn_reason_is_l4(v.reason)) {

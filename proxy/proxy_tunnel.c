@@ -131,7 +131,6 @@ void proxy_tunnel_request(struct proxy_conn *c)
     uint16_t dport = c->c_tls ? 443 : 80;
     bool agree = true;
     bool ok = true;
-    struct proxy_verdict v;
 
     if (c->u_err[0] != '\0' || c->u == NULL) {
         char detail[600];
@@ -197,8 +196,21 @@ void proxy_tunnel_request(struct proxy_conn *c)
                            NULL);
         return;
     }
+    proxy_tunnel_request_decide(c);
+}
+
+void proxy_tunnel_request_decide(struct proxy_conn *c)
+{
+    struct proxy_verdict v;
+    struct proxy_decide_opts o = c->srv->opts;
+
+    o.gql_ops = proxy_graphql_ops(c);
     proxy_decide_dest(c->pol, c->id, c->host, strlen(c->host), c->port, c->cur.method,
-                      c->cur.target, c->cur.target_len, &c->u_ip, &c->srv->opts, &v);
+                      c->cur.target, c->cur.target_len, &c->u_ip, &o, &v);
+    /* a graphql endpoint decides by the operations: read them first */
+    if (proxy_graphql_hold(c, &v, proxy_tunnel_request_decide)) {
+        return;
+    }
     if (!v.allow) {
         if (v.grant) {
             /* granted by a unit that does not admit the tunnel's address */
@@ -218,7 +230,7 @@ void proxy_tunnel_request(struct proxy_conn *c)
         }
         return;
     }
-    if (r->upgrade && !proxy_ws_admit(c, &v, PROXY_OUT_TUNNEL_UNSUPPORTED)) {
+    if (c->cur.req->upgrade && !proxy_ws_admit(c, &v, PROXY_OUT_TUNNEL_UNSUPPORTED)) {
         return;
     }
     if (!proxy_cred_gate(c, &v)) {

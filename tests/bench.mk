@@ -36,6 +36,13 @@ tests_bench_bench_audit_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 tests_bench_bench_audit_LDADD = $(AUDIT_LIBS)
 EXTRA_DIST += tests/bench/bench_audit.sh
 EXTRA_DIST += tests/bench/mapper_replay.sh tests/data/denials-recorded.json
+# GraphQL decisions (owner: model): parse + decide per request against a
+# REST decision in the same run, by hand
+#   ./tests/bench/bench_graphql [seconds-per-measurement]
+noinst_PROGRAMS += tests/bench/bench_graphql
+tests_bench_bench_graphql_SOURCES = tests/bench/bench_graphql.c
+tests_bench_bench_graphql_CFLAGS = $(AM_CFLAGS)
+tests_bench_bench_graphql_LDADD = $(MODEL_LIBS)
 # the proxy's cost per WebSocket text message (parse, decide, re-frame) against
 # a REST request decision in the same run (owner: proxy), run by hand:
 #   ./tests/bench/bench_ws [seconds]

@@ -281,6 +281,18 @@ START_TEST(test_limits)
     r = model_gql_read(b.p, b.n, NULL, &op, err, sizeof(err));
     ck_assert(!pv_ok(r));
     ck_assert_ptr_nonnull(strstr(err, "cycle"));
+    /* 10,000 named operations: one selected by name, then a duplicate */
+    b.n = 0;
+    for (int i = 0; i < 10000; i++) {
+        b.n += (size_t)snprintf(b.p + b.n, 64, "query q%d { f%d }\n", i, i % 3);
+    }
+    ck_assert_msg(pv_ok(model_gql_read(b.p, b.n, "q9999", &op, err, sizeof(err))), "%s", err);
+    ck_assert_str_eq(op.fields[0], "f0");
+    model_gql_op_clear(&op);
+    b.n += (size_t)snprintf(b.p + b.n, 64, "mutation q5 { g }\n");
+    r = model_gql_read(b.p, b.n, "q9999", &op, err, sizeof(err));
+    ck_assert(!pv_ok(r));
+    ck_assert_ptr_nonnull(strstr(err, "10001:10: duplicate operation 'q5'"));
     free(b.p);
 }
 END_TEST
@@ -395,6 +407,16 @@ static const struct http_case http_cases[] = {
     {"GET", "/graphql?query=%7Ba%7D", NULL, "x", 0, NULL, PV_ERR_PROTO, "no body"},
     {"POST", "/graphql?operationName=A&operationName=B", "application/graphql", "query A { a }", 0,
      NULL, PV_ERR_PARSE, "duplicate operationName"},
+    {"POST", "/graphql?query=mutation%7Bb%7D", "application/json", "{\"query\":\"{ a }\"}", 0, NULL,
+     PV_ERR_PARSE, "query parameter 'query' beside a POST body"},
+    {"POST", "/graphql?qu%65ry=mutation%7Bb%7D", "application/json", "{\"query\":\"{ a }\"}", 0,
+     NULL, PV_ERR_PARSE, "'query'"},
+    {"POST", "/graphql?operationName=B", "application/json",
+     "{\"query\":\"query A { a } mutation B { b }\",\"operationName\":\"A\"}", 0, NULL,
+     PV_ERR_PARSE, "'operationName'"},
+    {"POST", "/graphql?query=x", "application/graphql", "{ a }", 0, NULL, PV_ERR_PARSE, "'query'"},
+    {"POST", "/graphql?cachebust=1&x", "application/json", "{\"query\":\"{ a }\"}", 0, "query -(a)",
+     0, NULL},
     {"POST", "/graphql", "application/graphql", "query A { a } query B { b }", 0, NULL,
      PV_ERR_PARSE, "no operationName"},
 };

@@ -12,6 +12,23 @@ build=${PV_BUILDDIR:-$src}
 driver=$build/tests/gql_driver
 [ -x "$driver" ] || { echo "graphql_diff: $driver not built"; exit 1; }
 count=${GQL_DIFF_COUNT:-3000}
+
+# allocation failure (PV_FAIL_ALLOC=N fails the Nth checked allocation):
+# every failure point of a document with fragments, variables and values
+# gives "out of memory", never a crash or another answer
+doc='{"doc":"query Q($a: Int = 1) { ...F a: b(x: [1, {y: \"s\"}]) } fragment F on Q { ...G c } fragment G on Q { d }","op":"Q"}'
+want='{"ok":true,"type":"query","name":"Q","fields":["b","c","d"]}'
+got=$(printf '%s\n' "$doc" | "$driver")
+[ "$got" = "$want" ] || { echo "graphql_diff: driver answered $got"; exit 1; }
+n=1
+while :; do
+    got=$(printf '%s\n' "$doc" | PV_FAIL_ALLOC=$n "$driver") || { echo "graphql_diff: PV_FAIL_ALLOC=$n: exit $?"; exit 1; }
+    [ "$got" = "$want" ] && break
+    [ "$got" = '{"ok":false,"error":"out of memory"}' ] || { echo "graphql_diff: PV_FAIL_ALLOC=$n: $got"; exit 1; }
+    n=$((n + 1))
+    [ $n -lt 1000 ] || { echo "graphql_diff: no end to the allocations"; exit 1; }
+done
+echo "graphql_diff: allocation failure at each of $((n - 1)) points refused cleanly"
 ran=0 seen=""
 for py in /usr/bin/python3 python3; do
     command -v "$py" >/dev/null 2>&1 || continue

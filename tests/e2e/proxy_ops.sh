@@ -78,7 +78,7 @@ out=$("$CURL" -s --max-time 15 -x "http://127.0.0.1:$PX" -w '|%{http_code}' "htt
 expect_has "dns: 502" "|502" "$out"
 expect_has "dns: own error" '"error":"dns_resolution_failed"' "$out"
 expect_has "dns: detail" "DNS resolution failed for nosuch.invalid:80" "$out"
-expect_log "dns: a note with its stage" "PROXY_OUT_DNS nosuch.invalid:80: DNS resolution failed"
+expect_log "dns: a note with its stage" "dns_resolution_failed nosuch.invalid:80: DNS resolution failed"
 expect_log "dns: stage dns" "(stage dns, /usr/bin/curl("
 expect_eq "dns: no DENIED line" 0 "$(grep -c 'DENIED.*nosuch.invalid' "$T/proxy.log")"
 expect_eq "dns: not in denials.jsonl" 0 "$(cat "$T/data/denials.jsonl" 2>/dev/null | grep -c nosuch.invalid)"
