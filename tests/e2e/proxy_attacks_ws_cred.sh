@@ -11,7 +11,9 @@
 # answers 101 to a plain request; huge declared lengths, a stalled frame,
 # 1 MiB in 100,000 fragments; GraphQL operations hidden in binary frames,
 # lifecycle types, aliases, fragments, second operations, block strings and
-# comments; placeholders sent where no value may go.
+# comments; GraphQL over HTTP operations hidden the same ways and by
+# operationName, Content-Type and parameter tricks; placeholders sent where
+# no value may go.
 . "$(dirname "$0")/proxy_lib.sh"
 
 PY=/usr/bin/python3
@@ -36,6 +38,11 @@ start_raw G
 start_raw C1
 start_raw C2 --bind 127.0.0.2
 start_raw W
+"$PY" "$SRC/tests/e2e/gql_upstream.py" "$T/gh.port" "$T/gh.log" 2>"$T/gh.err" &
+PIDS="$PIDS $!"
+wait_file "$T/gh.port" || { echo "gql upstream did not start"; exit 1; }
+read -r GH_PORT <"$T/gh.port"
+touch "$T/gh.log"
 CLOSED_PORT=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 SECRET='v4lue-S3CRET-5e1f'
 cat >"$T/creds.yaml" <<EOF
@@ -100,6 +107,16 @@ network_policies:
         rules:
           - allow: {method: GET, path: /graphql}
           - allow: {operation_type: subscription, fields: [messageAdded]}
+      - host: 127.0.0.1
+        port: $GH_PORT
+        path: /graphql
+        protocol: graphql
+        enforcement: enforce
+        persisted_queries: allow_registered
+        graphql_persisted_queries:
+          $(printf '%064d' 1): {operation_type: query, fields: [viewer]}
+        rules:
+          - allow: {operation_type: query, fields: [viewer]}
     binaries:
       - path: /usr/bin/python3*
       - path: /usr/bin/curl
@@ -272,5 +289,67 @@ for f in "$T/proxy.log" "$T/proxy.err" "$T/data/denials.jsonl"; do
     [ -f "$f" ] || continue
     expect_eq "no value in $(basename "$f")" "0" "$(grep -c -- "$SECRET" "$f")"
 done
+
+# --- GraphQL over HTTP: a mutation past a query-only rule -------------------------------
+GURL=http://127.0.0.1:$GH_PORT/graphql
+gj() { pcurl -H 'Content-Type: application/json' --data-binary "$1" "${2:-$GURL}"; }
+H1=$(printf '%064d' 1)
+n=0
+for b in \
+    '{"query":"query A { viewer } mutation B { deleteRepo1 }","operationName":"B"}' \
+    '{"query":"query A { viewer } mutation B { deleteRepo2 }"}' \
+    '{"query":"query A { viewer } mutation A { deleteRepo3 }","operationName":"A"}' \
+    '{"query":"{ viewer }","query":"mutation { deleteRepo4 }"}' \
+    '{"query":"mut\u0061tion { deleteRepo5 }"}' \
+    '{"query":"# query { viewer }\nmutation { deleteRepo6 }"}' \
+    '{"query":"query { viewer(a: \"\"\" } \"\"\") deleteRepo7 }"}' \
+    '{"query":"query { ... on Query { deleteRepo8 } }"}' \
+    '[{"query":"{ viewer }"},[{"query":"mutation { deleteRepo10 }"}]]' \
+    '[{"query":"query A { viewer } mutation B { deleteRepo11 }","operationName":"B"}]' \
+    "{\"query\":\"mutation { deleteRepo12 }\",\"extensions\":{\"persistedQuery\":{\"version\":1,\"sha256Hash\":\"$H1\"}}}" \
+    '{"id":"deleteRepo13","variables":{}}' \
+    '{"documentId":"deleteRepo14"}' \
+    '{"query":"{ viewer }","extra":"deleteRepo15"}'; do
+    n=$((n + 1))
+    out=$(gj "$b")
+    expect_has "graphql-http refused ($n): $b" "|403" "$out"
+done
+# an unused fragment selects nothing: the operation is the query (a server's
+# validation rejects the document, NoUnusedFragments); it is allowed as such
+out=$(gj '{"query":"query { viewer } fragment F on Mutation { unusedFragmentField }"}')
+expect_has "an unused fragment naming a mutation field: the query is what runs (200)" "|200" "$out"
+out=$(gj '{"query":"{ viewer }"}' "$GURL?operationName=deleteRepo16")
+expect_has "graphql-http: operationName in the URL beside a JSON body: 403" "|403" "$out"
+out=$(pcurl -H 'Content-Type: application/graphql' --data-binary 'mutation { deleteRepo17 }' "$GURL")
+expect_has "application/graphql mutation: 403" "|403" "$out"
+out=$(pcurl -H 'Content-Type: application/graphql' --data-binary 'query A { viewer } mutation B { deleteRepo18 }' "$GURL?operationName=B")
+expect_has "application/graphql, ?operationName selecting the mutation: 403" "|403" "$out"
+for ct in text/plain application/x-www-form-urlencoded 'multipart/form-data; boundary=x' 'application/json;charset=utf-16'; do
+    out=$(pcurl -H "Content-Type: $ct" --data-binary '{"query":"mutation { deleteRepo19 }"}' "$GURL")
+    expect_has "Content-Type $ct: 403" "|403" "$out"
+done
+out=$(pcurl -H 'Content-Type: application/graphql' -H 'Content-Type: application/json' \
+    --data-binary '{"query":"mutation { deleteRepo20 }"}' "$GURL")
+expect_has "two Content-Type fields, JSON body: 403" "|403" "$out"
+for q in 'query=mutation%20%7B%20deleteRepo21%20%7D' '%71uery=mutation%20%7B%20deleteRepo22%20%7D' \
+    'query=%7B%20viewer%20%7D&query=mutation%20%7B%20deleteRepo23%20%7D' \
+    'query=%7B%20viewer%20%7D&%71uery=mutation%20%7B%20deleteRepo24%20%7D' \
+    'query=query%20A%20%7B%20viewer%20%7D%20mutation%20B%20%7B%20deleteRepo25%20%7D&operationName=B' \
+    'query=%7B%20viewer%20%7D&doc_id=deleteRepo26'; do
+    out=$(pcurl "$GURL?$q")
+    expect_has "GET refused: $q" "|403" "$out"
+done
+out=$(pcurl -X PUT -H 'Content-Type: application/json' --data-binary '{"query":"{ viewer }"}' "$GURL")
+expect_has "PUT with an allowed query: 403" "|403" "$out"
+out=$(gj '{"query":"{ viewer }","operationName":null}' "http://127.0.0.1:$GH_PORT/graphql;x")
+expect_has "a ;param on the GraphQL path: decided by the GraphQL rules (allowed query)" "|200" "$out"
+out=$(gj '{"query":"mutation { deleteRepo27 }"}' "http://127.0.0.1:$GH_PORT/graphql;x")
+expect_has "a ;param on the GraphQL path: a mutation still 403" "|403" "$out"
+out=$(gj '{"query":"mutation { deleteRepo28 }"}' "http://127.0.0.1:$GH_PORT/x/../graphql")
+expect_has "dot segments onto the GraphQL path: 403" "|403" "$out"
+out=$(gj "{\"extensions\":{\"persistedQuery\":{\"version\":1,\"sha256Hash\":\"$H1\"}}}")
+expect_has "a registered hash alone: allowed" "|200" "$out"
+expect_not "no deleteRepo operation ever reached the GraphQL upstream" "deleteRepo" "$(cat "$T/gh.log")"
+expect_has "the allowed ones did" "$H1" "$(cat "$T/gh.log")"
 
 finish
