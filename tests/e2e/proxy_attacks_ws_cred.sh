@@ -3,7 +3,7 @@
 # proxy_attacks_ws_cred.sh - attacks of a sandboxed agent on the proxy's
 # WebSocket enforcement, GraphQL-over-WebSocket classification and
 # credential placeholders, each judged by what a raw logging upstream
-# (tests/e2e/ws_attack.py upstream, tests/e2e/proxy_upstream) actually
+# (tests/e2e/ws_attack.py upstream, tests/e2e/gql_upstream.py) actually
 # received: a denied text message split around control frames, continued
 # after its denial, pipelined before the 101, offered compression under
 # case-variant and repeated extension fields; upgrades without Connection:
