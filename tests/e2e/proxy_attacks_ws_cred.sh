@@ -38,6 +38,7 @@ start_raw G
 start_raw C1
 start_raw C2 --bind 127.0.0.2
 start_raw W
+start_raw WA
 "$PY" "$SRC/tests/e2e/gql_upstream.py" "$T/gh.port" "$T/gh.log" 2>"$T/gh.err" &
 PIDS="$PIDS $!"
 wait_file "$T/gh.port" || { echo "gql upstream did not start"; exit 1; }
@@ -107,6 +108,14 @@ network_policies:
         rules:
           - allow: {method: GET, path: /graphql}
           - allow: {operation_type: subscription, fields: [messageAdded]}
+      - host: 127.0.0.1
+        port: $WA_PORT
+        protocol: websocket
+        enforcement: audit
+        websocket_credential_rewrite: true
+        rules:
+          - allow: {method: GET, path: /ok}
+          - allow: {method: WEBSOCKET_TEXT, path: /ok}
       - host: 127.0.0.1
         port: $GH_PORT
         path: /graphql
@@ -281,6 +290,13 @@ out=$(atk --port "$W_PORT" --path /not-in-rules --scenario \
     "gql:{\"id\":\"1\",\"type\":\"subscribe\",\"payload\":{\"query\":\"subscription { messageAdded(t: \\\"$P\\\") }\"}}")
 expect_eq "an operation the rules allow, in that audit-only session: rewritten (decided on its own)" "2" "$(grep -c -- "$SECRET" "$T/W.log")"
 expect_log "audit-only GraphQL session: the lifecycle message's refusal" "[reason:credential placeholders are not rewritten in messages allowed only by audit mode]"
+# the same for plain text messages on an audit-mode websocket endpoint: a
+# message only audit mode allows gets no value, one its rules allow does
+out=$(atk --port "$WA_PORT" --path /audited --scenario "gql:{\"t\":\"$P\"}")
+expect_has "audit-only text message with a placeholder: 1008" "CLOSED 1008" "$out"
+out=$(atk --port "$WA_PORT" --path /ok --scenario "gql:{\"t\":\"$P\"}")
+expect_eq "audit endpoint: only the rule-allowed message got the value" "1" "$(grep -c -- "TEXT {\"t\":\"$SECRET\"}" "$T/WA.log")"
+expect_has "audit endpoint: the rule-allowed session is /ok" "HEAD GET /ok " "$(cat "$T/WA.log")"
 # nothing the proxy writes or serves holds the value
 den=$(pcurl "http://policy.local/v1/denials?last=100")
 expect_not "policy.local/v1/denials holds no value" "$SECRET" "$den"
