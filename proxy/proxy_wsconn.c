@@ -528,7 +528,9 @@ void proxy_ws_policy_changed(struct proxy_conn *c)
 
 /* Does endpoint 'e' (borrowed) take graphql-ws messages: a websocket
  * endpoint with a GraphQL rule among its allow or deny rules
- * (docs/semantics.md#graphql-ws)? */
+ * (docs/semantics.md#graphql-ws), or a graphql endpoint, whose GET query
+ * can grant an upgrade: its session is read as graphql-ws too, so a binary
+ * message there is refused rather than relayed undecided? */
 static bool endpoint_has_graphql(const struct model_endpoint *e)
 {
     struct model_endpoint_view ev;
@@ -538,6 +540,9 @@ static bool endpoint_has_graphql(const struct model_endpoint *e)
         return false;
     }
     model_endpoint_view(e, &ev);
+    if (ev.proto == MODEL_PROTO_GRAPHQL) {
+        return true;
+    }
     if (ev.proto != MODEL_PROTO_WEBSOCKET) {
         return false;
     }

@@ -38,6 +38,7 @@ start_raw G
 start_raw C1
 start_raw C2 --bind 127.0.0.2
 start_raw W
+start_raw GQ
 start_raw WA
 "$PY" "$SRC/tests/e2e/gql_upstream.py" "$T/gh.port" "$T/gh.log" 2>"$T/gh.err" &
 PIDS="$PIDS $!"
@@ -116,6 +117,13 @@ network_policies:
         rules:
           - allow: {method: GET, path: /ok}
           - allow: {method: WEBSOCKET_TEXT, path: /ok}
+      - host: 127.0.0.1
+        port: $GQ_PORT
+        path: /graphql
+        protocol: graphql
+        enforcement: enforce
+        rules:
+          - allow: {operation_type: query, fields: [viewer]}
       - host: 127.0.0.1
         port: $GH_PORT
         path: /graphql
@@ -211,6 +219,15 @@ out=$(atk --port "$G_PORT" --path /graphql --scenario gql-binary)
 expect_not "a subscribe in a binary frame: never reaches a graphql-ws upstream" "deleteRepo" "$(glog)"
 expect_has "a subscribe in a binary frame: closed 1008" "CLOSED 1008 policy denied a binary message" "$out"
 expect_log "a subscribe in a binary frame: one DENIED line" "WEBSOCKET_BINARY http://127.0.0.1:$G_PORT/graphql [policy:ws engine:l7] [reason:GraphQL-over-WebSocket message refused: a binary message"
+# a graphql (HTTP) endpoint lets a GET query upgrade (it is a GET request it
+# allows); its session is read as graphql-ws too: a binary operation is
+# refused, a text one decided (WEBSOCKET_TEXT is no GraphQL-over-HTTP method)
+out=$(atk --port "$GQ_PORT" --path '/graphql?query=%7Bviewer%7D' --scenario gql-binary)
+expect_has "graphql endpoint upgrade, binary operation: 1008" "CLOSED 1008 policy denied a binary message" "$out"
+out=$(atk --port "$GQ_PORT" --path '/graphql?query=%7Bviewer%7D' --scenario gql-binary-text)
+expect_has "graphql endpoint upgrade, text operation: 1008" "CLOSED 1008" "$out"
+expect_has "graphql endpoint upgrade: the upgrade went upstream" "HEAD GET /graphql?query=%7Bviewer%7D" "$(cat "$T/GQ.log")"
+expect_not "graphql endpoint upgrade: no operation message reached the upstream" "subscribe" "$(cat "$T/GQ.log")"
 # lifecycle types pass undecided whatever their payload (no graphql-ws server
 # runs an operation from them; semantics.md#graphql-ws)
 out=$(gq '{"type":"connection_init","payload":{"query":"mutation { lifecycleQuery }"}}')

@@ -259,6 +259,8 @@ def scenario(a):
         parts = [text(b"", fin=False)] + [frame(0, b"", fin=False) for _ in range(200000)]
         return [up, b"".join(parts) + frame(0, b"ef-done")]
     # GraphQL over WebSocket (the upstream has GraphQL rules)
+    if s == "gql-binary-text":  # an allowed text first, then the binary one
+        return [up, text(gql("0", SUB_OK)), frame(2, gql("1", MUT).encode())]
     if s == "gql-binary":
         return [up, frame(2, gql("1", MUT).encode())]
     if s.startswith("gql:"):
