@@ -190,6 +190,21 @@ expect_not "a ;param: no text upstream" "frag-secret" "$(elog)"
 out=$(atk --forward --port "$E_PORT" --path /ro/m --scenario pipelined)
 expect_not "forward path, pipelined frames: nothing upstream" "pipe-secret" "$(elog)"
 
+# a reload between a message's fragments that takes WEBSOCKET_TEXT away:
+# the message is decided whole, by the new version
+atk --port "$E_PORT" --path /v1/rl --scenario frag-reload --gap 1.5 >"$T/rl.out" &
+RL=$!
+sleep 0.8
+sed 's/- allow: {method: WEBSOCKET_TEXT, path: \/v1\/\*\*}/- allow: {method: PATCH, path: \/v1\/**}/' \
+    "$T/policy.yaml" >"$T/policy.next.yaml"
+cp "$T/policy.yaml" "$T/policy.keep.yaml"
+reload_policy || fail "reload mid-message"
+wait "$RL"
+expect_has "fragments straddling a reload: decided by the new version (1008)" "CLOSED 1008" "$(cat "$T/rl.out")"
+expect_not "fragments straddling a reload: nothing upstream" "rl-secret" "$(elog)"
+cp "$T/policy.keep.yaml" "$T/policy.next.yaml"
+reload_policy || fail "reload back"
+
 # an upstream that answers 101 to a plain request: the proxy must not relay
 # the bytes that follow unparsed
 out=$(atk --port "$Z_PORT" --path /plain --scenario plain-then-raw)

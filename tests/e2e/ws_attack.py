@@ -210,6 +210,8 @@ def scenario(a):
     up = upgrade_req(a)
     if s == "frag-ping":  # a denied text split around a ping
         return [up, text("frag-secret-", fin=False), frame(9, b"p"), frame(0, b"one")]
+    if s == "frag-reload":  # a message whose fragments straddle a reload (--gap)
+        return [up, text("rl-secret-", fin=False), frame(0, b"end")]
     if s == "frag-many-ping":
         out = [up, text("fm-secret-", fin=False)]
         for i in range(20):
@@ -331,6 +333,8 @@ def client(a):
             break
         if i == 0 and len(parts) > 1:
             time.sleep(0.3)
+        elif i + 1 < len(parts):
+            time.sleep(a.gap)
     if a.scenario in ("frags-1mib", "empty-frags"):
         print("SENT %.2f" % (time.time() - t0))
     report(s, time.time() + a.wait)
@@ -351,6 +355,7 @@ def main():
     ap.add_argument("--scenario")
     ap.add_argument("--header", default="", help="one more field for the upgrade, CRLF included")
     ap.add_argument("--wait", type=float, default=3)
+    ap.add_argument("--gap", type=float, default=0, help="seconds between the later parts")
     a = ap.parse_args()
     if a.mode == "upstream":
         try:
