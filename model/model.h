@@ -249,8 +249,9 @@ enum model_warning {
     MODEL_WARN_UNKNOWN_METHOD,  /* HTTP rule method no client sends (a typo: the rule is dead) */
     MODEL_WARN_GQL_NO_UPGRADE,  /* websocket GraphQL rules without a GET rule for the upgrade */
     MODEL_WARN_GQL_PERSISTED,   /* a persisted registry under persisted_queries: deny */
+    MODEL_WARN_GQL_SHADOWED,    /* another endpoint on the host:port also grants the GraphQL path */
 };
-#define MODEL_WARN__COUNT 9
+#define MODEL_WARN__COUNT 10
 #define MODEL_WARN_FS 1u /* flag: also look binaries up on this host's filesystem */
 
 /* The stable code ("l7-audit", ...). Static string. */

@@ -30,6 +30,7 @@ static const char *const warn_codes[MODEL_WARN__COUNT] = {
     [MODEL_WARN_UNKNOWN_METHOD] = "unknown-method",
     [MODEL_WARN_GQL_NO_UPGRADE] = "graphql-no-upgrade",
     [MODEL_WARN_GQL_PERSISTED] = "persisted-unused",
+    [MODEL_WARN_GQL_SHADOWED] = "graphql-shadowed",
 };
 
 /* The methods an HTTP rule can match (docs/semantics.md#methods: the RFC 9110
@@ -169,6 +170,80 @@ static bool has_glob(const char *s)
     return strpbrk(s, "*?[{") != NULL;
 }
 
+static bool share_port(const struct model_endpoint *a, const struct model_endpoint *b)
+{
+    for (size_t i = 0; i < a->nports; i++) {
+        for (size_t j = 0; j < b->nports; j++) {
+            if (a->ports[i] == b->ports[j]) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* Does the path scope of 'o' reach requests under the scope of 'g'? No scope
+ * or `**` reaches every path; otherwise the same text, or (compiled) a glob
+ * that matches g's literal scope. */
+static bool scope_reaches(const struct model_endpoint *o, const struct model_endpoint *g)
+{
+    const char *op = o->path.s;
+    const char *gp = g->path.s;
+
+    if (op == NULL || op[0] == '\0' || strcmp(op, "**") == 0) {
+        return true;
+    }
+    if (gp == NULL || gp[0] == '\0' || strcmp(gp, "**") == 0) {
+        return false; /* g covers every path, o only some: o still reaches g's paths */
+    }
+    if (strcmp(op, gp) == 0) {
+        return true;
+    }
+    return o->path_glob != NULL && !has_glob(gp) && model_glob_match(o->path_glob, gp, strlen(gp));
+}
+
+/*= docs/semantics.md#warnings
+ *# `graphql-shadowed` | an enforced `graphql` endpoint shares its host and a
+ *# port with another endpoint (not `graphql`) whose path scope reaches the
+ *# GraphQL path: policies are a union, so that endpoint grants requests
+ *# there without the GraphQL rules */
+static void gql_shadow_warnings(const struct model_policy *p, model_warn_fn fn, void *arg)
+{
+    char msg[320];
+
+    for (size_t i = 0; i < p->nrules; i++) {
+        for (size_t j = 0; j < p->rules[i].nendpoints; j++) {
+            const struct model_endpoint *g = &p->rules[i].endpoints[j];
+
+            if (g->proto != MODEL_PROTO_GRAPHQL || !g->enforce || g->host.s == NULL ||
+                g->host.s[0] == '\0') {
+                continue;
+            }
+            for (size_t k = 0; k < p->nrules; k++) {
+                for (size_t l = 0; l < p->rules[k].nendpoints; l++) {
+                    const struct model_endpoint *o = &p->rules[k].endpoints[l];
+                    bool l7 = model_protocol_is_l7(o->proto) && !o->tls_skip;
+
+                    if (o == g || o->proto == MODEL_PROTO_GRAPHQL || o->host.s == NULL ||
+                        strcmp(o->host.s, g->host.s) != 0 || !share_port(o, g) ||
+                        (l7 && !scope_reaches(o, g))) {
+                        continue;
+                    }
+                    (void)snprintf(msg, sizeof(msg),
+                                   "rule '%s': %s endpoint %s also grants requests under the "
+                                   "GraphQL path %s of rule '%s' without its GraphQL rules "
+                                   "(policies are a union): scope its path away from it",
+                                   p->rules[k].key != NULL ? p->rules[k].key : "?",
+                                   l7 ? "L7" : "L4", o->host.s,
+                                   g->path.s != NULL ? g->path.s : "**",
+                                   p->rules[i].key != NULL ? p->rules[i].key : "?");
+                    fn(arg, MODEL_WARN_GQL_SHADOWED, p->file, o->mark.line, o->mark.col, msg);
+                }
+            }
+        }
+    }
+}
+
 void model_policy_warnings(const struct model_policy *p, unsigned flags, model_warn_fn fn,
                            void *arg)
 {
@@ -212,4 +287,5 @@ void model_policy_warnings(const struct model_policy *p, unsigned flags, model_w
             endpoint_warnings(p, r, &r->endpoints[j], fn, arg);
         }
     }
+    gql_shadow_warnings(p, fn, arg);
 }

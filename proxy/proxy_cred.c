@@ -73,7 +73,9 @@ static char *read_private(const char *path, size_t max, size_t *len, char *why, 
     struct stat st;
     char *buf;
     size_t got = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused
+     * below as not a regular file); it changes nothing for a regular file */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
 
     if (fd < 0) {
         snprintf(why, wl, "%s: %s", path, strerror(errno));

@@ -47,6 +47,9 @@ struct proxy_ws_conn {
     /* the endpoint that granted the upgrade, in the pinned version (updated
      * when a reload re-pins the session); borrowed */
     const struct model_endpoint *endpoint;
+    /* the upgrade was allowed only by audit mode: lifecycle messages, which
+     * take the upgrade's verdict, get no credential values either */
+    bool upgrade_audit;
 };
 
 static void ws_finish(struct proxy_conn *c);
@@ -332,7 +335,9 @@ static bool decide_text(struct proxy_conn *c, unsigned char *msg, size_t len)
                           c->cur.target, c->cur.target_len, &c->u_ip, &c->srv->opts, &v);
     }
     if (v.allow && v.endpoint == NULL) {
-        v.endpoint = c->ws->endpoint; /* a lifecycle message: the upgrade's */
+        /* a lifecycle message: the upgrade's endpoint and audit flag */
+        v.endpoint = c->ws->endpoint;
+        v.audit = c->ws->upgrade_audit;
     }
     if (v.allow) {
         char before[sizeof(v.detail)];
@@ -368,6 +373,26 @@ static bool decide_text(struct proxy_conn *c, unsigned char *msg, size_t len)
     send_close(c, false, PROXY_WS_CLOSE_GOING_AWAY, "proxy: session ended");
     ws_finish(c);
     return false;
+}
+
+/* A binary message on a GraphQL-over-WebSocket session: graphql-ws servers
+ * read a binary frame's bytes as a text message, so an operation sent that
+ * way would reach them undecided. Such a session carries text only; the
+ * first binary frame ends it with 1008 and a DENIED line
+ * (docs/semantics.md#ws-graphql). */
+static void refuse_binary(struct proxy_conn *c)
+{
+    struct proxy_verdict v;
+    char path[CANON_MAX];
+
+    refuse(c, &v, "GraphQL-over-WebSocket message refused: ",
+           "a binary message (graphql-ws messages are text)");
+    proxy_conn_cur_path(c, path, sizeof(path));
+    proxy_conn_log_verdict(c, &v, "l7", "WEBSOCKET_BINARY", path, "websocket");
+    send_close(c, true, PROXY_WS_CLOSE_POLICY,
+               "policy denied a binary message on a GraphQL session");
+    send_close(c, false, PROXY_WS_CLOSE_GOING_AWAY, "proxy: session ended");
+    ws_finish(c);
 }
 
 /* ---------------------------------------------------------------------------
@@ -443,6 +468,10 @@ void proxy_ws_pump(struct proxy_conn *c, bool client_side)
                 evbuffer_drain(in, ev.frame_len);
                 continue;
             }
+            if (client_side && w->graphql && ev.opcode == PROXY_WS_OP_BINARY) {
+                refuse_binary(c);
+                return;
+            }
             break;
         case PROXY_WS_CONTROL:
             if (ev.opcode == PROXY_WS_OP_CLOSE) {
@@ -492,6 +521,7 @@ void proxy_ws_policy_changed(struct proxy_conn *c)
         c->pol = proxy_policy_ref(c->srv->policy);
         c->ws->graphql = endpoint_has_graphql(v.endpoint);
         c->ws->endpoint = v.endpoint;
+        c->ws->upgrade_audit = v.audit;
         return;
     }
     proxy_log_note(c->srv->log, "websocket %s:%u: closed after policy reload: %s", c->host,
@@ -504,7 +534,9 @@ void proxy_ws_policy_changed(struct proxy_conn *c)
 
 /* Does endpoint 'e' (borrowed) take graphql-ws messages: a websocket
  * endpoint with a GraphQL rule among its allow or deny rules
- * (docs/semantics.md#graphql-ws)? */
+ * (docs/semantics.md#graphql-ws), or a graphql endpoint, whose GET query
+ * can grant an upgrade: its session is read as graphql-ws too, so a binary
+ * message there is refused rather than relayed undecided? */
 static bool endpoint_has_graphql(const struct model_endpoint *e)
 {
     struct model_endpoint_view ev;
@@ -514,6 +546,9 @@ static bool endpoint_has_graphql(const struct model_endpoint *e)
         return false;
     }
     model_endpoint_view(e, &ev);
+    if (ev.proto == MODEL_PROTO_GRAPHQL) {
+        return true;
+    }
     if (ev.proto != MODEL_PROTO_WEBSOCKET) {
         return false;
     }
@@ -554,5 +589,6 @@ bool proxy_ws_admit(struct proxy_conn *c, struct proxy_verdict *v, enum proxy_ou
     }
     c->ws->graphql = endpoint_has_graphql(v->endpoint);
     c->ws->endpoint = v->endpoint;
+    c->ws->upgrade_audit = v->audit;
     return true;
 }

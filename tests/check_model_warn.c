@@ -90,6 +90,26 @@ static const struct {
                  "        access: read-only\n        persisted_queries: allow_registered\n"
                  "        graphql_persisted_queries: {h1: {operation_type: query}}\n",
      0, ""},
+    {"a REST endpoint without a path beside a scoped graphql endpoint warns (it grants /graphql)",
+     HEAD BIN EP "        protocol: rest\n        enforcement: enforce\n        access: read-only\n"
+                 "      - host: api.github.com\n        port: 443\n        path: /graphql\n"
+                 "        protocol: graphql\n        enforcement: enforce\n"
+                 "        access: read-only\n",
+     0, "graphql-shadowed@7:9;"},
+    {"an L4 endpoint on the same host:port warns too",
+     HEAD BIN EP "      - host: api.github.com\n        port: 443\n        path: /graphql\n"
+                 "        protocol: graphql\n        enforcement: enforce\n"
+                 "        access: read-only\n",
+     0, "graphql-shadowed@7:9;"},
+    {"a REST endpoint scoped elsewhere, or on another port, does not warn",
+     HEAD BIN EP "        path: /repos/**\n        protocol: rest\n        enforcement: enforce\n"
+                 "        access: read-only\n"
+                 "      - host: api.github.com\n        port: 8443\n"
+                 "        protocol: rest\n        enforcement: enforce\n        access: read-only\n"
+                 "      - host: api.github.com\n        port: 443\n        path: /graphql\n"
+                 "        protocol: graphql\n        enforcement: enforce\n"
+                 "        access: read-only\n",
+     0, ""},
     {"WEBSOCKET_TEXT does not warn",
      HEAD BIN EP "        protocol: websocket\n        enforcement: enforce\n        rules:\n"
                  "          - allow: {method: WEBSOCKET_TEXT, path: /ws}\n",

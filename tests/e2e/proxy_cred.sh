@@ -327,13 +327,17 @@ expect_has "store back after a reload" "header: Authorization: Bearer $SECRET" "
 stop_proxy
 
 # 8. start-up refusals: group/other-readable store or value file, a symlink
-for bad in store-0644 file-0640 link; do
+mkfifo "$T/pipe.secret"
+for bad in store-0644 file-0640 link fifo; do
     cp "$T/creds.yaml" "$T/c2.yaml"
     chmod 600 "$T/c2.yaml" "$T/other.secret"
     case $bad in
     store-0644) chmod 644 "$T/c2.yaml"; arg=$T/c2.yaml ;;
     file-0640) chmod 640 "$T/other.secret"; arg=$T/c2.yaml ;;
     link) ln -sf "$T/c2.yaml" "$T/c2.link"; arg=$T/c2.link ;;
+    # a value_file that is a FIFO: refused at once, never a start blocked
+    # on a writer
+    fifo) sed -i 's/other\.secret/pipe.secret/' "$T/c2.yaml"; arg=$T/c2.yaml ;;
     esac
     : >"$T/start.err"
     "$PROXY_BIN" --policy "$T/policy.yaml" --port 0 --admin-port 0 --data-dir "$T/data" \
