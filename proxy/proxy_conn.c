@@ -200,18 +200,24 @@ bool proxy_conn_stale(const struct proxy_conn *c)
 
 /* The response is out: shut our write side and discard what the client
  * still sends for a moment, so that the close does not turn into a reset
- * that destroys the response (lingering close). TLS clients close at once. */
+ * that destroys the response (lingering close): a client refused in the
+ * middle of a large upload still reads its 403. Inside TLS the records are
+ * read and dropped the same way; the TCP write side stays open there (the
+ * TLS layer may still need to write), the close comes with the timeout or
+ * the client's own close. */
 static void conn_linger(struct proxy_conn *c)
 {
     struct timeval tv = {1, 0};
     int fd = c->c != NULL ? (int)bufferevent_getfd(c->c) : -1;
 
-    if (c->c_tls || fd < 0 || !c->linger) {
+    if (fd < 0 || !c->linger) {
         proxy_conn_kill(c);
         return;
     }
     proxy_conn_drop_upstream(c);
-    (void)shutdown(fd, SHUT_WR);
+    if (!c->c_tls) {
+        (void)shutdown(fd, SHUT_WR);
+    }
     c->state = PROXY_ST_LINGER;
     evbuffer_drain(bufferevent_get_input(c->c), evbuffer_get_length(bufferevent_get_input(c->c)));
     bufferevent_disable(c->c, EV_WRITE);

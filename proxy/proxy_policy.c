@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/model_graphql.h"
+#include "model/model.h"
 #include "proxy/proxy_advisor.h"
 #include "proxy/proxy_int.h"
 
