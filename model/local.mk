@@ -7,6 +7,7 @@ model_libmodel_la_SOURCES = model/model.h model/model_int.h \
 	model/model_proposal.c model/model_peers.c \
 	model/model_ip.c model/model_glob.c model/model_dfa.c model/model_dfa.h model/model_lang.c \
 	model/model_path.c model/model_compile.c model/model_index.c model/model_eval.c \
+	model/model_eval.h model/model_eval_l7.c model/model_eval_detail.c \
 	model/model_graphql.c model/model_graphql_http.c \
 	model/model_cred.c model/model_registry.c \
 	model/model_access.c model/model_node.c model/model_walk.c model/model_warn.c \
