@@ -596,27 +596,13 @@ static void check_query_shapes(struct vctx *c, const struct model_l7rule *r, siz
     }
 }
 
-/* The reference's validate_endpoint_modes, validate_l7_endpoint_semantics
- * and the L7 checks of validate_sandbox_policy, in its order. */
-static void check_l7(struct vctx *c, const struct model_endpoint *e, bool proto_known,
-                     bool tls_known, bool access_known)
+/* Unknown values of tls, enforcement, access and protocol. */
+static void check_l7_values(struct vctx *c, const struct model_endpoint *e, bool proto_known,
+                            bool tls_known, bool access_known)
 {
-    static const char *const pq_modes[] = {"deny", "allow_registered", NULL};
     const char *proto_s = str_or_empty(e->protocol.s);
     struct model_mark pm = mark_or(e->protocol.mark, e->mark);
     struct model_mark am = mark_or(e->access.mark, e->mark);
-    bool l7 = proto_known && e->proto != MODEL_PROTO_NONE && e->proto != MODEL_PROTO_TCP;
-    bool tcp = e->proto == MODEL_PROTO_TCP;
-    bool mcp = e->proto == MODEL_PROTO_MCP;
-    bool jsonrpc = e->proto == MODEL_PROTO_JSONRPC;
-    bool has_access = !str_empty(e->access.s);
-    bool has_rules = e->nrules > 0;
-    bool has_deny = e->ndeny > 0;
-    bool deny_all = has_rules;
-
-    for (size_t i = 0; i < e->nrules; i++) {
-        deny_all = deny_all && l7rule_is_empty(&e->rules[i]);
-    }
 
     if (!tls_known) {
         model_vd_report_l7(c, mark_or(e->tls.mark, e->mark),
@@ -641,6 +627,27 @@ static void check_l7(struct vctx *c, const struct model_endpoint *e, bool proto_
             "or mcp)",
             proto_s);
     }
+}
+
+/* How protocol, access, rules and deny_rules combine. */
+static void check_l7_modes(struct vctx *c, const struct model_endpoint *e, bool proto_known)
+{
+    const char *proto_s = str_or_empty(e->protocol.s);
+    struct model_mark pm = mark_or(e->protocol.mark, e->mark);
+    struct model_mark am = mark_or(e->access.mark, e->mark);
+    bool l7 = proto_known && e->proto != MODEL_PROTO_NONE && e->proto != MODEL_PROTO_TCP;
+    bool tcp = e->proto == MODEL_PROTO_TCP;
+    bool mcp = e->proto == MODEL_PROTO_MCP;
+    bool jsonrpc = e->proto == MODEL_PROTO_JSONRPC;
+    bool has_access = !str_empty(e->access.s);
+    bool has_rules = e->nrules > 0;
+    bool has_deny = e->ndeny > 0;
+    bool deny_all = has_rules;
+
+    for (size_t i = 0; i < e->nrules; i++) {
+        deny_all = deny_all && l7rule_is_empty(&e->rules[i]);
+    }
+
     if (tcp && (has_access || has_rules || has_deny)) {
         model_vd_report_l7(c, pm,
                            "protocol tcp does not support access, rules, or deny_rules; remove "
@@ -699,6 +706,17 @@ static void check_l7(struct vctx *c, const struct model_endpoint *e, bool proto_
                            "deny_rules list cannot be empty (would have no effect). Remove "
                            "it if no denials are needed.");
     }
+}
+
+/* Fields valid only for some protocols, then the rules' GraphQL fields,
+ * persisted queries and query shapes. */
+static void check_l7_fields(struct vctx *c, const struct model_endpoint *e)
+{
+    static const char *const pq_modes[] = {"deny", "allow_registered", NULL};
+    struct model_mark pm = mark_or(e->protocol.mark, e->mark);
+    bool tcp = e->proto == MODEL_PROTO_TCP;
+    bool mcp = e->proto == MODEL_PROTO_MCP;
+
     if (tcp) {
         char list[512];
         tcp_l7_fields(e, list, sizeof(list));
@@ -762,6 +780,16 @@ static void check_l7(struct vctx *c, const struct model_endpoint *e, bool proto_
     for (size_t i = 0; i < e->ndeny; i++) {
         check_query_shapes(c, &e->deny_rules[i], i, true);
     }
+}
+
+/* The reference's validate_endpoint_modes, validate_l7_endpoint_semantics
+ * and the L7 checks of validate_sandbox_policy, in its order. */
+static void check_l7(struct vctx *c, const struct model_endpoint *e, bool proto_known,
+                     bool tls_known, bool access_known)
+{
+    check_l7_values(c, e, proto_known, tls_known, access_known);
+    check_l7_modes(c, e, proto_known);
+    check_l7_fields(c, e);
 }
 
 /* Parse allowed_ips, or a target_sandbox's resolved_ips, into cidrs[]

@@ -154,16 +154,13 @@ static pv_result collect_gql(struct prover_proof *pf, const struct prover_unit *
     return PV_RESULT_OK;
 }
 
-pv_result prover_collect(struct prover_proof *pf)
+/* The methods, and every pattern of the relevant units (binary, host,
+ * path scope, rules, GraphQL names), and the registry's BypassL7 binaries. */
+static pv_result collect_units(struct prover_proof *pf) PV_WUR;
+static pv_result collect_units(struct prover_proof *pf)
 {
-    const struct model_credset *cs = pf->in->creds;
     const struct model_registry *reg = pf->in->reg;
-    const char *const *meta = model_metadata_names();
     size_t idx;
-    bool hostless = false;
-    size_t *rel;
-    size_t nrel = 0;
-    pv_result r = PV_RESULT_OK;
 
     for (size_t i = 0; i < PV_ARRAY_LEN(base_methods); i++) {
         PV_GUARD(method_add(pf, base_methods[i]));
@@ -214,6 +211,21 @@ pv_result prover_collect(struct prover_proof *pf)
             pf->bypass_pats[pf->nbypass++] = idx;
         }
     }
+    return PV_RESULT_OK;
+}
+
+/* The credential targets that meet a host of the slice; '*hostless' tells
+ * whether the slice has a hostless unit. */
+static pv_result collect_creds(struct prover_proof *pf, bool *hostless) PV_WUR;
+static pv_result collect_creds(struct prover_proof *pf, bool *hostless)
+{
+    const struct model_credset *cs = pf->in->creds;
+    size_t idx;
+    size_t *rel;
+    size_t nrel = 0;
+    pv_result r = PV_RESULT_OK;
+
+    *hostless = false;
     /*= docs/semantics.md#credentials
      *# A request host *h* is **credentialed** when it matches some target of
      *# some credential. */
@@ -231,7 +243,7 @@ pv_result prover_collect(struct prover_proof *pf)
     for (size_t i = 0; i < pf->units.n; i++) {
         if (pf->units.u[i].rel && nrel < pf->units.nrel) {
             rel[nrel++] = i;
-            hostless = hostless || pf->units.u[i].v.host == NULL;
+            *hostless = *hostless || pf->units.u[i].v.host == NULL;
         }
     }
     for (size_t i = 0; cs != NULL && i < model_credset_count(cs); i++) {
@@ -240,7 +252,7 @@ pv_result prover_collect(struct prover_proof *pf)
             const char *t = g != NULL ? model_glob_text(g) : NULL;
             struct model_ip ip;
             bool is_ip;
-            bool relevant = hostless;
+            bool relevant = *hostless;
 
             pf->cred_pats[idx] = SIZE_MAX;
             pf->cred_ips[idx] = SIZE_MAX;
@@ -281,6 +293,17 @@ pv_result prover_collect(struct prover_proof *pf)
         }
     }
     free(rel);
+    return PV_RESULT_OK;
+}
+
+/* The metadata host names a host pattern of the slice covers (all of them
+ * when the slice is 'hostless'). */
+static pv_result collect_meta(struct prover_proof *pf, bool hostless) PV_WUR;
+static pv_result collect_meta(struct prover_proof *pf, bool hostless)
+{
+    const char *const *meta = model_metadata_names();
+    size_t idx;
+
     /*= docs/semantics.md#link-local
      *# A host is **link-local** when it is an IP host in a link-local range
      *# (any of the forms above) or a known metadata host name */
@@ -304,6 +327,16 @@ pv_result prover_collect(struct prover_proof *pf)
             PV_GUARD(prover_dim_add(&pf->dns, g, &idx));
         }
     }
+    return PV_RESULT_OK;
+}
+
+pv_result prover_collect(struct prover_proof *pf)
+{
+    bool hostless;
+
+    PV_GUARD(collect_units(pf));
+    PV_GUARD(collect_creds(pf, &hostless));
+    PV_GUARD(collect_meta(pf, hostless));
     return PV_RESULT_OK;
 }
 
