@@ -409,7 +409,7 @@ static void export_one(void *arg, const struct store_event *e)
     snprintf(x->head, sizeof(x->head), "%s", e->seal);
 }
 
-/* Over 100 lines by one: the export is one read transaction writing the
+/* long: the export is one read transaction writing the
  * header, the records and the blobs in order. */
 pv_result advisor_audit_export(struct store *st, int64_t since, struct pv_dynbuf *out, char *err,
                                size_t errlen)

@@ -445,7 +445,7 @@ static int export_audit(const struct options *o)
     return 0;
 }
 
-/* Over 100 lines: the process's start and stop sequence, each step a
+/* long: the process's start and stop sequence, each step a
  * guarded call in the order it must happen; nothing in it is reused. */
 int main(int argc, char **argv)
 {

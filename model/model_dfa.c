@@ -498,6 +498,8 @@ static pv_result hopcroft_alloc(struct hopcroft *h, uint32_t n, uint32_t k)
     return PV_RESULT_OK;
 }
 
+/* long: Hopcroft's refinement: the inverse transitions, the initial partition and the worklist
+ * loop share the arrays of struct hopcroft */
 static pv_result minimise(uint32_t n, uint32_t k, const uint32_t *trans, const uint8_t *acc,
                           uint32_t *blk, uint32_t *nb)
 {
@@ -633,6 +635,8 @@ static pv_result minimise(uint32_t n, uint32_t k, const uint32_t *trans, const u
 
 /* Build g's tables from a DFA given as states x classes over cls[]: merge
  * equal class columns, put the sinks last, record start/dead/universal. */
+/* long: the packing steps (merge columns, order states, fill tables) share the order and column
+ * maps; each step is a short loop */
 static pv_result pack(struct model_glob *g, uint32_t n, uint32_t k, const uint8_t cls[256],
                       const uint32_t *trans, const uint8_t *acc, uint32_t start, bool want_fast)
 {

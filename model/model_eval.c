@@ -556,6 +556,8 @@ static struct verdict eval_reach(const struct eval_ctx *c, uint32_t bit, size_t 
 
 /*= docs/semantics.md#l7
  *# Within an inspected route a request (m, u, q) is allowed iff */
+/* long: the clauses of docs/semantics.md#l7 in their order (prepare, deny wins, first grant,
+ * audit, encoded slash), each cited where it is decided */
 static struct verdict eval_l7(struct eval_ctx *c, uint32_t bit, size_t id, uint32_t first_g0)
 {
     struct verdict v =
@@ -763,6 +765,8 @@ static void decide_early(struct model_decision *out, enum model_reason reason, c
 /*= docs/semantics.md#identity-any
  *# a request by identity *{x₁ … xₙ}* is allowed iff the same request by some
  *# single *xᵢ* is allowed. */
+/* long: the entry point reads as docs/semantics.md: bounds, identities, host, candidates, then
+ * one verdict per identity */
 void model_decide(const struct model_policy *p, const struct model_request *req,
                   struct model_decision *out)
 {

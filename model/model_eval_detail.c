@@ -235,6 +235,8 @@ static bool gql_unit(const struct eval_ctx *c, const struct ix_ep *x)
                          (x->ep->proto == MODEL_PROTO_WEBSOCKET && c->req->gql != NULL));
 }
 
+/* long: one case per model_reason, each a few dcat() calls writing its message; one switch over
+ * our enum lets -Wswitch find a new reason */
 void model_ev_format_detail(const struct eval_ctx *c, const struct verdict *v,
                             struct model_decision *out)
 {

@@ -280,6 +280,8 @@ static const char *host_syntax_error(const char *host, size_t len, char *buf, si
 }
 
 /* Host checks and normalisation (a whitespace-only host becomes ""). */
+/* long: the host checks in the reference's message order (hostless, wildcard shape, IP literal,
+ * pattern), each adding at most one diagnostic */
 static void check_host(struct vctx *c, struct model_endpoint *e)
 {
     struct model_mark hm = mark_or(e->host.mark, e->mark);

@@ -443,6 +443,8 @@ static bool ip_v4(const struct model_ip *a)
     return memcmp(a->b, pre, 12) == 0;
 }
 
+/* long: one sweep: the bounds of every class and CIDR, sorted, then one atom per interval,
+ * classified against the same range ends and bit buffer */
 pv_result prover_dest_atoms(struct prover_proof *pf)
 {
     const struct model_cidr *tb = NULL;

@@ -1002,6 +1002,8 @@ static Z3_ast define(struct prover_proof *pf, const char *name, Z3_ast t)
     return k;
 }
 
+/* long: the per-unit terms (G0, scope, grants, admits) of both sides, then the shared names; the
+ * loops share the arrays they fill */
 static pv_result per_unit(struct prover_proof *pf) PV_WUR;
 static pv_result per_unit(struct prover_proof *pf)
 {

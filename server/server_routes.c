@@ -425,6 +425,8 @@ static void mark_invalid(enum server_route_id route, struct server_reply *r)
     }
 }
 
+/* long: one proof request: parse once (cached), run, map to a reply; the body and its parse share
+ * one exit */
 void server_route_run(struct server_worker *w, enum server_route_id route, const char *body,
                       size_t len, struct server_reply *r)
 {

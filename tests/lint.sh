@@ -1,7 +1,9 @@
 #!/bin/sh
 # lint.sh [SRCDIR [BUILDDIR]] - `make lint`: the static checks .ci/run runs.
 #
-#  1. checksrc.sh: banned functions and // comments;
+#  1. checksrc.sh: banned functions and // comments; check-longfn.sh: no
+#     function over 100 lines outside tests without a "/* long: WHY */"
+#     comment right above it;
 #  2. cppcheck (warning, portability, performance) over every source folder
 #     of the build; a false positive is suppressed inline, on its line, with
 #     the reason (`cppcheck-suppress ID ; why`);
@@ -22,6 +24,9 @@ done
 
 echo "lint: checksrc"
 sh "$top/tests/checksrc.sh" "$top" || status=1
+
+echo "lint: long functions"
+sh "$top/tests/check-longfn.sh" "$top" || status=1
 
 folders=$(sed -n 's/^include \$(srcdir)\/\([a-z0-9_-]*\)\/local.mk$/\1/p' Makefile.am)
 [ -n "$folders" ] || { echo "lint: no folders found in Makefile.am"; exit 1; }
