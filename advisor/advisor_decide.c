@@ -635,7 +635,7 @@ struct ids_ctx {
 static void ids_collect(void *arg, const struct store_chunk *c)
 {
     struct ids_ctx *x = arg;
-    char **ids = realloc(x->ids, (x->n + 1) * sizeof(*ids));
+    char **ids = pv_realloc(x->ids, (x->n + 1) * sizeof(*ids));
 
     if (ids != NULL) {
         x->ids = ids;

@@ -463,7 +463,7 @@ void server_route_run(struct server_worker *w, enum server_route_id route, const
             memcpy(key, e->key, sizeof(key));
             n = e->nspan;
             haskey = true;
-            copy = malloc(len - n + 2);
+            copy = pv_malloc(len - n + 2);
         }
     }
     if (copy != NULL) {
