@@ -2,6 +2,7 @@
 /* pv_error.c - error table lookups, checked allocation and number parsing */
 #include "config.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,25 +43,29 @@ void pv_free_p(void *pp)
     *p = NULL;
 }
 
-/* Failure injection: PV_FAIL_ALLOC=N fails the Nth allocation (1-based). */
-static long alloc_fail_at = -1;
-static long alloc_count;
+/* Failure injection: PV_FAIL_ALLOC=N fails the Nth allocation (1-based),
+ * counted over all threads of the process, so a server's workers share one
+ * count: exactly one allocation fails. The setting is read once. */
+static atomic_long alloc_fail_at = -1;
+static atomic_long alloc_count;
 
 static bool alloc_should_fail(void)
 {
-    if (alloc_fail_at == -1) {
+    long at = atomic_load(&alloc_fail_at);
+
+    if (at == -1) {
         const char *e = getenv("PV_FAIL_ALLOC");
         uint64_t v = 0;
-        alloc_fail_at = 0;
+        at = 0;
         if (e != NULL && pv_ok(pv_parse_u64(e, strlen(e), 1000000000, &v))) {
-            alloc_fail_at = (long)v;
+            at = (long)v;
         }
+        atomic_store(&alloc_fail_at, at);
     }
-    if (alloc_fail_at <= 0) {
+    if (at <= 0) {
         return false;
     }
-    alloc_count++;
-    return alloc_count == alloc_fail_at;
+    return atomic_fetch_add(&alloc_count, 1) + 1 == at;
 }
 
 void *pv_malloc(size_t n)
