@@ -63,8 +63,9 @@ pv_result advisor_audit_open(const char *data_dir, char *err, size_t errlen)
         snprintf(err, errlen, "%s: path too long", data_dir);
         PV_BAIL(PV_ERR_USAGE);
     }
+    pv_errno = PV_OK;
     audit_key = audit_key_open(path, err, errlen);
-    PV_ENSURE(audit_key != NULL, PV_ERR_IO);
+    PV_ENSURE(audit_key != NULL, pv_errno == PV_ERR_NOMEM ? PV_ERR_NOMEM : PV_ERR_IO);
     return PV_RESULT_OK;
 }
 

@@ -20,8 +20,14 @@
 
 static void reply_diags(struct httpd_reply *r, const char *code, struct model_diags *d)
 {
-    json_t *list = json_array();
+    json_t *list;
 
+    if (model_diags_nomem(d)) {
+        /* ours, not the document's: no "invalid" for a valid policy */
+        httpd_reply_error(r, 500, "internal", "out of memory");
+        return;
+    }
+    list = json_array();
     for (size_t i = 0; i < model_diags_count(d) && i < 50; i++) {
         json_array_append_new(list, json_string(model_diags_line(d, i)));
     }

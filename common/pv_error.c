@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,9 +46,18 @@ void pv_free_p(void *pp)
 
 /* Failure injection: PV_FAIL_ALLOC=N fails the Nth allocation (1-based),
  * counted over all threads of the process, so a server's workers share one
- * count: exactly one allocation fails. The setting is read once. */
+ * count: exactly one allocation fails. PV_ALLOC_COUNT=1 counts without
+ * failing and prints "pv_alloc: N allocations" on stderr at exit, so a
+ * test knows how far to sweep N. The settings are read once, at the first
+ * allocation (before any thread starts). */
 static atomic_long alloc_fail_at = -1;
 static atomic_long alloc_count;
+static bool alloc_counting;
+
+static void alloc_report(void)
+{
+    fprintf(stderr, "pv_alloc: %ld allocations\n", atomic_load(&alloc_count));
+}
 
 static bool alloc_should_fail(void)
 {
@@ -55,14 +65,18 @@ static bool alloc_should_fail(void)
 
     if (at == -1) {
         const char *e = getenv("PV_FAIL_ALLOC");
+        const char *cnt = getenv("PV_ALLOC_COUNT");
         uint64_t v = 0;
         at = 0;
         if (e != NULL && pv_ok(pv_parse_u64(e, strlen(e), 1000000000, &v))) {
             at = (long)v;
         }
+        if (cnt != NULL && strcmp(cnt, "1") == 0 && atexit(alloc_report) == 0) {
+            alloc_counting = true;
+        }
         atomic_store(&alloc_fail_at, at);
     }
-    if (at <= 0) {
+    if (at <= 0 && !alloc_counting) {
         return false;
     }
     return atomic_fetch_add(&alloc_count, 1) + 1 == at;

@@ -117,23 +117,6 @@ void prover_answer_body_error(struct prover_answer *out, pv_result res, const ch
     }
 }
 
-/* Does some diagnostic report running out of memory? */
-static bool diags_say_nomem(struct model_diags *diags, size_t n)
-{
-    const char *oom = pv_strerror(PV_ERR_NOMEM);
-    size_t ol = strlen(oom);
-
-    for (size_t i = 0; i < n; i++) {
-        const char *line = model_diags_line(diags, i);
-        size_t len = line != NULL ? strlen(line) : 0;
-
-        if (len >= ol && strcmp(line + len - ol, oom) == 0) {
-            return true;
-        }
-    }
-    return false;
-}
-
 void prover_answer_diags(struct prover_answer *a, const char *code, const char *name,
                          struct model_diags *diags, int err)
 {
@@ -147,7 +130,7 @@ void prover_answer_diags(struct prover_answer *a, const char *code, const char *
      * memory", the text of pv_strerror(PV_ERR_NOMEM)) and pv_errno has moved
      * on since; a 400 "invalid" would tell the client to change a valid
      * document. */
-    if (n == 0 || err == PV_ERR_NOMEM || diags_say_nomem(diags, n)) {
+    if (n == 0 || err == PV_ERR_NOMEM || model_diags_nomem(diags)) {
         if (n > 0) {
             err = PV_ERR_NOMEM;
         }
