@@ -4,8 +4,10 @@
 # proviso-prover is started with PV_FAIL_ALLOC=N (the Nth checked
 # allocation of the process fails, common/pv_error.c) and asked one
 # /v1/prove whose right answer is a finding. N runs over the first FULL
-# allocations (default 60) and then SAMPLES (default 40) points spread to
-# the last allocation a start plus that request makes. Every run must end
+# allocations (default 60), then SAMPLES (default 40) points spread to
+# the last allocation a start, that request and a stop make (counted by
+# an uninjected run with PV_ALLOC_COUNT=1), and REQ_SAMPLES (default 40)
+# points over the request's own share. Every run must end
 # one of these ways, judged by what curl received and how the process ended:
 #  - the server refuses to start: an exit below 128 that says "out of
 #    memory" (or "Cannot allocate memory") in its log;
@@ -20,6 +22,7 @@
 
 FULL=${PV_FAIL_FULL:-60}
 SAMPLES=${PV_FAIL_SAMPLES:-40}
+REQ_SAMPLES=${PV_FAIL_REQ_SAMPLES:-40}
 write_policies
 make_token "$WORK/token"
 
@@ -96,30 +99,29 @@ check "the uninjected run answers 200 with a finding" \
     grep -q '"verdict":"findings"' "$WORK/answer.0"
 post_ok=$OUTCOME
 
-# The number of allocations of a start and one request: the smallest N
-# whose run no longer sees the failure (exponential, then bisection).
-past() {
-    attempt "$1"
-    [ "$OUTCOME" = tolerated ]
-}
-lo=0
-hi=1
-while ! past $hi; do
-    lo=$hi
-    hi=$((hi * 2))
-    [ $hi -gt 10000000 ] && break
-done
-while [ $((hi - lo)) -gt 1 ]; do
-    mid=$(((lo + hi) / 2))
-    if past $mid; then hi=$mid; else lo=$mid; fi
-done
-total=$lo
-check "a start and a request allocate ($total allocations)" [ "$total" -gt 0 ]
+# The number of allocations of a start, one request and a stop, counted
+# by an uninjected run (PV_ALLOC_COUNT=1 prints it at exit).
+PV_ALLOC_COUNT=1 start_server --token-file "$WORK/token" >/dev/null 2>&1
+post /v1/prove "$WORK/prove.json"
+stop_server
+total=$(sed -n 's/^pv_alloc: \([0-9]*\) allocations$/\1/p' "$LOG" | head -n 1)
+total=${total:-0}
+check "a start, a request and a stop allocate ($total allocations)" [ "$total" -gt 0 ]
+# ... and of a start and a stop alone: the request's share gets its own
+# REQ_SAMPLES points (start-up, the embedded registry, dominates the count)
+PV_ALLOC_COUNT=1 start_server --token-file "$WORK/token" >/dev/null 2>&1
+stop_server
+idle=$(sed -n 's/^pv_alloc: \([0-9]*\) allocations$/\1/p' "$LOG" | head -n 1)
+idle=${idle:-0}
+check "the request allocates ($((total - idle)) of them)" [ "$idle" -gt 0 ] && [ "$total" -gt "$idle" ]
 
-points=$(awk -v full="$FULL" -v total="$total" -v samples="$SAMPLES" 'BEGIN {
+points=$(awk -v full="$FULL" -v total="$total" -v samples="$SAMPLES" -v idle="$idle" \
+    -v rs="$REQ_SAMPLES" 'BEGIN {
     for (i = 1; i <= full && i <= total; i++) print i
     if (total > full)
         for (j = 1; j <= samples; j++) print full + int((total - full) * j / samples)
+    if (total > idle)
+        for (j = 1; j <= rs; j++) print idle + int((total - idle) * j / rs)
 }' | sort -un)
 crash=0 wrong=0 silent=0 badexit=0 startfail=0 clean=0 tolerated=0
 for k in $points; do
