@@ -264,17 +264,17 @@ static void reconcile_collect(void *arg, const struct store_chunk *c)
     if (x->except != NULL && strcmp(c->id, x->except) == 0) {
         return;
     }
-    ids = realloc(x->ids, (x->n + 1) * sizeof(*ids));
+    ids = pv_realloc(x->ids, (x->n + 1) * sizeof(*ids));
     if (ids == NULL) {
         return;
     }
     x->ids = ids;
-    names = realloc(x->names, (x->n + 1) * sizeof(*names));
+    names = pv_realloc(x->names, (x->n + 1) * sizeof(*names));
     if (names == NULL) {
         return;
     }
     x->names = names;
-    rules = realloc(x->rules, (x->n + 1) * sizeof(*rules));
+    rules = pv_realloc(x->rules, (x->n + 1) * sizeof(*rules));
     if (rules == NULL) {
         return;
     }
@@ -348,7 +348,8 @@ pv_result advisor_reconcile(struct advisor_worker *w, const char *sandbox_name, 
 
     for (size_t i = 0; i < x.n && pv_ok(res); i++) {
         char reason[128];
-        if (x.ids[i] == NULL || !covered(p, hash, x.names[i], x.rules[i])) {
+        if (x.ids[i] == NULL || x.names[i] == NULL || x.rules[i] == NULL ||
+            !covered(p, hash, x.names[i], x.rules[i])) {
             continue;
         }
         snprintf(reason, sizeof(reason), "covered by active policy revision %lld", (long long)rev);

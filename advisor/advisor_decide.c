@@ -429,6 +429,8 @@ static pv_result chunk_leave(struct advisor_worker *w, struct store_chunk *c, bo
 }
 
 /* Reject (from pending or approved) or undo (approved -> pending). */
+/* long: reject and undo share one transaction (open, move, re-prove, record); their branches
+ * differ by a line or two */
 static pv_result remove_or_reject(struct advisor_worker *w, const char *sandbox, const char *id,
                                   const char *reason_arg, bool undo, struct advisor_decision *d)
 {
@@ -633,7 +635,7 @@ struct ids_ctx {
 static void ids_collect(void *arg, const struct store_chunk *c)
 {
     struct ids_ctx *x = arg;
-    char **ids = realloc(x->ids, (x->n + 1) * sizeof(*ids));
+    char **ids = pv_realloc(x->ids, (x->n + 1) * sizeof(*ids));
 
     if (ids != NULL) {
         x->ids = ids;
@@ -644,7 +646,7 @@ static void ids_collect(void *arg, const struct store_chunk *c)
     }
 }
 
-/* Over 100 lines: the batch reads as one pass (collect, skip what may not
+/* long: the batch reads as one pass (collect, skip what may not
  * be approved, approve each in order through approve_chunk, record, report). */
 pv_result advisor_approve_all(struct advisor_worker *w, const char *sandbox,
                               const json_t *approvals, bool flagged, struct advisor_view *out)

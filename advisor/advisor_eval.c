@@ -661,9 +661,9 @@ static void collect(void *arg, const struct store_chunk *c)
     }
     if (l->n == l->cap) {
         size_t cap = l->cap == 0 ? 16 : 2 * l->cap;
-        char **a = realloc(l->ids, cap * sizeof(*a));
-        char **b = a != NULL ? realloc(l->names, cap * sizeof(*b)) : NULL;
-        char **r = b != NULL ? realloc(l->rules, cap * sizeof(*r)) : NULL;
+        char **a = pv_realloc(l->ids, cap * sizeof(*a));
+        char **b = a != NULL ? pv_realloc(l->names, cap * sizeof(*b)) : NULL;
+        char **r = b != NULL ? pv_realloc(l->rules, cap * sizeof(*r)) : NULL;
         if (a != NULL) {
             l->ids = a;
         }

@@ -63,8 +63,9 @@ pv_result advisor_audit_open(const char *data_dir, char *err, size_t errlen)
         snprintf(err, errlen, "%s: path too long", data_dir);
         PV_BAIL(PV_ERR_USAGE);
     }
+    pv_errno = PV_OK;
     audit_key = audit_key_open(path, err, errlen);
-    PV_ENSURE(audit_key != NULL, PV_ERR_IO);
+    PV_ENSURE(audit_key != NULL, pv_errno == PV_ERR_NOMEM ? PV_ERR_NOMEM : PV_ERR_IO);
     return PV_RESULT_OK;
 }
 
@@ -409,7 +410,7 @@ static void export_one(void *arg, const struct store_event *e)
     snprintf(x->head, sizeof(x->head), "%s", e->seal);
 }
 
-/* Over 100 lines by one: the export is one read transaction writing the
+/* long: the export is one read transaction writing the
  * header, the records and the blobs in order. */
 pv_result advisor_audit_export(struct store *st, int64_t since, struct pv_dynbuf *out, char *err,
                                size_t errlen)

@@ -445,7 +445,7 @@ static int export_audit(const struct options *o)
     return 0;
 }
 
-/* Over 100 lines: the process's start and stop sequence, each step a
+/* long: the process's start and stop sequence, each step a
  * guarded call in the order it must happen; nothing in it is reused. */
 int main(int argc, char **argv)
 {
@@ -458,6 +458,7 @@ int main(int argc, char **argv)
     sigset_t sigs;
     int sig = 0;
     char err[1024];
+    pv_result res;
     bool clean;
 
     pv_log_set_prefix("proviso-advisor");
@@ -507,8 +508,10 @@ int main(int argc, char **argv)
     if (!pv_ok(store_open(o.data_dir, &st, err, sizeof(err)))) {
         pv_fatal("store: %s", err);
     }
-    if (!pv_ok(advisor_audit_open(o.data_dir, err, sizeof(err)))) {
-        pv_fatal("audit key: %s", err);
+    err[0] = '\0';
+    res = advisor_audit_open(o.data_dir, err, sizeof(err));
+    if (!pv_ok(res)) {
+        pv_fatal("audit key: %s", err[0] != '\0' ? err : pv_strerror(res.err));
     }
     if (o.no_chain) {
         pv_log_warnx("--test-no-audit-chain: events are not sealed and cannot be exported; "
@@ -532,8 +535,13 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < ADVISOR_LOCK_STRIPES; i++) {
         pthread_mutex_init(&a.stripes[i], NULL);
     }
-    if (a.tokens == NULL || !pv_ok(store_sandbox_each(st, load_sandbox_token, &a))) {
-        pv_fatal("store: cannot read the sandboxes: %s", store_errmsg(st));
+    if (a.tokens == NULL) {
+        pv_fatal("tokens: %s", pv_strerror(PV_ERR_NOMEM));
+    }
+    res = store_sandbox_each(st, load_sandbox_token, &a);
+    if (!pv_ok(res)) {
+        pv_fatal("store: cannot read the sandboxes: %s",
+                 res.err == PV_ERR_NOMEM ? pv_strerror(res.err) : store_errmsg(st));
     }
     store_close(st);
     a.group = store_group_open(o.data_dir, err, sizeof(err));
@@ -580,10 +588,12 @@ int main(int argc, char **argv)
         }
     }
 
+    pv_errno = PV_OK;
     a.mapper = advisor_mapper_new(&a, a.cfg.mapper_flush_ms, true);
     if (a.mapper == NULL) {
         advisor_child_stop(child, a.cfg.grace_ms);
-        pv_fatal("cannot start the mapper");
+        pv_fatal("cannot start the mapper: %s",
+                 pv_strerror(pv_errno != PV_OK ? pv_errno : PV_ERR_INTERNAL));
     }
     memset(&svc, 0, sizeof(svc));
     svc.name = "advisor";

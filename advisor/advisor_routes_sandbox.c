@@ -20,8 +20,14 @@
 
 static void reply_diags(struct httpd_reply *r, const char *code, struct model_diags *d)
 {
-    json_t *list = json_array();
+    json_t *list;
 
+    if (model_diags_nomem(d)) {
+        /* ours, not the document's: no "invalid" for a valid policy */
+        httpd_reply_error(r, 500, "internal", "out of memory");
+        return;
+    }
+    list = json_array();
     for (size_t i = 0; i < model_diags_count(d) && i < 50; i++) {
         json_array_append_new(list, json_string(model_diags_line(d, i)));
     }
@@ -143,7 +149,7 @@ void advisor_route_sandboxes(struct advisor_worker *w, struct httpd_reply *r)
     httpd_reply_json(r, 200, json_pack("{s:o}", "sandboxes", x.arr));
 }
 
-/* Over 100 lines: the request's checks, then one transaction (sandbox,
+/* long: the request's checks, then one transaction (sandbox,
  * base, effective revision, CREATED event) read top to bottom; splitting it
  * would pass a dozen locals between the pieces. */
 void advisor_route_sandbox_create(struct advisor_worker *w, const struct httpd_req *rq,
@@ -372,7 +378,7 @@ void advisor_route_policy(struct advisor_worker *w, const struct httpd_req *rq, 
     store_sandbox_clear(&sb);
 }
 
-/* Over 100 lines: credentials and boundaries (sandbox or global) share one
+/* long: credentials and boundaries (sandbox or global) share one
  * write-re-prove-record path whose branches differ by a line or two each. */
 void advisor_route_sandbox_doc(struct advisor_worker *w, const struct httpd_req *rq,
                                const char *name, bool credentials, struct httpd_reply *r)

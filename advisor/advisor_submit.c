@@ -101,7 +101,7 @@ static void supersede_collect(void *arg, const struct store_chunk *c)
         strcmp(c->analysis_mode, "mechanistic") != 0) {
         return;
     }
-    ids = realloc(x->ids, (x->n + 1) * sizeof(*ids));
+    ids = pv_realloc(x->ids, (x->n + 1) * sizeof(*ids));
     if (ids != NULL) {
         x->ids = ids;
         x->ids[x->n] = pv_strdup(c->id);

@@ -222,7 +222,7 @@ pv_result advisor_tokens_put(struct advisor_tokens *t, const char *sha256hex, in
     }
     if (t->n == t->cap) {
         size_t cap = t->cap == 0 ? 16 : t->cap * 2;
-        struct token_entry *v = realloc(t->v, cap * sizeof(*v));
+        struct token_entry *v = pv_realloc(t->v, cap * sizeof(*v));
         if (v == NULL) {
             pthread_rwlock_unlock(&t->lock);
             PV_BAIL(PV_ERR_NOMEM);

@@ -225,6 +225,8 @@ static const char *blob_text(const json_t *blobs, const json_t *inputs, const ch
     return json_string_value(json_object_get(blobs, sha));
 }
 
+/* long: one recorded decision asked again and compared field by field; the JSON it holds is freed
+ * at one exit */
 static json_t *replay_one(struct cli_prover *p, const json_t *blobs, const json_t *rec)
 {
     const json_t *data = json_object_get(rec, "data");
@@ -458,6 +460,8 @@ static void print_text(const json_t *results, size_t same, size_t differ, size_t
     printf("\n");
 }
 
+/* long: load, fan out over threads, gather in record order; the threads and the gather share the
+ * job table and its one cleanup */
 int cli_replay(const struct cli_replay_opts *o)
 {
     struct cli_prover *provers[MAX_THREADS] = {NULL};

@@ -483,6 +483,8 @@ static bool write_all(int fd, const char *s, size_t n)
     return true;
 }
 
+/* long: read the documents, send, print one answer; the documents and the answer are freed at one
+ * exit */
 static int sandbox_create(struct cli_adv *a)
 {
     const char *out = a->opt[CLI_O_TOKEN_OUT];

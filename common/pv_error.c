@@ -2,6 +2,8 @@
 /* pv_error.c - error table lookups, checked allocation and number parsing */
 #include "config.h"
 
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,25 +44,42 @@ void pv_free_p(void *pp)
     *p = NULL;
 }
 
-/* Failure injection: PV_FAIL_ALLOC=N fails the Nth allocation (1-based). */
-static long alloc_fail_at = -1;
-static long alloc_count;
+/* Failure injection: PV_FAIL_ALLOC=N fails the Nth allocation (1-based),
+ * counted over all threads of the process, so a server's workers share one
+ * count: exactly one allocation fails. PV_ALLOC_COUNT=1 counts without
+ * failing and prints "pv_alloc: N allocations" on stderr at exit, so a
+ * test knows how far to sweep N. The settings are read once, at the first
+ * allocation (before any thread starts). */
+static atomic_long alloc_fail_at = -1;
+static atomic_long alloc_count;
+static bool alloc_counting;
+
+static void alloc_report(void)
+{
+    fprintf(stderr, "pv_alloc: %ld allocations\n", atomic_load(&alloc_count));
+}
 
 static bool alloc_should_fail(void)
 {
-    if (alloc_fail_at == -1) {
+    long at = atomic_load(&alloc_fail_at);
+
+    if (at == -1) {
         const char *e = getenv("PV_FAIL_ALLOC");
+        const char *cnt = getenv("PV_ALLOC_COUNT");
         uint64_t v = 0;
-        alloc_fail_at = 0;
+        at = 0;
         if (e != NULL && pv_ok(pv_parse_u64(e, strlen(e), 1000000000, &v))) {
-            alloc_fail_at = (long)v;
+            at = (long)v;
         }
+        if (cnt != NULL && strcmp(cnt, "1") == 0 && atexit(alloc_report) == 0) {
+            alloc_counting = true;
+        }
+        atomic_store(&alloc_fail_at, at);
     }
-    if (alloc_fail_at <= 0) {
+    if (at <= 0 && !alloc_counting) {
         return false;
     }
-    alloc_count++;
-    return alloc_count == alloc_fail_at;
+    return atomic_fetch_add(&alloc_count, 1) + 1 == at;
 }
 
 void *pv_malloc(size_t n)

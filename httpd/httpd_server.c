@@ -834,9 +834,11 @@ struct httpd *httpd_start(const struct httpd_service *svc, const struct httpd_co
         max_conn = nofile > 128ul ? (unsigned)(nofile - 64ul) : 64u;
         pv_log_warnx("connection limit lowered to %u (RLIMIT_NOFILE %lu)", max_conn, nofile);
     }
+    pv_errno = PV_OK;
     h->pool = httpd_pool_new(workers, svc->worker_new, svc->worker_free, svc->ctx);
     if (h->pool == NULL) {
-        snprintf(err, errlen, "cannot start the worker pool");
+        snprintf(err, errlen, "cannot start the worker pool: %s",
+                 pv_strerror(pv_errno != PV_OK ? pv_errno : PV_ERR_INTERNAL));
         http_release(h);
         return NULL;
     }

@@ -156,6 +156,10 @@ size_t model_diags_count(const struct model_diags *d);
 const char *model_diags_line(struct model_diags *d, size_t i);
 /* Just the message text of diagnostic i (borrowed). */
 const char *model_diags_msg(const struct model_diags *d, size_t i);
+/* Does some diagnostic say the loader ran out of memory (the message
+ * pv_strerror(PV_ERR_NOMEM))? Such a document was not shown invalid: the
+ * caller answers a resource error, not "invalid". */
+bool model_diags_nomem(const struct model_diags *d);
 
 /* ===========================================================================
  * Policies: load, validate, emit (model_policy.c, model_schema.c,

@@ -12,6 +12,9 @@
  * when a request has more candidates than fit, evaluation switches to a scan
  * of every endpoint, slower but over exactly the same units. Requests carry
  * at most MODEL_MAX_IDENTITY binaries, one bit each in a per-candidate mask.
+ *
+ * The L7 matching is in model_eval_l7.c, the names and the detail text in
+ * model_eval_detail.c; model_eval.h holds the state they share.
  */
 #include "config.h"
 
@@ -19,69 +22,7 @@
 
 #include "common/pv_text.h"
 #include "model/model_graphql.h"
-#include "model/model_int.h"
-
-/* ===========================================================================
- * Limits
- * ========================================================================= */
-
-#define EVAL_MAX_CANDS 256u             /* candidate (rule, endpoint) pairs on the stack */
-#define EVAL_HOST_BUF 256u              /* normalised host: at most 253 bytes + NUL */
-#define EVAL_PATH_BUF (3u * 4096u + 1u) /* canonical path (re-encoding may grow it) */
-#define EVAL_QUERY_MAX 16384u           /* raw query bytes; longer is a malformed request */
-#define EVAL_QUERY_BUF (2u * EVAL_QUERY_MAX + 2u) /* decoded "key\0value\0" pairs */
-#define EVAL_METHOD_MAX 32u                       /* bytes of an HTTP method */
-
-/* ===========================================================================
- * Decision: request state
- * ========================================================================= */
-
-enum prep_state { PREP_TODO, PREP_OK, PREP_BAD_METHOD, PREP_BAD_TARGET, PREP_BAD_QUERY };
-
-/* The request's GraphQL operation (docs/semantics.md#graphql). */
-enum gql_state { GQ_NONE, GQ_OK, GQ_BAD };
-
-struct eval_ctx {
-    const struct model_policy *p;
-    const struct model_index *ix;
-    const struct model_request *req;
-    char host[EVAL_HOST_BUF];
-    size_t host_len;
-    bool host_is_ip;
-    bool host_ll; /* link-local host (docs/semantics.md#link-local) */
-    struct model_ip host_ip;
-    const struct model_ip *dest; /* req->dest, else the IP host itself, else NULL */
-    size_t nid;
-    size_t idlen[MODEL_MAX_IDENTITY];
-    uint32_t idok; /* bit k: identity entry k is a canonical path */
-    uint32_t cands[EVAL_MAX_CANDS];
-    uint32_t masks[EVAL_MAX_CANDS];
-    size_t ncands;
-    bool scan; /* too many candidates: visit every endpoint */
-    /* Request-level data, prepared once for all identities. */
-    enum prep_state prep;
-    enum model_target_status target_status;
-    char method[EVAL_METHOD_MAX + 1];
-    size_t method_len;
-    bool method_head;
-    char path[EVAL_PATH_BUF];
-    size_t path_len;
-    bool enc_slash;
-    enum gql_state gq;
-    char *qbuf; /* decoded pairs "key\0value\0..." */
-    size_t qlen;
-    char qstore[EVAL_QUERY_BUF];
-};
-
-/* The verdict for one identity, formatted into a decision at the end. */
-struct verdict {
-    bool allow;
-    bool grant;
-    enum model_reason reason;
-    enum model_route route;
-    uint32_t unit; /* ep index, or EVAL_NONE */
-    size_t id;     /* identity index */
-};
+#include "model/model_eval.h"
 
 /* --- hosts ---------------------------------------------------------------- */
 
@@ -571,411 +512,6 @@ static enum prep_state prepare(struct eval_ctx *c)
 
 /* --- L7 matching ---------------------------------------------------------- */
 
-/*= docs/semantics.md#methods
- *# A rule method `*` matches any method. A `GET` rule (allow or deny) also
- *# matches `HEAD`. `OPTIONS` is never implied. */
-static bool method_match(const struct eval_ctx *c, const char *m, bool deny)
-{
-    size_t i;
-
-    if (m == NULL || m[0] == '\0') {
-        /* A matcher without a method: allow rules grant nothing, deny rules
-         * fire on every method (both fail closed). */
-        return deny;
-    }
-    if (m[0] == '*' && m[1] == '\0') {
-        return true;
-    }
-    for (i = 0; i < c->method_len && m[i] != '\0'; i++) {
-        char ch = m[i];
-        if (ch >= 'a' && ch <= 'z') {
-            ch = (char)(ch - 'a' + 'A');
-        }
-        if (ch != c->method[i]) {
-            break;
-        }
-    }
-    if (m[i] == '\0' && i == c->method_len) {
-        return true;
-    }
-    return c->method_head && (m[0] == 'G' || m[0] == 'g') && (m[1] == 'E' || m[1] == 'e') &&
-           (m[2] == 'T' || m[2] == 't') && m[3] == '\0';
-}
-
-/* Iterate decoded query pairs: returns the next offset, or 0 at the end. */
-static size_t qnext(const struct eval_ctx *c, size_t off, const char **k, size_t *klen,
-                    const char **v, size_t *vlen)
-{
-    if (off >= c->qlen) {
-        return 0;
-    }
-    *k = c->qbuf + off;
-    *klen = strlen(*k);
-    *v = *k + *klen + 1;
-    *vlen = strlen(*v);
-    return off + *klen + 1 + *vlen + 1;
-}
-
-static bool value_match(const struct model_query *q, const char *v, size_t vlen)
-{
-    for (size_t j = 0; j < q->globs.n; j++) {
-        if (model_glob_match(q->compiled[j], v, vlen)) {
-            return true;
-        }
-    }
-    return false;
-}
-
-/*= docs/semantics.md#query-allow
- *# An allow rule's `query` matches when every configured key is present and
- *# **every** value of that key matches one of its globs. */
-/*= docs/semantics.md#query-deny
- *# A deny rule's `query` matches when every configured key is present and
- *# **some** value of that key matches one of its globs. */
-static bool query_match(const struct eval_ctx *c, const struct model_query *q, bool deny)
-{
-    const char *key = q->key.s != NULL ? q->key.s : "";
-    size_t keylen = strlen(key);
-    bool present = false;
-    size_t off = 0;
-    const char *k;
-    const char *v;
-    size_t klen;
-    size_t vlen;
-
-    if (q->compiled == NULL) {
-        return deny; /* not compiled: fail closed */
-    }
-    while ((off = qnext(c, off, &k, &klen, &v, &vlen)) != 0) {
-        bool m;
-        if (klen != keylen || memcmp(k, key, klen) != 0) {
-            continue;
-        }
-        present = true;
-        m = value_match(q, v, vlen);
-        if (deny && m) {
-            return true;
-        }
-        if (!deny && !m) {
-            return false;
-        }
-    }
-    return present && !deny;
-}
-
-static bool l7rule_match(const struct eval_ctx *c, const struct model_l7rule *r, bool deny)
-{
-    if (!method_match(c, r->method.s, deny)) {
-        return false;
-    }
-    if (r->path_glob != NULL) {
-        if (!model_glob_match(r->path_glob, c->path, c->path_len)) {
-            return false;
-        }
-    } else if (r->path.s != NULL && r->path.s[0] != '\0') {
-        return deny; /* not compiled: fail closed */
-    }
-    for (size_t i = 0; i < r->nquery; i++) {
-        if (!query_match(c, &r->query[i], deny)) {
-            return false;
-        }
-    }
-    return true;
-}
-
-/* --- GraphQL matching ----------------------------------------------------- */
-
-/*= docs/semantics.md#graphql-names
- *# An operation whose name or a root field is not a Name, or whose *F* is
- *# empty, is not readable */
-static enum gql_state gql_check(const struct model_gql_op *op)
-{
-    if (op == NULL) {
-        return GQ_NONE;
-    }
-    if (op->persisted_id != NULL) {
-        return op->persisted_id[0] != '\0' ? GQ_OK : GQ_BAD;
-    }
-    if ((unsigned)op->type > (unsigned)MODEL_GQL_SUBSCRIPTION || op->nfields == 0 ||
-        op->fields == NULL) {
-        return GQ_BAD;
-    }
-    if (op->name != NULL && !model_gql_name_valid(op->name, strlen(op->name))) {
-        return GQ_BAD;
-    }
-    for (size_t i = 0; i < op->nfields; i++) {
-        if (op->fields[i] == NULL || !model_gql_name_valid(op->fields[i], strlen(op->fields[i]))) {
-            return GQ_BAD;
-        }
-    }
-    return GQ_OK;
-}
-
-static bool persisted_on(const struct model_endpoint *e)
-{
-    return e->persisted_queries.s != NULL &&
-           strcmp(e->persisted_queries.s, "allow_registered") == 0;
-}
-
-/* The operation endpoint 'e' decides for this request, or NULL and why not.
- *= docs/semantics.md#graphql-persisted
- *# Under `allow_registered` it is decided exactly as the document operation
- *# *(t, n, F)* of the endpoint's `graphql_persisted_queries` entry keyed *id* */
-static const struct model_gql_op *
-gql_resolve(const struct eval_ctx *c, const struct model_endpoint *e, enum model_reason *why)
-{
-    const struct model_gql_op *op = c->req->gql;
-
-    if (op == NULL || c->gq == GQ_NONE) {
-        *why = MODEL_REASON_GQL_NO_OPERATION;
-        return NULL;
-    }
-    if (c->gq == GQ_BAD) {
-        *why = MODEL_REASON_GQL_BAD_OPERATION;
-        return NULL;
-    }
-    if (op->persisted_id == NULL) {
-        return op;
-    }
-    if (!persisted_on(e)) {
-        *why = MODEL_REASON_GQL_PERSISTED_DENIED;
-        return NULL;
-    }
-    for (size_t i = 0; i < e->ngql_persisted; i++) {
-        const struct model_gql_persisted *g = &e->gql_persisted[i];
-        if (g->op_ok && g->id.s != NULL && strcmp(g->id.s, op->persisted_id) == 0) {
-            return &g->op;
-        }
-    }
-    *why = MODEL_REASON_GQL_PERSISTED_UNKNOWN;
-    return NULL;
-}
-
-/*= docs/semantics.md#graphql-allow
- *# it has no `operation_name`, or *n* ≠ ⊥ and *n* matches the glob. **An
- *# anonymous operation matches only rules without `operation_name`** */
-static bool gql_name_match(const struct model_l7rule *r, const struct model_gql_op *op)
-{
-    if (r->operation_name.s == NULL) {
-        return true;
-    }
-    return op->name != NULL && r->name_glob != NULL &&
-           model_glob_match(r->name_glob, op->name, strlen(op->name));
-}
-
-static bool gql_field_match(const struct model_l7rule *r, const char *f)
-{
-    size_t len = strlen(f);
-
-    for (size_t i = 0; i < r->fields.n; i++) {
-        if (r->field_globs[i] != NULL && model_glob_match(r->field_globs[i], f, len)) {
-            return true;
-        }
-    }
-    return false;
-}
-
-/*= docs/semantics.md#graphql-allow
- *# it has no `fields`, or **every** member of *F* matches some glob of that
- *# same rule's `fields`. */
-/*= docs/semantics.md#graphql-deny
- *# it has no `fields` or **some** member of *F* matches one of its globs */
-static bool gql_rule_match(const struct model_l7rule *r, const struct model_gql_op *op, bool deny)
-{
-    if ((r->gql_types & (1u << op->type)) == 0 || !gql_name_match(r, op)) {
-        return false;
-    }
-    if (r->fields.n == 0) {
-        return true;
-    }
-    if (r->field_globs == NULL || op->nfields == 0) {
-        /* not compiled, or a registry entry without fields: fail closed */
-        return deny;
-    }
-    for (size_t i = 0; i < op->nfields; i++) {
-        bool m = gql_field_match(r, op->fields[i]);
-        if (deny && m) {
-            return true;
-        }
-        if (!deny && !m) {
-            return false;
-        }
-    }
-    return !deny;
-}
-
-static bool deny_rules_match(const struct eval_ctx *c, const struct model_endpoint *e)
-{
-    const struct model_gql_op *op = NULL;
-    enum model_reason why;
-    bool resolved = false;
-
-    for (size_t i = 0; i < e->ndeny; i++) {
-        const struct model_l7rule *r = &e->deny_rules[i];
-        if (r->gql_types == 0) {
-            if (l7rule_match(c, r, true)) {
-                return true;
-            }
-            continue;
-        }
-        /*= docs/semantics.md#graphql-deny
-         *# GraphQL deny rules never match a request without an operation */
-        if (!resolved) {
-            op = gql_resolve(c, e, &why);
-            resolved = true;
-        }
-        if (op != NULL && gql_rule_match(r, op, true)) {
-            return true;
-        }
-    }
-    return false;
-}
-
-static bool allow_rules_match(const struct eval_ctx *c, const struct model_endpoint *e)
-{
-    for (size_t i = 0; i < e->neff_rules; i++) {
-        if (e->eff_rules[i].gql_types == 0 && l7rule_match(c, &e->eff_rules[i], false)) {
-            return true;
-        }
-    }
-    return false;
-}
-
-size_t model_endpoint_gql_npersisted(const struct model_endpoint *e)
-{
-    return e != NULL && persisted_on(e) ? e->ngql_persisted : 0;
-}
-
-const char *model_endpoint_gql_persisted_id(const struct model_endpoint *e, size_t i)
-{
-    return i < model_endpoint_gql_npersisted(e) ? e->gql_persisted[i].id.s : NULL;
-}
-
-bool model_endpoint_gql_persisted_match(const struct model_endpoint *e, const char *id, bool deny,
-                                        bool *is_query)
-{
-    const struct model_gql_op *op = NULL;
-
-    *is_query = false;
-    for (size_t i = 0; i < model_endpoint_gql_npersisted(e) && op == NULL; i++) {
-        const struct model_gql_persisted *g = &e->gql_persisted[i];
-        if (g->op_ok && g->id.s != NULL && id != NULL && strcmp(g->id.s, id) == 0) {
-            op = &g->op;
-        }
-    }
-    if (op == NULL) {
-        return false;
-    }
-    *is_query = op->type == MODEL_GQL_QUERY;
-    for (size_t i = 0; deny && i < e->ndeny; i++) {
-        if (e->deny_rules[i].gql_types != 0 && gql_rule_match(&e->deny_rules[i], op, true)) {
-            return true;
-        }
-    }
-    for (size_t i = 0; !deny && i < e->neff_rules; i++) {
-        if (e->eff_rules[i].gql_types != 0 && gql_rule_match(&e->eff_rules[i], op, false)) {
-            return true;
-        }
-    }
-    return false;
-}
-
-/* MODEL_REASON_ALLOWED when a GraphQL allow rule of 'e' matches the request's
- * operation, else why not. */
-static enum model_reason gql_allow(const struct eval_ctx *c, const struct model_endpoint *e,
-                                   bool http)
-{
-    enum model_reason why = MODEL_REASON_L7_NOT_PERMITTED;
-    bool post = c->method_len == 4 && memcmp(c->method, "POST", 4) == 0;
-    bool get = c->method_len == 3 && memcmp(c->method, "GET", 3) == 0;
-    const struct model_gql_op *op;
-
-    /*= docs/semantics.md#graphql-http
-     *# its method is `POST`, or `GET` with an operation of type `query` */
-    if (http && !post && !get) {
-        return MODEL_REASON_GQL_BAD_METHOD;
-    }
-    /*= docs/semantics.md#graphql-ws
-     *# a request with method `WEBSOCKET_TEXT`, the upgrade's path and its
-     *# operation *o* */
-    if (!http && !(c->method_len == 14 && memcmp(c->method, "WEBSOCKET_TEXT", 14) == 0)) {
-        return MODEL_REASON_GQL_BAD_METHOD;
-    }
-    op = gql_resolve(c, e, &why);
-    if (op == NULL) {
-        return why;
-    }
-    if (http && get && op->type != MODEL_GQL_QUERY) {
-        return MODEL_REASON_GQL_BAD_METHOD;
-    }
-    for (size_t i = 0; i < e->neff_rules; i++) {
-        if (e->eff_rules[i].gql_types != 0 && gql_rule_match(&e->eff_rules[i], op, false)) {
-            return MODEL_REASON_ALLOWED;
-        }
-    }
-    return MODEL_REASON_L7_NOT_PERMITTED;
-}
-
-/* What the allow rules of an enforced unit say: MODEL_REASON_ALLOWED or why not. */
-static enum model_reason rules_grant(const struct eval_ctx *c, const struct ix_ep *x)
-{
-    /*= docs/semantics.md#graphql-ws-rules
-     *# On a `websocket` unit a request with an operation is granted by the
-     *# endpoint's GraphQL allow rules only (#graphql-allow), and one without an
-     *# operation (the GET upgrade, plain text messages) by its method rules only */
-    if (x->ep->proto == MODEL_PROTO_GRAPHQL) {
-        return gql_allow(c, x->ep, true);
-    }
-    if (x->ep->proto == MODEL_PROTO_WEBSOCKET && c->req->gql != NULL) {
-        return gql_allow(c, x->ep, false);
-    }
-    return allow_rules_match(c, x->ep) ? MODEL_REASON_ALLOWED : MODEL_REASON_L7_NOT_PERMITTED;
-}
-
-/* Is the unit in G (its endpoint path scope matches the canonical path)? */
-static bool in_scope(const struct eval_ctx *c, const struct ix_ep *x)
-{
-    if (x->ep->path_glob != NULL) {
-        return model_glob_match(x->ep->path_glob, c->path, c->path_len);
-    }
-    return x->ep->path.s == NULL || x->ep->path.s[0] == '\0';
-}
-
-enum unit_grant { UG_STRONG, UG_AUDIT, UG_NONE_SLASH, UG_NONE_RULES, UG_NONE_UNSUPPORTED };
-
-/* How unit x grants the request; for UG_NONE_RULES, *why says why not. */
-static enum unit_grant unit_grants(const struct eval_ctx *c, const struct ix_ep *x,
-                                   enum model_reason *why)
-{
-    *why = MODEL_REASON_L7_NOT_PERMITTED;
-    /*= docs/semantics.md#encoded-slash
-     *# if the canonical path contains an encoded slash `%2F`, only when the
-     *# endpoint sets `allow_encoded_slash`. */
-    if (c->enc_slash && !x->ep->allow_encoded_slash) {
-        return UG_NONE_SLASH;
-    }
-    switch ((enum ix_grant)x->grant) {
-    case IXG_L4:
-        return UG_STRONG;
-    case IXG_RULES:
-    case IXG_GRAPHQL:
-        *why = rules_grant(c, x);
-        return *why == MODEL_REASON_ALLOWED ? UG_STRONG : UG_NONE_RULES;
-    case IXG_AUDIT:
-        /* Audit grants everything; it is "strong" when the rules alone
-         * would have allowed the request, so the reason says audit only
-         * when audit mode made the difference. */
-        if (x->rest_like && rules_grant(c, x) == MODEL_REASON_ALLOWED &&
-            !deny_rules_match(c, x->ep)) {
-            return UG_STRONG;
-        }
-        return UG_AUDIT;
-    case IXG_UNSUPPORTED:
-        return UG_NONE_UNSUPPORTED;
-    }
-    return UG_NONE_RULES;
-}
-
 /* ===========================================================================
  * Decision: one identity
  * ========================================================================= */
@@ -1020,6 +556,8 @@ static struct verdict eval_reach(const struct eval_ctx *c, uint32_t bit, size_t 
 
 /*= docs/semantics.md#l7
  *# Within an inspected route a request (m, u, q) is allowed iff */
+/* long: the clauses of docs/semantics.md#l7 in their order (prepare, deny wins, first grant,
+ * audit, encoded slash), each cited where it is decided */
 static struct verdict eval_l7(struct eval_ctx *c, uint32_t bit, size_t id, uint32_t first_g0)
 {
     struct verdict v =
@@ -1057,13 +595,14 @@ static struct verdict eval_l7(struct eval_ctx *c, uint32_t bit, size_t id, uint3
             continue;
         }
         x = &c->ix->eps[epi];
-        if (!in_scope(c, x)) {
+        if (!model_ev_in_scope(c, x)) {
             continue;
         }
         if (first_g == EVAL_NONE) {
             first_g = epi;
         }
-        if ((x->grant == IXG_RULES || x->grant == IXG_GRAPHQL) && deny_rules_match(c, x->ep)) {
+        if ((x->grant == IXG_RULES || x->grant == IXG_GRAPHQL) &&
+            model_ev_deny_rules_match(c, x->ep)) {
             v.reason = MODEL_REASON_L7_DENY_RULE;
             v.unit = epi;
             return v;
@@ -1085,10 +624,10 @@ static struct verdict eval_l7(struct eval_ctx *c, uint32_t bit, size_t id, uint3
             continue;
         }
         x = &c->ix->eps[epi];
-        if (!in_scope(c, x)) {
+        if (!model_ev_in_scope(c, x)) {
             continue;
         }
-        g = unit_grants(c, x, &why);
+        g = model_ev_unit_grants(c, x, &why);
         switch (g) {
         case UG_STRONG:
         case UG_AUDIT:
@@ -1189,405 +728,6 @@ static struct verdict eval_identity(struct eval_ctx *c, size_t id)
     return eval_l7(c, bit, id, first);
 }
 
-/* ===========================================================================
- * Decision: details and the entry point
- * ========================================================================= */
-
-static const char *const reason_names[] = {
-    [MODEL_REASON_ALLOWED] = "allowed",
-    [MODEL_REASON_AUDIT] = "audit",
-    [MODEL_REASON_NO_POLICY] = "no_policy",
-    [MODEL_REASON_NO_ENDPOINT] = "no_endpoint",
-    [MODEL_REASON_BINARY] = "binary_not_allowed",
-    [MODEL_REASON_BAD_HOST] = "bad_host",
-    [MODEL_REASON_BAD_TARGET] = "bad_target",
-    [MODEL_REASON_ENCODED_SLASH] = "encoded_slash",
-    [MODEL_REASON_NO_L7_PATH] = "no_l7_path",
-    [MODEL_REASON_L7_NOT_PERMITTED] = "l7_not_permitted",
-    [MODEL_REASON_L7_DENY_RULE] = "l7_deny_rule",
-    [MODEL_REASON_L7_UNSUPPORTED] = "l7_unsupported",
-    [MODEL_REASON_BAD_QUERY] = "bad_query",
-    [MODEL_REASON_DEST_BLOCKED] = "dest_blocked",
-    [MODEL_REASON_DEST_PORT] = "dest_control_plane_port",
-    [MODEL_REASON_DEST_INTERNAL] = "dest_internal",
-    [MODEL_REASON_DEST_ALLOWED_IPS] = "dest_not_in_allowed_ips",
-    [MODEL_REASON_DEST_UNRESOLVED] = "dest_unresolved",
-    [MODEL_REASON_GQL_NO_OPERATION] = "graphql_no_operation",
-    [MODEL_REASON_GQL_BAD_METHOD] = "graphql_bad_method",
-    [MODEL_REASON_GQL_BAD_OPERATION] = "graphql_bad_operation",
-    [MODEL_REASON_GQL_PERSISTED_DENIED] = "graphql_persisted_denied",
-    [MODEL_REASON_GQL_PERSISTED_UNKNOWN] = "graphql_persisted_unknown",
-};
-
-const char *model_reason_name(enum model_reason r)
-{
-    if ((size_t)r < PV_ARRAY_LEN(reason_names) && reason_names[r] != NULL) {
-        return reason_names[r];
-    }
-    return "unknown";
-}
-
-const char *model_route_name(enum model_route r)
-{
-    switch (r) {
-    case MODEL_ROUTE_NONE:
-        return "none";
-    case MODEL_ROUTE_OPAQUE:
-        return "opaque";
-    case MODEL_ROUTE_INSPECTED:
-        return "inspected";
-    }
-    return "unknown";
-}
-
-/* RFC 7230 token characters. */
-static bool is_tchar(unsigned char ch)
-{
-    if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')) {
-        return true;
-    }
-    return ch != '\0' && strchr("!#$%&'*+-.^_`|~", ch) != NULL;
-}
-
-bool model_method_valid(const char *m, size_t len)
-{
-    if (m == NULL || len == 0 || len > EVAL_METHOD_MAX) {
-        return false;
-    }
-    for (size_t i = 0; i < len; i++) {
-        if (!is_tchar((unsigned char)m[i])) {
-            return false;
-        }
-    }
-    return true;
-}
-
-const char *model_endpoint_host(const struct model_endpoint *e)
-{
-    return e != NULL && e->host.s != NULL ? e->host.s : "";
-}
-
-bool model_endpoint_body_cred_rewrite(const struct model_endpoint *e)
-{
-    return e != NULL && e->request_body_credential_rewrite;
-}
-
-bool model_endpoint_ws_cred_rewrite(const struct model_endpoint *e)
-{
-    return e != NULL && e->websocket_credential_rewrite;
-}
-
-size_t model_endpoint_nports(const struct model_endpoint *e)
-{
-    return e != NULL ? e->nports : 0;
-}
-
-uint16_t model_endpoint_port(const struct model_endpoint *e, size_t i)
-{
-    return e != NULL && i < e->nports ? e->ports[i] : 0;
-}
-
-/* Append 'str' to the detail (truncating; always NUL-terminated). Plain
- * copies rather than vsnprintf: denials are formatted on the hot path. */
-static void dcat(struct model_decision *out, size_t *len, const char *str)
-{
-    size_t n = strlen(str);
-    size_t room = sizeof(out->detail) - 1 - *len;
-
-    if (n > room) {
-        n = room;
-    }
-    memcpy(out->detail + *len, str, n);
-    *len += n;
-    out->detail[*len] = '\0';
-}
-
-static void dnum(struct model_decision *out, size_t *len, unsigned v)
-{
-    char buf[12];
-    size_t i = sizeof(buf) - 1;
-
-    buf[i] = '\0';
-    do {
-        buf[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v != 0 && i > 0);
-    dcat(out, len, buf + i);
-}
-
-/* Printable copy of untrusted text (bytes outside 0x20..0x7E become '?'). */
-static const char *sanitize(const char *s, size_t len, char *buf, size_t cap)
-{
-    size_t n = len < cap - 1 ? len : cap - 1;
-
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        buf[i] = (ch >= 0x20 && ch < 0x7F) ? (char)ch : '?';
-    }
-    buf[n] = '\0';
-    return buf;
-}
-
-static const char *proto_name(const struct model_endpoint *e)
-{
-    switch (e->proto) {
-    case MODEL_PROTO_NONE:
-        return "none";
-    case MODEL_PROTO_TCP:
-        return "tcp";
-    case MODEL_PROTO_REST:
-        return "rest";
-    case MODEL_PROTO_WEBSOCKET:
-        return "websocket";
-    case MODEL_PROTO_GRAPHQL:
-        return "graphql";
-    case MODEL_PROTO_SQL:
-        return "sql";
-    case MODEL_PROTO_JSONRPC:
-        return "json-rpc";
-    case MODEL_PROTO_MCP:
-        return "mcp";
-    }
-    return "unknown";
-}
-
-static const char *target_why(enum model_target_status s)
-{
-    switch (s) {
-    case MODEL_TARGET_OK:
-    case MODEL_TARGET_BAD:
-        return "malformed request target";
-    case MODEL_TARGET_TRAVERSAL:
-        return "path traversal above the root";
-    case MODEL_TARGET_ENCODED_SLASH:
-        return "encoded slash";
-    case MODEL_TARGET_TOO_LONG:
-        return "path too long";
-    }
-    return "malformed request target";
-}
-
-/* "GraphQL mutation CreateIssue {createIssue,viewer}" or "GraphQL persisted
- * query 'ID'": the request's operation, sanitized. */
-static void gql_desc(const struct eval_ctx *c, struct model_decision *out, size_t *len)
-{
-    const struct model_gql_op *op = c->req->gql;
-    char buf[96];
-
-    if (op == NULL) {
-        dcat(out, len, c->method);
-        dcat(out, len, " ");
-        dcat(out, len, c->path);
-        return;
-    }
-    if (op->persisted_id != NULL) {
-        dcat(out, len, "GraphQL persisted query '");
-        dcat(out, len, sanitize(op->persisted_id, strlen(op->persisted_id), buf, sizeof(buf)));
-        dcat(out, len, "'");
-        return;
-    }
-    dcat(out, len, "GraphQL ");
-    dcat(out, len, model_gql_optype_name(op->type));
-    dcat(out, len, " ");
-    dcat(out, len,
-         op->name != NULL ? sanitize(op->name, strlen(op->name), buf, sizeof(buf)) : "(anonymous)");
-    dcat(out, len, " {");
-    for (size_t i = 0; i < op->nfields && op->fields != NULL; i++) {
-        const char *f = op->fields[i] != NULL ? op->fields[i] : "";
-        dcat(out, len, i > 0 ? "," : "");
-        dcat(out, len, sanitize(f, strlen(f), buf, sizeof(buf)));
-    }
-    dcat(out, len, "}");
-}
-
-static bool gql_unit(const struct eval_ctx *c, const struct ix_ep *x)
-{
-    return x != NULL && (x->ep->proto == MODEL_PROTO_GRAPHQL ||
-                         (x->ep->proto == MODEL_PROTO_WEBSOCKET && c->req->gql != NULL));
-}
-
-static void format_detail(const struct eval_ctx *c, const struct verdict *v,
-                          struct model_decision *out)
-{
-    const struct ix_ep *x = v->unit != EVAL_NONE ? &c->ix->eps[v->unit] : NULL;
-    const char *name = x != NULL ? model_rule_display_name(x->rule) : "";
-    char ipbuf[64];
-    char exe[160];
-    size_t len = 0;
-
-    out->detail[0] = '\0';
-    switch (v->reason) {
-    case MODEL_REASON_ALLOWED:
-        return;
-    case MODEL_REASON_AUDIT:
-        dcat(out, &len, c->method);
-        dcat(out, &len, " ");
-        dcat(out, &len, c->path);
-        dcat(out, &len, " allowed in audit mode by policy '");
-        dcat(out, &len, name);
-        dcat(out, &len, "'");
-        return;
-    case MODEL_REASON_NO_POLICY:
-        dcat(out, &len, "network connections not allowed by policy");
-        return;
-    case MODEL_REASON_NO_ENDPOINT:
-        /* An IPv6 host is bracketed so that host:port stays readable. */
-        dcat(out, &len,
-             c->host_is_ip && memchr(c->host, ':', c->host_len) != NULL ? "endpoint ["
-                                                                        : "endpoint ");
-        dcat(out, &len, c->host);
-        dcat(out, &len, c->host_is_ip && memchr(c->host, ':', c->host_len) != NULL ? "]:" : ":");
-        dnum(out, &len, c->req->port);
-        dcat(out, &len, " is not allowed by any policy");
-        return;
-    case MODEL_REASON_BINARY: {
-        /* One clause per rule with a matching endpoint, joined by "; ". */
-        uint32_t last = EVAL_NONE;
-        sanitize(c->nid > 0 ? c->req->binaries[0] : "", c->nid > 0 ? c->idlen[0] : 0, exe,
-                 sizeof(exe));
-        for (size_t i = 0; i < c->ncands; i++) {
-            const struct ix_ep *cx = &c->ix->eps[c->cands[i]];
-            if (cx->rule_idx == last) {
-                continue;
-            }
-            last = cx->rule_idx;
-            dcat(out, &len, len > 0 ? "; binary '" : "binary '");
-            dcat(out, &len, exe);
-            dcat(out, &len, "' not allowed in policy '");
-            dcat(out, &len, model_rule_display_name(cx->rule));
-            dcat(out, &len, "'");
-        }
-        if (len == 0 && x != NULL) {
-            dcat(out, &len, "binary '");
-            dcat(out, &len, exe);
-            dcat(out, &len, "' not allowed in policy '");
-            dcat(out, &len, name);
-            dcat(out, &len, "'");
-        }
-        return;
-    }
-    case MODEL_REASON_BAD_HOST:
-        dcat(out, &len, "invalid host '");
-        if (c->req->host != NULL) {
-            dcat(out, &len, sanitize(c->req->host, c->req->host_len, exe, sizeof(exe)));
-        }
-        dcat(out, &len, "'");
-        return;
-    case MODEL_REASON_BAD_TARGET:
-        if (c->prep == PREP_BAD_METHOD || c->prep == PREP_TODO) {
-            dcat(out, &len, "invalid HTTP method");
-        } else {
-            dcat(out, &len, "request target rejected: ");
-            dcat(out, &len, target_why(c->target_status));
-        }
-        return;
-    case MODEL_REASON_ENCODED_SLASH:
-        dcat(out, &len, c->method);
-        dcat(out, &len, " ");
-        dcat(out, &len, c->path);
-        dcat(out, &len,
-             " contains an encoded slash (%2F); set allow_encoded_slash: true on "
-             "this endpoint to permit it");
-        return;
-    case MODEL_REASON_NO_L7_PATH:
-    case MODEL_REASON_L7_NOT_PERMITTED:
-        if (v->reason == MODEL_REASON_L7_NOT_PERMITTED && gql_unit(c, x)) {
-            gql_desc(c, out, &len);
-        } else {
-            dcat(out, &len, c->method);
-            dcat(out, &len, " ");
-            dcat(out, &len, c->path);
-        }
-        dcat(out, &len, " not permitted by policy");
-        return;
-    case MODEL_REASON_L7_DENY_RULE:
-        if (gql_unit(c, x) && c->req->gql != NULL) {
-            gql_desc(c, out, &len);
-        } else {
-            dcat(out, &len, c->method);
-            dcat(out, &len, " ");
-            dcat(out, &len, c->path);
-        }
-        dcat(out, &len, " blocked by deny rule");
-        return;
-    case MODEL_REASON_GQL_NO_OPERATION:
-        dcat(out, &len, c->method);
-        dcat(out, &len, " ");
-        dcat(out, &len, c->path);
-        dcat(out, &len, " is not a GraphQL operation; graphql endpoint of policy '");
-        dcat(out, &len, name);
-        dcat(out, &len, "' denies it");
-        return;
-    case MODEL_REASON_GQL_BAD_METHOD:
-        gql_desc(c, out, &len);
-        dcat(out, &len, " sent with ");
-        dcat(out, &len, c->method);
-        dcat(out, &len, ": GraphQL over HTTP allows POST, and GET for queries only");
-        return;
-    case MODEL_REASON_GQL_BAD_OPERATION:
-        dcat(out, &len, "GraphQL operation with an invalid name or root field, or none");
-        return;
-    case MODEL_REASON_GQL_PERSISTED_DENIED:
-        gql_desc(c, out, &len);
-        dcat(out, &len, " denied: hash-only requests need persisted_queries: allow_registered");
-        return;
-    case MODEL_REASON_GQL_PERSISTED_UNKNOWN:
-        gql_desc(c, out, &len);
-        dcat(out, &len, " is not in graphql_persisted_queries of policy '");
-        dcat(out, &len, name);
-        dcat(out, &len, "'");
-        return;
-    case MODEL_REASON_L7_UNSUPPORTED: {
-        const char *pn = x != NULL ? proto_name(x->ep) : "unknown";
-        dcat(out, &len, "protocol ");
-        dcat(out, &len, pn);
-        dcat(out, &len, " is not inspected by proviso-proxy; enforced ");
-        dcat(out, &len, pn);
-        dcat(out, &len, " endpoints deny all requests");
-        return;
-    }
-    case MODEL_REASON_BAD_QUERY:
-        dcat(out, &len, "malformed query string");
-        return;
-    case MODEL_REASON_DEST_PORT:
-        dcat(out, &len, "port ");
-        dnum(out, &len, c->req->port);
-        dcat(out, &len, " is a blocked control-plane port, connection rejected");
-        return;
-    case MODEL_REASON_DEST_UNRESOLVED:
-        dcat(out, &len, "target_sandbox '");
-        dcat(out, &len,
-             x != NULL && x->ep->target_sandbox.s != NULL ? x->ep->target_sandbox.s : "");
-        dcat(out, &len, "' of policy '");
-        dcat(out, &len, name);
-        dcat(out, &len, "' is not resolved, connection rejected");
-        return;
-    case MODEL_REASON_DEST_BLOCKED:
-    case MODEL_REASON_DEST_INTERNAL:
-    case MODEL_REASON_DEST_ALLOWED_IPS:
-        break;
-    }
-    if (c->dest != NULL) {
-        model_ip_format(c->dest, ipbuf, sizeof(ipbuf));
-    } else {
-        memcpy(ipbuf, "(unresolved)", sizeof("(unresolved)"));
-    }
-    dcat(out, &len, c->host);
-    if (v->reason == MODEL_REASON_DEST_BLOCKED) {
-        dcat(out, &len, " resolves to always-blocked address ");
-        dcat(out, &len, ipbuf);
-    } else if (v->reason == MODEL_REASON_DEST_INTERNAL) {
-        dcat(out, &len, " resolves to internal address ");
-        dcat(out, &len, ipbuf);
-    } else {
-        dcat(out, &len, " resolves to ");
-        dcat(out, &len, ipbuf);
-        dcat(out, &len, " which is not in allowed_ips");
-    }
-    dcat(out, &len, ", connection rejected");
-}
-
-/* Rank of a denial, to report the most informative one among identities. */
 static int deny_rank(const struct verdict *v)
 {
     if (v->grant) {
@@ -1611,7 +751,7 @@ static void decide_fill(struct eval_ctx *c, const struct verdict *v, struct mode
     if (v->unit != EVAL_NONE && v->route != MODEL_ROUTE_NONE && v->id < c->nid) {
         out->binary = c->req->binaries[v->id];
     }
-    format_detail(c, v, out);
+    model_ev_format_detail(c, v, out);
 }
 
 static void decide_early(struct model_decision *out, enum model_reason reason, const char *msg)
@@ -1619,12 +759,14 @@ static void decide_early(struct model_decision *out, enum model_reason reason, c
     size_t len = 0;
 
     out->reason = reason;
-    dcat(out, &len, msg);
+    model_ev_dcat(out, &len, msg);
 }
 
 /*= docs/semantics.md#identity-any
  *# a request by identity *{x₁ … xₙ}* is allowed iff the same request by some
  *# single *xᵢ* is allowed. */
+/* long: the entry point reads as docs/semantics.md: bounds, identities, host, candidates, then
+ * one verdict per identity */
 void model_decide(const struct model_policy *p, const struct model_request *req,
                   struct model_decision *out)
 {
@@ -1668,7 +810,7 @@ void model_decide(const struct model_policy *p, const struct model_request *req,
     c.enc_slash = false;
     c.qbuf = c.qstore;
     c.qlen = 0;
-    c.gq = gql_check(req->gql);
+    c.gq = model_ev_gql_check(req->gql);
     c.nid = req->nbinaries;
     c.idok = 0;
     for (size_t k = 0; k < c.nid; k++) {
@@ -1691,11 +833,11 @@ void model_decide(const struct model_policy *p, const struct model_request *req,
         char hb[160];
         size_t len = 0;
         out->reason = MODEL_REASON_BAD_HOST;
-        dcat(out, &len, "invalid host '");
+        model_ev_dcat(out, &len, "invalid host '");
         if (req->host != NULL) {
-            dcat(out, &len, sanitize(req->host, req->host_len, hb, sizeof(hb)));
+            model_ev_dcat(out, &len, model_ev_sanitize(req->host, req->host_len, hb, sizeof(hb)));
         }
-        dcat(out, &len, "'");
+        model_ev_dcat(out, &len, "'");
         return;
     }
     c.host[c.host_len] = '\0';

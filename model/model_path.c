@@ -108,6 +108,8 @@ static bool scan_escapes(const uint8_t *p, size_t a, size_t b, size_t *ndec, int
     return true;
 }
 
+/* long: two passes over one target (split and resolve segments, then re-encode them) share the
+ * segment table on the stack */
 enum model_target_status model_path_canonicalize(const char *target, size_t len, char *out,
                                                  size_t outlen, size_t *outl, const char **query,
                                                  size_t *qlen, bool *has_encoded_slash)

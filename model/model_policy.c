@@ -53,6 +53,23 @@ void model_diags_free(struct model_diags *d)
     free(d);
 }
 
+bool model_diags_nomem(const struct model_diags *d)
+{
+    const char *oom = pv_strerror(PV_ERR_NOMEM);
+    size_t ol = strlen(oom);
+
+    for (size_t i = 0; d != NULL && i < d->n; i++) {
+        const char *m = d->v[i].msg;
+        size_t ml = m != NULL ? strlen(m) : 0;
+
+        /* the message, or its end ("cannot compile policy: out of memory") */
+        if (ml >= ol && strcmp(m + ml - ol, oom) == 0 && (ml == ol || m[ml - ol - 1] == ' ')) {
+            return true;
+        }
+    }
+    return false;
+}
+
 size_t model_diags_count(const struct model_diags *d)
 {
     return d == NULL ? 0 : d->n;

@@ -326,6 +326,8 @@ static size_t check_rule_shape(struct model_diags *d, const char *file, const st
     return bad;
 }
 
+/* long: one addRule operation read in schema order (the map, the rule, its name, its checks); each
+ * step adds its diagnostic and stops */
 static void load_op(struct model_proposal *pr, struct model_proposal_op *op,
                     const struct model_node *opn, struct model_diags *d)
 {

@@ -624,6 +624,17 @@ static char *file_stem(const char *name)
     return pv_strndup(base, n);
 }
 
+/* Drop the diagnostics after the first 'n'. */
+static void diags_truncate(struct model_diags *d, size_t n)
+{
+    while (d->n > n) {
+        d->n--;
+        free(d->v[d->n].file);
+        free(d->v[d->n].msg);
+        free(d->v[d->n].line);
+    }
+}
+
 static void load_descriptor(struct model_registry *r, enum desc_kind kind, const char *file,
                             const char *data, size_t len, struct model_diags *diags)
 {
@@ -682,7 +693,12 @@ static void load_descriptor(struct model_registry *r, enum desc_kind kind, const
         }
     }
     if (w.nomem) {
+        /* A copy that failed leaves a field empty, and the checks then
+         * blame the descriptor ("... must not be empty"): the one true
+         * message is the memory. */
+        diags_truncate(diags, before);
         model_node_report(&c, root->mark, "%s", pv_strerror(PV_ERR_NOMEM));
+        pv_errno = PV_ERR_NOMEM;
     }
     model_node_free(root);
 }
@@ -691,6 +707,7 @@ struct model_registry *model_registry_embedded(struct model_diags *diags)
 {
     struct model_registry *r;
     size_t before;
+    bool nomem = false;
 
     if (diags == NULL) {
         pv_errno = PV_ERR_NULL;
@@ -701,17 +718,20 @@ struct model_registry *model_registry_embedded(struct model_diags *diags)
     if (r == NULL) {
         return NULL;
     }
+    pv_errno = PV_OK;
     for (size_t i = 0; model_embedded_binaries[i].name != NULL; i++) {
         const struct model_embedded_file *f = &model_embedded_binaries[i];
         load_descriptor(r, DESC_BINARY, f->name, f->data, strlen(f->data), diags);
+        nomem = nomem || pv_errno == PV_ERR_NOMEM;
     }
     for (size_t i = 0; model_embedded_apis[i].name != NULL; i++) {
         const struct model_embedded_file *f = &model_embedded_apis[i];
         load_descriptor(r, DESC_API, f->name, f->data, strlen(f->data), diags);
+        nomem = nomem || pv_errno == PV_ERR_NOMEM;
     }
     if (diags->n != before) {
         model_registry_free(r);
-        pv_errno = PV_ERR_POLICY;
+        pv_errno = nomem ? PV_ERR_NOMEM : PV_ERR_POLICY;
         return NULL;
     }
     return r;

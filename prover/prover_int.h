@@ -373,6 +373,22 @@ pv_result prover_queries(struct prover_proof *pf) PV_WUR;
  * destination it could admit; CHECK always)? When not, the part needs no
  * terms and no solver. After prover_encode_atoms. */
 bool prover_queries_needed(struct prover_proof *pf);
+/* The slice's dimensions (prover_dims.c), collected by prover_collect()
+ * within prover_encode_atoms(), their destination and port atoms by
+ * prover_dest_atoms() and prover_port_atoms() within prover_encode_terms(). */
+pv_result prover_collect(struct prover_proof *pf) PV_WUR;
+pv_result prover_dest_atoms(struct prover_proof *pf) PV_WUR;
+pv_result prover_port_atoms(struct prover_proof *pf) PV_WUR;
+/* Index of method 'm' in the method universe (SIZE_MAX when absent). */
+size_t prover_method_index(const struct prover_proof *pf, const char *m);
+/* Index of query key 'key' (borrowed: the slice owns it), added when new. */
+pv_result prover_qkey_of(struct prover_proof *pf, const char *key, size_t *idx) PV_WUR;
+/* d in CIDR 'c': the destination atoms inside it. */
+Z3_ast prover_in_cidr(struct prover_proof *pf, const struct model_cidr *c);
+/* 'var' in the atoms marked in 'has' (offset 'offset'); 'closed' when var
+ * ranges exactly over the atoms (then a complement may be shorter). */
+Z3_ast prover_in_set(struct prover_proof *pf, Z3_ast var, size_t natoms, const bool *has,
+                     size_t offset, bool closed);
 /* Z3 helpers: NULL in, NULL out; a failing call sets pf->zerr. */
 Z3_ast prover_z(struct prover_proof *pf, Z3_ast a);
 Z3_ast prover_true(struct prover_proof *pf);

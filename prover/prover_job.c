@@ -125,7 +125,15 @@ void prover_answer_diags(struct prover_answer *a, const char *code, const char *
     json_t *list;
 
     memset(a, 0, sizeof(*a));
-    if (n == 0) {
+    /* Running out of memory is ours, not the input's: a 500, even when the
+     * loader wrote it down as a diagnostic ("candidate:1:62: out of
+     * memory", the text of pv_strerror(PV_ERR_NOMEM)) and pv_errno has moved
+     * on since; a 400 "invalid" would tell the client to change a valid
+     * document. */
+    if (n == 0 || err == PV_ERR_NOMEM || model_diags_nomem(diags)) {
+        if (n > 0) {
+            err = PV_ERR_NOMEM;
+        }
         enum pv_category cat = pv_error_category(err);
         unsigned status = 500;
 

@@ -90,6 +90,8 @@ static enum proxy_chunk_status fail(struct proxy_chunk *d, const char *why)
     return PROXY_CHUNK_BAD;
 }
 
+/* long: the chunked-body state machine, one case per state inside one byte loop; split apart,
+ * every state would pass the cursor, the counters and the emitter */
 enum proxy_chunk_status proxy_chunk_feed(struct proxy_chunk *d, const char *buf, size_t len,
                                          size_t *used, proxy_chunk_emit emit, void *arg)
 {

@@ -543,6 +543,8 @@ static void kick_cb(evutil_socket_t fd, short what, void *arg)
  * Heads
  * ------------------------------------------------------------------------- */
 
+/* long: the request head in wire order (wait, sniff h2c, parse, copy, dispatch); each failure is
+ * one outcome */
 static void process_head(struct proxy_conn *c)
 {
     struct evbuffer *in = bufferevent_get_input(c->c);

@@ -152,6 +152,8 @@ static bool body_rewritable(const struct proxy_request *r, const char *h)
     return false;
 }
 
+/* long: the placeholder gate in order: find placeholders, refuse where no value may go, then
+ * rewrite headers, target and body */
 bool proxy_cred_gate(struct proxy_conn *c, const struct proxy_verdict *v)
 {
     const struct proxy_request *r = c->cur.req;

@@ -921,6 +921,8 @@ void proxy_relay_resp_eof(struct proxy_conn *c)
  * Request handlers
  * ------------------------------------------------------------------------- */
 
+/* long: a forward-proxy request in order (target, authority, policy.local, decision, destination,
+ * credentials, send); each step ends the request or passes it on */
 void proxy_relay_forward(struct proxy_conn *c)
 {
     struct proxy_uri u;

@@ -491,6 +491,8 @@ static struct event_base *new_base(void)
     return b;
 }
 
+/* long: the proxy's start and stop sequence, each step guarded in the order it must happen, then
+ * the loop and the drain */
 int proxy_server_run(const struct proxy_config *cfg)
 {
     struct proxy_server srv;

@@ -122,6 +122,8 @@ void proxy_tunnel_deny_upgrade(struct proxy_conn *c, struct proxy_verdict *v, en
 /* A request inside an inspected tunnel: the request's authority (absolute
  * form and Host field alike) must be the tunnel's, then the request is
  * decided against the pinned version with the connected address. */
+/* long: a tunnelled request in order (authority, target, credentials, decision, upgrade, gate,
+ * send); each step ends the request or passes it on */
 void proxy_tunnel_request(struct proxy_conn *c)
 {
     const struct proxy_request *r = c->cur.req;

@@ -233,6 +233,8 @@ static enum proxy_ws_kind text_payload(struct proxy_ws_parser *p, const unsigned
     return PROXY_WS_FRAGMENT;
 }
 
+/* long: the frame header checks of RFC 6455 section 5.2 in wire order; each refusal names its rule
+ */
 enum proxy_ws_kind proxy_ws_parse(struct proxy_ws_parser *p, const unsigned char *buf, size_t len,
                                   struct proxy_ws_event *ev)
 {

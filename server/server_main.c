@@ -141,6 +141,7 @@ int main(int argc, char **argv)
     char err[512];
     char host[80];
     bool clean;
+    pv_result res;
 
     pv_log_set_prefix("proviso-prover");
     parse_args(argc, argv, &o);
@@ -154,9 +155,11 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
     load_token(&o, &tok);
-    if (!pv_ok(server_ctx_new(&cfg, &ctx))) {
+    res = server_ctx_new(&cfg, &ctx);
+    if (!pv_ok(res)) {
         httpd_token_free(&tok);
-        pv_fatal("cannot load the binary registry or build the API description");
+        pv_fatal("cannot load the binary registry or build the API description: %s",
+                 pv_strerror(res.err));
     }
     http = server_http_start(ctx, &tok, err, sizeof(err));
     if (http == NULL) {

@@ -19,6 +19,7 @@
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 
+#include "common/pv_log.h"
 #include "model/model.h"
 #include "prover/prover.h"
 #include "server/server.h"
@@ -66,6 +67,7 @@ pv_result server_ctx_new(const struct server_config *cfg, struct server_ctx **ou
     struct model_diags *diags;
     json_t *api;
     json_t *tools;
+    int err;
 
     PV_GUARD_PTR(ctx);
     ctx->cfg = *cfg;
@@ -74,12 +76,20 @@ pv_result server_ctx_new(const struct server_config *cfg, struct server_ctx **ou
         free(ctx);
         PV_BAIL(PV_ERR_NOMEM);
     }
+    pv_errno = PV_OK;
     ctx->reg = model_registry_embedded(diags);
+    /* the embedded registry is valid by construction: memory is the one
+     * way it fails at run time, and the message should say so */
+    err = pv_errno == PV_ERR_NOMEM ? PV_ERR_NOMEM : PV_ERR_INTERNAL;
+    if (ctx->reg == NULL && model_diags_count(diags) > 0) {
+        pv_log_warnx("%s: %s", __func__, model_diags_line(diags, 0));
+    }
     model_diags_free(diags);
     if (ctx->reg == NULL) {
         server_ctx_free(ctx);
-        PV_BAIL(PV_ERR_INTERNAL);
+        PV_BAIL(err);
     }
+    pv_errno = PV_OK;
     api = server_api_openapi();
     tools = api != NULL ? server_openapi_tools(api) : NULL;
     if (tools != NULL) {
@@ -89,8 +99,9 @@ pv_result server_ctx_new(const struct server_config *cfg, struct server_ctx **ou
     json_decref(api);
     json_decref(tools);
     if (ctx->openapi_text == NULL || ctx->tools_text == NULL) {
+        err = pv_errno == PV_ERR_NOMEM ? PV_ERR_NOMEM : PV_ERR_INTERNAL;
         server_ctx_free(ctx);
-        PV_BAIL(PV_ERR_INTERNAL);
+        PV_BAIL(err);
     }
     *out = ctx;
     return PV_RESULT_OK;
@@ -425,6 +436,8 @@ static void mark_invalid(enum server_route_id route, struct server_reply *r)
     }
 }
 
+/* long: one proof request: parse once (cached), run, map to a reply; the body and its parse share
+ * one exit */
 void server_route_run(struct server_worker *w, enum server_route_id route, const char *body,
                       size_t len, struct server_reply *r)
 {
@@ -461,7 +474,7 @@ void server_route_run(struct server_worker *w, enum server_route_id route, const
             memcpy(key, e->key, sizeof(key));
             n = e->nspan;
             haskey = true;
-            copy = malloc(len - n + 2);
+            copy = pv_malloc(len - n + 2);
         }
     }
     if (copy != NULL) {

@@ -25,6 +25,6 @@ tests_check_server_routes_CFLAGS = $(SERVER_TEST_CFLAGS)
 tests_check_server_routes_LDADD = $(SERVER_TEST_LIBS)
 
 SERVER_E2E = tests/e2e/server_routes.sh tests/e2e/server_errors.sh tests/e2e/server_sigterm.sh \
-	tests/e2e/server_flood.sh
+	tests/e2e/server_flood.sh tests/e2e/server_fail_alloc.sh
 TESTS += $(SERVER_E2E)
 EXTRA_DIST += $(SERVER_E2E) tests/e2e/server_lib.sh tests/e2e/server_gen.sh
