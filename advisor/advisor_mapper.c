@@ -430,6 +430,50 @@ static enum mapper_kind event_kind(const json_t *ev, const char **scope)
     return MAPPER_REST;
 }
 
+/* The proposal's intent_summary: what the rule allows, in words
+ * ("Allow /usr/bin/git to connect to h:443 with L7 inspection. Allowed
+ * paths: GET /x. Seen 2 times."). */
+static void intent_summary(const struct mapper_group *g, const json_t *rules, char *why,
+                           size_t whylen)
+{
+    size_t wl;
+
+    wl = (size_t)snprintf(why, whylen, "Allow %s to connect to %s:%lld", g->binary, g->host,
+                          (long long)g->port);
+    if (g->kind != MAPPER_REST && wl < whylen) {
+        wl += (size_t)snprintf(why + wl, whylen - wl, " with %s inspection on %s. Allowed:",
+                               g->kind == MAPPER_GRAPHQL ? "GraphQL" : "WebSocket", g->scope);
+    } else if (json_array_size(rules) > 0 && wl < whylen) {
+        wl += (size_t)snprintf(why + wl, whylen - wl, " with L7 inspection. Allowed paths:");
+    }
+    for (size_t i = 0; i < json_array_size(rules) && wl < whylen; i++) {
+        const json_t *al = json_object_get(json_array_get(rules, i), "allow");
+        const json_t *f = json_object_get(al, "fields");
+        if (f == NULL) {
+            wl += (size_t)snprintf(why + wl, whylen - wl, "%s %s %s", i > 0 ? "," : "",
+                                   json_string_value(json_object_get(al, "method")),
+                                   json_string_value(json_object_get(al, "path")));
+            continue;
+        }
+        /* a GraphQL operation: "mutation CreateIssue {createIssue}" */
+        const char *on = json_string_value(json_object_get(al, "operation_name"));
+        wl += (size_t)snprintf(why + wl, whylen - wl, "%s %s%s%s {", i > 0 ? "," : "",
+                               json_string_value(json_object_get(al, "operation_type")),
+                               on != NULL ? " " : "", on != NULL ? on : "");
+        for (size_t j = 0; j < json_array_size(f) && wl < whylen; j++) {
+            wl += (size_t)snprintf(why + wl, whylen - wl, "%s%s", j > 0 ? "," : "",
+                                   json_string_value(json_array_get(f, j)));
+        }
+        if (wl < whylen) {
+            wl += (size_t)snprintf(why + wl, whylen - wl, "}");
+        }
+    }
+    if (wl < whylen) {
+        snprintf(why + wl, whylen - wl, ". Seen %lld time%s.", (long long)g->count,
+                 g->count == 1 ? "" : "s");
+    }
+}
+
 /* advisor_mapper_proposal, and when 'model' is not NULL the model's
  * reading of the proposal into it (the one parse that also validates it),
  * so that the flush hands both to the lifecycle. */
@@ -446,7 +490,6 @@ static json_t *mapper_proposal(const struct mapper_group *g, const json_t *prior
     json_t *rule;
     json_t *rules;
     const char *blocked;
-    size_t wl;
     json_t *prop;
     char *text;
     struct model_diags *d;
@@ -496,40 +539,7 @@ static json_t *mapper_proposal(const struct mapper_group *g, const json_t *prior
         return NULL;
     }
     advisor_mapper_rule_name(host, port, name, sizeof(name));
-    wl = (size_t)snprintf(why, sizeof(why), "Allow %s to connect to %s:%lld", binary, host,
-                          (long long)port);
-    if (g->kind != MAPPER_REST && wl < sizeof(why)) {
-        wl += (size_t)snprintf(why + wl, sizeof(why) - wl, " with %s inspection on %s. Allowed:",
-                               g->kind == MAPPER_GRAPHQL ? "GraphQL" : "WebSocket", g->scope);
-    } else if (json_array_size(rules) > 0 && wl < sizeof(why)) {
-        wl += (size_t)snprintf(why + wl, sizeof(why) - wl, " with L7 inspection. Allowed paths:");
-    }
-    for (size_t i = 0; i < json_array_size(rules) && wl < sizeof(why); i++) {
-        const json_t *al = json_object_get(json_array_get(rules, i), "allow");
-        const json_t *f = json_object_get(al, "fields");
-        if (f == NULL) {
-            wl += (size_t)snprintf(why + wl, sizeof(why) - wl, "%s %s %s", i > 0 ? "," : "",
-                                   json_string_value(json_object_get(al, "method")),
-                                   json_string_value(json_object_get(al, "path")));
-            continue;
-        }
-        /* a GraphQL operation: "mutation CreateIssue {createIssue}" */
-        const char *on = json_string_value(json_object_get(al, "operation_name"));
-        wl += (size_t)snprintf(why + wl, sizeof(why) - wl, "%s %s%s%s {", i > 0 ? "," : "",
-                               json_string_value(json_object_get(al, "operation_type")),
-                               on != NULL ? " " : "", on != NULL ? on : "");
-        for (size_t j = 0; j < json_array_size(f) && wl < sizeof(why); j++) {
-            wl += (size_t)snprintf(why + wl, sizeof(why) - wl, "%s%s", j > 0 ? "," : "",
-                                   json_string_value(json_array_get(f, j)));
-        }
-        if (wl < sizeof(why)) {
-            wl += (size_t)snprintf(why + wl, sizeof(why) - wl, "}");
-        }
-    }
-    if (wl < sizeof(why)) {
-        snprintf(why + wl, sizeof(why) - wl, ". Seen %lld time%s.", (long long)g->count,
-                 g->count == 1 ? "" : "s");
-    }
+    intent_summary(g, rules, why, sizeof(why));
     json_decref(rules);
     *confidence = advisor_mapper_confidence(g->count, port, g->ssrf);
     prop = json_pack("{s:s,s:[{s:{s:s,s:o}}]}", "intent_summary", why, "operations", "addRule",
@@ -742,12 +752,9 @@ static bool add_event(struct advisor_mapper *m, const char *sandbox, const json_
     enum mapper_kind kind = event_kind(ev, &scope);
     json_t *gql = NULL;
 
-    if (!field_ok(host) || strlen(host) >= sizeof(lower) || port < 1 || port > 65535) {
+    if (!field_ok(host) || !model_host_lower(host, lower, sizeof(lower)) || port < 1 ||
+        port > 65535) {
         return false;
-    }
-    for (size_t i = 0; host[i] != '\0'; i++) {
-        lower[i] = (char)tolower((unsigned char)host[i]);
-        lower[i + 1] = '\0';
     }
     if (!field_ok(bin)) {
         bin = "-";
