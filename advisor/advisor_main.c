@@ -43,6 +43,7 @@
 
 struct options {
     const char *data_dir;
+    const char *store; /* --store, else data_dir (its advisor.db) */
     const char *config;
     const char *token_file;
     const char *bind;
@@ -57,7 +58,10 @@ struct options {
 };
 
 static const struct pv_opt advisor_opts[] = {
-    {"data-dir", "DIR", "where the store (advisor.db) lives; created if missing", 0},
+    {"data-dir", "DIR", "keys, tokens and (by default) the store advisor.db; created if missing",
+     0},
+    {"store", "URL",
+     "sqlite:FILE (default DIR/advisor.db) or postgresql://... (docs/operations.md#postgresql)", 0},
     {"port", "N", "listen port (default " PV_STR(ADVISOR_DEFAULT_PORT) "; 0 picks a free port)", 0},
     {"bind", "ADDR", "listen address (default 127.0.0.1)", 0},
     {"token-file", "FILE", "read the admin bearer token from FILE", 0},
@@ -82,7 +86,7 @@ static const struct pv_opt advisor_opts[] = {
 
 static const struct pv_cmd advisor_cmd = {
     .prog = "proviso-advisor",
-    .synopsis = "--data-dir DIR [--port N] [--bind ADDR]\n"
+    .synopsis = "--data-dir DIR [--store URL] [--port N] [--bind ADDR]\n"
                 "                       [--token-file FILE | --token-fd N] [--config FILE]\n"
                 "                       [--prover URL --prover-token-file FILE] "
                 "[--prover-exe PATH]\n"
@@ -108,6 +112,7 @@ static void parse_args(int argc, char **argv, struct options *o)
     memset(o, 0, sizeof(*o));
     pv_args_server(&advisor_cmd, argc, argv, &a, &o->srv);
     o->data_dir = pv_args_get(&a, "data-dir");
+    o->store = pv_args_get(&a, "store");
     o->bind = pv_args_get(&a, "bind");
     o->token_file = pv_args_get(&a, "token-file");
     o->config = pv_args_get(&a, "config");
@@ -127,6 +132,16 @@ static void parse_args(int argc, char **argv, struct options *o)
     }
     if (o->data_dir == NULL) {
         exit(pv_args_usage(&advisor_cmd, "--data-dir is required"));
+    }
+    if (o->store == NULL) {
+        o->store = o->data_dir;
+    } else if (strncmp(o->store, "sqlite:", 7) != 0 &&
+               strncmp(o->store, "postgresql://", 13) != 0 &&
+               strncmp(o->store, "postgres://", 11) != 0) {
+        exit(pv_args_usage(&advisor_cmd, "--store takes sqlite:FILE, postgresql://... or "
+                                         "postgres://..."));
+    } else if (strcmp(o->store, "sqlite:") == 0) {
+        exit(pv_args_usage(&advisor_cmd, "--store sqlite: needs a file name"));
     }
     if (o->since > 0 && !o->export_audit) {
         pv_fatal("--since goes with --export-audit");
@@ -417,7 +432,7 @@ static int export_audit(const struct options *o)
     if (!pv_ok(advisor_audit_open(o->data_dir, err, sizeof(err)))) {
         pv_fatal("audit key: %s", err);
     }
-    if (!pv_ok(store_open(o->data_dir, &st, err, sizeof(err)))) {
+    if (!pv_ok(store_open(o->store, &st, err, sizeof(err)))) {
         pv_fatal("store: %s", err);
     }
     {
@@ -504,7 +519,11 @@ int main(int argc, char **argv)
     }
 
     /* Open once on the main thread: migrations run here, before any worker. */
-    if (!pv_ok(store_open(o.data_dir, &st, err, sizeof(err)))) {
+    if (strlen(o.store) >= sizeof(a.cfg.store)) {
+        pv_fatal("--store: too long");
+    }
+    snprintf(a.cfg.store, sizeof(a.cfg.store), "%s", o.store);
+    if (!pv_ok(store_open(o.store, &st, err, sizeof(err)))) {
         pv_fatal("store: %s", err);
     }
     if (!pv_ok(advisor_audit_open(o.data_dir, err, sizeof(err)))) {
@@ -536,7 +555,7 @@ int main(int argc, char **argv)
         pv_fatal("store: cannot read the sandboxes: %s", store_errmsg(st));
     }
     store_close(st);
-    a.group = store_group_open(o.data_dir, err, sizeof(err));
+    a.group = store_group_open(o.store, err, sizeof(err));
     if (a.group == NULL) {
         pv_fatal("store: %s", err);
     }
@@ -601,7 +620,13 @@ int main(int argc, char **argv)
     if (a.admin.generated_path != NULL) {
         pv_log_info("admin token file: %s (mode 0600, removed on exit)", a.admin.generated_path);
     }
-    pv_log_info("store: %s/advisor.db", o.data_dir);
+    if (o.store == o.data_dir) {
+        pv_log_info("store: %s/advisor.db", o.data_dir);
+    } else {
+        char shown[512];
+        store_describe(o.store, shown, sizeof(shown));
+        pv_log_info("store: %s", shown);
+    }
     /* Scripts wait for this line. */
     pv_log_info("listening on %s port %u", a.cfg.http.bind, (unsigned)httpd_port(http));
     if (!pv_ok(pv_notify_ready())) {

@@ -34,10 +34,15 @@ struct store;
 /* The schema version this build writes (migrations run on open). */
 #define STORE_SCHEMA_VERSION 5
 
-/* Open (creating when missing) the store in directory 'dir'. A newer schema
- * than STORE_SCHEMA_VERSION is refused. Message in 'err' on failure. */
+/* Open (creating when missing) the store at 'dir': a directory (its
+ * advisor.db), sqlite:FILE, or a libpq URI postgresql://... or
+ * postgres://... (store_pg.c; the schema is created in that database). A
+ * newer schema than STORE_SCHEMA_VERSION is refused. Message in 'err' on
+ * failure. */
 pv_result store_open(const char *dir, struct store **out, char *err, size_t errlen) PV_WUR;
 void store_close(struct store *s);
+/* Where a store location points, for logs: never a password. */
+void store_describe(const char *loc, char *buf, size_t len);
 /* The last error message of this connection (for logs). */
 const char *store_errmsg(const struct store *s);
 

@@ -13,7 +13,8 @@ TESTS += tests/check_advisor_store tests/check_advisor_rule tests/check_advisor_
 tests_check_advisor_hold_SOURCES = tests/check_advisor_hold.c
 tests_check_advisor_hold_CFLAGS = $(ADVISOR_TEST_CFLAGS)
 tests_check_advisor_hold_LDADD = $(ADVISOR_TEST_LIBS)
-tests_check_advisor_store_SOURCES = tests/check_advisor_store.c
+tests_check_advisor_store_SOURCES = tests/check_advisor_store.c tests/check_store_util.c \
+	tests/check_store_util.h
 tests_check_advisor_store_CFLAGS = $(ADVISOR_TEST_CFLAGS)
 tests_check_advisor_store_LDADD = $(ADVISOR_TEST_LIBS)
 tests_check_advisor_mapper_SOURCES = tests/check_advisor_mapper.c
@@ -22,7 +23,8 @@ tests_check_advisor_mapper_LDADD = $(ADVISOR_TEST_LIBS)
 tests_check_advisor_rule_SOURCES = tests/check_advisor_rule.c
 tests_check_advisor_rule_CFLAGS = $(ADVISOR_TEST_CFLAGS)
 tests_check_advisor_rule_LDADD = $(ADVISOR_TEST_LIBS)
-tests_check_advisor_chunk_SOURCES = tests/check_advisor_chunk.c
+tests_check_advisor_chunk_SOURCES = tests/check_advisor_chunk.c tests/check_store_util.c \
+	tests/check_store_util.h
 tests_check_advisor_chunk_CFLAGS = $(ADVISOR_TEST_CFLAGS)
 tests_check_advisor_chunk_LDADD = $(ADVISOR_TEST_LIBS)
 tests_check_cli_text_SOURCES = tests/check_cli_text.c cli/cli_http.c cli/cli_chunk.c

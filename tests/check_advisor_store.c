@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* check_advisor_store.c - the SQLite store: schema, records, compare-and-set
+/* check_advisor_store.c - the store: schema, records, compare-and-set
  *
  * Each test opens a fresh store in a temporary directory. What a wrong store
  * would break: migrations refusing a newer schema, a duplicate sandbox name,
  * a status write that does not check the status it read, revision and event
  * numbering, content addressing, a rolled-back transaction leaving traces,
- * and a committed one not surviving a reopen.
+ * and a committed one not surviving a reopen. The same tests run on SQLite
+ * and, with PV_TEST_STORE set (tests/advisor_store_pg.sh), on PostgreSQL.
  */
 #include "config.h"
 
 #include <check.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +19,7 @@
 #include "advisor/advisor.h"
 #include "advisor/store.h"
 #include "model/model.h"
+#include "tests/check_store_util.h"
 
 static char dir[64];
 
@@ -29,7 +30,7 @@ static struct store *fresh(void)
 
     snprintf(dir, sizeof(dir), "/tmp/pv-store.XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(dir));
-    ck_assert(pv_ok(store_open(dir, &s, err, sizeof(err))));
+    ck_assert_msg(pv_ok(store_open(check_store_reset(dir), &s, err, sizeof(err))), "%s", err);
     return s;
 }
 
@@ -209,7 +210,7 @@ START_TEST(test_transactions_and_events)
     ck_assert(pv_ok(store_commit(s)));
     ck_assert_int_eq(e.seq, 3); /* the rolled-back event left no gap */
     /* A second connection sees the committed state. */
-    ck_assert(pv_ok(store_open(dir, &again, err, sizeof(err))));
+    ck_assert(pv_ok(store_open(check_store_loc(dir), &again, err, sizeof(err))));
     ck_assert(pv_ok(store_event_each(again, 0, 100, count_events, &last)));
     ck_assert_int_eq(last, 3);
     v = store_setting_get(again, "", "k");
@@ -226,19 +227,17 @@ START_TEST(test_newer_schema_refused)
 {
     struct store *s = fresh();
     struct store *again = NULL;
-    sqlite3 *db;
     char path[128];
     char err[256];
 
     store_close(s);
-    snprintf(path, sizeof(path), "%s/advisor.db", dir);
-    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL), SQLITE_OK);
-    sqlite3_close(db);
-    ck_assert(!pv_ok(store_open(dir, &again, err, sizeof(err))));
+    ck_assert(
+        check_store_sql(dir, "PRAGMA user_version = 99", "UPDATE schema_version SET version = 99"));
+    ck_assert(!pv_ok(store_open(check_store_loc(dir), &again, err, sizeof(err))));
     ck_assert_ptr_nonnull(strstr(err, "newer than this build"));
     ck_assert(!pv_ok(store_open("/nonexistent/dir", &again, err, sizeof(err))));
-    ck_assert(pv_ok(store_open(dir, &s, err, sizeof(err))) == false);
+    ck_assert(pv_ok(store_open(check_store_loc(dir), &s, err, sizeof(err))) == false);
+    snprintf(path, sizeof(path), "%s/advisor.db", dir);
     unlink(path);
     snprintf(path, sizeof(path), "%s/advisor.db-wal", dir);
     unlink(path);
@@ -273,8 +272,6 @@ END_TEST
 START_TEST(test_setting_read)
 {
     struct store *s = fresh();
-    sqlite3 *db;
-    char path[128];
     char *v = PV_UNCONST("sentinel");
 
     ck_assert(pv_ok(store_setting_read(s, "a", "peer_address_ranges", &v)));
@@ -283,10 +280,7 @@ START_TEST(test_setting_read)
     ck_assert(pv_ok(store_setting_read(s, "a", "peer_address_ranges", &v)));
     ck_assert_str_eq(v, "[\"10.0.0.0/8\"]");
     free(v);
-    snprintf(path, sizeof(path), "%s/advisor.db", dir);
-    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(db, "DROP TABLE settings", NULL, NULL, NULL), SQLITE_OK);
-    sqlite3_close(db);
+    ck_assert(check_store_sql(dir, "DROP TABLE settings", "DROP TABLE settings"));
     v = PV_UNCONST("sentinel");
     ck_assert_int_eq(store_setting_read(s, "a", "peer_address_ranges", &v).err, PV_ERR_IO);
     ck_assert_ptr_null(v);
