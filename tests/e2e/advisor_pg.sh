@@ -1,0 +1,177 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# advisor_pg.sh - proviso-advisor --store postgresql://... with real processes
+# on loopback: a throwaway PostgreSQL cluster on a Unix socket
+# (tests/pg_lib.sh), the advisor with its prover child, proviso-proxy
+# --advisor, the logging upstream and curl as the agent.
+#
+# The loop: an agent's rule is proved, auto-approved and loaded (revision 2)
+# and the retried request reaches the upstream; a manual proposal waits for a
+# reviewer, a stale review token is refused, the right one approves
+# (revision 3). Then a stream of acknowledged setting writes is cut by
+# kill -9 of the advisor and an immediate (crash) stop of PostgreSQL; after
+# both restart nothing acknowledged is missing, the revisions and rules are
+# intact, a fresh proxy loads revision 3 from the restarted advisor and the
+# upstream gets the approved request, and `proviso audit verify` passes on
+# the export. Nothing is written to the data directory's advisor.db. Bad
+# --store values fail at start with a clear message.
+. "$(dirname "$0")/proxy_lib.sh"
+. "$(dirname "$0")/advisor_proxy_lib.sh"
+. "$SRC/tests/pg_lib.sh"
+
+if ! pg_have; then
+    echo "SKIP: the PostgreSQL server is not installed (/usr/lib/postgresql/*/bin/initdb)"
+    exit 77
+fi
+trap 'cleanup; pg_stop' EXIT
+pg_start "$BUILD/tests" || { echo "cannot start a PostgreSQL cluster"; exit 1; }
+
+# ---------------------------------------------------------------------------
+# start-up errors: refused with a message, nothing crashes
+# ---------------------------------------------------------------------------
+
+"$ADVISOR_BIN" --data-dir "$T/bad.d" --store mysql://x >"$T/bad1.log" 2>&1
+expect_eq "unknown scheme exits 2" 2 "$?"
+expect_has "unknown scheme named" "--store takes sqlite:FILE, postgresql://" "$(cat "$T/bad1.log")"
+"$ADVISOR_BIN" --data-dir "$T/bad.d" --port 0 --store "postgresql:///nosuchdb?host=$PG_DIR/sock&user=proviso&password=s3cret" \
+    >"$T/bad2.log" 2>&1
+rc=$?
+expect_eq "missing database: start-up error" 2 "$rc"
+expect_has "missing database named" 'database "nosuchdb" does not exist' "$(cat "$T/bad2.log")"
+expect_not "no password in the message" "s3cret" "$(cat "$T/bad2.log")"
+
+# ---------------------------------------------------------------------------
+# the loop on PostgreSQL
+# ---------------------------------------------------------------------------
+
+"$UPSTREAM_BIN" --port-file "$T/up.port" --log "$T/up.log" 2>"$T/up.err" &
+PIDS="$PIDS $!"
+wait_file "$T/up.port" || { echo "upstream did not start"; exit 1; }
+read -r UP _ <"$T/up.port"
+cat >"$T/base.yaml" <<YAML
+version: 1
+network_policies:
+  api:
+    endpoints:
+      - host: 127.0.0.1
+        port: $UP
+        protocol: rest
+        enforcement: enforce
+        rules:
+          - allow: {method: GET, path: /allowed}
+    binaries:
+      - path: /usr/bin/curl
+YAML
+printf 'mapper_flush_interval_ms: 3600000\n' >"$T/quiet.yaml"
+
+start_advisor ADV --config "$T/quiet.yaml" --store "$PG_URL"
+expect_has "the store is named" "dbname=proviso host=$PG_DIR/sock" "$(grep -F 'store: ' "$T/ADV.log")"
+sandbox ADV one "$T/base.yaml"
+out=$(adm ADV PUT /v1/settings/agent_policy_proposals_enabled '{"value":true}')
+expect_eq "proposals on" 200 "$(code "$out")"
+out=$(adm ADV PUT /v1/sandboxes/one/settings/proposal_approval_mode '{"value":"auto"}')
+expect_eq "auto mode" 200 "$(code "$out")"
+start_aproxy P1 ADV one
+wait_log "$T/P1.log" "advisor revision 1 loaded" || fail "proxy never loaded revision 1"
+
+out=$(via P1 "http://127.0.0.1:$UP/data")
+expect_eq "denied before the proposal" 403 "$(code "$out")"
+out=$(via P1 -d "$(rule data_read 127.0.0.1 "$UP" GET /data)" http://policy.local/v1/proposals)
+expect_eq "submitted" "202 submitted" "$(code "$out") $(jget "$out" .status)"
+ID=$(jget "$out" '.accepted_chunk_ids[0]')
+out=$(via P1 "http://policy.local/v1/proposals/$ID/wait?timeout=20")
+expect_eq "auto-approved, revision 2" "200 approved 2" \
+    "$(code "$out") $(jget "$out" .status) $(jget "$out" .approved_revision)"
+wait_log "$T/P1.log" "advisor revision 2 loaded" || fail "proxy never loaded revision 2"
+out=$(via P1 "http://127.0.0.1:$UP/data")
+expect_eq "retried request allowed" 200 "$(code "$out")"
+if up_got "GET /data"; then pass; else fail "the upstream never got GET /data"; fi
+
+out=$(adm ADV PUT /v1/sandboxes/one/settings/proposal_approval_mode '{"value":"manual"}')
+expect_eq "manual mode" 200 "$(code "$out")"
+out=$(via P1 -d "$(rule manual_read 127.0.0.1 "$UP" GET /manual)" http://policy.local/v1/proposals)
+MID=$(jget "$out" '.accepted_chunk_ids[0]')
+out=$(via P1 "http://policy.local/v1/proposals/$MID/wait?timeout=1")
+expect_eq "pending" "pending" "$(jget "$out" .status)"
+TOKEN=$(jget "$out" .review_token)
+out=$(adm ADV POST "/v1/sandboxes/one/proposals/$MID/approve" '{"review_token":"stale"}')
+expect_eq "stale review token refused" 412 "$(code "$out")"
+out=$(adm ADV POST "/v1/sandboxes/one/proposals/$MID/approve" "{\"review_token\":\"$TOKEN\"}")
+expect_eq "reviewer approves" 200 "$(code "$out")"
+out=$(adm ADV POST "/v1/sandboxes/one/proposals/$MID/approve" "{\"review_token\":\"$TOKEN\"}")
+expect_eq "a second approval with the same token is refused" 409 "$(code "$out")"
+out=$(adm ADV GET /v1/sandboxes/one/policy)
+expect_eq "revision 3 after the approval" 3 "$(jget "$out" .revision)"
+wait_log "$T/P1.log" "advisor revision 3 loaded" || fail "proxy never loaded revision 3"
+
+# ---------------------------------------------------------------------------
+# kill -9 of the advisor and a crash of PostgreSQL during acknowledged writes
+# ---------------------------------------------------------------------------
+
+WRITES=${PG_WRITES:-4000}
+i=0
+while [ "$i" -lt "$WRITES" ]; do
+    if [ $((i % 2)) -eq 0 ]; then v=auto; else v=manual; fi
+    printf 'url = "http://127.0.0.1:%s/v1/settings/proposal_approval_mode"\n' "$ADV_PORT"
+    printf 'request = "PUT"\nheader = "Authorization: Bearer %s"\n' "$(cat "$T/ADV.admin")"
+    printf 'header = "Content-Type: application/json"\ndata = "{\\"value\\":\\"%s\\"}"\n' "$v"
+    printf 'output = "/dev/null"\nwrite-out = "%%{http_code}\\n"\n'
+    [ $((i + 1)) -lt "$WRITES" ] && printf 'next\n'
+    i=$((i + 1))
+done >"$T/curl.cfg"
+before=$(adm ADV GET "/v1/events?limit=1000" | sed 's/|[0-9]*$//' |
+    "$JQ" '[.events[] | select(.kind == "CONFIG:SETTING")] | length')
+"$CURL" -s -K "$T/curl.cfg" >"$T/codes" 2>/dev/null &
+CURL_PID=$!
+n=0
+while kill -0 "$CURL_PID" 2>/dev/null; do
+    n=$(wc -l <"$T/codes")
+    [ "$n" -ge $((WRITES / 2)) ] && break
+    sleep 0.02
+done
+kill -KILL "$ADV_PID"
+pg_crash
+wait "$ADV_PID" 2>/dev/null
+wait "$CURL_PID" 2>/dev/null
+ACKED=$(grep -c '^200$' "$T/codes")
+echo "# $ACKED of $WRITES setting writes acknowledged before kill -9 and the crash"
+[ "$ACKED" -gt 0 ] && [ "$ACKED" -lt "$WRITES" ] && pass ||
+    fail "the kill did not land inside the writes ($ACKED of $WRITES)"
+eq_prefix=$(grep -n -v '^200$' "$T/codes" | head -n 1 | cut -d: -f1)
+expect_eq "acknowledged writes are a prefix" "$((ACKED + 1))" "${eq_prefix:-$((ACKED + 1))}"
+
+pg_restart || fail "PostgreSQL did not restart"
+start_advisor ADV --config "$T/quiet.yaml" --store "$PG_URL"
+expect_has "the restarted advisor checked its chain" "the store agrees with its chain" \
+    "$(grep -F 'audit: ' "$T/ADV.log")"
+after=$(adm ADV GET "/v1/events?limit=5000" | sed 's/|[0-9]*$//' |
+    "$JQ" '[.events[] | select(.kind == "CONFIG:SETTING")] | length')
+got=$((after - before))
+if [ "$got" -ge "$ACKED" ] && [ "$got" -le $((ACKED + 1)) ]; then pass; else
+    fail "acknowledged setting writes: $ACKED answered, $got recorded"
+fi
+out=$(adm ADV GET /v1/sandboxes/one/policy)
+expect_eq "revision 3 survived" 3 "$(jget "$out" .revision)"
+expect_has "the approved rule survived" "path: /manual" "$(jget "$out" .policy_yaml)"
+out=$(adm ADV GET "/v1/sandboxes/one/proposals/$MID")
+expect_eq "the approval survived" approved "$(jget "$out" .status)"
+
+start_aproxy P2 ADV one
+wait_log "$T/P2.log" "advisor revision 3 loaded" || fail "a fresh proxy did not load revision 3"
+: >"$T/up.log"
+out=$(via P2 "http://127.0.0.1:$UP/manual")
+expect_eq "the approved request passes after the restart" 200 "$(code "$out")"
+if up_got "GET /manual"; then pass; else fail "the upstream never got GET /manual"; fi
+out=$(via P2 "http://127.0.0.1:$UP/other")
+expect_eq "an unapproved request is still denied" 403 "$(code "$out")"
+if up_got "GET /other"; then fail "the upstream got GET /other"; else pass; fi
+
+"$BUILD/proviso" audit export --advisor "http://127.0.0.1:$ADV_PORT" --token-file "$T/ADV.admin" \
+    >"$T/a.jsonl"
+expect_eq "audit export" 0 "$?"
+pub=$("$BUILD/proviso" audit pubkey --advisor "http://127.0.0.1:$ADV_PORT" --token-file "$T/ADV.admin")
+vout=$("$BUILD/proviso" audit verify "$T/a.jsonl" --pubkey "$pub" 2>&1)
+expect_eq "the chain verifies after kill -9 and the crash" 0 "$?"
+echo "# $vout"
+if [ -e "$T/ADV.d/advisor.db" ]; then fail "an SQLite advisor.db was written"; else pass; fi
+finish
