@@ -36,6 +36,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,12 +149,44 @@ static void set_err(struct store *s, const char *what)
     }
 }
 
+#define SESSION_SETTINGS \
+    "SET synchronous_commit = on; SET lock_timeout = '30s'; SET client_min_messages = warning"
+
+/* A connection the server dropped (a restart, a failover) is opened again
+ * before the next statement outside a transaction; never inside one, where
+ * the transaction is lost and the caller sees the failure. */
+static void reconnect(struct store *s)
+{
+    PGresult *res;
+
+    if (s->in_tx) {
+        return;
+    }
+    if (PQstatus(s->pg->conn) == CONNECTION_OK) {
+        /* An idle connection has nothing to read unless the server closed
+         * it (or sent a notice): PQconsumeInput then finds the end and
+         * marks the connection bad, without a failed statement first. */
+        struct pollfd p = {.fd = PQsocket(s->pg->conn), .events = POLLIN};
+        if (p.fd < 0 || poll(&p, 1, 0) <= 0 || PQconsumeInput(s->pg->conn) == 1) {
+            return;
+        }
+    }
+    PQreset(s->pg->conn);
+    if (PQstatus(s->pg->conn) == CONNECTION_OK) {
+        res = PQexec(s->pg->conn, SESSION_SETTINGS);
+        PQclear(res);
+    }
+}
+
 /* Run a command without parameters; PV_ERR_IO on failure. */
 static pv_result pg_exec(struct store *s, const char *sql)
 {
-    PGresult *res = PQexec(s->pg->conn, sql);
-    ExecStatusType st = PQresultStatus(res);
+    PGresult *res;
+    ExecStatusType st;
 
+    reconnect(s);
+    res = PQexec(s->pg->conn, sql);
+    st = PQresultStatus(res);
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
         set_err(s, NULL);
         PQclear(res);
@@ -197,8 +230,19 @@ static PGresult *pg_query(struct store *s, const char *sql, const char *types, .
         }
     }
     va_end(ap);
+    reconnect(s);
     res = PQexecParams(s->pg->conn, sql, (int)n, NULL, vals, NULL, NULL, 0);
     st = PQresultStatus(res);
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && !s->in_tx &&
+        PQstatus(s->pg->conn) != CONNECTION_OK && strncmp(sql, "SELECT", 6) == 0) {
+        /* A read outside a transaction on a connection found dead: once
+         * more on a new one (a write is not repeated: it may have
+         * committed before the connection died). */
+        PQclear(res);
+        reconnect(s);
+        res = PQexecParams(s->pg->conn, sql, (int)n, NULL, vals, NULL, NULL, 0);
+        st = PQresultStatus(res);
+    }
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
         set_err(s, NULL);
         PQclear(res);
@@ -349,9 +393,7 @@ pv_result store_pg_open(const char *uri, struct store *s, char *err, size_t errl
     }
     /* synchronous_commit on: a COMMIT waits for its WAL flush. lock_timeout
      * bounds a wait for the writer lock like SQLite's busy timeout. */
-    if (!pv_ok(pg_exec(s, "SET synchronous_commit = on; SET lock_timeout = '30s'; "
-                          "SET client_min_messages = warning")) ||
-        !pv_ok(pg_migrate(s, err, errlen))) {
+    if (!pv_ok(pg_exec(s, SESSION_SETTINGS)) || !pv_ok(pg_migrate(s, err, errlen))) {
         if (err[0] == '\0') {
             snprintf(err, errlen, "postgresql: %s", s->pg->err);
         }
@@ -382,31 +424,23 @@ pv_result store_pg_exec(struct store *s, const char *sql)
     return pg_exec(s, sql);
 }
 
-/* A connection the server dropped (restart, failover) is re-opened before
- * a transaction starts; never inside one. */
-static void reconnect(struct store *s)
-{
-    if (PQstatus(s->pg->conn) != CONNECTION_OK) {
-        PQreset(s->pg->conn);
-        if (PQstatus(s->pg->conn) == CONNECTION_OK) {
-            (void)pg_exec(s, "SET synchronous_commit = on; SET lock_timeout = '30s'; "
-                             "SET client_min_messages = warning");
-        }
-    }
-}
-
 pv_result store_pg_begin(struct store *s, bool write)
 {
-    reconnect(s);
-    if (write) {
-        PV_GUARD(pg_exec(s, "BEGIN ISOLATION LEVEL READ COMMITTED"));
-        if (!pv_ok(pg_exec(s, "SELECT pg_advisory_xact_lock(" WRITER_LOCK ")"))) {
-            (void)pg_exec(s, "ROLLBACK");
-            PV_BAIL(PV_ERR_IO);
-        }
-        return PV_RESULT_OK;
+    const char *begin = write ? "BEGIN ISOLATION LEVEL READ COMMITTED"
+                              : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+
+    /* libpq notices a dropped connection only when a statement fails: a
+     * BEGIN that failed on a lost connection is tried once more on a new
+     * one (nothing was done yet). */
+    if (!pv_ok(pg_exec(s, begin))) {
+        PV_ENSURE(PQstatus(s->pg->conn) != CONNECTION_OK, PV_ERR_IO);
+        PV_GUARD(pg_exec(s, begin));
     }
-    return pg_exec(s, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    if (write && !pv_ok(pg_exec(s, "SELECT pg_advisory_xact_lock(" WRITER_LOCK ")"))) {
+        (void)pg_exec(s, "ROLLBACK");
+        PV_BAIL(PV_ERR_IO);
+    }
+    return PV_RESULT_OK;
 }
 
 pv_result store_pg_commit(struct store *s)
@@ -435,6 +469,7 @@ pv_result store_pg_blob_put(struct store *s, const void *data, size_t len, const
     ExecStatusType st;
 
     PV_ENSURE(len <= INT32_MAX, PV_ERR_TOOBIG);
+    reconnect(s);
     res = PQexecParams(s->pg->conn,
                        "INSERT INTO blobs (sha256, data) VALUES ($1, $2) ON CONFLICT DO NOTHING", 2,
                        NULL, vals, lens, fmts, 0);
@@ -450,10 +485,12 @@ pv_result store_pg_blob_put(struct store *s, const void *data, size_t len, const
 char *store_pg_blob_get(struct store *s, const char *sha, size_t *len)
 {
     const char *vals[1] = {sha};
-    PGresult *res = PQexecParams(s->pg->conn, "SELECT data FROM blobs WHERE sha256 = $1", 1, NULL,
-                                 vals, NULL, NULL, 1);
+    PGresult *res;
     char *out = NULL;
 
+    reconnect(s);
+    res = PQexecParams(s->pg->conn, "SELECT data FROM blobs WHERE sha256 = $1", 1, NULL, vals, NULL,
+                       NULL, 1);
     if (PQresultStatus(res) != PGRES_TUPLES_OK) {
         set_err(s, NULL);
     } else if (PQntuples(res) == 1) {

@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -352,6 +353,143 @@ START_TEST(test_peer_ranges)
 }
 END_TEST
 
+/* Writers on separate connections (threads) never interleave a read and
+ * the write that depends on it: a read-modify-write counter loses no
+ * update, revision numbers and event seqs are contiguous, every event
+ * names the seal of the one before it (one chain, no fork), and of the
+ * writers that read a chunk as pending exactly one moves it. On SQLite
+ * this is BEGIN IMMEDIATE; on PostgreSQL the writer lock (store_pg.c). */
+#define WRITERS 4
+#define ROUNDS 40
+
+struct writer {
+    int id;
+    int64_t sandbox;
+    int cas_won;
+    int failed;
+};
+
+static void *writer_main(void *arg)
+{
+    struct writer *w = arg;
+    struct store *s = NULL;
+    char err[256];
+
+    if (!pv_ok(store_open(check_store_loc(dir), &s, err, sizeof(err)))) {
+        w->failed++;
+        return NULL;
+    }
+    for (int i = 0; i < ROUNDS; i++) {
+        struct store_revision r;
+        struct store_event e;
+        struct store_chunk c;
+        char head[65];
+        char seal[65];
+        char num[32];
+        int64_t seq = 0;
+        char *v;
+
+        memset(&r, 0, sizeof(r));
+        memset(&e, 0, sizeof(e));
+        if (!pv_ok(store_begin(s))) {
+            w->failed++;
+            continue;
+        }
+        v = store_setting_get(s, "", "counter");
+        snprintf(num, sizeof(num), "%lld", (v != NULL ? atoll(v) : 0) + 1);
+        free(v);
+        r.blob = PV_UNCONST("b");
+        r.hash = PV_UNCONST("h");
+        r.cause = PV_UNCONST("t");
+        snprintf(seal, sizeof(seal), "%064d", w->id * 1000 + i);
+        e.sandbox = PV_UNCONST("");
+        e.kind = PV_UNCONST("T");
+        e.line = PV_UNCONST("x");
+        e.json = PV_UNCONST("{}");
+        e.record = head;
+        e.seal = seal;
+        if (!pv_ok(store_setting_put(s, "", "counter", num)) ||
+            !pv_ok(store_rev_put(s, w->sandbox, &r)) || !pv_ok(store_event_head(s, &seq, head)) ||
+            !pv_ok(store_event_append(s, &e))) {
+            store_rollback(s);
+            w->failed++;
+            continue;
+        }
+        if (i == ROUNDS / 2 && pv_ok(store_chunk_get(s, w->sandbox, "c1", &c))) {
+            if (strcmp(c.status, "pending") == 0) {
+                free(c.status);
+                c.status = pv_strdup("approved");
+                if (pv_ok(store_chunk_update(s, &c, "pending"))) {
+                    w->cas_won++;
+                }
+            }
+            store_chunk_clear(&c);
+        }
+        if (!pv_ok(store_commit(s))) {
+            w->failed++;
+        }
+    }
+    store_close(s);
+    return NULL;
+}
+
+struct chain {
+    int64_t n;
+    int64_t last_seq;
+    bool linked;
+    char prev[65];
+};
+
+static void check_link(void *arg, const struct store_event *e)
+{
+    struct chain *ch = arg;
+
+    ch->n++;
+    if (e->seq != ch->last_seq + 1 || strcmp(e->record, ch->prev) != 0) {
+        ch->linked = false;
+    }
+    ch->last_seq = e->seq;
+    snprintf(ch->prev, sizeof(ch->prev), "%s", e->seal);
+}
+
+START_TEST(test_concurrent_writers)
+{
+    struct store *s = fresh();
+    int64_t sb = make_sandbox(s, "a");
+    struct store_chunk c = chunk("c1", sb);
+    struct writer w[WRITERS];
+    pthread_t th[WRITERS];
+    struct store_revision r;
+    struct chain ch = {.linked = true};
+    int won = 0;
+    char *v;
+
+    ck_assert(pv_ok(store_chunk_insert(s, &c)));
+    memset(ch.prev, '0', 64);
+    for (int i = 0; i < WRITERS; i++) {
+        w[i] = (struct writer){.id = i + 1, .sandbox = sb};
+        ck_assert_int_eq(pthread_create(&th[i], NULL, writer_main, &w[i]), 0);
+    }
+    for (int i = 0; i < WRITERS; i++) {
+        pthread_join(th[i], NULL);
+        ck_assert_int_eq(w[i].failed, 0);
+        won += w[i].cas_won;
+    }
+    ck_assert_int_eq(won, 1);
+    v = store_setting_get(s, "", "counter");
+    ck_assert_ptr_nonnull(v);
+    ck_assert_int_eq(atoll(v), WRITERS * ROUNDS);
+    free(v);
+    ck_assert(pv_ok(store_rev_latest(s, sb, &r)));
+    ck_assert_int_eq(r.rev, WRITERS * ROUNDS);
+    store_revision_clear(&r);
+    ck_assert(pv_ok(store_event_each(s, 0, 100000, check_link, &ch)));
+    ck_assert_int_eq(ch.n, WRITERS * ROUNDS);
+    ck_assert(ch.linked);
+    wipe(s);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("advisor_store");
@@ -365,6 +503,8 @@ static Suite *suite(void)
     tcase_add_test(t, test_delete_cascades);
     tcase_add_test(t, test_setting_read);
     tcase_add_test(t, test_peer_ranges);
+    tcase_add_test(t, test_concurrent_writers);
+    tcase_set_timeout(t, 60);
     suite_add_tcase(s, t);
     return s;
 }

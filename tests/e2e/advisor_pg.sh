@@ -173,5 +173,15 @@ pub=$("$BUILD/proviso" audit pubkey --advisor "http://127.0.0.1:$ADV_PORT" --tok
 vout=$("$BUILD/proviso" audit verify "$T/a.jsonl" --pubkey "$pub" 2>&1)
 expect_eq "the chain verifies after kill -9 and the crash" 0 "$?"
 echo "# $vout"
+# PostgreSQL restarts under the running advisor: the next write opens a new
+# connection (docs/operations.md#postgresql) and is acknowledged durably.
+pg_crash
+pg_restart || fail "PostgreSQL did not restart the second time"
+out=$(adm ADV PUT /v1/settings/proposal_approval_mode '{"value":"manual"}')
+expect_eq "a write after a database restart" 200 "$(code "$out")"
+out=$(adm ADV GET /v1/sandboxes/one/policy)
+expect_eq "a read after a database restart" "200 3" "$(code "$out") $(jget "$out" .revision)"
+out=$(via P2 "http://policy.local/v1/proposals/$MID")
+expect_eq "the agent's view after a database restart" approved "$(jget "$out" .status)"
 if [ -e "$T/ADV.d/advisor.db" ]; then fail "an SQLite advisor.db was written"; else pass; fi
 finish
