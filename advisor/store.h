@@ -6,15 +6,16 @@
  * revisions, proxy load acknowledgements, content-addressed blobs and the
  * event log. The embedded backend is SQLite (store_sqlite.c): WAL,
  * synchronous=FULL, so a committed transaction is on disk before the
- * caller answers. The interface is small enough for a PostgreSQL backend
- * (several advisor replicas behind one database) to implement the same
- * calls: plain records in, plain records out, and explicit transactions.
+ * caller answers. The PostgreSQL backend (store_pg.c) implements the same
+ * calls with the same guarantees (docs/operations.md#postgresql): plain
+ * records in, plain records out, and explicit transactions.
  *
  * Threads: a struct store is one connection; open one per thread
  * (store_open on the same directory) - the advisor's worker threads each own
- * one. Writes happen inside store_begin()/store_commit(): BEGIN IMMEDIATE,
- * so a transaction that read something and then writes it is never
- * interleaved with another writer. A state change and the event that records
+ * one. Writes happen inside store_begin()/store_commit(): BEGIN IMMEDIATE
+ * (on PostgreSQL a transaction-scoped advisory lock), so a transaction that
+ * read something and then writes it is never interleaved with another
+ * writer. A state change and the event that records
  * it are always written in the same transaction.
  *
  * Ownership: records returned by store_*_get are filled into caller storage;
