@@ -257,14 +257,23 @@ int64_t store_now_ms(void)
  * Open, close, transactions
  * ========================================================================= */
 
-static pv_result migrate(struct store *s, char *err, size_t errlen)
+static int user_version(struct store *s)
 {
     sqlite3_stmt *st = store_prep(s, "PRAGMA user_version");
-    int version;
+    int version = -1;
 
-    PV_ENSURE(st != NULL && sqlite3_step(st) == SQLITE_ROW, PV_ERR_IO);
-    version = sqlite3_column_int(st, 0);
+    if (st != NULL && sqlite3_step(st) == SQLITE_ROW) {
+        version = sqlite3_column_int(st, 0);
+    }
     store_done(s, st);
+    return version;
+}
+
+static pv_result migrate(struct store *s, char *err, size_t errlen)
+{
+    int version = user_version(s);
+
+    PV_ENSURE(version >= 0, PV_ERR_IO);
     if (version > STORE_SCHEMA_VERSION) {
         snprintf(err, errlen, "database schema version %d is newer than this build's (%d)", version,
                  STORE_SCHEMA_VERSION);
@@ -272,9 +281,22 @@ static pv_result migrate(struct store *s, char *err, size_t errlen)
     }
     while (version < STORE_SCHEMA_VERSION) {
         char pragma[64];
+        /* The version is read again under the write lock: a connection
+         * that opened the same new database at the same time may have
+         * migrated it while this one waited. */
+        if (!pv_ok(exec(s, "BEGIN IMMEDIATE"))) {
+            snprintf(err, errlen, "schema migration: %s", sqlite3_errmsg(s->db));
+            PV_BAIL(PV_ERR_IO);
+        }
+        version = user_version(s);
+        if (version < 0 || version >= STORE_SCHEMA_VERSION) {
+            (void)exec(s, "ROLLBACK");
+            PV_ENSURE(version >= 0, PV_ERR_IO);
+            break;
+        }
         snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", version + 1);
-        if (!pv_ok(exec(s, "BEGIN IMMEDIATE")) || !pv_ok(exec(s, migrations[version])) ||
-            !pv_ok(exec(s, pragma)) || !pv_ok(exec(s, "COMMIT"))) {
+        if (!pv_ok(exec(s, migrations[version])) || !pv_ok(exec(s, pragma)) ||
+            !pv_ok(exec(s, "COMMIT"))) {
             snprintf(err, errlen, "schema migration %d -> %d failed: %s", version, version + 1,
                      sqlite3_errmsg(s->db));
             (void)exec(s, "ROLLBACK");

@@ -490,6 +490,101 @@ START_TEST(test_concurrent_writers)
 }
 END_TEST
 
+/* Migrations are the same on both back ends: a store at schema 4 (before
+ * approved_evidence and suspension_reason) opens at 5, and an approved
+ * chunk's approval rests on the evidence it held. */
+START_TEST(test_migrate_4_to_5)
+{
+    struct store *s = fresh();
+    int64_t sb = make_sandbox(s, "a");
+    struct store_chunk c = chunk("c1", sb);
+    struct store_chunk d = chunk("c2", sb);
+    struct store_chunk got;
+    char err[256];
+
+    c.status = PV_UNCONST("approved");
+    c.evidence = PV_UNCONST("ev1");
+    d.evidence = PV_UNCONST("ev2");
+    ck_assert(pv_ok(store_chunk_insert(s, &c)));
+    ck_assert(pv_ok(store_chunk_insert(s, &d)));
+    store_close(s);
+    ck_assert(check_store_sql(dir,
+                              "ALTER TABLE chunks DROP COLUMN approved_evidence;"
+                              "ALTER TABLE chunks DROP COLUMN suspension_reason;"
+                              "PRAGMA user_version = 4",
+                              "ALTER TABLE chunks DROP COLUMN approved_evidence, "
+                              "DROP COLUMN suspension_reason;"
+                              "UPDATE schema_version SET version = 4"));
+    ck_assert_msg(pv_ok(store_open(check_store_loc(dir), &s, err, sizeof(err))), "%s", err);
+    ck_assert(pv_ok(store_chunk_get(s, sb, "c1", &got)));
+    ck_assert_str_eq(got.approved_evidence, "ev1");
+    ck_assert_str_eq(got.suspension_reason, "");
+    store_chunk_clear(&got);
+    ck_assert(pv_ok(store_chunk_get(s, sb, "c2", &got)));
+    ck_assert_str_eq(got.approved_evidence, "");
+    store_chunk_clear(&got);
+    /* Migrated once: opening again changes nothing. */
+    store_close(s);
+    ck_assert(check_store_sql(dir, "UPDATE chunks SET approved_evidence = 'kept'",
+                              "UPDATE chunks SET approved_evidence = 'kept'"));
+    ck_assert(pv_ok(store_open(check_store_loc(dir), &s, err, sizeof(err))));
+    ck_assert(pv_ok(store_chunk_get(s, sb, "c1", &got)));
+    ck_assert_str_eq(got.approved_evidence, "kept");
+    store_chunk_clear(&got);
+    wipe(s);
+}
+END_TEST
+
+/* Several connections opening one new store at once: one migrates, the
+ * others wait and find it done; all open. */
+static void *open_main(void *arg)
+{
+    struct store *s = NULL;
+    char err[256];
+    bool ok = pv_ok(store_open(check_store_loc(dir), &s, err, sizeof(err)));
+
+    if (ok) {
+        ok = pv_ok(store_setting_put(s, "", (const char *)arg, "1"));
+    }
+    store_close(s);
+    return ok ? arg : NULL;
+}
+
+START_TEST(test_concurrent_open)
+{
+    static const char *const keys[] = {"k1", "k2", "k3", "k4"};
+    pthread_t th[PV_ARRAY_LEN(keys)];
+    struct store *s = fresh();
+    char *v;
+
+    /* An empty store: on SQLite a new directory, on PostgreSQL an empty
+     * schema. */
+    wipe(s);
+    snprintf(dir, sizeof(dir), "/tmp/pv-store.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    (void)check_store_reset(dir);
+    for (size_t i = 0; i < PV_ARRAY_LEN(keys); i++) {
+        ck_assert_int_eq(pthread_create(&th[i], NULL, open_main, PV_UNCONST(keys[i])), 0);
+    }
+    for (size_t i = 0; i < PV_ARRAY_LEN(keys); i++) {
+        void *res = NULL;
+        pthread_join(th[i], &res);
+        ck_assert_ptr_nonnull(res);
+    }
+    s = NULL;
+    {
+        char err[256];
+        ck_assert(pv_ok(store_open(check_store_loc(dir), &s, err, sizeof(err))));
+    }
+    for (size_t i = 0; i < PV_ARRAY_LEN(keys); i++) {
+        v = store_setting_get(s, "", keys[i]);
+        ck_assert_ptr_nonnull(v);
+        free(v);
+    }
+    wipe(s);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("advisor_store");
@@ -504,6 +599,8 @@ static Suite *suite(void)
     tcase_add_test(t, test_setting_read);
     tcase_add_test(t, test_peer_ranges);
     tcase_add_test(t, test_concurrent_writers);
+    tcase_add_test(t, test_migrate_4_to_5);
+    tcase_add_test(t, test_concurrent_open);
     tcase_set_timeout(t, 60);
     suite_add_tcase(s, t);
     return s;
