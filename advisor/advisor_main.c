@@ -432,6 +432,15 @@ static int export_audit(const struct options *o)
     if (!pv_ok(advisor_audit_open(o->data_dir, err, sizeof(err)))) {
         pv_fatal("audit key: %s", err);
     }
+    if (o->store == o->data_dir) {
+        /* An export never creates a store: an empty new advisor.db would
+         * export an empty chain (an advisor on PostgreSQL keeps none here). */
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/advisor.db", o->data_dir);
+        if (access(path, F_OK) != 0) {
+            pv_fatal("%s: no store here (an advisor on PostgreSQL: add --store URL)", path);
+        }
+    }
     if (!pv_ok(store_open(o->store, &st, err, sizeof(err)))) {
         pv_fatal("store: %s", err);
     }

@@ -173,6 +173,16 @@ pub=$("$BUILD/proviso" audit pubkey --advisor "http://127.0.0.1:$ADV_PORT" --tok
 vout=$("$BUILD/proviso" audit verify "$T/a.jsonl" --pubkey "$pub" 2>&1)
 expect_eq "the chain verifies after kill -9 and the crash" 0 "$?"
 echo "# $vout"
+# The export straight from the database (the advisor running), and the
+# refusal to export a store that is not in the data directory.
+"$ADVISOR_BIN" --data-dir "$T/ADV.d" --store "$PG_URL" --export-audit >"$T/b.jsonl" 2>"$T/b.err"
+expect_eq "--export-audit --store" 0 "$?"
+"$BUILD/proviso" audit verify "$T/b.jsonl" --pubkey "$pub" >/dev/null 2>&1
+expect_eq "the direct export verifies" 0 "$?"
+"$ADVISOR_BIN" --data-dir "$T/ADV.d" --export-audit >/dev/null 2>"$T/c.err"
+expect_eq "--export-audit without --store refused" 2 "$?"
+expect_has "names the missing --store" "add --store URL" "$(cat "$T/c.err")"
+
 # PostgreSQL restarts under the running advisor: the next write opens a new
 # connection (docs/operations.md#postgresql) and is acknowledged durably.
 pg_crash
