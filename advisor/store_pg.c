@@ -52,10 +52,16 @@
 #define WRITER_LOCK "7076001"
 #define MIGRATE_LOCK "7076002"
 #define MAX_PARAMS 40
+#define PREP_CACHE 96
 
+/* A connection and the statements it prepared: pg_query prepares each SQL
+ * text once per connection (the server parses and plans it once) and runs
+ * it by name after; a full cache runs the rest unnamed. */
 struct store_pg {
     PGconn *conn;
     char err[512];
+    size_t nprep;
+    char *prep[PREP_CACHE];
 };
 
 /* ===========================================================================
@@ -171,6 +177,11 @@ static void reconnect(struct store *s)
             return;
         }
     }
+    /* A new session has none of the old one's prepared statements. */
+    for (size_t i = 0; i < s->pg->nprep; i++) {
+        free(s->pg->prep[i]);
+    }
+    s->pg->nprep = 0;
     PQreset(s->pg->conn);
     if (PQstatus(s->pg->conn) == CONNECTION_OK) {
         res = PQexec(s->pg->conn, SESSION_SETTINGS);
@@ -194,6 +205,36 @@ static pv_result pg_exec(struct store *s, const char *sql)
     }
     PQclear(res);
     return PV_RESULT_OK;
+}
+
+/* Run 'sql' with 'n' text parameters: by name when it is prepared on this
+ * connection (preparing it the first time), else unnamed. A statement that
+ * fails to prepare (say, inside a failed transaction) is not cached. */
+static PGresult *run_params(struct store *s, const char *sql, int n, const char *const *vals)
+{
+    char name[32];
+    size_t i = 0;
+
+    while (i < s->pg->nprep && strcmp(s->pg->prep[i], sql) != 0) {
+        i++;
+    }
+    if (i == s->pg->nprep && i < PREP_CACHE) {
+        PGresult *p;
+        char *copy = pv_strdup(sql);
+        snprintf(name, sizeof(name), "pv%zu", i);
+        p = copy != NULL ? PQprepare(s->pg->conn, name, sql, n, NULL) : NULL;
+        if (PQresultStatus(p) == PGRES_COMMAND_OK) {
+            s->pg->prep[s->pg->nprep++] = copy;
+        } else {
+            free(copy);
+        }
+        PQclear(p);
+    }
+    if (i < s->pg->nprep) {
+        snprintf(name, sizeof(name), "pv%zu", i);
+        return PQexecPrepared(s->pg->conn, name, n, vals, NULL, NULL, 0);
+    }
+    return PQexecParams(s->pg->conn, sql, n, NULL, vals, NULL, NULL, 0);
 }
 
 /* Run 'sql' with parameters typed by 'types': 's' text (NULL is ""),
@@ -231,7 +272,7 @@ static PGresult *pg_query(struct store *s, const char *sql, const char *types, .
     }
     va_end(ap);
     reconnect(s);
-    res = PQexecParams(s->pg->conn, sql, (int)n, NULL, vals, NULL, NULL, 0);
+    res = run_params(s, sql, (int)n, vals);
     st = PQresultStatus(res);
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && !s->in_tx &&
         PQstatus(s->pg->conn) != CONNECTION_OK && strncmp(sql, "SELECT", 6) == 0) {
@@ -240,7 +281,7 @@ static PGresult *pg_query(struct store *s, const char *sql, const char *types, .
          * committed before the connection died). */
         PQclear(res);
         reconnect(s);
-        res = PQexecParams(s->pg->conn, sql, (int)n, NULL, vals, NULL, NULL, 0);
+        res = run_params(s, sql, (int)n, vals);
         st = PQresultStatus(res);
     }
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
@@ -409,6 +450,9 @@ void store_pg_close(struct store *s)
     }
     if (s->pg->conn != NULL) {
         PQfinish(s->pg->conn);
+    }
+    for (size_t i = 0; i < s->pg->nprep; i++) {
+        free(s->pg->prep[i]);
     }
     free(s->pg);
     s->pg = NULL;

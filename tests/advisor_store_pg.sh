@@ -16,7 +16,7 @@ if ! pg_have; then
     exit 77
 fi
 trap pg_stop EXIT
-trap 'exit 1' INT TERM
+trap 'exit 1' HUP INT PIPE TERM
 pg_start "$PV_BUILDDIR/tests" || { echo "FAIL: cannot start a PostgreSQL cluster"; exit 1; }
 echo "# cluster: $PG_URL"
 rc=0

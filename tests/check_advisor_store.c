@@ -543,8 +543,10 @@ static void *open_main(void *arg)
     char err[256];
     bool ok = pv_ok(store_open(check_store_loc(dir), &s, err, sizeof(err)));
 
-    if (ok) {
-        ok = pv_ok(store_setting_put(s, "", (const char *)arg, "1"));
+    if (!ok) {
+        fprintf(stderr, "open: %s\n", err);
+    } else if (!(ok = pv_ok(store_setting_put(s, "", (const char *)arg, "1")))) {
+        fprintf(stderr, "put: %s\n", store_errmsg(s));
     }
     store_close(s);
     return ok ? arg : NULL;

@@ -24,6 +24,7 @@ if ! pg_have; then
     exit 77
 fi
 trap 'cleanup; pg_stop' EXIT
+trap 'exit 1' HUP INT PIPE TERM
 pg_start "$BUILD/tests" || { echo "cannot start a PostgreSQL cluster"; exit 1; }
 
 # ---------------------------------------------------------------------------
