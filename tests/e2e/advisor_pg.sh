@@ -194,5 +194,18 @@ out=$(adm ADV GET /v1/sandboxes/one/policy)
 expect_eq "a read after a database restart" "200 3" "$(code "$out") $(jget "$out" .revision)"
 out=$(via P2 "http://policy.local/v1/proposals/$MID")
 expect_eq "the agent's view after a database restart" approved "$(jget "$out" .status)"
+# sqlite:FILE puts the SQLite store where it says, not in the data directory.
+"$ADVISOR_BIN" --data-dir "$T/sq.d" --store sqlite: >"$T/sq0.log" 2>&1
+expect_eq "sqlite: without a file exits 2" 2 "$?"
+"$ADVISOR_BIN" --data-dir "$T/sq.d" --port 0 --store "sqlite:$T/nodir/x.db" >"$T/sq1.log" 2>&1
+expect_eq "sqlite: in a missing directory: start-up error" 2 "$?"
+expect_has "names the file" "$T/nodir/x.db" "$(cat "$T/sq1.log")"
+start_advisor SQ --store "sqlite:$T/elsewhere.db"
+sandbox SQ two "$T/base.yaml"
+expect_has "the store line names the file" "store: sqlite $T/elsewhere.db" "$(grep -F 'store: ' "$T/SQ.log")"
+if [ -s "$T/elsewhere.db" ] && [ ! -e "$T/SQ.d/advisor.db" ]; then pass; else
+    fail "sqlite:FILE did not put the store at FILE"
+fi
+
 if [ -e "$T/ADV.d/advisor.db" ]; then fail "an SQLite advisor.db was written"; else pass; fi
 finish
