@@ -27,8 +27,11 @@
  *    transaction under MIGRATE_LOCK, so two advisors starting together on
  *    one database migrate once.
  *
- * Every value is a bound parameter (PQexecParams); no SQL is built from
- * data. Statements that can meet a constraint in normal use (a taken
+ * Every value is a bound parameter (prepared once per connection, then run
+ * by name); no SQL is built from data. The one table SQLite does not need
+ * to mirror is implicit there: chunks.ord (BIGSERIAL) stands for SQLite's
+ * rowid in "oldest first" orders. A connection the server dropped is opened
+ * again before the next statement outside a transaction. Statements that can meet a constraint in normal use (a taken
  * sandbox name, a chunk id) use ON CONFLICT DO NOTHING and count rows:
  * on PostgreSQL a failed statement aborts the whole transaction, where
  * SQLite would let the caller carry on.
