@@ -28,8 +28,8 @@
  *    one database migrate once.
  *
  * Every value is a bound parameter (prepared once per connection, then run
- * by name); no SQL is built from data. The one table SQLite does not need
- * to mirror is implicit there: chunks.ord (BIGSERIAL) stands for SQLite's
+ * by name); no SQL is built from data. The one column SQLite has no twin of
+ * (it is implicit there): chunks.ord (BIGSERIAL) stands for SQLite's
  * rowid in "oldest first" orders. A connection the server dropped is opened
  * again before the next statement outside a transaction. Statements that can meet a constraint in normal use (a taken
  * sandbox name, a chunk id) use ON CONFLICT DO NOTHING and count rows:
