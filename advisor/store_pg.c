@@ -31,8 +31,8 @@
  * by name); no SQL is built from data. The one column SQLite has no twin of
  * (it is implicit there): chunks.ord (BIGSERIAL) stands for SQLite's
  * rowid in "oldest first" orders. A connection the server dropped is opened
- * again before the next statement outside a transaction. Statements that can meet a constraint in normal use (a taken
- * sandbox name, a chunk id) use ON CONFLICT DO NOTHING and count rows:
+ * again before the next statement outside a transaction. Statements that
+ * can meet a constraint in normal use (a taken sandbox name, a chunk id) use ON CONFLICT DO NOTHING and count rows:
  * on PostgreSQL a failed statement aborts the whole transaction, where
  * SQLite would let the caller carry on.
  */
