@@ -32,9 +32,10 @@
  * (it is implicit there): chunks.ord (BIGSERIAL) stands for SQLite's
  * rowid in "oldest first" orders. A connection the server dropped is opened
  * again before the next statement outside a transaction. Statements that
- * can meet a constraint in normal use (a taken sandbox name, a chunk id) use ON CONFLICT DO NOTHING and count rows:
- * on PostgreSQL a failed statement aborts the whole transaction, where
- * SQLite would let the caller carry on.
+ * can meet a constraint in normal use (a taken sandbox name, a chunk id)
+ * use ON CONFLICT DO NOTHING and count rows: on PostgreSQL a failed
+ * statement aborts the whole transaction, where SQLite would let the
+ * caller carry on.
  */
 #include "config.h"
 
