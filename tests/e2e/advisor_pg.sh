@@ -13,8 +13,11 @@
 # both restart nothing acknowledged is missing, the revisions and rules are
 # intact, a fresh proxy loads revision 3 from the restarted advisor and the
 # upstream gets the approved request, and `proviso audit verify` passes on
-# the export. Nothing is written to the data directory's advisor.db. Bad
-# --store values fail at start with a clear message.
+# the export (and on --export-audit straight from the database). PostgreSQL
+# restarting under the running advisor costs no request. A row changed
+# behind the advisor's back makes the next start refuse the database.
+# Nothing is written to the data directory's advisor.db; sqlite:FILE puts
+# the store at FILE. Bad --store values fail at start with a clear message.
 . "$(dirname "$0")/proxy_lib.sh"
 . "$(dirname "$0")/advisor_proxy_lib.sh"
 . "$SRC/tests/pg_lib.sh"
@@ -194,6 +197,17 @@ out=$(adm ADV GET /v1/sandboxes/one/policy)
 expect_eq "a read after a database restart" "200 3" "$(code "$out") $(jget "$out" .revision)"
 out=$(via P2 "http://policy.local/v1/proposals/$MID")
 expect_eq "the agent's view after a database restart" approved "$(jget "$out" .status)"
+# A database changed behind the advisor's back: the start-up check against
+# the chain refuses it (docs/audit.md#state), as on SQLite.
+kill -KILL "$ADV_PID"
+wait "$ADV_PID" 2>/dev/null
+"$PG_BIN/psql" -q "$PG_URL" -c "UPDATE chunks SET status = 'rejected' WHERE id = '$MID'" >/dev/null
+expect_eq "the chunk changed in the database" 0 "$?"
+"$ADVISOR_BIN" --data-dir "$T/ADV.d" --store "$PG_URL" --port 0 >"$T/tamper.log" 2>&1
+expect_eq "a tampered database: start-up refused" 2 "$?"
+expect_has "the disagreement is named" "the store says rejected, the chain says approved" \
+    "$(cat "$T/tamper.log")"
+
 # sqlite:FILE puts the SQLite store where it says, not in the data directory.
 "$ADVISOR_BIN" --data-dir "$T/sq.d" --store sqlite: >"$T/sq0.log" 2>&1
 expect_eq "sqlite: without a file exits 2" 2 "$?"
