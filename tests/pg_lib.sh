@@ -14,9 +14,9 @@
 # pg_start falls back to a directory under /tmp when it is not, or when
 # the socket path would be too long for a Unix socket.
 # pg_have: true when the server binaries are installed (else the caller
-# skips with exit 77).
+# skips with exit 77). PV_PG_BIN names another directory of them.
 
-PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+PG_BIN=${PV_PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)}
 PG_DIR=
 PG_URL=
 
