@@ -420,6 +420,49 @@ static void check_state(struct store *st)
                 (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 }
 
+/* The data directory remembers a store kept elsewhere (DIR/store.location,
+ * what store_describe says of it: no password), so that an advisor started
+ * on DIR without --store does not quietly begin on a new, empty SQLite
+ * store beside the real one. */
+#define STORE_MARK "store.location"
+
+static void store_mark_check(const struct options *o)
+{
+    char path[4096];
+    char db[4096];
+    char *mark = NULL;
+    size_t len = 0;
+    char err[256];
+
+    snprintf(path, sizeof(path), "%s/" STORE_MARK, o->data_dir);
+    snprintf(db, sizeof(db), "%s/advisor.db", o->data_dir);
+    if (o->store != o->data_dir || access(db, F_OK) == 0 ||
+        !pv_ok(pv_file_read(path, 4096, false, &mark, &len, err, sizeof(err)))) {
+        return;
+    }
+    mark[strcspn(mark, "\n")] = '\0';
+    pv_fatal("%s: this data directory's store is %s; pass --store (or remove %s to start a "
+             "new SQLite store here)",
+             o->data_dir, mark, path);
+}
+
+static void store_mark_write(const struct options *o)
+{
+    char path[4096];
+    char shown[512];
+    FILE *f;
+
+    if (o->store == o->data_dir || strncmp(o->store, "sqlite:", 7) == 0) {
+        return;
+    }
+    snprintf(path, sizeof(path), "%s/" STORE_MARK, o->data_dir);
+    store_describe(o->store, shown, sizeof(shown));
+    f = fopen(path, "w");
+    if (f == NULL || fprintf(f, "%s\n", shown) < 0 || fclose(f) != 0) {
+        pv_log_warnx("%s: %s", path, strerror(errno));
+    }
+}
+
 /* --export-audit: the records after 'since' and their blobs to stdout,
  * straight from the data directory (the advisor may be running). */
 static int export_audit(const struct options *o)
@@ -432,6 +475,7 @@ static int export_audit(const struct options *o)
     if (!pv_ok(advisor_audit_open(o->data_dir, err, sizeof(err)))) {
         pv_fatal("audit key: %s", err);
     }
+    store_mark_check(o);
     if (o->store == o->data_dir) {
         /* An export never creates a store: an empty new advisor.db would
          * export an empty chain (an advisor on PostgreSQL keeps none here). */
@@ -513,6 +557,7 @@ int main(int argc, char **argv)
     if (mkdir(o.data_dir, 0700) != 0 && errno != EEXIST) {
         pv_fatal("%s: %s", o.data_dir, strerror(errno));
     }
+    store_mark_check(&o);
     if (o.allow_loopback) {
         pv_log_warnx("--test-allow-loopback: proposals may name 127.0.0.1; never use this in "
                      "production");
@@ -535,6 +580,7 @@ int main(int argc, char **argv)
     if (!pv_ok(store_open(o.store, &st, err, sizeof(err)))) {
         pv_fatal("store: %s", err);
     }
+    store_mark_write(&o);
     if (!pv_ok(advisor_audit_open(o.data_dir, err, sizeof(err)))) {
         pv_fatal("audit key: %s", err);
     }

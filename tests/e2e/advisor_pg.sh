@@ -185,7 +185,7 @@ expect_eq "--export-audit --store" 0 "$?"
 expect_eq "the direct export verifies" 0 "$?"
 "$ADVISOR_BIN" --data-dir "$T/ADV.d" --export-audit >/dev/null 2>"$T/c.err"
 expect_eq "--export-audit without --store refused" 2 "$?"
-expect_has "names the missing --store" "add --store URL" "$(cat "$T/c.err")"
+expect_has "names the store it is on" "this data directory's store is postgresql" "$(cat "$T/c.err")"
 
 # PostgreSQL restarts under the running advisor: the next write opens a new
 # connection (docs/operations.md#postgresql) and is acknowledged durably.
@@ -197,6 +197,14 @@ out=$(adm ADV GET /v1/sandboxes/one/policy)
 expect_eq "a read after a database restart" "200 3" "$(code "$out") $(jget "$out" .revision)"
 out=$(via P2 "http://policy.local/v1/proposals/$MID")
 expect_eq "the agent's view after a database restart" approved "$(jget "$out" .status)"
+# The data directory remembers the store: started without --store the
+# advisor refuses instead of beginning on a new, empty SQLite store.
+expect_has "store.location names the database" "dbname=proviso" "$(cat "$T/ADV.d/store.location")"
+expect_not "store.location holds no secret" "password" "$(cat "$T/ADV.d/store.location")"
+"$ADVISOR_BIN" --data-dir "$T/ADV.d" --port 0 >"$T/nostore.log" 2>&1
+expect_eq "without --store: start-up refused" 2 "$?"
+expect_has "the refusal names --store" "pass --store" "$(cat "$T/nostore.log")"
+
 # A database changed behind the advisor's back: the start-up check against
 # the chain refuses it (docs/audit.md#state), as on SQLite.
 kill -KILL "$ADV_PID"
