@@ -68,6 +68,9 @@ struct advisor_ranges;
 
 struct advisor_config {
     char data_dir[1024];
+    /* --store: "" the SQLite file in data_dir, else a store_open location
+     * (sqlite:FILE or a postgresql:// URI) */
+    char store[1024];
     struct httpd_config http;
     bool test_allow_loopback;
     unsigned prover_timeout_ms; /* per HTTP call to the prover */

@@ -43,6 +43,7 @@
 
 struct options {
     const char *data_dir;
+    const char *store; /* --store, else data_dir (its advisor.db) */
     const char *config;
     const char *token_file;
     const char *bind;
@@ -57,7 +58,10 @@ struct options {
 };
 
 static const struct pv_opt advisor_opts[] = {
-    {"data-dir", "DIR", "where the store (advisor.db) lives; created if missing", 0},
+    {"data-dir", "DIR", "keys, tokens and (by default) the store advisor.db; created if missing",
+     0},
+    {"store", "URL",
+     "sqlite:FILE (default DIR/advisor.db) or postgresql://... (docs/operations.md#postgresql)", 0},
     {"port", "N", "listen port (default " PV_STR(ADVISOR_DEFAULT_PORT) "; 0 picks a free port)", 0},
     {"bind", "ADDR", "listen address (default 127.0.0.1)", 0},
     {"token-file", "FILE", "read the admin bearer token from FILE", 0},
@@ -82,7 +86,7 @@ static const struct pv_opt advisor_opts[] = {
 
 static const struct pv_cmd advisor_cmd = {
     .prog = "proviso-advisor",
-    .synopsis = "--data-dir DIR [--port N] [--bind ADDR]\n"
+    .synopsis = "--data-dir DIR [--store URL] [--port N] [--bind ADDR]\n"
                 "                       [--token-file FILE | --token-fd N] [--config FILE]\n"
                 "                       [--prover URL --prover-token-file FILE] "
                 "[--prover-exe PATH]\n"
@@ -108,6 +112,7 @@ static void parse_args(int argc, char **argv, struct options *o)
     memset(o, 0, sizeof(*o));
     pv_args_server(&advisor_cmd, argc, argv, &a, &o->srv);
     o->data_dir = pv_args_get(&a, "data-dir");
+    o->store = pv_args_get(&a, "store");
     o->bind = pv_args_get(&a, "bind");
     o->token_file = pv_args_get(&a, "token-file");
     o->config = pv_args_get(&a, "config");
@@ -127,6 +132,16 @@ static void parse_args(int argc, char **argv, struct options *o)
     }
     if (o->data_dir == NULL) {
         exit(pv_args_usage(&advisor_cmd, "--data-dir is required"));
+    }
+    if (o->store == NULL) {
+        o->store = o->data_dir;
+    } else if (strncmp(o->store, "sqlite:", 7) != 0 &&
+               strncmp(o->store, "postgresql://", 13) != 0 &&
+               strncmp(o->store, "postgres://", 11) != 0) {
+        exit(pv_args_usage(&advisor_cmd, "--store takes sqlite:FILE, postgresql://... or "
+                                         "postgres://..."));
+    } else if (strcmp(o->store, "sqlite:") == 0) {
+        exit(pv_args_usage(&advisor_cmd, "--store sqlite: needs a file name"));
     }
     if (o->since > 0 && !o->export_audit) {
         pv_fatal("--since goes with --export-audit");
@@ -405,6 +420,49 @@ static void check_state(struct store *st)
                 (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 }
 
+/* The data directory remembers a store kept elsewhere (DIR/store.location,
+ * what store_describe says of it: no password), so that an advisor started
+ * on DIR without --store does not quietly begin on a new, empty SQLite
+ * store beside the real one. */
+#define STORE_MARK "store.location"
+
+static void store_mark_check(const struct options *o)
+{
+    char path[4096];
+    char db[4096];
+    char *mark = NULL;
+    size_t len = 0;
+    char err[256];
+
+    snprintf(path, sizeof(path), "%s/" STORE_MARK, o->data_dir);
+    snprintf(db, sizeof(db), "%s/advisor.db", o->data_dir);
+    if (o->store != o->data_dir || access(db, F_OK) == 0 ||
+        !pv_ok(pv_file_read(path, 4096, false, &mark, &len, err, sizeof(err)))) {
+        return;
+    }
+    mark[strcspn(mark, "\n")] = '\0';
+    pv_fatal("%s: this data directory's store is %s; pass --store (or remove %s to start a "
+             "new SQLite store here)",
+             o->data_dir, mark, path);
+}
+
+static void store_mark_write(const struct options *o)
+{
+    char path[4096];
+    char shown[512];
+    FILE *f;
+
+    if (o->store == o->data_dir || strncmp(o->store, "sqlite:", 7) == 0) {
+        return;
+    }
+    snprintf(path, sizeof(path), "%s/" STORE_MARK, o->data_dir);
+    store_describe(o->store, shown, sizeof(shown));
+    f = fopen(path, "w");
+    if (f == NULL || fprintf(f, "%s\n", shown) < 0 || fclose(f) != 0) {
+        pv_log_warnx("%s: %s", path, strerror(errno));
+    }
+}
+
 /* --export-audit: the records after 'since' and their blobs to stdout,
  * straight from the data directory (the advisor may be running). */
 static int export_audit(const struct options *o)
@@ -417,7 +475,17 @@ static int export_audit(const struct options *o)
     if (!pv_ok(advisor_audit_open(o->data_dir, err, sizeof(err)))) {
         pv_fatal("audit key: %s", err);
     }
-    if (!pv_ok(store_open(o->data_dir, &st, err, sizeof(err)))) {
+    store_mark_check(o);
+    if (o->store == o->data_dir) {
+        /* An export never creates a store: an empty new advisor.db would
+         * export an empty chain (an advisor on PostgreSQL keeps none here). */
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/advisor.db", o->data_dir);
+        if (access(path, F_OK) != 0) {
+            pv_fatal("%s: no store here (an advisor on PostgreSQL: add --store URL)", path);
+        }
+    }
+    if (!pv_ok(store_open(o->store, &st, err, sizeof(err)))) {
         pv_fatal("store: %s", err);
     }
     {
@@ -490,6 +558,7 @@ int main(int argc, char **argv)
     if (mkdir(o.data_dir, 0700) != 0 && errno != EEXIST) {
         pv_fatal("%s: %s", o.data_dir, strerror(errno));
     }
+    store_mark_check(&o);
     if (o.allow_loopback) {
         pv_log_warnx("--test-allow-loopback: proposals may name 127.0.0.1; never use this in "
                      "production");
@@ -505,9 +574,14 @@ int main(int argc, char **argv)
     }
 
     /* Open once on the main thread: migrations run here, before any worker. */
-    if (!pv_ok(store_open(o.data_dir, &st, err, sizeof(err)))) {
+    if (strlen(o.store) >= sizeof(a.cfg.store)) {
+        pv_fatal("--store: too long");
+    }
+    snprintf(a.cfg.store, sizeof(a.cfg.store), "%s", o.store);
+    if (!pv_ok(store_open(o.store, &st, err, sizeof(err)))) {
         pv_fatal("store: %s", err);
     }
+    store_mark_write(&o);
     err[0] = '\0';
     res = advisor_audit_open(o.data_dir, err, sizeof(err));
     if (!pv_ok(res)) {
@@ -544,7 +618,7 @@ int main(int argc, char **argv)
                  res.err == PV_ERR_NOMEM ? pv_strerror(res.err) : store_errmsg(st));
     }
     store_close(st);
-    a.group = store_group_open(o.data_dir, err, sizeof(err));
+    a.group = store_group_open(o.store, err, sizeof(err));
     if (a.group == NULL) {
         pv_fatal("store: %s", err);
     }
@@ -611,7 +685,13 @@ int main(int argc, char **argv)
     if (a.admin.generated_path != NULL) {
         pv_log_info("admin token file: %s (mode 0600, removed on exit)", a.admin.generated_path);
     }
-    pv_log_info("store: %s/advisor.db", o.data_dir);
+    if (o.store == o.data_dir) {
+        pv_log_info("store: %s/advisor.db", o.data_dir);
+    } else {
+        char shown[512];
+        store_describe(o.store, shown, sizeof(shown));
+        pv_log_info("store: %s", shown);
+    }
     /* Scripts wait for this line. */
     pv_log_info("listening on %s port %u", a.cfg.http.bind, (unsigned)httpd_port(http));
     if (!pv_ok(pv_notify_ready())) {

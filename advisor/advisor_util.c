@@ -131,7 +131,8 @@ struct advisor_worker *advisor_worker_new(struct advisor *a)
         return NULL;
     }
     w->a = a;
-    if (!pv_ok(store_open(a->cfg.data_dir, &w->st, err, sizeof(err)))) {
+    if (!pv_ok(store_open(a->cfg.store[0] != '\0' ? a->cfg.store : a->cfg.data_dir, &w->st, err,
+                          sizeof(err)))) {
         pv_log_errorx("worker: %s", err);
     }
     w->pc = advisor_prover_new(a);

@@ -1,15 +1,15 @@
 # advisor/ - proviso-advisor, the gateway. Links libmodel, libhttpd, SQLite,
 # libcurl and OpenSSL; never the prover or Z3 (it proves over HTTP;
 # tests/check-layering.sh checks the sources and the linked binary).
-ADVISOR_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(MHD_CFLAGS) $(SQLITE_CFLAGS) $(CURL_CFLAGS) \
-	$(CRYPTO_CFLAGS) -DBINDIR='"$(bindir)"'
-ADVISOR_LIBS = advisor/libadvisor.la $(HTTPD_LIBS) $(MODEL_LIBS) audit/libaudit.la $(SQLITE_LIBS) \
+ADVISOR_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(MHD_CFLAGS) $(SQLITE_CFLAGS) $(LIBPQ_CFLAGS) \
+	$(CURL_CFLAGS) $(CRYPTO_CFLAGS) -DBINDIR='"$(bindir)"'
+ADVISOR_LIBS = advisor/libadvisor.la $(HTTPD_LIBS) $(MODEL_LIBS) audit/libaudit.la $(SQLITE_LIBS) $(LIBPQ_LIBS) \
 	$(CURL_LIBS) $(CRYPTO_LIBS) $(PTHREAD_LIBS)
 
 noinst_LTLIBRARIES += advisor/libadvisor.la
 advisor_libadvisor_la_CFLAGS = $(ADVISOR_CFLAGS)
 advisor_libadvisor_la_SOURCES = advisor/advisor.h advisor/store.h advisor/store_int.h advisor/store_sqlite.c \
-	advisor/store_sandbox.c advisor/store_revision.c advisor/store_chunk.c advisor/store_event.c \
+	advisor/store_sandbox.c advisor/store_revision.c advisor/store_chunk.c advisor/store_event.c advisor/store_pg.c \
 	advisor/advisor_util.c advisor/advisor_settings.c advisor/advisor_rule.c \
 	advisor/advisor_prover.c advisor/advisor_eval.c advisor/advisor_events.c \
 	advisor/advisor_mapper.c advisor/advisor_peers.c advisor/advisor_tools.c \

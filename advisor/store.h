@@ -6,15 +6,16 @@
  * revisions, proxy load acknowledgements, content-addressed blobs and the
  * event log. The embedded backend is SQLite (store_sqlite.c): WAL,
  * synchronous=FULL, so a committed transaction is on disk before the
- * caller answers. The interface is small enough for a PostgreSQL backend
- * (several advisor replicas behind one database) to implement the same
- * calls: plain records in, plain records out, and explicit transactions.
+ * caller answers. The PostgreSQL backend (store_pg.c) implements the same
+ * calls with the same guarantees (docs/operations.md#postgresql): plain
+ * records in, plain records out, and explicit transactions.
  *
  * Threads: a struct store is one connection; open one per thread
  * (store_open on the same directory) - the advisor's worker threads each own
- * one. Writes happen inside store_begin()/store_commit(): BEGIN IMMEDIATE,
- * so a transaction that read something and then writes it is never
- * interleaved with another writer. A state change and the event that records
+ * one. Writes happen inside store_begin()/store_commit(): BEGIN IMMEDIATE
+ * (on PostgreSQL a transaction-scoped advisory lock), so a transaction that
+ * read something and then writes it is never interleaved with another
+ * writer. A state change and the event that records
  * it are always written in the same transaction.
  *
  * Ownership: records returned by store_*_get are filled into caller storage;
@@ -34,10 +35,15 @@ struct store;
 /* The schema version this build writes (migrations run on open). */
 #define STORE_SCHEMA_VERSION 5
 
-/* Open (creating when missing) the store in directory 'dir'. A newer schema
- * than STORE_SCHEMA_VERSION is refused. Message in 'err' on failure. */
+/* Open (creating when missing) the store at 'dir': a directory (its
+ * advisor.db), sqlite:FILE, or a libpq URI postgresql://... or
+ * postgres://... (store_pg.c; the schema is created in that database). A
+ * newer schema than STORE_SCHEMA_VERSION is refused. Message in 'err' on
+ * failure. */
 pv_result store_open(const char *dir, struct store **out, char *err, size_t errlen) PV_WUR;
 void store_close(struct store *s);
+/* Where a store location points, for logs: never a password. */
+void store_describe(const char *loc, char *buf, size_t len);
 /* The last error message of this connection (for logs). */
 const char *store_errmsg(const struct store *s);
 

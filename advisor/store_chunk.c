@@ -110,6 +110,7 @@ pv_result store_chunk_insert(struct store *s, const struct store_chunk *c)
                       "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
                       "?, ?, ?, ?)");
 
+    STORE_PG_ROUTE(s, store_pg_chunk_insert(s, c));
     if (st == NULL ||
         !store_bind(st, "siisssssdiisisiiissssssssssiiisss", c->id, c->sandbox, c->draft_version,
                     c->status, c->rule_name, c->proposed_rule, c->rationale, c->security_notes,
@@ -148,6 +149,7 @@ static pv_result chunk_one(struct store *s, const char *sql, int64_t sandbox, co
 
 pv_result store_chunk_get(struct store *s, int64_t sandbox, const char *id, struct store_chunk *out)
 {
+    STORE_PG_ROUTE(s, store_pg_chunk_get(s, sandbox, id, out));
     return chunk_one(s, "SELECT " CHUNK_COLS " FROM chunks WHERE sandbox = ? AND id = ?", sandbox,
                      id, out);
 }
@@ -164,6 +166,7 @@ pv_result store_chunk_update(struct store *s, const struct store_chunk *c,
            "approved_evidence = ?, suspension_reason = ? "
            "WHERE id = ? AND sandbox = ? AND status = ?");
 
+    STORE_PG_ROUTE(s, store_pg_chunk_update(s, c, expect_status));
     if (st == NULL ||
         !store_bind(st, "sssssdiiisssssssiiissssis", c->status, c->rule_name, c->proposed_rule,
                     c->rationale, c->security_notes, c->confidence, c->decided_ms, c->hit_count,
@@ -205,6 +208,7 @@ pv_result store_chunk_each(struct store *s, int64_t sandbox, const char *status,
     sqlite3_stmt *st = store_prep(s, "SELECT " CHUNK_COLS " FROM chunks WHERE sandbox = ? AND "
                                      "(? = '' OR status = ?) ORDER BY created_ms, rowid");
 
+    STORE_PG_ROUTE(s, store_pg_chunk_each(s, sandbox, status, fn, arg));
     PV_ENSURE(st != NULL, PV_ERR_IO);
     if (!store_bind(st, "iss", sandbox, status != NULL ? status : "",
                     status != NULL ? status : "")) {
@@ -222,6 +226,7 @@ pv_result store_chunk_each_key(struct store *s, int64_t sandbox, const char *sta
                                      "status = ? AND host = ? AND port = ? AND binary = ? "
                                      "ORDER BY created_ms, rowid");
 
+    STORE_PG_ROUTE(s, store_pg_chunk_each_key(s, sandbox, status, host, port, binary, fn, arg));
     PV_ENSURE(st != NULL, PV_ERR_IO);
     if (!store_bind(st, "issis", sandbox, status, host, port, binary)) {
         store_done(s, st);
@@ -236,6 +241,7 @@ pv_result store_chunk_each_approved(struct store *s, int64_t sandbox,
     sqlite3_stmt *st = store_prep(s, "SELECT " CHUNK_COLS " FROM chunks WHERE sandbox = ? AND "
                                      "status = 'approved' ORDER BY approved_seq");
 
+    STORE_PG_ROUTE(s, store_pg_chunk_each_approved(s, sandbox, fn, arg));
     PV_ENSURE(st != NULL, PV_ERR_IO);
     if (!store_bind(st, "i", sandbox)) {
         store_done(s, st);
@@ -247,6 +253,7 @@ pv_result store_chunk_each_approved(struct store *s, int64_t sandbox,
 pv_result store_chunk_by_dedup(struct store *s, int64_t sandbox, const char *key,
                                struct store_chunk *out)
 {
+    STORE_PG_ROUTE(s, store_pg_chunk_by_dedup(s, sandbox, key, out));
     return chunk_one(s,
                      "SELECT " CHUNK_COLS " FROM chunks WHERE sandbox = ? AND dedup_key = ? "
                      "AND dedup_key <> '' ORDER BY created_ms DESC, rowid DESC LIMIT 1",
@@ -255,12 +262,14 @@ pv_result store_chunk_by_dedup(struct store *s, int64_t sandbox, const char *key
 
 int64_t store_chunk_max_draft(struct store *s, int64_t sandbox)
 {
+    STORE_PG_ROUTE(s, store_pg_chunk_max_draft(s, sandbox));
     return store_one_int(s, "SELECT COALESCE(MAX(draft_version), 0) FROM chunks WHERE sandbox = ?",
                          sandbox);
 }
 
 int64_t store_chunk_max_seq(struct store *s, int64_t sandbox)
 {
+    STORE_PG_ROUTE(s, store_pg_chunk_max_seq(s, sandbox));
     return store_one_int(s, "SELECT COALESCE(MAX(approved_seq), 0) FROM chunks WHERE sandbox = ?",
                          sandbox);
 }
@@ -269,6 +278,7 @@ pv_result store_chunk_clear_pending(struct store *s, int64_t sandbox, int64_t *n
 {
     sqlite3_stmt *st = store_prep(s, "DELETE FROM chunks WHERE sandbox = ? AND status = 'pending'");
 
+    STORE_PG_ROUTE(s, store_pg_chunk_clear_pending(s, sandbox, n));
     if (st == NULL || !store_bind(st, "i", sandbox)) {
         store_done(s, st);
         PV_BAIL(PV_ERR_IO);

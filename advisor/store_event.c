@@ -31,6 +31,7 @@ pv_result store_event_append(struct store *s, struct store_event *e)
 {
     sqlite3_stmt *st;
 
+    STORE_PG_ROUTE(s, store_pg_event_append(s, e));
     if (e->ts_ms == 0) {
         e->ts_ms = store_now_ms();
     }
@@ -75,6 +76,7 @@ pv_result store_event_head(struct store *s, int64_t *seq, char seal[65])
     pv_result r = seal_row(
         s, store_prep(s, "SELECT seq, seal FROM events ORDER BY seq DESC LIMIT 1"), seq, seal);
 
+    STORE_PG_ROUTE(s, store_pg_event_head(s, seq, seal));
     if (r.err == PV_ERR_NOTFOUND) {
         *seq = 0;
         memset(seal, '0', 64);
@@ -89,6 +91,7 @@ pv_result store_event_set_record(struct store *s, int64_t seq, const char *recor
     sqlite3_stmt *st =
         store_prep(s, "UPDATE events SET record = ?, seal = ? WHERE seq = ? AND record = ''");
 
+    STORE_PG_ROUTE(s, store_pg_event_set_record(s, seq, record, seal));
     if (st == NULL || !store_bind(st, "ssi", record, seal, seq)) {
         store_done(s, st);
         PV_BAIL(PV_ERR_IO);
@@ -102,6 +105,7 @@ pv_result store_event_seal(struct store *s, int64_t seq, char seal[65])
 {
     sqlite3_stmt *st = store_prep(s, "SELECT seq, seal FROM events WHERE seq = ?");
 
+    STORE_PG_ROUTE(s, store_pg_event_seal(s, seq, seal));
     if (st != NULL && !store_bind(st, "i", seq)) {
         store_done(s, st);
         PV_BAIL(PV_ERR_IO);
@@ -117,6 +121,7 @@ pv_result store_event_each(struct store *s, int64_t after, size_t limit,
                                      "WHERE seq > ? ORDER BY seq LIMIT ?");
     int rc;
 
+    STORE_PG_ROUTE(s, store_pg_event_each(s, after, limit, fn, arg));
     PV_ENSURE(st != NULL, PV_ERR_IO);
     if (!store_bind(st, "ii", after, (int64_t)limit)) {
         store_done(s, st);

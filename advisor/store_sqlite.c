@@ -124,6 +124,7 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
 
 static pv_result exec(struct store *s, const char *sql)
 {
+    STORE_PG_ROUTE(s, store_pg_exec(s, sql));
     PV_ENSURE(sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK, PV_ERR_IO);
     return PV_RESULT_OK;
 }
@@ -133,6 +134,9 @@ sqlite3_stmt *store_prep(struct store *s, const char *sql)
     sqlite3_stmt *st = NULL;
     struct stmt_slot *free_slot = NULL;
 
+    if (s->db == NULL) {
+        return NULL; /* PostgreSQL: the caller routes to store_pg.c */
+    }
     for (size_t i = 0; i < s->nstmts; i++) {
         struct stmt_slot *k = &s->stmts[i];
         if (strcmp(k->sql, sql) == 0) {
@@ -253,14 +257,23 @@ int64_t store_now_ms(void)
  * Open, close, transactions
  * ========================================================================= */
 
-static pv_result migrate(struct store *s, char *err, size_t errlen)
+static int user_version(struct store *s)
 {
     sqlite3_stmt *st = store_prep(s, "PRAGMA user_version");
-    int version;
+    int version = -1;
 
-    PV_ENSURE(st != NULL && sqlite3_step(st) == SQLITE_ROW, PV_ERR_IO);
-    version = sqlite3_column_int(st, 0);
+    if (st != NULL && sqlite3_step(st) == SQLITE_ROW) {
+        version = sqlite3_column_int(st, 0);
+    }
     store_done(s, st);
+    return version;
+}
+
+static pv_result migrate(struct store *s, char *err, size_t errlen)
+{
+    int version = user_version(s);
+
+    PV_ENSURE(version >= 0, PV_ERR_IO);
     if (version > STORE_SCHEMA_VERSION) {
         snprintf(err, errlen, "database schema version %d is newer than this build's (%d)", version,
                  STORE_SCHEMA_VERSION);
@@ -268,9 +281,22 @@ static pv_result migrate(struct store *s, char *err, size_t errlen)
     }
     while (version < STORE_SCHEMA_VERSION) {
         char pragma[64];
+        /* The version is read again under the write lock: a connection
+         * that opened the same new database at the same time may have
+         * migrated it while this one waited. */
+        if (!pv_ok(exec(s, "BEGIN IMMEDIATE"))) {
+            snprintf(err, errlen, "schema migration: %s", sqlite3_errmsg(s->db));
+            PV_BAIL(PV_ERR_IO);
+        }
+        version = user_version(s);
+        if (version < 0 || version >= STORE_SCHEMA_VERSION) {
+            (void)exec(s, "ROLLBACK");
+            PV_ENSURE(version >= 0, PV_ERR_IO);
+            break;
+        }
         snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", version + 1);
-        if (!pv_ok(exec(s, "BEGIN IMMEDIATE")) || !pv_ok(exec(s, migrations[version])) ||
-            !pv_ok(exec(s, pragma)) || !pv_ok(exec(s, "COMMIT"))) {
+        if (!pv_ok(exec(s, migrations[version])) || !pv_ok(exec(s, pragma)) ||
+            !pv_ok(exec(s, "COMMIT"))) {
             snprintf(err, errlen, "schema migration %d -> %d failed: %s", version, version + 1,
                      sqlite3_errmsg(s->db));
             (void)exec(s, "ROLLBACK");
@@ -281,6 +307,24 @@ static pv_result migrate(struct store *s, char *err, size_t errlen)
     return PV_RESULT_OK;
 }
 
+/* A new PostgreSQL connection for a postgresql:// or postgres:// location. */
+static pv_result open_pg(const char *uri, struct store **out, char *err, size_t errlen)
+{
+    struct store *s = pv_calloc(1, sizeof(*s));
+
+    if (s == NULL) {
+        snprintf(err, errlen, "out of memory");
+        PV_BAIL(PV_ERR_NOMEM);
+    }
+    err[0] = '\0';
+    if (!pv_ok(store_pg_open(uri, s, err, errlen))) {
+        store_close(s);
+        PV_BAIL(PV_ERR_IO);
+    }
+    *out = s;
+    return PV_RESULT_OK;
+}
+
 pv_result store_open(const char *dir, struct store **out, char *err, size_t errlen)
 {
     char path[4096];
@@ -288,14 +332,29 @@ pv_result store_open(const char *dir, struct store **out, char *err, size_t errl
     struct stat sb;
 
     *out = NULL;
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        snprintf(err, errlen, "%s: %s", dir,
-                 errno != 0 && stat(dir, &sb) != 0 ? strerror(errno) : "not a directory");
-        PV_BAIL(PV_ERR_IO);
+    if (store_pg_location(dir)) {
+        return open_pg(dir, out, err, errlen);
     }
-    if ((size_t)snprintf(path, sizeof(path), "%s/advisor.db", dir) >= sizeof(path)) {
-        snprintf(err, errlen, "%s: path too long", dir);
+    if (strncmp(dir, "sqlite:", 7) == 0) {
+        /* sqlite:FILE names the database file itself. */
+        if (dir[7] == '\0' || (size_t)snprintf(path, sizeof(path), "%s", dir + 7) >= sizeof(path)) {
+            snprintf(err, errlen, "%s: a file name goes after sqlite:", dir);
+            PV_BAIL(PV_ERR_USAGE);
+        }
+    } else if (strstr(dir, "://") != NULL) {
+        snprintf(err, errlen,
+                 "%.64s: not a store location (sqlite:FILE, postgresql://... or a directory)", dir);
         PV_BAIL(PV_ERR_USAGE);
+    } else {
+        if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+            snprintf(err, errlen, "%s: %s", dir,
+                     errno != 0 && stat(dir, &sb) != 0 ? strerror(errno) : "not a directory");
+            PV_BAIL(PV_ERR_IO);
+        }
+        if ((size_t)snprintf(path, sizeof(path), "%s/advisor.db", dir) >= sizeof(path)) {
+            snprintf(err, errlen, "%s: path too long", dir);
+            PV_BAIL(PV_ERR_USAGE);
+        }
     }
     s = pv_calloc(1, sizeof(*s));
     if (s == NULL) {
@@ -336,19 +395,23 @@ void store_close(struct store *s)
         store_rollback(s);
     }
     stmt_cache_free(s);
+    store_pg_close(s);
     sqlite3_close(s->db);
     free(s);
 }
 
 const char *store_errmsg(const struct store *s)
 {
+    if (s != NULL && s->pg != NULL) {
+        return store_pg_errmsg(s);
+    }
     return s != NULL && s->db != NULL ? sqlite3_errmsg(s->db) : "no database";
 }
 
 pv_result store_begin(struct store *s)
 {
     PV_ENSURE(!s->in_tx, PV_ERR_INTERNAL);
-    PV_GUARD(exec(s, "BEGIN IMMEDIATE"));
+    PV_GUARD(s->pg != NULL ? store_pg_begin(s, true) : exec(s, "BEGIN IMMEDIATE"));
     s->in_tx = true;
     return PV_RESULT_OK;
 }
@@ -356,7 +419,7 @@ pv_result store_begin(struct store *s)
 pv_result store_commit(struct store *s)
 {
     PV_ENSURE(s->in_tx, PV_ERR_INTERNAL);
-    if (!pv_ok(exec(s, "COMMIT"))) {
+    if (!pv_ok(s->pg != NULL ? store_pg_commit(s) : exec(s, "COMMIT"))) {
         store_rollback(s);
         PV_BAIL(PV_ERR_IO);
     }
@@ -367,7 +430,7 @@ pv_result store_commit(struct store *s)
 pv_result store_begin_read(struct store *s)
 {
     PV_ENSURE(!s->in_tx, PV_ERR_INTERNAL);
-    PV_GUARD(exec(s, "BEGIN DEFERRED"));
+    PV_GUARD(s->pg != NULL ? store_pg_begin(s, false) : exec(s, "BEGIN DEFERRED"));
     s->in_tx = true;
     return PV_RESULT_OK;
 }
@@ -550,6 +613,7 @@ pv_result store_blob_put(struct store *s, const void *data, size_t len, char sha
         sha[2 * i + 1] = hex[md[i] & 15];
     }
     sha[64] = '\0';
+    STORE_PG_ROUTE(s, store_pg_blob_put(s, data, len, sha));
     st = store_prep(s, "INSERT OR IGNORE INTO blobs (sha256, data) VALUES (?, ?)");
     PV_ENSURE(st != NULL, PV_ERR_IO);
     if (sqlite3_bind_text(st, 1, sha, 64, SQLITE_TRANSIENT) != SQLITE_OK ||
@@ -565,6 +629,7 @@ char *store_blob_get(struct store *s, const char *sha, size_t *len)
     sqlite3_stmt *st = store_prep(s, "SELECT data FROM blobs WHERE sha256 = ?");
     char *out = NULL;
 
+    STORE_PG_ROUTE(s, store_pg_blob_get(s, sha, len));
     if (st == NULL || !store_bind(st, "s", sha)) {
         store_done(s, st);
         return NULL;

@@ -13,7 +13,8 @@ TESTS += tests/check_advisor_store tests/check_advisor_rule tests/check_advisor_
 tests_check_advisor_hold_SOURCES = tests/check_advisor_hold.c
 tests_check_advisor_hold_CFLAGS = $(ADVISOR_TEST_CFLAGS)
 tests_check_advisor_hold_LDADD = $(ADVISOR_TEST_LIBS)
-tests_check_advisor_store_SOURCES = tests/check_advisor_store.c
+tests_check_advisor_store_SOURCES = tests/check_advisor_store.c tests/check_store_util.c \
+	tests/check_store_util.h
 tests_check_advisor_store_CFLAGS = $(ADVISOR_TEST_CFLAGS)
 tests_check_advisor_store_LDADD = $(ADVISOR_TEST_LIBS)
 tests_check_advisor_mapper_SOURCES = tests/check_advisor_mapper.c
@@ -22,7 +23,8 @@ tests_check_advisor_mapper_LDADD = $(ADVISOR_TEST_LIBS)
 tests_check_advisor_rule_SOURCES = tests/check_advisor_rule.c
 tests_check_advisor_rule_CFLAGS = $(ADVISOR_TEST_CFLAGS)
 tests_check_advisor_rule_LDADD = $(ADVISOR_TEST_LIBS)
-tests_check_advisor_chunk_SOURCES = tests/check_advisor_chunk.c
+tests_check_advisor_chunk_SOURCES = tests/check_advisor_chunk.c tests/check_store_util.c \
+	tests/check_store_util.h
 tests_check_advisor_chunk_CFLAGS = $(ADVISOR_TEST_CFLAGS)
 tests_check_advisor_chunk_LDADD = $(ADVISOR_TEST_LIBS)
 tests_check_cli_text_SOURCES = tests/check_cli_text.c cli/cli_http.c cli/cli_chunk.c
@@ -38,6 +40,10 @@ EXTRA_DIST += $(ADVISOR_E2E) tests/e2e/advisor_lib.sh tests/ui/inbox.mjs
 # (tests/e2e/proxy_lib.sh, advisor_proxy_lib.sh)
 ADVISOR_PROXY_E2E = tests/e2e/advisor_longpoll.sh
 TESTS += $(ADVISOR_PROXY_E2E)
+# the store on PostgreSQL: the unit suites on a throwaway cluster
+# (tests/pg_lib.sh), and the advisor on it through kill -9 and a crash
+TESTS += tests/advisor_store_pg.sh tests/e2e/advisor_pg.sh
+EXTRA_DIST += tests/advisor_store_pg.sh tests/e2e/advisor_pg.sh tests/pg_lib.sh
 EXTRA_DIST += $(ADVISOR_PROXY_E2E)
 
 # advisor_ui.sh installs playwright-core into tests/ui-node (a cache kept

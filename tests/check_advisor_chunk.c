@@ -23,6 +23,7 @@
 #include "advisor/advisor.h"
 #include "advisor/store.h"
 #include "model/model.h"
+#include "tests/check_store_util.h"
 
 static struct advisor a;
 static struct advisor_worker *w;
@@ -190,6 +191,7 @@ static void setup(void)
     ck_assert_ptr_nonnull(mkdtemp(dir));
     memset(&a, 0, sizeof(a));
     snprintf(a.cfg.data_dir, sizeof(a.cfg.data_dir), "%s", dir);
+    snprintf(a.cfg.store, sizeof(a.cfg.store), "%s", check_store_reset(dir));
     a.cfg.prover_timeout_ms = 30000;
     pthread_mutex_init(&a.prover_mu, NULL);
     pthread_mutex_init(&a.change_mu, NULL);
@@ -199,7 +201,7 @@ static void setup(void)
     }
     a.tokens = advisor_tokens_new();
     ck_assert_msg(pv_ok(advisor_audit_open(dir, err, sizeof(err))), "%s", err);
-    a.group = store_group_open(dir, err, sizeof(err));
+    a.group = store_group_open(a.cfg.store, err, sizeof(err));
     ck_assert_msg(a.group != NULL, "%s", err);
     snprintf(exe, sizeof(exe), "%s/proviso-prover", build != NULL ? build : ".");
     child = advisor_child_start(&a, exe, err, sizeof(err));

@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* check_advisor_store.c - the SQLite store: schema, records, compare-and-set
+/* check_advisor_store.c - the store: schema, records, compare-and-set
  *
  * Each test opens a fresh store in a temporary directory. What a wrong store
  * would break: migrations refusing a newer schema, a duplicate sandbox name,
  * a status write that does not check the status it read, revision and event
  * numbering, content addressing, a rolled-back transaction leaving traces,
- * and a committed one not surviving a reopen.
+ * and a committed one not surviving a reopen. The same tests run on SQLite
+ * and, with PV_TEST_STORE set (tests/advisor_store_pg.sh), on PostgreSQL.
  */
 #include "config.h"
 
 #include <check.h>
-#include <sqlite3.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "advisor/advisor.h"
 #include "advisor/store.h"
 #include "model/model.h"
+#include "tests/check_store_util.h"
 
 static char dir[64];
 
@@ -29,7 +31,7 @@ static struct store *fresh(void)
 
     snprintf(dir, sizeof(dir), "/tmp/pv-store.XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(dir));
-    ck_assert(pv_ok(store_open(dir, &s, err, sizeof(err))));
+    ck_assert_msg(pv_ok(store_open(check_store_reset(dir), &s, err, sizeof(err))), "%s", err);
     return s;
 }
 
@@ -209,7 +211,7 @@ START_TEST(test_transactions_and_events)
     ck_assert(pv_ok(store_commit(s)));
     ck_assert_int_eq(e.seq, 3); /* the rolled-back event left no gap */
     /* A second connection sees the committed state. */
-    ck_assert(pv_ok(store_open(dir, &again, err, sizeof(err))));
+    ck_assert(pv_ok(store_open(check_store_loc(dir), &again, err, sizeof(err))));
     ck_assert(pv_ok(store_event_each(again, 0, 100, count_events, &last)));
     ck_assert_int_eq(last, 3);
     v = store_setting_get(again, "", "k");
@@ -226,19 +228,17 @@ START_TEST(test_newer_schema_refused)
 {
     struct store *s = fresh();
     struct store *again = NULL;
-    sqlite3 *db;
     char path[128];
     char err[256];
 
     store_close(s);
-    snprintf(path, sizeof(path), "%s/advisor.db", dir);
-    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL), SQLITE_OK);
-    sqlite3_close(db);
-    ck_assert(!pv_ok(store_open(dir, &again, err, sizeof(err))));
+    ck_assert(
+        check_store_sql(dir, "PRAGMA user_version = 99", "UPDATE schema_version SET version = 99"));
+    ck_assert(!pv_ok(store_open(check_store_loc(dir), &again, err, sizeof(err))));
     ck_assert_ptr_nonnull(strstr(err, "newer than this build"));
     ck_assert(!pv_ok(store_open("/nonexistent/dir", &again, err, sizeof(err))));
-    ck_assert(pv_ok(store_open(dir, &s, err, sizeof(err))) == false);
+    ck_assert(pv_ok(store_open(check_store_loc(dir), &s, err, sizeof(err))) == false);
+    snprintf(path, sizeof(path), "%s/advisor.db", dir);
     unlink(path);
     snprintf(path, sizeof(path), "%s/advisor.db-wal", dir);
     unlink(path);
@@ -273,8 +273,6 @@ END_TEST
 START_TEST(test_setting_read)
 {
     struct store *s = fresh();
-    sqlite3 *db;
-    char path[128];
     char *v = PV_UNCONST("sentinel");
 
     ck_assert(pv_ok(store_setting_read(s, "a", "peer_address_ranges", &v)));
@@ -283,10 +281,7 @@ START_TEST(test_setting_read)
     ck_assert(pv_ok(store_setting_read(s, "a", "peer_address_ranges", &v)));
     ck_assert_str_eq(v, "[\"10.0.0.0/8\"]");
     free(v);
-    snprintf(path, sizeof(path), "%s/advisor.db", dir);
-    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(db, "DROP TABLE settings", NULL, NULL, NULL), SQLITE_OK);
-    sqlite3_close(db);
+    ck_assert(check_store_sql(dir, "DROP TABLE settings", "DROP TABLE settings"));
     v = PV_UNCONST("sentinel");
     ck_assert_int_eq(store_setting_read(s, "a", "peer_address_ranges", &v).err, PV_ERR_IO);
     ck_assert_ptr_null(v);
@@ -358,6 +353,240 @@ START_TEST(test_peer_ranges)
 }
 END_TEST
 
+/* Writers on separate connections (threads) never interleave a read and
+ * the write that depends on it: a read-modify-write counter loses no
+ * update, revision numbers and event seqs are contiguous, every event
+ * names the seal of the one before it (one chain, no fork), and of the
+ * writers that read a chunk as pending exactly one moves it. On SQLite
+ * this is BEGIN IMMEDIATE; on PostgreSQL the writer lock (store_pg.c). */
+#define WRITERS 4
+#define ROUNDS 40
+
+struct writer {
+    int id;
+    int64_t sandbox;
+    int cas_won;
+    int failed;
+};
+
+static void *writer_main(void *arg)
+{
+    struct writer *w = arg;
+    struct store *s = NULL;
+    char err[256];
+
+    if (!pv_ok(store_open(check_store_loc(dir), &s, err, sizeof(err)))) {
+        w->failed++;
+        return NULL;
+    }
+    for (int i = 0; i < ROUNDS; i++) {
+        struct store_revision r;
+        struct store_event e;
+        struct store_chunk c;
+        char head[65];
+        char seal[65];
+        char num[32];
+        int64_t seq = 0;
+        char *v;
+
+        memset(&r, 0, sizeof(r));
+        memset(&e, 0, sizeof(e));
+        if (!pv_ok(store_begin(s))) {
+            w->failed++;
+            continue;
+        }
+        v = store_setting_get(s, "", "counter");
+        snprintf(num, sizeof(num), "%lld", (v != NULL ? atoll(v) : 0) + 1);
+        free(v);
+        r.blob = PV_UNCONST("b");
+        r.hash = PV_UNCONST("h");
+        r.cause = PV_UNCONST("t");
+        snprintf(seal, sizeof(seal), "%064d", w->id * 1000 + i);
+        e.sandbox = PV_UNCONST("");
+        e.kind = PV_UNCONST("T");
+        e.line = PV_UNCONST("x");
+        e.json = PV_UNCONST("{}");
+        e.record = head;
+        e.seal = seal;
+        if (!pv_ok(store_setting_put(s, "", "counter", num)) ||
+            !pv_ok(store_rev_put(s, w->sandbox, &r)) || !pv_ok(store_event_head(s, &seq, head)) ||
+            !pv_ok(store_event_append(s, &e))) {
+            store_rollback(s);
+            w->failed++;
+            continue;
+        }
+        if (i == ROUNDS / 2 && pv_ok(store_chunk_get(s, w->sandbox, "c1", &c))) {
+            if (strcmp(c.status, "pending") == 0) {
+                free(c.status);
+                c.status = pv_strdup("approved");
+                if (pv_ok(store_chunk_update(s, &c, "pending"))) {
+                    w->cas_won++;
+                }
+            }
+            store_chunk_clear(&c);
+        }
+        if (!pv_ok(store_commit(s))) {
+            w->failed++;
+        }
+    }
+    store_close(s);
+    return NULL;
+}
+
+struct chain {
+    int64_t n;
+    int64_t last_seq;
+    bool linked;
+    char prev[65];
+};
+
+static void check_link(void *arg, const struct store_event *e)
+{
+    struct chain *ch = arg;
+
+    ch->n++;
+    if (e->seq != ch->last_seq + 1 || strcmp(e->record, ch->prev) != 0) {
+        ch->linked = false;
+    }
+    ch->last_seq = e->seq;
+    snprintf(ch->prev, sizeof(ch->prev), "%s", e->seal);
+}
+
+START_TEST(test_concurrent_writers)
+{
+    struct store *s = fresh();
+    int64_t sb = make_sandbox(s, "a");
+    struct store_chunk c = chunk("c1", sb);
+    struct writer w[WRITERS];
+    pthread_t th[WRITERS];
+    struct store_revision r;
+    struct chain ch = {.linked = true};
+    int won = 0;
+    char *v;
+
+    ck_assert(pv_ok(store_chunk_insert(s, &c)));
+    memset(ch.prev, '0', 64);
+    for (int i = 0; i < WRITERS; i++) {
+        w[i] = (struct writer){.id = i + 1, .sandbox = sb};
+        ck_assert_int_eq(pthread_create(&th[i], NULL, writer_main, &w[i]), 0);
+    }
+    for (int i = 0; i < WRITERS; i++) {
+        pthread_join(th[i], NULL);
+        ck_assert_int_eq(w[i].failed, 0);
+        won += w[i].cas_won;
+    }
+    ck_assert_int_eq(won, 1);
+    v = store_setting_get(s, "", "counter");
+    ck_assert_ptr_nonnull(v);
+    ck_assert_int_eq(atoll(v), WRITERS * ROUNDS);
+    free(v);
+    ck_assert(pv_ok(store_rev_latest(s, sb, &r)));
+    ck_assert_int_eq(r.rev, WRITERS * ROUNDS);
+    store_revision_clear(&r);
+    ck_assert(pv_ok(store_event_each(s, 0, 100000, check_link, &ch)));
+    ck_assert_int_eq(ch.n, WRITERS * ROUNDS);
+    ck_assert(ch.linked);
+    wipe(s);
+}
+END_TEST
+
+/* Migrations are the same on both back ends: a store at schema 4 (before
+ * approved_evidence and suspension_reason) opens at 5, and an approved
+ * chunk's approval rests on the evidence it held. */
+START_TEST(test_migrate_4_to_5)
+{
+    struct store *s = fresh();
+    int64_t sb = make_sandbox(s, "a");
+    struct store_chunk c = chunk("c1", sb);
+    struct store_chunk d = chunk("c2", sb);
+    struct store_chunk got;
+    char err[256];
+
+    c.status = PV_UNCONST("approved");
+    c.evidence = PV_UNCONST("ev1");
+    d.evidence = PV_UNCONST("ev2");
+    ck_assert(pv_ok(store_chunk_insert(s, &c)));
+    ck_assert(pv_ok(store_chunk_insert(s, &d)));
+    store_close(s);
+    ck_assert(check_store_sql(dir,
+                              "ALTER TABLE chunks DROP COLUMN approved_evidence;"
+                              "ALTER TABLE chunks DROP COLUMN suspension_reason;"
+                              "PRAGMA user_version = 4",
+                              "ALTER TABLE chunks DROP COLUMN approved_evidence, "
+                              "DROP COLUMN suspension_reason;"
+                              "UPDATE schema_version SET version = 4"));
+    ck_assert_msg(pv_ok(store_open(check_store_loc(dir), &s, err, sizeof(err))), "%s", err);
+    ck_assert(pv_ok(store_chunk_get(s, sb, "c1", &got)));
+    ck_assert_str_eq(got.approved_evidence, "ev1");
+    ck_assert_str_eq(got.suspension_reason, "");
+    store_chunk_clear(&got);
+    ck_assert(pv_ok(store_chunk_get(s, sb, "c2", &got)));
+    ck_assert_str_eq(got.approved_evidence, "");
+    store_chunk_clear(&got);
+    /* Migrated once: opening again changes nothing. */
+    store_close(s);
+    ck_assert(check_store_sql(dir, "UPDATE chunks SET approved_evidence = 'kept'",
+                              "UPDATE chunks SET approved_evidence = 'kept'"));
+    ck_assert(pv_ok(store_open(check_store_loc(dir), &s, err, sizeof(err))));
+    ck_assert(pv_ok(store_chunk_get(s, sb, "c1", &got)));
+    ck_assert_str_eq(got.approved_evidence, "kept");
+    store_chunk_clear(&got);
+    wipe(s);
+}
+END_TEST
+
+/* Several connections opening one new store at once: one migrates, the
+ * others wait and find it done; all open. */
+static void *open_main(void *arg)
+{
+    struct store *s = NULL;
+    char err[256];
+    bool ok = pv_ok(store_open(check_store_loc(dir), &s, err, sizeof(err)));
+
+    if (!ok) {
+        fprintf(stderr, "open: %s\n", err);
+    } else if (!(ok = pv_ok(store_setting_put(s, "", (const char *)arg, "1")))) {
+        fprintf(stderr, "put: %s\n", store_errmsg(s));
+    }
+    store_close(s);
+    return ok ? arg : NULL;
+}
+
+START_TEST(test_concurrent_open)
+{
+    static const char *const keys[] = {"k1", "k2", "k3", "k4"};
+    pthread_t th[PV_ARRAY_LEN(keys)];
+    struct store *s = fresh();
+    char *v;
+
+    /* An empty store: on SQLite a new directory, on PostgreSQL an empty
+     * schema. */
+    wipe(s);
+    snprintf(dir, sizeof(dir), "/tmp/pv-store.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    (void)check_store_reset(dir);
+    for (size_t i = 0; i < PV_ARRAY_LEN(keys); i++) {
+        ck_assert_int_eq(pthread_create(&th[i], NULL, open_main, PV_UNCONST(keys[i])), 0);
+    }
+    for (size_t i = 0; i < PV_ARRAY_LEN(keys); i++) {
+        void *res = NULL;
+        pthread_join(th[i], &res);
+        ck_assert_ptr_nonnull(res);
+    }
+    s = NULL;
+    {
+        char err[256];
+        ck_assert(pv_ok(store_open(check_store_loc(dir), &s, err, sizeof(err))));
+    }
+    for (size_t i = 0; i < PV_ARRAY_LEN(keys); i++) {
+        v = store_setting_get(s, "", keys[i]);
+        ck_assert_ptr_nonnull(v);
+        free(v);
+    }
+    wipe(s);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("advisor_store");
@@ -371,6 +600,10 @@ static Suite *suite(void)
     tcase_add_test(t, test_delete_cascades);
     tcase_add_test(t, test_setting_read);
     tcase_add_test(t, test_peer_ranges);
+    tcase_add_test(t, test_concurrent_writers);
+    tcase_add_test(t, test_migrate_4_to_5);
+    tcase_add_test(t, test_concurrent_open);
+    tcase_set_timeout(t, 60);
     suite_add_tcase(s, t);
     return s;
 }

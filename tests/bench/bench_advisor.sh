@@ -16,6 +16,8 @@
 # with it, and prints the chain's cost. Prints both rates and their ratio.
 # Goals: >= 300 proposals/s on two cores (issue 8); the chain costs <= 20 %
 # of the submission rate (issue 9). Not part of make check.
+# BENCH_PG=1 adds phase 3: the same advisor with --store on a throwaway
+# PostgreSQL cluster (tests/pg_lib.sh), a fresh database for the phase.
 set -u
 DUR=${1:-10}
 BUILD=${PV_BUILDDIR:-$(pwd)}
@@ -166,6 +168,16 @@ echo "== audit chain CPU: advisor $A0 -> $ACPU ms per submission; of the CPU a s
 
 pr=$(echo "$P" | cut -d' ' -f1)
 ar=$(echo "$V" | cut -d' ' -f1)
+if [ "${BENCH_PG:-0}" = 1 ]; then
+    . "${PV_SRCDIR:-$BUILD}/tests/pg_lib.sh"
+    pg_have || { echo "bench_advisor: BENCH_PG=1 needs the PostgreSQL server"; exit 77; }
+    trap 'cleanup; pg_stop' EXIT INT TERM
+    pg_start "$W" || exit 1
+    mkdir -p "$W/pgdata"
+    advisor_phase "3. advisor on PostgreSQL (--store)" "$W/pgdata" --store "$PG_URL"
+    rp=$(echo "$V" | cut -d' ' -f1)
+    echo "== PostgreSQL / SQLite: $(echo "$rp $ar" | awk '{printf "%.2f", $1 / $2}')x ($rp/s vs $ar/s)"
+fi
 echo "== advisor / prover: $(echo "$ar $pr" | awk '{printf "%.2f", $1 / $2}')x  (advisor $ar/s, prover $pr/s)"
 if awk -v a="$ar" 'BEGIN { exit !(a >= 300) }'; then
     echo "PASS: >= 300 proposals/s"
