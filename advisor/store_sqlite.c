@@ -22,6 +22,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -127,6 +128,23 @@ static pv_result exec(struct store *s, const char *sql)
     STORE_PG_ROUTE(s, store_pg_exec(s, sql));
     PV_ENSURE(sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK, PV_ERR_IO);
     return PV_RESULT_OK;
+}
+
+/* WAL mode. Switching a new database to WAL needs an exclusive lock, and
+ * SQLite answers SQLITE_BUSY there without calling the busy handler when
+ * another connection is opening the same new file at that moment (the
+ * advisor's workers open theirs together): retry for the busy timeout. */
+static pv_result wal_on(struct store *s)
+{
+    for (unsigned waited = 0;; waited += 10) {
+        int rc = sqlite3_exec(s->db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
+        if (rc == SQLITE_OK) {
+            return PV_RESULT_OK;
+        }
+        PV_ENSURE((rc == SQLITE_BUSY || rc == SQLITE_LOCKED) && waited < BUSY_TIMEOUT_MS,
+                  PV_ERR_IO);
+        (void)poll(NULL, 0, 10);
+    }
 }
 
 sqlite3_stmt *store_prep(struct store *s, const char *sql)
@@ -371,7 +389,7 @@ pv_result store_open(const char *dir, struct store **out, char *err, size_t errl
     }
     sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
     /* WAL + FULL: each commit is fsync'd to the log before it returns. */
-    if (!pv_ok(exec(s, "PRAGMA journal_mode=WAL")) || !pv_ok(exec(s, "PRAGMA synchronous=FULL")) ||
+    if (!pv_ok(wal_on(s)) || !pv_ok(exec(s, "PRAGMA synchronous=FULL")) ||
         !pv_ok(exec(s, "PRAGMA foreign_keys=ON"))) {
         snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(s->db));
         store_close(s);
