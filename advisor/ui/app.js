@@ -208,8 +208,31 @@
         if (w.ip && w.ip !== w.host) {
             parts.push('--resolve', shq(w.host + ':' + port + ':' + w.ip));
         }
+        const body = gqlBody(w.graphql);
+        if (body !== null) {
+            parts.push('-H', shq('Content-Type: application/json'), '--data', shq(body));
+        }
         parts.push(shq(scheme + '://' + host + ':' + port + target));
         return parts.join(' ');
+    }
+
+    // The GraphQL operation of a witness as the JSON body that carries it
+    // ({"query":"mutation Name { f1 f2 }"}, or a persisted query's hash);
+    // null for a witness without one.
+    function gqlBody(g) {
+        if (!g || typeof g !== 'object') {
+            return null;
+        }
+        if (g.persisted_id) {
+            return JSON.stringify({ extensions: { persistedQuery: { version: 1, sha256Hash: String(g.persisted_id) } } });
+        }
+        const fields = Array.isArray(g.fields) ? g.fields.map(String) : [];
+        return JSON.stringify({ query: gqlText(g) + ' { ' + fields.join(' ') + ' }' });
+    }
+
+    // "mutation CreateIssue" / "query" (anonymous)
+    function gqlText(g) {
+        return String(g.operation_type || 'query') + (g.operation_name ? ' ' + String(g.operation_name) : '');
     }
 
     function statusBadge(status) {
@@ -408,8 +431,32 @@
             typeof ep.host === 'string' && globRe(ep.host, '.').test(host) &&
             (endpointPorts(ep).length === 0 || endpointPorts(ep).includes(port)));
         const out = [];
+        const g = w.graphql && typeof w.graphql === 'object' ? w.graphql : null;
         for (const ep of eps) {
             const rules = Array.isArray(ep.rules) ? ep.rules.map((r) => r && r.allow).filter(Boolean) : [];
+            const gqlRules = rules.filter((a) => a.operation_type !== undefined);
+            if (g !== null && gqlRules.length) {
+                // the GraphQL allow rules that admit the witness's operation:
+                // its type, its name, every root field under one rule
+                const fields = Array.isArray(g.fields) ? g.fields.map(String) : [];
+                for (const a of gqlRules) {
+                    const t = String(a.operation_type);
+                    const names = Array.isArray(a.fields) ? a.fields.map(String) : null;
+                    if ((t !== '*' && t !== String(g.operation_type)) ||
+                        (a.operation_name !== undefined && (!g.operation_name ||
+                            !globRe(a.operation_name, '/').test(String(g.operation_name)))) ||
+                        (names !== null && !fields.every((f) => names.some((n) => globRe(n, '/').test(f))))) {
+                        continue;
+                    }
+                    out.push(t + (a.operation_name !== undefined ? ' ' + a.operation_name : '') +
+                        (names !== null ? ' {' + names.join(', ') + '}' : ' (any fields)'));
+                }
+                continue;
+            }
+            if (g !== null && ep.access && ep.protocol === 'graphql') {
+                out.push('access ' + ep.access + ' (its operation types)');
+                continue;
+            }
             if (rules.length) {
                 const byMethod = rules.filter((a) => !a.method || a.method === '*' ||
                     String(a.method).toUpperCase() === method || method === '');
@@ -475,7 +522,7 @@
                     text: String(r.category || '').replace(/_/g, ' ') }),
                 el('td', { text: p.binary || w.binary || '' }),
                 el('td', { text: (p.host || w.host || '*') + ':' + (p.port || w.port || '') }),
-                el('td', { text: w.method || p.method || 'any' }),
+                el('td', { text: w.graphql ? 'GraphQL ' + gqlText(w.graphql) : (w.method || p.method || 'any') }),
                 el('td', { class: 'pattern', text: rulePattern(rule, p) }),
                 el('td', { class: 'risk' + (risk ? ' risk-' + risk : ''),
                     text: risk ? risk + (w.action ? ' (' + (w.api ? w.api + ' ' : '') + w.action + ')' : '')
@@ -971,7 +1018,7 @@
     // pure builders here; a page never defines this hook.
     if (typeof globalThis.__provisoInboxTest === 'object' && globalThis.__provisoInboxTest !== null) {
         Object.assign(globalThis.__provisoInboxTest, { grantsSection, grantsHeadline, grantsSummary, noFindingsText,
-            renderDetail, rulePattern, findingsCount });
+            renderDetail, rulePattern, findingsCount, curlLine });
     }
 
     document.addEventListener('DOMContentLoaded', () => {

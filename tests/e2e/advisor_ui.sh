@@ -89,7 +89,7 @@ XSS_CHUNK=$(sed -n 's/^XSS_CHUNK=//p' "$WORK/browser.out")
 for n in 01-token-prompt 02-token-refused 03-sandboxes 04-proposal-evidence \
     05-approve-confirm 06-stale-review-token 07-approved 08-xss-as-text 09-reject-reason \
     10-rejected 11-wide-grant-pending 12-suggestion 13-suggestion-confirm 14-suggestion-approved \
-    15-suspended 16-forgotten; do
+    15-suspended 16-graphql-pending 17-forgotten; do
     f=$ART/$n.png
     if [ -s "$f" ] && [ "$(od -An -tx1 -N4 "$f" | tr -d ' ')" = 89504e47 ]; then
         ok "screenshot $n.png is a non-empty PNG ($(wc -c <"$f") bytes)"

@@ -183,6 +183,27 @@ check(hook.findingsCount({ findings: [{ category: 'a', paths: [{}, {}] }] }) ===
 check(hook.findingsCount({ findings: [{ category: 'a', paths: [{}], paths_total: 1500 },
     { category: 'b', paths: [{}] }] }) === '2 findings, 1501 paths (2 listed)', 'count: a truncated list says so');
 
+// 6b. GraphQL: the pattern is the operation rule that admits the witness's
+// operation (type, name, every field under one rule), never a method and
+// path the rule does not have; the witness curl carries the operation.
+const grule = { endpoints: [{ host: 'api.github.com', port: 443, path: '/graphql', protocol: 'graphql',
+    rules: [{ allow: { operation_type: 'query', fields: ['viewer'] } },
+        { allow: { operation_type: 'mutation', operation_name: 'Issue*', fields: ['createIssue', 'close*'] } }] }] };
+const gw = (type, name, fields) => ({ host: 'api.github.com', port: 443, rule: 'g',
+    witness: { host: 'api.github.com', port: 443, method: 'POST', path: '/graphql',
+        graphql: { operation_type: type, operation_name: name, fields } } });
+check(rp(grule, gw('mutation', 'IssueNew', ['createIssue', 'closeIssue'])) === 'mutation Issue* {createIssue, close*}',
+    'graphql pattern: type, name glob and the fields of one rule');
+check(rp(grule, gw('query', null, ['viewer'])) === 'query {viewer}', 'graphql pattern: an anonymous query');
+check(rp(grule, gw('mutation', null, ['createIssue'])) === 'through rule g',
+    'negative: an anonymous operation does not match a rule with operation_name');
+check(rp(grule, gw('mutation', 'IssueNew', ['deleteRepository'])) === 'through rule g',
+    'negative: a field no glob of the rule covers');
+check(hook.curlLine(gw('mutation', 'IssueNew', ['createIssue']).witness).includes(
+    `--data '{"query":"mutation IssueNew { createIssue }"}'`), 'the witness curl carries the operation');
+check(!hook.curlLine({ host: 'h', port: 443, method: 'GET', path: '/' }).includes('--data'),
+    'negative: a REST witness has no body');
+
 // 7. The file carries no "nothing new" wording at all.
 check(!/nothing new/i.test(src), 'app.js has no "nothing new" text');
 

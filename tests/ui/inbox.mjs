@@ -515,6 +515,26 @@ async function main() {
             'a suspended chunk can be approved again or rejected');
         await shot(page, 'suspended');
 
+        // 11b. A GraphQL mutation on the credentialed host: the grant names
+        // the operation (never a method and path it does not have), the
+        // finding is a capability expansion, and it waits for a reviewer.
+        const gql = await submitRule('gh_gql', [{ host: 'api.github.com', port: 443, path: '/graphql',
+            protocol: 'graphql', enforcement: 'enforce',
+            rules: [{ allow: { operation_type: 'mutation', fields: ['createIssue'] } }] }], '/usr/bin/curl');
+        await page.waitForSelector(`[data-chunk="${gql}"] button`, { timeout: 20000 });
+        await page.click(`[data-chunk="${gql}"] button`);
+        await page.waitForSelector(`#detail[data-chunk="${gql}"][data-status="pending"]`);
+        await waitText(page, '#detail .grant-line', /GraphQL mutation fields createIssue/,
+            'the GraphQL grant names the operation type and its field');
+        await waitText(page, '#detail .validation-result', /capability_expansion/,
+            'a new mutation on a credentialed host is a capability expansion');
+        check(!(await page.textContent('#detail')).includes('nothing new'), "never 'nothing new' beside a GraphQL grant");
+        await waitText(page, '#findings td.pattern', /^mutation \{createIssue\}$/,
+            'the pattern column shows the GraphQL rule, not a method and path');
+        await waitText(page, '#findings code.witness', /--data '\{"query":"mutation( \w+)? \{ createIssue \}"\}'/,
+            'the witness carries the operation it would run');
+        await shot(page, 'graphql-pending');
+
         // 12. Forget the token.
         await page.click('#forget');
         await page.waitForSelector('#login:not([hidden])');
