@@ -141,6 +141,33 @@ static const char *const preset_ws_rw[] = {"GET", "WEBSOCKET_TEXT"};
 static const char *const preset_gql_ro[] = {"query"};
 static const char *const preset_gql_rw[] = {"query", "mutation"};
 
+/* The preset table: one row per inspected protocol, one column per
+ * `access` value (enum model_access order); a NULL list expands to nothing. */
+struct preset {
+    const char *const *v;
+    size_t n;
+};
+#define PRESET(a)            \
+    {                        \
+        (a), PV_ARRAY_LEN(a) \
+    }
+enum preset_kind { PK_REST, PK_WS, PK_GQL };
+static const struct preset presets[][4] = {
+    [PK_REST] = {{NULL, 0}, PRESET(preset_rest_ro), PRESET(preset_rest_rw), PRESET(preset_full)},
+    [PK_WS] = {{NULL, 0}, PRESET(preset_ws_ro), PRESET(preset_ws_rw), PRESET(preset_full)},
+    [PK_GQL] = {{NULL, 0}, PRESET(preset_gql_ro), PRESET(preset_gql_rw), PRESET(preset_full)},
+};
+
+static void preset_get(enum preset_kind k, enum model_access a, const char *const **list, size_t *n)
+{
+    *list = NULL;
+    *n = 0;
+    if ((unsigned)a < PV_ARRAY_LEN(presets[k])) {
+        *list = presets[k][a].v;
+        *n = presets[k][a].n;
+    }
+}
+
 static void preset_list(const struct model_endpoint *e, const char *const **list, size_t *n,
                         bool *is_optype)
 {
@@ -149,59 +176,14 @@ static void preset_list(const struct model_endpoint *e, const char *const **list
     *is_optype = false;
     switch (e->proto) {
     case MODEL_PROTO_REST:
-        switch (e->access_preset) {
-        case MODEL_ACCESS_READ_ONLY:
-            *list = preset_rest_ro;
-            *n = PV_ARRAY_LEN(preset_rest_ro);
-            return;
-        case MODEL_ACCESS_READ_WRITE:
-            *list = preset_rest_rw;
-            *n = PV_ARRAY_LEN(preset_rest_rw);
-            return;
-        case MODEL_ACCESS_FULL:
-            *list = preset_full;
-            *n = PV_ARRAY_LEN(preset_full);
-            return;
-        case MODEL_ACCESS_NONE:
-            return;
-        }
+        preset_get(PK_REST, e->access_preset, list, n);
         return;
     case MODEL_PROTO_WEBSOCKET:
-        switch (e->access_preset) {
-        case MODEL_ACCESS_READ_ONLY:
-            *list = preset_ws_ro;
-            *n = PV_ARRAY_LEN(preset_ws_ro);
-            return;
-        case MODEL_ACCESS_READ_WRITE:
-            *list = preset_ws_rw;
-            *n = PV_ARRAY_LEN(preset_ws_rw);
-            return;
-        case MODEL_ACCESS_FULL:
-            *list = preset_full;
-            *n = PV_ARRAY_LEN(preset_full);
-            return;
-        case MODEL_ACCESS_NONE:
-            return;
-        }
+        preset_get(PK_WS, e->access_preset, list, n);
         return;
     case MODEL_PROTO_GRAPHQL:
         *is_optype = true;
-        switch (e->access_preset) {
-        case MODEL_ACCESS_READ_ONLY:
-            *list = preset_gql_ro;
-            *n = PV_ARRAY_LEN(preset_gql_ro);
-            return;
-        case MODEL_ACCESS_READ_WRITE:
-            *list = preset_gql_rw;
-            *n = PV_ARRAY_LEN(preset_gql_rw);
-            return;
-        case MODEL_ACCESS_FULL:
-            *list = preset_full;
-            *n = PV_ARRAY_LEN(preset_full);
-            return;
-        case MODEL_ACCESS_NONE:
-            return;
-        }
+        preset_get(PK_GQL, e->access_preset, list, n);
         return;
     case MODEL_PROTO_NONE:
     case MODEL_PROTO_TCP:
@@ -230,22 +212,7 @@ static void ws_gql_presets(const struct model_endpoint *e, const char *const **l
     if (!gql) {
         return;
     }
-    switch (e->access_preset) {
-    case MODEL_ACCESS_READ_ONLY:
-        *list = preset_gql_ro;
-        *n = PV_ARRAY_LEN(preset_gql_ro);
-        return;
-    case MODEL_ACCESS_READ_WRITE:
-        *list = preset_gql_rw;
-        *n = PV_ARRAY_LEN(preset_gql_rw);
-        return;
-    case MODEL_ACCESS_FULL:
-        *list = preset_full;
-        *n = PV_ARRAY_LEN(preset_full);
-        return;
-    case MODEL_ACCESS_NONE:
-        return;
-    }
+    preset_get(PK_GQL, e->access_preset, list, n);
 }
 
 /* A persisted registry entry as the operation it stands for. */
