@@ -619,6 +619,12 @@ static pv_result solve_one(struct prover_proof *pf, Z3_ast g, enum prover_catego
 
         PV_GUARD(check_n(pf, 2, two, &lb));
         if (lb == Z3_L_FALSE) {
+            /* then an anonymous operation, when one is a witness: a name
+             * the rules do not ask for would only be noise */
+            two[1] = pf->anon;
+            PV_GUARD(check_n(pf, 2, two, &lb));
+        }
+        if (lb == Z3_L_FALSE) {
             PV_GUARD(check(pf, g, &lb));
         }
     } else {

@@ -430,6 +430,9 @@ START_TEST(test_witness_json)
     ck_assert_uint_eq(r->paths[0].w.ngql_fields, 2);
     ck_assert_str_eq(r->paths[0].w.gql_fields[0], "search");
     ck_assert_str_eq(r->paths[0].w.gql_fields[1], "viewer");
+    /* no rule names the operation: the witness is anonymous, not a made-up
+     * name */
+    ck_assert_ptr_null(r->paths[0].w.gql_name);
     j = prover_result_to_json(r);
     ck_assert_ptr_nonnull(j);
     w = json_object_get(
@@ -442,6 +445,7 @@ START_TEST(test_witness_json)
     ck_assert_uint_eq(json_array_size(json_object_get(g, "fields")), 2);
     ck_assert_str_eq(json_string_value(json_array_get(json_object_get(g, "fields"), 1)), "viewer");
     ck_assert_ptr_null(json_object_get(g, "persisted_id"));
+    ck_assert(json_is_null(json_object_get(g, "operation_name")));
     json_decref(j);
     prover_result_free(r);
     model_policy_free(B);
