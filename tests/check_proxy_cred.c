@@ -362,7 +362,7 @@ START_TEST(test_load)
     const struct load_case *tc = &load_cases[_i];
     char dir[] = "/tmp/check_proxy_cred.XXXXXX";
     char path[256];
-    char err[1024];
+    char err[1024] = "";
     struct proxy_creds *s;
 
     ck_assert_ptr_nonnull(mkdtemp(dir));
