@@ -128,6 +128,7 @@ struct advisor {
     struct advisor_hold *holds;
     unsigned held[ADVISOR_HOLD_KINDS];
     struct advisor_mapper *mapper; /* NULL: denials are refused */
+    struct httpd_metrics *metrics; /* GET /metrics (httpd_metrics.c) */
 };
 
 /* Per worker thread: its store connection and prover client. */

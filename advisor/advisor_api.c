@@ -2,8 +2,10 @@
 /* advisor_api.c - GET /openapi.json: the advisor's API description
  *
  * The document is advisor/data/openapi.json, compiled in by common/embed.sh
- * (advisor_data_openapi_json). tests/e2e/advisor_api.sh checks that every
- * route of advisor_routes.c's table appears in it and nothing else does.
+ * (advisor_data_openapi_json) the same way the prover embeds its own
+ * (docs/architecture.md, "The service shell"). It is served as the bytes of
+ * the file; tests/e2e/advisor_lifecycle.sh checks that routes of
+ * advisor_routes.c's table appear in it.
  */
 #include "config.h"
 

@@ -349,6 +349,20 @@ static void worker_free(void *w)
     advisor_worker_free(w);
 }
 
+static void completed(void *ctx, int route_id, unsigned status, uint64_t ns)
+{
+    const struct advisor *a = ctx;
+
+    httpd_metrics_request(a->metrics, route_id, status, ns);
+}
+
+static void rejected(void *ctx)
+{
+    const struct advisor *a = ctx;
+
+    httpd_metrics_rejected(a->metrics);
+}
+
 static int authorize(void *ctx, const struct httpd_route *route, const char *authorization)
 {
     struct advisor *a = ctx;
@@ -524,7 +538,7 @@ int main(int argc, char **argv)
     struct httpd_service svc;
     struct httpd *http;
     sigset_t sigs;
-    int sig = 0;
+    int sig;
     char err[1024];
     pv_result res;
     bool clean;
@@ -564,11 +578,7 @@ int main(int argc, char **argv)
                      "production");
     }
 
-    signal(SIGPIPE, SIG_IGN);
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    httpd_signals_block(&sigs);
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         pv_fatal("cannot initialise libcurl");
     }
@@ -623,15 +633,8 @@ int main(int argc, char **argv)
         pv_fatal("store: %s", err);
     }
 
-    if (o.token_file != NULL) {
-        if (!pv_ok(httpd_token_from_file(&a.admin, o.token_file, err, sizeof(err)))) {
-            pv_fatal("token: %s", err);
-        }
-    } else if (o.srv.have_fd) {
-        if (!pv_ok(httpd_token_from_fd(&a.admin, o.srv.token_fd, err, sizeof(err)))) {
-            pv_fatal("token: %s", err);
-        }
-    } else if (!pv_ok(httpd_token_generate(&a.admin, o.data_dir, err, sizeof(err)))) {
+    if (!pv_ok(httpd_token_load(&a.admin, o.token_file, o.srv.have_fd ? o.srv.token_fd : -1,
+                                o.data_dir, err, sizeof(err)))) {
         pv_fatal("token: %s", err);
     }
 
@@ -677,6 +680,13 @@ int main(int argc, char **argv)
     svc.worker_free = worker_free;
     svc.handle = advisor_handle;
     svc.authorize = authorize;
+    svc.completed = completed;
+    svc.rejected = rejected;
+    a.metrics = httpd_metrics_new("proviso_advisor", svc.routes, svc.nroutes);
+    if (a.metrics == NULL) {
+        advisor_child_stop(child, a.cfg.grace_ms);
+        pv_fatal("metrics: %s", pv_strerror(PV_ERR_NOMEM));
+    }
     http = httpd_start(&svc, &a.cfg.http, &a.admin, err, sizeof(err));
     if (http == NULL) {
         advisor_child_stop(child, a.cfg.grace_ms);
@@ -698,8 +708,7 @@ int main(int argc, char **argv)
         pv_log_warnx("cannot tell systemd we are ready ($NOTIFY_SOCKET): %s", strerror(errno));
     }
 
-    while (sigwait(&sigs, &sig) != 0) {
-    }
+    sig = httpd_signals_wait(&sigs);
     pv_log_info("signal %d: draining", sig);
     pthread_mutex_lock(&a.change_mu);
     a.stopping = true;
@@ -712,6 +721,7 @@ int main(int argc, char **argv)
         _exit(0);
     }
     advisor_mapper_free(a.mapper);
+    httpd_metrics_free(a.metrics);
     advisor_child_stop(child, a.cfg.grace_ms);
     store_group_close(a.group);
     advisor_audit_close();

@@ -28,6 +28,7 @@
 enum route_id {
     R_HEALTHZ,
     R_OPENAPI,
+    R_METRICS,
     R_SANDBOXES,
     R_SANDBOX_CREATE,
     R_SANDBOX,
@@ -79,6 +80,7 @@ static const struct {
 } table[] = {
     {{"GET", "/healthz", R_HEALTHZ, HTTPD_PUBLIC | HTTPD_INLINE}, ADMIN},
     {{"GET", "/openapi.json", R_OPENAPI, HTTPD_INLINE}, OWNER},
+    {{"GET", "/metrics", R_METRICS, HTTPD_INLINE}, ADMIN},
     {{"GET", "/v1/sandboxes", R_SANDBOXES, 0}, ADMIN},
     {{"POST", "/v1/sandboxes", R_SANDBOX_CREATE, HTTPD_BODY}, ADMIN},
     {{"GET", "/v1/sandboxes/*", R_SANDBOX, 0}, OWNER},
@@ -414,6 +416,7 @@ static bool route_sandboxes(struct advisor *a, struct advisor_worker *w, const s
     switch ((enum route_id)rq->route->id) {
     case R_HEALTHZ:
     case R_OPENAPI:
+    case R_METRICS:
     case R_UI:
     case R_UI_INDEX:
     case R_UI_JS:
@@ -586,6 +589,23 @@ static bool route_proposals(struct advisor *a, struct advisor_worker *w, const s
     }
 }
 
+/* GET /metrics: the admin's only (a sandbox token sees nothing global). */
+static void reply_metrics(const struct advisor *a, const struct httpd_req *rq,
+                          struct httpd_reply *r)
+{
+    if (rq->principal != 0) {
+        httpd_reply_error(r, 403, "forbidden", "this route needs the admin token");
+        return;
+    }
+    r->raw = httpd_metrics_render(a->metrics, &r->raw_len);
+    if (r->raw == NULL) {
+        httpd_reply_error(r, 500, "internal", "out of memory");
+        return;
+    }
+    r->status = 200;
+    r->content_type = "text/plain; version=0.0.4; charset=utf-8";
+}
+
 void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct httpd_reply *r)
 {
     struct advisor *a = ctx;
@@ -599,11 +619,7 @@ void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct 
         i++;
     }
     if (rq->route->id == R_HEALTHZ) {
-        static const char ok[] = "{\"status\":\"ok\"}\n";
-        r->status = 200;
-        r->raw_static = ok;
-        r->raw_len = sizeof(ok) - 1;
-        r->content_type = "application/json";
+        httpd_reply_healthz(r);
         return;
     }
     if (rq->route->id >= R_UI && rq->route->id <= R_UI_CSS) {
@@ -614,6 +630,10 @@ void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct 
         r->status = 200;
         r->raw_static = advisor_api_text(&r->raw_len);
         r->content_type = "application/json";
+        return;
+    }
+    if (rq->route->id == R_METRICS) {
+        reply_metrics(a, rq, r);
         return;
     }
     if (w == NULL || w->st == NULL) {

@@ -22,6 +22,7 @@
 #ifndef HTTPD_H
 #define HTTPD_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -226,5 +227,46 @@ char *httpd_json_line(const json_t *j, size_t *len);
 /* Append 's' JSON-escaped (without quotes) to 'out' of size 'outlen',
  * truncating at 'max' input bytes. Returns bytes written. */
 size_t httpd_json_escape(char *out, size_t outlen, const char *s, size_t max);
+
+/* ===========================================================================
+ * The service shell (httpd_shell.c): what every proviso server does the same
+ * way around its routes. docs/architecture.md ("The service shell").
+ */
+
+/* Parse an embedded JSON document (common/embed.sh output) such as a
+ * service's OpenAPI description; duplicate keys are refused. NULL when the
+ * text is not JSON (the caller fails its start-up). */
+json_t *httpd_doc_parse(const char *text, size_t len);
+/* The GET /healthz answer: 200 {"status":"ok"}. */
+void httpd_reply_healthz(struct httpd_reply *r);
+/* The bearer token from 'file', else from descriptor 'fd' (>= 0), else a
+ * new random token written to a 0600 file in 'gen_dir' (NULL: the
+ * temporary directory). */
+pv_result httpd_token_load(struct httpd_token *t, const char *file, int fd, const char *gen_dir,
+                           char *err, size_t errlen) PV_WUR;
+/* Ignore SIGPIPE and block SIGTERM and SIGINT in 'sigs'; call before any
+ * thread starts so that every thread inherits the mask. */
+void httpd_signals_block(sigset_t *sigs);
+/* Wait on the main thread until SIGTERM or SIGINT arrives; returns it. */
+int httpd_signals_wait(const sigset_t *sigs);
+
+/* ===========================================================================
+ * Request metrics (httpd_metrics.c): requests by route and status, latency
+ * by route and capacity refusals, in the Prometheus text format. Safe to
+ * record from any thread; never allocates after httpd_metrics_new.
+ */
+struct httpd_metrics;
+
+/* Metric names start with 'prefix' (e.g. "proviso_advisor"); 'routes' is
+ * the service's route table and must outlive the metrics. NULL: no memory. */
+struct httpd_metrics *httpd_metrics_new(const char *prefix, const struct httpd_route *routes,
+                                        size_t nroutes);
+void httpd_metrics_free(struct httpd_metrics *m);
+/* One reply (struct httpd_service.completed) and one 503 refusal
+ * (struct httpd_service.rejected). */
+void httpd_metrics_request(struct httpd_metrics *m, int route_id, unsigned status, uint64_t ns);
+void httpd_metrics_rejected(struct httpd_metrics *m);
+/* The exposition text (malloc'd; *len set), or NULL when out of memory. */
+char *httpd_metrics_render(const struct httpd_metrics *m, size_t *len);
 
 #endif

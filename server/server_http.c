@@ -51,14 +51,11 @@ static void worker_free(void *w)
 
 static void reply_static(struct server_http *sh, const struct httpd_req *rq, struct httpd_reply *r)
 {
-    static const char healthz[] = "{\"status\":\"ok\"}\n";
-
     r->status = 200;
     r->content_type = "application/json";
     switch ((enum server_route_id)rq->route->id) {
     case SERVER_R_HEALTHZ:
-        r->raw_static = healthz;
-        r->raw_len = sizeof(healthz) - 1;
+        httpd_reply_healthz(r);
         return;
     case SERVER_R_OPENAPI:
         r->raw_static = server_ctx_openapi_text(sh->ctx, &r->raw_len);

@@ -115,16 +115,9 @@ static void load_config(const struct options *o, struct server_config *cfg)
 static void load_token(const struct options *o, struct httpd_token *tok)
 {
     char err[512];
-    pv_result r;
 
-    if (o->token_file != NULL) {
-        r = httpd_token_from_file(tok, o->token_file, err, sizeof(err));
-    } else if (o->srv.have_fd) {
-        r = httpd_token_from_fd(tok, o->srv.token_fd, err, sizeof(err));
-    } else {
-        r = httpd_token_generate(tok, NULL, err, sizeof(err));
-    }
-    if (!pv_ok(r)) {
+    if (!pv_ok(httpd_token_load(tok, o->token_file, o->srv.have_fd ? o->srv.token_fd : -1, NULL,
+                                err, sizeof(err)))) {
         pv_fatal("token: %s", err);
     }
 }
@@ -137,7 +130,7 @@ int main(int argc, char **argv)
     struct server_ctx *ctx = NULL;
     struct server_http *http;
     sigset_t sigs;
-    int sig = 0;
+    int sig;
     char err[512];
     char host[80];
     bool clean;
@@ -148,11 +141,7 @@ int main(int argc, char **argv)
     load_config(&o, &cfg);
 
     /* Before any thread exists: every thread inherits the mask. */
-    signal(SIGPIPE, SIG_IGN);
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    httpd_signals_block(&sigs);
 
     load_token(&o, &tok);
     res = server_ctx_new(&cfg, &ctx);
@@ -185,11 +174,7 @@ int main(int argc, char **argv)
                     tok.generated_path != NULL ? tok.generated_path : o.token_file, host,
                     (unsigned)server_http_port(http));
     }
-    while (sig != SIGTERM && sig != SIGINT) {
-        if (sigwait(&sigs, &sig) != 0) {
-            sig = 0;
-        }
-    }
+    sig = httpd_signals_wait(&sigs);
     pv_log_info("signal %d: draining (grace %u ms)", sig, cfg.grace_ms);
     clean = server_http_drain(http, cfg.grace_ms);
     if (!server_http_free(http)) {

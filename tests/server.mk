@@ -5,9 +5,12 @@ SERVER_TEST_LIBS = $(SERVER_LIBS) $(CHECK_LIBS)
 SERVER_TEST_CFLAGS = $(TEST_CFLAGS) $(MHD_CFLAGS)
 
 check_PROGRAMS += tests/check_prover_body tests/check_server_config tests/check_httpd_token \
-	tests/check_server_discover tests/check_server_routes
+	tests/check_server_discover tests/check_server_routes tests/check_httpd_shell
 TESTS += tests/check_prover_body tests/check_server_config tests/check_httpd_token \
-	tests/check_server_discover tests/check_server_routes
+	tests/check_server_discover tests/check_server_routes tests/check_httpd_shell
+tests_check_httpd_shell_SOURCES = tests/check_httpd_shell.c
+tests_check_httpd_shell_CFLAGS = $(SERVER_TEST_CFLAGS)
+tests_check_httpd_shell_LDADD = $(SERVER_TEST_LIBS)
 tests_check_prover_body_SOURCES = tests/check_prover_body.c
 tests_check_prover_body_CFLAGS = $(SERVER_TEST_CFLAGS)
 tests_check_prover_body_LDADD = $(SERVER_TEST_LIBS)
