@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cli_http.c - the proviso command's HTTP client for proviso-advisor
  *
- * One small libcurl module: a JSON request (GET, POST, PUT, DELETE) with the
- * bearer token, bounded in time (connect and total timeouts) and in size
+ * A JSON request (GET, POST, PUT, DELETE) through the shared client
+ * (hclient/hclient.h) with the bearer token, bounded in time (connect and total timeouts) and in size
  * (answers past CLI_HTTP_MAX_ANSWER are refused), and the answer as a
  * jansson object. No redirects are followed, so the token never travels to
  * another address than the one given. The token's copies held here are
