@@ -2,9 +2,9 @@
 /* cli_http.c - the proviso command's HTTP client for proviso-advisor
  *
  * A JSON request (GET, POST, PUT, DELETE) through the shared client
- * (hclient/hclient.h) with the bearer token, bounded in time (connect and total timeouts) and in size
- * (answers past CLI_HTTP_MAX_ANSWER are refused), and the answer as a
- * jansson object. No redirects are followed, so the token never travels to
+ * (hclient/hclient.h) with the bearer token, bounded in time (connect and
+ * total timeouts) and in size (answers past CLI_HTTP_MAX_ANSWER are
+ * refused), and the answer as a jansson object. No redirects are followed, so the token never travels to
  * another address than the one given. The token's copies held here are
  * wiped before they are freed.
  *
