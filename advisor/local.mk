@@ -3,7 +3,7 @@
 # tests/check-layering.sh checks the sources and the linked binary).
 ADVISOR_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(MHD_CFLAGS) $(SQLITE_CFLAGS) $(LIBPQ_CFLAGS) \
 	$(CURL_CFLAGS) $(CRYPTO_CFLAGS) -DBINDIR='"$(bindir)"'
-ADVISOR_LIBS = advisor/libadvisor.la $(HTTPD_LIBS) $(MODEL_LIBS) audit/libaudit.la $(SQLITE_LIBS) $(LIBPQ_LIBS) \
+ADVISOR_LIBS = advisor/libadvisor.la $(HCLIENT_LIBS) $(HTTPD_LIBS) $(MODEL_LIBS) audit/libaudit.la $(SQLITE_LIBS) $(LIBPQ_LIBS) \
 	$(CURL_LIBS) $(CRYPTO_LIBS) $(PTHREAD_LIBS)
 
 noinst_LTLIBRARIES += advisor/libadvisor.la

@@ -30,8 +30,11 @@ int cli_run(int argc, char **argv);
  * "proviso: FILE: reason" once on error (pv_file_read's messages). */
 char *cli_read_file(const char *path, size_t cap, size_t *len);
 
-/* Convert one YAML document to JSON (new reference). NULL + 'err' on error. */
-json_t *cli_yaml_to_json(const char *buf, size_t len, char *err, size_t errlen);
+/* Convert one YAML document to JSON (new reference) with libmodel's reader
+ * (model_yaml_json; 'dup_ok': a repeated key is no error, the last wins).
+ * NULL + 'err' ("FILE:LINE:COL: message") on error. */
+json_t *cli_yaml_to_json(const char *file, const char *buf, size_t len, bool dup_ok, char *err,
+                         size_t errlen);
 
 enum cli_doc { CLI_DOC_POLICY, CLI_DOC_PROPOSAL };
 /* When the document in 'buf' (file 'path') failed to load as 'want' and

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cli_http.c - the proviso command's HTTP client for proviso-advisor
  *
- * One small libcurl module: a JSON request (GET, POST, PUT, DELETE) with the
- * bearer token, bounded in time (connect and total timeouts) and in size
- * (answers past CLI_HTTP_MAX_ANSWER are refused), and the answer as a
- * jansson object. No redirects are followed, so the token never travels to
+ * A JSON request (GET, POST, PUT, DELETE) through the shared client
+ * (hclient/hclient.h) with the bearer token, bounded in time (connect and
+ * total timeouts) and in size (answers past CLI_HTTP_MAX_ANSWER are
+ * refused), and the answer as a jansson object. No redirects are followed, so the token never travels to
  * another address than the one given. The token's copies held here are
  * wiped before they are freed.
  *
@@ -22,6 +22,7 @@
 
 #include "cli/cli.h"
 #include "common/pv_dynbuf.h"
+#include "hclient/hclient.h"
 
 #define CONNECT_TIMEOUT_MS 5000L
 /* Approve and approve-all wait for the prover; a long list carries every
@@ -32,10 +33,10 @@
 #define CLI_HTTP_MAX_RAW (1024u * 1024u * 1024u)
 
 struct cli_http {
-    CURL *curl;
-    char *base; /* "http://host:port", no trailing slash */
-    char *auth; /* "Authorization: Bearer <token>" (secret) */
-    size_t authlen;
+    struct hclient *client;
+    char *base;  /* "http://host:port", no trailing slash */
+    char *token; /* the bearer token (secret) */
+    size_t tokenlen;
 };
 
 static void wipe_free(char *s, size_t len)
@@ -48,7 +49,6 @@ static void wipe_free(char *s, size_t len)
 
 struct cli_http *cli_http_new(const char *base, const char *token)
 {
-    static const char prefix[] = "Authorization: Bearer ";
     struct cli_http *h;
     size_t blen = strlen(base);
     size_t tlen = strlen(token);
@@ -65,15 +65,14 @@ struct cli_http *cli_http_new(const char *base, const char *token)
         blen--;
     }
     h->base = pv_strndup(base, blen);
-    h->authlen = sizeof(prefix) + tlen;
-    h->auth = pv_malloc(h->authlen);
-    h->curl = curl_easy_init();
-    if (h->base == NULL || h->auth == NULL || h->curl == NULL) {
+    h->tokenlen = tlen + 1;
+    h->token = pv_malloc(h->tokenlen);
+    h->client = hclient_new();
+    if (h->base == NULL || h->token == NULL || h->client == NULL) {
         cli_http_free(h);
         return NULL;
     }
-    memcpy(h->auth, prefix, sizeof(prefix) - 1);
-    memcpy(h->auth + sizeof(prefix) - 1, token, tlen + 1);
+    memcpy(h->token, token, tlen + 1);
     return h;
 }
 
@@ -82,10 +81,8 @@ void cli_http_free(struct cli_http *h)
     if (h == NULL) {
         return;
     }
-    if (h->curl != NULL) {
-        curl_easy_cleanup(h->curl);
-    }
-    wipe_free(h->auth, h->authlen);
+    hclient_free(h->client);
+    wipe_free(h->token, h->tokenlen);
     free(h->base);
     free(h);
     curl_global_cleanup();
@@ -148,16 +145,6 @@ char *cli_http_path(const char *const *segs, const char *qkey, const char *qval)
  * Requests
  * ========================================================================= */
 
-static size_t on_data(char *data, size_t size, size_t n, void *arg)
-{
-    struct pv_dynbuf *b = arg;
-
-    if (!pv_ok(pv_dynbuf_add(b, data, size * n))) {
-        return 0; /* over the cap: curl stops with CURLE_WRITE_ERROR */
-    }
-    return size * n;
-}
-
 static int classify(long status)
 {
     if (status >= 200 && status < 300) {
@@ -173,70 +160,47 @@ static int classify(long status)
 static int perform(struct cli_http *h, const char *method, const char *path, const json_t *body,
                    struct cli_answer *a, bool raw)
 {
-    struct curl_slist *hdrs = NULL;
-    struct curl_slist *more;
-    struct pv_dynbuf in;
-    char *url = NULL;
-    char *text = NULL;
+    struct hclient_req req = {
+        .method = method,
+        .bearer = h->token,
+        .content_type = "application/json",
+        .accept = "application/json",
+        .protocols = "http,https",
+        .user_agent = "proviso/" PACKAGE_VERSION,
+        .max_answer = raw ? CLI_HTTP_MAX_RAW : CLI_HTTP_MAX_ANSWER,
+        .connect_timeout_ms = CONNECT_TIMEOUT_MS,
+        .timeout_ms = TOTAL_TIMEOUT_MS,
+    };
+    struct hclient_res res;
     size_t urllen = strlen(h->base) + strlen(path) + 1;
+    char *url = pv_malloc(urllen);
+    char *text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
     json_error_t je;
-    CURLcode cc;
     int rc = 3;
 
     memset(a, 0, sizeof(*a));
-    pv_dynbuf_init(&in, raw ? CLI_HTTP_MAX_RAW : CLI_HTTP_MAX_ANSWER);
-    url = pv_malloc(urllen);
-    if (body != NULL) {
-        text = json_dumps(body, JSON_COMPACT);
-    }
-    hdrs = curl_slist_append(NULL, h->auth);
-    more = hdrs != NULL ? curl_slist_append(hdrs, "Accept: application/json") : NULL;
-    if (more != NULL && body != NULL) {
-        more = curl_slist_append(more, "Content-Type: application/json");
-    }
-    if (url == NULL || more == NULL || (body != NULL && text == NULL)) {
+    memset(&res, 0, sizeof(res));
+    if (url == NULL || (body != NULL && text == NULL)) {
         snprintf(a->error, sizeof(a->error), "out of memory");
         goto out;
     }
     snprintf(url, urllen, "%s%s", h->base, path);
-    curl_easy_reset(h->curl);
-    if (curl_easy_setopt(h->curl, CURLOPT_URL, url) != CURLE_OK ||
-        curl_easy_setopt(h->curl, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
-        curl_easy_setopt(h->curl, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK ||
-        curl_easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
-        curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS) != CURLE_OK ||
-        curl_easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, TOTAL_TIMEOUT_MS) != CURLE_OK ||
-        curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, hdrs) != CURLE_OK ||
-        curl_easy_setopt(h->curl, CURLOPT_CUSTOMREQUEST, method) != CURLE_OK ||
-        curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, on_data) != CURLE_OK ||
-        curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, &in) != CURLE_OK ||
-        curl_easy_setopt(h->curl, CURLOPT_USERAGENT, "proviso/" PACKAGE_VERSION) != CURLE_OK) {
-        snprintf(a->error, sizeof(a->error), "cannot set up the request");
+    req.url = url;
+    req.body = text;
+    req.body_len = text != NULL ? strlen(text) : 0;
+    if (!hclient_perform(h->client, &req, &res)) {
+        snprintf(a->error, sizeof(a->error), "%s", res.error);
         goto out;
     }
-    if (text != NULL && (curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, text) != CURLE_OK ||
-                         curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE,
-                                          (curl_off_t)strlen(text)) != CURLE_OK)) {
-        snprintf(a->error, sizeof(a->error), "cannot set up the request");
-        goto out;
-    }
-    cc = curl_easy_perform(h->curl);
-    if (cc != CURLE_OK) {
-        snprintf(a->error, sizeof(a->error), "%s",
-                 cc == CURLE_WRITE_ERROR ? "the answer is larger than the client accepts"
-                                         : curl_easy_strerror(cc));
-        goto out;
-    }
-    (void)curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &a->status);
+    a->status = res.status;
     if (raw && classify(a->status) == 0) {
-        a->raw = pv_dynbuf_take(&in, &a->raw_len);
-        if (a->raw == NULL) {
-            a->raw = pv_strdup("");
-        }
-        rc = a->raw != NULL ? 0 : 3;
+        a->raw = res.body;
+        a->raw_len = res.len;
+        res.body = NULL;
+        rc = 0;
         goto out;
     }
-    a->body = json_loadb(in.buf != NULL ? in.buf : "", in.len, JSON_REJECT_DUPLICATES, &je);
+    a->body = json_loadb(res.body, res.len, JSON_REJECT_DUPLICATES, &je);
     if (!json_is_object(a->body)) {
         cli_answer_clear(a);
         snprintf(a->error, sizeof(a->error), "HTTP %ld with an answer that is not a JSON object",
@@ -245,13 +209,9 @@ static int perform(struct cli_http *h, const char *method, const char *path, con
     }
     rc = classify(a->status);
 out:
-    for (struct curl_slist *l = hdrs; l != NULL; l = l->next) {
-        explicit_bzero(l->data, strlen(l->data));
-    }
-    curl_slist_free_all(hdrs);
+    hclient_res_clear(&res);
     free(text);
     free(url);
-    pv_dynbuf_free(&in);
     return rc;
 }
 

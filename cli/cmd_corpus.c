@@ -372,7 +372,9 @@ static void run_case(struct corpus_ctx *ctx, const char *file)
         snprintf(why, sizeof(why), "cannot read case");
         goto out;
     }
-    root = cli_yaml_to_json(buf, len, err, sizeof(err));
+    /* duplicates are no error here: the policy parts are read again from
+     * the text, strictly (load_policy_part), and report them there */
+    root = cli_yaml_to_json(file, buf, len, true, err, sizeof(err));
     if (!json_is_object(root)) {
         snprintf(why, sizeof(why), "case is not a YAML mapping: %s", err);
         goto out;

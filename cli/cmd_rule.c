@@ -435,12 +435,16 @@ static json_t *read_rule(const char *file)
     }
     rule = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
     if (rule == NULL) {
-        rule = cli_yaml_to_json(buf, len, err, sizeof(err));
+        rule = cli_yaml_to_json(file, buf, len, false, err, sizeof(err));
     }
     free(buf);
     if (!json_is_object(rule)) {
-        fprintf(stderr, "proviso: %s: %s\n", file,
-                err[0] != '\0' ? err : "a rule is a JSON or YAML mapping (NetworkPolicyRule)");
+        if (err[0] != '\0') {
+            fprintf(stderr, "proviso: %s\n", err); /* err begins with FILE:LINE:COL */
+        } else {
+            fprintf(stderr, "proviso: %s: a rule is a JSON or YAML mapping (NetworkPolicyRule)\n",
+                    file);
+        }
         json_decref(rule);
         return NULL;
     }

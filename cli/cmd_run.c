@@ -32,7 +32,6 @@
 #include "config.h"
 
 #include <arpa/inet.h>
-#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -52,6 +51,7 @@
 #include "cli/cli.h"
 #include "common/pv_args.h"
 #include "common/pv_dynbuf.h"
+#include "hclient/hclient.h"
 #include "model/model.h"
 
 #define RUN_SERVERS_MAX 16
@@ -317,51 +317,37 @@ static bool reaped(struct server *s)
     return s->pid == 0;
 }
 
-static size_t collect(char *p, size_t size, size_t n, void *arg)
-{
-    struct pv_dynbuf *b = arg;
-
-    return pv_ok(pv_dynbuf_add(b, p, size * n)) ? size * n : 0;
-}
-
-static size_t discard(char *p, size_t size, size_t n, void *arg)
-{
-    (void)p;
-    (void)arg;
-    return size * n;
-}
-
 /* GET http://host:port/path with the run's token; the status, the body into
- * 'b' (may be NULL). */
+ * 'b' (may be NULL: the answer is discarded). */
 static long get(const struct run *r, const struct server *s, const char *path, long timeout_ms,
                 struct pv_dynbuf *b)
 {
-    CURL *c = curl_easy_init();
-    struct curl_slist *h = NULL;
+    struct hclient *c = hclient_new();
+    struct hclient_res res;
     char url[512];
-    char auth[128];
     long status = 0;
+    /* a GET either way (the contract's /healthz need not know HEAD) */
+    struct hclient_req req = {
+        .url = url,
+        .bearer = r->token,
+        .protocols = "http",
+        .max_answer = b != NULL ? b->toobig : 0,
+        .timeout_ms = timeout_ms,
+        .no_proxy = true, /* never through a proxy */
+    };
 
     if (c == NULL) {
         return 0;
     }
     snprintf(url, sizeof(url), "http://%s:%u%s", r->host, (unsigned)s->port, path);
-    snprintf(auth, sizeof(auth), "Authorization: Bearer %s", r->token);
-    h = curl_slist_append(h, auth);
-    (void)curl_easy_setopt(c, CURLOPT_URL, url);
-    (void)curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-    (void)curl_easy_setopt(c, CURLOPT_PROXY, ""); /* never through a proxy */
-    (void)curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    (void)curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
-    (void)curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
-    /* a GET either way (the contract's /healthz need not know HEAD) */
-    (void)curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, b != NULL ? collect : discard);
-    (void)curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
-    if (curl_easy_perform(c) == CURLE_OK) {
-        (void)curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    if (hclient_perform(c, &req, &res)) {
+        status = res.status;
+        if (b != NULL && !pv_ok(pv_dynbuf_add(b, res.body, res.len))) {
+            status = 0;
+        }
     }
-    curl_slist_free_all(h);
-    curl_easy_cleanup(c);
+    hclient_res_clear(&res);
+    hclient_free(c);
     return status;
 }
 

@@ -8,5 +8,5 @@ proviso_SOURCES = cli/cli.h cli/proviso.c cli/cmd_validate.c cli/cmd_eval.c \
 	cli/cmd_audit.c cli/cli_replay.h cli/cli_replay.c cli/cli_recompute.c \
 	cli/cmd_run.c
 proviso_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS) $(CURL_CFLAGS) $(CRYPTO_CFLAGS)
-proviso_LDADD = $(PROVER_LIBS) audit/libaudit.la $(YAML_LIBS) $(JANSSON_LIBS) $(CURL_LIBS) \
+proviso_LDADD = $(HCLIENT_LIBS) $(PROVER_LIBS) audit/libaudit.la $(YAML_LIBS) $(JANSSON_LIBS) $(CURL_LIBS) \
 	$(CRYPTO_LIBS)

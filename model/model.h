@@ -288,6 +288,15 @@ struct model_proposal *model_proposal_load_file(const char *path, struct model_d
 void model_proposal_free(struct model_proposal *pr);
 /* A jansson value (model.h does not include jansson.h). */
 struct json_t;
+/* A bounded YAML document as a jansson tree, read by the policy reader
+ * (model_yaml.c): anchors and aliases, tags, several documents and (unless
+ * 'dup_ok': then the last one wins) duplicate keys are errors with
+ * FILE:LINE:COL in 'diags'. Unquoted true and
+ * false become booleans, unquoted null/~/empty null, unquoted integers up
+ * to INT64_MAX numbers; every other scalar and every key a string
+ * (model_yamljson.c). New reference; NULL + diags. */
+struct json_t *model_yaml_json(const char *file, const char *buf, size_t len, bool dup_ok,
+                               struct model_diags *diags);
 /* The proposal document {"operations":[{"addRule":{"ruleName": 'name',
  * "rule": 'rule'}}]} for one rule (borrowed), as canonical JSON (sorted
  * keys, compact). New string, caller frees; its length into *len when

@@ -394,6 +394,10 @@ struct model_node *model_read_member(const char *file, const char *buf, size_t l
  * documents and non-scalar keys are errors. 'len' bounded by the caller. */
 struct model_node *model_yaml_read(const char *file, const char *buf, size_t len,
                                    struct model_diags *diags);
+/* Same, with duplicate keys kept in the tree when 'dup_ok' (the last one
+ * wins in a JSON object made from it). */
+struct model_node *model_yaml_read_dup(const char *file, const char *buf, size_t len, bool dup_ok,
+                                       struct model_diags *diags);
 /* Same for JSON (model_json.c); marks are line/column from jansson. */
 struct model_node *model_json_read(const char *file, const char *buf, size_t len,
                                    struct model_diags *diags);

@@ -43,6 +43,7 @@ struct reader {
     size_t nnodes;
     unsigned ndocs;
     bool failed;
+    bool dup_ok; /* duplicate keys allowed (model_yaml_json's callers) */
 };
 
 static struct model_mark ymark(yaml_mark_t m)
@@ -373,7 +374,9 @@ static void on_collection_end(struct reader *r, const yaml_event_t *ev)
     n = r->stack[r->depth - 1].n;
     r->depth--;
     if (n->kind == MODEL_NODE_MAP) {
-        check_duplicates(r, n);
+        if (!r->dup_ok) {
+            check_duplicates(r, n);
+        }
     }
 }
 
@@ -416,11 +419,18 @@ static bool on_event(struct reader *r, const yaml_event_t *ev)
 struct model_node *model_yaml_read(const char *file, const char *buf, size_t len,
                                    struct model_diags *diags)
 {
+    return model_yaml_read_dup(file, buf, len, false, diags);
+}
+
+struct model_node *model_yaml_read_dup(const char *file, const char *buf, size_t len, bool dup_ok,
+                                       struct model_diags *diags)
+{
     struct reader r;
     yaml_parser_t parser;
     struct model_mark end_mark = {1, 1};
 
     memset(&r, 0, sizeof(r));
+    r.dup_ok = dup_ok;
     r.file = file != NULL ? file : "<input>";
     r.buf = buf;
     r.len = len;

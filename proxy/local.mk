@@ -2,7 +2,7 @@
 # libevent, libhttp-parser and libbpf; never the prover or Z3 (tests/check-layering.sh).
 PROXY_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS) $(LIBEVENT_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS) \
 	$(LIBBPF_CFLAGS)
-PROXY_LIBS = proxy/libproxy.la $(MODEL_LIBS) $(OPENSSL_LIBS) $(LIBEVENT_LIBS) \
+PROXY_LIBS = proxy/libproxy.la $(HCLIENT_LIBS) $(MODEL_LIBS) $(OPENSSL_LIBS) $(LIBEVENT_LIBS) \
 	$(HTTP_PARSER_LIBS) $(CURL_LIBS) $(LIBBPF_LIBS) $(PTHREAD_LIBS)
 
 noinst_LTLIBRARIES += proxy/libproxy.la

@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "common/pv_dynbuf.h"
+#include "hclient/hclient.h"
 #include "common/pv_log.h"
 #include "common/pv_token.h"
 #include "proxy/proxy_advisor.h"
@@ -67,7 +68,7 @@
 struct proxy_advisor {
     struct proxy_server *srv;
     char base[1200];              /* URL/v1/sandboxes/NAME */
-    char auth[PV_TOKEN_MAX + 32]; /* "Authorization: Bearer ..." (secret) */
+    char token[PV_TOKEN_MAX + 1]; /* the bearer token (secret) */
     char skill_path[4200];
     char *reg_body; /* {"addresses": [...]} for PUT .../addresses; NULL: none */
     struct proxy_local *local;
@@ -103,18 +104,17 @@ struct proxy_advisor {
     int64_t applied_rev;
     bool curl_ready;
 
-    CURLM *multis[WORKERS + 1]; /* under mu: woken on stop */
+    struct hclient *clients[WORKERS + 1]; /* under mu: woken on stop */
     pthread_t sync_tid;
     bool sync_started;
     pthread_t workers[WORKERS];
     size_t nworkers;
 };
 
-/* Each thread has its own handle (kept-alive connection) and multi handle:
- * a transfer waits in curl_multi_poll(), which curl_multi_wakeup() ends at
- * once on stop, so a 30 s long-poll never delays the exit. */
-static _Thread_local CURL *tl_curl;
-static _Thread_local CURLM *tl_multi;
+/* Each thread has its own client (kept-alive connection): a transfer is
+ * made with req.stop and waits in curl_multi_poll(), which hclient_wakeup()
+ * ends at once on stop, so a 30 s long-poll never delays the exit. */
+static _Thread_local struct hclient *tl_client;
 
 /* ---------------------------------------------------------------------------
  * Options
@@ -207,7 +207,7 @@ static bool read_token(struct proxy_advisor *a, const char *path)
         pv_log_errorx("cannot read the token file %s", err);
         return false;
     }
-    snprintf(a->auth, sizeof(a->auth), "Authorization: Bearer %s", tok);
+    snprintf(a->token, sizeof(a->token), "%s", tok);
     pv_token_wipe_free(tok, n);
     return true;
 }
@@ -296,27 +296,16 @@ static void note(struct proxy_advisor *a, const char *fmt, ...)
  * HTTP (libcurl, blocking, worker and sync threads only)
  * ------------------------------------------------------------------------- */
 
-static size_t write_cb(char *p, size_t size, size_t n, void *arg)
-{
-    struct pv_dynbuf *b = arg;
-
-    if (!pv_ok(pv_dynbuf_add(b, p, size * n))) {
-        return 0; /* too big: abort the transfer */
-    }
-    return size * n;
-}
-
 static bool thread_begin(struct proxy_advisor *a)
 {
-    tl_curl = curl_easy_init();
-    tl_multi = curl_multi_init();
-    if (tl_curl == NULL || tl_multi == NULL) {
+    tl_client = hclient_new();
+    if (tl_client == NULL) {
         return false;
     }
     pthread_mutex_lock(&a->mu);
-    for (size_t i = 0; i < PV_ARRAY_LEN(a->multis); i++) {
-        if (a->multis[i] == NULL) {
-            a->multis[i] = tl_multi;
+    for (size_t i = 0; i < PV_ARRAY_LEN(a->clients); i++) {
+        if (a->clients[i] == NULL) {
+            a->clients[i] = tl_client;
             break;
         }
     }
@@ -327,98 +316,50 @@ static bool thread_begin(struct proxy_advisor *a)
 static void thread_end(struct proxy_advisor *a)
 {
     pthread_mutex_lock(&a->mu);
-    for (size_t i = 0; i < PV_ARRAY_LEN(a->multis); i++) {
-        if (a->multis[i] == tl_multi) {
-            a->multis[i] = NULL;
+    for (size_t i = 0; i < PV_ARRAY_LEN(a->clients); i++) {
+        if (a->clients[i] == tl_client) {
+            a->clients[i] = NULL;
         }
     }
     pthread_mutex_unlock(&a->mu);
-    if (tl_multi != NULL) {
-        curl_multi_cleanup(tl_multi);
-        tl_multi = NULL;
-    }
-    if (tl_curl != NULL) {
-        curl_easy_cleanup(tl_curl);
-        tl_curl = NULL;
-    }
-}
-
-/* Run the prepared transfer of tl_curl; stops early on stop. */
-static CURLcode perform(struct proxy_advisor *a)
-{
-    CURLcode rc = CURLE_ABORTED_BY_CALLBACK;
-    int running = 1;
-    CURLMsg *m;
-    int left = 0;
-
-    if (curl_multi_add_handle(tl_multi, tl_curl) != CURLM_OK) {
-        return CURLE_FAILED_INIT;
-    }
-    while (running > 0 && !atomic_load(&a->stop)) {
-        if (curl_multi_perform(tl_multi, &running) != CURLM_OK) {
-            break;
-        }
-        if (running > 0 && curl_multi_poll(tl_multi, NULL, 0, 1000, NULL) != CURLM_OK) {
-            break;
-        }
-    }
-    while ((m = curl_multi_info_read(tl_multi, &left)) != NULL) {
-        if (m->msg == CURLMSG_DONE && m->easy_handle == tl_curl) {
-            rc = m->data.result;
-        }
-    }
-    (void)curl_multi_remove_handle(tl_multi, tl_curl);
-    return rc;
+    hclient_free(tl_client);
+    tl_client = NULL;
 }
 
 bool proxy_advisor_call(struct proxy_advisor *a, const char *method, const char *path,
                         const char *body, size_t blen, long timeout_s, struct proxy_advisor_resp *r)
 {
-    struct curl_slist *hdrs = NULL;
-    struct pv_dynbuf b;
     char url[1600];
-    CURLcode rc;
+    struct hclient_res res;
+    struct hclient_req req = {
+        .url = url,
+        .method = method,
+        .bearer = a->token,
+        .body = body,
+        .body_len = blen,
+        .content_type = "application/json",
+        .protocols = "http,https",
+        .max_answer = RESP_MAX,
+        .connect_timeout_ms = 3000L,
+        .timeout_ms = timeout_s * 1000L,
+        .no_proxy = true, /* never through a proxy */
+        .no_expect = true,
+        .stop = &a->stop,
+    };
 
     memset(r, 0, sizeof(*r));
-    if (tl_curl == NULL || tl_multi == NULL) {
+    if (tl_client == NULL) {
         snprintf(r->err, sizeof(r->err), "cannot initialise libcurl");
         return false;
     }
-    curl_easy_reset(tl_curl);
     snprintf(url, sizeof(url), "%s%s", a->base, path);
-    pv_dynbuf_init(&b, RESP_MAX);
-    hdrs = curl_slist_append(hdrs, a->auth);
-    if (body != NULL) {
-        hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
-    }
-    hdrs = curl_slist_append(hdrs, "Expect:");
-    (void)curl_easy_setopt(tl_curl, CURLOPT_URL, url);
-    (void)curl_easy_setopt(tl_curl, CURLOPT_CUSTOMREQUEST, method);
-    (void)curl_easy_setopt(tl_curl, CURLOPT_HTTPHEADER, hdrs);
-    (void)curl_easy_setopt(tl_curl, CURLOPT_PROXY, ""); /* never through a proxy */
-    (void)curl_easy_setopt(tl_curl, CURLOPT_NOSIGNAL, 1L);
-    (void)curl_easy_setopt(tl_curl, CURLOPT_CONNECTTIMEOUT_MS, 3000L);
-    (void)curl_easy_setopt(tl_curl, CURLOPT_TIMEOUT, timeout_s);
-    (void)curl_easy_setopt(tl_curl, CURLOPT_WRITEFUNCTION, write_cb);
-    (void)curl_easy_setopt(tl_curl, CURLOPT_WRITEDATA, &b);
-    (void)curl_easy_setopt(tl_curl, CURLOPT_PROTOCOLS_STR, "http,https");
-    if (body != NULL) {
-        (void)curl_easy_setopt(tl_curl, CURLOPT_POSTFIELDS, body);
-        (void)curl_easy_setopt(tl_curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)blen);
-    }
-    rc = perform(a);
-    curl_slist_free_all(hdrs);
-    if (rc != CURLE_OK) {
-        snprintf(r->err, sizeof(r->err), "%s", curl_easy_strerror(rc));
-        pv_dynbuf_free(&b);
+    if (!hclient_perform(tl_client, &req, &res)) {
+        snprintf(r->err, sizeof(r->err), "%s", res.error);
         return false;
     }
-    (void)curl_easy_getinfo(tl_curl, CURLINFO_RESPONSE_CODE, &r->status);
-    r->body = pv_dynbuf_take(&b, &r->len);
-    if (r->body == NULL) {
-        snprintf(r->err, sizeof(r->err), "out of memory");
-        return false;
-    }
+    r->status = res.status;
+    r->body = res.body;
+    r->len = res.len;
     return true;
 }
 
@@ -985,10 +926,8 @@ void proxy_advisor_free(struct proxy_advisor *a)
     atomic_store(&a->stop, true);
     pthread_cond_broadcast(&a->cond);
     pthread_cond_broadcast(&a->qcond);
-    for (size_t i = 0; i < PV_ARRAY_LEN(a->multis); i++) {
-        if (a->multis[i] != NULL) {
-            (void)curl_multi_wakeup(a->multis[i]);
-        }
+    for (size_t i = 0; i < PV_ARRAY_LEN(a->clients); i++) {
+        hclient_wakeup(a->clients[i]);
     }
     pthread_mutex_unlock(&a->mu);
     if (a->sync_started) {
@@ -1023,7 +962,7 @@ void proxy_advisor_free(struct proxy_advisor *a)
     pthread_cond_destroy(&a->cond);
     pthread_cond_destroy(&a->qcond);
     pthread_mutex_destroy(&a->mu);
-    OPENSSL_cleanse(a->auth, sizeof(a->auth));
+    OPENSSL_cleanse(a->token, sizeof(a->token));
     free(a->reg_body);
     free(a);
 }

@@ -29,7 +29,7 @@ tests_check_advisor_chunk_CFLAGS = $(ADVISOR_TEST_CFLAGS)
 tests_check_advisor_chunk_LDADD = $(ADVISOR_TEST_LIBS)
 tests_check_cli_text_SOURCES = tests/check_cli_text.c cli/cli_http.c cli/cli_chunk.c
 tests_check_cli_text_CFLAGS = $(TEST_CFLAGS) $(CURL_CFLAGS)
-tests_check_cli_text_LDADD = $(PROVER_LIBS) $(CURL_LIBS) $(CHECK_LIBS)
+tests_check_cli_text_LDADD = $(HCLIENT_LIBS) $(PROVER_LIBS) $(CURL_LIBS) $(CHECK_LIBS)
 
 ADVISOR_E2E = tests/e2e/advisor_lifecycle.sh tests/e2e/advisor_stress.sh tests/e2e/cli_advisor.sh \
 	tests/e2e/advisor_inbox_http.sh tests/e2e/advisor_ui.sh tests/e2e/advisor_peer_ranges.sh \

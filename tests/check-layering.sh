@@ -22,11 +22,12 @@ allowed() {
     model) echo "common" ;;
     prover) echo "common model" ;;
     httpd) echo "common" ;;
+    hclient) echo "common" ;;
     audit) echo "common" ;;
     server) echo "common model prover httpd" ;;
-    proxy) echo "common model" ;;
-    advisor) echo "common model httpd audit" ;;
-    cli) echo "common model prover audit" ;;
+    proxy) echo "common model hclient" ;;
+    advisor) echo "common model httpd audit hclient" ;;
+    cli) echo "common model prover audit hclient" ;;
     tests) echo "*" ;;
     contrib) echo "" ;; # data only: man pages, units, completion (no C)
     *) echo "?" ;;

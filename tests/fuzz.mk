@@ -129,6 +129,18 @@ tests_fuzz_fuzz_graphql_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_graphql_LDADD = $(JANSSON_LIBS) $(CRYPTO_LIBS)
 endif
 
+# the CLI's YAML-to-JSON reading (model/model_yamljson.c over model_yaml.c),
+# same convention
+if ENABLE_FUZZ
+noinst_PROGRAMS += tests/fuzz/fuzz_yaml_json
+tests_fuzz_fuzz_yaml_json_SOURCES = tests/fuzz/fuzz_yaml_json.c $(model_libmodel_la_SOURCES) \
+	$(FUZZ_COMMON)
+nodist_tests_fuzz_fuzz_yaml_json_SOURCES = model/model_registry_data.c
+tests_fuzz_fuzz_yaml_json_CFLAGS = $(tests_fuzz_fuzz_policy_yaml_CFLAGS)
+tests_fuzz_fuzz_yaml_json_LDFLAGS = $(tests_fuzz_fuzz_policy_yaml_LDFLAGS)
+tests_fuzz_fuzz_yaml_json_LDADD = $(FUZZ_LIBS)
+endif
+
 # make fuzz-smoke: every target above for FUZZ_SMOKE_SECONDS (default 60) on
 # a copy of its seed corpus (tests/fuzz/corpus/TARGET/) with its dictionary
 # (tests/fuzz/TARGET.dict); fails on a crash, leak or timeout and prints the
@@ -137,7 +149,7 @@ endif
 FUZZ_TARGETS = tests/fuzz/fuzz_policy_yaml tests/fuzz/fuzz_policy_json \
 	tests/fuzz/fuzz_prover_body tests/fuzz/fuzz_proxy_request tests/fuzz/fuzz_proxy_chunked \
 	tests/fuzz/fuzz_advisor_body tests/fuzz/fuzz_audit_verify tests/fuzz/fuzz_ws_frames \
-	tests/fuzz/fuzz_graphql tests/fuzz/fuzz_cred_rewrite
+	tests/fuzz/fuzz_graphql tests/fuzz/fuzz_cred_rewrite tests/fuzz/fuzz_yaml_json
 EXTRA_DIST += tests/fuzz/smoke.sh tests/fuzz/seeds.py tests/fuzz/corpus $(FUZZ_TARGETS:=.dict)
 CLEANFILES += fuzz-smoke.txt fuzz-smoke-*.log
 if ENABLE_FUZZ

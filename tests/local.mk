@@ -36,3 +36,9 @@ TESTS += tests/check_common
 tests_check_common_SOURCES = tests/check_common.c
 tests_check_common_CFLAGS = $(TEST_CFLAGS)
 tests_check_common_LDADD = common/libcommon.la $(CHECK_LIBS)
+
+check_PROGRAMS += tests/check_hclient
+TESTS += tests/check_hclient
+tests_check_hclient_SOURCES = tests/check_hclient.c
+tests_check_hclient_CFLAGS = $(TEST_CFLAGS) $(CURL_CFLAGS)
+tests_check_hclient_LDADD = $(HCLIENT_LIBS) $(CHECK_LIBS) $(PTHREAD_LIBS)
