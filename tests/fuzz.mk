@@ -98,7 +98,7 @@ tests_fuzz_fuzz_advisor_body_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
 # HTTP replies, the prover client): every symbol of the model, common/ and the
 # five advisor files above is already defined by the target's own objects, so
 # the linker takes no uninstrumented copy of them.
-tests_fuzz_fuzz_advisor_body_LDADD = advisor/libadvisor.la httpd/libhttpd.la audit/libaudit.la \
+tests_fuzz_fuzz_advisor_body_LDADD = advisor/libadvisor.la httpd/libhttpd.la hclient/libhclient.la audit/libaudit.la \
 	$(FUZZ_LIBS) $(MHD_LIBS) $(SQLITE_LIBS) $(LIBPQ_LIBS) $(CURL_LIBS) \
 	$(PTHREAD_LIBS)
 endif
