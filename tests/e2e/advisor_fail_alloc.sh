@@ -126,7 +126,7 @@ attempt() {
 PV_ALLOC_COUNT=1 attempt 0
 eq "the uninjected run creates the sandbox" "$OUTCOME" tolerated
 # the first log is the counted run's (the restart's came after it)
-total=$(sed -n 's/^pv_alloc: \([0-9]*\) allocations$/\1/p' "$COUNT_LOG" | head -n 1)
+total=$(sed -n 's/.*pv_alloc: \([0-9]*\) allocations$/\1/p' "$COUNT_LOG" | head -n 1)
 total=${total:-0}
 if [ "$total" -gt 0 ]; then ok "a start, a create and a stop allocate ($total allocations)"; else bad "no allocation counted"; fi
 
