@@ -12,6 +12,7 @@
  *   advisor_rule.c           reading a proposed rule: summary, security
  *                            notes, always-blocked destinations, event text
  *   advisor_prover.c         the prover client (libcurl, kept-alive)
+ *   advisor_pool.c           the provers it sends to: choice, health, metrics
  *   advisor_eval.c           evaluating a chunk: merge, validate, prove, token
  *   advisor_submit.c         the lifecycle (a C API, docs/architecture.md#advisor):
  *                            a parsed proposal becomes chunks
@@ -78,13 +79,6 @@ struct advisor_config {
     unsigned mapper_flush_ms;   /* how often the mapper proposes */
 };
 
-/* Where the prover is: set at start and whenever the child restarts. */
-struct advisor_prover_addr {
-    char url[256];
-    char token[HTTPD_TOKEN_MAX + 1];
-    uint64_t generation;
-};
-
 struct advisor_tokens; /* sandbox token digests -> sandbox id */
 struct advisor_mapper; /* advisor_mapper.c */
 
@@ -114,9 +108,8 @@ struct advisor {
     struct advisor_tokens *tokens;
     /* Submissions commit through one writer (one fsync per group). */
     struct store_group *group;
-    /* The prover's address, guarded by prover_mu. */
-    pthread_mutex_t prover_mu;
-    struct advisor_prover_addr prover;
+    /* The provers proofs go to (advisor_pool.c): the child or --prover URLs. */
+    struct advisor_pool *pool;
     /* Decisions on one sandbox are serialised by its stripe. */
     pthread_mutex_t stripes[ADVISOR_LOCK_STRIPES];
     /* Long-polls wait here for any committed change. */
@@ -343,6 +336,56 @@ pv_result advisor_prover_post(struct advisor_prover *pc, const char *path, const
                               size_t errlen) PV_WUR;
 /* GET /healthz at 'url' with a short timeout: true when 200. */
 bool advisor_prover_healthy(const char *url);
+
+/* ===========================================================================
+ * The prover pool (advisor_pool.c, docs/scale-out.md#pool)
+ * ========================================================================= */
+
+#define ADVISOR_POOL_MAX 16 /* members; a lease's 'tried' mask has a bit each */
+#define ADVISOR_POOL_URL_MAX 256
+struct advisor_pool;
+struct pv_dynbuf;
+/* One call's hold on a member: copies of its address, taken under the
+ * pool's lock, so a restart of the child during the call changes nothing
+ * the call reads. The token is secret: callers wipe the lease. */
+struct advisor_pool_lease {
+    size_t i;
+    uint64_t generation;
+    char url[ADVISOR_POOL_URL_MAX];
+    char token[HTTPD_TOKEN_MAX + 1];
+    char label[ADVISOR_POOL_URL_MAX];
+};
+/* An empty pool; NULL when out of memory. */
+struct advisor_pool *advisor_pool_new(void);
+/* Stop the prober, wipe the tokens, free. NULL is a no-op. */
+void advisor_pool_free(struct advisor_pool *p);
+/* Add a member at 'url' ("" for a child not started yet: out until
+ * advisor_pool_set) with bearer 'token' (copied); 'label' names it in
+ * metrics and errors (NULL: the URL). PV_ERR_USAGE past ADVISOR_POOL_MAX or
+ * for a URL or token too long. */
+pv_result advisor_pool_add(struct advisor_pool *p, const char *label, const char *url,
+                           const char *token) PV_WUR;
+size_t advisor_pool_size(const struct advisor_pool *p);
+/* Member 'i' moved to 'url' with 'token' (the child restarted; "" while
+ * none runs): in at once when 'url' is not empty. */
+void advisor_pool_set(struct advisor_pool *p, size_t i, const char *url, const char *token);
+/* Start the prober thread (health checks with back-off). */
+pv_result advisor_pool_start(struct advisor_pool *p) PV_WUR;
+/* Probe every member once now (start-up): those that fail are out. */
+void advisor_pool_check_now(struct advisor_pool *p);
+/* Lease the member up with the fewest calls in flight, skipping those
+ * whose bit is set in 'tried'; ties go round-robin among calls of the same
+ * 'kind' (the path). False when none is left, with a sentence in 'why'
+ * naming each member and why it is out. 'p' may be NULL. */
+bool advisor_pool_acquire(struct advisor_pool *p, const char *kind, uint32_t tried,
+                          struct advisor_pool_lease *l, char *why, size_t whylen);
+/* The leased call ended: 'ok', or failed with 'why' (the member is taken
+ * out until its /healthz answers again). */
+void advisor_pool_release(struct advisor_pool *p, const struct advisor_pool_lease *l, bool ok,
+                          const char *why);
+/* Append the per-member series (up, requests, failures, outstanding) in
+ * the Prometheus text format to 'b'. */
+pv_result advisor_pool_render(struct advisor_pool *p, struct pv_dynbuf *b) PV_WUR;
 
 /* ===========================================================================
  * Evaluation (advisor_eval.c)
@@ -804,8 +847,9 @@ void advisor_ui_reply(const char *path, struct httpd_reply *r);
 struct advisor_child;
 /* Start proviso-prover ('exe') on a free loopback port with a fresh token
  * passed through an inherited descriptor, wait for /healthz and publish its
- * address in a->prover; a supervisor thread restarts it with back-off when
- * it dies. NULL with a message in 'err'. */
+ * address as the member "child" it adds to a->pool (which must exist); a
+ * supervisor thread restarts it with back-off when it dies, the member out
+ * meanwhile. NULL with a message in 'err'. */
 struct advisor_child *advisor_child_start(struct advisor *a, const char *exe, char *err,
                                           size_t errlen);
 /* SIGTERM, then SIGKILL after 'grace_ms'; joins the supervisor. */

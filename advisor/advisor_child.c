@@ -43,7 +43,8 @@ struct advisor_child {
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    pid_t pid; /* 0 when none runs */
+    size_t member; /* its index in a->pool */
+    pid_t pid;     /* 0 when none runs */
     bool stop;
     bool joined;
     bool thread_started;
@@ -149,13 +150,11 @@ static pv_result spawn(struct advisor_child *c, char *err, size_t errlen)
             PV_BAIL(PV_ERR_IO);
         }
         if (advisor_prover_healthy(url)) {
-            struct advisor *a = c->a;
-            pthread_mutex_lock(&a->prover_mu);
-            snprintf(a->prover.url, sizeof(a->prover.url), "%s", url);
-            memcpy(a->prover.token, tok.buf, tok.len);
-            a->prover.token[tok.len] = '\0';
-            a->prover.generation++;
-            pthread_mutex_unlock(&a->prover_mu);
+            char token[HTTPD_TOKEN_MAX + 1];
+            memcpy(token, tok.buf, tok.len);
+            token[tok.len] = '\0';
+            advisor_pool_set(c->a->pool, c->member, url, token);
+            OPENSSL_cleanse(token, sizeof(token));
             httpd_token_free(&tok);
             pthread_mutex_lock(&c->mu);
             c->pid = pid;
@@ -205,15 +204,9 @@ static void *supervise(void *arg)
         if (stopping(c)) {
             break;
         }
-        {
-            /* No prover until the new one answers: proofs fail (pending,
-             * never approved) rather than reach a dead port. */
-            struct advisor *a = c->a;
-            pthread_mutex_lock(&a->prover_mu);
-            a->prover.url[0] = '\0';
-            a->prover.generation++;
-            pthread_mutex_unlock(&a->prover_mu);
-        }
+        /* No prover until the new one answers: proofs fail (pending,
+         * never approved) rather than reach a dead port. */
+        advisor_pool_set(c->a->pool, c->member, "", "");
         if (pid > 0) {
             pv_log_warnx("prover: child %ld exited (%s %d); restarting in %u ms", (long)pid,
                          WIFSIGNALED(st) ? "signal" : "status",
@@ -250,6 +243,12 @@ struct advisor_child *advisor_child_start(struct advisor *a, const char *exe, ch
     }
     c->a = a;
     snprintf(c->exe, sizeof(c->exe), "%s", exe);
+    c->member = advisor_pool_size(a->pool);
+    if (a->pool == NULL || !pv_ok(advisor_pool_add(a->pool, "child", "", ""))) {
+        snprintf(err, errlen, "the prover pool is full or missing");
+        free(c);
+        return NULL;
+    }
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cv, NULL);
     if (access(exe, X_OK) != 0) {

@@ -3,7 +3,7 @@
  *
  *   proviso-advisor --data-dir DIR [--port N] [--bind ADDR]
  *                   [--token-file F | --token-fd N] [--config F]
- *                   [--prover URL --prover-token-file F] [--prover-exe PATH]
+ *                   [--prover URL]... [--prover-token-file F]... [--prover-exe PATH]
  *                   [--test-allow-loopback]
  *
  * The process contract of every proviso server (docs/operations.md): the
@@ -11,7 +11,9 @@
  * option one is generated per run into a 0600 file in the data directory,
  * whose path is logged); /healthz answers once the listener is up; SIGTERM
  * drains and exits 0. Without --prover the advisor runs proviso-prover as
- * its child (advisor_child.c), so one command runs the whole gateway.
+ * its child (advisor_child.c), so one command runs the whole gateway; with
+ * one or more --prover URLs it proves with that pool of running provers
+ * instead (advisor_pool.c, docs/scale-out.md#pool).
  */
 #include "config.h"
 
@@ -47,8 +49,9 @@ struct options {
     const char *config;
     const char *token_file;
     const char *bind;
-    const char *prover_url;
-    const char *prover_token_file;
+    struct pv_args args; /* for the repeated --prover and --prover-token-file */
+    unsigned nprovers;
+    unsigned nprover_tokens;
     const char *prover_exe;
     struct pv_server_opts srv; /* --port, --token-fd */
     bool allow_loopback;
@@ -67,8 +70,12 @@ static const struct pv_opt advisor_opts[] = {
     {"token-file", "FILE", "read the admin bearer token from FILE", 0},
     {"token-fd", "N", "read the admin bearer token from descriptor N", 0},
     {"config", "FILE", "YAML or JSON settings (docs/operations.md#advisor)", 0},
-    {"prover", "URL", "use a running proviso-prover instead of a child", 0},
-    {"prover-token-file", "FILE", "the running prover's bearer token", 0},
+    {"prover", "URL",
+     "use a running proviso-prover instead of a child; repeat for a pool (docs/scale-out.md#pool)",
+     PV_OPT_REPEAT},
+    {"prover-token-file", "FILE",
+     "the running provers' bearer token: once for all, or once per --prover in order",
+     PV_OPT_REPEAT},
     {"prover-exe", "PATH", "the prover binary to run as the child (default: beside this one)", 0},
     {"test-allow-loopback", NULL, "tests only: proposals may name 127.0.0.1 literally", 0},
     {"export-audit", NULL, "write the audit export (docs/audit.md) to stdout and exit", 0},
@@ -88,7 +95,7 @@ static const struct pv_cmd advisor_cmd = {
     .prog = "proviso-advisor",
     .synopsis = "--data-dir DIR [--store URL] [--port N] [--bind ADDR]\n"
                 "                       [--token-file FILE | --token-fd N] [--config FILE]\n"
-                "                       [--prover URL --prover-token-file FILE] "
+                "                       [--prover URL --prover-token-file FILE]... "
                 "[--prover-exe PATH]\n"
                 "                       [--test-allow-loopback]\n"
                 "       proviso-advisor --data-dir DIR --export-audit [--since SEQ]",
@@ -104,6 +111,34 @@ static const struct pv_cmd advisor_cmd = {
     .last_wins = true,
 };
 
+/* --prover URL (repeatable) with one --prover-token-file for all or one
+ * each, in order. */
+static void check_provers(const struct options *o)
+{
+    if ((o->nprovers > 0) != (o->nprover_tokens > 0) ||
+        (o->nprover_tokens > 1 && o->nprover_tokens != o->nprovers)) {
+        exit(pv_args_usage(&advisor_cmd, "--prover goes with one --prover-token-file, or one per "
+                                         "--prover"));
+    }
+    if (o->nprovers > ADVISOR_POOL_MAX) {
+        exit(pv_args_usage(&advisor_cmd, "at most %d --prover", ADVISOR_POOL_MAX));
+    }
+    for (unsigned i = 0; i < o->nprovers; i++) {
+        const char *url = pv_args_nth(&o->args, "prover", i);
+        if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) {
+            exit(pv_args_usage(&advisor_cmd, "--prover: not an http(s) URL: '%s'", url));
+        }
+        if (strlen(url) >= ADVISOR_POOL_URL_MAX || strpbrk(url, " \t\r\n\"\\") != NULL) {
+            exit(pv_args_usage(&advisor_cmd, "--prover: too long or not one URL: '%s'", url));
+        }
+        for (unsigned j = 0; j < i; j++) {
+            if (strcmp(url, pv_args_nth(&o->args, "prover", j)) == 0) {
+                exit(pv_args_usage(&advisor_cmd, "--prover %s is given twice", url));
+            }
+        }
+    }
+}
+
 static void parse_args(int argc, char **argv, struct options *o)
 {
     struct pv_args a;
@@ -111,13 +146,14 @@ static void parse_args(int argc, char **argv, struct options *o)
 
     memset(o, 0, sizeof(*o));
     pv_args_server(&advisor_cmd, argc, argv, &a, &o->srv);
+    o->args = a;
     o->data_dir = pv_args_get(&a, "data-dir");
     o->store = pv_args_get(&a, "store");
     o->bind = pv_args_get(&a, "bind");
     o->token_file = pv_args_get(&a, "token-file");
     o->config = pv_args_get(&a, "config");
-    o->prover_url = pv_args_get(&a, "prover");
-    o->prover_token_file = pv_args_get(&a, "prover-token-file");
+    o->nprovers = pv_args_count(&a, "prover");
+    o->nprover_tokens = pv_args_count(&a, "prover-token-file");
     o->prover_exe = pv_args_get(&a, "prover-exe");
     o->allow_loopback = pv_args_has(&a, "test-allow-loopback");
     o->export_audit = pv_args_has(&a, "export-audit");
@@ -149,13 +185,7 @@ static void parse_args(int argc, char **argv, struct options *o)
     if (o->token_file != NULL && o->srv.have_fd) {
         exit(pv_args_usage(&advisor_cmd, "use one of --token-file and --token-fd"));
     }
-    if ((o->prover_url != NULL) != (o->prover_token_file != NULL)) {
-        exit(pv_args_usage(&advisor_cmd, "--prover and --prover-token-file go together"));
-    }
-    if (o->prover_url != NULL && strncmp(o->prover_url, "http://", 7) != 0 &&
-        strncmp(o->prover_url, "https://", 8) != 0) {
-        exit(pv_args_usage(&advisor_cmd, "--prover: not an http(s) URL: '%s'", o->prover_url));
-    }
+    check_provers(o);
 }
 
 /* ===========================================================================
@@ -408,6 +438,36 @@ static void prover_exe(const struct options *o, char *out, size_t len)
     snprintf(out, len, "%s/proviso-prover", BINDIR);
 }
 
+/* The --prover pool: each URL with its token (or the one token of all). */
+static void add_provers(const struct options *o, struct advisor_pool *pool)
+{
+    char err[1024];
+
+    for (unsigned i = 0; i < o->nprovers; i++) {
+        const char *url = pv_args_nth(&o->args, "prover", i);
+        const char *file =
+            pv_args_nth(&o->args, "prover-token-file", o->nprover_tokens > 1 ? i : 0);
+        struct httpd_token pt;
+        char token[HTTPD_TOKEN_MAX + 1];
+        pv_result r;
+
+        if (!pv_ok(httpd_token_from_file(&pt, file, err, sizeof(err)))) {
+            pv_fatal("prover token: %s", err);
+        }
+        memcpy(token, pt.buf, pt.len);
+        token[pt.len] = '\0';
+        httpd_token_free(&pt);
+        r = advisor_pool_add(pool, NULL, url, token);
+        OPENSSL_cleanse(token, sizeof(token));
+        if (!pv_ok(r)) {
+            pv_fatal("--prover %s: cannot add it to the pool", url);
+        }
+    }
+    /* Those that do not answer yet start out of the pool (logged). */
+    advisor_pool_check_now(pool);
+    pv_log_info("prover pool: %u prover%s", o->nprovers, o->nprovers == 1 ? "" : "s");
+}
+
 /* docs/audit.md#state: the store must hold the state its chain implies -
  * a revision or a chunk status written around the advisor (sqlite3 on
  * advisor.db, a restored table) is refused before anything is served. */
@@ -613,7 +673,10 @@ int main(int argc, char **argv)
         check_state(st);
     }
     a.tokens = advisor_tokens_new();
-    pthread_mutex_init(&a.prover_mu, NULL);
+    a.pool = advisor_pool_new();
+    if (a.pool == NULL) {
+        pv_fatal("prover pool: %s", pv_strerror(PV_ERR_NOMEM));
+    }
     pthread_mutex_init(&a.change_mu, NULL);
     pthread_cond_init(&a.change_cv, NULL);
     for (size_t i = 0; i < ADVISOR_LOCK_STRIPES; i++) {
@@ -638,24 +701,8 @@ int main(int argc, char **argv)
         pv_fatal("token: %s", err);
     }
 
-    if (o.prover_url != NULL) {
-        struct httpd_token pt;
-        if (!pv_ok(httpd_token_from_file(&pt, o.prover_token_file, err, sizeof(err)))) {
-            pv_fatal("prover token: %s", err);
-        }
-        snprintf(a.prover.url, sizeof(a.prover.url), "%s", o.prover_url);
-        while (strlen(a.prover.url) > 0 && a.prover.url[strlen(a.prover.url) - 1] == '/') {
-            a.prover.url[strlen(a.prover.url) - 1] = '\0';
-        }
-        memcpy(a.prover.token, pt.buf, pt.len);
-        a.prover.token[pt.len] = '\0';
-        a.prover.generation = 1;
-        httpd_token_free(&pt);
-        if (!advisor_prover_healthy(a.prover.url)) {
-            pv_log_warnx("prover %s does not answer /healthz yet; proposals stay pending until "
-                         "it does",
-                         a.prover.url);
-        }
+    if (o.nprovers > 0) {
+        add_provers(&o, a.pool);
     } else {
         char exe[PATH_MAX];
         prover_exe(&o, exe, sizeof(exe));
@@ -663,6 +710,9 @@ int main(int argc, char **argv)
         if (child == NULL) {
             pv_fatal("prover: %s", err);
         }
+    }
+    if (!pv_ok(advisor_pool_start(a.pool))) {
+        pv_fatal("prover pool: cannot start its health checks");
     }
 
     pv_errno = PV_OK;
@@ -727,7 +777,7 @@ int main(int argc, char **argv)
     advisor_audit_close();
     httpd_token_free(&a.admin);
     advisor_tokens_free(a.tokens);
-    OPENSSL_cleanse(a.prover.token, sizeof(a.prover.token));
+    advisor_pool_free(a.pool);
     curl_global_cleanup();
     pv_log_info("stopped%s", clean ? "" : " (some requests were cut short)");
     return 0;

@@ -590,14 +590,22 @@ static bool route_proposals(struct advisor *a, struct advisor_worker *w, const s
 }
 
 /* GET /metrics: the admin's only (a sandbox token sees nothing global). */
-static void reply_metrics(const struct advisor *a, const struct httpd_req *rq,
-                          struct httpd_reply *r)
+static void reply_metrics(struct advisor *a, const struct httpd_req *rq, struct httpd_reply *r)
 {
     if (rq->principal != 0) {
         httpd_reply_error(r, 403, "forbidden", "this route needs the admin token");
         return;
     }
     r->raw = httpd_metrics_render(a->metrics, &r->raw_len);
+    if (r->raw != NULL) {
+        /* the prover pool's series after the requests' */
+        struct pv_dynbuf b;
+        pv_dynbuf_init(&b, SIZE_MAX / 2);
+        pv_dynbuf_put(&b, r->raw, r->raw_len);
+        free(r->raw);
+        r->raw = pv_ok(advisor_pool_render(a->pool, &b)) ? pv_dynbuf_take(&b, &r->raw_len) : NULL;
+        pv_dynbuf_free(&b);
+    }
     if (r->raw == NULL) {
         httpd_reply_error(r, 500, "internal", "out of memory");
         return;

@@ -36,6 +36,9 @@ ADVISOR_E2E = tests/e2e/advisor_lifecycle.sh tests/e2e/advisor_stress.sh tests/e
 	tests/e2e/cli_completion.sh tests/e2e/advisor_fail_alloc.sh tests/e2e/advisor_metrics.sh
 TESTS += $(ADVISOR_E2E)
 EXTRA_DIST += $(ADVISOR_E2E) tests/e2e/advisor_lib.sh tests/ui/inbox.mjs
+# the prover pool: two real provers, kill -9, restart, and bad "provers"
+TESTS += tests/e2e/advisor_pool.sh
+EXTRA_DIST += tests/e2e/advisor_pool.sh tests/e2e/fake_prover.py
 # long-poll budgets under an agent's flood: runs the advisor with a proxy
 # (tests/e2e/proxy_lib.sh, advisor_proxy_lib.sh)
 ADVISOR_PROXY_E2E = tests/e2e/advisor_longpoll.sh

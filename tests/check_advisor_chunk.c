@@ -193,7 +193,8 @@ static void setup(void)
     snprintf(a.cfg.data_dir, sizeof(a.cfg.data_dir), "%s", dir);
     snprintf(a.cfg.store, sizeof(a.cfg.store), "%s", check_store_reset(dir));
     a.cfg.prover_timeout_ms = 30000;
-    pthread_mutex_init(&a.prover_mu, NULL);
+    a.pool = advisor_pool_new();
+    ck_assert_ptr_nonnull(a.pool);
     pthread_mutex_init(&a.change_mu, NULL);
     pthread_cond_init(&a.change_cv, NULL);
     for (size_t i = 0; i < ADVISOR_LOCK_STRIPES; i++) {
@@ -221,6 +222,7 @@ static void teardown(void)
     advisor_worker_free(w);
     advisor_mapper_free(a.mapper);
     advisor_child_stop(child, 5000);
+    advisor_pool_free(a.pool);
     store_group_close(a.group);
     advisor_audit_close();
     advisor_tokens_free(a.tokens);
