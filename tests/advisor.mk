@@ -6,10 +6,13 @@ ADVISOR_TEST_CFLAGS = $(TEST_CFLAGS) $(ADVISOR_CFLAGS)
 ADVISOR_TEST_LIBS = $(ADVISOR_LIBS) $(CHECK_LIBS)
 
 check_PROGRAMS += tests/check_advisor_store tests/check_advisor_rule tests/check_advisor_chunk \
-	tests/check_advisor_mapper tests/check_advisor_hold \
+	tests/check_advisor_mapper tests/check_advisor_hold tests/check_advisor_pool \
 	tests/check_cli_text
 TESTS += tests/check_advisor_store tests/check_advisor_rule tests/check_advisor_chunk tests/check_cli_text \
-	tests/check_advisor_mapper tests/check_advisor_hold
+	tests/check_advisor_mapper tests/check_advisor_hold tests/check_advisor_pool
+tests_check_advisor_pool_SOURCES = tests/check_advisor_pool.c
+tests_check_advisor_pool_CFLAGS = $(ADVISOR_TEST_CFLAGS)
+tests_check_advisor_pool_LDADD = $(ADVISOR_TEST_LIBS)
 tests_check_advisor_hold_SOURCES = tests/check_advisor_hold.c
 tests_check_advisor_hold_CFLAGS = $(ADVISOR_TEST_CFLAGS)
 tests_check_advisor_hold_LDADD = $(ADVISOR_TEST_LIBS)
