@@ -40,8 +40,10 @@ ADVISOR_E2E = tests/e2e/advisor_lifecycle.sh tests/e2e/advisor_stress.sh tests/e
 TESTS += $(ADVISOR_E2E)
 EXTRA_DIST += $(ADVISOR_E2E) tests/e2e/advisor_lib.sh tests/ui/inbox.mjs
 # the prover pool: two real provers, kill -9, restart, and bad "provers"
-TESTS += tests/e2e/advisor_pool.sh
-EXTRA_DIST += tests/e2e/advisor_pool.sh tests/e2e/fake_prover.py
+# and the same through contrib/haproxy/proviso-provers.cfg (skips without haproxy)
+TESTS += tests/e2e/advisor_pool.sh tests/e2e/advisor_haproxy.sh
+EXTRA_DIST += tests/e2e/advisor_pool.sh tests/e2e/fake_prover.py tests/e2e/advisor_haproxy.sh \
+	contrib/haproxy/proviso-provers.cfg
 # long-poll budgets under an agent's flood: runs the advisor with a proxy
 # (tests/e2e/proxy_lib.sh, advisor_proxy_lib.sh)
 ADVISOR_PROXY_E2E = tests/e2e/advisor_longpoll.sh
