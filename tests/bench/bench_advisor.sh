@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # bench_advisor.sh - proposals evaluated per second through proviso-advisor
 #
 #   tests/bench/bench_advisor.sh [SECONDS]        (from the build directory)
@@ -16,8 +16,15 @@
 # with it, and prints the chain's cost. Prints both rates and their ratio.
 # Goals: >= 300 proposals/s on two cores (issue 8); the chain costs <= 20 %
 # of the submission rate (issue 9). Not part of make check.
-# BENCH_PG=1 adds phase 3: the same advisor with --store on a throwaway
-# PostgreSQL cluster (tests/pg_lib.sh), a fresh database for the phase.
+# 3. the stores, in the same run (issue 24 item 6, docs/scale-out.md#figures):
+#    SQLite, PostgreSQL with one replica, PostgreSQL with two replicas (two
+#    advisor processes on one throwaway cluster, tests/pg_lib.sh, the load
+#    split across them). For each: proposals/s (manual mode, as phase 2)
+#    and the loop p50 - one client whose every proposal is approved in auto
+#    mode on a proof, so one request is a whole turn of the loop: submit,
+#    prove, approve into a new revision, commit - and both as ratios
+#    against SQLite. The PostgreSQL rows are skipped (with a note) when the
+#    server is not installed; BENCH_STORES=0 skips phase 3.
 set -u
 DUR=${1:-10}
 BUILD=${PV_BUILDDIR:-$(pwd)}
@@ -35,7 +42,7 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/pv-bench-advisor.XXXXXX") || exit 1
 PIDS=
 cleanup() {
     for p in $PIDS; do kill -KILL "$p" 2>/dev/null; done
-    rm -rf "$W"
+    if [ -n "${BENCH_KEEP:-}" ]; then echo "kept $W"; else rm -rf "$W"; fi
 }
 trap cleanup EXIT INT TERM
 
@@ -168,15 +175,126 @@ echo "== audit chain CPU: advisor $A0 -> $ACPU ms per submission; of the CPU a s
 
 pr=$(echo "$P" | cut -d' ' -f1)
 ar=$(echo "$V" | cut -d' ' -f1)
-if [ "${BENCH_PG:-0}" = 1 ]; then
-    . "${PV_SRCDIR:-$BUILD}/tests/pg_lib.sh"
-    pg_have || { echo "bench_advisor: BENCH_PG=1 needs the PostgreSQL server"; exit 77; }
-    trap 'cleanup; pg_stop' EXIT INT TERM
-    pg_start "$W" || exit 1
-    mkdir -p "$W/pgdata"
-    advisor_phase "3. advisor on PostgreSQL (--store)" "$W/pgdata" --store "$PG_URL"
-    rp=$(echo "$V" | cut -d' ' -f1)
-    echo "== PostgreSQL / SQLite: $(echo "$rp $ar" | awk '{printf "%.2f", $1 / $2}')x ($rp/s vs $ar/s)"
+# --- 3. the stores --------------------------------------------------------------
+# store_start NAME DATADIR [ARGS...]: an advisor on the shared prover; its URL
+# in SA and pid in SP
+# Every row runs 32 workers: an advisor holds a PostgreSQL connection per
+# worker (and a few more), and two replicas of the default 64 would pass
+# PostgreSQL's default max_connections (100): "too many clients", a 500.
+printf 'workers: 32\n' >"$W/stores.yaml"
+store_start() {
+    "$ADVISOR" --data-dir "$2" --port 0 --token-file "$W/token" --prover "$PURL" \
+        --prover-token-file "$W/token" --config "$W/stores.yaml" "${@:3}" 2>"$2.$1.log" &
+    SP=$!
+    PIDS="$PIDS $SP"
+    SA=http://127.0.0.1:$(wait_port "$2.$1.log" 's/.*listening on 127.0.0.1 port \([0-9]*\).*/\1/p') ||
+        exit 1
+}
+# store_sandbox URL NAME MODE: a sandbox on the 100-rule baseline; its token
+# in SBT
+store_sandbox() {
+    jq -c --arg n "$2" '{name: $n, policy: (.baseline | tojson), credentials: (.credentials | tojson)}' \
+        "$W/prove.json" >"$W/create.json"
+    SBT=$(curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+        --data-binary @"$W/create.json" "$1/v1/sandboxes" | jq -r .token)
+    [ -n "$SBT" ] && [ "$SBT" != null ] || { echo "cannot create sandbox $2"; exit 1; }
+    curl -s -o /dev/null -X PUT -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+        -d '{"value":true}' "$1/v1/settings/agent_policy_proposals_enabled"
+    curl -s -o /dev/null -X PUT -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+        -d "{\"value\":\"$3\"}" "$1/v1/sandboxes/$2/settings/proposal_approval_mode"
+}
+# wrk_to URL SANDBOX TOKEN CONNS SECONDS OUT: submissions into OUT ("rate p50 p99 non2xx")
+wrk_to() {
+    BENCH_SBTOKEN=$3 wrk -t1 -c"$4" -d"$5s" --latency -s "$W/submit.lua" \
+        "$1/v1/sandboxes/$2/proposals" 2>&1 | sed -n 's/^RESULT //p' >"$6"
+}
+LOOP_DUR=$(( DUR / 2 > 3 ? DUR / 2 : 3 ))
+# store_row LABEL REPLICA_URLS...: the rate (CONNS split over the replicas,
+# one sandbox each, at once) and the loop p50 (one client per replica, at
+# once; the mean of their p50s). Sandboxes were made before the replicas
+# after the first started (each loads the sandbox tokens at start).
+store_row() {
+    label=$1
+    shift
+    n=$#
+    k=0
+    for u in "$@"; do
+        k=$((k + 1))
+        wrk_to "$u" "m$k" "$(cat "$W/tok.m$k")" $((CONNS / n)) "$DUR" "$W/rate.$k" &
+    done
+    wait_jobs
+    k=0
+    for u in "$@"; do
+        k=$((k + 1))
+        wrk_to "$u" "a$k" "$(cat "$W/tok.a$k")" 1 "$LOOP_DUR" "$W/loop.$k" &
+    done
+    wait_jobs
+    RATE=$(cat "$W"/rate.* | awk '{ s += $1 } END { printf "%.1f", s }')
+    P50=$(cat "$W"/loop.* | awk '{ s += $2; n++ } END { printf "%.2f", s / n }')
+    BAD=$(cat "$W"/rate.* "$W"/loop.* | awk '{ s += $4 } END { print s + 0 }')
+    rm -f "$W"/rate.* "$W"/loop.*
+    echo "   $label: $RATE proposals/s, loop p50 $P50 ms (non-2xx: $BAD)"
+}
+wait_jobs() { for j in $(jobs -p); do case " $PIDS " in *" $j "*) ;; *) wait "$j" ;; esac; done; }
+# store_setup URL REPLICAS: manual sandboxes m1.. and auto sandboxes a1..
+store_setup() {
+    for k in $(seq 1 "$2"); do
+        store_sandbox "$1" "m$k" manual
+        echo "$SBT" >"$W/tok.m$k"
+        store_sandbox "$1" "a$k" auto
+        echo "$SBT" >"$W/tok.a$k"
+    done
+}
+
+if [ "${BENCH_STORES:-1}" = 1 ]; then
+    echo "== 3. stores: proposals/s with $CONNS connections (manual mode, ${DUR}s), loop p50 with one client per replica (auto mode, ${LOOP_DUR}s)"
+    mkdir -p "$W/s_sqlite"
+    store_start sqlite "$W/s_sqlite"
+    store_setup "$SA" 1
+    store_row "SQLite, one advisor" "$SA"
+    R_SQ=$RATE
+    L_SQ=$P50
+    kill -TERM "$SP"; wait "$SP" 2>/dev/null
+    ROWS="SQLite 1 $R_SQ $L_SQ"
+    . "${PV_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/pg_lib.sh"
+    if pg_have; then
+        trap 'cleanup; pg_stop' EXIT INT TERM
+        pg_start "$W" || exit 1
+        base_url=$PG_URL
+        db=0
+        for replicas in 1 2; do
+            # a fresh database per row
+            db=$((db + 1))
+            pg_as "$PG_BIN/createdb" -h "$PG_DIR/sock" -U proviso "bench$db" || exit 1
+            url=$(echo "$base_url" | sed "s|///proviso?|///bench$db?|")
+            mkdir -p "$W/pg$db.1"
+            store_start pg "$W/pg$db.1" --store "$url"
+            urls=$SA
+            store_setup "$SA" "$replicas"
+            if [ "$replicas" = 2 ]; then
+                # The second replica shares the first one's audit key (a
+                # copy of its data directory) and loads the sandboxes'
+                # tokens at its start, after they were made.
+                cp -a "$W/pg$db.1" "$W/pg$db.2"
+                FIRST=$SP
+                store_start pg "$W/pg$db.2" --store "$url"
+                urls="$urls $SA"
+            fi
+            # shellcheck disable=SC2086
+            store_row "PostgreSQL, $replicas advisor replica(s)" $urls
+            ROWS="$ROWS
+PostgreSQL $replicas $RATE $P50"
+            kill -TERM "$SP" ${FIRST:-} 2>/dev/null
+            wait "$SP" ${FIRST:-} 2>/dev/null
+            FIRST=
+        done
+    else
+        echo "   PostgreSQL: not installed (bootstrap installs it); its rows are skipped"
+    fi
+    echo "== 3. stores against SQLite (the same run):"
+    printf '   %-11s %8s %12s %8s %12s %8s\n' store replicas "proposals/s" "x SQLite" "loop p50 ms" "x SQLite"
+    echo "$ROWS" | awk -v r0="$R_SQ" -v l0="$L_SQ" '{
+        printf "   %-11s %8s %12.1f %8.2f %12.2f %8.2f\n", $1, $2, $3, $3 / r0, $4, $4 / l0 }'
 fi
 echo "== advisor / prover: $(echo "$ar $pr" | awk '{printf "%.2f", $1 / $2}')x  (advisor $ar/s, prover $pr/s)"
 if awk -v a="$ar" 'BEGIN { exit !(a >= 300) }'; then
