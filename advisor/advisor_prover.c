@@ -108,9 +108,13 @@ static enum outcome call(struct advisor_prover *pc, const struct advisor_pool_le
     snprintf(url, sizeof(url), "%s%s", l->url, path);
     if (!hclient_perform(c, &req, &res)) {
         /* hclient drops a broken connection; it is not reused */
+        if (advisor_now_ms() - t0 >= (int64_t)pc->a->cfg.prover_timeout_ms) {
+            snprintf(why, whylen, "gave no answer within %u ms (prover_timeout_ms)",
+                     pc->a->cfg.prover_timeout_ms);
+            return OUT_TIMEOUT;
+        }
         snprintf(why, whylen, "unreachable: %s", res.error);
-        return advisor_now_ms() - t0 >= (int64_t)pc->a->cfg.prover_timeout_ms ? OUT_TIMEOUT
-                                                                              : OUT_RETRY;
+        return OUT_RETRY;
     }
     *status = res.status;
     if (res.len > 0) {

@@ -197,6 +197,36 @@ eq "a proposal left pending stays pending" "$(jf .status)" pending
 eq "still no approval without a proof" "$(approved_without_proof sb)" 0
 stop_advisor
 
+# --- a hung prover (SIGSTOP): the call times out, the prover is taken out ------
+start_prover p2b
+P2=$P_PID
+U2=http://127.0.0.1:$P_PORT
+printf 'prover_timeout_ms: 1500\n' >"$WORK/slow.yaml"
+start_advisor "$WORK/data" --config "$WORK/slow.yaml" --prover "$U1" --prover "$U2" \
+    --prover-token-file "$ADMIN_FILE" || exit 1
+kill -STOP "$P2"
+timed=0
+approved=0
+for _ in 1 2 3 4; do
+    submit sb "$T"
+    # the call that hangs may be a proof (pending, application_error names
+    # the prover) or a containment check (pending for a reviewer)
+    case "$(jf .status)" in
+    approved) approved=$((approved + 1)) ;;
+    pending) timed=$((timed + 1)) ;;
+    esac
+done
+eq "hung prover: at most one proposal waited for it (pending), the others approved" \
+    "$([ "$timed" -le 1 ] && [ $((timed + approved)) -eq 4 ] && echo yes)" yes
+eq "hung prover: it is out" "$(pool_metric up "$U2")" 0
+has "hung prover: the log says why" "$(cat "$ADV_LOG")" "prover $U2 taken out of the pool: gave no answer within 1500 ms (prover_timeout_ms)"
+eq "hung prover: still no approval without a proof" "$(approved_without_proof sb)" 0
+kill -CONT "$P2"
+if wait_up "$U2" 1 15; then ok "hung prover resumed: back in the pool"; else bad "hung prover not back within 15 s"; fi
+api GET /v1/sandboxes/sb/policy
+REV=$(jf .revision)
+stop_advisor
+
 # --- adversarial "provers": nothing approved on a bad answer ---------------------
 for mode in garbage truncated short noverdict error; do
     start_fake "$mode"
@@ -213,7 +243,7 @@ for mode in garbage truncated short noverdict error; do
     error) has "$mode: the reason" "$(jf .application_error)" "answered 503" ;;
     esac
     api GET /v1/sandboxes/sb/policy
-    eq "$mode: the revision did not move" "$(jf .revision)" "$((REV + 1))"
+    eq "$mode: the revision did not move" "$(jf .revision)" "$REV"
     stop_advisor
     kill -KILL "$F_PID" 2>/dev/null
 done
