@@ -156,10 +156,12 @@ eq "advisor metrics: no failures" "$(pool_metric failures_total "$U2")" 0
 kill -KILL "$P1"
 wait "$P1" 2>/dev/null
 ok_all=0
+t0=$(date +%s%N)
 for _ in 1 2 3 4 5 6; do
     submit sb "$T"
     [ "$(jf .status)" = approved ] && ok_all=$((ok_all + 1))
 done
+echo "# six submissions after the kill took $(( ($(date +%s%N) - t0) / 1000000 )) ms in all"
 eq "prover 1 dead: six more approved through prover 2" "$ok_all" 6
 eq "prover 2 proved them" "$(($(proves "$P2_PORT") - b2))" 6
 eq "prover 1 is out" "$(pool_metric up "$U1")" 0
@@ -187,8 +189,10 @@ eq "both dead: the revision did not move" "$(jf .revision)" "$REV"
 eq "both dead: prover 2 is out" "$(pool_metric up "$U2")" 0
 
 # --- one comes back: taken back in -----------------------------------------------
+t0=$(date +%s%N)
 start_prover p1b "$P1_PORT"
 if wait_up "$U1" 1 15; then ok "prover 1 restarted: back in the pool"; else bad "prover 1 not back within 15 s"; fi
+echo "# prover 1 back in the pool $(( ($(date +%s%N) - t0) / 1000000 )) ms after its start"
 submit sb "$T"
 eq "prover 1 back: approved" "$(jf .status)" approved
 eq "prover 1 back: it proved it" "$(proves "$P1_PORT")" 1
