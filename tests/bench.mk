@@ -50,3 +50,7 @@ noinst_PROGRAMS += tests/bench/bench_ws
 tests_bench_bench_ws_SOURCES = tests/bench/bench_ws.c
 tests_bench_bench_ws_CFLAGS = $(PROXY_CFLAGS)
 tests_bench_bench_ws_LDADD = $(PROXY_LIBS)
+# the advisor's submissions and its stores: SQLite, PostgreSQL with one and
+# two replicas (owner: advisor); by hand
+#   tests/bench/bench_advisor.sh [seconds]   (from the build directory)
+EXTRA_DIST += tests/bench/bench_advisor.sh
