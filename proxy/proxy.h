@@ -46,6 +46,8 @@
  * ========================================================================= */
 
 #define PROXY_SANDBOX_ADDRS_MAX 16
+/* --advisor URLs at most (replicas of one gateway) */
+#define PROXY_ADVISORS_MAX 8
 
 /* How the proxy finds the processes holding a client's socket
  * (--identity-scan; docs/proxy.md "Identity"). */
@@ -76,7 +78,11 @@ struct proxy_config {
     unsigned max_client_conns;  /* per client address; above it the oldest idle one goes */
     unsigned reload_check_ms;   /* policy file stat period */
     /* advisor mode (proxy_advisor.c): the policy comes from proviso-advisor */
-    const char *advisor_url; /* NULL: --policy file mode */
+    const char *advisor_url; /* the first --advisor; NULL: --policy file mode */
+    /* every --advisor, in the order given: replicas of one gateway (or one
+     * URL behind a load balancer); the sync fails over between them */
+    const char *advisor_urls[PROXY_ADVISORS_MAX];
+    size_t nadvisor_urls;
     const char *sandbox;
     const char *token_file; /* the sandbox's bearer token */
     const char *skill_dir;  /* NULL: DATA_DIR/skills */
