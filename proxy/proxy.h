@@ -15,7 +15,8 @@
  *   proxy_credgate.c placeholders on a connection's requests: redact, gate, bodies
  *   proxy_outcome.c the (phase, reason) -> {status, error, stage} table
  *   proxy_policy.c  refcounted policy versions, the decision wrappers
- *                   (connection, request, destination), deny bodies
+ *                   (connection, request, destination)
+ *   proxy_reply.c   every reply the proxy writes itself: deny bodies, errors
  *   proxy_ident.c   requesting-binary identity from /proc, SHA-256 TOFU pins
  *   proxy_idq.c     identity lookups off the event loop (worker, batches)
  *   proxy_tls.c     local CA, leaf certificates, upstream verification
@@ -26,7 +27,7 @@
  *   proxy_tunnel.c  CONNECT tunnels, opaque (spliced) and inspected
  *   proxy_server.c  listeners, admin port, DNS, signals, reload
  *   proxy_advisor.c advisor mode: policy sync from proviso-advisor, workers
- *   proxy_local.c   advisor mode: http://policy.local, deny-body advice
+ *   proxy_local.c   advisor mode: http://policy.local, recent denials
  *   proxy_skill.c   advisor mode: the agent skill file
  *   proxy_main.c    command line
  *

@@ -104,10 +104,6 @@ size_t proxy_local_clients(const struct proxy_server *srv, const struct sockaddr
  * (borrowed). */
 const char *proxy_local_skill(const struct proxy_server *srv);
 
-/* Add "next_steps" (always) and "agent_guidance" (only with a skill path)
- * to an L7 deny body 'o' (borrowed). */
-void proxy_local_advice(json_t *o, const char *skill_path);
-
 /* Every DENIED decision line and its record 'e' (may be NULL: the line
  * only) from the proxy_log tap: kept in a ring for GET /v1/denials as an
  * object {line, host, port, binary, method, path, stage, policy, reason},

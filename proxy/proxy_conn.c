@@ -330,10 +330,6 @@ void proxy_conn_log_verdict(struct proxy_conn *c, const struct proxy_verdict *v,
  * The one exit for refused and failed outcomes
  * ------------------------------------------------------------------------- */
 
-static const char authority_body[] =
-    "{\"error\":\"request_authority_mismatch\",\"message\":\"HTTP request authority does "
-    "not match the authorized tunnel endpoint\"}";
-
 /* Every refused or failed outcome: the decision line (or, after an ALLOWED
  * line, a note) first, then the reply the table prescribes. 'v' is the
  * verdict behind a policy outcome (NULL otherwise); 'detail' goes into the
@@ -400,34 +396,18 @@ void proxy_conn_outcome(struct proxy_conn *c, enum proxy_outcome o, const struct
         return;
     case PROXY_REPLY_TEXT: {
         char buf[512];
-        int n = snprintf(buf, sizeof(buf),
-                         "HTTP/1.1 %u Bad Request\r\nContent-Length: %zu\r\n"
-                         "Connection: close\r\n\r\n%s\n",
-                         row->status, strlen(why) + 1, why);
-        proxy_conn_reply_close(c, buf, n > 0 && (size_t)n < sizeof(buf) ? (size_t)n : 0);
+        proxy_conn_reply_close(c, buf, proxy_reply_text(row->status, why, buf, sizeof(buf)));
         return;
     }
     case PROXY_REPLY_MESSAGE: {
-        /* the reference's credential bodies: a fixed message, no detail */
-        char body[256];
         char buf[512];
-        int bl =
-            snprintf(body, sizeof(body), "{\"error\":\"%s\",\"message\":\"%s\"}", row->error, why);
-        int n = snprintf(buf, sizeof(buf),
-                         "HTTP/1.1 %u %s\r\nContent-Type: application/json\r\n"
-                         "Content-Length: %d\r\nConnection: close\r\n\r\n%s",
-                         row->status, row->status == 403 ? "Forbidden" : "Internal Server Error",
-                         bl, body);
-        proxy_conn_reply_close(c, buf, n > 0 && (size_t)n < sizeof(buf) ? (size_t)n : 0);
+        proxy_conn_reply_close(c, buf,
+                               proxy_reply_message(row->status, row->error, why, buf, sizeof(buf)));
         return;
     }
     case PROXY_REPLY_AUTHORITY: {
         char buf[512];
-        int n = snprintf(buf, sizeof(buf),
-                         "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\n"
-                         "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
-                         sizeof(authority_body) - 1, authority_body);
-        proxy_conn_reply_close(c, buf, (size_t)n);
+        proxy_conn_reply_close(c, buf, proxy_reply_authority(buf, sizeof(buf)));
         return;
     }
     }

@@ -244,8 +244,11 @@ void proxy_decide_dest(const struct proxy_policy *p, const struct proxy_identity
 const char *proxy_ssrf_kind(enum model_reason r);
 
 /* ===========================================================================
- * Response bodies (proxy_policy.c)
+ * Replies the proxy writes itself (proxy_reply.c)
  * ========================================================================= */
+
+/* The reason phrase of 'status' ("Error" for one the table lacks; static). */
+const char *proxy_reply_status_text(unsigned status);
 
 /* What a refused request lacked, for an agent that may ask for it (the
  * body's "rule_missing", docs/proxy.md "Deny bodies"). All borrowed. */
@@ -260,7 +263,7 @@ struct proxy_missing {
 /* A complete HTTP response (head and body): new, caller frees. The body is
  * {"detail","error"[,"reason"]}; with 'miss' and miss->skill (proposals on)
  * it also carries "rule_missing" {type, layer "l4", host, port, binary},
- * "next_steps" and "agent_guidance" (proxy_local_advice). 'miss' may be NULL. */
+ * "next_steps" and "agent_guidance" (proxy_reply_advice). 'miss' may be NULL. */
 char *proxy_reply_json(unsigned status, const char *error, const char *detail, const char *reason,
                        const struct proxy_missing *miss, size_t *len);
 /* The structured L7 deny (docs/proxy.md "Deny bodies"). */
@@ -283,6 +286,23 @@ struct proxy_l7_deny {
 char *proxy_reply_l7(const struct proxy_l7_deny *d, size_t *len);
 /* Bare status line with an empty body ("HTTP/1.1 400 Bad Request\r\n\r\n"). */
 const char *proxy_reply_bare(unsigned status);
+/* The builders below write a complete reply into 'buf' ('len' bytes) and
+ * return its length, 0 when it does not fit (nothing to send). */
+/* text/plain: 'detail' and a newline. */
+size_t proxy_reply_text(unsigned status, const char *detail, char *buf, size_t len);
+/* {"error","message"}, the reference's credential bodies ('error' and
+ * 'message' are our constants: not escaped). */
+size_t proxy_reply_message(unsigned status, const char *error, const char *message, char *buf,
+                           size_t len);
+/* 403 request_authority_mismatch (a request in a tunnel names another
+ * authority). */
+size_t proxy_reply_authority(char *buf, size_t len);
+/* The head of a JSON answer whose body is 'body_len' bytes (policy.local's
+ * answers, whose status and body are the advisor's). */
+size_t proxy_reply_json_head(unsigned status, size_t body_len, char *buf, size_t len);
+/* Add "next_steps" (always) and "agent_guidance" (only with a skill path:
+ * advisor mode with proposals on) to a deny body 'o' (borrowed). */
+void proxy_reply_advice(json_t *o, const char *skill_path);
 
 /* ===========================================================================
  * Binary identity (proxy_ident.c)
