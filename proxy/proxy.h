@@ -58,6 +58,8 @@ enum proxy_ident_scan {
     PROXY_IDENT_PROC, /* read every process's /proc/PID/fd */
 };
 
+struct proxy_server;
+
 struct proxy_config {
     const char *policy_path;
     const char *bind_addr; /* default 127.0.0.1 */
@@ -91,13 +93,21 @@ struct proxy_config {
      * that peers' target_sandbox endpoints resolve to them */
     const char *sandbox_addrs[PROXY_SANDBOX_ADDRS_MAX];
     size_t nsandbox_addrs;
+    /* A mode the core starts once its event loop exists (advisor mode sets
+     * it in proxy_advisor_args): it registers its hooks (proxy_int.h).
+     * Returns 0, or -1 after a logged message (exit 2). NULL: none. */
+    int (*mode_start)(struct proxy_server *srv);
+    /* Start in fail-closed quarantine with this reason instead of loading
+     * policy_path (the mode loads the first policy). NULL: load it. */
+    const char *start_quarantine;
 };
 
 /* Check the advisor options of 'cfg' (--advisor with --sandbox and
  * --token-file, exclusive with --policy). In advisor mode point
  * cfg->policy_path at 'buf' (DATA_DIR/advisor-policy.yaml, the file each
- * revision is written to before it is loaded; a stale one is removed) and
- * turn the periodic file check off. Returns 0, or -1 after a message.
+ * revision is written to before it is loaded; a stale one is removed),
+ * turn the periodic file check off, start in quarantine and set
+ * cfg->mode_start to advisor mode's start. Returns 0, or -1 after a message.
  * (proxy_advisor.c) */
 int proxy_advisor_args(struct proxy_config *cfg, char *buf, size_t len);
 

@@ -141,6 +141,51 @@ static bool name_ok(const char *s)
     return true;
 }
 
+/* ---------------------------------------------------------------------------
+ * The hooks advisor mode gives the core (proxy_int.h struct proxy_hooks)
+ * ------------------------------------------------------------------------- */
+
+static bool hook_local_serve(void *arg, struct proxy_conn *c, const char *rest, size_t len)
+{
+    return proxy_local_serve(proxy_advisor_local(arg), c, rest, len);
+}
+
+static size_t hook_local_clients(void *arg, const struct sockaddr_storage *peer)
+{
+    return proxy_local_clients(proxy_advisor_local(arg), peer);
+}
+
+static const char *hook_skill(void *arg)
+{
+    const struct proxy_advisor *a = arg;
+
+    return a->enabled ? a->skill_path : NULL;
+}
+
+static void hook_stop(void *arg)
+{
+    proxy_advisor_free(arg);
+}
+
+/* cfg->mode_start: advisor mode on the server's loop. */
+static int start(struct proxy_server *srv)
+{
+    struct proxy_advisor *a = proxy_advisor_new(srv);
+    const struct proxy_hooks h = {
+        .arg = a,
+        .local_serve = hook_local_serve,
+        .local_clients = hook_local_clients,
+        .skill = hook_skill,
+        .stop = hook_stop,
+    };
+
+    if (a == NULL) {
+        return -1;
+    }
+    proxy_server_set_hooks(srv, &h);
+    return 0;
+}
+
 int proxy_advisor_args(struct proxy_config *cfg, char *buf, size_t len)
 {
     const char *u = cfg->advisor_url;
@@ -206,6 +251,8 @@ int proxy_advisor_args(struct proxy_config *cfg, char *buf, size_t len)
     (void)unlink(buf);
     cfg->policy_path = buf;
     cfg->reload_check_ms = 0;
+    cfg->start_quarantine = "fail-closed: no policy revision has loaded from the advisor yet";
+    cfg->mode_start = start;
     return 0;
 }
 

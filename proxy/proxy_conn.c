@@ -38,7 +38,6 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "proxy/proxy_advisor.h"
 #include "proxy/proxy_int.h"
 #include "proxy/proxy_ws.h"
 
@@ -382,7 +381,7 @@ void proxy_conn_outcome(struct proxy_conn *c, enum proxy_outcome o, const struct
          * ask for it (advisor mode with proposals on; else NULL skill) */
         struct proxy_missing miss = {row->missing, c->nhost[0] != '\0' ? c->nhost : c->host,
                                      c->port, v != NULL ? v->binary : NULL,
-                                     proxy_local_skill(c->srv)};
+                                     proxy_server_skill(c->srv)};
 
         reply_json(c, row->status, row->error, why, reason, row->missing != NULL ? &miss : NULL);
         return;
@@ -490,7 +489,7 @@ static void deny_l7(struct proxy_conn *c, const char *error, const struct proxy_
     d.host = c->nhost;
     d.port = c->port;
     d.binary = v->binary;
-    d.skill = proxy_local_skill(c->srv); /* advisor mode: next_steps, agent_guidance */
+    d.skill = proxy_server_skill(c->srv); /* advisor mode: next_steps, agent_guidance */
     d.gql = v->gql_op;
     d.gql_endpoint = v->gql_endpoint;
     r = proxy_reply_l7(&d, &len);
@@ -1028,10 +1027,10 @@ static void client_cap(struct proxy_conn *c)
     size_t same = 0;
 
     /* policy.local clients left the list but still count (proxy_local.c) */
-    if (srv->nconns + proxy_local_clients(srv, NULL) <= srv->cfg->max_client_conns) {
+    if (srv->nconns + proxy_server_local_clients(srv, NULL) <= srv->cfg->max_client_conns) {
         return; /* no address can be over the cap */
     }
-    same = proxy_local_clients(srv, &c->peer);
+    same = proxy_server_local_clients(srv, &c->peer);
     /* the list is newest first: the last waiting match is the oldest */
     for (struct proxy_conn *o = srv->conns; o != NULL; o = o->next) {
         if (o->state == PROXY_ST_LINGER || o->state == PROXY_ST_CLOSING ||

@@ -759,6 +759,44 @@ const struct proxy_outcome_row *proxy_outcome_row(enum proxy_outcome o);
 size_t proxy_outcome_count(void);
 const struct proxy_outcome_row *proxy_outcome_at(size_t i);
 
+/* ===========================================================================
+ * Hooks: what a mode adds to the core (proxy_server.c)
+ * ========================================================================= */
+
+/* The core never calls a mode by name. A mode that cfg->mode_start starts
+ * (advisor mode, proxy/proxy_advisor.c) registers these, the way its denial
+ * tap reaches the decision log (proxy_log_set_tap); every one may be NULL,
+ * and the core then does what --policy mode does. All run on the loop
+ * thread with 'arg'. */
+struct proxy_hooks {
+    void *arg;
+    /* A forward request to http://policy.local:80, 'rest' its path and query
+     * as received: take the client over (its bufferevent and socket leave
+     * 'c'; the caller retires 'c') and return true, or return false (the
+     * core refuses: policy.local is not served). */
+    bool (*local_serve)(void *arg, struct proxy_conn *c, const char *rest, size_t len);
+    /* Clients the mode serves from address 'peer' (NULL: any): they count
+     * toward the per-address connection cap (proxy_conn.c client_cap). */
+    size_t (*local_clients)(void *arg, const struct sockaddr_storage *peer);
+    /* The skill path deny bodies point an agent at (borrowed), or NULL:
+     * no proposals, no "agent_guidance" (proxy_reply_advice). */
+    const char *(*skill)(void *arg);
+    /* Stop the mode (its threads, the clients it took); runs first when the
+     * server is freed, before any connection or the event base. */
+    void (*stop)(void *arg);
+};
+
+/* Register 'h' (copied) on 'srv'; a second call replaces the first. */
+void proxy_server_set_hooks(struct proxy_server *srv, const struct proxy_hooks *h);
+/* The hooks as the core calls them (NULL hook: the default). */
+bool proxy_server_local_serve(struct proxy_conn *c, const char *rest, size_t len);
+size_t proxy_server_local_clients(const struct proxy_server *srv,
+                                  const struct sockaddr_storage *peer);
+const char *proxy_server_skill(const struct proxy_server *srv);
+/* Reload cfg->policy_path the way SIGHUP does (quarantine on failure): a
+ * mode that writes a new policy there calls it (loop thread). */
+void proxy_server_reload(struct proxy_server *srv, const char *why);
+
 struct proxy_server {
     struct event_base *base;
     struct evdns_base *dns;
@@ -786,7 +824,7 @@ struct proxy_server {
     bool policy_st_valid;
     uint16_t port; /* bound ports */
     uint16_t admin_port;
-    struct proxy_advisor *adv;    /* advisor mode (proxy_advisor.c), else NULL */
+    struct proxy_hooks hooks;     /* what a mode added (advisor mode), else all NULL */
     struct proxy_creds *creds;    /* --credentials (proxy_cred.c), else NULL */
     struct proxy_metrics metrics; /* GET /metrics (proxy_metrics.c) */
     bool warned_accept;           /* an accept failure was logged (once until one succeeds) */

@@ -231,14 +231,6 @@ static enum local_route route_of(const char *method, const char *path, char *id,
     return strcmp(slash, "/wait") == 0 ? ROUTE_WAIT : ROUTE_BAD_SUB;
 }
 
-const char *proxy_local_skill(const struct proxy_server *srv)
-{
-    if (srv->adv == NULL || !proxy_advisor_enabled(srv->adv)) {
-        return NULL;
-    }
-    return proxy_advisor_skill_path(srv->adv);
-}
-
 /* ---------------------------------------------------------------------------
  * Recent denials
  * ------------------------------------------------------------------------- */
@@ -829,9 +821,8 @@ static void req_event(struct bufferevent *bev, short what, void *arg)
  * Hand-over from proxy_relay.c
  * ------------------------------------------------------------------------- */
 
-bool proxy_local_serve(struct proxy_conn *c, const char *rest, size_t len)
+bool proxy_local_serve(struct proxy_local *l, struct proxy_conn *c, const char *rest, size_t len)
 {
-    struct proxy_local *l = proxy_advisor_local(c->srv->adv);
     const struct proxy_request *hq = c->cur.req;
     struct local_req *r;
     struct timeval tv = {BODY_TIMEOUT_S, 0};
@@ -885,9 +876,8 @@ bool proxy_local_serve(struct proxy_conn *c, const char *rest, size_t len)
     return true;
 }
 
-size_t proxy_local_clients(const struct proxy_server *srv, const struct sockaddr_storage *peer)
+size_t proxy_local_clients(const struct proxy_local *l, const struct sockaddr_storage *peer)
 {
-    const struct proxy_local *l = srv->adv != NULL ? proxy_advisor_local(srv->adv) : NULL;
     size_t n = 0;
 
     if (l == NULL) {
