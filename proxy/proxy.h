@@ -26,9 +26,12 @@
  *   proxy_relay.c   forward requests: decision, resolution, connect, relay
  *   proxy_tunnel.c  CONNECT tunnels, opaque (spliced) and inspected
  *   proxy_server.c  listeners, admin port, DNS, signals, reload
- *   proxy_advisor.c advisor mode: policy sync from proviso-advisor, workers
- *   proxy_local.c   advisor mode: http://policy.local, recent denials
- *   proxy_skill.c   advisor mode: the agent skill file
+ *   advisor/        advisor mode, on the core's hooks (proxy_int.h struct
+ *                   proxy_hooks); the core never includes its header:
+ *     proxy_advisor.c  policy sync from proviso-advisor (failover), workers
+ *     proxy_local.c    http://policy.local, recent denials
+ *     proxy_denials.c  the denial stream to the advisor's mapper
+ *     proxy_skill.c    the agent skill file
  *   proxy_main.c    command line
  *
  * Invariants: the proxy connects only to addresses that model_decide admitted
@@ -80,7 +83,7 @@ struct proxy_config {
     unsigned header_timeout_ms; /* a complete request head within this (0 = off) */
     unsigned max_client_conns;  /* per client address; above it the oldest idle one goes */
     unsigned reload_check_ms;   /* policy file stat period */
-    /* advisor mode (proxy_advisor.c): the policy comes from proviso-advisor */
+    /* advisor mode (proxy/advisor/): the policy comes from proviso-advisor */
     const char *advisor_url; /* the first --advisor; NULL: --policy file mode */
     /* every --advisor, in the order given: replicas of one gateway (or one
      * URL behind a load balancer); the sync fails over between them */
@@ -108,7 +111,7 @@ struct proxy_config {
  * revision is written to before it is loaded; a stale one is removed),
  * turn the periodic file check off, start in quarantine and set
  * cfg->mode_start to advisor mode's start. Returns 0, or -1 after a message.
- * (proxy_advisor.c) */
+ * (proxy/advisor/proxy_advisor.c) */
 int proxy_advisor_args(struct proxy_config *cfg, char *buf, size_t len);
 
 /* Run the proxy until SIGTERM/SIGINT; returns the process exit status. */

@@ -1026,7 +1026,7 @@ static void client_cap(struct proxy_conn *c)
     struct proxy_conn *victim = NULL;
     size_t same = 0;
 
-    /* policy.local clients left the list but still count (proxy_local.c) */
+    /* policy.local clients left the list but still count (proxy/advisor/proxy_local.c) */
     if (srv->nconns + proxy_server_local_clients(srv, NULL) <= srv->cfg->max_client_conns) {
         return; /* no address can be over the cap */
     }

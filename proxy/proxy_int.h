@@ -475,7 +475,7 @@ void proxy_log_set_tap(struct proxy_log *l,
                        void (*fn)(void *, const char *, size_t, const struct proxy_log_event *),
                        void *arg);
 /* Advisor mode: 'fn' sees every DENIED outcome as a record (the mapper's
- * denial stream, proxy_denials.c). */
+ * denial stream, proxy/advisor/proxy_denials.c). */
 void proxy_log_set_sink(struct proxy_log *l, void (*fn)(void *, const struct proxy_log_event *),
                         void *arg);
 /* A free-form operational line ("{time} PROXY {message}"). */
@@ -764,7 +764,7 @@ const struct proxy_outcome_row *proxy_outcome_at(size_t i);
  * ========================================================================= */
 
 /* The core never calls a mode by name. A mode that cfg->mode_start starts
- * (advisor mode, proxy/proxy_advisor.c) registers these, the way its denial
+ * (advisor mode, proxy/advisor/) registers these, the way its denial
  * tap reaches the decision log (proxy_log_set_tap); every one may be NULL,
  * and the core then does what --policy mode does. All run on the loop
  * thread with 'arg'. */

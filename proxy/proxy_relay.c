@@ -951,7 +951,7 @@ void proxy_relay_forward(struct proxy_conn *c)
             proxy_conn_outcome(c, PROXY_OUT_POLICY_LOCAL_PORT, NULL, "Use http://policy.local only",
                                NULL);
         } else if (proxy_server_local_serve(c, t + u.rest.off, u.rest.len)) {
-            /* advisor mode: proxy_local.c took the client socket and answers
+            /* advisor mode (its local_serve hook) took the client socket and answers
              * it (one decision line per outcome, engine policy-local) */
             proxy_conn_kill(c);
         } else {

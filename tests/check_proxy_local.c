@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "model/model_graphql.h"
-#include "proxy/proxy_advisor.h"
+#include "proxy/advisor/proxy_advisor.h"
 
 /* ---------------------------------------------------------------------------
  * Redaction

@@ -11,9 +11,12 @@
  * worker threads makes every other advisor call (policy.local proposals,
  * waits, loaded reports) so that the loop never blocks on HTTP.
  *
- * Modules: proxy_advisor.c (sync, workers, state), proxy_local.c (the
- * policy.local API, recent denials, the deny-body advice), proxy_skill.c
- * (the agent skill file).
+ * Modules (proxy/advisor/): proxy_advisor.c (sync, workers, state, the
+ * hooks it registers with the core), proxy_local.c (the policy.local API,
+ * recent denials), proxy_denials.c (the denial stream), proxy_skill.c (the
+ * agent skill file). Advisor mode uses the core (proxy_int.h); the core
+ * reaches advisor mode only through struct proxy_hooks and never includes
+ * this header (tests/check-layering.sh).
  */
 #ifndef PROXY_ADVISOR_H
 #define PROXY_ADVISOR_H

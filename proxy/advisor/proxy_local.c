@@ -42,7 +42,7 @@
 #include <unistd.h>
 
 #include "common/pv_dynbuf.h"
-#include "proxy/proxy_advisor.h"
+#include "proxy/advisor/proxy_advisor.h"
 #include "proxy/proxy_int.h"
 
 #define BODY_MAX 65536u

@@ -49,7 +49,7 @@
 #include "hclient/hclient.h"
 #include "common/pv_log.h"
 #include "common/pv_token.h"
-#include "proxy/proxy_advisor.h"
+#include "proxy/advisor/proxy_advisor.h"
 #include "proxy/proxy_int.h"
 
 #define WORKERS 4
