@@ -18,7 +18,8 @@ proxy_libproxy_la_SOURCES = proxy/proxy.h proxy/proxy_int.h \
 # agent skill; on the core's hooks, never called by name from the core
 # (tests/check-layering.sh), and the only part that links libcurl (through hclient)
 proxy_libproxy_la_SOURCES += proxy/advisor/proxy_advisor.h proxy/advisor/proxy_advisor.c \
-	proxy/advisor/proxy_local.c proxy/advisor/proxy_denials.c proxy/advisor/proxy_skill.c
+	proxy/advisor/proxy_advisor_args.c proxy/advisor/proxy_local.c proxy/advisor/proxy_denials.c \
+	proxy/advisor/proxy_skill.c
 # GraphQL over HTTP: reading the operations of a request (docs/proxy.md#graphql)
 proxy_libproxy_la_SOURCES += proxy/proxy_graphql.c
 # credential placeholders: the store and the rewriter (docs/proxy.md#credentials)

@@ -29,6 +29,7 @@
  *   advisor/        advisor mode, on the core's hooks (proxy_int.h struct
  *                   proxy_hooks); the core never includes its header:
  *     proxy_advisor.c  policy sync from proviso-advisor (failover), workers
+ *     proxy_advisor_args.c  its command-line options
  *     proxy_local.c    http://policy.local, recent denials
  *     proxy_denials.c  the denial stream to the advisor's mapper
  *     proxy_skill.c    the agent skill file

@@ -64,6 +64,13 @@
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 500
 #define RESP_MAX (8u * 1024u * 1024u)
+/* With replicas, the replica holding the sync's long-poll is asked for
+ * /healthz every PROBE_MS and must answer within PROBE_TIMEOUT_MS, else the
+ * long-poll is ended and the sync moves on: a replica that hangs with its
+ * connections open (a stopped process, a host gone without a reset) costs
+ * at most about 1.2 s instead of the long-poll's 45 s transfer limit. */
+#define PROBE_MS 400
+#define PROBE_TIMEOUT_MS 800L
 
 struct proxy_advisor {
     struct proxy_server *srv;
@@ -108,9 +115,17 @@ struct proxy_advisor {
     int64_t applied_rev;
     bool curl_ready;
 
-    struct hclient *clients[WORKERS + 1]; /* under mu: woken on stop */
+    struct hclient *clients[WORKERS + 2]; /* under mu: woken on stop */
     pthread_t sync_tid;
     bool sync_started;
+
+    /* the liveness probe (replicas only) and the sync transfer it may end */
+    atomic_bool sync_abort;      /* ends the sync's transfer: stop, or a failed probe */
+    struct hclient *sync_client; /* under mu */
+    int poll_idx;                /* under mu: the replica of the sync's transfer; -1 none */
+    uint64_t poll_gen;           /* under mu: bumped by each sync transfer */
+    pthread_t probe_tid;
+    bool probe_started;
     pthread_t workers[WORKERS];
     size_t nworkers;
 };
@@ -119,27 +134,6 @@ struct proxy_advisor {
  * made with req.stop and waits in curl_multi_poll(), which hclient_wakeup()
  * ends at once on stop, so a 30 s long-poll never delays the exit. */
 static _Thread_local struct hclient *tl_client;
-
-/* ---------------------------------------------------------------------------
- * Options
- * ------------------------------------------------------------------------- */
-
-static bool name_ok(const char *s)
-{
-    size_t n = strlen(s);
-
-    if (n == 0 || n > 128) {
-        return false;
-    }
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '-' || c == '_' || c == '.')) {
-            return false;
-        }
-    }
-    return true;
-}
 
 /* ---------------------------------------------------------------------------
  * The hooks advisor mode gives the core (proxy_int.h struct proxy_hooks)
@@ -167,8 +161,7 @@ static void hook_stop(void *arg)
     proxy_advisor_free(arg);
 }
 
-/* cfg->mode_start: advisor mode on the server's loop. */
-static int start(struct proxy_server *srv)
+int proxy_advisor_start(struct proxy_server *srv)
 {
     struct proxy_advisor *a = proxy_advisor_new(srv);
     const struct proxy_hooks h = {
@@ -183,76 +176,6 @@ static int start(struct proxy_server *srv)
         return -1;
     }
     proxy_server_set_hooks(srv, &h);
-    return 0;
-}
-
-int proxy_advisor_args(struct proxy_config *cfg, char *buf, size_t len)
-{
-    const char *u = cfg->advisor_url;
-
-    if (u == NULL) {
-        if (cfg->sandbox != NULL || cfg->token_file != NULL || cfg->skill_dir != NULL ||
-            cfg->nsandbox_addrs > 0) {
-            fprintf(stderr, "proviso-proxy: --sandbox, --token-file, --skill-dir and "
-                            "--sandbox-address need --advisor\n");
-            return -1;
-        }
-        if (cfg->policy_path == NULL) {
-            fprintf(stderr, "proviso-proxy: --policy FILE or --advisor URL is required\n");
-            return -1;
-        }
-        return 0;
-    }
-    if (cfg->policy_path != NULL) {
-        fprintf(stderr, "proviso-proxy: --policy and --advisor are exclusive\n");
-        return -1;
-    }
-    for (size_t i = 0; i < cfg->nadvisor_urls; i++) {
-        u = cfg->advisor_urls[i];
-        if (strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0) {
-            fprintf(stderr, "proviso-proxy: --advisor %s: an http:// or https:// URL is needed\n",
-                    u);
-            return -1;
-        }
-        if (strlen(u) > 1024) {
-            fprintf(stderr, "proviso-proxy: --advisor: URL too long\n");
-            return -1;
-        }
-        for (size_t k = 0; k < i; k++) {
-            if (strcmp(cfg->advisor_urls[k], u) == 0) {
-                fprintf(stderr, "proviso-proxy: --advisor %s given twice\n", u);
-                return -1;
-            }
-        }
-    }
-    if (cfg->sandbox == NULL || !name_ok(cfg->sandbox)) {
-        fprintf(stderr, "proviso-proxy: --advisor needs --sandbox NAME (letters, digits, '.', "
-                        "'_', '-')\n");
-        return -1;
-    }
-    if (cfg->token_file == NULL) {
-        fprintf(stderr, "proviso-proxy: --advisor needs --token-file FILE (the sandbox's "
-                        "token)\n");
-        return -1;
-    }
-    for (size_t i = 0; i < cfg->nsandbox_addrs; i++) {
-        struct model_ip ip;
-        const char *v = cfg->sandbox_addrs[i];
-        if (!model_ip_parse(v, strlen(v), &ip)) {
-            fprintf(stderr, "proviso-proxy: --sandbox-address %s: not an IP address\n", v);
-            return -1;
-        }
-    }
-    if ((size_t)snprintf(buf, len, "%s/advisor-policy.yaml", cfg->data_dir) >= len) {
-        fprintf(stderr, "proviso-proxy: --data-dir too long\n");
-        return -1;
-    }
-    /* a file left by an earlier run is not a revision this run has seen */
-    (void)unlink(buf);
-    cfg->policy_path = buf;
-    cfg->reload_check_ms = 0;
-    cfg->start_quarantine = "fail-closed: no policy revision has loaded from the advisor yet";
-    cfg->mode_start = start;
     return 0;
 }
 
@@ -388,8 +311,9 @@ static void thread_end(struct proxy_advisor *a)
 }
 
 /* One call to advisor 'idx' (proxy_advisor_call's contract). */
-static bool call_at(struct proxy_advisor *a, unsigned idx, const char *method, const char *path,
-                    const char *body, size_t blen, long timeout_s, struct proxy_advisor_resp *r)
+static bool call_at(struct proxy_advisor *a, unsigned idx, const atomic_bool *abort,
+                    const char *method, const char *path, const char *body, size_t blen,
+                    long timeout_s, struct proxy_advisor_resp *r)
 {
     char url[1600];
     struct hclient_res res;
@@ -406,7 +330,7 @@ static bool call_at(struct proxy_advisor *a, unsigned idx, const char *method, c
         .timeout_ms = timeout_s * 1000L,
         .no_proxy = true, /* never through a proxy */
         .no_expect = true,
-        .stop = &a->stop,
+        .stop = abort,
     };
 
     memset(r, 0, sizeof(*r));
@@ -460,15 +384,36 @@ static bool fail_over(const char *method, const char *path, bool ok,
     return r->status == 503 || (idem && (r->status == 502 || r->status == 504));
 }
 
-bool proxy_advisor_call(struct proxy_advisor *a, const char *method, const char *path,
-                        const char *body, size_t blen, long timeout_s, struct proxy_advisor_resp *r)
+/* The sync thread's transfer to replica 'idx' begins (idx >= 0) or ends
+ * (-1): the probe watches that replica while it lasts. */
+static void sync_transfer(struct proxy_advisor *a, int idx)
+{
+    pthread_mutex_lock(&a->mu);
+    a->poll_idx = idx;
+    a->poll_gen++;
+    atomic_store(&a->sync_abort, atomic_load(&a->stop));
+    pthread_mutex_unlock(&a->mu);
+}
+
+/* proxy_advisor_call, its transfers ended by '*abort' (the sync thread's
+ * own flag, or a->stop). */
+static bool call_any(struct proxy_advisor *a, const atomic_bool *abort, const char *method,
+                     const char *path, const char *body, size_t blen, long timeout_s,
+                     struct proxy_advisor_resp *r)
 {
     unsigned first = atomic_load(&a->cur);
+    bool sync = abort != &a->stop;
     bool ok = false;
 
     for (size_t k = 0; k < a->nbase; k++) {
         unsigned idx = (unsigned)((first + k) % a->nbase);
-        ok = call_at(a, idx, method, path, body, blen, timeout_s, r);
+        if (sync) {
+            sync_transfer(a, (int)idx);
+        }
+        ok = call_at(a, idx, abort, method, path, body, blen, timeout_s, r);
+        if (sync) {
+            sync_transfer(a, -1);
+        }
         if (atomic_load(&a->stop) || k + 1 == a->nbase || !fail_over(method, path, ok, r)) {
             if (k > 0 && !fail_over(method, path, ok, r)) {
                 /* this one answered: the next calls start here */
@@ -482,6 +427,12 @@ bool proxy_advisor_call(struct proxy_advisor *a, const char *method, const char 
         r->body = NULL;
     }
     return ok;
+}
+
+bool proxy_advisor_call(struct proxy_advisor *a, const char *method, const char *path,
+                        const char *body, size_t blen, long timeout_s, struct proxy_advisor_resp *r)
+{
+    return call_any(a, &a->stop, method, path, body, blen, timeout_s, r);
 }
 
 /* The advisor the calls go to first (for the log; borrowed). */
@@ -584,6 +535,9 @@ static void *sync_main(void *arg)
     if (!thread_begin(a)) {
         note(a, "cannot initialise libcurl: no policy sync");
     }
+    pthread_mutex_lock(&a->mu);
+    a->sync_client = tl_client;
+    pthread_mutex_unlock(&a->mu);
 
     while (!atomic_load(&a->stop)) {
         struct proxy_advisor_resp r;
@@ -602,7 +556,7 @@ static void *sync_main(void *arg)
             snprintf(path, sizeof(path), "/policy?after=%lld&timeout=%d&enabled=%d",
                      (long long)after, LONGPOLL_S, enabled == 1 ? 1 : 0);
         }
-        ok = proxy_advisor_call(a, "GET", path, NULL, 0, LONGPOLL_S + 15, &r);
+        ok = call_any(a, &a->sync_abort, "GET", path, NULL, 0, LONGPOLL_S + 15, &r);
         if (atomic_load(&a->stop)) {
             free(r.body);
             break;
@@ -643,6 +597,79 @@ static void *sync_main(void *arg)
         }
         if (!nap(a, backoff)) {
             break;
+        }
+    }
+    pthread_mutex_lock(&a->mu);
+    a->sync_client = NULL;
+    pthread_mutex_unlock(&a->mu);
+    thread_end(a);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------
+ * The liveness probe (with replicas)
+ * ------------------------------------------------------------------------- */
+
+/* Does replica 'idx' answer GET /healthz 200 within PROBE_TIMEOUT_MS? */
+static bool probe(struct proxy_advisor *a, int idx)
+{
+    char url[1100];
+    struct hclient_res res;
+    struct hclient_req req = {
+        .url = url,
+        .method = "GET",
+        .protocols = "http,https",
+        .max_answer = 4096,
+        .connect_timeout_ms = PROBE_TIMEOUT_MS,
+        .timeout_ms = PROBE_TIMEOUT_MS,
+        .no_proxy = true,
+        .stop = &a->stop,
+    };
+    bool ok;
+
+    if (tl_client == NULL) {
+        return true; /* cannot tell: the long-poll's own limits apply */
+    }
+    snprintf(url, sizeof(url), "%s/healthz", a->url[idx]);
+    ok = hclient_perform(tl_client, &req, &res) && res.status == 200;
+    hclient_res_clear(&res);
+    return ok;
+}
+
+/* Every PROBE_MS, while the sync thread's long-poll is in flight, ask its
+ * replica for /healthz; when it does not answer, end that long-poll (the
+ * sync then moves to the next replica at once). The sync's transfer is
+ * identified by (poll_idx, poll_gen), so a late verdict never ends the
+ * transfer that followed it. */
+static void *probe_main(void *arg)
+{
+    struct proxy_advisor *a = arg;
+
+    (void)thread_begin(a);
+    while (nap(a, PROBE_MS)) {
+        int idx;
+        uint64_t gen;
+        bool ended = false;
+
+        pthread_mutex_lock(&a->mu);
+        idx = a->poll_idx;
+        gen = a->poll_gen;
+        pthread_mutex_unlock(&a->mu);
+        if (idx < 0 || probe(a, idx)) {
+            continue;
+        }
+        pthread_mutex_lock(&a->mu);
+        if (a->poll_idx == idx && a->poll_gen == gen) {
+            atomic_store(&a->sync_abort, true);
+            hclient_wakeup(a->sync_client);
+            ended = true;
+        }
+        pthread_mutex_unlock(&a->mu);
+        if (ended) {
+            note(a,
+                 "advisor %s did not answer its health check within %ld ms: the policy sync "
+                 "moves on",
+                 a->url[idx], PROBE_TIMEOUT_MS);
         }
     }
     thread_end(a);
@@ -951,6 +978,24 @@ const char *proxy_advisor_policy_yaml(const struct proxy_advisor *a)
     return a->yaml;
 }
 
+/* The replicas of cfg's --advisor URLs, in order; calls start at the first. */
+static void set_urls(struct proxy_advisor *a, const struct proxy_config *cfg)
+{
+    for (size_t i = 0; i < cfg->nadvisor_urls && i < PROXY_ADVISORS_MAX; i++) {
+        const char *u = cfg->advisor_urls[i];
+        size_t ul = strlen(u);
+        while (ul > 0 && u[ul - 1] == '/') {
+            ul--;
+        }
+        snprintf(a->url[i], sizeof(a->url[i]), "%.*s", (int)ul, u);
+        snprintf(a->base[i], sizeof(a->base[i]), "%s/v1/sandboxes/%s", a->url[i], cfg->sandbox);
+        a->nbase++;
+    }
+    atomic_init(&a->cur, 0);
+    atomic_init(&a->sync_abort, false);
+    a->poll_idx = -1;
+}
+
 struct proxy_advisor *proxy_advisor_new(struct proxy_server *srv)
 {
     const struct proxy_config *cfg = srv->cfg;
@@ -971,17 +1016,7 @@ struct proxy_advisor *proxy_advisor_new(struct proxy_server *srv)
     pthread_cond_init(&a->cond, &ca);
     pthread_cond_init(&a->qcond, &ca);
     pthread_condattr_destroy(&ca);
-    for (size_t i = 0; i < cfg->nadvisor_urls && i < PROXY_ADVISORS_MAX; i++) {
-        const char *u = cfg->advisor_urls[i];
-        size_t ul = strlen(u);
-        while (ul > 0 && u[ul - 1] == '/') {
-            ul--;
-        }
-        snprintf(a->url[i], sizeof(a->url[i]), "%.*s", (int)ul, u);
-        snprintf(a->base[i], sizeof(a->base[i]), "%s/v1/sandboxes/%s", a->url[i], cfg->sandbox);
-        a->nbase++;
-    }
-    atomic_init(&a->cur, 0);
+    set_urls(a, cfg);
     if (cfg->skill_dir != NULL) {
         snprintf(a->skill_path, sizeof(a->skill_path), "%s/policy_advisor.md", cfg->skill_dir);
     } else {
@@ -1034,7 +1069,10 @@ struct proxy_advisor *proxy_advisor_new(struct proxy_server *srv)
         a->nworkers++;
     }
     a->sync_started = pthread_create(&a->sync_tid, NULL, sync_main, a) == 0;
-    if (a->nworkers == 0 || !a->sync_started) {
+    if (a->nbase > 1) {
+        a->probe_started = pthread_create(&a->probe_tid, NULL, probe_main, a) == 0;
+    }
+    if (a->nworkers == 0 || !a->sync_started || (a->nbase > 1 && !a->probe_started)) {
         pv_log_errorx("cannot start the advisor threads");
         proxy_advisor_free(a);
         return NULL;
@@ -1059,6 +1097,7 @@ void proxy_advisor_free(struct proxy_advisor *a)
     }
     pthread_mutex_lock(&a->mu);
     atomic_store(&a->stop, true);
+    atomic_store(&a->sync_abort, true); /* under mu: sync_transfer() cannot clear it */
     pthread_cond_broadcast(&a->cond);
     pthread_cond_broadcast(&a->qcond);
     for (size_t i = 0; i < PV_ARRAY_LEN(a->clients); i++) {
@@ -1067,6 +1106,9 @@ void proxy_advisor_free(struct proxy_advisor *a)
     pthread_mutex_unlock(&a->mu);
     if (a->sync_started) {
         pthread_join(a->sync_tid, NULL);
+    }
+    if (a->probe_started) {
+        pthread_join(a->probe_tid, NULL);
     }
     for (size_t i = 0; i < a->nworkers; i++) {
         pthread_join(a->workers[i], NULL);

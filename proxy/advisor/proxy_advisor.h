@@ -12,7 +12,8 @@
  * waits, loaded reports) so that the loop never blocks on HTTP.
  *
  * Modules (proxy/advisor/): proxy_advisor.c (sync, workers, state, the
- * hooks it registers with the core), proxy_local.c (the policy.local API,
+ * hooks it registers with the core), proxy_advisor_args.c (the options),
+ * proxy_local.c (the policy.local API,
  * recent denials), proxy_denials.c (the denial stream), proxy_skill.c (the
  * agent skill file). Advisor mode uses the core (proxy_int.h); the core
  * reaches advisor mode only through struct proxy_hooks and never includes
@@ -33,7 +34,12 @@ struct proxy_conn;
  * Sync and workers (proxy_advisor.c)
  * ========================================================================= */
 
-/* proxy_advisor_args() is declared in proxy.h (proxy_main.c needs it). */
+/* proxy_advisor_args() (proxy_advisor_args.c) is declared in proxy.h
+ * (proxy_main.c needs it); it sets cfg->mode_start to this. */
+/* Start advisor mode on the server's loop: proxy_advisor_new() and its
+ * hooks registered with the core (proxy_server_set_hooks). 0, or -1 after a
+ * logged message. */
+int proxy_advisor_start(struct proxy_server *srv);
 
 /* Start advisor mode for 'srv' (reads the token file, starts the threads).
  * New; NULL after a logged message. proxy_advisor_free(NULL) is a no-op. */

@@ -19,7 +19,10 @@
 #       restarted A meanwhile, P2 (B only) keeps revision 2 until B listens
 #       again on its port and loads revision 3 within 2 s of that; P1 moved
 #       back to A and enforces revision 3 too;
-#   (e) bad --advisor lists are refused at start.
+#   (e) bad --advisor lists are refused at start;
+#   (f) a hung replica (SIGSTOP, connections left open): P1's health probe
+#       ends the long-poll on it and P1 enforces a revision made through the
+#       other within 2 s of the hang.
 . "$(dirname "$0")/proxy_lib.sh"
 . "$(dirname "$0")/advisor_proxy_lib.sh"
 . "$SRC/tests/pg_lib.sh"
@@ -225,4 +228,38 @@ expect_eq "(d) P1 enforces revision 3 (from A)" 200 "$(get P1 /third)"
 expect_eq "(d) the upstream got /third through P1" 2 "$(upstream_count /third)"
 expect_eq "(d) /other is still denied" 403 "$(get P1 /other)"
 expect_eq "(d) the upstream never got /other" 0 "$(upstream_count /other)"
+
+# ---------------------------------------------------------------------------
+# (f) a replica that hangs with its connections open (SIGSTOP): the health
+#     probe ends P1's long-poll on it and P1 resyncs through the other
+# ---------------------------------------------------------------------------
+
+wait_log "$T/P1.log" "advisor http://127.0.0.1:$A_OLD answers (http://127.0.0.1:$B_PORT did not)" ||
+    fail "(f) P1 was not on A"
+sleep 0.5 # P1's long-poll on A is in flight
+kill -STOP "$A_PID"
+t0=$(date +%s%N)
+expect_eq "(f) A hangs: P1 keeps revision 3 (/fourth denied)" 403 "$(get P1 /fourth)"
+sed 's#path: /old}#path: /old}\n          - allow: {method: GET, path: /fourth}#' "$T/base.yaml" >"$T/r4.yaml"
+out=$(adm B PUT /v1/sandboxes/one/policy "$("$JQ" -n --rawfile p "$T/r4.yaml" '{policy:$p}')")
+expect_eq "(f) revision 4 through B" 200 "$(code "$out")"
+t_ok=
+while [ $(($(date +%s%N) - t0)) -lt 6000000000 ]; do
+    if [ "$(get P1 /fourth)" = 200 ]; then
+        t_ok=$(date +%s%N)
+        break
+    fi
+    sleep 0.05
+done
+kill -CONT "$A_PID"
+if [ -n "$t_ok" ]; then
+    ms=$(((t_ok - t0) / 1000000))
+    echo "# hang: A stopped -> P1 enforces revision 4 through B: $ms ms"
+    if [ "$ms" -le 2000 ]; then pass; else fail "(f) P1 resynced $ms ms after A hung (> 2 s)"; fi
+else
+    fail "(f) P1 never loaded revision 4 while A hung"
+fi
+expect_has "(f) the probe named A" "advisor http://127.0.0.1:$A_OLD did not answer its health check" \
+    "$(cat "$T/P1.log")"
+expect_eq "(f) the upstream got /fourth once" 1 "$(upstream_count /fourth)"
 finish
