@@ -366,22 +366,22 @@ static bool never_sent(const char *err)
     return false;
 }
 
-/* May the call that got 'ok'/'r' be made again on the next advisor? Reads
- * and the idempotent writes (PUT, the loaded report) may, after any failed
- * transfer or an unavailable answer (502, 503, 504: a replica stopping, or
- * a load balancer without a healthy one). Other writes (a proposal) only
- * when the first advisor cannot have acted on them: the connection was
- * refused, or it answered 503 (busy or stopping, before any work). */
-static bool fail_over(const char *method, const char *path, bool ok,
-                      const struct proxy_advisor_resp *r)
+bool proxy_advisor_may_fail_over(const char *method, const char *path, bool answered, long status,
+                                 const char *err)
 {
     bool idem =
         strcmp(method, "GET") == 0 || strcmp(method, "PUT") == 0 || strcmp(path, "/loaded") == 0;
 
-    if (!ok) {
-        return idem || never_sent(r->err);
+    if (!answered) {
+        return idem || never_sent(err);
     }
-    return r->status == 503 || (idem && (r->status == 502 || r->status == 504));
+    return status == 503 || (idem && (status == 502 || status == 504));
+}
+
+static bool fail_over(const char *method, const char *path, bool ok,
+                      const struct proxy_advisor_resp *r)
+{
+    return proxy_advisor_may_fail_over(method, path, ok, r->status, r->err);
 }
 
 /* The sync thread's transfer to replica 'idx' begins (idx >= 0) or ends
