@@ -8,7 +8,7 @@
 #  - a folder may include only the folders its row names (dependencies
 #    point down: common <- model <- prover <- server/cli; common <- httpd);
 #  - the proxy's core (proxy/ outside proxy/advisor/) never includes or
-#    calls advisor mode, which reaches it through hooks;
+#    calls advisor mode, which reaches it through hooks, nor hclient/;
 #  - the proxy and the advisor never include Z3 or the prover, and the
 #    built advisor and proxy binaries never link libz3;
 #  - the proviso command (cli/) links neither the HTTP server library nor
@@ -91,6 +91,11 @@ if [ -d proxy/advisor ]; then
     core=$(find proxy -path proxy/advisor -prune -o -name '*.[ch]' -print | sort)
     for f in $(grep -l '#include "proxy/advisor/' $core); do
         echo "$f: the proxy's core includes an advisor-mode header (proxy/advisor/)"
+        fail=1
+    done
+    # only advisor mode talks HTTP to another service
+    for f in $(grep -l '#include "hclient/' $core); do
+        echo "$f: the proxy's core includes hclient/ (only proxy/advisor/ may)"
         fail=1
     done
     names=$(sed -n 's/^[a-z].*[ *]\(proxy_[a-z0-9_]*\)(.*/\1/p' proxy/advisor/*.h | sort -u)

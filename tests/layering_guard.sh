@@ -1,7 +1,8 @@
 #!/bin/sh
 # layering_guard.sh - tests/check-layering.sh refuses a proxy core that
 # reaches advisor mode by name (an include of a proxy/advisor/ header, or a
-# call of a function that header declares), names the file and the rule,
+# call of a function that header declares) or includes the HTTP client
+# (hclient/, advisor mode's), names the file and the rule,
 # and accepts the core that goes through hooks and the project as it is.
 #
 # Trees are built in a temporary directory: a Makefile.am naming proxy/,
@@ -74,6 +75,14 @@ expect "a declaration's first line is read" 1 "names advisor mode's proxy_adviso
 tree
 printf 'void h(void) { proxy_local_serve_other(); }\n' >"$tmp/t/proxy/proxy_relay.c"
 expect "a longer name is not a match" 0
+
+tree
+printf '#include "hclient/hclient.h"\n' >"$tmp/t/proxy/proxy_server.c"
+expect "the core including hclient fails" 1 \
+    "proxy/proxy_server.c: the proxy's core includes hclient/ (only proxy/advisor/ may)"
+printf '#include "hclient/hclient.h"\n' >>"$tmp/t/proxy/advisor/proxy_advisor.c"
+rm "$tmp/t/proxy/proxy_server.c"
+expect "advisor mode including hclient passes" 0
 
 n=$((n + 1))
 if out=$(PV_BUILDDIR="$tmp/none" sh "$guard" "$top" 2>&1); then
