@@ -270,10 +270,11 @@ void proxy_log_event(struct proxy_log *l, const struct proxy_log_event *e)
         r = pv_dynbuf_printf(&l->buf, " [reason:%s]", reason);
     }
     if (pv_ok(r) && e->action == PROXY_LOG_DENIED && l->tap != NULL) {
-        l->tap(l->tap_arg, l->buf.buf + start, l->buf.len - start, e); /* proxy_local.c */
+        l->tap(l->tap_arg, l->buf.buf + start, l->buf.len - start,
+               e); /* advisor mode's recent denials */
     }
     if (e->action == PROXY_LOG_DENIED && l->sink != NULL) {
-        l->sink(l->sink_arg, e); /* proxy_denials.c */
+        l->sink(l->sink_arg, e); /* advisor mode's denial stream */
     }
     if (pv_ok(r)) {
         r = pv_dynbuf_addc(&l->buf, '\n');

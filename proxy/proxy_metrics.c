@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* proxy_metrics.c - counters behind GET /metrics (Prometheus text format)
  *
- * Every decision line (proxy_conn.c log_decision, proxy_local.c
+ * Every decision line (proxy_conn.c log_decision, proxy/advisor/proxy_local.c
  * log_outcome) counts once here by (outcome, stage), with the latency from
  * its request head's completion (identity lookup included) to the decision.
  * Reloads, DNS failures and upstream failures count where they happen; open

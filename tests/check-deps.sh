@@ -4,7 +4,8 @@
 #
 # Headers: every "#include <...>" of every .c and .h file of the folders
 # Makefile.am includes (tests/ and contrib/ excepted) must belong to a group
-# the folder's row names; a folder without a row fails, so a new folder
+# the folder's row names (a subfolder with its own row, e.g. proxy/advisor,
+# is held to that row instead); a folder without a row fails, so a new folder
 # cannot slip past. Libraries: every DT_NEEDED entry of each built program
 # (PV_BUILDDIR, when it is there) must belong to a group of one of the
 # folders the program is built from. Each failure names the file, the
@@ -17,6 +18,12 @@ cd "$top" || exit 1
 [ -r "$table" ] || { echo "check-deps: cannot read $table"; exit 1; }
 folders=$(sed -n 's/^include \$(srcdir)\/\([a-z0-9_-]*\)\/local.mk$/\1/p' Makefile.am)
 [ -n "$folders" ] || { echo "check-deps: no folders found in Makefile.am"; exit 1; }
+# A subfolder with a row of its own ("folder proxy/advisor ...") is held to
+# that row, and its parent's files to the parent's row without it.
+# A subfolder that is not there (a partial tree) has nothing to check.
+subs=$(awk '$1 == "folder" && $2 ~ /\// { print $2 }' "$table" | while read -r s; do
+    [ -d "$s" ] && echo "$s"
+done)
 fail=0
 
 # group_of KIND NAME: the group whose headers (KIND=h) or libraries (KIND=l)
@@ -44,7 +51,7 @@ row() {
     END { if (!found) print "?" }' "$table"
 }
 
-for dir in $folders; do
+for dir in $folders $subs; do
     case "$dir" in tests | contrib) continue ;; esac
     allowed=$(row folder "$dir")
     if [ "$allowed" = "?" ]; then
@@ -52,7 +59,12 @@ for dir in $folders; do
         fail=1
         continue
     fi
-    for f in $(find "$dir" -name '*.[ch]' | sort); do
+    prune=
+    for s in $subs; do
+        case "$s" in "$dir"/*) prune="$prune -path $s -prune -o" ;; esac
+    done
+    # shellcheck disable=SC2086 # $prune is a list of find operands
+    for f in $(find "$dir" $prune -name '*.[ch]' -print | sort); do
         for h in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*<\([^>]*\)>.*/\1/p' "$f" | sort -u); do
             g=$(group_of h "$h")
             if [ -z "$g" ]; then

@@ -7,6 +7,8 @@
 #  - only <folder>/<folder>.h may be included from another folder;
 #  - a folder may include only the folders its row names (dependencies
 #    point down: common <- model <- prover <- server/cli; common <- httpd);
+#  - the proxy's core (proxy/ outside proxy/advisor/) never includes or
+#    calls advisor mode, which reaches it through hooks, nor hclient/;
 #  - the proxy and the advisor never include Z3 or the prover, and the
 #    built advisor and proxy binaries never link libz3;
 #  - the proviso command (cli/) links neither the HTTP server library nor
@@ -80,5 +82,29 @@ done
 if [ -x "$build/proviso" ] && ldd "$build/proviso" 2>/dev/null | grep -q 'libmicrohttpd\|libsqlite3'; then
     echo "proviso links libmicrohttpd or libsqlite3: it must reach the advisor over HTTP only"
     fail=1
+fi
+# proxy/advisor/ (advisor mode) sits on the proxy's core; the core reaches
+# it only through the hooks advisor mode registers (proxy/proxy_int.h,
+# struct proxy_hooks): no file of the core includes an advisor-mode header
+# or names a function one declares.
+if [ -d proxy/advisor ]; then
+    core=$(find proxy -path proxy/advisor -prune -o -name '*.[ch]' -print | sort)
+    for f in $(grep -l '#include "proxy/advisor/' $core); do
+        echo "$f: the proxy's core includes an advisor-mode header (proxy/advisor/)"
+        fail=1
+    done
+    # only advisor mode talks HTTP to another service
+    for f in $(grep -l '#include "hclient/' $core); do
+        echo "$f: the proxy's core includes hclient/ (only proxy/advisor/ may)"
+        fail=1
+    done
+    names=$(sed -n 's/^[a-z].*[ *]\(proxy_[a-z0-9_]*\)(.*/\1/p' proxy/advisor/*.h | sort -u)
+    [ -n "$names" ] || { echo "proxy/advisor/: no functions found in its header"; fail=1; }
+    for n in $names; do
+        for f in $(grep -lw "$n" $core); do
+            echo "$f: the proxy's core names advisor mode's $n (register a hook instead)"
+            fail=1
+        done
+    done
 fi
 exit $fail

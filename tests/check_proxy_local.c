@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "model/model_graphql.h"
-#include "proxy/proxy_advisor.h"
+#include "proxy/advisor/proxy_advisor.h"
 
 /* ---------------------------------------------------------------------------
  * Redaction
@@ -181,7 +181,7 @@ START_TEST(test_advice)
     json_t *off = json_object();
     json_t *s;
 
-    proxy_local_advice(on, "/data/skills/policy_advisor.md");
+    proxy_reply_advice(on, "/data/skills/policy_advisor.md");
     s = json_object_get(on, "next_steps");
     ck_assert_uint_eq(json_array_size(s), 4);
     ck_assert_str_eq(json_string_value(json_object_get(json_array_get(s, 0), "action")),
@@ -197,7 +197,7 @@ START_TEST(test_advice)
     ck_assert_str_eq(json_string_value(json_object_get(json_array_get(s, 3), "method")), "POST");
     ck_assert(strstr(json_string_value(json_object_get(on, "agent_guidance")),
                      "/data/skills/policy_advisor.md") != NULL);
-    proxy_local_advice(off, NULL);
+    proxy_reply_advice(off, NULL);
     ck_assert_uint_eq(json_array_size(json_object_get(off, "next_steps")), 0);
     ck_assert_ptr_null(json_object_get(off, "agent_guidance"));
     json_decref(on);
@@ -369,6 +369,56 @@ END_TEST
  * The skill file
  * ------------------------------------------------------------------------- */
 
+/* Which failed advisor calls move to the next replica: never a write the
+ * first replica may have done. */
+static const struct {
+    const char *method;
+    const char *path;
+    bool answered;
+    long status;
+    const char *err;
+    bool want;
+} failover_cases[] = {
+    /* the policy long-poll and other reads: any failure, 502/503/504 */
+    {"GET", "/policy?after=3", false, 0, "Server returned nothing (no headers, no data)", true},
+    {"GET", "/policy", false, 0, "Operation timed out after 45000 milliseconds", true},
+    {"GET", "/policy", true, 503, "", true},
+    {"GET", "/policy", true, 502, "", true},
+    {"GET", "/policy", true, 504, "", true},
+    {"GET", "/policy", true, 200, "", false},
+    {"GET", "/policy", true, 401, "", false},
+    {"GET", "/policy", true, 500, "", false},
+    {"GET", "/proposals/x/wait", true, 404, "", false},
+    /* idempotent writes */
+    {"PUT", "/addresses", false, 0, "Recv failure: Connection reset by peer", true},
+    {"POST", "/loaded", false, 0, "Recv failure: Connection reset by peer", true},
+    {"POST", "/loaded", true, 502, "", true},
+    {"POST", "/loaded", true, 409, "", false},
+    /* a proposal: only when the first replica cannot have acted on it */
+    {"POST", "/proposals", false, 0, "Couldn't connect to server", true},
+    {"POST", "/proposals", false, 0, "Couldn't resolve host name", true},
+    {"POST", "/proposals", true, 503, "", true},
+    {"POST", "/proposals", false, 0, "Recv failure: Connection reset by peer", false},
+    {"POST", "/proposals", false, 0, "Operation timed out after 60000 milliseconds", false},
+    {"POST", "/proposals", false, 0, "Server returned nothing (no headers, no data)", false},
+    {"POST", "/proposals", true, 502, "", false},
+    {"POST", "/proposals", true, 504, "", false},
+    {"POST", "/proposals", true, 202, "", false},
+    {"POST", "/denials", false, 0, "Recv failure: Connection reset by peer", false},
+    {"POST", "/tools", true, 500, "", false},
+};
+
+START_TEST(test_failover)
+{
+    ck_assert_msg(proxy_advisor_may_fail_over(failover_cases[_i].method, failover_cases[_i].path,
+                                              failover_cases[_i].answered,
+                                              failover_cases[_i].status,
+                                              failover_cases[_i].err) == failover_cases[_i].want,
+                  "%s %s answered=%d %ld %s", failover_cases[_i].method, failover_cases[_i].path,
+                  failover_cases[_i].answered, failover_cases[_i].status, failover_cases[_i].err);
+}
+END_TEST
+
 START_TEST(test_skill)
 {
     char dir[] = "/tmp/pv-skill.XXXXXX";
@@ -422,6 +472,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_reply_l7_graphql);
     tcase_add_test(tc, test_reply_json_advice);
     tcase_add_test(tc, test_skill);
+    tcase_add_loop_test(tc, test_failover, 0, (int)PV_ARRAY_LEN(failover_cases));
     suite_add_tcase(s, tc);
     return s;
 }

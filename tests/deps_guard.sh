@@ -64,6 +64,21 @@ tree proxy
 printf '#include <z3.h>\n' >"$tmp/t/proxy/a.c"
 expect "proxy/ including Z3 fails" 1 'proxy/a.c: includes <z3.h> (z3), which proxy/ may not use'
 
+# proxy/advisor/ has a row of its own: advisor mode may use curl, the
+# proxy's core may not
+tree proxy
+mkdir -p "$tmp/t/proxy/advisor"
+printf '#include <curl/curl.h>\n#include <event2/event.h>\n' >"$tmp/t/proxy/advisor/a.c"
+printf '#include <event2/event.h>\n' >"$tmp/t/proxy/a.c"
+expect "proxy/advisor/ including curl passes" 0
+printf '#include <curl/curl.h>\n' >"$tmp/t/proxy/b.c"
+expect "the proxy's core including curl fails" 1 \
+    'proxy/b.c: includes <curl/curl.h> (curl), which proxy/ may not use'
+rm "$tmp/t/proxy/b.c"
+printf '#include <sqlite3.h>\n' >"$tmp/t/proxy/advisor/b.c"
+expect "proxy/advisor/ is held to its own row" 1 \
+    'proxy/advisor/b.c: includes <sqlite3.h> (sqlite), which proxy/advisor/ may not use'
+
 tree model
 printf '#include <zlib.h>\n' >"$tmp/t/model/a.c"
 expect "a header in no group fails" 1 'model/a.c: includes <zlib.h>, which is in no group'

@@ -15,6 +15,9 @@ TESTS += tests/check-layering.sh tests/checksrc.sh tests/run-corpus.sh tests/cli
 EXTRA_DIST += tests/check-longfn.sh tests/longfn_guard.sh tests/check-deps.sh tests/deps.allowed \
 	tests/deps_guard.sh
 TESTS += tests/check-longfn.sh tests/longfn_guard.sh tests/check-deps.sh tests/deps_guard.sh
+# check-layering.sh's rule that the proxy's core never reaches advisor mode by name
+EXTRA_DIST += tests/layering_guard.sh
+TESTS += tests/layering_guard.sh
 include $(srcdir)/tests/model_parse.mk
 include $(srcdir)/tests/model_validate.mk
 include $(srcdir)/tests/model_glob.mk

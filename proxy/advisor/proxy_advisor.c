@@ -49,7 +49,7 @@
 #include "hclient/hclient.h"
 #include "common/pv_log.h"
 #include "common/pv_token.h"
-#include "proxy/proxy_advisor.h"
+#include "proxy/advisor/proxy_advisor.h"
 #include "proxy/proxy_int.h"
 
 #define WORKERS 4
@@ -64,10 +64,21 @@
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 500
 #define RESP_MAX (8u * 1024u * 1024u)
+/* With replicas, the replica holding the sync's long-poll is asked for
+ * /healthz every PROBE_MS and must answer within PROBE_TIMEOUT_MS, else the
+ * long-poll is ended and the sync moves on: a replica that hangs with its
+ * connections open (a stopped process, a host gone without a reset) costs
+ * at most about 1.2 s instead of the long-poll's 45 s transfer limit. */
+#define PROBE_MS 400
+#define PROBE_TIMEOUT_MS 800L
 
 struct proxy_advisor {
     struct proxy_server *srv;
-    char base[1200];              /* URL/v1/sandboxes/NAME */
+    /* the advisors (--advisor, in order): replicas of one gateway */
+    char url[PROXY_ADVISORS_MAX][1030];  /* as given, no trailing '/' (for the log) */
+    char base[PROXY_ADVISORS_MAX][1200]; /* URL/v1/sandboxes/NAME */
+    size_t nbase;
+    atomic_uint cur;              /* the advisor calls go to first: the last one that answered */
     char token[PV_TOKEN_MAX + 1]; /* the bearer token (secret) */
     char skill_path[4200];
     char *reg_body; /* {"addresses": [...]} for PUT .../addresses; NULL: none */
@@ -104,9 +115,17 @@ struct proxy_advisor {
     int64_t applied_rev;
     bool curl_ready;
 
-    struct hclient *clients[WORKERS + 1]; /* under mu: woken on stop */
+    struct hclient *clients[WORKERS + 2]; /* under mu: woken on stop */
     pthread_t sync_tid;
     bool sync_started;
+
+    /* the liveness probe (replicas only) and the sync transfer it may end */
+    atomic_bool sync_abort;      /* ends the sync's transfer: stop, or a failed probe */
+    struct hclient *sync_client; /* under mu */
+    int poll_idx;                /* under mu: the replica of the sync's transfer; -1 none */
+    uint64_t poll_gen;           /* under mu: bumped by each sync transfer */
+    pthread_t probe_tid;
+    bool probe_started;
     pthread_t workers[WORKERS];
     size_t nworkers;
 };
@@ -117,81 +136,46 @@ struct proxy_advisor {
 static _Thread_local struct hclient *tl_client;
 
 /* ---------------------------------------------------------------------------
- * Options
+ * The hooks advisor mode gives the core (proxy_int.h struct proxy_hooks)
  * ------------------------------------------------------------------------- */
 
-static bool name_ok(const char *s)
+static bool hook_local_serve(void *arg, struct proxy_conn *c, const char *rest, size_t len)
 {
-    size_t n = strlen(s);
-
-    if (n == 0 || n > 128) {
-        return false;
-    }
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '-' || c == '_' || c == '.')) {
-            return false;
-        }
-    }
-    return true;
+    return proxy_local_serve(proxy_advisor_local(arg), c, rest, len);
 }
 
-int proxy_advisor_args(struct proxy_config *cfg, char *buf, size_t len)
+static size_t hook_local_clients(void *arg, const struct sockaddr_storage *peer)
 {
-    const char *u = cfg->advisor_url;
+    return proxy_local_clients(proxy_advisor_local(arg), peer);
+}
 
-    if (u == NULL) {
-        if (cfg->sandbox != NULL || cfg->token_file != NULL || cfg->skill_dir != NULL ||
-            cfg->nsandbox_addrs > 0) {
-            fprintf(stderr, "proviso-proxy: --sandbox, --token-file, --skill-dir and "
-                            "--sandbox-address need --advisor\n");
-            return -1;
-        }
-        if (cfg->policy_path == NULL) {
-            fprintf(stderr, "proviso-proxy: --policy FILE or --advisor URL is required\n");
-            return -1;
-        }
-        return 0;
-    }
-    if (cfg->policy_path != NULL) {
-        fprintf(stderr, "proviso-proxy: --policy and --advisor are exclusive\n");
+static const char *hook_skill(void *arg)
+{
+    const struct proxy_advisor *a = arg;
+
+    return a->enabled ? a->skill_path : NULL;
+}
+
+static void hook_stop(void *arg)
+{
+    proxy_advisor_free(arg);
+}
+
+int proxy_advisor_start(struct proxy_server *srv)
+{
+    struct proxy_advisor *a = proxy_advisor_new(srv);
+    const struct proxy_hooks h = {
+        .arg = a,
+        .local_serve = hook_local_serve,
+        .local_clients = hook_local_clients,
+        .skill = hook_skill,
+        .stop = hook_stop,
+    };
+
+    if (a == NULL) {
         return -1;
     }
-    if (strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0) {
-        fprintf(stderr, "proviso-proxy: --advisor: an http:// or https:// URL is needed\n");
-        return -1;
-    }
-    if (strlen(u) > 1024) {
-        fprintf(stderr, "proviso-proxy: --advisor: URL too long\n");
-        return -1;
-    }
-    if (cfg->sandbox == NULL || !name_ok(cfg->sandbox)) {
-        fprintf(stderr, "proviso-proxy: --advisor needs --sandbox NAME (letters, digits, '.', "
-                        "'_', '-')\n");
-        return -1;
-    }
-    if (cfg->token_file == NULL) {
-        fprintf(stderr, "proviso-proxy: --advisor needs --token-file FILE (the sandbox's "
-                        "token)\n");
-        return -1;
-    }
-    for (size_t i = 0; i < cfg->nsandbox_addrs; i++) {
-        struct model_ip ip;
-        const char *v = cfg->sandbox_addrs[i];
-        if (!model_ip_parse(v, strlen(v), &ip)) {
-            fprintf(stderr, "proviso-proxy: --sandbox-address %s: not an IP address\n", v);
-            return -1;
-        }
-    }
-    if ((size_t)snprintf(buf, len, "%s/advisor-policy.yaml", cfg->data_dir) >= len) {
-        fprintf(stderr, "proviso-proxy: --data-dir too long\n");
-        return -1;
-    }
-    /* a file left by an earlier run is not a revision this run has seen */
-    (void)unlink(buf);
-    cfg->policy_path = buf;
-    cfg->reload_check_ms = 0;
+    proxy_server_set_hooks(srv, &h);
     return 0;
 }
 
@@ -326,8 +310,10 @@ static void thread_end(struct proxy_advisor *a)
     tl_client = NULL;
 }
 
-bool proxy_advisor_call(struct proxy_advisor *a, const char *method, const char *path,
-                        const char *body, size_t blen, long timeout_s, struct proxy_advisor_resp *r)
+/* One call to advisor 'idx' (proxy_advisor_call's contract). */
+static bool call_at(struct proxy_advisor *a, unsigned idx, const atomic_bool *abort,
+                    const char *method, const char *path, const char *body, size_t blen,
+                    long timeout_s, struct proxy_advisor_resp *r)
 {
     char url[1600];
     struct hclient_res res;
@@ -344,7 +330,7 @@ bool proxy_advisor_call(struct proxy_advisor *a, const char *method, const char 
         .timeout_ms = timeout_s * 1000L,
         .no_proxy = true, /* never through a proxy */
         .no_expect = true,
-        .stop = &a->stop,
+        .stop = abort,
     };
 
     memset(r, 0, sizeof(*r));
@@ -352,7 +338,11 @@ bool proxy_advisor_call(struct proxy_advisor *a, const char *method, const char 
         snprintf(r->err, sizeof(r->err), "cannot initialise libcurl");
         return false;
     }
-    snprintf(url, sizeof(url), "%s%s", a->base, path);
+    if (a->nbase > 1) {
+        /* a replica that does not accept within a second is skipped */
+        req.connect_timeout_ms = 1000L;
+    }
+    snprintf(url, sizeof(url), "%s%s", a->base[idx], path);
     if (!hclient_perform(tl_client, &req, &res)) {
         snprintf(r->err, sizeof(r->err), "%s", res.error);
         return false;
@@ -361,6 +351,94 @@ bool proxy_advisor_call(struct proxy_advisor *a, const char *method, const char 
     r->body = res.body;
     r->len = res.len;
     return true;
+}
+
+/* Did a failed transfer end before the request reached the advisor? */
+static bool never_sent(const char *err)
+{
+    static const CURLcode before[] = {CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST};
+
+    for (size_t i = 0; i < PV_ARRAY_LEN(before); i++) {
+        if (strcmp(err, curl_easy_strerror(before[i])) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool proxy_advisor_may_fail_over(const char *method, const char *path, bool answered, long status,
+                                 const char *err)
+{
+    bool idem =
+        strcmp(method, "GET") == 0 || strcmp(method, "PUT") == 0 || strcmp(path, "/loaded") == 0;
+
+    if (!answered) {
+        return idem || never_sent(err);
+    }
+    return status == 503 || (idem && (status == 502 || status == 504));
+}
+
+static bool fail_over(const char *method, const char *path, bool ok,
+                      const struct proxy_advisor_resp *r)
+{
+    return proxy_advisor_may_fail_over(method, path, ok, r->status, r->err);
+}
+
+/* The sync thread's transfer to replica 'idx' begins (idx >= 0) or ends
+ * (-1): the probe watches that replica while it lasts. */
+static void sync_transfer(struct proxy_advisor *a, int idx)
+{
+    pthread_mutex_lock(&a->mu);
+    a->poll_idx = idx;
+    a->poll_gen++;
+    atomic_store(&a->sync_abort, atomic_load(&a->stop));
+    pthread_mutex_unlock(&a->mu);
+}
+
+/* proxy_advisor_call, its transfers ended by '*abort' (the sync thread's
+ * own flag, or a->stop). */
+static bool call_any(struct proxy_advisor *a, const atomic_bool *abort, const char *method,
+                     const char *path, const char *body, size_t blen, long timeout_s,
+                     struct proxy_advisor_resp *r)
+{
+    unsigned first = atomic_load(&a->cur);
+    bool sync = abort != &a->stop;
+    bool ok = false;
+
+    for (size_t k = 0; k < a->nbase; k++) {
+        unsigned idx = (unsigned)((first + k) % a->nbase);
+        if (sync) {
+            sync_transfer(a, (int)idx);
+        }
+        ok = call_at(a, idx, abort, method, path, body, blen, timeout_s, r);
+        if (sync) {
+            sync_transfer(a, -1);
+        }
+        if (atomic_load(&a->stop) || k + 1 == a->nbase || !fail_over(method, path, ok, r)) {
+            if (k > 0 && !fail_over(method, path, ok, r)) {
+                /* this one answered: the next calls start here */
+                atomic_store(&a->cur, idx);
+                note(a, "advisor %s answers (%s did not): the proxy uses it now", a->url[idx],
+                     a->url[first]);
+            }
+            return ok;
+        }
+        free(r->body);
+        r->body = NULL;
+    }
+    return ok;
+}
+
+bool proxy_advisor_call(struct proxy_advisor *a, const char *method, const char *path,
+                        const char *body, size_t blen, long timeout_s, struct proxy_advisor_resp *r)
+{
+    return call_any(a, &a->stop, method, path, body, blen, timeout_s, r);
+}
+
+/* The advisor the calls go to first (for the log; borrowed). */
+static const char *cur_url(struct proxy_advisor *a)
+{
+    return a->url[atomic_load(&a->cur) % a->nbase];
 }
 
 /* ---------------------------------------------------------------------------
@@ -457,6 +535,9 @@ static void *sync_main(void *arg)
     if (!thread_begin(a)) {
         note(a, "cannot initialise libcurl: no policy sync");
     }
+    pthread_mutex_lock(&a->mu);
+    a->sync_client = tl_client;
+    pthread_mutex_unlock(&a->mu);
 
     while (!atomic_load(&a->stop)) {
         struct proxy_advisor_resp r;
@@ -475,15 +556,15 @@ static void *sync_main(void *arg)
             snprintf(path, sizeof(path), "/policy?after=%lld&timeout=%d&enabled=%d",
                      (long long)after, LONGPOLL_S, enabled == 1 ? 1 : 0);
         }
-        ok = proxy_advisor_call(a, "GET", path, NULL, 0, LONGPOLL_S + 15, &r);
+        ok = call_any(a, &a->sync_abort, "GET", path, NULL, 0, LONGPOLL_S + 15, &r);
         if (atomic_load(&a->stop)) {
             free(r.body);
             break;
         }
         if (ok && r.status == 200 && take_policy(a, &r, &after, hash, sizeof(hash), &enabled)) {
             if (down) {
-                note(a, "advisor reachable again: policy sync resumed at revision %lld",
-                     (long long)after);
+                note(a, "advisor reachable again (%s): policy sync resumed at revision %lld",
+                     cur_url(a), (long long)after);
                 down = false;
             }
             backoff = 0;
@@ -492,7 +573,8 @@ static void *sync_main(void *arg)
         }
         if (!down) {
             if (!ok) {
-                note(a, "advisor unreachable (%s): keeping the current policy, retrying", r.err);
+                note(a, "advisor unreachable (%s%s): keeping the current policy, retrying",
+                     a->nbase > 1 ? "no replica answered; the last: " : "", r.err);
             } else {
                 char said[201];
                 size_t k = 0;
@@ -501,9 +583,9 @@ static void *sync_main(void *arg)
                 }
                 said[k] = '\0';
                 note(a,
-                     "advisor answered %ld to the policy sync (%s): keeping the current "
+                     "advisor %s answered %ld to the policy sync (%s): keeping the current "
                      "policy, retrying",
-                     r.status, said);
+                     cur_url(a), r.status, said);
             }
             down = true;
         }
@@ -515,6 +597,79 @@ static void *sync_main(void *arg)
         }
         if (!nap(a, backoff)) {
             break;
+        }
+    }
+    pthread_mutex_lock(&a->mu);
+    a->sync_client = NULL;
+    pthread_mutex_unlock(&a->mu);
+    thread_end(a);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------
+ * The liveness probe (with replicas)
+ * ------------------------------------------------------------------------- */
+
+/* Does replica 'idx' answer GET /healthz 200 within PROBE_TIMEOUT_MS? */
+static bool probe(struct proxy_advisor *a, int idx)
+{
+    char url[1100];
+    struct hclient_res res;
+    struct hclient_req req = {
+        .url = url,
+        .method = "GET",
+        .protocols = "http,https",
+        .max_answer = 4096,
+        .connect_timeout_ms = PROBE_TIMEOUT_MS,
+        .timeout_ms = PROBE_TIMEOUT_MS,
+        .no_proxy = true,
+        .stop = &a->stop,
+    };
+    bool ok;
+
+    if (tl_client == NULL) {
+        return true; /* cannot tell: the long-poll's own limits apply */
+    }
+    snprintf(url, sizeof(url), "%s/healthz", a->url[idx]);
+    ok = hclient_perform(tl_client, &req, &res) && res.status == 200;
+    hclient_res_clear(&res);
+    return ok;
+}
+
+/* Every PROBE_MS, while the sync thread's long-poll is in flight, ask its
+ * replica for /healthz; when it does not answer, end that long-poll (the
+ * sync then moves to the next replica at once). The sync's transfer is
+ * identified by (poll_idx, poll_gen), so a late verdict never ends the
+ * transfer that followed it. */
+static void *probe_main(void *arg)
+{
+    struct proxy_advisor *a = arg;
+
+    (void)thread_begin(a);
+    while (nap(a, PROBE_MS)) {
+        int idx;
+        uint64_t gen;
+        bool ended = false;
+
+        pthread_mutex_lock(&a->mu);
+        idx = a->poll_idx;
+        gen = a->poll_gen;
+        pthread_mutex_unlock(&a->mu);
+        if (idx < 0 || probe(a, idx)) {
+            continue;
+        }
+        pthread_mutex_lock(&a->mu);
+        if (a->poll_idx == idx && a->poll_gen == gen) {
+            atomic_store(&a->sync_abort, true);
+            hclient_wakeup(a->sync_client);
+            ended = true;
+        }
+        pthread_mutex_unlock(&a->mu);
+        if (ended) {
+            note(a,
+                 "advisor %s did not answer its health check within %ld ms: the policy sync "
+                 "moves on",
+                 a->url[idx], PROBE_TIMEOUT_MS);
         }
     }
     thread_end(a);
@@ -823,13 +978,30 @@ const char *proxy_advisor_policy_yaml(const struct proxy_advisor *a)
     return a->yaml;
 }
 
+/* The replicas of cfg's --advisor URLs, in order; calls start at the first. */
+static void set_urls(struct proxy_advisor *a, const struct proxy_config *cfg)
+{
+    for (size_t i = 0; i < cfg->nadvisor_urls && i < PROXY_ADVISORS_MAX; i++) {
+        const char *u = cfg->advisor_urls[i];
+        size_t ul = strlen(u);
+        while (ul > 0 && u[ul - 1] == '/') {
+            ul--;
+        }
+        snprintf(a->url[i], sizeof(a->url[i]), "%.*s", (int)ul, u);
+        snprintf(a->base[i], sizeof(a->base[i]), "%s/v1/sandboxes/%s", a->url[i], cfg->sandbox);
+        a->nbase++;
+    }
+    atomic_init(&a->cur, 0);
+    atomic_init(&a->sync_abort, false);
+    a->poll_idx = -1;
+}
+
 struct proxy_advisor *proxy_advisor_new(struct proxy_server *srv)
 {
     const struct proxy_config *cfg = srv->cfg;
     struct proxy_advisor *a = pv_calloc(1, sizeof(*a));
     pthread_condattr_t ca;
     int p[2];
-    size_t ul;
 
     if (a == NULL) {
         pv_log_errorx("out of memory");
@@ -844,12 +1016,7 @@ struct proxy_advisor *proxy_advisor_new(struct proxy_server *srv)
     pthread_cond_init(&a->cond, &ca);
     pthread_cond_init(&a->qcond, &ca);
     pthread_condattr_destroy(&ca);
-    ul = strlen(cfg->advisor_url);
-    while (ul > 0 && cfg->advisor_url[ul - 1] == '/') {
-        ul--;
-    }
-    snprintf(a->base, sizeof(a->base), "%.*s/v1/sandboxes/%s", (int)ul, cfg->advisor_url,
-             cfg->sandbox);
+    set_urls(a, cfg);
     if (cfg->skill_dir != NULL) {
         snprintf(a->skill_path, sizeof(a->skill_path), "%s/policy_advisor.md", cfg->skill_dir);
     } else {
@@ -902,15 +1069,21 @@ struct proxy_advisor *proxy_advisor_new(struct proxy_server *srv)
         a->nworkers++;
     }
     a->sync_started = pthread_create(&a->sync_tid, NULL, sync_main, a) == 0;
-    if (a->nworkers == 0 || !a->sync_started) {
+    if (a->nbase > 1) {
+        a->probe_started = pthread_create(&a->probe_tid, NULL, probe_main, a) == 0;
+    }
+    if (a->nworkers == 0 || !a->sync_started || (a->nbase > 1 && !a->probe_started)) {
         pv_log_errorx("cannot start the advisor threads");
         proxy_advisor_free(a);
         return NULL;
     }
     proxy_log_note(srv->log,
-                   "advisor mode: %.*s sandbox %s; fail-closed until the first "
+                   "advisor mode: %s%s sandbox %s; fail-closed until the first "
                    "revision loads; skill %s",
-                   (int)ul, cfg->advisor_url, cfg->sandbox, a->skill_path);
+                   a->url[0], a->nbase > 1 ? " (and replicas)" : "", cfg->sandbox, a->skill_path);
+    for (size_t i = 1; i < a->nbase; i++) {
+        proxy_log_note(srv->log, "advisor replica %zu: %s", i + 1, a->url[i]);
+    }
     return a;
 }
 
@@ -924,6 +1097,7 @@ void proxy_advisor_free(struct proxy_advisor *a)
     }
     pthread_mutex_lock(&a->mu);
     atomic_store(&a->stop, true);
+    atomic_store(&a->sync_abort, true); /* under mu: sync_transfer() cannot clear it */
     pthread_cond_broadcast(&a->cond);
     pthread_cond_broadcast(&a->qcond);
     for (size_t i = 0; i < PV_ARRAY_LEN(a->clients); i++) {
@@ -932,6 +1106,9 @@ void proxy_advisor_free(struct proxy_advisor *a)
     pthread_mutex_unlock(&a->mu);
     if (a->sync_started) {
         pthread_join(a->sync_tid, NULL);
+    }
+    if (a->probe_started) {
+        pthread_join(a->probe_tid, NULL);
     }
     for (size_t i = 0; i < a->nworkers; i++) {
         pthread_join(a->workers[i], NULL);

@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "proxy/proxy_advisor.h"
+#include "proxy/advisor/proxy_advisor.h"
 
 /* Three literals, each within the 4095 bytes a C compiler must accept in
  * one string; proxy_skill_text() joins them once. */

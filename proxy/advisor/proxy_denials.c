@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "common/pv_log.h"
-#include "proxy/proxy_advisor.h"
+#include "proxy/advisor/proxy_advisor.h"
 #include "proxy/proxy_int.h"
 
 #define DENIALS_FLUSH_MS 250

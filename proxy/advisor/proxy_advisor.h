@@ -11,9 +11,13 @@
  * worker threads makes every other advisor call (policy.local proposals,
  * waits, loaded reports) so that the loop never blocks on HTTP.
  *
- * Modules: proxy_advisor.c (sync, workers, state), proxy_local.c (the
- * policy.local API, recent denials, the deny-body advice), proxy_skill.c
- * (the agent skill file).
+ * Modules (proxy/advisor/): proxy_advisor.c (sync, workers, state, the
+ * hooks it registers with the core), proxy_advisor_args.c (the options),
+ * proxy_local.c (the policy.local API,
+ * recent denials), proxy_denials.c (the denial stream), proxy_skill.c (the
+ * agent skill file). Advisor mode uses the core (proxy_int.h); the core
+ * reaches advisor mode only through struct proxy_hooks and never includes
+ * this header (tests/check-layering.sh).
  */
 #ifndef PROXY_ADVISOR_H
 #define PROXY_ADVISOR_H
@@ -30,7 +34,12 @@ struct proxy_conn;
  * Sync and workers (proxy_advisor.c)
  * ========================================================================= */
 
-/* proxy_advisor_args() is declared in proxy.h (proxy_main.c needs it). */
+/* proxy_advisor_args() (proxy_advisor_args.c) is declared in proxy.h
+ * (proxy_main.c needs it); it sets cfg->mode_start to this. */
+/* Start advisor mode on the server's loop: proxy_advisor_new() and its
+ * hooks registered with the core (proxy_server_set_hooks). 0, or -1 after a
+ * logged message. */
+int proxy_advisor_start(struct proxy_server *srv);
 
 /* Start advisor mode for 'srv' (reads the token file, starts the threads).
  * New; NULL after a logged message. proxy_advisor_free(NULL) is a no-op. */
@@ -71,6 +80,18 @@ bool proxy_advisor_call(struct proxy_advisor *a, const char *method, const char 
                         const char *body, size_t blen, long timeout_s,
                         struct proxy_advisor_resp *r);
 
+/* With several --advisor URLs: may a call that got this be made again on
+ * the next replica ('answered': an HTTP answer with 'status' came; else
+ * the transfer failed with libcurl's message 'err')? Reads and the
+ * idempotent writes (PUT, POST /loaded) may after any failed transfer and
+ * after 502, 503 or 504 (a replica stopping, a load balancer without a
+ * healthy one). Other writes (a proposal, denials) only when the first
+ * replica cannot have acted on them: the connection was refused or the
+ * name did not resolve, or it answered 503 (busy or stopping, before any
+ * work). Pure (tests/check_proxy_local.c). */
+bool proxy_advisor_may_fail_over(const char *method, const char *path, bool answered, long status,
+                                 const char *err);
+
 /* A job for the worker pool: 'run' on a worker, then 'done' on the loop. */
 struct proxy_advisor_job {
     struct proxy_advisor_job *next;
@@ -90,23 +111,15 @@ struct proxy_local *proxy_local_new(struct proxy_server *srv, struct proxy_advis
 /* Closes every policy.local client still being served. */
 void proxy_local_free(struct proxy_local *l);
 
-/* proxy_relay.c hands over a forward request to http://policy.local:80 with
- * 'rest' (path and query, as received). In advisor mode the client's
- * bufferevent and socket move to policy.local (c->c and c->cfd become empty)
- * and true is returned: the caller retires 'c'. False in --policy mode. */
-bool proxy_local_serve(struct proxy_conn *c, const char *rest, size_t len);
-/* policy.local clients being served from address 'peer' (NULL: from any
- * address): they count toward the per-address connection cap like every
- * other connection (proxy_conn.c client_cap). */
-size_t proxy_local_clients(const struct proxy_server *srv, const struct sockaddr_storage *peer);
-
-/* The skill path for deny bodies when proposals are on, else NULL
- * (borrowed). */
-const char *proxy_local_skill(const struct proxy_server *srv);
-
-/* Add "next_steps" (always) and "agent_guidance" (only with a skill path)
- * to an L7 deny body 'o' (borrowed). */
-void proxy_local_advice(json_t *o, const char *skill_path);
+/* The local_serve hook (proxy_int.h): a forward request to
+ * http://policy.local:80 with 'rest' (path and query, as received). The
+ * client's bufferevent and socket move to 'l' (c->c and c->cfd become
+ * empty) and true is returned: the caller retires 'c'. False when they
+ * cannot be taken. */
+bool proxy_local_serve(struct proxy_local *l, struct proxy_conn *c, const char *rest, size_t len);
+/* The local_clients hook: policy.local clients being served from address
+ * 'peer' (NULL: from any address). */
+size_t proxy_local_clients(const struct proxy_local *l, const struct sockaddr_storage *peer);
 
 /* Every DENIED decision line and its record 'e' (may be NULL: the line
  * only) from the proxy_log tap: kept in a ring for GET /v1/denials as an
@@ -144,12 +157,5 @@ const char *proxy_skill_text(void);
 /* Write the skill to 'path' (mode 0444, atomically; directories created).
  * Returns 0, or -1 with a message in 'err'. */
 int proxy_skill_write(const char *path, char *err, size_t errlen);
-
-/* ===========================================================================
- * Hooks in proxy_server.c
- * ========================================================================= */
-
-/* Reload cfg->policy_path the way SIGHUP does (quarantine on failure). */
-void proxy_server_reload(struct proxy_server *srv, const char *why);
 
 #endif
