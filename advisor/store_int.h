@@ -4,7 +4,9 @@
  * The store is one SQLite connection per thread (store_sqlite.c: open,
  * transactions, group commit, blobs) and one file per table or concern:
  * store_sandbox.c (sandboxes, tool servers, settings), store_revision.c,
- * store_chunk.c, store_event.c. Nothing outside the store includes this.
+ * store_chunk.c, store_event.c. PostgreSQL's twins are in store_pg.c, and
+ * what only replicas need (change notes, LISTEN, session locks) in
+ * store_pg_repl.c. Nothing outside the store includes this.
  */
 #ifndef ADVISOR_STORE_INT_H
 #define ADVISOR_STORE_INT_H
@@ -13,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <libpq-fe.h>
 #include <sqlite3.h>
 
 #include "advisor/store.h"
@@ -61,6 +64,38 @@ int64_t store_one_int(struct store *s, const char *sql, int64_t sandbox);
  * postgres:// location has 'pg' set; each call of store.h then routes to
  * its store_pg_* twin (STORE_PG_ROUTE at the top of the SQLite function).
  * ------------------------------------------------------------------------- */
+
+/* A connection and the statements it prepared: pg_query prepares each SQL
+ * text once per connection (the server parses and plans it once) and runs
+ * it by name after; a full cache runs the rest unnamed. A write
+ * transaction also collects what it changed for the NOTIFY its COMMIT
+ * sends (store_pg_repl.c). */
+#define PREP_CACHE 96
+#define STORE_PG_NOTE_IDS 16
+#define STORE_PG_NOTE_MAX 512
+
+struct store_pg {
+    PGconn *conn;
+    char err[512];
+    size_t nprep;
+    char *prep[PREP_CACHE];
+    bool write;         /* the transaction holds the writer lock */
+    bool note_settings; /* it wrote a setting */
+    bool note_all;      /* it wrote more sandboxes than note_ids holds */
+    size_t nnote;
+    int64_t note_ids[STORE_PG_NOTE_IDS]; /* sandboxes it created, changed or deleted */
+};
+
+/* Change notes (store_pg_repl.c): reset at BEGIN, collected by the writes
+ * that make other replicas' caches stale, sent with COMMIT. */
+void store_pg_note_reset(struct store *s, bool write);
+void store_pg_note_sandbox(struct store *s, int64_t id);
+void store_pg_note_settings(struct store *s);
+/* The statement that commits: "COMMIT", preceded for a write transaction
+ * by the NOTIFY naming what it changed. */
+void store_pg_note_sql(struct store *s, char *buf, size_t len);
+pv_result store_pg_try_lock(struct store *s, int64_t key, bool *got) PV_WUR;
+void store_pg_unlock(struct store *s, int64_t key);
 
 #define STORE_PG_ROUTE(s, call) \
     do {                        \

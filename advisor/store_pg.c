@@ -56,17 +56,6 @@
 #define WRITER_LOCK "7076001"
 #define MIGRATE_LOCK "7076002"
 #define MAX_PARAMS 40
-#define PREP_CACHE 96
-
-/* A connection and the statements it prepared: pg_query prepares each SQL
- * text once per connection (the server parses and plans it once) and runs
- * it by name after; a full cache runs the rest unnamed. */
-struct store_pg {
-    PGconn *conn;
-    char err[512];
-    size_t nprep;
-    char *prep[PREP_CACHE];
-};
 
 /* ===========================================================================
  * Schema: the same versions as store_sqlite.c's migrations
@@ -488,13 +477,22 @@ pv_result store_pg_begin(struct store *s, bool write)
         (void)pg_exec(s, "ROLLBACK");
         PV_BAIL(PV_ERR_IO);
     }
+    store_pg_note_reset(s, write);
     return PV_RESULT_OK;
 }
 
 pv_result store_pg_commit(struct store *s)
 {
-    PGresult *res = PQexec(s->pg->conn, "COMMIT");
-    bool ok = PQresultStatus(res) == PGRES_COMMAND_OK && strcmp(PQcmdStatus(res), "COMMIT") == 0;
+    char sql[STORE_PG_NOTE_MAX + 64];
+    PGresult *res;
+    bool ok;
+
+    /* A write transaction tells the other replicas (docs/scale-out.md):
+     * NOTIFY is delivered at COMMIT, and only if it commits; one round trip
+     * with the COMMIT (a failed NOTIFY makes the COMMIT a ROLLBACK). */
+    store_pg_note_sql(s, sql, sizeof(sql));
+    res = PQexec(s->pg->conn, sql);
+    ok = PQresultStatus(res) == PGRES_COMMAND_OK && strcmp(PQcmdStatus(res), "COMMIT") == 0;
 
     if (!ok) {
         set_err(s, "commit");
@@ -601,6 +599,7 @@ pv_result store_pg_sandbox_create(struct store *s, struct store_sandbox *sb)
     }
     PQclear(res);
     PV_ENSURE(rows == 1, PV_ERR_EXISTS);
+    store_pg_note_sandbox(s, sb->id);
     return PV_RESULT_OK;
 }
 
@@ -629,6 +628,7 @@ pv_result store_pg_sandbox_get_id(struct store *s, int64_t id, struct store_sand
 
 pv_result store_pg_sandbox_update(struct store *s, const struct store_sandbox *sb)
 {
+    store_pg_note_sandbox(s, sb->id);
     return done_one(pg_query(s,
                              "UPDATE sandboxes SET token_sha256 = $1, credentials = $2, "
                              "boundary = $3, addresses = $4 WHERE id = $5",
@@ -648,6 +648,8 @@ pv_result store_pg_sandbox_delete(struct store *s, int64_t id)
         "DELETE FROM settings WHERE scope = (SELECT name FROM sandboxes WHERE id = $1)",
     };
 
+    store_pg_note_sandbox(s, id);
+    store_pg_note_settings(s);
     for (size_t i = 0; i < PV_ARRAY_LEN(sql); i++) {
         PV_GUARD(done_count(pg_query(s, sql[i], "i", id), NULL));
     }
@@ -739,6 +741,7 @@ pv_result store_pg_setting_read(struct store *s, const char *scope, const char *
 pv_result store_pg_setting_put(struct store *s, const char *scope, const char *key,
                                const char *json)
 {
+    store_pg_note_settings(s);
     return done_count(pg_query(s,
                                "INSERT INTO settings (scope, key, value) VALUES ($1, $2, $3) "
                                "ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value",
@@ -748,6 +751,7 @@ pv_result store_pg_setting_put(struct store *s, const char *scope, const char *k
 
 pv_result store_pg_setting_delete(struct store *s, const char *scope, const char *key)
 {
+    store_pg_note_settings(s);
     return done_one(
         pg_query(s, "DELETE FROM settings WHERE scope = $1 AND key = $2", "ss", scope, key),
         PV_ERR_NOTFOUND);

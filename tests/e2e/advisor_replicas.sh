@@ -1,0 +1,253 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# advisor_replicas.sh - two proviso-advisor replicas on one PostgreSQL
+# (docs/scale-out.md#replicas), real processes on loopback: a throwaway
+# cluster on a Unix socket (tests/pg_lib.sh), replicas A and B sharing one
+# audit key (--audit-key-file), proviso-proxy in advisor mode, the logging
+# upstream, curl as the agent and a Python client for the load.
+#
+#  - A replica refuses a missing key file and a key that did not sign the
+#    chain; nothing it could write would verify.
+#  - A sandbox created on A is known to B (its token is accepted there at
+#    once); deleted on A, its token is refused on B.
+#  - Cross-replica wake-up: an agent's /wait held on B answers when A
+#    approves; the delay is printed and asserted under 1 s (the goal is
+#    100 ms; without the notes the wait would run to its 20 s timeout).
+#  - Proof under failure: 1,000 submissions (through A) and decisions
+#    (through B); A is killed with SIGKILL mid-run and restarted. Every
+#    write the client saw acknowledged is in the store afterwards, read
+#    through either replica; the audit chain verifies from an export of
+#    either replica with the one public key, and both exports have the
+#    same head; the proxy (following B, which stays up) loads the last
+#    revision within 2 s of the last approval and the upstream receives
+#    the last approved request; an unapproved one is still denied.
+. "$(dirname "$0")/proxy_lib.sh"
+. "$(dirname "$0")/advisor_proxy_lib.sh"
+. "$SRC/tests/pg_lib.sh"
+
+if ! pg_have; then
+    echo "SKIP: the PostgreSQL server is not installed (/usr/lib/postgresql/*/bin/initdb)"
+    exit 77
+fi
+PY=$(command -v python3) || { echo "SKIP: python3 is not installed"; exit 77; }
+trap 'cleanup; pg_stop' EXIT
+trap 'exit 1' HUP INT PIPE TERM
+pg_start "$BUILD/tests" || { echo "cannot start a PostgreSQL cluster"; exit 1; }
+OPS=${PV_REPLICA_OPS:-1000}
+
+now_ms() { date +%s%3N; }
+
+"$UPSTREAM_BIN" --port-file "$T/up.port" --log "$T/up.log" 2>"$T/up.err" &
+PIDS="$PIDS $!"
+wait_file "$T/up.port" || { echo "upstream did not start"; exit 1; }
+read -r UP _ <"$T/up.port"
+cat >"$T/base.yaml" <<YAML
+version: 1
+network_policies:
+  api:
+    endpoints:
+      - host: 127.0.0.1
+        port: $UP
+        protocol: rest
+        enforcement: enforce
+        rules:
+          - allow: {method: GET, path: /allowed}
+    binaries:
+      - path: /usr/bin/curl
+YAML
+# 16 workers: each holds a database connection, and two replicas (plus
+# the refused third) stay within the cluster's default max_connections.
+printf 'mapper_flush_interval_ms: 3600000\nworkers: 16\n' >"$T/quiet.yaml"
+
+# ---------------------------------------------------------------------------
+# one key for every replica
+# ---------------------------------------------------------------------------
+
+openssl genpkey -algorithm ed25519 -out "$T/audit.key" 2>/dev/null && chmod 600 "$T/audit.key" ||
+    { echo "openssl cannot make an Ed25519 key"; exit 1; }
+openssl genpkey -algorithm ed25519 -out "$T/other.key" 2>/dev/null && chmod 600 "$T/other.key"
+
+"$ADVISOR_BIN" --data-dir "$T/nokey.d" --port 0 --store "$PG_URL" \
+    --audit-key-file "$T/missing.key" >"$T/nokey.log" 2>&1
+expect_eq "a missing key file: start-up refused" 2 "$?"
+expect_has "the missing key is named" "$T/missing.key: No such file or directory" "$(cat "$T/nokey.log")"
+if [ -e "$T/missing.key" ]; then fail "a key was made at --audit-key-file"; else pass; fi
+
+start_advisor A --config "$T/quiet.yaml" --store "$PG_URL" --audit-key-file "$T/audit.key"
+start_advisor B --config "$T/quiet.yaml" --store "$PG_URL" --audit-key-file "$T/audit.key"
+if [ -e "$T/A.d/audit.key" ] || [ -e "$T/B.d/audit.key" ]; then
+    fail "a replica made its own key beside --audit-key-file"
+else pass; fi
+pubA=$("$BUILD/proviso" audit pubkey --advisor "http://127.0.0.1:$A_PORT" --token-file "$T/A.admin")
+pubB=$("$BUILD/proviso" audit pubkey --advisor "http://127.0.0.1:$B_PORT" --token-file "$T/B.admin")
+expect_eq "both replicas sign with the one key" "$pubA" "$pubB"
+
+# A sandbox created on A after B started: B accepts its token at once.
+sandbox A one "$T/base.yaml"
+t0=$(now_ms)
+i=0
+while :; do
+    c=$("$CURL" -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(cat "$T/one.token")" \
+        "http://127.0.0.1:$B_PORT/v1/sandboxes/one/policy")
+    [ "$c" = 200 ] || [ $i -ge 100 ] && break
+    i=$((i + 1))
+    sleep 0.01
+done
+expect_eq "B accepts the token of a sandbox created on A" 200 "$c"
+echo "# B knew the new sandbox's token $(($(now_ms) - t0)) ms after A created it"
+
+# A third replica with another key: the chain has records by now.
+"$ADVISOR_BIN" --data-dir "$T/C.d" --port 0 --store "$PG_URL" --audit-key-file "$T/other.key" \
+    >"$T/C.log" 2>&1
+expect_eq "a replica with another key: start-up refused" 2 "$?"
+expect_has "the refusal says why" "signed by another key" "$(cat "$T/C.log")"
+"$ADVISOR_BIN" --data-dir "$T/C.d" --port 0 --store "$PG_URL" >"$T/C2.log" 2>&1
+expect_eq "a replica with its own DIR/audit.key on PostgreSQL: refused" 2 "$?"
+
+# A sandbox deleted on A: its token stops working on B.
+sandbox A gone "$T/base.yaml"
+out=$(adm A DELETE /v1/sandboxes/gone)
+expect_eq "delete on A" 200 "$(code "$out")"
+sleep 0.3
+c=$("$CURL" -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(cat "$T/gone.token")" \
+    "http://127.0.0.1:$B_PORT/v1/sandboxes/gone/policy")
+expect_eq "B refuses the token of a sandbox deleted on A" 401 "$c"
+
+out=$(adm B PUT /v1/settings/agent_policy_proposals_enabled '{"value":true}')
+expect_eq "proposals on (through B)" 200 "$(code "$out")"
+out=$(adm A PUT /v1/sandboxes/one/settings/proposal_approval_mode '{"value":"manual"}')
+expect_eq "manual mode (through A)" 200 "$(code "$out")"
+
+# The proxy follows B (the replica that stays up below).
+start_aproxy P B one
+wait_log "$T/P.log" "advisor revision 1 loaded" || fail "proxy never loaded revision 1"
+
+# ---------------------------------------------------------------------------
+# cross-replica wake-up: /wait held on B, approval through A
+# ---------------------------------------------------------------------------
+
+out=$("$CURL" -s -w '|%{http_code}' -H "Authorization: Bearer $(cat "$T/one.token")" \
+    -H 'Content-Type: application/json' -d "$(rule w0 127.0.0.1 "$UP" GET /w0)" \
+    "http://127.0.0.1:$A_PORT/v1/sandboxes/one/proposals")
+expect_eq "submitted through A" 202 "$(code "$out")"
+WID=$(jget "$out" '.accepted_chunk_ids[0]')
+TOKEN=$(jget "$(adm B GET "/v1/sandboxes/one/proposals/$WID")" .review_token)
+"$CURL" -s -o "$T/wait.out" -H "Authorization: Bearer $(cat "$T/one.token")" \
+    -w '%{http_code}\n' "http://127.0.0.1:$B_PORT/v1/sandboxes/one/proposals/$WID/wait?timeout=20" \
+    >"$T/wait.code" &
+WAIT_PID=$!
+sleep 0.5
+out=$(adm A POST "/v1/sandboxes/one/proposals/$WID/approve" "{\"review_token\":\"$TOKEN\"}")
+t_ack=$(now_ms)
+expect_eq "approved through A" 200 "$(code "$out")"
+wait "$WAIT_PID"
+t_wake=$(now_ms)
+WAKE=$((t_wake - t_ack))
+echo "# cross-replica wake-up: the /wait held on B answered $WAKE ms after A acknowledged the approval"
+expect_eq "the wait answered with the decision" "200 approved" \
+    "$(cat "$T/wait.code") $("$JQ" -r .status "$T/wait.out")"
+if [ "$WAKE" -lt 1000 ]; then pass; else fail "cross-replica wake-up took $WAKE ms"; fi
+wait_log "$T/P.log" "advisor revision 2 loaded" || fail "proxy never loaded revision 2"
+
+# ---------------------------------------------------------------------------
+# 1,000 submissions and decisions; kill -9 of A in the middle
+# ---------------------------------------------------------------------------
+
+: >"$T/acked"
+"$PY" "$SRC/tests/e2e/advisor_replicas_load.py" "http://127.0.0.1:$A_PORT" \
+    "http://127.0.0.1:$B_PORT" one "$T/one.token" "$T/B.admin" "$UP" "$OPS" "$T/acked" \
+    "$T/progress" >"$T/load.out" 2>&1 &
+LOAD_PID=$!
+PIDS="$PIDS $LOAD_PID"
+while kill -0 "$LOAD_PID" 2>/dev/null; do
+    { read -r done _ <"$T/progress"; } 2>/dev/null
+    [ "${done:-0}" -ge $((OPS * 2 / 5)) ] && break
+    sleep 0.02
+done
+kill -KILL "$A_PID"
+wait "$A_PID" 2>/dev/null
+echo "# A killed (SIGKILL) after $(cat "$T/progress") (operations, failures so far)"
+sleep 0.5
+start_advisor A --config "$T/quiet.yaml" --store "$PG_URL" --audit-key-file "$T/audit.key" \
+    --port "$A_PORT" --token-file "$T/A.admin"
+wait "$LOAD_PID"
+expect_eq "the load client finished" 0 "$?"
+t_last=$(now_ms)
+echo "# load: $(cat "$T/load.out")"
+nsub=$(grep -c '^submit ' "$T/acked")
+napp=$(grep -c '^approve ' "$T/acked")
+nrej=$(grep -c '^reject ' "$T/acked")
+echo "# acknowledged: $nsub submissions, $napp approvals, $nrej rejections"
+[ "$nsub" -gt 0 ] && [ "$napp" -gt 0 ] && [ "$nrej" -gt 0 ] && pass ||
+    fail "the load acknowledged too little to judge ($nsub/$napp/$nrej)"
+nfail=$(sed -n 's/.* \([0-9]*\) refused or failed/\1/p' "$T/load.out")
+[ "${nfail:-0}" -gt 0 ] && pass || fail "the kill of A cost no request: it did not land in the load"
+
+# The proxy converges on the last revision within 2 s.
+REV=$(jget "$(adm B GET /v1/sandboxes/one/policy)" .revision)
+expect_eq "one revision per approval" "$((napp + 2))" "$REV"
+if wait_log "$T/P.log" "advisor revision $REV loaded" 100; then
+    echo "# the proxy had loaded revision $REV $(($(now_ms) - t_last)) ms after the load ended"
+    pass
+else
+    fail "the proxy did not load revision $REV within 2 s"
+fi
+
+# Every acknowledged write is in the store, read through either replica.
+for R in A B; do
+    adm "$R" GET "/v1/sandboxes/one/proposals?limit=5000" | sed 's/|[0-9]*$//' |
+        "$JQ" -r '(.chunks // .proposals // .)[] | "\(.chunk_id // .id) \(.status)"' \
+            >"$T/status.$R" 2>/dev/null
+    lost=0
+    while read -r kind id; do
+        st=$(grep -F "$id " "$T/status.$R" | head -n 1 | cut -d' ' -f2)
+        case "$kind" in
+        submit) [ -n "$st" ] || { lost=$((lost + 1)); echo "# lost submission $id"; } ;;
+        approve) [ "$st" = approved ] || { lost=$((lost + 1)); echo "# lost approval $id ($st)"; } ;;
+        reject) [ "$st" = rejected ] || { lost=$((lost + 1)); echo "# lost rejection $id ($st)"; } ;;
+        esac
+    done <"$T/acked"
+    expect_eq "acknowledged writes lost, read through $R" 0 "$lost"
+done
+
+LAST=$(grep '^approve ' "$T/acked" | tail -n 1 | cut -d' ' -f2)
+LPATH=$("$JQ" -r --arg id "$LAST" '(.chunks // .proposals // .)[] | select((.chunk_id // .id) == $id) |
+    .proposed_rule.endpoints[0].rules[0].allow.path // empty' \
+    <<<"$(body "$(adm B GET "/v1/sandboxes/one/proposals?limit=5000")")")
+: >"$T/up.log"
+out=$(via P "http://127.0.0.1:$UP${LPATH:-/nothing}")
+expect_eq "the last approved request passes" 200 "$(code "$out")"
+if up_got "GET ${LPATH:-/nothing}"; then pass; else fail "the upstream never got GET $LPATH"; fi
+REJ=$(grep '^reject ' "$T/acked" | tail -n 1 | cut -d' ' -f2)
+out=$(via P "http://127.0.0.1:$UP/never")
+expect_eq "an unapproved request is still denied" 403 "$(code "$out")"
+if up_got "GET /never"; then fail "the upstream got GET /never"; else pass; fi
+[ -n "$REJ" ] && pass || fail "no rejection acknowledged"
+
+# One chain: the export of either replica verifies with the one key and
+# both end at the same head.
+for R in A B; do
+    "$BUILD/proviso" audit export --advisor "http://127.0.0.1:$(eval echo "\$${R}_PORT")" \
+        --token-file "$T/$R.admin" >"$T/$R.jsonl"
+    expect_eq "audit export from $R" 0 "$?"
+    vout=$("$BUILD/proviso" audit verify "$T/$R.jsonl" --pubkey "$pubA" 2>&1)
+    expect_eq "the chain verifies from $R" 0 "$?"
+    echo "# $R: $vout"
+done
+headA=$(tail -n 1 "$T/A.jsonl" | "$JQ" -r 'select(.type == "record") | .seq' 2>/dev/null)
+nA=$(grep -c '"type":"record"' "$T/A.jsonl")
+nB=$(grep -c '"type":"record"' "$T/B.jsonl")
+expect_eq "both exports hold the same records" "$nA" "$nB"
+seqs=$("$JQ" -r 'select(.type == "record") | .seq' "$T/B.jsonl" | sort -n | uniq | wc -l)
+expect_eq "no fork and no gap: one record per seq" "$nB" "$seqs"
+: "$headA"
+"$ADVISOR_BIN" --data-dir "$T/A.d" --store "$PG_URL" --audit-key-file "$T/audit.key" \
+    --export-audit >"$T/direct.jsonl" 2>"$T/direct.err"
+expect_eq "--export-audit with --audit-key-file" 0 "$?"
+"$BUILD/proviso" audit verify "$T/direct.jsonl" --pubkey "$pubA" >/dev/null 2>&1
+expect_eq "the direct export verifies with the shared key" 0 "$?"
+
+if grep -q 'mapper\|change notes' "$T/A.log" "$T/B.log" | grep -qi 'error'; then
+    fail "a replica logged an error about notes or the mapper"
+else pass; fi
+finish
