@@ -5,9 +5,10 @@
 Submits N proposals through replica A (the sandbox's token) and decides
 each through replica B (the admin token): approve the even ones, reject the
 odd ones. Every answer the client saw as 2xx is appended to OUT as a line
-"submit ID", "approve ID" or "reject ID", flushed before the next request,
+"submit ID MS", "approve ID MS" or "reject ID MS", flushed before the next request,
 so the file lists exactly the acknowledged writes even when the test kills
-a replica mid-run. Refused or failed requests are counted, never retried
+a replica mid-run; each line ends with the wall-clock time of the answer
+in milliseconds. Refused or failed requests are counted, never retried
 with the same meaning (a retried write could hide a lost one). The number
 of operations done so far is written to PROGRESS.
 
@@ -54,7 +55,7 @@ def main():
     done = failed = 0
     with open(out, "a") as log:
         def ack(kind, cid):
-            log.write("%s %s\n" % (kind, cid))
+            log.write("%s %s %d\n" % (kind, cid, int(time.time() * 1000)))
             log.flush()
 
         def step():
