@@ -113,20 +113,6 @@ void store_pg_unlock(struct store *s, int64_t key)
     PQclear(PQexec(s->pg->conn, sql));
 }
 
-pv_result store_try_lock(struct store *s, int64_t key, bool *got)
-{
-    *got = true;
-    STORE_PG_ROUTE(s, store_pg_try_lock(s, key, got));
-    return PV_RESULT_OK;
-}
-
-void store_unlock(struct store *s, int64_t key)
-{
-    if (s->pg != NULL) {
-        store_pg_unlock(s, key);
-    }
-}
-
 /* ===========================================================================
  * The listener
  * ========================================================================= */
