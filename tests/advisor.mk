@@ -6,10 +6,14 @@ ADVISOR_TEST_CFLAGS = $(TEST_CFLAGS) $(ADVISOR_CFLAGS)
 ADVISOR_TEST_LIBS = $(ADVISOR_LIBS) $(CHECK_LIBS)
 
 check_PROGRAMS += tests/check_advisor_store tests/check_advisor_rule tests/check_advisor_chunk \
-	tests/check_advisor_mapper tests/check_advisor_hold \
+	tests/check_advisor_mapper tests/check_advisor_hold tests/check_advisor_listen \
 	tests/check_cli_text
 TESTS += tests/check_advisor_store tests/check_advisor_rule tests/check_advisor_chunk tests/check_cli_text \
-	tests/check_advisor_mapper tests/check_advisor_hold
+	tests/check_advisor_mapper tests/check_advisor_hold tests/check_advisor_listen
+tests_check_advisor_listen_SOURCES = tests/check_advisor_listen.c tests/check_store_util.c \
+	tests/check_store_util.h
+tests_check_advisor_listen_CFLAGS = $(ADVISOR_TEST_CFLAGS)
+tests_check_advisor_listen_LDADD = $(ADVISOR_TEST_LIBS)
 tests_check_advisor_hold_SOURCES = tests/check_advisor_hold.c
 tests_check_advisor_hold_CFLAGS = $(ADVISOR_TEST_CFLAGS)
 tests_check_advisor_hold_LDADD = $(ADVISOR_TEST_LIBS)
