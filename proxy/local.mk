@@ -9,7 +9,7 @@ noinst_LTLIBRARIES += proxy/libproxy.la
 proxy_libproxy_la_CFLAGS = $(PROXY_CFLAGS)
 proxy_libproxy_la_SOURCES = proxy/proxy.h proxy/proxy_int.h \
 	proxy/proxy_http.c proxy/proxy_chunk.c proxy/proxy_outcome.c proxy/proxy_metrics.c \
-	proxy/proxy_policy.c proxy/proxy_ident.c proxy/proxy_ident.h \
+	proxy/proxy_policy.c proxy/proxy_reply.c proxy/proxy_ident.c proxy/proxy_ident.h \
 	proxy/proxy_ident_pid.c proxy/proxy_taskfiles.c proxy/proxy_idq.c proxy/proxy_tls.c \
 	proxy/proxy_log.c proxy/proxy_splice.c proxy/proxy_conn.c proxy/proxy_relay.c \
 	proxy/proxy_tunnel.c proxy/proxy_server.c \

@@ -15,7 +15,8 @@
  *   proxy_credgate.c placeholders on a connection's requests: redact, gate, bodies
  *   proxy_outcome.c the (phase, reason) -> {status, error, stage} table
  *   proxy_policy.c  refcounted policy versions, the decision wrappers
- *                   (connection, request, destination), deny bodies
+ *                   (connection, request, destination)
+ *   proxy_reply.c   every reply the proxy writes itself: deny bodies, errors
  *   proxy_ident.c   requesting-binary identity from /proc, SHA-256 TOFU pins
  *   proxy_idq.c     identity lookups off the event loop (worker, batches)
  *   proxy_tls.c     local CA, leaf certificates, upstream verification
@@ -26,7 +27,7 @@
  *   proxy_tunnel.c  CONNECT tunnels, opaque (spliced) and inspected
  *   proxy_server.c  listeners, admin port, DNS, signals, reload
  *   proxy_advisor.c advisor mode: policy sync from proviso-advisor, workers
- *   proxy_local.c   advisor mode: http://policy.local, deny-body advice
+ *   proxy_local.c   advisor mode: http://policy.local, recent denials
  *   proxy_skill.c   advisor mode: the agent skill file
  *   proxy_main.c    command line
  *
@@ -46,6 +47,8 @@
  * ========================================================================= */
 
 #define PROXY_SANDBOX_ADDRS_MAX 16
+/* --advisor URLs at most (replicas of one gateway) */
+#define PROXY_ADVISORS_MAX 8
 
 /* How the proxy finds the processes holding a client's socket
  * (--identity-scan; docs/proxy.md "Identity"). */
@@ -54,6 +57,8 @@ enum proxy_ident_scan {
     PROXY_IDENT_BPF,  /* the iterator, or refuse to start */
     PROXY_IDENT_PROC, /* read every process's /proc/PID/fd */
 };
+
+struct proxy_server;
 
 struct proxy_config {
     const char *policy_path;
@@ -76,7 +81,11 @@ struct proxy_config {
     unsigned max_client_conns;  /* per client address; above it the oldest idle one goes */
     unsigned reload_check_ms;   /* policy file stat period */
     /* advisor mode (proxy_advisor.c): the policy comes from proviso-advisor */
-    const char *advisor_url; /* NULL: --policy file mode */
+    const char *advisor_url; /* the first --advisor; NULL: --policy file mode */
+    /* every --advisor, in the order given: replicas of one gateway (or one
+     * URL behind a load balancer); the sync fails over between them */
+    const char *advisor_urls[PROXY_ADVISORS_MAX];
+    size_t nadvisor_urls;
     const char *sandbox;
     const char *token_file; /* the sandbox's bearer token */
     const char *skill_dir;  /* NULL: DATA_DIR/skills */
@@ -84,13 +93,21 @@ struct proxy_config {
      * that peers' target_sandbox endpoints resolve to them */
     const char *sandbox_addrs[PROXY_SANDBOX_ADDRS_MAX];
     size_t nsandbox_addrs;
+    /* A mode the core starts once its event loop exists (advisor mode sets
+     * it in proxy_advisor_args): it registers its hooks (proxy_int.h).
+     * Returns 0, or -1 after a logged message (exit 2). NULL: none. */
+    int (*mode_start)(struct proxy_server *srv);
+    /* Start in fail-closed quarantine with this reason instead of loading
+     * policy_path (the mode loads the first policy). NULL: load it. */
+    const char *start_quarantine;
 };
 
 /* Check the advisor options of 'cfg' (--advisor with --sandbox and
  * --token-file, exclusive with --policy). In advisor mode point
  * cfg->policy_path at 'buf' (DATA_DIR/advisor-policy.yaml, the file each
- * revision is written to before it is loaded; a stale one is removed) and
- * turn the periodic file check off. Returns 0, or -1 after a message.
+ * revision is written to before it is loaded; a stale one is removed),
+ * turn the periodic file check off, start in quarantine and set
+ * cfg->mode_start to advisor mode's start. Returns 0, or -1 after a message.
  * (proxy_advisor.c) */
 int proxy_advisor_args(struct proxy_config *cfg, char *buf, size_t len);
 

@@ -67,7 +67,11 @@
 
 struct proxy_advisor {
     struct proxy_server *srv;
-    char base[1200];              /* URL/v1/sandboxes/NAME */
+    /* the advisors (--advisor, in order): replicas of one gateway */
+    char url[PROXY_ADVISORS_MAX][1030];  /* as given, no trailing '/' (for the log) */
+    char base[PROXY_ADVISORS_MAX][1200]; /* URL/v1/sandboxes/NAME */
+    size_t nbase;
+    atomic_uint cur;              /* the advisor calls go to first: the last one that answered */
     char token[PV_TOKEN_MAX + 1]; /* the bearer token (secret) */
     char skill_path[4200];
     char *reg_body; /* {"addresses": [...]} for PUT .../addresses; NULL: none */
@@ -137,6 +141,51 @@ static bool name_ok(const char *s)
     return true;
 }
 
+/* ---------------------------------------------------------------------------
+ * The hooks advisor mode gives the core (proxy_int.h struct proxy_hooks)
+ * ------------------------------------------------------------------------- */
+
+static bool hook_local_serve(void *arg, struct proxy_conn *c, const char *rest, size_t len)
+{
+    return proxy_local_serve(proxy_advisor_local(arg), c, rest, len);
+}
+
+static size_t hook_local_clients(void *arg, const struct sockaddr_storage *peer)
+{
+    return proxy_local_clients(proxy_advisor_local(arg), peer);
+}
+
+static const char *hook_skill(void *arg)
+{
+    const struct proxy_advisor *a = arg;
+
+    return a->enabled ? a->skill_path : NULL;
+}
+
+static void hook_stop(void *arg)
+{
+    proxy_advisor_free(arg);
+}
+
+/* cfg->mode_start: advisor mode on the server's loop. */
+static int start(struct proxy_server *srv)
+{
+    struct proxy_advisor *a = proxy_advisor_new(srv);
+    const struct proxy_hooks h = {
+        .arg = a,
+        .local_serve = hook_local_serve,
+        .local_clients = hook_local_clients,
+        .skill = hook_skill,
+        .stop = hook_stop,
+    };
+
+    if (a == NULL) {
+        return -1;
+    }
+    proxy_server_set_hooks(srv, &h);
+    return 0;
+}
+
 int proxy_advisor_args(struct proxy_config *cfg, char *buf, size_t len)
 {
     const char *u = cfg->advisor_url;
@@ -158,13 +207,23 @@ int proxy_advisor_args(struct proxy_config *cfg, char *buf, size_t len)
         fprintf(stderr, "proviso-proxy: --policy and --advisor are exclusive\n");
         return -1;
     }
-    if (strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0) {
-        fprintf(stderr, "proviso-proxy: --advisor: an http:// or https:// URL is needed\n");
-        return -1;
-    }
-    if (strlen(u) > 1024) {
-        fprintf(stderr, "proviso-proxy: --advisor: URL too long\n");
-        return -1;
+    for (size_t i = 0; i < cfg->nadvisor_urls; i++) {
+        u = cfg->advisor_urls[i];
+        if (strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0) {
+            fprintf(stderr, "proviso-proxy: --advisor %s: an http:// or https:// URL is needed\n",
+                    u);
+            return -1;
+        }
+        if (strlen(u) > 1024) {
+            fprintf(stderr, "proviso-proxy: --advisor: URL too long\n");
+            return -1;
+        }
+        for (size_t k = 0; k < i; k++) {
+            if (strcmp(cfg->advisor_urls[k], u) == 0) {
+                fprintf(stderr, "proviso-proxy: --advisor %s given twice\n", u);
+                return -1;
+            }
+        }
     }
     if (cfg->sandbox == NULL || !name_ok(cfg->sandbox)) {
         fprintf(stderr, "proviso-proxy: --advisor needs --sandbox NAME (letters, digits, '.', "
@@ -192,6 +251,8 @@ int proxy_advisor_args(struct proxy_config *cfg, char *buf, size_t len)
     (void)unlink(buf);
     cfg->policy_path = buf;
     cfg->reload_check_ms = 0;
+    cfg->start_quarantine = "fail-closed: no policy revision has loaded from the advisor yet";
+    cfg->mode_start = start;
     return 0;
 }
 
@@ -326,8 +387,9 @@ static void thread_end(struct proxy_advisor *a)
     tl_client = NULL;
 }
 
-bool proxy_advisor_call(struct proxy_advisor *a, const char *method, const char *path,
-                        const char *body, size_t blen, long timeout_s, struct proxy_advisor_resp *r)
+/* One call to advisor 'idx' (proxy_advisor_call's contract). */
+static bool call_at(struct proxy_advisor *a, unsigned idx, const char *method, const char *path,
+                    const char *body, size_t blen, long timeout_s, struct proxy_advisor_resp *r)
 {
     char url[1600];
     struct hclient_res res;
@@ -352,7 +414,11 @@ bool proxy_advisor_call(struct proxy_advisor *a, const char *method, const char 
         snprintf(r->err, sizeof(r->err), "cannot initialise libcurl");
         return false;
     }
-    snprintf(url, sizeof(url), "%s%s", a->base, path);
+    if (a->nbase > 1) {
+        /* a replica that does not accept within a second is skipped */
+        req.connect_timeout_ms = 1000L;
+    }
+    snprintf(url, sizeof(url), "%s%s", a->base[idx], path);
     if (!hclient_perform(tl_client, &req, &res)) {
         snprintf(r->err, sizeof(r->err), "%s", res.error);
         return false;
@@ -361,6 +427,67 @@ bool proxy_advisor_call(struct proxy_advisor *a, const char *method, const char 
     r->body = res.body;
     r->len = res.len;
     return true;
+}
+
+/* Did a failed transfer end before the request reached the advisor? */
+static bool never_sent(const char *err)
+{
+    static const CURLcode before[] = {CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST};
+
+    for (size_t i = 0; i < PV_ARRAY_LEN(before); i++) {
+        if (strcmp(err, curl_easy_strerror(before[i])) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* May the call that got 'ok'/'r' be made again on the next advisor? Reads
+ * and the idempotent writes (PUT, the loaded report) may, after any failed
+ * transfer or an unavailable answer (502, 503, 504: a replica stopping, or
+ * a load balancer without a healthy one). Other writes (a proposal) only
+ * when the first advisor cannot have acted on them: the connection was
+ * refused, or it answered 503 (busy or stopping, before any work). */
+static bool fail_over(const char *method, const char *path, bool ok,
+                      const struct proxy_advisor_resp *r)
+{
+    bool idem =
+        strcmp(method, "GET") == 0 || strcmp(method, "PUT") == 0 || strcmp(path, "/loaded") == 0;
+
+    if (!ok) {
+        return idem || never_sent(r->err);
+    }
+    return r->status == 503 || (idem && (r->status == 502 || r->status == 504));
+}
+
+bool proxy_advisor_call(struct proxy_advisor *a, const char *method, const char *path,
+                        const char *body, size_t blen, long timeout_s, struct proxy_advisor_resp *r)
+{
+    unsigned first = atomic_load(&a->cur);
+    bool ok = false;
+
+    for (size_t k = 0; k < a->nbase; k++) {
+        unsigned idx = (unsigned)((first + k) % a->nbase);
+        ok = call_at(a, idx, method, path, body, blen, timeout_s, r);
+        if (atomic_load(&a->stop) || k + 1 == a->nbase || !fail_over(method, path, ok, r)) {
+            if (k > 0 && !fail_over(method, path, ok, r)) {
+                /* this one answered: the next calls start here */
+                atomic_store(&a->cur, idx);
+                note(a, "advisor %s answers (%s did not): the proxy uses it now", a->url[idx],
+                     a->url[first]);
+            }
+            return ok;
+        }
+        free(r->body);
+        r->body = NULL;
+    }
+    return ok;
+}
+
+/* The advisor the calls go to first (for the log; borrowed). */
+static const char *cur_url(struct proxy_advisor *a)
+{
+    return a->url[atomic_load(&a->cur) % a->nbase];
 }
 
 /* ---------------------------------------------------------------------------
@@ -482,8 +609,8 @@ static void *sync_main(void *arg)
         }
         if (ok && r.status == 200 && take_policy(a, &r, &after, hash, sizeof(hash), &enabled)) {
             if (down) {
-                note(a, "advisor reachable again: policy sync resumed at revision %lld",
-                     (long long)after);
+                note(a, "advisor reachable again (%s): policy sync resumed at revision %lld",
+                     cur_url(a), (long long)after);
                 down = false;
             }
             backoff = 0;
@@ -492,7 +619,8 @@ static void *sync_main(void *arg)
         }
         if (!down) {
             if (!ok) {
-                note(a, "advisor unreachable (%s): keeping the current policy, retrying", r.err);
+                note(a, "advisor unreachable (%s%s): keeping the current policy, retrying",
+                     a->nbase > 1 ? "no replica answered; the last: " : "", r.err);
             } else {
                 char said[201];
                 size_t k = 0;
@@ -501,9 +629,9 @@ static void *sync_main(void *arg)
                 }
                 said[k] = '\0';
                 note(a,
-                     "advisor answered %ld to the policy sync (%s): keeping the current "
+                     "advisor %s answered %ld to the policy sync (%s): keeping the current "
                      "policy, retrying",
-                     r.status, said);
+                     cur_url(a), r.status, said);
             }
             down = true;
         }
@@ -829,7 +957,6 @@ struct proxy_advisor *proxy_advisor_new(struct proxy_server *srv)
     struct proxy_advisor *a = pv_calloc(1, sizeof(*a));
     pthread_condattr_t ca;
     int p[2];
-    size_t ul;
 
     if (a == NULL) {
         pv_log_errorx("out of memory");
@@ -844,12 +971,17 @@ struct proxy_advisor *proxy_advisor_new(struct proxy_server *srv)
     pthread_cond_init(&a->cond, &ca);
     pthread_cond_init(&a->qcond, &ca);
     pthread_condattr_destroy(&ca);
-    ul = strlen(cfg->advisor_url);
-    while (ul > 0 && cfg->advisor_url[ul - 1] == '/') {
-        ul--;
+    for (size_t i = 0; i < cfg->nadvisor_urls && i < PROXY_ADVISORS_MAX; i++) {
+        const char *u = cfg->advisor_urls[i];
+        size_t ul = strlen(u);
+        while (ul > 0 && u[ul - 1] == '/') {
+            ul--;
+        }
+        snprintf(a->url[i], sizeof(a->url[i]), "%.*s", (int)ul, u);
+        snprintf(a->base[i], sizeof(a->base[i]), "%s/v1/sandboxes/%s", a->url[i], cfg->sandbox);
+        a->nbase++;
     }
-    snprintf(a->base, sizeof(a->base), "%.*s/v1/sandboxes/%s", (int)ul, cfg->advisor_url,
-             cfg->sandbox);
+    atomic_init(&a->cur, 0);
     if (cfg->skill_dir != NULL) {
         snprintf(a->skill_path, sizeof(a->skill_path), "%s/policy_advisor.md", cfg->skill_dir);
     } else {
@@ -908,9 +1040,12 @@ struct proxy_advisor *proxy_advisor_new(struct proxy_server *srv)
         return NULL;
     }
     proxy_log_note(srv->log,
-                   "advisor mode: %.*s sandbox %s; fail-closed until the first "
+                   "advisor mode: %s%s sandbox %s; fail-closed until the first "
                    "revision loads; skill %s",
-                   (int)ul, cfg->advisor_url, cfg->sandbox, a->skill_path);
+                   a->url[0], a->nbase > 1 ? " (and replicas)" : "", cfg->sandbox, a->skill_path);
+    for (size_t i = 1; i < a->nbase; i++) {
+        proxy_log_note(srv->log, "advisor replica %zu: %s", i + 1, a->url[i]);
+    }
     return a;
 }
 

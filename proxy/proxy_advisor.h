@@ -90,23 +90,15 @@ struct proxy_local *proxy_local_new(struct proxy_server *srv, struct proxy_advis
 /* Closes every policy.local client still being served. */
 void proxy_local_free(struct proxy_local *l);
 
-/* proxy_relay.c hands over a forward request to http://policy.local:80 with
- * 'rest' (path and query, as received). In advisor mode the client's
- * bufferevent and socket move to policy.local (c->c and c->cfd become empty)
- * and true is returned: the caller retires 'c'. False in --policy mode. */
-bool proxy_local_serve(struct proxy_conn *c, const char *rest, size_t len);
-/* policy.local clients being served from address 'peer' (NULL: from any
- * address): they count toward the per-address connection cap like every
- * other connection (proxy_conn.c client_cap). */
-size_t proxy_local_clients(const struct proxy_server *srv, const struct sockaddr_storage *peer);
-
-/* The skill path for deny bodies when proposals are on, else NULL
- * (borrowed). */
-const char *proxy_local_skill(const struct proxy_server *srv);
-
-/* Add "next_steps" (always) and "agent_guidance" (only with a skill path)
- * to an L7 deny body 'o' (borrowed). */
-void proxy_local_advice(json_t *o, const char *skill_path);
+/* The local_serve hook (proxy_int.h): a forward request to
+ * http://policy.local:80 with 'rest' (path and query, as received). The
+ * client's bufferevent and socket move to 'l' (c->c and c->cfd become
+ * empty) and true is returned: the caller retires 'c'. False when they
+ * cannot be taken. */
+bool proxy_local_serve(struct proxy_local *l, struct proxy_conn *c, const char *rest, size_t len);
+/* The local_clients hook: policy.local clients being served from address
+ * 'peer' (NULL: from any address). */
+size_t proxy_local_clients(const struct proxy_local *l, const struct sockaddr_storage *peer);
 
 /* Every DENIED decision line and its record 'e' (may be NULL: the line
  * only) from the proxy_log tap: kept in a ring for GET /v1/denials as an
@@ -144,12 +136,5 @@ const char *proxy_skill_text(void);
 /* Write the skill to 'path' (mode 0444, atomically; directories created).
  * Returns 0, or -1 with a message in 'err'. */
 int proxy_skill_write(const char *path, char *err, size_t errlen);
-
-/* ===========================================================================
- * Hooks in proxy_server.c
- * ========================================================================= */
-
-/* Reload cfg->policy_path the way SIGHUP does (quarantine on failure). */
-void proxy_server_reload(struct proxy_server *srv, const char *why);
 
 #endif

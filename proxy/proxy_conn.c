@@ -38,7 +38,6 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "proxy/proxy_advisor.h"
 #include "proxy/proxy_int.h"
 #include "proxy/proxy_ws.h"
 
@@ -330,10 +329,6 @@ void proxy_conn_log_verdict(struct proxy_conn *c, const struct proxy_verdict *v,
  * The one exit for refused and failed outcomes
  * ------------------------------------------------------------------------- */
 
-static const char authority_body[] =
-    "{\"error\":\"request_authority_mismatch\",\"message\":\"HTTP request authority does "
-    "not match the authorized tunnel endpoint\"}";
-
 /* Every refused or failed outcome: the decision line (or, after an ALLOWED
  * line, a note) first, then the reply the table prescribes. 'v' is the
  * verdict behind a policy outcome (NULL otherwise); 'detail' goes into the
@@ -386,7 +381,7 @@ void proxy_conn_outcome(struct proxy_conn *c, enum proxy_outcome o, const struct
          * ask for it (advisor mode with proposals on; else NULL skill) */
         struct proxy_missing miss = {row->missing, c->nhost[0] != '\0' ? c->nhost : c->host,
                                      c->port, v != NULL ? v->binary : NULL,
-                                     proxy_local_skill(c->srv)};
+                                     proxy_server_skill(c->srv)};
 
         reply_json(c, row->status, row->error, why, reason, row->missing != NULL ? &miss : NULL);
         return;
@@ -400,34 +395,18 @@ void proxy_conn_outcome(struct proxy_conn *c, enum proxy_outcome o, const struct
         return;
     case PROXY_REPLY_TEXT: {
         char buf[512];
-        int n = snprintf(buf, sizeof(buf),
-                         "HTTP/1.1 %u Bad Request\r\nContent-Length: %zu\r\n"
-                         "Connection: close\r\n\r\n%s\n",
-                         row->status, strlen(why) + 1, why);
-        proxy_conn_reply_close(c, buf, n > 0 && (size_t)n < sizeof(buf) ? (size_t)n : 0);
+        proxy_conn_reply_close(c, buf, proxy_reply_text(row->status, why, buf, sizeof(buf)));
         return;
     }
     case PROXY_REPLY_MESSAGE: {
-        /* the reference's credential bodies: a fixed message, no detail */
-        char body[256];
         char buf[512];
-        int bl =
-            snprintf(body, sizeof(body), "{\"error\":\"%s\",\"message\":\"%s\"}", row->error, why);
-        int n = snprintf(buf, sizeof(buf),
-                         "HTTP/1.1 %u %s\r\nContent-Type: application/json\r\n"
-                         "Content-Length: %d\r\nConnection: close\r\n\r\n%s",
-                         row->status, row->status == 403 ? "Forbidden" : "Internal Server Error",
-                         bl, body);
-        proxy_conn_reply_close(c, buf, n > 0 && (size_t)n < sizeof(buf) ? (size_t)n : 0);
+        proxy_conn_reply_close(c, buf,
+                               proxy_reply_message(row->status, row->error, why, buf, sizeof(buf)));
         return;
     }
     case PROXY_REPLY_AUTHORITY: {
         char buf[512];
-        int n = snprintf(buf, sizeof(buf),
-                         "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\n"
-                         "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
-                         sizeof(authority_body) - 1, authority_body);
-        proxy_conn_reply_close(c, buf, (size_t)n);
+        proxy_conn_reply_close(c, buf, proxy_reply_authority(buf, sizeof(buf)));
         return;
     }
     }
@@ -510,7 +489,7 @@ static void deny_l7(struct proxy_conn *c, const char *error, const struct proxy_
     d.host = c->nhost;
     d.port = c->port;
     d.binary = v->binary;
-    d.skill = proxy_local_skill(c->srv); /* advisor mode: next_steps, agent_guidance */
+    d.skill = proxy_server_skill(c->srv); /* advisor mode: next_steps, agent_guidance */
     d.gql = v->gql_op;
     d.gql_endpoint = v->gql_endpoint;
     r = proxy_reply_l7(&d, &len);
@@ -1048,10 +1027,10 @@ static void client_cap(struct proxy_conn *c)
     size_t same = 0;
 
     /* policy.local clients left the list but still count (proxy_local.c) */
-    if (srv->nconns + proxy_local_clients(srv, NULL) <= srv->cfg->max_client_conns) {
+    if (srv->nconns + proxy_server_local_clients(srv, NULL) <= srv->cfg->max_client_conns) {
         return; /* no address can be over the cap */
     }
-    same = proxy_local_clients(srv, &c->peer);
+    same = proxy_server_local_clients(srv, &c->peer);
     /* the list is newest first: the last waiting match is the oldest */
     for (struct proxy_conn *o = srv->conns; o != NULL; o = o->next) {
         if (o->state == PROXY_ST_LINGER || o->state == PROXY_ST_CLOSING ||

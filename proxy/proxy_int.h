@@ -244,8 +244,11 @@ void proxy_decide_dest(const struct proxy_policy *p, const struct proxy_identity
 const char *proxy_ssrf_kind(enum model_reason r);
 
 /* ===========================================================================
- * Response bodies (proxy_policy.c)
+ * Replies the proxy writes itself (proxy_reply.c)
  * ========================================================================= */
+
+/* The reason phrase of 'status' ("Error" for one the table lacks; static). */
+const char *proxy_reply_status_text(unsigned status);
 
 /* What a refused request lacked, for an agent that may ask for it (the
  * body's "rule_missing", docs/proxy.md "Deny bodies"). All borrowed. */
@@ -260,7 +263,7 @@ struct proxy_missing {
 /* A complete HTTP response (head and body): new, caller frees. The body is
  * {"detail","error"[,"reason"]}; with 'miss' and miss->skill (proposals on)
  * it also carries "rule_missing" {type, layer "l4", host, port, binary},
- * "next_steps" and "agent_guidance" (proxy_local_advice). 'miss' may be NULL. */
+ * "next_steps" and "agent_guidance" (proxy_reply_advice). 'miss' may be NULL. */
 char *proxy_reply_json(unsigned status, const char *error, const char *detail, const char *reason,
                        const struct proxy_missing *miss, size_t *len);
 /* The structured L7 deny (docs/proxy.md "Deny bodies"). */
@@ -283,6 +286,23 @@ struct proxy_l7_deny {
 char *proxy_reply_l7(const struct proxy_l7_deny *d, size_t *len);
 /* Bare status line with an empty body ("HTTP/1.1 400 Bad Request\r\n\r\n"). */
 const char *proxy_reply_bare(unsigned status);
+/* The builders below write a complete reply into 'buf' ('len' bytes) and
+ * return its length, 0 when it does not fit (nothing to send). */
+/* text/plain: 'detail' and a newline. */
+size_t proxy_reply_text(unsigned status, const char *detail, char *buf, size_t len);
+/* {"error","message"}, the reference's credential bodies ('error' and
+ * 'message' are our constants: not escaped). */
+size_t proxy_reply_message(unsigned status, const char *error, const char *message, char *buf,
+                           size_t len);
+/* 403 request_authority_mismatch (a request in a tunnel names another
+ * authority). */
+size_t proxy_reply_authority(char *buf, size_t len);
+/* The head of a JSON answer whose body is 'body_len' bytes (policy.local's
+ * answers, whose status and body are the advisor's). */
+size_t proxy_reply_json_head(unsigned status, size_t body_len, char *buf, size_t len);
+/* Add "next_steps" (always) and "agent_guidance" (only with a skill path:
+ * advisor mode with proposals on) to a deny body 'o' (borrowed). */
+void proxy_reply_advice(json_t *o, const char *skill_path);
 
 /* ===========================================================================
  * Binary identity (proxy_ident.c)
@@ -739,6 +759,44 @@ const struct proxy_outcome_row *proxy_outcome_row(enum proxy_outcome o);
 size_t proxy_outcome_count(void);
 const struct proxy_outcome_row *proxy_outcome_at(size_t i);
 
+/* ===========================================================================
+ * Hooks: what a mode adds to the core (proxy_server.c)
+ * ========================================================================= */
+
+/* The core never calls a mode by name. A mode that cfg->mode_start starts
+ * (advisor mode, proxy/proxy_advisor.c) registers these, the way its denial
+ * tap reaches the decision log (proxy_log_set_tap); every one may be NULL,
+ * and the core then does what --policy mode does. All run on the loop
+ * thread with 'arg'. */
+struct proxy_hooks {
+    void *arg;
+    /* A forward request to http://policy.local:80, 'rest' its path and query
+     * as received: take the client over (its bufferevent and socket leave
+     * 'c'; the caller retires 'c') and return true, or return false (the
+     * core refuses: policy.local is not served). */
+    bool (*local_serve)(void *arg, struct proxy_conn *c, const char *rest, size_t len);
+    /* Clients the mode serves from address 'peer' (NULL: any): they count
+     * toward the per-address connection cap (proxy_conn.c client_cap). */
+    size_t (*local_clients)(void *arg, const struct sockaddr_storage *peer);
+    /* The skill path deny bodies point an agent at (borrowed), or NULL:
+     * no proposals, no "agent_guidance" (proxy_reply_advice). */
+    const char *(*skill)(void *arg);
+    /* Stop the mode (its threads, the clients it took); runs first when the
+     * server is freed, before any connection or the event base. */
+    void (*stop)(void *arg);
+};
+
+/* Register 'h' (copied) on 'srv'; a second call replaces the first. */
+void proxy_server_set_hooks(struct proxy_server *srv, const struct proxy_hooks *h);
+/* The hooks as the core calls them (NULL hook: the default). */
+bool proxy_server_local_serve(struct proxy_conn *c, const char *rest, size_t len);
+size_t proxy_server_local_clients(const struct proxy_server *srv,
+                                  const struct sockaddr_storage *peer);
+const char *proxy_server_skill(const struct proxy_server *srv);
+/* Reload cfg->policy_path the way SIGHUP does (quarantine on failure): a
+ * mode that writes a new policy there calls it (loop thread). */
+void proxy_server_reload(struct proxy_server *srv, const char *why);
+
 struct proxy_server {
     struct event_base *base;
     struct evdns_base *dns;
@@ -766,7 +824,7 @@ struct proxy_server {
     bool policy_st_valid;
     uint16_t port; /* bound ports */
     uint16_t admin_port;
-    struct proxy_advisor *adv;    /* advisor mode (proxy_advisor.c), else NULL */
+    struct proxy_hooks hooks;     /* what a mode added (advisor mode), else all NULL */
     struct proxy_creds *creds;    /* --credentials (proxy_cred.c), else NULL */
     struct proxy_metrics metrics; /* GET /metrics (proxy_metrics.c) */
     bool warned_accept;           /* an accept failure was logged (once until one succeeds) */

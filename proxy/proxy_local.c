@@ -232,49 +232,6 @@ static enum local_route route_of(const char *method, const char *path, char *id,
 }
 
 /* ---------------------------------------------------------------------------
- * The deny-body advice
- * ------------------------------------------------------------------------- */
-
-void proxy_local_advice(json_t *o, const char *skill)
-{
-    json_t *steps = json_array();
-
-    if (skill != NULL) {
-        char g[1200];
-        json_array_append_new(steps, json_pack("{s:s,s:s}", "action", "read_skill", "path", skill));
-        json_array_append_new(steps,
-                              json_pack("{s:s,s:s,s:s}", "action", "inspect_policy", "method",
-                                        "GET", "url", "http://policy.local/v1/policy/current"));
-        json_array_append_new(steps, json_pack("{s:s,s:s,s:s}", "action", "inspect_recent_denials",
-                                               "method", "GET", "url",
-                                               "http://policy.local/v1/denials?last=5"));
-        json_array_append_new(steps,
-                              json_pack("{s:s,s:s,s:s,s:s}", "action", "submit_proposal", "method",
-                                        "POST", "url", "http://policy.local/v1/proposals",
-                                        "body_type", "PolicyMergeOperation"));
-        snprintf(g, sizeof(g),
-                 "The sandbox's network policy (enforced by proviso) refused this request. If "
-                 "the task really needs it, do not give up: follow %s, propose the narrowest "
-                 "rule that allows exactly this request to http://policy.local/v1/proposals, "
-                 "wait on /v1/proposals/{id}/wait until it is approved with policy_reloaded "
-                 "true, then retry the request once.",
-                 skill);
-        json_object_set_new(o, "next_steps", steps);
-        json_object_set_new(o, "agent_guidance", json_string(g));
-        return;
-    }
-    json_object_set_new(o, "next_steps", steps);
-}
-
-const char *proxy_local_skill(const struct proxy_server *srv)
-{
-    if (srv->adv == NULL || !proxy_advisor_enabled(srv->adv)) {
-        return NULL;
-    }
-    return proxy_advisor_skill_path(srv->adv);
-}
-
-/* ---------------------------------------------------------------------------
  * Recent denials
  * ------------------------------------------------------------------------- */
 
@@ -369,40 +326,6 @@ static json_t *denials_json(const struct proxy_local *l, unsigned last)
  * Answers
  * ------------------------------------------------------------------------- */
 
-static const char *status_text(unsigned s)
-{
-    switch (s) {
-    case 200:
-        return "OK";
-    case 202:
-        return "Accepted";
-    case 400:
-        return "Bad Request";
-    case 401:
-        return "Unauthorized";
-    case 403:
-        return "Forbidden";
-    case 404:
-        return "Not Found";
-    case 409:
-        return "Conflict";
-    case 411:
-        return "Length Required";
-    case 413:
-        return "Content Too Large";
-    case 429:
-        return "Too Many Requests"; /* the advisor's per-sandbox /wait share */
-    case 500:
-        return "Internal Server Error";
-    case 502:
-        return "Bad Gateway";
-    case 503:
-        return "Service Unavailable";
-    default:
-        return "OK";
-    }
-}
-
 static void req_free(struct local_req *r)
 {
     struct proxy_local *l = r->l;
@@ -478,6 +401,7 @@ static void log_outcome(struct local_req *r, unsigned status, const char *js)
 static void answer_text(struct local_req *r, unsigned status, const char *js)
 {
     struct evbuffer *out;
+    char head[200];
 
     log_outcome(r, status, js);
     if (r->bev == NULL) {
@@ -485,10 +409,7 @@ static void answer_text(struct local_req *r, unsigned status, const char *js)
         return;
     }
     out = bufferevent_get_output(r->bev);
-    evbuffer_add_printf(out,
-                        "HTTP/1.1 %u %s\r\nContent-Type: application/json\r\nContent-Length: "
-                        "%zu\r\nConnection: close\r\n\r\n",
-                        status, status_text(status), strlen(js));
+    evbuffer_add(out, head, proxy_reply_json_head(status, strlen(js), head, sizeof(head)));
     evbuffer_add(out, js, strlen(js));
     r->st = LS_WRITE;
     bufferevent_setwatermark(r->bev, EV_WRITE, 0, 0);
@@ -900,9 +821,8 @@ static void req_event(struct bufferevent *bev, short what, void *arg)
  * Hand-over from proxy_relay.c
  * ------------------------------------------------------------------------- */
 
-bool proxy_local_serve(struct proxy_conn *c, const char *rest, size_t len)
+bool proxy_local_serve(struct proxy_local *l, struct proxy_conn *c, const char *rest, size_t len)
 {
-    struct proxy_local *l = proxy_advisor_local(c->srv->adv);
     const struct proxy_request *hq = c->cur.req;
     struct local_req *r;
     struct timeval tv = {BODY_TIMEOUT_S, 0};
@@ -956,9 +876,8 @@ bool proxy_local_serve(struct proxy_conn *c, const char *rest, size_t len)
     return true;
 }
 
-size_t proxy_local_clients(const struct proxy_server *srv, const struct sockaddr_storage *peer)
+size_t proxy_local_clients(const struct proxy_local *l, const struct sockaddr_storage *peer)
 {
-    const struct proxy_local *l = srv->adv != NULL ? proxy_advisor_local(srv->adv) : NULL;
     size_t n = 0;
 
     if (l == NULL) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* proxy_main.c - command line of proviso-proxy
  *
- *   proviso-proxy (--policy FILE | --advisor URL --sandbox NAME --token-file F
+ *   proviso-proxy (--policy FILE | --advisor URL... --sandbox NAME --token-file F
  *                  [--skill-dir DIR]) [--port N] [--bind ADDR] [--admin-port N]
  *                 [--data-dir DIR] [--log FILE] [--upstream-ca FILE]
  *                 [--test-allow-loopback] [--test-hosts-file FILE]
@@ -30,7 +30,10 @@
 
 static const struct pv_opt proxy_opts[] = {
     {"policy", "FILE", "the policy to enforce (reloaded when it changes)", 0},
-    {"advisor", "URL", "take the policy from proviso-advisor instead", 0},
+    {"advisor", "URL",
+     "take the policy from proviso-advisor instead (repeat for replicas of one gateway, "
+     "at most 8: the proxy fails over between them)",
+     PV_OPT_REPEAT},
     {"sandbox", "NAME", "the sandbox's name at the advisor", 0},
     {"token-file", "FILE", "the sandbox's token for the advisor", 0},
     {"skill-dir", "DIR", "where to write the agent skill (default DATA_DIR/skills)", 0},
@@ -192,7 +195,15 @@ int main(int argc, char **argv)
     }
     cfg.hosts_file = pv_args_get(&a, "test-hosts-file");
     cfg.port_file = pv_args_get(&a, "port-file");
-    cfg.advisor_url = pv_args_get(&a, "advisor");
+    cfg.nadvisor_urls = pv_args_count(&a, "advisor");
+    if (cfg.nadvisor_urls > PROXY_ADVISORS_MAX) {
+        fprintf(stderr, "proviso-proxy: --advisor: at most %d URLs\n", PROXY_ADVISORS_MAX);
+        return 2;
+    }
+    for (size_t i = 0; i < cfg.nadvisor_urls; i++) {
+        cfg.advisor_urls[i] = pv_args_nth(&a, "advisor", (unsigned)i);
+    }
+    cfg.advisor_url = cfg.advisor_urls[0];
     cfg.sandbox = pv_args_get(&a, "sandbox");
     cfg.token_file = pv_args_get(&a, "token-file");
     cfg.skill_dir = pv_args_get(&a, "skill-dir");

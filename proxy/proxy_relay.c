@@ -33,7 +33,6 @@
 #include <unistd.h>
 
 #include "common/pv_dynbuf.h"
-#include "proxy/proxy_advisor.h"
 #include "proxy/proxy_int.h"
 #include "proxy/proxy_ws.h"
 
@@ -951,7 +950,7 @@ void proxy_relay_forward(struct proxy_conn *c)
         if (u.port != 80) {
             proxy_conn_outcome(c, PROXY_OUT_POLICY_LOCAL_PORT, NULL, "Use http://policy.local only",
                                NULL);
-        } else if (proxy_local_serve(c, t + u.rest.off, u.rest.len)) {
+        } else if (proxy_server_local_serve(c, t + u.rest.off, u.rest.len)) {
             /* advisor mode: proxy_local.c took the client socket and answers
              * it (one decision line per outcome, engine policy-local) */
             proxy_conn_kill(c);

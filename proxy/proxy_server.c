@@ -32,7 +32,6 @@
 
 #include "common/pv_log.h"
 #include "common/pv_notify.h"
-#include "proxy/proxy_advisor.h"
 #include "proxy/proxy_int.h"
 
 #define DRAIN_GRACE_S 5
@@ -145,10 +144,41 @@ static void reload(struct proxy_server *srv, const char *why)
     }
 }
 
-/* advisor mode: proxy_advisor.c wrote a revision to cfg->policy_path */
+/* a mode (advisor mode) wrote a new policy to cfg->policy_path */
 void proxy_server_reload(struct proxy_server *srv, const char *why)
 {
     reload(srv, why);
+}
+
+/* ---------------------------------------------------------------------------
+ * Hooks (proxy_int.h): what a mode adds, called by the core without knowing it
+ * ------------------------------------------------------------------------- */
+
+void proxy_server_set_hooks(struct proxy_server *srv, const struct proxy_hooks *h)
+{
+    srv->hooks = *h;
+}
+
+bool proxy_server_local_serve(struct proxy_conn *c, const char *rest, size_t len)
+{
+    const struct proxy_hooks *h = &c->srv->hooks;
+
+    return h->local_serve != NULL && h->local_serve(h->arg, c, rest, len);
+}
+
+size_t proxy_server_local_clients(const struct proxy_server *srv,
+                                  const struct sockaddr_storage *peer)
+{
+    const struct proxy_hooks *h = &srv->hooks;
+
+    return h->local_clients != NULL ? h->local_clients(h->arg, peer) : 0;
+}
+
+const char *proxy_server_skill(const struct proxy_server *srv)
+{
+    const struct proxy_hooks *h = &srv->hooks;
+
+    return h->skill != NULL ? h->skill(h->arg) : NULL;
 }
 
 static void stat_cb(evutil_socket_t fd, short what, void *arg)
@@ -437,7 +467,9 @@ static struct event *timer_event(struct proxy_server *srv, event_callback_fn fn,
 
 static void server_free(struct proxy_server *srv)
 {
-    proxy_advisor_free(srv->adv); /* advisor mode: threads, policy.local clients */
+    if (srv->hooks.stop != NULL) {
+        srv->hooks.stop(srv->hooks.arg); /* advisor mode: threads, policy.local clients */
+    }
     while (srv->conns != NULL) {
         proxy_conn_free(srv->conns);
     }
@@ -516,10 +548,10 @@ int proxy_server_run(const struct proxy_config *cfg)
                       why);
         return 2;
     }
-    /* advisor mode: fail closed until the first revision loads (proxy_advisor.c) */
-    srv.policy = cfg->advisor_url != NULL
-                     ? proxy_policy_quarantine(1, "fail-closed: no policy revision has loaded "
-                                                  "from the advisor yet")
+    /* a mode that loads the first policy itself (advisor mode): fail closed
+     * until it does */
+    srv.policy = cfg->start_quarantine != NULL
+                     ? proxy_policy_quarantine(1, cfg->start_quarantine)
                      : proxy_policy_load(cfg->policy_path, 1, err, sizeof(err));
     if (srv.policy == NULL) {
         pv_log_errorx("%s", err);
@@ -573,7 +605,7 @@ int proxy_server_run(const struct proxy_config *cfg)
         server_free(&srv);
         return 2;
     }
-    if (cfg->advisor_url != NULL && (srv.adv = proxy_advisor_new(&srv)) == NULL) {
+    if (cfg->mode_start != NULL && cfg->mode_start(&srv) != 0) {
         server_free(&srv);
         return 2;
     }

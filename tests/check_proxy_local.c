@@ -181,7 +181,7 @@ START_TEST(test_advice)
     json_t *off = json_object();
     json_t *s;
 
-    proxy_local_advice(on, "/data/skills/policy_advisor.md");
+    proxy_reply_advice(on, "/data/skills/policy_advisor.md");
     s = json_object_get(on, "next_steps");
     ck_assert_uint_eq(json_array_size(s), 4);
     ck_assert_str_eq(json_string_value(json_object_get(json_array_get(s, 0), "action")),
@@ -197,7 +197,7 @@ START_TEST(test_advice)
     ck_assert_str_eq(json_string_value(json_object_get(json_array_get(s, 3), "method")), "POST");
     ck_assert(strstr(json_string_value(json_object_get(on, "agent_guidance")),
                      "/data/skills/policy_advisor.md") != NULL);
-    proxy_local_advice(off, NULL);
+    proxy_reply_advice(off, NULL);
     ck_assert_uint_eq(json_array_size(json_object_get(off, "next_steps")), 0);
     ck_assert_ptr_null(json_object_get(off, "agent_guidance"));
     json_decref(on);

@@ -324,6 +324,42 @@ START_TEST(test_reply_json)
 }
 END_TEST
 
+/* The fixed-buffer builders of proxy_reply.c: exact bytes, and 0 (send
+ * nothing) rather than a truncated head when the buffer is too small. */
+START_TEST(test_reply_fixed)
+{
+    char buf[512];
+    char small[40];
+    size_t n;
+
+    n = proxy_reply_text(400, "use http", buf, sizeof(buf));
+    ck_assert_str_eq(buf, "HTTP/1.1 400 Bad Request\r\nContent-Length: 9\r\n"
+                          "Connection: close\r\n\r\nuse http\n");
+    ck_assert_uint_eq(n, strlen(buf));
+    n = proxy_reply_message(500, "credential_unavailable", "m", buf, sizeof(buf));
+    ck_assert_str_eq(buf, "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\n"
+                          "Content-Length: 48\r\nConnection: close\r\n\r\n"
+                          "{\"error\":\"credential_unavailable\",\"message\":\"m\"}");
+    ck_assert_uint_eq(n, strlen(buf));
+    n = proxy_reply_authority(buf, sizeof(buf));
+    ck_assert_uint_eq(n, strlen(buf));
+    ck_assert(strncmp(buf, "HTTP/1.1 403 Forbidden\r\n", 24) == 0);
+    ck_assert(strstr(buf, "\r\n\r\n{\"error\":\"request_authority_mismatch\",") != NULL);
+    n = proxy_reply_json_head(412, 7, buf, sizeof(buf));
+    ck_assert_str_eq(buf, "HTTP/1.1 412 Precondition Failed\r\nContent-Type: application/json\r\n"
+                          "Content-Length: 7\r\nConnection: close\r\n\r\n");
+    ck_assert_uint_eq(n, strlen(buf));
+    /* negative: nothing fits, nothing is sent */
+    ck_assert_uint_eq(proxy_reply_text(400, "use http", small, sizeof(small)), 0);
+    ck_assert_uint_eq(proxy_reply_message(403, "e", "m", small, sizeof(small)), 0);
+    ck_assert_uint_eq(proxy_reply_authority(small, sizeof(small)), 0);
+    ck_assert_uint_eq(proxy_reply_json_head(200, 1, small, 10), 0);
+    /* an unknown status still gets a phrase */
+    ck_assert_str_eq(proxy_reply_status_text(299), "Error");
+    ck_assert_str_eq(proxy_reply_status_text(429), "Too Many Requests");
+}
+END_TEST
+
 START_TEST(test_reply_l7)
 {
     struct proxy_l7_deny d = {"policy_denied",
@@ -398,6 +434,7 @@ static Suite *policy_suite(void)
     tcase_add_test(tc, test_ssrf_kind);
     tcase_add_test(tc, test_reply_json);
     tcase_add_test(tc, test_reply_l7);
+    tcase_add_test(tc, test_reply_fixed);
     tcase_add_test(tc, test_refcount);
     suite_add_tcase(s, tc);
     return s;

@@ -19,3 +19,7 @@ EXTRA_DIST += tests/e2e/tool_server.py
 EXTRA_DIST += tests/e2e/advisor_proxy_lib.sh
 TESTS += $(PROXY_ADVISOR_E2E)
 EXTRA_DIST += $(PROXY_ADVISOR_E2E)
+# --advisor repeated: failover between two advisor replicas on one
+# PostgreSQL (tests/pg_lib.sh; skips without the server)
+TESTS += tests/e2e/proxy_failover.sh
+EXTRA_DIST += tests/e2e/proxy_failover.sh
