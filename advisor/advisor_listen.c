@@ -199,6 +199,10 @@ struct advisor_listen *advisor_listen_start(struct advisor *a, char *err, size_t
         free(l);
         return NULL;
     }
+    /* LISTEN is on: what another replica commits from here on arrives as
+     * a note. What it committed between this replica's first read of the
+     * sandboxes and now would be missed without one more full read. */
+    advisor_listen_apply(a, l->st, "*");
     if (pthread_create(&l->tid, NULL, listen_main, l) != 0) {
         snprintf(err, errlen, "cannot start the listener thread");
         store_close(l->st);
