@@ -177,6 +177,34 @@ else
 fi
 
 # ---------------------------------------------------------------------------
+# review-token compare-and-set across replicas: one chunk approved through
+# A and B at the same moment with the same token - exactly one wins, and
+# the revision moves by one per chunk
+# ---------------------------------------------------------------------------
+
+rev0=$(jget "$(adm B GET /v1/sandboxes/one/policy)" .revision)
+wins=0
+for r in 1 2 3 4 5 6 7 8; do
+    submit_a "cas$r"
+    TOKEN=$(jget "$(adm B GET "/v1/sandboxes/one/proposals/$SID")" .review_token)
+    adm A POST "/v1/sandboxes/one/proposals/$SID/approve" "{\"review_token\":\"$TOKEN\"}" \
+        >"$T/cas.A" &
+    ca=$!
+    adm B POST "/v1/sandboxes/one/proposals/$SID/approve" "{\"review_token\":\"$TOKEN\"}" \
+        >"$T/cas.B" &
+    cb=$!
+    wait "$ca" "$cb"
+    codes=$(printf '%s %s' "$(code "$(cat "$T/cas.A")")" "$(code "$(cat "$T/cas.B")")")
+    case "$codes" in
+    "200 409" | "409 200" | "200 412" | "412 200") wins=$((wins + 1)) ;;
+    *) echo "# round $r: $codes" ;;
+    esac
+done
+expect_eq "each chunk approved exactly once through two replicas" 8 "$wins"
+rev1=$(jget "$(adm A GET /v1/sandboxes/one/policy)" .revision)
+expect_eq "one revision per chunk" "$((rev0 + 8))" "$rev1"
+
+# ---------------------------------------------------------------------------
 # 1,000 submissions and decisions; kill -9 of A in the middle
 # ---------------------------------------------------------------------------
 
@@ -212,7 +240,7 @@ nfail=$(sed -n 's/.* \([0-9]*\) refused or failed/\1/p' "$T/load.out")
 
 # The proxy converges on the last revision within 2 s.
 REV=$(jget "$(adm B GET /v1/sandboxes/one/policy)" .revision)
-expect_eq "one revision per approval" "$((napp + 3))" "$REV"
+expect_eq "one revision per approval" "$((napp + 11))" "$REV"
 if wait_log "$T/P.log" "advisor revision $REV loaded" 100; then
     t_app=$(grep '^approve ' "$T/acked" | tail -n 1 | cut -d' ' -f3)
     conv=$(($(log_ms "$T/P.log" "advisor revision $REV loaded") - t_app))
