@@ -6,8 +6,10 @@
 # audit key (--audit-key-file), proviso-proxy in advisor mode, the logging
 # upstream, curl as the agent and a Python client for the load.
 #
-#  - A replica refuses a missing key file and a key that did not sign the
-#    chain; nothing it could write would verify.
+#  - A replica refuses a missing key file, a key others may read, a file
+#    that is no key, and a key that did not sign the chain (nothing it
+#    wrote would verify with the chain's key); on SQLite a replaced default
+#    key only warns.
 #  - A sandbox created on A is known to B (its token is accepted there at
 #    once); deleted on A, its token is refused on B.
 #  - Cross-replica wake-up: an agent's /wait held on B answers when A
@@ -16,8 +18,9 @@
 #    100 ms; without the notes each would run to its timeout).
 #  - Proof under failure: 1,000 submissions (through A) and decisions
 #    (through B); A is killed with SIGKILL mid-run and restarted. The
-#    proxy, given both replicas (--advisor A --advisor B, A in use), moves
-#    to B within 2 s. Every write the client saw acknowledged is in the
+#    proxy, given both replicas (--advisor A --advisor B, A in use),
+#    enforces within 2 s what is proposed and approved through B while A
+#    is down (judged by the upstream). Every write the client saw acknowledged is in the
 #    store afterwards, read through either replica; one revision per
 #    approval; the audit chain verifies from an export of either replica
 #    with the one public key, and both exports have the same records; the
@@ -108,6 +111,34 @@ expect_eq "a replica with another key: start-up refused" 2 "$?"
 expect_has "the refusal says why" "signed by another key" "$(cat "$T/C.log")"
 "$ADVISOR_BIN" --data-dir "$T/C.d" --port 0 --store "$PG_URL" >"$T/C2.log" 2>&1
 expect_eq "a replica with its own DIR/audit.key on PostgreSQL: refused" 2 "$?"
+
+# A key others may read, and a file that is no key: refused, named.
+cp "$T/other.key" "$T/loose.key" && chmod 644 "$T/loose.key"
+"$ADVISOR_BIN" --data-dir "$T/C.d" --port 0 --store "$PG_URL" --audit-key-file "$T/loose.key" \
+    >"$T/C3.log" 2>&1
+expect_eq "a key file others may read: refused" 2 "$?"
+expect_has "the mode is named" "chmod 600" "$(cat "$T/C3.log")"
+printf 'not a key\n' >"$T/junk.key" && chmod 600 "$T/junk.key"
+"$ADVISOR_BIN" --data-dir "$T/C.d" --port 0 --store "$PG_URL" --audit-key-file "$T/junk.key" \
+    >"$T/C4.log" 2>&1
+expect_eq "a file that is no key: refused" 2 "$?"
+expect_has "the reason is named" "not an Ed25519 private key" "$(cat "$T/C4.log")"
+
+# On SQLite a replaced DIR/audit.key only warns (docs/audit.md#key); a
+# given key that did not sign the chain is refused there too.
+start_advisor S --config "$T/quiet.yaml"
+sandbox S s1 "$T/base.yaml"
+kill "$S_PID"
+wait "$S_PID" 2>/dev/null
+rm -f "$T/S.d/audit.key"
+start_advisor S --config "$T/quiet.yaml"
+expect_has "SQLite, a new default key: a warning" "new records are signed by this one" \
+    "$(cat "$T/S.log")"
+kill "$S_PID"
+wait "$S_PID" 2>/dev/null
+"$ADVISOR_BIN" --data-dir "$T/S.d" --port 0 --audit-key-file "$T/other.key" >"$T/S2.log" 2>&1
+expect_eq "SQLite, --audit-key-file with another key: refused" 2 "$?"
+expect_has "the refusal says why" "signed by another key" "$(cat "$T/S2.log")"
 
 # A sandbox deleted on A: its token stops working on B.
 sandbox A gone "$T/base.yaml"
@@ -223,7 +254,30 @@ kill -KILL "$A_PID"
 t_kill=$(now_ms)
 wait "$A_PID" 2>/dev/null
 echo "# A killed (SIGKILL) after $(cat "$T/progress") (operations, failures so far)"
-sleep 0.5
+# While A is down, an agent proposes through B and a reviewer approves
+# there: the proxy, which was following A, must enforce it within 2 s.
+out=$("$CURL" -s -w '|%{http_code}' -H "Authorization: Bearer $(cat "$T/one.token")" \
+    -H 'Content-Type: application/json' -d "$(rule down 127.0.0.1 "$UP" GET /down)" \
+    "http://127.0.0.1:$B_PORT/v1/sandboxes/one/proposals")
+expect_eq "submitted through B while A is down" 202 "$(code "$out")"
+SID=$(jget "$out" '.accepted_chunk_ids[0]')
+TOKEN=$(jget "$(adm B GET "/v1/sandboxes/one/proposals/$SID")" .review_token)
+out=$(adm B POST "/v1/sandboxes/one/proposals/$SID/approve" "{\"review_token\":\"$TOKEN\"}")
+t_down=$(now_ms)
+expect_eq "approved through B while A is down" 200 "$(code "$out")"
+REVD=$(jget "$(adm B GET /v1/sandboxes/one/policy)" .revision)
+if wait_log "$T/P.log" "advisor revision $REVD loaded" 100; then
+    echo "# with A down, the proxy loaded B's revision $REVD" \
+        "$(($(log_ms "$T/P.log" "advisor revision $REVD loaded") - t_down)) ms after the approval" \
+        "($(($(now_ms) - t_kill)) ms after the kill)"
+    pass
+else
+    fail "with A down, the proxy did not load revision $REVD within 2 s"
+fi
+: >"$T/up.log"
+out=$(via P "http://127.0.0.1:$UP/down")
+expect_eq "the approval made while A was down is enforced" 200 "$(code "$out")"
+if up_got "GET /down"; then pass; else fail "the upstream never got GET /down"; fi
 start_advisor A --config "$T/quiet.yaml" --store "$PG_URL" --audit-key-file "$T/audit.key" \
     --port "$A_PORT" --token-file "$T/A.admin"
 wait "$LOAD_PID"
@@ -240,7 +294,7 @@ nfail=$(sed -n 's/.* \([0-9]*\) refused or failed/\1/p' "$T/load.out")
 
 # The proxy converges on the last revision within 2 s.
 REV=$(jget "$(adm B GET /v1/sandboxes/one/policy)" .revision)
-expect_eq "one revision per approval" "$((napp + 11))" "$REV"
+expect_eq "one revision per approval" "$((napp + 12))" "$REV"
 if wait_log "$T/P.log" "advisor revision $REV loaded" 100; then
     t_app=$(grep '^approve ' "$T/acked" | tail -n 1 | cut -d' ' -f3)
     conv=$(($(log_ms "$T/P.log" "advisor revision $REV loaded") - t_app))
@@ -250,13 +304,6 @@ else
     fail "the proxy did not load revision $REV within 2 s"
 fi
 
-if grep -q "advisor http://127.0.0.1:$B_PORT answers" "$T/P.log"; then
-    moved=$(($(log_ms "$T/P.log" "advisor http://127.0.0.1:$B_PORT answers") - t_kill))
-    echo "# the proxy moved to B $moved ms after A was killed"
-    if [ "$moved" -lt 2000 ]; then pass; else fail "the proxy took $moved ms to move to B"; fi
-else
-    fail "the proxy never moved to B"
-fi
 
 # Every acknowledged write is in the store, read through either replica.
 for R in A B; do
