@@ -121,6 +121,7 @@ struct advisor {
     struct advisor_hold *holds;
     unsigned held[ADVISOR_HOLD_KINDS];
     struct advisor_mapper *mapper; /* NULL: denials are refused */
+    struct advisor_listen *listen; /* NULL: no other replica (SQLite) */
     struct httpd_metrics *metrics; /* GET /metrics (httpd_metrics.c) */
 };
 
@@ -185,6 +186,19 @@ pv_result advisor_tokens_put(struct advisor_tokens *t, const char *sha256hex, in
 void advisor_tokens_drop(struct advisor_tokens *t, int64_t id);
 /* The sandbox id whose token matches the bearer value, or -1. */
 int64_t advisor_tokens_find(struct advisor_tokens *t, const char *bearer, size_t len);
+/* Drop every entry whose id 'keep' refuses. */
+void advisor_tokens_keep(struct advisor_tokens *t, bool (*keep)(void *arg, int64_t id), void *arg);
+
+/* Other replicas' commits (advisor_listen.c, docs/scale-out.md#replicas):
+ * on a PostgreSQL store one thread LISTENs for the notes every write
+ * transaction sends, updates the sandbox tokens they name and wakes the
+ * long-polls (advisor_changed). NULL with 'err' "" on SQLite (nothing to
+ * listen to); NULL with 'err' set when the listener cannot start. */
+struct advisor_listen;
+struct advisor_listen *advisor_listen_start(struct advisor *a, char *err, size_t errlen);
+void advisor_listen_stop(struct advisor_listen *l);
+/* Apply one note's payload (store.h "Replicas") through store 'st'. */
+void advisor_listen_apply(struct advisor *a, struct store *st, const char *payload);
 
 /* ===========================================================================
  * Small helpers (advisor_util.c)
@@ -518,10 +532,16 @@ bool advisor_evidence_covered(const json_t *approved, const struct advisor_eval 
  * may be NULL) is merged into the JSON form. */
 pv_result advisor_event(struct store *st, const char *sandbox, const char *kind, const char *line,
                         json_t *extra) PV_WUR;
-/* The audit key (docs/audit.md#key): DATA_DIR/audit.key, created 0600 on
- * first start; refused when group or others may access it. Call once
+/* The audit key (docs/audit.md#key): 'key_file' when not NULL (it must
+ * exist: replicas share one key, docs/scale-out.md#replicas), else
+ * DATA_DIR/audit.key, created 0600 on first start; refused when group or
+ * others may access it. Call once
  * before any event is written; advisor_event fails without it. */
-pv_result advisor_audit_open(const char *data_dir, char *err, size_t errlen) PV_WUR;
+pv_result advisor_audit_open(const char *data_dir, const char *key_file, char *err,
+                             size_t errlen) PV_WUR;
+/* Whether the chain's newest sealed record in 'st' was signed by the
+ * loaded key: '*mismatch' true when it was not (PV_ERR_IO: unreadable). */
+pv_result advisor_audit_check_signer(struct store *st, bool *mismatch, int64_t *seq) PV_WUR;
 void advisor_audit_close(void);
 /* Seal, in one transaction and in order, the events at the start of the
  * log that have no record (written before schema 2, or with

@@ -15,9 +15,11 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "advisor/advisor.h"
 #include "advisor/store.h"
@@ -54,18 +56,63 @@ void advisor_audit_test_unsealed(void)
     unsealed = true;
 }
 
-pv_result advisor_audit_open(const char *data_dir, char *err, size_t errlen)
+pv_result advisor_audit_open(const char *data_dir, const char *key_file, char *err, size_t errlen)
 {
     char path[1100];
 
     PV_ENSURE(audit_key == NULL, PV_ERR_INTERNAL);
-    if ((size_t)snprintf(path, sizeof(path), "%s/audit.key", data_dir) >= sizeof(path)) {
+    if (key_file != NULL) {
+        /* A given key is never made here: a replica that made its own
+         * would sign the shared chain with a second key. */
+        if (access(key_file, F_OK) != 0) {
+            snprintf(err, errlen,
+                     "%s: %s; make the key once (openssl genpkey -algorithm ed25519 -out FILE) "
+                     "and give the same file to every replica",
+                     key_file, strerror(errno));
+            PV_BAIL(PV_ERR_IO);
+        }
+        if ((size_t)snprintf(path, sizeof(path), "%s", key_file) >= sizeof(path)) {
+            snprintf(err, errlen, "%s: path too long", key_file);
+            PV_BAIL(PV_ERR_USAGE);
+        }
+    } else if ((size_t)snprintf(path, sizeof(path), "%s/audit.key", data_dir) >= sizeof(path)) {
         snprintf(err, errlen, "%s: path too long", data_dir);
         PV_BAIL(PV_ERR_USAGE);
     }
     pv_errno = PV_OK;
     audit_key = audit_key_open(path, err, errlen);
     PV_ENSURE(audit_key != NULL, pv_errno == PV_ERR_NOMEM ? PV_ERR_NOMEM : PV_ERR_IO);
+    return PV_RESULT_OK;
+}
+
+static void head_record(void *arg, const struct store_event *e)
+{
+    char **out = arg;
+
+    free(*out);
+    *out = pv_strdup(e->record);
+}
+
+pv_result advisor_audit_check_signer(struct store *st, bool *mismatch, int64_t *seq)
+{
+    char seal[65];
+    char *record = NULL;
+    pv_result r;
+
+    *mismatch = false;
+    PV_ENSURE(audit_key != NULL, PV_ERR_INTERNAL);
+    PV_GUARD(store_begin_read(st));
+    r = store_event_head(st, seq, seal);
+    if (pv_ok(r) && *seq > 0) {
+        r = store_event_each(st, *seq - 1, 1, head_record, &record);
+    }
+    store_rollback(st);
+    PV_GUARD(r);
+    /* No record yet, or one written unsealed (sealed at start): no signer. */
+    if (record != NULL && record[0] != '\0') {
+        *mismatch = !audit_signed_by(audit_key, "record", record);
+    }
+    free(record);
     return PV_RESULT_OK;
 }
 

@@ -53,6 +53,7 @@ struct options {
     unsigned nprovers;
     unsigned nprover_tokens;
     const char *prover_exe;
+    const char *audit_key_file;
     struct pv_server_opts srv; /* --port, --token-fd */
     bool allow_loopback;
     bool export_audit;
@@ -78,6 +79,10 @@ static const struct pv_opt advisor_opts[] = {
      PV_OPT_REPEAT},
     {"prover-exe", "PATH", "the prover binary to run as the child (default: beside this one)", 0},
     {"test-allow-loopback", NULL, "tests only: proposals may name 127.0.0.1 literally", 0},
+    {"audit-key-file", "FILE",
+     "the audit signing key (PEM Ed25519, mode 0600; default DIR/audit.key); replicas on one "
+     "database share one (docs/scale-out.md#replicas)",
+     0},
     {"export-audit", NULL, "write the audit export (docs/audit.md) to stdout and exit", 0},
     {"since", "SEQ", "with --export-audit: only the records after SEQ", 0},
     {"test-no-audit-chain", NULL, "benchmarks only: write events unsealed", PV_OPT_HIDDEN},
@@ -97,7 +102,7 @@ static const struct pv_cmd advisor_cmd = {
                 "                       [--token-file FILE | --token-fd N] [--config FILE]\n"
                 "                       [--prover URL --prover-token-file FILE]... "
                 "[--prover-exe PATH]\n"
-                "                       [--test-allow-loopback]\n"
+                "                       [--audit-key-file FILE] [--test-allow-loopback]\n"
                 "       proviso-advisor --data-dir DIR --export-audit [--since SEQ]",
     .summary = "The policy advisor gateway: sandboxes, proposals, review (docs/advisor.md).\n"
                "Without --prover it runs proviso-prover as its child. Without a token\n"
@@ -155,6 +160,7 @@ static void parse_args(int argc, char **argv, struct options *o)
     o->nprovers = pv_args_count(&a, "prover");
     o->nprover_tokens = pv_args_count(&a, "prover-token-file");
     o->prover_exe = pv_args_get(&a, "prover-exe");
+    o->audit_key_file = pv_args_get(&a, "audit-key-file");
     o->allow_loopback = pv_args_has(&a, "test-allow-loopback");
     o->export_audit = pv_args_has(&a, "export-audit");
     o->no_chain = pv_args_has(&a, "test-no-audit-chain");
@@ -494,6 +500,39 @@ static void check_state(struct store *st)
                 (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 }
 
+/* One chain, one signer: the key this advisor signs with must be the one
+ * that signed the chain's newest record. Replicas on one database are
+ * each given the same key (--audit-key-file); one that was not would fork
+ * the chain's signatures, so it does not start. On SQLite without
+ * --audit-key-file a replaced key is allowed, as before (docs/audit.md#key:
+ * new records are signed by the new key), with a warning. */
+static void check_signer(const struct options *o, struct store *st)
+{
+    char pub[AUDIT_PUB_B64_LEN];
+    bool mismatch = false;
+    int64_t seq = 0;
+
+    if (!pv_ok(advisor_audit_check_signer(st, &mismatch, &seq))) {
+        pv_fatal("audit: cannot read the chain's head: %s", store_errmsg(st));
+    }
+    if (!mismatch) {
+        return;
+    }
+    if (!pv_ok(audit_key_pub_b64(advisor_audit_key(), pub))) {
+        snprintf(pub, sizeof(pub), "?");
+    }
+    if (o->audit_key_file != NULL || strncmp(o->store, "postgres", 8) == 0) {
+        pv_fatal("audit: the chain's newest record (seq %lld) was signed by another key than "
+                 "%s (public key %s); every replica on one store must be given the same key "
+                 "(--audit-key-file); refusing to start",
+                 (long long)seq, o->audit_key_file != NULL ? o->audit_key_file : "DIR/audit.key",
+                 pub);
+    }
+    pv_log_warnx("audit: the chain's newest record (seq %lld) was signed by another key; new "
+                 "records are signed by this one (public key %s)",
+                 (long long)seq, pub);
+}
+
 /* The data directory remembers a store kept elsewhere (DIR/store.location,
  * what store_describe says of it: no password), so that an advisor started
  * on DIR without --store does not quietly begin on a new, empty SQLite
@@ -546,7 +585,7 @@ static int export_audit(const struct options *o)
     char err[1024];
     pv_result r;
 
-    if (!pv_ok(advisor_audit_open(o->data_dir, err, sizeof(err)))) {
+    if (!pv_ok(advisor_audit_open(o->data_dir, o->audit_key_file, err, sizeof(err)))) {
         pv_fatal("audit key: %s", err);
     }
     store_mark_check(o);
@@ -653,10 +692,11 @@ int main(int argc, char **argv)
     }
     store_mark_write(&o);
     err[0] = '\0';
-    res = advisor_audit_open(o.data_dir, err, sizeof(err));
+    res = advisor_audit_open(o.data_dir, o.audit_key_file, err, sizeof(err));
     if (!pv_ok(res)) {
         pv_fatal("audit key: %s", err[0] != '\0' ? err : pv_strerror(res.err));
     }
+    check_signer(&o, st);
     if (o.no_chain) {
         pv_log_warnx("--test-no-audit-chain: events are not sealed and cannot be exported; "
                      "for measurements only, never in production");
@@ -694,6 +734,10 @@ int main(int argc, char **argv)
     a.group = store_group_open(o.store, err, sizeof(err));
     if (a.group == NULL) {
         pv_fatal("store: %s", err);
+    }
+    a.listen = advisor_listen_start(&a, err, sizeof(err));
+    if (a.listen == NULL && err[0] != '\0') {
+        pv_fatal("store: the change notes' listener: %s", err);
     }
 
     if (!pv_ok(httpd_token_load(&a.admin, o.token_file, o.srv.have_fd ? o.srv.token_fd : -1,
@@ -771,6 +815,7 @@ int main(int argc, char **argv)
         _exit(0);
     }
     advisor_mapper_free(a.mapper);
+    advisor_listen_stop(a.listen);
     httpd_metrics_free(a.metrics);
     advisor_child_stop(child, a.cfg.grace_ms);
     store_group_close(a.group);

@@ -973,6 +973,22 @@ void advisor_mapper_flush(struct advisor_mapper *m, struct advisor_worker *w)
     }
 }
 
+/* One flush at a time across replicas on one database (a session lock,
+ * docs/scale-out.md#replicas): two replicas flushing the same group at
+ * once would both find no pending chunk for its key and propose it twice.
+ * A replica that does not get the lock keeps its table for the next
+ * interval. */
+static void flush_owned(struct advisor_mapper *m, struct advisor_worker *w)
+{
+    bool got = false;
+
+    if (!pv_ok(store_try_lock(w->st, STORE_LOCK_MAPPER, &got)) || !got) {
+        return;
+    }
+    advisor_mapper_flush(m, w);
+    store_unlock(w->st, STORE_LOCK_MAPPER);
+}
+
 static void *flusher(void *arg)
 {
     struct advisor_mapper *m = arg;
@@ -993,7 +1009,7 @@ static void *flusher(void *arg)
             continue;
         }
         pthread_mutex_unlock(&m->mu);
-        advisor_mapper_flush(m, w);
+        flush_owned(m, w);
         pthread_mutex_lock(&m->mu);
     }
     pthread_mutex_unlock(&m->mu);

@@ -248,6 +248,19 @@ void advisor_tokens_drop(struct advisor_tokens *t, int64_t id)
     pthread_rwlock_unlock(&t->lock);
 }
 
+void advisor_tokens_keep(struct advisor_tokens *t, bool (*keep)(void *arg, int64_t id), void *arg)
+{
+    pthread_rwlock_wrlock(&t->lock);
+    for (size_t i = 0; i < t->n;) {
+        if (keep(arg, t->v[i].id)) {
+            i++;
+        } else {
+            t->v[i] = t->v[--t->n];
+        }
+    }
+    pthread_rwlock_unlock(&t->lock);
+}
+
 int64_t advisor_tokens_find(struct advisor_tokens *t, const char *bearer, size_t len)
 {
     unsigned char md[SHA256_DIGEST_LENGTH];

@@ -284,4 +284,39 @@ pv_result store_event_seal(struct store *s, int64_t seq, char seal[65]) PV_WUR;
 pv_result store_event_each(struct store *s, int64_t after, size_t limit,
                            void (*fn)(void *arg, const struct store_event *e), void *arg) PV_WUR;
 
+/* ---------------------------------------------------------------------------
+ * Replicas: several advisors on one PostgreSQL database (store_pg_repl.c,
+ * docs/scale-out.md#replicas)
+ *
+ * Every write transaction's COMMIT sends NOTIFY STORE_CHANNEL with a
+ * payload naming what changed: space-separated words, "state" always, then
+ * "settings" when a setting changed, "sandbox:ID" for each sandbox
+ * created, changed or deleted (its token, credentials, boundary) and
+ * "sandboxes" when more changed than a payload names. A listener reports
+ * "*" after it reconnected: notes may have been missed, anything may have
+ * changed. On SQLite one process owns the store and nothing is sent.
+ * ------------------------------------------------------------------------- */
+
+#define STORE_CHANNEL "proviso_changed"
+/* Session lock keys (store_try_lock); the writer and migration locks are
+ * 7076001 and 7076002 (store_pg.c). */
+#define STORE_LOCK_MAPPER 7076003
+
+struct store_listener;
+/* A LISTEN connection to the store at 'loc'; NULL with 'err' set on
+ * failure, NULL with err "" when the store is not PostgreSQL. */
+struct store_listener *store_listener_open(const char *loc, char *err, size_t errlen);
+/* Wait up to 'timeout_ms' for notes; fn(arg, payload) for each that
+ * arrived. A lost connection is opened again on the next call (fn then
+ * gets "*"); PV_ERR_IO while the database cannot be reached. */
+pv_result store_listener_wait(struct store_listener *l, int timeout_ms,
+                              void (*fn)(void *arg, const char *payload), void *arg) PV_WUR;
+void store_listener_close(struct store_listener *l);
+
+/* Try to take session lock 'key' on this connection, without waiting:
+ * '*got' says whether it is held now (until store_unlock or the end of
+ * the session). SQLite: always got (one process owns the store). */
+pv_result store_try_lock(struct store *s, int64_t key, bool *got) PV_WUR;
+void store_unlock(struct store *s, int64_t key);
+
 #endif

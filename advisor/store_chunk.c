@@ -46,13 +46,6 @@ void store_chunk_clear(struct store_chunk *c)
     memset(c, 0, sizeof(*c));
 }
 
-#define CHUNK_COLS                                                                              \
-    "id, sandbox, draft_version, status, rule_name, proposed_rule, rationale, security_notes, " \
-    "confidence, created_ms, decided_ms, host, port, binary, hit_count, first_seen_ms, "        \
-    "last_seen_ms, validation_result, rejection_reason, application_error, review_token, "      \
-    "current_hash, candidate_hash, analysis_mode, dedup_key, stage, evidence, approved_seq, "   \
-    "approved_rev, auto_approved, decided_by, approved_evidence, suspension_reason"
-
 static pv_result chunk_row(sqlite3_stmt *st, struct store_chunk *c)
 {
     int i = 0;
@@ -103,14 +96,13 @@ static pv_result chunk_row(sqlite3_stmt *st, struct store_chunk *c)
     return PV_RESULT_OK;
 }
 
-pv_result store_chunk_insert(struct store *s, const struct store_chunk *c)
+pv_result store_sq_chunk_insert(struct store *s, const struct store_chunk *c)
 {
     sqlite3_stmt *st =
-        store_prep(s, "INSERT INTO chunks (" CHUNK_COLS ") VALUES (?, ?, ?, ?, ?, ?, ?, "
+        store_prep(s, "INSERT INTO chunks (" STORE_CHUNK_COLS ") VALUES (?, ?, ?, ?, ?, ?, ?, "
                       "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
                       "?, ?, ?, ?)");
 
-    STORE_PG_ROUTE(s, store_pg_chunk_insert(s, c));
     if (st == NULL ||
         !store_bind(st, "siisssssdiisisiiissssssssssiiisss", c->id, c->sandbox, c->draft_version,
                     c->status, c->rule_name, c->proposed_rule, c->rationale, c->security_notes,
@@ -147,15 +139,15 @@ static pv_result chunk_one(struct store *s, const char *sql, int64_t sandbox, co
     return r;
 }
 
-pv_result store_chunk_get(struct store *s, int64_t sandbox, const char *id, struct store_chunk *out)
+pv_result store_sq_chunk_get(struct store *s, int64_t sandbox, const char *id,
+                             struct store_chunk *out)
 {
-    STORE_PG_ROUTE(s, store_pg_chunk_get(s, sandbox, id, out));
-    return chunk_one(s, "SELECT " CHUNK_COLS " FROM chunks WHERE sandbox = ? AND id = ?", sandbox,
-                     id, out);
+    return chunk_one(s, "SELECT " STORE_CHUNK_COLS " FROM chunks WHERE sandbox = ? AND id = ?",
+                     sandbox, id, out);
 }
 
-pv_result store_chunk_update(struct store *s, const struct store_chunk *c,
-                             const char *expect_status)
+pv_result store_sq_chunk_update(struct store *s, const struct store_chunk *c,
+                                const char *expect_status)
 {
     sqlite3_stmt *st = store_prep(
         s, "UPDATE chunks SET status = ?, rule_name = ?, proposed_rule = ?, rationale = ?, "
@@ -166,7 +158,6 @@ pv_result store_chunk_update(struct store *s, const struct store_chunk *c,
            "approved_evidence = ?, suspension_reason = ? "
            "WHERE id = ? AND sandbox = ? AND status = ?");
 
-    STORE_PG_ROUTE(s, store_pg_chunk_update(s, c, expect_status));
     if (st == NULL ||
         !store_bind(st, "sssssdiiisssssssiiissssis", c->status, c->rule_name, c->proposed_rule,
                     c->rationale, c->security_notes, c->confidence, c->decided_ms, c->hit_count,
@@ -202,13 +193,13 @@ static pv_result chunk_each(struct store *s, sqlite3_stmt *st,
     return PV_RESULT_OK;
 }
 
-pv_result store_chunk_each(struct store *s, int64_t sandbox, const char *status,
-                           void (*fn)(void *arg, const struct store_chunk *c), void *arg)
+pv_result store_sq_chunk_each(struct store *s, int64_t sandbox, const char *status,
+                              void (*fn)(void *arg, const struct store_chunk *c), void *arg)
 {
-    sqlite3_stmt *st = store_prep(s, "SELECT " CHUNK_COLS " FROM chunks WHERE sandbox = ? AND "
-                                     "(? = '' OR status = ?) ORDER BY created_ms, rowid");
+    sqlite3_stmt *st =
+        store_prep(s, "SELECT " STORE_CHUNK_COLS " FROM chunks WHERE sandbox = ? AND "
+                      "(? = '' OR status = ?) ORDER BY created_ms, rowid");
 
-    STORE_PG_ROUTE(s, store_pg_chunk_each(s, sandbox, status, fn, arg));
     PV_ENSURE(st != NULL, PV_ERR_IO);
     if (!store_bind(st, "iss", sandbox, status != NULL ? status : "",
                     status != NULL ? status : "")) {
@@ -218,15 +209,15 @@ pv_result store_chunk_each(struct store *s, int64_t sandbox, const char *status,
     return chunk_each(s, st, fn, arg);
 }
 
-pv_result store_chunk_each_key(struct store *s, int64_t sandbox, const char *status,
-                               const char *host, int64_t port, const char *binary,
-                               void (*fn)(void *arg, const struct store_chunk *c), void *arg)
+pv_result store_sq_chunk_each_key(struct store *s, int64_t sandbox, const char *status,
+                                  const char *host, int64_t port, const char *binary,
+                                  void (*fn)(void *arg, const struct store_chunk *c), void *arg)
 {
-    sqlite3_stmt *st = store_prep(s, "SELECT " CHUNK_COLS " FROM chunks WHERE sandbox = ? AND "
-                                     "status = ? AND host = ? AND port = ? AND binary = ? "
-                                     "ORDER BY created_ms, rowid");
+    sqlite3_stmt *st =
+        store_prep(s, "SELECT " STORE_CHUNK_COLS " FROM chunks WHERE sandbox = ? AND "
+                      "status = ? AND host = ? AND port = ? AND binary = ? "
+                      "ORDER BY created_ms, rowid");
 
-    STORE_PG_ROUTE(s, store_pg_chunk_each_key(s, sandbox, status, host, port, binary, fn, arg));
     PV_ENSURE(st != NULL, PV_ERR_IO);
     if (!store_bind(st, "issis", sandbox, status, host, port, binary)) {
         store_done(s, st);
@@ -235,13 +226,14 @@ pv_result store_chunk_each_key(struct store *s, int64_t sandbox, const char *sta
     return chunk_each(s, st, fn, arg);
 }
 
-pv_result store_chunk_each_approved(struct store *s, int64_t sandbox,
-                                    void (*fn)(void *arg, const struct store_chunk *c), void *arg)
+pv_result store_sq_chunk_each_approved(struct store *s, int64_t sandbox,
+                                       void (*fn)(void *arg, const struct store_chunk *c),
+                                       void *arg)
 {
-    sqlite3_stmt *st = store_prep(s, "SELECT " CHUNK_COLS " FROM chunks WHERE sandbox = ? AND "
-                                     "status = 'approved' ORDER BY approved_seq");
+    sqlite3_stmt *st =
+        store_prep(s, "SELECT " STORE_CHUNK_COLS " FROM chunks WHERE sandbox = ? AND "
+                      "status = 'approved' ORDER BY approved_seq");
 
-    STORE_PG_ROUTE(s, store_pg_chunk_each_approved(s, sandbox, fn, arg));
     PV_ENSURE(st != NULL, PV_ERR_IO);
     if (!store_bind(st, "i", sandbox)) {
         store_done(s, st);
@@ -250,35 +242,31 @@ pv_result store_chunk_each_approved(struct store *s, int64_t sandbox,
     return chunk_each(s, st, fn, arg);
 }
 
-pv_result store_chunk_by_dedup(struct store *s, int64_t sandbox, const char *key,
-                               struct store_chunk *out)
+pv_result store_sq_chunk_by_dedup(struct store *s, int64_t sandbox, const char *key,
+                                  struct store_chunk *out)
 {
-    STORE_PG_ROUTE(s, store_pg_chunk_by_dedup(s, sandbox, key, out));
     return chunk_one(s,
-                     "SELECT " CHUNK_COLS " FROM chunks WHERE sandbox = ? AND dedup_key = ? "
+                     "SELECT " STORE_CHUNK_COLS " FROM chunks WHERE sandbox = ? AND dedup_key = ? "
                      "AND dedup_key <> '' ORDER BY created_ms DESC, rowid DESC LIMIT 1",
                      sandbox, key, out);
 }
 
-int64_t store_chunk_max_draft(struct store *s, int64_t sandbox)
+int64_t store_sq_chunk_max_draft(struct store *s, int64_t sandbox)
 {
-    STORE_PG_ROUTE(s, store_pg_chunk_max_draft(s, sandbox));
     return store_one_int(s, "SELECT COALESCE(MAX(draft_version), 0) FROM chunks WHERE sandbox = ?",
                          sandbox);
 }
 
-int64_t store_chunk_max_seq(struct store *s, int64_t sandbox)
+int64_t store_sq_chunk_max_seq(struct store *s, int64_t sandbox)
 {
-    STORE_PG_ROUTE(s, store_pg_chunk_max_seq(s, sandbox));
     return store_one_int(s, "SELECT COALESCE(MAX(approved_seq), 0) FROM chunks WHERE sandbox = ?",
                          sandbox);
 }
 
-pv_result store_chunk_clear_pending(struct store *s, int64_t sandbox, int64_t *n)
+pv_result store_sq_chunk_clear_pending(struct store *s, int64_t sandbox, int64_t *n)
 {
     sqlite3_stmt *st = store_prep(s, "DELETE FROM chunks WHERE sandbox = ? AND status = 'pending'");
 
-    STORE_PG_ROUTE(s, store_pg_chunk_clear_pending(s, sandbox, n));
     if (st == NULL || !store_bind(st, "i", sandbox)) {
         store_done(s, st);
         PV_BAIL(PV_ERR_IO);

@@ -27,11 +27,10 @@ void store_event_clear(struct store_event *e)
     memset(e, 0, sizeof(*e));
 }
 
-pv_result store_event_append(struct store *s, struct store_event *e)
+pv_result store_sq_event_append(struct store *s, struct store_event *e)
 {
     sqlite3_stmt *st;
 
-    STORE_PG_ROUTE(s, store_pg_event_append(s, e));
     if (e->ts_ms == 0) {
         e->ts_ms = store_now_ms();
     }
@@ -71,12 +70,11 @@ static pv_result seal_row(struct store *s, sqlite3_stmt *st, int64_t *seq, char 
     return PV_RESULT_OK;
 }
 
-pv_result store_event_head(struct store *s, int64_t *seq, char seal[65])
+pv_result store_sq_event_head(struct store *s, int64_t *seq, char seal[65])
 {
     pv_result r = seal_row(
         s, store_prep(s, "SELECT seq, seal FROM events ORDER BY seq DESC LIMIT 1"), seq, seal);
 
-    STORE_PG_ROUTE(s, store_pg_event_head(s, seq, seal));
     if (r.err == PV_ERR_NOTFOUND) {
         *seq = 0;
         memset(seal, '0', 64);
@@ -86,12 +84,12 @@ pv_result store_event_head(struct store *s, int64_t *seq, char seal[65])
     return r;
 }
 
-pv_result store_event_set_record(struct store *s, int64_t seq, const char *record, const char *seal)
+pv_result store_sq_event_set_record(struct store *s, int64_t seq, const char *record,
+                                    const char *seal)
 {
     sqlite3_stmt *st =
         store_prep(s, "UPDATE events SET record = ?, seal = ? WHERE seq = ? AND record = ''");
 
-    STORE_PG_ROUTE(s, store_pg_event_set_record(s, seq, record, seal));
     if (st == NULL || !store_bind(st, "ssi", record, seal, seq)) {
         store_done(s, st);
         PV_BAIL(PV_ERR_IO);
@@ -101,11 +99,10 @@ pv_result store_event_set_record(struct store *s, int64_t seq, const char *recor
     return PV_RESULT_OK;
 }
 
-pv_result store_event_seal(struct store *s, int64_t seq, char seal[65])
+pv_result store_sq_event_seal(struct store *s, int64_t seq, char seal[65])
 {
     sqlite3_stmt *st = store_prep(s, "SELECT seq, seal FROM events WHERE seq = ?");
 
-    STORE_PG_ROUTE(s, store_pg_event_seal(s, seq, seal));
     if (st != NULL && !store_bind(st, "i", seq)) {
         store_done(s, st);
         PV_BAIL(PV_ERR_IO);
@@ -113,15 +110,14 @@ pv_result store_event_seal(struct store *s, int64_t seq, char seal[65])
     return seal_row(s, st, NULL, seal);
 }
 
-pv_result store_event_each(struct store *s, int64_t after, size_t limit,
-                           void (*fn)(void *arg, const struct store_event *e), void *arg)
+pv_result store_sq_event_each(struct store *s, int64_t after, size_t limit,
+                              void (*fn)(void *arg, const struct store_event *e), void *arg)
 {
     sqlite3_stmt *st = store_prep(s, "SELECT seq, ts_ms, sandbox, kind, line, json, record, seal "
                                      "FROM events "
                                      "WHERE seq > ? ORDER BY seq LIMIT ?");
     int rc;
 
-    STORE_PG_ROUTE(s, store_pg_event_each(s, after, limit, fn, arg));
     PV_ENSURE(st != NULL, PV_ERR_IO);
     if (!store_bind(st, "ii", after, (int64_t)limit)) {
         store_done(s, st);

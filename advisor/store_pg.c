@@ -3,8 +3,8 @@
  *
  * Selected by store_open() when the location is a libpq URI
  * (postgresql://... or postgres://...). The calls of store.h keep their
- * meaning; store_sqlite.c and the per-table files route each call here
- * when the connection is a PostgreSQL one (struct store's 'pg').
+ * meaning; store_open() gives the connection the table store_pg_ops
+ * (store.c) and each call dispatches here through it.
  *
  * Guarantees, as on SQLite (docs/operations.md#postgresql):
  *  - Durability: the session sets synchronous_commit = on, so COMMIT
@@ -56,17 +56,6 @@
 #define WRITER_LOCK "7076001"
 #define MIGRATE_LOCK "7076002"
 #define MAX_PARAMS 40
-#define PREP_CACHE 96
-
-/* A connection and the statements it prepared: pg_query prepares each SQL
- * text once per connection (the server parses and plans it once) and runs
- * it by name after; a full cache runs the rest unnamed. */
-struct store_pg {
-    PGconn *conn;
-    char err[512];
-    size_t nprep;
-    char *prep[PREP_CACHE];
-};
 
 /* ===========================================================================
  * Schema: the same versions as store_sqlite.c's migrations
@@ -488,13 +477,22 @@ pv_result store_pg_begin(struct store *s, bool write)
         (void)pg_exec(s, "ROLLBACK");
         PV_BAIL(PV_ERR_IO);
     }
+    store_pg_note_reset(s, write);
     return PV_RESULT_OK;
 }
 
 pv_result store_pg_commit(struct store *s)
 {
-    PGresult *res = PQexec(s->pg->conn, "COMMIT");
-    bool ok = PQresultStatus(res) == PGRES_COMMAND_OK && strcmp(PQcmdStatus(res), "COMMIT") == 0;
+    char sql[STORE_PG_NOTE_MAX + 64];
+    PGresult *res;
+    bool ok;
+
+    /* A write transaction tells the other replicas (docs/scale-out.md):
+     * NOTIFY is delivered at COMMIT, and only if it commits; one round trip
+     * with the COMMIT (a failed NOTIFY makes the COMMIT a ROLLBACK). */
+    store_pg_note_sql(s, sql, sizeof(sql));
+    res = PQexec(s->pg->conn, sql);
+    ok = PQresultStatus(res) == PGRES_COMMAND_OK && strcmp(PQcmdStatus(res), "COMMIT") == 0;
 
     if (!ok) {
         set_err(s, "commit");
@@ -601,6 +599,7 @@ pv_result store_pg_sandbox_create(struct store *s, struct store_sandbox *sb)
     }
     PQclear(res);
     PV_ENSURE(rows == 1, PV_ERR_EXISTS);
+    store_pg_note_sandbox(s, sb->id);
     return PV_RESULT_OK;
 }
 
@@ -629,6 +628,7 @@ pv_result store_pg_sandbox_get_id(struct store *s, int64_t id, struct store_sand
 
 pv_result store_pg_sandbox_update(struct store *s, const struct store_sandbox *sb)
 {
+    store_pg_note_sandbox(s, sb->id);
     return done_one(pg_query(s,
                              "UPDATE sandboxes SET token_sha256 = $1, credentials = $2, "
                              "boundary = $3, addresses = $4 WHERE id = $5",
@@ -648,6 +648,8 @@ pv_result store_pg_sandbox_delete(struct store *s, int64_t id)
         "DELETE FROM settings WHERE scope = (SELECT name FROM sandboxes WHERE id = $1)",
     };
 
+    store_pg_note_sandbox(s, id);
+    store_pg_note_settings(s);
     for (size_t i = 0; i < PV_ARRAY_LEN(sql); i++) {
         PV_GUARD(done_count(pg_query(s, sql[i], "i", id), NULL));
     }
@@ -739,6 +741,7 @@ pv_result store_pg_setting_read(struct store *s, const char *scope, const char *
 pv_result store_pg_setting_put(struct store *s, const char *scope, const char *key,
                                const char *json)
 {
+    store_pg_note_settings(s);
     return done_count(pg_query(s,
                                "INSERT INTO settings (scope, key, value) VALUES ($1, $2, $3) "
                                "ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value",
@@ -748,6 +751,7 @@ pv_result store_pg_setting_put(struct store *s, const char *scope, const char *k
 
 pv_result store_pg_setting_delete(struct store *s, const char *scope, const char *key)
 {
+    store_pg_note_settings(s);
     return done_one(
         pg_query(s, "DELETE FROM settings WHERE scope = $1 AND key = $2", "ss", scope, key),
         PV_ERR_NOTFOUND);
@@ -781,8 +785,8 @@ static pv_result revision_one(PGresult *res, struct store_revision *out)
 
 /* The next number is MAX + 1 read inside the writer's transaction (the
  * writer lock makes it exact); INSERT ... SELECT does it in one trip. */
-pv_result store_pg_revision_put(struct store *s, bool base, int64_t sandbox,
-                                struct store_revision *r)
+static pv_result store_pg_revision_put(struct store *s, bool base, int64_t sandbox,
+                                       struct store_revision *r)
 {
     PGresult *res;
     int rows;
@@ -811,6 +815,16 @@ pv_result store_pg_revision_put(struct store *s, bool base, int64_t sandbox,
     PQclear(res);
     PV_ENSURE(rows == 1, PV_ERR_IO);
     return PV_RESULT_OK;
+}
+
+pv_result store_pg_base_put(struct store *s, int64_t sandbox, struct store_revision *r)
+{
+    return store_pg_revision_put(s, true, sandbox, r);
+}
+
+pv_result store_pg_rev_put(struct store *s, int64_t sandbox, struct store_revision *r)
+{
+    return store_pg_revision_put(s, false, sandbox, r);
 }
 
 pv_result store_pg_base_latest(struct store *s, int64_t sandbox, struct store_revision *out)
@@ -873,13 +887,6 @@ int64_t store_pg_loaded_latest(struct store *s, int64_t sandbox)
  * Chunks
  * ========================================================================= */
 
-#define CHUNK_COLS                                                                              \
-    "id, sandbox, draft_version, status, rule_name, proposed_rule, rationale, security_notes, " \
-    "confidence, created_ms, decided_ms, host, port, \"binary\", hit_count, first_seen_ms, "    \
-    "last_seen_ms, validation_result, rejection_reason, application_error, review_token, "      \
-    "current_hash, candidate_hash, analysis_mode, dedup_key, stage, evidence, approved_seq, "   \
-    "approved_rev, auto_approved, decided_by, approved_evidence, suspension_reason"
-
 static pv_result chunk_row(const PGresult *res, int r, struct store_chunk *c)
 {
     int i = 0;
@@ -933,18 +940,18 @@ static pv_result chunk_row(const PGresult *res, int r, struct store_chunk *c)
 pv_result store_pg_chunk_insert(struct store *s, const struct store_chunk *c)
 {
     return done_one(
-        pg_query(s,
-                 "INSERT INTO chunks (" CHUNK_COLS ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
-                 "$9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, "
-                 "$25, $26, $27, $28, $29, $30, $31, $32, $33) ON CONFLICT (id) DO NOTHING",
-                 "siisssssdiisisiiissssssssssiiisss", c->id, c->sandbox, c->draft_version,
-                 c->status, c->rule_name, c->proposed_rule, c->rationale, c->security_notes,
-                 c->confidence, c->created_ms, c->decided_ms, c->host, c->port, c->binary,
-                 c->hit_count, c->first_seen_ms, c->last_seen_ms, c->validation_result,
-                 c->rejection_reason, c->application_error, c->review_token, c->current_hash,
-                 c->candidate_hash, c->analysis_mode, c->dedup_key, c->stage, c->evidence,
-                 c->approved_seq, c->approved_rev, (int64_t)c->auto_approved, c->decided_by,
-                 c->approved_evidence, c->suspension_reason),
+        pg_query(
+            s,
+            "INSERT INTO chunks (" STORE_CHUNK_COLS ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
+            "$9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, "
+            "$25, $26, $27, $28, $29, $30, $31, $32, $33) ON CONFLICT (id) DO NOTHING",
+            "siisssssdiisisiiissssssssssiiisss", c->id, c->sandbox, c->draft_version, c->status,
+            c->rule_name, c->proposed_rule, c->rationale, c->security_notes, c->confidence,
+            c->created_ms, c->decided_ms, c->host, c->port, c->binary, c->hit_count,
+            c->first_seen_ms, c->last_seen_ms, c->validation_result, c->rejection_reason,
+            c->application_error, c->review_token, c->current_hash, c->candidate_hash,
+            c->analysis_mode, c->dedup_key, c->stage, c->evidence, c->approved_seq, c->approved_rev,
+            (int64_t)c->auto_approved, c->decided_by, c->approved_evidence, c->suspension_reason),
         PV_ERR_EXISTS);
 }
 
@@ -962,9 +969,10 @@ static pv_result chunk_one(PGresult *res, struct store_chunk *out)
 pv_result store_pg_chunk_get(struct store *s, int64_t sandbox, const char *id,
                              struct store_chunk *out)
 {
-    return chunk_one(pg_query(s, "SELECT " CHUNK_COLS " FROM chunks WHERE sandbox = $1 AND id = $2",
-                              "is", sandbox, id),
-                     out);
+    return chunk_one(
+        pg_query(s, "SELECT " STORE_CHUNK_COLS " FROM chunks WHERE sandbox = $1 AND id = $2", "is",
+                 sandbox, id),
+        out);
 }
 
 pv_result store_pg_chunk_update(struct store *s, const struct store_chunk *c,
@@ -1013,7 +1021,7 @@ pv_result store_pg_chunk_each(struct store *s, int64_t sandbox, const char *stat
                               void (*fn)(void *arg, const struct store_chunk *c), void *arg)
 {
     return chunk_each(pg_query(s,
-                               "SELECT " CHUNK_COLS " FROM chunks WHERE sandbox = $1 AND "
+                               "SELECT " STORE_CHUNK_COLS " FROM chunks WHERE sandbox = $1 AND "
                                "($2 = '' OR status = $2) ORDER BY created_ms, ord",
                                "is", sandbox, status != NULL ? status : ""),
                       fn, arg);
@@ -1024,7 +1032,7 @@ pv_result store_pg_chunk_each_key(struct store *s, int64_t sandbox, const char *
                                   void (*fn)(void *arg, const struct store_chunk *c), void *arg)
 {
     return chunk_each(pg_query(s,
-                               "SELECT " CHUNK_COLS " FROM chunks WHERE sandbox = $1 AND "
+                               "SELECT " STORE_CHUNK_COLS " FROM chunks WHERE sandbox = $1 AND "
                                "status = $2 AND host = $3 AND port = $4 AND \"binary\" = $5 "
                                "ORDER BY created_ms, ord",
                                "issis", sandbox, status, host, port, binary),
@@ -1036,7 +1044,7 @@ pv_result store_pg_chunk_each_approved(struct store *s, int64_t sandbox,
                                        void *arg)
 {
     return chunk_each(pg_query(s,
-                               "SELECT " CHUNK_COLS " FROM chunks WHERE sandbox = $1 AND "
+                               "SELECT " STORE_CHUNK_COLS " FROM chunks WHERE sandbox = $1 AND "
                                "status = 'approved' ORDER BY approved_seq",
                                "i", sandbox),
                       fn, arg);
@@ -1046,7 +1054,7 @@ pv_result store_pg_chunk_by_dedup(struct store *s, int64_t sandbox, const char *
                                   struct store_chunk *out)
 {
     return chunk_one(pg_query(s,
-                              "SELECT " CHUNK_COLS " FROM chunks WHERE sandbox = $1 AND "
+                              "SELECT " STORE_CHUNK_COLS " FROM chunks WHERE sandbox = $1 AND "
                               "dedup_key = $2 AND dedup_key <> '' ORDER BY created_ms DESC, "
                               "ord DESC LIMIT 1",
                               "is", sandbox, key),

@@ -94,52 +94,47 @@ static pv_result revision_put(struct store *s, const char *table, int64_t sandbo
     return store_run(s, st);
 }
 
-pv_result store_base_put(struct store *s, int64_t sandbox, struct store_revision *r)
+pv_result store_sq_base_put(struct store *s, int64_t sandbox, struct store_revision *r)
 {
-    STORE_PG_ROUTE(s, store_pg_revision_put(s, true, sandbox, r));
     return revision_put(s, "base_revisions", sandbox, r);
 }
 
-pv_result store_base_latest(struct store *s, int64_t sandbox, struct store_revision *out)
+pv_result store_sq_base_latest(struct store *s, int64_t sandbox, struct store_revision *out)
 {
-    STORE_PG_ROUTE(s, store_pg_base_latest(s, sandbox, out));
     return revision_one(s,
                         "SELECT rev, rev, blob, hash, cause, created_ms FROM base_revisions "
                         "WHERE sandbox = ? ORDER BY rev DESC LIMIT 1",
                         sandbox, 0, false, out);
 }
 
-pv_result store_rev_put(struct store *s, int64_t sandbox, struct store_revision *r)
+pv_result store_sq_rev_put(struct store *s, int64_t sandbox, struct store_revision *r)
 {
-    STORE_PG_ROUTE(s, store_pg_revision_put(s, false, sandbox, r));
     return revision_put(s, "revisions", sandbox, r);
 }
 
-pv_result store_rev_latest(struct store *s, int64_t sandbox, struct store_revision *out)
+pv_result store_sq_rev_latest(struct store *s, int64_t sandbox, struct store_revision *out)
 {
-    STORE_PG_ROUTE(s, store_pg_rev_latest(s, sandbox, out));
     return revision_one(s,
                         "SELECT rev, base_rev, blob, hash, cause, created_ms FROM revisions "
                         "WHERE sandbox = ? ORDER BY rev DESC LIMIT 1",
                         sandbox, 0, false, out);
 }
 
-pv_result store_rev_get(struct store *s, int64_t sandbox, int64_t rev, struct store_revision *out)
+pv_result store_sq_rev_get(struct store *s, int64_t sandbox, int64_t rev,
+                           struct store_revision *out)
 {
-    STORE_PG_ROUTE(s, store_pg_rev_get(s, sandbox, rev, out));
     return revision_one(s,
                         "SELECT rev, base_rev, blob, hash, cause, created_ms FROM revisions "
                         "WHERE sandbox = ? AND rev = ?",
                         sandbox, rev, true, out);
 }
 
-pv_result store_loaded_put(struct store *s, int64_t sandbox, int64_t rev, const char *hash,
-                           int64_t at_ms)
+pv_result store_sq_loaded_put(struct store *s, int64_t sandbox, int64_t rev, const char *hash,
+                              int64_t at_ms)
 {
     sqlite3_stmt *st =
         store_prep(s, "INSERT INTO loaded (sandbox, rev, hash, at_ms) VALUES (?, ?, ?, ?)");
 
-    STORE_PG_ROUTE(s, store_pg_loaded_put(s, sandbox, rev, hash, at_ms));
     if (st == NULL || !store_bind(st, "iisi", sandbox, rev, hash, at_ms)) {
         store_done(s, st);
         PV_BAIL(PV_ERR_IO);
@@ -159,8 +154,7 @@ int64_t store_one_int(struct store *s, const char *sql, int64_t sandbox)
     return v;
 }
 
-int64_t store_loaded_latest(struct store *s, int64_t sandbox)
+int64_t store_sq_loaded_latest(struct store *s, int64_t sandbox)
 {
-    STORE_PG_ROUTE(s, store_pg_loaded_latest(s, sandbox));
     return store_one_int(s, "SELECT COALESCE(MAX(rev), 0) FROM loaded WHERE sandbox = ?", sandbox);
 }

@@ -46,12 +46,11 @@ static pv_result sandbox_row(sqlite3_stmt *st, struct store_sandbox *out)
     return PV_RESULT_OK;
 }
 
-pv_result store_sandbox_create(struct store *s, struct store_sandbox *sb)
+pv_result store_sq_sandbox_create(struct store *s, struct store_sandbox *sb)
 {
     sqlite3_stmt *st = store_prep(s, "INSERT INTO sandboxes (name, token_sha256, credentials, "
                                      "boundary, addresses, created_ms) VALUES (?, ?, ?, ?, ?, ?)");
 
-    STORE_PG_ROUTE(s, store_pg_sandbox_create(s, sb));
     if (sb->created_ms == 0) {
         sb->created_ms = store_now_ms();
     }
@@ -89,26 +88,23 @@ static pv_result sandbox_get_by(struct store *s, const char *sql, const char *ty
     return r;
 }
 
-pv_result store_sandbox_get(struct store *s, const char *name, struct store_sandbox *out)
+pv_result store_sq_sandbox_get(struct store *s, const char *name, struct store_sandbox *out)
 {
-    STORE_PG_ROUTE(s, store_pg_sandbox_get(s, name, out));
     return sandbox_get_by(s, "SELECT " SANDBOX_COLS " FROM sandboxes WHERE name = ?", "s", name, 0,
                           out);
 }
 
-pv_result store_sandbox_get_id(struct store *s, int64_t id, struct store_sandbox *out)
+pv_result store_sq_sandbox_get_id(struct store *s, int64_t id, struct store_sandbox *out)
 {
-    STORE_PG_ROUTE(s, store_pg_sandbox_get_id(s, id, out));
     return sandbox_get_by(s, "SELECT " SANDBOX_COLS " FROM sandboxes WHERE id = ?", "i", NULL, id,
                           out);
 }
 
-pv_result store_sandbox_update(struct store *s, const struct store_sandbox *sb)
+pv_result store_sq_sandbox_update(struct store *s, const struct store_sandbox *sb)
 {
     sqlite3_stmt *st = store_prep(s, "UPDATE sandboxes SET token_sha256 = ?, credentials = ?, "
                                      "boundary = ?, addresses = ? WHERE id = ?");
 
-    STORE_PG_ROUTE(s, store_pg_sandbox_update(s, sb));
     if (st == NULL || !store_bind(st, "ssssi", sb->token_sha256, sb->credentials, sb->boundary,
                                   sb->addresses != NULL ? sb->addresses : "[]", sb->id)) {
         store_done(s, st);
@@ -119,7 +115,7 @@ pv_result store_sandbox_update(struct store *s, const struct store_sandbox *sb)
     return PV_RESULT_OK;
 }
 
-pv_result store_sandbox_delete(struct store *s, int64_t id)
+pv_result store_sq_sandbox_delete(struct store *s, int64_t id)
 {
     static const char *const sql[] = {
         "DELETE FROM chunks WHERE sandbox = ?",
@@ -131,7 +127,6 @@ pv_result store_sandbox_delete(struct store *s, int64_t id)
         "DELETE FROM sandboxes WHERE id = ?",
     };
 
-    STORE_PG_ROUTE(s, store_pg_sandbox_delete(s, id));
     for (size_t i = 0; i < PV_ARRAY_LEN(sql); i++) {
         sqlite3_stmt *st = store_prep(s, sql[i]);
         if (st == NULL || !store_bind(st, "i", id)) {
@@ -144,13 +139,12 @@ pv_result store_sandbox_delete(struct store *s, int64_t id)
     return PV_RESULT_OK;
 }
 
-pv_result store_sandbox_each(struct store *s, void (*fn)(void *arg, const struct store_sandbox *sb),
-                             void *arg)
+pv_result store_sq_sandbox_each(struct store *s,
+                                void (*fn)(void *arg, const struct store_sandbox *sb), void *arg)
 {
     sqlite3_stmt *st = store_prep(s, "SELECT " SANDBOX_COLS " FROM sandboxes ORDER BY name");
     int rc;
 
-    STORE_PG_ROUTE(s, store_pg_sandbox_each(s, fn, arg));
     PV_ENSURE(st != NULL, PV_ERR_IO);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         struct store_sandbox sb;
@@ -178,13 +172,12 @@ void store_server_clear(struct store_server *sv)
     memset(sv, 0, sizeof(*sv));
 }
 
-pv_result store_server_put(struct store *s, int64_t sandbox, const struct store_server *sv)
+pv_result store_sq_server_put(struct store *s, int64_t sandbox, const struct store_server *sv)
 {
     sqlite3_stmt *st =
         store_prep(s, "INSERT OR REPLACE INTO tool_servers (sandbox, name, base_url, "
                       "openapi_blob, created_ms) VALUES (?, ?, ?, ?, ?)");
 
-    STORE_PG_ROUTE(s, store_pg_server_put(s, sandbox, sv));
     if (st == NULL || !store_bind(st, "isssi", sandbox, sv->name, sv->base_url, sv->openapi_blob,
                                   sv->created_ms)) {
         store_done(s, st);
@@ -193,11 +186,10 @@ pv_result store_server_put(struct store *s, int64_t sandbox, const struct store_
     return store_run(s, st);
 }
 
-pv_result store_server_delete(struct store *s, int64_t sandbox, const char *name)
+pv_result store_sq_server_delete(struct store *s, int64_t sandbox, const char *name)
 {
     sqlite3_stmt *st = store_prep(s, "DELETE FROM tool_servers WHERE sandbox = ? AND name = ?");
 
-    STORE_PG_ROUTE(s, store_pg_server_delete(s, sandbox, name));
     if (st == NULL || !store_bind(st, "is", sandbox, name)) {
         store_done(s, st);
         PV_BAIL(PV_ERR_IO);
@@ -207,14 +199,13 @@ pv_result store_server_delete(struct store *s, int64_t sandbox, const char *name
     return PV_RESULT_OK;
 }
 
-pv_result store_server_each(struct store *s, int64_t sandbox,
-                            void (*fn)(void *arg, const struct store_server *sv), void *arg)
+pv_result store_sq_server_each(struct store *s, int64_t sandbox,
+                               void (*fn)(void *arg, const struct store_server *sv), void *arg)
 {
     sqlite3_stmt *st = store_prep(s, "SELECT name, base_url, openapi_blob, created_ms FROM "
                                      "tool_servers WHERE sandbox = ? ORDER BY name");
     int rc = SQLITE_DONE;
 
-    STORE_PG_ROUTE(s, store_pg_server_each(s, sandbox, fn, arg));
     if (st == NULL || !store_bind(st, "i", sandbox)) {
         store_done(s, st);
         PV_BAIL(PV_ERR_IO);
@@ -242,12 +233,11 @@ pv_result store_server_each(struct store *s, int64_t sandbox,
  * Settings
  * ========================================================================= */
 
-pv_result store_setting_read(struct store *s, const char *scope, const char *key, char **out)
+pv_result store_sq_setting_read(struct store *s, const char *scope, const char *key, char **out)
 {
     sqlite3_stmt *st = store_prep(s, "SELECT value FROM settings WHERE scope = ? AND key = ?");
     int rc = st != NULL && store_bind(st, "ss", scope, key) ? sqlite3_step(st) : SQLITE_ERROR;
 
-    STORE_PG_ROUTE(s, store_pg_setting_read(s, scope, key, out));
     *out = rc == SQLITE_ROW ? store_col_text(st, 0) : NULL;
     store_done(s, st);
     PV_ENSURE(rc == SQLITE_DONE || *out != NULL, PV_ERR_IO);
@@ -262,13 +252,13 @@ char *store_setting_get(struct store *s, const char *scope, const char *key)
     return pv_ok(r) ? out : NULL;
 }
 
-pv_result store_setting_put(struct store *s, const char *scope, const char *key, const char *json)
+pv_result store_sq_setting_put(struct store *s, const char *scope, const char *key,
+                               const char *json)
 {
     sqlite3_stmt *st =
         store_prep(s, "INSERT INTO settings (scope, key, value) VALUES (?, ?, ?) "
                       "ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value");
 
-    STORE_PG_ROUTE(s, store_pg_setting_put(s, scope, key, json));
     if (st == NULL || !store_bind(st, "sss", scope, key, json)) {
         store_done(s, st);
         PV_BAIL(PV_ERR_IO);
@@ -276,11 +266,10 @@ pv_result store_setting_put(struct store *s, const char *scope, const char *key,
     return store_run(s, st);
 }
 
-pv_result store_setting_delete(struct store *s, const char *scope, const char *key)
+pv_result store_sq_setting_delete(struct store *s, const char *scope, const char *key)
 {
     sqlite3_stmt *st = store_prep(s, "DELETE FROM settings WHERE scope = ? AND key = ?");
 
-    STORE_PG_ROUTE(s, store_pg_setting_delete(s, scope, key));
     if (st == NULL || !store_bind(st, "ss", scope, key)) {
         store_done(s, st);
         PV_BAIL(PV_ERR_IO);

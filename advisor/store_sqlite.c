@@ -123,11 +123,16 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
  * Helpers
  * ========================================================================= */
 
-static pv_result exec(struct store *s, const char *sql)
+pv_result store_sq_exec(struct store *s, const char *sql)
 {
-    STORE_PG_ROUTE(s, store_pg_exec(s, sql));
     PV_ENSURE(sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK, PV_ERR_IO);
     return PV_RESULT_OK;
+}
+
+/* A statement on either back end (transactions, savepoints). */
+static pv_result exec(struct store *s, const char *sql)
+{
+    return s->ops->exec(s, sql);
 }
 
 /* WAL mode. Switching a new database to WAL needs an exclusive lock, and
@@ -153,7 +158,7 @@ sqlite3_stmt *store_prep(struct store *s, const char *sql)
     struct stmt_slot *free_slot = NULL;
 
     if (s->db == NULL) {
-        return NULL; /* PostgreSQL: the caller routes to store_pg.c */
+        return NULL; /* not an SQLite connection */
     }
     for (size_t i = 0; i < s->nstmts; i++) {
         struct stmt_slot *k = &s->stmts[i];
@@ -334,6 +339,7 @@ static pv_result open_pg(const char *uri, struct store **out, char *err, size_t 
         snprintf(err, errlen, "out of memory");
         PV_BAIL(PV_ERR_NOMEM);
     }
+    s->ops = &store_pg_ops;
     err[0] = '\0';
     if (!pv_ok(store_pg_open(uri, s, err, errlen))) {
         store_close(s);
@@ -379,6 +385,7 @@ pv_result store_open(const char *dir, struct store **out, char *err, size_t errl
         snprintf(err, errlen, "out of memory");
         PV_BAIL(PV_ERR_NOMEM);
     }
+    s->ops = &store_sqlite_ops;
     if (sqlite3_open_v2(path, &s->db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                         NULL) != SQLITE_OK) {
@@ -412,24 +419,58 @@ void store_close(struct store *s)
     if (s->in_tx) {
         store_rollback(s);
     }
-    stmt_cache_free(s);
-    store_pg_close(s);
-    sqlite3_close(s->db);
+    if (s->ops != NULL) {
+        s->ops->close(s);
+    }
     free(s);
+}
+
+void store_sq_close(struct store *s)
+{
+    stmt_cache_free(s);
+    sqlite3_close(s->db);
+    s->db = NULL;
 }
 
 const char *store_errmsg(const struct store *s)
 {
-    if (s != NULL && s->pg != NULL) {
-        return store_pg_errmsg(s);
-    }
-    return s != NULL && s->db != NULL ? sqlite3_errmsg(s->db) : "no database";
+    return s != NULL && s->ops != NULL ? s->ops->errmsg(s) : "no database";
+}
+
+const char *store_sq_errmsg(const struct store *s)
+{
+    return s->db != NULL ? sqlite3_errmsg(s->db) : "no database";
+}
+
+pv_result store_sq_begin(struct store *s, bool write)
+{
+    return store_sq_exec(s, write ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED");
+}
+
+pv_result store_sq_commit(struct store *s)
+{
+    return store_sq_exec(s, "COMMIT");
+}
+
+/* One process owns an SQLite store: every session lock is its own. */
+pv_result store_sq_try_lock(struct store *s, int64_t key, bool *got)
+{
+    (void)s;
+    (void)key;
+    *got = true;
+    return PV_RESULT_OK;
+}
+
+void store_sq_unlock(struct store *s, int64_t key)
+{
+    (void)s;
+    (void)key;
 }
 
 pv_result store_begin(struct store *s)
 {
     PV_ENSURE(!s->in_tx, PV_ERR_INTERNAL);
-    PV_GUARD(s->pg != NULL ? store_pg_begin(s, true) : exec(s, "BEGIN IMMEDIATE"));
+    PV_GUARD(s->ops->begin(s, true));
     s->in_tx = true;
     return PV_RESULT_OK;
 }
@@ -437,7 +478,7 @@ pv_result store_begin(struct store *s)
 pv_result store_commit(struct store *s)
 {
     PV_ENSURE(s->in_tx, PV_ERR_INTERNAL);
-    if (!pv_ok(s->pg != NULL ? store_pg_commit(s) : exec(s, "COMMIT"))) {
+    if (!pv_ok(s->ops->commit(s))) {
         store_rollback(s);
         PV_BAIL(PV_ERR_IO);
     }
@@ -448,7 +489,7 @@ pv_result store_commit(struct store *s)
 pv_result store_begin_read(struct store *s)
 {
     PV_ENSURE(!s->in_tx, PV_ERR_INTERNAL);
-    PV_GUARD(s->pg != NULL ? store_pg_begin(s, false) : exec(s, "BEGIN DEFERRED"));
+    PV_GUARD(s->ops->begin(s, false));
     s->in_tx = true;
     return PV_RESULT_OK;
 }
@@ -619,20 +660,9 @@ pv_result store_group_write(struct store_group *g, pv_result (*fn)(struct store 
  * Blobs
  * ========================================================================= */
 
-pv_result store_blob_put(struct store *s, const void *data, size_t len, char sha[65])
+pv_result store_sq_blob_put(struct store *s, const void *data, size_t len, const char sha[65])
 {
-    static const char hex[] = "0123456789abcdef";
-    unsigned char md[SHA256_DIGEST_LENGTH];
-    sqlite3_stmt *st;
-
-    SHA256(data, len, md);
-    for (size_t i = 0; i < sizeof(md); i++) {
-        sha[2 * i] = hex[md[i] >> 4];
-        sha[2 * i + 1] = hex[md[i] & 15];
-    }
-    sha[64] = '\0';
-    STORE_PG_ROUTE(s, store_pg_blob_put(s, data, len, sha));
-    st = store_prep(s, "INSERT OR IGNORE INTO blobs (sha256, data) VALUES (?, ?)");
+    sqlite3_stmt *st = store_prep(s, "INSERT OR IGNORE INTO blobs (sha256, data) VALUES (?, ?)");
     PV_ENSURE(st != NULL, PV_ERR_IO);
     if (sqlite3_bind_text(st, 1, sha, 64, SQLITE_TRANSIENT) != SQLITE_OK ||
         sqlite3_bind_blob(st, 2, len > 0 ? data : "", (int)len, SQLITE_TRANSIENT) != SQLITE_OK) {
@@ -642,12 +672,11 @@ pv_result store_blob_put(struct store *s, const void *data, size_t len, char sha
     return store_run(s, st);
 }
 
-char *store_blob_get(struct store *s, const char *sha, size_t *len)
+char *store_sq_blob_get(struct store *s, const char *sha, size_t *len)
 {
     sqlite3_stmt *st = store_prep(s, "SELECT data FROM blobs WHERE sha256 = ?");
     char *out = NULL;
 
-    STORE_PG_ROUTE(s, store_pg_blob_get(s, sha, len));
     if (st == NULL || !store_bind(st, "s", sha)) {
         store_done(s, st);
         return NULL;

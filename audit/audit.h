@@ -74,6 +74,10 @@ void audit_sha256_hex(const void *data, size_t len, char out[65]);
 pv_result audit_seal(const struct audit_key *k, const char *what, json_t *obj, char seal[65],
                      char **sealed) PV_WUR;
 
+/* True when 'text' is a sealed object (a record or a header, as 'what')
+ * whose hash matches its content and whose signature key 'k' made. */
+bool audit_signed_by(const struct audit_key *k, const char *what, const char *text);
+
 /* The blob digests 'data' (borrowed) references: every string member
  * whose key ends in "_blob" and holds 64 hex digits, anywhere in it. New
  * sorted, duplicate-free array of strings. */

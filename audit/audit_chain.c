@@ -442,6 +442,19 @@ static bool sig_valid(const struct audit_key *k, const char *what, const json_t 
     return ok;
 }
 
+bool audit_signed_by(const struct audit_key *k, const char *what, const char *text)
+{
+    json_t *obj = json_loads(text, 0, NULL);
+    const char *stored = str_of(obj, "hash");
+    char hash[65];
+    char seal[65];
+    bool ok = stored != NULL && digests(obj, hash, seal) && strcmp(hash, stored) == 0 &&
+              sig_valid(k, what, obj, hash);
+
+    json_decref(obj);
+    return ok;
+}
+
 struct sigjob {
     const struct audit_key *k;
     const struct vrec *recs;

@@ -7,12 +7,16 @@ ADVISOR_TEST_LIBS = $(ADVISOR_LIBS) $(CHECK_LIBS)
 
 check_PROGRAMS += tests/check_advisor_store tests/check_advisor_rule tests/check_advisor_chunk \
 	tests/check_advisor_mapper tests/check_advisor_hold tests/check_advisor_pool \
-	tests/check_cli_text
+	tests/check_advisor_listen tests/check_cli_text
 TESTS += tests/check_advisor_store tests/check_advisor_rule tests/check_advisor_chunk tests/check_cli_text \
-	tests/check_advisor_mapper tests/check_advisor_hold tests/check_advisor_pool
+	tests/check_advisor_mapper tests/check_advisor_hold tests/check_advisor_pool tests/check_advisor_listen
 tests_check_advisor_pool_SOURCES = tests/check_advisor_pool.c
 tests_check_advisor_pool_CFLAGS = $(ADVISOR_TEST_CFLAGS)
 tests_check_advisor_pool_LDADD = $(ADVISOR_TEST_LIBS)
+tests_check_advisor_listen_SOURCES = tests/check_advisor_listen.c tests/check_store_util.c \
+	tests/check_store_util.h
+tests_check_advisor_listen_CFLAGS = $(ADVISOR_TEST_CFLAGS)
+tests_check_advisor_listen_LDADD = $(ADVISOR_TEST_LIBS)
 tests_check_advisor_hold_SOURCES = tests/check_advisor_hold.c
 tests_check_advisor_hold_CFLAGS = $(ADVISOR_TEST_CFLAGS)
 tests_check_advisor_hold_LDADD = $(ADVISOR_TEST_LIBS)
@@ -50,8 +54,9 @@ ADVISOR_PROXY_E2E = tests/e2e/advisor_longpoll.sh
 TESTS += $(ADVISOR_PROXY_E2E)
 # the store on PostgreSQL: the unit suites on a throwaway cluster
 # (tests/pg_lib.sh), and the advisor on it through kill -9 and a crash
-TESTS += tests/advisor_store_pg.sh tests/e2e/advisor_pg.sh
-EXTRA_DIST += tests/advisor_store_pg.sh tests/e2e/advisor_pg.sh tests/pg_lib.sh
+TESTS += tests/advisor_store_pg.sh tests/e2e/advisor_pg.sh tests/e2e/advisor_replicas.sh
+EXTRA_DIST += tests/advisor_store_pg.sh tests/e2e/advisor_pg.sh tests/pg_lib.sh \
+	tests/e2e/advisor_replicas.sh tests/e2e/advisor_replicas_load.py
 EXTRA_DIST += $(ADVISOR_PROXY_E2E)
 
 # advisor_ui.sh installs playwright-core into tests/ui-node (a cache kept

@@ -1,9 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # advisor_store_pg.sh - the store's unit suites (check_advisor_store,
-# check_advisor_chunk) on PostgreSQL: a throwaway cluster in the build tree
-# (tests/pg_lib.sh), the suites run unchanged with PV_TEST_STORE set to it,
-# then the cluster is stopped and removed. Skips (77) only when the
+# check_advisor_chunk, check_advisor_listen) on PostgreSQL: a throwaway
+# cluster in the build tree (tests/pg_lib.sh), the suites run unchanged with
+# PV_TEST_STORE set to it, then the cluster is stopped and removed. Skips (77) only when the
 # PostgreSQL server binaries are not installed.
 : "${PV_BUILDDIR:=$(pwd)}"
 : "${PV_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
@@ -20,7 +20,7 @@ trap 'exit 1' HUP INT PIPE TERM
 pg_start "$PV_BUILDDIR/tests" || { echo "FAIL: cannot start a PostgreSQL cluster"; exit 1; }
 echo "# cluster: $PG_URL"
 rc=0
-for t in check_advisor_store check_advisor_chunk; do
+for t in check_advisor_store check_advisor_chunk check_advisor_listen; do
     if PV_TEST_STORE=$PG_URL "$PV_BUILDDIR/tests/$t" >"$PG_DIR/$t.log" 2>&1; then
         echo "ok - $t on PostgreSQL: $(grep -o '[0-9]*%: Checks: .*' "$PG_DIR/$t.log")"
     else

@@ -201,7 +201,7 @@ static void setup(void)
         pthread_mutex_init(&a.stripes[i], NULL);
     }
     a.tokens = advisor_tokens_new();
-    ck_assert_msg(pv_ok(advisor_audit_open(dir, err, sizeof(err))), "%s", err);
+    ck_assert_msg(pv_ok(advisor_audit_open(dir, NULL, err, sizeof(err))), "%s", err);
     a.group = store_group_open(a.cfg.store, err, sizeof(err));
     ck_assert_msg(a.group != NULL, "%s", err);
     snprintf(exe, sizeof(exe), "%s/proviso-prover", build != NULL ? build : ".");

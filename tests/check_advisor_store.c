@@ -587,6 +587,121 @@ START_TEST(test_concurrent_open)
 }
 END_TEST
 
+/* Notes from a listener, collected (store.h "Replicas"). */
+struct notes {
+    char text[1024];
+    int n;
+};
+
+static void note(void *arg, const char *payload)
+{
+    struct notes *ns = arg;
+    size_t used = strlen(ns->text);
+
+    snprintf(ns->text + used, sizeof(ns->text) - used, "%s|", payload);
+    ns->n++;
+}
+
+/* Wait up to 'ms' for at least 'want' notes. */
+static void listen_for(struct store_listener *l, struct notes *ns, int want, int ms)
+{
+    for (int waited = 0; ns->n < want && waited < ms; waited += 50) {
+        ck_assert(pv_ok(store_listener_wait(l, 50, note, ns)));
+    }
+}
+
+START_TEST(test_change_notes)
+{
+    struct store *s = fresh();
+    struct store_listener *l;
+    struct notes ns;
+    struct store_sandbox sb;
+    char err[256];
+    char want[128];
+    int64_t id;
+
+    l = store_listener_open(check_store_loc(dir), err, sizeof(err));
+    if (check_store_pg() == NULL) {
+        /* SQLite: one process owns the store; nothing to listen to. */
+        ck_assert_ptr_null(l);
+        ck_assert_str_eq(err, "");
+        wipe(s);
+        return;
+    }
+    ck_assert_msg(l != NULL, "%s", err);
+    memset(&ns, 0, sizeof(ns));
+    /* A committed write names the sandbox it created. */
+    ck_assert(pv_ok(store_begin(s)));
+    id = make_sandbox(s, "a");
+    ck_assert(pv_ok(store_commit(s)));
+    listen_for(l, &ns, 1, 2000);
+    snprintf(want, sizeof(want), "state sandbox:%lld|", (long long)id);
+    ck_assert_str_eq(ns.text, want);
+    /* A rolled-back write sends nothing; a setting is named as such. */
+    memset(&ns, 0, sizeof(ns));
+    ck_assert(pv_ok(store_begin(s)));
+    make_sandbox(s, "b");
+    store_rollback(s);
+    ck_assert(pv_ok(store_begin(s)));
+    ck_assert(pv_ok(store_setting_put(s, "", "k", "1")));
+    ck_assert(pv_ok(store_commit(s)));
+    listen_for(l, &ns, 1, 2000);
+    listen_for(l, &ns, 2, 200); /* nothing else arrives */
+    ck_assert_str_eq(ns.text, "state settings|");
+    /* A read transaction sends nothing; a rotated token is named. */
+    memset(&ns, 0, sizeof(ns));
+    ck_assert(pv_ok(store_begin_read(s)));
+    ck_assert(pv_ok(store_sandbox_get(s, "a", &sb)));
+    ck_assert(pv_ok(store_commit(s)));
+    ck_assert(pv_ok(store_begin(s)));
+    ck_assert(pv_ok(store_sandbox_update(s, &sb)));
+    ck_assert(pv_ok(store_sandbox_delete(s, sb.id)));
+    ck_assert(pv_ok(store_commit(s)));
+    store_sandbox_clear(&sb);
+    listen_for(l, &ns, 2, 300);
+    snprintf(want, sizeof(want), "state settings sandbox:%lld|", (long long)id);
+    ck_assert_str_eq(ns.text, want);
+    /* More sandboxes than a note names: "sandboxes". */
+    memset(&ns, 0, sizeof(ns));
+    ck_assert(pv_ok(store_begin(s)));
+    for (int i = 0; i < 20; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "m%d", i);
+        make_sandbox(s, name);
+    }
+    ck_assert(pv_ok(store_commit(s)));
+    listen_for(l, &ns, 1, 2000);
+    ck_assert_msg(strncmp(ns.text, "state sandboxes sandbox:", 24) == 0, "%s", ns.text);
+    store_listener_close(l);
+    wipe(s);
+}
+END_TEST
+
+START_TEST(test_session_lock)
+{
+    struct store *s = fresh();
+    struct store *t = NULL;
+    char err[256];
+    bool got = false;
+
+    ck_assert_msg(pv_ok(store_open(check_store_loc(dir), &t, err, sizeof(err))), "%s", err);
+    ck_assert(pv_ok(store_try_lock(s, STORE_LOCK_MAPPER, &got)));
+    ck_assert(got);
+    ck_assert(pv_ok(store_try_lock(t, STORE_LOCK_MAPPER, &got)));
+    /* On PostgreSQL one owner across connections; SQLite has one process. */
+    ck_assert(got == (check_store_pg() == NULL));
+    store_unlock(s, STORE_LOCK_MAPPER);
+    ck_assert(pv_ok(store_try_lock(t, STORE_LOCK_MAPPER, &got)));
+    ck_assert(got);
+    /* The owner's session ends (a replica killed): the lock is free. */
+    store_close(t);
+    ck_assert(pv_ok(store_try_lock(s, STORE_LOCK_MAPPER, &got)));
+    ck_assert(got);
+    store_unlock(s, STORE_LOCK_MAPPER);
+    wipe(s);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("advisor_store");
@@ -603,6 +718,8 @@ static Suite *suite(void)
     tcase_add_test(t, test_concurrent_writers);
     tcase_add_test(t, test_migrate_4_to_5);
     tcase_add_test(t, test_concurrent_open);
+    tcase_add_test(t, test_change_notes);
+    tcase_add_test(t, test_session_lock);
     tcase_set_timeout(t, 60);
     suite_add_tcase(s, t);
     return s;

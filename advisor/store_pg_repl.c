@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* store_pg_repl.c - what several advisors on one PostgreSQL database need
+ * (store.h "Replicas", docs/scale-out.md#replicas)
+ *
+ * Change notes: a write transaction collects what it changed that other
+ * replicas may hold in memory (sandboxes: their token digests; settings),
+ * and its COMMIT is preceded by NOTIFY on STORE_CHANNEL in the same round
+ * trip. PostgreSQL delivers a notification only when the transaction
+ * commits, after the commit is visible, so a replica woken by it reads
+ * the new state. Every write transaction sends one (the payload starts
+ * with "state"): each state change appends to the audit chain, and the
+ * long-polls of other replicas (policy sync, /wait, events) wake on it.
+ *
+ * The listener is one dedicated connection per replica that LISTENs and
+ * waits on its socket with poll(2): a note reaches the waiting thread as
+ * soon as the server sends it. After the connection was lost (a database
+ * restart), it is opened again and reports "*": notes sent meanwhile are
+ * lost, so the caller must treat everything as changed.
+ *
+ * Session locks: pg_try_advisory_lock on the caller's connection, for jobs
+ * that must have one owner across replicas (the mapper's flush). The
+ * server releases them when the session ends, so a replica killed while
+ * holding one does not keep it.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "advisor/store.h"
+#include "advisor/store_int.h"
+
+/* ===========================================================================
+ * Change notes
+ * ========================================================================= */
+
+void store_pg_note_reset(struct store *s, bool write)
+{
+    s->pg->write = write;
+    s->pg->note_settings = false;
+    s->pg->note_all = false;
+    s->pg->nnote = 0;
+}
+
+void store_pg_note_sandbox(struct store *s, int64_t id)
+{
+    for (size_t i = 0; i < s->pg->nnote; i++) {
+        if (s->pg->note_ids[i] == id) {
+            return;
+        }
+    }
+    if (s->pg->nnote < STORE_PG_NOTE_IDS) {
+        s->pg->note_ids[s->pg->nnote++] = id;
+    } else {
+        s->pg->note_all = true;
+    }
+}
+
+void store_pg_note_settings(struct store *s)
+{
+    s->pg->note_settings = true;
+}
+
+void store_pg_note_sql(struct store *s, char *buf, size_t len)
+{
+    size_t n;
+
+    if (!s->pg->write) {
+        snprintf(buf, len, "COMMIT");
+        return;
+    }
+    /* Only fixed words and integers go into the literal: nothing to quote. */
+    n = (size_t)snprintf(buf, len, "NOTIFY " STORE_CHANNEL ", 'state%s%s",
+                         s->pg->note_settings ? " settings" : "",
+                         s->pg->note_all ? " sandboxes" : "");
+    for (size_t i = 0; i < s->pg->nnote && n < len; i++) {
+        n += (size_t)snprintf(buf + n, len - n, " sandbox:%" PRId64, s->pg->note_ids[i]);
+    }
+    if (n < len) {
+        snprintf(buf + n, len - n, "'; COMMIT");
+    }
+}
+
+/* ===========================================================================
+ * Session locks
+ * ========================================================================= */
+
+pv_result store_pg_try_lock(struct store *s, int64_t key, bool *got)
+{
+    char sql[80];
+    PGresult *res;
+    bool ok;
+
+    snprintf(sql, sizeof(sql), "SELECT pg_try_advisory_lock(%" PRId64 ")", key);
+    res = PQexec(s->pg->conn, sql);
+    ok = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1;
+    *got = ok && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+    PQclear(res);
+    PV_ENSURE(ok, PV_ERR_IO);
+    return PV_RESULT_OK;
+}
+
+void store_pg_unlock(struct store *s, int64_t key)
+{
+    char sql[80];
+
+    snprintf(sql, sizeof(sql), "SELECT pg_advisory_unlock(%" PRId64 ")", key);
+    PQclear(PQexec(s->pg->conn, sql));
+}
+
+/* ===========================================================================
+ * The listener
+ * ========================================================================= */
+
+struct store_listener {
+    PGconn *conn;
+    bool lost; /* the connection failed: open it again before waiting */
+};
+
+static bool listen_on(PGconn *c)
+{
+    PGresult *res = PQexec(c, "LISTEN " STORE_CHANNEL);
+    bool ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+
+    PQclear(res);
+    return ok;
+}
+
+struct store_listener *store_listener_open(const char *loc, char *err, size_t errlen)
+{
+    struct store_listener *l;
+
+    err[0] = '\0';
+    if (!store_pg_location(loc)) {
+        return NULL;
+    }
+    l = pv_calloc(1, sizeof(*l));
+    if (l == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    l->conn = PQconnectdb(loc);
+    if (l->conn == NULL || PQstatus(l->conn) != CONNECTION_OK || !listen_on(l->conn)) {
+        snprintf(err, errlen, "postgresql: %s",
+                 l->conn != NULL ? PQerrorMessage(l->conn) : "out of memory");
+        err[strcspn(err, "\n")] = '\0';
+        store_listener_close(l);
+        return NULL;
+    }
+    return l;
+}
+
+void store_listener_close(struct store_listener *l)
+{
+    if (l == NULL) {
+        return;
+    }
+    if (l->conn != NULL) {
+        PQfinish(l->conn);
+    }
+    free(l);
+}
+
+pv_result store_listener_wait(struct store_listener *l, int timeout_ms,
+                              void (*fn)(void *arg, const char *payload), void *arg)
+{
+    struct pollfd p;
+    PGnotify *note;
+
+    if (l->lost || PQstatus(l->conn) != CONNECTION_OK) {
+        PQreset(l->conn);
+        if (PQstatus(l->conn) != CONNECTION_OK || !listen_on(l->conn)) {
+            l->lost = true;
+            (void)poll(NULL, 0, timeout_ms);
+            PV_BAIL(PV_ERR_IO);
+        }
+        l->lost = false;
+        fn(arg, "*"); /* what was sent while we were away is gone */
+        return PV_RESULT_OK;
+    }
+    p.fd = PQsocket(l->conn);
+    p.events = POLLIN;
+    p.revents = 0;
+    if (p.fd < 0) {
+        l->lost = true;
+        PV_BAIL(PV_ERR_IO);
+    }
+    if (poll(&p, 1, timeout_ms) > 0 && PQconsumeInput(l->conn) != 1) {
+        l->lost = true;
+        PV_BAIL(PV_ERR_IO);
+    }
+    while ((note = PQnotifies(l->conn)) != NULL) {
+        fn(arg, note->extra != NULL ? note->extra : "*");
+        PQfreemem(note);
+    }
+    return PV_RESULT_OK;
+}
