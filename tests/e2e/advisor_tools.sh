@@ -157,7 +157,9 @@ r=$(via PX -H "$AUTH" -X DELETE "$ITEMS_URL/items/7")
 expect_eq "and the delete passes now" 200 "$(code "$r")"
 
 # --- stop: deregister, SIGTERM, SIGKILL after the grace ---------------------------
-SPIDS=$(pgrep -f "tool_server" | tr '\n' ' ')
+# only this run's servers (their --log is in $T): other builds on the machine may run the same test
+SPIDS=$(pgrep -f -- "--log $T/(items|repos)\\.log" | tr '\n' ' ')
+expect_eq "the two servers are found before the stop" yes "$([ "$(echo $SPIDS | wc -w)" -ge 2 ] && echo yes || echo no)"
 kill -TERM "$RUN_PID"
 wait "$RUN_PID"
 expect_eq "proviso run exits 0 on SIGTERM" 0 "$?"
