@@ -32,6 +32,8 @@ enum aopt {
     A_TOKEN_FILE,
     A_SINCE,
     A_DATA_DIR,
+    A_STORE,
+    A_AUDIT_KEY,
     A_PUBKEY,
     A_PROVER,
     A_PROVER_TOKEN,
@@ -46,6 +48,8 @@ static const char *const opt_names[A__COUNT] = {
     [A_TOKEN_FILE] = "token-file",
     [A_SINCE] = "since",
     [A_DATA_DIR] = "data-dir",
+    [A_STORE] = "store",
+    [A_AUDIT_KEY] = "audit-key-file",
     [A_PUBKEY] = "pubkey",
     [A_PROVER] = "prover",
     [A_PROVER_TOKEN] = "prover-token-file",
@@ -86,6 +90,8 @@ static const struct pv_opt export_opts[] = {
     OPT_TOKEN,
     {"since", "SEQ", "only the records after SEQ", 0},
     {"data-dir", "DIR", "export from the advisor's data directory, offline", 0},
+    {"store", "URL", "with --data-dir: the advisor's store (sqlite:FILE or postgresql://...)", 0},
+    {"audit-key-file", "FILE", "with --data-dir: the advisor's audit key, when not in DIR", 0},
 };
 static const struct pv_opt verify_opts[] = {
     {"pubkey", "KEY", "the advisor's public key: a file (PEM or base64) or the base64", 0},
@@ -111,8 +117,8 @@ static const struct pv_cmd audit_cmds[] = {
      .example = "proviso audit pubkey --advisor http://127.0.0.1:8788 > advisor.pub",
      .epilog = "exit: 0 ok, 1 the advisor refused, 2 usage, 3 the advisor unreachable"},
     {.prog = "proviso audit export",
-     .synopsis = "[--advisor URL] [--token-file FILE] [--since SEQ] | --data-dir DIR [--since "
-                 "SEQ]",
+     .synopsis = "[--advisor URL] [--token-file FILE] [--since SEQ] | --data-dir DIR "
+                 "[--store URL] [--audit-key-file FILE] [--since SEQ]",
      .summary = "Write the signed decision record and the blobs it references (JSON lines)\n"
                 "to stdout, from the advisor over HTTP or from its data directory.",
      .opts = export_opts,
@@ -268,33 +274,42 @@ static int export_offline(const struct aargs *x)
     static char data_dir_flag[] = "--data-dir";
     static char export_flag[] = "--export-audit";
     static char since_flag[] = "--since";
+    static char store_flag[] = "--store";
+    static char key_flag[] = "--audit-key-file";
+    static const enum aopt passed[] = {A_DATA_DIR, A_STORE, A_AUDIT_KEY, A_SINCE};
+    static char *const flags[] = {data_dir_flag, store_flag, key_flag, since_flag};
     char exe[PATH_MAX + 32];
-    char *argv[7];
-    char *dir = pv_strdup(x->opt[A_DATA_DIR]);
-    char *since = x->opt[A_SINCE] != NULL ? pv_strdup(x->opt[A_SINCE]) : NULL;
+    char *argv[3 + 2 * PV_ARRAY_LEN(passed)];
+    char *vals[PV_ARRAY_LEN(passed)] = {NULL};
     int n = 0;
 
-    if (dir == NULL || (x->opt[A_SINCE] != NULL && since == NULL)) {
-        fprintf(stderr, "proviso audit export: out of memory\n");
-        free(dir);
-        free(since);
-        return 3;
-    }
     advisor_exe(exe, sizeof(exe));
     argv[n++] = exe;
-    argv[n++] = data_dir_flag;
-    argv[n++] = dir;
-    argv[n++] = export_flag;
-    if (since != NULL) {
-        argv[n++] = since_flag;
-        argv[n++] = since;
+    for (size_t i = 0; i < PV_ARRAY_LEN(passed); i++) {
+        if (x->opt[passed[i]] == NULL) {
+            continue;
+        }
+        vals[i] = pv_strdup(x->opt[passed[i]]);
+        if (vals[i] == NULL) {
+            fprintf(stderr, "proviso audit export: out of memory\n");
+            n = -1;
+            break;
+        }
+        argv[n++] = flags[i];
+        argv[n++] = vals[i];
+        if (i == 0) {
+            argv[n++] = export_flag;
+        }
     }
-    argv[n] = NULL;
-    fflush(stdout);
-    execvp(exe, argv);
-    fprintf(stderr, "proviso audit export: cannot run %s: %s\n", exe, strerror(errno));
-    free(dir);
-    free(since);
+    if (n > 0) {
+        argv[n] = NULL;
+        fflush(stdout);
+        execvp(exe, argv);
+        fprintf(stderr, "proviso audit export: cannot run %s: %s\n", exe, strerror(errno));
+    }
+    for (size_t i = 0; i < PV_ARRAY_LEN(passed); i++) {
+        free(vals[i]);
+    }
     return 3;
 }
 
@@ -316,6 +331,10 @@ static int cmd_export(struct aargs *x)
             return 2;
         }
         return export_offline(x);
+    }
+    if (x->opt[A_STORE] != NULL || x->opt[A_AUDIT_KEY] != NULL) {
+        fprintf(stderr, "proviso audit export: --store and --audit-key-file go with --data-dir\n");
+        return 2;
     }
     rc = open_advisor(x, &a);
     if (rc != 0) {

@@ -183,6 +183,14 @@ echo "# $vout"
 expect_eq "--export-audit --store" 0 "$?"
 "$BUILD/proviso" audit verify "$T/b.jsonl" --pubkey "$pub" >/dev/null 2>&1
 expect_eq "the direct export verifies" 0 "$?"
+"$BUILD/proviso" audit export --data-dir "$T/ADV.d" --store "$PG_URL" >"$T/d.jsonl" 2>"$T/d.err"
+expect_eq "proviso audit export --data-dir --store" 0 "$?"
+"$BUILD/proviso" audit verify "$T/d.jsonl" --pubkey "$pub" >/dev/null 2>&1
+expect_eq "the CLI's offline export verifies" 0 "$?"
+expect_eq "and holds every record of the advisor's own export" "" \
+    "$(grep -v '"type":"header"' "$T/b.jsonl" | grep -vxFf "$T/d.jsonl" | head -c 200)"
+"$BUILD/proviso" audit export --advisor "http://127.0.0.1:$ADV_PORT" --store "$PG_URL" >/dev/null 2>&1
+expect_eq "--store without --data-dir: usage" 2 "$?"
 "$ADVISOR_BIN" --data-dir "$T/ADV.d" --export-audit >/dev/null 2>"$T/c.err"
 expect_eq "--export-audit without --store refused" 2 "$?"
 expect_has "names the store it is on" "this data directory's store is postgresql" "$(cat "$T/c.err")"
