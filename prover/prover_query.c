@@ -596,19 +596,106 @@ static pv_result check_n(struct prover_proof *pf, unsigned n, Z3_ast *g, Z3_lboo
     return PV_RESULT_OK;
 }
 
+/* Re-check witness 'w' for 'cat' through unit 'ui' and, when it holds and
+ * its key has no path yet, record the path. A DNS host's destination is
+ * shown as the readable public placeholder when that shows the same.
+ * '*ok' tells whether the re-check held; nothing is recorded when not. */
+static pv_result wit_record(struct prover_proof *pf, enum prover_category cat, size_t ui,
+                            struct wit *w, bool *ok) PV_WUR;
+static pv_result wit_record(struct prover_proof *pf, enum prover_category cat, size_t ui,
+                            struct wit *w, bool *ok)
+{
+    struct model_decision dc;
+
+    *ok = recheck(pf, cat, w, &dc);
+    if (!*ok) {
+        return PV_RESULT_OK;
+    }
+    if (!w->host_is_ip && !model_ip_is_private(&w->d)) {
+        /* Prefer a readable public address when it shows the same. */
+        struct wit w2 = *w;
+        struct model_decision dc2;
+
+        if (model_ip_parse_strict(example_public_ip, strlen(example_public_ip), &w2.d) &&
+            recheck(pf, cat, &w2, &dc2)) {
+            w->d = w2.d;
+            dc = dc2;
+        }
+    }
+    if (path_find(pf->res, pf->path_base, cat, pf->units.u[ui].bin, host_text(&pf->units.u[ui]),
+                  w->port,
+                  cat == PROVER_CAT_CAPABILITY ? key_text(pf, wit_key(pf, w, ui)) : NULL) == NULL) {
+        return path_add(pf, cat, ui, w, &dc);
+    }
+    return PV_RESULT_OK;
+}
+
+/* Are the shortcuts on (see derive_keys and any_model)? Only where a key
+ * is a method: GraphQL slices keep one check per question. */
+static bool shortcuts(const struct prover_proof *pf)
+{
+    return !pf->s->full_smt && !pf->gql && pf->in->mode != PROVER_CHECK;
+}
+
+/* capability_expansion keys read off one model. 'mdl' satisfies the
+ * capability question through unit 'ui' with the method of 'w'; 'qraw' is
+ * that question written over the terms themselves (allow_raw: Allow_B and
+ * Allow_C depend on the method, and their names keep the model's values).
+ * Every other name in 'qraw' (route, reach, region, guards) is a function
+ * of binary, host and port only. So when qraw[m := k] holds in 'mdl', the
+ * model with m = k (and the Allow names re-evaluated) satisfies the
+ * question for key k: k is SAT, exactly as a solver check would find it.
+ * Each such key whose witness (the same request with method k) passes the
+ * re-check is recorded; a key that does not hold here is left to the
+ * solver. */
+static pv_result derive_keys(struct prover_proof *pf, Z3_model mdl, size_t ui, const struct wit *w,
+                             Z3_ast qraw) PV_WUR;
+static pv_result derive_keys(struct prover_proof *pf, Z3_model mdl, size_t ui, const struct wit *w,
+                             Z3_ast qraw)
+{
+    const struct prover_unit *u = &pf->units.u[ui];
+    Z3_sort ms;
+
+    if (qraw == NULL) {
+        return PV_RESULT_OK;
+    }
+    ms = Z3_get_sort(pf->ctx, pf->m);
+    for (size_t k = 0; k < pf->nmethods; k++) {
+        Z3_ast val, t;
+        struct wit w2;
+        bool ok;
+
+        if (k == w->mi || path_find(pf->res, pf->path_base, PROVER_CAT_CAPABILITY, u->bin,
+                                    host_text(u), w->port, pf->methods[k]) != NULL) {
+            continue;
+        }
+        val = Z3_mk_unsigned_int64(pf->ctx, k, ms);
+        t = val != NULL ? Z3_substitute(pf->ctx, qraw, 1, &pf->m, &val) : NULL;
+        PV_GUARD(prover_z3_ok(pf->ctx));
+        if (t == NULL || !eval_bool(pf, mdl, t)) {
+            continue;
+        }
+        w2 = *w; /* strings shared with 'w': path_add copies them */
+        w2.mi = k;
+        w2.method = pf->methods[k];
+        PV_GUARD(wit_record(pf, PROVER_CAT_CAPABILITY, ui, &w2, &ok));
+    }
+    return PV_RESULT_OK;
+}
+
 /* Solve under guard 'g'; on SAT read and re-check the witness and record
- * the path. '*sat' tells whether it was SAT. */
+ * the path (for capability_expansion with 'qraw', also the keys
+ * derive_keys reads off the same model). '*sat' tells whether it was SAT. */
 static pv_result solve_one(struct prover_proof *pf, Z3_ast g, enum prover_category cat, size_t ui,
-                           bool *sat, size_t *method_out) PV_WUR;
+                           Z3_ast qraw, bool *sat) PV_WUR;
 static pv_result solve_one(struct prover_proof *pf, Z3_ast g, enum prover_category cat, size_t ui,
-                           bool *sat, size_t *method_out)
+                           Z3_ast qraw, bool *sat)
 {
     Z3_lbool lb;
     Z3_model mdl;
     struct wit w;
-    struct model_decision dc;
     pv_result r;
-    bool ok;
+    bool ok = false;
 
     *sat = false;
     if (pf->gql) {
@@ -651,40 +738,23 @@ static pv_result solve_one(struct prover_proof *pf, Z3_ast g, enum prover_catego
             r = pv_fail(PV_ERR_INTERNAL, "boundary witness without unit");
         }
     }
-    Z3_model_dec_ref(pf->ctx, mdl);
-    if (!pv_ok(r)) {
-        wit_clear(&w);
-        return r;
+    if (pv_ok(r)) {
+        r = wit_record(pf, cat, ui, &w, &ok);
     }
-    *method_out = wit_key(pf, &w, ui);
-    ok = recheck(pf, cat, &w, &dc);
-    if (ok && !w.host_is_ip && !model_ip_is_private(&w.d)) {
-        /* Prefer a readable public address when it shows the same. */
-        struct wit w2 = w;
-        struct model_decision dc2;
-
-        if (model_ip_parse_strict(example_public_ip, strlen(example_public_ip), &w2.d) &&
-            recheck(pf, cat, &w2, &dc2)) {
-            w.d = w2.d;
-            dc = dc2;
-        }
-    }
-    if (!ok) {
+    if (pv_ok(r) && !ok) {
         char ipbuf[64];
 
         model_ip_format(&w.d, ipbuf, sizeof(ipbuf));
         pv_log_warnx("prover: witness re-check failed: %s %s via %s %s:%u %s %s ip %s",
                      prover_category_name(cat), model_rule_key(pf->units.u[ui].rule), w.bin, w.host,
                      (unsigned)w.port, w.method, w.target, ipbuf);
-        wit_clear(&w);
         pf->res->unknown = PROVER_UNKNOWN_RECHECK;
-        PV_BAIL(PV_ERR_INTERNAL);
+        r = pv_fail(PV_ERR_INTERNAL, "witness re-check");
     }
-    if (path_find(
-            pf->res, pf->path_base, cat, pf->units.u[ui].bin, host_text(&pf->units.u[ui]), w.port,
-            cat == PROVER_CAT_CAPABILITY ? key_text(pf, wit_key(pf, &w, ui)) : NULL) == NULL) {
-        r = path_add(pf, cat, ui, &w, &dc);
+    if (pv_ok(r) && cat == PROVER_CAT_CAPABILITY && shortcuts(pf)) {
+        r = derive_keys(pf, mdl, ui, &w, qraw);
     }
+    Z3_model_dec_ref(pf->ctx, mdl);
     wit_clear(&w);
     return r;
 }
@@ -693,35 +763,35 @@ static pv_result ask(struct prover_proof *pf, enum prover_category cat, size_t u
 static pv_result ask(struct prover_proof *pf, enum prover_category cat, size_t ui, Z3_ast q)
 {
     bool sat;
-    size_t mi;
 
-    return solve_one(pf, guard_new(pf, q), cat, ui, &sat, &mi);
+    return solve_one(pf, guard_new(pf, q), cat, ui, NULL, &sat);
 }
 
-/* capability_expansion: one path per distinct method. */
-static pv_result ask_methods(struct prover_proof *pf, size_t ui, uint16_t port, Z3_ast q) PV_WUR;
-static pv_result ask_methods(struct prover_proof *pf, size_t ui, uint16_t port, Z3_ast q)
+/* capability_expansion: one path per distinct method. Each key with a
+ * path for this (binary, host, port) - found before, by this loop's
+ * checks, or read off their models - is excluded, until no key is left. */
+static pv_result ask_methods(struct prover_proof *pf, size_t ui, uint16_t port, Z3_ast q,
+                             Z3_ast qraw) PV_WUR;
+static pv_result ask_methods(struct prover_proof *pf, size_t ui, uint16_t port, Z3_ast q,
+                             Z3_ast qraw)
 {
     const struct prover_unit *u = &pf->units.u[ui];
     Z3_ast g = guard_new(pf, q);
     bool sat = true;
-    size_t mi;
-
     size_t nkeys = pf->nmethods + (pf->gql ? PV_ARRAY_LEN(gql_keys) : 0);
+    bool excl[PROVER_MAX_METHODS + PV_ARRAY_LEN(gql_keys)] = {false};
 
-    /* Keys (methods, GraphQL operation types) already reported for this
-     * (binary, host, port). */
-    for (size_t i = 0; i < nkeys; i++) {
-        if (path_find(pf->res, pf->path_base, PROVER_CAT_CAPABILITY, u->bin, host_text(u), port,
-                      key_text(pf, i)) != NULL) {
-            guard_add(pf, g, prover_not(pf, key_term(pf, i, ui)));
-        }
-    }
     for (size_t n = 0; n <= nkeys && sat; n++) {
-        PV_GUARD(solve_one(pf, g, PROVER_CAT_CAPABILITY, ui, &sat, &mi));
-        if (sat) {
-            guard_add(pf, g, prover_not(pf, key_term(pf, mi, ui)));
+        /* Keys (methods, GraphQL operation types) already reported for this
+         * (binary, host, port). */
+        for (size_t i = 0; i < nkeys; i++) {
+            if (!excl[i] && path_find(pf->res, pf->path_base, PROVER_CAT_CAPABILITY, u->bin,
+                                      host_text(u), port, key_text(pf, i)) != NULL) {
+                guard_add(pf, g, prover_not(pf, key_term(pf, i, ui)));
+                excl[i] = true;
+            }
         }
+        PV_GUARD(solve_one(pf, g, PROVER_CAT_CAPABILITY, ui, qraw, &sat));
     }
     return PV_RESULT_OK;
 }
@@ -786,6 +856,56 @@ static bool reach_key_found(const struct prover_proof *pf, const struct prover_u
                      NULL) != NULL;
 }
 
+/* The model of the "anything new" question is a request of exactly one of
+ * the categories it stands for: private_reach_expansion when its
+ * destination is private, else (credentialed) a reach category when B does
+ * not reach (x, h, p) - l7_bypass_credentialed or
+ * credential_reach_expansion by the binary - or capability_expansion for
+ * its method. The model satisfies that category's question, so its path is
+ * recorded without a check of its own (and, for capability_expansion, the
+ * keys derive_keys reads off it); unit_port then asks only what is left. A
+ * witness that fails its re-check here records nothing: the category's own
+ * question decides it, as without this shortcut. */
+static pv_result any_model(struct prover_proof *pf, size_t ui, uint16_t port, Z3_ast qraw) PV_WUR;
+static pv_result any_model(struct prover_proof *pf, size_t ui, uint16_t port, Z3_ast qraw)
+{
+    const struct prover_unit *u = &pf->units.u[ui];
+    bool audit = pf->in->mode == PROVER_AUDIT;
+    enum prover_category cat = PROVER_CAT_BOUNDARY; /* none */
+    Z3_model mdl = Z3_solver_get_model(pf->ctx, pf->solver);
+    struct wit w;
+    pv_result r;
+    bool ok = false;
+
+    PV_ENSURE(mdl != NULL, PV_ERR_SOLVER);
+    Z3_model_inc_ref(pf->ctx, mdl);
+    r = wit_read(pf, mdl, &w);
+    if (pv_ok(r) && eval_bool(pf, mdl, pf->private_)) {
+        if (private_capable(u)) {
+            cat = PROVER_CAT_PRIVATE_REACH;
+        }
+    } else if (pv_ok(r) && eval_bool(pf, mdl, pf->cred) &&
+               !eval_bool(pf, mdl, pf->reach[PROVER_SIDE_B])) {
+        bool byp = eval_bool(pf, mdl, pf->bypass);
+
+        if (bin_any(pf, u, byp)) {
+            cat = byp ? PROVER_CAT_L7_BYPASS : PROVER_CAT_CRED_REACH;
+        }
+    } else if (pv_ok(r) && eval_bool(pf, mdl, pf->cred) && !audit &&
+               !reach_key_found(pf, u, port)) {
+        cat = PROVER_CAT_CAPABILITY;
+    }
+    if (pv_ok(r) && cat != PROVER_CAT_BOUNDARY && w.port == port) {
+        r = wit_record(pf, cat, ui, &w, &ok);
+        if (pv_ok(r) && ok && cat == PROVER_CAT_CAPABILITY) {
+            r = derive_keys(pf, mdl, ui, &w, qraw);
+        }
+    }
+    Z3_model_dec_ref(pf->ctx, mdl);
+    wit_clear(&w);
+    return r;
+}
+
 static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port) PV_WUR;
 static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port)
 {
@@ -798,6 +918,7 @@ static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port)
     Z3_ast newallow = prover_and2(pf, allowc, prover_not(pf, pf->allow[B]));
     bool cred = host_any(pf, u, pf->host_cred);
     const char *h = host_text(u);
+    Z3_ast capraw = NULL; /* the capability question over allow_raw (derive_keys) */
 
     /* link_local_reach (docs/semantics.md#findings): the grant layer. A
      * hostless unit matches no link-local host (#hostless), on either side,
@@ -825,6 +946,24 @@ static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port)
         if (lb == Z3_L_FALSE) {
             return PV_RESULT_OK;
         }
+        if (shortcuts(pf) && cred) {
+            Z3_ast allowc_raw =
+                prover_and(pf, 3, (Z3_ast[]){base, pf->allow_raw[C], prover_unit_ok(pf, ui)});
+
+            if (audit) {
+                capraw = prover_and(pf, 5,
+                                    (Z3_ast[]){allowc_raw, prover_not(pf, pf->private_), pf->cred,
+                                               prover_not(pf, pf->bypass), pf->insp[C]});
+            } else {
+                capraw =
+                    prover_and(pf, 5,
+                               (Z3_ast[]){allowc_raw, prover_not(pf, pf->allow_raw[B]),
+                                          prover_not(pf, pf->private_), pf->cred, pf->reach[B]});
+            }
+        }
+        if (shortcuts(pf)) {
+            PV_GUARD(any_model(pf, ui, port, capraw));
+        }
     }
     if (cred) {
         Z3_ast reachq = prover_and(pf, 4,
@@ -846,13 +985,15 @@ static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port)
                     pf, ui, port,
                     prover_and(pf, 5,
                                (Z3_ast[]){allowc, prover_not(pf, pf->private_), pf->cred,
-                                          prover_not(pf, pf->bypass), pf->insp[C]})));
+                                          prover_not(pf, pf->bypass), pf->insp[C]}),
+                    capraw));
             }
         } else if (!reach_key_found(pf, u, port)) {
             PV_GUARD(ask_methods(pf, ui, port,
                                  prover_and(pf, 4,
                                             (Z3_ast[]){newallow, prover_not(pf, pf->private_),
-                                                       pf->cred, pf->reach[B]})));
+                                                       pf->cred, pf->reach[B]}),
+                                 capraw));
         }
     }
     if (private_capable(u) && path_find(pf->res, pf->path_base, PROVER_CAT_PRIVATE_REACH, u->bin, h,

@@ -17,6 +17,12 @@
  * The prover's path keys (category, binary, host, port, method) and verdict
  * must equal the oracle's, and every witness must re-check.
  *
+ * Each pair is also proved a second time by a session that answers every
+ * question with its own solver check (prover_session_full_smt): the
+ * shortcuts of prover_query.c (capability keys read off one model, the
+ * paths of the "anything new" model) must give the same verdict and the same
+ * paths, key and rule, as that full-SMT path.
+ *
  * PV_PROPERTY_N (default 150) sets the number of pairs, PV_PROPERTY_SEED the
  * seed; PV_PROPERTY_VERBOSE=1 prints statistics.
  */
@@ -24,6 +30,7 @@
 
 #include <stdarg.h>
 
+#include "prover/prover_int.h"
 #include "tests/check_prover_util.h"
 
 /* ---------------------------------------------------------------------------
@@ -821,7 +828,8 @@ static struct model_registry *registry;
 static size_t stat_pairs, stat_findings, stat_empty, stat_unknown, stat_paths, stat_check_ex,
     stat_split;
 static double stat_prover_ms, stat_max_ms;
-static size_t stat_decisions, stat_queries;
+static size_t stat_decisions, stat_queries, stat_queries_full, stat_shortcut_paths;
+static struct prover_session *session_full; /* prover_session_full_smt */
 static size_t stat_cat[PROVER_CAT__COUNT];
 
 static char *gen_creds(void)
@@ -1001,6 +1009,54 @@ static void one_pair(void)
     }
     stat_decisions += o.decisions;
     stat_queries += r->nqueries;
+    {
+        /* The full-SMT path: the same verdict and the same paths (category,
+         * binary, host, port, method, rule), in the same (report) order. */
+        struct prover_result *f = prover_run(session_full, &in);
+
+        ck_assert_ptr_nonnull(f);
+        bool differ = f->npaths != r->npaths || f->verdict != r->verdict;
+
+        /* (CHECK names the unit that allows its counterexample, whichever
+         * model the solver gave: only the verdict and count are fixed.) */
+        for (size_t i = 0; !differ && mode != PROVER_CHECK && i < r->npaths; i++) {
+            const struct prover_path *a = &r->paths[i];
+            const struct prover_path *b = &f->paths[i];
+
+            differ = a->cat != b->cat || strcmp(a->binary, b->binary) != 0 ||
+                     strcmp(a->host, b->host) != 0 || a->port != b->port ||
+                     strcmp(a->method != NULL ? a->method : "",
+                            b->method != NULL ? b->method : "") != 0 ||
+                     strcmp(a->rule, b->rule) != 0;
+        }
+        if (differ) {
+            char *v1 = prover_validation_result(r);
+            char *v2 = prover_validation_result(f);
+
+            fprintf(stderr, "shortcuts:\n%s\nfull-SMT:\n%s\n", v1, v2);
+            free(v1);
+            free(v2);
+            dump_sets(yb, yc, ycr, mode, &want, r);
+        }
+        ck_assert_int_eq(f->verdict, r->verdict);
+        ck_assert_uint_eq(f->npaths, r->npaths);
+        for (size_t i = 0; mode != PROVER_CHECK && i < r->npaths; i++) {
+            const struct prover_path *a = &r->paths[i];
+            const struct prover_path *b = &f->paths[i];
+
+            ck_assert_int_eq(a->cat, b->cat);
+            ck_assert_str_eq(a->binary, b->binary);
+            ck_assert_str_eq(a->host, b->host);
+            ck_assert_uint_eq(a->port, b->port);
+            ck_assert_str_eq(a->method != NULL ? a->method : "",
+                             b->method != NULL ? b->method : "");
+            ck_assert_str_eq(a->rule, b->rule);
+        }
+        ck_assert_uint_le(r->nqueries, f->nqueries);
+        stat_queries_full += f->nqueries;
+        stat_shortcut_paths += r->npaths > 0 && r->nqueries < f->nqueries;
+        prover_result_free(f);
+    }
     prover_result_free(r);
     ks_free(&want);
     ks_free(&got);
@@ -1080,6 +1136,9 @@ START_TEST(test_property)
     rng_state = env_size("PV_PROPERTY_SEED", 0x5eed1234abcdull) | 1u;
     session = prover_session_new();
     ck_assert_ptr_nonnull(session);
+    session_full = prover_session_new();
+    ck_assert_ptr_nonnull(session_full);
+    prover_session_full_smt(session_full, true);
     registry = tp_registry();
     binary_universe();
     for (size_t i = 0; i < n; i++) {
@@ -1093,6 +1152,8 @@ START_TEST(test_property)
                 stat_pairs, stat_findings, stat_empty, stat_check_ex, stat_paths, stat_unknown,
                 stat_split, stat_pairs ? stat_prover_ms / (double)stat_pairs : 0.0, stat_max_ms,
                 stat_queries, stat_decisions);
+        fprintf(stderr, "  full-SMT path: %zu solver queries; %zu pairs answered with fewer\n",
+                stat_queries_full, stat_shortcut_paths);
         for (int c = 0; c < PROVER_CAT__COUNT; c++) {
             fprintf(stderr, "  %-28s %zu paths\n", prover_category_name((enum prover_category)c),
                     stat_cat[c]);
@@ -1104,8 +1165,11 @@ START_TEST(test_property)
     /* ... and proofs whose slice falls into components proved on their own
      * (prover_units_slice) as well as proofs of one piece. */
     ck_assert(n < 50 || (stat_split > n / 20 && stat_split < n - n / 20));
+    /* ... and pairs where the shortcuts saved solver checks. */
+    ck_assert(n < 50 || stat_shortcut_paths > n / 20);
     model_registry_free(registry);
     prover_session_free(session);
+    prover_session_free(session_full);
     prover_finalize();
 }
 END_TEST
