@@ -866,8 +866,10 @@ static bool reach_key_found(const struct prover_proof *pf, const struct prover_u
  * keys derive_keys reads off it); unit_port then asks only what is left. A
  * witness that fails its re-check here records nothing: the category's own
  * question decides it, as without this shortcut. */
-static pv_result any_model(struct prover_proof *pf, size_t ui, uint16_t port, Z3_ast qraw) PV_WUR;
-static pv_result any_model(struct prover_proof *pf, size_t ui, uint16_t port, Z3_ast qraw)
+static pv_result any_model(struct prover_proof *pf, size_t ui, uint16_t port, Z3_ast qraw,
+                           bool *handled) PV_WUR;
+static pv_result any_model(struct prover_proof *pf, size_t ui, uint16_t port, Z3_ast qraw,
+                           bool *handled)
 {
     const struct prover_unit *u = &pf->units.u[ui];
     bool audit = pf->in->mode == PROVER_AUDIT;
@@ -877,6 +879,7 @@ static pv_result any_model(struct prover_proof *pf, size_t ui, uint16_t port, Z3
     pv_result r;
     bool ok = false;
 
+    *handled = false;
     PV_ENSURE(mdl != NULL, PV_ERR_SOLVER);
     Z3_model_inc_ref(pf->ctx, mdl);
     r = wit_read(pf, mdl, &w);
@@ -891,12 +894,15 @@ static pv_result any_model(struct prover_proof *pf, size_t ui, uint16_t port, Z3
         if (bin_any(pf, u, byp)) {
             cat = byp ? PROVER_CAT_L7_BYPASS : PROVER_CAT_CRED_REACH;
         }
-    } else if (pv_ok(r) && eval_bool(pf, mdl, pf->cred) && !audit &&
-               !reach_key_found(pf, u, port)) {
+    } else if (pv_ok(r) && eval_bool(pf, mdl, pf->cred) && !audit) {
         cat = PROVER_CAT_CAPABILITY;
     }
-    if (pv_ok(r) && cat != PROVER_CAT_BOUNDARY && w.port == port) {
+    if (pv_ok(r) && cat == PROVER_CAT_CAPABILITY && reach_key_found(pf, u, port)) {
+        /* reported as reach: its capability paths would be suppressed */
+        *handled = w.port == port;
+    } else if (pv_ok(r) && cat != PROVER_CAT_BOUNDARY && w.port == port) {
         r = wit_record(pf, cat, ui, &w, &ok);
+        *handled = ok;
         if (pv_ok(r) && ok && cat == PROVER_CAT_CAPABILITY) {
             r = derive_keys(pf, mdl, ui, &w, qraw);
         }
@@ -904,6 +910,121 @@ static pv_result any_model(struct prover_proof *pf, size_t ui, uint16_t port, Z3
     Z3_model_dec_ref(pf->ctx, mdl);
     wit_clear(&w);
     return r;
+}
+
+static bool keys_all(const struct prover_proof *pf, const bool *ex_key)
+{
+    for (size_t k = 0; k < pf->nmethods; k++) {
+        if (!ex_key[k]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Can a class not yet excluded hold through unit 'u', by the static filters
+ * unit_port applies to the category questions (a credentialed host atom, a
+ * binary atom of the class, a private destination u could admit)? */
+static bool class_left(struct prover_proof *pf, const struct prover_unit *u, bool ex_l7, bool ex_cr,
+                       bool ex_priv, bool ex_cap)
+{
+    bool cred = host_any(pf, u, pf->host_cred);
+
+    return (cred && !ex_l7 && bin_any(pf, u, true)) || (cred && !ex_cr && bin_any(pf, u, false)) ||
+           (cred && !ex_cap) || (!ex_priv && private_capable(u));
+}
+
+/* DELTA: the categories of the "anything new" question (guard 'g', whose
+ * last check was SAT) one model at a time. Each model is a request of one
+ * class - l7_bypass_credentialed, credential_reach_expansion,
+ * private_reach_expansion, or capability_expansion for its method - and
+ * any_model records its path; every class that has its path (from this
+ * unit or an earlier one with the same binary, host and port; all of
+ * capability_expansion once a reach path exists, as those would be
+ * suppressed) is then excluded under 'g' and the question asked again. Its
+ * UNSAT proves that no category has a path left to find, exactly what the
+ * category questions would each have answered ('*done'). A model that
+ * any_model does not handle (a failed re-check) leaves '*done' false: the
+ * category questions then decide, as without this shortcut. */
+static pv_result any_classes(struct prover_proof *pf, size_t ui, uint16_t port, Z3_ast g,
+                             Z3_ast capraw, bool *done) PV_WUR;
+static pv_result any_classes(struct prover_proof *pf, size_t ui, uint16_t port, Z3_ast g,
+                             Z3_ast capraw, bool *done)
+{
+    const struct prover_unit *u = &pf->units.u[ui];
+    const char *h = host_text(u);
+    Z3_ast credpub = prover_and2(pf, pf->cred, prover_not(pf, pf->private_));
+    Z3_ast noreach = prover_and2(pf, credpub, prover_not(pf, pf->reach[PROVER_SIDE_B]));
+    Z3_ast capcls = prover_and2(pf, credpub, pf->reach[PROVER_SIDE_B]);
+    bool ex_l7 = false, ex_cr = false, ex_priv = false, ex_cap = false;
+    bool ex_key[PROVER_MAX_METHODS] = {false};
+
+    *done = false;
+    for (size_t n = 0; n < pf->nmethods + 4; n++) {
+        bool handled;
+        Z3_lbool lb;
+
+        PV_GUARD(any_model(pf, ui, port, capraw, &handled));
+        if (!handled) {
+            return PV_RESULT_OK;
+        }
+        if (!ex_l7 && path_find(pf->res, pf->path_base, PROVER_CAT_L7_BYPASS, u->bin, h, port,
+                                NULL) != NULL) {
+            guard_add(pf, g, prover_not(pf, prover_and2(pf, noreach, pf->bypass)));
+            ex_l7 = true;
+        }
+        if (!ex_cr && path_find(pf->res, pf->path_base, PROVER_CAT_CRED_REACH, u->bin, h, port,
+                                NULL) != NULL) {
+            guard_add(pf, g, prover_not(pf, prover_and2(pf, noreach, prover_not(pf, pf->bypass))));
+            ex_cr = true;
+        }
+        if (!ex_priv && path_find(pf->res, pf->path_base, PROVER_CAT_PRIVATE_REACH, u->bin, h, port,
+                                  NULL) != NULL) {
+            guard_add(pf, g, prover_not(pf, pf->private_));
+            ex_priv = true;
+        }
+        if (!ex_cap && reach_key_found(pf, u, port)) {
+            guard_add(pf, g, prover_not(pf, capcls));
+            ex_cap = true;
+        }
+        for (size_t k = 0; k < pf->nmethods && !ex_cap; k++) {
+            if (!ex_key[k] && path_find(pf->res, pf->path_base, PROVER_CAT_CAPABILITY, u->bin, h,
+                                        port, pf->methods[k]) != NULL) {
+                guard_add(pf, g, prover_not(pf, prover_and2(pf, capcls, prover_eqn(pf, pf->m, k))));
+                ex_key[k] = true;
+            }
+        }
+        if (!class_left(pf, u, ex_l7, ex_cr, ex_priv, ex_cap || keys_all(pf, ex_key))) {
+            /* the static filters rule out every class not excluded */
+            *done = true;
+            return PV_RESULT_OK;
+        }
+        PV_GUARD(check(pf, g, &lb));
+        if (lb == Z3_L_FALSE) {
+            *done = true;
+            return PV_RESULT_OK;
+        }
+    }
+    return PV_RESULT_OK;
+}
+
+/* The capability question through unit 'ui' ('base': its G0, port and
+ * region) over the terms of Allow_B and Allow_C themselves (derive_keys). */
+static Z3_ast cap_raw(struct prover_proof *pf, size_t ui, Z3_ast base)
+{
+    enum prover_side B = PROVER_SIDE_B;
+    enum prover_side C = PROVER_SIDE_C;
+    Z3_ast allowc_raw =
+        prover_and(pf, 3, (Z3_ast[]){base, pf->allow_raw[C], prover_unit_ok(pf, ui)});
+
+    if (pf->in->mode == PROVER_AUDIT) {
+        return prover_and(pf, 5,
+                          (Z3_ast[]){allowc_raw, prover_not(pf, pf->private_), pf->cred,
+                                     prover_not(pf, pf->bypass), pf->insp[C]});
+    }
+    return prover_and(pf, 5,
+                      (Z3_ast[]){allowc_raw, prover_not(pf, pf->allow_raw[B]),
+                                 prover_not(pf, pf->private_), pf->cred, pf->reach[B]});
 }
 
 static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port) PV_WUR;
@@ -941,28 +1062,26 @@ static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port)
             pf, newallow,
             prover_or2(pf, prover_and2(pf, pf->cred, prover_not(pf, pf->private_)), pf->private_));
         Z3_lbool lb;
+        Z3_ast ga = guard_new(pf, any);
 
-        PV_GUARD(check(pf, guard_new(pf, any), &lb));
+        PV_GUARD(check(pf, ga, &lb));
         if (lb == Z3_L_FALSE) {
             return PV_RESULT_OK;
         }
         if (shortcuts(pf) && cred) {
-            Z3_ast allowc_raw =
-                prover_and(pf, 3, (Z3_ast[]){base, pf->allow_raw[C], prover_unit_ok(pf, ui)});
-
-            if (audit) {
-                capraw = prover_and(pf, 5,
-                                    (Z3_ast[]){allowc_raw, prover_not(pf, pf->private_), pf->cred,
-                                               prover_not(pf, pf->bypass), pf->insp[C]});
-            } else {
-                capraw =
-                    prover_and(pf, 5,
-                               (Z3_ast[]){allowc_raw, prover_not(pf, pf->allow_raw[B]),
-                                          prover_not(pf, pf->private_), pf->cred, pf->reach[B]});
-            }
+            capraw = cap_raw(pf, ui, base);
         }
-        if (shortcuts(pf)) {
-            PV_GUARD(any_model(pf, ui, port, capraw));
+        if (shortcuts(pf) && !audit) {
+            bool done;
+
+            PV_GUARD(any_classes(pf, ui, port, ga, capraw, &done));
+            if (done) {
+                return PV_RESULT_OK;
+            }
+        } else if (shortcuts(pf)) {
+            bool handled;
+
+            PV_GUARD(any_model(pf, ui, port, capraw, &handled));
         }
     }
     if (cred) {
