@@ -1027,8 +1027,23 @@ static Z3_ast cap_raw(struct prover_proof *pf, size_t ui, Z3_ast base)
                                  prover_not(pf, pf->private_), pf->cred, pf->reach[B]});
 }
 
-static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port) PV_WUR;
-static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port)
+/* The "anything new" question through unit 'ui' on 'port': new allowed
+ * requests that are credentialed and public, or private. */
+static Z3_ast any_term(struct prover_proof *pf, size_t ui, uint16_t port)
+{
+    Z3_ast base = prover_and(pf, 3, (Z3_ast[]){pf->g0[ui], prover_port_eq(pf, port), pf->region});
+    Z3_ast allowc =
+        prover_and(pf, 3, (Z3_ast[]){base, pf->allow[PROVER_SIDE_C], prover_unit_ok(pf, ui)});
+    Z3_ast newallow = prover_and2(pf, allowc, prover_not(pf, pf->allow[PROVER_SIDE_B]));
+
+    return prover_and2(
+        pf, newallow,
+        prover_or2(pf, prover_and2(pf, pf->cred, prover_not(pf, pf->private_)), pf->private_));
+}
+
+static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port,
+                           bool any_unsat) PV_WUR;
+static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port, bool any_unsat)
 {
     const struct prover_unit *u = &pf->units.u[ui];
     enum prover_side B = PROVER_SIDE_B;
@@ -1051,16 +1066,14 @@ static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port)
                                 (Z3_ast[]){base, pf->grant[C], prover_not(pf, pf->grant[B]), pf->ll,
                                            prover_unit_grant(pf, ui)})));
     }
-    if (!cred && !private_capable(u)) {
+    if ((!cred && !private_capable(u)) || any_unsat) {
         return PV_RESULT_OK;
     }
     {
         /* Every remaining category implies new allowed requests through u
          * (Allow_C and not reach_B imply not Allow_B): one question rules
          * them all out for the units that did not change anything. */
-        Z3_ast any = prover_and2(
-            pf, newallow,
-            prover_or2(pf, prover_and2(pf, pf->cred, prover_not(pf, pf->private_)), pf->private_));
+        Z3_ast any = any_term(pf, ui, port);
         Z3_lbool lb;
         Z3_ast ga = guard_new(pf, any);
 
@@ -1147,14 +1160,118 @@ static void suppress(struct prover_result *res, size_t base)
     res->npaths = k;
 }
 
+/* One unit and port whose "anything new" question is asked. */
+struct anyq {
+    size_t ui;
+    uint16_t port;
+    Z3_ast t;  /* any_term */
+    int state; /* 0 undecided, 1 SAT, -1 UNSAT */
+};
+
+/* The "anything new" questions of many units, a group at a time: the
+ * disjunction of the undecided ones is asked; UNSAT decides every one of
+ * them UNSAT, a model decides SAT each one it satisfies, and the rest is
+ * asked again. These questions do not depend on the paths found, so a unit
+ * decided UNSAT here is exactly one unit_port would have let go after its
+ * own check; the SAT ones are asked by unit_port as before. */
+static pv_result any_groups(struct prover_proof *pf, struct anyq *q, size_t n) PV_WUR;
+static pv_result any_groups(struct prover_proof *pf, struct anyq *q, size_t n)
+{
+    Z3_ast *v = pv_calloc(n ? n : 1, sizeof(Z3_ast));
+    pv_result r = PV_RESULT_OK;
+
+    PV_GUARD_PTR(v);
+    for (size_t round = 0; round <= n && pv_ok(r); round++) {
+        size_t k = 0;
+        Z3_lbool lb = Z3_L_FALSE;
+        Z3_model mdl;
+
+        for (size_t i = 0; i < n; i++) {
+            if (q[i].state == 0) {
+                v[k++] = q[i].t;
+            }
+        }
+        if (k == 0) {
+            break;
+        }
+        r = check(pf, guard_new(pf, prover_or(pf, k, v)), &lb);
+        if (!pv_ok(r)) {
+            break;
+        }
+        if (lb == Z3_L_FALSE) {
+            for (size_t i = 0; i < n; i++) {
+                q[i].state = q[i].state == 0 ? -1 : q[i].state;
+            }
+            break;
+        }
+        mdl = Z3_solver_get_model(pf->ctx, pf->solver);
+        if (mdl == NULL) {
+            r = pv_fail(PV_ERR_SOLVER, "model");
+            break;
+        }
+        Z3_model_inc_ref(pf->ctx, mdl);
+        k = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (q[i].state == 0 && eval_bool(pf, mdl, q[i].t)) {
+                q[i].state = 1;
+                k++;
+            }
+        }
+        Z3_model_dec_ref(pf->ctx, mdl);
+        if (k == 0) {
+            /* no disjunct reads true: leave the rest to unit_port */
+            break;
+        }
+    }
+    free(v);
+    return r;
+}
+
 pv_result prover_queries(struct prover_proof *pf)
 {
-    if (pf->in->mode == PROVER_CHECK) {
-        Z3_ast q = prover_and(pf, 3,
-                              (Z3_ast[]){pf->region, pf->allow[PROVER_SIDE_C],
-                                         prover_not(pf, pf->allow[PROVER_SIDE_B])});
+    struct anyq *q = NULL;
+    size_t nq = 0, iq = 0;
 
-        return ask(pf, PROVER_CAT_BOUNDARY, SIZE_MAX, q);
+    if (pf->in->mode == PROVER_CHECK) {
+        Z3_ast bq = prover_and(pf, 3,
+                               (Z3_ast[]){pf->region, pf->allow[PROVER_SIDE_C],
+                                          prover_not(pf, pf->allow[PROVER_SIDE_B])});
+
+        return ask(pf, PROVER_CAT_BOUNDARY, SIZE_MAX, bq);
+    }
+    for (size_t i = 0; i < pf->units.n && shortcuts(pf); i++) {
+        const struct prover_unit *u = &pf->units.u[i];
+
+        if (u->rel && u->side == PROVER_SIDE_C &&
+            (host_any(pf, u, pf->host_cred) || private_capable(u))) {
+            nq += u->v.nports;
+        }
+    }
+    if (nq > 1) {
+        pv_result r;
+
+        q = pv_calloc(nq, sizeof(*q));
+        PV_GUARD_PTR(q);
+        nq = 0;
+        for (size_t i = 0; i < pf->units.n; i++) {
+            const struct prover_unit *u = &pf->units.u[i];
+
+            if (u->rel && u->side == PROVER_SIDE_C &&
+                (host_any(pf, u, pf->host_cred) || private_capable(u))) {
+                for (size_t k = 0; k < u->v.nports; k++) {
+                    q[nq].ui = i;
+                    q[nq].port = u->v.ports[k];
+                    q[nq++].t = any_term(pf, i, u->v.ports[k]);
+                }
+            }
+        }
+        r = any_groups(pf, q, nq);
+        if (!pv_ok(r)) {
+            free(q);
+            return r;
+        }
+    } else {
+        nq = 0;
     }
     for (size_t i = 0; i < pf->units.n; i++) {
         const struct prover_unit *u = &pf->units.u[i];
@@ -1163,9 +1280,20 @@ pv_result prover_queries(struct prover_proof *pf)
             continue;
         }
         for (size_t k = 0; k < u->v.nports; k++) {
-            PV_GUARD(unit_port(pf, i, u->v.ports[k]));
+            bool skip = false;
+            pv_result r;
+
+            if (iq < nq && q[iq].ui == i && q[iq].port == u->v.ports[k]) {
+                skip = q[iq++].state < 0;
+            }
+            r = unit_port(pf, i, u->v.ports[k], skip);
+            if (!pv_ok(r)) {
+                free(q);
+                return r;
+            }
         }
     }
+    free(q);
     if (pf->in->mode == PROVER_DELTA) {
         suppress(pf->res, pf->path_base);
     }

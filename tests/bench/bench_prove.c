@@ -239,10 +239,29 @@ static int dcmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static bool same_paths(const struct prover_result *a, const struct prover_result *b)
+{
+    if (a->verdict != b->verdict || a->npaths != b->npaths) {
+        return false;
+    }
+    for (size_t i = 0; i < a->npaths; i++) {
+        const struct prover_path *x = &a->paths[i];
+        const struct prover_path *y = &b->paths[i];
+
+        if (x->cat != y->cat || x->port != y->port || strcmp(x->binary, y->binary) != 0 ||
+            strcmp(x->host, y->host) != 0 || strcmp(x->rule, y->rule) != 0 ||
+            strcmp(x->method != NULL ? x->method : "", y->method != NULL ? y->method : "") != 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* 'wide': the proposals are the wide kinds 5-7 (a "**." host, a /usr/bin
  * glob binary, a "/" "**" path), else the one-rule kinds 0-4. */
-static void run(struct prover_session *s, const struct model_registry *reg, unsigned n,
-                unsigned iters, unsigned timeout_ms, bool wide)
+static void run(struct prover_session *s, struct prover_session *full,
+                const struct model_registry *reg, unsigned n, unsigned iters, unsigned timeout_ms,
+                bool wide)
 {
     char *bt = policy(n, -1, 0);
     char *ct = creds(n);
@@ -252,13 +271,15 @@ static void run(struct prover_session *s, const struct model_registry *reg, unsi
     double *prove = calloc(iters, sizeof(double));
     double *parse = calloc(iters, sizeof(double));
     double *cpu = calloc(iters, sizeof(double));
-    unsigned unknown = 0;
+    double *fullms = calloc(iters, sizeof(double));
+    unsigned unknown = 0, unknown_full = 0;
+    bool same = true;
     unsigned findings = 0;
     size_t queries = 0;
     double su = 0, se = 0, ss = 0;
     size_t slice = 0;
 
-    if (cs == NULL || prove == NULL || parse == NULL || cpu == NULL) {
+    if (cs == NULL || prove == NULL || parse == NULL || cpu == NULL || fullms == NULL) {
         fprintf(stderr, "bench: setup failed\n");
         exit(1);
     }
@@ -301,6 +322,21 @@ static void run(struct prover_session *s, const struct model_registry *reg, unsi
             fprintf(stderr, "bench: unknown (%s) at %u rules, iteration %u\n",
                     prover_unknown_text(r->unknown), n, it);
         }
+        {
+            /* the baseline: every question its own check */
+            double f0 = now_ms();
+            struct prover_result *f = prover_run(full, &in);
+
+            fullms[it] = now_ms() - f0;
+            if (f == NULL) {
+                fprintf(stderr, "bench: out of memory\n");
+                exit(1);
+            }
+            unknown_full += f->verdict == PROVER_VERDICT_UNKNOWN;
+            same = same && (r->verdict == PROVER_VERDICT_UNKNOWN ||
+                            f->verdict == PROVER_VERDICT_UNKNOWN || same_paths(r, f));
+            prover_result_free(f);
+        }
         prover_result_free(r);
         model_policy_free(b2);
         model_policy_free(c);
@@ -309,6 +345,7 @@ static void run(struct prover_session *s, const struct model_registry *reg, unsi
     qsort(prove, iters, sizeof(double), dcmp);
     qsort(parse, iters, sizeof(double), dcmp);
     qsort(cpu, iters, sizeof(double), dcmp);
+    qsort(fullms, iters, sizeof(double), dcmp);
     {
         double p50 = prove[iters / 2];
         double p99 = prove[(iters * 99) / 100 < iters ? (iters * 99) / 100 : iters - 1];
@@ -319,6 +356,10 @@ static void run(struct prover_session *s, const struct model_registry *reg, unsi
                "queries/run %.1f\n",
                wide ? "wide " : "", n, iters, p50, p99, prove[iters - 1], q50,
                q50 > 0 ? p50 / q50 : 0.0, unknown, findings, (double)queries / iters);
+        printf("              baseline (full SMT) p50 %8.2f ms  unknown %u  ratio baseline/now "
+               "%5.2fx  same verdict and paths: %s\n",
+               fullms[iters / 2], unknown_full, p50 > 0 ? fullms[iters / 2] / p50 : 0.0,
+               same ? "yes" : "NO");
         printf("              cpu time: prove p50 %.2f ms p99 %.2f ms\n", cpu[iters / 2],
                cpu[(iters * 99) / 100 < iters ? (iters * 99) / 100 : iters - 1]);
         printf("              mean phases: units+delta+slice %.2f ms, atoms+encode %.2f ms, "
@@ -329,6 +370,7 @@ static void run(struct prover_session *s, const struct model_registry *reg, unsi
     free(prove);
     free(parse);
     free(cpu);
+    free(fullms);
     model_policy_free(base);
     model_credset_free(cs);
     model_diags_free(d);
@@ -340,24 +382,6 @@ static void run(struct prover_session *s, const struct model_registry *reg, unsi
  * 'nc' rules whose variants are shifted by 'shift' (0: the candidate keeps
  * the baseline's rules and adds the rest), one proof per iteration; the
  * candidate's parse+validate time is the baseline figure. */
-static bool same_paths(const struct prover_result *a, const struct prover_result *b)
-{
-    if (a->verdict != b->verdict || a->npaths != b->npaths) {
-        return false;
-    }
-    for (size_t i = 0; i < a->npaths; i++) {
-        const struct prover_path *x = &a->paths[i];
-        const struct prover_path *y = &b->paths[i];
-
-        if (x->cat != y->cat || x->port != y->port || strcmp(x->binary, y->binary) != 0 ||
-            strcmp(x->host, y->host) != 0 || strcmp(x->rule, y->rule) != 0 ||
-            strcmp(x->method != NULL ? x->method : "", y->method != NULL ? y->method : "") != 0) {
-            return false;
-        }
-    }
-    return true;
-}
-
 static void run_whole(struct prover_session *s, struct prover_session *full,
                       const struct model_registry *reg, unsigned nb, unsigned nc, unsigned shift,
                       bool with_creds, unsigned iters, unsigned timeout_ms)
@@ -376,6 +400,7 @@ static void run_whole(struct prover_session *s, struct prover_session *full,
     unsigned unknown = 0, unknown_full = 0;
     size_t paths = 0, parts = 0, delta = 0, q = 0, qfull = 0;
     bool same = true;
+    double ph[3] = {0, 0, 0};
 
     vshift = shift;
     ct = policy(nc, -1, 0);
@@ -418,6 +443,9 @@ static void run_whole(struct prover_session *s, struct prover_session *full,
         parts = r->ncomponents;
         delta = r->ndelta;
         q = r->nqueries;
+        ph[0] += r->ms_units;
+        ph[1] += r->ms_encode;
+        ph[2] += r->ms_solve;
         /* the baseline: every question its own check */
         t0 = now_ms();
         c0 = cpu_ms();
@@ -450,6 +478,9 @@ static void run_whole(struct prover_session *s, struct prover_session *full,
            basems[iters / 2], unknown_full,
            prove[iters / 2] > 0 ? basems[iters / 2] / prove[iters / 2] : 0.0, qfull, q,
            same ? "yes" : "NO");
+    printf("              now, mean phases: units+delta+slice %.1f ms, atoms+encode %.1f ms, "
+           "solve+witness %.1f ms\n",
+           ph[0] / iters, ph[1] / iters, ph[2] / iters);
     printf("              cpu time p50: now %8.2f ms  baseline %8.2f ms  ratio %5.2fx\n",
            cpun[iters / 2], cpub[iters / 2],
            cpun[iters / 2] > 0 ? cpub[iters / 2] / cpun[iters / 2] : 0.0);
@@ -500,18 +531,18 @@ int main(int argc, char **argv)
                 run_whole(s, full, reg, (unsigned)v, (unsigned)v, 1, wc, iters, timeout_ms);
             }
         } else if (strcmp(only, "wide") != 0) {
-            run(s, reg, (unsigned)v, iters, timeout_ms, false);
+            run(s, full, reg, (unsigned)v, iters, timeout_ms, false);
         }
         if (strcmp(only, "narrow") != 0 && strcmp(only, "whole") != 0) {
-            run(s, reg, (unsigned)v, iters, timeout_ms, true);
+            run(s, full, reg, (unsigned)v, iters, timeout_ms, true);
         }
     } else {
-        run(s, reg, 100, iters, timeout_ms, false);
-        run(s, reg, 1000, iters / 4 > 10 ? iters / 4 : 10, timeout_ms, false);
-        run(s, reg, 10000, iters / 20 > 5 ? iters / 20 : 5, timeout_ms, false);
-        run(s, reg, 100, iters, timeout_ms, true);
-        run(s, reg, 1000, iters / 4 > 10 ? iters / 4 : 10, timeout_ms, true);
-        run(s, reg, 10000, iters / 20 > 5 ? iters / 20 : 5, timeout_ms, true);
+        run(s, full, reg, 100, iters, timeout_ms, false);
+        run(s, full, reg, 1000, iters / 4 > 10 ? iters / 4 : 10, timeout_ms, false);
+        run(s, full, reg, 10000, iters / 20 > 5 ? iters / 20 : 5, timeout_ms, false);
+        run(s, full, reg, 100, iters, timeout_ms, true);
+        run(s, full, reg, 1000, iters / 4 > 10 ? iters / 4 : 10, timeout_ms, true);
+        run(s, full, reg, 10000, iters / 20 > 5 ? iters / 20 : 5, timeout_ms, true);
         for (int wc = 0; wc < 2; wc++) {
             run_whole(s, full, reg, 2000, 12000, 0, wc, 3, timeout_ms > 60000 ? timeout_ms : 60000);
             run_whole(s, full, reg, 10000, 10000, 1, wc, 3,
