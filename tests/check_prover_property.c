@@ -1052,7 +1052,8 @@ static void one_pair(void)
                              b->method != NULL ? b->method : "");
             ck_assert_str_eq(a->rule, b->rule);
         }
-        ck_assert_uint_le(r->nqueries, f->nqueries);
+        /* (a pair may take a check more: a group's or a class's last
+         * UNSAT; the totals are compared at the end) */
         stat_queries_full += f->nqueries;
         stat_shortcut_paths += r->npaths > 0 && r->nqueries < f->nqueries;
         prover_result_free(f);
@@ -1167,6 +1168,7 @@ START_TEST(test_property)
     ck_assert(n < 50 || (stat_split > n / 20 && stat_split < n - n / 20));
     /* ... and pairs where the shortcuts saved solver checks. */
     ck_assert(n < 50 || stat_shortcut_paths > n / 20);
+    ck_assert_uint_le(stat_queries, stat_queries_full);
     model_registry_free(registry);
     prover_session_free(session);
     prover_session_free(session_full);
@@ -1268,6 +1270,8 @@ static char *bl_creds(unsigned n)
 
 /* Prove B -> C with both sessions; the answers must agree. Returns the
  * number of paths. */
+static size_t bl_queries, bl_queries_full;
+
 static size_t bl_pair(const char *yb, const char *yc, const char *ycr, enum prover_mode mode)
 {
     struct model_policy *B = tp_policy("baseline.yaml", yb);
@@ -1302,7 +1306,8 @@ static size_t bl_pair(const char *yb, const char *yc, const char *ycr, enum prov
         ck_assert_str_eq(a->method != NULL ? a->method : "", b->method != NULL ? b->method : "");
         ck_assert_str_eq(a->rule, b->rule);
     }
-    ck_assert_uint_le(r->nqueries, f->nqueries);
+    bl_queries += r->nqueries;
+    bl_queries_full += f->nqueries;
     n = r->npaths;
     prover_result_free(r);
     prover_result_free(f);
@@ -1370,6 +1375,8 @@ START_TEST(test_bench_like)
     }
     ck_assert_uint_gt(cap, 10);
     ck_assert_uint_gt(total, 100);
+    /* the shortcuts save checks on these changes: well under half */
+    ck_assert_uint_lt(bl_queries * 2, bl_queries_full);
     {
         /* A key another unit grants: POST on a.example.com is allowed by
          * the wildcard rule, not by the one whose GET model it would be
