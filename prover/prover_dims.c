@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -425,6 +426,115 @@ static pv_result bound_cidr(struct bounds *b, const struct model_cidr *c)
     return PV_RESULT_OK;
 }
 
+/* The fixed tables (always-blocked, private, link-local) cut the address
+ * line into intervals on which the three classes are constant: the sorted
+ * starts of those intervals with the classes of each, built once per
+ * process. Every boundary of a table is a start, so a point has the classes
+ * of the last start at or below it. Without the table (its allocation
+ * failed) the classes are read off the tables themselves. */
+struct class_cut {
+    struct model_ip start;
+    bool blocked, priv, ll;
+};
+
+static struct class_cut *cuts;
+static size_t ncuts;
+static pthread_once_t cuts_once = PTHREAD_ONCE_INIT;
+
+/* The classes of address 'st' from the tables (the first interval of an
+ * always-blocked range is not private, as model_ip_is_private). */
+static void classes_of(const struct model_ip *st, bool *blocked, bool *priv, bool *ll)
+{
+    const struct model_cidr *tb = NULL;
+    const struct model_cidr *tp = NULL;
+    const struct model_cidr *tl = NULL;
+    size_t nb = model_ip_class_ranges(MODEL_IPC_BLOCKED, &tb);
+    size_t np = model_ip_class_ranges(MODEL_IPC_PRIVATE, &tp);
+    size_t nl = model_ip_class_ranges(MODEL_IPC_LINK_LOCAL, &tl);
+
+    *blocked = *priv = *ll = false;
+    for (size_t t = 0; t < nb && !*blocked; t++) {
+        struct model_ip e = cidr_end(&tb[t]);
+
+        *blocked = in_cidr_c(&tb[t], &e, st);
+    }
+    for (size_t t = 0; t < np && !*blocked && !*priv; t++) {
+        struct model_ip e = cidr_end(&tp[t]);
+
+        *priv = in_cidr_c(&tp[t], &e, st);
+    }
+    for (size_t t = 0; t < nl && !*ll; t++) {
+        struct model_ip e = cidr_end(&tl[t]);
+
+        *ll = in_cidr_c(&tl[t], &e, st);
+    }
+}
+
+static void cuts_build(void)
+{
+    const struct model_cidr *tab[3] = {NULL, NULL, NULL};
+    size_t nt[3];
+    struct bounds b = {0};
+    struct model_ip zero;
+    pv_result r;
+    size_t k = 0;
+
+    nt[0] = model_ip_class_ranges(MODEL_IPC_BLOCKED, &tab[0]);
+    nt[1] = model_ip_class_ranges(MODEL_IPC_PRIVATE, &tab[1]);
+    nt[2] = model_ip_class_ranges(MODEL_IPC_LINK_LOCAL, &tab[2]);
+    memset(&zero, 0, sizeof(zero));
+    r = bound_add(&b, &zero);
+    for (size_t i = 0; i < 3; i++) {
+        for (size_t t = 0; t < nt[i] && pv_ok(r); t++) {
+            r = bound_cidr(&b, &tab[i][t]);
+        }
+    }
+    if (pv_ok(r)) {
+        cuts = pv_calloc(b.n, sizeof(*cuts));
+    }
+    if (cuts == NULL) {
+        free(b.v);
+        return;
+    }
+    qsort(b.v, b.n, sizeof(b.v[0]), ip_cmp);
+    for (size_t i = 0; i < b.n; i++) {
+        if (k == 0 || memcmp(cuts[k - 1].start.b, b.v[i].b, 16) != 0) {
+            cuts[k].start = b.v[i];
+            classes_of(&b.v[i], &cuts[k].blocked, &cuts[k].priv, &cuts[k].ll);
+            k++;
+        }
+    }
+    ncuts = k;
+    free(b.v);
+}
+
+/* The classes of address 'st': by the cuts (binary search), else from the
+ * tables. */
+static void classes(const struct model_ip *st, bool *blocked, bool *priv, bool *ll)
+{
+    size_t lo = 0, hi;
+
+    (void)pthread_once(&cuts_once, cuts_build);
+    if (ncuts == 0) {
+        classes_of(st, blocked, priv, ll);
+        return;
+    }
+    /* the last cut whose start is <= st (cuts[0] starts at ::) */
+    hi = ncuts;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (ip_le(&cuts[mid].start, st)) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    *blocked = cuts[lo].blocked;
+    *priv = cuts[lo].priv;
+    *ll = cuts[lo].ll;
+}
+
 static size_t cidr_index(const struct prover_proof *pf, const struct model_cidr *c)
 {
     for (size_t i = 0; i < pf->ncidrs; i++) {
@@ -526,17 +636,7 @@ pv_result prover_dest_atoms(struct prover_proof *pf)
         size_t g;
 
         memset(bits, 0, pf->cwords * sizeof(uint64_t));
-        for (size_t t = 0; t < nb && !blocked; t++) {
-            blocked = in_cidr_c(&tb[t], &ends[t], st);
-        }
-        for (size_t t = 0; t < np && !blocked && !priv; t++) {
-            priv = in_cidr_c(&tp[t], &ends[nb + t], st);
-        }
-        for (size_t t = 0; t < nl && !ll; t++) {
-            struct model_ip e = cidr_end(&tl[t]);
-
-            ll = in_cidr_c(&tl[t], &e, st);
-        }
+        classes(st, &blocked, &priv, &ll);
         for (size_t c = 0; c < pf->ncidrs; c++) {
             if (in_cidr_c(&pf->cidrs[c], &ends[nb + np + c], st)) {
                 bits[c / 64] |= (uint64_t)1 << (c % 64);

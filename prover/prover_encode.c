@@ -1084,6 +1084,7 @@ static pv_result per_unit(struct prover_proof *pf)
         inspected =
             prover_and(pf, 3, (Z3_ast[]){pf->insp[s], zor(pf, &okv[s]), prover_not(pf, deny)});
         pf->allow[s] = prover_or2(pf, opaque, inspected);
+        pf->allow_raw[s] = pf->allow[s];
         gopq = prover_and2(pf, prover_not(pf, pf->insp[s]), zor(pf, &gany[s]));
         ginsp = prover_and(pf, 3, (Z3_ast[]){pf->insp[s], zor(pf, &gr[s]), prover_not(pf, deny)});
         pf->grant[s] = prover_or2(pf, gopq, ginsp);

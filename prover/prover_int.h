@@ -247,7 +247,14 @@ struct prover_session {
     size_t proofs;                /* since the context was created */
     struct prover_lang_memo lang; /* model_lang_check answers */
     struct prover_units spare;    /* unit buffers of the last proof, reused */
+    bool full_smt;                /* tests: every question by its own solver check */
 };
+
+/* Tests and benchmarks only: with 'on', session 's' answers every question
+ * with its own solver check, as before the shortcuts of prover_query.c (a
+ * capability key read off another key's model, the paths of the
+ * "anything new" question's model), so that both can be compared. */
+void prover_session_full_smt(struct prover_session *s, bool on);
 
 /* Recreate the context when it has served PROVER_RECYCLE_PROOFS proofs;
  * make sure the session solver exists (at scope 0). */
@@ -322,6 +329,7 @@ struct prover_proof {
                                 * link-local range (docs/semantics.md#link-local) */
     Z3_ast region; /* (x,h,p) in some delta unit */
     Z3_ast allow[2], grant[2], reach[2], insp[2];
+    Z3_ast allow_raw[2]; /* allow[] before it was named: its term itself */
     Z3_ast *g0, *scope, *grants, *admits, *denies; /* per unit */
     Z3_solver solver;
     bool zerr;   /* sticky: some Z3 call failed */

@@ -596,19 +596,106 @@ static pv_result check_n(struct prover_proof *pf, unsigned n, Z3_ast *g, Z3_lboo
     return PV_RESULT_OK;
 }
 
+/* Re-check witness 'w' for 'cat' through unit 'ui' and, when it holds and
+ * its key has no path yet, record the path. A DNS host's destination is
+ * shown as the readable public placeholder when that shows the same.
+ * '*ok' tells whether the re-check held; nothing is recorded when not. */
+static pv_result wit_record(struct prover_proof *pf, enum prover_category cat, size_t ui,
+                            struct wit *w, bool *ok) PV_WUR;
+static pv_result wit_record(struct prover_proof *pf, enum prover_category cat, size_t ui,
+                            struct wit *w, bool *ok)
+{
+    struct model_decision dc;
+
+    *ok = recheck(pf, cat, w, &dc);
+    if (!*ok) {
+        return PV_RESULT_OK;
+    }
+    if (!w->host_is_ip && !model_ip_is_private(&w->d)) {
+        /* Prefer a readable public address when it shows the same. */
+        struct wit w2 = *w;
+        struct model_decision dc2;
+
+        if (model_ip_parse_strict(example_public_ip, strlen(example_public_ip), &w2.d) &&
+            recheck(pf, cat, &w2, &dc2)) {
+            w->d = w2.d;
+            dc = dc2;
+        }
+    }
+    if (path_find(pf->res, pf->path_base, cat, pf->units.u[ui].bin, host_text(&pf->units.u[ui]),
+                  w->port,
+                  cat == PROVER_CAT_CAPABILITY ? key_text(pf, wit_key(pf, w, ui)) : NULL) == NULL) {
+        return path_add(pf, cat, ui, w, &dc);
+    }
+    return PV_RESULT_OK;
+}
+
+/* Are the shortcuts on (see derive_keys and any_model)? Only where a key
+ * is a method: GraphQL slices keep one check per question. */
+static bool shortcuts(const struct prover_proof *pf)
+{
+    return !pf->s->full_smt && !pf->gql && pf->in->mode != PROVER_CHECK;
+}
+
+/* capability_expansion keys read off one model. 'mdl' satisfies the
+ * capability question through unit 'ui' with the method of 'w'; 'qraw' is
+ * that question written over the terms themselves (allow_raw: Allow_B and
+ * Allow_C depend on the method, and their names keep the model's values).
+ * Every other name in 'qraw' (route, reach, region, guards) is a function
+ * of binary, host and port only. So when qraw[m := k] holds in 'mdl', the
+ * model with m = k (and the Allow names re-evaluated) satisfies the
+ * question for key k: k is SAT, exactly as a solver check would find it.
+ * Each such key whose witness (the same request with method k) passes the
+ * re-check is recorded; a key that does not hold here is left to the
+ * solver. */
+static pv_result derive_keys(struct prover_proof *pf, Z3_model mdl, size_t ui, const struct wit *w,
+                             Z3_ast qraw) PV_WUR;
+static pv_result derive_keys(struct prover_proof *pf, Z3_model mdl, size_t ui, const struct wit *w,
+                             Z3_ast qraw)
+{
+    const struct prover_unit *u = &pf->units.u[ui];
+    Z3_sort ms;
+
+    if (qraw == NULL) {
+        return PV_RESULT_OK;
+    }
+    ms = Z3_get_sort(pf->ctx, pf->m);
+    for (size_t k = 0; k < pf->nmethods; k++) {
+        Z3_ast val, t;
+        struct wit w2;
+        bool ok;
+
+        if (k == w->mi || path_find(pf->res, pf->path_base, PROVER_CAT_CAPABILITY, u->bin,
+                                    host_text(u), w->port, pf->methods[k]) != NULL) {
+            continue;
+        }
+        val = Z3_mk_unsigned_int64(pf->ctx, k, ms);
+        t = val != NULL ? Z3_substitute(pf->ctx, qraw, 1, &pf->m, &val) : NULL;
+        PV_GUARD(prover_z3_ok(pf->ctx));
+        if (t == NULL || !eval_bool(pf, mdl, t)) {
+            continue;
+        }
+        w2 = *w; /* strings shared with 'w': path_add copies them */
+        w2.mi = k;
+        w2.method = pf->methods[k];
+        PV_GUARD(wit_record(pf, PROVER_CAT_CAPABILITY, ui, &w2, &ok));
+    }
+    return PV_RESULT_OK;
+}
+
 /* Solve under guard 'g'; on SAT read and re-check the witness and record
- * the path. '*sat' tells whether it was SAT. */
+ * the path (for capability_expansion with 'qraw', also the keys
+ * derive_keys reads off the same model). '*sat' tells whether it was SAT. */
 static pv_result solve_one(struct prover_proof *pf, Z3_ast g, enum prover_category cat, size_t ui,
-                           bool *sat, size_t *method_out) PV_WUR;
+                           Z3_ast qraw, bool *sat) PV_WUR;
 static pv_result solve_one(struct prover_proof *pf, Z3_ast g, enum prover_category cat, size_t ui,
-                           bool *sat, size_t *method_out)
+                           Z3_ast qraw, bool *sat)
 {
     Z3_lbool lb;
     Z3_model mdl;
     struct wit w;
-    struct model_decision dc;
     pv_result r;
-    bool ok;
+    bool ok = false;
 
     *sat = false;
     if (pf->gql) {
@@ -651,40 +738,23 @@ static pv_result solve_one(struct prover_proof *pf, Z3_ast g, enum prover_catego
             r = pv_fail(PV_ERR_INTERNAL, "boundary witness without unit");
         }
     }
-    Z3_model_dec_ref(pf->ctx, mdl);
-    if (!pv_ok(r)) {
-        wit_clear(&w);
-        return r;
+    if (pv_ok(r)) {
+        r = wit_record(pf, cat, ui, &w, &ok);
     }
-    *method_out = wit_key(pf, &w, ui);
-    ok = recheck(pf, cat, &w, &dc);
-    if (ok && !w.host_is_ip && !model_ip_is_private(&w.d)) {
-        /* Prefer a readable public address when it shows the same. */
-        struct wit w2 = w;
-        struct model_decision dc2;
-
-        if (model_ip_parse_strict(example_public_ip, strlen(example_public_ip), &w2.d) &&
-            recheck(pf, cat, &w2, &dc2)) {
-            w.d = w2.d;
-            dc = dc2;
-        }
-    }
-    if (!ok) {
+    if (pv_ok(r) && !ok) {
         char ipbuf[64];
 
         model_ip_format(&w.d, ipbuf, sizeof(ipbuf));
         pv_log_warnx("prover: witness re-check failed: %s %s via %s %s:%u %s %s ip %s",
                      prover_category_name(cat), model_rule_key(pf->units.u[ui].rule), w.bin, w.host,
                      (unsigned)w.port, w.method, w.target, ipbuf);
-        wit_clear(&w);
         pf->res->unknown = PROVER_UNKNOWN_RECHECK;
-        PV_BAIL(PV_ERR_INTERNAL);
+        r = pv_fail(PV_ERR_INTERNAL, "witness re-check");
     }
-    if (path_find(
-            pf->res, pf->path_base, cat, pf->units.u[ui].bin, host_text(&pf->units.u[ui]), w.port,
-            cat == PROVER_CAT_CAPABILITY ? key_text(pf, wit_key(pf, &w, ui)) : NULL) == NULL) {
-        r = path_add(pf, cat, ui, &w, &dc);
+    if (pv_ok(r) && cat == PROVER_CAT_CAPABILITY && shortcuts(pf)) {
+        r = derive_keys(pf, mdl, ui, &w, qraw);
     }
+    Z3_model_dec_ref(pf->ctx, mdl);
     wit_clear(&w);
     return r;
 }
@@ -693,35 +763,35 @@ static pv_result ask(struct prover_proof *pf, enum prover_category cat, size_t u
 static pv_result ask(struct prover_proof *pf, enum prover_category cat, size_t ui, Z3_ast q)
 {
     bool sat;
-    size_t mi;
 
-    return solve_one(pf, guard_new(pf, q), cat, ui, &sat, &mi);
+    return solve_one(pf, guard_new(pf, q), cat, ui, NULL, &sat);
 }
 
-/* capability_expansion: one path per distinct method. */
-static pv_result ask_methods(struct prover_proof *pf, size_t ui, uint16_t port, Z3_ast q) PV_WUR;
-static pv_result ask_methods(struct prover_proof *pf, size_t ui, uint16_t port, Z3_ast q)
+/* capability_expansion: one path per distinct method. Each key with a
+ * path for this (binary, host, port) - found before, by this loop's
+ * checks, or read off their models - is excluded, until no key is left. */
+static pv_result ask_methods(struct prover_proof *pf, size_t ui, uint16_t port, Z3_ast q,
+                             Z3_ast qraw) PV_WUR;
+static pv_result ask_methods(struct prover_proof *pf, size_t ui, uint16_t port, Z3_ast q,
+                             Z3_ast qraw)
 {
     const struct prover_unit *u = &pf->units.u[ui];
     Z3_ast g = guard_new(pf, q);
     bool sat = true;
-    size_t mi;
-
     size_t nkeys = pf->nmethods + (pf->gql ? PV_ARRAY_LEN(gql_keys) : 0);
+    bool excl[PROVER_MAX_METHODS + PV_ARRAY_LEN(gql_keys)] = {false};
 
-    /* Keys (methods, GraphQL operation types) already reported for this
-     * (binary, host, port). */
-    for (size_t i = 0; i < nkeys; i++) {
-        if (path_find(pf->res, pf->path_base, PROVER_CAT_CAPABILITY, u->bin, host_text(u), port,
-                      key_text(pf, i)) != NULL) {
-            guard_add(pf, g, prover_not(pf, key_term(pf, i, ui)));
-        }
-    }
     for (size_t n = 0; n <= nkeys && sat; n++) {
-        PV_GUARD(solve_one(pf, g, PROVER_CAT_CAPABILITY, ui, &sat, &mi));
-        if (sat) {
-            guard_add(pf, g, prover_not(pf, key_term(pf, mi, ui)));
+        /* Keys (methods, GraphQL operation types) already reported for this
+         * (binary, host, port). */
+        for (size_t i = 0; i < nkeys; i++) {
+            if (!excl[i] && path_find(pf->res, pf->path_base, PROVER_CAT_CAPABILITY, u->bin,
+                                      host_text(u), port, key_text(pf, i)) != NULL) {
+                guard_add(pf, g, prover_not(pf, key_term(pf, i, ui)));
+                excl[i] = true;
+            }
         }
+        PV_GUARD(solve_one(pf, g, PROVER_CAT_CAPABILITY, ui, qraw, &sat));
     }
     return PV_RESULT_OK;
 }
@@ -786,8 +856,194 @@ static bool reach_key_found(const struct prover_proof *pf, const struct prover_u
                      NULL) != NULL;
 }
 
-static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port) PV_WUR;
-static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port)
+/* The model of the "anything new" question is a request of exactly one of
+ * the categories it stands for: private_reach_expansion when its
+ * destination is private, else (credentialed) a reach category when B does
+ * not reach (x, h, p) - l7_bypass_credentialed or
+ * credential_reach_expansion by the binary - or capability_expansion for
+ * its method. The model satisfies that category's question, so its path is
+ * recorded without a check of its own (and, for capability_expansion, the
+ * keys derive_keys reads off it); unit_port then asks only what is left. A
+ * witness that fails its re-check here records nothing: the category's own
+ * question decides it, as without this shortcut. */
+static pv_result any_model(struct prover_proof *pf, size_t ui, uint16_t port, Z3_ast qraw,
+                           bool *handled) PV_WUR;
+static pv_result any_model(struct prover_proof *pf, size_t ui, uint16_t port, Z3_ast qraw,
+                           bool *handled)
+{
+    const struct prover_unit *u = &pf->units.u[ui];
+    bool audit = pf->in->mode == PROVER_AUDIT;
+    enum prover_category cat = PROVER_CAT_BOUNDARY; /* none */
+    Z3_model mdl = Z3_solver_get_model(pf->ctx, pf->solver);
+    struct wit w;
+    pv_result r;
+    bool ok = false;
+
+    *handled = false;
+    PV_ENSURE(mdl != NULL, PV_ERR_SOLVER);
+    Z3_model_inc_ref(pf->ctx, mdl);
+    r = wit_read(pf, mdl, &w);
+    if (pv_ok(r) && eval_bool(pf, mdl, pf->private_)) {
+        if (private_capable(u)) {
+            cat = PROVER_CAT_PRIVATE_REACH;
+        }
+    } else if (pv_ok(r) && eval_bool(pf, mdl, pf->cred) &&
+               !eval_bool(pf, mdl, pf->reach[PROVER_SIDE_B])) {
+        bool byp = eval_bool(pf, mdl, pf->bypass);
+
+        if (bin_any(pf, u, byp)) {
+            cat = byp ? PROVER_CAT_L7_BYPASS : PROVER_CAT_CRED_REACH;
+        }
+    } else if (pv_ok(r) && eval_bool(pf, mdl, pf->cred) && !audit) {
+        cat = PROVER_CAT_CAPABILITY;
+    }
+    if (pv_ok(r) && cat == PROVER_CAT_CAPABILITY && reach_key_found(pf, u, port)) {
+        /* reported as reach: its capability paths would be suppressed */
+        *handled = w.port == port;
+    } else if (pv_ok(r) && cat != PROVER_CAT_BOUNDARY && w.port == port) {
+        r = wit_record(pf, cat, ui, &w, &ok);
+        *handled = ok;
+        if (pv_ok(r) && ok && cat == PROVER_CAT_CAPABILITY) {
+            r = derive_keys(pf, mdl, ui, &w, qraw);
+        }
+    }
+    Z3_model_dec_ref(pf->ctx, mdl);
+    wit_clear(&w);
+    return r;
+}
+
+static bool keys_all(const struct prover_proof *pf, const bool *ex_key)
+{
+    for (size_t k = 0; k < pf->nmethods; k++) {
+        if (!ex_key[k]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Can a class not yet excluded hold through unit 'u', by the static filters
+ * unit_port applies to the category questions (a credentialed host atom, a
+ * binary atom of the class, a private destination u could admit)? */
+static bool class_left(struct prover_proof *pf, const struct prover_unit *u, bool ex_l7, bool ex_cr,
+                       bool ex_priv, bool ex_cap)
+{
+    bool cred = host_any(pf, u, pf->host_cred);
+
+    return (cred && !ex_l7 && bin_any(pf, u, true)) || (cred && !ex_cr && bin_any(pf, u, false)) ||
+           (cred && !ex_cap) || (!ex_priv && private_capable(u));
+}
+
+/* DELTA: the categories of the "anything new" question (guard 'g', whose
+ * last check was SAT) one model at a time. Each model is a request of one
+ * class - l7_bypass_credentialed, credential_reach_expansion,
+ * private_reach_expansion, or capability_expansion for its method - and
+ * any_model records its path; every class that has its path (from this
+ * unit or an earlier one with the same binary, host and port; all of
+ * capability_expansion once a reach path exists, as those would be
+ * suppressed) is then excluded under 'g' and the question asked again. Its
+ * UNSAT proves that no category has a path left to find, exactly what the
+ * category questions would each have answered ('*done'). A model that
+ * any_model does not handle (a failed re-check) leaves '*done' false: the
+ * category questions then decide, as without this shortcut. */
+static pv_result any_classes(struct prover_proof *pf, size_t ui, uint16_t port, Z3_ast g,
+                             Z3_ast capraw, bool *done) PV_WUR;
+static pv_result any_classes(struct prover_proof *pf, size_t ui, uint16_t port, Z3_ast g,
+                             Z3_ast capraw, bool *done)
+{
+    const struct prover_unit *u = &pf->units.u[ui];
+    const char *h = host_text(u);
+    Z3_ast credpub = prover_and2(pf, pf->cred, prover_not(pf, pf->private_));
+    Z3_ast noreach = prover_and2(pf, credpub, prover_not(pf, pf->reach[PROVER_SIDE_B]));
+    Z3_ast capcls = prover_and2(pf, credpub, pf->reach[PROVER_SIDE_B]);
+    bool ex_l7 = false, ex_cr = false, ex_priv = false, ex_cap = false;
+    bool ex_key[PROVER_MAX_METHODS] = {false};
+
+    *done = false;
+    for (size_t n = 0; n < pf->nmethods + 4; n++) {
+        bool handled;
+        Z3_lbool lb;
+
+        PV_GUARD(any_model(pf, ui, port, capraw, &handled));
+        if (!handled) {
+            return PV_RESULT_OK;
+        }
+        if (!ex_l7 && path_find(pf->res, pf->path_base, PROVER_CAT_L7_BYPASS, u->bin, h, port,
+                                NULL) != NULL) {
+            guard_add(pf, g, prover_not(pf, prover_and2(pf, noreach, pf->bypass)));
+            ex_l7 = true;
+        }
+        if (!ex_cr && path_find(pf->res, pf->path_base, PROVER_CAT_CRED_REACH, u->bin, h, port,
+                                NULL) != NULL) {
+            guard_add(pf, g, prover_not(pf, prover_and2(pf, noreach, prover_not(pf, pf->bypass))));
+            ex_cr = true;
+        }
+        if (!ex_priv && path_find(pf->res, pf->path_base, PROVER_CAT_PRIVATE_REACH, u->bin, h, port,
+                                  NULL) != NULL) {
+            guard_add(pf, g, prover_not(pf, pf->private_));
+            ex_priv = true;
+        }
+        if (!ex_cap && reach_key_found(pf, u, port)) {
+            guard_add(pf, g, prover_not(pf, capcls));
+            ex_cap = true;
+        }
+        for (size_t k = 0; k < pf->nmethods && !ex_cap; k++) {
+            if (!ex_key[k] && path_find(pf->res, pf->path_base, PROVER_CAT_CAPABILITY, u->bin, h,
+                                        port, pf->methods[k]) != NULL) {
+                guard_add(pf, g, prover_not(pf, prover_and2(pf, capcls, prover_eqn(pf, pf->m, k))));
+                ex_key[k] = true;
+            }
+        }
+        if (!class_left(pf, u, ex_l7, ex_cr, ex_priv, ex_cap || keys_all(pf, ex_key))) {
+            /* the static filters rule out every class not excluded */
+            *done = true;
+            return PV_RESULT_OK;
+        }
+        PV_GUARD(check(pf, g, &lb));
+        if (lb == Z3_L_FALSE) {
+            *done = true;
+            return PV_RESULT_OK;
+        }
+    }
+    return PV_RESULT_OK;
+}
+
+/* The capability question through unit 'ui' ('base': its G0, port and
+ * region) over the terms of Allow_B and Allow_C themselves (derive_keys). */
+static Z3_ast cap_raw(struct prover_proof *pf, size_t ui, Z3_ast base)
+{
+    enum prover_side B = PROVER_SIDE_B;
+    enum prover_side C = PROVER_SIDE_C;
+    Z3_ast allowc_raw =
+        prover_and(pf, 3, (Z3_ast[]){base, pf->allow_raw[C], prover_unit_ok(pf, ui)});
+
+    if (pf->in->mode == PROVER_AUDIT) {
+        return prover_and(pf, 5,
+                          (Z3_ast[]){allowc_raw, prover_not(pf, pf->private_), pf->cred,
+                                     prover_not(pf, pf->bypass), pf->insp[C]});
+    }
+    return prover_and(pf, 5,
+                      (Z3_ast[]){allowc_raw, prover_not(pf, pf->allow_raw[B]),
+                                 prover_not(pf, pf->private_), pf->cred, pf->reach[B]});
+}
+
+/* The "anything new" question through unit 'ui' on 'port': new allowed
+ * requests that are credentialed and public, or private. */
+static Z3_ast any_term(struct prover_proof *pf, size_t ui, uint16_t port)
+{
+    Z3_ast base = prover_and(pf, 3, (Z3_ast[]){pf->g0[ui], prover_port_eq(pf, port), pf->region});
+    Z3_ast allowc =
+        prover_and(pf, 3, (Z3_ast[]){base, pf->allow[PROVER_SIDE_C], prover_unit_ok(pf, ui)});
+    Z3_ast newallow = prover_and2(pf, allowc, prover_not(pf, pf->allow[PROVER_SIDE_B]));
+
+    return prover_and2(
+        pf, newallow,
+        prover_or2(pf, prover_and2(pf, pf->cred, prover_not(pf, pf->private_)), pf->private_));
+}
+
+static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port,
+                           bool any_unsat) PV_WUR;
+static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port, bool any_unsat)
 {
     const struct prover_unit *u = &pf->units.u[ui];
     enum prover_side B = PROVER_SIDE_B;
@@ -798,6 +1054,7 @@ static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port)
     Z3_ast newallow = prover_and2(pf, allowc, prover_not(pf, pf->allow[B]));
     bool cred = host_any(pf, u, pf->host_cred);
     const char *h = host_text(u);
+    Z3_ast capraw = NULL; /* the capability question over allow_raw (derive_keys) */
 
     /* link_local_reach (docs/semantics.md#findings): the grant layer. A
      * hostless unit matches no link-local host (#hostless), on either side,
@@ -809,21 +1066,35 @@ static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port)
                                 (Z3_ast[]){base, pf->grant[C], prover_not(pf, pf->grant[B]), pf->ll,
                                            prover_unit_grant(pf, ui)})));
     }
-    if (!cred && !private_capable(u)) {
+    if ((!cred && !private_capable(u)) || any_unsat) {
         return PV_RESULT_OK;
     }
     {
         /* Every remaining category implies new allowed requests through u
          * (Allow_C and not reach_B imply not Allow_B): one question rules
          * them all out for the units that did not change anything. */
-        Z3_ast any = prover_and2(
-            pf, newallow,
-            prover_or2(pf, prover_and2(pf, pf->cred, prover_not(pf, pf->private_)), pf->private_));
+        Z3_ast any = any_term(pf, ui, port);
         Z3_lbool lb;
+        Z3_ast ga = guard_new(pf, any);
 
-        PV_GUARD(check(pf, guard_new(pf, any), &lb));
+        PV_GUARD(check(pf, ga, &lb));
         if (lb == Z3_L_FALSE) {
             return PV_RESULT_OK;
+        }
+        if (shortcuts(pf) && cred) {
+            capraw = cap_raw(pf, ui, base);
+        }
+        if (shortcuts(pf) && !audit) {
+            bool done;
+
+            PV_GUARD(any_classes(pf, ui, port, ga, capraw, &done));
+            if (done) {
+                return PV_RESULT_OK;
+            }
+        } else if (shortcuts(pf)) {
+            bool handled;
+
+            PV_GUARD(any_model(pf, ui, port, capraw, &handled));
         }
     }
     if (cred) {
@@ -846,13 +1117,15 @@ static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port)
                     pf, ui, port,
                     prover_and(pf, 5,
                                (Z3_ast[]){allowc, prover_not(pf, pf->private_), pf->cred,
-                                          prover_not(pf, pf->bypass), pf->insp[C]})));
+                                          prover_not(pf, pf->bypass), pf->insp[C]}),
+                    capraw));
             }
         } else if (!reach_key_found(pf, u, port)) {
             PV_GUARD(ask_methods(pf, ui, port,
                                  prover_and(pf, 4,
                                             (Z3_ast[]){newallow, prover_not(pf, pf->private_),
-                                                       pf->cred, pf->reach[B]})));
+                                                       pf->cred, pf->reach[B]}),
+                                 capraw));
         }
     }
     if (private_capable(u) && path_find(pf->res, pf->path_base, PROVER_CAT_PRIVATE_REACH, u->bin, h,
@@ -887,14 +1160,118 @@ static void suppress(struct prover_result *res, size_t base)
     res->npaths = k;
 }
 
+/* One unit and port whose "anything new" question is asked. */
+struct anyq {
+    size_t ui;
+    uint16_t port;
+    Z3_ast t;  /* any_term */
+    int state; /* 0 undecided, 1 SAT, -1 UNSAT */
+};
+
+/* The "anything new" questions of many units, a group at a time: the
+ * disjunction of the undecided ones is asked; UNSAT decides every one of
+ * them UNSAT, a model decides SAT each one it satisfies, and the rest is
+ * asked again. These questions do not depend on the paths found, so a unit
+ * decided UNSAT here is exactly one unit_port would have let go after its
+ * own check; the SAT ones are asked by unit_port as before. */
+static pv_result any_groups(struct prover_proof *pf, struct anyq *q, size_t n) PV_WUR;
+static pv_result any_groups(struct prover_proof *pf, struct anyq *q, size_t n)
+{
+    Z3_ast *v = pv_calloc(n ? n : 1, sizeof(Z3_ast));
+    pv_result r = PV_RESULT_OK;
+
+    PV_GUARD_PTR(v);
+    for (size_t round = 0; round <= n && pv_ok(r); round++) {
+        size_t k = 0;
+        Z3_lbool lb = Z3_L_FALSE;
+        Z3_model mdl;
+
+        for (size_t i = 0; i < n; i++) {
+            if (q[i].state == 0) {
+                v[k++] = q[i].t;
+            }
+        }
+        if (k == 0) {
+            break;
+        }
+        r = check(pf, guard_new(pf, prover_or(pf, k, v)), &lb);
+        if (!pv_ok(r)) {
+            break;
+        }
+        if (lb == Z3_L_FALSE) {
+            for (size_t i = 0; i < n; i++) {
+                q[i].state = q[i].state == 0 ? -1 : q[i].state;
+            }
+            break;
+        }
+        mdl = Z3_solver_get_model(pf->ctx, pf->solver);
+        if (mdl == NULL) {
+            r = pv_fail(PV_ERR_SOLVER, "model");
+            break;
+        }
+        Z3_model_inc_ref(pf->ctx, mdl);
+        k = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (q[i].state == 0 && eval_bool(pf, mdl, q[i].t)) {
+                q[i].state = 1;
+                k++;
+            }
+        }
+        Z3_model_dec_ref(pf->ctx, mdl);
+        if (k == 0) {
+            /* no disjunct reads true: leave the rest to unit_port */
+            break;
+        }
+    }
+    free(v);
+    return r;
+}
+
 pv_result prover_queries(struct prover_proof *pf)
 {
-    if (pf->in->mode == PROVER_CHECK) {
-        Z3_ast q = prover_and(pf, 3,
-                              (Z3_ast[]){pf->region, pf->allow[PROVER_SIDE_C],
-                                         prover_not(pf, pf->allow[PROVER_SIDE_B])});
+    struct anyq *q = NULL;
+    size_t nq = 0, iq = 0;
 
-        return ask(pf, PROVER_CAT_BOUNDARY, SIZE_MAX, q);
+    if (pf->in->mode == PROVER_CHECK) {
+        Z3_ast bq = prover_and(pf, 3,
+                               (Z3_ast[]){pf->region, pf->allow[PROVER_SIDE_C],
+                                          prover_not(pf, pf->allow[PROVER_SIDE_B])});
+
+        return ask(pf, PROVER_CAT_BOUNDARY, SIZE_MAX, bq);
+    }
+    for (size_t i = 0; i < pf->units.n && shortcuts(pf); i++) {
+        const struct prover_unit *u = &pf->units.u[i];
+
+        if (u->rel && u->side == PROVER_SIDE_C &&
+            (host_any(pf, u, pf->host_cred) || private_capable(u))) {
+            nq += u->v.nports;
+        }
+    }
+    if (nq > 1) {
+        pv_result r;
+
+        q = pv_calloc(nq, sizeof(*q));
+        PV_GUARD_PTR(q);
+        nq = 0;
+        for (size_t i = 0; i < pf->units.n; i++) {
+            const struct prover_unit *u = &pf->units.u[i];
+
+            if (u->rel && u->side == PROVER_SIDE_C &&
+                (host_any(pf, u, pf->host_cred) || private_capable(u))) {
+                for (size_t k = 0; k < u->v.nports; k++) {
+                    q[nq].ui = i;
+                    q[nq].port = u->v.ports[k];
+                    q[nq++].t = any_term(pf, i, u->v.ports[k]);
+                }
+            }
+        }
+        r = any_groups(pf, q, nq);
+        if (!pv_ok(r)) {
+            free(q);
+            return r;
+        }
+    } else {
+        nq = 0;
     }
     for (size_t i = 0; i < pf->units.n; i++) {
         const struct prover_unit *u = &pf->units.u[i];
@@ -903,9 +1280,20 @@ pv_result prover_queries(struct prover_proof *pf)
             continue;
         }
         for (size_t k = 0; k < u->v.nports; k++) {
-            PV_GUARD(unit_port(pf, i, u->v.ports[k]));
+            bool skip = false;
+            pv_result r;
+
+            if (iq < nq && q[iq].ui == i && q[iq].port == u->v.ports[k]) {
+                skip = q[iq++].state < 0;
+            }
+            r = unit_port(pf, i, u->v.ports[k], skip);
+            if (!pv_ok(r)) {
+                free(q);
+                return r;
+            }
         }
     }
+    free(q);
     if (pf->in->mode == PROVER_DELTA) {
         suppress(pf->res, pf->path_base);
     }

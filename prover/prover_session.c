@@ -65,6 +65,13 @@ void prover_session_free(struct prover_session *s)
     free(s);
 }
 
+void prover_session_full_smt(struct prover_session *s, bool on)
+{
+    if (s != NULL) {
+        s->full_smt = on;
+    }
+}
+
 void prover_finalize(void)
 {
     Z3_finalize_memory();

@@ -17,6 +17,12 @@
  * The prover's path keys (category, binary, host, port, method) and verdict
  * must equal the oracle's, and every witness must re-check.
  *
+ * Each pair is also proved a second time by a session that answers every
+ * question with its own solver check (prover_session_full_smt): the
+ * shortcuts of prover_query.c (capability keys read off one model, the
+ * paths of the "anything new" model) must give the same verdict and the same
+ * paths, key and rule, as that full-SMT path.
+ *
  * PV_PROPERTY_N (default 150) sets the number of pairs, PV_PROPERTY_SEED the
  * seed; PV_PROPERTY_VERBOSE=1 prints statistics.
  */
@@ -24,6 +30,7 @@
 
 #include <stdarg.h>
 
+#include "prover/prover_int.h"
 #include "tests/check_prover_util.h"
 
 /* ---------------------------------------------------------------------------
@@ -821,7 +828,8 @@ static struct model_registry *registry;
 static size_t stat_pairs, stat_findings, stat_empty, stat_unknown, stat_paths, stat_check_ex,
     stat_split;
 static double stat_prover_ms, stat_max_ms;
-static size_t stat_decisions, stat_queries;
+static size_t stat_decisions, stat_queries, stat_queries_full, stat_shortcut_paths;
+static struct prover_session *session_full; /* prover_session_full_smt */
 static size_t stat_cat[PROVER_CAT__COUNT];
 
 static char *gen_creds(void)
@@ -1001,6 +1009,55 @@ static void one_pair(void)
     }
     stat_decisions += o.decisions;
     stat_queries += r->nqueries;
+    {
+        /* The full-SMT path: the same verdict and the same paths (category,
+         * binary, host, port, method, rule), in the same (report) order. */
+        struct prover_result *f = prover_run(session_full, &in);
+
+        ck_assert_ptr_nonnull(f);
+        bool differ = f->npaths != r->npaths || f->verdict != r->verdict;
+
+        /* (CHECK names the unit that allows its counterexample, whichever
+         * model the solver gave: only the verdict and count are fixed.) */
+        for (size_t i = 0; !differ && mode != PROVER_CHECK && i < r->npaths; i++) {
+            const struct prover_path *a = &r->paths[i];
+            const struct prover_path *b = &f->paths[i];
+
+            differ = a->cat != b->cat || strcmp(a->binary, b->binary) != 0 ||
+                     strcmp(a->host, b->host) != 0 || a->port != b->port ||
+                     strcmp(a->method != NULL ? a->method : "",
+                            b->method != NULL ? b->method : "") != 0 ||
+                     strcmp(a->rule, b->rule) != 0;
+        }
+        if (differ) {
+            char *v1 = prover_validation_result(r);
+            char *v2 = prover_validation_result(f);
+
+            fprintf(stderr, "shortcuts:\n%s\nfull-SMT:\n%s\n", v1, v2);
+            free(v1);
+            free(v2);
+            dump_sets(yb, yc, ycr, mode, &want, r);
+        }
+        ck_assert_int_eq(f->verdict, r->verdict);
+        ck_assert_uint_eq(f->npaths, r->npaths);
+        for (size_t i = 0; mode != PROVER_CHECK && i < r->npaths; i++) {
+            const struct prover_path *a = &r->paths[i];
+            const struct prover_path *b = &f->paths[i];
+
+            ck_assert_int_eq(a->cat, b->cat);
+            ck_assert_str_eq(a->binary, b->binary);
+            ck_assert_str_eq(a->host, b->host);
+            ck_assert_uint_eq(a->port, b->port);
+            ck_assert_str_eq(a->method != NULL ? a->method : "",
+                             b->method != NULL ? b->method : "");
+            ck_assert_str_eq(a->rule, b->rule);
+        }
+        /* (a pair may take a check more: a group's or a class's last
+         * UNSAT; the totals are compared at the end) */
+        stat_queries_full += f->nqueries;
+        stat_shortcut_paths += r->npaths > 0 && r->nqueries < f->nqueries;
+        prover_result_free(f);
+    }
     prover_result_free(r);
     ks_free(&want);
     ks_free(&got);
@@ -1080,6 +1137,9 @@ START_TEST(test_property)
     rng_state = env_size("PV_PROPERTY_SEED", 0x5eed1234abcdull) | 1u;
     session = prover_session_new();
     ck_assert_ptr_nonnull(session);
+    session_full = prover_session_new();
+    ck_assert_ptr_nonnull(session_full);
+    prover_session_full_smt(session_full, true);
     registry = tp_registry();
     binary_universe();
     for (size_t i = 0; i < n; i++) {
@@ -1093,6 +1153,8 @@ START_TEST(test_property)
                 stat_pairs, stat_findings, stat_empty, stat_check_ex, stat_paths, stat_unknown,
                 stat_split, stat_pairs ? stat_prover_ms / (double)stat_pairs : 0.0, stat_max_ms,
                 stat_queries, stat_decisions);
+        fprintf(stderr, "  full-SMT path: %zu solver queries; %zu pairs answered with fewer\n",
+                stat_queries_full, stat_shortcut_paths);
         for (int c = 0; c < PROVER_CAT__COUNT; c++) {
             fprintf(stderr, "  %-28s %zu paths\n", prover_category_name((enum prover_category)c),
                     stat_cat[c]);
@@ -1104,9 +1166,246 @@ START_TEST(test_property)
     /* ... and proofs whose slice falls into components proved on their own
      * (prover_units_slice) as well as proofs of one piece. */
     ck_assert(n < 50 || (stat_split > n / 20 && stat_split < n - n / 20));
+    /* ... and pairs where the shortcuts saved solver checks. */
+    ck_assert(n < 50 || stat_shortcut_paths > n / 20);
+    ck_assert_uint_le(stat_queries, stat_queries_full);
     model_registry_free(registry);
     prover_session_free(session);
-    prover_finalize();
+    prover_session_free(session_full);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------------
+ * Bench-like pairs: the shortcuts against the full-SMT path
+ *
+ * Policies shaped like tests/bench/bench_prove.c's (several binaries and
+ * globs, host wildcards, REST rules with path globs, POST uploads, deny
+ * rules, private allowed_ips endpoints, a second binary), changed the way
+ * its whole-policy cases are (every rule's variant shifted, or rules added),
+ * with credentials on a tenth of the hosts and a wildcard. The shortcuts
+ * must give the full-SMT path's verdict and paths.
+ * ------------------------------------------------------------------------- */
+
+static const char *const BL_BINS[] = {"/usr/bin/curl",       "/usr/bin/git",  "/usr/local/bin/node",
+                                      "/usr/bin/python3*",   "/opt/tools/**", "/usr/bin/gh",
+                                      "/sandbox/.venv/bin/*"};
+
+static void bl_host(unsigned i, char *buf, size_t n)
+{
+    switch (i % 7) {
+    case 0:
+        (void)snprintf(buf, n, "*.svc%u.example.com", i);
+        break;
+    case 1:
+        (void)snprintf(buf, n, "api%u.example.net", i);
+        break;
+    case 2:
+        (void)snprintf(buf, n, "**.cdn%u.example.org", i);
+        break;
+    default:
+        (void)snprintf(buf, n, "svc%u.internal.example.com", i);
+        break;
+    }
+}
+
+static char *bl_policy(unsigned n, unsigned shift)
+{
+    struct sbuf b = {calloc(1, 256), 0, 256};
+
+    ck_assert_ptr_nonnull(b.s);
+    sb_add(&b, "version: 1\nnetwork_policies:\n");
+    for (unsigned i = 0; i < n; i++) {
+        unsigned v = i + shift;
+        char host[96];
+
+        bl_host(i, host, sizeof(host));
+        sb_add(&b, "  rule_%03u:\n    name: rule_%03u\n    endpoints:\n", i, i);
+        sb_add(&b, "      - host: \"%s\"\n        port: %u\n", host, i % 11 == 0 ? 8443u : 443u);
+        if (v % 3 != 0) {
+            sb_add(&b, "        protocol: rest\n        enforcement: enforce\n        rules:\n");
+            sb_add(&b, "          - allow: {method: GET, path: \"/v1/items%u/**\"}\n", i % 5);
+            if (v % 3 == 2) {
+                sb_add(&b, "          - allow: {method: POST, path: \"/v1/*/upload\"}\n");
+            }
+            if (v % 5 == 0) {
+                sb_add(&b,
+                       "        deny_rules:\n          - {method: GET, path: "
+                       "\"/v1/items%u/secret\"}\n",
+                       i % 5);
+            }
+        }
+        if (v % 13 == 0) {
+            sb_add(&b,
+                   "      - host: \"svc%u.corp.example.com\"\n        port: 443\n"
+                   "        allowed_ips: [\"10.%u.0.0/16\"]\n",
+                   i, i % 250);
+        }
+        sb_add(&b, "    binaries:\n      - path: \"%s\"\n", BL_BINS[i % PV_ARRAY_LEN(BL_BINS)]);
+        if (v % 4 == 0) {
+            sb_add(&b, "      - path: \"%s\"\n", BL_BINS[(i + 3) % PV_ARRAY_LEN(BL_BINS)]);
+        }
+    }
+    return b.s;
+}
+
+static char *bl_creds(unsigned n)
+{
+    struct sbuf b = {calloc(1, 256), 0, 256};
+
+    ck_assert_ptr_nonnull(b.s);
+    sb_add(&b, "credentials:\n  - name: internal\n    type: token\n"
+               "    target_hosts: [\"**.internal.example.com\"]\n"
+               "  - name: svc\n    type: token\n    target_hosts:\n");
+    for (unsigned i = 0; i < n; i += 10) {
+        char host[96];
+
+        bl_host(i, host, sizeof(host));
+        if (host[0] == '*') {
+            (void)snprintf(host, sizeof(host), "x.svc%u.example.com", i);
+        }
+        sb_add(&b, "      - \"%s\"\n", host);
+    }
+    return b.s;
+}
+
+/* Prove B -> C with both sessions; the answers must agree. Returns the
+ * number of paths. */
+static size_t bl_queries, bl_queries_full;
+
+static size_t bl_pair(const char *yb, const char *yc, const char *ycr, enum prover_mode mode)
+{
+    struct model_policy *B = tp_policy("baseline.yaml", yb);
+    struct model_policy *C = tp_policy("candidate.yaml", yc);
+    struct model_credset *creds = ycr != NULL ? tp_creds(ycr) : NULL;
+    struct prover_input in;
+    struct prover_result *r, *f;
+    size_t n;
+
+    memset(&in, 0, sizeof(in));
+    in.baseline = mode == PROVER_AUDIT ? NULL : B;
+    in.candidate = C;
+    in.creds = creds;
+    in.reg = registry;
+    in.mode = mode;
+    in.timeout_ms = 60000;
+    r = prover_run(session, &in);
+    f = prover_run(session_full, &in);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_ne(r->verdict, PROVER_VERDICT_UNKNOWN);
+    ck_assert_int_eq(r->verdict, f->verdict);
+    ck_assert_uint_eq(r->npaths, f->npaths);
+    for (size_t i = 0; i < r->npaths; i++) {
+        const struct prover_path *a = &r->paths[i];
+        const struct prover_path *b = &f->paths[i];
+
+        ck_assert_int_eq(a->cat, b->cat);
+        ck_assert_str_eq(a->binary, b->binary);
+        ck_assert_str_eq(a->host, b->host);
+        ck_assert_uint_eq(a->port, b->port);
+        ck_assert_str_eq(a->method != NULL ? a->method : "", b->method != NULL ? b->method : "");
+        ck_assert_str_eq(a->rule, b->rule);
+    }
+    bl_queries += r->nqueries;
+    bl_queries_full += f->nqueries;
+    n = r->npaths;
+    prover_result_free(r);
+    prover_result_free(f);
+    model_policy_free(B);
+    model_policy_free(C);
+    model_credset_free(creds);
+    return n;
+}
+
+START_TEST(test_bench_like)
+{
+    unsigned rules = 70;
+    char *cr = bl_creds(rules);
+    size_t cap = 0, total = 0;
+
+    session = prover_session_new();
+    session_full = prover_session_new();
+    ck_assert_ptr_nonnull(session);
+    ck_assert_ptr_nonnull(session_full);
+    prover_session_full_smt(session_full, true);
+    registry = tp_registry();
+    for (unsigned shift = 0; shift < 4; shift++) {
+        char *yb = bl_policy(shift == 0 ? rules / 5 : rules, 0);
+        char *yc = bl_policy(rules, shift);
+
+        for (int wc = 0; wc < 2; wc++) {
+            total += bl_pair(yb, yc, wc ? cr : NULL, PROVER_DELTA);
+        }
+        if (shift == 1) {
+            /* the other direction, and AUDIT of the candidate */
+            total += bl_pair(yc, yb, cr, PROVER_DELTA);
+            total += bl_pair(yb, yc, cr, PROVER_AUDIT);
+        }
+        free(yb);
+        free(yc);
+    }
+    {
+        /* capability paths exist (several methods through one unit) */
+        char *yb = bl_policy(rules, 0);
+        char *yc = bl_policy(rules, 1);
+        struct model_policy *B = tp_policy("b", yb);
+        struct model_policy *C = tp_policy("c", yc);
+        struct model_credset *creds = tp_creds(cr);
+        struct prover_input in;
+        struct prover_result *r;
+
+        memset(&in, 0, sizeof(in));
+        in.baseline = B;
+        in.candidate = C;
+        in.creds = creds;
+        in.reg = registry;
+        in.mode = PROVER_DELTA;
+        in.timeout_ms = 60000;
+        r = prover_run(session, &in);
+        ck_assert_ptr_nonnull(r);
+        for (size_t i = 0; i < r->npaths; i++) {
+            cap += r->paths[i].cat == PROVER_CAT_CAPABILITY;
+        }
+        prover_result_free(r);
+        model_policy_free(B);
+        model_policy_free(C);
+        model_credset_free(creds);
+        free(yb);
+        free(yc);
+    }
+    ck_assert_uint_gt(cap, 10);
+    ck_assert_uint_gt(total, 100);
+    /* the shortcuts save checks on these changes: well under half */
+    ck_assert_uint_lt(bl_queries * 2, bl_queries_full);
+    {
+        /* A key another unit grants: POST on a.example.com is allowed by
+         * the wildcard rule, not by the one whose GET model it would be
+         * read off; it is a path of the wildcard's key only. */
+        static const char yb[] = "version: 1\nnetwork_policies:\n  r1:\n    name: r1\n"
+                                 "    endpoints:\n      - host: a.example.com\n        port: 443\n"
+                                 "        protocol: rest\n        enforcement: enforce\n"
+                                 "        rules:\n          - allow: {method: GET, path: /x}\n"
+                                 "    binaries:\n      - path: /usr/bin/curl\n";
+        static const char yc[] =
+            "version: 1\nnetwork_policies:\n  r1:\n    name: r1\n"
+            "    endpoints:\n      - host: a.example.com\n        port: 443\n"
+            "        protocol: rest\n        enforcement: enforce\n"
+            "        rules:\n          - allow: {method: GET, path: \"/**\"}\n"
+            "    binaries:\n      - path: /usr/bin/curl\n"
+            "  r2:\n    name: r2\n"
+            "    endpoints:\n      - host: \"*.example.com\"\n        port: 443\n"
+            "        protocol: rest\n        enforcement: enforce\n"
+            "        rules:\n          - allow: {method: POST, path: \"/**\"}\n"
+            "    binaries:\n      - path: /usr/bin/curl\n";
+        static const char ycr[] = "credentials:\n  - name: c\n    type: token\n"
+                                  "    target_hosts: [\"**.example.com\", a.example.com]\n";
+
+        ck_assert_uint_eq(bl_pair(yb, yc, ycr, PROVER_DELTA), 3); /* GET, HEAD; POST */
+    }
+    free(cr);
+    model_registry_free(registry);
+    prover_session_free(session);
+    prover_session_free(session_full);
 }
 END_TEST
 
@@ -1119,10 +1418,13 @@ int main(void)
 
     tcase_set_timeout(tc, 36000);
     tcase_add_test(tc, test_property);
+    tcase_add_test(tc, test_bench_like);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);
+    /* after every test: with CK_FORK=no they share the process */
+    prover_finalize();
     return failed == 0 ? 0 : 1;
 }

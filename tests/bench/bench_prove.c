@@ -14,6 +14,10 @@
  * prover_run in-process (one session, reused) and reports
  * p50/p99, the time to parse and validate the two policies, the ratio of
  * the two, and the number of UNKNOWN answers. Prints one line per size.
+ * Whole-policy changes are proved twice per iteration, by the prover and by
+ * a session that answers every question with its own solver check
+ * (prover_session_full_smt, the baseline): both p50s, their ratio, and
+ * whether the two gave the same verdict and paths.
  */
 #include "config.h"
 
@@ -26,6 +30,7 @@
 #include "common/pv_dynbuf.h"
 #include "model/model.h"
 #include "prover/prover.h"
+#include "prover/prover_int.h"
 
 static const char *const BINS[] = {
     "/usr/bin/curl", "/usr/bin/git",          "/usr/local/bin/node", "/usr/bin/python3*",
@@ -234,10 +239,44 @@ static int dcmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static bool same_paths(const struct prover_result *a, const struct prover_result *b)
+{
+    if (a->verdict != b->verdict || a->npaths != b->npaths) {
+        return false;
+    }
+    for (size_t i = 0; i < a->npaths; i++) {
+        const struct prover_path *x = &a->paths[i];
+        const struct prover_path *y = &b->paths[i];
+
+        if (x->cat != y->cat || x->port != y->port || strcmp(x->binary, y->binary) != 0 ||
+            strcmp(x->host, y->host) != 0 || strcmp(x->rule, y->rule) != 0 ||
+            strcmp(x->method != NULL ? x->method : "", y->method != NULL ? y->method : "") != 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The baseline: 'in' proved by the full-SMT session; '*ms' its wall time. */
+static struct prover_result *full_run(struct prover_session *full, const struct prover_input *in,
+                                      double *ms)
+{
+    double t0 = now_ms();
+    struct prover_result *f = prover_run(full, in);
+
+    *ms = now_ms() - t0;
+    if (f == NULL) {
+        fprintf(stderr, "bench: out of memory\n");
+        exit(1);
+    }
+    return f;
+}
+
 /* 'wide': the proposals are the wide kinds 5-7 (a "**." host, a /usr/bin
  * glob binary, a "/" "**" path), else the one-rule kinds 0-4. */
-static void run(struct prover_session *s, const struct model_registry *reg, unsigned n,
-                unsigned iters, unsigned timeout_ms, bool wide)
+static void run(struct prover_session *s, struct prover_session *full,
+                const struct model_registry *reg, unsigned n, unsigned iters, unsigned timeout_ms,
+                bool wide)
 {
     char *bt = policy(n, -1, 0);
     char *ct = creds(n);
@@ -247,13 +286,15 @@ static void run(struct prover_session *s, const struct model_registry *reg, unsi
     double *prove = calloc(iters, sizeof(double));
     double *parse = calloc(iters, sizeof(double));
     double *cpu = calloc(iters, sizeof(double));
-    unsigned unknown = 0;
+    double *fullms = calloc(iters, sizeof(double));
+    unsigned unknown = 0, unknown_full = 0;
+    bool same = true;
     unsigned findings = 0;
     size_t queries = 0;
     double su = 0, se = 0, ss = 0;
     size_t slice = 0;
 
-    if (cs == NULL || prove == NULL || parse == NULL || cpu == NULL) {
+    if (cs == NULL || prove == NULL || parse == NULL || cpu == NULL || fullms == NULL) {
         fprintf(stderr, "bench: setup failed\n");
         exit(1);
     }
@@ -267,6 +308,7 @@ static void run(struct prover_session *s, const struct model_registry *reg, unsi
         double t1 = now_ms();
         struct prover_input in;
         struct prover_result *r;
+        struct prover_result *baseline = NULL;
 
         parse[it] = t1 - t0;
         memset(&in, 0, sizeof(in));
@@ -276,11 +318,19 @@ static void run(struct prover_session *s, const struct model_registry *reg, unsi
         in.reg = reg;
         in.mode = PROVER_DELTA;
         in.timeout_ms = timeout_ms;
+        if (it % 2 == 1) {
+            /* every other iteration the baseline goes first: the second
+             * proof of a freshly loaded pair finds warm caches */
+            baseline = full_run(full, &in, &fullms[it]);
+        }
         t0 = now_ms();
         t1 = cpu_ms();
         r = prover_run(s, &in);
         prove[it] = now_ms() - t0;
         cpu[it] = cpu_ms() - t1;
+        if (it % 2 == 0) {
+            baseline = full_run(full, &in, &fullms[it]);
+        }
         if (r == NULL) {
             fprintf(stderr, "bench: out of memory\n");
             exit(1);
@@ -296,6 +346,10 @@ static void run(struct prover_session *s, const struct model_registry *reg, unsi
             fprintf(stderr, "bench: unknown (%s) at %u rules, iteration %u\n",
                     prover_unknown_text(r->unknown), n, it);
         }
+        unknown_full += baseline->verdict == PROVER_VERDICT_UNKNOWN;
+        same = same && (r->verdict == PROVER_VERDICT_UNKNOWN ||
+                        baseline->verdict == PROVER_VERDICT_UNKNOWN || same_paths(r, baseline));
+        prover_result_free(baseline);
         prover_result_free(r);
         model_policy_free(b2);
         model_policy_free(c);
@@ -304,6 +358,7 @@ static void run(struct prover_session *s, const struct model_registry *reg, unsi
     qsort(prove, iters, sizeof(double), dcmp);
     qsort(parse, iters, sizeof(double), dcmp);
     qsort(cpu, iters, sizeof(double), dcmp);
+    qsort(fullms, iters, sizeof(double), dcmp);
     {
         double p50 = prove[iters / 2];
         double p99 = prove[(iters * 99) / 100 < iters ? (iters * 99) / 100 : iters - 1];
@@ -314,6 +369,10 @@ static void run(struct prover_session *s, const struct model_registry *reg, unsi
                "queries/run %.1f\n",
                wide ? "wide " : "", n, iters, p50, p99, prove[iters - 1], q50,
                q50 > 0 ? p50 / q50 : 0.0, unknown, findings, (double)queries / iters);
+        printf("              baseline (full SMT) p50 %8.2f ms  unknown %u  ratio baseline/now "
+               "%5.2fx  same verdict and paths: %s\n",
+               fullms[iters / 2], unknown_full, p50 > 0 ? fullms[iters / 2] / p50 : 0.0,
+               same ? "yes" : "NO");
         printf("              cpu time: prove p50 %.2f ms p99 %.2f ms\n", cpu[iters / 2],
                cpu[(iters * 99) / 100 < iters ? (iters * 99) / 100 : iters - 1]);
         printf("              mean phases: units+delta+slice %.2f ms, atoms+encode %.2f ms, "
@@ -324,6 +383,7 @@ static void run(struct prover_session *s, const struct model_registry *reg, unsi
     free(prove);
     free(parse);
     free(cpu);
+    free(fullms);
     model_policy_free(base);
     model_credset_free(cs);
     model_diags_free(d);
@@ -335,9 +395,9 @@ static void run(struct prover_session *s, const struct model_registry *reg, unsi
  * 'nc' rules whose variants are shifted by 'shift' (0: the candidate keeps
  * the baseline's rules and adds the rest), one proof per iteration; the
  * candidate's parse+validate time is the baseline figure. */
-static void run_whole(struct prover_session *s, const struct model_registry *reg, unsigned nb,
-                      unsigned nc, unsigned shift, bool with_creds, unsigned iters,
-                      unsigned timeout_ms)
+static void run_whole(struct prover_session *s, struct prover_session *full,
+                      const struct model_registry *reg, unsigned nb, unsigned nc, unsigned shift,
+                      bool with_creds, unsigned iters, unsigned timeout_ms)
 {
     char *bt = policy(nb, -1, 0);
     char *ct;
@@ -346,14 +406,19 @@ static void run_whole(struct prover_session *s, const struct model_registry *reg
     struct model_credset *cs = model_credset_load("creds", crt, strlen(crt), d);
     struct model_policy *base = load("baseline", bt);
     double *prove = calloc(iters, sizeof(double));
+    double *basems = calloc(iters, sizeof(double));
+    double *cpun = calloc(iters, sizeof(double));
+    double *cpub = calloc(iters, sizeof(double));
     double parse = 0;
-    unsigned unknown = 0;
-    size_t paths = 0, parts = 0, delta = 0;
+    unsigned unknown = 0, unknown_full = 0;
+    size_t paths = 0, parts = 0, delta = 0, q = 0, qfull = 0;
+    bool same = true;
+    double ph[3] = {0, 0, 0};
 
     vshift = shift;
     ct = policy(nc, -1, 0);
     vshift = 0;
-    if (cs == NULL || prove == NULL) {
+    if (cs == NULL || prove == NULL || basems == NULL || cpun == NULL || cpub == NULL) {
         fprintf(stderr, "bench: setup failed\n");
         exit(1);
     }
@@ -362,6 +427,8 @@ static void run_whole(struct prover_session *s, const struct model_registry *reg
         struct model_policy *c = load("candidate", ct);
         struct prover_input in;
         struct prover_result *r;
+        struct prover_result *f;
+        double c0;
 
         parse += now_ms() - t0;
         memset(&in, 0, sizeof(in));
@@ -372,8 +439,10 @@ static void run_whole(struct prover_session *s, const struct model_registry *reg
         in.mode = PROVER_DELTA;
         in.timeout_ms = timeout_ms;
         t0 = now_ms();
+        c0 = cpu_ms();
         r = prover_run(s, &in);
         prove[it] = now_ms() - t0;
+        cpun[it] = cpu_ms() - c0;
         if (r == NULL) {
             fprintf(stderr, "bench: out of memory\n");
             exit(1);
@@ -386,18 +455,53 @@ static void run_whole(struct prover_session *s, const struct model_registry *reg
         paths = r->npaths;
         parts = r->ncomponents;
         delta = r->ndelta;
+        q = r->nqueries;
+        ph[0] += r->ms_units;
+        ph[1] += r->ms_encode;
+        ph[2] += r->ms_solve;
+        /* the baseline: every question its own check */
+        t0 = now_ms();
+        c0 = cpu_ms();
+        f = prover_run(full, &in);
+        basems[it] = now_ms() - t0;
+        cpub[it] = cpu_ms() - c0;
+        if (f == NULL) {
+            fprintf(stderr, "bench: out of memory\n");
+            exit(1);
+        }
+        unknown_full += f->verdict == PROVER_VERDICT_UNKNOWN;
+        same = same && same_paths(r, f);
+        qfull = f->nqueries;
+        prover_result_free(f);
         prover_result_free(r);
         model_policy_free(c);
     }
     qsort(prove, iters, sizeof(double), dcmp);
+    qsort(basems, iters, sizeof(double), dcmp);
+    qsort(cpun, iters, sizeof(double), dcmp);
+    qsort(cpub, iters, sizeof(double), dcmp);
     printf("whole %5u -> %5u rules (shift %u, %s)  %u runs  prove p50 %8.2f ms  max %8.2f ms  "
            "parse+validate(C) mean %7.2f ms  prove/parse %5.2fx  unknown %u  delta units %zu  "
            "parts %zu  paths %zu\n",
            nb, nc, shift, with_creds ? "credentials" : "no credentials", iters, prove[iters / 2],
            prove[iters - 1], parse / iters, parse > 0 ? prove[iters / 2] / (parse / iters) : 0.0,
            unknown, delta, parts, paths);
+    printf("              baseline (full SMT) p50 %8.2f ms  unknown %u  ratio baseline/now %5.2fx  "
+           "solver checks %zu -> %zu  same verdict and paths: %s\n",
+           basems[iters / 2], unknown_full,
+           prove[iters / 2] > 0 ? basems[iters / 2] / prove[iters / 2] : 0.0, qfull, q,
+           same ? "yes" : "NO");
+    printf("              now, mean phases: units+delta+slice %.1f ms, atoms+encode %.1f ms, "
+           "solve+witness %.1f ms\n",
+           ph[0] / iters, ph[1] / iters, ph[2] / iters);
+    printf("              cpu time p50: now %8.2f ms  baseline %8.2f ms  ratio %5.2fx\n",
+           cpun[iters / 2], cpub[iters / 2],
+           cpun[iters / 2] > 0 ? cpub[iters / 2] / cpun[iters / 2] : 0.0);
     fflush(stdout);
     free(prove);
+    free(basems);
+    free(cpun);
+    free(cpub);
     model_policy_free(base);
     model_credset_free(cs);
     model_diags_free(d);
@@ -413,6 +517,7 @@ int main(int argc, char **argv)
     struct model_diags *d = model_diags_new();
     struct model_registry *reg = model_registry_embedded(d);
     struct prover_session *s = prover_session_new();
+    struct prover_session *full = prover_session_new();
     uint64_t v;
 
     if (argc > 1 && pv_ok(pv_parse_u64(argv[1], strlen(argv[1]), 1000000, &v)) && v > 0) {
@@ -421,10 +526,11 @@ int main(int argc, char **argv)
     if (argc > 2 && pv_ok(pv_parse_u64(argv[2], strlen(argv[2]), 3600000, &v)) && v > 0) {
         timeout_ms = (unsigned)v;
     }
-    if (reg == NULL || s == NULL) {
+    if (reg == NULL || s == NULL || full == NULL) {
         fprintf(stderr, "bench: setup failed\n");
         return 1;
     }
+    prover_session_full_smt(full, true);
     printf("bench_prove: one-rule proposals, timeout %u ms\n", timeout_ms);
     if (argc > 3 && pv_ok(pv_parse_u64(argv[3], strlen(argv[3]), 1000000, &v)) && v > 0) {
         /* one size only: bench_prove ITERS TIMEOUT RULES [narrow|wide] */
@@ -434,28 +540,30 @@ int main(int argc, char **argv)
             /* bench_prove ITERS TIMEOUT RULES whole: RULES/5 against RULES
              * (new rules), then RULES against RULES shifted (every rule) */
             for (int wc = 0; wc < 2; wc++) {
-                run_whole(s, reg, (unsigned)v / 5, (unsigned)v, 0, wc, iters, timeout_ms);
-                run_whole(s, reg, (unsigned)v, (unsigned)v, 1, wc, iters, timeout_ms);
+                run_whole(s, full, reg, (unsigned)v / 5, (unsigned)v, 0, wc, iters, timeout_ms);
+                run_whole(s, full, reg, (unsigned)v, (unsigned)v, 1, wc, iters, timeout_ms);
             }
         } else if (strcmp(only, "wide") != 0) {
-            run(s, reg, (unsigned)v, iters, timeout_ms, false);
+            run(s, full, reg, (unsigned)v, iters, timeout_ms, false);
         }
         if (strcmp(only, "narrow") != 0 && strcmp(only, "whole") != 0) {
-            run(s, reg, (unsigned)v, iters, timeout_ms, true);
+            run(s, full, reg, (unsigned)v, iters, timeout_ms, true);
         }
     } else {
-        run(s, reg, 100, iters, timeout_ms, false);
-        run(s, reg, 1000, iters / 4 > 10 ? iters / 4 : 10, timeout_ms, false);
-        run(s, reg, 10000, iters / 20 > 5 ? iters / 20 : 5, timeout_ms, false);
-        run(s, reg, 100, iters, timeout_ms, true);
-        run(s, reg, 1000, iters / 4 > 10 ? iters / 4 : 10, timeout_ms, true);
-        run(s, reg, 10000, iters / 20 > 5 ? iters / 20 : 5, timeout_ms, true);
+        run(s, full, reg, 100, iters, timeout_ms, false);
+        run(s, full, reg, 1000, iters / 4 > 10 ? iters / 4 : 10, timeout_ms, false);
+        run(s, full, reg, 10000, iters / 20 > 5 ? iters / 20 : 5, timeout_ms, false);
+        run(s, full, reg, 100, iters, timeout_ms, true);
+        run(s, full, reg, 1000, iters / 4 > 10 ? iters / 4 : 10, timeout_ms, true);
+        run(s, full, reg, 10000, iters / 20 > 5 ? iters / 20 : 5, timeout_ms, true);
         for (int wc = 0; wc < 2; wc++) {
-            run_whole(s, reg, 2000, 12000, 0, wc, 3, timeout_ms > 60000 ? timeout_ms : 60000);
-            run_whole(s, reg, 10000, 10000, 1, wc, 3, timeout_ms > 60000 ? timeout_ms : 60000);
+            run_whole(s, full, reg, 2000, 12000, 0, wc, 3, timeout_ms > 60000 ? timeout_ms : 60000);
+            run_whole(s, full, reg, 10000, 10000, 1, wc, 3,
+                      timeout_ms > 60000 ? timeout_ms : 60000);
         }
     }
     prover_session_free(s);
+    prover_session_free(full);
     model_registry_free(reg);
     model_diags_free(d);
     prover_finalize();
