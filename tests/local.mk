@@ -15,6 +15,9 @@ TESTS += tests/check-layering.sh tests/checksrc.sh tests/run-corpus.sh tests/cli
 EXTRA_DIST += tests/check-longfn.sh tests/longfn_guard.sh tests/check-deps.sh tests/deps.allowed \
 	tests/deps_guard.sh
 TESTS += tests/check-longfn.sh tests/longfn_guard.sh tests/check-deps.sh tests/deps_guard.sh
+# the tables and their docs (docs/architecture.md#tables)
+EXTRA_DIST += tests/docs_categories.sh
+TESTS += tests/docs_categories.sh
 include $(srcdir)/tests/model_parse.mk
 include $(srcdir)/tests/model_validate.mk
 include $(srcdir)/tests/model_glob.mk
