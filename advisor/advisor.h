@@ -50,6 +50,7 @@
 #include <jansson.h>
 
 #include "common/pv.h"
+#include "common/pv_settings.h"
 #include "httpd/httpd.h"
 
 struct store;
@@ -235,17 +236,11 @@ char *advisor_json_canonical(const json_t *j);
  * Settings (advisor_settings.c)
  * ========================================================================= */
 
-#define ADVISOR_SET_PROPOSALS "agent_policy_proposals_enabled"
-#define ADVISOR_SET_MODE "proposal_approval_mode"
-#define ADVISOR_SET_PEER_RANGES "peer_address_ranges"
-/* The auto-approval envelope (advisor_envelope.c, docs/advisor.md#envelope):
- * on by default; each clause relaxed by its own key. */
-#define ADVISOR_SET_ENVELOPE "auto_approval_envelope"
-#define ADVISOR_SET_ENV_BINARY_GLOBS "envelope_allow_binary_globs"
-#define ADVISOR_SET_ENV_HOST_WILDCARDS "envelope_allow_host_wildcards"
-#define ADVISOR_SET_ENV_UNINSPECTED "envelope_allow_uninspected"
-#define ADVISOR_SET_ENV_ACCESS_PRESETS "envelope_allow_access_presets"
-#define ADVISOR_SET_ENV_NEW_PORTS "envelope_allow_new_ports"
+/* The keys are the rows of common/pv_settings.h: ADVISOR_SET(MODE) is
+ * "proposal_approval_mode". The auto-approval envelope (advisor_envelope.c,
+ * docs/advisor.md#envelope) is on by default; each clause relaxed by its
+ * own ENV_ key. */
+#define ADVISOR_SET(id) pv_setting_key(PV_SET_##id)
 #define ADVISOR_PEER_RANGES_MAX 64
 
 /* Validate a write of 'key' = 'value'. NULL when acceptable, else the
