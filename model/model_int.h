@@ -366,8 +366,7 @@ pv_result model_rule_copy(struct model_rule *dst, const struct model_rule *src) 
 /* Generic document tree, produced by the YAML and JSON readers, consumed by
  * one schema walker (model_schema.c) so that both formats share the same
  * validation of shapes and the same messages. */
-enum model_node_kind { MODEL_NODE_NULL, MODEL_NODE_SCALAR, MODEL_NODE_SEQ, MODEL_NODE_MAP };
-
+/* enum model_node_kind is in model.h (the read-only node API). */
 struct model_node {
     enum model_node_kind kind;
     struct model_mark mark;
@@ -380,7 +379,6 @@ struct model_node {
     size_t nitems;             /* SEQ: count; MAP: 2 * pairs */
 };
 
-void model_node_free(struct model_node *n);
 /* The value of mapping key 'key' of 'map', or NULL (model_node.c). */
 const struct model_node *model_node_member(const struct model_node *map, const char *key);
 /* Read a bounded YAML or JSON document and find its top-level key 'key'
