@@ -614,7 +614,10 @@ pv_result advisor_evaluate_reuse(struct advisor_worker *w, const struct advisor_
             check_envelope(w, snap, rule, out);
         }
     }
-    if (out->application_error == NULL) {
+    /* a step that could not copy its text leaves NULL: out of memory, not
+     * an evaluation to store or approve on */
+    if (out->application_error == NULL || out->validation_result == NULL ||
+        out->security_notes == NULL) {
         goto nomem;
     }
     if (out->application_error[0] != '\0') {
