@@ -276,31 +276,3 @@ bool model_l7rules_contain(const struct model_l7rule *v, size_t n, const struct 
     }
     return false;
 }
-
-/* A whole policy: serialised and loaded again, so the copy is validated and
- * compiled exactly as a loaded policy is. */
-struct model_policy *model_policy_copy(const struct model_policy *p)
-{
-    struct model_diags *d;
-    struct model_policy *c;
-    size_t len = 0;
-    char *json;
-
-    if (p == NULL) {
-        pv_errno = PV_ERR_NULL;
-        return NULL;
-    }
-    json = model_policy_to_json(p, &len);
-    if (json == NULL) {
-        return NULL;
-    }
-    d = model_diags_new();
-    if (d == NULL) {
-        free(json);
-        return NULL;
-    }
-    c = model_policy_load(p->file != NULL ? p->file : "<copy>", json, len, MODEL_FMT_JSON, d);
-    model_diags_free(d);
-    free(json);
-    return c;
-}

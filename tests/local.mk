@@ -16,8 +16,8 @@ EXTRA_DIST += tests/check-longfn.sh tests/longfn_guard.sh tests/check-deps.sh te
 	tests/deps_guard.sh
 TESTS += tests/check-longfn.sh tests/longfn_guard.sh tests/check-deps.sh tests/deps_guard.sh
 # the tables and their docs (docs/architecture.md#tables)
-EXTRA_DIST += tests/docs_categories.sh tests/docs_settings.sh
-TESTS += tests/docs_categories.sh tests/docs_settings.sh
+EXTRA_DIST += tests/docs_categories.sh tests/docs_settings.sh tests/check-model-layers.sh
+TESTS += tests/docs_categories.sh tests/docs_settings.sh tests/check-model-layers.sh
 include $(srcdir)/tests/model_parse.mk
 include $(srcdir)/tests/model_validate.mk
 include $(srcdir)/tests/model_glob.mk
