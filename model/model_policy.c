@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,42 +105,67 @@ static void l7rules_free(struct model_l7rule *v, size_t n)
     free(v);
 }
 
-void model_endpoint_clear(struct model_endpoint *e)
+#define FIELD_ROW(kind, m, n, type)                                                               \
+    {#m, MODEL_FK_##kind, offsetof(struct model_endpoint, m), offsetof(struct model_endpoint, n), \
+     sizeof(type)},
+const struct model_fdesc model_endpoint_fields[] = {MODEL_ENDPOINT_OWNED(FIELD_ROW)};
+#undef FIELD_ROW
+const size_t model_endpoint_nfields = PV_ARRAY_LEN(model_endpoint_fields);
+
+static void gql_persisted_free(struct model_gql_persisted *v, size_t n)
 {
-    if (e == NULL) {
-        return;
-    }
-    model_sval_clear(&e->host);
-    free(e->ports);
-    model_sval_clear(&e->path);
-    model_sval_clear(&e->protocol);
-    model_sval_clear(&e->tls);
-    model_sval_clear(&e->enforcement);
-    model_sval_clear(&e->access);
-    l7rules_free(e->rules, e->nrules);
-    l7rules_free(e->deny_rules, e->ndeny);
-    model_strlist_clear(&e->allowed_ips);
-    model_strlist_clear(&e->resolved_ips);
-    free(e->cidrs);
-    model_sval_clear(&e->persisted_queries);
-    for (size_t i = 0; i < e->ngql_persisted; i++) {
-        struct model_gql_persisted *g = &e->gql_persisted[i];
+    for (size_t i = 0; i < n; i++) {
+        struct model_gql_persisted *g = &v[i];
         model_sval_clear(&g->id);
         model_sval_clear(&g->operation_type);
         model_sval_clear(&g->operation_name);
         model_strlist_clear(&g->fields);
         free(g->op.fields);
     }
-    free(e->gql_persisted);
-    model_sval_clear(&e->credential_signing);
-    model_sval_clear(&e->signing_service);
-    model_sval_clear(&e->signing_region);
-    model_sval_clear(&e->credential_binding_provider);
-    model_sval_clear(&e->target_sandbox);
-    model_glob_free(e->host_glob);
-    model_glob_free(e->path_glob);
-    free(e->fp);
-    l7rules_free(e->eff_rules, e->neff_rules);
+    free(v);
+}
+
+/* Release what member 'f' of the struct at 'base' owns. */
+static void field_clear(const struct model_fdesc *f, unsigned char *base)
+{
+    void *m = base + f->off;
+    size_t n = 0;
+
+    memcpy(&n, base + f->count_off, f->count_off != f->off ? sizeof(n) : 0);
+    switch (f->kind) {
+    case MODEL_FK_SVAL:
+        model_sval_clear(m);
+        return;
+    case MODEL_FK_STRLIST:
+        model_strlist_clear(m);
+        return;
+    case MODEL_FK_ARRAY:
+    case MODEL_FK_STR:
+        free(*(void **)m);
+        return;
+    case MODEL_FK_L7RULES:
+    case MODEL_FK_L7EFF:
+        l7rules_free(*(struct model_l7rule **)m, n);
+        return;
+    case MODEL_FK_GQLPQ:
+        gql_persisted_free(*(struct model_gql_persisted **)m, n);
+        return;
+    case MODEL_FK_GLOB:
+        model_glob_free(*(struct model_glob **)m);
+        return;
+    case MODEL_FK_CVAL:
+        return;
+    }
+}
+
+void model_endpoint_clear(struct model_endpoint *e)
+{
+    if (e == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < model_endpoint_nfields; i++) {
+        field_clear(&model_endpoint_fields[i], (unsigned char *)e);
+    }
     memset(e, 0, sizeof(*e));
 }
 
