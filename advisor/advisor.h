@@ -191,6 +191,9 @@ struct advisor_tokens *advisor_tokens_new(void);
 void advisor_tokens_free(struct advisor_tokens *t);
 pv_result advisor_tokens_put(struct advisor_tokens *t, const char *sha256hex, int64_t id) PV_WUR;
 void advisor_tokens_drop(struct advisor_tokens *t, int64_t id);
+/* Room for one more entry, so that the put after a commit does not fail
+ * for memory (PV_ERR_NOMEM when there is none). */
+pv_result advisor_tokens_reserve(struct advisor_tokens *t) PV_WUR;
 /* The sandbox id whose token matches the bearer value, or -1. */
 int64_t advisor_tokens_find(struct advisor_tokens *t, const char *bearer, size_t len);
 
@@ -255,6 +258,8 @@ json_t *advisor_setting_resolve(struct store *st, const char *sandbox, const cha
  * reference's words for the audit suffix). Unknown stored values are manual. */
 bool advisor_mode_auto(struct store *st, const char *sandbox, const char **resolved_from);
 bool advisor_proposals_enabled(struct store *st, const char *sandbox);
+/* The same, telling a store or memory failure (an error) from "off". */
+pv_result advisor_proposals_on(struct store *st, const char *sandbox, bool *on) PV_WUR;
 /* {"key": {"value": v, "resolved_from": s}, ...} for every key. */
 json_t *advisor_settings_json(struct store *st, const char *sandbox);
 /* The registered keys, comma-separated (for messages). */
@@ -380,6 +385,7 @@ struct advisor_eval {
     bool empty;           /* verdict empty and nothing else stands in the way */
     bool within_boundary; /* true when no boundary or the check said within */
     bool reused;          /* advisor_evaluate_reuse: the known token matched; not proved */
+    bool nomem;           /* application_error is our memory, not the proposal's */
     bool contained;       /* the candidate allows nothing the policy in force does not */
     bool within_envelope; /* every grant within the auto-approval envelope */
     const char *prover_version;
@@ -548,6 +554,8 @@ struct advisor_submission {
     json_t *already;    /* [{rule_name, covered_by, detail}]: added nothing, not stored */
     json_t *operations; /* per operation {rule_name, outcome: accepted | rejected |
                          * already_allowed, chunk_id | reason} */
+    bool incomplete;    /* a list above lost an entry (out of memory): the
+                         * answer would misreport what was stored */
 };
 pv_result advisor_submission_init(struct advisor_submission *s) PV_WUR;
 void advisor_submission_clear(struct advisor_submission *s);

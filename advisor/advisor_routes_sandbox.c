@@ -256,6 +256,10 @@ void advisor_route_sandbox_create(struct advisor_worker *w, const struct httpd_r
                             json_pack("{s:s,s:[],s:I,s:s}", "base_blob", blob, "chunks", "version",
                                       (json_int_t)rev.rev, "hash", rev.hash));
     }
+    if (pv_ok(res)) {
+        /* the token is indexed after the commit: make sure it can be */
+        res = advisor_tokens_reserve(w->a->tokens);
+    }
     commit_or_fail(w, &res);
     if (!pv_ok(res)) {
         advisor_reply_store_error(r, res, "sandbox");

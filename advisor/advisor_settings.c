@@ -263,6 +263,27 @@ bool advisor_mode_auto(struct store *st, const char *sandbox, const char **resol
     return is_auto;
 }
 
+pv_result advisor_proposals_on(struct store *st, const char *sandbox, bool *on)
+{
+    const char *from;
+    char *text = NULL;
+    json_error_t jerr;
+    json_t *v;
+
+    *on = false;
+    PV_GUARD(setting_read(st, sandbox, ADVISOR_SET(PROPOSALS), &text, &from));
+    if (text == NULL) {
+        return PV_RESULT_OK; /* the default: off */
+    }
+    v = json_loads(text, JSON_DECODE_ANY, &jerr);
+    free(text);
+    /* a stored value that does not parse is off; memory is ours */
+    PV_ENSURE(v != NULL || json_error_code(&jerr) != json_error_out_of_memory, PV_ERR_NOMEM);
+    *on = json_is_true(v);
+    json_decref(v);
+    return PV_RESULT_OK;
+}
+
 bool advisor_proposals_enabled(struct store *st, const char *sandbox)
 {
     const char *from;
