@@ -193,6 +193,33 @@ struct model_endpoint {
     X(CVAL, host_is_ip, host_is_ip, bool)                                   \
     X(CVAL, host_ip, host_ip, struct model_ip)
 
+/* The endpoint's members that canonical output writes as one key each
+ * (model_canon.c; the policy field table's second part): X(KIND, key,
+ * member), KIND STR (a model_sval, written when not empty), STRLIST
+ * (written when not empty), BOOL (written when true) or U32 (written when
+ * not 0). Ports, L7 rules, persisted queries and the nested json_rpc, mcp
+ * and credential_binding objects are written by hand there. */
+#define MODEL_ENDPOINT_CANON(X)                                                 \
+    X(STR, "host", host)                                                        \
+    X(STR, "path", path)                                                        \
+    X(STR, "protocol", protocol)                                                \
+    X(STR, "tls", tls)                                                          \
+    X(STR, "enforcement", enforcement)                                          \
+    X(STR, "access", access)                                                    \
+    X(STRLIST, "allowed_ips", allowed_ips)                                      \
+    X(BOOL, "allow_encoded_slash", allow_encoded_slash)                         \
+    X(BOOL, "websocket_credential_rewrite", websocket_credential_rewrite)       \
+    X(BOOL, "request_body_credential_rewrite", request_body_credential_rewrite) \
+    X(BOOL, "allow_uninspected_credentials", allow_uninspected_credentials)     \
+    X(STR, "persisted_queries", persisted_queries)                              \
+    X(U32, "graphql_max_body_bytes", graphql_max_body_bytes)                    \
+    X(STR, "credential_signing", credential_signing)                            \
+    X(STR, "signing_service", signing_service)                                  \
+    X(STR, "signing_region", signing_region)                                    \
+    X(STR, "target_sandbox", target_sandbox)                                    \
+    X(STRLIST, "resolved_ips", resolved_ips)                                    \
+    X(BOOL, "advisor_proposed", advisor_proposed)
+
 enum model_fkind {
     MODEL_FK_SVAL,
     MODEL_FK_STRLIST,
