@@ -51,6 +51,7 @@
 #include <jansson.h>
 
 #include "common/pv.h"
+#include "common/pv_settings.h"
 #include "httpd/httpd.h"
 
 struct store;
@@ -184,6 +185,9 @@ struct advisor_tokens *advisor_tokens_new(void);
 void advisor_tokens_free(struct advisor_tokens *t);
 pv_result advisor_tokens_put(struct advisor_tokens *t, const char *sha256hex, int64_t id) PV_WUR;
 void advisor_tokens_drop(struct advisor_tokens *t, int64_t id);
+/* Room for one more entry, so that the put after a commit does not fail
+ * for memory (PV_ERR_NOMEM when there is none). */
+pv_result advisor_tokens_reserve(struct advisor_tokens *t) PV_WUR;
 /* The sandbox id whose token matches the bearer value, or -1. */
 int64_t advisor_tokens_find(struct advisor_tokens *t, const char *bearer, size_t len);
 /* Drop every entry whose id 'keep' refuses. */
@@ -242,17 +246,11 @@ char *advisor_json_canonical(const json_t *j);
  * Settings (advisor_settings.c)
  * ========================================================================= */
 
-#define ADVISOR_SET_PROPOSALS "agent_policy_proposals_enabled"
-#define ADVISOR_SET_MODE "proposal_approval_mode"
-#define ADVISOR_SET_PEER_RANGES "peer_address_ranges"
-/* The auto-approval envelope (advisor_envelope.c, docs/advisor.md#envelope):
- * on by default; each clause relaxed by its own key. */
-#define ADVISOR_SET_ENVELOPE "auto_approval_envelope"
-#define ADVISOR_SET_ENV_BINARY_GLOBS "envelope_allow_binary_globs"
-#define ADVISOR_SET_ENV_HOST_WILDCARDS "envelope_allow_host_wildcards"
-#define ADVISOR_SET_ENV_UNINSPECTED "envelope_allow_uninspected"
-#define ADVISOR_SET_ENV_ACCESS_PRESETS "envelope_allow_access_presets"
-#define ADVISOR_SET_ENV_NEW_PORTS "envelope_allow_new_ports"
+/* The keys are the rows of common/pv_settings.h: ADVISOR_SET(MODE) is
+ * "proposal_approval_mode". The auto-approval envelope (advisor_envelope.c,
+ * docs/advisor.md#envelope) is on by default; each clause relaxed by its
+ * own ENV_ key. */
+#define ADVISOR_SET(id) pv_setting_key(PV_SET_##id)
 #define ADVISOR_PEER_RANGES_MAX 64
 
 /* Validate a write of 'key' = 'value'. NULL when acceptable, else the
@@ -267,6 +265,8 @@ json_t *advisor_setting_resolve(struct store *st, const char *sandbox, const cha
  * reference's words for the audit suffix). Unknown stored values are manual. */
 bool advisor_mode_auto(struct store *st, const char *sandbox, const char **resolved_from);
 bool advisor_proposals_enabled(struct store *st, const char *sandbox);
+/* The same, telling a store or memory failure (an error) from "off". */
+pv_result advisor_proposals_on(struct store *st, const char *sandbox, bool *on) PV_WUR;
 /* {"key": {"value": v, "resolved_from": s}, ...} for every key. */
 json_t *advisor_settings_json(struct store *st, const char *sandbox);
 /* The registered keys, comma-separated (for messages). */
@@ -442,6 +442,7 @@ struct advisor_eval {
     bool empty;           /* verdict empty and nothing else stands in the way */
     bool within_boundary; /* true when no boundary or the check said within */
     bool reused;          /* advisor_evaluate_reuse: the known token matched; not proved */
+    bool nomem;           /* application_error is our memory, not the proposal's */
     bool contained;       /* the candidate allows nothing the policy in force does not */
     bool within_envelope; /* every grant within the auto-approval envelope */
     const char *prover_version;
@@ -616,6 +617,8 @@ struct advisor_submission {
     json_t *already;    /* [{rule_name, covered_by, detail}]: added nothing, not stored */
     json_t *operations; /* per operation {rule_name, outcome: accepted | rejected |
                          * already_allowed, chunk_id | reason} */
+    bool incomplete;    /* a list above lost an entry (out of memory): the
+                         * answer would misreport what was stored */
 };
 pv_result advisor_submission_init(struct advisor_submission *s) PV_WUR;
 void advisor_submission_clear(struct advisor_submission *s);

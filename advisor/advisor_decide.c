@@ -255,6 +255,12 @@ static void approve_chunk(struct advisor_worker *w, const char *sandbox, const c
         store_failed(d, res, "chunk");
         goto out;
     }
+    if (e.nomem) {
+        /* the evaluation could not be made: nothing to store or refuse on */
+        refuse(d, ADVISOR_REFUSED_INTERNAL, "out of memory");
+        advisor_eval_clear(&e);
+        goto out;
+    }
     if (e.application_error[0] != '\0') {
         (void)persist_eval(w, &x.c, &e, x.snap.hash);
         refuse(d, ADVISOR_REFUSED_PRECONDITION, "proposal is not applicable: %s",

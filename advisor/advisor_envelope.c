@@ -39,11 +39,16 @@
 #include "advisor/store.h"
 #include "model/model.h"
 
-static bool setting_bool(struct store *st, const char *sandbox, const char *key, bool dflt)
+/* A bool setting; unset or not a bool: its default (common/pv_settings.h). */
+static bool setting_bool(struct store *st, const char *sandbox, const char *key)
 {
     const char *from;
+    const struct pv_setting_row *row = pv_setting_find(key);
     json_t *v = advisor_setting_resolve(st, sandbox, key, &from);
-    bool on = json_is_boolean(v) ? json_is_true(v) : dflt;
+    /* the default's text, not parsed: no allocation can turn it over */
+    bool on = json_is_boolean(v)
+                  ? json_is_true(v)
+                  : row != NULL && row->dflt != NULL && strcmp(row->dflt, "true") == 0;
 
     json_decref(v);
     return on;
@@ -51,12 +56,12 @@ static bool setting_bool(struct store *st, const char *sandbox, const char *key,
 
 void advisor_envelope_get(struct store *st, const char *sandbox, struct advisor_envelope *out)
 {
-    out->on = setting_bool(st, sandbox, ADVISOR_SET_ENVELOPE, true);
-    out->binary_globs = setting_bool(st, sandbox, ADVISOR_SET_ENV_BINARY_GLOBS, false);
-    out->host_wildcards = setting_bool(st, sandbox, ADVISOR_SET_ENV_HOST_WILDCARDS, false);
-    out->uninspected = setting_bool(st, sandbox, ADVISOR_SET_ENV_UNINSPECTED, false);
-    out->access_presets = setting_bool(st, sandbox, ADVISOR_SET_ENV_ACCESS_PRESETS, false);
-    out->new_ports = setting_bool(st, sandbox, ADVISOR_SET_ENV_NEW_PORTS, false);
+    out->on = setting_bool(st, sandbox, ADVISOR_SET(ENVELOPE));
+    out->binary_globs = setting_bool(st, sandbox, ADVISOR_SET(ENV_BINARY_GLOBS));
+    out->host_wildcards = setting_bool(st, sandbox, ADVISOR_SET(ENV_HOST_WILDCARDS));
+    out->uninspected = setting_bool(st, sandbox, ADVISOR_SET(ENV_UNINSPECTED));
+    out->access_presets = setting_bool(st, sandbox, ADVISOR_SET(ENV_ACCESS_PRESETS));
+    out->new_ports = setting_bool(st, sandbox, ADVISOR_SET(ENV_NEW_PORTS));
 }
 
 /* "+ BINARY -> HOST:PORTS ROUTE" of a grant, for a note. */
@@ -122,12 +127,12 @@ static bool gql_explicit(const json_t *al, char *note, size_t len)
     }
     if (t == NULL || strcmp(t, "*") == 0) {
         return outside(note, len, "explicit_rules", "operation_type '*' allows every operation",
-                       NULL, ADVISOR_SET_ENV_ACCESS_PRESETS);
+                       NULL, ADVISOR_SET(ENV_ACCESS_PRESETS));
     }
     if (json_array_size(fields) == 0) {
         return outside(note, len, "explicit_rules",
                        "a GraphQL rule without fields allows every root field", NULL,
-                       ADVISOR_SET_ENV_ACCESS_PRESETS);
+                       ADVISOR_SET(ENV_ACCESS_PRESETS));
     }
     json_array_foreach(fields, i, f)
     {
@@ -135,7 +140,7 @@ static bool gql_explicit(const json_t *al, char *note, size_t len)
         if (v == NULL || strpbrk(v, "*?[]{}\\") != NULL) {
             return outside(note, len, "explicit_rules",
                            "a GraphQL field glob allows root fields nobody named", NULL,
-                           ADVISOR_SET_ENV_ACCESS_PRESETS);
+                           ADVISOR_SET(ENV_ACCESS_PRESETS));
         }
     }
     return true;
@@ -158,11 +163,11 @@ static bool rule_within(const struct advisor_envelope *env, const json_t *rule, 
 
         if (!env->uninspected && proto != NULL && strcmp(proto, "tcp") == 0) {
             return outside(note, len, "inspected_route", "protocol: tcp is not inspected", NULL,
-                           ADVISOR_SET_ENV_UNINSPECTED);
+                           ADVISOR_SET(ENV_UNINSPECTED));
         }
         if (!env->uninspected && tls != NULL && strcmp(tls, "skip") == 0) {
             return outside(note, len, "inspected_route", "tls: skip is not inspected", NULL,
-                           ADVISOR_SET_ENV_UNINSPECTED);
+                           ADVISOR_SET(ENV_UNINSPECTED));
         }
         if (env->access_presets) {
             continue;
@@ -174,7 +179,8 @@ static bool rule_within(const struct advisor_envelope *env, const json_t *rule, 
                      json_string_value(json_object_get(ep, "access")) != NULL
                          ? json_string_value(json_object_get(ep, "access"))
                          : "?");
-            return outside(note, len, "explicit_rules", what, NULL, ADVISOR_SET_ENV_ACCESS_PRESETS);
+            return outside(note, len, "explicit_rules", what, NULL,
+                           ADVISOR_SET(ENV_ACCESS_PRESETS));
         }
         json_array_foreach(json_object_get(ep, "rules"), k, r)
         {
@@ -182,7 +188,7 @@ static bool rule_within(const struct advisor_envelope *env, const json_t *rule, 
                 json_string_value(json_object_get(json_object_get(r, "allow"), "method"));
             if (m != NULL && strcmp(m, "*") == 0) {
                 return outside(note, len, "explicit_rules", "method '*' allows every method", NULL,
-                               ADVISOR_SET_ENV_ACCESS_PRESETS);
+                               ADVISOR_SET(ENV_ACCESS_PRESETS));
             }
             if (!gql_explicit(json_object_get(r, "allow"), note, len)) {
                 return false;
@@ -267,27 +273,27 @@ bool advisor_envelope_within(const struct advisor_envelope *env, const struct mo
         }
         if (!env->binary_globs && !breadth_is(g, "binary", "exact")) {
             return outside(note, len, "exact_binary", "the binary is a glob", g,
-                           ADVISOR_SET_ENV_BINARY_GLOBS);
+                           ADVISOR_SET(ENV_BINARY_GLOBS));
         }
         if (!env->host_wildcards && !breadth_is(g, "host", "exact")) {
             return outside(note, len, "exact_host",
                            breadth_is(g, "host", "hostless") ? "the endpoint has no host"
                                                              : "the host is a wildcard",
-                           g, ADVISOR_SET_ENV_HOST_WILDCARDS);
+                           g, ADVISOR_SET(ENV_HOST_WILDCARDS));
         }
         if (!env->uninspected && !breadth_is(g, "route", "inspected")) {
             return outside(note, len, "inspected_route",
                            breadth_is(g, "route", "audit")
                                ? "an audit-mode route passes every request"
                                : "an opaque route is not inspected",
-                           g, ADVISOR_SET_ENV_UNINSPECTED);
+                           g, ADVISOR_SET(ENV_UNINSPECTED));
         }
         /* On an opaque or audit route every method passes: that is the
          * inspected_route clause's to refuse or to allow. */
         if (!env->access_presets && breadth_is(g, "route", "inspected") &&
             breadth_is(g, "methods", "all")) {
             return outside(note, len, "explicit_rules", "every method is allowed", g,
-                           ADVISOR_SET_ENV_ACCESS_PRESETS);
+                           ADVISOR_SET(ENV_ACCESS_PRESETS));
         }
         if (json_array_size(json_object_get(g, "flags")) > 0) {
             /* allow_encoded_slash widens every path rule of the endpoint
@@ -297,7 +303,7 @@ bool advisor_envelope_within(const struct advisor_envelope *env, const struct mo
         }
         if (!env->new_ports && new_port(current, g)) {
             return outside(note, len, "no_new_port", "a new port on a host the policy reaches", g,
-                           ADVISOR_SET_ENV_NEW_PORTS);
+                           ADVISOR_SET(ENV_NEW_PORTS));
         }
     }
     return rule_within(env, rule, note, len);

@@ -246,6 +246,10 @@ static void set_error(struct advisor_eval *e, const char *prefix, const char *de
     snprintf(buf, sizeof(buf), "%s%s%s", prefix, detail, suffix);
     free(e->application_error);
     e->application_error = pv_strdup(buf);
+    /* every step says so in these words (pv_strerror(PV_ERR_NOMEM)) */
+    if (strstr(detail, pv_strerror(PV_ERR_NOMEM)) != NULL) {
+        e->nomem = true;
+    }
 }
 
 /* POST a JSON body to the prover; the answer or NULL with 'err' set. */
@@ -380,6 +384,7 @@ static void note_changed_peer(const struct advisor_snapshot *snap, struct adviso
     if (notes == NULL) {
         free(e->application_error);
         e->application_error = pv_strdup("out of memory");
+        e->nomem = true;
         return;
     }
     snprintf(notes, n, "%s%s%s", e->security_notes, e->security_notes[0] != '\0' ? " " : "", line);
@@ -582,6 +587,8 @@ pv_result advisor_evaluate_reuse(struct advisor_worker *w, const struct advisor_
     }
     if (out->candidate == NULL && peer_err[0] != '\0') {
         set_error(out, "", peer_err, "");
+    } else if (out->candidate == NULL && (model_diags_nomem(d) || model_diags_count(d) == 0)) {
+        goto nomem; /* ours, not the candidate's */
     } else if (out->candidate == NULL) {
         char *why = diag_text(d);
         set_error(out, pr == NULL ? "candidate invalid: " : "merge failed: ",
@@ -614,7 +621,10 @@ pv_result advisor_evaluate_reuse(struct advisor_worker *w, const struct advisor_
             check_envelope(w, snap, rule, out);
         }
     }
-    if (out->application_error == NULL) {
+    /* a step that could not copy its text leaves NULL: out of memory, not
+     * an evaluation to store or approve on */
+    if (out->application_error == NULL || out->validation_result == NULL ||
+        out->security_notes == NULL) {
         goto nomem;
     }
     if (out->application_error[0] != '\0') {

@@ -351,6 +351,11 @@ static bool owner_ok(struct advisor_worker *w, const struct httpd_req *rq, struc
         return true;
     }
     res = store_sandbox_get(w->st, rq->params[0], &sb);
+    if (!pv_ok(res) && res.err != PV_ERR_NOTFOUND) {
+        /* ours (the store, memory), not the caller's: no 404 */
+        advisor_reply_store_error(r, res, "sandbox");
+        return false;
+    }
     ok = pv_ok(res) && sb.id == rq->principal;
     if (pv_ok(res)) {
         /* Found, whoever owns it: its strings are ours to free. */

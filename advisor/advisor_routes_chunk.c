@@ -90,6 +90,10 @@ static void reply_invalid(struct httpd_reply *r, pv_result res, struct model_dia
 {
     json_t *diags;
 
+    if (res.err == PV_ERR_NOMEM || model_diags_nomem(d)) {
+        httpd_reply_error(r, 500, "internal", "out of memory");
+        return;
+    }
     if (res.err == PV_ERR_PARSE) {
         httpd_reply_error(r, 400, "invalid_proposal", "the proposal must be a JSON object");
         return;
@@ -145,6 +149,9 @@ void advisor_route_submit(struct advisor_worker *w, const char *sandbox, const c
     advisor_proposal_clear(&p);
     if (!pv_ok(res)) {
         reply_admit(r, res);
+    } else if (o.incomplete) {
+        /* what is stored stays; an answer that misses part of it is not given */
+        httpd_reply_error(r, 500, "internal", "out of memory");
     } else {
         httpd_reply_json(r, 202, submission_json(&o));
     }

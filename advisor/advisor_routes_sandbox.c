@@ -256,6 +256,10 @@ void advisor_route_sandbox_create(struct advisor_worker *w, const struct httpd_r
                             json_pack("{s:s,s:[],s:I,s:s}", "base_blob", blob, "chunks", "version",
                                       (json_int_t)rev.rev, "hash", rev.hash));
     }
+    if (pv_ok(res)) {
+        /* the token is indexed after the commit: make sure it can be */
+        res = advisor_tokens_reserve(w->a->tokens);
+    }
     commit_or_fail(w, &res);
     if (!pv_ok(res)) {
         advisor_reply_store_error(r, res, "sandbox");
@@ -365,7 +369,7 @@ void advisor_route_policy(struct advisor_worker *w, const struct httpd_req *rq, 
                              json_pack("{s:s,s:I,s:s,s:s,s:s?,s:b,s:{s:b}}", "sandbox", name,
                                        "revision", (json_int_t)rev.rev, "hash", rev.hash, "format",
                                        "yaml", "policy_yaml", yaml, "changed", rev.rev > after,
-                                       "settings", ADVISOR_SET_PROPOSALS, enabled));
+                                       "settings", ADVISOR_SET(PROPOSALS), enabled));
             free(yaml);
             store_revision_clear(&rev);
             break;
@@ -627,7 +631,7 @@ void advisor_route_setting(struct advisor_worker *w, const struct httpd_req *rq,
                             json_pack("{s:s,s:s,s:s?}", "scope", sandbox != NULL ? sandbox : "",
                                       "key", key, "value", text));
     }
-    if (pv_ok(res) && strcmp(key, ADVISOR_SET_PEER_RANGES) == 0) {
+    if (pv_ok(res) && strcmp(key, ADVISOR_SET(PEER_RANGES)) == 0) {
         /* the bound holds for what is registered too: addresses the new
          * ranges do not admit are dropped in this transaction
          * (docs/advisor.md#peers) */

@@ -18,32 +18,11 @@
 #include "advisor/store.h"
 #include "model/model.h"
 
-enum kind { KIND_BOOL, KIND_MODE, KIND_CIDRS };
-
-/* The one list of keys: the table and the "Allowed keys" message. */
-#define SETTING_KEYS(X)                          \
-    X(ADVISOR_SET_PROPOSALS, KIND_BOOL)          \
-    X(ADVISOR_SET_MODE, KIND_MODE)               \
-    X(ADVISOR_SET_PEER_RANGES, KIND_CIDRS)       \
-    X(ADVISOR_SET_ENVELOPE, KIND_BOOL)           \
-    X(ADVISOR_SET_ENV_BINARY_GLOBS, KIND_BOOL)   \
-    X(ADVISOR_SET_ENV_HOST_WILDCARDS, KIND_BOOL) \
-    X(ADVISOR_SET_ENV_UNINSPECTED, KIND_BOOL)    \
-    X(ADVISOR_SET_ENV_ACCESS_PRESETS, KIND_BOOL) \
-    X(ADVISOR_SET_ENV_NEW_PORTS, KIND_BOOL)
-#define KEY_ROW(k, kind) {k, kind},
-#define KEY_NAME(k, kind) ", " k
-
-static const struct {
-    const char *key;
-    enum kind kind;
-} keys[] = {SETTING_KEYS(KEY_ROW)};
-
+/* The keys are the rows of common/pv_settings.h: the table, the "Allowed
+ * keys" message, validation and GET's list read them. */
 const char *advisor_setting_keys(void)
 {
-    static const char list[] = SETTING_KEYS(KEY_NAME);
-
-    return list + 2; /* past the first ", " */
+    return pv_setting_keys();
 }
 
 /* ===========================================================================
@@ -135,40 +114,52 @@ static const char *ranges_parse(const char *key, const json_t *value, struct mod
 
 const char *advisor_setting_check(const char *key, const json_t *value, char *buf, size_t len)
 {
-    for (size_t i = 0; i < PV_ARRAY_LEN(keys); i++) {
-        if (strcmp(keys[i].key, key) != 0) {
-            continue;
-        }
-        switch (keys[i].kind) {
-        case KIND_BOOL:
-            if (!json_is_boolean(value)) {
-                snprintf(buf, len, "setting '%s' expects bool value", key);
-                return buf;
-            }
-            return NULL;
-        case KIND_MODE:
-            if (!json_is_string(value)) {
-                snprintf(buf, len, "setting '%s' expects string value", key);
-                return buf;
-            }
-            /* Exact and case-sensitive: "AUTO", " auto" and "autom" are typos. */
-            if (strcmp(json_string_value(value), "manual") != 0 &&
-                strcmp(json_string_value(value), "auto") != 0) {
-                snprintf(buf, len, "setting '%s' expects one of [manual, auto]; got '%s'", key,
-                         json_string_value(value));
-                return buf;
-            }
-            return NULL;
-        case KIND_CIDRS: {
-            struct model_cidr v[ADVISOR_PEER_RANGES_MAX];
-            size_t n;
-            return ranges_parse(key, value, v, &n, buf, len);
-        }
-        }
-        return "invalid setting kind";
+    const struct pv_setting_row *row = pv_setting_find(key);
+
+    if (row == NULL) {
+        snprintf(buf, len, "unknown setting key '%s'. Allowed keys: %s", key,
+                 advisor_setting_keys());
+        return buf;
     }
-    snprintf(buf, len, "unknown setting key '%s'. Allowed keys: %s", key, advisor_setting_keys());
-    return buf;
+    switch (row->kind) {
+    case PV_SETTING_BOOL:
+        if (!json_is_boolean(value)) {
+            snprintf(buf, len, "setting '%s' expects bool value", key);
+            return buf;
+        }
+        return NULL;
+    case PV_SETTING_CHOICE:
+        if (!json_is_string(value)) {
+            snprintf(buf, len, "setting '%s' expects string value", key);
+            return buf;
+        }
+        /* Exact and case-sensitive: "AUTO", " auto" and "autom" are typos. */
+        if (!pv_setting_choice_ok(row, json_string_value(value))) {
+            char choices[128];
+            size_t at = 0;
+
+            /* "manual|auto" reads "[manual, auto]" */
+            for (const char *c = row->values; *c != '\0' && at + 3 < sizeof(choices); c++) {
+                if (*c == '|') {
+                    choices[at++] = ',';
+                    choices[at++] = ' ';
+                } else {
+                    choices[at++] = *c;
+                }
+            }
+            choices[at] = '\0';
+            snprintf(buf, len, "setting '%s' expects one of [%s]; got '%s'", key, choices,
+                     json_string_value(value));
+            return buf;
+        }
+        return NULL;
+    case PV_SETTING_CIDRS: {
+        struct model_cidr v[ADVISOR_PEER_RANGES_MAX];
+        size_t n;
+        return ranges_parse(key, value, v, &n, buf, len);
+    }
+    }
+    return "invalid setting kind";
 }
 
 /* The stored text of 'key' for 'sandbox' (NULL: global only) and its scope;
@@ -212,7 +203,7 @@ pv_result advisor_ranges_get(struct store *st, const char *sandbox, struct advis
 
     *out = NULL;
     PV_ENSURE(r != NULL, PV_ERR_NOMEM);
-    res = setting_read(st, sandbox, ADVISOR_SET_PEER_RANGES, &r->text, &r->from);
+    res = setting_read(st, sandbox, ADVISOR_SET(PEER_RANGES), &r->text, &r->from);
     if (!pv_ok(res)) {
         advisor_ranges_free(r);
         return res;
@@ -221,7 +212,7 @@ pv_result advisor_ranges_get(struct store *st, const char *sandbox, struct advis
     if (r->bounded) {
         /* not valid (an older build, by hand): bounds to no address */
         v = json_loads(r->text, JSON_DECODE_ANY, NULL);
-        if (ranges_parse(ADVISOR_SET_PEER_RANGES, v, r->v, &r->n, msg, sizeof(msg)) != NULL) {
+        if (ranges_parse(ADVISOR_SET(PEER_RANGES), v, r->v, &r->n, msg, sizeof(msg)) != NULL) {
             r->n = 0;
         }
         json_decref(v);
@@ -264,7 +255,7 @@ void advisor_ranges_free(struct advisor_ranges *r)
 bool advisor_mode_auto(struct store *st, const char *sandbox, const char **resolved_from)
 {
     const char *from;
-    json_t *v = advisor_setting_resolve(st, sandbox, ADVISOR_SET_MODE, &from);
+    json_t *v = advisor_setting_resolve(st, sandbox, ADVISOR_SET(MODE), &from);
     bool is_auto = json_is_string(v) && strcmp(json_string_value(v), "auto") == 0;
 
     json_decref(v);
@@ -272,10 +263,31 @@ bool advisor_mode_auto(struct store *st, const char *sandbox, const char **resol
     return is_auto;
 }
 
+pv_result advisor_proposals_on(struct store *st, const char *sandbox, bool *on)
+{
+    const char *from;
+    char *text = NULL;
+    json_error_t jerr;
+    json_t *v;
+
+    *on = false;
+    PV_GUARD(setting_read(st, sandbox, ADVISOR_SET(PROPOSALS), &text, &from));
+    if (text == NULL) {
+        return PV_RESULT_OK; /* the default: off */
+    }
+    v = json_loads(text, JSON_DECODE_ANY, &jerr);
+    free(text);
+    /* a stored value that does not parse is off; memory is ours */
+    PV_ENSURE(v != NULL || json_error_code(&jerr) != json_error_out_of_memory, PV_ERR_NOMEM);
+    *on = json_is_true(v);
+    json_decref(v);
+    return PV_RESULT_OK;
+}
+
 bool advisor_proposals_enabled(struct store *st, const char *sandbox)
 {
     const char *from;
-    json_t *v = advisor_setting_resolve(st, sandbox, ADVISOR_SET_PROPOSALS, &from);
+    json_t *v = advisor_setting_resolve(st, sandbox, ADVISOR_SET(PROPOSALS), &from);
     bool on = json_is_true(v);
 
     json_decref(v);
@@ -286,10 +298,11 @@ json_t *advisor_settings_json(struct store *st, const char *sandbox)
 {
     json_t *out = json_object();
 
-    for (size_t i = 0; i < PV_ARRAY_LEN(keys) && out != NULL; i++) {
+    for (int i = 0; i < PV_SET__COUNT && out != NULL; i++) {
+        const char *key = pv_setting_key((enum pv_setting)i);
         const char *from;
-        json_t *v = advisor_setting_resolve(st, sandbox, keys[i].key, &from);
-        if (json_object_set_new(out, keys[i].key,
+        json_t *v = advisor_setting_resolve(st, sandbox, key, &from);
+        if (json_object_set_new(out, key,
                                 json_pack("{s:o,s:s}", "value", v, "resolved_from", from)) != 0) {
             json_decref(out);
             out = NULL;

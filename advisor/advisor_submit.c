@@ -33,6 +33,15 @@ static bool adds_nothing(const struct advisor_eval *e)
     return e->candidate != NULL && e->application_error[0] == '\0' && e->empty && e->contained;
 }
 
+/* A list entry jansson could not add (out of memory, -1): the answer is
+ * incomplete. */
+static void note(struct advisor_submission *o, int rc)
+{
+    if (rc != 0) {
+        o->incomplete = true;
+    }
+}
+
 static void answer_already(struct advisor_submission *o, const struct advisor_snapshot *snap,
                            const char *name, const json_t *rule)
 {
@@ -53,12 +62,14 @@ static void answer_already(struct advisor_submission *o, const struct advisor_sn
     }
     pv_dynbuf_puts(&b, "; nothing was stored");
     detail = pv_dynbuf_finish(&b);
-    json_array_append_new(o->already, json_pack("{s:s,s:o,s:s}", "rule_name", name, "covered_by",
-                                                by != NULL ? by : json_array(), "detail",
-                                                detail != NULL ? detail : "already allowed"));
-    json_array_append_new(o->operations, json_pack("{s:s,s:s,s:s}", "rule_name", name, "outcome",
-                                                   "already_allowed", "reason",
-                                                   detail != NULL ? detail : "already allowed"));
+    note(o, json_array_append_new(o->already,
+                                  json_pack("{s:s,s:o,s:s}", "rule_name", name, "covered_by",
+                                            by != NULL ? by : json_array(), "detail",
+                                            detail != NULL ? detail : "already allowed")));
+    note(o, json_array_append_new(o->operations,
+                                  json_pack("{s:s,s:s,s:s}", "rule_name", name, "outcome",
+                                            "already_allowed", "reason",
+                                            detail != NULL ? detail : "already allowed")));
     free(detail);
 }
 
@@ -67,17 +78,18 @@ static void answer_already(struct advisor_submission *o, const struct advisor_sn
 static void reject_early(struct advisor_submission *o, const char *name, const char *reason)
 {
     o->rejected++;
-    json_array_append_new(o->reasons, json_string(reason));
-    json_array_append_new(o->operations, json_pack("{s:s?,s:s,s:s}", "rule_name", name, "outcome",
-                                                   "rejected", "reason", reason));
+    note(o, json_array_append_new(o->reasons, json_string(reason)));
+    note(o,
+         json_array_append_new(o->operations, json_pack("{s:s?,s:s,s:s}", "rule_name", name,
+                                                        "outcome", "rejected", "reason", reason)));
 }
 
 static void accept_one(struct advisor_submission *o, const char *name, const char *id)
 {
     o->accepted++;
-    json_array_append_new(o->ids, json_string(id));
-    json_array_append_new(o->operations, json_pack("{s:s,s:s,s:s}", "rule_name", name, "outcome",
-                                                   "accepted", "chunk_id", id));
+    note(o, json_array_append_new(o->ids, json_string(id)));
+    note(o, json_array_append_new(o->operations, json_pack("{s:s,s:s,s:s}", "rule_name", name,
+                                                           "outcome", "accepted", "chunk_id", id)));
 }
 
 /* Supersede the other pending chunks of the same key. An agent's
@@ -444,6 +456,10 @@ static pv_result submit_one(struct advisor_worker *w, const char *sandbox, const
             pthread_mutex_lock(held);
         }
         res = evaluate_op(w, sandbox, name, rule, &snap, &e);
+        if (pv_ok(res) && e.nomem && e.candidate == NULL) {
+            advisor_eval_clear(&e); /* our memory, not the rule's: no refusal */
+            res = pv_fail(PV_ERR_NOMEM, __func__);
+        }
         if (!pv_ok(res)) {
             if (held != NULL) {
                 pthread_mutex_unlock(held);
@@ -552,10 +568,12 @@ void advisor_submission_clear(struct advisor_submission *s)
 pv_result advisor_submit_admit(struct advisor_worker *w, const char *sandbox)
 {
     struct store_sandbox sb;
+    bool on;
 
-    PV_ENSURE(pv_ok(store_sandbox_get(w->st, sandbox, &sb)), PV_ERR_NOTFOUND);
+    PV_GUARD(store_sandbox_get(w->st, sandbox, &sb)); /* PV_ERR_NOTFOUND: none */
     store_sandbox_clear(&sb);
-    PV_ENSURE(advisor_proposals_enabled(w->st, sandbox), PV_ERR_USAGE);
+    PV_GUARD(advisor_proposals_on(w->st, sandbox, &on));
+    PV_ENSURE(on, PV_ERR_USAGE);
     return PV_RESULT_OK;
 }
 

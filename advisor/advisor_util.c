@@ -207,6 +207,25 @@ static bool unhex(const char *s, unsigned char *out, size_t n)
     return s[2 * n] == '\0';
 }
 
+/* Room for one more entry (the write lock held). */
+static bool grow(struct advisor_tokens *t)
+{
+    size_t cap;
+    struct token_entry *v;
+
+    if (t->n < t->cap) {
+        return true;
+    }
+    cap = t->cap == 0 ? 16 : t->cap * 2;
+    v = pv_realloc(t->v, cap * sizeof(*v));
+    if (v == NULL) {
+        return false;
+    }
+    t->v = v;
+    t->cap = cap;
+    return true;
+}
+
 pv_result advisor_tokens_put(struct advisor_tokens *t, const char *sha256hex, int64_t id)
 {
     struct token_entry e;
@@ -221,18 +240,23 @@ pv_result advisor_tokens_put(struct advisor_tokens *t, const char *sha256hex, in
             return PV_RESULT_OK;
         }
     }
-    if (t->n == t->cap) {
-        size_t cap = t->cap == 0 ? 16 : t->cap * 2;
-        struct token_entry *v = pv_realloc(t->v, cap * sizeof(*v));
-        if (v == NULL) {
-            pthread_rwlock_unlock(&t->lock);
-            PV_BAIL(PV_ERR_NOMEM);
-        }
-        t->v = v;
-        t->cap = cap;
+    if (!grow(t)) {
+        pthread_rwlock_unlock(&t->lock);
+        PV_BAIL(PV_ERR_NOMEM);
     }
     t->v[t->n++] = e;
     pthread_rwlock_unlock(&t->lock);
+    return PV_RESULT_OK;
+}
+
+pv_result advisor_tokens_reserve(struct advisor_tokens *t)
+{
+    bool ok;
+
+    pthread_rwlock_wrlock(&t->lock);
+    ok = grow(t);
+    pthread_rwlock_unlock(&t->lock);
+    PV_ENSURE(ok, PV_ERR_NOMEM);
     return PV_RESULT_OK;
 }
 

@@ -32,6 +32,7 @@
 #include "cli/cli.h"
 #include "common/pv_args.h"
 #include "common/pv_dynbuf.h"
+#include "common/pv_settings.h"
 #include "common/pv_token.h"
 #include "model/model.h"
 
@@ -64,20 +65,15 @@ static const struct pv_opt optdefs[CLI_O__COUNT] = {
 #define O(x) (1u << CLI_O_##x)
 #define COMMON (O(ADVISOR) | O(TOKEN_FILE) | O(FORMAT))
 #define SCOPE (O(GLOBAL) | O(SANDBOX))
-/* The advisor's settings keys (advisor_settings.c; the advisor checks them),
- * one line of the settings commands' help that shell completion reads. */
-#define SETTING_KEYS_HELP                                                                       \
-    "Keys: agent_policy_proposals_enabled proposal_approval_mode peer_address_ranges "          \
-    "auto_approval_envelope envelope_allow_binary_globs envelope_allow_host_wildcards "         \
-    "envelope_allow_uninspected envelope_allow_access_presets envelope_allow_new_ports\n"       \
-    "  agent_policy_proposals_enabled  true|false (default false): the sandbox may propose\n"   \
-    "  proposal_approval_mode          manual|auto (default manual): auto approves a proof\n"   \
-    "                                  without findings inside the envelope\n"                  \
-    "  peer_address_ranges             list of CIDRs (default unset: any address): where the\n" \
-    "                                  sandbox may register itself for peers\n"                 \
-    "  auto_approval_envelope          true|false (default true): auto approvals stay narrow\n" \
-    "  envelope_allow_*                true|false (default false): relax one envelope clause\n" \
-    "A global value wins over a sandbox's; docs/advisor.md#settings."
+/* The advisor's settings keys (common/pv_settings.h; the advisor checks
+ * them): one "Keys:" line of the settings commands' help that shell
+ * completion reads, then a line per key. */
+#define KEY_WORD_(id, key, kind, dflt, values, max, help) " " key
+#define KEY_LINE_(id, key, kind, dflt, values, max, help) \
+    "  " key "  " values " (default " dflt ")\n      " help "\n"
+#define SETTING_KEYS_HELP                            \
+    "Keys:" PV_SETTINGS(KEY_WORD_) "\n" PV_SETTINGS( \
+        KEY_LINE_) "A global value wins over a sandbox's; docs/advisor.md#settings."
 
 static int sandbox_create(struct cli_adv *a);
 static int sandbox_list(struct cli_adv *a);
@@ -724,26 +720,13 @@ static int policy_set(struct cli_adv *a)
  * settings
  * ========================================================================= */
 
-/* What an unset key means (advisor_settings.c, docs/advisor.md#settings):
+/* What an unset key means (common/pv_settings.h, docs/advisor.md#settings):
  * the advisor answers null with resolved_from "default". */
 static const char *setting_default(const char *key)
 {
-    static const struct {
-        const char *key;
-        const char *value;
-    } defaults[] = {
-        {"agent_policy_proposals_enabled", "false"},
-        {"proposal_approval_mode", "\"manual\""},
-        {"peer_address_ranges", "unset (any address may register)"},
-        {"auto_approval_envelope", "true"},
-    };
+    const struct pv_setting_row *row = pv_setting_find(key);
 
-    for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++) {
-        if (strcmp(key, defaults[i].key) == 0) {
-            return defaults[i].value;
-        }
-    }
-    return strncmp(key, "envelope_allow_", 15) == 0 ? "false" : "unset";
+    return row != NULL ? row->dflt : "unset";
 }
 
 /* KEY, the effective value and where it comes from: default, global or

@@ -1,7 +1,7 @@
 noinst_LTLIBRARIES += model/libmodel.la
 model_libmodel_la_CFLAGS = $(AM_CFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS) $(CRYPTO_CFLAGS)
 model_libmodel_la_SOURCES = model/model.h model/model_int.h \
-	model/model_policy.c model/model_yaml.c model/model_yamljson.c model/model_json.c model/model_schema.c \
+	model/model_policy.c model/model_diag.c model/model_load.c model/model_yaml.c model/model_yamljson.c model/model_json.c model/model_schema.c \
 	model/model_validate.c model/model_validate.h \
 	model/model_validate_endpoint.c model/model_canon.c model/model_copy.c model/model_merge.c \
 	model/model_proposal.c model/model_peers.c \

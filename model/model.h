@@ -297,6 +297,32 @@ struct json_t;
  * (model_yamljson.c). New reference; NULL + diags. */
 struct json_t *model_yaml_json(const char *file, const char *buf, size_t len, bool dup_ok,
                                struct model_diags *diags);
+/* A read-only view of a document's tree, for a reader outside model/ that
+ * is not a policy (the prover's configuration, server/server_config.c): the
+ * one YAML reader (model_yaml.c, the policy's) builds it, with the same
+ * bounds, refusals (tags, anchors and aliases, several documents, NUL
+ * bytes, repeated keys) and FILE:LINE:COL diagnostics; JSON is read as
+ * YAML's flow subset. Unlike a policy, an empty document (nothing, or
+ * comments only) is a MODEL_NODE_NULL node, not an error. New tree, free
+ * it with model_node_free; NULL + diags (pv_errno PV_ERR_PARSE, or
+ * PV_ERR_NOMEM). The accessors below borrow from the tree. */
+enum model_node_kind { MODEL_NODE_NULL, MODEL_NODE_SCALAR, MODEL_NODE_SEQ, MODEL_NODE_MAP };
+struct model_node;
+struct model_node *model_yaml_tree(const char *file, const char *buf, size_t len,
+                                   struct model_diags *diags);
+void model_node_free(struct model_node *n);
+enum model_node_kind model_node_kind_of(const struct model_node *n);
+/* The node's line and column (1-based). */
+void model_node_where(const struct model_node *n, uint32_t *line, uint32_t *col);
+/* SCALAR: its text (NUL-terminated; '*len' bytes, which may hold a NUL),
+ * else NULL. */
+const char *model_node_text(const struct model_node *n, size_t *len);
+/* MAP: its number of key/value pairs, else 0. */
+size_t model_node_npairs(const struct model_node *map);
+/* MAP: pair 'i' (< model_node_npairs): its key, and its value in '*value'. */
+const struct model_node *model_node_pair(const struct model_node *map, size_t i,
+                                         const struct model_node **value);
+
 /* The proposal document {"operations":[{"addRule":{"ruleName": 'name',
  * "rule": 'rule'}}]} for one rule (borrowed), as canonical JSON (sorted
  * keys, compact). New string, caller frees; its length into *len when

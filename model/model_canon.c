@@ -321,32 +321,28 @@ static json_t *endpoint_json(struct build *b, const struct model_endpoint *e)
         b->ok = false;
         return NULL;
     }
-    put_str(b, o, "host", &e->host);
-    put_str(b, o, "path", &e->path);
+    /* the flat members, one key each (MODEL_ENDPOINT_CANON in model_int.h) */
+#define PUT_STR(key, m) put_str(b, o, key, &e->m);
+#define PUT_STRLIST(key, m) put_strlist(b, o, key, &e->m);
+#define PUT_BOOL(key, m) put_bool(b, o, key, e->m);
+#define PUT_U32(key, m) put_u32(b, o, key, e->m);
+#define CANON_ROW(kind, key, m) PUT_##kind(key, m)
+    MODEL_ENDPOINT_CANON(CANON_ROW)
+#undef CANON_ROW
+#undef PUT_STR
+#undef PUT_STRLIST
+#undef PUT_BOOL
+#undef PUT_U32
     put_ports(b, o, e);
-    put_str(b, o, "protocol", &e->protocol);
-    put_str(b, o, "tls", &e->tls);
-    put_str(b, o, "enforcement", &e->enforcement);
-    put_str(b, o, "access", &e->access);
     if (e->nrules > 0) {
         put(b, o, "rules", l7_list_json(b, e->rules, e->nrules, true));
     }
     if (e->ndeny > 0) {
         put(b, o, "deny_rules", l7_list_json(b, e->deny_rules, e->ndeny, false));
     }
-    put_strlist(b, o, "allowed_ips", &e->allowed_ips);
-    put_bool(b, o, "allow_encoded_slash", e->allow_encoded_slash);
-    put_bool(b, o, "websocket_credential_rewrite", e->websocket_credential_rewrite);
-    put_bool(b, o, "request_body_credential_rewrite", e->request_body_credential_rewrite);
-    put_bool(b, o, "allow_uninspected_credentials", e->allow_uninspected_credentials);
-    put_str(b, o, "persisted_queries", &e->persisted_queries);
     if (e->ngql_persisted > 0) {
         put(b, o, "graphql_persisted_queries", gql_json(b, e));
     }
-    put_u32(b, o, "graphql_max_body_bytes", e->graphql_max_body_bytes);
-    put_str(b, o, "credential_signing", &e->credential_signing);
-    put_str(b, o, "signing_service", &e->signing_service);
-    put_str(b, o, "signing_region", &e->signing_region);
     if (e->credential_binding_provider.s != NULL && e->credential_binding_provider.s[0] != '\0') {
         sub = json_object();
         put_str(b, sub, "provider", &e->credential_binding_provider);
@@ -365,9 +361,6 @@ static json_t *endpoint_json(struct build *b, const struct model_endpoint *e)
         put_bool(b, sub, "allow_all_known_mcp_methods", e->mcp_allow_all_known_methods);
         put(b, o, "mcp", sub);
     }
-    put_str(b, o, "target_sandbox", &e->target_sandbox);
-    put_strlist(b, o, "resolved_ips", &e->resolved_ips);
-    put_bool(b, o, "advisor_proposed", e->advisor_proposed);
     return o;
 }
 

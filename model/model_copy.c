@@ -104,71 +104,107 @@ static pv_result l7rules_copy(struct model_l7rule **dst, size_t *ndst,
     return PV_RESULT_OK;
 }
 
+static pv_result gql_persisted_copy(struct model_gql_persisted **dst, size_t *ndst,
+                                    const struct model_gql_persisted *src, size_t n)
+{
+    if (n == 0) {
+        return PV_RESULT_OK;
+    }
+    *dst = pv_calloc(n, sizeof(**dst));
+    PV_GUARD_PTR(*dst);
+    *ndst = n;
+    for (size_t i = 0; i < n; i++) {
+        struct model_gql_persisted *d = &(*dst)[i];
+        const struct model_gql_persisted *s = &src[i];
+        PV_GUARD(model_sval_copy(&d->id, &s->id));
+        PV_GUARD(model_sval_copy(&d->operation_type, &s->operation_type));
+        PV_GUARD(model_sval_copy(&d->operation_name, &s->operation_name));
+        PV_GUARD(model_strlist_copy(&d->fields, &s->fields));
+    }
+    return PV_RESULT_OK;
+}
+
+/* The bytes member 'f' takes in its struct. */
+static size_t field_size(const struct model_fdesc *f)
+{
+    switch (f->kind) {
+    case MODEL_FK_SVAL:
+        return sizeof(struct model_sval);
+    case MODEL_FK_STRLIST:
+        return sizeof(struct model_strlist);
+    case MODEL_FK_CVAL:
+        return f->elem;
+    case MODEL_FK_ARRAY:
+    case MODEL_FK_L7RULES:
+    case MODEL_FK_GQLPQ:
+    case MODEL_FK_GLOB:
+    case MODEL_FK_STR:
+    case MODEL_FK_L7EFF:
+        return sizeof(void *);
+    }
+    return 0;
+}
+
+/* Copy member 'f' of 'src' into 'dst', where it (and its count) is zero. */
+static pv_result field_copy(const struct model_fdesc *f, unsigned char *dst,
+                            const unsigned char *src)
+{
+    const void *s = src + f->off;
+    void *d = dst + f->off;
+    size_t *dn = (size_t *)(void *)(dst + f->count_off);
+    size_t n = 0;
+    void *v;
+
+    if (f->count_off != f->off) {
+        memcpy(&n, src + f->count_off, sizeof(n));
+    }
+    switch (f->kind) {
+    case MODEL_FK_SVAL:
+        return model_sval_copy(d, s);
+    case MODEL_FK_STRLIST:
+        return model_strlist_copy(d, s);
+    case MODEL_FK_ARRAY:
+        if (n == 0) {
+            return PV_RESULT_OK;
+        }
+        v = pv_calloc(n, f->elem);
+        PV_GUARD_PTR(v);
+        memcpy(v, *(void *const *)s, n * f->elem);
+        *(void **)d = v;
+        *dn = n;
+        return PV_RESULT_OK;
+    case MODEL_FK_L7RULES:
+        return l7rules_copy((struct model_l7rule **)d, dn, *(struct model_l7rule *const *)s, n);
+    case MODEL_FK_GQLPQ:
+        return gql_persisted_copy((struct model_gql_persisted **)d, dn,
+                                  *(struct model_gql_persisted *const *)s, n);
+    case MODEL_FK_GLOB:
+    case MODEL_FK_STR:
+    case MODEL_FK_L7EFF:
+    case MODEL_FK_CVAL:
+        return PV_RESULT_OK; /* compiled: the copy is compiled again */
+    }
+    return PV_RESULT_OK;
+}
+
+/* Every value member by a struct copy, then each owning member of the
+ * field table (model_int.h) zeroed and copied; compiled members stay zero. */
 static pv_result endpoint_copy_fields(struct model_endpoint *dst, const struct model_endpoint *src)
 {
-    PV_GUARD(model_sval_copy(&dst->host, &src->host));
-    if (src->nports > 0) {
-        dst->ports = pv_calloc(src->nports, sizeof(dst->ports[0]));
-        PV_GUARD_PTR(dst->ports);
-        memcpy(dst->ports, src->ports, src->nports * sizeof(dst->ports[0]));
-        dst->nports = src->nports;
-    }
-    dst->port_given = src->port_given;
-    dst->ports_given = src->ports_given;
-    dst->port_mark = src->port_mark;
-    PV_GUARD(model_sval_copy(&dst->path, &src->path));
-    PV_GUARD(model_sval_copy(&dst->protocol, &src->protocol));
-    dst->proto = src->proto;
-    PV_GUARD(model_sval_copy(&dst->tls, &src->tls));
-    dst->tls_skip = src->tls_skip;
-    PV_GUARD(model_sval_copy(&dst->enforcement, &src->enforcement));
-    dst->enforce = src->enforce;
-    PV_GUARD(model_sval_copy(&dst->access, &src->access));
-    dst->access_preset = src->access_preset;
-    PV_GUARD(l7rules_copy(&dst->rules, &dst->nrules, src->rules, src->nrules));
-    dst->rules_given = src->rules_given;
-    PV_GUARD(l7rules_copy(&dst->deny_rules, &dst->ndeny, src->deny_rules, src->ndeny));
-    dst->deny_given = src->deny_given;
-    PV_GUARD(model_strlist_copy(&dst->allowed_ips, &src->allowed_ips));
-    PV_GUARD(model_strlist_copy(&dst->resolved_ips, &src->resolved_ips));
-    if (src->ncidrs > 0) {
-        dst->cidrs = pv_calloc(src->ncidrs, sizeof(dst->cidrs[0]));
-        PV_GUARD_PTR(dst->cidrs);
-        memcpy(dst->cidrs, src->cidrs, src->ncidrs * sizeof(dst->cidrs[0]));
-        dst->ncidrs = src->ncidrs;
-    }
-    dst->allow_encoded_slash = src->allow_encoded_slash;
-    dst->websocket_credential_rewrite = src->websocket_credential_rewrite;
-    dst->request_body_credential_rewrite = src->request_body_credential_rewrite;
-    dst->allow_uninspected_credentials = src->allow_uninspected_credentials;
-    PV_GUARD(model_sval_copy(&dst->persisted_queries, &src->persisted_queries));
-    if (src->ngql_persisted > 0) {
-        dst->gql_persisted = pv_calloc(src->ngql_persisted, sizeof(dst->gql_persisted[0]));
-        PV_GUARD_PTR(dst->gql_persisted);
-        dst->ngql_persisted = src->ngql_persisted;
-        for (size_t i = 0; i < src->ngql_persisted; i++) {
-            struct model_gql_persisted *d = &dst->gql_persisted[i];
-            const struct model_gql_persisted *s = &src->gql_persisted[i];
-            PV_GUARD(model_sval_copy(&d->id, &s->id));
-            PV_GUARD(model_sval_copy(&d->operation_type, &s->operation_type));
-            PV_GUARD(model_sval_copy(&d->operation_name, &s->operation_name));
-            PV_GUARD(model_strlist_copy(&d->fields, &s->fields));
+    unsigned char *d = (unsigned char *)dst;
+
+    *dst = *src;
+    for (size_t i = 0; i < model_endpoint_nfields; i++) {
+        const struct model_fdesc *f = &model_endpoint_fields[i];
+
+        memset(d + f->off, 0, field_size(f));
+        if (f->count_off != f->off) {
+            memset(d + f->count_off, 0, sizeof(size_t));
         }
     }
-    dst->graphql_max_body_bytes = src->graphql_max_body_bytes;
-    PV_GUARD(model_sval_copy(&dst->credential_signing, &src->credential_signing));
-    PV_GUARD(model_sval_copy(&dst->signing_service, &src->signing_service));
-    PV_GUARD(model_sval_copy(&dst->signing_region, &src->signing_region));
-    PV_GUARD(model_sval_copy(&dst->credential_binding_provider, &src->credential_binding_provider));
-    dst->has_json_rpc = src->has_json_rpc;
-    dst->json_rpc_max_body_bytes = src->json_rpc_max_body_bytes;
-    dst->has_mcp = src->has_mcp;
-    dst->mcp_max_body_bytes = src->mcp_max_body_bytes;
-    dst->mcp_strict_tool_names = src->mcp_strict_tool_names;
-    dst->mcp_allow_all_known_methods = src->mcp_allow_all_known_methods;
-    PV_GUARD(model_sval_copy(&dst->target_sandbox, &src->target_sandbox));
-    dst->advisor_proposed = src->advisor_proposed;
-    dst->mark = src->mark;
+    for (size_t i = 0; i < model_endpoint_nfields; i++) {
+        PV_GUARD(field_copy(&model_endpoint_fields[i], d, (const unsigned char *)src));
+    }
     return PV_RESULT_OK;
 }
 
@@ -275,32 +311,4 @@ bool model_l7rules_contain(const struct model_l7rule *v, size_t n, const struct 
         }
     }
     return false;
-}
-
-/* A whole policy: serialised and loaded again, so the copy is validated and
- * compiled exactly as a loaded policy is. */
-struct model_policy *model_policy_copy(const struct model_policy *p)
-{
-    struct model_diags *d;
-    struct model_policy *c;
-    size_t len = 0;
-    char *json;
-
-    if (p == NULL) {
-        pv_errno = PV_ERR_NULL;
-        return NULL;
-    }
-    json = model_policy_to_json(p, &len);
-    if (json == NULL) {
-        return NULL;
-    }
-    d = model_diags_new();
-    if (d == NULL) {
-        free(json);
-        return NULL;
-    }
-    c = model_policy_load(p->file != NULL ? p->file : "<copy>", json, len, MODEL_FMT_JSON, d);
-    model_diags_free(d);
-    free(json);
-    return c;
 }

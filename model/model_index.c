@@ -20,21 +20,6 @@
  * The index
  * ========================================================================= */
 
-void model_index_free(struct model_index *ix)
-{
-    if (ix == NULL) {
-        return;
-    }
-    free(ix->eps);
-    free(ix->bins);
-    free(ix->rule_bin);
-    free(ix->slots);
-    free(ix->members);
-    free(ix->hostless);
-    free(ix->wild_any);
-    free(ix);
-}
-
 static uint64_t fnv1a(uint32_t tag, const char *s, size_t len)
 {
     uint64_t h = 0xcbf29ce484222325u;

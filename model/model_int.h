@@ -147,6 +147,104 @@ struct model_endpoint {
     size_t neff_rules;
 };
 
+/* The endpoint's members that own memory, one row each (the policy field
+ * table, docs/architecture.md#tables): X(KIND, member, count, elem). Every
+ * other member is a value (bool, enum, number, mark) that a struct copy
+ * carries. model_endpoint_copy (model_copy.c) and model_endpoint_clear
+ * (model_policy.c) walk the rows; the evaluator and the prover read the
+ * members directly. A new owning member is a row here (a new value member
+ * needs none). KIND:
+ *   SVAL     struct model_sval                         copied, cleared
+ *   STRLIST  struct model_strlist                      copied, cleared
+ *   ARRAY    elem[count], plain values                 copied, freed
+ *   L7RULES  struct model_l7rule[count]                copied, cleared
+ *   GQLPQ    struct model_gql_persisted[count]         copied, cleared
+ *   GLOB     compiled struct model_glob *              not copied, freed
+ *   STR      compiled char * (count: its length)       not copied, freed
+ *   L7EFF    compiled struct model_l7rule[count]       not copied, cleared
+ *   CVAL     compiled value of type elem               not copied (zero)
+ * 'count' names the member itself and 'elem' is char where they mean
+ * nothing. */
+#define MODEL_ENDPOINT_OWNED(X)                                             \
+    X(SVAL, host, host, char)                                               \
+    X(ARRAY, ports, nports, uint16_t)                                       \
+    X(SVAL, path, path, char)                                               \
+    X(SVAL, protocol, protocol, char)                                       \
+    X(SVAL, tls, tls, char)                                                 \
+    X(SVAL, enforcement, enforcement, char)                                 \
+    X(SVAL, access, access, char)                                           \
+    X(L7RULES, rules, nrules, char)                                         \
+    X(L7RULES, deny_rules, ndeny, char)                                     \
+    X(STRLIST, allowed_ips, allowed_ips, char)                              \
+    X(STRLIST, resolved_ips, resolved_ips, char)                            \
+    X(ARRAY, cidrs, ncidrs, struct model_cidr)                              \
+    X(SVAL, persisted_queries, persisted_queries, char)                     \
+    X(GQLPQ, gql_persisted, ngql_persisted, char)                           \
+    X(SVAL, credential_signing, credential_signing, char)                   \
+    X(SVAL, signing_service, signing_service, char)                         \
+    X(SVAL, signing_region, signing_region, char)                           \
+    X(SVAL, credential_binding_provider, credential_binding_provider, char) \
+    X(SVAL, target_sandbox, target_sandbox, char)                           \
+    X(GLOB, host_glob, host_glob, char)                                     \
+    X(GLOB, path_glob, path_glob, char)                                     \
+    X(STR, fp, fplen, char)                                                 \
+    X(L7EFF, eff_rules, neff_rules, char)                                   \
+    X(CVAL, fphash, fphash, uint64_t)                                       \
+    X(CVAL, host_is_ip, host_is_ip, bool)                                   \
+    X(CVAL, host_ip, host_ip, struct model_ip)
+
+/* The endpoint's members that canonical output writes as one key each
+ * (model_canon.c; the policy field table's second part): X(KIND, key,
+ * member), KIND STR (a model_sval, written when not empty), STRLIST
+ * (written when not empty), BOOL (written when true) or U32 (written when
+ * not 0). Ports, L7 rules, persisted queries and the nested json_rpc, mcp
+ * and credential_binding objects are written by hand there. */
+#define MODEL_ENDPOINT_CANON(X)                                                 \
+    X(STR, "host", host)                                                        \
+    X(STR, "path", path)                                                        \
+    X(STR, "protocol", protocol)                                                \
+    X(STR, "tls", tls)                                                          \
+    X(STR, "enforcement", enforcement)                                          \
+    X(STR, "access", access)                                                    \
+    X(STRLIST, "allowed_ips", allowed_ips)                                      \
+    X(BOOL, "allow_encoded_slash", allow_encoded_slash)                         \
+    X(BOOL, "websocket_credential_rewrite", websocket_credential_rewrite)       \
+    X(BOOL, "request_body_credential_rewrite", request_body_credential_rewrite) \
+    X(BOOL, "allow_uninspected_credentials", allow_uninspected_credentials)     \
+    X(STR, "persisted_queries", persisted_queries)                              \
+    X(U32, "graphql_max_body_bytes", graphql_max_body_bytes)                    \
+    X(STR, "credential_signing", credential_signing)                            \
+    X(STR, "signing_service", signing_service)                                  \
+    X(STR, "signing_region", signing_region)                                    \
+    X(STR, "target_sandbox", target_sandbox)                                    \
+    X(STRLIST, "resolved_ips", resolved_ips)                                    \
+    X(BOOL, "advisor_proposed", advisor_proposed)
+
+enum model_fkind {
+    MODEL_FK_SVAL,
+    MODEL_FK_STRLIST,
+    MODEL_FK_ARRAY,
+    MODEL_FK_L7RULES,
+    MODEL_FK_GQLPQ,
+    MODEL_FK_GLOB,
+    MODEL_FK_STR,
+    MODEL_FK_L7EFF,
+    MODEL_FK_CVAL,
+};
+
+/* One row of a field table: where the member is and what it holds. */
+struct model_fdesc {
+    const char *name;
+    enum model_fkind kind;
+    size_t off;       /* offsetof the member */
+    size_t count_off; /* offsetof its count (size_t), when it has one */
+    size_t elem;      /* ARRAY: the element's size; CVAL: the member's */
+};
+
+/* The endpoint's table (model_policy.c) and its number of rows. */
+extern const struct model_fdesc model_endpoint_fields[];
+extern const size_t model_endpoint_nfields;
+
 struct model_binary {
     struct model_sval path;
     bool harness; /* accepted for compatibility, never emitted */
@@ -366,8 +464,7 @@ pv_result model_rule_copy(struct model_rule *dst, const struct model_rule *src) 
 /* Generic document tree, produced by the YAML and JSON readers, consumed by
  * one schema walker (model_schema.c) so that both formats share the same
  * validation of shapes and the same messages. */
-enum model_node_kind { MODEL_NODE_NULL, MODEL_NODE_SCALAR, MODEL_NODE_SEQ, MODEL_NODE_MAP };
-
+/* enum model_node_kind is in model.h (the read-only node API). */
 struct model_node {
     enum model_node_kind kind;
     struct model_mark mark;
@@ -380,7 +477,6 @@ struct model_node {
     size_t nitems;             /* SEQ: count; MAP: 2 * pairs */
 };
 
-void model_node_free(struct model_node *n);
 /* The value of mapping key 'key' of 'map', or NULL (model_node.c). */
 const struct model_node *model_node_member(const struct model_node *map, const char *key);
 /* Read a bounded YAML or JSON document and find its top-level key 'key'

@@ -140,3 +140,40 @@ const struct model_node *model_node_member(const struct model_node *map, const c
     }
     return NULL;
 }
+
+/* ===========================================================================
+ * The read-only node API of model.h
+ * ========================================================================= */
+
+enum model_node_kind model_node_kind_of(const struct model_node *n)
+{
+    return n->kind;
+}
+
+void model_node_where(const struct model_node *n, uint32_t *line, uint32_t *col)
+{
+    *line = n->mark.line;
+    *col = n->mark.col;
+}
+
+const char *model_node_text(const struct model_node *n, size_t *len)
+{
+    if (n->kind != MODEL_NODE_SCALAR) {
+        *len = 0;
+        return NULL;
+    }
+    *len = n->scalar_len;
+    return n->scalar;
+}
+
+size_t model_node_npairs(const struct model_node *map)
+{
+    return map->kind == MODEL_NODE_MAP ? map->nitems / 2 : 0;
+}
+
+const struct model_node *model_node_pair(const struct model_node *map, size_t i,
+                                         const struct model_node **value)
+{
+    *value = map->items[2 * i + 1];
+    return map->items[2 * i];
+}

@@ -1,202 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* model_policy.c - policy lifecycle: load coordinator, diagnostics, free, accessors
+/* model_policy.c - the policy's types: free, clear and accessors
  *
- * model_policy_load() is the coordinator of the load pipeline: pick the
- * format, read the document into a node tree (model_yaml.c / model_json.c),
- * walk the tree into a policy (model_schema.c), validate (model_validate.c)
- * and compile (model_compile.c). Every step reports problems as diagnostics
- * with file:line:col; the first step that adds one ends the pipeline and the
- * load returns NULL, except that unknown fields alone still let validation
- * report, so one run shows every error it can. The clear functions release
- * everything a struct owns, including fields filled by compile, and leave
- * the struct zeroed so that a second clear is harmless.
+ * The clear functions release everything a struct owns, including fields
+ * filled by compile, and leave the struct zeroed so that a second clear is
+ * harmless. This file is part of model/'s base (with model_diag.c): it
+ * calls nothing above it; loading is model_load.c.
  */
 #include "config.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <stdarg.h>
-#include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "common/pv_dynbuf.h"
-#include "common/pv_file.h"
 #include "model/model_int.h"
-
-/* A policy with thousands of problems is reported by its first ones. */
-#define MAX_DIAGS 1000
-
-/* ---------------------------------------------------------------------------
- * Diagnostics
- * ------------------------------------------------------------------------- */
-
-struct model_diags *model_diags_new(void)
-{
-    return pv_calloc(1, sizeof(struct model_diags));
-}
-
-void model_diags_free(struct model_diags *d)
-{
-    if (d == NULL) {
-        return;
-    }
-    for (size_t i = 0; i < d->n; i++) {
-        free(d->v[i].file);
-        free(d->v[i].msg);
-        free(d->v[i].line);
-    }
-    free(d->v);
-    free(d);
-}
-
-bool model_diags_nomem(const struct model_diags *d)
-{
-    const char *oom = pv_strerror(PV_ERR_NOMEM);
-    size_t ol = strlen(oom);
-
-    for (size_t i = 0; d != NULL && i < d->n; i++) {
-        const char *m = d->v[i].msg;
-        size_t ml = m != NULL ? strlen(m) : 0;
-
-        /* the message, or its end ("cannot compile policy: out of memory") */
-        if (ml >= ol && strcmp(m + ml - ol, oom) == 0 && (ml == ol || m[ml - ol - 1] == ' ')) {
-            return true;
-        }
-    }
-    return false;
-}
-
-size_t model_diags_count(const struct model_diags *d)
-{
-    return d == NULL ? 0 : d->n;
-}
-
-static pv_result diag_push(struct model_diags *d, const char *file, struct model_mark mark,
-                           char *msg /* steals */)
-{
-    struct model_diag *slot;
-
-    PV_ENSURE(msg != NULL, PV_ERR_NOMEM);
-    /* One diagnostic is one line, whatever text (jansson's "near '...'",
-     * an echoed host) it quotes from the input. */
-    for (char *c = msg; *c != '\0'; c++) {
-        if ((unsigned char)*c < 0x20 || *c == 0x7F) {
-            *c = '?';
-        }
-    }
-    /* Capacity doubles at every power of two, so no separate cap field. */
-    if (d->n == 0 || (d->n & (d->n - 1)) == 0) {
-        size_t ncap = d->n == 0 ? 4 : d->n * 2;
-        struct model_diag *nv = pv_realloc(d->v, ncap * sizeof(*nv));
-        if (nv == NULL) {
-            free(msg);
-            PV_BAIL(PV_ERR_NOMEM);
-        }
-        d->v = nv;
-    }
-    slot = &d->v[d->n];
-    slot->file = pv_strdup(file != NULL ? file : "<input>");
-    if (slot->file == NULL) {
-        free(msg);
-        PV_BAIL(PV_ERR_NOMEM);
-    }
-    slot->mark = mark;
-    slot->msg = msg;
-    slot->line = NULL;
-    d->n++;
-    return PV_RESULT_OK;
-}
-
-pv_result model_diag_add(struct model_diags *d, const char *file, struct model_mark mark,
-                         const char *fmt, ...)
-{
-    struct pv_dynbuf b;
-    va_list ap;
-    pv_result r;
-
-    PV_ENSURE_REF(d);
-    if (d->n > MAX_DIAGS) {
-        return PV_RESULT_OK;
-    }
-    if (d->n == MAX_DIAGS) {
-        pv_dynbuf_init(&b, 64);
-        PV_GUARD(pv_dynbuf_addstr(&b, "too many errors; the rest are not reported"));
-        return diag_push(d, file, (struct model_mark){0, 0}, pv_dynbuf_take(&b, NULL));
-    }
-    pv_dynbuf_init(&b, 4096);
-    va_start(ap, fmt);
-    r = pv_dynbuf_vprintf(&b, fmt, ap);
-    va_end(ap);
-    if (r.err == PV_ERR_TOOBIG) {
-        /* Over-long message (a huge key echoed back): keep what fits. */
-        pv_dynbuf_free(&b);
-        pv_dynbuf_init(&b, 4096);
-        PV_GUARD(pv_dynbuf_addstr(&b, "(message too long)"));
-    } else if (!pv_ok(r)) {
-        pv_dynbuf_free(&b);
-        return r;
-    }
-    return diag_push(d, file, mark, pv_dynbuf_take(&b, NULL));
-}
-
-/* For paths where a failure to record the message leaves nothing better to
- * do: the caller still fails. */
-static void diag(struct model_diags *d, const char *file, struct model_mark mark, const char *fmt,
-                 ...) __attribute__((format(printf, 4, 5)));
-
-static void diag(struct model_diags *d, const char *file, struct model_mark mark, const char *fmt,
-                 ...)
-{
-    char buf[1024];
-    va_list ap;
-
-    va_start(ap, fmt);
-    (void)vsnprintf(buf, sizeof(buf), fmt, ap);
-    va_end(ap);
-    if (!pv_ok(model_diag_add(d, file, mark, "%s", buf))) {
-        pv_errno = PV_ERR_NOMEM;
-    }
-}
-
-const char *model_diags_line(struct model_diags *d, size_t i)
-{
-    struct model_diag *g;
-    struct pv_dynbuf b;
-    pv_result r;
-
-    if (d == NULL || i >= d->n) {
-        return NULL;
-    }
-    g = &d->v[i];
-    if (g->line != NULL) {
-        return g->line;
-    }
-    pv_dynbuf_init(&b, SIZE_MAX / 2);
-    if (g->mark.line == 0) {
-        r = pv_dynbuf_printf(&b, "%s: %s", g->file, g->msg);
-    } else {
-        r = pv_dynbuf_printf(&b, "%s:%u:%u: %s", g->file, (unsigned)g->mark.line,
-                             (unsigned)g->mark.col, g->msg);
-    }
-    if (!pv_ok(r)) {
-        pv_dynbuf_free(&b);
-        return g->msg;
-    }
-    g->line = pv_dynbuf_take(&b, NULL);
-    return g->line;
-}
-
-const char *model_diags_msg(const struct model_diags *d, size_t i)
-{
-    if (d == NULL || i >= d->n) {
-        return NULL;
-    }
-    return d->v[i].msg;
-}
 
 /* ---------------------------------------------------------------------------
  * Node trees
@@ -289,42 +105,67 @@ static void l7rules_free(struct model_l7rule *v, size_t n)
     free(v);
 }
 
-void model_endpoint_clear(struct model_endpoint *e)
+#define FIELD_ROW(kind, m, n, type)                                                               \
+    {#m, MODEL_FK_##kind, offsetof(struct model_endpoint, m), offsetof(struct model_endpoint, n), \
+     sizeof(type)},
+const struct model_fdesc model_endpoint_fields[] = {MODEL_ENDPOINT_OWNED(FIELD_ROW)};
+#undef FIELD_ROW
+const size_t model_endpoint_nfields = PV_ARRAY_LEN(model_endpoint_fields);
+
+static void gql_persisted_free(struct model_gql_persisted *v, size_t n)
 {
-    if (e == NULL) {
-        return;
-    }
-    model_sval_clear(&e->host);
-    free(e->ports);
-    model_sval_clear(&e->path);
-    model_sval_clear(&e->protocol);
-    model_sval_clear(&e->tls);
-    model_sval_clear(&e->enforcement);
-    model_sval_clear(&e->access);
-    l7rules_free(e->rules, e->nrules);
-    l7rules_free(e->deny_rules, e->ndeny);
-    model_strlist_clear(&e->allowed_ips);
-    model_strlist_clear(&e->resolved_ips);
-    free(e->cidrs);
-    model_sval_clear(&e->persisted_queries);
-    for (size_t i = 0; i < e->ngql_persisted; i++) {
-        struct model_gql_persisted *g = &e->gql_persisted[i];
+    for (size_t i = 0; i < n; i++) {
+        struct model_gql_persisted *g = &v[i];
         model_sval_clear(&g->id);
         model_sval_clear(&g->operation_type);
         model_sval_clear(&g->operation_name);
         model_strlist_clear(&g->fields);
         free(g->op.fields);
     }
-    free(e->gql_persisted);
-    model_sval_clear(&e->credential_signing);
-    model_sval_clear(&e->signing_service);
-    model_sval_clear(&e->signing_region);
-    model_sval_clear(&e->credential_binding_provider);
-    model_sval_clear(&e->target_sandbox);
-    model_glob_free(e->host_glob);
-    model_glob_free(e->path_glob);
-    free(e->fp);
-    l7rules_free(e->eff_rules, e->neff_rules);
+    free(v);
+}
+
+/* Release what member 'f' of the struct at 'base' owns. */
+static void field_clear(const struct model_fdesc *f, unsigned char *base)
+{
+    void *m = base + f->off;
+    size_t n = 0;
+
+    memcpy(&n, base + f->count_off, f->count_off != f->off ? sizeof(n) : 0);
+    switch (f->kind) {
+    case MODEL_FK_SVAL:
+        model_sval_clear(m);
+        return;
+    case MODEL_FK_STRLIST:
+        model_strlist_clear(m);
+        return;
+    case MODEL_FK_ARRAY:
+    case MODEL_FK_STR:
+        free(*(void **)m);
+        return;
+    case MODEL_FK_L7RULES:
+    case MODEL_FK_L7EFF:
+        l7rules_free(*(struct model_l7rule **)m, n);
+        return;
+    case MODEL_FK_GQLPQ:
+        gql_persisted_free(*(struct model_gql_persisted **)m, n);
+        return;
+    case MODEL_FK_GLOB:
+        model_glob_free(*(struct model_glob **)m);
+        return;
+    case MODEL_FK_CVAL:
+        return;
+    }
+}
+
+void model_endpoint_clear(struct model_endpoint *e)
+{
+    if (e == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < model_endpoint_nfields; i++) {
+        field_clear(&model_endpoint_fields[i], (unsigned char *)e);
+    }
     memset(e, 0, sizeof(*e));
 }
 
@@ -368,227 +209,20 @@ void model_policy_free(struct model_policy *p)
     free(p);
 }
 
-/* ---------------------------------------------------------------------------
- * Loading
- * ------------------------------------------------------------------------- */
-
-static enum model_format sniff_format(const char *buf, size_t len)
+/* The compiled index (built by model_index.c). */
+void model_index_free(struct model_index *ix)
 {
-    for (size_t i = 0; i < len; i++) {
-        char c = buf[i];
-        if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
-            continue;
-        }
-        return c == '{' ? MODEL_FMT_JSON : MODEL_FMT_YAML;
+    if (ix == NULL) {
+        return;
     }
-    return MODEL_FMT_YAML;
-}
-
-static struct model_node *read_document(const char *file, const char *buf, size_t len,
-                                        enum model_format fmt, struct model_diags *diags)
-{
-    if (fmt == MODEL_FMT_AUTO) {
-        fmt = sniff_format(buf, len);
-    }
-    switch (fmt) {
-    case MODEL_FMT_JSON:
-        return model_json_read(file, buf, len, diags);
-    case MODEL_FMT_YAML:
-    case MODEL_FMT_AUTO:
-        return model_yaml_read(file, buf, len, diags);
-    }
-    return NULL;
-}
-
-/* Schema, validation and compilation of a document tree: NULL with at least
- * one diagnostic added after 'before' on failure. */
-static struct model_policy *policy_from_tree(const char *file, const struct model_node *root,
-                                             struct model_diags *diags, size_t before)
-{
-    struct model_policy *p = model_schema_policy_partial(file, root, diags);
-
-    if (p == NULL || diags->n != before) {
-        if (p != NULL && diags->n != before) {
-            /* one run reports the typos and what validation finds too
-             * ("access: readonly" beside "enforcment"); the load still fails */
-            (void)model_policy_validate(p, diags);
-        }
-        model_policy_free(p);
-        if (diags->n == before) {
-            diag(diags, file, (struct model_mark){0, 0}, "%s", pv_strerror(PV_ERR_NOMEM));
-        }
-        pv_errno = PV_ERR_POLICY;
-        return NULL;
-    }
-    if (!model_policy_validate(p, diags) || diags->n != before) {
-        if (diags->n == before) {
-            /* the validator reports every rejection: failing without a
-             * diagnostic means an allocation failed */
-            diag(diags, file, (struct model_mark){0, 0}, "%s", pv_strerror(PV_ERR_NOMEM));
-        }
-        model_policy_free(p);
-        pv_errno = PV_ERR_POLICY;
-        return NULL;
-    }
-    if (!pv_ok(model_policy_compile(p))) {
-        int err = pv_errno ? pv_errno : PV_ERR_INTERNAL;
-        diag(diags, file, (struct model_mark){0, 0}, "cannot compile policy: %s", pv_strerror(err));
-        model_policy_free(p);
-        pv_errno = err;
-        return NULL;
-    }
-    return p;
-}
-
-/* Read a bounded document into a tree: NULL with a diagnostic on failure. */
-static struct model_node *read_bounded(const char *file, const char *buf, size_t len,
-                                       enum model_format fmt, struct model_diags *diags)
-{
-    struct model_node *root;
-    size_t before = diags->n;
-
-    if (len > MODEL_MAX_POLICY_BYTES) {
-        diag(diags, file, (struct model_mark){0, 0}, "policy is larger than %u bytes",
-             MODEL_MAX_POLICY_BYTES);
-        pv_errno = PV_ERR_TOOBIG;
-        return NULL;
-    }
-    root = read_document(file, buf != NULL ? buf : "", len, fmt, diags);
-    if (root == NULL && diags->n == before) {
-        diag(diags, file, (struct model_mark){0, 0}, "%s",
-             pv_strerror(pv_errno ? pv_errno : PV_ERR_NOMEM));
-    }
-    return root;
-}
-
-struct model_policy *model_policy_load(const char *file, const char *buf, size_t len,
-                                       enum model_format fmt, struct model_diags *diags)
-{
-    struct model_node *root;
-    struct model_policy *p;
-    size_t before;
-
-    if (diags == NULL || (buf == NULL && len > 0)) {
-        pv_errno = PV_ERR_NULL;
-        return NULL;
-    }
-    if (file == NULL) {
-        file = "<input>";
-    }
-    before = diags->n;
-    root = read_bounded(file, buf, len, fmt, diags);
-    if (root == NULL) {
-        return NULL;
-    }
-    p = policy_from_tree(file, root, diags, before);
-    model_node_free(root);
-    return p;
-}
-
-struct model_node *model_read_member(const char *file, const char *buf, size_t len, const char *key,
-                                     struct model_diags *diags, const struct model_node **part)
-{
-    struct model_node *root = read_bounded(file, buf, len, MODEL_FMT_AUTO, diags);
-
-    if (root == NULL) {
-        return NULL;
-    }
-    *part = model_node_member(root, key);
-    if (*part == NULL) {
-        diag(diags, file, root->mark, "document has no mapping key '%s'", key);
-        model_node_free(root);
-        pv_errno = PV_ERR_POLICY;
-        return NULL;
-    }
-    return root;
-}
-
-struct model_policy *model_policy_load_member(const char *file, const char *buf, size_t len,
-                                              const char *key, struct model_diags *diags)
-{
-    struct model_node *root;
-    const struct model_node *part;
-    struct model_policy *p;
-    size_t before;
-
-    if (diags == NULL || key == NULL || (buf == NULL && len > 0)) {
-        pv_errno = PV_ERR_NULL;
-        return NULL;
-    }
-    if (file == NULL) {
-        file = "<input>";
-    }
-    before = diags->n;
-    root = model_read_member(file, buf, len, key, diags, &part);
-    if (root == NULL) {
-        return NULL;
-    }
-    p = policy_from_tree(file, part, diags, before);
-    model_node_free(root);
-    return p;
-}
-
-struct model_policy *model_policy_load_file(const char *path, enum model_format fmt,
-                                            struct model_diags *diags)
-{
-    struct model_policy *p;
-    char err[PATH_MAX + 64];
-    size_t len = 0;
-    char *buf = NULL;
-    pv_result r;
-
-    if (path == NULL || diags == NULL) {
-        pv_errno = PV_ERR_NULL;
-        return NULL;
-    }
-    /* The one reader of user-named files (common/pv_file.h): the same
-     * "FILE: reason" in every command and server. */
-    r = pv_file_read(path, MODEL_MAX_POLICY_BYTES, false, &buf, &len, err, sizeof(err));
-    if (!pv_ok(r)) {
-        diag(diags, path, (struct model_mark){0, 0}, "%s", pv_file_reason(path, err));
-        pv_errno = r.err;
-        return NULL;
-    }
-    p = model_policy_load(path, buf, len, fmt, diags);
-    free(buf);
-    return p;
-}
-
-struct model_proposal *model_proposal_load_file(const char *path, struct model_diags *diags)
-{
-    struct model_proposal *pr;
-    char err[PATH_MAX + 64];
-    size_t len = 0;
-    char *buf = NULL;
-    pv_result r;
-
-    if (path == NULL || diags == NULL) {
-        pv_errno = PV_ERR_NULL;
-        return NULL;
-    }
-    r = pv_file_read(path, MODEL_MAX_POLICY_BYTES, false, &buf, &len, err, sizeof(err));
-    if (!pv_ok(r)) {
-        diag(diags, path, (struct model_mark){0, 0}, "%s", pv_file_reason(path, err));
-        pv_errno = r.err;
-        return NULL;
-    }
-    pr = model_proposal_load(path, buf, len, diags);
-    free(buf);
-    return pr;
-}
-
-struct model_policy *model_policy_new_empty(void)
-{
-    static const char doc[] = "{\"version\": 1}";
-    struct model_diags *d = model_diags_new();
-    struct model_policy *p;
-
-    if (d == NULL) {
-        return NULL;
-    }
-    p = model_policy_load("<empty>", doc, sizeof(doc) - 1, MODEL_FMT_JSON, d);
-    model_diags_free(d);
-    return p;
+    free(ix->eps);
+    free(ix->bins);
+    free(ix->rule_bin);
+    free(ix->slots);
+    free(ix->members);
+    free(ix->hostless);
+    free(ix->wild_any);
+    free(ix);
 }
 
 /* ---------------------------------------------------------------------------

@@ -13,12 +13,14 @@
  */
 #include "config.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "common/pv_file.h"
 #include "common/pv_text.h"
 #include "model/model_int.h"
 
@@ -677,4 +679,27 @@ struct model_policy *model_policy_merge_rule(const struct model_policy *base, co
     model_proposal_free(pr);
     free(text);
     return out;
+}
+
+struct model_proposal *model_proposal_load_file(const char *path, struct model_diags *diags)
+{
+    struct model_proposal *pr;
+    char err[PATH_MAX + 64];
+    size_t len = 0;
+    char *buf = NULL;
+    pv_result r;
+
+    if (path == NULL || diags == NULL) {
+        pv_errno = PV_ERR_NULL;
+        return NULL;
+    }
+    r = pv_file_read(path, MODEL_MAX_POLICY_BYTES, false, &buf, &len, err, sizeof(err));
+    if (!pv_ok(r)) {
+        model_node_diag(diags, path, (struct model_mark){0, 0}, "%s", pv_file_reason(path, err));
+        pv_errno = r.err;
+        return NULL;
+    }
+    pr = model_proposal_load(path, buf, len, diags);
+    free(buf);
+    return pr;
 }

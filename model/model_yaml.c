@@ -43,7 +43,8 @@ struct reader {
     size_t nnodes;
     unsigned ndocs;
     bool failed;
-    bool dup_ok; /* duplicate keys allowed (model_yaml_json's callers) */
+    bool dup_ok;   /* duplicate keys allowed (model_yaml_json's callers) */
+    bool empty_ok; /* an empty document is a null node (model_yaml_tree) */
 };
 
 static struct model_mark ymark(yaml_mark_t m)
@@ -422,8 +423,9 @@ struct model_node *model_yaml_read(const char *file, const char *buf, size_t len
     return model_yaml_read_dup(file, buf, len, false, diags);
 }
 
-struct model_node *model_yaml_read_dup(const char *file, const char *buf, size_t len, bool dup_ok,
-                                       struct model_diags *diags)
+/* The reader behind model_yaml_read_dup and model_yaml_tree. */
+static struct model_node *read_doc(const char *file, const char *buf, size_t len, bool dup_ok,
+                                   bool empty_ok, struct model_diags *diags)
 {
     struct reader r;
     yaml_parser_t parser;
@@ -431,6 +433,7 @@ struct model_node *model_yaml_read_dup(const char *file, const char *buf, size_t
 
     memset(&r, 0, sizeof(r));
     r.dup_ok = dup_ok;
+    r.empty_ok = empty_ok;
     r.file = file != NULL ? file : "<input>";
     r.buf = buf;
     r.len = len;
@@ -462,7 +465,9 @@ struct model_node *model_yaml_read_dup(const char *file, const char *buf, size_t
         }
     }
     yaml_parser_delete(&parser);
-    if (!r.failed && (r.root == NULL || r.root->kind == MODEL_NODE_NULL)) {
+    if (!r.failed && r.empty_ok && r.root == NULL) {
+        r.root = new_node(&r, MODEL_NODE_NULL, end_mark);
+    } else if (!r.failed && !r.empty_ok && (r.root == NULL || r.root->kind == MODEL_NODE_NULL)) {
         fail(&r, r.root != NULL ? r.root->mark : end_mark, "empty policy document");
     }
     if (r.failed) {
@@ -471,4 +476,16 @@ struct model_node *model_yaml_read_dup(const char *file, const char *buf, size_t
         return NULL;
     }
     return r.root;
+}
+
+struct model_node *model_yaml_read_dup(const char *file, const char *buf, size_t len, bool dup_ok,
+                                       struct model_diags *diags)
+{
+    return read_doc(file, buf, len, dup_ok, false, diags);
+}
+
+struct model_node *model_yaml_tree(const char *file, const char *buf, size_t len,
+                                   struct model_diags *diags)
+{
+    return read_doc(file, buf, len, false, true, diags);
 }

@@ -58,16 +58,34 @@ enum prover_verdict {
     PROVER_VERDICT_EXCEEDS,
 };
 
-/* Categories, in report order. */
-enum prover_category {
-    PROVER_CAT_LINK_LOCAL,
-    PROVER_CAT_L7_BYPASS,
-    PROVER_CAT_CRED_REACH,
-    PROVER_CAT_CAPABILITY,
-    PROVER_CAT_PRIVATE_REACH,
-    PROVER_CAT_BOUNDARY, /* CHECK mode: a request outside the boundary */
-};
-#define PROVER_CAT__COUNT 6
+/* The finding categories: the one table (docs/semantics.md#findings; a
+ * new category is a row here, its question in prover_query.c and its row in
+ * the docs table, which tests/docs_categories.sh checks). Rows are in
+ * report order, most severe first; every category blocks auto-approval
+ * (only an `empty` verdict approves, docs/advisor.md). Columns:
+ *   X(ID, name, check, creds, summary)
+ * ID      the enum constant's suffix (PROVER_CAT_ID)
+ * name    the text in JSON, the shorthand, reports and the corpus' expect
+ * check   true when only PROVER_CHECK reports it, else the other modes do
+ * creds   true when it can fire only with credentials given
+ * summary one line for help and reports */
+#define PROVER_CATEGORIES(X)                                                                     \
+    X(LINK_LOCAL, "link_local_reach", false, false,                                              \
+      "new reach to a link-local host (cloud metadata and the like)")                            \
+    X(L7_BYPASS, "l7_bypass_credentialed", false, true,                                          \
+      "new reach to a credentialed host by a binary that bypasses L7 inspection")                \
+    X(CRED_REACH, "credential_reach_expansion", false, true, "new reach to a credentialed host") \
+    X(CAPABILITY, "capability_expansion", false, true,                                           \
+      "a new method, path, query or GraphQL operation on a credentialed host already reached")   \
+    X(PRIVATE_REACH, "private_reach_expansion", false, false, "new reach to a private address")  \
+    X(BOUNDARY, "boundary_exceeded", true, false, "a request outside the boundary")
+
+#define PROVER_CAT_ENUM_(id, name, check, creds, summary) PROVER_CAT_##id,
+#define PROVER_CAT_ONE_(id, name, check, creds, summary) +1
+enum prover_category { PROVER_CATEGORIES(PROVER_CAT_ENUM_) };
+enum { PROVER_CAT__COUNT = 0 PROVER_CATEGORIES(PROVER_CAT_ONE_) };
+#undef PROVER_CAT_ENUM_
+#undef PROVER_CAT_ONE_
 
 /* A concrete request that the candidate allows and the baseline does not. */
 struct prover_witness {
@@ -151,6 +169,13 @@ struct prover_result *prover_run(struct prover_session *s, const struct prover_i
 void prover_result_free(struct prover_result *r);
 
 const char *prover_category_name(enum prover_category c);
+/* The category's one-line summary (its table row); "unknown" when out of
+ * range. */
+const char *prover_category_summary(enum prover_category c);
+/* True when 'mode' reports 'c'. */
+bool prover_category_in_mode(enum prover_category c, enum prover_mode mode);
+/* True when 'c' can only fire with credentials given. */
+bool prover_category_needs_creds(enum prover_category c);
 const char *prover_verdict_name(enum prover_verdict v);
 /* Number of categories with at least one path. */
 size_t prover_result_ncategories(const struct prover_result *r);

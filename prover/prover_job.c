@@ -406,11 +406,38 @@ static void on_warning(void *arg, enum model_warning w, const char *file, uint32
     warn_add(c, model_warning_code(w), loc, msg);
 }
 
+/* "prove ran without credentials: A, B and C can never fire": the
+ * categories that need credentials, in the words of the category table. */
+static const char *no_creds_text(char *text, size_t len)
+{
+    size_t n = 0;
+    size_t k = 0;
+    size_t at;
+
+    for (int c = 0; c < PROVER_CAT__COUNT; c++) {
+        n += prover_category_needs_creds((enum prover_category)c);
+    }
+    (void)snprintf(text, len, "prove ran without credentials: ");
+    for (int c = 0; c < PROVER_CAT__COUNT; c++) {
+        if (!prover_category_needs_creds((enum prover_category)c)) {
+            continue;
+        }
+        k++;
+        at = strlen(text);
+        (void)snprintf(text + at, len - at, "%s%s", k == 1 ? "" : (k == n ? " and " : ", "),
+                       prover_category_name((enum prover_category)c));
+    }
+    at = strlen(text);
+    (void)snprintf(text + at, len - at, " can never fire");
+    return text;
+}
+
 /* The warnings of a loaded job into 'out' and its body ("warnings"). */
 static bool add_warnings(const struct prover_job *job, const struct prover_input *in,
                          struct prover_answer *out)
 {
     struct warn_ctx c = {json_array(), json_object(), false, false};
+    char why[256];
     bool ok;
 
     if (c.list == NULL || c.seen == NULL || out->body == NULL) {
@@ -423,9 +450,7 @@ static bool add_warnings(const struct prover_job *job, const struct prover_input
         model_policy_warnings(in->baseline, 0, on_warning, &c);
         c.boundary = false;
     } else if (in->creds == NULL) {
-        warn_add(&c, "no-credentials", "",
-                 "prove ran without credentials: credential_reach_expansion, "
-                 "l7_bypass_credentialed and capability_expansion can never fire");
+        warn_add(&c, "no-credentials", "", no_creds_text(why, sizeof(why)));
     }
     model_policy_warnings(in->candidate, job->warn_flags, on_warning, &c);
     json_decref(c.seen);

@@ -15,17 +15,39 @@
 #include "common/pv_log.h"
 #include "prover/prover_int.h"
 
-static const char *const cat_names[PROVER_CAT__COUNT] = {
-    "link_local_reach",     "l7_bypass_credentialed",  "credential_reach_expansion",
-    "capability_expansion", "private_reach_expansion", "boundary_exceeded",
-};
+#define CAT_ROW(id, name, check, creds, summary) [PROVER_CAT_##id] = {name, summary, check, creds},
+static const struct {
+    const char *name;
+    const char *summary;
+    bool check;
+    bool creds;
+} cats[PROVER_CAT__COUNT] = {PROVER_CATEGORIES(CAT_ROW)};
+#undef CAT_ROW
 
 const char *prover_category_name(enum prover_category c)
 {
     if ((unsigned)c < PROVER_CAT__COUNT) {
-        return cat_names[c];
+        return cats[c].name;
     }
     return "unknown";
+}
+
+const char *prover_category_summary(enum prover_category c)
+{
+    if ((unsigned)c < PROVER_CAT__COUNT) {
+        return cats[c].summary;
+    }
+    return "unknown";
+}
+
+bool prover_category_in_mode(enum prover_category c, enum prover_mode mode)
+{
+    return (unsigned)c < PROVER_CAT__COUNT && cats[c].check == (mode == PROVER_CHECK);
+}
+
+bool prover_category_needs_creds(enum prover_category c)
+{
+    return (unsigned)c < PROVER_CAT__COUNT && cats[c].creds;
 }
 
 /* Why a proof is UNKNOWN: code, text and advice, one row per reason. */

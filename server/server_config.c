@@ -1,20 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* server_config.c - proviso-prover configuration: embedded defaults, YAML/JSON file
  *
- * The configuration is one flat mapping of scalars. libyaml reads both YAML and
- * the JSON subset ({"port": 8080} is a YAML flow mapping), so one parser gives
- * FILE:LINE:COL errors for both. Every key is in the table below; unknown keys,
- * duplicate keys, non-scalar values and out-of-range numbers are errors. The
- * service runs with no file at all: server_config_defaults() is the embedded
- * configuration.
+ * The configuration is one flat mapping of scalars, read by the one YAML
+ * reader of policies (model_yaml_tree, docs/architecture.md#yaml): it reads
+ * both YAML and the JSON subset ({"port": 8080} is a YAML flow mapping) and
+ * gives FILE:LINE:COL errors for both, refusing duplicate keys, anchors and
+ * aliases, tags and several documents in its own words. Every key is in the
+ * table below; unknown keys, non-scalar values and out-of-range numbers are
+ * errors at the key or the value. The service runs with no file at all:
+ * server_config_defaults() is the embedded configuration.
  */
 #include "config.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <arpa/inet.h>
-#include <yaml.h>
 
+#include "model/model.h"
 #include "server/server.h"
 
 void server_config_defaults(struct server_config *c)
@@ -127,109 +129,85 @@ static bool set_key(struct server_config *c, const char *k, const char *v, size_
 }
 
 /* ---------------------------------------------------------------------------
- * Loader
+ * Loader: the one YAML reader's tree (model_yaml_tree), then the table
  * ------------------------------------------------------------------------- */
 
-static pv_result fail_at(char *err, size_t errlen, const char *file, const yaml_mark_t *m,
-                         const char *what, const char *key, int code)
+static pv_result fail_at(char *err, size_t errlen, const char *file, const struct model_node *n,
+                         const char *what, const char *key)
 {
+    uint32_t line, col;
+
+    model_node_where(n, &line, &col);
     if (key != NULL) {
-        snprintf(err, errlen, "%s:%zu:%zu: %s: %s", file, m->line + 1, m->column + 1, key, what);
+        snprintf(err, errlen, "%s:%u:%u: %s: %s", file, (unsigned)line, (unsigned)col, key, what);
     } else {
-        snprintf(err, errlen, "%s:%zu:%zu: %s", file, m->line + 1, m->column + 1, what);
+        snprintf(err, errlen, "%s:%u:%u: %s", file, (unsigned)line, (unsigned)col, what);
     }
-    return pv_fail(code, __FILE__);
+    return pv_fail(PV_ERR_PARSE, __FILE__);
+}
+
+/* Apply the mapping 'root' to 'c', key by key. */
+static pv_result apply(struct server_config *c, const char *file, const struct model_node *root,
+                       char *err, size_t errlen)
+{
+    bool seen[PV_ARRAY_LEN(keys)] = {false};
+
+    if (model_node_kind_of(root) == MODEL_NODE_NULL) {
+        return PV_RESULT_OK; /* empty, or comments only: the defaults */
+    }
+    if (model_node_kind_of(root) != MODEL_NODE_MAP) {
+        return fail_at(err, errlen, file, root, "configuration must be a mapping", NULL);
+    }
+    for (size_t i = 0; i < model_node_npairs(root); i++) {
+        const struct model_node *v;
+        const struct model_node *k = model_node_pair(root, i, &v);
+        size_t klen, vlen;
+        const char *ktext = model_node_text(k, &klen);
+        const char *vtext = model_node_text(v, &vlen);
+        char key[64];
+        char why[96];
+        bool at_key = false;
+
+        if (ktext == NULL || klen >= sizeof(key) || memchr(ktext, '\0', klen) != NULL) {
+            return fail_at(err, errlen, file, k, "unknown key", NULL);
+        }
+        memcpy(key, ktext, klen + 1);
+        if (model_node_kind_of(v) == MODEL_NODE_NULL) {
+            vtext = ""; /* "port:" reads as an empty value */
+        } else if (vtext == NULL) {
+            return fail_at(err, errlen, file, v, "value must be a scalar", key);
+        }
+        if (!set_key(c, key, vtext, vlen, why, sizeof(why), &at_key, seen)) {
+            return fail_at(err, errlen, file, at_key ? k : v, why, key);
+        }
+    }
+    return PV_RESULT_OK;
 }
 
 pv_result server_config_load(struct server_config *c, const char *file, const char *buf, size_t len,
                              char *err, size_t errlen)
 {
-    yaml_parser_t parser;
-    yaml_event_t ev;
-    pv_result r = PV_RESULT_OK;
-    bool seen[PV_ARRAY_LEN(keys)] = {false};
-    char key[64] = "";
-    yaml_mark_t key_mark = {0, 0, 0};
-    bool have_key = false;
-    int depth = 0;
-    bool done = false;
+    struct model_diags *diags = model_diags_new();
+    struct model_node *root;
+    pv_result r;
 
-    if (!yaml_parser_initialize(&parser)) {
+    if (diags == NULL) {
         snprintf(err, errlen, "%s: out of memory", file);
         PV_BAIL(PV_ERR_NOMEM);
     }
-    yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
-    while (!done) {
-        if (!yaml_parser_parse(&parser, &ev)) {
-            r = fail_at(err, errlen, file, &parser.problem_mark,
-                        parser.problem != NULL ? parser.problem : "syntax error", NULL,
-                        PV_ERR_PARSE);
-            break;
-        }
-        switch (ev.type) {
-        case YAML_STREAM_START_EVENT:
-        case YAML_DOCUMENT_START_EVENT:
-        case YAML_DOCUMENT_END_EVENT:
-            break;
-        case YAML_STREAM_END_EVENT:
-            done = true;
-            break;
-        case YAML_MAPPING_START_EVENT:
-            if (depth != 0) {
-                r = fail_at(err, errlen, file, &ev.start_mark, "value must be a scalar",
-                            have_key ? key : NULL, PV_ERR_PARSE);
-                break;
-            }
-            depth++;
-            break;
-        case YAML_MAPPING_END_EVENT:
-            depth--;
-            break;
-        case YAML_SCALAR_EVENT: {
-            const char *v = (const char *)ev.data.scalar.value;
-            size_t vlen = ev.data.scalar.length;
-            char why[96];
-            bool at_key = false;
-            if (depth != 1) {
-                r = fail_at(err, errlen, file, &ev.start_mark, "configuration must be a mapping",
-                            NULL, PV_ERR_PARSE);
-                break;
-            }
-            if (!have_key) {
-                if (vlen >= sizeof(key) || memchr(v, '\0', vlen) != NULL) {
-                    r = fail_at(err, errlen, file, &ev.start_mark, "unknown key", NULL,
-                                PV_ERR_PARSE);
-                    break;
-                }
-                memcpy(key, v, vlen);
-                key[vlen] = '\0';
-                key_mark = ev.start_mark;
-                have_key = true;
-                break;
-            }
-            have_key = false;
-            if (!set_key(c, key, v, vlen, why, sizeof(why), &at_key, seen)) {
-                r = fail_at(err, errlen, file, at_key ? &key_mark : &ev.start_mark, why, key,
-                            PV_ERR_PARSE);
-            }
-            break;
-        }
-        case YAML_SEQUENCE_START_EVENT:
-        case YAML_SEQUENCE_END_EVENT:
-        case YAML_ALIAS_EVENT:
-        case YAML_NO_EVENT:
-        default:
-            r = fail_at(err, errlen, file, &ev.start_mark,
-                        depth == 0 ? "configuration must be a mapping" : "value must be a scalar",
-                        have_key ? key : NULL, PV_ERR_PARSE);
-            break;
-        }
-        yaml_event_delete(&ev);
-        if (!pv_ok(r)) {
-            break;
-        }
+    root = model_yaml_tree(file, buf, len, diags);
+    if (root == NULL) {
+        const char *line = model_diags_line(diags, 0);
+        int code =
+            model_diags_nomem(diags) || pv_errno == PV_ERR_NOMEM ? PV_ERR_NOMEM : PV_ERR_PARSE;
+
+        snprintf(err, errlen, "%s", line != NULL ? line : "out of memory");
+        model_diags_free(diags);
+        PV_BAIL(code);
     }
-    yaml_parser_delete(&parser);
+    r = apply(c, file, root, err, errlen);
+    model_node_free(root);
+    model_diags_free(diags);
     PV_GUARD(r);
     return server_config_check(c, err, errlen);
 }

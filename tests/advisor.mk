@@ -40,7 +40,8 @@ tests_check_cli_text_LDADD = $(HCLIENT_LIBS) $(PROVER_LIBS) $(CURL_LIBS) $(CHECK
 
 ADVISOR_E2E = tests/e2e/advisor_lifecycle.sh tests/e2e/advisor_stress.sh tests/e2e/cli_advisor.sh \
 	tests/e2e/advisor_inbox_http.sh tests/e2e/advisor_ui.sh tests/e2e/advisor_peer_ranges.sh \
-	tests/e2e/cli_completion.sh tests/e2e/advisor_fail_alloc.sh tests/e2e/advisor_metrics.sh
+	tests/e2e/cli_completion.sh tests/e2e/advisor_fail_alloc.sh tests/e2e/advisor_metrics.sh \
+	tests/e2e/advisor_fail_alloc_requests.sh
 TESTS += $(ADVISOR_E2E)
 EXTRA_DIST += $(ADVISOR_E2E) tests/e2e/advisor_lib.sh tests/ui/inbox.mjs
 # the prover pool: two real provers, kill -9, restart, and bad "provers"

@@ -212,7 +212,7 @@ static void setup(void)
     w = advisor_worker_new(&a);
     ck_assert_ptr_nonnull(w->st);
     make_sandbox("sb", base_policy);
-    set_setting("", ADVISOR_SET_PROPOSALS, "true");
+    set_setting("", ADVISOR_SET(PROPOSALS), "true");
 }
 
 static void teardown(void)
@@ -405,27 +405,27 @@ START_TEST(test_auto_mode_precedence)
     json_t *j;
 
     /* sandbox auto, no global: auto-approved, resolved_from sandbox */
-    set_setting("sb", ADVISOR_SET_MODE, "\"auto\"");
+    set_setting("sb", ADVISOR_SET(MODE), "\"auto\"");
     submit("a1", "one.example.com", "GET", "/x", c1);
     j = show(c1);
     ck_assert_str_eq(str(j, "status"), "approved");
     ck_assert(json_is_true(json_object_get(j, "auto_approved")));
     json_decref(j);
     /* a global manual wins over the sandbox's auto */
-    set_setting("", ADVISOR_SET_MODE, "\"manual\"");
+    set_setting("", ADVISOR_SET(MODE), "\"manual\"");
     submit("a2", "two.example.com", "GET", "/x", c2);
     j = show(c2);
     ck_assert_str_eq(str(j, "status"), "pending");
     json_decref(j);
     /* an unknown stored value reads as manual */
-    set_setting("", ADVISOR_SET_MODE, "\"AUTO\"");
+    set_setting("", ADVISOR_SET(MODE), "\"AUTO\"");
     {
         const char *from;
         ck_assert(!advisor_mode_auto(w->st, "sb", &from));
         ck_assert_str_eq(from, "gateway");
     }
     /* the flag off refuses submissions at the gateway */
-    set_setting("", ADVISOR_SET_PROPOSALS, "false");
+    set_setting("", ADVISOR_SET(PROPOSALS), "false");
     {
         struct httpd_reply r;
         const char *body = "{\"operations\":[]}";
@@ -701,7 +701,7 @@ START_TEST(test_vec_exact_l7_auto_approved)
     char id[64];
     json_t *j;
 
-    set_setting("sb", ADVISOR_SET_MODE, "\"auto\"");
+    set_setting("sb", ADVISOR_SET(MODE), "\"auto\"");
     submit("put", "example.com", "PUT", "/items/1", id);
     j = show(id);
     ck_assert_str_eq(str(j, "status"), "approved");
@@ -719,7 +719,7 @@ START_TEST(test_vec_agent_supersedes_mechanistic)
     char ep[512];
     json_t *j;
 
-    set_setting("sb", ADVISOR_SET_MODE, "\"auto\"");
+    set_setting("sb", ADVISOR_SET(MODE), "\"auto\"");
     submit_rule("mechanistic", "allow_api_github_com_443", ep_gh_l4, "/usr/bin/python3", m);
     j = show(m);
     ck_assert_str_eq(str(j, "status"), "pending");
@@ -748,7 +748,7 @@ START_TEST(test_vec_mechanistic_empty_delta_auto)
     char id[64];
     json_t *j;
 
-    set_setting("sb", ADVISOR_SET_MODE, "\"auto\"");
+    set_setting("sb", ADVISOR_SET(MODE), "\"auto\"");
     submit_rule("mechanistic", "allow_example_com_443",
                 "\"host\":\"example.com\",\"port\":443,\"protocol\":\"rest\",\"enforcement\":"
                 "\"enforce\",\"rules\":[{\"allow\":{\"method\":\"GET\",\"path\":\"/j/*\"}}]",
@@ -768,7 +768,7 @@ START_TEST(test_vec_l7_full_credential_reach)
     json_t *j;
     const char *v;
 
-    set_setting("sb", ADVISOR_SET_MODE, "\"auto\"");
+    set_setting("sb", ADVISOR_SET(MODE), "\"auto\"");
     snprintf(ep, sizeof(ep),
              "%s,\"protocol\":\"rest\",\"enforcement\":\"enforce\",\"access\":"
              "\"full\"",
@@ -795,7 +795,7 @@ START_TEST(test_vec_empty_delta_needs_auto)
 
     for (size_t i = 0; i < PV_ARRAY_LEN(modes); i++) {
         if (modes[i] != NULL) {
-            set_setting("sb", ADVISOR_SET_MODE, modes[i]);
+            set_setting("sb", ADVISOR_SET(MODE), modes[i]);
         }
         snprintf(name, sizeof(name), "m%zu", i);
         {
@@ -814,7 +814,7 @@ START_TEST(test_vec_gateway_scope_auto)
     char id[64];
     struct last_event ev;
 
-    set_setting("", ADVISOR_SET_MODE, "\"auto\"");
+    set_setting("", ADVISOR_SET(MODE), "\"auto\"");
     submit("g", "example.com", "GET", "/x", id);
     status_is(id, "approved");
     last_line("CONFIG:APPROVED", &ev);
@@ -954,7 +954,7 @@ START_TEST(test_vec_security_flagged_not_auto)
     char id[64];
     json_t *j;
 
-    set_setting("sb", ADVISOR_SET_MODE, "\"auto\"");
+    set_setting("sb", ADVISOR_SET(MODE), "\"auto\"");
     submit_rule(NULL, "db", "\"host\":\"db.example.com\",\"port\":5432", "/usr/bin/psql", id);
     j = show(id);
     ck_assert_str_eq(str(j, "status"), "pending");
@@ -979,7 +979,7 @@ START_TEST(test_vec_mechanistic_dedup_rechecks_edited_rule)
 
     submit_rule("mechanistic", "allow_example_org_443", plain, "/usr/bin/python3", m);
     json_decref(call(advisor_route_edit, m, edit, 200));
-    set_setting("sb", ADVISOR_SET_MODE, "\"auto\"");
+    set_setting("sb", ADVISOR_SET(MODE), "\"auto\"");
     r0 = rev_now();
     submit_rule("mechanistic", "allow_example_org_443", plain, "/usr/bin/python3", again);
     ck_assert_str_eq(again, m);
@@ -1192,7 +1192,7 @@ START_TEST(test_vec_audit_lines)
              c1);
     ck_assert_msg(strncmp(ev.line, prefix, strlen(prefix)) == 0, "%s", ev.line);
     ck_assert(strstr(ev.line, " hash:sha256:") != NULL);
-    set_setting("sb", ADVISOR_SET_MODE, "\"auto\"");
+    set_setting("sb", ADVISOR_SET(MODE), "\"auto\"");
     submit("ey", "example.net", "GET", "/y", c2);
     last_line("CONFIG:APPROVED", &ev);
     snprintf(prefix, sizeof(prefix),
@@ -1256,7 +1256,7 @@ START_TEST(test_reproof_l4_copy_already_allowed)
     json_t *j;
     int64_t r0 = rev_now();
 
-    set_setting("", ADVISOR_SET_MODE, "\"auto\"");
+    set_setting("", ADVISOR_SET(MODE), "\"auto\"");
     rule_body(body, sizeof(body), "mine", ep_gh_l4, "/usr/bin/curl");
     j = submit_body("sb", NULL, body, 202);
     ck_assert_str_eq(str(j, "status"), "already_allowed");
@@ -1625,7 +1625,7 @@ START_TEST(test_envelope_wide_grant_pending)
 {
     char id[64];
 
-    set_setting("", ADVISOR_SET_MODE, "\"auto\"");
+    set_setting("", ADVISOR_SET(MODE), "\"auto\"");
     submit_rule(NULL, "paste", "\"host\":\"**.pastebin.com\",\"port\":443,\"access\":\"full\"",
                 "/usr/bin/**", id);
     status_is(id, "pending");
@@ -1640,7 +1640,7 @@ START_TEST(test_envelope_narrow_auto)
 {
     char id[64];
 
-    set_setting("", ADVISOR_SET_MODE, "\"auto\"");
+    set_setting("", ADVISOR_SET(MODE), "\"auto\"");
     submit("items", "api.example.org", "GET", "/v1/items", id);
     envelope_is(id, true, NULL);
     status_is(id, "approved");
@@ -1654,7 +1654,7 @@ START_TEST(test_envelope_clauses)
     char id[64];
     char ep[512];
 
-    set_setting("", ADVISOR_SET_MODE, "\"auto\"");
+    set_setting("", ADVISOR_SET(MODE), "\"auto\"");
     submit_rule(NULL, "l4", "\"host\":\"example.org\",\"port\":443", "/usr/bin/curl", id);
     status_is(id, "pending");
     envelope_is(id, false, "(inspected_route): an opaque route is not inspected");
@@ -1690,10 +1690,10 @@ START_TEST(test_envelope_clauses)
     submit_rule(NULL, "slash", ep, "/usr/bin/curl", id);
     status_is(id, "pending");
     envelope_is(id, false, "(no_endpoint_flags)");
-    set_setting("", ADVISOR_SET_ENV_UNINSPECTED, "true");
+    set_setting("", ADVISOR_SET(ENV_UNINSPECTED), "true");
     submit_rule(NULL, "l4b", "\"host\":\"example.net\",\"port\":443", "/usr/bin/curl", id);
     status_is(id, "approved");
-    set_setting("", ADVISOR_SET_ENVELOPE, "false");
+    set_setting("", ADVISOR_SET(ENVELOPE), "false");
     submit_rule(NULL, "l4c", "\"host\":\"*.example.com\",\"port\":443", "/usr/bin/wget", id);
     envelope_is(id, true, NULL);
 }
@@ -1723,7 +1723,7 @@ START_TEST(test_envelope_graphql)
     char id[64];
     char ep[512];
 
-    set_setting("", ADVISOR_SET_MODE, "\"auto\"");
+    set_setting("", ADVISOR_SET(MODE), "\"auto\"");
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         snprintf(ep, sizeof(ep),
                  "\"host\":\"%s\",\"port\":443,\"path\":\"/graphql\",\"protocol\":"
@@ -1766,7 +1766,7 @@ START_TEST(test_suggestion_proved_and_approved)
     const json_t *sug;
     char *rule_text;
 
-    set_setting("", ADVISOR_SET_MODE, "\"auto\"");
+    set_setting("", ADVISOR_SET(MODE), "\"auto\"");
     deny("api.example.org", "/usr/bin/curl", "GET", "/v1/items/1");
     deny("api.example.org", "/usr/bin/curl", "GET", "/v1/items/2");
     deny("other.example.net", "/usr/bin/wget", "GET", "/x");
@@ -1820,7 +1820,7 @@ START_TEST(test_suggestion_none_without_denials)
     char id[64];
     json_t *j;
 
-    set_setting("", ADVISOR_SET_MODE, "\"auto\"");
+    set_setting("", ADVISOR_SET(MODE), "\"auto\"");
     submit_rule(NULL, "wide", "\"host\":\"*.example.org\",\"port\":443", "/usr/bin/**", id);
     j = show(id);
     ck_assert_ptr_null(json_object_get(json_object_get(j, "evidence"), "suggestion"));
@@ -1840,7 +1840,7 @@ START_TEST(test_suggestion_graphql)
     const json_t *sug;
     char *rule_text;
 
-    set_setting("", ADVISOR_SET_MODE, "\"auto\"");
+    set_setting("", ADVISOR_SET(MODE), "\"auto\"");
     deny("gql.example.org", "/usr/bin/gh", "POST", "/graphql");
     submit_rule(NULL, "gqlwide",
                 "\"host\":\"gql.example.org\",\"port\":443,\"path\":\"/graphql\",\"protocol\":"

@@ -311,7 +311,7 @@ START_TEST(test_peer_ranges)
     ck_assert(admits(r, "10.66.66.66"));
     advisor_ranges_free(r);
 
-    ck_assert(pv_ok(store_setting_put(s, "a", ADVISOR_SET_PEER_RANGES,
+    ck_assert(pv_ok(store_setting_put(s, "a", ADVISOR_SET(PEER_RANGES),
                                       "[\"10.88.0.0/16\",\"fd00::/8\",\"192.0.2.7\"]")));
     ck_assert(pv_ok(advisor_ranges_get(s, "a", &r)));
     ck_assert_str_eq(advisor_ranges_from(r), "sandbox");
@@ -328,23 +328,23 @@ START_TEST(test_peer_ranges)
     ck_assert(admits(r, "10.66.66.66")); /* a's ranges bound a only */
     advisor_ranges_free(r);
 
-    ck_assert(pv_ok(store_setting_put(s, "", ADVISOR_SET_PEER_RANGES, "[\"10.66.0.0/16\"]")));
+    ck_assert(pv_ok(store_setting_put(s, "", ADVISOR_SET(PEER_RANGES), "[\"10.66.0.0/16\"]")));
     ck_assert(pv_ok(advisor_ranges_get(s, "a", &r)));
     ck_assert_str_eq(advisor_ranges_from(r), "global");
     ck_assert(admits(r, "10.66.66.66"));
     ck_assert(!admits(r, "10.88.1.2"));
     advisor_ranges_free(r);
 
-    ck_assert(pv_ok(store_setting_put(s, "", ADVISOR_SET_PEER_RANGES, "[\"db.internal\"]")));
+    ck_assert(pv_ok(store_setting_put(s, "", ADVISOR_SET(PEER_RANGES), "[\"db.internal\"]")));
     ck_assert(pv_ok(advisor_ranges_get(s, "a", &r)));
     ck_assert_str_eq(advisor_ranges_text(r), "[\"db.internal\"]");
     ck_assert(!admits(r, "10.66.66.66"));
     advisor_ranges_free(r);
-    ck_assert(pv_ok(store_setting_put(s, "", ADVISOR_SET_PEER_RANGES, "not json")));
+    ck_assert(pv_ok(store_setting_put(s, "", ADVISOR_SET(PEER_RANGES), "not json")));
     ck_assert(pv_ok(advisor_ranges_get(s, "a", &r)));
     ck_assert(!admits(r, "10.66.66.66"));
     advisor_ranges_free(r);
-    ck_assert(pv_ok(store_setting_put(s, "", ADVISOR_SET_PEER_RANGES, "[]")));
+    ck_assert(pv_ok(store_setting_put(s, "", ADVISOR_SET(PEER_RANGES), "[]")));
     ck_assert(pv_ok(advisor_ranges_get(s, "a", &r)));
     ck_assert(!admits(r, "10.66.66.66"));
     advisor_ranges_free(r);

@@ -13,6 +13,7 @@
 #include "common/pv.h"
 #include "common/pv_args.h"
 #include "common/pv_file.h"
+#include "common/pv_settings.h"
 #include "common/pv_dynbuf.h"
 #include "common/pv_text.h"
 #include "common/pv_token.h"
@@ -453,6 +454,46 @@ START_TEST(token_sources)
 }
 END_TEST
 
+/* The settings table: keys unique and found by name, every row has a
+ * default and a help line, a choice row matches its choices exactly (no
+ * prefix, no case folding, no empty value), and out-of-range ids and
+ * unknown keys find nothing. */
+START_TEST(settings_table)
+{
+    ck_assert_int_eq(PV_SET__COUNT, 9);
+    for (int i = 0; i < PV_SET__COUNT; i++) {
+        const struct pv_setting_row *row = pv_setting_row((enum pv_setting)i);
+
+        ck_assert_ptr_nonnull(row);
+        ck_assert_ptr_eq(pv_setting_find(row->key), row);
+        ck_assert_str_eq(pv_setting_key((enum pv_setting)i), row->key);
+        ck_assert_ptr_nonnull(row->dflt);
+        ck_assert_uint_gt(strlen(row->help), 5);
+        ck_assert_ptr_nonnull(row->values);
+        ck_assert((row->kind == PV_SETTING_CIDRS) == (row->max > 0));
+        ck_assert_ptr_nonnull(strstr(pv_setting_keys(), row->key));
+    }
+    ck_assert_str_eq(pv_setting_key(PV_SET_MODE), "proposal_approval_mode");
+    ck_assert_str_eq(pv_setting_row(PV_SET_ENVELOPE)->dflt, "true");
+    ck_assert_str_eq(pv_setting_row(PV_SET_ENV_NEW_PORTS)->dflt, "false");
+    ck_assert_ptr_null(pv_setting_row((enum pv_setting)PV_SET__COUNT));
+    ck_assert_str_eq(pv_setting_key((enum pv_setting) - 1), "");
+    ck_assert_ptr_null(pv_setting_find("proposal_approval_mod"));
+    ck_assert_ptr_null(pv_setting_find(""));
+    ck_assert(strncmp(pv_setting_keys(), "agent_policy_proposals_enabled, ", 32) == 0);
+
+    const struct pv_setting_row *mode = pv_setting_row(PV_SET_MODE);
+    ck_assert(pv_setting_choice_ok(mode, "manual"));
+    ck_assert(pv_setting_choice_ok(mode, "auto"));
+    ck_assert(!pv_setting_choice_ok(mode, "AUTO"));
+    ck_assert(!pv_setting_choice_ok(mode, "aut"));
+    ck_assert(!pv_setting_choice_ok(mode, "autom"));
+    ck_assert(!pv_setting_choice_ok(mode, "manual|auto"));
+    ck_assert(!pv_setting_choice_ok(mode, ""));
+    ck_assert(!pv_setting_choice_ok(pv_setting_row(PV_SET_ENVELOPE), "true"));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("common");
@@ -473,6 +514,7 @@ int main(void)
     tcase_add_test(tc, file_read_fd);
     tcase_add_loop_test(tc, token_table, 0, (int)PV_ARRAY_LEN(token_rows));
     tcase_add_test(tc, token_sources);
+    tcase_add_test(tc, settings_table);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

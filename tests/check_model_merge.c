@@ -1206,6 +1206,66 @@ START_TEST(test_rule_copy)
 }
 END_TEST
 
+/* The endpoint's field table (model_int.h): rows name distinct members
+ * inside the struct, and a copy driven by it carries every owning member
+ * as a new allocation, the values by struct copy (port_written included)
+ * and no compiled member (fingerprint, its hash, the IP-literal marks). */
+START_TEST(test_endpoint_field_table)
+{
+    static const char text[] = "version: 1\n"
+                               "network_policies:\n"
+                               "  r:\n"
+                               "    endpoints:\n"
+                               "      - host: 10.1.2.3\n"
+                               "        port: 8443\n"
+                               "        allowed_ips: [10.1.2.3]\n"
+                               "        tls: skip\n"
+                               "    binaries: [{path: /usr/bin/curl}]\n";
+    struct model_policy *p = load_policy(text);
+    const struct model_endpoint *src = &model_policy_find_rule(p, "r")->endpoints[0];
+    struct model_endpoint ec;
+
+    ck_assert_uint_gt(model_endpoint_nfields, 20);
+    for (size_t i = 0; i < model_endpoint_nfields; i++) {
+        const struct model_fdesc *f = &model_endpoint_fields[i];
+
+        ck_assert_uint_lt(f->off, sizeof(struct model_endpoint));
+        ck_assert_uint_lt(f->count_off, sizeof(struct model_endpoint));
+        ck_assert(f->kind != MODEL_FK_ARRAY || f->elem > 1 || f->count_off != f->off);
+        for (size_t j = 0; j < i; j++) {
+            ck_assert_uint_ne(model_endpoint_fields[j].off, f->off);
+            ck_assert_str_ne(model_endpoint_fields[j].name, f->name);
+        }
+    }
+    ck_assert(src->host_is_ip);
+    ck_assert_ptr_nonnull(src->fp);
+    ck_assert(pv_ok(model_endpoint_copy(&ec, src)));
+    ck_assert_str_eq(ec.host.s, "10.1.2.3");
+    ck_assert_ptr_ne(ec.host.s, src->host.s);
+    ck_assert_str_eq(ec.tls.s, "skip");
+    ck_assert_ptr_ne(ec.tls.s, src->tls.s);
+    ck_assert(ec.tls_skip);
+    ck_assert_uint_eq(ec.port_written, src->port_written);
+    ck_assert_uint_eq(ec.nports, 1);
+    ck_assert_ptr_ne(ec.ports, src->ports);
+    ck_assert_uint_eq(ec.ncidrs, src->ncidrs);
+    ck_assert_ptr_ne(ec.cidrs, src->cidrs);
+    ck_assert_str_eq(ec.allowed_ips.v[0].s, "10.1.2.3");
+    ck_assert_ptr_ne(ec.allowed_ips.v, src->allowed_ips.v);
+    ck_assert_ptr_null(ec.fp);
+    ck_assert_uint_eq(ec.fplen, 0);
+    ck_assert_uint_eq(ec.fphash, 0);
+    ck_assert(!ec.host_is_ip);
+    ck_assert_ptr_null(ec.host_glob);
+    model_endpoint_clear(&ec);
+    ck_assert_ptr_null(ec.host.s);
+    ck_assert_uint_eq(ec.nports, 0);
+    model_endpoint_clear(&ec); /* a second clear is harmless */
+    ck_assert_str_eq(src->host.s, "10.1.2.3");
+    model_policy_free(p);
+}
+END_TEST
+
 static Suite *merge_suite(void)
 {
     Suite *s = suite_create("model_merge");
@@ -1222,6 +1282,7 @@ static Suite *merge_suite(void)
     tcase_add_test(tc, test_merge_graphql);
     tcase_add_test(tc, test_merge_bad_args);
     tcase_add_test(tc, test_rule_copy);
+    tcase_add_test(tc, test_endpoint_field_table);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -90,6 +90,50 @@ START_TEST(yaml_json_deep)
 }
 END_TEST
 
+/* The read-only node API (model_yaml_tree): an empty document is a null
+ * node at the end of the stream, a mapping gives its pairs in order with
+ * their marks and texts, a non-scalar has no text, and the reader's
+ * refusals are located diagnostics, not trees. */
+START_TEST(yaml_tree_view)
+{
+    struct model_diags *d = model_diags_new();
+    struct model_node *t;
+    const struct model_node *k, *v;
+    uint32_t line, col;
+    size_t len;
+
+    t = model_yaml_tree("c", "# nothing\n", 10, d);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_int_eq(model_node_kind_of(t), MODEL_NODE_NULL);
+    ck_assert_uint_eq(model_node_npairs(t), 0);
+    ck_assert_ptr_null(model_node_text(t, &len));
+    model_node_free(t);
+
+    t = model_yaml_tree("c", "a: 1\nbb: [x]\n", 13, d);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_int_eq(model_node_kind_of(t), MODEL_NODE_MAP);
+    ck_assert_uint_eq(model_node_npairs(t), 2);
+    k = model_node_pair(t, 1, &v);
+    ck_assert_str_eq(model_node_text(k, &len), "bb");
+    ck_assert_uint_eq(len, 2);
+    model_node_where(k, &line, &col);
+    ck_assert_uint_eq(line, 2);
+    ck_assert_uint_eq(col, 1);
+    ck_assert_int_eq(model_node_kind_of(v), MODEL_NODE_SEQ);
+    ck_assert_ptr_null(model_node_text(v, &len));
+    ck_assert_uint_eq(model_node_npairs(v), 0);
+    model_node_where(v, &line, &col);
+    ck_assert_uint_eq(col, 5);
+    model_node_free(t);
+    ck_assert_uint_eq(model_diags_count(d), 0);
+
+    ck_assert_ptr_null(model_yaml_tree("c", "a: 1\na: 2\n", 10, d));
+    ck_assert_uint_eq(model_diags_count(d), 1);
+    ck_assert_str_eq(model_diags_line(d, 0), "c:2:1: duplicate key 'a'");
+    model_diags_free(d);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("model_yamljson");
@@ -99,6 +143,7 @@ int main(void)
 
     tcase_add_loop_test(tc, yaml_json_table, 0, (int)PV_ARRAY_LEN(rows));
     tcase_add_test(tc, yaml_json_deep);
+    tcase_add_test(tc, yaml_tree_view);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -387,6 +387,42 @@ START_TEST(test_names)
 }
 END_TEST
 
+/* The category table: every row has a distinct snake_case name and a
+ * summary, the CHECK-mode row is reported only by CHECK, and the rows that
+ * need credentials are the three credentialed-host categories. */
+START_TEST(test_category_table)
+{
+    ck_assert_int_eq(PROVER_CAT__COUNT, 6);
+    for (int c = 0; c < PROVER_CAT__COUNT; c++) {
+        const char *n = prover_category_name((enum prover_category)c);
+
+        ck_assert_str_ne(n, "unknown");
+        ck_assert_uint_eq(strspn(n, "abcdefghijklmnopqrstuvwxyz0123456789_"), strlen(n));
+        ck_assert_uint_gt(strlen(prover_category_summary((enum prover_category)c)), 10);
+        for (int d = 0; d < c; d++) {
+            ck_assert_str_ne(n, prover_category_name((enum prover_category)d));
+        }
+        ck_assert(prover_category_in_mode((enum prover_category)c, PROVER_DELTA) ==
+                  prover_category_in_mode((enum prover_category)c, PROVER_AUDIT));
+        ck_assert(prover_category_in_mode((enum prover_category)c, PROVER_DELTA) !=
+                  prover_category_in_mode((enum prover_category)c, PROVER_CHECK));
+    }
+    ck_assert(prover_category_in_mode(PROVER_CAT_BOUNDARY, PROVER_CHECK));
+    ck_assert(!prover_category_in_mode(PROVER_CAT_BOUNDARY, PROVER_DELTA));
+    ck_assert(prover_category_in_mode(PROVER_CAT_LINK_LOCAL, PROVER_DELTA));
+    ck_assert(prover_category_needs_creds(PROVER_CAT_L7_BYPASS));
+    ck_assert(prover_category_needs_creds(PROVER_CAT_CRED_REACH));
+    ck_assert(prover_category_needs_creds(PROVER_CAT_CAPABILITY));
+    ck_assert(!prover_category_needs_creds(PROVER_CAT_LINK_LOCAL));
+    ck_assert(!prover_category_needs_creds(PROVER_CAT_PRIVATE_REACH));
+    ck_assert(!prover_category_needs_creds(PROVER_CAT_BOUNDARY));
+    /* out of range: the fail-closed answers */
+    ck_assert_str_eq(prover_category_summary((enum prover_category)PROVER_CAT__COUNT), "unknown");
+    ck_assert(!prover_category_in_mode((enum prover_category) - 1, PROVER_DELTA));
+    ck_assert(!prover_category_needs_creds((enum prover_category)PROVER_CAT__COUNT));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("prover_report");
@@ -395,6 +431,7 @@ int main(void)
     int failed;
 
     tcase_add_loop_test(tc, test_shorthand, 0, (int)PV_ARRAY_LEN(shorthand_rows));
+    tcase_add_test(tc, test_category_table);
     tcase_add_test(tc, test_validation_none);
     tcase_add_test(tc, test_validation_one);
     tcase_add_test(tc, test_validation_counts_categories);

@@ -84,6 +84,8 @@ has "$tmp/out" '"route": "opaque"' "json: the grant's route"
 has "$tmp/out" '"breadth": {' "json: the grant's breadth"
 has "$tmp/out" '"host": "any-depth"' "json: the breadth's host mark"
 has "$tmp/out" '"code": "no-credentials"' "json: prove without credentials warns"
+has "$tmp/out" 'without credentials: l7_bypass_credentialed, credential_reach_expansion and capability_expansion can never fire' \
+    "json: the warning names the categories that need credentials (the category table)"
 "$pv" prove --baseline "$tmp/base.yaml" --candidate "$tmp/paste.yaml" --format json \
     --strict >"$tmp/out" 2>"$tmp/err"
 rc_is $? 2 "json --strict: exit 2"

@@ -18,6 +18,9 @@ TESTS += tests/check-longfn.sh tests/longfn_guard.sh tests/check-deps.sh tests/d
 # check-layering.sh's rule that the proxy's core never reaches advisor mode by name
 EXTRA_DIST += tests/layering_guard.sh
 TESTS += tests/layering_guard.sh
+# the tables and their docs (docs/architecture.md#tables)
+EXTRA_DIST += tests/docs_categories.sh tests/docs_settings.sh tests/check-model-layers.sh
+TESTS += tests/docs_categories.sh tests/docs_settings.sh tests/check-model-layers.sh
 include $(srcdir)/tests/model_parse.mk
 include $(srcdir)/tests/model_validate.mk
 include $(srcdir)/tests/model_glob.mk

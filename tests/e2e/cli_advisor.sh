@@ -318,7 +318,8 @@ for k in agent_policy_proposals_enabled proposal_approval_mode peer_address_rang
     envelope_allow_access_presets envelope_allow_new_ports; do
     out_has " $k" "settings set --help lists $k"
 done
-out_has "manual|auto (default manual)" "settings set --help gives the values and defaults"
+out_has 'manual|auto (default "manual")' "settings set --help gives the values and defaults"
+out_has "envelope_allow_new_ports  true|false (default false)" "settings set --help gives each envelope key its default"
 cli 1 settings get --sandbox nosuch
 err_has "not_found" "settings of an unknown sandbox"
 

@@ -6,12 +6,16 @@
 # /v1/prove whose right answer is a finding. N runs over the first FULL
 # allocations (default 60), then SAMPLES (default 40) points spread to
 # the last allocation a start, that request and a stop make (counted by
-# an uninjected run with PV_ALLOC_COUNT=1), and REQ_SAMPLES (default 40)
-# points over the request's own share. Every run must end
+# an uninjected run with PV_ALLOC_COUNT=1), and then every allocation of
+# the request's own share in turn (from the count of a start and a stop
+# alone, less MARGIN, to the total; PV_FAIL_REQ_SAMPLES=K samples K points
+# there instead). Every run must end
 # one of these ways, judged by what curl received and how the process ended:
 #  - the server refuses to start: an exit below 128 that says "out of
 #    memory" (or "Cannot allocate memory") in its log;
-#  - the request fails cleanly: a 5xx JSON error, or the prover's 200
+#  - the request fails cleanly: a 5xx JSON error (or, when not even an
+#    error reply could be built, a closed connection while the server
+#    lives on), or the prover's 200
 #    "verdict": "unknown" with "reason_code": "memory" (never a 4xx that
 #    blames the request, never a 200 with another verdict), and the server
 #    then serves the request again correctly;
@@ -22,7 +26,8 @@
 
 FULL=${PV_FAIL_FULL:-60}
 SAMPLES=${PV_FAIL_SAMPLES:-40}
-REQ_SAMPLES=${PV_FAIL_REQ_SAMPLES:-40}
+REQ_SAMPLES=${PV_FAIL_REQ_SAMPLES:-0}
+MARGIN=${PV_FAIL_MARGIN:-20}
 write_policies
 make_token "$WORK/token"
 
@@ -62,10 +67,14 @@ attempt() {
         grep -q '"reason_code":"memory"' "$WORK/body"; then
         # the prover's own word for it: no verdict, because of memory
         OUTCOME=clean
-    elif [ "$first" = 000 ]; then
+    elif [ "$first" = 000 ] && ! kill -0 "$SRV_PID" 2>/dev/null; then
         OUTCOME=crash
-        DETAIL="no answer (the connection broke)"
-    elif [ "$first" -ge 500 ] 2>/dev/null && printf '%s' "$BODY" | grep -q '"error":'; then
+        DETAIL="no answer, and the server is gone"
+    elif { [ "$first" = 000 ] || [ "$first" -ge 500 ] 2>/dev/null; } &&
+        { [ "$first" = 000 ] || printf '%s' "$BODY" | grep -q '"error":'; }; then
+        # a 5xx error, or (not even an error reply could be built: the
+        # connection's first allocations) a closed connection while the
+        # server lives on
         OUTCOME=clean
         # the failure passed: the next request gets the right answer
         post /v1/prove "$WORK/prove.json"
@@ -124,12 +133,14 @@ idle=${idle:-0}
 check "the request allocates ($((total - idle)) of them)" [ "$idle" -gt 0 ] && [ "$total" -gt "$idle" ]
 
 points=$(awk -v full="$FULL" -v total="$total" -v samples="$SAMPLES" -v idle="$idle" \
-    -v rs="$REQ_SAMPLES" 'BEGIN {
+    -v rs="$REQ_SAMPLES" -v margin="$MARGIN" 'BEGIN {
     for (i = 1; i <= full && i <= total; i++) print i
     if (total > full)
         for (j = 1; j <= samples; j++) print full + int((total - full) * j / samples)
-    if (total > idle)
+    if (total > idle && rs > 0)
         for (j = 1; j <= rs; j++) print idle + int((total - idle) * j / rs)
+    if (total > idle && rs == 0)
+        for (k = (idle > margin ? idle - margin : 1); k <= total; k++) print k
 }' | sort -un)
 crash=0 wrong=0 silent=0 badexit=0 startfail=0 clean=0 tolerated=0
 for k in $points; do
