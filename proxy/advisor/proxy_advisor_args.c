@@ -14,12 +14,39 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
+
 #include "proxy/advisor/proxy_advisor.h"
 #include "proxy/proxy_int.h"
 
 /* ---------------------------------------------------------------------------
  * Options
  * ------------------------------------------------------------------------- */
+
+/* Does libcurl read 'u' as a URL with a host, and no query or fragment
+ * (the routes' paths are appended to it)? */
+static bool url_ok(const char *u)
+{
+    CURLU *h = curl_url();
+    char *host = NULL;
+    char *rest = NULL;
+    bool ok = h != NULL && curl_url_set(h, CURLUPART_URL, u, 0) == CURLUE_OK &&
+              curl_url_get(h, CURLUPART_HOST, &host, 0) == CURLUE_OK && host != NULL &&
+              host[0] != '\0';
+
+    if (ok && curl_url_get(h, CURLUPART_QUERY, &rest, 0) == CURLUE_OK) {
+        ok = false;
+    }
+    curl_free(rest);
+    rest = NULL;
+    if (ok && curl_url_get(h, CURLUPART_FRAGMENT, &rest, 0) == CURLUE_OK) {
+        ok = false;
+    }
+    curl_free(rest);
+    curl_free(host);
+    curl_url_cleanup(h);
+    return ok;
+}
 
 static bool name_ok(const char *s)
 {
@@ -61,8 +88,10 @@ int proxy_advisor_args(struct proxy_config *cfg, char *buf, size_t len)
     }
     for (size_t i = 0; i < cfg->nadvisor_urls; i++) {
         u = cfg->advisor_urls[i];
-        if (strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0) {
-            fprintf(stderr, "proviso-proxy: --advisor %s: an http:// or https:// URL is needed\n",
+        if ((strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0) || !url_ok(u)) {
+            fprintf(stderr,
+                    "proviso-proxy: --advisor %s: an http:// or https:// URL with a host (and "
+                    "no query or fragment) is needed\n",
                     u);
             return -1;
         }
