@@ -1,0 +1,209 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# replicas_attacks.sh - adversarial cases against two proviso-advisor
+# replicas on one PostgreSQL (docs/scale-out.md#replicas), real processes
+# on loopback: a throwaway cluster (tests/pg_lib.sh), replicas A and B with
+# one audit key, curl as agent and reviewer.
+#
+#  - Settings turned off on one replica hold on the other at once: with
+#    auto-approval switched to manual through A, a proposal submitted
+#    through B right after stays pending (no stale setting).
+#  - Submissions racing through A and B for one host, port and binary
+#    leave exactly one pending chunk (the supersede check is not split).
+#  - The listener's connection killed (pg_terminate_backend): the replica
+#    notices, reconnects and rereads; a sandbox created on A afterwards is
+#    known to B and a /wait held on B wakes on A's approval.
+#  - The listener's connection hung (its backend stopped, the socket
+#    open): the replica notices within its liveness check and wakes the
+#    long-polls from the new connection.
+#  - The proxy's --advisor list refuses an URL without a host, one with a
+#    query or fragment (the routes' paths are appended to it) and more
+#    replicas than it can hold.
+. "$(dirname "$0")/proxy_lib.sh"
+. "$(dirname "$0")/advisor_proxy_lib.sh"
+. "$SRC/tests/pg_lib.sh"
+
+if ! pg_have; then
+    echo "SKIP: the PostgreSQL server is not installed (/usr/lib/postgresql/*/bin/initdb)"
+    exit 77
+fi
+STOPPED=
+trap '[ -n "$STOPPED" ] && kill -CONT $STOPPED 2>/dev/null; cleanup; pg_stop' EXIT
+trap 'exit 1' HUP INT PIPE TERM
+pg_start "$BUILD/tests" || { echo "cannot start a PostgreSQL cluster"; exit 1; }
+
+now_ms() { date +%s%3N; }
+psql_q() { pg_as "$PG_BIN/psql" -h "$PG_DIR/sock" -U proviso -d proviso -Atqc "$1"; }
+
+"$UPSTREAM_BIN" --port-file "$T/up.port" --log "$T/up.log" 2>"$T/up.err" &
+PIDS="$PIDS $!"
+wait_file "$T/up.port" || { echo "upstream did not start"; exit 1; }
+read -r UP _ <"$T/up.port"
+cat >"$T/base.yaml" <<YAML
+version: 1
+network_policies:
+  api:
+    endpoints:
+      - host: 127.0.0.1
+        port: $UP
+        protocol: rest
+        enforcement: enforce
+        rules:
+          - allow: {method: GET, path: /allowed}
+    binaries:
+      - path: /usr/bin/curl
+YAML
+printf 'mapper_flush_interval_ms: 3600000\nworkers: 8\n' >"$T/quiet.yaml"
+openssl genpkey -algorithm ed25519 -out "$T/audit.key" 2>/dev/null && chmod 600 "$T/audit.key" ||
+    { echo "openssl cannot make an Ed25519 key"; exit 1; }
+
+# ---------------------------------------------------------------------------
+# the proxy's --advisor list: bad input refused at start-up
+# ---------------------------------------------------------------------------
+
+printf 'x%.0s' $(seq 1 40) >"$T/px.token"
+# (a proxy that starts anyway is stopped by timeout: 124 is a failure)
+for u in "http://" "http://:8080" "http://127.0.0.1:1/?x=1" "http://127.0.0.1:1/#x"; do
+    timeout 5 "$PROXY_BIN" --advisor "http://127.0.0.1:1" --advisor "$u" --sandbox one \
+        --token-file "$T/px.token" --port 0 --admin-port 0 >"$T/px1.log" 2>&1
+    expect_eq "--advisor $u: refused" 2 "$?"
+    expect_has "--advisor $u: named" "--advisor $u: an http:// or https:// URL" "$(cat "$T/px1.log")"
+done
+set --
+for i in 1 2 3 4 5 6 7 8 9; do set -- "$@" --advisor "http://127.0.0.1:$((40000 + i))"; done
+timeout 5 "$PROXY_BIN" "$@" --sandbox one --token-file "$T/px.token" --port 0 --admin-port 0 \
+    >"$T/px2.log" 2>&1
+expect_eq "nine --advisor URLs (at most 8): refused" 2 "$?"
+expect_has "the limit is named" "at most 8" "$(cat "$T/px2.log")"
+
+start_advisor A --config "$T/quiet.yaml" --store "$PG_URL" --audit-key-file "$T/audit.key"
+start_advisor B --config "$T/quiet.yaml" --store "$PG_URL" --audit-key-file "$T/audit.key"
+sandbox A one "$T/base.yaml"
+out=$(adm A PUT /v1/settings/agent_policy_proposals_enabled '{"value":true}')
+expect_eq "proposals on" 200 "$(code "$out")"
+
+# submit R NAME PATH: a one-rule proposal through replica R; chunk id in $SID
+submit() {
+    out=$("$CURL" -s -w '|%{http_code}' -H "Authorization: Bearer $(cat "$T/one.token")" \
+        -H 'Content-Type: application/json' -d "$(rule "$2" 127.0.0.1 "$UP" GET "$3")" \
+        "http://127.0.0.1:$(eval echo "\$${1}_PORT")/v1/sandboxes/one/proposals")
+    SID=$(jget "$out" '.accepted_chunk_ids[0]')
+}
+status_of() { jget "$(adm "$1" GET "/v1/sandboxes/one/proposals/$2")" .status; }
+wait_status() { # R ID: the status once it is no longer being evaluated
+    i=0
+    while [ $i -lt 200 ]; do
+        s=$(status_of "$1" "$2")
+        [ "$s" = approved ] || [ "$s" = pending ] && [ -n "$(jget "$(adm "$1" GET \
+            "/v1/sandboxes/one/proposals/$2")" '.validation_result // empty')" ] && break
+        sleep 0.05
+        i=$((i + 1))
+    done
+    printf '%s' "$s"
+}
+
+# ---------------------------------------------------------------------------
+# settings: auto-approval off through A, a proposal through B right after
+# ---------------------------------------------------------------------------
+
+out=$(adm A PUT /v1/sandboxes/one/settings/proposal_approval_mode '{"value":"auto"}')
+expect_eq "auto mode through A" 200 "$(code "$out")"
+submit B auto1 /auto1
+expect_eq "control: auto-approved through B" approved "$(wait_status B "$SID")"
+for r in 1 2 3; do
+    out=$(adm A PUT /v1/sandboxes/one/settings/proposal_approval_mode '{"value":"manual"}')
+    expect_eq "manual mode through A ($r)" 200 "$(code "$out")"
+    submit B "man$r" "/man$r"
+    expect_eq "submitted through B right after ($r): not approved" pending "$(wait_status B "$SID")"
+    out=$(adm B POST "/v1/sandboxes/one/proposals/$SID/reject" '{"reason":"test"}')
+    out=$(adm B PUT /v1/sandboxes/one/settings/proposal_approval_mode '{"value":"auto"}')
+    submit A "auto$r" "/autoa$r"
+    expect_eq "auto through B, submitted through A ($r): approved" approved "$(wait_status A "$SID")"
+done
+out=$(adm A PUT /v1/sandboxes/one/settings/proposal_approval_mode '{"value":"manual"}')
+
+# ---------------------------------------------------------------------------
+# supersede race: one host, port and binary through A and B at once
+# ---------------------------------------------------------------------------
+
+for r in 1 2 3 4 5 6; do
+    submit A "ra$r" "/race$r/a" &
+    pa=$!
+    submit B "rb$r" "/race$r/b" &
+    pb=$!
+    wait "$pa" "$pb"
+    n=$(body "$(adm B GET "/v1/sandboxes/one/proposals?limit=5000")" |
+        "$JQ" '[(.chunks // .proposals // .)[] | select(.status == "pending")] | length')
+    expect_eq "race $r: one pending chunk for the key" 1 "$n"
+done
+
+# ---------------------------------------------------------------------------
+# the listener's connection killed: B notices and rereads
+# ---------------------------------------------------------------------------
+
+listener_pids() { psql_q "SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN %'"; }
+nl=$(listener_pids | wc -l)
+expect_eq "two listeners (A and B)" 2 "$nl"
+psql_q "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN %'" >/dev/null
+sandbox A late "$T/base.yaml"
+i=0
+while :; do
+    c=$("$CURL" -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(cat "$T/late.token")" \
+        "http://127.0.0.1:$B_PORT/v1/sandboxes/late/policy")
+    [ "$c" = 200 ] || [ $i -ge 100 ] && break
+    i=$((i + 1))
+    sleep 0.02
+done
+expect_eq "listener killed: B accepts a sandbox created on A within 2 s" 200 "$c"
+i=0
+while [ "$(listener_pids | wc -l)" -lt 2 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+expect_eq "both listeners are back" 2 "$(listener_pids | wc -l)"
+
+# wake_check LABEL MS: a /wait held on B answers within MS of an approval on A
+wake_check() {
+    submit A "w$1" "/wake$1"
+    tok=$(jget "$(adm A GET "/v1/sandboxes/one/proposals/$SID")" .review_token)
+    "$CURL" -s -o "$T/wait.out" -H "Authorization: Bearer $(cat "$T/one.token")" \
+        "http://127.0.0.1:$B_PORT/v1/sandboxes/one/proposals/$SID/wait?timeout=25" &
+    wp=$!
+    sleep 0.3
+    out=$(adm A POST "/v1/sandboxes/one/proposals/$SID/approve" "{\"review_token\":\"$tok\"}")
+    t0=$(now_ms)
+    wait "$wp"
+    dt=$(($(now_ms) - t0))
+    echo "# $1: the /wait on B answered $dt ms after A's approval"
+    expect_eq "$1: the wait saw the approval" approved "$("$JQ" -r .status "$T/wait.out")"
+    if [ "$dt" -lt "$2" ]; then pass; else fail "$1: B woke $dt ms after A's approval"; fi
+}
+wake_check killed 2000
+
+# ---------------------------------------------------------------------------
+# the listener's connection hung: its backend stopped, the socket open
+# ---------------------------------------------------------------------------
+
+# Both replicas' listener backends are stopped (SIGSTOP): their sockets
+# stay open and say nothing. A replica pings after 3 s of quiet and counts
+# an answer missing for 2 s as a lost connection (store_pg_repl.c), so it
+# reconnects and rereads within about 5 s; before, the notes stopped for
+# good: long-polls woke only on their timeout and a sandbox created on A
+# stayed unknown to B.
+STOPPED=$(listener_pids | tr '\n' ' ')
+kill -STOP $STOPPED
+sleep 0.5
+sandbox A quiet "$T/base.yaml"
+wake_check hung 7000
+i=0
+while :; do
+    c=$("$CURL" -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(cat "$T/quiet.token")" \
+        "http://127.0.0.1:$B_PORT/v1/sandboxes/quiet/policy")
+    [ "$c" = 200 ] || [ $i -ge 100 ] && break
+    i=$((i + 1))
+    sleep 0.05
+done
+expect_eq "listener hung: B accepts a sandbox created on A meanwhile" 200 "$c"
+expect_has "B says its notes' connection was down" "change notes' connection is down" \
+    "$(cat "$T/B.log")"
+expect_has "and that it is back" "change notes' connection is back" "$(cat "$T/B.log")"
+kill -CONT $STOPPED
+STOPPED=
+finish
