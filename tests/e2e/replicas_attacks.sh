@@ -16,6 +16,10 @@
 #  - The listener's connection hung (its backend stopped, the socket
 #    open): the replica notices within its liveness check and wakes the
 #    long-polls from the new connection.
+#  - One chain, one key, from the first record: a replica with another key
+#    is refused on a chain that has no record but the first replica's
+#    claim (AUDIT:KEY, written at start-up under the writer's lock), also
+#    when both start at the same moment.
 #  - The proxy's --advisor list refuses an URL without a host, one with a
 #    query or fragment (the routes' paths are appended to it) and more
 #    replicas than it can hold.
@@ -206,4 +210,66 @@ expect_has "B says its notes' connection was down" "change notes' connection is 
 expect_has "and that it is back" "change notes' connection is back" "$(cat "$T/B.log")"
 kill -CONT $STOPPED
 STOPPED=
+
+# ---------------------------------------------------------------------------
+# two keys on a chain with no record yet: the second replica must not sign
+# records into the chain the first one signs
+# ---------------------------------------------------------------------------
+
+openssl genpkey -algorithm ed25519 -out "$T/other.key" 2>/dev/null && chmod 600 "$T/other.key"
+pg_as "$PG_BIN/createdb" -h "$PG_DIR/sock" -U proviso fresh || fail "createdb fresh"
+FRESH="postgresql:///fresh?host=$PG_DIR/sock&user=proviso"
+start_advisor X --config "$T/quiet.yaml" --store "$FRESH" --audit-key-file "$T/audit.key"
+"$ADVISOR_BIN" --data-dir "$T/Y.d" --port 0 --store "$FRESH" --audit-key-file "$T/other.key" \
+    --config "$T/quiet.yaml" --token-file "$T/A.admin" >"$T/Y.log" 2>&1 &
+Y_PID=$!
+PIDS="$PIDS $Y_PID"
+i=0
+while kill -0 "$Y_PID" 2>/dev/null && ! grep -q 'listening on 127.0.0.1 port' "$T/Y.log" &&
+    [ $i -lt 200 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+if kill -0 "$Y_PID" 2>/dev/null; then
+    Y_PORT=$(sed -n 's/.*listening on 127.0.0.1 port \([0-9]*\).*/\1/p' "$T/Y.log" | head -n 1)
+    cp "$T/A.admin" "$T/Y.admin"
+    out=$(adm Y POST /v1/sandboxes "$("$JQ" -n --rawfile p "$T/base.yaml" '{name:"y1",policy:$p}')")
+    expect_eq "another key on an empty chain: refused at start-up (Y wrote $(code "$out"))" \
+        refused running
+else
+    wait "$Y_PID"
+    expect_eq "another key on an empty chain: refused at start-up" 2 "$?"
+fi
+expect_has "the refusal says why" "another key" "$(cat "$T/Y.log")"
+sandbox X x1 "$T/base.yaml"
+pubX=$("$BUILD/proviso" audit pubkey --advisor "http://127.0.0.1:$X_PORT" --token-file "$T/X.admin")
+"$BUILD/proviso" audit export --advisor "http://127.0.0.1:$X_PORT" --token-file "$T/X.admin" \
+    >"$T/X.jsonl"
+"$BUILD/proviso" audit verify "$T/X.jsonl" --pubkey "$pubX" >"$T/X.verify" 2>&1
+expect_eq "the fresh chain verifies with X's key" 0 "$?"
+expect_eq "its first record names the key" "AUDIT:KEY $pubX" \
+    "$("$JQ" -r 'select(.type == "record" and .seq == 1) | "\(.kind) \(.data.public_key)"' "$T/X.jsonl")"
+
+# Two keys starting at the same moment on another empty chain: one runs.
+pg_as "$PG_BIN/createdb" -h "$PG_DIR/sock" -U proviso fresh2 || fail "createdb fresh2"
+FRESH2="postgresql:///fresh2?host=$PG_DIR/sock&user=proviso"
+for k in audit other; do
+    "$ADVISOR_BIN" --data-dir "$T/R$k.d" --port 0 --store "$FRESH2" --audit-key-file "$T/$k.key" \
+        --config "$T/quiet.yaml" --token-file "$T/A.admin" >"$T/R$k.log" 2>&1 &
+    eval "R_$k=$!"
+    PIDS="$PIDS $!"
+done
+i=0
+while [ $i -lt 200 ]; do
+    [ "$(grep -l 'listening on 127.0.0.1 port\|refusing to start' "$T/Raudit.log" "$T/Rother.log" |
+        wc -l)" -eq 2 ] && break
+    sleep 0.05
+    i=$((i + 1))
+done
+sleep 0.3
+n=0
+for p in "$R_audit" "$R_other"; do kill -0 "$p" 2>/dev/null && n=$((n + 1)); done
+expect_eq "two keys started at once on an empty chain: one runs" 1 "$n"
+expect_eq "and the other says why" 1 "$(grep -l 'signed by another key' "$T/Raudit.log" \
+    "$T/Rother.log" | wc -l)"
 finish
