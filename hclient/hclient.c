@@ -155,6 +155,9 @@ static bool set_options(CURL *e, const struct hclient_req *req, struct curl_slis
     if (req->no_proxy && curl_easy_setopt(e, CURLOPT_PROXY, "") != CURLE_OK) {
         return false;
     }
+    if (req->fresh && curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L) != CURLE_OK) {
+        return false;
+    }
     if (req->user_agent != NULL &&
         curl_easy_setopt(e, CURLOPT_USERAGENT, req->user_agent) != CURLE_OK) {
         return false;
