@@ -10,6 +10,10 @@
 #    through B right after stays pending (no stale setting).
 #  - Submissions racing through A and B for one host, port and binary
 #    leave exactly one pending chunk (the supersede check is not split).
+#  - Two chunks approved at once through A and B: at least one wins, the
+#    revision moves by the number of wins with one number each, and the
+#    other (its token bound to the policy that moved) is approved with its
+#    refetched token.
 #  - The listener's connection killed (pg_terminate_backend): the replica
 #    notices, reconnects and rereads; a sandbox created on A afterwards is
 #    known to B and a /wait held on B wakes on A's approval.
@@ -139,6 +143,57 @@ for r in 1 2 3 4 5 6; do
     n=$(body "$(adm B GET "/v1/sandboxes/one/proposals?limit=5000")" |
         "$JQ" '[(.chunks // .proposals // .)[] | select(.status == "pending")] | length')
     expect_eq "race $r: one pending chunk for the key" 1 "$n"
+done
+
+# ---------------------------------------------------------------------------
+# two chunks approved at once, one through A and one through B: both win,
+# with two revisions, neither number twice and none skipped
+# ---------------------------------------------------------------------------
+
+# (a token is bound to the policy it was reviewed against: of two chunks
+# approved at once, the second to reach the writer's lock finds the policy
+# moved and answers 412 or 409 - refetch; never two wins on one revision)
+for r in 1 2 3 4; do
+    submit A "pa$r" "/pair$r"
+    C1=$SID
+    out=$("$CURL" -s -w '|%{http_code}' -H "Authorization: Bearer $(cat "$T/one.token")" \
+        -H 'Content-Type: application/json' -d "$(rule "pb$r" 127.0.0.1 $((UP + r)) GET "/pair$r")" \
+        "http://127.0.0.1:$B_PORT/v1/sandboxes/one/proposals")
+    C2=$(jget "$out" '.accepted_chunk_ids[0]')
+    t1=$(jget "$(adm A GET "/v1/sandboxes/one/proposals/$C1")" .review_token)
+    t2=$(jget "$(adm B GET "/v1/sandboxes/one/proposals/$C2")" .review_token)
+    rev0=$(jget "$(adm A GET /v1/sandboxes/one/policy)" .revision)
+    adm A POST "/v1/sandboxes/one/proposals/$C1/approve" "{\"review_token\":\"$t1\"}" >"$T/p.A" &
+    pa=$!
+    adm B POST "/v1/sandboxes/one/proposals/$C2/approve" "{\"review_token\":\"$t2\"}" >"$T/p.B" &
+    pb=$!
+    wait "$pa" "$pb"
+    codes="$(code "$(cat "$T/p.A")") $(code "$(cat "$T/p.B")")"
+    wins=0
+    for c in $codes; do [ "$c" = 200 ] && wins=$((wins + 1)); done
+    [ "$wins" -ge 1 ] && pass || fail "pair $r: no approval won ($codes)"
+    [ "$wins" -lt 2 ] || echo "# pair $r: both approved"
+    [ "$wins" -eq 2 ] || echo "# pair $r: $codes: $(body "$(cat "$T/p.A")" | cut -c1-120) / $(body "$(cat "$T/p.B")" | cut -c1-120)"
+    expect_eq "pair $r: the policy moved by the approvals that won" "$((rev0 + wins))" \
+        "$(jget "$(adm B GET /v1/sandboxes/one/policy)" .revision)"
+    r1=$(jget "$(adm A GET "/v1/sandboxes/one/proposals/$C1")" '.approved_revision // empty')
+    r2=$(jget "$(adm B GET "/v1/sandboxes/one/proposals/$C2")" '.approved_revision // empty')
+    want=$(seq $((rev0 + 1)) $((rev0 + wins)) | tr '\n' ' ' | sed 's/ $//')
+    expect_eq "pair $r: one revision number per win, none skipped" "$want" \
+        "$(printf '%s\n%s\n' "$r1" "$r2" | grep -vx '0\|' | sort -n | tr '\n' ' ' | sed 's/ $//')"
+    # the loser is decided by a second approval with its refetched token
+    for C in $C1 $C2; do
+        if [ "$(status_of A "$C")" = pending ]; then
+            # 412 refreshes the evaluation (docs/advisor.md, Approve): refetch
+            for _ in 1 2 3; do
+                tk=$(jget "$(adm A GET "/v1/sandboxes/one/proposals/$C")" .review_token)
+                out=$(adm A POST "/v1/sandboxes/one/proposals/$C/approve" \
+                    "{\"review_token\":\"$tk\"}")
+                [ "$(code "$out")" = 412 ] || break
+            done
+            expect_eq "pair $r: the refetched token approves the other" 200 "$(code "$out")"
+        fi
+    done
 done
 
 # ---------------------------------------------------------------------------
