@@ -316,7 +316,7 @@ for k in audit other; do
 done
 i=0
 while [ $i -lt 200 ]; do
-    [ "$(grep -l 'listening on 127.0.0.1 port\|refusing to start' "$T/Raudit.log" "$T/Rother.log" |
+    [ "$(grep -l 'listening on 127.0.0.1 port\|refusing to start' "$T/Raudit.log" "$T/Rother.log" 2>/dev/null |
         wc -l)" -eq 2 ] && break
     sleep 0.05
     i=$((i + 1))
