@@ -25,8 +25,9 @@
 #    claim (AUDIT:KEY, written at start-up under the writer's lock), also
 #    when both start at the same moment.
 #  - The proxy's --advisor list refuses an URL without a host, one with a
-#    query or fragment (the routes' paths are appended to it) and more
-#    replicas than it can hold.
+#    query or fragment (the routes' paths are appended to it), one replica
+#    under two spellings (a trailing slash, the host's case, the default
+#    port) and more replicas than it can hold.
 . "$(dirname "$0")/proxy_lib.sh"
 . "$(dirname "$0")/advisor_proxy_lib.sh"
 . "$SRC/tests/pg_lib.sh"
@@ -76,6 +77,15 @@ for u in "http://" "http://:8080" "http://127.0.0.1:1/?x=1" "http://127.0.0.1:1/
         --token-file "$T/px.token" --port 0 --admin-port 0 >"$T/px1.log" 2>&1
     expect_eq "--advisor $u: refused" 2 "$?"
     expect_has "--advisor $u: named" "--advisor $u: an http:// or https:// URL" "$(cat "$T/px1.log")"
+done
+# one replica under two spellings is one replica: refused as given twice
+for pair in "http://127.0.0.1:7/ http://127.0.0.1:7" "http://LOCALHOST:80 http://localhost" \
+    "https://127.0.0.1 https://127.0.0.1:443/"; do
+    set -- $pair
+    timeout 5 "$PROXY_BIN" --advisor "$1" --advisor "$2" --sandbox one --token-file "$T/px.token" \
+        --port 0 --admin-port 0 >"$T/px3.log" 2>&1
+    expect_eq "--advisor $1 --advisor $2: refused" 2 "$?"
+    expect_has "--advisor $1 --advisor $2: given twice" "given twice" "$(cat "$T/px3.log")"
 done
 set --
 for i in 1 2 3 4 5 6 7 8 9; do set -- "$@" --advisor "http://127.0.0.1:$((40000 + i))"; done
