@@ -541,8 +541,13 @@ pv_result advisor_event(struct store *st, const char *sandbox, const char *kind,
 pv_result advisor_audit_open(const char *data_dir, const char *key_file, char *err,
                              size_t errlen) PV_WUR;
 /* Whether the chain's newest sealed record in 'st' was signed by the
- * loaded key: '*mismatch' true when it was not (PV_ERR_IO: unreadable). */
-pv_result advisor_audit_check_signer(struct store *st, bool *mismatch, int64_t *seq) PV_WUR;
+ * loaded key: '*mismatch' true when it was not (PV_ERR_IO: unreadable).
+ * With 'claim' (a store replicas share) an empty chain gets its first
+ * record at once, AUDIT:KEY naming the public key, written under the
+ * writer's lock: a replica started with another key is then refused even
+ * when nothing else was written yet. */
+pv_result advisor_audit_check_signer(struct store *st, bool claim, bool *mismatch,
+                                     int64_t *seq) PV_WUR;
 void advisor_audit_close(void);
 /* Seal, in one transaction and in order, the events at the start of the
  * log that have no record (written before schema 2, or with

@@ -93,7 +93,7 @@ static void head_record(void *arg, const struct store_event *e)
     *out = pv_strdup(e->record);
 }
 
-pv_result advisor_audit_check_signer(struct store *st, bool *mismatch, int64_t *seq)
+pv_result advisor_audit_check_signer(struct store *st, bool claim, bool *mismatch, int64_t *seq)
 {
     char seal[65];
     char *record = NULL;
@@ -101,10 +101,23 @@ pv_result advisor_audit_check_signer(struct store *st, bool *mismatch, int64_t *
 
     *mismatch = false;
     PV_ENSURE(audit_key != NULL, PV_ERR_INTERNAL);
-    PV_GUARD(store_begin_read(st));
+    /* A claim reads the head under the writer's lock, so that of two
+     * replicas starting on an empty chain the second sees the first's. */
+    PV_GUARD(claim ? store_begin(st) : store_begin_read(st));
     r = store_event_head(st, seq, seal);
     if (pv_ok(r) && *seq > 0) {
         r = store_event_each(st, *seq - 1, 1, head_record, &record);
+    } else if (pv_ok(r) && claim) {
+        char pub[AUDIT_PUB_B64_LEN];
+        char line[AUDIT_PUB_B64_LEN + 64];
+        r = audit_key_pub_b64(audit_key, pub);
+        if (pv_ok(r)) {
+            snprintf(line, sizeof(line), "AUDIT:KEY [INFO] the chain is signed by %s", pub);
+            r = advisor_event(st, NULL, "AUDIT:KEY", line, json_pack("{s:s}", "public_key", pub));
+        }
+        if (pv_ok(r)) {
+            r = store_commit(st);
+        }
     }
     store_rollback(st);
     PV_GUARD(r);

@@ -512,7 +512,8 @@ static void check_signer(const struct options *o, struct store *st)
     bool mismatch = false;
     int64_t seq = 0;
 
-    if (!pv_ok(advisor_audit_check_signer(st, &mismatch, &seq))) {
+    if (!pv_ok(advisor_audit_check_signer(st, strncmp(o->store, "postgres", 8) == 0, &mismatch,
+                                          &seq))) {
         pv_fatal("audit: cannot read the chain's head: %s", store_errmsg(st));
     }
     if (!mismatch) {

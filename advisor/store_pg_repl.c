@@ -15,7 +15,12 @@
  * waits on its socket with poll(2): a note reaches the waiting thread as
  * soon as the server sends it. After the connection was lost (a database
  * restart), it is opened again and reports "*": notes sent meanwhile are
- * lost, so the caller must treat everything as changed.
+ * lost, so the caller must treat everything as changed. A connection can
+ * also be lost without a word (its backend hung, a peer gone behind a
+ * firewall): after LISTEN_QUIET_MS without a byte from the server the
+ * listener asks SELECT 1, and an answer that does not come within
+ * LISTEN_PING_MS counts as a lost connection. Without that, the notes
+ * would stop for good while poll(2) keeps timing out quietly.
  *
  * Session locks: pg_try_advisory_lock on the caller's connection, for jobs
  * that must have one owner across replicas (the mapper's flush). The
@@ -29,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <libpq-fe.h>
 
@@ -117,10 +123,23 @@ void store_pg_unlock(struct store *s, int64_t key)
  * The listener
  * ========================================================================= */
 
+#define LISTEN_QUIET_MS 3000
+#define LISTEN_PING_MS 2000
+
 struct store_listener {
     PGconn *conn;
-    bool lost; /* the connection failed: open it again before waiting */
+    bool lost;         /* the connection failed: open it again before waiting */
+    int64_t heard;     /* monotonic ms of the server's last bytes */
+    int64_t ping_sent; /* monotonic ms of the unanswered SELECT 1, or 0 */
 };
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static bool listen_on(PGconn *c)
 {
@@ -152,6 +171,7 @@ struct store_listener *store_listener_open(const char *loc, char *err, size_t er
         store_listener_close(l);
         return NULL;
     }
+    l->heard = mono_ms();
     return l;
 }
 
@@ -180,6 +200,8 @@ pv_result store_listener_wait(struct store_listener *l, int timeout_ms,
             PV_BAIL(PV_ERR_IO);
         }
         l->lost = false;
+        l->heard = mono_ms();
+        l->ping_sent = 0;
         fn(arg, "*"); /* what was sent while we were away is gone */
         return PV_RESULT_OK;
     }
@@ -190,8 +212,30 @@ pv_result store_listener_wait(struct store_listener *l, int timeout_ms,
         l->lost = true;
         PV_BAIL(PV_ERR_IO);
     }
-    if (poll(&p, 1, timeout_ms) > 0 && PQconsumeInput(l->conn) != 1) {
-        l->lost = true;
+    if (l->ping_sent == 0 && mono_ms() - l->heard >= LISTEN_QUIET_MS) {
+        if (PQsendQuery(l->conn, "SELECT 1") != 1) {
+            l->lost = true;
+            PV_BAIL(PV_ERR_IO);
+        }
+        l->ping_sent = mono_ms();
+    }
+    if (poll(&p, 1, timeout_ms) > 0) {
+        if (PQconsumeInput(l->conn) != 1) {
+            l->lost = true;
+            PV_BAIL(PV_ERR_IO);
+        }
+        l->heard = mono_ms();
+    }
+    /* the ping's answer, read without blocking */
+    while (l->ping_sent != 0 && PQisBusy(l->conn) == 0) {
+        PGresult *res = PQgetResult(l->conn);
+        if (res == NULL) {
+            l->ping_sent = 0;
+        }
+        PQclear(res);
+    }
+    if (l->ping_sent != 0 && mono_ms() - l->ping_sent >= LISTEN_PING_MS) {
+        l->lost = true; /* silent: treated as lost, opened again next call */
         PV_BAIL(PV_ERR_IO);
     }
     while ((note = PQnotifies(l->conn)) != NULL) {

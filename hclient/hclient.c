@@ -80,45 +80,56 @@ static size_t on_data(char *data, size_t size, size_t n, void *arg)
 }
 
 /* The header list; the bearer line is wiped by free_headers. */
+/* Append 'line' to '*h'; false when it could not be (the list unchanged). */
+static bool add_header(struct curl_slist **h, const char *line)
+{
+    struct curl_slist *n = curl_slist_append(*h, line);
+
+    if (n == NULL) {
+        return false;
+    }
+    *h = n;
+    return true;
+}
+
 static struct curl_slist *make_headers(const struct hclient_req *req)
 {
     struct curl_slist *h = NULL;
-    struct curl_slist *more;
     char line[512];
-    char *auth = NULL;
+    bool ok = true;
 
     if (req->bearer != NULL) {
         static const char prefix[] = "Authorization: Bearer ";
         size_t n = sizeof(prefix) + strlen(req->bearer);
+        char *auth = pv_malloc(n);
 
-        auth = pv_malloc(n);
         if (auth == NULL) {
             return NULL;
         }
         snprintf(auth, n, "%s%s", prefix, req->bearer);
-        h = curl_slist_append(h, auth);
+        ok = add_header(&h, auth);
         explicit_bzero(auth, n);
         free(auth);
-        if (h == NULL) {
-            return NULL;
-        }
     }
-    more = h;
-    if (req->accept != NULL) {
+    if (ok && req->accept != NULL) {
         snprintf(line, sizeof(line), "Accept: %s", req->accept);
-        more = curl_slist_append(more, line);
+        ok = add_header(&h, line);
     }
-    if (more != NULL && req->body != NULL && req->content_type != NULL) {
+    if (ok && req->body != NULL && req->content_type != NULL) {
         snprintf(line, sizeof(line), "Content-Type: %s", req->content_type);
-        more = curl_slist_append(more, line);
+        ok = add_header(&h, line);
     }
-    if (more != NULL && req->no_expect) {
-        more = curl_slist_append(more, "Expect:");
+    if (ok && req->no_expect) {
+        ok = add_header(&h, "Expect:");
     }
-    if (more == NULL) {
+    if (!ok) {
+        for (struct curl_slist *l = h; l != NULL; l = l->next) {
+            explicit_bzero(l->data, strlen(l->data));
+        }
         curl_slist_free_all(h);
+        return NULL;
     }
-    return more;
+    return h;
 }
 
 static void free_headers(struct curl_slist *h)
@@ -153,6 +164,9 @@ static bool set_options(CURL *e, const struct hclient_req *req, struct curl_slis
         return false;
     }
     if (req->no_proxy && curl_easy_setopt(e, CURLOPT_PROXY, "") != CURLE_OK) {
+        return false;
+    }
+    if (req->fresh && curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L) != CURLE_OK) {
         return false;
     }
     if (req->user_agent != NULL &&

@@ -39,6 +39,9 @@ struct hclient_req {
     long timeout_ms;          /* whole transfer; 0: none */
     bool no_proxy;            /* ignore the *_proxy environment */
     bool no_expect;           /* no "Expect: 100-continue" on a POST */
+    bool fresh;               /* a new connection: libcurl sends a request again
+                               * unasked when a reused one dies before the
+                               * answer - a write must not be sent twice */
     const atomic_bool *stop;  /* long-poll: ends the transfer when set */
 };
 

@@ -55,9 +55,10 @@ ADVISOR_PROXY_E2E = tests/e2e/advisor_longpoll.sh
 TESTS += $(ADVISOR_PROXY_E2E)
 # the store on PostgreSQL: the unit suites on a throwaway cluster
 # (tests/pg_lib.sh), and the advisor on it through kill -9 and a crash
-TESTS += tests/advisor_store_pg.sh tests/e2e/advisor_pg.sh tests/e2e/advisor_replicas.sh
+TESTS += tests/advisor_store_pg.sh tests/e2e/advisor_pg.sh tests/e2e/advisor_replicas.sh \
+	tests/e2e/replicas_attacks.sh
 EXTRA_DIST += tests/advisor_store_pg.sh tests/e2e/advisor_pg.sh tests/pg_lib.sh \
-	tests/e2e/advisor_replicas.sh tests/e2e/advisor_replicas_load.py
+	tests/e2e/advisor_replicas.sh tests/e2e/advisor_replicas_load.py tests/e2e/replicas_attacks.sh
 EXTRA_DIST += $(ADVISOR_PROXY_E2E)
 
 # advisor_ui.sh installs playwright-core into tests/ui-node (a cache kept

@@ -310,6 +310,13 @@ static void thread_end(struct proxy_advisor *a)
     tl_client = NULL;
 }
 
+/* Reads, PUTs and the loaded report may be sent twice; anything else is a
+ * write that must not be (a proposal, denials). */
+static bool idempotent(const char *method, const char *path)
+{
+    return strcmp(method, "GET") == 0 || strcmp(method, "PUT") == 0 || strcmp(path, "/loaded") == 0;
+}
+
 /* One call to advisor 'idx' (proxy_advisor_call's contract). */
 static bool call_at(struct proxy_advisor *a, unsigned idx, const atomic_bool *abort,
                     const char *method, const char *path, const char *body, size_t blen,
@@ -331,6 +338,11 @@ static bool call_at(struct proxy_advisor *a, unsigned idx, const atomic_bool *ab
         .no_proxy = true, /* never through a proxy */
         .no_expect = true,
         .stop = abort,
+        /* a write on a connection of its own: libcurl would send it again
+         * unasked when a kept-alive one dies before the answer (the
+         * replica acted, then died), and the next replica would get it
+         * too when that second try is refused */
+        .fresh = !idempotent(method, path),
     };
 
     memset(r, 0, sizeof(*r));
@@ -369,8 +381,7 @@ static bool never_sent(const char *err)
 bool proxy_advisor_may_fail_over(const char *method, const char *path, bool answered, long status,
                                  const char *err)
 {
-    bool idem =
-        strcmp(method, "GET") == 0 || strcmp(method, "PUT") == 0 || strcmp(path, "/loaded") == 0;
+    bool idem = idempotent(method, path);
 
     if (!answered) {
         return idem || never_sent(err);
