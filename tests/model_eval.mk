@@ -1,6 +1,9 @@
-# model_eval tests: the concrete evaluator (model/model_eval.c)
+# model_eval tests: the concrete evaluator (model/model_eval.c). Most of its
+# cases are data, tests/eval/*.yaml, read by check_model_eval
+# (docs/internals/testing.md#the-evaluator-table).
 check_PROGRAMS += tests/check_model_eval
 TESTS += tests/check_model_eval
+EXTRA_DIST += tests/eval
 tests_check_model_eval_SOURCES = tests/check_model_eval.c
 tests_check_model_eval_CFLAGS = $(TEST_CFLAGS)
 tests_check_model_eval_LDADD = $(TEST_MODEL_LIBS)
