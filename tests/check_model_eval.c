@@ -91,7 +91,8 @@ static struct {
 } data;
 
 /* A problem with the data itself: printed at once, counted, and failed by
- * test_data_files (the first one is its message). */
+ * test_data_files (the first one is its message). Located at node 'n' of
+ * 'file', at 'file' alone, or (file NULL) by the reader's own diagnostic. */
 static void data_error(const char *file, const struct model_node *n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -106,7 +107,9 @@ static void data_error(const char *file, const struct model_node *n, const char 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    if (n != NULL) {
+    if (file == NULL) {
+        snprintf(where, sizeof(where), "%s", msg); /* already FILE:LINE:COL: text */
+    } else if (n != NULL) {
         model_node_where(n, &line, &col);
         snprintf(where, sizeof(where), "%s:%u:%u: %s", file, line, col, msg);
     } else {
@@ -471,7 +474,7 @@ static void read_file(const char *dir, const char *label, const char *entry)
     } else {
         f->tree = model_yaml_tree(f->name, f->buf, len, d);
         for (size_t i = 0; f->tree == NULL && i < model_diags_count(d); i++) {
-            data_error(f->name, NULL, "%s", model_diags_line(d, i));
+            data_error(NULL, NULL, "%s", model_diags_line(d, i));
         }
         if (f->tree == NULL && model_diags_count(d) == 0) {
             data_error(f->name, NULL, "unreadable");
