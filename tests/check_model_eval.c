@@ -486,6 +486,21 @@ static void read_file(const char *dir, const char *label, const char *entry)
     model_diags_free(d);
 }
 
+/* Row names are the rows' identity in messages and reviews: each once. */
+static void check_names(void)
+{
+    for (size_t i = 0; i < data.nrows; i++) {
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(data.rows[i].name, data.rows[j].name) == 0) {
+                char where[600];
+                snprintf(where, sizeof(where), "%s:%u", data.rows[i].file, data.rows[i].line);
+                data_error(where, NULL, "row name '%s' is also at %s:%u", data.rows[i].name,
+                           data.rows[j].file, data.rows[j].line);
+            }
+        }
+    }
+}
+
 static int cmp_names(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -542,6 +557,7 @@ static void read_data(void)
         read_file(dir, label, names[i]);
         free(names[i]);
     }
+    check_names();
 }
 
 static void free_data(void)

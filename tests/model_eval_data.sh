@@ -92,6 +92,8 @@ mutate unused 01-reach.yaml 's/^policies:$/policies:\n  spare: |\n    version: 1
 mutate reason_name 01-reach.yaml 's/reason: no_endpoint/reason: no-endpoint/' \
     "reason: unknown name 'no-endpoint'"
 mutate incomplete 01-reach.yaml "$((l + 3))s/reason: allowed, //" "expect needs allow and reason"
+mutate same_name 02-binaries.yaml '0,/^  - name: .*$/s//  - name: V1 exact host allowed/' \
+    "row name 'V1 exact host allowed' is also at"
 copy stray
 echo 'rows: []' >"$tmp/stray/12-new.yml"
 fails stray "12-new.yml: not a .yaml data file"
