@@ -1,137 +1,707 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* check_model_eval.c - unit tests of the concrete evaluator (model_eval.c)
  *
- * One table of requests against policies written as YAML and loaded through
- * model_policy_load(): every clause of docs/semantics.md with rows that must
- * allow and rows that must deny, and the matching acceptance vectors of
- * the reference's proxy acceptance table (numbered "V<n>" in the row names; where proviso
- * diverges the row says "ours"). Separate tests cover load-time errors, the
- * compile step (preset expansion, recompilation), resolved target_sandbox
- * endpoints, the scan fallback for requests with many candidates, and the
- * name tables.
+ * Most of the evaluator's tests are data: the YAML files of tests/eval/ hold policies
+ * (YAML text) and rows under them, each a request and the decision it must
+ * get, for every clause of docs/semantics.md and the matching acceptance
+ * vectors of the reference's proxy acceptance table ("V<n>" in the row
+ * names; "ours" where proviso diverges). This program reads every file of
+ * that folder, loads each row's policy through model_policy_load(), decides
+ * the row's request and compares; a row whose policy must not load names a
+ * substring of the expected diagnostic instead. The format is in
+ * docs/internals/testing.md#the-evaluator-table.
+ *
+ * The tests that are code stay here: the compile step (preset expansion,
+ * compiled fields), resolved target_sandbox endpoints and the loopback
+ * switch, the scan fallback over a generated policy with many rules,
+ * defensive inputs, and the name tables.
  */
 #include "config.h"
 
 #include <check.h>
+#include <dirent.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/pv_file.h"
 #include "model/model.h"
 #include "model/model_int.h"
 
 /* ===========================================================================
- * Policies
+ * The data files (tests/eval/)
+ * ========================================================================= */
+
+/* Rows converted from the C table this runner replaced (209 decisions, four
+ * load errors) plus the load-error control. Fewer rows means a file or rows
+ * were lost: the run fails. Raise it when rows are added. */
+#define EVAL_MIN_ROWS 214
+#define EVAL_MAX_FILES 64
+#define EVAL_MAX_BINS 8
+#define EVAL_MAX_FILE_BYTES (1024u * 1024u)
+#define EVAL_UNSET (-1)
+
+/* A scalar of a data file, borrowed from its tree; s == NULL: absent. */
+struct eval_str {
+    const char *s;
+    size_t len;
+};
+
+struct eval_row {
+    const char *file; /* the data file's name in messages */
+    uint32_t line;    /* of the row's first key */
+    const char *name;
+    const char *policy_key;
+    struct eval_str policy; /* the policy's YAML text */
+    uint32_t policy_line;
+    /* request */
+    const char *bins[EVAL_MAX_BINS];
+    int nbins; /* EVAL_UNSET: the default identity /usr/bin/curl */
+    struct eval_str host;
+    int port;
+    struct eval_str method; /* absent: a connection-level request */
+    struct eval_str target;
+    struct eval_str dest; /* absent: destination not resolved */
+    /* expect */
+    int allow;
+    int grant;
+    int reason;
+    int route;
+    struct eval_str rule;       /* "": no rule; absent: unchecked */
+    struct eval_str detail;     /* "": empty detail; else a substring */
+    struct eval_str load_error; /* the policy must not load */
+};
+
+struct eval_file {
+    char name[512];
+    char *buf;
+    struct model_node *tree;
+};
+
+static struct {
+    struct eval_file files[EVAL_MAX_FILES];
+    size_t nfiles;
+    struct eval_row *rows;
+    size_t nrows;
+    size_t cap;
+    size_t nerrors;
+    char first_error[512];
+} data;
+
+/* A problem with the data itself: printed at once, counted, and failed by
+ * test_data_files (the first one is its message). Located at node 'n' of
+ * 'file', at 'file' alone, or (file NULL) by the reader's own diagnostic. */
+static void data_error(const char *file, const struct model_node *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void data_error(const char *file, const struct model_node *n, const char *fmt, ...)
+{
+    char msg[400];
+    char where[512];
+    uint32_t line = 0;
+    uint32_t col = 0;
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (file == NULL) {
+        snprintf(where, sizeof(where), "%s", msg); /* already FILE:LINE:COL: text */
+    } else if (n != NULL) {
+        model_node_where(n, &line, &col);
+        snprintf(where, sizeof(where), "%s:%u:%u: %s", file, line, col, msg);
+    } else {
+        snprintf(where, sizeof(where), "%s: %s", file, msg);
+    }
+    fprintf(stderr, "%s\n", where);
+    if (data.nerrors++ == 0) {
+        snprintf(data.first_error, sizeof(data.first_error), "%s", where);
+    }
+}
+
+/* A mapping key's text (keys are scalars: the reader refuses others). */
+static const char *key_text(const struct model_node *k)
+{
+    size_t len;
+    const char *s = model_node_text(k, &len);
+
+    return s != NULL ? s : "";
+}
+
+static bool scalar(const char *file, const struct model_node *v, const char *what,
+                   struct eval_str *out)
+{
+    out->s = model_node_text(v, &out->len);
+    if (out->s == NULL) {
+        data_error(file, v, "%s: not a scalar", what);
+        return false;
+    }
+    return true;
+}
+
+/* A name without NUL bytes, for the C strings of a request and messages. */
+static bool text(const char *file, const struct model_node *v, const char *what, const char **out)
+{
+    struct eval_str s;
+
+    if (!scalar(file, v, what, &s)) {
+        return false;
+    }
+    if (strlen(s.s) != s.len) {
+        data_error(file, v, "%s: holds a NUL byte", what);
+        return false;
+    }
+    *out = s.s;
+    return true;
+}
+
+static bool boolean(const char *file, const struct model_node *v, const char *what, int *out)
+{
+    const char *s;
+
+    if (!text(file, v, what, &s)) {
+        return false;
+    }
+    if (strcmp(s, "true") == 0 || strcmp(s, "false") == 0) {
+        *out = s[0] == 't';
+        return true;
+    }
+    data_error(file, v, "%s: '%s' is neither true nor false", what, s);
+    return false;
+}
+
+/* The enumerator whose name (model_reason_name, model_route_name) is 's'. */
+static bool enum_name(const char *file, const struct model_node *v, const char *what,
+                      const char *(*name_of)(int), int *out)
+{
+    const char *s;
+
+    if (!text(file, v, what, &s)) {
+        return false;
+    }
+    for (int i = 0; i < 64; i++) {
+        const char *n = name_of(i);
+        if (strcmp(n, "unknown") != 0 && strcmp(n, s) == 0) {
+            *out = i;
+            return true;
+        }
+    }
+    data_error(file, v, "%s: unknown name '%s'", what, s);
+    return false;
+}
+
+static const char *reason_of(int i)
+{
+    return model_reason_name((enum model_reason)i);
+}
+
+static const char *route_of(int i)
+{
+    return model_route_name((enum model_route)i);
+}
+
+enum eval_kind { EK_STR, EK_PORT, EK_BOOL, EK_REASON, EK_ROUTE, EK_BINS };
+
+/* The keys of a row's request and expect mappings. */
+struct eval_field {
+    const char *key;
+    enum eval_kind kind;
+    size_t off;
+};
+
+#define EF(member) offsetof(struct eval_row, member)
+static const struct eval_field request_fields[] = {
+    {"binaries", EK_BINS, EF(bins)}, {"host", EK_STR, EF(host)},     {"port", EK_PORT, EF(port)},
+    {"method", EK_STR, EF(method)},  {"target", EK_STR, EF(target)}, {"dest", EK_STR, EF(dest)},
+};
+static const struct eval_field expect_fields[] = {
+    {"allow", EK_BOOL, EF(allow)},
+    {"grant", EK_BOOL, EF(grant)},
+    {"reason", EK_REASON, EF(reason)},
+    {"route", EK_ROUTE, EF(route)},
+    {"rule", EK_STR, EF(rule)},
+    {"detail", EK_STR, EF(detail)},
+    {"load_error", EK_STR, EF(load_error)},
+};
+#undef EF
+
+static bool read_bins(const char *file, const struct model_node *v, struct eval_row *r)
+{
+    if (model_node_kind_of(v) != MODEL_NODE_SEQ) {
+        data_error(file, v, "binaries: not a list");
+        return false;
+    }
+    if (v->nitems > EVAL_MAX_BINS) {
+        data_error(file, v, "binaries: more than %d", EVAL_MAX_BINS);
+        return false;
+    }
+    for (size_t i = 0; i < v->nitems; i++) {
+        if (!text(file, v->items[i], "binaries", &r->bins[i])) {
+            return false;
+        }
+    }
+    r->nbins = (int)v->nitems;
+    return true;
+}
+
+static bool read_field(const char *file, const struct eval_field *f, const struct model_node *v,
+                       struct eval_row *r)
+{
+    void *dst = (char *)r + f->off;
+    const char *s;
+    uint64_t port;
+
+    switch (f->kind) {
+    case EK_STR:
+        return scalar(file, v, f->key, dst);
+    case EK_PORT:
+        if (!text(file, v, f->key, &s) || !pv_ok(pv_parse_u64(s, strlen(s), 65535, &port))) {
+            data_error(file, v, "port: not a number up to 65535");
+            return false;
+        }
+        *(int *)dst = (int)port;
+        return true;
+    case EK_BOOL:
+        return boolean(file, v, f->key, dst);
+    case EK_REASON:
+        return enum_name(file, v, f->key, reason_of, dst);
+    case EK_ROUTE:
+        return enum_name(file, v, f->key, route_of, dst);
+    case EK_BINS:
+        return read_bins(file, v, r);
+    }
+    return false;
+}
+
+/* A flow or block mapping of 'fields' into 'r'; an unknown key is an error. */
+static bool read_map(const char *file, const struct model_node *map, const char *what,
+                     const struct eval_field *fields, size_t nfields, struct eval_row *r)
+{
+    bool ok = true;
+
+    if (model_node_kind_of(map) != MODEL_NODE_MAP) {
+        data_error(file, map, "%s: not a mapping", what);
+        return false;
+    }
+    for (size_t i = 0; i < model_node_npairs(map); i++) {
+        const struct model_node *v;
+        const struct model_node *k = model_node_pair(map, i, &v);
+        const char *key = key_text(k);
+        size_t j = 0;
+
+        while (j < nfields && strcmp(fields[j].key, key) != 0) {
+            j++;
+        }
+        if (j == nfields) {
+            data_error(file, k, "%s: unknown key '%s'", what, key);
+            ok = false;
+        } else if (!read_field(file, &fields[j], v, r)) {
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+static const struct model_node *member(const struct model_node *map, const char *key)
+{
+    return model_node_kind_of(map) == MODEL_NODE_MAP ? model_node_member(map, key) : NULL;
+}
+
+/* What a row must hold: a decision row a request with host and port and at
+ * least allow and reason; a load-error row no request and nothing else. */
+static bool row_complete(const char *file, const struct model_node *n, const struct eval_row *r)
+{
+    if (r->load_error.s != NULL) {
+        if (member(n, "request") != NULL || r->allow != EVAL_UNSET || r->grant != EVAL_UNSET ||
+            r->reason != EVAL_UNSET || r->route != EVAL_UNSET || r->rule.s != NULL ||
+            r->detail.s != NULL) {
+            data_error(file, n, "%s: load_error goes alone, without a request", r->name);
+            return false;
+        }
+        return true;
+    }
+    if (r->host.s == NULL || r->port == EVAL_UNSET) {
+        data_error(file, n, "%s: the request needs host and port", r->name);
+        return false;
+    }
+    if (r->allow == EVAL_UNSET || r->reason == EVAL_UNSET) {
+        data_error(file, n, "%s: expect needs allow and reason (or load_error)", r->name);
+        return false;
+    }
+    return true;
+}
+
+static struct eval_row *row_new(void)
+{
+    if (data.nrows == data.cap) {
+        size_t cap = data.cap == 0 ? 256 : 2 * data.cap;
+        struct eval_row *rows = realloc(data.rows, cap * sizeof(*rows));
+        if (rows == NULL) {
+            return NULL;
+        }
+        data.rows = rows;
+        data.cap = cap;
+    }
+    return &data.rows[data.nrows];
+}
+
+static void read_row(const char *file, const struct model_node *n, const struct model_node *pols,
+                     bool *used)
+{
+    static const char *const keys[] = {"name", "policy", "request", "expect", NULL};
+    struct eval_row *r = row_new();
+    const struct model_node *pol;
+    uint32_t col;
+    size_t i;
+    bool ok = true;
+
+    if (r == NULL) {
+        data_error(file, n, "out of memory");
+        return;
+    }
+    memset(r, 0, sizeof(*r));
+    r->file = file;
+    r->nbins = r->port = r->allow = r->grant = r->reason = r->route = EVAL_UNSET;
+    model_node_where(n, &r->line, &col);
+    if (model_node_kind_of(n) != MODEL_NODE_MAP) {
+        data_error(file, n, "a row is a mapping");
+        return;
+    }
+    for (i = 0; i < model_node_npairs(n); i++) {
+        const struct model_node *v;
+        const struct model_node *k = model_node_pair(n, i, &v);
+        if (model_node_key_index(k, keys) < 0) {
+            data_error(file, k, "row: unknown key '%s'", key_text(k));
+            ok = false;
+        }
+    }
+    if (member(n, "name") == NULL || !text(file, member(n, "name"), "name", &r->name) ||
+        member(n, "policy") == NULL || !text(file, member(n, "policy"), "policy", &r->policy_key) ||
+        member(n, "expect") == NULL) {
+        data_error(file, n, "a row needs name, policy and expect");
+        return;
+    }
+    pol = member(pols, r->policy_key);
+    if (pol == NULL) {
+        data_error(file, member(n, "policy"), "%s: no policy '%s' in this file", r->name,
+                   r->policy_key);
+        return;
+    }
+    for (i = 0; i < model_node_npairs(pols); i++) {
+        const struct model_node *v;
+        model_node_pair(pols, i, &v);
+        if (v == pol) {
+            used[i] = true;
+        }
+    }
+    model_node_where(pol, &r->policy_line, &col);
+    ok = scalar(file, pol, "policy", &r->policy) && ok;
+    if (member(n, "request") != NULL) {
+        ok = read_map(file, member(n, "request"), "request", request_fields,
+                      PV_ARRAY_LEN(request_fields), r) &&
+             ok;
+    }
+    ok = read_map(file, member(n, "expect"), "expect", expect_fields, PV_ARRAY_LEN(expect_fields),
+                  r) &&
+         ok;
+    if (ok && row_complete(file, n, r)) {
+        data.nrows++;
+    }
+}
+
+/* One data file: a mapping of 'policies' (name: YAML text) and 'rows' (a
+ * non-empty list). Every policy is used by some row. */
+static void read_doc(const char *file, const struct model_node *doc)
+{
+    const struct model_node *pols = member(doc, "policies");
+    const struct model_node *rows = member(doc, "rows");
+    bool used[256] = {false};
+
+    if (model_node_kind_of(doc) != MODEL_NODE_MAP || rows == NULL || pols == NULL) {
+        data_error(file, NULL, "no rows: a data file is a mapping of policies and rows");
+        return;
+    }
+    if (model_node_npairs(doc) != 2) {
+        data_error(file, doc, "only the keys policies and rows");
+    }
+    if (model_node_kind_of(pols) != MODEL_NODE_MAP || model_node_npairs(pols) > 256) {
+        data_error(file, pols, "policies: a mapping of at most 256 names to YAML text");
+        return;
+    }
+    if (model_node_kind_of(rows) != MODEL_NODE_SEQ || rows->nitems == 0) {
+        data_error(file, rows, "rows: not a non-empty list");
+        return;
+    }
+    for (size_t i = 0; i < rows->nitems; i++) {
+        read_row(file, rows->items[i], pols, used);
+    }
+    for (size_t i = 0; i < model_node_npairs(pols); i++) {
+        const struct model_node *v;
+        const struct model_node *k = model_node_pair(pols, i, &v);
+        if (!used[i]) {
+            data_error(file, k, "policy '%s' is used by no row", key_text(k));
+        }
+    }
+}
+
+static void read_file(const char *dir, const char *label, const char *entry)
+{
+    struct eval_file *f = &data.files[data.nfiles];
+    struct model_diags *d = model_diags_new();
+    char path[4096];
+    char err[512];
+    size_t len = 0;
+    int n;
+    int m;
+
+    if (data.nfiles == EVAL_MAX_FILES) {
+        data_error(label, NULL, "more than %d data files", EVAL_MAX_FILES);
+        model_diags_free(d);
+        return;
+    }
+    data.nfiles++;
+    n = snprintf(f->name, sizeof(f->name), "%s/%s", label, entry);
+    m = snprintf(path, sizeof(path), "%s/%s", dir, entry);
+    if (n < 0 || (size_t)n >= sizeof(f->name) || m < 0 || (size_t)m >= sizeof(path)) {
+        data_error(label, NULL, "%s: path too long", entry);
+    } else if (!pv_ok(pv_file_read(path, EVAL_MAX_FILE_BYTES, false, &f->buf, &len, err,
+                                   sizeof(err)))) {
+        data_error(f->name, NULL, "%s", err);
+    } else if (d == NULL) {
+        data_error(f->name, NULL, "out of memory");
+    } else {
+        f->tree = model_yaml_tree(f->name, f->buf, len, d);
+        for (size_t i = 0; f->tree == NULL && i < model_diags_count(d); i++) {
+            data_error(NULL, NULL, "%s", model_diags_line(d, i));
+        }
+        if (f->tree == NULL && model_diags_count(d) == 0) {
+            data_error(f->name, NULL, "unreadable");
+        }
+        if (f->tree != NULL) {
+            read_doc(f->name, f->tree);
+        }
+    }
+    model_diags_free(d);
+}
+
+/* Row names are the rows' identity in messages and reviews: each once. */
+static void check_names(void)
+{
+    for (size_t i = 0; i < data.nrows; i++) {
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(data.rows[i].name, data.rows[j].name) == 0) {
+                char where[600];
+                snprintf(where, sizeof(where), "%s:%u", data.rows[i].file, data.rows[i].line);
+                data_error(where, NULL, "row name '%s' is also at %s:%u", data.rows[i].name,
+                           data.rows[j].file, data.rows[j].line);
+            }
+        }
+    }
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Every file of the folder, in name order; each must be NAME.yaml. The
+ * folder is $PV_EVAL_DIR (tests/model_eval_data.sh mutates a copy), else
+ * tests/eval under $PV_SRCDIR, $srcdir or the configured source tree. */
+static void read_data(void)
+{
+    const char *over = getenv("PV_EVAL_DIR");
+    const char *src = getenv("PV_SRCDIR");
+    const char *label = over != NULL ? over : "tests/eval";
+    char *names[EVAL_MAX_FILES + 1];
+    size_t n = 0;
+    char dir[4096];
+    DIR *dp;
+    const struct dirent *e;
+
+    if (src == NULL) {
+        src = getenv("srcdir");
+    }
+    if (over != NULL) {
+        snprintf(dir, sizeof(dir), "%s", over);
+    } else {
+        snprintf(dir, sizeof(dir), "%s/tests/eval", src != NULL ? src : PV_SRCDIR);
+    }
+    dp = opendir(dir);
+    if (dp == NULL) {
+        data_error(dir, NULL, "cannot open the data folder");
+        return;
+    }
+    while ((e = readdir(dp)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (e->d_name[0] == '.') {
+            continue;
+        }
+        if (len < 6 || strcmp(e->d_name + len - 5, ".yaml") != 0) {
+            data_error(label, NULL, "%s: not a .yaml data file", e->d_name);
+            continue;
+        }
+        if (n == PV_ARRAY_LEN(names)) {
+            data_error(label, NULL, "more than %d data files", EVAL_MAX_FILES);
+            break;
+        }
+        names[n] = strdup(e->d_name);
+        if (names[n] != NULL) {
+            n++;
+        }
+    }
+    closedir(dp);
+    qsort(names, n, sizeof(names[0]), cmp_names);
+    for (size_t i = 0; i < n; i++) {
+        read_file(dir, label, names[i]);
+        free(names[i]);
+    }
+    check_names();
+}
+
+static void free_data(void)
+{
+    for (size_t i = 0; i < data.nfiles; i++) {
+        model_node_free(data.files[i].tree);
+        free(data.files[i].buf);
+    }
+    free(data.rows);
+}
+
+/* The data were read whole: no error, no file without rows, and no fewer
+ * rows than were converted. */
+START_TEST(test_data_files)
+{
+    ck_assert_msg(data.nerrors == 0, "%zu errors in the data files, the first: %s", data.nerrors,
+                  data.first_error);
+    ck_assert_msg(data.nrows >= EVAL_MIN_ROWS,
+                  "%zu rows in %zu data files, fewer than %d: a file or rows were lost", data.nrows,
+                  data.nfiles, EVAL_MIN_ROWS);
+}
+END_TEST
+
+/* ===========================================================================
+ * One row
+ * ========================================================================= */
+
+static const char *const default_bins[] = {"/usr/bin/curl"};
+
+/* Decide the row's request under 'p' and compare; 'who' is FILE:LINE: NAME. */
+static void run_row(const struct eval_row *r, const char *who, const struct model_policy *p)
+{
+    struct model_request req;
+    struct model_decision out;
+    struct model_ip ip;
+
+    memset(&req, 0, sizeof(req));
+    req.binaries = r->nbins == EVAL_UNSET ? default_bins : r->bins;
+    req.nbinaries = r->nbins == EVAL_UNSET ? 1 : (size_t)r->nbins;
+    req.host = r->host.s;
+    req.host_len = r->host.len;
+    req.port = (uint16_t)r->port;
+    req.method = r->method.s;
+    req.target = r->target.s;
+    req.target_len = r->target.len;
+    if (r->dest.s != NULL) {
+        ck_assert_msg(model_ip_parse(r->dest.s, r->dest.len, &ip), "%s: dest is not an address",
+                      who);
+        req.dest = &ip;
+    }
+    memset(&out, 0x5a, sizeof(out));
+    model_decide(p, &req, &out);
+    ck_assert_msg(out.allow == (r->allow != 0), "%s: allow %d, want %d (reason %s: %s)", who,
+                  out.allow, r->allow, model_reason_name(out.reason), out.detail);
+    ck_assert_msg(out.reason == (enum model_reason)r->reason, "%s: reason %s, want %s (%s)", who,
+                  model_reason_name(out.reason), model_reason_name((enum model_reason)r->reason),
+                  out.detail);
+    if (r->grant != EVAL_UNSET) {
+        ck_assert_msg(out.grant == (r->grant != 0), "%s: grant %d, want %d", who, out.grant,
+                      r->grant);
+    }
+    if (r->route != EVAL_UNSET) {
+        ck_assert_msg(out.route == (enum model_route)r->route, "%s: route %s, want %s", who,
+                      model_route_name(out.route), model_route_name((enum model_route)r->route));
+    }
+    if (r->rule.s != NULL && r->rule.len == 0) {
+        ck_assert_msg(out.rule == NULL, "%s: rule %s, want none", who,
+                      out.rule != NULL ? model_rule_key(out.rule) : "");
+    } else if (r->rule.s != NULL) {
+        ck_assert_msg(out.rule != NULL && strcmp(model_rule_key(out.rule), r->rule.s) == 0,
+                      "%s: rule %s, want %s", who,
+                      out.rule != NULL ? model_rule_key(out.rule) : "(none)", r->rule.s);
+        ck_assert_msg(out.endpoint != NULL, "%s: a rule without an endpoint", who);
+    }
+    if (r->detail.s != NULL && r->detail.len == 0) {
+        ck_assert_msg(out.detail[0] == '\0', "%s: detail '%s', want none", who, out.detail);
+    } else if (r->detail.s != NULL) {
+        ck_assert_msg(strstr(out.detail, r->detail.s) != NULL, "%s: detail '%s' lacks '%s'", who,
+                      out.detail, r->detail.s);
+    }
+    if (out.allow) {
+        ck_assert_msg(out.grant, "%s: allow without grant", who);
+        ck_assert_msg(out.binary != NULL, "%s: allow without binary", who);
+    }
+    ck_assert_msg(memchr(out.detail, '\0', sizeof(out.detail)) != NULL, "%s: detail unterminated",
+                  who);
+}
+
+/* A load-error row: the policy is refused with a diagnostic holding the
+ * expected text. */
+static void run_load_error(const struct eval_row *r, const char *who, struct model_policy *p,
+                           struct model_diags *d)
+{
+    bool found = false;
+
+    ck_assert_msg(p == NULL, "%s: policy '%s' loads, want an error with '%s'", who, r->policy_key,
+                  r->load_error.s);
+    for (size_t i = 0; i < model_diags_count(d); i++) {
+        if (strstr(model_diags_msg(d, i), r->load_error.s) != NULL) {
+            found = true;
+        }
+    }
+    ck_assert_msg(found, "%s: no diagnostic with '%s' (first: %s)", who, r->load_error.s,
+                  model_diags_count(d) > 0 ? model_diags_line(d, 0) : "none");
+}
+
+START_TEST(test_data_row)
+{
+    const struct eval_row *r = &data.rows[_i];
+    struct model_diags *d = model_diags_new();
+    struct model_policy *p;
+    char who[700];
+
+    snprintf(who, sizeof(who), "%s:%u: %s", r->file, r->line, r->name);
+    ck_assert_ptr_nonnull(d);
+    /* Diagnostics name the policy; its line numbers count from its text. */
+    p = model_policy_load(r->policy_key, r->policy.s, r->policy.len, MODEL_FMT_YAML, d);
+    if (r->load_error.s != NULL) {
+        run_load_error(r, who, p, d);
+    } else {
+        ck_assert_msg(p != NULL, "%s: policy '%s' (line %u) does not load: %s", who, r->policy_key,
+                      r->policy_line,
+                      model_diags_count(d) > 0 ? model_diags_line(d, 0) : "no diagnostic");
+        run_row(r, who, p);
+        /* A recompiled policy decides the same. */
+        ck_assert_msg(pv_ok(model_policy_compile(p)), "%s: recompiling fails", who);
+        run_row(r, who, p);
+    }
+    model_policy_free(p);
+    model_diags_free(d);
+}
+END_TEST
+
+/* ===========================================================================
+ * Policies of the tests that are code
  * ========================================================================= */
 
 #define HDR "version: 1\nnetwork_policies:\n"
 #define CURL "    binaries:\n      - path: /usr/bin/curl\n"
 
-static const char P_NONE[] = "version: 1\n";
-
 static const char P_API[] = HDR "  api:\n"
                                 "    endpoints:\n"
                                 "      - host: api.example.com\n"
                                 "        port: 443\n" CURL;
-
-static const char P_WILD[] = HDR "  wild:\n"
-                                 "    endpoints:\n"
-                                 "      - host: '*.EXAMPLE.COM'\n"
-                                 "        port: 443\n" CURL;
-
-/* Accepted by the validator; docs/reference-compat.md#semantics says why it must never match IPs. */
-static const char P_TENSTAR[] = HDR "  tenstar:\n"
-                                    "    endpoints:\n"
-                                    "      - host: '10.*.*.*'\n"
-                                    "        port: 443\n" CURL;
-
-static const char P_INTRA[] = HDR "  vertex:\n"
-                                  "    endpoints:\n"
-                                  "      - host: '*-aiplatform.googleapis.com'\n"
-                                  "        port: 443\n" CURL;
-
-static const char P_DSTAR[] = HDR "  deep:\n"
-                                  "    endpoints:\n"
-                                  "      - host: '**.example.com'\n"
-                                  "        port: 443\n" CURL;
-
-static const char P_BINGLOB[] = HDR "  bins:\n"
-                                    "    endpoints:\n"
-                                    "      - host: api.example.com\n"
-                                    "        port: 443\n"
-                                    "    binaries:\n"
-                                    "      - path: /usr/bin/*\n"
-                                    "      - path: /usr/lib/node_modules/**/node\n"
-                                    "      - path: /opt/[x]/tool\n";
-
-static const char P_MYTOOL[] = HDR "  tool:\n"
-                                   "    endpoints:\n"
-                                   "      - host: api.example.com\n"
-                                   "        port: 443\n"
-                                   "    binaries:\n"
-                                   "      - path: /usr/local/bin/my-tool\n";
-
-static const char P_EMPTYBIN[] = HDR "  nobody:\n"
-                                     "    endpoints:\n"
-                                     "      - host: api.example.com\n"
-                                     "        port: 443\n"
-                                     "    binaries: []\n";
-
-static const char P_TWO_RULES[] = HDR "  b_rule:\n"
-                                      "    endpoints:\n"
-                                      "      - host: api.example.com\n"
-                                      "        port: 443\n" CURL "  a_rule:\n"
-                                      "    name: first\n"
-                                      "    endpoints:\n"
-                                      "      - host: api.example.com\n"
-                                      "        ports: [443, 8443]\n" CURL;
-
-static const char P_HOSTLESS[] = HDR "  lan:\n"
-                                     "    endpoints:\n"
-                                     "      - port: 8080\n"
-                                     "        protocol: rest\n"
-                                     "        enforcement: enforce\n"
-                                     "        access: full\n"
-                                     "        allowed_ips: [10.0.5.0/24]\n" CURL;
-
-static const char P_ALLOWED_IPS[] = HDR "  svc:\n"
-                                        "    endpoints:\n"
-                                        "      - host: my-service.corp.net\n"
-                                        "        port: 8080\n"
-                                        "        allowed_ips: [10.0.5.0/24]\n" CURL;
-
-static const char P_CORP_WILD[] = HDR "  corp:\n"
-                                      "    endpoints:\n"
-                                      "      - host: '*.corp.net'\n"
-                                      "        port: 443\n" CURL;
-
-static const char P_CORP_EXACT[] = HDR "  corp:\n"
-                                       "    endpoints:\n"
-                                       "      - host: svc.corp.net\n"
-                                       "        port: 443\n" CURL;
-
-static const char P_METADATA_IP[] = HDR "  meta:\n"
-                                        "    endpoints:\n"
-                                        "      - host: 169.254.169.254\n"
-                                        "        port: 80\n" CURL;
-
-static const char P_METADATA_NAME[] = HDR "  meta:\n"
-                                          "    endpoints:\n"
-                                          "      - host: metadata.google.internal\n"
-                                          "        port: 80\n" CURL;
-
-static const char P_CTRL_IP[] = HDR "  k8s:\n"
-                                    "    endpoints:\n"
-                                    "      - host: 203.0.113.10\n"
-                                    "        port: 6443\n" CURL;
-
-static const char P_CTRL_DNS[] = HDR "  etcd:\n"
-                                     "    endpoints:\n"
-                                     "      - host: etcd.example.com\n"
-                                     "        port: 2379\n"
-                                     "      - host: k8s.example.com\n"
-                                     "        port: 6443\n"
-                                     "        allowed_ips: [10.0.0.0/8]\n" CURL;
 
 static const char P_LAN_IP[] = HDR "  lanip:\n"
                                    "    endpoints:\n"
@@ -139,12 +709,6 @@ static const char P_LAN_IP[] = HDR "  lanip:\n"
                                    "        port: 8567\n"
                                    "      - host: fd00::1\n"
                                    "        port: 8443\n" CURL;
-
-static const char P_LAN_IP_ADVISOR[] = HDR "  lanip:\n"
-                                           "    endpoints:\n"
-                                           "      - host: 192.168.1.100\n"
-                                           "        port: 8567\n"
-                                           "        advisor_proposed: true\n" CURL;
 
 static const char P_REST[] = HDR "  repos:\n"
                                  "    endpoints:\n"
@@ -175,79 +739,6 @@ static const char P_RO[] = HDR "  ro:\n"
                                "        enforcement: enforce\n"
                                "        access: full\n" CURL;
 
-static const char P_AUDIT[] = HDR "  aud:\n"
-                                  "    endpoints:\n"
-                                  "      - host: full.example.com\n"
-                                  "        port: 443\n"
-                                  "        protocol: rest\n"
-                                  "        enforcement: audit\n"
-                                  "        access: full\n"
-                                  "      - host: implicit.example.com\n"
-                                  "        port: 443\n"
-                                  "        protocol: rest\n"
-                                  "        rules:\n"
-                                  "          - allow: {method: GET, path: /x}\n"
-                                  "        deny_rules:\n"
-                                  "          - {method: GET, path: /x}\n"
-                                  "      - host: explicit.example.com\n"
-                                  "        port: 443\n"
-                                  "        protocol: rest\n"
-                                  "        enforcement: audit\n"
-                                  "        rules:\n"
-                                  "          - allow: {method: GET, path: /x}\n" CURL;
-
-static const char P_DENY[] = HDR "  gh:\n"
-                                 "    endpoints:\n"
-                                 "      - host: api.github.com\n"
-                                 "        port: 443\n"
-                                 "        protocol: rest\n"
-                                 "        enforcement: enforce\n"
-                                 "        access: read-write\n"
-                                 "        deny_rules:\n"
-                                 "          - {method: POST, path: '/repos/*/pulls/*/reviews'}\n"
-                                 "      - host: prot.example.com\n"
-                                 "        port: 443\n"
-                                 "        protocol: rest\n"
-                                 "        enforcement: enforce\n"
-                                 "        access: full\n"
-                                 "        deny_rules:\n"
-                                 "          - {method: GET, path: /protected}\n"
-                                 "          - method: POST\n"
-                                 "            path: /force\n"
-                                 "            query: {force: 'true'}\n" CURL;
-
-static const char P_DENY_ACROSS[] =
-    HDR "  a_l4:\n"
-        "    endpoints:\n"
-        "      - host: api.example.com\n"
-        "        port: 443\n" CURL "  b_l7:\n"
-        "    endpoints:\n"
-        "      - host: api.example.com\n"
-        "        port: 443\n"
-        "        protocol: rest\n"
-        "        enforcement: enforce\n"
-        "        access: full\n"
-        "        deny_rules:\n"
-        "          - {method: DELETE, path: '/**'}\n" CURL "  c_audit:\n"
-        "    endpoints:\n"
-        "      - host: api.example.com\n"
-        "        port: 443\n"
-        "        protocol: rest\n"
-        "        enforcement: audit\n"
-        "        access: full\n"
-        "        deny_rules:\n"
-        "          - {method: PUT, path: '/**'}\n" CURL "  d_wget:\n"
-        "    endpoints:\n"
-        "      - host: api.example.com\n"
-        "        port: 443\n"
-        "        protocol: rest\n"
-        "        enforcement: enforce\n"
-        "        access: full\n"
-        "        deny_rules:\n"
-        "          - {method: GET, path: '/**'}\n"
-        "    binaries:\n"
-        "      - path: /usr/bin/wget\n";
-
 static const char P_QUERY[] = HDR "  dl:\n"
                                   "    endpoints:\n"
                                   "      - host: dl.example.com\n"
@@ -270,2885 +761,11 @@ static const char P_QUERY[] = HDR "  dl:\n"
                                   "                tag: {any: ['a*', 'b*']}\n"
                                   "                ver: {glob: 'v*'}\n" CURL;
 
-static const char P_SLASH[] = HDR "  sl:\n"
-                                  "    endpoints:\n"
-                                  "      - host: plain.example.com\n"
-                                  "        port: 443\n"
-                                  "        protocol: rest\n"
-                                  "        enforcement: enforce\n"
-                                  "        access: full\n"
-                                  "      - host: slash.example.com\n"
-                                  "        port: 443\n"
-                                  "        protocol: rest\n"
-                                  "        enforcement: enforce\n"
-                                  "        access: full\n"
-                                  "        allow_encoded_slash: true\n" CURL;
-
-static const char P_UNSUP[] = HDR "  gql:\n"
-                                  "    endpoints:\n"
-                                  "      - host: gql.example.com\n"
-                                  "        port: 443\n"
-                                  "        protocol: graphql\n"
-                                  "        enforcement: enforce\n"
-                                  "        access: full\n"
-                                  "      - host: gqlaudit.example.com\n"
-                                  "        port: 443\n"
-                                  "        protocol: graphql\n"
-                                  "        access: full\n"
-                                  "      - host: mcp.example.com\n"
-                                  "        port: 443\n"
-                                  "        protocol: mcp\n"
-                                  "        enforcement: enforce\n"
-                                  "        mcp: {allow_all_known_mcp_methods: true}\n"
-                                  "      - host: mixed.example.com\n"
-                                  "        port: 443\n"
-                                  "        protocol: graphql\n"
-                                  "        enforcement: enforce\n"
-                                  "        access: full\n"
-                                  "      - host: mixed.example.com\n"
-                                  "        port: 443\n" CURL;
-
-static const char P_SCOPE[] = HDR "  scoped:\n"
-                                  "    endpoints:\n"
-                                  "      - host: api.example.com\n"
-                                  "        port: 443\n"
-                                  "        path: '/v1/**'\n"
-                                  "        protocol: rest\n"
-                                  "        enforcement: enforce\n"
-                                  "        access: full\n"
-                                  "      - host: api.example.com\n"
-                                  "        port: 443\n"
-                                  "        path: /graphql\n"
-                                  "        protocol: graphql\n"
-                                  "        enforcement: enforce\n"
-                                  "        access: full\n" CURL;
-
-static const char P_TLS_SKIP[] = HDR "  skip:\n"
-                                     "    endpoints:\n"
-                                     "      - host: api.example.com\n"
-                                     "        port: 443\n"
-                                     "        protocol: rest\n"
-                                     "        tls: skip\n"
-                                     "        enforcement: audit\n"
-                                     "        access: read-only\n"
-                                     "        deny_rules: [{method: DELETE, path: \"**\"}]\n" CURL;
-
-static const char P_WS[] = HDR "  ws:\n"
-                               "    endpoints:\n"
-                               "      - host: ro.example.com\n"
-                               "        port: 443\n"
-                               "        protocol: websocket\n"
-                               "        enforcement: enforce\n"
-                               "        access: read-only\n"
-                               "      - host: rw.example.com\n"
-                               "        port: 443\n"
-                               "        protocol: websocket\n"
-                               "        enforcement: enforce\n"
-                               "        access: read-write\n" CURL;
-
-static const char P_IDENT[] = HDR "  curl_l4:\n"
-                                  "    endpoints:\n"
-                                  "      - host: api.example.com\n"
-                                  "        port: 443\n" CURL "  py_l7:\n"
-                                  "    endpoints:\n"
-                                  "      - host: api.example.com\n"
-                                  "        port: 443\n"
-                                  "        protocol: rest\n"
-                                  "        enforcement: enforce\n"
-                                  "        access: full\n"
-                                  "        deny_rules:\n"
-                                  "          - {method: GET, path: /secret}\n"
-                                  "    binaries:\n"
-                                  "      - path: /usr/bin/python3\n";
-
 static const char P_SANDBOX[] = HDR "  peer:\n"
                                     "    endpoints:\n"
                                     "      - host: peer.internal.example\n"
                                     "        port: 8080\n"
                                     "        target_sandbox: peer-1\n" CURL;
-
-static const char P_PORTS[] = HDR "  multi:\n"
-                                  "    endpoints:\n"
-                                  "      - host: api.example.com\n"
-                                  "        ports: [8443, 80, 443]\n" CURL;
-
-/* ===========================================================================
- * The table
- * ========================================================================= */
-
-#define ANY (-1)
-#define ALLOW 1, 1
-#define DENY 0, 0
-#define DENY_GRANTED 0, 1
-#define R(x) MODEL_REASON_##x
-#define RT(x) MODEL_ROUTE_##x
-
-struct erow {
-    const char *name;
-    const char *policy;
-    const char *bins[4]; /* NULL-terminated identity */
-    const char *host;
-    uint16_t port;
-    const char *method; /* NULL: connection-level */
-    const char *target;
-    const char *ip; /* NULL: destination not resolved */
-    int allow;
-    int grant;
-    enum model_reason reason;
-    int route;          /* enum model_route, or ANY */
-    const char *rule;   /* expected rule key; NULL: unchecked; "": no rule */
-    const char *detail; /* expected substring of the detail; NULL: unchecked */
-};
-
-#define C_ "/usr/bin/curl"
-
-static const struct erow rows[] = {
-    /* --- reach, hosts, acceptance vectors 1-15 ----------------------------- */
-    {"V1 exact host allowed",
-     P_API,
-     {C_},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     "93.184.216.34",
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "api",
-     ""},
-    {"V3 wrong port",
-     P_API,
-     {C_},
-     "api.example.com",
-     80,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(NO_ENDPOINT),
-     RT(NONE),
-     "",
-     "endpoint api.example.com:80 is not allowed by any policy"},
-    {"V5 no policies",
-     P_NONE,
-     {C_},
-     "x.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(NO_POLICY),
-     RT(NONE),
-     "",
-     "network connections not allowed by policy"},
-    {"V7 wildcard subdomain",
-     P_WILD,
-     {C_},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "wild",
-     NULL},
-    {"V9 wildcard deep subdomain",
-     P_WILD,
-     {C_},
-     "deep.sub.example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(NO_ENDPOINT),
-     RT(NONE),
-     "",
-     NULL},
-    {"wildcard never matches the apex",
-     P_WILD,
-     {C_},
-     "example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(NO_ENDPOINT),
-     RT(NONE),
-     "",
-     NULL},
-    {"wildcard never matches an IP host",
-     P_WILD,
-     {C_},
-     "93.184.216.34",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(NO_ENDPOINT),
-     RT(NONE),
-     "",
-     NULL},
-    {"(ours) 10.*.*.* never matches a dotted quad",
-     P_TENSTAR,
-     {C_},
-     "10.0.0.5",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(NO_ENDPOINT),
-     RT(NONE),
-     "",
-     NULL},
-    {"(ours) 10.*.*.* never matches a decimal IP",
-     P_TENSTAR,
-     {C_},
-     "167772165",
-     443,
-     NULL,
-     NULL,
-     "10.0.0.5",
-     DENY,
-     R(NO_ENDPOINT),
-     RT(NONE),
-     "",
-     NULL},
-    {"10.*.*.* matches a DNS name",
-     P_TENSTAR,
-     {C_},
-     "10.a.b.c",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "tenstar",
-     NULL},
-    {"10.*.*.* label count",
-     P_TENSTAR,
-     {C_},
-     "10.a.b.c.d",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(NO_ENDPOINT),
-     RT(NONE),
-     "",
-     NULL},
-    {"V11 intra-label wildcard",
-     P_INTRA,
-     {C_},
-     "us-central1-aiplatform.googleapis.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "vertex",
-     NULL},
-    {"V11 intra-label wildcard, dot",
-     P_INTRA,
-     {C_},
-     "us-central1.aiplatform.googleapis.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(NO_ENDPOINT),
-     RT(NONE),
-     "",
-     NULL},
-    {"V13 pattern case-insensitive",
-     P_WILD,
-     {C_},
-     "API.Example.COM",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "wild",
-     NULL},
-    {"V15 (ours) trailing dot normalised",
-     P_API,
-     {C_},
-     "api.example.com.",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "api",
-     NULL},
-    {"host upper case and trailing dot",
-     P_API,
-     {C_},
-     "API.EXAMPLE.COM.",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "api",
-     NULL},
-    {"two trailing dots invalid",
-     P_API,
-     {C_},
-     "api.example.com..",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(BAD_HOST),
-     RT(NONE),
-     "",
-     NULL},
-    {"empty label invalid",
-     P_API,
-     {C_},
-     "api..example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(BAD_HOST),
-     RT(NONE),
-     "",
-     NULL},
-    {"space in host invalid",
-     P_API,
-     {C_},
-     "api example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(BAD_HOST),
-     RT(NONE),
-     "",
-     NULL},
-    {"percent in host invalid",
-     P_WILD,
-     {C_},
-     "evil%2eexample.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(BAD_HOST),
-     RT(NONE),
-     "",
-     NULL},
-    {"empty host invalid",
-     P_API,
-     {C_},
-     "",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(BAD_HOST),
-     RT(NONE),
-     "",
-     NULL},
-    {"other host",
-     P_API,
-     {C_},
-     "api.example.org",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(NO_ENDPOINT),
-     RT(NONE),
-     "",
-     NULL},
-    {"suffix of exact host",
-     P_API,
-     {C_},
-     "xapi.example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(NO_ENDPOINT),
-     RT(NONE),
-     "",
-     NULL},
-    {"** one label",
-     P_DSTAR,
-     {C_},
-     "a.example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "deep",
-     NULL},
-    {"** two labels",
-     P_DSTAR,
-     {C_},
-     "a.b.example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "deep",
-     NULL},
-    {"** not the apex",
-     P_DSTAR,
-     {C_},
-     "example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(NO_ENDPOINT),
-     RT(NONE),
-     "",
-     NULL},
-    {"ports list, third port",
-     P_PORTS,
-     {C_},
-     "api.example.com",
-     8443,
-     NULL,
-     NULL,
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "multi",
-     NULL},
-    {"ports list, first port",
-     P_PORTS,
-     {C_},
-     "api.example.com",
-     80,
-     NULL,
-     NULL,
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "multi",
-     NULL},
-    {"ports list, unlisted port",
-     P_PORTS,
-     {C_},
-     "api.example.com",
-     8080,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(NO_ENDPOINT),
-     RT(NONE),
-     "",
-     NULL},
-    {"port 0",
-     P_PORTS,
-     {C_},
-     "api.example.com",
-     0,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(NO_ENDPOINT),
-     RT(NONE),
-     "",
-     NULL},
-    {"smallest rule key reported",
-     P_TWO_RULES,
-     {C_},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "a_rule",
-     NULL},
-    {"second rule's extra port",
-     P_TWO_RULES,
-     {C_},
-     "api.example.com",
-     8443,
-     NULL,
-     NULL,
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "a_rule",
-     NULL},
-    {"binary denial names every rule",
-     P_TWO_RULES,
-     {"/usr/bin/wget"},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(BINARY),
-     RT(NONE),
-     "a_rule",
-     "binary '/usr/bin/wget' not allowed in policy 'first'; binary '/usr/bin/wget' not allowed "
-     "in policy 'b_rule'"},
-
-    /* --- binaries and identity --------------------------------------------- */
-    {"wrong binary",
-     P_API,
-     {"/usr/bin/wget"},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(BINARY),
-     RT(NONE),
-     "api",
-     "binary '/usr/bin/wget' not allowed in policy 'api'"},
-    {"empty identity",
-     P_API,
-     {NULL},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(BINARY),
-     RT(NONE),
-     "api",
-     NULL},
-    {"ancestor grants",
-     P_API,
-     {"/usr/bin/python3", C_},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "api",
-     NULL},
-    {"no ancestor matches",
-     P_API,
-     {"/usr/bin/python3", "/bin/sh"},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(BINARY),
-     RT(NONE),
-     "api",
-     "binary '/usr/bin/python3'"},
-    {"V17 glob * stays in one segment",
-     P_BINGLOB,
-     {"/usr/bin/subdir/node"},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(BINARY),
-     RT(NONE),
-     "bins",
-     NULL},
-    {"glob * in segment",
-     P_BINGLOB,
-     {"/usr/bin/node"},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "bins",
-     NULL},
-    {"glob ** crosses segments",
-     P_BINGLOB,
-     {"/usr/lib/node_modules/a/b/node"},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "bins",
-     NULL},
-    {"glob ** wrong prefix",
-     P_BINGLOB,
-     {"/usr/lib/other/a/node"},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(BINARY),
-     RT(NONE),
-     "bins",
-     NULL},
-    {"binary pattern matched exactly",
-     P_BINGLOB,
-     {"/opt/[x]/tool"},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "bins",
-     NULL},
-    {"binary pattern matched as glob",
-     P_BINGLOB,
-     {"/opt/x/tool"},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "bins",
-     NULL},
-    {"binary class mismatch",
-     P_BINGLOB,
-     {"/opt/y/tool"},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(BINARY),
-     RT(NONE),
-     "bins",
-     NULL},
-    {"V19 cmdline path never counts",
-     P_MYTOOL,
-     {"/usr/bin/node"},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(BINARY),
-     RT(NONE),
-     "tool",
-     NULL},
-    {"exact binary",
-     P_MYTOOL,
-     {"/usr/local/bin/my-tool"},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "tool",
-     NULL},
-    {"binary prefix is not a match",
-     P_MYTOOL,
-     {"/usr/local/bin/my-tool2"},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(BINARY),
-     RT(NONE),
-     "tool",
-     NULL},
-    {"empty binaries list matches nothing",
-     P_EMPTYBIN,
-     {C_},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(BINARY),
-     RT(NONE),
-     "nobody",
-     NULL},
-    {"identity rule: L4 ancestor allows what L7 exe denies",
-     P_IDENT,
-     {"/usr/bin/python3", C_},
-     "api.example.com",
-     443,
-     "GET",
-     "/secret",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "curl_l4",
-     NULL},
-    {"identity rule: L7 exe alone, deny rule",
-     P_IDENT,
-     {"/usr/bin/python3"},
-     "api.example.com",
-     443,
-     "GET",
-     "/secret",
-     NULL,
-     DENY,
-     R(L7_DENY_RULE),
-     RT(INSPECTED),
-     "py_l7",
-     "GET /secret blocked by deny rule"},
-    {"identity rule: L7 exe alone, other path",
-     P_IDENT,
-     {"/usr/bin/python3"},
-     "api.example.com",
-     443,
-     "GET",
-     "/public",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "py_l7",
-     NULL},
-    {"identity rule: connection prefers opaque",
-     P_IDENT,
-     {"/usr/bin/python3", C_},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "curl_l4",
-     NULL},
-
-    /* --- routes and opaque requests --------------------------------------- */
-    /* docs/semantics.md#identity: non-canonical paths match no pattern */
-    {"identity with an empty segment",
-     P_API,
-     {"/usr/bin//curl"},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(BINARY),
-     RT(NONE),
-     NULL,
-     NULL},
-    {"identity with a dot segment",
-     P_API,
-     {"/usr/./bin/curl"},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(BINARY),
-     RT(NONE),
-     NULL,
-     NULL},
-    {"identity with a trailing slash",
-     P_API,
-     {"/usr/bin/curl/"},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(BINARY),
-     RT(NONE),
-     NULL,
-     NULL},
-    {"non-canonical entry beside a canonical one",
-     P_API,
-     {"/usr//bin/curl", C_},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "api",
-     NULL},
-    {"opaque route reaches any method",
-     P_API,
-     {C_},
-     "api.example.com",
-     443,
-     "DELETE",
-     "/anything",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "api",
-     NULL},
-    {"opaque route ignores the query",
-     P_API,
-     {C_},
-     "api.example.com",
-     443,
-     "GET",
-     "/x?a=%zz",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "api",
-     NULL},
-    {"tls skip is L4",
-     P_TLS_SKIP,
-     {C_},
-     "api.example.com",
-     443,
-     "DELETE",
-     "/x",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "skip",
-     NULL},
-    {"inspected connection",
-     P_REST,
-     {C_},
-     "api.example.com",
-     8080,
-     NULL,
-     NULL,
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "repos",
-     NULL},
-
-    /* --- destinations ------------------------------------------------------ */
-    {"internal address without allowed_ips",
-     P_API,
-     {C_},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     "10.0.0.5",
-     DENY_GRANTED,
-     R(DEST_INTERNAL),
-     RT(OPAQUE),
-     "api",
-     "api.example.com resolves to internal address 10.0.0.5, connection rejected"},
-    {"loopback always blocked",
-     P_API,
-     {C_},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     "127.0.0.1",
-     DENY_GRANTED,
-     R(DEST_BLOCKED),
-     RT(OPAQUE),
-     "api",
-     "api.example.com resolves to always-blocked address 127.0.0.1, connection rejected"},
-    {"mapped loopback blocked",
-     P_API,
-     {C_},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     "::ffff:127.0.0.1",
-     DENY_GRANTED,
-     R(DEST_BLOCKED),
-     RT(OPAQUE),
-     "api",
-     NULL},
-    {"link-local blocked",
-     P_API,
-     {C_},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     "169.254.169.254",
-     DENY_GRANTED,
-     R(DEST_BLOCKED),
-     RT(OPAQUE),
-     "api",
-     NULL},
-    {"multicast blocked",
-     P_API,
-     {C_},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     "224.0.0.1",
-     DENY_GRANTED,
-     R(DEST_BLOCKED),
-     RT(OPAQUE),
-     "api",
-     NULL},
-    {"NAT64 loopback blocked",
-     P_API,
-     {C_},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     "64:ff9b::7f00:1",
-     DENY_GRANTED,
-     R(DEST_BLOCKED),
-     RT(OPAQUE),
-     "api",
-     NULL},
-    {"6to4 loopback blocked",
-     P_API,
-     {C_},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     "2002:7f00:1::",
-     DENY_GRANTED,
-     R(DEST_BLOCKED),
-     RT(OPAQUE),
-     "api",
-     NULL},
-    {"unspecified blocked",
-     P_API,
-     {C_},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     "0.0.0.0",
-     DENY_GRANTED,
-     R(DEST_BLOCKED),
-     RT(OPAQUE),
-     "api",
-     NULL},
-    {"public address",
-     P_API,
-     {C_},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     "8.8.8.8",
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "api",
-     NULL},
-    {"public IPv6 address",
-     P_API,
-     {C_},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     "2606:4700::1111",
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "api",
-     NULL},
-    {"V35 mapped private",
-     P_API,
-     {C_},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     "::ffff:10.0.0.1",
-     DENY_GRANTED,
-     R(DEST_INTERNAL),
-     RT(OPAQUE),
-     "api",
-     NULL},
-    {"V35 CGNAT",
-     P_API,
-     {C_},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     "100.64.0.1",
-     DENY_GRANTED,
-     R(DEST_INTERNAL),
-     RT(OPAQUE),
-     "api",
-     NULL},
-    {"V35 just above CGNAT",
-     P_API,
-     {C_},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     "100.128.0.1",
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "api",
-     NULL},
-    {"V35 benchmarking range",
-     P_API,
-     {C_},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     "198.18.0.1",
-     DENY_GRANTED,
-     R(DEST_INTERNAL),
-     RT(OPAQUE),
-     "api",
-     NULL},
-    {"ULA private",
-     P_API,
-     {C_},
-     "api.example.com",
-     443,
-     NULL,
-     NULL,
-     "fd12::1",
-     DENY_GRANTED,
-     R(DEST_INTERNAL),
-     RT(OPAQUE),
-     "api",
-     NULL},
-    {"V21 wildcard to internal",
-     P_CORP_WILD,
-     {C_},
-     "api.corp.net",
-     443,
-     NULL,
-     NULL,
-     "10.0.0.5",
-     DENY_GRANTED,
-     R(DEST_INTERNAL),
-     RT(OPAQUE),
-     "corp",
-     NULL},
-    {"V23 declared name to loopback",
-     P_CORP_EXACT,
-     {C_},
-     "svc.corp.net",
-     443,
-     NULL,
-     NULL,
-     "127.0.0.1",
-     DENY_GRANTED,
-     R(DEST_BLOCKED),
-     RT(OPAQUE),
-     "corp",
-     NULL},
-    {"declared name to private (ours: never trusted)",
-     P_CORP_EXACT,
-     {C_},
-     "svc.corp.net",
-     443,
-     NULL,
-     NULL,
-     "10.1.2.3",
-     DENY_GRANTED,
-     R(DEST_INTERNAL),
-     RT(OPAQUE),
-     "corp",
-     NULL},
-    {"V25 inside allowed_ips",
-     P_ALLOWED_IPS,
-     {C_},
-     "my-service.corp.net",
-     8080,
-     NULL,
-     NULL,
-     "10.0.5.20",
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "svc",
-     NULL},
-    {"V25 outside allowed_ips",
-     P_ALLOWED_IPS,
-     {C_},
-     "my-service.corp.net",
-     8080,
-     NULL,
-     NULL,
-     "10.0.6.1",
-     DENY_GRANTED,
-     R(DEST_ALLOWED_IPS),
-     RT(OPAQUE),
-     "svc",
-     "my-service.corp.net resolves to 10.0.6.1 which is not in allowed_ips, connection "
-     "rejected"},
-    {"allowed_ips excludes public too",
-     P_ALLOWED_IPS,
-     {C_},
-     "my-service.corp.net",
-     8080,
-     NULL,
-     NULL,
-     "8.8.8.8",
-     DENY_GRANTED,
-     R(DEST_ALLOWED_IPS),
-     RT(OPAQUE),
-     "svc",
-     NULL},
-    {"allowed_ips never admits loopback",
-     P_ALLOWED_IPS,
-     {C_},
-     "my-service.corp.net",
-     8080,
-     NULL,
-     NULL,
-     "127.0.0.1",
-     DENY_GRANTED,
-     R(DEST_BLOCKED),
-     RT(OPAQUE),
-     "svc",
-     NULL},
-    {"hostless matches any host",
-     P_HOSTLESS,
-     {C_},
-     "anything.lan",
-     8080,
-     "DELETE",
-     "/x",
-     "10.0.5.7",
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "lan",
-     NULL},
-    {"hostless matches an IP host",
-     P_HOSTLESS,
-     {C_},
-     "10.0.5.9",
-     8080,
-     NULL,
-     NULL,
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "lan",
-     NULL},
-    {"hostless outside allowed_ips",
-     P_HOSTLESS,
-     {C_},
-     "anything.lan",
-     8080,
-     NULL,
-     NULL,
-     "10.0.6.1",
-     DENY_GRANTED,
-     R(DEST_ALLOWED_IPS),
-     RT(INSPECTED),
-     "lan",
-     NULL},
-    {"hostless other port",
-     P_HOSTLESS,
-     {C_},
-     "anything.lan",
-     8081,
-     NULL,
-     NULL,
-     "10.0.5.7",
-     DENY,
-     R(NO_ENDPOINT),
-     RT(NONE),
-     "",
-     NULL},
-    /* docs/semantics.md#hostless: every host but the link-local ones, even
-     * when the name resolves into allowed_ips. */
-    {"hostless never matches a metadata name",
-     P_HOSTLESS,
-     {C_},
-     "metadata.google.internal",
-     8080,
-     "GET",
-     "/",
-     "10.0.5.7",
-     DENY,
-     R(NO_ENDPOINT),
-     RT(NONE),
-     "",
-     NULL},
-    {"hostless never matches a metadata name (case, dot)",
-     P_HOSTLESS,
-     {C_},
-     "Metadata.",
-     8080,
-     NULL,
-     NULL,
-     "10.0.5.7",
-     DENY,
-     R(NO_ENDPOINT),
-     RT(NONE),
-     "",
-     NULL},
-    {"hostless never matches a link-local IP host",
-     P_HOSTLESS,
-     {C_},
-     "169.254.169.254",
-     8080,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(NO_ENDPOINT),
-     RT(NONE),
-     "",
-     NULL},
-    {"hostless never matches a NAT64 link-local IP host",
-     P_HOSTLESS,
-     {C_},
-     "64:ff9b::a9fe:101",
-     8080,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(NO_ENDPOINT),
-     RT(NONE),
-     "",
-     NULL},
-    {"hostless matches a non-metadata name under google.internal",
-     P_HOSTLESS,
-     {C_},
-     "x.google.internal",
-     8080,
-     NULL,
-     NULL,
-     "10.0.5.7",
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "lan",
-     NULL},
-    {"V29 metadata IP: granted, not allowed",
-     P_METADATA_IP,
-     {C_},
-     "169.254.169.254",
-     80,
-     NULL,
-     NULL,
-     NULL,
-     DENY_GRANTED,
-     R(DEST_BLOCKED),
-     RT(OPAQUE),
-     "meta",
-     NULL},
-    {"V29 metadata IP forward GET",
-     P_METADATA_IP,
-     {C_},
-     "169.254.169.254",
-     80,
-     "GET",
-     "/latest/meta-data",
-     NULL,
-     DENY_GRANTED,
-     R(DEST_BLOCKED),
-     RT(OPAQUE),
-     "meta",
-     NULL},
-    {"metadata IP in decimal spelling",
-     P_METADATA_IP,
-     {C_},
-     "2852039166",
-     80,
-     NULL,
-     NULL,
-     NULL,
-     DENY_GRANTED,
-     R(DEST_BLOCKED),
-     RT(OPAQUE),
-     "meta",
-     NULL},
-    {"metadata IP other address",
-     P_METADATA_IP,
-     {C_},
-     "169.254.169.253",
-     80,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(NO_ENDPOINT),
-     RT(NONE),
-     "",
-     NULL},
-    {"metadata name granted, unresolved",
-     P_METADATA_NAME,
-     {C_},
-     "metadata.google.internal",
-     80,
-     "GET",
-     "/computeMetadata/v1/",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "meta",
-     NULL},
-    {"metadata name resolved to link-local",
-     P_METADATA_NAME,
-     {C_},
-     "metadata.google.internal",
-     80,
-     "GET",
-     "/computeMetadata/v1/",
-     "169.254.169.254",
-     DENY_GRANTED,
-     R(DEST_BLOCKED),
-     RT(OPAQUE),
-     "meta",
-     NULL},
-    {"V31 control-plane port on IP literal",
-     P_CTRL_IP,
-     {C_},
-     "203.0.113.10",
-     6443,
-     NULL,
-     NULL,
-     NULL,
-     DENY_GRANTED,
-     R(DEST_PORT),
-     RT(OPAQUE),
-     "k8s",
-     "port 6443 is a blocked control-plane port, connection rejected"},
-    {"control-plane port on DNS name, public",
-     P_CTRL_DNS,
-     {C_},
-     "etcd.example.com",
-     2379,
-     NULL,
-     NULL,
-     "8.8.8.8",
-     DENY_GRANTED,
-     R(DEST_PORT),
-     RT(OPAQUE),
-     "etcd",
-     NULL},
-    {"control-plane port inside allowed_ips",
-     P_CTRL_DNS,
-     {C_},
-     "k8s.example.com",
-     6443,
-     NULL,
-     NULL,
-     "10.1.1.1",
-     DENY_GRANTED,
-     R(DEST_PORT),
-     RT(OPAQUE),
-     "etcd",
-     NULL},
-    {"V33 implicit IP literal",
-     P_LAN_IP,
-     {C_},
-     "192.168.1.100",
-     8567,
-     NULL,
-     NULL,
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "lanip",
-     NULL},
-    {"V33 implicit IP literal, resolved",
-     P_LAN_IP,
-     {C_},
-     "192.168.1.100",
-     8567,
-     NULL,
-     NULL,
-     "192.168.1.100",
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "lanip",
-     NULL},
-    {"IP literal in hex spelling",
-     P_LAN_IP,
-     {C_},
-     "0xc0.0xa8.1.100",
-     8567,
-     NULL,
-     NULL,
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "lanip",
-     NULL},
-    {"IP literal, other destination",
-     P_LAN_IP,
-     {C_},
-     "192.168.1.100",
-     8567,
-     NULL,
-     NULL,
-     "192.168.1.101",
-     DENY_GRANTED,
-     R(DEST_INTERNAL),
-     RT(OPAQUE),
-     "lanip",
-     NULL},
-    {"IPv6 literal in brackets",
-     P_LAN_IP,
-     {C_},
-     "[FD00::1]",
-     8443,
-     NULL,
-     NULL,
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "lanip",
-     NULL},
-    {"IPv6 host bracketed in the denial",
-     P_LAN_IP,
-     {C_},
-     "[fd00::2]",
-     8443,
-     NULL,
-     NULL,
-     NULL,
-     DENY,
-     R(NO_ENDPOINT),
-     RT(NONE),
-     "",
-     "endpoint [fd00::2]:8443 is not allowed by any policy"},
-    {"IPv6 literal other spelling",
-     P_LAN_IP,
-     {C_},
-     "fd00:0:0::1",
-     8443,
-     NULL,
-     NULL,
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "lanip",
-     NULL},
-    {"advisor-proposed literal gets no trust",
-     P_LAN_IP_ADVISOR,
-     {C_},
-     "192.168.1.100",
-     8567,
-     NULL,
-     NULL,
-     NULL,
-     DENY_GRANTED,
-     R(DEST_INTERNAL),
-     RT(OPAQUE),
-     "lanip",
-     "192.168.1.100 resolves to internal address 192.168.1.100, connection rejected"},
-    {"unresolved target_sandbox admits nothing",
-     P_SANDBOX,
-     {C_},
-     "peer.internal.example",
-     8080,
-     NULL,
-     NULL,
-     NULL,
-     DENY_GRANTED,
-     R(DEST_UNRESOLVED),
-     RT(OPAQUE),
-     "peer",
-     "peer-1"},
-    {"unresolved target_sandbox, public ip",
-     P_SANDBOX,
-     {C_},
-     "peer.internal.example",
-     8080,
-     "GET",
-     "/",
-     "8.8.8.8",
-     DENY_GRANTED,
-     R(DEST_UNRESOLVED),
-     RT(OPAQUE),
-     "peer",
-     NULL},
-
-    /* --- L7 rules, methods and paths (V37-V49) ----------------------------- */
-    {"V37 GET allowed by rule",
-     P_REST,
-     {C_},
-     "api.example.com",
-     8080,
-     "GET",
-     "/repos/myorg/foo",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "repos",
-     ""},
-    {"V39 DELETE not permitted",
-     P_REST,
-     {C_},
-     "api.example.com",
-     8080,
-     "DELETE",
-     "/repos/myorg/foo",
-     NULL,
-     DENY,
-     R(L7_NOT_PERMITTED),
-     RT(INSPECTED),
-     "repos",
-     "DELETE /repos/myorg/foo not permitted by policy"},
-    {"V41 lower-case method",
-     P_REST,
-     {C_},
-     "api.example.com",
-     8080,
-     "get",
-     "/repos/x",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "repos",
-     NULL},
-    {"V41 HEAD matches GET rule",
-     P_REST,
-     {C_},
-     "api.example.com",
-     8080,
-     "HEAD",
-     "/repos/x",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "repos",
-     NULL},
-    {"V41 OPTIONS not implied",
-     P_REST,
-     {C_},
-     "api.example.com",
-     8080,
-     "OPTIONS",
-     "/repos/x",
-     NULL,
-     DENY,
-     R(L7_NOT_PERMITTED),
-     RT(INSPECTED),
-     "repos",
-     NULL},
-    {"POST one segment",
-     P_REST,
-     {C_},
-     "api.example.com",
-     8080,
-     "POST",
-     "/repos/o/issues",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "repos",
-     NULL},
-    {"POST * does not cross /",
-     P_REST,
-     {C_},
-     "api.example.com",
-     8080,
-     "POST",
-     "/repos/o/a/issues",
-     NULL,
-     DENY,
-     R(L7_NOT_PERMITTED),
-     RT(INSPECTED),
-     "repos",
-     NULL},
-    {"GET HEAD-only rule does not imply POST",
-     P_REST,
-     {C_},
-     "api.example.com",
-     8080,
-     "POST",
-     "/repos/o",
-     NULL,
-     DENY,
-     R(L7_NOT_PERMITTED),
-     RT(INSPECTED),
-     "repos",
-     NULL},
-    {"/x/** needs the slash",
-     P_REST,
-     {C_},
-     "api.example.com",
-     8080,
-     "GET",
-     "/repos",
-     NULL,
-     DENY,
-     R(L7_NOT_PERMITTED),
-     RT(INSPECTED),
-     "repos",
-     NULL},
-    {"/x/** matches /x/",
-     P_REST,
-     {C_},
-     "api.example.com",
-     8080,
-     "GET",
-     "/repos/",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "repos",
-     NULL},
-    {"path case-sensitive",
-     P_REST,
-     {C_},
-     "api.example.com",
-     8080,
-     "GET",
-     "/Repos/x",
-     NULL,
-     DENY,
-     R(L7_NOT_PERMITTED),
-     RT(INSPECTED),
-     "repos",
-     NULL},
-    {"rule method *",
-     P_REST,
-     {C_},
-     "api.example.com",
-     8080,
-     "PURGE",
-     "/any",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "repos",
-     NULL},
-    {"rule method * other path",
-     P_REST,
-     {C_},
-     "api.example.com",
-     8080,
-     "PURGE",
-     "/anyx",
-     NULL,
-     DENY,
-     R(L7_NOT_PERMITTED),
-     RT(INSPECTED),
-     "repos",
-     NULL},
-    {"dot segments resolved",
-     P_REST,
-     {C_},
-     "api.example.com",
-     8080,
-     "GET",
-     "/repos/./a/../x",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "repos",
-     NULL},
-    {"dot-dot escapes the glob",
-     P_REST,
-     {C_},
-     "api.example.com",
-     8080,
-     "GET",
-     "/repos/a/../../etc",
-     NULL,
-     DENY,
-     R(L7_NOT_PERMITTED),
-     RT(INSPECTED),
-     "repos",
-     "GET /etc not permitted by policy"},
-    {"params stripped",
-     P_REST,
-     {C_},
-     "api.example.com",
-     8080,
-     "GET",
-     "/repos/x;jsessionid=1",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "repos",
-     NULL},
-    {"percent-decoded unreserved",
-     P_REST,
-     {C_},
-     "api.example.com",
-     8080,
-     "GET",
-     "/%72epos/x",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "repos",
-     NULL},
-    {"empty segments collapse",
-     P_REST,
-     {C_},
-     "api.example.com",
-     8080,
-     "GET",
-     "//repos//x",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "repos",
-     NULL},
-    {"traversal above root",
-     P_REST,
-     {C_},
-     "api.example.com",
-     8080,
-     "GET",
-     "/..",
-     NULL,
-     DENY,
-     R(BAD_TARGET),
-     RT(INSPECTED),
-     "repos",
-     NULL},
-    {"bad escape in path",
-     P_REST,
-     {C_},
-     "api.example.com",
-     8080,
-     "GET",
-     "/repos/%zz",
-     NULL,
-     DENY,
-     R(BAD_TARGET),
-     RT(INSPECTED),
-     "repos",
-     NULL},
-    {"encoded NUL in path",
-     P_REST,
-     {C_},
-     "api.example.com",
-     8080,
-     "GET",
-     "/repos/%00",
-     NULL,
-     DENY,
-     R(BAD_TARGET),
-     RT(INSPECTED),
-     "repos",
-     NULL},
-    {"no leading slash",
-     P_REST,
-     {C_},
-     "api.example.com",
-     8080,
-     "GET",
-     "repos/x",
-     NULL,
-     DENY,
-     R(BAD_TARGET),
-     RT(INSPECTED),
-     "repos",
-     NULL},
-    {"fragment rejected",
-     P_REST,
-     {C_},
-     "api.example.com",
-     8080,
-     "GET",
-     "/repos/x#f",
-     NULL,
-     DENY,
-     R(BAD_TARGET),
-     RT(INSPECTED),
-     "repos",
-     NULL},
-    {"invalid method",
-     P_REST,
-     {C_},
-     "api.example.com",
-     8080,
-     "GE T",
-     "/repos/x",
-     NULL,
-     DENY,
-     R(BAD_TARGET),
-     RT(INSPECTED),
-     "repos",
-     "invalid HTTP method"},
-    {"V43 read-only GET",
-     P_RO,
-     {C_},
-     "ro.example.com",
-     443,
-     "GET",
-     "/a",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "ro",
-     NULL},
-    {"V43 read-only HEAD",
-     P_RO,
-     {C_},
-     "ro.example.com",
-     443,
-     "HEAD",
-     "/a/b",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "ro",
-     NULL},
-    {"V43 read-only OPTIONS",
-     P_RO,
-     {C_},
-     "ro.example.com",
-     443,
-     "OPTIONS",
-     "/",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "ro",
-     NULL},
-    {"V43 read-only POST",
-     P_RO,
-     {C_},
-     "ro.example.com",
-     443,
-     "POST",
-     "/a",
-     NULL,
-     DENY,
-     R(L7_NOT_PERMITTED),
-     RT(INSPECTED),
-     "ro",
-     NULL},
-    {"V43 read-only DELETE",
-     P_RO,
-     {C_},
-     "ro.example.com",
-     443,
-     "DELETE",
-     "/a",
-     NULL,
-     DENY,
-     R(L7_NOT_PERMITTED),
-     RT(INSPECTED),
-     "ro",
-     NULL},
-    {"read-write PATCH",
-     P_RO,
-     {C_},
-     "rw.example.com",
-     443,
-     "PATCH",
-     "/a",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "ro",
-     NULL},
-    {"read-write PUT",
-     P_RO,
-     {C_},
-     "rw.example.com",
-     443,
-     "PUT",
-     "/a",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "ro",
-     NULL},
-    {"read-write DELETE",
-     P_RO,
-     {C_},
-     "rw.example.com",
-     443,
-     "DELETE",
-     "/a",
-     NULL,
-     DENY,
-     R(L7_NOT_PERMITTED),
-     RT(INSPECTED),
-     "ro",
-     NULL},
-    {"full any method",
-     P_RO,
-     {C_},
-     "full.example.com",
-     443,
-     "DELETE",
-     "/a/b/c",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "ro",
-     NULL},
-    {"websocket read-only upgrade",
-     P_WS,
-     {C_},
-     "ro.example.com",
-     443,
-     "GET",
-     "/socket",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "ws",
-     NULL},
-    {"websocket read-only text frame",
-     P_WS,
-     {C_},
-     "ro.example.com",
-     443,
-     "WEBSOCKET_TEXT",
-     "/socket",
-     NULL,
-     DENY,
-     R(L7_NOT_PERMITTED),
-     RT(INSPECTED),
-     "ws",
-     NULL},
-    {"websocket read-only HEAD via GET",
-     P_WS,
-     {C_},
-     "ro.example.com",
-     443,
-     "HEAD",
-     "/socket",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "ws",
-     NULL},
-    {"websocket read-write text frame",
-     P_WS,
-     {C_},
-     "rw.example.com",
-     443,
-     "WEBSOCKET_TEXT",
-     "/socket",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "ws",
-     NULL},
-    {"websocket read-write POST",
-     P_WS,
-     {C_},
-     "rw.example.com",
-     443,
-     "POST",
-     "/socket",
-     NULL,
-     DENY,
-     R(L7_NOT_PERMITTED),
-     RT(INSPECTED),
-     "ws",
-     NULL},
-
-    /* --- audit mode ------------------------------------------------------- */
-    {"V45 audit full any method",
-     P_AUDIT,
-     {C_},
-     "full.example.com",
-     443,
-     "DELETE",
-     "/x",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "aud",
-     NULL},
-    {"implicit audit forwards a non-matching request",
-     P_AUDIT,
-     {C_},
-     "implicit.example.com",
-     443,
-     "POST",
-     "/y",
-     NULL,
-     ALLOW,
-     R(AUDIT),
-     RT(INSPECTED),
-     "aud",
-     "POST /y"},
-    {"audit ignores its deny rules",
-     P_AUDIT,
-     {C_},
-     "implicit.example.com",
-     443,
-     "GET",
-     "/x",
-     NULL,
-     ALLOW,
-     R(AUDIT),
-     RT(INSPECTED),
-     "aud",
-     NULL},
-    {"explicit audit, rule matches",
-     P_AUDIT,
-     {C_},
-     "explicit.example.com",
-     443,
-     "GET",
-     "/x",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "aud",
-     NULL},
-    {"explicit audit, rule does not match",
-     P_AUDIT,
-     {C_},
-     "explicit.example.com",
-     443,
-     "PUT",
-     "/z",
-     NULL,
-     ALLOW,
-     R(AUDIT),
-     RT(INSPECTED),
-     "aud",
-     NULL},
-    {"audit still checks the destination",
-     P_AUDIT,
-     {C_},
-     "explicit.example.com",
-     443,
-     "PUT",
-     "/z",
-     "10.0.0.1",
-     DENY_GRANTED,
-     R(DEST_INTERNAL),
-     RT(INSPECTED),
-     "aud",
-     NULL},
-    {"audit still needs a valid path",
-     P_AUDIT,
-     {C_},
-     "explicit.example.com",
-     443,
-     "PUT",
-     "/../z",
-     NULL,
-     DENY,
-     R(BAD_TARGET),
-     RT(INSPECTED),
-     "aud",
-     NULL},
-
-    /* --- deny rules (V47, V49) and deny wins ------------------------------ */
-    {"V47 deny rule blocks",
-     P_DENY,
-     {C_},
-     "api.github.com",
-     443,
-     "POST",
-     "/repos/o/pulls/1/reviews",
-     NULL,
-     DENY,
-     R(L7_DENY_RULE),
-     RT(INSPECTED),
-     "gh",
-     "POST /repos/o/pulls/1/reviews blocked by deny rule"},
-    {"V47 same method other path",
-     P_DENY,
-     {C_},
-     "api.github.com",
-     443,
-     "POST",
-     "/repos/o/issues",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "gh",
-     NULL},
-    {"V49 HEAD blocked by GET deny rule",
-     P_DENY,
-     {C_},
-     "prot.example.com",
-     443,
-     "HEAD",
-     "/protected",
-     NULL,
-     DENY,
-     R(L7_DENY_RULE),
-     RT(INSPECTED),
-     "gh",
-     NULL},
-    {"V49 GET blocked",
-     P_DENY,
-     {C_},
-     "prot.example.com",
-     443,
-     "GET",
-     "/protected",
-     NULL,
-     DENY,
-     R(L7_DENY_RULE),
-     RT(INSPECTED),
-     "gh",
-     NULL},
-    {"V49 POST on denied path allowed",
-     P_DENY,
-     {C_},
-     "prot.example.com",
-     443,
-     "POST",
-     "/protected",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "gh",
-     NULL},
-    {"deny query: matching value",
-     P_DENY,
-     {C_},
-     "prot.example.com",
-     443,
-     "POST",
-     "/force?force=true",
-     NULL,
-     DENY,
-     R(L7_DENY_RULE),
-     RT(INSPECTED),
-     "gh",
-     NULL},
-    {"deny query: some value matches",
-     P_DENY,
-     {C_},
-     "prot.example.com",
-     443,
-     "POST",
-     "/force?force=false&force=true",
-     NULL,
-     DENY,
-     R(L7_DENY_RULE),
-     RT(INSPECTED),
-     "gh",
-     NULL},
-    {"deny query: no value matches",
-     P_DENY,
-     {C_},
-     "prot.example.com",
-     443,
-     "POST",
-     "/force?force=false",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "gh",
-     NULL},
-    {"deny query: key absent",
-     P_DENY,
-     {C_},
-     "prot.example.com",
-     443,
-     "POST",
-     "/force",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "gh",
-     NULL},
-    {"deny query: malformed query never means no query",
-     P_DENY,
-     {C_},
-     "prot.example.com",
-     443,
-     "POST",
-     "/force?force=true&x=%zz",
-     NULL,
-     DENY,
-     R(BAD_QUERY),
-     RT(INSPECTED),
-     "gh",
-     NULL},
-    {"deny wins over another rule's L4 grant",
-     P_DENY_ACROSS,
-     {C_},
-     "api.example.com",
-     443,
-     "DELETE",
-     "/x",
-     NULL,
-     DENY,
-     R(L7_DENY_RULE),
-     RT(INSPECTED),
-     "b_l7",
-     NULL},
-    {"deny across: other methods allowed",
-     P_DENY_ACROSS,
-     {C_},
-     "api.example.com",
-     443,
-     "GET",
-     "/x",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "a_l4",
-     NULL},
-    {"deny across: audit deny rule does not fire",
-     P_DENY_ACROSS,
-     {C_},
-     "api.example.com",
-     443,
-     "PUT",
-     "/x",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "a_l4",
-     NULL},
-    {"deny across: other binary's deny rule",
-     P_DENY_ACROSS,
-     {C_},
-     "api.example.com",
-     443,
-     "GET",
-     "/y",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "a_l4",
-     NULL},
-    {"deny across: that binary is denied",
-     P_DENY_ACROSS,
-     {"/usr/bin/wget"},
-     "api.example.com",
-     443,
-     "GET",
-     "/y",
-     NULL,
-     DENY,
-     R(L7_DENY_RULE),
-     RT(INSPECTED),
-     "d_wget",
-     NULL},
-
-    /* --- query (V51, V53) -------------------------------------------------- */
-    {"V51 every value matches",
-     P_QUERY,
-     {C_},
-     "dl.example.com",
-     443,
-     "GET",
-     "/download?tag=foo-a&tag=foo-b&extra=x",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "dl",
-     NULL},
-    {"V51 one value fails",
-     P_QUERY,
-     {C_},
-     "dl.example.com",
-     443,
-     "GET",
-     "/download?tag=foo-a&tag=evil",
-     NULL,
-     DENY,
-     R(L7_NOT_PERMITTED),
-     RT(INSPECTED),
-     "dl",
-     NULL},
-    {"V51 key missing",
-     P_QUERY,
-     {C_},
-     "dl.example.com",
-     443,
-     "GET",
-     "/download",
-     NULL,
-     DENY,
-     R(L7_NOT_PERMITTED),
-     RT(INSPECTED),
-     "dl",
-     NULL},
-    {"query value percent-decoded",
-     P_QUERY,
-     {C_},
-     "dl.example.com",
-     443,
-     "GET",
-     "/download?tag=foo%2Dx",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "dl",
-     NULL},
-    {"query key without = has empty value",
-     P_QUERY,
-     {C_},
-     "dl.example.com",
-     443,
-     "GET",
-     "/download?tag",
-     NULL,
-     DENY,
-     R(L7_NOT_PERMITTED),
-     RT(INSPECTED),
-     "dl",
-     NULL},
-    {"empty pairs skipped",
-     P_QUERY,
-     {C_},
-     "dl.example.com",
-     443,
-     "GET",
-     "/download?&&tag=foo-1&",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "dl",
-     NULL},
-    {"V53 (ours) * crosses dots",
-     P_QUERY,
-     {C_},
-     "dl.example.com",
-     443,
-     "GET",
-     "/v?v=1.2",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "dl",
-     NULL},
-    {"V53 plain value",
-     P_QUERY,
-     {C_},
-     "dl.example.com",
-     443,
-     "GET",
-     "/v?v=12",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "dl",
-     NULL},
-    {"V53 plus is space",
-     P_QUERY,
-     {C_},
-     "dl.example.com",
-     443,
-     "GET",
-     "/v?v=a+b",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "dl",
-     NULL},
-    {"* matches the empty value",
-     P_QUERY,
-     {C_},
-     "dl.example.com",
-     443,
-     "GET",
-     "/v?v=",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "dl",
-     NULL},
-    {"* still needs the key",
-     P_QUERY,
-     {C_},
-     "dl.example.com",
-     443,
-     "GET",
-     "/v?w=1",
-     NULL,
-     DENY,
-     R(L7_NOT_PERMITTED),
-     RT(INSPECTED),
-     "dl",
-     NULL},
-    {"any-form and glob-form match",
-     P_QUERY,
-     {C_},
-     "dl.example.com",
-     443,
-     "GET",
-     "/any?tag=bx&ver=v2&tag=a",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "dl",
-     NULL},
-    {"any-form value fails",
-     P_QUERY,
-     {C_},
-     "dl.example.com",
-     443,
-     "GET",
-     "/any?tag=cx&ver=v2",
-     NULL,
-     DENY,
-     R(L7_NOT_PERMITTED),
-     RT(INSPECTED),
-     "dl",
-     NULL},
-    {"glob-form key missing",
-     P_QUERY,
-     {C_},
-     "dl.example.com",
-     443,
-     "GET",
-     "/any?tag=a",
-     NULL,
-     DENY,
-     R(L7_NOT_PERMITTED),
-     RT(INSPECTED),
-     "dl",
-     NULL},
-    {"query keys are case-sensitive",
-     P_QUERY,
-     {C_},
-     "dl.example.com",
-     443,
-     "GET",
-     "/download?TAG=foo-a",
-     NULL,
-     DENY,
-     R(L7_NOT_PERMITTED),
-     RT(INSPECTED),
-     "dl",
-     NULL},
-    {"malformed escape in query",
-     P_QUERY,
-     {C_},
-     "dl.example.com",
-     443,
-     "GET",
-     "/download?tag=foo-%zz",
-     NULL,
-     DENY,
-     R(BAD_QUERY),
-     RT(INSPECTED),
-     "dl",
-     "malformed query string"},
-    {"truncated escape in query",
-     P_QUERY,
-     {C_},
-     "dl.example.com",
-     443,
-     "GET",
-     "/download?tag=foo-%4",
-     NULL,
-     DENY,
-     R(BAD_QUERY),
-     RT(INSPECTED),
-     "dl",
-     NULL},
-    {"invalid UTF-8 in query",
-     P_QUERY,
-     {C_},
-     "dl.example.com",
-     443,
-     "GET",
-     "/download?tag=foo-%ff",
-     NULL,
-     DENY,
-     R(BAD_QUERY),
-     RT(INSPECTED),
-     "dl",
-     NULL},
-    {"overlong UTF-8 in query",
-     P_QUERY,
-     {C_},
-     "dl.example.com",
-     443,
-     "GET",
-     "/download?tag=foo-%c0%af",
-     NULL,
-     DENY,
-     R(BAD_QUERY),
-     RT(INSPECTED),
-     "dl",
-     NULL},
-    {"valid UTF-8 in query",
-     P_QUERY,
-     {C_},
-     "dl.example.com",
-     443,
-     "GET",
-     "/download?tag=foo-%c3%a9",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "dl",
-     NULL},
-    {"NUL in query",
-     P_QUERY,
-     {C_},
-     "dl.example.com",
-     443,
-     "GET",
-     "/download?tag=foo-%00",
-     NULL,
-     DENY,
-     R(BAD_QUERY),
-     RT(INSPECTED),
-     "dl",
-     NULL},
-    /* docs/semantics.md#query-parse: %00 is invalid in keys too; other
-     * control bytes are well formed; a malformed query denies on every
-     * inspected route, with or without query matchers; opaque routes never
-     * parse it. */
-    {"NUL in a query key",
-     P_QUERY,
-     {C_},
-     "dl.example.com",
-     443,
-     "GET",
-     "/download?tag=foo-a&x%00=1",
-     NULL,
-     DENY,
-     R(BAD_QUERY),
-     RT(INSPECTED),
-     "dl",
-     NULL},
-    {"control byte in query is well formed",
-     P_QUERY,
-     {C_},
-     "dl.example.com",
-     443,
-     "GET",
-     "/download?tag=foo-%01",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "dl",
-     NULL},
-    {"malformed query without query matchers",
-     P_REST,
-     {C_},
-     "api.example.com",
-     8080,
-     "GET",
-     "/repos/x?a=%zz",
-     NULL,
-     DENY,
-     R(BAD_QUERY),
-     RT(INSPECTED),
-     "repos",
-     NULL},
-    {"NUL in query without query matchers",
-     P_REST,
-     {C_},
-     "api.example.com",
-     8080,
-     "GET",
-     "/repos/x?a=%00",
-     NULL,
-     DENY,
-     R(BAD_QUERY),
-     RT(INSPECTED),
-     "repos",
-     NULL},
-    {"opaque route ignores a NUL in the query",
-     P_API,
-     {C_},
-     "api.example.com",
-     443,
-     "GET",
-     "/x?a=%00",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(OPAQUE),
-     "api",
-     NULL},
-
-    /* --- encoded slash (V55) ---------------------------------------------- */
-    {"V55 encoded slash without opt-in",
-     P_SLASH,
-     {C_},
-     "plain.example.com",
-     443,
-     "GET",
-     "/a/%2f/b",
-     NULL,
-     DENY,
-     R(ENCODED_SLASH),
-     RT(INSPECTED),
-     "sl",
-     "allow_encoded_slash"},
-    {"V55 traversal above root",
-     P_SLASH,
-     {C_},
-     "plain.example.com",
-     443,
-     "GET",
-     "/..",
-     NULL,
-     DENY,
-     R(BAD_TARGET),
-     RT(INSPECTED),
-     "sl",
-     NULL},
-    {"encoded slash with opt-in",
-     P_SLASH,
-     {C_},
-     "slash.example.com",
-     443,
-     "GET",
-     "/a/%2F/b",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "sl",
-     NULL},
-    {"plain path on opt-in endpoint",
-     P_SLASH,
-     {C_},
-     "slash.example.com",
-     443,
-     "GET",
-     "/a/b",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "sl",
-     NULL},
-
-    /* --- unsupported protocols and path scopes ----------------------------- */
-    {"enforced graphql denies a request without an operation",
-     P_UNSUP,
-     {C_},
-     "gql.example.com",
-     443,
-     "POST",
-     "/graphql",
-     NULL,
-     DENY,
-     R(GQL_NO_OPERATION),
-     RT(INSPECTED),
-     "gql",
-     "POST /graphql is not a GraphQL operation; graphql endpoint of policy 'gql' denies it"},
-    {"enforced graphql connection reaches",
-     P_UNSUP,
-     {C_},
-     "gql.example.com",
-     443,
-     NULL,
-     NULL,
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "gql",
-     NULL},
-    {"audit graphql forwards",
-     P_UNSUP,
-     {C_},
-     "gqlaudit.example.com",
-     443,
-     "POST",
-     "/graphql",
-     NULL,
-     ALLOW,
-     R(AUDIT),
-     RT(INSPECTED),
-     "gql",
-     NULL},
-    {"enforced mcp denies",
-     P_UNSUP,
-     {C_},
-     "mcp.example.com",
-     443,
-     "POST",
-     "/mcp",
-     NULL,
-     DENY,
-     R(L7_UNSUPPORTED),
-     RT(INSPECTED),
-     "gql",
-     "protocol mcp is not inspected"},
-    {"L4 unit grants beside enforced graphql",
-     P_UNSUP,
-     {C_},
-     "mixed.example.com",
-     443,
-     "POST",
-     "/graphql",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "gql",
-     NULL},
-    {"path scope selects the rest endpoint",
-     P_SCOPE,
-     {C_},
-     "api.example.com",
-     443,
-     "DELETE",
-     "/v1/x",
-     NULL,
-     ALLOW,
-     R(ALLOWED),
-     RT(INSPECTED),
-     "scoped",
-     NULL},
-    {"path scope selects the graphql endpoint",
-     P_SCOPE,
-     {C_},
-     "api.example.com",
-     443,
-     "POST",
-     "/graphql",
-     NULL,
-     DENY,
-     R(GQL_NO_OPERATION),
-     RT(INSPECTED),
-     "scoped",
-     NULL},
-    {"no path scope matches",
-     P_SCOPE,
-     {C_},
-     "api.example.com",
-     443,
-     "GET",
-     "/other",
-     NULL,
-     DENY,
-     R(NO_L7_PATH),
-     RT(INSPECTED),
-     "scoped",
-     "GET /other not permitted by policy"},
-    {"path scope /v1/** needs the slash",
-     P_SCOPE,
-     {C_},
-     "api.example.com",
-     443,
-     "GET",
-     "/v1",
-     NULL,
-     DENY,
-     R(NO_L7_PATH),
-     RT(INSPECTED),
-     "scoped",
-     NULL},
-};
 
 static struct model_policy *load(const char *yaml)
 {
@@ -3165,134 +782,6 @@ static struct model_policy *load(const char *yaml)
     model_diags_free(d);
     return p;
 }
-
-static void run_row(const struct erow *r, struct model_policy *p)
-{
-    struct model_request req;
-    struct model_decision out;
-    struct model_ip ip;
-    size_t n = 0;
-
-    while (n < 4 && r->bins[n] != NULL) {
-        n++;
-    }
-    memset(&req, 0, sizeof(req));
-    req.binaries = r->bins;
-    req.nbinaries = n;
-    req.host = r->host;
-    req.host_len = strlen(r->host);
-    req.port = r->port;
-    req.method = r->method;
-    req.target = r->target;
-    req.target_len = r->target != NULL ? strlen(r->target) : 0;
-    if (r->ip != NULL) {
-        ck_assert_msg(model_ip_parse(r->ip, strlen(r->ip), &ip), "%s: bad ip", r->name);
-        req.dest = &ip;
-    }
-    memset(&out, 0x5a, sizeof(out));
-    model_decide(p, &req, &out);
-    ck_assert_msg(out.allow == (r->allow != 0), "%s: allow %d (reason %s: %s)", r->name, out.allow,
-                  model_reason_name(out.reason), out.detail);
-    ck_assert_msg(out.reason == r->reason, "%s: reason %s, want %s (%s)", r->name,
-                  model_reason_name(out.reason), model_reason_name(r->reason), out.detail);
-    if (r->grant != ANY) {
-        ck_assert_msg(out.grant == (r->grant != 0), "%s: grant %d", r->name, out.grant);
-    }
-    if (r->route != ANY) {
-        ck_assert_msg(out.route == (enum model_route)r->route, "%s: route %s", r->name,
-                      model_route_name(out.route));
-    }
-    if (r->rule != NULL && r->rule[0] == '\0') {
-        ck_assert_msg(out.rule == NULL, "%s: unexpected rule", r->name);
-    } else if (r->rule != NULL) {
-        ck_assert_msg(out.rule != NULL && strcmp(model_rule_key(out.rule), r->rule) == 0,
-                      "%s: rule %s, want %s", r->name,
-                      out.rule != NULL ? model_rule_key(out.rule) : "(null)", r->rule);
-        ck_assert_msg(out.endpoint != NULL, "%s: no endpoint", r->name);
-    }
-    if (r->detail != NULL && r->detail[0] == '\0') {
-        ck_assert_msg(out.detail[0] == '\0', "%s: detail '%s'", r->name, out.detail);
-    } else if (r->detail != NULL) {
-        ck_assert_msg(strstr(out.detail, r->detail) != NULL, "%s: detail '%s' lacks '%s'", r->name,
-                      out.detail, r->detail);
-    }
-    if (out.allow) {
-        ck_assert_msg(out.grant, "%s: allow without grant", r->name);
-        ck_assert_msg(out.binary != NULL, "%s: allow without binary", r->name);
-    }
-    ck_assert_msg(memchr(out.detail, '\0', sizeof(out.detail)) != NULL, "%s: detail unterminated",
-                  r->name);
-}
-
-START_TEST(test_decide_table)
-{
-    const struct erow *r = &rows[_i];
-    struct model_policy *p = load(r->policy);
-
-    ck_assert_msg(p != NULL, "%s: policy does not load", r->name);
-    run_row(r, p);
-    /* A recompiled policy decides the same. */
-    ck_assert(pv_ok(model_policy_compile(p)));
-    run_row(r, p);
-    model_policy_free(p);
-}
-END_TEST
-
-/* ===========================================================================
- * Load-time errors that the evaluator relies on
- * ========================================================================= */
-
-static const struct {
-    const char *name;
-    const char *yaml;
-    const char *msg; /* substring of some diagnostic */
-} bad_policies[] = {
-    {"V27 (ours) allowed_ips loopback is a load error",
-     HDR "  x:\n    endpoints:\n      - host: h.example.com\n        port: 443\n"
-         "        allowed_ips: [127.0.0.0/8]\n" CURL,
-     "always-blocked"},
-    {"allowed_ips link-local is a load error",
-     HDR "  x:\n    endpoints:\n      - host: h.example.com\n        port: 443\n"
-         "        allowed_ips: [169.254.0.0/16]\n" CURL,
-     "always-blocked"},
-    {"allowed_ips garbage is a load error",
-     HDR "  x:\n    endpoints:\n      - host: h.example.com\n        port: 443\n"
-         "        allowed_ips: [not-an-ip]\n" CURL,
-     "allowed_ips"},
-    {"enforced sql is a load error",
-     HDR "  x:\n    endpoints:\n      - host: db.example.com\n        port: 5432\n"
-         "        protocol: sql\n        enforcement: enforce\n        access: full\n" CURL,
-     "SQL enforcement"},
-};
-
-START_TEST(test_load_errors)
-{
-    struct model_diags *d = model_diags_new();
-    const char *y = bad_policies[_i].yaml;
-    struct model_policy *p = model_policy_load("bad.yaml", y, strlen(y), MODEL_FMT_YAML, d);
-    bool found = false;
-
-    ck_assert_msg(p == NULL, "%s: loaded", bad_policies[_i].name);
-    for (size_t i = 0; i < model_diags_count(d); i++) {
-        if (strstr(model_diags_msg(d, i), bad_policies[_i].msg) != NULL) {
-            found = true;
-        }
-    }
-    ck_assert_msg(found, "%s: no diagnostic with '%s'", bad_policies[_i].name,
-                  bad_policies[_i].msg);
-    model_diags_free(d);
-}
-END_TEST
-
-/* A policy that is fine, as a sanity check of the bad-policy harness. */
-START_TEST(test_load_ok_control)
-{
-    struct model_policy *p = load(P_ALLOWED_IPS);
-
-    ck_assert_ptr_nonnull(p);
-    model_policy_free(p);
-}
-END_TEST
 
 /* ===========================================================================
  * Compile: presets, recompilation, resolved target_sandbox
@@ -3763,9 +1252,8 @@ static Suite *eval_suite(void)
     TCase *tc = tcase_create("eval");
 
     tcase_set_timeout(tc, 60);
-    tcase_add_loop_test(tc, test_decide_table, 0, (int)PV_ARRAY_LEN(rows));
-    tcase_add_loop_test(tc, test_load_errors, 0, (int)PV_ARRAY_LEN(bad_policies));
-    tcase_add_test(tc, test_load_ok_control);
+    tcase_add_test(tc, test_data_files);
+    tcase_add_loop_test(tc, test_data_row, 0, (int)data.nrows);
     tcase_add_loop_test(tc, test_preset_expansion, 0, (int)PV_ARRAY_LEN(preset_rows));
     tcase_add_test(tc, test_compile_fields);
     tcase_add_loop_test(tc, test_resolved_target_sandbox, 0, (int)PV_ARRAY_LEN(sandbox_rows));
@@ -3781,11 +1269,15 @@ static Suite *eval_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(eval_suite());
+    SRunner *sr;
     int failed;
 
+    read_data();
+    printf("check_model_eval: %zu data rows from %zu files\n", data.nrows, data.nfiles);
+    sr = srunner_create(eval_suite());
     srunner_run_all(sr, CK_NORMAL);
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);
+    free_data();
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
