@@ -63,7 +63,7 @@ stop
 
 # the same token file, same contents, at the next start; no stray token files
 start "$PORT"
-has "second start" "token:  $T/data/admin.token" "$(cat "$T/run.out")"
+has "second start" "token:  $T/data/admin.token" "$(cat "$T/run.out" "$T/run.err")"
 [ "$(cat "$T/data/admin.token")" = "$tok1" ] && ok || no "the token changed across starts"
 n=$(find "$T/data" -maxdepth 1 -name 'proviso-token.*' | wc -l)
 [ "$n" = 0 ] && ok || no "$n generated token files in the data dir"

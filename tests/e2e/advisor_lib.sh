@@ -69,7 +69,7 @@ start_advisor() {
         2>"$ADV_LOG" &
     ADV_PID=$!
     i=0
-    while [ $i -lt "${PV_START_TRIES:-300}" ]; do
+    while [ $i -lt "${PV_START_TRIES:-600}" ]; do
         ADV_PORT=$(sed -n 's/.*listening on 127.0.0.1 port \([0-9]*\).*/\1/p' "$ADV_LOG" | head -n 1)
         [ -n "$ADV_PORT" ] && break
         if ! kill -0 "$ADV_PID" 2>/dev/null; then

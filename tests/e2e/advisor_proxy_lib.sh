@@ -21,7 +21,9 @@ start_advisor() {
     eval "${n}_PID=$!"
     PIDS="$PIDS $!"
     i=0
-    while ! grep -q 'listening on 127.0.0.1 port' "$T/$n.log" && [ $i -lt "${PV_START_TRIES:-200}" ]; do
+    # 30 s: a loaded 2-core CI machine runs several PostgreSQL clusters at once
+    while ! grep -q 'listening on 127.0.0.1 port' "$T/$n.log" && [ $i -lt "${PV_START_TRIES:-600}" ]; do
+        kill -0 "$!" 2>/dev/null || break
         sleep 0.05
         i=$((i + 1))
     done
