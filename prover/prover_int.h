@@ -248,13 +248,21 @@ struct prover_session {
     struct prover_lang_memo lang; /* model_lang_check answers */
     struct prover_units spare;    /* unit buffers of the last proof, reused */
     bool full_smt;                /* tests: every question by its own solver check */
+    bool no_concrete;             /* tests: no concrete candidates (prover_queries_concrete) */
 };
+
+/* Decisions one unit and port may spend on concrete candidates before its
+ * questions go to the solver. */
+#define PROVER_CONCRETE_BUDGET 256
 
 /* Tests and benchmarks only: with 'on', session 's' answers every question
  * with its own solver check, as before the shortcuts of prover_query.c (a
  * capability key read off another key's model, the paths of the
  * "anything new" question's model), so that both can be compared. */
 void prover_session_full_smt(struct prover_session *s, bool on);
+/* Tests and benchmarks only: with 'on', the shortcuts stay but no question
+ * is decided from concrete candidates (every SAT answer is a model). */
+void prover_session_no_concrete(struct prover_session *s, bool on);
 
 /* Recreate the context when it has served PROVER_RECYCLE_PROOFS proofs;
  * make sure the session solver exists (at scope 0). */
@@ -336,6 +344,8 @@ struct prover_proof {
     bool znomem; /* sticky: ... because an allocation failed */
     size_t nqueries;
     size_t path_base;            /* the first path of this part (component) */
+    size_t qfrom_u, qfrom_p;     /* prover_queries starts at this unit and port index:
+                              * prover_queries_concrete decided the ones before */
     size_t nguards;              /* guard constants created (unique names) */
     struct model_glob *meta[16]; /* compiled metadata host names (owned) */
     size_t nmeta;
@@ -376,6 +386,13 @@ bool prover_unit_gql(const struct prover_unit *u);
 pv_result prover_encode_atoms(struct prover_proof *pf) PV_WUR;
 pv_result prover_encode_terms(struct prover_proof *pf) PV_WUR;
 pv_result prover_queries(struct prover_proof *pf) PV_WUR;
+/* DELTA without GraphQL, before prover_encode_terms: decide the questions
+ * of the part's candidate units, in order, from concrete requests built
+ * from each unit (prover_query.c, "Concrete candidates"). '*done' when all
+ * of them were decided (the part's paths are then complete and suppressed:
+ * no terms needed); otherwise prover_queries goes on from pf->qfrom_u,
+ * pf->qfrom_p. */
+pv_result prover_queries_concrete(struct prover_proof *pf, bool *done) PV_WUR;
 /* Can some question of this part hold, by the static filters (a candidate
  * unit with a link-local or credentialed host atom, or a private
  * destination it could admit; CHECK always)? When not, the part needs no

@@ -1227,6 +1227,245 @@ static pv_result any_groups(struct prover_proof *pf, struct anyq *q, size_t n)
     return r;
 }
 
+/* ---------------------------------------------------------------------------
+ * Concrete candidates
+ *
+ * A SAT answer needs no solver when a concrete request shows it: a request
+ * r through unit u (a delta unit of C: r in G0(u) puts it in the region)
+ * that C allows through u itself (the evaluator's granting endpoint is u's:
+ * u grants and admits r under C's route, which is ok(u)) and that passes
+ * the category's re-check satisfies the category's question, so the path
+ * it shows is one the question would find. Requests are built from the
+ * atoms' witnesses (a member of each binary, host and path atom inside u's
+ * patterns), each method, and destinations of the right class (the public
+ * placeholder, the first addresses of u's allowed_ips). When the paths
+ * found leave no class for the static filters of any_classes, the unit's
+ * questions are decided exactly as any_classes would decide them after an
+ * UNSAT; otherwise the solver goes on from that unit.
+ * ------------------------------------------------------------------------- */
+
+/* Candidate destinations for unit 'u' (an IP host: its own address). */
+static size_t conc_dests(const struct prover_unit *u, struct model_ip *out, size_t max)
+{
+    size_t n = 0;
+
+    if (u->v.host_is_ip) {
+        out[n++] = u->v.host_ip;
+        return n;
+    }
+    if (u->v.ncidrs == 0) {
+        if (model_ip_parse_strict(example_public_ip, strlen(example_public_ip), &out[n])) {
+            n++;
+        }
+        return n;
+    }
+    for (size_t i = 0; i < u->v.ncidrs && n + 2 <= max; i++) {
+        struct model_ip a = u->v.cidrs[i].net;
+
+        out[n++] = a;
+        if (u->v.cidrs[i].prefix < 128) {
+            /* the network address + 1 (inside the CIDR: prefix < 128) */
+            for (int b = 15; b >= 0; b--) {
+                if (++a.b[b] != 0) {
+                    break;
+                }
+            }
+            out[n++] = a;
+        }
+    }
+    return n;
+}
+
+/* Which class may still be found through 'u' at 'port'; as any_classes. */
+static bool conc_left(struct prover_proof *pf, const struct prover_unit *u, uint16_t port)
+{
+    const char *h = host_text(u);
+    bool ex_key[PROVER_MAX_METHODS] = {false};
+    bool ex_l7 =
+        path_find(pf->res, pf->path_base, PROVER_CAT_L7_BYPASS, u->bin, h, port, NULL) != NULL;
+    bool ex_cr =
+        path_find(pf->res, pf->path_base, PROVER_CAT_CRED_REACH, u->bin, h, port, NULL) != NULL;
+    bool ex_priv =
+        path_find(pf->res, pf->path_base, PROVER_CAT_PRIVATE_REACH, u->bin, h, port, NULL) != NULL;
+    bool ex_cap = ex_l7 || ex_cr;
+
+    for (size_t k = 0; k < pf->nmethods && !ex_cap; k++) {
+        ex_key[k] = path_find(pf->res, pf->path_base, PROVER_CAT_CAPABILITY, u->bin, h, port,
+                              pf->methods[k]) != NULL;
+    }
+    return class_left(pf, u, ex_l7, ex_cr, ex_priv, ex_cap || keys_all(pf, ex_key));
+}
+
+/* Has the class of category 'cat' (key 'mi' for capability) a path
+ * through 'u' at 'port' already, or is it suppressed by a reach path? */
+static bool conc_found(struct prover_proof *pf, const struct prover_unit *u, uint16_t port,
+                       enum prover_category cat, size_t mi)
+{
+    const char *h = host_text(u);
+
+    if (cat == PROVER_CAT_CAPABILITY) {
+        return reach_key_found(pf, u, port) ||
+               path_find(pf->res, pf->path_base, cat, u->bin, h, port, pf->methods[mi]) != NULL;
+    }
+    return path_find(pf->res, pf->path_base, cat, u->bin, h, port, NULL) != NULL;
+}
+
+/* One request (binary, host, destination fixed in 'w') through unit 'ui'
+ * for category 'cat': each method (capability: each key without a path)
+ * and each path atom, within '*budget' decisions. */
+static pv_result conc_try(struct prover_proof *pf, size_t ui, enum prover_category cat,
+                          struct wit *w, size_t *budget) PV_WUR;
+static pv_result conc_try(struct prover_proof *pf, size_t ui, enum prover_category cat,
+                          struct wit *w, size_t *budget)
+{
+    const struct prover_unit *u = &pf->units.u[ui];
+    char empty[1] = "";
+
+    for (size_t k = 0; k < pf->nmethods; k++) {
+        if (conc_found(pf, u, w->port, cat, k)) {
+            if (cat != PROVER_CAT_CAPABILITY) {
+                return PV_RESULT_OK;
+            }
+            continue;
+        }
+        for (size_t a = 0; a<pf->path.natoms && * budget> 0; a++) {
+            struct model_decision dc, db;
+            bool ok;
+
+            (*budget)--;
+            w->mi = k;
+            w->method = pf->methods[k];
+            w->ua = a;
+            w->path = pf->path.atoms[a].w;
+            w->target = (char *)pf->path.atoms[a].w; /* borrowed: never freed here */
+            w->query = empty;
+            decide(pf->C, w, &w->d, false, &dc);
+            if (!dc.allow || dc.endpoint != u->ep) {
+                continue;
+            }
+            decide(pf->B, w, &w->d, false, &db);
+            if (db.allow) {
+                continue;
+            }
+            PV_GUARD(wit_record(pf, cat, ui, w, &ok));
+            if (ok) {
+                break;
+            }
+        }
+    }
+    return PV_RESULT_OK;
+}
+
+static pv_result conc_unit_port(struct prover_proof *pf, size_t ui, uint16_t port,
+                                bool *done) PV_WUR;
+static pv_result conc_unit_port(struct prover_proof *pf, size_t ui, uint16_t port, bool *done)
+{
+    const struct prover_unit *u = &pf->units.u[ui];
+    bool cred = host_any(pf, u, pf->host_cred);
+    bool privc = private_capable(u);
+    struct model_ip ds[8];
+    size_t nd, budget = PROVER_CONCRETE_BUDGET;
+
+    *done = false;
+    if (host_any(pf, u, pf->host_ll) && path_find(pf->res, pf->path_base, PROVER_CAT_LINK_LOCAL,
+                                                  u->bin, host_text(u), port, NULL) == NULL) {
+        return PV_RESULT_OK; /* link_local_reach: the solver */
+    }
+    if (!cred && !privc) {
+        *done = true; /* as unit_port: no further question */
+        return PV_RESULT_OK;
+    }
+    if (!u->delta || u->v.host == NULL || u->v.unresolved) {
+        return PV_RESULT_OK;
+    }
+    nd = conc_dests(u, ds, PV_ARRAY_LEN(ds));
+    for (size_t ha = 0; ha < pf->nhost && budget > 0; ha++) {
+        struct wit w;
+        char ipbuf[64];
+
+        if (u->v.host_is_ip ? ha != pf->dns.natoms + u->hip
+                            : (ha >= pf->dns.natoms || !prover_atom_has(&pf->dns, ha, u->hpat))) {
+            continue;
+        }
+        if (!pf->host_cred[ha] && !privc) {
+            continue;
+        }
+        for (size_t xa = 0; xa < pf->bin.natoms && budget > 0; xa++) {
+            if (!prover_atom_has(&pf->bin, xa, u->bpat)) {
+                continue;
+            }
+            for (size_t di = 0; di < nd && budget > 0; di++) {
+                bool priv = model_ip_is_private(&ds[di]);
+                enum prover_category cat;
+
+                if (priv ? !privc : !pf->host_cred[ha]) {
+                    continue;
+                }
+                if (model_ip_is_always_blocked(&ds[di])) {
+                    continue;
+                }
+                memset(&w, 0, sizeof(w));
+                w.xa = xa;
+                w.ha = ha;
+                w.port = port;
+                w.d = ds[di];
+                w.bin = pf->bin.atoms[xa].w;
+                if (u->v.host_is_ip) {
+                    w.host_is_ip = true;
+                    model_ip_format(&w.d, ipbuf, sizeof(ipbuf));
+                    memcpy(w.ipbuf, ipbuf, sizeof(w.ipbuf));
+                    w.host = w.ipbuf;
+                } else {
+                    w.host = pf->dns.atoms[ha].w;
+                }
+                if (priv) {
+                    cat = PROVER_CAT_PRIVATE_REACH;
+                } else if (!reach_concrete(pf->B, &w)) {
+                    cat = pf->bin_bypass[xa] ? PROVER_CAT_L7_BYPASS : PROVER_CAT_CRED_REACH;
+                } else {
+                    cat = PROVER_CAT_CAPABILITY;
+                }
+                PV_GUARD(conc_try(pf, ui, cat, &w, &budget));
+                if (!conc_left(pf, u, port)) {
+                    *done = true;
+                    return PV_RESULT_OK;
+                }
+            }
+        }
+    }
+    *done = !conc_left(pf, u, port);
+    return PV_RESULT_OK;
+}
+
+pv_result prover_queries_concrete(struct prover_proof *pf, bool *done)
+{
+    *done = false;
+    pf->qfrom_u = pf->qfrom_p = 0;
+    if (!shortcuts(pf) || pf->in->mode != PROVER_DELTA || pf->s->no_concrete) {
+        return PV_RESULT_OK;
+    }
+    for (size_t i = 0; i < pf->units.n; i++) {
+        const struct prover_unit *u = &pf->units.u[i];
+
+        if (!u->rel || u->side != PROVER_SIDE_C) {
+            continue;
+        }
+        for (size_t k = 0; k < u->v.nports; k++) {
+            bool ok;
+
+            PV_GUARD(conc_unit_port(pf, i, u->v.ports[k], &ok));
+            if (!ok) {
+                pf->qfrom_u = i;
+                pf->qfrom_p = k;
+                return PV_RESULT_OK;
+            }
+        }
+    }
+    suppress(pf->res, pf->path_base);
+    *done = true;
+    return PV_RESULT_OK;
+}
+
 pv_result prover_queries(struct prover_proof *pf)
 {
     struct anyq *q = NULL;
@@ -1239,7 +1478,7 @@ pv_result prover_queries(struct prover_proof *pf)
 
         return ask(pf, PROVER_CAT_BOUNDARY, SIZE_MAX, bq);
     }
-    for (size_t i = 0; i < pf->units.n && shortcuts(pf); i++) {
+    for (size_t i = pf->qfrom_u; i < pf->units.n && shortcuts(pf); i++) {
         const struct prover_unit *u = &pf->units.u[i];
 
         if (u->rel && u->side == PROVER_SIDE_C &&
@@ -1253,12 +1492,12 @@ pv_result prover_queries(struct prover_proof *pf)
         q = pv_calloc(nq, sizeof(*q));
         PV_GUARD_PTR(q);
         nq = 0;
-        for (size_t i = 0; i < pf->units.n; i++) {
+        for (size_t i = pf->qfrom_u; i < pf->units.n; i++) {
             const struct prover_unit *u = &pf->units.u[i];
 
             if (u->rel && u->side == PROVER_SIDE_C &&
                 (host_any(pf, u, pf->host_cred) || private_capable(u))) {
-                for (size_t k = 0; k < u->v.nports; k++) {
+                for (size_t k = i == pf->qfrom_u ? pf->qfrom_p : 0; k < u->v.nports; k++) {
                     q[nq].ui = i;
                     q[nq].port = u->v.ports[k];
                     q[nq++].t = any_term(pf, i, u->v.ports[k]);
@@ -1273,13 +1512,13 @@ pv_result prover_queries(struct prover_proof *pf)
     } else {
         nq = 0;
     }
-    for (size_t i = 0; i < pf->units.n; i++) {
+    for (size_t i = pf->qfrom_u; i < pf->units.n; i++) {
         const struct prover_unit *u = &pf->units.u[i];
 
         if (!u->rel || u->side != PROVER_SIDE_C) {
             continue;
         }
-        for (size_t k = 0; k < u->v.nports; k++) {
+        for (size_t k = i == pf->qfrom_u ? pf->qfrom_p : 0; k < u->v.nports; k++) {
             bool skip = false;
             pv_result r;
 
