@@ -249,6 +249,7 @@ struct prover_session {
     struct prover_units spare;    /* unit buffers of the last proof, reused */
     bool full_smt;                /* tests: every question by its own solver check */
     bool no_concrete;             /* tests: no concrete candidates (prover_queries_concrete) */
+    size_t nconcrete;             /* paths found from concrete candidates (tests, bench) */
 };
 
 /* Decisions one unit and port may spend on concrete candidates before its
@@ -343,9 +344,13 @@ struct prover_proof {
     bool zerr;   /* sticky: some Z3 call failed */
     bool znomem; /* sticky: ... because an allocation failed */
     size_t nqueries;
-    size_t path_base;            /* the first path of this part (component) */
-    size_t qfrom_u, qfrom_p;     /* prover_queries starts at this unit and port index:
-                              * prover_queries_concrete decided the ones before */
+    size_t path_base; /* the first path of this part (component) */
+    /* prover_queries_concrete: per unit and port (unit i's ports from
+     * coff[i]), 1 when decided from concrete candidates, 2 when paths were
+     * found but some question is left for the solver, 0 otherwise; NULL
+     * when it did not run */
+    unsigned char *cdone;
+    size_t *coff;
     size_t nguards;              /* guard constants created (unique names) */
     struct model_glob *meta[16]; /* compiled metadata host names (owned) */
     size_t nmeta;
@@ -387,11 +392,10 @@ pv_result prover_encode_atoms(struct prover_proof *pf) PV_WUR;
 pv_result prover_encode_terms(struct prover_proof *pf) PV_WUR;
 pv_result prover_queries(struct prover_proof *pf) PV_WUR;
 /* DELTA without GraphQL, before prover_encode_terms: decide the questions
- * of the part's candidate units, in order, from concrete requests built
- * from each unit (prover_query.c, "Concrete candidates"). '*done' when all
- * of them were decided (the part's paths are then complete and suppressed:
- * no terms needed); otherwise prover_queries goes on from pf->qfrom_u,
- * pf->qfrom_p. */
+ * of the part's candidate units from concrete requests built from each unit
+ * (prover_query.c, "Concrete candidates"). '*done' when all of them were
+ * decided (the part's paths are then complete and suppressed: no terms
+ * needed); otherwise prover_queries asks what pf->cdone leaves. */
 pv_result prover_queries_concrete(struct prover_proof *pf, bool *done) PV_WUR;
 /* Can some question of this part hold, by the static filters (a candidate
  * unit with a link-local or credentialed host atom, or a private

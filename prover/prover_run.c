@@ -392,6 +392,8 @@ static void encoding_free(struct prover_proof *pf)
     free(pf->cred_pats);
     free(pf->cred_ips);
     free(pf->cred_of);
+    free(pf->cdone);
+    free(pf->coff);
     keep = *pf;
     memset(pf, 0, sizeof(*pf));
     pf->s = keep.s;
@@ -444,7 +446,6 @@ static pv_result prove_part(struct prover_proof *pf)
     pv_result r;
 
     pf->path_base = pf->res->npaths;
-    pf->qfrom_u = pf->qfrom_p = 0;
     r = prover_encode_atoms(pf);
     if (pv_ok(r) && prover_queries_needed(pf)) {
         bool done = false;
