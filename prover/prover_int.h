@@ -255,6 +255,9 @@ struct prover_session {
 /* Decisions one unit and port may spend on concrete candidates before its
  * questions go to the solver. */
 #define PROVER_CONCRETE_BUDGET 256
+/* Decisions one unit and port may spend going through every request the
+ * atoms tell apart for its capability keys (conc_keys in prover_query.c). */
+#define PROVER_CONCRETE_KEYS 1024
 
 /* Tests and benchmarks only: with 'on', session 's' answers every question
  * with its own solver check, as before the shortcuts of prover_query.c (a

@@ -1462,6 +1462,111 @@ static unsigned conc_reach(struct prover_proof *pf, const struct prover_unit *u,
     return (nr_byp ? 0u : CONC_NO_L7) | (nr_nob ? 0u : CONC_NO_CR) | (r_any ? 0u : CONC_NO_CAP);
 }
 
+/* capability_expansion keys left through unit 'ui' at 'port', decided by
+ * going through every request the atoms tell apart: each (binary atom,
+ * credentialed host atom) of u that B reaches, each destination atom that
+ * is not private (an IP host: its own address), each path atom, and the
+ * key's method (no query keys in the part: a part with any is left to the
+ * solver). A request C allows and B does not, through u's own endpoint, is
+ * the key's path; one C allows through another endpoint first leaves u's
+ * own grant unknown, and the key to the solver; when no request shows the
+ * key, its question is UNSAT. '*decided' when every key is found or ruled
+ * out, within PROVER_CONCRETE_KEYS decisions. */
+static pv_result conc_keys(struct prover_proof *pf, size_t ui, uint16_t port, bool *decided) PV_WUR;
+static pv_result conc_keys(struct prover_proof *pf, size_t ui, uint16_t port, bool *decided)
+{
+    const struct prover_unit *u = &pf->units.u[ui];
+    size_t n = 0;
+    char empty[1] = "";
+
+    *decided = false;
+    if (pf->nqkeys != 0 || reach_key_found(pf, u, port)) {
+        return PV_RESULT_OK;
+    }
+    if (pf->datoms == NULL) {
+        PV_GUARD(prover_dest_atoms(pf));
+    }
+    for (size_t k = 0; k < pf->nmethods; k++) {
+        bool found = false;
+
+        if (!key_grantable(pf, u, k) || conc_found(pf, u, port, PROVER_CAT_CAPABILITY, k)) {
+            continue;
+        }
+        for (size_t ha = 0; ha < pf->nhost && !found; ha++) {
+            if ((u->v.host_is_ip
+                     ? ha != pf->dns.natoms + u->hip
+                     : (ha >= pf->dns.natoms || !prover_atom_has(&pf->dns, ha, u->hpat))) ||
+                !pf->host_cred[ha]) {
+                continue;
+            }
+            for (size_t xa = 0; xa < pf->bin.natoms && !found; xa++) {
+                struct wit w;
+                size_t nd = u->v.host_is_ip ? 1 : pf->ndatoms;
+
+                if (!prover_atom_has(&pf->bin, xa, u->bpat)) {
+                    continue;
+                }
+                memset(&w, 0, sizeof(w));
+                w.xa = xa;
+                w.ha = ha;
+                w.port = port;
+                w.bin = pf->bin.atoms[xa].w;
+                if (u->v.host_is_ip) {
+                    w.host_is_ip = true;
+                    w.d = u->v.host_ip;
+                    model_ip_format(&w.d, w.ipbuf, sizeof(w.ipbuf));
+                    w.host = w.ipbuf;
+                } else {
+                    w.host = pf->dns.atoms[ha].w;
+                }
+                if (!reach_concrete(pf->B, &w)) {
+                    continue; /* capability needs reach_B */
+                }
+                for (size_t di = 0; di < nd && !found; di++) {
+                    if (!u->v.host_is_ip) {
+                        w.d = pf->datoms[di].w;
+                    }
+                    if (model_ip_is_private(&w.d)) {
+                        continue;
+                    }
+                    for (size_t a = 0; a < pf->path.natoms && !found; a++) {
+                        struct model_decision dc, db;
+                        bool ok;
+
+                        if (++n > PROVER_CONCRETE_KEYS) {
+                            return PV_RESULT_OK;
+                        }
+                        w.mi = k;
+                        w.method = pf->methods[k];
+                        w.ua = a;
+                        w.path = pf->path.atoms[a].w;
+                        w.target = (char *)pf->path.atoms[a].w; /* borrowed */
+                        w.query = empty;
+                        decide(pf->C, &w, &w.d, false, &dc);
+                        if (!dc.allow) {
+                            continue;
+                        }
+                        decide(pf->B, &w, &w.d, false, &db);
+                        if (db.allow) {
+                            continue;
+                        }
+                        if (dc.endpoint != u->ep) {
+                            return PV_RESULT_OK; /* u's own grant unknown */
+                        }
+                        PV_GUARD(wit_record(pf, PROVER_CAT_CAPABILITY, ui, &w, &ok));
+                        if (!ok) {
+                            return PV_RESULT_OK;
+                        }
+                        found = true;
+                    }
+                }
+            }
+        }
+    }
+    *decided = true;
+    return PV_RESULT_OK;
+}
+
 static pv_result conc_unit_port(struct prover_proof *pf, size_t ui, uint16_t port, bool *done)
 {
     unsigned none = 0;
@@ -1542,6 +1647,10 @@ static pv_result conc_unit_port(struct prover_proof *pf, size_t ui, uint16_t por
         }
     }
     *done = !conc_left(pf, u, port, none);
+    if (!*done && cred && !conc_left(pf, u, port, none | CONC_NO_CAP)) {
+        /* only capability keys are left */
+        PV_GUARD(conc_keys(pf, ui, port, done));
+    }
     return PV_RESULT_OK;
 }
 
