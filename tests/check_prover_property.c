@@ -1437,6 +1437,35 @@ START_TEST(test_bench_like)
 
         ck_assert_uint_eq(bl_pair(yb, yc, ycr, PROVER_DELTA), 3); /* GET, HEAD; POST */
     }
+    {
+        /* A key only a destination other than the placeholder shows: B
+         * allows a.example.com through 93.184.216.0/24 only, C adds a rule
+         * for any public address. The placeholder (93.184.216.34) is
+         * allowed by both; 8.8.8.8, say, by C alone: the concrete requests
+         * must go through the destination atoms (or leave the key to the
+         * solver), never call it UNSAT. */
+        static const char yb[] = "version: 1\nnetwork_policies:\n  r1:\n    name: r1\n"
+                                 "    endpoints:\n      - host: a.example.com\n        port: 443\n"
+                                 "        protocol: rest\n        enforcement: enforce\n"
+                                 "        allowed_ips: [93.184.216.0/24]\n"
+                                 "        rules:\n          - allow: {method: GET, path: \"/**\"}\n"
+                                 "    binaries:\n      - path: /usr/bin/curl\n";
+        static const char yc[] = "version: 1\nnetwork_policies:\n  r1:\n    name: r1\n"
+                                 "    endpoints:\n      - host: a.example.com\n        port: 443\n"
+                                 "        protocol: rest\n        enforcement: enforce\n"
+                                 "        allowed_ips: [93.184.216.0/24]\n"
+                                 "        rules:\n          - allow: {method: GET, path: \"/**\"}\n"
+                                 "    binaries:\n      - path: /usr/bin/curl\n"
+                                 "  r2:\n    name: r2\n"
+                                 "    endpoints:\n      - host: a.example.com\n        port: 443\n"
+                                 "        protocol: rest\n        enforcement: enforce\n"
+                                 "        rules:\n          - allow: {method: GET, path: /v1/**}\n"
+                                 "    binaries:\n      - path: /usr/bin/curl\n";
+        static const char ycr[] = "credentials:\n  - name: c\n    type: token\n"
+                                  "    target_hosts: [a.example.com]\n";
+
+        ck_assert_uint_eq(bl_pair(yb, yc, ycr, PROVER_DELTA), 2); /* GET, HEAD through r2 */
+    }
     free(cr);
     model_registry_free(registry);
     prover_session_free(session);
