@@ -1700,6 +1700,7 @@ pv_result prover_queries_concrete(struct prover_proof *pf, bool *done)
 {
     size_t n = 0;
     bool all = true;
+    bool adds_only = true; /* no unit of B is delta */
 
     *done = false;
     if (!shortcuts(pf) || pf->in->mode != PROVER_DELTA || pf->s->no_concrete) {
@@ -1714,10 +1715,23 @@ pv_result prover_queries_concrete(struct prover_proof *pf, bool *done)
     pf->coff[pf->units.n] = n;
     pf->cdone = pv_calloc(n ? n : 1, 1);
     PV_GUARD_PTR(pf->cdone);
+    for (size_t i = 0; i < pf->units.n && adds_only; i++) {
+        adds_only = !(pf->units.u[i].side == PROVER_SIDE_B && pf->units.u[i].delta);
+    }
     for (size_t i = 0; i < pf->units.n; i++) {
         const struct prover_unit *u = &pf->units.u[i];
 
         if (!u->rel || u->side != PROVER_SIDE_C) {
+            continue;
+        }
+        if (adds_only && !u->delta) {
+            /* B's units are all C's here: a request u (on both sides)
+             * grants and admits under C's route, with no deny of C, is
+             * allowed by B too - B's route is opaque (u admits it) or
+             * inspected (u grants and admits it, and B's deny rules are
+             * among C's) - so every question through u is UNSAT; the same
+             * for the grant layer (link_local_reach) */
+            memset(pf->cdone + pf->coff[i], 1, u->v.nports);
             continue;
         }
         for (size_t k = 0; k < u->v.nports; k++) {

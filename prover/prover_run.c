@@ -443,22 +443,24 @@ static pv_result prove_part(struct prover_proof *pf)
 {
     double t0 = prover_now_ms();
     double t1;
+    bool need, done = false;
     pv_result r;
 
     pf->path_base = pf->res->npaths;
     r = prover_encode_atoms(pf);
-    if (pv_ok(r) && prover_queries_needed(pf)) {
-        bool done = false;
-
-        /* most SAT answers come from concrete requests; the terms are
-         * built only when a question is left for the solver */
+    need = pv_ok(r) && prover_queries_needed(pf);
+    t1 = prover_now_ms();
+    pf->res->ms_encode += t1 - t0;
+    t0 = t1;
+    if (need) {
+        /* most answers come from concrete requests; the terms are built
+         * only when a question is left for the solver */
         r = prover_queries_concrete(pf, &done);
-        if (pv_ok(r) && done) {
-            pf->res->ms_solve += prover_now_ms() - t0;
-            return r;
-        }
+        t1 = prover_now_ms();
+        pf->res->ms_solve += t1 - t0;
+        t0 = t1;
     }
-    if (pv_ok(r) && prover_queries_needed(pf)) {
+    if (pv_ok(r) && need && !done) {
         r = prover_encode_terms(pf);
         t1 = prover_now_ms();
         pf->res->ms_encode += t1 - t0;
@@ -467,8 +469,6 @@ static pv_result prove_part(struct prover_proof *pf)
             r = prover_queries(pf);
         }
         pf->res->ms_solve += prover_now_ms() - t0;
-    } else {
-        pf->res->ms_encode += prover_now_ms() - t0;
     }
     return r;
 }
