@@ -354,6 +354,10 @@ struct prover_proof {
      * when it did not run */
     unsigned char *cdone;
     size_t *coff;
+    /* per credential target (flattened), parsed once per proof and kept
+     * across its parts: 1 an IP literal (its address in ct_ip), 0 not */
+    unsigned char *ct_isip;
+    struct model_ip *ct_ip;
     size_t nguards;              /* guard constants created (unique names) */
     struct model_glob *meta[16]; /* compiled metadata host names (owned) */
     size_t nmeta;

@@ -408,11 +408,17 @@ static void encoding_free(struct prover_proof *pf)
     pf->path_base = keep.path_base;
     pf->nguards = keep.nguards;
     pf->res = keep.res;
+    pf->ct_isip = keep.ct_isip;
+    pf->ct_ip = keep.ct_ip;
 }
 
 static void proof_free(struct prover_proof *pf)
 {
     encoding_free(pf);
+    free(pf->ct_isip);
+    free(pf->ct_ip);
+    pf->ct_isip = NULL;
+    pf->ct_ip = NULL;
     if (pf->s != NULL) {
         prover_units_recycle(&pf->s->spare, &pf->units);
     } else {
