@@ -1466,6 +1466,31 @@ START_TEST(test_bench_like)
 
         ck_assert_uint_eq(bl_pair(yb, yc, ycr, PROVER_DELTA), 2); /* GET, HEAD through r2 */
     }
+    {
+        /* A removed deny: r1 is the same on both sides, r2 (B only) denies
+         * GET /secret on its host. The paths are r1's, a unit on both
+         * sides: only a part with no delta unit of B may skip such units. */
+        static const char yb[] = "version: 1\nnetwork_policies:\n  r1:\n    name: r1\n"
+                                 "    endpoints:\n      - host: a.example.com\n        port: 443\n"
+                                 "        protocol: rest\n        enforcement: enforce\n"
+                                 "        rules:\n          - allow: {method: GET, path: \"/**\"}\n"
+                                 "    binaries:\n      - path: /usr/bin/curl\n"
+                                 "  r2:\n    name: r2\n"
+                                 "    endpoints:\n      - host: a.example.com\n        port: 443\n"
+                                 "        protocol: rest\n        enforcement: enforce\n"
+                                 "        rules:\n          - allow: {method: GET, path: /pub}\n"
+                                 "        deny_rules:\n          - {method: GET, path: /secret}\n"
+                                 "    binaries:\n      - path: /usr/bin/curl\n";
+        static const char yc[] = "version: 1\nnetwork_policies:\n  r1:\n    name: r1\n"
+                                 "    endpoints:\n      - host: a.example.com\n        port: 443\n"
+                                 "        protocol: rest\n        enforcement: enforce\n"
+                                 "        rules:\n          - allow: {method: GET, path: \"/**\"}\n"
+                                 "    binaries:\n      - path: /usr/bin/curl\n";
+        static const char ycr[] = "credentials:\n  - name: c\n    type: token\n"
+                                  "    target_hosts: [a.example.com]\n";
+
+        ck_assert_uint_eq(bl_pair(yb, yc, ycr, PROVER_DELTA), 2); /* GET, HEAD via r1 */
+    }
     free(cr);
     model_registry_free(registry);
     prover_session_free(session);
