@@ -238,6 +238,22 @@ static pv_result collect_creds(struct prover_proof *pf, bool *hostless)
     pf->cred_ips = pv_calloc(pf->ncredt + 1, sizeof(size_t));
     pf->cred_of = pv_calloc(pf->ncredt + 1, sizeof(size_t));
     PV_ENSURE(pf->cred_pats != NULL && pf->cred_ips != NULL && pf->cred_of != NULL, PV_ERR_NOMEM);
+    if (pf->ct_isip == NULL) {
+        /* parse the targets once per proof, not once per part */
+        pf->ct_isip = pv_calloc(pf->ncredt + 1, 1);
+        pf->ct_ip = pv_calloc(pf->ncredt + 1, sizeof(struct model_ip));
+        PV_ENSURE(pf->ct_isip != NULL && pf->ct_ip != NULL, PV_ERR_NOMEM);
+        idx = 0;
+        for (size_t i = 0; cs != NULL && i < model_credset_count(cs); i++) {
+            for (size_t j = 0; j < model_cred_ntargets(cs, i); j++, idx++) {
+                const struct model_glob *g = model_cred_target(cs, i, j);
+                const char *t = g != NULL ? model_glob_text(g) : NULL;
+
+                pf->ct_isip[idx] =
+                    t != NULL && model_ip_parse_strict(t, strlen(t), &pf->ct_ip[idx]) ? 1 : 0;
+            }
+        }
+    }
     idx = 0;
     rel = pv_calloc(pf->units.nrel + 1, sizeof(size_t));
     PV_GUARD_PTR(rel);
@@ -261,12 +277,13 @@ static pv_result collect_creds(struct prover_proof *pf, bool *hostless)
             if (t == NULL || t[0] == '\0') {
                 continue;
             }
-            if (prover_now_ms() > pf->deadline) {
+            if (idx % 64 == 0 && prover_now_ms() > pf->deadline) {
                 /* targets x slice units: bound it by the proof's deadline */
                 free(rel);
                 PV_BAIL(PV_ERR_TIMEOUT);
             }
-            is_ip = model_ip_parse_strict(t, strlen(t), &ip);
+            is_ip = pf->ct_isip[idx] != 0;
+            ip = pf->ct_ip[idx];
             /* Only targets that meet a host of the slice can make a host
              * atom credentialed; the others would only add atoms. */
             for (size_t k = 0; k < nrel && !relevant && pv_ok(r); k++) {

@@ -1126,7 +1126,9 @@ pv_result prover_encode_atoms(struct prover_proof *pf)
 
 pv_result prover_encode_terms(struct prover_proof *pf)
 {
-    PV_GUARD(prover_dest_atoms(pf));
+    if (pf->datoms == NULL) { /* not built yet by the concrete candidates */
+        PV_GUARD(prover_dest_atoms(pf));
+    }
     PV_GUARD(prover_port_atoms(pf));
     pf->solver = pf->s->solver;
     PV_ENSURE(pf->solver != NULL, PV_ERR_SOLVER);

@@ -248,13 +248,25 @@ struct prover_session {
     struct prover_lang_memo lang; /* model_lang_check answers */
     struct prover_units spare;    /* unit buffers of the last proof, reused */
     bool full_smt;                /* tests: every question by its own solver check */
+    bool no_concrete;             /* tests: no concrete candidates (prover_queries_concrete) */
+    size_t nconcrete;             /* paths found from concrete candidates (tests, bench) */
 };
+
+/* Decisions one unit and port may spend on concrete candidates before its
+ * questions go to the solver. */
+#define PROVER_CONCRETE_BUDGET 256
+/* Decisions one unit and port may spend going through every request the
+ * atoms tell apart for its capability keys (conc_keys in prover_query.c). */
+#define PROVER_CONCRETE_KEYS 1024
 
 /* Tests and benchmarks only: with 'on', session 's' answers every question
  * with its own solver check, as before the shortcuts of prover_query.c (a
  * capability key read off another key's model, the paths of the
  * "anything new" question's model), so that both can be compared. */
 void prover_session_full_smt(struct prover_session *s, bool on);
+/* Tests and benchmarks only: with 'on', the shortcuts stay but no question
+ * is decided from concrete candidates (every SAT answer is a model). */
+void prover_session_no_concrete(struct prover_session *s, bool on);
 
 /* Recreate the context when it has served PROVER_RECYCLE_PROOFS proofs;
  * make sure the session solver exists (at scope 0). */
@@ -335,7 +347,17 @@ struct prover_proof {
     bool zerr;   /* sticky: some Z3 call failed */
     bool znomem; /* sticky: ... because an allocation failed */
     size_t nqueries;
-    size_t path_base;            /* the first path of this part (component) */
+    size_t path_base; /* the first path of this part (component) */
+    /* prover_queries_concrete: per unit and port (unit i's ports from
+     * coff[i]), 1 when decided from concrete candidates, 2 when paths were
+     * found but some question is left for the solver, 0 otherwise; NULL
+     * when it did not run */
+    unsigned char *cdone;
+    size_t *coff;
+    /* per credential target (flattened), parsed once per proof and kept
+     * across its parts: 1 an IP literal (its address in ct_ip), 0 not */
+    unsigned char *ct_isip;
+    struct model_ip *ct_ip;
     size_t nguards;              /* guard constants created (unique names) */
     struct model_glob *meta[16]; /* compiled metadata host names (owned) */
     size_t nmeta;
@@ -376,6 +398,12 @@ bool prover_unit_gql(const struct prover_unit *u);
 pv_result prover_encode_atoms(struct prover_proof *pf) PV_WUR;
 pv_result prover_encode_terms(struct prover_proof *pf) PV_WUR;
 pv_result prover_queries(struct prover_proof *pf) PV_WUR;
+/* DELTA without GraphQL, before prover_encode_terms: decide the questions
+ * of the part's candidate units from concrete requests built from each unit
+ * (prover_query.c, "Concrete candidates"). '*done' when all of them were
+ * decided (the part's paths are then complete and suppressed: no terms
+ * needed); otherwise prover_queries asks what pf->cdone leaves. */
+pv_result prover_queries_concrete(struct prover_proof *pf, bool *done) PV_WUR;
 /* Can some question of this part hold, by the static filters (a candidate
  * unit with a link-local or credentialed host atom, or a private
  * destination it could admit; CHECK always)? When not, the part needs no

@@ -912,10 +912,39 @@ static pv_result any_model(struct prover_proof *pf, size_t ui, uint16_t port, Z3
     return r;
 }
 
-static bool keys_all(const struct prover_proof *pf, const bool *ex_key)
+/* Can unit 'u' grant method 'k' at all? An enforced REST unit grants only
+ * what one of its allow rules names (docs/semantics.md#grant, #methods: `*`
+ * any, GET also HEAD, a rule without a method nothing); u is L7, so every
+ * request in G0(u) is on an inspected route and ok(u) needs u's grant:
+ * capability_expansion through u for a method none of its rules names is
+ * UNSAT, as its question would answer. */
+static bool key_grantable(const struct prover_proof *pf, const struct prover_unit *u, size_t k)
+{
+    const char *m = pf->methods[k];
+
+    if (!u->l7 || !u->v.enforce || u->v.proto != MODEL_PROTO_REST) {
+        return true;
+    }
+    for (size_t i = 0; i < u->v.nallow; i++) {
+        struct model_l7rule_view rv;
+
+        model_endpoint_allow_rule(u->ep, i, &rv);
+        if (rv.method == NULL || rv.method[0] == '\0') {
+            continue;
+        }
+        if (strcmp(rv.method, "*") == 0 || strcmp(rv.method, m) == 0 ||
+            (strcmp(rv.method, "GET") == 0 && strcmp(m, "HEAD") == 0)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Has every key a path through 'u', or no way to one? */
+static bool keys_all(const struct prover_proof *pf, const struct prover_unit *u, const bool *ex_key)
 {
     for (size_t k = 0; k < pf->nmethods; k++) {
-        if (!ex_key[k]) {
+        if (!ex_key[k] && key_grantable(pf, u, k)) {
             return false;
         }
     }
@@ -945,11 +974,13 @@ static bool class_left(struct prover_proof *pf, const struct prover_unit *u, boo
  * UNSAT proves that no category has a path left to find, exactly what the
  * category questions would each have answered ('*done'). A model that
  * any_model does not handle (a failed re-check) leaves '*done' false: the
- * category questions then decide, as without this shortcut. */
+ * category questions then decide, as without this shortcut. With 'fresh'
+ * no check was made yet: the classes the paths found already have are
+ * excluded first (were the question UNSAT, so is the narrower one). */
 static pv_result any_classes(struct prover_proof *pf, size_t ui, uint16_t port, Z3_ast g,
-                             Z3_ast capraw, bool *done) PV_WUR;
+                             Z3_ast capraw, bool fresh, bool *done) PV_WUR;
 static pv_result any_classes(struct prover_proof *pf, size_t ui, uint16_t port, Z3_ast g,
-                             Z3_ast capraw, bool *done)
+                             Z3_ast capraw, bool fresh, bool *done)
 {
     const struct prover_unit *u = &pf->units.u[ui];
     const char *h = host_text(u);
@@ -961,10 +992,12 @@ static pv_result any_classes(struct prover_proof *pf, size_t ui, uint16_t port, 
 
     *done = false;
     for (size_t n = 0; n < pf->nmethods + 4; n++) {
-        bool handled;
+        bool handled = true;
         Z3_lbool lb;
 
-        PV_GUARD(any_model(pf, ui, port, capraw, &handled));
+        if (n > 0 || !fresh) {
+            PV_GUARD(any_model(pf, ui, port, capraw, &handled));
+        }
         if (!handled) {
             return PV_RESULT_OK;
         }
@@ -994,7 +1027,7 @@ static pv_result any_classes(struct prover_proof *pf, size_t ui, uint16_t port, 
                 ex_key[k] = true;
             }
         }
-        if (!class_left(pf, u, ex_l7, ex_cr, ex_priv, ex_cap || keys_all(pf, ex_key))) {
+        if (!class_left(pf, u, ex_l7, ex_cr, ex_priv, ex_cap || keys_all(pf, u, ex_key))) {
             /* the static filters rule out every class not excluded */
             *done = true;
             return PV_RESULT_OK;
@@ -1041,9 +1074,12 @@ static Z3_ast any_term(struct prover_proof *pf, size_t ui, uint16_t port)
         prover_or2(pf, prover_and2(pf, pf->cred, prover_not(pf, pf->private_)), pf->private_));
 }
 
-static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port,
-                           bool any_unsat) PV_WUR;
-static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port, bool any_unsat)
+static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port, bool any_unsat,
+                           bool fresh) PV_WUR;
+/* 'fresh': paths of u's (binary, host, port) were found from concrete
+ * candidates; any_classes then starts from the classes they leave. */
+static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port, bool any_unsat,
+                           bool fresh)
 {
     const struct prover_unit *u = &pf->units.u[ui];
     enum prover_side B = PROVER_SIDE_B;
@@ -1074,10 +1110,13 @@ static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port, bo
          * (Allow_C and not reach_B imply not Allow_B): one question rules
          * them all out for the units that did not change anything. */
         Z3_ast any = any_term(pf, ui, port);
-        Z3_lbool lb;
+        Z3_lbool lb = Z3_L_TRUE;
         Z3_ast ga = guard_new(pf, any);
 
-        PV_GUARD(check(pf, ga, &lb));
+        fresh = fresh && shortcuts(pf) && !audit;
+        if (!fresh) {
+            PV_GUARD(check(pf, ga, &lb));
+        }
         if (lb == Z3_L_FALSE) {
             return PV_RESULT_OK;
         }
@@ -1087,7 +1126,7 @@ static pv_result unit_port(struct prover_proof *pf, size_t ui, uint16_t port, bo
         if (shortcuts(pf) && !audit) {
             bool done;
 
-            PV_GUARD(any_classes(pf, ui, port, ga, capraw, &done));
+            PV_GUARD(any_classes(pf, ui, port, ga, capraw, fresh, &done));
             if (done) {
                 return PV_RESULT_OK;
             }
@@ -1227,6 +1266,535 @@ static pv_result any_groups(struct prover_proof *pf, struct anyq *q, size_t n)
     return r;
 }
 
+/* ---------------------------------------------------------------------------
+ * Concrete candidates
+ *
+ * A SAT answer needs no solver when a concrete request shows it: a request
+ * r through unit u (a delta unit of C: r in G0(u) puts it in the region)
+ * that C allows through u itself (the evaluator's granting endpoint is u's:
+ * u grants and admits r under C's route, which is ok(u)) and that passes
+ * the category's re-check satisfies the category's question, so the path
+ * it shows is one the question would find. Requests are built from the
+ * atoms' witnesses (a member of each binary, host and path atom inside u's
+ * patterns), each method, and destinations of the right class (the public
+ * placeholder, the first addresses of u's allowed_ips). When the paths
+ * found leave no class for the static filters of any_classes, the unit's
+ * questions are decided exactly as any_classes would decide them after an
+ * UNSAT; otherwise the solver goes on from that unit.
+ * ------------------------------------------------------------------------- */
+
+/* Candidate destinations for unit 'u' (an IP host: its own address). */
+static size_t conc_dests(const struct prover_unit *u, struct model_ip *out, size_t max)
+{
+    size_t n = 0;
+
+    if (u->v.host_is_ip) {
+        out[n++] = u->v.host_ip;
+        return n;
+    }
+    if (u->v.ncidrs == 0) {
+        if (model_ip_parse_strict(example_public_ip, strlen(example_public_ip), &out[n])) {
+            n++;
+        }
+        return n;
+    }
+    for (size_t i = 0; i < u->v.ncidrs && n + 2 <= max; i++) {
+        struct model_ip a = u->v.cidrs[i].net;
+
+        out[n++] = a;
+        if (u->v.cidrs[i].prefix < 128) {
+            /* the network address + 1 (inside the CIDR: prefix < 128) */
+            for (int b = 15; b >= 0; b--) {
+                if (++a.b[b] != 0) {
+                    break;
+                }
+            }
+            out[n++] = a;
+        }
+    }
+    return n;
+}
+
+/* Which class may still be found through 'u' at 'port'; as any_classes. */
+/* Classes ruled out by going through every (binary atom, credentialed
+ * host atom) of a unit (conc_reach). */
+#define CONC_NO_L7 1u
+#define CONC_NO_CR 2u
+#define CONC_NO_CAP 4u
+
+static bool conc_left(struct prover_proof *pf, const struct prover_unit *u, uint16_t port,
+                      unsigned none)
+{
+    const char *h = host_text(u);
+    bool ex_key[PROVER_MAX_METHODS] = {false};
+    bool ex_l7 = (none & CONC_NO_L7) != 0 || path_find(pf->res, pf->path_base, PROVER_CAT_L7_BYPASS,
+                                                       u->bin, h, port, NULL) != NULL;
+    bool ex_cr =
+        (none & CONC_NO_CR) != 0 ||
+        path_find(pf->res, pf->path_base, PROVER_CAT_CRED_REACH, u->bin, h, port, NULL) != NULL;
+    bool ex_priv =
+        path_find(pf->res, pf->path_base, PROVER_CAT_PRIVATE_REACH, u->bin, h, port, NULL) != NULL;
+    bool ex_cap = (none & CONC_NO_CAP) != 0 || reach_key_found(pf, u, port);
+
+    for (size_t k = 0; k < pf->nmethods && !ex_cap; k++) {
+        ex_key[k] = path_find(pf->res, pf->path_base, PROVER_CAT_CAPABILITY, u->bin, h, port,
+                              pf->methods[k]) != NULL;
+    }
+    return class_left(pf, u, ex_l7, ex_cr, ex_priv, ex_cap || keys_all(pf, u, ex_key));
+}
+
+/* Has the class of category 'cat' (key 'mi' for capability) a path
+ * through 'u' at 'port' already, or is it suppressed by a reach path? */
+static bool conc_found(struct prover_proof *pf, const struct prover_unit *u, uint16_t port,
+                       enum prover_category cat, size_t mi)
+{
+    const char *h = host_text(u);
+
+    if (cat == PROVER_CAT_CAPABILITY) {
+        return reach_key_found(pf, u, port) ||
+               path_find(pf->res, pf->path_base, cat, u->bin, h, port, pf->methods[mi]) != NULL;
+    }
+    return path_find(pf->res, pf->path_base, cat, u->bin, h, port, NULL) != NULL;
+}
+
+/* One request (binary, host, destination fixed in 'w') through unit 'ui'
+ * for category 'cat': each method (capability: each key without a path)
+ * and each path atom, within '*budget' decisions. */
+static pv_result conc_try(struct prover_proof *pf, size_t ui, enum prover_category cat,
+                          struct wit *w, size_t *budget) PV_WUR;
+static pv_result conc_try(struct prover_proof *pf, size_t ui, enum prover_category cat,
+                          struct wit *w, size_t *budget)
+{
+    const struct prover_unit *u = &pf->units.u[ui];
+    char empty[1] = "";
+
+    for (size_t k = 0; k < pf->nmethods; k++) {
+        if (!key_grantable(pf, u, k)) {
+            continue; /* u grants no request with this method */
+        }
+        if (conc_found(pf, u, w->port, cat, k)) {
+            if (cat != PROVER_CAT_CAPABILITY) {
+                return PV_RESULT_OK;
+            }
+            continue;
+        }
+        for (size_t a = 0; a<pf->path.natoms && * budget> 0; a++) {
+            struct model_decision dc, db;
+            size_t n0;
+            bool ok;
+
+            (*budget)--;
+            w->mi = k;
+            w->method = pf->methods[k];
+            w->ua = a;
+            w->path = pf->path.atoms[a].w;
+            w->target = (char *)pf->path.atoms[a].w; /* borrowed: never freed here */
+            w->query = empty;
+            decide(pf->C, w, &w->d, false, &dc);
+            if (!dc.allow || dc.endpoint != u->ep) {
+                continue;
+            }
+            decide(pf->B, w, &w->d, false, &db);
+            if (db.allow) {
+                continue;
+            }
+            n0 = pf->res->npaths;
+            PV_GUARD(wit_record(pf, cat, ui, w, &ok));
+            pf->s->nconcrete += pf->res->npaths - n0;
+            if (ok) {
+                break;
+            }
+        }
+    }
+    return PV_RESULT_OK;
+}
+
+static pv_result conc_unit_port(struct prover_proof *pf, size_t ui, uint16_t port,
+                                bool *done) PV_WUR;
+/* reach_B is a function of binary, host and port (docs/semantics.md#reach),
+ * the same for every member of a binary atom and a host atom: one witness
+ * of each pair of u's binary atoms and credentialed host atoms decides
+ * whether some pair is not reached by B (the reach categories, by the
+ * binary's class) and whether some pair is (capability_expansion). A class
+ * no pair allows is UNSAT through u, as its question would answer. Within
+ * the budget only; otherwise nothing is ruled out. */
+static unsigned conc_reach(struct prover_proof *pf, const struct prover_unit *u, uint16_t port)
+{
+    bool nr_byp = false, nr_nob = false, r_any = false;
+    size_t n = 0;
+    struct wit w;
+
+    for (size_t ha = 0; ha < pf->nhost; ha++) {
+        if (u->v.host_is_ip ? ha != pf->dns.natoms + u->hip
+                            : (ha >= pf->dns.natoms || !prover_atom_has(&pf->dns, ha, u->hpat))) {
+            continue;
+        }
+        if (!pf->host_cred[ha]) {
+            continue;
+        }
+        for (size_t xa = 0; xa < pf->bin.natoms; xa++) {
+            if (!prover_atom_has(&pf->bin, xa, u->bpat)) {
+                continue;
+            }
+            if (++n > PROVER_CONCRETE_BUDGET) {
+                return 0;
+            }
+            memset(&w, 0, sizeof(w));
+            w.port = port;
+            w.bin = pf->bin.atoms[xa].w;
+            if (u->v.host_is_ip) {
+                w.host_is_ip = true;
+                w.d = u->v.host_ip;
+                model_ip_format(&w.d, w.ipbuf, sizeof(w.ipbuf));
+                w.host = w.ipbuf;
+            } else {
+                w.host = pf->dns.atoms[ha].w;
+            }
+            if (reach_concrete(pf->B, &w)) {
+                r_any = true;
+            } else if (pf->bin_bypass[xa]) {
+                nr_byp = true;
+            } else {
+                nr_nob = true;
+            }
+        }
+    }
+    return (nr_byp ? 0u : CONC_NO_L7) | (nr_nob ? 0u : CONC_NO_CR) | (r_any ? 0u : CONC_NO_CAP);
+}
+
+/* capability_expansion keys left through unit 'ui' at 'port', decided by
+ * going through every request the atoms tell apart: each (binary atom,
+ * credentialed host atom) of u that B reaches, each destination atom that
+ * is not private (an IP host: its own address), each path atom, and the
+ * key's method (no query keys in the part: a part with any is left to the
+ * solver). A request C allows and B does not, through u's own endpoint, is
+ * the key's path; one C allows through another endpoint first leaves u's
+ * own grant unknown, and the key to the solver; when no request shows the
+ * key, its question is UNSAT. '*decided' when every key is found or ruled
+ * out, within PROVER_CONCRETE_KEYS decisions. */
+static pv_result conc_keys(struct prover_proof *pf, size_t ui, uint16_t port, bool *decided) PV_WUR;
+static pv_result conc_keys(struct prover_proof *pf, size_t ui, uint16_t port, bool *decided)
+{
+    const struct prover_unit *u = &pf->units.u[ui];
+    size_t n = 0;
+    char empty[1] = "";
+
+    *decided = false;
+    if (pf->nqkeys != 0 || reach_key_found(pf, u, port)) {
+        return PV_RESULT_OK;
+    }
+    if (pf->datoms == NULL) {
+        PV_GUARD(prover_dest_atoms(pf));
+    }
+    for (size_t k = 0; k < pf->nmethods; k++) {
+        bool found = false;
+
+        if (!key_grantable(pf, u, k) || conc_found(pf, u, port, PROVER_CAT_CAPABILITY, k)) {
+            continue;
+        }
+        for (size_t ha = 0; ha < pf->nhost && !found; ha++) {
+            if ((u->v.host_is_ip
+                     ? ha != pf->dns.natoms + u->hip
+                     : (ha >= pf->dns.natoms || !prover_atom_has(&pf->dns, ha, u->hpat))) ||
+                !pf->host_cred[ha]) {
+                continue;
+            }
+            for (size_t xa = 0; xa < pf->bin.natoms && !found; xa++) {
+                struct wit w;
+                size_t nd = u->v.host_is_ip ? 1 : pf->ndatoms;
+
+                if (!prover_atom_has(&pf->bin, xa, u->bpat)) {
+                    continue;
+                }
+                memset(&w, 0, sizeof(w));
+                w.xa = xa;
+                w.ha = ha;
+                w.port = port;
+                w.bin = pf->bin.atoms[xa].w;
+                if (u->v.host_is_ip) {
+                    w.host_is_ip = true;
+                    w.d = u->v.host_ip;
+                    model_ip_format(&w.d, w.ipbuf, sizeof(w.ipbuf));
+                    w.host = w.ipbuf;
+                } else {
+                    w.host = pf->dns.atoms[ha].w;
+                }
+                if (!reach_concrete(pf->B, &w)) {
+                    continue; /* capability needs reach_B */
+                }
+                for (size_t di = 0; di < nd && !found; di++) {
+                    if (!u->v.host_is_ip) {
+                        w.d = pf->datoms[di].w;
+                    }
+                    if (model_ip_is_private(&w.d)) {
+                        continue;
+                    }
+                    for (size_t a = 0; a < pf->path.natoms && !found; a++) {
+                        struct model_decision dc, db;
+                        bool ok;
+
+                        if (++n > PROVER_CONCRETE_KEYS) {
+                            return PV_RESULT_OK;
+                        }
+                        w.mi = k;
+                        w.method = pf->methods[k];
+                        w.ua = a;
+                        w.path = pf->path.atoms[a].w;
+                        w.target = (char *)pf->path.atoms[a].w; /* borrowed */
+                        w.query = empty;
+                        decide(pf->C, &w, &w.d, false, &dc);
+                        if (!dc.allow) {
+                            continue;
+                        }
+                        decide(pf->B, &w, &w.d, false, &db);
+                        if (db.allow) {
+                            continue;
+                        }
+                        if (dc.endpoint != u->ep) {
+                            return PV_RESULT_OK; /* u's own grant unknown */
+                        }
+                        PV_GUARD(wit_record(pf, PROVER_CAT_CAPABILITY, ui, &w, &ok));
+                        if (!ok) {
+                            return PV_RESULT_OK;
+                        }
+                        found = true;
+                    }
+                }
+            }
+        }
+    }
+    *decided = true;
+    return PV_RESULT_OK;
+}
+
+static pv_result conc_unit_port(struct prover_proof *pf, size_t ui, uint16_t port, bool *done)
+{
+    unsigned none = 0;
+    const struct prover_unit *u = &pf->units.u[ui];
+    bool cred = host_any(pf, u, pf->host_cred);
+    bool privc = private_capable(u);
+    struct model_ip ds[8];
+    size_t nd, budget = PROVER_CONCRETE_BUDGET;
+
+    *done = false;
+    if (host_any(pf, u, pf->host_ll) && path_find(pf->res, pf->path_base, PROVER_CAT_LINK_LOCAL,
+                                                  u->bin, host_text(u), port, NULL) == NULL) {
+        return PV_RESULT_OK; /* link_local_reach: the solver */
+    }
+    if (!cred && !privc) {
+        *done = true; /* as unit_port: no further question */
+        return PV_RESULT_OK;
+    }
+    if (!u->delta || u->v.host == NULL || u->v.unresolved) {
+        return PV_RESULT_OK;
+    }
+    nd = conc_dests(u, ds, PV_ARRAY_LEN(ds));
+    if (cred) {
+        none = conc_reach(pf, u, port);
+    }
+    for (size_t ha = 0; ha < pf->nhost && budget > 0; ha++) {
+        struct wit w;
+        char ipbuf[64];
+
+        if (u->v.host_is_ip ? ha != pf->dns.natoms + u->hip
+                            : (ha >= pf->dns.natoms || !prover_atom_has(&pf->dns, ha, u->hpat))) {
+            continue;
+        }
+        if (!pf->host_cred[ha] && !privc) {
+            continue;
+        }
+        for (size_t xa = 0; xa < pf->bin.natoms && budget > 0; xa++) {
+            if (!prover_atom_has(&pf->bin, xa, u->bpat)) {
+                continue;
+            }
+            for (size_t di = 0; di < nd && budget > 0; di++) {
+                bool priv = model_ip_is_private(&ds[di]);
+                enum prover_category cat;
+
+                if (priv ? !privc : !pf->host_cred[ha]) {
+                    continue;
+                }
+                if (model_ip_is_always_blocked(&ds[di])) {
+                    continue;
+                }
+                memset(&w, 0, sizeof(w));
+                w.xa = xa;
+                w.ha = ha;
+                w.port = port;
+                w.d = ds[di];
+                w.bin = pf->bin.atoms[xa].w;
+                if (u->v.host_is_ip) {
+                    w.host_is_ip = true;
+                    model_ip_format(&w.d, ipbuf, sizeof(ipbuf));
+                    memcpy(w.ipbuf, ipbuf, sizeof(w.ipbuf));
+                    w.host = w.ipbuf;
+                } else {
+                    w.host = pf->dns.atoms[ha].w;
+                }
+                if (priv) {
+                    cat = PROVER_CAT_PRIVATE_REACH;
+                } else if (!reach_concrete(pf->B, &w)) {
+                    cat = pf->bin_bypass[xa] ? PROVER_CAT_L7_BYPASS : PROVER_CAT_CRED_REACH;
+                } else {
+                    cat = PROVER_CAT_CAPABILITY;
+                }
+                PV_GUARD(conc_try(pf, ui, cat, &w, &budget));
+                if (!conc_left(pf, u, port, none)) {
+                    *done = true;
+                    return PV_RESULT_OK;
+                }
+            }
+        }
+    }
+    *done = !conc_left(pf, u, port, none);
+    if (!*done && cred && !conc_left(pf, u, port, none | CONC_NO_CAP)) {
+        /* only capability keys are left */
+        PV_GUARD(conc_keys(pf, ui, port, done));
+    }
+    return PV_RESULT_OK;
+}
+
+/* Is a unit and port before 'ui' with the same binary, host and port left
+ * for the solver? Then 'ui' must wait: the first unit that shows a path
+ * names its rule, so paths of one (binary, host, port) are found in the
+ * units' order. Paths of another (binary, host, port) never meet. */
+static bool conc_waits(const struct prover_proof *pf, size_t ui, uint16_t port)
+{
+    const struct prover_unit *u = &pf->units.u[ui];
+
+    for (size_t i = 0; i < ui; i++) {
+        const struct prover_unit *v = &pf->units.u[i];
+
+        if (!v->rel || v->side != PROVER_SIDE_C || strcmp(v->bin, u->bin) != 0 ||
+            strcmp(host_text(v), host_text(u)) != 0) {
+            continue;
+        }
+        for (size_t k = 0; k < v->v.nports; k++) {
+            if (v->v.ports[k] == port && pf->cdone[pf->coff[i] + k] != 1) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* Has a path of unit 'ui''s binary, host and port been found (then its
+ * questions start from the classes left: any_classes with 'fresh')? */
+static bool conc_has_path(struct prover_proof *pf, size_t ui, uint16_t port)
+{
+    const struct prover_unit *u = &pf->units.u[ui];
+    const char *h = host_text(u);
+
+    for (size_t i = pf->path_base; i < pf->res->npaths; i++) {
+        const struct prover_path *p = &pf->res->paths[i];
+
+        if (p->port == port && p->cat != PROVER_CAT_LINK_LOCAL && strcmp(p->binary, u->bin) == 0 &&
+            strcmp(p->host, h) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+pv_result prover_queries_concrete(struct prover_proof *pf, bool *done)
+{
+    size_t n = 0;
+    bool all = true;
+    bool adds_only = true; /* no unit of B is delta */
+
+    *done = false;
+    if (!shortcuts(pf) || pf->in->mode != PROVER_DELTA || pf->s->no_concrete) {
+        return PV_RESULT_OK;
+    }
+    pf->coff = pv_calloc(pf->units.n + 1, sizeof(size_t));
+    PV_GUARD_PTR(pf->coff);
+    for (size_t i = 0; i < pf->units.n; i++) {
+        pf->coff[i] = n;
+        n += pf->units.u[i].v.nports;
+    }
+    pf->coff[pf->units.n] = n;
+    pf->cdone = pv_calloc(n ? n : 1, 1);
+    PV_GUARD_PTR(pf->cdone);
+    for (size_t i = 0; i < pf->units.n && adds_only; i++) {
+        adds_only = !(pf->units.u[i].side == PROVER_SIDE_B && pf->units.u[i].delta);
+    }
+    for (size_t i = 0; i < pf->units.n; i++) {
+        const struct prover_unit *u = &pf->units.u[i];
+
+        if (!u->rel || u->side != PROVER_SIDE_C) {
+            continue;
+        }
+        if (adds_only && !u->delta) {
+            /* B's units are all C's here: a request u (on both sides)
+             * grants and admits under C's route, with no deny of C, is
+             * allowed by B too - B's route is opaque (u admits it) or
+             * inspected (u grants and admits it, and B's deny rules are
+             * among C's) - so every question through u is UNSAT; the same
+             * for the grant layer (link_local_reach) */
+            memset(pf->cdone + pf->coff[i], 1, u->v.nports);
+            continue;
+        }
+        for (size_t k = 0; k < u->v.nports; k++) {
+            bool ok = false;
+
+            /* the deadline bounds these decisions as it bounds the checks */
+            PV_ENSURE(prover_now_ms() <= pf->deadline, PV_ERR_TIMEOUT);
+            if (!conc_waits(pf, i, u->v.ports[k])) {
+                PV_GUARD(conc_unit_port(pf, i, u->v.ports[k], &ok));
+            }
+            pf->cdone[pf->coff[i] + k] = ok ? 1 : conc_has_path(pf, i, u->v.ports[k]) ? 2 : 0;
+            all = all && ok;
+        }
+    }
+    if (all) {
+        suppress(pf->res, pf->path_base);
+        *done = true;
+    }
+    return PV_RESULT_OK;
+}
+
+static unsigned cstate(const struct prover_proof *pf, size_t ui, size_t k)
+{
+    return pf->cdone != NULL ? pf->cdone[pf->coff[ui] + k] : 0;
+}
+
+/* The "anything new" question of unit 'ui' at 'port' without the classes
+ * whose paths are found (as any_classes excludes them): UNSAT proves that
+ * unit_port would find nothing more there. */
+static Z3_ast rest_term(struct prover_proof *pf, size_t ui, uint16_t port)
+{
+    const struct prover_unit *u = &pf->units.u[ui];
+    const char *h = host_text(u);
+    Z3_ast credpub = prover_and2(pf, pf->cred, prover_not(pf, pf->private_));
+    Z3_ast noreach = prover_and2(pf, credpub, prover_not(pf, pf->reach[PROVER_SIDE_B]));
+    Z3_ast capcls = prover_and2(pf, credpub, pf->reach[PROVER_SIDE_B]);
+    Z3_ast v[4 + PROVER_MAX_METHODS];
+    size_t n = 0;
+
+    v[n++] = any_term(pf, ui, port);
+    if (path_find(pf->res, pf->path_base, PROVER_CAT_L7_BYPASS, u->bin, h, port, NULL) != NULL) {
+        v[n++] = prover_not(pf, prover_and2(pf, noreach, pf->bypass));
+    }
+    if (path_find(pf->res, pf->path_base, PROVER_CAT_CRED_REACH, u->bin, h, port, NULL) != NULL) {
+        v[n++] = prover_not(pf, prover_and2(pf, noreach, prover_not(pf, pf->bypass)));
+    }
+    if (path_find(pf->res, pf->path_base, PROVER_CAT_PRIVATE_REACH, u->bin, h, port, NULL) !=
+        NULL) {
+        v[n++] = prover_not(pf, pf->private_);
+    }
+    if (reach_key_found(pf, u, port)) {
+        v[n++] = prover_not(pf, capcls);
+    } else {
+        for (size_t k = 0; k < pf->nmethods && n < PV_ARRAY_LEN(v); k++) {
+            if (path_find(pf->res, pf->path_base, PROVER_CAT_CAPABILITY, u->bin, h, port,
+                          pf->methods[k]) != NULL) {
+                v[n++] = prover_not(pf, prover_and2(pf, capcls, prover_eqn(pf, pf->m, k)));
+            }
+        }
+    }
+    return prover_and(pf, n, v);
+}
+
 pv_result prover_queries(struct prover_proof *pf)
 {
     struct anyq *q = NULL;
@@ -1244,7 +1812,9 @@ pv_result prover_queries(struct prover_proof *pf)
 
         if (u->rel && u->side == PROVER_SIDE_C &&
             (host_any(pf, u, pf->host_cred) || private_capable(u))) {
-            nq += u->v.nports;
+            for (size_t k = 0; k < u->v.nports; k++) {
+                nq += cstate(pf, i, k) != 1;
+            }
         }
     }
     if (nq > 1) {
@@ -1259,9 +1829,16 @@ pv_result prover_queries(struct prover_proof *pf)
             if (u->rel && u->side == PROVER_SIDE_C &&
                 (host_any(pf, u, pf->host_cred) || private_capable(u))) {
                 for (size_t k = 0; k < u->v.nports; k++) {
+                    unsigned st = cstate(pf, i, k);
+
+                    if (st == 1) {
+                        continue; /* decided from concrete candidates */
+                    }
                     q[nq].ui = i;
                     q[nq].port = u->v.ports[k];
-                    q[nq++].t = any_term(pf, i, u->v.ports[k]);
+                    /* with paths found: what they leave */
+                    q[nq++].t =
+                        st == 2 ? rest_term(pf, i, u->v.ports[k]) : any_term(pf, i, u->v.ports[k]);
                 }
             }
         }
@@ -1283,10 +1860,13 @@ pv_result prover_queries(struct prover_proof *pf)
             bool skip = false;
             pv_result r;
 
+            if (cstate(pf, i, k) == 1) {
+                continue; /* decided from concrete candidates */
+            }
             if (iq < nq && q[iq].ui == i && q[iq].port == u->v.ports[k]) {
                 skip = q[iq++].state < 0;
             }
-            r = unit_port(pf, i, u->v.ports[k], skip);
+            r = unit_port(pf, i, u->v.ports[k], skip, cstate(pf, i, k) == 2);
             if (!pv_ok(r)) {
                 free(q);
                 return r;

@@ -392,6 +392,8 @@ static void encoding_free(struct prover_proof *pf)
     free(pf->cred_pats);
     free(pf->cred_ips);
     free(pf->cred_of);
+    free(pf->cdone);
+    free(pf->coff);
     keep = *pf;
     memset(pf, 0, sizeof(*pf));
     pf->s = keep.s;
@@ -406,11 +408,17 @@ static void encoding_free(struct prover_proof *pf)
     pf->path_base = keep.path_base;
     pf->nguards = keep.nguards;
     pf->res = keep.res;
+    pf->ct_isip = keep.ct_isip;
+    pf->ct_ip = keep.ct_ip;
 }
 
 static void proof_free(struct prover_proof *pf)
 {
     encoding_free(pf);
+    free(pf->ct_isip);
+    free(pf->ct_ip);
+    pf->ct_isip = NULL;
+    pf->ct_ip = NULL;
     if (pf->s != NULL) {
         prover_units_recycle(&pf->s->spare, &pf->units);
     } else {
@@ -441,11 +449,24 @@ static pv_result prove_part(struct prover_proof *pf)
 {
     double t0 = prover_now_ms();
     double t1;
+    bool need, done = false;
     pv_result r;
 
     pf->path_base = pf->res->npaths;
     r = prover_encode_atoms(pf);
-    if (pv_ok(r) && prover_queries_needed(pf)) {
+    need = pv_ok(r) && prover_queries_needed(pf);
+    t1 = prover_now_ms();
+    pf->res->ms_encode += t1 - t0;
+    t0 = t1;
+    if (need) {
+        /* most answers come from concrete requests; the terms are built
+         * only when a question is left for the solver */
+        r = prover_queries_concrete(pf, &done);
+        t1 = prover_now_ms();
+        pf->res->ms_solve += t1 - t0;
+        t0 = t1;
+    }
+    if (pv_ok(r) && need && !done) {
         r = prover_encode_terms(pf);
         t1 = prover_now_ms();
         pf->res->ms_encode += t1 - t0;
@@ -454,8 +475,6 @@ static pv_result prove_part(struct prover_proof *pf)
             r = prover_queries(pf);
         }
         pf->res->ms_solve += prover_now_ms() - t0;
-    } else {
-        pf->res->ms_encode += prover_now_ms() - t0;
     }
     return r;
 }

@@ -72,6 +72,13 @@ void prover_session_full_smt(struct prover_session *s, bool on)
     }
 }
 
+void prover_session_no_concrete(struct prover_session *s, bool on)
+{
+    if (s != NULL) {
+        s->no_concrete = on;
+    }
+}
+
 void prover_finalize(void)
 {
     Z3_finalize_memory();

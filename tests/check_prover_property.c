@@ -829,6 +829,8 @@ static size_t stat_pairs, stat_findings, stat_empty, stat_unknown, stat_paths, s
     stat_split;
 static double stat_prover_ms, stat_max_ms;
 static size_t stat_decisions, stat_queries, stat_queries_full, stat_shortcut_paths;
+/* pairs with paths found from concrete candidates (prover_queries_concrete) */
+static size_t stat_concrete;
 static struct prover_session *session_full; /* prover_session_full_smt */
 static size_t stat_cat[PROVER_CAT__COUNT];
 
@@ -925,6 +927,7 @@ static void one_pair(void)
     struct keyset got = {0};
     struct prover_input in;
     struct prover_result *r;
+    size_t nc0;
     int dice = rn(100);
 
     do {
@@ -961,7 +964,9 @@ static void one_pair(void)
     in.reg = registry;
     in.mode = mode;
     in.timeout_ms = 20000;
+    nc0 = session->nconcrete;
     r = prover_run(session, &in);
+    stat_concrete += session->nconcrete > nc0;
     ck_assert_ptr_nonnull(r);
     if (r->verdict == PROVER_VERDICT_UNKNOWN) {
         dump_sets(yb, yc, ycr, mode, &want, r);
@@ -1155,6 +1160,7 @@ START_TEST(test_property)
                 stat_queries, stat_decisions);
         fprintf(stderr, "  full-SMT path: %zu solver queries; %zu pairs answered with fewer\n",
                 stat_queries_full, stat_shortcut_paths);
+        fprintf(stderr, "  %zu pairs with paths from concrete candidates\n", stat_concrete);
         for (int c = 0; c < PROVER_CAT__COUNT; c++) {
             fprintf(stderr, "  %-28s %zu paths\n", prover_category_name((enum prover_category)c),
                     stat_cat[c]);
@@ -1168,6 +1174,9 @@ START_TEST(test_property)
     ck_assert(n < 50 || (stat_split > n / 20 && stat_split < n - n / 20));
     /* ... and pairs where the shortcuts saved solver checks. */
     ck_assert(n < 50 || stat_shortcut_paths > n / 20);
+    /* ... and pairs with paths found from concrete candidates (their
+     * paths were compared with the full-SMT session's above) */
+    ck_assert(n < 50 || stat_concrete > n / 20);
     ck_assert_uint_le(stat_queries, stat_queries_full);
     model_registry_free(registry);
     prover_session_free(session);
@@ -1272,27 +1281,11 @@ static char *bl_creds(unsigned n)
  * number of paths. */
 static size_t bl_queries, bl_queries_full;
 
-static size_t bl_pair(const char *yb, const char *yc, const char *ycr, enum prover_mode mode)
-{
-    struct model_policy *B = tp_policy("baseline.yaml", yb);
-    struct model_policy *C = tp_policy("candidate.yaml", yc);
-    struct model_credset *creds = ycr != NULL ? tp_creds(ycr) : NULL;
-    struct prover_input in;
-    struct prover_result *r, *f;
-    size_t n;
+static struct prover_session *session_nc; /* prover_session_no_concrete */
+static size_t bl_queries_nc;
 
-    memset(&in, 0, sizeof(in));
-    in.baseline = mode == PROVER_AUDIT ? NULL : B;
-    in.candidate = C;
-    in.creds = creds;
-    in.reg = registry;
-    in.mode = mode;
-    in.timeout_ms = 60000;
-    r = prover_run(session, &in);
-    f = prover_run(session_full, &in);
-    ck_assert_ptr_nonnull(r);
-    ck_assert_ptr_nonnull(f);
-    ck_assert_int_ne(r->verdict, PROVER_VERDICT_UNKNOWN);
+static void bl_same(const struct prover_result *r, const struct prover_result *f)
+{
     ck_assert_int_eq(r->verdict, f->verdict);
     ck_assert_uint_eq(r->npaths, f->npaths);
     for (size_t i = 0; i < r->npaths; i++) {
@@ -1306,11 +1299,42 @@ static size_t bl_pair(const char *yb, const char *yc, const char *ycr, enum prov
         ck_assert_str_eq(a->method != NULL ? a->method : "", b->method != NULL ? b->method : "");
         ck_assert_str_eq(a->rule, b->rule);
     }
+}
+
+static size_t bl_pair(const char *yb, const char *yc, const char *ycr, enum prover_mode mode)
+{
+    struct model_policy *B = tp_policy("baseline.yaml", yb);
+    struct model_policy *C = tp_policy("candidate.yaml", yc);
+    struct model_credset *creds = ycr != NULL ? tp_creds(ycr) : NULL;
+    struct prover_input in;
+    struct prover_result *r, *f, *g;
+    size_t n;
+
+    memset(&in, 0, sizeof(in));
+    in.baseline = mode == PROVER_AUDIT ? NULL : B;
+    in.candidate = C;
+    in.creds = creds;
+    in.reg = registry;
+    in.mode = mode;
+    in.timeout_ms = 60000;
+    r = prover_run(session, &in);
+    f = prover_run(session_full, &in);
+    g = prover_run(session_nc, &in);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(g);
+    ck_assert_int_ne(r->verdict, PROVER_VERDICT_UNKNOWN);
+    /* concrete candidates and the shortcuts, the shortcuts alone, and
+     * one check per question: the same verdict and paths */
+    bl_same(r, f);
+    bl_same(g, f);
     bl_queries += r->nqueries;
     bl_queries_full += f->nqueries;
+    bl_queries_nc += g->nqueries;
     n = r->npaths;
     prover_result_free(r);
     prover_result_free(f);
+    prover_result_free(g);
     model_policy_free(B);
     model_policy_free(C);
     model_credset_free(creds);
@@ -1328,6 +1352,9 @@ START_TEST(test_bench_like)
     ck_assert_ptr_nonnull(session);
     ck_assert_ptr_nonnull(session_full);
     prover_session_full_smt(session_full, true);
+    session_nc = prover_session_new();
+    ck_assert_ptr_nonnull(session_nc);
+    prover_session_no_concrete(session_nc, true);
     registry = tp_registry();
     for (unsigned shift = 0; shift < 4; shift++) {
         char *yb = bl_policy(shift == 0 ? rules / 5 : rules, 0);
@@ -1376,7 +1403,15 @@ START_TEST(test_bench_like)
     ck_assert_uint_gt(cap, 10);
     ck_assert_uint_gt(total, 100);
     /* the shortcuts save checks on these changes: well under half */
-    ck_assert_uint_lt(bl_queries * 2, bl_queries_full);
+    ck_assert_uint_lt(bl_queries_nc * 2, bl_queries_full);
+    /* concrete candidates find most paths, and save most of the checks
+     * left */
+    fprintf(stderr,
+            "bench-like: %zu paths, %zu from concrete candidates; checks %zu full-SMT, %zu "
+            "shortcuts, %zu with concrete candidates\n",
+            total, session->nconcrete, bl_queries_full, bl_queries_nc, bl_queries);
+    ck_assert_uint_gt(session->nconcrete * 2, total);
+    ck_assert_uint_lt(bl_queries * 2, bl_queries_nc);
     {
         /* A key another unit grants: POST on a.example.com is allowed by
          * the wildcard rule, not by the one whose GET model it would be
@@ -1402,10 +1437,65 @@ START_TEST(test_bench_like)
 
         ck_assert_uint_eq(bl_pair(yb, yc, ycr, PROVER_DELTA), 3); /* GET, HEAD; POST */
     }
+    {
+        /* A key only a destination other than the placeholder shows: B
+         * allows a.example.com through 93.184.216.0/24 only, C adds a rule
+         * for any public address. The placeholder (93.184.216.34) is
+         * allowed by both; 8.8.8.8, say, by C alone: the concrete requests
+         * must go through the destination atoms (or leave the key to the
+         * solver), never call it UNSAT. */
+        static const char yb[] = "version: 1\nnetwork_policies:\n  r1:\n    name: r1\n"
+                                 "    endpoints:\n      - host: a.example.com\n        port: 443\n"
+                                 "        protocol: rest\n        enforcement: enforce\n"
+                                 "        allowed_ips: [93.184.216.0/24]\n"
+                                 "        rules:\n          - allow: {method: GET, path: \"/**\"}\n"
+                                 "    binaries:\n      - path: /usr/bin/curl\n";
+        static const char yc[] = "version: 1\nnetwork_policies:\n  r1:\n    name: r1\n"
+                                 "    endpoints:\n      - host: a.example.com\n        port: 443\n"
+                                 "        protocol: rest\n        enforcement: enforce\n"
+                                 "        allowed_ips: [93.184.216.0/24]\n"
+                                 "        rules:\n          - allow: {method: GET, path: \"/**\"}\n"
+                                 "    binaries:\n      - path: /usr/bin/curl\n"
+                                 "  r2:\n    name: r2\n"
+                                 "    endpoints:\n      - host: a.example.com\n        port: 443\n"
+                                 "        protocol: rest\n        enforcement: enforce\n"
+                                 "        rules:\n          - allow: {method: GET, path: /v1/**}\n"
+                                 "    binaries:\n      - path: /usr/bin/curl\n";
+        static const char ycr[] = "credentials:\n  - name: c\n    type: token\n"
+                                  "    target_hosts: [a.example.com]\n";
+
+        ck_assert_uint_eq(bl_pair(yb, yc, ycr, PROVER_DELTA), 2); /* GET, HEAD through r2 */
+    }
+    {
+        /* A removed deny: r1 is the same on both sides, r2 (B only) denies
+         * GET /secret on its host. The paths are r1's, a unit on both
+         * sides: only a part with no delta unit of B may skip such units. */
+        static const char yb[] = "version: 1\nnetwork_policies:\n  r1:\n    name: r1\n"
+                                 "    endpoints:\n      - host: a.example.com\n        port: 443\n"
+                                 "        protocol: rest\n        enforcement: enforce\n"
+                                 "        rules:\n          - allow: {method: GET, path: \"/**\"}\n"
+                                 "    binaries:\n      - path: /usr/bin/curl\n"
+                                 "  r2:\n    name: r2\n"
+                                 "    endpoints:\n      - host: a.example.com\n        port: 443\n"
+                                 "        protocol: rest\n        enforcement: enforce\n"
+                                 "        rules:\n          - allow: {method: GET, path: /pub}\n"
+                                 "        deny_rules:\n          - {method: GET, path: /secret}\n"
+                                 "    binaries:\n      - path: /usr/bin/curl\n";
+        static const char yc[] = "version: 1\nnetwork_policies:\n  r1:\n    name: r1\n"
+                                 "    endpoints:\n      - host: a.example.com\n        port: 443\n"
+                                 "        protocol: rest\n        enforcement: enforce\n"
+                                 "        rules:\n          - allow: {method: GET, path: \"/**\"}\n"
+                                 "    binaries:\n      - path: /usr/bin/curl\n";
+        static const char ycr[] = "credentials:\n  - name: c\n    type: token\n"
+                                  "    target_hosts: [a.example.com]\n";
+
+        ck_assert_uint_eq(bl_pair(yb, yc, ycr, PROVER_DELTA), 2); /* GET, HEAD via r1 */
+    }
     free(cr);
     model_registry_free(registry);
     prover_session_free(session);
     prover_session_free(session_full);
+    prover_session_free(session_nc);
 }
 END_TEST
 

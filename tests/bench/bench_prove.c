@@ -17,7 +17,9 @@
  * Whole-policy changes are proved twice per iteration, by the prover and by
  * a session that answers every question with its own solver check
  * (prover_session_full_smt, the baseline): both p50s, their ratio, and
- * whether the two gave the same verdict and paths.
+ * whether the two gave the same verdict and paths; and a third time by the
+ * first round's prover (the shortcuts without concrete requests,
+ * prover_session_no_concrete).
  */
 #include "config.h"
 
@@ -395,6 +397,10 @@ static void run(struct prover_session *s, struct prover_session *full,
  * 'nc' rules whose variants are shifted by 'shift' (0: the candidate keeps
  * the baseline's rules and adds the rest), one proof per iteration; the
  * candidate's parse+validate time is the baseline figure. */
+/* The first round's prover: the shortcuts, no concrete requests
+ * (prover_session_no_concrete); whole-policy cases only. */
+static struct prover_session *first_round;
+
 static void run_whole(struct prover_session *s, struct prover_session *full,
                       const struct model_registry *reg, unsigned nb, unsigned nc, unsigned shift,
                       bool with_creds, unsigned iters, unsigned timeout_ms)
@@ -409,16 +415,20 @@ static void run_whole(struct prover_session *s, struct prover_session *full,
     double *basems = calloc(iters, sizeof(double));
     double *cpun = calloc(iters, sizeof(double));
     double *cpub = calloc(iters, sizeof(double));
+    double *firstms = calloc(iters, sizeof(double));
+    size_t qfirst = 0;
+    bool same_first = true;
     double parse = 0;
     unsigned unknown = 0, unknown_full = 0;
-    size_t paths = 0, parts = 0, delta = 0, q = 0, qfull = 0;
+    size_t paths = 0, parts = 0, delta = 0, q = 0, qfull = 0, nconc = 0;
     bool same = true;
     double ph[3] = {0, 0, 0};
 
     vshift = shift;
     ct = policy(nc, -1, 0);
     vshift = 0;
-    if (cs == NULL || prove == NULL || basems == NULL || cpun == NULL || cpub == NULL) {
+    if (cs == NULL || prove == NULL || basems == NULL || cpun == NULL || cpub == NULL ||
+        firstms == NULL) {
         fprintf(stderr, "bench: setup failed\n");
         exit(1);
     }
@@ -440,7 +450,9 @@ static void run_whole(struct prover_session *s, struct prover_session *full,
         in.timeout_ms = timeout_ms;
         t0 = now_ms();
         c0 = cpu_ms();
+        nconc = s->nconcrete;
         r = prover_run(s, &in);
+        nconc = s->nconcrete - nconc;
         prove[it] = now_ms() - t0;
         cpun[it] = cpu_ms() - c0;
         if (r == NULL) {
@@ -472,6 +484,20 @@ static void run_whole(struct prover_session *s, struct prover_session *full,
         unknown_full += f->verdict == PROVER_VERDICT_UNKNOWN;
         same = same && same_paths(r, f);
         qfull = f->nqueries;
+        if (first_round != NULL) {
+            struct prover_result *g;
+
+            t0 = now_ms();
+            g = prover_run(first_round, &in);
+            firstms[it] = now_ms() - t0;
+            if (g == NULL) {
+                fprintf(stderr, "bench: out of memory\n");
+                exit(1);
+            }
+            same_first = same_first && same_paths(g, f);
+            qfirst = g->nqueries;
+            prover_result_free(g);
+        }
         prover_result_free(f);
         prover_result_free(r);
         model_policy_free(c);
@@ -480,6 +506,7 @@ static void run_whole(struct prover_session *s, struct prover_session *full,
     qsort(basems, iters, sizeof(double), dcmp);
     qsort(cpun, iters, sizeof(double), dcmp);
     qsort(cpub, iters, sizeof(double), dcmp);
+    qsort(firstms, iters, sizeof(double), dcmp);
     printf("whole %5u -> %5u rules (shift %u, %s)  %u runs  prove p50 %8.2f ms  max %8.2f ms  "
            "parse+validate(C) mean %7.2f ms  prove/parse %5.2fx  unknown %u  delta units %zu  "
            "parts %zu  paths %zu\n",
@@ -491,9 +518,14 @@ static void run_whole(struct prover_session *s, struct prover_session *full,
            basems[iters / 2], unknown_full,
            prove[iters / 2] > 0 ? basems[iters / 2] / prove[iters / 2] : 0.0, qfull, q,
            same ? "yes" : "NO");
+    if (first_round != NULL) {
+        printf("              first round (shortcuts, no concrete requests) p50 %8.2f ms  "
+               "solver checks %zu  same verdict and paths as full SMT: %s\n",
+               firstms[iters / 2], qfirst, same_first ? "yes" : "NO");
+    }
     printf("              now, mean phases: units+delta+slice %.1f ms, atoms+encode %.1f ms, "
-           "solve+witness %.1f ms\n",
-           ph[0] / iters, ph[1] / iters, ph[2] / iters);
+           "solve+witness %.1f ms; paths from concrete requests %zu\n",
+           ph[0] / iters, ph[1] / iters, ph[2] / iters, nconc);
     printf("              cpu time p50: now %8.2f ms  baseline %8.2f ms  ratio %5.2fx\n",
            cpun[iters / 2], cpub[iters / 2],
            cpun[iters / 2] > 0 ? cpub[iters / 2] / cpun[iters / 2] : 0.0);
@@ -502,6 +534,7 @@ static void run_whole(struct prover_session *s, struct prover_session *full,
     free(basems);
     free(cpun);
     free(cpub);
+    free(firstms);
     model_policy_free(base);
     model_credset_free(cs);
     model_diags_free(d);
@@ -531,6 +564,8 @@ int main(int argc, char **argv)
         return 1;
     }
     prover_session_full_smt(full, true);
+    first_round = prover_session_new();
+    prover_session_no_concrete(first_round, true);
     printf("bench_prove: one-rule proposals, timeout %u ms\n", timeout_ms);
     if (argc > 3 && pv_ok(pv_parse_u64(argv[3], strlen(argv[3]), 1000000, &v)) && v > 0) {
         /* one size only: bench_prove ITERS TIMEOUT RULES [narrow|wide] */
@@ -564,6 +599,7 @@ int main(int argc, char **argv)
     }
     prover_session_free(s);
     prover_session_free(full);
+    prover_session_free(first_round);
     model_registry_free(reg);
     model_diags_free(d);
     prover_finalize();
