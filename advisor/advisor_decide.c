@@ -636,6 +636,7 @@ out:
 struct ids_ctx {
     char **ids;
     size_t n;
+    bool oom; /* a pending chunk could not be collected: approve none */
 };
 
 static void ids_collect(void *arg, const struct store_chunk *c)
@@ -643,13 +644,17 @@ static void ids_collect(void *arg, const struct store_chunk *c)
     struct ids_ctx *x = arg;
     char **ids = pv_realloc(x->ids, (x->n + 1) * sizeof(*ids));
 
-    if (ids != NULL) {
-        x->ids = ids;
-        x->ids[x->n] = pv_strdup(c->id);
-        if (x->ids[x->n] != NULL) {
-            x->n++;
-        }
+    if (ids == NULL) {
+        x->oom = true;
+        return;
     }
+    x->ids = ids;
+    x->ids[x->n] = pv_strdup(c->id);
+    if (x->ids[x->n] == NULL) {
+        x->oom = true;
+        return;
+    }
+    x->n++;
 }
 
 /* long: the batch reads as one pass (collect, skip what may not
@@ -669,6 +674,9 @@ pv_result advisor_approve_all(struct advisor_worker *w, const char *sandbox,
     res = advisor_sandbox_id(w, sandbox, &sid);
     if (pv_ok(res) && approvals == NULL) {
         res = store_chunk_each(w->st, sid, "pending", ids_collect, &ids);
+        if (pv_ok(res) && ids.oom) {
+            res = pv_fail(PV_ERR_NOMEM, __func__);
+        }
     }
     if (!pv_ok(res)) {
         struct advisor_decision d;

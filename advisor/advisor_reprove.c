@@ -252,24 +252,48 @@ void advisor_composed_clear(struct advisor_composed *c)
     memset(c, 0, sizeof(*c));
 }
 
+/* A chunk that cannot be appended makes the list one short; the caller
+ * compares the count with the rows it saw and fails instead. */
+struct approved_ids {
+    json_t *ids;
+    size_t seen;
+};
+
 static void ids_collect(void *arg, const struct store_chunk *c)
 {
-    json_array_append_new(arg, json_string(c->id));
+    struct approved_ids *x = arg;
+
+    x->seen++;
+    json_array_append_new(x->ids, json_string(c->id));
+}
+
+/* The approved chunk ids of 'sandbox', in approval order; NULL when the
+ * store failed or any id could not be kept (a list one short would
+ * drop an approved rule from the composition). */
+static json_t *approved_ids(struct advisor_worker *w, int64_t sandbox)
+{
+    struct approved_ids x = {.ids = json_array()};
+
+    if (x.ids == NULL || !pv_ok(store_chunk_each_approved(w->st, sandbox, ids_collect, &x)) ||
+        json_array_size(x.ids) != x.seen) {
+        json_decref(x.ids);
+        return NULL;
+    }
+    return x.ids;
 }
 
 json_t *advisor_composition(struct advisor_worker *w, int64_t sandbox)
 {
     struct store_revision base;
-    json_t *ids = json_array();
+    json_t *ids;
     json_t *out;
 
-    if (ids == NULL || !pv_ok(store_base_latest(w->st, sandbox, &base))) {
-        json_decref(ids);
+    if (!pv_ok(store_base_latest(w->st, sandbox, &base))) {
         return NULL;
     }
-    if (!pv_ok(store_chunk_each_approved(w->st, sandbox, ids_collect, ids))) {
+    ids = approved_ids(w, sandbox);
+    if (ids == NULL) {
         store_revision_clear(&base);
-        json_decref(ids);
         return NULL;
     }
     out = json_pack("{s:s,s:o}", "base_blob", base.blob, "chunks", ids);
@@ -348,18 +372,6 @@ static pv_result chunk_after(struct advisor_worker *w, struct store_chunk *c,
         upd.decided_by = PV_UNCONST("reproof");
     }
     return store_chunk_update(w->st, &upd, "approved");
-}
-
-/* The approved chunk ids, in approval order. */
-static json_t *approved_ids(struct advisor_worker *w, int64_t sandbox)
-{
-    json_t *ids = json_array();
-
-    if (ids != NULL && !pv_ok(store_chunk_each_approved(w->st, sandbox, ids_collect, ids))) {
-        json_decref(ids);
-        return NULL;
-    }
-    return ids;
 }
 
 static json_t *approved_evidence(struct advisor_worker *w, const struct store_chunk *c)

@@ -99,6 +99,7 @@ struct supersede_ctx {
     const struct store_chunk *by;
     char **ids;
     size_t n;
+    bool oom; /* a chunk could not be collected: supersede none, fail the submission */
 };
 
 static void supersede_collect(void *arg, const struct store_chunk *c)
@@ -114,13 +115,17 @@ static void supersede_collect(void *arg, const struct store_chunk *c)
         return;
     }
     ids = pv_realloc(x->ids, (x->n + 1) * sizeof(*ids));
-    if (ids != NULL) {
-        x->ids = ids;
-        x->ids[x->n] = pv_strdup(c->id);
-        if (x->ids[x->n] != NULL) {
-            x->n++;
-        }
+    if (ids == NULL) {
+        x->oom = true;
+        return;
     }
+    x->ids = ids;
+    x->ids[x->n] = pv_strdup(c->id);
+    if (x->ids[x->n] == NULL) {
+        x->oom = true;
+        return;
+    }
+    x->n++;
 }
 
 static pv_result supersede(struct advisor_worker *w, const char *sandbox_name,
@@ -135,6 +140,9 @@ static pv_result supersede(struct advisor_worker *w, const char *sandbox_name,
     }
     res = store_chunk_each_key(w->st, by->sandbox, "pending", by->host, by->port, by->binary,
                                supersede_collect, &x);
+    if (pv_ok(res) && x.oom) {
+        res = pv_fail(PV_ERR_NOMEM, __func__);
+    }
     snprintf(reason, sizeof(reason), "superseded by chunk %s", by->id);
     for (size_t i = 0; i < x.n && pv_ok(res); i++) {
         res = advisor_system_reject(w, sandbox_name, by->sandbox, x.ids[i], reason, "supersede",
