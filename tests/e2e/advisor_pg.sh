@@ -48,24 +48,7 @@ expect_not "no password in the message" "s3cret" "$(cat "$T/bad2.log")"
 # the loop on PostgreSQL
 # ---------------------------------------------------------------------------
 
-"$UPSTREAM_BIN" --port-file "$T/up.port" --log "$T/up.log" 2>"$T/up.err" &
-PIDS="$PIDS $!"
-wait_file "$T/up.port" || { echo "upstream did not start"; exit 1; }
-read -r UP _ <"$T/up.port"
-cat >"$T/base.yaml" <<YAML
-version: 1
-network_policies:
-  api:
-    endpoints:
-      - host: 127.0.0.1
-        port: $UP
-        protocol: rest
-        enforcement: enforce
-        rules:
-          - allow: {method: GET, path: /allowed}
-    binaries:
-      - path: /usr/bin/curl
-YAML
+start_upstream_base /allowed
 printf 'mapper_flush_interval_ms: 3600000\n' >"$T/quiet.yaml"
 
 start_advisor ADV --config "$T/quiet.yaml" --store "$PG_URL"

@@ -23,7 +23,6 @@ start_advisor() {
     i=0
     # 30 s: a loaded 2-core CI machine runs several PostgreSQL clusters at once
     while ! grep -q 'listening on 127.0.0.1 port' "$T/$n.log" && [ $i -lt "${PV_START_TRIES:-600}" ]; do
-        kill -0 "$!" 2>/dev/null || break
         sleep 0.05
         i=$((i + 1))
     done
@@ -104,3 +103,27 @@ rule() {
 
 up_got() { grep -qxF -- "$1" "$T/up.log" 2>/dev/null; }
 
+
+# start_upstream_base PATH: a logging upstream on loopback ($T/up.log, its
+# port in UP) and $T/base.yaml, a policy whose one endpoint is that
+# upstream and allows curl a GET of PATH (enforced REST)
+start_upstream_base() {
+    "$UPSTREAM_BIN" --port-file "$T/up.port" --log "$T/up.log" 2>"$T/up.err" &
+    PIDS="$PIDS $!"
+    wait_file "$T/up.port" || { echo "upstream did not start"; exit 1; }
+    read -r UP _ <"$T/up.port"
+    cat >"$T/base.yaml" <<YAML
+version: 1
+network_policies:
+  api:
+    endpoints:
+      - host: 127.0.0.1
+        port: $UP
+        protocol: rest
+        enforcement: enforce
+        rules:
+          - allow: {method: GET, path: $1}
+    binaries:
+      - path: /usr/bin/curl
+YAML
+}

@@ -45,24 +45,7 @@ now_ms() { date +%s%3N; }
 # log_ms FILE NEEDLE: the time (ms) of the first log line holding NEEDLE
 log_ms() { date -d "$(grep -F -- "$2" "$1" | head -n 1 | cut -d' ' -f1)" +%s%3N; }
 
-"$UPSTREAM_BIN" --port-file "$T/up.port" --log "$T/up.log" 2>"$T/up.err" &
-PIDS="$PIDS $!"
-wait_file "$T/up.port" || { echo "upstream did not start"; exit 1; }
-read -r UP _ <"$T/up.port"
-cat >"$T/base.yaml" <<YAML
-version: 1
-network_policies:
-  api:
-    endpoints:
-      - host: 127.0.0.1
-        port: $UP
-        protocol: rest
-        enforcement: enforce
-        rules:
-          - allow: {method: GET, path: /allowed}
-    binaries:
-      - path: /usr/bin/curl
-YAML
+start_upstream_base /allowed
 # 16 workers: each holds a database connection, and two replicas (plus
 # the refused third) stay within the cluster's default max_connections.
 printf 'mapper_flush_interval_ms: 3600000\nworkers: 16\n' >"$T/quiet.yaml"

@@ -60,24 +60,7 @@ pg_start "$BUILD/tests" || { echo "cannot start a PostgreSQL cluster"; exit 1; }
 # two replicas on one database, two proxies
 # ---------------------------------------------------------------------------
 
-"$UPSTREAM_BIN" --port-file "$T/up.port" --log "$T/up.log" 2>"$T/up.err" &
-PIDS="$PIDS $!"
-wait_file "$T/up.port" || { echo "upstream did not start"; exit 1; }
-read -r UP _ <"$T/up.port"
-cat >"$T/base.yaml" <<YAML
-version: 1
-network_policies:
-  api:
-    endpoints:
-      - host: 127.0.0.1
-        port: $UP
-        protocol: rest
-        enforcement: enforce
-        rules:
-          - allow: {method: GET, path: /old}
-    binaries:
-      - path: /usr/bin/curl
-YAML
+start_upstream_base /old
 # 64 workers each would pass PostgreSQL's 100 connections with two replicas
 printf 'mapper_flush_interval_ms: 3600000\nworkers: 16\n' >"$T/quiet.yaml"
 

@@ -44,24 +44,7 @@ pg_start "$BUILD/tests" || { echo "cannot start a PostgreSQL cluster"; exit 1; }
 now_ms() { date +%s%3N; }
 psql_q() { pg_as "$PG_BIN/psql" -h "$PG_DIR/sock" -U proviso -d proviso -Atqc "$1"; }
 
-"$UPSTREAM_BIN" --port-file "$T/up.port" --log "$T/up.log" 2>"$T/up.err" &
-PIDS="$PIDS $!"
-wait_file "$T/up.port" || { echo "upstream did not start"; exit 1; }
-read -r UP _ <"$T/up.port"
-cat >"$T/base.yaml" <<YAML
-version: 1
-network_policies:
-  api:
-    endpoints:
-      - host: 127.0.0.1
-        port: $UP
-        protocol: rest
-        enforcement: enforce
-        rules:
-          - allow: {method: GET, path: /allowed}
-    binaries:
-      - path: /usr/bin/curl
-YAML
+start_upstream_base /allowed
 printf 'mapper_flush_interval_ms: 3600000\nworkers: 8\n' >"$T/quiet.yaml"
 openssl genpkey -algorithm ed25519 -out "$T/audit.key" 2>/dev/null && chmod 600 "$T/audit.key" ||
     { echo "openssl cannot make an Ed25519 key"; exit 1; }
