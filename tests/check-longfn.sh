@@ -1,6 +1,8 @@
 #!/bin/sh
 # check-longfn.sh [SRCDIR] - no function over 100 lines outside tests,
-# unless a comment says why.
+# unless a comment says why, and no source file over 1,200 lines
+# (PV_MAX_FILE_LINES) unless its first 40 lines hold a "long file: WHY"
+# comment.
 #
 # A function is the text from the first line of its signature to its
 # closing brace; clang-format (.clang-format) puts a function body's braces
@@ -105,7 +107,20 @@ if [ $list -eq 1 ]; then
     [ -n "$found" ] && echo "$found" | sort -rn | awk '{ printf "%5d %s %s%s\n", $1, $2, $3, $4 ? " (long: exempt)" : "" }'
     exit 0
 fi
+maxf=${PV_MAX_FILE_LINES:-1200}
+bigfiles=0
+for f in $files $(for d in $folders; do
+    case "$d" in tests | contrib) continue ;; esac
+    find "$d" -name '*.h' | sort
+done); do
+    n=$(wc -l <"$f")
+    if [ "$n" -gt "$maxf" ] && ! head -n 40 "$f" | grep -q 'long file: '; then
+        echo "$f: $n lines (over $maxf): split it, or say why in a \"long file: WHY\" comment near its top"
+        bigfiles=1
+    fi
+done
 bad=$(echo "$found" | awk '$4 == 0 && NF' | sort -rn)
+[ $bigfiles -eq 0 ] || [ -n "$bad" ] || exit 1
 if [ -n "$bad" ]; then
     echo "$bad" | awk -v max="$max" '{ printf "%s: %s() is %d lines (over %d): split it, or say why in a \"/* long: WHY */\" comment right above it\n", $2, $3, $1, max }'
     exit 1

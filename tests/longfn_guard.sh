@@ -6,7 +6,8 @@
 # message on each: a function of exactly the limit passes, one line more
 # fails and is named with its length, a "/* long: WHY */" comment right
 # above the signature exempts it, one separated by a blank line or without
-# a reason does not, table initialisers and tests/ are not functions.
+# a reason does not, table initialisers and tests/ are not functions; and
+# the file limit (1,200 lines, "long file:" exempts).
 set -u
 top=$(cd "${PV_SRCDIR:-$(dirname "$0")/..}" && pwd)
 guard="$top/tests/check-longfn.sh"
@@ -148,6 +149,21 @@ else
     echo "FAIL PV_MAX_FN_LINES=101 did not admit 101 lines"
     fail=$((fail + 1))
 fi
+
+# files: 1,200 lines pass, 1,201 fail (named, with the count), a
+# "long file:" comment near the top exempts, and headers count too
+tree
+for k in 1 2 3 4 5 6 7 8 9 10 11 12; do fn "f$k" 100; done >"$tmp/t/mod/big.c"
+expect "a 1,200-line file passes" 0
+echo "/* one more */" >>"$tmp/t/mod/big.c"
+expect "a 1,201-line file fails" 1 "mod/big.c: 1201 lines (over 1200)"
+{ echo "/* long file: one table, kept whole */"; cat "$tmp/t/mod/big.c"; } >"$tmp/t/mod/big2.c"
+rm "$tmp/t/mod/big.c"
+expect "a long-file comment exempts it" 0
+tree
+fn small 10 >"$tmp/t/mod/s.c"
+for k in $(seq 1 1201); do echo "/* $k */"; done >"$tmp/t/mod/h.h"
+expect "a header over the limit fails" 1 "mod/h.h: 1201 lines"
 
 n=$((n + 1))
 if sh "$guard" "$top" >/dev/null 2>&1; then
