@@ -261,6 +261,35 @@ struct model_endpoint {
     X(STRLIST, "resolved_ips", resolved_ips)                                    \
     X(BOOL, "advisor_proposed", advisor_proposed)
 
+/* The other structs' canonical output (model_canon.c), in the order the
+ * keys are written (the YAML form keeps it): the kinds above and JSON (an
+ * opaque value, written sorted when present), STRALL (a string written
+ * always, absent as ""), and the lists QUERY, ENDPOINTS and BINARIES
+ * (written when the member's count, n<member>, is not 0). A rule's key and
+ * a persisted query's id are map keys and written by hand. */
+#define MODEL_L7RULE_CANON(X)                \
+    X(STR, "method", method)                 \
+    X(STR, "path", path)                     \
+    X(STR, "command", command)               \
+    X(QUERY, "query", query)                 \
+    X(STR, "operation_type", operation_type) \
+    X(STR, "operation_name", operation_name) \
+    X(STRLIST, "fields", fields)             \
+    X(STR, "tool", tool)                     \
+    X(JSON, "params", params)
+
+#define MODEL_GQLPQ_CANON(X)                 \
+    X(STR, "operation_type", operation_type) \
+    X(STR, "operation_name", operation_name) \
+    X(STRLIST, "fields", fields)
+
+#define MODEL_BINARY_CANON(X) X(STRALL, "path", path)
+
+#define MODEL_RULE_CANON(X)              \
+    X(STR, "name", name)                 \
+    X(ENDPOINTS, "endpoints", endpoints) \
+    X(BINARIES, "binaries", binaries)
+
 enum model_fkind {
     MODEL_FK_SVAL,
     MODEL_FK_STRLIST,
