@@ -216,24 +216,88 @@ static bool strlist_eq(const struct model_strlist *a, const struct model_strlist
     return true;
 }
 
-bool model_l7rule_eq(const struct model_l7rule *a, const struct model_l7rule *b)
+static bool rows_eq(const struct model_ftable *t, const unsigned char *a, const unsigned char *b,
+                    size_t skip_off);
+
+/* A query matcher: its rows, and its form (a value with a meaning). */
+static bool query_eq(const struct model_query *a, const struct model_query *b)
 {
-    if (!str_ieq(a->method.s, b->method.s) || !str_eq(a->path.s, b->path.s) ||
-        !str_eq(a->command.s, b->command.s) || !str_eq(a->operation_type.s, b->operation_type.s) ||
-        !str_eq(a->operation_name.s, b->operation_name.s) || !str_eq(a->tool.s, b->tool.s) ||
-        !strlist_eq(&a->fields, &b->fields) || a->nquery != b->nquery) {
-        return false;
+    return a->form == b->form && rows_eq(&model_query_table, (const unsigned char *)a,
+                                         (const unsigned char *)b, SIZE_MAX);
+}
+
+/* Source row 'f' of 'a' and 'b': strings exact (absent = ""), lists
+ * element by element in order, opaque values by json_equal. */
+static bool row_eq(const struct model_fdesc *f, const unsigned char *a, const unsigned char *b)
+{
+    const void *pa = a + f->off;
+    const void *pb = b + f->off;
+    size_t na = 0;
+    size_t nb = 0;
+
+    if (f->count_off != f->off) {
+        memcpy(&na, a + f->count_off, sizeof(na));
+        memcpy(&nb, b + f->count_off, sizeof(nb));
     }
-    for (size_t i = 0; i < a->nquery; i++) {
-        if (!str_eq(a->query[i].key.s, b->query[i].key.s) || a->query[i].form != b->query[i].form ||
-            !strlist_eq(&a->query[i].globs, &b->query[i].globs)) {
+    switch (f->kind) {
+    case MODEL_FK_SVAL:
+        return str_eq(((const struct model_sval *)pa)->s, ((const struct model_sval *)pb)->s);
+    case MODEL_FK_STRLIST:
+        return strlist_eq(pa, pb);
+    case MODEL_FK_CSTR:
+        return str_eq(*(char *const *)pa, *(char *const *)pb);
+    case MODEL_FK_JSON:
+        if ((*(json_t *const *)pa == NULL) != (*(json_t *const *)pb == NULL)) {
+            return false;
+        }
+        return *(json_t *const *)pa == NULL ||
+               json_equal(*(json_t *const *)pa, *(json_t *const *)pb);
+    case MODEL_FK_ARRAY:
+        return na == nb &&
+               (na == 0 || memcmp(*(void *const *)pa, *(void *const *)pb, na * f->elem) == 0);
+    case MODEL_FK_QUERIES:
+        for (size_t i = 0; na == nb && i < na; i++) {
+            if (!query_eq(&(*(struct model_query *const *)pa)[i],
+                          &(*(struct model_query *const *)pb)[i])) {
+                return false;
+            }
+        }
+        return na == nb;
+    case MODEL_FK_L7RULES:
+        for (size_t i = 0; na == nb && i < na; i++) {
+            if (!model_l7rule_eq(&(*(struct model_l7rule *const *)pa)[i],
+                                 &(*(struct model_l7rule *const *)pb)[i])) {
+                return false;
+            }
+        }
+        return na == nb;
+    default:
+        /* compiled rows are not compared; the other arrays of structs
+         * (endpoints, binaries, persisted queries) have no equality here */
+        return model_fkind_compiled(f->kind);
+    }
+}
+
+/* Every source row but the one at 'skip_off' (SIZE_MAX: none). */
+static bool rows_eq(const struct model_ftable *t, const unsigned char *a, const unsigned char *b,
+                    size_t skip_off)
+{
+    for (size_t i = 0; i < t->nrows; i++) {
+        if (t->rows[i].off != skip_off && !row_eq(&t->rows[i], a, b)) {
             return false;
         }
     }
-    if ((a->params == NULL) != (b->params == NULL)) {
-        return false;
-    }
-    return a->params == NULL || json_equal(a->params, b->params);
+    return true;
+}
+
+/* The rows of the table, but the method by hand: a method's meaning
+ * ignores ASCII case ('get' and 'GET' are one rule to the merge and the
+ * proposal reader), which no other string row has. */
+bool model_l7rule_eq(const struct model_l7rule *a, const struct model_l7rule *b)
+{
+    return str_ieq(a->method.s, b->method.s) &&
+           rows_eq(&model_l7rule_table, (const unsigned char *)a, (const unsigned char *)b,
+                   offsetof(struct model_l7rule, method));
 }
 
 bool model_l7rules_contain(const struct model_l7rule *v, size_t n, const struct model_l7rule *r)

@@ -419,6 +419,83 @@ START_TEST(test_copy_every_row)
 }
 END_TEST
 
+/* model_l7rule_eq walks the L7 rule's and the query's rows: a difference
+ * in any source row (or the query's form) makes two rules differ, the
+ * method's case and the marks do not. */
+START_TEST(test_l7rule_eq_rows)
+{
+    static const char text[] =
+        "version: 1\n"
+        "network_policies:\n"
+        "  r:\n"
+        "    endpoints:\n"
+        "      - host: a.example.com\n"
+        "        port: 443\n"
+        "        protocol: rest\n"
+        "        enforcement: enforce\n"
+        "        rules:\n"
+        "          - allow: {method: GET, path: /x, query: {k: {any: [a, b]}}}\n"
+        "          - allow: {method: GET, path: /y, query: {k: {any: [a, b]}}}\n"
+        "          - allow: {method: GET, path: /x, query: {j: {any: [a, b]}}}\n"
+        "          - allow: {method: GET, path: /x, query: {k: {any: [a, c]}}}\n"
+        "          - allow: {method: GET, path: /x, query: {k: {any: [a]}}}\n"
+        "          - allow: {method: GET, path: /x, query: {k: a}}\n"
+        "          - allow: {method: GET, path: /x, query: {k: {glob: a}}}\n"
+        "          - allow: {method: GET, path: /x}\n"
+        "          - allow: {method: POST, path: /x, query: {k: {any: [a, b]}}}\n"
+        "      - host: m.example.com\n"
+        "        port: 443\n"
+        "        protocol: mcp\n"
+        "        enforcement: enforce\n"
+        "        mcp: {}\n"
+        "        rules:\n"
+        "          - allow: {tool: t, params: {a: 1}}\n"
+        "          - allow: {tool: u, params: {a: 1}}\n"
+        "          - allow: {tool: t, params: {a: 2}}\n"
+        "          - allow: {tool: t}\n"
+        "      - host: g.example.com\n"
+        "        port: 443\n"
+        "        protocol: graphql\n"
+        "        enforcement: enforce\n"
+        "        rules:\n"
+        "          - allow: {operation_type: query, operation_name: A, fields: [x, y]}\n"
+        "          - allow: {operation_type: mutation, operation_name: A, fields: [x, y]}\n"
+        "          - allow: {operation_type: query, operation_name: B, fields: [x, y]}\n"
+        "          - allow: {operation_type: query, operation_name: A, fields: [y, x]}\n"
+        "          - allow: {operation_type: query, operation_name: A, fields: [x]}\n";
+    struct model_diags *d = model_diags_new();
+    struct model_policy *p = model_policy_load("eq.yaml", text, strlen(text), MODEL_FMT_AUTO, d);
+    const struct model_rule *r;
+    struct model_l7rule c;
+
+    ck_assert_msg(p != NULL, "%s", model_diags_count(d) > 0 ? model_diags_line(d, 0) : "?");
+    r = model_policy_find_rule(p, "r");
+    for (size_t e = 0; e < r->nendpoints; e++) {
+        const struct model_endpoint *ep = &r->endpoints[e];
+        ck_assert_uint_ge(ep->nrules, 4);
+        for (size_t i = 0; i < ep->nrules; i++) {
+            for (size_t j = 0; j < ep->nrules; j++) {
+                ck_assert_msg(model_l7rule_eq(&ep->rules[i], &ep->rules[j]) == (i == j),
+                              "endpoint %zu: rules %zu and %zu", e, i, j);
+            }
+        }
+        /* a copy with its method in lower case and no marks is equal */
+        memset(&c, 0, sizeof(c));
+        ck_assert(pv_ok(model_l7rule_copy(&c, &ep->rules[0])));
+        for (char *m = c.method.s; m != NULL && *m != '\0'; m++) {
+            *m = (char)(*m - 'A' + 'a');
+        }
+        c.mark.line = 999;
+        c.method.mark.line = 999;
+        ck_assert(model_l7rule_eq(&c, &ep->rules[0]));
+        ck_assert(model_l7rules_contain(ep->rules, ep->nrules, &c));
+        model_l7rule_clear(&c);
+    }
+    model_policy_free(p);
+    model_diags_free(d);
+}
+END_TEST
+
 static Suite *fields_suite(void)
 {
     Suite *s = suite_create("model_fields");
@@ -427,6 +504,7 @@ static Suite *fields_suite(void)
     tcase_add_test(tc, test_layout);
     tcase_add_test(tc, test_layout_finds_a_missing_row);
     tcase_add_test(tc, test_copy_every_row);
+    tcase_add_test(tc, test_l7rule_eq_rows);
     suite_add_tcase(s, tc);
     return s;
 }
