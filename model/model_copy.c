@@ -58,25 +58,6 @@ pv_result model_strlist_copy(struct model_strlist *dst, const struct model_strli
     return PV_RESULT_OK;
 }
 
-/* The table of the elements of a copied array row of 'kind', or NULL. */
-static const struct model_ftable *copied_elem_table(enum model_fkind kind)
-{
-    switch (kind) {
-    case MODEL_FK_L7RULES:
-        return &model_l7rule_table;
-    case MODEL_FK_QUERIES:
-        return &model_query_table;
-    case MODEL_FK_GQLPQ:
-        return &model_gqlpq_table;
-    case MODEL_FK_ENDPOINTS:
-        return &model_endpoint_table;
-    case MODEL_FK_BINARIES:
-        return &model_binary_table;
-    default:
-        return NULL;
-    }
-}
-
 /* 'n' elements of table 't' at 'src' into a new array '*dst' (count '*dn'
  * set once the zeroed array exists, so that a partial copy is cleared). */
 static pv_result objs_copy(const struct model_ftable *t, void **dst, size_t *dn, const void *src,
@@ -104,7 +85,8 @@ static pv_result field_copy(const struct model_fdesc *f, unsigned char *dst,
     const void *s = src + f->off;
     void *d = dst + f->off;
     size_t *dn = (size_t *)(void *)(dst + f->count_off);
-    const struct model_ftable *et = copied_elem_table(f->kind);
+    const struct model_ftable *et =
+        model_fkind_compiled(f->kind) ? NULL : model_felem_table(f->kind);
     size_t n = 0;
     void *v;
 

@@ -338,6 +338,9 @@ extern const size_t model_endpoint_nfields;
 /* Whether rows of 'kind' are filled by model_policy_compile() (never
  * copied, released before the source rows). */
 bool model_fkind_compiled(enum model_fkind kind);
+/* The table of the elements of an array row of 'kind' (L7RULES, L7EFF,
+ * QUERIES, GQLPQ, ENDPOINTS, BINARIES), or NULL. */
+const struct model_ftable *model_felem_table(enum model_fkind kind);
 /* The bytes a member of row 'f' takes in its struct. */
 size_t model_fdesc_size(const struct model_fdesc *f);
 /* Release everything the struct at 'obj' owns by table 't' and zero it

@@ -123,8 +123,7 @@ size_t model_fdesc_size(const struct model_fdesc *f)
     }
 }
 
-/* The table of the elements of an array row of 'kind', or NULL. */
-static const struct model_ftable *elem_table(enum model_fkind kind)
+const struct model_ftable *model_felem_table(enum model_fkind kind)
 {
     switch (kind) {
     case MODEL_FK_L7RULES:
@@ -147,7 +146,7 @@ static const struct model_ftable *elem_table(enum model_fkind kind)
 static void field_clear(const struct model_fdesc *f, unsigned char *base)
 {
     void *m = base + f->off;
-    const struct model_ftable *et = elem_table(f->kind);
+    const struct model_ftable *et = model_felem_table(f->kind);
     size_t n = 0;
 
     memcpy(&n, base + f->count_off, f->count_off != f->off ? sizeof(n) : 0);

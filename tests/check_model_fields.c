@@ -496,6 +496,83 @@ START_TEST(test_l7rule_eq_rows)
 }
 END_TEST
 
+static bool no_mark(struct model_mark m)
+{
+    return m.line == 0 && m.col == 0;
+}
+
+/* Every mark the tables reach (strings, lists, nested objects) is 0; returns
+ * how many strings it looked at. */
+static size_t assert_unmarked(const struct model_ftable *t, const unsigned char *obj)
+{
+    size_t seen = 0;
+
+    for (size_t i = 0; i < t->nrows; i++) {
+        const struct model_fdesc *f = &t->rows[i];
+        const struct model_ftable *et =
+            model_fkind_compiled(f->kind) ? NULL : model_felem_table(f->kind);
+        size_t n = 0;
+
+        if (f->kind == MODEL_FK_SVAL) {
+            const struct model_sval *v = (const void *)(obj + f->off);
+            ck_assert_msg(no_mark(v->mark), "%s.%s keeps a mark", t->name, f->name);
+            seen += v->s != NULL;
+        } else if (f->kind == MODEL_FK_STRLIST) {
+            const struct model_strlist *l = (const void *)(obj + f->off);
+            ck_assert_msg(no_mark(l->mark), "%s.%s keeps a mark", t->name, f->name);
+            for (size_t k = 0; k < l->n; k++) {
+                ck_assert_msg(no_mark(l->v[k].mark), "%s.%s[%zu]", t->name, f->name, k);
+            }
+            seen += l->n;
+        }
+        if (et == NULL) {
+            continue;
+        }
+        memcpy(&n, obj + f->count_off, sizeof(n));
+        for (size_t k = 0; k < n; k++) {
+            seen += assert_unmarked(et, *(unsigned char *const *)(const void *)(obj + f->off) +
+                                            k * et->size);
+        }
+    }
+    return seen;
+}
+
+/* A rule merged in from a proposal forgets every source location (the
+ * merge's unmark walks the same tables). */
+START_TEST(test_merge_forgets_marks)
+{
+    static const char rule[] =
+        "{\"name\": \"n\", \"endpoints\": [{\"host\": \"api.example.com\", \"port\": 443,"
+        " \"path\": \"/v1/**\", \"protocol\": \"rest\", \"enforcement\": \"enforce\","
+        " \"allowed_ips\": [\"10.0.0.0/8\"],"
+        " \"rules\": [{\"allow\": {\"method\": \"GET\", \"path\": \"/v1/*\","
+        " \"query\": {\"k\": {\"any\": [\"a\", \"b\"]}}}}],"
+        " \"deny_rules\": [{\"method\": \"POST\", \"path\": \"/v1/x\"}]}],"
+        " \"binaries\": [{\"path\": \"/usr/bin/curl\"}]}";
+    struct model_diags *d = model_diags_new();
+    struct model_policy *base = model_policy_new_empty();
+    json_t *j = json_loads(rule, 0, NULL);
+    struct model_policy *m;
+    const struct model_rule *r;
+    const struct model_endpoint *e;
+
+    ck_assert_ptr_nonnull(j);
+    m = model_policy_merge_rule(base, "r", j, d);
+    ck_assert_msg(m != NULL, "%s", model_diags_count(d) > 0 ? model_diags_line(d, 0) : "?");
+    r = model_policy_find_rule(m, "r");
+    ck_assert_ptr_nonnull(r);
+    ck_assert_uint_ge(assert_unmarked(&model_rule_table, (const unsigned char *)r), 12);
+    ck_assert(no_mark(r->key_mark) && no_mark(r->mark) && no_mark(r->binaries[0].mark));
+    e = &r->endpoints[0];
+    ck_assert(no_mark(e->mark) && no_mark(e->port_mark) && no_mark(e->rules[0].mark) &&
+              no_mark(e->deny_rules[0].mark));
+    model_policy_free(m);
+    model_policy_free(base);
+    json_decref(j);
+    model_diags_free(d);
+}
+END_TEST
+
 static Suite *fields_suite(void)
 {
     Suite *s = suite_create("model_fields");
@@ -505,6 +582,7 @@ static Suite *fields_suite(void)
     tcase_add_test(tc, test_layout_finds_a_missing_row);
     tcase_add_test(tc, test_copy_every_row);
     tcase_add_test(tc, test_l7rule_eq_rows);
+    tcase_add_test(tc, test_merge_forgets_marks);
     suite_add_tcase(s, tc);
     return s;
 }
