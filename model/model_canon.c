@@ -239,26 +239,39 @@ static json_t *query_json(struct build *b, const struct model_l7rule *r)
     return o;
 }
 
-static json_t *l7_json(struct build *b, const struct model_l7rule *r)
+/* One row of a canonical table (model_int.h) of the struct 'obj' into the
+ * JSON object 'o'; the list kinds read the member's count, n<member>. */
+#define PUT_STR(key, m) put_str(b, o, key, &obj->m);
+#define PUT_STRALL(key, m) put(b, o, key, json_string(obj->m.s != NULL ? obj->m.s : ""));
+#define PUT_STRLIST(key, m) put_strlist(b, o, key, &obj->m);
+#define PUT_BOOL(key, m) put_bool(b, o, key, obj->m);
+#define PUT_U32(key, m) put_u32(b, o, key, obj->m);
+#define PUT_JSON(key, m)                     \
+    if (obj->m != NULL) {                    \
+        put(b, o, key, sorted_copy(obj->m)); \
+    }
+#define PUT_QUERY(key, m)                   \
+    if (obj->n##m > 0) {                    \
+        put(b, o, key, query_json(b, obj)); \
+    }
+#define PUT_ENDPOINTS(key, m)                   \
+    if (obj->n##m > 0) {                        \
+        put(b, o, key, endpoints_json(b, obj)); \
+    }
+#define PUT_BINARIES(key, m)                   \
+    if (obj->n##m > 0) {                       \
+        put(b, o, key, binaries_json(b, obj)); \
+    }
+#define CANON_ROW(kind, key, m) PUT_##kind(key, m)
+
+static json_t *l7_json(struct build *b, const struct model_l7rule *obj)
 {
     json_t *o = json_object();
     if (o == NULL) {
         b->ok = false;
         return NULL;
     }
-    put_str(b, o, "method", &r->method);
-    put_str(b, o, "path", &r->path);
-    put_str(b, o, "command", &r->command);
-    if (r->nquery > 0) {
-        put(b, o, "query", query_json(b, r));
-    }
-    put_str(b, o, "operation_type", &r->operation_type);
-    put_str(b, o, "operation_name", &r->operation_name);
-    put_strlist(b, o, "fields", &r->fields);
-    put_str(b, o, "tool", &r->tool);
-    if (r->params != NULL) {
-        put(b, o, "params", sorted_copy(r->params));
-    }
+    MODEL_L7RULE_CANON(CANON_ROW)
     return o;
 }
 
@@ -282,6 +295,17 @@ static json_t *l7_list_json(struct build *b, const struct model_l7rule *v, size_
     return a;
 }
 
+static json_t *gql_entry_json(struct build *b, const struct model_gql_persisted *obj)
+{
+    json_t *o = json_object();
+    if (o == NULL) {
+        b->ok = false;
+        return NULL;
+    }
+    MODEL_GQLPQ_CANON(CANON_ROW)
+    return o;
+}
+
 static json_t *gql_json(struct build *b, const struct model_endpoint *e)
 {
     const void **order =
@@ -298,15 +322,7 @@ static json_t *gql_json(struct build *b, const struct model_endpoint *e)
     for (size_t i = 0; i < e->ngql_persisted; i++) {
         const struct model_gql_persisted *g =
             (const void *)((const char *)order[i] - offsetof(struct model_gql_persisted, id.s));
-        json_t *q = json_object();
-        if (q == NULL) {
-            b->ok = false;
-            continue;
-        }
-        put_str(b, q, "operation_type", &g->operation_type);
-        put_str(b, q, "operation_name", &g->operation_name);
-        put_strlist(b, q, "fields", &g->fields);
-        put(b, o, g->id.s != NULL ? g->id.s : "", q);
+        put(b, o, g->id.s != NULL ? g->id.s : "", gql_entry_json(b, g));
     }
     free(order);
     return o;
@@ -322,17 +338,10 @@ static json_t *endpoint_json(struct build *b, const struct model_endpoint *e)
         return NULL;
     }
     /* the flat members, one key each (MODEL_ENDPOINT_CANON in model_int.h) */
-#define PUT_STR(key, m) put_str(b, o, key, &e->m);
-#define PUT_STRLIST(key, m) put_strlist(b, o, key, &e->m);
-#define PUT_BOOL(key, m) put_bool(b, o, key, e->m);
-#define PUT_U32(key, m) put_u32(b, o, key, e->m);
-#define CANON_ROW(kind, key, m) PUT_##kind(key, m)
-    MODEL_ENDPOINT_CANON(CANON_ROW)
-#undef CANON_ROW
-#undef PUT_STR
-#undef PUT_STRLIST
-#undef PUT_BOOL
-#undef PUT_U32
+    {
+        const struct model_endpoint *obj = e;
+        MODEL_ENDPOINT_CANON(CANON_ROW)
+    }
     put_ports(b, o, e);
     if (e->nrules > 0) {
         put(b, o, "rules", l7_list_json(b, e->rules, e->nrules, true));
@@ -364,41 +373,60 @@ static json_t *endpoint_json(struct build *b, const struct model_endpoint *e)
     return o;
 }
 
-static json_t *rule_json(struct build *b, const struct model_rule *r)
+static json_t *endpoints_json(struct build *b, const struct model_rule *r)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a != NULL && i < r->nendpoints; i++) {
+        if (json_array_append_new(a, endpoint_json(b, &r->endpoints[i])) != 0) {
+            b->ok = false;
+        }
+    }
+    return a;
+}
+
+static json_t *binary_json(struct build *b, const struct model_binary *obj)
 {
     json_t *o = json_object();
-    json_t *a;
+    if (o == NULL) {
+        return NULL;
+    }
+    MODEL_BINARY_CANON(CANON_ROW)
+    return o;
+}
+
+static json_t *binaries_json(struct build *b, const struct model_rule *r)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a != NULL && i < r->nbinaries; i++) {
+        if (json_array_append_new(a, binary_json(b, &r->binaries[i])) != 0) {
+            b->ok = false;
+        }
+    }
+    return a;
+}
+
+static json_t *rule_json(struct build *b, const struct model_rule *obj)
+{
+    json_t *o = json_object();
 
     if (o == NULL) {
         b->ok = false;
         return NULL;
     }
-    put_str(b, o, "name", &r->name);
-    if (r->nendpoints > 0) {
-        a = json_array();
-        for (size_t i = 0; a != NULL && i < r->nendpoints; i++) {
-            if (json_array_append_new(a, endpoint_json(b, &r->endpoints[i])) != 0) {
-                b->ok = false;
-            }
-        }
-        put(b, o, "endpoints", a);
-    }
-    if (r->nbinaries > 0) {
-        a = json_array();
-        for (size_t i = 0; a != NULL && i < r->nbinaries; i++) {
-            json_t *bin = json_object();
-            if (bin != NULL) {
-                put(b, bin, "path",
-                    json_string(r->binaries[i].path.s != NULL ? r->binaries[i].path.s : ""));
-            }
-            if (json_array_append_new(a, bin) != 0) {
-                b->ok = false;
-            }
-        }
-        put(b, o, "binaries", a);
-    }
+    MODEL_RULE_CANON(CANON_ROW)
     return o;
 }
+
+#undef CANON_ROW
+#undef PUT_STR
+#undef PUT_STRALL
+#undef PUT_STRLIST
+#undef PUT_BOOL
+#undef PUT_U32
+#undef PUT_JSON
+#undef PUT_QUERY
+#undef PUT_ENDPOINTS
+#undef PUT_BINARIES
 
 static json_t *policies_json(struct build *b, const struct model_policy *p)
 {

@@ -5,8 +5,8 @@
  * and rules: the merge (model_merge.c) copies rules and endpoints into a new
  * policy, and compilation (model_compile.c) copies an endpoint's rules into
  * its effective rule list. Compiled fields are never copied, so a copy is
- * compiled anew. Adding a field to one of these structs means adding it
- * here once.
+ * compiled anew. The copies walk the field tables of model_int.h
+ * (model_fields_copy): a new owning member is a row there, not code here.
  *
  * Invariant: every copy function takes a zeroed 'dst'; on failure 'dst'
  * holds a partial copy that the matching model_*_clear frees (the two
@@ -58,91 +58,24 @@ pv_result model_strlist_copy(struct model_strlist *dst, const struct model_strli
     return PV_RESULT_OK;
 }
 
-/* 'dst' is zeroed; on failure it holds a partial copy that
- * model_l7rule_clear frees. */
-pv_result model_l7rule_copy(struct model_l7rule *dst, const struct model_l7rule *src)
+/* 'n' elements of table 't' at 'src' into a new array '*dst' (count '*dn'
+ * set once the zeroed array exists, so that a partial copy is cleared). */
+static pv_result objs_copy(const struct model_ftable *t, void **dst, size_t *dn, const void *src,
+                           size_t n)
 {
-    PV_GUARD(model_sval_copy(&dst->method, &src->method));
-    PV_GUARD(model_sval_copy(&dst->path, &src->path));
-    PV_GUARD(model_sval_copy(&dst->command, &src->command));
-    if (src->nquery > 0) {
-        dst->query = pv_calloc(src->nquery, sizeof(dst->query[0]));
-        PV_GUARD_PTR(dst->query);
-        dst->nquery = src->nquery;
-        for (size_t i = 0; i < src->nquery; i++) {
-            dst->query[i].form = src->query[i].form;
-            PV_GUARD(model_sval_copy(&dst->query[i].key, &src->query[i].key));
-            PV_GUARD(model_strlist_copy(&dst->query[i].globs, &src->query[i].globs));
-        }
-    }
-    PV_GUARD(model_sval_copy(&dst->operation_type, &src->operation_type));
-    PV_GUARD(model_sval_copy(&dst->operation_name, &src->operation_name));
-    PV_GUARD(model_strlist_copy(&dst->fields, &src->fields));
-    PV_GUARD(model_sval_copy(&dst->tool, &src->tool));
-    if (src->params != NULL) {
-        dst->params = json_deep_copy(src->params);
-        PV_ENSURE(dst->params != NULL, PV_ERR_NOMEM);
-    }
-    dst->mark = src->mark;
-    return PV_RESULT_OK;
-}
+    unsigned char *v;
 
-static pv_result l7rules_copy(struct model_l7rule **dst, size_t *ndst,
-                              const struct model_l7rule *src, size_t n)
-{
-    *dst = NULL;
-    *ndst = 0;
     if (n == 0) {
         return PV_RESULT_OK;
     }
-    *dst = pv_calloc(n, sizeof(**dst));
-    PV_GUARD_PTR(*dst);
-    *ndst = n;
+    v = pv_calloc(n, t->size);
+    PV_GUARD_PTR(v);
+    *dst = v;
+    *dn = n;
     for (size_t i = 0; i < n; i++) {
-        PV_GUARD(model_l7rule_copy(&(*dst)[i], &src[i]));
+        PV_GUARD(model_fields_copy(t, v + i * t->size, (const unsigned char *)src + i * t->size));
     }
     return PV_RESULT_OK;
-}
-
-static pv_result gql_persisted_copy(struct model_gql_persisted **dst, size_t *ndst,
-                                    const struct model_gql_persisted *src, size_t n)
-{
-    if (n == 0) {
-        return PV_RESULT_OK;
-    }
-    *dst = pv_calloc(n, sizeof(**dst));
-    PV_GUARD_PTR(*dst);
-    *ndst = n;
-    for (size_t i = 0; i < n; i++) {
-        struct model_gql_persisted *d = &(*dst)[i];
-        const struct model_gql_persisted *s = &src[i];
-        PV_GUARD(model_sval_copy(&d->id, &s->id));
-        PV_GUARD(model_sval_copy(&d->operation_type, &s->operation_type));
-        PV_GUARD(model_sval_copy(&d->operation_name, &s->operation_name));
-        PV_GUARD(model_strlist_copy(&d->fields, &s->fields));
-    }
-    return PV_RESULT_OK;
-}
-
-/* The bytes member 'f' takes in its struct. */
-static size_t field_size(const struct model_fdesc *f)
-{
-    switch (f->kind) {
-    case MODEL_FK_SVAL:
-        return sizeof(struct model_sval);
-    case MODEL_FK_STRLIST:
-        return sizeof(struct model_strlist);
-    case MODEL_FK_CVAL:
-        return f->elem;
-    case MODEL_FK_ARRAY:
-    case MODEL_FK_L7RULES:
-    case MODEL_FK_GQLPQ:
-    case MODEL_FK_GLOB:
-    case MODEL_FK_STR:
-    case MODEL_FK_L7EFF:
-        return sizeof(void *);
-    }
-    return 0;
 }
 
 /* Copy member 'f' of 'src' into 'dst', where it (and its count) is zero. */
@@ -152,17 +85,34 @@ static pv_result field_copy(const struct model_fdesc *f, unsigned char *dst,
     const void *s = src + f->off;
     void *d = dst + f->off;
     size_t *dn = (size_t *)(void *)(dst + f->count_off);
+    const struct model_ftable *et =
+        model_fkind_compiled(f->kind) ? NULL : model_felem_table(f->kind);
     size_t n = 0;
     void *v;
 
     if (f->count_off != f->off) {
         memcpy(&n, src + f->count_off, sizeof(n));
     }
+    if (et != NULL) {
+        return objs_copy(et, d, dn, *(void *const *)s, n);
+    }
     switch (f->kind) {
     case MODEL_FK_SVAL:
         return model_sval_copy(d, s);
     case MODEL_FK_STRLIST:
         return model_strlist_copy(d, s);
+    case MODEL_FK_CSTR:
+        if (*(char *const *)s != NULL) {
+            *(char **)d = pv_strdup(*(char *const *)s);
+            PV_GUARD_PTR(*(char **)d);
+        }
+        return PV_RESULT_OK;
+    case MODEL_FK_JSON:
+        if (*(json_t *const *)s != NULL) {
+            *(json_t **)d = json_deep_copy(*(json_t *const *)s);
+            PV_ENSURE(*(json_t **)d != NULL, PV_ERR_NOMEM);
+        }
+        return PV_RESULT_OK;
     case MODEL_FK_ARRAY:
         if (n == 0) {
             return PV_RESULT_OK;
@@ -173,97 +123,62 @@ static pv_result field_copy(const struct model_fdesc *f, unsigned char *dst,
         *(void **)d = v;
         *dn = n;
         return PV_RESULT_OK;
-    case MODEL_FK_L7RULES:
-        return l7rules_copy((struct model_l7rule **)d, dn, *(struct model_l7rule *const *)s, n);
-    case MODEL_FK_GQLPQ:
-        return gql_persisted_copy((struct model_gql_persisted **)d, dn,
-                                  *(struct model_gql_persisted *const *)s, n);
-    case MODEL_FK_GLOB:
-    case MODEL_FK_STR:
-    case MODEL_FK_L7EFF:
-    case MODEL_FK_CVAL:
+    default:
         return PV_RESULT_OK; /* compiled: the copy is compiled again */
     }
-    return PV_RESULT_OK;
 }
 
 /* Every value member by a struct copy, then each owning member of the
- * field table (model_int.h) zeroed and copied; compiled members stay zero. */
-static pv_result endpoint_copy_fields(struct model_endpoint *dst, const struct model_endpoint *src)
+ * table zeroed (with its count) and copied; compiled members stay zero. */
+pv_result model_fields_copy(const struct model_ftable *t, void *dst, const void *src)
 {
-    unsigned char *d = (unsigned char *)dst;
+    unsigned char *d = dst;
 
-    *dst = *src;
-    for (size_t i = 0; i < model_endpoint_nfields; i++) {
-        const struct model_fdesc *f = &model_endpoint_fields[i];
+    memcpy(dst, src, t->size);
+    for (size_t i = 0; i < t->nrows; i++) {
+        const struct model_fdesc *f = &t->rows[i];
 
-        memset(d + f->off, 0, field_size(f));
+        memset(d + f->off, 0, model_fdesc_size(f));
         if (f->count_off != f->off) {
             memset(d + f->count_off, 0, sizeof(size_t));
         }
     }
-    for (size_t i = 0; i < model_endpoint_nfields; i++) {
-        PV_GUARD(field_copy(&model_endpoint_fields[i], d, (const unsigned char *)src));
+    for (size_t i = 0; i < t->nrows; i++) {
+        PV_GUARD(field_copy(&t->rows[i], d, src));
     }
     return PV_RESULT_OK;
+}
+
+/* 'dst' is zeroed; on failure it holds a partial copy that
+ * model_l7rule_clear frees. */
+pv_result model_l7rule_copy(struct model_l7rule *dst, const struct model_l7rule *src)
+{
+    return model_fields_copy(&model_l7rule_table, dst, src);
+}
+
+/* A copy by table 't' that clears what it made when it fails. */
+static pv_result object_copy(const struct model_ftable *t, void *dst, const void *src)
+{
+    pv_result r;
+
+    PV_ENSURE_REF(dst);
+    memset(dst, 0, t->size);
+    PV_ENSURE_REF(src);
+    r = model_fields_copy(t, dst, src);
+    if (!pv_ok(r)) {
+        model_fields_clear(t, dst);
+    }
+    return r;
 }
 
 pv_result model_endpoint_copy(struct model_endpoint *dst, const struct model_endpoint *src)
 {
-    pv_result r;
-
-    PV_ENSURE_REF(dst);
-    memset(dst, 0, sizeof(*dst));
-    PV_ENSURE_REF(src);
-    r = endpoint_copy_fields(dst, src);
-    if (!pv_ok(r)) {
-        model_endpoint_clear(dst);
-    }
-    return r;
-}
-
-static pv_result rule_copy_fields(struct model_rule *dst, const struct model_rule *src)
-{
-    if (src->key != NULL) {
-        dst->key = pv_strdup(src->key);
-        PV_GUARD_PTR(dst->key);
-    }
-    dst->key_mark = src->key_mark;
-    PV_GUARD(model_sval_copy(&dst->name, &src->name));
-    if (src->nendpoints > 0) {
-        dst->endpoints = pv_calloc(src->nendpoints, sizeof(dst->endpoints[0]));
-        PV_GUARD_PTR(dst->endpoints);
-        dst->nendpoints = src->nendpoints;
-        for (size_t i = 0; i < src->nendpoints; i++) {
-            PV_GUARD(model_endpoint_copy(&dst->endpoints[i], &src->endpoints[i]));
-        }
-    }
-    if (src->nbinaries > 0) {
-        dst->binaries = pv_calloc(src->nbinaries, sizeof(dst->binaries[0]));
-        PV_GUARD_PTR(dst->binaries);
-        dst->nbinaries = src->nbinaries;
-        for (size_t i = 0; i < src->nbinaries; i++) {
-            PV_GUARD(model_sval_copy(&dst->binaries[i].path, &src->binaries[i].path));
-            dst->binaries[i].harness = src->binaries[i].harness;
-            dst->binaries[i].mark = src->binaries[i].mark;
-        }
-    }
-    dst->mark = src->mark;
-    return PV_RESULT_OK;
+    return object_copy(&model_endpoint_table, dst, src);
 }
 
 pv_result model_rule_copy(struct model_rule *dst, const struct model_rule *src)
 {
-    pv_result r;
-
-    PV_ENSURE_REF(dst);
-    memset(dst, 0, sizeof(*dst));
-    PV_ENSURE_REF(src);
-    r = rule_copy_fields(dst, src);
-    if (!pv_ok(r)) {
-        model_rule_clear(dst);
-    }
-    return r;
+    return object_copy(&model_rule_table, dst, src);
 }
 
 /* ---------------------------------------------------------------------------
@@ -283,24 +198,88 @@ static bool strlist_eq(const struct model_strlist *a, const struct model_strlist
     return true;
 }
 
-bool model_l7rule_eq(const struct model_l7rule *a, const struct model_l7rule *b)
+static bool rows_eq(const struct model_ftable *t, const unsigned char *a, const unsigned char *b,
+                    size_t skip_off);
+
+/* A query matcher: its rows, and its form (a value with a meaning). */
+static bool query_eq(const struct model_query *a, const struct model_query *b)
 {
-    if (!str_ieq(a->method.s, b->method.s) || !str_eq(a->path.s, b->path.s) ||
-        !str_eq(a->command.s, b->command.s) || !str_eq(a->operation_type.s, b->operation_type.s) ||
-        !str_eq(a->operation_name.s, b->operation_name.s) || !str_eq(a->tool.s, b->tool.s) ||
-        !strlist_eq(&a->fields, &b->fields) || a->nquery != b->nquery) {
-        return false;
+    return a->form == b->form && rows_eq(&model_query_table, (const unsigned char *)a,
+                                         (const unsigned char *)b, SIZE_MAX);
+}
+
+/* Source row 'f' of 'a' and 'b': strings exact (absent = ""), lists
+ * element by element in order, opaque values by json_equal. */
+static bool row_eq(const struct model_fdesc *f, const unsigned char *a, const unsigned char *b)
+{
+    const void *pa = a + f->off;
+    const void *pb = b + f->off;
+    size_t na = 0;
+    size_t nb = 0;
+
+    if (f->count_off != f->off) {
+        memcpy(&na, a + f->count_off, sizeof(na));
+        memcpy(&nb, b + f->count_off, sizeof(nb));
     }
-    for (size_t i = 0; i < a->nquery; i++) {
-        if (!str_eq(a->query[i].key.s, b->query[i].key.s) || a->query[i].form != b->query[i].form ||
-            !strlist_eq(&a->query[i].globs, &b->query[i].globs)) {
+    switch (f->kind) {
+    case MODEL_FK_SVAL:
+        return str_eq(((const struct model_sval *)pa)->s, ((const struct model_sval *)pb)->s);
+    case MODEL_FK_STRLIST:
+        return strlist_eq(pa, pb);
+    case MODEL_FK_CSTR:
+        return str_eq(*(char *const *)pa, *(char *const *)pb);
+    case MODEL_FK_JSON:
+        if ((*(json_t *const *)pa == NULL) != (*(json_t *const *)pb == NULL)) {
+            return false;
+        }
+        return *(json_t *const *)pa == NULL ||
+               json_equal(*(json_t *const *)pa, *(json_t *const *)pb);
+    case MODEL_FK_ARRAY:
+        return na == nb &&
+               (na == 0 || memcmp(*(void *const *)pa, *(void *const *)pb, na * f->elem) == 0);
+    case MODEL_FK_QUERIES:
+        for (size_t i = 0; na == nb && i < na; i++) {
+            if (!query_eq(&(*(struct model_query *const *)pa)[i],
+                          &(*(struct model_query *const *)pb)[i])) {
+                return false;
+            }
+        }
+        return na == nb;
+    case MODEL_FK_L7RULES:
+        for (size_t i = 0; na == nb && i < na; i++) {
+            if (!model_l7rule_eq(&(*(struct model_l7rule *const *)pa)[i],
+                                 &(*(struct model_l7rule *const *)pb)[i])) {
+                return false;
+            }
+        }
+        return na == nb;
+    default:
+        /* compiled rows are not compared; the other arrays of structs
+         * (endpoints, binaries, persisted queries) have no equality here */
+        return model_fkind_compiled(f->kind);
+    }
+}
+
+/* Every source row but the one at 'skip_off' (SIZE_MAX: none). */
+static bool rows_eq(const struct model_ftable *t, const unsigned char *a, const unsigned char *b,
+                    size_t skip_off)
+{
+    for (size_t i = 0; i < t->nrows; i++) {
+        if (t->rows[i].off != skip_off && !row_eq(&t->rows[i], a, b)) {
             return false;
         }
     }
-    if ((a->params == NULL) != (b->params == NULL)) {
-        return false;
-    }
-    return a->params == NULL || json_equal(a->params, b->params);
+    return true;
+}
+
+/* The rows of the table, but the method by hand: a method's meaning
+ * ignores ASCII case ('get' and 'GET' are one rule to the merge and the
+ * proposal reader), which no other string row has. */
+bool model_l7rule_eq(const struct model_l7rule *a, const struct model_l7rule *b)
+{
+    return str_ieq(a->method.s, b->method.s) &&
+           rows_eq(&model_l7rule_table, (const unsigned char *)a, (const unsigned char *)b,
+                   offsetof(struct model_l7rule, method));
 }
 
 bool model_l7rules_contain(const struct model_l7rule *v, size_t n, const struct model_l7rule *r)

@@ -147,24 +147,32 @@ struct model_endpoint {
     size_t neff_rules;
 };
 
-/* The endpoint's members that own memory, one row each (the policy field
- * table, docs/architecture.md#tables): X(KIND, member, count, elem). Every
- * other member is a value (bool, enum, number, mark) that a struct copy
- * carries. model_endpoint_copy (model_copy.c) and model_endpoint_clear
- * (model_policy.c) walk the rows; the evaluator and the prover read the
- * members directly. A new owning member is a row here (a new value member
- * needs none). KIND:
- *   SVAL     struct model_sval                         copied, cleared
- *   STRLIST  struct model_strlist                      copied, cleared
- *   ARRAY    elem[count], plain values                 copied, freed
- *   L7RULES  struct model_l7rule[count]                copied, cleared
- *   GQLPQ    struct model_gql_persisted[count]         copied, cleared
- *   GLOB     compiled struct model_glob *              not copied, freed
- *   STR      compiled char * (count: its length)       not copied, freed
- *   L7EFF    compiled struct model_l7rule[count]       not copied, cleared
- *   CVAL     compiled value of type elem               not copied (zero)
+/* The members that own memory, one table per struct (the policy field
+ * tables, docs/architecture.md#tables): X(KIND, member, count, elem).
+ * Every other member is a value (bool, enum, number, mark) that a struct
+ * copy carries. model_fields_copy (model_copy.c) and model_fields_clear
+ * (model_policy.c) walk the rows of any of these structs; the evaluator and
+ * the prover read the members directly. A new owning member is a row in its
+ * struct's table (a new value member needs none; tests/check_model_fields.c
+ * lists the values so that a member in neither list fails). KIND:
+ *   SVAL      struct model_sval                         copied, cleared
+ *   STRLIST   struct model_strlist                      copied, cleared
+ *   CSTR      char *, NUL-terminated                    copied, freed
+ *   JSON      json_t * (opaque)                         deep-copied, released
+ *   ARRAY     elem[count], plain values                 copied, freed
+ *   L7RULES   struct model_l7rule[count]                copied, cleared
+ *   QUERIES   struct model_query[count]                 copied, cleared
+ *   GQLPQ     struct model_gql_persisted[count]         copied, cleared
+ *   ENDPOINTS struct model_endpoint[count]              copied, cleared
+ *   BINARIES  struct model_binary[count]                copied, cleared
+ *   GLOB      compiled struct model_glob *              not copied, freed
+ *   GLOBS     compiled struct model_glob *[count]       not copied, freed
+ *   STR       compiled owned block (count: its length)  not copied, freed
+ *   L7EFF     compiled struct model_l7rule[count]       not copied, cleared
+ *   CVAL      compiled value of type elem               not copied (zero)
  * 'count' names the member itself and 'elem' is char where they mean
- * nothing. */
+ * nothing; a count may be a member of another row (GLOBS: the patterns'
+ * list), which is why the compiled rows are released first. */
 #define MODEL_ENDPOINT_OWNED(X)                                             \
     X(SVAL, host, host, char)                                               \
     X(ARRAY, ports, nports, uint16_t)                                       \
@@ -193,6 +201,39 @@ struct model_endpoint {
     X(CVAL, host_is_ip, host_is_ip, bool)                                   \
     X(CVAL, host_ip, host_ip, struct model_ip)
 
+/* An L7 rule (allow matcher or deny rule). */
+#define MODEL_L7RULE_OWNED(X)                     \
+    X(SVAL, method, method, char)                 \
+    X(SVAL, path, path, char)                     \
+    X(SVAL, command, command, char)               \
+    X(QUERIES, query, nquery, char)               \
+    X(SVAL, operation_type, operation_type, char) \
+    X(SVAL, operation_name, operation_name, char) \
+    X(STRLIST, fields, fields, char)              \
+    X(SVAL, tool, tool, char)                     \
+    X(JSON, params, params, char)                 \
+    X(GLOB, path_glob, path_glob, char)           \
+    X(CVAL, gql_types, gql_types, uint8_t)        \
+    X(GLOB, name_glob, name_glob, char)           \
+    X(GLOBS, field_globs, fields.n, char)
+
+/* A query matcher of an L7 rule ('form' is a value). */
+#define MODEL_QUERY_OWNED(X)       \
+    X(SVAL, key, key, char)        \
+    X(STRLIST, globs, globs, char) \
+    X(GLOBS, compiled, globs.n, char)
+
+/* A GraphQL persisted query entry; 'op' is compiled (its fields array is
+ * owned, the strings it points at are borrowed from 'fields'). */
+#define MODEL_GQLPQ_OWNED(X)                      \
+    X(SVAL, id, id, char)                         \
+    X(SVAL, operation_type, operation_type, char) \
+    X(SVAL, operation_name, operation_name, char) \
+    X(STRLIST, fields, fields, char)              \
+    X(CVAL, op, op, struct model_gql_op)          \
+    X(STR, op.fields, op.nfields, char)           \
+    X(CVAL, op_ok, op_ok, bool)
+
 /* The endpoint's members that canonical output writes as one key each
  * (model_canon.c; the policy field table's second part): X(KIND, key,
  * member), KIND STR (a model_sval, written when not empty), STRLIST
@@ -220,13 +261,48 @@ struct model_endpoint {
     X(STRLIST, "resolved_ips", resolved_ips)                                    \
     X(BOOL, "advisor_proposed", advisor_proposed)
 
+/* The other structs' canonical output (model_canon.c), in the order the
+ * keys are written (the YAML form keeps it): the kinds above and JSON (an
+ * opaque value, written sorted when present), STRALL (a string written
+ * always, absent as ""), and the lists QUERY, ENDPOINTS and BINARIES
+ * (written when the member's count, n<member>, is not 0). A rule's key and
+ * a persisted query's id are map keys and written by hand. */
+#define MODEL_L7RULE_CANON(X)                \
+    X(STR, "method", method)                 \
+    X(STR, "path", path)                     \
+    X(STR, "command", command)               \
+    X(QUERY, "query", query)                 \
+    X(STR, "operation_type", operation_type) \
+    X(STR, "operation_name", operation_name) \
+    X(STRLIST, "fields", fields)             \
+    X(STR, "tool", tool)                     \
+    X(JSON, "params", params)
+
+#define MODEL_GQLPQ_CANON(X)                 \
+    X(STR, "operation_type", operation_type) \
+    X(STR, "operation_name", operation_name) \
+    X(STRLIST, "fields", fields)
+
+#define MODEL_BINARY_CANON(X) X(STRALL, "path", path)
+
+#define MODEL_RULE_CANON(X)              \
+    X(STR, "name", name)                 \
+    X(ENDPOINTS, "endpoints", endpoints) \
+    X(BINARIES, "binaries", binaries)
+
 enum model_fkind {
     MODEL_FK_SVAL,
     MODEL_FK_STRLIST,
+    MODEL_FK_CSTR,
+    MODEL_FK_JSON,
     MODEL_FK_ARRAY,
     MODEL_FK_L7RULES,
+    MODEL_FK_QUERIES,
     MODEL_FK_GQLPQ,
+    MODEL_FK_ENDPOINTS,
+    MODEL_FK_BINARIES,
     MODEL_FK_GLOB,
+    MODEL_FK_GLOBS,
     MODEL_FK_STR,
     MODEL_FK_L7EFF,
     MODEL_FK_CVAL,
@@ -241,9 +317,39 @@ struct model_fdesc {
     size_t elem;      /* ARRAY: the element's size; CVAL: the member's */
 };
 
-/* The endpoint's table (model_policy.c) and its number of rows. */
+/* A struct's table (model_policy.c): its rows and its size. */
+struct model_ftable {
+    const char *name;
+    const struct model_fdesc *rows;
+    size_t nrows;
+    size_t size;
+};
+
+extern const struct model_ftable model_endpoint_table;
+extern const struct model_ftable model_l7rule_table;
+extern const struct model_ftable model_query_table;
+extern const struct model_ftable model_gqlpq_table;
+extern const struct model_ftable model_binary_table;
+extern const struct model_ftable model_rule_table;
+/* The endpoint's rows and their number (model_endpoint_table's). */
 extern const struct model_fdesc model_endpoint_fields[];
 extern const size_t model_endpoint_nfields;
+
+/* Whether rows of 'kind' are filled by model_policy_compile() (never
+ * copied, released before the source rows). */
+bool model_fkind_compiled(enum model_fkind kind);
+/* The table of the elements of an array row of 'kind' (L7RULES, L7EFF,
+ * QUERIES, GQLPQ, ENDPOINTS, BINARIES), or NULL. */
+const struct model_ftable *model_felem_table(enum model_fkind kind);
+/* The bytes a member of row 'f' takes in its struct. */
+size_t model_fdesc_size(const struct model_fdesc *f);
+/* Release everything the struct at 'obj' owns by table 't' and zero it
+ * (model_policy.c). */
+void model_fields_clear(const struct model_ftable *t, void *obj);
+/* Deep copy by table 't' (model_copy.c): the values by a struct copy, each
+ * source row anew, compiled rows zero; on failure 'dst' holds a partial
+ * copy that model_fields_clear releases. */
+pv_result model_fields_copy(const struct model_ftable *t, void *dst, const void *src) PV_WUR;
 
 struct model_binary {
     struct model_sval path;
@@ -267,6 +373,20 @@ struct model_rule {
     size_t fplen;
     uint64_t fphash; /* pv_hash64(fp, fplen, MODEL_FP_HASH_SEED) */
 };
+
+/* A binary pattern of a rule. */
+#define MODEL_BINARY_OWNED(X) \
+    X(SVAL, path, path, char) \
+    X(GLOB, glob, glob, char)
+
+/* A rule (one network_policies entry). */
+#define MODEL_RULE_OWNED(X)                   \
+    X(CSTR, key, key, char)                   \
+    X(SVAL, name, name, char)                 \
+    X(ENDPOINTS, endpoints, nendpoints, char) \
+    X(BINARIES, binaries, nbinaries, char)    \
+    X(STR, fp, fplen, char)                   \
+    X(CVAL, fphash, fphash, uint64_t)
 
 struct model_policy {
     char *file; /* source name for diagnostics (owned) */

@@ -61,66 +61,63 @@ static void strlist_unmark(struct model_strlist *l)
     }
 }
 
+/* The marks that are value members (no row in a field table), by hand. */
+static void value_marks_unmark(const struct model_ftable *t, unsigned char *obj)
+{
+    if (t == &model_endpoint_table) {
+        struct model_endpoint *e = (struct model_endpoint *)(void *)obj;
+        e->port_mark = no_mark;
+        e->mark = no_mark;
+    } else if (t == &model_l7rule_table) {
+        ((struct model_l7rule *)(void *)obj)->mark = no_mark;
+    } else if (t == &model_binary_table) {
+        ((struct model_binary *)(void *)obj)->mark = no_mark;
+    } else if (t == &model_rule_table) {
+        struct model_rule *r = (struct model_rule *)(void *)obj;
+        r->key_mark = no_mark;
+        r->mark = no_mark;
+    }
+}
+
+/* Forget the marks of every string, list and nested source object of the
+ * struct at 'obj' by its field table (model_int.h), then its own marks. */
+static void fields_unmark(const struct model_ftable *t, unsigned char *obj)
+{
+    for (size_t i = 0; i < t->nrows; i++) {
+        const struct model_fdesc *f = &t->rows[i];
+        const struct model_ftable *et =
+            model_fkind_compiled(f->kind) ? NULL : model_felem_table(f->kind);
+        size_t n = 0;
+
+        if (f->kind == MODEL_FK_SVAL) {
+            sval_unmark((struct model_sval *)(void *)(obj + f->off));
+        } else if (f->kind == MODEL_FK_STRLIST) {
+            strlist_unmark((struct model_strlist *)(void *)(obj + f->off));
+        }
+        if (et == NULL) {
+            continue;
+        }
+        memcpy(&n, obj + f->count_off, sizeof(n));
+        for (size_t k = 0; k < n; k++) {
+            fields_unmark(et, *(unsigned char **)(void *)(obj + f->off) + k * et->size);
+        }
+    }
+    value_marks_unmark(t, obj);
+}
+
 static void l7rule_unmark(struct model_l7rule *r)
 {
-    sval_unmark(&r->method);
-    sval_unmark(&r->path);
-    sval_unmark(&r->command);
-    for (size_t i = 0; i < r->nquery; i++) {
-        sval_unmark(&r->query[i].key);
-        strlist_unmark(&r->query[i].globs);
-    }
-    sval_unmark(&r->operation_type);
-    sval_unmark(&r->operation_name);
-    strlist_unmark(&r->fields);
-    sval_unmark(&r->tool);
-    r->mark = no_mark;
+    fields_unmark(&model_l7rule_table, (unsigned char *)r);
 }
 
 static void endpoint_unmark(struct model_endpoint *e)
 {
-    sval_unmark(&e->host);
-    e->port_mark = no_mark;
-    sval_unmark(&e->path);
-    sval_unmark(&e->protocol);
-    sval_unmark(&e->tls);
-    sval_unmark(&e->enforcement);
-    sval_unmark(&e->access);
-    for (size_t i = 0; i < e->nrules; i++) {
-        l7rule_unmark(&e->rules[i]);
-    }
-    for (size_t i = 0; i < e->ndeny; i++) {
-        l7rule_unmark(&e->deny_rules[i]);
-    }
-    strlist_unmark(&e->allowed_ips);
-    strlist_unmark(&e->resolved_ips);
-    sval_unmark(&e->persisted_queries);
-    for (size_t i = 0; i < e->ngql_persisted; i++) {
-        sval_unmark(&e->gql_persisted[i].id);
-        sval_unmark(&e->gql_persisted[i].operation_type);
-        sval_unmark(&e->gql_persisted[i].operation_name);
-        strlist_unmark(&e->gql_persisted[i].fields);
-    }
-    sval_unmark(&e->credential_signing);
-    sval_unmark(&e->signing_service);
-    sval_unmark(&e->signing_region);
-    sval_unmark(&e->credential_binding_provider);
-    sval_unmark(&e->target_sandbox);
-    e->mark = no_mark;
+    fields_unmark(&model_endpoint_table, (unsigned char *)e);
 }
 
 static void rule_unmark(struct model_rule *r)
 {
-    r->key_mark = no_mark;
-    sval_unmark(&r->name);
-    for (size_t i = 0; i < r->nendpoints; i++) {
-        endpoint_unmark(&r->endpoints[i]);
-    }
-    for (size_t i = 0; i < r->nbinaries; i++) {
-        sval_unmark(&r->binaries[i].path);
-        r->binaries[i].mark = no_mark;
-    }
-    r->mark = no_mark;
+    fields_unmark(&model_rule_table, (unsigned char *)r);
 }
 
 /* ===========================================================================

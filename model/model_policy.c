@@ -56,79 +56,97 @@ void model_strlist_clear(struct model_strlist *l)
     memset(l, 0, sizeof(*l));
 }
 
-static void query_clear(struct model_query *q)
-{
-    if (q->compiled != NULL) {
-        for (size_t i = 0; i < q->globs.n; i++) {
-            model_glob_free(q->compiled[i]);
-        }
-        free(q->compiled);
-    }
-    model_sval_clear(&q->key);
-    model_strlist_clear(&q->globs);
-    memset(q, 0, sizeof(*q));
-}
+/* ---------------------------------------------------------------------------
+ * The field tables (model_int.h) and the one clear that walks them
+ * ------------------------------------------------------------------------- */
 
-void model_l7rule_clear(struct model_l7rule *r)
-{
-    if (r == NULL) {
-        return;
-    }
-    model_sval_clear(&r->method);
-    model_sval_clear(&r->path);
-    model_sval_clear(&r->command);
-    for (size_t i = 0; i < r->nquery; i++) {
-        query_clear(&r->query[i]);
-    }
-    free(r->query);
-    model_glob_free(r->name_glob);
-    if (r->field_globs != NULL) {
-        for (size_t i = 0; i < r->fields.n; i++) {
-            model_glob_free(r->field_globs[i]);
-        }
-        free(r->field_globs);
-    }
-    model_sval_clear(&r->operation_type);
-    model_sval_clear(&r->operation_name);
-    model_strlist_clear(&r->fields);
-    model_sval_clear(&r->tool);
-    json_decref(r->params);
-    model_glob_free(r->path_glob);
-    memset(r, 0, sizeof(*r));
-}
-
-static void l7rules_free(struct model_l7rule *v, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        model_l7rule_clear(&v[i]);
-    }
-    free(v);
-}
-
-#define FIELD_ROW(kind, m, n, type)                                                               \
-    {#m, MODEL_FK_##kind, offsetof(struct model_endpoint, m), offsetof(struct model_endpoint, n), \
-     sizeof(type)},
-const struct model_fdesc model_endpoint_fields[] = {MODEL_ENDPOINT_OWNED(FIELD_ROW)};
-#undef FIELD_ROW
+#define ROW(T, kind, m, n, type) \
+    {#m, MODEL_FK_##kind, offsetof(T, m), offsetof(T, n), sizeof(type)},
+#define EP_ROW(kind, m, n, type) ROW(struct model_endpoint, kind, m, n, type)
+#define L7_ROW(kind, m, n, type) ROW(struct model_l7rule, kind, m, n, type)
+#define Q_ROW(kind, m, n, type) ROW(struct model_query, kind, m, n, type)
+#define PQ_ROW(kind, m, n, type) ROW(struct model_gql_persisted, kind, m, n, type)
+#define BIN_ROW(kind, m, n, type) ROW(struct model_binary, kind, m, n, type)
+#define RULE_ROW(kind, m, n, type) ROW(struct model_rule, kind, m, n, type)
+const struct model_fdesc model_endpoint_fields[] = {MODEL_ENDPOINT_OWNED(EP_ROW)};
+static const struct model_fdesc l7rule_rows[] = {MODEL_L7RULE_OWNED(L7_ROW)};
+static const struct model_fdesc query_rows[] = {MODEL_QUERY_OWNED(Q_ROW)};
+static const struct model_fdesc gqlpq_rows[] = {MODEL_GQLPQ_OWNED(PQ_ROW)};
+static const struct model_fdesc binary_rows[] = {MODEL_BINARY_OWNED(BIN_ROW)};
+static const struct model_fdesc rule_rows[] = {MODEL_RULE_OWNED(RULE_ROW)};
+#undef ROW
+#undef EP_ROW
+#undef L7_ROW
+#undef Q_ROW
+#undef PQ_ROW
+#undef BIN_ROW
+#undef RULE_ROW
 const size_t model_endpoint_nfields = PV_ARRAY_LEN(model_endpoint_fields);
 
-static void gql_persisted_free(struct model_gql_persisted *v, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        struct model_gql_persisted *g = &v[i];
-        model_sval_clear(&g->id);
-        model_sval_clear(&g->operation_type);
-        model_sval_clear(&g->operation_name);
-        model_strlist_clear(&g->fields);
-        free(g->op.fields);
+#define TABLE(T, rows)                                 \
+    {                                                  \
+#T, rows, PV_ARRAY_LEN(rows), sizeof(struct T) \
     }
-    free(v);
+const struct model_ftable model_endpoint_table = TABLE(model_endpoint, model_endpoint_fields);
+const struct model_ftable model_l7rule_table = TABLE(model_l7rule, l7rule_rows);
+const struct model_ftable model_query_table = TABLE(model_query, query_rows);
+const struct model_ftable model_gqlpq_table = TABLE(model_gql_persisted, gqlpq_rows);
+const struct model_ftable model_binary_table = TABLE(model_binary, binary_rows);
+const struct model_ftable model_rule_table = TABLE(model_rule, rule_rows);
+#undef TABLE
+
+bool model_fkind_compiled(enum model_fkind kind)
+{
+    switch (kind) {
+    case MODEL_FK_GLOB:
+    case MODEL_FK_GLOBS:
+    case MODEL_FK_STR:
+    case MODEL_FK_L7EFF:
+    case MODEL_FK_CVAL:
+        return true;
+    default:
+        return false;
+    }
+}
+
+size_t model_fdesc_size(const struct model_fdesc *f)
+{
+    switch (f->kind) {
+    case MODEL_FK_SVAL:
+        return sizeof(struct model_sval);
+    case MODEL_FK_STRLIST:
+        return sizeof(struct model_strlist);
+    case MODEL_FK_CVAL:
+        return f->elem;
+    default:
+        return sizeof(void *); /* every other kind is a pointer */
+    }
+}
+
+const struct model_ftable *model_felem_table(enum model_fkind kind)
+{
+    switch (kind) {
+    case MODEL_FK_L7RULES:
+    case MODEL_FK_L7EFF:
+        return &model_l7rule_table;
+    case MODEL_FK_QUERIES:
+        return &model_query_table;
+    case MODEL_FK_GQLPQ:
+        return &model_gqlpq_table;
+    case MODEL_FK_ENDPOINTS:
+        return &model_endpoint_table;
+    case MODEL_FK_BINARIES:
+        return &model_binary_table;
+    default:
+        return NULL;
+    }
 }
 
 /* Release what member 'f' of the struct at 'base' owns. */
 static void field_clear(const struct model_fdesc *f, unsigned char *base)
 {
     void *m = base + f->off;
+    const struct model_ftable *et = model_felem_table(f->kind);
     size_t n = 0;
 
     memcpy(&n, base + f->count_off, f->count_off != f->off ? sizeof(n) : 0);
@@ -139,54 +157,61 @@ static void field_clear(const struct model_fdesc *f, unsigned char *base)
     case MODEL_FK_STRLIST:
         model_strlist_clear(m);
         return;
-    case MODEL_FK_ARRAY:
-    case MODEL_FK_STR:
-        free(*(void **)m);
-        return;
-    case MODEL_FK_L7RULES:
-    case MODEL_FK_L7EFF:
-        l7rules_free(*(struct model_l7rule **)m, n);
-        return;
-    case MODEL_FK_GQLPQ:
-        gql_persisted_free(*(struct model_gql_persisted **)m, n);
+    case MODEL_FK_JSON:
+        json_decref(*(json_t **)m);
         return;
     case MODEL_FK_GLOB:
         model_glob_free(*(struct model_glob **)m);
         return;
+    case MODEL_FK_GLOBS:
+        for (size_t i = 0; *(struct model_glob ***)m != NULL && i < n; i++) {
+            model_glob_free((*(struct model_glob ***)m)[i]);
+        }
+        free(*(void **)m);
+        return;
     case MODEL_FK_CVAL:
         return;
+    default:
+        break;
     }
+    for (size_t i = 0; et != NULL && i < n; i++) {
+        model_fields_clear(et, *(unsigned char **)m + i * et->size);
+    }
+    free(*(void **)m); /* CSTR, ARRAY, STR and the arrays of structs */
+}
+
+void model_fields_clear(const struct model_ftable *t, void *obj)
+{
+    if (obj == NULL) {
+        return;
+    }
+    /* compiled rows first: their counts may be members of source rows */
+    for (size_t i = 0; i < t->nrows; i++) {
+        if (model_fkind_compiled(t->rows[i].kind)) {
+            field_clear(&t->rows[i], obj);
+        }
+    }
+    for (size_t i = 0; i < t->nrows; i++) {
+        if (!model_fkind_compiled(t->rows[i].kind)) {
+            field_clear(&t->rows[i], obj);
+        }
+    }
+    memset(obj, 0, t->size);
+}
+
+void model_l7rule_clear(struct model_l7rule *r)
+{
+    model_fields_clear(&model_l7rule_table, r);
 }
 
 void model_endpoint_clear(struct model_endpoint *e)
 {
-    if (e == NULL) {
-        return;
-    }
-    for (size_t i = 0; i < model_endpoint_nfields; i++) {
-        field_clear(&model_endpoint_fields[i], (unsigned char *)e);
-    }
-    memset(e, 0, sizeof(*e));
+    model_fields_clear(&model_endpoint_table, e);
 }
 
 void model_rule_clear(struct model_rule *r)
 {
-    if (r == NULL) {
-        return;
-    }
-    free(r->key);
-    model_sval_clear(&r->name);
-    for (size_t i = 0; i < r->nendpoints; i++) {
-        model_endpoint_clear(&r->endpoints[i]);
-    }
-    free(r->endpoints);
-    for (size_t i = 0; i < r->nbinaries; i++) {
-        model_sval_clear(&r->binaries[i].path);
-        model_glob_free(r->binaries[i].glob);
-    }
-    free(r->binaries);
-    free(r->fp);
-    memset(r, 0, sizeof(*r));
+    model_fields_clear(&model_rule_table, r);
 }
 
 void model_policy_free(struct model_policy *p)
