@@ -343,8 +343,10 @@ static void compare_row(const struct model_ftable *t, size_t ri, const unsigned 
     }
     /* pointer rows: a new allocation */
     {
-        const void *pc = *(const void *const *)(c + f->off);
-        const void *ps = *(const void *const *)(s + f->off);
+        const void *pc;
+        const void *ps;
+        memcpy(&pc, c + f->off, sizeof(pc));
+        memcpy(&ps, s + f->off, sizeof(ps));
         ck_assert_msg((pc == NULL) == (ps == NULL), "%s.%s", t->name, f->name);
         if (ps == NULL) {
             return;
