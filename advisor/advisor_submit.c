@@ -466,6 +466,7 @@ static pv_result submit_one(struct advisor_worker *w, const char *sandbox, const
         res = evaluate_op(w, sandbox, name, rule, &snap, &e);
         if (pv_ok(res) && e.nomem && e.candidate == NULL) {
             advisor_eval_clear(&e); /* our memory, not the rule's: no refusal */
+            advisor_snapshot_clear(&snap);
             res = pv_fail(PV_ERR_NOMEM, __func__);
         }
         if (!pv_ok(res)) {
