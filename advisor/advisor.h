@@ -209,6 +209,15 @@ void advisor_listen_apply(struct advisor *a, struct store *st, const char *paylo
  * ========================================================================= */
 
 int64_t advisor_now_ms(void);
+/* A list of chunk ids collected from a store pass. An id that cannot be
+ * kept sets 'oom' (the caller fails rather than act on a short list). */
+struct advisor_ids {
+    char **ids;
+    size_t n;
+    bool oom;
+};
+void advisor_ids_add(struct advisor_ids *x, const char *id);
+void advisor_ids_free(struct advisor_ids *x);
 /* A random lower-case hyphenated UUID v4 (37 bytes with the NUL). */
 pv_result advisor_uuid(char out[37]) PV_WUR;
 /* Hex SHA-256 of 'len' bytes. */

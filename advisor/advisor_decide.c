@@ -633,28 +633,9 @@ out:
  * Approve-all and clear
  * ========================================================================= */
 
-struct ids_ctx {
-    char **ids;
-    size_t n;
-    bool oom; /* a pending chunk could not be collected: approve none */
-};
-
 static void ids_collect(void *arg, const struct store_chunk *c)
 {
-    struct ids_ctx *x = arg;
-    char **ids = pv_realloc(x->ids, (x->n + 1) * sizeof(*ids));
-
-    if (ids == NULL) {
-        x->oom = true;
-        return;
-    }
-    x->ids = ids;
-    x->ids[x->n] = pv_strdup(c->id);
-    if (x->ids[x->n] == NULL) {
-        x->oom = true;
-        return;
-    }
-    x->n++;
+    advisor_ids_add(arg, c->id);
 }
 
 /* long: the batch reads as one pass (collect, skip what may not
@@ -662,7 +643,7 @@ static void ids_collect(void *arg, const struct store_chunk *c)
 pv_result advisor_approve_all(struct advisor_worker *w, const char *sandbox,
                               const json_t *approvals, bool flagged, struct advisor_view *out)
 {
-    struct ids_ctx ids = {0};
+    struct advisor_ids ids = {0};
     json_t *done = json_array();
     json_t *skipped = json_array();
     int64_t sid;
@@ -764,10 +745,7 @@ pv_result advisor_approve_all(struct advisor_worker *w, const char *sandbox,
         out->detail[0] = '\0';
     }
 out:
-    for (size_t i = 0; i < ids.n; i++) {
-        free(ids.ids[i]);
-    }
-    free(ids.ids);
+    advisor_ids_free(&ids);
     json_decref(done);
     json_decref(skipped);
     return res;

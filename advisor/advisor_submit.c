@@ -97,15 +97,12 @@ static void accept_one(struct advisor_submission *o, const char *name, const cha
  * supersedes an agent's own proposal. */
 struct supersede_ctx {
     const struct store_chunk *by;
-    char **ids;
-    size_t n;
-    bool oom; /* a chunk could not be collected: supersede none, fail the submission */
+    struct advisor_ids ids; /* short (oom): supersede none, fail the submission */
 };
 
 static void supersede_collect(void *arg, const struct store_chunk *c)
 {
     struct supersede_ctx *x = arg;
-    char **ids;
 
     if (strcmp(c->id, x->by->id) == 0) {
         return;
@@ -114,18 +111,7 @@ static void supersede_collect(void *arg, const struct store_chunk *c)
         strcmp(c->analysis_mode, "mechanistic") != 0) {
         return;
     }
-    ids = pv_realloc(x->ids, (x->n + 1) * sizeof(*ids));
-    if (ids == NULL) {
-        x->oom = true;
-        return;
-    }
-    x->ids = ids;
-    x->ids[x->n] = pv_strdup(c->id);
-    if (x->ids[x->n] == NULL) {
-        x->oom = true;
-        return;
-    }
-    x->n++;
+    advisor_ids_add(&x->ids, c->id);
 }
 
 static pv_result supersede(struct advisor_worker *w, const char *sandbox_name,
@@ -140,18 +126,15 @@ static pv_result supersede(struct advisor_worker *w, const char *sandbox_name,
     }
     res = store_chunk_each_key(w->st, by->sandbox, "pending", by->host, by->port, by->binary,
                                supersede_collect, &x);
-    if (pv_ok(res) && x.oom) {
+    if (pv_ok(res) && x.ids.oom) {
         res = pv_fail(PV_ERR_NOMEM, __func__);
     }
     snprintf(reason, sizeof(reason), "superseded by chunk %s", by->id);
-    for (size_t i = 0; i < x.n && pv_ok(res); i++) {
-        res = advisor_system_reject(w, sandbox_name, by->sandbox, x.ids[i], reason, "supersede",
+    for (size_t i = 0; i < x.ids.n && pv_ok(res); i++) {
+        res = advisor_system_reject(w, sandbox_name, by->sandbox, x.ids.ids[i], reason, "supersede",
                                     by->created_ms);
     }
-    for (size_t i = 0; i < x.n; i++) {
-        free(x.ids[i]);
-    }
-    free(x.ids);
+    advisor_ids_free(&x.ids);
     return res;
 }
 

@@ -24,6 +24,32 @@
 #include "common/pv_log.h"
 #include "model/model.h"
 
+void advisor_ids_add(struct advisor_ids *x, const char *id)
+{
+    char **ids = pv_realloc(x->ids, (x->n + 1) * sizeof(*ids));
+
+    if (ids == NULL) {
+        x->oom = true;
+        return;
+    }
+    x->ids = ids;
+    x->ids[x->n] = pv_strdup(id);
+    if (x->ids[x->n] == NULL) {
+        x->oom = true;
+        return;
+    }
+    x->n++;
+}
+
+void advisor_ids_free(struct advisor_ids *x)
+{
+    for (size_t i = 0; i < x->n; i++) {
+        free(x->ids[i]);
+    }
+    free(x->ids);
+    memset(x, 0, sizeof(*x));
+}
+
 int64_t advisor_now_ms(void)
 {
     struct timespec ts;
