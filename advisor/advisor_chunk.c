@@ -252,6 +252,7 @@ struct reconcile_ctx {
     char **names;
     char **rules;
     size_t n;
+    bool oom; /* a chunk could not be kept: reconcile none, fail the transaction */
 };
 
 static void reconcile_collect(void *arg, const struct store_chunk *c)
@@ -261,9 +262,10 @@ static void reconcile_collect(void *arg, const struct store_chunk *c)
     char **names;
     char **rules;
 
-    if (x->except != NULL && strcmp(c->id, x->except) == 0) {
-        return;
+    if (x->oom || (x->except != NULL && strcmp(c->id, x->except) == 0)) {
+        return; /* after a failure the pass is void: nothing more to keep */
     }
+    x->oom = true; /* until this chunk is kept whole */
     ids = pv_realloc(x->ids, (x->n + 1) * sizeof(*ids));
     if (ids == NULL) {
         return;
@@ -283,6 +285,7 @@ static void reconcile_collect(void *arg, const struct store_chunk *c)
     x->names[x->n] = pv_strdup(c->rule_name);
     x->rules[x->n] = pv_strdup(c->proposed_rule);
     x->n++;
+    x->oom = x->ids[x->n - 1] == NULL || x->names[x->n - 1] == NULL || x->rules[x->n - 1] == NULL;
 }
 
 static bool covered(const struct model_policy *p, const char *hash, const char *name,
@@ -346,10 +349,12 @@ pv_result advisor_reconcile(struct advisor_worker *w, const char *sandbox_name, 
     struct reconcile_ctx x = {.except = except};
     pv_result res = store_chunk_each(w->st, sandbox, "pending", reconcile_collect, &x);
 
+    if (pv_ok(res) && x.oom) {
+        res = pv_fail(PV_ERR_NOMEM, __func__);
+    }
     for (size_t i = 0; i < x.n && pv_ok(res); i++) {
         char reason[128];
-        if (x.ids[i] == NULL || x.names[i] == NULL || x.rules[i] == NULL ||
-            !covered(p, hash, x.names[i], x.rules[i])) {
+        if (!covered(p, hash, x.names[i], x.rules[i])) {
             continue;
         }
         snprintf(reason, sizeof(reason), "covered by active policy revision %lld", (long long)rev);
