@@ -216,6 +216,29 @@ static void drop_connection(struct hclient *c)
     c->easy = curl_easy_init();
 }
 
+/* Did the failed transfer end before the request could reach the server?
+ * A timeout counts only when no connection was completed and no request
+ * byte was counted as sent: a request that went out may have been acted
+ * on. */
+static bool never_sent(CURL *e, CURLcode cc)
+{
+    curl_off_t connect_us = 1;
+    long sent = 1;
+
+    switch (cc) {
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+        return true;
+    case CURLE_OPERATION_TIMEDOUT:
+        return curl_easy_getinfo(e, CURLINFO_CONNECT_TIME_T, &connect_us) == CURLE_OK &&
+               curl_easy_getinfo(e, CURLINFO_REQUEST_SIZE, &sent) == CURLE_OK && connect_us == 0 &&
+               sent == 0;
+    default:
+        return false;
+    }
+}
+
 bool hclient_perform(struct hclient *c, const struct hclient_req *req, struct hclient_res *res)
 {
     struct curl_slist *hdrs;
@@ -244,6 +267,7 @@ bool hclient_perform(struct hclient *c, const struct hclient_req *req, struct hc
     free_headers(hdrs);
     if (cc != CURLE_OK) {
         res->too_large = s.too_large;
+        res->unsent = never_sent(c->easy, cc);
         snprintf(res->error, sizeof(res->error), "%s",
                  s.too_large ? "the answer is larger than the client accepts"
                              : curl_easy_strerror(cc));

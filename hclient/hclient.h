@@ -51,6 +51,10 @@ struct hclient_res {
     size_t len;      /* its length */
     bool too_large;  /* the answer passed max_answer */
     char error[256]; /* why the transfer failed (empty on success) */
+    /* A failed transfer that cannot have reached the server: refused, the
+     * name did not resolve, or the connect timed out before a byte of the
+     * request went out. A caller may send such a write elsewhere. */
+    bool unsent;
 };
 
 /* A client with its own connection; NULL when libcurl cannot start. */

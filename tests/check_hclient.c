@@ -9,6 +9,7 @@
 #include <check.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -276,6 +277,65 @@ START_TEST(discard)
 }
 END_TEST
 
+/* accept_silently: take one connection, read the request, answer nothing
+ * (the connection stays open in 'fd' until the test closes it). */
+struct silent {
+    int lfd;
+    int fd;
+};
+
+static void *accept_silently(void *arg)
+{
+    struct silent *sil = arg;
+    char buf[1024];
+
+    sil->fd = accept(sil->lfd, NULL, NULL);
+    if (sil->fd >= 0) {
+        (void)read(sil->fd, buf, sizeof(buf));
+    }
+    return NULL;
+}
+
+/* listener: a socket on 127.0.0.1 (an ephemeral port) listening with
+ * 'backlog'; its URL in 'url'. */
+static int listener(int backlog, char *url, size_t urllen)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    socklen_t sl = sizeof(sa);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    ck_assert_int_eq(listen(fd, backlog), 0);
+    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
+    snprintf(url, urllen, "http://127.0.0.1:%u/x", ntohs(sa.sin_port));
+    return fd;
+}
+
+/* connect_nonblocking: a connect to the port of 'url' begun, not waited for */
+static int connect_nonblocking(const char *url)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sa.sin_port = htons((uint16_t)strtoul(strrchr(url, ':') + 1, NULL, 10));
+    if (fd >= 0) {
+        (void)connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+    }
+    return fd;
+}
+
+static bool connected_within(int fd, int ms)
+{
+    struct pollfd p = {.fd = fd, .events = POLLOUT};
+    int e = 0;
+    socklen_t el = sizeof(e);
+
+    return poll(&p, 1, ms) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) == 0 && e == 0;
+}
+
 /* Nothing listens: false, status 0, libcurl's reason. */
 START_TEST(unreachable)
 {
@@ -302,6 +362,65 @@ START_TEST(unreachable)
     ck_assert_ptr_null(res.body);
     ck_assert(res.error[0] != '\0');
     ck_assert(!res.too_large);
+    ck_assert(res.unsent); /* refused: a write may go to another server */
+    hclient_free(c);
+}
+END_TEST
+
+/* A listener whose accept queue is full drops the SYN: the connect times
+ * out and the request cannot have arrived (unsent). One that accepts,
+ * reads the request and never answers times out too, but the request went
+ * out (not unsent: a write there may have been done). */
+START_TEST(timeouts_unsent_or_not)
+{
+    struct hclient *c = hclient_new();
+    struct hclient_res res;
+    char url[64];
+    int lfd;
+    int fill[8];
+    int nfill;
+    pthread_t tid;
+    struct silent sil = {.fd = -1};
+    struct hclient_req req = {.url = url,
+                              .method = "POST",
+                              .body = "{}",
+                              .body_len = 2,
+                              .max_answer = 64,
+                              .connect_timeout_ms = 300,
+                              .timeout_ms = 600,
+                              .no_proxy = true,
+                              .no_expect = true,
+                              .fresh = true};
+
+    ck_assert_ptr_nonnull(c);
+    lfd = listener(0, url, sizeof(url));
+    /* fill the accept queue: connects that complete without accept() */
+    for (nfill = 0; nfill < (int)PV_ARRAY_LEN(fill);) {
+        fill[nfill] = connect_nonblocking(url);
+        ck_assert_int_ge(fill[nfill], 0);
+        if (!connected_within(fill[nfill++], 200)) {
+            break; /* this one hangs: the queue is full */
+        }
+    }
+    ck_assert(!hclient_perform(c, &req, &res));
+    ck_assert_msg(res.unsent, "a connect that timed out counts as unsent (%s)", res.error);
+    hclient_res_clear(&res);
+    for (int i = 0; i < nfill; i++) {
+        close(fill[i]);
+    }
+    close(lfd);
+
+    /* accepted, read, never answered */
+    sil.lfd = listener(4, url, sizeof(url));
+    ck_assert_int_eq(pthread_create(&tid, NULL, accept_silently, &sil), 0);
+    ck_assert(!hclient_perform(c, &req, &res));
+    ck_assert_msg(!res.unsent, "a request that went out is not unsent (%s)", res.error);
+    hclient_res_clear(&res);
+    pthread_join(tid, NULL);
+    if (sil.fd >= 0) {
+        close(sil.fd);
+    }
+    close(sil.lfd);
     hclient_free(c);
 }
 END_TEST
@@ -447,6 +566,7 @@ START_TEST(fresh_write_sent_once)
     ck_assert_int_eq(res.status, 200);
     hclient_res_clear(&res);
     ck_assert(!hclient_perform(c, &post, &res)); /* no answer came */
+    ck_assert(!res.unsent);                      /* but the request went out */
     hclient_res_clear(&res);
     pthread_join(d.tid, NULL);
     close(d.lfd);
@@ -469,6 +589,7 @@ int main(void)
     tcase_add_test(tc, no_redirect);
     tcase_add_test(tc, discard);
     tcase_add_test(tc, unreachable);
+    tcase_add_test(tc, timeouts_unsent_or_not);
     tcase_add_test(tc, stop_ends_longpoll);
     tcase_add_test(tc, fresh_write_sent_once);
     suite_add_tcase(s, tc);

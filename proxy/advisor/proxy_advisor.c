@@ -357,6 +357,7 @@ static bool call_at(struct proxy_advisor *a, unsigned idx, const atomic_bool *ab
     snprintf(url, sizeof(url), "%s%s", a->base[idx], path);
     if (!hclient_perform(tl_client, &req, &res)) {
         snprintf(r->err, sizeof(r->err), "%s", res.error);
+        r->unsent = res.unsent;
         return false;
     }
     r->status = res.status;
@@ -365,26 +366,13 @@ static bool call_at(struct proxy_advisor *a, unsigned idx, const atomic_bool *ab
     return true;
 }
 
-/* Did a failed transfer end before the request reached the advisor? */
-static bool never_sent(const char *err)
-{
-    static const CURLcode before[] = {CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST};
-
-    for (size_t i = 0; i < PV_ARRAY_LEN(before); i++) {
-        if (strcmp(err, curl_easy_strerror(before[i])) == 0) {
-            return true;
-        }
-    }
-    return false;
-}
-
 bool proxy_advisor_may_fail_over(const char *method, const char *path, bool answered, long status,
-                                 const char *err)
+                                 bool unsent)
 {
     bool idem = idempotent(method, path);
 
     if (!answered) {
-        return idem || never_sent(err);
+        return idem || unsent;
     }
     return status == 503 || (idem && (status == 502 || status == 504));
 }
@@ -392,7 +380,7 @@ bool proxy_advisor_may_fail_over(const char *method, const char *path, bool answ
 static bool fail_over(const char *method, const char *path, bool ok,
                       const struct proxy_advisor_resp *r)
 {
-    return proxy_advisor_may_fail_over(method, path, ok, r->status, r->err);
+    return proxy_advisor_may_fail_over(method, path, ok, r->status, r->unsent);
 }
 
 /* The sync thread's transfer to replica 'idx' begins (idx >= 0) or ends

@@ -75,6 +75,7 @@ struct proxy_advisor_resp {
     char *body;
     size_t len;
     char err[256];
+    bool unsent; /* the failed transfer cannot have reached the replica */
 };
 bool proxy_advisor_call(struct proxy_advisor *a, const char *method, const char *path,
                         const char *body, size_t blen, long timeout_s,
@@ -82,15 +83,16 @@ bool proxy_advisor_call(struct proxy_advisor *a, const char *method, const char 
 
 /* With several --advisor URLs: may a call that got this be made again on
  * the next replica ('answered': an HTTP answer with 'status' came; else
- * the transfer failed with libcurl's message 'err')? Reads and the
+ * the transfer failed, and 'unsent' says it cannot have reached the
+ * replica)? Reads and the
  * idempotent writes (PUT, POST /loaded) may after any failed transfer and
  * after 502, 503 or 504 (a replica stopping, a load balancer without a
  * healthy one). Other writes (a proposal, denials) only when the first
- * replica cannot have acted on them: the connection was refused or the
- * name did not resolve, or it answered 503 (busy or stopping, before any
- * work). Pure (tests/check_proxy_local.c). */
+ * replica cannot have acted on them: the connection was refused, the
+ * name did not resolve or the connect timed out (a host that is down),
+ * or it answered 503 (busy or stopping, before any work). Pure (tests/check_proxy_local.c). */
 bool proxy_advisor_may_fail_over(const char *method, const char *path, bool answered, long status,
-                                 const char *err);
+                                 bool unsent);
 
 /* A job for the worker pool: 'run' on a worker, then 'done' on the loop. */
 struct proxy_advisor_job {

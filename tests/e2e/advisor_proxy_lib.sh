@@ -16,18 +16,47 @@ start_advisor() {
     n=$1
     shift
     head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/$n.admin"
+    # A restart gets a new log file: a process of the previous run that
+    # still holds the old one (its prover child between the parent's
+    # death and its own) writes at its own offset and must not overwrite
+    # the new advisor's lines.
+    [ -e "$T/$n.log" ] && mv "$T/$n.log" "$T/$n.log.$(date +%s%N)"
     ${ADVISOR_WRAPPER:-} "$ADVISOR_BIN" --data-dir "$T/$n.d" --port 0 --token-file "$T/$n.admin" \
         --test-allow-loopback "$@" >"$T/$n.log" 2>&1 &
     eval "${n}_PID=$!"
     PIDS="$PIDS $!"
-    i=0
-    # 30 s: a loaded 2-core CI machine runs several PostgreSQL clusters at once
-    while ! grep -q 'listening on 127.0.0.1 port' "$T/$n.log" && [ $i -lt "${PV_START_TRIES:-600}" ]; do
+    pid=$!
+    # PV_START_TRIES / 20 seconds of wall-clock time, not a count of sleeps
+    # that a failing fork would end early. 60 s by default: on a loaded CI
+    # machine several PostgreSQL clusters fsync at once, and a restart
+    # after a crash reads and checks the whole audit chain.
+    start=$SECONDS
+    while ! grep -aq 'listening on 127.0.0.1 port' "$T/$n.log" &&
+        [ $((SECONDS - start)) -lt $((${PV_START_TRIES:-1200} / 20)) ]; do
+        kill -0 "$pid" 2>/dev/null || break
         sleep 0.05
-        i=$((i + 1))
     done
     p=$(sed -n 's/.*listening on 127.0.0.1 port \([0-9]*\).*/\1/p' "$T/$n.log" | head -n 1)
-    [ -n "$p" ] || { echo "advisor $n did not start"; cat "$T/$n.log"; exit 1; }
+    if [ -z "$p" ]; then
+        echo "advisor $n did not start within $((SECONDS - start)) s"
+        if kill -0 "$pid" 2>/dev/null; then
+            echo "  it is still running; its threads (state, kernel wait, syscall):"
+            for t in /proc/"$pid"/task/*; do
+                echo "    $(awk '{print $2, $3}' "$t/stat" 2>/dev/null)" \
+                    "$(cat "$t/wchan" 2>/dev/null) $(cut -d' ' -f1 "$t/syscall" 2>/dev/null)"
+            done
+            if [ -n "${PG_DIR:-}" ] && [ -f "$PG_DIR/sock/server.log" ]; then
+                echo "  the PostgreSQL server's log ends:"
+                tail -n 20 "$PG_DIR/sock/server.log"
+            fi
+        else
+            wait "$pid"
+            echo "  it exited with status $?"
+        fi
+        echo "  its log ($(wc -c <"$T/$n.log") bytes):"
+        tr -d '\000' <"$T/$n.log"
+        exit 1
+    fi
     eval "${n}_PORT=$p"
 }
 
