@@ -170,6 +170,12 @@ static int perform(struct cli_http *h, const char *method, const char *path, con
         .max_answer = raw ? CLI_HTTP_MAX_RAW : CLI_HTTP_MAX_ANSWER,
         .connect_timeout_ms = CONNECT_TIMEOUT_MS,
         .timeout_ms = TOTAL_TIMEOUT_MS,
+        /* A write on a connection of its own: on a kept-alive connection
+         * that dies before the answer libcurl would send it again by
+         * itself, and a gateway that acted, then died, would see the
+         * approval or proposal twice (behind a load balancer, on another
+         * replica). Reads keep reusing the connection. */
+        .fresh = strcmp(method, "GET") != 0,
     };
     struct hclient_res res;
     size_t urllen = strlen(h->base) + strlen(path) + 1;

@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* check_cli_text.c - unit tests for the reviewer CLI's pure parts: request
  * paths (cli_http.c) and a chunk as text (cli_chunk.c), including answers
- * with missing or mistyped members (an older or newer advisor). */
+ * with missing or mistyped members (an older or newer advisor); and that
+ * cli_http sends writes on connections of their own (a loopback server). */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <check.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "common/pv_dynbuf.h"
@@ -219,6 +226,148 @@ START_TEST(print_empty)
 }
 END_TEST
 
+/* ---------------------------------------------------------------------------
+ * cli_http: writes go out on connections of their own
+ * ------------------------------------------------------------------------- */
+
+/* A keep-alive server on loopback (a thread per connection) that answers
+ * every request "{}" and records, in order, each request's method letter
+ * and whether it came on a connection that had carried one before ('r')
+ * or on a new one ('n'). */
+struct keepalive {
+    int lfd;
+    pthread_mutex_t mu;
+    char seen[32];
+    size_t nseen;
+    pthread_t conn[8];
+    int nconn;
+};
+
+struct ka_conn {
+    struct keepalive *k;
+    int fd;
+};
+
+static const char ka_reply[] = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                               "Content-Length: 2\r\n\r\n{}";
+
+static void *ka_conn_serve(void *arg)
+{
+    struct ka_conn *c = arg;
+    char buf[8192];
+    size_t have = 0;
+    bool reused = false;
+
+    for (;;) {
+        char *end;
+        size_t need;
+        const char *cl;
+        ssize_t n;
+
+        buf[have] = '\0';
+        end = strstr(buf, "\r\n\r\n");
+        if (end != NULL) {
+            cl = strcasestr(buf, "content-length:");
+            need = (size_t)(end - buf) + 4 +
+                   (cl != NULL && cl < end ? (size_t)strtoul(cl + 15, NULL, 10) : 0);
+            if (have >= need) {
+                pthread_mutex_lock(&c->k->mu);
+                if (c->k->nseen + 2 < sizeof(c->k->seen)) {
+                    c->k->seen[c->k->nseen++] = buf[0];
+                    c->k->seen[c->k->nseen++] = reused ? 'r' : 'n';
+                }
+                pthread_mutex_unlock(&c->k->mu);
+                reused = true;
+                memmove(buf, buf + need, have - need);
+                have -= need;
+                if (write(c->fd, ka_reply, sizeof(ka_reply) - 1) != (ssize_t)sizeof(ka_reply) - 1) {
+                    break;
+                }
+                continue;
+            }
+        }
+        n = read(c->fd, buf + have, sizeof(buf) - 1 - have);
+        if (n <= 0) {
+            break;
+        }
+        have += (size_t)n;
+    }
+    close(c->fd);
+    free(c);
+    return NULL;
+}
+
+static void *keepalive_serve(void *arg)
+{
+    struct keepalive *k = arg;
+
+    for (;;) {
+        struct ka_conn *c;
+        int fd = accept(k->lfd, NULL, NULL);
+
+        if (fd < 0) {
+            return NULL; /* the test shut the listener down */
+        }
+        c = calloc(1, sizeof(*c));
+        if (c == NULL || k->nconn == (int)PV_ARRAY_LEN(k->conn)) {
+            free(c);
+            close(fd);
+            continue;
+        }
+        c->k = k;
+        c->fd = fd;
+        if (pthread_create(&k->conn[k->nconn], NULL, ka_conn_serve, c) != 0) {
+            close(fd);
+            free(c);
+            continue;
+        }
+        k->nconn++;
+    }
+}
+
+START_TEST(writes_fresh)
+{
+    struct keepalive k = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    socklen_t sl = sizeof(sa);
+    pthread_t tid;
+    char base[64];
+    struct cli_http *h;
+    struct cli_answer a;
+    json_t *body = json_object();
+    const char *calls[] = {"GET", "GET", "POST", "PUT", "DELETE"};
+
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    k.lfd = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge(k.lfd, 0);
+    ck_assert_int_eq(bind(k.lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    ck_assert_int_eq(listen(k.lfd, 8), 0);
+    ck_assert_int_eq(getsockname(k.lfd, (struct sockaddr *)&sa, &sl), 0);
+    snprintf(base, sizeof(base), "http://127.0.0.1:%u", ntohs(sa.sin_port));
+    ck_assert_int_eq(pthread_create(&tid, NULL, keepalive_serve, &k), 0);
+    h = cli_http_new(base, "t0k3n");
+    ck_assert_ptr_nonnull(h);
+    for (size_t i = 0; i < PV_ARRAY_LEN(calls); i++) {
+        ck_assert_int_eq(
+            cli_http_call(h, calls[i], "/v1/x", strcmp(calls[i], "POST") == 0 ? body : NULL, &a),
+            0);
+        cli_answer_clear(&a);
+    }
+    cli_http_free(h); /* closes the connections: their threads end */
+    shutdown(k.lfd, SHUT_RDWR);
+    pthread_join(tid, NULL);
+    for (int i = 0; i < k.nconn; i++) {
+        pthread_join(k.conn[i], NULL);
+    }
+    close(k.lfd);
+    json_decref(body);
+    /* the second GET reuses the first's connection; each write opens one
+     * of its own */
+    k.seen[k.nseen] = '\0';
+    ck_assert_msg(strcmp(k.seen, "GnGrPnPnDn") == 0, "requests (method, connection): %s", k.seen);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli_text");
@@ -232,6 +381,7 @@ int main(void)
     tcase_add_loop_test(tc, line_table, 0, (int)PV_ARRAY_LEN(line_rows));
     tcase_add_test(tc, print_grants);
     tcase_add_test(tc, print_empty);
+    tcase_add_test(tc, writes_fresh);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
