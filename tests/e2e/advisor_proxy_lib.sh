@@ -16,27 +16,32 @@ start_advisor() {
     n=$1
     shift
     head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/$n.admin"
-    # A restart gets a new log file: a process of the previous run that
-    # still holds the old one (its prover child between the parent's
-    # death and its own) writes at its own offset and must not overwrite
-    # the new advisor's lines.
+    # A restart gets a new log file. With the old one in place the wait
+    # below could read the previous run's "listening" line before the
+    # shell that starts the advisor has truncated the file (the redirection
+    # happens in the child, after '&' has returned), and then find the
+    # port missing from the emptied file: "advisor ADV did not start" with
+    # an empty log, while the advisor came up a moment later. And a process
+    # of the previous run that still holds the old file (its prover child,
+    # between the parent's death and its own) writes at its own offset.
     [ -e "$T/$n.log" ] && mv "$T/$n.log" "$T/$n.log.$(date +%s%N)"
     ${ADVISOR_WRAPPER:-} "$ADVISOR_BIN" --data-dir "$T/$n.d" --port 0 --token-file "$T/$n.admin" \
         --test-allow-loopback "$@" >"$T/$n.log" 2>&1 &
     eval "${n}_PID=$!"
     PIDS="$PIDS $!"
     pid=$!
-    # PV_START_TRIES / 20 seconds of wall-clock time, not a count of sleeps
-    # that a failing fork would end early. 60 s by default: on a loaded CI
-    # machine several PostgreSQL clusters fsync at once, and a restart
-    # after a crash reads and checks the whole audit chain.
+    # PV_START_TRIES / 20 seconds of wall-clock time (60 s by default: on
+    # a loaded CI machine several PostgreSQL clusters fsync at once).
+    # The port is taken from the same read that finds the line.
     start=$SECONDS
-    while ! grep -aq 'listening on 127.0.0.1 port' "$T/$n.log" &&
-        [ $((SECONDS - start)) -lt $((${PV_START_TRIES:-1200} / 20)) ]; do
+    p=
+    while [ $((SECONDS - start)) -lt $((${PV_START_TRIES:-1200} / 20)) ]; do
+        p=$(sed -n 's/.*listening on 127.0.0.1 port \([0-9][0-9]*\).*/\1/p' "$T/$n.log" \
+            2>/dev/null | head -n 1)
+        [ -n "$p" ] && break
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.05
     done
-    p=$(sed -n 's/.*listening on 127.0.0.1 port \([0-9]*\).*/\1/p' "$T/$n.log" | head -n 1)
     if [ -z "$p" ]; then
         echo "advisor $n did not start within $((SECONDS - start)) s"
         if kill -0 "$pid" 2>/dev/null; then
