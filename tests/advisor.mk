@@ -34,7 +34,8 @@ tests_check_advisor_chunk_SOURCES = tests/check_advisor_chunk.c tests/check_stor
 	tests/check_store_util.h
 tests_check_advisor_chunk_CFLAGS = $(ADVISOR_TEST_CFLAGS)
 tests_check_advisor_chunk_LDADD = $(ADVISOR_TEST_LIBS)
-tests_check_cli_text_SOURCES = tests/check_cli_text.c cli/cli_http.c cli/cli_chunk.c
+tests_check_cli_text_SOURCES = tests/check_cli_text.c cli/cli_http.c cli/cli_chunk.c \
+	tests/check_net_util.c tests/check_net_util.h
 tests_check_cli_text_CFLAGS = $(TEST_CFLAGS) $(CURL_CFLAGS)
 tests_check_cli_text_LDADD = $(HCLIENT_LIBS) $(PROVER_LIBS) $(CURL_LIBS) $(CHECK_LIBS)
 

@@ -5,9 +5,7 @@
  * cli_http sends writes on connections of their own (a loopback server). */
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <check.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -18,6 +16,7 @@
 
 #include "cli/cli.h"
 #include "common/pv_dynbuf.h"
+#include "tests/check_net_util.h"
 
 static const struct {
     const char *segs[4];
@@ -328,8 +327,7 @@ static void *keepalive_serve(void *arg)
 START_TEST(writes_fresh)
 {
     struct keepalive k = {.mu = PTHREAD_MUTEX_INITIALIZER};
-    struct sockaddr_in sa = {.sin_family = AF_INET};
-    socklen_t sl = sizeof(sa);
+    unsigned port;
     pthread_t tid;
     char base[64];
     struct cli_http *h;
@@ -337,13 +335,8 @@ START_TEST(writes_fresh)
     json_t *body = json_object();
     const char *calls[] = {"GET", "GET", "POST", "PUT", "DELETE"};
 
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    k.lfd = socket(AF_INET, SOCK_STREAM, 0);
-    ck_assert_int_ge(k.lfd, 0);
-    ck_assert_int_eq(bind(k.lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-    ck_assert_int_eq(listen(k.lfd, 8), 0);
-    ck_assert_int_eq(getsockname(k.lfd, (struct sockaddr *)&sa, &sl), 0);
-    snprintf(base, sizeof(base), "http://127.0.0.1:%u", ntohs(sa.sin_port));
+    k.lfd = check_net_listen(8, &port);
+    snprintf(base, sizeof(base), "http://127.0.0.1:%u", port);
     ck_assert_int_eq(pthread_create(&tid, NULL, keepalive_serve, &k), 0);
     h = cli_http_new(base, "t0k3n");
     ck_assert_ptr_nonnull(h);

@@ -22,6 +22,7 @@
 
 #include "common/pv.h"
 #include "hclient/hclient.h"
+#include "tests/check_net_util.h"
 
 /* A one-connection HTTP server on 127.0.0.1: it reads one request, keeps
  * its bytes, and sends 'reply' (or nothing, with 'hang', until closed). */
@@ -83,20 +84,11 @@ static void *serve(void *arg)
 
 static void server_start(struct server *s, const char *reply, size_t reply_len, bool hang)
 {
-    struct sockaddr_in sa = {.sin_family = AF_INET};
-    socklen_t sl = sizeof(sa);
-
     memset(s, 0, sizeof(*s));
     s->reply = reply;
     s->reply_len = reply_len;
     s->hang = hang;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    s->lfd = socket(AF_INET, SOCK_STREAM, 0);
-    ck_assert_int_ge(s->lfd, 0);
-    ck_assert_int_eq(bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-    ck_assert_int_eq(listen(s->lfd, 4), 0);
-    ck_assert_int_eq(getsockname(s->lfd, (struct sockaddr *)&sa, &sl), 0);
-    s->port = ntohs(sa.sin_port);
+    s->lfd = check_net_listen(4, &s->port);
     ck_assert_int_eq(pthread_create(&s->tid, NULL, serve, s), 0);
 }
 
@@ -296,20 +288,14 @@ static void *accept_silently(void *arg)
     return NULL;
 }
 
-/* listener: a socket on 127.0.0.1 (an ephemeral port) listening with
- * 'backlog'; its URL in 'url'. */
+/* listener: a socket on 127.0.0.1 listening with 'backlog'; its URL in
+ * 'url'. */
 static int listener(int backlog, char *url, size_t urllen)
 {
-    struct sockaddr_in sa = {.sin_family = AF_INET};
-    socklen_t sl = sizeof(sa);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    unsigned port;
+    int fd = check_net_listen(backlog, &port);
 
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-    ck_assert_int_eq(listen(fd, backlog), 0);
-    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
-    snprintf(url, urllen, "http://127.0.0.1:%u/x", ntohs(sa.sin_port));
+    snprintf(url, urllen, "http://127.0.0.1:%u/x", port);
     return fd;
 }
 
@@ -541,8 +527,6 @@ static void *drop_serve(void *arg)
 START_TEST(fresh_write_sent_once)
 {
     struct dropper d;
-    struct sockaddr_in sa = {.sin_family = AF_INET};
-    socklen_t sl = sizeof(sa);
     struct hclient *c = hclient_new();
     struct hclient_res res;
     char url[64];
@@ -558,13 +542,7 @@ START_TEST(fresh_write_sent_once)
                                .fresh = getenv("PV_TEST_NOT_FRESH") == NULL};
 
     memset(&d, 0, sizeof(d));
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    d.lfd = socket(AF_INET, SOCK_STREAM, 0);
-    ck_assert_int_ge(d.lfd, 0);
-    ck_assert_int_eq(bind(d.lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-    ck_assert_int_eq(listen(d.lfd, 4), 0);
-    ck_assert_int_eq(getsockname(d.lfd, (struct sockaddr *)&sa, &sl), 0);
-    d.port = ntohs(sa.sin_port);
+    d.lfd = check_net_listen(4, &d.port);
     ck_assert_int_eq(pthread_create(&d.tid, NULL, drop_serve, &d), 0);
     snprintf(url, sizeof(url), "http://127.0.0.1:%u/x", d.port);
     ck_assert_ptr_nonnull(c);

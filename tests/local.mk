@@ -45,6 +45,6 @@ tests_check_common_LDADD = common/libcommon.la $(CHECK_LIBS)
 
 check_PROGRAMS += tests/check_hclient
 TESTS += tests/check_hclient
-tests_check_hclient_SOURCES = tests/check_hclient.c
+tests_check_hclient_SOURCES = tests/check_hclient.c tests/check_net_util.c tests/check_net_util.h
 tests_check_hclient_CFLAGS = $(TEST_CFLAGS) $(CURL_CFLAGS)
 tests_check_hclient_LDADD = $(HCLIENT_LIBS) $(CHECK_LIBS) $(PTHREAD_LIBS)
