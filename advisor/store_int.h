@@ -6,7 +6,8 @@
  * store_sandbox.c (sandboxes, tool servers, settings), store_revision.c,
  * store_chunk.c, store_event.c. PostgreSQL's twins are in store_pg.c, and
  * what only replicas need (change notes, LISTEN, session locks) in
- * store_pg_repl.c. Nothing outside the store includes this.
+ * store_pg_repl.c. Nothing outside the store includes this (but its unit
+ * suite, tests/check_advisor_store.c, for store_pg_connect).
  */
 #ifndef ADVISOR_STORE_INT_H
 #define ADVISOR_STORE_INT_H
@@ -98,6 +99,15 @@ struct store_pg {
     size_t nnote;
     int64_t note_ids[STORE_PG_NOTE_IDS]; /* sandboxes it created, changed or deleted */
 };
+
+/* Open a connection to the libpq URI 'uri' (store_pg.c) with proviso's
+ * defaults under it: a connect timeout, TCP keep-alives and a TCP user
+ * timeout, so that a database host that vanishes without a reset fails
+ * the statement waiting on it (then the connection is opened again)
+ * instead of holding a worker, the mapper or the listener forever; and
+ * application_name proviso-advisor. A value the URI sets wins. Never NULL
+ * unless out of memory; check PQstatus. */
+PGconn *store_pg_connect(const char *uri);
 
 /* Change notes (store_pg_repl.c): reset at BEGIN, collected by the writes
  * that make other replicas' caches stale, sent with COMMIT. */

@@ -163,7 +163,7 @@ struct store_listener *store_listener_open(const char *loc, char *err, size_t er
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    l->conn = PQconnectdb(loc);
+    l->conn = store_pg_connect(loc);
     if (l->conn == NULL || PQstatus(l->conn) != CONNECTION_OK || !listen_on(l->conn)) {
         snprintf(err, errlen, "postgresql: %s",
                  l->conn != NULL ? PQerrorMessage(l->conn) : "out of memory");

@@ -19,6 +19,7 @@
 
 #include "advisor/advisor.h"
 #include "advisor/store.h"
+#include "advisor/store_int.h" /* store_pg_connect: the connection's options */
 #include "model/model.h"
 #include "tests/check_store_util.h"
 
@@ -710,6 +711,52 @@ START_TEST(test_session_lock)
 }
 END_TEST
 
+/* The connection options the advisor asks libpq for: its defaults under
+ * any location, the location's own values over them. No server is needed:
+ * libpq reports a connection's options also when it could not connect. */
+static const char *conn_option(PGconn *c, const char *key, char *buf, size_t len)
+{
+    PQconninfoOption *opts = PQconninfo(c);
+
+    buf[0] = '\0';
+    for (PQconninfoOption *o = opts; o != NULL && o->keyword != NULL; o++) {
+        if (strcmp(o->keyword, key) == 0 && o->val != NULL) {
+            snprintf(buf, len, "%s", o->val);
+        }
+    }
+    PQconninfoFree(opts);
+    return buf;
+}
+
+START_TEST(test_pg_connection_defaults)
+{
+    char v[64];
+    PGconn *c = store_pg_connect("postgresql:///proviso?host=/nonexistent-pv-sock");
+    PGconn *own = store_pg_connect("postgresql:///proviso?host=/nonexistent-pv-sock&"
+                                   "keepalives_idle=99&application_name=mine&connect_timeout=3");
+
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_ne(PQstatus(c), CONNECTION_OK);
+    ck_assert_str_eq(conn_option(c, "dbname", v, sizeof(v)), "proviso");
+    ck_assert_str_eq(conn_option(c, "host", v, sizeof(v)), "/nonexistent-pv-sock");
+    ck_assert_str_eq(conn_option(c, "connect_timeout", v, sizeof(v)), "10");
+    ck_assert_str_eq(conn_option(c, "keepalives", v, sizeof(v)), "1");
+    ck_assert_str_eq(conn_option(c, "keepalives_idle", v, sizeof(v)), "10");
+    ck_assert_str_eq(conn_option(c, "keepalives_interval", v, sizeof(v)), "5");
+    ck_assert_str_eq(conn_option(c, "keepalives_count", v, sizeof(v)), "3");
+    ck_assert_str_eq(conn_option(c, "tcp_user_timeout", v, sizeof(v)), "30000");
+    ck_assert_str_eq(conn_option(c, "application_name", v, sizeof(v)), "proviso-advisor");
+    ck_assert_ptr_nonnull(own);
+    ck_assert_str_eq(conn_option(own, "dbname", v, sizeof(v)), "proviso");
+    ck_assert_str_eq(conn_option(own, "keepalives_idle", v, sizeof(v)), "99");
+    ck_assert_str_eq(conn_option(own, "application_name", v, sizeof(v)), "mine");
+    ck_assert_str_eq(conn_option(own, "connect_timeout", v, sizeof(v)), "3");
+    ck_assert_str_eq(conn_option(own, "keepalives_count", v, sizeof(v)), "3");
+    PQfinish(c);
+    PQfinish(own);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("advisor_store");
@@ -728,6 +775,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_concurrent_open);
     tcase_add_test(t, test_change_notes);
     tcase_add_test(t, test_session_lock);
+    tcase_add_test(t, test_pg_connection_defaults);
     tcase_set_timeout(t, 60);
     suite_add_tcase(s, t);
     return s;

@@ -53,6 +53,11 @@ printf 'mapper_flush_interval_ms: 3600000\n' >"$T/quiet.yaml"
 
 start_advisor ADV --config "$T/quiet.yaml" --store "$PG_URL"
 expect_has "the store is named" "dbname=proviso host=$PG_DIR/sock" "$(grep -F 'store: ' "$T/ADV.log")"
+# its sessions carry proviso's connection defaults (store_pg_connect)
+sessions=$(pg_as "$PG_BIN/psql" -h "$PG_DIR/sock" -U proviso -d proviso -Atc \
+    "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'proviso-advisor'")
+[ "${sessions:-0}" -ge 2 ] && pass ||
+    fail "the advisor's database sessions are named proviso-advisor (found ${sessions:-none})"
 sandbox ADV one "$T/base.yaml"
 out=$(adm ADV PUT /v1/settings/agent_policy_proposals_enabled '{"value":true}')
 expect_eq "proposals on" 200 "$(code "$out")"
