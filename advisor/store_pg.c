@@ -410,35 +410,6 @@ static pv_result pg_migrate(struct store *s, char *err, size_t errlen)
     }
 }
 
-/* Under the URI: keep-alives notice a silent peer after about 10 + 3 x 5 s
- * idle; tcp_user_timeout fails a send that stays unacknowledged for 30 s. */
-static const char *const pg_default_keys[] = {
-    "connect_timeout",  "keepalives",       "keepalives_idle",  "keepalives_interval",
-    "keepalives_count", "tcp_user_timeout", "application_name",
-};
-static const char *const pg_default_vals[] = {
-    "10", "1", "10", "5", "3", "30000", "proviso-advisor",
-};
-
-PGconn *store_pg_connect(const char *uri)
-{
-    /* the defaults, then dbname=URI: libpq expands the URI in place and a
-     * keyword given twice takes its last value, so the URI's own win */
-    const char *keys[PV_ARRAY_LEN(pg_default_keys) + 2];
-    const char *vals[PV_ARRAY_LEN(pg_default_keys) + 2];
-    size_t n = PV_ARRAY_LEN(pg_default_keys);
-
-    _Static_assert(PV_ARRAY_LEN(pg_default_keys) == PV_ARRAY_LEN(pg_default_vals),
-                   "one value per default");
-    memcpy(keys, pg_default_keys, sizeof(pg_default_keys));
-    memcpy(vals, pg_default_vals, sizeof(pg_default_vals));
-    keys[n] = "dbname";
-    vals[n] = uri;
-    keys[n + 1] = NULL;
-    vals[n + 1] = NULL;
-    return PQconnectdbParams(keys, vals, 1);
-}
-
 pv_result store_pg_open(const char *uri, struct store *s, char *err, size_t errlen)
 {
     s->pg = pv_calloc(1, sizeof(*s->pg));

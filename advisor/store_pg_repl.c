@@ -26,6 +26,10 @@
  * that must have one owner across replicas (the mapper's flush). The
  * server releases them when the session ends, so a replica killed while
  * holding one does not keep it.
+ *
+ * Connections: every one the store opens (store_pg_connect) carries
+ * timeouts and keep-alives, because on a shared database across hosts a
+ * peer can vanish without a reset (docs/scale-out.md, failure modes).
  */
 #include "config.h"
 
@@ -117,6 +121,39 @@ void store_pg_unlock(struct store *s, int64_t key)
 
     snprintf(sql, sizeof(sql), "SELECT pg_advisory_unlock(%" PRId64 ")", key);
     PQclear(PQexec(s->pg->conn, sql));
+}
+
+/* ===========================================================================
+ * Connections
+ * ========================================================================= */
+
+/* Under the URI: keep-alives notice a silent peer after about 10 + 3 x 5 s
+ * idle; tcp_user_timeout fails a send that stays unacknowledged for 30 s. */
+static const char *const pg_default_keys[] = {
+    "connect_timeout",  "keepalives",       "keepalives_idle",  "keepalives_interval",
+    "keepalives_count", "tcp_user_timeout", "application_name",
+};
+static const char *const pg_default_vals[] = {
+    "10", "1", "10", "5", "3", "30000", "proviso-advisor",
+};
+
+PGconn *store_pg_connect(const char *uri)
+{
+    /* the defaults, then dbname=URI: libpq expands the URI in place and a
+     * keyword given twice takes its last value, so the URI's own win */
+    const char *keys[PV_ARRAY_LEN(pg_default_keys) + 2];
+    const char *vals[PV_ARRAY_LEN(pg_default_keys) + 2];
+    size_t n = PV_ARRAY_LEN(pg_default_keys);
+
+    _Static_assert(PV_ARRAY_LEN(pg_default_keys) == PV_ARRAY_LEN(pg_default_vals),
+                   "one value per default");
+    memcpy(keys, pg_default_keys, sizeof(pg_default_keys));
+    memcpy(vals, pg_default_vals, sizeof(pg_default_vals));
+    keys[n] = "dbname";
+    vals[n] = uri;
+    keys[n + 1] = NULL;
+    vals[n + 1] = NULL;
+    return PQconnectdbParams(keys, vals, 1);
 }
 
 /* ===========================================================================
