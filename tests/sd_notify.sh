@@ -15,8 +15,10 @@ done
 T=$(mktemp -d /tmp/pv-notify.XXXXXX)
 PIDS=""
 FAILS=0 CHECKS=0
+. "$SRC/tests/pid_lib.sh"
 cleanup() {
-    for p in $PIDS; do kill "$p" 2>/dev/null; done
+    # shellcheck disable=SC2086
+    kill_own TERM $PIDS
     for p in $PIDS; do wait "$p" 2>/dev/null; done
     rm -rf "$T"
 }

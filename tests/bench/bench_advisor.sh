@@ -28,6 +28,7 @@
 set -u
 DUR=${1:-10}
 BUILD=${PV_BUILDDIR:-$(pwd)}
+. "${PV_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/pid_lib.sh"
 PROVER=$BUILD/proviso-prover
 ADVISOR=$BUILD/proviso-advisor
 CONNS=${BENCH_CONNECTIONS:-16}
@@ -41,7 +42,8 @@ done
 W=$(mktemp -d "${TMPDIR:-/tmp}/pv-bench-advisor.XXXXXX") || exit 1
 PIDS=
 cleanup() {
-    for p in $PIDS; do kill -KILL "$p" 2>/dev/null; done
+    # shellcheck disable=SC2086
+    kill_own KILL $PIDS
     if [ -n "${BENCH_KEEP:-}" ]; then echo "kept $W"; else rm -rf "$W"; fi
 }
 trap cleanup EXIT INT TERM

@@ -24,7 +24,9 @@ for b in "$ADV" "$PROXY" "$UPSTREAM"; do
 done
 T=$(mktemp -d /tmp/pv-bench-loop.XXXXXX)
 PIDS=
-trap 'kill $PIDS 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
+. "$SRC/tests/pid_lib.sh"
+# shellcheck disable=SC2086
+trap 'kill_own TERM $PIDS; wait 2>/dev/null; rm -rf "$T"' EXIT
 wait_for() { i=0; while [ ! -s "$1" ] && [ $i -lt 300 ]; do sleep 0.02; i=$((i + 1)); done; [ -s "$1" ]; }
 
 "$UPSTREAM" --port-file "$T/up.port" 2>"$T/up.err" &

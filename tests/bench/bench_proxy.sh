@@ -37,6 +37,7 @@ SECS=${1:-10}
 BULK=${BENCH_BULK:-1073741824}
 NCONN=${BENCH_CONNS:-1000}
 BUILD=${PV_BUILDDIR:-$(pwd)}
+. "${PV_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/pid_lib.sh"
 PROXY_BIN=$BUILD/proviso-proxy
 UPSTREAM_BIN=$BUILD/tests/e2e/proxy_upstream
 CONNS_BIN=$BUILD/tests/bench/bench_proxy_conns
@@ -55,7 +56,8 @@ ulimit -n 65536 2>/dev/null || ulimit -n 20000
 T=$(mktemp -d /tmp/pv-proxy-bench.XXXXXX)
 PIDS=""
 cleanup() {
-    for p in $PIDS; do kill "$p" 2>/dev/null; done
+    # shellcheck disable=SC2086
+    kill_own TERM $PIDS
     for p in $PIDS; do wait "$p" 2>/dev/null; done
     [ -n "${BENCH_KEEP:-}" ] && echo "kept $T" || rm -rf "$T"
 }

@@ -15,7 +15,8 @@ PROVER_BIN=${PV_PROVER_BIN:-$PV_BUILDDIR/proviso-prover}
 CFG=${PV_SRCDIR:-$(dirname "$0")/../..}/contrib/haproxy/proviso-provers.cfg
 [ -f "$CFG" ] || CFG=$(dirname "$0")/../../contrib/haproxy/proviso-provers.cfg
 PIDS=
-trap 'for p in $PIDS; do kill -KILL "$p" 2>/dev/null; done; adv_cleanup' EXIT INT TERM
+# shellcheck disable=SC2086
+trap 'kill_own KILL $PIDS; adv_cleanup' EXIT INT TERM
 
 start_prover() { # NAME [PORT] -> P_PID P_PORT
     log=$WORK/$1.$(date +%s%N).log

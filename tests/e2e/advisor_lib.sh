@@ -21,6 +21,8 @@ if [ ! -x "$ADV_BIN" ]; then
     exit 1
 fi
 
+# kill_own (tests/pid_lib.sh): the scripts stop only what they started
+. "${PV_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/pid_lib.sh"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/pv-advisor-e2e.XXXXXX") || exit 1
 PASS=0
 FAIL=0

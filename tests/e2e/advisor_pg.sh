@@ -101,11 +101,12 @@ wait_log "$T/P1.log" "advisor revision 3 loaded" || fail "proxy never loaded rev
 # ---------------------------------------------------------------------------
 
 WRITES=${PG_WRITES:-4000}
+ADM_TOKEN=$(cat "$T/ADV.admin") # read once: 4,000 forks of cat churned the PIDs
 i=0
 while [ "$i" -lt "$WRITES" ]; do
     if [ $((i % 2)) -eq 0 ]; then v=auto; else v=manual; fi
     printf 'url = "http://127.0.0.1:%s/v1/settings/proposal_approval_mode"\n' "$ADV_PORT"
-    printf 'request = "PUT"\nheader = "Authorization: Bearer %s"\n' "$(cat "$T/ADV.admin")"
+    printf 'request = "PUT"\nheader = "Authorization: Bearer %s"\n' "$ADM_TOKEN"
     printf 'header = "Content-Type: application/json"\ndata = "{\\"value\\":\\"%s\\"}"\n' "$v"
     printf 'output = "/dev/null"\nwrite-out = "%%{http_code}\\n"\n'
     [ $((i + 1)) -lt "$WRITES" ] && printf 'next\n'

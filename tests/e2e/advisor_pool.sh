@@ -15,7 +15,8 @@ PROVER_BIN=${PV_PROVER_BIN:-$PV_BUILDDIR/proviso-prover}
 command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 is not installed"; exit 77; }
 FAKE=$(dirname "$0")/fake_prover.py
 PIDS=
-trap 'for p in $PIDS; do kill -KILL "$p" 2>/dev/null; done; adv_cleanup' EXIT INT TERM
+# shellcheck disable=SC2086
+trap 'kill_own KILL $PIDS; adv_cleanup' EXIT INT TERM
 
 # start_prover NAME [PORT]: sets P_PID and P_PORT
 start_prover() {

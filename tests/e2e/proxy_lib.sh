@@ -26,15 +26,15 @@ if [ ! -x "$PROXY_BIN" ] || [ ! -x "$UPSTREAM_BIN" ]; then
     exit 77
 fi
 
+. "$SRC/tests/pid_lib.sh"
 T=$(mktemp -d /tmp/pv-proxy-e2e.XXXXXX)
 PIDS=""
 FAILS=0
 CHECKS=0
 
 cleanup() {
-    for p in $PIDS; do
-        kill "$p" 2>/dev/null
-    done
+    # shellcheck disable=SC2086
+    kill_own TERM $PIDS
     for p in $PIDS; do
         wait "$p" 2>/dev/null
     done
