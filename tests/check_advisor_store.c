@@ -728,32 +728,39 @@ static const char *conn_option(PGconn *c, const char *key, char *buf, size_t len
     return buf;
 }
 
+static const struct {
+    bool own; /* on the location that sets three values of its own */
+    const char *key;
+    const char *want;
+} conn_rows[] = {
+    {false, "dbname", "proviso"},
+    {false, "host", "/nonexistent-pv-sock"},
+    {false, "connect_timeout", "10"},
+    {false, "keepalives", "1"},
+    {false, "keepalives_idle", "10"},
+    {false, "keepalives_interval", "5"},
+    {false, "keepalives_count", "3"},
+    {false, "tcp_user_timeout", "30000"},
+    {false, "application_name", "proviso-advisor"},
+    {true, "dbname", "proviso"},
+    {true, "keepalives_idle", "99"},
+    {true, "application_name", "mine"},
+    {true, "connect_timeout", "3"},
+    {true, "keepalives_count", "3"},
+};
+
 START_TEST(test_pg_connection_defaults)
 {
     char v[64];
-    PGconn *c = store_pg_connect("postgresql:///proviso?host=/nonexistent-pv-sock");
-    PGconn *own = store_pg_connect("postgresql:///proviso?host=/nonexistent-pv-sock&"
-                                   "keepalives_idle=99&application_name=mine&connect_timeout=3");
+    PGconn *c = store_pg_connect(conn_rows[_i].own
+                                     ? "postgresql:///proviso?host=/nonexistent-pv-sock&"
+                                       "keepalives_idle=99&application_name=mine&connect_timeout=3"
+                                     : "postgresql:///proviso?host=/nonexistent-pv-sock");
 
     ck_assert_ptr_nonnull(c);
     ck_assert_int_ne(PQstatus(c), CONNECTION_OK);
-    ck_assert_str_eq(conn_option(c, "dbname", v, sizeof(v)), "proviso");
-    ck_assert_str_eq(conn_option(c, "host", v, sizeof(v)), "/nonexistent-pv-sock");
-    ck_assert_str_eq(conn_option(c, "connect_timeout", v, sizeof(v)), "10");
-    ck_assert_str_eq(conn_option(c, "keepalives", v, sizeof(v)), "1");
-    ck_assert_str_eq(conn_option(c, "keepalives_idle", v, sizeof(v)), "10");
-    ck_assert_str_eq(conn_option(c, "keepalives_interval", v, sizeof(v)), "5");
-    ck_assert_str_eq(conn_option(c, "keepalives_count", v, sizeof(v)), "3");
-    ck_assert_str_eq(conn_option(c, "tcp_user_timeout", v, sizeof(v)), "30000");
-    ck_assert_str_eq(conn_option(c, "application_name", v, sizeof(v)), "proviso-advisor");
-    ck_assert_ptr_nonnull(own);
-    ck_assert_str_eq(conn_option(own, "dbname", v, sizeof(v)), "proviso");
-    ck_assert_str_eq(conn_option(own, "keepalives_idle", v, sizeof(v)), "99");
-    ck_assert_str_eq(conn_option(own, "application_name", v, sizeof(v)), "mine");
-    ck_assert_str_eq(conn_option(own, "connect_timeout", v, sizeof(v)), "3");
-    ck_assert_str_eq(conn_option(own, "keepalives_count", v, sizeof(v)), "3");
+    ck_assert_str_eq(conn_option(c, conn_rows[_i].key, v, sizeof(v)), conn_rows[_i].want);
     PQfinish(c);
-    PQfinish(own);
 }
 END_TEST
 
@@ -775,7 +782,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_concurrent_open);
     tcase_add_test(t, test_change_notes);
     tcase_add_test(t, test_session_lock);
-    tcase_add_test(t, test_pg_connection_defaults);
+    tcase_add_loop_test(t, test_pg_connection_defaults, 0, (int)PV_ARRAY_LEN(conn_rows));
     tcase_set_timeout(t, 60);
     suite_add_tcase(s, t);
     return s;
