@@ -16,8 +16,10 @@
 PV_PID_MARK="$$.$(date +%s%N)"
 export PV_PID_MARK
 
-# own PID: true while PID is a live process started under this mark
-own() {
+# pv_pid_own PID: true while PID is a live process started under this
+# mark (a name of its own: a script's helper called "own" once shadowed it,
+# and nothing was stopped)
+pv_pid_own() {
     [ -r "/proc/$1/environ" ] &&
         tr '\0' '\n' <"/proc/$1/environ" 2>/dev/null | grep -qxF "PV_PID_MARK=$PV_PID_MARK"
 }
@@ -28,7 +30,7 @@ kill_own() {
     ko_sig=$1
     shift
     for ko_p in "$@"; do
-        if own "$ko_p"; then
+        if pv_pid_own "$ko_p"; then
             kill -s "$ko_sig" "$ko_p" 2>/dev/null
         fi
     done
