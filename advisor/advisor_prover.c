@@ -107,8 +107,13 @@ static enum outcome call(struct advisor_prover *pc, const struct advisor_pool_le
     }
     snprintf(url, sizeof(url), "%s%s", l->url, path);
     if (!hclient_perform(c, &req, &res)) {
-        /* hclient drops a broken connection; it is not reused */
-        if (advisor_now_ms() - t0 >= (int64_t)pc->a->cfg.prover_timeout_ms) {
+        /* hclient drops a broken connection; it is not reused. A request
+         * that went out and ran out of time is a timeout also when our
+         * clock reads a hair under the limit (libcurl's timer and ours
+         * round apart); a connect that timed out is an unreachable
+         * prover, and the call may go to another. */
+        if ((res.timed_out && !res.unsent) ||
+            advisor_now_ms() - t0 >= (int64_t)pc->a->cfg.prover_timeout_ms) {
             snprintf(why, whylen, "gave no answer within %u ms (prover_timeout_ms)",
                      pc->a->cfg.prover_timeout_ms);
             return OUT_TIMEOUT;

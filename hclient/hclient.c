@@ -268,6 +268,7 @@ bool hclient_perform(struct hclient *c, const struct hclient_req *req, struct hc
     if (cc != CURLE_OK) {
         res->too_large = s.too_large;
         res->unsent = never_sent(c->easy, cc);
+        res->timed_out = cc == CURLE_OPERATION_TIMEDOUT;
         snprintf(res->error, sizeof(res->error), "%s",
                  s.too_large ? "the answer is larger than the client accepts"
                              : curl_easy_strerror(cc));

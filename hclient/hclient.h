@@ -55,6 +55,9 @@ struct hclient_res {
      * name did not resolve, or the connect timed out before a byte of the
      * request went out. A caller may send such a write elsewhere. */
     bool unsent;
+    /* The transfer failed because a time limit ran out (connect or total),
+     * as libcurl says, not as the caller's clock says. */
+    bool timed_out;
 };
 
 /* A client with its own connection; NULL when libcurl cannot start. */

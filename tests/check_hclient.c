@@ -349,6 +349,7 @@ START_TEST(unreachable)
     ck_assert(res.error[0] != '\0');
     ck_assert(!res.too_large);
     ck_assert(res.unsent); /* refused: a write may go to another server */
+    ck_assert(!res.timed_out);
     hclient_free(c);
 }
 END_TEST
@@ -393,6 +394,7 @@ START_TEST(timeouts_unsent_or_not)
     ck_assert_msg(full, "the accept queue never filled");
     ck_assert(!hclient_perform(c, &req, &res));
     ck_assert_msg(res.unsent, "a connect that timed out counts as unsent (%s)", res.error);
+    ck_assert(res.timed_out);
     hclient_res_clear(&res);
     for (int i = 0; i < nfill; i++) {
         close(fill[i]);
@@ -407,6 +409,7 @@ START_TEST(timeouts_unsent_or_not)
     ck_assert_int_eq(pthread_create(&tid, NULL, accept_silently, &sil), 0);
     ck_assert(!hclient_perform(c, &req, &res));
     ck_assert_msg(!res.unsent, "a request that went out is not unsent (%s)", res.error);
+    ck_assert(res.timed_out);
     hclient_res_clear(&res);
     pthread_join(tid, NULL);
     if (sil.fd >= 0) {

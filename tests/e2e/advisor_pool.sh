@@ -229,7 +229,7 @@ case "$(cat "$ADV_LOG")" in
 *"prover $U2 taken out of the pool: gave no answer within 1500 ms (prover_timeout_ms)"* | \
     *"prover $U2 taken out of the pool: health check: Timeout was reached"*)
     ok "hung prover: the log says why" ;;
-*) bad "hung prover: no line saying why it was taken out" ;;
+*) bad "hung prover: no line saying why it was taken out ($(grep -F 'taken out of the pool' "$ADV_LOG" | tail -n 3))" ;;
 esac
 eq "hung prover: still no approval without a proof" "$(approved_without_proof sb)" 0
 kill -CONT "$P2"
