@@ -165,6 +165,24 @@ static pv_result conc_try(struct prover_proof *pf, size_t ui, enum prover_catego
     return PV_RESULT_OK;
 }
 
+/* A witness of binary atom 'xa' and host atom 'ha' of unit 'u' at 'port':
+ * the unit's IP literal, or the host atom's word. */
+static void wit_pair(struct wit *w, const struct prover_proof *pf, const struct prover_unit *u,
+                     size_t xa, size_t ha, uint16_t port)
+{
+    memset(w, 0, sizeof(*w));
+    w->port = port;
+    w->bin = pf->bin.atoms[xa].w;
+    if (u->v.host_is_ip) {
+        w->host_is_ip = true;
+        w->d = u->v.host_ip;
+        model_ip_format(&w->d, w->ipbuf, sizeof(w->ipbuf));
+        w->host = w->ipbuf;
+    } else {
+        w->host = pf->dns.atoms[ha].w;
+    }
+}
+
 static pv_result conc_unit_port(struct prover_proof *pf, size_t ui, uint16_t port,
                                 bool *done) PV_WUR;
 /* reach_B is a function of binary, host and port (docs/semantics.md#reach),
@@ -195,17 +213,7 @@ static unsigned conc_reach(struct prover_proof *pf, const struct prover_unit *u,
             if (++n > PROVER_CONCRETE_BUDGET) {
                 return 0;
             }
-            memset(&w, 0, sizeof(w));
-            w.port = port;
-            w.bin = pf->bin.atoms[xa].w;
-            if (u->v.host_is_ip) {
-                w.host_is_ip = true;
-                w.d = u->v.host_ip;
-                model_ip_format(&w.d, w.ipbuf, sizeof(w.ipbuf));
-                w.host = w.ipbuf;
-            } else {
-                w.host = pf->dns.atoms[ha].w;
-            }
+            wit_pair(&w, pf, u, xa, ha, port);
             if (prover_q_reach_concrete(pf->B, &w)) {
                 r_any = true;
             } else if (pf->bin_bypass[xa]) {
@@ -263,19 +271,9 @@ static pv_result conc_keys(struct prover_proof *pf, size_t ui, uint16_t port, bo
                 if (!prover_atom_has(&pf->bin, xa, u->bpat)) {
                     continue;
                 }
-                memset(&w, 0, sizeof(w));
+                wit_pair(&w, pf, u, xa, ha, port);
                 w.xa = xa;
                 w.ha = ha;
-                w.port = port;
-                w.bin = pf->bin.atoms[xa].w;
-                if (u->v.host_is_ip) {
-                    w.host_is_ip = true;
-                    w.d = u->v.host_ip;
-                    model_ip_format(&w.d, w.ipbuf, sizeof(w.ipbuf));
-                    w.host = w.ipbuf;
-                } else {
-                    w.host = pf->dns.atoms[ha].w;
-                }
                 if (!prover_q_reach_concrete(pf->B, &w)) {
                     continue; /* capability needs reach_B */
                 }

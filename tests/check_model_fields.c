@@ -270,25 +270,6 @@ static void mark_seen(struct seen *s, const struct model_ftable *t, size_t i)
     }
 }
 
-static const struct model_ftable *elem_of(enum model_fkind k)
-{
-    switch (k) {
-    case MODEL_FK_L7RULES:
-    case MODEL_FK_L7EFF:
-        return &model_l7rule_table;
-    case MODEL_FK_QUERIES:
-        return &model_query_table;
-    case MODEL_FK_GQLPQ:
-        return &model_gqlpq_table;
-    case MODEL_FK_ENDPOINTS:
-        return &model_endpoint_table;
-    case MODEL_FK_BINARIES:
-        return &model_binary_table;
-    default:
-        return NULL;
-    }
-}
-
 static bool zero(const unsigned char *p, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -308,7 +289,7 @@ static void compare_row(const struct model_ftable *t, size_t ri, const unsigned 
 {
     const struct model_fdesc *f = &t->rows[ri];
     size_t size = model_fdesc_size(f), n = 0;
-    const struct model_ftable *et = elem_of(f->kind);
+    const struct model_ftable *et = model_felem_table(f->kind);
 
     if (f->count_off != f->off) {
         memcpy(&n, s + f->count_off, sizeof(n));
