@@ -79,6 +79,7 @@ struct proxy_config {
     bool test_allow_loopback;
     bool unprivileged_identity; /* run without CAP_SYS_PTRACE (start-up self-check) */
     enum proxy_ident_scan identity_scan;
+    int sandbox_init; /* --sandbox-init PID (proviso sandbox run), 0: none */
     unsigned connect_timeout_ms;
     unsigned idle_timeout_ms;
     unsigned header_timeout_ms; /* a complete request head within this (0 = off) */
