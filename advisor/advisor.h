@@ -456,6 +456,10 @@ struct advisor_eval {
     bool within_envelope; /* every grant within the auto-approval envelope */
     const char *prover_version;
 };
+/* Does evaluation 'e' add nothing to the policy it was made against (proved,
+ * verdict empty, contained)? Such a rule is answered already_allowed, on
+ * submission and on approval alike (docs/advisor.md#reproof). */
+bool advisor_eval_adds_nothing(const struct advisor_eval *e);
 /* Evaluate adding rule 'name' = 'rule' (JSON) to the snapshot. Never fails
  * for a bad proposal or an unreachable prover (that goes into
  * application_error); fails only for out-of-memory. */
