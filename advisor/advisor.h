@@ -529,6 +529,25 @@ pv_result advisor_reprove_sandbox(struct advisor_worker *w, int64_t sandbox, con
  * boundary of its own. */
 pv_result advisor_reprove_unbounded(struct advisor_worker *w, const char *cause,
                                     json_t *suspended) PV_WUR;
+/* A removal never widens (advisor_widen.c): what a recomposition proves
+ * the policy it composed against. All borrowed. */
+struct advisor_widen_in {
+    int64_t sandbox;
+    const char *cause;       /* "undo <id>", "base", ... */
+    const char *before_yaml; /* the effective policy in force, O */
+    const char *before_hash;
+    const struct model_policy *before; /* O, compiled */
+    const struct model_policy *base;   /* the base it starts from, peers resolved */
+    const char *now_yaml;              /* the recomposed policy, N */
+    const char *now_hash;
+    const json_t *chunks; /* the approved chunk ids N composes, in order */
+};
+/* Does N grant a request that neither O nor the base grants? Each kept
+ * chunk that gains one is appended to 'culprits' as {chunk_id, reason}
+ * (the witness); when it cannot be decided, every kept chunk is. Empty:
+ * N is within. Needs no transaction of its own; asks the prover. */
+pv_result advisor_widening(struct advisor_worker *w, const struct advisor_widen_in *in,
+                           json_t *culprits) PV_WUR;
 /* {"base_blob", "chunks"} of the sandbox's current composition, read in the
  * current transaction (for the records of revisions written elsewhere). */
 json_t *advisor_composition(struct advisor_worker *w, int64_t sandbox);
