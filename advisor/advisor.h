@@ -538,7 +538,8 @@ struct advisor_widen_in {
     const char *before_hash;
     const struct model_policy *before; /* O, compiled */
     const struct model_policy *base;   /* the base it starts from, peers resolved */
-    const char *now_yaml;              /* the recomposed policy, N */
+    const struct model_policy *now;    /* the recomposed policy, N, compiled */
+    const char *now_yaml;
     const char *now_hash;
     const json_t *chunks; /* the approved chunk ids N composes, in order */
 };

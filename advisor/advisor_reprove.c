@@ -584,6 +584,7 @@ static pv_result no_widening(struct advisor_worker *w, const struct advisor_snap
                                   .before_yaml = o->yaml,
                                   .before_hash = o->hash,
                                   .before = o->policy,
+                                  .now = snap->policy,
                                   .now_yaml = snap->yaml,
                                   .now_hash = snap->hash,
                                   .chunks = out->chunks};

@@ -544,10 +544,30 @@ static void propose_and_approve(unsigned *s, int stepno)
     }
 }
 
+/* New credentials: the github one alone, or one on example.org as well
+ * (every approved chunk is proved again; a suspension can widen others). */
+static void credentials_set(bool other)
+{
+    struct store_sandbox sb;
+
+    ck_assert(pv_ok(store_sandbox_get(w->st, "sb", &sb)));
+    free(sb.credentials);
+    sb.credentials = strdup(other ? "credentials:\n  - {name: gh, type: github, target_hosts: "
+                                    "[api.github.com]}\n  - {name: org, type: api-key, "
+                                    "target_hosts: [example.org]}\n"
+                                  : "credentials:\n  - {name: gh, type: github, target_hosts: "
+                                    "[api.github.com]}\n");
+    ck_assert(pv_ok(store_begin(w->st)));
+    ck_assert(pv_ok(store_sandbox_update(w->st, &sb)));
+    ck_assert(pv_ok(advisor_reprove_sandbox(w, sb.id, "credentials", NULL)));
+    ck_assert(pv_ok(store_commit(w->st)));
+    store_sandbox_clear(&sb);
+}
+
 /* One random step; true when it removed something (checked). */
 static bool random_step(unsigned *s, int stepno, char what[64])
 {
-    unsigned op = next_rand(s) % 10;
+    unsigned op = next_rand(s) % 12;
     char id[64];
 
     if (op < 4) {
@@ -568,8 +588,13 @@ static bool random_step(unsigned *s, int stepno, char what[64])
         }
         return true;
     }
-    snprintf(what, 64, "base %u", op);
-    base_set(bases[next_rand(s) % PV_ARRAY_LEN(bases)]);
+    if (op < 10) {
+        snprintf(what, 64, "base %u", op);
+        base_set(bases[next_rand(s) % PV_ARRAY_LEN(bases)]);
+        return true;
+    }
+    snprintf(what, 64, "credentials %u", op);
+    credentials_set(op == 11);
     return true;
 }
 
@@ -587,6 +612,66 @@ START_TEST(test_property_removals_never_widen)
         }
         model_policy_free(before);
     }
+}
+END_TEST
+
+/* An undo that only returns what the base itself grants suspends nothing:
+ * the base's GET of anything came back when the chunk's deny rule left. */
+START_TEST(test_undo_back_to_base_keeps_others)
+{
+    char ca[64];
+    char cw[64];
+    char ep[1024];
+
+    base_set(base_all);
+    snprintf(ep, sizeof(ep),
+             "%s\"rules\":[{\"allow\":{\"method\":\"POST\",\"path\":\"/a/**\"}}],"
+             "\"deny_rules\":[{\"method\":\"GET\",\"path\":\"/admin/**\"}]",
+             ep_l7);
+    submit("a", ep, ca);
+    ck_assert_uint_eq(approve(ca), 200);
+    submit("w", "\"host\":\"example.org\",\"port\":443", cw);
+    ck_assert_uint_eq(approve(cw), 200);
+    undo(ca);
+    ck_assert(status_of(cw, "approved"));
+}
+END_TEST
+
+/* The operator removes a deny rule of its own: the base now grants what
+ * the policy before refused. A chunk elsewhere gains nothing and stays
+ * approved (what the chunks touched is proved on its own). */
+START_TEST(test_base_deny_removed_elsewhere_keeps)
+{
+    static const char base_deny_all[] = "version: 1\n"
+                                        "network_policies:\n"
+                                        "  gh:\n"
+                                        "    name: gh\n"
+                                        "    endpoints:\n"
+                                        "      - host: api.github.com\n"
+                                        "        port: 443\n"
+                                        "        protocol: rest\n"
+                                        "        enforcement: enforce\n"
+                                        "        rules:\n"
+                                        "          - allow: {method: GET, path: \"/**\"}\n"
+                                        "        deny_rules:\n"
+                                        "          - {method: GET, path: \"/admin/**\"}\n"
+                                        "    binaries:\n"
+                                        "      - path: /usr/bin/curl\n";
+    char cw[64];
+    struct model_policy *p;
+
+    base_set(base_deny_all);
+    submit("w",
+           "\"host\":\"example.org\",\"port\":443,\"protocol\":\"rest\",\"enforcement\":"
+           "\"enforce\",\"rules\":[{\"allow\":{\"method\":\"GET\",\"path\":\"/p/**\"}}]",
+           cw);
+    ck_assert_uint_eq(approve(cw), 200);
+    base_set(base_all);
+    p = policy_now(false);
+    ck_assert(allowed(p, "api.github.com", "GET", "/admin/x"));
+    ck_assert(allowed(p, "example.org", "GET", "/p/q"));
+    model_policy_free(p);
+    ck_assert(status_of(cw, "approved"));
 }
 END_TEST
 
@@ -641,6 +726,8 @@ static Suite *suite(void)
     tcase_set_timeout(t, 300);
     tcase_add_test(t, test_undo_never_widens_another_chunk);
     tcase_add_test(t, test_base_deny_removed_suspends);
+    tcase_add_test(t, test_undo_back_to_base_keeps_others);
+    tcase_add_test(t, test_base_deny_removed_elsewhere_keeps);
     tcase_add_test(t, test_approve_contained_already_allowed);
     tcase_add_loop_test(t, test_property_removals_never_widen, 0, SEEDS);
     suite_add_tcase(s, t);
