@@ -555,18 +555,23 @@ static pv_result walk(struct advisor_worker *w, struct advisor_snapshot *snap, c
 }
 
 /* Suspend approved chunk 'id' for 'why' (a widening the walk's coverage
- * test did not see). */
+ * test did not see); '*n' counts it. A chunk named twice is suspended
+ * once. */
 static pv_result suspend_one(struct advisor_worker *w, const struct advisor_snapshot *snap,
-                             const char *id, const char *why, json_t *reasons)
+                             const char *id, const char *why, json_t *reasons, size_t *n)
 {
     struct store_chunk c;
-    pv_result r;
+    bool approved;
+    pv_result r = PV_RESULT_OK;
 
     PV_GUARD(store_chunk_get(w->st, snap->sandbox, id, &c));
-    r = strcmp(c.status, "approved") == 0 ? chunk_after(w, &c, NULL, snap->hash, why)
-                                          : PV_RESULT_OK;
-    if (pv_ok(r) && strcmp(c.status, "approved") == 0) {
+    approved = strcmp(c.status, "approved") == 0;
+    if (approved) {
+        r = chunk_after(w, &c, NULL, snap->hash, why);
+    }
+    if (pv_ok(r) && approved) {
         r = reason_add(reasons, &c, why, snap->hash);
+        *n += pv_ok(r) ? 1 : 0;
     }
     store_chunk_clear(&c);
     return r;
@@ -593,6 +598,7 @@ static pv_result no_widening(struct advisor_worker *w, const struct advisor_snap
     size_t i;
     const json_t *x;
     char blob[65];
+    size_t n = 0;
     pv_result r = PV_RESULT_OK;
 
     *again = false;
@@ -611,10 +617,14 @@ static pv_result no_widening(struct advisor_worker *w, const struct advisor_snap
     {
         if (pv_ok(r)) {
             r = suspend_one(w, snap, json_string_value(json_object_get(x, "chunk_id")),
-                            json_string_value(json_object_get(x, "reason")), reasons);
+                            json_string_value(json_object_get(x, "reason")), reasons, &n);
         }
     }
-    *again = json_array_size(culprits) > 0;
+    /* every pass that composes again has suspended a chunk: it ends */
+    *again = n > 0;
+    if (pv_ok(r) && n == 0 && json_array_size(culprits) > 0) {
+        r = pv_fail(PV_ERR_INTERNAL, "a widening named no approved chunk");
+    }
     json_decref(culprits);
     model_policy_free(base);
     return r;

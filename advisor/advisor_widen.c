@@ -181,7 +181,11 @@ static json_t *rules_of(const struct model_policy *p)
 
     free(js);
     json_decref(j);
-    return json_is_object(np) ? np : (json_decref(np), NULL);
+    if (!json_is_object(np)) {
+        json_decref(np);
+        return NULL;
+    }
+    return np;
 }
 
 /* The policy holding rules 'np' (borrowed), loaded and validated by the
