@@ -28,8 +28,9 @@
  *  4. A counterexample still not placed (the base allows it, or the
  *     evaluator cannot rebuild it: a GraphQL operation) suspends the
  *     chunks whose own rule reaches its binary, host and port, or every
- *     kept chunk when none does; so does a check the prover cannot answer.
- *     The base alone is always within: the proof errs towards suspension.
+ *     kept chunk when none does; a check the prover cannot answer suspends
+ *     every kept chunk. The base alone is always within: the proof errs
+ *     towards suspension.
  */
 #include "config.h"
 
