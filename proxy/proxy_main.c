@@ -52,6 +52,8 @@ static const struct pv_opt proxy_opts[] = {
      "the credentials store: placeholder values (owner-only file, reloaded with the policy)", 0},
     {"port-file", "FILE", "write the listen port there once listening", 0},
     {"sandbox-init", "PID", "serve the sandbox of init PID (proviso sandbox run)", 0},
+    {"skill-shown", "PATH", "the skill's path as the agent sees it (default: where it is written)",
+     0},
     {"connect-timeout", "MS", "upstream connect time limit, 1..600000 (default 10000)", 0},
     {"idle-timeout", "MS", "idle connection limit, 1..86400000 (default 60000)", 0},
     {"header-timeout", "MS", "request head limit, 0..86400000 (default 10000)", 0},
@@ -233,6 +235,7 @@ int main(int argc, char **argv)
     cfg.sandbox = pv_args_get(&a, "sandbox");
     cfg.token_file = pv_args_get(&a, "token-file");
     cfg.skill_dir = pv_args_get(&a, "skill-dir");
+    cfg.skill_shown = pv_args_get(&a, "skill-shown");
     cfg.nsandbox_addrs = pv_args_count(&a, "sandbox-address");
     if (cfg.nsandbox_addrs > PROXY_SANDBOX_ADDRS_MAX) {
         fprintf(stderr, "proviso-proxy: --sandbox-address: at most %d addresses\n",

@@ -239,6 +239,7 @@ bool sandbox_proxy_start(const struct sandbox_opts *o, pid_t init, struct sandbo
         arg2(&a, "--sandbox", o->name);
         arg2(&a, "--token-file", px->token_path[0] != '\0' ? px->token_path : o->token_file);
         arg2(&a, "--skill-dir", skills);
+        arg2(&a, "--skill-shown", SANDBOX_DIR "/skills/policy_advisor.md");
     } else {
         arg2(&a, "--policy", o->policy_path);
     }

@@ -15,10 +15,11 @@
  * users' processes (a policy's /proc path grants access to it: the host's
  * /proc is never mounted); /.proviso (the CA and the skill, readable) and
  * /.proviso-proxy (the proxy's data, root's alone). Every source is opened
- * (O_PATH) before anything is mounted, so the tmpfs mounted over /tmp to
- * build the root hides no source. pivot_root(".", ".") then detaches the
- * host's root: paths outside the policy do not exist inside, whatever
- * their permissions (a Unix socket there cannot be reached).
+ * (O_PATH) in the host's root before anything is mounted, and the new root
+ * is assembled off the host's tree (BASE, OLD, STAGE below); a final
+ * pivot_root(".", ".") then detaches the host's root: paths outside the
+ * policy do not exist inside, whatever their permissions (a Unix socket
+ * there cannot be reached).
  */
 #include "config.h"
 
@@ -46,8 +47,16 @@
 #define AT_RECURSIVE 0x8000
 #endif
 
-/* Where the new root is assembled: a directory every Debian host has. */
-#define STAGE "/tmp"
+/* A scratch tmpfs is mounted on BASE (a directory every Debian host has)
+ * and made the root, the host's root moving to OLD under it, so that no
+ * source path's tree contains what is being built (a recursive bind of the
+ * host's /tmp would otherwise copy the scratch tmpfs mounted on it). The
+ * new root is a second tmpfs at NEW; its sources are the descriptors
+ * opened in the host's root before (through OLD's /proc), so symbolic
+ * links in a policy path resolve as on the host. */
+#define BASE "/tmp"
+#define OLD "/.old"
+#define STAGE "/new"
 
 struct mount_attr_v0 {
     unsigned long long attr_set;
@@ -143,7 +152,7 @@ static bool bind_path(const struct sandbox_path *sp, int src, char *err, size_t 
     char target[PATH_MAX + 16];
     unsigned long long attr = MOUNT_ATTR_NOSUID;
 
-    snprintf(from, sizeof(from), "/proc/self/fd/%d", src);
+    snprintf(from, sizeof(from), OLD "/proc/self/fd/%d", src);
     snprintf(target, sizeof(target), STAGE "%s", sp->path);
     if (!mount_point(target, sp->dir)) {
         return fail(err, errlen, "cannot make the mount point for", sp->path);
@@ -219,13 +228,31 @@ static bool own_dirs(char *err, size_t errlen)
     return true;
 }
 
+static bool scratch(char *err, size_t errlen)
+{
+    if (mount("tmpfs", BASE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,size=64k") != 0) {
+        return fail(err, errlen, "cannot mount the scratch root on", BASE);
+    }
+    if (mkdir(BASE OLD, 0700) != 0 || chdir(BASE) != 0 ||
+        syscall(SYS_pivot_root, ".", "." OLD) != 0 || chdir("/") != 0) {
+        return fail(err, errlen, "cannot pivot into", "the scratch root");
+    }
+    if (mkdir(STAGE, 0755) != 0 ||
+        mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m") != 0) {
+        return fail(err, errlen, "cannot mount the new root on", STAGE);
+    }
+    return true;
+}
+
 static bool build(const struct sandbox_plan *plan, int *fds, int rootfd, char *err, size_t errlen)
 {
-    if (mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m") != 0) {
-        return fail(err, errlen, "cannot mount the new root on", STAGE);
+    if (!scratch(err, errlen)) {
+        close(rootfd);
+        return false;
     }
     for (size_t i = 0; i < plan->npaths; i++) {
         if (!plan->paths[i].proc && !bind_path(&plan->paths[i], fds[i], err, errlen)) {
+            close(rootfd);
             return false;
         }
     }

@@ -80,6 +80,7 @@ read -r HTTP TCP6 UDP <"$T/ports"
 touch "$T/host.log"
 
 mkdir -p "$T/work"
+chmod 777 "$T/work"
 cat >"$T/policy.yaml" <<EOF
 version: 1
 filesystem_policy:
@@ -147,6 +148,13 @@ check "a setuid binary gives no root (nosuid, no_new_privs)" '[ "$out" = "$(id -
 out=$(sbrun -- /bin/sh -c 'ls /run /root /home 2>&1; echo x > /etc/pv-x 2>&1; ls /proc | grep -c "^[0-9]"' 2>&1)
 check "paths outside the policy do not exist" 'echo "$out" | grep -q "/run.*No such file"'
 check "read_only is read-only" 'echo "$out" | grep -q "pv-x.*\(Read-only\|Permission denied\)"'
+sbrun -- /bin/sh -c "echo inside >$T/work/written; echo tmp >/tmp/pv-sbw-$$" 2>/dev/null
+check "a read_write path is the host's (a file written inside is there)" \
+    '[ "$(cat "$T/work/written" 2>/dev/null)" = inside ] && [ "$(cat /tmp/pv-sbw-$$ 2>/dev/null)" = tmp ]'
+rm -f "/tmp/pv-sbw-$$"
+mounts=$(sbrun -- /bin/sh -c 'cut -d" " -f5 /proc/self/mountinfo' 2>/dev/null | sort | tr '\n' ' ')
+check "the mounts are the policy's paths and /proc, nothing else" \
+    '[ "$mounts" = "$(printf "%s\n" / /dev/null /dev/urandom /etc /lib /lib64 /proc /tmp /usr "$T/ro" "$T/work" | sort | tr "\n" " ")" ]'
 check "only the sandbox's processes are visible" '[ "$(echo "$out" | tail -1)" -le 4 ]'
 
 # 4. exit status, signals, teardown
