@@ -38,6 +38,7 @@
 static const struct pv_opt sbrun_opts[] = {
     {"policy", "FILE", "the policy (standalone), or the base of a sandbox made for this run", 0},
     {"credentials", "FILE", "the credentials store for placeholders (standalone)", 0},
+    {"upstream-ca", "FILE", "the proxy trusts only this CA for upstreams (a private CA)", 0},
     {"sandbox-token", "FILE", "NAME's own token (an existing advisor sandbox)", 0},
     {"advisor", "URL", "the advisor (default $PROVISO_ADVISOR, else http://127.0.0.1:8788)", 0},
     {"token-file", "FILE", "the admin token, to make NAME (default $PROVISO_TOKEN_FILE)", 0},
@@ -294,6 +295,7 @@ int cli_sandbox_run(int argc, char **argv)
     o.name = pa.npos == 1 ? pa.pos[0] : NULL;
     o.policy_path = pv_args_get(&pa, "policy");
     o.credentials = pv_args_get(&pa, "credentials");
+    o.upstream_ca = pv_args_get(&pa, "upstream-ca");
     o.token_file = pv_args_get(&pa, "sandbox-token");
     o.proxy_log = pv_args_get(&pa, "log");
     o.workdir = pv_args_get(&pa, "workdir");

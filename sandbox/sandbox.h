@@ -24,6 +24,7 @@ struct sandbox_opts {
     /* standalone: the policy file; with an advisor: the sandbox's NAME */
     const char *policy_path;
     const char *credentials;
+    const char *upstream_ca;          /* the proxy trusts only this CA upstream (a private one) */
     const char *name;                 /* advisor sandbox, NULL: standalone */
     const char *advisor_url;          /* with name */
     const char *token_file;           /* the sandbox token's file (advisor mode) */

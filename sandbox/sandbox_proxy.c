@@ -244,6 +244,7 @@ bool sandbox_proxy_start(const struct sandbox_opts *o, pid_t init, struct sandbo
         arg2(&a, "--policy", o->policy_path);
     }
     arg2(&a, "--credentials", o->credentials);
+    arg2(&a, "--upstream-ca", o->upstream_ca);
     arg2(&a, "--log", o->proxy_log);
     if (o->test_allow_loopback) {
         arg(&a, "--test-allow-loopback");
