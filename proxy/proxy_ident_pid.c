@@ -285,7 +285,11 @@ static bool parent_of(pid_t pid, pid_t *ppid)
 }
 
 /* readlink /proc/PID/exe; a " (deleted)" suffix is dropped only when no file
- * of the longer name exists. New string or NULL. */
+ * of the longer name exists. New string or NULL. NULL too (no identity) for
+ * an image that is no file (a memfd's "/memfd:NAME", whose NAME the process
+ * chose: "x/curl" would match a "**" + "/curl" pattern) and for a path with
+ * a control character (a newline in a name the command chose would forge
+ * a decision line). */
 static char *exe_of(pid_t pid)
 {
     char p[PATH_MAX + 32];
@@ -300,6 +304,14 @@ static char *exe_of(pid_t pid)
         return NULL; /* unreadable, or possibly truncated: a prefix never grants */
     }
     buf[n] = '\0';
+    if (buf[0] != '/' || strncmp(buf, "/memfd:", 7) == 0) {
+        return NULL;
+    }
+    for (ssize_t i = 0; i < n; i++) {
+        if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f) {
+            return NULL;
+        }
+    }
     if ((size_t)n > dl && memcmp(buf + n - dl, del, dl) == 0 && access(buf, F_OK) != 0) {
         buf[n - (ssize_t)dl] = '\0';
     }
@@ -467,6 +479,9 @@ void proxy_ident_of_pid(struct proxy_ident_cache *c, pid_t pid, struct proxy_ide
 
         if (!parent_of(cur, &parent) || parent <= 0 || parent == cur) {
             break;
+        }
+        if (parent == 1 && proc_foreign) {
+            break; /* a sandbox's init (proviso) is every process's ancestor: nobody's identity */
         }
         cur = parent;
         pexe = exe_of(cur);

@@ -10,7 +10,9 @@
  * namespace (the one way an unprivileged process could hold CAP_NET_ADMIN
  * or CAP_SYS_ADMIN over anything), clone3 answers ENOSYS so that libc
  * falls back to clone, whose flags the filter can read, no TIOCSTI or
- * TIOCLINUX, no kernel keyring.
+ * TIOCLINUX, no kernel keyring, no io_uring, no ptrace or access to another
+ * process's memory or descriptors, and sockets of the namespaced families
+ * only (seccomp_deny, seccomp_families).
  */
 #include "config.h"
 
@@ -23,6 +25,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -39,9 +42,37 @@ static void reset_signals(void)
     sigprocmask(SIG_SETMASK, &all, NULL);
 }
 
+/* Socket families: the network namespace isolates AF_INET, AF_INET6, AF_UNIX's
+ * abstract names and AF_NETLINK; others (AF_VSOCK above all: its port space
+ * is the host's and leads out of a virtual machine) are not namespaced. */
+static bool seccomp_families(scmp_filter_ctx ctx)
+{
+    bool ok = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
+                               SCMP_A0(SCMP_CMP_GT, AF_NETLINK)) == 0 &&
+              seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socketpair), 1,
+                               SCMP_A0(SCMP_CMP_NE, AF_UNIX)) == 0;
+
+    for (int f = 0; ok && f < AF_NETLINK; f++) {
+        if (f != AF_UNIX && f != AF_INET && f != AF_INET6) {
+            ok = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
+                                  SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)f)) == 0;
+        }
+    }
+    return ok;
+}
+
 static bool seccomp_deny(scmp_filter_ctx ctx)
 {
-    static const int keyring[] = {SCMP_SYS(add_key), SCMP_SYS(keyctl), SCMP_SYS(request_key)};
+    /* the kernel keyring is not namespaced; io_uring makes sockets and opens
+     * files past any rule here; ptrace, another process's memory and
+     * pidfd_getfd would let the command drive a policy binary's process
+     * (its identity) from outside it */
+    static const int denied[] = {
+        SCMP_SYS(add_key),        SCMP_SYS(keyctl),           SCMP_SYS(request_key),
+        SCMP_SYS(io_uring_setup), SCMP_SYS(io_uring_enter),   SCMP_SYS(io_uring_register),
+        SCMP_SYS(ptrace),         SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev),
+        SCMP_SYS(pidfd_getfd),
+    };
     bool ok = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(unshare), 1,
                                SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER)) == 0 &&
               seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
@@ -52,10 +83,10 @@ static bool seccomp_deny(scmp_filter_ctx ctx)
               seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
                                SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, TIOCLINUX)) == 0;
 
-    for (size_t i = 0; ok && i < sizeof(keyring) / sizeof(keyring[0]); i++) {
-        ok = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), keyring[i], 0) == 0;
+    for (size_t i = 0; ok && i < sizeof(denied) / sizeof(denied[0]); i++) {
+        ok = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), denied[i], 0) == 0;
     }
-    return ok;
+    return ok && seccomp_families(ctx);
 }
 
 static bool seccomp_apply(char *err, size_t errlen)

@@ -24,6 +24,7 @@
 
 struct sandbox_path {
     char path[PATH_MAX]; /* absolute, as the policy writes it */
+    char real[PATH_MAX]; /* what it names on this host (realpath) */
     bool write;          /* read_write (or the working directory) */
     bool dir;            /* what the path names on this host */
     bool dev;            /* a device node (its mount keeps device access) */
@@ -79,10 +80,13 @@ void sandbox_env_free(char **envp);
 struct sandbox_proxy {
     pid_t pid;
     unsigned admin_port;
-    char token_path[PATH_MAX]; /* advisor mode: the sandbox token inside init's root */
+    char token_path[PATH_MAX];  /* advisor mode: the sandbox token inside init's root */
+    char policy_path[PATH_MAX]; /* standalone: the proxy's private copy of the policy */
+    char cred_path[PATH_MAX];   /* its private copy of the credentials store */
+    int logfd;                  /* the decision log, opened by proviso; -1: none */
 };
-bool sandbox_proxy_start(const struct sandbox_opts *o, pid_t init, struct sandbox_proxy *px,
-                         char *err, size_t errlen);
+bool sandbox_proxy_start(const struct sandbox_opts *o, const struct model_policy *p, pid_t init,
+                         struct sandbox_proxy *px, char *err, size_t errlen);
 void sandbox_proxy_stop(struct sandbox_proxy *px);
 
 #endif

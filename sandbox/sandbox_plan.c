@@ -113,6 +113,35 @@ static struct sandbox_path *find_path(struct sandbox_plan *plan, const char *pat
     return NULL;
 }
 
+/* A policy path is walked by root, on the host, to be bound into the
+ * sandbox: a symbolic link in it must be root's (one the command made in a
+ * read_write path in an earlier run, "cache -> ../../..", would bind the
+ * host's root). */
+static bool links_owned_by_root(const char *path, char *err, size_t errlen)
+{
+    char buf[PATH_MAX];
+    struct stat st;
+
+    snprintf(buf, sizeof(buf), "%s", path);
+    for (char *s = buf + 1;; s++) {
+        bool end = *s == '\0';
+        if (*s == '/' || end) {
+            *s = '\0';
+            if (lstat(buf, &st) == 0 && S_ISLNK(st.st_mode) && st.st_uid != 0) {
+                snprintf(err, errlen,
+                         "filesystem_policy path %s: %s is a symbolic link owned by uid %lu "
+                         "(the command may have made it); remove it or name the target",
+                         path, buf, (unsigned long)st.st_uid);
+                return false;
+            }
+            if (end) {
+                return true;
+            }
+            *s = '/';
+        }
+    }
+}
+
 /* Add one path; a missing one is skipped with a warning. */
 static bool add_path(struct sandbox_plan *plan, const char *path, bool write, char *err,
                      size_t errlen)
@@ -121,13 +150,16 @@ static bool add_path(struct sandbox_plan *plan, const char *path, bool write, ch
     struct sandbox_path *sp = find_path(plan, path);
 
     if (sp != NULL) {
-        sp->write = sp->write || write;
+        sp->write = (sp->write || write) && !sp->proc;
         return true;
     }
     if (strcmp(path, "/") == 0) {
         snprintf(err, errlen,
                  "filesystem_policy: '/' cannot be a sandbox path (it would hide nothing); list "
                  "the directories the command needs");
+        return false;
+    }
+    if (!links_owned_by_root(path, err, errlen)) {
         return false;
     }
     if (stat(path, &st) != 0) {
@@ -142,10 +174,16 @@ static bool add_path(struct sandbox_plan *plan, const char *path, bool write, ch
     sp = &plan->paths[plan->npaths++];
     memset(sp, 0, sizeof(*sp));
     snprintf(sp->path, sizeof(sp->path), "%s", path);
+    if (realpath(path, sp->real) == NULL) {
+        snprintf(sp->real, sizeof(sp->real), "%s", path);
+    }
     sp->write = write;
     sp->dir = S_ISDIR(st.st_mode);
     sp->dev = S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode);
     sp->proc = under(path, "/proc");
+    if (sp->proc) {
+        sp->write = false; /* /proc/PID/mem of a policy binary would be its identity */
+    }
     return true;
 }
 
@@ -210,6 +248,33 @@ static void literal_dir(const char *pattern, char *out, size_t len)
     out[slash - out] = '\0';
 }
 
+/* What 'dir' names on this host: the realpath of its nearest existing
+ * ancestor with the rest appended ("/a/./b" and a symbolic link to it are
+ * the same directory). */
+static void real_dir(const char *dir, char *out, size_t len)
+{
+    char head[PATH_MAX];
+    char r[PATH_MAX];
+    char *slash;
+
+    snprintf(head, sizeof(head), "%s", dir);
+    for (;;) {
+        if (realpath(head, r) != NULL) {
+            snprintf(out, len, "%s%s", strcmp(r, "/") == 0 ? "" : r, dir + strlen(head));
+            if (out[0] == '\0') {
+                snprintf(out, len, "/");
+            }
+            return;
+        }
+        slash = strrchr(head, '/');
+        if (slash == NULL || slash == head) {
+            snprintf(out, len, "%s", dir);
+            return;
+        }
+        *slash = '\0';
+    }
+}
+
 /* A binary the policy names must not be writable by the command: it could
  * replace it (or create it) and take its identity. The patterns that match
  * every path ("/" then "**", or "**" alone) name every program already, so
@@ -225,10 +290,13 @@ static bool plan_binaries(const struct model_policy *p, const struct sandbox_pla
             if (strcmp(bin, "/**") == 0 || strcmp(bin, "**") == 0) {
                 continue;
             }
+            char real[PATH_MAX];
             literal_dir(bin, dir, sizeof(dir));
+            real_dir(dir, real, sizeof(real));
             for (size_t i = 0; i < plan->npaths; i++) {
                 const struct sandbox_path *sp = &plan->paths[i];
-                if (sp->write && (under(sp->path, dir) || under(dir, sp->path))) {
+                if (sp->write && (under(sp->path, dir) || under(dir, sp->path) ||
+                                  under(sp->real, real) || under(real, sp->real))) {
                     snprintf(err, errlen,
                              "binary '%s' of policy '%s' lies where the command can write ('%s' "
                              "is read_write): it could put its own program there and take that "

@@ -24,6 +24,7 @@
 
 #include "common/pv.h"
 #include "common/pv_file.h"
+#include "model/model.h"
 #include "sandbox/sandbox_int.h"
 
 #define PROXY_ARGS_MAX 40
@@ -162,6 +163,76 @@ static bool copy_ca(const char *root, char *err, size_t errlen)
     return ok;
 }
 
+/* Write 'len' bytes to DATA/NAME (0600, root's directory): the proxy reads
+ * its policy and credentials there, where the command cannot write them
+ * (a FILE in a read_write path would otherwise be reloaded after the
+ * command rewrote it). */
+static bool private_file(const char *data, const char *name, const char *buf, size_t len, char *out,
+                         size_t outlen, char *err, size_t errlen)
+{
+    int fd;
+
+    snprintf(out, outlen, "%s/%s", data, name);
+    fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 || write(fd, buf, len) != (ssize_t)len || close(fd) != 0) {
+        snprintf(err, errlen, "cannot give the proxy its %s: %s", name, strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+static bool private_copies(const struct sandbox_opts *o, const struct model_policy *p,
+                           const char *data, struct sandbox_proxy *px, char *err, size_t errlen)
+{
+    bool ok = true;
+
+    if (o->name == NULL) {
+        size_t len = 0;
+        char *yaml = model_policy_to_yaml(p, &len);
+        ok = yaml != NULL && private_file(data, "policy.yaml", yaml, len, px->policy_path,
+                                          sizeof(px->policy_path), err, errlen);
+        free(yaml);
+        if (yaml == NULL) {
+            snprintf(err, errlen, "out of memory");
+        }
+    }
+    if (ok && o->credentials != NULL) {
+        char ferr[PATH_MAX + 128];
+        char *buf = NULL;
+        size_t len = 0;
+        if (!pv_ok(pv_file_read(o->credentials, MODEL_MAX_POLICY_BYTES, false, &buf, &len, ferr,
+                                sizeof(ferr)))) {
+            snprintf(err, errlen, "%s", ferr);
+            return false;
+        }
+        ok = private_file(data, "credentials.yaml", buf, len, px->cred_path, sizeof(px->cred_path),
+                          err, errlen);
+        free(buf);
+    }
+    return ok;
+}
+
+/* The decision log is opened here, once, never through a symbolic link (a
+ * path in a read_write directory is the command's to replace), and handed
+ * to the proxy as a descriptor. */
+static bool open_log(const struct sandbox_opts *o, struct sandbox_proxy *px, char *err,
+                     size_t errlen)
+{
+    struct stat st;
+
+    px->logfd = -1;
+    if (o->proxy_log == NULL) {
+        return true;
+    }
+    px->logfd = open(o->proxy_log, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (px->logfd < 0 || fstat(px->logfd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "--log %s: %s", o->proxy_log,
+                 px->logfd < 0 ? strerror(errno) : "not a regular file");
+        return false;
+    }
+    return true;
+}
+
 /* A token proviso holds in memory (the sandbox it made for this run) goes
  * to the proxy as a 0600 file in its data directory. */
 static bool write_token(const struct sandbox_opts *o, const char *data, struct sandbox_proxy *px,
@@ -183,22 +254,18 @@ static bool write_token(const struct sandbox_opts *o, const char *data, struct s
     return true;
 }
 
-/* With --log, the proxy's own messages go there too: the command's
- * standard error is the command's. */
-static void exec_proxy(const char *prog, struct argv_buf *a, pid_t parent, const char *log)
+/* With --log, the proxy's own messages go there too (the command's
+ * standard error is the command's), and its decision log is descriptor 3. */
+static void exec_proxy(const char *prog, struct argv_buf *a, pid_t parent, int logfd)
 {
     sigset_t none;
 
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) {
         _exit(125);
     }
-    if (log != NULL) {
-        int fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
-        if (fd < 0 || dup2(fd, STDERR_FILENO) < 0) {
-            fprintf(stderr, "proviso: sandbox: --log %s: %s\n", log, strerror(errno));
-            _exit(125);
-        }
-        close(fd);
+    if (logfd >= 0 && (dup2(logfd, STDERR_FILENO) < 0 || dup2(logfd, 3) < 0)) {
+        fprintf(stderr, "proviso: sandbox: --log: %s\n", strerror(errno));
+        _exit(125);
     }
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -207,8 +274,8 @@ static void exec_proxy(const char *prog, struct argv_buf *a, pid_t parent, const
     _exit(125);
 }
 
-bool sandbox_proxy_start(const struct sandbox_opts *o, pid_t init, struct sandbox_proxy *px,
-                         char *err, size_t errlen)
+bool sandbox_proxy_start(const struct sandbox_opts *o, const struct model_policy *p, pid_t init,
+                         struct sandbox_proxy *px, char *err, size_t errlen)
 {
     char prog[PATH_MAX];
     char pid[24];
@@ -225,7 +292,8 @@ bool sandbox_proxy_start(const struct sandbox_opts *o, pid_t init, struct sandbo
     snprintf(data, sizeof(data), "%s" SANDBOX_PROXY_DIR, root);
     snprintf(portfile, sizeof(portfile), "%s/port", data);
     snprintf(skills, sizeof(skills), "%s" SANDBOX_DIR "/skills", root);
-    if (!write_token(o, data, px, err, errlen)) {
+    if (!write_token(o, data, px, err, errlen) || !private_copies(o, p, data, px, err, errlen) ||
+        !open_log(o, px, err, errlen)) {
         return false;
     }
     arg(&a, prog);
@@ -241,11 +309,11 @@ bool sandbox_proxy_start(const struct sandbox_opts *o, pid_t init, struct sandbo
         arg2(&a, "--skill-dir", skills);
         arg2(&a, "--skill-shown", SANDBOX_DIR "/skills/policy_advisor.md");
     } else {
-        arg2(&a, "--policy", o->policy_path);
+        arg2(&a, "--policy", px->policy_path);
     }
-    arg2(&a, "--credentials", o->credentials);
+    arg2(&a, "--credentials", o->credentials != NULL ? px->cred_path : NULL);
     arg2(&a, "--upstream-ca", o->upstream_ca);
-    arg2(&a, "--log", o->proxy_log);
+    arg2(&a, "--log", px->logfd >= 0 ? "/dev/fd/3" : NULL);
     if (o->test_allow_loopback) {
         arg(&a, "--test-allow-loopback");
     }
@@ -255,7 +323,11 @@ bool sandbox_proxy_start(const struct sandbox_opts *o, pid_t init, struct sandbo
         return false;
     }
     if (px->pid == 0) {
-        exec_proxy(prog, &a, parent, o->proxy_log);
+        exec_proxy(prog, &a, parent, px->logfd);
+    }
+    if (px->logfd >= 0) {
+        close(px->logfd);
+        px->logfd = -1;
     }
     return wait_ready(px, portfile, err, errlen) && copy_ca(root, err, errlen);
 }

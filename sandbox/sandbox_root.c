@@ -91,73 +91,82 @@ static bool loopback_up(char *err, size_t errlen)
     return ok || fail(err, errlen, "cannot bring up", "lo");
 }
 
-/* mkdir -p of 'path' (absolute, under the stage); 0755 root. */
-static bool mkdirs(const char *path)
+/* One step of a mount point's path under the new root: the directory or
+ * (last, !dir) the file NAME in 'at', made when missing, never through a
+ * symbolic link (a read_write path's content is the command's to shape).
+ * An O_PATH descriptor, or -1. */
+static int step(int at, const char *name, bool dir)
 {
-    char buf[PATH_MAX + 16];
+    struct stat st;
+    int fd = openat(at, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+
+    if (fd < 0 && errno == ENOENT) {
+        if (dir) {
+            (void)mkdirat(at, name, 0755);
+        } else {
+            int w = openat(at, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+            if (w >= 0) {
+                close(w);
+            }
+        }
+        fd = openat(at, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    }
+    if (fd >= 0 && (fstat(fd, &st) != 0 || S_ISLNK(st.st_mode) || S_ISDIR(st.st_mode) != dir)) {
+        close(fd);
+        errno = ELOOP;
+        return -1;
+    }
+    return fd;
+}
+
+/* The mount point of 'path' under STAGE, walked one component at a time
+ * without following a symbolic link: an O_PATH descriptor, or -1. */
+static int mount_point(const char *path, bool dir)
+{
+    char buf[PATH_MAX];
+    char *save = NULL;
+    int cur = open(STAGE, O_PATH | O_DIRECTORY | O_CLOEXEC);
 
     snprintf(buf, sizeof(buf), "%s", path);
-    for (char *s = buf + 1; *s != '\0'; s++) {
-        if (*s == '/') {
-            *s = '\0';
-            if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
-                return false;
-            }
-            *s = '/';
-        }
+    for (char *c = strtok_r(buf, "/", &save); cur >= 0 && c != NULL;) {
+        char *next = strtok_r(NULL, "/", &save);
+        int fd = step(cur, c, next != NULL || dir);
+        close(cur);
+        cur = fd;
+        c = next;
     }
-    return mkdir(buf, 0755) == 0 || errno == EEXIST;
+    return cur;
 }
 
-static bool mount_point(const char *target, bool dir)
-{
-    char parent[PATH_MAX + 16];
-    char *slash;
-    int fd;
-
-    if (dir) {
-        return mkdirs(target);
-    }
-    snprintf(parent, sizeof(parent), "%s", target);
-    slash = strrchr(parent, '/');
-    if (slash != NULL && slash != parent) {
-        *slash = '\0';
-        if (!mkdirs(parent)) {
-            return false;
-        }
-    }
-    fd = open(target, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd < 0 && errno != EEXIST) {
-        return false;
-    }
-    if (fd >= 0) {
-        close(fd);
-    }
-    return true;
-}
-
-static bool set_attr(const char *target, unsigned long long set)
+static bool set_attr(int fd, unsigned long long set)
 {
     struct mount_attr_v0 attr;
 
     memset(&attr, 0, sizeof(attr));
     attr.attr_set = set;
-    return syscall(SYS_mount_setattr, AT_FDCWD, target, AT_RECURSIVE, &attr, sizeof(attr)) == 0;
+    return syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) ==
+           0;
 }
 
-/* Bind one path of the plan from its O_PATH descriptor. */
+/* Bind one path of the plan from its O_PATH descriptor onto its mount
+ * point, both named through /proc/self/fd (no path is walked again). */
 static bool bind_path(const struct sandbox_path *sp, int src, char *err, size_t errlen)
 {
     char from[64];
-    char target[PATH_MAX + 16];
+    char to[64];
     unsigned long long attr = MOUNT_ATTR_NOSUID;
+    int tfd = mount_point(sp->path, sp->dir);
+    bool ok;
 
-    snprintf(from, sizeof(from), OLD "/proc/self/fd/%d", src);
-    snprintf(target, sizeof(target), STAGE "%s", sp->path);
-    if (!mount_point(target, sp->dir)) {
-        return fail(err, errlen, "cannot make the mount point for", sp->path);
+    if (tfd < 0) {
+        return fail(err, errlen, "cannot make the mount point (never through a symbolic link) for",
+                    sp->path);
     }
-    if (mount(from, target, NULL, MS_BIND | MS_REC, NULL) != 0) {
+    snprintf(from, sizeof(from), OLD "/proc/self/fd/%d", src);
+    snprintf(to, sizeof(to), OLD "/proc/self/fd/%d", tfd);
+    ok = mount(from, to, NULL, MS_BIND | MS_REC, NULL) == 0;
+    close(tfd);
+    if (!ok) {
         return fail(err, errlen, "cannot bind", sp->path);
     }
     if (!sp->dev) {
@@ -166,10 +175,12 @@ static bool bind_path(const struct sandbox_path *sp, int src, char *err, size_t 
     if (!sp->write) {
         attr |= MOUNT_ATTR_RDONLY;
     }
-    if (!set_attr(target, attr)) {
-        return fail(err, errlen, "cannot make read-only/nosuid", sp->path);
+    tfd = mount_point(sp->path, sp->dir); /* now the mount itself */
+    ok = tfd >= 0 && set_attr(tfd, attr);
+    if (tfd >= 0) {
+        close(tfd);
     }
-    return true;
+    return ok || fail(err, errlen, "cannot make read-only/nosuid", sp->path);
 }
 
 /* The host root's top-level symbolic links (merged /usr: /bin, /lib64, ...)

@@ -194,8 +194,8 @@ static pid_t clone_init(void)
     return (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
 }
 
-static int start(const struct sandbox_opts *o, const struct sandbox_plan *plan, char **envp,
-                 struct sandbox_proxy *px)
+static int start(const struct sandbox_opts *o, const struct model_policy *p,
+                 const struct sandbox_plan *plan, char **envp, struct sandbox_proxy *px)
 {
     int ready[2];
     int go[2];
@@ -222,7 +222,7 @@ static int start(const struct sandbox_opts *o, const struct sandbox_plan *plan, 
     close(ready[1]);
     close(go[0]);
     if (!read_ready(ready[0], err, sizeof(err)) ||
-        !sandbox_proxy_start(o, init, px, err, sizeof(err))) {
+        !sandbox_proxy_start(o, p, init, px, err, sizeof(err))) {
         fprintf(stderr, "proviso: sandbox: %s\n", err);
         kill(init, SIGKILL);
         (void)waitpid(init, NULL, 0);
@@ -263,7 +263,7 @@ static int run_plan(const struct sandbox_opts *o, const struct model_policy *p,
         free(plan);
         return 125;
     }
-    code = start(o, plan, envp, px);
+    code = start(o, p, plan, envp, px);
     sandbox_proxy_stop(px);
     sandbox_env_free(envp);
     free(plan);
