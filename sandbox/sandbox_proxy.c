@@ -225,9 +225,10 @@ static bool open_log(const struct sandbox_opts *o, struct sandbox_proxy *px, cha
         return true;
     }
     px->logfd = open(o->proxy_log, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (px->logfd < 0 || fstat(px->logfd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (px->logfd < 0 || fstat(px->logfd, &st) != 0 ||
+        !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode))) {
         snprintf(err, errlen, "--log %s: %s", o->proxy_log,
-                 px->logfd < 0 ? strerror(errno) : "not a regular file");
+                 px->logfd < 0 ? strerror(errno) : "not a file or a character device");
         return false;
     }
     return true;
