@@ -1277,6 +1277,21 @@ START_TEST(test_reproof_l4_copy_already_allowed)
     j = submit_body("sb", NULL, body, 202);
     ck_assert_str_eq(str(j, "status"), "already_allowed");
     json_decref(j);
+    /* covered_by names the rule however the host is spelt (the evaluator's
+     * host test: case, a trailing dot) and with a port list */
+    rule_body(body, sizeof(body), "spelt",
+              "\"host\":\"API.GitHub.com.\",\"ports\":[443],\"protocol\":\"rest\","
+              "\"enforcement\":\"enforce\",\"rules\":[{\"allow\":{\"method\":\"GET\","
+              "\"path\":\"/repos/y\"}}]",
+              "/usr/bin/curl");
+    j = submit_body("sb", NULL, body, 202);
+    ck_assert_str_eq(str(j, "status"), "already_allowed");
+    ck_assert_str_eq(
+        json_string_value(json_array_get(
+            json_object_get(json_array_get(json_object_get(j, "already_allowed"), 0), "covered_by"),
+            0)),
+        "gh");
+    json_decref(j);
     ck_assert_int_eq(rev_now(), r0);
     j = history();
     ck_assert_uint_eq(json_array_size(j), 0);
