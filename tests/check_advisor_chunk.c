@@ -1714,6 +1714,33 @@ START_TEST(test_envelope_clauses)
 }
 END_TEST
 
+/* issue 36 item 3, through a submission: the policy reaches
+ * *.wild.example:443 (a reviewer approved it); in auto mode a new port on a
+ * name under it waits for a reviewer, as it does for an exact host, and
+ * the reached port is still approved by itself. Every spelling is in
+ * tests/check_advisor_envelope.c. */
+START_TEST(test_envelope_wildcard_new_port)
+{
+    static const char rules[] = ",\"protocol\":\"rest\",\"enforcement\":\"enforce\",\"rules\":[{"
+                                "\"allow\":{\"method\":\"GET\",\"path\":\"/x\"}}]";
+    char id[64];
+    char ep[512];
+
+    snprintf(ep, sizeof(ep), "\"host\":\"*.wild.example\",\"port\":443%s", rules);
+    submit_rule(NULL, "wild", ep, "/usr/bin/curl", id);
+    approve_ok(id);
+    set_setting("", ADVISOR_SET(MODE), "\"auto\"");
+    snprintf(ep, sizeof(ep), "\"host\":\"a.wild.example\",\"port\":8443%s", rules);
+    submit_rule(NULL, "alt", ep, "/usr/bin/curl", id);
+    envelope_is(id, false, "(no_new_port): a new port on a host the policy reaches (port 8443");
+    status_is(id, "pending");
+    snprintf(ep, sizeof(ep), "\"host\":\"a.wild.example\",\"port\":443%s", rules);
+    submit_rule(NULL, "same", ep, "/usr/bin/wget", id);
+    envelope_is(id, true, NULL);
+    status_is(id, "approved");
+}
+END_TEST
+
 /* GraphQL grants: explicit means a named operation type and named root
  * fields. An exact query rule is approved by itself; a `*` type, a rule
  * without fields and a field glob each wait for a reviewer. */
@@ -2130,6 +2157,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_envelope_narrow_auto);
     tcase_add_test(t, test_envelope_clauses);
     tcase_add_test(t, test_envelope_graphql);
+    tcase_add_test(t, test_envelope_wildcard_new_port);
     tcase_add_test(t, test_suggestion_proved_and_approved);
     tcase_add_test(t, test_suggestion_none_without_denials);
     tcase_add_test(t, test_suggestion_graphql);
