@@ -2111,6 +2111,30 @@ START_TEST(test_suggestion_within_proposal_proved)
 }
 END_TEST
 
+/* A suggestion must be narrower, not only within: GET on every path but
+ * one, spelt with a `*` rule that a deny rule cancels, is outside the
+ * envelope; its rewrite (GET and HEAD on every path, the deny rule kept)
+ * allows exactly the same requests, so the prover finds nothing the
+ * proposal allows beyond it and nothing is offered (before, the deny rule
+ * was dropped and the wider rule offered). */
+START_TEST(test_suggestion_narrower_only)
+{
+    char id[64];
+
+    set_setting("", ADVISOR_SET(MODE), "\"auto\"");
+    deny("eq.example.org", "/usr/bin/curl", "GET", "/1");
+    submit_rule(
+        NULL, "same",
+        "\"host\":\"eq.example.org\",\"port\":443,\"protocol\":\"rest\",\"enforcement\":"
+        "\"enforce\",\"rules\":[{\"allow\":{\"method\":\"GET\",\"path\":\"/**\"}},{\"allow\":"
+        "{\"method\":\"*\",\"path\":\"/only\"}}],\"deny_rules\":[{\"method\":\"*\",\"path\":"
+        "\"/only\"}]",
+        "/usr/bin/curl", id);
+    status_is(id, "pending");
+    ck_assert_ptr_null(suggestion_of(id));
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("advisor_chunk");
@@ -2165,6 +2189,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_suggestion_keeps_deny_rule);
     tcase_add_test(t, test_suggestion_keeps_path_scope);
     tcase_add_test(t, test_suggestion_within_proposal_proved);
+    tcase_add_test(t, test_suggestion_narrower_only);
     tcase_add_test(t, test_vec_approve_all);
     tcase_add_test(t, test_vec_edit_recomputes_notes);
     tcase_add_test(t, test_vec_audit_lines);
