@@ -1989,8 +1989,9 @@ static json_t *suggestion_of(const char *id)
 
 /* issue 36 item 2: denials outside the proposal never steer its
  * suggestion. The sandbox reports GET /admin/secret/1 and /2, then
- * proposes `* /x/**`: no suggestion (before, `GET, HEAD /admin/secret/**`
- * was offered and approving it allowed /admin/secret/3). Denials inside
+ * proposes any method under /x/: no suggestion (before, GET and HEAD
+ * under /admin/secret/ was offered and approving it allowed
+ * /admin/secret/3). Denials inside
  * the proposal shape one, within it, and approving it still denies the
  * admin path. */
 START_TEST(test_suggestion_inside_proposal)
@@ -2058,8 +2059,8 @@ START_TEST(test_suggestion_keeps_deny_rule)
 END_TEST
 
 /* An endpoint path scope: denials outside it steer nothing, and the
- * suggestion keeps the scope (before, the admin denials made it `GET, HEAD
- * /admin/secret/**` without a scope). */
+ * suggestion keeps the scope (before, the admin denials made it GET and
+ * HEAD under /admin/secret/ without a scope). */
 START_TEST(test_suggestion_keeps_path_scope)
 {
     static const char ep[] =
