@@ -232,7 +232,7 @@ static json_t *read_endpoint(const json_t *ep, const char *host, json_int_t port
 
 /* Does policy 'p' grant denial 'd': its binary, host and port, and with
  * 'l7' its method and path too? The evaluator decides (model_decide). */
-static bool grants(const struct model_policy *p, const json_t *d, bool l7)
+static bool policy_grants(const struct model_policy *p, const json_t *d, bool l7)
 {
     const char *bin = json_string_value(json_object_get(d, "binary"));
     const char *host = json_string_value(json_object_get(d, "host"));
@@ -282,11 +282,11 @@ static void relevant(const struct model_policy *cand, const struct model_policy 
 
     json_array_foreach(seen, i, d)
     {
-        if (!grants(cand, d, false)) {
+        if (!policy_grants(cand, d, false)) {
             continue;
         }
         json_array_append(reach, PV_UNCONST(d));
-        if (inspected(d) && grants(cand, d, true) && !grants(cur, d, true)) {
+        if (inspected(d) && policy_grants(cand, d, true) && !policy_grants(cur, d, true)) {
             json_array_append(reqs, PV_UNCONST(d));
         }
     }
