@@ -456,6 +456,10 @@ struct advisor_eval {
     bool within_envelope; /* every grant within the auto-approval envelope */
     const char *prover_version;
 };
+/* Does evaluation 'e' add nothing to the policy it was made against (proved,
+ * verdict empty, contained)? Such a rule is answered already_allowed, on
+ * submission and on approval alike (docs/advisor.md#reproof). */
+bool advisor_eval_adds_nothing(const struct advisor_eval *e);
 /* Evaluate adding rule 'name' = 'rule' (JSON) to the snapshot. Never fails
  * for a bad proposal or an unreachable prover (that goes into
  * application_error); fails only for out-of-memory. */
@@ -540,6 +544,26 @@ pv_result advisor_reprove_sandbox(struct advisor_worker *w, int64_t sandbox, con
  * boundary of its own. */
 pv_result advisor_reprove_unbounded(struct advisor_worker *w, const char *cause,
                                     json_t *suspended) PV_WUR;
+/* A removal never widens (advisor_widen.c): what a recomposition proves
+ * the policy it composed against. All borrowed. */
+struct advisor_widen_in {
+    int64_t sandbox;
+    const char *cause;       /* "undo <id>", "base", ... */
+    const char *before_yaml; /* the effective policy in force, O */
+    const char *before_hash;
+    const struct model_policy *before; /* O, compiled */
+    const struct model_policy *base;   /* the base it starts from, peers resolved */
+    const struct model_policy *now;    /* the recomposed policy, N, compiled */
+    const char *now_yaml;
+    const char *now_hash;
+    const json_t *chunks; /* the approved chunk ids N composes, in order */
+};
+/* Does N grant a request that neither O nor the base grants? Each kept
+ * chunk that gains one is appended to 'culprits' as {chunk_id, reason}
+ * (the witness); when it cannot be decided, every kept chunk is. Empty:
+ * N is within. Needs no transaction of its own; asks the prover. */
+pv_result advisor_widening(struct advisor_worker *w, const struct advisor_widen_in *in,
+                           json_t *culprits) PV_WUR;
 /* {"base_blob", "chunks"} of the sandbox's current composition, read in the
  * current transaction (for the records of revisions written elsewhere). */
 json_t *advisor_composition(struct advisor_worker *w, int64_t sandbox);

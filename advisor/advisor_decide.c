@@ -206,6 +206,56 @@ static void reviewer_approve(struct advisor_worker *w, struct decision *x,
     d->narrowed = narrowed_from != NULL;
 }
 
+/* The chunk adds nothing to the policy of now (a submission of it would be
+ * answered already_allowed, advisor_submit.c): approving it would grant
+ * nothing today and carry authority the day its cover goes
+ * (docs/advisor.md#reproof). It is not approved; it is rejected as covered,
+ * as reconcile rejects a pending chunk the policy covers, and the answer
+ * says already_allowed. */
+static void approve_already_allowed(struct advisor_worker *w, struct decision *x,
+                                    struct advisor_decision *d)
+{
+    char reason[160];
+    char line[512];
+    struct store_chunk upd = x->c; /* borrows x->c's strings */
+    pv_result res;
+
+    snprintf(reason, sizeof(reason),
+             "covered by active policy revision %lld: the policy already allows everything the "
+             "rule would",
+             (long long)x->snap.rev);
+    upd.status = PV_UNCONST("rejected");
+    upd.rejection_reason = reason;
+    upd.decided_by = PV_UNCONST("reviewer");
+    upd.decided_ms = advisor_now_ms();
+    snprintf(line, sizeof(line), "CONFIG:REJECTED [LOW] chunk:%s rejected reason:\"%s\"", x->c.id,
+             reason);
+    res = store_begin(w->st);
+    if (pv_ok(res)) {
+        res = store_chunk_update(w->st, &upd, x->c.status);
+        res = pv_ok(res)
+                  ? advisor_event(w->st, x->snap.name, "CONFIG:REJECTED", line,
+                                  json_pack("{s:s,s:s,s:s}", "chunk_id", x->c.id,
+                                            "rejection_reason", reason, "decided_by", "reviewer"))
+                  : res;
+        res = pv_ok(res) ? store_commit(w->st) : res;
+        if (!pv_ok(res)) {
+            store_rollback(w->st);
+        }
+    }
+    if (!pv_ok(res)) {
+        store_failed(d, res, "chunk");
+        return;
+    }
+    advisor_log_line(line);
+    advisor_changed(w->a);
+    d->refusal = ADVISOR_DECIDED;
+    snprintf(d->chunk_id, sizeof(d->chunk_id), "%s", x->c.id);
+    d->status = "already_allowed";
+    d->policy_version = x->snap.rev;
+    snprintf(d->policy_hash, sizeof(d->policy_hash), "%s", x->snap.hash);
+}
+
 /* Approve one chunk. In a batch (approve-all), an earlier approval of the
  * same batch moves the policy, so the live token cannot match the stored
  * one; the chunk is then approved only when its re-evaluation against the
@@ -279,7 +329,11 @@ static void approve_chunk(struct advisor_worker *w, const char *sandbox, const c
         advisor_eval_clear(&e);
         goto out;
     }
-    reviewer_approve(w, &x, &e, NULL, d);
+    if (advisor_eval_adds_nothing(&e)) {
+        approve_already_allowed(w, &x, d);
+    } else {
+        reviewer_approve(w, &x, &e, NULL, d);
+    }
     advisor_eval_clear(&e);
 out:
     json_decref(rule);
@@ -737,7 +791,10 @@ pv_result advisor_approve_all(struct advisor_worker *w, const char *sandbox,
             decision_init(&one);
             approve_chunk(w, sandbox, id, tok != NULL ? tok : c.review_token, true, &one);
             store_chunk_clear(&c);
-            if (one.refusal == ADVISOR_DECIDED) {
+            if (one.refusal == ADVISOR_DECIDED && strcmp(one.status, "approved") != 0) {
+                json_array_append_new(skipped, json_pack("{s:s,s:s}", "chunk_id", id, "reason",
+                                                         "already allowed by the policy in force"));
+            } else if (one.refusal == ADVISOR_DECIDED) {
                 json_array_append_new(done, advisor_decision_json(&one));
             } else {
                 json_array_append_new(skipped,

@@ -625,6 +625,11 @@ static void run_checks(struct advisor_worker *w, const struct advisor_snapshot *
     }
 }
 
+bool advisor_eval_adds_nothing(const struct advisor_eval *e)
+{
+    return e->candidate != NULL && e->application_error[0] == '\0' && e->empty && e->contained;
+}
+
 pv_result advisor_evaluate(struct advisor_worker *w, const struct advisor_snapshot *snap,
                            const char *name, const json_t *rule, struct advisor_eval *out)
 {

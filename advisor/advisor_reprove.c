@@ -301,23 +301,23 @@ json_t *advisor_composition(struct advisor_worker *w, int64_t sandbox)
     return out;
 }
 
-/* The base revision's policy with its peers resolved, as the snapshot's
- * context; its blob digest into 'blob'. */
-static pv_result base_context(struct advisor_worker *w, int64_t sandbox,
-                              struct advisor_snapshot *snap, char blob[65], char *err,
-                              size_t errlen)
+/* The base revision's policy with its peers resolved (new reference), its
+ * blob digest into 'blob'; NULL with 'err' set when it cannot be read or
+ * resolved ('*r' says why). */
+static struct model_policy *base_policy(struct advisor_worker *w, int64_t sandbox, char blob[65],
+                                        char *err, size_t errlen, pv_result *r)
 {
     struct store_revision base;
     struct model_diags *d = model_diags_new();
     struct model_policy *p = NULL;
     char *yaml = NULL;
     size_t len = 0;
-    pv_result r;
 
+    *r = pv_fail(PV_ERR_POLICY, __func__);
     if (d == NULL || !pv_ok(store_base_latest(w->st, sandbox, &base))) {
         snprintf(err, errlen, "the sandbox has no base policy");
         model_diags_free(d);
-        PV_BAIL(PV_ERR_POLICY);
+        return NULL;
     }
     snprintf(blob, 65, "%s", base.blob);
     yaml = store_blob_get(w->st, base.blob, &len);
@@ -329,11 +329,26 @@ static pv_result base_context(struct advisor_worker *w, int64_t sandbox,
     model_diags_free(d);
     if (p == NULL) {
         snprintf(err, errlen, "cannot read the base policy");
-        PV_BAIL(PV_ERR_POLICY);
+        return NULL;
     }
-    r = advisor_resolve_peers(w, p, err, errlen);
-    if (!pv_ok(r)) {
+    *r = advisor_resolve_peers(w, p, err, errlen);
+    if (!pv_ok(*r)) {
         model_policy_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* The base revision's policy with its peers resolved, as the snapshot's
+ * context; its blob digest into 'blob'. */
+static pv_result base_context(struct advisor_worker *w, int64_t sandbox,
+                              struct advisor_snapshot *snap, char blob[65], char *err,
+                              size_t errlen)
+{
+    pv_result r;
+    struct model_policy *p = base_policy(w, sandbox, blob, err, errlen, &r);
+
+    if (p == NULL) {
         return r;
     }
     return advisor_snapshot_set_policy(snap, p);
@@ -384,6 +399,20 @@ static json_t *approved_evidence(struct advisor_worker *w, const struct store_ch
     return j != NULL ? j : json_object();
 }
 
+/* The record of a suspension, for its CONFIG:SUSPENDED event. */
+static pv_result reason_add(json_t *reasons, const struct store_chunk *c, const char *why,
+                            const char *context)
+{
+    PV_ENSURE(
+        json_array_append_new(
+            reasons, json_pack("{s:s,s:s,s:s,s:s,s:s}", "chunk_id", c->id, "rule_name",
+                               c->rule_name, "reason", why, "approved_evidence_blob",
+                               c->approved_evidence[0] != '\0' ? c->approved_evidence : c->evidence,
+                               "context_hash", context)) == 0,
+        PV_ERR_NOMEM);
+    return PV_RESULT_OK;
+}
+
 /* Prove approved chunk 'id' again in the snapshot's context: it stays (its
  * candidate becomes the context, its id joins 'out->chunks') or it is
  * suspended (its id and reason join 'reasons'). */
@@ -431,14 +460,7 @@ static pv_result reprove_one(struct advisor_worker *w, struct advisor_snapshot *
             r = pv_fail(PV_ERR_NOMEM, __func__);
         }
     } else if (pv_ok(r)) {
-        if (json_array_append_new(
-                reasons,
-                json_pack("{s:s,s:s,s:s,s:s,s:s}", "chunk_id", c.id, "rule_name", c.rule_name,
-                          "reason", why, "approved_evidence_blob",
-                          c.approved_evidence[0] != '\0' ? c.approved_evidence : c.evidence,
-                          "context_hash", context)) != 0) {
-            r = pv_fail(PV_ERR_NOMEM, __func__);
-        }
+        r = reason_add(reasons, &c, why, context);
     }
     advisor_eval_clear(&e);
     store_chunk_clear(&c);
@@ -479,18 +501,193 @@ static pv_result suspended_events(struct advisor_worker *w, const char *sandbox_
     return PV_RESULT_OK;
 }
 
+/* The effective policy in force when the recomposition began (O): taken
+ * from the snapshot before its context becomes the base. */
+struct before {
+    char *yaml;
+    char hash[65];
+    struct model_policy *policy;
+};
+
+static void before_take(struct advisor_snapshot *snap, struct before *o)
+{
+    o->yaml = snap->yaml;
+    o->policy = snap->policy;
+    memcpy(o->hash, snap->hash, sizeof(o->hash));
+    snap->yaml = NULL;
+    snap->policy = NULL;
+}
+
+static void before_clear(struct before *o)
+{
+    free(o->yaml);
+    model_policy_free(o->policy);
+    memset(o, 0, sizeof(*o));
+}
+
+/* Every approved chunk but 'skip' proved again, in approval order, on the
+ * base: the ones that stay compose the snapshot's policy and join
+ * 'out->chunks'; the others are suspended and join 'reasons'. */
+static pv_result walk(struct advisor_worker *w, struct advisor_snapshot *snap, const char *skip,
+                      struct advisor_composed *out, json_t *reasons, char *err, size_t errlen)
+{
+    json_t *ids = NULL;
+    size_t i;
+    const json_t *id;
+    pv_result r = base_context(w, snap->sandbox, snap, out->base_blob, err, errlen);
+
+    ids = pv_ok(r) ? approved_ids(w, snap->sandbox) : NULL;
+    if (pv_ok(r) && ids == NULL) {
+        r = pv_fail(PV_ERR_IO, __func__);
+    }
+    json_array_foreach(ids, i, id)
+    {
+        if (!pv_ok(r)) {
+            break;
+        }
+        if (skip != NULL && strcmp(json_string_value(id), skip) == 0) {
+            continue;
+        }
+        r = reprove_one(w, snap, json_string_value(id), out, reasons);
+    }
+    json_decref(ids);
+    return r;
+}
+
+/* Suspend approved chunk 'id' for 'why' (a widening the walk's coverage
+ * test did not see); '*n' counts it. A chunk named twice is suspended
+ * once. */
+static pv_result suspend_one(struct advisor_worker *w, const struct advisor_snapshot *snap,
+                             const char *id, const char *why, json_t *reasons, size_t *n)
+{
+    struct store_chunk c;
+    bool approved;
+    pv_result r = PV_RESULT_OK;
+
+    PV_GUARD(store_chunk_get(w->st, snap->sandbox, id, &c));
+    approved = strcmp(c.status, "approved") == 0;
+    if (approved) {
+        r = chunk_after(w, &c, NULL, snap->hash, why);
+    }
+    if (pv_ok(r) && approved) {
+        r = reason_add(reasons, &c, why, snap->hash);
+        *n += pv_ok(r) ? 1 : 0;
+    }
+    store_chunk_clear(&c);
+    return r;
+}
+
+/* The composed policy proved against the one in force (advisor_widen.c):
+ * each chunk that gains authority is suspended and '*again' set. */
+static pv_result no_widening(struct advisor_worker *w, const struct advisor_snapshot *snap,
+                             const char *cause, const struct before *o,
+                             struct advisor_composed *out, json_t *reasons, bool *again, char *err,
+                             size_t errlen)
+{
+    struct advisor_widen_in in = {.sandbox = snap->sandbox,
+                                  .cause = cause,
+                                  .before_yaml = o->yaml,
+                                  .before_hash = o->hash,
+                                  .before = o->policy,
+                                  .now = snap->policy,
+                                  .now_yaml = snap->yaml,
+                                  .now_hash = snap->hash,
+                                  .chunks = out->chunks};
+    struct model_policy *base = NULL;
+    json_t *culprits;
+    size_t i;
+    const json_t *x;
+    char blob[65];
+    size_t n = 0;
+    pv_result r = PV_RESULT_OK;
+
+    *again = false;
+    if (json_array_size(out->chunks) == 0 || strcmp(o->hash, snap->hash) == 0 ||
+        o->policy == NULL) {
+        return PV_RESULT_OK;
+    }
+    base = base_policy(w, snap->sandbox, blob, err, errlen, &r);
+    culprits = base != NULL ? json_array() : NULL;
+    if (base != NULL && culprits == NULL) {
+        r = pv_fail(PV_ERR_NOMEM, __func__);
+    }
+    in.base = base;
+    r = culprits != NULL ? advisor_widening(w, &in, culprits) : r;
+    json_array_foreach(culprits, i, x)
+    {
+        if (pv_ok(r)) {
+            r = suspend_one(w, snap, json_string_value(json_object_get(x, "chunk_id")),
+                            json_string_value(json_object_get(x, "reason")), reasons, &n);
+        }
+    }
+    /* every pass that composes again has suspended a chunk: it ends */
+    *again = n > 0;
+    if (pv_ok(r) && n == 0 && json_array_size(culprits) > 0) {
+        r = pv_fail(PV_ERR_INTERNAL, "a widening named no approved chunk");
+    }
+    json_decref(culprits);
+    model_policy_free(base);
+    return r;
+}
+
+/* The revision (when the policy moved) and the suspensions' events. */
+static pv_result finish(struct advisor_worker *w, const struct store_sandbox *sb, const char *cause,
+                        const struct advisor_snapshot *snap, struct advisor_composed *out,
+                        const json_t *reasons)
+{
+    struct store_revision cur;
+
+    PV_GUARD(store_rev_latest(w->st, sb->id, &cur));
+    out->rev = cur.rev;
+    memcpy(out->hash, snap->hash, sizeof(out->hash));
+    if (strcmp(cur.hash, snap->hash) != 0) {
+        pv_result r = advisor_revision_write(w, sb->id, snap->policy, snap->yaml, cause, &out->rev,
+                                             out->hash);
+        if (!pv_ok(r)) {
+            store_revision_clear(&cur);
+            return r;
+        }
+    }
+    store_revision_clear(&cur);
+    return suspended_events(w, sb->name, reasons, out, cause);
+}
+
+/* One composition from the base, then its proof against the policy in
+ * force; '*again' when that proof suspended a chunk (compose once more),
+ * else the revision and the events are written. */
+static pv_result compose_once(struct advisor_worker *w, const struct store_sandbox *sb,
+                              const char *skip, const char *cause, struct advisor_composed *out,
+                              json_t *reasons, bool *again, char *err, size_t errlen)
+{
+    struct advisor_snapshot snap;
+    struct before o;
+    pv_result r;
+
+    *again = false;
+    memset(&o, 0, sizeof(o));
+    PV_ENSURE(json_array_clear(out->chunks) == 0, PV_ERR_NOMEM);
+    PV_GUARD(advisor_snapshot_take(w, sb->name, &snap));
+    before_take(&snap, &o);
+    r = walk(w, &snap, skip, out, reasons, err, errlen);
+    if (pv_ok(r)) {
+        r = no_widening(w, &snap, cause, &o, out, reasons, again, err, errlen);
+    }
+    if (pv_ok(r) && !*again) {
+        r = finish(w, sb, cause, &snap, out, reasons);
+    }
+    before_clear(&o);
+    advisor_snapshot_clear(&snap);
+    return r;
+}
+
 pv_result advisor_recompose(struct advisor_worker *w, int64_t sandbox, const char *skip,
                             const char *cause, struct advisor_composed *out, char *err,
                             size_t errlen)
 {
     struct store_sandbox sb;
-    struct advisor_snapshot snap;
-    struct store_revision cur;
-    json_t *ids = NULL;
     json_t *reasons = json_array();
-    size_t i;
-    const json_t *id;
-    pv_result r;
+    bool again = true;
+    pv_result r = PV_RESULT_OK;
 
     memset(out, 0, sizeof(*out));
     out->chunks = json_array();
@@ -499,43 +696,16 @@ pv_result advisor_recompose(struct advisor_worker *w, int64_t sandbox, const cha
         json_decref(reasons);
         PV_BAIL(PV_ERR_NOMEM);
     }
-    PV_GUARD(store_sandbox_get_id(w->st, sandbox, &sb));
-    r = advisor_snapshot_take(w, sb.name, &snap);
-    if (pv_ok(r)) {
-        r = base_context(w, sandbox, &snap, out->base_blob, err, errlen);
-        ids = pv_ok(r) ? approved_ids(w, sandbox) : NULL;
-        if (pv_ok(r) && ids == NULL) {
-            r = pv_fail(PV_ERR_IO, __func__);
-        }
-        json_array_foreach(ids, i, id)
-        {
-            if (!pv_ok(r)) {
-                break;
-            }
-            if (skip != NULL && strcmp(json_string_value(id), skip) == 0) {
-                continue;
-            }
-            r = reprove_one(w, &snap, json_string_value(id), out, reasons);
-        }
-        if (pv_ok(r)) {
-            r = store_rev_latest(w->st, sandbox, &cur);
-        }
-        if (pv_ok(r)) {
-            out->rev = cur.rev;
-            memcpy(out->hash, snap.hash, sizeof(out->hash));
-            if (strcmp(cur.hash, snap.hash) != 0) {
-                r = advisor_revision_write(w, sandbox, snap.policy, snap.yaml, cause, &out->rev,
-                                           out->hash);
-            }
-            store_revision_clear(&cur);
-        }
-        if (pv_ok(r)) {
-            r = suspended_events(w, sb.name, reasons, out, cause);
-        }
-        advisor_snapshot_clear(&snap);
+    r = store_sandbox_get_id(w->st, sandbox, &sb);
+    if (!pv_ok(r)) {
+        json_decref(reasons);
+        return r;
+    }
+    /* each pass that composes again has suspended at least one chunk */
+    while (pv_ok(r) && again) {
+        r = compose_once(w, &sb, skip, cause, out, reasons, &again, err, errlen);
     }
     store_sandbox_clear(&sb);
-    json_decref(ids);
     json_decref(reasons);
     return r;
 }

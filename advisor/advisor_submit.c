@@ -30,7 +30,7 @@
  * goes (docs/advisor.md#reproof). */
 static bool adds_nothing(const struct advisor_eval *e)
 {
-    return e->candidate != NULL && e->application_error[0] == '\0' && e->empty && e->contained;
+    return advisor_eval_adds_nothing(e);
 }
 
 /* A list entry jansson could not add (out of memory, -1): the answer is

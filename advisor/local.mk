@@ -14,7 +14,7 @@ advisor_libadvisor_la_SOURCES = advisor/advisor.h advisor/store.h advisor/store_
 	advisor/advisor_prover.c advisor/advisor_pool.c advisor/advisor_eval.c advisor/advisor_events.c \
 	advisor/advisor_mapper.c advisor/advisor_peers.c advisor/advisor_tools.c \
 	advisor/advisor_int.h advisor/advisor_chunk.c advisor/advisor_submit.c advisor/advisor_view.c \
-	advisor/advisor_decide.c advisor/advisor_routes_chunk.c advisor/advisor_routes_sandbox.c advisor/advisor_reprove.c advisor/advisor_envelope.c advisor/advisor_suggest.c advisor/advisor_routes.c advisor/advisor_api.c \
+	advisor/advisor_decide.c advisor/advisor_routes_chunk.c advisor/advisor_routes_sandbox.c advisor/advisor_reprove.c advisor/advisor_widen.c advisor/advisor_envelope.c advisor/advisor_suggest.c advisor/advisor_routes.c advisor/advisor_api.c \
 	advisor/advisor_child.c advisor/advisor_ui.c advisor/advisor_listen.c
 nodist_advisor_libadvisor_la_SOURCES = advisor/advisor_data.c
 BUILT_SOURCES += advisor/advisor_data.c

@@ -131,6 +131,9 @@ void cli_print_json(const json_t *j);
 /* The string member 'key' of 'o' (borrowed), "" when absent. */
 const char *cli_str(const json_t *o, const char *key);
 
+/* `proviso sandbox run` (cmd_sandbox_run.c): argv[0] is "run". */
+int cli_sandbox_run(int argc, char **argv);
+
 /* The rule commands (cmd_rule.c). */
 int cli_rule_list(struct cli_adv *a);
 int cli_rule_get(struct cli_adv *a);

@@ -893,6 +893,9 @@ static int run_group(const char *group, int argc, char **argv)
 
 int cli_sandbox(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "run") == 0) {
+        return cli_sandbox_run(argc - 1, argv + 1);
+    }
     return run_group("sandbox", argc, argv);
 }
 

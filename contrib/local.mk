@@ -26,7 +26,7 @@ man/proviso-proxy.8: $(srcdir)/man/proviso-proxy.8.in Makefile
 
 # The pages the man pages name, beside the examples.
 dist_doc_DATA = docs/operations.md docs/advisor.md docs/api.md docs/audit.md docs/cli.md \
-	docs/proxy.md docs/semantics.md
+	docs/proxy.md docs/semantics.md docs/sandbox.md
 
 examplesdir = $(docdir)/examples
 dist_examples_DATA = examples/policy.yaml examples/proposal.json examples/credentials.yaml \

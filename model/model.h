@@ -218,6 +218,22 @@ const struct model_endpoint *model_rule_endpoint(const struct model_rule *r, siz
 size_t model_rule_nbinaries(const struct model_rule *r);
 const char *model_rule_binary(const struct model_rule *r, size_t i);
 
+/* The policy's sandbox sections (filesystem_policy, landlock, process), as
+ * `proviso sandbox run` applies them (docs/sandbox.md). Every string is
+ * borrowed from the policy; NULL where the document leaves it out. */
+struct model_sandbox_spec {
+    bool has_fs;          /* filesystem_policy present */
+    bool include_workdir; /* filesystem_policy.include_workdir */
+    size_t nread_only;
+    size_t nread_write;
+    const char *landlock_compat; /* landlock.compatibility */
+    const char *run_as_user;     /* process.run_as_user */
+    const char *run_as_group;    /* process.run_as_group */
+};
+void model_policy_sandbox(const struct model_policy *p, struct model_sandbox_spec *out);
+/* Path i of read_only (write false) or read_write (write true); borrowed. */
+const char *model_policy_fs_path(const struct model_policy *p, bool write, size_t i);
+
 enum model_protocol {
     MODEL_PROTO_NONE,
     MODEL_PROTO_TCP,

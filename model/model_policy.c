@@ -254,6 +254,25 @@ void model_index_free(struct model_index *ix)
  * Accessors
  * ------------------------------------------------------------------------- */
 
+void model_policy_sandbox(const struct model_policy *p, struct model_sandbox_spec *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->has_fs = p->has_fs;
+    out->include_workdir = p->include_workdir;
+    out->nread_only = p->fs_read_only.n;
+    out->nread_write = p->fs_read_write.n;
+    out->landlock_compat = p->has_landlock ? p->landlock_compat.s : NULL;
+    out->run_as_user = p->has_process ? p->run_as_user.s : NULL;
+    out->run_as_group = p->has_process ? p->run_as_group.s : NULL;
+}
+
+const char *model_policy_fs_path(const struct model_policy *p, bool write, size_t i)
+{
+    const struct model_strlist *l = write ? &p->fs_read_write : &p->fs_read_only;
+
+    return i < l->n ? l->v[i].s : NULL;
+}
+
 size_t model_policy_nrules(const struct model_policy *p)
 {
     return p == NULL ? 0 : p->nrules;

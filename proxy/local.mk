@@ -12,7 +12,7 @@ proxy_libproxy_la_SOURCES = proxy/proxy.h proxy/proxy_int.h \
 	proxy/proxy_policy.c proxy/proxy_reply.c proxy/proxy_ident.c proxy/proxy_ident.h \
 	proxy/proxy_ident_pid.c proxy/proxy_taskfiles.c proxy/proxy_idq.c proxy/proxy_tls.c \
 	proxy/proxy_log.c proxy/proxy_splice.c proxy/proxy_conn.c proxy/proxy_relay.c \
-	proxy/proxy_tunnel.c proxy/proxy_server.c \
+	proxy/proxy_tunnel.c proxy/proxy_server.c proxy/proxy_sandbox.c \
 	proxy/proxy_ws.h proxy/proxy_ws.c proxy/proxy_wsconn.c
 # advisor mode (proxy/advisor/): policy sync, policy.local, the denial stream, the
 # agent skill; on the core's hooks, never called by name from the core

@@ -79,6 +79,7 @@ struct proxy_config {
     bool test_allow_loopback;
     bool unprivileged_identity; /* run without CAP_SYS_PTRACE (start-up self-check) */
     enum proxy_ident_scan identity_scan;
+    int sandbox_init; /* --sandbox-init PID (proviso sandbox run), 0: none */
     unsigned connect_timeout_ms;
     unsigned idle_timeout_ms;
     unsigned header_timeout_ms; /* a complete request head within this (0 = off) */
@@ -91,8 +92,9 @@ struct proxy_config {
     const char *advisor_urls[PROXY_ADVISORS_MAX];
     size_t nadvisor_urls;
     const char *sandbox;
-    const char *token_file; /* the sandbox's bearer token */
-    const char *skill_dir;  /* NULL: DATA_DIR/skills */
+    const char *token_file;  /* the sandbox's bearer token */
+    const char *skill_dir;   /* NULL: DATA_DIR/skills */
+    const char *skill_shown; /* the skill's path as the agent sees it, NULL: as written */
     /* the sandbox's own addresses, registered with the advisor on connect so
      * that peers' target_sandbox endpoints resolve to them */
     const char *sandbox_addrs[PROXY_SANDBOX_ADDRS_MAX];

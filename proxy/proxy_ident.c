@@ -51,7 +51,7 @@ struct proxy_ident_cache *proxy_ident_cache_new(void)
     }
     c->nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
     c->roll.procfd = -1;
-    c->self = getpid();
+    c->self = proxy_ident_proc_foreign() ? -1 : getpid();
     return c;
 }
 
@@ -769,7 +769,7 @@ static bool roll_list(struct proxy_ident_cache *c)
         return false;
     }
     r->npids = 0;
-    pd->fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    pd->fd = open(proxy_ident_proc(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     pd->len = pd->off = 0;
     if (pd->fd < 0) {
         free(pd);
@@ -963,7 +963,7 @@ bool proxy_ident_roll_step(struct proxy_ident_cache *c, proxy_ident_done done, v
         return false;
     }
     if (r->procfd < 0) {
-        r->procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        r->procfd = open(proxy_ident_proc(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     }
     if (c->tf != NULL) {
         roll_pass(c, done, arg);

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -205,10 +206,35 @@ bool proxy_ident_parse_pid(const char *s, pid_t *pid)
     return true;
 }
 
+static char proc_root[PATH_MAX] = "/proc";
+static bool proc_foreign;
+
+bool proxy_ident_set_proc(const char *root)
+{
+    struct stat st;
+
+    if (stat(root, &st) != 0 || !S_ISDIR(st.st_mode) ||
+        (size_t)snprintf(proc_root, sizeof(proc_root), "%s", root) >= sizeof(proc_root)) {
+        return false;
+    }
+    proc_foreign = true;
+    return true;
+}
+
+const char *proxy_ident_proc(void)
+{
+    return proc_root;
+}
+
+bool proxy_ident_proc_foreign(void)
+{
+    return proc_foreign;
+}
+
 /* Field 'k' (4 = ppid, 9 = flags; k >= 3) of /proc/PID/stat, after the comm. */
 bool proxy_ident_stat_field(pid_t pid, unsigned k, uint64_t *out)
 {
-    char p[64];
+    char p[PATH_MAX + 32];
     char buf[1024];
     ssize_t n;
     int fd;
@@ -216,7 +242,7 @@ bool proxy_ident_stat_field(pid_t pid, unsigned k, uint64_t *out)
     char *s;
     char *e;
 
-    snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+    snprintf(p, sizeof(p), "%s/%d/stat", proc_root, (int)pid);
     fd = open(p, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         return false;
@@ -259,21 +285,33 @@ static bool parent_of(pid_t pid, pid_t *ppid)
 }
 
 /* readlink /proc/PID/exe; a " (deleted)" suffix is dropped only when no file
- * of the longer name exists. New string or NULL. */
+ * of the longer name exists. New string or NULL. NULL too (no identity) for
+ * an image that is no file (a memfd's "/memfd:NAME", whose NAME the process
+ * chose: "x/curl" would match a "**" + "/curl" pattern) and for a path with
+ * a control character (a newline in a name the command chose would forge
+ * a decision line). */
 static char *exe_of(pid_t pid)
 {
-    char p[64];
+    char p[PATH_MAX + 32];
     char buf[4096];
     ssize_t n;
     static const char del[] = " (deleted)";
     size_t dl = sizeof(del) - 1;
 
-    snprintf(p, sizeof(p), "/proc/%d/exe", (int)pid);
+    snprintf(p, sizeof(p), "%s/%d/exe", proc_root, (int)pid);
     n = readlink(p, buf, sizeof(buf) - 1);
     if (n <= 0 || (size_t)n == sizeof(buf) - 1) {
         return NULL; /* unreadable, or possibly truncated: a prefix never grants */
     }
     buf[n] = '\0';
+    if (buf[0] != '/' || strncmp(buf, "/memfd:", 7) == 0) {
+        return NULL;
+    }
+    for (ssize_t i = 0; i < n; i++) {
+        if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f) {
+            return NULL;
+        }
+    }
     if ((size_t)n > dl && memcmp(buf + n - dl, del, dl) == 0 && access(buf, F_OK) != 0) {
         buf[n - (ssize_t)dl] = '\0';
     }
@@ -335,7 +373,7 @@ static void set_print(struct pin *p, const struct stat *st)
 static bool verify_pin(struct proxy_ident_cache *c, pid_t pid, const char *path, char *deny,
                        size_t dlen)
 {
-    char p[64];
+    char p[PATH_MAX + 32];
     struct stat st;
     unsigned char sha[32];
     struct pin *pin = NULL;
@@ -347,7 +385,7 @@ static bool verify_pin(struct proxy_ident_cache *c, pid_t pid, const char *path,
             break;
         }
     }
-    snprintf(p, sizeof(p), "/proc/%d/exe", (int)pid);
+    snprintf(p, sizeof(p), "%s/%d/exe", proc_root, (int)pid);
     fd = open(p, O_RDONLY | O_CLOEXEC);
     if (fd < 0 || fstat(fd, &st) != 0) {
         if (fd >= 0) {
@@ -442,6 +480,9 @@ void proxy_ident_of_pid(struct proxy_ident_cache *c, pid_t pid, struct proxy_ide
         if (!parent_of(cur, &parent) || parent <= 0 || parent == cur) {
             break;
         }
+        if (parent == 1 && proc_foreign) {
+            break; /* a sandbox's init (proviso) is every process's ancestor: nobody's identity */
+        }
         cur = parent;
         pexe = exe_of(cur);
         if (pexe == NULL) {
@@ -492,8 +533,10 @@ unsigned long proxy_ident_query_inode(struct proxy_ident_cache *c,
     unsigned long inode = inode_netlink(c, peer, local);
 
     if (inode == 0) {
-        inode = inode_procfs(peer->sa_family == AF_INET6 ? "/proc/net/tcp6" : "/proc/net/tcp", peer,
-                             local);
+        char p[PATH_MAX + 32];
+        snprintf(p, sizeof(p), "%s/%s/tcp%s", proc_root, proc_foreign ? "1/net" : "net",
+                 peer->sa_family == AF_INET6 ? "6" : "");
+        inode = inode_procfs(p, peer, local);
     }
     return inode;
 }

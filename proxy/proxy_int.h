@@ -343,6 +343,21 @@ void proxy_ident_lookup_batch(struct proxy_ident_cache *c, struct proxy_ident_qu
  * processes' binaries needs (CAP_SYS_PTRACE in its effective set; root has
  * it unless dropped)? False with the reason in 'why'. */
 bool proxy_ident_privileged(char *why, size_t len);
+/* Read identities from the procfs at 'root' instead of /proc (a sandbox's
+ * own, proxy_sandbox.c): the scan and every /proc/PID read use it, the
+ * proxy's own pid is not skipped (it is not in that namespace), and the
+ * socket tables fall back to ROOT/1/net. Before any lookup. */
+bool proxy_ident_set_proc(const char *root);
+/* The procfs identities are read from ("/proc" unless set). */
+const char *proxy_ident_proc(void);
+bool proxy_ident_proc_foreign(void);
+
+/* --sandbox-init (proxy_sandbox.c): open the sandbox's network namespace
+ * and point identity at its /proc; enter/leave it around the calls that
+ * make its sockets (the listener, the sock_diag socket). */
+bool proxy_sandbox_open(const struct proxy_config *cfg, char *err, size_t errlen);
+bool proxy_sandbox_enter(void);
+void proxy_sandbox_leave(void);
 /* Executables pinned (worker thread only). */
 size_t proxy_ident_pins(const struct proxy_ident_cache *c);
 /* Tests: is 'pid' skipped as a live kernel thread? */

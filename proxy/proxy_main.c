@@ -8,6 +8,7 @@
  *                 [--port-file FILE] [--connect-timeout MS] [--idle-timeout MS]
  *                 [--reload-interval MS] [--header-timeout MS] [--max-client-conns N]
  *                 [--unprivileged-identity] [--identity-scan auto|bpf|proc]
+ *                 [--sandbox-init PID]
  *
  * Exit status: 0 after SIGTERM/SIGINT (drained), 2 on a usage or startup
  * error (unreadable or invalid policy, CA, ports).
@@ -50,6 +51,9 @@ static const struct pv_opt proxy_opts[] = {
     {"credentials", "FILE",
      "the credentials store: placeholder values (owner-only file, reloaded with the policy)", 0},
     {"port-file", "FILE", "write the listen port there once listening", 0},
+    {"sandbox-init", "PID", "serve the sandbox of init PID (proviso sandbox run)", 0},
+    {"skill-shown", "PATH", "the skill's path as the agent sees it (default: where it is written)",
+     0},
     {"connect-timeout", "MS", "upstream connect time limit, 1..600000 (default 10000)", 0},
     {"idle-timeout", "MS", "idle connection limit, 1..86400000 (default 60000)", 0},
     {"header-timeout", "MS", "request head limit, 0..86400000 (default 10000)", 0},
@@ -129,6 +133,41 @@ static bool files_ok(const struct proxy_config *cfg)
     return true;
 }
 
+/* How identities are found: --unprivileged-identity, --identity-scan and
+ * --sandbox-init (which reads the sandbox's /proc, so never the iterator). */
+static bool identity_opts(const struct pv_args *a, struct proxy_config *cfg)
+{
+    cfg->unprivileged_identity = pv_args_has(a, "unprivileged-identity");
+    if (pv_args_has(a, "identity-scan")) {
+        const char *how = pv_args_get(a, "identity-scan");
+        if (strcmp(how, "auto") == 0) {
+            cfg->identity_scan = PROXY_IDENT_AUTO;
+        } else if (strcmp(how, "bpf") == 0) {
+            cfg->identity_scan = PROXY_IDENT_BPF;
+        } else if (strcmp(how, "proc") == 0) {
+            cfg->identity_scan = PROXY_IDENT_PROC;
+        } else {
+            (void)pv_args_usage(&proxy_cmd, "--identity-scan must be auto, bpf or proc, not '%s'",
+                                how);
+            return false;
+        }
+    }
+    if (pv_args_has(a, "sandbox-init")) {
+        unsigned init = 0;
+        if (!number(a, "sandbox-init", 2, 0x3FFFFFFF, &init)) {
+            return false;
+        }
+        if (cfg->identity_scan == PROXY_IDENT_BPF) {
+            (void)pv_args_usage(&proxy_cmd, "--sandbox-init reads the sandbox's /proc: "
+                                            "--identity-scan bpf does not go with it");
+            return false;
+        }
+        cfg->sandbox_init = (int)init;
+        cfg->identity_scan = PROXY_IDENT_PROC; /* the iterator sees the whole machine */
+    }
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     struct proxy_config cfg;
@@ -179,19 +218,8 @@ int main(int argc, char **argv)
     cfg.upstream_ca = pv_args_get(&a, "upstream-ca");
     cfg.credentials = pv_args_get(&a, "credentials");
     cfg.test_allow_loopback = pv_args_has(&a, "test-allow-loopback");
-    cfg.unprivileged_identity = pv_args_has(&a, "unprivileged-identity");
-    if (pv_args_has(&a, "identity-scan")) {
-        const char *how = pv_args_get(&a, "identity-scan");
-        if (strcmp(how, "auto") == 0) {
-            cfg.identity_scan = PROXY_IDENT_AUTO;
-        } else if (strcmp(how, "bpf") == 0) {
-            cfg.identity_scan = PROXY_IDENT_BPF;
-        } else if (strcmp(how, "proc") == 0) {
-            cfg.identity_scan = PROXY_IDENT_PROC;
-        } else {
-            return pv_args_usage(&proxy_cmd, "--identity-scan must be auto, bpf or proc, not '%s'",
-                                 how);
-        }
+    if (!identity_opts(&a, &cfg)) {
+        return 2;
     }
     cfg.hosts_file = pv_args_get(&a, "test-hosts-file");
     cfg.port_file = pv_args_get(&a, "port-file");
@@ -207,6 +235,7 @@ int main(int argc, char **argv)
     cfg.sandbox = pv_args_get(&a, "sandbox");
     cfg.token_file = pv_args_get(&a, "token-file");
     cfg.skill_dir = pv_args_get(&a, "skill-dir");
+    cfg.skill_shown = pv_args_get(&a, "skill-shown");
     cfg.nsandbox_addrs = pv_args_count(&a, "sandbox-address");
     if (cfg.nsandbox_addrs > PROXY_SANDBOX_ADDRS_MAX) {
         fprintf(stderr, "proviso-proxy: --sandbox-address: at most %d addresses\n",

@@ -382,10 +382,14 @@ static bool listen_all(struct proxy_server *srv)
         pv_log_errorx("invalid --bind address '%s' (an IP address is needed)", cfg->bind_addr);
         return false;
     }
-    srv->listener =
-        evconnlistener_new_bind(srv->base, accept_cb, srv,
-                                LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC,
-                                4096, (struct sockaddr *)&ss, sl);
+    /* --sandbox-init: the listener lives in the sandbox's namespace */
+    srv->listener = proxy_sandbox_enter()
+                        ? evconnlistener_new_bind(srv->base, accept_cb, srv,
+                                                  LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
+                                                      LEV_OPT_CLOSE_ON_EXEC,
+                                                  4096, (struct sockaddr *)&ss, sl)
+                        : NULL;
+    proxy_sandbox_leave();
     if (srv->listener == NULL) {
         pv_log_errorx("cannot listen on %s: %s", spec, strerror(errno));
         return false;
@@ -578,9 +582,17 @@ int proxy_server_run(const struct proxy_config *cfg)
     snprintf(dpath, sizeof(dpath), "%s/denials.jsonl", cfg->data_dir);
     srv.log = proxy_log_new(cfg->log_path, dpath);
     srv.base = new_base();
+    if (!proxy_sandbox_open(cfg, err, sizeof(err))) {
+        pv_log_errorx("%s", err);
+        server_free(&srv);
+        return 2;
+    }
     if (srv.base != NULL && event_base_priority_init(srv.base, 3) == 0) {
-        struct proxy_ident_cache *ic = proxy_ident_cache_new();
+        /* its sock_diag socket looks sockets up in the sandbox's namespace */
+        struct proxy_ident_cache *ic = proxy_sandbox_enter() ? proxy_ident_cache_new() : NULL;
         char swhy[300];
+
+        proxy_sandbox_leave();
         if (ic != NULL && !proxy_ident_use(ic, cfg->identity_scan, swhy, sizeof(swhy))) {
             pv_log_errorx("--identity-scan bpf: the BPF task-file iterator cannot be used: %s",
                           swhy);

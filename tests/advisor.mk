@@ -6,9 +6,11 @@ ADVISOR_TEST_CFLAGS = $(TEST_CFLAGS) $(ADVISOR_CFLAGS)
 ADVISOR_TEST_LIBS = $(ADVISOR_LIBS) $(CHECK_LIBS)
 
 check_PROGRAMS += tests/check_advisor_store tests/check_advisor_rule tests/check_advisor_chunk \
+	tests/check_advisor_reproof \
 	tests/check_advisor_mapper tests/check_advisor_hold tests/check_advisor_pool \
 	tests/check_advisor_listen tests/check_cli_text
 TESTS += tests/check_advisor_store tests/check_advisor_rule tests/check_advisor_chunk tests/check_cli_text \
+	tests/check_advisor_reproof \
 	tests/check_advisor_mapper tests/check_advisor_hold tests/check_advisor_pool tests/check_advisor_listen
 tests_check_advisor_pool_SOURCES = tests/check_advisor_pool.c
 tests_check_advisor_pool_CFLAGS = $(ADVISOR_TEST_CFLAGS)
@@ -40,6 +42,10 @@ tests_check_advisor_chunk_SOURCES = tests/check_advisor_chunk.c tests/check_stor
 	tests/check_store_util.h
 tests_check_advisor_chunk_CFLAGS = $(ADVISOR_TEST_CFLAGS)
 tests_check_advisor_chunk_LDADD = $(ADVISOR_TEST_LIBS)
+tests_check_advisor_reproof_SOURCES = tests/check_advisor_reproof.c tests/check_store_util.c \
+	tests/check_store_util.h
+tests_check_advisor_reproof_CFLAGS = $(ADVISOR_TEST_CFLAGS)
+tests_check_advisor_reproof_LDADD = $(ADVISOR_TEST_LIBS)
 tests_check_cli_text_SOURCES = tests/check_cli_text.c cli/cli_http.c cli/cli_chunk.c \
 	tests/check_net_util.c tests/check_net_util.h
 tests_check_cli_text_CFLAGS = $(TEST_CFLAGS) $(CURL_CFLAGS)

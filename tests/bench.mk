@@ -17,7 +17,7 @@ noinst_PROGRAMS += tests/bench/bench_proxy_conns
 tests_bench_bench_proxy_conns_SOURCES = tests/bench/bench_proxy_conns.c
 tests_bench_bench_proxy_conns_CFLAGS = $(AM_CFLAGS)
 tests_bench_bench_proxy_conns_LDADD = common/libcommon.la
-EXTRA_DIST += tests/bench/bench_proxy.sh
+EXTRA_DIST += tests/bench/bench_proxy.sh tests/bench/bench_sandbox.sh
 # prover latency (owner: prover), run by hand:
 #   ./tests/bench/bench_prove [iterations-at-100-rules] [timeout-ms]
 noinst_PROGRAMS += tests/bench/bench_prove

@@ -29,7 +29,8 @@ allowed() {
     server) echo "common model prover httpd" ;;
     proxy) echo "common model hclient" ;;
     advisor) echo "common model httpd audit hclient" ;;
-    cli) echo "common model prover audit hclient" ;;
+    sandbox) echo "common model" ;;
+    cli) echo "common model prover audit hclient sandbox" ;;
     tests) echo "*" ;;
     contrib) echo "" ;; # data only: man pages, units, completion (no C)
     *) echo "?" ;;

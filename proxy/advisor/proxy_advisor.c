@@ -81,7 +81,8 @@ struct proxy_advisor {
     atomic_uint cur;              /* the advisor calls go to first: the last one that answered */
     char token[PV_TOKEN_MAX + 1]; /* the bearer token (secret) */
     char skill_path[4200];
-    char *reg_body; /* {"addresses": [...]} for PUT .../addresses; NULL: none */
+    char skill_shown[4200]; /* the path the agent reads it at (--skill-shown) */
+    char *reg_body;         /* {"addresses": [...]} for PUT .../addresses; NULL: none */
     struct proxy_local *local;
     struct proxy_denials *denials;
 
@@ -153,7 +154,7 @@ static const char *hook_skill(void *arg)
 {
     const struct proxy_advisor *a = arg;
 
-    return a->enabled ? a->skill_path : NULL;
+    return a->enabled ? a->skill_shown : NULL;
 }
 
 static void hook_stop(void *arg)
@@ -966,7 +967,7 @@ bool proxy_advisor_enabled(const struct proxy_advisor *a)
 
 const char *proxy_advisor_skill_path(const struct proxy_advisor *a)
 {
-    return a->skill_path;
+    return a->skill_shown;
 }
 
 const char *proxy_advisor_policy_yaml(const struct proxy_advisor *a)
@@ -1022,6 +1023,8 @@ struct proxy_advisor *proxy_advisor_new(struct proxy_server *srv)
         snprintf(a->skill_path, sizeof(a->skill_path), "%s/skills/policy_advisor.md",
                  cfg->data_dir);
     }
+    snprintf(a->skill_shown, sizeof(a->skill_shown), "%s",
+             cfg->skill_shown != NULL ? cfg->skill_shown : a->skill_path);
     if (!read_token(a, cfg->token_file)) {
         proxy_advisor_free(a);
         return NULL;

@@ -119,9 +119,9 @@ int proxy_advisor_args(struct proxy_config *cfg, char *buf, size_t len)
 
     if (u == NULL) {
         if (cfg->sandbox != NULL || cfg->token_file != NULL || cfg->skill_dir != NULL ||
-            cfg->nsandbox_addrs > 0) {
-            fprintf(stderr, "proviso-proxy: --sandbox, --token-file, --skill-dir and "
-                            "--sandbox-address need --advisor\n");
+            cfg->skill_shown != NULL || cfg->nsandbox_addrs > 0) {
+            fprintf(stderr, "proviso-proxy: --sandbox, --token-file, --skill-dir, --skill-shown "
+                            "and --sandbox-address need --advisor\n");
             return -1;
         }
         if (cfg->policy_path == NULL) {

@@ -3,12 +3,12 @@
 # advisor_reproof.sh - approvals that stay proven (docs/advisor.md#reproof),
 # with real processes on 127.0.0.1 and judged by what the logging upstream
 # received: an agent's L4 copy of an L7 rule is answered already_allowed
-# (nothing stored, DELETE never reaches the upstream); an L4 chunk a
-# reviewer approved while an L7 rule folded it away is suspended when that
-# rule is undone, and again when a base change leaves it alone; the proxy
-# loads the revision without it and the upstream never sees the methods it
-# would have opened; the suspension is visible in the CLI, the chunk and
-# the events, and a reviewer can approve it again with both evidences.
+# (nothing stored, DELETE never reaches the upstream), and so is a
+# reviewer's approval of it while an L7 rule folds it away, so undoing that
+# rule leaves nothing opaque; approved for what it grants, new credentials
+# on its host suspend it; the proxy loads the revision without it and the
+# upstream never sees the methods it would have opened; the suspension is
+# visible in the CLI, the chunk and the events.
 . "$(dirname "$0")/proxy_lib.sh"
 
 . "$(dirname "$0")/advisor_proxy_lib.sh"
@@ -90,7 +90,9 @@ out=$(via P1 -d "$(rule copy 127.0.0.1 "$UP" GET '/repos/**')" http://policy.loc
 expect_eq "(1) a renamed copy: already_allowed" already_allowed "$(jget "$out" .status)"
 
 # ---------------------------------------------------------------------------
-# (2) through a reviewer: approved while folded away, suspended on undo
+# (2) through a reviewer: an approval of the L4 rule while an L7 rule folds
+# it away is answered already_allowed (it would grant nothing until its
+# cover goes), so the undo of the cover leaves nothing opaque behind
 # ---------------------------------------------------------------------------
 out=$(adm ADV PUT /v1/sandboxes/one/settings/proposal_approval_mode '{"value":"manual"}')
 out=$(adm ADV PUT /v1/sandboxes/one/policy "$("$JQ" -n --rawfile p "$T/bare.yaml" '{policy:$p}')")
@@ -108,20 +110,16 @@ out=$(adm ADV GET "/v1/sandboxes/one/proposals/$L4")
 expect_eq "(2) reconcile rejected the folded L4 rule" rejected "$(jget "$out" .status)"
 out=$(approve "$L4")
 [ "$(code "$out")" = 412 ] && out=$(approve "$L4")
-expect_eq "(2) the reviewer approves it anyway" 200 "$(code "$out")"
-REV=$(jget "$out" .policy_version)
-loaded "$REV" || fail "(2) revision $REV not loaded"
+expect_eq "(2) the reviewer's approval is answered already_allowed" "200 already_allowed" \
+    "$(code "$out") $(jget "$out" .status)"
+out=$(adm ADV GET "/v1/sandboxes/one/proposals/$L4")
+expect_eq "(2) the L4 chunk stays rejected" rejected "$(jget "$out" .status)"
+expect_has "(2) as covered" "covered by active policy revision" "$(jget "$out" .rejection_reason)"
 out=$(via P1 -X DELETE "http://127.0.0.1:$UP/repos/y")
 expect_eq "(2) folded: DELETE still denied" 403 "$(code "$out")"
 out=$(adm ADV POST "/v1/sandboxes/one/proposals/$RO/undo")
 expect_eq "(2) undo the L7 rule" 200 "$(code "$out")"
 REV=$(jget "$out" .policy_version)
-out=$(adm ADV GET "/v1/sandboxes/one/proposals/$L4")
-expect_eq "(2) the L4 chunk is suspended" suspended "$(jget "$out" .status)"
-expect_has "(2) the reason names the new grant" "new grant: /usr/bin/curl -> 127.0.0.1:$UP opaque" \
-    "$(jget "$out" .suspension_reason)"
-expect_eq "(2) the approval's evidence is kept beside the new one" "0 1" \
-    "$(jget "$out" '[(.approved_evidence.prover.grants | length), (.evidence.prover.grants | length)] | join(" ")')"
 loaded "$REV" || fail "(2) revision $REV not loaded"
 out=$(adm ADV GET /v1/sandboxes/one/policy)
 expect_not "(2) the effective policy has no opaque rule for the API" "reach" "$(jget "$out" .policy_yaml)"
@@ -133,22 +131,17 @@ for m in "DELETE /repos/y" "DELETE /repos/z" "POST /repos/z"; do
     if up_got "$m"; then fail "(2) the upstream got $m"; else pass; fi
 done
 out=$(adm ADV GET /v1/events)
-expect_eq "(2) CONFIG:SUSPENDED recorded" "$L4" \
-    "$(jget "$out" '[.events[] | select(.kind == "CONFIG:SUSPENDED")][0].record.chunk_id')"
 expect_eq "(2) the undo's record lists what it composed" "[]" \
     "$(jget "$out" '[.events[] | select(.kind == "CONFIG:REMOVED")][-1].record.chunks | tojson')"
-chmod 600 "$T/ADV.admin"
-cli=$(PROVISO_TOKEN_FILE=$T/ADV.admin "$BUILD/proviso" rule list one --status suspended \
-    --advisor "http://127.0.0.1:$ADV_PORT" 2>&1)
-expect_has "(2) proviso rule list --status suspended" "${L4:0:8}  suspended  reach" "$cli"
 
 # ---------------------------------------------------------------------------
-# (3) approved again by a reviewer who read both; then a base change that
-# removes its cover suspends it again
+# (3) approved by a reviewer who reads what it grants now (opaque access);
+# then new credentials on that host suspend it
 # ---------------------------------------------------------------------------
 out=$(approve "$L4")
 [ "$(code "$out")" = 412 ] && out=$(approve "$L4")
-expect_eq "(3) re-approved from suspended" 200 "$(code "$out")"
+expect_eq "(3) approved with its opaque grant in front" "200 approved" \
+    "$(code "$out") $(jget "$out" .status)"
 REV=$(jget "$out" .policy_version)
 loaded "$REV" || fail "(3) revision $REV not loaded"
 out=$(via P1 -X DELETE "http://127.0.0.1:$UP/repos/w")
@@ -160,11 +153,21 @@ expect_eq "(3) credentials set" 200 "$(code "$out")"
 expect_eq "(3) the answer lists the suspension" "$L4" "$(jget "$out" '.suspended[0]')"
 out=$(adm ADV GET "/v1/sandboxes/one/proposals/$L4")
 expect_eq "(3) suspended on new credentials" suspended "$(jget "$out" .status)"
+expect_has "(3) the reason names what is new" "new " "$(jget "$out" .suspension_reason)"
+expect_eq "(3) the approval's evidence is kept beside the new one" "object object" \
+    "$(jget "$out" '[(.approved_evidence | type), (.evidence | type)] | join(" ")')"
 REV=$(jget "$(adm ADV GET /v1/sandboxes/one/policy)" .revision)
 loaded "$REV" || fail "(3) revision $REV not loaded"
 out=$(via P1 -X DELETE "http://127.0.0.1:$UP/repos/v")
 expect_eq "(3) DELETE denied again" 403 "$(code "$out")"
 if up_got "DELETE /repos/v"; then fail "(3) the upstream got DELETE"; else pass; fi
+out=$(adm ADV GET /v1/events)
+expect_eq "(3) CONFIG:SUSPENDED recorded" "$L4" \
+    "$(jget "$out" '[.events[] | select(.kind == "CONFIG:SUSPENDED")][0].record.chunk_id')"
+chmod 600 "$T/ADV.admin"
+cli=$(PROVISO_TOKEN_FILE=$T/ADV.admin "$BUILD/proviso" rule list one --status suspended \
+    --advisor "http://127.0.0.1:$ADV_PORT" 2>&1)
+expect_has "(3) proviso rule list --status suspended" "${L4:0:8}  suspended  reach" "$cli"
 out=$(adm ADV POST "/v1/sandboxes/one/proposals/$L4/reject" '{"reason":"no opaque access"}')
 expect_eq "(3) a suspended chunk can be rejected" "200 rejected" "$(code "$out") $(jget "$out" .status)"
 

@@ -1,0 +1,217 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# sandbox.sh - `proviso sandbox run` (docs/sandbox.md), judged by what
+# listeners in the host's namespace received: an allowed request through the
+# proxy arrives; a denied one and every escape attempt (TCP and UDP to the
+# host's 127.0.0.1 and ::1, a DNS query to a resolver on the host's
+# loopback, raw and packet sockets, an abstract and a filesystem Unix socket,
+# writing a policy binary, ptrace, setns, a user namespace, TIOCSTI, setuid)
+# do not; identity names the binary inside; the exit status is the
+# command's; SIGTERM reaches the command's tree; nothing is left after a
+# normal end, a crash, or SIGKILL of proviso; two sandboxes run side by
+# side; a policy binary under a read_write path and a missing user refuse to
+# start. Every listener is on loopback; the sandbox has no other interface.
+# Needs root (CI runs as root); skipped (77) otherwise.
+set -u
+B=${PV_BUILDDIR:-.}
+S=${PV_SRCDIR:-.}
+. "$S/tests/pid_lib.sh"
+if [ "$(id -u)" != 0 ] || ! unshare --net true 2>/dev/null; then
+    echo "SKIP: sandbox.sh needs root and namespaces"
+    exit 77
+fi
+if ! id sandbox >/dev/null 2>&1; then
+    useradd --system --user-group --home-dir /sandbox --shell /usr/sbin/nologin sandbox || exit 1
+fi
+T=$(mktemp -d /tmp/pv-sandbox.XXXXXX)
+chmod 755 "$T"
+pass=0
+fail=0
+PIDS=""
+cleanup() {
+    for p in $PIDS; do kill_own "$p"; done
+    rm -rf "$T"
+}
+trap cleanup EXIT
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+bad() { fail=$((fail + 1)); echo "not ok - $1"; }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+# alive PID: running (a zombie whose reaper is slow has ended)
+alive() { [ -r "/proc/$1/status" ] && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+
+# Host listeners: an HTTP upstream (request lines logged), a TCP listener on
+# ::1, a UDP listener (also the "resolver"), abstract and path Unix sockets.
+cat >"$T/listen.py" <<'EOF'
+import http.server, os, socket, sys, threading
+log = open(sys.argv[1], "a", buffering=1)
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        log.write("http " + self.path + "\n")
+        self.send_response(200); self.send_header("Content-Length", "3"); self.end_headers()
+        self.wfile.write(b"ok\n")
+    def log_message(self, *a): pass
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+def tcp_any(fam, addr, tag):
+    s = socket.socket(fam, socket.SOCK_STREAM); s.bind(addr); s.listen(8)
+    def run():
+        while True:
+            c, _ = s.accept(); log.write(tag + " connection\n"); c.close()
+    threading.Thread(target=run, daemon=True).start(); return s
+def udp():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0))
+    def run():
+        while True:
+            d, a = s.recvfrom(512); log.write("udp %r\n" % d[:20]); s.sendto(d, a)
+    threading.Thread(target=run, daemon=True).start(); return s
+t6 = tcp_any(socket.AF_INET6, ("::1", 0), "tcp6")
+u = udp()
+ab = tcp_any(socket.AF_UNIX, "\0" + sys.argv[2], "abstract")
+os.makedirs(os.path.dirname(sys.argv[3]), exist_ok=True)
+pu = tcp_any(socket.AF_UNIX, sys.argv[3], "path-unix"); os.chmod(sys.argv[3], 0o777)
+open(sys.argv[4], "w").write("%d %d %d\n" % (srv.server_address[1], t6.getsockname()[1], u.getsockname()[1]))
+srv.serve_forever()
+EOF
+ABS="pv-sandbox-$$"
+UPATH="/run/pv-sandbox-$$/sock"
+python3 "$T/listen.py" "$T/host.log" "$ABS" "$UPATH" "$T/ports" &
+PIDS="$PIDS $!"
+for _ in $(seq 100); do [ -s "$T/ports" ] && break; sleep 0.05; done
+read -r HTTP TCP6 UDP <"$T/ports"
+touch "$T/host.log"
+
+mkdir -p "$T/work"
+chmod 777 "$T/work"
+cat >"$T/policy.yaml" <<EOF
+version: 1
+filesystem_policy:
+  include_workdir: false
+  read_only: [/usr, /lib, /lib64, /etc, /proc, /dev/urandom, $T/ro]
+  read_write: [/tmp, /dev/null, $T/work]
+landlock:
+  compatibility: best_effort
+network_policies:
+  local:
+    name: local
+    endpoints:
+      - host: 127.0.0.1
+        port: $HTTP
+    binaries:
+      - path: /usr/bin/curl
+EOF
+mkdir -p "$T/ro"
+cp "$S/tests/e2e/sandbox_escape.py" "$T/ro/escape.py"
+cp /usr/bin/id "$T/work/suid-id"
+chmod 4755 "$T/work/suid-id"
+PV=$B/proviso
+sbrun() { "$PV" sandbox run --policy "$T/policy.yaml" --test-allow-loopback --log "$T/proxy.log" "$@"; }
+
+# 1. an allowed request arrives; a denied binary's does not
+out=$(sbrun -- curl -s -m 5 "http://127.0.0.1:$HTTP/allowed-curl" 2>&1)
+check "allowed curl answered" '[ "$out" = ok ]'
+check "upstream received the allowed request" 'grep -q "^http /allowed-curl$" "$T/host.log"'
+out=$(sbrun -- python3 -c "import urllib.request as u
+try: u.urlopen('http://127.0.0.1:$HTTP/denied-python', timeout=5)
+except Exception as e: print(e)" 2>&1)
+check "python (not a policy binary) denied 403" 'echo "$out" | grep -q "403"'
+check "upstream never saw the denied request" '! grep -q denied-python "$T/host.log"'
+check "identity inside: curl named" 'grep -q "ALLOWED /usr/bin/curl(.*allowed-curl" "$T/proxy.log"'
+check "identity inside: python named in its denial" 'grep -q "DENIED /usr/bin/python3[.0-9]*(.*denied-python" "$T/proxy.log"'
+
+# 2. the environment: both spellings of the proxy, the CA for every client
+env_out=$(sbrun -- /usr/bin/env 2>/dev/null)
+for v in http_proxy=http://127.0.0.1:3128 HTTPS_PROXY=http://127.0.0.1:3128 NO_PROXY= \
+    SSL_CERT_FILE=/.proviso/ca-bundle.crt REQUESTS_CA_BUNDLE=/.proviso/ca-bundle.crt \
+    PIP_CERT=/.proviso/ca-bundle.crt GIT_SSL_CAINFO=/.proviso/ca-bundle.crt \
+    npm_config_cafile=/.proviso/ca-bundle.crt NODE_EXTRA_CA_CERTS=/.proviso/ca.crt; do
+    check "env $v" 'echo "$env_out" | grep -qx "$v"'
+done
+SECRET_TOKEN=leak sbrun -- /usr/bin/env >"$T/env2" 2>/dev/null
+check "the caller's other variables stay out" '! grep -q SECRET_TOKEN "$T/env2"'
+check "the CA is readable inside" 'sbrun -- /bin/sh -c "grep -q BEGIN /.proviso/ca.crt" 2>/dev/null'
+check "the proxy's key is not" '! sbrun -- /bin/sh -c "cat /.proviso-proxy/ca.key" >/dev/null 2>&1'
+
+# 3. escapes, judged by the host's listeners
+cp /bin/sh "$T/work/evil"
+out=$(sbrun -- python3 "$T/ro/escape.py" "$HTTP" "$TCP6" "$UDP" "$ABS" "$UPATH" \
+    /usr/bin/curl </dev/null 2>&1)
+echo "$out" | sed 's/^/    /'
+for a in tcp4 tcp6 udp4 dns getaddrinfo raw packet abstract_unix path_unix write_binary \
+    ptrace_init setns_host userns tiocsti setuid_root; do
+    check "escape $a blocked" 'echo "$out" | grep -q "^$a blocked"'
+done
+check "tiocsti refused by the filter (EPERM, not ENOTTY)" 'echo "$out" | grep -q "^tiocsti blocked: EPERM"'
+check "host listeners received nothing from the escapes" \
+    '! grep -q "escape\|tcp6 connection\|udp \|abstract connection\|path-unix connection" "$T/host.log"'
+check "the policy binary is unchanged" 'cmp -s /usr/bin/curl "$(command -v curl)"'
+out=$(sbrun -- "$T/work/suid-id" -u 2>/dev/null)
+check "a setuid binary gives no root (nosuid, no_new_privs)" '[ "$out" = "$(id -u sandbox)" ]'
+out=$(sbrun -- /bin/sh -c 'ls /run /root /home 2>&1; echo x > /etc/pv-x 2>&1; ls /proc | grep -c "^[0-9]"' 2>&1)
+check "paths outside the policy do not exist" 'echo "$out" | grep -q "/run.*No such file"'
+check "read_only is read-only" 'echo "$out" | grep -q "pv-x.*\(Read-only\|Permission denied\)"'
+sbrun -- /bin/sh -c "echo inside >$T/work/written; echo tmp >/tmp/pv-sbw-$$" 2>/dev/null
+check "a read_write path is the host's (a file written inside is there)" \
+    '[ "$(cat "$T/work/written" 2>/dev/null)" = inside ] && [ "$(cat /tmp/pv-sbw-$$ 2>/dev/null)" = tmp ]'
+rm -f "/tmp/pv-sbw-$$"
+mounts=$(sbrun -- /bin/sh -c 'cut -d" " -f5 /proc/self/mountinfo' 2>/dev/null | sort | tr '\n' ' ')
+check "the mounts are the policy's paths and /proc, nothing else" \
+    '[ "$mounts" = "$(printf "%s\n" / /dev/null /dev/urandom /etc /lib /lib64 /proc /tmp /usr "$T/ro" "$T/work" | sort | tr "\n" " ")" ]'
+check "only the sandbox's processes are visible" '[ "$(echo "$out" | tail -1)" -le 4 ]'
+
+# 4. exit status, signals, teardown
+sbrun -- /bin/sh -c 'exit 7' 2>/dev/null
+check "exit status is the command's" '[ $? = 7 ]'
+sbrun -- /bin/sh -c 'kill -SEGV $$' 2>/dev/null
+check "a crash is 128+signal" '[ $? = 139 ]'
+# proviso itself in the background ($! is its pid, not a subshell's)
+"$PV" sandbox run --policy "$T/policy.yaml" --log "$T/proxy.log" --verbose -- \
+    /bin/sh -c 'sleep 300 & sleep 301 & wait' 2>"$T/v.err" &
+RUN=$!
+PIDS="$PIDS $RUN"
+for _ in $(seq 100); do grep -q "init [0-9]" "$T/v.err" && break; sleep 0.05; done
+INIT=$(sed -n 's/.*init \([0-9]*\), proxy \([0-9]*\).*/\1/p' "$T/v.err")
+PROXY=$(sed -n 's/.*init \([0-9]*\), proxy \([0-9]*\).*/\2/p' "$T/v.err")
+sleep 0.3
+kill -TERM "$RUN"
+wait "$RUN"
+rc=$?
+check "SIGTERM ends the command's tree (status 143)" '[ $rc = 143 ]'
+check "nothing left: init, the command, the proxy" \
+    '! alive "$INIT" && ! alive "$PROXY" && ! pgrep -f "sleep 30[01]" >/dev/null'
+"$PV" sandbox run --policy "$T/policy.yaml" --log "$T/proxy.log" --verbose -- \
+    /bin/sh -c 'sleep 302' 2>"$T/k.err" &
+RUN=$!
+for _ in $(seq 100); do grep -q "init [0-9]" "$T/k.err" && break; sleep 0.05; done
+INIT=$(sed -n 's/.*init \([0-9]*\), proxy \([0-9]*\).*/\1/p' "$T/k.err")
+PROXY=$(sed -n 's/.*init \([0-9]*\), proxy \([0-9]*\).*/\2/p' "$T/k.err")
+NS=$(readlink "/proc/$INIT/ns/net")
+kill -KILL "$RUN"
+wait "$RUN" 2>/dev/null
+for _ in $(seq 40); do pgrep -f "sleep 302" >/dev/null || break; sleep 0.05; done
+check "after SIGKILL of proviso: no init, command or proxy" \
+    '! alive "$INIT" && ! alive "$PROXY" && ! pgrep -f "sleep 302" >/dev/null'
+check "after SIGKILL of proviso: the namespace is gone" \
+    '! ls -l /proc/[0-9]*/ns/net 2>/dev/null | grep -q "$NS"'
+check "no mount of the sandbox is left on the host" '! grep -q "pv-sandbox\|proviso" /proc/self/mountinfo'
+
+# 5. two sandboxes side by side, each with its own proxy on 127.0.0.1:3128
+sbrun -- curl -s -m 5 "http://127.0.0.1:$HTTP/side-a" >"$T/a.out" 2>/dev/null &
+A=$!
+sbrun -- curl -s -m 5 "http://127.0.0.1:$HTTP/side-b" >"$T/b.out" 2>/dev/null &
+Bp=$!
+wait "$A" "$Bp"
+check "two sandboxes side by side" 'grep -q side-a "$T/host.log" && grep -q side-b "$T/host.log"'
+
+# 6. refusals
+sed "s|      - path: /usr/bin/curl|      - path: $T/work/evil|" "$T/policy.yaml" >"$T/bad.yaml"
+out=$("$PV" sandbox run --policy "$T/bad.yaml" -- true 2>&1)
+rc=$?
+check "a policy binary under read_write refuses to start (125)" \
+    '[ $rc = 125 ] && echo "$out" | grep -q "lies where the command can write"'
+sed 's|^landlock:|process:\n  run_as_user: "4000000000"\nlandlock:|' "$T/policy.yaml" >"$T/nouser.yaml"
+out=$("$PV" sandbox run --policy "$T/nouser.yaml" --log "$T/proxy.log" -- id -u 2>&1)
+check "a numeric user without an entry still runs as that uid" '[ "$(echo "$out" | tail -1)" = 4000000000 ]'
+out=$("$PV" sandbox run --policy "$T/policy.yaml" 2>&1)
+check "no command is a usage error (2)" '[ $? = 2 ]'
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+# sandbox_escape.py - run INSIDE `proviso sandbox run`: each attempt to get
+# out prints "NAME blocked: WHY" or "NAME ESCAPED"; sandbox.sh judges by
+# these lines and, above all, by what the host's listeners received.
+#   sandbox_escape.py HOST_TCP HOST_TCP6 HOST_UDP ABSTRACT UNIXPATH BINARY
+import ctypes
+import errno
+import fcntl
+import os
+import socket
+import sys
+import termios
+
+tcp, tcp6, udp, abstract, unixpath, binary = sys.argv[1:7]
+libc = ctypes.CDLL(None, use_errno=True)
+
+
+def attempt(name, fn):
+    try:
+        fn()
+        print(f"{name} ESCAPED", flush=True)
+    except OSError as e:
+        print(f"{name} blocked: {errno.errorcode.get(e.errno, e.errno)}", flush=True)
+
+
+def tcp4():
+    with socket.create_connection(("127.0.0.1", int(tcp)), timeout=2) as s:
+        s.sendall(b"GET /escape-tcp4 HTTP/1.0\r\n\r\n")
+
+
+def tcp6_():
+    with socket.create_connection(("::1", int(tcp6)), timeout=2) as s:
+        s.sendall(b"GET /escape-tcp6 HTTP/1.0\r\n\r\n")
+
+
+def udp4():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.sendto(b"escape-udp", ("127.0.0.1", int(udp)))
+        s.settimeout(1)
+        s.recv(10)  # a reply would mean it got there
+
+
+def dns():
+    # a query for escape.example to the host loopback resolver the test runs
+    q = bytes.fromhex("abcd01000001000000000000") + b"\x06escape\x07example\x00\x00\x01\x00\x01"
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.settimeout(1)
+        s.sendto(q, ("127.0.0.1", int(udp)))
+        s.recv(512)
+
+
+def name_lookup():
+    socket.getaddrinfo("escape.example", 80)
+
+
+def raw():
+    socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP).close()
+
+
+def packet():
+    socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0).close()
+
+
+def abstract_unix():
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.connect("\0" + abstract)
+        s.sendall(b"escape-abstract")
+
+
+def path_unix():
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.connect(unixpath)
+        s.sendall(b"escape-unix")
+
+
+def write_binary():
+    with open(binary, "r+b") as f:
+        f.write(b"X")
+
+
+def replace_binary():
+    os.rename("/tmp/evil-" + str(os.getpid()), binary)
+
+
+def ptrace_init():
+    if libc.ptrace(16, 1, None, None) != 0:  # PTRACE_ATTACH to init
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+
+
+def setns_host():
+    fd = os.open("/proc/1/ns/net", os.O_RDONLY)
+    try:
+        if libc.setns(fd, 0) != 0:
+            e = ctypes.get_errno()
+            raise OSError(e, os.strerror(e))
+    finally:
+        os.close(fd)
+
+
+def userns():
+    if libc.unshare(0x10000000) != 0:  # CLONE_NEWUSER
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+
+
+def tiocsti():
+    fcntl.ioctl(0, termios.TIOCSTI, b"x")
+
+
+def become_root():
+    os.setuid(0)
+
+
+for name, fn in [("tcp4", tcp4), ("tcp6", tcp6_), ("udp4", udp4), ("dns", dns),
+                 ("getaddrinfo", name_lookup), ("raw", raw), ("packet", packet),
+                 ("abstract_unix", abstract_unix), ("path_unix", path_unix),
+                 ("write_binary", write_binary), ("ptrace_init", ptrace_init),
+                 ("setns_host", setns_host), ("userns", userns), ("tiocsti", tiocsti),
+                 ("setuid_root", become_root)]:
+    try:
+        attempt(name, fn)
+    except Exception as e:  # socket.gaierror and timeouts are OSErrors too
+        print(f"{name} blocked: {type(e).__name__}", flush=True)
