@@ -479,6 +479,21 @@ pv_result advisor_evaluate(struct advisor_worker *w, const struct advisor_snapsh
 pv_result advisor_evaluate_reuse(struct advisor_worker *w, const struct advisor_snapshot *snap,
                                  const char *name, const json_t *rule, const char *known_token,
                                  unsigned flags, struct advisor_eval *out) PV_WUR;
+/* Evaluate rule 'name' = 'rule' as a narrowing of evaluation 'bound'
+ * (borrowed) of another rule in the same snapshot (advisor_suggest.c):
+ * before anything is proved its candidate must be within bound's
+ * (POST /v1/check, bound's candidate as the boundary); when it is not, or
+ * the check cannot say, application_error says so and nothing else is
+ * asked. When bound's candidate is within the operator's boundary, so is
+ * this one (containment is transitive): the boundary is not asked again. */
+pv_result advisor_evaluate_within(struct advisor_worker *w, const struct advisor_snapshot *snap,
+                                  const char *name, const json_t *rule,
+                                  const struct advisor_eval *bound,
+                                  struct advisor_eval *out) PV_WUR;
+/* Does the prover prove that policy 'candidate' (YAML) allows a request
+ * policy 'boundary' does not (POST /v1/check answers exceeds)? False when
+ * it is within or the check could not say. */
+bool advisor_eval_exceeds(struct advisor_worker *w, const char *candidate, const char *boundary);
 void advisor_eval_clear(struct advisor_eval *e);
 /* Recompute a sandbox's effective policy from its latest base revision and
  * its approved chunks (approval order), skipping chunk 'skip' (may be

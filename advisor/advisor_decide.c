@@ -352,6 +352,38 @@ static json_t *stored_suggestion(struct advisor_worker *w, const struct store_ch
     return sug;
 }
 
+/* Was suggestion 'sug' proved within the evaluation the chunk holds now?
+ * advisor_suggest proved it within the proposal's candidate of the
+ * evaluation whose review token it keeps as proposal_token; the same token
+ * names the same proposal and policy, so that proof stands. A suggestion
+ * without it (stored before suggestions were held to their proposal) or
+ * from another evaluation is refreshed instead of approved. */
+static bool suggestion_bound(const json_t *sug, const struct store_chunk *c)
+{
+    const char *t = json_string_value(json_object_get(sug, "proposal_token"));
+
+    return t != NULL && strcmp(t, c->review_token) == 0;
+}
+
+/* The chunk's own evaluation and its suggestion, evaluated again and
+ * stored; the reviewer is asked to look again (412). */
+static void refresh_suggestion(struct advisor_worker *w, struct decision *x,
+                               struct advisor_decision *d)
+{
+    struct advisor_eval fresh;
+    json_t *orig = rule_of(&x->c);
+
+    if (orig != NULL && pv_ok(advisor_evaluate(w, &x->snap, x->c.rule_name, orig, &fresh))) {
+        advisor_suggest(w, &x->snap, x->c.rule_name, orig, &fresh);
+        (void)persist_eval(w, &x->c, &fresh, x->snap.hash);
+        advisor_eval_clear(&fresh);
+        advisor_changed(w->a);
+    }
+    json_decref(orig);
+    refuse(d, ADVISOR_REFUSED_STALE,
+           "suggestion inputs changed; evaluation refreshed, refetch and review again");
+}
+
 pv_result advisor_approve_suggestion(struct advisor_worker *w, const char *sandbox, const char *id,
                                      const char *token, struct advisor_decision *d)
 {
@@ -388,6 +420,10 @@ pv_result advisor_approve_suggestion(struct advisor_worker *w, const char *sandb
                "review token does not match the fetched suggestion; refetch and review again");
         goto out;
     }
+    if (!suggestion_bound(sug, &x.c)) {
+        refresh_suggestion(w, &x, d);
+        goto out;
+    }
     /* Proved again against the policy of now: the token names exactly the
      * evaluation the reviewer read. */
     res = advisor_evaluate(w, &x.snap, x.c.rule_name, rule, &e);
@@ -396,18 +432,7 @@ pv_result advisor_approve_suggestion(struct advisor_worker *w, const char *sandb
         goto out;
     }
     if (strcmp(e.review_token, token) != 0 || e.application_error[0] != '\0') {
-        struct advisor_eval fresh;
-        json_t *orig = rule_of(&x.c);
-        /* refresh the chunk's own evaluation and its suggestion */
-        if (orig != NULL && pv_ok(advisor_evaluate(w, &x.snap, x.c.rule_name, orig, &fresh))) {
-            advisor_suggest(w, &x.snap, x.c.rule_name, orig, &fresh);
-            (void)persist_eval(w, &x.c, &fresh, x.snap.hash);
-            advisor_eval_clear(&fresh);
-            advisor_changed(w->a);
-        }
-        json_decref(orig);
-        refuse(d, ADVISOR_REFUSED_STALE,
-               "suggestion inputs changed; evaluation refreshed, refetch and review again");
+        refresh_suggestion(w, &x, d);
         advisor_eval_clear(&e);
         goto out;
     }

@@ -198,55 +198,187 @@ static bool rule_within(const struct advisor_envelope *env, const json_t *rule, 
     return true;
 }
 
-/* Does endpoint 'ep' reach concrete host 'host' (lower-case)? Through its
- * exact host or its wildcard. */
-static bool endpoint_reaches(const struct model_endpoint *ep, const char *host)
-{
-    struct model_endpoint_view v;
+/* ---------------------------------------------------------------------------
+ * no_new_port: the evaluator's host and port coverage
+ *
+ * "A host the policy reaches" is a host some endpoint of the policy in force
+ * with a host matches, exactly as the evaluator matches it
+ * (model_endpoint_matches_host: case, trailing dot, IP spellings, `*.` and
+ * `**.` wildcards); no test of this file compares host text. A hostless
+ * endpoint does not count: what it reaches is its allowed_ips, not a name.
+ * For a grant whose host is itself a wildcard (only when the operator
+ * allows wildcards) the model's language algebra looks for a name the
+ * grant covers that the policy reaches on another port and not on the
+ * grant's; a name found is re-checked with the evaluator's test, and a
+ * search that reaches its bound or disagrees fails closed.
+ * ------------------------------------------------------------------------- */
 
-    model_endpoint_view_host(ep, &v);
-    if (v.host == NULL) {
-        return false;
+#define NEW_PORT_MAX_STATES 200000u /* the language search's bound */
+#define NEW_PORT_MAX_TERMS 256u     /* endpoints one search may weigh */
+
+enum new_port { NP_NO, NP_YES, NP_UNDECIDED };
+
+/* Endpoint i of rule r of 'p', as one flat index; NULL past the end. */
+static const struct model_endpoint *nth_endpoint(const struct model_policy *p, size_t *r, size_t *e)
+{
+    while (*r < model_policy_nrules(p)) {
+        const struct model_rule *rule = model_policy_rule(p, *r);
+        if (*e < model_rule_nendpoints(rule)) {
+            return model_rule_endpoint(rule, (*e)++);
+        }
+        (*r)++;
+        *e = 0;
     }
-    if (v.host_glob != NULL) {
-        return model_glob_match(v.host_glob, host, strlen(host));
-    }
-    return strcasecmp(v.host, host) == 0;
+    return NULL;
 }
 
-/* A new port on a host the policy already reaches: some endpoint of
- * 'current' reaches the grant's host (exactly or through a wildcard) and
- * one of the grant's ports is on none of those endpoints. */
-static bool new_port(const struct model_policy *current, const json_t *g)
+static bool hosted(const struct model_endpoint *ep)
+{
+    const char *h = model_endpoint_host(ep);
+
+    return h != NULL && h[0] != '\0';
+}
+
+/* Does 'cur' reach concrete host 'host' through an endpoint with a host
+ * ('*reached'), and through one that lists 'port' ('*listed')? */
+static void host_ports(const struct model_policy *cur, const char *host, uint16_t port,
+                       bool *reached, bool *listed)
+{
+    size_t r = 0;
+    size_t i = 0;
+    const struct model_endpoint *ep;
+
+    *reached = false;
+    *listed = false;
+    while ((ep = nth_endpoint(cur, &r, &i)) != NULL) {
+        if (hosted(ep) && model_endpoint_matches_host(ep, host, strlen(host))) {
+            *reached = true;
+            *listed = *listed || model_endpoint_has_port(ep, port);
+        }
+    }
+}
+
+/* The terms of one search: a name of 'g' and of endpoint 'ep' that no
+ * endpoint listing 'port' matches. IP endpoints never meet a wildcard. */
+static size_t search_terms(const struct model_policy *cur, const struct model_glob *g,
+                           const struct model_endpoint *ep, uint16_t port,
+                           struct model_lang_term *t)
+{
+    struct model_endpoint_view v;
+    size_t n = 0;
+    size_t r = 0;
+    size_t i = 0;
+    const struct model_endpoint *f;
+
+    model_endpoint_view(ep, &v);
+    t[n++] = (struct model_lang_term){g, true};
+    t[n++] = (struct model_lang_term){v.host_glob, true};
+    while ((f = nth_endpoint(cur, &r, &i)) != NULL) {
+        model_endpoint_view(f, &v);
+        if (!hosted(f) || v.host_is_ip || !model_endpoint_has_port(f, port)) {
+            continue;
+        }
+        if (n == NEW_PORT_MAX_TERMS || v.host_glob == NULL) {
+            return 0; /* too many to weigh, or not compiled: undecided */
+        }
+        t[n++] = (struct model_lang_term){v.host_glob, false};
+    }
+    return n;
+}
+
+/* Does endpoint 'ep' of 'cur' share a name with wildcard 'g' that 'cur'
+ * reaches on no endpoint listing 'port'? The name into 'out'. */
+static enum new_port wild_meets(const struct model_policy *cur, const struct model_glob *g,
+                                const struct model_endpoint *ep, uint16_t port, char *out,
+                                size_t len)
+{
+    struct model_lang_term t[NEW_PORT_MAX_TERMS];
+    size_t n = search_terms(cur, g, ep, port, t);
+    char *name = NULL;
+    size_t nlen = 0;
+    bool reached = false;
+    bool listed = true;
+    enum new_port res = NP_UNDECIDED;
+
+    if (n == 0 || t[1].g == NULL) {
+        return NP_UNDECIDED;
+    }
+    switch (model_lang_check(MODEL_DOMAIN_DNS_NAME, t, n, NEW_PORT_MAX_STATES, &name, &nlen)) {
+    case MODEL_LANG_EMPTY:
+        return NP_NO;
+    case MODEL_LANG_NONEMPTY:
+        break;
+    case MODEL_LANG_LIMIT:
+    case MODEL_LANG_NOMEM:
+        return NP_UNDECIDED;
+    }
+    if (name != NULL && model_glob_match(g, name, nlen)) {
+        host_ports(cur, name, port, &reached, &listed);
+        res = reached && !listed ? NP_YES : NP_UNDECIDED; /* a disagreement fails closed */
+        snprintf(out, len, "%s", name);
+    }
+    free(name);
+    return res;
+}
+
+/* A name of wildcard grant host 'host' that 'cur' reaches, and not on
+ * 'port'. */
+static enum new_port wild_new_port(const struct model_policy *cur, const char *host, uint16_t port,
+                                   char *out, size_t len)
+{
+    const char *why = NULL;
+    struct model_glob *g = model_glob_compile(MODEL_GLOB_HOST, host, strlen(host), &why);
+    enum new_port res = g != NULL ? NP_NO : NP_UNDECIDED;
+    size_t r = 0;
+    size_t i = 0;
+    const struct model_endpoint *ep;
+
+    while (res == NP_NO && (ep = nth_endpoint(cur, &r, &i)) != NULL) {
+        struct model_endpoint_view v;
+        model_endpoint_view(ep, &v);
+        if (hosted(ep) && !v.host_is_ip && !model_endpoint_has_port(ep, port)) {
+            res = wild_meets(cur, g, ep, port, out, len);
+        }
+    }
+    model_glob_free(g);
+    return res;
+}
+
+/* A new port on a host the policy already reaches: some port of grant 'g'
+ * on a host of g's that an endpoint of 'cur' reaches, and none on that
+ * port. What was found goes into 'what'. */
+static bool new_port(const struct model_policy *cur, const json_t *g, char *what, size_t len)
 {
     const char *host = json_string_value(json_object_get(g, "host"));
     char lower[256];
-    bool reached = false;
+    char name[256] = "";
     size_t k;
     const json_t *p;
 
-    if (host == NULL || host[0] == '\0' || !model_host_lower(host, lower, sizeof(lower))) {
-        return false;
+    if (host == NULL || host[0] == '\0') {
+        return false; /* hostless: exact_host's to refuse */
+    }
+    if (!model_host_lower(host, lower, sizeof(lower))) {
+        snprintf(what, len, "a host too long to compare");
+        return true;
     }
     json_array_foreach(json_object_get(g, "ports"), k, p)
     {
-        bool listed = false;
-        for (size_t i = 0; !listed && i < model_policy_nrules(current); i++) {
-            const struct model_rule *r = model_policy_rule(current, i);
-            for (size_t e = 0; !listed && e < model_rule_nendpoints(r); e++) {
-                const struct model_endpoint *ep = model_rule_endpoint(r, e);
-                if (!endpoint_reaches(ep, lower)) {
-                    continue;
-                }
-                reached = true;
-                for (size_t j = 0; j < model_endpoint_nports(ep); j++) {
-                    if ((json_int_t)model_endpoint_port(ep, j) == json_integer_value(p)) {
-                        listed = true;
-                    }
-                }
-            }
+        json_int_t port = json_integer_value(p);
+        enum new_port res = NP_UNDECIDED;
+        if (port >= 1 && port <= 65535 && strchr(lower, '*') == NULL) {
+            bool reached = false;
+            bool listed = false;
+            host_ports(cur, lower, (uint16_t)port, &reached, &listed);
+            res = reached && !listed ? NP_YES : NP_NO;
+            snprintf(name, sizeof(name), "%s", lower);
+        } else if (port >= 1 && port <= 65535) {
+            res = wild_new_port(cur, lower, (uint16_t)port, name, sizeof(name));
         }
-        if (reached && !listed) {
+        if (res != NP_NO) {
+            snprintf(what, len, "a new port on a host the policy reaches (%s %lld on %.200s)",
+                     res == NP_YES ? "port" : "could not rule out port", (long long)port,
+                     name[0] != '\0' ? name : lower);
             return true;
         }
     }
@@ -258,6 +390,7 @@ bool advisor_envelope_within(const struct advisor_envelope *env, const struct mo
 {
     size_t i;
     const json_t *g;
+    char what[400];
 
     note[0] = '\0';
     if (!env->on) {
@@ -301,9 +434,8 @@ bool advisor_envelope_within(const struct advisor_envelope *env, const struct mo
             return outside(note, len, "no_endpoint_flags",
                            "the endpoint turns on allow_encoded_slash", g, NULL);
         }
-        if (!env->new_ports && new_port(current, g)) {
-            return outside(note, len, "no_new_port", "a new port on a host the policy reaches", g,
-                           ADVISOR_SET(ENV_NEW_PORTS));
+        if (!env->new_ports && new_port(current, g, what, sizeof(what))) {
+            return outside(note, len, "no_new_port", what, g, ADVISOR_SET(ENV_NEW_PORTS));
         }
     }
     return rule_within(env, rule, note, len);

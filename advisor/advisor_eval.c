@@ -528,6 +528,66 @@ static void check_contained(struct advisor_worker *w, const struct advisor_snaps
     json_decref(answer);
 }
 
+/* Is the candidate within 'bound''s candidate (POST /v1/check, bound's
+ * candidate as the boundary)? A narrowed suggestion must be
+ * (docs/advisor.md#suggestion): when it is not, or the check could not say,
+ * application_error names why and nothing more is asked. */
+static bool check_within_bound(struct advisor_worker *w, const struct advisor_eval *bound,
+                               struct advisor_eval *e)
+{
+    char err[1024] = "";
+    json_t *answer = NULL;
+    const char *verdict;
+
+    if (bound->candidate_yaml == NULL || bound->application_error[0] != '\0') {
+        set_error(e, "not within the proposal: ", "the proposal has no candidate", "");
+        return false;
+    }
+    answer = ask(
+        w, "/v1/check",
+        json_pack("{s:s,s:s}", "candidate", e->candidate_yaml, "boundary", bound->candidate_yaml),
+        err, sizeof(err));
+    verdict = json_string_value(json_object_get(answer, "verdict"));
+    if (verdict != NULL && strcmp(verdict, "within") == 0) {
+        json_object_set_new(e->evidence, "within_proposal", json_pack("{s:s}", "verdict", verdict));
+        json_decref(answer);
+        return true;
+    }
+    set_error(e, "not within the proposal: ",
+              verdict != NULL ? verdict : (err[0] != '\0' ? err : "no verdict"), "");
+    json_decref(answer);
+    return false;
+}
+
+bool advisor_eval_exceeds(struct advisor_worker *w, const char *candidate, const char *boundary)
+{
+    char err[1024];
+    json_t *answer =
+        ask(w, "/v1/check", json_pack("{s:s,s:s}", "candidate", candidate, "boundary", boundary),
+            err, sizeof(err));
+    const char *verdict = json_string_value(json_object_get(answer, "verdict"));
+    bool exceeds = verdict != NULL && strcmp(verdict, "exceeds") == 0;
+
+    json_decref(answer);
+    return exceeds;
+}
+
+/* The boundary check, or - for an evaluation within 'bound' (may be NULL)
+ * whose own candidate stayed within the boundary - its answer by
+ * transitivity: within the proposal, which is within the boundary. */
+static void check_boundary_or_bound(struct advisor_worker *w, const struct advisor_snapshot *snap,
+                                    const struct advisor_eval *bound, struct advisor_eval *e)
+{
+    if (bound == NULL || !bound->within_boundary || snap->boundary[0] == '\0') {
+        check_boundary(w, snap, e);
+        return;
+    }
+    e->within_boundary = true;
+    json_object_set_new(e->evidence, "boundary",
+                        json_pack("{s:s,s:s}", "verdict", "within", "by",
+                                  "within the proposal, whose candidate is within the boundary"));
+}
+
 /* The auto-approval envelope (advisor_envelope.c): its answer goes into
  * the evidence, so the reviewer, the CLI and the agent read the clause and
  * the grant that keep a chunk from being approved automatically. */
@@ -546,6 +606,25 @@ static void check_envelope(struct advisor_worker *w, const struct advisor_snapsh
         json_pack("{s:b,s:b,s:s}", "on", env.on, "within", e->within_envelope, "note", note));
 }
 
+/* Everything asked of the prover about a merged candidate: within 'bound'
+ * first when there is one (nothing else is asked when it is not), the
+ * proof, the boundary, then - unless a re-proof - containment and the
+ * envelope. */
+static void run_checks(struct advisor_worker *w, const struct advisor_snapshot *snap,
+                       const json_t *rule, const char *text, unsigned flags,
+                       const struct advisor_eval *bound, struct advisor_eval *out)
+{
+    if (bound != NULL && !check_within_bound(w, bound, out)) {
+        return;
+    }
+    prove(w, snap, rule_names_peer(rule) ? NULL : text, out);
+    check_boundary_or_bound(w, snap, bound, out);
+    if ((flags & ADVISOR_EVAL_PROOF_ONLY) == 0) {
+        check_contained(w, snap, rule, out);
+        check_envelope(w, snap, rule, out);
+    }
+}
+
 bool advisor_eval_adds_nothing(const struct advisor_eval *e)
 {
     return e->candidate != NULL && e->application_error[0] == '\0' && e->empty && e->contained;
@@ -557,9 +636,29 @@ pv_result advisor_evaluate(struct advisor_worker *w, const struct advisor_snapsh
     return advisor_evaluate_reuse(w, snap, name, rule, NULL, 0, out);
 }
 
+static pv_result evaluate(struct advisor_worker *w, const struct advisor_snapshot *snap,
+                          const char *name, const json_t *rule, const char *known_token,
+                          unsigned flags, const struct advisor_eval *bound,
+                          struct advisor_eval *out);
+
 pv_result advisor_evaluate_reuse(struct advisor_worker *w, const struct advisor_snapshot *snap,
                                  const char *name, const json_t *rule, const char *known_token,
                                  unsigned flags, struct advisor_eval *out)
+{
+    return evaluate(w, snap, name, rule, known_token, flags, NULL, out);
+}
+
+pv_result advisor_evaluate_within(struct advisor_worker *w, const struct advisor_snapshot *snap,
+                                  const char *name, const json_t *rule,
+                                  const struct advisor_eval *bound, struct advisor_eval *out)
+{
+    return evaluate(w, snap, name, rule, NULL, 0, bound, out);
+}
+
+static pv_result evaluate(struct advisor_worker *w, const struct advisor_snapshot *snap,
+                          const char *name, const json_t *rule, const char *known_token,
+                          unsigned flags, const struct advisor_eval *bound,
+                          struct advisor_eval *out)
 {
     struct model_diags *d = model_diags_new();
     struct model_proposal *pr = NULL;
@@ -619,12 +718,7 @@ pv_result advisor_evaluate_reuse(struct advisor_worker *w, const struct advisor_
             free(out->review_token);
             out->review_token = NULL;
         }
-        prove(w, snap, rule_names_peer(rule) ? NULL : text, out);
-        check_boundary(w, snap, out);
-        if ((flags & ADVISOR_EVAL_PROOF_ONLY) == 0) {
-            check_contained(w, snap, rule, out);
-            check_envelope(w, snap, rule, out);
-        }
+        run_checks(w, snap, rule, text, flags, bound, out);
     }
     /* a step that could not copy its text leaves NULL: out of memory, not
      * an evaluation to store or approve on */

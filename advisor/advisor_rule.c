@@ -383,22 +383,41 @@ char *advisor_proposal_text(const char *name, const json_t *rule, size_t *len)
  * Already allowed: which rules of the policy cover a proposed rule
  * ========================================================================= */
 
-/* Does endpoint 'e' name host 'host' (case-insensitive) and port 'port'? */
-static bool endpoint_names(const struct model_endpoint *e, const char *host, int64_t port)
+/* Does endpoint 'e' reach the host and a port of proposed endpoint 'ep'?
+ * A concrete host is matched as the evaluator matches a request's host
+ * (model_endpoint_matches_host: case, trailing dot, IP spellings,
+ * wildcards), a proposed wildcard by its text. */
+static bool endpoint_names(const struct model_endpoint *e, const json_t *ep)
 {
+    const char *host = json_string_value(json_object_get(ep, "host"));
     const char *h = model_endpoint_host(e);
+    const json_t *ports = json_object_get(ep, "ports");
+    json_int_t port = json_integer_value(json_object_get(ep, "port"));
+    size_t i;
+    const json_t *p;
 
-    if (h == NULL || strcasecmp(h, host) != 0) {
+    if (host == NULL || h == NULL || h[0] == '\0') {
         return false;
     }
-    for (size_t i = 0; i < model_endpoint_nports(e); i++) {
-        if ((int64_t)model_endpoint_port(e, i) == port) {
+    if (strchr(host, '*') != NULL ? strcasecmp(h, host) != 0
+                                  : !model_endpoint_matches_host(e, host, strlen(host))) {
+        return false;
+    }
+    if (port >= 1 && port <= 65535 && model_endpoint_has_port(e, (uint16_t)port)) {
+        return true;
+    }
+    json_array_foreach(ports, i, p)
+    {
+        json_int_t v = json_integer_value(p);
+        if (v >= 1 && v <= 65535 && model_endpoint_has_port(e, (uint16_t)v)) {
             return true;
         }
     }
     return false;
 }
 
+/* Does rule 'r' list one of the proposed binaries, exactly or through its
+ * binary glob? */
 static bool rule_lists_binary(const struct model_rule *r, const json_t *bins)
 {
     size_t i;
@@ -408,7 +427,10 @@ static bool rule_lists_binary(const struct model_rule *r, const json_t *bins)
     {
         const char *path = json_string_value(json_object_get(b, "path"));
         for (size_t k = 0; path != NULL && k < model_rule_nbinaries(r); k++) {
-            if (strcmp(model_rule_binary(r, k), path) == 0) {
+            const struct model_glob *g = model_rule_binary_glob(r, k);
+            if (strcmp(model_rule_binary(r, k), path) == 0 ||
+                (g != NULL && strpbrk(path, "*?[{") == NULL &&
+                 model_glob_match(g, path, strlen(path)))) {
                 return true;
             }
         }
@@ -433,10 +455,8 @@ json_t *advisor_rule_covering(const struct model_policy *p, const json_t *rule)
         }
         json_array_foreach(eps, k, ep)
         {
-            const char *host = json_string_value(json_object_get(ep, "host"));
-            json_int_t port = json_integer_value(json_object_get(ep, "port"));
-            for (size_t e = 0; host != NULL && !hit && e < model_rule_nendpoints(r); e++) {
-                hit = endpoint_names(model_rule_endpoint(r, e), host, port);
+            for (size_t e = 0; !hit && e < model_rule_nendpoints(r); e++) {
+                hit = endpoint_names(model_rule_endpoint(r, e), ep);
             }
         }
         if (hit) {

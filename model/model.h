@@ -572,6 +572,18 @@ void model_decide(const struct model_policy *p, const struct model_request *req,
 const char *model_reason_name(enum model_reason r);
 const char *model_route_name(enum model_route r);
 
+/* Host and port coverage, for callers that ask about one endpoint (the
+ * advisor's auto-approval envelope): the evaluator's own tests, so that no
+ * caller matches hosts its own way (docs/semantics.md#hosts). Does endpoint
+ * 'e' of a compiled policy match request host 'host' ('len' bytes,
+ * normalised here exactly as model_decide normalises a request's host:
+ * case, one trailing dot, IP literals in any spelling), whatever the port?
+ * A hostless endpoint matches every host but link-local ones; an invalid
+ * host matches nothing. */
+bool model_endpoint_matches_host(const struct model_endpoint *e, const char *host, size_t len);
+/* Does endpoint 'e' list port 'port' (its `port` or one of its `ports`)? */
+bool model_endpoint_has_port(const struct model_endpoint *e, uint16_t port);
+
 /* Method helpers. */
 bool model_method_valid(const char *m, size_t len);
 

@@ -51,20 +51,11 @@ static bool dns_name_ok(const char *h, size_t len)
     return label < len && h[label] >= 'a' && h[label] <= 'z';
 }
 
-static bool port_in(const struct ix_ep *x, uint16_t port)
+/* Does endpoint 'e' list 'port'? Its ports are sorted and unique. */
+static bool ep_port_in(const struct model_endpoint *e, uint16_t port)
 {
-    const struct model_endpoint *e = x->ep;
     size_t lo = 0;
     size_t hi = e->nports;
-
-    if (x->nports > 0) {
-        for (size_t i = 0; i < x->nports; i++) {
-            if (x->ports[i] == port) {
-                return true;
-            }
-        }
-        return false;
-    }
 
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -80,10 +71,35 @@ static bool port_in(const struct ix_ep *x, uint16_t port)
     return false;
 }
 
-/* Does endpoint x match the normalised request host (ports aside)? */
-static bool host_matches(const struct eval_ctx *c, const struct ix_ep *x)
+static bool port_in(const struct ix_ep *x, uint16_t port)
 {
-    switch ((enum ix_host_kind)x->host_kind) {
+    if (x->nports > 0) {
+        for (size_t i = 0; i < x->nports; i++) {
+            if (x->ports[i] == port) {
+                return true;
+            }
+        }
+        return false;
+    }
+    return ep_port_in(x->ep, port);
+}
+
+/* The normalised request host: what every host test reads. */
+struct ev_host {
+    const char *s;
+    size_t len;
+    bool is_ip;
+    bool ll; /* link-local (docs/semantics.md#link-local) */
+    const struct model_ip *ip;
+};
+
+/* Does endpoint 'e' of kind 'kind' match the normalised host 'h' (ports
+ * aside)? The one host test: model_decide's candidates and
+ * model_endpoint_matches_host both ask it. */
+static bool ep_host_matches(const struct model_endpoint *e, enum ix_host_kind kind,
+                            const struct ev_host *h)
+{
+    switch (kind) {
     case IXH_NONE:
         return false;
     case IXH_HOSTLESS:
@@ -91,19 +107,25 @@ static bool host_matches(const struct eval_ctx *c, const struct ix_ep *x)
          *# An endpoint with an empty host and a non-empty `allowed_ips` is
          *# *hostless* and matches every host on its ports except the
          *# link-local hosts (#link-local). */
-        return !c->host_ll;
+        return !h->ll;
     case IXH_IP:
-        return c->host_is_ip && memcmp(x->ep->host_ip.b, c->host_ip.b, 16) == 0;
+        return h->is_ip && memcmp(e->host_ip.b, h->ip->b, 16) == 0;
     case IXH_EXACT:
-        return !c->host_is_ip && strlen(x->ep->host.s) == c->host_len &&
-               memcmp(x->ep->host.s, c->host, c->host_len) == 0;
+        return !h->is_ip && strlen(e->host.s) == h->len && memcmp(e->host.s, h->s, h->len) == 0;
     case IXH_WILD:
         /*= docs/semantics.md#host-pattern
          *# **Wildcard patterns match DNS names only, never IP hosts.** */
-        return !c->host_is_ip && x->ep->host_glob != NULL &&
-               model_glob_match(x->ep->host_glob, c->host, c->host_len);
+        return !h->is_ip && e->host_glob != NULL && model_glob_match(e->host_glob, h->s, h->len);
     }
     return false;
+}
+
+/* Does endpoint x match the normalised request host (ports aside)? */
+static bool host_matches(const struct eval_ctx *c, const struct ix_ep *x)
+{
+    const struct ev_host h = {c->host, c->host_len, c->host_is_ip, c->host_ll, &c->host_ip};
+
+    return ep_host_matches(x->ep, (enum ix_host_kind)x->host_kind, &h);
 }
 
 static void add_cand(struct eval_ctx *c, uint32_t epi)
@@ -762,6 +784,45 @@ static void decide_early(struct model_decision *out, enum model_reason reason, c
     model_ev_dcat(out, &len, msg);
 }
 
+/* Normalise request host 'host' into 'buf' (NUL-terminated), as every
+ * decision does first; false for an invalid host. '*ll' says whether it is
+ * link-local. */
+static bool host_normalize(const char *host, size_t len, char *buf, size_t buflen, size_t *outl,
+                           bool *is_ip, struct model_ip *ip, bool *ll)
+{
+    /*= docs/semantics.md#host-normalise
+     *# A request host is normalised before anything else */
+    if (!model_host_normalize(host, len, buf, buflen, outl, is_ip, ip) || *outl >= buflen ||
+        (!*is_ip && !dns_name_ok(buf, *outl))) {
+        return false;
+    }
+    buf[*outl] = '\0';
+    /*= docs/semantics.md#link-local
+     *# A host is **link-local** when it is an IP host in a link-local range
+     *# (any of the forms above) or a known metadata host name */
+    *ll = *is_ip ? model_ip_is_link_local(ip) : model_host_is_metadata_name(buf, *outl);
+    return true;
+}
+
+bool model_endpoint_matches_host(const struct model_endpoint *e, const char *host, size_t len)
+{
+    char buf[EVAL_HOST_BUF];
+    struct model_ip ip;
+    struct ev_host h = {buf, 0, false, false, &ip};
+
+    memset(&ip, 0, sizeof(ip));
+    if (e == NULL || host == NULL ||
+        !host_normalize(host, len, buf, sizeof(buf), &h.len, &h.is_ip, &ip, &h.ll)) {
+        return false;
+    }
+    return ep_host_matches(e, model_ix_host_kind(e), &h);
+}
+
+bool model_endpoint_has_port(const struct model_endpoint *e, uint16_t port)
+{
+    return e != NULL && ep_port_in(e, port);
+}
+
 /*= docs/semantics.md#identity-any
  *# a request by identity *{x₁ … xₙ}* is allowed iff the same request by some
  *# single *xᵢ* is allowed. */
@@ -824,12 +885,8 @@ void model_decide(const struct model_policy *p, const struct model_request *req,
             c.idok |= 1u << k;
         }
     }
-    /*= docs/semantics.md#host-normalise
-     *# A request host is normalised before anything else */
-    if (req->host == NULL ||
-        !model_host_normalize(req->host, req->host_len, c.host, sizeof(c.host), &c.host_len,
-                              &c.host_is_ip, &c.host_ip) ||
-        c.host_len >= sizeof(c.host) || (!c.host_is_ip && !dns_name_ok(c.host, c.host_len))) {
+    if (req->host == NULL || !host_normalize(req->host, req->host_len, c.host, sizeof(c.host),
+                                             &c.host_len, &c.host_is_ip, &c.host_ip, &c.host_ll)) {
         char hb[160];
         size_t len = 0;
         out->reason = MODEL_REASON_BAD_HOST;
@@ -840,12 +897,6 @@ void model_decide(const struct model_policy *p, const struct model_request *req,
         model_ev_dcat(out, &len, "'");
         return;
     }
-    c.host[c.host_len] = '\0';
-    /*= docs/semantics.md#link-local
-     *# A host is **link-local** when it is an IP host in a link-local range
-     *# (any of the forms above) or a known metadata host name */
-    c.host_ll = c.host_is_ip ? model_ip_is_link_local(&c.host_ip)
-                             : model_host_is_metadata_name(c.host, c.host_len);
     c.dest = req->dest != NULL ? req->dest : (c.host_is_ip ? &c.host_ip : NULL);
     collect(&c);
     if (c.ncands == 0 && !c.scan) {

@@ -218,6 +218,19 @@ static pv_result index_share_bins(struct model_index *ix, size_t nb)
     return PV_RESULT_OK;
 }
 
+enum ix_host_kind model_ix_host_kind(const struct model_endpoint *e)
+{
+    if (e->host.s == NULL || e->host.s[0] == '\0') {
+        return (e->ncidrs > 0 || model_endpoint_peer_state(e) == MODEL_PEER_UNRESOLVED)
+                   ? IXH_HOSTLESS
+                   : IXH_NONE;
+    }
+    if (e->host_is_ip) {
+        return IXH_IP;
+    }
+    return strchr(e->host.s, '*') == NULL ? IXH_EXACT : IXH_WILD;
+}
+
 static pv_result index_fill_eps(struct model_index *ix, const struct model_policy *p)
 {
     size_t n = 0;
@@ -253,7 +266,6 @@ static pv_result index_fill_eps(struct model_index *ix, const struct model_polic
         for (size_t i = 0; i < rule->nendpoints; i++) {
             const struct model_endpoint *e = &rule->endpoints[i];
             struct ix_ep *x = &ix->eps[ix->neps++];
-            bool hostless_like = e->host.s == NULL || e->host.s[0] == '\0';
             enum model_peer_state peer;
             x->rule = rule;
             x->ep = e;
@@ -271,15 +283,7 @@ static pv_result index_fill_eps(struct model_index *ix, const struct model_polic
                     x->ports[k] = e->ports[k];
                 }
             }
-            if (hostless_like) {
-                x->host_kind = (e->ncidrs > 0 || x->unresolved) ? IXH_HOSTLESS : IXH_NONE;
-            } else if (e->host_is_ip) {
-                x->host_kind = IXH_IP;
-            } else if (strchr(e->host.s, '*') == NULL) {
-                x->host_kind = IXH_EXACT;
-            } else {
-                x->host_kind = IXH_WILD;
-            }
+            x->host_kind = (uint8_t)model_ix_host_kind(e);
         }
     }
     ix->rule_bin[p->nrules] = nb;

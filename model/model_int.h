@@ -429,6 +429,10 @@ enum ix_host_kind {
     IXH_WILD,     /* host glob, DNS names only */
 };
 
+/* How endpoint 'e' of a compiled policy matches a host: the index's and
+ * model_endpoint_matches_host's one answer. */
+enum ix_host_kind model_ix_host_kind(const struct model_endpoint *e);
+
 /* How a unit grants a request (docs/semantics.md#grant). */
 enum ix_grant {
     IXG_L4,          /* L4 endpoint: every request */

@@ -32,6 +32,12 @@ tests_check_advisor_mapper_LDADD = $(ADVISOR_TEST_LIBS)
 tests_check_advisor_rule_SOURCES = tests/check_advisor_rule.c
 tests_check_advisor_rule_CFLAGS = $(ADVISOR_TEST_CFLAGS)
 tests_check_advisor_rule_LDADD = $(ADVISOR_TEST_LIBS)
+# the envelope's clauses on the grants of real proofs: the prover in process
+check_PROGRAMS += tests/check_advisor_envelope
+TESTS += tests/check_advisor_envelope
+tests_check_advisor_envelope_SOURCES = tests/check_advisor_envelope.c
+tests_check_advisor_envelope_CFLAGS = $(ADVISOR_TEST_CFLAGS)
+tests_check_advisor_envelope_LDADD = $(ADVISOR_TEST_LIBS) $(PROVER_LIBS)
 tests_check_advisor_chunk_SOURCES = tests/check_advisor_chunk.c tests/check_store_util.c \
 	tests/check_store_util.h
 tests_check_advisor_chunk_CFLAGS = $(ADVISOR_TEST_CFLAGS)

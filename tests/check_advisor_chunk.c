@@ -1277,6 +1277,21 @@ START_TEST(test_reproof_l4_copy_already_allowed)
     j = submit_body("sb", NULL, body, 202);
     ck_assert_str_eq(str(j, "status"), "already_allowed");
     json_decref(j);
+    /* covered_by names the rule however the host is spelt (the evaluator's
+     * host test: case, a trailing dot) and with a port list */
+    rule_body(body, sizeof(body), "spelt",
+              "\"host\":\"API.GitHub.com.\",\"ports\":[443],\"protocol\":\"rest\","
+              "\"enforcement\":\"enforce\",\"rules\":[{\"allow\":{\"method\":\"GET\","
+              "\"path\":\"/repos/y\"}}]",
+              "/usr/bin/curl");
+    j = submit_body("sb", NULL, body, 202);
+    ck_assert_str_eq(str(j, "status"), "already_allowed");
+    ck_assert_str_eq(
+        json_string_value(json_array_get(
+            json_object_get(json_array_get(json_object_get(j, "already_allowed"), 0), "covered_by"),
+            0)),
+        "gh");
+    json_decref(j);
     ck_assert_int_eq(rev_now(), r0);
     j = history();
     ck_assert_uint_eq(json_array_size(j), 0);
@@ -1696,6 +1711,33 @@ START_TEST(test_envelope_clauses)
 }
 END_TEST
 
+/* issue 36 item 3, through a submission: the policy reaches
+ * *.wild.example:443 (a reviewer approved it); in auto mode a new port on a
+ * name under it waits for a reviewer, as it does for an exact host, and
+ * the reached port is still approved by itself. Every spelling is in
+ * tests/check_advisor_envelope.c. */
+START_TEST(test_envelope_wildcard_new_port)
+{
+    static const char rules[] = ",\"protocol\":\"rest\",\"enforcement\":\"enforce\",\"rules\":[{"
+                                "\"allow\":{\"method\":\"GET\",\"path\":\"/x\"}}]";
+    char id[64];
+    char ep[512];
+
+    snprintf(ep, sizeof(ep), "\"host\":\"*.wild.example\",\"port\":443%s", rules);
+    submit_rule(NULL, "wild", ep, "/usr/bin/curl", id);
+    approve_ok(id);
+    set_setting("", ADVISOR_SET(MODE), "\"auto\"");
+    snprintf(ep, sizeof(ep), "\"host\":\"a.wild.example\",\"port\":8443%s", rules);
+    submit_rule(NULL, "alt", ep, "/usr/bin/curl", id);
+    envelope_is(id, false, "(no_new_port): a new port on a host the policy reaches (port 8443");
+    status_is(id, "pending");
+    snprintf(ep, sizeof(ep), "\"host\":\"a.wild.example\",\"port\":443%s", rules);
+    submit_rule(NULL, "same", ep, "/usr/bin/wget", id);
+    envelope_is(id, true, NULL);
+    status_is(id, "approved");
+}
+END_TEST
+
 /* GraphQL grants: explicit means a named operation type and named root
  * fields. An exact query rule is approved by itself; a `*` type, a rule
  * without fields and a field glob each wait for a reviewer. */
@@ -1868,6 +1910,229 @@ START_TEST(test_suggestion_graphql)
 }
 END_TEST
 
+/* Does curl's 'method path' to 'host':443 pass under 'p'? */
+static bool policy_allows(const struct model_policy *p, const char *host, const char *method,
+                          const char *path)
+{
+    const char *bin = "/usr/bin/curl";
+    struct model_request rq;
+    struct model_decision d;
+
+    memset(&rq, 0, sizeof(rq));
+    rq.binaries = &bin;
+    rq.nbinaries = 1;
+    rq.host = host;
+    rq.host_len = strlen(host);
+    rq.port = 443;
+    rq.method = method;
+    rq.target = path;
+    rq.target_len = strlen(path);
+    model_decide(p, &rq, &d);
+    return d.grant;
+}
+
+/* ... under the base policy with 'rule' merged in. */
+static bool rule_allows(const json_t *rule, const char *host, const char *method, const char *path)
+{
+    struct model_diags *d = model_diags_new();
+    struct model_policy *base =
+        model_policy_load("base", base_policy, strlen(base_policy), MODEL_FMT_YAML, d);
+    struct model_policy *p = base != NULL ? model_policy_merge_rule(base, "r", rule, d) : NULL;
+    bool ok;
+
+    ck_assert_ptr_nonnull(p);
+    ok = policy_allows(p, host, method, path);
+    model_policy_free(p);
+    model_policy_free(base);
+    model_diags_free(d);
+    return ok;
+}
+
+/* ... under the sandbox's effective policy. */
+static bool effective_allows(const char *host, const char *method, const char *path)
+{
+    struct store_sandbox sb;
+    struct store_revision rev;
+    struct model_diags *d = model_diags_new();
+    struct model_policy *p;
+    size_t len = 0;
+    char *yaml;
+    bool ok;
+
+    ck_assert(pv_ok(store_sandbox_get(w->st, "sb", &sb)));
+    ck_assert(pv_ok(store_rev_latest(w->st, sb.id, &rev)));
+    yaml = store_blob_get(w->st, rev.blob, &len);
+    ck_assert_ptr_nonnull(yaml);
+    p = model_policy_load("effective", yaml, len, MODEL_FMT_YAML, d);
+    ck_assert_ptr_nonnull(p);
+    ok = policy_allows(p, host, method, path);
+    model_policy_free(p);
+    model_diags_free(d);
+    free(yaml);
+    store_revision_clear(&rev);
+    store_sandbox_clear(&sb);
+    return ok;
+}
+
+/* The chunk's suggestion (a new reference), or NULL. */
+static json_t *suggestion_of(const char *id)
+{
+    json_t *j = show(id);
+    json_t *sug = json_incref(json_object_get(json_object_get(j, "evidence"), "suggestion"));
+
+    json_decref(j);
+    return sug;
+}
+
+/* issue 36 item 2: denials outside the proposal never steer its
+ * suggestion. The sandbox reports GET /admin/secret/1 and /2, then
+ * proposes any method under /x/: no suggestion (before, GET and HEAD
+ * under /admin/secret/ was offered and approving it allowed
+ * /admin/secret/3). Denials inside
+ * the proposal shape one, within it, and approving it still denies the
+ * admin path. */
+START_TEST(test_suggestion_inside_proposal)
+{
+    static const char ep[] =
+        "\"host\":\"api.example.org\",\"port\":443,\"protocol\":\"rest\",\"enforcement\":"
+        "\"enforce\",\"rules\":[{\"allow\":{\"method\":\"*\",\"path\":\"/x/**\"}}]";
+    char id[64];
+    char body[512];
+    json_t *sug;
+    struct httpd_reply r;
+
+    set_setting("", ADVISOR_SET(MODE), "\"auto\"");
+    deny("api.example.org", "/usr/bin/curl", "GET", "/admin/secret/1");
+    deny("api.example.org", "/usr/bin/curl", "GET", "/admin/secret/2");
+    submit_rule(NULL, "x", ep, "/usr/bin/curl", id);
+    status_is(id, "pending");
+    ck_assert_ptr_null(suggestion_of(id));
+    memset(&r, 0, sizeof(r));
+    advisor_route_chunk_wait(w, "sb", id, 1, NULL, &r);
+    ck_assert_uint_eq(r.status, 200);
+    ck_assert_ptr_null(json_object_get(r.body, "suggested_rule"));
+    json_decref(r.body);
+    /* denials inside the proposal: the suggestion is theirs, within it */
+    deny("api.example.org", "/usr/bin/curl", "GET", "/x/a/1");
+    deny("api.example.org", "/usr/bin/curl", "GET", "/x/a/2");
+    submit_rule(NULL, "x", ep, "/usr/bin/curl", id);
+    sug = suggestion_of(id);
+    ck_assert_msg(sug != NULL, "no suggestion");
+    ck_assert(rule_allows(json_object_get(sug, "rule"), "api.example.org", "GET", "/x/a/3"));
+    ck_assert(
+        !rule_allows(json_object_get(sug, "rule"), "api.example.org", "GET", "/admin/secret/3"));
+    ck_assert(!rule_allows(json_object_get(sug, "rule"), "api.example.org", "GET", "/x/b"));
+    snprintf(body, sizeof(body), "{\"review_token\":\"%s\"}", str(sug, "review_token"));
+    json_decref(sug);
+    json_decref(call(advisor_route_approve_suggestion, id, body, 200));
+    ck_assert(effective_allows("api.example.org", "GET", "/x/a/3"));
+    ck_assert(!effective_allows("api.example.org", "GET", "/admin/secret/3"));
+}
+END_TEST
+
+/* `access: full` with a deny rule: the deny rule's requests neither shape
+ * the suggestion nor pass it; the suggestion keeps the deny rule. */
+START_TEST(test_suggestion_keeps_deny_rule)
+{
+    json_t *sug;
+    char id[64];
+
+    set_setting("", ADVISOR_SET(MODE), "\"auto\"");
+    deny("api2.example.org", "/usr/bin/curl", "GET", "/v1/admin/x");
+    deny("api2.example.org", "/usr/bin/curl", "GET", "/v1/items/1");
+    submit_rule(NULL, "full",
+                "\"host\":\"api2.example.org\",\"port\":443,\"protocol\":\"rest\",\"enforcement\":"
+                "\"enforce\",\"access\":\"full\",\"deny_rules\":[{\"method\":\"GET\",\"path\":"
+                "\"/v1/admin/**\"}]",
+                "/usr/bin/curl", id);
+    status_is(id, "pending");
+    sug = suggestion_of(id);
+    ck_assert_msg(sug != NULL, "no suggestion");
+    ck_assert(rule_allows(json_object_get(sug, "rule"), "api2.example.org", "GET", "/v1/items/2"));
+    ck_assert(!rule_allows(json_object_get(sug, "rule"), "api2.example.org", "GET", "/v1/admin/y"));
+    ck_assert(!rule_allows(json_object_get(sug, "rule"), "api2.example.org", "GET", "/v1/other"));
+    json_decref(sug);
+}
+END_TEST
+
+/* An endpoint path scope: denials outside it steer nothing, and the
+ * suggestion keeps the scope (before, the admin denials made it GET and
+ * HEAD under /admin/secret/ without a scope). */
+START_TEST(test_suggestion_keeps_path_scope)
+{
+    static const char ep[] =
+        "\"host\":\"api3.example.org\",\"port\":443,\"path\":\"/x/**\",\"protocol\":\"rest\","
+        "\"enforcement\":\"enforce\",\"access\":\"full\"";
+    json_t *sug;
+    const json_t *rule;
+    char id[64];
+
+    set_setting("", ADVISOR_SET(MODE), "\"auto\"");
+    deny("api3.example.org", "/usr/bin/curl", "GET", "/admin/secret/1");
+    deny("api3.example.org", "/usr/bin/curl", "GET", "/admin/secret/2");
+    for (int round = 0; round < 2; round++) {
+        submit_rule(NULL, "scoped", ep, "/usr/bin/curl", id);
+        status_is(id, "pending");
+        sug = suggestion_of(id);
+        ck_assert_msg(sug != NULL, "no suggestion");
+        rule = json_object_get(sug, "rule");
+        ck_assert_str_eq(json_string_value(json_object_get(
+                             json_array_get(json_object_get(rule, "endpoints"), 0), "path")),
+                         "/x/**");
+        ck_assert(!rule_allows(rule, "api3.example.org", "GET", "/admin/secret/3"));
+        ck_assert(!rule_allows(rule, "api3.example.org", "POST", "/x/a/1"));
+        /* the second round: a denial inside the scope shapes the path */
+        ck_assert(rule_allows(rule, "api3.example.org", "GET", "/x/b") == (round == 0));
+        json_decref(sug);
+        deny("api3.example.org", "/usr/bin/curl", "GET", "/x/a/1");
+    }
+}
+END_TEST
+
+/* Denials inside the proposal can still shape a rule wider than it (two
+ * paths share a parent the proposal does not allow): the prover's
+ * containment check keeps it from being offered. */
+START_TEST(test_suggestion_within_proposal_proved)
+{
+    char id[64];
+
+    set_setting("", ADVISOR_SET(MODE), "\"auto\"");
+    deny("api4.example.org", "/usr/bin/curl", "GET", "/x/a/1");
+    deny("api4.example.org", "/usr/bin/curl", "GET", "/x/b/1");
+    submit_rule(NULL, "two",
+                "\"host\":\"api4.example.org\",\"port\":443,\"protocol\":\"rest\",\"enforcement\":"
+                "\"enforce\",\"rules\":[{\"allow\":{\"method\":\"*\",\"path\":\"/x/a/**\"}},{"
+                "\"allow\":{\"method\":\"*\",\"path\":\"/x/b/**\"}}]",
+                "/usr/bin/curl", id);
+    status_is(id, "pending");
+    ck_assert_ptr_null(suggestion_of(id));
+}
+END_TEST
+
+/* A suggestion must be narrower, not only within: GET on every path but
+ * one, spelt with a `*` rule that a deny rule cancels, is outside the
+ * envelope; its rewrite (GET and HEAD on every path, the deny rule kept)
+ * allows exactly the same requests, so the prover finds nothing the
+ * proposal allows beyond it and nothing is offered (before, the deny rule
+ * was dropped and the wider rule offered). */
+START_TEST(test_suggestion_narrower_only)
+{
+    char id[64];
+
+    set_setting("", ADVISOR_SET(MODE), "\"auto\"");
+    deny("eq.example.org", "/usr/bin/curl", "GET", "/1");
+    submit_rule(
+        NULL, "same",
+        "\"host\":\"eq.example.org\",\"port\":443,\"protocol\":\"rest\",\"enforcement\":"
+        "\"enforce\",\"rules\":[{\"allow\":{\"method\":\"GET\",\"path\":\"/**\"}},{\"allow\":"
+        "{\"method\":\"*\",\"path\":\"/only\"}}],\"deny_rules\":[{\"method\":\"*\",\"path\":"
+        "\"/only\"}]",
+        "/usr/bin/curl", id);
+    status_is(id, "pending");
+    ck_assert_ptr_null(suggestion_of(id));
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("advisor_chunk");
@@ -1914,9 +2179,15 @@ static Suite *suite(void)
     tcase_add_test(t, test_envelope_narrow_auto);
     tcase_add_test(t, test_envelope_clauses);
     tcase_add_test(t, test_envelope_graphql);
+    tcase_add_test(t, test_envelope_wildcard_new_port);
     tcase_add_test(t, test_suggestion_proved_and_approved);
     tcase_add_test(t, test_suggestion_none_without_denials);
     tcase_add_test(t, test_suggestion_graphql);
+    tcase_add_test(t, test_suggestion_inside_proposal);
+    tcase_add_test(t, test_suggestion_keeps_deny_rule);
+    tcase_add_test(t, test_suggestion_keeps_path_scope);
+    tcase_add_test(t, test_suggestion_within_proposal_proved);
+    tcase_add_test(t, test_suggestion_narrower_only);
     tcase_add_test(t, test_vec_approve_all);
     tcase_add_test(t, test_vec_edit_recomputes_notes);
     tcase_add_test(t, test_vec_audit_lines);

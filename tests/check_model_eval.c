@@ -1246,6 +1246,75 @@ START_TEST(test_method_valid)
 }
 END_TEST
 
+/* ===========================================================================
+ * Host coverage for other callers: model_endpoint_matches_host and
+ * model_endpoint_has_port answer as model_decide does (the envelope reads
+ * them; docs/semantics.md#hosts)
+ * ========================================================================= */
+
+static const struct {
+    const char *host;  /* the endpoint's host as written */
+    const char *ports; /* "port: N" or "ports: [..]" */
+    const char *req;   /* a request host */
+    uint16_t port;
+    bool host_ok; /* model_endpoint_matches_host */
+    bool port_ok; /* model_endpoint_has_port */
+} cover_rows[] = {
+    {"a.example.com", "port: 443", "a.example.com", 443, true, true},
+    {"a.example.com", "port: 443", "A.Example.COM.", 8443, true, false},
+    {"a.example.com", "port: 443", "b.example.com", 443, false, true},
+    {"A.EXAMPLE.com", "port: 443", "a.example.com", 443, true, true},
+    {"*.wild.example", "port: 443", "a.wild.example", 8443, true, false},
+    {"*.wild.example", "port: 443", "A.WILD.EXAMPLE", 443, true, true},
+    {"*.wild.example", "port: 443", "wild.example", 443, false, true},
+    {"*.wild.example", "port: 443", "a.b.wild.example", 443, false, true},
+    {"**.wild.example", "port: 443", "a.b.wild.example", 443, true, true},
+    {"**.wild.example", "port: 443", "wild.example", 443, false, true},
+    {"*-api.example.com", "port: 443", "x-api.example.com", 443, true, true},
+    {"*.wild.example", "ports: [443, 8443]", "a.wild.example", 8443, true, true},
+    {"*.wild.example", "ports: [443, 8443]", "a.wild.example", 9443, true, false},
+    {"10.0.0.1", "port: 443", "0xa.0.0.1", 443, true, true},
+    {"10.0.0.1", "port: 443", "010.0.0.1", 443, false, true}, /* octal: 8.0.0.1 */
+    {"10.0.0.1", "port: 443", "167772161", 443, true, true},
+    {"10.0.0.1", "port: 443", "10.0.0.2", 443, false, true},
+    {"*.example.com", "port: 443", "10.0.0.1", 443, false, true},
+    {"a.example.com", "port: 443", "a..example.com", 443, false, true},
+};
+
+START_TEST(test_endpoint_cover)
+{
+    char yaml[512];
+    struct model_policy *p;
+    const struct model_endpoint *e;
+    const char *bin = "/usr/bin/curl";
+    struct model_request rq;
+    struct model_decision d;
+
+    snprintf(yaml, sizeof(yaml),
+             "version: 1\nnetwork_policies:\n  r:\n    name: r\n    endpoints:\n"
+             "      - host: \"%s\"\n        %s\n    binaries:\n      - path: %s\n",
+             cover_rows[_i].host, cover_rows[_i].ports, bin);
+    p = load(yaml);
+    ck_assert_ptr_nonnull(p);
+    e = model_rule_endpoint(model_policy_rule(p, 0), 0);
+    ck_assert_msg(model_endpoint_matches_host(e, cover_rows[_i].req, strlen(cover_rows[_i].req)) ==
+                      cover_rows[_i].host_ok,
+                  "%s vs %s", cover_rows[_i].host, cover_rows[_i].req);
+    ck_assert(model_endpoint_has_port(e, cover_rows[_i].port) == cover_rows[_i].port_ok);
+    /* the evaluator's own answer for the same host and port */
+    memset(&rq, 0, sizeof(rq));
+    rq.binaries = &bin;
+    rq.nbinaries = 1;
+    rq.host = cover_rows[_i].req;
+    rq.host_len = strlen(rq.host);
+    rq.port = cover_rows[_i].port;
+    model_decide(p, &rq, &d);
+    ck_assert_msg(d.grant == (cover_rows[_i].host_ok && cover_rows[_i].port_ok), "%s:%u %s",
+                  cover_rows[_i].req, cover_rows[_i].port, d.detail);
+    model_policy_free(p);
+}
+END_TEST
+
 static Suite *eval_suite(void)
 {
     Suite *s = suite_create("model_eval");
@@ -1263,6 +1332,7 @@ static Suite *eval_suite(void)
     tcase_add_test(tc, test_defensive);
     tcase_add_test(tc, test_names);
     tcase_add_loop_test(tc, test_method_valid, 0, (int)PV_ARRAY_LEN(method_rows));
+    tcase_add_loop_test(tc, test_endpoint_cover, 0, (int)PV_ARRAY_LEN(cover_rows));
     suite_add_tcase(s, tc);
     return s;
 }
