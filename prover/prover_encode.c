@@ -572,6 +572,17 @@ static Z3_ast gql_rules(struct prover_proof *pf, const struct prover_unit *u, bo
                                   prover_and2(pf, pf->pq, gql_persisted(pf, u, deny, http))));
 }
 
+/* Has the unit's endpoint a GraphQL allow rule? */
+static bool has_gql_allow(const struct prover_unit *u)
+{
+    for (size_t i = 0; i < u->v.nallow; i++) {
+        if (rule_is_gql(u->ep, false, i)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static Z3_ast unit_grants(struct prover_proof *pf, const struct prover_unit *u)
 {
     struct zvec z = {0};
@@ -595,11 +606,14 @@ static Z3_ast unit_grants(struct prover_proof *pf, const struct prover_unit *u)
             }
         }
         g = zor(pf, &z);
-        if (u->v.proto == MODEL_PROTO_WEBSOCKET) {
+        if (u->v.proto == MODEL_PROTO_WEBSOCKET && has_gql_allow(u)) {
             /*= docs/semantics.md#graphql-ws-rules
-             *# On a `websocket` unit a request with an operation is granted by the
-             *# endpoint's GraphQL allow rules only (#graphql-allow), and one without an
-             *# operation (the GET upgrade, plain text messages) by its method rules only */
+             *# On a `websocket` unit with GraphQL allow rules a request with an
+             *# operation is granted by those rules only (#graphql-allow), and one
+             *# without an operation (the GET upgrade, plain text messages) by its
+             *# method rules only. On a `websocket` unit without GraphQL allow rules
+             *# every request, an operation message included, is granted by its method
+             *# rules */
             g = prover_or2(pf, prover_and2(pf, prover_not(pf, pf->g), g),
                            gql_rules(pf, u, false, false));
         }
