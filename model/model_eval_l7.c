@@ -383,8 +383,17 @@ static enum model_reason rules_grant(const struct eval_ctx *c, const struct ix_e
     if (x->ep->proto == MODEL_PROTO_GRAPHQL) {
         return gql_allow(c, x->ep, true);
     }
-    if (x->ep->proto == MODEL_PROTO_WEBSOCKET && c->req->gql != NULL && has_gql_allow(x->ep)) {
-        return gql_allow(c, x->ep, false);
+    if (x->ep->proto == MODEL_PROTO_WEBSOCKET && c->req->gql != NULL) {
+        enum model_reason why = MODEL_REASON_L7_NOT_PERMITTED;
+        if (has_gql_allow(x->ep)) {
+            return gql_allow(c, x->ep, false);
+        }
+        /*= docs/semantics.md#graphql-ws-rules
+         *# an operation that its deny rules cannot read (a hash-only one the
+         *# registry does not resolve) is denied as in #graphql-persisted */
+        if (gql_resolve(c, x->ep, &why) == NULL) {
+            return why;
+        }
     }
     return allow_rules_match(c, x->ep) ? MODEL_REASON_ALLOWED : MODEL_REASON_L7_NOT_PERMITTED;
 }
