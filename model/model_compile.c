@@ -194,27 +194,6 @@ static void preset_list(const struct model_endpoint *e, const char *const **list
     }
 }
 
-/*= docs/semantics.md#graphql-ws-rules
- *# An access preset on a websocket endpoint with GraphQL (deny) rules also
- *# expands into the GraphQL rules of #graphql-presets, beside its method rules. */
-static void ws_gql_presets(const struct model_endpoint *e, const char *const **list, size_t *n)
-{
-    bool gql = false;
-
-    *list = NULL;
-    *n = 0;
-    if (e->proto != MODEL_PROTO_WEBSOCKET || e->nrules > 0) {
-        return;
-    }
-    for (size_t i = 0; i < e->ndeny; i++) {
-        gql = gql || e->deny_rules[i].operation_type.s != NULL;
-    }
-    if (!gql) {
-        return;
-    }
-    preset_get(PK_GQL, e->access_preset, list, n);
-}
-
 /* A persisted registry entry as the operation it stands for. */
 static pv_result persisted_compile(struct model_endpoint *e)
 {
@@ -244,11 +223,11 @@ static pv_result endpoint_eff_rules(struct model_endpoint *e)
     const char *const *list;
     size_t n;
     bool is_optype;
-    const char *const *wlist;
-    size_t wn;
 
+    /*= docs/semantics.md#graphql-ws-rules
+     *# An access preset on a websocket endpoint expands into its method rules
+     *# only, also beside GraphQL deny rules */
     preset_list(e, &list, &n, &is_optype);
-    ws_gql_presets(e, &wlist, &wn);
     if (e->nrules > 0 || n == 0) {
         if (e->nrules == 0) {
             return PV_RESULT_OK;
@@ -261,16 +240,12 @@ static pv_result endpoint_eff_rules(struct model_endpoint *e)
         }
         return PV_RESULT_OK;
     }
-    e->eff_rules = pv_calloc(n + wn, sizeof(*e->eff_rules));
+    e->eff_rules = pv_calloc(n, sizeof(*e->eff_rules));
     PV_GUARD_PTR(e->eff_rules);
     for (size_t i = 0; i < n; i++) {
         e->neff_rules = i + 1;
         PV_GUARD(preset_rule(&e->eff_rules[i], is_optype ? NULL : list[i],
                              is_optype ? list[i] : NULL, e->access.mark));
-    }
-    for (size_t i = 0; i < wn; i++) {
-        e->neff_rules = n + i + 1;
-        PV_GUARD(preset_rule(&e->eff_rules[n + i], NULL, wlist[i], e->access.mark));
     }
     return PV_RESULT_OK;
 }

@@ -447,6 +447,12 @@ static bool query_decode(struct eval_ctx *c, const char *q, size_t qlen)
     if (qlen > EVAL_QUERY_MAX) {
         return false;
     }
+    /*= docs/semantics.md#query-semicolon
+     *# A raw `;` anywhere in the query makes the request invalid */
+    c->q_semicolon = memchr(q, ';', qlen) != NULL;
+    if (c->q_semicolon) {
+        return false;
+    }
     while (i < qlen) {
         const char *amp = memchr(q + i, '&', qlen - i);
         size_t j = amp != NULL ? (size_t)(amp - q) : qlen;
@@ -871,6 +877,7 @@ void model_decide(const struct model_policy *p, const struct model_request *req,
     c.enc_slash = false;
     c.qbuf = c.qstore;
     c.qlen = 0;
+    c.q_semicolon = false;
     c.gq = model_ev_gql_check(req->gql);
     c.nid = req->nbinaries;
     c.idok = 0;

@@ -65,7 +65,8 @@ struct eval_ctx {
     size_t path_len;
     bool enc_slash;
     enum gql_state gq;
-    char *qbuf; /* decoded pairs "key\0value\0..." */
+    bool q_semicolon; /* the query has a raw ';' (docs/semantics.md#query-semicolon) */
+    char *qbuf;       /* decoded pairs "key\0value\0..." */
     size_t qlen;
     char qstore[EVAL_QUERY_BUF];
 };

@@ -382,6 +382,11 @@ void model_ev_format_detail(const struct eval_ctx *c, const struct verdict *v,
     }
     case MODEL_REASON_BAD_QUERY:
         model_ev_dcat(out, &len, "malformed query string");
+        if (c->q_semicolon) {
+            model_ev_dcat(out, &len,
+                          ": a raw ';' (some servers split parameters on it, others "
+                          "do not; send it as %3B)");
+        }
         return;
     case MODEL_REASON_DEST_PORT:
         model_ev_dcat(out, &len, "port ");

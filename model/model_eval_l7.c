@@ -359,18 +359,41 @@ static enum model_reason gql_allow(const struct eval_ctx *c, const struct model_
     return MODEL_REASON_L7_NOT_PERMITTED;
 }
 
+/* Has the endpoint a GraphQL allow rule (one with an operation type)? */
+static bool has_gql_allow(const struct model_endpoint *e)
+{
+    for (size_t i = 0; i < e->neff_rules; i++) {
+        if (e->eff_rules[i].gql_types != 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* What the allow rules of an enforced unit say: MODEL_REASON_ALLOWED or why not. */
 static enum model_reason rules_grant(const struct eval_ctx *c, const struct ix_ep *x)
 {
     /*= docs/semantics.md#graphql-ws-rules
-     *# On a `websocket` unit a request with an operation is granted by the
-     *# endpoint's GraphQL allow rules only (#graphql-allow), and one without an
-     *# operation (the GET upgrade, plain text messages) by its method rules only */
+     *# On a `websocket` unit with GraphQL allow rules a request with an
+     *# operation is granted by those rules only (#graphql-allow), and one
+     *# without an operation (the GET upgrade, plain text messages) by its
+     *# method rules only. On a `websocket` unit without GraphQL allow rules
+     *# every request, an operation message included, is granted by its method
+     *# rules */
     if (x->ep->proto == MODEL_PROTO_GRAPHQL) {
         return gql_allow(c, x->ep, true);
     }
     if (x->ep->proto == MODEL_PROTO_WEBSOCKET && c->req->gql != NULL) {
-        return gql_allow(c, x->ep, false);
+        enum model_reason why = MODEL_REASON_L7_NOT_PERMITTED;
+        if (has_gql_allow(x->ep)) {
+            return gql_allow(c, x->ep, false);
+        }
+        /*= docs/semantics.md#graphql-ws-rules
+         *# an operation that its deny rules cannot read (a hash-only one the
+         *# registry does not resolve) is denied as in #graphql-persisted */
+        if (gql_resolve(c, x->ep, &why) == NULL) {
+            return why;
+        }
     }
     return allow_rules_match(c, x->ep) ? MODEL_REASON_ALLOWED : MODEL_REASON_L7_NOT_PERMITTED;
 }

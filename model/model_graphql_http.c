@@ -301,6 +301,33 @@ static char *pct_decode(const char *s, size_t len)
     return o;
 }
 
+/* The target's query string: after the first '?', to the end ('*len'
+ * bytes); NULL when the target has none. */
+static const char *target_query(const struct model_gql_http *in, size_t *len)
+{
+    const char *q = memchr(in->target, '?', in->target_len);
+    *len = q != NULL ? in->target_len - (size_t)(q + 1 - in->target) : 0;
+    return q != NULL ? q + 1 : NULL;
+}
+
+/* A raw ';' in the query string: Rack 2, Django before 3.2 and Go before
+ * 1.17 split parameters on it as on '&', so "x=1;query=mutation..." is a
+ * query parameter to them and a value of x to a reader that splits on '&'
+ * only. No single reading is what every server reads: refused
+ * (docs/semantics.md#query-semicolon). */
+static pv_result no_raw_semicolon(const struct model_gql_http *in, char *err, size_t errlen)
+{
+    size_t qlen;
+    const char *q = target_query(in, &qlen);
+    if (q != NULL && memchr(q, ';', qlen) != NULL) {
+        return refuse(PV_ERR_PARSE, err, errlen,
+                      "%sa raw ';' in the query string: some servers split parameters on it "
+                      "(send it as %%3B)",
+                      "");
+    }
+    return PV_RESULT_OK;
+}
+
 struct get_parts {
     char *query, *opname, *extensions;
 };
@@ -317,10 +344,11 @@ static pv_result read_get(const struct model_gql_http *in, struct model_gql_ops 
 {
     static const char *const persisted_alternates[] = {"id", "doc_id", "documentId", "queryId"};
     PV_DEFER(struct get_parts gp, get_parts_free) = {0};
-    const char *q = memchr(in->target, '?', in->target_len);
-    size_t qlen = q != NULL ? in->target_len - (size_t)(q + 1 - in->target) : 0;
-    const char *s = q != NULL ? q + 1 : in->target + in->target_len;
+    size_t qlen;
+    const char *q = target_query(in, &qlen);
+    const char *s = q != NULL ? q : in->target + in->target_len;
     const char *end = s + qlen;
+    PV_GUARD(no_raw_semicolon(in, err, errlen));
     while (s < end) {
         const char *amp = memchr(s, '&', (size_t)(end - s));
         const char *stop = amp != NULL ? amp : end;
@@ -411,14 +439,16 @@ static pv_result post_target_params(const struct model_gql_http *in, char **opna
     static const char *const named[] = {"query",   "variables", "extensions",
                                         "id",      "doc_id",    "documentId",
                                         "queryId", "hash",      "operationName"};
-    const char *q = memchr(in->target, '?', in->target_len);
+    size_t qlen;
+    const char *q = target_query(in, &qlen);
     if (opname != NULL) {
         *opname = NULL;
     }
     if (q == NULL) {
         return PV_RESULT_OK;
     }
-    const char *s = q + 1, *end = in->target + in->target_len;
+    PV_GUARD(no_raw_semicolon(in, err, errlen));
+    const char *s = q, *end = q + qlen;
     while (s < end) {
         const char *amp = memchr(s, '&', (size_t)(end - s));
         const char *stop = amp != NULL ? amp : end;

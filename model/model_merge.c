@@ -281,15 +281,10 @@ static const char *const *preset_optypes(const struct model_endpoint *e)
     static const char *const ro[] = {"query", NULL};
     static const char *const rw[] = {"query", "mutation", NULL};
     static const char *const full[] = {"*", NULL};
-    bool gql = str_ieq(e->protocol.s, "graphql");
-
     /*= docs/semantics.md#graphql-ws-rules
-     *# An access preset on a websocket endpoint with GraphQL (deny) rules also
-     *# expands into the GraphQL rules of #graphql-presets */
-    for (size_t i = 0; !gql && str_ieq(e->protocol.s, "websocket") && i < e->ndeny; i++) {
-        gql = e->deny_rules[i].operation_type.s != NULL;
-    }
-    if (!gql) {
+     *# An access preset on a websocket endpoint expands into its method rules
+     *# only, also beside GraphQL deny rules */
+    if (!str_ieq(e->protocol.s, "graphql")) {
         return NULL;
     }
     if (str_ieq(e->access.s, "full")) {

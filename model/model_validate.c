@@ -299,6 +299,12 @@ static const char *glob_kind_word(enum model_glob_kind kind)
 void model_vd_check_glob(struct vctx *c, enum model_glob_kind kind, const char *pat,
                          struct model_mark m)
 {
+    model_vd_check_glob_as(c, kind, glob_kind_word(kind), pat, m);
+}
+
+void model_vd_check_glob_as(struct vctx *c, enum model_glob_kind kind, const char *word,
+                            const char *pat, struct model_mark m)
+{
     const char *why = NULL;
     struct model_glob *g;
 
@@ -313,8 +319,8 @@ void model_vd_check_glob(struct vctx *c, enum model_glob_kind kind, const char *
         c->nerr++;
         return;
     }
-    model_vd_report(c, m, "network policy '%s': invalid %s pattern '%s': %s", c->name,
-                    glob_kind_word(kind), pat, why != NULL ? why : "malformed pattern");
+    model_vd_report(c, m, "network policy '%s': invalid %s pattern '%s': %s", c->name, word, pat,
+                    why != NULL ? why : "malformed pattern");
 }
 
 /* ===========================================================================

@@ -46,6 +46,10 @@ __attribute__((format(printf, 3, 4))) void model_vd_report_l7(struct vctx *c, st
 /* Report 'pat' when it does not compile as a glob of 'kind'. */
 void model_vd_check_glob(struct vctx *c, enum model_glob_kind kind, const char *pat,
                          struct model_mark m);
+/* The same, naming the pattern's kind 'word' in the message ("GraphQL
+ * fields" for a field glob compiled as MODEL_GLOB_VALUE). */
+void model_vd_check_glob_as(struct vctx *c, enum model_glob_kind kind, const char *word,
+                            const char *pat, struct model_mark m);
 /* Normalise endpoint 'e' in place and check it (model_validate_endpoint.c). */
 void model_vd_check_endpoint(struct vctx *c, struct model_endpoint *e);
 

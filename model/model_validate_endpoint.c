@@ -932,6 +932,17 @@ static void check_l7rule_patterns(struct vctx *c, const struct model_endpoint *e
                                 mark_or(v->mark, mark_or(mq->key.mark, r->mark)));
         }
     }
+    /*= docs/semantics.md#graphql-glob
+     *# **Globs** in `operation_name` and `fields` use the query-glob dialect */
+    if (r->operation_name.s != NULL) {
+        model_vd_check_glob_as(c, MODEL_GLOB_VALUE, "GraphQL operation_name", r->operation_name.s,
+                               mark_or(r->operation_name.mark, r->mark));
+    }
+    for (size_t f = 0; f < r->fields.n; f++) {
+        const struct model_sval *v = &r->fields.v[f];
+        model_vd_check_glob_as(c, MODEL_GLOB_VALUE, "GraphQL fields", str_or_empty(v->s),
+                               mark_or(v->mark, mark_or(r->fields.mark, r->mark)));
+    }
 }
 
 void model_vd_check_endpoint(struct vctx *c, struct model_endpoint *e)

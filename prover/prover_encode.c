@@ -572,6 +572,36 @@ static Z3_ast gql_rules(struct prover_proof *pf, const struct prover_unit *u, bo
                                   prover_and2(pf, pf->pq, gql_persisted(pf, u, deny, http))));
 }
 
+/* The request's persisted id is registered on the unit's endpoint (under
+ * allow_registered): the evaluator's gql_resolve() succeeds. */
+static Z3_ast ws_registered(struct prover_proof *pf, const struct prover_unit *u)
+{
+    struct zvec z = {0};
+    size_t n = model_endpoint_gql_npersisted(u->ep);
+
+    for (size_t a = 0; a < pf->npids; a++) {
+        for (size_t i = 0; i < n; i++) {
+            const char *id = model_endpoint_gql_persisted_id(u->ep, i);
+            if (id != NULL && strcmp(id, pf->pids[a]) == 0) {
+                zpush(pf, &z, prover_eqn(pf, pf->pid, a));
+                break;
+            }
+        }
+    }
+    return zor(pf, &z);
+}
+
+/* Has the unit's endpoint a GraphQL allow rule? */
+static bool has_gql_allow(const struct prover_unit *u)
+{
+    for (size_t i = 0; i < u->v.nallow; i++) {
+        if (rule_is_gql(u->ep, false, i)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static Z3_ast unit_grants(struct prover_proof *pf, const struct prover_unit *u)
 {
     struct zvec z = {0};
@@ -595,13 +625,24 @@ static Z3_ast unit_grants(struct prover_proof *pf, const struct prover_unit *u)
             }
         }
         g = zor(pf, &z);
-        if (u->v.proto == MODEL_PROTO_WEBSOCKET) {
+        if (u->v.proto == MODEL_PROTO_WEBSOCKET && has_gql_allow(u)) {
             /*= docs/semantics.md#graphql-ws-rules
-             *# On a `websocket` unit a request with an operation is granted by the
-             *# endpoint's GraphQL allow rules only (#graphql-allow), and one without an
-             *# operation (the GET upgrade, plain text messages) by its method rules only */
+             *# On a `websocket` unit with GraphQL allow rules a request with an
+             *# operation is granted by those rules only (#graphql-allow), and one
+             *# without an operation (the GET upgrade, plain text messages) by its
+             *# method rules only. On a `websocket` unit without GraphQL allow rules
+             *# every request, an operation message included, is granted by its method
+             *# rules */
             g = prover_or2(pf, prover_and2(pf, prover_not(pf, pf->g), g),
                            gql_rules(pf, u, false, false));
+        } else if (u->v.proto == MODEL_PROTO_WEBSOCKET) {
+            /*= docs/semantics.md#graphql-ws-rules
+             *# an operation that its deny rules cannot read (a hash-only one the
+             *# registry does not resolve) is denied as in #graphql-persisted */
+            g = prover_and2(pf, g,
+                            prover_or(pf, 3,
+                                      (Z3_ast[]){prover_not(pf, pf->g), prover_not(pf, pf->pq),
+                                                 ws_registered(pf, u)}));
         }
     } else if (u->v.proto == MODEL_PROTO_GRAPHQL) {
         /*= docs/semantics.md#grant

@@ -760,7 +760,10 @@ enum proxy_cred_status proxy_cred_target(const struct proxy_creds *s, const char
             size_t e = i;
             const char *eq;
             size_t kl;
-            while (e < ql && qs[e] != '&') {
+            /* ';' separates pairs too for Rack 2, Django < 3.2 and Go <
+             * 1.17: a marker after one is in a key for them, so it is
+             * read as a key here (docs/semantics.md#query-semicolon) */
+            while (e < ql && qs[e] != '&' && qs[e] != ';') {
                 e++;
             }
             eq = memchr(qs + i, '=', e - i);
@@ -782,8 +785,8 @@ enum proxy_cred_status proxy_cred_target(const struct proxy_creds *s, const char
                            &any);
             }
             if (e < ql) {
-                pv_dynbuf_putc(up, '&');
-                pv_dynbuf_putc(red, '&');
+                pv_dynbuf_putc(up, qs[e]);
+                pv_dynbuf_putc(red, qs[e]);
             }
             i = e + 1;
         }

@@ -170,6 +170,12 @@ bool proxy_cred_gate(struct proxy_conn *c, const struct proxy_verdict *v)
                 r->framing == PROXY_BODY_LENGTH && r->content_length > 0 &&
                 r->content_length <= PROXY_CRED_BODY_MAX;
 
+    /* a method is a token: the alias marker fits in one, and a method is
+     * never rewritten, so it would reach the upstream as written */
+    if (c->cur.method != NULL && proxy_cred_has_marker(c->cur.method, strlen(c->cur.method))) {
+        return refuse_req(c, PROXY_CRED_UNAVAILABLE,
+                          "credential marker in the request method (a method is never rewritten)");
+    }
     for (size_t i = 0; i < r->nhdr && !any; i++) {
         const struct proxy_header *f = &r->hdr[i];
         any = forwarded(r, h, i) && proxy_cred_header_has_marker(h + f->name.off, f->name.len,

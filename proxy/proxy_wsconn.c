@@ -54,6 +54,7 @@ struct proxy_ws_conn {
 
 static void ws_finish(struct proxy_conn *c);
 static bool endpoint_has_graphql(const struct model_endpoint *e);
+static bool endpoint_gql_allow(const struct model_endpoint *e);
 
 void proxy_ws_conn_free(struct proxy_ws_conn *w)
 {
@@ -280,6 +281,14 @@ static bool decide_graphql(struct proxy_conn *c, const unsigned char *msg, size_
     switch (g.kind) {
     case PROXY_WS_GQL_CONTROL:
         proxy_ws_gql_clear(&g);
+        if (!endpoint_gql_allow(c->ws->endpoint)) {
+            /* GraphQL deny rules only: the endpoint grants by its method
+             * rules, and a lifecycle message is the plain text message it
+             * was before the deny rule (docs/semantics.md#graphql-ws-rules) */
+            proxy_decide_dest(c->pol, c->id, c->host, strlen(c->host), c->port, "WEBSOCKET_TEXT",
+                              c->cur.target, c->cur.target_len, &c->u_ip, &c->srv->opts, v);
+            return true;
+        }
         memset(v, 0, sizeof(*v));
         v->allow = true;
         return false;
@@ -560,6 +569,31 @@ static bool endpoint_has_graphql(const struct model_endpoint *e)
     }
     for (size_t i = 0; i < ev.ndeny; i++) {
         model_endpoint_deny_rule(e, i, &rv);
+        if (rv.has_other) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Does endpoint 'e' (borrowed) grant operations by GraphQL allow rules: a
+ * graphql endpoint, or a websocket endpoint with a GraphQL allow rule? One
+ * with GraphQL deny rules only grants every message by its method rules
+ * (docs/semantics.md#graphql-ws-rules). */
+static bool endpoint_gql_allow(const struct model_endpoint *e)
+{
+    struct model_endpoint_view ev;
+    struct model_l7rule_view rv;
+
+    if (e == NULL) {
+        return false;
+    }
+    model_endpoint_view(e, &ev);
+    if (ev.proto == MODEL_PROTO_GRAPHQL) {
+        return true;
+    }
+    for (size_t i = 0; ev.proto == MODEL_PROTO_WEBSOCKET && i < ev.nallow; i++) {
+        model_endpoint_allow_rule(e, i, &rv);
         if (rv.has_other) {
             return true;
         }

@@ -36,8 +36,9 @@
 
 /* Rows converted from the C table this runner replaced (209 decisions, four
  * load errors) plus the load-error control. Fewer rows means a file or rows
- * were lost: the run fails. Raise it when rows are added. */
-#define EVAL_MIN_ROWS 214
+ * were lost: the run fails. Raise it when rows are added (222: the raw
+ * ';' query rows, semantics.md#query-semicolon). */
+#define EVAL_MIN_ROWS 222
 #define EVAL_MAX_FILES 64
 #define EVAL_MAX_BINS 8
 #define EVAL_MAX_FILE_BYTES (1024u * 1024u)

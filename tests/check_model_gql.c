@@ -219,7 +219,9 @@ static const struct grow rows[] = {
     {"ws preset text", 5, "WEBSOCKET_TEXT", "/", NULL, 1, A, NULL},
     {"ws preset op query", 5, "WEBSOCKET_TEXT", "/", "query - x", 1, A, NULL},
     {"ws preset op mutation", 5, "WEBSOCKET_TEXT", "/", "mutation - x", 1, A, NULL},
-    {"ws preset op subscription", 5, "WEBSOCKET_TEXT", "/", "subscription - x", 0, NP, NULL},
+    /* read-write grants every text message; a GraphQL deny rule only takes
+     * away (docs/semantics.md#graphql-ws-rules) */
+    {"ws preset op subscription", 5, "WEBSOCKET_TEXT", "/", "subscription - x", 1, A, NULL},
     {"ws preset deny", 5, "WEBSOCKET_TEXT", "/", "mutation - x,dropAll", 0, DR, NULL},
     {"ws persisted default deny", 5, "WEBSOCKET_TEXT", "/", "#abc", 0,
      MODEL_REASON_GQL_PERSISTED_DENIED, NULL},

@@ -419,6 +419,31 @@ static const struct http_case http_cases[] = {
      0, NULL},
     {"POST", "/graphql", "application/graphql", "query A { a } query B { b }", 0, NULL,
      PV_ERR_PARSE, "no operationName"},
+    /* parameter cloaking: a server that splits on ';' (Rack 2, Django < 3.2,
+     * Go < 1.17) reads query=, operationName=, ... where an '&' reader sees
+     * a value of x */
+    {"POST", "/graphql?x=1;query=mutation%20%7BdeleteRepo%7D", "application/json",
+     "{\"query\":\"{ viewer }\"}", 0, NULL, PV_ERR_PARSE, "a raw ';' in the query string"},
+    {"POST", "/graphql?x=1;operationName=B", "application/json",
+     "{\"query\":\"query A { a } mutation B { b }\",\"operationName\":\"A\"}", 0, NULL,
+     PV_ERR_PARSE, "raw ';'"},
+    {"POST", "/graphql?x=1;variables=%7B%7D", "application/json", "{\"query\":\"{ a }\"}", 0, NULL,
+     PV_ERR_PARSE, "raw ';'"},
+    {"POST", "/graphql?x=1;extensions=%7B%7D", "application/json", "{\"query\":\"{ a }\"}", 0, NULL,
+     PV_ERR_PARSE, "raw ';'"},
+    {"POST", "/graphql?operationName=A;operationName=B", "application/graphql",
+     "query A { a } mutation B { b }", 0, NULL, PV_ERR_PARSE, "raw ';'"},
+    {"POST", "/graphql?cachebust=1;2", "application/json", "{\"query\":\"{ a }\"}", 0, NULL,
+     PV_ERR_PARSE, "raw ';'"},
+    {"GET", "/graphql?query=%7Ba%7D&x=1;query=mutation%7Bb%7D", NULL, "", 0, NULL, PV_ERR_PARSE,
+     "raw ';'"},
+    {"GET", "/graphql?query=query%20A%7Ba%7Dmutation%20B%7Bb%7D&operationName=A;operationName=B",
+     NULL, "", 0, NULL, PV_ERR_PARSE, "raw ';'"},
+    /* an encoded ';' is a byte of its value, read alike everywhere */
+    {"GET", "/graphql?query=%7Ba%7D&x=1%3Bquery%3Dmutation", NULL, "", 0, "query -(a)", 0, NULL},
+    /* path parameters are stripped from the canonical path, not a query */
+    {"POST", "/graphql;query=x", "application/json", "{\"query\":\"{ a }\"}", 0, "query -(a)", 0,
+     NULL},
 };
 
 START_TEST(test_http)

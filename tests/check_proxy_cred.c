@@ -216,6 +216,11 @@ static const struct target_case target_cases[] = {
     {"/v1/openshell:resolve:env:NOPE", "api.example.com", UNAV, NULL, "/v1/%5BCREDENTIAL%5D"},
     {"/v1/x?openshell:resolve:env:API_TOKEN=1", "api.example.com", UNAV, NULL,
      "/v1/x?[CREDENTIAL]=1"},
+    /* a ';'-separated key is a key to Rack 2 and old Django and Go */
+    {"/v1/x?a=1;openshell:resolve:env:API_TOKEN=1", "api.example.com", UNAV, NULL,
+     "/v1/x?a=1;[CREDENTIAL]=1"},
+    {"/v1/x?a=openshell:resolve:env:API_TOKEN;b=2", "api.example.com", OK, "/v1/x?a=VAL1;b=2",
+     "/v1/x?a=%5BCREDENTIAL%5D;b=2"},
     {"/v1/openshell:resolve:env:API_TOKEN%zz", "api.example.com", UNAV, NULL, "/v1/[CREDENTIAL]"},
     {"/v1/OPENSHELL%3Aresolve%3Aenv%3AAPI_TOKEN", "api.example.com", UNAV, NULL,
      "/v1/[CREDENTIAL]"},

@@ -35,3 +35,9 @@ TESTS += tests/check_prover_gql
 tests_check_prover_gql_SOURCES = tests/check_prover_gql.c tests/check_prover_util.h
 tests_check_prover_gql_CFLAGS = $(TEST_CFLAGS)
 tests_check_prover_gql_LDADD = $(TEST_PROVER_LIBS)
+# adding a deny rule never grants anything: evaluator and prover on random pairs
+check_PROGRAMS += tests/check_prover_deny
+TESTS += tests/check_prover_deny
+tests_check_prover_deny_SOURCES = tests/check_prover_deny.c tests/check_prover_util.h
+tests_check_prover_deny_CFLAGS = $(TEST_CFLAGS)
+tests_check_prover_deny_LDADD = $(TEST_PROVER_LIBS)

@@ -187,6 +187,23 @@ expect_log "opaque route: log" "rewritten only on inspected routes"
 out=$(pcurl "http://127.0.0.3:$C_HTTP/plain")
 expect_has "opaque route without placeholders still works" "request: GET /plain" "$out"
 
+# a method is never rewritten: the alias marker fits in a method token, and
+# such a request is refused on any route (here opaque and audit-only)
+for url in "http://127.0.0.3:$C_HTTP/m" "http://127.0.0.1:$D_HTTP/m"; do
+    n=$(upstream_count)
+    out=$(pcurl -X 'OPENSHELL-RESOLVE-ENV-API_TOKEN' "$url")
+    expect_has "marker in the method [$url]: 500" "|500" "$out"
+    expect_eq "marker in the method [$url]: nothing upstream" "$n" "$(upstream_count)"
+done
+expect_log "marker in the method: the reason" "credential marker in the request method"
+
+# a ';' separates query parameters for some servers: a placeholder after
+# one is in a key there, and the policy refuses the ambiguous query
+n=$(upstream_count)
+out=$(pcurl --cacert "$CA" "$U/v1/x?a=1;openshell:resolve:env:API_TOKEN=1")
+expect_has "placeholder after a raw ';': 403" "|403" "$out"
+expect_eq "placeholder after a raw ';': nothing upstream" "$n" "$(upstream_count)"
+
 # audit mode forwards what the rules deny: no value goes into such a request
 n=$(upstream_count)
 out=$(pcurl -H 'Authorization: Bearer openshell:resolve:env:API_TOKEN' "http://127.0.0.1:$D_HTTP/other")

@@ -41,6 +41,8 @@ start_echo M --raw masked
 start_echo U --raw bad-utf8
 start_echo K --raw bad-accept
 start_echo G
+start_echo GRO
+start_echo GRW
 
 ws_policy() {
     cat <<EOF
@@ -104,6 +106,20 @@ network_policies:
           - allow: {method: GET, path: /graphql}
           - allow: {operation_type: subscription, fields: [messageAdded]}
           - allow: {operation_type: query, fields: [viewer]}
+      - host: 127.0.0.1
+        port: $GRO_PORT
+        protocol: websocket
+        enforcement: enforce
+        access: read-only
+        deny_rules:
+          - {operation_type: mutation}
+      - host: 127.0.0.1
+        port: $GRW_PORT
+        protocol: websocket
+        enforcement: enforce
+        access: read-write
+        deny_rules:
+          - {operation_type: mutation, fields: [deleteRepo]}
     binaries:
       - path: /usr/bin/python3*
 EOF
@@ -256,6 +272,26 @@ done
 expect_log "graphql-ws: an unknown message type is refused with its reason" "GraphQL-over-WebSocket message refused: unknown message type"
 expect_log "graphql-ws: a document that does not parse is refused with its reason" "GraphQL document refused: "
 expect_not "graphql-ws: the reader's error quotes no token of the message" "leakedName" "$(cat "$T/proxy.log")"
+
+# --- a GraphQL deny rule beside an access preset only takes away (semantics.md#graphql-ws-rules)
+# read-only grants no text message; a deny rule must not make its preset
+# grant queries, nor let lifecycle messages pass undecided
+QOP='{"id":"2","type":"subscribe","payload":{"query":"query RoQuery { viewer { login } }"}}'
+out=$($WSC lib --proxy "$PX" --port "$GRO_PORT" --path /graphql "text:$QOP")
+expect_has "read-only + GraphQL deny rule: a query operation closes 1008" "CLOSED 1008" "$out"
+out=$($WSC lib --proxy "$PX" --port "$GRO_PORT" --path /graphql "text:$INIT")
+expect_has "read-only + GraphQL deny rule: connection_init closes 1008" "CLOSED 1008" "$out"
+expect_eq "read-only + GraphQL deny rule: no text message reached the upstream" "" \
+    "$(grep '^TEXT' "$T/GRO.log")"
+# read-write grants every text message; the deny rule takes its mutation away
+out=$($WSC lib --proxy "$PX" --port "$GRW_PORT" --path /graphql "text:$INIT" "text:$SUB" \
+    "text:$QOP" "text:$MUT")
+expect_has "read-write + GraphQL deny rule: connection_init passes" "ECHO TEXT $INIT" "$out"
+expect_has "read-write + GraphQL deny rule: a subscription passes" "ECHO TEXT $SUB" "$out"
+expect_has "read-write + GraphQL deny rule: a query passes" "ECHO TEXT $QOP" "$out"
+expect_has "read-write + GraphQL deny rule: the denied mutation closes 1008" "CLOSED 1008" "$out"
+expect_not "read-write + GraphQL deny rule: the mutation never reached the upstream" "deleteRepo" \
+    "$(cat "$T/GRW.log")"
 
 # --- a reload that takes WEBSOCKET_TEXT away ends an open session ------------------
 $WSC lib --proxy "$PX" --port "$E_PORT" --path /v1/long text:before sleep:1.5 text:after-reload \

@@ -166,9 +166,12 @@ for d,n in gdocs[:40]:
     out('fuzz_graphql', b'\x04/graphql?query='+''.join(c if c.isalnum() else '%%%02X'%ord(c) for c in s if ord(c)<128).encode(), 300)
 out('fuzz_graphql', b'\x02'+json.dumps([{'query':'{ a }'},{'query':'mutation { b }'}]).encode(), 300)
 out('fuzz_graphql', b'\x02'+json.dumps({'extensions':{'persistedQuery':{'version':1,'sha256Hash':'a'*64}}}).encode(), 300)
+# parameter cloaking: a raw ';' separates parameters for Rack 2, old Django and Go
+out('fuzz_graphql', b'\x04/graphql?query=%7Ba%7D&x=1;query=mutation%7Bb%7D', 300)
+out('fuzz_graphql', b'\x04/graphql?query=%7Ba%7D&x=1%3Bquery%3Dmutation', 300)
 out('fuzz_graphql', b'\x04/graphql?extensions=%7B%22persistedQuery%22%3A%7B%22version%22%3A1%2C%22sha256Hash%22%3A%22'+b'b'*64+b'%22%7D%7D', 300)
 w('fuzz_graphql', ['{','}','(',')','[',']',':','$','@','!','=','|','&','...','"','"""','\\"""','\\u','\\uD83D\\uDE00','\\u{1F600}','#','\n','\r\n',',','\xef\xbb\xbf','query ','mutation ','subscription ','fragment ','on ','true','false','null','@skip(if: true)','@include(if: $v)','__typename','-1.5e3','0','1.0',
-    '"query":','"operationName":','"variables":','"extensions":','"persistedQuery":','"sha256Hash":','"version":','query=','&operationName=','&extensions=','%7B','%7D','%20','+','type ','schema ','extend '],
+    '"query":','"operationName":','"variables":','"extensions":','"persistedQuery":','"sha256Hash":','"version":','query=','&operationName=','&extensions=',';query=',';operationName=',';','%7B','%7D','%20','+','type ','schema ','extend '],
     'fuzz_graphql: GraphQL punctuators, keywords, escapes, directives; GraphQL-over-HTTP members and query parameters')
 # fuzz_cred_rewrite: first byte = mode (0 header field, 1 request-target,
 # 2 body, 3 text, 4 redaction), then the host up to a newline, then bytes
@@ -180,11 +183,12 @@ for s in ['\x00api.example.com\nAuthorization: Bearer openshell:resolve:env:API_
           '\x00api.example.com\nX-Key: openshell%3Aresolve%3Aenv%3AAPI_TOKEN',
           '\x01api.example.com\n/v1/openshell:resolve:env:API_TOKEN/x?k=openshell%3Aresolve%3Aenv%3AGH&a=b',
           '\x01b.example.org\n/q?t=Bearer+openshell:resolve:env:API_TOKEN',
+          '\x01api.example.com\n/v1/x?a=1;openshell:resolve:env:API_TOKEN=1',
           '\x02api.example.com\n{"k":"openshell:resolve:env:API_TOKEN","n":[1,2]}',
           '\x02api.example.com\na=1&t=x-OPENSHELL-RESOLVE-ENV-API_TOKEN',
           '\x03github.com\n{"type":"auth","token":"openshell:resolve:env:GH"}',
           '\x04x\nopenshell:resolve:env:ANY and OpenShell:Resolve:Env:X']:
     out('fuzz_cred_rewrite', s.encode())
 out('fuzz_cred_rewrite', b'\x02api.example.com\n\xff\xfe openshell:resolve:env:API_TOKEN')
-w('fuzz_cred_rewrite', ['openshell:resolve:env:','OPENSHELL-RESOLVE-ENV-','OPENSHELL:RESOLVE:ENV:','openshell-resolve-env-','API_TOKEN','GH','NOPE','Bearer ','Basic ','Authorization:','%3A','%3a','%253A','%2F','%6F','?','&','=','+','/','-','api.example.com','a.example.org','github.com','10.0.0.1','\xc3\xa9','\xff'],
+w('fuzz_cred_rewrite', ['openshell:resolve:env:','OPENSHELL-RESOLVE-ENV-','OPENSHELL:RESOLVE:ENV:','openshell-resolve-env-','API_TOKEN','GH','NOPE','Bearer ','Basic ','Authorization:','%3A','%3a','%253A','%2F','%6F','?','&',';','=','+','/','-','api.example.com','a.example.org','github.com','10.0.0.1','\xc3\xa9','\xff'],
   'fuzz_cred_rewrite: markers, keys, schemes, encodings and hosts')
