@@ -772,11 +772,13 @@ void advisor_route_approve_all(struct advisor_worker *w, const char *sandbox, co
 pv_result advisor_clear(struct advisor_worker *w, const char *sandbox,
                         struct advisor_decision *out) PV_WUR;
 /* {"sandbox", "history": [...]}: every decision on the sandbox's chunks, in
- * time order (advisor_view.c). */
-pv_result advisor_history(struct advisor_worker *w, const char *sandbox,
+ * time order (advisor_view.c), each entry written from the chunk's view for
+ * the caller: the agent view unless 'reviewer' (docs/security.md#agent-view). */
+pv_result advisor_history(struct advisor_worker *w, const char *sandbox, bool reviewer,
                           struct advisor_view *out) PV_WUR;
 void advisor_route_clear(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r);
-void advisor_route_history(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r);
+void advisor_route_history(struct advisor_worker *w, const char *sandbox, bool reviewer,
+                           struct httpd_reply *r);
 /* A new base policy 'p' (borrowed; the operator's, parsed by the route):
  * recompose, prove the approved chunks again, reconcile pending chunks. The
  * answer {base_revision, policy_version, policy_hash, suspended} into

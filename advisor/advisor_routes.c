@@ -571,7 +571,7 @@ static bool route_proposals(struct advisor *a, struct advisor_worker *w, const s
         advisor_route_undo(w, p0, p1, r);
         return true;
     case R_HISTORY:
-        advisor_route_history(w, p0, r);
+        advisor_route_history(w, p0, rq->principal == 0, r);
         return true;
     case R_EVENTS: {
         struct advisor_hold hold;
