@@ -55,6 +55,7 @@
 #include "httpd/httpd.h"
 
 struct store;
+struct store_revision;
 struct store_chunk;
 struct store_group;
 struct model_policy;
@@ -137,6 +138,7 @@ struct advisor_worker {
     struct model_policy *pol_cache;
     char *pol_json; /* its YAML as a JSON string literal, handed over alike */
     char pol_hash[65];
+    char pol_blob[65]; /* the blob it was parsed from: a hit needs both */
 };
 
 struct advisor_worker *advisor_worker_new(struct advisor *a);
@@ -222,6 +224,31 @@ void advisor_ids_free(struct advisor_ids *x);
 pv_result advisor_uuid(char out[37]) PV_WUR;
 /* Hex SHA-256 of 'len' bytes. */
 void advisor_sha256_hex(const void *data, size_t len, char out[65]);
+/* advisor_integrity.c (docs/advisor.md#integrity). The text of revision
+ * 'rev' of sandbox 'sandbox' (named in the log), read from its blob, when
+ * the policy it holds hashes (model_policy_sha256) to the revision's
+ * recorded hash; new string, its length into 'len' (may be NULL). NULL with
+ * pv_errno PV_ERR_CONFLICT when it hashes elsewhere or does not load
+ * (logged as INTEGRITY, counted), NULL otherwise when the blob cannot be
+ * read. */
+char *advisor_rev_text(struct store *st, const char *sandbox, const struct store_revision *rev,
+                       size_t *len);
+/* model_policy_sha256 of the policy in 'yaml' into 'out' ("" and
+ * PV_ERR_POLICY when it does not load). */
+pv_result advisor_rev_content_hash(const char *yaml, size_t len, char out[65]) PV_WUR;
+/* How many revisions advisor_rev_text refused since start. */
+uint64_t advisor_unbacked_total(void);
+/* The global auto-approval boundary's settings key (scope ""). */
+#define ADVISOR_BOUNDARY_KEY "@auto_approval_boundary"
+/* The inputs of the decisions in 'scope' ("" global, or a sandbox's name)
+ * as the chain binds them (docs/audit.md#inputs): {"setting:<key>",
+ * "credentials", "boundary", "addresses", "server:<name>": hex SHA-256 of
+ * the stored text}, an unset input absent. New reference into '*out'. The
+ * store's errors (PV_ERR_NOTFOUND: no such sandbox), PV_ERR_NOMEM. */
+pv_result advisor_inputs_json(struct store *st, const char *scope, json_t **out) PV_WUR;
+/* True for the record kinds that change an input of a decision; each
+ * carries "decision_inputs" (advisor_inputs_json after the change). */
+bool advisor_inputs_kind(const char *kind);
 /* The reference's one_line: split on '\n', trim, drop empties, join "; ".
  * New string. */
 char *advisor_one_line(const char *s);
