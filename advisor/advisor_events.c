@@ -413,13 +413,22 @@ pv_result advisor_audit_store_state(struct store *st, json_t **out)
             r = store_chunk_each(st, l.ids[i], NULL, chunk_status, &cs);
         }
         json_t *inputs = NULL;
+        struct store_revision base;
+        memset(&base, 0, sizeof(base));
         if (pv_ok(r)) {
             r = advisor_inputs_json(st, l.names[i], &inputs);
+        }
+        if (pv_ok(r) && !pv_ok(store_base_latest(st, l.ids[i], &base))) {
+            base.blob = NULL; /* no base: nothing to compare */
         }
         sb = pv_ok(r) ? json_pack("{s:I,s:o,s:O,s:O,s:o}", "version", (json_int_t)rev.rev, "hash",
                                   served_hash(st, l.names[i], &rev), "chunks", cs.chunks, "rules",
                                   cs.rules, "inputs", inputs)
                       : NULL;
+        if (sb != NULL && base.blob != NULL) {
+            json_object_set_new(sb, "base_blob", json_string(base.blob));
+        }
+        store_revision_clear(&base);
         if (pv_ok(r) && (sb == NULL || json_object_set_new(state, l.names[i], sb) != 0)) {
             r = pv_fail(PV_ERR_NOMEM, __func__);
         }

@@ -136,6 +136,8 @@ static pv_result put_sandbox(struct store *st, const char *name, json_t *o)
     pv_result r;
 
     PV_GUARD(store_sandbox_get(st, name, &sb));
+    /* who may act as the sandbox (propose, register, report) */
+    put_digest(o, "token", sb.token_sha256, strlen(sb.token_sha256));
     put_digest(o, "credentials", sb.credentials, strlen(sb.credentials));
     put_digest(o, "boundary", sb.boundary, strlen(sb.boundary));
     if (strcmp(sb.addresses, "[]") != 0) {

@@ -203,6 +203,11 @@ pv_result audit_state_fold(json_t *state, const json_t *rec)
         json_object_set_new(sb, "version", json_copy(json_object_get(data, "version")));
         json_object_set_new(sb, "hash", json_string(str_of(data, "hash")));
         json_object_set_new(sb, "seq", json_integer(seq));
+        if (str_of(data, "base_blob") != NULL) {
+            /* the base every composition of this revision started from:
+             * the store's latest base revision must hold it */
+            json_object_set_new(sb, "base_blob", json_string(str_of(data, "base_blob")));
+        }
     }
     if (json_is_object(json_object_get(data, "decision_inputs"))) {
         PV_GUARD(fold_inputs(state, sandbox, json_object_get(data, "decision_inputs"), seq));
@@ -295,6 +300,24 @@ static size_t compare_chunks(const char *name, const json_t *imp, const json_t *
     return n;
 }
 
+/* The base policy the last revision record composed from against the
+ * store's latest base revision (a side without one binds nothing). */
+static size_t compare_base(const char *name, const json_t *imp, const json_t *act,
+                           audit_disagree_fn fn, void *arg)
+{
+    const char *chain = str_of(imp, "base_blob");
+    const char *store = str_of(act, "base_blob");
+    char s[120];
+    char c[120];
+
+    if (chain == NULL || store == NULL || strcmp(chain, store) == 0) {
+        return 0;
+    }
+    snprintf(s, sizeof(s), "base policy blob %.16s...", store);
+    snprintf(c, sizeof(c), "base policy blob %.16s...", chain);
+    return say(fn, arg, name, NULL, s, c, json_integer_value(json_object_get(imp, "seq")));
+}
+
 /* One input's side of a disagreement, e.g. "input setting:k sha256 ab12..." */
 static void input_says(char *out, size_t len, const char *key, const char *digest)
 {
@@ -381,6 +404,7 @@ size_t audit_state_compare(const json_t *implied, const json_t *actual, audit_di
                 n += say(fn, arg, name, NULL, store, chain, seq);
             }
         }
+        n += compare_base(name, imp, act, fn, arg);
         n += compare_chunks(name, imp, act, fn, arg);
         n += compare_inputs(name, imp, act, fn, arg);
     }

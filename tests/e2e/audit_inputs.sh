@@ -8,6 +8,8 @@
 #   rule   the approved chunk's rule text widened
 #   mode   UPDATE settings SET value='"auto"'
 #   creds  the sandbox's credentials cleared
+#   base   the latest base revision pointed at a wider blob
+#   token  the sandbox's token digest replaced
 # Each is refused at start and fails verify. A running advisor whose
 # revision blob is swapped serves nothing for it (500 revision_unbacked),
 # says so in the sandbox's status and /metrics. And the attack of the
@@ -104,7 +106,7 @@ eq "the creation's record binds the credentials" \
     "$(jf '[.events[] | select(.kind == "CONFIG:CREATED") | .record.decision_inputs.credentials
         | length] | first')" 64
 stop_advisor
-for t in clean blob rule mode creds live attack; do cp -a "$D" "$WORK/$t"; done
+for t in clean blob rule mode creds live attack base token; do cp -a "$D" "$WORK/$t"; done
 
 # --- untampered ----------------------------------------------------------------
 start_advisor "$WORK/clean" || exit 1
@@ -155,6 +157,17 @@ verify_fails mode "$WORK/mode" "input setting:proposal_approval_mode"
 SQL creds "UPDATE sandboxes SET credentials = '' WHERE name = 'sb1'"
 refuses creds "$WORK/creds" "sandbox sb1: the store says input credentials unset"
 verify_fails creds "$WORK/creds" "input credentials"
+
+# Siblings: the base policy a recomposition starts from, and the token
+# digest that decides who acts as the sandbox.
+hex=$(printf '%s' "$WIDE" | od -An -tx1 | tr -d ' \n')
+sha=$(printf '%s' "$WIDE" | sha256sum | cut -c1-64)
+SQL base "INSERT OR IGNORE INTO blobs VALUES ('$sha', X'$hex');
+  UPDATE base_revisions SET blob = '$sha' WHERE rev = (SELECT MAX(rev) FROM base_revisions)"
+refuses base "$WORK/base" "sandbox sb1: the store says base policy blob ${sha%"${sha#????????????????}"}"
+verify_fails base "$WORK/base" "base policy blob"
+SQL token "UPDATE sandboxes SET token_sha256 = '$(printf attacker | sha256sum | cut -c1-64)'"
+refuses token "$WORK/token" "sandbox sb1: the store says input token"
 
 # The issue's attack under a running advisor: both changed, then DELETE /**.
 start_advisor "$WORK/attack" || exit 1
