@@ -246,6 +246,16 @@ uint64_t advisor_unbacked_total(void);
  * the stored text}, an unset input absent. New reference into '*out'. The
  * store's errors (PV_ERR_NOTFOUND: no such sandbox), PV_ERR_NOMEM. */
 pv_result advisor_inputs_json(struct store *st, const char *scope, json_t **out) PV_WUR;
+/* False when the decision inputs the store holds for 'sandbox' or for the
+ * global scope are not the ones the chain last recorded for them (logged
+ * as INTEGRITY): nothing is decided on them. A scope the chain never bound
+ * (a chain without any binding record) is taken as it is. Confirmed sets
+ * are remembered, so the chain is folded again only after a change. */
+bool advisor_inputs_backed(struct store *st, const char *sandbox);
+/* The state the whole chain of 'st' implies (audit_state_fold), new
+ * reference into '*out'. The store's errors; PV_ERR_IO for a record that
+ * does not parse. */
+pv_result advisor_audit_implied(struct store *st, json_t **out) PV_WUR;
 /* True for the record kinds that change an input of a decision; each
  * carries "decision_inputs" (advisor_inputs_json after the change). */
 bool advisor_inputs_kind(const char *kind);

@@ -75,7 +75,7 @@ static pv_result snapshot_backed(struct advisor_snapshot *out)
     model_policy_free(out->policy); /* never into the worker's cache */
     out->policy = NULL;
     advisor_snapshot_clear(out);
-    PV_BAIL(PV_ERR_CONFLICT);
+    PV_BAIL(PV_ERR_IO); /* "the store failed; see the advisor's log" */
 }
 
 pv_result advisor_snapshot_take(struct advisor_worker *w, const char *sandbox,
@@ -87,6 +87,9 @@ pv_result advisor_snapshot_take(struct advisor_worker *w, const char *sandbox,
     size_t len = 0;
 
     memset(out, 0, sizeof(*out));
+    /* nothing is decided on inputs the chain does not back
+     * (docs/audit.md#inputs); logged there, answered as a store failure */
+    PV_ENSURE(advisor_inputs_backed(w->st, sandbox), PV_ERR_IO);
     PV_GUARD(store_sandbox_get(w->st, sandbox, &sb));
     out->sandbox = sb.id;
     out->name = sb.name;

@@ -538,6 +538,24 @@ static pv_result adopt_inputs(struct store *st, json_t *implied, const json_t *a
     return PV_RESULT_OK;
 }
 
+pv_result advisor_audit_implied(struct store *st, json_t **out)
+{
+    struct fold_ctx x = {audit_state_new(), 0, false, false};
+    pv_result r = x.implied != NULL ? store_event_each(st, 0, SIZE_MAX, fold_one, &x)
+                                    : pv_fail(PV_ERR_NOMEM, __func__);
+
+    if (pv_ok(r) && x.bad) {
+        r = pv_fail(PV_ERR_IO, __func__);
+    }
+    if (!pv_ok(r)) {
+        json_decref(x.implied);
+        *out = NULL;
+        return r;
+    }
+    *out = x.implied;
+    return PV_RESULT_OK;
+}
+
 pv_result advisor_audit_check_state(struct store *st, size_t *records, size_t *disagreements)
 {
     struct fold_ctx x = {audit_state_new(), 0, false, false};

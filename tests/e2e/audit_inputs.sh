@@ -174,23 +174,49 @@ start_advisor "$WORK/attack" || exit 1
 SQL attack "UPDATE settings SET value = '\"auto\"' WHERE key = 'proposal_approval_mode';
   UPDATE sandboxes SET credentials = '' WHERE name = 'sb1'"
 api POST /v1/sandboxes/sb1/proposals "$(proposal del api.github.com 443 DELETE '/**')" "$T1"
-C2=$(jf '.accepted_chunk_ids[0]')
-api GET "/v1/sandboxes/sb1/proposals/$C2"
-echo "# attack: the running advisor left chunk $C2 $(jf .status)"
-AUTO=$(jf .status)
+eq "attack: the running advisor refuses to decide" \
+    "$([ "$STATUS" != 202 ] && echo refused || echo "$STATUS $BODY")" refused
+has "attack: and logs why" "$(cat "$ADV_LOG")" \
+    "INTEGRITY: sandbox sb1: the decision inputs the store holds"
+AUTO=none
+C2=$(jf '.accepted_chunk_ids[0] // empty')
+if [ -n "$C2" ]; then
+    api GET "/v1/sandboxes/sb1/proposals/$C2"
+    AUTO=$(jf .status)
+fi
 stop_advisor
 refuses attack "$WORK/attack" "input setting:proposal_approval_mode" "input credentials"
 verify_fails attack "$WORK/attack" "the store disagrees with the chain"
-OUT=$("$PROVISO" audit replay "$WORK/attack.jsonl")
-RC=$?
-if [ "$AUTO" = approved ]; then
-    eq "attack: replay exit 1" "$RC" 1
-    has "attack: replay says VIOLATION" "$OUT" "VIOLATION seq"
-    has "attack: the mode was not auto" "$OUT" "the chain's proposal_approval_mode is not auto"
-    has "attack: the credentials were not the sandbox's" "$OUT" \
-        "but the chain's credentials of the sandbox are"
-else
-    ok "attack: the chunk was not auto-approved ($AUTO)"
-fi
+eq "attack: nothing was approved" "$AUTO" none
+
+# Replay decides by the recorded inputs. An automatic approval made in auto
+# mode replays clean; the same export with the mode's record saying manual
+# (replay reads, it does not check signatures: a forged record is judged on
+# its merits) is a VIOLATION, and so is an approval whose credentials are
+# not the ones the chain bound for the sandbox.
+start_advisor "$WORK/clean" || exit 1
+api PUT /v1/settings/proposal_approval_mode '{"value":"auto"}'
+api POST /v1/sandboxes/sb1/proposals "$(proposal ex3 example.net 443 GET /x)" "$T1"
+api GET "/v1/sandboxes/sb1/proposals/$(jf '.accepted_chunk_ids[0]')"
+eq "replay: an automatic approval" "$(jf .status)" approved
+"$PROVISO" audit export --advisor "$ADV" --token-file "$ADMIN_FILE" >"$WORK/auto.jsonl"
+stop_advisor
+OUT=$("$PROVISO" audit replay "$WORK/auto.jsonl")
+eq "replay: auto mode as recorded: exit 0" "$?" 0
+AUTO_D=$(printf '"auto"' | sha256sum | cut -c1-64)
+MANUAL_D=$(printf '"manual"' | sha256sum | cut -c1-64)
+sed "s/$AUTO_D/$MANUAL_D/g" "$WORK/auto.jsonl" >"$WORK/forged-mode.jsonl"
+OUT=$("$PROVISO" audit replay "$WORK/forged-mode.jsonl")
+eq "replay: the mode recorded manual: exit 1" "$?" 1
+has "replay: VIOLATION" "$OUT" "VIOLATION seq"
+has "replay: the mode was not auto" "$OUT" "the chain's proposal_approval_mode is not auto"
+CRED_D=$(jq -r 'select(.kind == "CONFIG:CREATED") | .data.decision_inputs.credentials' \
+    "$WORK/auto.jsonl")
+jq -c "if .kind == \"CONFIG:CREATED\" then .data.decision_inputs.credentials = \"$MANUAL_D\"
+    else . end" "$WORK/auto.jsonl" >"$WORK/forged-creds.jsonl"
+OUT=$("$PROVISO" audit replay "$WORK/forged-creds.jsonl")
+eq "replay: other credentials bound: exit 1" "$?" 1
+has "replay: the credentials were not the sandbox's" "$OUT" \
+    "approved with credentials '${CRED_D%"${CRED_D#????????????????}"}', but the chain's credentials"
 
 finish
