@@ -79,6 +79,7 @@ struct advisor_config {
     unsigned prover_timeout_ms; /* per HTTP call to the prover */
     unsigned grace_ms;          /* SIGTERM drain bound */
     unsigned mapper_flush_ms;   /* how often the mapper proposes */
+    unsigned policy_longpolls;  /* the proxies' long-poll budget; 0: W/2 (#wait) */
 };
 
 struct advisor_tokens; /* sandbox token digests -> sandbox id */
@@ -153,6 +154,10 @@ uint64_t advisor_change_count(struct advisor *a);
 /* True once SIGTERM arrived: long-polls answer now instead of waiting. */
 bool advisor_stopping(struct advisor *a);
 
+/* The most policy_longpolls may be for 'workers' W: W - W/4 - W/8 - 1,
+ * so that the other long-polls' budgets and one worker for short requests
+ * remain (docs/advisor.md#wait). */
+unsigned advisor_policy_longpolls_max(unsigned workers);
 /* Long-poll budgets (docs/advisor.md#wait), from the worker count W:
  * policy long-polls W/2, /wait W/4 and event waits W/8 (each at least 1).
  * A sandbox token may hold ADVISOR_POLICY_SHARE policy long-polls and a
