@@ -456,9 +456,20 @@ pv_result advisor_audit_store_state(struct store *st, json_t **out)
 struct fold_ctx {
     json_t *implied;
     size_t n;
-    bool bad;   /* out of memory, or a record that does not parse */
-    bool bound; /* a record carries decision_inputs */
+    bool bad;    /* out of memory, or a record that does not parse */
+    bool bound;  /* a record carries decision_inputs */
+    bool legacy; /* a record changed an input without carrying them */
 };
+
+/* A chain in which no record ever changed an input without binding it -
+ * a fresh one, or one written since the binding - binds "nothing set" in
+ * the global scope until its first global record (docs/audit.md#inputs). */
+static void fold_done(struct fold_ctx *x)
+{
+    if (!x->legacy && json_object_get(x->implied, "") == NULL) {
+        json_object_set_new(x->implied, "", json_pack("{s:{}}", "inputs"));
+    }
+}
 
 static void fold_one(void *arg, const struct store_event *e)
 {
@@ -473,8 +484,12 @@ static void fold_one(void *arg, const struct store_event *e)
     if (rec == NULL || !pv_ok(audit_state_fold(x->implied, rec))) {
         x->bad = true;
     }
-    x->bound |= json_object_get(json_object_get(rec, "data"), "decision_inputs") != NULL ||
-                json_object_get(rec, "decision_inputs") != NULL;
+    if (rec != NULL) {
+        const char *kind = json_string_value(json_object_get(rec, "kind"));
+        bool carries = json_object_get(json_object_get(rec, "data"), "decision_inputs") != NULL;
+        x->bound |= carries;
+        x->legacy |= !carries && kind != NULL && advisor_inputs_kind(kind);
+    }
     x->n++;
     json_decref(rec);
 }
@@ -540,12 +555,15 @@ static pv_result adopt_inputs(struct store *st, json_t *implied, const json_t *a
 
 pv_result advisor_audit_implied(struct store *st, json_t **out)
 {
-    struct fold_ctx x = {audit_state_new(), 0, false, false};
+    struct fold_ctx x = {audit_state_new(), 0, false, false, false};
     pv_result r = x.implied != NULL ? store_event_each(st, 0, SIZE_MAX, fold_one, &x)
                                     : pv_fail(PV_ERR_NOMEM, __func__);
 
     if (pv_ok(r) && x.bad) {
         r = pv_fail(PV_ERR_IO, __func__);
+    }
+    if (pv_ok(r)) {
+        fold_done(&x);
     }
     if (!pv_ok(r)) {
         json_decref(x.implied);
@@ -558,7 +576,7 @@ pv_result advisor_audit_implied(struct store *st, json_t **out)
 
 pv_result advisor_audit_check_state(struct store *st, size_t *records, size_t *disagreements)
 {
-    struct fold_ctx x = {audit_state_new(), 0, false, false};
+    struct fold_ctx x = {audit_state_new(), 0, false, false, false};
     json_t *actual = NULL;
     pv_result r;
 
@@ -576,8 +594,11 @@ pv_result advisor_audit_check_state(struct store *st, size_t *records, size_t *d
         r = advisor_audit_store_state(st, &actual);
     }
     store_rollback(st);
-    if (pv_ok(r) && x.n > 0 && !x.bound) {
+    if (pv_ok(r) && x.legacy && !x.bound) {
         r = adopt_inputs(st, x.implied, actual);
+    }
+    if (pv_ok(r)) {
+        fold_done(&x);
     }
     if (pv_ok(r)) {
         *records = x.n;
