@@ -461,12 +461,13 @@ struct fold_ctx {
     bool legacy; /* a record changed an input without carrying them */
 };
 
-/* A chain in which no record ever changed an input without binding it -
- * a fresh one, or one written since the binding - binds "nothing set" in
- * the global scope until its first global record (docs/audit.md#inputs). */
+/* A chain of records none of which ever changed an input without binding
+ * it - a fresh one, or one written since the binding - binds "nothing set"
+ * in the global scope until its first global record (docs/audit.md#inputs).
+ * A chain without records (or only unsealed ones) binds nothing. */
 static void fold_done(struct fold_ctx *x)
 {
-    if (!x->legacy && json_object_get(x->implied, "") == NULL) {
+    if (x->n > 0 && !x->legacy && json_object_get(x->implied, "") == NULL) {
         json_object_set_new(x->implied, "", json_pack("{s:{}}", "inputs"));
     }
 }

@@ -138,9 +138,16 @@ static char *policy_hash(void)
     return h;
 }
 
+/* A setting written as the advisor writes one: with its CONFIG:SETTING
+ * record, which binds the inputs of its scope to the chain (nothing is
+ * decided on inputs the chain does not back, docs/audit.md#inputs). */
 static void set_setting(const char *scope, const char *key, const char *json)
 {
+    ck_assert(pv_ok(store_begin(w->st)));
     ck_assert(pv_ok(store_setting_put(w->st, scope, key, json)));
+    ck_assert(
+        pv_ok(advisor_event(w->st, scope, "CONFIG:SETTING", "CONFIG:SETTING [INFO] test", NULL)));
+    ck_assert(pv_ok(store_commit(w->st)));
 }
 
 /* Create sandbox 'name' with 'policy' as its base revision 1 and effective
