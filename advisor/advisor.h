@@ -55,6 +55,7 @@
 #include "httpd/httpd.h"
 
 struct store;
+struct store_revision;
 struct store_chunk;
 struct store_group;
 struct model_policy;
@@ -78,6 +79,7 @@ struct advisor_config {
     unsigned prover_timeout_ms; /* per HTTP call to the prover */
     unsigned grace_ms;          /* SIGTERM drain bound */
     unsigned mapper_flush_ms;   /* how often the mapper proposes */
+    unsigned policy_longpolls;  /* the proxies' long-poll budget; 0: W/2 (#wait) */
 };
 
 struct advisor_tokens; /* sandbox token digests -> sandbox id */
@@ -137,6 +139,7 @@ struct advisor_worker {
     struct model_policy *pol_cache;
     char *pol_json; /* its YAML as a JSON string literal, handed over alike */
     char pol_hash[65];
+    char pol_blob[65]; /* the blob it was parsed from: a hit needs both */
 };
 
 struct advisor_worker *advisor_worker_new(struct advisor *a);
@@ -151,6 +154,10 @@ uint64_t advisor_change_count(struct advisor *a);
 /* True once SIGTERM arrived: long-polls answer now instead of waiting. */
 bool advisor_stopping(struct advisor *a);
 
+/* The most policy_longpolls may be for 'workers' W: W - W/4 - W/8 - 1,
+ * so that the other long-polls' budgets and one worker for short requests
+ * remain (docs/advisor.md#wait). */
+unsigned advisor_policy_longpolls_max(unsigned workers);
 /* Long-poll budgets (docs/advisor.md#wait), from the worker count W:
  * policy long-polls W/2, /wait W/4 and event waits W/8 (each at least 1).
  * A sandbox token may hold ADVISOR_POLICY_SHARE policy long-polls and a
@@ -222,6 +229,41 @@ void advisor_ids_free(struct advisor_ids *x);
 pv_result advisor_uuid(char out[37]) PV_WUR;
 /* Hex SHA-256 of 'len' bytes. */
 void advisor_sha256_hex(const void *data, size_t len, char out[65]);
+/* advisor_integrity.c (docs/advisor.md#integrity). The text of revision
+ * 'rev' of sandbox 'sandbox' (named in the log), read from its blob, when
+ * the policy it holds hashes (model_policy_sha256) to the revision's
+ * recorded hash; new string, its length into 'len' (may be NULL). NULL with
+ * pv_errno PV_ERR_CONFLICT when it hashes elsewhere or does not load
+ * (logged as INTEGRITY, counted), NULL otherwise when the blob cannot be
+ * read. */
+char *advisor_rev_text(struct store *st, const char *sandbox, const struct store_revision *rev,
+                       size_t *len);
+/* model_policy_sha256 of the policy in 'yaml' into 'out' ("" and
+ * PV_ERR_POLICY when it does not load). */
+pv_result advisor_rev_content_hash(const char *yaml, size_t len, char out[65]) PV_WUR;
+/* How many revisions advisor_rev_text refused since start. */
+uint64_t advisor_unbacked_total(void);
+/* The global auto-approval boundary's settings key (scope ""). */
+#define ADVISOR_BOUNDARY_KEY "@auto_approval_boundary"
+/* The inputs of the decisions in 'scope' ("" global, or a sandbox's name)
+ * as the chain binds them (docs/audit.md#inputs): {"setting:<key>",
+ * "credentials", "boundary", "addresses", "server:<name>": hex SHA-256 of
+ * the stored text}, an unset input absent. New reference into '*out'. The
+ * store's errors (PV_ERR_NOTFOUND: no such sandbox), PV_ERR_NOMEM. */
+pv_result advisor_inputs_json(struct store *st, const char *scope, json_t **out) PV_WUR;
+/* False when the decision inputs the store holds for 'sandbox' or for the
+ * global scope are not the ones the chain last recorded for them (logged
+ * as INTEGRITY): nothing is decided on them. A scope the chain never bound
+ * (a chain without any binding record) is taken as it is. Confirmed sets
+ * are remembered, so the chain is folded again only after a change. */
+bool advisor_inputs_backed(struct store *st, const char *sandbox);
+/* The state the whole chain of 'st' implies (audit_state_fold), new
+ * reference into '*out'. The store's errors; PV_ERR_IO for a record that
+ * does not parse. */
+pv_result advisor_audit_implied(struct store *st, json_t **out) PV_WUR;
+/* True for the record kinds that change an input of a decision; each
+ * carries "decision_inputs" (advisor_inputs_json after the change). */
+bool advisor_inputs_kind(const char *kind);
 /* The reference's one_line: split on '\n', trim, drop empties, join "; ".
  * New string. */
 char *advisor_one_line(const char *s);
@@ -811,11 +853,13 @@ void advisor_route_approve_all(struct advisor_worker *w, const char *sandbox, co
 pv_result advisor_clear(struct advisor_worker *w, const char *sandbox,
                         struct advisor_decision *out) PV_WUR;
 /* {"sandbox", "history": [...]}: every decision on the sandbox's chunks, in
- * time order (advisor_view.c). */
-pv_result advisor_history(struct advisor_worker *w, const char *sandbox,
+ * time order (advisor_view.c), each entry written from the chunk's view for
+ * the caller: the agent view unless 'reviewer' (docs/security.md#agent-view). */
+pv_result advisor_history(struct advisor_worker *w, const char *sandbox, bool reviewer,
                           struct advisor_view *out) PV_WUR;
 void advisor_route_clear(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r);
-void advisor_route_history(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r);
+void advisor_route_history(struct advisor_worker *w, const char *sandbox, bool reviewer,
+                           struct httpd_reply *r);
 /* A new base policy 'p' (borrowed; the operator's, parsed by the route):
  * recompose, prove the approved chunks again, reconcile pending chunks. The
  * answer {base_revision, policy_version, policy_hash, suspended} into

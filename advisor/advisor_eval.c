@@ -41,6 +41,7 @@ void advisor_snapshot_clear(struct advisor_snapshot *s)
         s->w->pol_cache = s->policy;
         s->w->pol_json = s->yaml_json;
         memcpy(s->w->pol_hash, s->hash, sizeof(s->hash));
+        memcpy(s->w->pol_blob, s->blob, sizeof(s->blob));
     } else {
         model_policy_free(s->policy);
         free(s->yaml_json);
@@ -58,6 +59,25 @@ static char *json_string_literal(const char *text)
     return s;
 }
 
+/* Nothing is decided on a revision whose text is not the policy it records
+ * (docs/advisor.md#integrity): checked when the text is parsed, so a cache
+ * hit (same hash and blob) was checked when it was parsed. */
+static pv_result snapshot_backed(struct advisor_snapshot *out)
+{
+    char content[65];
+    struct store_revision rev = {.rev = out->rev, .blob = out->blob, .hash = out->hash};
+
+    if (pv_ok(model_policy_sha256(out->policy, content)) && strcmp(content, out->hash) == 0) {
+        return PV_RESULT_OK;
+    }
+    /* logs and counts the refusal */
+    free(advisor_rev_text(out->w->st, out->name, &rev, NULL));
+    model_policy_free(out->policy); /* never into the worker's cache */
+    out->policy = NULL;
+    advisor_snapshot_clear(out);
+    PV_BAIL(PV_ERR_IO); /* "the store failed; see the advisor's log" */
+}
+
 pv_result advisor_snapshot_take(struct advisor_worker *w, const char *sandbox,
                                 struct advisor_snapshot *out)
 {
@@ -67,6 +87,9 @@ pv_result advisor_snapshot_take(struct advisor_worker *w, const char *sandbox,
     size_t len = 0;
 
     memset(out, 0, sizeof(*out));
+    /* nothing is decided on inputs the chain does not back
+     * (docs/audit.md#inputs); logged there, answered as a store failure */
+    PV_ENSURE(advisor_inputs_backed(w->st, sandbox), PV_ERR_IO);
     PV_GUARD(store_sandbox_get(w->st, sandbox, &sb));
     out->sandbox = sb.id;
     out->name = sb.name;
@@ -97,7 +120,8 @@ pv_result advisor_snapshot_take(struct advisor_worker *w, const char *sandbox,
         advisor_snapshot_clear(out);
         PV_BAIL(PV_ERR_NOMEM);
     }
-    if (w->pol_cache != NULL && strcmp(w->pol_hash, out->hash) == 0) {
+    if (w->pol_cache != NULL && strcmp(w->pol_hash, out->hash) == 0 &&
+        strcmp(w->pol_blob, out->blob) == 0) {
         out->policy = w->pol_cache;
         out->yaml_json = w->pol_json;
         w->pol_cache = NULL;
@@ -124,7 +148,7 @@ pv_result advisor_snapshot_take(struct advisor_worker *w, const char *sandbox,
         advisor_snapshot_clear(out);
         PV_BAIL(PV_ERR_POLICY);
     }
-    return PV_RESULT_OK;
+    return snapshot_backed(out);
 }
 
 pv_result advisor_snapshot_set_policy(struct advisor_snapshot *s, struct model_policy *p)

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "advisor/advisor.h"
+#include "advisor/advisor_int.h"
 #include "advisor/store.h"
 #include "audit/audit.h"
 #include "common/pv_dynbuf.h"
@@ -172,6 +173,24 @@ static pv_result seal_event(struct store_event *e, const json_t *data, const cha
     return r;
 }
 
+/* A record that changes an input of the decisions in its scope carries
+ * those inputs as they are after the change, read in its transaction
+ * (docs/audit.md#inputs): the start check and verify compare them with
+ * the store, replay decides approvals by them. */
+static pv_result bind_inputs(struct store *st, const char *sandbox, const char *kind, json_t *data)
+{
+    json_t *inputs = NULL;
+
+    if (!advisor_inputs_kind(kind) || json_object_get(data, "decision_inputs") != NULL) {
+        return PV_RESULT_OK;
+    }
+    PV_GUARD(advisor_inputs_json(st, sandbox != NULL ? sandbox : "", &inputs));
+    if (json_object_set_new(data, "decision_inputs", inputs) != 0) {
+        PV_BAIL(PV_ERR_NOMEM);
+    }
+    return PV_RESULT_OK;
+}
+
 pv_result advisor_event(struct store *st, const char *sandbox, const char *kind, const char *line,
                         json_t *extra)
 {
@@ -186,6 +205,12 @@ pv_result advisor_event(struct store *st, const char *sandbox, const char *kind,
         json_decref(j);
         json_decref(data);
         PV_BAIL(PV_ERR_NOMEM);
+    }
+    r = bind_inputs(st, sandbox, kind, data);
+    if (!pv_ok(r)) {
+        json_decref(j);
+        json_decref(data);
+        return r;
     }
     json_object_update(j, data);
     memset(&e, 0, sizeof(e));
@@ -319,9 +344,49 @@ pv_result advisor_audit_seal_legacy(struct store *st, size_t *sealed)
  * The state the chain implies, against the store's (docs/audit.md#state)
  * ========================================================================= */
 
+struct chunk_state {
+    json_t *chunks; /* id -> status */
+    json_t *rules;  /* approved id -> audit_rule_digest */
+};
+
 static void chunk_status(void *arg, const struct store_chunk *c)
 {
-    json_object_set_new(arg, c->id, json_string(c->status));
+    struct chunk_state *x = arg;
+
+    json_object_set_new(x->chunks, c->id, json_string(c->status));
+    if (strcmp(c->status, "approved") == 0) {
+        /* the rule the composition merges, bound by its approval record */
+        json_t *rule = advisor_load_json(c->proposed_rule);
+        char digest[65];
+        audit_rule_digest(rule, c->rule_name, digest);
+        json_object_set_new(x->rules, c->id, json_string(digest));
+        json_decref(rule);
+    }
+}
+
+/* The hash of the policy the latest revision's blob holds: the row's hash
+ * when they agree, the content's otherwise, so that a row pointed at
+ * another blob disagrees with its chain (docs/advisor.md#integrity). */
+static json_t *served_hash(struct store *st, const char *name, const struct store_revision *rev)
+{
+    char *text;
+    size_t len = 0;
+    char content[65];
+
+    if (rev->hash == NULL) {
+        return json_string("");
+    }
+    text = advisor_rev_text(st, name, rev, NULL);
+    if (text != NULL) {
+        free(text);
+        return json_string(rev->hash);
+    }
+    text = store_blob_get(st, rev->blob, &len);
+    if (text == NULL || !pv_ok(advisor_rev_content_hash(text, len, content))) {
+        snprintf(content, sizeof(content), "(its blob does not load)");
+    }
+    free(text);
+    return json_string(content);
 }
 
 pv_result advisor_audit_store_state(struct store *st, json_t **out)
@@ -335,27 +400,51 @@ pv_result advisor_audit_store_state(struct store *st, json_t **out)
     r = state != NULL ? advisor_sandboxes_list(st, false, &l) : pv_fail(PV_ERR_NOMEM, __func__);
     for (size_t i = 0; pv_ok(r) && i < l.n; i++) {
         struct store_revision rev;
-        json_t *chunks = json_object();
+        struct chunk_state cs = {json_object(), json_object()};
         json_t *sb;
 
         memset(&rev, 0, sizeof(rev));
-        r = chunks != NULL ? store_rev_latest(st, l.ids[i], &rev) : pv_fail(PV_ERR_NOMEM, __func__);
+        r = cs.chunks != NULL && cs.rules != NULL ? store_rev_latest(st, l.ids[i], &rev)
+                                                  : pv_fail(PV_ERR_NOMEM, __func__);
         if (!pv_ok(r) && r.err == PV_ERR_NOTFOUND) {
             r = PV_RESULT_OK; /* a sandbox without a revision: version 0 */
         }
         if (pv_ok(r)) {
-            r = store_chunk_each(st, l.ids[i], NULL, chunk_status, chunks);
+            r = store_chunk_each(st, l.ids[i], NULL, chunk_status, &cs);
         }
-        sb = pv_ok(r) ? json_pack("{s:I,s:s,s:O}", "version", (json_int_t)rev.rev, "hash",
-                                  rev.hash != NULL ? rev.hash : "", "chunks", chunks)
+        json_t *inputs = NULL;
+        struct store_revision base;
+        memset(&base, 0, sizeof(base));
+        if (pv_ok(r)) {
+            r = advisor_inputs_json(st, l.names[i], &inputs);
+        }
+        if (pv_ok(r) && !pv_ok(store_base_latest(st, l.ids[i], &base))) {
+            base.blob = NULL; /* no base: nothing to compare */
+        }
+        sb = pv_ok(r) ? json_pack("{s:I,s:o,s:O,s:O,s:o}", "version", (json_int_t)rev.rev, "hash",
+                                  served_hash(st, l.names[i], &rev), "chunks", cs.chunks, "rules",
+                                  cs.rules, "inputs", inputs)
                       : NULL;
+        if (sb != NULL && base.blob != NULL) {
+            json_object_set_new(sb, "base_blob", json_string(base.blob));
+        }
+        store_revision_clear(&base);
         if (pv_ok(r) && (sb == NULL || json_object_set_new(state, l.names[i], sb) != 0)) {
             r = pv_fail(PV_ERR_NOMEM, __func__);
         }
-        json_decref(chunks);
+        json_decref(cs.chunks);
+        json_decref(cs.rules);
         store_revision_clear(&rev);
     }
     advisor_sandboxes_free(&l);
+    if (pv_ok(r)) {
+        /* the global scope's inputs under "" (docs/audit.md#inputs) */
+        json_t *inputs = NULL;
+        r = advisor_inputs_json(st, "", &inputs);
+        if (pv_ok(r) && json_object_set_new(state, "", json_pack("{s:o}", "inputs", inputs)) != 0) {
+            r = pv_fail(PV_ERR_NOMEM, __func__);
+        }
+    }
     if (!pv_ok(r)) {
         json_decref(state);
         return r;
@@ -367,8 +456,21 @@ pv_result advisor_audit_store_state(struct store *st, json_t **out)
 struct fold_ctx {
     json_t *implied;
     size_t n;
-    bool bad; /* out of memory, or a record that does not parse */
+    bool bad;    /* out of memory, or a record that does not parse */
+    bool bound;  /* a record carries decision_inputs */
+    bool legacy; /* a record changed an input without carrying them */
 };
+
+/* A chain of records none of which ever changed an input without binding
+ * it - a fresh one, or one written since the binding - binds "nothing set"
+ * in the global scope until its first global record (docs/audit.md#inputs).
+ * A chain without records (or only unsealed ones) binds nothing. */
+static void fold_done(struct fold_ctx *x)
+{
+    if (x->n > 0 && !x->legacy && json_object_get(x->implied, "") == NULL) {
+        json_object_set_new(x->implied, "", json_pack("{s:{}}", "inputs"));
+    }
+}
 
 static void fold_one(void *arg, const struct store_event *e)
 {
@@ -382,6 +484,12 @@ static void fold_one(void *arg, const struct store_event *e)
 
     if (rec == NULL || !pv_ok(audit_state_fold(x->implied, rec))) {
         x->bad = true;
+    }
+    if (rec != NULL) {
+        const char *kind = json_string_value(json_object_get(rec, "kind"));
+        bool carries = json_object_get(json_object_get(rec, "data"), "decision_inputs") != NULL;
+        x->bound |= carries;
+        x->legacy |= !carries && kind != NULL && advisor_inputs_kind(kind);
     }
     x->n++;
     json_decref(rec);
@@ -401,9 +509,75 @@ static void log_disagreement(void *arg, const char *sandbox, const char *chunk,
                  at);
 }
 
+/* A chain written before the inputs were bound (docs/audit.md#inputs):
+ * the inputs the store holds now are recorded once, one CONFIG:INPUTS
+ * record per scope (the global one and each sandbox), and the implied
+ * state takes them. From then on every change is recorded. */
+static pv_result adopt_inputs(struct store *st, json_t *implied, const json_t *actual)
+{
+    const char *name;
+    json_t *act;
+    pv_result r = store_begin(st);
+
+    json_object_foreach((json_t *)PV_UNCONST(actual), name, act)
+    {
+        char line[160];
+        snprintf(line, sizeof(line),
+                 "CONFIG:INPUTS [INFO] gateway recorded the decision inputs of %s%s as found "
+                 "(the first start that binds them)",
+                 name[0] != '\0' ? "sandbox " : "the global scope", name);
+        if (pv_ok(r)) {
+            r = advisor_event(
+                st, name, "CONFIG:INPUTS", line,
+                json_pack("{s:O}", "decision_inputs", json_object_get(act, "inputs")));
+        }
+    }
+    r = pv_ok(r) ? store_commit(st) : r;
+    if (!pv_ok(r)) {
+        store_rollback(st);
+        return r;
+    }
+    json_object_foreach((json_t *)PV_UNCONST(actual), name, act)
+    {
+        json_t *imp = json_object_get(implied, name);
+        if (imp == NULL && name[0] == '\0') {
+            json_object_set_new(implied, "", json_object());
+            imp = json_object_get(implied, "");
+        }
+        if (imp != NULL) {
+            json_object_set(imp, "inputs", json_object_get(act, "inputs"));
+        }
+    }
+    pv_log_info("audit: the chain predates the binding of decision inputs: recorded the store's "
+                "inputs of %zu scope%s as found (docs/audit.md#inputs)",
+                json_object_size(actual), json_object_size(actual) == 1 ? "" : "s");
+    return PV_RESULT_OK;
+}
+
+pv_result advisor_audit_implied(struct store *st, json_t **out)
+{
+    struct fold_ctx x = {audit_state_new(), 0, false, false, false};
+    pv_result r = x.implied != NULL ? store_event_each(st, 0, SIZE_MAX, fold_one, &x)
+                                    : pv_fail(PV_ERR_NOMEM, __func__);
+
+    if (pv_ok(r) && x.bad) {
+        r = pv_fail(PV_ERR_IO, __func__);
+    }
+    if (pv_ok(r)) {
+        fold_done(&x);
+    }
+    if (!pv_ok(r)) {
+        json_decref(x.implied);
+        *out = NULL;
+        return r;
+    }
+    *out = x.implied;
+    return PV_RESULT_OK;
+}
+
 pv_result advisor_audit_check_state(struct store *st, size_t *records, size_t *disagreements)
 {
-    struct fold_ctx x = {audit_state_new(), 0, false};
+    struct fold_ctx x = {audit_state_new(), 0, false, false, false};
     json_t *actual = NULL;
     pv_result r;
 
@@ -421,6 +595,12 @@ pv_result advisor_audit_check_state(struct store *st, size_t *records, size_t *d
         r = advisor_audit_store_state(st, &actual);
     }
     store_rollback(st);
+    if (pv_ok(r) && x.legacy && !x.bound) {
+        r = adopt_inputs(st, x.implied, actual);
+    }
+    if (pv_ok(r)) {
+        fold_done(&x);
+    }
     if (pv_ok(r)) {
         *records = x.n;
         *disagreements = audit_state_compare(x.implied, actual, log_disagreement, NULL);

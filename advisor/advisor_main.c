@@ -229,6 +229,7 @@ static const struct {
     {"prover_timeout_ms", 100, 600000, 7},
     {"grace_ms", 0, 3600000, 8},
     {"mapper_flush_interval_ms", 10, 3600000, 9},
+    {"policy_longpolls", 1, 512, 10},
 };
 
 static void config_set(struct advisor_config *c, const char *file, int line, const char *key,
@@ -281,6 +282,9 @@ static void config_set(struct advisor_config *c, const char *file, int line, con
         case 9:
             c->mapper_flush_ms = (unsigned)v;
             break;
+        case 10:
+            c->policy_longpolls = (unsigned)v;
+            break;
         default:
             c->grace_ms = (unsigned)v;
             break;
@@ -289,7 +293,7 @@ static void config_set(struct advisor_config *c, const char *file, int line, con
     }
     pv_fatal("%s:%d:1: unknown key '%s' (known: bind, port, body_limit, workers, max_concurrent, "
              "connection_timeout_s, max_connections, per_ip_connection_limit, "
-             "prover_timeout_ms, grace_ms, mapper_flush_interval_ms)",
+             "prover_timeout_ms, grace_ms, mapper_flush_interval_ms, policy_longpolls)",
              file, line, key);
 }
 
@@ -654,6 +658,13 @@ int main(int argc, char **argv)
     config_defaults(&a.cfg);
     if (o.config != NULL) {
         config_load(&a.cfg, o.config);
+    }
+    if (a.cfg.policy_longpolls > advisor_policy_longpolls_max(a.cfg.http.workers)) {
+        /* docs/advisor.md#wait: the rest keep their budgets and one worker */
+        pv_fatal("%s: policy_longpolls %u is more than %u workers allow (at most %u: W - W/4 - "
+                 "W/8 - 1); raise workers",
+                 o.config, a.cfg.policy_longpolls, a.cfg.http.workers,
+                 advisor_policy_longpolls_max(a.cfg.http.workers));
     }
     if (o.srv.have_port) {
         a.cfg.http.port = o.srv.port;

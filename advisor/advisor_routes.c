@@ -571,7 +571,7 @@ static bool route_proposals(struct advisor *a, struct advisor_worker *w, const s
         advisor_route_undo(w, p0, p1, r);
         return true;
     case R_HISTORY:
-        advisor_route_history(w, p0, r);
+        advisor_route_history(w, p0, rq->principal == 0, r);
         return true;
     case R_EVENTS: {
         struct advisor_hold hold;
@@ -608,6 +608,12 @@ static void reply_metrics(struct advisor *a, const struct httpd_req *rq, struct 
         pv_dynbuf_init(&b, SIZE_MAX / 2);
         pv_dynbuf_put(&b, r->raw, r->raw_len);
         free(r->raw);
+        pv_dynbuf_putf(&b,
+                       "# HELP proviso_advisor_revisions_unbacked_total Revisions not served "
+                       "because their text is not the policy their hash records.\n"
+                       "# TYPE proviso_advisor_revisions_unbacked_total counter\n"
+                       "proviso_advisor_revisions_unbacked_total %llu\n",
+                       (unsigned long long)advisor_unbacked_total());
         r->raw = pv_ok(advisor_pool_render(a->pool, &b)) ? pv_dynbuf_take(&b, &r->raw_len) : NULL;
         pv_dynbuf_free(&b);
     }

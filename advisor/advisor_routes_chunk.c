@@ -336,10 +336,11 @@ void advisor_route_chunk_list(struct advisor_worker *w, const char *sandbox, con
     reply_view(r, res, &v);
 }
 
-void advisor_route_history(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r)
+void advisor_route_history(struct advisor_worker *w, const char *sandbox, bool reviewer,
+                           struct httpd_reply *r)
 {
     struct advisor_view v;
-    pv_result res = advisor_history(w, sandbox, &v);
+    pv_result res = advisor_history(w, sandbox, reviewer, &v);
 
     reply_view(r, res, &v);
 }

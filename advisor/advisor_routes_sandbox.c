@@ -118,8 +118,13 @@ json_t *advisor_route_sandbox_json(struct advisor_worker *w, const struct store_
                           (json_int_t)store_loaded_latest(w->st, sb->id));
 
     if (j != NULL && pv_ok(store_rev_latest(w->st, sb->id, &rev))) {
+        char *text = advisor_rev_text(w->st, sb->name, &rev, NULL);
         json_object_set_new(j, "policy_version", json_integer(rev.rev));
         json_object_set_new(j, "policy_hash", json_string(rev.hash));
+        /* docs/advisor.md#integrity: false while the latest revision's
+         * text is not the policy its hash records (it is not served) */
+        json_object_set_new(j, "policy_backed", json_boolean(text != NULL));
+        free(text);
         store_revision_clear(&rev);
     }
     return j;
@@ -327,6 +332,22 @@ void advisor_route_sandbox_delete(struct advisor_worker *w, const char *name, st
 
 /* Long-poll: answers when the effective revision passes 'after' or the
  * proposals setting differs from 'enabled', or at the timeout. */
+/* A revision advisor_rev_text refused (or could not read). */
+static void reply_unbacked(struct httpd_reply *r, const struct store_revision *rev)
+{
+    char detail[200];
+
+    if (pv_errno != PV_ERR_CONFLICT) {
+        httpd_reply_error(r, 500, "internal", "the revision cannot be read");
+        return;
+    }
+    snprintf(detail, sizeof(detail),
+             "revision %lld does not hold the policy its hash records; it is not served (see "
+             "the advisor's log)",
+             (long long)rev->rev);
+    httpd_reply_error(r, 500, "revision_unbacked", detail);
+}
+
 void advisor_route_policy(struct advisor_worker *w, const struct httpd_req *rq, const char *name,
                           struct advisor_hold *hold, struct httpd_reply *r)
 {
@@ -364,7 +385,13 @@ void advisor_route_policy(struct advisor_worker *w, const struct httpd_req *rq, 
         }
         if (after < 0 || rev.rev > after || flag_moved || advisor_now_ms() >= deadline ||
             advisor_stopping(w->a)) {
-            char *yaml = store_blob_get(w->st, rev.blob, NULL);
+            char *yaml = advisor_rev_text(w->st, name, &rev, NULL);
+            if (yaml == NULL) {
+                /* the proxy keeps what it enforces (docs/advisor.md#integrity) */
+                reply_unbacked(r, &rev);
+                store_revision_clear(&rev);
+                break;
+            }
             httpd_reply_json(r, 200,
                              json_pack("{s:s,s:I,s:s,s:s,s:s?,s:b,s:{s:b}}", "sandbox", name,
                                        "revision", (json_int_t)rev.rev, "hash", rev.hash, "format",
@@ -525,6 +552,13 @@ void advisor_route_loaded(struct advisor_worker *w, const struct httpd_req *rq, 
         res = store_rev_get(w->st, sb.id, revno, &rev);
         if (pv_ok(res)) {
             bool match = strcmp(rev.hash, hash) == 0;
+            if (!match) {
+                /* a proxy that refused the revision's text says so here
+                 * (docs/advisor.md#integrity) */
+                pv_log_warnx("INTEGRITY: sandbox %s's proxy reports revision v%lld with hash "
+                             "%.64s, not the revision's %s: it does not enforce it",
+                             name, (long long)revno, hash, rev.hash);
+            }
             store_revision_clear(&rev);
             if (!match) {
                 httpd_reply_error(r, 409, "hash_mismatch",

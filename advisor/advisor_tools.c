@@ -453,9 +453,10 @@ void advisor_tools(struct advisor_worker *w, const struct httpd_req *rq, const c
                                   id == 0 ? "sandbox" : "revision");
         goto out;
     }
-    yaml = store_blob_get(w->st, rev.blob, NULL);
+    yaml = advisor_rev_text(w->st, sandbox, &rev, NULL);
     if (yaml == NULL) {
-        httpd_reply_error(r, 500, "internal", "the revision cannot be read");
+        httpd_reply_error(r, 500, pv_errno == PV_ERR_CONFLICT ? "revision_unbacked" : "internal",
+                          "the revision cannot be read");
         goto out;
     }
     for (size_t i = 0; i < l->n; i++) {

@@ -391,6 +391,13 @@ uint64_t advisor_wait_change(struct advisor *a, uint64_t seen, int64_t deadline_
  * away come back within ADVISOR_HOLD_CHECK_MS (advisor_hold_wait).
  * ========================================================================= */
 
+unsigned advisor_policy_longpolls_max(unsigned workers)
+{
+    unsigned rest = workers / 4 + workers / 8 + 1;
+
+    return workers > rest ? workers - rest : 1;
+}
+
 unsigned advisor_hold_cap(const struct advisor *a, enum advisor_hold_kind kind)
 {
     unsigned w = a->cfg.http.workers;
@@ -398,7 +405,11 @@ unsigned advisor_hold_cap(const struct advisor *a, enum advisor_hold_kind kind)
 
     switch (kind) {
     case ADVISOR_HOLD_POLICY:
-        cap = w / 2;
+        /* the operator's figure (config policy_longpolls), within bounds */
+        cap = a->cfg.policy_longpolls > 0 ? a->cfg.policy_longpolls : w / 2;
+        if (cap > advisor_policy_longpolls_max(w)) {
+            cap = advisor_policy_longpolls_max(w);
+        }
         break;
     case ADVISOR_HOLD_WAIT:
         cap = w / 4;

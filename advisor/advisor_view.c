@@ -154,26 +154,49 @@ pv_result advisor_chunk_list(struct advisor_worker *w, const char *sandbox, cons
 }
 
 struct history_ctx {
+    struct advisor_worker *w;
     json_t *arr;
+    bool reviewer;
 };
 
+/* One history entry: 'event' of chunk 'id' at 'ms' saying 'msg'. */
+static void history_add(json_t *arr, int64_t ms, const char *event, const char *id, const char *msg)
+{
+    json_array_append_new(arr, json_pack("{s:I,s:s,s:s,s:s}", "timestamp_ms", (json_int_t)ms,
+                                         "event", event, "chunk_id", id, "message", msg));
+}
+
+/* A chunk's entries, written from the view its caller may read
+ * (advisor_chunk_json): the sandbox's token gets the agent view, so the
+ * confidence (reviewer-only, docs/security.md#agent-view) is in the
+ * admin's history only. The times are the history's own. */
 static void history_one(void *arg, const struct store_chunk *c)
 {
     struct history_ctx *x = arg;
+    json_t *view = advisor_chunk_json(x->w, c, x->reviewer);
+    const char *name = json_string_value(json_object_get(view, "rule_name"));
+    const char *status = json_string_value(json_object_get(view, "status"));
+    const char *reason = json_string_value(json_object_get(view, "rejection_reason"));
+    const json_t *conf = json_object_get(view, "confidence");
     char msg[512];
 
-    snprintf(msg, sizeof(msg), "Rule '%s' proposed (confidence: %d%%)", c->rule_name,
-             (int)(c->confidence * 100.0 + 0.5));
-    json_array_append_new(x->arr,
-                          json_pack("{s:I,s:s,s:s,s:s}", "timestamp_ms", (json_int_t)c->created_ms,
-                                    "event", "proposed", "chunk_id", c->id, "message", msg));
-    if (c->decided_ms > 0 && strcmp(c->status, "pending") != 0) {
-        snprintf(msg, sizeof(msg), "Rule '%s' %s%s%s", c->rule_name, c->status,
-                 c->rejection_reason[0] != '\0' ? ": " : "", c->rejection_reason);
-        json_array_append_new(x->arr, json_pack("{s:I,s:s,s:s,s:s}", "timestamp_ms",
-                                                (json_int_t)c->decided_ms, "event", c->status,
-                                                "chunk_id", c->id, "message", msg));
+    if (name == NULL || status == NULL || reason == NULL) {
+        json_decref(view);
+        return;
     }
+    if (json_is_number(conf)) {
+        snprintf(msg, sizeof(msg), "Rule '%s' proposed (confidence: %d%%)", name,
+                 (int)(json_number_value(conf) * 100.0 + 0.5));
+    } else {
+        snprintf(msg, sizeof(msg), "Rule '%s' proposed", name);
+    }
+    history_add(x->arr, c->created_ms, "proposed", c->id, msg);
+    if (c->decided_ms > 0 && strcmp(status, "pending") != 0) {
+        snprintf(msg, sizeof(msg), "Rule '%s' %s%s%s", name, status, reason[0] != '\0' ? ": " : "",
+                 reason);
+        history_add(x->arr, c->decided_ms, status, c->id, msg);
+    }
+    json_decref(view);
 }
 
 static int by_time(const void *a, const void *b)
@@ -183,9 +206,10 @@ static int by_time(const void *a, const void *b)
     return x < y ? -1 : x > y ? 1 : 0;
 }
 
-pv_result advisor_history(struct advisor_worker *w, const char *sandbox, struct advisor_view *out)
+pv_result advisor_history(struct advisor_worker *w, const char *sandbox, bool reviewer,
+                          struct advisor_view *out)
 {
-    struct history_ctx x = {.arr = json_array()};
+    struct history_ctx x = {.w = w, .arr = json_array(), .reviewer = reviewer};
     int64_t sid;
     pv_result res = advisor_sandbox_id(w, sandbox, &sid);
     size_t n;

@@ -138,6 +138,11 @@ pv_result audit_load(const char *buf, size_t len, json_t **records, json_t **blo
  * CONFIG:CREATED, APPROVED, REMOVED, MERGED, RESOLVED or SUSPENDED record
  * whose data carries "version" (> 0) and "hash". */
 bool audit_record_writes_revision(const json_t *rec);
+/* The digest an approved chunk's rule is bound by: SHA-256 of 'name', a
+ * newline and the canonical JSON of 'rule' (borrowed); "" when out of
+ * memory. The state's "rules" (per sandbox, approved chunk id -> digest)
+ * hold it on both sides. */
+void audit_rule_digest(const json_t *rule, const char *name, char out[65]);
 /* An empty implied state (new reference; NULL when out of memory). */
 json_t *audit_state_new(void);
 /* Fold record 'rec' (borrowed), the next one in sequence order, into

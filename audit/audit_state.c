@@ -19,6 +19,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "audit/audit.h"
@@ -69,6 +70,44 @@ static json_t *sandbox_entry(json_t *state, const char *sandbox)
     return sb;
 }
 
+void audit_rule_digest(const json_t *rule, const char *name, char out[65])
+{
+    char *text = audit_canonical(rule);
+    size_t nlen = strlen(name);
+    size_t tlen = text != NULL ? strlen(text) : 0;
+    char *both = pv_malloc(nlen + tlen + 2);
+
+    out[0] = '\0';
+    if (text != NULL && both != NULL) {
+        memcpy(both, name, nlen);
+        both[nlen] = '\n';
+        memcpy(both + nlen + 1, text, tlen + 1);
+        audit_sha256_hex(both, nlen + 1 + tlen, out);
+    }
+    free(both);
+    free(text);
+}
+
+/* An approval's rule (data.inputs.rule and rule_name) as the digest the
+ * store's approved chunk must have (compare_chunks). */
+static void set_rule(json_t *sb, const json_t *data)
+{
+    const json_t *in = json_object_get(data, "inputs");
+    const json_t *rule = json_object_get(in, "rule");
+    const char *name = str_of(in, "rule_name");
+    const char *id = str_of(data, "chunk_id");
+    char digest[65];
+
+    if (id == NULL || rule == NULL || name == NULL) {
+        return; /* an older record: nothing to bind */
+    }
+    audit_rule_digest(rule, name, digest);
+    if (json_object_get(sb, "rules") == NULL) {
+        json_object_set_new(sb, "rules", json_object());
+    }
+    json_object_set_new(json_object_get(sb, "rules"), id, json_string(digest));
+}
+
 static void set_chunk(json_t *sb, const char *id, const char *status, json_int_t seq)
 {
     json_object_set_new(json_object_get(sb, "chunks"), id, json_string(status));
@@ -110,6 +149,24 @@ static void each_chunk(json_t *sb, const json_t *data, const char *status, json_
     }
 }
 
+/* The inputs a record binds (data.decision_inputs) for its scope: the
+ * sandbox's entry, or the global one under "" (docs/audit.md#inputs). */
+static pv_result fold_inputs(json_t *state, const char *scope, const json_t *inputs, json_int_t seq)
+{
+    json_t *e = scope[0] != '\0' ? sandbox_entry(state, scope) : json_object_get(state, "");
+
+    if (e == NULL && scope[0] == '\0') {
+        e = json_object();
+        if (e == NULL || json_object_set_new(state, "", e) != 0) {
+            PV_BAIL(PV_ERR_NOMEM);
+        }
+    }
+    PV_ENSURE(e != NULL, PV_ERR_NOMEM);
+    json_object_set_new(e, "inputs", json_deep_copy(inputs));
+    json_object_set_new(e, "inputs_seq", json_integer(seq));
+    return PV_RESULT_OK;
+}
+
 pv_result audit_state_fold(json_t *state, const json_t *rec)
 {
     const char *kind = str_of(rec, "kind");
@@ -118,6 +175,18 @@ pv_result audit_state_fold(json_t *state, const json_t *rec)
     json_int_t seq = json_integer_value(json_object_get(rec, "seq"));
     json_t *sb;
 
+    if (json_is_object(json_object_get(data, "decision_inputs")) &&
+        json_object_get(state, "") == NULL) {
+        /* From the first record that binds inputs on, every change of a
+         * global input is recorded: none so far means none set. */
+        json_t *none = json_object();
+        PV_GUARD(fold_inputs(state, "", none, seq));
+        json_decref(none);
+    }
+    if (kind != NULL && sandbox != NULL && sandbox[0] == '\0' &&
+        json_is_object(json_object_get(data, "decision_inputs"))) {
+        return fold_inputs(state, "", json_object_get(data, "decision_inputs"), seq);
+    }
     if (kind == NULL || sandbox == NULL || sandbox[0] == '\0') {
         return PV_RESULT_OK; /* global events imply nothing about a sandbox */
     }
@@ -134,11 +203,20 @@ pv_result audit_state_fold(json_t *state, const json_t *rec)
         json_object_set_new(sb, "version", json_copy(json_object_get(data, "version")));
         json_object_set_new(sb, "hash", json_string(str_of(data, "hash")));
         json_object_set_new(sb, "seq", json_integer(seq));
+        if (str_of(data, "base_blob") != NULL) {
+            /* the base every composition of this revision started from:
+             * the store's latest base revision must hold it */
+            json_object_set_new(sb, "base_blob", json_string(str_of(data, "base_blob")));
+        }
+    }
+    if (json_is_object(json_object_get(data, "decision_inputs"))) {
+        PV_GUARD(fold_inputs(state, sandbox, json_object_get(data, "decision_inputs"), seq));
     }
     if (kind_is(kind, "CONFIG:PROPOSED")) {
         each_chunk(sb, data, "pending", seq);
     } else if (kind_is(kind, "CONFIG:APPROVED")) {
         each_chunk(sb, data, "approved", seq);
+        set_rule(sb, data);
     } else if (kind_is(kind, "CONFIG:REJECTED")) {
         each_chunk(sb, data, "rejected", seq);
     } else if (kind_is(kind, "CONFIG:SUSPENDED")) {
@@ -168,6 +246,25 @@ static size_t say(audit_disagree_fn fn, void *arg, const char *sandbox, const ch
     return 1;
 }
 
+/* An approved chunk's rule against the one its approval record carries
+ * (both sides hold the digest of audit_rule_digest; a side without one,
+ * an older record or export, binds nothing). */
+static size_t compare_rule(const char *name, const char *id, const json_t *imp, const json_t *act,
+                           json_int_t seq, audit_disagree_fn fn, void *arg)
+{
+    const char *chain = str_of(json_object_get(imp, "rules"), id);
+    const char *store = str_of(json_object_get(act, "rules"), id);
+    char s[120];
+    char c[120];
+
+    if (chain == NULL || store == NULL || strcmp(chain, store) == 0) {
+        return 0;
+    }
+    snprintf(s, sizeof(s), "approved with rule digest %s", store);
+    snprintf(c, sizeof(c), "approved with rule digest %s", chain);
+    return say(fn, arg, name, id, s, c, seq);
+}
+
 static size_t compare_chunks(const char *name, const json_t *imp, const json_t *act,
                              audit_disagree_fn fn, void *arg)
 {
@@ -189,6 +286,8 @@ static size_t compare_chunks(const char *name, const json_t *imp, const json_t *
         }
         if (store == NULL || chain == NULL || strcmp(store, chain) != 0) {
             n += say(fn, arg, name, id, store != NULL ? store : "(no such chunk)", chain, seq);
+        } else if (kind_is(chain, "approved")) {
+            n += compare_rule(name, id, imp, act, seq, fn, arg);
         }
     }
     json_object_foreach((json_t *)PV_UNCONST(achunks), id, v)
@@ -196,6 +295,74 @@ static size_t compare_chunks(const char *name, const json_t *imp, const json_t *
         if (json_object_get(ichunks, id) == NULL) {
             n += say(fn, arg, name, id, json_string_value(v) != NULL ? json_string_value(v) : "?",
                      "(no record of this chunk)", 0);
+        }
+    }
+    return n;
+}
+
+/* The base policy the last revision record composed from against the
+ * store's latest base revision (a side without one binds nothing). */
+static size_t compare_base(const char *name, const json_t *imp, const json_t *act,
+                           audit_disagree_fn fn, void *arg)
+{
+    const char *chain = str_of(imp, "base_blob");
+    const char *store = str_of(act, "base_blob");
+    char s[120];
+    char c[120];
+
+    if (chain == NULL || store == NULL || strcmp(chain, store) == 0) {
+        return 0;
+    }
+    snprintf(s, sizeof(s), "base policy blob %.16s...", store);
+    snprintf(c, sizeof(c), "base policy blob %.16s...", chain);
+    return say(fn, arg, name, NULL, s, c, json_integer_value(json_object_get(imp, "seq")));
+}
+
+/* One input's side of a disagreement, e.g. "input setting:k sha256 ab12..." */
+static void input_says(char *out, size_t len, const char *key, const char *digest)
+{
+    if (digest == NULL) {
+        snprintf(out, len, "input %s unset", key);
+    } else {
+        snprintf(out, len, "input %s sha256 %.16s...", key, digest);
+    }
+}
+
+/* The inputs the chain last bound for a scope against the store's (both
+ * {key: digest}); nothing when either side has none (a chain or an export
+ * from before the binding). */
+static size_t compare_inputs(const char *name, const json_t *imp, const json_t *act,
+                             audit_disagree_fn fn, void *arg)
+{
+    const json_t *ii = json_object_get(imp, "inputs");
+    const json_t *ai = json_object_get(act, "inputs");
+    json_int_t seq = json_integer_value(json_object_get(imp, "inputs_seq"));
+    const char *label = name[0] != '\0' ? name : "(global)";
+    const char *key;
+    json_t *v;
+    size_t n = 0;
+    char s[160];
+    char c[160];
+
+    if (!json_is_object(ii) || !json_is_object(ai)) {
+        return 0;
+    }
+    json_object_foreach((json_t *)PV_UNCONST(ii), key, v)
+    {
+        const char *store = str_of(ai, key);
+        if (store == NULL ||
+            strcmp(store, json_string_value(v) != NULL ? json_string_value(v) : "") != 0) {
+            input_says(s, sizeof(s), key, store);
+            input_says(c, sizeof(c), key, json_string_value(v));
+            n += say(fn, arg, label, NULL, s, c, seq);
+        }
+    }
+    json_object_foreach((json_t *)PV_UNCONST(ai), key, v)
+    {
+        if (json_object_get(ii, key) == NULL) {
+            input_says(s, sizeof(s), key, json_string_value(v));
+            input_says(c, sizeof(c), key, NULL);
+            n += say(fn, arg, label, NULL, s, c, seq);
         }
     }
     return n;
@@ -218,6 +385,10 @@ size_t audit_state_compare(const json_t *implied, const json_t *actual, audit_di
         char chain[160];
 
         act = json_object_get(actual, name);
+        if (name[0] == '\0') {
+            n += compare_inputs(name, imp, act, fn, arg); /* the global scope */
+            continue;
+        }
         if (act == NULL) {
             n += say(fn, arg, name, NULL, "(no such sandbox)", "the sandbox exists", seq);
             continue;
@@ -233,11 +404,13 @@ size_t audit_state_compare(const json_t *implied, const json_t *actual, audit_di
                 n += say(fn, arg, name, NULL, store, chain, seq);
             }
         }
+        n += compare_base(name, imp, act, fn, arg);
         n += compare_chunks(name, imp, act, fn, arg);
+        n += compare_inputs(name, imp, act, fn, arg);
     }
     json_object_foreach((json_t *)PV_UNCONST(actual), name, act)
     {
-        if (json_object_get(implied, name) == NULL) {
+        if (name[0] != '\0' && json_object_get(implied, name) == NULL) {
             n += say(fn, arg, name, NULL, "the sandbox exists", "(no such sandbox)", 0);
         }
     }

@@ -207,6 +207,7 @@ static void compare(const json_t *recorded, const json_t *replayed, const char *
 struct job {
     const json_t *rec;
     json_t *result; /* set by the worker */
+    json_t *pre;    /* violations of the recorded inputs (inputs_pass); NULL: none */
 };
 
 struct shared {
@@ -333,6 +334,93 @@ done:
     json_decref(ans);
     json_decref(evidence);
     return out;
+}
+
+/* ===========================================================================
+ * The inputs an approval rested on (docs/audit.md#inputs)
+ * ========================================================================= */
+
+/* 'digest' of the chain's bound 'inputs' under 'key', "" when unset. */
+static const char *bound(const json_t *inputs, const char *key)
+{
+    const char *v = json_string_value(json_object_get(inputs, key));
+    return v != NULL ? v : "";
+}
+
+static void add_violation(json_t *arr, const char *what)
+{
+    json_array_append_new(arr, json_pack("{s:s}", "what", what));
+}
+
+/* The approval 'rec' against the inputs the chain had bound when it was
+ * written ('implied', folded up to the record before it): the credentials
+ * and the boundary it was proved with must be the sandbox's, and an
+ * automatic approval needs proposal_approval_mode auto. A scope the chain
+ * never bound (a chain from before the binding) is not judged. New
+ * array. */
+static json_t *input_violations(const json_t *implied, const json_t *rec)
+{
+    const json_t *data = json_object_get(rec, "data");
+    const json_t *in = json_object_get(data, "inputs");
+    const json_t *sb = json_object_get(json_object_get(implied, cli_str(rec, "sandbox")), "inputs");
+    const json_t *gl = json_object_get(json_object_get(implied, ""), "inputs");
+    json_t *out = json_array();
+    char auto_digest[65];
+    char what[400];
+
+    if (out == NULL || !json_is_object(sb)) {
+        return out;
+    }
+    if (strcmp(bound(in, "credentials_blob"), bound(sb, "credentials")) != 0) {
+        snprintf(what, sizeof(what),
+                 "approved with credentials '%.16s', but the chain's credentials of the sandbox "
+                 "are '%.16s'",
+                 bound(in, "credentials_blob"), bound(sb, "credentials"));
+        add_violation(out, what);
+    }
+    if (json_is_object(gl)) {
+        const char *b = bound(sb, "boundary")[0] != '\0'
+                            ? bound(sb, "boundary")
+                            : bound(gl, "setting:@auto_approval_boundary");
+        const char *mode = bound(gl, "setting:proposal_approval_mode")[0] != '\0'
+                               ? bound(gl, "setting:proposal_approval_mode")
+                               : bound(sb, "setting:proposal_approval_mode");
+        if (strcmp(bound(in, "boundary_blob"), b) != 0) {
+            snprintf(what, sizeof(what),
+                     "approved with boundary '%.16s', but the chain's boundary is '%.16s'",
+                     bound(in, "boundary_blob"), b);
+            add_violation(out, what);
+        }
+        audit_sha256_hex("\"auto\"", 6, auto_digest);
+        if (json_is_true(json_object_get(data, "auto")) && strcmp(mode, auto_digest) != 0) {
+            add_violation(out, "auto-approved, but the chain's proposal_approval_mode is not auto");
+        }
+    }
+    return out;
+}
+
+/* Fold the records in order and judge each approval's inputs by the state
+ * before it. False when out of memory. */
+static bool inputs_pass(struct shared *sh, const json_t *records)
+{
+    json_t *implied = audit_state_new();
+    const json_t *rec;
+    size_t i;
+    size_t k = 0;
+    bool ok = implied != NULL;
+
+    json_array_foreach(records, i, rec)
+    {
+        if (!ok) {
+            break;
+        }
+        if (k < sh->n && sh->jobs[k].rec == rec) {
+            sh->jobs[k++].pre = input_violations(implied, rec);
+        }
+        ok = pv_ok(audit_state_fold(implied, rec));
+    }
+    json_decref(implied);
+    return ok;
 }
 
 struct worker {
@@ -505,6 +593,10 @@ int cli_replay(const struct cli_replay_opts *o)
         }
     }
     sh.blobs = blobs;
+    if (!inputs_pass(&sh, records)) {
+        fprintf(stderr, "proviso audit replay: out of memory\n");
+        goto out;
+    }
     rc = 3;
     if (o->prover_url != NULL) {
         char *tok = read_token(o->prover_token_file);
@@ -568,6 +660,11 @@ int cli_replay(const struct cli_replay_opts *o)
         } else {
             differ++;
         }
+        if (r != NULL && json_array_size(sh.jobs[i].pre) > 0) {
+            json_array_extend(json_object_get(r, "violations"), sh.jobs[i].pre);
+        }
+        json_decref(sh.jobs[i].pre);
+        sh.jobs[i].pre = NULL;
         nviol += r != NULL && json_array_size(json_object_get(r, "violations")) > 0;
         json_array_append_new(results, r);
         sh.jobs[i].result = NULL;
@@ -595,6 +692,9 @@ out:
     json_decref(unb);
     for (unsigned t = 0; t < MAX_THREADS; t++) {
         cli_prover_free(provers[t]);
+    }
+    for (i = 0; sh.jobs != NULL && i < sh.n; i++) {
+        json_decref(sh.jobs[i].pre);
     }
     free(sh.jobs);
     json_decref(records);

@@ -518,6 +518,8 @@ struct proxy_metrics {
     uint64_t reloads_failed;
     uint64_t upstream_errors;
     uint64_t dns_failures;
+    uint64_t advisor_refused;    /* advisor revisions whose text hashed elsewhere */
+    int64_t advisor_refused_rev; /* the last refused one while it is the newest; 0: none */
     uint64_t lat[PROXY_METRICS_BUCKETS + 1]; /* last: +Inf */
     uint64_t lat_sum_us;
     uint64_t lat_n;

@@ -127,6 +127,16 @@ void proxy_metrics_render(const struct proxy_metrics *m, const struct proxy_metr
                         "proviso_proxy_dns_failures_total %llu\n",
                         (unsigned long long)m->upstream_errors,
                         (unsigned long long)m->dns_failures);
+    evbuffer_add_printf(b,
+                        "# HELP proviso_proxy_advisor_revisions_refused_total Advisor revisions "
+                        "not enforced: their policy does not hash to the revision's hash.\n"
+                        "# TYPE proviso_proxy_advisor_revisions_refused_total counter\n"
+                        "proviso_proxy_advisor_revisions_refused_total %llu\n"
+                        "# HELP proviso_proxy_advisor_revision_refused The newest advisor "
+                        "revision, refused (the previous one stays in force); 0 when none.\n"
+                        "# TYPE proviso_proxy_advisor_revision_refused gauge\n"
+                        "proviso_proxy_advisor_revision_refused %lld\n",
+                        (unsigned long long)m->advisor_refused, (long long)m->advisor_refused_rev);
     evbuffer_add_printf(b, "# HELP proviso_proxy_decision_seconds From a complete request "
                            "head to its decision (identity lookup included).\n"
                            "# TYPE proviso_proxy_decision_seconds histogram\n");

@@ -15,6 +15,7 @@ tests_check_audit_state_SOURCES = tests/check_audit_state.c cli/cli_recompute.c
 tests_check_audit_state_CFLAGS = $(TEST_CFLAGS) $(CRYPTO_CFLAGS)
 tests_check_audit_state_LDADD = $(MODEL_LIBS) $(AUDIT_LIBS) $(CHECK_LIBS)
 
-AUDIT_E2E = tests/e2e/audit_chain.sh tests/e2e/audit_durability.sh tests/e2e/audit_tamper.sh
+AUDIT_E2E = tests/e2e/audit_chain.sh tests/e2e/audit_durability.sh tests/e2e/audit_tamper.sh \
+	tests/e2e/audit_inputs.sh
 TESTS += $(AUDIT_E2E)
 EXTRA_DIST += $(AUDIT_E2E)

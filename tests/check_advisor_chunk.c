@@ -138,9 +138,16 @@ static char *policy_hash(void)
     return h;
 }
 
+/* A setting written as the advisor writes one: with its CONFIG:SETTING
+ * record, which binds the inputs of its scope to the chain (nothing is
+ * decided on inputs the chain does not back, docs/audit.md#inputs). */
 static void set_setting(const char *scope, const char *key, const char *json)
 {
+    ck_assert(pv_ok(store_begin(w->st)));
     ck_assert(pv_ok(store_setting_put(w->st, scope, key, json)));
+    ck_assert(
+        pv_ok(advisor_event(w->st, scope, "CONFIG:SETTING", "CONFIG:SETTING [INFO] test", NULL)));
+    ck_assert(pv_ok(store_commit(w->st)));
 }
 
 /* Create sandbox 'name' with 'policy' as its base revision 1 and effective
@@ -502,17 +509,22 @@ static int64_t rev_now(void)
     return n;
 }
 
-static json_t *history(void)
+static json_t *history_as(bool reviewer)
 {
     struct httpd_reply r;
     json_t *h;
 
     memset(&r, 0, sizeof(r));
-    advisor_route_history(w, "sb", &r);
+    advisor_route_history(w, "sb", reviewer, &r);
     ck_assert_uint_eq(r.status, 200);
     h = json_incref(json_object_get(r.body, "history"));
     json_decref(r.body);
     return h;
+}
+
+static json_t *history(void)
+{
+    return history_as(true);
 }
 
 static void history_is(const char *e0, const char *e1)
@@ -848,12 +860,16 @@ START_TEST(test_vec_l4_credential_finding)
 END_TEST
 
 /* Issue #22: show, wait and list answer a sandbox's token (reviewer false)
- * one agent view: no evidence, security_notes, rationale or proposed rule
- * anywhere; the admin's list and show have them. */
+ * one agent view: no evidence, security_notes, rationale, proposed rule,
+ * confidence or decision metadata anywhere; the admin's list and show have
+ * them (issue #36 item 6 added the rest of the reviewer-only fields). */
 static void agent_view_is(const json_t *c, bool reviewer)
 {
-    static const char *const hidden[] = {"evidence", "security_notes", "rationale",
-                                         "proposed_rule"};
+    static const char *const hidden[] = {
+        "evidence",   "security_notes", "rationale",     "proposed_rule", "confidence",
+        "hit_count",  "decided_by",     "auto_approved", "approved_seq",  "analysis_mode",
+        "created_ms", "decided_ms",     "draft_version", "first_seen_ms", "last_seen_ms",
+    };
 
     ck_assert_str_eq(str(c, "status"), "pending");
     ck_assert_str_eq(str(c, "rule_name"), "gh_l4");
@@ -902,6 +918,16 @@ START_TEST(test_vec_agent_view)
         ck_assert_uint_eq(r.status, 200);
         agent_view_is(r.body, false);
         json_decref(r.body);
+    }
+    /* Issue #36 item 6: the history is written from the same view, so the
+     * confidence is the reviewer's only. */
+    for (int reviewer = 0; reviewer < 2; reviewer++) {
+        json_t *h = history_as(reviewer != 0);
+        const char *msg = str(json_array_get(h, 0), "message");
+        ck_assert_uint_eq(json_array_size(h), 1);
+        ck_assert_msg((strstr(msg, "confidence") != NULL) == (reviewer != 0), "%s", msg);
+        ck_assert(strstr(msg, "Rule 'gh_l4' proposed") == msg);
+        json_decref(h);
     }
 }
 END_TEST

@@ -25,7 +25,8 @@ struct row {
     enum advisor_hold_kind kind;
     int principal; /* the caller; 0 is the admin token */
     unsigned want;
-    bool supersedes; /* the caller's oldest is superseded */
+    bool supersedes;           /* the caller's oldest is superseded */
+    unsigned policy_longpolls; /* config policy_longpolls; 0: W/2 */
 };
 
 static const struct row rows[] = {
@@ -62,6 +63,17 @@ static const struct row rows[] = {
     {2, ADVISOR_HOLD_WAIT, 0, 1, ADVISOR_HOLD_WAIT, 1, 429, false},
     {2, ADVISOR_HOLD_WAIT, 1, 0, ADVISOR_HOLD_WAIT, 1, 503, false},
     {2, ADVISOR_HOLD_EVENTS, 1, 0, ADVISOR_HOLD_EVENTS, 0, 503, false},
+    /* issue 36 item 7: the policy budget is the operator's figure: 36 of
+     * 64 workers hold 36 sandboxes' syncs, and refuse the 37th */
+    {64, ADVISOR_HOLD_POLICY, 35, 0, ADVISOR_HOLD_POLICY, 1, 0, false, 36},
+    {64, ADVISOR_HOLD_POLICY, 36, 0, ADVISOR_HOLD_POLICY, 1, 503, false, 36},
+    /* ... at most W - W/4 - W/8 - 1 (39 of 64), whatever is configured */
+    {64, ADVISOR_HOLD_POLICY, 38, 0, ADVISOR_HOLD_POLICY, 1, 0, false, 500},
+    {64, ADVISOR_HOLD_POLICY, 39, 0, ADVISOR_HOLD_POLICY, 1, 503, false, 500},
+    /* ... and it still leaves the agents' /wait budget alone */
+    {64, ADVISOR_HOLD_POLICY, 39, 0, ADVISOR_HOLD_WAIT, 1, 0, false, 39},
+    /* a smaller figure than W/2 */
+    {64, ADVISOR_HOLD_POLICY, 8, 0, ADVISOR_HOLD_POLICY, 1, 503, false, 8},
 };
 
 static struct advisor a;
@@ -98,6 +110,7 @@ START_TEST(test_budgets)
     unsigned got;
 
     setup(r->workers);
+    a.cfg.policy_longpolls = r->policy_longpolls;
     for (unsigned k = 0; k < r->others; k++, n++) {
         ck_assert_uint_eq(take(n, r->held_kind, 100 + (int)k), 0);
     }

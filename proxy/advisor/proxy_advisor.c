@@ -821,6 +821,58 @@ static void set_loaded(struct proxy_advisor *a, int64_t rev)
     pthread_mutex_unlock(&a->mu);
 }
 
+/* Tell the advisor which revision was loaded with which hash ('local'),
+ * off the loop. A refused revision is reported with the hash its text has,
+ * which the advisor refuses (409) and logs. */
+static void report(struct proxy_advisor *a, int64_t rev, const char *local)
+{
+    struct report_job *rj = pv_calloc(1, sizeof(*rj));
+
+    if (rj == NULL) {
+        return;
+    }
+    rj->j.run = report_run;
+    rj->j.done = report_done;
+    rj->rev = rev;
+    snprintf(rj->hash, sizeof(rj->hash), "%s", local);
+    if (!proxy_advisor_submit(a, &rj->j)) {
+        proxy_log_note(a->srv->log, "advisor revision %lld: the loaded report was not queued",
+                       (long long)rev);
+        free(rj);
+    }
+}
+
+/* False when 'yaml' loads and its policy's hash (into 'local') is not
+ * 'hash': the revision's text is not the policy the advisor's revision
+ * records, so it is never enforced (docs/proxy.md#advisor). A text that
+ * does not load is left to the reload, which quarantines. */
+static bool backed(const char *yaml, const char *hash, char local[65])
+{
+    struct model_diags *d = model_diags_new();
+    struct model_policy *p =
+        d != NULL ? model_policy_load("advisor", yaml, strlen(yaml), MODEL_FMT_YAML, d) : NULL;
+    bool ok = p == NULL || !pv_ok(model_policy_sha256(p, local)) || strcmp(local, hash) == 0;
+
+    model_policy_free(p);
+    model_diags_free(d);
+    return ok;
+}
+
+/* Revision 'rev' is not enforced: the one in force stays, loudly. */
+static void refuse(struct proxy_advisor *a, int64_t rev, const char *hash, const char *local)
+{
+    struct proxy_server *srv = a->srv;
+
+    srv->metrics.advisor_refused++;
+    srv->metrics.advisor_refused_rev = rev;
+    proxy_log_note(srv->log,
+                   "WARNING: advisor revision %lld refused: its policy hashes to %s, not to the "
+                   "revision's hash %s (the advisor's store was changed?); revision %lld stays "
+                   "in force",
+                   (long long)rev, local, hash, (long long)a->applied_rev);
+    report(a, rev, local);
+}
+
 /* Enforce revision 'rev' (YAML stolen). */
 static void apply(struct proxy_advisor *a, int64_t rev, const char *hash, char *yaml)
 {
@@ -829,8 +881,12 @@ static void apply(struct proxy_advisor *a, int64_t rev, const char *hash, char *
     const struct model_policy *m;
     char why[96];
     char local[65] = "";
-    struct report_job *rj;
 
+    if (!backed(yaml, hash, local)) {
+        refuse(a, rev, hash, local);
+        free(yaml);
+        return;
+    }
     snprintf(why, sizeof(why), "advisor revision %lld", (long long)rev);
     if (!write_policy_file(path, yaml)) {
         /* reloading a missing file fails closed: never the previous file */
@@ -860,20 +916,9 @@ static void apply(struct proxy_advisor *a, int64_t rev, const char *hash, char *
                        "loaded policy's %s (reported as loaded)",
                        (long long)rev, hash, local);
     }
+    srv->metrics.advisor_refused_rev = 0;
     proxy_log_note(srv->log, "advisor revision %lld loaded (hash %s)", (long long)rev, local);
-    rj = pv_calloc(1, sizeof(*rj));
-    if (rj == NULL) {
-        return;
-    }
-    rj->j.run = report_run;
-    rj->j.done = report_done;
-    rj->rev = rev;
-    snprintf(rj->hash, sizeof(rj->hash), "%s", local);
-    if (!proxy_advisor_submit(a, &rj->j)) {
-        proxy_log_note(srv->log, "advisor revision %lld: the loaded report was not queued",
-                       (long long)rev);
-        free(rj);
-    }
+    report(a, rev, local);
 }
 
 static void set_enabled(struct proxy_advisor *a, bool on)

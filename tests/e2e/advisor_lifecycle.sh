@@ -127,6 +127,20 @@ api GET "/v1/sandboxes/sb1/proposals/$C2" "" "$T1"
 eq "agent show has no reviewer-only key" "$(jf "$hidden")" 0
 api GET "/v1/sandboxes/sb1/proposals/$C2/wait?timeout=1" "" "$T1"
 eq "agent wait has no reviewer-only key" "$(jf "$hidden")" 0
+# Issue #36 item 6: every route the sandbox's token may read, the history
+# included, answers without a reviewer-only field (confidence, hit count and
+# the decision metadata too); the admin's history keeps the confidence.
+hidden_all='[.. | objects | keys[] | select(IN("evidence", "approved_evidence", "security_notes", "rationale", "proposed_rule", "confidence", "hit_count", "decided_by", "auto_approved", "approved_seq", "analysis_mode", "draft_version", "credentials"))] | length'
+for route in /v1/sandboxes/sb1 /v1/sandboxes/sb1/policy /v1/sandboxes/sb1/settings \
+    /v1/sandboxes/sb1/servers /v1/sandboxes/sb1/proposals "/v1/sandboxes/sb1/proposals/$C2" \
+    "/v1/sandboxes/sb1/proposals/$C2/wait?timeout=1" /v1/sandboxes/sb1/history; do
+    api GET "$route" "" "$T1"
+    eq "agent GET $route: 200" "$STATUS" 200
+    eq "agent GET $route: no reviewer-only key" "$(jf "$hidden_all")" 0
+    eq "agent GET $route: no confidence in the text" "$(printf "%s" "$BODY" | grep -c confidence)" 0
+done
+api GET /v1/sandboxes/sb1/history
+has "admin history keeps the confidence" "$(jf '.history[0].message')" "(confidence: "
 api GET /v1/sandboxes/sb1/proposals
 eq "admin list has evidence" "$(jf ".chunks[] | select(.chunk_id == \"$C2\") | .evidence.prover.verdict")" findings
 

@@ -15,7 +15,8 @@
 # upstream gets the approved request, and `proviso audit verify` passes on
 # the export (and on --export-audit straight from the database). PostgreSQL
 # restarting under the running advisor costs no request. A row changed
-# behind the advisor's back makes the next start refuse the database.
+# behind the advisor's back makes the next start refuse the database, and so
+# do credentials changed there.
 # Nothing is written to the data directory's advisor.db; sqlite:FILE puts
 # the store at FILE. Bad --store values fail at start with a clear message.
 . "$(dirname "$0")/proxy_lib.sh"
@@ -212,6 +213,15 @@ expect_eq "the chunk changed in the database" 0 "$?"
 expect_eq "a tampered database: start-up refused" 2 "$?"
 expect_has "the disagreement is named" "the store says rejected, the chain says approved" \
     "$(cat "$T/tamper.log")"
+# The inputs of decisions too (docs/audit.md#inputs, issue 36 item 5): the
+# chunk put back, the sandbox's credentials changed by a database writer.
+"$PG_BIN/psql" -q "$PG_URL" -c "UPDATE chunks SET status = 'approved' WHERE id = '$MID';
+    UPDATE sandboxes SET credentials = 'credentials: []' WHERE name = 'one'" >/dev/null
+expect_eq "the credentials changed in the database" 0 "$?"
+"$ADVISOR_BIN" --data-dir "$T/ADV.d" --store "$PG_URL" --port 0 >"$T/tamper2.log" 2>&1
+expect_eq "changed credentials: start-up refused" 2 "$?"
+expect_has "the input is named" "sandbox one: the store says input credentials sha256" \
+    "$(cat "$T/tamper2.log")"
 
 # sqlite:FILE puts the SQLite store where it says, not in the data directory.
 "$ADVISOR_BIN" --data-dir "$T/sq.d" --store sqlite: >"$T/sq0.log" 2>&1
