@@ -31,6 +31,7 @@ PIDS=""
 cleanup() {
     for p in $PIDS; do kill_own "$p"; done
     rm -rf "$T"
+    [ -n "${RT:-}" ] && rm -rf "$RT"
 }
 trap cleanup EXIT
 ok() { pass=$((pass + 1)); echo "ok - $1"; }
@@ -139,6 +140,10 @@ for a in tcp4 tcp6 udp4 dns getaddrinfo raw packet abstract_unix path_unix write
     ptrace_init setns_host userns tiocsti setuid_root; do
     check "escape $a blocked" 'echo "$out" | grep -q "^$a blocked"'
 done
+# red team (branch redteam): these ESCAPED when they were added
+for a in vsock ptrace_child pidfd_getfd_child proc_mem_child; do
+    check "REDTEAM escape $a blocked" 'echo "$out" | grep -q "^$a blocked"'
+done
 check "tiocsti refused by the filter (EPERM, not ENOTTY)" 'echo "$out" | grep -q "^tiocsti blocked: EPERM"'
 check "host listeners received nothing from the escapes" \
     '! grep -q "escape\|tcp6 connection\|udp \|abstract connection\|path-unix connection" "$T/host.log"'
@@ -212,6 +217,154 @@ out=$("$PV" sandbox run --policy "$T/nouser.yaml" --log "$T/proxy.log" -- id -u 
 check "a numeric user without an entry still runs as that uid" '[ "$(echo "$out" | tail -1)" = 4000000000 ]'
 out=$("$PV" sandbox run --policy "$T/policy.yaml" 2>&1)
 check "no command is a usage error (2)" '[ $? = 2 ]'
+
+# 7. red team (branch redteam). Every check below failed (an escape) when it
+# was added; docs/sandbox.md's promises are what they hold the sandbox to.
+# outside /tmp: the stage of the new root is the host's /tmp (7e depends on it)
+RT=$(mktemp -d /var/tmp/pv-sandbox-rt.XXXXXX)
+mkdir -p "$RT/ro"
+chmod 755 "$RT" "$RT/ro"
+# rtpol FILE READ_WRITE_LIST [BINARY] [EXTRA_READ_ONLY] [INCLUDE_WORKDIR]
+rtpol() {
+    cat >"$1" <<EOP
+version: 1
+filesystem_policy:
+  include_workdir: ${5:-false}
+  read_only: [/usr, /lib, /lib64, /etc, /proc, /dev/urandom, /dev/null, $RT/ro${4:+, $4}]
+  read_write: [$2]
+network_policies:
+  local:
+    name: local
+    endpoints:
+      - host: 127.0.0.1
+        port: $HTTP
+    binaries:
+      - path: "${3:-/usr/bin/curl}"
+EOP
+}
+
+# 7a. identity: a denied process writes its request, corked (TCP_CORK holds
+# it ~200 ms), then execs the policy binary: the proxy names the binary that
+# holds the socket when it looks, not the image that wrote the bytes. The
+# socket also goes in flight (SCM_RIGHTS) to a helper that takes the
+# connection back once it was attributed and sends more requests on it (an
+# upstream that keeps the connection alive receives them as curl's too; the
+# listener here closes it after one answer, so only the first is judged).
+cat >"$T/ro/cork.py" <<'PYEOF'
+import array, os, signal, socket, sys, time
+port = int(sys.argv[1])
+a, b = socket.socketpair()
+me = os.getpid()
+if os.fork() == 0:
+    a.close(); time.sleep(1.0)
+    try:
+        _, anc, _, _ = b.recvmsg(1, socket.CMSG_LEN(4))
+        s = socket.socket(fileno=array.array("i", anc[0][2])[0])
+        s.recv(300)
+        s.sendall(b"GET http://127.0.0.1:%d/escape-cork-second HTTP/1.1\r\nHost: x\r\n\r\n" % port)
+        s.recv(300)
+    finally:
+        os.kill(me, signal.SIGTERM); os._exit(0)
+b.close()
+s = socket.create_connection(("127.0.0.1", 3128))
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
+s.sendall(b"GET http://127.0.0.1:%d/escape-cork-first HTTP/1.1\r\nHost: x\r\n\r\n" % port)
+a.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [s.fileno()]))])
+a.close()
+os.dup2(s.fileno(), 10)
+r, w = os.pipe(); os.set_inheritable(w, True); os.dup2(r, 0)
+os.execv("/usr/bin/curl", ["curl", "-s", "-K", "-"])
+PYEOF
+sbrun -- python3 "$T/ro/cork.py" "$HTTP" >/dev/null 2>&1
+check "REDTEAM a corked request then exec of the policy binary is not attributed to it" \
+    '! grep -q "escape-cork-first" "$T/host.log"'
+
+# 7b. identity: a memfd's name may hold '/': exec of memfd "x/curl" is named
+# /memfd:x/curl (its " (deleted)" dropped), which a "**/curl" pattern
+# matches; with no read_write path the plan has nothing to refuse.
+cat >"$RT/ro/memfd.py" <<'PYEOF'
+import os, sys
+fd = os.memfd_create("x/curl", 0)
+os.write(fd, open("/usr/bin/python3", "rb").read())
+os.execve("/proc/self/fd/%d" % fd, ["curl", "-c", "import urllib.request as u; u.urlopen('http://127.0.0.1:%s/escape-memfd', timeout=5)" % sys.argv[1]], dict(os.environ))
+PYEOF
+rtpol "$RT/glob.yaml" "" "**/curl"
+"$PV" sandbox run --policy "$RT/glob.yaml" --test-allow-loopback --log "$T/proxy.log" -- \
+    python3 "$RT/ro/memfd.py" "$HTTP" >/dev/null 2>&1
+check "REDTEAM a memfd named x/curl is not **/curl" '! grep -q escape-memfd "$T/host.log"'
+
+# 7c. a policy binary's directory written through another spelling of a
+# read_write path ("." or a symbolic link): the plan compares strings
+mkdir -p "$RT/bin"
+chown sandbox: "$RT/bin"
+ln -sfn bin "$RT/binlink"
+rtpol "$RT/dot.yaml" "$RT/./bin" "$RT/bin/tool"
+out=$("$PV" sandbox run --policy "$RT/dot.yaml" -- true 2>&1)
+check "REDTEAM a read_write path spelt with /./ over a policy binary refuses to start" \
+    'echo "$out" | grep -q "lies where the command can write"'
+rtpol "$RT/link.yaml" "$RT/binlink" "$RT/bin/tool" "$RT/bin"
+"$PV" sandbox run --policy "$RT/link.yaml" --test-allow-loopback --log "$T/proxy.log" -- \
+    /bin/sh -c "cp /usr/bin/python3 $RT/binlink/tool && $RT/bin/tool -c \"import urllib.request as u; u.urlopen('http://127.0.0.1:$HTTP/escape-binlink', timeout=5)\"" \
+    >/dev/null 2>&1
+check "REDTEAM a policy binary written through a symlinked read_write path is not named" \
+    '! grep -q escape-binlink "$T/host.log"'
+
+# 7d. the policy and the log (and --credentials) in a read_write path: the
+# proxy reloads a policy the command rewrote; root's proxy opens the log
+# the command replaced with a symbolic link
+mkdir -p "$RT/ws"
+chown sandbox: "$RT/ws"
+rtpol "$RT/ws/policy.yaml" "/dev/null" "" "" true
+(cd "$RT/ws" && "$PV" sandbox run --policy policy.yaml --test-allow-loopback --log "$T/proxy.log" -- \
+    /bin/sh -c "sed 's|/usr/bin/curl|/usr/bin/python3*|' policy.yaml >p.new && mv -f p.new policy.yaml && sleep 2.5 &&
+    python3 -c \"import urllib.request as u; u.urlopen('http://127.0.0.1:$HTTP/escape-reload', timeout=5)\"" \
+    >/dev/null 2>&1)
+check "REDTEAM a policy the command rewrote is not reloaded" '! grep -q escape-reload "$T/host.log"'
+rm -f "$RT/ws/policy.yaml"
+rtpol "$RT/ws/policy.yaml" "/dev/null" "" "" true
+(
+    cd "$RT/ws" || exit 1
+    "$PV" sandbox run --policy policy.yaml --log sandbox.log -- \
+        /bin/sh -c "rm -f sandbox.log; ln -s $RT/victim sandbox.log" >/dev/null 2>&1
+    "$PV" sandbox run --policy policy.yaml --log sandbox.log -- true >/dev/null 2>&1
+)
+check "REDTEAM root's proxy does not follow the command's symbolic link for --log" '[ ! -e "$RT/victim" ]'
+
+# 7e. a policy path nested in a read_write one the command can write: made
+# a relative symbolic link (in a first run: the path was missing then), it
+# is followed by root both for the source (on the host) and for the mount
+# point (in the new root), and "../.." climbs out of the new root.
+mkdir -p "$RT/ws2"
+chown sandbox: "$RT/ws2"
+rtpol "$RT/nested.yaml" "$RT/ws2, $RT/ws2/cache"
+up=$(echo "$RT/ws2" | sed 's|/[^/]*|../|g') # from $RT/ws2 up to /
+"$PV" sandbox run --policy "$RT/nested.yaml" --log /dev/null -- \
+    /bin/sh -c "ln -s ${up%/} $RT/ws2/cache" >/dev/null 2>&1
+out=$("$PV" sandbox run --policy "$RT/nested.yaml" --log /dev/null -- \
+    /bin/sh -c 'for d in /run /home /root /work; do [ -e $d ] && echo $d; done' 2>/dev/null)
+check "REDTEAM a nested path made a symlink does not give the host's root" '[ -z "$out" ]'
+check "REDTEAM nothing written on the host's root (/.proviso, /.proviso-proxy)" \
+    '[ ! -e /.proviso-proxy ] && [ ! -e /.proviso ]'
+rm -rf /.proviso /.proviso-proxy # what the escape left behind
+rm -f "$RT/ws2/cache"
+if [ ! -e /tmp/usr ]; then
+    mkdir -p /tmp/usr/bin
+    cp /usr/bin/python3 /tmp/usr/bin/curl
+    chown -R sandbox: /tmp/usr
+    "$PV" sandbox run --policy "$RT/nested.yaml" --log /dev/null -- \
+        /bin/sh -c "ln -s ../${up}tmp/usr/bin $RT/ws2/cache" >/dev/null 2>&1
+    "$PV" sandbox run --policy "$RT/nested.yaml" --test-allow-loopback --log "$T/proxy.log" -- \
+        /usr/bin/curl -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$HTTP/escape-usrbin', timeout=5)" \
+        >/dev/null 2>&1
+    check "REDTEAM a nested symlink does not put the command's own /usr/bin/curl in the new root" \
+        '! grep -q escape-usrbin "$T/host.log"'
+    rm -rf /tmp/usr "$RT/ws2/cache"
+fi
+
+# 7f. read_write /tmp (the schema's default) is the host's /tmp, writable:
+# the tmpfs built on /tmp was bound over it (MS_REC takes the stage along)
+out=$(sbrun -- /bin/sh -c 'echo x >/tmp/pv-rt-$$ && echo wrote && rm -f /tmp/pv-rt-$$' 2>&1)
+check "REDTEAM read_write /tmp is writable inside" '[ "$out" = wrote ]'
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

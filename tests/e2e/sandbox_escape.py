@@ -113,12 +113,71 @@ def become_root():
     os.setuid(0)
 
 
+# Red team (branch redteam): the attempts below ESCAPED when they were added.
+def vsock():
+    # AF_VSOCK is not network-namespaced: its port space is the host's and
+    # connect(VMADDR_CID_HOST) leaves the machine. Only the socket is made
+    # here: never connect.
+    socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM).close()
+
+
+def _idle_policy_binary():
+    import subprocess
+    import time
+    p = subprocess.Popen([binary, "-s", "-K", "-"], stdin=subprocess.PIPE,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.3)
+    return p
+
+
+def ptrace_child():
+    # a policy binary's process is the command's to debug: inject code into
+    # it and the proxy names that binary
+    p = _idle_policy_binary()
+    try:
+        if libc.ptrace(16, p.pid, None, None) != 0:  # PTRACE_ATTACH
+            e = ctypes.get_errno()
+            raise OSError(e, os.strerror(e))
+        os.waitpid(p.pid, 0)
+        libc.ptrace(17, p.pid, None, None)
+    finally:
+        p.kill()
+        p.wait()
+
+
+def pidfd_getfd_child():
+    # take a descriptor (a connection the proxy attributed to it) from a policy binary
+    p = _idle_policy_binary()
+    try:
+        pidfd = os.pidfd_open(p.pid)
+        fd = libc.syscall(438, pidfd, 0, 0)
+        if fd < 0:
+            e = ctypes.get_errno()
+            raise OSError(e, os.strerror(e))
+        os.close(fd)
+        os.close(pidfd)
+    finally:
+        p.kill()
+        p.wait()
+
+
+def proc_mem_child():
+    p = _idle_policy_binary()
+    try:
+        open("/proc/%d/mem" % p.pid, "r+b").close()
+    finally:
+        p.kill()
+        p.wait()
+
+
 for name, fn in [("tcp4", tcp4), ("tcp6", tcp6_), ("udp4", udp4), ("dns", dns),
                  ("getaddrinfo", name_lookup), ("raw", raw), ("packet", packet),
                  ("abstract_unix", abstract_unix), ("path_unix", path_unix),
                  ("write_binary", write_binary), ("ptrace_init", ptrace_init),
                  ("setns_host", setns_host), ("userns", userns), ("tiocsti", tiocsti),
-                 ("setuid_root", become_root)]:
+                 ("setuid_root", become_root), ("vsock", vsock),
+                 ("ptrace_child", ptrace_child), ("pidfd_getfd_child", pidfd_getfd_child),
+                 ("proc_mem_child", proc_mem_child)]:
     try:
         attempt(name, fn)
     except Exception as e:  # socket.gaierror and timeouts are OSErrors too
