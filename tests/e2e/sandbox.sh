@@ -366,5 +366,30 @@ fi
 out=$(sbrun -- /bin/sh -c 'echo x >/tmp/pv-rt-$$ && echo wrote && rm -f /tmp/pv-rt-$$' 2>&1)
 check "REDTEAM read_write /tmp is writable inside" '[ "$out" = wrote ]'
 
+# 7g. identity: the sandbox's init (the proviso binary) is every process's
+# ancestor, and an ancestor's binary grants (docs/semantics.md#identity-any):
+# a policy naming proviso's path (or a glob over its directory, such as
+# /usr/bin/* when it is installed there) grants every program inside.
+rtpol "$RT/init.yaml" "/dev/null" "$(readlink -f "$PV")"
+"$PV" sandbox run --policy "$RT/init.yaml" --test-allow-loopback --log "$T/proxy.log" -- \
+    python3 -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$HTTP/escape-init-ancestor', timeout=5)" \
+    >/dev/null 2>&1
+check "REDTEAM the sandbox's init is nobody's identity" '! grep -q escape-init-ancestor "$T/host.log"'
+
+# 7h. the decision log: a binary path is the command's to choose (a file in
+# a read_write path), and a newline in it forges a line
+rm -rf "$RT/ws"/*
+rtpol "$RT/inj.yaml" "/dev/null, $RT/ws"
+cat >"$RT/ro/inj.py" <<'PYEOF'
+import os, shutil, subprocess, sys
+name = sys.argv[2] + "/x -> GET http:/h/z [policy:- engine:policy]\n1999-01-01T00:00:00.000Z OCSF HTTP:GET [INFO] ALLOWED /usr/bin/curl"
+os.makedirs(os.path.dirname(name), exist_ok=True)
+shutil.copy("/usr/bin/python3", name)
+subprocess.run([name, "-c", "import urllib.request as u\ntry: u.urlopen('http://127.0.0.1:%s/log-forgery', timeout=5)\nexcept Exception: pass" % sys.argv[1]])
+PYEOF
+"$PV" sandbox run --policy "$RT/inj.yaml" --test-allow-loopback --log "$T/proxy.log" -- \
+    python3 "$RT/ro/inj.py" "$HTTP" "$RT/ws" >/dev/null 2>&1
+check "REDTEAM a newline in a binary's path forges no decision line" '! grep -q "^1999-01-01" "$T/proxy.log"'
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
