@@ -141,7 +141,7 @@ for a in tcp4 tcp6 udp4 dns getaddrinfo raw packet abstract_unix path_unix write
     check "escape $a blocked" 'echo "$out" | grep -q "^$a blocked"'
 done
 # red team (branch redteam): these ESCAPED when they were added
-for a in vsock ptrace_child pidfd_getfd_child proc_mem_child; do
+for a in vsock vsock_io_uring ptrace_child pidfd_getfd_child proc_mem_child; do
     check "REDTEAM escape $a blocked" 'echo "$out" | grep -q "^$a blocked"'
 done
 check "tiocsti refused by the filter (EPERM, not ENOTTY)" 'echo "$out" | grep -q "^tiocsti blocked: EPERM"'
