@@ -338,9 +338,9 @@ mkdir -p "$RT/ws2"
 chown sandbox: "$RT/ws2"
 rtpol "$RT/nested.yaml" "$RT/ws2, $RT/ws2/cache"
 up=$(echo "$RT/ws2" | sed 's|/[^/]*|../|g') # from $RT/ws2 up to /
-"$PV" sandbox run --policy "$RT/nested.yaml" --log /dev/null -- \
+"$PV" sandbox run --policy "$RT/nested.yaml" --log "$T/proxy.log" -- \
     /bin/sh -c "ln -s ${up%/} $RT/ws2/cache" >/dev/null 2>&1
-out=$("$PV" sandbox run --policy "$RT/nested.yaml" --log /dev/null -- \
+out=$("$PV" sandbox run --policy "$RT/nested.yaml" --log "$T/proxy.log" -- \
     /bin/sh -c 'for d in /run /home /root /work; do [ -e $d ] && echo $d; done' 2>/dev/null)
 check "REDTEAM a nested path made a symlink does not give the host's root" '[ -z "$out" ]'
 check "REDTEAM nothing written on the host's root (/.proviso, /.proviso-proxy)" \
@@ -351,7 +351,7 @@ if [ ! -e /tmp/usr ]; then
     mkdir -p /tmp/usr/bin
     cp /usr/bin/python3 /tmp/usr/bin/curl
     chown -R sandbox: /tmp/usr
-    "$PV" sandbox run --policy "$RT/nested.yaml" --log /dev/null -- \
+    "$PV" sandbox run --policy "$RT/nested.yaml" --log "$T/proxy.log" -- \
         /bin/sh -c "ln -s ../${up}tmp/usr/bin $RT/ws2/cache" >/dev/null 2>&1
     "$PV" sandbox run --policy "$RT/nested.yaml" --test-allow-loopback --log "$T/proxy.log" -- \
         /usr/bin/curl -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$HTTP/escape-usrbin', timeout=5)" \
@@ -390,6 +390,35 @@ PYEOF
 "$PV" sandbox run --policy "$RT/inj.yaml" --test-allow-loopback --log "$T/proxy.log" -- \
     python3 "$RT/ro/inj.py" "$HTTP" "$RT/ws" >/dev/null 2>&1
 check "REDTEAM a newline in a binary's path forges no decision line" '! grep -q "^1999-01-01" "$T/proxy.log"'
+
+# 7i. the schema's default filesystem (no filesystem_policy) binds the host's
+# /tmp read_write, where host services keep their sockets (/tmp/.X11-unix,
+# a database's, an agent's): connect() is no right Landlock governs (ABI 7).
+# Blocked today only because read_write /tmp does not work (7f); a private
+# /tmp (a tmpfs of the sandbox's own) would keep this check passing.
+python3 -c '
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o777); s.listen(4)
+log = open(sys.argv[2], "a", buffering=1)
+while True:
+    c, _ = s.accept(); log.write("tmp-unix connection\n"); c.close()
+' "$T/host-tmp.sock" "$T/host.log" &
+PIDS="$PIDS $!"
+for _ in $(seq 100); do [ -S "$T/host-tmp.sock" ] && break; sleep 0.05; done
+cat >"$RT/default.yaml" <<EOP
+version: 1
+network_policies:
+  local:
+    name: local
+    endpoints:
+      - host: 127.0.0.1
+        port: $HTTP
+    binaries:
+      - path: /usr/bin/curl
+EOP
+(cd / && "$PV" sandbox run --policy "$RT/default.yaml" --log "$T/proxy.log" -- python3 -c "
+import socket; s = socket.socket(socket.AF_UNIX); s.connect('$T/host-tmp.sock')" >/dev/null 2>&1)
+check "REDTEAM the default policy's /tmp reaches no host socket" '! grep -q "tmp-unix connection" "$T/host.log"'
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
