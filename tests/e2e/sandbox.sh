@@ -420,5 +420,37 @@ EOP
 import socket; s = socket.socket(socket.AF_UNIX); s.connect('$T/host-tmp.sock')" >/dev/null 2>&1)
 check "REDTEAM the default policy's /tmp reaches no host socket" '! grep -q "tmp-unix connection" "$T/host.log"'
 
+# 7j. the policy (or --credentials) in a read_write path the command can
+# write: a private copy at the start stops a reload, not the next run, which
+# reads the policy the command wrote (wider network and filesystem).
+rm -rf "${RT:?}/ws"/*
+rtpol "$RT/ws/policy.yaml" "/dev/null" "" "" true
+(
+    cd "$RT/ws" || exit 1
+    "$PV" sandbox run --policy policy.yaml --test-allow-loopback --log "$T/proxy.log" -- \
+        /bin/sh -c "sed 's|/usr/bin/curl|/usr/bin/python3*|' policy.yaml >p.new && mv -f p.new policy.yaml" \
+        >/dev/null 2>&1
+    "$PV" sandbox run --policy policy.yaml --test-allow-loopback --log "$T/proxy.log" -- \
+        python3 -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$HTTP/escape-next-run', timeout=5)" \
+        >/dev/null 2>&1
+)
+check "REDTEAM a policy the command can rewrite is refused (or unchanged) at the next run" \
+    '! grep -q escape-next-run "$T/host.log"'
+
+# 7k. --log in a directory of a read_write path: O_NOFOLLOW guards the last
+# component only; the command makes the directory a symbolic link and root
+# creates (appends) the log where it points
+rm -rf "${RT:?}/ws"/* "$RT/victim-dir"
+mkdir -p "$RT/ws/logs" "$RT/victim-dir"
+chown -R sandbox: "$RT/ws"
+rtpol "$RT/ws.yaml" "/dev/null" "" "" true
+(
+    cd "$RT/ws" || exit 1
+    "$PV" sandbox run --policy "$RT/ws.yaml" --log logs/sandbox.log -- \
+        /bin/sh -c "rm -rf logs; ln -s $RT/victim-dir logs" >/dev/null 2>&1
+    "$PV" sandbox run --policy "$RT/ws.yaml" --log logs/sandbox.log -- true >/dev/null 2>&1
+) 
+check "REDTEAM root's log follows no directory link the command made" '[ ! -e "$RT/victim-dir/sandbox.log" ]'
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
