@@ -32,6 +32,7 @@ cleanup() {
     for p in $PIDS; do kill_own "$p"; done
     rm -rf "$T"
     [ -n "${RT:-}" ] && rm -rf "$RT"
+    [ -n "${UPATH:-}" ] && rm -rf "${UPATH%/sock}" # /run/pv-sandbox-PID was left behind
 }
 trap cleanup EXIT
 ok() { pass=$((pass + 1)); echo "ok - $1"; }
