@@ -29,7 +29,7 @@ pass=0
 fail=0
 PIDS=""
 cleanup() {
-    for p in $PIDS; do kill_own "$p"; done
+    kill_own TERM $PIDS # (kill_own "$p" named no process: each run left its listeners)
     rm -rf "$T"
     [ -n "${RT:-}" ] && rm -rf "$RT"
     [ -n "${UPATH:-}" ] && rm -rf "${UPATH%/sock}" # /run/pv-sandbox-PID was left behind
