@@ -453,5 +453,53 @@ rtpol "$RT/ws.yaml" "/dev/null" "" "" true
 ) 
 check "REDTEAM root's log follows no directory link the command made" '[ ! -e "$RT/victim-dir/sandbox.log" ]'
 
+# 7l. the plan's check of a policy path's symbolic links is not what init
+# opens: a process of another sandbox (the same user, the same read_write
+# directory) swaps the path with a link to / (RENAME_EXCHANGE, in a loop)
+# while this one starts; when the plan sees the directory, init's open
+# (which follows links) the link, and the mount point the directory again,
+# the host's root is bound read-write inside. Probabilistic: one start in
+# thirty to a hundred here (2 cores, loaded); opt-in (PV_REDTEAM_RACE=1), as
+# a check that fails now and then would make the suite flaky.
+if [ "${PV_REDTEAM_RACE:-0}" = 1 ]; then
+mkdir -p "$RT/ws3/cache" "$RT/tools"
+chown -R sandbox: "$RT/ws3"
+cat >"$RT/tools/flip.py" <<'PYEOF'
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+d = sys.argv[1]
+os.symlink("/", d + "/cache.l")
+end = time.time() + float(sys.argv[2])
+a, b = (d + "/cache").encode(), (d + "/cache.l").encode()
+while time.time() < end:
+    libc.syscall(316, -100, a, -100, b, 2)  # renameat2(RENAME_EXCHANGE)
+if os.path.islink(d + "/cache"):
+    libc.syscall(316, -100, a, -100, b, 2)
+os.unlink(d + "/cache.l")
+PYEOF
+cat >"$RT/flip.yaml" <<EOP
+version: 1
+filesystem_policy:
+  include_workdir: false
+  read_only: [/usr, /lib, /lib64, /etc, /dev/urandom, /dev/null, $RT/tools]
+  read_write: [$RT/ws3]
+network_policies: {}
+EOP
+rtpol "$RT/race.yaml" "$RT/ws3, $RT/ws3/cache"
+"$PV" sandbox run --policy "$RT/flip.yaml" --log "$T/proxy.log" -- python3 "$RT/tools/flip.py" "$RT/ws3" 60 \
+    >/dev/null 2>&1 &
+FLIP=$!
+sleep 1.5
+hits=0
+for _ in $(seq 120); do
+    out=$("$PV" sandbox run --policy "$RT/race.yaml" --log "$T/proxy.log" -- \
+        /bin/sh -c "grep -c ' / $RT/ws3/cache ' /proc/self/mountinfo" 2>/dev/null)
+    [ "${out:-0}" -gt 0 ] 2>/dev/null && hits=$((hits + 1))
+done
+wait "$FLIP"
+check "REDTEAM a policy path swapped for a link after the plan never binds the host's root ($hits of 120)" \
+    '[ "$hits" = 0 ]'
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
