@@ -501,5 +501,38 @@ check "REDTEAM a policy path swapped for a link after the plan never binds the h
     '[ "$hits" = 0 ]'
 fi
 
+# 7m. identity: LD_PRELOAD of a library the command built in a read_write
+# path runs its code inside the policy binary's process, which the proxy
+# names. A limit of naming by executable; narrowed by mounting read_write
+# paths noexec (no mmap PROT_EXEC of a file the command wrote) and
+# vm.memfd_noexec=2 in the sandbox's PID namespace, or else documented.
+if command -v cc >/dev/null 2>&1; then
+    rm -rf "${RT:?}/ws"/*
+    cat >"$RT/ro/pre.c" <<EOC
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+__attribute__((constructor)) static void hijack(void)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(3128)};
+    char req[256], buf[16];
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    snprintf(req, sizeof(req), "GET http://127.0.0.1:$HTTP/escape-preload HTTP/1.0\r\nHost: x\r\n\r\n");
+    if (connect(s, (struct sockaddr *)&a, sizeof(a)) == 0 && write(s, req, strlen(req)) > 0) {
+        (void)read(s, buf, sizeof(buf));
+    }
+    _exit(0);
+}
+EOC
+    (cd "$RT/ws" && "$PV" sandbox run --policy "$RT/ws.yaml" --test-allow-loopback --log "$T/proxy.log" -- \
+        /bin/sh -c "cc -shared -fPIC -o ./pre.so $RT/ro/pre.c && LD_PRELOAD=\$PWD/pre.so /usr/bin/curl -V" \
+        >/dev/null 2>&1)
+    check "REDTEAM (limit) a library the command built, preloaded into curl, is not curl" \
+        '! grep -q escape-preload "$T/host.log"'
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
