@@ -29,6 +29,8 @@ struct sandbox_path {
     bool dir;            /* what the path names on this host */
     bool dev;            /* a device node (its mount keeps device access) */
     bool proc;           /* /proc or under it: the sandbox's own procfs, never the host's */
+    bool tmp;            /* /tmp: a tmpfs of the sandbox's own, never the host's */
+    bool nested;         /* under another read_write path: opened without following links */
 };
 
 struct sandbox_plan {

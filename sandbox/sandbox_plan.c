@@ -28,6 +28,8 @@ static const char *const default_ro[] = {"/usr", "/lib", "/proc",   "/dev/urando
                                          "/app", "/etc", "/var/log"};
 static const char *const default_rw[] = {"/tmp", "/dev/null"};
 
+static void real_dir(const char *dir, char *out, size_t len);
+
 static bool identity_id(const char *s, unsigned long *out)
 {
     char *end = NULL;
@@ -181,6 +183,7 @@ static bool add_path(struct sandbox_plan *plan, const char *path, bool write, ch
     sp->dir = S_ISDIR(st.st_mode);
     sp->dev = S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode);
     sp->proc = under(path, "/proc");
+    sp->tmp = strcmp(path, "/tmp") == 0;
     if (sp->proc) {
         sp->write = false; /* /proc/PID/mem of a policy binary would be its identity */
     }
@@ -229,6 +232,61 @@ static bool plan_paths(const struct model_policy *p, const struct model_sandbox_
         return false;
     }
     qsort(plan->paths, plan->npaths, sizeof(plan->paths[0]), by_length);
+    for (size_t i = 0; i < plan->npaths; i++) {
+        for (size_t j = 0; j < i; j++) {
+            const struct sandbox_path *w = &plan->paths[j];
+            if (w->write && !w->tmp &&
+                (under(plan->paths[i].path, w->path) || under(plan->paths[i].real, w->real))) {
+                plan->paths[i].nested = true;
+            }
+        }
+    }
+    return true;
+}
+
+/* proviso's own inputs (the policy, the credentials, the sandbox token) and
+ * the decision log must lie outside every path the command can write: a
+ * policy there is the one the next run would enforce, and a log there is
+ * a path the command can turn into a link to anything root then writes. */
+static bool plan_own_files(const struct sandbox_opts *o, const struct sandbox_plan *plan, char *err,
+                           size_t errlen)
+{
+    const struct {
+        const char *opt;
+        const char *path;
+    } own[] = {{"--policy", o->policy_path},
+               {"--credentials", o->credentials},
+               {"--sandbox-token", o->token_file},
+               {"--log", o->proxy_log}};
+
+    for (size_t k = 0; k < PV_ARRAY_LEN(own); k++) {
+        char real[PATH_MAX];
+        char abs[2 * PATH_MAX + 2];
+        char cwd[PATH_MAX];
+        if (own[k].path == NULL || strncmp(own[k].path, "/dev/", 5) == 0) {
+            continue;
+        }
+        if (own[k].path[0] == '/') {
+            snprintf(abs, sizeof(abs), "%s", own[k].path);
+        } else if (getcwd(cwd, sizeof(cwd)) != NULL) {
+            snprintf(abs, sizeof(abs), "%s/%s", cwd, own[k].path);
+        } else {
+            snprintf(err, errlen, "cannot read the working directory: %s", strerror(errno));
+            return false;
+        }
+        real_dir(abs, real, sizeof(real));
+        for (size_t i = 0; i < plan->npaths; i++) {
+            const struct sandbox_path *sp = &plan->paths[i];
+            if (sp->write && !sp->tmp && under(real, sp->real)) {
+                snprintf(err, errlen,
+                         "%s %s lies where the command can write ('%s' is read_write): it could "
+                         "rewrite it for the next run or turn a directory on its way into a "
+                         "link; keep proviso's files outside the sandbox's writable paths",
+                         own[k].opt, own[k].path, sp->path);
+                return false;
+            }
+        }
+    }
     return true;
 }
 
@@ -341,7 +399,8 @@ bool sandbox_plan_make(const struct model_policy *p, const struct sandbox_opts *
     model_policy_sandbox(p, &spec);
     snprintf(plan->hostname, sizeof(plan->hostname), "%s", o->name != NULL ? o->name : "sandbox");
     if (!plan_user(&spec, plan, err, errlen) || !plan_paths(p, &spec, o, plan, err, errlen) ||
-        !plan_binaries(p, plan, err, errlen) || !plan_landlock(&spec, plan, err, errlen)) {
+        !plan_binaries(p, plan, err, errlen) || !plan_own_files(o, plan, err, errlen) ||
+        !plan_landlock(&spec, plan, err, errlen)) {
         return false;
     }
     if (plan->home[0] == '\0') {

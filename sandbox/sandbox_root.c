@@ -34,6 +34,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <linux/openat2.h>
 #include <unistd.h>
 
 #include "sandbox/sandbox_int.h"
@@ -215,10 +216,48 @@ static void mirror_links(int rootfd)
     closedir(d);
 }
 
+/* A path nested in a read_write one is the command's to shape (an earlier
+ * run may have made a component a link to /, or a process of another
+ * sandbox may swap one in while this one starts): it is opened without
+ * following any symbolic link, in one call (openat2), so no check can be
+ * raced. Other paths are root's, and follow their links (/lib on Debian). */
+static int open_source(const struct sandbox_path *sp)
+{
+    struct open_how how;
+
+    if (!sp->nested) {
+        return open(sp->path, O_PATH | O_CLOEXEC);
+    }
+    memset(&how, 0, sizeof(how));
+    how.flags = O_PATH | O_CLOEXEC;
+    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    return (int)syscall(SYS_openat2, AT_FDCWD, sp->path, &how, sizeof(how));
+}
+
+/* /tmp is the sandbox's own tmpfs (sticky, like any /tmp): the host's
+ * holds other programs' sockets and files. */
+static bool private_tmp(char *err, size_t errlen)
+{
+    int tfd = mount_point("/tmp", true);
+    char to[64];
+    bool ok;
+
+    if (tfd < 0) {
+        return fail(err, errlen, "cannot make the mount point for", "/tmp");
+    }
+    snprintf(to, sizeof(to), OLD "/proc/self/fd/%d", tfd);
+    ok = mount("tmpfs", to, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=25%") == 0;
+    close(tfd);
+    return ok || fail(err, errlen, "cannot mount a tmpfs on", "/tmp");
+}
+
 static bool open_sources(const struct sandbox_plan *plan, int *fds, char *err, size_t errlen)
 {
     for (size_t i = 0; i < plan->npaths; i++) {
-        fds[i] = open(plan->paths[i].path, O_PATH | O_CLOEXEC);
+        if (plan->paths[i].tmp || plan->paths[i].proc) {
+            continue; /* the sandbox's own */
+        }
+        fds[i] = open_source(&plan->paths[i]);
         if (fds[i] < 0) {
             return fail(err, errlen, "cannot open", plan->paths[i].path);
         }
@@ -262,7 +301,10 @@ static bool build(const struct sandbox_plan *plan, int *fds, int rootfd, char *e
         return false;
     }
     for (size_t i = 0; i < plan->npaths; i++) {
-        if (!plan->paths[i].proc && !bind_path(&plan->paths[i], fds[i], err, errlen)) {
+        const struct sandbox_path *sp = &plan->paths[i];
+        bool ok =
+            sp->proc || (sp->tmp ? private_tmp(err, errlen) : bind_path(sp, fds[i], err, errlen));
+        if (!ok) {
             close(rootfd);
             return false;
         }
