@@ -79,7 +79,8 @@ struct httpd_job {
 };
 
 /* Start 'n' threads; each calls worker_new(arg) once (NULL is allowed: the
- * thread then runs its jobs with a NULL state) and worker_free at exit. */
+ * thread then runs its next job with a NULL state, and calls worker_new
+ * again before each later job until it succeeds) and worker_free at exit. */
 struct httpd_pool *httpd_pool_new(unsigned n, void *(*worker_new)(void *arg),
                                   void (*worker_free)(void *worker), void *arg);
 /* Enqueue unless 'limit' jobs are queued or running: then false (503). */

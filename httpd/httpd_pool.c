@@ -57,6 +57,12 @@ static void *worker_main(void *arg)
         pthread_mutex_unlock(&p->mu);
 
         job->next = NULL;
+        if (w == NULL && p->worker_new != NULL) {
+            /* the state could not be made before (out of memory, a store
+             * that was down): try again, or this thread would answer every
+             * job of its life with the failure of one moment */
+            w = p->worker_new(p->arg);
+        }
         job->run(job, w, cancelled);
 
         pthread_mutex_lock(&p->mu);

@@ -39,7 +39,9 @@ static void *worker_new(void *arg)
     struct server_worker *w = server_worker_new(sh->ctx);
 
     if (w == NULL) {
-        pv_log_warnx("%s: cannot create a prover session; this worker answers 500", __func__);
+        pv_log_warnx("%s: cannot create a prover session; this request answers 500 (the "
+                     "worker tries again at its next)",
+                     __func__);
     }
     return w;
 }
