@@ -118,7 +118,13 @@ static void setup(void)
     w = advisor_worker_new(&a);
     ck_assert_ptr_nonnull(w->st);
     make_sandbox("sb", base_repos);
+    /* as the advisor writes a setting: with its CONFIG:SETTING record, which
+     * binds the scope's inputs to the chain (docs/audit.md#inputs) */
+    ck_assert(pv_ok(store_begin(w->st)));
     ck_assert(pv_ok(store_setting_put(w->st, "", ADVISOR_SET(PROPOSALS), "true")));
+    ck_assert(
+        pv_ok(advisor_event(w->st, "", "CONFIG:SETTING", "CONFIG:SETTING [INFO] test", NULL)));
+    ck_assert(pv_ok(store_commit(w->st)));
 }
 
 static void teardown(void)
@@ -559,6 +565,8 @@ static void credentials_set(bool other)
                                     "[api.github.com]}\n");
     ck_assert(pv_ok(store_begin(w->st)));
     ck_assert(pv_ok(store_sandbox_update(w->st, &sb)));
+    ck_assert(
+        pv_ok(advisor_event(w->st, "sb", "CONFIG:SETTING", "CONFIG:SETTING [INFO] test", NULL)));
     ck_assert(pv_ok(advisor_reprove_sandbox(w, sb.id, "credentials", NULL)));
     ck_assert(pv_ok(store_commit(w->st)));
     store_sandbox_clear(&sb);
