@@ -32,7 +32,7 @@ done
 T=$(mktemp -d /tmp/pv-bench-sandbox.XXXXXX)
 chmod 755 "$T"
 PIDS=""
-trap 'for p in $PIDS; do kill_own "$p"; done; rm -rf "$T"' EXIT
+trap 'kill_own TERM $PIDS; rm -rf "$T"' EXIT
 wait_file() { for _ in $(seq 1 200); do [ -s "$1" ] && return 0; sleep 0.05; done; return 1; }
 
 "$UPSTREAM_BIN" --port-file "$T/up.port" 2>/dev/null &
