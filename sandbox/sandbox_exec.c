@@ -48,14 +48,14 @@ static void reset_signals(void)
 static bool seccomp_families(scmp_filter_ctx ctx)
 {
     bool ok = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
-                               SCMP_A0(SCMP_CMP_GT, AF_NETLINK)) == 0 &&
+                               SCMP_A0(SCMP_CMP_GT, AF_NETLINK, 0)) == 0 &&
               seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socketpair), 1,
-                               SCMP_A0(SCMP_CMP_NE, AF_UNIX)) == 0;
+                               SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0)) == 0;
 
     for (int f = 0; ok && f < AF_NETLINK; f++) {
         if (f != AF_UNIX && f != AF_INET && f != AF_INET6) {
             ok = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
-                                  SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)f)) == 0;
+                                  SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)f, 0)) == 0;
         }
     }
     return ok;
