@@ -10,6 +10,8 @@
 #   start_cupstream_plain the same upstream in plain HTTP: sets UPH
 #   client_env            exports the proxy and CA variables (after start_proxy)
 #   up_saw PATTERN        the upstream got a request matching the ERE
+#   make_tinypkg GREETING a wheel of package tinypkg (GREETING in its module)
+#                         and the simple index that lists it, under $T/www
 PY=${PV_PYTHON:-/usr/bin/python3}
 CUP=$SRC/tests/e2e/clients_upstream.py
 
@@ -70,3 +72,29 @@ up_saw() { grep -Eq -- "$1" "$UPLOG"; }
 
 # decisions: the number of decision lines in the proxy log so far
 decisions() { grep -c 'OCSF' "$T/proxy.log" 2>/dev/null; }
+
+make_tinypkg() {
+    mkdir -p "$T/www/simple/tinypkg" "$T/www/files"
+    "$PY" - "$T/www/files/tinypkg-1.0-py3-none-any.whl" "$1" <<'EOF'
+import base64, hashlib, sys, zipfile
+files = {
+    "tinypkg/__init__.py": ('GREETING = "%s"\n' % sys.argv[2]).encode(),
+    "tinypkg-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: tinypkg\nVersion: 1.0\n",
+    "tinypkg-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+}
+record = []
+for name, data in files.items():
+    d = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    record.append("%s,sha256=%s,%d" % (name, d, len(data)))
+record.append("tinypkg-1.0.dist-info/RECORD,,")
+files["tinypkg-1.0.dist-info/RECORD"] = ("\n".join(record) + "\n").encode()
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    for name, data in files.items():
+        z.writestr(name, data)
+EOF
+    WSHA=$(sha256sum "$T/www/files/tinypkg-1.0-py3-none-any.whl" | cut -d' ' -f1)
+    printf '<!DOCTYPE html><html><body><a href="tinypkg/">tinypkg</a></body></html>\n' \
+        >"$T/www/simple/index.html"
+    printf '<!DOCTYPE html><html><body><a href="../../files/tinypkg-1.0-py3-none-any.whl#sha256=%s">tinypkg-1.0-py3-none-any.whl</a></body></html>\n' \
+        "$WSHA" >"$T/www/simple/tinypkg/index.html"
+}

@@ -25,29 +25,8 @@ BASE=https://127.0.0.1:$UP
 # ---------------------------------------------------------------------------
 # the index and the registry, written by hand
 # ---------------------------------------------------------------------------
-mkdir -p "$T/www/simple/tinypkg" "$T/www/files" "$T/www/npm/tinynpm/-"
-"$PY" - "$T/www/files/tinypkg-1.0-py3-none-any.whl" <<'EOF'
-import base64, hashlib, sys, zipfile
-files = {
-    "tinypkg/__init__.py": b'GREETING = "tinypkg from the local index"\n',
-    "tinypkg-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: tinypkg\nVersion: 1.0\n",
-    "tinypkg-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-}
-record = []
-for name, data in files.items():
-    d = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-    record.append("%s,sha256=%s,%d" % (name, d, len(data)))
-record.append("tinypkg-1.0.dist-info/RECORD,,")
-files["tinypkg-1.0.dist-info/RECORD"] = ("\n".join(record) + "\n").encode()
-with zipfile.ZipFile(sys.argv[1], "w") as z:
-    for name, data in files.items():
-        z.writestr(name, data)
-EOF
-WSHA=$(sha256sum "$T/www/files/tinypkg-1.0-py3-none-any.whl" | cut -d' ' -f1)
-printf '<!DOCTYPE html><html><body><a href="tinypkg/">tinypkg</a></body></html>\n' \
-    >"$T/www/simple/index.html"
-printf '<!DOCTYPE html><html><body><a href="../../files/tinypkg-1.0-py3-none-any.whl#sha256=%s">tinypkg-1.0-py3-none-any.whl</a></body></html>\n' \
-    "$WSHA" >"$T/www/simple/tinypkg/index.html"
+mkdir -p "$T/www/npm/tinynpm/-"
+make_tinypkg "tinypkg from the local index"
 
 mkdir -p "$T/npmsrc/package"
 printf '{"name":"tinynpm","version":"1.0.0","main":"index.js"}\n' >"$T/npmsrc/package/package.json"

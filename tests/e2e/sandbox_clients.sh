@@ -34,28 +34,7 @@ git -C "$T/src" -c user.name=t -c user.email=t@example.com commit -q -m first
 git -C "$T/src" push -q "$T/git/repo.git" HEAD:refs/heads/main
 git -C "$T/git/repo.git" symbolic-ref HEAD refs/heads/main
 
-mkdir -p "$T/www/simple/tinypkg" "$T/www/files"
-"$PY" - "$T/www/files/tinypkg-1.0-py3-none-any.whl" <<'EOF'
-import base64, hashlib, sys, zipfile
-files = {
-    "tinypkg/__init__.py": b'GREETING = "tinypkg inside the sandbox"\n',
-    "tinypkg-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: tinypkg\nVersion: 1.0\n",
-    "tinypkg-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-}
-record = []
-for name, data in files.items():
-    d = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-    record.append("%s,sha256=%s,%d" % (name, d, len(data)))
-record.append("tinypkg-1.0.dist-info/RECORD,,")
-files["tinypkg-1.0.dist-info/RECORD"] = ("\n".join(record) + "\n").encode()
-with zipfile.ZipFile(sys.argv[1], "w") as z:
-    for name, data in files.items():
-        z.writestr(name, data)
-EOF
-WSHA=$(sha256sum "$T/www/files/tinypkg-1.0-py3-none-any.whl" | cut -d' ' -f1)
-printf '<html><body><a href="tinypkg/">tinypkg</a></body></html>\n' >"$T/www/simple/index.html"
-printf '<html><body><a href="../../files/tinypkg-1.0-py3-none-any.whl#sha256=%s">tinypkg-1.0-py3-none-any.whl</a></body></html>\n' \
-    "$WSHA" >"$T/www/simple/tinypkg/index.html"
+make_tinypkg "tinypkg inside the sandbox"
 
 NODEBIN=
 command -v node >/dev/null 2>&1 && NODEBIN=$(readlink -f "$(command -v node)")
