@@ -111,6 +111,13 @@ struct cli_adv {
     struct cli_http *http; /* owned by the dispatcher */
 };
 
+#define DEFAULT_ADVISOR "http://127.0.0.1:8788"
+
+/* The advisor's URL: 'opt' (--advisor), else $PROVISO_ADVISOR, else
+ * DEFAULT_ADVISOR; NULL (with the message on stderr) when it is no http://
+ * or https:// URL. Borrowed. */
+const char *cli_adv_url(const char *opt);
+
 /* Connect 'a' to the advisor named by its --advisor/--token-file options
  * (or $PROVISO_ADVISOR, $PROVISO_TOKEN_FILE): 0, or 2 with a message. */
 int cli_adv_connect(struct cli_adv *a);

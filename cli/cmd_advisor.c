@@ -36,8 +36,6 @@
 #include "common/pv_token.h"
 #include "model/model.h"
 
-#define DEFAULT_ADVISOR "http://127.0.0.1:8788"
-
 /* ===========================================================================
  * Options and the subcommand table
  * ========================================================================= */
@@ -284,22 +282,29 @@ static char *read_token(const char *path, size_t *len)
     return tok;
 }
 
-/* Connect 'a' to the advisor: 0 or the exit status 2. */
-int cli_adv_connect(struct cli_adv *a)
+const char *cli_adv_url(const char *opt)
 {
-    const char *url = a->opt[CLI_O_ADVISOR];
-    const char *tf = a->opt[CLI_O_TOKEN_FILE];
-    char *tok;
-    size_t tlen = 0;
+    const char *url = opt != NULL ? opt : getenv("PROVISO_ADVISOR");
 
-    if (url == NULL) {
-        url = getenv("PROVISO_ADVISOR");
-    }
     if (url == NULL || url[0] == '\0') {
         url = DEFAULT_ADVISOR;
     }
     if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) {
         fprintf(stderr, "proviso: --advisor wants an http:// or https:// URL, not '%s'\n", url);
+        return NULL;
+    }
+    return url;
+}
+
+/* Connect 'a' to the advisor: 0 or the exit status 2. */
+int cli_adv_connect(struct cli_adv *a)
+{
+    const char *url = cli_adv_url(a->opt[CLI_O_ADVISOR]);
+    const char *tf = a->opt[CLI_O_TOKEN_FILE];
+    char *tok;
+    size_t tlen = 0;
+
+    if (url == NULL) {
         return 2;
     }
     if (tf == NULL) {

@@ -40,7 +40,7 @@ static const struct pv_opt sbrun_opts[] = {
     {"credentials", "FILE", "the credentials store for placeholders (standalone)", 0},
     {"upstream-ca", "FILE", "the proxy trusts only this CA for upstreams (a private CA)", 0},
     {"sandbox-token", "FILE", "NAME's own token (an existing advisor sandbox)", 0},
-    {"advisor", "URL", "the advisor (default $PROVISO_ADVISOR, else http://127.0.0.1:8788)", 0},
+    {"advisor", "URL", "the advisor (default $PROVISO_ADVISOR, else " DEFAULT_ADVISOR ")", 0},
     {"token-file", "FILE", "the admin token, to make NAME (default $PROVISO_TOKEN_FILE)", 0},
     {"env", "NAME[=VALUE]", "pass NAME (or set it) in the command's environment (repeat)",
      PV_OPT_REPEAT},
@@ -231,10 +231,9 @@ static int with_advisor(struct sandbox_opts *o, const struct pv_args *pa)
     memset(&a, 0, sizeof(a));
     a.opt[CLI_O_ADVISOR] = pv_args_get(pa, "advisor");
     a.opt[CLI_O_TOKEN_FILE] = pv_args_get(pa, "token-file");
-    o->advisor_url =
-        a.opt[CLI_O_ADVISOR] != NULL ? a.opt[CLI_O_ADVISOR] : getenv("PROVISO_ADVISOR");
-    if (o->advisor_url == NULL || o->advisor_url[0] == '\0') {
-        o->advisor_url = "http://127.0.0.1:8788";
+    o->advisor_url = cli_adv_url(a.opt[CLI_O_ADVISOR]);
+    if (o->advisor_url == NULL) {
+        return 2;
     }
     if (o->token_file != NULL) {
         p = fetch(o->advisor_url, o->name, o->token_file);
