@@ -150,44 +150,6 @@ static void set_setting(const char *scope, const char *key, const char *json)
     ck_assert(pv_ok(store_commit(w->st)));
 }
 
-/* Create sandbox 'name' with 'policy' as its base revision 1 and effective
- * revision 1, and a github credential on api.github.com. */
-static void make_sandbox(const char *name, const char *policy)
-{
-    struct store_sandbox sb;
-    struct store_revision rev;
-    char blob[65];
-    char hash[65];
-    struct model_diags *d = model_diags_new();
-    struct model_policy *p;
-    char *yaml;
-
-    p = model_policy_load("base", policy, strlen(policy), MODEL_FMT_YAML, d);
-    ck_assert_ptr_nonnull(p);
-    yaml = model_policy_to_yaml(p, NULL);
-    ck_assert(pv_ok(model_policy_sha256(p, hash)));
-    ck_assert(pv_ok(store_begin(w->st)));
-    memset(&sb, 0, sizeof(sb));
-    sb.name = PV_UNCONST(name);
-    sb.token_sha256 = PV_UNCONST("00");
-    sb.credentials = PV_UNCONST("credentials:\n  - {name: gh, type: github, target_hosts: "
-                                "[api.github.com]}\n");
-    sb.boundary = PV_UNCONST("");
-    ck_assert(pv_ok(store_sandbox_create(w->st, &sb)));
-    ck_assert(pv_ok(store_blob_put(w->st, yaml, strlen(yaml), blob)));
-    memset(&rev, 0, sizeof(rev));
-    rev.blob = blob;
-    rev.hash = hash;
-    rev.cause = PV_UNCONST("create");
-    ck_assert(pv_ok(store_base_put(w->st, sb.id, &rev)));
-    rev.base_rev = rev.rev;
-    ck_assert(pv_ok(store_rev_put(w->st, sb.id, &rev)));
-    ck_assert(pv_ok(store_commit(w->st)));
-    free(yaml);
-    model_policy_free(p);
-    model_diags_free(d);
-}
-
 static void setup(void)
 {
     char err[512];
@@ -218,7 +180,7 @@ static void setup(void)
     ck_assert_ptr_nonnull(a.mapper);
     w = advisor_worker_new(&a);
     ck_assert_ptr_nonnull(w->st);
-    make_sandbox("sb", base_policy);
+    check_make_sandbox(w->st, "sb", base_policy);
     set_setting("", ADVISOR_SET(PROPOSALS), "true");
 }
 
@@ -685,7 +647,7 @@ START_TEST(test_vec_cross_sandbox_not_found)
     char id[64];
     struct httpd_reply r;
 
-    make_sandbox("other", base_policy);
+    check_make_sandbox(w->st, "other", base_policy);
     submit("ex", "example.com", "GET", "/x", id);
     memset(&r, 0, sizeof(r));
     advisor_route_chunk_show(w, "other", id, true, &r);

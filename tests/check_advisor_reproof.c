@@ -47,46 +47,6 @@ static const char base_repos[] = "version: 1\n"
                                  "    binaries:\n"
                                  "      - path: /usr/bin/curl\n";
 
-/* ===========================================================================
- * Fixture (as check_advisor_chunk.c)
- * ========================================================================= */
-
-static void make_sandbox(const char *name, const char *policy)
-{
-    struct store_sandbox sb;
-    struct store_revision rev;
-    char blob[65];
-    char hash[65];
-    struct model_diags *d = model_diags_new();
-    struct model_policy *p;
-    char *yaml;
-
-    p = model_policy_load("base", policy, strlen(policy), MODEL_FMT_YAML, d);
-    ck_assert_ptr_nonnull(p);
-    yaml = model_policy_to_yaml(p, NULL);
-    ck_assert(pv_ok(model_policy_sha256(p, hash)));
-    ck_assert(pv_ok(store_begin(w->st)));
-    memset(&sb, 0, sizeof(sb));
-    sb.name = PV_UNCONST(name);
-    sb.token_sha256 = PV_UNCONST("00");
-    sb.credentials = PV_UNCONST("credentials:\n  - {name: gh, type: github, target_hosts: "
-                                "[api.github.com]}\n");
-    sb.boundary = PV_UNCONST("");
-    ck_assert(pv_ok(store_sandbox_create(w->st, &sb)));
-    ck_assert(pv_ok(store_blob_put(w->st, yaml, strlen(yaml), blob)));
-    memset(&rev, 0, sizeof(rev));
-    rev.blob = blob;
-    rev.hash = hash;
-    rev.cause = PV_UNCONST("create");
-    ck_assert(pv_ok(store_base_put(w->st, sb.id, &rev)));
-    rev.base_rev = rev.rev;
-    ck_assert(pv_ok(store_rev_put(w->st, sb.id, &rev)));
-    ck_assert(pv_ok(store_commit(w->st)));
-    free(yaml);
-    model_policy_free(p);
-    model_diags_free(d);
-}
-
 static void setup(void)
 {
     char err[512];
@@ -117,7 +77,7 @@ static void setup(void)
     ck_assert_ptr_nonnull(a.mapper);
     w = advisor_worker_new(&a);
     ck_assert_ptr_nonnull(w->st);
-    make_sandbox("sb", base_repos);
+    check_make_sandbox(w->st, "sb", base_repos);
     /* as the advisor writes a setting: with its CONFIG:SETTING record, which
      * binds the scope's inputs to the chain (docs/audit.md#inputs) */
     ck_assert(pv_ok(store_begin(w->st)));

@@ -24,4 +24,10 @@ const char *check_store_loc(const char *dir);
  * database, outside the store; true when it ran. */
 bool check_store_sql(const char *dir, const char *sqlite_sql, const char *pg_sql);
 
+struct store;
+/* Create sandbox 'name' with 'policy' as its base revision 1 and effective
+ * revision 1, and a github credential on api.github.com (ck_assert on any
+ * failure). */
+void check_make_sandbox(struct store *st, const char *name, const char *policy);
+
 #endif
