@@ -368,9 +368,24 @@ static void set_print(struct pin *p, const struct stat *st)
     p->ctime = st->st_ctim;
 }
 
-/* Verify (or pin) the image of 'pid' known as 'path'. On failure writes the
- * deny reason. */
-static bool verify_pin(struct proxy_ident_cache *c, pid_t pid, const char *path, char *deny,
+enum pin_result { PIN_OK, PIN_DENY, PIN_GONE };
+
+/* Whether /proc/PID/exe still names 'path'. */
+static bool exe_named(pid_t pid, const char *path)
+{
+    char *now = exe_of(pid);
+    bool same = now != NULL && strcmp(now, path) == 0;
+
+    free(now);
+    return same;
+}
+
+/* Verify (or pin) the image of 'pid' known as 'path'. PIN_DENY writes the
+ * deny reason. PIN_GONE: the image could not be opened and /proc/PID/exe no
+ * longer names it (the thread group's leader exited between the readlink and
+ * the open, or the process did): the same as an unreadable exe, no identity
+ * and no integrity verdict. */
+static enum pin_result verify_pin(struct proxy_ident_cache *c, pid_t pid, const char *path, char *deny,
                        size_t dlen)
 {
     char p[PATH_MAX + 32];
@@ -391,17 +406,20 @@ static bool verify_pin(struct proxy_ident_cache *c, pid_t pid, const char *path,
         if (fd >= 0) {
             close(fd);
         }
+        if (!exe_named(pid, path)) {
+            return PIN_GONE;
+        }
         snprintf(deny, dlen, "binary integrity check failed: cannot read %s", path);
-        return false;
+        return PIN_DENY;
     }
     if (pin != NULL && same_print(pin, &st)) {
         close(fd);
-        return true;
+        return PIN_OK;
     }
     if (!sha256_fd(fd, sha)) {
         close(fd);
         snprintf(deny, dlen, "binary integrity check failed: cannot hash %s", path);
-        return false;
+        return PIN_DENY;
     }
     close(fd);
     if (pin != NULL) {
@@ -410,17 +428,17 @@ static bool verify_pin(struct proxy_ident_cache *c, pid_t pid, const char *path,
                      "binary integrity check failed: Binary integrity violation: %s changed "
                      "since it was first seen (SHA-256 pin mismatch)",
                      path);
-            return false;
+            return PIN_DENY;
         }
         set_print(pin, &st);
-        return true;
+        return PIN_OK;
     }
     if (c->npins == c->cap) {
         size_t ncap = c->cap ? c->cap * 2 : 16;
         struct pin *n = pv_realloc(c->pins, ncap * sizeof(*n));
         if (n == NULL) {
             snprintf(deny, dlen, "binary integrity check failed: out of memory");
-            return false;
+            return PIN_DENY;
         }
         c->pins = n;
         c->cap = ncap;
@@ -429,12 +447,12 @@ static bool verify_pin(struct proxy_ident_cache *c, pid_t pid, const char *path,
     pin->path = pv_strdup(path);
     if (pin->path == NULL) {
         snprintf(deny, dlen, "binary integrity check failed: out of memory");
-        return false;
+        return PIN_DENY;
     }
     memcpy(pin->sha, sha, 32);
     set_print(pin, &st);
     c->npins++;
-    return true;
+    return PIN_OK;
 }
 
 /* ---------------------------------------------------------------------------
@@ -467,7 +485,13 @@ void proxy_ident_of_pid(struct proxy_ident_cache *c, pid_t pid, struct proxy_ide
     if (exe == NULL) {
         return; /* unknown: no binary can match */
     }
-    if (!verify_pin(c, pid, exe, id->deny, sizeof(id->deny))) {
+    switch (verify_pin(c, pid, exe, id->deny, sizeof(id->deny))) {
+    case PIN_OK:
+        break;
+    case PIN_GONE:
+        free(exe);
+        return; /* unknown, as when exe_of found nothing */
+    case PIN_DENY:
         free(exe);
         return;
     }
@@ -488,7 +512,13 @@ void proxy_ident_of_pid(struct proxy_ident_cache *c, pid_t pid, struct proxy_ide
         if (pexe == NULL) {
             continue; /* unreadable ancestor: it simply grants nothing */
         }
-        if (!verify_pin(c, cur, pexe, id->deny, sizeof(id->deny))) {
+        switch (verify_pin(c, cur, pexe, id->deny, sizeof(id->deny))) {
+        case PIN_OK:
+            break;
+        case PIN_GONE:
+            free(pexe);
+            continue; /* as an unreadable ancestor */
+        case PIN_DENY:
             free(pexe);
             return;
         }
