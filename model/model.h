@@ -518,6 +518,10 @@ struct model_request {
      * NULL = none: a GraphQL-over-HTTP request or a classified
      * GraphQL-over-WebSocket message read by the proxy. Borrowed. */
     const struct model_gql_op *gql;
+    /* The JSON-RPC call decided (docs/semantics.md#rpc), NULL = none: one
+     * call of a request on a json-rpc or mcp unit, read by the proxy
+     * (model_rpc_read) or given to `proviso eval`. Borrowed. */
+    const struct model_rpc_call *rpc;
 };
 
 enum model_route {
@@ -551,6 +555,9 @@ enum model_reason {
     MODEL_REASON_GQL_BAD_OPERATION,     /* a name or field that is not a Name */
     MODEL_REASON_GQL_PERSISTED_DENIED,  /* hash-only under persisted_queries: deny */
     MODEL_REASON_GQL_PERSISTED_UNKNOWN, /* hash-only id not in the registry */
+    /* Enforced json-rpc and mcp endpoints (docs/semantics.md#rpc). */
+    MODEL_REASON_RPC_NO_CALL,    /* the request's calls are not read yet */
+    MODEL_REASON_RPC_BAD_METHOD, /* an HTTP method that does not carry the call */
 };
 
 struct model_decision {

@@ -366,7 +366,10 @@ static json_t *endpoint_json(struct build *b, const struct model_endpoint *e)
     if (e->has_mcp) {
         sub = json_object();
         put_u32(b, sub, "max_body_bytes", e->mcp_max_body_bytes);
-        put_bool(b, sub, "strict_tool_names", e->mcp_strict_tool_names);
+        if (e->mcp_strict_given) {
+            /* written as given: absent means on (docs/semantics.md#rpc-read) */
+            put(b, sub, "strict_tool_names", json_boolean(e->mcp_strict_tool_names));
+        }
         put_bool(b, sub, "allow_all_known_mcp_methods", e->mcp_allow_all_known_methods);
         put(b, o, "mcp", sub);
     }

@@ -45,6 +45,15 @@ static void l7rule_uncompile(struct model_l7rule *r)
         PV_SAFE_FREE(r->field_globs);
     }
     r->gql_types = 0;
+    model_glob_free(r->rpc_method_glob);
+    r->rpc_method_glob = NULL;
+    if (r->tool_globs != NULL) {
+        for (size_t i = 0; i < r->ntools; i++) {
+            model_glob_free(r->tool_globs[i]);
+        }
+        PV_SAFE_FREE(r->tool_globs);
+    }
+    r->ntools = 0;
     for (size_t i = 0; i < r->nquery; i++) {
         struct model_query *q = &r->query[i];
         if (q->compiled != NULL) {
@@ -87,12 +96,36 @@ static pv_result gql_compile(struct model_l7rule *r)
     return PV_RESULT_OK;
 }
 
-static pv_result l7rule_compile(struct model_l7rule *r)
+/*= docs/semantics.md#rpc-rules
+ *# Method and tool patterns of `mcp` rules are globs of the query dialect */
+static pv_result rpc_compile(struct model_l7rule *r, enum model_protocol proto)
+{
+    size_t n = model_l7rule_ntools(r);
+
+    if (proto != MODEL_PROTO_JSONRPC && proto != MODEL_PROTO_MCP) {
+        return PV_RESULT_OK;
+    }
+    if (proto == MODEL_PROTO_MCP && r->method.s != NULL && r->method.s[0] != '\0') {
+        PV_GUARD(compile_glob(MODEL_GLOB_VALUE, r->method.s, &r->rpc_method_glob));
+    }
+    if (n > 0) {
+        r->tool_globs = pv_calloc(n, sizeof(*r->tool_globs));
+        PV_GUARD_PTR(r->tool_globs);
+        r->ntools = n;
+        for (size_t i = 0; i < n; i++) {
+            PV_GUARD(compile_glob(MODEL_GLOB_VALUE, model_l7rule_tool_at(r, i), &r->tool_globs[i]));
+        }
+    }
+    return PV_RESULT_OK;
+}
+
+static pv_result l7rule_compile(struct model_l7rule *r, enum model_protocol proto)
 {
     if (r->path.s != NULL && r->path.s[0] != '\0') {
         PV_GUARD(compile_glob(MODEL_GLOB_PATH, r->path.s, &r->path_glob));
     }
     PV_GUARD(gql_compile(r));
+    PV_GUARD(rpc_compile(r, proto));
     for (size_t i = 0; i < r->nquery; i++) {
         struct model_query *q = &r->query[i];
         q->compiled = pv_calloc(q->globs.n > 0 ? q->globs.n : 1, sizeof(*q->compiled));
@@ -275,6 +308,7 @@ static void endpoint_uncompile(struct model_endpoint *e)
         PV_SAFE_FREE(e->eff_rules);
     }
     e->neff_rules = 0;
+    e->rpc_tool_narrowed = false;
     for (size_t i = 0; i < e->ngql_persisted; i++) {
         PV_SAFE_FREE(e->gql_persisted[i].op.fields);
         memset(&e->gql_persisted[i].op, 0, sizeof(e->gql_persisted[i].op));
@@ -306,15 +340,17 @@ static pv_result endpoint_compile(struct model_endpoint *e)
         PV_GUARD(compile_glob(MODEL_GLOB_PATH, e->path.s, &e->path_glob));
     }
     for (size_t i = 0; i < e->nrules; i++) {
-        PV_GUARD(l7rule_compile(&e->rules[i]));
+        PV_GUARD(l7rule_compile(&e->rules[i], e->proto));
     }
     for (size_t i = 0; i < e->ndeny; i++) {
-        PV_GUARD(l7rule_compile(&e->deny_rules[i]));
+        PV_GUARD(l7rule_compile(&e->deny_rules[i], e->proto));
     }
     PV_GUARD(endpoint_eff_rules(e));
     PV_GUARD(persisted_compile(e));
+    e->rpc_tool_narrowed = false;
     for (size_t i = 0; i < e->neff_rules; i++) {
-        PV_GUARD(l7rule_compile(&e->eff_rules[i]));
+        PV_GUARD(l7rule_compile(&e->eff_rules[i], e->proto));
+        e->rpc_tool_narrowed = e->rpc_tool_narrowed || e->eff_rules[i].ntools > 0;
     }
     /* Ports must be sorted for the binary search of port_in(). */
     for (size_t i = 1; i < e->nports; i++) {

@@ -629,7 +629,7 @@ static struct verdict eval_l7(struct eval_ctx *c, uint32_t bit, size_t id, uint3
         if (first_g == EVAL_NONE) {
             first_g = epi;
         }
-        if ((x->grant == IXG_RULES || x->grant == IXG_GRAPHQL) &&
+        if ((x->grant == IXG_RULES || x->grant == IXG_GRAPHQL || x->grant == IXG_RPC) &&
             model_ev_deny_rules_match(c, x->ep)) {
             v.reason = MODEL_REASON_L7_DENY_RULE;
             v.unit = epi;

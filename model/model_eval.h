@@ -92,6 +92,10 @@ bool model_ev_in_scope(const struct eval_ctx *c, const struct ix_ep *x);
 /* How unit 'x' grants the request; for UG_NONE_RULES, *why says why not. */
 enum unit_grant model_ev_unit_grants(const struct eval_ctx *c, const struct ix_ep *x,
                                      enum model_reason *why);
+/* The call rules of a json-rpc or mcp endpoint (model_eval_rpc.c):
+ * MODEL_REASON_ALLOWED or why not; whether a deny rule matches. */
+enum model_reason model_ev_rpc_allow(const struct eval_ctx *c, const struct model_endpoint *e);
+bool model_ev_rpc_deny(const struct eval_ctx *c, const struct model_endpoint *e);
 /* Append 'str' to the decision's detail (truncating; model_eval_detail.c). */
 void model_ev_dcat(struct model_decision *out, size_t *len, const char *str);
 /* Printable copy of untrusted text into 'buf' (bytes outside 0x20..0x7E become '?'). */

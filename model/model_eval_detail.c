@@ -14,6 +14,7 @@
 #include "common/pv_text.h"
 #include "model/model_graphql.h"
 #include "model/model_eval.h"
+#include "model/model_rpc.h"
 
 /* ===========================================================================
  * Decision: details and the entry point
@@ -43,6 +44,8 @@ static const char *const reason_names[] = {
     [MODEL_REASON_GQL_BAD_OPERATION] = "graphql_bad_operation",
     [MODEL_REASON_GQL_PERSISTED_DENIED] = "graphql_persisted_denied",
     [MODEL_REASON_GQL_PERSISTED_UNKNOWN] = "graphql_persisted_unknown",
+    [MODEL_REASON_RPC_NO_CALL] = "rpc_no_call",
+    [MODEL_REASON_RPC_BAD_METHOD] = "rpc_bad_method",
 };
 
 const char *model_reason_name(enum model_reason r)
@@ -229,6 +232,29 @@ static void gql_desc(const struct eval_ctx *c, struct model_decision *out, size_
     model_ev_dcat(out, len, "}");
 }
 
+/* "JSON-RPC request M" / "MCP notification M tool T" (names sanitized). */
+static void rpc_desc(const struct eval_ctx *c, const struct ix_ep *x, struct model_decision *out,
+                     size_t *len)
+{
+    const struct model_rpc_call *k = c->req->rpc;
+    char buf[160];
+
+    model_ev_dcat(out, len, x != NULL && x->ep->proto == MODEL_PROTO_MCP ? "MCP " : "JSON-RPC ");
+    model_ev_dcat(out, len, model_rpc_kind_name(k->kind));
+    model_ev_dcat(out, len, " ");
+    model_ev_dcat(out, len, model_ev_sanitize(k->method, strlen(k->method), buf, sizeof(buf)));
+    if (k->tool != NULL) {
+        model_ev_dcat(out, len, " tool ");
+        model_ev_dcat(out, len, model_ev_sanitize(k->tool, strlen(k->tool), buf, sizeof(buf)));
+    }
+}
+
+static bool rpc_unit(const struct eval_ctx *c, const struct ix_ep *x)
+{
+    return x != NULL && c->req->rpc != NULL &&
+           (x->ep->proto == MODEL_PROTO_JSONRPC || x->ep->proto == MODEL_PROTO_MCP);
+}
+
 static bool gql_unit(const struct eval_ctx *c, const struct ix_ep *x)
 {
     return x != NULL && (x->ep->proto == MODEL_PROTO_GRAPHQL ||
@@ -324,7 +350,9 @@ void model_ev_format_detail(const struct eval_ctx *c, const struct verdict *v,
         return;
     case MODEL_REASON_NO_L7_PATH:
     case MODEL_REASON_L7_NOT_PERMITTED:
-        if (v->reason == MODEL_REASON_L7_NOT_PERMITTED && gql_unit(c, x)) {
+        if (v->reason == MODEL_REASON_L7_NOT_PERMITTED && rpc_unit(c, x)) {
+            rpc_desc(c, x, out, &len);
+        } else if (v->reason == MODEL_REASON_L7_NOT_PERMITTED && gql_unit(c, x)) {
             gql_desc(c, out, &len);
         } else {
             model_ev_dcat(out, &len, c->method);
@@ -334,7 +362,9 @@ void model_ev_format_detail(const struct eval_ctx *c, const struct verdict *v,
         model_ev_dcat(out, &len, " not permitted by policy");
         return;
     case MODEL_REASON_L7_DENY_RULE:
-        if (gql_unit(c, x) && c->req->gql != NULL) {
+        if (rpc_unit(c, x)) {
+            rpc_desc(c, x, out, &len);
+        } else if (gql_unit(c, x) && c->req->gql != NULL) {
             gql_desc(c, out, &len);
         } else {
             model_ev_dcat(out, &len, c->method);
@@ -356,6 +386,26 @@ void model_ev_format_detail(const struct eval_ctx *c, const struct verdict *v,
         model_ev_dcat(out, &len, " sent with ");
         model_ev_dcat(out, &len, c->method);
         model_ev_dcat(out, &len, ": GraphQL over HTTP allows POST, and GET for queries only");
+        return;
+    case MODEL_REASON_RPC_NO_CALL:
+        model_ev_dcat(out, &len, c->method);
+        model_ev_dcat(out, &len, " ");
+        model_ev_dcat(out, &len, c->path);
+        model_ev_dcat(out, &len, " carries no JSON-RPC call that was read; ");
+        model_ev_dcat(out, &len, x != NULL ? proto_name(x->ep) : "json-rpc");
+        model_ev_dcat(out, &len, " endpoint of policy '");
+        model_ev_dcat(out, &len, name);
+        model_ev_dcat(out, &len, "' denies it");
+        return;
+    case MODEL_REASON_RPC_BAD_METHOD:
+        if (c->req->rpc != NULL) {
+            rpc_desc(c, x, out, &len);
+            model_ev_dcat(out, &len, " sent with ");
+        }
+        model_ev_dcat(out, &len, c->method);
+        model_ev_dcat(out, &len,
+                      ": JSON-RPC calls travel in POST; on mcp, rpc.stream in GET and rpc.end in "
+                      "DELETE");
         return;
     case MODEL_REASON_GQL_BAD_OPERATION:
         model_ev_dcat(out, &len, "GraphQL operation with an invalid name or root field, or none");

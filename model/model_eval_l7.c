@@ -253,6 +253,9 @@ bool model_ev_deny_rules_match(const struct eval_ctx *c, const struct model_endp
     enum model_reason why;
     bool resolved = false;
 
+    if (e->proto == MODEL_PROTO_JSONRPC || e->proto == MODEL_PROTO_MCP) {
+        return model_ev_rpc_deny(c, e);
+    }
     for (size_t i = 0; i < e->ndeny; i++) {
         const struct model_l7rule *r = &e->deny_rules[i];
         if (r->gql_types == 0) {
@@ -383,6 +386,9 @@ static enum model_reason rules_grant(const struct eval_ctx *c, const struct ix_e
     if (x->ep->proto == MODEL_PROTO_GRAPHQL) {
         return gql_allow(c, x->ep, true);
     }
+    if (x->ep->proto == MODEL_PROTO_JSONRPC || x->ep->proto == MODEL_PROTO_MCP) {
+        return model_ev_rpc_allow(c, x->ep);
+    }
     if (x->ep->proto == MODEL_PROTO_WEBSOCKET && c->req->gql != NULL) {
         enum model_reason why = MODEL_REASON_L7_NOT_PERMITTED;
         if (has_gql_allow(x->ep)) {
@@ -423,6 +429,7 @@ enum unit_grant model_ev_unit_grants(const struct eval_ctx *c, const struct ix_e
         return UG_STRONG;
     case IXG_RULES:
     case IXG_GRAPHQL:
+    case IXG_RPC:
         *why = rules_grant(c, x);
         return *why == MODEL_REASON_ALLOWED ? UG_STRONG : UG_NONE_RULES;
     case IXG_AUDIT:

@@ -161,8 +161,14 @@ static enum ix_grant classify_grant(const struct model_endpoint *e, bool l7)
     if (e->proto == MODEL_PROTO_GRAPHQL) {
         return IXG_GRAPHQL;
     }
+    /*= docs/semantics.md#grant
+     *# its endpoint is enforced `json-rpc` or `mcp`: the request is one call
+     *# and the endpoint's call rules grant it (#rpc); */
+    if (e->proto == MODEL_PROTO_JSONRPC || e->proto == MODEL_PROTO_MCP) {
+        return IXG_RPC;
+    }
     /*= docs/semantics.md#unsupported
-     *# its endpoint is enforced `sql`, `json-rpc` or `mcp`: **nothing**. */
+     *# its endpoint is enforced `sql`: **nothing**. */
     return IXG_UNSUPPORTED;
 }
 
@@ -272,7 +278,8 @@ static pv_result index_fill_eps(struct model_index *ix, const struct model_polic
             x->rule_idx = (uint32_t)r;
             x->l7 = model_protocol_is_l7(e->proto) && !e->tls_skip;
             x->rest_like = e->proto == MODEL_PROTO_REST || e->proto == MODEL_PROTO_WEBSOCKET ||
-                           e->proto == MODEL_PROTO_GRAPHQL;
+                           e->proto == MODEL_PROTO_GRAPHQL || e->proto == MODEL_PROTO_JSONRPC ||
+                           e->proto == MODEL_PROTO_MCP;
             x->grant = (uint8_t)classify_grant(e, x->l7);
             peer = model_endpoint_peer_state(e);
             x->unresolved = peer == MODEL_PEER_UNRESOLVED;

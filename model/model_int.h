@@ -70,7 +70,20 @@ struct model_l7rule {
     uint8_t gql_types;
     struct model_glob *name_glob;
     struct model_glob **field_globs;
+    /* Compiled JSON-RPC/MCP matcher (docs/semantics.md#rpc-rules), on
+     * json-rpc and mcp endpoints only: the method as a query-dialect glob
+     * (NULL: no method, or json-rpc's "*"), and one glob per tool pattern
+     * (model_l7rule_tool_at; ntools 0 = no tool selector). */
+    struct model_glob *rpc_method_glob;
+    struct model_glob **tool_globs;
+    size_t ntools;
 };
+
+/* The tool patterns of a rule: `tool`, or `params.name` as a string, a
+ * {glob: ...} or an {any: [...]} matcher (docs/semantics.md#rpc-rules).
+ * Count, and the i-th pattern (borrowed; NULL past the end). */
+size_t model_l7rule_ntools(const struct model_l7rule *r);
+const char *model_l7rule_tool_at(const struct model_l7rule *r, size_t i);
 
 struct model_gql_persisted {
     struct model_sval id;
@@ -130,6 +143,7 @@ struct model_endpoint {
     bool has_mcp;
     uint32_t mcp_max_body_bytes;
     bool mcp_strict_tool_names;
+    bool mcp_strict_given; /* strict_tool_names was written (else it is on) */
     bool mcp_allow_all_known_methods;
     struct model_sval target_sandbox; /* proviso extension */
     bool advisor_proposed;            /* proviso extension (set by proposal merge) */
@@ -145,6 +159,7 @@ struct model_endpoint {
     struct model_glob *path_glob;   /* endpoint path scope, NULL = any */
     struct model_l7rule *eff_rules; /* allow rules with the access preset expanded */
     size_t neff_rules;
+    bool rpc_tool_narrowed; /* mcp: some allow rule selects tools (docs/semantics.md#rpc-profile) */
 };
 
 /* The members that own memory, one table per struct (the policy field
@@ -199,7 +214,8 @@ struct model_endpoint {
     X(L7EFF, eff_rules, neff_rules, char)                                   \
     X(CVAL, fphash, fphash, uint64_t)                                       \
     X(CVAL, host_is_ip, host_is_ip, bool)                                   \
-    X(CVAL, host_ip, host_ip, struct model_ip)
+    X(CVAL, host_ip, host_ip, struct model_ip)                              \
+    X(CVAL, rpc_tool_narrowed, rpc_tool_narrowed, bool)
 
 /* An L7 rule (allow matcher or deny rule). */
 #define MODEL_L7RULE_OWNED(X)                     \
@@ -215,7 +231,10 @@ struct model_endpoint {
     X(GLOB, path_glob, path_glob, char)           \
     X(CVAL, gql_types, gql_types, uint8_t)        \
     X(GLOB, name_glob, name_glob, char)           \
-    X(GLOBS, field_globs, fields.n, char)
+    X(GLOBS, field_globs, fields.n, char)         \
+    X(GLOB, rpc_method_glob, rpc_method_glob, char) \
+    X(GLOBS, tool_globs, ntools, char)            \
+    X(CVAL, ntools, ntools, size_t)
 
 /* A query matcher of an L7 rule ('form' is a value). */
 #define MODEL_QUERY_OWNED(X)       \
@@ -438,8 +457,9 @@ enum ix_grant {
     IXG_L4,          /* L4 endpoint: every request */
     IXG_AUDIT,       /* L7, not enforced: every request (audit) */
     IXG_RULES,       /* enforced rest/websocket: allow rules, deny rules */
-    IXG_UNSUPPORTED, /* enforced sql/json-rpc/mcp: nothing */
+    IXG_UNSUPPORTED, /* enforced sql: nothing */
     IXG_GRAPHQL,     /* enforced graphql: GraphQL allow and deny rules */
+    IXG_RPC,         /* enforced json-rpc/mcp: call allow and deny rules */
 };
 
 /* One (rule, endpoint) pair; the rule's binaries complete it to units. */

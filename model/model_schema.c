@@ -521,9 +521,18 @@ static const struct model_field binding_fields[] = {
 static const struct model_field json_rpc_fields[] = {
     EP(json_rpc_max_body_bytes, model_field_u32),
 };
+static void f_mcp_strict(struct model_walk *w, const struct model_field *f,
+                         const struct model_node *key, const struct model_node *v, void *obj)
+{
+    struct model_endpoint *e = obj;
+
+    model_field_bool(w, f, key, v, obj);
+    e->mcp_strict_given = v->kind != MODEL_NODE_NULL;
+}
+
 static const struct model_field mcp_fields[] = {
     EP(mcp_max_body_bytes, model_field_u32),
-    EP(mcp_strict_tool_names, model_field_bool),
+    EP(mcp_strict_tool_names, f_mcp_strict),
     EP(mcp_allow_all_known_methods, model_field_bool),
 };
 #undef EP

@@ -467,6 +467,8 @@ bool proxy_conn_reason_is_l4(enum model_reason r)
     case MODEL_REASON_GQL_BAD_OPERATION:
     case MODEL_REASON_GQL_PERSISTED_DENIED:
     case MODEL_REASON_GQL_PERSISTED_UNKNOWN:
+    case MODEL_REASON_RPC_NO_CALL:
+    case MODEL_REASON_RPC_BAD_METHOD:
         break;
     }
     return false;

@@ -348,6 +348,8 @@ const char *proxy_ssrf_kind(enum model_reason r)
     case MODEL_REASON_GQL_BAD_OPERATION:
     case MODEL_REASON_GQL_PERSISTED_DENIED:
     case MODEL_REASON_GQL_PERSISTED_UNKNOWN:
+    case MODEL_REASON_RPC_NO_CALL:
+    case MODEL_REASON_RPC_BAD_METHOD:
         break;
     }
     return "destination check failed";

@@ -241,7 +241,7 @@ static const char rich[] =
     "        protocol: mcp\n"
     "        enforcement: enforce\n"
     "        mcp: {}\n"
-    "        rules: [{allow: {tool: search, params: {q: 1}}}]\n"
+    "        rules: [{allow: {tool: search, params: {q: 1}}}, {allow: {method: tools/list}}]\n"
     "      - host: db.example.com\n"
     "        port: 5432\n"
     "        protocol: sql\n"
