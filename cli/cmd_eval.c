@@ -36,6 +36,9 @@ struct eval_args {
     const char *opname;
     const char *fields;
     const char *persisted;
+    const char *rpc_kind; /* JSON-RPC / MCP (docs/semantics.md#rpc) */
+    const char *rpc_method;
+    const char *rpc_tool;
 };
 
 #define EVAL_MAX_FIELDS 64
@@ -60,6 +63,9 @@ static const struct pv_opt eval_opts[] = {
     {"operation-name", "NAME", "its operation name (default: anonymous)", 0},
     {"fields", "F,F", "its root field names, comma-separated", 0},
     {"persisted-id", "ID", "a hash-only persisted GraphQL query instead", 0},
+    {"rpc-method", "M", "a JSON-RPC / MCP call's method (a request unless --rpc-kind)", 0},
+    {"rpc-tool", "NAME", "its tool (an MCP tools/call)", 0},
+    {"rpc-kind", "K", "request, notification, response, stream or end (default request)", 0},
     {"format", "text|json", "output format (default text)", 0},
     {"test-allow-loopback", NULL, "tests only: decide as proviso-proxy --test-allow-loopback does",
      0},
@@ -71,6 +77,8 @@ static const struct pv_cmd eval_cmd = {
                 "                    (--method M --url URL | --connect HOST:PORT)\n"
                 "                    [--operation-type T [--operation-name NAME] --fields F,F\n"
                 "                     | --persisted-id ID]\n"
+                "                    [--rpc-method M [--rpc-tool NAME] [--rpc-kind K]\n"
+                "                     | --rpc-kind response|stream|end]\n"
                 "                    [--ip ADDR] [--format text|json] [--test-allow-loopback]",
     .summary = "Decide one request under a policy with the proxy's own decision function.",
     .opts = eval_opts,
@@ -216,6 +224,9 @@ static int parse_args(int argc, char **argv, struct eval_args *a)
     a->opname = pv_args_get(&pa, "operation-name");
     a->fields = pv_args_get(&pa, "fields");
     a->persisted = pv_args_get(&pa, "persisted-id");
+    a->rpc_kind = pv_args_get(&pa, "rpc-kind");
+    a->rpc_method = pv_args_get(&pa, "rpc-method");
+    a->rpc_tool = pv_args_get(&pa, "rpc-tool");
     fmt = pv_args_get(&pa, "format");
     if (fmt != NULL && strcmp(fmt, "json") != 0 && strcmp(fmt, "text") != 0) {
         return pv_args_usage(&eval_cmd, "--format must be text or json");
@@ -237,6 +248,11 @@ static int parse_args(int argc, char **argv, struct eval_args *a)
                                    (a->optype == NULL || a->fields == NULL)) {
         return pv_args_usage(&eval_cmd, "give --operation-type and --fields (and optionally "
                                         "--operation-name), or --persisted-id");
+    }
+    if ((a->rpc_kind != NULL || a->rpc_method != NULL || a->rpc_tool != NULL) &&
+        (a->url == NULL || a->optype != NULL || a->persisted != NULL)) {
+        return pv_args_usage(&eval_cmd, "a JSON-RPC call needs --method and --url and no "
+                                        "GraphQL operation");
     }
     return 0;
 }
@@ -289,6 +305,52 @@ static int parse_gql(const struct eval_args *a, struct model_gql_op *op, char *b
         *comma = '\0';
         f = comma;
     }
+    return 0;
+}
+
+/* The JSON-RPC call of the options into 'k'. Returns 0, or 2 after a message. */
+static int parse_rpc(const struct eval_args *a, struct model_rpc_call *k)
+{
+    memset(k, 0, sizeof(*k));
+    k->kind = MODEL_RPC_REQUEST;
+    if (a->rpc_kind != NULL && !model_rpc_kind_parse(a->rpc_kind, &k->kind)) {
+        fprintf(stderr, "proviso eval: --rpc-kind must be request, notification, response, stream "
+                        "or end\n");
+        return 2;
+    }
+    switch (k->kind) {
+    case MODEL_RPC_REQUEST:
+    case MODEL_RPC_NOTIFICATION:
+        if (a->rpc_method == NULL) {
+            fprintf(stderr, "proviso eval: a %s needs --rpc-method\n",
+                    model_rpc_kind_name(k->kind));
+            return 2;
+        }
+        if (strncmp(a->rpc_method, "rpc.", 4) == 0) {
+            fprintf(stderr, "proviso eval: method names beginning 'rpc.' are reserved; use "
+                            "--rpc-kind response, stream or end\n");
+            return 2;
+        }
+        k->method = a->rpc_method;
+        break;
+    case MODEL_RPC_RESPONSE:
+    case MODEL_RPC_STREAM:
+    case MODEL_RPC_END:
+        if (a->rpc_method != NULL || a->rpc_tool != NULL) {
+            fprintf(stderr, "proviso eval: --rpc-kind %s takes no --rpc-method or --rpc-tool\n",
+                    model_rpc_kind_name(k->kind));
+            return 2;
+        }
+        k->method = k->kind == MODEL_RPC_RESPONSE ? MODEL_RPC_M_RESPONSE
+                    : k->kind == MODEL_RPC_STREAM ? MODEL_RPC_M_STREAM
+                                                  : MODEL_RPC_M_END;
+        break;
+    }
+    if (a->rpc_tool != NULL && strcmp(k->method, "tools/call") != 0) {
+        fprintf(stderr, "proviso eval: --rpc-tool needs --rpc-method tools/call\n");
+        return 2;
+    }
+    k->tool = a->rpc_tool;
     return 0;
 }
 
@@ -419,6 +481,8 @@ int cli_eval(int argc, char **argv)
     struct model_ip ip;
     struct model_policy *p = NULL;
     struct model_gql_op op;
+    struct model_rpc_call call;
+    bool rpc;
     char fbuf[4096];
     char *fields[EVAL_MAX_FIELDS];
     int rc;
@@ -450,6 +514,10 @@ int cli_eval(int argc, char **argv)
         parse_gql(&a, &op, fbuf, sizeof(fbuf), fields) != 0) {
         return 2;
     }
+    rpc = a.rpc_kind != NULL || a.rpc_method != NULL || a.rpc_tool != NULL;
+    if (rpc && parse_rpc(&a, &call) != 0) {
+        return 2;
+    }
     rc = load_policy(a.policy, &p);
     if (rc != 0) {
         return rc;
@@ -466,6 +534,7 @@ int cli_eval(int argc, char **argv)
     req.dest = a.ip != NULL ? &ip : NULL;
     req.test_loopback = a.test_loopback;
     req.gql = a.optype != NULL || a.persisted != NULL ? &op : NULL;
+    req.rpc = rpc ? &call : NULL;
     model_decide(p, &req, &d);
     rc = a.json ? print_json(&d) : print_text(&d);
     model_policy_free(p);

@@ -22,6 +22,7 @@
 /* the GraphQL operation, its reader and its limits: public, so that the
  * proxy reads the operations it decides */
 #include "model/model_graphql.h"
+#include "model/model_rpc.h"
 
 struct model_policy;
 struct model_rule;

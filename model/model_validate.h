@@ -50,6 +50,8 @@ void model_vd_check_glob(struct vctx *c, enum model_glob_kind kind, const char *
  * fields" for a field glob compiled as MODEL_GLOB_VALUE). */
 void model_vd_check_glob_as(struct vctx *c, enum model_glob_kind kind, const char *word,
                             const char *pat, struct model_mark m);
+/* The call rules and options of a json-rpc or mcp endpoint (model_validate_rpc.c). */
+void model_vd_check_rpc(struct vctx *c, const struct model_endpoint *e);
 /* Normalise endpoint 'e' in place and check it (model_validate_endpoint.c). */
 void model_vd_check_endpoint(struct vctx *c, struct model_endpoint *e);
 

@@ -434,6 +434,7 @@ static bool l7rule_is_empty(const struct model_l7rule *r)
 {
     return str_empty(r->method.s) && str_empty(r->path.s) && str_empty(r->command.s) &&
            str_empty(r->operation_type.s) && str_empty(r->operation_name.s) && r->fields.n == 0 &&
+           str_empty(r->tool.s) &&
            (r->params == NULL || json_object_size(r->params) == 0);
 }
 
@@ -964,6 +965,7 @@ void model_vd_check_endpoint(struct vctx *c, struct model_endpoint *e)
     normalise_ports(c, e);
     check_signing(c, e);
     check_l7(c, e, proto_known, tls_known, access_known);
+    model_vd_check_rpc(c, e);
     check_allowed_ips(c, e);
     check_target_sandbox(c, e);
     if (!str_empty(e->path.s) && (e->path.s[0] == '/' || strcmp(e->path.s, "**") == 0)) {
