@@ -242,10 +242,12 @@ static void rpc_desc(const struct eval_ctx *c, const struct ix_ep *x, struct mod
     model_ev_dcat(out, len, x != NULL && x->ep->proto == MODEL_PROTO_MCP ? "MCP " : "JSON-RPC ");
     model_ev_dcat(out, len, model_rpc_kind_name(k->kind));
     model_ev_dcat(out, len, " ");
-    model_ev_dcat(out, len, model_ev_sanitize(k->method, strlen(k->method), buf, sizeof(buf)));
+    (void)model_rpc_name_escape(k->method, buf, sizeof(buf));
+    model_ev_dcat(out, len, buf);
     if (k->tool != NULL) {
         model_ev_dcat(out, len, " tool ");
-        model_ev_dcat(out, len, model_ev_sanitize(k->tool, strlen(k->tool), buf, sizeof(buf)));
+        (void)model_rpc_name_escape(k->tool, buf, sizeof(buf));
+        model_ev_dcat(out, len, buf);
     }
 }
 

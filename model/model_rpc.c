@@ -172,30 +172,41 @@ static bool name_ok(const char *s, size_t len)
     return true;
 }
 
-void model_rpc_call_describe(const struct model_rpc_call *c, char *buf, size_t len)
+size_t model_rpc_name_escape(const char *s, char *buf, size_t cap)
 {
     size_t n = 0;
-    const char *parts[2] = {c->method, c->tool};
+
+    if (cap == 0) {
+        return 0;
+    }
+    for (const unsigned char *u = (const unsigned char *)s; *u != '\0' && n + 5 < cap; u++) {
+        if (*u > 0x20 && *u < 0x7F && *u != '\\' && *u != '"' && *u != '[' && *u != ']' &&
+            *u != '=') {
+            buf[n++] = (char)*u;
+        } else {
+            n += (size_t)snprintf(buf + n, cap - n, "\\x%02X", *u);
+        }
+    }
+    buf[n] = '\0';
+    return n;
+}
+
+void model_rpc_call_describe(const struct model_rpc_call *c, char *buf, size_t len)
+{
+    size_t n;
 
     if (len == 0) {
         return;
     }
-    buf[0] = '\0';
-    n = (size_t)snprintf(buf, len, "%s", model_rpc_kind_name(c->kind));
-    for (size_t p = 0; p < 2 && n < len; p++) {
-        const unsigned char *s = (const unsigned char *)parts[p];
-        if (s == NULL) {
-            continue;
-        }
-        n += (size_t)snprintf(buf + n, len - n, " ");
-        for (; *s != '\0' && n + 5 < len; s++) {
-            if (*s > 0x20 && *s < 0x7F && *s != '\\' && *s != '"') {
-                buf[n++] = (char)*s;
-            } else {
-                n += (size_t)snprintf(buf + n, len - n, "\\x%02X", *s);
-            }
-        }
-        buf[n < len ? n : len - 1] = '\0';
+    n = (size_t)snprintf(buf, len, "%s ", model_rpc_kind_name(c->kind));
+    if (n >= len) {
+        return;
+    }
+    n += model_rpc_name_escape(c->method != NULL ? c->method : "", buf + n, len - n);
+    if (c->tool != NULL && n + 6 < len) {
+        memcpy(buf + n, " tool ", 7);
+        n += 6;
+        (void)model_rpc_name_escape(c->tool, buf + n, len - n);
     }
 }
 

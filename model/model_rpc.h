@@ -117,8 +117,12 @@ size_t model_endpoint_rpc_max_body(const struct model_endpoint *e);
 /* Its strict_tool_names (mcp only; default on). */
 bool model_endpoint_rpc_strict_tools(const struct model_endpoint *e);
 
-/* Write "kind method [tool]" (names sanitized: bytes outside 0x21..0x7E
- * as \xHH) to 'buf' ('len' bytes, truncated, NUL-terminated). */
+/* Write 'name' to 'buf' ('cap' bytes, truncated, NUL-terminated) with every
+ * byte outside 0x21..0x7E, and \ " [ ] =, as \xHH: a name cannot forge a
+ * field of a log line. Returns the length written. */
+size_t model_rpc_name_escape(const char *s, char *buf, size_t cap);
+/* Write "kind method[ tool T]" (names escaped as above) to 'buf' ('len'
+ * bytes, truncated, NUL-terminated). */
 void model_rpc_call_describe(const struct model_rpc_call *c, char *buf, size_t len);
 
 #endif

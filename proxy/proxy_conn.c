@@ -47,7 +47,7 @@ static void reply_json(struct proxy_conn *c, unsigned status, const char *error,
 static void log_decision(struct proxy_conn *c, enum proxy_log_action action, const char *engine,
                          const char *method, const char *path, const char *policy,
                          const char *binary, const char *reason, const char *stage,
-                         const struct proxy_verdict *v);
+                         const struct proxy_verdict *v, const struct model_rpc_call *rpc);
 static void deny_l7(struct proxy_conn *c, const char *error, const struct proxy_verdict *v,
                     const char *detail);
 static void kick_cb(evutil_socket_t fd, short what, void *arg);
@@ -275,7 +275,7 @@ static void reply_json(struct proxy_conn *c, unsigned status, const char *error,
 static void log_decision(struct proxy_conn *c, enum proxy_log_action action, const char *engine,
                          const char *method, const char *path, const char *policy,
                          const char *binary, const char *reason, const char *stage,
-                         const struct proxy_verdict *v)
+                         const struct proxy_verdict *v, const struct model_rpc_call *rpc)
 {
     struct proxy_log_event e;
 
@@ -295,10 +295,48 @@ static void log_decision(struct proxy_conn *c, enum proxy_log_action action, con
     e.tunnel = c->mode != PROXY_MODE_FORWARD;
     e.gql = v != NULL ? v->gql_op : NULL;
     e.gql_endpoint = v != NULL && v->gql_endpoint;
+    e.rpc = rpc;
     proxy_log_event(c->srv->log, &e);
     proxy_server_log_touch(c->srv);
     proxy_metrics_decision(&c->srv->metrics, action, stage, c->t_head);
     c->t_head = 0; /* one latency sample per request */
+}
+
+/* A request whose JSON-RPC calls were read: one line per call, each with
+ * its own decision (docs/proxy.md#rpc). A call allowed in a refused
+ * request was not sent: its line says why. False when no calls were read. */
+static bool log_calls(struct proxy_conn *c, const struct proxy_verdict *v, const char *engine,
+                      const char *method, const char *path, const char *stage)
+{
+    const struct model_rpc_calls *k = proxy_rpc_calls(c);
+    const struct proxy_rpc_result *res = proxy_rpc_results(c);
+    bool some_denied = false;
+    char why[320];
+
+    if (k == NULL || res == NULL || method == NULL) {
+        return false;
+    }
+    for (size_t i = 0; i < k->ncalls; i++) {
+        some_denied = some_denied || !res[i].allow;
+    }
+    for (size_t i = 0; i < k->ncalls; i++) {
+        enum proxy_log_action a = PROXY_LOG_ALLOWED;
+        const char *reason = res[i].detail;
+        if (!v->allow && !res[i].allow) {
+            a = PROXY_LOG_DENIED;
+        } else if (!v->allow) {
+            a = PROXY_LOG_DENIED;
+            reason = why;
+            snprintf(why, sizeof(why), "%s",
+                     some_denied ? "not sent: another call of this batch was denied"
+                                 : v->detail);
+        } else if (res[i].audit) {
+            a = PROXY_LOG_AUDIT;
+        }
+        log_decision(c, a, engine, method, path, res[i].policy != NULL ? res[i].policy : v->policy,
+                     v->binary, reason, stage, v, &k->calls[i]);
+    }
+    return true;
 }
 
 void proxy_conn_log_verdict(struct proxy_conn *c, const struct proxy_verdict *v, const char *engine,
@@ -319,10 +357,13 @@ void proxy_conn_log_verdict(struct proxy_conn *c, const struct proxy_verdict *v,
         snprintf(buf, sizeof(buf), "allowed by --test-allow-loopback (%s)", v->detail);
         reason = buf;
     }
+    if (log_calls(c, v, engine, method, path, stage)) {
+        return;
+    }
     /* the reference names no policy for connection-level denials */
     log_decision(c, a, engine, method, path,
                  (!v->allow && !v->grant && proxy_conn_reason_is_l4(v->reason)) ? "-" : v->policy,
-                 v->binary, reason, stage, v);
+                 v->binary, reason, stage, v, NULL);
 }
 
 /* ---------------------------------------------------------------------------
@@ -367,7 +408,7 @@ void proxy_conn_outcome(struct proxy_conn *c, enum proxy_outcome o, const struct
     } else {
         log_decision(c, PROXY_LOG_DENIED, row->engine, m,
                      m != NULL ? proxy_conn_cur_path(c, path, sizeof(path)) : NULL, "-", NULL,
-                     reason != NULL && reason[0] != '\0' ? reason : why, row->stage, NULL);
+                     reason != NULL && reason[0] != '\0' ? reason : why, row->stage, NULL, NULL);
     }
     switch (row->kind) {
     case PROXY_REPLY_NONE:
@@ -482,6 +523,10 @@ static void deny_l7(struct proxy_conn *c, const char *error, const struct proxy_
     size_t len = 0;
     char *r;
 
+    if (v->rpc_endpoint && strcmp(error, "policy_denied") == 0) {
+        proxy_rpc_deny(c, v, detail); /* JSON-RPC errors (proxy_rpc.c) */
+        return;
+    }
     memset(&d, 0, sizeof(d));
     d.error = error;
     d.policy = v->policy;

@@ -12,6 +12,12 @@
  * endpoint's graphql_max_body_bytes, malformed chunked framing, a request
  * the reader refuses and a client that leaves mid-body are refused with the
  * L7 deny (403 policy_denied) and one decision line (docs/proxy.md#graphql).
+ *
+ * A json-rpc or mcp endpoint's request (reason rpc_no_call) is held and read
+ * the same way, into JSON-RPC calls (model_rpc_read: the POST body; an MCP
+ * receive-stream GET or session DELETE without one), each decided on its
+ * own (docs/semantics.md#rpc); its refusals answer JSON-RPC errors
+ * (proxy_rpc.c).
  */
 #include "config.h"
 
@@ -78,15 +84,20 @@ static void dechunk_emit(void *arg, const char *p, size_t n)
 }
 
 struct proxy_gql {
+    bool rpc;                   /* JSON-RPC calls, not GraphQL operations */
     bool waiting;               /* the POST body is not complete yet */
     bool chunked;               /* the body is chunked */
     bool encoded;               /* a Content-Encoding other than identity */
     bool read;                  /* 'ops' holds the request's operations */
     size_t need;                /* body bytes (Content-Length) */
+    size_t max;                 /* the endpoint's body bound */
     char ctype[128];            /* Content-Type value, NUL-terminated ("" when absent) */
+    char accept[256];           /* Accept value ("" when absent; JSON-RPC reads it) */
     struct proxy_verdict first; /* the decision that asked for the operations */
     void (*resume)(struct proxy_conn *c);
     struct model_gql_ops ops;
+    struct model_rpc_calls calls;
+    struct proxy_rpc_result *res; /* one per call */
     /* a chunked body: decoded as it arrives, 'scanned' input bytes so far
      * (the bytes stay in the input for the relay) */
     struct proxy_chunk dec;
@@ -100,13 +111,25 @@ void proxy_graphql_free(struct proxy_gql *g)
         return;
     }
     model_gql_ops_clear(&g->ops);
+    model_rpc_calls_clear(&g->calls);
+    free(g->res);
     free(g->data.buf);
     free(g);
 }
 
 const struct model_gql_ops *proxy_graphql_ops(const struct proxy_conn *c)
 {
-    return c->cur.gql != NULL && c->cur.gql->read ? &c->cur.gql->ops : NULL;
+    return c->cur.gql != NULL && c->cur.gql->read && !c->cur.gql->rpc ? &c->cur.gql->ops : NULL;
+}
+
+const struct model_rpc_calls *proxy_rpc_calls(const struct proxy_conn *c)
+{
+    return c->cur.gql != NULL && c->cur.gql->read && c->cur.gql->rpc ? &c->cur.gql->calls : NULL;
+}
+
+struct proxy_rpc_result *proxy_rpc_results(const struct proxy_conn *c)
+{
+    return proxy_rpc_calls(c) != NULL ? c->cur.gql->res : NULL;
 }
 
 /* Refuse the request: the first decision's verdict with 'why' as detail. */
@@ -121,7 +144,10 @@ static void refuse(struct proxy_conn *c, const char *why)
     g->waiting = false;
     v.allow = false;
     v.grant = false;
-    snprintf(v.detail, sizeof(v.detail), "GraphQL request refused: %s", why);
+    v.audit = false;
+    v.loopback_exception = false; /* a refusal is no exception's pass */
+    snprintf(v.detail, sizeof(v.detail), "%s request refused: %s", g->rpc ? "JSON-RPC" : "GraphQL",
+             why);
     snprintf(detail, sizeof(detail), "%s %s:%u%s denied by L7 policy: %s", c->cur.method, c->host,
              (unsigned)c->port, proxy_conn_cur_path(c, path, sizeof(path)), v.detail);
     proxy_conn_outcome(c, tunnel ? PROXY_OUT_TUNNEL_L7_DENIED : PROXY_OUT_FORWARD_L7_DENIED, &v,
@@ -136,6 +162,7 @@ static bool read_fields(struct proxy_conn *c, struct proxy_gql *g)
     bool expect = false;
 
     g->ctype[0] = '\0';
+    g->accept[0] = '\0';
     for (size_t i = 0; i < r->nhdr; i++) {
         const struct proxy_header *f = &r->hdr[i];
         const char *name = c->cur.head + f->name.off;
@@ -144,6 +171,16 @@ static bool read_fields(struct proxy_conn *c, struct proxy_gql *g)
             size_t n = f->value.len < sizeof(g->ctype) - 1 ? f->value.len : sizeof(g->ctype) - 1;
             memcpy(g->ctype, val, n);
             g->ctype[n] = '\0';
+        } else if (proxy_http_name_is(name, f->name.len, "accept")) {
+            /* several Accept fields are one comma-separated list */
+            size_t have = strlen(g->accept);
+            size_t n = f->value.len;
+            if (have > 0 && have + 1 < sizeof(g->accept)) {
+                g->accept[have++] = ',';
+            }
+            n = n < sizeof(g->accept) - 1 - have ? n : sizeof(g->accept) - 1 - have;
+            memcpy(g->accept + have, val, n);
+            g->accept[have + n] = '\0';
         } else if (proxy_http_name_is(name, f->name.len, "expect") && f->value.len == 12 &&
                    strncasecmp(val, "100-continue", 12) == 0) {
             expect = true;
@@ -157,14 +194,41 @@ static bool read_fields(struct proxy_conn *c, struct proxy_gql *g)
 
 /* Read the operations from the target and 'body' ('len' bytes) and go on
  * with the decision. The body stays in the client's input for the relay. */
+/* The JSON-RPC calls of the request (its body is 'body', 'len' bytes). */
+static bool read_calls(struct proxy_conn *c, const char *body, size_t len, char *err,
+                       size_t errlen)
+{
+    struct proxy_gql *g = c->cur.gql;
+    struct model_rpc_http h;
+
+    memset(&h, 0, sizeof(h));
+    h.mcp = g->first.rpc_mcp;
+    h.strict_tools = g->first.rpc_strict;
+    h.method = c->cur.method;
+    h.accept = g->accept[0] != '\0' ? g->accept : NULL;
+    h.has_body = g->chunked || g->need > 0;
+    h.body = body;
+    h.body_len = len;
+    if (!pv_ok(model_rpc_read(&h, &g->calls, err, errlen))) {
+        return false;
+    }
+    g->res = pv_calloc(g->calls.ncalls, sizeof(*g->res));
+    if (g->res == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return false;
+    }
+    return true;
+}
+
 static void read_ops(struct proxy_conn *c, const char *body, size_t len)
 {
     struct proxy_gql *g = c->cur.gql;
     char err[256];
     struct model_gql_http h = {
-        c->cur.method, c->cur.target, c->cur.target_len,    g->ctype[0] != '\0' ? g->ctype : NULL,
-        body,          len,           g->first.gql_max_body};
-    if (!pv_ok(model_gql_http_read(&h, &g->ops, err, sizeof(err)))) {
+        c->cur.method, c->cur.target, c->cur.target_len, g->ctype[0] != '\0' ? g->ctype : NULL,
+        body,          len,           g->max};
+    if (g->rpc ? !read_calls(c, body, len, err, sizeof(err))
+               : !pv_ok(model_gql_http_read(&h, &g->ops, err, sizeof(err)))) {
         refuse(c, err);
         return;
     }
@@ -183,11 +247,13 @@ bool proxy_graphql_hold(struct proxy_conn *c, struct proxy_verdict *v,
     struct proxy_gql *g;
     char why[160];
 
-    bool asked = !v->allow && !v->grant && v->reason == MODEL_REASON_GQL_NO_OPERATION;
-    /* an audit-mode graphql endpoint allows everything, but a request it
-     * cannot read is still refused (the reference's hard deny), and the
-     * audit line names the operations: read them there too */
-    bool audited = v->gql_endpoint && (v->allow || v->grant) && v->route == MODEL_ROUTE_INSPECTED;
+    bool asked = !v->allow && !v->grant &&
+                 (v->reason == MODEL_REASON_GQL_NO_OPERATION || v->reason == MODEL_REASON_RPC_NO_CALL);
+    /* an audit-mode graphql (json-rpc, mcp) endpoint allows everything, but
+     * a request it cannot read is still refused (the reference's hard deny),
+     * and the audit line names the operations: read them there too */
+    bool audited = (v->gql_endpoint || v->rpc_endpoint) && (v->allow || v->grant) &&
+                   v->route == MODEL_ROUTE_INSPECTED;
 
     if ((!asked && !audited) || c->cur.gql != NULL) {
         return false; /* not asked for, or asked again after reading: decided */
@@ -200,6 +266,8 @@ bool proxy_graphql_hold(struct proxy_conn *c, struct proxy_verdict *v,
     c->cur.gql = g;
     g->first = *v;
     g->resume = resume;
+    g->rpc = asked ? v->reason == MODEL_REASON_RPC_NO_CALL : v->rpc_endpoint;
+    g->max = g->rpc ? v->rpc_max_body : v->gql_max_body;
     bool expect = read_fields(c, g);
     g->chunked = r->framing == PROXY_BODY_CHUNKED;
     if (g->encoded && r->framing != PROXY_BODY_NONE) {
@@ -207,9 +275,10 @@ bool proxy_graphql_hold(struct proxy_conn *c, struct proxy_verdict *v,
         refuse(c, "a Content-Encoding other than identity is not read");
         return true;
     }
-    if (r->framing == PROXY_BODY_LENGTH && r->content_length > v->gql_max_body) {
-        snprintf(why, sizeof(why), "body of %llu bytes exceeds graphql_max_body_bytes (%zu)",
-                 (unsigned long long)r->content_length, v->gql_max_body);
+    if (r->framing == PROXY_BODY_LENGTH && r->content_length > g->max) {
+        snprintf(why, sizeof(why), "body of %llu bytes exceeds %s (%zu)",
+                 (unsigned long long)r->content_length,
+                 g->rpc ? "max_body_bytes" : "graphql_max_body_bytes", g->max);
         refuse(c, why);
         return true;
     }
@@ -242,14 +311,14 @@ static void pending_chunked(struct proxy_conn *c, struct proxy_gql *g)
     /* chunk framing costs at most a few bytes per data byte: a client
      * sending more raw bytes than this for a body within the bound is
      * refused rather than buffered */
-    size_t raw_max = g->first.gql_max_body * 8 + 4096;
+    size_t raw_max = g->max * 8 + 4096;
     enum proxy_chunk_status st = PROXY_CHUNK_MORE;
     struct evbuffer_ptr at;
     char why[160];
 
     if (g->data.buf == NULL) {
         proxy_chunk_init(&g->dec);
-        g->data.max = g->first.gql_max_body;
+        g->data.max = g->max;
         g->data.buf = pv_malloc(g->data.max + 1);
         if (g->data.buf == NULL) {
             refuse(c, "out of memory");
@@ -274,8 +343,8 @@ static void pending_chunked(struct proxy_conn *c, struct proxy_gql *g)
         snprintf(why, sizeof(why), "malformed chunked body: %s", g->dec.why);
         refuse(c, why);
     } else if (g->data.over) {
-        snprintf(why, sizeof(why), "chunked body exceeds graphql_max_body_bytes (%zu)",
-                 g->first.gql_max_body);
+        snprintf(why, sizeof(why), "chunked body exceeds %s (%zu)",
+                 g->rpc ? "max_body_bytes" : "graphql_max_body_bytes", g->max);
         refuse(c, why);
     } else if (st == PROXY_CHUNK_DONE) {
         read_ops(c, g->data.buf, g->data.len);

@@ -206,7 +206,27 @@ struct proxy_verdict {
      * let through; NULL when none. Borrowed from the decision's options
      * (proxy_decide_opts.gql / gql_ops): valid while those live. */
     const struct model_gql_op *gql_op;
+    /* the matched endpoint is json-rpc or mcp (rpc_mcp: mcp), with its body
+     * bound and strict_tool_names (docs/semantics.md#rpc-read) */
+    bool rpc_endpoint;
+    bool rpc_mcp;
+    bool rpc_strict;
+    size_t rpc_max_body;
+    /* the call the decision was about (the first refused one of a request,
+     * else the first one audit mode let through); NULL when none. Borrowed
+     * from proxy_decide_opts.rpc_calls. */
+    const struct model_rpc_call *rpc_call;
     char detail[256]; /* reason text, reference wording */
+};
+
+/* One call's own decision (docs/proxy.md#rpc): what its log line and its
+ * JSON-RPC error say. */
+struct proxy_rpc_result {
+    bool allow;
+    bool audit;
+    enum model_reason reason;
+    const char *policy; /* borrowed from the pinned policy */
+    char detail[256];
 };
 
 /* Decision options; NULL means none. 'test_allow_loopback' is the
@@ -220,6 +240,11 @@ struct proxy_decide_opts {
     /* the GraphQL operations of an HTTP request (proxy_graphql.c), NULL:
      * none; each is decided, the first refusal wins; borrowed */
     const struct model_gql_ops *gql_ops;
+    /* the JSON-RPC calls of an HTTP request (proxy_graphql.c reads them),
+     * NULL: none; each is decided, the first refusal is the request's, and
+     * each call's own decision goes to rpc_res[i] (NULL: not kept) */
+    const struct model_rpc_calls *rpc_calls;
+    struct proxy_rpc_result *rpc_res;
 };
 
 /* Connection-level decision for (identity, host, port), destination not yet
@@ -475,6 +500,8 @@ struct proxy_log_event {
     /* the GraphQL operation decided (proxy_verdict.gql_op), NULL: none */
     const struct model_gql_op *gql;
     bool gql_endpoint; /* the decision's endpoint is protocol: graphql */
+    /* the JSON-RPC call of this line, NULL: none (one line per call) */
+    const struct model_rpc_call *rpc;
 };
 /* The "graphql" object of a denial record, a deny body and a denial event:
  * {operation_type, operation_name (only when named), fields} or
@@ -1054,6 +1081,20 @@ bool proxy_graphql_hold(struct proxy_conn *c, struct proxy_verdict *v,
 bool proxy_graphql_pending(struct proxy_conn *c);
 /* The operations read for the current request (NULL: none). Borrowed. */
 const struct model_gql_ops *proxy_graphql_ops(const struct proxy_conn *c);
+/* The JSON-RPC calls read for the current request (NULL: none), and the
+ * array their decisions go to (one per call). Borrowed. */
+const struct model_rpc_calls *proxy_rpc_calls(const struct proxy_conn *c);
+struct proxy_rpc_result *proxy_rpc_results(const struct proxy_conn *c);
+
+/* proxy_rpc.c: replies and lines of JSON-RPC / MCP requests. */
+/* The reply to a refused request on a json-rpc or mcp endpoint: JSON-RPC
+ * errors (docs/semantics.md#rpc-replies), 'detail' when no call was read. */
+void proxy_rpc_deny(struct proxy_conn *c, const struct proxy_verdict *v, const char *detail);
+/* One decision line per call of the current request ('v' is the
+ * request's verdict). False when the request has no calls read: the
+ * caller writes its one line. */
+bool proxy_rpc_log(struct proxy_conn *c, const struct proxy_verdict *v, const char *engine,
+                   const char *method, const char *path, const char *stage);
 void proxy_graphql_free(struct proxy_gql *g);
 
 /* proxy_tunnel.c */

@@ -222,6 +222,15 @@ static void deny_json(struct proxy_log *l, const struct proxy_log_event *e, cons
     if (e->gql != NULL) {
         json_object_set_new(o, "graphql", proxy_gql_json(e->gql)); /* the operation refused */
     }
+    if (e->rpc != NULL) {
+        json_t *call = json_object();
+        json_object_set_new(call, "kind", json_string(model_rpc_kind_name(e->rpc->kind)));
+        json_object_set_new(call, "method", json_string(e->rpc->method));
+        if (e->rpc->tool != NULL) {
+            json_object_set_new(call, "tool", json_string(e->rpc->tool));
+        }
+        json_object_set_new(o, "rpc", call);
+    }
     /* jansson drops values with invalid UTF-8 (NULL from json_string): fine */
     s = json_dumps(o, JSON_COMPACT);
     json_decref(o);
@@ -265,6 +274,13 @@ void proxy_log_event(struct proxy_log *l, const struct proxy_log_event *e)
             e->method, severity(e->action), action_name(e->action), exe, pid, e->method, e->host,
             port, e->path != NULL ? e->path : "/", q, e->policy != NULL ? e->policy : "-",
             e->engine != NULL ? " engine:" : "", e->engine != NULL ? e->engine : "");
+    }
+    if (pv_ok(r) && e->rpc != NULL) {
+        /* names escaped (\xHH outside 0x21..0x7E, and \ [ ] = "): a method
+         * or tool name cannot forge a field of the line */
+        char call[2 * MODEL_RPC_MAX_NAME * 4 + 32];
+        model_rpc_call_describe(e->rpc, call, sizeof(call));
+        r = pv_dynbuf_printf(&l->buf, " [rpc:%s]", call);
     }
     if (pv_ok(r) && e->action != PROXY_LOG_ALLOWED) {
         r = pv_dynbuf_printf(&l->buf, " [reason:%s]", reason);

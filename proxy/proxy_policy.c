@@ -137,7 +137,56 @@ static void verdict_from(const struct model_decision *d, const struct proxy_iden
     v->endpoint = d->endpoint;
     v->gql_max_body = model_endpoint_gql_max_body(d->endpoint);
     v->gql_endpoint = model_endpoint_is_graphql(d->endpoint);
+    v->rpc_endpoint = model_endpoint_is_rpc(d->endpoint, &v->rpc_mcp);
+    v->rpc_strict = model_endpoint_rpc_strict_tools(d->endpoint);
+    v->rpc_max_body = model_endpoint_rpc_max_body(d->endpoint);
+    v->rpc_call = NULL;
     snprintf(v->detail, sizeof(v->detail), "%s", d->detail);
+}
+
+/* A request's JSON-RPC calls (docs/semantics.md#rpc-batch): each decided
+ * as a request of its own, its result kept in o->rpc_res; the request's
+ * verdict is the first refused call's, else the first audited call's, else
+ * the last call's. */
+static void run_rpc(const struct proxy_policy *p, const struct proxy_identity *id,
+                    struct model_request *r, const struct proxy_decide_opts *o,
+                    struct proxy_verdict *v)
+{
+    const struct model_rpc_calls *k = o->rpc_calls;
+    size_t pick = SIZE_MAX;
+    size_t audited = SIZE_MAX;
+    struct model_decision d;
+
+    for (size_t i = 0; i < k->ncalls; i++) {
+        r->rpc = &k->calls[i];
+        memset(&d, 0, sizeof(d));
+        model_decide(p->model, r, &d);
+        verdict_from(&d, id, v);
+        if (o->rpc_res != NULL) {
+            struct proxy_rpc_result *res = &o->rpc_res[i];
+            res->allow = v->allow;
+            res->audit = v->audit;
+            res->reason = v->reason;
+            res->policy = v->policy;
+            snprintf(res->detail, sizeof(res->detail), "%s", v->detail);
+        }
+        if (!v->allow && pick == SIZE_MAX) {
+            pick = i;
+        }
+        if (v->audit && audited == SIZE_MAX) {
+            audited = i;
+        }
+    }
+    if (pick == SIZE_MAX) {
+        pick = audited;
+    }
+    if (pick != SIZE_MAX && pick + 1 != k->ncalls) {
+        r->rpc = &k->calls[pick];
+        memset(&d, 0, sizeof(d));
+        model_decide(p->model, r, &d);
+        verdict_from(&d, id, v);
+    }
+    v->rpc_call = pick != SIZE_MAX ? &k->calls[pick] : &k->calls[k->ncalls - 1];
 }
 
 void proxy_gql_describe(const struct model_gql_op *op, char *buf, size_t len)
@@ -256,6 +305,10 @@ static void run(const struct proxy_policy *p, const struct proxy_identity *id, c
     r.test_loopback = o != NULL && o->test_allow_loopback;
     r.prefer_opaque = o != NULL && o->prefer_opaque;
     r.gql = o != NULL ? o->gql : NULL;
+    if (o != NULL && o->rpc_calls != NULL && o->rpc_calls->ncalls > 0 && method != NULL) {
+        run_rpc(p, id, &r, o, v);
+        return;
+    }
     /* a GraphQL request runs every operation it carries (a batch): each
      * is decided, and the first refusal is the request's (proxy_graphql.c);
      * when audit mode let one through, the request is audited and its line

@@ -184,6 +184,8 @@ static void check_addrs(struct proxy_conn *c)
     /* an upgrade is carried only by an opaque route: prefer an entry with one */
     o.prefer_opaque = !connect && c->cur.req != NULL && c->cur.req->upgrade;
     o.gql_ops = connect ? NULL : proxy_graphql_ops(c);
+    o.rpc_calls = connect ? NULL : proxy_rpc_calls(c);
+    o.rpc_res = connect ? NULL : proxy_rpc_results(c);
     memset(&first, 0, sizeof(first));
     for (size_t i = 0; i < c->naddrs; i++) {
         proxy_decide_dest(c->pol, c->id, c->host, strlen(c->host), c->port, m, t, tl, &c->addrs[i],
@@ -1005,6 +1007,8 @@ void proxy_relay_forward_decide(struct proxy_conn *c)
 
     o.prefer_opaque = c->cur.req != NULL && c->cur.req->upgrade;
     o.gql_ops = proxy_graphql_ops(c);
+    o.rpc_calls = proxy_rpc_calls(c);
+    o.rpc_res = proxy_rpc_results(c);
     proxy_decide_request(c->pol, c->id, c->host, strlen(c->host), c->port, c->cur.method,
                          c->cur.target, rl, &o, &v);
     /* a graphql endpoint decides by the operations: read them first */

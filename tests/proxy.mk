@@ -50,14 +50,15 @@ PROXY_E2E = tests/e2e/proxy_forward.sh tests/e2e/proxy_connect.sh \
 	tests/e2e/proxy_identity.sh tests/e2e/proxy_ssrf.sh tests/e2e/proxy_tls.sh \
 	tests/e2e/proxy_reload.sh tests/e2e/proxy_diff.sh tests/e2e/proxy_smuggle.sh \
 	tests/e2e/proxy_flood.sh tests/e2e/proxy_framing.sh tests/e2e/proxy_ops.sh \
-	tests/e2e/proxy_graphql.sh tests/e2e/proxy_websocket.sh tests/e2e/proxy_attacks_ws_cred.sh
+	tests/e2e/proxy_graphql.sh tests/e2e/proxy_websocket.sh tests/e2e/proxy_attacks_ws_cred.sh \
+	tests/e2e/proxy_rpc.sh
 TESTS += $(PROXY_E2E)
 # proviso sandbox run (docs/sandbox.md): root only, skipped otherwise
 TESTS += tests/e2e/sandbox.sh tests/e2e/sandbox_advisor.sh tests/e2e/sandbox_clients.sh \
 	tests/e2e/sandbox_identity.sh
 EXTRA_DIST += tests/e2e/sandbox.sh tests/e2e/sandbox_escape.py tests/e2e/sandbox_advisor.sh \
 	tests/e2e/sandbox_clients.sh tests/e2e/sandbox_identity.sh
-EXTRA_DIST += $(PROXY_E2E) tests/e2e/proxy_lib.sh tests/e2e/gql_upstream.py tests/e2e/ws_echo.py \
+EXTRA_DIST += $(PROXY_E2E) tests/e2e/proxy_lib.sh tests/e2e/gql_upstream.py tests/e2e/rpc_upstream.py tests/e2e/ws_echo.py \
 	tests/e2e/ws_client.py tests/e2e/ws_attack.py
 
 # credential placeholders (proxy_cred.c): the rewriter's tables and the e2e

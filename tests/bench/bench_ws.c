@@ -79,7 +79,7 @@ int main(int argc, char **argv)
     char err[512];
     struct proxy_policy *pol;
     struct proxy_identity id;
-    struct proxy_decide_opts o = {false, false, NULL, NULL};
+    struct proxy_decide_opts o = {false, false, NULL, NULL, NULL, NULL};
     struct model_ip ip;
     static const char rest_t[] = "/v1/items?page=2&per_page=50";
     static const char ws_t[] = "/v1/realtime?model=m1";
