@@ -434,8 +434,7 @@ static bool l7rule_is_empty(const struct model_l7rule *r)
 {
     return str_empty(r->method.s) && str_empty(r->path.s) && str_empty(r->command.s) &&
            str_empty(r->operation_type.s) && str_empty(r->operation_name.s) && r->fields.n == 0 &&
-           str_empty(r->tool.s) &&
-           (r->params == NULL || json_object_size(r->params) == 0);
+           str_empty(r->tool.s) && (r->params == NULL || json_object_size(r->params) == 0);
 }
 
 static bool gql_operation_type_valid(const char *s)

@@ -66,7 +66,8 @@ static void check_name_matcher(struct vctx *c, const struct model_l7rule *r, con
                            where);
         return;
     }
-    json_object_foreach ((json_t *)(uintptr_t)v, k, x) {
+    json_object_foreach((json_t *)(uintptr_t)v, k, x)
+    {
         if (strcmp(k, "glob") != 0 && strcmp(k, "any") != 0) {
             model_vd_report_l7(c, r->mark,
                                "%s.params.name: unknown matcher keys; only `glob` or `any` are "
@@ -85,10 +86,11 @@ static void check_name_matcher(struct vctx *c, const struct model_l7rule *r, con
     } else if (any != NULL && (!json_is_array(any) || json_array_size(any) == 0)) {
         model_vd_report_l7(c, r->mark, "%s.params.name.any: list must not be empty", where);
     } else if (any != NULL) {
-        json_array_foreach (any, i, x) {
+        json_array_foreach(any, i, x)
+        {
             if (!json_is_string(x)) {
-                model_vd_report_l7(c, r->mark,
-                                   "%s.params.name.any: all values must be strings", where);
+                model_vd_report_l7(c, r->mark, "%s.params.name.any: all values must be strings",
+                                   where);
                 return;
             }
         }
@@ -108,7 +110,8 @@ static void check_params(struct vctx *c, const struct model_l7rule *r, const cha
         model_vd_report_l7(c, r->mark, "%s.params: expected map of matchers", where);
         return;
     }
-    json_object_foreach (r->params, k, x) {
+    json_object_foreach(r->params, k, x)
+    {
         if (strcmp(k, "name") != 0) {
             model_vd_report_l7(c, r->mark,
                                "%s.params.%s: MCP tool argument matching is not supported yet",
@@ -201,17 +204,16 @@ static void check_mcp_rule(struct vctx *c, const struct model_endpoint *e,
                            const struct model_l7rule *r, const char *where, bool deny)
 {
     struct model_mark mm = mark_or(r->method.mark, r->mark);
-    const json_t *pname = r->params != NULL && json_is_object(r->params)
-                              ? json_object_get(r->params, "name")
-                              : NULL;
+    const json_t *pname =
+        r->params != NULL && json_is_object(r->params) ? json_object_get(r->params, "name") : NULL;
     bool has_tool = r->tool.s != NULL || pname != NULL;
 
     if (r->params != NULL) {
         check_params(c, r, where);
     }
     if (r->tool.s != NULL && pname != NULL) {
-        model_vd_report_l7(c, r->mark, "%s: MCP rules must use either tool or params.name, not both",
-                           where);
+        model_vd_report_l7(c, r->mark,
+                           "%s: MCP rules must use either tool or params.name, not both", where);
     }
     if (!str_empty(r->method.s)) {
         const char *m = r->method.s;
@@ -235,9 +237,8 @@ static void check_mcp_rule(struct vctx *c, const struct model_endpoint *e,
                                where, m);
         }
     } else if (!deny && !has_tool && !e->mcp_allow_all_known_methods) {
-        model_vd_report_l7(c, mm,
-                           "%s.method: required when mcp.allow_all_known_mcp_methods is false",
-                           where);
+        model_vd_report_l7(
+            c, mm, "%s.method: required when mcp.allow_all_known_mcp_methods is false", where);
     }
     if (has_tool) {
         check_tools(c, e, r, where);
@@ -300,8 +301,7 @@ void model_vd_check_rpc(struct vctx *c, const struct model_endpoint *e)
     /*= docs/semantics.md#rpc-validation
      *# a `max_body_bytes` over 16 MiB */
     if (limit > MODEL_RPC_MAX_BODY_CEILING) {
-        model_vd_report_l7(c, e->mark,
-                           "%s.max_body_bytes must be at most %u (16 MiB), got %u",
+        model_vd_report_l7(c, e->mark, "%s.max_body_bytes must be at most %u (16 MiB), got %u",
                            mcp ? "mcp" : "json_rpc", MODEL_RPC_MAX_BODY_CEILING, limit);
     }
     for (size_t i = 0; i < e->nrules + e->ndeny; i++) {

@@ -328,8 +328,7 @@ static bool log_calls(struct proxy_conn *c, const struct proxy_verdict *v, const
             a = PROXY_LOG_DENIED;
             reason = why;
             snprintf(why, sizeof(why), "%s",
-                     some_denied ? "not sent: another call of this batch was denied"
-                                 : v->detail);
+                     some_denied ? "not sent: another call of this batch was denied" : v->detail);
         } else if (res[i].audit) {
             a = PROXY_LOG_AUDIT;
         }

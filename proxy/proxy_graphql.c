@@ -195,8 +195,7 @@ static bool read_fields(struct proxy_conn *c, struct proxy_gql *g)
 /* Read the operations from the target and 'body' ('len' bytes) and go on
  * with the decision. The body stays in the client's input for the relay. */
 /* The JSON-RPC calls of the request (its body is 'body', 'len' bytes). */
-static bool read_calls(struct proxy_conn *c, const char *body, size_t len, char *err,
-                       size_t errlen)
+static bool read_calls(struct proxy_conn *c, const char *body, size_t len, char *err, size_t errlen)
 {
     struct proxy_gql *g = c->cur.gql;
     struct model_rpc_http h;
@@ -224,9 +223,13 @@ static void read_ops(struct proxy_conn *c, const char *body, size_t len)
 {
     struct proxy_gql *g = c->cur.gql;
     char err[256];
-    struct model_gql_http h = {
-        c->cur.method, c->cur.target, c->cur.target_len, g->ctype[0] != '\0' ? g->ctype : NULL,
-        body,          len,           g->max};
+    struct model_gql_http h = {c->cur.method,
+                               c->cur.target,
+                               c->cur.target_len,
+                               g->ctype[0] != '\0' ? g->ctype : NULL,
+                               body,
+                               len,
+                               g->max};
     if (g->rpc ? !read_calls(c, body, len, err, sizeof(err))
                : !pv_ok(model_gql_http_read(&h, &g->ops, err, sizeof(err)))) {
         refuse(c, err);
@@ -247,8 +250,9 @@ bool proxy_graphql_hold(struct proxy_conn *c, struct proxy_verdict *v,
     struct proxy_gql *g;
     char why[160];
 
-    bool asked = !v->allow && !v->grant &&
-                 (v->reason == MODEL_REASON_GQL_NO_OPERATION || v->reason == MODEL_REASON_RPC_NO_CALL);
+    bool asked =
+        !v->allow && !v->grant &&
+        (v->reason == MODEL_REASON_GQL_NO_OPERATION || v->reason == MODEL_REASON_RPC_NO_CALL);
     /* an audit-mode graphql (json-rpc, mcp) endpoint allows everything, but
      * a request it cannot read is still refused (the reference's hard deny),
      * and the audit line names the operations: read them there too */

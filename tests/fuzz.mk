@@ -129,6 +129,18 @@ tests_fuzz_fuzz_graphql_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_graphql_LDADD = $(JANSSON_LIBS) $(CRYPTO_LIBS)
 endif
 
+# the JSON-RPC / MCP reader (owner: model), same convention
+#   ./tests/fuzz/fuzz_rpc -max_total_time=120 CORPUS_DIR
+if ENABLE_FUZZ
+noinst_PROGRAMS += tests/fuzz/fuzz_rpc
+tests_fuzz_fuzz_rpc_SOURCES = tests/fuzz/fuzz_rpc.c model/model_rpc.h model/model_rpc.c \
+	$(FUZZ_COMMON)
+tests_fuzz_fuzz_rpc_CFLAGS = $(AM_CFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS) $(CRYPTO_CFLAGS) \
+	$(FUZZ_FLAGS)
+tests_fuzz_fuzz_rpc_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_rpc_LDADD = $(JANSSON_LIBS) $(CRYPTO_LIBS)
+endif
+
 # the CLI's YAML-to-JSON reading (model/model_yamljson.c over model_yaml.c),
 # same convention
 if ENABLE_FUZZ
@@ -149,7 +161,8 @@ endif
 FUZZ_TARGETS = tests/fuzz/fuzz_policy_yaml tests/fuzz/fuzz_policy_json \
 	tests/fuzz/fuzz_prover_body tests/fuzz/fuzz_proxy_request tests/fuzz/fuzz_proxy_chunked \
 	tests/fuzz/fuzz_advisor_body tests/fuzz/fuzz_audit_verify tests/fuzz/fuzz_ws_frames \
-	tests/fuzz/fuzz_graphql tests/fuzz/fuzz_cred_rewrite tests/fuzz/fuzz_yaml_json
+	tests/fuzz/fuzz_graphql tests/fuzz/fuzz_cred_rewrite tests/fuzz/fuzz_yaml_json \
+	tests/fuzz/fuzz_rpc
 EXTRA_DIST += tests/fuzz/smoke.sh tests/fuzz/seeds.py tests/fuzz/corpus $(FUZZ_TARGETS:=.dict)
 CLEANFILES += fuzz-smoke.txt fuzz-smoke-*.log
 if ENABLE_FUZZ
