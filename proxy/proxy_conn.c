@@ -47,7 +47,8 @@ static void reply_json(struct proxy_conn *c, unsigned status, const char *error,
 static void log_decision(struct proxy_conn *c, enum proxy_log_action action, const char *engine,
                          const char *method, const char *path, const char *policy,
                          const char *binary, const char *reason, const char *stage,
-                         const struct proxy_verdict *v, const struct model_rpc_call *rpc);
+                         const struct proxy_verdict *v, const struct model_rpc_call *rpc,
+                         bool withheld);
 static void deny_l7(struct proxy_conn *c, const char *error, const struct proxy_verdict *v,
                     const char *detail);
 static void kick_cb(evutil_socket_t fd, short what, void *arg);
@@ -275,7 +276,8 @@ static void reply_json(struct proxy_conn *c, unsigned status, const char *error,
 static void log_decision(struct proxy_conn *c, enum proxy_log_action action, const char *engine,
                          const char *method, const char *path, const char *policy,
                          const char *binary, const char *reason, const char *stage,
-                         const struct proxy_verdict *v, const struct model_rpc_call *rpc)
+                         const struct proxy_verdict *v, const struct model_rpc_call *rpc,
+                         bool withheld)
 {
     struct proxy_log_event e;
 
@@ -296,6 +298,8 @@ static void log_decision(struct proxy_conn *c, enum proxy_log_action action, con
     e.gql = v != NULL ? v->gql_op : NULL;
     e.gql_endpoint = v != NULL && v->gql_endpoint;
     e.rpc = rpc;
+    e.rpc_mcp = v != NULL && v->rpc_mcp;
+    e.rpc_withheld = withheld;
     proxy_log_event(c->srv->log, &e);
     proxy_server_log_touch(c->srv);
     proxy_metrics_decision(&c->srv->metrics, action, stage, c->t_head);
@@ -333,7 +337,7 @@ static bool log_calls(struct proxy_conn *c, const struct proxy_verdict *v, const
             a = PROXY_LOG_AUDIT;
         }
         log_decision(c, a, engine, method, path, res[i].policy != NULL ? res[i].policy : v->policy,
-                     v->binary, reason, stage, v, &k->calls[i]);
+                     v->binary, reason, stage, v, &k->calls[i], !v->allow && res[i].allow);
     }
     return true;
 }
@@ -362,7 +366,7 @@ void proxy_conn_log_verdict(struct proxy_conn *c, const struct proxy_verdict *v,
     /* the reference names no policy for connection-level denials */
     log_decision(c, a, engine, method, path,
                  (!v->allow && !v->grant && proxy_conn_reason_is_l4(v->reason)) ? "-" : v->policy,
-                 v->binary, reason, stage, v, NULL);
+                 v->binary, reason, stage, v, NULL, false);
 }
 
 /* ---------------------------------------------------------------------------
@@ -407,7 +411,8 @@ void proxy_conn_outcome(struct proxy_conn *c, enum proxy_outcome o, const struct
     } else {
         log_decision(c, PROXY_LOG_DENIED, row->engine, m,
                      m != NULL ? proxy_conn_cur_path(c, path, sizeof(path)) : NULL, "-", NULL,
-                     reason != NULL && reason[0] != '\0' ? reason : why, row->stage, NULL, NULL);
+                     reason != NULL && reason[0] != '\0' ? reason : why, row->stage, NULL, NULL,
+                     false);
     }
     switch (row->kind) {
     case PROXY_REPLY_NONE:

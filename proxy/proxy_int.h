@@ -500,8 +500,12 @@ struct proxy_log_event {
     /* the GraphQL operation decided (proxy_verdict.gql_op), NULL: none */
     const struct model_gql_op *gql;
     bool gql_endpoint; /* the decision's endpoint is protocol: graphql */
-    /* the JSON-RPC call of this line, NULL: none (one line per call) */
+    /* the JSON-RPC call of this line, NULL: none (one line per call); its
+     * endpoint is mcp (else json-rpc); withheld: an allowed call not sent
+     * because another call of its batch was denied (no denial to lift) */
     const struct model_rpc_call *rpc;
+    bool rpc_mcp;
+    bool rpc_withheld;
 };
 /* The "graphql" object of a denial record, a deny body and a denial event:
  * {operation_type, operation_name (only when named), fields} or

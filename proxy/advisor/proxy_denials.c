@@ -147,6 +147,9 @@ static void on_denial(void *arg, const struct proxy_log_event *e)
     if (!proxy_advisor_enabled(d->a) || !policy_denial(d->srv, e)) {
         return;
     }
+    if (e->rpc_withheld) {
+        return; /* allowed, only not sent with its batch: no rule is missing */
+    }
     if (json_array_size(d->batch) >= DENIALS_BATCH_MAX) {
         d->dropped++;
         return;
@@ -186,6 +189,18 @@ static void on_denial(void *arg, const struct proxy_log_event *e)
         if (g != NULL) {
             json_object_set_new(o, "graphql", g);
         }
+    }
+    if (e->rpc != NULL) {
+        /* the call refused, for a call rule (advisor_mapper.c); jansson
+         * refuses invalid UTF-8, which the reader never lets through */
+        json_t *k = json_object();
+        json_object_set_new(o, "protocol", json_string(e->rpc_mcp ? "mcp" : "json-rpc"));
+        json_object_set_new(k, "kind", json_string(model_rpc_kind_name(e->rpc->kind)));
+        json_object_set_new(k, "method", json_string(e->rpc->method));
+        if (e->rpc->tool != NULL) {
+            json_object_set_new(k, "tool", json_string(e->rpc->tool));
+        }
+        json_object_set_new(o, "rpc", k);
     }
     json_array_append_new(d->batch, o);
 }

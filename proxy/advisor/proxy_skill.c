@@ -83,43 +83,57 @@
     "   - a GraphQL refusal without `rule_missing`: the proxy could not read one\n"     \
     "     operation (`detail` says why, e.g. a malformed or oversized body, a\n"        \
     "     mutation sent with GET): fix the request; no rule lifts it.\n"                \
-    "   - `layer: \"l4\"`, `type: \"destination\"` (error `ssrf_denied`): a rule\n"     \
-    "     matches, but the address the host resolved to is not admitted. A private\n"   \
-    "     address needs `allowed_ips`; link-local, loopback and cloud metadata\n"       \
-    "     addresses are never allowed.\n"                                               \
-    "   `detail` says why. An HTTPS client often hides the body of a refused\n"         \
-    "   CONNECT: `GET /v1/denials?last=5` shows the refusal as well.\n"                 \
-    "2. **Look before you ask.** `GET /v1/policy/current` shows the rules in force;\n"  \
-    "   `GET /v1/denials?last=5` shows what else was refused recently. Maybe a rule\n"  \
-    "   already exists and only your method or path is missing.\n"                      \
-    "3. **Draft the narrowest rule.** One `addRule` operation:\n"                       \
-    "   - the exact host (never a wildcard such as `*.example.com`) and the exact\n"    \
-    "     port;\n"                                                                      \
-    "   - the exact binary that made the request (`rule_missing.binary`);\n"            \
-    "   - for HTTP APIs, `protocol: rest` with `enforcement: enforce` and one\n"        \
-    "     `allow` rule per method and path you need (a `**` suffix only where the\n"    \
-    "     path really varies); never `access: full`;\n"                                 \
-    "   - never link-local, cloud metadata or loopback addresses, and never\n"          \
-    "     tokens, keys or other secrets in paths or queries (allow paths cannot\n"      \
-    "     hold queries at all).\n"                                                      \
-    "4. **Submit** it with `POST /v1/proposals` and keep `accepted_chunk_ids`. A\n"     \
-    "   rejected chunk comes back in `rejection_reasons`: fix it and resubmit.\n"       \
-    "   `status: already_allowed`: the policy already allows it (`covered_by`);\n"      \
-    "   nothing was stored: retry the request, or ask for what is really missing.\n"    \
-    "5. **Wait** with `GET /v1/proposals/{id}/wait?timeout=300`:\n"                     \
-    "   - `approved` with `policy_reloaded: true`: the proxy enforces the new\n"        \
-    "     policy; retry your original request once;\n"                                  \
-    "   - `approved` with `policy_reloaded: false`: the proxy has not loaded it\n"      \
-    "     yet; wait again (for example `timeout=30`) before retrying;\n"                \
-    "   - `timed_out: true`: still pending (a reviewer may be needed); wait again;\n"   \
-    "     `envelope_note` says why it is not approved automatically, and a\n"           \
-    "     `suggested_rule` is a narrower rule the gateway proved approvable:\n"         \
-    "     propose that one instead;\n"                                                  \
-    "   - `rejected`: read `rejection_reason` and `validation_result`, redraft a\n"     \
-    "     narrower rule or explain to the user why access was refused;\n"               \
-    "   - `application_error` set: the gateway could not evaluate the proposal\n"       \
-    "     (for example the prover is down); it stays pending, never approved.\n"        \
-    "6. **Report** any other non-2xx answer to the user rather than guessing.\n"        \
+    "   - an MCP or JSON-RPC endpoint answers a refused call with a JSON-RPC\n"         \
+    "     error instead of a 403 (your client shows a tool error): code -32001,\n"      \
+    "     and its `data` is the body described here. `type: \"mcp_call\"`\n"            \
+    "     (`protocol: \"mcp\"`) names the `method` and, for `tools/call`, the\n"        \
+    "     `tool`; `type: \"rpc_call\"` (`protocol: \"json-rpc\"`) the `method`.\n"      \
+    "     Ask for an allow rule on that endpoint (same host, port and `path`,\n"        \
+    "     `protocol: mcp` or `json-rpc`, `enforcement: enforce`):\n"                    \
+    "     `{allow: {method: tools/call, tool: NAME}}` for exactly that tool, or\n"      \
+    "     `{allow: {method: M}}` for another method - never `*`, never a glob.\n"       \
+    "     Code -32002: your call was allowed but not sent because another call\n"       \
+    "     of the same batch was refused; code -32600: the proxy could not read\n"       \
+    "     the body (`detail` says why): fix the request, no rule lifts it.\n"
+
+#define SKILL_LOOP_REST                                                                \
+    "   - `layer: \"l4\"`, `type: \"destination\"` (error `ssrf_denied`): a rule\n"    \
+    "     matches, but the address the host resolved to is not admitted. A private\n"  \
+    "     address needs `allowed_ips`; link-local, loopback and cloud metadata\n"      \
+    "     addresses are never allowed.\n"                                              \
+    "   `detail` says why. An HTTPS client often hides the body of a refused\n"        \
+    "   CONNECT: `GET /v1/denials?last=5` shows the refusal as well.\n"                \
+    "2. **Look before you ask.** `GET /v1/policy/current` shows the rules in force;\n" \
+    "   `GET /v1/denials?last=5` shows what else was refused recently. Maybe a rule\n" \
+    "   already exists and only your method or path is missing.\n"                     \
+    "3. **Draft the narrowest rule.** One `addRule` operation:\n"                      \
+    "   - the exact host (never a wildcard such as `*.example.com`) and the exact\n"   \
+    "     port;\n"                                                                     \
+    "   - the exact binary that made the request (`rule_missing.binary`);\n"           \
+    "   - for HTTP APIs, `protocol: rest` with `enforcement: enforce` and one\n"       \
+    "     `allow` rule per method and path you need (a `**` suffix only where the\n"   \
+    "     path really varies); never `access: full`;\n"                                \
+    "   - never link-local, cloud metadata or loopback addresses, and never\n"         \
+    "     tokens, keys or other secrets in paths or queries (allow paths cannot\n"     \
+    "     hold queries at all).\n"                                                     \
+    "4. **Submit** it with `POST /v1/proposals` and keep `accepted_chunk_ids`. A\n"    \
+    "   rejected chunk comes back in `rejection_reasons`: fix it and resubmit.\n"      \
+    "   `status: already_allowed`: the policy already allows it (`covered_by`);\n"     \
+    "   nothing was stored: retry the request, or ask for what is really missing.\n"   \
+    "5. **Wait** with `GET /v1/proposals/{id}/wait?timeout=300`:\n"                    \
+    "   - `approved` with `policy_reloaded: true`: the proxy enforces the new\n"       \
+    "     policy; retry your original request once;\n"                                 \
+    "   - `approved` with `policy_reloaded: false`: the proxy has not loaded it\n"     \
+    "     yet; wait again (for example `timeout=30`) before retrying;\n"               \
+    "   - `timed_out: true`: still pending (a reviewer may be needed); wait again;\n"  \
+    "     `envelope_note` says why it is not approved automatically, and a\n"          \
+    "     `suggested_rule` is a narrower rule the gateway proved approvable:\n"        \
+    "     propose that one instead;\n"                                                 \
+    "   - `rejected`: read `rejection_reason` and `validation_result`, redraft a\n"    \
+    "     narrower rule or explain to the user why access was refused;\n"              \
+    "   - `application_error` set: the gateway could not evaluate the proposal\n"      \
+    "     (for example the prover is down); it stays pending, never approved.\n"       \
+    "6. **Report** any other non-2xx answer to the user rather than guessing.\n"       \
     "\n"
 
 #define SKILL_EXAMPLE                                                                          \
@@ -160,14 +174,16 @@
     "decides. Proposals for names starting with `_provider_`, and for internal or\n"           \
     "metadata addresses, are refused outright.\n"
 
-static char skill[sizeof(SKILL_API) + sizeof(SKILL_LOOP) + sizeof(SKILL_EXAMPLE)];
+static char
+    skill[sizeof(SKILL_API) + sizeof(SKILL_LOOP) + sizeof(SKILL_LOOP_REST) + sizeof(SKILL_EXAMPLE)];
 static size_t skill_len;
 
 const char *proxy_skill_text(void)
 {
     if (skill_len == 0) {
         /* first use, on the loop thread (or a test): the text never changes */
-        int n = snprintf(skill, sizeof(skill), "%s%s%s", SKILL_API, SKILL_LOOP, SKILL_EXAMPLE);
+        int n = snprintf(skill, sizeof(skill), "%s%s%s%s", SKILL_API, SKILL_LOOP, SKILL_LOOP_REST,
+                         SKILL_EXAMPLE);
         skill_len = n > 0 && (size_t)n < sizeof(skill) ? (size_t)n : 0;
     }
     return skill;
