@@ -154,6 +154,10 @@ void model_diags_free(struct model_diags *d);
 size_t model_diags_count(const struct model_diags *d);
 /* "FILE:LINE:COL: message" (borrowed; valid until the diags are freed). */
 const char *model_diags_line(struct model_diags *d, size_t i);
+/* Reorder the diagnostics by line, then column (stable; unlocated ones
+ * last), so that one file's problems read top to bottom. Only meaningful
+ * when they all point into one file. */
+void model_diags_sort(struct model_diags *d);
 /* Just the message text of diagnostic i (borrowed). */
 const char *model_diags_msg(const struct model_diags *d, size_t i);
 /* Does some diagnostic say the loader ran out of memory (the message
