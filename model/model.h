@@ -274,8 +274,9 @@ enum model_warning {
     MODEL_WARN_GQL_NO_UPGRADE,  /* websocket GraphQL rules without a GET rule for the upgrade */
     MODEL_WARN_GQL_PERSISTED,   /* a persisted registry under persisted_queries: deny */
     MODEL_WARN_GQL_SHADOWED,    /* another endpoint on the host:port also grants the GraphQL path */
+    MODEL_WARN_NOT_ENFORCED,    /* a field proviso accepts and does not apply (reference-compat) */
 };
-#define MODEL_WARN__COUNT 10
+#define MODEL_WARN__COUNT 11
 #define MODEL_WARN_FS 1u /* flag: also look binaries up on this host's filesystem */
 
 /* The stable code ("l7-audit", ...). Static string. */
