@@ -275,8 +275,10 @@ enum model_warning {
     MODEL_WARN_GQL_PERSISTED,   /* a persisted registry under persisted_queries: deny */
     MODEL_WARN_GQL_SHADOWED,    /* another endpoint on the host:port also grants the GraphQL path */
     MODEL_WARN_NOT_ENFORCED,    /* a field proviso accepts and does not apply (reference-compat) */
+    MODEL_WARN_BLOCKED_HOST,    /* an endpoint host that is always blocked (link-local, metadata) */
+    MODEL_WARN_PATH_QMARK,      /* a path glob with '?', which matches any byte, not a query */
 };
-#define MODEL_WARN__COUNT 11
+#define MODEL_WARN__COUNT 13
 #define MODEL_WARN_FS 1u /* flag: also look binaries up on this host's filesystem */
 
 /* The stable code ("l7-audit", ...). Static string. */

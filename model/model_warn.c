@@ -8,7 +8,9 @@
  * bytes are not inspected), a rule without binaries (it matches nothing), a
  * relative binary path (it matches nothing: binaries are absolute), a
  * literal binary path that does not exist here, an HTTP rule method no
- * client sends ("GTE": the rule is dead; with a did-you-mean), and the fields proviso accepts and does not apply where
+ * client sends ("GTE": the rule is dead; with a did-you-mean), a link-local
+ * or metadata host (always blocked), a '?' in a path glob (one character,
+ * not a query), and the fields proviso accepts and does not apply where
  * running without them grants nothing more (docs/reference-compat.md#unenforced;
  * the others the validator refuses). Each has a stable code
  * (warn[] below, docs/semantics.md#warnings).
@@ -33,6 +35,8 @@ static const char *const warn_codes[MODEL_WARN__COUNT] = {
     [MODEL_WARN_GQL_PERSISTED] = "persisted-unused",
     [MODEL_WARN_GQL_SHADOWED] = "graphql-shadowed",
     [MODEL_WARN_NOT_ENFORCED] = "not-enforced",
+    [MODEL_WARN_BLOCKED_HOST] = "blocked-host",
+    [MODEL_WARN_PATH_QMARK] = "path-question-mark",
 };
 
 /* The methods an HTTP rule can match (docs/semantics.md#methods: the RFC 9110
@@ -227,6 +231,60 @@ static void unenforced_policy(const struct model_policy *p, model_warn_fn fn, vo
     }
 }
 
+/*= docs/semantics.md#warnings
+ *# `blocked-host` | an endpoint host that is link-local */
+static void blocked_host_warning(const struct model_policy *p, const char *key,
+                                 const struct model_endpoint *e, model_warn_fn fn, void *arg)
+{
+    const char *h = e->host.s;
+    struct model_ip ip;
+    char msg[320];
+
+    if (h == NULL || h[0] == '\0') {
+        return;
+    }
+    if (!(model_ip_parse(h, strlen(h), &ip) && model_ip_is_link_local(&ip)) &&
+        !model_host_is_metadata_name(h, strlen(h))) {
+        return;
+    }
+    (void)snprintf(msg, sizeof(msg),
+                   "rule '%s': host '%s' is link-local or a cloud metadata name: the proxy always "
+                   "blocks it, so this endpoint reaches nothing (the prover reports granting it "
+                   "as link_local_reach)",
+                   key, h);
+    warn_at(p, MODEL_WARN_BLOCKED_HOST, e->host.mark, fn, arg, msg);
+}
+
+/* Whether glob 's' has a '?' that is not escaped. */
+static bool has_qmark(const char *s)
+{
+    for (; s != NULL && *s != '\0'; s++) {
+        if (*s == '\\' && s[1] != '\0') {
+            s++;
+        } else if (*s == '?') {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*= docs/semantics.md#warnings
+ *# `path-question-mark` | an endpoint or rule `path` with an unescaped `?` */
+static void qmark_warning(const struct model_policy *p, const char *key, const struct model_sval *v,
+                          struct model_mark fallback, model_warn_fn fn, void *arg)
+{
+    char msg[320];
+
+    if (!has_qmark(v->s)) {
+        return;
+    }
+    (void)snprintf(msg, sizeof(msg),
+                   "rule '%s': path '%s': '?' in a path glob matches any one character, it does "
+                   "not start a query (match the query with 'query:')",
+                   key, v->s);
+    warn_at(p, MODEL_WARN_PATH_QMARK, v->mark.line > 0 ? v->mark : fallback, fn, arg, msg);
+}
+
 static void endpoint_warnings(const struct model_policy *p, const struct model_rule *r,
                               const struct model_endpoint *e, model_warn_fn fn, void *arg)
 {
@@ -266,6 +324,15 @@ static void endpoint_warnings(const struct model_policy *p, const struct model_r
         }
     }
     gql_warnings(p, key, e, fn, arg);
+    blocked_host_warning(p, key, e, fn, arg);
+    if (e->path.s != NULL) {
+        qmark_warning(p, key, &e->path, e->mark, fn, arg);
+    }
+    for (size_t i = 0; i < e->nrules + e->ndeny; i++) {
+        const struct model_l7rule *l = i < e->nrules ? &e->rules[i] : &e->deny_rules[i - e->nrules];
+
+        qmark_warning(p, key, &l->path, l->mark, fn, arg);
+    }
     unenforced_endpoint(p, key, e, fn, arg);
 }
 

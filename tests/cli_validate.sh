@@ -160,6 +160,19 @@ case_ "warnings in line order, then ok" order.yaml 0 "order.yaml:5:16: warning: 
 order.yaml:9:16: warning: rule 'b': wildcard host '*.b.example.com' matches every name it covers, now and later [wildcard-host]
 order.yaml: ok"
 
+# an always-blocked (link-local, metadata) host: a warning, not an error
+printf "${HEAD}      - host: 169.254.169.254\n        port: 80\n      - host: metadata.google.internal\n        port: 80\n${BINS}" >meta.yaml
+case_ "link-local and metadata hosts warn" meta.yaml 0 "meta.yaml:5:15: warning: rule 'r': host '169.254.169.254' is link-local or a cloud metadata name: the proxy always blocks it, so this endpoint reaches nothing (the prover reports granting it as link_local_reach) [blocked-host]
+meta.yaml:7:15: warning: rule 'r': host 'metadata.google.internal' is link-local or a cloud metadata name: the proxy always blocks it, so this endpoint reaches nothing (the prover reports granting it as link_local_reach) [blocked-host]
+meta.yaml: ok"
+
+# '?' in a path glob is one character, not a query; an escaped one is not warned
+printf "${HEAD}      - host: api.example.com\n        port: 443\n        protocol: rest\n\
+        enforcement: enforce\n        rules:\n          - allow: {method: GET, path: '/x?y=1'}\n\
+          - allow: {method: GET, path: '/x\\\\?y'}\n${BINS}" >qm.yaml
+case_ "a '?' in a path warns" qm.yaml 0 "qm.yaml:10:40: warning: rule 'r': path '/x?y=1': '?' in a path glob matches any one character, it does not start a query (match the query with 'query:') [path-question-mark]
+qm.yaml: ok"
+
 # binary for binaries: the singular gets its did-you-mean
 printf "${HEAD}      - host: api.example.com\n        port: 443\n    binary:\n      - path: /usr/bin/curl\n" >sing.yaml
 case_ "binary: did you mean binaries" sing.yaml 2 \
