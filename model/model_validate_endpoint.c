@@ -279,6 +279,37 @@ static const char *host_syntax_error(const char *host, size_t len, char *buf, si
     }
 }
 
+/* A host written as a URL or with its port ("https://api.x.com/v1",
+ * "api.x.com:443"): append to 'why' (in 'buf') what to write instead.
+ * Returns 'why' unchanged for any other host. */
+static const char *url_hint(const char *host, const char *why, char *buf, size_t buflen)
+{
+    const char *scheme = strstr(host, "://");
+    const char *name = scheme != NULL ? scheme + 3 : host;
+    size_t n = strcspn(name, "/:?#");
+    const char *port = name[n] == ':' ? name + n + 1 : NULL;
+    size_t plen = port != NULL ? strspn(port, "0123456789") : 0;
+    char w[160];
+
+    if (port != NULL && (plen == 0 || (port[plen] != '\0' && port[plen] != '/'))) {
+        port = NULL; /* not a port: no hint about one */
+    }
+    if ((scheme == NULL && strchr(host, '/') == NULL && port == NULL) || n == 0) {
+        return why;
+    }
+    (void)snprintf(w, sizeof(w), "%s", why);
+    if (port != NULL) {
+        (void)snprintf(buf, buflen,
+                       "%s; a host is a name, not a URL: write host: %.*s and "
+                       "port: %.*s",
+                       w, (int)n, name, (int)plen, port);
+    } else {
+        (void)snprintf(buf, buflen, "%s; a host is a name, not a URL: write host: %.*s", w, (int)n,
+                       name);
+    }
+    return buf;
+}
+
 /* Host checks and normalisation (a whitespace-only host becomes ""). */
 /* long: the host checks in the reference's message order (hostless, wildcard shape, IP literal,
  * pattern), each adding at most one diagnostic */
@@ -292,6 +323,7 @@ static void check_host(struct vctx *c, struct model_endpoint *e)
     bool bad_shape = false;
     struct model_ip ip;
     char buf[160];
+    char hint[480];
     const char *why = NULL;
 
     if (hostless && e->host.s != NULL) {
@@ -320,6 +352,9 @@ static void check_host(struct vctx *c, struct model_endpoint *e)
                 c->name, e->host.s);
         } else {
             why = tcp_selector_error(e->host.s, buf, sizeof(buf));
+        }
+        if (why != NULL) {
+            why = url_hint(e->host.s, why, hint, sizeof(hint));
         }
         if (why != NULL) {
             model_vd_report(c, hm,
@@ -390,6 +425,7 @@ static void check_host(struct vctx *c, struct model_endpoint *e)
     }
     why = host_syntax_error(host, len, buf, sizeof(buf));
     if (why != NULL) {
+        why = url_hint(host, why, hint, sizeof(hint));
         model_vd_report(c, hm, "network policy '%s': invalid host pattern '%s': %s", c->name, host,
                         why);
         return;
