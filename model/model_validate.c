@@ -78,6 +78,9 @@
  *           are needed.
  *       protocol tcp does not support L7-only fields: LIST; remove those fields
  *       path must start with '/' or be '**'
+ *       rules[I].allow.path 'P' must start with '/' or '**': a request path always starts
+ *           with '/', so it would match nothing                         (ours)
+ *       deny_rules[I].path 'P' must start with '/' or '**': ...        (ours)
  *       persisted_queries must be 'deny' or 'allow_registered', got 'V'
  *       SQL enforcement requires full SQL parsing; use enforcement: audit
  *       tls: skip cannot be enforced (the proxy does not inspect skipped TLS, so the

@@ -634,6 +634,24 @@ static void check_query_shapes(struct vctx *c, const struct model_l7rule *r, siz
     }
 }
 
+/*= docs/semantics.md#validation
+ *# endpoint or rule paths not starting with `/` (or `**`)
+ * A request path always starts with '/' (#canonical-path), so a rule path
+ * that does not matches nothing: a dead allow rule, or a deny rule that
+ * silently denies nothing. */
+static void check_rule_path(struct vctx *c, const struct model_l7rule *r, size_t ri, bool deny)
+{
+    const char *s = r->path.s;
+
+    if (str_empty(s) || s[0] == '/' || starts_with(s, "**")) {
+        return;
+    }
+    model_vd_report_l7(c, mark_or(r->path.mark, r->mark),
+                       "%s[%zu]%s.path '%s' must start with '/' or '**': a request path always "
+                       "starts with '/', so it would match nothing",
+                       deny ? "deny_rules" : "rules", ri, deny ? "" : ".allow", s);
+}
+
 /* Unknown values of tls, enforcement, access and protocol. */
 static void check_l7_values(struct vctx *c, const struct model_endpoint *e, bool proto_known,
                             bool tls_known, bool access_known)
@@ -768,6 +786,12 @@ static void check_l7_fields(struct vctx *c, const struct model_endpoint *e)
     if (!str_empty(e->path.s) && e->path.s[0] != '/' && strcmp(e->path.s, "**") != 0) {
         model_vd_report_l7(c, mark_or(e->path.mark, e->mark),
                            "path must start with '/' or be '**'");
+    }
+    for (size_t i = 0; i < e->nrules; i++) {
+        check_rule_path(c, &e->rules[i], i, false);
+    }
+    for (size_t i = 0; i < e->ndeny; i++) {
+        check_rule_path(c, &e->deny_rules[i], i, true);
     }
     if (!str_empty(e->persisted_queries.s) && !str_in(e->persisted_queries.s, pq_modes)) {
         model_vd_report_l7(c, mark_or(e->persisted_queries.mark, e->mark),

@@ -173,6 +173,11 @@ printf "${HEAD}      - host: api.example.com\n        port: 443\n        protoco
 case_ "a '?' in a path warns" qm.yaml 0 "qm.yaml:10:40: warning: rule 'r': path '/x?y=1': '?' in a path glob matches any one character, it does not start a query (match the query with 'query:') [path-question-mark]
 qm.yaml: ok"
 
+# a rule path without its leading '/' matches nothing: an error
+printf "${HEAD}      - host: api.example.com\n        port: 443\n        protocol: rest\n\
+        enforcement: enforce\n        rules:\n          - allow: {method: GET, path: api/v1}\n${BINS}" >rel.yaml
+case_ "a rule path without '/' is refused" rel.yaml 2 "rel.yaml:10:40: network policy 'r': endpoint 0 has invalid L7 configuration: rules[0].allow.path 'api/v1' must start with '/' or '**': a request path always starts with '/', so it would match nothing"
+
 # a host written as a URL: the message says what to write
 printf "${HEAD}      - host: https://api.example.com:8443/v1\n        port: 443\n${BINS}" >url.yaml
 case_ "a URL as host: a hint" url.yaml 2 "url.yaml:5:15: network policy 'r': invalid host pattern 'https://api.example.com:8443/v1': invalid character 0x3a (a host is letters, digits, '-', '_', '.' and '*'); a host is a name, not a URL: write host: api.example.com and port: 8443"
