@@ -118,13 +118,13 @@ static void on_warning(void *arg, enum model_warning w, const char *file, uint32
     } else {
         snprintf(where, sizeof(where), "%s", file != NULL ? file : "-");
     }
-    nv = realloc(ws->v, (ws->n + 1) * sizeof(*nv));
+    nv = pv_realloc(ws->v, (ws->n + 1) * sizeof(*nv));
     if (nv == NULL) {
         ws->nomem = true;
         return;
     }
     ws->v = nv;
-    nv[ws->n] = (struct warn_item){w, line, col, ws->n, strdup(where), strdup(msg)};
+    nv[ws->n] = (struct warn_item){w, line, col, ws->n, pv_strdup(where), pv_strdup(msg)};
     if (nv[ws->n].where == NULL || nv[ws->n].msg == NULL) {
         free(nv[ws->n].where);
         free(nv[ws->n].msg);
