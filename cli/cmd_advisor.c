@@ -188,6 +188,30 @@ static void usage_group(FILE *f, const char *group)
     fprintf(f, "\n%s\n", ADV_EXIT);
 }
 
+/* --status: one of the states its option row names (the advisor refuses
+ * any other, but that is the user's typo, not the advisor's error): -1 when
+ * it is, else the usage exit status after a message with a did-you-mean. */
+static int check_status(const struct pv_cmd *cmd, const char *status)
+{
+    const char *states = optdefs[CLI_O_STATUS].arg;
+    size_t n = strlen(status);
+    char near[32];
+    const char *m;
+
+    for (const char *w = states; *w != '\0';) {
+        size_t len = strcspn(w, "|");
+
+        if (len == n && memcmp(w, status, n) == 0) {
+            return -1;
+        }
+        w += len + (w[len] == '|');
+    }
+    m = pv_closest_word(status, states, near, sizeof(near));
+    return pv_args_usage(cmd, "unknown status '%s'%s%s%s: expected one of %s", status,
+                         m != NULL ? " (did you mean '" : "", m != NULL ? m : "",
+                         m != NULL ? "'?)" : "", states);
+}
+
 /* Read the command line of 'c' with the common grammar (common/pv_args.h):
  * its option table is the common options plus the row's own. Returns -1 to
  * go on, else the exit status (help: 0, usage error: 2). */
@@ -255,6 +279,9 @@ static int parse(const struct subcmd *c, int argc, char **argv, struct cli_adv *
         return pv_args_usage(&cmd, "unknown format '%s' (text or json)", a->opt[CLI_O_FORMAT]);
     }
     a->json = a->opt[CLI_O_FORMAT] != NULL && strcmp(a->opt[CLI_O_FORMAT], "json") == 0;
+    if (a->opt[CLI_O_STATUS] != NULL) {
+        return check_status(&cmd, a->opt[CLI_O_STATUS]);
+    }
     return -1;
 }
 

@@ -168,6 +168,9 @@ cli 2 rule list sb1 --format yaml
 err_has "unknown format 'yaml'" "an unknown format"
 cli 2 rule list sb1 --status pending --status approved
 err_has "given twice" "an option given twice"
+cli 2 rule list sb1 --status pendng
+err_has "unknown status 'pendng' (did you mean 'pending'?): expected one of pending|approved|rejected|suspended" \
+    "a misspelt --status is a usage error, with the closest state"
 cli 2 settings get --global=yes
 err_has "takes no value" "a flag with a value"
 cli 2 rule get sb1 --chunk-id
@@ -371,8 +374,9 @@ cli 0 rule list sb1 --status=approved
 out_has "no approved chunks in sandbox sb1" "rule list --status=approved"
 cli 0 rule list sb1 --status pending --format=json
 out_has "\"chunk_id\": \"$A\"" "rule list json"
-cli 1 rule list sb1 --status bogus
-err_has "status must be one of pending, approved, rejected" "a bad --status (400)"
+cli 2 rule list sb1 --status bogus
+err_has "unknown status 'bogus': expected one of pending|approved|rejected|suspended" \
+    "a bad --status is a usage error (exit 2), not the advisor's 400"
 cli 0 rule get sb1 --chunk-id "$SHORT_A"
 out_has "chunk $A" "rule get by prefix shows the whole id"
 out_has "status:           pending" "rule get: status"
