@@ -806,6 +806,43 @@ static void scope_segs(const struct cli_adv *a, const char *key, const char *seg
     segs[n] = NULL;
 }
 
+/* After the advisor refused KEY (or KEY VALUE): the key it probably meant,
+ * or the form VALUE takes (common/pv_settings.h), on a line of its own;
+ * the advisor's message stays as it is (docs/reference-compat.md#gateway).
+ * Nothing when the table sees nothing wrong (a 409, a missing sandbox). */
+static void setting_hint(const char *key, const json_t *value)
+{
+    const struct pv_setting_row *row = pv_setting_find(key);
+    const char *near = row == NULL ? pv_setting_closest(key) : NULL;
+    char word[32];
+
+    if (row == NULL) {
+        if (near != NULL) {
+            fprintf(stderr, "proviso: hint: did you mean '%s'?\n", near);
+        }
+        return;
+    }
+    if (value == NULL) {
+        return;
+    }
+    if (row->kind == PV_SETTING_BOOL && !json_is_boolean(value)) {
+        fprintf(stderr, "proviso: hint: %s takes true or false\n", key);
+    } else if (row->kind == PV_SETTING_CHOICE &&
+               !(json_is_string(value) && pv_setting_choice_ok(row, json_string_value(value)))) {
+        near = json_is_string(value)
+                   ? pv_closest_word(json_string_value(value), row->values, word, sizeof(word))
+                   : NULL;
+        fprintf(stderr, "proviso: hint: %s takes one of %s, exactly as written%s%s%s\n", key,
+                row->values, near != NULL ? " (did you mean '" : "", near != NULL ? near : "",
+                near != NULL ? "'?)" : "");
+    } else if (row->kind == PV_SETTING_CIDRS && !json_is_array(value)) {
+        fprintf(stderr,
+                "proviso: hint: %s takes a JSON list of at most %zu canonical CIDRs, "
+                "such as '[\"10.0.0.0/8\"]'\n",
+                key, row->max);
+    }
+}
+
 static int settings_get(struct cli_adv *a)
 {
     const char *segs[6];
@@ -829,6 +866,7 @@ static int settings_get(struct cli_adv *a)
                 fprintf(stderr, " %s", k);
             }
             fputc('\n', stderr);
+            setting_hint(key, NULL);
             cli_answer_clear(&ans);
             return 1;
         }
@@ -870,6 +908,9 @@ static int settings_set(struct cli_adv *a)
     }
     scope_segs(a, a->pos[0], segs);
     rc = cli_adv_simple(a, "PUT", segs, body, settings_text);
+    if (rc != 0) {
+        setting_hint(a->pos[0], value);
+    }
     json_decref(body);
     return rc;
 }
@@ -877,9 +918,14 @@ static int settings_set(struct cli_adv *a)
 static int settings_delete(struct cli_adv *a)
 {
     const char *segs[6];
+    int rc;
 
     scope_segs(a, a->pos[0], segs);
-    return cli_adv_simple(a, "DELETE", segs, NULL, settings_text);
+    rc = cli_adv_simple(a, "DELETE", segs, NULL, settings_text);
+    if (rc != 0) {
+        setting_hint(a->pos[0], NULL);
+    }
+    return rc;
 }
 
 /* ===========================================================================
