@@ -385,8 +385,8 @@ static bool exe_named(pid_t pid, const char *path)
  * longer names it (the thread group's leader exited between the readlink and
  * the open, or the process did): the same as an unreadable exe, no identity
  * and no integrity verdict. */
-static enum pin_result verify_pin(struct proxy_ident_cache *c, pid_t pid, const char *path, char *deny,
-                       size_t dlen)
+static enum pin_result verify_pin(struct proxy_ident_cache *c, pid_t pid, const char *path,
+                                  char *deny, size_t dlen)
 {
     char p[PATH_MAX + 32];
     struct stat st;
