@@ -267,11 +267,12 @@ static int validate_one(const char *path, json_t *files, bool strict)
         rc = 2;
         hint = cli_doc_hint(path, buf, len, CLI_DOC_POLICY);
         model_diags_sort(diags);
-    } else if (!collect_warnings(p, &ws)) {
+    }
+    if (rc == 0 && !collect_warnings(p, &ws)) {
+        /* not "invalid": the file was not shown to be */
         fprintf(stderr, "proviso: %s: out of memory\n", path);
         rc = 2;
-    }
-    if (files != NULL) {
+    } else if (files != NULL) {
         rc = report_json(path, rc, diags, hint, &ws, strict, files);
     } else {
         rc = report_text(path, rc, diags, hint, &ws, strict);
