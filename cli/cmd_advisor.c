@@ -188,6 +188,30 @@ static void usage_group(FILE *f, const char *group)
     fprintf(f, "\n%s\n", ADV_EXIT);
 }
 
+/* --status: one of the states its option row names (the advisor refuses
+ * any other, but that is the user's typo, not the advisor's error): -1 when
+ * it is, else the usage exit status after a message with a did-you-mean. */
+static int check_status(const struct pv_cmd *cmd, const char *status)
+{
+    const char *states = optdefs[CLI_O_STATUS].arg;
+    size_t n = strlen(status);
+    char near[32];
+    const char *m;
+
+    for (const char *w = states; *w != '\0';) {
+        size_t len = strcspn(w, "|");
+
+        if (len == n && memcmp(w, status, n) == 0) {
+            return -1;
+        }
+        w += len + (w[len] == '|');
+    }
+    m = pv_closest_word(status, states, near, sizeof(near));
+    return pv_args_usage(cmd, "unknown status '%s'%s%s%s: expected one of %s", status,
+                         m != NULL ? " (did you mean '" : "", m != NULL ? m : "",
+                         m != NULL ? "'?)" : "", states);
+}
+
 /* Read the command line of 'c' with the common grammar (common/pv_args.h):
  * its option table is the common options plus the row's own. Returns -1 to
  * go on, else the exit status (help: 0, usage error: 2). */
@@ -255,6 +279,9 @@ static int parse(const struct subcmd *c, int argc, char **argv, struct cli_adv *
         return pv_args_usage(&cmd, "unknown format '%s' (text or json)", a->opt[CLI_O_FORMAT]);
     }
     a->json = a->opt[CLI_O_FORMAT] != NULL && strcmp(a->opt[CLI_O_FORMAT], "json") == 0;
+    if (a->opt[CLI_O_STATUS] != NULL) {
+        return check_status(&cmd, a->opt[CLI_O_STATUS]);
+    }
     return -1;
 }
 
@@ -779,6 +806,43 @@ static void scope_segs(const struct cli_adv *a, const char *key, const char *seg
     segs[n] = NULL;
 }
 
+/* After the advisor refused KEY (or KEY VALUE): the key it probably meant,
+ * or the form VALUE takes (common/pv_settings.h), on a line of its own;
+ * the advisor's message stays as it is (docs/reference-compat.md#gateway).
+ * Nothing when the table sees nothing wrong (a 409, a missing sandbox). */
+static void setting_hint(const char *key, const json_t *value)
+{
+    const struct pv_setting_row *row = pv_setting_find(key);
+    const char *near = row == NULL ? pv_setting_closest(key) : NULL;
+    char word[32];
+
+    if (row == NULL) {
+        if (near != NULL) {
+            fprintf(stderr, "proviso: hint: did you mean '%s'?\n", near);
+        }
+        return;
+    }
+    if (value == NULL) {
+        return;
+    }
+    if (row->kind == PV_SETTING_BOOL && !json_is_boolean(value)) {
+        fprintf(stderr, "proviso: hint: %s takes true or false\n", key);
+    } else if (row->kind == PV_SETTING_CHOICE &&
+               !(json_is_string(value) && pv_setting_choice_ok(row, json_string_value(value)))) {
+        near = json_is_string(value)
+                   ? pv_closest_word(json_string_value(value), row->values, word, sizeof(word))
+                   : NULL;
+        fprintf(stderr, "proviso: hint: %s takes one of %s, exactly as written%s%s%s\n", key,
+                row->values, near != NULL ? " (did you mean '" : "", near != NULL ? near : "",
+                near != NULL ? "'?)" : "");
+    } else if (row->kind == PV_SETTING_CIDRS && !json_is_array(value)) {
+        fprintf(stderr,
+                "proviso: hint: %s takes a JSON list of at most %zu canonical CIDRs, "
+                "such as '[\"10.0.0.0/8\"]'\n",
+                key, row->max);
+    }
+}
+
 static int settings_get(struct cli_adv *a)
 {
     const char *segs[6];
@@ -802,6 +866,7 @@ static int settings_get(struct cli_adv *a)
                 fprintf(stderr, " %s", k);
             }
             fputc('\n', stderr);
+            setting_hint(key, NULL);
             cli_answer_clear(&ans);
             return 1;
         }
@@ -843,6 +908,9 @@ static int settings_set(struct cli_adv *a)
     }
     scope_segs(a, a->pos[0], segs);
     rc = cli_adv_simple(a, "PUT", segs, body, settings_text);
+    if (rc != 0) {
+        setting_hint(a->pos[0], value);
+    }
     json_decref(body);
     return rc;
 }
@@ -850,9 +918,14 @@ static int settings_set(struct cli_adv *a)
 static int settings_delete(struct cli_adv *a)
 {
     const char *segs[6];
+    int rc;
 
     scope_segs(a, a->pos[0], segs);
-    return cli_adv_simple(a, "DELETE", segs, NULL, settings_text);
+    rc = cli_adv_simple(a, "DELETE", segs, NULL, settings_text);
+    if (rc != 0) {
+        setting_hint(a->pos[0], NULL);
+    }
+    return rc;
 }
 
 /* ===========================================================================

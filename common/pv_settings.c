@@ -57,3 +57,82 @@ bool pv_setting_choice_ok(const struct pv_setting_row *row, const char *value)
     }
     return false;
 }
+
+/* Edit distance (optimal string alignment) of 'a' (alen) and 'b' (blen);
+ * 3 stands for "more than two" and for words longer than 40 bytes. */
+static size_t distance(const char *a, size_t alen, const char *b, size_t blen)
+{
+    size_t d[41][41];
+
+    if (alen > 40 || blen > 40) {
+        return 3;
+    }
+    for (size_t i = 0; i <= alen; i++) {
+        d[i][0] = i;
+    }
+    for (size_t j = 0; j <= blen; j++) {
+        d[0][j] = j;
+    }
+    for (size_t i = 1; i <= alen; i++) {
+        for (size_t j = 1; j <= blen; j++) {
+            char x = a[i - 1];
+            char y = b[j - 1];
+            size_t best = d[i - 1][j - 1] + (x == y || (x ^ 0x20) == y ? 0 : 1);
+
+            if (d[i - 1][j] + 1 < best) {
+                best = d[i - 1][j] + 1;
+            }
+            if (d[i][j - 1] + 1 < best) {
+                best = d[i][j - 1] + 1;
+            }
+            if (i > 1 && j > 1 && x == b[j - 2] && a[i - 2] == y && d[i - 2][j - 2] + 1 < best) {
+                best = d[i - 2][j - 2] + 1;
+            }
+            d[i][j] = best;
+        }
+    }
+    return d[alen][blen];
+}
+
+const char *pv_closest_word(const char *word, const char *words, char *buf, size_t buflen)
+{
+    const char *best = NULL;
+    size_t bestlen = 0;
+    size_t bestd = 3;
+    size_t n = strlen(word);
+
+    while (words != NULL && *words != '\0') {
+        size_t len = strcspn(words, "|");
+        size_t dist = distance(word, n, words, len);
+
+        if (dist < bestd) {
+            bestd = dist;
+            best = words;
+            bestlen = len;
+        }
+        words += len + (words[len] == '|');
+    }
+    if (best == NULL || bestlen >= buflen) {
+        return NULL;
+    }
+    memcpy(buf, best, bestlen);
+    buf[bestlen] = '\0';
+    return buf;
+}
+
+const char *pv_setting_closest(const char *key)
+{
+    const char *best = NULL;
+    size_t bestd = 3;
+    size_t n = strlen(key);
+
+    for (size_t i = 0; i < PV_ARRAY_LEN(rows); i++) {
+        size_t dist = distance(key, n, rows[i].key, strlen(rows[i].key));
+
+        if (dist < bestd) {
+            bestd = dist;
+            best = rows[i].key;
+        }
+    }
+    return best;
+}

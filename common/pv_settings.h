@@ -76,5 +76,12 @@ const char *pv_setting_keys(void);
 /* 'value' is one of a _CHOICE row's '|'-separated values (exactly); false
  * for other kinds. */
 bool pv_setting_choice_ok(const struct pv_setting_row *row, const char *value);
+/* The word of 'words' (a '|'-separated list, such as a _CHOICE row's
+ * values) closest to 'word', for a did-you-mean: at most two edits away
+ * (case, a swap of neighbours, one inserted, dropped or changed byte each
+ * count one), NULL when none is that close. Writes it into 'buf'. */
+const char *pv_closest_word(const char *word, const char *words, char *buf, size_t buflen);
+/* The key closest to 'key' as pv_closest_word() says (static), or NULL. */
+const char *pv_setting_closest(const char *key);
 
 #endif

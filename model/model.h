@@ -155,6 +155,10 @@ void model_diags_free(struct model_diags *d);
 size_t model_diags_count(const struct model_diags *d);
 /* "FILE:LINE:COL: message" (borrowed; valid until the diags are freed). */
 const char *model_diags_line(struct model_diags *d, size_t i);
+/* Reorder the diagnostics by line, then column (stable; unlocated ones
+ * last), so that one file's problems read top to bottom. Only meaningful
+ * when they all point into one file. */
+void model_diags_sort(struct model_diags *d);
 /* Just the message text of diagnostic i (borrowed). */
 const char *model_diags_msg(const struct model_diags *d, size_t i);
 /* Does some diagnostic say the loader ran out of memory (the message
@@ -271,8 +275,11 @@ enum model_warning {
     MODEL_WARN_GQL_NO_UPGRADE,  /* websocket GraphQL rules without a GET rule for the upgrade */
     MODEL_WARN_GQL_PERSISTED,   /* a persisted registry under persisted_queries: deny */
     MODEL_WARN_GQL_SHADOWED,    /* another endpoint on the host:port also grants the GraphQL path */
+    MODEL_WARN_NOT_ENFORCED,    /* a field proviso accepts and does not apply (reference-compat) */
+    MODEL_WARN_BLOCKED_HOST,    /* an endpoint host that is always blocked (link-local, metadata) */
+    MODEL_WARN_PATH_QMARK,      /* a path glob with '?', which matches any byte, not a query */
 };
-#define MODEL_WARN__COUNT 10
+#define MODEL_WARN__COUNT 13
 #define MODEL_WARN_FS 1u /* flag: also look binaries up on this host's filesystem */
 
 /* The stable code ("l7-audit", ...). Static string. */

@@ -160,6 +160,31 @@ const char *model_diags_line(struct model_diags *d, size_t i)
     return g->line;
 }
 
+/* Unlocated diagnostics (line 0: "too many errors", a whole-file problem)
+ * sort after every located one. */
+static bool diag_before(const struct model_diag *a, const struct model_diag *b)
+{
+    uint64_t ka = a->mark.line == 0 ? UINT64_MAX : (uint64_t)a->mark.line << 32 | a->mark.col;
+    uint64_t kb = b->mark.line == 0 ? UINT64_MAX : (uint64_t)b->mark.line << 32 | b->mark.col;
+
+    return ka < kb;
+}
+
+void model_diags_sort(struct model_diags *d)
+{
+    /* Insertion sort: stable, and a policy has at most MAX_DIAGS + 1. */
+    for (size_t i = 1; d != NULL && i < d->n; i++) {
+        struct model_diag g = d->v[i];
+        size_t j = i;
+
+        while (j > 0 && diag_before(&g, &d->v[j - 1])) {
+            d->v[j] = d->v[j - 1];
+            j--;
+        }
+        d->v[j] = g;
+    }
+}
+
 const char *model_diags_msg(const struct model_diags *d, size_t i)
 {
     if (d == NULL || i >= d->n) {

@@ -407,6 +407,15 @@ struct model_rule {
     X(STR, fp, fplen, char)                   \
     X(CVAL, fphash, fphash, uint64_t)
 
+/* One network_middlewares entry, as the validator and the warnings read it
+ * (docs/reference-compat.md#unenforced); its value stays opaque in
+ * model_policy.middlewares. */
+struct model_middleware {
+    char *name;             /* the entry's key (owned) */
+    struct model_mark mark; /* its on_error value, else its key */
+    bool fail_open;         /* on_error is exactly fail_open */
+};
+
 struct model_policy {
     char *file; /* source name for diagnostics (owned) */
     bool has_version;
@@ -426,6 +435,8 @@ struct model_policy {
     size_t nrules;
     json_t *middlewares; /* network_middlewares, opaque, owned; NULL = absent */
     struct model_mark middlewares_mark;
+    struct model_middleware *mw; /* one per network_middlewares entry, in order */
+    size_t nmw;
 
     /* Filled by model_policy_compile(). */
     bool compiled;

@@ -781,6 +781,21 @@ static struct model_policy *policy_copy_source(const struct model_policy *b)
             r = pv_fail(PV_ERR_NOMEM, __func__);
         }
     }
+    if (pv_ok(r) && b->nmw > 0) {
+        p->mw = pv_calloc(b->nmw, sizeof(p->mw[0]));
+        if (p->mw == NULL) {
+            r = pv_fail(PV_ERR_NOMEM, __func__);
+        } else {
+            p->nmw = b->nmw;
+        }
+        for (size_t i = 0; i < p->nmw && pv_ok(r); i++) {
+            p->mw[i] = b->mw[i];
+            p->mw[i].name = b->mw[i].name != NULL ? pv_strdup(b->mw[i].name) : NULL;
+            if (b->mw[i].name != NULL && p->mw[i].name == NULL) {
+                r = pv_fail(PV_ERR_NOMEM, __func__);
+            }
+        }
+    }
     if (pv_ok(r) && b->nrules > 0) {
         p->rules = pv_calloc(b->nrules, sizeof(p->rules[0]));
         if (p->rules == NULL) {

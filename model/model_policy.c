@@ -230,6 +230,10 @@ void model_policy_free(struct model_policy *p)
     }
     free(p->rules);
     json_decref(p->middlewares);
+    for (size_t i = 0; i < p->nmw; i++) {
+        free(p->mw[i].name);
+    }
+    free(p->mw);
     model_index_free(p->index);
     free(p);
 }

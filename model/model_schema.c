@@ -883,6 +883,49 @@ static void f_network_policies(struct model_walk *w, const struct model_field *f
     }
 }
 
+/* Each entry's name, and where and how it says what happens when it fails
+ * (on_error): proviso runs no middleware, so the validator refuses the
+ * entries that fail closed and the warnings name the others. */
+static void read_middlewares(struct model_walk *w, const struct model_node *v,
+                             struct model_policy *p)
+{
+    size_t npairs = v->nitems / 2;
+
+    for (size_t i = 0; i < p->nmw; i++) {
+        free(p->mw[i].name);
+    }
+    PV_SAFE_FREE(p->mw);
+    p->nmw = 0;
+    if (npairs == 0) {
+        return;
+    }
+    p->mw = pv_calloc(npairs, sizeof(*p->mw));
+    if (p->mw == NULL) {
+        model_walk_nomem(w);
+        return;
+    }
+    p->nmw = npairs;
+    for (size_t i = 0; i < npairs; i++) {
+        const struct model_node *k = v->items[2 * i];
+        const struct model_node *m = v->items[2 * i + 1];
+        struct model_middleware *mw = &p->mw[i];
+
+        mw->name = model_walk_dup(w, k);
+        mw->mark = k->mark;
+        for (size_t j = 0; m->kind == MODEL_NODE_MAP && j + 1 < m->nitems; j += 2) {
+            const struct model_node *mk = m->items[j];
+            const struct model_node *mv = m->items[j + 1];
+
+            if (mk->kind == MODEL_NODE_SCALAR && mk->scalar_len == 8 &&
+                memcmp(mk->scalar, "on_error", 8) == 0) {
+                mw->mark = mv->mark;
+                mw->fail_open = model_node_is_string(mv) && mv->scalar_len == 9 &&
+                                memcmp(mv->scalar, "fail_open", 9) == 0;
+            }
+        }
+    }
+}
+
 static void f_middlewares(struct model_walk *w, const struct model_field *f,
                           const struct model_node *key, const struct model_node *v, void *obj)
 {
@@ -896,7 +939,9 @@ static void f_middlewares(struct model_walk *w, const struct model_field *f,
     p->middlewares_mark = v->mark;
     if (p->middlewares == NULL) {
         model_walk_nomem(w);
+        return;
     }
+    read_middlewares(w, v, p);
 }
 
 static const struct model_field policy_fields[] = {

@@ -26,6 +26,9 @@
  *   path must be absolute (start with '/'): P
  *   path contains '..' traversal component: P
  *   read-write path is overly broad: P
+ *   network_middlewares 'N': proviso does not run middlewares, and this one fails closed
+ *       (on_error: fail_closed, the default), so it would deny what it covers; remove it,
+ *       or set on_error: fail_open to run without it                     (ours)
  *   duplicate network policy key 'K'                                  (ours)
  *   network policy '{name}': binary path must not be empty            (ours)
  *   network policy '{name}': invalid binary pattern 'P': WHY          (ours)
@@ -75,6 +78,9 @@
  *           are needed.
  *       protocol tcp does not support L7-only fields: LIST; remove those fields
  *       path must start with '/' or be '**'
+ *       rules[I].allow.path 'P' must start with '/' or '**': a request path always starts
+ *           with '/', so it would match nothing                         (ours)
+ *       deny_rules[I].path 'P' must start with '/' or '**': ...        (ours)
  *       persisted_queries must be 'deny' or 'allow_registered', got 'V'
  *       SQL enforcement requires full SQL parsing; use enforcement: audit
  *       tls: skip cannot be enforced (the proxy does not inspect skipped TLS, so the
@@ -275,6 +281,30 @@ static void check_filesystem(struct vctx *c, const struct model_policy *p)
     }
 }
 
+/*= docs/reference-compat.md#unenforced
+ *# `network_middlewares` with `on_error: fail_closed` or without `on_error`
+ * proviso runs no middleware. One that fails closed would deny what it
+ * covers whenever it cannot run, so running without it is the one reading
+ * that grants more than the policy says: refused. A fail_open one is a
+ * warning (model_warn.c). The reference facts give no default for
+ * on_error; proviso reads an absent (or any other) value as fail_closed. */
+static void check_middlewares(struct vctx *c, const struct model_policy *p)
+{
+    for (size_t i = 0; i < p->nmw; i++) {
+        const struct model_middleware *mw = &p->mw[i];
+
+        if (mw->fail_open) {
+            continue;
+        }
+        model_vd_report(c, mark_or(mw->mark, p->middlewares_mark),
+                        "network_middlewares '%s': proviso does not run middlewares, and this "
+                        "one fails closed (on_error: fail_closed, the default), so it would "
+                        "deny what it covers; remove it, or set on_error: fail_open to run "
+                        "without it",
+                        str_or_empty(mw->name));
+    }
+}
+
 /* ===========================================================================
  * Patterns
  * ========================================================================= */
@@ -379,6 +409,7 @@ bool model_policy_validate(struct model_policy *p, struct model_diags *diags)
         check_identity(&c, "run_as_group", &p->run_as_group);
     }
     check_filesystem(&c, p);
+    check_middlewares(&c, p);
 
     if (p->nrules > 1) {
         qsort(p->rules, p->nrules, sizeof(p->rules[0]), cmp_rule);

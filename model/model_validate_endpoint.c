@@ -279,6 +279,37 @@ static const char *host_syntax_error(const char *host, size_t len, char *buf, si
     }
 }
 
+/* A host written as a URL or with its port ("https://api.x.com/v1",
+ * "api.x.com:443"): append to 'why' (in 'buf') what to write instead.
+ * Returns 'why' unchanged for any other host. */
+static const char *url_hint(const char *host, const char *why, char *buf, size_t buflen)
+{
+    const char *scheme = strstr(host, "://");
+    const char *name = scheme != NULL ? scheme + 3 : host;
+    size_t n = strcspn(name, "/:?#");
+    const char *port = name[n] == ':' ? name + n + 1 : NULL;
+    size_t plen = port != NULL ? strspn(port, "0123456789") : 0;
+    char w[160];
+
+    if (port != NULL && (plen == 0 || (port[plen] != '\0' && port[plen] != '/'))) {
+        port = NULL; /* not a port: no hint about one */
+    }
+    if ((scheme == NULL && strchr(host, '/') == NULL && port == NULL) || n == 0) {
+        return why;
+    }
+    (void)snprintf(w, sizeof(w), "%s", why);
+    if (port != NULL) {
+        (void)snprintf(buf, buflen,
+                       "%s; a host is a name, not a URL: write host: %.*s and "
+                       "port: %.*s",
+                       w, (int)n, name, (int)plen, port);
+    } else {
+        (void)snprintf(buf, buflen, "%s; a host is a name, not a URL: write host: %.*s", w, (int)n,
+                       name);
+    }
+    return buf;
+}
+
 /* Host checks and normalisation (a whitespace-only host becomes ""). */
 /* long: the host checks in the reference's message order (hostless, wildcard shape, IP literal,
  * pattern), each adding at most one diagnostic */
@@ -292,6 +323,7 @@ static void check_host(struct vctx *c, struct model_endpoint *e)
     bool bad_shape = false;
     struct model_ip ip;
     char buf[160];
+    char hint[480];
     const char *why = NULL;
 
     if (hostless && e->host.s != NULL) {
@@ -320,6 +352,9 @@ static void check_host(struct vctx *c, struct model_endpoint *e)
                 c->name, e->host.s);
         } else {
             why = tcp_selector_error(e->host.s, buf, sizeof(buf));
+        }
+        if (why != NULL) {
+            why = url_hint(e->host.s, why, hint, sizeof(hint));
         }
         if (why != NULL) {
             model_vd_report(c, hm,
@@ -390,6 +425,7 @@ static void check_host(struct vctx *c, struct model_endpoint *e)
     }
     why = host_syntax_error(host, len, buf, sizeof(buf));
     if (why != NULL) {
+        why = url_hint(host, why, hint, sizeof(hint));
         model_vd_report(c, hm, "network policy '%s': invalid host pattern '%s': %s", c->name, host,
                         why);
         return;
@@ -598,6 +634,24 @@ static void check_query_shapes(struct vctx *c, const struct model_l7rule *r, siz
     }
 }
 
+/*= docs/semantics.md#validation
+ *# endpoint or rule paths not starting with `/` (or `**`)
+ * A request path always starts with '/' (#canonical-path), so a rule path
+ * that does not matches nothing: a dead allow rule, or a deny rule that
+ * silently denies nothing. */
+static void check_rule_path(struct vctx *c, const struct model_l7rule *r, size_t ri, bool deny)
+{
+    const char *s = r->path.s;
+
+    if (str_empty(s) || s[0] == '/' || starts_with(s, "**")) {
+        return;
+    }
+    model_vd_report_l7(c, mark_or(r->path.mark, r->mark),
+                       "%s[%zu]%s.path '%s' must start with '/' or '**': a request path always "
+                       "starts with '/', so it would match nothing",
+                       deny ? "deny_rules" : "rules", ri, deny ? "" : ".allow", s);
+}
+
 /* Unknown values of tls, enforcement, access and protocol. */
 static void check_l7_values(struct vctx *c, const struct model_endpoint *e, bool proto_known,
                             bool tls_known, bool access_known)
@@ -732,6 +786,12 @@ static void check_l7_fields(struct vctx *c, const struct model_endpoint *e)
     if (!str_empty(e->path.s) && e->path.s[0] != '/' && strcmp(e->path.s, "**") != 0) {
         model_vd_report_l7(c, mark_or(e->path.mark, e->mark),
                            "path must start with '/' or be '**'");
+    }
+    for (size_t i = 0; i < e->nrules; i++) {
+        check_rule_path(c, &e->rules[i], i, false);
+    }
+    for (size_t i = 0; i < e->ndeny; i++) {
+        check_rule_path(c, &e->deny_rules[i], i, true);
     }
     if (!str_empty(e->persisted_queries.s) && !str_in(e->persisted_queries.s, pq_modes)) {
         model_vd_report_l7(c, mark_or(e->persisted_queries.mark, e->mark),

@@ -8,8 +8,11 @@
  * bytes are not inspected), a rule without binaries (it matches nothing), a
  * relative binary path (it matches nothing: binaries are absolute), a
  * literal binary path that does not exist here, an HTTP rule method no
- * client sends ("GTE": the rule is dead; with a did-you-mean). Each has a
- * stable code
+ * client sends ("GTE": the rule is dead; with a did-you-mean), a link-local
+ * or metadata host (always blocked), a '?' in a path glob (one character,
+ * not a query), and the fields proviso accepts and does not apply where
+ * running without them grants nothing more (docs/reference-compat.md#unenforced;
+ * the others the validator refuses). Each has a stable code
  * (warn[] below, docs/semantics.md#warnings).
  */
 #include "config.h"
@@ -31,6 +34,9 @@ static const char *const warn_codes[MODEL_WARN__COUNT] = {
     [MODEL_WARN_GQL_NO_UPGRADE] = "graphql-no-upgrade",
     [MODEL_WARN_GQL_PERSISTED] = "persisted-unused",
     [MODEL_WARN_GQL_SHADOWED] = "graphql-shadowed",
+    [MODEL_WARN_NOT_ENFORCED] = "not-enforced",
+    [MODEL_WARN_BLOCKED_HOST] = "blocked-host",
+    [MODEL_WARN_PATH_QMARK] = "path-question-mark",
 };
 
 /* The methods an HTTP rule can match (docs/semantics.md#methods: the RFC 9110
@@ -124,6 +130,161 @@ static void gql_warnings(const struct model_policy *p, const char *key,
     }
 }
 
+static struct model_mark mark_or_ep(struct model_mark m, const struct model_endpoint *e)
+{
+    return m.line > 0 ? m : e->mark;
+}
+
+/* ---------------------------------------------------------------------------
+ * Fields proviso accepts and does not apply (docs/reference-compat.md#unenforced)
+ * ------------------------------------------------------------------------- */
+
+static void warn_at(const struct model_policy *p, enum model_warning w, struct model_mark m,
+                    model_warn_fn fn, void *arg, const char *msg)
+{
+    fn(arg, w, p->file, m.line, m.col, msg);
+}
+
+/*= docs/reference-compat.md#unenforced
+ *# credential signing, `credential_binding`, `allow_uninspected_credentials`,
+ *# rule `command` */
+static void unenforced_endpoint(const struct model_policy *p, const char *key,
+                                const struct model_endpoint *e, model_warn_fn fn, void *arg)
+{
+    const struct model_sval *sign = e->credential_signing.s != NULL ? &e->credential_signing
+                                    : e->signing_service.s != NULL  ? &e->signing_service
+                                                                    : &e->signing_region;
+    const char *host = e->host.s != NULL && e->host.s[0] != '\0' ? e->host.s : "(hostless)";
+    char msg[320];
+
+    if (sign->s != NULL) {
+        (void)snprintf(msg, sizeof(msg),
+                       "rule '%s': endpoint %s: credential signing (credential_signing, "
+                       "signing_service, signing_region) is not applied: proviso does not sign "
+                       "requests, it forwards them as the client signed them",
+                       key, host);
+        warn_at(p, MODEL_WARN_NOT_ENFORCED, mark_or_ep(sign->mark, e), fn, arg, msg);
+    }
+    if (e->credential_binding_provider.s != NULL) {
+        (void)snprintf(msg, sizeof(msg),
+                       "rule '%s': endpoint %s: credential_binding is not applied: proviso "
+                       "gives a credential to the hosts its target_hosts name, whatever the "
+                       "endpoint binds",
+                       key, host);
+        warn_at(p, MODEL_WARN_NOT_ENFORCED, mark_or_ep(e->credential_binding_provider.mark, e), fn,
+                arg, msg);
+    }
+    if (e->allow_uninspected_credentials) {
+        (void)snprintf(msg, sizeof(msg),
+                       "rule '%s': endpoint %s: allow_uninspected_credentials changes nothing "
+                       "the proxy does: proviso puts credentials only into requests it "
+                       "inspects (the advisor shows the flag to reviewers)",
+                       key, host);
+        warn_at(p, MODEL_WARN_NOT_ENFORCED, e->mark, fn, arg, msg);
+    }
+    for (size_t i = 0; i < e->nrules + e->ndeny; i++) {
+        const struct model_l7rule *l = i < e->nrules ? &e->rules[i] : &e->deny_rules[i - e->nrules];
+
+        if (l->command.s == NULL) {
+            continue;
+        }
+        (void)snprintf(msg, sizeof(msg),
+                       "rule '%s': command '%s' is never decided: proviso does not parse SQL "
+                       "(a sql endpoint runs in audit mode only)",
+                       key, l->command.s);
+        warn_at(p, MODEL_WARN_NOT_ENFORCED, mark_or_ep(l->command.mark, e), fn, arg, msg);
+    }
+}
+
+/*= docs/reference-compat.md#unenforced
+ *# `network_middlewares` with `on_error: fail_open`; `binaries[].harness` */
+static void unenforced_policy(const struct model_policy *p, model_warn_fn fn, void *arg)
+{
+    char msg[320];
+
+    for (size_t i = 0; i < p->nmw; i++) {
+        const struct model_middleware *mw = &p->mw[i];
+
+        if (!mw->fail_open) {
+            continue; /* refused by the validator */
+        }
+        (void)snprintf(msg, sizeof(msg),
+                       "network_middlewares '%s' is not run: proviso does not run middlewares, "
+                       "and on_error: fail_open lets requests through without it",
+                       mw->name != NULL ? mw->name : "?");
+        warn_at(p, MODEL_WARN_NOT_ENFORCED, mw->mark, fn, arg, msg);
+    }
+    for (size_t i = 0; i < p->nrules; i++) {
+        const struct model_rule *r = &p->rules[i];
+
+        for (size_t j = 0; j < r->nbinaries; j++) {
+            if (!r->binaries[j].harness) {
+                continue;
+            }
+            (void)snprintf(msg, sizeof(msg),
+                           "rule '%s': binary '%s': harness is ignored (a deprecated marker, "
+                           "as in the reference); the binary matches like any other",
+                           r->key != NULL ? r->key : "?",
+                           r->binaries[j].path.s != NULL ? r->binaries[j].path.s : "");
+            warn_at(p, MODEL_WARN_NOT_ENFORCED, r->binaries[j].mark, fn, arg, msg);
+        }
+    }
+}
+
+/*= docs/semantics.md#warnings
+ *# `blocked-host` | an endpoint host that is link-local */
+static void blocked_host_warning(const struct model_policy *p, const char *key,
+                                 const struct model_endpoint *e, model_warn_fn fn, void *arg)
+{
+    const char *h = e->host.s;
+    struct model_ip ip;
+    char msg[320];
+
+    if (h == NULL || h[0] == '\0') {
+        return;
+    }
+    if (!(model_ip_parse(h, strlen(h), &ip) && model_ip_is_link_local(&ip)) &&
+        !model_host_is_metadata_name(h, strlen(h))) {
+        return;
+    }
+    (void)snprintf(msg, sizeof(msg),
+                   "rule '%s': host '%s' is link-local or a cloud metadata name: the proxy always "
+                   "blocks it, so this endpoint reaches nothing (the prover reports granting it "
+                   "as link_local_reach)",
+                   key, h);
+    warn_at(p, MODEL_WARN_BLOCKED_HOST, e->host.mark, fn, arg, msg);
+}
+
+/* Whether glob 's' has a '?' that is not escaped. */
+static bool has_qmark(const char *s)
+{
+    for (; s != NULL && *s != '\0'; s++) {
+        if (*s == '\\' && s[1] != '\0') {
+            s++;
+        } else if (*s == '?') {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*= docs/semantics.md#warnings
+ *# `path-question-mark` | an endpoint or rule `path` with an unescaped `?` */
+static void qmark_warning(const struct model_policy *p, const char *key, const struct model_sval *v,
+                          struct model_mark fallback, model_warn_fn fn, void *arg)
+{
+    char msg[320];
+
+    if (!has_qmark(v->s)) {
+        return;
+    }
+    (void)snprintf(msg, sizeof(msg),
+                   "rule '%s': path '%s': '?' in a path glob matches any one character, it does "
+                   "not start a query (match the query with 'query:')",
+                   key, v->s);
+    warn_at(p, MODEL_WARN_PATH_QMARK, v->mark.line > 0 ? v->mark : fallback, fn, arg, msg);
+}
+
 static void endpoint_warnings(const struct model_policy *p, const struct model_rule *r,
                               const struct model_endpoint *e, model_warn_fn fn, void *arg)
 {
@@ -163,6 +324,16 @@ static void endpoint_warnings(const struct model_policy *p, const struct model_r
         }
     }
     gql_warnings(p, key, e, fn, arg);
+    blocked_host_warning(p, key, e, fn, arg);
+    if (e->path.s != NULL) {
+        qmark_warning(p, key, &e->path, e->mark, fn, arg);
+    }
+    for (size_t i = 0; i < e->nrules + e->ndeny; i++) {
+        const struct model_l7rule *l = i < e->nrules ? &e->rules[i] : &e->deny_rules[i - e->nrules];
+
+        qmark_warning(p, key, &l->path, l->mark, fn, arg);
+    }
+    unenforced_endpoint(p, key, e, fn, arg);
 }
 
 static bool has_glob(const char *s)
@@ -288,4 +459,5 @@ void model_policy_warnings(const struct model_policy *p, unsigned flags, model_w
         }
     }
     gql_shadow_warnings(p, fn, arg);
+    unenforced_policy(p, fn, arg);
 }

@@ -494,6 +494,46 @@ START_TEST(settings_table)
 }
 END_TEST
 
+/* The did-you-mean of the CLI's settings hints and --status: at most two
+ * edits away, case and a swap of neighbours counting one; nothing for a
+ * word far from all. */
+static const struct {
+    const char *word, *words, *want; /* want NULL: no suggestion */
+} closest_rows[] = {
+    {"pendng", "pending|approved|rejected|suspended", "pending"},
+    {"Approved", "pending|approved|rejected|suspended", "approved"},
+    {"rejetced", "pending|approved|rejected|suspended", "rejected"},
+    {"AUTO", "manual|auto", "auto"},
+    {"autom", "manual|auto", "auto"},
+    {"frobnicate", "pending|approved|rejected|suspended", NULL},
+    {"", "manual|auto", NULL},
+    {"x", "", NULL},
+};
+
+START_TEST(closest_table)
+{
+    char buf[32];
+    const char *got =
+        pv_closest_word(closest_rows[_i].word, closest_rows[_i].words, buf, sizeof(buf));
+
+    if (closest_rows[_i].want == NULL) {
+        ck_assert_msg(got == NULL, "%s: got '%s'", closest_rows[_i].word, got);
+    } else {
+        ck_assert_msg(got != NULL && strcmp(got, closest_rows[_i].want) == 0, "%s: got '%s'",
+                      closest_rows[_i].word, got != NULL ? got : "(none)");
+    }
+}
+END_TEST
+
+START_TEST(setting_closest)
+{
+    ck_assert_str_eq(pv_setting_closest("proposal_aproval_mode"), "proposal_approval_mode");
+    ck_assert_str_eq(pv_setting_closest("auto_approval_envelop"), "auto_approval_envelope");
+    ck_assert_ptr_null(pv_setting_closest("no_such_key"));
+    ck_assert_ptr_null(pv_setting_closest(""));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("common");
@@ -515,6 +555,8 @@ int main(void)
     tcase_add_loop_test(tc, token_table, 0, (int)PV_ARRAY_LEN(token_rows));
     tcase_add_test(tc, token_sources);
     tcase_add_test(tc, settings_table);
+    tcase_add_loop_test(tc, closest_table, 0, (int)PV_ARRAY_LEN(closest_rows));
+    tcase_add_test(tc, setting_closest);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -110,6 +110,40 @@ static const struct {
                  "        protocol: graphql\n        enforcement: enforce\n"
                  "        access: read-only\n",
      0, ""},
+    {"a link-local IP host warns, in any spelling",
+     HEAD BIN "    endpoints:\n      - host: 169.254.169.254\n        port: 80\n"
+              "      - host: '64:ff9b::a9fe:a9fe'\n        port: 80\n",
+     0, "blocked-host@7:15;blocked-host@9:15;"},
+    {"a metadata name warns",
+     HEAD BIN "    endpoints:\n      - host: metadata.google.internal\n"
+              "        port: 80\n",
+     0, "blocked-host@7:15;"},
+    {"a private IP host does not warn blocked-host",
+     HEAD BIN "    endpoints:\n      - host: 10.0.0.5\n        port: 80\n", 0, ""},
+    {"a '?' in an endpoint path and a rule path warns",
+     HEAD BIN EP "        path: /a?b\n        protocol: rest\n        enforcement: enforce\n"
+                 "        rules:\n          - allow: {method: GET, path: '/x?y=1'}\n"
+                 "        deny_rules:\n          - {method: GET, path: '/d?'}\n",
+     0, "path-question-mark@9:15;path-question-mark@13:40;path-question-mark@15:33;"},
+    {"an escaped '?' does not warn",
+     HEAD BIN EP L7R "          - allow: {method: GET, path: '/x\\?y'}\n", 0, ""},
+    {"a fail_open middleware warns, a fail_closed one is refused (not a warning)",
+     "version: 1\nnetwork_middlewares:\n  m:\n    middleware: log\n    on_error: fail_open\n", 0,
+     "not-enforced@5:15;"},
+    {"credential signing, binding and the uninspected flag warn once each",
+     HEAD BIN EP "        protocol: rest\n        enforcement: enforce\n        access: read-only\n"
+                 "        credential_signing: sigv4\n        signing_service: s3\n"
+                 "        credential_binding: {provider: gh}\n"
+                 "        allow_uninspected_credentials: true\n",
+     0, "not-enforced@12:29;not-enforced@14:40;not-enforced@7:9;"},
+    {"harness: true warns, harness: false does not",
+     HEAD "    binaries:\n      - {path: /usr/bin/git, harness: true}\n"
+          "      - {path: /usr/bin/gh, harness: false}\n" EP,
+     0, "not-enforced@5:9;"},
+    {"a rule command warns (SQL is not parsed)",
+     HEAD BIN EP "        protocol: sql\n        enforcement: audit\n        rules:\n"
+                 "          - allow: {command: SELECT}\n",
+     0, "l7-audit@10:22;not-enforced@12:30;"},
     {"WEBSOCKET_TEXT does not warn",
      HEAD BIN EP "        protocol: websocket\n        enforcement: enforce\n        rules:\n"
                  "          - allow: {method: WEBSOCKET_TEXT, path: /ws}\n",

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # cli_validate.sh - make check: `proviso validate` reports every error with
-# its exact location (FILE:LINE:COL) and message, one line each, and exits 2
+# its exact location (FILE:LINE:COL) and message, one line each in line
+# order (warnings before the verdict), and exits 2
 # when any file is invalid (0 when all are valid); --format json carries the
 # same lines. Each row below is a small policy and the one line it must
 # print, so a wrong line or column, a missing prefix or a changed message
@@ -135,11 +136,51 @@ fi
 # warning with the closest method; --strict makes it an error
 printf "${HEAD}      - host: api.example.com\n        port: 443\n        protocol: rest\n\
         enforcement: enforce\n        rules:\n          - allow: {method: GTE, path: /x}\n${BINS}" >gte.yaml
-case_ "method GTE: did you mean GET (warning, exit 0)" gte.yaml 0 "gte.yaml: ok
-gte.yaml:10:29: warning: rule 'r': unknown method 'GTE' (did you mean 'GET'?): no request matches this rule [unknown-method]"
-"$pv" validate --strict gte.yaml >out 2>err
-rc=$?
-[ $rc -eq 2 ] && ok "method GTE with --strict: exit 2" || bad "method GTE with --strict: exit $rc"
+case_ "method GTE: did you mean GET (warning, exit 0)" gte.yaml 0 "gte.yaml:10:29: warning: rule 'r': unknown method 'GTE' (did you mean 'GET'?): no request matches this rule [unknown-method]
+gte.yaml: ok"
+case_strict() { # like case_, with --strict
+    "$pv" validate --strict "$2" >out 2>err
+    rc=$?
+    printf '%s\n' "$4" >want
+    if [ "$rc" -eq "$3" ] && cmp -s out want && [ ! -s err ]; then
+        ok "$1"
+    else
+        bad "$1: exit $rc, want $3"
+        diff want out | sed 's/^/     | /'
+    fi
+}
+case_strict "method GTE with --strict: the warning, then the verdict, exit 2" gte.yaml 2 \
+    "gte.yaml:10:29: warning: rule 'r': unknown method 'GTE' (did you mean 'GET'?): no request matches this rule [unknown-method]
+gte.yaml: --strict: 1 warning treated as error"
+
+# warnings come in line order, whatever the order of the rules' keys (the
+# walk goes by key: 'b' is checked before 'z'), and before the verdict
+printf 'version: 1\nnetwork_policies:\n  z:\n    endpoints:\n      - {host: "*.a.example.com", port: 443}\n    binaries: [{path: /usr/bin/curl}]\n  b:\n    endpoints:\n      - {host: "*.b.example.com", port: 443}\n    binaries: [{path: /usr/bin/curl}]\n' >order.yaml
+case_ "warnings in line order, then ok" order.yaml 0 "order.yaml:5:16: warning: rule 'z': wildcard host '*.a.example.com' matches every name it covers, now and later [wildcard-host]
+order.yaml:9:16: warning: rule 'b': wildcard host '*.b.example.com' matches every name it covers, now and later [wildcard-host]
+order.yaml: ok"
+
+# an always-blocked (link-local, metadata) host: a warning, not an error
+printf "${HEAD}      - host: 169.254.169.254\n        port: 80\n      - host: metadata.google.internal\n        port: 80\n${BINS}" >meta.yaml
+case_ "link-local and metadata hosts warn" meta.yaml 0 "meta.yaml:5:15: warning: rule 'r': host '169.254.169.254' is link-local or a cloud metadata name: the proxy always blocks it, so this endpoint reaches nothing (the prover reports granting it as link_local_reach) [blocked-host]
+meta.yaml:7:15: warning: rule 'r': host 'metadata.google.internal' is link-local or a cloud metadata name: the proxy always blocks it, so this endpoint reaches nothing (the prover reports granting it as link_local_reach) [blocked-host]
+meta.yaml: ok"
+
+# '?' in a path glob is one character, not a query; an escaped one is not warned
+printf "${HEAD}      - host: api.example.com\n        port: 443\n        protocol: rest\n\
+        enforcement: enforce\n        rules:\n          - allow: {method: GET, path: '/x?y=1'}\n\
+          - allow: {method: GET, path: '/x\\\\?y'}\n${BINS}" >qm.yaml
+case_ "a '?' in a path warns" qm.yaml 0 "qm.yaml:10:40: warning: rule 'r': path '/x?y=1': '?' in a path glob matches any one character, it does not start a query (match the query with 'query:') [path-question-mark]
+qm.yaml: ok"
+
+# a rule path without its leading '/' matches nothing: an error
+printf "${HEAD}      - host: api.example.com\n        port: 443\n        protocol: rest\n\
+        enforcement: enforce\n        rules:\n          - allow: {method: GET, path: api/v1}\n${BINS}" >rel.yaml
+case_ "a rule path without '/' is refused" rel.yaml 2 "rel.yaml:10:40: network policy 'r': endpoint 0 has invalid L7 configuration: rules[0].allow.path 'api/v1' must start with '/' or '**': a request path always starts with '/', so it would match nothing"
+
+# a host written as a URL: the message says what to write
+printf "${HEAD}      - host: https://api.example.com:8443/v1\n        port: 443\n${BINS}" >url.yaml
+case_ "a URL as host: a hint" url.yaml 2 "url.yaml:5:15: network policy 'r': invalid host pattern 'https://api.example.com:8443/v1': invalid character 0x3a (a host is letters, digits, '-', '_', '.' and '*'); a host is a name, not a URL: write host: api.example.com and port: 8443"
 
 # binary for binaries: the singular gets its did-you-mean
 printf "${HEAD}      - host: api.example.com\n        port: 443\n    binary:\n      - path: /usr/bin/curl\n" >sing.yaml
@@ -150,9 +191,9 @@ case_ "binary: did you mean binaries" sing.yaml 2 \
 # beside "enforcment" and "binary"
 printf "${HEAD}      - host: a.example\n        port: 443\n        protocol: rest\n\
         enforcment: enforce\n        access: readonly\n    binary:\n      - path: /usr/bin/curl\n" >multi.yaml
-case_ "every error in one run" multi.yaml 2 "multi.yaml:8:9: unknown field 'enforcment' in endpoint (did you mean 'enforcement'?)
-multi.yaml:10:5: unknown field 'binary' in network policy 'r' (did you mean 'binaries'?)
-multi.yaml:9:17: network policy 'r': endpoint 0 has invalid L7 configuration: unknown access value 'readonly' (expected read-only, read-write, or full)"
+case_ "every error in one run, in line order" multi.yaml 2 "multi.yaml:8:9: unknown field 'enforcment' in endpoint (did you mean 'enforcement'?)
+multi.yaml:9:17: network policy 'r': endpoint 0 has invalid L7 configuration: unknown access value 'readonly' (expected read-only, read-write, or full)
+multi.yaml:10:5: unknown field 'binary' in network policy 'r' (did you mean 'binaries'?)"
 
 # the shipped examples validate without a warning (exit 0 under --strict)
 src=${PV_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}

@@ -11,6 +11,9 @@ EXTRA_DIST += tests/check-layering.sh tests/checksrc.sh tests/run-corpus.sh test
 TESTS += tests/check-layering.sh tests/checksrc.sh tests/run-corpus.sh tests/cli_eval.sh \
 	tests/cli_prove.sh tests/cli_validate.sh tests/fail_alloc.sh tests/ui_grants.sh tests/readme_loop.sh \
 	tests/bootstrap_run.sh tests/docs_config_keys.sh tests/sd_notify.sh
+# the table of docs/reference-compat.md#unenforced, row by row, on its files
+EXTRA_DIST += tests/unenforced_fields.sh tests/data/unenforced
+TESTS += tests/unenforced_fields.sh
 # the long-function and dependency guards (also in `make lint`) and their own tests
 EXTRA_DIST += tests/check-longfn.sh tests/longfn_guard.sh tests/check-deps.sh tests/deps.allowed \
 	tests/deps_guard.sh

@@ -285,6 +285,10 @@ eq "approve-all approved the two current chunks" "$(jf .approved_chunks)" 2
 [ "$(jf .approved_chunks)" = 2 ] || echo "# $BODY"
 api GET "/v1/sandboxes/sb1/proposals?status=pending"
 eq "no pending chunk left" "$(jf '.chunks | length')" 0
+# (the CLI refuses an unknown --status itself; the API answers 400)
+api GET "/v1/sandboxes/sb1/proposals?status=pendng"
+eq "an unknown status filter: 400" "$STATUS" 400
+eq "with the states it takes" "$(jf .detail)" "status must be one of pending, approved, rejected, suspended"
 # A batch re-checks each chunk against the policy the earlier approvals
 # made: X (GET) gives curl credentialed reach to a new host; after it, Y
 # (POST, same host) is no longer reach but capability - not what the

@@ -33,7 +33,7 @@ cli() {
     fi
 }
 
-# out_has / err_has / out_lacks TEXT DESC: fixed-string checks on the last run.
+# out_has / err_has / out_lacks / err_lacks TEXT DESC: fixed-string checks on the last run.
 out_has() {
     if grep -qF -- "$1" "$OUT"; then ok "$2"; else bad "$2: stdout lacks '$1': $(head -c 600 "$OUT")"; fi
 }
@@ -42,6 +42,9 @@ err_has() {
 }
 out_lacks() {
     if grep -qF -- "$1" "$OUT"; then bad "$2: stdout has '$1'"; else ok "$2"; fi
+}
+err_lacks() {
+    if grep -qF -- "$1" "$ERR"; then bad "$2: stderr has '$1'"; else ok "$2"; fi
 }
 
 # start_advisor: proviso-advisor on port 0 with a fresh data directory.
@@ -168,6 +171,9 @@ cli 2 rule list sb1 --format yaml
 err_has "unknown format 'yaml'" "an unknown format"
 cli 2 rule list sb1 --status pending --status approved
 err_has "given twice" "an option given twice"
+cli 2 rule list sb1 --status pendng
+err_has "unknown status 'pendng' (did you mean 'pending'?): expected one of pending|approved|rejected|suspended" \
+    "a misspelt --status is a usage error, with the closest state"
 cli 2 settings get --global=yes
 err_has "takes no value" "a flag with a value"
 cli 2 rule get sb1 --chunk-id
@@ -302,14 +308,23 @@ cli 0 settings set proposal_approval_mode '"manual"' --sandbox sb1 --format json
 out_has '"value": "manual"' "a quoted VALUE is a JSON string"
 cli 1 settings set proposal_approval_mode AUTO --sandbox sb1
 err_has "setting 'proposal_approval_mode' expects one of [manual, auto]; got 'AUTO'" "a typo is refused with the exact message"
+err_has "proviso: hint: proposal_approval_mode takes one of manual|auto, exactly as written (did you mean 'auto'?)" \
+    "then the form VALUE takes"
 cli 1 settings set agent_policy_proposals_enabled false --sandbox sb1
 err_has "is managed globally" "a sandbox write of a global key (409)"
 cli 1 settings set agent_policy_proposals_enabled 1 --global
 err_has "setting 'agent_policy_proposals_enabled' expects bool value" "a number for a bool"
+err_has "proviso: hint: agent_policy_proposals_enabled takes true or false" "the bool's form"
 cli 1 settings set no_such_key 1 --global
 err_has "unknown setting key 'no_such_key'" "an unknown key"
 cli 1 settings get no_such_key --global
 err_has "unknown setting key 'no_such_key'" "get of an unknown key"
+err_lacks "hint:" "no did-you-mean for a key far from every key"
+cli 1 settings set proposal_aproval_mode auto --global
+err_has "unknown setting key 'proposal_aproval_mode'" "set of a misspelt key: the advisor's message"
+err_has "proviso: hint: did you mean 'proposal_approval_mode'?" "then the closest key"
+cli 1 settings get proposal_aproval_mode --global
+err_has "proviso: hint: did you mean 'proposal_approval_mode'?" "get of a misspelt key: the closest key"
 cli 0 settings delete proposal_approval_mode --sandbox sb1
 out_has "proposal_approval_mode           \"manual\"   (from default)" "settings delete: back to the default"
 cli 0 settings set --help
@@ -371,8 +386,9 @@ cli 0 rule list sb1 --status=approved
 out_has "no approved chunks in sandbox sb1" "rule list --status=approved"
 cli 0 rule list sb1 --status pending --format=json
 out_has "\"chunk_id\": \"$A\"" "rule list json"
-cli 1 rule list sb1 --status bogus
-err_has "status must be one of pending, approved, rejected" "a bad --status (400)"
+cli 2 rule list sb1 --status bogus
+err_has "unknown status 'bogus': expected one of pending|approved|rejected|suspended" \
+    "a bad --status is a usage error (exit 2), not the advisor's 400"
 cli 0 rule get sb1 --chunk-id "$SHORT_A"
 out_has "chunk $A" "rule get by prefix shows the whole id"
 out_has "status:           pending" "rule get: status"
