@@ -12,7 +12,7 @@ model_libmodel_la_SOURCES = model/model.h model/model_int.h \
 	model/model_cred.c model/model_registry.c \
 	model/model_access.c model/model_node.c model/model_walk.c model/model_warn.c \
 	model/model_graphql.h model/model_gql_op.c \
-	model/model_rpc.h model/model_rpc.c model/model_eval_rpc.c \
+	model/model_rpc.h model/model_rpc.c model/model_rpc_int.h model/model_rpc_scan.c model/model_eval_rpc.c \
 	model/model_validate_rpc.c
 nodist_model_libmodel_la_SOURCES = model/model_registry_data.c
 BUILT_SOURCES += model/model_registry_data.c

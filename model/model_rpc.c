@@ -22,6 +22,7 @@
 #include "common/pv.h"
 #include "model/model_int.h"
 #include "model/model_rpc.h"
+#include "model/model_rpc_int.h"
 
 /* ---------------------------------------------------------------------------
  * The MCP method profile (docs/semantics.md#rpc-profile)
@@ -151,7 +152,7 @@ static unsigned utf8_at(const unsigned char *s, size_t i, size_t *n)
  *# control character (C0, DEL, C1) or a format character (U+00AD, U+061C,
  *# U+180E, U+200B-U+200F, U+202A-U+202E, U+2060-U+2064, U+2066-U+206F,
  *# U+FEFF, U+FFF9-U+FFFB) */
-static bool name_ok(const char *s, size_t len)
+bool model_rpc_name_ok(const char *s, size_t len)
 {
     const unsigned char *u = (const unsigned char *)s;
 
@@ -234,13 +235,18 @@ static pv_result refuse(struct reader *r, int code, const char *what)
     return pv_fail(code, __func__);
 }
 
+/* At most MODEL_RPC_MAX_DEPTH nested arrays and objects ('depth': the
+ * containers around 'v'). */
 static bool depth_ok(json_t *v, int depth)
 {
     const char *k;
     json_t *x;
     size_t i;
 
-    if (depth > MODEL_RPC_MAX_DEPTH) {
+    if (!json_is_object(v) && !json_is_array(v)) {
+        return true;
+    }
+    if (depth >= MODEL_RPC_MAX_DEPTH) {
         return false;
     }
     if (json_is_object(v)) {
@@ -250,7 +256,7 @@ static bool depth_ok(json_t *v, int depth)
                 return false;
             }
         }
-    } else if (json_is_array(v)) {
+    } else {
         json_array_foreach(v, i, x)
         {
             if (!depth_ok(x, depth + 1)) {
@@ -299,7 +305,7 @@ static pv_result read_tool(struct reader *r, const json_t *params, struct model_
     }
     s = json_string_value(name);
     n = json_string_length(name);
-    if (strlen(s) != n || !name_ok(s, n)) {
+    if (strlen(s) != n || !model_rpc_name_ok(s, n)) {
         return refuse(r, PV_ERR_PARSE,
                       "tools/call params.name is empty, longer than 256 bytes, or holds a "
                       "control or format character");
@@ -404,7 +410,7 @@ static pv_result read_message(struct reader *r, json_t *m, struct model_rpc_call
     }
     ms = json_string_value(method);
     mlen = json_string_length(method);
-    if (strlen(ms) != mlen || !name_ok(ms, mlen)) {
+    if (strlen(ms) != mlen || !model_rpc_name_ok(ms, mlen)) {
         return refuse(r, PV_ERR_PARSE,
                       "'method' is empty, longer than 256 bytes, or holds a control or format "
                       "character");
@@ -442,7 +448,11 @@ void model_rpc_calls_clear(struct model_rpc_calls *c)
         return;
     }
     free(c->calls);
-    json_decref((json_t *)c->storage);
+    if (c->storage_free != NULL) {
+        c->storage_free(c->storage);
+    } else {
+        json_decref((json_t *)c->storage);
+    }
     memset(c, 0, sizeof(*c));
 }
 
@@ -480,6 +490,14 @@ static pv_result read_body(const char *body, size_t len, bool mcp, bool strict,
     /*= docs/semantics.md#rpc-read
      *# The body is one JSON text (UTF-8, no byte order mark, no duplicate
      *# member names, nothing after it) */
+    /* jansson's buffered lexer skips a raw NUL byte, which no JSON text
+     * holds and another parser would refuse: refused here first */
+    if (memchr(body, '\0', len) != NULL) {
+        if (errlen > 0) {
+            snprintf(err, errlen, "invalid JSON: a NUL byte");
+        }
+        PV_BAIL(PV_ERR_PARSE);
+    }
     doc = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
     if (doc == NULL) {
         if (errlen > 0) {
@@ -511,8 +529,8 @@ static pv_result read_body(const char *body, size_t len, bool mcp, bool strict,
     return unique_ids(&r, out);
 }
 
-pv_result model_rpc_read_body(const char *body, size_t len, bool mcp, bool strict,
-                              struct model_rpc_calls *out, char *err, size_t errlen)
+pv_result model_rpc_read_body_tree(const char *body, size_t len, bool mcp, bool strict,
+                                   struct model_rpc_calls *out, char *err, size_t errlen)
 {
     pv_result r = read_body(body, len, mcp, strict, out, err, errlen);
 
@@ -520,6 +538,34 @@ pv_result model_rpc_read_body(const char *body, size_t len, bool mcp, bool stric
         model_rpc_calls_clear(out); /* a refused body yields no call at all */
     }
     return r;
+}
+
+pv_result model_rpc_read_body(const char *body, size_t len, bool mcp, bool strict,
+                              struct model_rpc_calls *out, char *err, size_t errlen)
+{
+    struct model_rpc_scan_opts o = {mcp, strict};
+    struct reader r = {mcp, strict, err, errlen, 0};
+
+    if (errlen > 0) {
+        err[0] = '\0';
+    }
+    switch (model_rpc_scan_body(body, len, &o, out, err, errlen)) {
+    case SCAN_OK:
+        if (!pv_ok(unique_ids(&r, out))) {
+            model_rpc_calls_clear(out);
+            PV_BAIL(PV_ERR_PARSE);
+        }
+        return PV_RESULT_OK;
+    case SCAN_REFUSED:
+        model_rpc_calls_clear(out);
+        PV_BAIL(PV_ERR_PARSE);
+    case SCAN_NOMEM:
+        model_rpc_calls_clear(out);
+        PV_BAIL(PV_ERR_NOMEM);
+    default:
+        break;
+    }
+    return model_rpc_read_body_tree(body, len, mcp, strict, out, err, errlen);
 }
 
 /* Does the Accept value list text/event-stream (case-insensitive,

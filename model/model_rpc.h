@@ -63,7 +63,8 @@ struct model_rpc_calls {
     struct model_rpc_call *calls;
     size_t ncalls;
     bool batch;    /* the body was a JSON array */
-    void *storage; /* the parsed body the names point into (owned) */
+    void *storage; /* what the names point into (owned) */
+    void (*storage_free)(void *); /* frees 'storage'; NULL: a jansson tree */
 };
 
 /* One HTTP request as the reader sees it (all borrowed). */

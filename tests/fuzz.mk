@@ -134,6 +134,7 @@ endif
 if ENABLE_FUZZ
 noinst_PROGRAMS += tests/fuzz/fuzz_rpc
 tests_fuzz_fuzz_rpc_SOURCES = tests/fuzz/fuzz_rpc.c model/model_rpc.h model/model_rpc.c \
+	model/model_rpc_int.h model/model_rpc_scan.c \
 	$(FUZZ_COMMON)
 tests_fuzz_fuzz_rpc_CFLAGS = $(AM_CFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS) $(CRYPTO_CFLAGS) \
 	$(FUZZ_FLAGS)

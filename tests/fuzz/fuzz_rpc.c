@@ -10,7 +10,9 @@
  * rpc. name only as the name of its transport call, a tool only on an mcp
  * tools/call (strict names when strict), an id exactly for requests and
  * responses, and no two requests of a batch with one id; the escaped
- * description of a call has no byte a log line could be forged with.
+ * description of a call has no byte a log line could be forged with. A
+ * POST body is also read by the tree reader alone (jansson): the fast
+ * scanner (model_rpc_scan.c) must give the same answer and the same calls.
  *   ./tests/fuzz/fuzz_rpc -max_total_time=120 CORPUS_DIR
  */
 #include "config.h"
@@ -19,6 +21,7 @@
 #include <string.h>
 
 #include "model/model_rpc.h"
+#include "model/model_rpc_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -112,6 +115,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     h.has_body = size > 1;
     err[0] = '\0';
     r = model_rpc_read(&h, &out, err, sizeof(err));
+    if (strcmp(h.method, "POST") == 0) {
+        struct model_rpc_calls ref;
+        char rerr[256];
+        pv_result rr = model_rpc_read_body_tree(h.body, h.body_len, h.mcp, h.strict_tools, &ref,
+                                                rerr, sizeof(rerr));
+        if (pv_ok(rr) != pv_ok(r) || ref.ncalls != out.ncalls || ref.batch != out.batch) {
+            abort();
+        }
+        for (size_t i = 0; i < ref.ncalls; i++) {
+            const struct model_rpc_call *a = &ref.calls[i];
+            const struct model_rpc_call *b = &out.calls[i];
+            if (a->kind != b->kind || strcmp(a->method, b->method) != 0 ||
+                strcmp(a->id, b->id) != 0 || (a->tool == NULL) != (b->tool == NULL) ||
+                (a->tool != NULL && strcmp(a->tool, b->tool) != 0)) {
+                abort();
+            }
+        }
+        model_rpc_calls_clear(&ref);
+    }
     if (!pv_ok(r)) {
         if (err[0] == '\0' || out.ncalls != 0 || out.calls != NULL) {
             abort();
