@@ -380,6 +380,17 @@ struct prover_proof {
     Z3_ast g, pq, t, anon, pid;
     Z3_ast *fv;
     unsigned pidwidth;
+    /* JSON-RPC and MCP calls (docs/semantics.md#rpc): a request carries a
+     * call (rc) of kind rk (enum model_rpc_kind), its method an atom of
+     * rmeth (every method pattern of the slice's rules, each profile
+     * method, the reserved rpc.* names, literal json-rpc methods) and its
+     * tool an atom of rtool, or none (rtool.var == rtool.natoms). */
+    bool rpc; /* some unit of the slice decides calls */
+    struct prover_dim rmeth, rtool;
+    Z3_ast rc, rk;
+    struct model_glob **rglobs; /* compiled literal method patterns (owned) */
+    size_t nrglobs, caprglobs;
+    char **rkeys; /* per method atom: "rpc:" and its witness (owned) */
     /* output */
     struct prover_result *res;
 };
@@ -391,6 +402,11 @@ struct prover_proof {
 /* Does endpoint view 'v' decide GraphQL operations (enforced graphql, or a
  * websocket endpoint whose rules are GraphQL rules)? */
 bool prover_unit_gql(const struct prover_unit *u);
+
+/* Does unit 'u' decide JSON-RPC/MCP calls (enforced json-rpc or mcp)? */
+bool prover_unit_rpc(const struct prover_unit *u);
+/* Capability keys of calls: one per method atom, past the GraphQL keys. */
+#define PROVER_RPC_MAX_METHODS 256u
 
 /* The encoding of one part: prover_encode_atoms (dimensions, atoms, host
  * classes: no Z3), then, when some question can hold, prover_encode_terms
