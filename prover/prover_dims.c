@@ -82,10 +82,10 @@ pv_result prover_qkey_of(struct prover_proof *pf, const char *key, size_t *idx)
     return PV_RESULT_OK;
 }
 
-static pv_result collect_rule(struct prover_proof *pf, const struct model_endpoint *e, bool deny,
-                              size_t i) PV_WUR;
-static pv_result collect_rule(struct prover_proof *pf, const struct model_endpoint *e, bool deny,
-                              size_t i)
+static pv_result collect_rule(struct prover_proof *pf, const struct model_endpoint *e, bool rpc,
+                              bool deny, size_t i) PV_WUR;
+static pv_result collect_rule(struct prover_proof *pf, const struct model_endpoint *e, bool rpc,
+                              bool deny, size_t i)
 {
     struct model_l7rule_view rv;
     size_t idx;
@@ -94,6 +94,9 @@ static pv_result collect_rule(struct prover_proof *pf, const struct model_endpoi
         model_endpoint_deny_rule(e, i, &rv);
     } else {
         model_endpoint_allow_rule(e, i, &rv);
+    }
+    if (rpc) {
+        return PV_RESULT_OK; /* call rules: collect_rpc (their methods are no HTTP methods) */
     }
     PV_GUARD(method_add(pf, rv.method));
     if (rv.path != NULL) {
@@ -276,6 +279,7 @@ static pv_result collect_units(struct prover_proof *pf)
 {
     const struct model_registry *reg = pf->in->reg;
     size_t idx;
+    bool rpc;
 
     for (size_t i = 0; i < PV_ARRAY_LEN(base_methods); i++) {
         PV_GUARD(method_add(pf, base_methods[i]));
@@ -296,11 +300,12 @@ static pv_result collect_units(struct prover_proof *pf)
         if (u->v.path_scope != NULL) {
             PV_GUARD(prover_dim_add(&pf->path, u->v.path_scope, &u->spat));
         }
+        rpc = u->v.proto == MODEL_PROTO_JSONRPC || u->v.proto == MODEL_PROTO_MCP;
         for (size_t k = 0; k < u->v.nallow; k++) {
-            PV_GUARD(collect_rule(pf, u->ep, false, k));
+            PV_GUARD(collect_rule(pf, u->ep, rpc, false, k));
         }
         for (size_t k = 0; k < u->v.ndeny; k++) {
-            PV_GUARD(collect_rule(pf, u->ep, true, k));
+            PV_GUARD(collect_rule(pf, u->ep, rpc, true, k));
         }
         if (prover_unit_gql(u)) {
             PV_GUARD(collect_gql(pf, u));
