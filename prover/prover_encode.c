@@ -847,8 +847,9 @@ static Z3_ast unit_denies(struct prover_proof *pf, const struct prover_unit *u)
     struct zvec z = {0};
 
     /*= docs/semantics.md#deny-wins
-     *# no unit in G with an **enforced** L7 endpoint has a **deny rule** that
-     *# matches it ("deny wins", across all rules). */
+     *# no unit in G with an **enforced** `rest`, `websocket`, `graphql`,
+     *# `json-rpc` or `mcp` endpoint has a **deny rule** that matches it ("deny
+     *# wins", across all rules */
     /* As the evaluator, only enforced `rest`, `websocket`, `graphql`,
      * `json-rpc` and `mcp` units deny: method deny rules on method, path and
      * query, GraphQL deny rules on the operation (never on a request without
