@@ -863,6 +863,40 @@ pv_result prover_port_atoms(struct prover_proof *pf)
     return PV_RESULT_OK;
 }
 
+/* Pattern 'pat' of dimension 'd': its atoms, built once per pattern. */
+Z3_ast prover_memb(struct prover_proof *pf, struct prover_dim *d, size_t pat)
+{
+    bool *has;
+    Z3_ast r;
+
+    if (pat >= d->npats) {
+        pf->zerr = true;
+        return NULL;
+    }
+    if (d->memb == NULL) {
+        d->memb = pv_calloc(d->npats ? d->npats : 1, sizeof(Z3_ast));
+        if (d->memb == NULL) {
+            pf->zerr = pf->znomem = true;
+            return NULL;
+        }
+    }
+    if (d->memb[pat] != NULL) {
+        return d->memb[pat];
+    }
+    has = pv_calloc(d->natoms ? d->natoms : 1, sizeof(bool));
+    if (has == NULL) {
+        pf->zerr = pf->znomem = true;
+        return NULL;
+    }
+    for (size_t a = 0; a < d->natoms; a++) {
+        has[a] = prover_atom_has(d, a, pat);
+    }
+    r = prover_in_set(pf, d->var, d->natoms, has, 0, d != &pf->dns);
+    free(has);
+    d->memb[pat] = r;
+    return r;
+}
+
 Z3_ast prover_port_eq(struct prover_proof *pf, uint16_t port)
 {
     for (size_t i = 0; i < pf->nports; i++) {

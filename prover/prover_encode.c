@@ -198,7 +198,7 @@ static Z3_ast zand(struct prover_proof *pf, struct zvec *z)
     return r;
 }
 
-static unsigned width_for(size_t n)
+unsigned prover_width_for(size_t n)
 {
     unsigned w = 1;
 
@@ -208,7 +208,7 @@ static unsigned width_for(size_t n)
     return w;
 }
 
-static Z3_ast mk_var(struct prover_proof *pf, const char *name, unsigned width)
+Z3_ast prover_mk_var(struct prover_proof *pf, const char *name, unsigned width)
 {
     char buf[64];
     Z3_sort s = Z3_mk_bv_sort(pf->ctx, width);
@@ -242,39 +242,6 @@ Z3_ast prover_in_set(struct prover_proof *pf, Z3_ast var, size_t natoms, const b
         }
     }
     return zor(pf, &z);
-}
-
-Z3_ast prover_memb(struct prover_proof *pf, struct prover_dim *d, size_t pat)
-{
-    bool *has;
-    Z3_ast r;
-
-    if (pat >= d->npats) {
-        pf->zerr = true;
-        return NULL;
-    }
-    if (d->memb == NULL) {
-        d->memb = pv_calloc(d->npats ? d->npats : 1, sizeof(Z3_ast));
-        if (d->memb == NULL) {
-            pf->zerr = pf->znomem = true;
-            return NULL;
-        }
-    }
-    if (d->memb[pat] != NULL) {
-        return d->memb[pat];
-    }
-    has = pv_calloc(d->natoms ? d->natoms : 1, sizeof(bool));
-    if (has == NULL) {
-        pf->zerr = pf->znomem = true;
-        return NULL;
-    }
-    for (size_t a = 0; a < d->natoms; a++) {
-        has[a] = prover_atom_has(d, a, pat);
-    }
-    r = prover_in_set(pf, d->var, d->natoms, has, 0, d != &pf->dns);
-    free(has);
-    d->memb[pat] = r;
-    return r;
 }
 
 /* ---------------------------------------------------------------------------
@@ -602,180 +569,6 @@ static bool has_gql_allow(const struct prover_unit *u)
     return false;
 }
 
-/* --- JSON-RPC and MCP calls ------------------------------------------------ */
-
-/* Every predicate below is constant on each atom of its dimension: the
- * method dimension holds every method glob of the slice, every exact
- * json-rpc method and every profile method as a pattern, and the tool
- * dimension every tool glob, so testing the atom's witness decides the
- * whole atom (prover_dims.c, collect_rpc). */
-enum rpc_pred { RP_EXACT, RP_GLOB, RP_PROFILE };
-
-static bool rpc_pred_holds(enum rpc_pred k, const char *w, size_t wlen, const char *m,
-                           const struct model_glob *g, bool narrowed)
-{
-    switch (k) {
-    case RP_EXACT:
-        return strlen(m) == wlen && memcmp(m, w, wlen) == 0;
-    case RP_GLOB:
-        return model_glob_match(g, w, wlen);
-    case RP_PROFILE:
-        /*= docs/semantics.md#rpc-profile
-         *# With `allow_all_known_mcp_methods: true` an `mcp` endpoint grants
-         *# every call whose method is in the profile, except `tools/call` when
-         *# some allow rule of the endpoint has a tool selector */
-        return model_rpc_mcp_known(w) && !(narrowed && strcmp(w, "tools/call") == 0);
-    }
-    return false;
-}
-
-/* The call's method lies in an atom where predicate 'k' holds. */
-static Z3_ast rpc_meth(struct prover_proof *pf, enum rpc_pred k, const char *m,
-                       const struct model_glob *g, bool narrowed)
-{
-    struct prover_dim *d = &pf->rmeth;
-    bool *has = pv_calloc(d->natoms ? d->natoms : 1, sizeof(bool));
-    Z3_ast r;
-
-    if (has == NULL) {
-        pf->zerr = pf->znomem = true;
-        return NULL;
-    }
-    for (size_t a = 0; a < d->natoms; a++) {
-        has[a] = rpc_pred_holds(k, d->atoms[a].w, d->atoms[a].wlen, m, g, narrowed);
-    }
-    r = prover_in_set(pf, d->var, d->natoms, has, 0, true);
-    free(has);
-    return r;
-}
-
-/* The call has a tool, and it matches one of the rule's tool globs. */
-static Z3_ast rpc_tool(struct prover_proof *pf, const struct model_l7rule_view *rv)
-{
-    struct prover_dim *d = &pf->rtool;
-    bool *has = pv_calloc(d->natoms ? d->natoms : 1, sizeof(bool));
-    Z3_ast r;
-
-    if (has == NULL) {
-        pf->zerr = pf->znomem = true;
-        return NULL;
-    }
-    for (size_t a = 0; a < d->natoms; a++) {
-        for (size_t j = 0; j < rv->rpc_ntools && !has[a]; j++) {
-            has[a] = rv->rpc_tools[j] != NULL &&
-                     model_glob_match(rv->rpc_tools[j], d->atoms[a].w, d->atoms[a].wlen);
-        }
-    }
-    /* not closed: the value natoms is "no tool" */
-    r = prover_in_set(pf, d->var, d->natoms, has, 0, false);
-    free(has);
-    return r;
-}
-
-/*= docs/semantics.md#rpc-rules
- *# A rule matches a call when its method matches and, if it has a tool
- *# selector, the call's tool matches one of its patterns */
-static Z3_ast rpc_rule_match(struct prover_proof *pf, const struct prover_unit *u, bool deny,
-                             size_t ri)
-{
-    struct model_l7rule_view rv;
-    bool mcp = u->v.proto == MODEL_PROTO_MCP;
-    const char *m;
-    Z3_ast mt;
-
-    if (deny) {
-        model_endpoint_deny_rule(u->ep, ri, &rv);
-    } else {
-        model_endpoint_allow_rule(u->ep, ri, &rv);
-    }
-    m = rv.method;
-    if ((m == NULL || m[0] == '\0') && rv.rpc_ntools == 0) {
-        /*= docs/semantics.md#rpc-rules
-         *# A rule with neither: an allow rule on an `mcp` endpoint whose
-         *# method profile is on matches every method of the profile (as
-         *# #rpc-profile, `tools/call` excepted when tools are narrowed), any
-         *# other allow rule matches nothing, and a deny rule matches every
-         *# call. */
-        if (deny) {
-            return prover_true(pf);
-        }
-        return mcp && u->v.mcp_profile
-                   ? rpc_meth(pf, RP_PROFILE, NULL, NULL, u->v.rpc_tool_narrowed)
-                   : prover_false(pf);
-    }
-    if (m == NULL || m[0] == '\0') {
-        /*= docs/semantics.md#rpc-rules
-         *# A rule without `method` but with a tool selector means `tools/call`. */
-        mt = rpc_meth(pf, RP_EXACT, "tools/call", NULL, false);
-    } else if (!mcp) {
-        /*= docs/semantics.md#rpc-rules
-         *# On `json-rpc` a method is `*` (every call) or one exact name. */
-        mt = strcmp(m, "*") == 0 ? prover_true(pf) : rpc_meth(pf, RP_EXACT, m, NULL, false);
-    } else if (rv.rpc_method_glob != NULL) {
-        /*= docs/semantics.md#rpc-rules
-         *# Method and tool patterns of `mcp` rules are globs of the query dialect */
-        mt = rpc_meth(pf, RP_GLOB, NULL, rv.rpc_method_glob, false);
-    } else {
-        return deny ? prover_true(pf) : prover_false(pf); /* not compiled: fail closed */
-    }
-    if (rv.rpc_ntools == 0) {
-        return mt;
-    }
-    if (rv.rpc_tools == NULL) {
-        return deny ? mt : prover_false(pf); /* not compiled: fail closed */
-    }
-    return prover_and2(pf, mt, rpc_tool(pf, &rv));
-}
-
-/* The kind's HTTP method. */
-/*= docs/semantics.md#rpc
- *# A request, a notification and a response travel in a `POST`; `rpc.stream`
- *# is a `GET` and `rpc.end` a `DELETE` */
-static Z3_ast rpc_kind_fits(struct prover_proof *pf, bool mcp)
-{
-    Z3_ast post = prover_eqn(pf, pf->m, prover_method_index(pf, "POST"));
-    Z3_ast msg = prover_or2(pf, prover_eqn(pf, pf->rk, MODEL_RPC_REQUEST),
-                            prover_eqn(pf, pf->rk, MODEL_RPC_NOTIFICATION));
-
-    if (!mcp) {
-        return prover_and2(pf, msg, post);
-    }
-    return prover_or(
-        pf, 3,
-        (Z3_ast[]){prover_and2(pf, prover_or2(pf, msg, prover_eqn(pf, pf->rk, MODEL_RPC_RESPONSE)),
-                               post),
-                   prover_and2(pf, prover_eqn(pf, pf->rk, MODEL_RPC_STREAM),
-                               prover_eqn(pf, pf->m, prover_method_index(pf, "GET"))),
-                   prover_and2(pf, prover_eqn(pf, pf->rk, MODEL_RPC_END),
-                               prover_eqn(pf, pf->m, prover_method_index(pf, "DELETE")))});
-}
-
-/* The unit's call allow rules (deny = false, with the profile and the
- * kind's HTTP method) or deny rules grant / match the request's call. */
-static Z3_ast rpc_rules(struct prover_proof *pf, const struct prover_unit *u, bool deny)
-{
-    struct zvec z = {0};
-    bool mcp = u->v.proto == MODEL_PROTO_MCP;
-    size_t n = deny ? u->v.ndeny : u->v.nallow;
-
-    if (!deny && mcp && u->v.mcp_profile) {
-        zpush(pf, &z, rpc_meth(pf, RP_PROFILE, NULL, NULL, u->v.rpc_tool_narrowed));
-    }
-    for (size_t i = 0; i < n; i++) {
-        zpush(pf, &z, rpc_rule_match(pf, u, deny, i));
-    }
-    if (deny) {
-        /*= docs/semantics.md#rpc-deny
-         *# A deny rule of a `json-rpc` or `mcp` endpoint matches a call as an
-         *# allow rule would; it never matches a request without a call. */
-        return prover_and2(pf, pf->rc, zor(pf, &z));
-    }
-    /*= docs/semantics.md#rpc
-     *# A request on a `json-rpc` or `mcp` unit without a call is not granted
-     *# (`rpc_no_call`) */
-    return prover_and(pf, 3, (Z3_ast[]){pf->rc, rpc_kind_fits(pf, mcp), zor(pf, &z)});
-}
-
 static Z3_ast unit_grants(struct prover_proof *pf, const struct prover_unit *u)
 {
     struct zvec z = {0};
@@ -827,7 +620,7 @@ static Z3_ast unit_grants(struct prover_proof *pf, const struct prover_unit *u)
         /*= docs/semantics.md#grant
          *# its endpoint is enforced `json-rpc` or `mcp`: the request is one call
          *# and the endpoint's call rules grant it (#rpc); */
-        g = rpc_rules(pf, u, false);
+        g = prover_rpc_rules(pf, u, false);
     } else {
         /*= docs/semantics.md#unsupported
          *# its endpoint is enforced `sql`: **nothing**. */
@@ -860,7 +653,7 @@ static Z3_ast unit_denies(struct prover_proof *pf, const struct prover_unit *u)
         return prover_false(pf);
     }
     if (prover_unit_rpc(u)) {
-        return rpc_rules(pf, u, true);
+        return prover_rpc_rules(pf, u, true);
     }
     for (size_t i = 0; i < u->v.ndeny; i++) {
         if (!rule_is_gql(u->ep, true, i)) {
@@ -970,22 +763,7 @@ static pv_result atoms_all(struct prover_proof *pf)
         PV_ENSURE(pf->nfv <= PROVER_GQL_MAX_FIELDS, PV_ERR_LIMIT);
     }
     if (pf->rpc) {
-        pf->rmeth.memo = pf->rtool.memo = memo;
-        pf->rmeth.deadline = pf->rtool.deadline = pf->deadline;
-        PV_GUARD(prover_dim_atoms(&pf->rmeth, &pf->lang_budget));
-        PV_GUARD(prover_dim_atoms(&pf->rtool, &pf->lang_budget));
-        PV_ENSURE(pf->rmeth.natoms <= PROVER_RPC_MAX_METHODS, PV_ERR_LIMIT);
-        pf->rkeys = pv_calloc(pf->rmeth.natoms ? pf->rmeth.natoms : 1, sizeof(char *));
-        PV_GUARD_PTR(pf->rkeys);
-        for (size_t a = 0; a < pf->rmeth.natoms; a++) {
-            size_t n = pf->rmeth.atoms[a].wlen;
-
-            pf->rkeys[a] = pv_malloc(n + 5);
-            PV_GUARD_PTR(pf->rkeys[a]);
-            memcpy(pf->rkeys[a], "rpc:", 4);
-            memcpy(pf->rkeys[a] + 4, pf->rmeth.atoms[a].w, n);
-            pf->rkeys[a][n + 4] = '\0';
-        }
+        PV_GUARD(prover_rpc_atoms(pf, memo));
     }
     /* Put the atom holding "/" first: unconstrained paths then read as "/". */
     for (size_t a = 0; a < pf->path.natoms; a++) {
@@ -1036,7 +814,7 @@ static pv_result classify(struct prover_proof *pf)
     return PV_RESULT_OK;
 }
 
-static void assert_z(struct prover_proof *pf, Z3_ast a)
+void prover_assert(struct prover_proof *pf, Z3_ast a)
 {
     if (a == NULL || pf->zerr) {
         pf->zerr = true;
@@ -1046,16 +824,17 @@ static void assert_z(struct prover_proof *pf, Z3_ast a)
     (void)prover_z(pf, a);
 }
 
-static void bound(struct prover_proof *pf, Z3_ast var, size_t n, unsigned width)
+void prover_bound(struct prover_proof *pf, Z3_ast var, size_t n, unsigned width)
 {
     if (((size_t)1 << width) > n) {
         Z3_sort s = Z3_mk_bv_sort(pf->ctx, width);
 
-        assert_z(pf, prover_z(pf, Z3_mk_bvult(pf->ctx, var, Z3_mk_unsigned_int64(pf->ctx, n, s))));
+        prover_assert(pf,
+                      prover_z(pf, Z3_mk_bvult(pf->ctx, var, Z3_mk_unsigned_int64(pf->ctx, n, s))));
     }
 }
 
-static Z3_ast mk_bool(struct prover_proof *pf, const char *name)
+Z3_ast prover_mk_bool(struct prover_proof *pf, const char *name)
 {
     Z3_context c = pf->ctx;
 
@@ -1070,18 +849,18 @@ static void gql_variables(struct prover_proof *pf)
         pf->g = pf->pq = pf->anon = prover_false(pf);
         return;
     }
-    pf->g = mk_bool(pf, "g");
-    pf->pq = mk_bool(pf, "pq");
-    pf->anon = mk_bool(pf, "anon");
-    pf->t = mk_var(pf, "t", 2);
-    bound(pf, pf->t, 3, 2);
-    pf->pidwidth = width_for(pf->npids + 1);
-    pf->pid = mk_var(pf, "pid", pf->pidwidth);
-    bound(pf, pf->pid, pf->npids + 1, pf->pidwidth);
-    pf->gname.width = width_for(pf->gname.natoms);
-    pf->gname.var = mk_var(pf, "n", pf->gname.width);
-    bound(pf, pf->gname.var, pf->gname.natoms, pf->gname.width);
-    pf->gfield.width = width_for(pf->gfield.natoms);
+    pf->g = prover_mk_bool(pf, "g");
+    pf->pq = prover_mk_bool(pf, "pq");
+    pf->anon = prover_mk_bool(pf, "anon");
+    pf->t = prover_mk_var(pf, "t", 2);
+    prover_bound(pf, pf->t, 3, 2);
+    pf->pidwidth = prover_width_for(pf->npids + 1);
+    pf->pid = prover_mk_var(pf, "pid", pf->pidwidth);
+    prover_bound(pf, pf->pid, pf->npids + 1, pf->pidwidth);
+    pf->gname.width = prover_width_for(pf->gname.natoms);
+    pf->gname.var = prover_mk_var(pf, "n", pf->gname.width);
+    prover_bound(pf, pf->gname.var, pf->gname.natoms, pf->gname.width);
+    pf->gfield.width = prover_width_for(pf->gfield.natoms);
     pf->fv = pv_calloc(pf->nfv ? pf->nfv : 1, sizeof(Z3_ast));
     if (pf->fv == NULL) {
         pf->zerr = pf->znomem = true;
@@ -1091,80 +870,10 @@ static void gql_variables(struct prover_proof *pf)
         char nm[32];
 
         (void)snprintf(nm, sizeof(nm), "f%zu", i);
-        pf->fv[i] = mk_var(pf, nm, pf->gfield.width);
-        bound(pf, pf->fv[i], pf->gfield.natoms, pf->gfield.width);
+        pf->fv[i] = prover_mk_var(pf, nm, pf->gfield.width);
+        prover_bound(pf, pf->fv[i], pf->gfield.natoms, pf->gfield.width);
     }
     pf->gfield.var = pf->fv[0];
-}
-
-/* The index of the atom of the method dimension that holds exactly 'm' (a
- * literal pattern of the dimension), or SIZE_MAX. */
-static size_t rmeth_atom(const struct prover_proof *pf, const char *m)
-{
-    size_t n = strlen(m);
-
-    for (size_t a = 0; a < pf->rmeth.natoms; a++) {
-        if (pf->rmeth.atoms[a].wlen == n && memcmp(pf->rmeth.atoms[a].w, m, n) == 0) {
-            return a;
-        }
-    }
-    return SIZE_MAX;
-}
-
-/* The call dimensions; without a unit that decides calls the request
- * carries none (rc is false). The calls are those the reader produces
- * (docs/semantics.md#rpc-read): a tool only on a tools/call request or
- * notification; a response, a stream and an end call named by their
- * reserved names, and no message by a name that begins "rpc.". */
-static void rpc_variables(struct prover_proof *pf)
-{
-    static const struct {
-        enum model_rpc_kind k;
-        const char *m;
-    } reserved[] = {{MODEL_RPC_RESPONSE, MODEL_RPC_M_RESPONSE},
-                    {MODEL_RPC_STREAM, MODEL_RPC_M_STREAM},
-                    {MODEL_RPC_END, MODEL_RPC_M_END}};
-    Z3_ast msg, notool;
-    size_t rpcdot;
-
-    if (!pf->rpc) {
-        pf->rc = prover_false(pf);
-        return;
-    }
-    for (size_t i = 0; i < PV_ARRAY_LEN(reserved); i++) {
-        pf->zerr = pf->zerr || rmeth_atom(pf, reserved[i].m) == SIZE_MAX;
-    }
-    pf->zerr = pf->zerr || rmeth_atom(pf, "tools/call") == SIZE_MAX;
-    pf->rc = mk_bool(pf, "rc");
-    pf->rk = mk_var(pf, "rk", 3);
-    bound(pf, pf->rk, 5, 3);
-    pf->rmeth.width = width_for(pf->rmeth.natoms);
-    pf->rmeth.var = mk_var(pf, "rm", pf->rmeth.width);
-    bound(pf, pf->rmeth.var, pf->rmeth.natoms, pf->rmeth.width);
-    pf->rtool.width = width_for(pf->rtool.natoms + 1);
-    pf->rtool.var = mk_var(pf, "rt", pf->rtool.width);
-    bound(pf, pf->rtool.var, pf->rtool.natoms + 1, pf->rtool.width);
-    if (pf->gql) {
-        assert_z(pf, prover_not(pf, prover_and2(pf, pf->g, pf->rc)));
-    }
-    msg = prover_or2(pf, prover_eqn(pf, pf->rk, MODEL_RPC_REQUEST),
-                     prover_eqn(pf, pf->rk, MODEL_RPC_NOTIFICATION));
-    notool = prover_eqn(pf, pf->rtool.var, pf->rtool.natoms);
-    assert_z(pf, prover_implies(pf, prover_not(pf, notool),
-                                prover_and2(pf, msg,
-                                            prover_eqn(pf, pf->rmeth.var,
-                                                       rmeth_atom(pf, "tools/call")))));
-    for (size_t i = 0; i < PV_ARRAY_LEN(reserved); i++) {
-        assert_z(pf, prover_z(pf, Z3_mk_eq(pf->ctx, prover_eqn(pf, pf->rk, reserved[i].k),
-                                           prover_eqn(pf, pf->rmeth.var,
-                                                      rmeth_atom(pf, reserved[i].m)))));
-    }
-    if (prover_map_get(&pf->rmeth.index, "rpc.*", 5, &rpcdot)) {
-        assert_z(pf, prover_implies(pf, msg,
-                                    prover_not(pf, prover_memb(pf, &pf->rmeth, rpcdot))));
-    } else {
-        pf->zerr = true;
-    }
 }
 
 static void variables(struct prover_proof *pf)
@@ -1172,36 +881,36 @@ static void variables(struct prover_proof *pf)
     Z3_context c = pf->ctx;
     struct zvec others = {0};
 
-    pf->bin.width = width_for(pf->bin.natoms);
-    pf->bin.var = mk_var(pf, "x", pf->bin.width);
-    pf->hwidth = width_for(pf->nhost);
-    pf->h = mk_var(pf, "h", pf->hwidth);
+    pf->bin.width = prover_width_for(pf->bin.natoms);
+    pf->bin.var = prover_mk_var(pf, "x", pf->bin.width);
+    pf->hwidth = prover_width_for(pf->nhost);
+    pf->h = prover_mk_var(pf, "h", pf->hwidth);
     pf->dns.var = pf->h;
-    pf->path.width = width_for(pf->path.natoms);
-    pf->path.var = mk_var(pf, "u", pf->path.width);
-    pf->mwidth = width_for(pf->nmethods);
-    pf->m = mk_var(pf, "m", pf->mwidth);
-    pf->pwidth = width_for(pf->nports);
-    pf->p = mk_var(pf, "p", pf->pwidth);
-    pf->dwidth = width_for(pf->ndatoms);
-    pf->d = mk_var(pf, "d", pf->dwidth);
-    bound(pf, pf->bin.var, pf->bin.natoms, pf->bin.width);
-    bound(pf, pf->h, pf->nhost, pf->hwidth);
-    bound(pf, pf->path.var, pf->path.natoms, pf->path.width);
-    bound(pf, pf->m, pf->nmethods, pf->mwidth);
-    bound(pf, pf->p, pf->nports, pf->pwidth);
-    bound(pf, pf->d, pf->ndatoms, pf->dwidth);
+    pf->path.width = prover_width_for(pf->path.natoms);
+    pf->path.var = prover_mk_var(pf, "u", pf->path.width);
+    pf->mwidth = prover_width_for(pf->nmethods);
+    pf->m = prover_mk_var(pf, "m", pf->mwidth);
+    pf->pwidth = prover_width_for(pf->nports);
+    pf->p = prover_mk_var(pf, "p", pf->pwidth);
+    pf->dwidth = prover_width_for(pf->ndatoms);
+    pf->d = prover_mk_var(pf, "d", pf->dwidth);
+    prover_bound(pf, pf->bin.var, pf->bin.natoms, pf->bin.width);
+    prover_bound(pf, pf->h, pf->nhost, pf->hwidth);
+    prover_bound(pf, pf->path.var, pf->path.natoms, pf->path.width);
+    prover_bound(pf, pf->m, pf->nmethods, pf->mwidth);
+    prover_bound(pf, pf->p, pf->nports, pf->pwidth);
+    prover_bound(pf, pf->d, pf->ndatoms, pf->dwidth);
     gql_variables(pf);
-    rpc_variables(pf);
+    prover_rpc_variables(pf);
     /* An IP host is its own destination. */
     for (size_t i = 0; i < pf->nips; i++) {
         Z3_ast deq = prover_eqn(pf, pf->d, pf->ips[i].datom);
 
-        assert_z(pf, prover_implies(pf, prover_eqn(pf, pf->h, pf->dns.natoms + i), deq));
+        prover_assert(pf, prover_implies(pf, prover_eqn(pf, pf->h, pf->dns.natoms + i), deq));
         zpush(pf, &others, deq);
     }
-    assert_z(pf, prover_implies(pf, prover_eqn(pf, pf->h, pf->nhost - 1),
-                                prover_not(pf, zor(pf, &others))));
+    prover_assert(pf, prover_implies(pf, prover_eqn(pf, pf->h, pf->nhost - 1),
+                                     prover_not(pf, zor(pf, &others))));
     for (size_t k = 0; k < pf->nqkeys; k++) {
         struct prover_qkey *qk = &pf->qkeys[k];
         struct zvec z = {0};
@@ -1311,7 +1020,7 @@ static Z3_ast define(struct prover_proof *pf, const char *name, Z3_ast t)
     }
     k = prover_z(pf, Z3_mk_const(c, Z3_mk_string_symbol(c, name), Z3_mk_bool_sort(c)));
     if (k != NULL) {
-        assert_z(pf, prover_z(pf, Z3_mk_eq(c, k, t)));
+        prover_assert(pf, prover_z(pf, Z3_mk_eq(c, k, t)));
     }
     return k;
 }

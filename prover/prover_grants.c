@@ -265,9 +265,9 @@ static bool read_only_method(const char *m)
  * call, a subscription, a log level, a task cancelled, a client's response
  * to the server, an extension) counts as a write. */
 static const char *const rpc_reads[] = {
-    "initialize",     "ping",          "tools/list",   "resources/list",
-    "resources/read", "prompts/list",  "prompts/get",  "resources/templates/list",
-    "tasks/get",      "tasks/list",    "tasks/result", "completion/complete",
+    "initialize",       "ping",          "tools/list",   "resources/list",
+    "resources/read",   "prompts/list",  "prompts/get",  "resources/templates/list",
+    "tasks/get",        "tasks/list",    "tasks/result", "completion/complete",
     MODEL_RPC_M_STREAM, MODEL_RPC_M_END,
 };
 
@@ -314,8 +314,8 @@ static const char *rpc_methods_breadth(const struct prover_unit *u)
                 return "all";
             }
             writes = true; /* a generic JSON-RPC method: proviso cannot tell */
-        } else if (r.rpc_method_glob != NULL && strcmp(model_glob_text(r.rpc_method_glob), "*") == 0 &&
-                   r.rpc_ntools == 0) {
+        } else if (r.rpc_method_glob != NULL &&
+                   strcmp(model_glob_text(r.rpc_method_glob), "*") == 0 && r.rpc_ntools == 0) {
             return "all";
         } else if (r.rpc_method_glob == NULL || !model_glob_is_literal(r.rpc_method_glob) ||
                    !rpc_read_method(m)) {

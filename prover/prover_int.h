@@ -405,6 +405,23 @@ bool prover_unit_gql(const struct prover_unit *u);
 
 /* Does unit 'u' decide JSON-RPC/MCP calls (enforced json-rpc or mcp)? */
 bool prover_unit_rpc(const struct prover_unit *u);
+/* JSON-RPC/MCP calls (prover_rpc.c): the call variables and the reader's
+ * constraints on them (rc false without a unit that decides calls), and
+ * what unit 'u''s call allow rules (deny = false) grant or its deny rules
+ * match. */
+void prover_rpc_variables(struct prover_proof *pf);
+/* The atoms of the call method and tool dimensions, and the capability
+ * key text of each method atom (pf->rkeys). */
+pv_result prover_rpc_atoms(struct prover_proof *pf, struct prover_lang_memo *memo) PV_WUR;
+Z3_ast prover_rpc_rules(struct prover_proof *pf, const struct prover_unit *u, bool deny);
+/* Encoder helpers shared with prover_rpc.c: a bit-vector or Boolean
+ * constant, the width for 'n' values, an assertion in the proof's solver
+ * scope, var < n when the width allows more. */
+unsigned prover_width_for(size_t n);
+Z3_ast prover_mk_var(struct prover_proof *pf, const char *name, unsigned width);
+Z3_ast prover_mk_bool(struct prover_proof *pf, const char *name);
+void prover_assert(struct prover_proof *pf, Z3_ast a);
+void prover_bound(struct prover_proof *pf, Z3_ast var, size_t n, unsigned width);
 /* Capability keys of calls: one per method atom, past the GraphQL keys. */
 #define PROVER_RPC_MAX_METHODS 256u
 

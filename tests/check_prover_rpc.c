@@ -32,26 +32,25 @@
 #include "prover/prover.h"
 
 /* Method patterns of mcp rules, of json-rpc rules, tool patterns. */
-static const char *const M_MCP[] = {"tools/list", "tools/call", "tools/*", "initialize",
-                                    "resources/read", "x/ext", "rpc.stream"};
+static const char *const M_MCP[] = {"tools/list",     "tools/call", "tools/*",   "initialize",
+                                    "resources/read", "x/ext",      "rpc.stream"};
 #define NM_MCP 7
 static const char *const M_JSON[] = {"*", "eth_call", "eth_send", "tools/call"};
 #define NM_JSON 4
 static const char *const T_PAT[] = {"search", "create_*", "*", "get.?"};
 #define NT_PAT 4
 /* Members of every atom: method names (messages) and tools. */
-static const char *const M_REP[] = {"tools/list", "tools/call", "tools/zz", "initialize",
-                                    "resources/read", "ping", "x/ext", "eth_call",
-                                    "eth_send", "other/m"};
+static const char *const M_REP[] = {"tools/list",     "tools/call", "tools/zz", "initialize",
+                                    "resources/read", "ping",       "x/ext",    "eth_call",
+                                    "eth_send",       "other/m"};
 #define NM_REP 10
 static const char *const T_REP[] = {"search", "create_issue", "create_", "get.a", "zed"};
 #define NT_REP 5
 /* Names a witness may carry as its own atom: the profile's, and the
  * literal methods the generator writes. */
 static const char *const NAMED[] = {"x/ext", "eth_call", "eth_send"};
-static const char *const HTTP[] = {"GET",    "HEAD",   "OPTIONS",        "POST",
-                                   "PUT",    "PATCH",  "DELETE",         "WEBSOCKET_TEXT",
-                                   "PROPFIND"};
+static const char *const HTTP[] = {"GET",   "HEAD",   "OPTIONS",        "POST",    "PUT",
+                                   "PATCH", "DELETE", "WEBSOCKET_TEXT", "PROPFIND"};
 #define NHTTP 9
 
 static uint64_t rng = 0x2545f4914f6cdd1du;
@@ -488,28 +487,36 @@ struct tcase_row {
 static const struct tcase_row rows[] = {
     /* a new tool on a credentialed host is capability_expansion */
     {"new tool", "        rules: [{allow: {method: tools/call, tool: search}}]\n",
-     "        rules: [{allow: {method: tools/call, tool: search}}, {allow: {method: tools/call, tool: create_issue}}]\n", "rpc:tools/call",
-     "create_issue"},
+     "        rules: [{allow: {method: tools/call, tool: search}}, {allow: {method: tools/call, "
+     "tool: create_issue}}]\n",
+     "rpc:tools/call", "create_issue"},
     /* the profile grants tools/call with any tool, until a rule narrows it */
-    {"profile narrowed", "        rules: [{allow: {method: tools/call, tool: search}}]\n"
-                         "        mcp: {allow_all_known_mcp_methods: true}\n",
+    {"profile narrowed",
+     "        rules: [{allow: {method: tools/call, tool: search}}]\n"
+     "        mcp: {allow_all_known_mcp_methods: true}\n",
      "        rules: [{allow: {method: initialize}}]\n"
      "        mcp: {allow_all_known_mcp_methods: true}\n",
      "rpc:tools/call", NULL},
     /* a deny rule on a tool that goes away */
-    {"deny on tool lifted", "        rules: [{allow: {method: tools/call, tool: '*'}}]\n"
-                            "        deny_rules: [{tool: delete_repo}]\n",
-     "        rules: [{allow: {method: tools/call, tool: '*'}}]\n", "rpc:tools/call", "delete_repo"},
+    {"deny on tool lifted",
+     "        rules: [{allow: {method: tools/call, tool: '*'}}]\n"
+     "        deny_rules: [{tool: delete_repo}]\n",
+     "        rules: [{allow: {method: tools/call, tool: '*'}}]\n", "rpc:tools/call",
+     "delete_repo"},
     /* a deny rule added takes away only */
     {"deny on tool added (negative)", "        rules: [{allow: {method: tools/call, tool: '*'}}]\n",
-     "        rules: [{allow: {method: tools/call, tool: '*'}}]\n        deny_rules: [{tool: delete_repo}]\n", NULL,
-     NULL},
+     "        rules: [{allow: {method: tools/call, tool: '*'}}]\n        deny_rules: [{tool: "
+     "delete_repo}]\n",
+     NULL, NULL},
     /* the same rules, reordered: nothing new (negative) */
-    {"reordered (negative)", "        rules: [{allow: {method: tools/call, tool: a}}, {allow: {method: ping}}]\n",
-     "        rules: [{allow: {method: ping}}, {allow: {method: tools/call, tool: a}}]\n", NULL, NULL},
+    {"reordered (negative)",
+     "        rules: [{allow: {method: tools/call, tool: a}}, {allow: {method: ping}}]\n",
+     "        rules: [{allow: {method: ping}}, {allow: {method: tools/call, tool: a}}]\n", NULL,
+     NULL},
     /* a method outside the profile needs its own rule */
-    {"extension method", "        rules: [{allow: {method: ping}}]\n"
-                         "        mcp: {allow_all_known_mcp_methods: true}\n",
+    {"extension method",
+     "        rules: [{allow: {method: ping}}]\n"
+     "        mcp: {allow_all_known_mcp_methods: true}\n",
      "        rules: [{allow: {method: ping}}, {allow: {method: x/ext}}]\n"
      "        mcp: {allow_all_known_mcp_methods: true}\n",
      "rpc:x/ext", NULL},
