@@ -198,12 +198,13 @@ static pv_result fp_rule(struct pv_dynbuf *b, const struct model_l7rule *r)
 static pv_result fp_endpoint(struct pv_dynbuf *b, const struct model_endpoint *e) PV_WUR;
 static pv_result fp_endpoint(struct pv_dynbuf *b, const struct model_endpoint *e)
 {
-    uint64_t flags =
-        (uint64_t)e->tls_skip | (uint64_t)e->enforce << 1 | (uint64_t)e->allow_encoded_slash << 2 |
-        (uint64_t)e->advisor_proposed << 3 | (uint64_t)e->websocket_credential_rewrite << 4 |
-        (uint64_t)e->request_body_credential_rewrite << 5 |
-        (uint64_t)e->allow_uninspected_credentials << 6 | (uint64_t)model_endpoint_rpc_strict_tools(e) << 7 |
-        (uint64_t)e->mcp_allow_all_known_methods << 8;
+    uint64_t flags = (uint64_t)e->tls_skip | (uint64_t)e->enforce << 1 |
+                     (uint64_t)e->allow_encoded_slash << 2 | (uint64_t)e->advisor_proposed << 3 |
+                     (uint64_t)e->websocket_credential_rewrite << 4 |
+                     (uint64_t)e->request_body_credential_rewrite << 5 |
+                     (uint64_t)e->allow_uninspected_credentials << 6 |
+                     (uint64_t)model_endpoint_rpc_strict_tools(e) << 7 |
+                     (uint64_t)e->mcp_allow_all_known_methods << 8;
 
     PV_GUARD(fp_str(b, 'h', (e->host.s != NULL && e->host.s[0] != '\0') ? e->host.s : NULL));
     PV_GUARD(fp_num(b, 'P', e->nports));
