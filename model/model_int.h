@@ -218,22 +218,22 @@ struct model_endpoint {
     X(CVAL, rpc_tool_narrowed, rpc_tool_narrowed, bool)
 
 /* An L7 rule (allow matcher or deny rule). */
-#define MODEL_L7RULE_OWNED(X)                     \
-    X(SVAL, method, method, char)                 \
-    X(SVAL, path, path, char)                     \
-    X(SVAL, command, command, char)               \
-    X(QUERIES, query, nquery, char)               \
-    X(SVAL, operation_type, operation_type, char) \
-    X(SVAL, operation_name, operation_name, char) \
-    X(STRLIST, fields, fields, char)              \
-    X(SVAL, tool, tool, char)                     \
-    X(JSON, params, params, char)                 \
-    X(GLOB, path_glob, path_glob, char)           \
-    X(CVAL, gql_types, gql_types, uint8_t)        \
-    X(GLOB, name_glob, name_glob, char)           \
-    X(GLOBS, field_globs, fields.n, char)         \
+#define MODEL_L7RULE_OWNED(X)                       \
+    X(SVAL, method, method, char)                   \
+    X(SVAL, path, path, char)                       \
+    X(SVAL, command, command, char)                 \
+    X(QUERIES, query, nquery, char)                 \
+    X(SVAL, operation_type, operation_type, char)   \
+    X(SVAL, operation_name, operation_name, char)   \
+    X(STRLIST, fields, fields, char)                \
+    X(SVAL, tool, tool, char)                       \
+    X(JSON, params, params, char)                   \
+    X(GLOB, path_glob, path_glob, char)             \
+    X(CVAL, gql_types, gql_types, uint8_t)          \
+    X(GLOB, name_glob, name_glob, char)             \
+    X(GLOBS, field_globs, fields.n, char)           \
     X(GLOB, rpc_method_glob, rpc_method_glob, char) \
-    X(GLOBS, tool_globs, ntools, char)            \
+    X(GLOBS, tool_globs, ntools, char)              \
     X(CVAL, ntools, ntools, size_t)
 
 /* A query matcher of an L7 rule ('form' is a value). */

@@ -114,8 +114,8 @@ bool model_rpc_tool_name_strict(const char *name, size_t len)
     }
     for (size_t i = 0; i < len; i++) {
         char ch = name[i];
-        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-                  ch == '_' || ch == '.' || ch == '-';
+        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                  (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' || ch == '-';
         if (!ok) {
             return false;
         }
@@ -233,13 +233,15 @@ static bool depth_ok(json_t *v, int depth)
         return false;
     }
     if (json_is_object(v)) {
-        json_object_foreach (v, k, x) {
+        json_object_foreach(v, k, x)
+        {
             if (!depth_ok(x, depth + 1)) {
                 return false;
             }
         }
     } else if (json_is_array(v)) {
-        json_array_foreach (v, i, x) {
+        json_array_foreach(v, i, x)
+        {
             if (!depth_ok(x, depth + 1)) {
                 return false;
             }
@@ -361,7 +363,8 @@ static pv_result read_message(struct reader *r, json_t *m, struct model_rpc_call
     /*= docs/semantics.md#rpc-read
      *# a member other than `jsonrpc`, `id`, `method`, `params`, `result`
      *# and `error` */
-    json_object_foreach (m, k, v) {
+    json_object_foreach(m, k, v)
+    {
         bool known = false;
         for (size_t i = 0; i < PV_ARRAY_LEN(members); i++) {
             known = known || strcmp(k, members[i]) == 0;
@@ -405,7 +408,8 @@ static pv_result read_message(struct reader *r, json_t *m, struct model_rpc_call
      *# object) */
     if (params != NULL && !json_is_object(params) && (r->mcp || !json_is_array(params))) {
         return refuse(r, PV_ERR_PARSE,
-                      r->mcp ? "'params' must be an object" : "'params' must be an object or an array");
+                      r->mcp ? "'params' must be an object"
+                             : "'params' must be an object or an array");
     }
     c->kind = id != NULL ? MODEL_RPC_REQUEST : MODEL_RPC_NOTIFICATION;
     c->method = ms;
