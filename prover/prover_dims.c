@@ -219,6 +219,7 @@ static pv_result collect_rpc(struct prover_proof *pf, const struct prover_unit *
     size_t idx;
 
     pf->rpc = true;
+    pf->rpc_json = pf->rpc_json || !mcp;
     for (size_t k = 0; k < u->v.nallow + u->v.ndeny; k++) {
         struct model_l7rule_view rv;
 

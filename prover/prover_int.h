@@ -385,7 +385,8 @@ struct prover_proof {
      * rmeth (every method pattern of the slice's rules, each profile
      * method, the reserved rpc.* names, literal json-rpc methods) and its
      * tool an atom of rtool, or none (rtool.var == rtool.natoms). */
-    bool rpc; /* some unit of the slice decides calls */
+    bool rpc;      /* some unit of the slice decides calls */
+    bool rpc_json; /* ... and some of them are json-rpc (else all mcp) */
     struct prover_dim rmeth, rtool;
     Z3_ast rc, rk;
     struct model_glob **rglobs; /* compiled literal method patterns (owned) */

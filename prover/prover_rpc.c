@@ -247,6 +247,16 @@ void prover_rpc_variables(struct prover_proof *pf)
         pf, prover_implies(
                 pf, prover_not(pf, notool),
                 prover_and2(pf, msg, prover_eqn(pf, pf->rmeth.var, rmeth_atom(pf, "tools/call")))));
+    if (!pf->rpc_json) {
+        /*= docs/semantics.md#rpc-read
+         *# On `mcp`, a `tools/call` - a request or a notification alike - names
+         *# its tool in `params.name`, a string; without one it is refused */
+        prover_assert(pf, prover_implies(pf,
+                                         prover_and2(pf, msg,
+                                                     prover_eqn(pf, pf->rmeth.var,
+                                                                rmeth_atom(pf, "tools/call"))),
+                                         prover_not(pf, notool)));
+    }
     for (size_t i = 0; i < PV_ARRAY_LEN(reserved); i++) {
         prover_assert(pf, prover_z(pf, Z3_mk_eq(pf->ctx, prover_eqn(pf, pf->rk, reserved[i].k),
                                                 prover_eqn(pf, pf->rmeth.var,

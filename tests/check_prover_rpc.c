@@ -281,7 +281,7 @@ static void oracle_one(const struct model_policy *B, const struct model_policy *
     key_add(ks, key);
 }
 
-static void oracle(const struct model_policy *B, const struct model_policy *C, bool audit,
+static void oracle(const struct model_policy *B, const struct model_policy *C, bool mcp, bool audit,
                    const char *yb, const char *yc, struct keys *ks, size_t *ndec)
 {
     static const char *const reserved[] = {MODEL_RPC_M_RESPONSE, MODEL_RPC_M_STREAM,
@@ -307,7 +307,8 @@ static void oracle(const struct model_policy *B, const struct model_policy *C, b
                 if (strncmp(name, "rpc.", 4) == 0) {
                     continue; /* no message names one (the reserved calls above) */
                 }
-                for (int t = -1; t < (tc ? NT_REP : 0); t++) {
+                /* on mcp a tools/call names its tool (docs/semantics.md#rpc-read) */
+                for (int t = tc && mcp ? 0 : -1; t < (tc ? NT_REP : 0); t++) {
                     memset(&k, 0, sizeof(k));
                     k.kind = kind ? MODEL_RPC_NOTIFICATION : MODEL_RPC_REQUEST;
                     k.method = name;
@@ -410,7 +411,7 @@ START_TEST(test_differential)
             free(yc);
             continue;
         }
-        oracle(B, C, gc.audit, yb, yc, &want, &ndec);
+        oracle(B, C, gc.mcp, gc.audit, yb, yc, &want, &ndec);
         memset(&in, 0, sizeof(in));
         in.baseline = B;
         in.candidate = C;
