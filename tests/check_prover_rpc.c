@@ -14,8 +14,9 @@
  * requests the candidate allows and the baseline does not. The prover must
  * report exactly those keys, and its witnesses must re-check (prover_run
  * fails as unknown otherwise). PV_RPC_PAIRS sets the number of pairs (300).
- * Targeted cases follow: the profile's tools/call narrowing, a deny rule on
- * a tool, a new tool on a credentialed host, the witness's call.
+ * One more deny rule never allows anything (test_deny_added). Targeted
+ * cases follow: the profile's tools/call narrowing, a deny rule on a tool,
+ * a new tool on a credentialed host, the witness's call.
  */
 #include "config.h"
 
@@ -448,6 +449,67 @@ START_TEST(test_differential)
 }
 END_TEST
 
+/* One more deny rule only takes away (docs/semantics.md#rpc-deny): the
+ * oracle finds nothing new and the prover answers `empty`. */
+START_TEST(test_deny_added)
+{
+    struct prover_session *s = prover_session_new();
+    struct model_credset *creds =
+        tp_creds("credentials:\n- {name: pat, type: github, scopes: [repo], target_hosts: "
+                 "[mcp.example.com]}\n");
+    size_t ndec = 0;
+    size_t ran = 0;
+
+    ck_assert_ptr_nonnull(s);
+    for (int i = 0; i < 150; i++) {
+        struct gen gb, gc;
+        struct sb b = {.n = 0};
+        char *yb, *yc;
+        struct model_policy *B, *C;
+        struct prover_input in;
+        struct prover_result *r;
+        struct keys want = {.n = 0};
+
+        gen_pair(&gb, &gc);
+        gb.audit = false;
+        gc = gb;
+        add(&b, "%s", gb.deny[0] != '\0' ? "" : "deny_rules: [");
+        if (gb.deny[0] != '\0') {
+            add(&b, "%.*s, ", (int)strlen(gb.deny) - 1, gb.deny);
+        }
+        gen_rule(&b, gc.mcp, true);
+        add(&b, "]");
+        memcpy(gc.deny, b.s, b.n + 1);
+        yb = emit(&gb);
+        yc = emit(&gc);
+        B = try_policy("baseline.yaml", yb);
+        C = try_policy("candidate.yaml", yc);
+        if (B != NULL && C != NULL) {
+            oracle(B, C, gc.mcp, false, yb, yc, &want, &ndec);
+            ck_assert_msg(want.n == 0, "a deny rule allowed something\nB:\n%sC:\n%s", yb, yc);
+            memset(&in, 0, sizeof(in));
+            in.baseline = B;
+            in.candidate = C;
+            in.creds = creds;
+            in.mode = PROVER_DELTA;
+            in.timeout_ms = 20000;
+            r = prover_run(s, &in);
+            ck_assert_ptr_nonnull(r);
+            ck_assert_msg(r->verdict == PROVER_VERDICT_EMPTY, "not empty\nB:\n%sC:\n%s", yb, yc);
+            prover_result_free(r);
+            ran++;
+        }
+        model_policy_free(B);
+        model_policy_free(C);
+        free(yb);
+        free(yc);
+    }
+    ck_assert_uint_gt(ran, 100);
+    model_credset_free(creds);
+    prover_session_free(s);
+}
+END_TEST
+
 /* ---------------------------------------------------------------------------
  * Targeted cases
  * ------------------------------------------------------------------------- */
@@ -578,6 +640,7 @@ int main(void)
     tcase_set_timeout(tt, 120);
     tcase_add_loop_test(tt, test_targeted, 0, (int)PV_ARRAY_LEN(rows));
     tcase_add_test(tc, test_differential);
+    tcase_add_test(tc, test_deny_added);
     suite_add_tcase(su, tt);
     suite_add_tcase(su, tc);
     sr = srunner_create(su);
