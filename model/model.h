@@ -638,6 +638,14 @@ struct model_l7rule_view {
     const struct model_glob *gql_name;          /* NULL = any name (anonymous too) */
     size_t gql_nfields;                         /* 0 = any fields */
     const struct model_glob *const *gql_fields; /* compiled MODEL_GLOB_VALUE */
+    /* JSON-RPC / MCP (docs/semantics.md#rpc-rules), on json-rpc and mcp
+     * endpoints: the method as written is 'method'; on mcp its compiled
+     * glob (NULL: no method, or not compiled); the tool patterns the rule
+     * selects (rpc_ntools 0 = no tool selector) and their compiled globs
+     * (NULL: not compiled; an entry NULL matches no tool). */
+    const struct model_glob *rpc_method_glob;
+    size_t rpc_ntools;
+    const struct model_glob *const *rpc_tools;
 };
 
 struct model_endpoint_view {
@@ -661,6 +669,10 @@ struct model_endpoint_view {
     size_t ncidrs;
     size_t nallow; /* effective allow rules (presets expanded) */
     size_t ndeny;
+    /* mcp (docs/semantics.md#rpc-profile): allow_all_known_mcp_methods, and
+     * whether some allow rule selects tools (then tools/call needs one) */
+    bool mcp_profile;
+    bool rpc_tool_narrowed;
     const char *fp; /* the fingerprint, computed once at compile time
                                     * (borrowed); NULL when not compiled */
     size_t fplen;

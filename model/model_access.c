@@ -47,6 +47,8 @@ void model_endpoint_view(const struct model_endpoint *e, struct model_endpoint_v
     out->fphash = e->fphash;
     out->nallow = e->neff_rules;
     out->ndeny = e->ndeny;
+    out->mcp_profile = e->proto == MODEL_PROTO_MCP && e->mcp_allow_all_known_methods;
+    out->rpc_tool_narrowed = e->rpc_tool_narrowed;
 }
 
 void model_endpoint_view_host(const struct model_endpoint *e, struct model_endpoint_view *out)
@@ -76,6 +78,9 @@ static void rule_view(const struct model_l7rule *r, struct model_l7rule_view *ou
     if (r->gql_types != 0 && r->operation_name.s != NULL && r->name_glob == NULL) {
         out->gql_types = 0x80; /* not compiled: matches nothing */
     }
+    out->rpc_method_glob = r->rpc_method_glob;
+    out->rpc_ntools = model_l7rule_ntools(r);
+    out->rpc_tools = (const struct model_glob *const *)r->tool_globs;
 }
 
 void model_endpoint_allow_rule(const struct model_endpoint *e, size_t i,

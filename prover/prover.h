@@ -105,6 +105,11 @@ struct prover_witness {
     char **gql_fields;
     size_t ngql_fields;
     char *gql_persisted;
+    /* The JSON-RPC/MCP call (docs/semantics.md#rpc), rpc_method NULL = none:
+     * its kind (model_rpc_kind_name), method and tool (NULL = none). */
+    char *rpc_kind;
+    char *rpc_method;
+    char *rpc_tool;
 };
 
 struct prover_path {

@@ -82,10 +82,10 @@ pv_result prover_qkey_of(struct prover_proof *pf, const char *key, size_t *idx)
     return PV_RESULT_OK;
 }
 
-static pv_result collect_rule(struct prover_proof *pf, const struct model_endpoint *e, bool deny,
-                              size_t i) PV_WUR;
-static pv_result collect_rule(struct prover_proof *pf, const struct model_endpoint *e, bool deny,
-                              size_t i)
+static pv_result collect_rule(struct prover_proof *pf, const struct model_endpoint *e, bool rpc,
+                              bool deny, size_t i) PV_WUR;
+static pv_result collect_rule(struct prover_proof *pf, const struct model_endpoint *e, bool rpc,
+                              bool deny, size_t i)
 {
     struct model_l7rule_view rv;
     size_t idx;
@@ -94,6 +94,9 @@ static pv_result collect_rule(struct prover_proof *pf, const struct model_endpoi
         model_endpoint_deny_rule(e, i, &rv);
     } else {
         model_endpoint_allow_rule(e, i, &rv);
+    }
+    if (rpc) {
+        return PV_RESULT_OK; /* call rules: collect_rpc (their methods are no HTTP methods) */
     }
     PV_GUARD(method_add(pf, rv.method));
     if (rv.path != NULL) {
@@ -155,6 +158,121 @@ static pv_result collect_gql(struct prover_proof *pf, const struct prover_unit *
     return PV_RESULT_OK;
 }
 
+bool prover_unit_rpc(const struct prover_unit *u)
+{
+    return u->l7 && u->v.enforce &&
+           (u->v.proto == MODEL_PROTO_JSONRPC || u->v.proto == MODEL_PROTO_MCP);
+}
+
+/* Add the exact name 'm' to the call method dimension, as a glob that
+ * matches only it (metacharacters escaped; the proof owns the glob). */
+static pv_result rpc_literal(struct prover_proof *pf, const char *m) PV_WUR;
+static pv_result rpc_literal(struct prover_proof *pf, const char *m)
+{
+    struct pv_dynbuf b;
+    struct model_glob *g;
+    const char *why = NULL;
+    size_t idx;
+    void *grown;
+    pv_result r = PV_RESULT_OK;
+
+    pv_dynbuf_init(&b, 4 * MODEL_RPC_MAX_NAME + 16);
+    for (const char *c = m; *c != '\0' && pv_ok(r); c++) {
+        if (strchr("*?[]{}\\", *c) != NULL) {
+            r = pv_dynbuf_addc(&b, '\\');
+        }
+        if (pv_ok(r)) {
+            r = pv_dynbuf_addc(&b, *c);
+        }
+    }
+    if (pv_ok(r)) {
+        r = pv_dynbuf_addstr(&b, "");
+    }
+    if (!pv_ok(r)) {
+        pv_dynbuf_free(&b);
+        return r;
+    }
+    if (prover_map_get(&pf->rmeth.index, b.buf, b.len, &idx)) {
+        pv_dynbuf_free(&b);
+        return PV_RESULT_OK;
+    }
+    g = model_glob_compile(MODEL_GLOB_VALUE, b.buf, b.len, &why);
+    pv_dynbuf_free(&b);
+    PV_GUARD_PTR(g);
+    grown = prover_grow(pf->rglobs, &pf->caprglobs, pf->nrglobs, sizeof(*pf->rglobs));
+    if (grown == NULL) {
+        model_glob_free(g);
+        PV_BAIL(PV_ERR_NOMEM);
+    }
+    pf->rglobs = grown;
+    pf->rglobs[pf->nrglobs++] = g;
+    return prover_dim_add(&pf->rmeth, g, &idx);
+}
+
+/* A unit that decides calls: the method and tool patterns of its rules
+ * (docs/semantics.md#rpc-rules). The profile and the reserved names are
+ * added once (collect_rpc_names). */
+static pv_result collect_rpc(struct prover_proof *pf, const struct prover_unit *u) PV_WUR;
+static pv_result collect_rpc(struct prover_proof *pf, const struct prover_unit *u)
+{
+    bool mcp = u->v.proto == MODEL_PROTO_MCP;
+    size_t idx;
+
+    pf->rpc = true;
+    pf->rpc_json = pf->rpc_json || !mcp;
+    for (size_t k = 0; k < u->v.nallow + u->v.ndeny; k++) {
+        struct model_l7rule_view rv;
+
+        if (k < u->v.nallow) {
+            model_endpoint_allow_rule(u->ep, k, &rv);
+        } else {
+            model_endpoint_deny_rule(u->ep, k - u->v.nallow, &rv);
+        }
+        if (rv.method != NULL && rv.method[0] != '\0') {
+            if (mcp && rv.rpc_method_glob != NULL) {
+                PV_GUARD(prover_dim_add(&pf->rmeth, rv.rpc_method_glob, &idx));
+            } else if (!mcp && strcmp(rv.method, "*") != 0) {
+                PV_GUARD(rpc_literal(pf, rv.method));
+            }
+        }
+        for (size_t j = 0; rv.rpc_tools != NULL && j < rv.rpc_ntools; j++) {
+            if (rv.rpc_tools[j] != NULL) {
+                PV_GUARD(prover_dim_add(&pf->rtool, rv.rpc_tools[j], &idx));
+            }
+        }
+    }
+    return PV_RESULT_OK;
+}
+
+/* The names every slice with calls tells apart: each method of the MCP
+ * profile (the transport's rpc.* names among them), tools/call (what a
+ * rule with a tool selector and no method means), and every name that
+ * begins "rpc." (which no message may use, docs/semantics.md#rpc). */
+static pv_result collect_rpc_names(struct prover_proof *pf) PV_WUR;
+static pv_result collect_rpc_names(struct prover_proof *pf)
+{
+    struct model_glob *g;
+    const char *why = NULL;
+    const char *m;
+    void *grown;
+    size_t idx;
+
+    for (size_t i = 0; (m = model_rpc_mcp_known_at(i)) != NULL; i++) {
+        PV_GUARD(rpc_literal(pf, m));
+    }
+    PV_GUARD(rpc_literal(pf, "tools/call"));
+    g = model_glob_compile(MODEL_GLOB_VALUE, "rpc.*", 5, &why);
+    PV_GUARD_PTR(g);
+    grown = prover_grow(pf->rglobs, &pf->caprglobs, pf->nrglobs, sizeof(*pf->rglobs));
+    if (grown == NULL) {
+        model_glob_free(g);
+        PV_BAIL(PV_ERR_NOMEM);
+    }
+    pf->rglobs = grown;
+    pf->rglobs[pf->nrglobs++] = g;
+    return prover_dim_add(&pf->rmeth, g, &idx);
+}
+
 /* The methods, and every pattern of the relevant units (binary, host,
  * path scope, rules, GraphQL names), and the registry's BypassL7 binaries. */
 static pv_result collect_units(struct prover_proof *pf) PV_WUR;
@@ -162,6 +280,7 @@ static pv_result collect_units(struct prover_proof *pf)
 {
     const struct model_registry *reg = pf->in->reg;
     size_t idx;
+    bool rpc;
 
     for (size_t i = 0; i < PV_ARRAY_LEN(base_methods); i++) {
         PV_GUARD(method_add(pf, base_methods[i]));
@@ -182,15 +301,22 @@ static pv_result collect_units(struct prover_proof *pf)
         if (u->v.path_scope != NULL) {
             PV_GUARD(prover_dim_add(&pf->path, u->v.path_scope, &u->spat));
         }
+        rpc = u->v.proto == MODEL_PROTO_JSONRPC || u->v.proto == MODEL_PROTO_MCP;
         for (size_t k = 0; k < u->v.nallow; k++) {
-            PV_GUARD(collect_rule(pf, u->ep, false, k));
+            PV_GUARD(collect_rule(pf, u->ep, rpc, false, k));
         }
         for (size_t k = 0; k < u->v.ndeny; k++) {
-            PV_GUARD(collect_rule(pf, u->ep, true, k));
+            PV_GUARD(collect_rule(pf, u->ep, rpc, true, k));
         }
         if (prover_unit_gql(u)) {
             PV_GUARD(collect_gql(pf, u));
         }
+        if (prover_unit_rpc(u)) {
+            PV_GUARD(collect_rpc(pf, u));
+        }
+    }
+    if (pf->rpc) {
+        PV_GUARD(collect_rpc_names(pf));
     }
     if (pf->gql) {
         PV_GUARD(method_add(pf, "GET"));
@@ -736,6 +862,40 @@ pv_result prover_port_atoms(struct prover_proof *pf)
     }
     PV_ENSURE(pf->nports > 0, PV_ERR_INTERNAL);
     return PV_RESULT_OK;
+}
+
+/* Pattern 'pat' of dimension 'd': its atoms, built once per pattern. */
+Z3_ast prover_memb(struct prover_proof *pf, struct prover_dim *d, size_t pat)
+{
+    bool *has;
+    Z3_ast r;
+
+    if (pat >= d->npats) {
+        pf->zerr = true;
+        return NULL;
+    }
+    if (d->memb == NULL) {
+        d->memb = pv_calloc(d->npats ? d->npats : 1, sizeof(Z3_ast));
+        if (d->memb == NULL) {
+            pf->zerr = pf->znomem = true;
+            return NULL;
+        }
+    }
+    if (d->memb[pat] != NULL) {
+        return d->memb[pat];
+    }
+    has = pv_calloc(d->natoms ? d->natoms : 1, sizeof(bool));
+    if (has == NULL) {
+        pf->zerr = pf->znomem = true;
+        return NULL;
+    }
+    for (size_t a = 0; a < d->natoms; a++) {
+        has[a] = prover_atom_has(d, a, pat);
+    }
+    r = prover_in_set(pf, d->var, d->natoms, has, 0, d != &pf->dns);
+    free(has);
+    d->memb[pat] = r;
+    return r;
 }
 
 Z3_ast prover_port_eq(struct prover_proof *pf, uint16_t port)

@@ -198,7 +198,7 @@ static Z3_ast zand(struct prover_proof *pf, struct zvec *z)
     return r;
 }
 
-static unsigned width_for(size_t n)
+unsigned prover_width_for(size_t n)
 {
     unsigned w = 1;
 
@@ -208,7 +208,7 @@ static unsigned width_for(size_t n)
     return w;
 }
 
-static Z3_ast mk_var(struct prover_proof *pf, const char *name, unsigned width)
+Z3_ast prover_mk_var(struct prover_proof *pf, const char *name, unsigned width)
 {
     char buf[64];
     Z3_sort s = Z3_mk_bv_sort(pf->ctx, width);
@@ -242,39 +242,6 @@ Z3_ast prover_in_set(struct prover_proof *pf, Z3_ast var, size_t natoms, const b
         }
     }
     return zor(pf, &z);
-}
-
-Z3_ast prover_memb(struct prover_proof *pf, struct prover_dim *d, size_t pat)
-{
-    bool *has;
-    Z3_ast r;
-
-    if (pat >= d->npats) {
-        pf->zerr = true;
-        return NULL;
-    }
-    if (d->memb == NULL) {
-        d->memb = pv_calloc(d->npats ? d->npats : 1, sizeof(Z3_ast));
-        if (d->memb == NULL) {
-            pf->zerr = pf->znomem = true;
-            return NULL;
-        }
-    }
-    if (d->memb[pat] != NULL) {
-        return d->memb[pat];
-    }
-    has = pv_calloc(d->natoms ? d->natoms : 1, sizeof(bool));
-    if (has == NULL) {
-        pf->zerr = pf->znomem = true;
-        return NULL;
-    }
-    for (size_t a = 0; a < d->natoms; a++) {
-        has[a] = prover_atom_has(d, a, pat);
-    }
-    r = prover_in_set(pf, d->var, d->natoms, has, 0, d != &pf->dns);
-    free(has);
-    d->memb[pat] = r;
-    return r;
 }
 
 /* ---------------------------------------------------------------------------
@@ -649,9 +616,14 @@ static Z3_ast unit_grants(struct prover_proof *pf, const struct prover_unit *u)
          *# its endpoint is enforced `graphql`: the request is a GraphQL operation and
          *# some GraphQL allow rule matches it (#graphql); */
         g = gql_rules(pf, u, false, true);
+    } else if (u->v.proto == MODEL_PROTO_JSONRPC || u->v.proto == MODEL_PROTO_MCP) {
+        /*= docs/semantics.md#grant
+         *# its endpoint is enforced `json-rpc` or `mcp`: the request is one call
+         *# and the endpoint's call rules grant it (#rpc); */
+        g = prover_rpc_rules(pf, u, false);
     } else {
         /*= docs/semantics.md#unsupported
-         *# its endpoint is enforced `sql`, `json-rpc` or `mcp`: **nothing**. */
+         *# its endpoint is enforced `sql`: **nothing**. */
         g = prover_false(pf);
     }
     if (!u->v.allow_encoded_slash) {
@@ -668,15 +640,20 @@ static Z3_ast unit_denies(struct prover_proof *pf, const struct prover_unit *u)
     struct zvec z = {0};
 
     /*= docs/semantics.md#deny-wins
-     *# no unit in G with an **enforced** L7 endpoint has a **deny rule** that
-     *# matches it ("deny wins", across all rules). */
-    /* As the evaluator, only enforced `rest`, `websocket` and `graphql`
-     * units deny: method deny rules on method, path and query, GraphQL deny
-     * rules on the operation (never on a request without one). */
+     *# no unit in G with an **enforced** `rest`, `websocket`, `graphql`,
+     *# `json-rpc` or `mcp` endpoint has a **deny rule** that matches it ("deny
+     *# wins", across all rules */
+    /* As the evaluator, only enforced `rest`, `websocket`, `graphql`,
+     * `json-rpc` and `mcp` units deny: method deny rules on method, path and
+     * query, GraphQL deny rules on the operation (never on a request without
+     * one), call deny rules on the call (never on a request without one). */
     if (!u->l7 || !u->v.enforce ||
         (u->v.proto != MODEL_PROTO_REST && u->v.proto != MODEL_PROTO_WEBSOCKET &&
-         u->v.proto != MODEL_PROTO_GRAPHQL)) {
+         u->v.proto != MODEL_PROTO_GRAPHQL && !prover_unit_rpc(u))) {
         return prover_false(pf);
+    }
+    if (prover_unit_rpc(u)) {
+        return prover_rpc_rules(pf, u, true);
     }
     for (size_t i = 0; i < u->v.ndeny; i++) {
         if (!rule_is_gql(u->ep, true, i)) {
@@ -785,6 +762,9 @@ static pv_result atoms_all(struct prover_proof *pf)
         }
         PV_ENSURE(pf->nfv <= PROVER_GQL_MAX_FIELDS, PV_ERR_LIMIT);
     }
+    if (pf->rpc) {
+        PV_GUARD(prover_rpc_atoms(pf, memo));
+    }
     /* Put the atom holding "/" first: unconstrained paths then read as "/". */
     for (size_t a = 0; a < pf->path.natoms; a++) {
         if (pf->path.atoms[a].wlen == 1 && pf->path.atoms[a].w[0] == '/') {
@@ -834,7 +814,7 @@ static pv_result classify(struct prover_proof *pf)
     return PV_RESULT_OK;
 }
 
-static void assert_z(struct prover_proof *pf, Z3_ast a)
+void prover_assert(struct prover_proof *pf, Z3_ast a)
 {
     if (a == NULL || pf->zerr) {
         pf->zerr = true;
@@ -844,16 +824,17 @@ static void assert_z(struct prover_proof *pf, Z3_ast a)
     (void)prover_z(pf, a);
 }
 
-static void bound(struct prover_proof *pf, Z3_ast var, size_t n, unsigned width)
+void prover_bound(struct prover_proof *pf, Z3_ast var, size_t n, unsigned width)
 {
     if (((size_t)1 << width) > n) {
         Z3_sort s = Z3_mk_bv_sort(pf->ctx, width);
 
-        assert_z(pf, prover_z(pf, Z3_mk_bvult(pf->ctx, var, Z3_mk_unsigned_int64(pf->ctx, n, s))));
+        prover_assert(pf,
+                      prover_z(pf, Z3_mk_bvult(pf->ctx, var, Z3_mk_unsigned_int64(pf->ctx, n, s))));
     }
 }
 
-static Z3_ast mk_bool(struct prover_proof *pf, const char *name)
+Z3_ast prover_mk_bool(struct prover_proof *pf, const char *name)
 {
     Z3_context c = pf->ctx;
 
@@ -868,18 +849,18 @@ static void gql_variables(struct prover_proof *pf)
         pf->g = pf->pq = pf->anon = prover_false(pf);
         return;
     }
-    pf->g = mk_bool(pf, "g");
-    pf->pq = mk_bool(pf, "pq");
-    pf->anon = mk_bool(pf, "anon");
-    pf->t = mk_var(pf, "t", 2);
-    bound(pf, pf->t, 3, 2);
-    pf->pidwidth = width_for(pf->npids + 1);
-    pf->pid = mk_var(pf, "pid", pf->pidwidth);
-    bound(pf, pf->pid, pf->npids + 1, pf->pidwidth);
-    pf->gname.width = width_for(pf->gname.natoms);
-    pf->gname.var = mk_var(pf, "n", pf->gname.width);
-    bound(pf, pf->gname.var, pf->gname.natoms, pf->gname.width);
-    pf->gfield.width = width_for(pf->gfield.natoms);
+    pf->g = prover_mk_bool(pf, "g");
+    pf->pq = prover_mk_bool(pf, "pq");
+    pf->anon = prover_mk_bool(pf, "anon");
+    pf->t = prover_mk_var(pf, "t", 2);
+    prover_bound(pf, pf->t, 3, 2);
+    pf->pidwidth = prover_width_for(pf->npids + 1);
+    pf->pid = prover_mk_var(pf, "pid", pf->pidwidth);
+    prover_bound(pf, pf->pid, pf->npids + 1, pf->pidwidth);
+    pf->gname.width = prover_width_for(pf->gname.natoms);
+    pf->gname.var = prover_mk_var(pf, "n", pf->gname.width);
+    prover_bound(pf, pf->gname.var, pf->gname.natoms, pf->gname.width);
+    pf->gfield.width = prover_width_for(pf->gfield.natoms);
     pf->fv = pv_calloc(pf->nfv ? pf->nfv : 1, sizeof(Z3_ast));
     if (pf->fv == NULL) {
         pf->zerr = pf->znomem = true;
@@ -889,8 +870,8 @@ static void gql_variables(struct prover_proof *pf)
         char nm[32];
 
         (void)snprintf(nm, sizeof(nm), "f%zu", i);
-        pf->fv[i] = mk_var(pf, nm, pf->gfield.width);
-        bound(pf, pf->fv[i], pf->gfield.natoms, pf->gfield.width);
+        pf->fv[i] = prover_mk_var(pf, nm, pf->gfield.width);
+        prover_bound(pf, pf->fv[i], pf->gfield.natoms, pf->gfield.width);
     }
     pf->gfield.var = pf->fv[0];
 }
@@ -900,35 +881,36 @@ static void variables(struct prover_proof *pf)
     Z3_context c = pf->ctx;
     struct zvec others = {0};
 
-    pf->bin.width = width_for(pf->bin.natoms);
-    pf->bin.var = mk_var(pf, "x", pf->bin.width);
-    pf->hwidth = width_for(pf->nhost);
-    pf->h = mk_var(pf, "h", pf->hwidth);
+    pf->bin.width = prover_width_for(pf->bin.natoms);
+    pf->bin.var = prover_mk_var(pf, "x", pf->bin.width);
+    pf->hwidth = prover_width_for(pf->nhost);
+    pf->h = prover_mk_var(pf, "h", pf->hwidth);
     pf->dns.var = pf->h;
-    pf->path.width = width_for(pf->path.natoms);
-    pf->path.var = mk_var(pf, "u", pf->path.width);
-    pf->mwidth = width_for(pf->nmethods);
-    pf->m = mk_var(pf, "m", pf->mwidth);
-    pf->pwidth = width_for(pf->nports);
-    pf->p = mk_var(pf, "p", pf->pwidth);
-    pf->dwidth = width_for(pf->ndatoms);
-    pf->d = mk_var(pf, "d", pf->dwidth);
-    bound(pf, pf->bin.var, pf->bin.natoms, pf->bin.width);
-    bound(pf, pf->h, pf->nhost, pf->hwidth);
-    bound(pf, pf->path.var, pf->path.natoms, pf->path.width);
-    bound(pf, pf->m, pf->nmethods, pf->mwidth);
-    bound(pf, pf->p, pf->nports, pf->pwidth);
-    bound(pf, pf->d, pf->ndatoms, pf->dwidth);
+    pf->path.width = prover_width_for(pf->path.natoms);
+    pf->path.var = prover_mk_var(pf, "u", pf->path.width);
+    pf->mwidth = prover_width_for(pf->nmethods);
+    pf->m = prover_mk_var(pf, "m", pf->mwidth);
+    pf->pwidth = prover_width_for(pf->nports);
+    pf->p = prover_mk_var(pf, "p", pf->pwidth);
+    pf->dwidth = prover_width_for(pf->ndatoms);
+    pf->d = prover_mk_var(pf, "d", pf->dwidth);
+    prover_bound(pf, pf->bin.var, pf->bin.natoms, pf->bin.width);
+    prover_bound(pf, pf->h, pf->nhost, pf->hwidth);
+    prover_bound(pf, pf->path.var, pf->path.natoms, pf->path.width);
+    prover_bound(pf, pf->m, pf->nmethods, pf->mwidth);
+    prover_bound(pf, pf->p, pf->nports, pf->pwidth);
+    prover_bound(pf, pf->d, pf->ndatoms, pf->dwidth);
     gql_variables(pf);
+    prover_rpc_variables(pf);
     /* An IP host is its own destination. */
     for (size_t i = 0; i < pf->nips; i++) {
         Z3_ast deq = prover_eqn(pf, pf->d, pf->ips[i].datom);
 
-        assert_z(pf, prover_implies(pf, prover_eqn(pf, pf->h, pf->dns.natoms + i), deq));
+        prover_assert(pf, prover_implies(pf, prover_eqn(pf, pf->h, pf->dns.natoms + i), deq));
         zpush(pf, &others, deq);
     }
-    assert_z(pf, prover_implies(pf, prover_eqn(pf, pf->h, pf->nhost - 1),
-                                prover_not(pf, zor(pf, &others))));
+    prover_assert(pf, prover_implies(pf, prover_eqn(pf, pf->h, pf->nhost - 1),
+                                     prover_not(pf, zor(pf, &others))));
     for (size_t k = 0; k < pf->nqkeys; k++) {
         struct prover_qkey *qk = &pf->qkeys[k];
         struct zvec z = {0};
@@ -1038,7 +1020,7 @@ static Z3_ast define(struct prover_proof *pf, const char *name, Z3_ast t)
     }
     k = prover_z(pf, Z3_mk_const(c, Z3_mk_string_symbol(c, name), Z3_mk_bool_sort(c)));
     if (k != NULL) {
-        assert_z(pf, prover_z(pf, Z3_mk_eq(c, k, t)));
+        prover_assert(pf, prover_z(pf, Z3_mk_eq(c, k, t)));
     }
     return k;
 }
@@ -1160,6 +1142,8 @@ pv_result prover_encode_atoms(struct prover_proof *pf)
     prover_dim_init(&pf->path, MODEL_DOMAIN_CANONICAL_PATH);
     prover_dim_init(&pf->gname, MODEL_DOMAIN_GQL_NAME);
     prover_dim_init(&pf->gfield, MODEL_DOMAIN_GQL_NAME);
+    prover_dim_init(&pf->rmeth, MODEL_DOMAIN_QUERY_VALUE);
+    prover_dim_init(&pf->rtool, MODEL_DOMAIN_QUERY_VALUE);
     PV_GUARD(prover_collect(pf));
     PV_GUARD(atoms_all(pf));
     return classify(pf);

@@ -117,6 +117,30 @@ static void gql_line(char *line, size_t cap, const struct model_l7rule_view *r)
     }
 }
 
+/* "call METHOD [tool A, B]": a call allow rule of an enforced json-rpc or
+ * mcp endpoint (docs/semantics.md#rpc-rules). */
+static void rpc_line(char *line, size_t cap, const struct prover_unit *u,
+                     const struct model_l7rule_view *r)
+{
+    const char *m = r->method != NULL && r->method[0] != '\0' ? r->method : NULL;
+    size_t len;
+
+    if (m == NULL && r->rpc_ntools == 0) {
+        /* the profile is listed once, by fill_access */
+        (void)snprintf(line, cap, "%s",
+                       u->v.mcp_profile ? "call every profile method (as the profile)"
+                                        : "no call (a rule without method or tool)");
+        return;
+    }
+    len = (size_t)snprintf(line, cap, "call %s", m != NULL ? m : "tools/call");
+    for (size_t j = 0; j < r->rpc_ntools && len < cap; j++) {
+        len += (size_t)snprintf(line + len, cap - len, "%s%s", j ? ", " : " tool ",
+                                r->rpc_tools != NULL && r->rpc_tools[j] != NULL
+                                    ? model_glob_text(r->rpc_tools[j])
+                                    : "?");
+    }
+}
+
 /* "GET /repos/..." per effective allow rule of an inspected endpoint; an
  * opaque endpoint passes every byte ("all traffic"). */
 static pv_result fill_access(struct prover_grant *g, const struct prover_unit *u) PV_WUR;
@@ -127,11 +151,22 @@ static pv_result fill_access(struct prover_grant *g, const struct prover_unit *u
     if (!u->l7) {
         return push_str(&g->access, &g->naccess, "all traffic");
     }
+    if (prover_unit_rpc(u) && u->v.mcp_profile) {
+        PV_GUARD(push_str(&g->access, &g->naccess,
+                          u->v.rpc_tool_narrowed
+                              ? "call every MCP profile method (tools/call: the named tools only)"
+                              : "call every MCP profile method (tools/call: every tool)"));
+    }
     for (size_t i = 0; i < u->v.nallow; i++) {
         struct model_l7rule_view r;
         const char *path;
 
         model_endpoint_allow_rule(u->ep, i, &r);
+        if (prover_unit_rpc(u)) {
+            rpc_line(line, sizeof(line), u, &r);
+            PV_GUARD(push_str(&g->access, &g->naccess, line));
+            continue;
+        }
         if (r.gql_types != 0) {
             gql_line(line, sizeof(line), &r);
             PV_GUARD(push_str(&g->access, &g->naccess, line));
@@ -155,7 +190,7 @@ static pv_result fill_access(struct prover_grant *g, const struct prover_unit *u
             PV_GUARD(push_str(&g->access, &g->naccess, line));
         }
     }
-    if (u->v.nallow == 0) {
+    if (u->v.nallow == 0 && !(prover_unit_rpc(u) && u->v.mcp_profile)) {
         PV_GUARD(push_str(&g->access, &g->naccess, "no request (no allow rule)"));
     }
     return PV_RESULT_OK;
@@ -225,6 +260,71 @@ static bool read_only_method(const char *m)
     return strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0 || strcmp(m, "OPTIONS") == 0;
 }
 
+/* The MCP methods that read: they list, read or complete what the server
+ * offers, or open, keep and close the session; every other call (a tool
+ * call, a subscription, a log level, a task cancelled, a client's response
+ * to the server, an extension) counts as a write. */
+static const char *const rpc_reads[] = {
+    "initialize",       "ping",          "tools/list",   "resources/list",
+    "resources/read",   "prompts/list",  "prompts/get",  "resources/templates/list",
+    "tasks/get",        "tasks/list",    "tasks/result", "completion/complete",
+    MODEL_RPC_M_STREAM, MODEL_RPC_M_END,
+};
+
+static bool rpc_read_method(const char *m)
+{
+    if (strncmp(m, "notifications/", 14) == 0) {
+        return true;
+    }
+    for (size_t i = 0; i < PV_ARRAY_LEN(rpc_reads); i++) {
+        if (strcmp(m, rpc_reads[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*= docs/semantics.md#grant-breadth
+ *# A call allow rule of an enforced `json-rpc` or `mcp` endpoint (#rpc)
+ *# counts by the calls it admits */
+static const char *rpc_methods_breadth(const struct prover_unit *u)
+{
+    bool mcp = u->v.proto == MODEL_PROTO_MCP;
+    bool writes = false;
+
+    if (mcp && u->v.mcp_profile) {
+        if (!u->v.rpc_tool_narrowed) {
+            return "all"; /* every profile method, tools/call with every tool */
+        }
+        writes = true; /* the profile holds methods that write */
+    }
+    for (size_t i = 0; i < u->v.nallow; i++) {
+        struct model_l7rule_view r;
+        const char *m;
+
+        model_endpoint_allow_rule(u->ep, i, &r);
+        m = r.method != NULL && r.method[0] != '\0' ? r.method : NULL;
+        if (m == NULL && r.rpc_ntools == 0) {
+            continue; /* the profile (counted above) or nothing */
+        }
+        if (m == NULL) {
+            writes = true; /* a tool selector: tools/call */
+        } else if (!mcp) {
+            if (strcmp(m, "*") == 0) {
+                return "all";
+            }
+            writes = true; /* a generic JSON-RPC method: proviso cannot tell */
+        } else if (r.rpc_method_glob != NULL &&
+                   strcmp(model_glob_text(r.rpc_method_glob), "*") == 0 && r.rpc_ntools == 0) {
+            return "all";
+        } else if (r.rpc_method_glob == NULL || !model_glob_is_literal(r.rpc_method_glob) ||
+                   !rpc_read_method(m)) {
+            writes = true;
+        }
+    }
+    return writes ? "writes" : "read-only";
+}
+
 /*= docs/semantics.md#grant-breadth
  *# `methods`: `all` for an opaque or audit route or an allow rule with method `*` */
 static const char *methods_breadth(const struct prover_unit *u)
@@ -233,6 +333,9 @@ static const char *methods_breadth(const struct prover_unit *u)
 
     if (!u->l7 || !u->v.enforce) {
         return "all";
+    }
+    if (prover_unit_rpc(u)) {
+        return rpc_methods_breadth(u);
     }
     if (u->v.proto != MODEL_PROTO_REST && u->v.proto != MODEL_PROTO_WEBSOCKET &&
         u->v.proto != MODEL_PROTO_GRAPHQL) {

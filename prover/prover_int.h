@@ -380,6 +380,18 @@ struct prover_proof {
     Z3_ast g, pq, t, anon, pid;
     Z3_ast *fv;
     unsigned pidwidth;
+    /* JSON-RPC and MCP calls (docs/semantics.md#rpc): a request carries a
+     * call (rc) of kind rk (enum model_rpc_kind), its method an atom of
+     * rmeth (every method pattern of the slice's rules, each profile
+     * method, the reserved rpc.* names, literal json-rpc methods) and its
+     * tool an atom of rtool, or none (rtool.var == rtool.natoms). */
+    bool rpc;      /* some unit of the slice decides calls */
+    bool rpc_json; /* ... and some of them are json-rpc (else all mcp) */
+    struct prover_dim rmeth, rtool;
+    Z3_ast rc, rk;
+    struct model_glob **rglobs; /* compiled literal method patterns (owned) */
+    size_t nrglobs, caprglobs;
+    char **rkeys; /* per method atom: "rpc:" and its witness (owned) */
     /* output */
     struct prover_result *res;
 };
@@ -391,6 +403,28 @@ struct prover_proof {
 /* Does endpoint view 'v' decide GraphQL operations (enforced graphql, or a
  * websocket endpoint whose rules are GraphQL rules)? */
 bool prover_unit_gql(const struct prover_unit *u);
+
+/* Does unit 'u' decide JSON-RPC/MCP calls (enforced json-rpc or mcp)? */
+bool prover_unit_rpc(const struct prover_unit *u);
+/* JSON-RPC/MCP calls (prover_rpc.c): the call variables and the reader's
+ * constraints on them (rc false without a unit that decides calls), and
+ * what unit 'u''s call allow rules (deny = false) grant or its deny rules
+ * match. */
+void prover_rpc_variables(struct prover_proof *pf);
+/* The atoms of the call method and tool dimensions, and the capability
+ * key text of each method atom (pf->rkeys). */
+pv_result prover_rpc_atoms(struct prover_proof *pf, struct prover_lang_memo *memo) PV_WUR;
+Z3_ast prover_rpc_rules(struct prover_proof *pf, const struct prover_unit *u, bool deny);
+/* Encoder helpers shared with prover_rpc.c: a bit-vector or Boolean
+ * constant, the width for 'n' values, an assertion in the proof's solver
+ * scope, var < n when the width allows more. */
+unsigned prover_width_for(size_t n);
+Z3_ast prover_mk_var(struct prover_proof *pf, const char *name, unsigned width);
+Z3_ast prover_mk_bool(struct prover_proof *pf, const char *name);
+void prover_assert(struct prover_proof *pf, Z3_ast a);
+void prover_bound(struct prover_proof *pf, Z3_ast var, size_t n, unsigned width);
+/* Capability keys of calls: one per method atom, past the GraphQL keys. */
+#define PROVER_RPC_MAX_METHODS 256u
 
 /* The encoding of one part: prover_encode_atoms (dimensions, atoms, host
  * classes: no Z3), then, when some question can hold, prover_encode_terms

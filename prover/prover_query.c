@@ -133,7 +133,7 @@ pv_result prover_q_wit_record(struct prover_proof *pf, enum prover_category cat,
  * is a method: GraphQL slices keep one check per question. */
 bool prover_q_shortcuts(const struct prover_proof *pf)
 {
-    return !pf->s->full_smt && !pf->gql && pf->in->mode != PROVER_CHECK;
+    return !pf->s->full_smt && !pf->gql && !pf->rpc && pf->in->mode != PROVER_CHECK;
 }
 
 /* capability_expansion keys read off one model. 'mdl' satisfies the
@@ -214,6 +214,14 @@ static pv_result solve_one(struct prover_proof *pf, Z3_ast g, enum prover_catego
         if (lb == Z3_L_FALSE) {
             PV_GUARD(check(pf, g, &lb));
         }
+    } else if (pf->rpc) {
+        /* Likewise a witness without a call when one shows the same. */
+        Z3_ast two[2] = {g, prover_not(pf, pf->rc)};
+
+        PV_GUARD(check_n(pf, 2, two, &lb));
+        if (lb == Z3_L_FALSE) {
+            PV_GUARD(check(pf, g, &lb));
+        }
     } else {
         PV_GUARD(check(pf, g, &lb));
     }
@@ -245,9 +253,11 @@ static pv_result solve_one(struct prover_proof *pf, Z3_ast g, enum prover_catego
         char ipbuf[64];
 
         model_ip_format(&w.d, ipbuf, sizeof(ipbuf));
-        pv_log_warnx("prover: witness re-check failed: %s %s via %s %s:%u %s %s ip %s",
+        pv_log_warnx("prover: witness re-check failed: %s %s via %s %s:%u %s %s ip %s%s%s%s%s",
                      prover_category_name(cat), model_rule_key(pf->units.u[ui].rule), w.bin, w.host,
-                     (unsigned)w.port, w.method, w.target, ipbuf);
+                     (unsigned)w.port, w.method, w.target, ipbuf, w.rpc ? " call " : "",
+                     w.rpc ? w.call.method : "", w.rpc && w.call.tool ? " " : "",
+                     w.rpc && w.call.tool ? w.call.tool : "");
         pf->res->unknown = PROVER_UNKNOWN_RECHECK;
         r = pv_fail(PV_ERR_INTERNAL, "witness re-check");
     }
@@ -278,8 +288,8 @@ static pv_result ask_methods(struct prover_proof *pf, size_t ui, uint16_t port, 
     const struct prover_unit *u = &pf->units.u[ui];
     Z3_ast g = guard_new(pf, q);
     bool sat = true;
-    size_t nkeys = pf->nmethods + (pf->gql ? PROVER_Q_GQL_KEYS : 0);
-    bool excl[PROVER_MAX_METHODS + PROVER_Q_GQL_KEYS] = {false};
+    size_t nkeys = prover_q_nkeys(pf);
+    bool excl[PROVER_MAX_METHODS + PROVER_Q_GQL_KEYS + PROVER_RPC_MAX_METHODS] = {false};
 
     for (size_t n = 0; n <= nkeys && sat; n++) {
         /* Keys (methods, GraphQL operation types) already reported for this

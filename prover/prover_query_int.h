@@ -28,6 +28,10 @@ struct wit {
     struct model_gql_op op; /* strings borrowed from atoms, or pidbuf */
     char *fields[PROVER_GQL_MAX_FIELDS];
     char pidbuf[64];
+    /* JSON-RPC/MCP call (docs/semantics.md#rpc); rpc false = none. Names
+     * borrowed from atoms. */
+    bool rpc;
+    struct model_rpc_call call;
 };
 
 bool prover_q_class_left(struct prover_proof *pf, const struct prover_unit *u, bool ex_l7,
@@ -66,5 +70,9 @@ pv_result prover_q_path_add(struct prover_proof *pf, enum prover_category cat, s
  * hash-only persisted queries (prover_witness.c). */
 #define PROVER_Q_GQL_KEYS 4
 extern const char *const prover_q_gql_keys[PROVER_Q_GQL_KEYS];
+/* Past those, one key per atom of the call method dimension (pf->rkeys):
+ * through a unit that decides calls, a witness's key is its call's
+ * method. The number of keys of the proof: */
+size_t prover_q_nkeys(const struct prover_proof *pf);
 
 #endif

@@ -273,6 +273,21 @@ static json_t *gql_json(const struct prover_witness *w)
     return o;
 }
 
+/* The witness's call (docs/internals/prover.md#witness): {"kind",
+ * "method", "tool"}; NULL on NOMEM (which fails the caller's set). */
+static json_t *rpc_json(const struct prover_witness *w)
+{
+    json_t *o = json_object();
+
+    if (o == NULL || json_object_set_new(o, "kind", str_or_null(w->rpc_kind)) != 0 ||
+        json_object_set_new(o, "method", str_or_null(w->rpc_method)) != 0 ||
+        json_object_set_new(o, "tool", str_or_null(w->rpc_tool)) != 0) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
 static json_t *witness_json(const struct prover_witness *w)
 {
     json_t *o = json_object();
@@ -290,7 +305,8 @@ static json_t *witness_json(const struct prover_witness *w)
         json_object_set_new(o, "api", str_or_null(w->api)) != 0 ||
         json_object_set_new(o, "action", str_or_null(w->action)) != 0 ||
         json_object_set_new(o, "risk", str_or_null(w->risk)) != 0 ||
-        (witness_has_gql(w) && json_object_set_new(o, "graphql", gql_json(w)) != 0)) {
+        (witness_has_gql(w) && json_object_set_new(o, "graphql", gql_json(w)) != 0) ||
+        (w->rpc_method != NULL && json_object_set_new(o, "rpc", rpc_json(w)) != 0)) {
         json_decref(o);
         return NULL;
     }
@@ -576,6 +592,13 @@ static pv_result text(struct pv_dynbuf *b, const struct prover_result *r)
                 PV_GUARD(pv_dynbuf_printf(b, "%s%s", f ? ", " : "", w->gql_fields[f]));
             }
             PV_GUARD(pv_dynbuf_addstr(b, "}\n"));
+        }
+        if (w->rpc_method != NULL) {
+            /* the call as a reviewer reads it: POST /mcp tools/call create_issue */
+            PV_GUARD(pv_dynbuf_printf(b, "    call: %s %s %s%s%s (%s)\n", w->method, w->path,
+                                      w->rpc_method, w->rpc_tool != NULL ? " " : "",
+                                      w->rpc_tool != NULL ? w->rpc_tool : "",
+                                      w->rpc_kind != NULL ? w->rpc_kind : "-"));
         }
         if (w->action != NULL) {
             PV_GUARD(pv_dynbuf_printf(b, "    api %s action %s risk %s\n", w->api ? w->api : "-",

@@ -144,6 +144,9 @@ void prover_path_clear(struct prover_path *p)
     }
     free(p->w.gql_fields);
     free(p->w.gql_persisted);
+    free(p->w.rpc_kind);
+    free(p->w.rpc_method);
+    free(p->w.rpc_tool);
     free(p->w.ip);
     free(p->w.api);
     free(p->w.action);
@@ -368,6 +371,16 @@ static void encoding_free(struct prover_proof *pf)
     free(pf->qkeys);
     prover_dim_free(&pf->gname);
     prover_dim_free(&pf->gfield);
+    for (size_t i = 0; pf->rkeys != NULL && i < pf->rmeth.natoms; i++) {
+        free(pf->rkeys[i]);
+    }
+    free(pf->rkeys);
+    prover_dim_free(&pf->rmeth);
+    prover_dim_free(&pf->rtool);
+    for (size_t i = 0; i < pf->nrglobs; i++) {
+        model_glob_free(pf->rglobs[i]);
+    }
+    free(pf->rglobs);
     free(pf->pids);
     free(pf->fv);
     free(pf->ips);

@@ -38,10 +38,39 @@ static bool unit_is_gql(const struct prover_proof *pf, size_t ui)
     return ui < pf->units.n && prover_unit_gql(&pf->units.u[ui]);
 }
 
-/* The key of witness 'w' through unit 'ui': through a unit that does not
- * decide GraphQL operations, always the method (its grant ignores them). */
+static bool unit_is_rpc(const struct prover_proof *pf, size_t ui)
+{
+    return ui < pf->units.n && prover_unit_rpc(&pf->units.u[ui]);
+}
+
+size_t prover_q_nkeys(const struct prover_proof *pf)
+{
+    if (pf->rpc) {
+        return pf->nmethods + PROVER_Q_GQL_KEYS + pf->rmeth.natoms;
+    }
+    return pf->nmethods + (pf->gql ? PROVER_Q_GQL_KEYS : 0);
+}
+
+/* The method atom of the witness's call. */
+static size_t wit_rmeth(const struct prover_proof *pf, const struct wit *w)
+{
+    for (size_t a = 0; a < pf->rmeth.natoms; a++) {
+        if (pf->rmeth.atoms[a].w == w->call.method) {
+            return a;
+        }
+    }
+    return 0;
+}
+
+/* The key of witness 'w' through unit 'ui': through a unit that decides
+ * neither GraphQL operations nor calls, always the method (its grant
+ * ignores them); through one that decides calls, the call's method
+ * (docs/semantics.md#findings). */
 size_t prover_q_wit_key(const struct prover_proof *pf, const struct wit *w, size_t ui)
 {
+    if (w->rpc && unit_is_rpc(pf, ui)) {
+        return pf->nmethods + PROVER_Q_GQL_KEYS + wit_rmeth(pf, w);
+    }
     if (!w->gql || !unit_is_gql(pf, ui)) {
         return w->mi;
     }
@@ -50,12 +79,27 @@ size_t prover_q_wit_key(const struct prover_proof *pf, const struct wit *w, size
 
 const char *prover_q_key_text(const struct prover_proof *pf, size_t key)
 {
-    return key < pf->nmethods ? pf->methods[key] : prover_q_gql_keys[(key - pf->nmethods) & 3u];
+    if (key < pf->nmethods) {
+        return pf->methods[key];
+    }
+    if (key >= pf->nmethods + PROVER_Q_GQL_KEYS) {
+        size_t a = key - pf->nmethods - PROVER_Q_GQL_KEYS;
+
+        return pf->rkeys != NULL && a < pf->rmeth.natoms ? pf->rkeys[a] : "rpc:";
+    }
+    return prover_q_gql_keys[(key - pf->nmethods) & 3u];
 }
 
 /* The requests that show key 'key' through unit 'ui'. */
 Z3_ast prover_q_key_term(struct prover_proof *pf, size_t key, size_t ui)
 {
+    if (key >= pf->nmethods + PROVER_Q_GQL_KEYS) {
+        return prover_and2(pf, pf->rc,
+                           prover_eqn(pf, pf->rmeth.var, key - pf->nmethods - PROVER_Q_GQL_KEYS));
+    }
+    if (key < pf->nmethods && unit_is_rpc(pf, ui)) {
+        return prover_and2(pf, prover_not(pf, pf->rc), prover_eqn(pf, pf->m, key));
+    }
     if (key < pf->nmethods && !unit_is_gql(pf, ui)) {
         return prover_eqn(pf, pf->m, key);
     }
@@ -171,6 +215,29 @@ static pv_result wit_gql(struct prover_proof *pf, Z3_model mdl, struct wit *w)
     return PV_RESULT_OK;
 }
 
+/* The call of the model (docs/semantics.md#rpc): its kind, its method
+ * atom's witness and its tool atom's witness (none past the atoms). */
+static pv_result wit_rpc(struct prover_proof *pf, Z3_model mdl, struct wit *w) PV_WUR;
+static pv_result wit_rpc(struct prover_proof *pf, Z3_model mdl, struct wit *w)
+{
+    uint64_t v;
+
+    if (!pf->rpc || !prover_q_eval_bool(pf, mdl, pf->rc)) {
+        return PV_RESULT_OK;
+    }
+    w->rpc = true;
+    PV_ENSURE(eval_u64(pf, mdl, pf->rk, &v) && v <= MODEL_RPC_END, PV_ERR_SOLVER);
+    w->call.kind = (enum model_rpc_kind)v;
+    PV_ENSURE(eval_u64(pf, mdl, pf->rmeth.var, &v) && v < pf->rmeth.natoms, PV_ERR_SOLVER);
+    w->call.method = pf->rmeth.atoms[v].w;
+    PV_ENSURE(eval_u64(pf, mdl, pf->rtool.var, &v) && v <= pf->rtool.natoms, PV_ERR_SOLVER);
+    w->call.tool = v < pf->rtool.natoms ? pf->rtool.atoms[v].w : NULL;
+    if (w->call.kind == MODEL_RPC_REQUEST) {
+        w->call.id[0] = '1';
+    }
+    return PV_RESULT_OK;
+}
+
 pv_result prover_q_wit_read(struct prover_proof *pf, Z3_model mdl, struct wit *w)
 {
     uint64_t v;
@@ -201,6 +268,7 @@ pv_result prover_q_wit_read(struct prover_proof *pf, Z3_model mdl, struct wit *w
     w->method = pf->methods[w->mi];
     w->path = pf->path.atoms[w->ua].w;
     PV_GUARD(wit_gql(pf, mdl, w));
+    PV_GUARD(wit_rpc(pf, mdl, w));
     pv_dynbuf_init(&q, 1u << 20);
     for (size_t k = 0; k < pf->nqkeys && pv_ok(r); k++) {
         const struct prover_qkey *qk = &pf->qkeys[k];
@@ -270,6 +338,7 @@ void prover_q_decide(const struct model_policy *p, const struct wit *w, const st
         rq.target = w->target;
         rq.target_len = strlen(w->target);
         rq.gql = w->gql ? &w->op : NULL;
+        rq.rpc = w->rpc ? &w->call : NULL;
     }
     rq.dest = d;
     model_decide(p, &rq, out);
@@ -416,6 +485,23 @@ static pv_result path_gql(struct prover_path *p, const struct wit *w)
     return PV_RESULT_OK;
 }
 
+/* The witness's call, copied into the path. */
+static pv_result path_rpc(struct prover_path *p, const struct wit *w) PV_WUR;
+static pv_result path_rpc(struct prover_path *p, const struct wit *w)
+{
+    if (!w->rpc) {
+        return PV_RESULT_OK;
+    }
+    p->w.rpc_kind = pv_strdup(model_rpc_kind_name(w->call.kind));
+    p->w.rpc_method = pv_strdup(w->call.method);
+    PV_ENSURE(p->w.rpc_kind != NULL && p->w.rpc_method != NULL, PV_ERR_NOMEM);
+    if (w->call.tool != NULL) {
+        p->w.rpc_tool = pv_strdup(w->call.tool);
+        PV_GUARD_PTR(p->w.rpc_tool);
+    }
+    return PV_RESULT_OK;
+}
+
 /* Fill path 'p' (zeroed); on failure 'p' holds what was filled so far. */
 static pv_result path_fill(struct prover_proof *pf, struct prover_path *p, enum prover_category cat,
                            size_t ui, const struct wit *w, const struct model_decision *dc) PV_WUR;
@@ -447,6 +533,7 @@ static pv_result path_fill(struct prover_proof *pf, struct prover_path *p, enum 
     model_ip_format(&w->d, ipbuf, sizeof(ipbuf));
     p->w.ip = pv_strdup(ipbuf);
     PV_GUARD(path_gql(p, w));
+    PV_GUARD(path_rpc(p, w));
     PV_ENSURE(p->binary && p->host && p->rule && p->w.binary && p->w.host && p->w.method &&
                   p->w.path && p->w.query && p->w.ip && (cat != PROVER_CAT_CAPABILITY || p->method),
               PV_ERR_NOMEM);

@@ -56,11 +56,12 @@ static const struct {
      HDR "  r:\n" EP_API "        protocol: rest\n        enforcement: audit\n"
          "        rules:\n          - allow: {method: GET, path: \"/x\"}\n" CURL,
      CREDS, PROVER_DELTA, "findings", "capability_expansion", "capability_expansion: PUT on"},
-    /* unsupported: enforced json-rpc grants nothing */
-    {"unsupported", NULL,
+    /* json-rpc: enforced, its calls are granted by its rules (docs/semantics.md#rpc) */
+    {"json-rpc", NULL,
      HDR "  r:\n" EP_API "        protocol: json-rpc\n        enforcement: enforce\n"
          "        rules: [{allow: {method: '*'}}]\n" CURL,
-     CREDS, PROVER_DELTA, "empty", "", NULL},
+     CREDS, PROVER_DELTA, "findings", "credential_reach_expansion",
+     "credential_reach_expansion: api.example.com:443"},
     /* graphql: a new mutation where queries were allowed (docs/semantics.md#graphql) */
     {"graphql-mutation",
      HDR "  r:\n" EP_API "        protocol: graphql\n        enforcement: enforce\n"

@@ -221,11 +221,43 @@ static const struct {
      "        rules: [{allow: {operation_type: query}}, {allow: {operation_type: mutation,"
      " operation_name: X}}]\n",
      "exact exact inspected writes"},
-    /* an enforced json-rpc endpoint grants no request (#unsupported) */
+    /* json-rpc and mcp count by the calls they admit (docs/semantics.md#grant-breadth) */
     {"/usr/bin/git",
      "host: api.github.com\n        port: 443\n        protocol: json-rpc\n"
      "        enforcement: enforce\n        rules: [{allow: {method: '*'}}]\n",
+     "exact exact inspected all"},
+    {"/usr/bin/git",
+     "host: api.github.com\n        port: 443\n        protocol: json-rpc\n"
+     "        enforcement: enforce\n        rules: [{allow: {method: eth_call}}]\n",
+     "exact exact inspected writes"},
+    {"/usr/bin/git",
+     "host: mcp.example.com\n        port: 443\n        protocol: mcp\n"
+     "        enforcement: enforce\n        rules: [{allow: {method: tools/list}},"
+     " {allow: {method: initialize}}, {allow: {method: notifications/initialized}}]\n",
      "exact exact inspected read-only"},
+    {"/usr/bin/git",
+     "host: mcp.example.com\n        port: 443\n        protocol: mcp\n"
+     "        enforcement: enforce\n        rules: [{allow: {method: tools/list}},"
+     " {allow: {method: tools/call, tool: search}}]\n",
+     "exact exact inspected writes"},
+    {"/usr/bin/git",
+     "host: mcp.example.com\n        port: 443\n        protocol: mcp\n"
+     "        enforcement: enforce\n        rules: [{allow: {method: 'tools/*'}}]\n",
+     "exact exact inspected writes"},
+    {"/usr/bin/git",
+     "host: mcp.example.com\n        port: 443\n        protocol: mcp\n"
+     "        enforcement: enforce\n        rules: [{allow: {method: resources/subscribe}}]\n",
+     "exact exact inspected writes"},
+    {"/usr/bin/git",
+     "host: mcp.example.com\n        port: 443\n        protocol: mcp\n"
+     "        enforcement: enforce\n        rules: [{allow: {method: ping}}]\n"
+     "        mcp: {allow_all_known_mcp_methods: true}\n",
+     "exact exact inspected all"},
+    {"/usr/bin/git",
+     "host: mcp.example.com\n        port: 443\n        protocol: mcp\n"
+     "        enforcement: enforce\n        rules: [{allow: {method: tools/call, tool: a}}]\n"
+     "        mcp: {allow_all_known_mcp_methods: true}\n",
+     "exact exact inspected writes"},
     /* audit mode passes every request, whatever the rules say */
     {"/usr/bin/git",
      "host: api.github.com\n        port: 443\n        protocol: rest\n"

@@ -35,6 +35,12 @@ TESTS += tests/check_prover_gql
 tests_check_prover_gql_SOURCES = tests/check_prover_gql.c tests/check_prover_util.h
 tests_check_prover_gql_CFLAGS = $(TEST_CFLAGS)
 tests_check_prover_gql_LDADD = $(TEST_PROVER_LIBS)
+# JSON-RPC and MCP: the prover against the evaluator (docs/internals/testing.md)
+check_PROGRAMS += tests/check_prover_rpc
+TESTS += tests/check_prover_rpc
+tests_check_prover_rpc_SOURCES = tests/check_prover_rpc.c tests/check_prover_util.h
+tests_check_prover_rpc_CFLAGS = $(TEST_CFLAGS)
+tests_check_prover_rpc_LDADD = $(TEST_PROVER_LIBS)
 # adding a deny rule never grants anything: evaluator and prover on random pairs
 check_PROGRAMS += tests/check_prover_deny
 TESTS += tests/check_prover_deny
