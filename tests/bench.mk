@@ -54,3 +54,10 @@ tests_bench_bench_ws_LDADD = $(PROXY_LIBS)
 # two replicas (owner: advisor); by hand
 #   tests/bench/bench_advisor.sh [seconds]   (from the build directory)
 EXTRA_DIST += tests/bench/bench_advisor.sh
+
+# JSON-RPC / MCP decisions against a REST decision (docs/proxy.md#rpc):
+#   ./tests/bench/bench_rpc [seconds-per-measurement]
+noinst_PROGRAMS += tests/bench/bench_rpc
+tests_bench_bench_rpc_SOURCES = tests/bench/bench_rpc.c
+tests_bench_bench_rpc_CFLAGS = $(AM_CFLAGS)
+tests_bench_bench_rpc_LDADD = $(MODEL_LIBS)
