@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # mcp_clients.sh - real MCP and JSON-RPC clients and servers through
-# proviso-proxy (docs/semantics.md#rpc, docs/testing.md#mcp-clients), the
+# proviso-proxy (docs/semantics.md#rpc, docs/internals/testing.md#mcp-clients), the
 # packages pinned in tests/mcp/package-lock.json (./bootstrap runs npm ci
 # there; without tests/mcp/node_modules the test SKIPS):
 #  1. the MCP TypeScript SDK client (tests/mcp/client.mjs) against
