@@ -60,6 +60,14 @@ EXTRA_DIST += tests/e2e/sandbox.sh tests/e2e/sandbox_escape.py tests/e2e/sandbox
 	tests/e2e/sandbox_clients.sh tests/e2e/sandbox_identity.sh
 EXTRA_DIST += $(PROXY_E2E) tests/e2e/proxy_lib.sh tests/e2e/gql_upstream.py tests/e2e/rpc_upstream.py tests/e2e/ws_echo.py \
 	tests/e2e/ws_client.py tests/e2e/ws_attack.py
+# real MCP and JSON-RPC clients and servers through the proxy: the npm
+# packages pinned in tests/mcp/package-lock.json (./bootstrap runs npm ci
+# there; tests/mcp/node_modules is never distributed, and the script skips
+# without it) and Python requests
+TESTS += tests/e2e/mcp_clients.sh
+EXTRA_DIST += tests/e2e/mcp_clients.sh tests/mcp/package.json tests/mcp/package-lock.json \
+	tests/mcp/client.mjs tests/mcp/conformance_client.mjs tests/mcp/everything.mjs \
+	tests/mcp/loopback.mjs tests/mcp/rpc_requests.py
 
 # credential placeholders (proxy_cred.c): the rewriter's tables and the e2e
 # scenario judged by a logging upstream
