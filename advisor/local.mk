@@ -8,7 +8,8 @@ ADVISOR_LIBS = advisor/libadvisor.la $(HCLIENT_LIBS) $(HTTPD_LIBS) $(MODEL_LIBS)
 
 noinst_LTLIBRARIES += advisor/libadvisor.la
 advisor_libadvisor_la_CFLAGS = $(ADVISOR_CFLAGS)
-advisor_libadvisor_la_SOURCES = advisor/advisor.h advisor/store.h advisor/store_int.h advisor/store.c advisor/store_sqlite.c \
+advisor_libadvisor_la_SOURCES = advisor/advisor.h advisor/store.h advisor/store_int.h advisor/store.c advisor/store_common.c \
+	advisor/store_group.c advisor/store_sql.c advisor/store_sqlite.c \
 	advisor/store_sandbox.c advisor/store_revision.c advisor/store_chunk.c advisor/store_event.c advisor/store_pg.c advisor/store_pg_repl.c \
 	advisor/advisor_util.c advisor/advisor_integrity.c advisor/advisor_settings.c advisor/advisor_rule.c \
 	advisor/advisor_prover.c advisor/advisor_pool.c advisor/advisor_eval.c advisor/advisor_events.c \

@@ -16,36 +16,6 @@
  * Chunks
  * ========================================================================= */
 
-void store_chunk_clear(struct store_chunk *c)
-{
-    char **strs[] = {&c->id,
-                     &c->status,
-                     &c->rule_name,
-                     &c->proposed_rule,
-                     &c->rationale,
-                     &c->security_notes,
-                     &c->host,
-                     &c->binary,
-                     &c->validation_result,
-                     &c->rejection_reason,
-                     &c->application_error,
-                     &c->review_token,
-                     &c->current_hash,
-                     &c->candidate_hash,
-                     &c->analysis_mode,
-                     &c->dedup_key,
-                     &c->stage,
-                     &c->evidence,
-                     &c->decided_by,
-                     &c->approved_evidence,
-                     &c->suspension_reason};
-
-    for (size_t i = 0; i < PV_ARRAY_LEN(strs); i++) {
-        free(*strs[i]);
-    }
-    memset(c, 0, sizeof(*c));
-}
-
 static pv_result chunk_row(sqlite3_stmt *st, struct store_chunk *c)
 {
     int i = 0;

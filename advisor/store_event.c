@@ -16,17 +16,6 @@
  * Events
  * ========================================================================= */
 
-void store_event_clear(struct store_event *e)
-{
-    free(e->sandbox);
-    free(e->kind);
-    free(e->line);
-    free(e->json);
-    free(e->record);
-    free(e->seal);
-    memset(e, 0, sizeof(*e));
-}
-
 pv_result store_sq_event_append(struct store *s, struct store_event *e)
 {
     sqlite3_stmt *st;

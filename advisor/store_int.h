@@ -59,7 +59,8 @@ struct store {
     struct stmt_slot stmts[STMT_CACHE];
 };
 
-/* A cached prepared statement for 'sql' (or a fresh one), NULL on error;
+/* The SQLite statement helpers (store_sql.c).
+ * A cached prepared statement for 'sql' (or a fresh one), NULL on error;
  * give it back with store_done. */
 sqlite3_stmt *store_prep(struct store *s, const char *sql);
 void store_done(struct store *s, sqlite3_stmt *st);
@@ -70,9 +71,16 @@ bool store_bind(sqlite3_stmt *st, const char *types, ...);
 pv_result store_run(struct store *s, sqlite3_stmt *st) PV_WUR;
 /* Column 'i' as a new string ("" for NULL). */
 char *store_col_text(sqlite3_stmt *st, int i);
-int64_t store_now_ms(void);
 /* The one integer a query of one sandbox id returns (0 when none). */
 int64_t store_one_int(struct store *s, const char *sql, int64_t sandbox);
+/* Finalise the connection's cached statements. */
+void store_stmt_cache_free(struct store *s);
+
+/* What both back ends and the dispatcher share (store_common.c): the
+ * records' clear functions (store.h), the clock, the location's kind. */
+int64_t store_now_ms(void);
+/* A postgresql:// or postgres:// location. */
+bool store_pg_location(const char *loc);
 
 /* ---------------------------------------------------------------------------
  * PostgreSQL (store_pg.c). A connection opened on a postgresql:// or
@@ -241,10 +249,14 @@ pv_result store_sq_blob_put(struct store *s, const void *data, size_t len,
 void store_sq_unlock(struct store *s, int64_t key);
 const char *store_sq_errmsg(const struct store *s);
 void store_sq_close(struct store *s);
+/* Open the SQLite file 'path' into 's' (ops already set): WAL, the
+ * schema's migrations. */
+pv_result store_sq_open(const char *path, struct store *s, char *err, size_t errlen) PV_WUR;
+/* A statement on the connection's back end (transactions, savepoints). */
+pv_result store_exec(struct store *s, const char *sql);
 
 /* PostgreSQL (store_pg.c, store_pg_repl.c). */
 STORE_OPS(STORE_OP_PG)
-bool store_pg_location(const char *loc);
 pv_result store_pg_open(const char *uri, struct store *s, char *err, size_t errlen) PV_WUR;
 pv_result store_pg_begin(struct store *s, bool write) PV_WUR;
 pv_result store_pg_commit(struct store *s) PV_WUR;

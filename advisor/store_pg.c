@@ -328,11 +328,6 @@ static int64_t col_int(const PGresult *res, int row, int col)
  * Open, close, transactions
  * ========================================================================= */
 
-bool store_pg_location(const char *loc)
-{
-    return strncmp(loc, "postgresql://", 13) == 0 || strncmp(loc, "postgres://", 11) == 0;
-}
-
 void store_describe(const char *loc, char *buf, size_t len)
 {
     PQconninfoOption *opts;

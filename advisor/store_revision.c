@@ -16,14 +16,6 @@
  * Revisions
  * ========================================================================= */
 
-void store_revision_clear(struct store_revision *r)
-{
-    free(r->blob);
-    free(r->hash);
-    free(r->cause);
-    memset(r, 0, sizeof(*r));
-}
-
 static pv_result revision_one(struct store *s, const char *sql, int64_t sandbox, int64_t rev,
                               bool with_rev, struct store_revision *out)
 {
@@ -140,18 +132,6 @@ pv_result store_sq_loaded_put(struct store *s, int64_t sandbox, int64_t rev, con
         PV_BAIL(PV_ERR_IO);
     }
     return store_run(s, st);
-}
-
-int64_t store_one_int(struct store *s, const char *sql, int64_t sandbox)
-{
-    sqlite3_stmt *st = store_prep(s, sql);
-    int64_t v = 0;
-
-    if (st != NULL && store_bind(st, "i", sandbox) && sqlite3_step(st) == SQLITE_ROW) {
-        v = sqlite3_column_int64(st, 0);
-    }
-    store_done(s, st);
-    return v;
 }
 
 int64_t store_sq_loaded_latest(struct store *s, int64_t sandbox)

@@ -16,16 +16,6 @@
  * Sandboxes
  * ========================================================================= */
 
-void store_sandbox_clear(struct store_sandbox *sb)
-{
-    free(sb->name);
-    free(sb->token_sha256);
-    free(sb->credentials);
-    free(sb->boundary);
-    free(sb->addresses);
-    memset(sb, 0, sizeof(*sb));
-}
-
 #define SANDBOX_COLS "id, name, token_sha256, credentials, boundary, addresses, created_ms"
 
 static pv_result sandbox_row(sqlite3_stmt *st, struct store_sandbox *out)
@@ -164,14 +154,6 @@ pv_result store_sq_sandbox_each(struct store *s,
  * Tool servers
  * ========================================================================= */
 
-void store_server_clear(struct store_server *sv)
-{
-    free(sv->name);
-    free(sv->base_url);
-    free(sv->openapi_blob);
-    memset(sv, 0, sizeof(*sv));
-}
-
 pv_result store_sq_server_put(struct store *s, int64_t sandbox, const struct store_server *sv)
 {
     sqlite3_stmt *st =
@@ -242,14 +224,6 @@ pv_result store_sq_setting_read(struct store *s, const char *scope, const char *
     store_done(s, st);
     PV_ENSURE(rc == SQLITE_DONE || *out != NULL, PV_ERR_IO);
     return PV_RESULT_OK;
-}
-
-char *store_setting_get(struct store *s, const char *scope, const char *key)
-{
-    char *out = NULL;
-    pv_result r = store_setting_read(s, scope, key, &out);
-
-    return pv_ok(r) ? out : NULL;
 }
 
 pv_result store_sq_setting_put(struct store *s, const char *scope, const char *key,

@@ -14,10 +14,11 @@
  *
  * Every statement binds its values (no SQL is built from data).
  *
- * This file holds the connection (schema, statement cache, transactions,
- * the group writer) and the blobs; each table's rows are in their own file
- * (store_sandbox.c, store_revision.c, store_chunk.c, store_event.c), which
- * share the helpers of store_int.h.
+ * This file holds the connection (schema, open, begin and commit) and the
+ * blobs; each table's rows are in their own file (store_sandbox.c,
+ * store_revision.c, store_chunk.c, store_event.c), which share the
+ * statement helpers of store_sql.c. The back end never calls the
+ * dispatcher (store.c), which opens it, nor the PostgreSQL back end.
  */
 #include "config.h"
 
@@ -129,10 +130,11 @@ pv_result store_sq_exec(struct store *s, const char *sql)
     return PV_RESULT_OK;
 }
 
-/* A statement on either back end (transactions, savepoints). */
-static pv_result exec(struct store *s, const char *sql)
+/* ROLLBACK, whose failure the caller cannot act on (the connection's
+ * next BEGIN fails then). */
+static pv_result rollback(struct store *s)
 {
-    return s->ops->exec(s, sql);
+    return store_sq_exec(s, "ROLLBACK");
 }
 
 /* WAL mode. Switching a new database to WAL needs an exclusive lock, and
@@ -150,130 +152,6 @@ static pv_result wal_on(struct store *s)
                   PV_ERR_IO);
         (void)poll(NULL, 0, 10);
     }
-}
-
-sqlite3_stmt *store_prep(struct store *s, const char *sql)
-{
-    sqlite3_stmt *st = NULL;
-    struct stmt_slot *free_slot = NULL;
-
-    if (s->db == NULL) {
-        return NULL; /* not an SQLite connection */
-    }
-    for (size_t i = 0; i < s->nstmts; i++) {
-        struct stmt_slot *k = &s->stmts[i];
-        if (strcmp(k->sql, sql) == 0) {
-            if (!k->busy) {
-                k->busy = true;
-                return k->st;
-            }
-            break; /* in use: a fresh, uncached one */
-        }
-    }
-    if (s->nstmts < STMT_CACHE) {
-        free_slot = &s->stmts[s->nstmts];
-    }
-    if (sqlite3_prepare_v3(s->db, sql, -1, free_slot != NULL ? SQLITE_PREPARE_PERSISTENT : 0, &st,
-                           NULL) != SQLITE_OK) {
-        sqlite3_finalize(st);
-        return NULL;
-    }
-    if (free_slot != NULL && (free_slot->sql = pv_strdup(sql)) != NULL) {
-        free_slot->st = st;
-        free_slot->busy = true;
-        s->nstmts++;
-    }
-    return st;
-}
-
-/* Give a statement back: a cached one is reset (ending any read it holds)
- * and its bindings cleared; any other is finalised. */
-void store_done(struct store *s, sqlite3_stmt *st)
-{
-    if (st == NULL) {
-        return;
-    }
-    for (size_t i = 0; i < s->nstmts; i++) {
-        if (s->stmts[i].st == st && s->stmts[i].busy) {
-            (void)sqlite3_reset(st);
-            (void)sqlite3_clear_bindings(st);
-            s->stmts[i].busy = false;
-            return;
-        }
-    }
-    sqlite3_finalize(st);
-}
-
-static void stmt_cache_free(struct store *s)
-{
-    for (size_t i = 0; i < s->nstmts; i++) {
-        sqlite3_finalize(s->stmts[i].st);
-        free(s->stmts[i].sql);
-    }
-    s->nstmts = 0;
-}
-
-/* Bind a list of values: 's' text (NULL binds ""), 'i' int64, 'd' double. */
-bool store_bind(sqlite3_stmt *st, const char *types, ...)
-{
-    va_list ap;
-    int k = 1;
-    bool ok = true;
-
-    /* A type list that does not match the statement is a programming
-     * error; refusing it keeps a wrong vararg from being read. */
-    if ((int)strlen(types) != sqlite3_bind_parameter_count(st)) {
-        return false;
-    }
-    va_start(ap, types);
-    for (const char *t = types; *t != '\0' && ok; t++, k++) {
-        switch (*t) {
-        case 's': {
-            const char *v = va_arg(ap, const char *);
-            ok = sqlite3_bind_text(st, k, v != NULL ? v : "", -1, SQLITE_TRANSIENT) == SQLITE_OK;
-            break;
-        }
-        case 'i':
-            ok = sqlite3_bind_int64(st, k, va_arg(ap, int64_t)) == SQLITE_OK;
-            break;
-        case 'd':
-            ok = sqlite3_bind_double(st, k, va_arg(ap, double)) == SQLITE_OK;
-            break;
-        default:
-            ok = false;
-            break;
-        }
-    }
-    va_end(ap);
-    return ok;
-}
-
-/* Run a statement that returns no rows; finalises it. */
-pv_result store_run(struct store *s, sqlite3_stmt *st)
-{
-    int rc;
-
-    PV_ENSURE(st != NULL, PV_ERR_IO);
-    rc = sqlite3_step(st);
-    store_done(s, st);
-    if (rc == SQLITE_CONSTRAINT) {
-        PV_BAIL(PV_ERR_EXISTS);
-    }
-    PV_ENSURE(rc == SQLITE_DONE, PV_ERR_IO);
-    return PV_RESULT_OK;
-}
-
-char *store_col_text(sqlite3_stmt *st, int i)
-{
-    const unsigned char *t = sqlite3_column_text(st, i);
-    return pv_strdup(t != NULL ? (const char *)t : "");
-}
-
-int64_t store_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* ===========================================================================
@@ -307,22 +185,22 @@ static pv_result migrate(struct store *s, char *err, size_t errlen)
         /* The version is read again under the write lock: a connection
          * that opened the same new database at the same time may have
          * migrated it while this one waited. */
-        if (!pv_ok(exec(s, "BEGIN IMMEDIATE"))) {
+        if (!pv_ok(store_sq_exec(s, "BEGIN IMMEDIATE"))) {
             snprintf(err, errlen, "schema migration: %s", sqlite3_errmsg(s->db));
             PV_BAIL(PV_ERR_IO);
         }
         version = user_version(s);
         if (version < 0 || version >= STORE_SCHEMA_VERSION) {
-            (void)exec(s, "ROLLBACK");
+            (void)rollback(s);
             PV_ENSURE(version >= 0, PV_ERR_IO);
             break;
         }
         snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", version + 1);
-        if (!pv_ok(exec(s, migrations[version])) || !pv_ok(exec(s, pragma)) ||
-            !pv_ok(exec(s, "COMMIT"))) {
+        if (!pv_ok(store_sq_exec(s, migrations[version])) || !pv_ok(store_sq_exec(s, pragma)) ||
+            !pv_ok(store_sq_exec(s, "COMMIT"))) {
             snprintf(err, errlen, "schema migration %d -> %d failed: %s", version, version + 1,
                      sqlite3_errmsg(s->db));
-            (void)exec(s, "ROLLBACK");
+            (void)rollback(s);
             PV_BAIL(PV_ERR_IO);
         }
         version++;
@@ -330,111 +208,36 @@ static pv_result migrate(struct store *s, char *err, size_t errlen)
     return PV_RESULT_OK;
 }
 
-/* A new PostgreSQL connection for a postgresql:// or postgres:// location. */
-static pv_result open_pg(const char *uri, struct store **out, char *err, size_t errlen)
+/* Open the file 'path' into 's' (ops set by store_open, which closes 's'
+ * on failure): WAL + FULL, the schema's migrations. */
+pv_result store_sq_open(const char *path, struct store *s, char *err, size_t errlen)
 {
-    struct store *s = pv_calloc(1, sizeof(*s));
-
-    if (s == NULL) {
-        snprintf(err, errlen, "out of memory");
-        PV_BAIL(PV_ERR_NOMEM);
-    }
-    s->ops = &store_pg_ops;
-    err[0] = '\0';
-    if (!pv_ok(store_pg_open(uri, s, err, errlen))) {
-        store_close(s);
-        PV_BAIL(PV_ERR_IO);
-    }
-    *out = s;
-    return PV_RESULT_OK;
-}
-
-pv_result store_open(const char *dir, struct store **out, char *err, size_t errlen)
-{
-    char path[4096];
-    struct store *s;
-    struct stat sb;
-
-    *out = NULL;
-    if (store_pg_location(dir)) {
-        return open_pg(dir, out, err, errlen);
-    }
-    if (strncmp(dir, "sqlite:", 7) == 0) {
-        /* sqlite:FILE names the database file itself. */
-        if (dir[7] == '\0' || (size_t)snprintf(path, sizeof(path), "%s", dir + 7) >= sizeof(path)) {
-            snprintf(err, errlen, "%s: a file name goes after sqlite:", dir);
-            PV_BAIL(PV_ERR_USAGE);
-        }
-    } else if (strstr(dir, "://") != NULL) {
-        snprintf(err, errlen,
-                 "%.64s: not a store location (sqlite:FILE, postgresql://... or a directory)", dir);
-        PV_BAIL(PV_ERR_USAGE);
-    } else {
-        if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-            snprintf(err, errlen, "%s: %s", dir,
-                     errno != 0 && stat(dir, &sb) != 0 ? strerror(errno) : "not a directory");
-            PV_BAIL(PV_ERR_IO);
-        }
-        if ((size_t)snprintf(path, sizeof(path), "%s/advisor.db", dir) >= sizeof(path)) {
-            snprintf(err, errlen, "%s: path too long", dir);
-            PV_BAIL(PV_ERR_USAGE);
-        }
-    }
-    s = pv_calloc(1, sizeof(*s));
-    if (s == NULL) {
-        snprintf(err, errlen, "out of memory");
-        PV_BAIL(PV_ERR_NOMEM);
-    }
-    s->ops = &store_sqlite_ops;
     if (sqlite3_open_v2(path, &s->db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                         NULL) != SQLITE_OK) {
         snprintf(err, errlen, "%s: %s", path,
                  s->db != NULL ? sqlite3_errmsg(s->db) : "cannot open");
-        store_close(s);
         PV_BAIL(PV_ERR_IO);
     }
     sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
     /* WAL + FULL: each commit is fsync'd to the log before it returns. */
-    if (!pv_ok(wal_on(s)) || !pv_ok(exec(s, "PRAGMA synchronous=FULL")) ||
-        !pv_ok(exec(s, "PRAGMA foreign_keys=ON"))) {
+    if (!pv_ok(wal_on(s)) || !pv_ok(store_sq_exec(s, "PRAGMA synchronous=FULL")) ||
+        !pv_ok(store_sq_exec(s, "PRAGMA foreign_keys=ON"))) {
         snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(s->db));
-        store_close(s);
         PV_BAIL(PV_ERR_IO);
     }
     if (!pv_ok(migrate(s, err, errlen))) {
-        store_close(s);
         PV_BAIL(PV_ERR_IO);
     }
     (void)chmod(path, 0600);
-    *out = s;
     return PV_RESULT_OK;
-}
-
-void store_close(struct store *s)
-{
-    if (s == NULL) {
-        return;
-    }
-    if (s->in_tx) {
-        store_rollback(s);
-    }
-    if (s->ops != NULL) {
-        s->ops->close(s);
-    }
-    free(s);
 }
 
 void store_sq_close(struct store *s)
 {
-    stmt_cache_free(s);
+    store_stmt_cache_free(s);
     sqlite3_close(s->db);
     s->db = NULL;
-}
-
-const char *store_errmsg(const struct store *s)
-{
-    return s != NULL && s->ops != NULL ? s->ops->errmsg(s) : "no database";
 }
 
 const char *store_sq_errmsg(const struct store *s)
@@ -465,195 +268,6 @@ void store_sq_unlock(struct store *s, int64_t key)
 {
     (void)s;
     (void)key;
-}
-
-pv_result store_begin(struct store *s)
-{
-    PV_ENSURE(!s->in_tx, PV_ERR_INTERNAL);
-    PV_GUARD(s->ops->begin(s, true));
-    s->in_tx = true;
-    return PV_RESULT_OK;
-}
-
-pv_result store_commit(struct store *s)
-{
-    PV_ENSURE(s->in_tx, PV_ERR_INTERNAL);
-    if (!pv_ok(s->ops->commit(s))) {
-        store_rollback(s);
-        PV_BAIL(PV_ERR_IO);
-    }
-    s->in_tx = false;
-    return PV_RESULT_OK;
-}
-
-pv_result store_begin_read(struct store *s)
-{
-    PV_ENSURE(!s->in_tx, PV_ERR_INTERNAL);
-    PV_GUARD(s->ops->begin(s, false));
-    s->in_tx = true;
-    return PV_RESULT_OK;
-}
-
-void store_rollback(struct store *s)
-{
-    if (s->in_tx) {
-        (void)exec(s, "ROLLBACK");
-        s->in_tx = false;
-    }
-}
-
-/* ===========================================================================
- * Group commit: one writer thread, one fsync per group
- * ========================================================================= */
-
-struct group_item {
-    struct group_item *next;
-    pv_result (*fn)(struct store *st, void *arg);
-    void *arg;
-    pv_result res;
-    bool done;
-};
-
-struct store_group {
-    struct store *st;
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t work;
-    pthread_cond_t done;
-    struct group_item *head;
-    struct group_item *tail;
-    bool stop;
-};
-
-static void group_run(struct store_group *g, struct group_item *list)
-{
-    pv_result res = store_begin(g->st);
-
-    for (struct group_item *it = list; it != NULL; it = it->next) {
-        if (!pv_ok(res)) {
-            it->res = res;
-            continue;
-        }
-        if (!pv_ok(exec(g->st, "SAVEPOINT item"))) {
-            it->res = pv_fail(PV_ERR_IO, __func__);
-            continue;
-        }
-        it->res = it->fn(g->st, it->arg);
-        if (!pv_ok(it->res)) {
-            (void)exec(g->st, "ROLLBACK TO item");
-        }
-        (void)exec(g->st, "RELEASE item");
-    }
-    if (pv_ok(res)) {
-        res = store_commit(g->st);
-    }
-    if (!pv_ok(res)) {
-        /* Nothing of the group is on disk: every item fails. */
-        for (struct group_item *it = list; it != NULL; it = it->next) {
-            if (pv_ok(it->res)) {
-                it->res = res;
-            }
-        }
-    }
-}
-
-static void *group_main(void *arg)
-{
-    struct store_group *g = arg;
-
-    pthread_mutex_lock(&g->mu);
-    for (;;) {
-        struct group_item *list;
-        while (g->head == NULL && !g->stop) {
-            pthread_cond_wait(&g->work, &g->mu);
-        }
-        if (g->head == NULL) {
-            break;
-        }
-        list = g->head;
-        g->head = NULL;
-        g->tail = NULL;
-        pthread_mutex_unlock(&g->mu);
-        group_run(g, list);
-        pthread_mutex_lock(&g->mu);
-        for (struct group_item *it = list; it != NULL;) {
-            struct group_item *next = it->next;
-            it->done = true; /* the waiter may free it from here on */
-            it = next;
-        }
-        pthread_cond_broadcast(&g->done);
-    }
-    pthread_mutex_unlock(&g->mu);
-    return NULL;
-}
-
-struct store_group *store_group_open(const char *dir, char *err, size_t errlen)
-{
-    struct store_group *g = pv_calloc(1, sizeof(*g));
-
-    if (g == NULL) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    if (!pv_ok(store_open(dir, &g->st, err, errlen))) {
-        free(g);
-        return NULL;
-    }
-    pthread_mutex_init(&g->mu, NULL);
-    pthread_cond_init(&g->work, NULL);
-    pthread_cond_init(&g->done, NULL);
-    if (pthread_create(&g->thread, NULL, group_main, g) != 0) {
-        snprintf(err, errlen, "cannot start the store's writer thread");
-        store_close(g->st);
-        free(g);
-        return NULL;
-    }
-    return g;
-}
-
-void store_group_close(struct store_group *g)
-{
-    if (g == NULL) {
-        return;
-    }
-    pthread_mutex_lock(&g->mu);
-    g->stop = true;
-    pthread_cond_signal(&g->work);
-    pthread_mutex_unlock(&g->mu);
-    pthread_join(g->thread, NULL);
-    store_close(g->st);
-    pthread_mutex_destroy(&g->mu);
-    pthread_cond_destroy(&g->work);
-    pthread_cond_destroy(&g->done);
-    free(g);
-}
-
-pv_result store_group_write(struct store_group *g, pv_result (*fn)(struct store *st, void *arg),
-                            void *arg)
-{
-    struct group_item it = {.fn = fn, .arg = arg};
-
-    pthread_mutex_lock(&g->mu);
-    if (g->stop) {
-        pthread_mutex_unlock(&g->mu);
-        PV_BAIL(PV_ERR_IO);
-    }
-    /* 'it' lives on this stack while it is queued: the writer unlinks it
-     * and sets 'done' before this function can return. */
-    if (g->tail != NULL) {
-        g->tail->next = &it;
-    } else {
-        /* cppcheck-suppress autoVariables ; unlinked before return (above) */
-        g->head = &it;
-    }
-    /* cppcheck-suppress autoVariables ; unlinked before return (above) */
-    g->tail = &it;
-    pthread_cond_signal(&g->work);
-    while (!it.done) {
-        pthread_cond_wait(&g->done, &g->mu);
-    }
-    pthread_mutex_unlock(&g->mu);
-    return it.res;
 }
 
 /* ===========================================================================
