@@ -84,6 +84,7 @@ struct advisor_config {
 
 struct advisor_tokens; /* sandbox token digests -> sandbox id */
 struct advisor_mapper; /* advisor_mapper.c */
+struct advisor_recent; /* advisor_recent.c */
 
 /* What a long-poll waits for. Each kind has its own budget of worker
  * threads, so no kind can refuse another (docs/advisor.md#wait). */
@@ -124,6 +125,7 @@ struct advisor {
     struct advisor_hold *holds;
     unsigned held[ADVISOR_HOLD_KINDS];
     struct advisor_mapper *mapper; /* NULL: denials are refused */
+    struct advisor_recent *recent; /* the denials the mapper saw; NULL: none kept */
     struct advisor_listen *listen; /* NULL: no other replica (SQLite) */
     struct httpd_metrics *metrics; /* GET /metrics (httpd_metrics.c) */
 };
@@ -199,6 +201,20 @@ pv_result advisor_tokens_reserve(struct advisor_tokens *t) PV_WUR;
 int64_t advisor_tokens_find(struct advisor_tokens *t, const char *bearer, size_t len);
 /* Drop every entry whose id 'keep' refuses. */
 void advisor_tokens_keep(struct advisor_tokens *t, bool (*keep)(void *arg, int64_t id), void *arg);
+
+/* The most recent denials of every sandbox (advisor_recent.c), kept across
+ * the mapper's flushes, memory only: the mapper adds each one it takes
+ * in, the narrowed suggestions read them. */
+struct advisor_recent *advisor_recent_new(void);
+void advisor_recent_free(struct advisor_recent *r);
+/* Remember one denial (fields already checked; 'method', 'path' may be
+ * NULL), overwriting the oldest. A NULL ring keeps nothing. */
+void advisor_recent_add(struct advisor_recent *r, const char *sandbox, const char *host,
+                        int64_t port, const char *bin, const char *method, const char *path);
+/* The sandbox's recent denials, newest first: [{host, port, binary,
+ * method, path}] (method and path "" when the request was not inspected).
+ * A new array; empty when 'r' is NULL. */
+json_t *advisor_recent_get(struct advisor_recent *r, const char *sandbox);
 
 /* Other replicas' commits (advisor_listen.c, docs/scale-out.md#replicas):
  * on a PostgreSQL store one thread LISTENs for the notes every write
@@ -290,6 +306,8 @@ void advisor_sandboxes_free(struct advisor_sandboxes *l);
 /* A store failure as an answer: 404 "WHAT not found", 409 "WHAT already
  * exists", otherwise 500. */
 void advisor_reply_store_error(struct httpd_reply *r, pv_result res, const char *what);
+/* The JSON of 'text', JSON null when it is empty or not JSON. New reference. */
+json_t *advisor_load_json(const char *text);
 /* Compact JSON with sorted keys (new string). */
 char *advisor_json_canonical(const json_t *j);
 
@@ -703,6 +721,13 @@ pv_result advisor_proposal_parse(const char *body, size_t len, struct advisor_pr
                                  struct model_diags *d) PV_WUR;
 void advisor_proposal_clear(struct advisor_proposal *p);
 
+/* The mechanistic dedup key: host|port|binary, and for a graphql or
+ * websocket endpoint also |protocol|path (its proposals are scoped by the
+ * endpoint's path, so two such endpoints of one host are two chunks). The
+ * mapper groups its denials by it (advisor_submit.c). */
+void advisor_dedup_key(const char *host, int64_t port, const char *binary, const char *protocol,
+                       const char *path, char *out, size_t len);
+
 /* What a submission did, operation by operation. */
 struct advisor_submission {
     int accepted;       /* chunks stored (pending, or approved at once) */
@@ -871,11 +896,17 @@ pv_result advisor_base_set(struct advisor_worker *w, const char *sandbox,
 void advisor_route_base_set(struct advisor_worker *w, const char *sandbox, const char *text,
                             size_t len, const char *cause, struct httpd_reply *r);
 
-/* Peer sandboxes (advisor_peers.c). Resolve every target_sandbox endpoint
- * of 'p' from the store's registered addresses (err set on failure). */
+/* Peer sandboxes. Resolve every target_sandbox endpoint of 'p' from the
+ * store's registered addresses (err set on failure; advisor_resolve.c). */
 pv_result advisor_resolve_peers(struct advisor_worker *w, struct model_policy *p, char *err,
                                 size_t errlen) PV_WUR;
-/* Inside a transaction: compose again every sandbox whose policy names
+/* A JSON list of addresses 'text' (NULL: "[]") as a NULL-terminated array
+ * of new strings (NULL when out of memory; advisor_addrs_free), and as a
+ * new JSON reference (an empty list when it does not parse). */
+char **advisor_addrs_parse(const char *text);
+void advisor_addrs_free(char **a);
+json_t *advisor_addrs_json(const char *text);
+/* advisor_peers.c: inside a transaction: compose again every sandbox whose policy names
  * 'peer', writing a revision and a CONFIG:RESOLVED event where it changed
  * (naming the peer's new 'addresses' and 'previous' ones, JSON lists, both
  * borrowed); each such {sandbox, policy_version, policy_hash} is appended to 'updated'
@@ -916,11 +947,6 @@ void advisor_mapper_free(struct advisor_mapper *m);
 /* POST /v1/sandboxes/{name}/denials: {"events": [...], "dropped": n}. */
 void advisor_mapper_ingest(struct advisor_mapper *m, const char *sandbox, const char *body,
                            size_t len, struct httpd_reply *r);
-/* The sandbox's most recent denials, newest first, as seen by the mapper
- * (kept across flushes, memory only): [{host, port, binary, method,
- * path}] (method and path "" when the request was not inspected). A new
- * array; empty when 'm' is NULL. */
-json_t *advisor_mapper_recent(struct advisor_mapper *m, const char *sandbox);
 /* Drain the table now: one mechanistic submission per group. */
 void advisor_mapper_flush(struct advisor_mapper *m, struct advisor_worker *w);
 /* The pieces, for tests: the generalised path (false: no safe form), the
@@ -939,12 +965,6 @@ json_t *advisor_mapper_proposal(const char *host, int64_t port, const char *bina
 json_t *advisor_mapper_proposal_events(const char *host, int64_t port, const char *binary,
                                        const json_t *events, const json_t *prior,
                                        bool allow_loopback, double *confidence);
-/* The mechanistic dedup key: host|port|binary, and for a graphql or
- * websocket endpoint also |protocol|path (its proposals are scoped by the
- * endpoint's path, so two such endpoints of one host are two chunks). */
-void advisor_mapper_dedup_key(const char *host, int64_t port, const char *binary,
-                              const char *protocol, const char *path, char *out, size_t len);
-
 /* ===========================================================================
  * HTTP (advisor_routes.c, advisor_api.c, advisor_ui.c)
  * ========================================================================= */

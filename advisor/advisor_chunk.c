@@ -44,12 +44,6 @@
  * Replies and payloads
  * ========================================================================= */
 
-json_t *advisor_load_json(const char *text)
-{
-    json_t *j = text != NULL && text[0] != '\0' ? json_loads(text, 0, NULL) : NULL;
-    return j != NULL ? j : json_null();
-}
-
 /* What an agent may read of its chunk's evidence (docs/advisor.md#wait):
  * the grants (without the credentials in scope, a reviewer's fact), the
  * envelope's note and the narrowed suggestion's rule, so that the next
@@ -145,38 +139,8 @@ json_t *advisor_chunk_json(struct advisor_worker *w, const struct store_chunk *c
 }
 
 /* ===========================================================================
- * Writing: revisions, chunk evaluations, events
+ * Writing: chunk evaluations, events (revisions: advisor_revision.c)
  * ========================================================================= */
-
-pv_result advisor_revision_write(struct advisor_worker *w, int64_t sandbox,
-                                 const struct model_policy *p, const char *yaml_or_null,
-                                 const char *cause, int64_t *rev, char hash[65])
-{
-    struct store_revision r;
-    struct store_revision base;
-    char *yaml = yaml_or_null != NULL ? NULL : model_policy_to_yaml_sha256(p, NULL, hash);
-    const char *text = yaml_or_null != NULL ? yaml_or_null : yaml;
-    char blob[65];
-    pv_result res;
-
-    PV_ENSURE(text != NULL, PV_ERR_NOMEM);
-    res = yaml_or_null != NULL ? model_policy_sha256(p, hash) : PV_RESULT_OK;
-    if (pv_ok(res)) {
-        res = store_blob_put(w->st, text, strlen(text), blob);
-    }
-    free(yaml);
-    PV_GUARD(res);
-    PV_GUARD(store_base_latest(w->st, sandbox, &base));
-    memset(&r, 0, sizeof(r));
-    r.base_rev = base.rev;
-    store_revision_clear(&base);
-    r.blob = blob;
-    r.hash = hash;
-    r.cause = PV_UNCONST(cause);
-    PV_GUARD(store_rev_put(w->st, sandbox, &r));
-    *rev = r.rev;
-    return PV_RESULT_OK;
-}
 
 /* Copy an evaluation into a chunk record (strings borrowed from 'e'). */
 void advisor_apply_eval(struct store_chunk *c, const struct advisor_eval *e, const char *current,
@@ -189,22 +153,6 @@ void advisor_apply_eval(struct store_chunk *c, const struct advisor_eval *e, con
     c->current_hash = PV_UNCONST(current);
     c->candidate_hash = PV_UNCONST(e->candidate_hash);
     c->evidence = evidence;
-}
-
-pv_result advisor_evidence_put(struct advisor_worker *w, const struct advisor_eval *e, char out[65])
-{
-    char *text;
-    pv_result r;
-
-    out[0] = '\0';
-    if (e->evidence == NULL || json_object_size(e->evidence) == 0) {
-        return PV_RESULT_OK;
-    }
-    text = json_dumps(e->evidence, JSON_COMPACT | JSON_SORT_KEYS);
-    PV_ENSURE(text != NULL, PV_ERR_NOMEM);
-    r = store_blob_put(w->st, text, strlen(text), out);
-    free(text);
-    return r;
 }
 
 void advisor_log_line(const char *line)

@@ -962,3 +962,18 @@ done:
     free(yaml);
     return view_from(out, &dd);
 }
+
+json_t *advisor_decision_json(const struct advisor_decision *d)
+{
+    json_t *j = json_pack("{s:s,s:s}", "chunk_id", d->chunk_id, "status",
+                          d->status != NULL ? d->status : "");
+
+    if (j != NULL && d->policy_version > 0) {
+        json_object_set_new(j, "policy_version", json_integer(d->policy_version));
+        json_object_set_new(j, "policy_hash", json_string(d->policy_hash));
+    }
+    if (j != NULL && d->narrowed) {
+        json_object_set_new(j, "narrowed", json_true());
+    }
+    return j;
+}

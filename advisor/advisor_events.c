@@ -754,3 +754,87 @@ out:
     pv_dynbuf_free(&body);
     return r;
 }
+
+/* ===========================================================================
+ * The store's decision inputs against the chain's (docs/audit.md#inputs)
+ * ========================================================================= */
+
+/* Scope -> the inputs last found equal to the chain's (a fast path only:
+ * a miss folds the chain). */
+static pthread_mutex_t backed_mu = PTHREAD_MUTEX_INITIALIZER;
+static json_t *backed_seen;
+
+static bool seen_equal(const char *scope, const json_t *now)
+{
+    bool eq;
+
+    pthread_mutex_lock(&backed_mu);
+    eq = json_equal(json_object_get(backed_seen, scope), PV_UNCONST(now));
+    pthread_mutex_unlock(&backed_mu);
+    return eq;
+}
+
+static void seen_set(const char *scope, const json_t *now)
+{
+    pthread_mutex_lock(&backed_mu);
+    if (backed_seen == NULL) {
+        backed_seen = json_object();
+    }
+    json_object_set_new(backed_seen, scope, json_deep_copy(now));
+    pthread_mutex_unlock(&backed_mu);
+}
+
+/* The store's inputs of 'scope' against the chain's ('implied' folded on
+ * first need). */
+static bool scope_backed(struct store *st, const char *scope, json_t **implied)
+{
+    json_t *now = NULL;
+    const json_t *rec;
+    bool ok;
+
+    pv_result r = advisor_inputs_json(st, scope, &now);
+
+    if (!pv_ok(r)) {
+        return r.err == PV_ERR_NOTFOUND; /* no such sandbox: its caller says so */
+    }
+    if (seen_equal(scope, now)) {
+        json_decref(now);
+        return true;
+    }
+    if (*implied == NULL && !pv_ok(advisor_audit_implied(st, implied))) {
+        json_decref(now);
+        return false;
+    }
+    rec = json_object_get(json_object_get(*implied, scope), "inputs");
+    ok = rec == NULL || json_equal(PV_UNCONST(rec), now);
+    if (ok && rec != NULL) {
+        seen_set(scope, now);
+    }
+    json_decref(now);
+    return ok;
+}
+
+bool advisor_inputs_backed(struct store *st, const char *sandbox)
+{
+    const char *scopes[] = {sandbox, ""};
+    json_t *implied = NULL;
+    bool ok = true;
+
+    for (int attempt = 0; attempt < 2; attempt++) {
+        ok = true;
+        for (size_t i = 0; ok && i < PV_ARRAY_LEN(scopes); i++) {
+            ok = scope_backed(st, scopes[i], &implied);
+        }
+        json_decref(implied);
+        implied = NULL;
+        if (ok) {
+            return true;
+        }
+        /* once more: a change may have committed between the two reads */
+    }
+    pv_log_warnx("INTEGRITY: sandbox %s: the decision inputs the store holds (settings, "
+                 "credentials, boundary, addresses, tool servers) are not the ones the audit "
+                 "chain records: nothing is decided on them (docs/audit.md#inputs)",
+                 sandbox);
+    return false;
+}

@@ -21,8 +21,6 @@
 
 struct store_chunk;
 
-/* The JSON of 'text', JSON null when it is empty or not JSON. New reference. */
-json_t *advisor_load_json(const char *text);
 /* The chunk as an agent (reviewer false) or a reviewer reads it. */
 json_t *advisor_chunk_json(struct advisor_worker *w, const struct store_chunk *c, bool reviewer);
 /* Copy an evaluation into a chunk record (strings borrowed from 'e'). */

@@ -772,7 +772,8 @@ int main(int argc, char **argv)
     }
 
     pv_errno = PV_OK;
-    a.mapper = advisor_mapper_new(&a, a.cfg.mapper_flush_ms, true);
+    a.recent = advisor_recent_new();
+    a.mapper = a.recent != NULL ? advisor_mapper_new(&a, a.cfg.mapper_flush_ms, true) : NULL;
     if (a.mapper == NULL) {
         advisor_child_stop(child, a.cfg.grace_ms);
         pv_fatal("cannot start the mapper: %s",
@@ -827,6 +828,7 @@ int main(int argc, char **argv)
         _exit(0);
     }
     advisor_mapper_free(a.mapper);
+    advisor_recent_free(a.recent);
     advisor_listen_stop(a.listen);
     httpd_metrics_free(a.metrics);
     advisor_child_stop(child, a.cfg.grace_ms);

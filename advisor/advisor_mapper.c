@@ -73,22 +73,7 @@ struct mapper_group {
     struct mapper_sample samples[ADVISOR_MAPPER_SAMPLES];
 };
 
-/* The most recent denials of every sandbox, kept across flushes (memory
- * only) for the narrowed suggestions (advisor_suggest.c): the binaries,
- * hosts and paths an agent was really denied. */
-#define MAPPER_RECENT_MAX 256u
-struct mapper_recent {
-    char *sandbox;
-    char *host;
-    char *binary;
-    char *method;
-    char *path;
-    int64_t port;
-};
-
 struct advisor_mapper {
-    struct mapper_recent recent[MAPPER_RECENT_MAX];
-    size_t recent_next;
     struct advisor *a;
     unsigned flush_ms;
     pthread_mutex_t mu;
@@ -624,18 +609,6 @@ json_t *advisor_mapper_proposal_events(const char *host, int64_t port, const cha
     return out;
 }
 
-void advisor_mapper_dedup_key(const char *host, int64_t port, const char *binary,
-                              const char *protocol, const char *path, char *out, size_t len)
-{
-    if (protocol != NULL &&
-        (strcmp(protocol, "graphql") == 0 || strcmp(protocol, "websocket") == 0)) {
-        snprintf(out, len, "%s|%lld|%s|%s|%s", host, (long long)port, binary, protocol,
-                 path != NULL ? path : "");
-    } else {
-        snprintf(out, len, "%s|%lld|%s", host, (long long)port, binary);
-    }
-}
-
 /* ===========================================================================
  * The table
  * ========================================================================= */
@@ -683,60 +656,6 @@ static bool field_ok(const char *s)
 }
 
 /* One event into the table (under mu). False when it was dropped. */
-static void recent_clear(struct mapper_recent *r)
-{
-    free(r->sandbox);
-    free(r->host);
-    free(r->binary);
-    free(r->method);
-    free(r->path);
-    memset(r, 0, sizeof(*r));
-}
-
-/* Remember one denial (its fields already checked), overwriting the
- * oldest. Under m->mu. */
-static void recent_add(struct advisor_mapper *m, const char *sandbox, const char *host,
-                       int64_t port, const char *bin, const char *method, const char *path)
-{
-    struct mapper_recent *r = &m->recent[m->recent_next];
-
-    recent_clear(r);
-    r->sandbox = pv_strdup(sandbox);
-    r->host = pv_strdup(host);
-    r->binary = pv_strdup(bin);
-    r->method = pv_strdup(method != NULL ? method : "");
-    r->path = pv_strdup(path != NULL ? path : "");
-    r->port = port;
-    if (r->sandbox == NULL || r->host == NULL || r->binary == NULL || r->method == NULL ||
-        r->path == NULL) {
-        recent_clear(r);
-        return;
-    }
-    m->recent_next = (m->recent_next + 1) % MAPPER_RECENT_MAX;
-}
-
-json_t *advisor_mapper_recent(struct advisor_mapper *m, const char *sandbox)
-{
-    json_t *out = json_array();
-
-    if (m == NULL || out == NULL) {
-        return out;
-    }
-    pthread_mutex_lock(&m->mu);
-    for (size_t i = 0; i < MAPPER_RECENT_MAX; i++) {
-        const struct mapper_recent *r =
-            &m->recent[(m->recent_next + MAPPER_RECENT_MAX - 1 - i) % MAPPER_RECENT_MAX];
-        if (r->sandbox == NULL || strcmp(r->sandbox, sandbox) != 0) {
-            continue;
-        }
-        json_array_append_new(out, json_pack("{s:s,s:I,s:s,s:s,s:s}", "host", r->host, "port",
-                                             (json_int_t)r->port, "binary", r->binary, "method",
-                                             r->method, "path", r->path));
-    }
-    pthread_mutex_unlock(&m->mu);
-    return out;
-}
-
 static bool add_event(struct advisor_mapper *m, const char *sandbox, const json_t *ev, int64_t now)
 {
     const char *host = json_string_value(json_object_get(ev, "host"));
@@ -759,9 +678,9 @@ static bool add_event(struct advisor_mapper *m, const char *sandbox, const json_
     if (!field_ok(bin)) {
         bin = "-";
     }
-    recent_add(m, sandbox, lower, port, bin,
-               field_ok(method) && strlen(method) < 16 ? method : NULL,
-               field_ok(path) && path[0] == '/' ? path : NULL);
+    advisor_recent_add(m->a->recent, sandbox, lower, port, bin,
+                       field_ok(method) && strlen(method) < 16 ? method : NULL,
+                       field_ok(path) && path[0] == '/' ? path : NULL);
     if (kind != MAPPER_REST && !field_ok(scope)) {
         kind = MAPPER_REST;
         scope = "";
@@ -891,11 +810,11 @@ static json_t *prior_rules(struct advisor_worker *w, const struct mapper_group *
     if (!pv_ok(store_sandbox_get(w->st, g->sandbox, &sb))) {
         return NULL;
     }
-    advisor_mapper_dedup_key(g->host, g->port, g->binary,
-                             g->kind == MAPPER_GRAPHQL     ? "graphql"
-                             : g->kind == MAPPER_WEBSOCKET ? "websocket"
-                                                           : NULL,
-                             g->scope, key, sizeof(key));
+    advisor_dedup_key(g->host, g->port, g->binary,
+                      g->kind == MAPPER_GRAPHQL     ? "graphql"
+                      : g->kind == MAPPER_WEBSOCKET ? "websocket"
+                                                    : NULL,
+                      g->scope, key, sizeof(key));
     if (pv_ok(store_chunk_by_dedup(w->st, sb.id, key, &c))) {
         if (strcmp(c.status, "pending") == 0) {
             json_t *rule = json_loads(c.proposed_rule, 0, NULL);
@@ -1056,9 +975,6 @@ void advisor_mapper_free(struct advisor_mapper *m)
             m->buckets[b] = g->next;
             group_free(g);
         }
-    }
-    for (size_t i = 0; i < MAPPER_RECENT_MAX; i++) {
-        recent_clear(&m->recent[i]);
     }
     pthread_cond_destroy(&m->cv);
     pthread_mutex_destroy(&m->mu);

@@ -10,7 +10,8 @@
  * policy names it is composed again and, where the result differs, gets a
  * new revision in the same transaction as the registration and its events;
  * the proxies' long-polls are answered at the commit, so the change is
- * pushed, not polled for (docs/advisor.md#peers).
+ * pushed, not polled for (docs/advisor.md#peers). Resolving a policy's
+ * peers is the lifecycle's (advisor_resolve.c), which never calls back here.
  */
 #include "config.h"
 
@@ -26,123 +27,6 @@
 #define PEER_ADDRS_MAX 16
 /* an event line with two lists of PEER_ADDRS_MAX addresses and the ranges */
 #define PEER_LINE_MAX 8192
-
-/* ===========================================================================
- * The lookup composition uses
- * ========================================================================= */
-
-struct peer {
-    char *name;
-    char **addrs; /* NULL-terminated; NULL: none */
-};
-
-struct peer_table {
-    struct store *st;
-    struct peer *v;
-    size_t n;
-    bool failed; /* the store failed (not: the peer does not exist) */
-};
-
-static void addrs_free(char **a)
-{
-    for (size_t i = 0; a != NULL && a[i] != NULL; i++) {
-        free(a[i]);
-    }
-    free(a);
-}
-
-/* The JSON array of address strings 'text' as a NULL-terminated array. */
-static char **addrs_parse(const char *text)
-{
-    json_t *j = json_loads(text != NULL ? text : "[]", 0, NULL);
-    size_t n = json_is_array(j) ? json_array_size(j) : 0;
-    char **out = pv_calloc(n + 1, sizeof(*out));
-    size_t k = 0;
-
-    for (size_t i = 0; out != NULL && i < n; i++) {
-        const char *s = json_string_value(json_array_get(j, i));
-        if (s != NULL && (out[k] = pv_strdup(s)) != NULL) {
-            k++;
-        }
-    }
-    json_decref(j);
-    return out;
-}
-
-/* The JSON list 'text' as a new reference (an empty list when it does not
- * parse). */
-static json_t *addrs_json(const char *text)
-{
-    json_t *j = json_loads(text != NULL ? text : "[]", 0, NULL);
-
-    if (!json_is_array(j)) {
-        json_decref(j);
-        j = json_array();
-    }
-    return j;
-}
-
-static const char *const *peer_lookup(void *arg, const char *name)
-{
-    struct peer_table *t = arg;
-    struct store_sandbox sb;
-    struct peer *nv;
-    pv_result r;
-
-    for (size_t i = 0; i < t->n; i++) {
-        if (strcmp(t->v[i].name, name) == 0) {
-            return (const char *const *)t->v[i].addrs;
-        }
-    }
-    nv = pv_realloc(t->v, (t->n + 1) * sizeof(*nv));
-    if (nv == NULL) {
-        t->failed = true;
-        return NULL;
-    }
-    t->v = nv;
-    nv[t->n].name = pv_strdup(name);
-    nv[t->n].addrs = NULL;
-    r = store_sandbox_get(t->st, name, &sb);
-    if (pv_ok(r)) {
-        nv[t->n].addrs = addrs_parse(sb.addresses);
-        t->failed |= nv[t->n].addrs == NULL;
-        store_sandbox_clear(&sb);
-    } else if (r.err != PV_ERR_NOTFOUND) {
-        t->failed = true;
-    }
-    if (nv[t->n].name == NULL) {
-        t->failed = true;
-        addrs_free(nv[t->n].addrs);
-        return NULL;
-    }
-    return (const char *const *)nv[t->n++].addrs;
-}
-
-pv_result advisor_resolve_peers(struct advisor_worker *w, struct model_policy *p, char *err,
-                                size_t errlen)
-{
-    struct peer_table t = {w->st, NULL, 0, false};
-    struct model_diags *d = model_diags_new();
-    pv_result r = d != NULL ? model_policy_resolve_peers(p, peer_lookup, &t, d)
-                            : pv_fail(PV_ERR_NOMEM, __func__);
-
-    if (pv_ok(r) && t.failed) {
-        r = pv_fail(PV_ERR_IO, __func__);
-    }
-    if (!pv_ok(r)) {
-        snprintf(err, errlen, "cannot resolve target_sandbox peers: %s",
-                 t.failed                                ? "the store failed"
-                 : d != NULL && model_diags_count(d) > 0 ? model_diags_line(d, 0)
-                                                         : "out of memory");
-    }
-    for (size_t i = 0; i < t.n; i++) {
-        free(t.v[i].name);
-        addrs_free(t.v[i].addrs);
-    }
-    free(t.v);
-    model_diags_free(d);
-    return r;
-}
 
 /* ===========================================================================
  * Dependents: compose again, write what changed
@@ -203,10 +87,11 @@ pv_result advisor_peers_push(struct advisor_worker *w, const char *peer, const c
                      peer, addresses, previous, suffix);
             r = advisor_event(w->st, l.names[i], "CONFIG:RESOLVED", line,
                               json_pack("{s:s,s:o,s:o,s:I,s:s,s:s,s:O,s:O}", "peer", peer,
-                                        "addresses", addrs_json(addresses), "previous_addresses",
-                                        addrs_json(previous), "version", (json_int_t)rev, "hash",
-                                        hash, "base_blob", comp.base_blob, "chunks", comp.chunks,
-                                        "suspended", comp.suspended));
+                                        "addresses", advisor_addrs_json(addresses),
+                                        "previous_addresses", advisor_addrs_json(previous),
+                                        "version", (json_int_t)rev, "hash", hash, "base_blob",
+                                        comp.base_blob, "chunks", comp.chunks, "suspended",
+                                        comp.suspended));
             if (pv_ok(r) && updated != NULL) {
                 json_array_append_new(updated, json_pack("{s:s,s:I,s:s}", "sandbox", l.names[i],
                                                          "policy_version", (json_int_t)rev,
@@ -255,10 +140,10 @@ static pv_result addresses_move(struct advisor_worker *w, struct store_sandbox *
     }
     if (pv_ok(r)) {
         r = advisor_event(w->st, sb->name, "CONFIG:REGISTERED", line,
-                          json_pack("{s:o,s:o,s:s,s:o}", "addresses", addrs_json(sb->addresses),
-                                    "previous_addresses", addrs_json(previous), "by", by,
-                                    "peer_address_ranges",
-                                    ranges != NULL ? addrs_json(ranges) : json_null()));
+                          json_pack("{s:o,s:o,s:s,s:o}", "addresses",
+                                    advisor_addrs_json(sb->addresses), "previous_addresses",
+                                    advisor_addrs_json(previous), "by", by, "peer_address_ranges",
+                                    ranges != NULL ? advisor_addrs_json(ranges) : json_null()));
     }
     if (pv_ok(r)) {
         r = advisor_peers_push(w, sb->name, sb->addresses, previous, updated, err, errlen);
@@ -272,7 +157,7 @@ static pv_result addresses_move(struct advisor_worker *w, struct store_sandbox *
 static pv_result first_outside(const char *canon, const struct advisor_ranges *rg, bool *outside,
                                char *bad, size_t badlen)
 {
-    char **a = addrs_parse(canon);
+    char **a = advisor_addrs_parse(canon);
 
     *outside = false;
     bad[0] = '\0';
@@ -285,7 +170,7 @@ static pv_result first_outside(const char *canon, const struct advisor_ranges *r
             snprintf(bad, badlen, "%s", a[i]);
         }
     }
-    addrs_free(a);
+    advisor_addrs_free(a);
     return PV_RESULT_OK;
 }
 
@@ -293,7 +178,7 @@ static pv_result first_outside(const char *canon, const struct advisor_ranges *r
  * (new string; NULL: out of memory). */
 static char *addrs_within(const char *canon, const struct advisor_ranges *rg)
 {
-    char **a = addrs_parse(canon);
+    char **a = advisor_addrs_parse(canon);
     json_t *out = a != NULL ? json_array() : NULL;
     char *text;
 
@@ -305,7 +190,7 @@ static char *addrs_within(const char *canon, const struct advisor_ranges *rg)
     }
     text = out != NULL ? json_dumps(out, JSON_COMPACT) : NULL;
     json_decref(out);
-    addrs_free(a);
+    advisor_addrs_free(a);
     return text;
 }
 
@@ -492,7 +377,7 @@ void advisor_addresses_put(struct advisor_worker *w, const struct httpd_req *rq,
         }
         httpd_reply_json(r, 200,
                          json_pack("{s:s,s:o,s:b,s:O}", "sandbox", name, "addresses",
-                                   addrs_json(sb.addresses != NULL ? sb.addresses : canon),
+                                   advisor_addrs_json(sb.addresses != NULL ? sb.addresses : canon),
                                    "changed", changed, "updated", updated));
     }
     advisor_ranges_free(rg);

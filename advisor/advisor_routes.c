@@ -145,47 +145,6 @@ const struct httpd_route *advisor_routes(size_t *n)
  * Helpers
  * ========================================================================= */
 
-unsigned advisor_route_arg_uint(const struct httpd_req *rq, const char *name, unsigned dflt,
-                                unsigned lo, unsigned hi)
-{
-    const char *v = httpd_req_arg(rq, name);
-    uint64_t n = 0;
-
-    if (v == NULL || !pv_ok(pv_parse_u64(v, strlen(v), UINT64_MAX, &n))) {
-        return dflt;
-    }
-    return n < lo ? lo : n > hi ? hi : (unsigned)n;
-}
-
-json_t *advisor_route_body(const struct httpd_req *rq, struct httpd_reply *r)
-{
-    json_error_t je;
-    json_t *j = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &je);
-
-    if (!json_is_object(j)) {
-        char detail[256];
-        snprintf(detail, sizeof(detail), "body:%d:%d: %s", je.line, je.column,
-                 j == NULL ? je.text : "expected a JSON object");
-        json_decref(j);
-        httpd_reply_error(r, 400, "invalid_json", detail);
-        return NULL;
-    }
-    return j;
-}
-
-/* A document member: a string (YAML or JSON text) as is, an object or
- * array serialised. NULL when absent or of another type. New string. */
-char *advisor_route_doc_text(const json_t *v)
-{
-    if (json_is_string(v)) {
-        return pv_strdup(json_string_value(v));
-    }
-    if (json_is_object(v) || json_is_array(v)) {
-        return json_dumps(v, JSON_COMPACT);
-    }
-    return NULL;
-}
-
 /* A reviewer's free text that agents and other reviewers read (a rejection
  * reason): refused, not stripped, when it holds a Unicode format character
  * (General Category Cf - bidi controls, zero-width characters) or is not

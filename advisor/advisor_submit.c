@@ -424,9 +424,8 @@ static pv_result submit_one(struct advisor_worker *w, const char *sandbox, const
     advisor_rule_key(rule, host, sizeof(host), &port, binary, sizeof(binary));
     {
         const json_t *ep0 = json_array_get(json_object_get(rule, "endpoints"), 0);
-        advisor_mapper_dedup_key(host, port, binary,
-                                 json_string_value(json_object_get(ep0, "protocol")),
-                                 json_string_value(json_object_get(ep0, "path")), key, sizeof(key));
+        advisor_dedup_key(host, port, binary, json_string_value(json_object_get(ep0, "protocol")),
+                          json_string_value(json_object_get(ep0, "path")), key, sizeof(key));
     }
     res = advisor_uuid(id);
     for (int attempt = 0; pv_ok(res) && attempt < 3; attempt++) {
@@ -623,4 +622,16 @@ pv_result advisor_submit(struct advisor_worker *w, const char *sandbox, const ch
         res = submit_one(w, sandbox, mode, meta, model_proposal_intent(p->model), name, rule, out);
     }
     return res;
+}
+
+void advisor_dedup_key(const char *host, int64_t port, const char *binary, const char *protocol,
+                       const char *path, char *out, size_t len)
+{
+    if (protocol != NULL &&
+        (strcmp(protocol, "graphql") == 0 || strcmp(protocol, "websocket") == 0)) {
+        snprintf(out, len, "%s|%lld|%s|%s|%s", host, (long long)port, binary, protocol,
+                 path != NULL ? path : "");
+    } else {
+        snprintf(out, len, "%s|%lld|%s", host, (long long)port, binary);
+    }
 }

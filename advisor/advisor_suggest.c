@@ -406,7 +406,7 @@ static bool narrower(struct advisor_worker *w, const struct advisor_eval *e,
 static json_t *suggestion_rule(struct advisor_worker *w, const struct advisor_snapshot *snap,
                                const json_t *rule, const struct advisor_eval *e)
 {
-    json_t *seen = advisor_mapper_recent(w->a->mapper, snap->name);
+    json_t *seen = advisor_recent_get(w->a->recent, snap->name);
     json_t *reach = json_array();
     json_t *reqs = json_array();
     json_t *sug = NULL;

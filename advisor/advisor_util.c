@@ -145,39 +145,6 @@ char *advisor_json_canonical(const json_t *j)
 }
 
 /* ===========================================================================
- * Worker threads: a store connection, a prover client, a policy cache
- * ========================================================================= */
-
-struct advisor_worker *advisor_worker_new(struct advisor *a)
-{
-    struct advisor_worker *w = pv_calloc(1, sizeof(*w));
-    char err[512];
-
-    if (w == NULL) {
-        return NULL;
-    }
-    w->a = a;
-    if (!pv_ok(store_open(a->cfg.store[0] != '\0' ? a->cfg.store : a->cfg.data_dir, &w->st, err,
-                          sizeof(err)))) {
-        pv_log_errorx("worker: %s", err);
-    }
-    w->pc = advisor_prover_new(a);
-    return w;
-}
-
-void advisor_worker_free(struct advisor_worker *w)
-{
-    if (w == NULL) {
-        return;
-    }
-    store_close(w->st);
-    advisor_prover_free(w->pc);
-    model_policy_free(w->pol_cache);
-    free(w->pol_json);
-    free(w);
-}
-
-/* ===========================================================================
  * Sandbox tokens
  * ========================================================================= */
 
@@ -647,4 +614,10 @@ void advisor_sandboxes_free(struct advisor_sandboxes *l)
     free(l->names);
     free(l->ids);
     memset(l, 0, sizeof(*l));
+}
+
+json_t *advisor_load_json(const char *text)
+{
+    json_t *j = text != NULL && text[0] != '\0' ? json_loads(text, 0, NULL) : NULL;
+    return j != NULL ? j : json_null();
 }
