@@ -22,8 +22,8 @@
 
 #include <curl/curl.h>
 
-#include "advisor/advisor.h"
-#include "advisor/store.h"
+#include "advisor/proc/proc.h"
+#include "advisor/store/store.h"
 #include "model/model.h"
 #include "tests/check_store_util.h"
 
