@@ -433,15 +433,21 @@ static bool route_sandboxes(struct advisor *a, struct advisor_worker *w, const s
     case R_ADDRESSES:
         advisor_addresses_put(w, rq, p0, r);
         return true;
-    case R_SERVERS:
-        advisor_server_list(w, p0, r);
+    case R_SERVERS: {
+        struct advisor_view v;
+        pv_result res = advisor_server_list(w, p0, &v);
+        advisor_reply_view(r, res, &v);
         return true;
+    }
     case R_SERVER_PUT:
         advisor_server_put(w, rq, p0, p1, r);
         return true;
-    case R_SERVER_DELETE:
-        advisor_server_delete(w, p0, p1, r);
+    case R_SERVER_DELETE: {
+        struct advisor_view v;
+        pv_result res = advisor_server_delete(w, p0, p1, &v);
+        advisor_reply_view(r, res, &v);
         return true;
+    }
     case R_TOOLS:
         advisor_tools(w, rq, p0, r);
         return true;

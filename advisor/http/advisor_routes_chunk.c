@@ -177,6 +177,7 @@ static const struct {
     [ADVISOR_REFUSED_INTERNAL] = {500, "internal"},
     [ADVISOR_REFUSED_BAD_REQUEST] = {400, "invalid_request"},
     [ADVISOR_REFUSED_INVALID_PROPOSAL] = {400, "invalid_proposal"},
+    [ADVISOR_REFUSED_EXISTS] = {409, "already_exists"},
 };
 
 /* A refusal as an answer: its status and error name from the table. */
@@ -283,7 +284,7 @@ void advisor_route_undo(struct advisor_worker *w, const char *sandbox, const cha
  * Reading: a chunk, the long-poll on it, the list
  * ========================================================================= */
 
-static void reply_view(struct httpd_reply *r, pv_result res, struct advisor_view *v)
+void advisor_reply_view(struct httpd_reply *r, pv_result res, struct advisor_view *v)
 {
     if (pv_ok(res)) {
         httpd_reply_json(r, 200, v->json);
@@ -300,7 +301,7 @@ void advisor_route_chunk_show(struct advisor_worker *w, const char *sandbox, con
     struct advisor_view v;
     pv_result res = advisor_chunk_get(w, sandbox, id, reviewer, &v);
 
-    reply_view(r, res, &v);
+    advisor_reply_view(r, res, &v);
 }
 
 void advisor_route_chunk_wait(struct advisor_worker *w, const char *sandbox, const char *id,
@@ -309,7 +310,7 @@ void advisor_route_chunk_wait(struct advisor_worker *w, const char *sandbox, con
     struct advisor_view v;
     pv_result res = advisor_chunk_wait(w, sandbox, id, timeout_s, hold, &v);
 
-    reply_view(r, res, &v);
+    advisor_reply_view(r, res, &v);
 }
 
 void advisor_route_chunk_list(struct advisor_worker *w, const char *sandbox, const char *status,
@@ -318,7 +319,7 @@ void advisor_route_chunk_list(struct advisor_worker *w, const char *sandbox, con
     struct advisor_view v;
     pv_result res = advisor_chunk_list(w, sandbox, status, reviewer, &v);
 
-    reply_view(r, res, &v);
+    advisor_reply_view(r, res, &v);
 }
 
 void advisor_route_history(struct advisor_worker *w, const char *sandbox, bool reviewer,
@@ -327,7 +328,7 @@ void advisor_route_history(struct advisor_worker *w, const char *sandbox, bool r
     struct advisor_view v;
     pv_result res = advisor_history(w, sandbox, reviewer, &v);
 
-    reply_view(r, res, &v);
+    advisor_reply_view(r, res, &v);
 }
 
 void advisor_route_clear(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r)
@@ -353,7 +354,7 @@ void advisor_route_approve_all(struct advisor_worker *w, const char *sandbox, co
     }
     res = advisor_approve_all(w, sandbox, json_object_get(args, "approvals"),
                               json_is_true(json_object_get(args, "include_security_flagged")), &v);
-    reply_view(r, res, &v);
+    advisor_reply_view(r, res, &v);
     json_decref(args);
 }
 
@@ -372,7 +373,7 @@ void advisor_route_edit(struct advisor_worker *w, const char *sandbox, const cha
         httpd_reply_error(r, 400, "invalid_request", "body needs \"rule\": a NetworkPolicyRule");
     } else {
         res = advisor_edit(w, sandbox, id, rule, &v);
-        reply_view(r, res, &v);
+        advisor_reply_view(r, res, &v);
     }
     json_decref(args);
 }
@@ -397,7 +398,7 @@ void advisor_route_base_set(struct advisor_worker *w, const char *sandbox, const
         json_object_set_new(r->body, "diagnostics", diags);
     } else {
         res = advisor_base_set(w, sandbox, p, cause, &v);
-        reply_view(r, res, &v);
+        advisor_reply_view(r, res, &v);
     }
     model_policy_free(p);
     model_diags_free(d);

@@ -53,6 +53,10 @@ void advisor_route_reject(struct advisor_worker *w, const char *sandbox, const c
                           const char *body, size_t len, struct httpd_reply *r);
 void advisor_route_undo(struct advisor_worker *w, const char *sandbox, const char *id,
                         struct httpd_reply *r);
+/* A view as an answer, the one mapping of a C API's result to HTTP: 200
+ * with v->json (taken) when 'res' is ok, else the refusal's status and
+ * error from one table (advisor_routes_chunk.c) with v->detail. Clears 'v'. */
+void advisor_reply_view(struct httpd_reply *r, pv_result res, struct advisor_view *v);
 /* A decision as an answer: 200 with advisor_decision_json, or the
  * refusal's status and error. */
 void advisor_reply_decision(struct httpd_reply *r, const struct advisor_decision *d);

@@ -156,13 +156,15 @@ out:
 }
 
 /* DELETE /v1/sandboxes/{name}/servers/{server} */
-void advisor_server_delete(struct advisor_worker *w, const char *sandbox, const char *name,
-                           struct httpd_reply *r)
+pv_result advisor_server_delete(struct advisor_worker *w, const char *sandbox, const char *name,
+                                struct advisor_view *out)
 {
     char line[512];
     int64_t id = 0;
-    pv_result res = store_begin(w->st);
+    pv_result res;
 
+    memset(out, 0, sizeof(*out));
+    res = store_begin(w->st);
     snprintf(line, sizeof(line),
              "CONFIG:SERVER [INFO] gateway removed tool server %s from sandbox %s", name, sandbox);
     if (pv_ok(res)) {
@@ -178,12 +180,12 @@ void advisor_server_delete(struct advisor_worker *w, const char *sandbox, const 
     res = pv_ok(res) ? store_commit(w->st) : res;
     if (!pv_ok(res)) {
         store_rollback(w->st);
-        advisor_reply_store_error(r, res, id == 0 ? "sandbox" : "server");
-        return;
+        return advisor_view_store_error(out, res, id == 0 ? "sandbox" : "server");
     }
     pv_log_info("OCSF %s", line);
     advisor_changed(w->a);
-    httpd_reply_json(r, 200, json_pack("{s:s,s:b}", "name", name, "deleted", 1));
+    out->json = json_pack("{s:s,s:b}", "name", name, "deleted", 1);
+    return PV_RESULT_OK;
 }
 
 struct server_list {
@@ -241,7 +243,8 @@ static pv_result room_for(struct advisor_worker *w, int64_t sandbox, const char 
 }
 
 /* GET /v1/sandboxes/{name}/servers */
-void advisor_server_list(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r)
+pv_result advisor_server_list(struct advisor_worker *w, const char *sandbox,
+                              struct advisor_view *out)
 {
     struct server_list *l = pv_calloc(1, sizeof(*l));
     json_t *arr = json_array();
@@ -249,11 +252,13 @@ void advisor_server_list(struct advisor_worker *w, const char *sandbox, struct h
     pv_result res =
         l != NULL ? advisor_sandbox_id(w, sandbox, &id) : pv_fail(PV_ERR_NOMEM, __func__);
 
+    memset(out, 0, sizeof(*out));
     if (pv_ok(res)) {
         res = store_server_each(w->st, id, collect, l);
     }
     if (!pv_ok(res) || l->oom || arr == NULL) {
-        advisor_reply_store_error(r, pv_ok(res) ? pv_fail(PV_ERR_NOMEM, __func__) : res, "sandbox");
+        res = advisor_view_store_error(out, pv_ok(res) ? pv_fail(PV_ERR_NOMEM, __func__) : res,
+                                       "sandbox");
         json_decref(arr);
     } else {
         for (size_t i = 0; i < l->n; i++) {
@@ -262,12 +267,13 @@ void advisor_server_list(struct advisor_worker *w, const char *sandbox, struct h
                                                  l->v[i].openapi_blob, "created_ms",
                                                  (json_int_t)l->v[i].created_ms));
         }
-        httpd_reply_json(r, 200, json_pack("{s:s,s:o}", "sandbox", sandbox, "servers", arr));
+        out->json = json_pack("{s:s,s:o}", "sandbox", sandbox, "servers", arr);
     }
     if (l != NULL) {
         list_clear(l);
     }
     free(l);
+    return res;
 }
 
 /* ===========================================================================

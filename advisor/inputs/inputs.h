@@ -34,9 +34,14 @@ void advisor_addresses_put(struct advisor_worker *w, const struct httpd_req *rq,
  * (advisor_tools.c, docs/advisor.md#tools). */
 void advisor_server_put(struct advisor_worker *w, const struct httpd_req *rq, const char *sandbox,
                         const char *name, struct httpd_reply *r);
-void advisor_server_delete(struct advisor_worker *w, const char *sandbox, const char *name,
-                           struct httpd_reply *r);
-void advisor_server_list(struct advisor_worker *w, const char *sandbox, struct httpd_reply *r);
+/* Remove tool server 'name' of 'sandbox'; out->json {name, deleted}, or a
+ * refusal (no such sandbox or server, the store failed) in 'out'. */
+pv_result advisor_server_delete(struct advisor_worker *w, const char *sandbox, const char *name,
+                                struct advisor_view *out) PV_WUR;
+/* The sandbox's tool servers: out->json {sandbox, servers: [{name,
+ * base_url, openapi_sha256, created_ms}]}, or a refusal in 'out'. */
+pv_result advisor_server_list(struct advisor_worker *w, const char *sandbox,
+                              struct advisor_view *out) PV_WUR;
 void advisor_tools(struct advisor_worker *w, const struct httpd_req *rq, const char *sandbox,
                    struct httpd_reply *r);
 

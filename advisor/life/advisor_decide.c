@@ -80,6 +80,8 @@ static pv_result decision_result(const struct advisor_decision *d)
     case ADVISOR_REFUSED_PRECONDITION:
     case ADVISOR_REFUSED_STALE:
         PV_BAIL(PV_ERR_CONFLICT);
+    case ADVISOR_REFUSED_EXISTS:
+        PV_BAIL(PV_ERR_EXISTS);
     case ADVISOR_REFUSED_INVALID:
     case ADVISOR_REFUSED_INVALID_PROPOSAL:
     case ADVISOR_REFUSED_BAD_REQUEST:

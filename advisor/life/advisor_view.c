@@ -27,6 +27,21 @@ void advisor_view_clear(struct advisor_view *v)
     memset(v, 0, sizeof(*v));
 }
 
+pv_result advisor_view_store_error(struct advisor_view *v, pv_result res, const char *what)
+{
+    if (res.err == PV_ERR_NOTFOUND) {
+        v->refusal = ADVISOR_REFUSED_NOT_FOUND;
+        snprintf(v->detail, sizeof(v->detail), "%s not found", what);
+    } else if (res.err == PV_ERR_EXISTS) {
+        v->refusal = ADVISOR_REFUSED_EXISTS;
+        snprintf(v->detail, sizeof(v->detail), "%s already exists", what);
+    } else {
+        v->refusal = ADVISOR_REFUSED_INTERNAL;
+        snprintf(v->detail, sizeof(v->detail), "the store failed; see the advisor's log");
+    }
+    return res;
+}
+
 /* A view refused: why and the message. */
 static pv_result view_refused(struct advisor_view *v, enum advisor_refusal why, pv_result res,
                               const char *what, const char *id)

@@ -288,6 +288,7 @@ enum advisor_refusal {
     ADVISOR_REFUSED_INTERNAL,         /* out of memory, the store failed */
     ADVISOR_REFUSED_BAD_REQUEST,      /* an argument out of its range */
     ADVISOR_REFUSED_INVALID_PROPOSAL, /* the model refuses the rule */
+    ADVISOR_REFUSED_EXISTS,           /* the record already exists */
 };
 
 struct advisor_view {
@@ -296,6 +297,10 @@ struct advisor_view {
     char detail[2300];
 };
 void advisor_view_clear(struct advisor_view *v);
+/* A store failure 'res' as a refusal of 'v': "WHAT not found"
+ * (ADVISOR_REFUSED_NOT_FOUND), "WHAT already exists" (_EXISTS), else
+ * _INTERNAL ("the store failed; see the advisor's log"). Returns 'res'. */
+pv_result advisor_view_store_error(struct advisor_view *v, pv_result res, const char *what);
 pv_result advisor_chunk_get(struct advisor_worker *w, const char *sandbox, const char *id,
                             bool reviewer, struct advisor_view *out) PV_WUR;
 /* Long-poll until chunk 'id' leaves pending or 'timeout_s' passes
