@@ -117,7 +117,7 @@ void pv_free_p(void *pp); /* cleanup helper: free(*(void **)pp) */
  * reads through it: jansson's iteration and reference counts,
  * libmicrohttpd's persistent buffers and options, and the advisor's store
  * records, which own their strings when a getter filled them and borrow
- * them when a caller builds one for a write (advisor/store.h). Never write
+ * them when a caller builds one for a write (advisor/store/store.h). Never write
  * data through the result. */
 #define PV_UNCONST(p) ((void *)(uintptr_t)(const void *)(p))
 

@@ -2,7 +2,7 @@
 /* pv_settings.h - the advisor's settings keys: the one table
  *
  * proviso-advisor validates, resolves and lists the settings
- * (advisor/advisor_settings.c); the CLI's settings commands print their help
+ * (advisor/core/advisor_settings.c); the CLI's settings commands print their help
  * and what an unset key means from the same rows, without linking the
  * advisor. A new setting is a row here, its paragraph in docs/advisor.md
  * (tests/docs_settings.sh checks) and the code that reads it.

@@ -12,7 +12,11 @@
 #  - the proxy and the advisor never include Z3 or the prover, and the
 #    built advisor and proxy binaries never link libz3;
 #  - the proviso command (cli/) links neither the HTTP server library nor
-#    the advisor's store: it is an HTTP client of the advisor.
+#    the advisor's store: it is an HTTP client of the advisor;
+#  - advisor/ is rooms, one folder per layer (docs/architecture.md#advisor):
+#    a room includes its own headers and, of a room below it, only that
+#    room's header (advisor/ROOM/ROOM.h), never a room above it nor another
+#    room's *_int.h; and only the folders its row in room_allowed names.
 set -u
 top=${1:-${PV_SRCDIR:-.}}
 build=${PV_BUILDDIR:-$top}
@@ -37,6 +41,21 @@ allowed() {
     esac
 }
 
+# advisor/'s rooms, bottom first, and what each may include: the rooms
+# below it and our folders (tests/check-advisor-calls.sh holds the calls to
+# the same order).
+room_allowed() {
+    case "$1" in
+    store) echo "common" ;;
+    core) echo "store common model httpd audit hclient" ;;
+    life) echo "core store common model httpd" ;;
+    inputs) echo "life core store common model httpd" ;;
+    http) echo "inputs life core store common model httpd audit" ;;
+    proc) echo "http inputs life core store common model httpd audit hclient" ;;
+    *) echo "?" ;;
+    esac
+}
+
 fail=0
 folders=$(sed -n 's/^include \$(srcdir)\/\([a-z0-9_-]*\)\/local.mk$/\1/p' Makefile.am)
 [ -n "$folders" ] || { echo "no folders found in Makefile.am"; exit 1; }
@@ -49,7 +68,7 @@ for dir in $folders; do
     fi
     [ "$deps" = "*" ] && continue
     for f in $(find "$dir" -name '*.[ch]'); do
-        for inc in $(grep -o '#include "[a-z]*/[a-z_0-9]*\.h"' "$f" | sed 's/#include "//; s/"$//'); do
+        for inc in $(grep -o '#include "[a-z]*/[a-z_0-9/]*\.h"' "$f" | sed 's/#include "//; s/"$//'); do
             folder=${inc%%/*}
             base=${inc#*/}
             [ "$folder" = "$dir" ] && continue
@@ -64,6 +83,51 @@ for dir in $folders; do
         done
     done
 done
+if [ -d advisor ]; then
+    for f in $(find advisor -name '*.[ch]' | sort); do
+        rel=${f#advisor/}
+        case "$rel" in
+        advisor_data.c) continue ;; # generated (embed.sh): data only
+        */*) room=${rel%%/*} ;;
+        *)
+            echo "$f: not in a room (advisor/ROOM/, docs/architecture.md#advisor)"
+            fail=1
+            continue
+            ;;
+        esac
+        deps=$(room_allowed "$room")
+        if [ "$deps" = "?" ]; then
+            echo "advisor/$room/: not a room of tests/check-layering.sh's room_allowed"
+            fail=1
+            continue
+        fi
+        for inc in $(grep -o '#include "[a-z]*/[a-z_0-9/]*\.h"' "$f" | sed 's/#include "//; s/"$//'); do
+            folder=${inc%%/*}
+            if [ "$folder" = advisor ]; then
+                r2=${inc#advisor/}
+                r2=${r2%%/*}
+                [ "$r2" = "$room" ] && continue
+                case " $deps " in
+                *" $r2 "*)
+                    if [ "$inc" != "advisor/$r2/$r2.h" ]; then
+                        echo "$f: includes advisor/$r2/'s internal header $inc"
+                        fail=1
+                    fi
+                    ;;
+                *)
+                    echo "$f: advisor/$room/ may not include advisor/$r2/ ($inc): not a room below it"
+                    fail=1
+                    ;;
+                esac
+                continue
+            fi
+            case " $deps " in
+            *" $folder "*) ;;
+            *) echo "$f: advisor/$room/ may not depend on $folder/ ($inc)"; fail=1 ;;
+            esac
+        done
+    done
+fi
 for dir in proxy advisor; do
     [ -d "$dir" ] || continue
     if grep -rl 'z3.h\|prover/prover.h' "$dir" 2>/dev/null; then

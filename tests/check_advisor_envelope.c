@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "advisor/advisor.h"
+#include "advisor/proc/proc.h"
 #include "model/model.h"
 #include "prover/prover.h"
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "advisor/advisor.h"
+#include "advisor/proc/proc.h"
 
 #define MAX_HOLDS 80
 

@@ -19,8 +19,8 @@
 
 #include <openssl/sha.h>
 
-#include "advisor/advisor.h"
-#include "advisor/store.h"
+#include "advisor/proc/proc.h"
+#include "advisor/store/store.h"
 #include "tests/check_store_util.h"
 
 static char dir[64];

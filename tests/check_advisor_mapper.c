@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "advisor/advisor.h"
+#include "advisor/proc/proc.h"
 
 static void gen_is(const char *in, const char *want)
 {
@@ -281,11 +281,11 @@ START_TEST(test_rest_unchanged_and_keys)
     ck_assert_ptr_null(json_object_get(ep, "path"));
     free(s);
     json_decref(ep);
-    advisor_mapper_dedup_key("h", 443, "/b", "rest", NULL, key, sizeof(key));
+    advisor_dedup_key("h", 443, "/b", "rest", NULL, key, sizeof(key));
     ck_assert_str_eq(key, "h|443|/b");
-    advisor_mapper_dedup_key("h", 443, "/b", "graphql", "/graphql", key, sizeof(key));
+    advisor_dedup_key("h", 443, "/b", "graphql", "/graphql", key, sizeof(key));
     ck_assert_str_eq(key, "h|443|/b|graphql|/graphql");
-    advisor_mapper_dedup_key("h", 443, "/b", "websocket", "/ws", key, sizeof(key));
+    advisor_dedup_key("h", 443, "/b", "websocket", "/ws", key, sizeof(key));
     ck_assert_str_eq(key, "h|443|/b|websocket|/ws");
 }
 END_TEST

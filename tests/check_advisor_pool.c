@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "advisor/advisor.h"
+#include "advisor/proc/proc.h"
 #include "common/pv_dynbuf.h"
 
 static struct advisor_pool *three(void)

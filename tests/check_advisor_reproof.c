@@ -22,8 +22,8 @@
 
 #include <curl/curl.h>
 
-#include "advisor/advisor.h"
-#include "advisor/store.h"
+#include "advisor/proc/proc.h"
+#include "advisor/store/store.h"
 #include "model/model.h"
 #include "tests/check_store_util.h"
 
@@ -73,6 +73,7 @@ static void setup(void)
     snprintf(exe, sizeof(exe), "%s/proviso-prover", build != NULL ? build : ".");
     child = advisor_child_start(&a, exe, err, sizeof(err));
     ck_assert_msg(child != NULL, "%s", err);
+    a.recent = advisor_recent_new();
     a.mapper = advisor_mapper_new(&a, 3600000, false);
     ck_assert_ptr_nonnull(a.mapper);
     w = advisor_worker_new(&a);
@@ -93,6 +94,7 @@ static void teardown(void)
 
     advisor_worker_free(w);
     advisor_mapper_free(a.mapper);
+    advisor_recent_free(a.recent);
     advisor_child_stop(child, 5000);
     advisor_pool_free(a.pool);
     store_group_close(a.group);

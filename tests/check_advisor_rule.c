@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "advisor/advisor.h"
+#include "advisor/proc/proc.h"
 #include "model/model.h"
 
 static json_t *rule(const char *text)

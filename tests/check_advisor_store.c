@@ -17,9 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "advisor/advisor.h"
-#include "advisor/store.h"
-#include "advisor/store_int.h" /* store_pg_connect: the connection's options */
+#include "advisor/proc/proc.h"
+#include "advisor/store/store.h"
+#include "advisor/store/store_int.h" /* store_pg_connect: the connection's options */
 #include "model/model.h"
 #include "tests/check_store_util.h"
 

@@ -11,7 +11,7 @@
 
 #include <check.h>
 
-#include "advisor/store.h"
+#include "advisor/store/store.h"
 #include "common/pv.h"
 #include "model/model.h"
 #include "tests/check_store_util.h"

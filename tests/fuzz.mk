@@ -88,9 +88,10 @@ endif
 #   ./tests/fuzz/fuzz_advisor_body -max_total_time=120 CORPUS_DIR
 if ENABLE_FUZZ
 noinst_PROGRAMS += tests/fuzz/fuzz_advisor_body
-tests_fuzz_fuzz_advisor_body_SOURCES = tests/fuzz/fuzz_advisor_body.c advisor/advisor.h \
-	advisor/advisor_rule.c advisor/advisor_util.c advisor/advisor_settings.c \
-	advisor/advisor_mapper.c advisor/advisor_submit.c $(model_libmodel_la_SOURCES) $(FUZZ_COMMON)
+tests_fuzz_fuzz_advisor_body_SOURCES = tests/fuzz/fuzz_advisor_body.c advisor/core/core.h \
+	advisor/life/life.h advisor/inputs/inputs.h \
+	advisor/core/advisor_rule.c advisor/core/advisor_util.c advisor/core/advisor_settings.c \
+	advisor/inputs/advisor_mapper.c advisor/life/advisor_submit.c $(model_libmodel_la_SOURCES) $(FUZZ_COMMON)
 nodist_tests_fuzz_fuzz_advisor_body_SOURCES = model/model_registry_data.c
 tests_fuzz_fuzz_advisor_body_CFLAGS = $(ADVISOR_CFLAGS) $(YAML_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_advisor_body_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_FLAGS)

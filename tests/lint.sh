@@ -6,6 +6,8 @@
 #     comment right above it;
 #     check-deps.sh: each folder includes and each program links only
 #     the system dependencies tests/deps.allowed grants it;
+#     check-advisor-calls.sh: no call cycle in advisor/, and no call from
+#     a lower room of it to a higher one (nm on the built objects);
 #  2. cppcheck (warning, portability, performance) over every source folder
 #     of the build; a false positive is suppressed inline, on its line, with
 #     the reason (`cppcheck-suppress ID ; why`);
@@ -32,6 +34,11 @@ sh "$top/tests/check-longfn.sh" "$top" || status=1
 
 echo "lint: system headers and libraries (tests/deps.allowed)"
 PV_BUILDDIR="$bld" sh "$top/tests/check-deps.sh" "$top" || status=1
+
+echo "lint: the advisor's rooms: no call cycle, no call up (built objects)"
+PV_BUILDDIR="$bld" sh "$top/tests/check-advisor-calls.sh"
+rc=$?
+[ $rc -eq 0 ] || [ $rc -eq 77 ] || status=1
 
 folders=$(sed -n 's/^include \$(srcdir)\/\([a-z0-9_-]*\)\/local.mk$/\1/p' Makefile.am)
 [ -n "$folders" ] || { echo "lint: no folders found in Makefile.am"; exit 1; }
