@@ -62,8 +62,8 @@ struct model_rpc_call {
 struct model_rpc_calls {
     struct model_rpc_call *calls;
     size_t ncalls;
-    bool batch;    /* the body was a JSON array */
-    void *storage; /* what the names point into (owned) */
+    bool batch;                   /* the body was a JSON array */
+    void *storage;                /* what the names point into (owned) */
     void (*storage_free)(void *); /* frees 'storage'; NULL: a jansson tree */
 };
 

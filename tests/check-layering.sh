@@ -67,7 +67,7 @@ for dir in $folders; do
         continue
     fi
     [ "$deps" = "*" ] && continue
-    for f in $(find "$dir" -name '*.[ch]'); do
+    for f in $(find "$dir" -name '*.[ch]' -not -path '*/node_modules/*'); do
         for inc in $(grep -o '#include "[a-z]*/[a-z_0-9/]*\.h"' "$f" | sed 's/#include "//; s/"$//'); do
             folder=${inc%%/*}
             base=${inc#*/}

@@ -35,7 +35,7 @@ built=$(echo $(sed -n 's/^BUILT_SOURCES += //p' Makefile.am */local.mk))
 files=
 for d in $folders; do
     case "$d" in tests | contrib) continue ;; esac
-    for f in $(find "$d" -name '*.c' | sort); do
+    for f in $(find "$d" -name '*.c' -not -path '*/node_modules/*' | sort); do
         case " $built " in *" $f "*) ;; *) files="$files $f" ;; esac
     done
 done
@@ -111,7 +111,7 @@ maxf=${PV_MAX_FILE_LINES:-1200}
 bigfiles=0
 for f in $files $(for d in $folders; do
     case "$d" in tests | contrib) continue ;; esac
-    find "$d" -name '*.h' | sort
+    find "$d" -name '*.h' -not -path '*/node_modules/*' | sort
 done); do
     n=$(wc -l <"$f")
     if [ "$n" -gt "$maxf" ] && ! head -n 40 "$f" | grep -q 'long file: '; then

@@ -6,7 +6,7 @@ cd "$top" || exit 1
 # every source folder of the build (the include lines of Makefile.am)
 folders=$(sed -n 's/^include \$(srcdir)\/\([a-z0-9_-]*\)\/local.mk$/\1/p' Makefile.am)
 [ -n "$folders" ] || { echo "checksrc: no folders found in Makefile.am"; exit 1; }
-files=$(find $folders -name '*.[ch]' 2>/dev/null)
+files=$(find $folders -name '*.[ch]' -not -path '*/node_modules/*' 2>/dev/null)
 [ -n "$files" ] || { echo "checksrc: no source files under: $folders"; exit 1; }
 bad=0
 # grep: 0 a match (a finding), 1 none, anything else an error (never "clean")

@@ -66,7 +66,7 @@ fi
 
 echo "lint: clang-format"
 files=
-for f in $(find $folders -name '*.[ch]' | sort); do
+for f in $(find $folders -name '*.[ch]' -not -path '*/node_modules/*' | sort); do
     case " $built " in *" $f "*) ;; *) files="$files $f" ;; esac
 done
 if ! clang-format --dry-run --Werror $files; then
