@@ -556,6 +556,49 @@ static int take_id(struct fast *f, const struct span *id, struct model_rpc_call 
     return 1;
 }
 
+/* A message without `method`: a client's response (docs/semantics.md#rpc-read). */
+static int response(struct fast *f, struct msg *m0, struct model_rpc_call *c)
+{
+    struct msg m = *m0;
+    struct scan sub = f->sc;
+    struct span tmp;
+
+    if (!m.has_result && !m.has_error) {
+        return refuse(f, "a message with neither method nor result/error");
+    }
+    if (m.has_result && m.has_error) {
+        return refuse(f, "a response with both result and error");
+    }
+    if (m.has_params) {
+        return refuse(f, "a response with params");
+    }
+    if (!m.has_id) {
+        return refuse(f, "a response without an id");
+    }
+    if (m.has_error) {
+        if (m.error.t != J_OBJECT) {
+            return refuse(f, "a response error must be an object with an integer code and a "
+                             "string message");
+        }
+        sub.p = (const unsigned char *)m.error.s;
+        sub.end = sub.p + m.error.n;
+        sub.depth = 0;
+        if (!object(&sub, &tmp, error_member, &m)) {
+            return stop(&f->sc, sub.status, sub.why);
+        }
+        if (!m.has_code || m.code.t != J_INT || !m.has_message || m.message.t != J_STRING) {
+            return refuse(f, "a response error must be an object with an integer code and a "
+                             "string message");
+        }
+    }
+    if (!f->o->mcp) {
+        return refuse(f, "JSON-RPC response frames are not permitted from client to server");
+    }
+    c->kind = MODEL_RPC_RESPONSE;
+    c->method = MODEL_RPC_M_RESPONSE;
+    return take_id(f, &m.id, c);
+}
+
 static int message(struct fast *f, const struct span *whole, struct model_rpc_call *c)
 {
     struct msg m;
@@ -589,40 +632,7 @@ static int message(struct fast *f, const struct span *whole, struct model_rpc_ca
         return refuse(f, "'jsonrpc' must be the string \"2.0\"");
     }
     if (!m.has_method) {
-        if (!m.has_result && !m.has_error) {
-            return refuse(f, "a message with neither method nor result/error");
-        }
-        if (m.has_result && m.has_error) {
-            return refuse(f, "a response with both result and error");
-        }
-        if (m.has_params) {
-            return refuse(f, "a response with params");
-        }
-        if (!m.has_id) {
-            return refuse(f, "a response without an id");
-        }
-        if (m.has_error) {
-            if (m.error.t != J_OBJECT) {
-                return refuse(f, "a response error must be an object with an integer code and a "
-                                 "string message");
-            }
-            sub.p = (const unsigned char *)m.error.s;
-            sub.end = sub.p + m.error.n;
-            sub.depth = 0;
-            if (!object(&sub, &tmp, error_member, &m)) {
-                return stop(&f->sc, sub.status, sub.why);
-            }
-            if (!m.has_code || m.code.t != J_INT || !m.has_message || m.message.t != J_STRING) {
-                return refuse(f, "a response error must be an object with an integer code and a "
-                                 "string message");
-            }
-        }
-        if (!f->o->mcp) {
-            return refuse(f, "JSON-RPC response frames are not permitted from client to server");
-        }
-        c->kind = MODEL_RPC_RESPONSE;
-        c->method = MODEL_RPC_M_RESPONSE;
-        return take_id(f, &m.id, c);
+        return response(f, &m, c);
     }
     if (m.has_result || m.has_error) {
         return refuse(f, "a message with both method and result/error");

@@ -372,6 +372,8 @@ static void sandbox_get(struct advisor_worker *w, const char *name, bool setting
 }
 
 /* The sandbox, policy, document, peer, tool and settings routes. */
+/* long: one case per route id of this family, each a call and its reply; one switch over our
+ * enum lets -Wswitch find a new route */
 static bool route_sandboxes(struct advisor *a, struct advisor_worker *w, const struct httpd_req *rq,
                             const char *p0, const char *p1, struct httpd_reply *r)
 {
