@@ -407,6 +407,32 @@ START_TEST(test_ingest_drops_format_chars)
 }
 END_TEST
 
+/* A refused JSON-RPC / MCP call never becomes a REST proposal: a POST rule
+ * on the endpoint's path would open it uninspected (docs/semantics.md#rpc). */
+START_TEST(test_ingest_skips_rpc_calls)
+{
+    struct advisor a;
+    struct advisor_mapper *m;
+    struct httpd_reply r;
+    const char *body =
+        "{\"events\":[{\"host\":\"mcp.example.com\",\"port\":443,\"binary\":\"/usr/bin/node\","
+        "\"method\":\"POST\",\"path\":\"/mcp\",\"protocol\":\"mcp\",\"rpc\":{\"kind\":"
+        "\"request\",\"method\":\"tools/call\",\"tool\":\"drop_db\"}},"
+        "{\"host\":\"rpc.example.com\",\"port\":443,\"binary\":\"/usr/bin/node\","
+        "\"method\":\"POST\",\"path\":\"/\",\"protocol\":\"json-rpc\"}]}";
+
+    memset(&a, 0, sizeof(a));
+    m = advisor_mapper_new(&a, 1000, false);
+    ck_assert_ptr_nonnull(m);
+    memset(&r, 0, sizeof(r));
+    advisor_mapper_ingest(m, "sb", body, strlen(body), &r);
+    ck_assert_uint_eq(r.status, 202);
+    ck_assert_int_eq(json_integer_value(json_object_get(r.body, "accepted")), 0);
+    json_decref(r.body);
+    advisor_mapper_free(m);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("advisor_mapper");
@@ -415,6 +441,7 @@ int main(void)
     int failed;
 
     tcase_add_test(t, test_generalise);
+    tcase_add_test(t, test_ingest_skips_rpc_calls);
     tcase_add_test(t, test_name_and_confidence);
     tcase_add_test(t, test_l7_from_samples);
     tcase_add_test(t, test_union_with_prior);

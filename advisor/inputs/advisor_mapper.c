@@ -415,6 +415,16 @@ static enum mapper_kind event_kind(const json_t *ev, const char **scope)
     return MAPPER_REST;
 }
 
+/* Was the event a JSON-RPC / MCP call (the proxy says "rpc", or the
+ * protocol of the endpoint that refused it)? */
+static bool rpc_event(const json_t *ev)
+{
+    const char *proto = json_string_value(json_object_get(ev, "protocol"));
+
+    return json_object_get(ev, "rpc") != NULL ||
+           (proto != NULL && (strcmp(proto, "mcp") == 0 || strcmp(proto, "json-rpc") == 0));
+}
+
 /* The proposal's intent_summary: what the rule allows, in words
  * ("Allow /usr/bin/git to connect to h:443 with L7 inspection. Allowed
  * paths: GET /x. Seen 2 times."). */
@@ -656,6 +666,8 @@ static bool field_ok(const char *s)
 }
 
 /* One event into the table (under mu). False when it was dropped. */
+/* long: one event's steps in order (fields, the recent ring, call denials, the group, its
+ * samples), each a few lines; split, the steps would pass the same eight locals around */
 static bool add_event(struct advisor_mapper *m, const char *sandbox, const json_t *ev, int64_t now)
 {
     const char *host = json_string_value(json_object_get(ev, "host"));
@@ -681,6 +693,13 @@ static bool add_event(struct advisor_mapper *m, const char *sandbox, const json_
     advisor_recent_add(m->a->recent, sandbox, lower, port, bin,
                        field_ok(method) && strlen(method) < 16 ? method : NULL,
                        field_ok(path) && path[0] == '/' ? path : NULL);
+    if (rpc_event(ev)) {
+        /* a refused JSON-RPC / MCP call: only a call rule on its endpoint
+         * lifts it, and a REST rule for POST on that path would open the
+         * path uninspected beside it (docs/semantics.md#rpc): no proposal
+         * (the agent asks for the call rule, as its skill says) */
+        return false;
+    }
     if (kind != MAPPER_REST && !field_ok(scope)) {
         kind = MAPPER_REST;
         scope = "";
