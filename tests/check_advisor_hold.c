@@ -30,39 +30,39 @@ struct row {
 };
 
 static const struct row rows[] = {
-    {64, ADVISOR_HOLD_WAIT, 0, 0, ADVISOR_HOLD_WAIT, 1, 0, false},
-    {64, ADVISOR_HOLD_WAIT, 0, 3, ADVISOR_HOLD_WAIT, 1, 0, false},
+    {64, ADVISOR_HOLD_WAIT, 0, 0, ADVISOR_HOLD_WAIT, 1, 0, false, 0},
+    {64, ADVISOR_HOLD_WAIT, 0, 3, ADVISOR_HOLD_WAIT, 1, 0, false, 0},
     /* a sandbox's share of /wait is a quarter of 16 */
-    {64, ADVISOR_HOLD_WAIT, 0, 4, ADVISOR_HOLD_WAIT, 1, 429, false},
-    {64, ADVISOR_HOLD_WAIT, 12, 3, ADVISOR_HOLD_WAIT, 1, 0, false},
-    {64, ADVISOR_HOLD_WAIT, 13, 3, ADVISOR_HOLD_WAIT, 1, 503, false},
-    {64, ADVISOR_HOLD_WAIT, 16, 0, ADVISOR_HOLD_WAIT, 1, 503, false},
+    {64, ADVISOR_HOLD_WAIT, 0, 4, ADVISOR_HOLD_WAIT, 1, 429, false, 0},
+    {64, ADVISOR_HOLD_WAIT, 12, 3, ADVISOR_HOLD_WAIT, 1, 0, false, 0},
+    {64, ADVISOR_HOLD_WAIT, 13, 3, ADVISOR_HOLD_WAIT, 1, 503, false, 0},
+    {64, ADVISOR_HOLD_WAIT, 16, 0, ADVISOR_HOLD_WAIT, 1, 503, false, 0},
     /* the admin token has no share */
-    {64, ADVISOR_HOLD_WAIT, 0, 8, ADVISOR_HOLD_WAIT, 0, 0, false},
+    {64, ADVISOR_HOLD_WAIT, 0, 8, ADVISOR_HOLD_WAIT, 0, 0, false, 0},
     /* agents' waits and event waits never refuse a policy long-poll */
-    {64, ADVISOR_HOLD_WAIT, 16, 0, ADVISOR_HOLD_POLICY, 1, 0, false},
-    {64, ADVISOR_HOLD_EVENTS, 8, 0, ADVISOR_HOLD_POLICY, 1, 0, false},
-    {64, ADVISOR_HOLD_POLICY, 31, 0, ADVISOR_HOLD_POLICY, 1, 0, false},
-    {64, ADVISOR_HOLD_POLICY, 32, 0, ADVISOR_HOLD_POLICY, 1, 503, false},
+    {64, ADVISOR_HOLD_WAIT, 16, 0, ADVISOR_HOLD_POLICY, 1, 0, false, 0},
+    {64, ADVISOR_HOLD_EVENTS, 8, 0, ADVISOR_HOLD_POLICY, 1, 0, false, 0},
+    {64, ADVISOR_HOLD_POLICY, 31, 0, ADVISOR_HOLD_POLICY, 1, 0, false, 0},
+    {64, ADVISOR_HOLD_POLICY, 32, 0, ADVISOR_HOLD_POLICY, 1, 503, false, 0},
     /* past two per sandbox the newest wins, even at the budget */
-    {64, ADVISOR_HOLD_POLICY, 0, 1, ADVISOR_HOLD_POLICY, 1, 0, false},
-    {64, ADVISOR_HOLD_POLICY, 0, 2, ADVISOR_HOLD_POLICY, 1, 0, true},
-    {64, ADVISOR_HOLD_POLICY, 30, 2, ADVISOR_HOLD_POLICY, 1, 0, true},
+    {64, ADVISOR_HOLD_POLICY, 0, 1, ADVISOR_HOLD_POLICY, 1, 0, false, 0},
+    {64, ADVISOR_HOLD_POLICY, 0, 2, ADVISOR_HOLD_POLICY, 1, 0, true, 0},
+    {64, ADVISOR_HOLD_POLICY, 30, 2, ADVISOR_HOLD_POLICY, 1, 0, true, 0},
     /* with the budget full, a sandbox's newest takes its own oldest's slot */
-    {64, ADVISOR_HOLD_POLICY, 31, 1, ADVISOR_HOLD_POLICY, 1, 0, true},
+    {64, ADVISOR_HOLD_POLICY, 31, 1, ADVISOR_HOLD_POLICY, 1, 0, true, 0},
     /* the admin token neither supersedes nor is superseded */
-    {64, ADVISOR_HOLD_POLICY, 0, 4, ADVISOR_HOLD_POLICY, 0, 0, false},
-    {64, ADVISOR_HOLD_POLICY, 28, 4, ADVISOR_HOLD_POLICY, 0, 503, false},
+    {64, ADVISOR_HOLD_POLICY, 0, 4, ADVISOR_HOLD_POLICY, 0, 0, false, 0},
+    {64, ADVISOR_HOLD_POLICY, 28, 4, ADVISOR_HOLD_POLICY, 0, 503, false, 0},
     /* ... and policy long-polls never refuse the others */
-    {64, ADVISOR_HOLD_POLICY, 32, 0, ADVISOR_HOLD_WAIT, 1, 0, false},
-    {64, ADVISOR_HOLD_POLICY, 32, 0, ADVISOR_HOLD_EVENTS, 0, 0, false},
-    {64, ADVISOR_HOLD_EVENTS, 7, 0, ADVISOR_HOLD_EVENTS, 0, 0, false},
-    {64, ADVISOR_HOLD_EVENTS, 8, 0, ADVISOR_HOLD_EVENTS, 0, 503, false},
+    {64, ADVISOR_HOLD_POLICY, 32, 0, ADVISOR_HOLD_WAIT, 1, 0, false, 0},
+    {64, ADVISOR_HOLD_POLICY, 32, 0, ADVISOR_HOLD_EVENTS, 0, 0, false, 0},
+    {64, ADVISOR_HOLD_EVENTS, 7, 0, ADVISOR_HOLD_EVENTS, 0, 0, false, 0},
+    {64, ADVISOR_HOLD_EVENTS, 8, 0, ADVISOR_HOLD_EVENTS, 0, 503, false, 0},
     /* tiny pools: every budget and share is at least one */
-    {2, ADVISOR_HOLD_WAIT, 0, 0, ADVISOR_HOLD_WAIT, 1, 0, false},
-    {2, ADVISOR_HOLD_WAIT, 0, 1, ADVISOR_HOLD_WAIT, 1, 429, false},
-    {2, ADVISOR_HOLD_WAIT, 1, 0, ADVISOR_HOLD_WAIT, 1, 503, false},
-    {2, ADVISOR_HOLD_EVENTS, 1, 0, ADVISOR_HOLD_EVENTS, 0, 503, false},
+    {2, ADVISOR_HOLD_WAIT, 0, 0, ADVISOR_HOLD_WAIT, 1, 0, false, 0},
+    {2, ADVISOR_HOLD_WAIT, 0, 1, ADVISOR_HOLD_WAIT, 1, 429, false, 0},
+    {2, ADVISOR_HOLD_WAIT, 1, 0, ADVISOR_HOLD_WAIT, 1, 503, false, 0},
+    {2, ADVISOR_HOLD_EVENTS, 1, 0, ADVISOR_HOLD_EVENTS, 0, 503, false, 0},
     /* issue 36 item 7: the policy budget is the operator's figure: 36 of
      * 64 workers hold 36 sandboxes' syncs, and refuse the 37th */
     {64, ADVISOR_HOLD_POLICY, 35, 0, ADVISOR_HOLD_POLICY, 1, 0, false, 36},
