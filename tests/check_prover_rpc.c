@@ -507,6 +507,7 @@ START_TEST(test_deny_added)
     ck_assert_uint_gt(ran, 100);
     model_credset_free(creds);
     prover_session_free(s);
+    prover_finalize(); /* Z3's pools, for memcheck in one process (CK_FORK=no) */
 }
 END_TEST
 
@@ -625,6 +626,7 @@ START_TEST(test_targeted)
     model_policy_free(C);
     model_credset_free(creds);
     prover_session_free(s);
+    prover_finalize();
 }
 END_TEST
 
