@@ -20,6 +20,7 @@
 #include <strings.h>
 
 #include "common/pv.h"
+#include "common/pv_text.h"
 #include "model/model_int.h"
 #include "model/model_rpc.h"
 #include "model/model_rpc_int.h"
@@ -149,9 +150,9 @@ static unsigned utf8_at(const unsigned char *s, size_t i, size_t *n)
 
 /*= docs/semantics.md#rpc-read
  *# a method or tool name that is empty, longer than 256 bytes, or holds a
- *# control character (C0, DEL, C1) or a format character (U+00AD, U+061C,
- *# U+180E, U+200B-U+200F, U+202A-U+202E, U+2060-U+2064, U+2066-U+206F,
- *# U+FEFF, U+FFF9-U+FFFB) */
+ *# control character (C0, DEL, C1) or a format character (Unicode General
+ *# Category Cf: the project's one table, `pv_unicode_is_format` in
+ *# common/pv_text.c, which the advisor's text checks use too) */
 bool model_rpc_name_ok(const char *s, size_t len)
 {
     const unsigned char *u = (const unsigned char *)s;
@@ -162,10 +163,7 @@ bool model_rpc_name_ok(const char *s, size_t len)
     for (size_t i = 0; i < len;) {
         size_t n;
         unsigned c = utf8_at(u, i, &n);
-        if (c < 0x20 || (c >= 0x7F && c <= 0x9F) || c == 0xAD || c == 0x61C || c == 0x180E ||
-            (c >= 0x200B && c <= 0x200F) || (c >= 0x202A && c <= 0x202E) ||
-            (c >= 0x2060 && c <= 0x2064) || (c >= 0x2066 && c <= 0x206F) || c == 0xFEFF ||
-            (c >= 0xFFF9 && c <= 0xFFFB)) {
+        if (c < 0x20 || (c >= 0x7F && c <= 0x9F) || pv_unicode_is_format(c)) {
             return false;
         }
         i += n;
