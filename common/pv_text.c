@@ -81,6 +81,20 @@ static const struct {
     {0xE0020, 0xE007F},
 };
 
+int pv_hexval(unsigned char c)
+{
+    if (c >= '0' && c <= '9') {
+        return c - '0';
+    }
+    if (c >= 'a' && c <= 'f') {
+        return c - 'a' + 10;
+    }
+    if (c >= 'A' && c <= 'F') {
+        return c - 'A' + 10;
+    }
+    return -1;
+}
+
 bool pv_unicode_is_format(uint32_t cp)
 {
     size_t lo = 0;

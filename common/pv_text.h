@@ -12,6 +12,10 @@
  * them check separately). */
 bool pv_utf8_valid(const unsigned char *s, size_t len);
 
+/* The value of hexadecimal digit 'c' (0-9, a-f, A-F), -1 for any other
+ * byte. */
+int pv_hexval(unsigned char c);
+
 /* Whether 'cp' is of Unicode General Category Cf (format characters:
  * bidi controls, zero-width characters, ...); the table is in pv_text.c. */
 bool pv_unicode_is_format(uint32_t cp);

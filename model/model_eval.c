@@ -380,20 +380,6 @@ static enum model_reason dest_check(const struct eval_ctx *c, const struct ix_ep
 
 /* --- request preparation: method, path, query ----------------------------- */
 
-static int hexval(char ch)
-{
-    if (ch >= '0' && ch <= '9') {
-        return ch - '0';
-    }
-    if (ch >= 'a' && ch <= 'f') {
-        return ch - 'a' + 10;
-    }
-    if (ch >= 'A' && ch <= 'F') {
-        return ch - 'A' + 10;
-    }
-    return -1;
-}
-
 /* Decode one key or value ('+' is a space, %HH decoded) to out+*o, NUL
  * terminated. NUL bytes and invalid UTF-8 are malformed. */
 static bool query_part(const char *s, size_t len, char *out, size_t cap, size_t *o)
@@ -413,8 +399,8 @@ static bool query_part(const char *s, size_t len, char *out, size_t cap, size_t 
             if (len - i < 3) {
                 return false;
             }
-            hi = hexval(s[i + 1]);
-            lo = hexval(s[i + 2]);
+            hi = pv_hexval((unsigned char)s[i + 1]);
+            lo = pv_hexval((unsigned char)s[i + 2]);
             if (hi < 0 || lo < 0) {
                 return false;
             }

@@ -15,6 +15,7 @@
  * model_graphql.h. Directives (@skip, @include) never remove a field: the
  * policy decides on what could run.
  */
+#include "common/pv_text.h"
 #include "model/model_graphql.h"
 
 #include <stdarg.h>
@@ -235,20 +236,6 @@ static bool is_digit(unsigned char c)
     return c >= '0' && c <= '9';
 }
 
-static int hexval(unsigned char c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
-}
-
 /* A source character inside a string, block string or comment: any Unicode
  * scalar value (October 2021 edition, 2.1.1; line terminators are handled by
  * the callers). Returns its length, 0 with an error set for bad UTF-8. */
@@ -313,8 +300,8 @@ static size_t read_escape(struct gp *g, size_t i)
         uint32_t v = 0;
         size_t k = at + 1;
         size_t digits = 0;
-        while (k < g->len && hexval((unsigned char)g->src[k]) >= 0) {
-            v = v * 16 + (uint32_t)hexval((unsigned char)g->src[k]);
+        while (k < g->len && pv_hexval((unsigned char)g->src[k]) >= 0) {
+            v = v * 16 + (uint32_t)pv_hexval((unsigned char)g->src[k]);
             if (v > 0x10FFFF) {
                 break;
             }
@@ -329,7 +316,7 @@ static size_t read_escape(struct gp *g, size_t i)
     }
     uint32_t v = 0;
     for (size_t k = 0; k < 4; k++) {
-        int h = at + k < g->len ? hexval((unsigned char)g->src[at + k]) : -1;
+        int h = at + k < g->len ? pv_hexval((unsigned char)g->src[at + k]) : -1;
         if (h < 0) {
             (void)fail(g, PV_ERR_PARSE, i, "invalid Unicode escape in string");
             return 0;
@@ -346,7 +333,7 @@ static size_t read_escape(struct gp *g, size_t i)
         uint32_t lo = 0;
         bool ok = k + 6 <= g->len && g->src[k] == '\\' && g->src[k + 1] == 'u';
         for (size_t j = 0; ok && j < 4; j++) {
-            int h = hexval((unsigned char)g->src[k + 2 + j]);
+            int h = pv_hexval((unsigned char)g->src[k + 2 + j]);
             ok = h >= 0;
             lo = lo * 16 + (uint32_t)(h < 0 ? 0 : h);
         }

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/pv_text.h"
 #include "model/model.h"
 
 /* ===========================================================================
@@ -103,20 +104,6 @@ static const char *const metadata_names[] = {
  * Parsing
  * ========================================================================= */
 
-static int hexval(uint8_t c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
-}
-
 static void set_v4(struct model_ip *out, uint32_t v)
 {
     memset(out->b, 0, 10);
@@ -145,7 +132,7 @@ static bool parse_v4_aton(const uint8_t *s, size_t len, uint32_t *out)
             if (i + 1 < len && (s[i + 1] == 'x' || s[i + 1] == 'X')) {
                 base = 16;
                 i += 2;
-                if (i >= len || hexval(s[i]) < 0) {
+                if (i >= len || pv_hexval(s[i]) < 0) {
                     return false;
                 }
             } else {
@@ -154,7 +141,7 @@ static bool parse_v4_aton(const uint8_t *s, size_t len, uint32_t *out)
         }
         uint64_t v = 0;
         for (; i < len && s[i] != '.'; i++) {
-            int d = hexval(s[i]);
+            int d = pv_hexval(s[i]);
             if (d < 0 || (unsigned)d >= base) {
                 return false;
             }
@@ -233,7 +220,7 @@ static bool parse_v6(const uint8_t *s, size_t len, struct model_ip *out)
     curtok = i;
     while (i < len) {
         uint8_t ch = s[i++];
-        int d = hexval(ch);
+        int d = pv_hexval(ch);
         if (d >= 0) {
             if (ndig == 4) {
                 return false;

@@ -19,6 +19,7 @@
 
 #include <string.h>
 
+#include "common/pv_text.h"
 #include "model/model.h"
 
 /* Segments of a path of at most MODEL_PATH_MAX bytes: each kept one takes
@@ -26,20 +27,6 @@
 #define MAX_SEGS (MODEL_PATH_MAX / 2 + 1)
 
 static const char hexdig[] = "0123456789ABCDEF";
-
-static int hexval(uint8_t c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
-}
 
 /*= docs/semantics.md#canonical-path
  *# every byte is written literally if it is a letter, digit or one of
@@ -84,8 +71,8 @@ static bool scan_escapes(const uint8_t *p, size_t a, size_t b, size_t *ndec, int
             if (b - i < 3) {
                 return false;
             }
-            int hi = hexval(p[i + 1]);
-            int lo = hexval(p[i + 2]);
+            int hi = pv_hexval(p[i + 1]);
+            int lo = pv_hexval(p[i + 2]);
             if (hi < 0 || lo < 0) {
                 return false;
             }
@@ -212,7 +199,7 @@ enum model_target_status model_path_canonicalize(const char *target, size_t len,
         for (size_t i = seg_a[s]; i < seg_b[s];) {
             uint8_t v = p[i];
             if (v == '%') {
-                v = (uint8_t)(hexval(p[i + 1]) * 16 + hexval(p[i + 2]));
+                v = (uint8_t)(pv_hexval(p[i + 1]) * 16 + pv_hexval(p[i + 2]));
                 i += 3;
             } else {
                 i++;

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/pv_text.h"
 #include "model/model_rpc.h"
 #include "model/model_rpc_int.h"
 
@@ -61,20 +62,6 @@ static void ws(struct scan *s)
     }
 }
 
-static int hexval(unsigned char c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
-}
-
 static bool hex4(const unsigned char *p, const unsigned char *end, unsigned *out)
 {
     unsigned v = 0;
@@ -83,7 +70,7 @@ static bool hex4(const unsigned char *p, const unsigned char *end, unsigned *out
         return false;
     }
     for (int i = 0; i < 4; i++) {
-        int h = hexval(p[i]);
+        int h = pv_hexval(p[i]);
         if (h < 0) {
             return false;
         }

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/pv_text.h"
 #include "proxy/proxy_int.h"
 
 enum {
@@ -61,20 +62,6 @@ static bool is_tchar(unsigned char c)
         return true;
     }
     return c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL;
-}
-
-static int hexval(unsigned char c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
 }
 
 /* Field-value and extension bytes: HTAB, SP, VCHAR, obs-text. */
@@ -129,7 +116,7 @@ enum proxy_chunk_status proxy_chunk_feed(struct proxy_chunk *d, const char *buf,
         switch (d->st) {
         case CH_SIZE_START:
         case CH_SIZE: {
-            int h = hexval(c);
+            int h = pv_hexval(c);
             if (h >= 0) {
                 if (d->ndigits == PROXY_CHUNK_MAX_DIGITS) {
                     *used = i;

@@ -34,6 +34,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/pv_text.h"
 #include "common/pv_dynbuf.h"
 #include "proxy/proxy_int.h"
 
@@ -312,20 +313,6 @@ static bool token_char(char ch)
     return key_char(ch) || ch == '-';
 }
 
-static int hexval(char ch)
-{
-    if (ch >= '0' && ch <= '9') {
-        return ch - '0';
-    }
-    if (ch >= 'a' && ch <= 'f') {
-        return ch - 'a' + 10;
-    }
-    if (ch >= 'A' && ch <= 'F') {
-        return ch - 'A' + 10;
-    }
-    return -1;
-}
-
 /* Does 'p' (of 'n' bytes) contain either marker in any case, literally or
  * after percent-decoding (repeatedly: %253A is %3A is ':')? */
 bool proxy_cred_has_marker(const char *p, size_t n)
@@ -342,8 +329,8 @@ bool proxy_cred_has_marker(const char *p, size_t n)
             char ch = p[j++];
             /* %HH, also nested (%25 followed by HH again) */
             while (ch == '%' && j + 2 <= n) {
-                int h = hexval(p[j]);
-                int l = hexval(p[j + 1]);
+                int h = pv_hexval((unsigned char)p[j]);
+                int l = pv_hexval((unsigned char)p[j + 1]);
                 if (h < 0 || l < 0) {
                     break;
                 }
@@ -648,8 +635,8 @@ static bool decode(const char *p, size_t n, bool plus, struct pv_dynbuf *out)
 {
     for (size_t i = 0; i < n; i++) {
         if (p[i] == '%') {
-            int h = i + 1 < n ? hexval(p[i + 1]) : -1;
-            int l = i + 2 < n ? hexval(p[i + 2]) : -1;
+            int h = i + 1 < n ? pv_hexval((unsigned char)p[i + 1]) : -1;
+            int l = i + 2 < n ? pv_hexval((unsigned char)p[i + 2]) : -1;
             if (h < 0 || l < 0) {
                 return false;
             }
