@@ -291,6 +291,9 @@ struct proxy_missing {
  * "next_steps" and "agent_guidance" (proxy_reply_advice). 'miss' may be NULL. */
 char *proxy_reply_json(unsigned status, const char *error, const char *detail, const char *reason,
                        const struct proxy_missing *miss, size_t *len);
+/* A JSON string of 's' for a reply body ("" for NULL, "?" when 's' is not
+ * UTF-8). New reference. */
+json_t *proxy_reply_jstr(const char *s);
 /* The structured L7 deny (docs/proxy.md "Deny bodies"). */
 struct proxy_l7_deny {
     const char *error;  /* "policy_denied" or "unsupported_l7_protocol" */

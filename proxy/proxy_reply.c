@@ -173,7 +173,7 @@ static char *reply(unsigned status, json_t *body, const char *extra, size_t *len
 }
 
 /* jansson refuses invalid UTF-8: replace such strings rather than fail. */
-static json_t *jstr(const char *s)
+json_t *proxy_reply_jstr(const char *s)
 {
     json_t *j = json_string(s != NULL ? s : "");
     return j != NULL ? j : json_string("?");
@@ -185,10 +185,10 @@ char *proxy_reply_json(unsigned status, const char *error, const char *detail, c
     json_t *o = json_object();
 
     /* keys in alphabetical order, as the reference's serde output */
-    json_object_set_new(o, "detail", jstr(detail));
+    json_object_set_new(o, "detail", proxy_reply_jstr(detail));
     json_object_set_new(o, "error", json_string(error));
     if (reason != NULL && reason[0] != '\0') {
-        json_object_set_new(o, "reason", jstr(reason));
+        json_object_set_new(o, "reason", proxy_reply_jstr(reason));
     }
     if (miss != NULL && miss->skill != NULL) {
         /* proposals on: what to ask for, then the advice last, as the L7 body */
@@ -196,12 +196,12 @@ char *proxy_reply_json(unsigned status, const char *error, const char *detail, c
         bool has_bin =
             miss->binary != NULL && miss->binary[0] != '\0' && strcmp(miss->binary, "-") != 0;
 
-        json_object_set_new(m, "type", jstr(miss->type));
+        json_object_set_new(m, "type", proxy_reply_jstr(miss->type));
         json_object_set_new(m, "layer", json_string("l4"));
-        json_object_set_new(m, "host", jstr(miss->host));
+        json_object_set_new(m, "host", proxy_reply_jstr(miss->host));
         json_object_set_new(m, "port", json_integer(miss->port));
         if (has_bin) {
-            json_object_set_new(m, "binary", jstr(miss->binary));
+            json_object_set_new(m, "binary", proxy_reply_jstr(miss->binary));
         }
         json_object_set_new(o, "rule_missing", m);
         proxy_reply_advice(o, miss->skill);
@@ -224,25 +224,25 @@ char *proxy_reply_l7(const struct proxy_l7_deny *d, size_t *len)
 
     proxy_gql_describe(d->gql, what, sizeof(what));
     snprintf(rule, sizeof(rule), "%s %s%s%s", d->method, d->path, what[0] != '\0' ? " " : "", what);
-    json_object_set_new(o, "error", jstr(d->error));
-    json_object_set_new(o, "policy", jstr(d->policy));
-    json_object_set_new(o, "rule", jstr(rule));
-    json_object_set_new(o, "detail", jstr(d->detail));
+    json_object_set_new(o, "error", proxy_reply_jstr(d->error));
+    json_object_set_new(o, "policy", proxy_reply_jstr(d->policy));
+    json_object_set_new(o, "rule", proxy_reply_jstr(rule));
+    json_object_set_new(o, "detail", proxy_reply_jstr(d->detail));
     json_object_set_new(o, "layer", json_string("l7"));
     json_object_set_new(o, "protocol", json_string(gql ? "graphql" : "rest"));
-    json_object_set_new(o, "method", jstr(d->method));
-    json_object_set_new(o, "path", jstr(d->path));
+    json_object_set_new(o, "method", proxy_reply_jstr(d->method));
+    json_object_set_new(o, "path", proxy_reply_jstr(d->path));
     if (d->gql != NULL) {
         json_object_set_new(o, "graphql", proxy_gql_json(d->gql));
     }
     if (has_host) {
-        json_object_set_new(o, "host", jstr(d->host));
+        json_object_set_new(o, "host", proxy_reply_jstr(d->host));
     }
     if (d->port != 0) {
         json_object_set_new(o, "port", json_integer(d->port));
     }
     if (has_bin) {
-        json_object_set_new(o, "binary", jstr(d->binary));
+        json_object_set_new(o, "binary", proxy_reply_jstr(d->binary));
     }
     if (d->gql != NULL && d->gql->persisted_id == NULL) {
         /* what a GraphQL rule of the endpoint would have to allow */
@@ -254,14 +254,14 @@ char *proxy_reply_l7(const struct proxy_l7_deny *d, size_t *len)
             json_object_set(miss, "operation_name", json_object_get(g, "operation_name"));
         }
         json_object_set(miss, "fields", json_object_get(g, "fields"));
-        json_object_set_new(miss, "path", jstr(d->path));
+        json_object_set_new(miss, "path", proxy_reply_jstr(d->path));
         json_decref(g);
     } else if (d->gql != NULL) {
         /* a hash-only persisted query: only the endpoint's registry decides it */
         json_object_set_new(miss, "type", json_string("graphql_persisted_query"));
         json_object_set_new(miss, "layer", json_string("l7"));
-        json_object_set_new(miss, "persisted_id", jstr(d->gql->persisted_id));
-        json_object_set_new(miss, "path", jstr(d->path));
+        json_object_set_new(miss, "persisted_id", proxy_reply_jstr(d->gql->persisted_id));
+        json_object_set_new(miss, "path", proxy_reply_jstr(d->path));
     } else if (gql) {
         /* no operation could be read (or the method cannot carry it): no
          * rule lifts this, the request itself must change */
@@ -270,18 +270,18 @@ char *proxy_reply_l7(const struct proxy_l7_deny *d, size_t *len)
     } else {
         json_object_set_new(miss, "type", json_string("rest_allow"));
         json_object_set_new(miss, "layer", json_string("l7"));
-        json_object_set_new(miss, "method", jstr(d->method));
-        json_object_set_new(miss, "path", jstr(d->path));
+        json_object_set_new(miss, "method", proxy_reply_jstr(d->method));
+        json_object_set_new(miss, "path", proxy_reply_jstr(d->path));
     }
     if (miss != NULL) {
         if (has_host) {
-            json_object_set_new(miss, "host", jstr(d->host));
+            json_object_set_new(miss, "host", proxy_reply_jstr(d->host));
         }
         if (d->port != 0) {
             json_object_set_new(miss, "port", json_integer(d->port));
         }
         if (has_bin) {
-            json_object_set_new(miss, "binary", jstr(d->binary));
+            json_object_set_new(miss, "binary", proxy_reply_jstr(d->binary));
         }
         json_object_set_new(o, "rule_missing", miss);
     }

@@ -24,13 +24,6 @@
 #define RPC_WITHHELD (-32002)
 #define RPC_INVALID (-32600)
 
-static json_t *jstr(const char *s)
-{
-    json_t *v = json_string(s != NULL ? s : "");
-
-    return v != NULL ? v : json_string("");
-}
-
 /* The deny fields of one call (k NULL: of the request). New reference. */
 static json_t *deny_data(struct proxy_conn *c, const struct proxy_verdict *v,
                          const struct model_rpc_call *k, const char *detail, const char *policy)
@@ -42,36 +35,36 @@ static json_t *deny_data(struct proxy_conn *c, const struct proxy_verdict *v,
     const char *host = c->nhost[0] != '\0' ? c->nhost : c->host;
 
     json_object_set_new(o, "error", json_string("policy_denied"));
-    json_object_set_new(o, "policy", jstr(policy));
-    json_object_set_new(o, "detail", jstr(detail));
+    json_object_set_new(o, "policy", proxy_reply_jstr(policy));
+    json_object_set_new(o, "detail", proxy_reply_jstr(detail));
     json_object_set_new(o, "layer", json_string("l7"));
     json_object_set_new(o, "protocol", json_string(v->rpc_mcp ? "mcp" : "json-rpc"));
-    json_object_set_new(o, "method", jstr(c->cur.method));
-    json_object_set_new(o, "path", jstr(proxy_conn_cur_path(c, path, sizeof(path))));
-    json_object_set_new(o, "host", jstr(host));
+    json_object_set_new(o, "method", proxy_reply_jstr(c->cur.method));
+    json_object_set_new(o, "path", proxy_reply_jstr(proxy_conn_cur_path(c, path, sizeof(path))));
+    json_object_set_new(o, "host", proxy_reply_jstr(host));
     json_object_set_new(o, "port", json_integer(c->port));
     if (has_bin) {
-        json_object_set_new(o, "binary", jstr(v->binary));
+        json_object_set_new(o, "binary", proxy_reply_jstr(v->binary));
     }
     if (k != NULL) {
         json_t *call = json_object();
         json_object_set_new(call, "kind", json_string(model_rpc_kind_name(k->kind)));
-        json_object_set_new(call, "method", jstr(k->method));
+        json_object_set_new(call, "method", proxy_reply_jstr(k->method));
         if (k->tool != NULL) {
-            json_object_set_new(call, "tool", jstr(k->tool));
+            json_object_set_new(call, "tool", proxy_reply_jstr(k->tool));
         }
         json_object_set_new(o, "call", call);
         /* what a rule of the endpoint would have to allow */
         json_object_set_new(miss, "type", json_string(v->rpc_mcp ? "mcp_call" : "rpc_call"));
         json_object_set_new(miss, "layer", json_string("l7"));
-        json_object_set_new(miss, "method", jstr(k->method));
+        json_object_set_new(miss, "method", proxy_reply_jstr(k->method));
         if (k->tool != NULL) {
-            json_object_set_new(miss, "tool", jstr(k->tool));
+            json_object_set_new(miss, "tool", proxy_reply_jstr(k->tool));
         }
-        json_object_set_new(miss, "host", jstr(host));
+        json_object_set_new(miss, "host", proxy_reply_jstr(host));
         json_object_set_new(miss, "port", json_integer(c->port));
         if (has_bin) {
-            json_object_set_new(miss, "binary", jstr(v->binary));
+            json_object_set_new(miss, "binary", proxy_reply_jstr(v->binary));
         }
         json_object_set_new(o, "rule_missing", miss);
     } else {
@@ -92,7 +85,7 @@ static json_t *error_obj(const char *id, int code, const char *message, json_t *
     json_object_set_new(o, "jsonrpc", json_string("2.0"));
     json_object_set_new(o, "id", idv != NULL ? idv : json_null());
     json_object_set_new(e, "code", json_integer(code));
-    json_object_set_new(e, "message", jstr(message));
+    json_object_set_new(e, "message", proxy_reply_jstr(message));
     json_object_set_new(e, "data", data);
     json_object_set_new(o, "error", e);
     return o;
