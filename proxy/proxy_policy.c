@@ -153,8 +153,10 @@ static void run_rpc(const struct proxy_policy *p, const struct proxy_identity *i
                     struct proxy_verdict *v)
 {
     const struct model_rpc_calls *k = o->rpc_calls;
-    size_t pick = SIZE_MAX;
+    size_t denied = SIZE_MAX;
     size_t audited = SIZE_MAX;
+    struct proxy_verdict first_denied;
+    struct proxy_verdict first_audited;
     struct model_decision d;
 
     for (size_t i = 0; i < k->ncalls; i++) {
@@ -162,6 +164,7 @@ static void run_rpc(const struct proxy_policy *p, const struct proxy_identity *i
         memset(&d, 0, sizeof(d));
         model_decide(p->model, r, &d);
         verdict_from(&d, id, v);
+        v->rpc_call = r->rpc;
         if (o->rpc_res != NULL) {
             struct proxy_rpc_result *res = &o->rpc_res[i];
             res->allow = v->allow;
@@ -170,23 +173,21 @@ static void run_rpc(const struct proxy_policy *p, const struct proxy_identity *i
             res->policy = v->policy;
             snprintf(res->detail, sizeof(res->detail), "%s", v->detail);
         }
-        if (!v->allow && pick == SIZE_MAX) {
-            pick = i;
+        /* the verdicts the request may take are kept, not decided again */
+        if (!v->allow && denied == SIZE_MAX) {
+            denied = i;
+            first_denied = *v;
         }
         if (v->audit && audited == SIZE_MAX) {
             audited = i;
+            first_audited = *v;
         }
     }
-    if (pick == SIZE_MAX) {
-        pick = audited;
+    if (denied != SIZE_MAX) {
+        *v = first_denied;
+    } else if (audited != SIZE_MAX) {
+        *v = first_audited;
     }
-    if (pick != SIZE_MAX && pick + 1 != k->ncalls) {
-        r->rpc = &k->calls[pick];
-        memset(&d, 0, sizeof(d));
-        model_decide(p->model, r, &d);
-        verdict_from(&d, id, v);
-    }
-    v->rpc_call = pick != SIZE_MAX ? &k->calls[pick] : &k->calls[k->ncalls - 1];
 }
 
 void proxy_gql_describe(const struct model_gql_op *op, char *buf, size_t len)
