@@ -79,6 +79,19 @@ START_TEST(cf_table)
 }
 END_TEST
 
+/* pv_hexval: the sixteen digits in both cases, nothing else (every byte). */
+START_TEST(hexval_bytes)
+{
+    for (unsigned c = 0; c < 256; c++) {
+        int want = c >= '0' && c <= '9'   ? (int)(c - '0')
+                   : c >= 'a' && c <= 'f' ? (int)(c - 'a' + 10)
+                   : c >= 'A' && c <= 'F' ? (int)(c - 'A' + 10)
+                                          : -1;
+        ck_assert_int_eq(pv_hexval((unsigned char)c), want);
+    }
+}
+END_TEST
+
 static const struct {
     const char *s;
     enum pv_text_verdict want;
@@ -546,6 +559,7 @@ int main(void)
     tcase_add_loop_test(tc, text_check_table, 0, (int)PV_ARRAY_LEN(text_rows));
     tcase_add_loop_test(tc, parse_u64_table, 0, (int)PV_ARRAY_LEN(num_rows));
     tcase_add_test(tc, dynbuf_cap);
+    tcase_add_test(tc, hexval_bytes);
     tcase_add_test(tc, error_table);
     tcase_add_loop_test(tc, args_table, 0, (int)PV_ARRAY_LEN(args_rows));
     tcase_add_test(tc, args_last_wins);
