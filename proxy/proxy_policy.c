@@ -159,6 +159,8 @@ static void run_rpc(const struct proxy_policy *p, const struct proxy_identity *i
     struct proxy_verdict first_audited;
     struct model_decision d;
 
+    memset(&first_denied, 0, sizeof(first_denied));
+    memset(&first_audited, 0, sizeof(first_audited));
     for (size_t i = 0; i < k->ncalls; i++) {
         r->rpc = &k->calls[i];
         memset(&d, 0, sizeof(d));
