@@ -1319,11 +1319,15 @@ END_TEST
 static Suite *eval_suite(void)
 {
     Suite *s = suite_create("model_eval");
+    /* the table's rows, alone with CK_RUN_CASE=data (tests/model_eval_data.sh) */
+    TCase *td = tcase_create("data");
     TCase *tc = tcase_create("eval");
 
+    tcase_set_timeout(td, 60);
+    tcase_add_test(td, test_data_files);
+    tcase_add_loop_test(td, test_data_row, 0, (int)data.nrows);
+    suite_add_tcase(s, td);
     tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, test_data_files);
-    tcase_add_loop_test(tc, test_data_row, 0, (int)data.nrows);
     tcase_add_loop_test(tc, test_preset_expansion, 0, (int)PV_ARRAY_LEN(preset_rows));
     tcase_add_test(tc, test_compile_fields);
     tcase_add_loop_test(tc, test_resolved_target_sandbox, 0, (int)PV_ARRAY_LEN(sandbox_rows));

@@ -4,8 +4,9 @@
 # prover. PV_FAIL_ALLOC=N makes the Nth checked allocation fail
 # (common/pv_error.c). For `proviso validate`, `proviso prove` and
 # `proviso check` on the example documents, N runs over every allocation up
-# to FULL (default 100) and then over SAMPLES (default 100) points spread to
-# the last allocation the command makes. Every run must end one of two ways:
+# to FULL and then over SAMPLES points spread to the last allocation the
+# command makes: 30 and 30 in `make check`, 100 and 100 with PV_SWEEP=full
+# (`make check-sweeps`). Every run must end one of two ways:
 #  - it fails cleanly: a non-zero exit below 128 (no signal, no sanitizer
 #    abort: under ASan a leak on the error path aborts) and "out of memory"
 #    (or the system's "Cannot allocate memory") in what it printed;
@@ -18,8 +19,13 @@ set -u
 src=${PV_SRCDIR:-$(dirname "$0")/..}
 bld=${PV_BUILDDIR:-.}
 pv="$bld/proviso"
-FULL=${PV_FAIL_FULL:-100}
-SAMPLES=${PV_FAIL_SAMPLES:-100}
+if [ "${PV_SWEEP:-}" = full ]; then
+    FULL=${PV_FAIL_FULL:-100}
+    SAMPLES=${PV_FAIL_SAMPLES:-100}
+else
+    FULL=${PV_FAIL_FULL:-30}
+    SAMPLES=${PV_FAIL_SAMPLES:-30}
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0

@@ -3,8 +3,12 @@
 # data (tests/eval/) is wrong, lost or unreadable, and names the row. Each
 # case runs the program on a mutated copy of the folder (PV_EVAL_DIR), so a
 # runner that passed everything, skipped a file or ignored a key could not
-# pass this test.
+# pass this test. Only the program's data test case runs (CK_RUN_CASE=data),
+# in one process (CK_FORK=no): the other cases read no data.
 set -u
+CK_RUN_CASE=data
+CK_FORK=no
+export CK_RUN_CASE CK_FORK
 src=${PV_SRCDIR:-$(dirname "$0")/..}
 bld=${PV_BUILDDIR:-.}
 prog="$bld/tests/check_model_eval"

@@ -18,42 +18,62 @@ VG="valgrind -q --num-callers=30 --leak-check=full --errors-for-leak-kinds=defin
 # forked children without exec (test helpers) would report the parent's heap
 VG="$VG --child-silent-after-fork=yes"
 VG="$VG --error-exitcode=99 --suppressions=$src/tests/valgrind.supp"
-VGL="$VG --log-file=$vgdir/vg.%p.log"
+# each run's processes log to vg.RUN.PID.log (%q{PV_VG_RUN}: the run's number)
+VGL="$VG --log-file=$vgdir/vg.%q{PV_VG_RUN}.%p.log"
 status=0
 start=$(date +%s)
+# Runs go VG_JOBS at a time (default: the number of processors): memcheck
+# is one core per process, and the e2e scripts choose their own free ports.
+# A FIFO holds one token per free slot; each run prints into its own file,
+# and the results are shown in the order the runs were started.
+jobs=${VG_JOBS:-$(nproc 2>/dev/null || echo 1)}
+mkfifo "$vgdir/slots" || exit 1
+exec 3<>"$vgdir/slots"
+i=0
+while [ "$i" -lt "$jobs" ]; do echo >&3; i=$((i + 1)); done
+runs=0
 
 # With -q, memcheck writes only errors, as "==PID==" lines; Valgrind's own
 # notes ("--PID-- WARNING: unhandled syscall" for pidfd_open, which 3.19
 # does not know: the proxy then skips no kernel thread) are not errors.
-check_logs() { # WHAT
+check_logs() { # WHAT RUN
     bad=0
-    for l in "$vgdir"/vg.*.log; do
+    for l in "$vgdir"/vg."$2".*.log; do
         [ -e "$l" ] || continue
         if grep -q '^==[0-9]*==' "$l"; then
-            echo "FAIL $1: memcheck reported (process ${l##*/vg.}):"
+            echo "FAIL $1: memcheck reported (process ${l##*/vg.$2.}):"
             grep '^==[0-9]*==' "$l" | head -n 60
             bad=1
         fi
-        rm -f "$l"
     done
-    [ $bad -eq 0 ] || status=1
     return $bad
 }
 
-run() { # WHAT COMMAND...
-    what=$1
-    shift
+# one RUN WHAT COMMAND...: a run, its verdict on stdout; exit 1 when it failed
+one() {
+    n=$1
+    what=$2
+    shift 2
     t0=$(date +%s)
-    if "$@" >"$vgdir/out" 2>&1; then
-        if check_logs "$what"; then
-            echo "ok $what ($(( $(date +%s) - t0 ))s)"
-        fi
+    if PV_VG_RUN=$n "$@" >"$vgdir/out.$n" 2>&1; then
+        check_logs "$what" "$n" || return 1
+        echo "ok $what ($(( $(date +%s) - t0 ))s)"
     else
         echo "FAIL $what (exit $?):"
-        tail -n 40 "$vgdir/out"
-        check_logs "$what"
-        status=1
+        tail -n 40 "$vgdir/out.$n"
+        check_logs "$what" "$n"
+        return 1
     fi
+}
+
+run() { # WHAT COMMAND...: started once a slot is free
+    runs=$((runs + 1))
+    read -r _ <&3
+    (
+        export PV_VG_RUN=$runs
+        one "$runs" "$@" >"$vgdir/res.$runs" 2>&1 || : >"$vgdir/bad.$runs"
+        echo >&3
+    ) &
 }
 
 # Unit programs: in process (CK_FORK=no) so memcheck sees each test's leaks;
@@ -90,5 +110,12 @@ e2e advisor_lifecycle.sh ADVISOR_WRAPPER
 e2e proxy_forward.sh PROXY_WRAPPER
 e2e proxy_connect.sh PROXY_WRAPPER
 
-echo "valgrind.sh: $(( $(date +%s) - start ))s, status $status"
+wait
+i=1
+while [ "$i" -le "$runs" ]; do
+    cat "$vgdir/res.$i"
+    [ -e "$vgdir/bad.$i" ] && status=1
+    i=$((i + 1))
+done
+echo "valgrind.sh: $runs runs, $jobs at a time, $(( $(date +%s) - start ))s, status $status"
 exit $status

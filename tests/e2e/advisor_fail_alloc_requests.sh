@@ -27,12 +27,15 @@
 # directory (its store agrees with its audit chain, checked at start), and
 # nothing it acknowledged is missing there: a 202 submission's chunk is
 # pending, a 200 approval's chunk is approved with the policy's revision
-# advanced. PV_FAIL_STRIDE (default 1) sweeps every k-th point instead;
+# advanced. `make check` sweeps every k-th point, k chosen so that each
+# request gets about 40 (PV_FAIL_STRIDE=k sets it); PV_SWEEP=full
+# (`make check-sweeps`) sweeps every point;
 # PV_FAIL_ONLY="R N" runs one point (to debug it under ADVISOR_WRAPPER).
 . "$(dirname "$0")/advisor_lib.sh"
 
 MARGIN=${PV_FAIL_MARGIN:-40}
-STRIDE=${PV_FAIL_STRIDE:-1}
+STRIDE=${PV_FAIL_STRIDE:-}
+[ "${PV_SWEEP:-}" = full ] && STRIDE=${PV_FAIL_STRIDE:-1}
 PROVER_BIN=${PV_PROVER_BIN:-$PV_BUILDDIR/proviso-prover}
 POLICY='version: 1
 network_policies:
@@ -257,6 +260,8 @@ for R in ${PV_FAIL_REQUESTS:-submit decide sync}; do
     lo=$((idle - MARGIN))
     [ "$lo" -lt 1 ] && lo=1
     crash=0 wrong=0 silent=0 badexit=0 badstore=0 other=0 clean=0 tolerated=0 runs=0
+    stride=$STRIDE
+    [ -n "$stride" ] || stride=$(((total - lo + 40) / 40))
     k=$lo
     while [ "$k" -le "$total" ]; do
         attempt "$R" "$k"
@@ -271,9 +276,9 @@ for R in ${PV_FAIL_REQUESTS:-submit decide sync}; do
         bad-exit) badexit=$((badexit + 1)); [ $badexit -le 3 ] && echo "     $R N=$k: $DETAIL" ;;
         bad-store) badstore=$((badstore + 1)); [ $badstore -le 3 ] && echo "     $R N=$k: $DETAIL" ;;
         esac
-        k=$((k + STRIDE))
+        k=$((k + stride))
     done
-    echo "     $R: N from $lo to $total, $runs runs: $clean failed cleanly, $tolerated tolerated, $other fell in start or set-up"
+    echo "     $R: N from $lo to $total by $stride, $runs runs: $clean failed cleanly, $tolerated tolerated, $other fell in start or set-up"
     eq "$R: no crash or sanitizer abort" "$crash" 0
     eq "$R: never a 4xx or another answer" "$wrong" 0
     eq "$R: a refused start says out of memory" "$silent" 0

@@ -4,12 +4,13 @@
 # proviso-prover is started with PV_FAIL_ALLOC=N (the Nth checked
 # allocation of the process fails, common/pv_error.c) and asked one
 # /v1/prove whose right answer is a finding. N runs over the first FULL
-# allocations (default 60), then SAMPLES (default 40) points spread to
-# the last allocation a start, that request and a stop make (counted by
-# an uninjected run with PV_ALLOC_COUNT=1), and then every allocation of
-# the request's own share in turn (from the count of a start and a stop
-# alone, less MARGIN, to the total; PV_FAIL_REQ_SAMPLES=K samples K points
-# there instead). Every run must end
+# allocations, then SAMPLES points spread to the last allocation a start,
+# that request and a stop make (counted by an uninjected run with
+# PV_ALLOC_COUNT=1), and then over the request's own share (from the
+# count of a start and a stop alone, less MARGIN, to the total):
+# REQ_SAMPLES points spread over it. `make check` takes 20, 15 and 60;
+# PV_SWEEP=full (`make check-sweeps`) takes 60, 40 and every allocation
+# of the request's share in turn (PV_FAIL_REQ_SAMPLES=0). Every run must end
 # one of these ways, judged by what curl received and how the process ended:
 #  - the server refuses to start: an exit below 128 that says "out of
 #    memory" (or "Cannot allocate memory") in its log;
@@ -24,9 +25,15 @@
 # sanitizer's abort) and, when it started, stops on SIGTERM with status 0.
 . "$(dirname "$0")/server_lib.sh"
 
-FULL=${PV_FAIL_FULL:-60}
-SAMPLES=${PV_FAIL_SAMPLES:-40}
-REQ_SAMPLES=${PV_FAIL_REQ_SAMPLES:-0}
+if [ "${PV_SWEEP:-}" = full ]; then
+    FULL=${PV_FAIL_FULL:-60}
+    SAMPLES=${PV_FAIL_SAMPLES:-40}
+    REQ_SAMPLES=${PV_FAIL_REQ_SAMPLES:-0}
+else
+    FULL=${PV_FAIL_FULL:-20}
+    SAMPLES=${PV_FAIL_SAMPLES:-15}
+    REQ_SAMPLES=${PV_FAIL_REQ_SAMPLES:-60}
+fi
 MARGIN=${PV_FAIL_MARGIN:-20}
 write_policies
 make_token "$WORK/token"
