@@ -141,6 +141,27 @@ static void rpc_line(char *line, size_t cap, const struct prover_unit *u,
     }
 }
 
+/* "GET /repos/...", with wildcards in words (docs/semantics.md#grants): the
+ * method '*' is "every method" and a path of '**' (with or without its
+ * leading slash) "every path", so a reviewer never reads "* **" for
+ * "everything". */
+static void access_line(char *line, size_t cap, const char *method, const char *path, bool cond)
+{
+    bool any_method = strcmp(method, "*") == 0;
+    bool any_path = strcmp(path, "**") == 0 || strcmp(path, "/**") == 0;
+    const char *tail = cond ? " (with conditions)" : "";
+
+    if (any_method && any_path) {
+        (void)snprintf(line, cap, "every method on every path%s", tail);
+    } else if (any_method) {
+        (void)snprintf(line, cap, "every method on %s%s", path, tail);
+    } else if (any_path) {
+        (void)snprintf(line, cap, "%s on every path%s", method, tail);
+    } else {
+        (void)snprintf(line, cap, "%s %s%s", method, path, tail);
+    }
+}
+
 /* "GET /repos/..." per effective allow rule of an inspected endpoint; an
  * opaque endpoint passes every byte ("all traffic"). */
 static pv_result fill_access(struct prover_grant *g, const struct prover_unit *u) PV_WUR;
@@ -176,8 +197,8 @@ static pv_result fill_access(struct prover_grant *g, const struct prover_unit *u
         if (path == NULL) {
             path = u->v.path_scope != NULL ? model_glob_text(u->v.path_scope) : "/**";
         }
-        (void)snprintf(line, sizeof(line), "%s %s%s", r.method != NULL ? r.method : "*", path,
-                       r.nquery > 0 || r.has_other ? " (with conditions)" : "");
+        access_line(line, sizeof(line), r.method != NULL ? r.method : "*", path,
+                    r.nquery > 0 || r.has_other);
         PV_GUARD(push_str(&g->access, &g->naccess, line));
     }
     for (size_t i = 0; u->v.enforce && i < model_endpoint_gql_npersisted(u->ep); i++) {
@@ -655,6 +676,110 @@ static void put_place(struct pv_dynbuf *b, const json_t *g)
     pv_dynbuf_putf(b, " %s", jstr(g, "route", "?"));
 }
 
+/* Glob metacharacters of binary and host patterns. */
+static bool has_meta(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '\0' || strchr("*?[]{}\\", s[i]) != NULL) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void put_binary_words(struct pv_dynbuf *b, const char *bin, const char *mark)
+{
+    size_t n = strlen(bin);
+
+    if (strcmp(mark, "any") == 0) {
+        pv_dynbuf_puts(b, "any binary");
+    } else if (n > 3 && strcmp(bin + n - 3, "/**") == 0 && !has_meta(bin, n - 3)) {
+        pv_dynbuf_putf(b, "any binary under %.*s", (int)(n - 3), bin);
+    } else if (n > 2 && strcmp(bin + n - 2, "/*") == 0 && !has_meta(bin, n - 2)) {
+        pv_dynbuf_putf(b, "any binary directly in %.*s", (int)(n - 2), bin);
+    } else {
+        pv_dynbuf_putf(b, "any binary matching %s", bin);
+    }
+}
+
+static void put_host_words(struct pv_dynbuf *b, const char *host, const char *mark)
+{
+    size_t n = strlen(host);
+
+    if (strspn(host, "*.") == n) {
+        pv_dynbuf_puts(b, "any host");
+    } else if (strcmp(mark, "any-depth") == 0) {
+        if (n > 3 && strncmp(host, "**.", 3) == 0 && !has_meta(host + 3, n - 3)) {
+            pv_dynbuf_putf(b, "any subdomain of %s at any depth", host + 3);
+        } else {
+            pv_dynbuf_putf(b, "any host matching %s (** spans labels)", host);
+        }
+    } else if (n > 2 && strncmp(host, "*.", 2) == 0 && !has_meta(host + 2, n - 2)) {
+        pv_dynbuf_putf(b, "any one-label subdomain of %s", host + 2);
+    } else {
+        pv_dynbuf_putf(b, "any host matching %s (each * within one label)", host);
+    }
+}
+
+/* How wide one grant is, in words, for the dimensions that are not narrow:
+ * a binary pattern, a wildcard host, an opaque or audit route, every
+ * method or writes (docs/semantics.md#grant-breadth). Returns false, and
+ * writes nothing, for a grant narrow in every dimension. */
+static bool put_breadth_words(struct pv_dynbuf *b, const json_t *g)
+{
+    const json_t *br = json_object_get(g, "breadth");
+    const char *bm;
+    const char *hm;
+    const char *route;
+    const char *mm;
+    const char *sep = "";
+
+    if (!json_is_object(br)) {
+        return false;
+    }
+    bm = jstr(br, "binary", "exact");
+    hm = jstr(br, "host", "exact");
+    route = jstr(br, "route", "inspected");
+    mm = jstr(br, "methods", "read-only");
+    if (strcmp(bm, "exact") == 0 && (strcmp(hm, "exact") == 0 || strcmp(hm, "hostless") == 0) &&
+        strcmp(route, "inspected") == 0 && strcmp(mm, "read-only") == 0) {
+        return false;
+    }
+    if (strcmp(bm, "exact") != 0) {
+        put_binary_words(b, jstr(g, "binary", "?"), bm);
+        sep = ", ";
+    }
+    if (strcmp(hm, "exact") != 0 && strcmp(hm, "hostless") != 0) {
+        pv_dynbuf_puts(b, sep);
+        put_host_words(b, jstr(g, "host", "*"), hm);
+        sep = ", ";
+    }
+    if (strcmp(route, "opaque") == 0) {
+        pv_dynbuf_putf(b, "%sall traffic, not inspected", sep);
+    } else if (strcmp(route, "audit") == 0) {
+        pv_dynbuf_putf(b, "%severy request (audit mode: logged, not enforced)", sep);
+    } else if (strcmp(mm, "all") == 0) {
+        pv_dynbuf_putf(b, "%severy method", sep);
+    } else if (strcmp(mm, "writes") == 0) {
+        pv_dynbuf_putf(b, "%swrites", sep);
+    }
+    return true;
+}
+
+/* The words of put_breadth_words as a string (caller frees), or NULL for a
+ * grant narrow in every dimension. */
+static char *breadth_words(const json_t *g)
+{
+    struct pv_dynbuf w;
+
+    pv_dynbuf_init(&w, GRANTS_TEXT_MAX);
+    if (!put_breadth_words(&w, g)) {
+        pv_dynbuf_free(&w);
+        return NULL;
+    }
+    return pv_dynbuf_finish(&w);
+}
+
 /* One grant, terraform-plan style:
  *   + /usr/bin/cat -> *.pastebin.com:443 opaque, all traffic  [binary: ..., methods: all]
  *       rule paste; credentials in scope: ...; private destinations: ... */
@@ -664,6 +789,7 @@ static void put_grant(struct pv_dynbuf *b, const json_t *g)
     const json_t *creds = json_object_get(g, "credentials");
     const json_t *priv = json_object_get(g, "private_destinations");
     const char *peer = jstr(g, "target_sandbox", NULL);
+    char *words;
 
     pv_dynbuf_putf(b, "%s ", strcmp(jstr(g, "change", "new"), "changed") == 0 ? "~" : "+");
     put_place(b, g);
@@ -677,6 +803,11 @@ static void put_grant(struct pv_dynbuf *b, const json_t *g)
                        jstr(br, "methods", "?"));
     }
     pv_dynbuf_putf(b, "\n      rule %s", jstr(g, "rule", "-"));
+    words = breadth_words(g);
+    if (words != NULL) {
+        pv_dynbuf_putf(b, "; wide: %s", words);
+        free(words);
+    }
     if (json_array_size(creds) > 0) {
         pv_dynbuf_puts(b, "; credentials in scope: ");
         put_list(b, creds, ", ");
@@ -744,23 +875,51 @@ static void put_verdict(struct pv_dynbuf *b, const json_t *answer)
     }
 }
 
+static size_t count_wide(const json_t *grants)
+{
+    size_t wide = 0;
+    const json_t *g;
+    size_t i;
+
+    json_array_foreach(grants, i, g)
+    {
+        char *words = breadth_words(g);
+
+        wide += words != NULL ? 1 : 0;
+        free(words);
+    }
+    return wide;
+}
+
 char *prover_review_text(const struct json_t *answer, bool policy)
 {
     const json_t *grants = json_object_get(answer, "grants");
     size_t n = json_array_size(grants);
     const char *last = NULL;
     size_t shown = 0;
+    char *words;
     struct pv_dynbuf b;
 
     pv_dynbuf_init(&b, GRANTS_TEXT_MAX);
     pv_dynbuf_putf(&b, "This %s grants ", policy ? "policy" : "change");
     put_count(&b, grants, policy);
     if (n == 1) {
-        /* one unit: name it in the sentence */
+        /* one unit: name it in the sentence, and how wide it is */
         pv_dynbuf_puts(&b, ": ");
         put_place(&b, json_array_get(grants, 0));
+        words = breadth_words(json_array_get(grants, 0));
+        if (words != NULL) {
+            pv_dynbuf_putf(&b, ", wide: %s", words);
+            free(words);
+        }
     } else if (n > 1) {
-        pv_dynbuf_puts(&b, " (listed below)");
+        size_t wide = count_wide(grants);
+
+        if (wide > 0) {
+            pv_dynbuf_putf(&b, " (listed below; %zu of them wide)", wide);
+        } else {
+            pv_dynbuf_puts(&b, " (listed below)");
+        }
     }
     pv_dynbuf_puts(&b, "; ");
     put_verdict(&b, answer);

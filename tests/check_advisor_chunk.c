@@ -1839,6 +1839,22 @@ START_TEST(test_suggestion_proved_and_approved)
     ck_assert_str_eq(str(j, "validation_result"), "prover: no new findings");
     ck_assert_str_eq(str(json_object_get(json_object_get(j, "evidence"), "prover"), "verdict"),
                      "empty");
+    /* every reader shows what was approved: the narrowed binary and host,
+     * the narrowed rule, and the grants of the narrowed rule */
+    ck_assert_str_eq(str(j, "binary"), "/usr/bin/curl");
+    ck_assert_str_eq(str(j, "host"), "api.example.org");
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "port")), 443);
+    rule_text = json_dumps(json_object_get(j, "proposed_rule"), JSON_SORT_KEYS | JSON_COMPACT);
+    ck_assert_ptr_nonnull(rule_text);
+    ck_assert_ptr_nonnull(strstr(rule_text, "\"api.example.org\""));
+    ck_assert_ptr_null(strstr(rule_text, "*.example.org"));
+    free(rule_text);
+    ck_assert_str_eq(
+        str(json_array_get(json_object_get(
+                               json_object_get(json_object_get(j, "evidence"), "prover"), "grants"),
+                           0),
+            "binary"),
+        "/usr/bin/curl");
     json_decref(j);
 }
 END_TEST

@@ -194,11 +194,13 @@ START_TEST(print_grants)
     char *s = render(cli_chunk_print, paste_chunk);
     const char *want =
         "chunk 9f00\n"
-        "This change grants 1 new unit: /usr/bin/** -> **.pastebin.com:443 opaque; prover: no "
-        "new findings.\n\n"
+        "This change grants 1 new unit: /usr/bin/** -> **.pastebin.com:443 opaque, wide: any "
+        "binary under /usr/bin, any subdomain of pastebin.com at any depth, all traffic, not "
+        "inspected; prover: no new findings.\n\n"
         "+ /usr/bin/** -> **.pastebin.com:443 opaque, all traffic  [binary: glob, host: "
         "any-depth, route: opaque, methods: all]\n"
-        "      rule paste\n\n"
+        "      rule paste; wide: any binary under /usr/bin, any subdomain of pastebin.com at any "
+        "depth, all traffic, not inspected\n\n"
         "status:           approved";
 
     ck_assert_msg(strncmp(s, want, strlen(want)) == 0, "got:\n%s", s);

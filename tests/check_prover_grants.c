@@ -117,16 +117,18 @@ START_TEST(test_grant_details)
                     "private_reach_expansion", "grants", prover_grants_json(&gs));
     text = prover_review_text(ans, false);
     ck_assert_ptr_nonnull(text);
-    ck_assert_ptr_nonnull(strstr(text,
-                                 "This change grants 1 new unit and 1 changed unit (listed "
-                                 "below); prover: 1 new finding (private_reach_expansion).\n"));
+    ck_assert_ptr_nonnull(strstr(text, "This change grants 1 new unit and 1 changed unit (listed "
+                                       "below; 2 of them wide); prover: 1 new finding "
+                                       "(private_reach_expansion).\n"));
     ck_assert_ptr_nonnull(strstr(text, "\n+ /usr/bin/curl -> db.internal:5432 opaque, all traffic  "
                                        "[binary: exact, host: exact, route: opaque, methods: all]\n"
-                                       "      rule lan; private destinations: 10.0.0.0/8\n"));
-    ck_assert_ptr_nonnull(strstr(text, "\n~ /usr/bin/git -> api.github.com:443 inspected, GET "
-                                       "/repos/**, POST /orgs/**  [binary: exact, host: exact, "
-                                       "route: inspected, methods: writes]\n"
-                                       "      rule gh; credentials in scope: github-pat\n"));
+                                       "      rule lan; wide: all traffic, not inspected; private "
+                                       "destinations: 10.0.0.0/8\n"));
+    ck_assert_ptr_nonnull(
+        strstr(text, "\n~ /usr/bin/git -> api.github.com:443 inspected, GET "
+                     "/repos/**, POST /orgs/**  [binary: exact, host: exact, "
+                     "route: inspected, methods: writes]\n"
+                     "      rule gh; wide: writes; credentials in scope: github-pat\n"));
     free(text);
     json_decref(ans);
     prover_grants_free(&gs);
@@ -312,9 +314,48 @@ static const struct {
      "\"route\":\"opaque\",\"access\":[\"all traffic\"],\"breadth\":{\"binary\":\"glob\","
      "\"host\":\"any-depth\",\"route\":\"opaque\",\"methods\":\"all\"}}]}",
      false,
-     "This change grants 1 new unit: /usr/bin/** -> **.pastebin.com:443 opaque; prover: no new "
-     "findings.\n\n+ /usr/bin/** -> **.pastebin.com:443 opaque, all traffic  [binary: glob, host: "
-     "any-depth, route: opaque, methods: all]\n      rule paste\n"},
+     "This change grants 1 new unit: /usr/bin/** -> **.pastebin.com:443 opaque, wide: any binary "
+     "under /usr/bin, any subdomain of pastebin.com at any depth, all traffic, not inspected; "
+     "prover: no new findings.\n\n+ /usr/bin/** -> **.pastebin.com:443 opaque, all traffic  "
+     "[binary: glob, host: any-depth, route: opaque, methods: all]\n      rule paste; wide: any "
+     "binary under /usr/bin, any subdomain of pastebin.com at any depth, all traffic, not "
+     "inspected\n"},
+    /* each dimension in words: a binary directly in a folder, a one-label
+     * host, every method; a narrow grant gets no words */
+    {"{\"verdict\":\"empty\",\"grants\":[{\"rule\":\"w\",\"binary\":\"/opt/bin/*\","
+     "\"host\":\"*.example.com\",\"ports\":[443],\"route\":\"inspected\",\"access\":["
+     "\"every method on /v1/**\"],\"breadth\":{\"binary\":\"glob\",\"host\":\"one-label\","
+     "\"route\":\"inspected\",\"methods\":\"all\"}},{\"rule\":\"n\",\"binary\":\"/usr/bin/git\","
+     "\"host\":\"api.github.com\",\"ports\":[443],\"route\":\"inspected\",\"access\":["
+     "\"GET on every path\"],\"breadth\":{\"binary\":\"exact\",\"host\":\"exact\",\"route\":"
+     "\"inspected\",\"methods\":\"read-only\"}}]}",
+     false,
+     "This change grants 2 new units (listed below; 1 of them wide); prover: no new findings.\n\n"
+     "+ /opt/bin/* -> *.example.com:443 inspected, every method on /v1/**  [binary: glob, host: "
+     "one-label, route: inspected, methods: all]\n      rule w; wide: any binary directly in "
+     "/opt/bin, any one-label subdomain of example.com, every method\n+ /usr/bin/git -> "
+     "api.github.com:443 inspected, GET on every path  [binary: exact, host: exact, route: "
+     "inspected, methods: read-only]\n      rule n\n"},
+    /* any binary, any host, audit mode; a host glob that is not a suffix */
+    {"{\"verdict\":\"empty\",\"grants\":[{\"rule\":\"a\",\"binary\":\"/**\",\"host\":\"*\","
+     "\"ports\":[80],\"route\":\"audit\",\"breadth\":{\"binary\":\"any\",\"host\":"
+     "\"any-depth\",\"route\":\"audit\",\"methods\":\"all\"}}]}",
+     false,
+     "This change grants 1 new unit: /** -> *:80 audit, wide: any binary, any host, every request "
+     "(audit mode: logged, not enforced); prover: no new findings.\n\n+ /** -> *:80 audit  "
+     "[binary: any, host: any-depth, route: audit, methods: all]\n      rule a; wide: any binary, "
+     "any host, every request (audit mode: logged, not enforced)\n"},
+    {"{\"verdict\":\"empty\",\"grants\":[{\"rule\":\"g\",\"binary\":\"/usr/bin/{a,b}\","
+     "\"host\":\"api-*.example.com\",\"ports\":[443],\"route\":\"inspected\",\"breadth\":{"
+     "\"binary\":\"glob\",\"host\":\"one-label\",\"route\":\"inspected\",\"methods\":"
+     "\"writes\"}}]}",
+     false,
+     "This change grants 1 new unit: /usr/bin/{a,b} -> api-*.example.com:443 inspected, wide: any "
+     "binary matching /usr/bin/{a,b}, any host matching api-*.example.com (each * within one "
+     "label), writes; prover: no new findings.\n\n+ /usr/bin/{a,b} -> api-*.example.com:443 "
+     "inspected  [binary: glob, host: one-label, route: inspected, methods: writes]\n      rule g; "
+     "wide: any binary matching /usr/bin/{a,b}, any host matching api-*.example.com (each * within "
+     "one label), writes\n"},
     /* negative: no grant is said as such, and only then */
     {"{\"verdict\":\"empty\",\"categories\":[],\"grants\":[]}", false,
      "This change grants no new or changed unit; prover: no new findings.\n"},

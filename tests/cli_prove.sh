@@ -60,11 +60,12 @@ rc_is $? 0 "pastebin: exit 0 (empty)"
 has "$tmp/out" "verdict: empty" "pastebin: verdict empty"
 has "$tmp/out" "+ /usr/bin/** -> **.pastebin.com:443 opaque, all traffic  [binary: glob, host: any-depth, route: opaque, methods: all]" \
     "pastebin: the grant line with its breadth"
-has "$tmp/out" "      rule paste" "pastebin: the grant's rule"
-if [ "$(head -n 1 "$tmp/out")" = "This change grants 1 new unit: /usr/bin/** -> **.pastebin.com:443 opaque; prover: no new findings." ]; then
-    ok "grants come first, in a sentence with the verdict"
+has "$tmp/out" "      rule paste; wide: any binary under /usr/bin, any subdomain of pastebin.com at any depth, all traffic, not inspected" \
+    "pastebin: the grant's rule and its breadth in words"
+if [ "$(head -n 1 "$tmp/out")" = "This change grants 1 new unit: /usr/bin/** -> **.pastebin.com:443 opaque, wide: any binary under /usr/bin, any subdomain of pastebin.com at any depth, all traffic, not inspected; prover: no new findings." ]; then
+    ok "grants come first, in a sentence with how wide they are and the verdict"
 else
-    bad "grants come first, in a sentence with the verdict"
+    bad "grants come first, in a sentence with how wide they are and the verdict"
     head -n 1 "$tmp/out" | sed 's/^/     | /'
 fi
 hasnt "$tmp/out" "nothing new" "pastebin: never 'nothing new' beside a grant"

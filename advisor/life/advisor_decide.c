@@ -386,6 +386,34 @@ static void refresh_suggestion(struct advisor_worker *w, struct decision *x,
            "suggestion inputs changed; evaluation refreshed, refetch and review again");
 }
 
+/* The chunk's host, port and binary from the rule it now holds: what every
+ * reader (the list, the agent's view, the history) shows of an approved
+ * suggestion is the narrowed rule, not the proposal it replaced. */
+static pv_result chunk_take_key(struct store_chunk *c, const json_t *rule) PV_WUR;
+static pv_result chunk_take_key(struct store_chunk *c, const json_t *rule)
+{
+    char host[256];
+    char binary[1024];
+    int64_t port = 0;
+    char *h;
+    char *b;
+
+    advisor_rule_key(rule, host, sizeof(host), &port, binary, sizeof(binary));
+    h = pv_strdup(host);
+    b = pv_strdup(binary);
+    if (h == NULL || b == NULL) {
+        free(h);
+        free(b);
+        PV_BAIL(PV_ERR_NOMEM);
+    }
+    free(c->host);
+    free(c->binary);
+    c->host = h;
+    c->binary = b;
+    c->port = port;
+    return PV_RESULT_OK;
+}
+
 pv_result advisor_approve_suggestion(struct advisor_worker *w, const char *sandbox, const char *id,
                                      const char *token, struct advisor_decision *d)
 {
@@ -441,7 +469,7 @@ pv_result advisor_approve_suggestion(struct advisor_worker *w, const char *sandb
     rule_text = advisor_json_canonical(rule);
     original = x.c.proposed_rule;
     x.c.proposed_rule = rule_text;
-    if (rule_text == NULL) {
+    if (rule_text == NULL || !pv_ok(chunk_take_key(&x.c, rule))) {
         refuse(d, ADVISOR_REFUSED_INTERNAL, "out of memory");
     } else {
         reviewer_approve(w, &x, &e, original, d);

@@ -235,8 +235,21 @@
         return String(g.operation_type || 'query') + (g.operation_name ? ' ' + String(g.operation_name) : '');
     }
 
-    function statusBadge(status) {
-        return el('span', { class: 'status status-' + String(status), text: String(status).toUpperCase() });
+    // A chunk's state; an approval the envelope made (auto_approved, no
+    // reviewer) is marked so wherever a person's approval would show.
+    function statusBadge(c) {
+        const status = String(c.status);
+        const auto = status === 'approved' && c.auto_approved === true;
+        return el('span', { class: 'status status-' + status + (auto ? ' status-auto' : ''),
+            title: auto ? 'approved automatically: within the auto-approval envelope, no reviewer' : status,
+            text: status.toUpperCase() + (auto ? ' (AUTO)' : '') });
+    }
+
+    function statusWords(c) {
+        if (c.status === 'approved' && c.auto_approved === true) {
+            return 'approved automatically (within the auto-approval envelope; no reviewer decided it)';
+        }
+        return String(c.status);
     }
 
     function dlRow(dl, term, value, cls) {
@@ -257,10 +270,18 @@
         if (gs.length === 0) {
             return 'grants nothing beyond the policy it was proved against';
         }
-        return gs.map((g) => (g.change === 'changed' ? '~ ' : '+ ') + g.binary + ' -> ' +
-            (g.host || g.target_sandbox || '(hostless)') + ':' + (g.ports || []).join(',') + ' ' +
-            g.route + ', ' + (g.access || []).join(' ') +
-            ((g.credentials || []).length ? '; credentials ' + g.credentials.join(', ') : '')).join('\n');
+        // each grant with its breadth marks and, when it is wide, the words
+        return gs.map((g) => {
+            const b = g.breadth;
+            const words = breadthWords(g);
+            return (g.change === 'changed' ? '~ ' : '+ ') + g.binary + ' -> ' +
+                (g.host || g.target_sandbox || '(hostless)') + ':' + (g.ports || []).join(',') + ' ' +
+                g.route + ', ' + (g.access || []).join(', ') +
+                ((g.credentials || []).length ? '; credentials ' + g.credentials.join(', ') : '') +
+                (b && typeof b === 'object' ? '  [binary: ' + b.binary + ', host: ' + b.host + ', route: ' +
+                    b.route + ', methods: ' + b.methods + ']' : '') +
+                (words ? '\n      wide: ' + words : '');
+        }).join('\n');
     }
 
     function pre(s, cls) {
@@ -364,7 +385,7 @@
                 type: 'button', class: 'proposal', 'aria-pressed': String(c.chunk_id === state.chunk),
                 onclick: () => selectChunk(c.chunk_id),
             },
-            statusBadge(c.status), ' ',
+            statusBadge(c), ' ',
             el('span', { class: 'rule', text: c.rule_name }), ' ',
             el('span', { class: 'endpoint', text: c.host + ':' + c.port }), ' ',
             el('span', { class: 'validation', text: (c.validation_result || '').split('\n')[0] }));
@@ -546,11 +567,65 @@
     // The marks that make a grant wide: they get the "wide" class (the word
     // is always written; the style only repeats it).
     const WIDE = {
-        binary: ['any'],
-        host: ['any-depth'],
+        binary: ['glob', 'any'],
+        host: ['any-depth', 'one-label'],
         route: ['opaque', 'audit'],
-        methods: ['all'],
+        methods: ['all', 'writes'],
     };
+
+    const GLOB_META = /[*?[\]{}\\]/;
+
+    // How wide one grant is, in words, for every dimension that is not
+    // narrow; null for a grant narrow in all of them. The same words as
+    // proviso prove and proviso rule get (prover/prover_grants.c,
+    // put_breadth_words; docs/cli.md#prove).
+    function breadthWords(g) {
+        const b = g.breadth;
+        if (!b || typeof b !== 'object') {
+            return null;
+        }
+        const bm = String(b.binary || 'exact');
+        const hm = String(b.host || 'exact');
+        const route = String(b.route || 'inspected');
+        const mm = String(b.methods || 'read-only');
+        const words = [];
+        if (bm !== 'exact') {
+            const bin = String(g.binary || '?');
+            if (bm === 'any') {
+                words.push('any binary');
+            } else if (bin.length > 3 && bin.endsWith('/**') && !GLOB_META.test(bin.slice(0, -3))) {
+                words.push('any binary under ' + bin.slice(0, -3));
+            } else if (bin.length > 2 && bin.endsWith('/*') && !GLOB_META.test(bin.slice(0, -2))) {
+                words.push('any binary directly in ' + bin.slice(0, -2));
+            } else {
+                words.push('any binary matching ' + bin);
+            }
+        }
+        if (hm !== 'exact' && hm !== 'hostless') {
+            const host = String(g.host || '*');
+            if (/^[*.]*$/.test(host)) {
+                words.push('any host');
+            } else if (hm === 'any-depth') {
+                words.push(host.length > 3 && host.startsWith('**.') && !GLOB_META.test(host.slice(3))
+                    ? 'any subdomain of ' + host.slice(3) + ' at any depth'
+                    : 'any host matching ' + host + ' (** spans labels)');
+            } else {
+                words.push(host.length > 2 && host.startsWith('*.') && !GLOB_META.test(host.slice(2))
+                    ? 'any one-label subdomain of ' + host.slice(2)
+                    : 'any host matching ' + host + ' (each * within one label)');
+            }
+        }
+        if (route === 'opaque') {
+            words.push('all traffic, not inspected');
+        } else if (route === 'audit') {
+            words.push('every request (audit mode: logged, not enforced)');
+        } else if (mm === 'all') {
+            words.push('every method');
+        } else if (mm === 'writes') {
+            words.push('writes');
+        }
+        return words.length ? words.join(', ') : null;
+    }
 
     function plural(n, word) {
         return n + ' ' + word + (n === 1 ? '' : 's');
@@ -578,9 +653,11 @@
             count = plural(nnew, 'new unit') + ' and ' + plural(nchanged, 'changed unit');
         }
         if (grants.length === 1) {
-            count += ': ' + grantPlace(grants[0]);
+            const words = breadthWords(grants[0]);
+            count += ': ' + grantPlace(grants[0]) + (words ? ', wide: ' + words : '');
         } else if (grants.length > 1) {
-            count += ' (listed below)';
+            const wide = grants.filter((g) => breadthWords(g) !== null).length;
+            count += wide ? ' (listed below; ' + wide + ' of them wide)' : ' (listed below)';
         }
         let verdict;
         const cats = Array.isArray(prover.categories) ? prover.categories : [];
@@ -609,6 +686,10 @@
         });
         marks.append(text(']'));
         const extra = ['rule ' + (g.rule || '-')];
+        const words = breadthWords(g);
+        if (words) {
+            extra.push('wide: ' + words);
+        }
         if (Array.isArray(g.credentials) && g.credentials.length) {
             extra.push('credentials in scope: ' + g.credentials.join(', '));
         }
@@ -721,7 +802,7 @@
         d.setAttribute('data-chunk', c.chunk_id);
         d.setAttribute('data-status', c.status);
         d.append(el('h2', { id: 'detail-title' }, 'Rule ', el('span', { class: 'rule', text: c.rule_name }), ' ',
-            statusBadge(c.status)));
+            statusBadge(c)));
         const grants = grantsSection(prover);
         if (grants !== null) {
             d.append(grants);
@@ -730,7 +811,7 @@
         const dl = el('dl', { class: 'facts' });
         dlRow(dl, 'Chunk', c.chunk_id, 'mono');
         dlRow(dl, 'Sandbox', state.sandbox);
-        dlRow(dl, 'Status', c.status, 'chunk-status');
+        dlRow(dl, 'Status', statusWords(c), 'chunk-status');
         dlRow(dl, 'Endpoint', c.host + ':' + c.port);
         dlRow(dl, 'Binary', c.binary);
         dlRow(dl, 'Proposed by', c.analysis_mode + ', confidence ' +
@@ -849,6 +930,10 @@
         if (!sug && prover && Array.isArray(prover.findings) && prover.findings.length) {
             box.append(el('p', { id: 'confirm-findings', text: 'The prover found ' + findingsCount(prover) +
                 ' (' + (prover.categories || []).join(', ') + ').' }));
+        }
+        const env = (cc.evidence || {}).envelope;
+        if (!sug && env && env.note) {
+            box.append(el('p', { id: 'confirm-envelope', class: 'warn', text: 'Auto-approval envelope: ' + env.note }));
         }
         if (cc.review_token !== c.review_token) {
             box.append(el('p', { class: 'warn', text: 'The evaluation changed since this was opened; the ' +

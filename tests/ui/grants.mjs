@@ -94,7 +94,8 @@ check(fi > gi, `the grants are above the findings (${gi} < ${fi})`);
 const sec = kids[gi];
 const headline = sec.find((e) => e.id === 'grants-headline');
 check(headline !== null && headline.textContent ===
-    'This change grants 1 new unit: /usr/bin/** -> **.pastebin.com:443 opaque; prover: no new findings.',
+    'This change grants 1 new unit: /usr/bin/** -> **.pastebin.com:443 opaque, wide: any binary under /usr/bin, ' +
+    'any subdomain of pastebin.com at any depth, all traffic, not inspected; prover: no new findings.',
     `the headline: ${headline && headline.textContent}`);
 const items = sec.all((e) => hasClass(e, 'grant'));
 check(items.length === 1, `one grant listed (${items.length})`);
@@ -105,15 +106,30 @@ const marks = items[0].find((e) => hasClass(e, 'breadth'));
 check(marks.textContent === '[binary: glob, host: any-depth, route: opaque, methods: all]',
     `the breadth marks: ${marks.textContent}`);
 const wide = items[0].all((e) => hasClass(e, 'wide')).map((e) => e.getAttribute('data-dim'));
-check(wide.join(',') === 'host,route,methods', `the wide marks stand out: ${wide.join(',')}`);
-check(!/binary: glob/.test(items[0].all((e) => hasClass(e, 'wide')).map((e) => e.textContent).join()),
-    'negative: a glob binary is not marked wide');
+check(wide.join(',') === 'binary,host,route,methods', `the wide marks stand out: ${wide.join(',')}`);
+const extra = items[0].find((e) => hasClass(e, 'grant-extra'));
+check(extra.textContent === 'rule paste; wide: any binary under /usr/bin, any subdomain of pastebin.com at any ' +
+    'depth, all traffic, not inspected', `the grant's breadth in words: ${extra.textContent}`);
 const nf = detail.find((e) => e.id === 'no-findings');
 check(nf !== null && nf.textContent ===
     'No new prover findings; the change grants 1 unit (see "What this change grants" above).',
     `the findings section keeps the grant in view: ${nf && nf.textContent}`);
 check(!/nothing new/i.test(detail.textContent), 'no "nothing new" beside a grant');
 check(!/null|undefined/.test(sec.textContent), 'no "null" or "undefined" in the section');
+
+// 1b. An approval the envelope made reads as such, never as a person's.
+const title = detail.find((e) => e.id === 'detail-title');
+check(/APPROVED \(AUTO\)/.test(title.textContent), `the title's badge says auto: ${title.textContent}`);
+check(detail.find((e) => hasClass(e, 'chunk-status')).textContent ===
+    'approved automatically (within the auto-approval envelope; no reviewer decided it)',
+    'the status row says no reviewer decided it');
+hook.renderDetail({ ...pasteChunk, auto_approved: false });
+check(!/AUTO/.test(detail.find((e) => e.id === 'detail-title').textContent) &&
+    detail.find((e) => hasClass(e, 'chunk-status')).textContent === 'approved',
+    'negative: a reviewer\'s approval is not marked auto');
+hook.renderDetail({ ...pasteChunk, status: 'pending', auto_approved: true });
+check(!/AUTO/.test(detail.find((e) => e.id === 'detail-title').textContent),
+    'negative: only an approval is marked auto');
 
 // 2. An empty grant list says so, and only then.
 hook.renderDetail({ ...pasteChunk, evidence: { prover: { verdict: 'empty', categories: [], grants: [] } } });
@@ -136,15 +152,26 @@ check(detail.find((e) => e.id === 'no-findings').textContent === 'No prover evid
 // 4. Findings and changed units; unknown.
 const h = hook.grantsHeadline({ verdict: 'findings', categories: ['capability_expansion'],
     grants: [{ ...pasteGrant, change: 'changed' }, pasteGrant] });
-check(h === 'This change grants 1 new unit and 1 changed unit (listed below); prover: 1 new finding ' +
-    '(capability_expansion).', `findings headline: ${h}`);
+check(h === 'This change grants 1 new unit and 1 changed unit (listed below; 2 of them wide); prover: 1 new ' +
+    'finding (capability_expansion).', `findings headline: ${h}`);
+// a narrow grant: no words, and the narrow dimensions never marked wide
+const narrow = { ...pasteGrant, binary: '/usr/bin/git', host: 'api.github.com', route: 'inspected',
+    access: ['GET on every path'], breadth: { binary: 'exact', host: 'exact', route: 'inspected', methods: 'read-only' } };
+check(hook.grantsHeadline({ verdict: 'empty', grants: [narrow] }) ===
+    'This change grants 1 new unit: /usr/bin/git -> api.github.com:443 inspected; prover: no new findings.',
+    'negative: a narrow grant has no "wide:"');
+check(hook.grantsHeadline({ verdict: 'empty', grants: [{ ...narrow, binary: '/opt/bin/*', host: '*.example.com',
+    breadth: { binary: 'glob', host: 'one-label', route: 'inspected', methods: 'writes' } }] }) ===
+    'This change grants 1 new unit: /opt/bin/* -> *.example.com:443 inspected, wide: any binary directly in ' +
+    '/opt/bin, any one-label subdomain of example.com, writes; prover: no new findings.',
+    'a binary folder, a one-label host and writes in words');
 check(hook.grantsHeadline({ verdict: 'unknown', reason_code: 'timeout', grants: [] }) ===
     'This change grants no new or changed unit; prover: undecided (timeout), so not approvable automatically.',
     'unknown headline');
 
 // 5. The proposal list's one line names the grants and what makes them wide.
 check(hook.grantsSummary({ grants: [pasteGrant] }) ===
-    'grants 1 unit; wide: host any-depth, route opaque, methods all',
+    'grants 1 unit; wide: binary glob, host any-depth, route opaque, methods all',
     `list summary: ${hook.grantsSummary({ grants: [pasteGrant] })}`);
 check(hook.grantsSummary({ grants: [{ ...pasteGrant, breadth: { binary: 'exact', host: 'exact',
     route: 'inspected', methods: 'read-only' } }] }) === 'grants 1 unit', 'negative: a narrow grant is not wide');

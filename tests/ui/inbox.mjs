@@ -292,7 +292,7 @@ async function main() {
         await waitText(page, '#detail .proposed-by', /confidence \d+% \(the proposer's estimate that the rule is wanted, not a safety score/,
             'confidence is explained where it is shown');
         await waitText(page, '#grants-headline',
-            /^This change grants 1 (new|changed) unit: \/usr\/bin\/curl -> api\.github\.com:443 inspected; prover: \d+ new findings? \(/,
+            /^This change grants 1 (new|changed) unit: \/usr\/bin\/curl -> api\.github\.com:443 inspected, wide: writes; prover: \d+ new findings? \(/,
             'what the change grants comes first, as one sentence with the verdict');
         await waitText(page, '#grants li.grant .breadth',
             /^\[binary: exact, host: exact, route: inspected, methods: writes\]$/, 'the grant carries its breadth');
@@ -455,6 +455,29 @@ async function main() {
             'the envelope note names the clause');
         check(!(await page.textContent('#detail')).includes('nothing new'), "never 'nothing new' beside a grant");
         await shot(page, 'wide-grant-pending');
+        // its confirm step repeats how wide it is and the envelope's note
+        await page.click('#approve');
+        await page.waitForSelector('#confirm');
+        await waitText(page, '#confirm pre.confirm-grants',
+            /\[binary: glob, host: any-depth, route: opaque, methods: all\]\n {6}wide: any binary under \/usr\/bin, any subdomain of pastebin\.com at any depth, all traffic, not inspected$/,
+            'the confirm step shows the breadth marks and words');
+        await waitText(page, '#confirm-envelope', /^Auto-approval envelope: outside the auto-approval envelope \(exact_binary\)/,
+            'the confirm step shows the envelope note');
+        await shot(page, 'wide-grant-confirm');
+        await page.click('#approve-cancel');
+
+        // 9b. A narrow grant in auto mode: approved by the envelope, and
+        // marked so in the list and the detail (never like a reviewer's).
+        const narrow = await submitRule('docs_std', [{ host: 'docs.rust-lang.org', port: 443, protocol: 'rest',
+            enforcement: 'enforce', rules: [{ allow: { method: 'GET', path: '/std/**' } }] }], '/usr/bin/curl');
+        await page.waitForSelector(`[data-chunk="${narrow}"] button`, { timeout: 20000 });
+        await page.click(`[data-chunk="${narrow}"] button`);
+        await page.waitForSelector(`#detail[data-chunk="${narrow}"][data-status="approved"]`, { timeout: 20000 });
+        await waitText(page, '#detail-title .status', /^APPROVED \(AUTO\)$/, 'the auto-approval is marked in the detail');
+        await waitText(page, `li[data-chunk="${narrow}"] .status`, /^APPROVED \(AUTO\)$/, '... and in the list');
+        await waitText(page, '#detail .chunk-status', /^approved automatically \(within the auto-approval envelope; no reviewer decided it\)$/,
+            'the status row says no reviewer decided it');
+        await shot(page, 'auto-approved');
 
         // 10. A narrowed suggestion: the sandbox was denied two GETs on one
         // host; a rule for every binary and every host under example.org is
@@ -474,14 +497,14 @@ async function main() {
         await page.click(`[data-chunk="${broad}"] button`);
         await page.waitForSelector(`#detail[data-chunk="${broad}"] #approve-suggestion`);
         await waitText(page, '#detail pre.suggestion-grants',
-            /^\+ \/usr\/bin\/curl -> api\.example\.org:443 inspected, GET \/v1\/items\/\*\* HEAD \/v1\/items\/\*\*$/,
+            /^\+ \/usr\/bin\/curl -> api\.example\.org:443 inspected, GET \/v1\/items\/\*\*, HEAD \/v1\/items\/\*\*(  \[binary: exact, host: exact, route: inspected, methods: read-only\])?$/,
             'the suggestion is the denied binary, host and path prefix');
         await shot(page, 'suggestion');
         await page.click('#approve-suggestion');
         await page.waitForSelector('#confirm[data-action="approve-suggestion"]');
         check(!posts.some((u) => u.endsWith('/approve-suggestion')), 'the narrowed rule waits for its confirm step');
         await waitText(page, '#confirm pre.confirm-grants',
-            /^\+ \/usr\/bin\/curl -> api\.example\.org:443 inspected, GET \/v1\/items\/\*\* HEAD \/v1\/items\/\*\*$/,
+            /^\+ \/usr\/bin\/curl -> api\.example\.org:443 inspected, GET \/v1\/items\/\*\*, HEAD \/v1\/items\/\*\*(  \[binary: exact, host: exact, route: inspected, methods: read-only\])?$/,
             'the confirm step names the narrowed grant, not the proposed one');
         await shot(page, 'suggestion-confirm');
         await page.click('#approve-confirm');

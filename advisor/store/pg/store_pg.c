@@ -984,14 +984,15 @@ pv_result store_pg_chunk_update(struct store *s, const struct store_chunk *c,
                  "rejection_reason = $11, application_error = $12, review_token = $13, "
                  "current_hash = $14, candidate_hash = $15, evidence = $16, approved_seq = $17, "
                  "approved_rev = $18, auto_approved = $19, decided_by = $20, "
-                 "approved_evidence = $21, suspension_reason = $22 "
-                 "WHERE id = $23 AND sandbox = $24 AND status = $25",
-                 "sssssdiiisssssssiiissssis", c->status, c->rule_name, c->proposed_rule,
+                 "approved_evidence = $21, suspension_reason = $22, host = $23, port = $24, "
+                 "\"binary\" = $25 WHERE id = $26 AND sandbox = $27 AND status = $28",
+                 "sssssdiiisssssssiiissssissis", c->status, c->rule_name, c->proposed_rule,
                  c->rationale, c->security_notes, c->confidence, c->decided_ms, c->hit_count,
                  c->last_seen_ms, c->validation_result, c->rejection_reason, c->application_error,
                  c->review_token, c->current_hash, c->candidate_hash, c->evidence, c->approved_seq,
                  c->approved_rev, (int64_t)c->auto_approved, c->decided_by, c->approved_evidence,
-                 c->suspension_reason, c->id, c->sandbox, expect_status),
+                 c->suspension_reason, c->host, c->port, c->binary, c->id, c->sandbox,
+                 expect_status),
         PV_ERR_CONFLICT);
 }
 

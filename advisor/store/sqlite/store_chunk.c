@@ -125,17 +125,17 @@ pv_result store_sq_chunk_update(struct store *s, const struct store_chunk *c,
            "last_seen_ms = ?, validation_result = ?, rejection_reason = ?, "
            "application_error = ?, review_token = ?, current_hash = ?, candidate_hash = ?, "
            "evidence = ?, approved_seq = ?, approved_rev = ?, auto_approved = ?, decided_by = ?, "
-           "approved_evidence = ?, suspension_reason = ? "
+           "approved_evidence = ?, suspension_reason = ?, host = ?, port = ?, \"binary\" = ? "
            "WHERE id = ? AND sandbox = ? AND status = ?");
 
     if (st == NULL ||
-        !store_bind(st, "sssssdiiisssssssiiissssis", c->status, c->rule_name, c->proposed_rule,
+        !store_bind(st, "sssssdiiisssssssiiissssissis", c->status, c->rule_name, c->proposed_rule,
                     c->rationale, c->security_notes, c->confidence, c->decided_ms, c->hit_count,
                     c->last_seen_ms, c->validation_result, c->rejection_reason,
                     c->application_error, c->review_token, c->current_hash, c->candidate_hash,
                     c->evidence, c->approved_seq, c->approved_rev, (int64_t)c->auto_approved,
-                    c->decided_by, c->approved_evidence, c->suspension_reason, c->id, c->sandbox,
-                    expect_status)) {
+                    c->decided_by, c->approved_evidence, c->suspension_reason, c->host, c->port,
+                    c->binary, c->id, c->sandbox, expect_status)) {
         store_done(s, st);
         PV_BAIL(PV_ERR_IO);
     }
