@@ -933,7 +933,7 @@
         }
         const env = (cc.evidence || {}).envelope;
         if (!sug && env && env.note) {
-            box.append(el('p', { id: 'confirm-envelope', class: 'warn', text: 'Auto-approval envelope: ' + env.note }));
+            box.append(el('p', { id: 'confirm-envelope', class: 'warn', text: env.note }));
         }
         if (cc.review_token !== c.review_token) {
             box.append(el('p', { class: 'warn', text: 'The evaluation changed since this was opened; the ' +

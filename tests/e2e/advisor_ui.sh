@@ -88,8 +88,8 @@ XSS_CHUNK=$(sed -n 's/^XSS_CHUNK=//p' "$WORK/browser.out")
 # Every step left a non-empty PNG.
 for n in 01-token-prompt 02-token-refused 03-sandboxes 04-proposal-evidence \
     05-approve-confirm 06-stale-review-token 07-approved 08-xss-as-text 09-reject-reason \
-    10-rejected 11-wide-grant-pending 12-suggestion 13-suggestion-confirm 14-suggestion-approved \
-    15-suspended 16-graphql-pending 17-forgotten; do
+    10-rejected 11-wide-grant-pending 12-wide-grant-confirm 13-auto-approved 14-suggestion \
+    15-suggestion-confirm 16-suggestion-approved 17-suspended 18-graphql-pending 19-forgotten; do
     f=$ART/$n.png
     if [ -s "$f" ] && [ "$(od -An -tx1 -N4 "$f" | tr -d ' ')" = 89504e47 ]; then
         ok "screenshot $n.png is a non-empty PNG ($(wc -c <"$f") bytes)"
@@ -106,7 +106,7 @@ eq "API: the reviewed chunk is suspended" "$(jf .status)" suspended
 eq "API: decided by the re-proof" "$(jf .decided_by)" reproof
 has "API: the approval's evidence is kept" "$(jf '.approved_evidence.prover.validation_result')" "new finding"
 api GET /v1/sandboxes/sb1
-eq "API: revisions: approval 2, narrowed rule 3, suspension 4" "$(jf .policy_version)" 4
+eq "API: revisions: approval 2, auto-approval 3, narrowed rule 4, suspension 5" "$(jf .policy_version)" 5
 if [ -n "$XSS_CHUNK" ]; then
     api GET "/v1/sandboxes/sb1/proposals/$XSS_CHUNK"
     eq "API: the second chunk is rejected" "$(jf .status)" rejected
@@ -115,8 +115,8 @@ else
     bad "the browser did not report the second chunk"
 fi
 api GET "/v1/events?since=0&limit=10000"
-eq "API: two reviewer approvals, one of a narrowed rule" \
-    "$(jf '[.events[] | select(.kind == "CONFIG:APPROVED") | (.record.narrowed_from != null)] | map(tostring) | join(" ")')" "false true"
+eq "API: three approvals (a reviewer's, the envelope's, a narrowed rule's)" \
+    "$(jf '[.events[] | select(.kind == "CONFIG:APPROVED") | (.record.narrowed_from != null)] | map(tostring) | join(" ")')" "false false true"
 eq "API: one suspension" "$(jf '[.events[] | select(.kind == "CONFIG:SUSPENDED") | .record.chunk_id] | join(" ")')" "$CHUNK"
 has "API: the rejection event carries the reason" \
     "$(jf '[.events[] | select(.kind == "CONFIG:REJECTED") | .line] | join(" ")')" "too broad"

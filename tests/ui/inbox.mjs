@@ -461,7 +461,7 @@ async function main() {
         await waitText(page, '#confirm pre.confirm-grants',
             /\[binary: glob, host: any-depth, route: opaque, methods: all\]\n {6}wide: any binary under \/usr\/bin, any subdomain of pastebin\.com at any depth, all traffic, not inspected$/,
             'the confirm step shows the breadth marks and words');
-        await waitText(page, '#confirm-envelope', /^Auto-approval envelope: outside the auto-approval envelope \(exact_binary\)/,
+        await waitText(page, '#confirm-envelope', /^outside the auto-approval envelope \(exact_binary\)/,
             'the confirm step shows the envelope note');
         await shot(page, 'wide-grant-confirm');
         await page.click('#approve-cancel');
