@@ -264,6 +264,31 @@ START_TEST(test_rule_text)
     free(d);
     free(sum);
     json_decref(r);
+    /* each kind of rule in its own words: a GraphQL mutation, MCP calls, a
+     * REST allow rule without a method (grants nothing) */
+    r = rule("{\"endpoints\":[{\"host\":\"api.github.com\",\"port\":443,\"protocol\":"
+             "\"graphql\",\"enforcement\":\"enforce\",\"rules\":[{\"allow\":{\"operation_type\":"
+             "\"mutation\",\"operation_name\":\"CreateIssue\",\"fields\":[\"createIssue\"]}}]},"
+             "{\"host\":\"mcp.example.com\",\"port\":443,\"protocol\":\"mcp\",\"rules\":[{"
+             "\"allow\":{\"tool\":\"create_*\"}},{\"allow\":{\"method\":\"tools/list\"}},{"
+             "\"allow\":{\"params\":{\"name\":{\"any\":[\"a\",\"b\"]}}}}],\"deny_rules\":[{"
+             "\"tool\":\"delete_*\"}]},{\"host\":\"x.example.com\",\"port\":443,\"protocol\":"
+             "\"rest\",\"rules\":[{\"allow\":{\"path\":\"/x\"}}]}],\"binaries\":[{\"path\":"
+             "\"/usr/bin/gh\"}]}");
+    d = advisor_rule_describe(r);
+    sum = advisor_rule_summary(r, "gql");
+    ck_assert_str_eq(d, "endpoints=[api.github.com:443 protocol=graphql enforcement=enforce "
+                        "allow=[graphql mutation CreateIssue fields=createIssue], "
+                        "mcp.example.com:443 protocol=mcp allow=[call tools/call tool=create_*, "
+                        "call tools/list, call tools/call tool=a|b] deny=[call tools/call "
+                        "tool=delete_*], x.example.com:443 protocol=rest allow=[(no method) /x]] "
+                        "binaries=[/usr/bin/gh]");
+    ck_assert_str_eq(sum, "on api.github.com:443 graphql mutation CreateIssue fields=createIssue "
+                          "by /usr/bin/gh");
+    ck_assert_ptr_null(strstr(d, "* **"));
+    free(d);
+    free(sum);
+    json_decref(r);
     r = rule("{}");
     sum = advisor_rule_summary(r, "lonely");
     ck_assert_str_eq(sum, "rule_name:lonely");

@@ -266,11 +266,88 @@ const char *advisor_rule_blocked_host(const json_t *rule, bool allow_loopback)
  * Event text
  * ========================================================================= */
 
-static void add_l7(struct pv_dynbuf *b, const char *label, const json_t *list, bool nested)
+/* An MCP rule's tool selector: `tool`, or `params.name` as a pattern,
+ * {glob: pattern} or {any: [patterns]} (docs/semantics.md#rpc-rules). */
+static void add_tool(struct pv_dynbuf *b, const json_t *a)
+{
+    const json_t *name = json_object_get(json_object_get(a, "params"), "name");
+    const json_t *any = json_object_get(name, "any");
+    const json_t *v;
+    size_t i;
+
+    if (str_of(a, "tool") != NULL) {
+        pv_dynbuf_putf(b, " tool=%s", str_of(a, "tool"));
+    } else if (json_is_string(name)) {
+        pv_dynbuf_putf(b, " tool=%s", json_string_value(name));
+    } else if (str_of(name, "glob") != NULL) {
+        pv_dynbuf_putf(b, " tool=%s", str_of(name, "glob"));
+    } else if (json_is_array(any)) {
+        pv_dynbuf_puts(b, " tool=");
+        json_array_foreach(any, i, v)
+        {
+            pv_dynbuf_putf(b, "%s%s", i > 0 ? "|" : "",
+                           json_is_string(v) ? json_string_value(v) : "?");
+        }
+    }
+}
+
+/* One allow or deny rule in the event text, in the words of its kind: a
+ * GraphQL rule by its operation type, name and fields, a call rule of a
+ * json-rpc or mcp endpoint by its method and tool, a REST rule by method
+ * and path. So an approval line names what the rule admits, never "* **"
+ * for a rule that allows one mutation. An allow rule without a method
+ * grants nothing (docs/semantics.md#methods); a deny rule without one
+ * matches every method. */
+static void add_one_l7(struct pv_dynbuf *b, const json_t *a, bool rpc, bool allow)
+{
+    const char *m = str_of(a, "method");
+    const char *p = str_of(a, "path");
+    const char *cmd = str_of(a, "command");
+    const char *ot = str_of(a, "operation_type");
+    const json_t *q = json_object_get(a, "query");
+    const json_t *f = json_object_get(a, "fields");
+    const json_t *v;
+    size_t i;
+
+    if (ot != NULL) {
+        pv_dynbuf_putf(b, "graphql %s", ot);
+        if (str_of(a, "operation_name") != NULL) {
+            pv_dynbuf_putf(b, " %s", str_of(a, "operation_name"));
+        }
+        if (json_is_array(f) && json_array_size(f) > 0) {
+            pv_dynbuf_puts(b, " fields=");
+            json_array_foreach(f, i, v)
+            {
+                pv_dynbuf_putf(b, "%s%s", i > 0 ? "|" : "",
+                               json_is_string(v) ? json_string_value(v) : "?");
+            }
+        }
+        return;
+    }
+    if (rpc) {
+        bool tool = str_of(a, "tool") != NULL || json_object_get(a, "params") != NULL;
+        pv_dynbuf_putf(b, "call %s",
+                       m != NULL ? m
+                       : tool    ? "tools/call"
+                       : allow   ? "(profile)"
+                                 : "*");
+        add_tool(b, a);
+        return;
+    }
+    pv_dynbuf_putf(b, "%s %s", m != NULL ? m : allow ? "(no method)" : "*", p != NULL ? p : "**");
+    if (cmd != NULL) {
+        pv_dynbuf_putf(b, " command=%s", cmd);
+    }
+    if (json_is_object(q) && json_object_size(q) > 0) {
+        pv_dynbuf_putf(b, " query_keys=%zu", json_object_size(q));
+    }
+}
+
+static void add_l7(struct pv_dynbuf *b, const char *label, const json_t *list, bool nested,
+                   bool rpc)
 {
     size_t i;
     const json_t *r;
-    bool first = true;
 
     if (!json_is_array(list) || json_array_size(list) == 0) {
         return;
@@ -278,19 +355,10 @@ static void add_l7(struct pv_dynbuf *b, const char *label, const json_t *list, b
     pv_dynbuf_putf(b, " %s=[", label);
     json_array_foreach(list, i, r)
     {
-        const json_t *a = nested ? json_object_get(r, "allow") : r;
-        const char *m = str_of(a, "method");
-        const char *p = str_of(a, "path");
-        const char *cmd = str_of(a, "command");
-        const json_t *q = json_object_get(a, "query");
-        pv_dynbuf_putf(b, "%s%s %s", first ? "" : ", ", m != NULL ? m : "*", p != NULL ? p : "**");
-        if (cmd != NULL) {
-            pv_dynbuf_putf(b, " command=%s", cmd);
+        if (i > 0) {
+            pv_dynbuf_puts(b, ", ");
         }
-        if (json_is_object(q) && json_object_size(q) > 0) {
-            pv_dynbuf_putf(b, " query_keys=%zu", json_object_size(q));
-        }
-        first = false;
+        add_one_l7(b, nested ? json_object_get(r, "allow") : r, rpc, nested);
     }
     pv_dynbuf_putc(b, ']');
 }
@@ -314,6 +382,7 @@ char *advisor_rule_describe(const json_t *rule)
         json_int_t ports[64];
         size_t np = ports_of(v, ports, PV_ARRAY_LEN(ports));
         const json_t *ips = json_object_get(v, "allowed_ips");
+        bool rpc;
 
         pv_dynbuf_putf(&b, "%s%s:%lld", i > 0 ? ", " : "", host != NULL ? host : "",
                        np > 0 ? (long long)ports[0] : 0ll);
@@ -334,8 +403,10 @@ char *advisor_rule_describe(const json_t *rule)
         if (np > 1) {
             pv_dynbuf_putf(&b, " ports=%zu", np);
         }
-        add_l7(&b, "allow", json_object_get(v, "rules"), true);
-        add_l7(&b, "deny", json_object_get(v, "deny_rules"), false);
+        rpc = str_of(v, "protocol") != NULL && (strcmp(str_of(v, "protocol"), "json-rpc") == 0 ||
+                                                strcmp(str_of(v, "protocol"), "mcp") == 0);
+        add_l7(&b, "allow", json_object_get(v, "rules"), true, rpc);
+        add_l7(&b, "deny", json_object_get(v, "deny_rules"), false, rpc);
     }
     pv_dynbuf_puts(&b, "] binaries=[");
     json_array_foreach(bins, i, v)
@@ -364,9 +435,12 @@ char *advisor_rule_summary(const json_t *rule, const char *rule_name)
     pv_dynbuf_putf(&b, "on %s:%lld", str_of(ep, "host") != NULL ? str_of(ep, "host") : "",
                    (long long)port);
     if (allow != NULL) {
-        const char *m = str_of(allow, "method");
-        const char *p = str_of(allow, "path");
-        pv_dynbuf_putf(&b, " %s %s", m != NULL ? m : "*", p != NULL ? p : "**");
+        const char *proto = str_of(ep, "protocol");
+
+        pv_dynbuf_putc(&b, ' ');
+        add_one_l7(&b, allow,
+                   proto != NULL && (strcmp(proto, "json-rpc") == 0 || strcmp(proto, "mcp") == 0),
+                   true);
     }
     if (bin != NULL) {
         pv_dynbuf_putf(&b, " by %s", bin);
