@@ -345,6 +345,8 @@ static bool load_job(const struct prover_job *job, struct loaded *l, struct prov
  * ========================================================================= */
 
 struct warn_ctx {
+    const char *proposal_name;             /* the proposal file, or NULL */
+    const struct model_proposal *proposal; /* its operations, or NULL */
     json_t *list;
     json_t *seen;  /* the listed warnings' keys (a set: a policy of ten
                    * thousand rules can have ten thousand warnings) */
@@ -378,6 +380,27 @@ static void warn_add(struct warn_ctx *c, const char *code, const char *loc, cons
     free(key);
 }
 
+/* Where in the proposal a warning about a rule it added lies: "FILE:
+ * operations[I] (rule 'NAME')" for the operation that names the rule the
+ * message starts with ("rule 'NAME': ..."), else the file alone. */
+static void proposal_loc(const struct warn_ctx *c, const char *msg, char *loc, size_t len)
+{
+    const char *name = strncmp(msg, "rule '", 6) == 0 ? msg + 6 : NULL;
+    const char *end = name != NULL ? strchr(name, '\'') : NULL;
+    size_t n = c->proposal != NULL ? model_proposal_nops(c->proposal) : 0;
+
+    for (size_t i = 0; end != NULL && i < n; i++) {
+        const char *r = model_proposal_rule_name(c->proposal, i);
+
+        if (r != NULL && strlen(r) == (size_t)(end - name) &&
+            strncmp(r, name, (size_t)(end - name)) == 0) {
+            (void)snprintf(loc, len, "%s: operations[%zu]", c->proposal_name, i);
+            return;
+        }
+    }
+    (void)snprintf(loc, len, "%s", c->proposal_name);
+}
+
 /* model_warn_fn: a policy warning, located "FILE:LINE:COL". */
 static void on_warning(void *arg, enum model_warning w, const char *file, uint32_t line,
                        uint32_t col, const char *msg)
@@ -389,6 +412,9 @@ static void on_warning(void *arg, enum model_warning w, const char *file, uint32
     if (line > 0) {
         (void)snprintf(loc, sizeof(loc), "%s:%u:%u", file != NULL ? file : "-", (unsigned)line,
                        (unsigned)col);
+    } else if (c->proposal_name != NULL) {
+        /* a rule without a line in a merged candidate is the proposal's */
+        proposal_loc(c, msg, loc, sizeof(loc));
     } else {
         (void)snprintf(loc, sizeof(loc), "%s", file != NULL ? file : "");
     }
@@ -434,9 +460,14 @@ static const char *no_creds_text(char *text, size_t len)
 
 /* The warnings of a loaded job into 'out' and its body ("warnings"). */
 static bool add_warnings(const struct prover_job *job, const struct prover_input *in,
-                         struct prover_answer *out)
+                         const struct model_proposal *proposal, struct prover_answer *out)
 {
-    struct warn_ctx c = {json_array(), json_object(), false, false};
+    struct warn_ctx c = {proposal != NULL ? job->proposal.name : NULL,
+                         proposal,
+                         json_array(),
+                         json_object(),
+                         false,
+                         false};
     char why[256];
     bool ok;
 
@@ -499,7 +530,7 @@ void prover_job_run(struct prover_session *s, const struct prover_job *job,
             out->status = 200;
             out->body = prover_result_to_json(out->result);
             if ((job->kind == PROVER_JOB_PROVE && !add_grants(&in, out)) ||
-                !add_warnings(job, &in, out)) {
+                !add_warnings(job, &in, l.proposal, out)) {
                 json_decref(out->body);
                 out->body = NULL;
             }

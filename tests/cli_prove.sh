@@ -75,6 +75,16 @@ has "$tmp/err" "[wildcard-host]" "warnings carry their code"
 n=$(grep -c "wildcard-host" "$tmp/err")
 [ "$n" -eq 1 ] && ok "a warning is printed once" || bad "a warning is printed once ($n)"
 hasnt "$tmp/err" "no-credentials" "with --credentials: no no-credentials warning"
+# The same rule as a proposal: its warnings are located in the proposal
+# (the operation that adds the rule), never under the baseline's name.
+cat >"$tmp/paste.json" <<'EOF'
+{"operations": [{"addRule": {"ruleName": "other", "rule": {"endpoints": [{"host": "a.example.com", "port": 443}], "binaries": [{"path": "/usr/bin/a"}]}}},
+ {"addRule": {"ruleName": "paste", "rule": {"endpoints": [{"host": "**.pastebin.com", "port": 443, "access": "full"}], "binaries": [{"path": "/usr/bin/**"}]}}}]}
+EOF
+"$pv" prove --baseline "$tmp/base.yaml" --proposal "$tmp/paste.json" >"$tmp/out" 2>"$tmp/err"
+has "$tmp/err" "$tmp/paste.json: operations[1]: warning: rule 'paste': wildcard host '**.pastebin.com'" \
+    "proposal: a warning names the proposal's operation"
+hasnt "$tmp/err" "base.yaml: warning: rule 'paste'" "negative: not under the baseline's name"
 
 "$pv" prove --baseline "$tmp/base.yaml" --candidate "$tmp/paste.yaml" --format json \
     >"$tmp/out" 2>/dev/null
