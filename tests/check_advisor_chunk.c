@@ -1822,6 +1822,10 @@ START_TEST(test_suggestion_proved_and_approved)
         ck_assert(json_is_true(json_object_get(r.body, "timed_out")));
         ck_assert(
             json_equal(json_object_get(r.body, "suggested_rule"), json_object_get(sug, "rule")));
+        /* the text it reads first names the rule it carries */
+        ck_assert_ptr_nonnull(strstr(str(r.body, "validation_result"),
+                                     "a narrower rule was proved approvable: it is in "
+                                     "suggested_rule"));
         ck_assert_uint_eq(json_array_size(json_object_get(r.body, "grants")), 1);
         ck_assert_ptr_null(
             json_object_get(json_array_get(json_object_get(r.body, "grants"), 0), "credentials"));

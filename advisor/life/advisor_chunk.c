@@ -108,6 +108,23 @@ json_t *advisor_chunk_json(struct advisor_worker *w, const struct store_chunk *c
                          store_loaded_latest(w->st, c->sandbox) >= c->approved_rev));
     }
     agent_evidence(w, c, j);
+    if (!reviewer && json_object_get(j, "suggested_rule") != NULL &&
+        strcmp(c->status, "pending") == 0) {
+        /* the text an agent reads first names the rule it carries */
+        struct pv_dynbuf b;
+        char *text;
+
+        pv_dynbuf_init(&b, 1u << 20);
+        pv_dynbuf_putf(&b,
+                       "%s; a narrower rule was proved approvable: it is in suggested_rule "
+                       "(propose it instead, or wait for a reviewer)",
+                       c->validation_result);
+        text = pv_dynbuf_finish(&b);
+        if (text != NULL) {
+            json_object_set_new(j, "validation_result", json_string(text));
+            free(text);
+        }
+    }
     if (reviewer) {
         json_t *ev = json_null();
         if (c->evidence[0] != '\0') {
