@@ -759,7 +759,13 @@ static bool put_breadth_words(struct pv_dynbuf *b, const json_t *g)
     } else if (strcmp(route, "audit") == 0) {
         pv_dynbuf_putf(b, "%severy request (audit mode: logged, not enforced)", sep);
     } else if (strcmp(mm, "all") == 0) {
-        pv_dynbuf_putf(b, "%severy method", sep);
+        /* in the words of what the unit admits (its access lines) */
+        const char *a0 = json_string_value(json_array_get(json_object_get(g, "access"), 0));
+
+        pv_dynbuf_putf(b, "%s%s", sep,
+                       a0 != NULL && strncmp(a0, "GraphQL ", 8) == 0 ? "every GraphQL operation"
+                       : a0 != NULL && strncmp(a0, "call ", 5) == 0  ? "every call"
+                                                                     : "every method");
     } else if (strcmp(mm, "writes") == 0) {
         pv_dynbuf_putf(b, "%swrites", sep);
     }

@@ -118,6 +118,23 @@ static const struct {
     {"{host: base.example, port: 443}",
      "\"host\":\"x.example\",\"port\":443,\"allow_encoded_slash\":true," EP_REST, "/usr/bin/curl",
      R_ALL, "(no_endpoint_flags)"},
+    /* every clause a rule fails is named, the first in full: a glob binary
+     * on a wildcard host, opaque (the issue's pastebin rule) */
+    {"{host: a.example, port: 443}",
+     "\"host\":\"**.pastebin.com\",\"port\":443,\"access\":\"full\"", "/usr/bin/**", R_NONE,
+     "(exact_binary): the binary is a glob: /usr/bin/** -> **.pastebin.com:443 opaque; a reviewer "
+     "must decide, or set envelope_allow_binary_globs. Also outside (exact_host): the host is a "
+     "wildcard, or set envelope_allow_host_wildcards. Also outside (inspected_route): an opaque "
+     "route is not inspected, or set envelope_allow_uninspected."},
+    /* GraphQL and call rules in their own words */
+    {"{host: a.example, port: 443}",
+     "\"host\":\"api.example.com\",\"port\":443,\"protocol\":\"graphql\",\"enforcement\":"
+     "\"enforce\",\"rules\":[{\"allow\":{\"operation_type\":\"*\"}}]",
+     "/usr/bin/curl", R_NONE, "(explicit_rules): every GraphQL operation is allowed"},
+    {"{host: a.example, port: 443}",
+     "\"host\":\"api.example.com\",\"port\":443,\"protocol\":\"json-rpc\",\"enforcement\":"
+     "\"enforce\",\"rules\":[{\"allow\":{\"method\":\"*\"}}]",
+     "/usr/bin/curl", R_NONE, "(explicit_rules): every call is allowed"},
     /* the envelope switched off */
     {"{host: \"*.wild.example\", port: 443}", "\"host\":\"a.wild.example\",\"port\":8443," EP_REST,
      "/usr/bin/**", R_ALL | 8u, NULL},

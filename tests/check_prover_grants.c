@@ -336,6 +336,16 @@ static const struct {
      "/opt/bin, any one-label subdomain of example.com, every method\n+ /usr/bin/git -> "
      "api.github.com:443 inspected, GET on every path  [binary: exact, host: exact, route: "
      "inspected, methods: read-only]\n      rule n\n"},
+    /* every operation of a GraphQL unit in its own words */
+    {"{\"verdict\":\"empty\",\"grants\":[{\"rule\":\"q\",\"binary\":\"/usr/bin/gh\",\"host\":"
+     "\"api.github.com\",\"ports\":[443],\"route\":\"inspected\",\"access\":[\"GraphQL any "
+     "operation\"],\"breadth\":{\"binary\":\"exact\",\"host\":\"exact\",\"route\":"
+     "\"inspected\",\"methods\":\"all\"}}]}",
+     false,
+     "This change grants 1 new unit: /usr/bin/gh -> api.github.com:443 inspected, wide: every "
+     "GraphQL operation; prover: no new findings.\n\n+ /usr/bin/gh -> api.github.com:443 "
+     "inspected, GraphQL any operation  [binary: exact, host: exact, route: inspected, methods: "
+     "all]\n      rule q; wide: every GraphQL operation\n"},
     /* any binary, any host, audit mode; a host glob that is not a suffix */
     {"{\"verdict\":\"empty\",\"grants\":[{\"rule\":\"a\",\"binary\":\"/**\",\"host\":\"*\","
      "\"ports\":[80],\"route\":\"audit\",\"breadth\":{\"binary\":\"any\",\"host\":"

@@ -89,19 +89,53 @@ static void grant_text(const json_t *g, char *out, size_t len)
              plist, route != NULL ? route : "?");
 }
 
+/* Record that the rule is outside the envelope by 'clause'. The first
+ * clause is said in full ("outside the auto-approval envelope (CLAUSE):
+ * WHAT: GRANT; a reviewer must decide, or set SETTING"); every other
+ * clause the rule fails is named after it (" Also outside (CLAUSE): WHAT,
+ * or set SETTING."), once each, so a reviewer learns every setting the
+ * rule would need, not only the first. Returns false. */
 static bool outside(char *note, size_t len, const char *clause, const char *what,
                     const json_t *grant, const char *setting)
 {
     char g[700] = "";
+    char tag[64];
+    size_t at = strlen(note);
 
-    if (grant != NULL) {
-        grant_text(grant, g, sizeof(g));
+    snprintf(tag, sizeof(tag), "(%s)", clause);
+    if (strstr(note, tag) != NULL) {
+        return false;
     }
-    snprintf(note, len,
-             "outside the auto-approval envelope (%s): %s%s%s; a reviewer must decide%s%s", clause,
-             what, g[0] != '\0' ? ": " : "", g, setting != NULL ? ", or set " : "",
-             setting != NULL ? setting : "");
+    if (at == 0) {
+        if (grant != NULL) {
+            grant_text(grant, g, sizeof(g));
+        }
+        snprintf(note, len,
+                 "outside the auto-approval envelope (%s): %s%s%s; a reviewer must decide%s%s",
+                 clause, what, g[0] != '\0' ? ": " : "", g, setting != NULL ? ", or set " : "",
+                 setting != NULL ? setting : "");
+    } else if (at < len) {
+        snprintf(note + at, len - at, "%s Also outside (%s): %s%s%s.",
+                 note[at - 1] == '.' ? "" : ".", clause, what, setting != NULL ? ", or set " : "",
+                 setting != NULL ? setting : "");
+    }
     return false;
+}
+
+/* What a grant admits, from its access lines: a GraphQL unit's lines start
+ * "GraphQL ", a json-rpc or mcp unit's "call " (prover/prover_grants.c). */
+static const char *grant_kind(const json_t *g)
+{
+    const json_t *a = json_array_get(json_object_get(g, "access"), 0);
+    const char *s = json_string_value(a);
+
+    if (s != NULL && strncmp(s, "GraphQL ", 8) == 0) {
+        return "graphql";
+    }
+    if (s != NULL && strncmp(s, "call ", 5) == 0) {
+        return "rpc";
+    }
+    return "rest";
 }
 
 static bool breadth_is(const json_t *g, const char *field, const char *want)
@@ -153,6 +187,7 @@ static bool rule_within(const struct advisor_envelope *env, const json_t *rule, 
 {
     size_t i;
     const json_t *ep;
+    bool within = true;
 
     json_array_foreach(json_object_get(rule, "endpoints"), i, ep)
     {
@@ -162,12 +197,12 @@ static bool rule_within(const struct advisor_envelope *env, const json_t *rule, 
         const json_t *r;
 
         if (!env->uninspected && proto != NULL && strcmp(proto, "tcp") == 0) {
-            return outside(note, len, "inspected_route", "protocol: tcp is not inspected", NULL,
-                           ADVISOR_SET(ENV_UNINSPECTED));
+            within = outside(note, len, "inspected_route", "protocol: tcp is not inspected", NULL,
+                             ADVISOR_SET(ENV_UNINSPECTED));
         }
         if (!env->uninspected && tls != NULL && strcmp(tls, "skip") == 0) {
-            return outside(note, len, "inspected_route", "tls: skip is not inspected", NULL,
-                           ADVISOR_SET(ENV_UNINSPECTED));
+            within = outside(note, len, "inspected_route", "tls: skip is not inspected", NULL,
+                             ADVISOR_SET(ENV_UNINSPECTED));
         }
         if (env->access_presets) {
             continue;
@@ -179,23 +214,28 @@ static bool rule_within(const struct advisor_envelope *env, const json_t *rule, 
                      json_string_value(json_object_get(ep, "access")) != NULL
                          ? json_string_value(json_object_get(ep, "access"))
                          : "?");
-            return outside(note, len, "explicit_rules", what, NULL,
-                           ADVISOR_SET(ENV_ACCESS_PRESETS));
+            within =
+                outside(note, len, "explicit_rules", what, NULL, ADVISOR_SET(ENV_ACCESS_PRESETS));
+            continue;
         }
         json_array_foreach(json_object_get(ep, "rules"), k, r)
         {
             const char *m =
                 json_string_value(json_object_get(json_object_get(r, "allow"), "method"));
             if (m != NULL && strcmp(m, "*") == 0) {
-                return outside(note, len, "explicit_rules", "method '*' allows every method", NULL,
-                               ADVISOR_SET(ENV_ACCESS_PRESETS));
+                within = outside(
+                    note, len, "explicit_rules",
+                    proto != NULL && (strcmp(proto, "json-rpc") == 0 || strcmp(proto, "mcp") == 0)
+                        ? "method '*' allows every call"
+                        : "method '*' allows every method",
+                    NULL, ADVISOR_SET(ENV_ACCESS_PRESETS));
             }
             if (!gql_explicit(json_object_get(r, "allow"), note, len)) {
-                return false;
+                within = false;
             }
         }
     }
-    return true;
+    return within;
 }
 
 /* ---------------------------------------------------------------------------
@@ -391,6 +431,7 @@ bool advisor_envelope_within(const struct advisor_envelope *env, const struct mo
     size_t i;
     const json_t *g;
     char what[400];
+    bool within = true;
 
     note[0] = '\0';
     if (!env->on) {
@@ -401,42 +442,47 @@ bool advisor_envelope_within(const struct advisor_envelope *env, const struct mo
     }
     json_array_foreach(grants, i, g)
     {
+        const char *kind = grant_kind(g);
+
         if (json_object_get(g, "breadth") == NULL) {
             return outside(note, len, "grants", "a grant without breadth marks", g, NULL);
         }
         if (!env->binary_globs && !breadth_is(g, "binary", "exact")) {
-            return outside(note, len, "exact_binary", "the binary is a glob", g,
-                           ADVISOR_SET(ENV_BINARY_GLOBS));
+            within = outside(note, len, "exact_binary", "the binary is a glob", g,
+                             ADVISOR_SET(ENV_BINARY_GLOBS));
         }
         if (!env->host_wildcards && !breadth_is(g, "host", "exact")) {
-            return outside(note, len, "exact_host",
-                           breadth_is(g, "host", "hostless") ? "the endpoint has no host"
-                                                             : "the host is a wildcard",
-                           g, ADVISOR_SET(ENV_HOST_WILDCARDS));
+            within = outside(note, len, "exact_host",
+                             breadth_is(g, "host", "hostless") ? "the endpoint has no host"
+                                                               : "the host is a wildcard",
+                             g, ADVISOR_SET(ENV_HOST_WILDCARDS));
         }
         if (!env->uninspected && !breadth_is(g, "route", "inspected")) {
-            return outside(note, len, "inspected_route",
-                           breadth_is(g, "route", "audit")
-                               ? "an audit-mode route passes every request"
-                               : "an opaque route is not inspected",
-                           g, ADVISOR_SET(ENV_UNINSPECTED));
+            within =
+                outside(note, len, "inspected_route",
+                        breadth_is(g, "route", "audit") ? "an audit-mode route passes every request"
+                                                        : "an opaque route is not inspected",
+                        g, ADVISOR_SET(ENV_UNINSPECTED));
         }
         /* On an opaque or audit route every method passes: that is the
          * inspected_route clause's to refuse or to allow. */
         if (!env->access_presets && breadth_is(g, "route", "inspected") &&
             breadth_is(g, "methods", "all")) {
-            return outside(note, len, "explicit_rules", "every method is allowed", g,
-                           ADVISOR_SET(ENV_ACCESS_PRESETS));
+            within = outside(note, len, "explicit_rules",
+                             strcmp(kind, "graphql") == 0 ? "every GraphQL operation is allowed"
+                             : strcmp(kind, "rpc") == 0   ? "every call is allowed"
+                                                          : "every method is allowed",
+                             g, ADVISOR_SET(ENV_ACCESS_PRESETS));
         }
         if (json_array_size(json_object_get(g, "flags")) > 0) {
             /* allow_encoded_slash widens every path rule of the endpoint
              * (docs/semantics.md#encoded-slash): never without a reviewer */
-            return outside(note, len, "no_endpoint_flags",
-                           "the endpoint turns on allow_encoded_slash", g, NULL);
+            within = outside(note, len, "no_endpoint_flags",
+                             "the endpoint turns on allow_encoded_slash", g, NULL);
         }
         if (!env->new_ports && new_port(current, g, what, sizeof(what))) {
-            return outside(note, len, "no_new_port", what, g, ADVISOR_SET(ENV_NEW_PORTS));
+            within = outside(note, len, "no_new_port", what, g, ADVISOR_SET(ENV_NEW_PORTS));
         }
     }
-    return rule_within(env, rule, note, len);
+    return rule_within(env, rule, note, len) && within;
 }

@@ -620,7 +620,9 @@
         } else if (route === 'audit') {
             words.push('every request (audit mode: logged, not enforced)');
         } else if (mm === 'all') {
-            words.push('every method');
+            const a0 = Array.isArray(g.access) && typeof g.access[0] === 'string' ? g.access[0] : '';
+            words.push(a0.startsWith('GraphQL ') ? 'every GraphQL operation'
+                : a0.startsWith('call ') ? 'every call' : 'every method');
         } else if (mm === 'writes') {
             words.push('writes');
         }
