@@ -294,13 +294,27 @@ expect_not "read-write + GraphQL deny rule: the mutation never reached the upstr
     "$(cat "$T/GRW.log")"
 
 # --- a reload that takes WEBSOCKET_TEXT away ends an open session ------------------
-$WSC lib --proxy "$PX" --port "$E_PORT" --path /v1/long text:before sleep:1.5 text:after-reload \
+# The order is waited for, not slept for (a loaded machine starts python
+# slowly): the long session's first message has reached the upstream, then
+# the slow session's upgrade is at the upstream (which holds its 101 for
+# 1.5 s), then the reload; the long session sends again 4 s after its first.
+# elog_wait TEXT: until the upstream's log holds TEXT (20 s at most)
+elog_wait() {
+    i=0
+    while ! grep -qF -- "$1" "$T/E.log" && [ $i -lt 400 ]; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+    grep -qF -- "$1" "$T/E.log"
+}
+$WSC lib --proxy "$PX" --port "$E_PORT" --path /v1/long text:before sleep:4 text:after-reload \
     >"$T/long.out" &
 LONG=$!
+elog_wait "TEXT before" || fail "the long session's first message never reached the upstream"
 # and one whose upgrade waits for its 101 while the reload happens
 $WSC lib --proxy "$PX" --port "$E_PORT" --path /v1/slow text:after-slow-101 >"$T/slow.out" &
 SLOW=$!
-sleep 0.7
+elog_wait "UPGRADE /v1/slow" || fail "the slow upgrade never reached the upstream"
 ws_policy PATCH >"$T/policy.next.yaml"
 reload_policy || fail "reload"
 wait "$LONG"
