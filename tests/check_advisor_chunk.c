@@ -2123,6 +2123,29 @@ START_TEST(test_suggestion_narrower_only)
 }
 END_TEST
 
+/* A worker is whole or NULL: without its store (a store that was down,
+ * out of memory) advisor_worker_new says so with NULL, which the pool and
+ * the mapper's flusher make again later, instead of a worker that answers
+ * 500 for the process's life (or one without its prover client, whose
+ * first proof read through NULL). */
+START_TEST(test_worker_whole_or_null)
+{
+    char keep[sizeof(a.cfg.store)];
+    struct advisor_worker *w2;
+
+    memcpy(keep, a.cfg.store, sizeof(keep));
+    snprintf(a.cfg.store, sizeof(a.cfg.store), "%s/missing", dir);
+    w2 = advisor_worker_new(&a);
+    memcpy(a.cfg.store, keep, sizeof(keep));
+    ck_assert_msg(w2 == NULL, "a worker without its store (st %p)", (void *)w2->st);
+    w2 = advisor_worker_new(&a);
+    ck_assert_ptr_nonnull(w2);
+    ck_assert_ptr_nonnull(w2->st);
+    ck_assert_ptr_nonnull(w2->pc);
+    advisor_worker_free(w2);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("advisor_chunk");
@@ -2181,6 +2204,11 @@ static Suite *suite(void)
     tcase_add_test(t, test_vec_approve_all);
     tcase_add_test(t, test_vec_edit_recomputes_notes);
     tcase_add_test(t, test_vec_audit_lines);
+    suite_add_tcase(s, t);
+    t = tcase_create("workers");
+    tcase_add_checked_fixture(t, setup, teardown);
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, test_worker_whole_or_null);
     suite_add_tcase(s, t);
     return s;
 }

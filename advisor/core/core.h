@@ -119,6 +119,8 @@ struct advisor_worker {
     char pol_blob[65]; /* the blob it was parsed from: a hit needs both */
 };
 
+/* A worker with its store connection and prover client, or NULL when
+ * either could not be made (logged); the caller makes it again later. */
 struct advisor_worker *advisor_worker_new(struct advisor *a);
 void advisor_worker_free(struct advisor_worker *w);
 
