@@ -2143,6 +2143,89 @@ START_TEST(test_suggestion_narrower_only)
 }
 END_TEST
 
+/* A worker is whole or NULL: without its store (a store that was down,
+ * out of memory) advisor_worker_new says so with NULL, which the pool and
+ * the mapper's flusher make again later, instead of a worker that answers
+ * 500 for the process's life (or one without its prover client, whose
+ * first proof read through NULL). */
+START_TEST(test_worker_whole_or_null)
+{
+    char keep[sizeof(a.cfg.store)];
+    struct advisor_worker *w2;
+
+    memcpy(keep, a.cfg.store, sizeof(keep));
+    snprintf(a.cfg.store, sizeof(a.cfg.store), "%s/missing", dir);
+    w2 = advisor_worker_new(&a);
+    memcpy(a.cfg.store, keep, sizeof(keep));
+    ck_assert_msg(w2 == NULL, "a worker without its store (st %p)", (void *)w2->st);
+    w2 = advisor_worker_new(&a);
+    ck_assert_ptr_nonnull(w2);
+    ck_assert_ptr_nonnull(w2->st);
+    ck_assert_ptr_nonnull(w2->pc);
+    advisor_worker_free(w2);
+}
+END_TEST
+
+struct mech_count {
+    size_t n;
+};
+
+static void mech_one(void *arg, const struct store_chunk *c)
+{
+    struct mech_count *x = arg;
+
+    if (strcmp(c->analysis_mode, "mechanistic") == 0) {
+        x->n++;
+    }
+}
+
+/* The mechanistic chunks of sandbox "sb". */
+static size_t mech_chunks(void)
+{
+    struct store_sandbox sb;
+    struct mech_count x = {0};
+
+    ck_assert(pv_ok(store_sandbox_get(w->st, "sb", &sb)));
+    ck_assert(pv_ok(store_chunk_each(w->st, sb.id, NULL, mech_one, &x)));
+    store_sandbox_clear(&sb);
+    return x.n;
+}
+
+/* The mapper's flusher whose worker could not be made at its start (the
+ * store's directory was away) makes it at the next flush that has denials:
+ * the denial becomes a mechanistic chunk, not a table never flushed. */
+START_TEST(test_flusher_worker_made_again)
+{
+    char away[sizeof(dir) + 8];
+    const char *ev = "{\"events\":[{\"host\":\"flush.example.com\",\"port\":443,\"binary\":"
+                     "\"/usr/bin/curl\",\"method\":\"GET\",\"path\":\"/x\"}]}";
+    struct advisor_mapper *m;
+    struct httpd_reply r;
+    size_t n = 0;
+
+    if (check_store_pg() != NULL) {
+        return; /* the store is not a directory that can be moved away */
+    }
+    snprintf(away, sizeof(away), "%s.away", dir);
+    ck_assert_int_eq(rename(dir, away), 0);
+    m = advisor_mapper_new(&a, 50, true);
+    usleep(300 * 1000); /* the flusher's start: store_open fails */
+    ck_assert_int_eq(rename(away, dir), 0);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(mech_chunks(), 0);
+    memset(&r, 0, sizeof(r));
+    advisor_mapper_ingest(m, "sb", ev, strlen(ev), &r);
+    ck_assert_uint_eq(r.status, 202);
+    json_decref(r.body);
+    for (int i = 0; i < 300 && n == 0; i++) {
+        usleep(50 * 1000);
+        n = mech_chunks();
+    }
+    advisor_mapper_free(m);
+    ck_assert_msg(n == 1, "the denial was not flushed: %zu mechanistic chunks", n);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("advisor_chunk");
@@ -2201,6 +2284,12 @@ static Suite *suite(void)
     tcase_add_test(t, test_vec_approve_all);
     tcase_add_test(t, test_vec_edit_recomputes_notes);
     tcase_add_test(t, test_vec_audit_lines);
+    suite_add_tcase(s, t);
+    t = tcase_create("workers");
+    tcase_add_checked_fixture(t, setup, teardown);
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, test_worker_whole_or_null);
+    tcase_add_test(t, test_flusher_worker_made_again);
     suite_add_tcase(s, t);
     return s;
 }

@@ -7,7 +7,9 @@
  * sent twice to the member that just failed it, a stale failure (from a
  * child's previous address) taking the new address out, an error that does
  * not say which prover is out and why, metrics that lie or break the
- * Prometheus text format. No network: the prober is never started.
+ * Prometheus text format, a prober started without its client (it never
+ * probed a member back in). No network: the one prober started has no
+ * member to probe.
  */
 #include "config.h"
 
@@ -230,6 +232,35 @@ START_TEST(test_render)
 }
 END_TEST
 
+/* advisor_pool_start makes the prober's client before its thread, and
+ * refuses (out of memory) when it cannot: a client that failed in the
+ * thread left a prober that never probed a member back in, for the
+ * process's life. PV_FAIL_ALLOC (common/pv_error.c) is read at a process's
+ * first checked allocation: Check runs each test in a process of its own,
+ * where the first is the pool and the second the client. */
+START_TEST(test_start_makes_probe_client)
+{
+    const char *fork_env = getenv("CK_FORK");
+    struct advisor_pool *p;
+    pv_result r;
+
+    if (fork_env != NULL && strcmp(fork_env, "no") == 0) {
+        return; /* one process for every test: the count is not this test's */
+    }
+    ck_assert_int_eq(setenv("PV_FAIL_ALLOC", "2", 1), 0);
+    p = advisor_pool_new();
+    ck_assert_ptr_nonnull(p);
+    r = advisor_pool_start(p);
+    ck_assert_msg(!pv_ok(r), "a prober started without its client");
+    ck_assert_int_eq(r.err, PV_ERR_NOMEM);
+    advisor_pool_free(p);
+    p = advisor_pool_new();
+    ck_assert_ptr_nonnull(p);
+    ck_assert(pv_ok(advisor_pool_start(p)));
+    advisor_pool_free(p);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("advisor_pool");
@@ -243,6 +274,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_child_generation);
     tcase_add_test(tc, test_refusals);
     tcase_add_test(tc, test_render);
+    tcase_add_test(tc, test_start_makes_probe_client);
     suite_add_tcase(s, tc);
     return s;
 }

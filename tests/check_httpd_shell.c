@@ -1,16 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* check_httpd_shell.c - the service shell shared by the prover and the
- * advisor (httpd_shell.c, httpd_metrics.c): embedded documents, the token
- * source order, /healthz and the request metrics.
+ * advisor (httpd_shell.c, httpd_metrics.c, httpd_pool.c): embedded
+ * documents, the token source order, /healthz, the request metrics and the
+ * worker pool's per-thread state.
  *
  * The metrics cases are the ones a sloppy table gets wrong: an id outside
  * the route table, statuses outside 100..599, two routes sharing an id,
  * a latency exactly on a bucket bound, and the raw text staying valid.
+ * The pool's case is a thread whose state could not be made at its start
+ * (out of memory, a store that was down): it must make it again before its
+ * next job, not answer every job of its life with that one failure.
  */
 #include "config.h"
 
 #include <check.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,6 +218,121 @@ START_TEST(test_metrics_empty)
 }
 END_TEST
 
+/* The worker pool: worker_new fails its first 'fail' calls; each job
+ * records the state it ran with. */
+struct pool_probe {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    unsigned fail;
+    unsigned made; /* worker_new calls */
+    unsigned ran;  /* jobs run */
+};
+
+struct probe_job {
+    struct httpd_job job; /* first member: the pool hands it back */
+    struct pool_probe *p;
+    void *state;
+    bool done;
+};
+
+static void *probe_new(void *arg)
+{
+    struct pool_probe *p = arg;
+    bool fail;
+
+    pthread_mutex_lock(&p->mu);
+    fail = p->made++ < p->fail;
+    pthread_mutex_unlock(&p->mu);
+    return fail ? NULL : malloc(1);
+}
+
+static void probe_free(void *state)
+{
+    free(state);
+}
+
+static void probe_run(struct httpd_job *job, void *worker, bool cancelled)
+{
+    struct probe_job *j = (struct probe_job *)job;
+
+    (void)cancelled;
+    pthread_mutex_lock(&j->p->mu);
+    j->state = worker;
+    j->done = true;
+    j->p->ran++;
+    pthread_cond_broadcast(&j->p->cv);
+    pthread_mutex_unlock(&j->p->mu);
+}
+
+/* Submit 'j' to the one-thread pool and wait until it ran. */
+static void *probe_submit(struct httpd_pool *pool, struct pool_probe *p, struct probe_job *j)
+{
+    memset(j, 0, sizeof(*j));
+    j->job.run = probe_run;
+    j->p = p;
+    ck_assert(httpd_pool_submit(pool, &j->job, 4));
+    pthread_mutex_lock(&p->mu);
+    while (!j->done) {
+        pthread_cond_wait(&p->cv, &p->mu);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return j->state;
+}
+
+static void probe_init(struct pool_probe *p, unsigned fail)
+{
+    memset(p, 0, sizeof(*p));
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    p->fail = fail;
+}
+
+/* A state that failed at the thread's start is made before its first job,
+ * and kept for the jobs after it (server_fail_alloc.sh's 'never another
+ * answer' at N=4299-4301: a prover session that failed at a worker's start
+ * answered 500 'prover session unavailable' for the process's life). */
+START_TEST(test_pool_state_failed_at_start)
+{
+    struct pool_probe p;
+    struct probe_job j1;
+    struct probe_job j2;
+    struct httpd_pool *pool;
+    void *first;
+
+    probe_init(&p, 1);
+    pool = httpd_pool_new(1, probe_new, probe_free, &p);
+    ck_assert_ptr_nonnull(pool);
+    first = probe_submit(pool, &p, &j1);
+    ck_assert_msg(first != NULL, "the job ran with the state that failed at the thread's start");
+    ck_assert_ptr_eq(probe_submit(pool, &p, &j2), first); /* made once, then kept */
+    ck_assert_uint_eq(p.made, 2);
+    httpd_pool_free(pool);
+    ck_assert_uint_eq(p.ran, 2);
+    pthread_mutex_destroy(&p.mu);
+    pthread_cond_destroy(&p.cv);
+}
+END_TEST
+
+/* A state that fails again when a job comes: that job runs with NULL (its
+ * caller answers 500), and the next job tries once more. */
+START_TEST(test_pool_state_retried_per_job)
+{
+    struct pool_probe p;
+    struct probe_job j;
+    struct httpd_pool *pool;
+
+    probe_init(&p, 2);
+    pool = httpd_pool_new(1, probe_new, probe_free, &p);
+    ck_assert_ptr_nonnull(pool);
+    ck_assert_ptr_null(probe_submit(pool, &p, &j));
+    ck_assert_ptr_nonnull(probe_submit(pool, &p, &j));
+    ck_assert_uint_eq(p.made, 3);
+    httpd_pool_free(pool);
+    pthread_mutex_destroy(&p.mu);
+    pthread_cond_destroy(&p.cv);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("httpd_shell");
@@ -225,6 +345,8 @@ int main(void)
     tcase_add_test(tc, test_token_order);
     tcase_add_test(tc, test_metrics);
     tcase_add_test(tc, test_metrics_empty);
+    tcase_add_test(tc, test_pool_state_failed_at_start);
+    tcase_add_test(tc, test_pool_state_retried_per_job);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -66,6 +66,7 @@ struct advisor_pool {
     bool stop;
     bool started;
     pthread_t thread;
+    struct hclient *probe; /* the prober's client, made by advisor_pool_start */
 };
 
 static int64_t mono_ms(void)
@@ -100,6 +101,7 @@ void advisor_pool_free(struct advisor_pool *p)
     if (p->started) {
         pthread_join(p->thread, NULL);
     }
+    hclient_free(p->probe);
     OPENSSL_cleanse(p->m, sizeof(p->m));
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);
@@ -292,7 +294,7 @@ static size_t due(const struct advisor_pool *p, int64_t now)
 static void *prober(void *arg)
 {
     struct advisor_pool *p = arg;
-    struct hclient *c = hclient_new();
+    struct hclient *c = p->probe;
 
     pthread_mutex_lock(&p->mu);
     while (!p->stop) {
@@ -303,7 +305,7 @@ static void *prober(void *arg)
         bool ok;
         struct member *m;
 
-        if (i == SIZE_MAX || c == NULL) {
+        if (i == SIZE_MAX) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             ts.tv_nsec += TICK_MS * 1000000L;
@@ -337,14 +339,23 @@ static void *prober(void *arg)
         }
     }
     pthread_mutex_unlock(&p->mu);
-    hclient_free(c);
     return NULL;
 }
 
 pv_result advisor_pool_start(struct advisor_pool *p)
 {
-    PV_ENSURE(!p->started, PV_ERR_INTERNAL);
-    PV_ENSURE(pthread_create(&p->thread, NULL, prober, p) == 0, PV_ERR_IO);
+    PV_ENSURE(!p->started && p->probe == NULL, PV_ERR_INTERNAL);
+    /* The client is made here, before the thread: a prober whose client
+     * could not be made in the thread would never probe a member back in
+     * for the process's life (a prover taken out by one failed call stayed
+     * out); start-up refuses instead. */
+    p->probe = hclient_new();
+    PV_ENSURE(p->probe != NULL, PV_ERR_NOMEM);
+    if (pthread_create(&p->thread, NULL, prober, p) != 0) {
+        hclient_free(p->probe);
+        p->probe = NULL;
+        PV_BAIL(PV_ERR_IO);
+    }
     p->started = true;
     return PV_RESULT_OK;
 }

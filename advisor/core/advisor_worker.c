@@ -24,11 +24,22 @@ struct advisor_worker *advisor_worker_new(struct advisor *a)
         return NULL;
     }
     w->a = a;
+    /* Whole or NULL: a worker without its store or its prover client would
+     * answer every job of its life with the failure of one moment (or, for
+     * the client, crash the first proof); NULL has the pool (and the
+     * mapper's flusher) make it again before the next job. */
     if (!pv_ok(store_open(a->cfg.store[0] != '\0' ? a->cfg.store : a->cfg.data_dir, &w->st, err,
                           sizeof(err)))) {
         pv_log_errorx("worker: %s", err);
+        advisor_worker_free(w);
+        return NULL;
     }
     w->pc = advisor_prover_new(a);
+    if (w->pc == NULL) {
+        pv_log_errorx("worker: the prover client: %s", pv_strerror(PV_ERR_NOMEM));
+        advisor_worker_free(w);
+        return NULL;
+    }
     return w;
 }
 

@@ -119,6 +119,8 @@ struct advisor_worker {
     char pol_blob[65]; /* the blob it was parsed from: a hit needs both */
 };
 
+/* A worker with its store connection and prover client, or NULL when
+ * either could not be made (logged); the caller makes it again later. */
 struct advisor_worker *advisor_worker_new(struct advisor *a);
 void advisor_worker_free(struct advisor_worker *w);
 
@@ -396,7 +398,8 @@ size_t advisor_pool_size(const struct advisor_pool *p);
 /* Member 'i' moved to 'url' with 'token' (the child restarted; "" while
  * none runs): in at once when 'url' is not empty. */
 void advisor_pool_set(struct advisor_pool *p, size_t i, const char *url, const char *token);
-/* Start the prober thread (health checks with back-off). */
+/* Start the prober thread (health checks with back-off), with its client
+ * made first: PV_ERR_NOMEM when it cannot be. */
 pv_result advisor_pool_start(struct advisor_pool *p) PV_WUR;
 /* Probe every member once now (start-up): those that fail are out. */
 void advisor_pool_check_now(struct advisor_pool *p);

@@ -622,8 +622,11 @@ void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct 
         reply_metrics(a, rq, r);
         return;
     }
-    if (w == NULL || w->st == NULL) {
-        httpd_reply_error(r, 500, "internal", "this worker has no store connection");
+    if (w == NULL) {
+        /* advisor_worker_new failed (logged); the pool tries again before
+         * this thread's next job */
+        httpd_reply_error(r, 500, "internal",
+                          "this worker has no store connection or prover client");
         return;
     }
     if (table[i].who == ADMIN && rq->principal != 0) {

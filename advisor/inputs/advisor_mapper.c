@@ -930,6 +930,9 @@ static void flush_owned(struct advisor_mapper *m, struct advisor_worker *w)
 static void *flusher(void *arg)
 {
     struct advisor_mapper *m = arg;
+    /* NULL when it could not be made (out of memory, a store that was
+     * down): made again before the next flush that has groups, or the
+     * table would never be flushed in this process's life */
     struct advisor_worker *w = advisor_worker_new(m->a);
 
     pthread_mutex_lock(&m->mu);
@@ -943,11 +946,16 @@ static void *flusher(void *arg)
             ts.tv_nsec -= 1000000000L;
         }
         (void)pthread_cond_timedwait(&m->cv, &m->mu, &ts);
-        if (m->stop || m->ngroups == 0 || w == NULL || w->st == NULL) {
+        if (m->stop || m->ngroups == 0) {
             continue;
         }
         pthread_mutex_unlock(&m->mu);
-        flush_owned(m, w);
+        if (w == NULL) {
+            w = advisor_worker_new(m->a);
+        }
+        if (w != NULL) {
+            flush_owned(m, w);
+        }
         pthread_mutex_lock(&m->mu);
     }
     pthread_mutex_unlock(&m->mu);

@@ -767,8 +767,10 @@ int main(int argc, char **argv)
             pv_fatal("prover: %s", err);
         }
     }
-    if (!pv_ok(advisor_pool_start(a.pool))) {
-        pv_fatal("prover pool: cannot start its health checks");
+    res = advisor_pool_start(a.pool);
+    if (!pv_ok(res)) {
+        advisor_child_stop(child, a.cfg.grace_ms);
+        pv_fatal("prover pool: cannot start its health checks: %s", pv_strerror(res.err));
     }
 
     pv_errno = PV_OK;

@@ -116,7 +116,9 @@ struct proxy_advisor {
     int64_t applied_rev;
     bool curl_ready;
 
-    struct hclient *clients[WORKERS + 2]; /* under mu: woken on stop */
+    struct hclient *clients[WORKERS + 2]; /* one per thread: woken on stop */
+    size_t nclients;
+    size_t nclaimed; /* under mu: taken by a thread */
     pthread_t sync_tid;
     bool sync_started;
 
@@ -133,7 +135,9 @@ struct proxy_advisor {
 
 /* Each thread has its own client (kept-alive connection): a transfer is
  * made with req.stop and waits in curl_multi_poll(), which hclient_wakeup()
- * ends at once on stop, so a 30 s long-poll never delays the exit. */
+ * ends at once on stop, so a 30 s long-poll never delays the exit. All are
+ * made before the threads start: one that failed in its thread failed every
+ * call of that thread (the sync's: no policy was ever loaded). */
 static _Thread_local struct hclient *tl_client;
 
 /* ---------------------------------------------------------------------------
@@ -283,32 +287,10 @@ static void note(struct proxy_advisor *a, const char *fmt, ...)
 
 static bool thread_begin(struct proxy_advisor *a)
 {
-    tl_client = hclient_new();
-    if (tl_client == NULL) {
-        return false;
-    }
     pthread_mutex_lock(&a->mu);
-    for (size_t i = 0; i < PV_ARRAY_LEN(a->clients); i++) {
-        if (a->clients[i] == NULL) {
-            a->clients[i] = tl_client;
-            break;
-        }
-    }
+    tl_client = a->nclaimed < a->nclients ? a->clients[a->nclaimed++] : NULL;
     pthread_mutex_unlock(&a->mu);
-    return true;
-}
-
-static void thread_end(struct proxy_advisor *a)
-{
-    pthread_mutex_lock(&a->mu);
-    for (size_t i = 0; i < PV_ARRAY_LEN(a->clients); i++) {
-        if (a->clients[i] == tl_client) {
-            a->clients[i] = NULL;
-        }
-    }
-    pthread_mutex_unlock(&a->mu);
-    hclient_free(tl_client);
-    tl_client = NULL;
+    return tl_client != NULL;
 }
 
 /* Reads, PUTs and the loaded report may be sent twice; anything else is a
@@ -602,7 +584,7 @@ static void *sync_main(void *arg)
     pthread_mutex_lock(&a->mu);
     a->sync_client = NULL;
     pthread_mutex_unlock(&a->mu);
-    thread_end(a);
+    tl_client = NULL; /* proxy_advisor_free frees it */
     return NULL;
 }
 
@@ -672,7 +654,7 @@ static void *probe_main(void *arg)
                  a->url[idx], PROBE_TIMEOUT_MS);
         }
     }
-    thread_end(a);
+    tl_client = NULL; /* proxy_advisor_free frees it */
     return NULL;
 }
 
@@ -735,7 +717,7 @@ static void *worker_main(void *arg)
         wake_loop(a);
     }
     pthread_mutex_unlock(&a->mu);
-    thread_end(a);
+    tl_client = NULL; /* proxy_advisor_free frees it */
     return NULL;
 }
 
@@ -1041,6 +1023,38 @@ static void set_urls(struct proxy_advisor *a, const struct proxy_config *cfg)
     a->poll_idx = -1;
 }
 
+/* The threads' clients, then the threads; false (logged) when either
+ * could not be made. */
+static bool start_threads(struct proxy_advisor *a)
+{
+    a->nclients = WORKERS + 1 + (a->nbase > 1 ? 1 : 0);
+    for (size_t i = 0; i < a->nclients; i++) {
+        a->clients[i] = hclient_new();
+        if (a->clients[i] == NULL) {
+            pv_log_errorx("cannot initialise advisor mode: its HTTP clients: %s",
+                          pv_strerror(PV_ERR_NOMEM));
+            return false;
+        }
+    }
+    /* jansson seeds its hash function once; do it before any thread runs */
+    json_object_seed(0);
+    for (size_t i = 0; i < WORKERS; i++) {
+        if (pthread_create(&a->workers[i], NULL, worker_main, a) != 0) {
+            break;
+        }
+        a->nworkers++;
+    }
+    a->sync_started = pthread_create(&a->sync_tid, NULL, sync_main, a) == 0;
+    if (a->nbase > 1) {
+        a->probe_started = pthread_create(&a->probe_tid, NULL, probe_main, a) == 0;
+    }
+    if (a->nworkers == 0 || !a->sync_started || (a->nbase > 1 && !a->probe_started)) {
+        pv_log_errorx("cannot start the advisor threads");
+        return false;
+    }
+    return true;
+}
+
 struct proxy_advisor *proxy_advisor_new(struct proxy_server *srv)
 {
     const struct proxy_config *cfg = srv->cfg;
@@ -1107,20 +1121,7 @@ struct proxy_advisor *proxy_advisor_new(struct proxy_server *srv)
         proxy_advisor_free(a);
         return NULL;
     }
-    /* jansson seeds its hash function once; do it before any thread runs */
-    json_object_seed(0);
-    for (size_t i = 0; i < WORKERS; i++) {
-        if (pthread_create(&a->workers[i], NULL, worker_main, a) != 0) {
-            break;
-        }
-        a->nworkers++;
-    }
-    a->sync_started = pthread_create(&a->sync_tid, NULL, sync_main, a) == 0;
-    if (a->nbase > 1) {
-        a->probe_started = pthread_create(&a->probe_tid, NULL, probe_main, a) == 0;
-    }
-    if (a->nworkers == 0 || !a->sync_started || (a->nbase > 1 && !a->probe_started)) {
-        pv_log_errorx("cannot start the advisor threads");
+    if (!start_threads(a)) {
         proxy_advisor_free(a);
         return NULL;
     }
@@ -1180,6 +1181,9 @@ void proxy_advisor_free(struct proxy_advisor *a)
     }
     free(a->slot_yaml);
     free(a->yaml);
+    for (size_t i = 0; i < a->nclients; i++) {
+        hclient_free(a->clients[i]);
+    }
     if (a->curl_ready) {
         curl_global_cleanup();
     }
