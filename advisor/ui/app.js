@@ -439,8 +439,11 @@
 
     // The pattern of the proposed rule that opens one finding path: the
     // allow rule (method and path glob) of the endpoint the path goes
-    // to, its access preset, or "any path" when the endpoint is not
-    // inspected. The witness (one concrete request) stays as detail; a
+    // to, its access preset, "all traffic (not inspected)" for an opaque
+    // endpoint, "every request (..., audit mode)" for an inspected one
+    // that is not enforced, and "no request" for an enforced one without
+    // allow rules (the route the prover names, never "not inspected" for
+    // an inspected one). The witness (one concrete request) stays as detail; a
     // reviewer judges the pattern.
     function rulePattern(rule, p) {
         const w = p.witness || {};
@@ -488,8 +491,13 @@
                 }
             } else if (ep.access) {
                 out.push('access ' + ep.access + ' (its methods on /**)');
+            } else if (!ep.protocol || ep.protocol === 'tcp' || ep.tls === 'skip') {
+                out.push('all traffic (not inspected)');
+            } else if (ep.enforcement !== 'enforce') {
+                out.push('every request (' + ep.protocol + ', audit mode: not enforced)');
             } else {
-                out.push('any path (' + (ep.protocol ? ep.protocol : 'not inspected') + ')');
+                // inspected and enforced without an allow rule: it admits no request
+                out.push('no request (' + ep.protocol + ' endpoint without allow rules)');
             }
         }
         if (out.length === 0) {

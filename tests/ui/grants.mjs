@@ -203,7 +203,15 @@ check(rp(rule, wit('GET', '/v1/items/1', 'api.example.org', 8443)) === 'through 
     'negative: another port is not this endpoint');
 check(rp(rule, wit('PUT', '/x', 'files.example.org', 8443)) === 'access read-write (its methods on /**)',
     'pattern: an access preset, ports list');
-check(rp(rule, wit(null, null, 'db.internal', 5432)) === 'any path (not inspected)', 'pattern: an L4 endpoint');
+check(rp(rule, wit(null, null, 'db.internal', 5432)) === 'all traffic (not inspected)', 'pattern: an L4 endpoint');
+// an inspected endpoint without rules is never called "not inspected"
+check(rp({ endpoints: [{ host: 'i.example', port: 443, protocol: 'rest' }] }, wit('GET', '/x', 'i.example', 443)) ===
+    'every request (rest, audit mode: not enforced)', 'pattern: an inspected endpoint in audit mode');
+check(rp({ endpoints: [{ host: 'i.example', port: 443, protocol: 'rest', enforcement: 'enforce' }] },
+    wit('GET', '/x', 'i.example', 443)) === 'no request (rest endpoint without allow rules)',
+'pattern: an enforced endpoint without allow rules');
+check(rp({ endpoints: [{ host: 'i.example', port: 443, protocol: 'rest', tls: 'skip' }] },
+    wit('GET', '/x', 'i.example', 443)) === 'all traffic (not inspected)', 'pattern: tls skip is not inspected');
 check(rp(null, wit('GET', '/')) === 'through rule r', 'no proposed rule: the granting rule is named');
 check(hook.findingsCount({ findings: [{ category: 'a', paths: [{}, {}] }] }) === '1 finding, 2 paths',
     'count: 1 finding over 2 paths is said as such');
