@@ -721,12 +721,30 @@ static int policy_get(struct cli_adv *a)
     return cli_adv_simple(a, "GET", segs, NULL, policy_text);
 }
 
+/* The new base's revisions, then every approved chunk the change
+ * suspended, by id (rule get SANDBOX --chunk-id ID says why), or that
+ * none was. */
 static void policy_set_text(struct cli_adv *a, json_t *ans)
 {
+    const json_t *sus = json_object_get(ans, "suspended");
+    const json_t *v;
+    size_t i;
+
     printf("sandbox %s: base revision %lld; effective policy version %lld sha256:%s\n", a->pos[0],
            (long long)json_integer_value(json_object_get(ans, "base_revision")),
            (long long)json_integer_value(json_object_get(ans, "policy_version")),
            cli_str(ans, "policy_hash"));
+    if (json_array_size(sus) == 0) {
+        printf("suspended: none (every approved chunk still proves as approved)\n");
+        return;
+    }
+    printf("suspended: %zu approved chunk%s (what each now grants was not approved; "
+           "proviso rule get %s --chunk-id ID says why):\n",
+           json_array_size(sus), json_array_size(sus) == 1 ? "" : "s", a->pos[0]);
+    json_array_foreach(sus, i, v)
+    {
+        printf("  %s\n", json_is_string(v) ? json_string_value(v) : "?");
+    }
 }
 
 static int policy_set(struct cli_adv *a)

@@ -339,6 +339,13 @@ START_TEST(test_undo_never_widens_another_chunk)
     ck_assert_str_eq(str(j, "status"), "suspended");
     ck_assert_msg(strstr(str(j, "suspension_reason"), "/admin/") != NULL, "%s",
                   str(j, "suspension_reason"));
+    {
+        /* the reason starts with the change that suspended it */
+        char want[160];
+        snprintf(want, sizeof(want), "after the undo of chunk %s: ", ca);
+        ck_assert_msg(strncmp(str(j, "suspension_reason"), want, strlen(want)) == 0, "%s",
+                      str(j, "suspension_reason"));
+    }
     json_decref(j);
     /* the same through a reject of A after B is approved again */
     ck_assert_uint_eq(approve(ca), 200);

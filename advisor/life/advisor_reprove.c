@@ -416,8 +416,27 @@ static pv_result reason_add(json_t *reasons, const struct store_chunk *c, const 
 /* Prove approved chunk 'id' again in the snapshot's context: it stays (its
  * candidate becomes the context, its id joins 'out->chunks') or it is
  * suspended (its id and reason join 'reasons'). */
+/* "after the base policy changed: " and the like: what a suspension
+ * followed, first in its reason, so that a reviewer sees which change
+ * suspended the chunk (cause: "base", "undo ID", "reject ID" or the
+ * setting that changed). */
+static void cause_words(const char *cause, char *out, size_t len)
+{
+    if (cause == NULL || cause[0] == '\0') {
+        out[0] = '\0';
+    } else if (strcmp(cause, "base") == 0) {
+        snprintf(out, len, "after the base policy changed: ");
+    } else if (strncmp(cause, "undo ", 5) == 0 || strncmp(cause, "reject ", 7) == 0) {
+        snprintf(out, len, "after the %s of chunk %.80s: ", cause[0] == 'u' ? "undo" : "rejection",
+                 strchr(cause, ' ') + 1);
+    } else {
+        snprintf(out, len, "after the sandbox's %.80s changed: ", cause);
+    }
+}
+
 static pv_result reprove_one(struct advisor_worker *w, struct advisor_snapshot *snap,
-                             const char *id, struct advisor_composed *out, json_t *reasons)
+                             const char *id, const char *cause, struct advisor_composed *out,
+                             json_t *reasons)
 {
     struct store_chunk c;
     struct advisor_eval e;
@@ -443,7 +462,9 @@ static pv_result reprove_one(struct advisor_worker *w, struct advisor_snapshot *
         return r;
     }
     approved = approved_evidence(w, &c);
-    keep = advisor_evidence_covered(approved, &e, c.auto_approved, why, sizeof(why));
+    cause_words(cause, why, sizeof(why));
+    keep = advisor_evidence_covered(approved, &e, c.auto_approved, why + strlen(why),
+                                    sizeof(why) - strlen(why));
     json_decref(approved);
     memcpy(context, snap->hash, sizeof(context));
     if (keep && e.reused && c.approved_evidence[0] != '\0') {
@@ -529,7 +550,8 @@ static void before_clear(struct before *o)
  * base: the ones that stay compose the snapshot's policy and join
  * 'out->chunks'; the others are suspended and join 'reasons'. */
 static pv_result walk(struct advisor_worker *w, struct advisor_snapshot *snap, const char *skip,
-                      struct advisor_composed *out, json_t *reasons, char *err, size_t errlen)
+                      const char *cause, struct advisor_composed *out, json_t *reasons, char *err,
+                      size_t errlen)
 {
     json_t *ids = NULL;
     size_t i;
@@ -548,7 +570,7 @@ static pv_result walk(struct advisor_worker *w, struct advisor_snapshot *snap, c
         if (skip != NULL && strcmp(json_string_value(id), skip) == 0) {
             continue;
         }
-        r = reprove_one(w, snap, json_string_value(id), out, reasons);
+        r = reprove_one(w, snap, json_string_value(id), cause, out, reasons);
     }
     json_decref(ids);
     return r;
@@ -616,8 +638,15 @@ static pv_result no_widening(struct advisor_worker *w, const struct advisor_snap
     json_array_foreach(culprits, i, x)
     {
         if (pv_ok(r)) {
-            r = suspend_one(w, snap, json_string_value(json_object_get(x, "chunk_id")),
-                            json_string_value(json_object_get(x, "reason")), reasons, &n);
+            char why[2048];
+
+            cause_words(cause, why, sizeof(why));
+            snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s",
+                     json_string_value(json_object_get(x, "reason")) != NULL
+                         ? json_string_value(json_object_get(x, "reason"))
+                         : "widened");
+            r = suspend_one(w, snap, json_string_value(json_object_get(x, "chunk_id")), why,
+                            reasons, &n);
         }
     }
     /* every pass that composes again has suspended a chunk: it ends */
@@ -668,7 +697,7 @@ static pv_result compose_once(struct advisor_worker *w, const struct store_sandb
     PV_ENSURE(json_array_clear(out->chunks) == 0, PV_ERR_NOMEM);
     PV_GUARD(advisor_snapshot_take(w, sb->name, &snap));
     before_take(&snap, &o);
-    r = walk(w, &snap, skip, out, reasons, err, errlen);
+    r = walk(w, &snap, skip, cause, out, reasons, err, errlen);
     if (pv_ok(r)) {
         r = no_widening(w, &snap, cause, &o, out, reasons, again, err, errlen);
     }

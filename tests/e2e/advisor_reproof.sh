@@ -154,6 +154,8 @@ expect_eq "(3) the answer lists the suspension" "$L4" "$(jget "$out" '.suspended
 out=$(adm ADV GET "/v1/sandboxes/one/proposals/$L4")
 expect_eq "(3) suspended on new credentials" suspended "$(jget "$out" .status)"
 expect_has "(3) the reason names what is new" "new " "$(jget "$out" .suspension_reason)"
+expect_has "(3) the reason names the change that suspended it" "after the sandbox's credentials changed: " \
+    "$(jget "$out" .suspension_reason)"
 expect_eq "(3) the approval's evidence is kept beside the new one" "object object" \
     "$(jget "$out" '[(.approved_evidence | type), (.evidence | type)] | join(" ")')"
 REV=$(jget "$(adm ADV GET /v1/sandboxes/one/policy)" .revision)

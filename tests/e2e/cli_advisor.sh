@@ -280,6 +280,8 @@ out_has '"policy_yaml":' "policy get json: the whole answer"
 out_has '"revision": 1' "policy get json: the revision"
 cli 0 policy set sb1 --policy "$WORK/base2.yaml"
 out_has "sandbox sb1: base revision 2; effective policy version 2 sha256:" "policy set"
+out_has "suspended: none (every approved chunk still proves as approved)" \
+    "policy set says that no approved chunk was suspended"
 cli 0 policy get sb1
 out_has "host: pypi.org" "the new base policy is effective"
 cli 1 policy set sb1 --policy "$WORK/bad.yaml"
