@@ -347,6 +347,13 @@ void cli_chunk_print(FILE *out, const json_t *c)
     }
     field(out, "application error:", jstr(c, "application_error"));
     field(out, "review token:", jstr(c, "review_token"));
+    if (json_is_false(json_object_get(c, "evaluated_on_current_policy"))) {
+        /* docs/advisor.md#review-tokens: the one rule, said where the token is */
+        field(out, "",
+              "(evaluated against an earlier policy: approving proves it again, and goes\n"
+              "through only if what it grants and finds is what is shown here; otherwise the\n"
+              "advisor answers 412 with the refreshed evaluation and its new token)");
+    }
     diff(out, jstr(ev, "diff"));
 }
 

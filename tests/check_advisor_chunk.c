@@ -1009,14 +1009,20 @@ START_TEST(test_vec_invalid_candidate_rejected)
 }
 END_TEST
 
-/* A new base revision changes the inputs: the old token is refused with
- * "inputs changed", the evaluation is refreshed, the new token works. */
+/* One rule for review tokens (docs/advisor.md#review-tokens): a policy
+ * that moved under a pending chunk without changing what it reads (a new
+ * base revision about another host) leaves its token good: the approval
+ * proves it again and goes through. A move that changes what it reads (new
+ * credentials on its host: a new finding) is refused with "inputs changed",
+ * the evaluation is refreshed, and the new token works. */
 START_TEST(test_vec_changed_inputs_refresh_token)
 {
     char id[64];
+    char id2[64];
     char old[256];
     char fresh[256];
     struct httpd_reply r;
+    struct store_sandbox sb;
     static const char base2[] = "version: 1\n"
                                 "network_policies:\n"
                                 "  gh:\n"
@@ -1036,15 +1042,31 @@ START_TEST(test_vec_changed_inputs_refresh_token)
     advisor_route_base_set(w, "sb", base2, strlen(base2), "operator", &r);
     ck_assert_uint_eq(r.status, 200);
     json_decref(r.body);
+    /* the base moved, what the chunk grants did not: the old token approves */
+    json_decref(call(advisor_route_approve, id, old, 200));
+    status_is(id, "approved");
+
+    /* new credentials on the host of a pending chunk: it now reads a finding */
+    submit_rule(NULL, "plain", "\"host\":\"example.org\",\"port\":443", "/usr/bin/curl", id2);
+    token_body(id2, old, sizeof(old));
+    ck_assert(pv_ok(store_sandbox_get(w->st, "sb", &sb)));
+    free(sb.credentials);
+    sb.credentials = strdup("credentials:\n  - {name: org, type: api-key, target_hosts: "
+                            "[example.org]}\n");
+    ck_assert(pv_ok(store_begin(w->st)));
+    ck_assert(pv_ok(store_sandbox_update(w->st, &sb)));
+    ck_assert(pv_ok(store_commit(w->st)));
+    store_sandbox_clear(&sb);
     memset(&r, 0, sizeof(r));
-    advisor_route_approve(w, "sb", id, old, strlen(old), &r);
+    advisor_route_approve(w, "sb", id2, old, strlen(old), &r);
     ck_assert_uint_eq(r.status, 412);
     ck_assert(strstr(json_string_value(json_object_get(r.body, "detail")), "inputs changed") !=
               NULL);
     json_decref(r.body);
-    token_body(id, fresh, sizeof(fresh));
+    status_is(id2, "pending");
+    token_body(id2, fresh, sizeof(fresh));
     ck_assert_str_ne(old, fresh);
-    json_decref(call(advisor_route_approve, id, fresh, 200));
+    json_decref(call(advisor_route_approve, id2, fresh, 200));
 }
 END_TEST
 

@@ -151,6 +151,19 @@ json_t *advisor_chunk_json(struct advisor_worker *w, const struct store_chunk *c
                          "auto_approved", c->auto_approved, "decided_by", c->decided_by,
                          "first_seen_ms", (json_int_t)c->first_seen_ms, "last_seen_ms",
                          (json_int_t)c->last_seen_ms, "evidence", ev));
+        if (strcmp(c->status, "approved") != 0) {
+            /* was the stored evaluation made against the policy in force?
+             * (docs/advisor.md#review-tokens: when not, an approval proves
+             * it again and holds it to what the reviewer read) */
+            struct store_revision rv;
+
+            memset(&rv, 0, sizeof(rv));
+            if (pv_ok(store_rev_latest(w->st, c->sandbox, &rv)) && rv.hash != NULL) {
+                json_object_set_new(j, "evaluated_on_current_policy",
+                                    json_boolean(strcmp(rv.hash, c->current_hash) == 0));
+            }
+            store_revision_clear(&rv);
+        }
     }
     return j;
 }

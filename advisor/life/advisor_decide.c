@@ -258,13 +258,36 @@ static void approve_already_allowed(struct advisor_worker *w, struct decision *x
     snprintf(d->policy_hash, sizeof(d->policy_hash), "%s", x->snap.hash);
 }
 
-/* Approve one chunk. In a batch (approve-all), an earlier approval of the
- * same batch moves the policy, so the live token cannot match the stored
- * one; the chunk is then approved only when its re-evaluation against the
- * moved policy reads exactly as the evaluation the reviewer saw (same
- * validation_result, same security notes, no error). */
+/* Does the fresh evaluation 'e' still read as the stored one the reviewer
+ * saw (docs/advisor.md#review-tokens)? The one rule for approve, approve
+ * without a token and approve-all: everything it grants and every finding
+ * path is covered by the stored evidence (advisor_evidence_covered, the
+ * test that keeps an approved chunk at re-proof), and its
+ * validation_result and security notes are the same text. Then a moved
+ * policy (another approval, a base change that left this chunk alone) does
+ * not make the reviewer read it again. */
+static bool still_as_reviewed(struct advisor_worker *w, const struct store_chunk *c,
+                              const struct advisor_eval *e)
+{
+    char *text = c->evidence[0] != '\0' ? store_blob_get(w->st, c->evidence, NULL) : NULL;
+    json_t *ev = advisor_load_json(text);
+    char why[1200];
+    bool same = ev != NULL && strcmp(e->validation_result, c->validation_result) == 0 &&
+                strcmp(e->security_notes, c->security_notes) == 0 &&
+                advisor_evidence_covered(ev, e, false, why, sizeof(why));
+
+    free(text);
+    json_decref(ev);
+    return same;
+}
+
+/* Approve one chunk: the token must name the stored evaluation; the chunk
+ * is evaluated again against the policy of now and approved when that
+ * evaluation is the stored one or still reads as it (still_as_reviewed),
+ * else the fresh evaluation is stored and the answer is 412. A batch
+ * (approve-all) holds each chunk to the same rule. */
 static void approve_chunk(struct advisor_worker *w, const char *sandbox, const char *id,
-                          const char *token, bool batch, struct advisor_decision *d)
+                          const char *token, struct advisor_decision *d)
 {
     struct decision x;
     struct advisor_eval e;
@@ -320,9 +343,7 @@ static void approve_chunk(struct advisor_worker *w, const char *sandbox, const c
         advisor_eval_clear(&e);
         goto out;
     }
-    if (strcmp(e.review_token, x.c.review_token) != 0 &&
-        !(batch && strcmp(e.validation_result, x.c.validation_result) == 0 &&
-          strcmp(e.security_notes, x.c.security_notes) == 0)) {
+    if (strcmp(e.review_token, x.c.review_token) != 0 && !still_as_reviewed(w, &x.c, &e)) {
         advisor_suggest(w, &x.snap, x.c.rule_name, rule, &e);
         (void)persist_eval(w, &x.c, &e, x.snap.hash);
         advisor_changed(w->a);
@@ -486,7 +507,7 @@ pv_result advisor_approve(struct advisor_worker *w, const char *sandbox, const c
                           const char *token, struct advisor_decision *d)
 {
     decision_init(d);
-    approve_chunk(w, sandbox, id, token, false, d);
+    approve_chunk(w, sandbox, id, token, d);
     return decision_result(d);
 }
 
@@ -819,7 +840,7 @@ pv_result advisor_approve_all(struct advisor_worker *w, const char *sandbox,
             /* Without an explicit token the stored evaluation is what the
              * reviewer saw; approve_chunk checks it is still what holds. */
             decision_init(&one);
-            approve_chunk(w, sandbox, id, tok != NULL ? tok : c.review_token, true, &one);
+            approve_chunk(w, sandbox, id, tok != NULL ? tok : c.review_token, &one);
             store_chunk_clear(&c);
             if (one.refusal == ADVISOR_DECIDED && strcmp(one.status, "approved") != 0) {
                 json_array_append_new(skipped, json_pack("{s:s,s:s}", "chunk_id", id, "reason",

@@ -212,7 +212,9 @@ TOK2=$(jf .review_token)
 api POST "/v1/sandboxes/sb1/proposals/$C2/approve" '{"review_token":"stale"}'
 eq "wrong token: 412" "$STATUS" 412
 eq "wrong token: message" "$(jf .detail)" "review token does not match the fetched proposal; refetch and review again"
-# A base-policy change makes the stored evaluation stale.
+# A base-policy change about another host leaves what C2 reads alone, so
+# its token stays good (docs/advisor.md#review-tokens); a new credential on
+# its host changes what it reads, so the stored evaluation is stale.
 api PUT /v1/sandboxes/sb1/policy "$(jq -cn --arg p "$POLICY
   extra:
     name: extra
@@ -220,6 +222,9 @@ api PUT /v1/sandboxes/sb1/policy "$(jq -cn --arg p "$POLICY
     binaries: [{path: /usr/bin/pip}]
 " '{policy: $p}')"
 eq "base policy set" "$(jf .base_revision)" 2
+api PUT /v1/sandboxes/sb1/credentials "$(jq -cn --arg c "$CREDS  - {name: gh2, type: github, target_hosts: [api.github.com]}
+" '{credentials: $c}')"
+eq "a second credential on api.github.com" "$STATUS" 200
 api POST "/v1/sandboxes/sb1/proposals/$C2/approve" "{\"review_token\":\"$TOK2\"}"
 eq "inputs changed: 412" "$STATUS" 412
 eq "inputs changed: message" "$(jf .detail)" "proposal inputs changed; evaluation refreshed, refetch and review again"

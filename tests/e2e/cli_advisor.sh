@@ -406,6 +406,8 @@ out_has "review token:" "rule get: the review token"
 out_has "policy diff:" "rule get: the diff"
 out_has "+          path: /repos/o/r/contents/**" "rule get: a diff line"
 TOKEN_A=$(sed -n 's/^review token: *//p' "$OUT")
+hasnt_out() { if grep -qF -- "$1" "$OUT"; then bad "$2"; else ok "$2"; fi; }
+hasnt_out "evaluated against an earlier policy" "negative: a current evaluation has no such note"
 cli 0 rule get sb1 --chunk-id "$A" --format json
 out_has '"evidence": {' "rule get json has the evidence"
 out_has '"findings": [' "... with the prover's findings"
@@ -421,12 +423,23 @@ err_has "the evaluation changed since it was reviewed; nothing was approved" "41
 out_has "chunk $A" "412 shows the refreshed chunk"
 out_has "status:           pending" "... still pending"
 proposal "$WORK/p_pypi.json" crates_read crates.io 443 GET /api/v1/crates
-# Approving another chunk moves the effective policy on: A's evaluation is stale.
+# Approving another chunk moves the effective policy on, but not what A
+# reads: A's token stays good (docs/advisor.md#review-tokens).
 proposal "$WORK/p_other.json" docs_more docs.rust-lang.org 443 GET /std
 submit "$WORK/sb1.token" "$WORK/p_other.json"
 B=$CHUNK
 cli 0 rule approve sb1 --chunk-id "$B"
 out_has "chunk $B is approved; sandbox sb1 policy version 3 sha256:" "approve: the new policy version"
+cli 0 rule get sb1 --chunk-id "$A"
+out_has "review token:     $TOKEN_A" "another approval leaves A's token as it was"
+out_has "(evaluated against an earlier policy: approving proves it again, and goes" \
+    "rule get says the token's evaluation is of an earlier policy, and the rule"
+# A second credential on A's host changes what A reads: its evaluation is stale.
+code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H "Authorization: Bearer $(cat "$WORK/admin.token")" \
+    -H 'Content-Type: application/json' \
+    --data-binary '{"credentials":"- {name: gh, type: github, target_hosts: [api.github.com]}\n- {name: gh2, type: github, target_hosts: [api.github.com]}\n"}' \
+    "$URL/v1/sandboxes/sb1/credentials")
+check "a second credential on api.github.com (200)" [ "$code" = 200 ]
 cli 1 rule approve sb1 --chunk-id "$A" --review-token "$TOKEN_A"
 err_has "proposal inputs changed; evaluation refreshed, refetch and review again" "a stale evaluation (412)"
 out_has "chunk $A" "the refreshed chunk is shown"

@@ -531,7 +531,7 @@ async function main() {
         await page.click(`[data-chunk="${CHUNK}"] button`);
         await page.waitForSelector(`#detail[data-chunk="${CHUNK}"][data-status="suspended"]`);
         check(!(await page.isVisible('#message')), 'the previous decision\'s message is gone with another proposal selected');
-        await waitText(page, '#detail .suspension-reason', /^new finding /, 'the reason is shown');
+        await waitText(page, '#detail .suspension-reason', /^after the sandbox's credentials changed: new finding /, 'the reason is shown');
         await page.waitForSelector('#evidence-compare');
         await waitText(page, '#detail pre.validation-was', /new finding/, 'the evidence when approved');
         check(await page.isVisible('#approve') && await page.isVisible('#reject'),
