@@ -28,6 +28,7 @@
         generation: 0,     // bumped on token change: stale loops stop
         rejecting: false,  // the reject reason box is open
         confirming: null,  // {what, c}: an approval waiting for its confirm step
+        refused: null,     // {chunk, text}: the 412 shown next to that chunk's decision
     };
 
     const $ = (id) => document.getElementById(id);
@@ -966,6 +967,11 @@
     function decisionBox(c) {
         const box = el('div', { class: 'decision', role: 'group', 'aria-label': 'Decision' });
         box.append(el('h3', { text: 'Decision' }));
+        if (state.refused && state.refused.chunk === c.chunk_id) {
+            // a 412 next to the decision it refused: the evidence above is
+            // the refreshed evaluation, and its token is the one now sent
+            box.append(el('p', { id: 'decision-refused', class: 'warn', text: state.refused.text }));
+        }
         const canApprove = c.status === 'pending' || c.status === 'rejected' || c.status === 'suspended';
         const canReject = c.status === 'pending' || c.status === 'approved' || c.status === 'suspended';
         const sug = c.evidence && c.evidence.suggestion;
@@ -1025,6 +1031,7 @@
             b.disabled = true;
         }
         state.confirming = null;
+        state.refused = null;
         try {
             const out = await api('POST', path, body);
             state.rejecting = false;
@@ -1033,6 +1040,9 @@
                 (out.policy_version ? '; the effective policy is now revision ' + out.policy_version : '') + '.');
         } catch (e) {
             say('error', describe(e));
+            if (e instanceof ApiError && e.status === 412) {
+                state.refused = { chunk: c.chunk_id, text: describe(e) };
+            }
         }
         await refresh();
     }

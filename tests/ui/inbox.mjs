@@ -346,6 +346,8 @@ async function main() {
         await waitText(page, '#message', /changed since you read it.*review it again/,
             'a stale review token: the page tells the reviewer to review again');
         await waitText(page, '#detail .chunk-status', /^pending$/, 'still pending after the 412');
+        await waitText(page, '#decision-refused', /^The evaluation changed since you read it/,
+            'the 412 is shown next to the decision box');
         await waitText(page, '#credentials', /\bgh2\b/, 'the refreshed evidence names the new credential');
         await shot(page, 'stale-review-token');
 
