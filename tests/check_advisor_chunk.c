@@ -1009,6 +1009,26 @@ START_TEST(test_vec_invalid_candidate_rejected)
 }
 END_TEST
 
+/* New credentials of sandbox sb: an api-key on example.org. With
+ * 'suspended', the approved chunks are proved again in the same
+ * transaction, as the credentials route does (their ids join it). */
+static void set_org_credentials(json_t *suspended)
+{
+    struct store_sandbox sb;
+
+    ck_assert(pv_ok(store_sandbox_get(w->st, "sb", &sb)));
+    free(sb.credentials);
+    sb.credentials = strdup("credentials:\n  - {name: org, type: api-key, target_hosts: "
+                            "[example.org]}\n");
+    ck_assert(pv_ok(store_begin(w->st)));
+    ck_assert(pv_ok(store_sandbox_update(w->st, &sb)));
+    if (suspended != NULL) {
+        ck_assert(pv_ok(advisor_reprove_sandbox(w, sb.id, "credentials", suspended)));
+    }
+    ck_assert(pv_ok(store_commit(w->st)));
+    store_sandbox_clear(&sb);
+}
+
 /* One rule for review tokens (docs/advisor.md#review-tokens): a policy
  * that moved under a pending chunk without changing what it reads (a new
  * base revision about another host) leaves its token good: the approval
@@ -1022,7 +1042,6 @@ START_TEST(test_vec_changed_inputs_refresh_token)
     char old[256];
     char fresh[256];
     struct httpd_reply r;
-    struct store_sandbox sb;
     static const char base2[] = "version: 1\n"
                                 "network_policies:\n"
                                 "  gh:\n"
@@ -1049,14 +1068,7 @@ START_TEST(test_vec_changed_inputs_refresh_token)
     /* new credentials on the host of a pending chunk: it now reads a finding */
     submit_rule(NULL, "plain", "\"host\":\"example.org\",\"port\":443", "/usr/bin/curl", id2);
     token_body(id2, old, sizeof(old));
-    ck_assert(pv_ok(store_sandbox_get(w->st, "sb", &sb)));
-    free(sb.credentials);
-    sb.credentials = strdup("credentials:\n  - {name: org, type: api-key, target_hosts: "
-                            "[example.org]}\n");
-    ck_assert(pv_ok(store_begin(w->st)));
-    ck_assert(pv_ok(store_sandbox_update(w->st, &sb)));
-    ck_assert(pv_ok(store_commit(w->st)));
-    store_sandbox_clear(&sb);
+    set_org_credentials(NULL);
     memset(&r, 0, sizeof(r));
     advisor_route_approve(w, "sb", id2, old, strlen(old), &r);
     ck_assert_uint_eq(r.status, 412);
@@ -1553,20 +1565,11 @@ START_TEST(test_reproof_credentials_suspend)
     char id[64];
     int64_t r1;
     json_t *suspended = json_array();
-    struct store_sandbox sb;
 
     submit_rule(NULL, "plain", "\"host\":\"example.org\",\"port\":443", "/usr/bin/curl", id);
     approve_ok(id);
     r1 = rev_now();
-    ck_assert(pv_ok(store_sandbox_get(w->st, "sb", &sb)));
-    free(sb.credentials);
-    sb.credentials = strdup("credentials:\n  - {name: org, type: api-key, target_hosts: "
-                            "[example.org]}\n");
-    ck_assert(pv_ok(store_begin(w->st)));
-    ck_assert(pv_ok(store_sandbox_update(w->st, &sb)));
-    ck_assert(pv_ok(advisor_reprove_sandbox(w, sb.id, "credentials", suspended)));
-    ck_assert(pv_ok(store_commit(w->st)));
-    store_sandbox_clear(&sb);
+    set_org_credentials(suspended);
     ck_assert_uint_eq(json_array_size(suspended), 1);
     ck_assert_str_eq(json_string_value(json_array_get(suspended, 0)), id);
     json_decref(suspended);

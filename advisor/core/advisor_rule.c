@@ -52,6 +52,13 @@ static size_t ports_of(const json_t *ep, json_int_t *out, size_t max)
     return n;
 }
 
+bool advisor_protocol_is_rpc(const json_t *o)
+{
+    const char *proto = str_of(o, "protocol");
+
+    return proto != NULL && (strcmp(proto, "json-rpc") == 0 || strcmp(proto, "mcp") == 0);
+}
+
 void advisor_rule_key(const json_t *rule, char *host, size_t hostlen, int64_t *port, char *binary,
                       size_t binlen)
 {
@@ -403,8 +410,7 @@ char *advisor_rule_describe(const json_t *rule)
         if (np > 1) {
             pv_dynbuf_putf(&b, " ports=%zu", np);
         }
-        rpc = str_of(v, "protocol") != NULL && (strcmp(str_of(v, "protocol"), "json-rpc") == 0 ||
-                                                strcmp(str_of(v, "protocol"), "mcp") == 0);
+        rpc = advisor_protocol_is_rpc(v);
         add_l7(&b, "allow", json_object_get(v, "rules"), true, rpc);
         add_l7(&b, "deny", json_object_get(v, "deny_rules"), false, rpc);
     }
@@ -435,12 +441,8 @@ char *advisor_rule_summary(const json_t *rule, const char *rule_name)
     pv_dynbuf_putf(&b, "on %s:%lld", str_of(ep, "host") != NULL ? str_of(ep, "host") : "",
                    (long long)port);
     if (allow != NULL) {
-        const char *proto = str_of(ep, "protocol");
-
         pv_dynbuf_putc(&b, ' ');
-        add_one_l7(&b, allow,
-                   proto != NULL && (strcmp(proto, "json-rpc") == 0 || strcmp(proto, "mcp") == 0),
-                   true);
+        add_one_l7(&b, allow, advisor_protocol_is_rpc(ep), true);
     }
     if (bin != NULL) {
         pv_dynbuf_putf(&b, " by %s", bin);

@@ -333,6 +333,9 @@ char *advisor_rule_security_notes(const json_t *rule);
  * metadata host, unspecified; 127.0.0.1 is allowed when 'allow_loopback'):
  * the offending host or allowed_ips entry, or NULL. */
 const char *advisor_rule_blocked_host(const json_t *rule, bool allow_loopback);
+/* Is o's "protocol" member (an endpoint's, a denial event's) json-rpc or
+ * mcp: are its rules calls (docs/semantics.md#rpc)? */
+bool advisor_protocol_is_rpc(const json_t *o);
 /* First endpoint's lower-cased host (for a hostless target_sandbox endpoint
  * "sandbox:NAME") and port, first binary ("" when none). */
 void advisor_rule_key(const json_t *rule, char *host, size_t hostlen, int64_t *port, char *binary,

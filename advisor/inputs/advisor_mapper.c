@@ -419,10 +419,7 @@ static enum mapper_kind event_kind(const json_t *ev, const char **scope)
  * protocol of the endpoint that refused it)? */
 static bool rpc_event(const json_t *ev)
 {
-    const char *proto = json_string_value(json_object_get(ev, "protocol"));
-
-    return json_object_get(ev, "rpc") != NULL ||
-           (proto != NULL && (strcmp(proto, "mcp") == 0 || strcmp(proto, "json-rpc") == 0));
+    return json_object_get(ev, "rpc") != NULL || advisor_protocol_is_rpc(ev);
 }
 
 /* The proposal's intent_summary: what the rule allows, in words

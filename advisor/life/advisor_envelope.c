@@ -223,12 +223,10 @@ static bool rule_within(const struct advisor_envelope *env, const json_t *rule, 
             const char *m =
                 json_string_value(json_object_get(json_object_get(r, "allow"), "method"));
             if (m != NULL && strcmp(m, "*") == 0) {
-                within = outside(
-                    note, len, "explicit_rules",
-                    proto != NULL && (strcmp(proto, "json-rpc") == 0 || strcmp(proto, "mcp") == 0)
-                        ? "method '*' allows every call"
-                        : "method '*' allows every method",
-                    NULL, ADVISOR_SET(ENV_ACCESS_PRESETS));
+                within = outside(note, len, "explicit_rules",
+                                 advisor_protocol_is_rpc(ep) ? "method '*' allows every call"
+                                                             : "method '*' allows every method",
+                                 NULL, ADVISOR_SET(ENV_ACCESS_PRESETS));
             }
             if (!gql_explicit(json_object_get(r, "allow"), note, len)) {
                 within = false;
