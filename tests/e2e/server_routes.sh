@@ -163,6 +163,8 @@ grep ' proviso-prover access: ' "$LOG" >"$WORK/access"
 check "one access line per request ($REQS)" [ "$(wc -l <"$WORK/access")" -eq "$REQS" ]
 check "access lines carry method, route, status, verdict and ms" \
     grep -Eq ' access: POST /v1/prove 200 verdict:findings [0-9]+\.[0-9]{3} ms$' "$WORK/access"
+check "a successful health probe is not logged" sh -c "! grep -q ' access: GET /healthz 200 ' '$WORK/access'"
+check "a refused one is" grep -q ' access: POST unknown 405 ' "$WORK/access"
 check "unknown routes are logged as such, not by their URL" \
     grep -Eq ' access: [A-Z]+ unknown 404 ' "$WORK/access"
 check "no access line carries the token" sh -c "! grep -q '$TOKEN' '$LOG'"
