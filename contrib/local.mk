@@ -24,9 +24,12 @@ man/proviso-advisor.8: $(srcdir)/man/proviso-advisor.8.in Makefile
 man/proviso-proxy.8: $(srcdir)/man/proviso-proxy.8.in Makefile
 	$(SUBST_RULE)
 
-# The pages the man pages name, beside the examples.
+# The pages the man pages name and every page they link to, beside the
+# examples (tests/install.sh holds every link of an installed page to an
+# installed page).
 dist_doc_DATA = docs/operations.md docs/advisor.md docs/api.md docs/audit.md docs/cli.md \
-	docs/proxy.md docs/semantics.md docs/sandbox.md
+	docs/proxy.md docs/semantics.md docs/sandbox.md docs/scale-out.md docs/security.md \
+	docs/architecture.md
 
 examplesdir = $(docdir)/examples
 dist_examples_DATA = examples/policy.yaml examples/proposal.json examples/credentials.yaml \

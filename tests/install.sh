@@ -171,6 +171,15 @@ for m in man1/proviso.1 man8/proviso-prover.8 man8/proviso-advisor.8; do
         check "$m: $(basename "$d") is installed" test -s "$(dirname "$docdir")/$(basename "$d")"
     done
 done
+# Every link of an installed page leads to an installed page (the docs are
+# installed flat in docdir: a link out of it, or to a page left in the
+# source tree, is a dead end for the reader of the installed copy).
+for page in "$(dirname "$docdir")"/*.md; do
+    [ -f "$page" ] || continue
+    for l in $(grep -o '](\([^)#]*\)' "$page" | sed 's/^](//' | grep -v '^[a-z]*:' | sort -u); do
+        check "$(basename "$page"): link $l leads to an installed page" test -s "$(dirname "$page")/$l"
+    done
+done
 f=$(find_one man8/proviso-advisor.8)
 check "proviso-advisor(8) names the inbox" grep -q '/ui/' "$f"
 check "proviso(1) names the inbox" grep -q '/ui/' "$(find_one man1/proviso.1)"

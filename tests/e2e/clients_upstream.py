@@ -17,9 +17,9 @@ HTTP/1.1 with keep-alive; request bodies may be chunked or sized; answers
 always carry Content-Length. Usage:
 
   clients_upstream.py [--cert PEM --key PEM] --root DIR --git-root DIR \
-      --log FILE --port-file FILE
+      --log FILE --port-file FILE [--port N]
 
-(without --cert it speaks plain HTTP).
+(without --cert it speaks plain HTTP; without --port it takes a free port).
 """
 
 import argparse
@@ -161,8 +161,9 @@ def main():
         ap.add_argument(opt, required=True)
     ap.add_argument("--cert", help="PEM certificate (without it: plain HTTP)")
     ap.add_argument("--key")
+    ap.add_argument("--port", type=int, default=0, help="default: any free port")
     opts = ap.parse_args()
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", opts.port), Handler)
     srv.daemon_threads = True
     srv.opts = opts
     srv.log_lock = threading.Lock()
