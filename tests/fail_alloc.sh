@@ -5,7 +5,8 @@
 # (common/pv_error.c). For `proviso validate`, `proviso prove` and
 # `proviso check` on the example documents, N runs over every allocation up
 # to FULL and then over SAMPLES points spread to the last allocation the
-# command makes: 30 and 30 in `make check`, 100 and 100 with PV_SWEEP=full
+# command makes: 30 and 30 in `make check`, 100 and 100 with PV_SWEEP=full,
+# 15 and 15 with PV_SWEEP=asan (`make check-asan`)
 # (`make check-sweeps`). Every run must end one of two ways:
 #  - it fails cleanly: a non-zero exit below 128 (no signal, no sanitizer
 #    abort: under ASan a leak on the error path aborts) and "out of memory"
@@ -22,6 +23,9 @@ pv="$bld/proviso"
 if [ "${PV_SWEEP:-}" = full ]; then
     FULL=${PV_FAIL_FULL:-100}
     SAMPLES=${PV_FAIL_SAMPLES:-100}
+elif [ "${PV_SWEEP:-}" = asan ]; then
+    FULL=${PV_FAIL_FULL:-15}
+    SAMPLES=${PV_FAIL_SAMPLES:-15}
 else
     FULL=${PV_FAIL_FULL:-30}
     SAMPLES=${PV_FAIL_SAMPLES:-30}

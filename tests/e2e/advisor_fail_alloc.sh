@@ -9,7 +9,7 @@
 # allocations and SAMPLES points spread to the last allocation a start,
 # that request and a stop make (counted by an uninjected run with
 # PV_ALLOC_COUNT=1): 12 and 20 in `make check`, 30 and 40 with
-# PV_SWEEP=full (`make check-sweeps`). Every run must end one of these ways:
+# PV_SWEEP=full (`make check-sweeps`), half with PV_SWEEP=asan (`make check-asan`). Every run must end one of these ways:
 #  - the advisor refuses to start: an exit below 128 whose log says "out
 #    of memory" (or "Cannot allocate memory");
 #  - the request fails cleanly: a 5xx JSON error (never a 4xx that blames
@@ -25,6 +25,9 @@
 if [ "${PV_SWEEP:-}" = full ]; then
     FULL=${PV_FAIL_FULL:-30}
     SAMPLES=${PV_FAIL_SAMPLES:-40}
+elif [ "${PV_SWEEP:-}" = asan ]; then
+    FULL=${PV_FAIL_FULL:-6}
+    SAMPLES=${PV_FAIL_SAMPLES:-10}
 else
     FULL=${PV_FAIL_FULL:-12}
     SAMPLES=${PV_FAIL_SAMPLES:-20}

@@ -28,7 +28,8 @@
 # nothing it acknowledged is missing there: a 202 submission's chunk is
 # pending, a 200 approval's chunk is approved with the policy's revision
 # advanced. `make check` sweeps every k-th point, k chosen so that each
-# request gets about 40 (PV_FAIL_STRIDE=k sets it); PV_SWEEP=full
+# request gets about 40 (PV_FAIL_STRIDE=k sets it); PV_SWEEP=asan
+# (`make check-asan`) about 20, between make check's; PV_SWEEP=full
 # (`make check-sweeps`) sweeps every point;
 # PV_FAIL_ONLY="R N" runs one point (to debug it under ADVISOR_WRAPPER).
 . "$(dirname "$0")/advisor_lib.sh"
@@ -36,6 +37,8 @@
 MARGIN=${PV_FAIL_MARGIN:-40}
 STRIDE=${PV_FAIL_STRIDE:-}
 [ "${PV_SWEEP:-}" = full ] && STRIDE=${PV_FAIL_STRIDE:-1}
+PER=40
+[ "${PV_SWEEP:-}" = asan ] && PER=20
 PROVER_BIN=${PV_PROVER_BIN:-$PV_BUILDDIR/proviso-prover}
 POLICY='version: 1
 network_policies:
@@ -261,8 +264,10 @@ for R in ${PV_FAIL_REQUESTS:-submit decide sync}; do
     [ "$lo" -lt 1 ] && lo=1
     crash=0 wrong=0 silent=0 badexit=0 badstore=0 other=0 clean=0 tolerated=0 runs=0
     stride=$STRIDE
-    [ -n "$stride" ] || stride=$(((total - lo + 40) / 40))
+    [ -n "$stride" ] || stride=$(((total - lo + PER) / PER))
     k=$lo
+    # under ASan, the points between make check's
+    [ "${PV_SWEEP:-}" = asan ] && [ -z "$STRIDE" ] && k=$((lo + stride / 2))
     while [ "$k" -le "$total" ]; do
         attempt "$R" "$k"
         runs=$((runs + 1))

@@ -9,6 +9,7 @@
 # PV_ALLOC_COUNT=1), and then over the request's own share (from the
 # count of a start and a stop alone, less MARGIN, to the total):
 # REQ_SAMPLES points spread over it. `make check` takes 20, 15 and 60;
+# PV_SWEEP=asan (`make check-asan`) half of make check's;
 # PV_SWEEP=full (`make check-sweeps`) takes 60, 40 and every allocation
 # of the request's share in turn (PV_FAIL_REQ_SAMPLES=0). Every run must end
 # one of these ways, judged by what curl received and how the process ended:
@@ -29,6 +30,10 @@ if [ "${PV_SWEEP:-}" = full ]; then
     FULL=${PV_FAIL_FULL:-60}
     SAMPLES=${PV_FAIL_SAMPLES:-40}
     REQ_SAMPLES=${PV_FAIL_REQ_SAMPLES:-0}
+elif [ "${PV_SWEEP:-}" = asan ]; then
+    FULL=${PV_FAIL_FULL:-10}
+    SAMPLES=${PV_FAIL_SAMPLES:-8}
+    REQ_SAMPLES=${PV_FAIL_REQ_SAMPLES:-30}
 else
     FULL=${PV_FAIL_FULL:-20}
     SAMPLES=${PV_FAIL_SAMPLES:-15}
