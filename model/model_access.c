@@ -195,24 +195,92 @@ static pv_result fp_rule(struct pv_dynbuf *b, const struct model_l7rule *r)
     return pv_dynbuf_addc(b, '}');
 }
 
+/* One rule list in a canonical order, each distinct rule once: allow rules
+ * are a union and deny rules are a union, so neither order nor a repeat
+ * changes what an endpoint grants (docs/semantics.md#grants-once). */
+struct fp_span {
+    size_t off;
+    size_t len;
+    const char *base;
+};
+
+static int fp_span_cmp(const void *pa, const void *pb)
+{
+    const struct fp_span *a = pa;
+    const struct fp_span *b = pb;
+
+    if (a->len != b->len) {
+        return a->len < b->len ? -1 : 1;
+    }
+    return memcmp(a->base + a->off, b->base + b->off, a->len);
+}
+
+static pv_result fp_rules(struct pv_dynbuf *b, char tag, const struct model_l7rule *rules,
+                          size_t n) PV_WUR;
+static pv_result fp_rules(struct pv_dynbuf *b, char tag, const struct model_l7rule *rules, size_t n)
+{
+    PV_DEFER(struct fp_span * sp, pv_free_p) = NULL;
+    struct pv_dynbuf tmp;
+    size_t nuniq = 0;
+    pv_result r = PV_RESULT_OK;
+
+    if (n < 2) {
+        PV_GUARD(fp_num(b, tag, n));
+        return n == 1 ? fp_rule(b, &rules[0]) : PV_RESULT_OK;
+    }
+    sp = pv_calloc(n, sizeof(*sp));
+    PV_GUARD_PTR(sp);
+    pv_dynbuf_init(&tmp, 16u * 1024u * 1024u);
+    for (size_t i = 0; pv_ok(r) && i < n; i++) {
+        sp[i].off = tmp.len;
+        r = fp_rule(&tmp, &rules[i]);
+        sp[i].len = tmp.len - sp[i].off;
+    }
+    for (size_t i = 0; i < n; i++) {
+        sp[i].base = tmp.buf;
+    }
+    if (pv_ok(r)) {
+        qsort(sp, n, sizeof(*sp), fp_span_cmp);
+        for (size_t i = 0; i < n; i++) {
+            nuniq += i == 0 || fp_span_cmp(&sp[i - 1], &sp[i]) != 0;
+        }
+        r = fp_num(b, tag, nuniq);
+    }
+    for (size_t i = 0; pv_ok(r) && i < n; i++) {
+        if (i == 0 || fp_span_cmp(&sp[i - 1], &sp[i]) != 0) {
+            r = pv_dynbuf_add(b, tmp.buf + sp[i].off, sp[i].len);
+        }
+    }
+    pv_dynbuf_free(&tmp);
+    return r;
+}
+
 static pv_result fp_endpoint(struct pv_dynbuf *b, const struct model_endpoint *e) PV_WUR;
 static pv_result fp_endpoint(struct pv_dynbuf *b, const struct model_endpoint *e)
 {
-    uint64_t flags = (uint64_t)e->tls_skip | (uint64_t)e->enforce << 1 |
+    /* No protocol and `tcp` are one L4 route: TLS handling and enforcement
+     * decide nothing there (docs/semantics.md#tls-skip, #grant). */
+    bool l4 = !model_protocol_is_l7(e->proto);
+    uint64_t flags = (uint64_t)(e->tls_skip && !l4) | (uint64_t)(e->enforce && !l4) << 1 |
                      (uint64_t)e->allow_encoded_slash << 2 | (uint64_t)e->advisor_proposed << 3 |
                      (uint64_t)e->websocket_credential_rewrite << 4 |
                      (uint64_t)e->request_body_credential_rewrite << 5 |
                      (uint64_t)e->allow_uninspected_credentials << 6 |
                      (uint64_t)model_endpoint_rpc_strict_tools(e) << 7 |
                      (uint64_t)e->mcp_allow_all_known_methods << 8;
+    /* A scope of `**` holds every canonical path: no scope (#path-glob). */
+    const char *scope = e->path.s;
 
+    if (scope != NULL && (scope[0] == '\0' || strcmp(scope, "**") == 0)) {
+        scope = NULL;
+    }
     PV_GUARD(fp_str(b, 'h', (e->host.s != NULL && e->host.s[0] != '\0') ? e->host.s : NULL));
     PV_GUARD(fp_num(b, 'P', e->nports));
     for (size_t i = 0; i < e->nports; i++) {
         PV_GUARD(fp_num(b, ',', e->ports[i]));
     }
-    PV_GUARD(fp_str(b, 's', e->path.s));
-    PV_GUARD(fp_num(b, 'r', (uint64_t)e->proto));
+    PV_GUARD(fp_str(b, 's', scope));
+    PV_GUARD(fp_num(b, 'r', (uint64_t)(l4 ? MODEL_PROTO_NONE : e->proto)));
     PV_GUARD(fp_num(b, 'b', flags));
     PV_GUARD(fp_str(b, 'T', e->target_sandbox.s));
     PV_GUARD(fp_num(b, 'i', e->ncidrs));
@@ -227,14 +295,8 @@ static pv_result fp_endpoint(struct pv_dynbuf *b, const struct model_endpoint *e
         PV_GUARD(pv_dynbuf_add(b, h, sizeof(h)));
         PV_GUARD(fp_num(b, '/', e->cidrs[i].prefix));
     }
-    PV_GUARD(fp_num(b, 'A', e->neff_rules));
-    for (size_t i = 0; i < e->neff_rules; i++) {
-        PV_GUARD(fp_rule(b, &e->eff_rules[i]));
-    }
-    PV_GUARD(fp_num(b, 'D', e->ndeny));
-    for (size_t i = 0; i < e->ndeny; i++) {
-        PV_GUARD(fp_rule(b, &e->deny_rules[i]));
-    }
+    PV_GUARD(fp_rules(b, 'A', e->eff_rules, e->neff_rules));
+    PV_GUARD(fp_rules(b, 'D', e->deny_rules, e->ndeny));
     /* A registry under allow_registered decides hash-only operations
      * (docs/semantics.md#graphql-persisted); under deny it decides nothing,
      * and body limits never change a decision: both are left out then. */

@@ -365,7 +365,7 @@ static bool scope_reaches(const struct model_endpoint *o, const struct model_end
         return true;
     }
     if (gp == NULL || gp[0] == '\0' || strcmp(gp, "**") == 0) {
-        return false; /* g covers every path, o only some: o still reaches g's paths */
+        return false; /* g covers every path, o only some: not reported (#warnings) */
     }
     if (strcmp(op, gp) == 0) {
         return true;

@@ -154,6 +154,27 @@ static void refuse(struct proxy_conn *c, const char *why)
                        tunnel ? v.detail : detail, NULL);
 }
 
+/* A GraphQL request an audit-mode unit allowed and the proxy cannot read
+ * goes on undecided by operation: audit mode grants every request
+ * (docs/semantics.md#audit), so the request is decided again without one
+ * and forwarded. A JSON-RPC request that does not read is refused there too
+ * (#rpc-batch). True when the request went on. */
+static bool audit_pass(struct proxy_conn *c)
+{
+    struct proxy_gql *g = c->cur.gql;
+
+    if (g->rpc || !(g->first.allow || g->first.grant)) {
+        return false;
+    }
+    g->waiting = false;
+    g->read = false;
+    if (c->ev_hdr != NULL) {
+        event_del(c->ev_hdr);
+    }
+    g->resume(c);
+    return true;
+}
+
 /* The Content-Type field of the current request into g->ctype; true when
  * the client waits for "100 Continue" before it sends the body. */
 static bool read_fields(struct proxy_conn *c, struct proxy_gql *g)
@@ -232,7 +253,10 @@ static void read_ops(struct proxy_conn *c, const char *body, size_t len)
                                g->max};
     if (g->rpc ? !read_calls(c, body, len, err, sizeof(err))
                : !pv_ok(model_gql_http_read(&h, &g->ops, err, sizeof(err)))) {
-        refuse(c, err);
+        model_gql_ops_clear(&g->ops);
+        if (!audit_pass(c)) {
+            refuse(c, err);
+        }
         return;
     }
     g->waiting = false;
@@ -253,9 +277,10 @@ bool proxy_graphql_hold(struct proxy_conn *c, struct proxy_verdict *v,
     bool asked =
         !v->allow && !v->grant &&
         (v->reason == MODEL_REASON_GQL_NO_OPERATION || v->reason == MODEL_REASON_RPC_NO_CALL);
-    /* an audit-mode graphql (json-rpc, mcp) endpoint allows everything, but
-     * a request it cannot read is still refused (the reference's hard deny),
-     * and the audit line names the operations: read them there too */
+    /* an audit-mode graphql (json-rpc, mcp) endpoint allows everything (a
+     * JSON-RPC request it cannot read is still refused, #rpc-batch; a GraphQL
+     * one goes on, audit_pass), and the audit line names the operations:
+     * read them there too */
     bool audited = (v->gql_endpoint || v->rpc_endpoint) && (v->allow || v->grant) &&
                    v->route == MODEL_ROUTE_INSPECTED;
 
@@ -276,10 +301,15 @@ bool proxy_graphql_hold(struct proxy_conn *c, struct proxy_verdict *v,
     g->chunked = r->framing == PROXY_BODY_CHUNKED;
     if (g->encoded && r->framing != PROXY_BODY_NONE) {
         /* the server would decode it: the proxy reads only what it sees */
-        refuse(c, "a Content-Encoding other than identity is not read");
+        if (!audit_pass(c)) {
+            refuse(c, "a Content-Encoding other than identity is not read");
+        }
         return true;
     }
     if (r->framing == PROXY_BODY_LENGTH && r->content_length > g->max) {
+        if (audit_pass(c)) {
+            return true;
+        }
         snprintf(why, sizeof(why), "body of %llu bytes exceeds %s (%zu)",
                  (unsigned long long)r->content_length,
                  g->rpc ? "max_body_bytes" : "graphql_max_body_bytes", g->max);

@@ -59,6 +59,27 @@ static const struct {
      GH_GET "  paste:\n    binaries:\n      - path: /usr/bin/**\n      - path: /usr/bin/**\n"
             "    endpoints:\n      - host: '**.pastebin.com'\n        port: 443\n",
      "+ /usr/bin/** **.pastebin.com:443 opaque paste;"},
+    /* One authority is one grant however it is spelt (#grants-once). */
+    {"no protocol and tcp are one grant", NULL,
+     "version: 1\nnetwork_policies:\n" PASTE "      - host: '**.pastebin.com'\n"
+     "        port: 443\n        protocol: tcp\n",
+     "+ /usr/bin/** **.pastebin.com:443 opaque paste;"},
+    {"tls: skip and enforcement on an L4 endpoint are one grant", NULL,
+     "version: 1\nnetwork_policies:\n" PASTE "      - host: '**.pastebin.com'\n"
+     "        port: 443\n        tls: skip\n      - host: '**.pastebin.com'\n"
+     "        port: 443\n        enforcement: enforce\n",
+     "+ /usr/bin/** **.pastebin.com:443 opaque paste;"},
+    {"tcp in the candidate changes nothing", GH_GET PASTE, GH_GET PASTE "        protocol: tcp\n",
+     ""},
+    {"path ** is no path scope", GH_GET PASTE, GH_GET PASTE "        path: '**'\n", ""},
+    {"rules in another order or repeated are one grant", NULL,
+     GH_GET "          - allow:\n              method: GET\n              path: /orgs/**\n"
+            "      - host: api.github.com\n        port: 443\n        protocol: rest\n"
+            "        enforcement: enforce\n        rules:\n"
+            "          - allow:\n              method: GET\n              path: /orgs/**\n"
+            "          - allow:\n              method: GET\n              path: /repos/**\n"
+            "          - allow:\n              method: GET\n              path: /orgs/**\n",
+     "+ /usr/bin/git api.github.com:443 inspected gh;"},
     {"empty baseline: every unit is new", NULL, GH_GET,
      "+ /usr/bin/git api.github.com:443 inspected gh;"},
 };

@@ -174,6 +174,23 @@ gql 1 "deny: graphql_bad_operation" POST --operation-type query --fields "viewer
 gql 1 "deny: graphql_bad_operation" POST --operation-type query --fields "v*"
 gql 0 allow POST --persisted-id h1
 gql 1 "deny: graphql_persisted_unknown" POST --persisted-id h2
+# A unit that does not read operations decides an unreadable one as if it
+# carried none (#graphql-names), and a GraphQL deny rule does not match a
+# hash-only id its registry does not resolve (#graphql-deny): a rest
+# endpoint on the same path grants both
+cp "$tmp/gql.yaml" "$tmp/gqls.yaml"
+cat >>"$tmp/gqls.yaml" <<'Y'
+  rest:
+    endpoints:
+    - {host: api.github.com, port: 443, protocol: rest, enforcement: enforce, access: read-write}
+    binaries: [{path: /usr/bin/gh}]
+Y
+cp "$tmp/gql.yaml" "$tmp/gql-only.yaml"
+cp "$tmp/gqls.yaml" "$tmp/gql.yaml"
+gql 0 allow POST --operation-type query --fields "v*"
+gql 0 allow POST --persisted-id h2
+gql 1 "deny: l7_deny_rule" POST --operation-type mutation --fields deleteRepository
+cp "$tmp/gql-only.yaml" "$tmp/gql.yaml"
 gql 2 "proviso eval: --operation-type must be" POST --operation-type Query --fields viewer
 gql 2 "proviso eval: give --operation-type" POST --operation-type query
 gql 2 "proviso eval: give --operation-type" POST --persisted-id h1 --fields viewer

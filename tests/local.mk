@@ -22,9 +22,11 @@ TESTS += tests/check-longfn.sh tests/longfn_guard.sh tests/check-deps.sh tests/d
 EXTRA_DIST += tests/layering_guard.sh tests/pid_lib.sh
 TESTS += tests/layering_guard.sh
 # the tables and their docs (docs/architecture.md#tables)
-EXTRA_DIST += tests/docs_categories.sh tests/docs_settings.sh tests/check-model-layers.sh \
+EXTRA_DIST += tests/docs_categories.sh tests/docs_settings.sh tests/docs_eval_options.sh \
+	tests/check-model-layers.sh \
 	tests/check-advisor-calls.sh
-TESTS += tests/docs_categories.sh tests/docs_settings.sh tests/check-model-layers.sh \
+TESTS += tests/docs_categories.sh tests/docs_settings.sh tests/docs_eval_options.sh \
+	tests/check-model-layers.sh \
 	tests/check-advisor-calls.sh
 include $(srcdir)/tests/model_parse.mk
 include $(srcdir)/tests/model_validate.mk
