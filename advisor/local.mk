@@ -21,6 +21,7 @@ ADVISOR_CORE_SOURCES = advisor/core/core.h advisor/core/advisor_util.c advisor/c
 	advisor/core/advisor_integrity.c advisor/core/advisor_events.c advisor/core/advisor_prover.c \
 	advisor/core/advisor_pool.c
 ADVISOR_LIFE_SOURCES = advisor/life/life.h advisor/life/life_int.h advisor/life/advisor_eval.c \
+	advisor/life/advisor_diff.c \
 	advisor/life/advisor_envelope.c advisor/life/advisor_widen.c advisor/life/advisor_resolve.c \
 	advisor/life/advisor_revision.c advisor/life/advisor_reprove.c advisor/life/advisor_chunk.c \
 	advisor/life/advisor_submit.c advisor/life/advisor_decide.c advisor/life/advisor_view.c \

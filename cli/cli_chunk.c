@@ -245,6 +245,9 @@ static void findings(FILE *out, const char *label, const json_t *answer)
     }
 }
 
+/* The evidence's diff, each line as it is, indented: its hunks' "@@ PATH @@"
+ * headers and ' ', '-', '+' lines (docs/advisor.md#diff), or the '-' and
+ * '+' lines alone of an evaluation stored before hunks. */
 static void diff(FILE *out, const char *text)
 {
     const char *p = text;

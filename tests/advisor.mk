@@ -8,8 +8,9 @@ ADVISOR_TEST_LIBS = $(ADVISOR_LIBS) $(CHECK_LIBS)
 check_PROGRAMS += tests/check_advisor_store tests/check_advisor_rule tests/check_advisor_chunk \
 	tests/check_advisor_reproof \
 	tests/check_advisor_mapper tests/check_advisor_hold tests/check_advisor_pool \
-	tests/check_advisor_listen tests/check_cli_text
+	tests/check_advisor_listen tests/check_cli_text tests/check_advisor_diff
 TESTS += tests/check_advisor_store tests/check_advisor_rule tests/check_advisor_chunk tests/check_cli_text \
+	tests/check_advisor_diff \
 	tests/check_advisor_reproof \
 	tests/check_advisor_mapper tests/check_advisor_hold tests/check_advisor_pool tests/check_advisor_listen
 tests_check_advisor_pool_SOURCES = tests/check_advisor_pool.c
@@ -29,6 +30,9 @@ tests_check_advisor_store_LDADD = $(ADVISOR_TEST_LIBS)
 tests_check_advisor_mapper_SOURCES = tests/check_advisor_mapper.c
 tests_check_advisor_mapper_CFLAGS = $(ADVISOR_TEST_CFLAGS)
 tests_check_advisor_mapper_LDADD = $(ADVISOR_TEST_LIBS)
+tests_check_advisor_diff_SOURCES = tests/check_advisor_diff.c
+tests_check_advisor_diff_CFLAGS = $(ADVISOR_TEST_CFLAGS)
+tests_check_advisor_diff_LDADD = $(ADVISOR_TEST_LIBS)
 tests_check_advisor_rule_SOURCES = tests/check_advisor_rule.c
 tests_check_advisor_rule_CFLAGS = $(ADVISOR_TEST_CFLAGS)
 tests_check_advisor_rule_LDADD = $(ADVISOR_TEST_LIBS)

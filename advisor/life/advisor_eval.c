@@ -194,45 +194,6 @@ static char *diag_text(struct model_diags *d)
     return one;
 }
 
-/* The canonical policy diff: canonical YAML is sorted, so a change is one
- * region; the lines before and after it are common. */
-static char *policy_diff(const char *a, const char *b)
-{
-    size_t la = strlen(a);
-    size_t lb = strlen(b);
-    size_t pre = 0;
-    size_t suf = 0;
-    struct pv_dynbuf out;
-
-    while (pre < la && pre < lb && a[pre] == b[pre]) {
-        pre++;
-    }
-    while (pre > 0 && a[pre - 1] != '\n') {
-        pre--; /* back to a line start */
-    }
-    while (suf < la - pre && suf < lb - pre && a[la - 1 - suf] == b[lb - 1 - suf]) {
-        suf++;
-    }
-    while (suf > 0 && a[la - suf] != '\n' && !(la - suf > 0 && a[la - suf - 1] == '\n')) {
-        suf--; /* forward to a line end */
-    }
-    pv_dynbuf_init(&out, 16u * 1024u * 1024u);
-    for (int side = 0; side < 2; side++) {
-        const char *s = side == 0 ? a : b;
-        size_t end = (side == 0 ? la : lb) - suf;
-        size_t i = pre;
-        while (i < end) {
-            const char *nl = memchr(s + i, '\n', end - i);
-            size_t e = nl != NULL ? (size_t)(nl - s) : end;
-            pv_dynbuf_putc(&out, side == 0 ? '-' : '+');
-            pv_dynbuf_put(&out, s + i, e - i);
-            pv_dynbuf_putc(&out, '\n');
-            i = e + 1;
-        }
-    }
-    return pv_dynbuf_finish(&out);
-}
-
 static void token_of(struct advisor_eval *e, const char *name, const char *rule_text,
                      const struct advisor_snapshot *snap)
 {
@@ -728,8 +689,11 @@ static pv_result evaluate(struct advisor_worker *w, const struct advisor_snapsho
         if (out->candidate_yaml == NULL) {
             goto nomem;
         }
-        out->diff = policy_diff(snap->yaml, out->candidate_yaml);
-        json_object_set_new(out->evidence, "diff", json_string(out->diff != NULL ? out->diff : ""));
+        out->diff = advisor_policy_diff(snap->yaml, out->candidate_yaml);
+        if (out->diff == NULL ||
+            json_object_set_new(out->evidence, "diff", json_string(out->diff)) != 0) {
+            goto nomem;
+        }
         note_changed_peer(snap, out);
         if (known_token != NULL && out->application_error[0] == '\0') {
             /* The same inputs as an evaluation already stored: its token

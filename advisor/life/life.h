@@ -2,13 +2,13 @@
 /* life.h - the lifecycle of a proposal (advisor/life/), a C API
  *
  * Parsed arguments in, result structs out (docs/architecture.md#advisor):
- * evaluation (advisor_eval.c), the envelope (advisor_envelope.c), the
- * proof that a removal never widens (advisor_widen.c), a policy's peers
- * (advisor_resolve.c), revision writes (advisor_revision.c), re-proof
- * (advisor_reprove.c), submission (advisor_submit.c), decisions
- * (advisor_decide.c), reading (advisor_view.c), suggestions
- * (advisor_suggest.c) and the steps they share (advisor_chunk.c,
- * life_int.h). Calls core/ and the store; makes no httpd call.
+ * evaluation (advisor_eval.c, its policy diff advisor_diff.c), the
+ * envelope (advisor_envelope.c), the proof that a removal never widens
+ * (advisor_widen.c), a policy's peers (advisor_resolve.c), revision
+ * writes (advisor_revision.c), re-proof (advisor_reprove.c), submission
+ * (advisor_submit.c), decisions (advisor_decide.c), reading
+ * (advisor_view.c), suggestions (advisor_suggest.c) and the steps they
+ * share (advisor_chunk.c, life_int.h). Calls core/ and the store; makes no httpd call.
  */
 #ifndef ADVISOR_LIFE_H
 #define ADVISOR_LIFE_H
@@ -57,6 +57,12 @@ struct advisor_snapshot {
 pv_result advisor_snapshot_take(struct advisor_worker *w, const char *sandbox,
                                 struct advisor_snapshot *out) PV_WUR;
 void advisor_snapshot_clear(struct advisor_snapshot *s);
+/* The policy diff of an evaluation (advisor_diff.c, docs/advisor.md#diff):
+ * the line diff of two canonical YAML texts in unified form, hunks of
+ * ' '/'-'/'+' lines with 3 lines of context, each headed "@@ PATH @@" (the
+ * keys enclosing its first change). "" when they are equal; NULL when out
+ * of memory. New string. */
+char *advisor_policy_diff(const char *old_yaml, const char *new_yaml);
 /* Make 'p' (stolen, also on failure) the snapshot's policy: its YAML, hash,
  * blob digest and escaped text follow; the sandbox's credentials and
  * boundary stay. For evaluating in another context than the latest

@@ -289,6 +289,24 @@
         return el('pre', { class: cls, text: s === '' ? '(empty)' : s });
     }
 
+    // The policy diff (docs/advisor.md#diff), a line each: a hunk's
+    // "@@ PATH @@" header (class hunk), context (' ', ctx), removed ('-',
+    // del) and added ('+', add). Each line keeps its mark; colour only
+    // repeats it. A diff stored before hunks (every line '-' or '+', no
+    // header) reads the same way.
+    function diffPre(s) {
+        if (!s) {
+            return pre('', 'diff');
+        }
+        const p = el('pre', { class: 'diff' });
+        for (const line of s.replace(/\n$/, '').split('\n')) {
+            const kind = line.startsWith('@@') ? 'hunk'
+                : line[0] === '+' ? 'add' : line[0] === '-' ? 'del' : 'ctx';
+            p.append(el('span', { class: 'line ' + kind }, line + '\n'));
+        }
+        return p;
+    }
+
     // ---------------------------------------------------------------------
     // Sandboxes
     // ---------------------------------------------------------------------
@@ -904,7 +922,7 @@
 
         // The rule once: as the change to the policy. The JSON the agent
         // sent stays one click away.
-        d.append(el('h3', { text: 'The change to the policy' }), pre(ev.diff || '', 'diff'));
+        d.append(el('h3', { text: 'The change to the policy' }), diffPre(ev.diff || ''));
         d.append(el('details', { class: 'rule-json' },
             el('summary', { text: 'The proposed rule as submitted (JSON)' }),
             pre(JSON.stringify(c.proposed_rule, null, 2), 'rule-json')));

@@ -113,6 +113,18 @@ eq "credentialed write: finding" "$(jf .validation_result)" "prover: 1 new findi
   capability_expansion: PUT on api.github.com:443 via /usr/bin/curl"
 eq "reviewer sees the prover's answer" "$(jf .evidence.prover.verdict)" findings
 has "reviewer sees the diff" "$(jf .evidence.diff)" "+      - allow:"
+# the rule merges into github_ro's endpoint: the diff says where, and the
+# lines that did not change are context (docs/advisor.md#diff)
+DIFF=$(jf .evidence.diff)
+eq "the diff's first line is its hunk header" "$(printf '%s\n' "$DIFF" | head -n 1)" \
+    "@@ network_policies > github_ro > endpoints[api.github.com] @@"
+has "the endpoint's port is context" "$DIFF" "
+       port: 443
+"
+case "$DIFF" in
+*"-      port: 443"* | *"+      port: 443"*) bad "negative: port: 443 removed and added: $DIFF" ;;
+*) ok "negative: port: 443 is never removed and added" ;;
+esac
 
 # Issue #22: the sandbox's own token reads one agent view on every route it
 # may call - no evidence (credential names and scopes), security notes,

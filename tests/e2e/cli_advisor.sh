@@ -405,6 +405,18 @@ out_has "security notes:   none" "rule get: security notes"
 out_has "review token:" "rule get: the review token"
 out_has "policy diff:" "rule get: the diff"
 out_has "+          path: /repos/o/r/contents/**" "rule get: a diff line"
+# the diff's hunk: headed by where it is, the lines before it as context
+want_hunk='policy diff:
+  @@ network_policies @@
+         port: 443
+       binaries:
+       - path: /usr/bin/curl
+  +  gh_write:'
+if [ "$(grep -A5 -xF 'policy diff:' "$OUT")" = "$want_hunk" ]; then
+    ok "rule get: the diff's hunk, headed by where it is, with context"
+else
+    bad "rule get: the diff's hunk: $(grep -A5 -xF 'policy diff:' "$OUT")"
+fi
 TOKEN_A=$(sed -n 's/^review token: *//p' "$OUT")
 hasnt_out() { if grep -qF -- "$1" "$OUT"; then bad "$2"; else ok "$2"; fi; }
 hasnt_out "evaluated against an earlier policy" "negative: a current evaluation has no such note"

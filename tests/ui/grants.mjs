@@ -6,8 +6,9 @@
 // issue's chunk (auto-approved, verdict empty, /usr/bin/** opaque to
 // **.pastebin.com:443): the grant list renders first in the detail, above
 // the findings, with its breadth marks, and no text says "nothing new"
-// while the list is not empty. Prints "ok - ..." lines; exits 1 on a
-// failure.
+// while the list is not empty. Then the pure builders beside it: the
+// findings table's pattern and count, and the policy diff's lines.
+// Prints "ok - ..." lines; exits 1 on a failure.
 import fs from 'node:fs';
 import vm from 'node:vm';
 
@@ -238,6 +239,33 @@ check(hook.curlLine(gw('mutation', 'IssueNew', ['createIssue']).witness).include
     `--data '{"query":"mutation IssueNew { createIssue }"}'`), 'the witness curl carries the operation');
 check(!hook.curlLine({ host: 'h', port: 443, method: 'GET', path: '/' }).includes('--data'),
     'negative: a REST witness has no body');
+
+// 6c. The policy diff (docs/advisor.md#diff): a line each, classed by its
+// mark - the hunk's "@@ PATH @@" header, context (' '), removed ('-'),
+// added ('+') - the marks kept in the text; a diff stored before hunks
+// (every line '-' or '+') reads the same way.
+const diffLines = (diff) => {
+    hook.renderDetail({ ...pasteChunk, evidence: { ...pasteChunk.evidence, diff } });
+    const p = detail.find((e) => e.tagName === 'PRE' && hasClass(e, 'diff'));
+    return p === null ? null : { text: p.textContent,
+        lines: p.all((e) => hasClass(e, 'line')).map((e) => [e.attrs.class.split(/\s+/)[1], e.textContent]) };
+};
+const unified = '@@ network_policies > github > endpoints[api.github.com] > rules @@\n' +
+    '       - allow:\n           method: GET\n           path: /repos/**\n' +
+    '+      - allow:\n+          method: POST\n+          path: /repos/o/r/issues\n' +
+    '-      access: read-only\n       port: 443\n';
+const dl = diffLines(unified);
+check(dl !== null && dl.text === unified, 'the diff\'s text is the evidence\'s, marks and all');
+check(dl !== null && JSON.stringify(dl.lines.map((l) => l[0])) === JSON.stringify(
+    ['hunk', 'ctx', 'ctx', 'ctx', 'add', 'add', 'add', 'del', 'ctx']),
+`each diff line is classed by its mark: ${dl && dl.lines.map((l) => l[0]).join(',')}`);
+check(dl !== null && dl.lines.length > 8 && dl.lines[8][1] === '       port: 443\n', 'a context line is shown as it is');
+const legacy = diffLines('-      access: read-only\n-      port: 443\n+      port: 443\n');
+check(legacy !== null && legacy.lines.map((l) => l[0]).join() === 'del,del,add' &&
+    legacy.text === '-      access: read-only\n-      port: 443\n+      port: 443\n',
+'a diff stored before hunks: its lines marked, no header made up');
+const none = diffLines('');
+check(none !== null && none.text === '(empty)' && none.lines.length === 0, 'no diff: "(empty)"');
 
 // 7. The file carries no "nothing new" wording at all.
 check(!/nothing new/i.test(src), 'app.js has no "nothing new" text');

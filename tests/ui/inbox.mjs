@@ -306,6 +306,20 @@ async function main() {
         await waitText(page, '#detail .validation-result', /^prover: \d+ new finding/, 'validation_result shown');
         await waitText(page, '#detail pre.diff', /\+\s+method: PUT\n\+\s+path: \/repos\/o\/r\/contents\/\*\*/,
             'policy diff shown (the PUT rule added)');
+        // The rule merges into github_ro's endpoint: a hunk headed by where
+        // it is, 'port: 443' (unchanged) context only, each line classed by
+        // its mark (docs/advisor.md#diff).
+        const diffLines = await page.evaluate(() => [...document.querySelectorAll('#detail pre.diff .line')]
+            .map((e) => [e.className, e.textContent.replace(/\n$/, '')]));
+        check(diffLines.length > 0 && diffLines[0][0] === 'line hunk' &&
+            diffLines[0][1] === '@@ network_policies > github_ro > endpoints[api.github.com] @@',
+        `the diff's hunk is headed by where it is (${JSON.stringify(diffLines[0])})`);
+        check(diffLines.some(([c, t]) => c === 'line ctx' && t === '       port: 443') &&
+            !diffLines.some(([, t]) => /^[-+]\s+port: 443$/.test(t)),
+        'port: 443 is context, never removed and added');
+        check(diffLines.some(([c, t]) => c === 'line del' && t === '-      access: read-only') &&
+            diffLines.some(([c, t]) => c === 'line add' && t === '+          method: PUT'),
+        'removed and added lines are marked as such');
         await waitText(page, '#detail .effective-revision', /^revision 1 /, 'current effective revision 1 shown');
         await waitText(page, '#detail .chunk-status', /^pending$/, 'status pending');
         await shot(page, 'proposal-evidence');
