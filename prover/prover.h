@@ -219,6 +219,9 @@ struct prover_grant {
     const char *route; /* "opaque", "inspected" or "audit" (static) */
     char **access;     /* "GET /repos/...", ..., or "all traffic" (opaque) */
     size_t naccess;
+    char **added; /* changed: the access lines no baseline unit of the same place
+                   * has (a rule added to an endpoint), in access order */
+    size_t nadded;
     char **creds; /* credentials whose targets overlap the host */
     size_t ncreds;
     char **private_ips; /* allowed_ips ranges that reach private addresses */

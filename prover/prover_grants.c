@@ -36,6 +36,10 @@ static void grant_clear(struct prover_grant *g)
         free(g->access[i]);
     }
     free(g->access);
+    for (size_t i = 0; i < g->nadded; i++) {
+        free(g->added[i]);
+    }
+    free(g->added);
     for (size_t i = 0; i < g->ncreds; i++) {
         free(g->creds[i]);
     }
@@ -499,6 +503,37 @@ static bool has_same_place(const struct prover_unit *const *base, size_t nbase,
     return nbase > 0 && bsearch(&u, base, nbase, sizeof(*base), place_cmp) != NULL;
 }
 
+/* A changed grant's access lines that no baseline unit of its place (binary
+ * and host pattern) has: what its endpoint gained, in the reviewer's words.
+ * Lines are compared as text, so a rule rewritten in other words counts as
+ * added even where it grants nothing more; the findings say what is new. */
+static pv_result fill_added(struct prover_grant *g, const struct prover_unit *u,
+                            const struct prover_unit *const *base, size_t nbase) PV_WUR;
+static pv_result fill_added(struct prover_grant *g, const struct prover_unit *u,
+                            const struct prover_unit *const *base, size_t nbase)
+{
+    struct prover_grant old;
+    pv_result r = PV_RESULT_OK;
+
+    memset(&old, 0, sizeof(old));
+    for (size_t i = 0; pv_ok(r) && i < nbase; i++) {
+        if (place_cmp(&base[i], &u) == 0) {
+            r = fill_access(&old, base[i]);
+        }
+    }
+    for (size_t i = 0; pv_ok(r) && i < g->naccess; i++) {
+        bool had = false;
+        for (size_t k = 0; !had && k < old.naccess; k++) {
+            had = strcmp(g->access[i], old.access[k]) == 0;
+        }
+        if (!had) {
+            r = push_str(&g->added, &g->nadded, g->access[i]);
+        }
+    }
+    grant_clear(&old);
+    return r;
+}
+
 /* Is 'u' a copy of a candidate delta unit before it (same binary pattern and
  * endpoint fingerprint)? A repeated unit is one grant (#grants). */
 static bool is_repeat(const struct prover_units *us, size_t i)
@@ -564,6 +599,9 @@ pv_result prover_grants_list(const struct model_policy *baseline,
         out->g = g;
         r = fill_grant(&out->g[out->n], u, has_same_place(base, nbase, u), creds);
         out->n++;
+        if (pv_ok(r) && out->g[out->n - 1].changed) {
+            r = fill_added(&out->g[out->n - 1], u, base, nbase);
+        }
     }
     free(base);
     prover_units_free(&us);
@@ -626,6 +664,9 @@ struct json_t *prover_grants_json(const struct prover_grants *gs)
         if (o != NULL && g->nflags > 0) {
             json_object_set_new(o, "flags", str_array(g->flags, g->nflags));
         }
+        if (o != NULL && g->nadded > 0) {
+            json_object_set_new(o, "added_access", str_array(g->added, g->nadded));
+        }
         if (o == NULL || json_array_append_new(a, o) != 0) {
             json_decref(a);
             return NULL;
@@ -655,6 +696,28 @@ static void put_list(struct pv_dynbuf *b, const json_t *a, const char *sep)
     json_array_foreach(a, i, v)
     {
         pv_dynbuf_putf(b, "%s%s", i > 0 ? sep : "", json_is_string(v) ? json_string_value(v) : "?");
+    }
+}
+
+/* A grant's access lines, each one its endpoint gained marked " (added)". */
+static void put_access(struct pv_dynbuf *b, const json_t *g)
+{
+    const json_t *added = json_object_get(g, "added_access");
+    const json_t *v;
+    size_t i;
+
+    json_array_foreach(json_object_get(g, "access"), i, v)
+    {
+        const char *s = json_is_string(v) ? json_string_value(v) : "?";
+        bool add = false;
+        const json_t *w;
+        size_t k;
+
+        json_array_foreach(added, k, w)
+        {
+            add = add || (json_is_string(w) && strcmp(json_string_value(w), s) == 0);
+        }
+        pv_dynbuf_putf(b, "%s%s%s", i > 0 ? ", " : "", s, add ? " (added)" : "");
     }
 }
 
@@ -801,7 +864,7 @@ static void put_grant(struct pv_dynbuf *b, const json_t *g)
     put_place(b, g);
     if (json_array_size(json_object_get(g, "access")) > 0) {
         pv_dynbuf_puts(b, ", ");
-        put_list(b, json_object_get(g, "access"), ", ");
+        put_access(b, g);
     }
     if (json_is_object(br)) {
         pv_dynbuf_putf(b, "  [binary: %s, host: %s, route: %s, methods: %s]",

@@ -106,6 +106,45 @@ START_TEST(test_grants)
 }
 END_TEST
 
+/* A changed unit names the access lines its endpoint gained; the rest of its
+ * rule set, and a new unit's, are not marked. */
+START_TEST(test_added_access)
+{
+    struct model_policy *b = tp_policy("base", GH_GET);
+    struct model_policy *c = tp_policy(
+        "cand", GH_GET
+        "          - allow:\n              method: PUT\n              path: /orgs/**\n" PASTE);
+    struct prover_grants gs;
+    json_t *j;
+    char *text;
+
+    ck_assert(pv_ok(prover_grants_list(b, c, NULL, &gs)));
+    ck_assert_uint_eq(gs.n, 2);
+    ck_assert(!gs.g[0].changed); /* the paste unit sorts first ('*' < 'g') */
+    ck_assert_uint_eq(gs.g[0].nadded, 0);
+    ck_assert(gs.g[1].changed);
+    ck_assert_uint_eq(gs.g[1].naccess, 2);
+    ck_assert_uint_eq(gs.g[1].nadded, 1);
+    ck_assert_str_eq(gs.g[1].added[0], "PUT /orgs/**");
+    j = json_pack("{s:s,s:o}", "verdict", "empty", "grants", prover_grants_json(&gs));
+    ck_assert_ptr_nonnull(j);
+    ck_assert_ptr_null(
+        json_object_get(json_array_get(json_object_get(j, "grants"), 0), "added_access"));
+    text = prover_review_text(j, false);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_msg(strstr(text, "~ /usr/bin/git -> api.github.com:443 inspected, GET /repos/**, "
+                               "PUT /orgs/** (added)  [") != NULL,
+                  "%s", text);
+    ck_assert_msg(strstr(text, "GET /repos/** (added)") == NULL, "%s", text);
+    ck_assert_msg(strstr(text, "all traffic (added)") == NULL, "%s", text);
+    free(text);
+    json_decref(j);
+    prover_grants_free(&gs);
+    model_policy_free(b);
+    model_policy_free(c);
+}
+END_TEST
+
 START_TEST(test_grant_details)
 {
     struct model_policy *b = tp_policy("base", GH_GET);
@@ -147,7 +186,7 @@ START_TEST(test_grant_details)
                                        "destinations: 10.0.0.0/8\n"));
     ck_assert_ptr_nonnull(
         strstr(text, "\n~ /usr/bin/git -> api.github.com:443 inspected, GET "
-                     "/repos/**, POST /orgs/**  [binary: exact, host: exact, "
+                     "/repos/**, POST /orgs/** (added)  [binary: exact, host: exact, "
                      "route: inspected, methods: writes]\n"
                      "      rule gh; wide: writes; credentials in scope: github-pat\n"));
     free(text);
@@ -481,6 +520,7 @@ int main(void)
     tcase_add_loop_test(tc, test_breadth, 0, (int)(sizeof(brows) / sizeof(brows[0])));
     tcase_add_loop_test(tc, test_headline, 0, (int)(sizeof(hrows) / sizeof(hrows[0])));
     tcase_add_test(tc, test_grant_details);
+    tcase_add_test(tc, test_added_access);
     tcase_add_test(tc, test_job_answer_grants);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

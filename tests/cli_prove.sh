@@ -120,8 +120,8 @@ hasnt "$tmp/err" "warning" "no-op: no warnings"
 "$pv" prove --baseline "$tmp/base.yaml" --candidate "$tmp/wide.yaml" \
     --credentials "$tmp/creds.yaml" >"$tmp/out" 2>"$tmp/err"
 rc_is $? 1 "widened: exit 1 (findings)"
-has "$tmp/out" "~ /bin/sh -> api.github.com:443 inspected, GET /repos/**, GET /orgs/**  [binary: exact, host: exact, route: inspected, methods: read-only]" \
-    "widened: a changed unit, the new path listed"
+has "$tmp/out" "~ /bin/sh -> api.github.com:443 inspected, GET /repos/**, GET /orgs/** (added)  [binary: exact, host: exact, route: inspected, methods: read-only]" \
+    "widened: a changed unit, the new path listed and marked"
 has "$tmp/out" "This change grants 1 changed unit: /bin/sh -> api.github.com:443 inspected; prover: 1 new finding (capability_expansion)." \
     "widened: the headline names the finding"
 has "$tmp/out" "capability_expansion: GET, HEAD on api.github.com:443 via /bin/sh" \

@@ -277,7 +277,7 @@
             const words = breadthWords(g);
             return (g.change === 'changed' ? '~ ' : '+ ') + g.binary + ' -> ' +
                 (g.host || g.target_sandbox || '(hostless)') + ':' + (g.ports || []).join(',') + ' ' +
-                g.route + ', ' + (g.access || []).join(', ') +
+                g.route + ', ' + accessText(g) +
                 ((g.credentials || []).length ? '; credentials ' + g.credentials.join(', ') : '') +
                 (b && typeof b === 'object' ? '  [binary: ' + b.binary + ', host: ' + b.host + ', route: ' +
                     b.route + ', methods: ' + b.methods + ']' : '') +
@@ -703,10 +703,18 @@
         return 'This change grants ' + count + '; ' + verdict + '.';
     }
 
+    // A grant's access lines; a line a changed unit's endpoint gained is
+    // marked " (added)", as the CLI's text does (prover_grants.c).
+    function accessText(g) {
+        const added = Array.isArray(g.added_access) ? g.added_access : [];
+        return (Array.isArray(g.access) ? g.access : []).map((a) =>
+            a + (added.includes(a) ? ' (added)' : '')).join(', ');
+    }
+
     function grantItem(g) {
         const b = g.breadth || {};
         const changed = g.change === 'changed';
-        const access = Array.isArray(g.access) && g.access.length ? ', ' + g.access.join(', ') : '';
+        const access = Array.isArray(g.access) && g.access.length ? ', ' + accessText(g) : '';
         const marks = el('span', { class: 'breadth' }, '[');
         ['binary', 'host', 'route', 'methods'].forEach((k, i) => {
             const v = b[k] === undefined ? '?' : String(b[k]);

@@ -150,6 +150,16 @@ hook.renderDetail({ ...pasteChunk, evidence: {} });
 check(detail.find((e) => e.id === 'no-findings').textContent === 'No prover evidence for this proposal.',
     'no prover: said as such');
 
+// A changed unit marks the access lines its endpoint gained, as the CLI does.
+const grown = hook.grantsSection({ verdict: 'empty', grants: [{ ...pasteGrant, change: 'changed',
+    binary: '/usr/bin/curl', host: 'api.github.com', route: 'inspected',
+    access: ['GET on every path', 'PUT /repos/o/r/contents/**'], added_access: ['PUT /repos/o/r/contents/**'],
+    breadth: { binary: 'exact', host: 'exact', route: 'inspected', methods: 'writes' } }] });
+const grownLine = grown.find((e) => hasClass(e, 'grant-line'));
+check(grownLine !== null && grownLine.textContent ===
+    '~ /usr/bin/curl -> api.github.com:443 inspected, GET on every path, PUT /repos/o/r/contents/** (added)',
+    `a changed unit's added access is marked, the rest not: ${grownLine && grownLine.textContent}`);
+
 // 4. Findings and changed units; unknown.
 const h = hook.grantsHeadline({ verdict: 'findings', categories: ['capability_expansion'],
     grants: [{ ...pasteGrant, change: 'changed' }, pasteGrant] });
