@@ -407,8 +407,83 @@ START_TEST(test_ingest_drops_format_chars)
 }
 END_TEST
 
-/* A refused JSON-RPC / MCP call never becomes a REST proposal: a POST rule
- * on the endpoint's path would open it uninspected (docs/semantics.md#rpc). */
+/* A call an mcp or json-rpc endpoint refused proposes a call rule on that
+ * endpoint's exact path: its method and, for an MCP tools/call, its tool,
+ * each once and sorted - never a path rule, never a glob; a name with a
+ * glob metacharacter, or a tool on json-rpc, proposes nothing. */
+START_TEST(test_rpc_rule)
+{
+    json_t *ep = NULL;
+    char *s = events_rules(
+        "[{\"method\":\"POST\",\"path\":\"/mcp\",\"protocol\":\"mcp\",\"rpc\":{\"kind\":"
+        "\"request\",\"method\":\"tools/call\",\"tool\":\"create_issue\"}},"
+        "{\"method\":\"POST\",\"path\":\"/mcp\",\"protocol\":\"mcp\",\"rpc\":{\"kind\":"
+        "\"request\",\"method\":\"tools/call\",\"tool\":\"drop_*\"}},"
+        "{\"method\":\"POST\",\"path\":\"/mcp\",\"protocol\":\"mcp\",\"rpc\":{\"kind\":"
+        "\"request\",\"method\":\"initialize\"}},"
+        "{\"method\":\"POST\",\"path\":\"/mcp\",\"protocol\":\"mcp\",\"rpc\":{\"kind\":"
+        "\"request\",\"method\":\"tools/call\",\"tool\":\"create_issue\"}}]",
+        NULL, &ep);
+
+    ck_assert_ptr_nonnull(s);
+    ck_assert_str_eq(s, "[{\"allow\":{\"method\":\"initialize\"}},"
+                        "{\"allow\":{\"method\":\"tools/call\",\"tool\":\"create_issue\"}}]");
+    ck_assert_str_eq(json_string_value(json_object_get(ep, "protocol")), "mcp");
+    ck_assert_str_eq(json_string_value(json_object_get(ep, "path")), "/mcp");
+    ck_assert_str_eq(json_string_value(json_object_get(ep, "enforcement")), "enforce");
+    free(s);
+    json_decref(ep);
+    ep = NULL;
+    s = events_rules("[{\"method\":\"POST\",\"path\":\"/rpc\",\"protocol\":\"json-rpc\","
+                     "\"rpc\":{\"kind\":\"request\",\"method\":\"sum\"}},"
+                     "{\"method\":\"POST\",\"path\":\"/rpc\",\"protocol\":\"json-rpc\","
+                     "\"rpc\":{\"kind\":\"request\",\"method\":\"sub[tract]\"}}]",
+                     NULL, &ep);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_str_eq(s, "[{\"allow\":{\"method\":\"sum\"}}]");
+    ck_assert_str_eq(json_string_value(json_object_get(ep, "protocol")), "json-rpc");
+    ck_assert_str_eq(json_string_value(json_object_get(ep, "path")), "/rpc");
+    free(s);
+    json_decref(ep);
+}
+END_TEST
+
+/* Calls no rule can name exactly propose nothing - never an L4 rule and
+ * never a REST rule for the endpoint's path. */
+START_TEST(test_rpc_nothing_to_name)
+{
+    static const char *const bad[] = {
+        "{\"method\":\"POST\",\"path\":\"/mcp\",\"protocol\":\"mcp\",\"rpc\":{\"kind\":"
+        "\"request\",\"method\":\"tools/*\"}}",
+        "{\"method\":\"POST\",\"path\":\"/mcp\",\"protocol\":\"mcp\",\"rpc\":{\"kind\":"
+        "\"request\",\"method\":\"tools/call\",\"tool\":\"{a,b}\"}}",
+        "{\"method\":\"POST\",\"path\":\"/rpc\",\"protocol\":\"json-rpc\",\"rpc\":{\"kind\":"
+        "\"request\",\"method\":\"sum\",\"tool\":\"x\"}}",
+        "{\"method\":\"POST\",\"path\":\"/mcp\",\"protocol\":\"mcp\",\"rpc\":{\"kind\":"
+        "\"request\",\"method\":\"initialize\",\"tool\":\"x\"}}",
+        "{\"method\":\"POST\",\"path\":\"/mc*\",\"protocol\":\"mcp\",\"rpc\":{\"kind\":"
+        "\"request\",\"method\":\"initialize\"}}",
+        "{\"method\":\"POST\",\"path\":\"/mcp\",\"protocol\":\"mcp\",\"rpc\":{\"kind\":"
+        "\"request\",\"method\":\"\"}}",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char buf[512];
+        json_t *ep = NULL;
+        char *s;
+        snprintf(buf, sizeof(buf), "[%s]", bad[i]);
+        s = events_rules(buf, NULL, &ep);
+        if (s != NULL) {
+            ck_abort_msg("event %zu proposed %s", i, s);
+        }
+        json_decref(ep);
+    }
+}
+END_TEST
+
+/* Ingest: a refused MCP call is a group of its own (its call rule), while
+ * a denial on a json-rpc endpoint without a call the proxy read (an
+ * unreadable body) is no group: a POST rule on the endpoint's path would
+ * open it uninspected (docs/semantics.md#rpc). */
 START_TEST(test_ingest_skips_rpc_calls)
 {
     struct advisor a;
@@ -427,7 +502,7 @@ START_TEST(test_ingest_skips_rpc_calls)
     memset(&r, 0, sizeof(r));
     advisor_mapper_ingest(m, "sb", body, strlen(body), &r);
     ck_assert_uint_eq(r.status, 202);
-    ck_assert_int_eq(json_integer_value(json_object_get(r.body, "accepted")), 0);
+    ck_assert_int_eq(json_integer_value(json_object_get(r.body, "accepted")), 1);
     json_decref(r.body);
     advisor_mapper_free(m);
 }
@@ -442,6 +517,8 @@ int main(void)
 
     tcase_add_test(t, test_generalise);
     tcase_add_test(t, test_ingest_skips_rpc_calls);
+    tcase_add_test(t, test_rpc_rule);
+    tcase_add_test(t, test_rpc_nothing_to_name);
     tcase_add_test(t, test_name_and_confidence);
     tcase_add_test(t, test_l7_from_samples);
     tcase_add_test(t, test_union_with_prior);

@@ -10,6 +10,7 @@ tests_check_proxy_local_LDADD = $(PROXY_TEST_LIBS)
 
 PROXY_ADVISOR_E2E = tests/e2e/advisor_loop.sh tests/e2e/advisor_mapper.sh tests/e2e/advisor_reproof.sh \
 	tests/e2e/advisor_peers.sh tests/e2e/advisor_tools.sh tests/e2e/advisor_graphql.sh \
+	tests/e2e/advisor_mcp.sh \
 	tests/e2e/proxy_unbacked.sh
 EXTRA_DIST += tests/e2e/advisor_mitm.py
 # tool discovery's host-side servers: one in C, one in Python

@@ -44,17 +44,26 @@
 struct mapper_sample {
     char *method;
     char *path;
-    json_t *gql; /* the refused GraphQL operation, checked (gql_of); NULL: none */
+    /* the refused GraphQL operation or JSON-RPC call as the allow rule that
+     * names exactly it (gql_of, call_of); NULL: none */
+    json_t *op;
 };
 
 /* What kind of endpoint a group's proposal names: a REST one (or L4 only)
- * keyed by host, port and binary, or a GraphQL or WebSocket one keyed also
- * by its exact path (the scope a GraphQL or WebSocket endpoint has). */
+ * keyed by host, port and binary, or a GraphQL, WebSocket, MCP or JSON-RPC
+ * one keyed also by its exact path (the scope such an endpoint has). */
 enum mapper_kind {
     MAPPER_REST,
     MAPPER_GRAPHQL,
     MAPPER_WEBSOCKET,
+    MAPPER_MCP,
+    MAPPER_JSONRPC,
 };
+
+static bool kind_is_rpc(enum mapper_kind k)
+{
+    return k == MAPPER_MCP || k == MAPPER_JSONRPC;
+}
 
 struct mapper_group {
     struct mapper_group *next;
@@ -277,6 +286,40 @@ static json_t *gql_of(const json_t *g)
     return out;
 }
 
+#define MAPPER_RPC_NAME_MAX 256u
+
+/* A JSON-RPC method or MCP tool name a rule can name exactly: text without
+ * a glob metacharacter (a rule would read it as a pattern, and on mcp with
+ * strict_tool_names off a tool pattern is refused) and not over-long. */
+static bool rpc_name_ok(const char *s)
+{
+    size_t n = s != NULL ? strlen(s) : 0;
+
+    return n > 0 && n <= MAPPER_RPC_NAME_MAX && strcspn(s, "*?[]{}\\") == n;
+}
+
+/* The JSON-RPC / MCP call of a denial ({kind, method, tool?}) as the allow
+ * rule that names exactly it: {method} or, for an MCP tools/call, {method,
+ * tool}. NULL when a rule could not name it alone (a name with a glob
+ * metacharacter, a tool on json-rpc): such a call proposes nothing. */
+static json_t *call_of(const json_t *c, enum mapper_kind kind)
+{
+    const char *m = json_string_value(json_object_get(c, "method"));
+    const json_t *tool = json_object_get(c, "tool");
+
+    if (!json_is_object(c) || !rpc_name_ok(m)) {
+        return NULL;
+    }
+    if (tool == NULL) {
+        return json_pack("{s:s}", "method", m);
+    }
+    if (kind != MAPPER_MCP || strcmp(m, "tools/call") != 0 ||
+        !rpc_name_ok(json_string_value(tool))) {
+        return NULL;
+    }
+    return json_pack("{s:s,s:O}", "method", m, "tool", tool);
+}
+
 /* One allow rule and its canonical text (sort and de-duplication key). */
 struct mapper_rule {
     char *text;
@@ -313,6 +356,15 @@ static json_t *prior_rule(const struct mapper_group *g, const json_t *al)
     const char *m = json_string_value(json_object_get(al, "method"));
     const char *p = json_string_value(json_object_get(al, "path"));
 
+    if (kind_is_rpc(g->kind)) {
+        json_t *c = call_of(al, g->kind);
+        if (c != NULL && json_object_size(c) != json_object_size(al)) {
+            json_decref(c); /* something else beside the call: not ours */
+            c = NULL;
+        }
+        return c;
+    }
+
     if (json_object_get(al, "operation_type") != NULL) {
         json_t *q = g->kind != MAPPER_REST ? gql_of(al) : NULL;
         if (q != NULL && json_object_size(q) != json_object_size(al)) {
@@ -341,19 +393,22 @@ static json_t *sample_rule(const struct mapper_group *g, const struct mapper_sam
 
     switch (g->kind) {
     case MAPPER_GRAPHQL:
-        return s->gql != NULL ? json_deep_copy(s->gql) : NULL;
+        return s->op != NULL ? json_deep_copy(s->op) : NULL;
     case MAPPER_WEBSOCKET:
-        if (s->gql != NULL) {
-            return json_deep_copy(s->gql);
+        if (s->op != NULL) {
+            return json_deep_copy(s->op);
         }
         /* a text message on the upgrade's exact path (never generalised) */
         return strcmp(s->method, "WEBSOCKET_TEXT") == 0 && strcmp(s->path, g->scope) == 0
                    ? json_pack("{s:s,s:s}", "method", "WEBSOCKET_TEXT", "path", g->scope)
                    : NULL;
+    case MAPPER_MCP:
+    case MAPPER_JSONRPC:
+        return s->op != NULL ? json_deep_copy(s->op) : NULL;
     case MAPPER_REST:
         break;
     }
-    if (s->gql != NULL || !method_ok(s->method) || strcmp(s->method, "WEBSOCKET_TEXT") == 0 ||
+    if (s->op != NULL || !method_ok(s->method) || strcmp(s->method, "WEBSOCKET_TEXT") == 0 ||
         !advisor_mapper_generalise(s->path, path, sizeof(path))) {
         return NULL;
     }
@@ -407,6 +462,15 @@ static enum mapper_kind event_kind(const json_t *ev, const char **scope)
     if (strcmp(m, "WEBSOCKET_TEXT") == 0) {
         return MAPPER_WEBSOCKET;
     }
+    if (json_object_get(ev, "rpc") != NULL && proto != NULL) {
+        /* a call an mcp or json-rpc endpoint refused: a call rule on it */
+        if (strcmp(proto, "mcp") == 0) {
+            return MAPPER_MCP;
+        }
+        if (strcmp(proto, "json-rpc") == 0) {
+            return MAPPER_JSONRPC;
+        }
+    }
     if (json_object_get(ev, "graphql") != NULL ||
         (proto != NULL && strcmp(proto, "graphql") == 0)) {
         return MAPPER_GRAPHQL;
@@ -425,6 +489,21 @@ static bool rpc_event(const json_t *ev)
 /* The proposal's intent_summary: what the rule allows, in words
  * ("Allow /usr/bin/git to connect to h:443 with L7 inspection. Allowed
  * paths: GET /x. Seen 2 times."). */
+/* The protocol a group's endpoint has, in a proposal and in words. */
+static const char *kind_protocol(enum mapper_kind k)
+{
+    static const char *const name[] = {"rest", "graphql", "websocket", "mcp", "json-rpc"};
+
+    return name[k];
+}
+
+static const char *kind_word(enum mapper_kind k)
+{
+    static const char *const word[] = {"L7", "GraphQL", "WebSocket", "MCP", "JSON-RPC"};
+
+    return word[k];
+}
+
 static void intent_summary(const struct mapper_group *g, const json_t *rules, char *why,
                            size_t whylen)
 {
@@ -433,14 +512,22 @@ static void intent_summary(const struct mapper_group *g, const json_t *rules, ch
     wl = (size_t)snprintf(why, whylen, "Allow %s to connect to %s:%lld", g->binary, g->host,
                           (long long)g->port);
     if (g->kind != MAPPER_REST && wl < whylen) {
-        wl += (size_t)snprintf(why + wl, whylen - wl, " with %s inspection on %s. Allowed:",
-                               g->kind == MAPPER_GRAPHQL ? "GraphQL" : "WebSocket", g->scope);
+        wl += (size_t)snprintf(why + wl, whylen - wl,
+                               " with %s inspection on %s. Allowed:", kind_word(g->kind), g->scope);
     } else if (json_array_size(rules) > 0 && wl < whylen) {
         wl += (size_t)snprintf(why + wl, whylen - wl, " with L7 inspection. Allowed paths:");
     }
     for (size_t i = 0; i < json_array_size(rules) && wl < whylen; i++) {
         const json_t *al = json_object_get(json_array_get(rules, i), "allow");
         const json_t *f = json_object_get(al, "fields");
+        if (kind_is_rpc(g->kind)) {
+            /* a call: "tools/call tool=create_issue" */
+            const char *t = json_string_value(json_object_get(al, "tool"));
+            wl += (size_t)snprintf(why + wl, whylen - wl, "%s %s%s%s", i > 0 ? "," : "",
+                                   json_string_value(json_object_get(al, "method")),
+                                   t != NULL ? " tool=" : "", t != NULL ? t : "");
+            continue;
+        }
         if (f == NULL) {
             wl += (size_t)snprintf(why + wl, whylen - wl, "%s %s %s", i > 0 ? "," : "",
                                    json_string_value(json_object_get(al, "method")),
@@ -510,8 +597,7 @@ static json_t *mapper_proposal(const struct mapper_group *g, const json_t *prior
         /* the endpoint's exact path: a proposal merges into the endpoint
          * that refused it (same host, path and port, docs/semantics.md#merge) */
         json_object_set_new(ep, "path", json_string(g->scope));
-        json_object_set_new(ep, "protocol",
-                            json_string(g->kind == MAPPER_GRAPHQL ? "graphql" : "websocket"));
+        json_object_set_new(ep, "protocol", json_string(kind_protocol(g->kind)));
         json_object_set_new(ep, "enforcement", json_string("enforce"));
         json_object_set(ep, "rules", rules);
     } else if (json_array_size(rules) > 0) {
@@ -531,6 +617,16 @@ static json_t *mapper_proposal(const struct mapper_group *g, const json_t *prior
         return NULL;
     }
     advisor_mapper_rule_name(host, port, name, sizeof(name));
+    if (g->kind != MAPPER_REST) {
+        /* one pending chunk per endpoint: a rule name is what a newer
+         * pending proposal supersedes, so two endpoints of one host and
+         * port (an mcp /mcp beside a json-rpc /rpc) need names of their own */
+        size_t o = strlen(name);
+        for (const char *c = g->scope; *c != '\0' && o + 2 < sizeof(name); c++) {
+            name[o++] = isalnum((unsigned char)*c) ? (char)tolower((unsigned char)*c) : '_';
+        }
+        name[o] = '\0';
+    }
     intent_summary(g, rules, why, sizeof(why));
     json_decref(rules);
     *confidence = advisor_mapper_confidence(g->count, port, g->ssrf);
@@ -602,16 +698,17 @@ json_t *advisor_mapper_proposal_events(const char *host, int64_t port, const cha
         }
         g.samples[g.nsamples].method = PV_UNCONST(json_string_value(json_object_get(ev, "method")));
         g.samples[g.nsamples].path = PV_UNCONST(json_string_value(json_object_get(ev, "path")));
-        g.samples[g.nsamples].gql = gql_of(json_object_get(ev, "graphql"));
+        g.samples[g.nsamples].op = kind_is_rpc(g.kind) ? call_of(json_object_get(ev, "rpc"), g.kind)
+                                                       : gql_of(json_object_get(ev, "graphql"));
         if (g.samples[g.nsamples].method != NULL && g.samples[g.nsamples].path != NULL) {
             g.nsamples++;
         } else {
-            json_decref(g.samples[g.nsamples].gql);
+            json_decref(g.samples[g.nsamples].op);
         }
     }
     out = mapper_proposal(&g, prior, allow_loopback, confidence, NULL);
     for (size_t i = 0; i < g.nsamples; i++) {
-        json_decref(g.samples[i].gql);
+        json_decref(g.samples[i].op);
     }
     return out;
 }
@@ -645,7 +742,7 @@ static void group_free(struct mapper_group *g)
     for (size_t i = 0; i < g->nsamples; i++) {
         free(g->samples[i].method);
         free(g->samples[i].path);
-        json_decref(g->samples[i].gql);
+        json_decref(g->samples[i].op);
     }
     free(g);
 }
@@ -678,7 +775,7 @@ static bool add_event(struct advisor_mapper *m, const char *sandbox, const json_
     uint32_t b;
     const char *scope = "";
     enum mapper_kind kind = event_kind(ev, &scope);
-    json_t *gql = NULL;
+    json_t *op = NULL;
 
     if (!field_ok(host) || !model_host_lower(host, lower, sizeof(lower)) || port < 1 ||
         port > 65535) {
@@ -690,11 +787,11 @@ static bool add_event(struct advisor_mapper *m, const char *sandbox, const json_
     advisor_recent_add(m->a->recent, sandbox, lower, port, bin,
                        field_ok(method) && strlen(method) < 16 ? method : NULL,
                        field_ok(path) && path[0] == '/' ? path : NULL);
-    if (rpc_event(ev)) {
-        /* a refused JSON-RPC / MCP call: only a call rule on its endpoint
-         * lifts it, and a REST rule for POST on that path would open the
-         * path uninspected beside it (docs/semantics.md#rpc): no proposal
-         * (the agent asks for the call rule, as its skill says) */
+    if (rpc_event(ev) && !kind_is_rpc(kind)) {
+        /* refused on a JSON-RPC / MCP endpoint without a call it read (an
+         * unreadable body, an unknown protocol): only a call rule on its
+         * endpoint lifts a call, and a REST rule for POST on that path would
+         * open the path uninspected beside it (docs/semantics.md#rpc) */
         return false;
     }
     if (kind != MAPPER_REST && !field_ok(scope)) {
@@ -739,9 +836,11 @@ static bool add_event(struct advisor_mapper *m, const char *sandbox, const json_
     if (stage != NULL && strcmp(stage, "ssrf") == 0) {
         g->ssrf = true;
     }
-    gql = kind != MAPPER_REST ? gql_of(json_object_get(ev, "graphql")) : NULL;
-    if (kind == MAPPER_GRAPHQL && gql == NULL) {
-        return true; /* counted; no operation a rule could name */
+    op = kind_is_rpc(kind)     ? call_of(json_object_get(ev, "rpc"), kind)
+         : kind != MAPPER_REST ? gql_of(json_object_get(ev, "graphql"))
+                               : NULL;
+    if ((kind == MAPPER_GRAPHQL || kind_is_rpc(kind)) && op == NULL) {
+        return true; /* counted; no operation or call a rule could name */
     }
     if (field_ok(method) && field_ok(path) && path[0] == '/' && strlen(method) <= 16 &&
         g->nsamples < ADVISOR_MAPPER_SAMPLES) {
@@ -749,7 +848,7 @@ static bool add_event(struct advisor_mapper *m, const char *sandbox, const json_
         while (i < g->nsamples &&
                (strcmp(g->samples[i].method, method) != 0 ||
                 strcmp(g->samples[i].path, path) != 0 ||
-                !(gql == NULL ? g->samples[i].gql == NULL : json_equal(gql, g->samples[i].gql)))) {
+                !(op == NULL ? g->samples[i].op == NULL : json_equal(op, g->samples[i].op)))) {
             i++;
         }
         if (i == g->nsamples) {
@@ -761,13 +860,13 @@ static bool add_event(struct advisor_mapper *m, const char *sandbox, const json_
             } else {
                 g->samples[g->nsamples].method = mm;
                 g->samples[g->nsamples].path = pp;
-                g->samples[g->nsamples].gql = gql;
-                gql = NULL;
+                g->samples[g->nsamples].op = op;
+                op = NULL;
                 g->nsamples++;
             }
         }
     }
-    json_decref(gql);
+    json_decref(op);
     return true;
 }
 

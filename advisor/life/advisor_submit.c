@@ -94,7 +94,8 @@ static void accept_one(struct advisor_submission *o, const char *name, const cha
 
 /* Supersede the other pending chunks of the same key. An agent's
  * submission supersedes pending chunks of any mode; a mechanistic one never
- * supersedes an agent's own proposal. */
+ * supersedes an agent's own proposal, nor a mechanistic one of another
+ * dedup key (another endpoint's path on the same host and port). */
 struct supersede_ctx {
     const struct store_chunk *by;
     struct advisor_ids ids; /* short (oom): supersede none, fail the submission */
@@ -108,7 +109,11 @@ static void supersede_collect(void *arg, const struct store_chunk *c)
         return;
     }
     if (strcmp(x->by->analysis_mode, "mechanistic") == 0 &&
-        strcmp(c->analysis_mode, "mechanistic") != 0) {
+        (strcmp(c->analysis_mode, "mechanistic") != 0 ||
+         strcmp(c->dedup_key != NULL ? c->dedup_key : "",
+                x->by->dedup_key != NULL ? x->by->dedup_key : "") != 0)) {
+        /* nor the mapper's proposal for another endpoint of the host:
+         * its key names the endpoint's path (advisor_dedup_key) */
         return;
     }
     advisor_ids_add(&x->ids, c->id);
@@ -627,8 +632,11 @@ pv_result advisor_submit(struct advisor_worker *w, const char *sandbox, const ch
 void advisor_dedup_key(const char *host, int64_t port, const char *binary, const char *protocol,
                        const char *path, char *out, size_t len)
 {
+    /* an endpoint with a path of its own (the one a rule merges into):
+     * GraphQL, WebSocket, MCP and JSON-RPC groups are keyed by it too */
     if (protocol != NULL &&
-        (strcmp(protocol, "graphql") == 0 || strcmp(protocol, "websocket") == 0)) {
+        (strcmp(protocol, "graphql") == 0 || strcmp(protocol, "websocket") == 0 ||
+         strcmp(protocol, "mcp") == 0 || strcmp(protocol, "json-rpc") == 0)) {
         snprintf(out, len, "%s|%lld|%s|%s|%s", host, (long long)port, binary, protocol,
                  path != NULL ? path : "");
     } else {
