@@ -152,6 +152,22 @@ static char *events_rules(const char *events, const char *prior, json_t **epo)
     return s;
 }
 
+/* Each event alone (a JSON object's text) proposes nothing. */
+static void none_proposed(const char *const *bad, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char buf[512];
+        json_t *ep = NULL;
+        char *s;
+        snprintf(buf, sizeof(buf), "[%s]", bad[i]);
+        s = events_rules(buf, NULL, &ep);
+        if (s != NULL) {
+            ck_abort_msg("event %zu proposed %s", i, s);
+        }
+        json_decref(ep);
+    }
+}
+
 /* A GraphQL denial proposes a GraphQL rule on the endpoint's exact path:
  * the operation type, the operation name only when there was one, exactly
  * the fields (sorted, once) - never a method/path rule, never a glob. */
@@ -202,16 +218,7 @@ START_TEST(test_graphql_nothing_to_name)
         "{\"method\":\"POST\",\"path\":\"/graph*\",\"graphql\":{\"operation_type\":\"query\","
         "\"fields\":[\"a\"]}}",
     };
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        char buf[512];
-        json_t *ep = NULL;
-        char *s;
-        snprintf(buf, sizeof(buf), "[%s]", bad[i]);
-        s = events_rules(buf, NULL, &ep);
-        if (s != NULL) {
-            ck_abort_msg("event %zu proposed %s", i, s);
-        }
-    }
+    none_proposed(bad, sizeof(bad) / sizeof(bad[0]));
 }
 END_TEST
 
@@ -466,17 +473,7 @@ START_TEST(test_rpc_nothing_to_name)
         "{\"method\":\"POST\",\"path\":\"/mcp\",\"protocol\":\"mcp\",\"rpc\":{\"kind\":"
         "\"request\",\"method\":\"\"}}",
     };
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        char buf[512];
-        json_t *ep = NULL;
-        char *s;
-        snprintf(buf, sizeof(buf), "[%s]", bad[i]);
-        s = events_rules(buf, NULL, &ep);
-        if (s != NULL) {
-            ck_abort_msg("event %zu proposed %s", i, s);
-        }
-        json_decref(ep);
-    }
+    none_proposed(bad, sizeof(bad) / sizeof(bad[0]));
 }
 END_TEST
 
