@@ -81,7 +81,7 @@ run() { # WHAT COMMAND...: started once a slot is free
 for t in "$bld"/tests/check_*; do
     case "$t" in *.o | *.log | *.trs) continue ;; esac
     [ -x "$t" ] || continue
-    run "unit ${t##*/}" env CK_FORK=no PV_PROPERTY_N=40 $VGL "$t"
+    run "unit ${t##*/}" env CK_FORK=no PV_PROPERTY_N=20 $VGL "$t"
 done
 
 # The CLI over the corpus (every case: prove, check, audit, invalid inputs)

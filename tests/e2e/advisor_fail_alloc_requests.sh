@@ -29,7 +29,7 @@
 # pending, a 200 approval's chunk is approved with the policy's revision
 # advanced. `make check` sweeps every k-th point, k chosen so that each
 # request gets about 40 (PV_FAIL_STRIDE=k sets it); PV_SWEEP=asan
-# (`make check-asan`) about 20, between make check's; PV_SWEEP=full
+# (`make check-asan`) about 15, between make check's; PV_SWEEP=full
 # (`make check-sweeps`) sweeps every point;
 # PV_FAIL_ONLY="R N" runs one point (to debug it under ADVISOR_WRAPPER).
 . "$(dirname "$0")/advisor_lib.sh"
@@ -38,7 +38,7 @@ MARGIN=${PV_FAIL_MARGIN:-40}
 STRIDE=${PV_FAIL_STRIDE:-}
 [ "${PV_SWEEP:-}" = full ] && STRIDE=${PV_FAIL_STRIDE:-1}
 PER=40
-[ "${PV_SWEEP:-}" = asan ] && PER=20
+[ "${PV_SWEEP:-}" = asan ] && PER=15
 PROVER_BIN=${PV_PROVER_BIN:-$PV_BUILDDIR/proviso-prover}
 POLICY='version: 1
 network_policies:
