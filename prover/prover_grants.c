@@ -495,31 +495,47 @@ static int place_cmp(const void *pa, const void *pb)
     return strcmp(a->v.host, b->v.host);
 }
 
-/* Does some baseline unit (in 'base', sorted by place_cmp) have the binary
- * pattern and host pattern of 'u'? */
-static bool has_same_place(const struct prover_unit *const *base, size_t nbase,
-                           const struct prover_unit *u)
+/* The baseline units (in 'base', sorted by place_cmp) with the binary
+ * pattern and host pattern of 'u': their first index into *first, their
+ * number returned (0: none, the grant is new). */
+static size_t same_place(const struct prover_unit *const *base, size_t nbase,
+                         const struct prover_unit *u, size_t *first)
 {
-    return nbase > 0 && bsearch(&u, base, nbase, sizeof(*base), place_cmp) != NULL;
+    const struct prover_unit *const *hit =
+        nbase > 0 ? bsearch(&u, base, nbase, sizeof(*base), place_cmp) : NULL;
+    size_t lo;
+    size_t hi;
+
+    if (hit == NULL) {
+        return 0;
+    }
+    lo = (size_t)(hit - base);
+    hi = lo + 1;
+    while (lo > 0 && place_cmp(&base[lo - 1], &u) == 0) {
+        lo--;
+    }
+    while (hi < nbase && place_cmp(&base[hi], &u) == 0) {
+        hi++;
+    }
+    *first = lo;
+    return hi - lo;
 }
 
 /* A changed grant's access lines that no baseline unit of its place (binary
  * and host pattern) has: what its endpoint gained, in the reviewer's words.
  * Lines are compared as text, so a rule rewritten in other words counts as
  * added even where it grants nothing more; the findings say what is new. */
-static pv_result fill_added(struct prover_grant *g, const struct prover_unit *u,
-                            const struct prover_unit *const *base, size_t nbase) PV_WUR;
-static pv_result fill_added(struct prover_grant *g, const struct prover_unit *u,
-                            const struct prover_unit *const *base, size_t nbase)
+static pv_result fill_added(struct prover_grant *g, const struct prover_unit *const *same,
+                            size_t nsame) PV_WUR;
+static pv_result fill_added(struct prover_grant *g, const struct prover_unit *const *same,
+                            size_t nsame)
 {
     struct prover_grant old;
     pv_result r = PV_RESULT_OK;
 
     memset(&old, 0, sizeof(old));
-    for (size_t i = 0; pv_ok(r) && i < nbase; i++) {
-        if (place_cmp(&base[i], &u) == 0) {
-            r = fill_access(&old, base[i]);
-        }
+    for (size_t i = 0; pv_ok(r) && i < nsame; i++) {
+        r = fill_access(&old, same[i]);
     }
     for (size_t i = 0; pv_ok(r) && i < g->naccess; i++) {
         bool had = false;
@@ -597,10 +613,12 @@ pv_result prover_grants_list(const struct model_policy *baseline,
             break;
         }
         out->g = g;
-        r = fill_grant(&out->g[out->n], u, has_same_place(base, nbase, u), creds);
+        size_t first = 0;
+        size_t nsame = same_place(base, nbase, u, &first);
+        r = fill_grant(&out->g[out->n], u, nsame > 0, creds);
         out->n++;
-        if (pv_ok(r) && out->g[out->n - 1].changed) {
-            r = fill_added(&out->g[out->n - 1], u, base, nbase);
+        if (pv_ok(r) && nsame > 0) {
+            r = fill_added(&out->g[out->n - 1], base + first, nsame);
         }
     }
     free(base);
