@@ -393,6 +393,8 @@ static json_t *sample_rule(const struct mapper_group *g, const struct mapper_sam
 
     switch (g->kind) {
     case MAPPER_GRAPHQL:
+    case MAPPER_MCP:
+    case MAPPER_JSONRPC:
         return s->op != NULL ? json_deep_copy(s->op) : NULL;
     case MAPPER_WEBSOCKET:
         if (s->op != NULL) {
@@ -402,9 +404,6 @@ static json_t *sample_rule(const struct mapper_group *g, const struct mapper_sam
         return strcmp(s->method, "WEBSOCKET_TEXT") == 0 && strcmp(s->path, g->scope) == 0
                    ? json_pack("{s:s,s:s}", "method", "WEBSOCKET_TEXT", "path", g->scope)
                    : NULL;
-    case MAPPER_MCP:
-    case MAPPER_JSONRPC:
-        return s->op != NULL ? json_deep_copy(s->op) : NULL;
     case MAPPER_REST:
         break;
     }

@@ -308,13 +308,12 @@ static void put_hunks(const struct diff_text *a, const struct diff_text *b,
         } else {
             hunk_header(b, first.b, out);
         }
-        for (; at.op < end; at.op++) {
+        while (at.op < end) {
             const struct diff_line *l = ops[at.op] == OP_ADD ? &b->l[at.b] : &a->l[at.a];
             pv_dynbuf_putc(out, " -+"[ops[at.op]]);
             pv_dynbuf_put(out, l->s, l->n);
             pv_dynbuf_putc(out, '\n');
-            at.a += ops[at.op] != OP_ADD;
-            at.b += ops[at.op] != OP_DEL;
+            walk(ops, &at, at.op + 1);
         }
         c = end;
     }
