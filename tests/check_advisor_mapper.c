@@ -152,6 +152,15 @@ static char *events_rules(const char *events, const char *prior, json_t **epo)
     return s;
 }
 
+/* A proposal for an endpoint keyed by its path: that protocol, that exact
+ * path, enforced. */
+static void endpoint_is(const json_t *ep, const char *protocol, const char *path)
+{
+    ck_assert_str_eq(json_string_value(json_object_get(ep, "protocol")), protocol);
+    ck_assert_str_eq(json_string_value(json_object_get(ep, "path")), path);
+    ck_assert_str_eq(json_string_value(json_object_get(ep, "enforcement")), "enforce");
+}
+
 /* Each event alone (a JSON object's text) proposes nothing. */
 static void none_proposed(const char *const *bad, size_t n)
 {
@@ -187,9 +196,7 @@ START_TEST(test_graphql_rule)
                         "\"fields\":[\"addLabel\",\"createIssue\"]}},"
                         "{\"allow\":{\"operation_type\":\"query\",\"operation_name\":\"Viewer\","
                         "\"fields\":[\"viewer\"]}}]");
-    ck_assert_str_eq(json_string_value(json_object_get(ep, "protocol")), "graphql");
-    ck_assert_str_eq(json_string_value(json_object_get(ep, "path")), "/graphql");
-    ck_assert_str_eq(json_string_value(json_object_get(ep, "enforcement")), "enforce");
+    endpoint_is(ep, "graphql", "/graphql");
     ck_assert_ptr_null(strstr(s, "\"method\""));
     free(s);
     json_decref(ep);
@@ -255,8 +262,7 @@ START_TEST(test_websocket_text)
 
     ck_assert_ptr_nonnull(s);
     ck_assert_str_eq(s, "[{\"allow\":{\"method\":\"WEBSOCKET_TEXT\",\"path\":\"/ws/12345\"}}]");
-    ck_assert_str_eq(json_string_value(json_object_get(ep, "protocol")), "websocket");
-    ck_assert_str_eq(json_string_value(json_object_get(ep, "path")), "/ws/12345");
+    endpoint_is(ep, "websocket", "/ws/12345");
     free(s);
     json_decref(ep);
     /* a GraphQL-over-WebSocket operation: its GraphQL rule on that endpoint */
@@ -435,9 +441,7 @@ START_TEST(test_rpc_rule)
     ck_assert_ptr_nonnull(s);
     ck_assert_str_eq(s, "[{\"allow\":{\"method\":\"initialize\"}},"
                         "{\"allow\":{\"method\":\"tools/call\",\"tool\":\"create_issue\"}}]");
-    ck_assert_str_eq(json_string_value(json_object_get(ep, "protocol")), "mcp");
-    ck_assert_str_eq(json_string_value(json_object_get(ep, "path")), "/mcp");
-    ck_assert_str_eq(json_string_value(json_object_get(ep, "enforcement")), "enforce");
+    endpoint_is(ep, "mcp", "/mcp");
     free(s);
     json_decref(ep);
     ep = NULL;
@@ -448,8 +452,7 @@ START_TEST(test_rpc_rule)
                      NULL, &ep);
     ck_assert_ptr_nonnull(s);
     ck_assert_str_eq(s, "[{\"allow\":{\"method\":\"sum\"}}]");
-    ck_assert_str_eq(json_string_value(json_object_get(ep, "protocol")), "json-rpc");
-    ck_assert_str_eq(json_string_value(json_object_get(ep, "path")), "/rpc");
+    endpoint_is(ep, "json-rpc", "/rpc");
     free(s);
     json_decref(ep);
 }
