@@ -12,7 +12,11 @@
  * when it answers 200. The back-off is reset only by a call that succeeds,
  * so a member whose /healthz answers but whose proofs fail is asked ever
  * less often. Members up are probed every PROBE_UP_MS, so an idle pool
- * notices a dead member before a proof does.
+ * notices a dead member before a proof does; a member up is taken out by
+ * PROBE_FALL failed probes in a row (asked again PROBE_MIN_MS after each),
+ * not by one: a load balancer in front of several provers (HAProxy) waits
+ * up to a second before it sends a request on from a prover that just
+ * died, and one probe that met that wait says nothing of the pool behind.
  *
  * Nothing here decides anything: when no member is up the caller gets an
  * error naming each member and why it is out, and the proposal stays
@@ -37,6 +41,7 @@
 #define PROBE_MAX_MS 10000u
 #define PROBE_UP_MS 2000
 #define PROBE_TIMEOUT_MS 1000L
+#define PROBE_FALL 2u
 #define TICK_MS 50
 #define POOL_CURSORS 8
 
@@ -47,6 +52,7 @@ struct member {
     uint64_t generation;              /* moves when the address changes */
     bool up;
     unsigned outstanding;
+    unsigned probe_misses; /* failed probes in a row while up */
     unsigned long long requests;
     unsigned long long failures;
     unsigned backoff_ms;
@@ -126,6 +132,7 @@ static void set_address(struct member *m, const char *url, const char *token)
     snprintf(m->token, sizeof(m->token), "%s", token);
     m->generation++;
     m->up = m->url[0] != '\0';
+    m->probe_misses = 0;
     m->backoff_ms = PROBE_MIN_MS;
     m->next_probe = mono_ms() + PROBE_UP_MS;
     snprintf(m->reason, sizeof(m->reason), "%s", m->up ? "" : "no prover child is running");
@@ -165,6 +172,7 @@ static void take_out(struct member *m, const char *why)
         pv_log_warnx("prover %s taken out of the pool: %s", m->label, why);
     }
     m->up = false;
+    m->probe_misses = 0;
     snprintf(m->reason, sizeof(m->reason), "%s", why);
     m->next_probe = mono_ms() + m->backoff_ms;
     m->backoff_ms = m->backoff_ms * 2 > PROBE_MAX_MS ? PROBE_MAX_MS : m->backoff_ms * 2;
@@ -246,6 +254,7 @@ void advisor_pool_release(struct advisor_pool *p, const struct advisor_pool_leas
     if (m->generation == l->generation) {
         if (ok) {
             m->backoff_ms = PROBE_MIN_MS;
+            m->probe_misses = 0;
         } else {
             take_out(m, why);
         }
@@ -332,8 +341,12 @@ static void *prober(void *arg)
                 pv_log_info("prover %s is back in the pool", m->label);
             }
             m->up = true;
+            m->probe_misses = 0;
             m->reason[0] = '\0';
             m->next_probe = mono_ms() + PROBE_UP_MS;
+        } else if (m->up && ++m->probe_misses < PROBE_FALL) {
+            /* Still up; asked again soon. */
+            m->next_probe = mono_ms() + PROBE_MIN_MS;
         } else {
             take_out(m, err);
         }

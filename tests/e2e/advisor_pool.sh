@@ -5,6 +5,7 @@
 # submissions still succeed through the other and no approval is made
 # without a proof; with both dead every proposal stays pending with the
 # reason and nothing is approved; a prover started again is taken back.
+# A prover whose /healthz is slow once stays in; slow twice in a row, out.
 # Then "provers" that answer 200 with garbage, a truncated body, a short
 # body or an object without a verdict (tests/e2e/fake_prover.py): nothing
 # is approved on them, and beside a real prover they are taken out.
@@ -36,7 +37,7 @@ start_prover() {
 
 # start_fake MODE: sets F_PID and F_PORT
 start_fake() {
-    rm -f "$WORK/fake.$1" "$WORK/fake.$1.count"
+    rm -f "$WORK/fake.$1" "$WORK/fake.$1.count" "$WORK/fake.$1.health"
     python3 "$FAKE" "$1" "$WORK/fake.$1" &
     F_PID=$!
     PIDS="$PIDS $F_PID"
@@ -237,6 +238,33 @@ if wait_up "$U2" 1 15; then ok "hung prover resumed: back in the pool"; else bad
 api GET /v1/sandboxes/sb/policy
 REV=$(jf .revision)
 stop_advisor
+
+# --- one slow /healthz is not a dead prover; two in a row are ----------------
+# (HAProxy in front of provers, one of which just died, can hold a probe for
+# a second before it sends it on: tests/e2e/advisor_haproxy.sh)
+start_fake slowsecond
+SU=http://127.0.0.1:$F_PORT
+start_advisor "$WORK/data" --prover "$SU" --prover-token-file "$ADMIN_FILE" || exit 1
+# probes: at start-up; at 2 s, timed out at 3 s; again 200 ms later
+i=0
+while [ $i -lt 80 ] && [ "$(cat "$WORK/fake.slowsecond.health" 2>/dev/null)" != 3 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+eq "one slow probe: asked again at once" "$(cat "$WORK/fake.slowsecond.health" 2>/dev/null)" 3
+sleep 0.3
+eq "one slow probe: still up" "$(pool_metric up "$SU")" 1
+eq "one slow probe: not taken out" "$(grep -c "prover $SU taken out" "$ADV_LOG")" 0
+stop_advisor
+kill -KILL "$F_PID" 2>/dev/null
+start_fake slow
+SU=http://127.0.0.1:$F_PORT
+start_advisor "$WORK/data" --prover "$SU" --prover-token-file "$ADMIN_FILE" || exit 1
+if wait_up "$SU" 0 8; then ok "slow probes: out after two"; else bad "slow probes: still up after 8 s"; fi
+has "slow probes: the log says why" "$(cat "$ADV_LOG")" \
+    "prover $SU taken out of the pool: health check: Timeout was reached"
+stop_advisor
+kill -KILL "$F_PID" 2>/dev/null
 
 # --- adversarial "provers": nothing approved on a bad answer ---------------------
 for mode in garbage truncated short noverdict error; do

@@ -6,7 +6,12 @@
 #
 # Listens on 127.0.0.1 (a free port, written to PORTFILE). GET /healthz
 # answers 200 {"status":"ok"} in every mode, so the advisor keeps taking it
-# back into its pool; every POST is answered according to MODE:
+# back into its pool, and the number of /healthz asked is written to
+# PORTFILE.health after each; in two modes it is slow:
+#   slowsecond the second /healthz waits 1.5 s before its answer (the
+#              advisor asks the first at start-up, the second 2 s later)
+#   slow       every /healthz waits 1.5 s
+# Every POST is answered according to MODE:
 #   garbage    200, a body that is not JSON
 #   truncated  200, the first bytes of a verdict "empty" answer, then the
 #              connection closes (no Content-Length: the body just ends)
@@ -17,11 +22,15 @@
 import http.server
 import socketserver
 import sys
+import threading
+import time
 
 MODE = sys.argv[1]
 PORTFILE = sys.argv[2]
 EMPTY = b'{"verdict":"empty","validation_result":"prover: no new findings","grants":[]}'
 COUNT = 0
+HEALTH = 0
+LOCK = threading.Lock()
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -31,7 +40,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
     def do_GET(self):
+        global HEALTH
         body = b'{"status":"ok"}'
+        if self.path == "/healthz":
+            with LOCK:
+                HEALTH += 1
+                n = HEALTH
+                with open(PORTFILE + ".health", "w") as f:
+                    f.write(str(n))
+            if MODE == "slow" or (MODE == "slowsecond" and n == 2):
+                time.sleep(1.5)
         self.send_response(200 if self.path == "/healthz" else 404)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
