@@ -100,6 +100,10 @@ bool pv_unicode_is_format(uint32_t cp)
     size_t lo = 0;
     size_t hi = PV_ARRAY_LEN(format_ranges);
 
+    /* below the first range (every ASCII character): no search */
+    if (cp < format_ranges[0].lo) {
+        return false;
+    }
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (cp < format_ranges[mid].lo) {

@@ -584,6 +584,14 @@ struct model_decision {
  * no allocation. Any internal error yields a deny. */
 void model_decide(const struct model_policy *p, const struct model_request *req,
                   struct model_decision *out);
+/* Decide each of the 'ncalls' JSON-RPC calls of one request: the decision
+ * model_decide gives 'req' with req->rpc = &calls[i], handed to 'each' in
+ * order. What does not depend on the call (host, identities, endpoints,
+ * path) is read once for all of them (docs/proxy.md#rpc "Cost"). */
+typedef void (*model_decide_each_fn)(void *arg, size_t i, const struct model_decision *d);
+void model_decide_calls(const struct model_policy *p, const struct model_request *req,
+                        const struct model_rpc_call *calls, size_t ncalls,
+                        model_decide_each_fn each, void *arg);
 const char *model_reason_name(enum model_reason r);
 const char *model_route_name(enum model_route r);
 

@@ -815,21 +815,8 @@ bool model_endpoint_has_port(const struct model_endpoint *e, uint16_t port)
     return e != NULL && ep_port_in(e, port);
 }
 
-/*= docs/semantics.md#identity-any
- *# a request by identity *{x₁ … xₙ}* is allowed iff the same request by some
- *# single *xᵢ* is allowed. */
-/* long: the entry point reads as docs/semantics.md: bounds, identities, host, candidates, then
- * one verdict per identity */
-void model_decide(const struct model_policy *p, const struct model_request *req,
-                  struct model_decision *out)
+static void decision_reset(struct model_decision *out)
 {
-    struct eval_ctx c;
-    struct verdict best;
-    bool have = false;
-
-    if (out == NULL) {
-        return;
-    }
     out->allow = false;
     out->grant = false;
     out->reason = MODEL_REASON_NO_POLICY;
@@ -837,49 +824,61 @@ void model_decide(const struct model_policy *p, const struct model_request *req,
     out->rule = NULL;
     out->endpoint = NULL;
     out->binary = NULL;
+    out->test_loopback_used = false;
     out->detail[0] = '\0';
+}
+
+/* What a decision reads of the request once, whatever its JSON-RPC call:
+ * bounds, identities, host, candidate endpoints and their masks. False
+ * when that already decided (*out filled). */
+/* long: reads as docs/semantics.md: the policy, the identities, the host, then the candidates */
+static bool decide_setup(struct eval_ctx *c, const struct model_policy *p,
+                         const struct model_request *req, struct model_decision *out)
+{
+    decision_reset(out);
     if (p == NULL || req == NULL || !p->compiled || p->index == NULL) {
         decide_early(out, MODEL_REASON_NO_POLICY, "policy not compiled");
-        return;
+        return false;
     }
     if (p->nrules == 0) {
         decide_early(out, MODEL_REASON_NO_POLICY, "network connections not allowed by policy");
-        return;
+        return false;
     }
     if (req->nbinaries > MODEL_MAX_IDENTITY || (req->nbinaries > 0 && req->binaries == NULL)) {
         decide_early(out, MODEL_REASON_BINARY, "binary identity has too many entries");
-        return;
+        return false;
     }
-    c.p = p;
-    c.ix = p->index;
-    c.req = req;
-    c.prep = PREP_TODO;
-    c.target_status = MODEL_TARGET_OK;
-    c.method[0] = '\0';
-    c.method_len = 0;
-    c.method_head = false;
-    c.path[0] = '\0';
-    c.path_len = 0;
-    c.enc_slash = false;
-    c.qbuf = c.qstore;
-    c.qlen = 0;
-    c.q_semicolon = false;
-    c.gq = model_ev_gql_check(req->gql);
-    c.nid = req->nbinaries;
-    c.idok = 0;
-    for (size_t k = 0; k < c.nid; k++) {
+    c->p = p;
+    c->ix = p->index;
+    c->req = req;
+    c->prep = PREP_TODO;
+    c->target_status = MODEL_TARGET_OK;
+    c->method[0] = '\0';
+    c->method_len = 0;
+    c->method_head = false;
+    c->path[0] = '\0';
+    c->path_len = 0;
+    c->enc_slash = false;
+    c->qbuf = c->qstore;
+    c->qlen = 0;
+    c->q_semicolon = false;
+    c->gq = model_ev_gql_check(req->gql);
+    c->nid = req->nbinaries;
+    c->idok = 0;
+    for (size_t k = 0; k < c->nid; k++) {
         if (req->binaries[k] == NULL) {
             decide_early(out, MODEL_REASON_BINARY, "binary identity has a NULL entry");
-            return;
+            return false;
         }
-        c.idlen[k] = strlen(req->binaries[k]);
+        c->idlen[k] = strlen(req->binaries[k]);
         /* An entry that is not a canonical path matches no binary pattern. */
-        if (exe_path_canonical(req->binaries[k], c.idlen[k])) {
-            c.idok |= 1u << k;
+        if (exe_path_canonical(req->binaries[k], c->idlen[k])) {
+            c->idok |= 1u << k;
         }
     }
-    if (req->host == NULL || !host_normalize(req->host, req->host_len, c.host, sizeof(c.host),
-                                             &c.host_len, &c.host_is_ip, &c.host_ip, &c.host_ll)) {
+    if (req->host == NULL ||
+        !host_normalize(req->host, req->host_len, c->host, sizeof(c->host), &c->host_len,
+                        &c->host_is_ip, &c->host_ip, &c->host_ll)) {
         char hb[160];
         size_t len = 0;
         out->reason = MODEL_REASON_BAD_HOST;
@@ -888,21 +887,34 @@ void model_decide(const struct model_policy *p, const struct model_request *req,
             model_ev_dcat(out, &len, model_ev_sanitize(req->host, req->host_len, hb, sizeof(hb)));
         }
         model_ev_dcat(out, &len, "'");
-        return;
+        return false;
     }
-    c.dest = req->dest != NULL ? req->dest : (c.host_is_ip ? &c.host_ip : NULL);
-    collect(&c);
-    if (c.ncands == 0 && !c.scan) {
+    c->dest = req->dest != NULL ? req->dest : (c->host_is_ip ? &c->host_ip : NULL);
+    collect(c);
+    if (c->ncands > 0 && !c->scan) {
+        compute_masks(c);
+    }
+    return true;
+}
+
+/*= docs/semantics.md#identity-any
+ *# a request by identity *{x₁ … xₙ}* is allowed iff the same request by some
+ *# single *xᵢ* is allowed. */
+/* One verdict per identity, the best kept (after decide_setup). */
+static void decide_identities(struct eval_ctx *c, struct model_decision *out)
+{
+    const struct model_request *req = c->req;
+    struct verdict best;
+    bool have = false;
+
+    if (c->ncands == 0 && !c->scan) {
         best = verdict_deny(MODEL_REASON_NO_ENDPOINT, MODEL_ROUTE_NONE, EVAL_NONE, 0);
-        decide_fill(&c, &best, out);
+        decide_fill(c, &best, out);
         return;
     }
-    if (!c.scan) {
-        compute_masks(&c);
-    }
-    best = verdict_deny(MODEL_REASON_BINARY, MODEL_ROUTE_NONE, first_host_match(&c), 0);
-    for (size_t k = 0; k < c.nid; k++) {
-        struct verdict v = eval_identity(&c, k);
+    best = verdict_deny(MODEL_REASON_BINARY, MODEL_ROUTE_NONE, first_host_match(c), 0);
+    for (size_t k = 0; k < c->nid; k++) {
+        struct verdict v = eval_identity(c, k);
         if (v.allow) {
             bool ideal = req->method == NULL || req->prefer_opaque
                              ? v.route == MODEL_ROUTE_OPAQUE
@@ -919,5 +931,54 @@ void model_decide(const struct model_policy *p, const struct model_request *req,
             have = true;
         }
     }
-    decide_fill(&c, &best, out);
+    decide_fill(c, &best, out);
+}
+
+void model_decide(const struct model_policy *p, const struct model_request *req,
+                  struct model_decision *out)
+{
+    struct eval_ctx c;
+
+    if (out == NULL) {
+        return;
+    }
+    if (decide_setup(&c, p, req, out)) {
+        decide_identities(&c, out);
+    }
+}
+
+/* The calls of one request (a JSON-RPC batch): the context is set up once
+ * and only the call changes between decisions. */
+void model_decide_calls(const struct model_policy *p, const struct model_request *req,
+                        const struct model_rpc_call *calls, size_t ncalls,
+                        model_decide_each_fn each, void *arg)
+{
+    struct eval_ctx c;
+    struct model_request rq;
+    struct model_decision d;
+    bool ready;
+
+    if (each == NULL || ncalls == 0 || calls == NULL) {
+        return;
+    }
+    if (req == NULL) {
+        decision_reset(&d);
+        decide_early(&d, MODEL_REASON_NO_POLICY, "policy not compiled");
+        for (size_t i = 0; i < ncalls; i++) {
+            each(arg, i, &d);
+        }
+        return;
+    }
+    /* the copy is the request the context reads; only its call changes */
+    rq = *req;
+    rq.rpc = &calls[0];
+    ready = decide_setup(&c, p, &rq, &d);
+    for (size_t i = 0; i < ncalls; i++) {
+        if (ready) {
+            rq.rpc = &calls[i];
+            decision_reset(&d);
+            decide_identities(&c, &d);
+        }
+        each(arg, i, &d);
+    }
 }

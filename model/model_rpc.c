@@ -162,7 +162,12 @@ bool model_rpc_name_ok(const char *s, size_t len)
     }
     for (size_t i = 0; i < len;) {
         size_t n;
-        unsigned c = utf8_at(u, i, &n);
+        unsigned c;
+        if (u[i] >= 0x20 && u[i] < 0x7F) {
+            i++;
+            continue;
+        }
+        c = utf8_at(u, i, &n);
         if (c < 0x20 || (c >= 0x7F && c <= 0x9F) || pv_unicode_is_format(c)) {
             return false;
         }

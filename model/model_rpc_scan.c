@@ -130,6 +130,11 @@ static int string(struct scan *s, struct span *v)
     v->esc = false;
     while (s->p < s->end) {
         unsigned char c = *s->p;
+        /* printable ASCII, the common case, without a call */
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            s->p++;
+            continue;
+        }
         if (c == '"') {
             v->n = (size_t)((const char *)s->p - v->s);
             s->p++;

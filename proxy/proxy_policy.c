@@ -144,51 +144,67 @@ static void verdict_from(const struct model_decision *d, const struct proxy_iden
     snprintf(v->detail, sizeof(v->detail), "%s", d->detail);
 }
 
+/* run_rpc's state across its calls. */
+struct rpc_run {
+    const struct proxy_identity *id;
+    const struct model_rpc_calls *k;
+    const struct proxy_decide_opts *o;
+    struct proxy_verdict *v;
+    size_t denied;
+    size_t audited;
+    struct proxy_verdict first_denied;
+    struct proxy_verdict first_audited;
+};
+
+static void rpc_one(void *arg, size_t i, const struct model_decision *d)
+{
+    struct rpc_run *x = arg;
+    struct proxy_verdict *v = x->v;
+
+    verdict_from(d, x->id, v);
+    v->rpc_call = &x->k->calls[i];
+    if (x->o->rpc_res != NULL) {
+        struct proxy_rpc_result *res = &x->o->rpc_res[i];
+        res->allow = v->allow;
+        res->audit = v->audit;
+        res->reason = v->reason;
+        res->policy = v->policy;
+        snprintf(res->detail, sizeof(res->detail), "%s", v->detail);
+    }
+    /* the verdicts the request may take are kept, not decided again */
+    if (!v->allow && x->denied == SIZE_MAX) {
+        x->denied = i;
+        x->first_denied = *v;
+    }
+    if (v->audit && x->audited == SIZE_MAX) {
+        x->audited = i;
+        x->first_audited = *v;
+    }
+}
+
 /* A request's JSON-RPC calls (docs/semantics.md#rpc-batch): each decided
- * as a request of its own, its result kept in o->rpc_res; the request's
- * verdict is the first refused call's, else the first audited call's, else
- * the last call's. */
+ * as a request of its own (model_decide_calls reads the request once), its
+ * result kept in o->rpc_res; the request's verdict is the first refused
+ * call's, else the first audited call's, else the last call's. */
 static void run_rpc(const struct proxy_policy *p, const struct proxy_identity *id,
                     struct model_request *r, const struct proxy_decide_opts *o,
                     struct proxy_verdict *v)
 {
-    const struct model_rpc_calls *k = o->rpc_calls;
-    size_t denied = SIZE_MAX;
-    size_t audited = SIZE_MAX;
-    struct proxy_verdict first_denied;
-    struct proxy_verdict first_audited;
-    struct model_decision d;
+    struct rpc_run x;
 
-    memset(&first_denied, 0, sizeof(first_denied));
-    memset(&first_audited, 0, sizeof(first_audited));
-    for (size_t i = 0; i < k->ncalls; i++) {
-        r->rpc = &k->calls[i];
-        memset(&d, 0, sizeof(d));
-        model_decide(p->model, r, &d);
-        verdict_from(&d, id, v);
-        v->rpc_call = r->rpc;
-        if (o->rpc_res != NULL) {
-            struct proxy_rpc_result *res = &o->rpc_res[i];
-            res->allow = v->allow;
-            res->audit = v->audit;
-            res->reason = v->reason;
-            res->policy = v->policy;
-            snprintf(res->detail, sizeof(res->detail), "%s", v->detail);
-        }
-        /* the verdicts the request may take are kept, not decided again */
-        if (!v->allow && denied == SIZE_MAX) {
-            denied = i;
-            first_denied = *v;
-        }
-        if (v->audit && audited == SIZE_MAX) {
-            audited = i;
-            first_audited = *v;
-        }
-    }
-    if (denied != SIZE_MAX) {
-        *v = first_denied;
-    } else if (audited != SIZE_MAX) {
-        *v = first_audited;
+    memset(&x, 0, sizeof(x));
+    x.id = id;
+    x.k = o->rpc_calls;
+    x.o = o;
+    x.v = v;
+    x.denied = SIZE_MAX;
+    x.audited = SIZE_MAX;
+    model_decide_calls(p->model, r, x.k->calls, x.k->ncalls, rpc_one, &x);
+    r->rpc = x.k->ncalls > 0 ? &x.k->calls[x.k->ncalls - 1] : NULL;
+    if (x.denied != SIZE_MAX) {
+        *v = x.first_denied;
+    } else if (x.audited != SIZE_MAX) {
+        *v = x.first_audited;
     }
 }
 

@@ -448,6 +448,99 @@ START_TEST(test_eval)
 }
 END_TEST
 
+/* model_decide_calls, which reads the request once for all its calls,
+ * gives each call the decision model_decide gives it alone: every call of
+ * the table is decided under each request line of the table. */
+struct calls_seen {
+    const struct model_decision *want;
+    size_t n;
+};
+
+static void calls_each(void *arg, size_t i, const struct model_decision *d)
+{
+    struct calls_seen *x = arg;
+    const struct model_decision *w = &x->want[i];
+
+    ck_assert_uint_eq(i, x->n);
+    x->n++;
+    ck_assert_msg(d->allow == w->allow && d->grant == w->grant && d->reason == w->reason &&
+                      d->route == w->route && d->rule == w->rule && d->endpoint == w->endpoint &&
+                      d->binary == w->binary && strcmp(d->detail, w->detail) == 0,
+                  "call %zu: %d %s '%s', alone %d %s '%s'", i, d->allow,
+                  model_reason_name(d->reason), d->detail, w->allow, model_reason_name(w->reason),
+                  w->detail);
+}
+
+START_TEST(test_decide_calls)
+{
+    enum { N = sizeof(eval_cases) / sizeof(eval_cases[0]) };
+    static const char *const bins[] = {"/usr/bin/node"};
+    struct model_policy *p = load(pol);
+    struct model_rpc_call calls[N];
+    struct model_decision want[N];
+    size_t n = 0;
+
+    memset(calls, 0, sizeof(calls));
+    for (size_t i = 0; i < N; i++) {
+        const struct eval_case *t = &eval_cases[i];
+        if (t->kind == NULL) {
+            continue;
+        }
+        ck_assert(model_rpc_kind_parse(t->kind, &calls[n].kind));
+        calls[n].method = calls[n].kind == MODEL_RPC_RESPONSE ? MODEL_RPC_M_RESPONSE
+                          : calls[n].kind == MODEL_RPC_STREAM ? MODEL_RPC_M_STREAM
+                          : calls[n].kind == MODEL_RPC_END    ? MODEL_RPC_M_END
+                                                              : t->method;
+        calls[n].tool = t->tool;
+        n++;
+    }
+    ck_assert_uint_gt(n, 10);
+    for (size_t j = 0; j < N; j++) {
+        const struct eval_case *t = &eval_cases[j];
+        struct model_request r;
+        struct calls_seen seen = {want, 0};
+        memset(&r, 0, sizeof(r));
+        r.binaries = bins;
+        r.nbinaries = 1;
+        r.host = t->host;
+        r.host_len = strlen(t->host);
+        r.port = 443;
+        r.method = t->http;
+        r.target = t->path;
+        r.target_len = strlen(t->path);
+        for (size_t i = 0; i < n; i++) {
+            r.rpc = &calls[i];
+            model_decide(p, &r, &want[i]);
+        }
+        r.rpc = NULL;
+        model_decide_calls(p, &r, calls, n, calls_each, &seen);
+        ck_assert_uint_eq(seen.n, n);
+    }
+    /* a request the policy does not reach: every call gets its denial */
+    {
+        struct model_request r;
+        struct calls_seen seen = {want, 0};
+        memset(&r, 0, sizeof(r));
+        r.binaries = bins;
+        r.nbinaries = 1;
+        r.host = "bad host";
+        r.host_len = strlen(r.host);
+        r.port = 443;
+        r.method = "POST";
+        r.target = "/";
+        r.target_len = 1;
+        for (size_t i = 0; i < n; i++) {
+            r.rpc = &calls[i];
+            model_decide(p, &r, &want[i]);
+            ck_assert(!want[i].allow);
+        }
+        model_decide_calls(p, &r, calls, n, calls_each, &seen);
+        ck_assert_uint_eq(seen.n, n);
+    }
+    model_policy_free(p);
+}
+END_TEST
+
 /* ---------------------------------------------------------------------------
  * The validator
  * ------------------------------------------------------------------------- */
@@ -546,6 +639,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_batch_limit);
     tcase_add_test(tc, test_escape);
     tcase_add_loop_test(tc, test_eval, 0, (int)(sizeof(eval_cases) / sizeof(eval_cases[0])));
+    tcase_add_test(tc, test_decide_calls);
     tcase_add_loop_test(tc, test_validate, 0, (int)(sizeof(val_cases) / sizeof(val_cases[0])));
     suite_add_tcase(s, tc);
     return s;

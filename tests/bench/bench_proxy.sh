@@ -20,11 +20,15 @@
 #      tinyproxy, proviso-proxy (its default identity scan: the BPF
 #      task-file iterator where it works) and proviso-proxy with
 #      --identity-scan proc back to back; the median ratios;
-#   6. flood: BENCH_FLOOD (3,000) connections that each sent half a request
+#   6. MCP: p50 latency of one sequential keep-alive client posting an MCP
+#      tools/call (wrk -c1 --latency, POST /mcp, an enforced `mcp` endpoint:
+#      the body read, the method profile and the tool rules applied),
+#      direct and through proviso-proxy, beside the REST figure of 2.;
+#   7. flood: BENCH_FLOOD (3,000) connections that each sent half a request
 #      head stay open; the latency of GET /healthz (admin port) and of an
 #      allowed request through the proxy (curl's time_total, best of 5).
 # BENCH_MODES selects sections (default "keepalive latency bulk idle newconn
-# flood"). BENCH_PIDNS=1 runs the whole benchmark in a new PID namespace
+# mcp flood"). BENCH_PIDNS=1 runs the whole benchmark in a new PID namespace
 # (root; unshare --pid --mount-proc), the way a proxy serves one sandbox:
 # the identity scan then reads only the processes of that namespace, not
 # every process of the machine. Needs wrk, tinyproxy and curl. Prints a
@@ -42,7 +46,7 @@ PROXY_BIN=$BUILD/proviso-proxy
 UPSTREAM_BIN=$BUILD/tests/e2e/proxy_upstream
 CONNS_BIN=$BUILD/tests/bench/bench_proxy_conns
 RAWC_BIN=$BUILD/tests/e2e/proxy_rawc
-MODES=${BENCH_MODES:-keepalive latency bulk idle newconn flood}
+MODES=${BENCH_MODES:-keepalive latency bulk idle newconn mcp flood}
 NFLOOD=${BENCH_FLOOD:-3000}
 ROUNDS=${BENCH_ROUNDS:-3}
 on() { case " $MODES " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
@@ -111,6 +115,17 @@ EOF
           - allow: {method: GET, path: /bulk}
         deny_rules:
           - {method: GET, path: /api/admin/**}
+      - host: 127.0.0.1
+        port: $UP
+        path: /mcp
+        protocol: mcp
+        enforcement: enforce
+        mcp: {allow_all_known_mcp_methods: true}
+        rules:
+          - allow: {tool: create_issue}
+          - allow: {tool: 'search_*'}
+        deny_rules:
+          - {tool: 'delete_*'}
     binaries:
       - path: /usr/bin/wrk
       - path: /usr/bin/curl
@@ -163,6 +178,16 @@ sleep 0.5
 cat >"$T/proxied.lua" <<EOF
 wrk.path = "http://127.0.0.1:$UP/api/items"
 EOF
+MCP_BODY='{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"create_issue","arguments":{"owner":"o","repo":"r","title":"t","body":"b"}}}'
+for f in direct proxied; do
+    {
+        if [ $f = proxied ]; then echo "wrk.path = \"http://127.0.0.1:$UP/mcp\""; else echo 'wrk.path = "/mcp"'; fi
+        echo 'wrk.method = "POST"'
+        echo "wrk.body = '$MCP_BODY'"
+        echo 'wrk.headers["Content-Type"] = "application/json"'
+        echo 'wrk.headers["Accept"] = "application/json, text/event-stream"'
+    } >"$T/mcp-$f.lua"
+done
 
 rate() { # LABEL ARGS...: prints requests/s
     wrk "$@" >"$T/wrk.out" 2>&1
@@ -202,6 +227,18 @@ L_PROV=$(to_ms "$(p50 -s "$T/proxied.lua" "http://127.0.0.1:$PX")")
 ADDED=$(awk -v a="$L_PROV" -v b="$L_DIRECT" 'BEGIN {printf "%.3f", a - b}')
 printf '  direct        %8s ms\n  tinyproxy     %8s ms\n  proviso-proxy %8s ms  (added %s ms per L7 request)\n' \
     "$L_DIRECT" "$L_TINY" "$L_PROV" "$ADDED"
+fi
+
+M_DIRECT=0 M_PROV=0 M_ADDED=0
+if on mcp; then
+echo "== MCP tools/call p50 latency, one sequential keep-alive client (POST /mcp)"
+M_DIRECT=$(to_ms "$(p50 -s "$T/mcp-direct.lua" "http://127.0.0.1:$UP")")
+M_ERR_D=$(errors_of)
+M_PROV=$(to_ms "$(p50 -s "$T/mcp-proxied.lua" "http://127.0.0.1:$PX")")
+M_ERR_P=$(errors_of)
+M_ADDED=$(awk -v a="$M_PROV" -v b="$M_DIRECT" 'BEGIN {printf "%.3f", a - b}')
+printf '  direct        %8s ms  %s\n  proviso-proxy %8s ms  (added %s ms per MCP call)  %s\n' \
+    "$M_DIRECT" "$M_ERR_D" "$M_PROV" "$M_ADDED" "$M_ERR_P"
 fi
 
 if on bulk; then
@@ -312,6 +349,8 @@ goal() { # TEXT CONDITION
 }
 on newconn && goal "new-connection rate >= 1.0x tinyproxy (median of $ROUNDS rounds: ${N_RATIO}x)" \
     "$N_RATIO >= 1.0"
+on mcp && goal "added p50 per MCP tools/call <= 0.05 ms ($M_ADDED ms; REST: $ADDED ms)" \
+    "$M_ADDED <= 0.05"
 on flood && goal "with $NFLOOD stalled connections /healthz and a request within 100 ms ($F_HEALTH, $F_REQ ms)" \
     "$F_HEALTH <= 100 && $F_REQ <= 100"
 on keepalive || exit $ok

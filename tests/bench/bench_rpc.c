@@ -5,7 +5,8 @@
  * endpoint (the method profile on, tools narrowed to five rules, a deny
  * rule). Measured in the same run, in CPU time: a REST decision
  * (model_decide on GET /repos/o/r/issues), and MCP decisions as the proxy
- * makes them (model_rpc_read on the POST body, then model_decide per call)
+ * makes them (model_rpc_read on the POST body, then model_decide_calls:
+ * the request read once, each call decided)
  * for one tools/call, a refused tools/call, and a batch of 20 calls; each
  * printed as ns per request and as a ratio to REST, next to the issue's
  * goals (one call <= 1.5x REST, 20 calls <= 20x). Built by `make`, never
@@ -96,13 +97,20 @@ static double bench_rest(const struct model_policy *p, double secs, bool *allow)
     return t * 1e9 / (double)n;
 }
 
+static void each_call(void *arg, size_t i, const struct model_decision *d)
+{
+    bool *allow = arg;
+
+    (void)i;
+    *allow = *allow && d->allow;
+}
+
 /* ns per MCP request: read the body, decide every call (the proxy decides
  * them all, for the per-call lines); '*allow' the last answer, '*ncalls'. */
 static double bench_mcp(const struct model_policy *p, const char *body, double secs, bool *allow,
                         size_t *ncalls)
 {
     struct model_request r = base_req("POST", "/mcp");
-    struct model_decision d;
     size_t len = strlen(body);
     size_t n = 0;
     double t0 = now(), t;
@@ -115,11 +123,7 @@ static double bench_mcp(const struct model_policy *p, const char *body, double s
                 exit(1);
             }
             *allow = true;
-            for (size_t k = 0; k < calls.ncalls; k++) {
-                r.rpc = &calls.calls[k];
-                model_decide(p, &r, &d);
-                *allow = *allow && d.allow;
-            }
+            model_decide_calls(p, &r, calls.calls, calls.ncalls, each_call, allow);
             *ncalls = calls.ncalls;
             model_rpc_calls_clear(&calls);
         }
