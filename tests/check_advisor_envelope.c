@@ -135,6 +135,36 @@ static const struct {
      "\"host\":\"api.example.com\",\"port\":443,\"protocol\":\"json-rpc\",\"enforcement\":"
      "\"enforce\",\"rules\":[{\"allow\":{\"method\":\"*\"}}]",
      "/usr/bin/curl", R_NONE, "(explicit_rules): every call is allowed"},
+    /* MCP: exact method and tool names are within; globs and a tools/call
+     * without a tool wait for a reviewer */
+    {"{host: a.example, port: 443}",
+     "\"host\":\"api.example.com\",\"port\":443,\"path\":\"/mcp\",\"protocol\":\"mcp\","
+     "\"enforcement\":\"enforce\",\"rules\":[{\"allow\":{\"method\":\"tools/call\",\"tool\":"
+     "\"create_issue\"}},{\"allow\":{\"method\":\"initialize\"}},{\"allow\":{\"tool\":"
+     "\"list_issues\"}},{\"allow\":{\"params\":{\"name\":{\"any\":[\"a\",\"b\"]}}}}]",
+     "/usr/bin/curl", R_NONE, NULL},
+    {"{host: a.example, port: 443}",
+     "\"host\":\"api.example.com\",\"port\":443,\"protocol\":\"mcp\",\"enforcement\":"
+     "\"enforce\",\"rules\":[{\"allow\":{\"tool\":\"search_*\"}}]",
+     "/usr/bin/curl", R_NONE, "(explicit_rules): a tool glob allows tools nobody named"},
+    {"{host: a.example, port: 443}",
+     "\"host\":\"api.example.com\",\"port\":443,\"protocol\":\"mcp\",\"enforcement\":"
+     "\"enforce\",\"rules\":[{\"allow\":{\"params\":{\"name\":{\"any\":[\"a\",\"b*\"]}}}}]",
+     "/usr/bin/curl", R_NONE, "(explicit_rules): a tool glob allows tools nobody named"},
+    {"{host: a.example, port: 443}",
+     "\"host\":\"api.example.com\",\"port\":443,\"protocol\":\"mcp\",\"enforcement\":"
+     "\"enforce\",\"rules\":[{\"allow\":{\"method\":\"tools/*\"}}]",
+     "/usr/bin/curl", R_NONE, "(explicit_rules): a method glob allows calls nobody named"},
+    {"{host: a.example, port: 443}",
+     "\"host\":\"api.example.com\",\"port\":443,\"protocol\":\"mcp\",\"enforcement\":"
+     "\"enforce\",\"rules\":[{\"allow\":{\"method\":\"tools/call\"}}]",
+     "/usr/bin/curl", R_NONE,
+     "(explicit_rules): a tools/call rule without a tool allows every tool"},
+    /* relaxed by envelope_allow_access_presets, as access presets are */
+    {"{host: a.example, port: 443}",
+     "\"host\":\"api.example.com\",\"port\":443,\"protocol\":\"mcp\",\"enforcement\":"
+     "\"enforce\",\"rules\":[{\"allow\":{\"tool\":\"search_*\"}}]",
+     "/usr/bin/curl", R_ALL, NULL},
     /* the envelope switched off */
     {"{host: \"*.wild.example\", port: 443}", "\"host\":\"a.wild.example\",\"port\":8443," EP_REST,
      "/usr/bin/**", R_ALL | 8u, NULL},

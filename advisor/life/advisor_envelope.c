@@ -180,8 +180,77 @@ static bool gql_explicit(const json_t *al, char *note, size_t len)
     return true;
 }
 
+static bool has_glob(const char *v)
+{
+    return v == NULL || strpbrk(v, "*?[]{}\\") != NULL;
+}
+
+/* Whether a tool selector's patterns are all exact names: `tool: NAME`,
+ * `params: {name: NAME}`, `{glob: NAME}` or `{any: [NAME...]}`. */
+static bool tools_exact(const json_t *al)
+{
+    const json_t *t = json_object_get(al, "tool");
+    const json_t *n = json_object_get(json_object_get(al, "params"), "name");
+    const json_t *any;
+    const json_t *x;
+    size_t i;
+
+    if (t != NULL) {
+        return !has_glob(json_string_value(t));
+    }
+    if (json_is_string(n)) {
+        return !has_glob(json_string_value(n));
+    }
+    if (json_object_get(n, "glob") != NULL) {
+        return !has_glob(json_string_value(json_object_get(n, "glob")));
+    }
+    any = json_object_get(n, "any");
+    json_array_foreach(any, i, x)
+    {
+        if (has_glob(json_string_value(x))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* A call allow rule is explicit when it names its method and, for an MCP
+ * tools/call, its tools, each without a glob character: a method glob
+ * admits every tools/ method it matches, `search_*` every tool that begins so, and a
+ * tools/call rule without a tool every tool (docs/advisor.md#envelope).
+ * Method `*` is rule_within's own note. */
+static bool rpc_explicit(const json_t *ep, const json_t *al, char *note, size_t len)
+{
+    const char *proto = json_string_value(json_object_get(ep, "protocol"));
+    const char *m = json_string_value(json_object_get(al, "method"));
+    bool mcp = proto != NULL && strcmp(proto, "mcp") == 0;
+    bool tool = json_object_get(al, "tool") != NULL ||
+                json_object_get(json_object_get(al, "params"), "name") != NULL;
+    bool within = true;
+
+    if (m != NULL && strcmp(m, "*") != 0 && has_glob(m)) {
+        within = outside(note, len, "explicit_rules", "a method glob allows calls nobody named",
+                         NULL, ADVISOR_SET(ENV_ACCESS_PRESETS));
+    }
+    if (!mcp) {
+        return within;
+    }
+    if (!tool && m != NULL && strcmp(m, "tools/call") == 0) {
+        within = outside(note, len, "explicit_rules",
+                         "a tools/call rule without a tool allows every tool", NULL,
+                         ADVISOR_SET(ENV_ACCESS_PRESETS));
+    }
+    if (tool && !tools_exact(al)) {
+        within = outside(note, len, "explicit_rules", "a tool glob allows tools nobody named", NULL,
+                         ADVISOR_SET(ENV_ACCESS_PRESETS));
+    }
+    return within;
+}
+
 /* The rule's own words that the grants do not show: access presets, `*`
- * methods, `protocol: tcp`, `tls: skip`. */
+ * methods, call and GraphQL globs, `protocol: tcp`, `tls: skip`. (A
+ * proposal cannot carry an endpoint's `mcp` options: the method profile
+ * is the operator's to turn on, model_policy_merge_rule refuses it.) */
 static bool rule_within(const struct advisor_envelope *env, const json_t *rule, char *note,
                         size_t len)
 {
@@ -229,6 +298,10 @@ static bool rule_within(const struct advisor_envelope *env, const json_t *rule, 
                                  NULL, ADVISOR_SET(ENV_ACCESS_PRESETS));
             }
             if (!gql_explicit(json_object_get(r, "allow"), note, len)) {
+                within = false;
+            }
+            if (advisor_protocol_is_rpc(ep) &&
+                !rpc_explicit(ep, json_object_get(r, "allow"), note, len)) {
                 within = false;
             }
         }
