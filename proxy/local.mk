@@ -21,7 +21,7 @@ proxy_libproxy_la_SOURCES += proxy/advisor/proxy_advisor.h proxy/advisor/proxy_a
 	proxy/advisor/proxy_advisor_args.c proxy/advisor/proxy_local.c proxy/advisor/proxy_denials.c \
 	proxy/advisor/proxy_skill.c
 # GraphQL over HTTP: reading the operations of a request (docs/proxy.md#graphql)
-proxy_libproxy_la_SOURCES += proxy/proxy_graphql.c proxy/proxy_rpc.c
+proxy_libproxy_la_SOURCES += proxy/proxy_bodyhold.c proxy/proxy_rpc.c
 # credential placeholders: the store and the rewriter (docs/proxy.md#credentials)
 proxy_libproxy_la_SOURCES += proxy/proxy_cred.c proxy/proxy_credgate.c
 

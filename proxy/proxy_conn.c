@@ -70,7 +70,7 @@ void proxy_conn_cur_clear(struct proxy_cur *cur)
     free(cur->target);
     free(cur->out_target);
     proxy_cred_req_free(cur->cred);
-    proxy_graphql_free(cur->gql);
+    proxy_bodyhold_free(cur->gql);
     memset(cur, 0, sizeof(*cur));
 }
 
@@ -586,7 +586,7 @@ static void process_head(struct proxy_conn *c)
     enum proxy_head_status st;
     struct proxy_request *req;
 
-    if (len == 0 || c->state != PROXY_ST_HEAD || proxy_graphql_pending(c)) {
+    if (len == 0 || c->state != PROXY_ST_HEAD || proxy_bodyhold_pending(c)) {
         return;
     }
     if (proxy_conn_stale(c) || c->srv->draining) {
@@ -842,7 +842,7 @@ static bool client_half_closed(struct proxy_conn *c)
         /* a complete head waiting for its identity goes on; a GraphQL body
          * being read is decided now (complete or refused) */
         complete = c->idjob != NULL;
-        if (proxy_graphql_pending(c)) {
+        if (proxy_bodyhold_pending(c)) {
             return true;
         }
         break;

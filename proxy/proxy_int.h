@@ -237,10 +237,10 @@ struct proxy_decide_opts {
     /* the GraphQL operation the request carries (model_request.gql), NULL =
      * none; borrowed */
     const struct model_gql_op *gql;
-    /* the GraphQL operations of an HTTP request (proxy_graphql.c), NULL:
+    /* the GraphQL operations of an HTTP request (proxy_bodyhold.c), NULL:
      * none; each is decided, the first refusal wins; borrowed */
     const struct model_gql_ops *gql_ops;
-    /* the JSON-RPC calls of an HTTP request (proxy_graphql.c reads them),
+    /* the JSON-RPC calls of an HTTP request (proxy_bodyhold.c reads them),
      * NULL: none; each is decided, the first refusal is the request's, and
      * each call's own decision goes to rpc_res[i] (NULL: not kept) */
     const struct model_rpc_calls *rpc_calls;
@@ -914,7 +914,7 @@ struct proxy_cur {
     bool is_head;
     bool keep_alive;             /* the client allows another request */
     struct proxy_cred_req *cred; /* placeholders to put in, or NULL (proxy_cred.c) */
-    struct proxy_gql *gql;       /* GraphQL request being read (proxy_graphql.c), owned */
+    struct proxy_gql *gql;       /* GraphQL request being read (proxy_bodyhold.c), owned */
 };
 
 struct proxy_conn {
@@ -1069,10 +1069,10 @@ void proxy_relay_resp_eof(struct proxy_conn *c);
 void proxy_relay_forward(struct proxy_conn *c);
 
 /* The rest of proxy_relay_forward() once the target is origin-form: decide
- * and go on (re-entered by proxy_graphql.c once the operations are read). */
+ * and go on (re-entered by proxy_bodyhold.c once the operations are read). */
 void proxy_relay_forward_decide(struct proxy_conn *c);
 
-/* proxy_graphql.c: GraphQL over HTTP on an inspected route. */
+/* proxy_bodyhold.c: a request body held and read (GraphQL operations, JSON-RPC calls). */
 struct proxy_gql;
 /* Verdict 'v' asks for the request's GraphQL operations (reason
  * graphql_no_operation), or came from a graphql endpoint in audit mode
@@ -1081,13 +1081,13 @@ struct proxy_gql;
  * 'resume'. True when it took the request over (the caller returns); false
  * to go on with 'v'. A body over the endpoint's bound and unreadable
  * requests are refused (403, one decision line). */
-bool proxy_graphql_hold(struct proxy_conn *c, struct proxy_verdict *v,
-                        void (*resume)(struct proxy_conn *c));
+bool proxy_bodyhold_hold(struct proxy_conn *c, struct proxy_verdict *v,
+                         void (*resume)(struct proxy_conn *c));
 /* More body bytes arrived (or the client half-closed) while held. True when
  * the request is held: the caller does nothing else with the input. */
-bool proxy_graphql_pending(struct proxy_conn *c);
+bool proxy_bodyhold_pending(struct proxy_conn *c);
 /* The operations read for the current request (NULL: none). Borrowed. */
-const struct model_gql_ops *proxy_graphql_ops(const struct proxy_conn *c);
+const struct model_gql_ops *proxy_bodyhold_gql_ops(const struct proxy_conn *c);
 /* The JSON-RPC calls read for the current request (NULL: none), and the
  * array their decisions go to (one per call). Borrowed. */
 const struct model_rpc_calls *proxy_rpc_calls(const struct proxy_conn *c);
@@ -1102,10 +1102,10 @@ void proxy_rpc_deny(struct proxy_conn *c, const struct proxy_verdict *v, const c
  * caller writes its one line. */
 bool proxy_rpc_log(struct proxy_conn *c, const struct proxy_verdict *v, const char *engine,
                    const char *method, const char *path, const char *stage);
-void proxy_graphql_free(struct proxy_gql *g);
+void proxy_bodyhold_free(struct proxy_gql *g);
 
 /* proxy_tunnel.c */
-/* The decision part of proxy_tunnel_request() (re-entered by proxy_graphql.c). */
+/* The decision part of proxy_tunnel_request() (re-entered by proxy_bodyhold.c). */
 void proxy_tunnel_request_decide(struct proxy_conn *c);
 void proxy_tunnel_deny_upgrade(struct proxy_conn *c, struct proxy_verdict *v, enum proxy_outcome o);
 void proxy_tunnel_request(struct proxy_conn *c);

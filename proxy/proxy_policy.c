@@ -329,7 +329,7 @@ static void run(const struct proxy_policy *p, const struct proxy_identity *id, c
         return;
     }
     /* a GraphQL request runs every operation it carries (a batch): each
-     * is decided, and the first refusal is the request's (proxy_graphql.c);
+     * is decided, and the first refusal is the request's (proxy_bodyhold.c);
      * when audit mode let one through, the request is audited and its line
      * names that operation */
     size_t audited = SIZE_MAX;

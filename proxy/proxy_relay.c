@@ -183,7 +183,7 @@ static void check_addrs(struct proxy_conn *c)
 
     /* an upgrade is carried only by an opaque route: prefer an entry with one */
     o.prefer_opaque = !connect && c->cur.req != NULL && c->cur.req->upgrade;
-    o.gql_ops = connect ? NULL : proxy_graphql_ops(c);
+    o.gql_ops = connect ? NULL : proxy_bodyhold_gql_ops(c);
     o.rpc_calls = connect ? NULL : proxy_rpc_calls(c);
     o.rpc_res = connect ? NULL : proxy_rpc_results(c);
     memset(&first, 0, sizeof(first));
@@ -1006,13 +1006,13 @@ void proxy_relay_forward_decide(struct proxy_conn *c)
     struct proxy_decide_opts o = c->srv->opts;
 
     o.prefer_opaque = c->cur.req != NULL && c->cur.req->upgrade;
-    o.gql_ops = proxy_graphql_ops(c);
+    o.gql_ops = proxy_bodyhold_gql_ops(c);
     o.rpc_calls = proxy_rpc_calls(c);
     o.rpc_res = proxy_rpc_results(c);
     proxy_decide_request(c->pol, c->id, c->host, strlen(c->host), c->port, c->cur.method,
                          c->cur.target, rl, &o, &v);
     /* a graphql endpoint decides by the operations: read them first */
-    if (proxy_graphql_hold(c, &v, proxy_relay_forward_decide)) {
+    if (proxy_bodyhold_hold(c, &v, proxy_relay_forward_decide)) {
         return;
     }
     /* a grant whose only failure is the destination goes on to the address

@@ -206,13 +206,13 @@ void proxy_tunnel_request_decide(struct proxy_conn *c)
     struct proxy_verdict v;
     struct proxy_decide_opts o = c->srv->opts;
 
-    o.gql_ops = proxy_graphql_ops(c);
+    o.gql_ops = proxy_bodyhold_gql_ops(c);
     o.rpc_calls = proxy_rpc_calls(c);
     o.rpc_res = proxy_rpc_results(c);
     proxy_decide_dest(c->pol, c->id, c->host, strlen(c->host), c->port, c->cur.method,
                       c->cur.target, c->cur.target_len, &c->u_ip, &o, &v);
     /* a graphql endpoint decides by the operations: read them first */
-    if (proxy_graphql_hold(c, &v, proxy_tunnel_request_decide)) {
+    if (proxy_bodyhold_hold(c, &v, proxy_tunnel_request_decide)) {
         return;
     }
     if (!v.allow) {

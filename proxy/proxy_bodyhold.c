@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* proxy_graphql.c - GraphQL over HTTP on inspected routes
+/* proxy_bodyhold.c - request bodies held for reading: GraphQL and JSON-RPC
  *
  * An enforced graphql endpoint decides a request by the operations it would
  * run (docs/semantics.md#graphql). When a decision asks for them (reason
@@ -105,7 +105,7 @@ struct proxy_gql {
     size_t scanned;
 };
 
-void proxy_graphql_free(struct proxy_gql *g)
+void proxy_bodyhold_free(struct proxy_gql *g)
 {
     if (g == NULL) {
         return;
@@ -117,7 +117,7 @@ void proxy_graphql_free(struct proxy_gql *g)
     free(g);
 }
 
-const struct model_gql_ops *proxy_graphql_ops(const struct proxy_conn *c)
+const struct model_gql_ops *proxy_bodyhold_gql_ops(const struct proxy_conn *c)
 {
     return c->cur.gql != NULL && c->cur.gql->read && !c->cur.gql->rpc ? &c->cur.gql->ops : NULL;
 }
@@ -267,8 +267,8 @@ static void read_ops(struct proxy_conn *c, const char *body, size_t len)
     g->resume(c);
 }
 
-bool proxy_graphql_hold(struct proxy_conn *c, struct proxy_verdict *v,
-                        void (*resume)(struct proxy_conn *c))
+bool proxy_bodyhold_hold(struct proxy_conn *c, struct proxy_verdict *v,
+                         void (*resume)(struct proxy_conn *c))
 {
     const struct proxy_request *r = c->cur.req;
     struct proxy_gql *g;
@@ -331,7 +331,7 @@ bool proxy_graphql_hold(struct proxy_conn *c, struct proxy_verdict *v,
                              (suseconds_t)(c->srv->cfg->header_timeout_ms % 1000) * 1000};
         evtimer_add(c->ev_hdr, &tv);
     }
-    (void)proxy_graphql_pending(c);
+    (void)proxy_bodyhold_pending(c);
     return true;
 }
 
@@ -390,7 +390,7 @@ static void pending_chunked(struct proxy_conn *c, struct proxy_gql *g)
     }
 }
 
-bool proxy_graphql_pending(struct proxy_conn *c)
+bool proxy_bodyhold_pending(struct proxy_conn *c)
 {
     struct proxy_gql *g = c->cur.gql;
     struct evbuffer *in;
