@@ -109,6 +109,9 @@ void proxy_conn_free(struct proxy_conn *c)
     if (c->ev_hdr != NULL) {
         event_free(c->ev_hdr);
     }
+    if (c->ev_gone != NULL) {
+        event_free(c->ev_gone);
+    }
     proxy_idq_cancel(c->idjob);
     proxy_splice_free(c->spl);
     if (c->c != NULL) {
@@ -165,6 +168,9 @@ void proxy_conn_kill(struct proxy_conn *c)
     }
     if (c->ev_hdr != NULL) {
         event_del(c->ev_hdr);
+    }
+    if (c->ev_gone != NULL) {
+        event_del(c->ev_gone);
     }
     proxy_idq_cancel(c->idjob);
     c->idjob = NULL;

@@ -517,6 +517,12 @@ enum proxy_head_status proxy_http_response_head(const char *buf, size_t len, siz
             }
             rs.cl = true;
             r->content_length = cl;
+        } else if (proxy_http_name_is(n, h.name.len, "content-type")) {
+            static const char sse[] = "text/event-stream";
+            size_t k = sizeof(sse) - 1;
+            /* the media type, then the end, a parameter or white space */
+            r->event_stream = h.value.len >= k && strncasecmp(v, sse, k) == 0 &&
+                              (h.value.len == k || v[k] == ';' || v[k] == ' ' || v[k] == '\t');
         } else if (proxy_http_name_is(n, h.name.len, "transfer-encoding")) {
             struct te_scan te = {0, false};
             rs.te = true;

@@ -101,6 +101,7 @@ struct proxy_response {
     unsigned status; /* 100-599 */
     enum proxy_framing framing;
     uint64_t content_length; /* PROXY_BODY_LENGTH */
+    bool event_stream;       /* Content-Type text/event-stream (SSE) */
 };
 
 /* Validate the response head at the start of 'buf' (the bytes received so
@@ -973,9 +974,11 @@ struct proxy_conn {
     bool resp_eof_framed; /* the response ended at upstream EOF */
     bool resp_started;    /* response bytes reached the client */
     unsigned resp_status;
-    bool resp_head_ok;    /* the final response head passed proxy_http_response_head */
-    bool resp_chunked;    /* its body is chunked: validated by resp_chunk */
-    size_t resp_body_off; /* where the body starts in the upstream input */
+    bool resp_head_ok;     /* the final response head passed proxy_http_response_head */
+    bool resp_chunked;     /* its body is chunked: validated by resp_chunk */
+    bool resp_stream;      /* the response is an event stream (text/event-stream) */
+    struct event *ev_gone; /* the client's close while an event stream relays, or NULL */
+    size_t resp_body_off;  /* where the body starts in the upstream input */
     struct proxy_chunk resp_chunk;
     struct evbuffer *early;   /* client bytes that arrived with the CONNECT head */
     struct proxy_splice *spl; /* opaque tunnel relayed with splice(2) */

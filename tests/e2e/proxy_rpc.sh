@@ -211,6 +211,19 @@ expect_not "stream: not the second yet" 'notifications/two' "$first"
 all=$(pcurl -N -H 'Accept: text/event-stream' "http://127.0.0.1:$M/mcp")
 expect_has "stream: both events" 'notifications/two' "$all"
 expect_log "stream logged as rpc.stream" "[rpc:stream rpc.stream]"
+# a quiet stream whose client leaves: the upstream connection goes with it
+# (the proxy does not read the client while a response relays, and nothing
+# is written to it: it watches the client's socket for its close)
+"$CURL" -s -N --max-time 0.5 -x "http://127.0.0.1:$PX" -H 'Accept: text/event-stream' \
+    "http://127.0.0.1:$M/mcp?quiet" >/dev/null 2>&1
+i=0
+while [ $i -lt 60 ] && ! grep -q '"QUIET"' "$T/M.log" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+gone=$(grep '"QUIET"' "$T/M.log" | tail -n 1 | jq -r '.closed_after')
+if [ -n "$gone" ] && [ "$gone" != null ] && awk -v g="$gone" 'BEGIN {exit !(g < 2)}'; then
+    pass
+else
+    fail "quiet stream: the upstream was not closed when its client left (closed_after: ${gone:-not yet})"
+fi
 out=$(pcurl "http://127.0.0.1:$M/mcp?plain=get")
 expect_has "GET without event-stream refused" '|403' "$out"
 never M plain=get "GET without event-stream"

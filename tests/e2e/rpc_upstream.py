@@ -10,9 +10,12 @@ test to judge. Answers: a POST with {"jsonrpc":"2.0","id":ID,"result":{"echo":
 METHOD}} per request of the body (an array for a batch; 202 and no body when
 it holds none); a GET with Accept: text/event-stream with an event stream of
 two events sent 0.3 s apart (the test sees the first before the second was
-written: the proxy relays unbuffered); a DELETE with 200.
+written: the proxy relays unbuffered), or with "quiet" in its query one event
+and then nothing, until the connection closes (at most 10 s), logged as a
+{"method": "QUIET", "closed_after": SECONDS or null} line; a DELETE with 200.
 """
 import json
+import select
 import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -79,6 +82,20 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(b'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/one"}\n\n')
         self.wfile.flush()
+        if "quiet" in self.path:
+            # a quiet stream: wait for the other side to close, writing nothing
+            t0 = time.monotonic()
+            closed = None
+            while time.monotonic() - t0 < 10:
+                r, _, _ = select.select([self.connection], [], [], 0.05)
+                if r and not self.connection.recv(1, 0):
+                    closed = round(time.monotonic() - t0, 3)
+                    break
+            with open(sys.argv[2], "a", encoding="utf-8") as f:
+                f.write(json.dumps({"method": "QUIET", "path": self.path,
+                                    "closed_after": closed}) + "\n")
+            self.close_connection = True
+            return
         time.sleep(0.3)
         self.wfile.write(b'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/two"}\n\n')
         self.wfile.flush()
