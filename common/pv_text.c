@@ -2,6 +2,8 @@
 /* pv_text.c - small text helpers shared by every folder */
 #include "config.h"
 
+#include <string.h>
+
 #include "common/pv.h"
 #include "common/pv_text.h"
 
@@ -93,6 +95,145 @@ int pv_hexval(unsigned char c)
         return c - 'A' + 10;
     }
     return -1;
+}
+
+/* RFC 9110 §5.6.2 tchar */
+static bool tchar(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+static size_t token_len(const char *v, size_t len, size_t i)
+{
+    size_t j = i;
+
+    while (j < len && tchar((unsigned char)v[j])) {
+        j++;
+    }
+    return j - i;
+}
+
+static size_t skip_ows(const char *v, size_t len, size_t i)
+{
+    while (i < len && (v[i] == ' ' || v[i] == '\t')) {
+        i++;
+    }
+    return i;
+}
+
+/* Copy 'n' bytes lower-cased into 'dst' ('cap' bytes); false when they do not fit. */
+static bool lower_copy(char *dst, size_t cap, const char *src, size_t n)
+{
+    if (n >= cap) {
+        return false;
+    }
+    for (size_t k = 0; k < n; k++) {
+        char c = src[k];
+        dst[k] = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    }
+    dst[n] = '\0';
+    return true;
+}
+
+/* A parameter value at v[i]: a token or a quoted-string (quoted pairs
+ * resolved into 'buf'); its end in '*end'. False when it is neither. */
+static bool param_value(const char *v, size_t len, size_t i, char *buf, size_t cap, size_t *w,
+                        size_t *end)
+{
+    *w = 0;
+    if (i < len && v[i] == '"') {
+        for (i++; i < len && v[i] != '"'; i++) {
+            unsigned char c = (unsigned char)v[i];
+            if (c == '\\') {
+                if (++i >= len) {
+                    return false;
+                }
+                c = (unsigned char)v[i];
+            }
+            if ((c < 0x20 && c != '\t') || c == 0x7F) {
+                return false;
+            }
+            if (*w + 1 < cap) {
+                buf[(*w)++] = (char)c;
+            }
+        }
+        if (i >= len) {
+            return false; /* unterminated */
+        }
+        *end = i + 1;
+    } else {
+        size_t n = token_len(v, len, i);
+        if (n == 0) {
+            return false;
+        }
+        for (size_t k = 0; k < n && *w + 1 < cap; k++) {
+            buf[(*w)++] = v[i + k];
+        }
+        *end = i + n;
+    }
+    buf[*w] = '\0';
+    return true;
+}
+
+bool pv_ctype_parse(const char *v, size_t len, struct pv_ctype *out)
+{
+    size_t i = skip_ows(v, len, 0);
+    size_t t = token_len(v, len, i);
+    size_t s;
+    char seen[16][32];
+    size_t nseen = 0;
+
+    out->media[0] = '\0';
+    out->charset[0] = '\0';
+    if (t == 0 || i + t >= len || v[i + t] != '/') {
+        return false;
+    }
+    s = token_len(v, len, i + t + 1);
+    if (s == 0 || !lower_copy(out->media, sizeof(out->media), v + i, t + 1 + s)) {
+        return false;
+    }
+    i = skip_ows(v, len, i + t + 1 + s);
+    while (i < len) {
+        size_t n;
+        size_t end;
+        size_t w;
+        char name[32];
+        char val[sizeof(out->charset) + 1];
+        if (v[i] != ';') {
+            return false;
+        }
+        i = skip_ows(v, len, i + 1);
+        if (i >= len || v[i] == ';') {
+            continue; /* an empty parameter */
+        }
+        n = token_len(v, len, i);
+        if (n == 0 || i + n >= len || v[i + n] != '=' ||
+            !lower_copy(name, sizeof(name), v + i, n) || nseen == sizeof(seen) / sizeof(seen[0])) {
+            return false;
+        }
+        for (size_t k = 0; k < nseen; k++) {
+            if (strcmp(seen[k], name) == 0) {
+                return false; /* named twice */
+            }
+        }
+        memcpy(seen[nseen++], name, sizeof(name));
+        if (!param_value(v, len, i + n + 1, val, sizeof(val), &w, &end)) {
+            return false;
+        }
+        if (strcmp(name, "charset") == 0 &&
+            !lower_copy(out->charset, sizeof(out->charset), val, w)) {
+            return false;
+        }
+        i = skip_ows(v, len, end);
+    }
+    return true;
+}
+
+bool pv_ctype_utf8(const char *cs)
+{
+    return cs[0] == '\0' || strcmp(cs, "utf-8") == 0 || strcmp(cs, "utf8") == 0 ||
+           strcmp(cs, "us-ascii") == 0;
 }
 
 bool pv_unicode_is_format(uint32_t cp)

@@ -20,6 +20,22 @@ int pv_hexval(unsigned char c);
  * bidi controls, zero-width characters, ...); the table is in pv_text.c. */
 bool pv_unicode_is_format(uint32_t cp);
 
+/* A Content-Type field value (RFC 9110 §8.3.1): "type/subtype", then
+ * parameters ';' name=value, each value a token or a quoted-string. */
+struct pv_ctype {
+    char media[80];   /* "type/subtype", lower-cased */
+    char charset[40]; /* the charset parameter, unquoted, lower-cased; "" when absent */
+};
+
+/* Parse Content-Type value 'v' ('len' bytes) into 'out'. False when it does
+ * not parse, names a parameter twice (servers disagree on which one
+ * counts: the first, the last), or its media type or charset do not fit. */
+bool pv_ctype_parse(const char *v, size_t len, struct pv_ctype *out);
+
+/* Whether charset 'cs' (lower-cased, "" for none) is read as UTF-8: none,
+ * utf-8, utf8, or us-ascii (a subset). */
+bool pv_ctype_utf8(const char *cs);
+
 enum pv_text_verdict {
     PV_TEXT_OK,
     PV_TEXT_BAD_UTF8,    /* not strict UTF-8 at byte '*off' */

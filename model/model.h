@@ -278,8 +278,9 @@ enum model_warning {
     MODEL_WARN_NOT_ENFORCED,    /* a field proviso accepts and does not apply (reference-compat) */
     MODEL_WARN_BLOCKED_HOST,    /* an endpoint host that is always blocked (link-local, metadata) */
     MODEL_WARN_PATH_QMARK,      /* a path glob with '?', which matches any byte, not a query */
+    MODEL_WARN_MCP_UNSCOPED,    /* an mcp endpoint with the method profile and no path */
 };
-#define MODEL_WARN__COUNT 13
+#define MODEL_WARN__COUNT 14
 #define MODEL_WARN_FS 1u /* flag: also look binaries up on this host's filesystem */
 
 /* The stable code ("l7-audit", ...). Static string. */

@@ -11,6 +11,7 @@
  * body members, duplicate parameters, other content types or methods.
  */
 #include "model/model_graphql.h"
+#include "common/pv_text.h"
 #include "model/model_int.h"
 
 #include <jansson.h>
@@ -499,10 +500,23 @@ pv_result model_gql_http_read(const struct model_gql_http *in, struct model_gql_
         }
     } else if (in->method != NULL && strcmp(in->method, "POST") == 0) {
         char mt[64] = "";
+        struct pv_ctype ct;
+        bool ct_ok = true;
         if (in->content_type != NULL) {
             media_type(in->content_type, mt, sizeof(mt));
+            ct_ok = pv_ctype_parse(in->content_type, strlen(in->content_type), &ct);
         }
-        if (in->body_len > max) {
+        if (!ct_ok) {
+            r = refuse(PV_ERR_PROTO, err, errlen,
+                       "%sContent-Type does not parse, or names a parameter twice", "");
+        } else if (in->content_type != NULL && !pv_ctype_utf8(ct.charset)) {
+            /*= docs/semantics.md#graphql-http
+             *# a `charset` other than UTF-8 is refused */
+            r = refuse(PV_ERR_PROTO, err, errlen,
+                       "charset %.40s: the body is read as UTF-8, and a server would decode it as "
+                       "%.40s",
+                       ct.charset, ct.charset);
+        } else if (in->body_len > max) {
             char num[32];
             snprintf(num, sizeof(num), "%zu", max);
             r = refuse(PV_ERR_TOOBIG, err, errlen, "body exceeds graphql_max_body_bytes (%s)", num);

@@ -301,8 +301,23 @@ static pv_result read_tool(struct reader *r, const json_t *params, struct model_
     const json_t *name = json_object_get(params, "name");
     const json_t *args = json_object_get(params, "arguments");
     const char *s;
+    const char *key;
+    const json_t *v;
     size_t n;
 
+    /*= docs/semantics.md#rpc-read
+     *# a member of `params` whose name is `name` in other letter case
+     *# (`Name`, `NAME`) is refused */
+    json_object_foreach(PV_UNCONST(params), key, v)
+    {
+        (void)v;
+        if (strcasecmp(key, "name") == 0 && strcmp(key, "name") != 0) {
+            return refuse(r, PV_ERR_PARSE,
+                          "tools/call params holds a member named name in other letter case (a "
+                          "server that folds "
+                          "case would read its tool from it)");
+        }
+    }
     if (!json_is_string(name)) {
         return refuse(r, PV_ERR_PARSE, "tools/call without a string params.name");
     }
@@ -571,8 +586,27 @@ pv_result model_rpc_read_body(const char *body, size_t len, bool mcp, bool stric
     return model_rpc_read_body_tree(body, len, mcp, strict, out, err, errlen);
 }
 
-/* Does the Accept value list text/event-stream (case-insensitive,
- * parameters ignored; a wildcard does not count)? */
+/* Whether Accept parameters 'p' ('n' bytes, after the media range) give
+ * the range a weight of zero ("q=0", "q=0.0", ...: not acceptable). */
+static bool weight_zero(const char *p, size_t n)
+{
+    for (size_t i = 0; i + 2 <= n; i++) {
+        if ((p[i] == 'q' || p[i] == 'Q') && p[i + 1] == '=' &&
+            (i == 0 || p[i - 1] == ';' || p[i - 1] == ' ' || p[i - 1] == '\t')) {
+            size_t j = i + 2;
+            if (j >= n || p[j] != '0') {
+                return false;
+            }
+            for (j++; j < n && (p[j] == '0' || p[j] == '.'); j++) {
+            }
+            return j >= n || p[j] == ';' || p[j] == ' ' || p[j] == '\t';
+        }
+    }
+    return false;
+}
+
+/* Does the Accept value list text/event-stream (case-insensitive; a
+ * wildcard does not count, nor a weight of zero)? */
 static bool accepts_sse(const char *a)
 {
     static const char want[] = "text/event-stream";
@@ -592,7 +626,7 @@ static bool accepts_sse(const char *a)
         while (m < n && q[m] != ';' && q[m] != ' ' && q[m] != '\t') {
             m++;
         }
-        if (m == sizeof(want) - 1 && strncasecmp(q, want, m) == 0) {
+        if (m == sizeof(want) - 1 && strncasecmp(q, want, m) == 0 && !weight_zero(q + m, n - m)) {
             return true;
         }
         p = end != NULL ? end + 1 : NULL;
@@ -620,6 +654,39 @@ pv_result model_rpc_read(const struct model_rpc_http *in, struct model_rpc_calls
     memset(out, 0, sizeof(*out));
     if (errlen > 0) {
         err[0] = '\0';
+    }
+    /*= docs/semantics.md#rpc-read
+     *# A request that asks for a protocol upgrade (an `Upgrade` field) is
+     *# not a JSON-RPC exchange */
+    if (in->upgrade) {
+        if (errlen > 0) {
+            snprintf(err, errlen,
+                     "%.32s with Upgrade carries no JSON-RPC call (MCP runs over "
+                     "POST and an event stream, not a WebSocket)",
+                     m);
+        }
+        PV_BAIL(PV_ERR_PROTO);
+    }
+    /*= docs/semantics.md#rpc-read
+     *# a `Content-Type` that does not parse, names a parameter twice, or
+     *# has a `charset` other than UTF-8 is refused */
+    if (in->content_type != NULL) {
+        struct pv_ctype ct;
+        if (!pv_ctype_parse(in->content_type, strlen(in->content_type), &ct)) {
+            if (errlen > 0) {
+                snprintf(err, errlen, "Content-Type does not parse, or names a parameter twice");
+            }
+            PV_BAIL(PV_ERR_PARSE);
+        }
+        if (!pv_ctype_utf8(ct.charset)) {
+            if (errlen > 0) {
+                snprintf(err, errlen,
+                         "charset %.40s: the body is read as UTF-8, and a server would decode "
+                         "it as %.40s",
+                         ct.charset, ct.charset);
+            }
+            PV_BAIL(PV_ERR_PARSE);
+        }
     }
     if (strcmp(m, "POST") == 0) {
         return model_rpc_read_body(in->body != NULL ? in->body : "", in->body_len, in->mcp,

@@ -69,12 +69,14 @@ struct model_rpc_calls {
 
 /* One HTTP request as the reader sees it (all borrowed). */
 struct model_rpc_http {
-    bool mcp;           /* the unit's protocol is mcp (else json-rpc) */
-    bool strict_tools;  /* mcp.strict_tool_names */
-    const char *method; /* HTTP method */
-    const char *accept; /* Accept field value; NULL: absent */
-    bool has_body;      /* Content-Length > 0 or chunked */
-    const char *body;   /* POST only */
+    bool mcp;                 /* the unit's protocol is mcp (else json-rpc) */
+    bool strict_tools;        /* mcp.strict_tool_names */
+    const char *method;       /* HTTP method */
+    const char *accept;       /* Accept field value; NULL: absent */
+    const char *content_type; /* Content-Type field value; NULL: absent */
+    bool upgrade;             /* the request asks for a protocol upgrade (Upgrade field) */
+    bool has_body;            /* Content-Length > 0 or chunked */
+    const char *body;         /* POST only */
     size_t body_len;
 };
 

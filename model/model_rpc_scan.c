@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/pv_text.h"
 #include "model/model_rpc.h"
@@ -424,6 +425,7 @@ struct msg {
     struct span code, message;   /* error.code, error.message */
     bool has_jsonrpc, has_id, has_method, has_params, has_result, has_error;
     bool has_name, has_arguments, has_code, has_message;
+    bool name_variant;   /* params has "Name", "NAME", ... beside or instead of "name" */
     const char *unknown; /* the first unknown member ("" none) */
     size_t unknown_len;
 };
@@ -436,6 +438,8 @@ static int params_member(struct scan *s, void *arg, const struct span *k, const 
     if (k->n == 4 && memcmp(k->s, "name", 4) == 0) {
         m->name = *v;
         m->has_name = true;
+    } else if (k->n == 4 && strncasecmp(k->s, "name", 4) == 0) {
+        m->name_variant = true;
     } else if (k->n == 9 && memcmp(k->s, "arguments", 9) == 0) {
         m->arguments = *v;
         m->has_arguments = true;
@@ -661,6 +665,12 @@ static int message(struct fast *f, const struct span *whole, struct model_rpc_ca
         if (!object(&sub, &tmp, params_member, &m)) {
             return stop(&f->sc, sub.status, sub.why);
         }
+    }
+    if (m.name_variant) {
+        return refuse(
+            f,
+            "tools/call params holds a member named name in other letter case (a server that folds "
+            "case would read its tool from it)");
     }
     if (!m.has_name || m.name.t != J_STRING) {
         return refuse(f, "tools/call without a string params.name");

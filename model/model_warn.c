@@ -37,6 +37,7 @@ static const char *const warn_codes[MODEL_WARN__COUNT] = {
     [MODEL_WARN_NOT_ENFORCED] = "not-enforced",
     [MODEL_WARN_BLOCKED_HOST] = "blocked-host",
     [MODEL_WARN_PATH_QMARK] = "path-question-mark",
+    [MODEL_WARN_MCP_UNSCOPED] = "mcp-without-path",
 };
 
 /* The methods an HTTP rule can match (docs/semantics.md#methods: the RFC 9110
@@ -325,6 +326,18 @@ static void endpoint_warnings(const struct model_policy *p, const struct model_r
     }
     gql_warnings(p, key, e, fn, arg);
     blocked_host_warning(p, key, e, fn, arg);
+    /*= docs/semantics.md#warnings
+     *# `mcp-without-path` | an enforced `mcp` endpoint with
+     *# `allow_all_known_mcp_methods: true` and no `path` (or `**`) */
+    if (e->proto == MODEL_PROTO_MCP && e->enforce && e->mcp_allow_all_known_methods &&
+        (e->path.s == NULL || e->path.s[0] == '\0' || strcmp(e->path.s, "**") == 0)) {
+        (void)snprintf(msg, sizeof(msg),
+                       "rule '%s': mcp endpoint %.60s has the method profile and no path: a "
+                       "DELETE or an event-stream GET of any path is an MCP transport call "
+                       "(add 'path: /mcp')",
+                       key, e->host.s != NULL ? e->host.s : "(hostless)");
+        fn(arg, MODEL_WARN_MCP_UNSCOPED, p->file, e->mark.line, e->mark.col, msg);
+    }
     if (e->path.s != NULL) {
         qmark_warning(p, key, &e->path, e->mark, fn, arg);
     }

@@ -92,6 +92,8 @@ struct proxy_gql {
     size_t need;                /* body bytes (Content-Length) */
     size_t max;                 /* the endpoint's body bound */
     char ctype[128];            /* Content-Type value, NUL-terminated ("" when absent) */
+    bool ctype_bad;             /* several Content-Type fields, or one longer than ctype */
+    bool upgrade;               /* an Upgrade field */
     char accept[256];           /* Accept value ("" when absent; JSON-RPC reads it) */
     struct proxy_verdict first; /* the decision that asked for the operations */
     void (*resume)(struct proxy_conn *c);
@@ -188,10 +190,17 @@ static bool read_fields(struct proxy_conn *c, struct proxy_gql *g)
         const struct proxy_header *f = &r->hdr[i];
         const char *name = c->cur.head + f->name.off;
         const char *val = c->cur.head + f->value.off;
-        if (proxy_http_name_is(name, f->name.len, "content-type") && g->ctype[0] == '\0') {
-            size_t n = f->value.len < sizeof(g->ctype) - 1 ? f->value.len : sizeof(g->ctype) - 1;
-            memcpy(g->ctype, val, n);
-            g->ctype[n] = '\0';
+        if (proxy_http_name_is(name, f->name.len, "content-type")) {
+            /* one field, kept whole: of two, servers take the first or the
+             * last, and a cut value could lose its charset */
+            if (g->ctype[0] != '\0' || f->value.len >= sizeof(g->ctype) || f->value.len == 0) {
+                g->ctype_bad = true;
+            } else {
+                memcpy(g->ctype, val, f->value.len);
+                g->ctype[f->value.len] = '\0';
+            }
+        } else if (proxy_http_name_is(name, f->name.len, "upgrade")) {
+            g->upgrade = true;
         } else if (proxy_http_name_is(name, f->name.len, "accept")) {
             /* several Accept fields are one comma-separated list */
             size_t have = strlen(g->accept);
@@ -226,6 +235,8 @@ static bool read_calls(struct proxy_conn *c, const char *body, size_t len, char 
     h.strict_tools = g->first.rpc_strict;
     h.method = c->cur.method;
     h.accept = g->accept[0] != '\0' ? g->accept : NULL;
+    h.content_type = g->ctype[0] != '\0' ? g->ctype : NULL;
+    h.upgrade = g->upgrade;
     h.has_body = g->chunked || g->need > 0;
     h.body = body;
     h.body_len = len;
@@ -299,6 +310,13 @@ bool proxy_bodyhold_hold(struct proxy_conn *c, struct proxy_verdict *v,
     g->max = g->rpc ? v->rpc_max_body : v->gql_max_body;
     bool expect = read_fields(c, g);
     g->chunked = r->framing == PROXY_BODY_CHUNKED;
+    if (g->ctype_bad) {
+        /* the reader cannot know which value a server would use */
+        if (!audit_pass(c)) {
+            refuse(c, "Content-Type given twice, empty, or longer than 127 bytes");
+        }
+        return true;
+    }
     if (g->encoded && r->framing != PROXY_BODY_NONE) {
         /* the server would decode it: the proxy reads only what it sees */
         if (!audit_pass(c)) {

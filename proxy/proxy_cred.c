@@ -836,39 +836,21 @@ static bool utf8_valid(const unsigned char *p, size_t n)
 
 bool proxy_cred_body_type(const char *ct, size_t n)
 {
-    size_t e = 0;
-    const char *semi;
+    struct pv_ctype t;
 
-    while (n > 0 && (ct[n - 1] == ' ' || ct[n - 1] == '\t')) {
-        n--;
+    /* one parse for every reader (common/pv_text.c): a parameter named
+     * twice is refused there, so "charset=utf-8" inside another
+     * parameter's quotes or before a second charset cannot pass */
+    if (!pv_ctype_parse(ct, n, &t)) {
+        return false;
     }
-    semi = memchr(ct, ';', n);
-    e = semi != NULL ? (size_t)(semi - ct) : n;
-    while (e > 0 && (ct[e - 1] == ' ' || ct[e - 1] == '\t')) {
-        e--;
-    }
-    if (!((e == 16 && strncasecmp(ct, "application/json", 16) == 0) ||
-          (e == 33 && strncasecmp(ct, "application/x-www-form-urlencoded", 33) == 0) ||
-          (e > 5 && strncasecmp(ct, "text/", 5) == 0))) {
+    if (!(strcmp(t.media, "application/json") == 0 ||
+          strcmp(t.media, "application/x-www-form-urlencoded") == 0 ||
+          (strncmp(t.media, "text/", 5) == 0 && t.media[5] != '\0'))) {
         return false;
     }
     /* a charset, when given, must be UTF-8 (or its subset US-ASCII) */
-    for (size_t i = e; i + 8 <= n; i++) {
-        if (strncasecmp(ct + i, "charset=", 8) == 0) {
-            const char *v = ct + i + 8;
-            size_t vl = n - i - 8;
-            const char *end = memchr(v, ';', vl);
-            vl = end != NULL ? (size_t)(end - v) : vl;
-            if (vl >= 2 && v[0] == '"' && v[vl - 1] == '"') {
-                v++;
-                vl -= 2;
-            }
-            return (vl == 5 && strncasecmp(v, "utf-8", 5) == 0) ||
-                   (vl == 4 && strncasecmp(v, "utf8", 4) == 0) ||
-                   (vl == 8 && strncasecmp(v, "us-ascii", 8) == 0);
-        }
-    }
-    return true;
+    return pv_ctype_utf8(t.charset);
 }
 
 enum proxy_cred_status proxy_cred_body(const struct proxy_creds *s, const char *host, const char *b,

@@ -155,15 +155,36 @@ static void timestamp(char *out, size_t len)
 }
 
 /* Reason text: at most 256 bytes, CR/LF/TAB become spaces. */
+/* A reason may quote what a client sent (a member name, a header): it must
+ * not end its field or forge another. Line breaks and tabs become spaces;
+ * brackets, other control bytes, DEL and every byte above 0x7F (a bidi
+ * override, an invalid sequence) are written \xNN, as names are in the
+ * [rpc:] field. At most 256 bytes of 'in' are read. */
 static void clean_reason(const char *in, char *out, size_t outlen)
 {
-    size_t i = 0;
+    size_t w = 0;
 
-    for (; in != NULL && in[i] != '\0' && i < 256 && i + 1 < outlen; i++) {
-        char c = in[i];
-        out[i] = (c == '\r' || c == '\n' || c == '\t') ? ' ' : c;
+    for (size_t i = 0; in != NULL && in[i] != '\0' && i < 256; i++) {
+        unsigned char c = (unsigned char)in[i];
+        if (c == '\r' || c == '\n' || c == '\t') {
+            c = ' ';
+        }
+        if (c < 0x20 || c >= 0x7F || c == '[' || c == ']') {
+            if (w + 5 > outlen) {
+                break;
+            }
+            snprintf(out + w, 5, "\\x%02X", c);
+            w += 4;
+        } else {
+            if (w + 2 > outlen) {
+                break;
+            }
+            out[w++] = (char)c;
+        }
     }
-    out[i] = '\0';
+    if (outlen > 0) {
+        out[w < outlen ? w : outlen - 1] = '\0';
+    }
 }
 
 static const char *action_name(enum proxy_log_action a)
@@ -245,7 +266,7 @@ static void deny_json(struct proxy_log *l, const struct proxy_log_event *e, cons
 void proxy_log_event(struct proxy_log *l, const struct proxy_log_event *e)
 {
     char ts[64];
-    char reason[260];
+    char reason[1028]; /* 256 bytes, each at most \xNN */
     const char *exe = (e->id != NULL && e->id->n > 0) ? e->id->path[0] : "-";
     int pid = (e->id != NULL && e->id->n > 0) ? (int)e->id->pid : 0;
     const char *q = e->has_query ? "?[redacted]" : "";

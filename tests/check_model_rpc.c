@@ -55,6 +55,29 @@ static const struct read_case read_cases[] = {
     {"stream", true, true, "GET", "application/json, Text/Event-Stream;q=0.9", NULL, true, 1,
      "stream rpc.stream - "},
     {"end", true, true, "DELETE", NULL, NULL, true, 1, "end rpc.end - "},
+    {"stream of weight zero", true, true, "GET", "text/event-stream;q=0", NULL, false, 0,
+     "carries no MCP call"},
+    {"stream of weight 0.000", true, true, "GET", "text/event-stream; Q=0.000, */*", NULL, false, 0,
+     "carries no MCP call"},
+    {"stream of weight 0.5", true, true, "GET", "text/event-stream;q=0.5", NULL, true, 1,
+     "stream rpc.stream - "},
+    /* a tool name a case-folding server would read elsewhere (the scanner,
+     * and the tree reader after an escaped member name) */
+    {"params NAME beside name", true, true, "POST", NULL,
+     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"gh_search\","
+     "\"NAME\":\"drop_db\"}}",
+     false, 0, "in other letter case"},
+    {"params Name alone", true, true, "POST", NULL,
+     "{\"jsonrpc\":\"2.0\",\"id\":1,\"params\":{\"Name\":\"drop_db\"},\"method\":\"tools/call\"}",
+     false, 0, "in other letter case"},
+    {"params escaped nAME (tree reader)", true, true, "POST", NULL,
+     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"a\","
+     "\"n\\u0041ME\":\"b\"}}",
+     false, 0, "in other letter case"},
+    {"params name and names pass", true, true, "POST", NULL,
+     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"a\","
+     "\"names\":1,\"arguments\":{\"Name\":2}}}",
+     true, 1, "request tools/call a 1"},
     {"json-rpc array params", false, false, "POST", NULL,
      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"eth_call\",\"params\":[1]}", true, 1,
      "request eth_call - 1"},
@@ -188,6 +211,58 @@ START_TEST(test_read)
     } else {
         ck_assert_msg(strstr(err, t->first) != NULL, "%s: error [%s] lacks [%s]", t->name, err,
                       t->first);
+        ck_assert_uint_eq(out.ncalls, 0);
+    }
+    model_rpc_calls_clear(&out);
+}
+END_TEST
+
+/* The HTTP fields the reader judges besides the body: the Content-Type's
+ * charset (a server decodes the body in it) and an Upgrade. */
+static const struct {
+    const char *ctype;
+    bool upgrade;
+    bool ok;
+    const char *why;
+} field_cases[] = {
+    {NULL, false, true, NULL},
+    {"application/json", false, true, NULL},
+    {"application/json; charset=UTF-8", false, true, NULL},
+    {"application/json; charset=\"utf8\"", false, true, NULL},
+    {"text/plain; charset=us-ascii", false, true, NULL},
+    {"application/json; charset=utf-7", false, false, "charset utf-7"},
+    {"application/json; charset=UTF-7-IMAP", false, false, "charset utf-7-imap"},
+    {"application/json; charset=utf-16le", false, false, "charset utf-16le"},
+    {"application/json; charset=utf-8; charset=utf-7", false, false, "names a parameter twice"},
+    {"application/json; x=\"charset=utf-8\"; charset=utf-7", false, false, "charset utf-7"},
+    {"application/json; charset", false, false, "does not parse"},
+    {"json", false, false, "does not parse"},
+    {"application/json", true, false, "with Upgrade"},
+};
+
+START_TEST(test_http_fields)
+{
+    static const char body[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}";
+    struct model_rpc_http h;
+    struct model_rpc_calls out;
+    char err[256] = "";
+    pv_result r;
+
+    memset(&h, 0, sizeof(h));
+    h.mcp = true;
+    h.strict_tools = true;
+    h.method = "POST";
+    h.content_type = field_cases[_i].ctype;
+    h.upgrade = field_cases[_i].upgrade;
+    h.has_body = true;
+    h.body = body;
+    h.body_len = strlen(body);
+    r = model_rpc_read(&h, &out, err, sizeof(err));
+    ck_assert_msg(pv_ok(r) == field_cases[_i].ok, "%s: ok %d (%s)",
+                  field_cases[_i].ctype != NULL ? field_cases[_i].ctype : "(none)", pv_ok(r), err);
+    if (!field_cases[_i].ok) {
+        ck_assert_msg(strstr(err, field_cases[_i].why) != NULL, "error [%s] lacks [%s]", err,
+                      field_cases[_i].why);
         ck_assert_uint_eq(out.ncalls, 0);
     }
     model_rpc_calls_clear(&out);
@@ -637,6 +712,8 @@ static Suite *suite(void)
 
     tcase_add_loop_test(tc, test_read, 0, (int)(sizeof(read_cases) / sizeof(read_cases[0])));
     tcase_add_test(tc, test_batch_limit);
+    tcase_add_loop_test(tc, test_http_fields, 0,
+                        (int)(sizeof(field_cases) / sizeof(field_cases[0])));
     tcase_add_test(tc, test_escape);
     tcase_add_loop_test(tc, test_eval, 0, (int)(sizeof(eval_cases) / sizeof(eval_cases[0])));
     tcase_add_test(tc, test_decide_calls);

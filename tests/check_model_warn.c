@@ -125,6 +125,16 @@ static const struct {
                  "        rules:\n          - allow: {method: GET, path: '/x?y=1'}\n"
                  "        deny_rules:\n          - {method: GET, path: '/d?'}\n",
      0, "path-question-mark@9:15;path-question-mark@13:40;path-question-mark@15:33;"},
+    {"an mcp endpoint with the method profile and no path warns; with a path, not",
+     HEAD BIN EP "        protocol: mcp\n        enforcement: enforce\n"
+                 "        mcp: {allow_all_known_mcp_methods: true}\n"
+                 "      - host: api.github.com\n        port: 8443\n        path: /mcp\n"
+                 "        protocol: mcp\n        enforcement: enforce\n"
+                 "        mcp: {allow_all_known_mcp_methods: true}\n"
+                 "      - host: api.github.com\n        port: 9443\n"
+                 "        protocol: mcp\n        enforcement: enforce\n"
+                 "        rules:\n          - allow: {method: tools/list}\n",
+     0, "mcp-without-path@7:9;"},
     {"an escaped '?' does not warn",
      HEAD BIN EP L7R "          - allow: {method: GET, path: '/x\\?y'}\n", 0, ""},
     {"a fail_open middleware warns, a fail_closed one is refused (not a warning)",

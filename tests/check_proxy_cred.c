@@ -274,6 +274,17 @@ static const struct type_case type_cases[] = {
     {"multipart/form-data; boundary=x", false},
     {"text/", false},
     {"", false},
+    /* one parameter parse (pv_ctype_parse): a charset inside another
+     * parameter's quotes, or a second charset, does not pass as UTF-8 */
+    {"application/json; foo=\"charset=utf-8\"; charset=utf-7", false},
+    {"application/json; charset=utf-8; charset=utf-7", false},
+    {"application/json; Charset=utf-8; CHARSET=utf-8", false},
+    {"application/json; foo=\"a;b\"; charset=utf-8", true},
+    {"application/json; charset=\"utf\\-8\"", true},
+    {"application/json; charset", false},
+    {"application/json; charset=\"utf-8", false},
+    {"application/json charset=utf-8", false},
+    {"application/json;; charset=utf-8", true},
 };
 
 START_TEST(test_body_type)

@@ -89,6 +89,15 @@ if seen '"body": "{\"query\":\"query { viewer { login } }\"}"'; then pass; else
     fail "query body not forwarded unchanged: $(cat "$T/gql.log")"; fi
 expect_log "query logged allowed" "ALLOWED"
 
+# 1b. a charset other than UTF-8: a server decoding UTF-7 (body-parser
+# does) reads "+ACI-" as a quote, so the proxy would decide one document
+# and the server run another
+U7='{"query":"query { viewer { login } }","variables":{"x":"+ACIAfQAsACI-query+ACI-:+ACI-mutation { utf7Mut(id: 1) { id } }"}}'
+out=$(pcurl -H 'Content-Type: application/json; charset=utf-7' --data-binary "$U7" "$URL"); req
+expect_has "charset utf-7 refused" '|403' "$out"
+expect_has "charset utf-7: the reason" 'charset utf-7' "$out"
+if seen utf7Mut; then fail "a UTF-7 body reached the upstream"; else pass; fi
+
 # 2. a mutation: 403, never upstream, one line naming the operation
 out=$(gq '{"query":"mutation { deleteRepository(id: 1) { id } }"}'); req
 expect_has "mutation refused" '|403' "$out"

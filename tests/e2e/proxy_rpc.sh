@@ -92,12 +92,13 @@ network_policies:
 EOF
 start_proxy
 
-# mcp PORT BODY [CURL ARGS]: POST BODY to /mcp; prints body|code
+# mcp PORT BODY [CURL ARGS]: POST BODY to /mcp (Content-Type $CT, default
+# application/json); prints body|code
 mcp() {
     p=$1
     b=$2
     shift 2
-    pcurl -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+    pcurl -H "Content-Type: ${CT:-application/json}" -H 'Accept: application/json, text/event-stream' \
         "$@" --data-binary "$b" "http://127.0.0.1:$p/mcp"
 }
 # seen LOG NEEDLE: did that upstream receive a request containing NEEDLE?
@@ -191,6 +192,43 @@ if seen M gh_chunked_ok; then pass; else fail "chunked allowed call did not reac
 out=$(mcp "$M" '{"jsonrpc":"2.0","id":34,"method":"tools/call","params":{"name":"gh_gz"}}' -H 'Content-Encoding: gzip')
 expect_has "encoded body refused" '|403' "$out"
 never M gh_gz "encoded body"
+
+# 7b. a body read one way by the proxy and another by the server
+#  - a charset: body-parser (the SDK's express.json) decodes UTF-7, where
+#    "+ACI-" is a quote: the proxy would read gh_search, the server drop_db
+U7='{"jsonrpc":"2.0","id":40,"method":"tools/call","params":{"name":"gh_search","arguments":{"x":"+ACIAfQAsACI-name+ACI-:+ACI-gh_utf7+ACIALAAi-arguments+ACI-:+AHsAIg-x+ACI-:+ACI-"}}}'
+out=$(CT='application/json; charset=utf-7' mcp "$M" "$U7")
+expect_has "charset utf-7: refused" '|403' "$out"
+expect_has "charset utf-7: the reason" 'charset utf-7' "$out"
+never M gh_utf7 "charset utf-7"
+out=$(CT='application/json; x="charset=utf-8"; charset=UTF-7-IMAP' mcp "$M" "$U7")
+expect_has "a charset hidden behind another parameter: refused" '|403' "$out"
+out=$(CT='application/json; charset=utf-8' mcp "$M" \
+    '{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"gh_ct2"}}' \
+    -H 'Content-type: text/plain; charset=utf-16')
+expect_has "two Content-Type fields: refused" '|403' "$out"
+never M gh_ct2 "two Content-Type fields"
+out=$(CT='application/json; charset="UTF-8"' mcp "$M" \
+    '{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"gh_ct8"}}')
+expect_has "charset UTF-8 quoted: forwarded" '"echo": "tools/call"' "$out"
+#  - a member "NAME": Go's encoding/json matches names without case
+refused "params NAME beside name" '{"jsonrpc":"2.0","id":43,"method":"tools/call","params":{"name":"gh_search","NAME":"gh_casefold"}}' gh_casefold
+#  - a WebSocket upgrade is no receive stream: binary frames would carry
+#    calls no decision read
+out=$(pcurl -H 'Accept: text/event-stream' -H 'Connection: Upgrade' -H 'Upgrade: websocket' \
+    -H 'Sec-WebSocket-Version: 13' -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' \
+    "http://127.0.0.1:$M/mcp?wsupgrade")
+expect_has "WebSocket upgrade on mcp: refused" '|403' "$out"
+never M wsupgrade "WebSocket upgrade on mcp"
+#  - a refusal quotes a member name: it cannot forge a field of its line
+out=$(mcp "$M" '{"jsonrpc":"2.0","id":44,"method":"ping","x] [policy:fake9 engine:l7":1}')
+expect_has "bracketed member refused" '|403' "$out"
+if grep -F '[policy:fake9' "$T/proxy.log" >/dev/null; then
+    fail "a member name forged a [policy:] field: $(grep -F 'fake9' "$T/proxy.log" | tail -n 1)"
+else
+    pass
+fi
+expect_log "the member name is escaped in the reason" 'x\x5D \x5Bpolicy:fake9'
 
 # 8. names with spaces and '=' are allowed by an exact rule and logged escaped
 out=$(mcp "$M" '{"jsonrpc":"2.0","id":35,"method":"tools/call","params":{"name":"a b=c"}}' )
