@@ -481,19 +481,13 @@ static struct model_policy *load(const char *yaml)
     return p;
 }
 
-START_TEST(test_eval)
+/* The request line of row 't' (its host, HTTP method and path; no call),
+ * by /usr/bin/node. */
+static struct model_request case_request(const struct eval_case *t)
 {
-    const struct eval_case *t = &eval_cases[_i];
-    static struct model_policy *p;
     static const char *const bins[] = {"/usr/bin/node"};
-    struct model_rpc_call call;
     struct model_request r;
-    struct model_decision d;
 
-    if (p == NULL) {
-        p = load(pol);
-    }
-    memset(&call, 0, sizeof(call));
     memset(&r, 0, sizeof(r));
     r.binaries = bins;
     r.nbinaries = 1;
@@ -503,17 +497,38 @@ START_TEST(test_eval)
     r.method = t->http;
     r.target = t->path;
     r.target_len = strlen(t->path);
+    return r;
+}
+
+/* The call of row 't' (t->kind non-NULL); transport kinds take their
+ * reserved method names. */
+static struct model_rpc_call case_call(const struct eval_case *t)
+{
+    struct model_rpc_call call;
+
+    memset(&call, 0, sizeof(call));
+    ck_assert(model_rpc_kind_parse(t->kind, &call.kind));
+    call.method = call.kind == MODEL_RPC_RESPONSE ? MODEL_RPC_M_RESPONSE
+                  : call.kind == MODEL_RPC_STREAM ? MODEL_RPC_M_STREAM
+                  : call.kind == MODEL_RPC_END    ? MODEL_RPC_M_END
+                                                  : t->method;
+    call.tool = t->tool;
+    return call;
+}
+
+START_TEST(test_eval)
+{
+    const struct eval_case *t = &eval_cases[_i];
+    static struct model_policy *p;
+    struct model_rpc_call call;
+    struct model_request r = case_request(t);
+    struct model_decision d;
+
+    if (p == NULL) {
+        p = load(pol);
+    }
     if (t->kind != NULL) {
-        ck_assert(model_rpc_kind_parse(t->kind, &call.kind));
-        call.method = t->method;
-        if (call.kind == MODEL_RPC_RESPONSE) {
-            call.method = MODEL_RPC_M_RESPONSE;
-        } else if (call.kind == MODEL_RPC_STREAM) {
-            call.method = MODEL_RPC_M_STREAM;
-        } else if (call.kind == MODEL_RPC_END) {
-            call.method = MODEL_RPC_M_END;
-        }
-        call.tool = t->tool;
+        call = case_call(t);
         r.rpc = &call;
     }
     model_decide(p, &r, &d);
@@ -549,7 +564,6 @@ static void calls_each(void *arg, size_t i, const struct model_decision *d)
 START_TEST(test_decide_calls)
 {
     enum { N = sizeof(eval_cases) / sizeof(eval_cases[0]) };
-    static const char *const bins[] = {"/usr/bin/node"};
     struct model_policy *p = load(pol);
     struct model_rpc_call calls[N];
     struct model_decision want[N];
@@ -557,32 +571,14 @@ START_TEST(test_decide_calls)
 
     memset(calls, 0, sizeof(calls));
     for (size_t i = 0; i < N; i++) {
-        const struct eval_case *t = &eval_cases[i];
-        if (t->kind == NULL) {
-            continue;
+        if (eval_cases[i].kind != NULL) {
+            calls[n++] = case_call(&eval_cases[i]);
         }
-        ck_assert(model_rpc_kind_parse(t->kind, &calls[n].kind));
-        calls[n].method = calls[n].kind == MODEL_RPC_RESPONSE ? MODEL_RPC_M_RESPONSE
-                          : calls[n].kind == MODEL_RPC_STREAM ? MODEL_RPC_M_STREAM
-                          : calls[n].kind == MODEL_RPC_END    ? MODEL_RPC_M_END
-                                                              : t->method;
-        calls[n].tool = t->tool;
-        n++;
     }
     ck_assert_uint_gt(n, 10);
     for (size_t j = 0; j < N; j++) {
-        const struct eval_case *t = &eval_cases[j];
-        struct model_request r;
+        struct model_request r = case_request(&eval_cases[j]);
         struct calls_seen seen = {want, 0};
-        memset(&r, 0, sizeof(r));
-        r.binaries = bins;
-        r.nbinaries = 1;
-        r.host = t->host;
-        r.host_len = strlen(t->host);
-        r.port = 443;
-        r.method = t->http;
-        r.target = t->path;
-        r.target_len = strlen(t->path);
         for (size_t i = 0; i < n; i++) {
             r.rpc = &calls[i];
             model_decide(p, &r, &want[i]);
@@ -593,17 +589,10 @@ START_TEST(test_decide_calls)
     }
     /* a request the policy does not reach: every call gets its denial */
     {
-        struct model_request r;
+        struct model_request r = case_request(&eval_cases[0]);
         struct calls_seen seen = {want, 0};
-        memset(&r, 0, sizeof(r));
-        r.binaries = bins;
-        r.nbinaries = 1;
         r.host = "bad host";
         r.host_len = strlen(r.host);
-        r.port = 443;
-        r.method = "POST";
-        r.target = "/";
-        r.target_len = 1;
         for (size_t i = 0; i < n; i++) {
             r.rpc = &calls[i];
             model_decide(p, &r, &want[i]);
