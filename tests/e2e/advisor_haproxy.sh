@@ -11,32 +11,12 @@
 HAPROXY=${PV_HAPROXY:-$(command -v haproxy || echo /usr/sbin/haproxy)}
 [ -x "$HAPROXY" ] || { echo "SKIP: haproxy is not installed"; exit 77; }
 command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 is not installed"; exit 77; }
-PROVER_BIN=${PV_PROVER_BIN:-$PV_BUILDDIR/proviso-prover}
 CFG=${PV_SRCDIR:-$(dirname "$0")/../..}/contrib/haproxy/proviso-provers.cfg
 [ -f "$CFG" ] || CFG=$(dirname "$0")/../../contrib/haproxy/proviso-provers.cfg
 PIDS=
 # shellcheck disable=SC2086
 trap 'kill_own KILL $PIDS; adv_cleanup' EXIT INT TERM
 
-start_prover() { # NAME [PORT] -> P_PID P_PORT
-    log=$WORK/$1.$(date +%s%N).log
-    "$PROVER_BIN" --port "${2:-0}" --bind 127.0.0.1 --token-file "$ADMIN_FILE" 2>"$log" &
-    P_PID=$!
-    PIDS="$PIDS $P_PID"
-    P_PORT=
-    i=0
-    while [ $i -lt 200 ] && [ -z "$P_PORT" ]; do
-        P_PORT=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$log" | head -n 1)
-        [ -n "$P_PORT" ] || sleep 0.05
-        i=$((i + 1))
-    done
-    [ -n "$P_PORT" ] || { echo "prover $1 did not start:"; cat "$log"; exit 1; }
-}
-proves() { # PORT [ROUTE_RE]: /v1/prove (or ROUTE_RE) calls answered 200
-    curl -s -H "Authorization: Bearer $ADMIN" "http://127.0.0.1:$1/metrics" |
-        sed -n "s/^proviso_prover_requests_total{route=\"\\/v1\\/${2:-prove}\",status=\"200\"} //p" |
-        awk '{ s += $1 } END { print s + 0 }'
-}
 POLICY='version: 1
 network_policies:
   github_ro:

@@ -127,3 +127,31 @@ create_sandbox() {
     api POST /v1/sandboxes "$body"
     SB_TOKEN=$(jf '.token // empty')
 }
+
+# start_prover NAME [PORT]: a proviso-prover ($PV_PROVER_BIN, else the
+# build's) on 127.0.0.1 with the admin token, its pid added to PIDS; sets
+# P_PID and P_PORT (the pool and HAProxy tests).
+start_prover() {
+    log=$WORK/$1.$(date +%s%N).log
+    "${PV_PROVER_BIN:-$PV_BUILDDIR/proviso-prover}" --port "${2:-0}" --bind 127.0.0.1 \
+        --token-file "$ADMIN_FILE" 2>"$log" &
+    P_PID=$!
+    PIDS="${PIDS:-} $P_PID"
+    P_PORT=
+    i=0
+    while [ $i -lt 200 ] && [ -z "$P_PORT" ]; do
+        P_PORT=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$log" | head -n 1)
+        [ -n "$P_PORT" ] || sleep 0.05
+        i=$((i + 1))
+    done
+    [ -n "$P_PORT" ] || { echo "prover $1 did not start:"; cat "$log"; exit 1; }
+}
+
+# proves PORT [ROUTE_RE]: how many /v1/prove calls (or calls of the routes
+# /v1/ROUTE_RE, a sed pattern) the prover on PORT answered 200, from its
+# own /metrics.
+proves() {
+    curl -s -H "Authorization: Bearer $ADMIN" "http://127.0.0.1:$1/metrics" |
+        sed -n "s/^proviso_prover_requests_total{route=\"\\/v1\\/${2:-prove}\",status=\"200\"} //p" |
+        awk '{ s += $1 } END { print s + 0 }'
+}

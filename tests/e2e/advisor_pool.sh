@@ -19,22 +19,6 @@ PIDS=
 # shellcheck disable=SC2086
 trap 'kill_own KILL $PIDS; adv_cleanup' EXIT INT TERM
 
-# start_prover NAME [PORT]: sets P_PID and P_PORT
-start_prover() {
-    log=$WORK/$1.$(date +%s%N).log
-    "$PROVER_BIN" --port "${2:-0}" --bind 127.0.0.1 --token-file "$ADMIN_FILE" 2>"$log" &
-    P_PID=$!
-    PIDS="$PIDS $P_PID"
-    P_PORT=
-    i=0
-    while [ $i -lt 200 ] && [ -z "$P_PORT" ]; do
-        P_PORT=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$log" | head -n 1)
-        [ -n "$P_PORT" ] || sleep 0.05
-        i=$((i + 1))
-    done
-    [ -n "$P_PORT" ] || { echo "prover $1 did not start:"; cat "$log"; exit 1; }
-}
-
 # start_fake MODE: sets F_PID and F_PORT
 start_fake() {
     rm -f "$WORK/fake.$1" "$WORK/fake.$1.count" "$WORK/fake.$1.health"
@@ -44,13 +28,6 @@ start_fake() {
     i=0
     while [ $i -lt 200 ] && [ ! -s "$WORK/fake.$1" ]; do sleep 0.05; i=$((i + 1)); done
     F_PORT=$(cat "$WORK/fake.$1")
-}
-
-# proves PORT: how many /v1/prove calls that prover answered 200
-proves() {
-    curl -s -H "Authorization: Bearer $ADMIN" "http://127.0.0.1:$1/metrics" |
-        sed -n 's/^proviso_prover_requests_total{route="\/v1\/prove",status="200"} //p' |
-        awk '{ s += $1 } END { print s + 0 }'
 }
 
 # pool_metric SERIES URL: the advisor's per-prover series
