@@ -4,34 +4,8 @@
 # included) is a credentials file for `proviso prove --credentials`: it loads,
 # its targets make hosts credentialed (findings appear), and no value ever
 # reaches the output, the JSON, the shorthand or an error message.
-set -u
-bld=${PV_BUILDDIR:-.}
-pv="$bld/proviso"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-ok() { printf 'ok   %s\n' "$1"; }
-bad() { printf 'FAIL %s\n' "$1"; fails=$((fails + 1)); }
-hasnt() { if grep -qF -- "$2" "$1"; then bad "$3"; sed 's/^/     | /' "$1"; else ok "$3"; fi; }
-has() { if grep -qF -- "$2" "$1"; then ok "$3"; else bad "$3"; sed 's/^/     | /' "$1"; fi; }
-
+. "$(dirname "$0")/cli_lib.sh"
 SECRET=ghp_s3cr3tVALUEnever
-cat >"$tmp/base.yaml" <<'Y'
-version: 1
-network_policies:
-  gh:
-    binaries:
-      - path: /bin/sh
-    endpoints:
-      - host: api.github.com
-        port: 443
-        protocol: rest
-        enforcement: enforce
-        rules:
-          - allow:
-              method: GET
-              path: /repos/**
-Y
 cp "$tmp/base.yaml" "$tmp/wide.yaml"
 cat >>"$tmp/wide.yaml" <<'Y'
           - allow:

@@ -3,35 +3,7 @@
 # cli_prove.sh - make check: `proviso prove/check/validate`, the reviewer's view
 # (grants under every verdict, text and JSON), warnings and --strict, and the
 # invalid-input answers of the one prove/check job.
-set -u
-bld=${PV_BUILDDIR:-.}
-pv="$bld/proviso"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-ok() { printf 'ok   %s\n' "$1"; }
-bad() { printf 'FAIL %s\n' "$1"; fails=$((fails + 1)); }
-# has FILE TEXT NAME: FILE contains the fixed string TEXT
-has() { if grep -qF -- "$2" "$1"; then ok "$3"; else bad "$3"; sed 's/^/     | /' "$1"; fi; }
-hasnt() { if grep -qF -- "$2" "$1"; then bad "$3"; sed 's/^/     | /' "$1"; else ok "$3"; fi; }
-rc_is() { if [ "$1" -eq "$2" ]; then ok "$3"; else bad "$3 (exit $1, want $2)"; fi; }
-
-cat >"$tmp/base.yaml" <<'Y'
-version: 1
-network_policies:
-  gh:
-    binaries:
-      - path: /bin/sh
-    endpoints:
-      - host: api.github.com
-        port: 443
-        protocol: rest
-        enforcement: enforce
-        rules:
-          - allow:
-              method: GET
-              path: /repos/**
-Y
+. "$(dirname "$0")/cli_lib.sh"
 cp "$tmp/base.yaml" "$tmp/paste.yaml"
 cat >>"$tmp/paste.yaml" <<'Y'
   paste:

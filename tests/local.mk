@@ -19,7 +19,7 @@ EXTRA_DIST += tests/check-longfn.sh tests/longfn_guard.sh tests/check-deps.sh te
 	tests/deps_guard.sh
 TESTS += tests/check-longfn.sh tests/longfn_guard.sh tests/check-deps.sh tests/deps_guard.sh
 # check-layering.sh's rule that the proxy's core never reaches advisor mode by name
-EXTRA_DIST += tests/layering_guard.sh tests/pid_lib.sh
+EXTRA_DIST += tests/layering_guard.sh tests/pid_lib.sh tests/cli_lib.sh
 TESTS += tests/layering_guard.sh
 # the tables and their docs (docs/architecture.md#tables)
 EXTRA_DIST += tests/docs_categories.sh tests/docs_settings.sh tests/docs_eval_options.sh \
