@@ -32,7 +32,6 @@ else
     FULL=${PV_FAIL_FULL:-12}
     SAMPLES=${PV_FAIL_SAMPLES:-20}
 fi
-PROVER_BIN=${PV_PROVER_BIN:-$PV_BUILDDIR/proviso-prover}
 POLICY='version: 1
 network_policies:
   github_ro:
@@ -49,17 +48,11 @@ network_policies:
 BODY_CREATE=$(jq -cn --arg p "$POLICY" '{name: "sb1", policy: $p}')
 
 # One uninjected prover for every run.
-"$PROVER_BIN" --port 0 --token-file "$ADMIN_FILE" 2>"$WORK/prover.log" &
-PROVER_PID=$!
-trap 'kill -KILL "$PROVER_PID" 2>/dev/null; adv_cleanup' EXIT INT TERM
-i=0
-PROVER_URL=
-while [ $i -lt 200 ] && [ -z "$PROVER_URL" ]; do
-    PROVER_URL=$(sed -n 's|.*listening on \(http://[^ ]*\) .*|\1|p' "$WORK/prover.log" | head -n 1)
-    sleep 0.025
-    i=$((i + 1))
-done
-[ -n "$PROVER_URL" ] || { echo "the prover did not start:"; cat "$WORK/prover.log"; exit 1; }
+PIDS=
+# shellcheck disable=SC2086
+trap 'kill_own KILL $PIDS; adv_cleanup' EXIT INT TERM
+start_prover prover
+PROVER_URL=http://127.0.0.1:$P_PORT
 
 # attempt N: one run on a fresh directory; sets OUTCOME and DETAIL.
 attempt() {

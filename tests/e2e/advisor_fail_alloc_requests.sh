@@ -39,7 +39,6 @@ STRIDE=${PV_FAIL_STRIDE:-}
 [ "${PV_SWEEP:-}" = full ] && STRIDE=${PV_FAIL_STRIDE:-1}
 PER=40
 [ "${PV_SWEEP:-}" = asan ] && PER=15
-PROVER_BIN=${PV_PROVER_BIN:-$PV_BUILDDIR/proviso-prover}
 POLICY='version: 1
 network_policies:
   github_ro:
@@ -55,17 +54,11 @@ network_policies:
 '
 PROPOSAL=$(proposal ex example.com 443 GET /index.html)
 
-"$PROVER_BIN" --port 0 --token-file "$ADMIN_FILE" 2>"$WORK/prover.log" &
-PROVER_PID=$!
-trap 'kill -KILL "$PROVER_PID" 2>/dev/null; adv_cleanup' EXIT INT TERM
-i=0
-PROVER_URL=
-while [ $i -lt 200 ] && [ -z "$PROVER_URL" ]; do
-    PROVER_URL=$(sed -n 's|.*listening on \(http://[^ ]*\) .*|\1|p' "$WORK/prover.log" | head -n 1)
-    sleep 0.025
-    i=$((i + 1))
-done
-[ -n "$PROVER_URL" ] || { echo "the prover did not start:"; cat "$WORK/prover.log"; exit 1; }
+PIDS=
+# shellcheck disable=SC2086
+trap 'kill_own KILL $PIDS; adv_cleanup' EXIT INT TERM
+start_prover prover
+PROVER_URL=http://127.0.0.1:$P_PORT
 
 # fail5xx: the last answer is a clean failure (5xx with a JSON error, or a
 # closed connection while the advisor lives on).
