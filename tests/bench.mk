@@ -21,7 +21,7 @@ EXTRA_DIST += tests/bench/bench_proxy.sh tests/bench/bench_sandbox.sh
 # prover latency (owner: prover), run by hand:
 #   ./tests/bench/bench_prove [iterations-at-100-rules] [timeout-ms]
 noinst_PROGRAMS += tests/bench/bench_prove
-tests_bench_bench_prove_SOURCES = tests/bench/bench_prove.c
+tests_bench_bench_prove_SOURCES = tests/bench/bench_prove.c tests/bench/bench_policy.h
 tests_bench_bench_prove_CFLAGS = $(AM_CFLAGS)
 tests_bench_bench_prove_LDADD = $(PROVER_LIBS)
 # the whole advisor loop (owner: advisor): denied request -> proposal ->

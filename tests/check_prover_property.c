@@ -31,6 +31,7 @@
 #include <stdarg.h>
 
 #include "prover/prover_int.h"
+#include "tests/bench/bench_policy.h"
 #include "tests/check_prover_util.h"
 
 /* ---------------------------------------------------------------------------
@@ -1199,23 +1200,8 @@ static const char *const BL_BINS[] = {"/usr/bin/curl",       "/usr/bin/git",  "/
                                       "/usr/bin/python3*",   "/opt/tools/**", "/usr/bin/gh",
                                       "/sandbox/.venv/bin/*"};
 
-static void bl_host(unsigned i, char *buf, size_t n)
-{
-    switch (i % 7) {
-    case 0:
-        (void)snprintf(buf, n, "*.svc%u.example.com", i);
-        break;
-    case 1:
-        (void)snprintf(buf, n, "api%u.example.net", i);
-        break;
-    case 2:
-        (void)snprintf(buf, n, "**.cdn%u.example.org", i);
-        break;
-    default:
-        (void)snprintf(buf, n, "svc%u.internal.example.com", i);
-        break;
-    }
-}
+/* The rules' shape (tests/bench/bench_policy.h): five path families. */
+static const struct bench_policy_shape BL_SHAPE = {BL_BINS, PV_ARRAY_LEN(BL_BINS), 5};
 
 static char *bl_policy(unsigned n, unsigned shift)
 {
@@ -1224,35 +1210,13 @@ static char *bl_policy(unsigned n, unsigned shift)
     ck_assert_ptr_nonnull(b.s);
     sb_add(&b, "version: 1\nnetwork_policies:\n");
     for (unsigned i = 0; i < n; i++) {
-        unsigned v = i + shift;
-        char host[96];
+        char key[32];
+        char text[2048];
+        size_t len = 0;
 
-        bl_host(i, host, sizeof(host));
-        sb_add(&b, "  rule_%03u:\n    name: rule_%03u\n    endpoints:\n", i, i);
-        sb_add(&b, "      - host: \"%s\"\n        port: %u\n", host, i % 11 == 0 ? 8443u : 443u);
-        if (v % 3 != 0) {
-            sb_add(&b, "        protocol: rest\n        enforcement: enforce\n        rules:\n");
-            sb_add(&b, "          - allow: {method: GET, path: \"/v1/items%u/**\"}\n", i % 5);
-            if (v % 3 == 2) {
-                sb_add(&b, "          - allow: {method: POST, path: \"/v1/*/upload\"}\n");
-            }
-            if (v % 5 == 0) {
-                sb_add(&b,
-                       "        deny_rules:\n          - {method: GET, path: "
-                       "\"/v1/items%u/secret\"}\n",
-                       i % 5);
-            }
-        }
-        if (v % 13 == 0) {
-            sb_add(&b,
-                   "      - host: \"svc%u.corp.example.com\"\n        port: 443\n"
-                   "        allowed_ips: [\"10.%u.0.0/16\"]\n",
-                   i, i % 250);
-        }
-        sb_add(&b, "    binaries:\n      - path: \"%s\"\n", BL_BINS[i % PV_ARRAY_LEN(BL_BINS)]);
-        if (v % 4 == 0) {
-            sb_add(&b, "      - path: \"%s\"\n", BL_BINS[(i + 3) % PV_ARRAY_LEN(BL_BINS)]);
-        }
+        (void)snprintf(key, sizeof(key), "rule_%03u", i);
+        ck_assert(bench_policy_rule(&BL_SHAPE, text, sizeof(text), &len, key, i, i + shift));
+        sb_add(&b, "%s", text);
     }
     return b.s;
 }
@@ -1268,7 +1232,7 @@ static char *bl_creds(unsigned n)
     for (unsigned i = 0; i < n; i += 10) {
         char host[96];
 
-        bl_host(i, host, sizeof(host));
+        bench_policy_host(i, host, sizeof(host));
         if (host[0] == '*') {
             (void)snprintf(host, sizeof(host), "x.svc%u.example.com", i);
         }

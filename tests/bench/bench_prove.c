@@ -33,6 +33,7 @@
 #include "model/model.h"
 #include "prover/prover.h"
 #include "prover/prover_int.h"
+#include "tests/bench/bench_policy.h"
 
 static const char *const BINS[] = {
     "/usr/bin/curl", "/usr/bin/git",          "/usr/local/bin/node", "/usr/bin/python3*",
@@ -66,24 +67,6 @@ static unsigned rn(unsigned n)
     return (unsigned)(rs % n);
 }
 
-static void host_of(unsigned i, char *buf, size_t n)
-{
-    switch (i % 7) {
-    case 0:
-        (void)snprintf(buf, n, "*.svc%u.example.com", i);
-        break;
-    case 1:
-        (void)snprintf(buf, n, "api%u.example.net", i);
-        break;
-    case 2:
-        (void)snprintf(buf, n, "**.cdn%u.example.org", i);
-        break;
-    default:
-        (void)snprintf(buf, n, "svc%u.internal.example.com", i);
-        break;
-    }
-}
-
 static void add(struct pv_dynbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void add(struct pv_dynbuf *b, const char *fmt, ...)
 {
@@ -97,34 +80,19 @@ static void add(struct pv_dynbuf *b, const char *fmt, ...)
     va_end(ap);
 }
 
+/* One rule of the shape tests/bench/bench_policy.h writes (50 path
+ * families, the eight binaries above). */
 static void rule(struct pv_dynbuf *b, const char *key, unsigned i, unsigned variant)
 {
-    char host[128];
+    static const struct bench_policy_shape shape = {BINS, NBINS, 50};
+    char text[2048];
+    size_t len = 0;
 
-    host_of(i, host, sizeof(host));
-    add(b, "  %s:\n    name: %s\n    endpoints:\n", key, key);
-    add(b, "      - host: \"%s\"\n        port: %u\n", host, i % 11 == 0 ? 8443u : 443u);
-    if (variant % 3 != 0) {
-        add(b, "        protocol: rest\n        enforcement: enforce\n        rules:\n");
-        add(b, "          - allow: {method: GET, path: \"/v1/items%u/**\"}\n", i % 50);
-        if (variant % 3 == 2) {
-            add(b, "          - allow: {method: POST, path: \"/v1/*/upload\"}\n");
-        }
-        if (variant % 5 == 0) {
-            add(b, "        deny_rules:\n          - {method: GET, path: \"/v1/items%u/secret\"}\n",
-                i % 50);
-        }
+    if (!bench_policy_rule(&shape, text, sizeof(text), &len, key, i, variant)) {
+        fprintf(stderr, "bench: rule %u does not fit\n", i);
+        exit(1);
     }
-    if (variant % 13 == 0) {
-        add(b,
-            "      - host: \"svc%u.corp.example.com\"\n        port: 443\n"
-            "        allowed_ips: [\"10.%u.0.0/16\"]\n",
-            i, i % 250);
-    }
-    add(b, "    binaries:\n      - path: \"%s\"\n", BINS[i % NBINS]);
-    if (variant % 4 == 0) {
-        add(b, "      - path: \"%s\"\n", BINS[(i + 3) % NBINS]);
-    }
+    add(b, "%s", text);
 }
 
 /* Added to each rule's variant: a whole-policy restructure shifts it. */
@@ -146,7 +114,7 @@ static char *policy(unsigned n, int extra, unsigned kind)
         unsigned t = (unsigned)extra;
         char host[128];
 
-        host_of(t, host, sizeof(host));
+        bench_policy_host(t, host, sizeof(host));
         add(&b, "  proposal_%u:\n    name: proposal_%u\n    endpoints:\n", t, t);
         switch (kind % 8) {
         case 0: /* a write on an existing (maybe credentialed) host */
@@ -210,7 +178,7 @@ static char *creds(unsigned n)
     for (unsigned i = 0; i < n; i += 10) {
         char host[128];
 
-        host_of(i, host, sizeof(host));
+        bench_policy_host(i, host, sizeof(host));
         if (host[0] == '*') {
             (void)snprintf(host, sizeof(host), "x.svc%u.example.com", i);
         }
