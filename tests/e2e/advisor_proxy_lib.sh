@@ -161,3 +161,20 @@ network_policies:
       - path: /usr/bin/curl
 YAML
 }
+
+# now_ms: the clock in milliseconds
+now_ms() { date +%s%3N; }
+
+# token_on PORT NAME TRIES PAUSE: ask the advisor (replica) on PORT for
+# sandbox NAME's policy with its token ($T/NAME.token) until it answers 200,
+# at most TRIES more times PAUSE seconds apart; the last status in $c.
+token_on() {
+    i=0
+    while :; do
+        c=$("$CURL" -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(cat "$T/$2.token")" \
+            "http://127.0.0.1:$1/v1/sandboxes/$2/policy")
+        [ "$c" = 200 ] || [ $i -ge "$3" ] && break
+        i=$((i + 1))
+        sleep "$4"
+    done
+}

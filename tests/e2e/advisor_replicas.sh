@@ -41,7 +41,6 @@ trap 'exit 1' HUP INT PIPE TERM
 pg_start "$BUILD/tests" || { echo "cannot start a PostgreSQL cluster"; exit 1; }
 OPS=${PV_REPLICA_OPS:-1000}
 
-now_ms() { date +%s%3N; }
 # log_ms FILE NEEDLE: the time (ms) of the first log line holding NEEDLE
 log_ms() { date -d "$(grep -F -- "$2" "$1" | head -n 1 | cut -d' ' -f1)" +%s%3N; }
 
@@ -76,14 +75,7 @@ expect_eq "both replicas sign with the one key" "$pubA" "$pubB"
 # A sandbox created on A after B started: B accepts its token at once.
 sandbox A one "$T/base.yaml"
 t0=$(now_ms)
-i=0
-while :; do
-    c=$("$CURL" -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(cat "$T/one.token")" \
-        "http://127.0.0.1:$B_PORT/v1/sandboxes/one/policy")
-    [ "$c" = 200 ] || [ $i -ge 100 ] && break
-    i=$((i + 1))
-    sleep 0.01
-done
+token_on "$B_PORT" one 100 0.01
 expect_eq "B accepts the token of a sandbox created on A" 200 "$c"
 echo "# B knew the new sandbox's token $(($(now_ms) - t0)) ms after A created it"
 

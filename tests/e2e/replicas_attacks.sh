@@ -41,7 +41,6 @@ trap '[ -n "$STOPPED" ] && kill -CONT $STOPPED 2>/dev/null; cleanup; pg_stop' EX
 trap 'exit 1' HUP INT PIPE TERM
 pg_start "$BUILD/tests" || { echo "cannot start a PostgreSQL cluster"; exit 1; }
 
-now_ms() { date +%s%3N; }
 psql_q() { pg_as "$PG_BIN/psql" -h "$PG_DIR/sock" -U proviso -d proviso -Atqc "$1"; }
 
 start_upstream_base /allowed
@@ -198,14 +197,7 @@ nl=$(listener_pids | wc -l)
 expect_eq "two listeners (A and B)" 2 "$nl"
 psql_q "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN %'" >/dev/null
 sandbox A late "$T/base.yaml"
-i=0
-while :; do
-    c=$("$CURL" -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(cat "$T/late.token")" \
-        "http://127.0.0.1:$B_PORT/v1/sandboxes/late/policy")
-    [ "$c" = 200 ] || [ $i -ge 100 ] && break
-    i=$((i + 1))
-    sleep 0.02
-done
+token_on "$B_PORT" late 100 0.02
 expect_eq "listener killed: B accepts a sandbox created on A within 2 s" 200 "$c"
 i=0
 while [ "$(listener_pids | wc -l)" -lt 2 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
