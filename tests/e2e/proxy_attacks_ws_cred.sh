@@ -24,11 +24,7 @@ ATK="$PY $SRC/tests/e2e/ws_attack.py"
 start_raw() {
     n=$1
     shift
-    $ATK upstream --port-file "$T/$n.port" --log "$T/$n.log" "$@" 2>"$T/$n.err" &
-    PIDS="$PIDS $!"
-    wait_file "$T/$n.port" || { echo "upstream $n did not start"; cat "$T/$n.err"; exit 1; }
-    eval "${n}_PORT=$(cat "$T/$n.port")"
-    touch "$T/$n.log"
+    start_logged "$n" "$ATK upstream" "$@"
 }
 start_raw E
 start_raw Z --always-101

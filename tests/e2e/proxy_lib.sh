@@ -86,6 +86,22 @@ wait_file() {
     [ -s "$1" ]
 }
 
+# start_logged NAME COMMAND [ARGS...]: start a logging upstream, COMMAND
+# (words split: "$PY path/to/server.py [subcommand]") with --port-file
+# $T/NAME.port --log $T/NAME.log and ARGS, its pid in PIDS; sets
+# ${NAME}_PORT, and $T/NAME.log exists.
+start_logged() {
+    n=$1
+    cmd=$2
+    shift 2
+    # shellcheck disable=SC2086
+    $cmd --port-file "$T/$n.port" --log "$T/$n.log" "$@" 2>"$T/$n.err" &
+    PIDS="$PIDS $!"
+    wait_file "$T/$n.port" || { echo "upstream $n did not start"; cat "$T/$n.err"; exit 1; }
+    eval "${n}_PORT=$(cat "$T/$n.port")"
+    touch "$T/$n.log"
+}
+
 # make_certs: $T/ca.pem (test CA), $T/srv.pem/$T/srv.key for 127.0.0.1
 make_certs() {
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \

@@ -25,12 +25,7 @@ make_certs || { echo "cannot create test certificates"; exit 1; }
 start_echo() {
     n=$1
     shift
-    "$PY" "$SRC/tests/e2e/ws_echo.py" --port-file "$T/$n.port" --log "$T/$n.log" "$@" \
-        2>"$T/$n.err" &
-    PIDS="$PIDS $!"
-    wait_file "$T/$n.port" || { echo "echo $n did not start"; cat "$T/$n.err"; exit 1; }
-    eval "${n}_PORT=$(cat "$T/$n.port")"
-    touch "$T/$n.log"
+    start_logged "$n" "$PY $SRC/tests/e2e/ws_echo.py" "$@"
 }
 start_echo E
 start_echo S --tls "$T/srv.pem" "$T/srv.key"
