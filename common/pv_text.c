@@ -2,6 +2,7 @@
 /* pv_text.c - small text helpers shared by every folder */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "common/pv.h"
@@ -234,6 +235,27 @@ bool pv_ctype_utf8(const char *cs)
 {
     return cs[0] == '\0' || strcmp(cs, "utf-8") == 0 || strcmp(cs, "utf8") == 0 ||
            strcmp(cs, "us-ascii") == 0;
+}
+
+bool pv_ctype_body_utf8(const char *v, struct pv_ctype *out, char *why, size_t whylen)
+{
+    if (v == NULL) {
+        out->media[0] = '\0';
+        out->charset[0] = '\0';
+        return true;
+    }
+    if (!pv_ctype_parse(v, strlen(v), out)) {
+        (void)snprintf(why, whylen, "Content-Type does not parse, or names a parameter twice");
+        return false;
+    }
+    if (!pv_ctype_utf8(out->charset)) {
+        (void)snprintf(why, whylen,
+                       "charset %.40s: the body is read as UTF-8, and a server would decode it "
+                       "as %.40s",
+                       out->charset, out->charset);
+        return false;
+    }
+    return true;
 }
 
 bool pv_unicode_is_format(uint32_t cp)

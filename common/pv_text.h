@@ -36,6 +36,11 @@ bool pv_ctype_parse(const char *v, size_t len, struct pv_ctype *out);
  * utf-8, utf8, or us-ascii (a subset). */
 bool pv_ctype_utf8(const char *cs);
 
+/* The check of every reader of a request body (JSON-RPC, GraphQL): a
+ * Content-Type value 'v' (NULL: absent, *out empty) that parses and names
+ * a UTF-8 charset or none. False with the reason in 'why'. */
+bool pv_ctype_body_utf8(const char *v, struct pv_ctype *out, char *why, size_t whylen);
+
 enum pv_text_verdict {
     PV_TEXT_OK,
     PV_TEXT_BAD_UTF8,    /* not strict UTF-8 at byte '*off' */

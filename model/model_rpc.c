@@ -670,20 +670,12 @@ pv_result model_rpc_read(const struct model_rpc_http *in, struct model_rpc_calls
     /*= docs/semantics.md#rpc-read
      *# a `Content-Type` that does not parse, names a parameter twice, or
      *# has a `charset` other than UTF-8 is refused */
-    if (in->content_type != NULL) {
+    {
         struct pv_ctype ct;
-        if (!pv_ctype_parse(in->content_type, strlen(in->content_type), &ct)) {
+        char why[192];
+        if (!pv_ctype_body_utf8(in->content_type, &ct, why, sizeof(why))) {
             if (errlen > 0) {
-                snprintf(err, errlen, "Content-Type does not parse, or names a parameter twice");
-            }
-            PV_BAIL(PV_ERR_PARSE);
-        }
-        if (!pv_ctype_utf8(ct.charset)) {
-            if (errlen > 0) {
-                snprintf(err, errlen,
-                         "charset %.40s: the body is read as UTF-8, and a server would decode "
-                         "it as %.40s",
-                         ct.charset, ct.charset);
+                snprintf(err, errlen, "%s", why);
             }
             PV_BAIL(PV_ERR_PARSE);
         }

@@ -154,8 +154,7 @@ static void timestamp(char *out, size_t len)
              tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(tv.tv_usec / 1000));
 }
 
-/* Reason text: at most 256 bytes, CR/LF/TAB become spaces. */
-/* A reason may quote what a client sent (a member name, a header): it must
+/* Reason text. A reason may quote what a client sent (a member name, a header): it must
  * not end its field or forge another. Line breaks and tabs become spaces;
  * brackets, other control bytes, DEL and every byte above 0x7F (a bidi
  * override, an invalid sequence) are written \xNN, as names are in the
