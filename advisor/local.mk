@@ -15,7 +15,7 @@ ADVISOR_STORE_SOURCES = advisor/store/store.h advisor/store/store_int.h advisor/
 	advisor/store/sqlite/store_sqlite.c advisor/store/sqlite/store_sql.c \
 	advisor/store/sqlite/store_sandbox.c advisor/store/sqlite/store_revision.c \
 	advisor/store/sqlite/store_chunk.c advisor/store/sqlite/store_event.c \
-	advisor/store/pg/store_pg.c advisor/store/pg/store_pg_repl.c
+	advisor/store/pg/store_pg.c advisor/store/pg/store_pg_pool.c advisor/store/pg/store_pg_repl.c
 ADVISOR_CORE_SOURCES = advisor/core/core.h advisor/core/advisor_util.c advisor/core/advisor_worker.c \
 	advisor/core/advisor_recent.c advisor/core/advisor_settings.c advisor/core/advisor_rule.c \
 	advisor/core/advisor_integrity.c advisor/core/advisor_events.c advisor/core/advisor_prover.c \

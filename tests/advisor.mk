@@ -75,7 +75,8 @@ TESTS += $(ADVISOR_PROXY_E2E)
 TESTS += tests/advisor_store_pg.sh tests/e2e/advisor_pg.sh tests/e2e/advisor_replicas.sh \
 	tests/e2e/replicas_attacks.sh
 EXTRA_DIST += tests/advisor_store_pg.sh tests/e2e/advisor_pg.sh tests/pg_lib.sh \
-	tests/e2e/advisor_replicas.sh tests/e2e/advisor_replicas_load.py tests/e2e/replicas_attacks.sh
+	tests/e2e/advisor_replicas.sh tests/e2e/advisor_replicas_load.py tests/e2e/advisor_burst.py \
+	tests/e2e/replicas_attacks.sh
 EXTRA_DIST += $(ADVISOR_PROXY_E2E)
 
 # advisor_ui.sh installs playwright-core into tests/ui-node (a cache kept

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "advisor/proc/proc.h"
@@ -696,7 +697,12 @@ START_TEST(test_session_lock)
     ck_assert(got);
     /* The owner's session ends (a replica killed): the lock is free once
      * the server has ended the session, which it does after the client
-     * left - asynchronously, so a few tries (at most 2 s). */
+     * left - asynchronously, so a few tries (at most 2 s). 's' asks from
+     * inside a transaction begun before the close, so on a connection of
+     * the pool other than the one 't' held: a pool that kept that
+     * connection (and its lock) for the next borrower would never let it
+     * go. */
+    ck_assert(pv_ok(store_begin_read(s)));
     store_close(t);
     got = false;
     for (int i = 0; i < 200 && !got; i++) {
@@ -706,7 +712,109 @@ START_TEST(test_session_lock)
         }
     }
     ck_assert(got);
+    store_rollback(s);
     store_unlock(s, STORE_LOCK_MAPPER);
+    wipe(s);
+}
+END_TEST
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void count_sandbox(void *arg, const struct store_sandbox *sb)
+{
+    (void)sb;
+    (*(int *)arg)++;
+}
+
+/* One call on 'st' from a thread of its own: its result, its time and the
+ * handle's error after. */
+struct pool_call {
+    struct store *st;
+    pv_result r;
+    int64_t ms;
+    char err[512];
+};
+
+static void *pool_call(void *arg)
+{
+    struct pool_call *x = arg;
+    int64_t t0 = mono_ms();
+    int n = 0;
+
+    x->r = store_sandbox_each(x->st, count_sandbox, &n);
+    x->ms = mono_ms() - t0;
+    snprintf(x->err, sizeof(x->err), "%s", store_errmsg(x->st));
+    return NULL;
+}
+
+/* PostgreSQL's pool (store_pg_pool.c) at one connection: a handle holds it
+ * from BEGIN to COMMIT; another thread waits for it and gets it at the
+ * COMMIT; the wait is bounded and its failure names the setting; the
+ * holding thread's own second handle is refused at once (it would wait on
+ * itself); twenty handles take turns on the one connection. */
+START_TEST(test_pool_bound)
+{
+    struct store *s;
+    struct store *t = NULL;
+    struct store *many[20];
+    struct pool_call x = {0};
+    pthread_t th;
+    char err[256];
+    int64_t t0;
+    int n = 0;
+
+    if (check_store_pg() == NULL) {
+        return; /* SQLite: a handle is its connection */
+    }
+    store_set_connections(1, 300);
+    s = fresh();
+    ck_assert_msg(pv_ok(store_open(check_store_loc(dir), &t, err, sizeof(err))), "%s", err);
+    make_sandbox(s, "pooled");
+
+    ck_assert(pv_ok(store_begin(s)));
+    t0 = mono_ms();
+    ck_assert(!pv_ok(store_sandbox_each(t, count_sandbox, &n)));
+    ck_assert_int_lt(mono_ms() - t0, 250);
+    ck_assert_msg(strstr(store_errmsg(t), "in use, one of them by this thread") != NULL, "%s",
+                  store_errmsg(t));
+
+    x.st = t;
+    ck_assert_int_eq(pthread_create(&th, NULL, pool_call, &x), 0);
+    usleep(100000);
+    ck_assert(pv_ok(store_commit(s)));
+    pthread_join(th, NULL);
+    ck_assert_msg(pv_ok(x.r), "%s", x.err);
+    ck_assert_int_ge(x.ms, 50);
+
+    ck_assert(pv_ok(store_begin_read(s)));
+    ck_assert_int_eq(pthread_create(&th, NULL, pool_call, &x), 0);
+    pthread_join(th, NULL);
+    store_rollback(s);
+    ck_assert(!pv_ok(x.r));
+    ck_assert_int_ge(x.ms, 250);
+    ck_assert_int_lt(x.ms, 10000);
+    ck_assert_msg(strstr(x.err, "stayed in use for 300 ms (raise store_connections)") != NULL, "%s",
+                  x.err);
+
+    for (size_t i = 0; i < PV_ARRAY_LEN(many); i++) {
+        ck_assert(pv_ok(store_open(check_store_loc(dir), &many[i], err, sizeof(err))));
+    }
+    for (size_t i = 0; i < PV_ARRAY_LEN(many); i++) {
+        n = 0;
+        ck_assert(pv_ok(store_sandbox_each(many[i], count_sandbox, &n)));
+        ck_assert_int_eq(n, 1);
+    }
+    for (size_t i = 0; i < PV_ARRAY_LEN(many); i++) {
+        store_close(many[i]);
+    }
+    store_set_connections(STORE_PG_POOL_MAX, STORE_PG_POOL_WAIT_MS);
+    store_close(t);
     wipe(s);
 }
 END_TEST
@@ -782,6 +890,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_concurrent_open);
     tcase_add_test(t, test_change_notes);
     tcase_add_test(t, test_session_lock);
+    tcase_add_test(t, test_pool_bound);
     tcase_add_loop_test(t, test_pg_connection_defaults, 0, (int)PV_ARRAY_LEN(conn_rows));
     tcase_set_timeout(t, 60);
     suite_add_tcase(s, t);

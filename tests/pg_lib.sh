@@ -57,6 +57,9 @@ pg_restart() {
         start >/dev/null || { cat "$PG_DIR/sock/server.log"; return 1; }
 }
 
+# pg_q SQL: one query as the cluster's superuser, unaligned rows
+pg_q() { pg_as "$PG_BIN/psql" -h "$PG_DIR/sock" -U proviso -d proviso -Atqc "$1"; }
+
 pg_crash() { pg_as "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m immediate -w stop >/dev/null 2>&1; }
 
 pg_stop() {

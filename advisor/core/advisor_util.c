@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* advisor_util.c - ids, clocks, digests, the sandbox token table, wake-ups
  *
- * Each worker thread owns its store connection and prover client.
+ * Each worker thread owns its store handle and prover client.
  * Sandbox tokens are never stored: the store keeps their SHA-256, and this
  * table maps digests to sandbox ids for the authorize callback, which runs
  * on the HTTP polling thread and so must not touch the database. Lookups

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* advisor_worker.c - a worker thread's state: a store connection, a prover
+/* advisor_worker.c - a worker thread's state: a store handle, a prover
  * client, a policy cache
  *
  * Above both the helpers (advisor_util.c) and the prover client

@@ -55,6 +55,7 @@ struct advisor_config {
     unsigned grace_ms;          /* SIGTERM drain bound */
     unsigned mapper_flush_ms;   /* how often the mapper proposes */
     unsigned policy_longpolls;  /* the proxies' long-poll budget; 0: W/2 (#wait) */
+    unsigned store_connections; /* PostgreSQL: the pool's bound (store_set_connections) */
 };
 
 struct advisor_tokens; /* sandbox token digests -> sandbox id */

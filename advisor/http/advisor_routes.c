@@ -625,8 +625,7 @@ void advisor_handle(void *ctx, void *worker, const struct httpd_req *rq, struct 
     if (w == NULL) {
         /* advisor_worker_new failed (logged); the pool tries again before
          * this thread's next job */
-        httpd_reply_error(r, 500, "internal",
-                          "this worker has no store connection or prover client");
+        httpd_reply_error(r, 500, "internal", "this worker has no store handle or prover client");
         return;
     }
     if (table[i].who == ADMIN && rq->principal != 0) {

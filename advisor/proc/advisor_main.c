@@ -212,6 +212,7 @@ static void config_defaults(struct advisor_config *c)
     c->prover_timeout_ms = 30000;
     c->grace_ms = 10000;
     c->mapper_flush_ms = ADVISOR_MAPPER_FLUSH_MS;
+    c->store_connections = STORE_PG_POOL_MAX;
 }
 
 static const struct {
@@ -230,6 +231,7 @@ static const struct {
     {"grace_ms", 0, 3600000, 8},
     {"mapper_flush_interval_ms", 10, 3600000, 9},
     {"policy_longpolls", 1, 512, 10},
+    {"store_connections", 1, 1000, 11},
 };
 
 static void config_set(struct advisor_config *c, const char *file, int line, const char *key,
@@ -285,6 +287,9 @@ static void config_set(struct advisor_config *c, const char *file, int line, con
         case 10:
             c->policy_longpolls = (unsigned)v;
             break;
+        case 11:
+            c->store_connections = (unsigned)v;
+            break;
         default:
             c->grace_ms = (unsigned)v;
             break;
@@ -293,7 +298,8 @@ static void config_set(struct advisor_config *c, const char *file, int line, con
     }
     pv_fatal("%s:%d:1: unknown key '%s' (known: bind, port, body_limit, workers, max_concurrent, "
              "connection_timeout_s, max_connections, per_ip_connection_limit, "
-             "prover_timeout_ms, grace_ms, mapper_flush_interval_ms, policy_longpolls)",
+             "prover_timeout_ms, grace_ms, mapper_flush_interval_ms, policy_longpolls, "
+             "store_connections)",
              file, line, key);
 }
 
@@ -699,6 +705,7 @@ int main(int argc, char **argv)
         pv_fatal("--store: too long");
     }
     snprintf(a.cfg.store, sizeof(a.cfg.store), "%s", o.store);
+    store_set_connections(a.cfg.store_connections, STORE_PG_POOL_WAIT_MS);
     if (!pv_ok(store_open(o.store, &st, err, sizeof(err)))) {
         pv_fatal("store: %s", err);
     }

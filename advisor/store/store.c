@@ -8,6 +8,12 @@
  * The record calls are generated from STORE_OPS (store_int.h): the same
  * list gives the tables' members, both back ends' prototypes and these
  * definitions, so the back ends cannot drift apart in signature.
+ *
+ * On PostgreSQL a handle borrows its connection from a pool
+ * (store_pg_pool.c): the dispatcher holds it for each call, from BEGIN to
+ * COMMIT or ROLLBACK, and from a session lock to its unlock, and gives it
+ * back after, so the connections a process opens do not grow with its
+ * workers.
  */
 #include "config.h"
 
@@ -29,6 +35,7 @@ const struct store_ops store_sqlite_ops = {.begin = store_sq_begin,
                                            .commit = store_sq_commit,
                                            .exec = store_sq_exec,
                                            .blob_put = store_sq_blob_put,
+                                           .try_lock = store_sq_try_lock,
                                            .unlock = store_sq_unlock,
                                            .errmsg = store_sq_errmsg,
                                            .close = store_sq_close,
@@ -38,16 +45,50 @@ const struct store_ops store_pg_ops = {.begin = store_pg_begin,
                                        .commit = store_pg_commit,
                                        .exec = store_pg_exec,
                                        .blob_put = store_pg_blob_put,
+                                       .try_lock = store_pg_try_lock,
                                        .unlock = store_pg_unlock,
+                                       .hold = store_pg_hold,
+                                       .release = store_pg_release,
                                        .errmsg = store_pg_errmsg,
                                        .close = store_pg_close,
                                        STORE_OPS(PG_ENTRY)};
 
-/* store_NAME(params) { return s->ops->NAME(args); } for each record call */
+/* The connection a call runs on: held for the call, given back after
+ * (nested holds of one handle share it). */
+static pv_result hold(struct store *s)
+{
+    return s->ops->hold != NULL ? s->ops->hold(s) : PV_RESULT_OK;
+}
+
+static void release(struct store *s)
+{
+    if (s->ops->release != NULL) {
+        s->ops->release(s);
+    }
+}
+
+static pv_result no_connection(void)
+{
+    return pv_fail(PV_ERR_IO, "store: no connection");
+}
+
+/* What a record call returns when it got no connection: the failure its
+ * type can say (store.h: an error, 0, NULL). */
+#define NO_CONNECTION(ret) \
+    _Generic((ret *)NULL, pv_result * : no_connection(), int64_t * : (int64_t)0, char ** : NULL)
+
+/* store_NAME(params) { hold; r = s->ops->NAME(args); release; return r; }
+ * for each record call */
 #define DISPATCH(ret, name, params, args) \
     ret store_##name params               \
     {                                     \
-        return s->ops->name args;         \
+        ret r_;                           \
+        if (!pv_ok(hold(s))) {            \
+            return NO_CONNECTION(ret);    \
+        }                                 \
+        r_ = s->ops->name args;           \
+        release(s);                       \
+        return r_;                        \
     }
 STORE_OPS(DISPATCH)
 
@@ -56,6 +97,7 @@ pv_result store_blob_put(struct store *s, const void *data, size_t len, char sha
 {
     static const char hex[] = "0123456789abcdef";
     unsigned char md[SHA256_DIGEST_LENGTH];
+    pv_result r;
 
     SHA256(data, len, md);
     for (size_t i = 0; i < sizeof(md); i++) {
@@ -63,17 +105,40 @@ pv_result store_blob_put(struct store *s, const void *data, size_t len, char sha
         sha[2 * i + 1] = hex[md[i] & 15];
     }
     sha[64] = '\0';
-    return s->ops->blob_put(s, data, len, sha);
+    PV_GUARD(hold(s));
+    r = s->ops->blob_put(s, data, len, sha);
+    release(s);
+    return r;
+}
+
+/* A lock that is held keeps its connection until store_unlock. */
+pv_result store_try_lock(struct store *s, int64_t key, bool *got)
+{
+    pv_result r;
+
+    *got = false;
+    PV_GUARD(hold(s));
+    r = s->ops->try_lock(s, key, got);
+    if (!pv_ok(r) || !*got) {
+        release(s);
+    }
+    return r;
 }
 
 void store_unlock(struct store *s, int64_t key)
 {
     s->ops->unlock(s, key);
+    release(s);
 }
 
 pv_result store_exec(struct store *s, const char *sql)
 {
-    return s->ops->exec(s, sql);
+    pv_result r;
+
+    PV_GUARD(hold(s));
+    r = s->ops->exec(s, sql);
+    release(s);
+    return r;
 }
 
 /* A new PostgreSQL connection for a postgresql:// or postgres:// location. */
@@ -145,10 +210,10 @@ void store_close(struct store *s)
     if (s == NULL) {
         return;
     }
-    if (s->in_tx) {
-        store_rollback(s);
-    }
     if (s->ops != NULL) {
+        if (s->in_tx) {
+            store_rollback(s);
+        }
         s->ops->close(s);
     }
     free(s);
@@ -159,12 +224,30 @@ const char *store_errmsg(const struct store *s)
     return s != NULL && s->ops != NULL ? s->ops->errmsg(s) : "no database";
 }
 
-pv_result store_begin(struct store *s)
+/* A transaction holds its connection from BEGIN to COMMIT or ROLLBACK. */
+static pv_result begin(struct store *s, bool write)
 {
+    pv_result r;
+
     PV_ENSURE(!s->in_tx, PV_ERR_INTERNAL);
-    PV_GUARD(s->ops->begin(s, true));
+    PV_GUARD(hold(s));
+    r = s->ops->begin(s, write);
+    if (!pv_ok(r)) {
+        release(s);
+        return r;
+    }
     s->in_tx = true;
     return PV_RESULT_OK;
+}
+
+pv_result store_begin(struct store *s)
+{
+    return begin(s, true);
+}
+
+pv_result store_begin_read(struct store *s)
+{
+    return begin(s, false);
 }
 
 pv_result store_commit(struct store *s)
@@ -175,14 +258,7 @@ pv_result store_commit(struct store *s)
         PV_BAIL(PV_ERR_IO);
     }
     s->in_tx = false;
-    return PV_RESULT_OK;
-}
-
-pv_result store_begin_read(struct store *s)
-{
-    PV_ENSURE(!s->in_tx, PV_ERR_INTERNAL);
-    PV_GUARD(s->ops->begin(s, false));
-    s->in_tx = true;
+    release(s);
     return PV_RESULT_OK;
 }
 
@@ -191,6 +267,7 @@ void store_rollback(struct store *s)
     if (s->in_tx) {
         (void)store_exec(s, "ROLLBACK");
         s->in_tx = false;
+        release(s);
     }
 }
 

@@ -10,9 +10,10 @@
  * calls with the same guarantees (docs/operations.md#postgresql): plain
  * records in, plain records out, and explicit transactions.
  *
- * Threads: a struct store is one connection; open one per thread
+ * Threads: a struct store is one handle; open one per thread
  * (store_open on the same directory) - the advisor's worker threads each own
- * one. Writes happen inside store_begin()/store_commit(): BEGIN IMMEDIATE
+ * one. On SQLite a handle is a connection; on PostgreSQL handles borrow
+ * connections from a bounded pool (store_set_connections). Writes happen inside store_begin()/store_commit(): BEGIN IMMEDIATE
  * (on PostgreSQL a transaction-scoped advisory lock), so a transaction that
  * read something and then writes it is never interleaved with another
  * writer. A state change and the event that records
@@ -41,6 +42,15 @@ struct store;
  * newer schema than STORE_SCHEMA_VERSION is refused. Message in 'err' on
  * failure. */
 pv_result store_open(const char *dir, struct store **out, char *err, size_t errlen) PV_WUR;
+
+/* PostgreSQL: the handles a process opens on one location share at most
+ * 'max' connections (store_pg_pool.c): a handle holds one only for a call,
+ * a transaction or a session lock. A call that finds them all in use waits
+ * up to 'wait_ms' for one, then fails. For pools made after the call
+ * (before the first store_open of the location). */
+#define STORE_PG_POOL_MAX 16
+#define STORE_PG_POOL_WAIT_MS 30000
+void store_set_connections(unsigned max, unsigned wait_ms);
 void store_close(struct store *s);
 /* Where a store location points, for logs: never a password. */
 void store_describe(const char *loc, char *buf, size_t len);

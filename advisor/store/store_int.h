@@ -4,9 +4,9 @@
  * The store is one SQLite connection per thread (store_sqlite.c: open,
  * transactions, group commit, blobs) and one file per table or concern:
  * store_sandbox.c (sandboxes, tool servers, settings), store_revision.c,
- * store_chunk.c, store_event.c. PostgreSQL's twins are in store_pg.c, and
- * what only replicas need (change notes, LISTEN, session locks) in
- * store_pg_repl.c. Nothing outside the store includes this (but its unit
+ * store_chunk.c, store_event.c. PostgreSQL's twins are in store_pg.c, the
+ * connections its handles share in store_pg_pool.c, and what only replicas
+ * need (change notes, LISTEN, session locks) in store_pg_repl.c. Nothing outside the store includes this (but its unit
  * suite, tests/check_advisor_store.c, for store_pg_connect).
  */
 #ifndef ADVISOR_STORE_INT_H
@@ -47,13 +47,21 @@ struct stmt_slot {
 };
 
 struct store_pg;
+struct store_pg_pool;
 
 struct store_ops;
 
 struct store {
     const struct store_ops *ops; /* the back end (store_open) */
     sqlite3 *db;                 /* NULL on PostgreSQL */
-    struct store_pg *pg;         /* non-NULL on PostgreSQL (store_pg.c) */
+    /* PostgreSQL: the pooled connection this handle holds now (NULL
+     * between holds), the pool it comes from, how many nested holds keep
+     * it (a transaction, a session lock, a call), and the last error
+     * (kept here: it outlives the hold that met it). */
+    struct store_pg *pg;
+    struct store_pg_pool *pool;
+    unsigned holds;
+    char err[512];
     bool in_tx;
     size_t nstmts;
     struct stmt_slot stmts[STMT_CACHE];
@@ -98,7 +106,6 @@ bool store_pg_location(const char *loc);
 
 struct store_pg {
     PGconn *conn;
-    char err[512];
     size_t nprep;
     char *prep[PREP_CACHE];
     bool write;         /* the transaction holds the writer lock */
@@ -107,6 +114,27 @@ struct store_pg {
     size_t nnote;
     int64_t note_ids[STORE_PG_NOTE_IDS]; /* sandboxes it created, changed or deleted */
 };
+
+/* The connection pool (store_pg_pool.c): a process's handles on one
+ * location share at most store_set_connections() connections, whatever
+ * the number of handles (workers). A handle holds one only inside a
+ * transaction, a session lock or one call (store.c holds and releases
+ * around them), so a worker waiting on a long-poll holds none.
+ * Attach/detach count a handle in (out of) the pool of 'uri'. Hold takes
+ * an idle connection, or makes one (store_pg_conn_new) while fewer than
+ * the bound are open, or waits for one; it refuses at once, not waiting,
+ * when the calling thread holds another connection of the pool already
+ * and none is free (two such threads would wait on each other). Nested
+ * holds of one handle share its connection. */
+pv_result store_pg_attach(struct store *s, const char *uri, char *err, size_t errlen) PV_WUR;
+void store_pg_detach(struct store *s);
+pv_result store_pg_hold(struct store *s) PV_WUR;
+void store_pg_release(struct store *s);
+/* A new pooled connection for 's' (store_pg.c): connected, its session
+ * settings made, and the schema migrated when 'migrate'. */
+pv_result store_pg_conn_new(struct store *s, const char *uri, bool migrate, char *err,
+                            size_t errlen) PV_WUR;
+void store_pg_conn_free(struct store_pg *c);
 
 /* Open a connection to the libpq URI 'uri' (store_pg.c) with proviso's
  * defaults under it: a connect timeout, TCP keep-alives and a TCP user
@@ -215,8 +243,7 @@ void store_pg_note_sql(struct store *s, char *buf, size_t len);
       (struct store * s, int64_t after, size_t limit,                                              \
        void (*fn)(void *arg, const struct store_event *e), void *arg),                             \
       (s, after, limit, fn, arg))                                                                  \
-    X(char *, blob_get, (struct store * s, const char *sha, size_t *len), (s, sha, len))           \
-    X(pv_result, try_lock, (struct store * s, int64_t key, bool *got), (s, key, got))
+    X(char *, blob_get, (struct store * s, const char *sha, size_t *len), (s, sha, len))
 
 #define STORE_OP_MEMBER(ret, name, params, args) ret(*name) params;
 #define STORE_OP_SQ(ret, name, params, args) ret store_sq_##name params;
@@ -229,7 +256,12 @@ struct store_ops {
     /* A statement without parameters or rows (ROLLBACK, SAVEPOINT ...). */
     pv_result (*exec)(struct store *s, const char *sql);
     pv_result (*blob_put)(struct store *s, const void *data, size_t len, const char sha[65]);
+    pv_result (*try_lock)(struct store *s, int64_t key, bool *got);
     void (*unlock)(struct store *s, int64_t key);
+    /* Take and give back the connection a call runs on (PostgreSQL's
+     * pool); NULL where a handle owns its connection (SQLite). */
+    pv_result (*hold)(struct store *s);
+    void (*release)(struct store *s);
     const char *(*errmsg)(const struct store *s);
     /* Release what the back end holds (not 's' itself). */
     void (*close)(struct store *s);
@@ -246,6 +278,7 @@ pv_result store_sq_commit(struct store *s) PV_WUR;
 pv_result store_sq_exec(struct store *s, const char *sql) PV_WUR;
 pv_result store_sq_blob_put(struct store *s, const void *data, size_t len,
                             const char sha[65]) PV_WUR;
+pv_result store_sq_try_lock(struct store *s, int64_t key, bool *got) PV_WUR;
 void store_sq_unlock(struct store *s, int64_t key);
 const char *store_sq_errmsg(const struct store *s);
 void store_sq_close(struct store *s);
@@ -255,7 +288,7 @@ pv_result store_sq_open(const char *path, struct store *s, char *err, size_t err
 /* A statement on the connection's back end (transactions, savepoints). */
 pv_result store_exec(struct store *s, const char *sql);
 
-/* PostgreSQL (store_pg.c, store_pg_repl.c). */
+/* PostgreSQL (store_pg.c, store_pg_pool.c, store_pg_repl.c). */
 STORE_OPS(STORE_OP_PG)
 pv_result store_pg_open(const char *uri, struct store *s, char *err, size_t errlen) PV_WUR;
 pv_result store_pg_begin(struct store *s, bool write) PV_WUR;
@@ -263,6 +296,7 @@ pv_result store_pg_commit(struct store *s) PV_WUR;
 pv_result store_pg_exec(struct store *s, const char *sql) PV_WUR;
 pv_result store_pg_blob_put(struct store *s, const void *data, size_t len,
                             const char sha[65]) PV_WUR;
+pv_result store_pg_try_lock(struct store *s, int64_t key, bool *got) PV_WUR;
 void store_pg_unlock(struct store *s, int64_t key);
 const char *store_pg_errmsg(const struct store *s);
 void store_pg_close(struct store *s);

@@ -45,9 +45,9 @@ OPS=${PV_REPLICA_OPS:-1000}
 log_ms() { date -d "$(grep -F -- "$2" "$1" | head -n 1 | cut -d' ' -f1)" +%s%3N; }
 
 start_upstream_base /allowed
-# 16 workers: each holds a database connection, and two replicas (plus
-# the refused third) stay within the cluster's default max_connections.
-printf 'mapper_flush_interval_ms: 3600000\nworkers: 16\n' >"$T/quiet.yaml"
+# The default 64 workers: the replicas share the cluster's default
+# max_connections (100) through their pools (store_connections, 16 each).
+printf 'mapper_flush_interval_ms: 3600000\n' >"$T/quiet.yaml"
 
 # ---------------------------------------------------------------------------
 # one key for every replica
@@ -128,6 +128,25 @@ out=$(adm B PUT /v1/settings/agent_policy_proposals_enabled '{"value":true}')
 expect_eq "proposals on (through B)" 200 "$(code "$out")"
 out=$(adm A PUT /v1/sandboxes/one/settings/proposal_approval_mode '{"value":"manual"}')
 expect_eq "manual mode (through A)" 200 "$(code "$out")"
+
+# Both replicas at the defaults, every worker busy at once: 128 clients
+# (64 a replica) propose and list in a sandbox of their own. Before the pool each replica held
+# a connection per worker, and two of them did not fit PostgreSQL's default
+# max_connections of 100: the second answered 500 "this worker has no store
+# connection". Now every answer is a 200 or a 202, and each replica holds
+# at most store_connections (16) pooled connections and its listener's.
+echo "# the cluster's max_connections: $(pg_q "SHOW max_connections")"
+sandbox A burst "$T/base.yaml"
+burst=$("$PY" "$SRC/tests/e2e/advisor_burst.py" burst "$T/burst.token" 64 6 \
+    "$A_PORT:$T/A.admin" "$B_PORT:$T/B.admin" 2>&1)
+echo "# 768 requests from 128 clients on two replicas: $burst"
+expect_eq "every request of the burst answered 200 or 202" "200:384 202:384" "$burst"
+expect_eq "no request found its worker without a store" 0 \
+    "$(cat "$T/A.log" "$T/B.log" | grep -c 'no store')"
+nconn=$(pg_q "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'proviso-advisor'")
+echo "# connections of the two replicas after the burst: $nconn (bound 2 x (16 + 1) = 34)"
+if [ "$nconn" -ge 2 ] && [ "$nconn" -le 34 ]; then pass; else
+    fail "the replicas hold $nconn connections, not 2..34"; fi
 
 # The proxy follows both replicas, A first: A is the one killed below, so
 # the proxy must move to B (--advisor repeated, docs/proxy.md#failover).

@@ -41,7 +41,6 @@ trap '[ -n "$STOPPED" ] && kill -CONT $STOPPED 2>/dev/null; cleanup; pg_stop' EX
 trap 'exit 1' HUP INT PIPE TERM
 pg_start "$BUILD/tests" || { echo "cannot start a PostgreSQL cluster"; exit 1; }
 
-psql_q() { pg_as "$PG_BIN/psql" -h "$PG_DIR/sock" -U proviso -d proviso -Atqc "$1"; }
 
 start_upstream_base /allowed
 printf 'mapper_flush_interval_ms: 3600000\nworkers: 8\n' >"$T/quiet.yaml"
@@ -192,10 +191,10 @@ done
 # the listener's connection killed: B notices and rereads
 # ---------------------------------------------------------------------------
 
-listener_pids() { psql_q "SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN %'"; }
+listener_pids() { pg_q "SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN %'"; }
 nl=$(listener_pids | wc -l)
 expect_eq "two listeners (A and B)" 2 "$nl"
-psql_q "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN %'" >/dev/null
+pg_q "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN %'" >/dev/null
 sandbox A late "$T/base.yaml"
 token_on "$B_PORT" late 100 0.02
 expect_eq "listener killed: B accepts a sandbox created on A within 2 s" 200 "$c"

@@ -140,11 +140,11 @@ static void set_err(struct store *s, const char *what)
     const char *m = PQerrorMessage(s->pg->conn);
     size_t n;
 
-    snprintf(s->pg->err, sizeof(s->pg->err), "%s%s%s", what != NULL ? what : "",
-             what != NULL ? ": " : "", m != NULL && *m != '\0' ? m : "unknown error");
-    n = strlen(s->pg->err);
-    while (n > 0 && (s->pg->err[n - 1] == '\n' || s->pg->err[n - 1] == ' ')) {
-        s->pg->err[--n] = '\0';
+    snprintf(s->err, sizeof(s->err), "%s%s%s", what != NULL ? what : "", what != NULL ? ": " : "",
+             m != NULL && *m != '\0' ? m : "unknown error");
+    n = strlen(s->err);
+    while (n > 0 && (s->err[n - 1] == '\n' || s->err[n - 1] == ' ')) {
+        s->err[--n] = '\0';
     }
 }
 
@@ -242,7 +242,7 @@ static PGresult *pg_query(struct store *s, const char *sql, const char *types, .
     ExecStatusType st;
 
     if (n > MAX_PARAMS) {
-        snprintf(s->pg->err, sizeof(s->pg->err), "too many parameters");
+        snprintf(s->err, sizeof(s->err), "too many parameters");
         return NULL;
     }
     va_start(ap, types);
@@ -376,7 +376,7 @@ static pv_result pg_migrate(struct store *s, char *err, size_t errlen)
             !pv_ok(pg_exec(s, "CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT "
                               "NULL)")) ||
             !pv_ok(pg_version(s, &version))) {
-            snprintf(err, errlen, "reading the schema version: %s", s->pg->err);
+            snprintf(err, errlen, "reading the schema version: %s", s->err);
             (void)pg_exec(s, "ROLLBACK");
             PV_BAIL(PV_ERR_IO);
         }
@@ -398,57 +398,63 @@ static pv_result pg_migrate(struct store *s, char *err, size_t errlen)
         if (!pv_ok(pg_exec(s, pg_migrations[version])) || !pv_ok(pg_exec(s, sql)) ||
             !pv_ok(pg_exec(s, "COMMIT"))) {
             snprintf(err, errlen, "schema migration %" PRId64 " -> %" PRId64 " failed: %s", version,
-                     version + 1, s->pg->err);
+                     version + 1, s->err);
             (void)pg_exec(s, "ROLLBACK");
             PV_BAIL(PV_ERR_IO);
         }
     }
 }
 
-pv_result store_pg_open(const char *uri, struct store *s, char *err, size_t errlen)
+pv_result store_pg_conn_new(struct store *s, const char *uri, bool migrate, char *err,
+                            size_t errlen)
 {
-    s->pg = pv_calloc(1, sizeof(*s->pg));
-    if (s->pg == NULL) {
+    struct store_pg *c = pv_calloc(1, sizeof(*c));
+
+    err[0] = '\0';
+    if (c == NULL) {
         snprintf(err, errlen, "out of memory");
         PV_BAIL(PV_ERR_NOMEM);
     }
-    s->pg->conn = store_pg_connect(uri);
-    if (s->pg->conn == NULL || PQstatus(s->pg->conn) != CONNECTION_OK) {
+    c->conn = store_pg_connect(uri);
+    if (c->conn == NULL || PQstatus(c->conn) != CONNECTION_OK) {
         /* libpq's message names the server, never the password. */
         snprintf(err, errlen, "postgresql: %s",
-                 s->pg->conn != NULL ? PQerrorMessage(s->pg->conn) : "out of memory");
+                 c->conn != NULL ? PQerrorMessage(c->conn) : "out of memory");
         err[strcspn(err, "\n")] = '\0';
+        store_pg_conn_free(c);
         PV_BAIL(PV_ERR_IO);
     }
+    s->pg = c;
     /* synchronous_commit on: a COMMIT waits for its WAL flush. lock_timeout
      * bounds a wait for the writer lock like SQLite's busy timeout. */
-    if (!pv_ok(pg_exec(s, SESSION_SETTINGS)) || !pv_ok(pg_migrate(s, err, errlen))) {
+    if (!pv_ok(pg_exec(s, SESSION_SETTINGS)) || (migrate && !pv_ok(pg_migrate(s, err, errlen)))) {
         if (err[0] == '\0') {
-            snprintf(err, errlen, "postgresql: %s", s->pg->err);
+            snprintf(err, errlen, "postgresql: %s", s->err);
         }
+        s->pg = NULL;
+        store_pg_conn_free(c);
         PV_BAIL(PV_ERR_IO);
     }
     return PV_RESULT_OK;
 }
 
-void store_pg_close(struct store *s)
+void store_pg_conn_free(struct store_pg *c)
 {
-    if (s->pg == NULL) {
+    if (c == NULL) {
         return;
     }
-    if (s->pg->conn != NULL) {
-        PQfinish(s->pg->conn);
+    if (c->conn != NULL) {
+        PQfinish(c->conn);
     }
-    for (size_t i = 0; i < s->pg->nprep; i++) {
-        free(s->pg->prep[i]);
+    for (size_t i = 0; i < c->nprep; i++) {
+        free(c->prep[i]);
     }
-    free(s->pg);
-    s->pg = NULL;
+    free(c);
 }
 
 const char *store_pg_errmsg(const struct store *s)
 {
-    return s->pg->err[0] != '\0' ? s->pg->err : "no error";
+    return s->err[0] != '\0' ? s->err : "no error";
 }
 
 pv_result store_pg_exec(struct store *s, const char *sql)
