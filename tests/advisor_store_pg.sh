@@ -10,14 +10,7 @@
 export PV_BUILDDIR PV_SRCDIR
 . "$PV_SRCDIR/tests/pg_lib.sh"
 
-if ! pg_have; then
-    echo "SKIP: the PostgreSQL server is not installed (/usr/lib/postgresql/*/bin/initdb);" \
-        "apt-get install postgresql, or ./bootstrap --deps"
-    exit 77
-fi
-trap pg_stop EXIT
-trap 'exit 1' HUP INT PIPE TERM
-pg_start "$PV_BUILDDIR/tests" || { echo "FAIL: cannot start a PostgreSQL cluster"; exit 1; }
+pg_cluster "$PV_BUILDDIR/tests"
 echo "# cluster: $PG_URL"
 rc=0
 for t in check_advisor_store check_advisor_chunk check_advisor_listen; do

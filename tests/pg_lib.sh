@@ -57,6 +57,21 @@ pg_restart() {
         start >/dev/null || { cat "$PG_DIR/sock/server.log"; return 1; }
 }
 
+# pg_cluster DIR [ON_EXIT]: the prologue of a test on PostgreSQL - skip
+# (77) when the server is not installed, else start a throwaway cluster
+# under DIR, stopped (after the shell code ON_EXIT) when the test exits
+pg_cluster() {
+    if ! pg_have; then
+        echo "SKIP: the PostgreSQL server is not installed (/usr/lib/postgresql/*/bin/initdb);" \
+            "apt-get install postgresql, or ./bootstrap --deps"
+        exit 77
+    fi
+    # shellcheck disable=SC2064
+    trap "${2:-:}; pg_stop" EXIT
+    trap 'exit 1' HUP INT PIPE TERM
+    pg_start "$1" || { echo "FAIL: cannot start a PostgreSQL cluster"; exit 1; }
+}
+
 # pg_q SQL: one query as the cluster's superuser, unaligned rows
 pg_q() { pg_as "$PG_BIN/psql" -h "$PG_DIR/sock" -U proviso -d proviso -Atqc "$1"; }
 

@@ -23,13 +23,7 @@
 . "$(dirname "$0")/advisor_proxy_lib.sh"
 . "$SRC/tests/pg_lib.sh"
 
-if ! pg_have; then
-    echo "SKIP: the PostgreSQL server is not installed (/usr/lib/postgresql/*/bin/initdb)"
-    exit 77
-fi
-trap 'cleanup; pg_stop' EXIT
-trap 'exit 1' HUP INT PIPE TERM
-pg_start "$BUILD/tests" || { echo "cannot start a PostgreSQL cluster"; exit 1; }
+pg_cluster "$BUILD/tests" cleanup
 
 # ---------------------------------------------------------------------------
 # start-up errors: refused with a message, nothing crashes

@@ -31,14 +31,8 @@
 . "$(dirname "$0")/advisor_proxy_lib.sh"
 . "$SRC/tests/pg_lib.sh"
 
-if ! pg_have; then
-    echo "SKIP: the PostgreSQL server is not installed (/usr/lib/postgresql/*/bin/initdb)"
-    exit 77
-fi
 PY=$(command -v python3) || { echo "SKIP: python3 is not installed"; exit 77; }
-trap 'cleanup; pg_stop' EXIT
-trap 'exit 1' HUP INT PIPE TERM
-pg_start "$BUILD/tests" || { echo "cannot start a PostgreSQL cluster"; exit 1; }
+pg_cluster "$BUILD/tests" cleanup
 OPS=${PV_REPLICA_OPS:-1000}
 
 # log_ms FILE NEEDLE: the time (ms) of the first log line holding NEEDLE

@@ -32,14 +32,8 @@
 . "$(dirname "$0")/advisor_proxy_lib.sh"
 . "$SRC/tests/pg_lib.sh"
 
-if ! pg_have; then
-    echo "SKIP: the PostgreSQL server is not installed (/usr/lib/postgresql/*/bin/initdb)"
-    exit 77
-fi
 STOPPED=
-trap '[ -n "$STOPPED" ] && kill -CONT $STOPPED 2>/dev/null; cleanup; pg_stop' EXIT
-trap 'exit 1' HUP INT PIPE TERM
-pg_start "$BUILD/tests" || { echo "cannot start a PostgreSQL cluster"; exit 1; }
+pg_cluster "$BUILD/tests" '[ -n "$STOPPED" ] && kill -CONT $STOPPED 2>/dev/null; cleanup'
 
 
 start_upstream_base /allowed
