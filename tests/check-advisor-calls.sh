@@ -10,7 +10,10 @@
 #    files, however long);
 #  - no call goes up: each room (a folder of advisor/) calls only its own
 #    files and the rooms below it, in the order of 'rooms' below (the
-#    generated advisor_data.c, directly in advisor/, calls nothing).
+#    generated advisor_data.c, directly in advisor/, calls nothing);
+#  - only the HTTP face answers HTTP: no file below advisor/http/ calls
+#    httpd_reply_* (the domain calls return a result, a view or a
+#    decision, and the routes map it to a status in one place).
 # Skips (77) when the objects are not built.
 set -u
 build=${PV_BUILDDIR:-.}
@@ -29,7 +32,7 @@ for o in $objs; do
     f=${f%.o}
     [ "$sub" = . ] || f=$sub/$f
     nm --defined-only -g "$o" | awk -v f="$f" '$3 ~ /^(advisor_|store_)/ { print "D", $3, f }'
-    nm -u "$o" | awk -v f="$f" '$2 ~ /^(advisor_|store_)/ { print "U", $2, f }'
+    nm -u "$o" | awk -v f="$f" '$2 ~ /^(advisor_|store_|httpd_reply)/ { print "U", $2, f }'
 done >"$tmp/syms"
 # edges "caller callee", one per pair of files
 awk '$1 == "D" { def[$2] = $3 } $1 == "U" { use[NR] = $2 " " $3 }
@@ -83,5 +86,15 @@ while read -r from to; do
         fails=$((fails + 1))
     fi
 done <"$tmp/edges"
+for f in $files; do
+    case "$(room_of "$f")" in http | proc) continue ;; esac
+    n=$((n + 1))
+    answers=$(awk -v f="$f" '$1 == "U" && $3 == f && $2 ~ /^httpd_reply/ { printf "%s ", $2 }' \
+        "$tmp/syms")
+    if [ -n "$answers" ]; then
+        echo "FAIL advisor/$f.c answers HTTP itself: $answers(return a result; the routes reply)"
+        fails=$((fails + 1))
+    fi
+done
 echo "check-advisor-calls.sh: $(echo "$files" | wc -l) files, $n checks, $fails failures"
 [ "$fails" -eq 0 ]

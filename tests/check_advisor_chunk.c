@@ -1797,16 +1797,14 @@ END_TEST
 static void deny(const char *host, const char *bin, const char *method, const char *path)
 {
     char body[1024];
-    struct httpd_reply r;
+    struct advisor_view v;
 
     snprintf(body, sizeof(body),
              "{\"events\":[{\"host\":\"%s\",\"port\":443,\"binary\":\"%s\",\"stage\":\"l7\","
              "\"method\":\"%s\",\"path\":\"%s\"}],\"dropped\":0}",
              host, bin, method, path);
-    memset(&r, 0, sizeof(r));
-    advisor_mapper_ingest(a.mapper, "sb", body, strlen(body), &r);
-    ck_assert_uint_eq(r.status, 202);
-    json_decref(r.body);
+    ck_assert(pv_ok(advisor_mapper_ingest(a.mapper, "sb", body, strlen(body), &v)));
+    advisor_view_clear(&v);
 }
 
 /* A wide rule outside the envelope gets the narrower rule the denials
@@ -2225,7 +2223,7 @@ START_TEST(test_flusher_worker_made_again)
     const char *ev = "{\"events\":[{\"host\":\"flush.example.com\",\"port\":443,\"binary\":"
                      "\"/usr/bin/curl\",\"method\":\"GET\",\"path\":\"/x\"}]}";
     struct advisor_mapper *m;
-    struct httpd_reply r;
+    struct advisor_view v;
     size_t n = 0;
 
     if (check_store_pg() != NULL) {
@@ -2238,10 +2236,8 @@ START_TEST(test_flusher_worker_made_again)
     ck_assert_int_eq(rename(away, dir), 0);
     ck_assert_ptr_nonnull(m);
     ck_assert_uint_eq(mech_chunks(), 0);
-    memset(&r, 0, sizeof(r));
-    advisor_mapper_ingest(m, "sb", ev, strlen(ev), &r);
-    ck_assert_uint_eq(r.status, 202);
-    json_decref(r.body);
+    ck_assert(pv_ok(advisor_mapper_ingest(m, "sb", ev, strlen(ev), &v)));
+    advisor_view_clear(&v);
     for (int i = 0; i < 300 && n == 0; i++) {
         usleep(50 * 1000);
         n = mech_chunks();

@@ -367,7 +367,7 @@ START_TEST(test_ingest_aggregates)
 {
     struct advisor a;
     struct advisor_mapper *m;
-    struct httpd_reply r;
+    struct advisor_view v;
     const char *body =
         "{\"events\":[{\"host\":\"A.example.com\",\"port\":443,\"binary\":\"/usr/bin/curl\","
         "\"stage\":\"forward-l7-deny\",\"method\":\"GET\",\"path\":\"/x/1\"},"
@@ -378,20 +378,16 @@ START_TEST(test_ingest_aggregates)
     memset(&a, 0, sizeof(a));
     m = advisor_mapper_new(&a, 1000, false);
     ck_assert_ptr_nonnull(m);
-    memset(&r, 0, sizeof(r));
-    advisor_mapper_ingest(m, "sb", body, strlen(body), &r);
-    ck_assert_uint_eq(r.status, 202);
-    ck_assert_int_eq(json_integer_value(json_object_get(r.body, "accepted")), 2);
-    ck_assert_int_eq(json_integer_value(json_object_get(r.body, "dropped")), 2);
-    json_decref(r.body);
-    memset(&r, 0, sizeof(r));
-    advisor_mapper_ingest(m, "sb", "{\"events\":{}}", 13, &r);
-    ck_assert_uint_eq(r.status, 400);
-    json_decref(r.body);
-    memset(&r, 0, sizeof(r));
-    advisor_mapper_ingest(m, "sb", "[", 1, &r);
-    ck_assert_uint_eq(r.status, 400);
-    json_decref(r.body);
+    ck_assert(pv_ok(advisor_mapper_ingest(m, "sb", body, strlen(body), &v)));
+    ck_assert_int_eq(json_integer_value(json_object_get(v.json, "accepted")), 2);
+    ck_assert_int_eq(json_integer_value(json_object_get(v.json, "dropped")), 2);
+    advisor_view_clear(&v);
+    ck_assert(!pv_ok(advisor_mapper_ingest(m, "sb", "{\"events\":{}}", 13, &v)));
+    ck_assert_int_eq(v.refusal, ADVISOR_REFUSED_BAD_REQUEST);
+    advisor_view_clear(&v);
+    ck_assert(!pv_ok(advisor_mapper_ingest(m, "sb", "[", 1, &v)));
+    ck_assert_int_eq(v.refusal, ADVISOR_REFUSED_BAD_REQUEST);
+    advisor_view_clear(&v);
     advisor_mapper_free(m);
 }
 END_TEST
@@ -402,7 +398,7 @@ START_TEST(test_ingest_drops_format_chars)
 {
     struct advisor a;
     struct advisor_mapper *m;
-    struct httpd_reply r;
+    struct advisor_view v;
     const char *body = "{\"events\":[{\"host\":\"a\\u202e.example.com\",\"port\":443,\"binary\":"
                        "\"/usr/bin/curl\"},{\"host\":\"a.example.com\",\"port\":443,\"binary\":"
                        "\"/usr/bin/curl\",\"method\":\"GET\",\"path\":\"/x\\u200b\"}]}";
@@ -410,12 +406,10 @@ START_TEST(test_ingest_drops_format_chars)
     memset(&a, 0, sizeof(a));
     m = advisor_mapper_new(&a, 1000, false);
     ck_assert_ptr_nonnull(m);
-    memset(&r, 0, sizeof(r));
-    advisor_mapper_ingest(m, "sb", body, strlen(body), &r);
-    ck_assert_uint_eq(r.status, 202);
-    ck_assert_int_eq(json_integer_value(json_object_get(r.body, "accepted")), 1);
-    ck_assert_int_eq(json_integer_value(json_object_get(r.body, "dropped")), 1);
-    json_decref(r.body);
+    ck_assert(pv_ok(advisor_mapper_ingest(m, "sb", body, strlen(body), &v)));
+    ck_assert_int_eq(json_integer_value(json_object_get(v.json, "accepted")), 1);
+    ck_assert_int_eq(json_integer_value(json_object_get(v.json, "dropped")), 1);
+    advisor_view_clear(&v);
     advisor_mapper_free(m);
 }
 END_TEST
@@ -488,7 +482,7 @@ START_TEST(test_ingest_skips_rpc_calls)
 {
     struct advisor a;
     struct advisor_mapper *m;
-    struct httpd_reply r;
+    struct advisor_view v;
     const char *body =
         "{\"events\":[{\"host\":\"mcp.example.com\",\"port\":443,\"binary\":\"/usr/bin/node\","
         "\"method\":\"POST\",\"path\":\"/mcp\",\"protocol\":\"mcp\",\"rpc\":{\"kind\":"
@@ -499,11 +493,9 @@ START_TEST(test_ingest_skips_rpc_calls)
     memset(&a, 0, sizeof(a));
     m = advisor_mapper_new(&a, 1000, false);
     ck_assert_ptr_nonnull(m);
-    memset(&r, 0, sizeof(r));
-    advisor_mapper_ingest(m, "sb", body, strlen(body), &r);
-    ck_assert_uint_eq(r.status, 202);
-    ck_assert_int_eq(json_integer_value(json_object_get(r.body, "accepted")), 1);
-    json_decref(r.body);
+    ck_assert(pv_ok(advisor_mapper_ingest(m, "sb", body, strlen(body), &v)));
+    ck_assert_int_eq(json_integer_value(json_object_get(v.json, "accepted")), 1);
+    advisor_view_clear(&v);
     advisor_mapper_free(m);
 }
 END_TEST

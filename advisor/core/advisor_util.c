@@ -553,21 +553,6 @@ pv_result advisor_sandbox_id(struct advisor_worker *w, const char *sandbox, int6
     return PV_RESULT_OK;
 }
 
-void advisor_reply_store_error(struct httpd_reply *r, pv_result res, const char *what)
-{
-    char detail[128];
-
-    if (res.err == PV_ERR_NOTFOUND) {
-        snprintf(detail, sizeof(detail), "%s not found", what);
-        httpd_reply_error(r, 404, "not_found", detail);
-    } else if (res.err == PV_ERR_EXISTS) {
-        snprintf(detail, sizeof(detail), "%s already exists", what);
-        httpd_reply_error(r, 409, "already_exists", detail);
-    } else {
-        httpd_reply_error(r, 500, "internal", "the store failed; see the advisor's log");
-    }
-}
-
 /* ===========================================================================
  * Sandbox lists
  * ========================================================================= */

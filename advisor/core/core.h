@@ -270,9 +270,6 @@ void advisor_sandboxes_add(void *arg, const struct store_sandbox *sb);
 pv_result advisor_sandboxes_list(struct store *st, bool unbounded_only,
                                  struct advisor_sandboxes *out) PV_WUR;
 void advisor_sandboxes_free(struct advisor_sandboxes *l);
-/* A store failure as an answer: 404 "WHAT not found", 409 "WHAT already
- * exists", otherwise 500. */
-void advisor_reply_store_error(struct httpd_reply *r, pv_result res, const char *what);
 /* The JSON of 'text', JSON null when it is empty or not JSON. New reference. */
 json_t *advisor_load_json(const char *text);
 /* Compact JSON with sorted keys (new string). */

@@ -432,27 +432,42 @@ static bool route_sandboxes(struct advisor *a, struct advisor_worker *w, const s
     case R_LOADED:
         advisor_route_loaded(w, rq, p0, r);
         return true;
-    case R_ADDRESSES:
-        advisor_addresses_put(w, rq, p0, r);
+    case R_ADDRESSES: {
+        struct advisor_view v;
+        pv_result res =
+            advisor_addresses_put(w, p0, rq->body, rq->body_len, rq->principal == 0, &v);
+        advisor_reply_view(r, res, &v);
         return true;
+    }
     case R_SERVERS: {
         struct advisor_view v;
         pv_result res = advisor_server_list(w, p0, &v);
         advisor_reply_view(r, res, &v);
         return true;
     }
-    case R_SERVER_PUT:
-        advisor_server_put(w, rq, p0, p1, r);
+    case R_SERVER_PUT: {
+        struct advisor_view v;
+        pv_result res = advisor_server_put(w, p0, p1, rq->body, rq->body_len, &v);
+        advisor_reply_view(r, res, &v);
         return true;
+    }
     case R_SERVER_DELETE: {
         struct advisor_view v;
         pv_result res = advisor_server_delete(w, p0, p1, &v);
         advisor_reply_view(r, res, &v);
         return true;
     }
-    case R_TOOLS:
-        advisor_tools(w, rq, p0, r);
+    case R_TOOLS: {
+        struct advisor_tools_query q = {.post = strcmp(rq->method, "POST") == 0,
+                                        .body = rq->body,
+                                        .len = rq->body_len,
+                                        .binary = httpd_req_arg(rq, "binary"),
+                                        .revision = httpd_req_arg(rq, "revision")};
+        struct advisor_view v;
+        pv_result res = advisor_tools(w, p0, &q, &v);
+        advisor_reply_view(r, res, &v);
         return true;
+    }
     case R_SB_SETTINGS:
         sandbox_get(w, p0, true, r);
         return true;
@@ -496,8 +511,11 @@ static bool route_proposals(struct advisor *a, struct advisor_worker *w, const s
         } else if (!pv_ok(store_sandbox_get(w->st, p0, &sb))) {
             httpd_reply_error(r, 404, "not_found", "sandbox not found");
         } else {
+            struct advisor_view v;
+            pv_result res;
             store_sandbox_clear(&sb);
-            advisor_mapper_ingest(w->a->mapper, p0, rq->body, rq->body_len, r);
+            res = advisor_mapper_ingest(w->a->mapper, p0, rq->body, rq->body_len, &v);
+            advisor_reply_view_as(r, 202, res, &v);
         }
         return true;
     }

@@ -178,6 +178,11 @@ static const struct {
     [ADVISOR_REFUSED_BAD_REQUEST] = {400, "invalid_request"},
     [ADVISOR_REFUSED_INVALID_PROPOSAL] = {400, "invalid_proposal"},
     [ADVISOR_REFUSED_EXISTS] = {409, "already_exists"},
+    [ADVISOR_REFUSED_INVALID_JSON] = {400, "invalid_json"},
+    [ADVISOR_REFUSED_INVALID_OPENAPI] = {400, "invalid_openapi"},
+    [ADVISOR_REFUSED_TOO_MANY_SERVERS] = {409, "too_many_servers"},
+    [ADVISOR_REFUSED_UNBACKED] = {500, "revision_unbacked"},
+    [ADVISOR_REFUSED_DISCOVERY] = {502, "discovery_failed"},
 };
 
 /* A refusal as an answer: its status and error name from the table. */
@@ -286,13 +291,27 @@ void advisor_route_undo(struct advisor_worker *w, const char *sandbox, const cha
 
 void advisor_reply_view(struct httpd_reply *r, pv_result res, struct advisor_view *v)
 {
+    advisor_reply_view_as(r, 200, res, v);
+}
+
+void advisor_reply_view_as(struct httpd_reply *r, unsigned status, pv_result res,
+                           struct advisor_view *v)
+{
     if (pv_ok(res)) {
-        httpd_reply_json(r, 200, v->json);
+        httpd_reply_json(r, status, v->json);
         v->json = NULL; /* the reply owns it */
     } else {
         reply_refused(r, v->refusal, v->detail);
     }
     advisor_view_clear(v);
+}
+
+void advisor_reply_store_error(struct httpd_reply *r, pv_result res, const char *what)
+{
+    struct advisor_view v;
+
+    memset(&v, 0, sizeof(v));
+    advisor_reply_view(r, advisor_view_store_error(&v, res, what), &v);
 }
 
 void advisor_route_chunk_show(struct advisor_worker *w, const char *sandbox, const char *id,

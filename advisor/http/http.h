@@ -57,6 +57,12 @@ void advisor_route_undo(struct advisor_worker *w, const char *sandbox, const cha
  * with v->json (taken) when 'res' is ok, else the refusal's status and
  * error from one table (advisor_routes_chunk.c) with v->detail. Clears 'v'. */
 void advisor_reply_view(struct httpd_reply *r, pv_result res, struct advisor_view *v);
+/* A store failure as an answer (advisor_view_store_error's refusal): 404
+ * "WHAT not found", 409 "WHAT already exists", otherwise 500. */
+void advisor_reply_store_error(struct httpd_reply *r, pv_result res, const char *what);
+/* The same, answering 'status' (202: taken, not yet acted on) when read. */
+void advisor_reply_view_as(struct httpd_reply *r, unsigned status, pv_result res,
+                           struct advisor_view *v);
 /* A decision as an answer: 200 with advisor_decision_json, or the
  * refusal's status and error. */
 void advisor_reply_decision(struct httpd_reply *r, const struct advisor_decision *d);

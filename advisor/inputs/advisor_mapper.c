@@ -869,8 +869,8 @@ static bool add_event(struct advisor_mapper *m, const char *sandbox, const json_
     return true;
 }
 
-void advisor_mapper_ingest(struct advisor_mapper *m, const char *sandbox, const char *body,
-                           size_t len, struct httpd_reply *r)
+pv_result advisor_mapper_ingest(struct advisor_mapper *m, const char *sandbox, const char *body,
+                                size_t len, struct advisor_view *out)
 {
     json_error_t jerr;
     json_t *doc = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
@@ -879,18 +879,20 @@ void advisor_mapper_ingest(struct advisor_mapper *m, const char *sandbox, const 
     int64_t now = advisor_now_ms();
     size_t accepted = 0;
     size_t dropped = 0;
+    pv_result res;
 
+    memset(out, 0, sizeof(*out));
     if (!json_is_array(events) || json_array_size(events) > MAPPER_EVENTS_MAX) {
-        char detail[300];
         if (doc == NULL) {
-            snprintf(detail, sizeof(detail), "invalid JSON: %s", jerr.text);
+            res = advisor_view_refuse(out, ADVISOR_REFUSED_BAD_REQUEST, "invalid JSON: %s",
+                                      jerr.text);
         } else {
-            snprintf(detail, sizeof(detail), "body needs \"events\": a list of at most %u denials",
-                     MAPPER_EVENTS_MAX);
+            res = advisor_view_refuse(out, ADVISOR_REFUSED_BAD_REQUEST,
+                                      "body needs \"events\": a list of at most %u denials",
+                                      MAPPER_EVENTS_MAX);
         }
-        httpd_reply_error(r, 400, "invalid_request", detail);
         json_decref(doc);
-        return;
+        return res;
     }
     pthread_mutex_lock(&m->mu);
     for (size_t i = 0; i < json_array_size(events); i++) {
@@ -903,9 +905,10 @@ void advisor_mapper_ingest(struct advisor_mapper *m, const char *sandbox, const 
     m->dropped += (int64_t)dropped + (reported > 0 ? reported : 0);
     pthread_mutex_unlock(&m->mu);
     json_decref(doc);
-    httpd_reply_json(
-        r, 202,
-        json_pack("{s:I,s:I}", "accepted", (json_int_t)accepted, "dropped", (json_int_t)dropped));
+    out->json =
+        json_pack("{s:I,s:I}", "accepted", (json_int_t)accepted, "dropped", (json_int_t)dropped);
+    return out->json != NULL ? PV_RESULT_OK
+                             : advisor_view_refuse(out, ADVISOR_REFUSED_INTERNAL, "out of memory");
 }
 
 /* ===========================================================================

@@ -253,12 +253,12 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* The body's addresses as a canonical JSON array (sorted, unique, each in
- * canonical text), or NULL with a 400 in 'r'. */
-static char *addresses_canonical(const struct httpd_req *rq, bool allow_loopback,
-                                 struct httpd_reply *r)
+ * canonical text), or NULL with a refusal in 'v'. */
+static char *addresses_canonical(const char *text_in, size_t len, bool allow_loopback,
+                                 struct advisor_view *v)
 {
     json_error_t je;
-    json_t *body = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &je);
+    json_t *body = json_loadb(text_in, len, JSON_REJECT_DUPLICATES, &je);
     json_t *list = json_object_get(body, "addresses");
     char text[PEER_ADDRS_MAX][64];
     const char *sorted[PEER_ADDRS_MAX];
@@ -267,22 +267,19 @@ static char *addresses_canonical(const struct httpd_req *rq, bool allow_loopback
     size_t n = json_array_size(list);
 
     if (!json_is_object(body) || !json_is_array(list) || n > PEER_ADDRS_MAX) {
-        char detail[160];
-        snprintf(detail, sizeof(detail),
-                 "expected {\"addresses\": [ADDRESS, ...]} with at most %d "
-                 "addresses",
-                 PEER_ADDRS_MAX);
-        httpd_reply_error(r, 400, "invalid_request", detail);
+        (void)advisor_view_refuse(v, ADVISOR_REFUSED_BAD_REQUEST,
+                                  "expected {\"addresses\": [ADDRESS, ...]} with at most %d "
+                                  "addresses",
+                                  PEER_ADDRS_MAX);
         goto out;
     }
     for (size_t i = 0; i < n; i++) {
         const char *s = json_string_value(json_array_get(list, i));
         struct model_ip ip;
-        char detail[256];
 
         if (s == NULL || !model_ip_parse(s, strlen(s), &ip)) {
-            snprintf(detail, sizeof(detail), "addresses[%zu]: expected an IP address", i);
-            httpd_reply_error(r, 400, "invalid_request", detail);
+            (void)advisor_view_refuse(v, ADVISOR_REFUSED_BAD_REQUEST,
+                                      "addresses[%zu]: expected an IP address", i);
             goto out;
         }
         model_ip_format(&ip, text[i], sizeof(text[i]));
@@ -290,11 +287,11 @@ static char *addresses_canonical(const struct httpd_req *rq, bool allow_loopback
          *# Rule 1 still applies to peer addresses, so loopback and link-local stay
          *# blocked for peers too. */
         if (model_ip_is_always_blocked(&ip) && !(allow_loopback && model_ip_is_loopback(&ip))) {
-            snprintf(detail, sizeof(detail),
-                     "addresses[%zu]: %s is always blocked (loopback, link-local, unspecified, "
-                     "multicast): peers are never reached there",
-                     i, text[i]);
-            httpd_reply_error(r, 400, "invalid_request", detail);
+            (void)advisor_view_refuse(v, ADVISOR_REFUSED_BAD_REQUEST,
+                                      "addresses[%zu]: %s is always blocked (loopback, "
+                                      "link-local, unspecified, multicast): peers are never "
+                                      "reached there",
+                                      i, text[i]);
             goto out;
         }
         sorted[i] = text[i];
@@ -308,7 +305,7 @@ static char *addresses_canonical(const struct httpd_req *rq, bool allow_loopback
     }
     canon = out != NULL ? json_dumps(out, JSON_COMPACT) : NULL;
     if (canon == NULL) {
-        httpd_reply_error(r, 500, "internal", "out of memory");
+        (void)advisor_view_refuse(v, ADVISOR_REFUSED_INTERNAL, "out of memory");
     }
 out:
     json_decref(out);
@@ -316,10 +313,10 @@ out:
     return canon;
 }
 
-void advisor_addresses_put(struct advisor_worker *w, const struct httpd_req *rq, const char *name,
-                           struct httpd_reply *r)
+pv_result advisor_addresses_put(struct advisor_worker *w, const char *name, const char *body,
+                                size_t len, bool by_admin, struct advisor_view *out)
 {
-    char *canon = addresses_canonical(rq, w->a->cfg.test_allow_loopback, r);
+    char *canon;
     struct store_sandbox sb;
     struct advisor_ranges *rg = NULL;
     json_t *updated = json_array();
@@ -331,9 +328,11 @@ void advisor_addresses_put(struct advisor_worker *w, const struct httpd_req *rq,
     pv_result res;
 
     memset(&sb, 0, sizeof(sb));
+    memset(out, 0, sizeof(*out));
+    canon = addresses_canonical(body, len, w->a->cfg.test_allow_loopback, out);
     if (canon == NULL) {
         json_decref(updated);
-        return;
+        return pv_fail(PV_ERR_USAGE, __func__);
     }
     res = store_begin(w->st);
     if (pv_ok(res)) {
@@ -349,8 +348,8 @@ void advisor_addresses_put(struct advisor_worker *w, const struct httpd_req *rq,
     }
     changed = pv_ok(res) && !outside && strcmp(sb.addresses, canon) != 0;
     if (changed) {
-        res = addresses_move(w, &sb, canon, rq->principal == 0 ? "admin" : "sandbox", rg, updated,
-                             line, sizeof(line), err, sizeof(err));
+        res = addresses_move(w, &sb, canon, by_admin ? "admin" : "sandbox", rg, updated, line,
+                             sizeof(line), err, sizeof(err));
         canon = NULL;
     }
     res = pv_ok(res) && !outside ? store_commit(w->st) : res;
@@ -358,30 +357,31 @@ void advisor_addresses_put(struct advisor_worker *w, const struct httpd_req *rq,
         store_rollback(w->st);
     }
     if (outside) {
-        char detail[PEER_LINE_MAX];
-        snprintf(detail, sizeof(detail),
-                 "%s is outside the addresses sandbox %s may register: peer_address_ranges %s "
-                 "(%s)",
-                 bad, name, advisor_ranges_text(rg), advisor_ranges_from(rg));
-        httpd_reply_error(r, 400, "invalid_request", detail);
+        res = advisor_view_refuse(out, ADVISOR_REFUSED_BAD_REQUEST,
+                                  "%s is outside the addresses sandbox %s may register: "
+                                  "peer_address_ranges %s (%s)",
+                                  bad, name, advisor_ranges_text(rg), advisor_ranges_from(rg));
     } else if (!pv_ok(res)) {
         if (err[0] != '\0' && res.err != PV_ERR_NOTFOUND) {
-            httpd_reply_error(r, 500, "internal", err);
+            res = advisor_view_refuse(out, ADVISOR_REFUSED_INTERNAL, "%s", err);
         } else {
-            advisor_reply_store_error(r, res, "sandbox");
+            res = advisor_view_store_error(out, res, "sandbox");
         }
     } else {
         if (changed) {
             pv_log_info("OCSF %s", line);
             advisor_changed(w->a);
         }
-        httpd_reply_json(r, 200,
-                         json_pack("{s:s,s:o,s:b,s:O}", "sandbox", name, "addresses",
-                                   advisor_addrs_json(sb.addresses != NULL ? sb.addresses : canon),
-                                   "changed", changed, "updated", updated));
+        out->json = json_pack("{s:s,s:o,s:b,s:O}", "sandbox", name, "addresses",
+                              advisor_addrs_json(sb.addresses != NULL ? sb.addresses : canon),
+                              "changed", changed, "updated", updated);
+        if (out->json == NULL) {
+            res = advisor_view_refuse(out, ADVISOR_REFUSED_INTERNAL, "out of memory");
+        }
     }
     advisor_ranges_free(rg);
     json_decref(updated);
     store_sandbox_clear(&sb);
     free(canon);
+    return res;
 }

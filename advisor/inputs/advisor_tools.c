@@ -69,11 +69,11 @@ static bool server_name_ok(const char *s)
 static pv_result room_for(struct advisor_worker *w, int64_t sandbox, const char *name);
 
 /* PUT /v1/sandboxes/{name}/servers/{server} {"base_url", "openapi"} */
-void advisor_server_put(struct advisor_worker *w, const struct httpd_req *rq, const char *sandbox,
-                        const char *name, struct httpd_reply *r)
+pv_result advisor_server_put(struct advisor_worker *w, const char *sandbox, const char *name,
+                             const char *body_text, size_t len, struct advisor_view *out)
 {
     json_error_t je;
-    json_t *body = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &je);
+    json_t *body = json_loadb(body_text, len, JSON_REJECT_DUPLICATES, &je);
     const char *url = json_string_value(json_object_get(body, "base_url"));
     json_t *doc = json_object_get(body, "openapi");
     const char *ver = json_string_value(json_object_get(doc, "openapi"));
@@ -84,27 +84,28 @@ void advisor_server_put(struct advisor_worker *w, const struct httpd_req *rq, co
     struct store_server sv;
     pv_result res;
 
+    memset(out, 0, sizeof(*out));
     if (!server_name_ok(name)) {
-        httpd_reply_error(r, 400, "invalid_request",
-                          "server name must be 1-63 characters of a-z, 0-9, '-', '_'");
+        res = advisor_view_refuse(out, ADVISOR_REFUSED_BAD_REQUEST,
+                                  "server name must be 1-63 characters of a-z, 0-9, '-', '_'");
         goto out;
     }
     if (url == NULL || !base_url_ok(url)) {
-        httpd_reply_error(r, 400, "invalid_request",
-                          "base_url must be http://HOST[:PORT][/PATH] or https://... (no user "
-                          "info, query or fragment)");
+        res = advisor_view_refuse(out, ADVISOR_REFUSED_BAD_REQUEST,
+                                  "base_url must be http://HOST[:PORT][/PATH] or https://... (no "
+                                  "user info, query or fragment)");
         goto out;
     }
     if (!json_is_object(doc) || ver == NULL || strncmp(ver, "3.", 2) != 0 ||
         !json_is_object(json_object_get(doc, "paths"))) {
-        httpd_reply_error(r, 400, "invalid_openapi",
-                          "openapi must be an OpenAPI 3 document (an object with \"openapi\": "
-                          "\"3.x\" and \"paths\")");
+        res = advisor_view_refuse(out, ADVISOR_REFUSED_INVALID_OPENAPI,
+                                  "openapi must be an OpenAPI 3 document (an object with "
+                                  "\"openapi\": \"3.x\" and \"paths\")");
         goto out;
     }
     text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
     if (text == NULL) {
-        httpd_reply_error(r, 500, "internal", "out of memory");
+        res = advisor_view_refuse(out, ADVISOR_REFUSED_INTERNAL, "out of memory");
         goto out;
     }
     snprintf(line, sizeof(line),
@@ -137,22 +138,25 @@ void advisor_server_put(struct advisor_worker *w, const struct httpd_req *rq, co
     if (!pv_ok(res)) {
         store_rollback(w->st);
         if (res.err == PV_ERR_LIMIT) {
-            httpd_reply_error(r, 409, "too_many_servers",
-                              "a sandbox has at most 32 tool servers; remove one first");
+            res = advisor_view_refuse(out, ADVISOR_REFUSED_TOO_MANY_SERVERS,
+                                      "a sandbox has at most 32 tool servers; remove one first");
         } else {
-            advisor_reply_store_error(r, res, "sandbox");
+            res = advisor_view_store_error(out, res, "sandbox");
         }
         goto out;
     }
     pv_log_info("OCSF %s", line);
     advisor_changed(w->a);
-    httpd_reply_json(r, 200,
-                     json_pack("{s:s,s:s,s:s,s:I}", "name", name, "base_url", url, "openapi_sha256",
-                               blob, "paths",
-                               (json_int_t)json_object_size(json_object_get(doc, "paths"))));
+    out->json =
+        json_pack("{s:s,s:s,s:s,s:I}", "name", name, "base_url", url, "openapi_sha256", blob,
+                  "paths", (json_int_t)json_object_size(json_object_get(doc, "paths")));
+    if (out->json == NULL) {
+        res = advisor_view_refuse(out, ADVISOR_REFUSED_INTERNAL, "out of memory");
+    }
 out:
     free(text);
     json_decref(body);
+    return res;
 }
 
 /* DELETE /v1/sandboxes/{name}/servers/{server} */
@@ -379,38 +383,46 @@ static bool discover_one(struct advisor_worker *w, const struct store_server *sv
 }
 
 /* The identity of a tools query: {"binary", "ancestors": [...]} from the
- * body (POST, the proxy) or ?binary= (GET, a reviewer). NULL + 400. */
-static json_t *identity_of(const struct httpd_req *rq, json_t *body, struct httpd_reply *r)
+ * body (POST, the proxy) or ?binary= (GET, a reviewer). NULL with a
+ * refusal in 'out'. */
+static json_t *identity_of(const struct advisor_tools_query *q, json_t *body,
+                           struct advisor_view *out)
 {
-    const char *bin = body != NULL ? json_string_value(json_object_get(body, "binary"))
-                                   : httpd_req_arg(rq, "binary");
+    const char *bin = body != NULL ? json_string_value(json_object_get(body, "binary")) : q->binary;
     const json_t *anc = body != NULL ? json_object_get(body, "ancestors") : NULL;
     const json_t *v;
     size_t i;
 
     if (bin == NULL || bin[0] != '/') {
-        httpd_reply_error(r, 400, "invalid_request", "binary: an absolute path is required");
+        (void)advisor_view_refuse(out, ADVISOR_REFUSED_BAD_REQUEST,
+                                  "binary: an absolute path is required");
         return NULL;
     }
     if (anc != NULL && (!json_is_array(anc) || json_array_size(anc) >= MODEL_MAX_IDENTITY)) {
-        httpd_reply_error(r, 400, "invalid_request", "ancestors: a list of absolute paths");
+        (void)advisor_view_refuse(out, ADVISOR_REFUSED_BAD_REQUEST,
+                                  "ancestors: a list of absolute paths");
         return NULL;
     }
     json_array_foreach(anc, i, v)
     {
         if (!json_is_string(v) || json_string_value(v)[0] != '/') {
-            httpd_reply_error(r, 400, "invalid_request", "ancestors: a list of absolute paths");
+            (void)advisor_view_refuse(out, ADVISOR_REFUSED_BAD_REQUEST,
+                                      "ancestors: a list of absolute paths");
             return NULL;
         }
     }
-    return json_pack("{s:s,s:O}", "binary", bin, "ancestors", anc != NULL ? anc : json_array());
+    v = json_pack("{s:s,s:O}", "binary", bin, "ancestors", anc != NULL ? anc : json_array());
+    if (v == NULL) {
+        (void)advisor_view_refuse(out, ADVISOR_REFUSED_INTERNAL, "out of memory");
+    }
+    return PV_UNCONST(v);
 }
 
 /* GET|POST /v1/sandboxes/{name}/tools: the reachable tools of every server
  * registered for the sandbox, for one revision (default: the latest) and
  * one identity. */
-void advisor_tools(struct advisor_worker *w, const struct httpd_req *rq, const char *sandbox,
-                   struct httpd_reply *r)
+pv_result advisor_tools(struct advisor_worker *w, const char *sandbox,
+                        const struct advisor_tools_query *q, struct advisor_view *out)
 {
     json_t *body = NULL;
     json_t *ident = NULL;
@@ -423,27 +435,28 @@ void advisor_tools(struct advisor_worker *w, const struct httpd_req *rq, const c
     char err[1024] = "";
     int64_t id = 0;
     json_int_t want = -1;
-    pv_result res;
+    pv_result res = pv_fail(PV_ERR_USAGE, __func__);
 
+    memset(out, 0, sizeof(*out));
     memset(&rev, 0, sizeof(rev));
-    if (strcmp(rq->method, "POST") == 0) {
+    if (q->post) {
         json_error_t je;
-        body = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &je);
+        body = json_loadb(q->body, q->len, JSON_REJECT_DUPLICATES, &je);
         if (!json_is_object(body)) {
-            httpd_reply_error(r, 400, "invalid_json", "expected a JSON object");
+            res = advisor_view_refuse(out, ADVISOR_REFUSED_INVALID_JSON, "expected a JSON object");
             goto out;
         }
         if (json_is_integer(json_object_get(body, "revision"))) {
             want = json_integer_value(json_object_get(body, "revision"));
         }
-    } else if (httpd_req_arg(rq, "revision") != NULL) {
-        want = (json_int_t)strtoll(httpd_req_arg(rq, "revision"), NULL, 10);
+    } else if (q->revision != NULL) {
+        want = (json_int_t)strtoll(q->revision, NULL, 10);
     }
-    if ((ident = identity_of(rq, body, r)) == NULL) {
+    if ((ident = identity_of(q, body, out)) == NULL) {
         goto out;
     }
     if (l == NULL || tools == NULL || docs == NULL || summary == NULL) {
-        httpd_reply_error(r, 500, "internal", "out of memory");
+        res = advisor_view_refuse(out, ADVISOR_REFUSED_INTERNAL, "out of memory");
         goto out;
     }
     res = advisor_sandbox_id(w, sandbox, &id);
@@ -455,28 +468,29 @@ void advisor_tools(struct advisor_worker *w, const struct httpd_req *rq, const c
         res = store_server_each(w->st, id, collect, l);
     }
     if (!pv_ok(res) || l->oom) {
-        advisor_reply_store_error(r, pv_ok(res) ? pv_fail(PV_ERR_NOMEM, __func__) : res,
-                                  id == 0 ? "sandbox" : "revision");
+        res = advisor_view_store_error(out, pv_ok(res) ? pv_fail(PV_ERR_NOMEM, __func__) : res,
+                                       id == 0 ? "sandbox" : "revision");
         goto out;
     }
     yaml = advisor_rev_text(w->st, sandbox, &rev, NULL);
     if (yaml == NULL) {
-        httpd_reply_error(r, 500, pv_errno == PV_ERR_CONFLICT ? "revision_unbacked" : "internal",
-                          "the revision cannot be read");
+        res = advisor_view_refuse(
+            out, pv_errno == PV_ERR_CONFLICT ? ADVISOR_REFUSED_UNBACKED : ADVISOR_REFUSED_INTERNAL,
+            "the revision cannot be read");
         goto out;
     }
     for (size_t i = 0; i < l->n; i++) {
         if (!discover_one(w, &l->v[i], yaml, ident, tools, docs, summary, err, sizeof(err))) {
             /* fail closed: no partial list that could hide what is denied */
-            httpd_reply_error(r, 502, "discovery_failed", err);
+            res = advisor_view_refuse(out, ADVISOR_REFUSED_DISCOVERY, "%s", err);
             goto out;
         }
     }
-    httpd_reply_json(r, 200,
-                     json_pack("{s:s,s:I,s:s,s:O,s:O,s:O,s:O,s:b}", "sandbox", sandbox, "revision",
-                               (json_int_t)rev.rev, "hash", rev.hash, "identity", ident, "tools",
-                               tools, "openapi", docs, "servers", summary, "truncated",
-                               l->truncated));
+    out->json = json_pack("{s:s,s:I,s:s,s:O,s:O,s:O,s:O,s:b}", "sandbox", sandbox, "revision",
+                          (json_int_t)rev.rev, "hash", rev.hash, "identity", ident, "tools", tools,
+                          "openapi", docs, "servers", summary, "truncated", l->truncated);
+    res = out->json != NULL ? PV_RESULT_OK
+                            : advisor_view_refuse(out, ADVISOR_REFUSED_INTERNAL, "out of memory");
 out:
     store_revision_clear(&rev);
     free(yaml);
@@ -489,4 +503,5 @@ out:
     json_decref(tools);
     json_decref(docs);
     json_decref(summary);
+    return res;
 }

@@ -26,14 +26,23 @@ pv_result advisor_peers_push(struct advisor_worker *w, const char *peer, const c
  * (CONFIG:REGISTERED, by "setting") and pushing the dependents. */
 pv_result advisor_peers_bound(struct advisor_worker *w, const char *sandbox, char *err,
                               size_t errlen) PV_WUR;
-/* PUT /v1/sandboxes/{name}/addresses */
-void advisor_addresses_put(struct advisor_worker *w, const struct httpd_req *rq, const char *name,
-                           struct httpd_reply *r);
+/* Register the addresses of sandbox 'name' as a peer, from the JSON body
+ * {"addresses": [ADDRESS, ...]} ('by_admin': the admin token sent it, else
+ * the sandbox's own), pushing its dependents' new revisions: out->json
+ * {sandbox, addresses, changed, updated}, or a refusal in 'out' (a bad
+ * body, an address outside peer_address_ranges or always blocked, no such
+ * sandbox, the store failed). */
+pv_result advisor_addresses_put(struct advisor_worker *w, const char *name, const char *body,
+                                size_t len, bool by_admin, struct advisor_view *out) PV_WUR;
 
 /* Host-side tool servers and the tools an identity may call
  * (advisor_tools.c, docs/advisor.md#tools). */
-void advisor_server_put(struct advisor_worker *w, const struct httpd_req *rq, const char *sandbox,
-                        const char *name, struct httpd_reply *r);
+/* Register (or replace) tool server 'name' of 'sandbox' from the JSON body
+ * {"base_url", "openapi"}: out->json {name, base_url, openapi_sha256,
+ * paths}, or a refusal (a bad name, URL or document, too many servers, no
+ * such sandbox, the store failed) in 'out'. */
+pv_result advisor_server_put(struct advisor_worker *w, const char *sandbox, const char *name,
+                             const char *body, size_t len, struct advisor_view *out) PV_WUR;
 /* Remove tool server 'name' of 'sandbox'; out->json {name, deleted}, or a
  * refusal (no such sandbox or server, the store failed) in 'out'. */
 pv_result advisor_server_delete(struct advisor_worker *w, const char *sandbox, const char *name,
@@ -42,8 +51,22 @@ pv_result advisor_server_delete(struct advisor_worker *w, const char *sandbox, c
  * base_url, openapi_sha256, created_ms}]}, or a refusal in 'out'. */
 pv_result advisor_server_list(struct advisor_worker *w, const char *sandbox,
                               struct advisor_view *out) PV_WUR;
-void advisor_tools(struct advisor_worker *w, const struct httpd_req *rq, const char *sandbox,
-                   struct httpd_reply *r);
+/* The question of GET|POST /v1/sandboxes/{name}/tools: a POST's JSON body
+ * {"binary", "ancestors"?, "revision"?}, or a GET's ?binary= and
+ * ?revision= (NULL when absent). */
+struct advisor_tools_query {
+    bool post;
+    const char *body;
+    size_t len;
+    const char *binary;
+    const char *revision;
+};
+/* The tools the identity may call through each of the sandbox's servers
+ * at one revision: out->json {sandbox, revision, hash, identity, tools,
+ * openapi, servers, truncated}, or a refusal in 'out' (a server whose
+ * document cannot be read fails the whole answer). */
+pv_result advisor_tools(struct advisor_worker *w, const char *sandbox,
+                        const struct advisor_tools_query *q, struct advisor_view *out) PV_WUR;
 
 /* ===========================================================================
  * The mechanistic mapper (advisor_mapper.c)
@@ -55,9 +78,12 @@ void advisor_tools(struct advisor_worker *w, const struct httpd_req *rq, const c
 /* 'start': run the flusher thread (every flush_ms; 0 takes the default). */
 struct advisor_mapper *advisor_mapper_new(struct advisor *a, unsigned flush_ms, bool start);
 void advisor_mapper_free(struct advisor_mapper *m);
-/* POST /v1/sandboxes/{name}/denials: {"events": [...], "dropped": n}. */
-void advisor_mapper_ingest(struct advisor_mapper *m, const char *sandbox, const char *body,
-                           size_t len, struct httpd_reply *r);
+/* Take a proxy's denials for 'sandbox' from the JSON body {"events":
+ * [...], "dropped": n} into the table the next flush proposes from:
+ * out->json {accepted, dropped} (the events it kept and the ones it did
+ * not), or a refusal in 'out' (a body that is not that). */
+pv_result advisor_mapper_ingest(struct advisor_mapper *m, const char *sandbox, const char *body,
+                                size_t len, struct advisor_view *out) PV_WUR;
 /* Drain the table now: one mechanistic submission per group. */
 void advisor_mapper_flush(struct advisor_mapper *m, struct advisor_worker *w);
 /* The pieces, for tests: the generalised path (false: no safe form), the

@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,21 @@ void advisor_view_clear(struct advisor_view *v)
 {
     json_decref(v->json);
     memset(v, 0, sizeof(*v));
+}
+
+pv_result advisor_view_refuse(struct advisor_view *v, enum advisor_refusal why, const char *fmt,
+                              ...)
+{
+    va_list ap;
+
+    v->refusal = why;
+    va_start(ap, fmt);
+    vsnprintf(v->detail, sizeof(v->detail), fmt, ap);
+    va_end(ap);
+    return why == ADVISOR_REFUSED_INTERNAL || why == ADVISOR_REFUSED_UNBACKED ||
+                   why == ADVISOR_REFUSED_DISCOVERY
+               ? pv_fail(PV_ERR_INTERNAL, __func__)
+               : pv_fail(PV_ERR_USAGE, __func__);
 }
 
 pv_result advisor_view_store_error(struct advisor_view *v, pv_result res, const char *what)

@@ -295,6 +295,11 @@ enum advisor_refusal {
     ADVISOR_REFUSED_BAD_REQUEST,      /* an argument out of its range */
     ADVISOR_REFUSED_INVALID_PROPOSAL, /* the model refuses the rule */
     ADVISOR_REFUSED_EXISTS,           /* the record already exists */
+    ADVISOR_REFUSED_INVALID_JSON,     /* the body is not the JSON object asked for */
+    ADVISOR_REFUSED_INVALID_OPENAPI,  /* a tool server's document is no OpenAPI 3 */
+    ADVISOR_REFUSED_TOO_MANY_SERVERS, /* the sandbox has its most tool servers */
+    ADVISOR_REFUSED_UNBACKED,         /* a revision whose text cannot be read */
+    ADVISOR_REFUSED_DISCOVERY,        /* a tool server's document could not be read */
 };
 
 struct advisor_view {
@@ -307,6 +312,10 @@ void advisor_view_clear(struct advisor_view *v);
  * (ADVISOR_REFUSED_NOT_FOUND), "WHAT already exists" (_EXISTS), else
  * _INTERNAL ("the store failed; see the advisor's log"). Returns 'res'. */
 pv_result advisor_view_store_error(struct advisor_view *v, pv_result res, const char *what);
+/* Refuse 'v' with 'why' and the detail (printf); returns the failure
+ * (PV_ERR_INTERNAL for the server's own refusals, else PV_ERR_USAGE). */
+pv_result advisor_view_refuse(struct advisor_view *v, enum advisor_refusal why, const char *fmt,
+                              ...) __attribute__((format(printf, 3, 4)));
 pv_result advisor_chunk_get(struct advisor_worker *w, const char *sandbox, const char *id,
                             bool reviewer, struct advisor_view *out) PV_WUR;
 /* Long-poll until chunk 'id' leaves pending or 'timeout_s' passes
