@@ -1013,16 +1013,26 @@ void advisor_mapper_flush(struct advisor_mapper *m, struct advisor_worker *w)
  * docs/scale-out.md#replicas): two replicas flushing the same group at
  * once would both find no pending chunk for its key and propose it twice.
  * A replica that does not get the lock keeps its table for the next
- * interval. */
-static void flush_owned(struct advisor_mapper *m, struct advisor_worker *w)
+ * interval. The lock is taken on a handle of its own ('*lock', opened
+ * here the first time, with a connection outside the shared pool): held
+ * through the flush, a pooled connection would be one the flush's own
+ * submissions, and the workers, wait for. */
+static void flush_owned(struct advisor_mapper *m, struct advisor_worker *w, struct store **lock)
 {
+    const struct advisor_config *cfg = &m->a->cfg;
+    char err[512];
     bool got = false;
 
-    if (!pv_ok(store_try_lock(w->st, STORE_LOCK_MAPPER, &got)) || !got) {
+    if (*lock == NULL && !pv_ok(store_open_own(cfg->store[0] != '\0' ? cfg->store : cfg->data_dir,
+                                               lock, err, sizeof(err)))) {
+        pv_log_errorx("mapper: %s", err);
+        return;
+    }
+    if (!pv_ok(store_try_lock(*lock, STORE_LOCK_MAPPER, &got)) || !got) {
         return;
     }
     advisor_mapper_flush(m, w);
-    store_unlock(w->st, STORE_LOCK_MAPPER);
+    store_unlock(*lock, STORE_LOCK_MAPPER);
 }
 
 static void *flusher(void *arg)
@@ -1032,6 +1042,7 @@ static void *flusher(void *arg)
      * down): made again before the next flush that has groups, or the
      * table would never be flushed in this process's life */
     struct advisor_worker *w = advisor_worker_new(m->a);
+    struct store *lock = NULL;
 
     pthread_mutex_lock(&m->mu);
     while (!m->stop) {
@@ -1052,11 +1063,12 @@ static void *flusher(void *arg)
             w = advisor_worker_new(m->a);
         }
         if (w != NULL) {
-            flush_owned(m, w);
+            flush_owned(m, w, &lock);
         }
         pthread_mutex_lock(&m->mu);
     }
     pthread_mutex_unlock(&m->mu);
+    store_close(lock);
     advisor_worker_free(w);
     return NULL;
 }

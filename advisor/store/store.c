@@ -142,7 +142,7 @@ pv_result store_exec(struct store *s, const char *sql)
 }
 
 /* A new PostgreSQL connection for a postgresql:// or postgres:// location. */
-static pv_result open_pg(const char *uri, struct store **out, char *err, size_t errlen)
+static pv_result open_pg(const char *uri, bool own, struct store **out, char *err, size_t errlen)
 {
     struct store *s = pv_calloc(1, sizeof(*s));
 
@@ -152,7 +152,7 @@ static pv_result open_pg(const char *uri, struct store **out, char *err, size_t 
     }
     s->ops = &store_pg_ops;
     err[0] = '\0';
-    if (!pv_ok(store_pg_open(uri, s, err, errlen))) {
+    if (!pv_ok(store_pg_open(uri, own, s, err, errlen))) {
         store_close(s);
         PV_BAIL(PV_ERR_IO);
     }
@@ -160,7 +160,7 @@ static pv_result open_pg(const char *uri, struct store **out, char *err, size_t 
     return PV_RESULT_OK;
 }
 
-pv_result store_open(const char *dir, struct store **out, char *err, size_t errlen)
+static pv_result open_store(const char *dir, bool own, struct store **out, char *err, size_t errlen)
 {
     char path[4096];
     struct store *s;
@@ -168,7 +168,7 @@ pv_result store_open(const char *dir, struct store **out, char *err, size_t errl
 
     *out = NULL;
     if (store_pg_location(dir)) {
-        return open_pg(dir, out, err, errlen);
+        return open_pg(dir, own, out, err, errlen);
     }
     if (strncmp(dir, "sqlite:", 7) == 0) {
         /* sqlite:FILE names the database file itself. */
@@ -203,6 +203,16 @@ pv_result store_open(const char *dir, struct store **out, char *err, size_t errl
     }
     *out = s;
     return PV_RESULT_OK;
+}
+
+pv_result store_open(const char *dir, struct store **out, char *err, size_t errlen)
+{
+    return open_store(dir, false, out, err, errlen);
+}
+
+pv_result store_open_own(const char *dir, struct store **out, char *err, size_t errlen)
+{
+    return open_store(dir, true, out, err, errlen);
 }
 
 void store_close(struct store *s)

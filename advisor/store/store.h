@@ -51,6 +51,12 @@ pv_result store_open(const char *dir, struct store **out, char *err, size_t errl
 #define STORE_PG_POOL_MAX 16
 #define STORE_PG_POOL_WAIT_MS 30000
 void store_set_connections(unsigned max, unsigned wait_ms);
+/* store_open, but on PostgreSQL the handle has a connection of its own,
+ * outside the pool and its bound: for a handle that others wait on while
+ * they hold pooled connections (the group writer; the mapper's session
+ * lock, held through a flush), so that no circle of waits can form. On
+ * SQLite the same as store_open. */
+pv_result store_open_own(const char *dir, struct store **out, char *err, size_t errlen) PV_WUR;
 void store_close(struct store *s);
 /* Where a store location points, for logs: never a password. */
 void store_describe(const char *loc, char *buf, size_t len);

@@ -2,7 +2,8 @@
 /* store_group.c - group commit: one writer thread, one fsync per group
  *
  * Submissions commit through one writer of its own connection (either
- * back end, store_open()): each item runs in a savepoint of the group's
+ * back end, store_open_own(): on PostgreSQL outside the shared pool, for
+ * the threads that wait on it may hold pooled connections): each item runs in a savepoint of the group's
  * transaction, so a failing item leaves the others' writes, and the group
  * is one commit. Sits on the dispatcher (store.c) like any caller.
  */
@@ -108,7 +109,9 @@ struct store_group *store_group_open(const char *dir, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    if (!pv_ok(store_open(dir, &g->st, err, errlen))) {
+    /* its own connection: the threads that wait for its commits may hold
+     * pooled ones (store_open_own) */
+    if (!pv_ok(store_open_own(dir, &g->st, err, errlen))) {
         free(g);
         return NULL;
     }

@@ -126,7 +126,8 @@ struct store_pg {
  * when the calling thread holds another connection of the pool already
  * and none is free (two such threads would wait on each other). Nested
  * holds of one handle share its connection. */
-pv_result store_pg_attach(struct store *s, const char *uri, char *err, size_t errlen) PV_WUR;
+pv_result store_pg_attach(struct store *s, const char *uri, bool own, char *err,
+                          size_t errlen) PV_WUR;
 void store_pg_detach(struct store *s);
 pv_result store_pg_hold(struct store *s) PV_WUR;
 void store_pg_release(struct store *s);
@@ -135,6 +136,9 @@ void store_pg_release(struct store *s);
 pv_result store_pg_conn_new(struct store *s, const char *uri, bool migrate, char *err,
                             size_t errlen) PV_WUR;
 void store_pg_conn_free(struct store_pg *c);
+/* Refuse (with the reason in 'err') a database whose schema is newer than
+ * this build's; 's' holds a connection. */
+pv_result store_pg_version_ok(struct store *s, char *err, size_t errlen) PV_WUR;
 
 /* Open a connection to the libpq URI 'uri' (store_pg.c) with proviso's
  * defaults under it: a connect timeout, TCP keep-alives and a TCP user
@@ -290,7 +294,9 @@ pv_result store_exec(struct store *s, const char *sql);
 
 /* PostgreSQL (store_pg.c, store_pg_pool.c, store_pg_repl.c). */
 STORE_OPS(STORE_OP_PG)
-pv_result store_pg_open(const char *uri, struct store *s, char *err, size_t errlen) PV_WUR;
+/* 'own': a connection of its own, outside the shared pool (store_open_own). */
+pv_result store_pg_open(const char *uri, bool own, struct store *s, char *err,
+                        size_t errlen) PV_WUR;
 pv_result store_pg_begin(struct store *s, bool write) PV_WUR;
 pv_result store_pg_commit(struct store *s) PV_WUR;
 pv_result store_pg_exec(struct store *s, const char *sql) PV_WUR;

@@ -405,6 +405,22 @@ static pv_result pg_migrate(struct store *s, char *err, size_t errlen)
     }
 }
 
+pv_result store_pg_version_ok(struct store *s, char *err, size_t errlen)
+{
+    int64_t version = 0;
+
+    if (!pv_ok(pg_version(s, &version))) {
+        snprintf(err, errlen, "reading the schema version: %s", s->err);
+        PV_BAIL(PV_ERR_IO);
+    }
+    if (version > STORE_SCHEMA_VERSION) {
+        snprintf(err, errlen, "database schema version %" PRId64 " is newer than this build's (%d)",
+                 version, STORE_SCHEMA_VERSION);
+        PV_BAIL(PV_ERR_USAGE);
+    }
+    return PV_RESULT_OK;
+}
+
 pv_result store_pg_conn_new(struct store *s, const char *uri, bool migrate, char *err,
                             size_t errlen)
 {

@@ -22,6 +22,12 @@
  * connection of the pool never waits for a second: two such threads could
  * each wait on the other's, so it fails at once instead.
  *
+ * A handle that others wait on while they hold pooled connections - the
+ * group writer (workers and the mapper wait for its commits) and the
+ * mapper's session lock (held through a whole flush) - has a connection
+ * of its own (store_open_own), outside the bound, so no circle of waits
+ * can form through them.
+ *
  * store_pg_open and store_pg_close (the back end's open and close) are
  * here: a handle's life is its place in a pool. The connections themselves
  * are made and closed by store_pg.c, which calls nothing here.
@@ -48,6 +54,7 @@ struct store_pg_pool {
     unsigned wait_ms; /* how long a hold waits for a busy pool */
     unsigned open;    /* connections made: idle + held + being made */
     bool ready;       /* a connection ran the migrations */
+    bool own;         /* one handle's alone (store_open_own), not in the list */
     size_t nidle;
     struct store_pg **idle; /* 'max' slots */
     pthread_cond_t freed;
@@ -59,7 +66,9 @@ static pthread_mutex_t pools_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct store_pg_pool *pools;
 static unsigned pool_max = STORE_PG_POOL_MAX;
 static unsigned pool_wait_ms = STORE_PG_POOL_WAIT_MS;
-/* Connections of any pool the calling thread holds now. */
+/* Connections of the shared pools the calling thread holds now (a
+ * handle's own connection is not counted: waiting for a shared one while
+ * holding it cannot close a circle, nothing else waits for it). */
 static __thread unsigned thread_holds;
 
 void store_set_connections(unsigned max, unsigned wait_ms)
@@ -81,7 +90,8 @@ static void pool_free(struct store_pg_pool *p)
     free(p);
 }
 
-static struct store_pg_pool *pool_new(const char *uri)
+/* Called with pools_mu held. */
+static struct store_pg_pool *pool_new(const char *uri, unsigned max)
 {
     struct store_pg_pool *p = pv_calloc(1, sizeof(*p));
     pthread_condattr_t ca;
@@ -89,7 +99,7 @@ static struct store_pg_pool *pool_new(const char *uri)
     if (p == NULL) {
         return NULL;
     }
-    p->max = pool_max;
+    p->max = max;
     p->wait_ms = pool_wait_ms;
     p->uri = pv_strdup(uri);
     p->idle = pv_calloc(p->max, sizeof(*p->idle));
@@ -104,17 +114,30 @@ static struct store_pg_pool *pool_new(const char *uri)
     return p;
 }
 
-pv_result store_pg_attach(struct store *s, const char *uri, char *err, size_t errlen)
+pv_result store_pg_attach(struct store *s, const char *uri, bool own, char *err, size_t errlen)
 {
-    struct store_pg_pool *p;
+    struct store_pg_pool *p = NULL;
 
     pthread_mutex_lock(&pools_mu);
+    if (own) {
+        p = pool_new(uri, 1);
+        if (p == NULL) {
+            pthread_mutex_unlock(&pools_mu);
+            snprintf(err, errlen, "out of memory");
+            PV_BAIL(PV_ERR_NOMEM);
+        }
+        p->own = true;
+        p->handles = 1;
+        s->pool = p;
+        pthread_mutex_unlock(&pools_mu);
+        return PV_RESULT_OK;
+    }
     p = pools;
     while (p != NULL && strcmp(p->uri, uri) != 0) {
         p = p->next;
     }
     if (p == NULL) {
-        p = pool_new(uri);
+        p = pool_new(uri, pool_max);
         if (p == NULL) {
             pthread_mutex_unlock(&pools_mu);
             snprintf(err, errlen, "out of memory");
@@ -145,7 +168,7 @@ void store_pg_detach(struct store *s)
         struct store_pg *c = s->pg;
         s->pg = NULL;
         s->holds = 0;
-        if (thread_holds > 0) {
+        if (!p->own && thread_holds > 0) {
             thread_holds--;
         }
         store_pg_conn_free(c);
@@ -158,6 +181,11 @@ void store_pg_detach(struct store *s)
     s->pool = NULL;
     if (--p->handles > 0) {
         pthread_mutex_unlock(&pools_mu);
+        return;
+    }
+    if (p->own) {
+        pthread_mutex_unlock(&pools_mu);
+        pool_free(p);
         return;
     }
     pp = &pools;
@@ -250,7 +278,9 @@ pv_result store_pg_hold(struct store *s)
         }
     }
     s->holds = 1;
-    thread_holds++;
+    if (!p->own) {
+        thread_holds++;
+    }
     return PV_RESULT_OK;
 }
 
@@ -264,7 +294,9 @@ void store_pg_release(struct store *s)
         return;
     }
     s->pg = NULL;
-    thread_holds--;
+    if (!p->own && thread_holds > 0) {
+        thread_holds--;
+    }
     keep = c != NULL && PQstatus(c->conn) == CONNECTION_OK &&
            PQtransactionStatus(c->conn) == PQTRANS_IDLE;
     if (!keep) {
@@ -280,19 +312,23 @@ void store_pg_release(struct store *s)
     pthread_mutex_unlock(&pools_mu);
 }
 
-/* The handle joins the location's pool; its first connection is made (and
- * the schema migrated) now, so a location that does not answer, or a
- * schema newer than this build, fails the open, not a later call. */
-pv_result store_pg_open(const char *uri, struct store *s, char *err, size_t errlen)
+/* The handle joins the location's pool (or gets one of its own); a
+ * connection is held now and the schema's version read on it (the first
+ * connection of a pool migrates it), so a location that does not answer,
+ * or a schema newer than this build, fails the open, not a later call. */
+pv_result store_pg_open(const char *uri, bool own, struct store *s, char *err, size_t errlen)
 {
+    pv_result res;
+
     err[0] = '\0';
-    PV_GUARD(store_pg_attach(s, uri, err, errlen));
+    PV_GUARD(store_pg_attach(s, uri, own, err, errlen));
     if (!pv_ok(store_pg_hold(s))) {
         snprintf(err, errlen, "%s", s->err);
         PV_BAIL(PV_ERR_IO);
     }
+    res = store_pg_version_ok(s, err, errlen);
     store_pg_release(s);
-    return PV_RESULT_OK;
+    return res;
 }
 
 void store_pg_close(struct store *s)
