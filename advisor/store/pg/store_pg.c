@@ -468,11 +468,6 @@ void store_pg_conn_free(struct store_pg *c)
     free(c);
 }
 
-const char *store_pg_errmsg(const struct store *s)
-{
-    return s->err[0] != '\0' ? s->err : "no error";
-}
-
 pv_result store_pg_exec(struct store *s, const char *sql)
 {
     return pg_exec(s, sql);

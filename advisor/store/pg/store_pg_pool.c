@@ -335,3 +335,10 @@ void store_pg_close(struct store *s)
 {
     store_pg_detach(s);
 }
+
+/* The handle's last error: kept on the handle, not the connection, so it
+ * outlives the hold that met it. */
+const char *store_pg_errmsg(const struct store *s)
+{
+    return s->err[0] != '\0' ? s->err : "no error";
+}
