@@ -135,7 +135,7 @@ static void read_denials(const char *buf, size_t size, const json_t *root)
 {
     struct advisor a;
     struct advisor_mapper *m;
-    struct httpd_reply r;
+    struct advisor_view v;
     const json_t *events = json_object_get(root, "events");
 
     memset(&a, 0, sizeof(a));
@@ -143,9 +143,8 @@ static void read_denials(const char *buf, size_t size, const json_t *root)
     if (m == NULL) {
         return;
     }
-    memset(&r, 0, sizeof(r));
-    advisor_mapper_ingest(m, "fuzz", buf, size, &r);
-    json_decref(r.body);
+    (void)advisor_mapper_ingest(m, "fuzz", buf, size, &v);
+    advisor_view_clear(&v);
     advisor_mapper_free(m);
     for (size_t i = 0; i < json_array_size(events) && i < 64; i++) {
         const json_t *ev = json_array_get(events, i);
