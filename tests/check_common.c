@@ -16,6 +16,7 @@
 #include "common/pv_settings.h"
 #include "common/pv_dynbuf.h"
 #include "common/pv_text.h"
+#include "common/pv_time.h"
 #include "common/pv_token.h"
 
 static const struct {
@@ -547,6 +548,33 @@ START_TEST(setting_closest)
 }
 END_TEST
 
+/* A deadline is now plus the milliseconds, the nanoseconds carried into
+ * seconds: between the clock read before and after, plus 'ms'. */
+START_TEST(deadline_carries)
+{
+    static const unsigned ms[] = {0, 999, 1999, 60000};
+
+    for (size_t i = 0; i < PV_ARRAY_LEN(ms); i++) {
+        struct timespec before;
+        struct timespec after;
+        struct timespec d;
+        long long lo;
+        long long hi;
+        long long at;
+
+        clock_gettime(CLOCK_MONOTONIC, &before);
+        pv_deadline(&d, CLOCK_MONOTONIC, ms[i]);
+        clock_gettime(CLOCK_MONOTONIC, &after);
+        ck_assert_int_ge(d.tv_nsec, 0);
+        ck_assert_int_lt(d.tv_nsec, 1000000000L);
+        lo = (long long)before.tv_sec * 1000000000LL + before.tv_nsec + ms[i] * 1000000LL;
+        hi = (long long)after.tv_sec * 1000000000LL + after.tv_nsec + ms[i] * 1000000LL;
+        at = (long long)d.tv_sec * 1000000000LL + d.tv_nsec;
+        ck_assert(at >= lo && at <= hi);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("common");
@@ -571,6 +599,7 @@ int main(void)
     tcase_add_test(tc, settings_table);
     tcase_add_loop_test(tc, closest_table, 0, (int)PV_ARRAY_LEN(closest_rows));
     tcase_add_test(tc, setting_closest);
+    tcase_add_test(tc, deadline_carries);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -35,6 +35,7 @@
 #include "advisor/core/core.h"
 #include "common/pv_dynbuf.h"
 #include "common/pv_log.h"
+#include "common/pv_time.h"
 #include "hclient/hclient.h"
 
 #define PROBE_MIN_MS 200u
@@ -316,12 +317,7 @@ static void *prober(void *arg)
 
         if (i == SIZE_MAX) {
             struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += TICK_MS * 1000000L;
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
+            pv_deadline(&ts, CLOCK_REALTIME, TICK_MS);
             (void)pthread_cond_timedwait(&p->cv, &p->mu, &ts);
             continue;
         }

@@ -34,6 +34,7 @@
 #include "advisor/store/store.h"
 #include "common/pv_log.h"
 #include "common/pv_text.h"
+#include "common/pv_time.h"
 #include "model/model.h"
 
 #define MAPPER_BUCKETS 1024u
@@ -1047,13 +1048,7 @@ static void *flusher(void *arg)
     pthread_mutex_lock(&m->mu);
     while (!m->stop) {
         struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += (time_t)(m->flush_ms / 1000u);
-        ts.tv_nsec += (long)(m->flush_ms % 1000u) * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        pv_deadline(&ts, CLOCK_REALTIME, m->flush_ms);
         (void)pthread_cond_timedwait(&m->cv, &m->mu, &ts);
         if (m->stop || m->ngroups == 0) {
             continue;

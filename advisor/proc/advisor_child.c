@@ -32,6 +32,7 @@
 
 #include "advisor/proc/proc.h"
 #include "common/pv_log.h"
+#include "common/pv_time.h"
 
 #define START_TIMEOUT_MS 15000
 #define BACKOFF_MIN_MS 100
@@ -285,13 +286,7 @@ void advisor_child_stop(struct advisor_child *c, unsigned grace_ms)
     pid = c->pid;
     if (pid > 0) {
         kill(pid, SIGTERM);
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += grace_ms / 1000;
-        ts.tv_nsec += (long)(grace_ms % 1000) * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        pv_deadline(&ts, CLOCK_REALTIME, grace_ms);
         while (c->pid != 0) {
             if (pthread_cond_timedwait(&c->cv, &c->mu, &ts) == ETIMEDOUT) {
                 break;

@@ -45,6 +45,7 @@
 
 #include "advisor/store/store.h"
 #include "advisor/store/store_int.h"
+#include "common/pv_time.h"
 
 struct store_pg_pool {
     struct store_pg_pool *next;
@@ -197,17 +198,6 @@ void store_pg_detach(struct store *s)
     pool_free(p);
 }
 
-static void deadline_after(struct timespec *ts, unsigned ms)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += (time_t)(ms / 1000);
-    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
-
 /* Wait for an idle connection or room for a new one; false (and the
  * reason in s->err) when the thread holds one already or the wait ran
  * out. Called and returns with pools_mu held. */
@@ -225,7 +215,7 @@ static bool wait_for_room(struct store *s, struct store_pg_pool *p)
             return false;
         }
         if (!timed) {
-            deadline_after(&until, p->wait_ms);
+            pv_deadline(&until, CLOCK_MONOTONIC, p->wait_ms);
             timed = true;
         }
         if (pthread_cond_timedwait(&p->freed, &pools_mu, &until) == ETIMEDOUT && p->nidle == 0 &&
