@@ -13,8 +13,9 @@
  * Threads: a struct store is one handle; open one per thread
  * (store_open on the same directory) - the advisor's worker threads each own
  * one. On SQLite a handle is a connection; on PostgreSQL handles borrow
- * connections from a bounded pool (store_set_connections). Writes happen inside store_begin()/store_commit(): BEGIN IMMEDIATE
- * (on PostgreSQL a transaction-scoped advisory lock), so a transaction that
+ * connections from a bounded pool (store_set_connections). Writes happen
+ * inside store_begin()/store_commit(): BEGIN IMMEDIATE (on PostgreSQL a
+ * transaction-scoped advisory lock), so a transaction that
  * read something and then writes it is never interleaved with another
  * writer. A state change and the event that records
  * it are always written in the same transaction.

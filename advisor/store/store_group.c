@@ -3,9 +3,9 @@
  *
  * Submissions commit through one writer of its own connection (either
  * back end, store_open_own(): on PostgreSQL outside the shared pool, for
- * the threads that wait on it may hold pooled connections): each item runs in a savepoint of the group's
- * transaction, so a failing item leaves the others' writes, and the group
- * is one commit. Sits on the dispatcher (store.c) like any caller.
+ * the threads that wait on it may hold pooled connections): each item
+ * runs in a savepoint of the group's transaction, so a failing item leaves
+ * the others' writes, and the group is one commit. Sits on the dispatcher (store.c) like any caller.
  */
 #include "config.h"
 

@@ -6,8 +6,9 @@
  * store_sandbox.c (sandboxes, tool servers, settings), store_revision.c,
  * store_chunk.c, store_event.c. PostgreSQL's twins are in store_pg.c, the
  * connections its handles share in store_pg_pool.c, and what only replicas
- * need (change notes, LISTEN, session locks) in store_pg_repl.c. Nothing outside the store includes this (but its unit
- * suite, tests/check_advisor_store.c, for store_pg_connect).
+ * need (change notes, LISTEN, session locks) in store_pg_repl.c. Nothing
+ * outside the store includes this (but its unit suite,
+ * tests/check_advisor_store.c, for store_pg_connect).
  */
 #ifndef ADVISOR_STORE_INT_H
 #define ADVISOR_STORE_INT_H
@@ -120,15 +121,13 @@ struct store_pg {
  * the number of handles (workers). A handle holds one only inside a
  * transaction, a session lock or one call (store.c holds and releases
  * around them), so a worker waiting on a long-poll holds none.
- * Attach/detach count a handle in (out of) the pool of 'uri'. Hold takes
- * an idle connection, or makes one (store_pg_conn_new) while fewer than
- * the bound are open, or waits for one; it refuses at once, not waiting,
- * when the calling thread holds another connection of the pool already
- * and none is free (two such threads would wait on each other). Nested
- * holds of one handle share its connection. */
-pv_result store_pg_attach(struct store *s, const char *uri, bool own, char *err,
-                          size_t errlen) PV_WUR;
-void store_pg_detach(struct store *s);
+ * store_pg_open puts a handle in the pool of its location (or in one of
+ * its own), store_pg_close takes it out. Hold takes an idle connection,
+ * or makes one (store_pg_conn_new) while fewer than the bound are open,
+ * or waits for one; it refuses at once, not waiting, when the calling
+ * thread holds another connection of the pool already and none is free
+ * (two such threads would wait on each other). Nested holds of one handle
+ * share its connection. */
 pv_result store_pg_hold(struct store *s) PV_WUR;
 void store_pg_release(struct store *s);
 /* A new pooled connection for 's' (store_pg.c): connected, its session

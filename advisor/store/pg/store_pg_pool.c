@@ -16,9 +16,9 @@
  * transaction; one the server dropped, or one a failed ROLLBACK left in a
  * transaction, is closed and a new one made when needed. A handle closed
  * while it holds a session lock closes its connection: the lock ends with
- * the session, never passes to the next handle that borrows it. A hold that finds
- * every connection busy waits for one, up to the wait bound, then fails
- * with a message that names the setting. A thread that already holds a
+ * the session, never passes to the next handle that borrows it. A hold
+ * that finds every connection busy waits for one, up to the wait bound,
+ * then fails with a message that names the setting. A thread that already holds a
  * connection of the pool never waits for a second: two such threads could
  * each wait on the other's, so it fails at once instead.
  *
@@ -50,7 +50,7 @@
 struct store_pg_pool {
     struct store_pg_pool *next;
     char *uri;
-    unsigned handles; /* handles attached */
+    unsigned handles; /* handles in it */
     unsigned max;     /* connections at most */
     unsigned wait_ms; /* how long a hold waits for a busy pool */
     unsigned open;    /* connections made: idle + held + being made */
@@ -115,87 +115,36 @@ static struct store_pg_pool *pool_new(const char *uri, unsigned max)
     return p;
 }
 
-pv_result store_pg_attach(struct store *s, const char *uri, bool own, char *err, size_t errlen)
+/* Count 's' in the shared pool of 'uri' (made the first time), or give
+ * it a pool of one of its own ('own'). */
+static pv_result attach(struct store *s, const char *uri, bool own, char *err, size_t errlen)
 {
     struct store_pg_pool *p = NULL;
 
     pthread_mutex_lock(&pools_mu);
-    if (own) {
-        p = pool_new(uri, 1);
-        if (p == NULL) {
-            pthread_mutex_unlock(&pools_mu);
-            snprintf(err, errlen, "out of memory");
-            PV_BAIL(PV_ERR_NOMEM);
+    if (!own) {
+        p = pools;
+        while (p != NULL && strcmp(p->uri, uri) != 0) {
+            p = p->next;
         }
-        p->own = true;
-        p->handles = 1;
-        s->pool = p;
-        pthread_mutex_unlock(&pools_mu);
-        return PV_RESULT_OK;
-    }
-    p = pools;
-    while (p != NULL && strcmp(p->uri, uri) != 0) {
-        p = p->next;
     }
     if (p == NULL) {
-        p = pool_new(uri, pool_max);
+        p = pool_new(uri, own ? 1 : pool_max);
         if (p == NULL) {
             pthread_mutex_unlock(&pools_mu);
             snprintf(err, errlen, "out of memory");
             PV_BAIL(PV_ERR_NOMEM);
         }
-        p->next = pools;
-        pools = p;
+        p->own = own;
+        if (!own) {
+            p->next = pools;
+            pools = p;
+        }
     }
     p->handles++;
     s->pool = p;
     pthread_mutex_unlock(&pools_mu);
     return PV_RESULT_OK;
-}
-
-/* The last handle to leave closes the idle connections and the pool. */
-void store_pg_detach(struct store *s)
-{
-    struct store_pg_pool *p = s->pool;
-    struct store_pg_pool **pp;
-
-    if (p == NULL) {
-        return;
-    }
-    if (s->holds > 0) {
-        /* Closed while it holds a session lock (store_close rolled back
-         * any transaction): the lock is this handle's, so its session
-         * ends with it, as it did when a handle owned its connection. */
-        struct store_pg *c = s->pg;
-        s->pg = NULL;
-        s->holds = 0;
-        if (!p->own && thread_holds > 0) {
-            thread_holds--;
-        }
-        store_pg_conn_free(c);
-        pthread_mutex_lock(&pools_mu);
-        p->open--;
-        pthread_cond_signal(&p->freed);
-    } else {
-        pthread_mutex_lock(&pools_mu);
-    }
-    s->pool = NULL;
-    if (--p->handles > 0) {
-        pthread_mutex_unlock(&pools_mu);
-        return;
-    }
-    if (p->own) {
-        pthread_mutex_unlock(&pools_mu);
-        pool_free(p);
-        return;
-    }
-    pp = &pools;
-    while (*pp != p) {
-        pp = &(*pp)->next;
-    }
-    *pp = p->next;
-    pthread_mutex_unlock(&pools_mu);
-    pool_free(p);
 }
 
 /* Wait for an idle connection or room for a new one; false (and the
@@ -311,7 +260,7 @@ pv_result store_pg_open(const char *uri, bool own, struct store *s, char *err, s
     pv_result res;
 
     err[0] = '\0';
-    PV_GUARD(store_pg_attach(s, uri, own, err, errlen));
+    PV_GUARD(attach(s, uri, own, err, errlen));
     if (!pv_ok(store_pg_hold(s))) {
         snprintf(err, errlen, "%s", s->err);
         PV_BAIL(PV_ERR_IO);
@@ -321,9 +270,47 @@ pv_result store_pg_open(const char *uri, bool own, struct store *s, char *err, s
     return res;
 }
 
+/* The handle leaves its pool; the last to leave closes the idle
+ * connections and the pool. */
 void store_pg_close(struct store *s)
 {
-    store_pg_detach(s);
+    struct store_pg_pool *p = s->pool;
+    struct store_pg_pool **pp;
+
+    if (p == NULL) {
+        return;
+    }
+    if (s->holds > 0) {
+        /* Closed while it holds a session lock (store_close rolled back
+         * any transaction): the lock is this handle's, so its session
+         * ends with it, as it did when a handle owned its connection. */
+        struct store_pg *c = s->pg;
+        s->pg = NULL;
+        s->holds = 0;
+        if (!p->own && thread_holds > 0) {
+            thread_holds--;
+        }
+        store_pg_conn_free(c);
+        pthread_mutex_lock(&pools_mu);
+        p->open--;
+        pthread_cond_signal(&p->freed);
+    } else {
+        pthread_mutex_lock(&pools_mu);
+    }
+    s->pool = NULL;
+    if (--p->handles > 0) {
+        pthread_mutex_unlock(&pools_mu);
+        return;
+    }
+    if (!p->own) {
+        pp = &pools;
+        while (*pp != p) {
+            pp = &(*pp)->next;
+        }
+        *pp = p->next;
+    }
+    pthread_mutex_unlock(&pools_mu);
+    pool_free(p);
 }
 
 /* The handle's last error: kept on the handle, not the connection, so it
