@@ -135,9 +135,10 @@ void store_pg_release(struct store *s);
 pv_result store_pg_conn_new(struct store *s, const char *uri, bool migrate, char *err,
                             size_t errlen) PV_WUR;
 void store_pg_conn_free(struct store_pg *c);
-/* Refuse (with the reason in 'err') a database whose schema is newer than
- * this build's; 's' holds a connection. */
-pv_result store_pg_version_ok(struct store *s, char *err, size_t errlen) PV_WUR;
+/* The database's schema version into '*version' (0 before the first
+ * migration); refused, with the reason in 'err', when it is newer than this
+ * build's or cannot be read. 's' holds a connection. */
+pv_result store_pg_version(struct store *s, int64_t *version, char *err, size_t errlen) PV_WUR;
 
 /* Open a connection to the libpq URI 'uri' (store_pg.c) with proviso's
  * defaults under it: a connect timeout, TCP keep-alives and a TCP user

@@ -353,13 +353,21 @@ void store_describe(const char *loc, char *buf, size_t len)
     PQconninfoFree(opts);
 }
 
-static pv_result pg_version(struct store *s, int64_t *v)
+pv_result store_pg_version(struct store *s, int64_t *version, char *err, size_t errlen)
 {
     PGresult *res = pg_query(s, "SELECT version FROM schema_version", "");
 
-    PV_ENSURE(res != NULL, PV_ERR_IO);
-    *v = PQntuples(res) == 1 ? col_int(res, 0, 0) : 0;
+    if (res == NULL) {
+        snprintf(err, errlen, "reading the schema version: %s", s->err);
+        PV_BAIL(PV_ERR_IO);
+    }
+    *version = PQntuples(res) == 1 ? col_int(res, 0, 0) : 0;
     PQclear(res);
+    if (*version > STORE_SCHEMA_VERSION) {
+        snprintf(err, errlen, "database schema version %" PRId64 " is newer than this build's (%d)",
+                 *version, STORE_SCHEMA_VERSION);
+        PV_BAIL(PV_ERR_USAGE);
+    }
     return PV_RESULT_OK;
 }
 
@@ -369,27 +377,21 @@ static pv_result pg_migrate(struct store *s, char *err, size_t errlen)
 
     for (;;) {
         char sql[96];
+        pv_result res;
         /* Each step under the migration lock, re-reading the version: a
          * second advisor that waited finds the work done. */
         if (!pv_ok(pg_exec(s, "BEGIN")) ||
             !pv_ok(pg_exec(s, "SELECT pg_advisory_xact_lock(" MIGRATE_LOCK ")")) ||
             !pv_ok(pg_exec(s, "CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT "
-                              "NULL)")) ||
-            !pv_ok(pg_version(s, &version))) {
+                              "NULL)"))) {
             snprintf(err, errlen, "reading the schema version: %s", s->err);
             (void)pg_exec(s, "ROLLBACK");
             PV_BAIL(PV_ERR_IO);
         }
-        if (version > STORE_SCHEMA_VERSION) {
+        res = store_pg_version(s, &version, err, errlen);
+        if (!pv_ok(res) || version == STORE_SCHEMA_VERSION) {
             (void)pg_exec(s, "ROLLBACK");
-            snprintf(err, errlen,
-                     "database schema version %" PRId64 " is newer than this build's (%d)", version,
-                     STORE_SCHEMA_VERSION);
-            PV_BAIL(PV_ERR_USAGE);
-        }
-        if (version == STORE_SCHEMA_VERSION) {
-            (void)pg_exec(s, "ROLLBACK");
-            return PV_RESULT_OK;
+            return res;
         }
         snprintf(sql, sizeof(sql),
                  "DELETE FROM schema_version; INSERT INTO schema_version "
@@ -403,22 +405,6 @@ static pv_result pg_migrate(struct store *s, char *err, size_t errlen)
             PV_BAIL(PV_ERR_IO);
         }
     }
-}
-
-pv_result store_pg_version_ok(struct store *s, char *err, size_t errlen)
-{
-    int64_t version = 0;
-
-    if (!pv_ok(pg_version(s, &version))) {
-        snprintf(err, errlen, "reading the schema version: %s", s->err);
-        PV_BAIL(PV_ERR_IO);
-    }
-    if (version > STORE_SCHEMA_VERSION) {
-        snprintf(err, errlen, "database schema version %" PRId64 " is newer than this build's (%d)",
-                 version, STORE_SCHEMA_VERSION);
-        PV_BAIL(PV_ERR_USAGE);
-    }
-    return PV_RESULT_OK;
 }
 
 pv_result store_pg_conn_new(struct store *s, const char *uri, bool migrate, char *err,

@@ -258,6 +258,7 @@ void store_pg_release(struct store *s)
 pv_result store_pg_open(const char *uri, bool own, struct store *s, char *err, size_t errlen)
 {
     pv_result res;
+    int64_t version;
 
     err[0] = '\0';
     PV_GUARD(attach(s, uri, own, err, errlen));
@@ -265,7 +266,7 @@ pv_result store_pg_open(const char *uri, bool own, struct store *s, char *err, s
         snprintf(err, errlen, "%s", s->err);
         PV_BAIL(PV_ERR_IO);
     }
-    res = store_pg_version_ok(s, err, errlen);
+    res = store_pg_version(s, &version, err, errlen);
     store_pg_release(s);
     return res;
 }
