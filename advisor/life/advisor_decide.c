@@ -67,36 +67,6 @@ static void decision_init(struct advisor_decision *d)
     snprintf(d->detail, sizeof(d->detail), "out of memory");
 }
 
-/* The pv_result of a decision: ok when decided, else the kind of refusal. */
-static pv_result decision_result(const struct advisor_decision *d)
-{
-    switch (d->refusal) {
-    case ADVISOR_DECIDED:
-        return PV_RESULT_OK;
-    case ADVISOR_REFUSED_NOT_FOUND:
-    case ADVISOR_REFUSED_NO_CHUNK:
-        PV_BAIL(PV_ERR_NOTFOUND);
-    case ADVISOR_REFUSED_CONFLICT:
-    case ADVISOR_REFUSED_PRECONDITION:
-    case ADVISOR_REFUSED_STALE:
-        PV_BAIL(PV_ERR_CONFLICT);
-    case ADVISOR_REFUSED_EXISTS:
-        PV_BAIL(PV_ERR_EXISTS);
-    case ADVISOR_REFUSED_INVALID:
-    case ADVISOR_REFUSED_INVALID_PROPOSAL:
-    case ADVISOR_REFUSED_BAD_REQUEST:
-    case ADVISOR_REFUSED_INVALID_JSON:
-    case ADVISOR_REFUSED_INVALID_OPENAPI:
-    case ADVISOR_REFUSED_TOO_MANY_SERVERS:
-        PV_BAIL(PV_ERR_USAGE);
-    case ADVISOR_REFUSED_INTERNAL:
-    case ADVISOR_REFUSED_UNBACKED:
-    case ADVISOR_REFUSED_DISCOVERY:
-        break;
-    }
-    PV_BAIL(PV_ERR_INTERNAL);
-}
-
 /* Everything a reviewer decision on one chunk holds: the lock, the
  * snapshot, the chunk. */
 struct decision {
@@ -453,7 +423,7 @@ pv_result advisor_approve_suggestion(struct advisor_worker *w, const char *sandb
 
     decision_init(d);
     if (!decision_open(&x, w, sandbox, id, d)) {
-        return decision_result(d);
+        return advisor_refusal_result(d->refusal);
     }
     if (strcmp(x.c.status, "pending") != 0 && strcmp(x.c.status, "rejected") != 0 &&
         strcmp(x.c.status, "suspended") != 0) {
@@ -505,7 +475,7 @@ pv_result advisor_approve_suggestion(struct advisor_worker *w, const char *sandb
 out:
     json_decref(sug);
     decision_close(&x);
-    return decision_result(d);
+    return advisor_refusal_result(d->refusal);
 }
 
 pv_result advisor_approve(struct advisor_worker *w, const char *sandbox, const char *id,
@@ -513,7 +483,7 @@ pv_result advisor_approve(struct advisor_worker *w, const char *sandbox, const c
 {
     decision_init(d);
     approve_chunk(w, sandbox, id, token, d);
-    return decision_result(d);
+    return advisor_refusal_result(d->refusal);
 }
 
 /* Sanitised reason: control characters dropped, at most REASON_MAX bytes. */
@@ -589,7 +559,7 @@ static pv_result remove_or_reject(struct advisor_worker *w, const char *sandbox,
     reason = clean_reason(undo ? NULL : reason_arg);
     if (reason == NULL || !decision_open(&x, w, sandbox, id, d)) {
         free(reason);
-        return decision_result(d);
+        return advisor_refusal_result(d->refusal);
     }
     was_approved = strcmp(x.c.status, "approved") == 0;
     if (undo ? !was_approved
@@ -671,7 +641,7 @@ out:
     free(expect);
     free(reason);
     decision_close(&x);
-    return decision_result(d);
+    return advisor_refusal_result(d->refusal);
 }
 
 pv_result advisor_reject(struct advisor_worker *w, const char *sandbox, const char *id,
@@ -691,7 +661,7 @@ static pv_result view_from(struct advisor_view *v, const struct advisor_decision
 {
     v->refusal = d->refusal;
     snprintf(v->detail, sizeof(v->detail), "%s", d->detail);
-    return decision_result(d);
+    return advisor_refusal_result(d->refusal);
 }
 
 pv_result advisor_edit(struct advisor_worker *w, const char *sandbox, const char *id,
@@ -898,7 +868,7 @@ pv_result advisor_clear(struct advisor_worker *w, const char *sandbox, struct ad
 
     decision_init(d);
     if (!decision_open(&x, w, sandbox, NULL, d)) {
-        return decision_result(d);
+        return advisor_refusal_result(d->refusal);
     }
     res = store_begin(w->st);
     if (pv_ok(res)) {
@@ -923,7 +893,7 @@ pv_result advisor_clear(struct advisor_worker *w, const char *sandbox, struct ad
         d->cleared = n;
     }
     decision_close(&x);
-    return decision_result(d);
+    return advisor_refusal_result(d->refusal);
 }
 
 /* ===========================================================================

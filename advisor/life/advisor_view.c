@@ -28,6 +28,35 @@ void advisor_view_clear(struct advisor_view *v)
     memset(v, 0, sizeof(*v));
 }
 
+pv_result advisor_refusal_result(enum advisor_refusal why)
+{
+    switch (why) {
+    case ADVISOR_DECIDED:
+        return PV_RESULT_OK;
+    case ADVISOR_REFUSED_NOT_FOUND:
+    case ADVISOR_REFUSED_NO_CHUNK:
+        PV_BAIL(PV_ERR_NOTFOUND);
+    case ADVISOR_REFUSED_CONFLICT:
+    case ADVISOR_REFUSED_PRECONDITION:
+    case ADVISOR_REFUSED_STALE:
+        PV_BAIL(PV_ERR_CONFLICT);
+    case ADVISOR_REFUSED_EXISTS:
+        PV_BAIL(PV_ERR_EXISTS);
+    case ADVISOR_REFUSED_INVALID:
+    case ADVISOR_REFUSED_INVALID_PROPOSAL:
+    case ADVISOR_REFUSED_BAD_REQUEST:
+    case ADVISOR_REFUSED_INVALID_JSON:
+    case ADVISOR_REFUSED_INVALID_OPENAPI:
+    case ADVISOR_REFUSED_TOO_MANY_SERVERS:
+        PV_BAIL(PV_ERR_USAGE);
+    case ADVISOR_REFUSED_INTERNAL:
+    case ADVISOR_REFUSED_UNBACKED:
+    case ADVISOR_REFUSED_DISCOVERY:
+        break;
+    }
+    PV_BAIL(PV_ERR_INTERNAL);
+}
+
 pv_result advisor_view_refuse(struct advisor_view *v, enum advisor_refusal why, const char *fmt,
                               ...)
 {
@@ -37,10 +66,7 @@ pv_result advisor_view_refuse(struct advisor_view *v, enum advisor_refusal why, 
     va_start(ap, fmt);
     vsnprintf(v->detail, sizeof(v->detail), fmt, ap);
     va_end(ap);
-    return why == ADVISOR_REFUSED_INTERNAL || why == ADVISOR_REFUSED_UNBACKED ||
-                   why == ADVISOR_REFUSED_DISCOVERY
-               ? pv_fail(PV_ERR_INTERNAL, __func__)
-               : pv_fail(PV_ERR_USAGE, __func__);
+    return advisor_refusal_result(why);
 }
 
 pv_result advisor_view_store_error(struct advisor_view *v, pv_result res, const char *what)

@@ -312,8 +312,12 @@ void advisor_view_clear(struct advisor_view *v);
  * (ADVISOR_REFUSED_NOT_FOUND), "WHAT already exists" (_EXISTS), else
  * _INTERNAL ("the store failed; see the advisor's log"). Returns 'res'. */
 pv_result advisor_view_store_error(struct advisor_view *v, pv_result res, const char *what);
-/* Refuse 'v' with 'why' and the detail (printf); returns the failure
- * (PV_ERR_INTERNAL for the server's own refusals, else PV_ERR_USAGE). */
+/* The pv_result of a refusal kind: ok for ADVISOR_DECIDED, else its error
+ * (PV_ERR_NOTFOUND, _CONFLICT, _EXISTS, _USAGE for the caller's, _INTERNAL
+ * for the server's own). */
+pv_result advisor_refusal_result(enum advisor_refusal why) PV_WUR;
+/* Refuse 'v' with 'why' and the detail (printf); returns
+ * advisor_refusal_result(why). */
 pv_result advisor_view_refuse(struct advisor_view *v, enum advisor_refusal why, const char *fmt,
                               ...) __attribute__((format(printf, 3, 4)));
 pv_result advisor_chunk_get(struct advisor_worker *w, const char *sandbox, const char *id,
