@@ -15,6 +15,11 @@
 #include "common/pv_log.h"
 #include "model/model.h"
 
+const char *advisor_store_location(const struct advisor *a)
+{
+    return a->cfg.store[0] != '\0' ? a->cfg.store : a->cfg.data_dir;
+}
+
 struct advisor_worker *advisor_worker_new(struct advisor *a)
 {
     struct advisor_worker *w = pv_calloc(1, sizeof(*w));
@@ -28,8 +33,7 @@ struct advisor_worker *advisor_worker_new(struct advisor *a)
      * answer every job of its life with the failure of one moment (or, for
      * the client, crash the first proof); NULL has the pool (and the
      * mapper's flusher) make it again before the next job. */
-    if (!pv_ok(store_open(a->cfg.store[0] != '\0' ? a->cfg.store : a->cfg.data_dir, &w->st, err,
-                          sizeof(err)))) {
+    if (!pv_ok(store_open(advisor_store_location(a), &w->st, err, sizeof(err)))) {
         pv_log_errorx("worker: %s", err);
         advisor_worker_free(w);
         return NULL;

@@ -120,10 +120,13 @@ struct advisor_worker {
     char pol_blob[65]; /* the blob it was parsed from: a hit needs both */
 };
 
-/* A worker with its store connection and prover client, or NULL when
+/* A worker with its store handle and prover client, or NULL when
  * either could not be made (logged); the caller makes it again later. */
 struct advisor_worker *advisor_worker_new(struct advisor *a);
 void advisor_worker_free(struct advisor_worker *w);
+/* The store location every handle of the process opens: --store, or the
+ * SQLite file in the data directory. */
+const char *advisor_store_location(const struct advisor *a);
 
 /* Wake every long-poll (after a commit). */
 void advisor_changed(struct advisor *a);

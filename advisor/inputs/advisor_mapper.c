@@ -1020,12 +1020,11 @@ void advisor_mapper_flush(struct advisor_mapper *m, struct advisor_worker *w)
  * submissions, and the workers, wait for. */
 static void flush_owned(struct advisor_mapper *m, struct advisor_worker *w, struct store **lock)
 {
-    const struct advisor_config *cfg = &m->a->cfg;
     char err[512];
     bool got = false;
 
-    if (*lock == NULL && !pv_ok(store_open_own(cfg->store[0] != '\0' ? cfg->store : cfg->data_dir,
-                                               lock, err, sizeof(err)))) {
+    if (*lock == NULL &&
+        !pv_ok(store_open_own(advisor_store_location(m->a), lock, err, sizeof(err)))) {
         pv_log_errorx("mapper: %s", err);
         return;
     }
